@@ -1,0 +1,19 @@
+// `npm run bench`: runs every bench/*.bench.ts in one process, one after another, each printing its
+// own table with Stepforge's figures side by side with the peer's. Benchmarks measure; they never
+// assert timings (targets are printed next to the figures instead).
+import { readdirSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const dir = dirname(fileURLToPath(import.meta.url));
+const only = process.argv.slice(2);
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.bench.ts'))
+  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+  .sort();
+if (files.length === 0) console.log('no benchmarks found');
+for (const f of files) {
+  console.log(`\n=== ${f} ===`);
+  const mod = (await import(pathToFileURL(join(dir, f)).href)) as { default?: () => Promise<void> | void };
+  if (typeof mod.default === 'function') await mod.default();
+}

@@ -1,0 +1,55 @@
+import { isStepforgeError } from '@stepforge/compiler';
+
+/** Where a command writes; tests pass buffers, the binary passes the process streams. */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  readonly isTTY: boolean;
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** Exit codes from DESIGN.md §5. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** A usage mistake on the command line (exit 2). */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  readonly code = 'usage';
+}
+
+/** The process-backed CliIo. */
+export function processIo(): CliIo {
+  return {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    isTTY: Boolean(process.stdout.isTTY),
+    cwd: process.cwd(),
+    env: process.env,
+  };
+}
+
+/**
+ * Prints an error the DESIGN.md §5 way — `error[class] FILE:LINE:COL: message` with a caret excerpt,
+ * or `{"error":{…}}` with --json — and returns the exit code it deserves.
+ */
+export function reportError(io: CliIo, e: unknown, json: boolean): number {
+  if (e !== null && typeof e === 'object' && (e as { name?: unknown }).name === 'UsageError') {
+    const message = (e as Error).message;
+    if (json) io.out(JSON.stringify({ error: { class: 'usage', message, line: null, column: null } }) + '\n');
+    else io.err(`error[usage] ${message}\n`);
+    return EXIT_USAGE;
+  }
+  if (isStepforgeError(e)) {
+    if (json) io.out(JSON.stringify({ error: e.toJSON() }) + '\n');
+    else io.err(e.toString() + '\n');
+    return EXIT_FAILURE;
+  }
+  // Anything else is a bug in Stepforge, but the user still gets a named, parseable error.
+  const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  if (json) io.out(JSON.stringify({ error: { class: 'internal', message, line: null, column: null } }) + '\n');
+  else io.err(`error[internal] ${message}\n`);
+  return EXIT_FAILURE;
+}

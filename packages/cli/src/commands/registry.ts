@@ -1,0 +1,21 @@
+import type { CliIo } from '../CliIo.js';
+
+/** One sub-command: `run` gets the arguments after its name and returns the exit code. */
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  readonly usage: string;
+  run(argv: readonly string[], io: CliIo): Promise<number>;
+}
+
+/**
+ * Every command, by name. Each lives in its own file under commands/ and is added here;
+ * keeping the table in one place keeps `stepforge --help` complete.
+ */
+export async function loadCommands(): Promise<readonly Command[]> {
+  // Imported lazily so that `stepforge graph` does not pay for loading the embedded stack.
+  const modules = await Promise.all([
+    // e.g. import('./graph.js'),
+  ]);
+  return modules.map((m: { default: Command }) => m.default);
+}

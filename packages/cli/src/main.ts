@@ -1,0 +1,32 @@
+import { processIo, reportError, EXIT_USAGE, type CliIo } from './CliIo.js';
+import { loadCommands } from './commands/registry.js';
+
+/** Entry point of the `stepforge` binary; returns the process exit code. */
+export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  const [name, ...rest] = argv;
+  const commands = await loadCommands();
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.out(helpText(commands));
+    return name === undefined ? EXIT_USAGE : 0;
+  }
+  if (name === '--version') {
+    io.out('stepforge 0.1.0\n');
+    return 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    io.err(`error[usage] unknown command '${name}'. Run 'stepforge --help' for the list of commands.\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (e) {
+    return reportError(io, e, rest.includes('--json'));
+  }
+}
+
+function helpText(commands: readonly { name: string; summary: string; usage: string }[]): string {
+  const lines = ['Usage: stepforge <command> [options]', '', 'Commands:'];
+  for (const c of commands) lines.push(`  ${c.usage.padEnd(58)} ${c.summary}`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,34 @@
+/** A source text with precomputed line starts, so offset → line:column is a binary search. */
+export class SourceText {
+  readonly lineStarts: readonly number[];
+
+  constructor(readonly text: string, readonly file?: string) {
+    const starts = [0];
+    for (let i = 0; i < text.length; i++) {
+      if (text.charCodeAt(i) === 10) starts.push(i + 1);
+    }
+    this.lineStarts = starts;
+  }
+
+  /** 1-based line and column of a 0-based offset (clamped to the text). */
+  position(offset: number): { line: number; column: number } {
+    const o = Math.max(0, Math.min(offset, this.text.length));
+    let lo = 0;
+    let hi = this.lineStarts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.lineStarts[mid]! <= o) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo + 1, column: o - this.lineStarts[lo]! + 1 };
+  }
+
+  /** The text of a 1-based line, without its newline. */
+  lineText(line: number): string {
+    const start = this.lineStarts[line - 1];
+    if (start === undefined) return '';
+    const next = this.lineStarts[line];
+    const end = next === undefined ? this.text.length : next - 1;
+    return this.text.slice(start, end).replace(/\r$/, '');
+  }
+}

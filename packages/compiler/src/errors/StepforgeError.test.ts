@@ -1,0 +1,32 @@
+import { describe, it, expect } from 'vitest';
+import { StepforgeError, isStepforgeError } from './StepforgeError.js';
+import { SourceText } from './SourceText.js';
+
+describe('Class: SourceText', () => {
+  describe('Method: position', () => {
+    it('maps offsets to 1-based line and column', () => {
+      const s = new SourceText('ab\ncd\n');
+      expect(s.position(0)).toEqual({ line: 1, column: 1 });
+      expect(s.position(3)).toEqual({ line: 2, column: 1 });
+      expect(s.position(4)).toEqual({ line: 2, column: 2 });
+      expect(s.lineText(2)).toBe('cd');
+    });
+  });
+});
+
+describe('Class: StepforgeError', () => {
+  describe('Method: toString', () => {
+    it('prints the class, location and a caret excerpt', () => {
+      const e = new StepforgeError('parse', "unexpected character '%'", {
+        location: { file: 'a.chain.yaml', line: 1, column: 8 },
+        source: 'chain: a % b',
+      });
+      expect(e.toString()).toBe(
+        "error[parse] a.chain.yaml:1:8: unexpected character '%'\n  |\n1 | chain: a % b\n  |        ^",
+      );
+      expect(e.toJSON()).toEqual({ class: 'parse', message: "unexpected character '%'", line: 1, column: 8, file: 'a.chain.yaml' });
+      expect(isStepforgeError(e)).toBe(true);
+      expect(isStepforgeError(new Error('x'))).toBe(false);
+    });
+  });
+});

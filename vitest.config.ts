@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
+
+const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+// Tests import the workspace packages from source, so `npm test` never depends on a stale dist/.
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@stepforge\/compiler$/, replacement: src('./packages/compiler/src/index.ts') },
+      { find: /^@stepforge\/engine$/, replacement: src('./packages/engine/src/index.ts') },
+      { find: /^@stepforge\/functions$/, replacement: src('./functions/src/index.ts') },
+      { find: /^@stepforge\/cli$/, replacement: src('./packages/cli/src/index.ts') },
+    ],
+  },
+  test: {
+    include: [
+      'packages/*/src/**/*.test.ts',
+      'packages/*/test/**/*.test.ts',
+      'functions/src/**/*.test.ts',
+      'functions/test/**/*.test.ts',
+      'infra/test/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
+    exclude: ['**/node_modules/**', '**/dist/**', '**/cdk.out/**'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
