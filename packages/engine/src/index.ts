@@ -1,2 +1,3 @@
 // Public API of @stepforge/engine.
-export {};
+export * from './interpreter/types.js';
+export * from './interpreter/TaskFailure.js';
