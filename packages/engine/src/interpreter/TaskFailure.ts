@@ -3,7 +3,7 @@ export class TaskFailure extends Error {
   override readonly name = 'TaskFailure';
   constructor(
     readonly error: string,
-    readonly cause?: string,
+    override readonly cause?: string,
   ) {
     super(cause === undefined ? error : `${error}: ${cause}`);
   }
