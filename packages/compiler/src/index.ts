@@ -1,3 +1,4 @@
 // Public API of @stepforge/compiler: front-ends → IR → validation → ASL. Pure: no AWS SDK, no I/O.
 export * from './errors/SourceText.js';
 export * from './errors/StepforgeError.js';
+export * from './envelope/StepEnvelope.js';
