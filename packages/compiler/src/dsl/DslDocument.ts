@@ -1,0 +1,205 @@
+// The workflow DSL's document model after loading and checking: plain readonly data, every step
+// carrying its source location. Values that may contain `${ }` are kept as authored (JSON whose string
+// leaves may hold templates) together with the parsed templates, so a back end can translate them per
+// scope (see dsl/valueTemplates.ts) without re-reading the YAML.
+import type { SourceLocation } from '../errors/StepforgeError.js';
+import type { Template } from '../expr/ExpressionAst.js';
+import type { InputSchema } from '../input/InputSchema.js';
+
+/** The ten DSL step kinds. */
+export const DSL_STEP_KINDS = [
+  'agent', 'function', 'mcp_tool', 'connector', 'conditional',
+  'for_each', 'while', 'parallel_analyzer', 'handoff_router', 'judge_loop',
+] as const;
+
+/** One DSL step kind. */
+export type DslStepKind = (typeof DSL_STEP_KINDS)[number];
+
+/** A declared agent, function or MCP server: `{}` (configured elsewhere), a mapping, or a `res://…` URI. */
+export interface DslResource {
+  readonly name: string;
+  /** The `res://…` URI when declared as a string. */
+  readonly uri?: string;
+  /** The mapping when declared as one (e.g. `{ model, instructions, tools }`). */
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly location: SourceLocation;
+}
+
+/** A secret binding `$secret:<id>` (never a value). */
+export interface DslSecret {
+  readonly name: string;
+  /** The `<id>` after `$secret:`. */
+  readonly id: string;
+  readonly location: SourceLocation;
+}
+
+/** A condition or single expression field (`when`, `condition`, `pass_condition`, `items`). */
+export interface DslTemplateField {
+  /** The text as authored (a bare expression is normalised to `${ … }`). */
+  readonly text: string;
+  readonly template: Template;
+  readonly location: SourceLocation;
+}
+
+/**
+ * A value that may contain templates (`input`, `input_template`, workflow `output`): `value` is the
+ * JSON as authored; `templates` lists each string leaf that holds a `${ }` with its JSON path.
+ */
+export interface DslValue {
+  readonly value: unknown;
+  readonly templates: readonly { readonly path: readonly (string | number)[]; readonly template: Template; readonly location: SourceLocation }[];
+  /** Step names the value reads (`steps.<name>.output`). */
+  readonly reads: readonly string[];
+  readonly location: SourceLocation;
+}
+
+/** An agent with a role inside a composite step (analyst, specialist). */
+export interface DslAgentRole {
+  readonly agent: string;
+  readonly role: string;
+  readonly location: SourceLocation;
+}
+
+/** Fields every step has. */
+export interface DslStepBase {
+  readonly name: string;
+  readonly kind: DslStepKind;
+  readonly description?: string;
+  /** The enclosing step for steps in a `do` body. */
+  readonly parent?: string;
+  readonly input?: DslValue;
+  readonly inputTemplate?: DslValue;
+  /** Binding name → secret (resolved to `$secret:<id>` bindings; never values). */
+  readonly secrets: readonly DslSecret[];
+  /** Declared output shape, passed through as authored (`text`, `json` or a JSON Schema mapping). */
+  readonly output?: unknown;
+  /** Steps named in `after` (as written). */
+  readonly after: readonly string[];
+  readonly when?: DslTemplateField;
+  /**
+   * Sibling steps (same scope) this step waits for: `after` plus every `steps.X` read by it or by its
+   * nested steps, lifted to this scope. Source order.
+   */
+  readonly dependencies: readonly string[];
+  readonly location: SourceLocation;
+}
+
+/** `agent`: one agent invocation. */
+export interface DslAgentStep extends DslStepBase {
+  readonly kind: 'agent';
+  readonly agent: string;
+}
+
+/** `function`: a user function. */
+export interface DslFunctionStep extends DslStepBase {
+  readonly kind: 'function';
+  readonly function: string;
+}
+
+/** `mcp_tool`: one tool call on a declared MCP server. */
+export interface DslMcpToolStep extends DslStepBase {
+  readonly kind: 'mcp_tool';
+  readonly server: string;
+  readonly tool: string;
+}
+
+/** `connector`: an action on a connector (slack, http, sqs, eventbridge…). */
+export interface DslConnectorStep extends DslStepBase {
+  readonly kind: 'connector';
+  readonly connector: string;
+  readonly action: string;
+}
+
+/** `conditional`: evaluates `condition` (default true); its output is the boolean. */
+export interface DslConditionalStep extends DslStepBase {
+  readonly kind: 'conditional';
+  readonly condition: DslTemplateField;
+}
+
+/** `for_each`: runs `do` once per item, `input.<as>` bound to the item. */
+export interface DslForEachStep extends DslStepBase {
+  readonly kind: 'for_each';
+  readonly items: DslTemplateField | { readonly literal: readonly unknown[]; readonly location: SourceLocation };
+  readonly as: string;
+  readonly maxIterations: number;
+  readonly parallel: boolean;
+  /** Concurrency limit: 10 when parallel, else 1. */
+  readonly maxConcurrency: number;
+  readonly do: DslScope;
+}
+
+/** `while`: runs `do`, then repeats while `condition` holds (the first iteration always runs). */
+export interface DslWhileStep extends DslStepBase {
+  readonly kind: 'while';
+  readonly condition: DslTemplateField;
+  readonly maxIterations: number;
+  readonly do: DslScope;
+}
+
+/** `parallel_analyzer`: analysts in parallel, then the aggregator. */
+export interface DslParallelAnalyzerStep extends DslStepBase {
+  readonly kind: 'parallel_analyzer';
+  readonly analysts: readonly DslAgentRole[];
+  readonly aggregator: string;
+}
+
+/** `handoff_router`: the entry agent hands off to one specialist. */
+export interface DslHandoffRouterStep extends DslStepBase {
+  readonly kind: 'handoff_router';
+  readonly entryAgent: string;
+  readonly specialists: readonly DslAgentRole[];
+}
+
+/** `judge_loop`: generate, evaluate, repeat until `pass_condition` or max_iterations. */
+export interface DslJudgeLoopStep extends DslStepBase {
+  readonly kind: 'judge_loop';
+  readonly generator: string;
+  readonly evaluator: string;
+  /** Evaluated with `input.evaluation`, `input.candidate` and `input.iteration` bound. */
+  readonly passCondition: DslTemplateField;
+  readonly maxIterations: number;
+}
+
+/** Any DSL step. */
+export type DslStep =
+  | DslAgentStep | DslFunctionStep | DslMcpToolStep | DslConnectorStep | DslConditionalStep
+  | DslForEachStep | DslWhileStep | DslParallelAnalyzerStep | DslHandoffRouterStep | DslJudgeLoopStep;
+
+/** A list of sibling steps (the top level, or a `do` body) with the dependency DAG between them. */
+export interface DslScope {
+  readonly steps: readonly DslStep[];
+  /** `[from, to]` indices into `steps`: `to` runs after `from`. Sorted, de-duplicated. */
+  readonly edges: readonly (readonly [number, number])[];
+  /** Execution order: topological, source order breaking ties (indices into `steps`). */
+  readonly order: readonly number[];
+  /** The default result: the last step in `order` (index into `steps`), absent for an empty scope. */
+  readonly resultStep?: number;
+}
+
+/** `document:` metadata. */
+export interface DslMetadata {
+  readonly dsl: string;
+  readonly name: string;
+  readonly version?: string;
+  readonly description?: string;
+}
+
+/** A loaded, checked DSL document. */
+export interface DslDocument {
+  readonly format: 'dsl';
+  readonly file?: string;
+  readonly name: string;
+  readonly metadata: DslMetadata;
+  readonly agents: Readonly<Record<string, DslResource>>;
+  readonly functions: Readonly<Record<string, DslResource>>;
+  readonly mcpServers: Readonly<Record<string, DslResource>>;
+  readonly secrets: Readonly<Record<string, DslSecret>>;
+  readonly input: InputSchema;
+  readonly chatHints?: unknown;
+  /** The top-level steps. */
+  readonly workflow: DslScope;
+  /** The workflow result (`output:`); absent → `steps.<workflow.resultStep>.output`. */
+  readonly output?: DslValue;
+  /** Every inferred dependency (`[from, to]` step names, all scopes), for `graph` to list. */
+  readonly dependencies: readonly { readonly from: string; readonly to: string; readonly via: 'after' | 'reference' }[];
+}

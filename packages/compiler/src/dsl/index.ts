@@ -1,0 +1,2 @@
+// The workflow DSL front-end: YAML documents with ten step kinds, `${ }` expressions and a dependency graph.
+export * from './DslDocument.js';

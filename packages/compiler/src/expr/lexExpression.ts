@@ -1,0 +1,133 @@
+import { StepforgeError } from '../errors/StepforgeError.js';
+
+/** Token kinds of the `${ }` language. */
+export type TokenKind =
+  | 'ident' | 'number' | 'string'
+  | '.' | '[' | ']' | '(' | ')' | '{' | '}'
+  | '|' | '||' | '&&' | '==' | '!=' | '<' | '<=' | '>' | '>='
+  | 'eof';
+
+/** One token; `value` is the decoded value for strings and numbers, the spelling otherwise. */
+export interface Token {
+  readonly kind: TokenKind;
+  readonly value: string | number;
+  readonly offset: number;
+  readonly length: number;
+}
+
+/** An `expression` error at an offset of the template text (callers map it to file:line:col). */
+export function expressionError(message: string, offset: number, length = 1): StepforgeError {
+  return new StepforgeError('expression', message, {
+    location: { line: 1, column: offset + 1, length },
+    details: { offset, length },
+  });
+}
+
+const IDENT_START = /[A-Za-z_]/;
+const IDENT_PART = /[A-Za-z0-9_-]/;
+const DIGIT = /[0-9]/;
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+const INDEX = /[0-9]+/y;
+
+const ESCAPES: Readonly<Record<string, string>> = {
+  n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '\\': '\\', '/': '/', "'": "'", '"': '"',
+};
+
+/**
+ * Tokenises `text` from `start` until the `}` that closes the enclosing `${` (depth 0) or the end.
+ * Returns the tokens (ending with `eof` at the closing brace) and the offset of that brace, or -1.
+ * The lexer runs over the template directly, so a `}` inside a string literal or `{}` is not mistaken
+ * for the end of the expression.
+ */
+export function lexExpression(text: string, start: number): { tokens: Token[]; close: number } {
+  const tokens: Token[] = [];
+  let i = start;
+  let depth = 0;
+  const push = (kind: TokenKind, value: string | number, offset: number, length: number): void => {
+    tokens.push({ kind, value, offset, length });
+  };
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') { i++; continue; }
+    if (c === '}' && depth === 0) {
+      push('eof', '', i, 1);
+      return { tokens, close: i };
+    }
+    const prev = tokens[tokens.length - 1];
+    // After a `.` a number is an index segment (`a.0.1` is two indices, not the number 0.1).
+    if (DIGIT.test(c) && prev?.kind === '.') {
+      INDEX.lastIndex = i;
+      const m = INDEX.exec(text)!;
+      push('number', Number(m[0]), i, m[0].length);
+      i += m[0].length;
+      continue;
+    }
+    if (DIGIT.test(c) || (c === '-' && DIGIT.test(text[i + 1] ?? ''))) {
+      NUMBER.lastIndex = i;
+      const m = NUMBER.exec(text);
+      if (!m) throw expressionError(`malformed number`, i);
+      const end = i + m[0].length;
+      if (IDENT_PART.test(text[end] ?? '') && text[end] !== '-') {
+        throw expressionError(`malformed number '${text.slice(i, end + 1)}'`, i, end + 1 - i);
+      }
+      push('number', Number(m[0]), i, m[0].length);
+      i = end;
+      continue;
+    }
+    if (IDENT_START.test(c)) {
+      let j = i + 1;
+      while (j < text.length && IDENT_PART.test(text[j]!)) j++;
+      push('ident', text.slice(i, j), i, j - i);
+      i = j;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      let j = i + 1;
+      let value = '';
+      for (;;) {
+        if (j >= text.length) throw expressionError('unterminated string literal', i, j - i);
+        const d = text[j]!;
+        if (d === c) break;
+        if (d === '\\') {
+          const e = text[j + 1];
+          if (e === 'u') {
+            const hex = text.slice(j + 2, j + 6);
+            if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw expressionError('invalid \\u escape', j, 2);
+            value += String.fromCharCode(parseInt(hex, 16));
+            j += 6;
+            continue;
+          }
+          const decoded = e === undefined ? undefined : ESCAPES[e];
+          if (decoded === undefined) throw expressionError(`invalid escape '\\${e ?? ''}'`, j, 2);
+          value += decoded;
+          j += 2;
+          continue;
+        }
+        value += d;
+        j++;
+      }
+      push('string', value, i, j + 1 - i);
+      i = j + 1;
+      continue;
+    }
+    const two = text.slice(i, i + 2);
+    if (two === '||' || two === '&&' || two === '==' || two === '!=' || two === '<=' || two === '>=') {
+      push(two, two, i, 2);
+      i += 2;
+      continue;
+    }
+    if (c === '.' || c === '[' || c === ']' || c === '(' || c === ')' || c === '|' || c === '<' || c === '>') {
+      push(c, c, i, 1);
+      i++;
+      continue;
+    }
+    if (c === '{') { depth++; push('{', c, i, 1); i++; continue; }
+    if (c === '}') { depth--; push('}', c, i, 1); i++; continue; }
+    if (c === '&') throw expressionError(`unexpected '&' (did you mean '&&'?)`, i);
+    if (c === '=') throw expressionError(`unexpected '=' (did you mean '=='?)`, i);
+    if (c === '!') throw expressionError(`unexpected '!' (did you mean '!='?)`, i);
+    throw expressionError(`unexpected character '${c}'`, i);
+  }
+  push('eof', '', text.length, 0);
+  return { tokens, close: -1 };
+}

@@ -1,0 +1,243 @@
+import type {
+  CompareOp, Expr, ExprPart, LiteralExpr, PathExpr, Template, TextPart,
+} from './ExpressionAst.js';
+import { expressionError, lexExpression, type Token } from './lexExpression.js';
+
+const COMPARE_OPS = new Set(['==', '!=', '<', '>', '<=', '>=']);
+
+/**
+ * Parses a template string: literal text with `${ … }` expressions. `$${` is an escaped literal `${`.
+ * Throws a StepforgeError with code `expression` whose `details.offset` indexes `text`.
+ */
+export function parseTemplate(text: string): Template {
+  const parts: (TextPart | ExprPart)[] = [];
+  let buf = '';
+  let bufStart = 0;
+  let i = 0;
+  while (i < text.length) {
+    if (text.startsWith('$${', i)) {
+      if (buf === '') bufStart = i;
+      buf += '${';
+      i += 3;
+      continue;
+    }
+    if (text.startsWith('${', i)) {
+      if (buf !== '') parts.push({ kind: 'text', value: buf, offset: bufStart });
+      buf = '';
+      const { tokens, close } = lexExpression(text, i + 2);
+      if (close < 0) throw expressionError("unterminated '${': missing '}'", i, 2);
+      const expr = new Parser(tokens, i + 2).parseWhole();
+      parts.push({ kind: 'expr', expr, offset: i, end: close + 1 });
+      i = close + 1;
+      bufStart = i;
+      continue;
+    }
+    if (buf === '') bufStart = i;
+    buf += text[i];
+    i++;
+  }
+  if (buf !== '') parts.push({ kind: 'text', value: buf, offset: bufStart });
+  const whole = parts.length === 1 && parts[0]!.kind === 'expr';
+  return { kind: 'template', text, parts, whole };
+}
+
+/** Parses a bare expression (the inside of `${ }`, e.g. a `condition:` without the braces). */
+export function parseExpression(text: string): Expr {
+  const { tokens, close } = lexExpression(text, 0);
+  if (close >= 0) throw expressionError("unexpected '}'", close);
+  return new Parser(tokens, 0).parseWhole();
+}
+
+/** True when the text contains at least one `${ }` (ignoring escaped `$${`). */
+export function hasExpression(text: string): boolean {
+  return /(^|[^$])\$\{/.test(text);
+}
+
+/** Recursive-descent parser over the token list; each method is headed by the rule it implements. */
+class Parser {
+  private pos = 0;
+
+  constructor(private readonly tokens: readonly Token[], private readonly start: number) {}
+
+  private peek(): Token {
+    return this.tokens[this.pos]!;
+  }
+
+  private next(): Token {
+    const t = this.tokens[this.pos]!;
+    if (t.kind !== 'eof') this.pos++;
+    return t;
+  }
+
+  private expect(kind: Token['kind'], what: string): Token {
+    const t = this.peek();
+    if (t.kind !== kind) throw this.unexpected(t, what);
+    return this.next();
+  }
+
+  private unexpected(t: Token, expected: string): Error {
+    if (t.kind === 'eof') return expressionError(`unexpected end of expression, expected ${expected}`, t.offset, 1);
+    return expressionError(`unexpected '${String(t.kind === 'string' ? JSON.stringify(t.value) : t.value)}', expected ${expected}`, t.offset, t.length);
+  }
+
+  /** Whole : Expression EOF */
+  parseWhole(): Expr {
+    if (this.peek().kind === 'eof') throw expressionError('empty expression', this.start === 0 ? 0 : this.start - 2, 2);
+    const e = this.parseOr();
+    const t = this.peek();
+    if (t.kind !== 'eof') throw this.unexpected(t, "an operator or '}'");
+    return e;
+  }
+
+  /** OrExpr : AndExpr ( '||' AndExpr )* */
+  private parseOr(): Expr {
+    let left = this.parseAnd();
+    while (this.peek().kind === '||') {
+      this.next();
+      const right = this.parseAnd();
+      left = { kind: 'or', left, right, offset: left.offset, length: right.offset + right.length - left.offset };
+    }
+    return left;
+  }
+
+  /** AndExpr : Comparison ( '&&' Comparison )* */
+  private parseAnd(): Expr {
+    let left = this.parseComparison();
+    while (this.peek().kind === '&&') {
+      this.next();
+      const right = this.parseComparison();
+      left = { kind: 'and', left, right, offset: left.offset, length: right.offset + right.length - left.offset };
+    }
+    return left;
+  }
+
+  /** Comparison : Operand ( CompareOp Operand )?   — comparisons do not chain */
+  private parseComparison(): Expr {
+    const left = this.parseOperand();
+    const t = this.peek();
+    if (!COMPARE_OPS.has(t.kind)) return left;
+    this.next();
+    const right = this.parseOperand();
+    if (COMPARE_OPS.has(this.peek().kind)) {
+      throw expressionError('comparisons cannot be chained; use && between them', this.peek().offset, this.peek().length);
+    }
+    return {
+      kind: 'compare', op: t.kind as CompareOp, left, right,
+      offset: left.offset, length: right.offset + right.length - left.offset,
+    };
+  }
+
+  /** Operand : Primary ( '|' 'default' Literal )* */
+  private parseOperand(): Expr {
+    let e = this.parsePrimary();
+    while (this.peek().kind === '|') {
+      this.next();
+      const kw = this.peek();
+      if (kw.kind !== 'ident' || kw.value !== 'default') throw this.unexpected(kw, "'default' after '|'");
+      this.next();
+      const fallback = this.parseLiteral();
+      if (!fallback) throw this.unexpected(this.peek(), "a literal after 'default'");
+      e = { kind: 'default', expr: e, fallback, offset: e.offset, length: fallback.offset + fallback.length - e.offset };
+    }
+    return e;
+  }
+
+  /** Primary : Literal | Path | '(' Expression ')' */
+  private parsePrimary(): Expr {
+    const t = this.peek();
+    if (t.kind === '(') {
+      this.next();
+      const inner = this.parseOr();
+      const close = this.expect(')', "')'");
+      // Widen the node to cover the parentheses so locations underline what the author wrote.
+      return { ...inner, offset: t.offset, length: close.offset + 1 - t.offset };
+    }
+    const lit = this.parseLiteral();
+    if (lit) return lit;
+    if (t.kind === 'ident') return this.parsePath();
+    throw this.unexpected(t, 'a path or a literal');
+  }
+
+  /** Literal : String | Number | 'true' | 'false' | 'null' | '{' '}' | '[' ']' */
+  private parseLiteral(): LiteralExpr | undefined {
+    const t = this.peek();
+    const lit = (value: LiteralExpr['value'], length = t.length): LiteralExpr => ({ kind: 'literal', value, offset: t.offset, length });
+    switch (t.kind) {
+      case 'string':
+      case 'number':
+        this.next();
+        return lit(t.value);
+      case 'ident':
+        if (t.value === 'true' || t.value === 'false' || t.value === 'null') {
+          // `true.x` would be a path into input.true; keywords are only literals when not followed by a segment.
+          const after = this.tokens[this.pos + 1];
+          if (after?.kind === '.' || after?.kind === '[') return undefined;
+          this.next();
+          return lit(t.value === 'null' ? null : t.value === 'true');
+        }
+        return undefined;
+      case '{': {
+        this.next();
+        const close = this.expect('}', "'}' (only the empty object {} is a literal)");
+        return lit({}, close.offset + 1 - t.offset);
+      }
+      case '[': {
+        this.next();
+        const close = this.expect(']', "']' (only the empty array [] is a literal)");
+        return lit([], close.offset + 1 - t.offset);
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** Path : Ident ( '.' ( Ident | Index ) | '[' ( Index | String ) ']' )* */
+  private parsePath(): PathExpr {
+    const first = this.next();
+    const names: (string | number)[] = [first.value as string];
+    let end = first.offset + first.length;
+    for (;;) {
+      const t = this.peek();
+      if (t.kind === '.') {
+        this.next();
+        const seg = this.peek();
+        if (seg.kind !== 'ident' && seg.kind !== 'number') throw this.unexpected(seg, "a field name or index after '.'");
+        this.next();
+        names.push(seg.value);
+        end = seg.offset + seg.length;
+      } else if (t.kind === '[') {
+        this.next();
+        const seg = this.peek();
+        if (seg.kind === 'number') {
+          if (!Number.isInteger(seg.value) || (seg.value as number) < 0) {
+            throw expressionError('an index must be a non-negative integer', seg.offset, seg.length);
+          }
+        } else if (seg.kind !== 'string') {
+          throw this.unexpected(seg, 'an index or a quoted field name');
+        }
+        this.next();
+        const close = this.expect(']', "']'");
+        names.push(seg.value);
+        end = close.offset + 1;
+      } else {
+        break;
+      }
+    }
+    const offset = first.offset;
+    const length = end - offset;
+    if (names[0] === 'input') {
+      return { kind: 'path', root: { kind: 'input' }, segments: names.slice(1), implicitInput: false, offset, length };
+    }
+    if (names[0] === 'steps') {
+      const step = names[1];
+      if (typeof step !== 'string') {
+        throw expressionError('expected a step name after steps. (steps.<name>.output)', offset, length);
+      }
+      if (names[2] !== 'output') {
+        throw expressionError(`step results are read as steps.${step}.output`, offset, length);
+      }
+      return { kind: 'path', root: { kind: 'step', step }, segments: names.slice(3), implicitInput: false, offset, length };
+    }
+    return { kind: 'path', root: { kind: 'input' }, segments: names, implicitInput: true, offset, length };
+  }
+}
