@@ -5,3 +5,6 @@ export * from './envelope/StepEnvelope.js';
 export * from './expr/index.js';
 export * from './input/index.js';
 export * from './dsl/index.js';
+export * from './graph/GraphView.js';
+export * from './tiers/Tier.js';
+export * from './chain/index.js';

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+
+/** Handles and tool names: `[A-Za-z_][A-Za-z0-9_-]*`. */
+export const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/** A retry policy on a task; lowered to an ASL `Retry` entry. */
+export const RetryPolicySchema = z.strictObject({
+  max_attempts: z.number().int().min(0).max(99).optional(),
+  interval_seconds: z.number().int().min(1).max(99_999_999).optional(),
+  backoff_rate: z.number().min(1).optional(),
+  max_delay_seconds: z.number().int().min(1).max(31_622_400).optional(),
+  jitter: z.enum(['FULL', 'NONE']).optional(),
+  errors: z.array(z.string().min(1)).min(1).optional(),
+});
+
+/** `{kind: model, model?: "<provider>:<model-id>", prompt, max_turns?, max_tool_calls?, retry?}`. */
+export const ModelTaskSchema = z.strictObject({
+  kind: z.literal('model'),
+  model: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+:\S+$/, { message: 'a model id "<provider>:<model-id>", e.g. "bedrock:anthropic.claude-3-5-haiku"' })
+    .optional(),
+  prompt: z.string().min(1, { message: 'a non-empty prompt template' }),
+  system: z.string().optional(),
+  max_turns: z.number().int().min(1).optional(),
+  max_tool_calls: z.number().int().min(0).optional(),
+  retry: RetryPolicySchema.optional(),
+  timeout_seconds: z.number().int().min(1).optional(),
+});
+
+/** `{kind: tool, tool: "<name>", args?: {…}}`. */
+export const ToolTaskSchema = z.strictObject({
+  kind: z.literal('tool'),
+  tool: z.string().regex(NAME_PATTERN, { message: 'a tool name matching [A-Za-z_][A-Za-z0-9_-]*' }),
+  args: z.record(z.string(), z.unknown()).optional(),
+  retry: RetryPolicySchema.optional(),
+  timeout_seconds: z.number().int().min(1).optional(),
+});
+
+/** `{kind: connector, connector: "slack", action: "send_message", input?: {…}}`. */
+export const ConnectorTaskSchema = z.strictObject({
+  kind: z.literal('connector'),
+  connector: z.string().min(1),
+  action: z.string().min(1),
+  input: z.record(z.string(), z.unknown()).optional(),
+  retry: RetryPolicySchema.optional(),
+  timeout_seconds: z.number().int().min(1).optional(),
+});
+
+/** `{kind: pure, expr: "<JSONata over the parents' outputs>"}`: deterministic, no model call. */
+export const PureTaskSchema = z.strictObject({
+  kind: z.literal('pure'),
+  expr: z.string().min(1, { message: 'a non-empty JSONata expression' }),
+});
+
+/** Any chain task, discriminated by `kind`. */
+export const ChainTaskSchema = z.discriminatedUnion('kind', [ModelTaskSchema, ToolTaskSchema, ConnectorTaskSchema, PureTaskSchema]);
+
+export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
+export type ModelTask = z.infer<typeof ModelTaskSchema>;
+export type ToolTask = z.infer<typeof ToolTaskSchema>;
+export type ConnectorTask = z.infer<typeof ConnectorTaskSchema>;
+export type PureTask = z.infer<typeof PureTaskSchema>;
+/** A task from a chain document's `tasks:` map. */
+export type ChainTask = ModelTask | ToolTask | ConnectorTask | PureTask;
+
+/** The task kinds a chain document knows. */
+export const CHAIN_TASK_KINDS = ['model', 'tool', 'connector', 'pure'] as const;

@@ -1,0 +1,58 @@
+import type { z } from 'zod';
+
+function article(type: string): string {
+  if (type === 'record' || type === 'object') return 'a mapping';
+  if (type === 'array') return 'a list';
+  if (type === 'int') return 'an integer';
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+function describeValue(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  return `${typeof v} ${String(v)}`;
+}
+
+// Our own schema messages state what is expected; zod's defaults start with these words and get rephrased.
+const ZOD_DEFAULT = /^(Invalid|Too |Unrecognized)/;
+
+/** What went wrong at one zod issue, phrased as "expected …, got …" for a user-facing message. */
+export function describeZodIssue(issue: z.core.$ZodIssue, value: unknown): string {
+  const custom = ZOD_DEFAULT.test(issue.message) ? undefined : issue.message;
+  switch (issue.code) {
+    case 'invalid_type':
+      if (value === undefined) return `missing required field; expected ${article(issue.expected)}`;
+      return `expected ${article(issue.expected)}, got ${describeValue(value)}`;
+    case 'too_small': {
+      if (custom) return `expected ${custom}, got ${describeValue(value)}`;
+      const op = issue.inclusive === false ? '>' : '>=';
+      if (issue.origin === 'array') return `expected at least ${issue.minimum} item(s)`;
+      if (issue.origin === 'string') return `expected at least ${issue.minimum} character(s), got ${describeValue(value)}`;
+      return `expected ${Number.isInteger(value) ? 'an integer' : 'a number'} ${op} ${issue.minimum}, got ${describeValue(value)}`;
+    }
+    case 'too_big': {
+      const op = issue.inclusive === false ? '<' : '<=';
+      if (issue.origin === 'array') return `expected at most ${issue.maximum} item(s)`;
+      return `expected a value ${op} ${issue.maximum}, got ${describeValue(value)}`;
+    }
+    case 'invalid_format':
+      return `expected ${custom ?? `a ${issue.format}`}, got ${describeValue(value)}`;
+    case 'invalid_value':
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(value)}`;
+    case 'invalid_union': {
+      const options = (issue as { options?: unknown[] }).options;
+      if (Array.isArray(options)) {
+        const list = options.map((o) => JSON.stringify(o)).join(', ');
+        return value === undefined ? `missing required field; expected one of ${list}` : `expected one of ${list}, got ${describeValue(value)}`;
+      }
+      return `expected ${custom ?? 'a different value'}, got ${describeValue(value)}`;
+    }
+    case 'unrecognized_keys':
+      return `unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
+    default:
+      return custom ?? issue.message;
+  }
+}

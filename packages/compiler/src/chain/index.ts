@@ -1,0 +1,11 @@
+// The chain-document front-end: `chain:` expression + `tasks:` map → graph and checked document.
+export * from './ChainAst.js';
+export * from './ChainDocument.js';
+export * from './ChainTask.js';
+export * from './parseChain.js';
+export * from './buildChainGraph.js';
+export * from './findCycle.js';
+export * from './analyzeChain.js';
+export * from './loadChainDocument.js';
+export { stepIdentity, canonicalJson } from './stepIdentity.js';
+export { didYouMean } from './didYouMean.js';
