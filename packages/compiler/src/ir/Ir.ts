@@ -1,0 +1,119 @@
+// The intermediate representation every front-end lowers into and the one back end consumes.
+// Plain readonly data only: behaviour lives in functions over it (schedule, lower, quotas).
+import type { SourceLocation } from '../errors/StepforgeError.js';
+
+/** Every step kind the back end knows: chain kinds, then DSL kinds. */
+export type IrStepKind =
+  | 'model' | 'tool' | 'connector' | 'pure'
+  | 'agent' | 'function' | 'mcp_tool' | 'conditional'
+  | 'for_each' | 'while' | 'parallel_analyzer' | 'handoff_router' | 'judge_loop';
+
+/** A retry policy, already normalised from the source's field names. */
+export interface IrRetry {
+  /** Total attempts including the first (1 = no retry). */
+  readonly maxAttempts: number;
+  readonly intervalSeconds: number;
+  readonly backoffRate: number;
+  readonly maxDelaySeconds?: number;
+  readonly jitter: boolean;
+  /** Error names to retry; default: any task failure. */
+  readonly errors?: readonly string[];
+}
+
+/**
+ * A value computed at run time in the step's scope. `template`: JSON whose string leaves may hold
+ * `${ }` expressions (DSL / chain templates; translated per scope by the expression translator).
+ * `jsonata`: raw JSONata (chain `pure`), evaluated with `$` = the parents' outputs keyed by handle and
+ * `$input` = the workflow input.
+ */
+export type IrExpr =
+  | { readonly kind: 'template'; readonly value: unknown; readonly reads: readonly string[] }
+  | { readonly kind: 'jsonata'; readonly jsonata: string; readonly reads: readonly string[] };
+
+/** A role-labelled agent inside a composite step (analyst, specialist, generator, evaluator…). */
+export interface IrAgentRef {
+  readonly agent: string;
+  readonly role: string;
+  /** Identity hash of this sub-call (for the envelope). */
+  readonly identity: string;
+}
+
+/** Kind-specific fields for composite steps. */
+export interface IrComposite {
+  /** for_each: the items; while / judge_loop / conditional: the condition (pass_condition). */
+  readonly items?: IrExpr;
+  readonly condition?: IrExpr;
+  /** for_each: the item variable name under `input` (default `item`). */
+  readonly as?: string;
+  readonly maxIterations?: number;
+  /** for_each: up to 10 items at once when true. */
+  readonly parallel?: boolean;
+  /** for_each / while: the body (a nested workflow). */
+  readonly body?: IrWorkflow;
+  /** parallel_analyzer: analysts + aggregator; handoff_router: entry + specialists; judge_loop: generator + evaluator. */
+  readonly analysts?: readonly IrAgentRef[];
+  readonly aggregator?: IrAgentRef;
+  readonly entry?: IrAgentRef;
+  readonly specialists?: readonly IrAgentRef[];
+  readonly generator?: IrAgentRef;
+  readonly evaluator?: IrAgentRef;
+  /** handoff_router: most specialist hops before the loop stops. */
+  readonly maxHandoffs?: number;
+}
+
+/** One step. */
+export interface IrStep {
+  /** Unique within its workflow (nested steps: unique within their body; ids of the whole document are unique). */
+  readonly id: string;
+  readonly kind: IrStepKind;
+  /** Stable hash over kind, configuration and tools. */
+  readonly identity: string;
+  /** What the handler needs (model, prompt, tool + args, connector + action, function, server + tool, agent…). */
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly tools: readonly string[];
+  /** Secret binding ids referenced (never values). */
+  readonly secrets: readonly string[];
+  readonly retry?: IrRetry;
+  readonly timeoutSeconds?: number;
+  /** Agent-loop budget (model steps granted tools). */
+  readonly budget?: { readonly maxTurns: number; readonly maxToolCalls: number };
+  /** The step's resolved input (DSL `input`/`input_template`, chain prompt/args/input). */
+  readonly input?: IrExpr;
+  /** `when` guard: the step is skipped (stores null) unless truthy. */
+  readonly when?: IrExpr;
+  /** chain `pure`: the JSONata transform. DSL `conditional`: see composite.condition. */
+  readonly expr?: IrExpr;
+  /** Consensus judge: its output must be one of these steps' outputs, verbatim. */
+  readonly chooseFrom?: readonly string[];
+  readonly composite?: IrComposite;
+  readonly location?: SourceLocation;
+}
+
+/** A workflow (or a loop body): steps, data/ordering edges between them, and the result. */
+export interface IrWorkflow {
+  readonly steps: readonly IrStep[];
+  /** `[from, to]` step indices: `to` runs after `from` (and may read its output). */
+  readonly edges: readonly (readonly [number, number])[];
+  /** The result expression (DSL `output`); default: the last step's output in execution order. */
+  readonly output?: IrExpr;
+  /** Index of the default result step (last in topological order, source order breaking ties). */
+  readonly resultStep?: number;
+}
+
+/** A whole document in IR form. */
+export interface IrDocument {
+  readonly name: string;
+  readonly format: 'chain' | 'dsl';
+  readonly workflow: IrWorkflow;
+  /** Defaults of the `input:` schema, merged under the execution input. */
+  readonly inputDefaults?: Readonly<Record<string, unknown>>;
+  readonly file?: string;
+  /** The source text (for error excerpts). */
+  readonly source?: string;
+}
+
+/** Structured control derived from a workflow's DAG (series-parallel form). */
+export type IrControl =
+  | { readonly type: 'step'; readonly step: number }
+  | { readonly type: 'sequence'; readonly items: readonly IrControl[] }
+  | { readonly type: 'parallel'; readonly branches: readonly IrControl[] };

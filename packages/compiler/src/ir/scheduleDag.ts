@@ -1,0 +1,267 @@
+// Turns a DAG into series-parallel structured control (nested sequence / parallel), because ASL can
+// only express fork-join through `Parallel` and a `Next` may never cross a branch. When the DAG is
+// not series-parallel, some synchronisation edges must be added; the cut chosen at each level is the
+// one that keeps the estimated makespan (critical path of the two halves) smallest.
+import type { IrControl } from './Ir.js';
+
+/** What scheduling produced: the control tree, the ordering edges it added, and its timing. */
+export interface Schedule {
+  readonly control: IrControl;
+  /** `[from, to]` pairs the control tree orders although the DAG did not (sinks × sources of each cut). */
+  readonly addedEdges: readonly (readonly [number, number])[];
+  /** Makespan of the control tree with the given durations. */
+  readonly makespan: number;
+  /** Critical path of the DAG with the given durations. */
+  readonly criticalPath: number;
+}
+
+/** Most cut candidates evaluated per level (evenly sampled): bounds the cost on large DAGs. */
+const MAX_CANDIDATES = 48;
+/** How many levels of cuts are scored by their real makespan rather than the critical-path estimate. */
+const LOOKAHEAD_DEPTH = 2;
+/** Sets larger than this use the estimate only (keeps a 500-node DAG well under 100 ms). */
+const LOOKAHEAD_MAX_NODES = 64;
+
+/**
+ * Series-parallel schedule of `n` nodes with `edges` (`[from, to]`, acyclic) and per-node durations
+ * (default 1). Deterministic: branches are ordered by their smallest node index.
+ */
+export function scheduleDag(
+  n: number,
+  edges: readonly (readonly [number, number])[],
+  durations?: readonly number[],
+): Schedule {
+  const dur = durations ?? new Array<number>(n).fill(1);
+  const succ: number[][] = Array.from({ length: n }, () => []);
+  const pred: number[][] = Array.from({ length: n }, () => []);
+  for (const [a, b] of edges) {
+    succ[a]!.push(b);
+    pred[b]!.push(a);
+  }
+  const topo = topologicalOrder(n, succ, pred);
+  const rank = new Int32Array(n);
+  topo.forEach((v, i) => (rank[v] = i));
+  if (n === 0) return { control: { type: 'sequence', items: [] }, addedEdges: [], makespan: 0, criticalPath: 0 };
+
+  const mark = new Int32Array(n).fill(-1);
+  let stamp = 0;
+
+  // Longest path through the induced subgraph `set` (in topological order).
+  const finish = new Float64Array(n);
+  const criticalPathOf = (set: readonly number[]): number => {
+    const s = ++stamp;
+    for (const v of set) mark[v] = s;
+    let best = 0;
+    for (const v of set) {
+      let start = 0;
+      for (const p of pred[v]!) if (mark[p] === s && finish[p]! > start) start = finish[p]!;
+      finish[v] = start + dur[v]!;
+      if (finish[v]! > best) best = finish[v]!;
+    }
+    return best;
+  };
+
+  const decompose = (set: readonly number[], depth = LOOKAHEAD_DEPTH): IrControl => {
+    if (set.length === 1) return { type: 'step', step: set[0]! };
+    const components = weakComponents(set);
+    if (components.length > 1) {
+      return { type: 'parallel', branches: components.map((c) => decompose(c, depth)) };
+    }
+    // One connected, non-trivial component: choose a downward-closed cut A | B.
+    const s = ++stamp;
+    for (const v of set) mark[v] = s;
+    const eft = new Map<number, number>();
+    for (const v of set) {
+      let start = 0;
+      for (const p of pred[v]!) if (mark[p] === s) start = Math.max(start, eft.get(p)!);
+      eft.set(v, start + dur[v]!);
+    }
+    const tail = new Map<number, number>();
+    for (let i = set.length - 1; i >= 0; i--) {
+      const v = set[i]!;
+      let rest = 0;
+      for (const c of succ[v]!) if (mark[c] === s) rest = Math.max(rest, tail.get(c)!);
+      tail.set(v, rest + dur[v]!);
+    }
+    const cp = Math.max(...set.map((v) => eft.get(v)!));
+    // Candidate cuts: "finished by t" (earliest) and "must start before t" (latest) families.
+    const cuts: ((v: number) => boolean)[] = [];
+    for (const t of sample(distinct(set.map((v) => eft.get(v)!)).slice(0, -1))) cuts.push((v) => eft.get(v)! <= t);
+    for (const t of sample(distinct(set.map((v) => cp - tail.get(v)!)).slice(1))) cuts.push((v) => cp - tail.get(v)! < t);
+    let best: { a: number[]; b: number[]; score: number; slack: number } | undefined;
+    for (const inA of cuts) {
+      const a: number[] = [];
+      const b: number[] = [];
+      for (const v of set) (inA(v) ? a : b).push(v);
+      if (a.length === 0 || b.length === 0) continue;
+      let score = criticalPathOf(a) + criticalPathOf(b);
+      if (best !== undefined && score >= best.score + best.slack - 1e-9) continue;
+      // Look ahead on small sets: the halves' real makespans, not just their critical paths.
+      let slack = 0;
+      if (depth > 0 && set.length <= LOOKAHEAD_MAX_NODES) {
+        const real = makespanOf(decompose(a, depth - 1), dur) + makespanOf(decompose(b, depth - 1), dur);
+        slack = 0;
+        score = real;
+      }
+      if (best === undefined || score < best.score - 1e-9) best = { a, b, score, slack };
+    }
+    if (best === undefined) {
+      // Unreachable for a connected set of ≥2 nodes with positive durations; fall back to one-by-one.
+      return { type: 'sequence', items: set.map((step) => ({ type: 'step', step }) as IrControl) };
+    }
+    return sequenceOf([decompose(best.a, depth), decompose(best.b, depth)]);
+  };
+
+  // Weakly connected components of the induced subgraph, each in topological order.
+  const weakComponents = (set: readonly number[]): number[][] => {
+    const s = ++stamp;
+    for (const v of set) mark[v] = s;
+    const comp = new Map<number, number>();
+    const out: number[][] = [];
+    for (const root of set) {
+      if (comp.has(root)) continue;
+      const id = out.length;
+      const members: number[] = [];
+      const stack = [root];
+      comp.set(root, id);
+      while (stack.length > 0) {
+        const v = stack.pop()!;
+        members.push(v);
+        for (const w of succ[v]!.concat(pred[v]!)) {
+          if (mark[w] === s && !comp.has(w)) {
+            comp.set(w, id);
+            stack.push(w);
+          }
+        }
+      }
+      members.sort((x, y) => rank[x]! - rank[y]!);
+      out.push(members);
+    }
+    out.sort((x, y) => Math.min(...x) - Math.min(...y));
+    return out;
+  };
+
+  const control = decompose(topo);
+  const criticalPath = criticalPathOf(topo);
+  return { control, addedEdges: addedEdgesOf(control, n, succ, topo), makespan: makespanOf(control, dur), criticalPath };
+}
+
+/** Makespan of a control tree: a sequence adds up, a parallel takes its longest branch. */
+export function makespanOf(control: IrControl, durations: readonly number[]): number {
+  switch (control.type) {
+    case 'step':
+      return durations[control.step] ?? 1;
+    case 'sequence':
+      return control.items.reduce((sum, c) => sum + makespanOf(c, durations), 0);
+    case 'parallel':
+      return control.branches.reduce((max, c) => Math.max(max, makespanOf(c, durations)), 0);
+  }
+}
+
+/** The naive lowering peer: one Parallel per longest-path level, levels in sequence. */
+export function levelMakespan(
+  n: number,
+  edges: readonly (readonly [number, number])[],
+  durations: readonly number[],
+): number {
+  const succ: number[][] = Array.from({ length: n }, () => []);
+  const pred: number[][] = Array.from({ length: n }, () => []);
+  for (const [a, b] of edges) {
+    succ[a]!.push(b);
+    pred[b]!.push(a);
+  }
+  const level = new Int32Array(n);
+  const levels: number[] = [];
+  for (const v of topologicalOrder(n, succ, pred)) {
+    for (const p of pred[v]!) level[v] = Math.max(level[v]!, level[p]! + 1);
+    levels[level[v]!] = Math.max(levels[level[v]!] ?? 0, durations[v]!);
+  }
+  return levels.reduce((a, b) => a + b, 0);
+}
+
+/** Steps of a control tree in execution (left-to-right) order. */
+export function controlSteps(control: IrControl): number[] {
+  switch (control.type) {
+    case 'step':
+      return [control.step];
+    case 'sequence':
+      return control.items.flatMap(controlSteps);
+    case 'parallel':
+      return control.branches.flatMap(controlSteps);
+  }
+}
+
+function sequenceOf(items: readonly IrControl[]): IrControl {
+  const flat: IrControl[] = [];
+  for (const c of items) {
+    if (c.type === 'sequence') flat.push(...c.items);
+    else flat.push(c);
+  }
+  return { type: 'sequence', items: flat };
+}
+
+function distinct(values: readonly number[]): number[] {
+  return [...new Set(values)].sort((a, b) => a - b);
+}
+
+function sample(values: readonly number[]): readonly number[] {
+  if (values.length <= MAX_CANDIDATES) return values;
+  const out: number[] = [];
+  for (let i = 0; i < MAX_CANDIDATES; i++) out.push(values[Math.floor((i * values.length) / MAX_CANDIDATES)]!);
+  return out;
+}
+
+/** Kahn's algorithm, smallest index first among ready nodes (deterministic). */
+function topologicalOrder(n: number, succ: readonly number[][], pred: readonly number[][]): number[] {
+  const indeg = pred.map((p) => p.length);
+  const ready: number[] = [];
+  for (let v = 0; v < n; v++) if (indeg[v] === 0) ready.push(v);
+  const out: number[] = [];
+  while (ready.length > 0) {
+    ready.sort((a, b) => a - b);
+    const v = ready.shift()!;
+    out.push(v);
+    for (const c of succ[v]!) if (--indeg[c]! === 0) ready.push(c);
+  }
+  if (out.length !== n) throw new Error('scheduleDag: the graph has a cycle');
+  return out;
+}
+
+/** Ordering pairs the control tree imposes that the DAG's transitive closure does not contain. */
+function addedEdgesOf(control: IrControl, n: number, succ: readonly number[][], topo: readonly number[]): [number, number][] {
+  const words = Math.ceil(n / 32);
+  const reach = new Uint32Array(n * words);
+  for (let i = topo.length - 1; i >= 0; i--) {
+    const v = topo[i]!;
+    for (const c of succ[v]!) {
+      reach[v * words + (c >>> 5)]! |= 1 << (c & 31);
+      for (let w = 0; w < words; w++) reach[v * words + w]! |= reach[c * words + w]!;
+    }
+  }
+  const reaches = (a: number, b: number) => (reach[a * words + (b >>> 5)]! & (1 << (b & 31))) !== 0;
+  const added: [number, number][] = [];
+  const visit = (c: IrControl): void => {
+    if (c.type === 'parallel') c.branches.forEach(visit);
+    if (c.type !== 'sequence') return;
+    c.items.forEach(visit);
+    for (let i = 0; i + 1 < c.items.length; i++) {
+      for (const a of exitsOf(c.items[i]!)) {
+        for (const b of entriesOf(c.items[i + 1]!)) if (!reaches(a, b)) added.push([a, b]);
+      }
+    }
+  };
+  visit(control);
+  return added.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+}
+
+function exitsOf(c: IrControl): number[] {
+  if (c.type === 'step') return [c.step];
+  if (c.type === 'parallel') return c.branches.flatMap(exitsOf);
+  return c.items.length === 0 ? [] : exitsOf(c.items[c.items.length - 1]!);
+}
+
+function entriesOf(c: IrControl): number[] {
+  if (c.type === 'step') return [c.step];
+  if (c.type === 'parallel') return c.branches.flatMap(entriesOf);
+  return c.items.length === 0 ? [] : entriesOf(c.items[0]!);
+}

@@ -1,0 +1,59 @@
+// State names are what people read in the AWS console, so steps keep their source names and only
+// the helper states we add get suffixes. Variables get identifier-safe, globally unique names:
+// ASL forbids re-assigning an outer scope's variable from a Parallel branch or Map iteration.
+
+/** Longest state name Step Functions accepts. */
+export const MAX_STATE_NAME = 80;
+/** Longest variable name Step Functions accepts. */
+export const MAX_VARIABLE_NAME = 80;
+
+/** Hands out unique state names and variable names for one state machine. */
+export class NameAllocator {
+  private readonly states = new Set<string>();
+  private readonly vars = new Set<string>(['states', 'input', 'run']);
+
+  /** Claims `name` exactly; false when it is already taken. */
+  claimState(name: string): boolean {
+    if (this.states.has(name)) return false;
+    this.states.add(name);
+    return true;
+  }
+
+  /** True when `name` is taken. */
+  hasState(name: string): boolean {
+    return this.states.has(name);
+  }
+
+  /** A unique helper state name derived from `base` (ASCII-cleaned, ≤ 80 chars, ` 2`, ` 3`… on collision). */
+  state(base: string): string {
+    const clean = asciiOnly(base);
+    for (let i = 1; ; i++) {
+      const suffix = i === 1 ? '' : ` ${i}`;
+      const candidate = truncate(clean, MAX_STATE_NAME - suffix.length) + suffix;
+      if (this.claimState(candidate)) return candidate;
+    }
+  }
+
+  /** A unique variable name derived from `base` (letters, digits, `_`; starts with a letter or `_`). */
+  variable(base: string): string {
+    let clean = base.replace(/[^A-Za-z0-9_]/g, '_');
+    if (!/^[A-Za-z_]/.test(clean)) clean = `_${clean}`;
+    for (let i = 1; ; i++) {
+      const suffix = i === 1 ? '' : `_${i}`;
+      const candidate = clean.slice(0, MAX_VARIABLE_NAME - suffix.length) + suffix;
+      if (!this.vars.has(candidate)) {
+        this.vars.add(candidate);
+        return candidate;
+      }
+    }
+  }
+}
+
+/** Replaces every non-printable-ASCII character with `_`. */
+export function asciiOnly(s: string): string {
+  return s.replace(/[^\x20-\x7e]/g, '_');
+}
+
+function truncate(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}~`;
+}

@@ -1,0 +1,807 @@
+// IR → ASL (JSONata + Assign). Each step becomes a fragment of states with an entry and "tails"
+// (the Next fields still to fill); a sequence patches tails to the next entry, a Parallel lowers each
+// branch into its own scope and copies the branch outputs into fresh variables, because an inner scope
+// can read but never write the outer scope's variables.
+import { StepforgeError } from '../errors/StepforgeError.js';
+import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
+import { templateToJsonata } from '../expr/templateToJsonata.js';
+import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
+import type { PathRoot } from '../expr/ExpressionAst.js';
+import { LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKind } from '../envelope/StepEnvelope.js';
+import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrStep, IrWorkflow } from '../ir/Ir.js';
+import { scheduleDag } from '../ir/scheduleDag.js';
+import { NameAllocator, asciiOnly, MAX_STATE_NAME } from './NameAllocator.js';
+import { renderRetry } from './renderRetry.js';
+
+/** One ASL state, as plain JSON. */
+export type AslState = Record<string, unknown>;
+
+/** The lowered state machine plus what the manifest and `--explain` need. */
+export interface LoweredWorkflow {
+  readonly definition: Record<string, unknown>;
+  /** Step → the state names it became (first = the step's own state). */
+  readonly stepStates: ReadonlyMap<IrStep, readonly string[]>;
+  /** Parent step of each nested step. */
+  readonly parents: ReadonlyMap<IrStep, IrStep>;
+  /** Ordering edges added to make each DAG series-parallel (step ids). */
+  readonly addedEdges: readonly (readonly [string, string])[];
+  /** Makespan ÷ critical path with unit durations (1 = nothing lost). */
+  readonly estimatedSlowdown: number;
+}
+
+/** The execution's first and last states. */
+export const START_STATE = 'Start';
+export const OUTPUT_STATE = 'Output';
+/** Error names the compiled ASL raises itself. */
+export const BUDGET_EXCEEDED = 'BudgetExceeded';
+export const JUDGE_NOT_CANDIDATE = 'JudgeChoiceNotCandidate';
+
+const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
+/** How a Lambda step's result becomes its value: inline output, or `{"$ref": …}` for stored outputs. */
+const RESULT_VALUE = '$exists($states.result.Payload.outputRef) ? {"$ref": $states.result.Payload.outputRef} : $states.result.Payload.output';
+
+interface Tail {
+  readonly holder: Record<string, unknown>;
+  /** `Next`: a normal state (may End); `rule`: a Choice rule; `Default`: a Choice's default. */
+  readonly field: 'Next' | 'rule' | 'Default';
+}
+
+interface Frag {
+  readonly entry: string;
+  readonly tails: Tail[];
+}
+
+interface Scope {
+  readonly label: string;
+  readonly states: Record<string, AslState>;
+  /** Step id → variable holding its value (visible here). */
+  readonly env: Map<string, string>;
+  /** Step id → JSONata for roots that are not plain variables (judge_loop's condition). */
+  readonly overrides: Map<string, string>;
+  /** JSONata yielding the workflow input in this scope. */
+  readonly inputVar: string;
+  readonly iterVars: readonly string[];
+  /** [step id, variable] assigned in this scope, in order (what a branch exports). */
+  readonly produced: [string, string][];
+  failState?: string;
+}
+
+/** Lowers a whole IR document to an ASL definition. Throws StepforgeError on what ASL cannot express. */
+export function lowerWorkflow(doc: IrDocument, options: { express?: boolean } = {}): LoweredWorkflow {
+  return new Lowerer(doc, options).run();
+}
+
+class Lowerer {
+  private readonly names = new NameAllocator();
+  private readonly stepNames = new Map<IrStep, string>();
+  private readonly stepStates = new Map<IrStep, string[]>();
+  private readonly parents = new Map<IrStep, IrStep>();
+  private readonly addedEdges: [string, string][] = [];
+  private slowdown = 1;
+
+  constructor(private readonly doc: IrDocument, private readonly options: { express?: boolean }) {}
+
+  run(): LoweredWorkflow {
+    this.reserveStepNames(this.doc.workflow, undefined);
+    this.names.claimState(START_STATE) || this.fail('state_name', `a step is named '${START_STATE}'`, undefined);
+    const outputName = this.names.state(OUTPUT_STATE);
+    const top: Scope = {
+      label: this.doc.name, states: {}, env: new Map(), overrides: new Map(), inputVar: '$input', iterVars: [], produced: [],
+    };
+    const body = this.lowerWorkflowBody(this.doc.workflow, top, true);
+    const defaults = JSON.stringify(this.doc.inputDefaults ?? {});
+    const meta = `$states.input.\`${RUN_META_KEY}\``;
+    top.states[START_STATE] = {
+      Type: 'Pass',
+      Comment: `Run of '${this.doc.name}': input (with defaults) and run metadata into variables`,
+      Assign: {
+        input: `{% ( $i := $type($states.input) = "object" ? $sift($states.input, function($v, $k) { $k != "${RUN_META_KEY}" }) : {}; $merge([${defaults}, $exists($i) ? $i : {}]) ) %}`,
+        run: `{% {"id": $states.context.Execution.Name, "workflow": ${JSON.stringify(this.doc.name)}, "idempotencyKey": ${meta}.idempotencyKey, "parentRunId": ${meta}.parentRunId} %}`,
+      },
+      Next: body?.entry ?? outputName,
+    };
+    if (body) this.patch(body.tails, outputName);
+    top.states[outputName] = {
+      Type: 'Pass',
+      Comment: this.doc.workflow.output ? 'The workflow result (output:)' : 'The workflow result: the last step\'s output',
+      Output: `{% ${this.resultExpr(this.doc.workflow, top)} %}`,
+      End: true,
+    };
+    const ordered: Record<string, AslState> = { [START_STATE]: top.states[START_STATE]! };
+    for (const [k, v] of Object.entries(top.states)) if (k !== START_STATE) ordered[k] = v;
+    const definition: Record<string, unknown> = {
+      Comment: `${this.doc.name} — compiled by Stepforge from ${this.doc.file ?? `a ${this.doc.format} document`}`,
+      QueryLanguage: 'JSONata',
+      StartAt: START_STATE,
+      States: ordered,
+    };
+    return {
+      definition,
+      stepStates: this.stepStates,
+      parents: this.parents,
+      addedEdges: this.addedEdges,
+      estimatedSlowdown: this.slowdown,
+    };
+  }
+
+  // ---- names -------------------------------------------------------------------------------
+
+  /** Claims every step's own state name up front, so helper states never take a source name. */
+  private reserveStepNames(wf: IrWorkflow, parent: IrStep | undefined): void {
+    for (const step of wf.steps) {
+      if (parent) this.parents.set(step, parent);
+      if (/[^\x20-\x7e]/.test(step.id)) {
+        this.fail('state_name', `step '${step.id}' has a name with non-ASCII characters; Step Functions state names must be ASCII`, step,
+          'rename the step using ASCII letters, digits, spaces, "-" or "_"');
+      }
+      let name = step.id;
+      if (this.names.hasState(name) && parent) name = `${this.stepNames.get(parent) ?? parent.id}/${step.id}`;
+      if (name.length > MAX_STATE_NAME) {
+        this.fail('state_name', `step '${step.id}' gives a state name of ${name.length} characters; Step Functions allows at most ${MAX_STATE_NAME}`, step,
+          'shorten the step name');
+      }
+      if (!this.names.claimState(name)) {
+        this.fail('state_name', `step '${step.id}' gives the state name '${name}' twice; state names must be unique in a state machine`, step,
+          'give nested steps distinct names');
+      }
+      this.stepNames.set(step, name);
+      this.stepStates.set(step, [name]);
+      const body = step.composite?.body;
+      if (body) this.reserveStepNames(body, step);
+    }
+  }
+
+  private helper(step: IrStep, suffix: string): string {
+    const base = this.stepNames.get(step)!;
+    const room = MAX_STATE_NAME - suffix.length - 2;
+    const name = this.names.state(`${base.length > room ? base.slice(0, room) : base}: ${suffix}`);
+    this.stepStates.get(step)!.push(name);
+    return name;
+  }
+
+  private fail(code: string, message: string, step: IrStep | undefined, hint?: string): never {
+    throw new StepforgeError(code, message, {
+      location: step?.location ?? (this.doc.file ? { file: this.doc.file, line: 1, column: 1 } : undefined),
+      source: this.doc.source,
+      hint,
+      details: step ? { step: step.id } : undefined,
+    });
+  }
+
+  // ---- structure ---------------------------------------------------------------------------
+
+  /** Schedules a workflow's DAG and lowers it into `scope`; returns undefined for an empty body. */
+  private lowerWorkflowBody(wf: IrWorkflow, scope: Scope, top: boolean): Frag | undefined {
+    if (wf.steps.length === 0) return undefined;
+    const schedule = scheduleDag(wf.steps.length, wf.edges);
+    for (const [a, b] of schedule.addedEdges) this.addedEdges.push([wf.steps[a]!.id, wf.steps[b]!.id]);
+    if (top) this.slowdown = schedule.criticalPath === 0 ? 1 : schedule.makespan / schedule.criticalPath;
+    return this.lowerControl(schedule.control, wf, scope);
+  }
+
+  private lowerControl(c: IrControl, wf: IrWorkflow, scope: Scope): Frag | undefined {
+    switch (c.type) {
+      case 'step':
+        return this.lowerStep(wf.steps[c.step]!, scope);
+      case 'sequence': {
+        let first: Frag | undefined;
+        let tails: Tail[] = [];
+        for (const item of c.items) {
+          const f = this.lowerControl(item, wf, scope);
+          if (!f) continue;
+          if (first === undefined) first = f;
+          else this.patch(tails, f.entry);
+          tails = f.tails;
+        }
+        return first === undefined ? undefined : { entry: first.entry, tails };
+      }
+      case 'parallel':
+        return this.lowerParallel(c.branches, wf, scope);
+    }
+  }
+
+  private lowerParallel(branches: readonly IrControl[], wf: IrWorkflow, scope: Scope): Frag {
+    const label = `[${branches.map((b) => this.controlLabel(b, wf)).join(' & ')}]`;
+    const name = this.names.state(label.length > 70 ? `[${this.controlLabel(branches[0]!, wf)} & ${branches.length - 1} more]` : label);
+    const rendered: Record<string, unknown>[] = [];
+    const assign: Record<string, string> = {};
+    const newEnv: [string, string][] = [];
+    branches.forEach((branch, i) => {
+      const inner: Scope = {
+        label: `${name} branch ${i + 1}`, states: {}, env: new Map(scope.env), overrides: new Map(scope.overrides),
+        inputVar: scope.inputVar, iterVars: scope.iterVars, produced: [],
+      };
+      const frag = this.lowerControl(branch, wf, inner)!;
+      const exports = inner.produced.slice();
+      this.closeScope(frag, inner, (assigns) => `{${exports.map(([, v]) => `${JSON.stringify(v)}: ${valueOf(v, assigns)}`).join(', ')}}`);
+      rendered.push({ StartAt: frag.entry, States: inner.states });
+      for (const [stepId, v] of exports) {
+        const outer = this.names.variable(v);
+        assign[outer] = `{% $lookup($states.result[${i}], ${JSON.stringify(v)}) %}`;
+        newEnv.push([stepId, outer]);
+      }
+    });
+    const state: AslState = { Type: 'Parallel', Comment: `Runs ${branches.length} branches at once`, Branches: rendered };
+    if (Object.keys(assign).length > 0) state.Assign = assign;
+    scope.states[name] = state;
+    for (const [stepId, v] of newEnv) {
+      scope.env.set(stepId, v);
+      scope.produced.push([stepId, v]);
+    }
+    return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+  }
+
+  private controlLabel(c: IrControl, wf: IrWorkflow): string {
+    if (c.type === 'step') return asciiOnly(wf.steps[c.step]!.id);
+    if (c.type === 'sequence') return c.items.length === 1 ? this.controlLabel(c.items[0]!, wf) : `${this.controlLabel(c.items[0]!, wf)} > ...`;
+    return `[${c.branches.map((b) => this.controlLabel(b, wf)).join(' & ')}]`;
+  }
+
+  /** Fills tails with `next`. */
+  private patch(tails: readonly Tail[], next: string): void {
+    for (const t of tails) {
+      if (t.field === 'Default') t.holder.Default = next;
+      else t.holder.Next = next;
+    }
+  }
+
+  /**
+   * Ends a branch / iteration scope: Choice tails go to a closing Pass; every terminal state gets
+   * `End` and an `Output` built by `output(assignsOfThatState)`.
+   */
+  private closeScope(frag: Frag, scope: Scope, output: (assigns: Record<string, unknown>) => string): void {
+    const terminals: Record<string, unknown>[] = [];
+    const choiceTails = frag.tails.filter((t) => t.field !== 'Next');
+    if (choiceTails.length > 0) {
+      const end = this.names.state(`${scope.label}: end`);
+      const pass: AslState = { Type: 'Pass', Comment: 'Joins the paths of this branch' };
+      scope.states[end] = pass;
+      this.patch(choiceTails, end);
+      terminals.push(pass);
+    }
+    for (const t of frag.tails) if (t.field === 'Next') terminals.push(t.holder);
+    for (const s of terminals) {
+      delete s.Next;
+      s.End = true;
+      s.Output = `{% ${output((s.Assign as Record<string, unknown> | undefined) ?? {})} %}`;
+    }
+  }
+
+  private failState(scope: Scope): string {
+    if (scope.failState === undefined) {
+      const name = this.names.state(scope.label === this.doc.name ? 'Failed' : `${scope.label}: failed`);
+      scope.states[name] = {
+        Type: 'Fail',
+        Comment: 'The run ends failed with the failing step\'s error and name',
+        Error: '{% $states.input.error %}',
+        Cause: '{% "step \'" & $states.input.step & "\' failed: " & ($exists($states.input.cause) ? $states.input.cause : "") %}',
+      };
+      scope.failState = name;
+    }
+    return scope.failState;
+  }
+
+  // ---- expressions -------------------------------------------------------------------------
+
+  private resolveRoot(scope: Scope, step?: IrStep): (root: PathRoot) => string {
+    return (root) => {
+      if (root.kind === 'input') return scope.inputVar;
+      const o = scope.overrides.get(root.step);
+      if (o !== undefined) return o;
+      const v = scope.env.get(root.step);
+      if (v === undefined) {
+        this.fail('unknown_step', `step '${root.step}' is not available here${step ? ` (read by '${step.id}')` : ''}`, step,
+          'a step can read steps that run before it in its own body or in an enclosing scope');
+      }
+      return `$${v}`;
+    };
+  }
+
+  /** A template string → JSONata (no `{% %}`), or a JSON literal when it holds no expression. */
+  private templateJsonata(text: string, scope: Scope, mode: 'value' | 'condition', step?: IrStep): string {
+    if (!hasExpression(text)) return mode === 'condition' ? String(text !== '') : JSON.stringify(text);
+    let t;
+    try {
+      t = parseTemplate(text);
+    } catch (e) {
+      if ((e as { name?: unknown }).name === 'StepforgeError') throw e;
+      throw e;
+    }
+    return templateToJsonata(t, { resolveRoot: this.resolveRoot(scope, step), mode });
+  }
+
+  /** An IrExpr as an ASL field value: static JSON stays as is, expressions become `{% … %}` leaves. */
+  private field(e: IrExpr | undefined, scope: Scope, step?: IrStep): unknown {
+    if (e === undefined) return undefined;
+    if (e.kind === 'jsonata') return `{% ${this.jsonataExpr(e, scope)} %}`;
+    const walk = (v: unknown): unknown => {
+      if (typeof v === 'string') return hasExpression(v) ? `{% ${this.templateJsonata(v, scope, 'value', step)} %}` : v;
+      if (Array.isArray(v)) return v.map(walk);
+      if (v !== null && typeof v === 'object') {
+        const out: Record<string, unknown> = {};
+        for (const [k, x] of Object.entries(v)) out[k] = walk(x);
+        return out;
+      }
+      return v;
+    };
+    return walk(e.value);
+  }
+
+  /** An IrExpr as one JSONata expression (for Assign / Items / conditions). */
+  private valueJsonata(e: IrExpr, scope: Scope, step?: IrStep): string {
+    if (e.kind === 'jsonata') return this.jsonataExpr(e, scope);
+    const walk = (v: unknown): string => {
+      if (typeof v === 'string') return this.templateJsonata(v, scope, 'value', step);
+      if (Array.isArray(v)) return `[${v.map(walk).join(', ')}]`;
+      if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${walk(x)}`).join(', ')}}`;
+      return JSON.stringify(v ?? null);
+    };
+    return walk(e.value);
+  }
+
+  private conditionJsonata(e: IrExpr | undefined, scope: Scope, step?: IrStep): string {
+    if (e === undefined) return 'true';
+    if (e.kind === 'jsonata') return withJsonataHelpers(`$sfTruthy(${this.jsonataExpr(e, scope)})`);
+    if (typeof e.value === 'string') return this.templateJsonata(e.value, scope, 'condition', step);
+    return withJsonataHelpers(`$sfTruthy(${this.valueJsonata(e, scope, step)})`);
+  }
+
+  /** Raw JSONata (chain `pure`): `$` is the parents' outputs by handle, `$input` the workflow input. */
+  private jsonataExpr(e: Extract<IrExpr, { kind: 'jsonata' }>, scope: Scope): string {
+    const parents = e.reads.map((r) => `${JSON.stringify(r)}: ${this.resolveRoot(scope)({ kind: 'step', step: r })}`).join(', ');
+    const bindInput = scope.inputVar === '$input' ? '' : `$input := ${scope.inputVar}; `;
+    return `( ${bindInput}{${parents}}.( ${e.jsonata} ) )`;
+  }
+
+  private readsObject(reads: readonly string[], scope: Scope): string {
+    const seen = [...new Set(reads)];
+    if (seen.length === 0) return '{}';
+    return `{% {${seen.map((r) => `${JSON.stringify(r)}: ${this.resolveRoot(scope)({ kind: 'step', step: r })}`).join(', ')}} %}`;
+  }
+
+  private resultExpr(wf: IrWorkflow, scope: Scope): string {
+    if (wf.output) return this.valueJsonata(wf.output, scope);
+    const idx = wf.resultStep ?? wf.steps.length - 1;
+    const step = wf.steps[idx];
+    if (!step) return 'null';
+    return this.resolveRoot(scope)({ kind: 'step', step: step.id });
+  }
+
+  // ---- steps -------------------------------------------------------------------------------
+
+  private lowerStep(step: IrStep, scope: Scope): Frag {
+    const v = this.names.variable(step.id);
+    let frag: Frag;
+    switch (step.kind) {
+      case 'pure':
+        frag = this.lowerPass(step, scope, v, step.expr ? this.valueJsonata(step.expr, scope, step) : 'null', 'Pure transform (JSONata, no Lambda)');
+        break;
+      case 'conditional':
+        frag = this.lowerPass(step, scope, v, this.conditionJsonata(step.composite?.condition, scope, step), 'Condition evaluated in JSONata (no Lambda)');
+        break;
+      case 'for_each':
+        frag = this.lowerForEach(step, scope, v);
+        break;
+      case 'while':
+        frag = this.lowerWhile(step, scope, v);
+        break;
+      case 'judge_loop':
+        frag = this.lowerJudgeLoop(step, scope, v);
+        break;
+      case 'parallel_analyzer':
+        frag = this.lowerAnalyzer(step, scope, v);
+        break;
+      case 'handoff_router':
+        frag = this.lowerHandoff(step, scope, v);
+        break;
+      case 'model':
+        frag = step.tools.length > 0 ? this.lowerAgentLoop(step, scope, v) : this.lowerTask(step, scope, v);
+        break;
+      default:
+        frag = this.lowerTask(step, scope, v);
+    }
+    if (step.chooseFrom && step.chooseFrom.length > 0) frag = this.checkVerbatim(step, scope, v, frag);
+    if (step.when) frag = this.guard(step, scope, v, frag);
+    scope.env.set(step.id, v);
+    scope.produced.push([step.id, v]);
+    return frag;
+  }
+
+  private comment(step: IrStep, what: string): string {
+    const loc = step.location ? ` (${step.location.file ?? this.doc.file ?? 'source'}:${step.location.line}:${step.location.column})` : '';
+    return `${step.kind} step '${step.id}'${loc}: ${what}`;
+  }
+
+  private lowerPass(step: IrStep, scope: Scope, v: string, jsonata: string, what: string): Frag {
+    const name = this.stepNames.get(step)!;
+    const state: AslState = { Type: 'Pass', Comment: this.comment(step, what), Assign: { [v]: `{% ${jsonata} %}` } };
+    scope.states[name] = state;
+    return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+  }
+
+  /** `when`: a Choice that skips the step (its variable set to null) unless the guard is truthy. */
+  private guard(step: IrStep, scope: Scope, v: string, frag: Frag): Frag {
+    const name = this.helper(step, 'when');
+    const skip: Record<string, unknown> = {
+      Condition: `{% $not(${this.conditionJsonata(step.when, scope, step)}) %}`,
+      Assign: { [v]: null },
+    };
+    scope.states[name] = {
+      Type: 'Choice',
+      Comment: this.comment(step, 'runs only when its `when` guard is truthy; a skipped step stores no output'),
+      Choices: [skip],
+      Default: frag.entry,
+    };
+    return { entry: name, tails: [...frag.tails, { holder: skip, field: 'rule' }] };
+  }
+
+  /** The envelope every Lambda receives (see envelope/StepEnvelope.ts). */
+  private payload(step: IrStep, scope: Scope, extra: {
+    kind?: LambdaStepKind; role?: string; identity?: string; config?: Record<string, unknown>; value?: unknown;
+    steps?: string; iterVars?: readonly string[]; turn?: unknown; toolCall?: unknown; budget?: unknown;
+  } = {}): Record<string, unknown> {
+    const iter = extra.iterVars ?? scope.iterVars;
+    const out: Record<string, unknown> = {
+      version: 1,
+      run: '{% $run %}',
+      step: {
+        id: step.id,
+        kind: extra.kind ?? (step.kind as LambdaStepKind),
+        identity: extra.identity ?? step.identity,
+        iteration: iter.length === 0 ? [] : `{% [${iter.map((x) => `$${x}`).join(', ')}] %}`,
+        ...(extra.role !== undefined ? { role: extra.role } : {}),
+      },
+      config: extra.config ?? step.config,
+      inputs: {
+        ...(extra.value !== undefined ? { value: extra.value } : step.input ? { value: this.field(step.input, scope, step) } : {}),
+        ...(step.input?.kind === 'template' ? { template: step.input.value } : {}),
+        steps: extra.steps ?? this.readsObject(allReads(step), scope),
+        input: `{% ${scope.inputVar} %}`,
+      },
+      tools: [...step.tools],
+      secrets: [...step.secrets],
+    };
+    const budget = extra.budget ?? (step.budget ? { maxTurns: step.budget.maxTurns, maxToolCalls: step.budget.maxToolCalls } : undefined);
+    if (budget !== undefined) out.budget = budget;
+    if (extra.turn !== undefined) out.turn = extra.turn;
+    if (extra.toolCall !== undefined) out.toolCall = extra.toolCall;
+    return out;
+  }
+
+  private taskState(step: IrStep, scope: Scope, kind: LambdaStepKind, payload: Record<string, unknown>, assign: Record<string, unknown>, what: string): AslState {
+    const state: AslState = {
+      Type: 'Task',
+      Comment: this.comment(step, what),
+      Resource: LAMBDA_INVOKE,
+      Arguments: { FunctionName: LAMBDA_PLACEHOLDERS[kind], Payload: payload },
+      ...(step.timeoutSeconds !== undefined ? { TimeoutSeconds: step.timeoutSeconds } : {}),
+      Assign: assign,
+      Retry: renderRetry(step.retry),
+      Catch: [{
+        ErrorEquals: ['States.ALL'],
+        Output: `{% {"step": ${JSON.stringify(step.id)}, "error": $states.errorOutput.Error, "cause": $states.errorOutput.Cause} %}`,
+        Next: this.failState(scope),
+      }],
+    };
+    return state;
+  }
+
+  private lowerTask(step: IrStep, scope: Scope, v: string): Frag {
+    const name = this.stepNames.get(step)!;
+    const kind = (step.kind === 'agent' ? 'agent' : step.kind) as LambdaStepKind;
+    const state = this.taskState(step, scope, kind, this.payload(step, scope), { [v]: `{% ${RESULT_VALUE} %}` },
+      `Lambda task (${LAMBDA_PLACEHOLDERS[kind]})`);
+    scope.states[name] = state;
+    return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+  }
+
+  /** Reason → Map over the tool calls (tool Lambda each) → back; bounded by the turn and tool-call budget. */
+  private lowerAgentLoop(step: IrStep, scope: Scope, v: string): Frag {
+    const budget = step.budget ?? { maxTurns: 16, maxToolCalls: 20 };
+    const start = this.helper(step, 'start');
+    const reason = this.stepNames.get(step)!;
+    // The reason state keeps the step's own name: it is what the console shows for the step.
+    this.stepStates.get(step)!.splice(this.stepStates.get(step)!.indexOf(start), 1);
+    this.stepStates.get(step)!.push(start);
+    const check = this.helper(step, 'tool calls?');
+    const tools = this.helper(step, 'call tools');
+    const toolTask = this.helper(step, 'tool');
+    const out = this.helper(step, 'out of budget');
+    const turn = this.names.variable(`${v}_turn`);
+    const calls = this.names.variable(`${v}_calls`);
+    const results = this.names.variable(`${v}_results`);
+    const reply = this.names.variable(`${v}_reply`);
+    scope.states[start] = {
+      Type: 'Pass',
+      Comment: this.comment(step, `agent loop: at most ${budget.maxTurns} turns and ${budget.maxToolCalls} tool calls`),
+      Assign: { [turn]: 0, [calls]: 0, [results]: [] },
+      Next: reason,
+    };
+    scope.states[reason] = this.taskState(step, scope, 'model', this.payload(step, scope, {
+      kind: 'model',
+      role: 'reason',
+      turn: { index: `{% $${turn} %}`, toolResults: `{% $${results} %}` },
+      budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${turn} %}`, toolCallsUsed: `{% $${calls} %}` },
+    }), { [reply]: '{% $states.result.Payload %}' }, 'agent turn (model Lambda); the conversation lives in DynamoDB');
+    scope.states[reason]!.Next = check;
+    const done: Record<string, unknown> = {
+      Condition: `{% $${reply}.done = true or $count($${reply}.toolCalls) = 0 %}`,
+      Assign: { [v]: `{% $exists($${reply}.outputRef) ? {"$ref": $${reply}.outputRef} : $${reply}.output %}` },
+    };
+    scope.states[check] = {
+      Type: 'Choice',
+      Comment: this.comment(step, 'done, out of budget, or run the requested tools'),
+      Choices: [
+        done,
+        {
+          Condition: `{% $${turn} + 1 >= ${budget.maxTurns} or $${calls} + $count($${reply}.toolCalls) > ${budget.maxToolCalls} %}`,
+          Next: out,
+        },
+      ],
+      Default: tools,
+    };
+    scope.states[out] = {
+      Type: 'Fail',
+      Comment: this.comment(step, 'the agent loop ran out of its turn / tool-call budget'),
+      Error: BUDGET_EXCEEDED,
+      Cause: `{% "step '${step.id}' exceeded its budget of ${budget.maxTurns} turns / ${budget.maxToolCalls} tool calls after " & $string($${turn} + 1) & " turns and " & $string($${calls}) & " tool calls" %}`,
+    };
+    const iterScope: Scope = { ...scope, label: tools, states: {}, produced: [], failState: undefined, env: new Map(scope.env), overrides: new Map(scope.overrides) };
+    const toolState = this.taskState(step, iterScope, 'tool', this.payload(step, scope, {
+      kind: 'tool',
+      role: 'tool',
+      value: undefined,
+      toolCall: '{% $states.input %}',
+      budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${turn} %}`, toolCallsUsed: `{% $${calls} %}` },
+    }), {}, 'one tool call (tool Lambda; the runtime refuses tools the step was not granted)');
+    delete toolState.Assign;
+    toolState.Output = '{% $states.result.Payload %}';
+    toolState.End = true;
+    iterScope.states[toolTask] = toolState;
+    scope.states[tools] = {
+      Type: 'Map',
+      Comment: this.comment(step, 'the tool calls of this turn'),
+      Items: `{% $append([], $${reply}.toolCalls) %}`,
+      MaxConcurrency: 10,
+      ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: toolTask, States: iterScope.states },
+      Assign: {
+        [results]: '{% $states.result %}',
+        [turn]: `{% $${turn} + 1 %}`,
+        [calls]: `{% $${calls} + $count($states.result) %}`,
+      },
+      Next: reason,
+    };
+    return { entry: start, tails: [{ holder: done, field: 'rule' }] };
+  }
+
+  /** A consensus judge's choice must be one of the candidates, verbatim. */
+  private checkVerbatim(step: IrStep, scope: Scope, v: string, frag: Frag): Frag {
+    const name = this.helper(step, 'is a candidate?');
+    const bad = this.helper(step, 'not a candidate');
+    const candidates = step.chooseFrom!.map((c) => this.resolveRoot(scope, step)({ kind: 'step', step: c }));
+    this.patch(frag.tails, name);
+    const ok: Record<string, unknown> = { Condition: `{% $${v} in [${candidates.join(', ')}] %}` };
+    scope.states[name] = {
+      Type: 'Choice',
+      Comment: this.comment(step, `the judge must pick one of ${step.chooseFrom!.join(', ')} verbatim`),
+      Choices: [ok],
+      Default: bad,
+    };
+    scope.states[bad] = {
+      Type: 'Fail',
+      Comment: this.comment(step, 'the judge answered something that is not a candidate'),
+      Error: JUDGE_NOT_CANDIDATE,
+      Cause: `step '${step.id}' must answer with one of the candidates (${step.chooseFrom!.join(', ')}) verbatim`,
+    };
+    return { entry: frag.entry, tails: [{ holder: ok, field: 'rule' }] };
+  }
+
+  private lowerForEach(step: IrStep, scope: Scope, v: string): Frag {
+    const c = step.composite ?? {};
+    const name = this.stepNames.get(step)!;
+    const max = c.maxIterations ?? 50;
+    const as = c.as ?? 'item';
+    const itemState = this.helper(step, 'item');
+    const inputVar = this.names.variable(`${v}_input`);
+    const index = this.names.variable(`${v}_index`);
+    const inner: Scope = {
+      label: name, states: {}, env: new Map(scope.env), overrides: new Map(scope.overrides),
+      inputVar: `$${inputVar}`, iterVars: [...scope.iterVars, index], produced: [],
+    };
+    const body = c.body ?? { steps: [], edges: [] };
+    const bodyFrag = this.lowerWorkflowBody(body, inner, false);
+    const first: AslState = {
+      Type: 'Pass',
+      Comment: this.comment(step, `binds input.${as} and the iteration index`),
+      Assign: {
+        [inputVar]: `{% $merge([${scope.inputVar}, {${JSON.stringify(as)}: $states.input.item}]) %}`,
+        [index]: '{% $states.input.index %}',
+      },
+    };
+    inner.states[itemState] = first;
+    const frag: Frag = bodyFrag ? (this.patch([{ holder: first, field: 'Next' }], bodyFrag.entry), bodyFrag) : { entry: itemState, tails: [{ holder: first, field: 'Next' }] };
+    const result = bodyFrag ? this.resultExpr(body, inner) : 'null';
+    const resultVar = result.startsWith('$') && /^\$[A-Za-z0-9_]+$/.test(result) ? result.slice(1) : undefined;
+    this.closeScope(frag, inner, (assigns) => (resultVar !== undefined ? valueOf(resultVar, assigns) : result));
+    const items = c.items ? this.valueJsonata(c.items, scope, step) : '[]';
+    const state: AslState = {
+      Type: 'Map',
+      Comment: this.comment(step, `for each item (at most ${max}, ${c.parallel ? 'up to 10 at once' : 'one at a time'})`),
+      Items: `{% ( $all := $append([], ${items}); $append([], $filter($all, function($v, $i) { $i < ${max} })) ) %}`,
+      ItemSelector: { item: '{% $states.context.Map.Item.Value %}', index: '{% $states.context.Map.Item.Index %}' },
+      MaxConcurrency: c.parallel ? 10 : 1,
+      ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: itemState, States: inner.states },
+      Assign: { [v]: '{% $states.result %}' },
+    };
+    scope.states[name] = state;
+    return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+  }
+
+  private lowerWhile(step: IrStep, scope: Scope, v: string): Frag {
+    const c = step.composite ?? {};
+    const name = this.stepNames.get(step)!;
+    const max = c.maxIterations ?? 10;
+    const count = this.names.variable(`${v}_iteration`);
+    const again = this.helper(step, 'again?');
+    const init: AslState = {
+      Type: 'Pass',
+      Comment: this.comment(step, `loop: the body runs at least once and at most ${max} times`),
+      Assign: { [count]: 0 },
+    };
+    scope.states[name] = init;
+    const inner: Scope = { ...scope, iterVars: [...scope.iterVars, count] };
+    const body = c.body ?? { steps: [], edges: [] };
+    const bodyFrag = this.lowerWorkflowBody(body, inner, false);
+    init.Next = bodyFrag?.entry ?? again;
+    if (bodyFrag) this.patch(bodyFrag.tails, again);
+    // The body ran in this scope: make its steps visible to the condition.
+    for (const [id, x] of inner.env) scope.env.set(id, x);
+    const exit: Record<string, unknown> = { Condition: '{% true %}', Assign: { [v]: `{% ${bodyFrag ? this.resultExpr(body, scope) : 'null'} %}` } };
+    scope.states[again] = {
+      Type: 'Choice',
+      Comment: this.comment(step, 'run the body again while the condition holds'),
+      Choices: [
+        {
+          Condition: `{% $${count} + 1 < ${max} and ${this.conditionJsonata(c.condition, scope, step)} %}`,
+          Assign: { [count]: `{% $${count} + 1 %}` },
+          Next: bodyFrag?.entry ?? again,
+        },
+        exit,
+      ],
+    };
+    return { entry: name, tails: [{ holder: exit, field: 'rule' }] };
+  }
+
+  private agentTask(step: IrStep, scope: Scope, ref: IrAgentRef, stateName: string, value: unknown, assign: Record<string, unknown>, iterVars?: readonly string[]): AslState {
+    const config = { ...step.config, agent: ref.agent, role: ref.role };
+    const state = this.taskState(step, scope, 'agent', this.payload(step, scope, {
+      kind: 'agent', role: ref.role, identity: ref.identity, config, value, iterVars,
+    }), assign, `agent '${ref.agent}' as ${ref.role}`);
+    scope.states[stateName] = state;
+    return state;
+  }
+
+  private lowerJudgeLoop(step: IrStep, scope: Scope, v: string): Frag {
+    const c = step.composite ?? {};
+    const name = this.stepNames.get(step)!;
+    const max = c.maxIterations ?? 5;
+    const gen = this.helper(step, 'generator');
+    const evaluate = this.helper(step, 'evaluator');
+    const passed = this.helper(step, 'passed?');
+    const count = this.names.variable(`${v}_iteration`);
+    const candidate = this.names.variable(`${v}_candidate`);
+    const evaluation = this.names.variable(`${v}_evaluation`);
+    scope.states[name] = {
+      Type: 'Pass',
+      Comment: this.comment(step, `generate → evaluate → check pass_condition, at most ${max} rounds`),
+      Assign: { [count]: 0, [candidate]: null, [evaluation]: null },
+      Next: gen,
+    };
+    const iterVars = [...scope.iterVars, count];
+    const input = step.input ? this.field(step.input, scope, step) : undefined;
+    const genState = this.agentTask(step, scope, c.generator ?? { agent: 'generator', role: 'generator', identity: step.identity }, gen,
+      { task: input ?? null, previous: `{% $${candidate} %}`, feedback: `{% $${evaluation} %}` },
+      { [candidate]: `{% ${RESULT_VALUE} %}` }, iterVars);
+    genState.Next = evaluate;
+    const evalState = this.agentTask(step, scope, c.evaluator ?? { agent: 'evaluator', role: 'evaluator', identity: step.identity }, evaluate,
+      { task: input ?? null, candidate: `{% $${candidate} %}` },
+      { [evaluation]: `{% ${RESULT_VALUE} %}` }, iterVars);
+    evalState.Next = passed;
+    // Inside pass_condition, `steps.<this step>.output` is the evaluator's latest output.
+    const condScope: Scope = { ...scope, overrides: new Map(scope.overrides).set(step.id, `$${evaluation}`) };
+    const result = `{% $${candidate} %}`;
+    const pass: Record<string, unknown> = { Condition: `{% ${this.conditionJsonata(c.condition, condScope, step)} %}`, Assign: { [v]: result } };
+    const exhausted: Record<string, unknown> = { Condition: '{% true %}', Assign: { [v]: result } };
+    scope.states[passed] = {
+      Type: 'Choice',
+      Comment: this.comment(step, 'stop when pass_condition holds or the rounds are used up'),
+      Choices: [
+        pass,
+        { Condition: `{% $${count} + 1 < ${max} %}`, Assign: { [count]: `{% $${count} + 1 %}` }, Next: gen },
+        exhausted,
+      ],
+    };
+    return { entry: name, tails: [{ holder: pass, field: 'rule' }, { holder: exhausted, field: 'rule' }] };
+  }
+
+  private lowerAnalyzer(step: IrStep, scope: Scope, v: string): Frag {
+    const c = step.composite ?? {};
+    const analysts = c.analysts ?? [];
+    const par = this.helper(step, 'analysts');
+    const agg = this.stepNames.get(step)!;
+    const collected = this.names.variable(`${v}_analyses`);
+    const input = step.input ? this.field(step.input, scope, step) : undefined;
+    const branches = analysts.map((a) => {
+      const inner: Scope = { ...scope, label: par, states: {}, produced: [], failState: undefined, env: new Map(scope.env), overrides: new Map(scope.overrides) };
+      const sName = this.helper(step, a.role);
+      const s = this.agentTask(step, inner, a, sName, input ?? null, {});
+      delete s.Assign;
+      s.Output = `{% ${RESULT_VALUE} %}`;
+      s.End = true;
+      return { StartAt: sName, States: inner.states };
+    });
+    // Each analyst's output under its own header, in the order the analysts are listed.
+    const headed = analysts.map((a, i) => `"## ${a.role.replace(/["\\]/g, '')}\\n" & ( $o := $states.result[${i}]; $type($o) = "string" ? $o : $string($o) )`).join(' & "\\n\\n" & ');
+    scope.states[par] = {
+      Type: 'Parallel',
+      Comment: this.comment(step, `${analysts.length} analysts in parallel`),
+      Branches: branches,
+      Assign: {
+        [collected]: `{% {"byRole": {${analysts.map((a, i) => `${JSON.stringify(a.role)}: $states.result[${i}]`).join(', ')}}, "text": ${headed || '""'}} %}`,
+      },
+      Next: agg,
+    };
+    const aggRef = c.aggregator ?? { agent: 'aggregator', role: 'aggregator', identity: step.identity };
+    const aggState = this.agentTask(step, scope, aggRef, agg,
+      { task: input ?? null, analyses: `{% $${collected}.text %}`, byRole: `{% $${collected}.byRole %}` },
+      { [v]: `{% ${RESULT_VALUE} %}` });
+    return { entry: par, tails: [{ holder: aggState, field: 'Next' }] };
+  }
+
+  private lowerHandoff(step: IrStep, scope: Scope, v: string): Frag {
+    const c = step.composite ?? {};
+    const specialists = c.specialists ?? [];
+    const max = c.maxHandoffs ?? 3;
+    const entryName = this.stepNames.get(step)!;
+    const route = this.helper(step, 'route');
+    const last = this.names.variable(`${v}_last`);
+    const hops = this.names.variable(`${v}_handoffs`);
+    const input = step.input ? this.field(step.input, scope, step) : undefined;
+    const entry = this.agentTask(step, scope, c.entry ?? { agent: 'entry', role: 'entry', identity: step.identity }, entryName,
+      { task: input ?? null }, { [last]: `{% ${RESULT_VALUE} %}`, [hops]: 0 });
+    entry.Next = route;
+    // The role an agent transfers to: `{"handoff": "<role>"}` (or `transfer_to`) in its output.
+    const roleOf = `( $o := $${last}; $type($o) = "object" ? ($exists($o.handoff) ? $o.handoff : $o.transfer_to) : null )`;
+    const choices: Record<string, unknown>[] = specialists.map((s) => {
+      const sName = this.helper(step, s.role);
+      const st = this.agentTask(step, scope, s, sName, { task: input ?? null, handoff: `{% $${last} %}` },
+        { [last]: `{% ${RESULT_VALUE} %}`, [hops]: `{% $${hops} + 1 %}` }, [...scope.iterVars, hops]);
+      st.Next = route;
+      return { Condition: `{% $${hops} < ${max} and ${roleOf} = ${JSON.stringify(s.role)} %}`, Next: sName };
+    });
+    const done: Record<string, unknown> = { Condition: '{% true %}', Assign: { [v]: `{% $${last} %}` } };
+    scope.states[route] = {
+      Type: 'Choice',
+      Comment: this.comment(step, `hand off to ${specialists.map((s) => s.role).join(', ') || 'nobody'} (at most ${max} hand-offs)`),
+      Choices: [...choices, done],
+    };
+    return { entry: entryName, tails: [{ holder: done, field: 'rule' }] };
+  }
+}
+
+/** The value of variable `v` at a terminal state: its Assign expression there, else the variable. */
+function valueOf(v: string, assigns: Record<string, unknown>): string {
+  if (!(v in assigns)) return `$${v}`;
+  const a = assigns[v];
+  if (typeof a === 'string' && a.startsWith('{%') && a.endsWith('%}')) return `(${a.slice(2, -2).trim()})`;
+  return JSON.stringify(a ?? null);
+}
+
+/** Every step id a step's expressions read (input, guard, items, condition). */
+export function allReads(step: IrStep): string[] {
+  const out = new Set<string>();
+  for (const e of [step.input, step.when, step.expr, step.composite?.items, step.composite?.condition]) {
+    if (e) for (const r of e.reads) if (r !== step.id) out.add(r);
+  }
+  return [...out];
+}

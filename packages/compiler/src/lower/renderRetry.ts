@@ -1,0 +1,73 @@
+// Retry and Catch rendering (cf. aws-cdk-lib's renderRetryCatch): every Lambda Task gets the
+// transient-error retrier first, then the step's own policy, then a Catch that ends the run failed
+// with the step's error and name.
+import type { IrRetry } from '../ir/Ir.js';
+
+/** Errors the Lambda service itself raises; always safe to retry. */
+export const TRANSIENT_LAMBDA_ERRORS = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+] as const;
+
+/** The default retrier for transient Lambda errors (with full jitter). */
+export const DEFAULT_LAMBDA_RETRY = {
+  ErrorEquals: [...TRANSIENT_LAMBDA_ERRORS],
+  IntervalSeconds: 1,
+  MaxAttempts: 3,
+  BackoffRate: 2,
+  MaxDelaySeconds: 10,
+  JitterStrategy: 'FULL',
+} as const;
+
+/** ASL `Retry` entries for a step: the transient retrier, then the source's policy (if any). */
+export function renderRetry(policy: IrRetry | undefined): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [{ ...DEFAULT_LAMBDA_RETRY, ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals] }];
+  if (policy !== undefined && policy.maxAttempts > 1) {
+    out.push(dropUndefined({
+      // States.TaskFailed matches any task error except timeouts; a source list narrows it.
+      ErrorEquals: policy.errors !== undefined && policy.errors.length > 0 ? [...policy.errors] : ['States.TaskFailed', 'States.Timeout'],
+      IntervalSeconds: Math.max(1, Math.ceil(policy.intervalSeconds)),
+      MaxAttempts: policy.maxAttempts - 1,
+      BackoffRate: policy.backoffRate,
+      MaxDelaySeconds: policy.maxDelaySeconds === undefined ? undefined : Math.max(1, Math.ceil(policy.maxDelaySeconds)),
+      JitterStrategy: policy.jitter ? 'FULL' : 'NONE',
+    }));
+  }
+  return out;
+}
+
+/** Worst-case attempts of one Task (first try plus every retrier exhausted). */
+export function worstCaseAttempts(policy: IrRetry | undefined): number {
+  return 1 + DEFAULT_LAMBDA_RETRY.MaxAttempts + (policy !== undefined && policy.maxAttempts > 1 ? policy.maxAttempts - 1 : 0);
+}
+
+/**
+ * Parses a duration from the source (`2`, `"500ms"`, `"3s"`, `"1m"`) into seconds.
+ * Returns undefined when it is not a duration.
+ */
+export function parseDurationSeconds(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v;
+  if (typeof v !== 'string') return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(v);
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  switch (m[2]) {
+    case 'ms':
+      return n / 1000;
+    case 'm':
+      return n * 60;
+    case 'h':
+      return n * 3600;
+    default:
+      return n;
+  }
+}
+
+/** Returns a copy without undefined-valued keys (ASL rejects `null` where a field is optional). */
+export function dropUndefined<T extends Record<string, unknown>>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
+}
