@@ -1,0 +1,1000 @@
+// The in-process ASL interpreter: runs any definition (JSONPath or JSONata), writes AWS-shaped
+// history events, and reports checkpoints after each top-level transition so a run can resume.
+import { randomUUID } from 'node:crypto';
+import { compilePath, setAtPath } from '../jsonpath/JsonPath.js';
+import { jsonataBody } from '../jsonata/JsonataEvaluator.js';
+import { evaluateChoiceRule, parseTimestamp } from './choiceRules.js';
+import { systemClock } from './clocks.js';
+import { evalField, evalTemplate, type JsonataBindings } from './jsonataFields.js';
+import { evaluatePayloadTemplate, lookupPath, requirePath, resolveDollarField, type PathEnv } from './pathEnv.js';
+import { Scope } from './Scope.js';
+import { RuntimeFailure, runtimeCause } from './StateError.js';
+import { isTaskFailure, TaskFailure, toFailure } from './TaskFailure.js';
+import type {
+  AslDefinition,
+  Checkpoint,
+  Clock,
+  ContextObject,
+  ExecuteOptions,
+  ExecutionResult,
+  HistoryEvent,
+  QueryLanguage,
+  TaskInvoker,
+} from './types.js';
+import { assertValidDefinition } from './validateDefinition.js';
+
+type Obj = Record<string, unknown>;
+
+/** Max bytes of a state's input/output (AWS quota). */
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
+
+interface Thread {
+  prev: number;
+}
+
+interface Frame {
+  readonly scope: Scope;
+  readonly thread: Thread;
+  readonly signal: AbortSignal;
+  readonly ql: QueryLanguage;
+  readonly top: boolean;
+  readonly mapItem?: { Index: number; Value: unknown };
+}
+
+interface StepResult {
+  output: unknown;
+  next?: string;
+}
+
+interface StateRun {
+  readonly name: string;
+  readonly st: Obj;
+  readonly ql: QueryLanguage;
+  readonly frame: Frame;
+  readonly enteredId: number;
+  readonly prevBeforeEnter: number;
+  readonly enteredTime: string;
+  retryCount: number;
+  taskToken?: string;
+}
+
+/** Raised when the execution is stopped (StopExecution) or its signal aborts. */
+class Aborted extends Error {
+  override readonly name = 'Aborted';
+}
+
+const json = (v: unknown): string => (v === undefined ? 'null' : JSON.stringify(v));
+
+/** Runs an ASL definition to completion in-process. Rejects the definition first if it is invalid. */
+export async function executeStateMachine(definition: AslDefinition, input: unknown, options: ExecuteOptions = {}): Promise<ExecutionResult> {
+  assertValidDefinition(definition);
+  return new Execution(definition, input, options).run();
+}
+
+class Execution {
+  readonly events: HistoryEvent[] = [];
+  private counter = 0;
+  private transitions = 0;
+  private readonly clock: Clock;
+  private readonly collect: boolean;
+  private readonly abort = new AbortController();
+  private readonly execCtx: ContextObject['Execution'];
+  private readonly smCtx: ContextObject['StateMachine'];
+  private readonly region: string;
+  private readonly invoker: TaskInvoker;
+  private lastCheckpoint?: Checkpoint;
+  private readonly topScope = new Scope();
+  private readonly startTime: number;
+
+  constructor(
+    private readonly def: AslDefinition,
+    private readonly input: unknown,
+    private readonly opts: ExecuteOptions,
+  ) {
+    this.clock = opts.clock ?? systemClock;
+    this.collect = opts.collectEvents !== false;
+    this.region = opts.region ?? 'us-east-1';
+    const partition = opts.partition ?? 'aws';
+    const account = opts.account ?? '123456789012';
+    const smName = opts.stateMachineName ?? 'StateMachine';
+    const execName = opts.executionName ?? randomUUID();
+    const smArn = opts.stateMachineArn ?? `arn:${partition}:states:${this.region}:${account}:stateMachine:${smName}`;
+    const execArn = opts.executionArn ?? `arn:${partition}:states:${this.region}:${account}:execution:${smName}:${execName}`;
+    this.startTime = opts.startTime ?? this.clock.now();
+    this.execCtx = {
+      Id: execArn,
+      Input: input,
+      Name: execName,
+      RoleArn: opts.roleArn ?? `arn:${partition}:iam::${account}:role/StepFunctionsRole`,
+      StartTime: new Date(this.startTime).toISOString(),
+      RedriveCount: opts.redriveCount ?? 0,
+    };
+    this.smCtx = { Id: smArn, Name: smName };
+    this.invoker = opts.invoker ?? {
+      invoke: (inv) => Promise.reject(new TaskFailure('States.Runtime', `No task invoker is configured for resource ${inv.resource}`)),
+    };
+    if (opts.signal) {
+      const s = opts.signal;
+      if (s.aborted) this.abort.abort(s.reason);
+      else s.addEventListener('abort', () => this.abort.abort(s.reason), { once: true });
+    }
+  }
+
+  private emit(thread: Thread, type: string, details?: Obj, advance = true): number {
+    const id = ++this.counter;
+    const ev: HistoryEvent = { timestamp: this.clock.now(), type, id, previousEventId: thread.prev };
+    if (details) ev[detailsKey(type)] = details;
+    if (advance) thread.prev = id;
+    if (this.collect) this.events.push(ev);
+    this.opts.onEvent?.(ev);
+    return id;
+  }
+
+  async run(): Promise<ExecutionResult> {
+    const thread: Thread = { prev: 0 };
+    const topQl = (this.def.QueryLanguage as QueryLanguage | undefined) ?? 'JSONPath';
+    const frame: Frame = { scope: this.topScope, thread, signal: this.abort.signal, ql: topQl, top: true };
+    let startName = this.def.StartAt as string;
+    let startInput = this.input;
+    const resume = this.opts.resumeFrom ?? this.opts.redriveFrom;
+    if (resume) {
+      this.counter = resume.eventCounter;
+      thread.prev = resume.previousEventId;
+      this.transitions = resume.transitions;
+      this.topScope.assign(resume.variables);
+      startName = resume.stateName;
+      startInput = resume.input;
+      if (this.opts.redriveFrom) this.emit(thread, 'ExecutionRedriven', { redriveCount: this.execCtx.RedriveCount });
+    } else {
+      this.emit(thread, 'ExecutionStarted', { input: json(this.input), inputDetails: { truncated: false }, roleArn: this.execCtx.RoleArn }, false);
+    }
+    let result: ExecutionResult;
+    try {
+      const output = await this.runStates(this.def, startName, startInput, frame);
+      this.emit(thread, 'ExecutionSucceeded', { output: json(output), outputDetails: { truncated: false } });
+      result = this.result('SUCCEEDED', { output });
+    } catch (e) {
+      if (e instanceof Aborted || (this.abort.signal.aborted && !isTaskFailure(e))) {
+        const reason = this.abort.signal.reason as { error?: string; cause?: string } | undefined;
+        const d: Obj = {};
+        if (typeof reason?.error === 'string') d.error = reason.error;
+        if (typeof reason?.cause === 'string') d.cause = reason.cause;
+        this.emit(thread, 'ExecutionAborted', d);
+        result = this.result('ABORTED', d as { error?: string; cause?: string });
+      } else {
+        const f = toFailure(e);
+        const d: Obj = {};
+        if (f.error !== undefined && f.error !== '') d.error = f.error;
+        if (f.cause !== undefined) d.cause = f.cause;
+        if ((e as { fromFailState?: boolean }).fromFailState && f.error === '') delete d.error;
+        const timedOut = f.error === 'States.Timeout' && (e as { executionTimeout?: boolean }).executionTimeout === true;
+        this.emit(thread, timedOut ? 'ExecutionTimedOut' : 'ExecutionFailed', d);
+        result = this.result(timedOut ? 'TIMED_OUT' : 'FAILED', d as { error?: string; cause?: string });
+      }
+      if (this.lastCheckpoint) {
+        result.redrivePoint = { ...this.lastCheckpoint, eventCounter: this.counter, previousEventId: this.counter };
+      }
+    }
+    return result;
+  }
+
+  private result(status: ExecutionResult['status'], r: { output?: unknown; error?: string; cause?: string }): ExecutionResult {
+    const out: ExecutionResult = { status, events: this.events, startTime: this.startTime, stopTime: this.clock.now() };
+    if ('output' in r) out.output = r.output;
+    if (r.error !== undefined) out.error = r.error;
+    if (r.cause !== undefined) out.cause = r.cause;
+    return out;
+  }
+
+  private async runStates(machine: Obj, startAt: string, input: unknown, frame: Frame): Promise<unknown> {
+    const states = machine.States as Record<string, Obj>;
+    let name = startAt;
+    let cur = input;
+    for (;;) {
+      if (frame.signal.aborted) throw new Aborted();
+      if (frame.top) {
+        this.lastCheckpoint = {
+          stateName: name,
+          input: cur,
+          variables: frame.scope.ownValues(),
+          eventCounter: this.counter,
+          previousEventId: frame.thread.prev,
+          transitions: this.transitions,
+        };
+      }
+      const st = states[name]!;
+      const r = await this.runState(name, st, cur, frame);
+      this.transitions++;
+      if (r.next === undefined) return r.output;
+      name = r.next;
+      cur = r.output;
+      if (frame.top && this.opts.checkpoint) {
+        await this.opts.checkpoint({
+          stateName: name,
+          input: cur,
+          variables: frame.scope.ownValues(),
+          eventCounter: this.counter,
+          previousEventId: frame.thread.prev,
+          transitions: this.transitions,
+        });
+      }
+    }
+  }
+
+  private context(run: StateRun): ContextObject {
+    const c: ContextObject = {
+      Execution: this.execCtx,
+      State: { EnteredTime: run.enteredTime, Name: run.name, RetryCount: run.retryCount },
+      StateMachine: this.smCtx,
+    };
+    if (run.taskToken !== undefined) c.Task = { Token: run.taskToken };
+    if (run.frame.mapItem) c.Map = { Item: run.frame.mapItem };
+    return c;
+  }
+
+  private pathEnv(run: StateRun): PathEnv {
+    return { context: this.context(run), scope: run.frame.scope };
+  }
+
+  private bindings(run: StateRun, input: unknown, extra?: Obj): JsonataBindings {
+    const b = run.frame.scope.flatten();
+    b.states = { input, context: this.context(run), ...extra };
+    return b;
+  }
+
+  private async runState(name: string, st: Obj, raw: unknown, frame: Frame): Promise<StepResult> {
+    const type = st.Type as string;
+    const ql = (st.QueryLanguage as QueryLanguage | undefined) ?? frame.ql;
+    const prevBeforeEnter = frame.thread.prev;
+    const enteredId = this.emit(frame.thread, `${type}StateEntered`, { input: json(raw), inputDetails: { truncated: false }, name });
+    const run: StateRun = {
+      name,
+      st,
+      ql,
+      frame,
+      enteredId,
+      prevBeforeEnter,
+      enteredTime: new Date(this.clock.now()).toISOString(),
+      retryCount: 0,
+    };
+    try {
+      switch (type) {
+        case 'Pass':
+          return await this.runPass(run, raw);
+        case 'Succeed':
+          return await this.runSucceed(run, raw);
+        case 'Fail':
+          return await this.runFail(run, raw);
+        case 'Choice':
+          return await this.runChoice(run, raw);
+        case 'Wait':
+          return await this.runWait(run, raw);
+        case 'Task':
+        case 'Map':
+        case 'Parallel':
+          return await this.withRetryCatch(run, raw);
+        default:
+          throw new RuntimeFailure('States.Runtime', `Unsupported state type ${type}`);
+      }
+    } catch (e) {
+      throw this.finalFailure(run, e);
+    }
+  }
+
+  /** Turns a RuntimeFailure into AWS's state-prefixed cause and writes EvaluationFailed for JSONata errors. */
+  private finalFailure(run: StateRun, e: unknown): unknown {
+    if (e instanceof RuntimeFailure) {
+      const cause = runtimeCause(run.name, run.enteredId, e.detail);
+      const f = new TaskFailure(e.error, cause);
+      if (e.error === 'States.QueryEvaluationError' && !(e as { reported?: boolean }).reported) {
+        const d: Obj = { cause, error: e.error, state: run.name };
+        if (e.location !== undefined) d.location = e.location;
+        run.frame.thread.prev = run.prevBeforeEnter;
+        this.emit(run.frame.thread, 'EvaluationFailed', d);
+      }
+      return f;
+    }
+    return e;
+  }
+
+  // ---- output processing ------------------------------------------------------------------
+
+  private checkSize(run: StateRun, value: unknown, text?: string): void {
+    const s = text ?? json(value);
+    if (s.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(s) > MAX_PAYLOAD_BYTES) {
+      throw new TaskFailure('States.DataLimitExceeded', `The state/task '${run.name}' returned a result with a size exceeding the maximum number of bytes service limit.`);
+    }
+  }
+
+  private inputPath(run: StateRun, raw: unknown): unknown {
+    const p = run.st.InputPath;
+    if (p === undefined || p === '$') return raw;
+    if (p === null) return {};
+    return requirePath(p as string, raw, this.pathEnv(run));
+  }
+
+  private outputPath(run: StateRun, v: unknown): unknown {
+    const p = run.st.OutputPath;
+    if (p === undefined || p === '$') return v;
+    if (p === null) return {};
+    return requirePath(p as string, v, this.pathEnv(run));
+  }
+
+  private resultPath(run: StateRun, raw: unknown, result: unknown, p: unknown = run.st.ResultPath): unknown {
+    if (p === undefined || p === '$') return result;
+    if (p === null) return raw;
+    try {
+      return setAtPath(raw, compilePath(p as string), result);
+    } catch (e) {
+      throw new RuntimeFailure('States.Runtime', `Invalid path '${String(p)}' : ${(e as Error).message}`);
+    }
+  }
+
+  /** JSONPath Assign: `.$` fields resolve against `value` (the state's result). */
+  private async assign(run: StateRun, assignTpl: unknown, value: unknown, jsonataExtra?: Obj, jsonataInput?: unknown): Promise<Obj | undefined> {
+    if (assignTpl === undefined || assignTpl === null) return undefined;
+    let vals: Obj;
+    if (run.ql === 'JSONata') {
+      vals = (await evalTemplate(assignTpl, 'Assign', this.bindings(run, jsonataInput, jsonataExtra))) as Obj;
+    } else {
+      vals = evaluatePayloadTemplate(assignTpl, value, this.pathEnv(run)) as Obj;
+    }
+    return vals;
+  }
+
+  private applyAssign(run: StateRun, vals: Obj | undefined, exitDetails: Obj): void {
+    if (!vals) return;
+    run.frame.scope.assign(vals);
+    const av: Obj = {};
+    for (const k of Object.keys(vals)) av[k] = json(vals[k]);
+    exitDetails.assignedVariables = av;
+    exitDetails.assignedVariablesDetails = { truncated: false };
+  }
+
+  private exit(run: StateRun, output: unknown, assigned?: Obj): void {
+    const text = json(output);
+    this.checkSize(run, output, text);
+    const d: Obj = { name: run.name, output: text, outputDetails: { truncated: false } };
+    this.applyAssign(run, assigned, d);
+    this.emit(run.frame.thread, `${run.st.Type as string}StateExited`, d);
+  }
+
+  private next(run: StateRun): string | undefined {
+    return run.st.End === true ? undefined : (run.st.Next as string | undefined);
+  }
+
+  // ---- simple states ---------------------------------------------------------------------------
+
+  private async runPass(run: StateRun, raw: unknown): Promise<StepResult> {
+    const st = run.st;
+    if (run.ql === 'JSONata') {
+      const b = this.bindings(run, raw);
+      const assigned = await this.assign(run, st.Assign, undefined, undefined, raw);
+      const output = st.Output !== undefined ? await evalTemplate(st.Output, 'Output', b) : raw;
+      this.exit(run, output, assigned);
+      return { output, next: this.next(run) };
+    }
+    const eff = this.inputPath(run, raw);
+    let result: unknown;
+    if ('Result' in st) result = st.Result;
+    else if (st.Parameters !== undefined) result = evaluatePayloadTemplate(st.Parameters, eff, this.pathEnv(run));
+    else result = eff;
+    const assigned = await this.assign(run, st.Assign, result);
+    const output = this.outputPath(run, this.resultPath(run, raw, result));
+    this.exit(run, output, assigned);
+    return { output, next: this.next(run) };
+  }
+
+  private async runSucceed(run: StateRun, raw: unknown): Promise<StepResult> {
+    let output: unknown;
+    if (run.ql === 'JSONata') output = run.st.Output !== undefined ? await evalTemplate(run.st.Output, 'Output', this.bindings(run, raw)) : raw;
+    else output = this.outputPath(run, this.inputPath(run, raw));
+    this.exit(run, output);
+    return { output };
+  }
+
+  private async runFail(run: StateRun, raw: unknown): Promise<StepResult> {
+    const st = run.st;
+    let error: unknown = st.Error;
+    let cause: unknown = st.Cause;
+    if (run.ql === 'JSONata') {
+      const b = this.bindings(run, raw);
+      if (jsonataBody(error) !== undefined) error = await evalTemplate(error, 'Error', b);
+      if (jsonataBody(cause) !== undefined) cause = await evalTemplate(cause, 'Cause', b);
+    } else {
+      const env = this.pathEnv(run);
+      if (typeof st.ErrorPath === 'string') error = this.failPath(st.ErrorPath, 'ErrorPath', raw, env);
+      if (typeof st.CausePath === 'string') cause = this.failPath(st.CausePath, 'CausePath', raw, env);
+    }
+    const f = new TaskFailure(
+      error === undefined || error === null ? '' : typeof error === 'string' ? error : json(error),
+      cause === undefined || cause === null ? undefined : typeof cause === 'string' ? cause : json(cause),
+    );
+    (f as { fromFailState?: boolean }).fromFailState = true;
+    throw f;
+  }
+
+  private failPath(p: string, field: string, raw: unknown, env: PathEnv): unknown {
+    return resolveDollarField(p, field, raw, env);
+  }
+
+  private async runChoice(run: StateRun, raw: unknown): Promise<StepResult> {
+    const st = run.st;
+    const choices = (st.Choices as Obj[]) ?? [];
+    if (run.ql === 'JSONata') {
+      const b = this.bindings(run, raw);
+      for (const [i, rule] of choices.entries()) {
+        const cond = jsonataBody(rule.Condition);
+        const ok = cond !== undefined ? await evalField(cond, `Choices[${i}]/Condition`, b) : rule.Condition;
+        if (typeof ok !== 'boolean') {
+          throw new RuntimeFailure('States.QueryEvaluationError', `The JSONata expression '${cond}' specified for the field 'Condition' returned an unexpected result type. Expected 'boolean', but was '${typeName(ok)}' for value: ${json(ok)}`, 'Condition');
+        }
+        if (ok) {
+          const assigned = await this.assign(run, rule.Assign, undefined, undefined, raw);
+          const output = rule.Output !== undefined ? await evalTemplate(rule.Output, 'Output', b) : raw;
+          this.exit(run, output, assigned);
+          return { output, next: rule.Next as string };
+        }
+      }
+      if (st.Default === undefined) throw new TaskFailure('States.NoChoiceMatched', `No Matches!`);
+      const assigned = await this.assign(run, st.Assign, undefined, undefined, raw);
+      const output = st.Output !== undefined ? await evalTemplate(st.Output, 'Output', b) : raw;
+      this.exit(run, output, assigned);
+      return { output, next: st.Default as string };
+    }
+    const eff = this.inputPath(run, raw);
+    const env = this.pathEnv(run);
+    for (const rule of choices) {
+      if (evaluateChoiceRule(rule, eff, env)) {
+        const assigned = await this.assign(run, rule.Assign, eff);
+        const output = this.outputPath(run, eff);
+        this.exit(run, output, assigned);
+        return { output, next: rule.Next as string };
+      }
+    }
+    if (st.Default === undefined) throw new TaskFailure('States.NoChoiceMatched', `No Matches!`);
+    const assigned = await this.assign(run, st.Assign, eff);
+    const output = this.outputPath(run, eff);
+    this.exit(run, output, assigned);
+    return { output, next: st.Default as string };
+  }
+
+  private async runWait(run: StateRun, raw: unknown): Promise<StepResult> {
+    const st = run.st;
+    let ms = 0;
+    let eff = raw;
+    if (run.ql === 'JSONata') {
+      const b = this.bindings(run, raw);
+      if (st.Seconds !== undefined) {
+        const s = jsonataBody(st.Seconds) !== undefined ? await evalTemplate(st.Seconds, 'Seconds', b) : st.Seconds;
+        if (typeof s !== 'number' || !Number.isInteger(s) || s < 0) {
+          throw new RuntimeFailure('States.QueryEvaluationError', `The JSONata expression '${jsonataBody(st.Seconds) ?? String(st.Seconds)}' specified for the field 'Seconds' returned an unexpected result type. Expected 'integer', but was '${typeName(s)}' for value: ${json(s)}`, 'Seconds');
+        }
+        ms = s * 1000;
+      } else if (st.Timestamp !== undefined) {
+        const t = jsonataBody(st.Timestamp) !== undefined ? await evalTemplate(st.Timestamp, 'Timestamp', b) : st.Timestamp;
+        const at = parseTimestamp(t);
+        if (Number.isNaN(at)) {
+          throw new RuntimeFailure('States.QueryEvaluationError', `The Timestamp field cannot be parsed as an ISO-8601 extended offset date-time format string: ${typeof t === 'string' ? t : json(t)}`, 'Timestamp');
+        }
+        ms = at - this.clock.now();
+      }
+      const assigned = await this.assign(run, st.Assign, undefined, undefined, raw);
+      const output = st.Output !== undefined ? await evalTemplate(st.Output, 'Output', b) : raw;
+      await this.sleep(run, ms);
+      this.exit(run, output, assigned);
+      return { output, next: this.next(run) };
+    }
+    eff = this.inputPath(run, raw);
+    const env = this.pathEnv(run);
+    if (typeof st.Seconds === 'number') ms = st.Seconds * 1000;
+    else if (typeof st.SecondsPath === 'string') {
+      const s = requirePath(st.SecondsPath, eff, env);
+      if (typeof s !== 'number' || !Number.isInteger(s)) {
+        throw new RuntimeFailure('States.Runtime', `The SecondsPath parameter cannot be parsed as a long value: ${st.SecondsPath} == ${typeof s === 'string' ? s : json(s)}`);
+      }
+      if (s < 0) throw new RuntimeFailure('States.Runtime', `The SecondsPath parameter references a negative value: ${st.SecondsPath} == ${s}`);
+      ms = s * 1000;
+    } else if (typeof st.Timestamp === 'string') ms = parseTimestamp(st.Timestamp) - this.clock.now();
+    else if (typeof st.TimestampPath === 'string') {
+      const t = requirePath(st.TimestampPath, eff, env);
+      const at = parseTimestamp(t);
+      if (Number.isNaN(at)) {
+        throw new RuntimeFailure('States.Runtime', `The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: ${st.TimestampPath} == ${typeof t === 'string' ? t : json(t)}`);
+      }
+      ms = at - this.clock.now();
+    }
+    const assigned = await this.assign(run, st.Assign, eff);
+    await this.sleep(run, ms);
+    const output = this.outputPath(run, eff);
+    this.exit(run, output, assigned);
+    return { output, next: this.next(run) };
+  }
+
+  private async sleep(run: StateRun, ms: number): Promise<void> {
+    if (ms > 0) await this.clock.sleep(ms, run.frame.signal);
+    if (run.frame.signal.aborted) throw new Aborted();
+  }
+
+  // ---- Retry / Catch --------------------------------------------------------------------------
+
+  private async withRetryCatch(run: StateRun, raw: unknown): Promise<StepResult> {
+    const st = run.st;
+    const retriers = (st.Retry as Obj[] | undefined) ?? [];
+    const catchers = (st.Catch as Obj[] | undefined) ?? [];
+    const attempts = new Array<number>(retriers.length).fill(0);
+    for (;;) {
+      try {
+        return await this.attempt(run, raw);
+      } catch (e0) {
+        if (e0 instanceof Aborted || run.frame.signal.aborted) {
+          this.emit(run.frame.thread, `${st.Type as string}StateAborted`);
+          throw e0 instanceof Aborted ? e0 : new Aborted();
+        }
+        let e = e0;
+        if (e instanceof RuntimeFailure) {
+          e = this.finalFailure(run, e);
+          (e as { reported?: boolean }).reported = true;
+          if ((e as TaskFailure).error === 'States.Runtime') {
+            this.failedEvent(run);
+            throw e;
+          }
+        }
+        const f = toFailure(e);
+        const ri = retriers.findIndex((r) => matches(r.ErrorEquals, f.error));
+        if (ri >= 0) {
+          const r = retriers[ri]!;
+          const max = typeof r.MaxAttempts === 'number' ? r.MaxAttempts : 3;
+          if (attempts[ri]! < max) {
+            const interval = typeof r.IntervalSeconds === 'number' ? r.IntervalSeconds : 1;
+            const rate = typeof r.BackoffRate === 'number' ? r.BackoffRate : 2;
+            let delay = interval * Math.pow(rate, attempts[ri]!);
+            if (typeof r.MaxDelaySeconds === 'number') delay = Math.min(delay, r.MaxDelaySeconds);
+            if (r.JitterStrategy === 'FULL') delay = Math.random() * delay;
+            attempts[ri]!++;
+            run.retryCount++;
+            await this.sleep(run, delay * 1000);
+            continue;
+          }
+        }
+        this.failedEvent(run);
+        const ci = catchers.findIndex((c) => matches(c.ErrorEquals, f.error));
+        if (ci < 0) throw e;
+        return await this.caught(run, raw, catchers[ci]!, f);
+      }
+    }
+  }
+
+  private failedEvent(run: StateRun): void {
+    const t = run.st.Type;
+    if (t === 'Map' || t === 'Parallel') this.emit(run.frame.thread, `${t as string}StateFailed`);
+  }
+
+  private async caught(run: StateRun, raw: unknown, c: Obj, f: { error: string; cause?: string }): Promise<StepResult> {
+    const errorOutput: Obj = { Error: f.error };
+    if (f.cause !== undefined) errorOutput.Cause = f.cause;
+    let output: unknown;
+    let assigned: Obj | undefined;
+    if (run.ql === 'JSONata') {
+      const b = this.bindings(run, raw, { errorOutput });
+      assigned = await this.assign(run, c.Assign, undefined, { errorOutput }, raw);
+      output = c.Output !== undefined ? await evalTemplate(c.Output, 'Output', b) : errorOutput;
+    } else {
+      assigned = await this.assign(run, c.Assign, errorOutput);
+      output = this.resultPath(run, raw, errorOutput, c.ResultPath);
+    }
+    this.exit(run, output, assigned);
+    return { output, next: c.Next as string };
+  }
+
+  private async attempt(run: StateRun, raw: unknown): Promise<StepResult> {
+    switch (run.st.Type) {
+      case 'Task':
+        return this.runTask(run, raw);
+      case 'Map':
+        return this.runMap(run, raw);
+      default:
+        return this.runParallel(run, raw);
+    }
+  }
+
+  /** Shared tail of Task/Map/Parallel: ResultSelector, ResultPath, OutputPath (or Output), Assign. */
+  private async finish(run: StateRun, raw: unknown, result: unknown): Promise<StepResult> {
+    const st = run.st;
+    if (run.ql === 'JSONata') {
+      const b = this.bindings(run, raw, { result });
+      const assigned = await this.assign(run, st.Assign, undefined, { result }, raw);
+      const output = st.Output !== undefined ? await evalTemplate(st.Output, 'Output', b) : result;
+      this.exit(run, output, assigned);
+      return { output, next: this.next(run) };
+    }
+    let r = result;
+    if (st.ResultSelector !== undefined) r = evaluatePayloadTemplate(st.ResultSelector, r, this.pathEnv(run));
+    const assigned = await this.assign(run, st.Assign, r);
+    const output = this.outputPath(run, this.resultPath(run, raw, r));
+    this.exit(run, output, assigned);
+    return { output, next: this.next(run) };
+  }
+
+  // ---- Task -------------------------------------------------------------------------------------
+
+  private substitute(resource: string): string {
+    return resource;
+  }
+
+  private async numberField(run: StateRun, raw: unknown, field: string, eff: unknown): Promise<number | undefined> {
+    const st = run.st;
+    const v = st[field];
+    if (run.ql === 'JSONata' && jsonataBody(v) !== undefined) {
+      const n = await evalTemplate(v, field, this.bindings(run, raw));
+      if (typeof n !== 'number' || !Number.isInteger(n) || n <= 0) {
+        throw new RuntimeFailure('States.QueryEvaluationError', `The JSONata expression '${jsonataBody(v)}' specified for the field '${field}' returned an unexpected result type. Expected 'integer', but was '${typeName(n)}' for value: ${json(n)}`, field);
+      }
+      return n;
+    }
+    if (typeof v === 'number') return v;
+    const p = st[`${field}Path`];
+    if (typeof p === 'string') {
+      const n = requirePath(p, eff, this.pathEnv(run));
+      if (typeof n !== 'number' || !Number.isInteger(n) || n <= 0) {
+        throw new RuntimeFailure('States.Runtime', `The ${field}Path parameter does not reference a positive integer: ${p} == ${json(n)}`);
+      }
+      return n;
+    }
+    return undefined;
+  }
+
+  private async runTask(run: StateRun, raw: unknown): Promise<StepResult> {
+    const st = run.st;
+    const resource = this.substitute(st.Resource as string);
+    if (resource.endsWith('.waitForTaskToken')) run.taskToken = this.opts.newTaskToken?.() ?? randomUUID();
+    let eff: unknown;
+    if (run.ql === 'JSONata') {
+      eff = st.Arguments !== undefined ? await evalTemplate(st.Arguments, 'Arguments', this.bindings(run, raw)) : raw;
+    } else {
+      eff = this.inputPath(run, raw);
+      if (st.Parameters !== undefined) eff = evaluatePayloadTemplate(st.Parameters, eff, this.pathEnv(run));
+    }
+    const timeoutSeconds = await this.numberField(run, raw, 'TimeoutSeconds', this.inputPath(run, raw));
+    const heartbeatSeconds = await this.numberField(run, raw, 'HeartbeatSeconds', this.inputPath(run, raw));
+    const svc = serviceOf(resource);
+    const thread = run.frame.thread;
+    const effText = json(eff);
+    if (svc) {
+      const d: Obj = { parameters: effText, region: this.region, resource: svc.resource, resourceType: svc.resourceType };
+      if (timeoutSeconds !== undefined) d.timeoutInSeconds = timeoutSeconds;
+      if (heartbeatSeconds !== undefined) d.heartbeatInSeconds = heartbeatSeconds;
+      this.emit(thread, 'TaskScheduled', d);
+      this.emit(thread, 'TaskStarted', { resource: svc.resource, resourceType: svc.resourceType });
+    } else {
+      const d: Obj = { input: effText, inputDetails: { truncated: false }, resource };
+      if (timeoutSeconds !== undefined) d.timeoutInSeconds = timeoutSeconds;
+      this.emit(thread, 'LambdaFunctionScheduled', d);
+      this.emit(thread, 'LambdaFunctionStarted');
+    }
+    const ac = new AbortController();
+    const onOuter = () => ac.abort();
+    run.frame.signal.addEventListener('abort', onOuter, { once: true });
+    let lastBeat = this.clock.now();
+    let settled = false;
+    const timers: Promise<never>[] = [];
+    const timerAbort = new AbortController();
+    if (timeoutSeconds !== undefined) {
+      timers.push(
+        this.clock.sleep(timeoutSeconds * 1000, timerAbort.signal).then(() => {
+          throw new TaskFailure('States.Timeout');
+        }),
+      );
+    }
+    if (heartbeatSeconds !== undefined) {
+      const hbMs = heartbeatSeconds * 1000;
+      timers.push(
+        (async () => {
+          for (;;) {
+            await this.clock.sleep(Math.max(1, lastBeat + hbMs - this.clock.now()), timerAbort.signal);
+            if (timerAbort.signal.aborted) return new Promise<never>(() => {});
+            if (this.clock.now() - lastBeat >= hbMs) throw new TaskFailure('States.HeartbeatTimeout');
+          }
+        })(),
+      );
+    }
+    const abortP = new Promise<never>((_, reject) => {
+      if (run.frame.signal.aborted) reject(new Aborted());
+      run.frame.signal.addEventListener('abort', () => reject(new Aborted()), { once: true });
+    });
+    abortP.catch(() => {});
+    let result: unknown;
+    try {
+      const inv = this.invoker.invoke(
+        {
+          resource,
+          input: eff,
+          stateName: run.name,
+          ...(run.taskToken !== undefined ? { taskToken: run.taskToken } : {}),
+          ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+          ...(heartbeatSeconds !== undefined ? { heartbeatSeconds } : {}),
+          signal: ac.signal,
+          context: this.context(run),
+          ...(st.Credentials !== undefined ? { credentials: st.Credentials } : {}),
+          queryLanguage: run.ql,
+        },
+        {
+          heartbeat: () => {
+            lastBeat = this.clock.now();
+          },
+          emit: (e) => {
+            const { type, ...rest } = e;
+            const keys = Object.keys(rest);
+            this.emit(thread, type, keys.length === 1 ? (rest[keys[0]!] as Obj) : undefined);
+          },
+        },
+      );
+      result = await Promise.race([inv, abortP, ...timers]);
+    } catch (e) {
+      settled = true;
+      timerAbort.abort();
+      ac.abort();
+      run.frame.signal.removeEventListener('abort', onOuter);
+      if (e instanceof Aborted) throw e;
+      const f = toFailure(e);
+      const timedOut = f.error === 'States.Timeout' || f.error === 'States.HeartbeatTimeout';
+      if (svc) {
+        const d: Obj = { error: f.error, resource: svc.resource, resourceType: svc.resourceType };
+        if (f.cause !== undefined) d.cause = f.cause;
+        this.emit(thread, timedOut ? 'TaskTimedOut' : 'TaskFailed', d);
+      } else {
+        const d: Obj = { error: f.error };
+        if (f.cause !== undefined) d.cause = f.cause;
+        this.emit(thread, timedOut ? 'LambdaFunctionTimedOut' : 'LambdaFunctionFailed', d);
+      }
+      throw new TaskFailure(f.error, f.cause);
+    }
+    void settled;
+    timerAbort.abort();
+    run.frame.signal.removeEventListener('abort', onOuter);
+    const outText = json(result);
+    if (outText.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(outText) > MAX_PAYLOAD_BYTES) {
+      const label = svc ? svc.resourceType : resource;
+      const f = new TaskFailure('States.DataLimitExceeded', `The state/task '${label}' returned a result with a size exceeding the maximum number of bytes service limit.`);
+      if (svc) this.emit(thread, 'TaskFailed', { error: f.error, cause: f.cause, resource: svc.resource, resourceType: svc.resourceType });
+      else this.emit(thread, 'LambdaFunctionFailed', { error: f.error, cause: f.cause });
+      throw f;
+    }
+    if (svc) this.emit(thread, 'TaskSucceeded', { output: outText, outputDetails: { truncated: false }, resource: svc.resource, resourceType: svc.resourceType });
+    else this.emit(thread, 'LambdaFunctionSucceeded', { output: outText, outputDetails: { truncated: false } });
+    return this.finish(run, raw, result);
+  }
+
+  // ---- Parallel ---------------------------------------------------------------------------------
+
+  private async runParallel(run: StateRun, raw: unknown): Promise<StepResult> {
+    const st = run.st;
+    let eff: unknown;
+    if (run.ql === 'JSONata') {
+      eff = st.Arguments !== undefined ? await evalTemplate(st.Arguments, 'Arguments', this.bindings(run, raw)) : raw;
+    } else {
+      eff = this.inputPath(run, raw);
+      if (st.Parameters !== undefined) eff = evaluatePayloadTemplate(st.Parameters, eff, this.pathEnv(run));
+    }
+    const outer = run.frame.thread;
+    const startedId = this.emit(outer, 'ParallelStateStarted');
+    const branches = (st.Branches as Obj[]) ?? [];
+    const ac = new AbortController();
+    const onOuter = () => ac.abort(run.frame.signal.reason);
+    run.frame.signal.addEventListener('abort', onOuter, { once: true });
+    const results = new Array<unknown>(branches.length);
+    let failure: unknown;
+    let failedThread: Thread | undefined;
+    let lastThread: Thread | undefined;
+    await Promise.all(
+      branches.map(async (b, i) => {
+        const thread: Thread = { prev: startedId };
+        const frame: Frame = {
+          scope: new Scope(run.frame.scope),
+          thread,
+          signal: ac.signal,
+          ql: (b.QueryLanguage as QueryLanguage | undefined) ?? run.ql,
+          top: false,
+        };
+        try {
+          results[i] = await this.runStates(b, b.StartAt as string, eff, frame);
+          lastThread = thread;
+        } catch (e) {
+          if (failure === undefined && !(e instanceof Aborted)) {
+            failure = e;
+            failedThread = thread;
+            ac.abort();
+          } else if (failure === undefined && run.frame.signal.aborted) {
+            failure = e;
+          }
+        }
+      }),
+    );
+    run.frame.signal.removeEventListener('abort', onOuter);
+    if (failure !== undefined) {
+      if (failedThread) outer.prev = failedThread.prev;
+      throw failure;
+    }
+    if (lastThread) outer.prev = lastThread.prev;
+    this.emit(outer, 'ParallelStateSucceeded', undefined, false);
+    return this.finish(run, raw, results);
+  }
+
+  // ---- Map --------------------------------------------------------------------------------------
+
+  private async mapNumber(run: StateRun, eff: unknown, raw: unknown, field: string, kind: 'integer' | 'float'): Promise<number | undefined> {
+    const st = run.st;
+    const v = st[field];
+    if (run.ql === 'JSONata' && jsonataBody(v) !== undefined) {
+      const n = await evalTemplate(v, field, this.bindings(run, raw));
+      if (typeof n !== 'number' || (kind === 'integer' && !Number.isInteger(n))) {
+        throw new RuntimeFailure('States.QueryEvaluationError', `The JSONata expression '${jsonataBody(v)}' specified for the field '${field}' returned an unexpected result type. Expected '${kind === 'integer' ? 'integer' : 'number'}', but was '${typeName(n)}' for value: ${json(n)}`, field);
+      }
+      return n;
+    }
+    if (typeof v === 'number') return v;
+    const p = st[`${field}Path`];
+    if (typeof p === 'string') {
+      const n = requirePath(p, eff, this.pathEnv(run));
+      if (typeof n !== 'number' || (kind === 'integer' && !Number.isInteger(n))) {
+        throw new RuntimeFailure('States.Runtime', `The ${field}Path field refers to value "${typeof n === 'string' ? n : json(n)}" which is not a valid ${kind}: ${p}`);
+      }
+      return n;
+    }
+    return undefined;
+  }
+
+  private async runMap(run: StateRun, raw: unknown): Promise<StepResult> {
+    const st = run.st;
+    const processor = ((st.ItemProcessor ?? st.Iterator) as Obj | undefined) ?? {};
+    const mode = ((processor.ProcessorConfig as Obj | undefined)?.Mode as string | undefined) ?? 'INLINE';
+    let eff: unknown;
+    let items: unknown;
+    if (run.ql === 'JSONata') {
+      eff = raw;
+      if (st.Items !== undefined) {
+        const body = jsonataBody(st.Items);
+        items = body !== undefined ? await evalField(body, 'Items', this.bindings(run, raw)) : st.Items;
+        if (!Array.isArray(items)) {
+          throw new RuntimeFailure(
+            'States.QueryEvaluationError',
+            `The JSONata expression '${body ?? json(st.Items)}' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '${typeName(items)}' for value: ${json(items)}`,
+            'Items',
+          );
+        }
+      } else {
+        items = raw;
+        if (!Array.isArray(items)) throw new RuntimeFailure('States.QueryEvaluationError', `Map state input must be an array but was: ${json(items)}`);
+      }
+    } else {
+      eff = this.inputPath(run, raw);
+      items = typeof st.ItemsPath === 'string' ? requirePath(st.ItemsPath, eff, this.pathEnv(run)) : eff;
+      if (!Array.isArray(items)) {
+        throw new RuntimeFailure('States.Runtime', `Map state input must be an array but was: ${json(items)}`);
+      }
+    }
+    const list = items as unknown[];
+    let maxConc = (await this.mapNumber(run, eff, raw, 'MaxConcurrency', 'integer')) ?? 0;
+    if (maxConc < 0) throw new RuntimeFailure('States.Runtime', `MaxConcurrency cannot be negative.`);
+    const tolCount = await this.mapNumber(run, eff, raw, 'ToleratedFailureCount', 'integer');
+    if (tolCount !== undefined && tolCount < 0) throw new RuntimeFailure('States.Runtime', 'ToleratedFailureCount cannot be negative.');
+    const tolPct = await this.mapNumber(run, eff, raw, 'ToleratedFailurePercentage', 'float');
+    if (tolPct !== undefined && (tolPct < 0 || tolPct > 100)) throw new RuntimeFailure('States.Runtime', 'ToleratedFailurePercentage must be between 0 and 100.');
+    const outer = run.frame.thread;
+    this.emit(outer, 'MapStateStarted', { length: list.length });
+    const distributed = mode === 'DISTRIBUTED';
+    if (distributed) {
+      this.emit(outer, 'MapRunStarted', {
+        mapRunArn: `${this.smCtx.Id.replace(':stateMachine:', ':mapRun:')}/${run.name}:${randomUUID()}`,
+      });
+    }
+    const selector = st.ItemSelector ?? st.Parameters;
+    const ac = new AbortController();
+    const onOuter = () => ac.abort(run.frame.signal.reason);
+    run.frame.signal.addEventListener('abort', onOuter, { once: true });
+    const results = new Array<unknown>(list.length);
+    let failures = 0;
+    let failure: unknown;
+    let failureThread: Thread | undefined;
+    const tolerated = (n: number): boolean => {
+      if (tolCount === undefined && tolPct === undefined) return n === 0;
+      if (tolCount !== undefined && n <= tolCount) return true;
+      if (tolPct !== undefined && list.length > 0 && (n / list.length) * 100 <= tolPct) return true;
+      return false;
+    };
+    const procQl = (processor.QueryLanguage as QueryLanguage | undefined) ?? run.ql;
+    let nextIndex = 0;
+    const runOne = async (index: number): Promise<void> => {
+      const value = list[index];
+      const mapItem = { Index: index, Value: value };
+      const itemRun: StateRun = { ...run, frame: { ...run.frame, mapItem } };
+      let itemInput: unknown = value;
+      if (selector !== undefined) {
+        itemInput =
+          run.ql === 'JSONata'
+            ? await evalTemplate(selector, 'ItemSelector', this.bindings(itemRun, raw))
+            : evaluatePayloadTemplate(selector, eff, this.pathEnv(itemRun));
+      }
+      const thread: Thread = { prev: outer.prev };
+      if (!distributed) this.emit(thread, 'MapIterationStarted', { index, name: run.name });
+      const frame: Frame = { scope: new Scope(run.frame.scope), thread, signal: ac.signal, ql: procQl, top: false };
+      try {
+        results[index] = await this.runStates(processor, processor.StartAt as string, itemInput, frame);
+        if (!distributed) this.emit(thread, 'MapIterationSucceeded', { index, name: run.name }, false);
+        outer.prev = thread.prev;
+      } catch (e) {
+        if (e instanceof Aborted) {
+          if (!distributed) this.emit(thread, 'MapIterationAborted', { index, name: run.name }, false);
+          return;
+        }
+        if (!distributed) this.emit(thread, 'MapIterationFailed', { index, name: run.name }, false);
+        outer.prev = thread.prev;
+        failures++;
+        const f = toFailure(e);
+        results[index] = { Error: f.error, ...(f.cause !== undefined ? { Cause: f.cause } : {}) };
+        if (!tolerated(failures) && failure === undefined) {
+          failure = tolCount === undefined && tolPct === undefined ? e : new TaskFailure('States.ExceedToleratedFailureThreshold', 'The specified tolerated failure threshold was exceeded');
+          failureThread = thread;
+          ac.abort();
+        }
+      }
+    };
+    const width = maxConc === 0 ? list.length : Math.min(maxConc, list.length);
+    const worker = async (): Promise<void> => {
+      while (nextIndex < list.length && failure === undefined && !ac.signal.aborted) {
+        await runOne(nextIndex++);
+      }
+    };
+    const workers: Promise<void>[] = [];
+    for (let w = 0; w < width; w++) workers.push(worker());
+    try {
+      await Promise.all(workers);
+    } finally {
+      run.frame.signal.removeEventListener('abort', onOuter);
+    }
+    if (run.frame.signal.aborted) throw new Aborted();
+    if (failure !== undefined) {
+      if (failureThread) outer.prev = failureThread.prev;
+      if (distributed) this.emit(outer, 'MapRunFailed');
+      throw failure;
+    }
+    if (distributed) this.emit(outer, 'MapRunSucceeded');
+    this.emit(outer, 'MapStateSucceeded', undefined, false);
+    return this.finish(run, raw, results);
+  }
+}
+
+function matches(errorEquals: unknown, error: string): boolean {
+  if (!Array.isArray(errorEquals)) return false;
+  for (const e of errorEquals) {
+    if (e === error) return true;
+    if (e === 'States.ALL' && error !== 'States.Runtime' && error !== 'States.DataLimitExceeded') return true;
+    if (e === 'States.TaskFailed' && error !== 'States.Timeout' && error !== 'States.Runtime' && error !== 'States.HeartbeatTimeout' && error !== 'States.DataLimitExceeded' && !error.startsWith('States.Branch') && error !== 'States.QueryEvaluationError') return true;
+  }
+  return false;
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+/** `arn:aws:states:::lambda:invoke(.waitForTaskToken)` → {resourceType: lambda, resource: invoke(.waitForTaskToken)}; undefined for function ARNs. */
+export function serviceOf(resource: string): { resourceType: string; resource: string } | undefined {
+  const m = /^arn:[^:]+:states:[^:]*:[^:]*:([^:]+):(.+)$/.exec(resource);
+  if (!m) return undefined;
+  const [, service, action] = m;
+  if (service === 'activity') return undefined;
+  return { resourceType: service!, resource: action! };
+}
+
+function detailsKey(type: string): string {
+  // ChoiceStateEntered → stateEnteredEventDetails; TaskScheduled → taskScheduledEventDetails.
+  const m = /^(Task|Pass|Choice|Wait|Succeed|Fail|Parallel|Map)State(Entered|Exited)$/.exec(type);
+  if (m) return `state${m[2]}EventDetails`;
+  return type[0]!.toLowerCase() + type.slice(1) + 'EventDetails';
+}
+
+/** Reads the lookup helper for external callers (kept here so tests can probe path semantics). */
+export { lookupPath };

@@ -1,0 +1,221 @@
+// Checks an ASL definition before any run, returning every problem with an AWS-style code and a
+// JSON-pointer location (like CreateStateMachine's InvalidDefinition), rather than throwing midway.
+import { isValidPath, isReferencePath } from '../jsonpath/JsonPath.js';
+import { isIntrinsicCall, parseIntrinsic } from '../intrinsics/Intrinsics.js';
+import { compileJsonata, jsonataBody } from '../jsonata/JsonataEvaluator.js';
+import { CHOICE_OPERATORS } from './choiceRules.js';
+import type { DefinitionError, QueryLanguage } from './types.js';
+
+type Obj = Record<string, unknown>;
+
+const STATE_TYPES = new Set(['Pass', 'Task', 'Choice', 'Wait', 'Succeed', 'Fail', 'Parallel', 'Map']);
+const COMMON = ['Type', 'Comment', 'QueryLanguage'];
+const JSONPATH_IO = ['InputPath', 'OutputPath'];
+const FIELDS: Record<string, { jsonpath: string[]; jsonata: string[] }> = {
+  Pass: { jsonpath: [...JSONPATH_IO, 'Parameters', 'Result', 'ResultPath', 'Next', 'End', 'Assign'], jsonata: ['Output', 'Next', 'End', 'Assign'] },
+  Task: {
+    jsonpath: [...JSONPATH_IO, 'Resource', 'Parameters', 'ResultSelector', 'ResultPath', 'Next', 'End', 'Retry', 'Catch', 'TimeoutSeconds', 'TimeoutSecondsPath', 'HeartbeatSeconds', 'HeartbeatSecondsPath', 'Credentials', 'Assign'],
+    jsonata: ['Resource', 'Arguments', 'Output', 'Next', 'End', 'Retry', 'Catch', 'TimeoutSeconds', 'HeartbeatSeconds', 'Credentials', 'Assign'],
+  },
+  Choice: { jsonpath: [...JSONPATH_IO, 'Choices', 'Default', 'Assign'], jsonata: ['Choices', 'Default', 'Output', 'Assign'] },
+  Wait: { jsonpath: [...JSONPATH_IO, 'Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath', 'Next', 'End', 'Assign'], jsonata: ['Seconds', 'Timestamp', 'Output', 'Next', 'End', 'Assign'] },
+  Succeed: { jsonpath: [...JSONPATH_IO], jsonata: ['Output'] },
+  Fail: { jsonpath: ['Error', 'ErrorPath', 'Cause', 'CausePath'], jsonata: ['Error', 'Cause'] },
+  Parallel: { jsonpath: [...JSONPATH_IO, 'Branches', 'Parameters', 'ResultSelector', 'ResultPath', 'Next', 'End', 'Retry', 'Catch', 'Assign'], jsonata: ['Branches', 'Arguments', 'Output', 'Next', 'End', 'Retry', 'Catch', 'Assign'] },
+  Map: {
+    jsonpath: [
+      ...JSONPATH_IO,
+      'ItemsPath', 'ItemSelector', 'Parameters', 'ItemProcessor', 'Iterator', 'ItemReader', 'ResultWriter', 'ItemBatcher', 'Label', 'MaxConcurrency', 'MaxConcurrencyPath',
+      'ToleratedFailureCount', 'ToleratedFailureCountPath', 'ToleratedFailurePercentage', 'ToleratedFailurePercentagePath', 'ResultSelector', 'ResultPath', 'Next', 'End', 'Retry', 'Catch', 'Assign',
+    ],
+    jsonata: ['Items', 'ItemSelector', 'ItemProcessor', 'Iterator', 'ItemReader', 'ResultWriter', 'ItemBatcher', 'Label', 'MaxConcurrency', 'ToleratedFailureCount', 'ToleratedFailurePercentage', 'Output', 'Next', 'End', 'Retry', 'Catch', 'Assign'],
+  },
+};
+
+/** Returns every reason the definition would be rejected (empty when it is valid). */
+export function validateDefinition(definition: unknown): DefinitionError[] {
+  const errors: DefinitionError[] = [];
+  const add = (code: string, message: string, path: string) => {
+    if (errors.length < 100) errors.push({ code, message, path });
+  };
+  if (definition === null || typeof definition !== 'object' || Array.isArray(definition)) {
+    add('INVALID_JSON_DESCRIPTION', 'The definition must be a JSON object', '/');
+    return errors;
+  }
+  const def = definition as Obj;
+  const ql = def.QueryLanguage ?? 'JSONPath';
+  if (ql !== 'JSONPath' && ql !== 'JSONata') add('SCHEMA_VALIDATION_FAILED', `Value is not a valid query language: ${String(ql)}`, '/QueryLanguage');
+  if (def.TimeoutSeconds !== undefined && (typeof def.TimeoutSeconds !== 'number' || def.TimeoutSeconds <= 0)) {
+    add('SCHEMA_VALIDATION_FAILED', 'TimeoutSeconds must be a positive integer', '/TimeoutSeconds');
+  }
+  checkMachine(def, '', ql as QueryLanguage, add);
+  return errors;
+}
+
+/** Throws an error named `InvalidDefinition` (with `errors`) when the definition is invalid. */
+export function assertValidDefinition(definition: unknown): void {
+  const errors = validateDefinition(definition);
+  if (errors.length === 0) return;
+  const e = new Error(`Invalid State Machine Definition: ${errors.map((x) => `'${x.code}: ${x.message} at ${x.path}'`).join(', ')}`);
+  e.name = 'InvalidDefinition';
+  (e as Error & { errors: DefinitionError[] }).errors = errors;
+  throw e;
+}
+
+type Add = (code: string, message: string, path: string) => void;
+
+function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
+  const states = m.States;
+  if (typeof m.StartAt !== 'string') add('SCHEMA_VALIDATION_FAILED', 'The field "StartAt" is required', `${at}/StartAt`);
+  if (states === null || typeof states !== 'object' || Array.isArray(states) || Object.keys(states).length === 0) {
+    add('SCHEMA_VALIDATION_FAILED', 'The field "States" must be a non-empty object', `${at}/States`);
+    return;
+  }
+  const names = new Set(Object.keys(states));
+  if (typeof m.StartAt === 'string' && !names.has(m.StartAt)) add('MISSING_TRANSITION_TARGET', `Missing 'StartAt' target: ${m.StartAt}`, `${at}/StartAt`);
+  const target = (t: unknown, path: string, field: string) => {
+    if (typeof t !== 'string' || !names.has(t)) add('MISSING_TRANSITION_TARGET', `Missing '${field}' target: ${String(t)}`, path);
+  };
+  for (const [name, s] of Object.entries(states as Obj)) {
+    const p = `${at}/States/${name}`;
+    if (name.length > 80) add('SCHEMA_VALIDATION_FAILED', `State name is longer than 80 characters`, p);
+    if (s === null || typeof s !== 'object') {
+      add('SCHEMA_VALIDATION_FAILED', 'A state must be an object', p);
+      continue;
+    }
+    const st = s as Obj;
+    const type = st.Type as string;
+    if (!STATE_TYPES.has(type)) {
+      add('SCHEMA_VALIDATION_FAILED', `Value is not a valid state type: ${String(type)}`, `${p}/Type`);
+      continue;
+    }
+    const sql = (st.QueryLanguage ?? ql) as QueryLanguage;
+    if (st.QueryLanguage !== undefined && st.QueryLanguage !== 'JSONPath' && st.QueryLanguage !== 'JSONata') {
+      add('SCHEMA_VALIDATION_FAILED', `Value is not a valid query language: ${String(st.QueryLanguage)}`, `${p}/QueryLanguage`);
+    }
+    if (ql === 'JSONata' && st.QueryLanguage === 'JSONPath') {
+      add('SCHEMA_VALIDATION_FAILED', 'A state cannot use JSONPath when the state machine uses JSONata', `${p}/QueryLanguage`);
+    }
+    const allowed = new Set([...COMMON, ...(sql === 'JSONata' ? FIELDS[type]!.jsonata : FIELDS[type]!.jsonpath)]);
+    for (const k of Object.keys(st)) {
+      if (!allowed.has(k)) add('SCHEMA_VALIDATION_FAILED', `These fields are not allowed for a ${sql} ${type} state: [${k}]`, `${p}/${k}`);
+    }
+    if (['Pass', 'Task', 'Wait', 'Parallel', 'Map'].includes(type)) {
+      if (st.End === true && st.Next !== undefined) add('SCHEMA_VALIDATION_FAILED', "A state cannot have both 'Next' and 'End'", p);
+      else if (st.End !== true) {
+        if (st.Next === undefined) add('MISSING_TRANSITION_TARGET', "A state must have either 'Next' or 'End': true", p);
+        else target(st.Next, `${p}/Next`, 'Next');
+      }
+    }
+    if (sql === 'JSONPath') {
+      for (const f of ['InputPath', 'OutputPath', 'ItemsPath', 'SecondsPath', 'TimestampPath', 'TimeoutSecondsPath', 'HeartbeatSecondsPath', 'MaxConcurrencyPath', 'ToleratedFailureCountPath', 'ToleratedFailurePercentagePath']) {
+        const v = st[f];
+        if (v !== undefined && v !== null && (typeof v !== 'string' || !isValidPath(v))) add('INVALID_JSONPATH', `Invalid JSONPath: ${String(v)}`, `${p}/${f}`);
+      }
+      if (st.ResultPath !== undefined && st.ResultPath !== null && (typeof st.ResultPath !== 'string' || !isReferencePath(st.ResultPath))) {
+        add('INVALID_JSONPATH', `Invalid ResultPath: ${String(st.ResultPath)}`, `${p}/ResultPath`);
+      }
+      for (const f of ['Parameters', 'ResultSelector', 'ItemSelector', 'Assign']) if (st[f] !== undefined) checkTemplate(st[f], `${p}/${f}`, add);
+    } else {
+      for (const f of ['Arguments', 'Output', 'Assign', 'Items', 'ItemSelector', 'TimeoutSeconds', 'HeartbeatSeconds', 'Seconds', 'Timestamp', 'Error', 'Cause', 'MaxConcurrency', 'ToleratedFailureCount', 'ToleratedFailurePercentage']) {
+        if (st[f] !== undefined) checkJsonata(st[f], `${p}/${f}`, add);
+      }
+    }
+    if (type === 'Task') {
+      if (typeof st.Resource !== 'string') add('SCHEMA_VALIDATION_FAILED', 'The field "Resource" is required', `${p}/Resource`);
+      if (st.TimeoutSeconds !== undefined && st.TimeoutSecondsPath !== undefined) add('SCHEMA_VALIDATION_FAILED', 'TimeoutSeconds and TimeoutSecondsPath are mutually exclusive', p);
+      if (st.HeartbeatSeconds !== undefined && st.HeartbeatSecondsPath !== undefined) add('SCHEMA_VALIDATION_FAILED', 'HeartbeatSeconds and HeartbeatSecondsPath are mutually exclusive', p);
+      if (typeof st.TimeoutSeconds === 'number' && (!Number.isInteger(st.TimeoutSeconds) || st.TimeoutSeconds <= 0)) add('SCHEMA_VALIDATION_FAILED', 'TimeoutSeconds must be a positive integer', `${p}/TimeoutSeconds`);
+      if (typeof st.HeartbeatSeconds === 'number' && (!Number.isInteger(st.HeartbeatSeconds) || st.HeartbeatSeconds <= 0)) add('SCHEMA_VALIDATION_FAILED', 'HeartbeatSeconds must be a positive integer', `${p}/HeartbeatSeconds`);
+    }
+    if (type === 'Choice') {
+      if (!Array.isArray(st.Choices) || st.Choices.length === 0) add('SCHEMA_VALIDATION_FAILED', 'The field "Choices" must be a non-empty array', `${p}/Choices`);
+      else
+        (st.Choices as Obj[]).forEach((c, i) => {
+          target(c.Next, `${p}/Choices/${i}/Next`, 'Next');
+          if (sql === 'JSONPath') checkRule(c, `${p}/Choices/${i}`, add, true);
+          else if (c.Condition === undefined) add('SCHEMA_VALIDATION_FAILED', 'The field "Condition" is required', `${p}/Choices/${i}`);
+        });
+      if (st.Default !== undefined) target(st.Default, `${p}/Default`, 'Default');
+    }
+    if (type === 'Wait') {
+      const n = ['Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath'].filter((f) => st[f] !== undefined).length;
+      if (n !== 1) add('SCHEMA_VALIDATION_FAILED', 'A Wait state needs exactly one of Seconds, SecondsPath, Timestamp, TimestampPath', p);
+    }
+    if (type === 'Parallel') {
+      if (!Array.isArray(st.Branches) || st.Branches.length === 0) add('SCHEMA_VALIDATION_FAILED', 'The field "Branches" must be a non-empty array', `${p}/Branches`);
+      else (st.Branches as Obj[]).forEach((b, i) => checkMachine(b, `${p}/Branches/${i}`, (b.QueryLanguage ?? sql) as QueryLanguage, add));
+    }
+    if (type === 'Map') {
+      const proc = (st.ItemProcessor ?? st.Iterator) as Obj | undefined;
+      if (!proc || typeof proc !== 'object') add('SCHEMA_VALIDATION_FAILED', 'The field "ItemProcessor" is required', `${p}/ItemProcessor`);
+      else checkMachine(proc, `${p}/${st.ItemProcessor ? 'ItemProcessor' : 'Iterator'}`, (proc.QueryLanguage ?? sql) as QueryLanguage, add);
+      if (st.ItemReader !== undefined) add('UNSUPPORTED_FEATURE', 'ItemReader (distributed Map over S3) is not supported by the embedded engine', `${p}/ItemReader`);
+    }
+    for (const key of ['Retry', 'Catch'] as const) {
+      const list = st[key];
+      if (list === undefined) continue;
+      if (!Array.isArray(list)) {
+        add('SCHEMA_VALIDATION_FAILED', `The field "${key}" must be an array`, `${p}/${key}`);
+        continue;
+      }
+      (list as Obj[]).forEach((r, i) => {
+        if (!Array.isArray(r.ErrorEquals) || r.ErrorEquals.length === 0) add('SCHEMA_VALIDATION_FAILED', 'The field "ErrorEquals" must be a non-empty array', `${p}/${key}/${i}/ErrorEquals`);
+        else if ((r.ErrorEquals as unknown[]).includes('States.ALL') && (r.ErrorEquals as unknown[]).length > 1) {
+          add('SCHEMA_VALIDATION_FAILED', 'States.ALL must appear alone in ErrorEquals', `${p}/${key}/${i}/ErrorEquals`);
+        }
+        if (key === 'Catch') target(r.Next, `${p}/Catch/${i}/Next`, 'Next');
+        if (key === 'Retry') {
+          if (r.MaxAttempts !== undefined && (typeof r.MaxAttempts !== 'number' || r.MaxAttempts < 0)) add('SCHEMA_VALIDATION_FAILED', 'MaxAttempts must be a non-negative integer', `${p}/Retry/${i}/MaxAttempts`);
+          if (r.BackoffRate !== undefined && (typeof r.BackoffRate !== 'number' || r.BackoffRate < 1)) add('SCHEMA_VALIDATION_FAILED', 'BackoffRate must be at least 1.0', `${p}/Retry/${i}/BackoffRate`);
+          if (r.JitterStrategy !== undefined && r.JitterStrategy !== 'FULL' && r.JitterStrategy !== 'NONE') add('SCHEMA_VALIDATION_FAILED', 'JitterStrategy must be FULL or NONE', `${p}/Retry/${i}/JitterStrategy`);
+        }
+      });
+    }
+  }
+}
+
+function checkRule(rule: Obj, p: string, add: Add, top: boolean): void {
+  if (Array.isArray(rule.And) || Array.isArray(rule.Or)) {
+    ((rule.And ?? rule.Or) as Obj[]).forEach((r, i) => checkRule(r, `${p}/${rule.And ? 'And' : 'Or'}/${i}`, add, false));
+    return;
+  }
+  if (rule.Not && typeof rule.Not === 'object') return checkRule(rule.Not as Obj, `${p}/Not`, add, false);
+  const ops = Object.keys(rule).filter((k) => CHOICE_OPERATORS.has(k));
+  if (ops.length !== 1) add('SCHEMA_VALIDATION_FAILED', 'A choice rule needs exactly one comparison operator', p);
+  if (typeof rule.Variable !== 'string' || !isValidPath(rule.Variable.startsWith('$') && !rule.Variable.startsWith('$.') && !rule.Variable.startsWith('$$') && !rule.Variable.startsWith('$[') && rule.Variable !== '$' ? '$' + rule.Variable.replace(/^\$[A-Za-z_][A-Za-z0-9_]*/, '') : rule.Variable)) {
+    add('SCHEMA_VALIDATION_FAILED', 'A choice rule needs a valid "Variable" path', `${p}/Variable`);
+  }
+  void top;
+}
+
+function checkTemplate(tpl: unknown, p: string, add: Add): void {
+  if (Array.isArray(tpl)) return tpl.forEach((x, i) => checkTemplate(x, `${p}/${i}`, add));
+  if (tpl === null || typeof tpl !== 'object') return;
+  for (const [k, v] of Object.entries(tpl)) {
+    if (k.endsWith('.$')) {
+      if (typeof v !== 'string') add('SCHEMA_VALIDATION_FAILED', `The value of ${k} must be a string`, `${p}/${k}`);
+      else if (isIntrinsicCall(v)) {
+        try {
+          parseIntrinsic(v);
+        } catch (e) {
+          add('SCHEMA_VALIDATION_FAILED', (e as Error).message, `${p}/${k}`);
+        }
+      } else if (!v.startsWith('$')) add('INVALID_JSONPATH', `The value for the field '${k}' must be a valid JSONPath or a valid intrinsic function call`, `${p}/${k}`);
+    } else checkTemplate(v, `${p}/${k}`, add);
+  }
+}
+
+function checkJsonata(v: unknown, p: string, add: Add): void {
+  const body = jsonataBody(v);
+  if (body !== undefined) {
+    try {
+      compileJsonata(body);
+    } catch (e) {
+      add('SCHEMA_VALIDATION_FAILED', `Invalid JSONata expression '${body}': ${(e as Error).message}`, p);
+    }
+    return;
+  }
+  if (Array.isArray(v)) v.forEach((x, i) => checkJsonata(x, `${p}/${i}`, add));
+  else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) checkJsonata(x, `${p}/${k}`, add);
+}

@@ -1,0 +1,154 @@
+// Task invoker for Lambda: a function-ARN Resource (result = the handler's return value) and
+// `arn:aws:states:::lambda:invoke` (result = AWS's Invoke envelope with the value under Payload).
+// Handlers are registered by function name or ARN; `${Name}` placeholders resolve through a map.
+import { randomUUID } from 'node:crypto';
+import type { TaskInvocation, TaskInvoker } from '../interpreter/types.js';
+import { TaskFailure } from '../interpreter/TaskFailure.js';
+import { MAX_PAYLOAD_BYTES } from '../interpreter/executeStateMachine.js';
+import { pythonJsonDumps } from './pythonJson.js';
+
+/** A local Lambda handler: receives the event and a minimal context. */
+export type LambdaHandler = (event: unknown, context: LambdaContext) => unknown;
+
+/** The subset of the Lambda context object handlers get. */
+export interface LambdaContext {
+  functionName: string;
+  invokedFunctionArn: string;
+  awsRequestId: string;
+  signal: AbortSignal;
+}
+
+/** A handler result that is raw response bytes rather than a JSON value (e.g. Python returning bytes). */
+export class LambdaRawResponse {
+  readonly kind = 'LambdaRawResponse';
+  constructor(readonly body: string) {}
+}
+
+/** Options of createLambdaInvoker. */
+export interface LambdaInvokerOptions {
+  /** `${Name}` → value, applied to Resource and FunctionName. */
+  substitutions?: Record<string, string>;
+  region?: string;
+  account?: string;
+  partition?: string;
+}
+
+/** Replaces `${Name}` placeholders with values from the map (unknown ones stay as they are). */
+export function substitutePlaceholders(text: string, subs: Record<string, string> | undefined): string {
+  if (!subs || !text.includes('${')) return text;
+  return text.replace(/\$\{([A-Za-z0-9_]+)\}/g, (m, k: string) => subs[k] ?? m);
+}
+
+const FN_ARN = /^arn:([^:]+):lambda:([^:]*):([^:]*):function:([^:]+)(?::([^:]+))?$/;
+
+/** The function-name part of a name, partial ARN or full ARN (qualifier dropped). */
+export function lambdaFunctionName(nameOrArn: string): string {
+  const m = FN_ARN.exec(nameOrArn);
+  if (m) return m[4]!;
+  const parts = nameOrArn.split(':');
+  return parts.length === 2 ? parts[0]! : nameOrArn;
+}
+
+/** True for resources this invoker handles. */
+export function isLambdaResource(resource: string): boolean {
+  return FN_ARN.test(resource) || /^arn:[^:]+:states:::lambda:invoke$/.test(resource);
+}
+
+/** Builds a TaskInvoker dispatching Lambda resources to local handlers. */
+export function createLambdaInvoker(handlers: Record<string, LambdaHandler>, options: LambdaInvokerOptions = {}): TaskInvoker {
+  const region = options.region ?? 'us-east-1';
+  const account = options.account ?? '123456789012';
+  const partition = options.partition ?? 'aws';
+  const table = new Map<string, LambdaHandler>();
+  for (const [k, h] of Object.entries(handlers)) {
+    const key = substitutePlaceholders(k, options.substitutions);
+    table.set(key, h);
+    if (!table.has(lambdaFunctionName(key))) table.set(lambdaFunctionName(key), h);
+  }
+  const find = (nameOrArn: string): LambdaHandler | undefined => table.get(nameOrArn) ?? table.get(lambdaFunctionName(nameOrArn));
+  const arnOf = (nameOrArn: string) => (FN_ARN.test(nameOrArn) ? nameOrArn : `arn:${partition}:lambda:${region}:${account}:function:${nameOrArn}`);
+
+  const call = async (fnRef: string, event: unknown, inv: TaskInvocation, label: string): Promise<{ value: unknown; text: string }> => {
+    const handler = find(fnRef);
+    if (!handler) {
+      const arn = arnOf(fnRef);
+      throw new TaskFailure(
+        'Lambda.ResourceNotFoundException',
+        `Function not found: ${arn.split(':').length > 7 ? arn : `${arn}:$LATEST`} (Service: AWSLambda; Status Code: 404; Error Code: ResourceNotFoundException; Request ID: ${randomUUID()}; Proxy: null)`,
+      );
+    }
+    const requestId = randomUUID();
+    let out: unknown;
+    try {
+      out = await handler(event, { functionName: lambdaFunctionName(fnRef), invokedFunctionArn: arnOf(fnRef), awsRequestId: requestId, signal: inv.signal });
+    } catch (e) {
+      const err = e as { name?: string; message?: string; errorType?: string; stackTrace?: string[]; stack?: string };
+      const errorType = err.errorType ?? err.name ?? 'Error';
+      const stackTrace = err.stackTrace ?? (err.stack ? err.stack.split('\n').slice(1).map((l) => l.trim()) : []);
+      const cause = pythonJsonDumps({ errorMessage: err.message ?? String(e), errorType, requestId, stackTrace });
+      throw new TaskFailure(errorType, cause);
+    }
+    const text = out instanceof LambdaRawResponse ? out.body : out === undefined ? 'null' : pythonJsonDumps(out);
+    if (text.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
+      throw new TaskFailure('States.DataLimitExceeded', `The state/task '${label}' returned a result with a size exceeding the maximum number of bytes service limit.`);
+    }
+    let value: unknown = out;
+    if (out instanceof LambdaRawResponse) {
+      try {
+        value = JSON.parse(out.body);
+      } catch {
+        throw new TaskFailure('Lambda.InvalidResponseException', `The Lambda function returned a response that is not valid JSON.`);
+      }
+    }
+    return { value: value === undefined ? null : value, text };
+  };
+
+  return {
+    supports: (resource) => (isLambdaResource(substitutePlaceholders(resource, options.substitutions)) ? undefined : `Unsupported resource: ${resource}`),
+    async invoke(inv) {
+      const resource = substitutePlaceholders(inv.resource, options.substitutions);
+      if (FN_ARN.test(resource)) return (await call(resource, inv.input, inv, resource)).value;
+      if (/^arn:[^:]+:states:::lambda:invoke$/.test(resource)) {
+        const params = (inv.input ?? {}) as Record<string, unknown>;
+        const fn = params.FunctionName;
+        if (typeof fn !== 'string') throw new TaskFailure('States.Runtime', 'The field "FunctionName" is required for lambda:invoke.');
+        const payload = params.Payload === undefined || params.Payload === null ? {} : params.Payload;
+        const { value, text } = await call(substitutePlaceholders(fn, options.substitutions), payload, inv, 'lambda');
+        const len = String(Buffer.byteLength(text));
+        const reqId = randomUUID();
+        const date = new Date().toUTCString();
+        const trace = `Root=1-${randomUUID().replace(/-/g, '').slice(0, 8)}-${randomUUID().replace(/-/g, '').slice(0, 24)};Sampled=0`;
+        return {
+          ExecutedVersion: '$LATEST',
+          Payload: value,
+          SdkHttpMetadata: {
+            AllHttpHeaders: {
+              'X-Amz-Executed-Version': ['$LATEST'],
+              'x-amzn-Remapped-Content-Length': ['0'],
+              Connection: ['keep-alive'],
+              'x-amzn-RequestId': [reqId],
+              'Content-Length': [len],
+              Date: [date],
+              'X-Amzn-Trace-Id': [trace],
+              'Content-Type': ['application/json'],
+            },
+            HttpHeaders: {
+              Connection: 'keep-alive',
+              'Content-Length': len,
+              'Content-Type': 'application/json',
+              Date: date,
+              'X-Amz-Executed-Version': '$LATEST',
+              'x-amzn-Remapped-Content-Length': '0',
+              'x-amzn-RequestId': reqId,
+              'X-Amzn-Trace-Id': trace,
+            },
+            HttpStatusCode: 200,
+          },
+          SdkResponseMetadata: { RequestId: reqId },
+          StatusCode: 200,
+        };
+      }
+      throw new TaskFailure('States.Runtime', `Unsupported resource: ${resource}`);
+    },
+  };
+}
