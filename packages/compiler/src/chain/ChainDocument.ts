@@ -1,4 +1,5 @@
 import type { SourceLocation } from '../errors/StepforgeError.js';
+import type { InputSchema } from '../input/InputSchema.js';
 import type { ChainTask } from './ChainTask.js';
 
 /** One step of a loaded chain: a node of the graph, numbered in first-appearance order. */
@@ -31,8 +32,8 @@ export interface ChainDocument {
   /** The chain expression as written. */
   readonly chain: string;
   readonly tier: string;
-  /** The `input:` schema exactly as written (see packages/compiler/src/input/). */
-  readonly input?: unknown;
+  /** The `input:` schema, normalised (no fields when the document declares none). */
+  readonly input: InputSchema;
   readonly seed?: number;
   /** Steps (graph nodes) in first-appearance order. */
   readonly steps: readonly ChainStep[];

@@ -3,6 +3,8 @@ import { isMap, isScalar, parseDocument, type Document, type Node, type Pair, ty
 import { SourceText } from '../errors/SourceText.js';
 import { StepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
 import type { GraphView } from '../graph/GraphView.js';
+import { InputSectionSpec, toInputSchema, type InputSchema } from '../input/InputSchema.js';
+import { parseTemplate } from '../expr/parseTemplate.js';
 import { DEFAULT_TIER_NAME, resolveTiers, type TierTable } from '../tiers/Tier.js';
 import { analyzeChain, type ChainExpressionError } from './analyzeChain.js';
 import type { ChainDocument, ChainStep } from './ChainDocument.js';
@@ -208,7 +210,7 @@ class ChainLoader {
       ...(typeof js.description === 'string' ? { description: js.description } : {}),
       chain: expression,
       tier: tierName,
-      ...(js.input !== undefined ? { input: js.input } : {}),
+      input: this.inputSchema(js.input),
       ...(typeof js.seed === 'number' ? { seed: js.seed } : {}),
       steps,
       edges: graph.edges,
@@ -247,9 +249,29 @@ class ChainLoader {
       this.error('invalid_document', "'name' must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine)", this.offsetOf(name));
     }
     const input = root.get('input', true) as Node | undefined;
-    if (input !== undefined && !isMap(input)) {
+    if (input === undefined) return;
+    if (!isMap(input)) {
       this.error('invalid_document', "'input' must be a mapping from field name to type (e.g. `topic: string`)", this.offsetOf(input));
+      return;
     }
+    const value = input.toJSON() as Record<string, unknown>;
+    for (const [name, spec] of Object.entries(value)) {
+      const r = InputSectionSpec.safeParse({ [name]: spec });
+      if (r.success) continue;
+      const shorthand = typeof spec === 'string';
+      this.error(
+        'invalid_document',
+        `input.${name}: expected a type (${INPUT_TYPES}) or {type, required, description, default}, got ${JSON.stringify(spec)}`,
+        shorthand ? this.offsetAt(['input', name]) : this.keyOffset(['input', name]),
+      );
+    }
+  }
+
+  /** The normalised `input:` schema (empty when absent or, at topology level, unchecked and malformed). */
+  private inputSchema(raw: unknown): InputSchema {
+    const r = InputSectionSpec.safeParse(raw ?? {});
+    if (!r.success) return { fields: [] };
+    return toInputSchema(r.data, (name) => this.location(this.keyOffset(['input', name]), name.length));
   }
 
   private checkTier(root: YAMLMap) {
@@ -299,18 +321,26 @@ class ChainLoader {
       return undefined;
     }
     const task = result.data;
+    if (task.kind === 'model') {
+      for (const field of ['prompt', 'system'] as const) {
+        const text = task[field];
+        if (text === undefined) continue;
+        try {
+          parseTemplate(text);
+        } catch (e) {
+          const err = e as { message?: string; details?: { offset?: unknown } };
+          this.error('invalid_task', `tasks.${handle}.${field}: ${err.message ?? String(e)}`, this.offsetInside(['tasks', handle, field], err.details?.offset));
+          return undefined;
+        }
+      }
+    }
     if (task.kind === 'pure') {
       try {
         jsonata(task.expr);
       } catch (e) {
         const err = e as { message?: string; position?: number };
-        const node = this.doc.getIn(['tasks', handle, 'expr'], true) as Node | undefined;
-        let offset = this.offsetAt(['tasks', handle, 'expr']);
-        if (node !== undefined && isScalar(node) && typeof err.position === 'number') {
-          const map = scalarOffsets(node as Scalar, this.text);
-          offset = map[Math.max(0, Math.min(err.position - 1, map.length - 1))]!;
-        }
-        this.error('invalid_task', `tasks.${handle}.expr: invalid JSONata: ${err.message ?? String(e)}`, offset);
+        const position = typeof err.position === 'number' ? err.position - 1 : undefined;
+        this.error('invalid_task', `tasks.${handle}.expr: invalid JSONata: ${err.message ?? String(e)}`, this.offsetInside(['tasks', handle, 'expr'], position));
         return undefined;
       }
     }
@@ -359,6 +389,14 @@ class ChainLoader {
     return 0;
   }
 
+  /** Source offset of character `index` of the string scalar at `path` (its start when unknown). */
+  private offsetInside(path: Path, index: unknown): number {
+    const node = this.doc.getIn(path, true) as Node | undefined;
+    if (node === undefined || !isScalar(node) || typeof node.value !== 'string' || typeof index !== 'number') return this.offsetAt(path);
+    const map = scalarOffsets(node as Scalar, this.text);
+    return map[Math.max(0, Math.min(index, map.length - 1))]!;
+  }
+
   /** Offset of the key of the entry at `path` (e.g. the `plan` in `plan: {…}`). */
   private keyOffset(path: Path): number {
     const parent = path.length === 1 ? this.doc.contents : (this.doc.getIn(path.slice(0, -1), true) as Node | undefined);
@@ -370,6 +408,8 @@ class ChainLoader {
     return 0;
   }
 }
+
+const INPUT_TYPES = 'string, number, integer, boolean, object, array, any';
 
 function allowedFields(task: unknown): string[] {
   const kind = (task as { kind?: unknown }).kind;
