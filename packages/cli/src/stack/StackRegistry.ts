@@ -1,0 +1,100 @@
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Where a running embedded stack can be reached; written to `.stepforge/stack.json` by its owner. */
+export interface StackEndpoints {
+  readonly pid: number;
+  readonly startedAt: string;
+  readonly dynamodbEndpoint: string;
+  readonly sqsEndpoint: string;
+  /** The engine's Step Functions API endpoint. */
+  readonly sfnEndpoint: string;
+  /** The Stepforge HTTP API (only when started by `stepforge serve`). */
+  readonly apiUrl?: string;
+}
+
+/**
+ * Finds or claims the project's embedded stack. dynalite's LevelDB store can be opened by one
+ * process at a time, so the first command to need the stack owns it and publishes its endpoints;
+ * every other command (e.g. `approvals approve` while `run` waits for that approval) talks to it
+ * over loopback instead of opening the store a second time.
+ */
+export class StackRegistry {
+  readonly file: string;
+  private readonly lockFile: string;
+
+  constructor(readonly dataDir: string) {
+    this.file = join(dataDir, 'stack.json');
+    this.lockFile = join(dataDir, 'stack.lock');
+  }
+
+  /** The endpoints of a live stack owned by another process, if there is one. */
+  findLive(): StackEndpoints | undefined {
+    let parsed: StackEndpoints;
+    try {
+      parsed = JSON.parse(readFileSync(this.file, 'utf8')) as StackEndpoints;
+    } catch {
+      return undefined;
+    }
+    if (typeof parsed.pid !== 'number' || parsed.pid === process.pid || !isAlive(parsed.pid)) return undefined;
+    return parsed;
+  }
+
+  /**
+   * Claims ownership with an exclusive lock file. Returns false when another live process holds
+   * it (the caller should then wait for its stack.json); a lock left by a dead process is taken over.
+   */
+  tryClaim(): boolean {
+    mkdirSync(this.dataDir, { recursive: true });
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const fd = openSync(this.lockFile, 'wx');
+        writeSync(fd, String(process.pid));
+        closeSync(fd);
+        return true;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        const holder = Number.parseInt(safeRead(this.lockFile), 10);
+        if (Number.isFinite(holder) && holder !== process.pid && isAlive(holder)) return false;
+        rmSync(this.lockFile, { force: true });
+      }
+    }
+    return false;
+  }
+
+  /** Publishes this process's endpoints (atomically, so readers never see half a file). */
+  publish(endpoints: Omit<StackEndpoints, 'pid' | 'startedAt'>): void {
+    const body: StackEndpoints = { pid: process.pid, startedAt: new Date().toISOString(), ...endpoints };
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(body, null, 2));
+    renameSync(tmp, this.file);
+  }
+
+  /** Gives up ownership: removes stack.json (if ours) and the lock. */
+  release(): void {
+    try {
+      const current = JSON.parse(readFileSync(this.file, 'utf8')) as StackEndpoints;
+      if (current.pid === process.pid) rmSync(this.file, { force: true });
+    } catch {
+      // nothing published
+    }
+    if (Number.parseInt(safeRead(this.lockFile), 10) === process.pid) rmSync(this.lockFile, { force: true });
+  }
+}
+
+function safeRead(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,72 @@
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const require = createRequire(import.meta.url);
+
+/** The loopback emulators the embedded stack runs in-process. */
+export interface Emulators {
+  /** DynamoDB endpoint (dynalite), e.g. http://127.0.0.1:43121 */
+  readonly dynamodbEndpoint: string;
+  /** SQS endpoint (fauxqs). */
+  readonly sqsEndpoint: string;
+  close(): Promise<void>;
+}
+
+/** Options of startEmulators. */
+export interface EmulatorOptions {
+  /** Directory for dynalite's LevelDB files; omit for in-memory (tests, benchmarks). */
+  readonly dataDir?: string;
+  readonly host?: string;
+}
+
+/**
+ * Starts dynalite (DynamoDB) and fauxqs (SQS) on random loopback ports. dynalite keeps its data
+ * on disk under dataDir so run history survives from one command to the next; fauxqs is
+ * in-memory, which is fine because approvals and runs of record live in DynamoDB, and SQS only
+ * carries notifications.
+ */
+export async function startEmulators(options: EmulatorOptions = {}): Promise<Emulators> {
+  const host = options.host ?? '127.0.0.1';
+  const dynalite = require('dynalite') as (o: Record<string, unknown>) => Server;
+  const dynamoOptions: Record<string, unknown> = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
+  if (options.dataDir) {
+    const path = join(options.dataDir, 'dynamodb');
+    mkdirSync(path, { recursive: true });
+    dynamoOptions.path = path;
+  }
+  const dynamo = dynalite(dynamoOptions);
+  await new Promise<void>((resolve, reject) => {
+    dynamo.once('error', reject);
+    dynamo.listen(0, host, () => resolve());
+  });
+  const dynamoPort = (dynamo.address() as AddressInfo).port;
+
+  const { startFauxqs } = (await import('fauxqs')) as {
+    startFauxqs(o: { port: number; host?: string; logger?: boolean }): Promise<{ address: string; port: number; stop(): Promise<void> }>;
+  };
+  let sqs: { address: string; port: number; stop(): Promise<void> };
+  try {
+    sqs = await startFauxqs({ port: 0, logger: false });
+  } catch (e) {
+    await closeServer(dynamo);
+    throw e;
+  }
+  return {
+    dynamodbEndpoint: `http://${host}:${dynamoPort}`,
+    sqsEndpoint: `http://127.0.0.1:${sqs.port}`,
+    async close() {
+      await Promise.allSettled([sqs.stop(), closeServer(dynamo)]);
+    },
+  };
+}
+
+/** Closes an http server without waiting for idle keep-alive sockets (dynalite waits up to 30 s). */
+async function closeServer(server: Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections?.();
+  });
+}

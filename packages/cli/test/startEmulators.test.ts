@@ -1,0 +1,43 @@
+import { describe, it, expect } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient, CreateTableCommand, PutItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { SQSClient, CreateQueueCommand, SendMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { startEmulators } from '../src/stack/startEmulators.js';
+
+const creds = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+describe('Function: startEmulators', () => {
+  it('serves DynamoDB that persists on disk across restarts, and SQS, on loopback', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-emu-'));
+    try {
+      const first = await startEmulators({ dataDir: dir });
+      expect(first.dynamodbEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const ddb = new DynamoDBClient({ endpoint: first.dynamodbEndpoint, region: 'us-east-1', credentials: creds });
+      await ddb.send(new CreateTableCommand({
+        TableName: 'items', BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      }));
+      await ddb.send(new PutItemCommand({ TableName: 'items', Item: { pk: { S: 'a' }, v: { N: '1' } } }));
+      const sqs = new SQSClient({ endpoint: first.sqsEndpoint, region: 'us-east-1', credentials: creds });
+      const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'q' }));
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'hello' }));
+      const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 }));
+      expect(got.Messages?.[0]?.Body).toBe('hello');
+      ddb.destroy();
+      sqs.destroy();
+      await first.close();
+
+      const second = await startEmulators({ dataDir: dir });
+      const ddb2 = new DynamoDBClient({ endpoint: second.dynamodbEndpoint, region: 'us-east-1', credentials: creds });
+      const item = await ddb2.send(new GetItemCommand({ TableName: 'items', Key: { pk: { S: 'a' } } }));
+      expect(item.Item?.v?.N).toBe('1');
+      ddb2.destroy();
+      await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
