@@ -1,0 +1,625 @@
+import { isMap, isScalar, isSeq, parseDocument, type Node, type Scalar } from 'yaml';
+import type { z } from 'zod';
+import { SourceText } from '../errors/SourceText.js';
+import { StepforgeError, isStepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
+import type { Expr, Template } from '../expr/ExpressionAst.js';
+import { hasExpression, parseExpression, parseTemplate } from '../expr/parseTemplate.js';
+import { templatePaths } from '../expr/collectReferences.js';
+import { scalarOffsets } from '../chain/scalarOffsets.js';
+import type { GraphView } from '../graph/GraphView.js';
+import { matchesInputType, toInputSchema, type InputSchema } from '../input/InputSchema.js';
+import type {
+  DslAgentRole, DslDocument, DslResource, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
+} from './DslDocument.js';
+import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
+import { childNode, keyNode, nodeAtPath, nodeLocation, offsetLocation } from './yamlNodes.js';
+import { findCycle, topologicalOrder } from './topologicalOrder.js';
+import { dslGraphView } from './dslGraphView.js';
+
+/** Options for loadDslDocument. */
+export interface LoadDslOptions {
+  readonly file?: string;
+  /** Unknown fields (and unknown input references) become errors instead of warnings. */
+  readonly strict?: boolean;
+}
+
+/** What loadDslDocument returns: the document and its graph when there are no errors. */
+export interface DslLoadResult {
+  readonly document?: DslDocument;
+  readonly graph?: GraphView;
+  readonly errors: StepforgeError[];
+  readonly warnings: Diagnostic[];
+}
+
+/** Errors collected before giving up (graphql-js style cap), so one typo does not bury the rest. */
+const MAX_ERRORS = 50;
+
+/** `$secret:<id>` where id is a Secrets Manager / SSM style name. */
+export const SECRET_BINDING = /^\$secret:([A-Za-z0-9][A-Za-z0-9/_+=.@:-]*)$/;
+
+const AGENT_FIELDS = ['agent', 'aggregator', 'entry_agent', 'generator', 'evaluator'] as const;
+
+/**
+ * Loads a workflow DSL document from YAML text: parses with source ranges, checks the shape (zod),
+ * every reference, secret and `${ }` expression, infers dependencies and rejects cycles. Every problem
+ * is a StepforgeError with file:line:col; unknown fields are warnings unless `strict`.
+ */
+export function loadDslDocument(text: string, options: LoadDslOptions = {}): DslLoadResult {
+  return new DslLoader(text, options).load();
+}
+
+interface Ref {
+  readonly target: string;
+  readonly via: 'after' | 'reference';
+  readonly location: SourceLocation;
+}
+
+interface StepRec {
+  readonly name: string;
+  readonly kind: DslStepKind;
+  readonly data: Record<string, unknown>;
+  readonly node: Node | undefined;
+  readonly location: SourceLocation;
+  readonly parent?: StepRec;
+  readonly scope: ScopeRec;
+  readonly index: number;
+  readonly refs: Ref[];
+  body?: ScopeRec;
+  /** Filled while checking fields. */
+  fields: Record<string, unknown>;
+  deps: Set<number>;
+}
+
+interface ScopeRec {
+  readonly owner?: StepRec;
+  readonly steps: StepRec[];
+  /** Input names a loop binds for the steps in this scope (and deeper). */
+  readonly bound: ReadonlySet<string>;
+  edges: [number, number][];
+  order: number[];
+}
+
+class DslLoader {
+  private readonly src: SourceText;
+  private readonly errors: StepforgeError[] = [];
+  private readonly warnings: Diagnostic[] = [];
+  private root: Node | undefined;
+  private readonly byName = new Map<string, StepRec>();
+  private inputNames: Set<string> | undefined;
+  private readonly dependencies: { from: string; to: string; via: 'after' | 'reference' }[] = [];
+
+  constructor(private readonly text: string, private readonly options: LoadDslOptions) {
+    this.src = new SourceText(text, options.file);
+  }
+
+  private error(code: string, message: string, location: SourceLocation | undefined, extra: { hint?: string; details?: Record<string, unknown> } = {}): void {
+    if (this.errors.length >= MAX_ERRORS) return;
+    this.errors.push(new StepforgeError(code, message, { location, source: this.src, ...extra }));
+  }
+
+  /** A warning, or an error under --strict. */
+  private warn(code: string, message: string, location: SourceLocation): void {
+    if (this.options.strict) this.error(code, message, location);
+    else this.warnings.push({ severity: 'warning', code, message, location });
+  }
+
+  private result(document?: DslDocument): DslLoadResult {
+    if (this.errors.length > 0 || !document) return { errors: this.errors, warnings: this.warnings };
+    return { document, graph: dslGraphView(document), errors: [], warnings: this.warnings };
+  }
+
+  load(): DslLoadResult {
+    const doc = parseDocument(this.text, { keepSourceTokens: true, prettyErrors: false, uniqueKeys: true });
+    for (const e of doc.errors) {
+      const [start, end] = e.pos;
+      this.error('yaml', e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''), offsetLocation(this.src, start, end));
+    }
+    if (this.errors.length > 0) return this.result();
+    this.root = (doc.contents ?? undefined) as Node | undefined;
+    let raw: unknown;
+    try {
+      raw = doc.toJS({ maxAliasCount: 1000 });
+    } catch (e) {
+      this.error('yaml', (e as Error).message, nodeLocation(this.src, this.root));
+      return this.result();
+    }
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      this.error('schema', 'a workflow document must be a mapping with document: and steps:', nodeLocation(this.src, this.root));
+      return this.result();
+    }
+    const data = this.checkShape(raw as Record<string, unknown>);
+    if (!data) return this.result();
+    return this.result(this.build(data));
+  }
+
+  // ---- shape (zod) ----------------------------------------------------------------------------
+
+  private checkShape(raw: Record<string, unknown>): DslDocumentData | undefined {
+    let parsed = DslDocumentSpec.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    const unknown = parsed.error.issues.filter((i) => i.code === 'unrecognized_keys');
+    for (const issue of unknown) {
+      const { node } = nodeAtPath(this.root, issue.path);
+      for (const key of (issue as z.core.$ZodIssueUnrecognizedKeys).keys) {
+        const where = issue.path.length > 0 ? ` in ${formatPath(issue.path)}` : '';
+        this.warn('unknown_field', `unknown field '${key}'${where}`, nodeLocation(this.src, keyNode(node, key) ?? node));
+      }
+    }
+    const others = parsed.error.issues.filter((i) => i.code !== 'unrecognized_keys');
+    for (const issue of others) this.reportIssue(issue);
+    if (others.length > 0 || this.errors.length > 0) return undefined;
+    // Only unknown fields: drop them and parse again so defaults are applied.
+    const cleaned = structuredClone(raw);
+    for (const issue of unknown) {
+      let target: unknown = cleaned;
+      for (const seg of issue.path) target = (target as Record<PropertyKey, unknown>)[seg as PropertyKey];
+      for (const key of (issue as z.core.$ZodIssueUnrecognizedKeys).keys) delete (target as Record<string, unknown>)[key];
+    }
+    parsed = DslDocumentSpec.safeParse(cleaned);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) this.reportIssue(issue);
+    return undefined;
+  }
+
+  private reportIssue(issue: z.core.$ZodIssue): void {
+    const { node, depth } = nodeAtPath(this.root, issue.path);
+    const missing = depth < issue.path.length;
+    const field = issue.path[issue.path.length - 1];
+    if (missing && depth === issue.path.length - 1 && typeof field === 'string') {
+      const owner = issue.path.length > 1 ? ` in ${formatPath(issue.path.slice(0, -1))}` : '';
+      const what = field === 'kind' ? " (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)" : '';
+      this.error('schema', `missing required field '${field}'${owner}${what}`, nodeLocation(this.src, node));
+      return;
+    }
+    this.error('schema', `${formatPath(issue.path)}: ${issue.message}`, nodeLocation(this.src, node));
+  }
+
+  // ---- building ---------------------------------------------------------------------------------
+
+  private at(path: readonly (string | number)[]): Node | undefined {
+    return nodeAtPath(this.root, path).node;
+  }
+
+  private locAt(path: readonly (string | number)[]): SourceLocation {
+    return nodeLocation(this.src, this.at(path));
+  }
+
+  private build(data: DslDocumentData): DslDocument | undefined {
+    const agents = this.resources(data.agents, 'agents');
+    const functions = this.resources(data.functions, 'functions');
+    const mcpServers = this.resources(data.mcp_servers, 'mcp_servers');
+    const secrets: Record<string, DslSecret> = {};
+    for (const [name, binding] of Object.entries(data.secrets ?? {})) {
+      const s = this.secret(name, binding, ['secrets', name]);
+      if (s) secrets[name] = s;
+    }
+    const input = this.inputSchema(data);
+    if (data.input !== undefined) this.inputNames = new Set(input.fields.map((f) => f.name));
+
+    // Register every step (all scopes) first, so references may point forward and into outer scopes.
+    const top = this.registerScope(data.steps as unknown as Record<string, unknown>[], ['steps'], undefined, new Set());
+    for (const rec of this.byName.values()) this.checkStep(rec, { agents, functions, mcpServers, secrets });
+    const output = data.output === undefined ? undefined : this.value(data.output, ['output'], new Set());
+    if (output) {
+      for (const r of output.reads) {
+        const t = this.byName.get(r);
+        const loc = output.templates.find((x) => x.template.parts.some((p) => p.kind === 'expr'))?.location ?? output.location;
+        if (!t) this.unknownStep(r, loc);
+        else if (t.parent) this.error('unknown_step', `output reads steps.${r}.output, but '${r}' is inside the body of '${t.parent.name}' and is not visible at the top level`, loc, { hint: `read steps.${rootOf(t).name}.output instead` });
+      }
+    }
+    for (const rec of this.byName.values()) this.resolveRefs(rec);
+    this.orderScope(top);
+    if (this.errors.length > 0) return undefined;
+
+    const workflow = this.freeze(top);
+    return {
+      format: 'dsl',
+      ...(this.options.file !== undefined ? { file: this.options.file } : {}),
+      name: data.document.name,
+      metadata: {
+        dsl: String(data.document.dsl),
+        name: data.document.name,
+        ...(data.document.version !== undefined ? { version: String(data.document.version) } : {}),
+        ...(data.document.description !== undefined ? { description: data.document.description } : {}),
+      },
+      agents, functions, mcpServers, secrets, input,
+      ...(data.chat_hints !== undefined ? { chatHints: data.chat_hints } : {}),
+      workflow,
+      ...(output ? { output } : {}),
+      dependencies: this.dependencies,
+    };
+  }
+
+  private resources(section: Record<string, unknown> | undefined, key: string): Record<string, DslResource> {
+    const out: Record<string, DslResource> = {};
+    for (const [name, v] of Object.entries(section ?? {})) {
+      const location = nodeLocation(this.src, keyNode(this.at([key]), name));
+      out[name] = typeof v === 'string'
+        ? { name, uri: v, config: {}, location }
+        : { name, config: (v ?? {}) as Record<string, unknown>, location };
+    }
+    return out;
+  }
+
+  private secret(name: string, binding: string, path: (string | number)[]): DslSecret | undefined {
+    const m = SECRET_BINDING.exec(binding);
+    const location = this.locAt(path);
+    if (!m) {
+      this.error('invalid_secret', `secret binding '${binding}' is not of the form $secret:<id>`, location, {
+        hint: 'write $secret:my-secret-id (letters, digits and / _ + = . @ : -)',
+      });
+      return undefined;
+    }
+    return { name, id: m[1]!, location };
+  }
+
+  private inputSchema(data: DslDocumentData): InputSchema {
+    const schema = toInputSchema(data.input, (name) => nodeLocation(this.src, keyNode(this.at(['input']), name)));
+    for (const f of schema.fields) {
+      if (f.hasDefault && !matchesInputType(f.type, f.default)) {
+        this.error('schema', `input.${f.name}: the default does not match the declared type ${f.type}`, this.locAt(['input', f.name, 'default']));
+      }
+    }
+    return schema;
+  }
+
+  private registerScope(list: Record<string, unknown>[], path: (string | number)[], owner: StepRec | undefined, bound: ReadonlySet<string>): ScopeRec {
+    const scope: ScopeRec = { ...(owner ? { owner } : {}), steps: [], bound, edges: [], order: [] };
+    list.forEach((data, index) => {
+      const stepPath = [...path, index];
+      const node = this.at(stepPath);
+      const name = data.name as string;
+      const location = nodeLocation(this.src, childNode(node, 'name') ?? node);
+      const rec: StepRec = {
+        name, kind: data.kind as DslStepKind, data, node, location,
+        ...(owner ? { parent: owner } : {}),
+        scope, index: scope.steps.length, refs: [], fields: {}, deps: new Set(),
+      };
+      const prior = this.byName.get(name);
+      if (prior) {
+        this.error('duplicate_step', `duplicate step name '${name}' (first defined at line ${prior.location.line})`, location, {
+          hint: 'step names must be unique in the whole document, including loop bodies',
+        });
+        return;
+      }
+      this.byName.set(name, rec);
+      scope.steps.push(rec);
+      if (Array.isArray(data.do)) {
+        const inner = new Set(bound);
+        if (rec.kind === 'for_each') inner.add(data.as as string);
+        if (rec.kind === 'while') inner.add('iteration');
+        rec.body = this.registerScope(data.do as Record<string, unknown>[], [...stepPath, 'do'], rec, inner);
+      }
+    });
+    return scope;
+  }
+
+  private checkStep(rec: StepRec, decl: { agents: Record<string, DslResource>; functions: Record<string, DslResource>; mcpServers: Record<string, DslResource>; secrets: Record<string, DslSecret> }): void {
+    const d = rec.data;
+    const node = rec.node;
+    const path = this.pathOf(rec);
+    const field = (k: string): SourceLocation => nodeLocation(this.src, childNode(node, k) ?? node);
+    const agentRef = (name: string, loc: SourceLocation): void => {
+      if (!Object.prototype.hasOwnProperty.call(decl.agents, name)) {
+        this.error('unknown_agent', `unknown agent '${name}'`, loc, { hint: hintFor(name, Object.keys(decl.agents), 'agents') });
+      }
+    };
+    for (const k of AGENT_FIELDS) if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) agentRef(d[k], field(k));
+    for (const list of ['analysts', 'specialists'] as const) {
+      const roles = d[list];
+      if (!Array.isArray(roles)) continue;
+      rec.fields[list] = roles.map((r: { agent: string; role: string }, i): DslAgentRole => {
+        const loc = nodeLocation(this.src, childNode(childNode(childNode(node, list), i), 'agent'));
+        agentRef(r.agent, loc);
+        return { agent: r.agent, role: r.role, location: loc };
+      });
+    }
+    if (rec.kind === 'function' && !Object.prototype.hasOwnProperty.call(decl.functions, d.function as string)) {
+      this.error('unknown_function', `unknown function '${String(d.function)}'`, field('function'), { hint: hintFor(d.function as string, Object.keys(decl.functions), 'functions') });
+    }
+    if (rec.kind === 'mcp_tool' && !Object.prototype.hasOwnProperty.call(decl.mcpServers, d.server as string)) {
+      this.error('unknown_mcp_server', `unknown MCP server '${String(d.server)}'`, field('server'), { hint: hintFor(d.server as string, Object.keys(decl.mcpServers), 'mcp_servers') });
+    }
+    // Step secrets: NAME: $secret:<id> | NAME: <declared secret>, or a list of either.
+    const secrets: DslSecret[] = [];
+    const sec = d.secrets;
+    const bindSecret = (name: string, value: string, p: (string | number)[]): void => {
+      if (value.startsWith('$secret:')) {
+        const bound = this.secret(name, value, p);
+        if (bound) secrets.push(bound);
+      } else if (Object.prototype.hasOwnProperty.call(decl.secrets, value)) {
+        secrets.push({ ...decl.secrets[value]!, name, location: this.locAt(p) });
+      } else {
+        this.error('invalid_secret', `'${value}' is neither a $secret:<id> binding nor a declared secret`, this.locAt(p), {
+          hint: Object.keys(decl.secrets).length > 0 ? hintFor(value, Object.keys(decl.secrets), 'secrets') : 'write $secret:<id>',
+        });
+      }
+    };
+    if (Array.isArray(sec)) sec.forEach((v: string, i) => bindSecret(v.startsWith('$secret:') ? v.slice(8) : v, v, [...path, 'secrets', i]));
+    else if (sec && typeof sec === 'object') for (const [k, v] of Object.entries(sec as Record<string, string>)) bindSecret(k, v, [...path, 'secrets', k]);
+    rec.fields.secrets = secrets;
+
+    // Expressions: what the step (not its body) reads.
+    const bound = new Set(rec.scope.bound);
+    if (d.input !== undefined) rec.fields.input = this.value(d.input, [...path, 'input'], bound, rec);
+    if (d.input_template !== undefined) rec.fields.inputTemplate = this.value(d.input_template, [...path, 'input_template'], bound, rec);
+    if (d.when !== undefined) rec.fields.when = this.condition(d.when as string | boolean, [...path, 'when'], bound, rec);
+    if (rec.kind === 'conditional') rec.fields.condition = this.condition(d.condition as string | boolean, [...path, 'condition'], bound, rec);
+    if (rec.kind === 'while') {
+      // The condition is checked after each iteration: it may read the body's steps and input.iteration.
+      const inner = new Set(bound).add('iteration');
+      rec.fields.condition = this.condition(d.condition as string | boolean, [...path, 'condition'], inner, rec, rec.body);
+    }
+    if (rec.kind === 'judge_loop') {
+      const inner = new Set(bound).add('evaluation').add('candidate').add('iteration');
+      rec.fields.passCondition = this.condition(d.pass_condition as string | boolean, [...path, 'pass_condition'], inner, rec);
+    }
+    if (rec.kind === 'for_each') {
+      const items = d.items;
+      rec.fields.items = Array.isArray(items)
+        ? { literal: items, location: this.locAt([...path, 'items']) }
+        : this.condition(items as string, [...path, 'items'], bound, rec);
+    }
+    const after = d.after === undefined ? [] : Array.isArray(d.after) ? (d.after as string[]) : [d.after as string];
+    rec.fields.after = after;
+    after.forEach((target, i) => {
+      const p = Array.isArray(d.after) ? [...path, 'after', i] : [...path, 'after'];
+      rec.refs.push({ target, via: 'after', location: this.locAt(p) });
+    });
+  }
+
+  private pathOf(rec: StepRec): (string | number)[] {
+    const chain: StepRec[] = [];
+    for (let r: StepRec | undefined = rec; r; r = r.parent) chain.unshift(r);
+    const path: (string | number)[] = ['steps'];
+    chain.forEach((r, i) => {
+      path.push(r.index);
+      if (i < chain.length - 1) path.push('do');
+    });
+    return path;
+  }
+
+  /** Parses a scalar's template with offsets mapped to the source; pushes `expression` errors. */
+  private template(text: string, node: Node | undefined, bare: boolean): Template | undefined {
+    try {
+      if (bare && !hasExpression(text)) {
+        const expr = parseExpression(text);
+        return { kind: 'template', text, parts: [{ kind: 'expr', expr, offset: 0, end: text.length }], whole: true };
+      }
+      return parseTemplate(text);
+    } catch (e) {
+      if (!isStepforgeError(e) || e.code !== 'expression') throw e;
+      const offset = Number(e.details?.offset ?? 0);
+      const length = Number(e.details?.length ?? 1);
+      this.error('expression', e.message, this.mapOffsets(node, text, offset, offset + length));
+      return undefined;
+    }
+  }
+
+  /** Source location of `[start, end)` in a scalar's decoded value. */
+  private mapOffsets(node: Node | undefined, text: string, start: number, end: number): SourceLocation {
+    if (node && isScalar(node) && typeof node.value === 'string' && node.value === text && node.range) {
+      const map = scalarOffsets(node as Scalar, this.text);
+      const s = map[Math.min(start, text.length)] ?? node.range[0];
+      const e = map[Math.min(end, text.length)] ?? s + 1;
+      return offsetLocation(this.src, s, Math.max(e, s + 1));
+    }
+    return nodeLocation(this.src, node);
+  }
+
+  /** A condition-like field: boolean, bare expression or `${ }` template. */
+  private condition(v: string | boolean, path: (string | number)[], bound: ReadonlySet<string>, rec: StepRec, body?: ScopeRec): DslTemplateField {
+    const node = this.at(path);
+    const location = nodeLocation(this.src, node);
+    if (typeof v === 'boolean') {
+      const expr: Expr = { kind: 'literal', value: v, offset: 0, length: String(v).length };
+      return { text: `\${ ${v} }`, template: { kind: 'template', text: String(v), parts: [{ kind: 'expr', expr, offset: 0, end: String(v).length }], whole: true }, location };
+    }
+    const t = this.template(v, node, true) ?? emptyTemplate(v);
+    this.readsOf(t, node, bound, rec, body);
+    return { text: hasExpression(v) ? v : `\${ ${v} }`, template: t, location };
+  }
+
+  /** A value whose string leaves may hold templates (input, input_template, output). */
+  private value(v: unknown, path: (string | number)[], bound: ReadonlySet<string>, rec?: StepRec): DslValue {
+    const templates: { path: (string | number)[]; template: Template; location: SourceLocation }[] = [];
+    const reads: string[] = [];
+    const walk = (x: unknown, p: (string | number)[]): void => {
+      if (typeof x === 'string') {
+        if (!hasExpression(x) && !x.includes('$${')) return;
+        const node = this.at([...path, ...p]);
+        const t = this.template(x, node, false);
+        if (!t) return;
+        templates.push({ path: p, template: t, location: nodeLocation(this.src, node) });
+        for (const r of this.readsOf(t, node, bound, rec)) if (!reads.includes(r)) reads.push(r);
+      } else if (Array.isArray(x)) x.forEach((y, i) => walk(y, [...p, i]));
+      else if (x !== null && typeof x === 'object') for (const [k, y] of Object.entries(x)) walk(y, [...p, k]);
+    };
+    walk(v, []);
+    return { value: v, templates, reads, location: this.locAt(path) };
+  }
+
+  /** Records a template's step references on `rec` and checks its input references; returns step names. */
+  private readsOf(t: Template, node: Node | undefined, bound: ReadonlySet<string>, rec?: StepRec, body?: ScopeRec): string[] {
+    const names: string[] = [];
+    for (const p of templatePaths(t)) {
+      const loc = this.mapOffsets(node, t.text, p.offset, p.offset + p.length);
+      if (p.root.kind === 'step') {
+        const target = p.root.step;
+        if (!names.includes(target)) names.push(target);
+        // A while condition may read its own body's steps: they finished when it is evaluated.
+        if (body && body.steps.some((s) => s.name === target)) continue;
+        rec?.refs.push({ target, via: 'reference', location: loc });
+      } else if (this.inputNames && typeof p.segments[0] === 'string') {
+        const name = p.segments[0];
+        if (!this.inputNames.has(name) && !bound.has(name)) {
+          const spelled = p.implicitInput ? name : `input.${name}`;
+          this.warn('unknown_input', `'${spelled}' is not a declared input field${bound.size > 0 ? ` nor bound by an enclosing loop (${[...bound].join(', ')})` : ''}`, loc);
+        }
+      }
+    }
+    return names;
+  }
+
+  private unknownStep(target: string, location: SourceLocation): void {
+    this.error('unknown_step', `unknown step '${target}'`, location, { hint: hintFor(target, [...this.byName.keys()], 'steps') });
+  }
+
+  /** Turns references into edges of the right scope (lifting nested readers to their ancestor). */
+  private resolveRefs(rec: StepRec): void {
+    for (const ref of rec.refs) {
+      const t = this.byName.get(ref.target);
+      if (!t) {
+        this.unknownStep(ref.target, ref.location);
+        continue;
+      }
+      // Find rec or its ancestor that is a sibling of t.
+      let u: StepRec | undefined = rec;
+      while (u && u.scope !== t.scope) u = u.parent;
+      if (!u) {
+        this.error('unknown_step', `step '${ref.target}' is inside the body of '${t.parent!.name}' and is not visible from '${rec.name}'`, ref.location, {
+          hint: 'a step can read its siblings and the steps of enclosing scopes',
+        });
+        continue;
+      }
+      if (u === t) {
+        const msg = u === rec
+          ? `step '${rec.name}' depends on itself`
+          : `step '${rec.name}' inside '${t.name}' reads '${t.name}', which finishes only after its body`;
+        this.error('cycle', msg, ref.location, { details: { path: [t.name, rec.name, t.name] } });
+        continue;
+      }
+      if (!u.deps.has(t.index)) {
+        u.deps.add(t.index);
+        t.scope.edges.push([t.index, u.index]);
+      }
+      if (!this.dependencies.some((x) => x.from === t.name && x.to === u!.name && x.via === ref.via)) {
+        this.dependencies.push({ from: t.name, to: u.name, via: ref.via });
+      }
+    }
+  }
+
+  private orderScope(scope: ScopeRec): void {
+    const seen = new Set<string>();
+    scope.edges = scope.edges.filter(([a, b]) => {
+      const k = `${a},${b}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    }).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    const order = topologicalOrder(scope.steps.length, scope.edges);
+    if (!order) {
+      const cycle = findCycle(scope.steps.length, scope.edges)!;
+      const names = cycle.map((i) => scope.steps[i]!.name);
+      const first = scope.steps[cycle[0]!]!;
+      this.error('cycle', `dependency cycle: ${names.join(' → ')}`, first.location, {
+        details: { path: names },
+        hint: 'dependencies come from after: and from every steps.<name> reference',
+      });
+    } else {
+      scope.order = order;
+    }
+    for (const s of scope.steps) if (s.body) this.orderScope(s.body);
+  }
+
+  // ---- freezing into the public document model ---------------------------------------------------
+
+  private freeze(scope: ScopeRec): DslScope {
+    const steps = scope.steps.map((r) => this.freezeStep(r));
+    const resultStep = scope.order[scope.order.length - 1];
+    return { steps, edges: scope.edges, order: scope.order, ...(resultStep !== undefined ? { resultStep } : {}) };
+  }
+
+  private freezeStep(r: StepRec): DslStep {
+    const d = r.data;
+    const f = r.fields;
+    const base = {
+      name: r.name,
+      kind: r.kind,
+      ...(typeof d.description === 'string' ? { description: d.description } : {}),
+      ...(r.parent ? { parent: r.parent.name } : {}),
+      ...(f.input ? { input: f.input as DslValue } : {}),
+      ...(f.inputTemplate ? { inputTemplate: f.inputTemplate as DslValue } : {}),
+      secrets: f.secrets as DslSecret[],
+      ...(d.output !== undefined ? { output: d.output } : {}),
+      after: f.after as string[],
+      ...(f.when ? { when: f.when as DslTemplateField } : {}),
+      dependencies: [...r.deps].sort((a, b) => a - b).map((i) => r.scope.steps[i]!.name),
+      location: r.location,
+    };
+    switch (r.kind) {
+      case 'agent': return { ...base, kind: 'agent', agent: d.agent as string };
+      case 'function': return { ...base, kind: 'function', function: d.function as string };
+      case 'mcp_tool': return { ...base, kind: 'mcp_tool', server: d.server as string, tool: d.tool as string };
+      case 'connector': return { ...base, kind: 'connector', connector: d.connector as string, action: d.action as string };
+      case 'conditional': return { ...base, kind: 'conditional', condition: f.condition as DslTemplateField };
+      case 'for_each': {
+        const parallel = d.parallel as boolean;
+        return {
+          ...base, kind: 'for_each', items: f.items as DslTemplateField, as: d.as as string,
+          maxIterations: d.max_iterations as number, parallel, maxConcurrency: parallel ? 10 : 1, do: this.freeze(r.body!),
+        };
+      }
+      case 'while':
+        return { ...base, kind: 'while', condition: f.condition as DslTemplateField, maxIterations: d.max_iterations as number, do: this.freeze(r.body!) };
+      case 'parallel_analyzer':
+        return { ...base, kind: 'parallel_analyzer', analysts: f.analysts as DslAgentRole[], aggregator: d.aggregator as string };
+      case 'handoff_router':
+        return { ...base, kind: 'handoff_router', entryAgent: d.entry_agent as string, specialists: f.specialists as DslAgentRole[] };
+      case 'judge_loop':
+        return {
+          ...base, kind: 'judge_loop', generator: d.generator as string, evaluator: d.evaluator as string,
+          passCondition: f.passCondition as DslTemplateField, maxIterations: d.max_iterations as number,
+        };
+    }
+  }
+}
+
+function rootOf(r: StepRec): StepRec {
+  let x = r;
+  while (x.parent) x = x.parent;
+  return x;
+}
+
+function emptyTemplate(text: string): Template {
+  return { kind: 'template', text, parts: [], whole: false };
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out === '' ? String(seg) : `.${String(seg)}`;
+  }
+  return out || '(document)';
+}
+
+/** "did you mean …?" for a misspelt name, or where to declare it. */
+function hintFor(name: string, known: readonly string[], section: string): string {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const k of known) {
+    const d = editDistance(name, k);
+    if (d < bestD) {
+      bestD = d;
+      best = k;
+    }
+  }
+  if (best !== undefined && bestD <= Math.max(1, Math.floor(name.length / 3))) return `did you mean '${best}'?`;
+  return `declare it under ${section}:`;
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]!;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j]!;
+      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length]!;
+}
