@@ -15,6 +15,8 @@ export interface Command {
 export async function loadCommands(): Promise<readonly Command[]> {
   // Imported lazily so that `stepforge graph` does not pay for loading the embedded stack.
   const modules = await Promise.all([
+    import('./asl.js'),
+    import('./compile.js'),
     // e.g. import('./graph.js'),
   ]);
   return modules.map((m: { default: Command }) => m.default);

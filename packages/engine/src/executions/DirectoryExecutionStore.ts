@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Checkpoint, HistoryEvent } from '../interpreter/types.js';
+import type { ExecutionRecord, ExecutionStore, StateMachineRecord, StoreSnapshot } from './ExecutionStore.js';
+
+/**
+ * An ExecutionStore in a directory of JSON files, so a restarted server loses nothing:
+ *
+ * ```
+ * <dir>/state-machines/<key>.json           one record per state machine
+ * <dir>/executions/<key>/execution.json     the execution record
+ * <dir>/executions/<key>/history.ndjson     history events, one per line, appended
+ * <dir>/executions/<key>/checkpoint.json    the last completed top-level transition
+ * ```
+ *
+ * Records and checkpoints are written to a temporary file and renamed over the old one, so a crash
+ * leaves either the old or the new version. The history is append-only; a torn last line (crash
+ * mid-append) is ignored on read, and events past the checkpoint are dropped on resume.
+ */
+export class DirectoryExecutionStore implements ExecutionStore {
+  readonly durable = true;
+  private readonly machinesDir: string;
+  private readonly executionsDir: string;
+
+  constructor(readonly dir: string) {
+    this.machinesDir = join(dir, 'state-machines');
+    this.executionsDir = join(dir, 'executions');
+    mkdirSync(this.machinesDir, { recursive: true });
+    mkdirSync(this.executionsDir, { recursive: true });
+  }
+
+  load(): StoreSnapshot {
+    const stateMachines: StateMachineRecord[] = [];
+    for (const f of readdirSync(this.machinesDir)) {
+      if (!f.endsWith('.json')) continue;
+      const r = readJson<StateMachineRecord>(join(this.machinesDir, f));
+      if (r) stateMachines.push(r);
+    }
+    const executions: ExecutionRecord[] = [];
+    for (const d of readdirSync(this.executionsDir)) {
+      const r = readJson<ExecutionRecord>(join(this.executionsDir, d, 'execution.json'));
+      if (r) executions.push(r);
+    }
+    return { stateMachines, executions };
+  }
+
+  putStateMachine(r: StateMachineRecord): void {
+    writeAtomic(join(this.machinesDir, `${key(r.stateMachineArn)}.json`), JSON.stringify(r));
+  }
+
+  deleteStateMachine(arn: string): void {
+    rmSync(join(this.machinesDir, `${key(arn)}.json`), { force: true });
+  }
+
+  putExecution(r: ExecutionRecord): void {
+    writeAtomic(join(this.execDir(r.executionArn, true), 'execution.json'), JSON.stringify(r));
+  }
+
+  appendEvents(arn: string, events: readonly HistoryEvent[]): void {
+    if (events.length === 0) return;
+    let text = '';
+    for (const e of events) text += JSON.stringify(e) + '\n';
+    appendFileSync(join(this.execDir(arn, true), 'history.ndjson'), text);
+  }
+
+  readEvents(arn: string): HistoryEvent[] {
+    const file = join(this.execDir(arn, false), 'history.ndjson');
+    if (!existsSync(file)) return [];
+    const out: HistoryEvent[] = [];
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (line === '') continue;
+      try {
+        out.push(JSON.parse(line) as HistoryEvent);
+      } catch {
+        // A torn final line from a crash mid-append: everything before it is intact.
+        break;
+      }
+    }
+    return out;
+  }
+
+  truncateEvents(arn: string, lastEventId: number): void {
+    const kept = this.readEvents(arn).filter((e) => e.id <= lastEventId);
+    writeAtomic(join(this.execDir(arn, true), 'history.ndjson'), kept.map((e) => JSON.stringify(e) + '\n').join(''));
+  }
+
+  putCheckpoint(arn: string, cp: Checkpoint | undefined): void {
+    const file = join(this.execDir(arn, true), 'checkpoint.json');
+    if (cp === undefined) rmSync(file, { force: true });
+    else writeAtomic(file, JSON.stringify(cp));
+  }
+
+  readCheckpoint(arn: string): Checkpoint | undefined {
+    return readJson<Checkpoint>(join(this.execDir(arn, false), 'checkpoint.json'));
+  }
+
+  private execDir(arn: string, create: boolean): string {
+    const d = join(this.executionsDir, key(arn));
+    if (create) mkdirSync(d, { recursive: true });
+    return d;
+  }
+}
+
+/** A file-system-safe, collision-free name for an ARN: a readable tail plus a hash. */
+function key(arn: string): string {
+  const tail = arn.split(':').slice(-2).join('_').replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 60);
+  return `${tail}-${createHash('sha256').update(arn).digest('hex').slice(0, 16)}`;
+}
+
+let tmpCounter = 0;
+function writeAtomic(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.${++tmpCounter}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
+
+function readJson<T>(file: string): T | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,698 @@
+import { randomUUID } from 'node:crypto';
+import type {
+  AslDefinition,
+  Checkpoint,
+  Clock,
+  ContextObject,
+  DefinitionError,
+  ExecuteOptions,
+  ExecutionResult,
+  HistoryEvent,
+  TaskInvoker,
+} from '../interpreter/types.js';
+import { createTaskInvoker, type ComposedTaskInvoker } from '../resources/createTaskInvoker.js';
+import type { ServiceEndpointOptions } from '../resources/SqsResource.js';
+import type { ChildExecutionDescription, ChildExecutions } from '../resources/StartExecutionResource.js';
+import { TaskTokenRegistry } from '../resources/TaskTokenRegistry.js';
+import { checkExecutionArn, checkName, checkStateMachineArn, executionArn, stateMachineArn, type ArnScope } from './arns.js';
+import { applySubstitutions, collectTaskResources } from './definitionText.js';
+import type { ExecutionRecord, ExecutionStore, StateMachineRecord } from './ExecutionStore.js';
+import { MemoryExecutionStore } from './MemoryExecutionStore.js';
+import { SfnApiError } from './SfnApiError.js';
+
+/** The interpreter's entry point (injected so the manager can be tested and benchmarked on its own). */
+export type ExecuteFn = (definition: AslDefinition, input: unknown, options: ExecuteOptions) => Promise<ExecutionResult>;
+/** The interpreter's pre-run check. */
+export type ValidateFn = (definition: AslDefinition) => readonly DefinitionError[];
+
+/** Options of the executions manager. */
+export interface ExecutionManagerOptions {
+  /** Runs ASL (the interpreter's executeStateMachine). */
+  readonly execute: ExecuteFn;
+  /** Rejects bad definitions before they are stored (the interpreter's validateDefinition). */
+  readonly validate?: ValidateFn;
+  /** Default: in memory. A DirectoryExecutionStore makes Standard executions survive restarts. */
+  readonly store?: ExecutionStore;
+  /** Lambda resources (function ARNs, lambda:invoke). */
+  readonly lambda?: TaskInvoker;
+  /** `${Name}` → value, applied to every definition's text (CDK DefinitionSubstitutions). */
+  readonly substitutions?: Readonly<Record<string, string>>;
+  readonly sqs?: ServiceEndpointOptions | false;
+  readonly dynamodb?: ServiceEndpointOptions | false;
+  readonly clock?: Clock;
+  readonly partition?: string;
+  readonly region?: string;
+  readonly account?: string;
+}
+
+/** API-shaped values: dates are epoch milliseconds (the server turns them into seconds). */
+type Json = Record<string, unknown>;
+
+interface Live {
+  record: ExecutionRecord;
+  controller: AbortController;
+  done: Promise<void>;
+  /** Events not yet handed to a durable store (flushed at each checkpoint). */
+  pending: HistoryEvent[];
+  lastEventId: number;
+}
+
+const TERMINAL_REDRIVABLE = new Set(['FAILED', 'TIMED_OUT', 'ABORTED']);
+const MAX_INPUT_BYTES = 256 * 1024;
+
+/**
+ * Standard and Express executions over the interpreter: state machines, name idempotency,
+ * histories, stop, redrive, task tokens, child executions, and persistence through an
+ * ExecutionStore so that a restarted manager resumes unfinished Standard executions from their
+ * last completed transition. Its methods take and return the Step Functions API shapes.
+ */
+export class ExecutionManager implements ChildExecutions {
+  readonly tokens: TaskTokenRegistry;
+  readonly invoker: ComposedTaskInvoker;
+  private readonly store: ExecutionStore;
+  private readonly scope: ArnScope;
+  private readonly machines = new Map<string, StateMachineRecord>();
+  private readonly executions = new Map<string, ExecutionRecord>();
+  private readonly live = new Map<string, Live>();
+  private closing = false;
+
+  constructor(private readonly options: ExecutionManagerOptions) {
+    this.store = options.store ?? new MemoryExecutionStore();
+    this.scope = { partition: options.partition ?? 'aws', region: options.region ?? 'us-east-1', account: options.account ?? '123456789012' };
+    this.tokens = new TaskTokenRegistry((token) => {
+      const arn = executionOfToken(token);
+      return arn !== undefined && this.live.has(arn);
+    });
+    this.invoker = createTaskInvoker({
+      tokens: this.tokens,
+      executions: this,
+      ...(options.lambda ? { lambda: options.lambda } : {}),
+      ...(options.sqs !== undefined ? { sqs: options.sqs } : {}),
+      ...(options.dynamodb !== undefined ? { dynamodb: options.dynamodb } : {}),
+    });
+  }
+
+  /** Loads the store and resumes every Standard execution that was RUNNING when the last process ended. */
+  recover(): number {
+    const snap = this.store.load();
+    for (const m of snap.stateMachines) this.machines.set(m.stateMachineArn, m);
+    let resumed = 0;
+    for (const e of snap.executions) {
+      this.executions.set(e.executionArn, e);
+      if (e.status !== 'RUNNING' || e.type !== 'STANDARD') continue;
+      let definition: AslDefinition;
+      try {
+        definition = JSON.parse(e.definition) as AslDefinition;
+      } catch {
+        continue;
+      }
+      const cp = this.store.readCheckpoint(e.executionArn) ?? {
+        // Crashed before the first transition completed: start over at StartAt, after ExecutionStarted.
+        stateName: String(definition.StartAt),
+        input: JSON.parse(e.input) as unknown,
+        variables: {},
+        eventCounter: 1,
+        previousEventId: 0,
+        transitions: 0,
+      };
+      this.store.truncateEvents(e.executionArn, cp.eventCounter);
+      this.launch(e, definition, { resumeFrom: cp });
+      resumed++;
+    }
+    return resumed;
+  }
+
+  // ---------------------------------------------------------------- state machines
+
+  /** CreateStateMachine. Same name, definition, role and type again returns the existing one. */
+  createStateMachine(req: Json): Json {
+    const name = checkName(req.name, 'state machine');
+    const type = checkType(req.type);
+    const definition = this.checkDefinition(req.definition);
+    const roleArn = checkRole(req.roleArn, this.scope);
+    const arn = stateMachineArn(this.scope, name);
+    const existing = this.machines.get(arn);
+    if (existing) {
+      if (existing.definition === definition && existing.roleArn === roleArn && existing.type === type) {
+        return { stateMachineArn: arn, creationDate: existing.creationDate };
+      }
+      throw new SfnApiError('StateMachineAlreadyExists', `State Machine Already Exists: '${arn}'`);
+    }
+    const record: StateMachineRecord = {
+      stateMachineArn: arn,
+      name,
+      type,
+      definition,
+      roleArn,
+      creationDate: Date.now(),
+      revisionId: randomUUID(),
+      ...(typeof req.description === 'string' ? { description: req.description } : {}),
+      ...(req.loggingConfiguration !== undefined ? { loggingConfiguration: req.loggingConfiguration } : {}),
+      ...(req.tracingConfiguration !== undefined ? { tracingConfiguration: req.tracingConfiguration } : {}),
+    };
+    this.store.putStateMachine(record);
+    this.machines.set(arn, record);
+    return { stateMachineArn: arn, creationDate: record.creationDate };
+  }
+
+  /** UpdateStateMachine: running executions keep the definition they started with. */
+  updateStateMachine(req: Json): Json {
+    const sm = this.machine(req.stateMachineArn);
+    if (req.definition === undefined && req.roleArn === undefined && req.loggingConfiguration === undefined && req.tracingConfiguration === undefined) {
+      throw new SfnApiError('MissingRequiredParameter', 'Either the definition, the roleArn, the loggingConfiguration or the tracingConfiguration must be specified.');
+    }
+    const updated: StateMachineRecord = {
+      ...sm,
+      ...(req.definition !== undefined ? { definition: this.checkDefinition(req.definition) } : {}),
+      ...(req.roleArn !== undefined ? { roleArn: checkRole(req.roleArn, this.scope) } : {}),
+      ...(req.loggingConfiguration !== undefined ? { loggingConfiguration: req.loggingConfiguration } : {}),
+      ...(req.tracingConfiguration !== undefined ? { tracingConfiguration: req.tracingConfiguration } : {}),
+      updateDate: Date.now(),
+      revisionId: randomUUID(),
+    };
+    this.store.putStateMachine(updated);
+    this.machines.set(sm.stateMachineArn, updated);
+    return { updateDate: updated.updateDate, revisionId: updated.revisionId };
+  }
+
+  /** DescribeStateMachine. */
+  describeStateMachine(req: Json): Json {
+    const sm = this.machine(req.stateMachineArn);
+    return {
+      stateMachineArn: sm.stateMachineArn,
+      name: sm.name,
+      status: 'ACTIVE',
+      definition: sm.definition,
+      roleArn: sm.roleArn,
+      type: sm.type,
+      creationDate: sm.creationDate,
+      loggingConfiguration: sm.loggingConfiguration ?? { level: 'OFF', includeExecutionData: false },
+      tracingConfiguration: sm.tracingConfiguration ?? { enabled: false },
+      revisionId: sm.revisionId,
+      ...(sm.description !== undefined ? { description: sm.description } : {}),
+    };
+  }
+
+  /** ListStateMachines (paged). */
+  listStateMachines(req: Json): Json {
+    const all = [...this.machines.values()].sort((a, b) => a.creationDate - b.creationDate || a.name.localeCompare(b.name));
+    const { items, nextToken } = page(all, req, 'ListStateMachines');
+    return {
+      stateMachines: items.map((m) => ({ stateMachineArn: m.stateMachineArn, name: m.name, type: m.type, creationDate: m.creationDate })),
+      ...(nextToken ? { nextToken } : {}),
+    };
+  }
+
+  /** DeleteStateMachine: running executions continue; the machine is gone at once. */
+  deleteStateMachine(req: Json): Json {
+    const arn = checkStateMachineArn(req.stateMachineArn);
+    this.machines.delete(arn);
+    this.store.deleteStateMachine(arn);
+    return {};
+  }
+
+  // ---------------------------------------------------------------- executions
+
+  /** StartExecution; same name and input while RUNNING returns the same execution (AWS idempotency). */
+  startExecution(req: Json, parentExecutionArn?: string): Json {
+    const sm = this.machine(req.stateMachineArn);
+    const name = req.name === undefined ? randomUUID() : checkName(req.name, 'execution');
+    const input = checkInput(req.input);
+    const arn = executionArn(sm.stateMachineArn, name);
+    const existing = this.executions.get(arn);
+    if (existing) {
+      if (existing.status === 'RUNNING' && existing.input === input) return { executionArn: arn, startDate: existing.startDate };
+      throw new SfnApiError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
+    }
+    const record: ExecutionRecord = {
+      executionArn: arn,
+      stateMachineArn: sm.stateMachineArn,
+      stateMachineName: sm.name,
+      name,
+      type: sm.type,
+      definition: sm.definition,
+      roleArn: sm.roleArn,
+      status: 'RUNNING',
+      input,
+      startDate: Date.now(),
+      redriveCount: 0,
+      ...(parentExecutionArn !== undefined ? { parentExecutionArn } : {}),
+    };
+    this.executions.set(arn, record);
+    if (this.durable(record)) this.store.putExecution(record);
+    this.launch(record, JSON.parse(sm.definition) as AslDefinition, {});
+    return { executionArn: arn, startDate: record.startDate };
+  }
+
+  /** StartSyncExecution (Express only): runs to the end and returns the result. */
+  async startSyncExecution(req: Json): Promise<Json> {
+    const sm = this.machine(req.stateMachineArn);
+    if (sm.type !== 'EXPRESS') {
+      throw new SfnApiError('StateMachineTypeNotSupported', 'This operation is not supported by this type of state machine');
+    }
+    const name = req.name === undefined ? randomUUID() : checkName(req.name, 'execution');
+    const input = checkInput(req.input);
+    const arn = executionArn(sm.stateMachineArn, name, { id: randomUUID() });
+    const startDate = Date.now();
+    const result = await this.options.execute(JSON.parse(sm.definition) as AslDefinition, JSON.parse(input), {
+      ...this.baseOptions(),
+      invoker: this.invoker,
+      executionArn: arn,
+      executionName: name,
+      stateMachineArn: sm.stateMachineArn,
+      stateMachineName: sm.name,
+      roleArn: sm.roleArn,
+      startTime: startDate,
+      stateMachineType: 'EXPRESS',
+      collectEvents: false,
+      newTaskToken: () => newToken(arn, 0),
+    });
+    const status = result.status === 'ABORTED' ? 'FAILED' : result.status;
+    return {
+      executionArn: arn,
+      stateMachineArn: sm.stateMachineArn,
+      name,
+      startDate,
+      stopDate: result.stopTime,
+      status,
+      input,
+      inputDetails: { included: true },
+      ...(result.status === 'SUCCEEDED' ? { output: JSON.stringify(result.output ?? null), outputDetails: { included: true } } : {}),
+      ...(result.error !== undefined ? { error: result.error } : {}),
+      ...(result.cause !== undefined ? { cause: result.cause } : {}),
+      billingDetails: { billedMemoryUsedInMB: 64, billedDurationInMilliseconds: Math.max(100, Math.ceil((result.stopTime - startDate) / 100) * 100) },
+    };
+  }
+
+  /** DescribeExecution. */
+  describeExecution(req: Json): Json {
+    const e = this.execution(req.executionArn);
+    const { redriveStatus, redriveStatusReason } = redriveState(e);
+    return {
+      executionArn: e.executionArn,
+      stateMachineArn: e.stateMachineArn,
+      name: e.name,
+      status: e.status,
+      startDate: e.startDate,
+      ...(e.stopDate !== undefined ? { stopDate: e.stopDate } : {}),
+      input: e.input,
+      inputDetails: { included: true },
+      ...(e.output !== undefined ? { output: e.output, outputDetails: { included: true } } : {}),
+      ...(e.error !== undefined ? { error: e.error } : {}),
+      ...(e.cause !== undefined ? { cause: e.cause } : {}),
+      redriveCount: e.redriveCount,
+      ...(e.redriveDate !== undefined ? { redriveDate: e.redriveDate } : {}),
+      redriveStatus,
+      ...(redriveStatusReason !== undefined ? { redriveStatusReason } : {}),
+    };
+  }
+
+  /** ListExecutions (newest first, optional statusFilter, paged). */
+  listExecutions(req: Json): Json {
+    const sm = this.machine(req.stateMachineArn);
+    const filter = req.statusFilter;
+    if (filter !== undefined && !['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING_REDRIVE'].includes(String(filter))) {
+      throw new SfnApiError('ValidationException', `1 validation error detected: Value '${String(filter)}' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]`);
+    }
+    const all = [...this.executions.values()]
+      .filter((e) => e.stateMachineArn === sm.stateMachineArn && (filter === undefined || e.status === filter))
+      .sort((a, b) => b.startDate - a.startDate || b.name.localeCompare(a.name));
+    const { items, nextToken } = page(all, req, 'ListExecutions');
+    return {
+      executions: items.map((e) => ({
+        executionArn: e.executionArn,
+        stateMachineArn: e.stateMachineArn,
+        name: e.name,
+        status: e.status,
+        startDate: e.startDate,
+        ...(e.stopDate !== undefined ? { stopDate: e.stopDate } : {}),
+        redriveCount: e.redriveCount,
+        ...(e.redriveDate !== undefined ? { redriveDate: e.redriveDate } : {}),
+      })),
+      ...(nextToken ? { nextToken } : {}),
+    };
+  }
+
+  /** GetExecutionHistory (paged; reverseOrder; includeExecutionData=false drops inputs/outputs). */
+  getExecutionHistory(req: Json): Json {
+    const e = this.execution(req.executionArn);
+    let events = this.events(e.executionArn);
+    if (req.reverseOrder === true) events = [...events].reverse();
+    const { items, nextToken } = page(events, req, `GetExecutionHistory:${e.executionArn}:${req.reverseOrder === true}`);
+    const withData = req.includeExecutionData !== false;
+    return { events: withData ? items : items.map(stripData), ...(nextToken ? { nextToken } : {}) };
+  }
+
+  /** Every event of an execution so far, in order. */
+  events(executionArn: string): HistoryEvent[] {
+    const stored = this.store.readEvents(executionArn);
+    const live = this.live.get(executionArn);
+    return live && live.pending.length > 0 ? [...stored, ...live.pending] : stored;
+  }
+
+  /** StopExecution: aborts a RUNNING execution (ABORTED, with the given error and cause). */
+  async stopExecution(req: Json): Promise<Json> {
+    const e = this.execution(req.executionArn);
+    const live = this.live.get(e.executionArn);
+    if (e.status !== 'RUNNING' || !live) {
+      throw new SfnApiError('ValidationException', `Execution Does Not Exist or is not running: '${e.executionArn}'`);
+    }
+    const reason = {
+      ...(typeof req.error === 'string' ? { error: req.error } : {}),
+      ...(typeof req.cause === 'string' ? { cause: req.cause } : {}),
+    };
+    live.controller.abort(reason);
+    await live.done;
+    return { stopDate: this.executions.get(e.executionArn)?.stopDate ?? Date.now() };
+  }
+
+  /** RedriveExecution: re-runs a failed/timed-out/aborted Standard execution from the state that failed. */
+  redriveExecution(req: Json): Json {
+    const e = this.execution(req.executionArn);
+    const { redriveStatus, redriveStatusReason } = redriveState(e);
+    if (redriveStatus !== 'REDRIVABLE' || !e.redrivePoint) {
+      throw new SfnApiError('ExecutionNotRedrivable', `Execution is not redrivable: ${redriveStatusReason ?? e.status}`);
+    }
+    const redriveDate = Date.now();
+    const { output: _o, error: _e, cause: _c, stopDate: _s, ...rest } = e;
+    const record: ExecutionRecord = { ...rest, status: 'RUNNING', redriveCount: e.redriveCount + 1, redriveDate };
+    this.executions.set(e.executionArn, record);
+    if (this.durable(record)) {
+      this.store.putExecution(record);
+      this.store.putCheckpoint(record.executionArn, e.redrivePoint);
+    }
+    this.launch(record, JSON.parse(record.definition) as AslDefinition, { redriveFrom: e.redrivePoint });
+    return { redriveDate };
+  }
+
+  /** SendTaskSuccess. */
+  sendTaskSuccess(req: Json): Json {
+    this.tokens.succeed(requireString(req.taskToken, 'taskToken'), requireString(req.output, 'output'));
+    return {};
+  }
+
+  /** SendTaskFailure. */
+  sendTaskFailure(req: Json): Json {
+    this.tokens.fail(
+      requireString(req.taskToken, 'taskToken'),
+      typeof req.error === 'string' ? req.error : undefined,
+      typeof req.cause === 'string' ? req.cause : undefined,
+    );
+    return {};
+  }
+
+  /** SendTaskHeartbeat. */
+  sendTaskHeartbeat(req: Json): Json {
+    this.tokens.heartbeat(requireString(req.taskToken, 'taskToken'));
+    return {};
+  }
+
+  /** Resolves when the execution is no longer RUNNING (immediately if it is not). */
+  async waitForExecution(executionArn: string, signal?: AbortSignal): Promise<ChildExecutionDescription> {
+    const live = this.live.get(executionArn);
+    if (live) {
+      if (signal) {
+        await new Promise<void>((resolve, reject) => {
+          if (signal.aborted) return reject(signal.reason);
+          const onAbort = () => reject(signal.reason);
+          signal.addEventListener('abort', onAbort, { once: true });
+          live.done.then(() => {
+            signal.removeEventListener('abort', onAbort);
+            resolve();
+          });
+        });
+      } else await live.done;
+    }
+    const e = this.execution(executionArn);
+    return {
+      executionArn: e.executionArn,
+      stateMachineArn: e.stateMachineArn,
+      name: e.name,
+      status: e.status,
+      startDate: e.startDate,
+      input: e.input,
+      redriveCount: e.redriveCount,
+      ...(e.stopDate !== undefined ? { stopDate: e.stopDate } : {}),
+      ...(e.output !== undefined ? { output: e.output } : {}),
+      ...(e.error !== undefined ? { error: e.error } : {}),
+      ...(e.cause !== undefined ? { cause: e.cause } : {}),
+    };
+  }
+
+  /** ChildExecutions: states:startExecution from a parent execution. */
+  async startChild(params: { stateMachineArn: string; input: string; name?: string }, parent: ContextObject): Promise<{ executionArn: string; startDate: number }> {
+    const r = this.startExecution({ stateMachineArn: params.stateMachineArn, input: params.input, ...(params.name !== undefined ? { name: params.name } : {}) }, parent.Execution.Id);
+    return { executionArn: String(r.executionArn), startDate: Number(r.startDate) };
+  }
+
+  /** ChildExecutions: stop a child whose parent task ended. */
+  async stopChild(executionArn: string, error: string, cause: string): Promise<void> {
+    if (this.live.has(executionArn)) await this.stopExecution({ executionArn, error, cause });
+  }
+
+  /** Number of executions running now. */
+  get running(): number {
+    return this.live.size;
+  }
+
+  /**
+   * Stops running executions WITHOUT recording an end: with a durable store they stay RUNNING at
+   * their last checkpoint and resume in the next process (this is also what a crash looks like).
+   */
+  async close(): Promise<void> {
+    this.closing = true;
+    const all = [...this.live.values()];
+    for (const l of all) l.controller.abort({ error: 'States.Aborted', cause: 'The engine is shutting down.' });
+    await Promise.all(all.map((l) => l.done));
+    this.invoker.close();
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private baseOptions(): Partial<ExecuteOptions> {
+    return {
+      partition: this.scope.partition,
+      region: this.scope.region,
+      account: this.scope.account,
+      ...(this.options.clock ? { clock: this.options.clock } : {}),
+    };
+  }
+
+  private durable(r: ExecutionRecord): boolean {
+    return r.type === 'STANDARD';
+  }
+
+  /** Runs (or resumes, or redrives) an execution in the background, persisting as it goes. */
+  private launch(record: ExecutionRecord, definition: AslDefinition, from: { resumeFrom?: Checkpoint; redriveFrom?: Checkpoint }): void {
+    const arn = record.executionArn;
+    const durable = this.durable(record) && this.store.durable;
+    const persist = this.durable(record);
+    const controller = new AbortController();
+    const start = from.resumeFrom ?? from.redriveFrom;
+    const live: Live = { record, controller, done: Promise.resolve(), pending: [], lastEventId: start?.eventCounter ?? 0 };
+    let tokenSeq = 0;
+    const flush = () => {
+      if (live.pending.length === 0) return;
+      this.store.appendEvents(arn, live.pending);
+      live.pending = [];
+    };
+    const options: ExecuteOptions = {
+      ...this.baseOptions(),
+      invoker: this.invoker,
+      executionArn: arn,
+      executionName: record.name,
+      stateMachineArn: record.stateMachineArn,
+      stateMachineName: record.stateMachineName,
+      roleArn: record.roleArn,
+      startTime: record.startDate,
+      stateMachineType: record.type,
+      signal: controller.signal,
+      collectEvents: false,
+      redriveCount: record.redriveCount,
+      onEvent: (event) => {
+        live.lastEventId = event.id;
+        if (!persist) return;
+        live.pending.push(event);
+        // Without a durable store there is no restart to prepare for: hand events over at once.
+        if (!durable || event.type === 'ExecutionStarted' || event.type === 'ExecutionRedriven') flush();
+      },
+      // Deterministic per position, so a resumed task re-issues the token its first attempt sent out.
+      newTaskToken: () => newToken(arn, live.lastEventId, tokenSeq++),
+      ...(durable
+        ? {
+            checkpoint: (cp: Checkpoint) => {
+              if (this.closing) return;
+              flush();
+              this.store.putCheckpoint(arn, cp);
+            },
+          }
+        : {}),
+      ...(from.resumeFrom ? { resumeFrom: from.resumeFrom } : {}),
+      ...(from.redriveFrom ? { redriveFrom: from.redriveFrom } : {}),
+    };
+    let input: unknown;
+    try {
+      input = JSON.parse(record.input);
+    } catch {
+      input = {};
+    }
+    this.live.set(arn, live);
+    live.done = this.options
+      .execute(definition, input, options)
+      .then(
+        (result) => this.finish(arn, live, result, persist, flush),
+        (e: unknown) =>
+          this.finish(arn, live, {
+            status: 'FAILED',
+            error: 'States.Runtime',
+            cause: `The engine failed: ${e instanceof Error ? e.message : String(e)}`,
+            events: [],
+            startTime: record.startDate,
+            stopTime: Date.now(),
+          }, persist, flush),
+      );
+  }
+
+  private finish(arn: string, live: Live, result: ExecutionResult, persist: boolean, flush: () => void): void {
+    this.live.delete(arn);
+    if (this.closing) return; // leave it RUNNING at its last checkpoint for the next process
+    const current = this.executions.get(arn) ?? live.record;
+    const { output: _o, error: _e, cause: _c, redrivePoint: _r, ...rest } = current;
+    const record: ExecutionRecord = {
+      ...rest,
+      status: result.status,
+      stopDate: result.stopTime,
+      ...(result.status === 'SUCCEEDED' ? { output: JSON.stringify(result.output ?? null) } : {}),
+      ...(result.error !== undefined ? { error: result.error } : {}),
+      ...(result.cause !== undefined ? { cause: result.cause } : {}),
+      ...(result.redrivePoint !== undefined ? { redrivePoint: result.redrivePoint } : {}),
+    };
+    this.executions.set(arn, record);
+    if (persist) {
+      flush();
+      this.store.putExecution(record);
+      if (this.store.durable) this.store.putCheckpoint(arn, undefined);
+    }
+  }
+
+  private checkDefinition(raw: unknown): string {
+    if (typeof raw !== 'string' || raw === '') {
+      throw new SfnApiError('ValidationException', "1 validation error detected: Value null at 'definition' failed to satisfy constraint: Member must not be null");
+    }
+    const text = applySubstitutions(raw, this.options.substitutions);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: 'INVALID_JSON_DESCRIPTION: ${(e as Error).message}'`);
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new SfnApiError('InvalidDefinition', "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: The definition must be a JSON object'");
+    }
+    const problems: string[] = [];
+    for (const d of this.options.validate?.(parsed as AslDefinition) ?? []) problems.push(`${d.code}: ${d.message} at ${d.path}`);
+    for (const { resource, path } of collectTaskResources(parsed)) {
+      const why = this.invoker.supports(resource);
+      if (why !== undefined) problems.push(`SCHEMA_VALIDATION_FAILED: ${why} at ${path}`);
+    }
+    if (problems.length > 0) throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: '${problems.join(', ')}'`);
+    return text;
+  }
+
+  private machine(arn: unknown): StateMachineRecord {
+    const a = checkStateMachineArn(arn);
+    const m = this.machines.get(a);
+    if (!m) throw new SfnApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${a}'`);
+    return m;
+  }
+
+  private execution(arn: unknown): ExecutionRecord {
+    const a = checkExecutionArn(arn);
+    const e = this.executions.get(a);
+    if (!e) throw new SfnApiError('ExecutionDoesNotExist', `Execution Does Not Exist: '${a}'`);
+    return e;
+  }
+}
+
+/** Task tokens carry their execution, so a completion that races a resume can be held for it. */
+function newToken(executionArn: string, lastEventId: number, seq = 0): string {
+  return `${Buffer.from(executionArn).toString('base64url')}.${lastEventId}.${seq}`;
+}
+
+function executionOfToken(token: string): string | undefined {
+  const dot = token.indexOf('.');
+  if (dot <= 0) return undefined;
+  try {
+    return Buffer.from(token.slice(0, dot), 'base64url').toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function checkType(t: unknown): 'STANDARD' | 'EXPRESS' {
+  if (t === undefined) return 'STANDARD';
+  if (t === 'STANDARD' || t === 'EXPRESS') return t;
+  throw new SfnApiError('ValidationException', `1 validation error detected: Value '${String(t)}' at 'type' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, EXPRESS]`);
+}
+
+function checkRole(r: unknown, s: ArnScope): string {
+  if (r === undefined) return `arn:${s.partition}:iam::${s.account}:role/stepforge-local`;
+  if (typeof r !== 'string' || !/^arn:[^:]+:iam::[^:]*:role\/.+$/.test(r)) throw new SfnApiError('InvalidArn', `Invalid Arn: 'Role ARN is not valid: ${String(r)}'`);
+  return r;
+}
+
+function checkInput(input: unknown): string {
+  if (input === undefined || input === null) return '{}';
+  if (typeof input !== 'string') throw new SfnApiError('InvalidExecutionInput', 'Invalid execution input: the input must be a JSON text.');
+  if (Buffer.byteLength(input) > MAX_INPUT_BYTES) throw new SfnApiError('InvalidExecutionInput', `Invalid execution input: the input is larger than ${MAX_INPUT_BYTES} bytes.`);
+  try {
+    JSON.parse(input);
+  } catch (e) {
+    throw new SfnApiError('InvalidExecutionInput', `Invalid execution input: ${(e as Error).message}`);
+  }
+  return input;
+}
+
+function requireString(v: unknown, field: string): string {
+  if (typeof v !== 'string') throw new SfnApiError('ValidationException', `1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`);
+  return v;
+}
+
+function redriveState(e: ExecutionRecord): { redriveStatus: string; redriveStatusReason?: string } {
+  if (e.type === 'EXPRESS') return { redriveStatus: 'NOT_REDRIVABLE', redriveStatusReason: 'Express executions cannot be redriven' };
+  if (!TERMINAL_REDRIVABLE.has(e.status)) return { redriveStatus: 'NOT_REDRIVABLE', redriveStatusReason: `Execution is ${e.status} and cannot be redriven` };
+  if (!e.redrivePoint) return { redriveStatus: 'NOT_REDRIVABLE', redriveStatusReason: 'Execution has no state to redrive from' };
+  return { redriveStatus: 'REDRIVABLE' };
+}
+
+/** Offset paging with an opaque token that is only valid for the same listing. */
+function page<T>(all: readonly T[], req: Json, listing: string): { items: T[]; nextToken?: string } {
+  const max = req.maxResults === undefined || req.maxResults === 0 ? 100 : Number(req.maxResults);
+  if (!Number.isInteger(max) || max < 0 || max > 1000) {
+    throw new SfnApiError('ValidationException', `1 validation error detected: Value '${String(req.maxResults)}' at 'maxResults' failed to satisfy constraint: Member must have value less than or equal to 1000`);
+  }
+  let offset = 0;
+  if (req.nextToken !== undefined && req.nextToken !== null) {
+    try {
+      const t = JSON.parse(Buffer.from(String(req.nextToken), 'base64url').toString('utf8')) as { l: string; o: number };
+      if (t.l !== listing || !Number.isInteger(t.o) || t.o < 0) throw new Error('other listing');
+      offset = t.o;
+    } catch {
+      throw new SfnApiError('InvalidToken', `Invalid Token: '${String(req.nextToken)}'`);
+    }
+  }
+  const items = all.slice(offset, offset + max);
+  const next = offset + max;
+  return next < all.length ? { items, nextToken: Buffer.from(JSON.stringify({ l: listing, o: next })).toString('base64url') } : { items };
+}
+
+/** A history event without inputs/outputs (includeExecutionData = false). */
+function stripData(e: HistoryEvent): HistoryEvent {
+  const out: HistoryEvent = { ...e };
+  for (const [k, v] of Object.entries(e)) {
+    if (!k.endsWith('EventDetails') || v === null || typeof v !== 'object') continue;
+    const { input: _i, output: _o, ...rest } = v as Record<string, unknown>;
+    out[k] = rest;
+  }
+  return out;
+}

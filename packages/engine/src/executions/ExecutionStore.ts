@@ -1,0 +1,71 @@
+import type { Checkpoint, HistoryEvent } from '../interpreter/types.js';
+
+/** A state machine as the API describes it. Dates are epoch milliseconds. */
+export interface StateMachineRecord {
+  readonly stateMachineArn: string;
+  readonly name: string;
+  readonly type: 'STANDARD' | 'EXPRESS';
+  /** The definition text exactly as created/updated. */
+  readonly definition: string;
+  readonly roleArn: string;
+  readonly creationDate: number;
+  readonly updateDate?: number;
+  readonly revisionId: string;
+  readonly description?: string;
+  readonly loggingConfiguration?: unknown;
+  readonly tracingConfiguration?: unknown;
+}
+
+/** Execution statuses as the API reports them (PENDING_REDRIVE while a redrive starts). */
+export type ExecutionRecordStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED' | 'PENDING_REDRIVE';
+
+/** One execution. Dates are epoch milliseconds; input/output are JSON text. */
+export interface ExecutionRecord {
+  readonly executionArn: string;
+  readonly stateMachineArn: string;
+  readonly stateMachineName: string;
+  readonly name: string;
+  readonly type: 'STANDARD' | 'EXPRESS';
+  /** The definition this execution runs (a later UpdateStateMachine does not change it). */
+  readonly definition: string;
+  readonly roleArn: string;
+  readonly status: ExecutionRecordStatus;
+  readonly input: string;
+  readonly output?: string;
+  readonly error?: string;
+  readonly cause?: string;
+  readonly startDate: number;
+  readonly stopDate?: number;
+  readonly redriveCount: number;
+  readonly redriveDate?: number;
+  /** Where a redrive resumes (the failed state), from the interpreter's ExecutionResult. */
+  readonly redrivePoint?: Checkpoint;
+  /** The execution that started this one through states:startExecution, if any. */
+  readonly parentExecutionArn?: string;
+}
+
+/** Everything a store holds, as loaded at start-up. */
+export interface StoreSnapshot {
+  readonly stateMachines: StateMachineRecord[];
+  readonly executions: ExecutionRecord[];
+}
+
+/**
+ * Persistence of state machines, executions, their histories and checkpoints. The manager calls it
+ * synchronously so that, when a call returns, the change is durable (for the directory store).
+ * Events are appended in batches, always before the checkpoint they lead up to.
+ */
+export interface ExecutionStore {
+  /** True when the store survives a restart (the manager then checkpoints every transition). */
+  readonly durable: boolean;
+  load(): StoreSnapshot;
+  putStateMachine(r: StateMachineRecord): void;
+  deleteStateMachine(stateMachineArn: string): void;
+  putExecution(r: ExecutionRecord): void;
+  appendEvents(executionArn: string, events: readonly HistoryEvent[]): void;
+  readEvents(executionArn: string): HistoryEvent[];
+  /** Drops events after `lastEventId` (work after the last checkpoint is redone on resume). */
+  truncateEvents(executionArn: string, lastEventId: number): void;
+  putCheckpoint(executionArn: string, cp: Checkpoint | undefined): void;
+  readCheckpoint(executionArn: string): Checkpoint | undefined;
+}

@@ -1,0 +1,114 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DirectoryExecutionStore } from '../executions/DirectoryExecutionStore.js';
+import { ExecutionManager, type ExecuteFn, type ValidateFn } from '../executions/ExecutionManager.js';
+import type { Clock, TaskInvoker } from '../interpreter/types.js';
+import { createProtocolHandler, type Operation } from './awsJsonProtocol.js';
+import { defaultEngine, type LambdaHandlers } from './defaultEngine.js';
+
+/** Options of the embedded Step Functions API server. */
+export interface EngineServerOptions {
+  /** 0 (default) picks a free port. */
+  readonly port?: number;
+  /** Default 127.0.0.1: the server is for this machine only. */
+  readonly host?: string;
+  /** Persist state machines, executions, histories and checkpoints here; in memory when omitted. */
+  readonly dataDir?: string;
+  /** Lambda handlers by function name or ARN. */
+  readonly handlers?: LambdaHandlers;
+  /** `${Name}` → value for every definition (CDK DefinitionSubstitutions). */
+  readonly substitutions?: Readonly<Record<string, string>>;
+  readonly sqsEndpoint?: string;
+  readonly dynamodbEndpoint?: string;
+  readonly region?: string;
+  readonly account?: string;
+  readonly partition?: string;
+  readonly clock?: Clock;
+  /** Override the interpreter (tests). */
+  readonly execute?: ExecuteFn;
+  readonly validate?: ValidateFn;
+  /** Override the Lambda invoker built from `handlers`. */
+  readonly lambda?: TaskInvoker;
+}
+
+/** A running server. */
+export interface EngineServer {
+  /** `http://127.0.0.1:<port>`: point `@aws-sdk/client-sfn` here (with `disableHostPrefix: true` for StartSyncExecution). */
+  readonly url: string;
+  readonly port: number;
+  readonly manager: ExecutionManager;
+  /** How many unfinished executions were resumed from the data directory at start-up. */
+  readonly resumed: number;
+  /** Stops listening; running Standard executions stay RUNNING in the data directory and resume next time. */
+  close(): Promise<void>;
+}
+
+/** The operations this server speaks, by X-Amz-Target name. */
+export const SUPPORTED_OPERATIONS = [
+  'CreateStateMachine', 'UpdateStateMachine', 'DescribeStateMachine', 'ListStateMachines', 'DeleteStateMachine',
+  'StartExecution', 'StartSyncExecution', 'DescribeExecution', 'ListExecutions', 'GetExecutionHistory',
+  'StopExecution', 'RedriveExecution', 'SendTaskSuccess', 'SendTaskFailure', 'SendTaskHeartbeat',
+] as const;
+
+/**
+ * Starts the embedded Step Functions API (AWS JSON 1.0) on loopback, backed by the executions
+ * manager and the in-process interpreter. With `dataDir`, unfinished Standard executions from a
+ * previous run resume at once.
+ */
+export async function startEngineServer(options: EngineServerOptions = {}): Promise<EngineServer> {
+  const engine = await defaultEngine(options.handlers);
+  const region = options.region ?? 'us-east-1';
+  const manager = new ExecutionManager({
+    execute: options.execute ?? engine.execute,
+    validate: options.validate ?? engine.validate,
+    ...(options.lambda ?? engine.lambda ? { lambda: options.lambda ?? engine.lambda } : {}),
+    ...(options.dataDir !== undefined ? { store: new DirectoryExecutionStore(options.dataDir) } : {}),
+    ...(options.substitutions ? { substitutions: options.substitutions } : {}),
+    sqs: { ...(options.sqsEndpoint !== undefined ? { endpoint: options.sqsEndpoint } : {}), region },
+    dynamodb: { ...(options.dynamodbEndpoint !== undefined ? { endpoint: options.dynamodbEndpoint } : {}), region },
+    region,
+    ...(options.account !== undefined ? { account: options.account } : {}),
+    ...(options.partition !== undefined ? { partition: options.partition } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const resumed = manager.recover();
+  const operations: Record<(typeof SUPPORTED_OPERATIONS)[number], Operation> = {
+    CreateStateMachine: (r) => manager.createStateMachine(r),
+    UpdateStateMachine: (r) => manager.updateStateMachine(r),
+    DescribeStateMachine: (r) => manager.describeStateMachine(r),
+    ListStateMachines: (r) => manager.listStateMachines(r),
+    DeleteStateMachine: (r) => manager.deleteStateMachine(r),
+    StartExecution: (r) => manager.startExecution(r),
+    StartSyncExecution: (r) => manager.startSyncExecution(r),
+    DescribeExecution: (r) => manager.describeExecution(r),
+    ListExecutions: (r) => manager.listExecutions(r),
+    GetExecutionHistory: (r) => manager.getExecutionHistory(r),
+    StopExecution: (r) => manager.stopExecution(r),
+    RedriveExecution: (r) => manager.redriveExecution(r),
+    SendTaskSuccess: (r) => manager.sendTaskSuccess(r),
+    SendTaskFailure: (r) => manager.sendTaskFailure(r),
+    SendTaskHeartbeat: (r) => manager.sendTaskHeartbeat(r),
+  };
+  const server = createServer(createProtocolHandler(operations));
+  // Long-polling SDK clients keep sockets alive; do not let them hold close() hostage.
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    manager,
+    resumed,
+    async close() {
+      await manager.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
