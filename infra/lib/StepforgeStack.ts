@@ -1,0 +1,153 @@
+// The whole deployment: run store, queues, handlers, one state machine per workflow, the API,
+// EventBridge triggers and alarms. Everything is derived from the compiled workflows passed in.
+import { ArnFormat, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Construct } from 'constructs';
+import { QueueWithDlq } from './constructs/QueueWithDlq.js';
+import { RunStore } from './constructs/RunStore.js';
+import { StepforgeApi, type ApiAuthMode } from './constructs/StepforgeApi.js';
+import { StepHandlers } from './constructs/StepHandlers.js';
+import { WorkflowStateMachine } from './constructs/WorkflowStateMachine.js';
+import { WorkflowTriggers } from './constructs/WorkflowTriggers.js';
+import { addNagSuppressions } from './nag/addNagSuppressions.js';
+import { STEP_HANDLERS, type HandlerName } from './workflows/placeholders.js';
+import type { WorkflowSpec } from './workflows/WorkflowSpec.js';
+
+/** Options for StepforgeStack. */
+export interface StepforgeStackProps extends StackProps {
+  readonly workflows: readonly WorkflowSpec[];
+  /** Repository root (esbuild working directory, package-lock.json). */
+  readonly projectRoot: string;
+  /** Directory with the handler entry files (functions/src/handlers). */
+  readonly handlersDir: string;
+  /** API authorization: IAM (default), API key or Cognito. */
+  readonly apiAuth?: ApiAuthMode;
+  /** Tear down data with the stack (LocalStack / dev accounts). */
+  readonly destroyOnRemoval?: boolean;
+  /** E-mail address subscribed to the alarm topic. */
+  readonly alarmEmail?: string;
+  /** Extra environment for every handler (e.g. STEPFORGE_MODEL_PROVIDER). */
+  readonly handlerEnvironment?: Readonly<Record<string, string>>;
+}
+
+/** Stepforge on AWS. */
+export class StepforgeStack extends Stack {
+  readonly store: RunStore;
+  readonly approvalQueue: QueueWithDlq;
+  readonly triggerQueue: QueueWithDlq;
+  readonly handlers: StepHandlers;
+  readonly machines: ReadonlyMap<string, WorkflowStateMachine>;
+  readonly api: StepforgeApi;
+  readonly alarmTopic: sns.Topic;
+
+  constructor(scope: Construct, id: string, props: StepforgeStackProps) {
+    super(scope, id, props);
+    const destroyOnRemoval = props.destroyOnRemoval ?? false;
+    this.store = new RunStore(this, 'Store', { destroyOnRemoval });
+    // Visibility timeouts are 6× the consuming Lambda's 30 s timeout (AWS guidance for SQS event sources).
+    this.approvalQueue = new QueueWithDlq(this, 'Approvals', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: 5 });
+    this.triggerQueue = new QueueWithDlq(this, 'Triggers', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: 3 });
+    const table = this.store.table;
+
+    this.handlers = new StepHandlers(this, 'Handlers', {
+      projectRoot: props.projectRoot,
+      handlersDir: props.handlersDir,
+      destroyOnRemoval,
+      environment: {
+        STEPFORGE_TARGET: 'aws',
+        STEPFORGE_RUNS_TABLE: table.tableName,
+        STEPFORGE_APPROVAL_QUEUE_URL: this.approvalQueue.queue.queueUrl,
+        ...props.handlerEnvironment,
+      },
+    });
+    const fns = this.handlers.functions;
+    for (const name of Object.keys(fns) as HandlerName[]) table.grantReadWriteData(fns[name]);
+    // A tool call that policy gates asks for approval through the queue (with the task token).
+    this.approvalQueue.queue.grantSendMessages(fns.tool);
+    fns.approvals.addEventSource(new SqsEventSource(this.approvalQueue.queue, { batchSize: 10, reportBatchItemFailures: true }));
+
+    const stepFunctions = Object.fromEntries(STEP_HANDLERS.map((h) => [h, fns[h]])) as Record<(typeof STEP_HANDLERS)[number], (typeof fns)['model']>;
+    const machines = new Map<string, WorkflowStateMachine>();
+    for (const wf of props.workflows) {
+      machines.set(
+        wf.name,
+        new WorkflowStateMachine(this, `Workflow-${wf.name}`, {
+          workflow: wf,
+          stepFunctions,
+          approvalQueue: this.approvalQueue.queue,
+          table,
+          destroyOnRemoval,
+        }),
+      );
+    }
+    this.machines = machines;
+
+    // Secrets and models: each step handler may read only what the workflows it serves reference.
+    for (const h of STEP_HANDLERS) {
+      const ids = [...new Set(props.workflows.flatMap((wf) => wf.secretsByHandler[h] ?? []))].sort();
+      this.handlers.grantSecrets(h, ids);
+    }
+    this.handlers.grantBedrockModels([...new Set(props.workflows.flatMap((wf) => wf.bedrockModels))].sort());
+
+    // The API starts, inspects, forks and cancels executions of these machines, and resolves approvals.
+    const all = [...machines.values()].map((m) => m.stateMachine);
+    const triggered = props.workflows.filter((wf) => wf.triggers.length > 0).map((wf) => machines.get(wf.name)!.stateMachine);
+    fns.api.addEnvironment('STEPFORGE_STATE_MACHINES', Stack.of(this).toJsonString(Object.fromEntries([...machines].map(([n, m]) => [n, m.stateMachine.stateMachineArn]))));
+    fns.trigger.addEnvironment('STEPFORGE_STATE_MACHINES', Stack.of(this).toJsonString(Object.fromEntries(props.workflows.filter((wf) => wf.triggers.length > 0).map((wf) => [wf.name, machines.get(wf.name)!.stateMachine.stateMachineArn]))));
+    if (all.length > 0) {
+      fns.api.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution', 'states:ListExecutions', 'states:DescribeStateMachine'], resources: all.map((m) => m.stateMachineArn) }));
+      fns.api.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['states:DescribeExecution', 'states:StopExecution', 'states:GetExecutionHistory'],
+          resources: [...machines.keys()].map((name) => executionArnPattern(this, name)),
+        }),
+      );
+    }
+    // Task-token calls have no resource-level permissions in IAM: the token itself is the capability.
+    fns.api.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'], resources: ['*'] }));
+    fns.approvals.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:SendTaskFailure'], resources: ['*'] }));
+    if (triggered.length > 0) {
+      fns.trigger.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: triggered.map((m) => m.stateMachineArn) }));
+    }
+
+    this.api = new StepforgeApi(this, 'Http', { handler: fns.api, auth: props.apiAuth ?? 'iam', destroyOnRemoval });
+    new WorkflowTriggers(this, 'Triggers-', { workflows: props.workflows, queue: this.triggerQueue.queue, starter: fns.trigger });
+
+    // Alarms → an encrypted, TLS-only topic.
+    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: 'Stepforge alarms', masterKey: this.store.key, enforceSSL: true });
+    this.store.key.grantEncryptDecrypt(new iam.ServicePrincipal('cloudwatch.amazonaws.com'));
+    if (props.alarmEmail) this.alarmTopic.addSubscription(new subs.EmailSubscription(props.alarmEmail));
+    const action = new cwActions.SnsAction(this.alarmTopic);
+    for (const m of machines.values()) m.failedAlarm.addAlarmAction(action);
+    for (const [name, q] of [['Approvals', this.approvalQueue], ['Triggers', this.triggerQueue]] as const) {
+      new cloudwatch.Alarm(this, `${name}DlqAlarm`, {
+        alarmDescription: `Stepforge ${name.toLowerCase()} dead-letter queue has messages`,
+        metric: q.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }).addAlarmAction(action);
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.api.url });
+    new CfnOutput(this, 'RestApiId', { value: this.api.api.restApiId });
+    new CfnOutput(this, 'ApiStage', { value: this.api.api.deploymentStage.stageName });
+    new CfnOutput(this, 'RunsTableName', { value: table.tableName });
+    new CfnOutput(this, 'ApprovalQueueUrl', { value: this.approvalQueue.queue.queueUrl });
+    new CfnOutput(this, 'TriggerQueueUrl', { value: this.triggerQueue.queue.queueUrl });
+    new CfnOutput(this, 'StateMachines', { value: Stack.of(this).toJsonString(Object.fromEntries([...machines].map(([n, m]) => [n, m.stateMachine.stateMachineArn]))) });
+
+    addNagSuppressions(this);
+  }
+}
+
+/** `arn:…:execution:<machine>:*` — every execution of one state machine. */
+function executionArnPattern(stack: Stack, stateMachineName: string): string {
+  return stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+}

@@ -1,0 +1,57 @@
+// Builds the CDK app: compile workflows/, create the stack, run cdk-nag AwsSolutions on everything.
+import { join } from 'node:path';
+import { App, Validations, type AppProps } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { StepforgeStack } from './StepforgeStack.js';
+import type { ApiAuthMode } from './constructs/StepforgeApi.js';
+import type { CompileDocumentFn } from './workflows/compilerBinding.js';
+import { loadWorkflows } from './workflows/loadWorkflows.js';
+
+/** Options for buildApp (tests pass their own; `cdk synth` uses the context). */
+export interface BuildAppOptions {
+  readonly projectRoot: string;
+  readonly workflowsDir?: string;
+  readonly handlersDir?: string;
+  readonly compile?: CompileDocumentFn;
+  readonly appProps?: AppProps;
+}
+
+const AUTH_MODES: readonly ApiAuthMode[] = ['iam', 'apiKey', 'cognito'];
+
+/** The app with one StepforgeStack and cdk-nag attached; context keys are documented in docs/deploy.md. */
+export function buildApp(options: BuildAppOptions): { app: App; stack: StepforgeStack } {
+  const app = new App(options.appProps);
+  const ctx = (key: string): string | undefined => {
+    const v: unknown = app.node.tryGetContext(key);
+    return v === undefined || v === null || v === '' ? undefined : String(v);
+  };
+  const apiAuth = (ctx('apiAuth') ?? 'iam') as ApiAuthMode;
+  if (!AUTH_MODES.includes(apiAuth)) throw new Error(`context apiAuth must be one of ${AUTH_MODES.join(', ')} (got "${apiAuth}")`);
+  const workflows = loadWorkflows(options.workflowsDir ?? join(options.projectRoot, 'workflows'), {
+    rootDir: options.projectRoot,
+    compile: options.compile,
+  });
+  const handlerEnvironment: Record<string, string> = {};
+  const provider = ctx('modelProvider');
+  if (provider) handlerEnvironment['STEPFORGE_MODEL_PROVIDER'] = provider;
+  const stack = new StepforgeStack(app, ctx('stackName') ?? 'Stepforge', {
+    workflows,
+    projectRoot: options.projectRoot,
+    handlersDir: options.handlersDir ?? join(options.projectRoot, 'functions', 'src', 'handlers'),
+    apiAuth,
+    destroyOnRemoval: ctx('destroyOnRemoval') === 'true',
+    alarmEmail: ctx('alarmEmail'),
+    handlerEnvironment,
+    env: { account: process.env['CDK_DEFAULT_ACCOUNT'], region: process.env['CDK_DEFAULT_REGION'] },
+    description: 'Stepforge: agent workflows on Step Functions, Lambda, DynamoDB, SQS, API Gateway and EventBridge',
+  });
+  for (const wf of workflows) {
+    if (wf.expressFallbackReason) {
+      // Visible in `cdk synth` output; the machine is deployed as Standard.
+      stack.node.addMetadata('aws:cdk:warning', `workflow ${wf.name} asked for Express but deploys as Standard: ${wf.expressFallbackReason}`);
+    }
+  }
+  // cdk-nag v3 runs as a policy-validation plugin: any unacknowledged finding fails `cdk synth`.
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  return { app, stack };
+}

@@ -1,0 +1,62 @@
+// The run-history table (runs, steps, idempotency records, approvals, agent conversations).
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import { Construct } from 'constructs';
+
+/** Options for RunStore. */
+export interface RunStoreProps {
+  /** Destroy the table and key with the stack (dev / LocalStack); the default keeps the data. */
+  readonly destroyOnRemoval?: boolean;
+}
+
+/** Attribute names shared with the runtime's DynamoDB persistence layer (functions/src/persistence). */
+export const RUN_TABLE_KEYS = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  ttl: 'expiresAt',
+  indexes: [
+    { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+  ],
+} as const;
+
+/**
+ * One single-table design table with point-in-time recovery, TTL and a customer managed KMS key.
+ * Customer managed rather than AWS managed because step outputs and agent conversations can hold
+ * business data: a CMK lets the owner audit every decrypt in CloudTrail, scope decrypt to the
+ * stack's roles in the key policy, rotate yearly, and revoke access in one place (about $1/month).
+ */
+export class RunStore extends Construct {
+  readonly table: dynamodb.Table;
+  readonly key: kms.Key;
+
+  constructor(scope: Construct, id: string, props: RunStoreProps = {}) {
+    super(scope, id);
+    const removalPolicy = props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    this.key = new kms.Key(this, 'Key', {
+      description: 'Stepforge run history and alarm topic encryption',
+      enableKeyRotation: true,
+      pendingWindow: Duration.days(7),
+      removalPolicy,
+    });
+    this.table = new dynamodb.Table(this, 'Runs', {
+      partitionKey: { name: RUN_TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: RUN_TABLE_KEYS.sortKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: RUN_TABLE_KEYS.ttl,
+      encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED,
+      encryptionKey: this.key,
+      deletionProtection: !props.destroyOnRemoval,
+      removalPolicy,
+    });
+    for (const index of RUN_TABLE_KEYS.indexes) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
+      });
+    }
+  }
+}

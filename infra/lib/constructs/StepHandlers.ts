@@ -1,0 +1,160 @@
+// The Lambda functions: five step handlers (placeholders in ASL) plus the API, the trigger starter and
+// the approvals consumer. One NodejsFunction per handler, bundled once by the local esbuild and shared by
+// every workflow; each with its own role and log group so its permissions can be read off one policy.
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ArnFormat, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { ALL_HANDLERS, type HandlerName } from '../workflows/placeholders.js';
+
+/** Sizing per handler: model and user-function steps get more memory and time than the glue handlers. */
+const SIZING: Readonly<Record<HandlerName, { memory: number; timeout: Duration }>> = {
+  model: { memory: 512, timeout: Duration.minutes(5) },
+  tool: { memory: 256, timeout: Duration.minutes(2) },
+  connector: { memory: 256, timeout: Duration.minutes(1) },
+  function: { memory: 512, timeout: Duration.minutes(5) },
+  mcpTool: { memory: 256, timeout: Duration.minutes(2) },
+  // API Gateway's integration timeout is 29 s.
+  api: { memory: 256, timeout: Duration.seconds(29) },
+  trigger: { memory: 256, timeout: Duration.seconds(30) },
+  approvals: { memory: 256, timeout: Duration.seconds(30) },
+};
+
+/** Options for StepHandlers. */
+export interface StepHandlersProps {
+  /** Repository root: the esbuild working directory and where package-lock.json lives. */
+  readonly projectRoot: string;
+  /** Directory holding `<handler>.ts` entry files (functions/src/handlers). */
+  readonly handlersDir: string;
+  /** Environment shared by every handler (table name, queue URL, …). */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Destroy log groups with the stack. */
+  readonly destroyOnRemoval?: boolean;
+}
+
+/** The deployed handlers, by name. */
+export class StepHandlers extends Construct {
+  readonly functions: Readonly<Record<HandlerName, NodejsFunction>>;
+
+  constructor(scope: Construct, id: string, props: StepHandlersProps) {
+    super(scope, id);
+    assertLocalEsbuild();
+    const missing = ALL_HANDLERS.filter((h) => !existsSync(join(props.handlersDir, `${h}.ts`)));
+    if (missing.length > 0) {
+      throw new Error(`handler entry files missing in ${props.handlersDir}: ${missing.map((h) => `${h}.ts`).join(', ')}`);
+    }
+    const fns = {} as Record<HandlerName, NodejsFunction>;
+    for (const name of ALL_HANDLERS) fns[name] = this.handler(name, props);
+    this.functions = fns;
+  }
+
+  private handler(name: HandlerName, props: StepHandlersProps): NodejsFunction {
+    const id = name[0]!.toUpperCase() + name.slice(1);
+    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    });
+    // An explicit role instead of AWSLambdaBasicExecutionRole: logs only to this function's own group.
+    const role = new iam.Role(this, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Stepforge ${name} handler`,
+    });
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [logGroup.logGroupArn, `${logGroup.logGroupArn}:log-stream:*`],
+      }),
+    );
+    const { memory, timeout } = SIZING[name];
+    return new NodejsFunction(this, id, {
+      entry: join(props.handlersDir, `${name}.ts`),
+      handler: 'handler',
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: memory,
+      timeout,
+      role,
+      logGroup,
+      tracing: lambda.Tracing.ACTIVE,
+      environment: {
+        ...props.environment,
+        STEPFORGE_HANDLER: name,
+        POWERTOOLS_SERVICE_NAME: `stepforge-${name}`,
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      projectRoot: props.projectRoot,
+      depsLockFilePath: join(props.projectRoot, 'package-lock.json'),
+      bundling: {
+        forceDockerBundling: false,
+        // Never built: local esbuild is asserted above, so Docker is never needed; this only stops
+        // the construct from preparing a Docker build image when esbuild detection fails.
+        dockerImage: DockerImage.fromRegistry('stepforge/no-docker-bundling'),
+        format: OutputFormat.ESM,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+        mainFields: ['module', 'main'],
+        // The root tsconfig maps @stepforge/* to their sources, so bundles never pick up a stale dist/.
+        tsconfig: join(props.projectRoot, 'tsconfig.json'),
+        // The Node.js 22 runtime ships AWS SDK v3; leaving it out keeps bundles small and synth fast.
+        externalModules: ['@aws-sdk/*', '@smithy/*'],
+        // ESM bundles of CommonJS dependencies still call require().
+        banner: "import{createRequire as __sfCreateRequire}from'module';const require=__sfCreateRequire(import.meta.url);",
+      },
+    });
+  }
+
+  /** Let a handler read the named secrets (Secrets Manager secret or SSM parameter with that id) and nothing else. */
+  grantSecrets(name: HandlerName, ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    const stack = Stack.of(this);
+    const fn = this.functions[name];
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+        // Secrets Manager appends a 6-character random suffix to every secret ARN.
+        resources: ids.map((id) => stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${id}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME })),
+      }),
+    );
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['ssm:GetParameter'],
+        resources: ids.map((id) => stack.formatArn({ service: 'ssm', resource: 'parameter', resourceName: id.replace(/^\//, ''), arnFormat: ArnFormat.SLASH_RESOURCE_NAME })),
+      }),
+    );
+  }
+
+  /** Let the model handler call exactly the Bedrock models the workflows name. */
+  grantBedrockModels(modelIds: readonly string[]): void {
+    if (modelIds.length === 0) return;
+    const stack = Stack.of(this);
+    const resources: string[] = [];
+    for (const id of modelIds) {
+      const profile = /^(us|eu|apac|global)\.(.+)$/.exec(id);
+      if (profile) {
+        // Cross-region inference profiles route to the base model in any of the profile's regions.
+        resources.push(stack.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: id, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }));
+        resources.push(`arn:${stack.partition}:bedrock:*::foundation-model/${profile[2]}`);
+      } else {
+        resources.push(stack.formatArn({ service: 'bedrock', resource: 'foundation-model', resourceName: id, account: '', arnFormat: ArnFormat.SLASH_RESOURCE_NAME }));
+      }
+    }
+    this.functions.model.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resources }),
+    );
+  }
+}
+
+/** Synth must never fall back to Docker: fail early, with the fix, when the local esbuild is missing. */
+function assertLocalEsbuild(): void {
+  try {
+    createRequire(import.meta.url).resolve('esbuild');
+  } catch {
+    throw new Error('esbuild is not installed locally; run `npm ci` (infra bundles Lambdas with the local esbuild, never Docker)');
+  }
+}

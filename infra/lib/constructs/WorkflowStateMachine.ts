@@ -1,0 +1,88 @@
+// One Step Functions state machine for one compiled workflow: the compiler's ASL as is, with the
+// placeholders filled through DefinitionSubstitutions, logging ALL to CloudWatch and X-Ray tracing.
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { LAMBDA_PLACEHOLDERS, type StepHandlerName } from '../workflows/placeholders.js';
+import type { WorkflowSpec } from '../workflows/WorkflowSpec.js';
+
+/** Options for WorkflowStateMachine. */
+export interface WorkflowStateMachineProps {
+  readonly workflow: WorkflowSpec;
+  readonly stepFunctions: Readonly<Record<StepHandlerName, lambda.IFunction>>;
+  readonly approvalQueue: sqs.IQueue;
+  readonly table: dynamodb.ITable;
+  readonly destroyOnRemoval?: boolean;
+}
+
+/** A workflow's state machine, its log group and its failed-executions alarm. */
+export class WorkflowStateMachine extends Construct {
+  readonly stateMachine: sfn.StateMachine;
+  readonly failedAlarm: cloudwatch.Alarm;
+
+  constructor(scope: Construct, id: string, props: WorkflowStateMachineProps) {
+    super(scope, id);
+    const { workflow } = props;
+    // The /aws/vendedlogs/ prefix keeps the log group's resource policy small (AWS guidance for Step Functions).
+    const logGroup = new logs.LogGroup(this, 'Logs', {
+      logGroupName: `/aws/vendedlogs/states/stepforge-${workflow.name}`,
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    });
+
+    const substitutions: Record<string, string> = {};
+    for (const placeholder of workflow.placeholders) {
+      const handler = LAMBDA_PLACEHOLDERS[placeholder];
+      if (handler) substitutions[placeholder] = props.stepFunctions[handler].functionArn;
+      else if (placeholder === 'ApprovalQueueUrl') substitutions[placeholder] = props.approvalQueue.queueUrl;
+      else if (placeholder === 'RunsTableName') substitutions[placeholder] = props.table.tableName;
+    }
+
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      stateMachineName: workflow.name,
+      stateMachineType: workflow.express ? sfn.StateMachineType.EXPRESS : sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromString(JSON.stringify(workflow.asl)),
+      definitionSubstitutions: substitutions,
+      logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      tracingEnabled: true,
+      comment: `Stepforge workflow ${workflow.name} (${workflow.file})`,
+    });
+
+    // Step Functions fills only the keys given in DefinitionSubstitutions; any other `${…}` in the
+    // definition is template text carried in a step's configuration (e.g. a prompt), meant verbatim.
+    Validations.of(this.stateMachine).acknowledge({
+      id: 'CloudFormation-Validate::E1029',
+      reason: 'DefinitionSubstitutions replaces only its own keys; other ${…} strings are step templates passed to handlers as data.',
+    });
+
+    // Least privilege: the role may reach only what this definition names.
+    for (const placeholder of workflow.placeholders) {
+      const handler = LAMBDA_PLACEHOLDERS[placeholder];
+      if (handler) props.stepFunctions[handler].grantInvoke(this.stateMachine);
+      else if (placeholder === 'ApprovalQueueUrl') props.approvalQueue.grantSendMessages(this.stateMachine);
+      else if (placeholder === 'RunsTableName') props.table.grantReadWriteData(this.stateMachine);
+    }
+
+    this.failedAlarm = new cloudwatch.Alarm(this, 'FailedAlarm', {
+      alarmDescription: `Stepforge workflow ${workflow.name}: an execution failed, timed out or was aborted`,
+      metric: new cloudwatch.MathExpression({
+        expression: 'failed + timedOut + aborted',
+        usingMetrics: {
+          failed: this.stateMachine.metricFailed({ statistic: 'Sum' }),
+          timedOut: this.stateMachine.metricTimedOut({ statistic: 'Sum' }),
+          aborted: this.stateMachine.metricAborted({ statistic: 'Sum' }),
+        },
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+}

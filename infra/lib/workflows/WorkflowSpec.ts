@@ -1,0 +1,35 @@
+// What the CDK app needs to know about one workflow: the compiled ASL and manifest plus the
+// deployment-only settings read from the document (`express:`, `triggers:`) and what it references.
+
+/** One EventBridge trigger from a workflow's `triggers:` list. */
+export interface TriggerSpec {
+  /** Rule name suffix; defaults to the trigger's position. */
+  readonly name: string;
+  /** An EventBridge event pattern, passed to the rule unchanged. */
+  readonly eventPattern: Readonly<Record<string, unknown>>;
+  /** Event bus name; undefined means the account's default bus. */
+  readonly eventBus?: string;
+}
+
+/** A compiled workflow ready to become a state machine. */
+export interface WorkflowSpec {
+  /** The state machine name from the source document. */
+  readonly name: string;
+  /** Path of the source file, relative to the repository root. */
+  readonly file: string;
+  readonly format: 'chain' | 'dsl';
+  /** The ASL definition with `${…}` placeholders still in place. */
+  readonly asl: Readonly<Record<string, unknown>>;
+  readonly manifest: Readonly<Record<string, unknown>>;
+  /** True when the workflow asked for Express and can run as Express. */
+  readonly express: boolean;
+  /** Why an Express request fell back to Standard (undefined when not asked or honoured). */
+  readonly expressFallbackReason?: string;
+  readonly triggers: readonly TriggerSpec[];
+  /** Secret ids referenced through `$secret:<id>`, by the step handler that resolves them. */
+  readonly secretsByHandler: Readonly<Record<string, readonly string[]>>;
+  /** Bedrock model ids referenced as `bedrock:<id>`. */
+  readonly bedrockModels: readonly string[];
+  /** The `${Name}` placeholders the ASL uses. */
+  readonly placeholders: readonly string[];
+}

@@ -1,0 +1,190 @@
+// Reads workflows/ at synth time: every *.chain.yaml (chain documents) and *.yaml / *.yml (DSL
+// documents), compiled once each with the compiler's compileDocument. Deployment-only keys
+// (`express:`, `triggers:`) are read here from the same YAML, with positions for errors.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { StepforgeError } from '@stepforge/compiler';
+import { compilerCompileDocument, type CompileDocumentFn, type CompiledDocument } from './compilerBinding.js';
+import { findPlaceholders, LAMBDA_PLACEHOLDERS, STEP_HANDLERS } from './placeholders.js';
+import type { TriggerSpec, WorkflowSpec } from './WorkflowSpec.js';
+
+/** Options for loadWorkflows. */
+export interface LoadWorkflowsOptions {
+  /** Paths in specs are made relative to this (the repository root). */
+  readonly rootDir: string;
+  /** Defaults to the compiler's compileDocument. */
+  readonly compile?: CompileDocumentFn;
+}
+
+/** True for the file names the app deploys. */
+export function isWorkflowFile(name: string): boolean {
+  return /\.(ya?ml)$/.test(name) && !name.startsWith('.');
+}
+
+/** Load and compile every workflow file in `dir`, sorted by file name; throws the first StepforgeError. */
+export function loadWorkflows(dir: string, options: LoadWorkflowsOptions): WorkflowSpec[] {
+  const compile = options.compile ?? compilerCompileDocument();
+  if (!compile) {
+    throw new StepforgeError('compiler_unavailable', '@stepforge/compiler does not export compileDocument', {
+      hint: 'build the compiler (npm run build) or pass options.compile',
+    });
+  }
+  const files = readdirSync(dir).filter(isWorkflowFile).sort();
+  const specs = files.map((f) => loadWorkflow(readFileSync(join(dir, f), 'utf8'), relative(options.rootDir, join(dir, f)), compile));
+  const seen = new Map<string, string>();
+  for (const s of specs) {
+    const other = seen.get(s.name);
+    if (other) {
+      throw new StepforgeError('duplicate_workflow', `workflow name "${s.name}" is used by both ${other} and ${s.file}`, {
+        location: { file: s.file, line: 1, column: 1 },
+        hint: 'state machine names must be unique in a stack; rename one document',
+      });
+    }
+    seen.set(s.name, s.file);
+  }
+  return specs;
+}
+
+/** Compile one workflow document and collect what the stack needs from it. */
+export function loadWorkflow(text: string, file: string, compile: CompileDocumentFn): WorkflowSpec {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines });
+  const root = doc.contents;
+  const at = (node: Node | null | undefined) => {
+    const offset = node?.range?.[0] ?? 0;
+    const pos = lines.linePos(offset);
+    return { file, line: pos.line, column: pos.col };
+  };
+  const fail = (code: string, message: string, node: Node | null | undefined, hint?: string): never => {
+    throw new StepforgeError(code, message, { location: at(node), source: text, hint });
+  };
+  if (!isMap(root)) fail('invalid_document', 'a workflow document must be a YAML mapping', root);
+  const format: 'chain' | 'dsl' = doc.has('chain') ? 'chain' : 'dsl';
+
+  const expressNode = doc.get('express', true) as Node | undefined;
+  const wantsExpress = doc.get('express') === true;
+  if (expressNode !== undefined && typeof doc.get('express') !== 'boolean') {
+    fail('invalid_express', '`express` must be true or false', expressNode);
+  }
+  const triggers = readTriggers(doc.get('triggers', true) as Node | undefined, fail);
+
+  let compiled: CompiledDocument;
+  let express = false;
+  let expressFallbackReason: string | undefined;
+  if (wantsExpress) {
+    try {
+      compiled = compile(text, { file, express: true });
+      const blocker = expressBlocker(compiled.asl);
+      if (blocker) {
+        expressFallbackReason = blocker;
+        compiled = compile(text, { file });
+      } else {
+        express = true;
+      }
+    } catch (e) {
+      // The compiler refuses Express for workflows that exceed its limits (duration, history);
+      // the same document still deploys as Standard, and the app reports why.
+      if ((e as { name?: string }).name !== 'StepforgeError') throw e;
+      expressFallbackReason = (e as Error).message;
+      compiled = compile(text, { file });
+    }
+  } else {
+    compiled = compile(text, { file });
+  }
+
+  return {
+    name: compiled.name,
+    file,
+    format,
+    asl: compiled.asl,
+    manifest: compiled.manifest,
+    express,
+    expressFallbackReason,
+    triggers,
+    secretsByHandler: secretsByHandler(text, compiled),
+    bedrockModels: [...new Set([...text.matchAll(/\bbedrock:([A-Za-z0-9._:-]+)/g)].map((m) => m[1]!))].sort(),
+    placeholders: findPlaceholders(compiled.asl),
+  };
+}
+
+/** Why an ASL definition cannot run as an Express workflow, or undefined when it can. */
+export function expressBlocker(asl: unknown): string | undefined {
+  const text = JSON.stringify(asl);
+  // Express workflows support neither the callback (.waitForTaskToken) nor the run-a-job (.sync) patterns.
+  if (text.includes('.waitForTaskToken')) return 'it waits for a task token (human approval), which Express workflows do not support';
+  if (/\.sync(:2)?"/.test(text)) return 'it uses a .sync integration, which Express workflows do not support';
+  return undefined;
+}
+
+function readTriggers(
+  node: Node | undefined,
+  fail: (code: string, message: string, node: Node | null | undefined, hint?: string) => never,
+): TriggerSpec[] {
+  if (node === undefined || node === null) return [];
+  if (!isSeq(node)) return fail('invalid_trigger', '`triggers` must be a list', node, 'triggers:\n  - event_pattern: { source: ["my.app"] }');
+  return node.items.map((item, i) => {
+    if (!isMap(item)) return fail('invalid_trigger', 'each trigger must be a mapping with `event_pattern`', item as Node);
+    const value = (item as unknown as { toJSON(): Record<string, unknown> }).toJSON();
+    for (const key of Object.keys(value)) {
+      if (!['name', 'event_pattern', 'event_bus'].includes(key)) {
+        fail('invalid_trigger', `unknown trigger field "${key}" (expected name, event_pattern, event_bus)`, item.get(key, true) as Node);
+      }
+    }
+    const pattern = value['event_pattern'];
+    if (pattern === null || typeof pattern !== 'object' || Array.isArray(pattern) || Object.keys(pattern).length === 0) {
+      return fail('invalid_trigger', '`event_pattern` must be a non-empty mapping (an EventBridge event pattern)', (item.get('event_pattern', true) as Node) ?? item);
+    }
+    const name = value['name'] ?? `trigger${i + 1}`;
+    if (typeof name !== 'string' || !/^[A-Za-z0-9_-]{1,40}$/.test(name)) {
+      return fail('invalid_trigger', 'trigger `name` must be 1-40 letters, digits, "-" or "_"', item.get('name', true) as Node);
+    }
+    const bus = value['event_bus'];
+    if (bus !== undefined && (typeof bus !== 'string' || bus.length === 0)) {
+      return fail('invalid_trigger', '`event_bus` must be an event bus name', item.get('event_bus', true) as Node);
+    }
+    return { name, eventPattern: pattern as Record<string, unknown>, eventBus: bus === 'default' ? undefined : (bus as string | undefined) };
+  });
+}
+
+/**
+ * Secret ids per step handler. The manifest lists each step's handler and secrets; ids found only in the
+ * source text (e.g. top-level `secrets:` bindings) go to every step handler the workflow uses, so a
+ * handler can read exactly the secrets of the workflows it serves and nothing else.
+ */
+function secretsByHandler(text: string, compiled: CompiledDocument): Record<string, string[]> {
+  const out: Record<string, Set<string>> = {};
+  const add = (handler: string, id: string) => (out[handler] ??= new Set()).add(id);
+  const steps = (compiled.manifest as { steps?: unknown }).steps;
+  const listed = new Set<string>();
+  if (Array.isArray(steps)) {
+    for (const step of steps as Record<string, unknown>[]) {
+      const handler = normaliseHandler(step['handler'] ?? step['kind']);
+      const secrets = Array.isArray(step['secrets']) ? (step['secrets'] as unknown[]) : [];
+      for (const s of secrets) {
+        const id = typeof s === 'string' ? s.replace(/^\$secret:/, '') : undefined;
+        if (id && handler) {
+          add(handler, id);
+          listed.add(id);
+        }
+      }
+    }
+  }
+  const used = Object.entries(LAMBDA_PLACEHOLDERS)
+    .filter(([p]) => JSON.stringify(compiled.asl).includes('${' + p + '}'))
+    .map(([, h]) => h);
+  for (const m of text.matchAll(/\$secret:([A-Za-z0-9/_+=.@-]+)/g)) {
+    if (listed.has(m[1]!)) continue;
+    for (const h of used) add(h, m[1]!);
+  }
+  return Object.fromEntries(Object.entries(out).map(([h, s]) => [h, [...s].sort()]));
+}
+
+/** Map a manifest handler / kind name onto a deployed step handler. */
+function normaliseHandler(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined;
+  const key = v.replace(/StepFunctionArn$/, '').replace(/^\$\{|\}$/g, '');
+  const byKind: Record<string, string> = { model: 'model', agent: 'model', tool: 'tool', connector: 'connector', function: 'function', mcp_tool: 'mcpTool', mcpTool: 'mcpTool', Model: 'model', Tool: 'tool', Connector: 'connector', Function: 'function', McpTool: 'mcpTool' };
+  const h = byKind[key];
+  return h && (STEP_HANDLERS as readonly string[]).includes(h) ? h : undefined;
+}

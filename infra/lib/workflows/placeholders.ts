@@ -1,0 +1,42 @@
+// The Lambda / resource placeholders the compiler leaves in ASL (DESIGN contract) and which
+// deployed resource each one becomes through DefinitionSubstitutions.
+
+/** Step handler names, as their entry files are named in functions/src/handlers/. */
+export const STEP_HANDLERS = ['model', 'tool', 'connector', 'function', 'mcpTool'] as const;
+/** A step handler name. */
+export type StepHandlerName = (typeof STEP_HANDLERS)[number];
+
+/** Every handler the stack deploys: the step handlers plus the API, trigger starter and approvals. */
+export const ALL_HANDLERS = [...STEP_HANDLERS, 'api', 'trigger', 'approvals'] as const;
+/** Any deployed handler name. */
+export type HandlerName = (typeof ALL_HANDLERS)[number];
+
+/** Placeholder → the step handler whose ARN fills it. */
+export const LAMBDA_PLACEHOLDERS: Readonly<Record<string, StepHandlerName>> = {
+  ModelStepFunctionArn: 'model',
+  ToolStepFunctionArn: 'tool',
+  ConnectorStepFunctionArn: 'connector',
+  FunctionStepFunctionArn: 'function',
+  McpToolStepFunctionArn: 'mcpTool',
+};
+
+/** Non-Lambda placeholders. */
+export const RESOURCE_PLACEHOLDERS = ['ApprovalQueueUrl', 'RunsTableName'] as const;
+
+/** Every placeholder name the compiler may emit. */
+export const ALL_PLACEHOLDERS: readonly string[] = [...Object.keys(LAMBDA_PLACEHOLDERS), ...RESOURCE_PLACEHOLDERS];
+
+/** The distinct known `${Name}` placeholders used anywhere in a definition, sorted. */
+export function findPlaceholders(asl: unknown): string[] {
+  const text = JSON.stringify(asl);
+  const found = new Set<string>();
+  for (const m of text.matchAll(/\$\{([A-Za-z][A-Za-z0-9]*)\}/g)) {
+    if (ALL_PLACEHOLDERS.includes(m[1]!)) found.add(m[1]!);
+  }
+  return [...found].sort();
+}
+
+/** Replace each `${Name}` placeholder by its value (what CloudFormation does with DefinitionSubstitutions). */
+export function substitutePlaceholders(definition: string, values: Readonly<Record<string, string>>): string {
+  return definition.replace(/\$\{([A-Za-z][A-Za-z0-9]*)\}/g, (whole, name: string) => values[name] ?? whole);
+}

@@ -1,0 +1,302 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { Validations } from 'aws-cdk-lib';
+import { API_ROUTES } from '../lib/constructs/StepforgeApi.js';
+import { NAG_ACKNOWLEDGEMENTS } from '../lib/nag/addNagSuppressions.js';
+import { loadWorkflows } from '../lib/workflows/loadWorkflows.js';
+import { substitutePlaceholders } from '../lib/workflows/placeholders.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StepforgeStack } from '../lib/StepforgeStack.js';
+import { fixtureCompile } from './fixtures/fixtureCompile.js';
+import { FIXTURE_WORKFLOWS, ROOT, synthFixtureStack } from './synthFixtureStack.js';
+
+type Resources = Record<string, { Type: string; Properties: Record<string, any> }>;
+
+let stack: StepforgeStack;
+let template: Template;
+let resources: Resources;
+
+/** Logical id of the resource of `type` whose id starts with `prefix`. */
+function logicalId(type: string, prefix: string): string {
+  const ids = Object.keys(template.findResources(type)).filter((id) => id.startsWith(prefix));
+  expect(ids, `${type} ${prefix}`).toHaveLength(1);
+  return ids[0]!;
+}
+
+/** Every statement of every inline policy attached to the role whose logical id starts with `rolePrefix`. */
+function statementsOf(rolePrefix: string): { Action: string | string[]; Resource: unknown }[] {
+  const roleId = logicalId('AWS::IAM::Role', rolePrefix);
+  return Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+    .flatMap((p) => p.Properties.PolicyDocument.Statement);
+}
+
+const actionsOf = (s: { Action: string | string[] }) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+
+beforeAll(() => {
+  // Built-in CloudFormation validation is exercised by `cdk synth` (realWorkflows.test.ts); here it only costs time.
+  process.env['CDK_VALIDATION'] = 'false';
+  ({ stack, template } = synthFixtureStack());
+  resources = template.toJSON().Resources as Resources;
+});
+
+describe('Class: StepforgeStack', () => {
+  describe('state machines', () => {
+    it('deploys each workflow with the compiler ASL as its definition and substitutions for exactly its placeholders', () => {
+      const specs = loadWorkflows(FIXTURE_WORKFLOWS, { rootDir: ROOT, compile: fixtureCompile });
+      const handlerIds: Record<string, string> = {
+        ModelStepFunctionArn: logicalId('AWS::Lambda::Function', 'HandlersModel'),
+        ToolStepFunctionArn: logicalId('AWS::Lambda::Function', 'HandlersTool'),
+        ConnectorStepFunctionArn: logicalId('AWS::Lambda::Function', 'HandlersConnector'),
+        FunctionStepFunctionArn: logicalId('AWS::Lambda::Function', 'HandlersFunction'),
+      };
+      for (const spec of specs) {
+        const sm = resources[logicalId('AWS::StepFunctions::StateMachine', `Workflow${spec.name}StateMachine`)]!.Properties;
+        expect(sm['StateMachineName']).toBe(spec.name);
+        const expected: Record<string, unknown> = {};
+        for (const p of spec.placeholders) {
+          expected[p] =
+            p === 'ApprovalQueueUrl'
+              ? { Ref: logicalId('AWS::SQS::Queue', 'ApprovalsQueue') }
+              : { 'Fn::GetAtt': [handlerIds[p], 'Arn'] };
+        }
+        expect(sm['DefinitionSubstitutions']).toEqual(expected);
+        // What CloudFormation deploys (template definition with its substitutions applied) equals a fresh
+        // compile of the source with the same values put in place of the placeholders.
+        const values = Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, `resolved:${JSON.stringify(v).replace(/\W+/g, '.')}`]));
+        const deployed = substitutePlaceholders(sm['DefinitionString'] as string, values);
+        const compiled = fixtureCompile(readFileSync(join(ROOT, spec.file), 'utf8'), { file: spec.file, express: spec.express });
+        expect(JSON.parse(deployed)).toEqual(JSON.parse(substitutePlaceholders(JSON.stringify(compiled.asl), values)));
+        expect(deployed).not.toMatch(/\$\{(ModelStepFunctionArn|ToolStepFunctionArn|ConnectorStepFunctionArn|FunctionStepFunctionArn|McpToolStepFunctionArn|ApprovalQueueUrl|RunsTableName)\}/);
+      }
+    });
+
+    it('uses Express only where asked and possible, with ALL logging and X-Ray on every machine', () => {
+      const types = Object.values(template.findResources('AWS::StepFunctions::StateMachine')).map((r) => [
+        r.Properties.StateMachineName,
+        r.Properties.StateMachineType,
+        r.Properties.LoggingConfiguration.Level,
+        r.Properties.TracingConfiguration.Enabled,
+      ]);
+      expect(types.sort()).toEqual([
+        ['brief', 'STANDARD', 'ALL', true],
+        ['orders', 'EXPRESS', 'ALL', true],
+        ['refund', 'STANDARD', 'ALL', true],
+      ]);
+    });
+
+    it('lets each state machine invoke only the handlers its definition names', () => {
+      const invoked = (name: string) =>
+        statementsOf(`Workflow${name}StateMachineRole`)
+          .filter((s) => actionsOf(s).includes('lambda:InvokeFunction'))
+          .flatMap((s) => (s.Resource as unknown[]).map((r) => JSON.stringify(r)))
+          .map((r) => /Handlers(\w+?)[0-9A-F]{8}/.exec(r)![1])
+          .sort();
+      expect([...new Set(invoked('brief'))]).toEqual(['Model']);
+      expect([...new Set(invoked('orders'))]).toEqual(['Connector', 'Function']);
+      expect([...new Set(invoked('refund'))]).toEqual(['Model', 'Tool']);
+      const refundSqs = statementsOf('WorkflowrefundStateMachineRole').filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:')));
+      expect(refundSqs).toHaveLength(1);
+      expect(refundSqs[0]!.Resource).toEqual({ 'Fn::GetAtt': [logicalId('AWS::SQS::Queue', 'ApprovalsQueue'), 'Arn'] });
+      expect(statementsOf('WorkflowbriefStateMachineRole').some((s) => actionsOf(s).some((a) => a.startsWith('sqs:')))).toBe(false);
+    });
+
+    it('raises an alarm on failed, timed-out or aborted executions for every workflow', () => {
+      const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter((a) =>
+        String(a.Properties.AlarmDescription).includes('an execution failed'),
+      );
+      expect(alarms).toHaveLength(3);
+      for (const a of alarms) {
+        expect(a.Properties.Metrics[0].Expression).toBe('failed + timedOut + aborted');
+        expect(a.Properties.Threshold).toBe(1);
+        expect(a.Properties.AlarmActions).toEqual([{ Ref: logicalId('AWS::SNS::Topic', 'AlarmTopic') }]);
+      }
+    });
+  });
+
+  describe('IAM', () => {
+    it('never grants a wildcard action, and Resource "*" only for actions without resource-level permissions', () => {
+      const allowedStar = new Set([
+        'xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'xray:GetSamplingRules', 'xray:GetSamplingTargets',
+        'states:SendTaskSuccess', 'states:SendTaskFailure',
+        'logs:CreateLogDelivery', 'logs:GetLogDelivery', 'logs:UpdateLogDelivery', 'logs:DeleteLogDelivery',
+        'logs:ListLogDeliveries', 'logs:PutResourcePolicy', 'logs:DescribeResourcePolicies', 'logs:DescribeLogGroups',
+      ]);
+      for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
+        for (const s of policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]) {
+          for (const a of actionsOf(s)) {
+            expect(a.endsWith(':*') || a === '*', a).toBe(false);
+            if (s.Resource === '*' || (Array.isArray(s.Resource) && s.Resource.includes('*'))) expect(allowedStar.has(a), a).toBe(true);
+          }
+        }
+      }
+    });
+
+    it('gives every handler its own role that writes only to its own log group', () => {
+      for (const h of ['Model', 'Tool', 'Connector', 'Function', 'McpTool', 'Api', 'Trigger', 'Approvals']) {
+        const fn = resources[logicalId('AWS::Lambda::Function', `Handlers${h}`)]!.Properties;
+        expect(fn['Role']).toEqual({ 'Fn::GetAtt': [logicalId('AWS::IAM::Role', `Handlers${h}Role`), 'Arn'] });
+        expect(fn['Runtime']).toBe('nodejs22.x');
+        expect(fn['TracingConfig']).toEqual({ Mode: 'Active' });
+        const logs = statementsOf(`Handlers${h}Role`).filter((s) => actionsOf(s).includes('logs:PutLogEvents'));
+        expect(JSON.stringify(logs)).toContain(`Handlers${h}Logs`);
+        expect(JSON.stringify(logs)).not.toMatch(new RegExp(`Handlers(?!${h}Logs)\\w+Logs`));
+      }
+      const managed = Object.values(template.findResources('AWS::IAM::Role')).filter((r) => r.Properties.ManagedPolicyArns);
+      expect(managed).toHaveLength(1); // only API Gateway's account-level CloudWatch role
+    });
+
+    it('grants secret reads only to the handler whose steps reference them', () => {
+      for (const h of ['Model', 'Tool', 'Connector', 'McpTool', 'Api', 'Trigger', 'Approvals']) {
+        expect(statementsOf(`Handlers${h}Role`).some((s) => actionsOf(s).includes('secretsmanager:GetSecretValue')), h).toBe(false);
+      }
+      const fnSecrets = statementsOf('HandlersFunctionRole').filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue'));
+      expect(JSON.stringify(fnSecrets)).toContain(':secret:crm/api-key-??????');
+      const ssm = statementsOf('HandlersFunctionRole').filter((s) => actionsOf(s).includes('ssm:GetParameter'));
+      expect(JSON.stringify(ssm)).toContain(':parameter/crm/api-key');
+    });
+
+    it('grants Bedrock only on the models the workflows name, to the model handler only', () => {
+      const bedrock = statementsOf('HandlersModelRole').filter((s) => actionsOf(s).includes('bedrock:InvokeModel'));
+      expect(bedrock).toHaveLength(1);
+      expect(JSON.stringify(bedrock[0]!.Resource)).toContain('::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
+      expect(statementsOf('HandlersToolRole').some((s) => actionsOf(s).includes('bedrock:InvokeModel'))).toBe(false);
+    });
+
+    it('lets the trigger starter start only workflows that have triggers', () => {
+      const start = statementsOf('HandlersTriggerRole').filter((s) => actionsOf(s).includes('states:StartExecution'));
+      expect(start.flatMap((s) => s.Resource as unknown[])).toEqual([{ Ref: logicalId('AWS::StepFunctions::StateMachine', 'WorkflowordersStateMachine') }]);
+    });
+  });
+
+  describe('API', () => {
+    it('has every route of `stepforge serve`, each requiring IAM auth and validating requests', () => {
+      const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
+      expect(methods).toHaveLength(API_ROUTES.length);
+      const byId = template.findResources('AWS::ApiGateway::Resource');
+      const pathOf = (ref: unknown): string => {
+        const id = (ref as { Ref?: string }).Ref;
+        if (!id || !byId[id]) return '';
+        const r = byId[id]!.Properties;
+        return `${pathOf(r.ParentId)}/${r.PathPart}`;
+      };
+      const routes = methods.map((m) => `${m.Properties.HttpMethod} ${pathOf(m.Properties.ResourceId)}`).sort();
+      expect(routes).toEqual(API_ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+      const validatorId = logicalId('AWS::ApiGateway::RequestValidator', 'HttpValidator');
+      for (const m of methods) {
+        expect(m.Properties.AuthorizationType).toBe('AWS_IAM');
+        expect(m.Properties.RequestValidatorId).toEqual({ Ref: validatorId });
+        if (m.Properties.HttpMethod === 'POST') expect(Object.keys(m.Properties.RequestModels)).toEqual(['application/json']);
+      }
+      template.hasResourceProperties('AWS::ApiGateway::RequestValidator', { ValidateRequestBody: true, ValidateRequestParameters: true });
+      template.hasResourceProperties('AWS::ApiGateway::Model', {
+        Name: 'ApprovalDecisionBody',
+        Schema: Match.objectLike({ required: ['decision'], properties: { decision: { type: 'string', enum: ['approve', 'reject'] }, comment: Match.anyValue() } }),
+      });
+    });
+
+    it('throttles the stage and logs access', () => {
+      template.hasResourceProperties('AWS::ApiGateway::Stage', {
+        StageName: 'v1',
+        TracingEnabled: true,
+        AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
+        MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100, DataTraceEnabled: false })],
+      });
+    });
+  });
+
+  describe('storage and queues', () => {
+    it('has a table with PITR, TTL and customer managed KMS encryption', () => {
+      template.hasResourceProperties('AWS::DynamoDB::Table', {
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+        SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: { 'Fn::GetAtt': [logicalId('AWS::KMS::Key', 'StoreKey'), 'Arn'] } },
+        BillingMode: 'PAY_PER_REQUEST',
+      });
+      template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    });
+
+    it('gives the approval and trigger queues a DLQ with redrive, and alarms on DLQ depth', () => {
+      for (const name of ['Approvals', 'Triggers']) {
+        const q = resources[logicalId('AWS::SQS::Queue', `${name}Queue`)]!.Properties;
+        expect(q['RedrivePolicy']).toEqual({
+          deadLetterTargetArn: { 'Fn::GetAtt': [logicalId('AWS::SQS::Queue', `${name}Dlq`), 'Arn'] },
+          maxReceiveCount: name === 'Approvals' ? 5 : 3,
+        });
+        expect(q['SqsManagedSseEnabled']).toBe(true);
+        const dlqAlarm = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter(
+          (a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' && JSON.stringify(a.Properties.Dimensions).includes(`${name}Dlq`),
+        );
+        expect(dlqAlarm).toHaveLength(1);
+      }
+    });
+  });
+
+  describe('triggers', () => {
+    it('routes each trigger pattern to the trigger queue with the event id, and the starter reports partial batch failures', () => {
+      template.resourceCountIs('AWS::Events::Rule', 1);
+      template.hasResourceProperties('AWS::Events::Rule', {
+        EventPattern: { source: ['acme.orders'], 'detail-type': ['OrderPlaced'] },
+        Targets: [
+          Match.objectLike({
+            Arn: { 'Fn::GetAtt': [logicalId('AWS::SQS::Queue', 'TriggersQueue'), 'Arn'] },
+            InputTransformer: Match.objectLike({ InputPathsMap: Match.objectLike({ id: '$.id', detail: '$.detail' }) }),
+          }),
+        ],
+      });
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [logicalId('AWS::SQS::Queue', 'TriggersQueue'), 'Arn'] },
+        FunctionName: { Ref: logicalId('AWS::Lambda::Function', 'HandlersTrigger') },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+    });
+  });
+
+  describe('cdk-nag', () => {
+    it('leaves no AwsSolutions finding unacknowledged', () => {
+      const report = new AwsSolutionsChecks(stack).validateScope(stack);
+      expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => (r as { constructPath?: string }).constructPath).join(',')}`)).toEqual([]);
+    });
+
+    it('acknowledges findings only through the reviewed list, each with a reason', () => {
+      const acks = stack.node
+        .findAll()
+        .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
+        .flatMap((m) => Object.entries(m.data as Record<string, unknown>));
+      expect(acks.length).toBeGreaterThan(0);
+      for (const [id, reason] of acks) {
+        const rule = id.replace(/^annotation::/i, '');
+        if (rule.startsWith('CloudFormation-Validate::')) continue;
+        expect(NAG_ACKNOWLEDGEMENTS.some((a) => a.finding.test(rule)), rule).toBe(true);
+        expect(JSON.stringify(reason).length, rule).toBeGreaterThan(30);
+      }
+    });
+  });
+});
+
+describe('Class: StepforgeApi', () => {
+  it('requires an API key bound to a throttled usage plan with apiAuth=apiKey', () => {
+    const { template: t, stack: s } = synthFixtureStack({ apiAuth: 'apiKey' });
+    for (const m of Object.values(t.findResources('AWS::ApiGateway::Method'))) {
+      expect(m.Properties.ApiKeyRequired).toBe(true);
+    }
+    t.hasResourceProperties('AWS::ApiGateway::UsagePlan', { Throttle: { RateLimit: 50, BurstLimit: 100 } });
+    t.resourceCountIs('AWS::ApiGateway::ApiKey', 1);
+    expect(new AwsSolutionsChecks(s).validateScope(s).violations).toEqual([]);
+  });
+
+  it('uses a Cognito user pool authorizer with apiAuth=cognito', () => {
+    const { template: t, stack: s } = synthFixtureStack({ apiAuth: 'cognito' });
+    for (const m of Object.values(t.findResources('AWS::ApiGateway::Method'))) {
+      expect(m.Properties.AuthorizationType).toBe('COGNITO_USER_POOLS');
+    }
+    t.hasResourceProperties('AWS::Cognito::UserPool', { MfaConfiguration: 'ON' });
+    expect(new AwsSolutionsChecks(s).validateScope(s).violations.map((v) => v.ruleName)).toEqual([]);
+  });
+
+  it('rejects an unknown auth mode', () => {
+    expect(() => synthFixtureStack({ apiAuth: 'open' })).toThrowError('context apiAuth must be one of iam, apiKey, cognito (got "open")');
+  });
+});

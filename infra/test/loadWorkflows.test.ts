@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { isStepforgeError } from '@stepforge/compiler';
+import { expressBlocker, loadWorkflow, loadWorkflows } from '../lib/workflows/loadWorkflows.js';
+import { findPlaceholders, substitutePlaceholders } from '../lib/workflows/placeholders.js';
+import { fixtureCompile } from './fixtures/fixtureCompile.js';
+import { FIXTURE_WORKFLOWS, ROOT } from './synthFixtureStack.js';
+
+function caught(fn: () => unknown): { code: string; message: string; location?: { line: number; column: number; file?: string } } {
+  try {
+    fn();
+  } catch (e) {
+    if (!isStepforgeError(e)) throw e;
+    return e as never;
+  }
+  throw new Error('expected a StepforgeError');
+}
+
+describe('Function: loadWorkflows', () => {
+  it('compiles every workflow file in the directory, sorted, with paths relative to the root', () => {
+    const specs = loadWorkflows(FIXTURE_WORKFLOWS, { rootDir: ROOT, compile: fixtureCompile });
+    expect(specs.map((s) => [s.name, s.file, s.format])).toEqual([
+      ['brief', 'infra/test/fixtures/workflows/brief.chain.yaml', 'chain'],
+      ['orders', 'infra/test/fixtures/workflows/orders.yaml', 'dsl'],
+      ['refund', 'infra/test/fixtures/workflows/refund.yaml', 'dsl'],
+    ]);
+  });
+
+  it('reads triggers, honours express when possible and records why it fell back otherwise', () => {
+    const [brief, orders, refund] = loadWorkflows(FIXTURE_WORKFLOWS, { rootDir: ROOT, compile: fixtureCompile });
+    expect(brief!.express).toBe(false);
+    expect(brief!.expressFallbackReason).toBeUndefined();
+    expect(orders!.express).toBe(true);
+    expect(orders!.triggers).toEqual([
+      { name: 'placed', eventPattern: { source: ['acme.orders'], 'detail-type': ['OrderPlaced'] }, eventBus: undefined },
+    ]);
+    expect(refund!.express).toBe(false);
+    expect(refund!.expressFallbackReason).toBe('step pay waits for approval');
+  });
+
+  it('collects placeholders, secrets per handler and Bedrock models', () => {
+    const [brief, orders, refund] = loadWorkflows(FIXTURE_WORKFLOWS, { rootDir: ROOT, compile: fixtureCompile });
+    expect(brief!.placeholders).toEqual(['ModelStepFunctionArn']);
+    expect(brief!.bedrockModels).toEqual(['anthropic.claude-3-5-haiku-20241022-v1:0']);
+    expect(orders!.placeholders).toEqual(['ConnectorStepFunctionArn', 'FunctionStepFunctionArn']);
+    expect(orders!.secretsByHandler).toEqual({ function: ['crm/api-key'] });
+    expect(refund!.placeholders).toEqual(['ApprovalQueueUrl', 'ModelStepFunctionArn', 'ToolStepFunctionArn']);
+  });
+});
+
+describe('Function: loadWorkflow', () => {
+  const base = 'document: { name: w }\nsteps:\n  a: { kind: function }\n';
+
+  it('rejects a trigger without an event pattern, pointing at the trigger', () => {
+    const e = caught(() => loadWorkflow(`${base}triggers:\n  - name: t\n`, 'w.yaml', fixtureCompile));
+    expect(e.code).toBe('invalid_trigger');
+    expect(e.message).toBe('`event_pattern` must be a non-empty mapping (an EventBridge event pattern)');
+    expect(e.location).toEqual({ file: 'w.yaml', line: 5, column: 5 });
+  });
+
+  it('rejects unknown trigger fields and a non-list triggers value', () => {
+    const unknown = caught(() => loadWorkflow(`${base}triggers:\n  - event_pattern: { source: [x] }\n    schedule: daily\n`, 'w.yaml', fixtureCompile));
+    expect(unknown.code).toBe('invalid_trigger');
+    expect(unknown.message).toBe('unknown trigger field "schedule" (expected name, event_pattern, event_bus)');
+    expect(unknown.location).toEqual({ file: 'w.yaml', line: 6, column: 15 });
+    const notList = caught(() => loadWorkflow(`${base}triggers: { source: x }\n`, 'w.yaml', fixtureCompile));
+    expect(notList.message).toBe('`triggers` must be a list');
+    expect(notList.location?.line).toBe(4);
+  });
+
+  it('rejects a non-boolean express flag', () => {
+    const e = caught(() => loadWorkflow(`${base}express: yes please\n`, 'w.yaml', fixtureCompile));
+    expect(e.code).toBe('invalid_express');
+    expect(e.location).toEqual({ file: 'w.yaml', line: 4, column: 10 });
+  });
+
+  it('keeps a named custom event bus and drops "default"', () => {
+    const spec = loadWorkflow(
+      `${base}triggers:\n  - event_pattern: { source: [a] }\n    event_bus: orders-bus\n  - event_pattern: { source: [b] }\n    event_bus: default\n`,
+      'w.yaml',
+      fixtureCompile,
+    );
+    expect(spec.triggers.map((t) => [t.name, t.eventBus])).toEqual([
+      ['trigger1', 'orders-bus'],
+      ['trigger2', undefined],
+    ]);
+  });
+
+  it('gives secrets found only in the text to every step handler the workflow uses', () => {
+    const spec = loadWorkflow('document: { name: w }\nsecrets: { token: "$secret:slack/token" }\nsteps:\n  a: { kind: connector }\n  b: { kind: agent }\n', 'w.yaml', fixtureCompile);
+    expect(spec.secretsByHandler).toEqual({ connector: ['slack/token'], model: ['slack/token'] });
+  });
+});
+
+describe('Function: expressBlocker', () => {
+  it('names the callback and .sync patterns and accepts plain Lambda tasks', () => {
+    expect(expressBlocker({ States: { a: { Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken' } } })).toMatch(/task token/);
+    expect(expressBlocker({ States: { a: { Resource: 'arn:aws:states:::states:startExecution.sync:2' } } })).toMatch(/\.sync/);
+    expect(expressBlocker({ States: { a: { Resource: 'arn:aws:states:::lambda:invoke' } } })).toBeUndefined();
+  });
+});
+
+describe('Function: findPlaceholders', () => {
+  it('finds only the known placeholders, ignoring template text', () => {
+    expect(findPlaceholders({ a: '${ToolStepFunctionArn}', b: 'Plan ${input.topic}', c: '${RunsTableName}', d: '${Unknown}' })).toEqual([
+      'RunsTableName',
+      'ToolStepFunctionArn',
+    ]);
+  });
+});
+
+describe('Function: substitutePlaceholders', () => {
+  it('replaces mapped keys and leaves everything else verbatim', () => {
+    expect(substitutePlaceholders('${A} ${input.x} ${B}', { A: 'arn:1' })).toBe('arn:1 ${input.x} ${B}');
+  });
+});
