@@ -30,6 +30,8 @@ export const MAX_PAYLOAD_BYTES = 256 * 1024;
 
 interface Thread {
   prev: number;
+  /** Events of a distributed Map's child executions are not part of this history. */
+  silent?: boolean;
 }
 
 interface Frame {
@@ -62,6 +64,8 @@ interface StateRun {
 class Aborted extends Error {
   override readonly name = 'Aborted';
 }
+
+const RETRIABLE = new Set(['Task', 'Map', 'Parallel']);
 
 const json = (v: unknown): string => (v === undefined ? 'null' : JSON.stringify(v));
 
@@ -121,6 +125,7 @@ class Execution {
   }
 
   private emit(thread: Thread, type: string, details?: Obj, advance = true): number {
+    if (thread.silent) return thread.prev;
     const id = ++this.counter;
     const ev: HistoryEvent = { timestamp: this.clock.now(), type, id, previousEventId: thread.prev };
     if (details) ev[detailsKey(type)] = details;
@@ -224,7 +229,9 @@ class Execution {
   private context(run: StateRun): ContextObject {
     const c: ContextObject = {
       Execution: this.execCtx,
-      State: { EnteredTime: run.enteredTime, Name: run.name, RetryCount: run.retryCount },
+      State: RETRIABLE.has(run.st.Type as string)
+        ? { EnteredTime: run.enteredTime, Name: run.name, RetryCount: run.retryCount }
+        : ({ EnteredTime: run.enteredTime, Name: run.name } as ContextObject['State']),
       StateMachine: this.smCtx,
     };
     if (run.taskToken !== undefined) c.Task = { Token: run.taskToken };
@@ -320,7 +327,8 @@ class Execution {
     return requirePath(p as string, v, this.pathEnv(run));
   }
 
-  private resultPath(run: StateRun, raw: unknown, result: unknown, p: unknown = run.st.ResultPath): unknown {
+  private resultPath(run: StateRun, raw: unknown, result: unknown, fromCatcher?: Obj): unknown {
+    const p = fromCatcher ? fromCatcher.ResultPath : run.st.ResultPath;
     if (p === undefined || p === '$') return result;
     if (p === null) return raw;
     try {
@@ -535,10 +543,7 @@ class Execution {
         if (e instanceof RuntimeFailure) {
           e = this.finalFailure(run, e);
           (e as { reported?: boolean }).reported = true;
-          if ((e as TaskFailure).error === 'States.Runtime') {
-            this.failedEvent(run);
-            throw e;
-          }
+          if ((e as TaskFailure).error === 'States.Runtime') throw e;
         }
         const f = toFailure(e);
         const ri = retriers.findIndex((r) => matches(r.ErrorEquals, f.error));
@@ -573,6 +578,7 @@ class Execution {
   private async caught(run: StateRun, raw: unknown, c: Obj, f: { error: string; cause?: string }): Promise<StepResult> {
     const errorOutput: Obj = { Error: f.error };
     if (f.cause !== undefined) errorOutput.Cause = f.cause;
+    else if (f.error === 'States.Timeout' || f.error === 'States.HeartbeatTimeout') errorOutput.Cause = '';
     let output: unknown;
     let assigned: Obj | undefined;
     if (run.ql === 'JSONata') {
@@ -581,7 +587,7 @@ class Execution {
       output = c.Output !== undefined ? await evalTemplate(c.Output, 'Output', b) : errorOutput;
     } else {
       assigned = await this.assign(run, c.Assign, errorOutput);
-      output = this.resultPath(run, raw, errorOutput, c.ResultPath);
+      output = this.resultPath(run, raw, errorOutput, c);
     }
     this.exit(run, output, assigned);
     return { output, next: c.Next as string };
@@ -854,7 +860,7 @@ class Execution {
       eff = raw;
       if (st.Items !== undefined) {
         const body = jsonataBody(st.Items);
-        items = body !== undefined ? await evalField(body, 'Items', this.bindings(run, raw)) : st.Items;
+        items = body !== undefined ? await evalField(body, 'Items', this.bindings(run, raw)) : await evalTemplate(st.Items, 'Items', this.bindings(run, raw));
         if (!Array.isArray(items)) {
           throw new RuntimeFailure(
             'States.QueryEvaluationError',
@@ -876,12 +882,13 @@ class Execution {
     const list = items as unknown[];
     let maxConc = (await this.mapNumber(run, eff, raw, 'MaxConcurrency', 'integer')) ?? 0;
     if (maxConc < 0) throw new RuntimeFailure('States.Runtime', `MaxConcurrency cannot be negative.`);
+    const outer = run.frame.thread;
+    const startedId = this.emit(outer, 'MapStateStarted', { length: list.length });
     const tolCount = await this.mapNumber(run, eff, raw, 'ToleratedFailureCount', 'integer');
     if (tolCount !== undefined && tolCount < 0) throw new RuntimeFailure('States.Runtime', 'ToleratedFailureCount cannot be negative.');
     const tolPct = await this.mapNumber(run, eff, raw, 'ToleratedFailurePercentage', 'float');
     if (tolPct !== undefined && (tolPct < 0 || tolPct > 100)) throw new RuntimeFailure('States.Runtime', 'ToleratedFailurePercentage must be between 0 and 100.');
-    const outer = run.frame.thread;
-    this.emit(outer, 'MapStateStarted', { length: list.length });
+    let chainPrev = startedId;
     const distributed = mode === 'DISTRIBUTED';
     if (distributed) {
       this.emit(outer, 'MapRunStarted', {
@@ -915,13 +922,13 @@ class Execution {
             ? await evalTemplate(selector, 'ItemSelector', this.bindings(itemRun, raw))
             : evaluatePayloadTemplate(selector, eff, this.pathEnv(itemRun));
       }
-      const thread: Thread = { prev: outer.prev };
+      const thread: Thread = { prev: chainPrev, silent: distributed || run.frame.thread.silent };
       if (!distributed) this.emit(thread, 'MapIterationStarted', { index, name: run.name });
       const frame: Frame = { scope: new Scope(run.frame.scope), thread, signal: ac.signal, ql: procQl, top: false };
       try {
         results[index] = await this.runStates(processor, processor.StartAt as string, itemInput, frame);
-        if (!distributed) this.emit(thread, 'MapIterationSucceeded', { index, name: run.name }, false);
-        outer.prev = thread.prev;
+        chainPrev = thread.prev;
+        if (!distributed) outer.prev = this.emit(thread, 'MapIterationSucceeded', { index, name: run.name }, false);
       } catch (e) {
         if (e instanceof Aborted) {
           if (!distributed) this.emit(thread, 'MapIterationAborted', { index, name: run.name }, false);
@@ -968,7 +975,7 @@ function matches(errorEquals: unknown, error: string): boolean {
   if (!Array.isArray(errorEquals)) return false;
   for (const e of errorEquals) {
     if (e === error) return true;
-    if (e === 'States.ALL' && error !== 'States.Runtime' && error !== 'States.DataLimitExceeded') return true;
+    if (e === 'States.ALL' && error !== 'States.Runtime') return true;
     if (e === 'States.TaskFailed' && error !== 'States.Timeout' && error !== 'States.Runtime' && error !== 'States.HeartbeatTimeout' && error !== 'States.DataLimitExceeded' && !error.startsWith('States.Branch') && error !== 'States.QueryEvaluationError') return true;
   }
   return false;

@@ -6,6 +6,12 @@ import { compileJsonata, jsonataBody } from '../jsonata/JsonataEvaluator.js';
 import { CHOICE_OPERATORS } from './choiceRules.js';
 import type { DefinitionError, QueryLanguage } from './types.js';
 
+/** A JSONPath, or a variable reference such as `$name.field` (JSONPath states may read variables). */
+function isPathOrVariable(text: string): boolean {
+  const m = /^\$([A-Za-z_][A-Za-z0-9_]*)(.*)$/s.exec(text);
+  return m ? isValidPath('$' + m[2]) : isValidPath(text);
+}
+
 type Obj = Record<string, unknown>;
 
 const STATE_TYPES = new Set(['Pass', 'Task', 'Choice', 'Wait', 'Succeed', 'Fail', 'Parallel', 'Map']);
@@ -110,7 +116,7 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
     if (sql === 'JSONPath') {
       for (const f of ['InputPath', 'OutputPath', 'ItemsPath', 'SecondsPath', 'TimestampPath', 'TimeoutSecondsPath', 'HeartbeatSecondsPath', 'MaxConcurrencyPath', 'ToleratedFailureCountPath', 'ToleratedFailurePercentagePath']) {
         const v = st[f];
-        if (v !== undefined && v !== null && (typeof v !== 'string' || !isValidPath(v))) add('INVALID_JSONPATH', `Invalid JSONPath: ${String(v)}`, `${p}/${f}`);
+        if (v !== undefined && v !== null && (typeof v !== 'string' || !isPathOrVariable(v))) add('INVALID_JSONPATH', `Invalid JSONPath: ${String(v)}`, `${p}/${f}`);
       }
       if (st.ResultPath !== undefined && st.ResultPath !== null && (typeof st.ResultPath !== 'string' || !isReferencePath(st.ResultPath))) {
         add('INVALID_JSONPATH', `Invalid ResultPath: ${String(st.ResultPath)}`, `${p}/ResultPath`);

@@ -187,7 +187,8 @@ function parseKey(p: string, fail: (why: string) => never): string | number {
   if (/^-?\d+$/.test(p)) return Number(p);
   const q = p[0];
   if ((q === "'" || q === '"') && p.endsWith(q) && p.length >= 2) {
-    return p.slice(1, -1).replace(/\\(.)/g, '$1');
+    // Jayway keeps backslashes except before the quote character itself.
+    return p.slice(1, -1).split(`\\${q}`).join(q);
   }
   return fail(`bad bracket key ${p}`);
 }

@@ -112,13 +112,21 @@ export function createLambdaInvoker(handlers: Record<string, LambdaHandler>, opt
         const params = (inv.input ?? {}) as Record<string, unknown>;
         const fn = params.FunctionName;
         if (typeof fn !== 'string') throw new TaskFailure('States.Runtime', 'The field "FunctionName" is required for lambda:invoke.');
-        const payload = params.Payload === undefined || params.Payload === null ? {} : params.Payload;
+        // A string Payload is sent as the raw request bytes, so the function sees it parsed.
+        let payload: unknown = params.Payload === undefined || params.Payload === null ? {} : params.Payload;
+        if (typeof payload === 'string') {
+          try {
+            payload = JSON.parse(payload);
+          } catch {
+            /* not JSON text: the function receives the string */
+          }
+        }
         const { value, text } = await call(substitutePlaceholders(fn, options.substitutions), payload, inv, 'lambda');
         const len = String(Buffer.byteLength(text));
         const reqId = randomUUID();
         const date = new Date().toUTCString();
         const trace = `Root=1-${randomUUID().replace(/-/g, '').slice(0, 8)}-${randomUUID().replace(/-/g, '').slice(0, 24)};Sampled=0`;
-        return {
+        const envelope: Record<string, unknown> = {
           ExecutedVersion: '$LATEST',
           Payload: value,
           SdkHttpMetadata: {
@@ -147,6 +155,14 @@ export function createLambdaInvoker(handlers: Record<string, LambdaHandler>, opt
           SdkResponseMetadata: { RequestId: reqId },
           StatusCode: 200,
         };
+        if (params.LogType === 'Tail') {
+          const log = Buffer.from(`START RequestId: ${reqId} Version: $LATEST\nEND RequestId: ${reqId}\n`).toString('base64');
+          envelope.LogResult = log;
+          const meta = envelope.SdkHttpMetadata as { AllHttpHeaders: Record<string, unknown>; HttpHeaders: Record<string, unknown> };
+          meta.AllHttpHeaders['X-Amz-Log-Result'] = [log];
+          meta.HttpHeaders['X-Amz-Log-Result'] = log;
+        }
+        return envelope;
       }
       throw new TaskFailure('States.Runtime', `Unsupported resource: ${resource}`);
     },

@@ -16,7 +16,7 @@ const WORD_PLACEHOLDERS = new Set([
   'map_run_arn',
   'request-id',
 ]);
-const TOKEN_RE = /<(?:uuid|json-input|resource|task_token|LogResult|m-d5-of-message-body|m-d5-of-message-attributes|sender-id|message_id|receipt-handle|task-handle|sequence-number|[a-z][a-z0-9-]*):\d+>|<timestamp>|<request-id>|<request_id>|<extended_request_id>|<start-time>|<entered-time>/g;
+const TOKEN_RE = /<(?:uuid|json-input|resource|task_token|LogResult|m-d5-of-message-body|m-d5-of-message-attributes|sender-id|message_id|receipt-handle|task-handle|sequence-number|[a-z][a-z0-9-]*):\d+>|<MapRunArnPart\d_\d+idx>|<timestamp>|<request-id>|<request_id>|<extended_request_id>|<start-time>|<entered-time>/g;
 const ISO_RE = /[1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?(?:\d{2})?)/g;
 
 /** A difference found while comparing, with a path like `events[3].stateExitedEventDetails.output`. */
