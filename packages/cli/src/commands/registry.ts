@@ -15,6 +15,7 @@ export interface Command {
 export async function loadCommands(): Promise<readonly Command[]> {
   // Imported lazily so that `stepforge graph` does not pay for loading the embedded stack.
   const modules = await Promise.all([
+    import('./compile.js'),
     import('./asl.js'),
     import('./compile.js'),
     // e.g. import('./graph.js'),

@@ -707,8 +707,11 @@ class Lowerer {
       { task: input ?? null, candidate: `{% $${candidate} %}` },
       { [evaluation]: `{% ${RESULT_VALUE} %}` }, iterVars);
     evalState.Next = passed;
-    // Inside pass_condition, `steps.<this step>.output` is the evaluator's latest output.
-    const condScope: Scope = { ...scope, overrides: new Map(scope.overrides).set(step.id, `$${evaluation}`) };
+    // pass_condition sees `input.evaluation`, `input.candidate` and `input.iteration` (DSL contract).
+    const condScope: Scope = {
+      ...scope,
+      inputVar: `$merge([${scope.inputVar}, {"evaluation": $${evaluation}, "candidate": $${candidate}, "iteration": $${count}}])`,
+    };
     const result = `{% $${candidate} %}`;
     const pass: Record<string, unknown> = { Condition: `{% ${this.conditionJsonata(c.condition, condScope, step)} %}`, Assign: { [v]: result } };
     const exhausted: Record<string, unknown> = { Condition: '{% true %}', Assign: { [v]: result } };

@@ -1,0 +1,102 @@
+// Chain document → IR. Tasks map to steps one to one; a step's inputs are its parents' outputs
+// (the runtime shows them to the model as labelled context when the prompt does not place them).
+import type { ChainDocument, ChainStep } from '../chain/ChainDocument.js';
+import type { ChainTask, RetryPolicy } from '../chain/ChainTask.js';
+import { templateStepReferences } from '../expr/collectReferences.js';
+import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
+import type { InputSchema } from '../input/InputSchema.js';
+import type { IrDocument, IrExpr, IrRetry, IrStep } from './Ir.js';
+
+/** Lowers a loaded chain document into the IR. */
+export function chainToIr(doc: ChainDocument, options: { name: string; file?: string; source?: string; inputSchema?: InputSchema }): IrDocument {
+  const parents = doc.steps.map(() => [] as string[]);
+  for (const [a, b] of doc.edges) parents[b]!.push(doc.steps[a]!.handle);
+  const steps = doc.steps.map((s) => chainStep(s, parents[s.index]!));
+  const hasChild = new Set(doc.edges.map(([a]) => a));
+  const sinks = doc.steps.filter((s) => !hasChild.has(s.index));
+  // One sink: its output is the result. Several: an object of their outputs by handle.
+  const output: IrExpr | undefined = sinks.length > 1
+    ? { kind: 'template', value: Object.fromEntries(sinks.map((s) => [s.handle, `\${steps.${s.handle}.output}`])), reads: sinks.map((s) => s.handle) }
+    : undefined;
+  return {
+    name: options.name,
+    format: 'chain',
+    workflow: { steps, edges: doc.edges, output, resultStep: sinks.length === 1 ? sinks[0]!.index : undefined },
+    inputDefaults: inputDefaults(options.inputSchema),
+    file: options.file,
+    source: options.source,
+  };
+}
+
+function chainStep(s: ChainStep, parents: readonly string[]): IrStep {
+  const task = s.task as ChainTask;
+  const { kind: _kind, retry, ...config } = task as ChainTask & { retry?: RetryPolicy };
+  const base = {
+    id: s.handle,
+    identity: s.identity,
+    config: config as Record<string, unknown>,
+    tools: s.tools,
+    secrets: secretsIn(config),
+    retry: retry === undefined ? undefined : chainRetry(retry),
+    timeoutSeconds: (task as { timeout_seconds?: number }).timeout_seconds,
+    location: s.location,
+  };
+  switch (task.kind) {
+    case 'pure':
+      return { ...base, kind: 'pure', expr: { kind: 'jsonata', jsonata: task.expr, reads: parents } };
+    case 'model':
+      return { ...base, kind: 'model', input: template(task.prompt, parents), budget: s.tools.length > 0 ? s.budget ?? { maxTurns: 16, maxToolCalls: 20 } : undefined };
+    case 'tool':
+      return { ...base, kind: 'tool', input: template(task.args ?? {}, parents) };
+    case 'connector':
+      return { ...base, kind: 'connector', input: template(task.input ?? {}, parents) };
+  }
+}
+
+/** A template value whose reads are the step's parents (plus any `steps.X` it names). */
+export function template(value: unknown, parents: readonly string[]): IrExpr {
+  const reads = new Set(parents);
+  const visit = (v: unknown): void => {
+    if (typeof v === 'string' && hasExpression(v)) {
+      try {
+        for (const r of templateStepReferences(parseTemplate(v))) reads.add(r);
+      } catch {
+        // The front-end already reported malformed templates; lowering reports them again in context.
+      }
+    } else if (Array.isArray(v)) v.forEach(visit);
+    else if (v !== null && typeof v === 'object') Object.values(v).forEach(visit);
+  };
+  visit(value);
+  return { kind: 'template', value, reads: [...reads] };
+}
+
+function chainRetry(r: RetryPolicy): IrRetry {
+  return {
+    maxAttempts: r.max_attempts ?? 3,
+    intervalSeconds: r.interval_seconds ?? 1,
+    backoffRate: r.backoff_rate ?? 2,
+    maxDelaySeconds: r.max_delay_seconds,
+    jitter: (r.jitter ?? 'FULL') === 'FULL',
+    errors: r.errors,
+  };
+}
+
+/** `$secret:<id>` bindings named anywhere in a task's configuration (ids only). */
+export function secretsIn(value: unknown): string[] {
+  const out = new Set<string>();
+  const visit = (v: unknown): void => {
+    if (typeof v === 'string') for (const m of v.matchAll(/\$secret:([A-Za-z0-9_./-]+)/g)) out.add(m[1]!);
+    else if (Array.isArray(v)) v.forEach(visit);
+    else if (v !== null && typeof v === 'object') Object.values(v).forEach(visit);
+  };
+  visit(value);
+  return [...out];
+}
+
+/** Defaults declared in an `input:` schema. */
+export function inputDefaults(schema: InputSchema | undefined): Record<string, unknown> | undefined {
+  if (!schema) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const f of schema.fields) if (f.hasDefault) out[f.name] = f.default;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
