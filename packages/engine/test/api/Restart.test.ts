@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CreateStateMachineCommand,
+  DescribeExecutionCommand,
+  DescribeStateMachineCommand,
+  GetExecutionHistoryCommand,
+  SendTaskSuccessCommand,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startEngineServer } from '@stepforge/engine';
+import { eventually, sfnClient, waitForStatus } from './helpers.js';
+
+const DEFINITION = JSON.stringify({
+  StartAt: 'Prepare',
+  States: {
+    Prepare: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:prepare', Next: 'Approve' },
+    Approve: {
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      Parameters: { FunctionName: 'ask', Payload: { 'token.$': '$$.Task.Token', 'order.$': '$.order' } },
+      ResultPath: '$.approval',
+      Next: 'Done',
+    },
+    Done: { Type: 'Pass', End: true },
+  },
+});
+
+describe('Function: startEngineServer (restart)', () => {
+  let dataDir: string;
+  let prepared = 0;
+  let asked: string[] = [];
+  const handlers = {
+    prepare: async (e: unknown) => {
+      prepared++;
+      return { order: (e as { id: string }).id };
+    },
+    ask: async (e: unknown) => {
+      asked.push((e as { token: string }).token);
+      return {};
+    },
+  };
+
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'stepforge-engine-'));
+    prepared = 0;
+    asked = [];
+  });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('resumes an unfinished Standard execution from its last completed transition', async () => {
+    const first = await startEngineServer({ dataDir, handlers });
+    const sfn1 = sfnClient(first.url);
+    const { stateMachineArn } = await sfn1.send(new CreateStateMachineCommand({ name: 'approval', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+    const { executionArn } = await sfn1.send(new StartExecutionCommand({ stateMachineArn, name: 'order-7', input: '{"id":"o-7"}' }));
+    await eventually(() => asked.length === 1);
+    const before = (await sfn1.send(new GetExecutionHistoryCommand({ executionArn }))).events!.map((e) => e.type);
+    sfn1.destroy();
+    await first.close(); // the process "dies" with the execution waiting for approval
+
+    const second = await startEngineServer({ dataDir, handlers });
+    const sfn2 = sfnClient(second.url);
+    try {
+      expect(second.resumed).toBe(1);
+      expect((await sfn2.send(new DescribeStateMachineCommand({ stateMachineArn }))).definition).toBe(DEFINITION);
+      expect((await sfn2.send(new DescribeExecutionCommand({ executionArn }))).status).toBe('RUNNING');
+      // Resumed at the Approve state: Prepare is not repeated, the approval request is re-sent with the same token.
+      await eventually(() => asked.length === 2);
+      expect(prepared).toBe(1);
+      expect(asked[1]).toBe(asked[0]);
+      await sfn2.send(new SendTaskSuccessCommand({ taskToken: asked[0]!, output: '{"approved":true}' }));
+      const done = await waitForStatus(sfn2, executionArn!);
+      expect(done.status).toBe('SUCCEEDED');
+      expect(JSON.parse(done.output!)).toEqual({ order: 'o-7', approval: { approved: true } });
+
+      const events = (await sfn2.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }))).events!;
+      expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+      const types = events.map((e) => e.type);
+      expect(types.filter((t) => t === 'ExecutionStarted')).toHaveLength(1);
+      expect(types.filter((t) => t === 'LambdaFunctionScheduled')).toHaveLength(1);
+      expect(types.slice(0, before.indexOf('TaskStateEntered', before.indexOf('TaskStateExited')))).toEqual(
+        before.slice(0, before.indexOf('TaskStateEntered', before.indexOf('TaskStateExited'))),
+      );
+      expect(types.at(-1)).toBe('ExecutionSucceeded');
+    } finally {
+      sfn2.destroy();
+      await second.close();
+    }
+  });
+
+  it('keeps finished executions and their histories across restarts', async () => {
+    const simple = JSON.stringify({ StartAt: 'P', States: { P: { Type: 'Pass', Result: 'x', End: true } } });
+    const first = await startEngineServer({ dataDir });
+    const sfn1 = sfnClient(first.url);
+    const { stateMachineArn } = await sfn1.send(new CreateStateMachineCommand({ name: 'simple', definition: simple, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+    const { executionArn } = await sfn1.send(new StartExecutionCommand({ stateMachineArn, name: 'e1' }));
+    await waitForStatus(sfn1, executionArn!);
+    const history = (await sfn1.send(new GetExecutionHistoryCommand({ executionArn }))).events!;
+    sfn1.destroy();
+    await first.close();
+
+    const second = await startEngineServer({ dataDir });
+    const sfn2 = sfnClient(second.url);
+    try {
+      expect(second.resumed).toBe(0);
+      const d = await sfn2.send(new DescribeExecutionCommand({ executionArn }));
+      expect(d).toMatchObject({ status: 'SUCCEEDED', output: '"x"' });
+      const again = (await sfn2.send(new GetExecutionHistoryCommand({ executionArn }))).events!;
+      expect(again.map((e) => [e.id, e.type])).toEqual(history.map((e) => [e.id, e.type]));
+    } finally {
+      sfn2.destroy();
+      await second.close();
+    }
+  });
+});
