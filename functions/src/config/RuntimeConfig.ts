@@ -1,0 +1,169 @@
+import { RuntimeError } from '../errors/RuntimeError.js';
+
+/** Where the runtime is running: on AWS Lambda, or embedded in the local stack. */
+export type RuntimeMode = 'aws' | 'embedded';
+
+/** Which model provider serves steps whose model string names none (or names `default`). */
+export type ProviderName = 'local' | 'openai' | 'bedrock';
+
+/**
+ * Everything a handler depends on, as plain data. Built from environment variables by
+ * `runtimeConfigFromEnv`, so Lambda uses AWS defaults and the embedded stack points the same
+ * code at loopback emulators by setting endpoints.
+ */
+export interface RuntimeConfig {
+  readonly mode: RuntimeMode;
+  readonly region: string;
+  /** The single DynamoDB table holding runs, steps, idempotency, approvals, conversations, blobs. */
+  readonly tableName: string;
+  readonly endpoints: {
+    readonly dynamodb?: string;
+    readonly sqs?: string;
+    readonly eventbridge?: string;
+    readonly stepfunctions?: string;
+    readonly secretsmanager?: string;
+    readonly ssm?: string;
+    readonly bedrock?: string;
+  };
+  readonly approvalQueueUrl?: string;
+  readonly provider: {
+    readonly default: ProviderName;
+    /** False when no provider was configured at all: then every model step runs offline on the local provider. */
+    readonly configured: boolean;
+    readonly openaiBaseUrl: string;
+    /** A literal key or a `$secret:<id>` reference. */
+    readonly openaiApiKey?: string;
+    /** Path to a JSON fixture of scripted responses for the local provider; echo mode without it. */
+    readonly localScript?: string;
+    readonly requestTimeoutMs: number;
+  };
+  readonly tools: {
+    readonly httpAllowHosts: readonly string[];
+    readonly webSearchUrl?: string;
+    readonly fsRoot: string;
+    readonly fsMaxReadBytes: number;
+    readonly shellEnabled: boolean;
+    readonly shellAllow: readonly string[];
+    readonly shellDeny: readonly string[];
+    readonly maxArgsBytes: number;
+  };
+  readonly connectors: {
+    readonly slackApiUrl: string;
+    readonly slackWebhookUrl?: string;
+    /** A literal token or a `$secret:<id>` reference. */
+    readonly slackToken?: string;
+  };
+  readonly secrets: {
+    readonly backend: 'env' | 'secretsmanager' | 'ssm';
+    readonly file: string;
+    readonly ssmPrefix: string;
+  };
+  /** JSON approval policy rules (see ToolPolicy); empty = allow everything granted. */
+  readonly policyRules: readonly unknown[];
+  readonly userFunctionsDir: string;
+  /** Step outputs whose JSON is longer than this are stored and passed by reference. */
+  readonly inlineOutputMaxBytes: number;
+  /** Upper bound on any envelope we accept (Step Functions caps a state payload at 256 KiB). */
+  readonly maxEnvelopeBytes: number;
+  /** How long an INPROGRESS idempotency lease lasts before another attempt may take it over. */
+  readonly leaseSeconds: number;
+  /** How long completed idempotency records are kept. */
+  readonly idempotencyTtlSeconds: number;
+  readonly approvalTimeoutSeconds: number;
+  readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /** The clock; tests pass a fixed one. */
+  readonly clock: () => number;
+}
+
+function list(v: string | undefined): string[] {
+  return (v ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+function int(env: Record<string, string | undefined>, name: string, dflt: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new RuntimeError('ConfigError', `${name} must be a non-negative number, got "${raw}"`);
+  return n;
+}
+
+function oneOf<T extends string>(env: Record<string, string | undefined>, name: string, allowed: readonly T[], dflt: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new RuntimeError('ConfigError', `${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+/** Builds the RuntimeConfig from environment variables (see docs/runtime.md for the list). */
+export function runtimeConfigFromEnv(
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<RuntimeConfig> = {},
+): RuntimeConfig {
+  const onLambda = env.AWS_LAMBDA_FUNCTION_NAME !== undefined;
+  const mode = oneOf<RuntimeMode>(env, 'STEPFORGE_MODE', ['aws', 'embedded'], onLambda ? 'aws' : 'embedded');
+  let policyRules: unknown[] = [];
+  if (env.STEPFORGE_POLICY) {
+    try {
+      const parsed: unknown = JSON.parse(env.STEPFORGE_POLICY);
+      policyRules = Array.isArray(parsed) ? parsed : [];
+    } catch (e) {
+      throw new RuntimeError('ConfigError', `STEPFORGE_POLICY is not valid JSON: ${(e as Error).message}`);
+    }
+  }
+  const cwd = process.cwd();
+  const base: RuntimeConfig = {
+    mode,
+    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    tableName: env.STEPFORGE_TABLE ?? env.RUNS_TABLE_NAME ?? 'stepforge-runs',
+    endpoints: {
+      dynamodb: env.STEPFORGE_DYNAMODB_ENDPOINT,
+      sqs: env.STEPFORGE_SQS_ENDPOINT,
+      eventbridge: env.STEPFORGE_EVENTBRIDGE_ENDPOINT,
+      stepfunctions: env.STEPFORGE_SFN_ENDPOINT,
+      secretsmanager: env.STEPFORGE_SECRETSMANAGER_ENDPOINT,
+      ssm: env.STEPFORGE_SSM_ENDPOINT,
+      bedrock: env.STEPFORGE_BEDROCK_ENDPOINT,
+    },
+    approvalQueueUrl: env.STEPFORGE_APPROVAL_QUEUE_URL ?? env.APPROVAL_QUEUE_URL,
+    provider: {
+      default: oneOf<ProviderName>(env, 'STEPFORGE_MODEL_PROVIDER', ['local', 'openai', 'bedrock'], 'local'),
+      configured: (env.STEPFORGE_MODEL_PROVIDER ?? '') !== '',
+      openaiBaseUrl: env.STEPFORGE_OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+      openaiApiKey: env.STEPFORGE_OPENAI_API_KEY,
+      localScript: env.STEPFORGE_LOCAL_SCRIPT,
+      requestTimeoutMs: int(env, 'STEPFORGE_PROVIDER_TIMEOUT_MS', 120_000),
+    },
+    tools: {
+      httpAllowHosts: list(env.STEPFORGE_HTTP_ALLOW_HOSTS),
+      webSearchUrl: env.STEPFORGE_WEB_SEARCH_URL,
+      fsRoot: env.STEPFORGE_FS_ROOT ?? cwd,
+      fsMaxReadBytes: int(env, 'STEPFORGE_FS_MAX_READ_BYTES', 1024 * 1024),
+      shellEnabled: mode === 'embedded' && env.STEPFORGE_SHELL !== 'off',
+      shellAllow: list(env.STEPFORGE_SHELL_ALLOW ?? 'ls,cat,echo,grep,wc,head,tail,pwd,date'),
+      shellDeny: list(env.STEPFORGE_SHELL_DENY ?? 'rm,sudo,curl,wget,sh,bash,dd,mkfs,chmod,chown,kill'),
+      maxArgsBytes: int(env, 'STEPFORGE_MAX_TOOL_ARGS_BYTES', 64 * 1024),
+    },
+    connectors: {
+      slackApiUrl: env.STEPFORGE_SLACK_API_URL ?? 'https://slack.com/api',
+      slackWebhookUrl: env.STEPFORGE_SLACK_WEBHOOK_URL,
+      slackToken: env.STEPFORGE_SLACK_TOKEN,
+    },
+    secrets: {
+      backend: oneOf(env, 'STEPFORGE_SECRETS_BACKEND', ['env', 'secretsmanager', 'ssm'] as const, mode === 'aws' ? 'secretsmanager' : 'env'),
+      file: env.STEPFORGE_SECRETS_FILE ?? `${cwd}/.stepforge/secrets.json`,
+      ssmPrefix: env.STEPFORGE_SSM_PREFIX ?? '/stepforge/',
+    },
+    policyRules,
+    userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? `${cwd}/functions/user`,
+    inlineOutputMaxBytes: int(env, 'STEPFORGE_INLINE_OUTPUT_MAX_BYTES', 64 * 1024),
+    maxEnvelopeBytes: int(env, 'STEPFORGE_MAX_ENVELOPE_BYTES', 256 * 1024),
+    leaseSeconds: int(env, 'STEPFORGE_LEASE_SECONDS', 900),
+    idempotencyTtlSeconds: int(env, 'STEPFORGE_IDEMPOTENCY_TTL_SECONDS', 7 * 24 * 3600),
+    approvalTimeoutSeconds: int(env, 'STEPFORGE_APPROVAL_TIMEOUT_SECONDS', 24 * 3600),
+    logLevel: oneOf(env, 'STEPFORGE_LOG_LEVEL', ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const, 'INFO'),
+    clock: () => Date.now(),
+  };
+  return { ...base, ...overrides };
+}

@@ -1,0 +1,92 @@
+import { StepEnvelope } from '@stepforge/compiler';
+import { z } from 'zod';
+import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
+import type { Runtime } from '../runtime/Runtime.js';
+import { defineMiddleware } from './defineMiddleware.js';
+
+const runtimeOption = z.custom<Runtime>((v) => typeof v === 'object' && v !== null && 'config' in v && 'redactor' in v, 'a Runtime');
+
+/**
+ * Validates the step envelope with the compiler's zod schema. An oversized or malformed payload
+ * fails with `InvalidEnvelope` before any work. A `taskToken` next to the envelope (state invoked
+ * with `.waitForTaskToken`) is moved to the context.
+ */
+export const validateEnvelope = defineMiddleware(
+  'validateEnvelope',
+  z.object({ runtime: runtimeOption, maxBytes: z.number().int().positive().optional() }),
+  ({ runtime, maxBytes }) => ({
+    before: (request) => {
+      const limit = maxBytes ?? runtime.config.maxEnvelopeBytes;
+      const raw = request.event as Record<string, unknown> | undefined;
+      const size = Buffer.byteLength(JSON.stringify(raw ?? null) ?? '');
+      if (size > limit) {
+        throw new RuntimeError('InvalidEnvelope', `step envelope is ${size} bytes, over the ${limit}-byte limit`, { details: { bytes: size, limit } });
+      }
+      if (raw !== null && typeof raw === 'object' && typeof raw.taskToken === 'string') {
+        request.context.stepforgeTaskToken = raw.taskToken;
+      }
+      const parsed = StepEnvelope.safeParse(raw);
+      if (!parsed.success) {
+        const issues = parsed.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(envelope)'}: ${i.message}`);
+        throw new RuntimeError('InvalidEnvelope', `malformed step envelope: ${issues.join('; ')}`, { details: { issues } });
+      }
+      request.event = parsed.data;
+    },
+  }),
+);
+
+/** Structured logging with the run and step ids on every line (Powertools logger, redacted). */
+export const logStep = defineMiddleware(
+  'logStep',
+  z.object({ runtime: runtimeOption, handler: z.string().min(1) }),
+  ({ runtime, handler }) => {
+    const log = runtime.logger;
+    let started = 0;
+    return {
+      before: (request) => {
+        started = Date.now();
+        const e = request.event as Partial<StepEnvelope> | undefined;
+        log.resetKeys();
+        log.appendKeys({
+          handler,
+          ...(e?.run ? { runId: e.run.id, workflow: e.run.workflow } : {}),
+          ...(e?.step ? { stepId: e.step.id, stepKind: e.step.kind, iteration: e.step.iteration } : {}),
+          ...(request.context.awsRequestId ? { requestId: request.context.awsRequestId } : {}),
+        });
+        log.info('step started');
+      },
+      after: () => {
+        log.info('step finished', { durationMs: Date.now() - started });
+      },
+      onError: (request) => {
+        const err = request.error;
+        log.error('step failed', { errorName: err?.name, errorMessage: err?.message, durationMs: Date.now() - started, ...(isRuntimeError(err) && err.details ? { details: err.details } : {}) });
+      },
+    };
+  },
+);
+
+/**
+ * Last line of defence for secrets: redacts the response and the error message (both end up in
+ * the execution history), keeping the error's `name` so ASL Retry/Catch still match.
+ */
+export const redactSecrets = defineMiddleware(
+  'redactSecrets',
+  z.object({ runtime: runtimeOption }),
+  ({ runtime }) => ({
+    after: (request) => {
+      request.response = runtime.redactor.redact(request.response);
+    },
+    onError: (request) => {
+      const err = request.error;
+      if (!err) return;
+      const message = runtime.redactor.redactText(err.message);
+      if (message !== err.message || (isRuntimeError(err) && runtime.redactor.contains(err.details))) {
+        const copy = isRuntimeError(err)
+          ? new RuntimeError(err.name, message, { details: runtime.redactor.redact(err.details as Record<string, unknown> | undefined), retryable: err.retryable })
+          : Object.assign(new Error(message), { name: err.name });
+        request.error = copy;
+      }
+    },
+  }),
+);

@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { RuntimeError } from '../errors/RuntimeError.js';
+import type { Db } from './Db.js';
+import { isRefValue, type OutputRef, type RefValue } from '@stepforge/compiler';
+
+// DynamoDB items are capped at 400 KB; stay well under with room for keys.
+const CHUNK = 300_000;
+
+/**
+ * Large step outputs, stored content-addressed in chunks and passed between states as a small
+ * reference; `resolveRefs` turns references back into values before the next step sees them.
+ */
+export class BlobStore {
+  constructor(private readonly db: Db) {}
+
+  /** Stores `value` when its JSON exceeds `maxInlineBytes`; returns either the value or a reference. */
+  async maybeStore(value: unknown, maxInlineBytes: number): Promise<{ value: unknown; ref?: OutputRef }> {
+    const json = JSON.stringify(value ?? null);
+    if (Buffer.byteLength(json) <= maxInlineBytes) return { value };
+    const ref = await this.put(json);
+    return { value: { $ref: ref } satisfies RefValue, ref };
+  }
+
+  async put(json: string): Promise<OutputRef> {
+    const safe = this.db.redactor.redactText(json);
+    const id = createHash('sha256').update(safe).digest('hex');
+    const n = Math.max(1, Math.ceil(safe.length / CHUNK));
+    for (let i = 0; i < n; i++) {
+      await this.db.doc.send(new PutCommand({
+        TableName: this.db.tableName,
+        Item: { pk: `BLOB#${id}`, sk: `CHUNK#${String(i).padStart(5, '0')}`, data: safe.slice(i * CHUNK, (i + 1) * CHUNK), chunks: n },
+      }));
+    }
+    return { ref: `dynamodb:${this.db.tableName}/BLOB#${id}`, bytes: Buffer.byteLength(safe), sha256: id };
+  }
+
+  async get(ref: OutputRef): Promise<unknown> {
+    const id = ref.sha256;
+    const parts: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    let expected = 0;
+    do {
+      const r = await this.db.doc.send(new QueryCommand({
+        TableName: this.db.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `BLOB#${id}` },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }));
+      for (const it of r.Items ?? []) { parts.push(String(it.data)); expected = Number(it.chunks); }
+      start = r.LastEvaluatedKey;
+    } while (start);
+    if (parts.length === 0 || parts.length !== expected) {
+      throw new RuntimeError('NotFound', `stored output ${ref.ref} is missing or incomplete (${parts.length}/${expected} chunks)`);
+    }
+    return JSON.parse(parts.join(''));
+  }
+
+  /** Deeply replaces every OutputRef in `value` by the stored value. */
+  async resolveRefs<T>(value: T, depth = 0): Promise<T> {
+    if (depth > 64) return value;
+    if (isRefValue(value)) return (await this.get(value.$ref)) as T;
+    if (Array.isArray(value)) return (await Promise.all(value.map((v) => this.resolveRefs(v, depth + 1)))) as T;
+    if (value !== null && typeof value === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) out[k] = await this.resolveRefs(v, depth + 1);
+      return out as T;
+    }
+    return value;
+  }
+}

@@ -1,0 +1,69 @@
+/** The three idempotency statuses of the Powertools model. EXPIRED is derived: a record past its expiry. */
+export type IdempotencyStatus = 'INPROGRESS' | 'COMPLETED' | 'EXPIRED';
+
+/** One step's idempotency record. */
+export interface IdempotencyRecord {
+  readonly key: string;
+  readonly status: IdempotencyStatus;
+  /** Epoch seconds after which the record no longer counts (and DynamoDB TTL may drop it). */
+  readonly expiresAt: number;
+  /** Epoch ms until which the INPROGRESS holder owns the step. */
+  readonly leaseExpiresAt: number;
+  /** Identifies the attempt holding the lease; updates are conditional on it. */
+  readonly leaseId: string;
+  /** Set just before a side-effecting call leaves the process: epoch ms. */
+  readonly dispatchedAt?: number;
+  /** What was about to be called (tool/connector and target), for the StepOutcomeUnknown message. */
+  readonly dispatchTarget?: string;
+  /** The call declared itself idempotent (e.g. it sends an idempotency key), so repeating it is safe. */
+  readonly idempotent?: boolean;
+  readonly output?: unknown;
+  readonly runId?: string;
+  readonly stepId?: string;
+}
+
+/** Raised by `saveInProgress` when another record holds the key; carries that record. */
+export class IdempotencyItemAlreadyExistsError extends Error {
+  override readonly name = 'IdempotencyItemAlreadyExistsError';
+  constructor(readonly existingRecord: IdempotencyRecord) {
+    super(`idempotency record ${existingRecord.key} already exists (${existingRecord.status})`);
+  }
+}
+
+/** Raised when a lease-conditional update finds the lease held by someone else. */
+export class IdempotencyLeaseLostError extends Error {
+  override readonly name = 'IdempotencyLeaseLostError';
+  constructor(key: string) {
+    super(`idempotency lease on ${key} was taken over by another attempt`);
+  }
+}
+
+/**
+ * The abstract persistence layer (Powertools idempotency model): providers implement these
+ * operations with ONE conditional write each — never read-then-write.
+ */
+export abstract class BasePersistenceLayer {
+  /**
+   * Claims `key` for this attempt. Succeeds when there is no record, the record has expired, or
+   * an earlier attempt's lease has run out without reaching outside (or with `idempotent`).
+   * Otherwise throws IdempotencyItemAlreadyExistsError carrying the existing record.
+   */
+  abstract saveInProgress(
+    key: string,
+    params: { leaseId: string; nowMs: number; leaseSeconds: number; ttlSeconds: number; idempotent: boolean; runId?: string; stepId?: string },
+  ): Promise<void>;
+  /** Records that the holder is about to call `target` outside the process. */
+  abstract markDispatched(key: string, params: { leaseId: string; nowMs: number; target: string; idempotent: boolean }): Promise<void>;
+  /** Commits the output: status COMPLETED. */
+  abstract saveSuccess(key: string, params: { leaseId: string; output: unknown; nowMs: number; ttlSeconds: number }): Promise<void>;
+  /** Ends the lease early but keeps the dispatch marker (the outcome of the outside call is unknown). */
+  abstract releaseLease(key: string, params: { leaseId: string }): Promise<void>;
+  /** Removes the holder's record after a definite failure, so a retry starts clean. */
+  abstract deleteRecord(key: string, params: { leaseId?: string }): Promise<void>;
+  abstract getRecord(key: string): Promise<IdempotencyRecord | undefined>;
+}
+
+/** The record's effective status at `nowMs` (COMPLETED/INPROGRESS past expiry read as EXPIRED). */
+export function effectiveStatus(r: IdempotencyRecord, nowMs: number): IdempotencyStatus {
+  return r.expiresAt * 1000 < nowMs ? 'EXPIRED' : r.status;
+}

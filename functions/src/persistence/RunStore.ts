@@ -1,0 +1,251 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { conditionFailureItem, isConditionFailure, unmarshallItem, type Db } from './Db.js';
+import { GSI_BY_STATUS, GSI_BY_WORKFLOW } from './Tables.js';
+
+/** Run statuses, named as Step Functions names execution statuses. */
+export type RunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
+/** Step statuses. */
+export type StepStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'WAITING_APPROVAL';
+
+/** One run's record. */
+export interface RunRecord {
+  readonly runId: string;
+  readonly workflow: string;
+  readonly status: RunStatus;
+  readonly startedAt: string;
+  readonly endedAt?: string;
+  readonly idempotencyKey?: string;
+  readonly parentRunId?: string;
+  readonly executionArn?: string;
+  readonly input?: unknown;
+  readonly output?: unknown;
+  readonly error?: { readonly name: string; readonly message: string };
+}
+
+/** One step execution's record. */
+export interface StepRecord {
+  readonly runId: string;
+  readonly stepId: string;
+  readonly status: StepStatus;
+  readonly attempts: number;
+  readonly startedAt: string;
+  readonly endedAt?: string;
+  readonly output?: unknown;
+  /** Set when the output was too large to keep inline (see BlobStore). */
+  readonly outputRef?: string;
+  readonly usage?: unknown;
+  readonly error?: { readonly name: string; readonly message: string };
+}
+
+/** An audit event on a run (refused tool calls, policy decisions, approvals). */
+export interface RunEvent {
+  readonly runId: string;
+  readonly stepId?: string;
+  readonly type: string;
+  readonly at: string;
+  readonly detail?: unknown;
+}
+
+const runPk = (runId: string) => `RUN#${runId}`;
+const RUN_SK = '#RUN';
+
+/** Runs, steps and run events in the runtime table. Every write is redacted first. */
+export class RunStore {
+  constructor(private readonly db: Db) {}
+
+  #iso(): string {
+    return new Date(this.db.clock()).toISOString();
+  }
+
+  /**
+   * Starts a run. With an idempotency key, one conditional put claims the key; when the key is
+   * taken the existing run is returned with `reused: true` (same key → same run).
+   */
+  async startRun(p: { workflow: string; runId?: string; idempotencyKey?: string; parentRunId?: string; executionArn?: string; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
+    let runId = p.runId ?? randomUUID();
+    if (p.idempotencyKey !== undefined) {
+      try {
+        await this.db.doc.send(new PutCommand({
+          TableName: this.db.tableName,
+          Item: { pk: `RUNKEY#${p.idempotencyKey}`, sk: 'RUNKEY', runId, workflow: p.workflow },
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }));
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+        const raw = conditionFailureItem(e);
+        const old = raw ? unmarshallItem(raw) : (await this.db.doc.send(new GetCommand({
+          TableName: this.db.tableName, Key: { pk: `RUNKEY#${p.idempotencyKey}`, sk: 'RUNKEY' }, ConsistentRead: true,
+        }))).Item;
+        runId = String(old?.runId);
+        const existing = await this.getRun(runId);
+        if (existing) return { run: existing, reused: true };
+        // The key was claimed but the run record never written (crash in between): write it now.
+      }
+    }
+    const startedAt = this.#iso();
+    const run: RunRecord = {
+      runId, workflow: p.workflow, status: 'RUNNING', startedAt,
+      ...(p.idempotencyKey !== undefined ? { idempotencyKey: p.idempotencyKey } : {}),
+      ...(p.parentRunId !== undefined ? { parentRunId: p.parentRunId } : {}),
+      ...(p.executionArn !== undefined ? { executionArn: p.executionArn } : {}),
+      ...(p.input !== undefined ? { input: this.db.redactor.redact(p.input) } : {}),
+    };
+    try {
+      await this.db.doc.send(new PutCommand({
+        TableName: this.db.tableName,
+        Item: { pk: runPk(runId), sk: RUN_SK, type: 'run', ...run, ...indexKeys(run) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }));
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+      const existing = await this.getRun(runId);
+      if (existing) return { run: existing, reused: true };
+      throw e;
+    }
+    return { run, reused: false };
+  }
+
+  /** Moves a run to a final (or any) status, with its output or error. */
+  async finishRun(runId: string, p: { status: RunStatus; output?: unknown; error?: { name: string; message: string }; executionArn?: string }): Promise<void> {
+    const run = await this.getRun(runId);
+    const startedAt = run?.startedAt ?? this.#iso();
+    const sets = ['#status = :status', 'gsi2pk = :g2', 'gsi2sk = :g2s'];
+    const values: Record<string, unknown> = { ':status': p.status, ':g2': `RUNSTATUS#${p.status}`, ':g2s': `${startedAt}#${runId}` };
+    if (p.status !== 'RUNNING') { sets.push('endedAt = :ended'); values[':ended'] = this.#iso(); }
+    if (p.output !== undefined) { sets.push('#output = :output'); values[':output'] = this.db.redactor.redact(p.output); }
+    if (p.error !== undefined) { sets.push('#error = :error'); values[':error'] = this.db.redactor.redact(p.error); }
+    if (p.executionArn !== undefined) { sets.push('executionArn = :arn'); values[':arn'] = p.executionArn; }
+    await this.db.doc.send(new UpdateCommand({
+      TableName: this.db.tableName,
+      Key: { pk: runPk(runId), sk: RUN_SK },
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#status': 'status', ...(p.output !== undefined ? { '#output': 'output' } : {}), ...(p.error !== undefined ? { '#error': 'error' } : {}) },
+      ExpressionAttributeValues: values,
+    }));
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(runId), sk: RUN_SK }, ConsistentRead: true }));
+    return r.Item ? stripKeys(r.Item) as unknown as RunRecord : undefined;
+  }
+
+  /** Newest first. `workflow` uses the by-workflow index (status filtered); `status` alone the by-status index. */
+  async listRuns(p: { workflow?: string; status?: RunStatus; limit?: number } = {}): Promise<RunRecord[]> {
+    const limit = p.limit ?? 50;
+    let input: ConstructorParameters<typeof QueryCommand>[0];
+    if (p.workflow !== undefined) {
+      input = {
+        TableName: this.db.tableName, IndexName: GSI_BY_WORKFLOW,
+        KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': `WF#${p.workflow}` },
+        ScanIndexForward: false,
+      };
+      if (p.status !== undefined) {
+        input.FilterExpression = '#status = :status';
+        input.ExpressionAttributeNames = { '#status': 'status' };
+        input.ExpressionAttributeValues = { ...input.ExpressionAttributeValues, ':status': p.status };
+      }
+    } else if (p.status !== undefined) {
+      input = {
+        TableName: this.db.tableName, IndexName: GSI_BY_STATUS,
+        KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': `RUNSTATUS#${p.status}` },
+        ScanIndexForward: false,
+      };
+    } else {
+      // All runs: gsi1 has one partition per workflow, so query the "all runs" partition kept in gsi2 per status.
+      const all = await Promise.all((['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const).map((s) => this.listRuns({ status: s, limit })));
+      return all.flat().sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0)).slice(0, limit);
+    }
+    const out: RunRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const r = await this.db.doc.send(new QueryCommand({ ...input, ...(start ? { ExclusiveStartKey: start } : {}) }));
+      for (const it of r.Items ?? []) out.push(stripKeys(it) as unknown as RunRecord);
+      start = r.LastEvaluatedKey;
+    } while (start && out.length < limit);
+    return out.slice(0, limit);
+  }
+
+  /** Marks a step RUNNING and counts the attempt. */
+  async stepStarted(runId: string, stepId: string): Promise<void> {
+    await this.db.doc.send(new UpdateCommand({
+      TableName: this.db.tableName,
+      Key: { pk: runPk(runId), sk: `STEP#${stepId}` },
+      UpdateExpression: 'SET #status = :s, startedAt = if_not_exists(startedAt, :now), runId = :run, stepId = :step, #type = :type ADD attempts :one',
+      ExpressionAttributeNames: { '#status': 'status', '#type': 'type' },
+      ExpressionAttributeValues: { ':s': 'RUNNING', ':now': this.#iso(), ':run': runId, ':step': stepId, ':one': 1, ':type': 'step' },
+    }));
+  }
+
+  /** Records a step's end: output (or its reference), usage, or error. */
+  async stepFinished(runId: string, stepId: string, p: { status: StepStatus; output?: unknown; outputRef?: string; usage?: unknown; error?: { name: string; message: string } }): Promise<void> {
+    const sets = ['#status = :s', 'endedAt = :now', 'runId = :run', 'stepId = :step', '#type = :type', 'startedAt = if_not_exists(startedAt, :now)'];
+    const names: Record<string, string> = { '#status': 'status', '#type': 'type' };
+    const values: Record<string, unknown> = { ':s': p.status, ':now': this.#iso(), ':run': runId, ':step': stepId, ':type': 'step' };
+    if (p.output !== undefined) { sets.push('#output = :output'); names['#output'] = 'output'; values[':output'] = this.db.redactor.redact(p.output); }
+    if (p.outputRef !== undefined) { sets.push('outputRef = :ref'); values[':ref'] = p.outputRef; }
+    if (p.usage !== undefined) { sets.push('#usage = :usage'); names['#usage'] = 'usage'; values[':usage'] = p.usage; }
+    if (p.error !== undefined) { sets.push('#error = :error'); names['#error'] = 'error'; values[':error'] = this.db.redactor.redact(p.error); }
+    await this.db.doc.send(new UpdateCommand({
+      TableName: this.db.tableName,
+      Key: { pk: runPk(runId), sk: `STEP#${stepId}` },
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    }));
+  }
+
+  async getStep(runId: string, stepId: string): Promise<StepRecord | undefined> {
+    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(runId), sk: `STEP#${stepId}` }, ConsistentRead: true }));
+    return r.Item ? stripKeys(r.Item) as unknown as StepRecord : undefined;
+  }
+
+  async listSteps(runId: string): Promise<StepRecord[]> {
+    return (await this.#queryPrefix(runId, 'STEP#')) as unknown as StepRecord[];
+  }
+
+  /** Appends an audit event (refusals, policy decisions, approvals). */
+  async recordEvent(e: { runId: string; stepId?: string; type: string; detail?: unknown }): Promise<void> {
+    const at = this.#iso();
+    await this.db.doc.send(new PutCommand({
+      TableName: this.db.tableName,
+      Item: this.db.redactor.redact({ pk: runPk(e.runId), sk: `EVENT#${at}#${randomUUID()}`, eventType: e.type, runId: e.runId, stepId: e.stepId, at, detail: e.detail }),
+    }));
+  }
+
+  async listEvents(runId: string): Promise<RunEvent[]> {
+    return (await this.#queryPrefix(runId, 'EVENT#')).map((i) => ({ runId: String(i.runId), ...(i.stepId ? { stepId: String(i.stepId) } : {}), type: String(i.eventType), at: String(i.at), detail: i.detail }));
+  }
+
+  async #queryPrefix(runId: string, prefix: string): Promise<Record<string, unknown>[]> {
+    const out: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const r = await this.db.doc.send(new QueryCommand({
+        TableName: this.db.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': runPk(runId), ':p': prefix },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }));
+      for (const it of r.Items ?? []) out.push(stripKeys(it));
+      start = r.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+}
+
+function indexKeys(run: RunRecord): Record<string, string> {
+  return {
+    gsi1pk: `WF#${run.workflow}`, gsi1sk: `${run.startedAt}#${run.runId}`,
+    gsi2pk: `RUNSTATUS#${run.status}`, gsi2sk: `${run.startedAt}#${run.runId}`,
+  };
+}
+
+/** Drops the table's key attributes from an item. */
+export function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
+  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, type: _t, ttl: _ttl, ...rest } = item;
+  return rest;
+}

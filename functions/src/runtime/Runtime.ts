@@ -1,0 +1,110 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { RuntimeConfig } from '../config/RuntimeConfig.js';
+import { awsClientConfig } from '../config/awsClientConfig.js';
+import { createLogger } from '../logging/createLogger.js';
+import { ApprovalStore } from '../persistence/ApprovalStore.js';
+import { BlobStore } from '../persistence/BlobStore.js';
+import { ConversationStore } from '../persistence/ConversationStore.js';
+import { createDb, type Db } from '../persistence/Db.js';
+import { DynamoDBPersistenceLayer } from '../persistence/DynamoDBPersistenceLayer.js';
+import type { BasePersistenceLayer } from '../persistence/IdempotencyRecord.js';
+import { RunStore } from '../persistence/RunStore.js';
+import { Redactor } from '../secrets/Redactor.js';
+import { SecretResolver } from '../secrets/SecretResolver.js';
+import { fsListTool, fsReadTool } from '../tools/fsTools.js';
+import { httpFetchTool, webSearchTool } from '../tools/httpTools.js';
+import { shellTool } from '../tools/shellTool.js';
+import { ToolRegistry } from '../tools/ToolDefinition.js';
+import { parsePolicyRules, type PolicyRule } from '../tools/ToolPolicy.js';
+
+/** Something that can send Step Functions task-token callbacks (an SFNClient, or the embedded engine's). */
+export interface TaskTokenSender {
+  send(command: unknown): Promise<unknown>;
+}
+
+/** Optional injected dependencies (the embedded stack passes its own clients). */
+export interface RuntimeDeps {
+  readonly dynamodb?: DynamoDBClient;
+  readonly sqs?: SQSClient;
+  readonly eventbridge?: EventBridgeClient;
+  readonly sfn?: SFNClient;
+  readonly bedrock?: BedrockRuntimeClient;
+  readonly tools?: ToolRegistry;
+  readonly env?: Record<string, string | undefined>;
+}
+
+/**
+ * Every dependency a handler uses, built once per process (per Lambda container) from one
+ * RuntimeConfig. AWS clients are created lazily so a handler only pays for what it uses.
+ */
+export class Runtime {
+  readonly config: RuntimeConfig;
+  readonly redactor: Redactor;
+  readonly secrets: SecretResolver;
+  readonly logger: Logger;
+  readonly db: Db;
+  readonly runs: RunStore;
+  readonly idempotency: BasePersistenceLayer;
+  readonly approvals: ApprovalStore;
+  readonly conversations: ConversationStore;
+  readonly blobs: BlobStore;
+  readonly tools: ToolRegistry;
+  readonly policyRules: readonly PolicyRule[];
+  readonly #deps: RuntimeDeps;
+  #sqs?: SQSClient;
+  #eb?: EventBridgeClient;
+  #sfn?: SFNClient;
+  #bedrock?: BedrockRuntimeClient;
+
+  constructor(config: RuntimeConfig, deps: RuntimeDeps = {}) {
+    this.config = config;
+    this.#deps = deps;
+    this.redactor = new Redactor();
+    this.secrets = new SecretResolver(config, this.redactor, deps.env);
+    this.logger = createLogger(this.redactor, { logLevel: config.logLevel });
+    const ddb = deps.dynamodb ?? new DynamoDBClient(awsClientConfig(config.region, config.endpoints.dynamodb));
+    this.db = createDb(ddb, config.tableName, this.redactor, config.clock);
+    this.runs = new RunStore(this.db);
+    this.idempotency = new DynamoDBPersistenceLayer(this.db);
+    this.approvals = new ApprovalStore(this.db);
+    this.conversations = new ConversationStore(this.db);
+    this.blobs = new BlobStore(this.db);
+    this.policyRules = parsePolicyRules(config.policyRules);
+    this.tools = deps.tools ?? builtinTools(config);
+  }
+
+  sqs(): SQSClient {
+    return (this.#sqs ??= this.#deps.sqs ?? new SQSClient(awsClientConfig(this.config.region, this.config.endpoints.sqs)));
+  }
+
+  eventbridge(): EventBridgeClient {
+    return (this.#eb ??= this.#deps.eventbridge ?? new EventBridgeClient(awsClientConfig(this.config.region, this.config.endpoints.eventbridge)));
+  }
+
+  sfn(): SFNClient {
+    return (this.#sfn ??= this.#deps.sfn ?? new SFNClient(awsClientConfig(this.config.region, this.config.endpoints.stepfunctions)));
+  }
+
+  bedrock(): BedrockRuntimeClient {
+    return (this.#bedrock ??= this.#deps.bedrock ?? new BedrockRuntimeClient(awsClientConfig(this.config.region, this.config.endpoints.bedrock)));
+  }
+}
+
+/** The built-in tools configured from the RuntimeConfig (shell only when embedded). */
+export function builtinTools(config: RuntimeConfig): ToolRegistry {
+  const fs = { root: config.tools.fsRoot, maxReadBytes: config.tools.fsMaxReadBytes };
+  return new ToolRegistry()
+    .register(httpFetchTool({ allowHosts: config.tools.httpAllowHosts }))
+    .register(webSearchTool({ url: config.tools.webSearchUrl }))
+    .register(fsListTool(fs))
+    .register(fsReadTool(fs))
+    .register(shellTool({
+      enabled: config.tools.shellEnabled && config.mode === 'embedded',
+      allow: config.tools.shellAllow, deny: config.tools.shellDeny, cwd: config.tools.fsRoot,
+    }));
+}

@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import type { OutputRef, StepEnvelope } from '@stepforge/compiler';
+import type { Runtime } from './Runtime.js';
+import { runIdempotent, type DispatchGuard } from './runIdempotent.js';
+
+/** Stable JSON (sorted keys) so equal payloads hash equally. */
+export function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v ?? null);
+}
+
+/** The record id of one step execution: step id, loop iteration, role, and a sub-part (turn, tool call). */
+export function stepInstanceId(env: StepEnvelope, sub?: string): string {
+  let id = env.step.id;
+  if (env.step.iteration.length > 0) id += `[${env.step.iteration.join(',')}]`;
+  if (env.step.role) id += `:${env.step.role}`;
+  if (sub) id += `#${sub}`;
+  return id;
+}
+
+/**
+ * The idempotency key of one step execution: run, step instance, and a hash of what the step
+ * was asked to do. A Step Functions retry of the same state hashes the same; a fork is a new run.
+ */
+export function stepIdempotencyKey(env: StepEnvelope, sub?: string): string {
+  const h = createHash('sha256')
+    .update(stableJson({ identity: env.step.identity, config: env.config, inputs: env.inputs, toolCall: env.toolCall ?? null, turn: env.turn?.index ?? null }))
+    .digest('hex')
+    .slice(0, 24);
+  return `${env.run.id}:${stepInstanceId(env, sub)}:${h}`;
+}
+
+/** What a step body returns. */
+export interface StepBodyResult {
+  readonly output: unknown;
+  readonly usage?: { inputTokens: number; outputTokens: number; turns?: number; toolCalls?: number };
+  /** Extra top-level result fields (e.g. `provider`, `toolCalls`, `done`) committed with the output. */
+  readonly extra?: Readonly<Record<string, unknown>>;
+}
+
+/** The committed outcome of a step execution. */
+export interface ExecutedStep {
+  readonly status: 'succeeded' | 'reused';
+  readonly output: unknown;
+  readonly outputRef?: OutputRef;
+  readonly usage: { inputTokens: number; outputTokens: number; turns?: number; toolCalls?: number };
+  readonly extra: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Runs a step body exactly once per idempotency key, with its run-history record: RUNNING →
+ * SUCCEEDED/FAILED, output stored by reference above the inline threshold, secrets redacted.
+ */
+export async function executeStep(
+  rt: Runtime,
+  env: StepEnvelope,
+  options: { sub?: string; idempotent?: boolean },
+  body: (guard: DispatchGuard) => Promise<StepBodyResult>,
+): Promise<ExecutedStep> {
+  const instance = stepInstanceId(env, options.sub);
+  await rt.runs.stepStarted(env.run.id, instance);
+  try {
+    const { value, reused } = await runIdempotent(
+      {
+        layer: rt.idempotency, key: stepIdempotencyKey(env, options.sub), clock: rt.config.clock,
+        leaseSeconds: rt.config.leaseSeconds, ttlSeconds: rt.config.idempotencyTtlSeconds,
+        idempotent: options.idempotent ?? false, runId: env.run.id, stepId: instance,
+      },
+      async (guard) => {
+        const r = await body(guard);
+        const output = rt.redactor.redact(r.output);
+        const stored = await rt.blobs.maybeStore(output, rt.config.inlineOutputMaxBytes);
+        return {
+          output: stored.value,
+          ...(stored.ref ? { outputRef: stored.ref } : {}),
+          usage: r.usage ?? { inputTokens: 0, outputTokens: 0 },
+          extra: rt.redactor.redact(r.extra ?? {}),
+        };
+      },
+    );
+    const v = value as { output: unknown; outputRef?: OutputRef; usage: ExecutedStep['usage']; extra?: Record<string, unknown> };
+    await rt.runs.stepFinished(env.run.id, instance, {
+      status: 'SUCCEEDED', output: v.output, ...(v.outputRef ? { outputRef: v.outputRef.ref } : {}), usage: v.usage,
+    });
+    return { status: reused ? 'reused' : 'succeeded', output: v.output, ...(v.outputRef ? { outputRef: v.outputRef } : {}), usage: v.usage, extra: v.extra ?? {} };
+  } catch (e) {
+    const err = e as Error;
+    await rt.runs.stepFinished(env.run.id, instance, { status: 'FAILED', error: { name: err.name, message: err.message } }).catch(() => undefined);
+    throw e;
+  }
+}

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { RuntimeError } from '../errors/RuntimeError.js';
+import { BasePersistenceLayer, IdempotencyItemAlreadyExistsError, effectiveStatus } from '../persistence/IdempotencyRecord.js';
+
+/** Handed to the guarded function: call `dispatch` right before reaching outside the process. */
+export interface DispatchGuard {
+  /**
+   * Records "about to call `target`" (one conditional update) before a side effect. After this,
+   * a crash leaves a marker that stops a re-run from repeating the call unless `idempotent`.
+   */
+  dispatch(target: string, options?: { idempotent?: boolean }): Promise<void>;
+  readonly leaseId: string;
+}
+
+/** Options of one guarded step execution. */
+export interface RunIdempotentOptions {
+  readonly layer: BasePersistenceLayer;
+  readonly key: string;
+  readonly clock: () => number;
+  readonly leaseSeconds: number;
+  readonly ttlSeconds: number;
+  /** The call is safe to repeat (e.g. it carries an idempotency key): a crashed attempt may be redone. */
+  readonly idempotent?: boolean;
+  readonly runId?: string;
+  readonly stepId?: string;
+}
+
+/** Marks an error as "the outside call may or may not have happened" (timeouts, dropped connections). */
+export function markOutcomeUnknown<E extends Error>(e: E): E {
+  (e as E & { outcomeUnknown?: boolean }).outcomeUnknown = true;
+  return e;
+}
+
+function isOutcomeUnknown(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { outcomeUnknown?: unknown }).outcomeUnknown === true;
+}
+
+/**
+ * Runs `fn` at most once per key (Powertools idempotency model): claim with an INPROGRESS lease,
+ * mark dispatch before any outside call, commit COMPLETED with the output. A committed output is
+ * returned instead of recomputing; a crashed attempt that had reached outside fails with
+ * `StepOutcomeUnknown` rather than repeating the call.
+ */
+export async function runIdempotent<T>(
+  opts: RunIdempotentOptions,
+  fn: (guard: DispatchGuard) => Promise<T>,
+): Promise<{ value: T; reused: boolean }> {
+  const leaseId = randomUUID();
+  const idempotent = opts.idempotent ?? false;
+  try {
+    await opts.layer.saveInProgress(opts.key, {
+      leaseId, nowMs: opts.clock(), leaseSeconds: opts.leaseSeconds, ttlSeconds: opts.ttlSeconds, idempotent,
+      runId: opts.runId, stepId: opts.stepId,
+    });
+  } catch (e) {
+    if (!(e instanceof Error) || e.name !== 'IdempotencyItemAlreadyExistsError') throw e;
+    const existing = (e as IdempotencyItemAlreadyExistsError).existingRecord;
+    const now = opts.clock();
+    const status = effectiveStatus(existing, now);
+    if (status === 'COMPLETED') return { value: existing.output as T, reused: true };
+    if (existing.dispatchedAt !== undefined && existing.leaseExpiresAt < now) {
+      throw outcomeUnknownError(opts, existing.dispatchTarget ?? 'an external service', existing.dispatchedAt);
+    }
+    throw new RuntimeError('StepInProgress', `step ${opts.stepId ?? opts.key} is already running in another attempt (lease until ${new Date(existing.leaseExpiresAt).toISOString()})`, {
+      retryable: true, details: { key: opts.key, leaseExpiresAt: existing.leaseExpiresAt },
+    });
+  }
+
+  let dispatched: { target: string; at: number } | undefined;
+  const guard: DispatchGuard = {
+    leaseId,
+    async dispatch(target, o = {}) {
+      const at = opts.clock();
+      await opts.layer.markDispatched(opts.key, { leaseId, nowMs: at, target, idempotent: o.idempotent ?? idempotent });
+      dispatched = { target, at };
+    },
+  };
+  let value: T;
+  try {
+    value = await fn(guard);
+  } catch (e) {
+    if (dispatched && isOutcomeUnknown(e)) {
+      // We asked, and never heard back: keep the marker so nobody repeats the call blindly.
+      await opts.layer.releaseLease(opts.key, { leaseId }).catch(() => undefined);
+      if (idempotent) throw e;
+      throw outcomeUnknownError(opts, dispatched.target, dispatched.at, e);
+    }
+    // A definite failure: nothing committed, so a retry may run the step again.
+    await opts.layer.deleteRecord(opts.key, { leaseId }).catch(() => undefined);
+    throw e;
+  }
+  await opts.layer.saveSuccess(opts.key, { leaseId, output: value ?? null, nowMs: opts.clock(), ttlSeconds: opts.ttlSeconds });
+  return { value, reused: false };
+}
+
+function outcomeUnknownError(opts: RunIdempotentOptions, target: string, at: number, cause?: unknown): RuntimeError {
+  return new RuntimeError(
+    'StepOutcomeUnknown',
+    `step ${opts.stepId ?? opts.key} called ${target} at ${new Date(at).toISOString()} and never recorded the outcome ` +
+      `(the process died or the call timed out). It is not repeated automatically because the call is not idempotent: ` +
+      `check ${target} for that request, then either mark the step done or clear it and retry ` +
+      `(idempotency key ${opts.key}).`,
+    { details: { key: opts.key, target, dispatchedAt: at, runId: opts.runId, stepId: opts.stepId }, cause },
+  );
+}

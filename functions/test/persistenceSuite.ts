@@ -1,0 +1,146 @@
+// The persistence suite, shared so it runs on dynalite and on DynamoDB Local.
+import { describe, expect, it } from 'vitest';
+import { IdempotencyItemAlreadyExistsError } from '../src/persistence/IdempotencyRecord.js';
+import { runIdempotent } from '../src/runtime/runIdempotent.js';
+import type { Runtime } from '../src/runtime/Runtime.js';
+
+/** Registers the persistence tests against the runtime `get()` returns (created in the caller's beforeAll). */
+export function persistenceSuite(label: string, get: () => Runtime): void {
+  describe(`Class: DynamoDBPersistenceLayer (${label})`, () => {
+    describe('Method: saveInProgress', () => {
+      it('claims a fresh key and refuses a second claim with the existing record', async () => {
+        const rt = get();
+        const now = Date.now();
+        await rt.idempotency.saveInProgress('k1', { leaseId: 'a', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false });
+        const err = await rt.idempotency
+          .saveInProgress('k1', { leaseId: 'b', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false })
+          .catch((e: unknown) => e);
+        expect((err as Error).name).toBe('IdempotencyItemAlreadyExistsError');
+        const existing = (err as IdempotencyItemAlreadyExistsError).existingRecord;
+        expect(existing.status).toBe('INPROGRESS');
+        expect(existing.leaseId).toBe('a');
+      });
+
+      it('takes over an expired lease that never dispatched, but not one that did', async () => {
+        const rt = get();
+        const now = Date.now();
+        await rt.idempotency.saveInProgress('k2', { leaseId: 'a', nowMs: now - 120_000, leaseSeconds: 1, ttlSeconds: 3600, idempotent: false });
+        await rt.idempotency.saveInProgress('k2', { leaseId: 'b', nowMs: now, leaseSeconds: 1, ttlSeconds: 3600, idempotent: false });
+        expect((await rt.idempotency.getRecord('k2'))?.leaseId).toBe('b');
+        await rt.idempotency.markDispatched('k2', { leaseId: 'b', nowMs: now, target: 'http POST https://x', idempotent: false });
+        const err = await rt.idempotency
+          .saveInProgress('k2', { leaseId: 'c', nowMs: now + 5_000, leaseSeconds: 1, ttlSeconds: 3600, idempotent: false })
+          .catch((e: unknown) => e);
+        expect((err as IdempotencyItemAlreadyExistsError).existingRecord.dispatchTarget).toBe('http POST https://x');
+        // An idempotent caller may take it over.
+        await rt.idempotency.saveInProgress('k2', { leaseId: 'd', nowMs: now + 5_000, leaseSeconds: 1, ttlSeconds: 3600, idempotent: true });
+        expect((await rt.idempotency.getRecord('k2'))?.leaseId).toBe('d');
+      });
+
+      it('treats a completed record past its expiry as EXPIRED and lets a new attempt claim it', async () => {
+        const rt = get();
+        const now = Date.now();
+        await rt.idempotency.saveInProgress('k3', { leaseId: 'a', nowMs: now - 10_000_000, leaseSeconds: 60, ttlSeconds: 10, idempotent: false });
+        await rt.idempotency.saveSuccess('k3', { leaseId: 'a', output: { v: 1 }, nowMs: now - 10_000_000, ttlSeconds: 10 });
+        await rt.idempotency.saveInProgress('k3', { leaseId: 'b', nowMs: now, leaseSeconds: 60, ttlSeconds: 10, idempotent: false });
+        expect((await rt.idempotency.getRecord('k3'))?.status).toBe('INPROGRESS');
+      });
+    });
+
+    describe('Function: runIdempotent', () => {
+      it('returns the committed output instead of recomputing', async () => {
+        const rt = get();
+        let calls = 0;
+        const opts = { layer: rt.idempotency, key: 'r1', clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 };
+        const a = await runIdempotent(opts, async () => { calls++; return { n: 42 }; });
+        const b = await runIdempotent(opts, async () => { calls++; return { n: 43 }; });
+        expect(a).toEqual({ value: { n: 42 }, reused: false });
+        expect(b).toEqual({ value: { n: 42 }, reused: true });
+        expect(calls).toBe(1);
+      });
+
+      it('refuses a concurrent attempt with StepInProgress', async () => {
+        const rt = get();
+        const opts = { layer: rt.idempotency, key: 'r2', clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 };
+        let release!: () => void;
+        const first = runIdempotent(opts, () => new Promise<string>((r) => { release = () => r('first'); }));
+        await new Promise((r) => setTimeout(r, 50));
+        const second = await runIdempotent(opts, async () => 'second').catch((e: unknown) => e);
+        expect((second as Error).name).toBe('StepInProgress');
+        release();
+        expect((await first).value).toBe('first');
+      });
+
+      it('deletes the record after a definite failure so a retry runs again', async () => {
+        const rt = get();
+        const opts = { layer: rt.idempotency, key: 'r3', clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 };
+        const err = await runIdempotent(opts, async () => { throw Object.assign(new Error('boom'), { name: 'ToolError' }); }).catch((e: unknown) => e);
+        expect((err as Error).message).toBe('boom');
+        expect(await rt.idempotency.getRecord('r3')).toBeUndefined();
+        expect((await runIdempotent(opts, async () => 'ok')).value).toBe('ok');
+      });
+    });
+  });
+
+  describe(`Class: RunStore (${label})`, () => {
+    it('returns the same run for the same idempotency key', async () => {
+      const rt = get();
+      const a = await rt.runs.startRun({ workflow: 'wf', idempotencyKey: 'key-1', input: { x: 1 } });
+      const b = await rt.runs.startRun({ workflow: 'wf', idempotencyKey: 'key-1', input: { x: 2 } });
+      expect(a.reused).toBe(false);
+      expect(b.reused).toBe(true);
+      expect(b.run.runId).toBe(a.run.runId);
+      expect(b.run.input).toEqual({ x: 1 });
+    });
+
+    it('lists runs by workflow and by status through the indexes, newest first', async () => {
+      const rt = get();
+      const r1 = (await rt.runs.startRun({ workflow: 'alpha' })).run;
+      await new Promise((r) => setTimeout(r, 5));
+      const r2 = (await rt.runs.startRun({ workflow: 'alpha' })).run;
+      const r3 = (await rt.runs.startRun({ workflow: 'beta' })).run;
+      await rt.runs.finishRun(r1.runId, { status: 'SUCCEEDED', output: { ok: true } });
+      expect((await rt.runs.listRuns({ workflow: 'alpha' })).map((r) => r.runId)).toEqual([r2.runId, r1.runId]);
+      expect((await rt.runs.listRuns({ workflow: 'alpha', status: 'SUCCEEDED' })).map((r) => r.runId)).toEqual([r1.runId]);
+      const running = (await rt.runs.listRuns({ status: 'RUNNING' })).map((r) => r.runId);
+      expect(running).toContain(r3.runId);
+      expect(running).not.toContain(r1.runId);
+      expect((await rt.runs.getRun(r1.runId))?.output).toEqual({ ok: true });
+    });
+
+    it('records steps with attempts, outputs and errors', async () => {
+      const rt = get();
+      await rt.runs.stepStarted('run-s', 'plan');
+      await rt.runs.stepStarted('run-s', 'plan');
+      await rt.runs.stepFinished('run-s', 'plan', { status: 'SUCCEEDED', output: 'done', usage: { inputTokens: 3, outputTokens: 4 } });
+      await rt.runs.stepFinished('run-s', 'judge', { status: 'FAILED', error: { name: 'ToolError', message: 'x' } });
+      const steps = await rt.runs.listSteps('run-s');
+      expect(steps.map((s) => [s.stepId, s.status, s.attempts ?? 0])).toEqual([['judge', 'FAILED', 0], ['plan', 'SUCCEEDED', 2]]);
+    });
+  });
+
+  describe(`Class: ApprovalStore (${label})`, () => {
+    it('lists pending approvals and accepts only the first decision', async () => {
+      const rt = get();
+      const a = await rt.approvals.create({ runId: 'r', stepId: 's', tool: 'shell', args: { command: 'ls' }, taskToken: 'tok', timeoutSeconds: 60 });
+      expect((await rt.approvals.list('PENDING')).map((x) => x.approvalId)).toContain(a.approvalId);
+      const d = await rt.approvals.decide(a.approvalId, { decision: 'APPROVED', by: 'alice' });
+      expect(d.status).toBe('APPROVED');
+      const again = await rt.approvals.decide(a.approvalId, { decision: 'REJECTED' }).catch((e: unknown) => e);
+      expect((again as Error).name).toBe('PolicyDenied');
+      expect((again as Error).message).toContain('already decided (APPROVED)');
+      expect((await rt.approvals.list('PENDING')).map((x) => x.approvalId)).not.toContain(a.approvalId);
+    });
+  });
+
+  describe(`Class: BlobStore (${label})`, () => {
+    it('stores a large output by reference and resolves it transparently', async () => {
+      const rt = get();
+      const big = { text: 'x'.repeat(700_000) };
+      const stored = await rt.blobs.maybeStore(big, 1024);
+      expect(stored.ref?.bytes).toBeGreaterThan(700_000);
+      expect(await rt.blobs.resolveRefs({ prev: stored.value, n: 1 })).toEqual({ prev: big, n: 1 });
+      expect((await rt.blobs.maybeStore({ small: 1 }, 1024)).ref).toBeUndefined();
+    });
+  });
+}
