@@ -216,11 +216,15 @@ class ChainLoader {
       edges: graph.edges,
       tasks,
     };
-    return { document, graph: graphView, errors: [], warnings: this.warnings };
+    return { ...this.result(graphView), document };
   }
 
   private result(graph?: GraphView): LoadChainResult {
-    return { ...(graph ? { graph } : {}), errors: this.errors.slice(0, MAX_ERRORS), warnings: this.warnings };
+    // Errors in document order, so the first one printed (and the one in `--json`'s "error") is the earliest.
+    const byPosition = (a: { location?: SourceLocation }, b: { location?: SourceLocation }) =>
+      (a.location?.line ?? 0) - (b.location?.line ?? 0) || (a.location?.column ?? 0) - (b.location?.column ?? 0);
+    const errors = [...this.errors].sort(byPosition).slice(0, MAX_ERRORS);
+    return { ...(graph ? { graph } : {}), errors, warnings: [...this.warnings].sort(byPosition) };
   }
 
   private checkTopLevelFields(root: YAMLMap): void {

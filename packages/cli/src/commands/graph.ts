@@ -1,0 +1,109 @@
+import { parseArgs } from 'node:util';
+import { graphViewToJson, loadChainExpression, loadDocument, renderDot, renderMermaid, type GraphView } from '@stepforge/compiler';
+import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
+import { readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
+import type { Command } from './registry.js';
+
+const USAGE = 'graph FILE|--expr EXPR [--json | --format text|json|mermaid|dot]';
+
+const HELP = `Usage: stepforge graph FILE [--json | --format text|json|mermaid|dot]
+       stepforge graph --expr "a > [b & c]" [--json | --format …]
+
+Prints a workflow's step graph. Only the topology checks run (parse, unknown_handle,
+cycle, agentic_non_model); use 'stepforge validate' for the tier and task checks.
+
+Options:
+  --json              the graph as {"nodes":[{"handle","kind","tools"}…],"edges":[[parent,child]…]}
+  --format FORMAT     text (default), json, mermaid or dot
+  --expr EXPR         a bare chain expression instead of a file; every handle is a model step
+
+Exit status: 0 on success, 1 when the document has errors, 2 on usage errors.
+`;
+
+const FORMATS = ['text', 'json', 'mermaid', 'dot'] as const;
+type Format = (typeof FORMATS)[number];
+
+/** `stepforge graph`: a document's (or a bare expression's) step graph as text, JSON, Mermaid or DOT. */
+const graph: Command = {
+  name: 'graph',
+  summary: 'Print the step graph of a chain or DSL document (text, JSON, Mermaid, DOT)',
+  usage: USAGE,
+  async run(argv: readonly string[], io: CliIo): Promise<number> {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: [...argv],
+        allowPositionals: true,
+        options: {
+          json: { type: 'boolean', default: false },
+          format: { type: 'string' },
+          expr: { type: 'string' },
+          help: { type: 'boolean', short: 'h', default: false },
+        },
+      });
+    } catch (e) {
+      throw usageFrom(e, USAGE);
+    }
+    const { values, positionals } = parsed;
+    if (values.help) {
+      io.out(HELP);
+      return EXIT_OK;
+    }
+    const format = chooseFormat(values.json, values.format);
+    const json = format === 'json';
+    if (values.expr !== undefined && positionals.length > 0) throw new UsageError(`give either FILE or --expr, not both\nUsage: stepforge ${USAGE}`);
+    if (values.expr === undefined && positionals.length !== 1) {
+      throw new UsageError(`${positionals.length === 0 ? 'missing FILE (or --expr EXPR)' : `expected one FILE, got ${positionals.length}`}\nUsage: stepforge ${USAGE}`);
+    }
+
+    let result: { graph?: GraphView; errors: import('@stepforge/compiler').StepforgeError[] };
+    if (values.expr !== undefined) {
+      result = loadChainExpression(values.expr, { file: '<expr>' });
+    } else {
+      const file = positionals[0]!;
+      result = loadDocument(await readDocumentFile(io, file), { file, level: 'topology' });
+    }
+    if (result.errors.length > 0 || result.graph === undefined) return reportErrors(io, result.errors, json);
+    io.out(renderGraph(result.graph, format));
+    return EXIT_OK;
+  },
+};
+export default graph;
+
+function chooseFormat(json: boolean | undefined, format: string | undefined): Format {
+  if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`unknown --format '${format}' (expected ${FORMATS.join(', ')})\nUsage: stepforge ${USAGE}`);
+  }
+  if (json && format !== undefined && format !== 'json') throw new UsageError(`--json conflicts with --format ${format}\nUsage: stepforge ${USAGE}`);
+  return json ? 'json' : ((format ?? 'text') as Format);
+}
+
+/** The graph in one of the output formats (always newline-terminated). */
+export function renderGraph(g: GraphView, format: Format): string {
+  switch (format) {
+    case 'json': {
+      // DSL graphs may carry extra fields (e.g. inferred `dependencies`); keep them after nodes/edges.
+      const { nodes: _n, edges: _e, ...extra } = g as GraphView & Record<string, unknown>;
+      return JSON.stringify({ ...graphViewToJson(g), ...extra }) + '\n';
+    }
+    case 'mermaid':
+      return renderMermaid(g);
+    case 'dot':
+      return renderDot(g);
+    case 'text':
+      return renderText(g);
+  }
+}
+
+function renderText(g: GraphView): string {
+  const width = Math.max(6, ...g.nodes.map((n) => n.handle.length));
+  const lines = [`${g.nodes.length} step(s), ${g.edges.length} edge(s)`, 'steps:'];
+  g.nodes.forEach((n, i) => {
+    const tools = n.tools.length > 0 ? '  ' + n.tools.map((t) => '@' + t).join(' ') : '';
+    const parent = n.parent !== undefined ? `  (in ${n.parent})` : '';
+    lines.push(`  ${String(i).padStart(3)}  ${n.handle.padEnd(width)}  ${n.kind}${tools}${parent}`);
+  });
+  lines.push('edges:');
+  for (const [p, c] of g.edges) lines.push(`  ${g.nodes[p]!.handle} > ${g.nodes[c]!.handle}`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,251 @@
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../src/main.js';
+import type { CliIo } from '../src/CliIo.js';
+
+/** A CliIo that records what a command printed. */
+function bufferIo(cwd: string): CliIo & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    out(t: string) {
+      io.stdout += t;
+    },
+    err(t: string) {
+      io.stderr += t;
+    },
+    isTTY: false,
+    cwd,
+    env: {},
+  };
+  return io;
+}
+
+async function run(argv: string[], cwd: string) {
+  const io = bufferIo(cwd);
+  const code = await main(argv, io);
+  return { code, out: io.stdout, err: io.stderr };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'stepforge-chain-cli-'));
+const write = (name: string, text: string) => {
+  writeFileSync(join(dir, name), text);
+  return name;
+};
+
+const GOOD = `chain: "plan@web-search > [draft & critique] > judge"
+tasks:
+  plan: { kind: model, prompt: "Plan \${input.topic}" }
+  draft: { kind: model, prompt: "Draft" }
+  critique: { kind: model, prompt: "Critique" }
+  judge: { kind: model, prompt: "Judge" }
+  spare: { kind: model, prompt: "never used" }
+`;
+
+describe('Command: graph', () => {
+  it('prints the graph of a bare expression as JSON, every handle a model step', async () => {
+    const r = await run(['graph', '--expr', 'a > [b & c]', '--json'], dir);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({
+      nodes: [
+        { handle: 'a', kind: 'model', tools: [] },
+        { handle: 'b', kind: 'model', tools: [] },
+        { handle: 'c', kind: 'model', tools: [] },
+      ],
+      edges: [
+        [0, 1],
+        [0, 2],
+      ],
+    });
+  });
+
+  it('prints exactly the documented JSON for a chain document', async () => {
+    const r = await run(['graph', write('good.chain.yaml', GOOD), '--json'], dir);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(
+      '{"nodes":[{"handle":"plan","kind":"model","tools":["web-search"]},{"handle":"draft","kind":"model","tools":[]},' +
+        '{"handle":"critique","kind":"model","tools":[]},{"handle":"judge","kind":"model","tools":[]}],"edges":[[0,1],[0,2],[1,3],[2,3]]}\n',
+    );
+  });
+
+  it('accepts --format json as a synonym of --json', async () => {
+    const a = await run(['graph', 'good.chain.yaml', '--json'], dir);
+    const b = await run(['graph', 'good.chain.yaml', '--format', 'json'], dir);
+    expect(b.out).toBe(a.out);
+  });
+
+  it('draws Mermaid and DOT', async () => {
+    const m = await run(['graph', 'good.chain.yaml', '--format', 'mermaid'], dir);
+    expect(m.code).toBe(0);
+    expect(m.out.split('\n')).toEqual(
+      expect.arrayContaining(['flowchart TD', '  n0["plan<br/>(model)<br/>@web-search"]', '  n0 --> n1', '  n2 --> n3']),
+    );
+    const d = await run(['graph', 'good.chain.yaml', '--format', 'dot'], dir);
+    expect(d.code).toBe(0);
+    expect(d.out).toMatch(/^digraph workflow \{/);
+    expect(d.out).toContain('n0 [label="plan\\n(model)\\n@web-search", shape=box];');
+    expect(d.out).toContain('n1 -> n3;');
+  });
+
+  it('prints a readable text listing by default', async () => {
+    const r = await run(['graph', 'good.chain.yaml'], dir);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('4 step(s), 4 edge(s)');
+    expect(r.out).toContain('plan > draft');
+  });
+
+  it('checks topology only: a document without any tool grant still graphs', async () => {
+    const f = write('notools.chain.yaml', 'chain: a > b\ntasks:\n  a: {kind: model, prompt: x}\n  b: {kind: model}\n');
+    const r = await run(['graph', f, '--json'], dir);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).edges).toEqual([[0, 1]]);
+  });
+
+  it('reports a parse error in an expression with its column, as text and as JSON', async () => {
+    const t = await run(['graph', '--expr', 'a > [b & c'], dir);
+    expect(t.code).toBe(1);
+    expect(t.err).toBe("error[parse] <expr>:1:5: unbalanced bracket: '[' is never closed\n  |\n1 | a > [b & c\n  |     ^\n");
+    const j = await run(['graph', '--expr', 'a > [b & c', '--json'], dir);
+    expect(j.code).toBe(1);
+    expect(JSON.parse(j.out).error).toEqual({ class: 'parse', message: "unbalanced bracket: '[' is never closed", line: 1, column: 5, file: '<expr>' });
+  });
+
+  it('reports an unknown handle at its line and column in the file', async () => {
+    const f = write('unknown.chain.yaml', 'tasks:\n  draft: {kind: model, prompt: x}\nchain: >\n  draft > drat\n');
+    const r = await run(['graph', f, '--json'], dir);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toEqual({
+      class: 'unknown_handle',
+      message: "unknown task handle 'drat'; did you mean 'draft'?",
+      line: 4,
+      column: 11,
+      file: 'unknown.chain.yaml',
+    });
+  });
+
+  it('exits 2 on usage errors', async () => {
+    expect((await run(['graph'], dir)).code).toBe(2);
+    expect((await run(['graph', 'a', 'b'], dir)).code).toBe(2);
+    expect((await run(['graph', 'good.chain.yaml', '--format', 'png'], dir)).code).toBe(2);
+    expect((await run(['graph', 'good.chain.yaml', '--json', '--format', 'dot'], dir)).code).toBe(2);
+    expect((await run(['graph', 'good.chain.yaml', '--expr', 'a'], dir)).code).toBe(2);
+    const r = await run(['graph', 'good.chain.yaml', '--colour'], dir);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("error[usage] Unknown option '--colour'");
+  });
+
+  it('reports a missing file as an io error (exit 1)', async () => {
+    const r = await run(['graph', 'missing.yaml', '--json'], dir);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toMatchObject({ class: 'io', message: "cannot read 'missing.yaml': no such file" });
+  });
+});
+
+describe('Command: validate', () => {
+  it('prints ok, exits 0 and warns about unused tasks on stderr', async () => {
+    const r = await run(['validate', 'good.chain.yaml'], dir);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe('ok\n');
+    expect(r.err).toContain("warning[unused_task] good.chain.yaml:7:3: task 'spare' is defined but not used in the chain");
+  });
+
+  it('with --json reports ok and the warnings as data', async () => {
+    const r = await run(['validate', 'good.chain.yaml', '--json'], dir);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({
+      ok: true,
+      format: 'chain',
+      warnings: [{ class: 'unused_task', message: "task 'spare' is defined but not used in the chain", line: 7, column: 3 }],
+    });
+  });
+
+  it('with --strict fails on a warning', async () => {
+    const r = await run(['validate', 'good.chain.yaml', '--strict', '--json'], dir);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toMatchObject({ class: 'unused_task', line: 7, column: 3 });
+  });
+
+  it('applies the tier check that graph skips', async () => {
+    const r = await run(['validate', 'notools.chain.yaml', '--json'], dir);
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.out);
+    expect(out.error.class).toBe('tier_limit');
+    expect(out.error.message).toMatch(/^the standard tier needs at least 1 model step\(s\) granted a tool, found 0/);
+    // And the task check: b has no prompt.
+    expect(out.errors.map((e: { class: string }) => e.class)).toEqual(['tier_limit', 'invalid_task']);
+    expect(out.errors[1]).toMatchObject({ message: 'tasks.b.prompt: missing required field; expected a string', line: 4, column: 3 });
+  });
+
+  it('prints every error with a caret excerpt and exits 1', async () => {
+    const f = write('bad.chain.yaml', 'chain: "a@web > b > a"\ntasks:\n  a: {kind: model, prompt: x}\n  b: {kind: tool, tool: fetch}\n');
+    const r = await run(['validate', f], dir);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(
+      'error[cycle] bad.chain.yaml:1:19: cycle: a > b > a\n  |\n1 | chain: "a@web > b > a"\n  |                   ^\n',
+    );
+  });
+
+  it('exits 2 without a file', async () => {
+    const r = await run(['validate'], dir);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('error[usage] missing FILE');
+  });
+
+  it('rejects a document that is neither a chain nor a DSL document', async () => {
+    const r = await run(['validate', write('other.yaml', 'hello: world\n'), '--json'], dir);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toMatchObject({ class: 'invalid_document', line: 1, column: 1 });
+  });
+});
+
+describe('Command: new', () => {
+  it('prints a swarm document that validates', async () => {
+    const r = await run(['new', 'swarm', '--agents', '2'], dir);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('chain: "[agent_1@web-search & agent_2@web-search] > gather"');
+  });
+
+  it('writes every shape to a file that validate accepts', async () => {
+    for (const [shape, ...opts] of [['swarm'], ['supervisor'], ['consensus'], ['consensus', '--mode', 'majority'], ['review-loop', '--rounds', '3'], ['map-reduce'], ['fan-out', '--branches', 'pros,cons']]) {
+      const file = `shapes/${shape}${opts.length}.chain.yaml`;
+      const w = await run(['new', shape!, ...opts, '-o', file], dir);
+      expect(w.code, w.err).toBe(0);
+      expect(w.out).toMatch(new RegExp(`^wrote ${file} \\(${shape}: `));
+      const v = await run(['validate', file], dir);
+      expect([v.code, v.out, v.err]).toEqual([0, 'ok\n', '']);
+    }
+    expect(readFileSync(join(dir, 'shapes/review-loop2.chain.yaml'), 'utf8')).toContain(
+      'chain: worker@web-search > review_1 > revise_1 > review_2 > revise_2 > review_3 > revise_3',
+    );
+  });
+
+  it('refuses to overwrite without --force', async () => {
+    expect((await run(['new', 'swarm', '-o', 'once.yaml'], dir)).code).toBe(0);
+    const again = await run(['new', 'swarm', '-o', 'once.yaml'], dir);
+    expect(again.code).toBe(2);
+    expect(again.err).toContain("'once.yaml' already exists; pass --force to overwrite it");
+    expect((await run(['new', 'supervisor', '-o', 'once.yaml', '--force'], dir)).code).toBe(0);
+    expect(readFileSync(join(dir, 'once.yaml'), 'utf8')).toContain('planner >');
+  });
+
+  it('reports a shape over the tier limit as a tier_limit error and writes nothing', async () => {
+    const r = await run(['new', 'swarm', '--agents', '9', '-o', 'big.yaml', '--json'], dir);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toMatchObject({
+      class: 'tier_limit',
+      message: "the standard tier allows at most 8 model steps granted tools, found 9 ('agent_9' is number 9)",
+    });
+    expect(existsSync(join(dir, 'big.yaml'))).toBe(false);
+  });
+
+  it('exits 2 for an unknown shape, a foreign size option or a bad count', async () => {
+    expect((await run(['new', 'pyramid'], dir)).err).toContain("unknown shape 'pyramid'");
+    expect((await run(['new', 'swarm', '--workers', '3'], dir)).code).toBe(2);
+    expect((await run(['new', 'swarm', '--agents', 'many'], dir)).code).toBe(2);
+    expect((await run(['new', 'swarm', '--agents', '0'], dir)).code).toBe(2);
+    expect((await run(['new', 'swarm', '--mode', 'majority'], dir)).code).toBe(2);
+    expect((await run(['new'], dir)).code).toBe(2);
+  });
+});
