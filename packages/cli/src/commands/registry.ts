@@ -15,10 +15,11 @@ export interface Command {
 export async function loadCommands(): Promise<readonly Command[]> {
   // Imported lazily so that `stepforge graph` does not pay for loading the embedded stack.
   const modules = await Promise.all([
-    import('./compile.js'),
     import('./asl.js'),
     import('./compile.js'),
-    // e.g. import('./graph.js'),
+    import('./graph.js'),
+    import('./validate.js'),
+    import('./new.js'),
   ]);
   return modules.map((m: { default: Command }) => m.default);
 }
