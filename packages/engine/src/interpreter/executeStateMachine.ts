@@ -41,6 +41,8 @@ interface Frame {
   readonly ql: QueryLanguage;
   readonly top: boolean;
   readonly mapItem?: { Index: number; Value: unknown };
+  /** Inside a Parallel branch, an uncaught Task failure is recorded as TaskStateAborted (as AWS does). */
+  readonly parallelBranch?: boolean;
 }
 
 interface StepResult {
@@ -113,6 +115,8 @@ class Execution {
       StartTime: new Date(this.startTime).toISOString(),
       RedriveCount: opts.redriveCount ?? 0,
     };
+    // Express executions cannot be redriven, and their context object has no RedriveCount.
+    if (opts.stateMachineType === 'EXPRESS') delete (this.execCtx as Partial<ContextObject['Execution']>).RedriveCount;
     this.smCtx = { Id: smArn, Name: smName };
     this.invoker = opts.invoker ?? {
       invoke: (inv) => Promise.reject(new TaskFailure('States.Runtime', `No task invoker is configured for resource ${inv.resource}`)),
@@ -296,7 +300,8 @@ class Execution {
       if (e.error === 'States.QueryEvaluationError' && !(e as { reported?: boolean }).reported) {
         const d: Obj = { cause, error: e.error, state: run.name };
         if (e.location !== undefined) d.location = e.location;
-        run.frame.thread.prev = run.prevBeforeEnter;
+        // AWS chains EvaluationFailed to the event before StateEntered, except for Wait states.
+        if (run.st.Type !== 'Wait') run.frame.thread.prev = run.prevBeforeEnter;
         this.emit(run.frame.thread, 'EvaluationFailed', d);
       }
       return f;
@@ -351,7 +356,7 @@ class Execution {
   }
 
   private applyAssign(run: StateRun, vals: Obj | undefined, exitDetails: Obj): void {
-    if (!vals) return;
+    if (!vals || Object.keys(vals).length === 0) return;
     run.frame.scope.assign(vals);
     const av: Obj = {};
     for (const k of Object.keys(vals)) av[k] = json(vals[k]);
@@ -564,7 +569,10 @@ class Execution {
         }
         this.failedEvent(run);
         const ci = catchers.findIndex((c) => matches(c.ErrorEquals, f.error));
-        if (ci < 0) throw e;
+        if (ci < 0) {
+          if (run.frame.parallelBranch && st.Type === 'Task') this.emit(run.frame.thread, 'TaskStateAborted');
+          throw e;
+        }
         return await this.caught(run, raw, catchers[ci]!, f);
       }
     }
@@ -801,6 +809,7 @@ class Execution {
           signal: ac.signal,
           ql: (b.QueryLanguage as QueryLanguage | undefined) ?? run.ql,
           top: false,
+          parallelBranch: true,
         };
         try {
           results[i] = await this.runStates(b, b.StartAt as string, eff, frame);
@@ -841,7 +850,9 @@ class Execution {
     if (typeof v === 'number') return v;
     const p = st[`${field}Path`];
     if (typeof p === 'string') {
-      const n = requirePath(p, eff, this.pathEnv(run));
+      let n = requirePath(p, eff, this.pathEnv(run));
+      // Numeric text is accepted, as AWS parses the referenced value.
+      if (typeof n === 'string' && n.trim() !== '' && !Number.isNaN(Number(n))) n = Number(n);
       if (typeof n !== 'number' || (kind === 'integer' && !Number.isInteger(n))) {
         throw new RuntimeFailure('States.Runtime', `The ${field}Path field refers to value "${typeof n === 'string' ? n : json(n)}" which is not a valid ${kind}: ${p}`);
       }
@@ -892,7 +903,7 @@ class Execution {
     const distributed = mode === 'DISTRIBUTED';
     if (distributed) {
       this.emit(outer, 'MapRunStarted', {
-        mapRunArn: `${this.smCtx.Id.replace(':stateMachine:', ':mapRun:')}/${run.name}:${randomUUID()}`,
+        mapRunArn: `${this.smCtx.Id.replace(':stateMachine:', ':mapRun:')}/${typeof st.Label === 'string' ? st.Label : run.name}:${randomUUID()}`,
       });
     }
     const selector = st.ItemSelector ?? st.Parameters;

@@ -40,7 +40,7 @@ export class DynamoDbResource {
     try {
       const out = (await this.getClient().send(new Command(params) as never, { abortSignal: inv.signal })) as { $metadata: { requestId?: string } };
       const body = toJsonValue(out) as Record<string, unknown>;
-      return optimized ? withSdkMetadata(body, 'dynamodb', out.$metadata.requestId) : body;
+      return optimized ? withSdkMetadata(body, r.action === 'getItem' ? 'dynamodb-lowercase' : 'dynamodb', out.$metadata.requestId) : body;
     } catch (e) {
       if (inv.signal.aborted) throw inv.signal.reason;
       throw optimized

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /** Which service's response headers to imitate (they differ in case and in the headers present). */
-export type MetadataFlavour = 'sqs' | 'dynamodb' | 'states';
+export type MetadataFlavour = 'sqs' | 'dynamodb' | 'dynamodb-lowercase' | 'states';
 
 /**
  * The `SdkHttpMetadata`/`SdkResponseMetadata` pair that Step Functions' optimized integrations add
@@ -27,9 +27,11 @@ export function withSdkMetadata<T extends object>(
     all = { 'x-amzn-RequestId': [requestId], Connection: ['keep-alive'], 'Content-Length': [length], Date: [httpDate], 'Content-Type': ['application/x-amz-json-1.0'] };
     flat = { Connection: 'keep-alive', 'Content-Length': length, 'Content-Type': 'application/x-amz-json-1.0', Date: httpDate, 'x-amzn-RequestId': requestId };
   } else {
+    // DynamoDB's GetItem answers with a lower-case request-id header (as recorded against AWS).
+    const rid = flavour === 'dynamodb-lowercase' ? 'x-amzn-requestid' : 'x-amzn-RequestId';
     const crc = String(crc32(text));
-    all = { Server: ['Server'], Connection: ['keep-alive'], 'x-amzn-RequestId': [requestId], 'x-amz-crc32': [crc], 'Content-Length': [length], Date: [httpDate], 'Content-Type': ['application/x-amz-json-1.0'] };
-    flat = { Connection: 'keep-alive', 'Content-Length': length, 'Content-Type': 'application/x-amz-json-1.0', Date: httpDate, Server: 'Server', 'x-amz-crc32': crc, 'x-amzn-RequestId': requestId };
+    all = { Server: ['Server'], Connection: ['keep-alive'], [rid]: [requestId], 'x-amz-crc32': [crc], 'Content-Length': [length], Date: [httpDate], 'Content-Type': ['application/x-amz-json-1.0'] };
+    flat = { Connection: 'keep-alive', 'Content-Length': length, 'Content-Type': 'application/x-amz-json-1.0', Date: httpDate, Server: 'Server', 'x-amz-crc32': crc, [rid]: requestId };
   }
   return { ...body, SdkHttpMetadata: { AllHttpHeaders: all, HttpHeaders: flat, HttpStatusCode: 200 }, SdkResponseMetadata: { RequestId: requestId } };
 }

@@ -1,0 +1,33 @@
+// Reviewed list of corpus cases that do not fully pass, each with the reason. The conformance
+// test fails when one of these starts passing (remove it then) and when any other case fails.
+
+/** What does not match: the end result, or only the normalised history. */
+export type FailureKind = 'end' | 'history';
+
+/** file (category/name.json) → kind and reason. */
+export const EXPECTED_FAILURES: Record<string, { kind: FailureKind; reason: string }> = {
+  'express/test_express_sync__test_catch.json': {
+    kind: 'end',
+    reason:
+      "The recorded Cause was mangled by the test's requestId RegexTransformer (`\"requestId\":<request-id>\"` — an unbalanced quote), so no real Lambda error payload can equal it; our Cause is the Python-runtime payload the other 20 Lambda-error cases accept.",
+  },
+  'scenarios/test_base_scenarios__test_lambda_invoke_with_retry_extended_input.json': {
+    kind: 'history',
+    reason:
+      'Recorded before AWS added Execution.RedriveCount to the context object (82 later recordings list $..RedriveCount in snapshotSkipVerifyPaths); we follow current AWS and include it. End result matches.',
+  },
+  'scenarios/test_base_scenarios__test_lambda_service_invoke_with_retry_extended_input.json': {
+    kind: 'history',
+    reason: 'Same as the Lambda-ARN variant: the recording predates Execution.RedriveCount in $$; end result matches.',
+  },
+  'scenarios/test_base_scenarios__test_parallel_state_nested.json': {
+    kind: 'history',
+    reason:
+      'Event interleaving of nested Parallel branches: AWS finished the inner ParallelStateL2 states after L1 events that we write first (ids differ from event 8 on; same events, same end result).',
+  },
+  'states_variables/test_error_output__test_parallel_catch_error[PARALLEL_CATCH_ERROR_OUTPUT_WITH_RETRY].json': {
+    kind: 'history',
+    reason:
+      'After a Parallel retry AWS chains the second ParallelStateStarted to the first attempt\'s TaskStateAborted event (#7); we chain it to the state\'s last outer event (#8). One previousEventId differs; end result matches.',
+  },
+};
