@@ -18,6 +18,9 @@ import { addNagSuppressions } from './nag/addNagSuppressions.js';
 import { STEP_HANDLERS, type HandlerName } from './workflows/placeholders.js';
 import type { WorkflowSpec } from './workflows/WorkflowSpec.js';
 
+/** Where `$secret:<id>` parameters live in SSM (the runtime's STEPFORGE_SSM_PREFIX). */
+const SSM_PREFIX = '/stepforge/';
+
 /** Options for StepforgeStack. */
 export interface StepforgeStackProps extends StackProps {
   readonly workflows: readonly WorkflowSpec[];
@@ -31,6 +34,8 @@ export interface StepforgeStackProps extends StackProps {
   readonly destroyOnRemoval?: boolean;
   /** E-mail address subscribed to the alarm topic. */
   readonly alarmEmail?: string;
+  /** Tool approval policy rules (workflows/policy.json), passed to the handlers as STEPFORGE_POLICY. */
+  readonly policyRules?: readonly unknown[];
   /** Extra environment for every handler (e.g. STEPFORGE_MODEL_PROVIDER). */
   readonly handlerEnvironment?: Readonly<Record<string, string>>;
 }
@@ -59,9 +64,12 @@ export class StepforgeStack extends Stack {
       handlersDir: props.handlersDir,
       destroyOnRemoval,
       environment: {
-        STEPFORGE_TARGET: 'aws',
-        STEPFORGE_RUNS_TABLE: table.tableName,
+        STEPFORGE_MODE: 'aws',
+        STEPFORGE_TABLE: table.tableName,
+        STEPFORGE_SECRETS_BACKEND: 'secretsmanager',
+        STEPFORGE_SSM_PREFIX: SSM_PREFIX,
         STEPFORGE_APPROVAL_QUEUE_URL: this.approvalQueue.queue.queueUrl,
+        ...(props.policyRules ? { STEPFORGE_POLICY: JSON.stringify(props.policyRules) } : {}),
         ...props.handlerEnvironment,
       },
     });
@@ -90,7 +98,7 @@ export class StepforgeStack extends Stack {
     // Secrets and models: each step handler may read only what the workflows it serves reference.
     for (const h of STEP_HANDLERS) {
       const ids = [...new Set(props.workflows.flatMap((wf) => wf.secretsByHandler[h] ?? []))].sort();
-      this.handlers.grantSecrets(h, ids);
+      this.handlers.grantSecrets(h, ids, SSM_PREFIX);
     }
     this.handlers.grantBedrockModels([...new Set(props.workflows.flatMap((wf) => wf.bedrockModels))].sort());
 
@@ -109,8 +117,11 @@ export class StepforgeStack extends Stack {
       );
     }
     // Task-token calls have no resource-level permissions in IAM: the token itself is the capability.
-    fns.api.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'], resources: ['*'] }));
-    fns.approvals.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:SendTaskFailure'], resources: ['*'] }));
+    // Gated tool calls arrive with a task token: the tool handlers answer it themselves when policy
+    // allows, the API when a human decides, the approvals consumer when the approval times out.
+    for (const h of ['api', 'approvals', 'tool', 'mcpTool'] as const) {
+      fns[h].addToRolePolicy(new iam.PolicyStatement({ actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'], resources: ['*'] }));
+    }
     if (triggered.length > 0) {
       fns.trigger.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: triggered.map((m) => m.stateMachineArn) }));
     }

@@ -1,4 +1,5 @@
 // Builds the CDK app: compile workflows/, create the stack, run cdk-nag AwsSolutions on everything.
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -31,6 +32,14 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
     rootDir: options.projectRoot,
     compile: options.compile,
   });
+  const workflowsDir = options.workflowsDir ?? join(options.projectRoot, 'workflows');
+  const policyFile = join(workflowsDir, 'policy.json');
+  let policyRules: unknown[] | undefined;
+  if (existsSync(policyFile)) {
+    const parsed: unknown = JSON.parse(readFileSync(policyFile, 'utf8'));
+    if (!Array.isArray(parsed)) throw new Error(`${policyFile} must be a JSON array of policy rules ({tool, args?, action})`);
+    policyRules = parsed;
+  }
   const handlerEnvironment: Record<string, string> = {};
   const provider = ctx('modelProvider');
   if (provider) handlerEnvironment['STEPFORGE_MODEL_PROVIDER'] = provider;
@@ -42,6 +51,7 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
     destroyOnRemoval: ctx('destroyOnRemoval') === 'true',
     alarmEmail: ctx('alarmEmail'),
     handlerEnvironment,
+    policyRules,
     env: { account: process.env['CDK_DEFAULT_ACCOUNT'], region: process.env['CDK_DEFAULT_REGION'] },
     description: 'Stepforge: agent workflows on Step Functions, Lambda, DynamoDB, SQS, API Gateway and EventBridge',
   });

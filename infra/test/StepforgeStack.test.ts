@@ -120,7 +120,7 @@ describe('Class: StepforgeStack', () => {
     it('never grants a wildcard action, and Resource "*" only for actions without resource-level permissions', () => {
       const allowedStar = new Set([
         'xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'xray:GetSamplingRules', 'xray:GetSamplingTargets',
-        'states:SendTaskSuccess', 'states:SendTaskFailure',
+        'states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat',
         'logs:CreateLogDelivery', 'logs:GetLogDelivery', 'logs:UpdateLogDelivery', 'logs:DeleteLogDelivery',
         'logs:ListLogDeliveries', 'logs:PutResourcePolicy', 'logs:DescribeResourcePolicies', 'logs:DescribeLogGroups',
       ]);
@@ -144,6 +144,10 @@ describe('Class: StepforgeStack', () => {
         expect(JSON.stringify(logs)).toContain(`Handlers${h}Logs`);
         expect(JSON.stringify(logs)).not.toMatch(new RegExp(`Handlers(?!${h}Logs)\\w+Logs`));
       }
+      const env = resources[logicalId('AWS::Lambda::Function', 'HandlersTool')]!.Properties['Environment'].Variables;
+      expect(env.STEPFORGE_MODE).toBe('aws');
+      expect(env.STEPFORGE_TABLE).toEqual({ Ref: logicalId('AWS::DynamoDB::Table', 'StoreRuns') });
+      expect(JSON.parse(env.STEPFORGE_POLICY)).toEqual(JSON.parse(readFileSync(join(FIXTURE_WORKFLOWS, 'policy.json'), 'utf8')));
       const managed = Object.values(template.findResources('AWS::IAM::Role')).filter((r) => r.Properties.ManagedPolicyArns);
       expect(managed).toHaveLength(1); // only API Gateway's account-level CloudWatch role
     });
@@ -155,7 +159,7 @@ describe('Class: StepforgeStack', () => {
       const fnSecrets = statementsOf('HandlersFunctionRole').filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue'));
       expect(JSON.stringify(fnSecrets)).toContain(':secret:crm/api-key-??????');
       const ssm = statementsOf('HandlersFunctionRole').filter((s) => actionsOf(s).includes('ssm:GetParameter'));
-      expect(JSON.stringify(ssm)).toContain(':parameter/crm/api-key');
+      expect(JSON.stringify(ssm)).toContain(':parameter/stepforge/crm/api-key');
     });
 
     it('grants Bedrock only on the models the workflows name, to the model handler only', () => {
@@ -211,7 +215,7 @@ describe('Class: StepforgeStack', () => {
     it('has a table with PITR, TTL and customer managed KMS encryption', () => {
       template.hasResourceProperties('AWS::DynamoDB::Table', {
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+        TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
         SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: { 'Fn::GetAtt': [logicalId('AWS::KMS::Key', 'StoreKey'), 'Arn'] } },
         BillingMode: 'PAY_PER_REQUEST',
       });

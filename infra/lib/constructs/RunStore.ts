@@ -14,7 +14,7 @@ export interface RunStoreProps {
 export const RUN_TABLE_KEYS = {
   partitionKey: 'pk',
   sortKey: 'sk',
-  ttl: 'expiresAt',
+  ttl: 'ttl',
   indexes: [
     { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
     { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },

@@ -110,7 +110,7 @@ export class StepHandlers extends Construct {
   }
 
   /** Let a handler read the named secrets (Secrets Manager secret or SSM parameter with that id) and nothing else. */
-  grantSecrets(name: HandlerName, ids: readonly string[]): void {
+  grantSecrets(name: HandlerName, ids: readonly string[], ssmPrefix: string): void {
     if (ids.length === 0) return;
     const stack = Stack.of(this);
     const fn = this.functions[name];
@@ -124,7 +124,7 @@ export class StepHandlers extends Construct {
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['ssm:GetParameter'],
-        resources: ids.map((id) => stack.formatArn({ service: 'ssm', resource: 'parameter', resourceName: id.replace(/^\//, ''), arnFormat: ArnFormat.SLASH_RESOURCE_NAME })),
+        resources: ids.map((id) => stack.formatArn({ service: 'ssm', resource: 'parameter', resourceName: `${ssmPrefix}${id}`.replace(/^\/+/, ''), arnFormat: ArnFormat.SLASH_RESOURCE_NAME })),
       }),
     );
   }

@@ -20,7 +20,7 @@ export interface WorkflowSpec {
   readonly format: 'chain' | 'dsl';
   /** The ASL definition with `${…}` placeholders still in place. */
   readonly asl: Readonly<Record<string, unknown>>;
-  readonly manifest: Readonly<Record<string, unknown>>;
+  readonly manifest: object;
   /** True when the workflow asked for Express and can run as Express. */
   readonly express: boolean;
   /** Why an Express request fell back to Standard (undefined when not asked or honoured). */

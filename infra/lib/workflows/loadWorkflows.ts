@@ -25,11 +25,6 @@ export function isWorkflowFile(name: string): boolean {
 /** Load and compile every workflow file in `dir`, sorted by file name; throws the first StepforgeError. */
 export function loadWorkflows(dir: string, options: LoadWorkflowsOptions): WorkflowSpec[] {
   const compile = options.compile ?? compilerCompileDocument();
-  if (!compile) {
-    throw new StepforgeError('compiler_unavailable', '@stepforge/compiler does not export compileDocument', {
-      hint: 'build the compiler (npm run build) or pass options.compile',
-    });
-  }
   const files = readdirSync(dir).filter(isWorkflowFile).sort();
   const specs = files.map((f) => loadWorkflow(readFileSync(join(dir, f), 'utf8'), relative(options.rootDir, join(dir, f)), compile));
   const seen = new Map<string, string>();
