@@ -148,7 +148,8 @@ class ChainLoader {
         if (task !== undefined) parsedTasks.set(n.handle, task);
       }
       const tier = this.checkTier(root);
-      if (tier !== undefined) {
+      // The tier counts agentic steps of a sound graph; with unknown handles or a cycle the count would mislead.
+      if (tier !== undefined && topologyOk) {
         tierName = tier.name;
         const agentic = graph.nodes.filter((n) => n.tools.length > 0 && kindOf(n.handle) === 'model');
         if (agentic.length < tier.minAgenticSteps) {
