@@ -3,3 +3,4 @@ export * from './DslDocument.js';
 export * from './DslSchema.js';
 export * from './loadDslDocument.js';
 export * from './dslGraphView.js';
+export * from './workflowJsonSchema.js';

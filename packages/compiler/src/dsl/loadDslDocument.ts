@@ -112,7 +112,11 @@ class DslLoader {
     const doc = parseDocument(this.text, { keepSourceTokens: true, prettyErrors: false, uniqueKeys: true });
     for (const e of doc.errors) {
       const [start, end] = e.pos;
-      this.error('yaml', e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''), offsetLocation(this.src, start, end));
+      // Point at the offending token rather than the indentation before it.
+      let at = start;
+      while (this.text[at] === ' ' || this.text[at] === '\t') at++;
+      if (at >= this.text.length || this.text[at] === '\n') at = start;
+      this.error('yaml', e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''), offsetLocation(this.src, at, Math.max(end, at + 1)));
     }
     if (this.errors.length > 0) return this.result();
     this.root = (doc.contents ?? undefined) as Node | undefined;
