@@ -45,7 +45,12 @@ function chainStep(s: ChainStep, parents: readonly string[]): IrStep {
     case 'pure':
       return { ...base, kind: 'pure', expr: { kind: 'jsonata', jsonata: task.expr, reads: parents } };
     case 'model':
-      return { ...base, kind: 'model', input: template(task.prompt, parents), budget: s.tools.length > 0 ? s.budget ?? { maxTurns: 16, maxToolCalls: 20 } : undefined };
+      return {
+        ...base, kind: 'model', input: template(task.prompt, parents),
+        budget: s.tools.length > 0 ? s.budget ?? { maxTurns: 16, maxToolCalls: 20 } : undefined,
+        // A consensus judge (the shape's prompt asks to select a candidate verbatim) is checked in ASL.
+        chooseFrom: parents.length >= 2 && /\bverbatim\b/i.test(task.prompt) ? parents : undefined,
+      };
     case 'tool':
       return { ...base, kind: 'tool', input: template(task.args ?? {}, parents) };
     case 'connector':

@@ -108,7 +108,9 @@ class Lowerer {
       End: true,
     };
     const ordered: Record<string, AslState> = { [START_STATE]: top.states[START_STATE]! };
-    for (const [k, v] of Object.entries(top.states)) if (k !== START_STATE) ordered[k] = v;
+    // Fail states last, so the definition reads top to bottom in execution order.
+    for (const [k, v] of Object.entries(top.states)) if (k !== START_STATE && v.Type !== 'Fail') ordered[k] = v;
+    for (const [k, v] of Object.entries(top.states)) if (v.Type === 'Fail') ordered[k] = v;
     const definition: Record<string, unknown> = {
       Comment: `${this.doc.name} — compiled by Stepforge from ${this.doc.file ?? `a ${this.doc.format} document`}`,
       QueryLanguage: 'JSONata',
@@ -649,7 +651,9 @@ class Lowerer {
       Assign: { [count]: 0 },
     };
     scope.states[name] = init;
-    const inner: Scope = { ...scope, iterVars: [...scope.iterVars, count] };
+    // The body and the condition see `input.iteration` (0-based); they share the outer scope's variables.
+    const iterInput = `$merge([${scope.inputVar}, {"iteration": $${count}}])`;
+    const inner: Scope = { ...scope, inputVar: iterInput, iterVars: [...scope.iterVars, count] };
     const body = c.body ?? { steps: [], edges: [] };
     const bodyFrag = this.lowerWorkflowBody(body, inner, false);
     init.Next = bodyFrag?.entry ?? again;
@@ -662,7 +666,7 @@ class Lowerer {
       Comment: this.comment(step, 'run the body again while the condition holds'),
       Choices: [
         {
-          Condition: `{% $${count} + 1 < ${max} and ${this.conditionJsonata(c.condition, scope, step)} %}`,
+          Condition: `{% $${count} + 1 < ${max} and ${this.conditionJsonata(c.condition, inner, step)} %}`,
           Assign: { [count]: `{% $${count} + 1 %}` },
           Next: bodyFrag?.entry ?? again,
         },
