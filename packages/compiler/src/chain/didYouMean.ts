@@ -31,7 +31,8 @@ export function didYouMean(name: string, candidates: Iterable<string>): string |
   for (const c of candidates) {
     if (c.toLowerCase() === lower) return c;
     const d = editDistance(lower, c.toLowerCase());
-    if (d <= limit && d < bestDistance) {
+    // Replacing every character is not a typo: `x` should not suggest `a`.
+    if (d <= limit && d < Math.min(name.length, c.length) && d < bestDistance) {
       best = c;
       bestDistance = d;
     }

@@ -1,0 +1,251 @@
+import { describe, expect, it } from 'vitest';
+import { parseDocument, type Scalar } from 'yaml';
+import {
+  DEFAULT_TIERS,
+  canonicalJson,
+  didYouMean,
+  findCycle,
+  formatChainNode,
+  loadChainDocument,
+  loadDocument,
+  parseChain,
+  stepIdentity,
+} from '../../src/index.js';
+import { scalarOffsets } from '../../src/chain/scalarOffsets.js';
+
+const DOC = `name: research
+input:
+  topic: string
+  depth: {type: integer, default: 2}
+chain: "plan@web-search@fs-list > [draft & critique] > judge"
+tasks:
+  plan: {kind: model, model: "bedrock:anthropic.claude-3-5-haiku", prompt: "Plan research on \${input.topic}", max_turns: 4}
+  draft: {kind: model, prompt: "Write a draft"}
+  critique: {kind: tool, tool: lint, args: {strict: true}}
+  judge: {kind: pure, expr: "$.draft"}
+`;
+
+describe('Function: loadChainDocument', () => {
+  it('returns the checked document: steps in first-appearance order, edges, budgets, identities, input schema', () => {
+    const r = loadChainDocument(DOC, { file: 'r.chain.yaml' });
+    expect(r.errors).toEqual([]);
+    const d = r.document!;
+    expect(d.name).toBe('research');
+    expect(d.tier).toBe('standard');
+    expect(d.steps.map((s) => [s.index, s.handle, s.kind, s.tools])).toEqual([
+      [0, 'plan', 'model', ['web-search', 'fs-list']],
+      [1, 'draft', 'model', []],
+      [2, 'critique', 'tool', []],
+      [3, 'judge', 'pure', []],
+    ]);
+    expect(d.edges).toEqual([[0, 1], [0, 2], [1, 3], [2, 3]]);
+    expect(d.steps[0]!.budget).toEqual({ maxTurns: 4, maxToolCalls: 20 });
+    expect(d.steps[1]!.budget).toBeUndefined();
+    expect(d.steps[0]!.location).toEqual({ file: 'r.chain.yaml', line: 5, column: 9, length: 4 });
+    expect(d.steps[2]!.taskLocation).toEqual({ file: 'r.chain.yaml', line: 9, column: 3, length: 8 });
+    expect(d.steps[0]!.identity).toMatch(/^[0-9a-f]{64}$/);
+    expect(d.input.fields.map((f) => [f.name, f.type, f.required, f.default])).toEqual([
+      ['topic', 'string', true, undefined],
+      ['depth', 'integer', false, 2],
+    ]);
+    expect(r.graph!.nodes[2]).toEqual({ handle: 'critique', kind: 'tool', tools: [] });
+  });
+
+  it('gives a step the same identity however the document is formatted', () => {
+    const a = loadChainDocument(DOC).document!;
+    const reformatted = `tasks:
+  judge:
+    expr: "$.draft"
+    kind: pure
+  critique: {args: {strict: true}, tool: lint, kind: tool}
+  draft: {prompt: "Write a draft", kind: model}
+  plan:
+    max_turns: 4
+    prompt: "Plan research on \${input.topic}"
+    kind: model
+    model: "bedrock:anthropic.claude-3-5-haiku"
+chain: >-
+  plan @ web-search @fs-list >
+  [ draft & critique ] > judge
+`;
+    const b = loadChainDocument(reformatted).document!;
+    expect(b.steps.map((s) => s.identity)).toEqual(a.steps.map((s) => s.identity));
+  });
+
+  it('changes the identity when the tool set or the configuration changes', () => {
+    const base = stepIdentity('model', { prompt: 'p' }, ['x']);
+    expect(stepIdentity('model', { prompt: 'p' }, ['x', 'y'])).not.toBe(base);
+    expect(stepIdentity('model', { prompt: 'q' }, ['x'])).not.toBe(base);
+    expect(stepIdentity('tool', { prompt: 'p' }, ['x'])).not.toBe(base);
+    expect(stepIdentity('model', { prompt: 'p' }, ['x'])).toBe(base);
+    expect(canonicalJson({ b: 1, a: [{ d: 2, c: 3 }] })).toBe('{"a":[{"c":3,"d":2}],"b":1}');
+  });
+
+  it('accepts a project tier table that extends the defaults', () => {
+    const doc = 'tier: solo\nchain: a > b\ntasks:\n  a: {kind: model, prompt: p, max_turns: 40}\n  b: {kind: model, prompt: q}\n';
+    expect(loadChainDocument(doc).errors.map((e) => [e.code, e.message])).toEqual([
+      ['tier_limit', `unknown tier "solo" (known tiers: standard)`],
+    ]);
+    const tiers = { solo: { name: 'solo', minAgenticSteps: 0, maxAgenticSteps: 0, maxTurns: 64, maxToolCalls: 0 } };
+    const r = loadChainDocument(doc, { tiers });
+    expect(r.errors).toEqual([]);
+    expect(r.document!.tier).toBe('solo');
+    expect(DEFAULT_TIERS.standard).toEqual({ name: 'standard', minAgenticSteps: 1, maxAgenticSteps: 8, maxTurns: 16, maxToolCalls: 20 });
+  });
+
+  it('reports YAML syntax errors as invalid_document with their location', () => {
+    const r = loadChainDocument('chain: [a\ntasks: {}\n', { file: 'y.yaml' });
+    expect(r.errors[0]!.code).toBe('invalid_document');
+    expect(r.errors[0]!.message).toMatch(/^invalid YAML: /);
+    expect(r.errors[0]!.location!.file).toBe('y.yaml');
+  });
+
+  it('reports a missing chain, a non-string chain and a missing task map', () => {
+    expect(loadChainDocument('tasks: {}\n').errors.map((e) => e.message)).toEqual([
+      `missing 'chain:' (the chain expression, e.g. "plan@web-search > [draft & critique] > judge")`,
+    ]);
+    expect(loadChainDocument('chain: [a, b]\ntasks: {}\n').errors.map((e) => [e.code, e.location?.column])).toEqual([['invalid_document', 8]]);
+    expect(loadChainDocument('chain: a\n').errors.map((e) => e.message)).toEqual(["missing 'tasks:' (a mapping from each handle to its task)"]);
+  });
+
+  it('warns about unknown top-level fields, and fails on them with strict', () => {
+    const doc = 'chain: a@x\ntsks: {}\ntasks:\n  a: {kind: model, prompt: p}\n';
+    const r = loadChainDocument(doc);
+    expect(r.errors).toEqual([]);
+    expect(r.warnings.map((w) => [w.code, w.message, w.location?.line])).toEqual([
+      ['unknown_field', "unknown top-level field 'tsks'; did you mean 'tasks'? (expected name, description, chain, tasks, tier, input, seed)", 2],
+    ]);
+    expect(loadChainDocument(doc, { strict: true }).errors.map((e) => e.code)).toEqual(['invalid_document']);
+  });
+
+  it('checks prompt templates and pure JSONata, pointing inside the string', () => {
+    const doc = 'chain: a@x > b\ntasks:\n  a: {kind: model, prompt: "Hi ${input."}\n  b: {kind: pure, expr: "$sum(1,"}\n';
+    const r = loadChainDocument(doc);
+    expect(r.errors.map((e) => [e.code, e.location?.line, e.message.split(':')[0]])).toEqual([
+      ['invalid_task', 3, 'tasks.a.prompt'],
+      ['invalid_task', 4, 'tasks.b.expr'],
+    ]);
+    expect(r.errors[1]!.message).toMatch(/^tasks\.b\.expr: invalid JSONata: /);
+  });
+
+  it('reports the input schema field that is wrong', () => {
+    const r = loadChainDocument('input:\n  topic: strng\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n');
+    expect(r.errors.map((e) => [e.code, e.location?.line, e.location?.column])).toEqual([['invalid_document', 2, 10]]);
+    expect(r.errors[0]!.message).toBe('input.topic: expected a type (string, number, integer, boolean, object, array, any) or {type, required, description, default}, got "strng"');
+  });
+
+  it('reports every unknown handle once, in order', () => {
+    const r = loadChainDocument('chain: x > a@t > y > x\ntasks:\n  a: {kind: model, prompt: p}\n', { level: 'topology' });
+    expect(r.errors.map((e) => e.message)).toEqual(["unknown task handle 'x'", "unknown task handle 'y'", 'cycle: x > a > y > x']);
+  });
+});
+
+describe('Function: loadDocument', () => {
+  it('sends a mapping with chain: to the chain front-end', () => {
+    const r = loadDocument(DOC);
+    expect(r.format).toBe('chain');
+    expect(r.errors).toEqual([]);
+  });
+
+  it('sends a mapping with steps: to the DSL front-end', () => {
+    const r = loadDocument('document: {name: x}\nsteps: []\n');
+    expect(r.format).toBe('dsl');
+  });
+
+  it('rejects a document with neither key as invalid_document', () => {
+    const r = loadDocument('a: 1\n', { file: 'f.yaml' });
+    expect(r.format).toBeUndefined();
+    expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
+      ['invalid_document', 'not a Stepforge document: expected a `chain:` key (chain document) or a `steps:` key (workflow DSL)', 1, 1],
+    ]);
+    expect(loadDocument('- 1\n').errors[0]!.message).toBe('not a Stepforge document: expected a YAML or JSON mapping with a `chain:` or `steps:` key');
+  });
+
+  it('still routes a chain document with a YAML error to the chain front-end', () => {
+    const r = loadDocument('chain: "a > b\ntasks: {}\n');
+    expect(r.format).toBe('chain');
+    expect(r.errors[0]!.code).toBe('invalid_document');
+  });
+});
+
+describe('Function: parseChain', () => {
+  it('groups by precedence: the a > b & c trap is (a > b) & c', () => {
+    const show = (t: string) => {
+      const r = parseChain(t);
+      return r.ok ? formatChainNode(r.ast) : r.error.reason;
+    };
+    expect(show('a > b & c')).toBe('((a > b) & c)');
+    expect(show('a & b > c')).toBe('(a & (b > c))');
+    expect(show('a & b | c & d')).toBe('((a & b) | (c & d))');
+    expect(show('a > b > c')).toBe('(a > b > c)');
+    expect(show('p@x@x > [q | r]')).toBe('(p@x > [(q | r)])');
+  });
+
+  it('names the kind of each syntax error', () => {
+    const reason = (t: string) => {
+      const r = parseChain(t);
+      return r.ok ? 'ok' : r.error.reason;
+    };
+    expect(['', '[]', '[a', 'a]', '@a', 'a@', 'a$', 'a >', 'a b'].map(reason)).toEqual([
+      'empty_expression', 'empty_group', 'unbalanced_bracket', 'unbalanced_bracket', 'stray_at', 'dangling_at', 'unexpected_character', 'missing_operand', 'missing_operator',
+    ]);
+  });
+
+  it('refuses absurd nesting instead of overflowing the stack', () => {
+    const r = parseChain('['.repeat(10_000) + 'a' + ']'.repeat(10_000));
+    expect(r.ok).toBe(false);
+    expect(!r.ok && [r.error.reason, r.error.offset]).toEqual(['too_deep', 512]);
+    expect(parseChain('['.repeat(500) + 'a' + ']'.repeat(500)).ok).toBe(true);
+  });
+});
+
+describe('Function: findCycle', () => {
+  it('returns a path that starts and ends at the same node, or undefined', () => {
+    expect(findCycle(3, [[0, 1], [1, 2]])).toBeUndefined();
+    expect(findCycle(1, [[0, 0]])).toEqual([0, 0]);
+    expect(findCycle(4, [[0, 1], [1, 2], [2, 3], [3, 1]])).toEqual([1, 2, 3, 1]);
+  });
+
+  it('handles a 100k-node path without recursion', () => {
+    const n = 100_000;
+    const edges = Array.from({ length: n - 1 }, (_, i) => [i, i + 1] as const);
+    expect(findCycle(n, edges)).toBeUndefined();
+    expect(findCycle(n, [...edges, [n - 1, 0]])!.length).toBe(n + 1);
+  });
+});
+
+describe('Function: didYouMean', () => {
+  it('suggests the closest name within a third of its length', () => {
+    expect(didYouMean('drat', ['plan', 'draft'])).toBe('draft');
+    expect(didYouMean('modle', ['model', 'tool'])).toBe('model');
+    expect(didYouMean('PLAN', ['plan'])).toBe('plan');
+    expect(didYouMean('zebra', ['plan', 'draft'])).toBeUndefined();
+  });
+});
+
+describe('Function: scalarOffsets', () => {
+  const offsetsOf = (yaml: string) => {
+    const doc = parseDocument(yaml);
+    const node = doc.get('chain', true) as Scalar;
+    return { value: String(node.value), map: scalarOffsets(node, yaml) };
+  };
+  const sourceChars = (yaml: string) => {
+    const { value, map } = offsetsOf(yaml);
+    return [...value].map((_, i) => yaml[map[i]!]).join('');
+  };
+
+  it('maps plain, folded plain, single- and double-quoted and block scalars character by character', () => {
+    expect(sourceChars('chain: a > b\n')).toBe('a > b');
+    expect(sourceChars('chain: a >\n  b & c\n')).toBe('a >\nb & c');
+    expect(sourceChars("chain: 'a ''b'' c'\n")).toBe("a 'b' c");
+    expect(sourceChars('chain: |\n  a >\n   b\n')).toBe('a >\n b\n');
+    expect(sourceChars('chain: >-\n  a >\n  b\n')).toBe('a >\nb');
+  });
+
+  it('maps a double-quoted escape to its backslash, including \\u and escaped line breaks', () => {
+    const yaml = 'chain: "a\\u0020>\\tb \\\n   & c"\n';
+    const { value, map } = offsetsOf(yaml);
+    expect(value).toBe('a >\tb & c');
+    expect(map.slice(0, value.length).map((o) => yaml[o])).toEqual(['a', '\\', '>', '\\', 'b', ' ', '&', ' ', 'c']);
+  });
+});
