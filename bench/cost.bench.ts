@@ -1,0 +1,75 @@
+// Cost report: for every example and deployed workflow, what one run does on AWS (state transitions,
+// Lambda invocations, DynamoDB writes) and what a million runs cost at us-east-1 list prices, for
+// Standard and Express. Counts come from running the compiled ASL on the embedded engine with scripted
+// handler replies; prices and assumptions are in infra/lib/cost/pricing.ts and printed below.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { compileDocument } from '@stepforge/compiler';
+import { estimateRunCost, sampleInput, type ManifestLike } from '../infra/lib/cost/estimateRunCost.js';
+import { DYNAMO_ASSUMPTIONS, HANDLER_ASSUMPTIONS, RUN_ASSUMPTIONS, US_EAST_1 } from '../infra/lib/cost/pricing.js';
+import { isWorkflowFile, loadWorkflow } from '../infra/lib/workflows/loadWorkflows.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const usd = (n: number) => (n >= 100 ? `$${n.toFixed(0)}` : `$${n.toFixed(2)}`);
+
+/** Prints the cost table; never asserts. */
+export default async function costBench(): Promise<void> {
+  const files = ['examples', 'workflows'].flatMap((dir) => {
+    try {
+      return readdirSync(join(root, dir)).filter(isWorkflowFile).sort().map((f) => join(root, dir, f));
+    } catch {
+      return [];
+    }
+  });
+  const rows: string[][] = [];
+  const ratios: number[] = [];
+  for (const path of files) {
+    const file = relative(root, path);
+    const text = readFileSync(path, 'utf8');
+    try {
+      const spec = loadWorkflow(text, file, compileDocument);
+      const doc = parse(text) as { input?: unknown };
+      const est = await estimateRunCost(spec.asl as Record<string, unknown>, spec.manifest as ManifestLike, sampleInput(doc.input), spec.express);
+      ratios.push(est.transitionsPerPlainStep);
+      const byHandler = Object.entries(est.invocationsByHandler).map(([h, n]) => `${h}×${n}`).join(' ');
+      rows.push([
+        file,
+        spec.express ? 'Express' : 'Standard',
+        est.status,
+        String(est.transitions),
+        `${est.lambdaInvocations} (${byHandler})`,
+        String(est.dynamoWrites),
+        `${est.plainSteps}: ${est.transitionsPerPlainStep.toFixed(2)} (loop ${est.agentLoopTransitions})`,
+        usd(est.perMillion.standard),
+        usd(est.perMillion.express),
+        usd(est.perMillion.lambda),
+        usd(est.perMillion.dynamo),
+        usd(est.perMillion.totalStandard),
+        usd(est.perMillion.totalExpress),
+      ]);
+    } catch (e) {
+      rows.push([file, '-', `error: ${(e as { code?: string }).code ?? (e as Error).message}`, ...Array(10).fill('-')]);
+    }
+  }
+  const header = ['workflow', 'deploys as', 'scripted run', 'transitions', 'Lambda invocations', 'DDB writes', 'plain steps: transitions/step', 'SFN Std $/M', 'SFN Exp $/M', 'Lambda $/M', 'DDB $/M', 'total Std $/M', 'total Exp $/M'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
+  console.log('Cost per run and per million runs, us-east-1 list prices');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+  for (const r of rows) console.log(line(r));
+  if (ratios.length > 0) {
+    console.log(
+      `\ntransitions per plain step (outside agent loops): mean ${(ratios.reduce((a, b) => a + b, 0) / ratios.length).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)}  — target (issue 5): ≤ 2 per plain step plus the agent loop's own states`,
+    );
+  }
+  console.log('\nPeer for comparison: a hand-written Standard state machine calling one Lambda per step needs 1 transition per step (Task) plus Start/End overhead.');
+  console.log('Assumptions:');
+  console.log(`  Step Functions Standard $${(US_EAST_1.standardPerTransition * 1000).toFixed(3)}/1k transitions (StateEntered events, happy path, no retries, free tier ignored)`);
+  console.log(`  Step Functions Express $${(US_EAST_1.expressPerRequest * 1e6).toFixed(2)}/M requests + $${US_EAST_1.expressPerGbSecond}/GB-s at ${US_EAST_1.expressMemoryGb * 1024} MB, ${US_EAST_1.expressBillingIncrementMs} ms increments; duration = makespan with the handler durations below`);
+  console.log(`  Lambda $${(US_EAST_1.lambdaPerRequest * 1e6).toFixed(2)}/M requests + $${US_EAST_1.lambdaPerGbSecond}/GB-s (arm64); per invocation: ${Object.entries(HANDLER_ASSUMPTIONS).map(([h, a]) => `${h} ${a.durationMs} ms @ ${a.memoryMb} MB`).join(', ')}`);
+  console.log(`  DynamoDB on-demand $${(US_EAST_1.dynamoPerWriteUnit * 1e6).toFixed(3)}/M WRU; writes = ${DYNAMO_ASSUMPTIONS.writesPerRun}/run + ${DYNAMO_ASSUMPTIONS.writesPerInvocation}/Lambda invocation + ${DYNAMO_ASSUMPTIONS.extraWritesPerModelTurn}/model turn (1 KB items); reads, storage, logs, X-Ray, API Gateway and model tokens not included`);
+  console.log(`  Scripted run: agent loops do ${RUN_ASSUMPTIONS.agentToolRounds} tool round of ${RUN_ASSUMPTIONS.toolCallsPerAgentRound} calls; array inputs have ${RUN_ASSUMPTIONS.arrayInputItems} items; conditions see output {risk: "low", pass: true}`);
+}

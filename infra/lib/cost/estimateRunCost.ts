@@ -1,0 +1,164 @@
+// What one run of a compiled workflow costs on AWS: runs the ASL on the embedded engine with scripted
+// handler replies on a virtual clock, counts state transitions (StateEntered events), Lambda
+// invocations and DynamoDB writes, and prices them with ./pricing.ts.
+import { createVirtualClock, executeStateMachine, type HistoryEvent, type TaskInvocation, type TaskInvoker } from '@stepforge/engine';
+import { DYNAMO_ASSUMPTIONS, HANDLER_ASSUMPTIONS, RUN_ASSUMPTIONS, US_EAST_1 } from './pricing.js';
+
+/** The manifest fields the estimate reads (the compiler's StepManifest). */
+export interface ManifestLike {
+  readonly steps: readonly { readonly id: string; readonly handler: string | null; readonly states: readonly string[]; readonly tools: readonly string[] }[];
+}
+
+/** Per-run counts and prices for one workflow. */
+export interface RunCostEstimate {
+  readonly status: string;
+  readonly transitions: number;
+  readonly lambdaInvocations: number;
+  readonly invocationsByHandler: Readonly<Record<string, number>>;
+  readonly dynamoWrites: number;
+  /** Makespan on the virtual clock with the assumed handler durations (ms). */
+  readonly durationMs: number;
+  /** Steps that are neither agent loops nor control (they reach one Lambda or are a Pass). */
+  readonly plainSteps: number;
+  /** Transitions in states that belong to agent loops (model steps granted tools). */
+  readonly agentLoopTransitions: number;
+  /** (transitions − agent-loop transitions) ÷ plain steps: the issue-5 target is ≤ 2. */
+  readonly transitionsPerPlainStep: number;
+  /** USD per million runs. */
+  readonly perMillion: {
+    readonly standard: number;
+    readonly express: number;
+    readonly lambda: number;
+    readonly dynamo: number;
+    readonly totalStandard: number;
+    readonly totalExpress: number;
+  };
+}
+
+const PLACEHOLDER_HANDLER: Record<string, string> = {
+  '${ModelStepFunctionArn}': 'model',
+  '${ToolStepFunctionArn}': 'tool',
+  '${ConnectorStepFunctionArn}': 'connector',
+  '${FunctionStepFunctionArn}': 'function',
+  '${McpToolStepFunctionArn}': 'mcpTool',
+};
+
+/** A plausible output for scripted steps: fields the sample workflows' conditions read. */
+const SCRIPTED_OUTPUT = { text: 'scripted output', risk: 'low', pass: true, score: 1, role: 'none', done: true };
+
+/** Sample input from an `input:` section: one value per declared type (arrays get RUN_ASSUMPTIONS items). */
+export function sampleInput(section: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (section === null || typeof section !== 'object') return out;
+  for (const [name, spec] of Object.entries(section as Record<string, unknown>)) {
+    const s = typeof spec === 'string' ? { type: spec } : (spec as { type?: string; default?: unknown });
+    if (s && 'default' in s && s.default !== undefined) {
+      out[name] = s.default;
+      continue;
+    }
+    switch (s?.type) {
+      case 'number':
+      case 'integer':
+        out[name] = 3;
+        break;
+      case 'boolean':
+        out[name] = true;
+        break;
+      case 'object':
+        out[name] = { id: 'sample-1' };
+        break;
+      case 'array':
+        out[name] = Array.from({ length: RUN_ASSUMPTIONS.arrayInputItems }, (_, i) => `item-${i + 1}`);
+        break;
+      default:
+        out[name] = 'sample';
+    }
+  }
+  return out;
+}
+
+/** Scripted handler replies: agent loops do RUN_ASSUMPTIONS tool rounds; other steps succeed at once. */
+function scriptedInvoker(clock: { sleep(ms: number): Promise<void> }, counts: Record<string, number>, modelTurns: { n: number }): TaskInvoker {
+  return {
+    async invoke(invocation: TaskInvocation): Promise<unknown> {
+      const args = (invocation.input ?? {}) as { FunctionName?: string; Payload?: Record<string, any> };
+      const handler = PLACEHOLDER_HANDLER[String(args.FunctionName)];
+      if (!handler) {
+        // Service integrations (SQS approval messages, DynamoDB) cost no Lambda; answer the callback.
+        return { scripted: true };
+      }
+      counts[handler] = (counts[handler] ?? 0) + 1;
+      await clock.sleep(HANDLER_ASSUMPTIONS[handler]!.durationMs);
+      const env = args.Payload ?? {};
+      const usage = { inputTokens: 0, outputTokens: 0 };
+      let payload: unknown;
+      if (env['turn'] !== undefined) {
+        modelTurns.n++;
+        const index = Number(env['turn']?.index ?? 0);
+        const tools = (env['tools'] as string[] | undefined) ?? [];
+        payload =
+          index < RUN_ASSUMPTIONS.agentToolRounds && tools.length > 0
+            ? {
+                done: false,
+                toolCalls: Array.from({ length: RUN_ASSUMPTIONS.toolCallsPerAgentRound }, (_, i) => ({ id: `call-${index}-${i}`, tool: tools[i % tools.length], args: {} })),
+                usage,
+              }
+            : { done: true, output: SCRIPTED_OUTPUT, usage };
+      } else if (env['toolCall'] !== undefined) {
+        payload = { id: env['toolCall']?.id ?? 'call', tool: env['toolCall']?.tool ?? 'tool', result: { ok: true }, usage };
+      } else {
+        if (handler === 'model') modelTurns.n++;
+        payload = { status: 'succeeded', output: SCRIPTED_OUTPUT, usage };
+      }
+      return { StatusCode: 200, ExecutedVersion: '$LATEST', Payload: payload };
+    },
+  };
+}
+
+/** Run the ASL once with scripted replies and price the run. */
+export async function estimateRunCost(asl: Record<string, unknown>, manifest: ManifestLike, input: unknown, express: boolean): Promise<RunCostEstimate> {
+  const clock = createVirtualClock();
+  const counts: Record<string, number> = {};
+  const modelTurns = { n: 0 };
+  const events: HistoryEvent[] = [];
+  const result = await executeStateMachine(asl, input, {
+    invoker: scriptedInvoker(clock, counts, modelTurns),
+    clock,
+    stateMachineType: express ? 'EXPRESS' : 'STANDARD',
+    collectEvents: false,
+    onEvent: (e) => events.push(e),
+  });
+  const entered = events.filter((e) => e.type.endsWith('StateEntered'));
+  const transitions = entered.length;
+  const loopStates = new Set(manifest.steps.filter((s) => s.handler === 'model' && s.tools.length > 0).flatMap((s) => s.states));
+  const nameOf = (e: HistoryEvent) => String((e['stateEnteredEventDetails'] as { name?: string } | undefined)?.name ?? '');
+  const agentLoopTransitions = entered.filter((e) => loopStates.has(nameOf(e))).length;
+  const plainSteps = manifest.steps.filter((s) => !(s.handler === 'model' && s.tools.length > 0)).length;
+  const lambdaInvocations = Object.values(counts).reduce((a, b) => a + b, 0);
+  const dynamoWrites =
+    DYNAMO_ASSUMPTIONS.writesPerRun + lambdaInvocations * DYNAMO_ASSUMPTIONS.writesPerInvocation + modelTurns.n * DYNAMO_ASSUMPTIONS.extraWritesPerModelTurn;
+  const durationMs = Math.max(0, result.stopTime - result.startTime);
+
+  const lambdaPerRun = Object.entries(counts).reduce((sum, [h, n]) => {
+    const a = HANDLER_ASSUMPTIONS[h]!;
+    return sum + n * (US_EAST_1.lambdaPerRequest + (a.durationMs / 1000) * (a.memoryMb / 1024) * US_EAST_1.lambdaPerGbSecond);
+  }, 0);
+  const billedExpressMs = Math.max(US_EAST_1.expressBillingIncrementMs, Math.ceil(durationMs / US_EAST_1.expressBillingIncrementMs) * US_EAST_1.expressBillingIncrementMs);
+  const M = 1_000_000;
+  const standard = transitions * US_EAST_1.standardPerTransition * M;
+  const expressCost = (US_EAST_1.expressPerRequest + (billedExpressMs / 1000) * US_EAST_1.expressMemoryGb * US_EAST_1.expressPerGbSecond) * M;
+  const lambda = lambdaPerRun * M;
+  const dynamo = dynamoWrites * US_EAST_1.dynamoPerWriteUnit * M;
+  return {
+    status: result.status,
+    transitions,
+    lambdaInvocations,
+    invocationsByHandler: counts,
+    dynamoWrites,
+    durationMs,
+    plainSteps,
+    agentLoopTransitions,
+    transitionsPerPlainStep: plainSteps > 0 ? (transitions - agentLoopTransitions) / plainSteps : 0,
+    perMillion: { standard, express: expressCost, lambda, dynamo, totalStandard: standard + lambda + dynamo, totalExpress: expressCost + lambda + dynamo },
+  };
+}

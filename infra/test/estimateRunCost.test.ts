@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { estimateRunCost, sampleInput } from '../lib/cost/estimateRunCost.js';
+
+const task = (placeholder: string, id: string, next?: string) => ({
+  Type: 'Task',
+  Resource: 'arn:aws:states:::lambda:invoke',
+  Arguments: { FunctionName: '${' + placeholder + '}', Payload: { version: 1, step: { id } } },
+  Output: '{% $states.result.Payload.output %}',
+  ...(next ? { Next: next } : { End: true }),
+});
+
+const ASL = {
+  QueryLanguage: 'JSONata',
+  StartAt: 'Start',
+  States: {
+    Start: { Type: 'Pass', Next: 'write' },
+    write: task('ModelStepFunctionArn', 'write', 'fan out'),
+    'fan out': {
+      Type: 'Parallel',
+      Branches: [
+        { StartAt: 'notify', States: { notify: task('ConnectorStepFunctionArn', 'notify') } },
+        { StartAt: 'store', States: { store: task('FunctionStepFunctionArn', 'store') } },
+      ],
+      Next: 'Done',
+    },
+    Done: { Type: 'Succeed' },
+  },
+};
+
+const MANIFEST = {
+  steps: [
+    { id: 'write', handler: 'model', states: ['write'], tools: [] },
+    { id: 'notify', handler: 'connector', states: ['notify'], tools: [] },
+    { id: 'store', handler: 'function', states: ['store'], tools: [] },
+  ],
+};
+
+describe('Function: estimateRunCost', () => {
+  it('counts entered states, Lambda invocations and DynamoDB writes of one scripted run', async () => {
+    const est = await estimateRunCost(ASL, MANIFEST, {}, false);
+    expect(est.status).toBe('SUCCEEDED');
+    // Start, write, fan out, notify, store, Done
+    expect(est.transitions).toBe(6);
+    expect(est.invocationsByHandler).toEqual({ model: 1, connector: 1, function: 1 });
+    expect(est.lambdaInvocations).toBe(3);
+    // 2 per run + 3 per invocation + 1 per model turn
+    expect(est.dynamoWrites).toBe(2 + 9 + 1);
+    // model 2000 ms, then the longer branch (connector 300 ms)
+    expect(est.durationMs).toBe(2300);
+    expect(est.plainSteps).toBe(3);
+    expect(est.transitionsPerPlainStep).toBe(2);
+  });
+
+  it('prices a million runs at us-east-1 list prices', async () => {
+    const { perMillion } = await estimateRunCost(ASL, MANIFEST, {}, false);
+    expect(perMillion.standard).toBeCloseTo(6 * 25, 6);
+    expect(perMillion.express).toBeCloseTo(1 + 2.3 * 0.0625 * 0.00001667 * 1e6, 6);
+    const lambda = 3 * 0.2 + (2 * 0.5 + 0.3 * 0.25 + 0.2 * 0.5) * 0.0000133334 * 1e6;
+    expect(perMillion.lambda).toBeCloseTo(lambda, 6);
+    expect(perMillion.dynamo).toBeCloseTo(12 * 0.625, 6);
+    expect(perMillion.totalStandard).toBeCloseTo(150 + lambda + 7.5, 6);
+  });
+
+  it('drives an agent loop through one tool round and attributes its states to the loop', async () => {
+    const asl = {
+      QueryLanguage: 'JSONata',
+      StartAt: 'Start',
+      States: {
+        Start: { Type: 'Pass', Assign: { turn: 0 }, Next: 'plan' },
+        plan: {
+          Type: 'Task',
+          Resource: 'arn:aws:states:::lambda:invoke',
+          Arguments: { FunctionName: '${ModelStepFunctionArn}', Payload: { tools: ['web-search'], turn: { index: '{% $turn %}' } } },
+          Assign: { reply: '{% $states.result.Payload %}' },
+          Next: 'more?',
+        },
+        'more?': { Type: 'Choice', Choices: [{ Condition: '{% $reply.done %}', Next: 'Done' }], Default: 'tools' },
+        tools: {
+          Type: 'Map',
+          Items: '{% $reply.toolCalls %}',
+          ItemProcessor: {
+            StartAt: 'tool',
+            States: { tool: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Arguments: { FunctionName: '${ToolStepFunctionArn}', Payload: { toolCall: '{% $states.input %}' } }, End: true } },
+          },
+          Assign: { turn: '{% $turn + 1 %}' },
+          Next: 'plan',
+        },
+        Done: { Type: 'Succeed' },
+      },
+    };
+    const est = await estimateRunCost(asl, { steps: [{ id: 'plan', handler: 'model', states: ['plan', 'more?', 'tools', 'tool'], tools: ['web-search'] }] }, {}, false);
+    expect(est.status).toBe('SUCCEEDED');
+    expect(est.invocationsByHandler).toEqual({ model: 2, tool: 2 });
+    // Start, plan, more?, tools, tool ×2, plan, more?, Done
+    expect(est.transitions).toBe(9);
+    expect(est.agentLoopTransitions).toBe(7);
+    expect(est.plainSteps).toBe(0);
+  });
+});
+
+describe('Function: sampleInput', () => {
+  it('gives each declared field a value of its type, defaults first', () => {
+    expect(sampleInput({ topic: 'string', n: 'integer', flag: { type: 'boolean' }, items: 'array', o: 'object', r: { type: 'string', default: 'x' } })).toEqual({
+      topic: 'sample',
+      n: 3,
+      flag: true,
+      items: ['item-1', 'item-2', 'item-3'],
+      o: { id: 'sample-1' },
+      r: 'x',
+    });
+  });
+});
