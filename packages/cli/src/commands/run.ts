@@ -1,0 +1,122 @@
+import { parseArgs } from 'node:util';
+import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
+import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay.js';
+import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
+import { readInput } from '../stack/readInput.js';
+import type { RunService } from '../stack/RunService.js';
+import type { RunRecordView } from '../stack/functionsRuntime.js';
+import type { WorkflowEntry } from '../stack/WorkflowCatalog.js';
+import type { Command } from './registry.js';
+
+const PROVIDERS = ['local', 'bedrock', 'openai'] as const;
+
+/** Parses the shared `--in-memory` / `--provider` style options of stack commands. */
+export function stackOptions(io: CliIo, values: { provider?: string | undefined; 'in-memory'?: boolean | undefined }): OpenStackOptions {
+  const provider = values.provider;
+  if (provider !== undefined && !(PROVIDERS as readonly string[]).includes(provider)) {
+    throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')}, got '${provider}'`);
+  }
+  return {
+    projectDir: io.cwd,
+    env: io.env,
+    ...(values['in-memory'] ? { inMemory: true } : {}),
+    ...(provider !== undefined ? { provider: provider as (typeof PROVIDERS)[number] } : {}),
+  };
+}
+
+const command: Command = {
+  name: 'run',
+  summary: 'compile a workflow, run it on the embedded stack and show live progress',
+  usage: 'run FILE [--input JSON|@file] [--idempotency-key K] [--provider P] [--json]',
+  async run(argv, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: [...argv],
+        allowPositionals: true,
+        options: {
+          input: { type: 'string' },
+          'idempotency-key': { type: 'string' },
+          provider: { type: 'string' },
+          json: { type: 'boolean', default: false },
+          'in-memory': { type: 'boolean', default: false },
+        },
+      });
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    const { values, positionals } = parsed;
+    if (positionals.length !== 1) throw new UsageError(`run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
+    const input = readInput(values.input, io.cwd);
+    const { stack, service } = await openService(stackOptions(io, values));
+    try {
+      const { entry } = await service.catalog.registerFile(positionals[0]!);
+      const key = values['idempotency-key'];
+      const started = await service.start(entry, input, key !== undefined ? { idempotencyKey: key } : {});
+      const run = values.json ? await service.wait(started.run.runId) : await follow(io, service, entry, started.run, started.reused);
+      if (values.json) {
+        io.out(JSON.stringify({ runId: run.runId, status: run.status, output: run.output ?? null, reused: started.reused }) + '\n');
+      }
+      return run.status === 'SUCCEEDED' ? EXIT_OK : EXIT_FAILURE;
+    } finally {
+      await stack.close();
+    }
+  },
+};
+export default command;
+
+/**
+ * Opens the embedded stack and a RunService on it. Loaded lazily so commands that never touch the
+ * stack (`graph`, `compile`) do not pay for the engine, the emulators and the AWS SDK.
+ */
+export async function openService(options: OpenStackOptions) {
+  const [{ openStack }, { RunService }] = await Promise.all([import('../stack/EmbeddedStack.js'), import('../stack/RunService.js')]);
+  const stack = await openStack(options);
+  return { stack, service: new RunService(stack, options.projectDir) };
+}
+
+/** Shows live progress until the run ends, then the result; returns the settled run. */
+export async function follow(io: CliIo, service: RunService, entry: WorkflowEntry, run: RunRecordView, reused: boolean): Promise<RunRecordView> {
+  const display = new ProgressDisplay((t) => io.out(t), io.isTTY, reused);
+  if (reused) {
+    io.out(`run ${run.runId} (${entry.name}) reused: idempotency key '${run.idempotencyKey}' already ran; showing its stored result, nothing ran again\n`);
+  } else {
+    io.out(`run ${run.runId} (${entry.name}) started${run.parentRunId ? ` as a fork of ${run.parentRunId}` : ''}\n`);
+  }
+  const done = service.wait(run.runId);
+  let finished: RunRecordView | undefined;
+  void done.then((r) => { finished = r; }, () => undefined);
+  const announced = new Set<string>();
+  let lastApprovalCheck = 0;
+  while (!finished && !reused) {
+    const { steps } = await service.progress(run, entry);
+    display.update(steps);
+    if (Date.now() - lastApprovalCheck > 300 && steps.some((s) => s.state === 'running')) {
+      lastApprovalCheck = Date.now();
+      for (const a of await service.listApprovals('PENDING')) {
+        if (a.runId !== run.runId || announced.has(a.approvalId)) continue;
+        announced.add(a.approvalId);
+        io.out(`  ⏸ step ${a.stepId} waits for approval of ${a.tool}: stepforge approvals approve ${a.approvalId}  (or reject)\n`);
+      }
+    }
+    await Promise.race([done.catch(() => undefined), new Promise((r) => setTimeout(r, io.isTTY ? 80 : 40))]);
+  }
+  const final = await done;
+  const { steps } = await service.progress(final, entry);
+  display.update(steps);
+  const took = final.endedAt ? Date.parse(final.endedAt) - Date.parse(final.startedAt) : undefined;
+  const tokens = steps.reduce((n, s) => n + s.inputTokens + s.outputTokens, 0);
+  io.out(`\n${final.status}${reused ? ' (reused)' : ''}  run ${final.runId}${took !== undefined ? `  ${formatMs(took)}` : ''}${tokens > 0 ? `  ${tokens} tokens` : ''}\n`);
+  if (final.status === 'SUCCEEDED') {
+    io.out(`output:\n${formatOutput(final.output)}\n`);
+  } else if (final.error) {
+    io.out(`error: ${final.error.name}: ${truncate(final.error.message, 400)}\n`);
+    io.out(`  retry the unfinished steps: stepforge runs retry ${final.runId}\n`);
+  }
+  return final;
+}
+
+function formatOutput(v: unknown): string {
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v ?? null, null, 2);
+}

@@ -1,0 +1,257 @@
+import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { startEngineServer, type EngineServer } from '@stepforge/engine';
+import { startEmulators, type Emulators } from './startEmulators.js';
+import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
+import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
+
+/** The table and queue names the embedded stack uses (the CDK stack's are generated). */
+export const EMBEDDED_TABLE = 'stepforge-runs';
+export const EMBEDDED_APPROVAL_QUEUE = 'stepforge-approvals';
+const REGION = 'us-east-1';
+const ACCOUNT = '123456789012';
+const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/** The Lambda functions the compiled ASL names, by placeholder. */
+export const LAMBDA_FUNCTIONS = {
+  ModelStepFunctionArn: 'ModelStepFunction',
+  ToolStepFunctionArn: 'ToolStepFunction',
+  ConnectorStepFunctionArn: 'ConnectorStepFunction',
+  FunctionStepFunctionArn: 'FunctionStepFunction',
+  McpToolStepFunctionArn: 'McpToolStepFunction',
+} as const;
+
+/** Options of openStack. */
+export interface OpenStackOptions {
+  /** The project: `.stepforge/` lives here. */
+  readonly projectDir: string;
+  /** Keep everything in memory and never share it (tests, benchmarks). */
+  readonly inMemory?: boolean;
+  /** Default model provider for steps that name none (`--provider`); only the owning process applies it. */
+  readonly provider?: 'local' | 'openai' | 'bedrock';
+  readonly env?: Record<string, string | undefined>;
+  /** Handlers to use instead of the runtime's `createLocalHandlers` (tests). */
+  readonly handlers?: LocalHandlers;
+  /** Wraps the handlers (tests count calls or force failures through this). */
+  readonly wrapHandlers?: (handlers: LocalHandlers, runtime: RuntimeLike) => LocalHandlers;
+  /** How long to wait for another process that is starting the stack. */
+  readonly claimTimeoutMs?: number;
+}
+
+/** A usable embedded stack: either owned by this process or a connection to the live owner. */
+export interface EmbeddedStack {
+  /** True when this process runs the emulators, the engine and the handlers. */
+  readonly owner: boolean;
+  readonly endpoints: Omit<StackEndpoints, 'pid' | 'startedAt'>;
+  /** Step Functions client pointed at the engine. */
+  readonly sfn: SFNClient;
+  readonly runtime: RuntimeLike;
+  readonly config: RuntimeConfigLike;
+  /** The engine server (owner only): lets the owner wait for executions without polling. */
+  readonly engine?: EngineServer;
+  /** Placeholder → value, as CDK DefinitionSubstitutions would fill them. */
+  readonly substitutions: Readonly<Record<string, string>>;
+  /** Records where the HTTP API listens (serve), for other commands to find. */
+  publishApi(apiUrl: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the project's embedded stack. The first process to need it owns it: dynalite (on disk
+ * under `.stepforge/dynamodb`), fauxqs, the engine (executions under `.stepforge/engine`) and the
+ * step handlers, all in-process on loopback; it publishes the endpoints in `.stepforge/stack.json`.
+ * Every other process connects to that live stack instead, because dynalite's store can only be
+ * opened once. Nothing beyond `npm ci` is needed.
+ */
+export async function openStack(options: OpenStackOptions): Promise<EmbeddedStack> {
+  const dataDir = join(options.projectDir, '.stepforge');
+  const mine = ownedHere.get(resolve(options.projectDir));
+  if (mine) return borrow(mine);
+  if (options.inMemory) return track(options, await ownStack(options, undefined, undefined));
+  const registry = new StackRegistry(dataDir);
+  const deadline = Date.now() + (options.claimTimeoutMs ?? 15_000);
+  for (;;) {
+    const live = registry.findLive();
+    if (live) return connectStack(options, live);
+    if (registry.tryClaim()) {
+      try {
+        return track(options, await ownStack(options, dataDir, registry));
+      } catch (e) {
+        registry.release();
+        throw e;
+      }
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`another stepforge process holds ${join(dataDir, 'stack.lock')} but never published its stack; remove the lock if that process is gone`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Stacks this process owns, by project directory. A second openStack in the same process (a test
+ * driving several commands through main(), or `serve` handling a request) shares the running stack
+ * instead of opening the same dynalite store twice; the last close() shuts it down.
+ */
+const ownedHere = new Map<string, Slot>();
+
+interface Slot {
+  readonly key: string;
+  readonly stack: EmbeddedStack;
+  refs: number;
+}
+
+function track(options: OpenStackOptions, stack: EmbeddedStack): EmbeddedStack {
+  const slot: Slot = { key: resolve(options.projectDir), stack, refs: 0 };
+  ownedHere.set(slot.key, slot);
+  return borrow(slot);
+}
+
+function borrow(slot: Slot): EmbeddedStack {
+  slot.refs++;
+  let closed = false;
+  return {
+    ...slot.stack,
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (--slot.refs > 0) return;
+      if (ownedHere.get(slot.key) === slot) ownedHere.delete(slot.key);
+      await slot.stack.close();
+    },
+  };
+}
+
+function substitutionsFor(tableName: string, approvalQueueUrl: string): Record<string, string> {
+  const subs: Record<string, string> = { RunsTableName: tableName, ApprovalQueueUrl: approvalQueueUrl };
+  for (const [placeholder, fn] of Object.entries(LAMBDA_FUNCTIONS)) subs[placeholder] = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${fn}`;
+  return subs;
+}
+
+function sfnClient(endpoint: string): SFNClient {
+  // disableHostPrefix: StartSyncExecution would otherwise go to sync-<host>.
+  return new SFNClient({ endpoint, region: REGION, credentials: CREDENTIALS, disableHostPrefix: true, maxAttempts: 1 });
+}
+
+function runtimeConfig(
+  fr: Awaited<ReturnType<typeof loadFunctionsRuntime>>,
+  options: OpenStackOptions,
+  endpoints: { dynamodb: string; sqs: string; stepfunctions: string },
+  approvalQueueUrl: string,
+): RuntimeConfigLike {
+  const env = options.env ?? process.env;
+  const base = fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' });
+  const provider = options.provider
+    ? { ...base.provider, default: options.provider, configured: true }
+    : base.provider;
+  return fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
+    tableName: EMBEDDED_TABLE,
+    region: REGION,
+    endpoints: { ...base.endpoints, ...endpoints },
+    approvalQueueUrl,
+    provider,
+    tools: { ...(base.tools as Record<string, unknown>), fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir) },
+    secrets: { ...(base.secrets as Record<string, unknown>), file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
+    userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
+  });
+}
+
+async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined): Promise<EmbeddedStack> {
+  const fr = await loadFunctionsRuntime();
+  const emulators: Emulators = await startEmulators(dataDir ? { dataDir } : {});
+  const closers: (() => Promise<void>)[] = [() => emulators.close()];
+  try {
+    const dynamodb = new DynamoDBClient({ endpoint: emulators.dynamodbEndpoint, region: REGION, credentials: CREDENTIALS });
+    const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials: CREDENTIALS });
+    closers.unshift(async () => { dynamodb.destroy(); sqs.destroy(); });
+    await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
+    const queue = await sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE }));
+    const approvalQueueUrl = queue.QueueUrl ?? `${emulators.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
+    const substitutions = substitutionsFor(EMBEDDED_TABLE, approvalQueueUrl);
+
+    // The handlers need the engine's endpoint (task-token callbacks) and the engine needs the
+    // handlers: bind them through a table that is filled once both exist.
+    const table: Record<string, (event: unknown, context: unknown) => unknown> = {};
+    const handlers: Record<string, (event: unknown, context: unknown) => unknown> = {};
+    for (const fn of Object.values(LAMBDA_FUNCTIONS)) {
+      handlers[fn] = (event, context) => {
+        const h = table[fn];
+        if (!h) throw Object.assign(new Error(`no local handler for ${fn}`), { name: 'Lambda.ResourceNotFoundException' });
+        return h(event, context);
+      };
+    }
+    const engine = await startEngineServer({
+      handlers,
+      substitutions,
+      sqsEndpoint: emulators.sqsEndpoint,
+      dynamodbEndpoint: emulators.dynamodbEndpoint,
+      region: REGION,
+      account: ACCOUNT,
+      ...(dataDir ? { dataDir: join(dataDir, 'engine') } : {}),
+    });
+    closers.unshift(() => engine.close());
+    const sfn = sfnClient(engine.url);
+    closers.unshift(async () => sfn.destroy());
+    const config = runtimeConfig(fr, options, { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint, stepfunctions: engine.url }, approvalQueueUrl);
+    const runtime = fr.createRuntime(config, { dynamodb, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
+    let local: LocalHandlers;
+    if (options.handlers) local = options.handlers;
+    else if (fr.createLocalHandlers) local = await fr.createLocalHandlers(config, { runtime, dynamodb, sqs, sfn });
+    else throw new Error('@stepforge/functions does not export createLocalHandlers yet: the embedded stack has no step handlers');
+    Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
+
+    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url };
+    registry?.publish(endpoints);
+    let closed = false;
+    return {
+      owner: true,
+      endpoints,
+      sfn,
+      runtime,
+      config,
+      engine,
+      substitutions,
+      publishApi(apiUrl) {
+        registry?.publish({ ...endpoints, apiUrl });
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        registry?.release();
+        for (const c of closers) await c().catch(() => undefined);
+      },
+    };
+  } catch (e) {
+    for (const c of closers) await c().catch(() => undefined);
+    throw e;
+  }
+}
+
+async function connectStack(options: OpenStackOptions, live: StackEndpoints): Promise<EmbeddedStack> {
+  const fr = await loadFunctionsRuntime();
+  const dynamodb = new DynamoDBClient({ endpoint: live.dynamodbEndpoint, region: REGION, credentials: CREDENTIALS });
+  const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials: CREDENTIALS });
+  const sfn = sfnClient(live.sfnEndpoint);
+  const approvalQueueUrl = `${live.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
+  const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl);
+  const runtime = fr.createRuntime(config, { dynamodb, sqs, sfn });
+  const { pid: _pid, startedAt: _s, ...endpoints } = live;
+  return {
+    owner: false,
+    endpoints,
+    sfn,
+    runtime,
+    config,
+    substitutions: substitutionsFor(EMBEDDED_TABLE, approvalQueueUrl),
+    publishApi() {
+      // Only the owner publishes.
+    },
+    async close() {
+      dynamodb.destroy();
+      sqs.destroy();
+      sfn.destroy();
+    },
+  };
+}

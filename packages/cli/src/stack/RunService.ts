@@ -1,0 +1,329 @@
+import { randomUUID } from 'node:crypto';
+import { PutItemCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeExecutionCommand,
+  GetExecutionHistoryCommand,
+  SendTaskFailureCommand,
+  SendTaskSuccessCommand,
+  StartExecutionCommand,
+  StopExecutionCommand,
+  type DescribeExecutionCommandOutput,
+  type HistoryEvent,
+} from '@aws-sdk/client-sfn';
+import { RUN_META_KEY, StepforgeError, applyInputSchema } from '@stepforge/compiler';
+import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
+import type { EmbeddedStack } from './EmbeddedStack.js';
+import type { ApprovalRecordView, RunRecordView, StepRecordView } from './functionsRuntime.js';
+import { WorkflowCatalog, downstreamSet, type WorkflowEntry } from './WorkflowCatalog.js';
+
+/** What starting a run returns. */
+export interface StartedRun {
+  readonly run: RunRecordView;
+  /** The run already existed under the idempotency key: nothing new was started. */
+  readonly reused: boolean;
+}
+
+/** A run with its step records and history-derived progress. */
+export interface RunDetails {
+  readonly run: RunRecordView;
+  readonly steps: readonly StepProgress[];
+  readonly records: readonly StepRecordView[];
+  readonly history: readonly HistoryEvent[];
+}
+
+/** Options of start. */
+export interface StartOptions {
+  readonly idempotencyKey?: string;
+  readonly parentRunId?: string;
+  /** Step ids whose committed results are NOT carried over from the parent run (fork). */
+  readonly rerun?: ReadonlySet<string>;
+  /** Skip input validation (forks reuse the parent's validated input). */
+  readonly validated?: boolean;
+}
+
+const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs on the embedded stack: start (idempotent by key), wait, inspect, fork (`retry`, `restart
+ * --from`), cancel, and approvals. A run is one Step Functions execution named by the run id; the
+ * run record in DynamoDB is written before the execution starts and settled when it ends. Forks are
+ * new runs whose steps find the parent's committed results under their own idempotency keys, so
+ * the handlers return them instead of running again.
+ */
+export class RunService {
+  readonly catalog: WorkflowCatalog;
+  readonly #watching = new Map<string, Promise<RunRecordView>>();
+
+  constructor(readonly stack: EmbeddedStack, projectDir: string) {
+    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir);
+  }
+
+  get runs() {
+    return this.stack.runtime.runs;
+  }
+
+  /** Validates the input against the workflow's `input:` schema (StepforgeError `invalid_input`). */
+  validateInput(entry: WorkflowEntry, input: unknown): Record<string, unknown> {
+    return applyInputSchema(entry.inputSchema, input);
+  }
+
+  /** Starts a run of a registered workflow; the same idempotency key returns the same run. */
+  async start(entry: WorkflowEntry, input: unknown, options: StartOptions = {}): Promise<StartedRun> {
+    const value = options.validated ? (input as Record<string, unknown>) : this.validateInput(entry, input);
+    const runId = randomUUID();
+    const { run, reused } = await this.runs.startRun({
+      workflow: entry.name,
+      runId,
+      ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
+      ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
+      input: value,
+    });
+    if (reused) return { run, reused: true };
+    if (options.parentRunId !== undefined) await this.#carryOver(options.parentRunId, run.runId, options.rerun ?? new Set());
+    const meta = {
+      ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
+      ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
+    };
+    let executionArn: string;
+    try {
+      const r = await this.stack.sfn.send(new StartExecutionCommand({
+        stateMachineArn: entry.stateMachineArn,
+        name: run.runId,
+        input: JSON.stringify({ ...value, [RUN_META_KEY]: meta }),
+      }));
+      executionArn = r.executionArn!;
+    } catch (e) {
+      await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
+      throw e;
+    }
+    await this.runs.finishRun(run.runId, { status: 'RUNNING', executionArn });
+    const started = { ...run, executionArn };
+    if (this.stack.owner) void this.wait(run.runId).catch(() => undefined);
+    return { run: started, reused: false };
+  }
+
+  /** The run record, or StepforgeError `unknown_run`. */
+  async getRun(runId: string): Promise<RunRecordView> {
+    const run = await this.runs.getRun(runId);
+    if (!run) throw new StepforgeError('unknown_run', `no run with id '${runId}'`, { hint: "'stepforge runs list' shows the runs" });
+    return run;
+  }
+
+  /** Waits until the run's execution ends, settles the run record, and returns it. */
+  wait(runId: string): Promise<RunRecordView> {
+    let w = this.#watching.get(runId);
+    if (!w) {
+      w = this.#wait(runId).finally(() => this.#watching.delete(runId));
+      this.#watching.set(runId, w);
+    }
+    return w;
+  }
+
+  async #wait(runId: string): Promise<RunRecordView> {
+    let run = await this.getRun(runId);
+    if (TERMINAL.has(run.status)) return run;
+    const arn = run.executionArn ?? this.#executionArn(run);
+    for (let i = 0; ; i++) {
+      const d = await this.describeExecution(arn);
+      if (d && TERMINAL.has(d.status ?? '')) return this.#settle(run, d);
+      if (!d && i > 0 && i % 100 === 0) {
+        // Another starter claimed the key and has not started the execution yet (or failed to).
+        run = await this.getRun(runId);
+        if (TERMINAL.has(run.status)) return run;
+        if (i > 3000) throw new StepforgeError('run_not_started', `run '${runId}' was claimed but its execution never started`);
+      }
+      if (d && this.stack.engine) {
+        // In the owning process, wait on the engine itself rather than polling.
+        await this.stack.engine.manager.waitForExecution(arn);
+        continue;
+      }
+      await sleep(d ? 20 : 10);
+    }
+  }
+
+  /** DescribeExecution, or undefined when it does not exist (yet). */
+  async describeExecution(executionArn: string): Promise<DescribeExecutionCommandOutput | undefined> {
+    try {
+      return await this.stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
+    } catch (e) {
+      if ((e as { name?: string }).name === 'ExecutionDoesNotExist') return undefined;
+      throw e;
+    }
+  }
+
+  async #settle(run: RunRecordView, d: DescribeExecutionCommandOutput): Promise<RunRecordView> {
+    const status = d.status as RunRecordView['status'];
+    const output = d.output !== undefined ? safeJson(d.output) : undefined;
+    await this.runs.finishRun(run.runId, {
+      status,
+      ...(output !== undefined ? { output } : {}),
+      ...(status !== 'SUCCEEDED' ? { error: { name: d.error ?? status, message: d.cause ?? '' } } : {}),
+    });
+    return this.getRun(run.runId);
+  }
+
+  #executionArn(run: RunRecordView): string {
+    return `arn:aws:states:us-east-1:123456789012:execution:${run.workflow}:${run.runId}`;
+  }
+
+  /** The execution history (every page). */
+  async history(executionArn: string): Promise<HistoryEvent[]> {
+    const out: HistoryEvent[] = [];
+    let nextToken: string | undefined;
+    do {
+      const r = await this.stack.sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, ...(nextToken ? { nextToken } : {}) }));
+      out.push(...(r.events ?? []));
+      nextToken = r.nextToken;
+    } while (nextToken);
+    return out;
+  }
+
+  /** Per-step progress of a run, from its execution history. */
+  async progress(run: RunRecordView, entry?: WorkflowEntry): Promise<{ steps: StepProgress[]; history: HistoryEvent[]; execution?: DescribeExecutionCommandOutput }> {
+    const wf = entry ?? (await this.catalog.get(run.workflow));
+    const arn = run.executionArn ?? this.#executionArn(run);
+    const execution = await this.describeExecution(arn);
+    const history = execution ? await this.history(arn) : [];
+    const steps = wf ? computeStepProgress(wf.steps, history, execution ?? { status: run.status }) : [];
+    return { steps, history, ...(execution ? { execution } : {}) };
+  }
+
+  /** A run with its steps (records and progress) and history. */
+  async details(runId: string): Promise<RunDetails> {
+    const run = await this.getRun(runId);
+    const [{ steps, history }, records] = await Promise.all([this.progress(run), this.runs.listSteps(runId)]);
+    return { run, steps, records, history };
+  }
+
+  /** `runs retry`: a new run of the same workflow and input that re-runs only the steps that did not finish. */
+  async retry(runId: string): Promise<StartedRun> {
+    const parent = await this.getRun(runId);
+    const entry = await this.#entry(parent);
+    return this.start(entry, await this.#parentInput(parent), { parentRunId: parent.runId, rerun: new Set(), validated: true });
+  }
+
+  /** `runs restart --from STEP`: a new run that re-runs STEP and everything downstream, reusing the rest. */
+  async restart(runId: string, fromStep: string): Promise<StartedRun & { rerun: string[] }> {
+    const parent = await this.getRun(runId);
+    const entry = await this.#entry(parent);
+    if (!entry.steps.some((s) => s.id === fromStep)) {
+      throw new StepforgeError('unknown_step', `workflow '${entry.name}' has no step '${fromStep}'`, {
+        hint: `steps: ${entry.steps.map((s) => s.id).join(', ')}`,
+        details: { runId, step: fromStep },
+      });
+    }
+    const rerun = downstreamSet(entry, fromStep);
+    const started = await this.start(entry, await this.#parentInput(parent), { parentRunId: parent.runId, rerun, validated: true });
+    return { ...started, rerun: [...rerun].sort() };
+  }
+
+  /** Stops a running run (its record settles as ABORTED). */
+  async cancel(runId: string): Promise<RunRecordView> {
+    const run = await this.getRun(runId);
+    if (TERMINAL.has(run.status)) return run;
+    await this.stack.sfn.send(new StopExecutionCommand({ executionArn: run.executionArn ?? this.#executionArn(run), error: 'Cancelled', cause: 'cancelled by the user' }));
+    return this.wait(runId);
+  }
+
+  async #entry(run: RunRecordView): Promise<WorkflowEntry> {
+    const entry = await this.catalog.get(run.workflow);
+    if (!entry) throw new StepforgeError('unknown_workflow', `workflow '${run.workflow}' of run '${run.runId}' is not registered; run its file once to register it`);
+    return entry;
+  }
+
+  /** The parent's input as the execution saw it (unredacted), without the run metadata. */
+  async #parentInput(run: RunRecordView): Promise<Record<string, unknown>> {
+    const d = await this.describeExecution(run.executionArn ?? this.#executionArn(run));
+    const raw = d?.input !== undefined ? safeJson(d.input) : run.input;
+    const { [RUN_META_KEY]: _meta, ...rest } = (raw ?? {}) as Record<string, unknown>;
+    return rest;
+  }
+
+  /**
+   * Copies the parent's committed step results (idempotency records) to the fork's keys, except
+   * for the steps being re-run. Step keys are `<run>:<step instance>:<hash of what it was asked>`,
+   * so a carried-over step whose inputs are unchanged finds its result and does not run again.
+   */
+  async #carryOver(parentRunId: string, runId: string, rerun: ReadonlySet<string>): Promise<number> {
+    const db = this.stack.runtime.db;
+    let copied = 0;
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const r = await db.client.send(new ScanCommand({
+        TableName: db.tableName,
+        FilterExpression: 'runId = :run AND begins_with(pk, :idem) AND #status = :done',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':run': { S: parentRunId }, ':idem': { S: 'IDEM#' }, ':done': { S: 'COMPLETED' } },
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }));
+      for (const item of r.Items ?? []) {
+        const key = item.key?.S;
+        const instance = item.stepId?.S ?? '';
+        if (!key?.startsWith(`${parentRunId}:`) || rerun.has(baseStepId(instance))) continue;
+        const newKey = `${runId}:${key.slice(parentRunId.length + 1)}`;
+        await db.client.send(new PutItemCommand({
+          TableName: db.tableName,
+          Item: { ...item, pk: { S: `IDEM#${newKey}` }, key: { S: newKey }, runId: { S: runId } },
+        }));
+        copied++;
+      }
+      start = r.LastEvaluatedKey;
+    } while (start);
+    await this.runs.recordEvent({ runId, type: 'fork', detail: { parentRunId, carriedOver: copied, rerun: [...rerun].sort() } });
+    return copied;
+  }
+
+  /** Pending approvals (or those with another status). */
+  listApprovals(status: ApprovalRecordView['status'] = 'PENDING'): Promise<ApprovalRecordView[]> {
+    return this.stack.runtime.approvals.list(status);
+  }
+
+  /**
+   * Approves or rejects: one conditional update decides the approval, then the waiting state gets
+   * its task token back (success carries the decision; a rejection fails the task with
+   * `ApprovalRejected`, a name the ASL can Catch).
+   */
+  async decideApproval(approvalId: string, decision: 'APPROVED' | 'REJECTED', comment?: string): Promise<ApprovalRecordView> {
+    const approvals = this.stack.runtime.approvals;
+    const existing = await approvals.get(approvalId);
+    if (!existing) throw new StepforgeError('unknown_approval', `no approval with id '${approvalId}'`, { hint: "'stepforge approvals list' shows the pending ones" });
+    if (existing.status !== 'PENDING') {
+      throw new StepforgeError('approval_decided', `approval '${approvalId}' was already decided: ${existing.status}`);
+    }
+    const decided = await approvals.decide(approvalId, { decision, by: 'cli', ...(comment !== undefined ? { reason: comment } : {}) });
+    if (decided.status === 'APPROVED') {
+      await this.stack.sfn.send(new SendTaskSuccessCommand({
+        taskToken: existing.taskToken,
+        output: JSON.stringify({ approved: true, approvalId, comment: comment ?? null, decidedAt: decided.decidedAt }),
+      }));
+    } else {
+      await this.stack.sfn.send(new SendTaskFailureCommand({
+        taskToken: existing.taskToken,
+        error: decided.status === 'TIMED_OUT' ? 'ApprovalTimedOut' : 'ApprovalRejected',
+        cause: `approval ${approvalId} ${decided.status.toLowerCase()}${comment ? `: ${comment}` : ''}`,
+      }));
+    }
+    await this.runs.recordEvent({ runId: existing.runId, stepId: existing.stepId, type: `approval_${decided.status.toLowerCase()}`, detail: { approvalId, comment } });
+    return decided;
+  }
+
+  /** Resumes watching every RUNNING run (the owner calls this at start-up, after the engine resumed them). */
+  async watchRunning(): Promise<void> {
+    for (const run of await this.runs.listRuns({ status: 'RUNNING', limit: 1000 })) void this.wait(run.runId).catch(() => undefined);
+  }
+}
+
+/** The step id of a step instance id (`review[2]:generator#turn1` → `review`). */
+export function baseStepId(instance: string): string {
+  const m = /^[^[:#]+/.exec(instance);
+  return m ? m[0] : instance;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
