@@ -20,6 +20,7 @@ export async function loadCommands(): Promise<readonly Command[]> {
     import('./graph.js'),
     import('./validate.js'),
     import('./new.js'),
+    import('./run.js'),
   ]);
   return modules.map((m: { default: Command }) => m.default);
 }
