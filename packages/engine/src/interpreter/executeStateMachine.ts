@@ -30,6 +30,9 @@ export const MAX_PAYLOAD_BYTES = 256 * 1024;
 
 interface Thread {
   prev: number;
+  /** The last state output and its JSON text, reused for the next StateEntered input. */
+  lastValue?: unknown;
+  lastText?: string;
   /** Events of a distributed Map's child executions are not part of this history. */
   silent?: boolean;
 }
@@ -57,7 +60,7 @@ interface StateRun {
   readonly frame: Frame;
   readonly enteredId: number;
   readonly prevBeforeEnter: number;
-  readonly enteredTime: string;
+  readonly enteredAt: number;
   retryCount: number;
   taskToken?: string;
 }
@@ -68,6 +71,22 @@ class Aborted extends Error {
 }
 
 const RETRIABLE = new Set(['Task', 'Map', 'Parallel']);
+
+/** `$states` for JSONata; the context object is built only when an expression reads it. */
+class StatesBinding {
+  // Private (#) members stay invisible to JSONata, which reads plain properties.
+  #ctx?: ContextObject;
+  readonly #makeContext: () => ContextObject;
+  readonly input: unknown;
+  constructor(input: unknown, makeContext: () => ContextObject, extra?: Obj) {
+    this.input = input;
+    this.#makeContext = makeContext;
+    if (extra) Object.assign(this, extra);
+  }
+  get context(): ContextObject {
+    return (this.#ctx ??= this.#makeContext());
+  }
+}
 
 const json = (v: unknown): string => (v === undefined ? 'null' : JSON.stringify(v));
 
@@ -212,7 +231,8 @@ class Execution {
         };
       }
       const st = states[name]!;
-      const r = await this.runState(name, st, cur, frame);
+      let r = st.Type === 'Pass' ? this.runPassState(name, st, cur, frame) : this.runState(name, st, cur, frame);
+      if (r instanceof Promise) r = await r;
       this.transitions++;
       if (r.next === undefined) return r.output;
       name = r.next;
@@ -234,8 +254,8 @@ class Execution {
     const c: ContextObject = {
       Execution: this.execCtx,
       State: RETRIABLE.has(run.st.Type as string)
-        ? { EnteredTime: run.enteredTime, Name: run.name, RetryCount: run.retryCount }
-        : ({ EnteredTime: run.enteredTime, Name: run.name } as ContextObject['State']),
+        ? { EnteredTime: new Date(run.enteredAt).toISOString(), Name: run.name, RetryCount: run.retryCount }
+        : ({ EnteredTime: new Date(run.enteredAt).toISOString(), Name: run.name } as ContextObject['State']),
       StateMachine: this.smCtx,
     };
     if (run.taskToken !== undefined) c.Task = { Token: run.taskToken };
@@ -249,29 +269,47 @@ class Execution {
 
   private bindings(run: StateRun, input: unknown, extra?: Obj): JsonataBindings {
     const b = run.frame.scope.flatten();
-    b.states = { input, context: this.context(run), ...extra };
+    b.states = new StatesBinding(input, () => this.context(run), extra);
     return b;
+  }
+
+  /** Pass states run synchronously when they can (no JSONata, no Assign); otherwise like any state. */
+  private runPassState(name: string, st: Obj, raw: unknown, frame: Frame): StepResult | Promise<StepResult> {
+    if (st.Assign !== undefined || ((st.QueryLanguage as QueryLanguage | undefined) ?? frame.ql) === 'JSONata') return this.runState(name, st, raw, frame);
+    const run = this.enter(name, st, raw, frame);
+    try {
+      return this.runPass(run, raw) as StepResult;
+    } catch (e) {
+      throw this.finalFailure(run, e);
+    }
+  }
+
+  private enter(name: string, st: Obj, raw: unknown, frame: Frame): StateRun {
+    const type = st.Type as string;
+    const prevBeforeEnter = frame.thread.prev;
+    const inputText = frame.thread.lastText !== undefined && frame.thread.lastValue === raw ? frame.thread.lastText : json(raw);
+    const enteredId = this.emit(frame.thread, `${type}StateEntered`, { input: inputText, inputDetails: { truncated: false }, name });
+    return {
+      name,
+      st,
+      ql: (st.QueryLanguage as QueryLanguage | undefined) ?? frame.ql,
+      frame,
+      enteredId,
+      prevBeforeEnter,
+      enteredAt: this.clock.now(),
+      retryCount: 0,
+    };
   }
 
   private async runState(name: string, st: Obj, raw: unknown, frame: Frame): Promise<StepResult> {
     const type = st.Type as string;
-    const ql = (st.QueryLanguage as QueryLanguage | undefined) ?? frame.ql;
-    const prevBeforeEnter = frame.thread.prev;
-    const enteredId = this.emit(frame.thread, `${type}StateEntered`, { input: json(raw), inputDetails: { truncated: false }, name });
-    const run: StateRun = {
-      name,
-      st,
-      ql,
-      frame,
-      enteredId,
-      prevBeforeEnter,
-      enteredTime: new Date(this.clock.now()).toISOString(),
-      retryCount: 0,
-    };
+    const run = this.enter(name, st, raw, frame);
     try {
       switch (type) {
-        case 'Pass':
-          return await this.runPass(run, raw);
+        case 'Pass': {
+          const r = this.runPass(run, raw);
+          return r instanceof Promise ? await r : r;
+        }
         case 'Succeed':
           return await this.runSucceed(run, raw);
         case 'Fail':
@@ -344,8 +382,12 @@ class Execution {
   }
 
   /** JSONPath Assign: `.$` fields resolve against `value` (the state's result). */
-  private async assign(run: StateRun, assignTpl: unknown, value: unknown, jsonataExtra?: Obj, jsonataInput?: unknown): Promise<Obj | undefined> {
+  private assign(run: StateRun, assignTpl: unknown, value: unknown, jsonataExtra?: Obj, jsonataInput?: unknown): Promise<Obj | undefined> | undefined {
     if (assignTpl === undefined || assignTpl === null) return undefined;
+    return this.assignAsync(run, assignTpl, value, jsonataExtra, jsonataInput);
+  }
+
+  private async assignAsync(run: StateRun, assignTpl: unknown, value: unknown, jsonataExtra?: Obj, jsonataInput?: unknown): Promise<Obj | undefined> {
     let vals: Obj;
     if (run.ql === 'JSONata') {
       vals = (await evalTemplate(assignTpl, 'Assign', this.bindings(run, jsonataInput, jsonataExtra))) as Obj;
@@ -368,6 +410,8 @@ class Execution {
     const text = json(output);
     this.checkSize(run, output, text);
     const d: Obj = { name: run.name, output: text, outputDetails: { truncated: false } };
+    run.frame.thread.lastValue = output;
+    run.frame.thread.lastText = text;
     this.applyAssign(run, assigned, d);
     this.emit(run.frame.thread, `${run.st.Type as string}StateExited`, d);
   }
@@ -378,7 +422,21 @@ class Execution {
 
   // ---- simple states ---------------------------------------------------------------------------
 
-  private async runPass(run: StateRun, raw: unknown): Promise<StepResult> {
+  /** JSONPath Pass without Assign needs no await at all: the hot path of long Pass chains. */
+  private runPass(run: StateRun, raw: unknown): StepResult | Promise<StepResult> {
+    const st = run.st;
+    if (run.ql === 'JSONata' || st.Assign !== undefined) return this.runPassAsync(run, raw);
+    const eff = this.inputPath(run, raw);
+    let result: unknown;
+    if ('Result' in st) result = st.Result;
+    else if (st.Parameters !== undefined) result = evaluatePayloadTemplate(st.Parameters, eff, this.pathEnv(run));
+    else result = eff;
+    const output = this.outputPath(run, this.resultPath(run, raw, result));
+    this.exit(run, output);
+    return { output, next: this.next(run) };
+  }
+
+  private async runPassAsync(run: StateRun, raw: unknown): Promise<StepResult> {
     const st = run.st;
     if (run.ql === 'JSONata') {
       const b = this.bindings(run, raw);
@@ -1007,7 +1065,18 @@ export function serviceOf(resource: string): { resourceType: string; resource: s
   return { resourceType: service!, resource: action! };
 }
 
+const detailsKeys = new Map<string, string>();
+
 function detailsKey(type: string): string {
+  let k = detailsKeys.get(type);
+  if (k === undefined) {
+    k = computeDetailsKey(type);
+    detailsKeys.set(type, k);
+  }
+  return k;
+}
+
+function computeDetailsKey(type: string): string {
   // ChoiceStateEntered → stateEnteredEventDetails; TaskScheduled → taskScheduledEventDetails.
   const m = /^(Task|Pass|Choice|Wait|Succeed|Fail|Parallel|Map)State(Entered|Exited)$/.exec(type);
   if (m) return `state${m[2]}EventDetails`;

@@ -58,9 +58,14 @@ export function validateDefinition(definition: unknown): DefinitionError[] {
   return errors;
 }
 
+const validated = new WeakSet<object>();
+
 /** Throws an error named `InvalidDefinition` (with `errors`) when the definition is invalid. */
 export function assertValidDefinition(definition: unknown): void {
+  // Definitions are treated as immutable once run, so each object is validated once.
+  if (typeof definition === 'object' && definition !== null && validated.has(definition)) return;
   const errors = validateDefinition(definition);
+  if (errors.length === 0 && typeof definition === 'object' && definition !== null) validated.add(definition);
   if (errors.length === 0) return;
   const e = new Error(`Invalid State Machine Definition: ${errors.map((x) => `'${x.code}: ${x.message} at ${x.path}'`).join(', ')}`);
   e.name = 'InvalidDefinition';

@@ -41,8 +41,39 @@ export function compileJsonata(expr: string): jsonata.Expression {
   return c;
 }
 
+// Plain property paths ($states.input.a.b, $var.x) are by far the commonest expressions in compiled
+// workflows; reading them directly skips JSONata's async evaluator (same result for non-array steps).
+const SIMPLE_PATH = /^\$([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)$/;
+const simpleCache = new Map<string, { root: string; keys: string[] } | null>();
+
+function simplePath(expr: string): { root: string; keys: string[] } | null {
+  let p = simpleCache.get(expr);
+  if (p !== undefined) return p;
+  const m = SIMPLE_PATH.exec(expr);
+  p = m ? { root: m[1]!, keys: m[2] ? m[2].slice(1).split('.') : [] } : null;
+  if (simpleCache.size > 10_000) simpleCache.clear();
+  simpleCache.set(expr, p);
+  return p;
+}
+
+const NO_FAST = Symbol('no-fast-path');
+
+function fastEvaluate(expr: string, bindings: Record<string, unknown>): unknown {
+  const p = simplePath(expr);
+  if (!p || !Object.prototype.hasOwnProperty.call(bindings, p.root)) return NO_FAST;
+  let cur: unknown = bindings[p.root];
+  for (const k of p.keys) {
+    if (cur === undefined || cur === null) return undefined;
+    if (typeof cur !== 'object' || Array.isArray(cur)) return NO_FAST;
+    cur = (cur as Record<string, unknown>)[k];
+  }
+  return cur;
+}
+
 /** Evaluates a cached expression with `$states` and the variables bound. */
 export async function evaluateJsonata(expr: string, input: unknown, bindings: Record<string, unknown>): Promise<unknown> {
+  const fast = fastEvaluate(expr, bindings);
+  if (fast !== NO_FAST) return fast;
   const c = compileJsonata(expr);
   try {
     const v: unknown = await c.evaluate(input, bindings);
