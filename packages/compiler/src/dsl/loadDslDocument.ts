@@ -105,7 +105,9 @@ class DslLoader {
 
   private result(document?: DslDocument): DslLoadResult {
     if (this.errors.length > 0 || !document) return { errors: this.errors, warnings: this.warnings };
-    return { document, graph: dslGraphView(document), errors: [], warnings: this.warnings };
+    // `graph --json` prints extra graph fields after nodes/edges: the inferred dependencies, by name.
+    const graph = { ...dslGraphView(document), dependencies: document.dependencies };
+    return { document, graph, errors: [], warnings: this.warnings };
   }
 
   load(): DslLoadResult {
