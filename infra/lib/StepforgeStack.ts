@@ -28,6 +28,8 @@ export interface StepforgeStackProps extends StackProps {
   readonly projectRoot: string;
   /** Directory with the handler entry files (functions/src/handlers). */
   readonly handlersDir: string;
+  /** User function modules bundled into the function Lambda (functions/user). */
+  readonly userFunctionsDir?: string;
   /** API authorization: IAM (default), API key or Cognito. */
   readonly apiAuth?: ApiAuthMode;
   /** Tear down data with the stack (LocalStack / dev accounts). */
@@ -62,6 +64,7 @@ export class StepforgeStack extends Stack {
     this.handlers = new StepHandlers(this, 'Handlers', {
       projectRoot: props.projectRoot,
       handlersDir: props.handlersDir,
+      userFunctionsDir: props.userFunctionsDir,
       destroyOnRemoval,
       environment: {
         STEPFORGE_MODE: 'aws',

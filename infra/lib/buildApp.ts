@@ -13,6 +13,7 @@ export interface BuildAppOptions {
   readonly projectRoot: string;
   readonly workflowsDir?: string;
   readonly handlersDir?: string;
+  readonly userFunctionsDir?: string;
   readonly compile?: CompileDocumentFn;
   readonly appProps?: AppProps;
 }
@@ -47,6 +48,7 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
     workflows,
     projectRoot: options.projectRoot,
     handlersDir: options.handlersDir ?? join(options.projectRoot, 'functions', 'src', 'handlers'),
+    userFunctionsDir: options.userFunctionsDir ?? join(options.projectRoot, 'functions', 'user'),
     apiAuth,
     destroyOnRemoval: ctx('destroyOnRemoval') === 'true',
     alarmEmail: ctx('alarmEmail'),

@@ -2,8 +2,8 @@
 // the approvals consumer. One NodejsFunction per handler, bundled once by the local esbuild and shared by
 // every workflow; each with its own role and log group so its permissions can be read off one policy.
 import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { ArnFormat, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -35,7 +35,12 @@ export interface StepHandlersProps {
   readonly environment: Readonly<Record<string, string>>;
   /** Destroy log groups with the stack. */
   readonly destroyOnRemoval?: boolean;
+  /** User function modules (functions/user), bundled into the function Lambda under `user/`. */
+  readonly userFunctionsDir?: string;
 }
+
+/** Where the function Lambda finds the bundled user functions (its code root is /var/task). */
+export const LAMBDA_USER_FUNCTIONS_DIR = '/var/task/user';
 
 /** The deployed handlers, by name. */
 export class StepHandlers extends Construct {
@@ -44,7 +49,7 @@ export class StepHandlers extends Construct {
   constructor(scope: Construct, id: string, props: StepHandlersProps) {
     super(scope, id);
     assertLocalEsbuild();
-    const missing = ALL_HANDLERS.filter((h) => !existsSync(join(props.handlersDir, `${h}.ts`)));
+    const missing = ALL_HANDLERS.filter((h) => handlerEntry(props.handlersDir, h) === undefined);
     if (missing.length > 0) {
       throw new Error(`handler entry files missing in ${props.handlersDir}: ${missing.map((h) => `${h}.ts`).join(', ')}`);
     }
@@ -71,8 +76,10 @@ export class StepHandlers extends Construct {
       }),
     );
     const { memory, timeout } = SIZING[name];
+    const userFunctions = name === 'function' ? listUserFunctions(props.userFunctionsDir) : [];
+    const esbuildBin = join(props.projectRoot, 'node_modules', '.bin', 'esbuild');
     return new NodejsFunction(this, id, {
-      entry: join(props.handlersDir, `${name}.ts`),
+      entry: handlerEntry(props.handlersDir, name)!,
       handler: 'handler',
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
@@ -86,6 +93,7 @@ export class StepHandlers extends Construct {
         STEPFORGE_HANDLER: name,
         POWERTOOLS_SERVICE_NAME: `stepforge-${name}`,
         NODE_OPTIONS: '--enable-source-maps',
+        ...(name === 'function' ? { STEPFORGE_FUNCTIONS_DIR: LAMBDA_USER_FUNCTIONS_DIR } : {}),
       },
       projectRoot: props.projectRoot,
       depsLockFilePath: join(props.projectRoot, 'package-lock.json'),
@@ -105,6 +113,23 @@ export class StepHandlers extends Construct {
         externalModules: ['@aws-sdk/*', '@smithy/*'],
         // ESM bundles of CommonJS dependencies still call require().
         banner: "import{createRequire as __sfCreateRequire}from'module';const require=__sfCreateRequire(import.meta.url);",
+        // The runtime imports user functions from a folder at run time; compile each into the asset's user/.
+        commandHooks:
+          userFunctions.length > 0
+            ? {
+                beforeBundling: () => [],
+                beforeInstall: () => [],
+                afterBundling: (inputDir: string, outputDir: string) => [
+                  [
+                    esbuildBin,
+                    ...userFunctions.map((f) => join(inputDir, relative(props.projectRoot, f))),
+                    '--bundle', '--platform=node', '--format=esm', '--target=node22',
+                    `--outbase=${join(inputDir, relative(props.projectRoot, props.userFunctionsDir!))}`,
+                    `--outdir=${join(outputDir, 'user')}`, '--out-extension:.js=.mjs', '--external:@aws-sdk/*',
+                  ].map(shellQuote).join(' '),
+                ],
+              }
+            : undefined,
       },
     });
   }
@@ -148,6 +173,25 @@ export class StepHandlers extends Construct {
       new iam.PolicyStatement({ actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resources }),
     );
   }
+}
+
+/** User function modules (.ts/.mts/.js/.mjs, recursively) in `dir`, or none when it does not exist. */
+export function listUserFunctions(dir: string | undefined): string[] {
+  if (!dir || !existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /\.(m?ts|m?js)$/.test(e.name) && !/\.(test|d)\.m?ts$/.test(e.name))
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+}
+
+function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The entry file of a handler: `<name>.ts`, or its snake_case spelling (`mcpTool` → `mcp_tool.ts`). */
+export function handlerEntry(dir: string, name: HandlerName): string | undefined {
+  const snake = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return [name, snake].map((n) => join(dir, `${n}.ts`)).find((p) => existsSync(p));
 }
 
 /** Synth must never fall back to Docker: fail early, with the fix, when the local esbuild is missing. */
