@@ -355,9 +355,9 @@ class Lowerer {
     return `( ${bindInput}{${parents}}.( ${e.jsonata} ) )`;
   }
 
-  private readsObject(reads: readonly string[], scope: Scope): string {
+  private readsObject(reads: readonly string[], scope: Scope): unknown {
     const seen = [...new Set(reads)];
-    if (seen.length === 0) return '{}';
+    if (seen.length === 0) return {};
     return `{% {${seen.map((r) => `${JSON.stringify(r)}: ${this.resolveRoot(scope)({ kind: 'step', step: r })}`).join(', ')}} %}`;
   }
 
@@ -440,7 +440,7 @@ class Lowerer {
   /** The envelope every Lambda receives (see envelope/StepEnvelope.ts). */
   private payload(step: IrStep, scope: Scope, extra: {
     kind?: LambdaStepKind; role?: string; identity?: string; config?: Record<string, unknown>; value?: unknown;
-    steps?: string; iterVars?: readonly string[]; turn?: unknown; toolCall?: unknown; budget?: unknown;
+    steps?: unknown; iterVars?: readonly string[]; turn?: unknown; toolCall?: unknown; budget?: unknown;
   } = {}): Record<string, unknown> {
     const iter = extra.iterVars ?? scope.iterVars;
     const out: Record<string, unknown> = {
