@@ -1,7 +1,7 @@
 // Builds the CDK app: compile workflows/, create the stack, run cdk-nag AwsSolutions on everything.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Validations, type AppProps } from 'aws-cdk-lib';
+import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { StepforgeStack } from './StepforgeStack.js';
 import type { ApiAuthMode } from './constructs/StepforgeApi.js';
@@ -60,7 +60,7 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
   for (const wf of workflows) {
     if (wf.expressFallbackReason) {
       // Visible in `cdk synth` output; the machine is deployed as Standard.
-      stack.node.addMetadata('aws:cdk:warning', `workflow ${wf.name} asked for Express but deploys as Standard: ${wf.expressFallbackReason}`);
+      Annotations.of(stack).addWarningV2('stepforge:expressFallback', `workflow ${wf.name} asked for Express but deploys as Standard: ${wf.expressFallbackReason}`);
     }
   }
   // cdk-nag v3 runs as a policy-validation plugin: any unacknowledged finding fails `cdk synth`.
