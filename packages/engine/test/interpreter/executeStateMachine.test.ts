@@ -1,0 +1,257 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createLambdaInvoker,
+  createVirtualClock,
+  executeStateMachine,
+  validateDefinition,
+  type Checkpoint,
+  type TaskInvoker,
+} from '@stepforge/engine';
+
+const passChain = (n: number) => {
+  const States: Record<string, unknown> = {};
+  for (let i = 0; i < n; i++) States[`S${i}`] = i === n - 1 ? { Type: 'Pass', End: true } : { Type: 'Pass', Next: `S${i + 1}` };
+  return { StartAt: 'S0', States };
+};
+
+describe('Function: executeStateMachine', () => {
+  it('runs a Pass chain and writes AWS-shaped, linked history events', async () => {
+    const r = await executeStateMachine(passChain(2), { a: 1 });
+    expect(r.status).toBe('SUCCEEDED');
+    expect(r.output).toEqual({ a: 1 });
+    expect(r.events.map((e) => [e.id, e.previousEventId, e.type])).toEqual([
+      [1, 0, 'ExecutionStarted'],
+      [2, 0, 'PassStateEntered'],
+      [3, 2, 'PassStateExited'],
+      [4, 3, 'PassStateEntered'],
+      [5, 4, 'PassStateExited'],
+      [6, 5, 'ExecutionSucceeded'],
+    ]);
+    expect(r.events[1]!.stateEnteredEventDetails).toEqual({ input: '{"a":1}', inputDetails: { truncated: false }, name: 'S0' });
+  });
+
+  it('applies InputPath, Parameters with intrinsics and $$, ResultPath and OutputPath', async () => {
+    const def = {
+      StartAt: 'P',
+      States: {
+        P: {
+          Type: 'Pass',
+          InputPath: '$.in',
+          Parameters: { 'greeting.$': "States.Format('hi {}', $.name)", 'exec.$': '$$.Execution.Name' },
+          ResultPath: '$.out',
+          OutputPath: '$.out',
+          End: true,
+        },
+      },
+    };
+    const r = await executeStateMachine(def, { in: { name: 'ada' } }, { executionName: 'run-1' });
+    expect(r.output).toEqual({ greeting: 'hi ada', exec: 'run-1' });
+  });
+
+  it('fails with States.Runtime and AWS wording when a path is missing', async () => {
+    const r = await executeStateMachine({ StartAt: 'P', States: { P: { Type: 'Pass', InputPath: '$.nope', End: true } } }, {});
+    expect(r.status).toBe('FAILED');
+    expect(r.error).toBe('States.Runtime');
+    expect(r.cause).toBe("An error occurred while executing the state 'P' (entered at the event id #2). Invalid path '$.nope' : No results for path: $['nope']");
+  });
+
+  it('lets a Parallel branch read outer variables but not write them', async () => {
+    const def = {
+      QueryLanguage: 'JSONata',
+      StartAt: 'Init',
+      States: {
+        Init: { Type: 'Pass', Assign: { x: 1 }, Next: 'Par' },
+        Par: {
+          Type: 'Parallel',
+          Branches: [{ StartAt: 'B', States: { B: { Type: 'Pass', Assign: { x: 99 }, Output: '{% $x %}', End: true } } }],
+          Next: 'After',
+        },
+        After: { Type: 'Pass', Output: { outer: '{% $x %}', branch: '{% $states.input[0] %}' }, End: true },
+      },
+    };
+    const r = await executeStateMachine(def, {});
+    expect(r.status).toBe('SUCCEEDED');
+    expect(r.output).toEqual({ outer: 1, branch: 1 });
+  });
+
+  it('retries with backoff capped by MaxDelaySeconds, then catches into ResultPath', async () => {
+    const clock = createVirtualClock(0);
+    let calls = 0;
+    const invoker = createLambdaInvoker({
+      flaky: () => {
+        calls++;
+        throw Object.assign(new Error('boom'), { name: 'Boom' });
+      },
+    });
+    const def = {
+      StartAt: 'T',
+      States: {
+        T: {
+          Type: 'Task',
+          Resource: 'arn:aws:lambda:us-east-1:123456789012:function:flaky',
+          Retry: [{ ErrorEquals: ['Boom'], IntervalSeconds: 2, BackoffRate: 3, MaxAttempts: 3, MaxDelaySeconds: 10 }],
+          Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.err', Next: 'Done' }],
+          End: true,
+        },
+        Done: { Type: 'Pass', End: true },
+      },
+    };
+    const r = await executeStateMachine(def, { k: 1 }, { invoker, clock });
+    expect(calls).toBe(4);
+    // 2 + 6 + min(18, 10) seconds of backoff, in virtual time.
+    expect(clock.advanced()).toBe(18_000);
+    expect(r.status).toBe('SUCCEEDED');
+    expect((r.output as { err: { Error: string } }).err.Error).toBe('Boom');
+    expect(r.events.filter((e) => e.type === 'LambdaFunctionFailed')).toHaveLength(4);
+  });
+
+  it('times a task out with States.Timeout (TaskTimedOut for service integrations)', async () => {
+    const clock = createVirtualClock(0);
+    const invoker: TaskInvoker = { invoke: (inv) => clock.sleep(60_000, inv.signal).then(() => 'late') };
+    const def = { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage', TimeoutSeconds: 5, End: true } } };
+    const r = await executeStateMachine(def, {}, { invoker, clock });
+    expect(r.status).toBe('FAILED');
+    expect(r.error).toBe('States.Timeout');
+    expect(r.events.find((e) => e.type === 'TaskTimedOut')?.taskTimedOutEventDetails).toEqual({ error: 'States.Timeout', resource: 'sendMessage', resourceType: 'sqs' });
+    expect(clock.advanced()).toBe(5_000);
+  });
+
+  it('fails a task whose heartbeats stop with States.HeartbeatTimeout', async () => {
+    const clock = createVirtualClock(0);
+    const invoker: TaskInvoker = {
+      invoke: async (inv, hooks) => {
+        await clock.sleep(2_000, inv.signal);
+        hooks.heartbeat();
+        await clock.sleep(10_000, inv.signal);
+        return 'never';
+      },
+    };
+    const def = { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken', HeartbeatSeconds: 3, End: true } } };
+    const r = await executeStateMachine(def, {}, { invoker, clock, newTaskToken: () => 'tok-1' });
+    expect(r.error).toBe('States.HeartbeatTimeout');
+    expect(clock.advanced()).toBe(5_000);
+  });
+
+  it('passes a task token to .waitForTaskToken resources and through $$.Task.Token', async () => {
+    let seen: unknown;
+    const invoker: TaskInvoker = {
+      invoke: async (inv) => {
+        seen = inv.taskToken;
+        return { echoed: inv.input };
+      },
+    };
+    const def = {
+      StartAt: 'T',
+      States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken', Parameters: { 'token.$': '$$.Task.Token' }, End: true } },
+    };
+    const r = await executeStateMachine(def, {}, { invoker, newTaskToken: () => 'tok-42' });
+    expect(seen).toBe('tok-42');
+    expect(r.output).toEqual({ echoed: { token: 'tok-42' } });
+  });
+
+  it('reports checkpoints after each top-level transition and resumes from one', async () => {
+    const def = {
+      QueryLanguage: 'JSONata',
+      StartAt: 'A',
+      States: {
+        A: { Type: 'Pass', Assign: { n: 1 }, Output: { v: 1 }, Next: 'B' },
+        B: { Type: 'Pass', Output: { v: '{% $states.input.v + $n %}' }, Next: 'C' },
+        C: { Type: 'Pass', End: true },
+      },
+    };
+    const cps: Checkpoint[] = [];
+    const full = await executeStateMachine(def, {}, { checkpoint: (c) => void cps.push(structuredClone(c)) });
+    expect(cps.map((c) => c.stateName)).toEqual(['B', 'C']);
+    expect(cps[0]).toMatchObject({ input: { v: 1 }, variables: { n: 1 }, eventCounter: 3, previousEventId: 3 });
+    const resumed = await executeStateMachine(def, {}, { resumeFrom: cps[0] });
+    expect(resumed.output).toEqual(full.output);
+    expect(resumed.events[0]).toMatchObject({ id: 4, previousEventId: 3, type: 'PassStateEntered' });
+    expect(resumed.events.map((e) => e.id)).toEqual(full.events.slice(3).map((e) => e.id));
+  });
+
+  it('redrives a failed execution from the state that failed', async () => {
+    let fail = true;
+    const invoker = createLambdaInvoker({
+      fn: (e) => {
+        if (fail) throw Object.assign(new Error('down'), { name: 'Down' });
+        return { ok: e };
+      },
+    });
+    const def = {
+      StartAt: 'Prep',
+      States: {
+        Prep: { Type: 'Pass', Result: 'prepared', ResultPath: '$.prep', Next: 'Call' },
+        Call: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:fn', End: true },
+      },
+    };
+    const first = await executeStateMachine(def, {}, { invoker });
+    expect(first.status).toBe('FAILED');
+    expect(first.redrivePoint).toMatchObject({ stateName: 'Call', input: { prep: 'prepared' } });
+    fail = false;
+    const again = await executeStateMachine(def, {}, { invoker, redriveFrom: first.redrivePoint, redriveCount: 1 });
+    expect(again.status).toBe('SUCCEEDED');
+    expect(again.output).toEqual({ ok: { prep: 'prepared' } });
+    expect(again.events[0]).toMatchObject({ type: 'ExecutionRedriven', executionRedrivenEventDetails: { redriveCount: 1 } });
+    expect(again.events.some((e) => (e.stateEnteredEventDetails as { name?: string } | undefined)?.name === 'Prep')).toBe(false);
+  });
+
+  it('stops with ABORTED when the signal aborts during a Wait', async () => {
+    const ac = new AbortController();
+    const p = executeStateMachine({ StartAt: 'W', States: { W: { Type: 'Wait', Seconds: 30, End: true } } }, {}, { signal: ac.signal });
+    setTimeout(() => ac.abort({ error: 'Stopped', cause: 'by test' }), 20);
+    const r = await p;
+    expect(r.status).toBe('ABORTED');
+    expect(r.error).toBe('Stopped');
+    expect(r.events.at(-1)).toMatchObject({ type: 'ExecutionAborted', executionAbortedEventDetails: { error: 'Stopped', cause: 'by test' } });
+  });
+
+  it('raises States.DataLimitExceeded for a state output over 256 KiB', async () => {
+    const big = 'x'.repeat(257 * 1024);
+    const r = await executeStateMachine({ StartAt: 'P', States: { P: { Type: 'Pass', Result: big, End: true } } }, {});
+    expect(r.error).toBe('States.DataLimitExceeded');
+    expect(r.cause).toBe("The state/task 'P' returned a result with a size exceeding the maximum number of bytes service limit.");
+  });
+
+  it('tolerates Map iteration failures up to ToleratedFailureCount', async () => {
+    const def = (tolerated: number) => ({
+      StartAt: 'M',
+      States: {
+        M: {
+          Type: 'Map',
+          ToleratedFailureCount: tolerated,
+          ItemProcessor: {
+            StartAt: 'C',
+            States: {
+              C: { Type: 'Choice', Choices: [{ Variable: '$', NumericGreaterThan: 1, Next: 'Bad' }], Default: 'Ok' },
+              Bad: { Type: 'Fail', Error: 'TooBig' },
+              Ok: { Type: 'Pass', End: true },
+            },
+          },
+          End: true,
+        },
+      },
+    });
+    const ok = await executeStateMachine(def(2), [1, 2, 3]);
+    expect(ok.status).toBe('SUCCEEDED');
+    expect(ok.output).toEqual([1, { Error: 'TooBig' }, { Error: 'TooBig' }]);
+    const bad = await executeStateMachine(def(1), [1, 2, 3]);
+    expect(bad.error).toBe('States.ExceedToleratedFailureThreshold');
+  });
+
+  it('rejects an invalid definition before running, naming every problem', async () => {
+    const def = { StartAt: 'A', States: { A: { Type: 'Pass', Next: 'Nowhere', Bogus: 1 } } };
+    const errors = validateDefinition(def);
+    expect(errors.map((e) => [e.code, e.path])).toEqual([
+      ['SCHEMA_VALIDATION_FAILED', '/States/A/Bogus'],
+      ['MISSING_TRANSITION_TARGET', '/States/A/Next'],
+    ]);
+    let err: unknown;
+    try {
+      await executeStateMachine(def, {});
+    } catch (e) {
+      err = e;
+    }
+    expect((err as Error).name).toBe('InvalidDefinition');
+    expect((err as Error).message).toContain("MISSING_TRANSITION_TARGET: Missing 'Next' target: Nowhere at /States/A/Next");
+  });
+});
