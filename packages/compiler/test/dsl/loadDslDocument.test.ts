@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { loadDocument, loadDslDocument, workflowJsonSchemaText, type DslForEachStep, type DslStep } from '@stepforge/compiler';
+
+const corpus = (f: string) => readFileSync(fileURLToPath(new URL(`./corpus/${f}`, import.meta.url)), 'utf8');
+
+describe('Function: loadDslDocument', () => {
+  it('applies the documented defaults of every step kind', () => {
+    const r = loadDslDocument(`document: { dsl: "1.0", name: defaults }
+agents: { a: {}, b: {} }
+steps:
+  - { name: c, kind: conditional }
+  - name: fe
+    kind: for_each
+    items: [1, 2]
+    do: [{ name: inner1, kind: agent, agent: a }]
+  - name: fp
+    kind: for_each
+    items: \${ input.xs }
+    parallel: true
+    do: [{ name: inner2, kind: agent, agent: a }]
+  - name: w
+    kind: while
+    condition: \${ steps.inner3.output.again }
+    do: [{ name: inner3, kind: agent, agent: a }]
+  - { name: j, kind: judge_loop, generator: a, evaluator: b, pass_condition: "input.evaluation.ok" }
+`);
+    expect(r.errors).toEqual([]);
+    const [c, fe, fp, w, j] = r.document!.workflow.steps as DslStep[];
+    expect(c!.kind === 'conditional' && c.condition.template.whole).toBe(true);
+    expect(c!.kind === 'conditional' && c.condition.text).toBe('${ true }');
+    const f1 = fe as DslForEachStep;
+    expect([f1.as, f1.maxIterations, f1.parallel, f1.maxConcurrency]).toEqual(['item', 50, false, 1]);
+    expect('literal' in f1.items && f1.items.literal).toEqual([1, 2]);
+    const f2 = fp as DslForEachStep;
+    expect([f2.parallel, f2.maxConcurrency]).toEqual([true, 10]);
+    expect(w!.kind === 'while' && w.maxIterations).toBe(10);
+    expect(w!.kind === 'while' && w.do.steps[0]!.parent).toBe('w');
+    expect(j!.kind === 'judge_loop' && j.maxIterations).toBe(5);
+    expect(j!.kind === 'judge_loop' && j.passCondition.text).toBe('${ input.evaluation.ok }');
+  });
+
+  it('keeps source locations, templates and reads on every step', () => {
+    const r = loadDslDocument(corpus('v14-nested-outer-reference.yaml'), { file: 'v14.yaml' });
+    const each = r.document!.workflow.steps[1] as DslForEachStep;
+    expect(each.location).toEqual({ file: 'v14.yaml', line: 8, column: 11, length: 4 });
+    expect(each.dependencies).toEqual(['plan']);
+    const doTask = each.do.steps[0]!;
+    expect(doTask.inputTemplate?.reads).toEqual(['plan']);
+    expect(doTask.inputTemplate?.templates[0]?.location.line).toBe(15);
+    expect(each.do.steps[1]!.dependencies).toEqual(['do_task']);
+    expect(each.do.edges).toEqual([[0, 1]]);
+    expect(r.document!.dependencies).toEqual([
+      { from: 'plan', to: 'each', via: 'reference' },
+      { from: 'do_task', to: 'check_task', via: 'after' },
+    ]);
+  });
+
+  it('resolves secrets to $secret:<id> bindings, never values', () => {
+    const r = loadDslDocument(corpus('v20-secrets-list.yaml'));
+    const step = r.document!.workflow.steps[0]!;
+    expect(step.secrets.map((s) => [s.name, s.id])).toEqual([['api_key', 'api/key'], ['other/token', 'other/token']]);
+    expect(r.document!.secrets.api_key?.id).toBe('api/key');
+  });
+
+  it('warns about unknown fields with their location, and fails on them with strict', () => {
+    const text = corpus('v18-unknown-field-warning.yaml');
+    const loose = loadDslDocument(text, { file: 'w.yaml' });
+    expect(loose.warnings).toEqual([
+      { severity: 'warning', code: 'unknown_field', message: "unknown field 'retries' in steps[0]", location: { file: 'w.yaml', line: 8, column: 5, length: 7 } },
+    ]);
+    expect(loose.document).toBeDefined();
+    const strict = loadDslDocument(text, { file: 'w.yaml', strict: true });
+    expect(strict.errors.map((e) => e.code)).toEqual(['unknown_field']);
+    expect(strict.document).toBeUndefined();
+  });
+
+  it('points expression errors into plain, quoted, folded and literal scalars', () => {
+    const base = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  - name: s\n    kind: agent\n    agent: a\n';
+    const at = (field: string) => {
+      const r = loadDslDocument(base + field);
+      expect(r.errors.map((e) => e.code)).toEqual(['expression']);
+      return [r.errors[0]!.location!.line, r.errors[0]!.location!.column];
+    };
+    expect(at('    input_template: go ${ a ? }\n')).toEqual([7, 29]);
+    expect(at("    input_template: 'it''s ${ a ? }'\n")).toEqual([7, 33]);
+    expect(at('    input_template: "\\"q\\" ${ a ? }"\n')).toEqual([7, 33]);
+    expect(at('    input_template: >\n      one\n      two ${ a ? }\n')).toEqual([9, 16]);
+    expect(at('    input_template: |-\n      one\n        two ${ a ? }\n')).toEqual([9, 18]);
+    expect(at('    input:\n      deep: [1, { x: "${ ?? }" }]\n')).toEqual([8, 26]);
+  });
+
+  it('warns about input references that are neither declared nor bound by a loop', () => {
+    const r = loadDslDocument(corpus('v06-for-each.yaml').replace('Read ${ input.url }', 'Read ${ input.url } ${ input.uri }'));
+    expect(r.warnings.map((w) => [w.code, w.message, w.location?.line])).toEqual([
+      ['unknown_input', "'input.uri' is not a declared input field nor bound by an enclosing loop (url)", 15],
+    ]);
+  });
+
+  it('is what loadDocument uses for documents with steps:', () => {
+    const r = loadDocument(corpus('v02-sequence-by-reference.yaml'), { file: 'v02.yaml' });
+    expect(r.format).toBe('dsl');
+    expect(r.graph?.edges).toEqual([[0, 1]]);
+    const bad = loadDocument(corpus('e09-unknown-agent.yaml'), { file: 'e09.yaml' });
+    expect(bad.errors.map((e) => e.toJSON())).toEqual([{ class: 'unknown_agent', message: "unknown agent 'reseacher'", line: 6, column: 12, file: 'e09.yaml' }]);
+  });
+
+  it('suggests the closest declared name', () => {
+    const r = loadDslDocument(corpus('e09-unknown-agent.yaml'));
+    expect(r.errors[0]!.hint).toBe("did you mean 'researcher'?");
+  });
+});
+
+describe('Function: workflowJsonSchemaText', () => {
+  it('matches the checked-in schemas/workflow.schema.json (regenerate: npx tsx schemas/generate.ts)', () => {
+    const file = readFileSync(fileURLToPath(new URL('../../../../schemas/workflow.schema.json', import.meta.url)), 'utf8');
+    expect(file).toBe(workflowJsonSchemaText());
+  });
+
+  it('describes every step kind and the top-level sections', () => {
+    const schema = JSON.parse(workflowJsonSchemaText()) as { properties: Record<string, unknown> };
+    expect(Object.keys(schema.properties)).toEqual(['document', 'agents', 'functions', 'mcp_servers', 'secrets', 'input', 'chat_hints', 'steps', 'output']);
+    const text = workflowJsonSchemaText();
+    for (const k of ['agent', 'function', 'mcp_tool', 'connector', 'conditional', 'for_each', 'while', 'parallel_analyzer', 'handoff_router', 'judge_loop']) {
+      expect(text).toContain(`"const": "${k}"`);
+    }
+  });
+});
