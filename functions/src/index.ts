@@ -1,6 +1,47 @@
-// Public API of @stepforge/functions.
-export {};
-// Used by the embedded stack (packages/cli/src/stack): config, the one table, the Runtime object.
+// Public API of @stepforge/functions: the step runtime (handlers, providers, tools, connectors,
+// persistence, secrets) shared by the Lambda bundles and the embedded stack.
+export * from './errors/RuntimeError.js';
 export * from './config/RuntimeConfig.js';
-export * from './persistence/Tables.js';
+export * from './config/awsClientConfig.js';
 export * from './runtime/Runtime.js';
+export * from './runtime/runIdempotent.js';
+export * from './runtime/executeStep.js';
+export * from './persistence/Tables.js';
+export * from './persistence/Db.js';
+export * from './persistence/IdempotencyRecord.js';
+export * from './persistence/DynamoDBPersistenceLayer.js';
+export * from './persistence/RunStore.js';
+export * from './persistence/ApprovalStore.js';
+export * from './persistence/ConversationStore.js';
+export * from './persistence/BlobStore.js';
+export * from './secrets/Redactor.js';
+export * from './secrets/SecretResolver.js';
+export * from './logging/createLogger.js';
+export * from './tools/ToolDefinition.js';
+export * from './tools/ToolPolicy.js';
+export * from './tools/fsTools.js';
+export * from './tools/shellTool.js';
+export * from './tools/httpTools.js';
+export * from './connectors/Connector.js';
+export * from './connectors/builtinConnectors.js';
+export * from './providers/ModelProvider.js';
+export * from './providers/LocalProvider.js';
+export * from './providers/OpenAiProvider.js';
+export * from './providers/BedrockProvider.js';
+export * from './providers/selectProvider.js';
+export * from './mcp/McpClientPool.js';
+export * from './userfn/loadUserFunction.js';
+export * from './middleware/defineMiddleware.js';
+export * from './middleware/middlewares.js';
+export * from './steps/modelStep.js';
+export * from './steps/toolStep.js';
+export * from './steps/connectorStep.js';
+export * from './steps/functionStep.js';
+export * from './steps/mcpToolStep.js';
+export { createStepHandler, defaultRuntime, type StepHandler } from './handlers/stepHandler.js';
+export { createModelHandler } from './handlers/model.js';
+export { createToolHandler } from './handlers/tool.js';
+export { createConnectorHandler } from './handlers/connector.js';
+export { createFunctionHandler } from './handlers/function.js';
+export { createMcpToolHandler } from './handlers/mcp_tool.js';
+export * from './createLocalHandlers.js';

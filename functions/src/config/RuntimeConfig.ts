@@ -61,6 +61,12 @@ export interface RuntimeConfig {
   /** JSON approval policy rules (see ToolPolicy); empty = allow everything granted. */
   readonly policyRules: readonly unknown[];
   readonly userFunctionsDir: string;
+  /** Workflow name → state machine ARN, for the api and trigger handlers. */
+  readonly stateMachines: Readonly<Record<string, string>>;
+  /** `arn:aws:states:<region>:<account>:stateMachine:` — a workflow not in `stateMachines` is this plus its name. */
+  readonly stateMachineArnPrefix?: string;
+  /** MCP servers by name: `{url}` (streamable HTTP) or `{command, args}` (stdio). */
+  readonly mcpServers: Readonly<Record<string, unknown>>;
   /** Step outputs whose JSON is longer than this are stored and passed by reference. */
   readonly inlineOutputMaxBytes: number;
   /** Upper bound on any envelope we accept (Step Functions caps a state payload at 256 KiB). */
@@ -112,6 +118,14 @@ export function runtimeConfigFromEnv(
       throw new RuntimeError('ConfigError', `STEPFORGE_POLICY is not valid JSON: ${(e as Error).message}`);
     }
   }
+  let mcpServers: Record<string, unknown> = {};
+  if (env.STEPFORGE_MCP_SERVERS) {
+    try {
+      mcpServers = JSON.parse(env.STEPFORGE_MCP_SERVERS) as Record<string, unknown>;
+    } catch (e) {
+      throw new RuntimeError('ConfigError', `STEPFORGE_MCP_SERVERS is not valid JSON: ${(e as Error).message}`);
+    }
+  }
   const cwd = process.cwd();
   const base: RuntimeConfig = {
     mode,
@@ -156,6 +170,9 @@ export function runtimeConfigFromEnv(
       ssmPrefix: env.STEPFORGE_SSM_PREFIX ?? '/stepforge/',
     },
     policyRules,
+    mcpServers,
+    stateMachines: env.STEPFORGE_STATE_MACHINES ? JSON.parse(env.STEPFORGE_STATE_MACHINES) as Record<string, string> : {},
+    stateMachineArnPrefix: env.STEPFORGE_STATE_MACHINE_ARN_PREFIX,
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? `${cwd}/functions/user`,
     inlineOutputMaxBytes: int(env, 'STEPFORGE_INLINE_OUTPUT_MAX_BYTES', 64 * 1024),
     maxEnvelopeBytes: int(env, 'STEPFORGE_MAX_ENVELOPE_BYTES', 256 * 1024),

@@ -14,6 +14,7 @@ import { createDb, type Db } from '../persistence/Db.js';
 import { DynamoDBPersistenceLayer } from '../persistence/DynamoDBPersistenceLayer.js';
 import type { BasePersistenceLayer } from '../persistence/IdempotencyRecord.js';
 import { RunStore } from '../persistence/RunStore.js';
+import { McpClientPool } from '../mcp/McpClientPool.js';
 import { Redactor } from '../secrets/Redactor.js';
 import { SecretResolver } from '../secrets/SecretResolver.js';
 import { fsListTool, fsReadTool } from '../tools/fsTools.js';
@@ -55,6 +56,8 @@ export class Runtime {
   readonly blobs: BlobStore;
   readonly tools: ToolRegistry;
   readonly policyRules: readonly PolicyRule[];
+  /** MCP clients, shared by mcp_tool steps and `mcp.<server>.<tool>` agent tools. */
+  readonly mcp = new McpClientPool();
   readonly #deps: RuntimeDeps;
   #sqs?: SQSClient;
   #eb?: EventBridgeClient;
@@ -76,6 +79,16 @@ export class Runtime {
     this.blobs = new BlobStore(this.db);
     this.policyRules = parsePolicyRules(config.policyRules);
     this.tools = deps.tools ?? builtinTools(config);
+  }
+
+  /** Closes long-lived connections (MCP clients, SDK sockets). */
+  async close(): Promise<void> {
+    await this.mcp.closeAll();
+    this.db.client.destroy();
+    this.#sqs?.destroy();
+    this.#eb?.destroy();
+    this.#sfn?.destroy();
+    this.#bedrock?.destroy();
   }
 
   sqs(): SQSClient {

@@ -1,0 +1,11 @@
+import type { Runtime } from '../runtime/Runtime.js';
+import { runFunctionStep } from '../steps/functionStep.js';
+import { createStepHandler, lazyHandler, type StepHandler } from './stepHandler.js';
+
+/** The user-function handler. */
+export function createFunctionHandler(rt: Runtime): StepHandler {
+  return createStepHandler(rt, 'function', (r, env) => runFunctionStep(r, env));
+}
+
+/** Lambda entry point. */
+export const handler = lazyHandler(createFunctionHandler);

@@ -1,0 +1,39 @@
+import middy from '@middy/core';
+import type { StepEnvelope } from '@stepforge/compiler';
+import { runtimeConfigFromEnv } from '../config/RuntimeConfig.js';
+import type { StepContext } from '../middleware/defineMiddleware.js';
+import { logStep, redactSecrets, validateEnvelope } from '../middleware/middlewares.js';
+import { Runtime } from '../runtime/Runtime.js';
+
+/** A step handler as the engine and Lambda call it. */
+export type StepHandler = (event: unknown, context?: unknown) => Promise<unknown>;
+
+/**
+ * Wraps a plain step module as a middy handler: envelope validation (zod schema from the
+ * compiler), structured logging with run/step ids, and secret redaction of results and errors.
+ */
+export function createStepHandler(
+  rt: Runtime,
+  name: string,
+  body: (rt: Runtime, env: StepEnvelope, taskToken: string | undefined) => Promise<unknown>,
+): StepHandler {
+  const h = middy<unknown, unknown, Error, StepContext>(async (event: unknown, context: StepContext) => body(rt, event as StepEnvelope, context.stepforgeTaskToken))
+    .use(validateEnvelope({ runtime: rt }))
+    .use(logStep({ runtime: rt, handler: name }))
+    .use(redactSecrets({ runtime: rt }));
+  // Lambda passes a context; the embedded engine may pass none — give middy a fresh object each time.
+  return (event, context) => h(event, { ...((context as object | undefined) ?? {}) } as StepContext);
+}
+
+let shared: Runtime | undefined;
+
+/** The process-wide Runtime built from the environment (one per Lambda container). */
+export function defaultRuntime(): Runtime {
+  return (shared ??= new Runtime(runtimeConfigFromEnv()));
+}
+
+/** A Lambda entry point that builds its handler (and the Runtime) on first use. */
+export function lazyHandler(make: (rt: Runtime) => StepHandler): StepHandler {
+  let h: StepHandler | undefined;
+  return (event, context) => (h ??= make(defaultRuntime()))(event, context);
+}

@@ -1,0 +1,89 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { z } from 'zod';
+import { RuntimeError } from '../errors/RuntimeError.js';
+
+/** How to reach one MCP server: streamable HTTP, or a stdio child process. */
+export const McpServerConfig = z.union([
+  z.strictObject({ url: z.string().url(), headers: z.record(z.string(), z.string()).optional() }),
+  z.strictObject({ command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).optional(), cwd: z.string().optional() }),
+]);
+/** How to reach one MCP server. */
+export type McpServerConfig = z.infer<typeof McpServerConfig>;
+
+/** The text (or structured content) an MCP tool returned. */
+export interface McpCallResult {
+  readonly content: unknown;
+  readonly text: string;
+  readonly isError: boolean;
+}
+
+/**
+ * MCP clients (@modelcontextprotocol/sdk), one per server configuration, kept open for the
+ * life of the process (a Lambda container or the embedded stack) and closed by `closeAll`.
+ */
+export class McpClientPool {
+  readonly #clients = new Map<string, Promise<Client>>();
+
+  async #client(server: McpServerConfig): Promise<Client> {
+    const key = JSON.stringify(server);
+    let p = this.#clients.get(key);
+    if (!p) {
+      p = (async () => {
+        const client = new Client({ name: 'stepforge', version: '0.1.0' });
+        const transport = 'url' in server
+          ? new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } })
+          : new StdioClientTransport({ command: server.command, args: server.args, env: { PATH: process.env.PATH ?? '', ...(server.env ?? {}) }, cwd: server.cwd, stderr: 'ignore' });
+        await client.connect(transport);
+        return client;
+      })();
+      this.#clients.set(key, p);
+      p.catch(() => this.#clients.delete(key));
+    }
+    try {
+      return await p;
+    } catch (e) {
+      throw new RuntimeError('McpError', `cannot connect to MCP server ${'url' in server ? server.url : server.command}: ${(e as Error).message}`, { retryable: true, cause: e });
+    }
+  }
+
+  /** The server's tools (name, description, input schema). */
+  async listTools(server: McpServerConfig): Promise<{ name: string; description?: string; inputSchema: unknown }[]> {
+    const c = await this.#client(server);
+    return (await c.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+  }
+
+  /** Calls one tool; an `isError` answer becomes an `McpError`. */
+  async callTool(server: McpServerConfig, tool: string, args: Record<string, unknown>, timeoutMs = 60_000): Promise<McpCallResult> {
+    const c = await this.#client(server);
+    let r;
+    try {
+      r = await c.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs });
+    } catch (e) {
+      throw new RuntimeError('McpError', `MCP tool ${tool}: ${(e as Error).message}`, { cause: e });
+    }
+    const content = (r.content ?? []) as { type: string; text?: string }[];
+    const text = content.filter((b) => b.type === 'text').map((b) => b.text ?? '').join('\n');
+    if (r.isError) throw new RuntimeError('McpError', `MCP tool ${tool} failed: ${text.slice(0, 500)}`, { details: { tool } });
+    // Structured content when the tool gives it; else its text (parsed when it is JSON).
+    let value: unknown = r.structuredContent;
+    if (value === undefined) {
+      try { value = JSON.parse(text); } catch { value = text; }
+    }
+    return { content: value, text, isError: false };
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.#clients.values()];
+    this.#clients.clear();
+    await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.close().catch(() => undefined)));
+  }
+}
+
+/** Parses a server configuration (strict: a misspelt key fails at once). */
+export function parseMcpServer(raw: unknown, name: string): McpServerConfig {
+  const r = McpServerConfig.safeParse(raw);
+  if (!r.success) throw new RuntimeError('ConfigError', `MCP server "${name}": ${r.error.issues.map((i) => `${i.path.join('.') || '(server)'}: ${i.message}`).join('; ')}`);
+  return r.data;
+}

@@ -1,0 +1,119 @@
+import type { ModelTurnResult, StepEnvelope, StepResult } from '@stepforge/compiler';
+import { RuntimeError } from '../errors/RuntimeError.js';
+import type { ChatMessage } from '../persistence/ConversationStore.js';
+import type { ModelTool } from '../providers/ModelProvider.js';
+import { selectProvider } from '../providers/selectProvider.js';
+import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
+import type { Runtime } from '../runtime/Runtime.js';
+import { renderForPrompt, resolveInputs } from './resolveInputs.js';
+
+/** The model step's answer: a plain StepResult, or a ModelTurnResult inside an agent loop. Always says which provider answered. */
+export type ModelStepResult = (StepResult | ModelTurnResult) & { provider: string; model: string };
+
+/**
+ * Builds the first user message: the prompt (as the ASL resolved it from the template), plus each
+ * parent output the template did not place, as clearly labelled context.
+ */
+export function buildPrompt(env: StepEnvelope): string {
+  const value = env.inputs.value;
+  const prompt = typeof value === 'string' ? value : typeof env.config.prompt === 'string' ? env.config.prompt : renderForPrompt(value ?? env.inputs.input ?? '');
+  const template = typeof env.inputs.template === 'string' ? env.inputs.template : typeof env.config.prompt === 'string' ? env.config.prompt : '';
+  const context: string[] = [];
+  for (const [name, out] of Object.entries(env.inputs.steps)) {
+    const placed = new RegExp(`\\b${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(template);
+    if (!placed) context.push(`--- Output of step "${name}" ---\n${renderForPrompt(out)}`);
+  }
+  return context.length === 0 ? prompt : `${prompt}\n\nContext from earlier steps:\n${context.join('\n\n')}`;
+}
+
+/** The tools offered to the model: exactly the granted ones that exist in the registry. */
+function offeredTools(rt: Runtime, env: StepEnvelope): ModelTool[] {
+  return env.tools.flatMap((name) => {
+    const t = rt.tools.get(name);
+    if (t) return [{ name: t.name, description: t.description, inputSchema: t.inputSchema }];
+    if (name.startsWith('mcp.') || name.startsWith('mcp:')) {
+      return [{ name, description: `MCP tool ${name}`, inputSchema: { type: 'object', additionalProperties: true } }];
+    }
+    return [];
+  });
+}
+
+/**
+ * One model call. Without `turn`: a single-shot model step. With `turn`: one reason step of an
+ * agent loop — the conversation is loaded from and saved to DynamoDB (never carried in the state),
+ * previous tool results are appended, and the turn and tool-call budgets are enforced.
+ */
+export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<ModelStepResult> {
+  const env = await resolveInputs(rt, rawEnv);
+  const turn = env.turn;
+  const budget = env.budget;
+  if (turn && budget && turn.index >= budget.maxTurns) {
+    throw new RuntimeError('BudgetExceeded', `step ${env.step.id} used its ${budget.maxTurns} turns`, { details: { maxTurns: budget.maxTurns, turn: turn.index } });
+  }
+  const { provider, modelId } = await selectProvider(rt, env.config.model);
+  const convId = `${env.run.id}#${stepInstanceId(env)}`;
+  const tools = turn ? offeredTools(rt, env) : [];
+  const sub = turn ? `turn${turn.index}` : undefined;
+
+  const done = await executeStep(rt, env, { sub }, async () => {
+    let history: ChatMessage[] = [];
+    const fresh: ChatMessage[] = [];
+    if (turn && turn.index > 0) {
+      history = await rt.conversations.load(convId);
+      for (const r of turn.toolResults) {
+        fresh.push({ role: 'tool', toolCallId: r.id, toolName: r.tool, content: renderForPrompt(r.result ?? null) });
+      }
+    } else {
+      fresh.push({ role: 'user', content: buildPrompt(env) });
+    }
+    const messages = [...history, ...fresh];
+    const resp = await provider.converse({
+      model: modelId,
+      system: typeof env.config.system === 'string' ? env.config.system : undefined,
+      messages, tools,
+      maxTokens: typeof env.config.max_tokens === 'number' ? env.config.max_tokens : undefined,
+      temperature: typeof env.config.temperature === 'number' ? env.config.temperature : undefined,
+      stepId: env.step.id, turn: turn?.index ?? 0,
+    });
+    const toolCalls = turn ? resp.toolCalls : [];
+    if (turn && budget && toolCalls.length > 0 && budget.toolCallsUsed + toolCalls.length > budget.maxToolCalls) {
+      throw new RuntimeError('BudgetExceeded', `step ${env.step.id} asked for ${toolCalls.length} tool calls with ${budget.maxToolCalls - budget.toolCallsUsed} left of its ${budget.maxToolCalls}`, {
+        details: { maxToolCalls: budget.maxToolCalls, used: budget.toolCallsUsed, asked: toolCalls.length },
+      });
+    }
+    if (turn && turn.index + 1 >= (budget?.maxTurns ?? Infinity) && toolCalls.length > 0) {
+      throw new RuntimeError('BudgetExceeded', `step ${env.step.id} still wants tools on its last allowed turn (${budget?.maxTurns})`, { details: { maxTurns: budget?.maxTurns } });
+    }
+    if (turn) {
+      await rt.conversations.append(convId, history.length, [...fresh, { role: 'assistant', content: resp.text, ...(toolCalls.length ? { toolCalls } : {}) }]);
+    }
+    return {
+      output: resp.text,
+      usage: {
+        inputTokens: resp.usage.inputTokens, outputTokens: resp.usage.outputTokens,
+        ...(turn ? { turns: turn.index + 1, toolCalls: (budget?.toolCallsUsed ?? 0) + toolCalls.length } : {}),
+      },
+      extra: {
+        provider: resp.provider, model: resp.model,
+        ...(turn ? { done: toolCalls.length === 0, toolCalls: toolCalls.map((c) => ({ id: c.id, tool: c.tool, args: c.args ?? {} })) } : {}),
+      },
+    };
+  });
+  const provenance = { provider: String(done.extra.provider), model: String(done.extra.model) };
+  if (turn) {
+    const calls = (done.extra.toolCalls as ModelTurnResult['toolCalls']) ?? [];
+    const isDone = done.extra.done === true;
+    return {
+      done: isDone,
+      ...(isDone ? { output: done.output } : {}),
+      ...(isDone && done.outputRef ? { outputRef: done.outputRef } : {}),
+      ...(isDone ? {} : { toolCalls: calls }),
+      usage: done.usage,
+      ...provenance,
+    } as ModelStepResult;
+  }
+  return {
+    status: done.status, output: done.output, ...(done.outputRef ? { outputRef: done.outputRef } : {}), usage: done.usage, ...provenance,
+  } as ModelStepResult;
+}
+

@@ -1,0 +1,196 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { StepEnvelope, StepResult, ToolCallResult } from '@stepforge/compiler';
+import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
+import { parseMcpServer } from '../mcp/McpClientPool.js';
+import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
+import type { Runtime } from '../runtime/Runtime.js';
+import type { ToolDefinition } from '../tools/ToolDefinition.js';
+import { evaluatePolicy } from '../tools/ToolPolicy.js';
+import { resolveInputs } from './resolveInputs.js';
+
+/** What one tool invocation is: which tool, with what, on behalf of which step. */
+interface ToolInvocation {
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  /** The agent loop's call id, when the model proposed the call. */
+  readonly callId?: string;
+}
+
+function invocationOf(env: StepEnvelope): ToolInvocation {
+  if (env.toolCall) {
+    const args = env.toolCall.args;
+    return { tool: env.toolCall.tool, args: args !== null && typeof args === 'object' && !Array.isArray(args) ? args as Record<string, unknown> : {}, callId: env.toolCall.id };
+  }
+  const tool = env.config.tool;
+  if (typeof tool !== 'string' || tool.length === 0) throw new RuntimeError('InvalidEnvelope', 'tool step has no config.tool');
+  const v = env.inputs.value ?? env.config.args ?? {};
+  return { tool, args: v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {} };
+}
+
+/** `mcp.<server>.<tool>` names an MCP tool as an agent tool. */
+function mcpToolDefinition(rt: Runtime, name: string): ToolDefinition | undefined {
+  const m = /^mcp[.:]([^.]+)\.(.+)$/.exec(name);
+  if (!m) return undefined;
+  const [, serverName, toolName] = m as unknown as [string, string, string];
+  const raw = rt.config.mcpServers[serverName];
+  if (raw === undefined) return undefined;
+  const server = parseMcpServer(raw, serverName);
+  return {
+    name, description: `MCP tool ${toolName} on ${serverName}`, inputSchema: { type: 'object' }, sideEffect: true,
+    async run(args, ctx) {
+      await ctx.guard.dispatch(`MCP ${serverName}.${toolName}`);
+      return (await rt.mcp.callTool(server, toolName, args)).content;
+    },
+  };
+}
+
+async function refuse(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, err: RuntimeError): Promise<never> {
+  await rt.runs.recordEvent({
+    runId: env.run.id, stepId: stepInstanceId(env), type: err.name,
+    detail: { tool: inv.tool, callId: inv.callId, args: inv.args, message: err.message, ...(err.details ?? {}) },
+  });
+  throw err;
+}
+
+/**
+ * Authorises one tool call: granted to the step (else `ToolNotGranted`), known, arguments under
+ * the size cap, and the approval policy (first matching rule: allow / deny / approve).
+ * Refusals are recorded as run events before they are thrown.
+ */
+export async function authorizeToolCall(rt: Runtime, env: StepEnvelope, inv: ToolInvocation): Promise<{ tool: ToolDefinition; decision: ReturnType<typeof evaluatePolicy> }> {
+  const granted = env.toolCall ? env.tools.includes(inv.tool) : env.tools.length === 0 || env.tools.includes(inv.tool);
+  if (!granted) {
+    await refuse(rt, env, inv, new RuntimeError('ToolNotGranted', `step ${env.step.id} is not granted tool "${inv.tool}" (granted: ${env.tools.join(', ') || 'none'})`, { details: { tool: inv.tool, granted: env.tools } }));
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(inv.args));
+  if (bytes > rt.config.tools.maxArgsBytes) {
+    await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `tool "${inv.tool}" arguments are ${bytes} bytes, over the ${rt.config.tools.maxArgsBytes}-byte limit`, { details: { bytes, limit: rt.config.tools.maxArgsBytes, reason: 'oversized' } }));
+  }
+  const tool = rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, inv.tool);
+  if (!tool) await refuse(rt, env, inv, new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`, { details: { tool: inv.tool } }));
+  const decision = evaluatePolicy(rt.policyRules, inv.tool, inv.args);
+  if (decision.action === 'deny') {
+    await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `policy ${decision.rule} denies ${inv.tool}`, { details: { tool: inv.tool, rule: decision.rule } }));
+  }
+  return { tool: tool as ToolDefinition, decision };
+}
+
+/** Runs an authorised call under the step's idempotency guard, with secrets resolved for the call only. */
+export async function performToolCall(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, tool: ToolDefinition): Promise<{ result: unknown; status: 'succeeded' | 'reused' }> {
+  const sub = inv.callId ? `call:${inv.callId}` : undefined;
+  const done = await executeStep(rt, env, { sub, idempotent: tool.idempotent?.(inv.args) ?? !tool.sideEffect }, async (guard) => {
+    const args = await rt.secrets.resolveDeep(inv.args);
+    try {
+      return { output: await tool.run(args, { runtime: rt, runId: env.run.id, stepId: env.step.id, guard }) };
+    } catch (e) {
+      if (isRuntimeError(e) && (e.name === 'PolicyDenied' || e.name === 'ToolNotGranted')) {
+        await rt.runs.recordEvent({ runId: env.run.id, stepId: stepInstanceId(env), type: e.name, detail: { tool: inv.tool, callId: inv.callId, args: inv.args, message: e.message, ...(e.details ?? {}) } });
+      }
+      throw e;
+    }
+  });
+  const result = done.outputRef ? { $ref: done.outputRef } : done.output;
+  return { result, status: done.status };
+}
+
+/**
+ * The tool handler's body. A plain tool step answers a StepResult and throws on refusal; a
+ * call proposed by an agent answers a ToolCallResult whose `error` the model sees (refusals are
+ * recorded either way). Invoked with a task token (`.waitForTaskToken`), it answers through the
+ * token, and a call the policy gates waits for a human: an approval record plus an SQS message.
+ */
+export async function runToolStep(rt: Runtime, rawEnv: StepEnvelope, taskToken?: string): Promise<StepResult | ToolCallResult | { status: 'waiting_approval'; approvalId: string }> {
+  const env = await resolveInputs(rt, rawEnv);
+  const inv = invocationOf(env);
+  let answer: StepResult | ToolCallResult;
+  try {
+    const { tool, decision } = await authorizeToolCall(rt, env, inv);
+    if (decision.action === 'approve') {
+      if (!taskToken) {
+        await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `policy ${decision.rule} requires human approval for ${inv.tool}, but this state does not wait for a task token`, { details: { rule: decision.rule } }));
+      }
+      const approval = await requestApproval(rt, rawEnv, inv, taskToken as string, decision.rule);
+      return { status: 'waiting_approval', approvalId: approval };
+    }
+    answer = await answerFor(rt, env, inv, tool);
+  } catch (e) {
+    if (env.toolCall && isRuntimeError(e) && ['ToolNotGranted', 'PolicyDenied', 'UnknownTool', 'ToolError', 'InvalidInput'].includes(e.name)) {
+      answer = { id: inv.callId as string, tool: inv.tool, result: null, error: { name: e.name, message: e.message } };
+    } else {
+      if (taskToken) {
+        await sendTaskFailure(rt, taskToken, e as Error);
+        return { status: 'failed', error: { name: (e as Error).name, message: (e as Error).message } } as unknown as StepResult;
+      }
+      throw e;
+    }
+  }
+  if (taskToken) await rt.sfn().send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(rt.redactor.redact(answer)) }));
+  return answer;
+}
+
+async function answerFor(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, tool: ToolDefinition): Promise<StepResult | ToolCallResult> {
+  const { result, status } = await performToolCall(rt, env, inv, tool);
+  if (env.toolCall) return { id: inv.callId as string, tool: inv.tool, result };
+  const isRef = result !== null && typeof result === 'object' && '$ref' in result;
+  return { status, output: result, ...(isRef ? { outputRef: (result as { $ref: StepResult['outputRef'] }).$ref } : {}), usage: { inputTokens: 0, outputTokens: 0 } };
+}
+
+async function sendTaskFailure(rt: Runtime, taskToken: string, e: Error): Promise<void> {
+  await rt.sfn().send(new SendTaskFailureCommand({
+    taskToken, error: e.name, cause: rt.redactor.redactText(e.message).slice(0, 32_000),
+  }));
+}
+
+/** Records a PENDING approval (with the envelope, secrets still as references) and announces it on the approval queue. */
+async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, taskToken: string, rule?: string): Promise<string> {
+  const rec = await rt.approvals.create({
+    runId: env.run.id, stepId: stepInstanceId(env), tool: inv.tool, args: inv.args, taskToken,
+    timeoutSeconds: rt.config.approvalTimeoutSeconds, ...(rule ? { rule } : {}),
+  });
+  await rt.db.doc.send(new UpdateCommand({
+    TableName: rt.db.tableName, Key: { pk: `APPROVAL#${rec.approvalId}`, sk: 'APPROVAL' },
+    UpdateExpression: 'SET envelope = :e', ExpressionAttributeValues: { ':e': JSON.stringify(env) },
+  }));
+  await rt.runs.recordEvent({ runId: env.run.id, stepId: stepInstanceId(env), type: 'ApprovalRequested', detail: { approvalId: rec.approvalId, tool: inv.tool, args: inv.args, rule } });
+  if (rt.config.approvalQueueUrl) {
+    await rt.sqs().send(new SendMessageCommand({
+      QueueUrl: rt.config.approvalQueueUrl,
+      MessageBody: JSON.stringify(rt.redactor.redact({
+        type: 'stepforge.approval', approvalId: rec.approvalId, runId: env.run.id, stepId: rec.stepId, workflow: env.run.workflow,
+        tool: inv.tool, args: inv.args, rule, taskToken, expiresAt: rec.expiresAt,
+      })),
+    }));
+  }
+  return rec.approvalId;
+}
+
+/**
+ * Resolves an approval: APPROVED runs the tool call and answers its task token with the result;
+ * REJECTED / TIMED_OUT fail the token with `ApprovalRejected` (a timeout is a denial).
+ */
+export async function resolveApproval(rt: Runtime, approvalId: string, decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT', by?: string, reason?: string): Promise<{ approvalId: string; status: string; result?: unknown }> {
+  const rec = await rt.approvals.decide(approvalId, { decision, by, reason });
+  await rt.runs.recordEvent({ runId: rec.runId, stepId: rec.stepId, type: `Approval${rec.status === 'APPROVED' ? 'Granted' : rec.status === 'REJECTED' ? 'Rejected' : 'TimedOut'}`, detail: { approvalId, by, reason } });
+  if (rec.status !== 'APPROVED') {
+    await sendTaskFailure(rt, rec.taskToken, new RuntimeError('ApprovalRejected', rec.status === 'TIMED_OUT' ? `approval ${approvalId} timed out (a timeout is a denial)` : `approval ${approvalId} was rejected${reason ? `: ${reason}` : ''}`));
+    return { approvalId, status: rec.status };
+  }
+  const item = (await rt.db.doc.send(new GetCommand({
+    TableName: rt.db.tableName, Key: { pk: `APPROVAL#${approvalId}`, sk: 'APPROVAL' }, ConsistentRead: true,
+  }))).Item;
+  const env = JSON.parse(String(item?.envelope)) as StepEnvelope;
+  const resolved = await resolveInputs(rt, env);
+  const inv = invocationOf(resolved);
+  try {
+    const tool = rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, inv.tool);
+    if (!tool) throw new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`);
+    const answer = await answerFor(rt, resolved, inv, tool);
+    await rt.sfn().send(new SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(rt.redactor.redact(answer)) }));
+    return { approvalId, status: rec.status, result: rt.redactor.redact(answer) };
+  } catch (e) {
+    await sendTaskFailure(rt, rec.taskToken, e as Error);
+    throw e;
+  }
+}

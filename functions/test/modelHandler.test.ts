@@ -1,0 +1,97 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createModelHandler } from '../src/handlers/model.js';
+import type { Runtime } from '../src/runtime/Runtime.js';
+import { envelope } from './envelope.js';
+import { makeRuntime, startDynalite, type DynamoEndpoint } from './emulators.js';
+
+let ddb: DynamoEndpoint;
+let rt: Runtime;
+let scripted: Runtime;
+beforeAll(async () => {
+  ddb = await startDynalite();
+  rt = await makeRuntime(ddb.endpoint);
+  const dir = mkdtempSync(join(tmpdir(), 'sf-script-'));
+  const script = join(dir, 'script.json');
+  writeFileSync(script, JSON.stringify({
+    steps: {
+      researcher: [
+        { text: 'Let me look.', toolCalls: [{ tool: 'fs-list', args: { path: '.' } }, { tool: 'web-search', args: { query: 'x' } }] },
+        { text: 'Found it: 42.' },
+      ],
+      greedy: [{ text: 'more', toolCalls: [{ tool: 'fs-list', args: {} }, { tool: 'fs-list', args: {} }, { tool: 'fs-list', args: {} }] }],
+    },
+  }));
+  scripted = await makeRuntime(ddb.endpoint, {}, {}, { STEPFORGE_LOCAL_SCRIPT: script });
+});
+afterAll(async () => {
+  await rt.close();
+  await scripted.close();
+  await ddb.stop();
+});
+
+describe('Function: createModelHandler', () => {
+  it('answers a model step offline with a labelled echo and provider "local"', async () => {
+    const h = createModelHandler(rt);
+    const r = (await h(envelope({ kind: 'model', step: 'plan', config: { prompt: 'Plan ${input.topic}' }, inputs: { value: 'Plan research on whales' } }))) as Record<string, unknown>;
+    expect(r.output).toBe('[offline:echo] Plan research on whales');
+    expect(r.provider).toBe('local');
+    expect(r.status).toBe('succeeded');
+  });
+
+  it('adds parent outputs the template does not place as labelled context', async () => {
+    const h = createModelHandler(rt);
+    const r = (await h(envelope({
+      kind: 'model', step: 'judge', config: { prompt: 'Pick the best of ${steps.draft}' },
+      inputs: { value: 'Pick the best of D1', template: 'Pick the best of ${steps.draft}', steps: { draft: 'D1', critique: { score: 3 } } },
+    }))) as Record<string, unknown>;
+    expect(r.output).toContain('Pick the best of D1');
+    expect(r.output).toContain('--- Output of step "critique" ---');
+    expect(r.output).not.toContain('--- Output of step "draft" ---');
+  });
+
+  it('returns the committed output on a retry of the same step instead of calling the model again', async () => {
+    const h = createModelHandler(rt);
+    const env = envelope({ kind: 'model', step: 'once', inputs: { value: 'hello' } });
+    const a = (await h(env)) as Record<string, unknown>;
+    const b = (await h(env)) as Record<string, unknown>;
+    expect(a.status).toBe('succeeded');
+    expect(b.status).toBe('reused');
+    expect(b.output).toBe(a.output);
+  });
+
+  it('runs a scripted agent loop with tool calls, keeping the conversation in DynamoDB', async () => {
+    const h = createModelHandler(scripted);
+    const base = { kind: 'agent' as const, step: 'researcher', runId: 'run-agent-1', tools: ['fs-list', 'web-search'], inputs: { value: 'Find the answer' }, budget: { maxTurns: 4, maxToolCalls: 5 } };
+    const t0 = (await h(envelope({ ...base, turn: { index: 0 } }))) as Record<string, unknown>;
+    expect(t0.done).toBe(false);
+    expect(t0.toolCalls).toEqual([
+      { id: 'call_0_0', tool: 'fs-list', args: { path: '.' } },
+      { id: 'call_0_1', tool: 'web-search', args: { query: 'x' } },
+    ]);
+    const t1 = (await h(envelope({
+      ...base, budget: { ...base.budget, turnsUsed: 1, toolCallsUsed: 2 },
+      turn: { index: 1, toolResults: [{ id: 'call_0_0', tool: 'fs-list', result: { entries: [] } }, { id: 'call_0_1', tool: 'web-search', result: { results: [] } }] },
+    }))) as Record<string, unknown>;
+    expect(t1).toMatchObject({ done: true, output: '[offline:script] Found it: 42.', provider: 'local' });
+    const conv = await scripted.conversations.load('run-agent-1#researcher');
+    expect(conv.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
+    expect(conv[0]?.content).toBe('Find the answer');
+  });
+
+  it('enforces the tool-call budget with BudgetExceeded', async () => {
+    const h = createModelHandler(scripted);
+    const err = await h(envelope({ kind: 'agent', step: 'greedy', tools: ['fs-list'], inputs: { value: 'go' }, budget: { maxTurns: 4, maxToolCalls: 2 }, turn: { index: 0 } })).catch((e: unknown) => e);
+    expect((err as Error).name).toBe('BudgetExceeded');
+    expect((err as Error).message).toBe('step greedy asked for 3 tool calls with 2 left of its 2');
+  });
+
+  it('enforces the turn budget with BudgetExceeded', async () => {
+    const h = createModelHandler(scripted);
+    const err = await h(envelope({ kind: 'agent', step: 'researcher', tools: ['fs-list'], inputs: { value: 'go' }, budget: { maxTurns: 2, maxToolCalls: 9, turnsUsed: 2 }, turn: { index: 2 } })).catch((e: unknown) => e);
+    expect((err as Error).name).toBe('BudgetExceeded');
+    expect((err as Error).message).toBe('step researcher used its 2 turns');
+  });
+});
