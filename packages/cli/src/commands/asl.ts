@@ -206,11 +206,17 @@ function toStepforgeError(e: unknown, file: string, text: string): unknown {
   let location = { file, line: 1, column: 1 } as { file: string; line: number; column: number; length?: number };
   if (path) {
     const state = path.split('/')[2];
-    const at = state !== undefined ? text.indexOf(JSON.stringify(decodeURIComponent(state))) : -1;
+    // The state's key (`"Name":`), not a `"Next": "Name"` that mentions it earlier.
+    const key = state !== undefined ? new RegExp(`${escapeRegExp(JSON.stringify(state))}\\s*:`).exec(text) : null;
+    const at = key ? key.index : -1;
     if (at >= 0) {
       const pos = new SourceText(text, file).position(at);
       location = { file, ...pos, length: JSON.stringify(state).length };
     }
   }
   return new StepforgeError(code, e.message, { location, source: text });
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
