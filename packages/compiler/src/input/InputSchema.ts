@@ -61,11 +61,11 @@ export function describeType(value: unknown): string {
 }
 
 /**
- * Normalises a parsed `input:` section (plain data, already checked by InputSectionSpec) into an
+ * Normalises an `input:` section (plain data, already checked by InputSectionSpec) into an
  * InputSchema; `locate` gives each field's location when the caller knows it.
  */
 export function toInputSchema(
-  section: Readonly<Record<string, z.output<typeof InputFieldSpec>>> | undefined,
+  section: Readonly<Record<string, z.input<typeof InputFieldSpec>>> | undefined,
   locate?: (name: string) => SourceLocation | undefined,
 ): InputSchema {
   const fields: InputField[] = [];
@@ -78,8 +78,8 @@ export function toInputSchema(
     const hasDefault = Object.prototype.hasOwnProperty.call(spec, 'default') && spec.default !== undefined;
     fields.push({
       name,
-      type: spec.type,
-      required: hasDefault ? false : spec.required,
+      type: spec.type ?? 'any',
+      required: hasDefault ? false : (spec.required ?? true),
       hasDefault,
       ...(spec.description !== undefined ? { description: spec.description } : {}),
       ...(hasDefault ? { default: spec.default } : {}),
