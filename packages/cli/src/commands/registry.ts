@@ -21,6 +21,9 @@ export async function loadCommands(): Promise<readonly Command[]> {
     import('./validate.js'),
     import('./new.js'),
     import('./run.js'),
+    import('./runs.js'),
+    import('./approvals.js'),
+    import('./serve.js'),
   ]);
   return modules.map((m: { default: Command }) => m.default);
 }

@@ -1,0 +1,121 @@
+import { parseArgs } from 'node:util';
+import { StepforgeError } from '@stepforge/compiler';
+import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
+import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
+import type { RunDetails } from '../stack/RunService.js';
+import type { RunRecordView } from '../stack/functionsRuntime.js';
+import { runDetailsJson, runSummary } from '../stack/runJson.js';
+import { follow, openService, stackOptions } from './run.js';
+import type { Command } from './registry.js';
+
+const STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
+
+const command: Command = {
+  name: 'runs',
+  summary: 'list runs, show one, retry its unfinished steps, or restart it from a step',
+  usage: 'runs list [--workflow W] [--status S] | show ID | retry ID | restart ID --from STEP',
+  async run(argv, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({
+        args: [...argv],
+        allowPositionals: true,
+        options: {
+          workflow: { type: 'string' },
+          status: { type: 'string' },
+          from: { type: 'string' },
+          limit: { type: 'string' },
+          json: { type: 'boolean', default: false },
+          'in-memory': { type: 'boolean', default: false },
+        },
+      });
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    const { values, positionals } = parsed;
+    const [sub, id, ...extra] = positionals;
+    if (sub === undefined || !['list', 'show', 'retry', 'restart'].includes(sub)) {
+      throw new UsageError(`runs needs one of list, show ID, retry ID, restart ID --from STEP${sub ? ` (got '${sub}')` : ''}`);
+    }
+    if (sub !== 'list' && (id === undefined || extra.length > 0)) throw new UsageError(`runs ${sub} takes one run ID`);
+    if (sub === 'restart' && values.from === undefined) throw new UsageError('runs restart needs --from STEP');
+    const status = values.status?.toUpperCase();
+    if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
+      throw new UsageError(`--status must be one of ${STATUSES.join(', ')}, got '${values.status}'`);
+    }
+    const { stack, service } = await openService(stackOptions(io, values));
+    try {
+      if (sub === 'list') {
+        const runs = await service.runs.listRuns({
+          ...(values.workflow !== undefined ? { workflow: values.workflow } : {}),
+          ...(status !== undefined ? { status: status as RunRecordView['status'] } : {}),
+          limit: values.limit !== undefined ? Number(values.limit) : 50,
+        });
+        if (values.json) io.out(JSON.stringify({ runs: runs.map(runSummary) }) + '\n');
+        else io.out(formatRunList(runs));
+        return EXIT_OK;
+      }
+      if (sub === 'show') {
+        const details = await service.details(id!);
+        if (values.json) io.out(JSON.stringify(runDetailsJson(details)) + '\n');
+        else io.out(formatDetails(details));
+        return EXIT_OK;
+      }
+      const started = sub === 'retry' ? await service.retry(id!) : await service.restart(id!, values.from!);
+      const entry = await service.catalog.get(started.run.workflow);
+      if (!entry) throw new StepforgeError('unknown_workflow', `workflow '${started.run.workflow}' is not registered`);
+      if (!values.json && 'rerun' in started) io.out(`restart from '${values.from}': re-running ${(started.rerun as string[]).join(', ')}; reusing the rest\n`);
+      const run = values.json ? await service.wait(started.run.runId) : await follow(io, service, entry, started.run, false);
+      if (values.json) io.out(JSON.stringify({ runId: run.runId, parentRunId: run.parentRunId ?? null, status: run.status, output: run.output ?? null, reused: false }) + '\n');
+      return run.status === 'SUCCEEDED' ? EXIT_OK : EXIT_FAILURE;
+    } finally {
+      await stack.close();
+    }
+  },
+};
+export default command;
+
+function formatRunList(runs: readonly RunRecordView[]): string {
+  if (runs.length === 0) return 'no runs\n';
+  const lines = [`${'RUN'.padEnd(36)}  ${'WORKFLOW'.padEnd(20)}  ${'STATUS'.padEnd(9)}  ${'STARTED'.padEnd(24)}  TOOK      PARENT`];
+  for (const r of runs) {
+    const took = r.endedAt ? formatMs(Date.parse(r.endedAt) - Date.parse(r.startedAt)) : '';
+    lines.push(`${r.runId.padEnd(36)}  ${r.workflow.padEnd(20)}  ${r.status.padEnd(9)}  ${r.startedAt.padEnd(24)}  ${took.padEnd(8)}  ${r.parentRunId ?? ''}`.trimEnd());
+  }
+  return lines.join('\n') + '\n';
+}
+
+const OUTPUT_CHARS = 200;
+
+function preview(v: unknown): string {
+  return truncate(typeof v === 'string' ? v : JSON.stringify(v ?? null), OUTPUT_CHARS);
+}
+
+function formatDetails(d: RunDetails): string {
+  const r = d.run;
+  const took = r.endedAt ? `  ${formatMs(Date.parse(r.endedAt) - Date.parse(r.startedAt))}` : '';
+  const lines = [
+    `run ${r.runId}  ${r.workflow}  ${r.status}${took}`,
+    `  started ${r.startedAt}${r.endedAt ? `, ended ${r.endedAt}` : ''}`,
+  ];
+  if (r.idempotencyKey) lines.push(`  idempotency key ${r.idempotencyKey}`);
+  if (r.parentRunId) lines.push(`  fork of ${r.parentRunId}`);
+  lines.push('', 'steps:');
+  const records = new Map<string, (typeof d.records)[number][]>();
+  for (const rec of d.records) {
+    const base = /^[^[:#]+/.exec(rec.stepId)?.[0] ?? rec.stepId;
+    records.set(base, [...(records.get(base) ?? []), rec]);
+  }
+  const depth = (id: string | undefined): number => (id === undefined ? 0 : 1 + depth(d.steps.find((s) => s.id === id)?.parent));
+  for (const s of d.steps) {
+    lines.push(formatStepLine(s, depth(s.parent)));
+    const last = (records.get(s.id) ?? []).at(-1);
+    if (last?.output !== undefined && s.state === 'succeeded') lines.push(`      output: ${preview(last.output)}`);
+    if (last?.outputRef) lines.push(`      output stored as ${last.outputRef}`);
+    if (last?.error && s.state === 'failed' && !s.error) lines.push(`      ${last.error.name}: ${truncate(last.error.message, OUTPUT_CHARS)}`);
+  }
+  if (r.status === 'SUCCEEDED') lines.push('', `output: ${preview(r.output)}`);
+  else if (r.error) lines.push('', `error: ${r.error.name}: ${truncate(r.error.message, 400)}`);
+  lines.push(`history: ${d.history.length} events`);
+  return lines.join('\n') + '\n';
+}

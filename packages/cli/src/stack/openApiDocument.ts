@@ -1,0 +1,173 @@
+// The OpenAPI 3 description of the Stepforge HTTP API, served at GET /openapi.json and checked in
+// as docs/openapi.json (a test keeps the two equal). Request bodies come from the same zod schemas
+// the routes validate with, so the document cannot drift from the code.
+import { z } from 'zod';
+
+const StartRunBody = z.strictObject({
+  input: z.record(z.string(), z.unknown()).optional(),
+  idempotencyKey: z.string().min(1).max(256).optional(),
+  wait: z.boolean().optional(),
+});
+const RestartBody = z.strictObject({ from: z.string().min(1), wait: z.boolean().optional() });
+const RetryBody = z.strictObject({ wait: z.boolean().optional() });
+const DecisionBody = z.strictObject({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
+
+/** The request body schemas, by name (HttpApi validates with these). */
+export const API_BODIES = { StartRunBody, RestartBody, RetryBody, DecisionBody } as const;
+
+const schema = (s: z.ZodType) => {
+  const { $schema: _s, ...rest } = z.toJSONSchema(s) as Record<string, unknown>;
+  return rest;
+};
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const body = (name: string, required = true) => ({ required, content: { 'application/json': { schema: ref(name) } } });
+const ok = (description: string, schemaName: string) => ({ description, content: { 'application/json': { schema: ref(schemaName) } } });
+const err = (description: string) => ({ description, content: { 'application/json': { schema: ref('Error') } } });
+const idParam = (name: string, description: string) => ({ name, in: 'path', required: true, schema: { type: 'string' }, description });
+
+/** The OpenAPI 3.0 document. */
+export const OPENAPI_DOCUMENT = {
+  openapi: '3.0.3',
+  info: {
+    title: 'Stepforge API',
+    version: '0.1.0',
+    description: 'Start and inspect workflow runs, fork them, and decide approvals. Served by API Gateway on AWS and by `stepforge serve` locally.',
+  },
+  servers: [{ url: 'http://127.0.0.1:8787', description: 'stepforge serve (default port)' }],
+  paths: {
+    '/workflows': {
+      get: { operationId: 'listWorkflows', summary: 'The workflows that can be run', responses: { 200: ok('Workflows', 'WorkflowList') } },
+    },
+    '/workflows/{name}/runs': {
+      parameters: [idParam('name', 'Workflow name')],
+      post: {
+        operationId: 'startRun',
+        summary: 'Start a run; the same Idempotency-Key returns the same run',
+        parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string' } }],
+        requestBody: body('StartRunBody', false),
+        responses: {
+          200: ok('Finished run (wait: true), or the existing run for the idempotency key', 'RunStarted'),
+          202: ok('Run started', 'RunStarted'),
+          400: err('Invalid body or input not matching the workflow input schema (invalid_request, invalid_input)'),
+          404: err('Unknown workflow (unknown_workflow)'),
+        },
+      },
+      get: {
+        operationId: 'listRuns',
+        summary: 'Runs of a workflow, newest first',
+        parameters: [{ name: 'status', in: 'query', required: false, schema: { type: 'string', enum: ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] } }],
+        responses: { 200: ok('Runs', 'RunList') },
+      },
+    },
+    '/runs/{id}': {
+      parameters: [idParam('id', 'Run id')],
+      get: { operationId: 'getRun', summary: 'A run with its steps', responses: { 200: ok('Run', 'RunDetails'), 404: err('Unknown run (unknown_run)') } },
+    },
+    '/runs/{id}/retry': {
+      parameters: [idParam('id', 'Run id')],
+      post: {
+        operationId: 'retryRun', summary: 'Fork: re-run only the steps that did not finish', requestBody: body('RetryBody', false),
+        responses: { 200: ok('Finished fork (wait: true)', 'Fork'), 202: ok('Fork started', 'Fork'), 404: err('Unknown run (unknown_run)') },
+      },
+    },
+    '/runs/{id}/restart': {
+      parameters: [idParam('id', 'Run id')],
+      post: {
+        operationId: 'restartRun', summary: 'Fork: re-run a step and everything downstream, reusing the rest', requestBody: body('RestartBody'),
+        responses: {
+          200: ok('Finished fork (wait: true)', 'Fork'), 202: ok('Fork started', 'Fork'),
+          400: err('Invalid body or unknown step (invalid_request, unknown_step)'), 404: err('Unknown run (unknown_run)'),
+        },
+      },
+    },
+    '/runs/{id}/cancel': {
+      parameters: [idParam('id', 'Run id')],
+      post: { operationId: 'cancelRun', summary: 'Stop a running run', responses: { 200: ok('The run', 'RunStatus'), 404: err('Unknown run (unknown_run)') } },
+    },
+    '/approvals': {
+      get: {
+        operationId: 'listApprovals', summary: 'Tool calls waiting for a human',
+        parameters: [{ name: 'status', in: 'query', required: false, schema: { type: 'string', enum: ['PENDING', 'APPROVED', 'REJECTED', 'TIMED_OUT'] } }],
+        responses: { 200: ok('Approvals', 'ApprovalList') },
+      },
+    },
+    '/approvals/{id}': {
+      parameters: [idParam('id', 'Approval id')],
+      post: {
+        operationId: 'decideApproval', summary: 'Approve or reject', requestBody: body('DecisionBody'),
+        responses: {
+          200: ok('The decided approval', 'Approval'), 400: err('Invalid body (invalid_request)'),
+          404: err('Unknown approval (unknown_approval)'), 409: err('Already decided (approval_decided)'),
+        },
+      },
+    },
+    '/openapi.json': { get: { operationId: 'openApi', summary: 'This document', responses: { 200: { description: 'OpenAPI 3 document' } } } },
+  },
+  components: {
+    schemas: {
+      StartRunBody: schema(StartRunBody),
+      RestartBody: schema(RestartBody),
+      RetryBody: schema(RetryBody),
+      DecisionBody: schema(DecisionBody),
+      Error: {
+        type: 'object', required: ['error'],
+        properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} } } },
+      },
+      RunStarted: {
+        type: 'object', required: ['runId', 'status', 'reused'],
+        properties: { runId: { type: 'string' }, status: { type: 'string' }, reused: { type: 'boolean' }, output: {} },
+      },
+      RunStatus: { type: 'object', required: ['runId', 'status'], properties: { runId: { type: 'string' }, status: { type: 'string' } } },
+      Fork: {
+        type: 'object', required: ['runId', 'parentRunId', 'status'],
+        properties: { runId: { type: 'string' }, parentRunId: { type: 'string' }, status: { type: 'string' }, output: {}, rerun: { type: 'array', items: { type: 'string' } } },
+      },
+      RunSummary: {
+        type: 'object',
+        properties: {
+          runId: { type: 'string' }, workflow: { type: 'string' }, status: { type: 'string' }, startedAt: { type: 'string' },
+          endedAt: { type: 'string', nullable: true }, idempotencyKey: { type: 'string', nullable: true }, parentRunId: { type: 'string', nullable: true },
+        },
+      },
+      RunList: { type: 'object', properties: { runs: { type: 'array', items: ref('RunSummary') } } },
+      RunDetails: {
+        type: 'object',
+        properties: {
+          run: ref('RunSummary'),
+          steps: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                id: { type: 'string' }, kind: { type: 'string' }, parent: { type: 'string', nullable: true },
+                status: { type: 'string', enum: ['pending', 'running', 'succeeded', 'failed', 'skipped'] }, reused: { type: 'boolean' },
+                startedAt: { type: 'string', nullable: true }, endedAt: { type: 'string', nullable: true }, durationMs: { type: 'number', nullable: true },
+                tokens: { type: 'object', properties: { input: { type: 'integer' }, output: { type: 'integer' } } },
+                error: { nullable: true }, records: { type: 'array', items: { type: 'object' } },
+              },
+            },
+          },
+          historyEvents: { type: 'integer' },
+        },
+      },
+      WorkflowList: {
+        type: 'object',
+        properties: {
+          workflows: {
+            type: 'array',
+            items: { type: 'object', properties: { name: { type: 'string' }, file: { type: 'string', nullable: true }, format: { type: 'string' }, steps: { type: 'array', items: { type: 'string' } }, input: { type: 'array', items: { type: 'object' } } } },
+          },
+        },
+      },
+      Approval: {
+        type: 'object',
+        properties: {
+          approvalId: { type: 'string' }, runId: { type: 'string' }, stepId: { type: 'string' }, tool: { type: 'string' }, args: {},
+          status: { type: 'string', enum: ['PENDING', 'APPROVED', 'REJECTED', 'TIMED_OUT'] }, createdAt: { type: 'string' }, expiresAt: { type: 'string' },
+          decidedAt: { type: 'string' }, decidedBy: { type: 'string' }, reason: { type: 'string' },
+        },
+      },
+      ApprovalList: { type: 'object', properties: { approvals: { type: 'array', items: ref('Approval') } } },
+    },
+  },
+} as const;

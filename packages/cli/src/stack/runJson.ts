@@ -1,0 +1,44 @@
+// The JSON shapes of runs, shared by `runs list/show --json` and the HTTP API.
+import { truncate } from '../progress/ProgressDisplay.js';
+import type { RunDetails } from './RunService.js';
+import type { RunRecordView } from './functionsRuntime.js';
+
+/** One run in a list. */
+export function runSummary(r: RunRecordView) {
+  return {
+    runId: r.runId, workflow: r.workflow, status: r.status, startedAt: r.startedAt, endedAt: r.endedAt ?? null,
+    idempotencyKey: r.idempotencyKey ?? null, parentRunId: r.parentRunId ?? null,
+  };
+}
+
+const OUTPUT_CHARS = 200;
+
+function preview(v: unknown): string {
+  return truncate(typeof v === 'string' ? v : JSON.stringify(v ?? null), OUTPUT_CHARS);
+}
+
+/** `runs show --json`: the run, then each step with its status, timing, tokens, truncated output and error. */
+export function runDetailsJson(d: RunDetails) {
+  const byStep = new Map<string, (typeof d.records)[number][]>();
+  for (const r of d.records) {
+    const base = /^[^[:#]+/.exec(r.stepId)?.[0] ?? r.stepId;
+    byStep.set(base, [...(byStep.get(base) ?? []), r]);
+  }
+  return {
+    run: { ...runSummary(d.run), input: d.run.input ?? null, output: d.run.output ?? null, error: d.run.error ?? null, executionArn: d.run.executionArn ?? null },
+    steps: d.steps.map((s) => ({
+      id: s.id, kind: s.kind, parent: s.parent ?? null, status: s.state, reused: s.reused,
+      startedAt: s.startedAt !== undefined ? new Date(s.startedAt).toISOString() : null,
+      endedAt: s.endedAt !== undefined ? new Date(s.endedAt).toISOString() : null,
+      durationMs: s.durationMs ?? null,
+      tokens: { input: s.inputTokens, output: s.outputTokens },
+      error: s.error ?? null,
+      records: (byStep.get(s.id) ?? []).map((r) => ({
+        stepId: r.stepId, status: r.status, attempts: r.attempts, startedAt: r.startedAt, endedAt: r.endedAt ?? null,
+        output: r.output !== undefined ? preview(r.output) : null, outputRef: r.outputRef ?? null, error: r.error ?? null,
+      })),
+    })),
+    historyEvents: d.history.length,
+  };
+}
+
