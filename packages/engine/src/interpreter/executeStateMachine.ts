@@ -93,7 +93,35 @@ const json = (v: unknown): string => (v === undefined ? 'null' : JSON.stringify(
 /** Runs an ASL definition to completion in-process. Rejects the definition first if it is invalid. */
 export async function executeStateMachine(definition: AslDefinition, input: unknown, options: ExecuteOptions = {}): Promise<ExecutionResult> {
   assertValidDefinition(definition);
+  if (options.invoker?.supports) assertSupportedResources(definition, options.invoker);
   return new Execution(definition, input, options).run();
+}
+
+/** Every Task Resource (in branches and Map processors too) with its JSON-pointer location. */
+export function taskResources(machine: Obj, at = ''): { resource: string; path: string }[] {
+  const out: { resource: string; path: string }[] = [];
+  for (const [name, st] of Object.entries((machine.States as Record<string, Obj> | undefined) ?? {})) {
+    const p = `${at}/States/${name}`;
+    if (st.Type === 'Task' && typeof st.Resource === 'string') out.push({ resource: st.Resource, path: `${p}/Resource` });
+    if (Array.isArray(st.Branches)) (st.Branches as Obj[]).forEach((b, i) => out.push(...taskResources(b, `${p}/Branches/${i}`)));
+    const proc = (st.ItemProcessor ?? st.Iterator) as Obj | undefined;
+    if (proc) out.push(...taskResources(proc, `${p}/${st.ItemProcessor ? 'ItemProcessor' : 'Iterator'}`));
+  }
+  return out;
+}
+
+/** Fails before the run (InvalidDefinition, code UNSUPPORTED_RESOURCE) when the invoker cannot run a Task's resource. */
+export function assertSupportedResources(definition: AslDefinition, invoker: TaskInvoker): void {
+  const errors = [];
+  for (const { resource, path } of taskResources(definition)) {
+    const why = invoker.supports?.(resource);
+    if (why !== undefined) errors.push({ code: 'UNSUPPORTED_RESOURCE', message: why, path });
+  }
+  if (errors.length === 0) return;
+  const e = new Error(`Invalid State Machine Definition: ${errors.map((x) => `'${x.code}: ${x.message} at ${x.path}'`).join(', ')}`);
+  e.name = 'InvalidDefinition';
+  (e as Error & { errors: unknown }).errors = errors;
+  throw e;
 }
 
 class Execution {
@@ -102,6 +130,8 @@ class Execution {
   private transitions = 0;
   private readonly clock: Clock;
   private readonly collect: boolean;
+  /** No one reads events (collectEvents: false, no onEvent): ids are still counted, nothing is built. */
+  private readonly quiet: boolean;
   private readonly abort = new AbortController();
   private readonly execCtx: ContextObject['Execution'];
   private readonly smCtx: ContextObject['StateMachine'];
@@ -118,6 +148,7 @@ class Execution {
   ) {
     this.clock = opts.clock ?? systemClock;
     this.collect = opts.collectEvents !== false;
+    this.quiet = !this.collect && !opts.onEvent;
     this.region = opts.region ?? 'us-east-1';
     const partition = opts.partition ?? 'aws';
     const account = opts.account ?? '123456789012';
@@ -149,6 +180,11 @@ class Execution {
 
   private emit(thread: Thread, type: string, details?: Obj, advance = true): number {
     if (thread.silent) return thread.prev;
+    if (this.quiet) {
+      const id = ++this.counter;
+      if (advance) thread.prev = id;
+      return id;
+    }
     const id = ++this.counter;
     const ev: HistoryEvent = { timestamp: this.clock.now(), type, id, previousEventId: thread.prev };
     if (details) ev[detailsKey(type)] = details;
@@ -287,7 +323,7 @@ class Execution {
   private enter(name: string, st: Obj, raw: unknown, frame: Frame): StateRun {
     const type = st.Type as string;
     const prevBeforeEnter = frame.thread.prev;
-    const inputText = frame.thread.lastText !== undefined && frame.thread.lastValue === raw ? frame.thread.lastText : json(raw);
+    const inputText = this.quiet ? '' : frame.thread.lastText !== undefined && frame.thread.lastValue === raw ? frame.thread.lastText : json(raw);
     const enteredId = this.emit(frame.thread, `${type}StateEntered`, { input: inputText, inputDetails: { truncated: false }, name });
     return {
       name,
@@ -608,7 +644,9 @@ class Execution {
           (e as { reported?: boolean }).reported = true;
           if ((e as TaskFailure).error === 'States.Runtime') throw e;
         }
-        const f = toFailure(e);
+        const f: { error: string; cause?: string; nullError?: boolean; nullCause?: boolean } = toFailure(e);
+        if ((e as { nullError?: boolean }).nullError) f.nullError = true;
+        if ((e as { nullCause?: boolean }).nullCause) f.nullCause = true;
         const ri = retriers.findIndex((r) => matches(r.ErrorEquals, f.error));
         if (ri >= 0) {
           const r = retriers[ri]!;
@@ -641,9 +679,10 @@ class Execution {
     if (t === 'Map' || t === 'Parallel') this.emit(run.frame.thread, `${t as string}StateFailed`);
   }
 
-  private async caught(run: StateRun, raw: unknown, c: Obj, f: { error: string; cause?: string }): Promise<StepResult> {
-    const errorOutput: Obj = { Error: f.error };
-    if (f.cause !== undefined) errorOutput.Cause = f.cause;
+  private async caught(run: StateRun, raw: unknown, c: Obj, f: { error: string; cause?: string; nullError?: boolean; nullCause?: boolean }): Promise<StepResult> {
+    const errorOutput: Obj = { Error: f.nullError ? null : f.error };
+    if (f.nullCause) errorOutput.Cause = null;
+    else if (f.cause !== undefined) errorOutput.Cause = f.cause;
     else if (f.error === 'States.Timeout' || f.error === 'States.HeartbeatTimeout') errorOutput.Cause = '';
     let output: unknown;
     let assigned: Obj | undefined;
@@ -745,8 +784,18 @@ class Execution {
       this.emit(thread, 'LambdaFunctionStarted');
     }
     const ac = new AbortController();
-    const onOuter = () => ac.abort();
-    run.frame.signal.addEventListener('abort', onOuter, { once: true });
+    // One listener on the (possibly shared) outer signal, removed when the task settles.
+    let rejectAbort!: (e: unknown) => void;
+    const abortP = new Promise<never>((_, reject) => {
+      rejectAbort = reject;
+    });
+    abortP.catch(() => {});
+    const onOuter = () => {
+      ac.abort();
+      rejectAbort(new Aborted());
+    };
+    if (run.frame.signal.aborted) onOuter();
+    else run.frame.signal.addEventListener('abort', onOuter, { once: true });
     let lastBeat = this.clock.now();
     let settled = false;
     const timers: Promise<never>[] = [];
@@ -770,11 +819,6 @@ class Execution {
         })(),
       );
     }
-    const abortP = new Promise<never>((_, reject) => {
-      if (run.frame.signal.aborted) reject(new Aborted());
-      run.frame.signal.addEventListener('abort', () => reject(new Aborted()), { once: true });
-    });
-    abortP.catch(() => {});
     let result: unknown;
     try {
       const inv = this.invoker.invoke(
@@ -809,17 +853,19 @@ class Execution {
       run.frame.signal.removeEventListener('abort', onOuter);
       if (e instanceof Aborted) throw e;
       const f = toFailure(e);
+      // SendTaskFailure without error/cause: AWS records null Error/Cause (nullError/nullCause flags).
+      const nullError = (e as { nullError?: boolean }).nullError === true;
+      const nullCause = (e as { nullCause?: boolean }).nullCause === true;
       const timedOut = f.error === 'States.Timeout' || f.error === 'States.HeartbeatTimeout';
-      if (svc) {
-        const d: Obj = { error: f.error, resource: svc.resource, resourceType: svc.resourceType };
-        if (f.cause !== undefined) d.cause = f.cause;
-        this.emit(thread, timedOut ? 'TaskTimedOut' : 'TaskFailed', d);
-      } else {
-        const d: Obj = { error: f.error };
-        if (f.cause !== undefined) d.cause = f.cause;
-        this.emit(thread, timedOut ? 'LambdaFunctionTimedOut' : 'LambdaFunctionFailed', d);
-      }
-      throw new TaskFailure(f.error, f.cause);
+      const d: Obj = svc ? { resource: svc.resource, resourceType: svc.resourceType } : {};
+      if (!nullError) d.error = f.error;
+      if (f.cause !== undefined && !nullCause) d.cause = f.cause;
+      if (svc) this.emit(thread, timedOut ? 'TaskTimedOut' : 'TaskFailed', d);
+      else this.emit(thread, timedOut ? 'LambdaFunctionTimedOut' : 'LambdaFunctionFailed', d);
+      const failure = new TaskFailure(f.error, f.cause);
+      if (nullError) (failure as { nullError?: boolean }).nullError = true;
+      if (nullCause) (failure as { nullCause?: boolean }).nullCause = true;
+      throw failure;
     }
     void settled;
     timerAbort.abort();
@@ -979,6 +1025,8 @@ class Execution {
       return false;
     };
     const procQl = (processor.QueryLanguage as QueryLanguage | undefined) ?? run.ql;
+    const children = new Set<AbortController>();
+    ac.signal.addEventListener('abort', () => children.forEach((c) => c.abort(ac.signal.reason)), { once: true });
     let nextIndex = 0;
     const runOne = async (index: number): Promise<void> => {
       const value = list[index];
@@ -993,7 +1041,10 @@ class Execution {
       }
       const thread: Thread = { prev: chainPrev, silent: distributed || run.frame.thread.silent };
       if (!distributed) this.emit(thread, 'MapIterationStarted', { index, name: run.name });
-      const frame: Frame = { scope: new Scope(run.frame.scope), thread, signal: ac.signal, ql: procQl, top: false };
+      // Each iteration gets its own signal so tasks inside add listeners to a short list, not one shared by 10k iterations.
+      const child = new AbortController();
+      children.add(child);
+      const frame: Frame = { scope: new Scope(run.frame.scope), thread, signal: child.signal, ql: procQl, top: false };
       try {
         results[index] = await this.runStates(processor, processor.StartAt as string, itemInput, frame);
         chainPrev = thread.prev;
@@ -1013,6 +1064,8 @@ class Execution {
           failureThread = thread;
           ac.abort();
         }
+      } finally {
+        children.delete(child);
       }
     };
     const width = maxConc === 0 ? list.length : Math.min(maxConc, list.length);
@@ -1062,6 +1115,11 @@ export function serviceOf(resource: string): { resourceType: string; resource: s
   if (!m) return undefined;
   const [, service, action] = m;
   if (service === 'activity') return undefined;
+  // arn:aws:states:::aws-sdk:dynamodb:putItem → resourceType "aws-sdk:dynamodb", resource "putItem".
+  if (service === 'aws-sdk') {
+    const i = action!.indexOf(':');
+    if (i > 0) return { resourceType: `aws-sdk:${action!.slice(0, i)}`, resource: action!.slice(i + 1) };
+  }
   return { resourceType: service!, resource: action! };
 }
 

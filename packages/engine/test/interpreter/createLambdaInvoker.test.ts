@@ -55,3 +55,24 @@ describe('Function: createLambdaInvoker', () => {
     expect(r.cause).toContain('Function not found: arn:aws:lambda:us-east-1:123456789012:function:ghost:$LATEST');
   });
 });
+
+describe('Function: assertSupportedResources', () => {
+  it('rejects a resource the invoker cannot run before the execution starts, wherever it is nested', async () => {
+    const def = {
+      StartAt: 'P',
+      States: {
+        P: { Type: 'Parallel', Branches: [{ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::ecs:runTask', End: true } } }], End: true },
+      },
+    };
+    let err: unknown;
+    try {
+      await executeStateMachine(def, {}, { invoker: createLambdaInvoker({}) });
+    } catch (e) {
+      err = e;
+    }
+    expect((err as Error).name).toBe('InvalidDefinition');
+    expect((err as { errors: unknown[] }).errors).toEqual([
+      { code: 'UNSUPPORTED_RESOURCE', message: 'Unsupported resource: arn:aws:states:::ecs:runTask', path: '/States/P/Branches/0/States/T/Resource' },
+    ]);
+  });
+});
