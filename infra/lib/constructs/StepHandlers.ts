@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { ArnFormat, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ALL_HANDLERS, type HandlerName } from '../workflows/placeholders.js';
@@ -106,6 +106,9 @@ export class StepHandlers extends Construct {
         target: 'node22',
         minify: true,
         sourceMap: true,
+        // Source maps map to file names and lines without embedding the sources: 3× smaller assets.
+        sourcesContent: false,
+        logLevel: LogLevel.WARNING,
         mainFields: ['module', 'main'],
         // The root tsconfig maps @stepforge/* to their sources, so bundles never pick up a stale dist/.
         tsconfig: join(props.projectRoot, 'tsconfig.json'),
