@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import type { ChainDocument } from './chain/ChainDocument.js';
 import type { DslDocument } from './dsl/DslDocument.js';
 import { StepforgeError, type Diagnostic } from './errors/StepforgeError.js';
-import { InputSectionSpec, toInputSchema } from './input/InputSchema.js';
+import { InputSectionSpec, toInputSchema, type InputSchema } from './input/InputSchema.js';
 import { chainToIr } from './ir/chainToIr.js';
 import { dslToIr } from './ir/dslToIr.js';
 import type { IrDocument } from './ir/Ir.js';
@@ -96,7 +96,9 @@ function nameFromFile(file: string | undefined): string {
   return basename(file).replace(/\.(chain\.)?(ya?ml|json)$/i, '').replace(/\.chain$/, '') || 'workflow';
 }
 
-function chainInputSchema(raw: unknown) {
+function chainInputSchema(raw: unknown): InputSchema | undefined {
+  // Chain documents carry the normalised schema; older loaders kept the section as written.
+  if (raw !== null && typeof raw === 'object' && Array.isArray((raw as { fields?: unknown }).fields)) return raw as InputSchema;
   const parsed = InputSectionSpec.safeParse(raw ?? {});
   return parsed.success ? toInputSchema(parsed.data) : undefined;
 }

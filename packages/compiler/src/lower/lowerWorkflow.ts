@@ -9,7 +9,7 @@ import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot } from '../expr/ExpressionAst.js';
 import { LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKind } from '../envelope/StepEnvelope.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrStep, IrWorkflow } from '../ir/Ir.js';
-import { scheduleDag } from '../ir/scheduleDag.js';
+import { controlSteps, scheduleDag } from '../ir/scheduleDag.js';
 import { NameAllocator, asciiOnly, MAX_STATE_NAME } from './NameAllocator.js';
 import { renderRetry } from './renderRetry.js';
 
@@ -83,6 +83,7 @@ class Lowerer {
 
   run(): LoweredWorkflow {
     this.reserveStepNames(this.doc.workflow, undefined);
+    this.collectReaders(this.doc.workflow);
     this.names.claimState(START_STATE) || this.fail('state_name', `a step is named '${START_STATE}'`, undefined);
     const outputName = this.names.state(OUTPUT_STATE);
     const top: Scope = {
@@ -96,7 +97,13 @@ class Lowerer {
       Comment: `Run of '${this.doc.name}': input (with defaults) and run metadata into variables`,
       Assign: {
         input: `{% ( $i := $type($states.input) = "object" ? $sift($states.input, function($v, $k) { $k != "${RUN_META_KEY}" }) : {}; $merge([${defaults}, $exists($i) ? $i : {}]) ) %}`,
-        run: `{% {"id": $states.context.Execution.Name, "workflow": ${JSON.stringify(this.doc.name)}, "idempotencyKey": ${meta}.idempotencyKey, "parentRunId": ${meta}.parentRunId} %}`,
+        // One leaf per field: the context read stays a plain path.
+        run: {
+          id: '{% $states.context.Execution.Name %}',
+          workflow: this.doc.name,
+          idempotencyKey: `{% ( $k := ${meta}.idempotencyKey; $exists($k) ? $k : null ) %}`,
+          parentRunId: `{% ( $p := ${meta}.parentRunId; $exists($p) ? $p : null ) %}`,
+        },
       },
       Next: body?.entry ?? outputName,
     };
@@ -124,6 +131,33 @@ class Lowerer {
       addedEdges: this.addedEdges,
       estimatedSlowdown: this.slowdown,
     };
+  }
+
+  /** Step id → ids of the steps that read it; plus steps every scope end must see (results, output reads). */
+  private readonly readers = new Map<string, Set<string>>();
+  private readonly alwaysExport = new Set<string>();
+
+  private collectReaders(wf: IrWorkflow, owner?: string): void {
+    const result = wf.steps[wf.resultStep ?? wf.steps.length - 1];
+    if (result) this.alwaysExport.add(result.id);
+    for (const r of wf.output?.reads ?? []) this.alwaysExport.add(r);
+    for (const step of wf.steps) {
+      // A read from inside a loop body counts as a read by the loop step itself (what runs in the outer scope).
+      for (const id of [step.id, ...(owner ? [owner] : [])]) {
+        for (const r of allReads(step)) {
+          if (!this.readers.has(r)) this.readers.set(r, new Set());
+          this.readers.get(r)!.add(id);
+        }
+      }
+      if (step.composite?.body) this.collectReaders(step.composite.body, owner ?? step.id);
+    }
+  }
+
+  /** Whether a step's value must leave a Parallel branch whose steps are `inside`. */
+  private mustExport(stepId: string, inside: ReadonlySet<string>): boolean {
+    if (this.alwaysExport.has(stepId)) return true;
+    for (const reader of this.readers.get(stepId) ?? []) if (!inside.has(reader)) return true;
+    return false;
   }
 
   // ---- names -------------------------------------------------------------------------------
@@ -214,7 +248,9 @@ class Lowerer {
         inputVar: scope.inputVar, iterVars: scope.iterVars, produced: [],
       };
       const frag = this.lowerControl(branch, wf, inner)!;
-      const exports = inner.produced.slice();
+      // Only values read after the Parallel (or results) leave the branch: keeps definitions small.
+      const inside = new Set(controlStepIds(branch, wf));
+      const exports = inner.produced.filter(([stepId]) => this.mustExport(stepId, inside));
       this.closeScope(frag, inner, (assigns) => `{${exports.map(([, v]) => `${JSON.stringify(v)}: ${valueOf(v, assigns)}`).join(', ')}}`);
       rendered.push({ StartAt: frag.entry, States: inner.states });
       for (const [stepId, v] of exports) {
@@ -802,6 +838,17 @@ function valueOf(v: string, assigns: Record<string, unknown>): string {
   const a = assigns[v];
   if (typeof a === 'string' && a.startsWith('{%') && a.endsWith('%}')) return `(${a.slice(2, -2).trim()})`;
   return JSON.stringify(a ?? null);
+}
+
+/** Ids of the steps a control tree covers (with their loop bodies' steps). */
+function controlStepIds(c: IrControl, wf: IrWorkflow): string[] {
+  const out: string[] = [];
+  const addBody = (step: IrStep): void => {
+    out.push(step.id);
+    for (const inner of step.composite?.body?.steps ?? []) addBody(inner);
+  };
+  for (const i of controlSteps(c)) addBody(wf.steps[i]!);
+  return out;
 }
 
 /** Every step id a step's expressions read (input, guard, items, condition). */

@@ -1,0 +1,73 @@
+// Compile benchmark (issue 5): full compile (load + checks + IR + schedule + lower + quotas + manifest)
+// of (1) a 1,000-step DSL workflow and (2) a chain document whose graph is a random 500-node DAG.
+// Prints the median and best of several runs next to the target (≤ 100 ms each); never asserts.
+import { compileDocument } from '@stepforge/compiler';
+
+const TARGET_MS = 100;
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** 1,000 agent/function steps; each reads one or two random earlier steps (a random DAG). */
+export function thousandStepDsl(steps = 1000, seed = 5): string {
+  const rand = rng(seed);
+  const lines = ['document: { dsl: "1.0", name: bench-1000 }', 'agents: { worker: {} }', 'functions: { f: {} }', 'input: { topic: string }', 'steps:'];
+  for (let i = 0; i < steps; i++) {
+    const refs = new Set<number>();
+    if (i > 0) refs.add(i - 1 - Math.floor(rand() * Math.min(i, 8)));
+    if (i > 1 && rand() < 0.4) refs.add(Math.floor(rand() * i));
+    const text = [...refs].map((r) => `\${ steps.s${r}.output }`).join(' ') || '${ input.topic }';
+    if (i % 3 === 2) lines.push(`  - { name: s${i}, kind: function, function: f, input: { text: "${text}" } }`);
+    else lines.push(`  - { name: s${i}, kind: agent, agent: worker, input_template: "${text}" }`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** A chain document whose graph is a random DAG of `n` nodes (edges `a > b` merged with `|`). */
+export function randomDagChain(n = 500, seed = 7): string {
+  const rand = rng(seed);
+  const parts: string[] = [];
+  for (let j = 1; j < n; j++) {
+    const parents = new Set<number>([j - 1 - Math.floor(rand() * Math.min(j, 6))]);
+    if (rand() < 0.5) parents.add(Math.floor(rand() * j));
+    for (const p of parents) parts.push(`${p === 0 ? 'h0@web-search' : `h${p}`} > h${j}`);
+  }
+  const tasks = Array.from({ length: n }, (_, i) => `  h${i}: { kind: model, prompt: "step ${i}" }`);
+  return `name: bench-dag-${n}\nchain: "${parts.join(' | ')}"\ntasks:\n${tasks.join('\n')}\n`;
+}
+
+function time(label: string, text: string, runs: number): string[] {
+  compileDocument(text); // warm-up (JIT, module init)
+  const ms: number[] = [];
+  let states = 0;
+  let added = 0;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    const r = compileDocument(text);
+    ms.push(performance.now() - t0);
+    states = Object.keys(r.asl.States as object).length;
+    added = r.explain.addedEdges.length;
+  }
+  ms.sort((a, b) => a - b);
+  const median = ms[Math.floor(ms.length / 2)]!;
+  return [label, median.toFixed(1), ms[0]!.toFixed(1), String(TARGET_MS), median <= TARGET_MS ? 'yes' : 'NO', `${states} top-level states, ${added} sync edges`];
+}
+
+/** Prints the table. */
+export default async function compileBench(): Promise<void> {
+  const rows = [
+    ['workload', 'median ms', 'best ms', 'target ms', 'met', 'shape'],
+    time('DSL, 1,000 steps', thousandStepDsl(), 7),
+    time('chain, random 500-node DAG', randomDagChain(), 7),
+  ];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));
+}
