@@ -111,7 +111,7 @@ class DslLoader {
   }
 
   load(): DslLoadResult {
-    const doc = parseDocument(this.text, { keepSourceTokens: true, prettyErrors: false, uniqueKeys: true });
+    const doc = parseDocument(this.text, { prettyErrors: false, uniqueKeys: true });
     for (const e of doc.errors) {
       const [start, end] = e.pos;
       // Point at the offending token rather than the indentation before it.
