@@ -254,6 +254,7 @@ export class ExecutionManager implements ChildExecutions {
     const input = checkInput(req.input);
     const arn = executionArn(sm.stateMachineArn, name, { id: randomUUID() });
     const startDate = Date.now();
+    let tokenSeq = 0;
     const result = await this.options.execute(JSON.parse(sm.definition) as AslDefinition, JSON.parse(input), {
       ...this.baseOptions(),
       invoker: this.invoker,
@@ -265,7 +266,7 @@ export class ExecutionManager implements ChildExecutions {
       startTime: startDate,
       stateMachineType: 'EXPRESS',
       collectEvents: false,
-      newTaskToken: () => newToken(arn, 0),
+      newTaskToken: () => newToken(arn, 0, tokenSeq++),
     });
     const status = result.status === 'ABORTED' ? 'FAILED' : result.status;
     return {

@@ -1,5 +1,6 @@
-import * as sqs from '@aws-sdk/client-sqs';
-import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { createRequire } from 'node:module';
+import type * as SqsSdk from '@aws-sdk/client-sqs';
+import { TaskFailure } from '../interpreter/TaskFailure.js';
 import type { TaskHooks, TaskInvocation } from '../interpreter/types.js';
 import type { ServiceResource } from './parseServiceResource.js';
 import { withSdkMetadata } from './SdkHttpMetadata.js';
@@ -23,7 +24,8 @@ const SQS_V2_CLASSES = new Set([...SQS_V1_CLASSES, 'QueueDoesNotExistException',
 
 /** The `arn:aws:states:::sqs:sendMessage` integration and `aws-sdk:sqs:*`, through the real SQS client. */
 export class SqsResource {
-  private client?: SQSClient;
+  private client?: SqsSdk.SQSClient;
+  private sdk?: typeof SqsSdk;
   constructor(private readonly options: ServiceEndpointOptions = {}) {}
 
   /** A reason the resource is unsupported, or undefined. */
@@ -35,7 +37,7 @@ export class SqsResource {
     }
     if (r.service === 'aws-sdk:sqs') {
       if (r.pattern !== 'request') return `aws-sdk integrations do not support the .${r.pattern} pattern`;
-      return commandFor(r.action) ? undefined : `aws-sdk:sqs has no action '${r.action}'`;
+      return commandFor(loadSdk(), r.action) ? undefined : `aws-sdk:sqs has no action '${r.action}'`;
     }
     return 'not an SQS resource';
   }
@@ -43,10 +45,12 @@ export class SqsResource {
   /** Sends the message; for `.waitForTaskToken` the caller waits for the token afterwards. */
   async invoke(r: ServiceResource, inv: TaskInvocation, _hooks: TaskHooks): Promise<unknown> {
     const params = (inv.input ?? {}) as Record<string, unknown>;
+    const { client, sdk } = this.load();
     if (r.service === 'aws-sdk:sqs') {
-      const Command = commandFor(r.action)!;
+      const Command = commandFor(sdk, r.action);
+      if (!Command) throw new TaskFailure('States.Runtime', `aws-sdk:sqs has no action '${r.action}'`);
       try {
-        return toJsonValue(await this.getClient().send(new Command(params as never) as never));
+        return toJsonValue(await client.send(new Command(params as never) as never));
       } catch (e) {
         throw awsSdkServiceFailure(e, { prefix: 'Sqs', baseClass: 'SqsException', classes: SQS_V2_CLASSES });
       }
@@ -56,9 +60,9 @@ export class SqsResource {
       ...params,
       // The integration serialises a JSON MessageBody for you; a missing body is the service's error.
       MessageBody: body === undefined || body === null ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    } as sqs.SendMessageCommandInput;
+    } as SqsSdk.SendMessageCommandInput;
     try {
-      const out = await this.getClient().send(new SendMessageCommand(input), { abortSignal: inv.signal });
+      const out = await client.send(new sdk.SendMessageCommand(input), { abortSignal: inv.signal });
       // AWS's key order (it is what the Content-Length was measured on).
       const result: Record<string, unknown> = {};
       if (out.MD5OfMessageAttributes !== undefined) result.MD5OfMessageAttributes = out.MD5OfMessageAttributes;
@@ -73,9 +77,11 @@ export class SqsResource {
     }
   }
 
-  private getClient(): SQSClient {
-    this.client ??= new SQSClient(clientConfig(this.options));
-    return this.client;
+  // The SDK is loaded on first use, so importing the engine stays cheap for runs without SQS tasks.
+  private load(): { client: SqsSdk.SQSClient; sdk: typeof SqsSdk } {
+    this.sdk ??= loadSdk();
+    this.client ??= new this.sdk.SQSClient(clientConfig(this.options));
+    return { client: this.client, sdk: this.sdk };
   }
 
   /** Releases the client's sockets. */
@@ -94,9 +100,17 @@ export function clientConfig(o: ServiceEndpointOptions): Record<string, unknown>
   };
 }
 
-function commandFor(action: string): (new (input: never) => unknown) | undefined {
+function commandFor(sdk: typeof SqsSdk, action: string): (new (input: never) => unknown) | undefined {
   const name = `${action.charAt(0).toUpperCase()}${action.slice(1)}Command`;
-  const C = (sqs as unknown as Record<string, unknown>)[name];
+  const C = (sdk as unknown as Record<string, unknown>)[name];
   return typeof C === 'function' ? (C as new (input: never) => unknown) : undefined;
 }
 
+
+// Loaded on first use (synchronously, so the pre-run check can look actions up): importing the
+// engine stays cheap for runs that never touch this service.
+let cached: typeof SqsSdk | undefined;
+function loadSdk(): typeof SqsSdk {
+  cached ??= createRequire(import.meta.url)('@aws-sdk/client-sqs') as typeof SqsSdk;
+  return cached;
+}
