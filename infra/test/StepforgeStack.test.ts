@@ -62,7 +62,9 @@ describe('Class: StepforgeStack', () => {
               ? { Ref: logicalId('AWS::SQS::Queue', 'ApprovalsQueue') }
               : { 'Fn::GetAtt': [handlerIds[p], 'Arn'] };
         }
-        expect(sm['DefinitionSubstitutions']).toEqual(expected);
+        // Bare `${word}` template text maps to itself (identity), so no deploy target rewrites or rejects it.
+        const identity = spec.name === 'brief' ? { topic: '${topic}' } : {};
+        expect(sm['DefinitionSubstitutions']).toEqual({ ...expected, ...identity });
         // What CloudFormation deploys (template definition with its substitutions applied) equals a fresh
         // compile of the source with the same values put in place of the placeholders.
         const values = Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, `resolved:${JSON.stringify(v).replace(/\W+/g, '.')}`]));

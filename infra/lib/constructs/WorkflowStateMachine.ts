@@ -43,6 +43,11 @@ export class WorkflowStateMachine extends Construct {
       else if (placeholder === 'RunsTableName') substitutions[placeholder] = props.table.tableName;
     }
 
+    // Template text such as `${topic}` (a DSL bare path carried verbatim in a step's config) looks like a
+    // substitution key. Map each such token to itself, so that substitution is the identity for it both on
+    // AWS (which replaces only known keys) and on LocalStack (which rejects `${word}` tokens without a key).
+    for (const token of identityTokens(JSON.stringify(workflow.asl))) substitutions[token] ??= '${' + token + '}';
+
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineName: workflow.name,
       stateMachineType: workflow.express ? sfn.StateMachineType.EXPRESS : sfn.StateMachineType.STANDARD,
@@ -85,4 +90,9 @@ export class WorkflowStateMachine extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
   }
+}
+
+/** `${word}` tokens in a definition that DefinitionSubstitutions would treat as keys (letters, digits, _). */
+export function identityTokens(definition: string): string[] {
+  return [...new Set([...definition.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]!))].sort();
 }
