@@ -18,8 +18,8 @@ export function createStepHandler(
   body: (rt: Runtime, env: StepEnvelope, taskToken: string | undefined) => Promise<unknown>,
 ): StepHandler {
   const h = middy<unknown, unknown, Error, StepContext>(async (event: unknown, context: StepContext) => body(rt, event as StepEnvelope, context.stepforgeTaskToken))
-    .use(validateEnvelope({ runtime: rt }))
     .use(logStep({ runtime: rt, handler: name }))
+    .use(validateEnvelope({ runtime: rt }))
     .use(redactSecrets({ runtime: rt }));
   // Lambda passes a context; the embedded engine may pass none — give middy a fresh object each time.
   return (event, context) => h(event, { ...((context as object | undefined) ?? {}) } as StepContext);

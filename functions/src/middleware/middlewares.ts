@@ -45,12 +45,14 @@ export const logStep = defineMiddleware(
     return {
       before: (request) => {
         started = Date.now();
-        const e = request.event as Partial<StepEnvelope> | undefined;
+        // Runs before validation, so even a refused envelope is logged with whatever ids it carries.
+        const raw = request.event;
+        const e = (raw !== null && typeof raw === 'object' ? raw : {}) as { run?: { id?: unknown; workflow?: unknown }; step?: { id?: unknown; kind?: unknown; iteration?: unknown } };
         log.resetKeys();
         log.appendKeys({
           handler,
-          ...(e?.run ? { runId: e.run.id, workflow: e.run.workflow } : {}),
-          ...(e?.step ? { stepId: e.step.id, stepKind: e.step.kind, iteration: e.step.iteration } : {}),
+          ...(e.run && typeof e.run === 'object' ? { runId: String(e.run.id), workflow: String(e.run.workflow) } : {}),
+          ...(e.step && typeof e.step === 'object' ? { stepId: String(e.step.id), stepKind: String(e.step.kind), iteration: e.step.iteration } : {}),
           ...(request.context.awsRequestId ? { requestId: request.context.awsRequestId } : {}),
         });
         log.info('step started');

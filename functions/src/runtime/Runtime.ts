@@ -4,6 +4,7 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { RuntimeConfig } from '../config/RuntimeConfig.js';
 import { awsClientConfig } from '../config/awsClientConfig.js';
 import { createLogger } from '../logging/createLogger.js';
@@ -104,7 +105,13 @@ export class Runtime {
   }
 
   bedrock(): BedrockRuntimeClient {
-    return (this.#bedrock ??= this.#deps.bedrock ?? new BedrockRuntimeClient(awsClientConfig(this.config.region, this.config.endpoints.bedrock)));
+    const endpoint = this.config.endpoints.bedrock;
+    // The Bedrock runtime client defaults to HTTP/2; a plain-http endpoint (an emulator or a
+    // gateway on loopback) speaks HTTP/1.1.
+    return (this.#bedrock ??= this.#deps.bedrock ?? new BedrockRuntimeClient({
+      ...awsClientConfig(this.config.region, endpoint),
+      ...(endpoint?.startsWith('http:') ? { requestHandler: new NodeHttpHandler() } : {}),
+    }));
   }
 }
 
