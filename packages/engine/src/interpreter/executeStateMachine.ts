@@ -666,7 +666,7 @@ class Execution {
         this.failedEvent(run);
         const ci = catchers.findIndex((c) => matches(c.ErrorEquals, f.error));
         if (ci < 0) {
-          if (run.frame.parallelBranch && st.Type === 'Task') this.emit(run.frame.thread, 'TaskStateAborted');
+          if (run.frame.parallelBranch && st.Type === 'Task') this.emit(run.frame.thread, 'TaskStateAborted', undefined, false);
           throw e;
         }
         return await this.caught(run, raw, catchers[ci]!, f);

@@ -25,9 +25,4 @@ export const EXPECTED_FAILURES: Record<string, { kind: FailureKind; reason: stri
     reason:
       'Event interleaving of nested Parallel branches: AWS finished the inner ParallelStateL2 states after L1 events that we write first (ids differ from event 8 on; same events, same end result).',
   },
-  'states_variables/test_error_output__test_parallel_catch_error[PARALLEL_CATCH_ERROR_OUTPUT_WITH_RETRY].json': {
-    kind: 'history',
-    reason:
-      'After a Parallel retry AWS chains the second ParallelStateStarted to the first attempt\'s TaskStateAborted event (#7); we chain it to the state\'s last outer event (#8). One previousEventId differs; end result matches.',
-  },
 };

@@ -1,12 +1,18 @@
 // Prints the conformance report: pass rates per category and every case that does not pass.
 // Run: npx tsx packages/engine/test/conformance/report.ts [filter] [--verbose]
 import { loadCases, runCase, type CaseOutcome } from './runCase.js';
+import { startServiceEmulators } from '../resources/serviceCases.js';
 
-/** Runs every case (optionally filtered by a substring of its file name). */
+/** Runs every case (optionally filtered by a substring of its file name), services cases on local emulators. */
 export async function runAll(filter?: string): Promise<CaseOutcome[]> {
   const cases = loadCases().filter((c) => !filter || c.file.includes(filter));
+  const emulators = cases.some((c) => c.services.length > 0) ? await startServiceEmulators() : undefined;
   const out: CaseOutcome[] = [];
-  for (const c of cases) out.push(await runCase(c));
+  try {
+    for (const c of cases) out.push(await runCase(c, emulators));
+  } finally {
+    await emulators?.close();
+  }
   return out;
 }
 

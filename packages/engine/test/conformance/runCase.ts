@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createLambdaInvoker, createVirtualClock, executeStateMachine, type HistoryEvent, type LambdaHandler } from '@stepforge/engine';
 import { compareValues, skipPredicate, type Mismatch } from './compare.js';
 import { conformanceLambda } from './lambdas.js';
+import { fastClock, runServiceCase, type ServiceEmulators } from '../resources/serviceCases.js';
 
 /** The corpus directory (shared with the other teams; read-only). */
 export const CORPUS_DIR = process.env.STEPFORGE_CONFORMANCE_DIR ?? '/work/shared/conformance';
@@ -25,6 +26,7 @@ export interface ConformanceCase {
   history: Record<string, unknown>[] | null;
   snapshotSkipVerifyPaths: string[];
   notes: string[];
+  resources: { kind: string; value: string; partitionKey?: string }[];
 }
 
 /** Loads every case, sorted by file name. */
@@ -55,11 +57,14 @@ export interface CaseOutcome {
   historyMismatches: Mismatch[];
 }
 
-/** Runs a case and compares. Cases needing AWS services other than Lambda report `notRun`. */
-export async function runCase(c: ConformanceCase): Promise<CaseOutcome> {
+/**
+ * Runs a case and compares. Cases needing SQS/DynamoDB/callback workers run on the emulators
+ * (fauxqs + dynalite) when given, else report `notRun` with the reason.
+ */
+export async function runCase(c: ConformanceCase, emulators?: ServiceEmulators): Promise<CaseOutcome> {
   const base: CaseOutcome = { file: c.file, category: c.category, hasHistory: c.history !== null, endMismatches: [], historyMismatches: [] };
-  if (c.services.length > 0) return { ...base, notRun: `needs ${c.services.join('+')} task resources (engine engineer 2's resources; not wired into this harness yet)` };
-  const clock = createVirtualClock(Date.UTC(2024, 0, 1));
+  if (c.services.length > 0 && !emulators) return { ...base, notRun: `needs ${c.services.join('+')} task resources: run with the fauxqs/dynalite emulators` };
+  const clock = c.services.length > 0 ? fastClock() : createVirtualClock(Date.UTC(2024, 0, 1));
   const handlers: Record<string, LambdaHandler> = {};
   for (const [key, kind] of Object.entries(c.lambdas)) {
     const h = conformanceLambda(kind, clock);
@@ -77,7 +82,7 @@ export async function runCase(c: ConformanceCase): Promise<CaseOutcome> {
   const invoker = createLambdaInvoker(handlers, { partition: '<partition>', region: '<region>', account: '111111111111' });
   let result;
   try {
-    result = await executeStateMachine(c.definition, c.input, {
+    result = emulators && c.services.length > 0 ? await runServiceCase({ ...c, file: c.file }, emulators, handlers) : await executeStateMachine(c.definition, c.input, {
       invoker,
       clock,
       partition: '<partition>',
