@@ -39,6 +39,8 @@ export function buildChainGraph(ast: ChainNode): ChainGraph {
   const nodes: MutableNode[] = [];
   const indexOf = new Map<string, number>();
   const keys: number[] = [];
+  // One immutable fragment per node, shared by every use of its handle.
+  const single: Fragment[] = [];
 
   const fragment = (node: ChainNode): Fragment => {
     switch (node.kind) {
@@ -48,14 +50,17 @@ export function buildChainGraph(ast: ChainNode): ChainGraph {
           i = nodes.length;
           indexOf.set(node.name, i);
           nodes.push({ handle: node.name, tools: [], start: node.start, end: node.end });
+          const one = [i];
+          single.push({ entries: one, exits: one });
         }
-        const n = nodes[i]!;
-        for (let t = 0; t < node.tools.length; t++) {
-          if (!n.tools.includes(node.tools[t]!)) n.tools.push(node.tools[t]!);
-          if (n.firstToolOffset === undefined) n.firstToolOffset = node.toolOffsets[t];
+        if (node.tools.length > 0) {
+          const n = nodes[i]!;
+          for (let t = 0; t < node.tools.length; t++) {
+            if (!n.tools.includes(node.tools[t]!)) n.tools.push(node.tools[t]!);
+            if (n.firstToolOffset === undefined) n.firstToolOffset = node.toolOffsets[t];
+          }
         }
-        const one = [i];
-        return { entries: one, exits: one };
+        return single[i]!;
       }
       case 'group':
         return fragment(node.body);
@@ -70,16 +75,8 @@ export function buildChainGraph(ast: ChainNode): ChainGraph {
         return { entries: first.entries, exits };
       }
       case 'parallel': {
-        const entries: number[] = [];
-        const exits: number[] = [];
-        const seenEntries = new Set<number>();
-        const seenExits = new Set<number>();
-        for (const item of node.items) {
-          const f = fragment(item);
-          for (const e of f.entries) if (!seenEntries.has(e)) (seenEntries.add(e), entries.push(e));
-          for (const e of f.exits) if (!seenExits.has(e)) (seenExits.add(e), exits.push(e));
-        }
-        return { entries, exits };
+        const parts = node.items.map(fragment);
+        return { entries: mergeUnique(parts, 'entries'), exits: mergeUnique(parts, 'exits') };
       }
     }
   };
@@ -95,6 +92,27 @@ export function buildChainGraph(ast: ChainNode): ChainGraph {
     edges.push([p, key - p * SHIFT]);
   }
   return { nodes, edges };
+}
+
+/** Concatenates the fragments' entries (or exits) keeping first occurrences; a Set only when the lists are long. */
+function mergeUnique(parts: readonly Fragment[], side: 'entries' | 'exits'): number[] {
+  let total = 0;
+  for (const f of parts) total += f[side].length;
+  const out: number[] = [];
+  if (total <= 16) {
+    for (const f of parts) for (const e of f[side]) if (!out.includes(e)) out.push(e);
+    return out;
+  }
+  const seen = new Set<number>();
+  for (const f of parts) {
+    for (const e of f[side]) {
+      if (!seen.has(e)) {
+        seen.add(e);
+        out.push(e);
+      }
+    }
+  }
+  return out;
 }
 
 /**

@@ -2,6 +2,7 @@
 export * from './ChainAst.js';
 export * from './ChainDocument.js';
 export * from './ChainTask.js';
+export * from './ChainLexer.js';
 export * from './parseChain.js';
 export * from './buildChainGraph.js';
 export * from './findCycle.js';

@@ -1,5 +1,5 @@
 import jsonata from 'jsonata';
-import { isMap, isScalar, parseDocument, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
 import { SourceText } from '../errors/SourceText.js';
 import { StepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
 import type { GraphView } from '../graph/GraphView.js';
@@ -79,7 +79,9 @@ class ChainLoader {
   }
 
   load(): LoadChainResult {
-    this.doc = parseDocument(this.text, { prettyErrors: false, keepSourceTokens: false });
+    // yaml's own duplicate-key check is quadratic in the map size; checkDuplicateKeys does it with a Set.
+    this.doc = parseDocument(this.text, { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false });
+    if (this.doc.errors.length === 0) this.checkDuplicateKeys(this.doc.contents);
     if (this.doc.errors.length > 0) {
       for (const e of this.doc.errors) this.error('invalid_document', `invalid YAML: ${e.message}`, e.pos[0], Math.max(1, e.pos[1] - e.pos[0]));
       return this.result();
@@ -110,7 +112,8 @@ class ChainLoader {
       this.error('invalid_document', "'tasks' must be a mapping from each handle to its task", this.offsetOf(tasksNode));
       return this.result();
     }
-    const tasks = this.doc.toJS().tasks as Record<string, unknown>;
+    const js = this.doc.toJS() as Record<string, unknown>;
+    const tasks = js.tasks as Record<string, unknown>;
     const taskNames = Object.keys(tasks);
     const kindOf = (h: string): string | undefined => {
       if (!Object.prototype.hasOwnProperty.call(tasks, h)) return undefined;
@@ -187,7 +190,6 @@ class ChainLoader {
     }
 
     if (this.errors.length > 0) return this.result(graphView);
-    const js = this.doc.toJS() as Record<string, unknown>;
     const steps: ChainStep[] = graph.nodes.map((n, index) => {
       const task = (parsedTasks.get(n.handle) ?? tasks[n.handle]) as ChainTask;
       const kind = kindOf(n.handle)!;
@@ -402,15 +404,40 @@ class ChainLoader {
     return map[Math.max(0, Math.min(index, map.length - 1))]!;
   }
 
+  /** Reports a key that appears twice in one mapping (at the second occurrence), at any depth. */
+  private checkDuplicateKeys(node: unknown): void {
+    if (isMap(node)) {
+      const seen = new Set<unknown>();
+      for (const pair of node.items as Pair<Node, Node>[]) {
+        const key = isScalar(pair.key) ? pair.key.value : pair.key;
+        if (seen.has(key)) {
+          const at = (pair.key as Node | null)?.range?.[0] ?? 0;
+          this.doc.errors.push(Object.assign(new Error(`Map keys must be unique; '${String(key)}' appears twice`), { pos: [at, at + String(key).length] as [number, number] }) as never);
+        }
+        seen.add(key);
+        this.checkDuplicateKeys(pair.value);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) this.checkDuplicateKeys(item);
+    }
+  }
+
+  private readonly keyOffsetCache = new Map<unknown, Map<unknown, number>>();
+
   /** Offset of the key of the entry at `path` (e.g. the `plan` in `plan: {…}`). */
   private keyOffset(path: Path): number {
     const parent = path.length === 1 ? this.doc.contents : (this.doc.getIn(path.slice(0, -1), true) as Node | undefined);
-    if (parent !== undefined && parent !== null && isMap(parent)) {
-      const last = path[path.length - 1];
-      const pair = (parent.items as Pair<Node, Node>[]).find((p) => isScalar(p.key) && p.key.value === last);
-      if (pair?.key?.range) return pair.key.range[0];
+    if (parent === undefined || parent === null || !isMap(parent)) return 0;
+    // Indexed once per mapping: loading a 2,000-task document asks for every task's key.
+    let index = this.keyOffsetCache.get(parent);
+    if (index === undefined) {
+      index = new Map();
+      for (const p of parent.items as Pair<Node, Node>[]) {
+        if (isScalar(p.key) && p.key.range && !index.has(p.key.value)) index.set(p.key.value, p.key.range[0]);
+      }
+      this.keyOffsetCache.set(parent, index);
     }
-    return 0;
+    return index.get(path[path.length - 1]) ?? 0;
   }
 }
 

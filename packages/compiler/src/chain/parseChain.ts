@@ -44,6 +44,9 @@ const TOKEN_TEXT: Record<ChainTokenKind, string> = {
   [ChainTokenKind.Invalid]: 'a character',
 };
 
+const NO_TAGS: string[] = [];
+const NO_OFFSETS: number[] = [];
+
 class SyntaxFailure {
   constructor(readonly error: ChainSyntaxError) {}
 }
@@ -123,7 +126,8 @@ function parseOrThrow(text: string): ChainNode {
     if (expectOperand) {
       switch (k) {
         case ChainTokenKind.Name: {
-          const h: MutableHandle = { kind: 'handle', name: lexer.value(), tools: [], toolOffsets: [], start, end: lexer.end };
+          // Most handles carry no tags: share one empty list until a tag arrives.
+          const h: MutableHandle = { kind: 'handle', name: lexer.value(), tools: NO_TAGS, toolOffsets: NO_OFFSETS, start, end: lexer.end };
           operands.push(h as ChainHandleNode);
           lastHandle = h;
           expectOperand = false;
@@ -169,6 +173,10 @@ function parseOrThrow(text: string): ChainNode {
             fail('dangling_at', `dangling '@': expected a tool name after '@', found ${TOKEN_TEXT[t]}`, atOffset);
           }
           const tool = lexer.value();
+          if (lastHandle.tools === NO_TAGS) {
+            lastHandle.tools = [];
+            lastHandle.toolOffsets = [];
+          }
           if (!lastHandle.tools.includes(tool)) {
             lastHandle.tools.push(tool);
             lastHandle.toolOffsets.push(atOffset);
