@@ -38,7 +38,7 @@ export const JUDGE_NOT_CANDIDATE = 'JudgeChoiceNotCandidate';
 
 const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
 /** How a Lambda step's result becomes its value: inline output, or `{"$ref": …}` for stored outputs. */
-const RESULT_VALUE = '$exists($states.result.Payload.outputRef) ? {"$ref": $states.result.Payload.outputRef} : $states.result.Payload.output';
+const RESULT_VALUE = '( $p := $states.result.Payload; $exists($p.outputRef) ? {"$ref": $p.outputRef} : $p.output )';
 
 interface Tail {
   readonly holder: Record<string, unknown>;
@@ -54,15 +54,15 @@ interface Frag {
 interface Scope {
   readonly label: string;
   readonly states: Record<string, AslState>;
-  /** Step id → variable holding its value (visible here). */
+  /** Step id → JSONata reading its value here (`$var`, or a lookup into a Parallel's result variable). */
   readonly env: Map<string, string>;
   /** Step id → JSONata for roots that are not plain variables (judge_loop's condition). */
   readonly overrides: Map<string, string>;
   /** JSONata yielding the workflow input in this scope. */
   readonly inputVar: string;
   readonly iterVars: readonly string[];
-  /** [step id, variable] assigned in this scope, in order (what a branch exports). */
-  readonly produced: [string, string][];
+  /** Variables assigned in this scope with the step values they hold (what a branch may export). */
+  readonly produced: { readonly variable: string; readonly steps: readonly string[] }[];
   failState?: string;
 }
 
@@ -240,8 +240,10 @@ class Lowerer {
     const label = `[${branches.map((b) => this.controlLabel(b, wf)).join(' & ')}]`;
     const name = this.names.state(label.length > 70 ? `[${this.controlLabel(branches[0]!, wf)} & ${branches.length - 1} more]` : label);
     const rendered: Record<string, unknown>[] = [];
-    const assign: Record<string, string> = {};
+    // One variable receives the whole Parallel result; steps are read from it by branch and key.
+    const result = this.names.variable(`par_${asciiOnly(this.controlLabel(branches[0]!, wf)).replace(/[^A-Za-z0-9_]/g, '')}`);
     const newEnv: [string, string][] = [];
+    const carried: string[] = [];
     branches.forEach((branch, i) => {
       const inner: Scope = {
         label: `${name} branch ${i + 1}`, states: {}, env: new Map(scope.env), overrides: new Map(scope.overrides),
@@ -250,22 +252,24 @@ class Lowerer {
       const frag = this.lowerControl(branch, wf, inner)!;
       // Only values read after the Parallel (or results) leave the branch: keeps definitions small.
       const inside = new Set(controlStepIds(branch, wf));
-      const exports = inner.produced.filter(([stepId]) => this.mustExport(stepId, inside));
-      this.closeScope(frag, inner, (assigns) => `{${exports.map(([, v]) => `${JSON.stringify(v)}: ${valueOf(v, assigns)}`).join(', ')}}`);
+      const exports = inner.produced.filter((p) => p.steps.some((id) => this.mustExport(id, inside)));
+      this.closeScope(frag, inner, (assigns) => `{${exports.map((p) => `${JSON.stringify(p.variable)}: ${valueOf(`$${p.variable}`, assigns)}`).join(', ')}}`);
       rendered.push({ StartAt: frag.entry, States: inner.states });
-      for (const [stepId, v] of exports) {
-        const outer = this.names.variable(v);
-        assign[outer] = `{% $lookup($states.result[${i}], ${JSON.stringify(v)}) %}`;
-        newEnv.push([stepId, outer]);
+      for (const p of exports) {
+        const outer = `$lookup($${result}[${i}], ${JSON.stringify(p.variable)})`;
+        for (const stepId of p.steps) {
+          const innerExpr = inner.env.get(stepId);
+          if (innerExpr === undefined) continue;
+          newEnv.push([stepId, replaceVariable(innerExpr, p.variable, outer)]);
+          carried.push(stepId);
+        }
       }
     });
     const state: AslState = { Type: 'Parallel', Comment: `Runs ${branches.length} branches at once`, Branches: rendered };
-    if (Object.keys(assign).length > 0) state.Assign = assign;
+    if (carried.length > 0) state.Assign = { [result]: '{% $states.result %}' };
     scope.states[name] = state;
-    for (const [stepId, v] of newEnv) {
-      scope.env.set(stepId, v);
-      scope.produced.push([stepId, v]);
-    }
+    for (const [stepId, expr] of newEnv) scope.env.set(stepId, expr);
+    if (carried.length > 0) scope.produced.push({ variable: result, steps: carried });
     return { entry: name, tails: [{ holder: state, field: 'Next' }] };
   }
 
@@ -310,9 +314,9 @@ class Lowerer {
       const name = this.names.state(scope.label === this.doc.name ? 'Failed' : `${scope.label}: failed`);
       scope.states[name] = {
         Type: 'Fail',
-        Comment: 'The run ends failed with the failing step\'s error and name',
-        Error: '{% $states.input.error %}',
-        Cause: '{% "step \'" & $states.input.step & "\' failed: " & ($exists($states.input.cause) ? $states.input.cause : "") %}',
+        ...(scope.label === this.doc.name ? { Comment: 'The run ends failed with the failing step\'s error; the cause names the step' } : {}),
+        Error: '{% $states.input[1].Error %}',
+        Cause: '{% "step \'" & $states.input[0] & "\' failed: " & $states.input[1].Cause %}',
       };
       scope.failState = name;
     }
@@ -331,7 +335,7 @@ class Lowerer {
         this.fail('unknown_step', `step '${root.step}' is not available here${step ? ` (read by '${step.id}')` : ''}`, step,
           'a step can read steps that run before it in its own body or in an enclosing scope');
       }
-      return `$${v}`;
+      return v;
     };
   }
 
@@ -440,8 +444,8 @@ class Lowerer {
     }
     if (step.chooseFrom && step.chooseFrom.length > 0) frag = this.checkVerbatim(step, scope, v, frag);
     if (step.when) frag = this.guard(step, scope, v, frag);
-    scope.env.set(step.id, v);
-    scope.produced.push([step.id, v]);
+    scope.env.set(step.id, `$${v}`);
+    scope.produced.push({ variable: v, steps: [step.id] });
     return frag;
   }
 
@@ -486,19 +490,20 @@ class Lowerer {
         id: step.id,
         kind: extra.kind ?? (step.kind as LambdaStepKind),
         identity: extra.identity ?? step.identity,
-        iteration: iter.length === 0 ? [] : `{% [${iter.map((x) => `$${x}`).join(', ')}] %}`,
+        // Empty lists are the schema defaults: left out to keep large definitions under 1 MB.
+        ...(iter.length === 0 ? {} : { iteration: `{% [${iter.map((x) => `$${x}`).join(', ')}] %}` }),
         ...(extra.role !== undefined ? { role: extra.role } : {}),
       },
       config: extra.config ?? step.config,
       inputs: {
         ...(extra.value !== undefined ? { value: extra.value } : step.input ? { value: this.field(step.input, scope, step) } : {}),
-        ...(step.input?.kind === 'template' ? { template: step.input.value } : {}),
+        ...(step.input?.kind === 'template' && hasTemplate(step.input.value) ? { template: step.input.value } : {}),
         steps: extra.steps ?? this.readsObject(allReads(step), scope),
         input: `{% ${scope.inputVar} %}`,
       },
-      tools: [...step.tools],
-      secrets: [...step.secrets],
     };
+    if (step.tools.length > 0) out.tools = [...step.tools];
+    if (step.secrets.length > 0) out.secrets = [...step.secrets];
     const budget = extra.budget ?? (step.budget ? { maxTurns: step.budget.maxTurns, maxToolCalls: step.budget.maxToolCalls } : undefined);
     if (budget !== undefined) out.budget = budget;
     if (extra.turn !== undefined) out.turn = extra.turn;
@@ -517,7 +522,8 @@ class Lowerer {
       Retry: renderRetry(step.retry),
       Catch: [{
         ErrorEquals: ['States.ALL'],
-        Output: `{% {"step": ${JSON.stringify(step.id)}, "error": $states.errorOutput.Error, "cause": $states.errorOutput.Cause} %}`,
+        // [step id, error output]: the scope's Fail state turns it into the run's error and cause.
+        Output: `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`,
         Next: this.failState(scope),
       }],
     };
@@ -527,8 +533,7 @@ class Lowerer {
   private lowerTask(step: IrStep, scope: Scope, v: string): Frag {
     const name = this.stepNames.get(step)!;
     const kind = (step.kind === 'agent' ? 'agent' : step.kind) as LambdaStepKind;
-    const state = this.taskState(step, scope, kind, this.payload(step, scope), { [v]: `{% ${RESULT_VALUE} %}` },
-      `Lambda task (${LAMBDA_PLACEHOLDERS[kind]})`);
+    const state = this.taskState(step, scope, kind, this.payload(step, scope), { [v]: `{% ${RESULT_VALUE} %}` }, 'Lambda task');
     scope.states[name] = state;
     return { entry: name, tails: [{ holder: state, field: 'Next' }] };
   }
@@ -659,8 +664,7 @@ class Lowerer {
     inner.states[itemState] = first;
     const frag: Frag = bodyFrag ? (this.patch([{ holder: first, field: 'Next' }], bodyFrag.entry), bodyFrag) : { entry: itemState, tails: [{ holder: first, field: 'Next' }] };
     const result = bodyFrag ? this.resultExpr(body, inner) : 'null';
-    const resultVar = result.startsWith('$') && /^\$[A-Za-z0-9_]+$/.test(result) ? result.slice(1) : undefined;
-    this.closeScope(frag, inner, (assigns) => (resultVar !== undefined ? valueOf(resultVar, assigns) : result));
+    this.closeScope(frag, inner, (assigns) => valueOf(result, assigns));
     const items = c.items ? this.valueJsonata(c.items, scope, step) : '[]';
     const state: AslState = {
       Type: 'Map',
@@ -832,12 +836,22 @@ class Lowerer {
   }
 }
 
-/** The value of variable `v` at a terminal state: its Assign expression there, else the variable. */
-function valueOf(v: string, assigns: Record<string, unknown>): string {
-  if (!(v in assigns)) return `$${v}`;
-  const a = assigns[v];
-  if (typeof a === 'string' && a.startsWith('{%') && a.endsWith('%}')) return `(${a.slice(2, -2).trim()})`;
-  return JSON.stringify(a ?? null);
+/**
+ * `expr` evaluated at a terminal state: variables that state assigns are not visible in its own
+ * Output, so each is replaced by the expression it is assigned.
+ */
+function valueOf(expr: string, assigns: Record<string, unknown>): string {
+  let out = expr;
+  for (const [name, a] of Object.entries(assigns)) {
+    const value = typeof a === 'string' && a.startsWith('{%') && a.endsWith('%}') ? `(${a.slice(2, -2).trim()})` : JSON.stringify(a ?? null);
+    out = replaceVariable(out, name, value);
+  }
+  return out;
+}
+
+/** Replaces every `$name` (the whole variable name, not a prefix of a longer one) in a JSONata text. */
+function replaceVariable(expr: string, name: string, replacement: string): string {
+  return expr.replace(new RegExp(`\\$${name}(?![A-Za-z0-9_])`, 'g'), () => replacement);
 }
 
 /** Ids of the steps a control tree covers (with their loop bodies' steps). */
@@ -849,6 +863,14 @@ function controlStepIds(c: IrControl, wf: IrWorkflow): string[] {
   };
   for (const i of controlSteps(c)) addBody(wf.steps[i]!);
   return out;
+}
+
+/** True when a value holds a `${ }` template anywhere. */
+function hasTemplate(v: unknown): boolean {
+  if (typeof v === 'string') return hasExpression(v);
+  if (Array.isArray(v)) return v.some(hasTemplate);
+  if (v !== null && typeof v === 'object') return Object.values(v).some(hasTemplate);
+  return false;
 }
 
 /** Every step id a step's expressions read (input, guard, items, condition). */
