@@ -94,12 +94,25 @@ export class ExecutionManager implements ChildExecutions {
 
   /** Loads the store and resumes every Standard execution that was RUNNING when the last process ended. */
   recover(): number {
+    this.load();
+    return this.resumeUnfinished();
+  }
+
+  /** Loads state machines and executions from the store (nothing runs yet). */
+  load(): void {
     const snap = this.store.load();
     for (const m of snap.stateMachines) this.machines.set(m.stateMachineArn, m);
+    for (const e of snap.executions) this.executions.set(e.executionArn, e);
+  }
+
+  /**
+   * Resumes every loaded Standard execution that is RUNNING but not running in this process, from
+   * its last checkpoint. Call it once the Lambda handlers it may need are in place.
+   */
+  resumeUnfinished(): number {
     let resumed = 0;
-    for (const e of snap.executions) {
-      this.executions.set(e.executionArn, e);
-      if (e.status !== 'RUNNING' || e.type !== 'STANDARD') continue;
+    for (const e of this.executions.values()) {
+      if (e.status !== 'RUNNING' || e.type !== 'STANDARD' || this.live.has(e.executionArn)) continue;
       let definition: AslDefinition;
       try {
         definition = JSON.parse(e.definition) as AslDefinition;

@@ -29,6 +29,11 @@ export interface EngineServerOptions {
   readonly validate?: ValidateFn;
   /** Override the Lambda invoker built from `handlers`. */
   readonly lambda?: TaskInvoker;
+  /**
+   * Resume unfinished executions from `dataDir` at start-up (default true). Pass false when the
+   * handlers are wired up after the server starts, then call `resumeUnfinished()` once they are.
+   */
+  readonly resumeOnStart?: boolean;
 }
 
 /** A running server. */
@@ -39,6 +44,8 @@ export interface EngineServer {
   readonly manager: ExecutionManager;
   /** How many unfinished executions were resumed from the data directory at start-up. */
   readonly resumed: number;
+  /** Resumes unfinished executions now (with `resumeOnStart: false`); returns how many. */
+  resumeUnfinished(): number;
   /** Stops listening; running Standard executions stay RUNNING in the data directory and resume next time. */
   close(): Promise<void>;
 }
@@ -71,7 +78,8 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
     ...(options.partition !== undefined ? { partition: options.partition } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const resumed = manager.recover();
+  manager.load();
+  const resumed = options.resumeOnStart === false ? 0 : manager.resumeUnfinished();
   const operations: Record<(typeof SUPPORTED_OPERATIONS)[number], Operation> = {
     CreateStateMachine: (r) => manager.createStateMachine(r),
     UpdateStateMachine: (r) => manager.updateStateMachine(r),
@@ -103,6 +111,7 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
     port: address.port,
     manager,
     resumed,
+    resumeUnfinished: () => manager.resumeUnfinished(),
     async close() {
       await manager.close();
       await new Promise<void>((resolve) => {

@@ -90,6 +90,34 @@ describe('Function: startEngineServer (restart)', () => {
     }
   });
 
+  it('waits for resumeUnfinished() when started with resumeOnStart: false', async () => {
+    const first = await startEngineServer({ dataDir, handlers });
+    const sfn1 = sfnClient(first.url);
+    const { stateMachineArn } = await sfn1.send(new CreateStateMachineCommand({ name: 'later', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+    const { executionArn } = await sfn1.send(new StartExecutionCommand({ stateMachineArn, input: '{"id":"o-9"}' }));
+    await eventually(() => asked.length === 1);
+    sfn1.destroy();
+    await first.close();
+
+    const second = await startEngineServer({ dataDir, handlers, resumeOnStart: false });
+    const sfn2 = sfnClient(second.url);
+    try {
+      expect(second.resumed).toBe(0);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(asked).toHaveLength(1); // nothing ran yet
+      expect((await sfn2.send(new DescribeExecutionCommand({ executionArn }))).status).toBe('RUNNING');
+      expect(second.resumeUnfinished()).toBe(1);
+      expect(second.resumeUnfinished()).toBe(0); // already running
+      await eventually(() => asked.length === 2);
+      await sfn2.send(new SendTaskSuccessCommand({ taskToken: asked[1]!, output: '{"approved":false}' }));
+      expect((await waitForStatus(sfn2, executionArn!)).status).toBe('SUCCEEDED');
+      expect(prepared).toBe(1);
+    } finally {
+      sfn2.destroy();
+      await second.close();
+    }
+  });
+
   it('keeps finished executions and their histories across restarts', async () => {
     const simple = JSON.stringify({ StartAt: 'P', States: { P: { Type: 'Pass', Result: 'x', End: true } } });
     const first = await startEngineServer({ dataDir });
