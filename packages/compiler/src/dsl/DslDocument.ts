@@ -60,6 +60,15 @@ export interface DslAgentRole {
   readonly location: SourceLocation;
 }
 
+/** A step's `retry:` policy as authored; durations are seconds or strings such as "2s" / "1m". */
+export interface DslRetry {
+  readonly max_attempts?: number;
+  readonly initial_backoff?: string | number;
+  readonly max_backoff?: string | number;
+  readonly backoff_rate?: number;
+  readonly jitter?: boolean | 'FULL' | 'NONE';
+}
+
 /** Fields every step has. */
 export interface DslStepBase {
   readonly name: string;
@@ -76,6 +85,8 @@ export interface DslStepBase {
   /** Steps named in `after` (as written). */
   readonly after: readonly string[];
   readonly when?: DslTemplateField;
+  /** The retry policy as authored (`max_attempts`, `initial_backoff`, `max_backoff`, `backoff_rate`, `jitter`). */
+  readonly retry?: DslRetry;
   /**
    * Sibling steps (same scope) this step waits for: `after` plus every `steps.X` read by it or by its
    * nested steps, lifted to this scope. Source order.

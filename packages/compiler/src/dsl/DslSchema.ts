@@ -42,6 +42,13 @@ const common = {
   output: z.unknown().optional().describe('Declared output shape: text, json or a JSON Schema mapping.'),
   after: z.union([Name, z.array(Name)]).optional().describe('Steps that must finish first.'),
   when: Condition.optional().describe('Run only when truthy; otherwise the step is skipped (output null).'),
+  retry: z.strictObject({
+    max_attempts: PositiveInt.optional().describe('Total attempts including the first (default 3).'),
+    initial_backoff: z.union([z.string(), z.number()]).optional().describe('First retry delay: seconds or "2s", "1m".'),
+    max_backoff: z.union([z.string(), z.number()]).optional().describe('Cap on the retry delay.'),
+    backoff_rate: z.number().min(1).optional().describe('Delay multiplier per attempt (default 2).'),
+    jitter: z.union([z.boolean(), z.enum(['FULL', 'NONE'])]).optional().describe('Randomise delays (default true).'),
+  }).optional().describe('Retry policy for handler failures (Step Functions Retry).'),
 };
 
 // `do` bodies are recursive; z.lazy keeps the schema (and its JSON Schema $defs) finite.

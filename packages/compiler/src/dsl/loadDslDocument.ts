@@ -9,7 +9,7 @@ import { scalarOffsets } from '../chain/scalarOffsets.js';
 import type { GraphView } from '../graph/GraphView.js';
 import { matchesInputType, toInputSchema, type InputSchema } from '../input/InputSchema.js';
 import type {
-  DslAgentRole, DslDocument, DslResource, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
+  DslAgentRole, DslDocument, DslResource, DslRetry, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
 } from './DslDocument.js';
 import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
 import { childNode, keyNode, nodeAtPath, nodeLocation, offsetLocation } from './yamlNodes.js';
@@ -551,6 +551,7 @@ class DslLoader {
       ...(d.output !== undefined ? { output: d.output } : {}),
       after: f.after as string[],
       ...(f.when ? { when: f.when as DslTemplateField } : {}),
+      ...(d.retry !== undefined ? { retry: d.retry as DslRetry } : {}),
       dependencies: [...r.deps].sort((a, b) => a - b).map((i) => r.scope.steps[i]!.name),
       location: r.location,
     };

@@ -41,6 +41,7 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   'v18-unknown-field-warning.yaml': { nodes: 'one:agent', edges: '', warnings: ['unknown_field@8:5'], result: 'one' },
   'v19-block-scalars.yaml': { nodes: 'greet:agent letter:agent', edges: 'greet>letter', result: 'letter' },
   'v20-secrets-list.yaml': { nodes: 'call:function', edges: '', result: 'call' },
+  'v21-retry.yaml': { nodes: 'call:function', edges: '', result: 'call' },
   'e01-yaml-syntax.yaml': { errors: ['yaml@5:4'] },
   'e02-yaml-unclosed-quote.yaml': { errors: ['yaml@8:1'], message: 'Missing closing' },
   'e03-not-a-mapping.yaml': { errors: ['schema@1:1'], message: 'must be a mapping' },
@@ -73,6 +74,7 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   'e30-bad-step-name.yaml': { errors: ['schema@4:11'], message: 'step name' },
   'e31-output-reads-nested.yaml': { errors: ['unknown_step@11:9'], message: 'not visible at the top level' },
   'e32-double-quoted-escapes.yaml': { errors: ['expression@7:50'], message: "unexpected '!'" },
+  'e33-bad-retry.yaml': { errors: ['schema@8:21'], message: 'steps[0].retry.max_attempts' },
 };
 
 /** Compact graph notation (see the file comment). */

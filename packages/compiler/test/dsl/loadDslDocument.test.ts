@@ -57,6 +57,11 @@ steps:
     ]);
   });
 
+  it('keeps the retry policy as authored', () => {
+    const r = loadDslDocument(corpus('v21-retry.yaml'));
+    expect(r.document!.workflow.steps[0]!.retry).toEqual({ max_attempts: 4, initial_backoff: '2s', max_backoff: '1m', jitter: true });
+  });
+
   it('resolves secrets to $secret:<id> bindings, never values', () => {
     const r = loadDslDocument(corpus('v20-secrets-list.yaml'));
     const step = r.document!.workflow.steps[0]!;
