@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -147,6 +148,7 @@ function runtimeConfig(
     ? { ...base.provider, default: options.provider, configured: true }
     : base.provider;
   return fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
+    policyRules: env.STEPFORGE_POLICY ? base.policyRules : projectPolicy(options.projectDir),
     tableName: EMBEDDED_TABLE,
     region: REGION,
     endpoints: { ...base.endpoints, ...endpoints },
@@ -156,6 +158,22 @@ function runtimeConfig(
     secrets: { ...(base.secrets as Record<string, unknown>), file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
   });
+}
+
+/**
+ * The tool approval policy of an embedded project when STEPFORGE_POLICY is not set: the rules of
+ * `workflows/policy.json` (what the CDK stack deploys) followed by `examples/policy.json`.
+ */
+export function projectPolicy(projectDir: string): unknown[] {
+  const rules: unknown[] = [];
+  for (const dir of ['workflows', 'examples']) {
+    const file = join(projectDir, dir, 'policy.json');
+    if (!existsSync(file)) continue;
+    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    if (!Array.isArray(parsed)) throw new Error(`${file} must hold a JSON array of policy rules`);
+    rules.push(...parsed);
+  }
+  return rules;
 }
 
 async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined): Promise<EmbeddedStack> {
@@ -198,7 +216,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     const runtime = fr.createRuntime(config, { dynamodb, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
     let local: LocalHandlers;
     if (options.handlers) local = options.handlers;
-    else if (fr.createLocalHandlers) local = await fr.createLocalHandlers(config, { runtime, dynamodb, sqs, sfn });
+    else if (fr.createLocalHandlers) local = await fr.createLocalHandlers(runtime);
     else throw new Error('@stepforge/functions does not export createLocalHandlers yet: the embedded stack has no step handlers');
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
 

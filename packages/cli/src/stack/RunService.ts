@@ -3,9 +3,7 @@ import { PutItemCommand, ScanCommand, type AttributeValue } from '@aws-sdk/clien
 import {
   DescribeExecutionCommand,
   GetExecutionHistoryCommand,
-  SendTaskFailureCommand,
-  SendTaskSuccessCommand,
-  StartExecutionCommand,
+    StartExecutionCommand,
   StopExecutionCommand,
   type DescribeExecutionCommandOutput,
   type HistoryEvent,
@@ -13,7 +11,7 @@ import {
 import { RUN_META_KEY, StepforgeError, applyInputSchema } from '@stepforge/compiler';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
 import type { EmbeddedStack } from './EmbeddedStack.js';
-import type { ApprovalRecordView, RunRecordView, StepRecordView } from './functionsRuntime.js';
+import { loadFunctionsRuntime, type ApprovalRecordView, type RunRecordView, type StepRecordView } from './functionsRuntime.js';
 import { WorkflowCatalog, downstreamSet, type WorkflowEntry } from './WorkflowCatalog.js';
 
 /** What starting a run returns. */
@@ -280,9 +278,9 @@ export class RunService {
   }
 
   /**
-   * Approves or rejects: one conditional update decides the approval, then the waiting state gets
-   * its task token back (success carries the decision; a rejection fails the task with
-   * `ApprovalRejected`, a name the ASL can Catch).
+   * Approves or rejects through the runtime's resolveApproval (the same code the AWS approvals
+   * handler runs): an approval runs the gated tool call and returns its result through the task
+   * token; a rejection fails the waiting step with `ApprovalRejected`.
    */
   async decideApproval(approvalId: string, decision: 'APPROVED' | 'REJECTED', comment?: string): Promise<ApprovalRecordView> {
     const approvals = this.stack.runtime.approvals;
@@ -291,20 +289,12 @@ export class RunService {
     if (existing.status !== 'PENDING') {
       throw new StepforgeError('approval_decided', `approval '${approvalId}' was already decided: ${existing.status}`);
     }
-    const decided = await approvals.decide(approvalId, { decision, by: 'cli', ...(comment !== undefined ? { reason: comment } : {}) });
-    if (decided.status === 'APPROVED') {
-      await this.stack.sfn.send(new SendTaskSuccessCommand({
-        taskToken: existing.taskToken,
-        output: JSON.stringify({ approved: true, approvalId, comment: comment ?? null, decidedAt: decided.decidedAt }),
-      }));
-    } else {
-      await this.stack.sfn.send(new SendTaskFailureCommand({
-        taskToken: existing.taskToken,
-        error: decided.status === 'TIMED_OUT' ? 'ApprovalTimedOut' : 'ApprovalRejected',
-        cause: `approval ${approvalId} ${decided.status.toLowerCase()}${comment ? `: ${comment}` : ''}`,
-      }));
-    }
-    await this.runs.recordEvent({ runId: existing.runId, stepId: existing.stepId, type: `approval_${decided.status.toLowerCase()}`, detail: { approvalId, comment } });
+    const fr = await loadFunctionsRuntime();
+    if (!fr.resolveApproval) throw new Error('@stepforge/functions does not export resolveApproval');
+    // The runtime decides (one conditional update) and answers the waiting task token: an
+    // approval runs the gated tool call here and returns its result; a rejection fails the step.
+    await fr.resolveApproval(this.stack.runtime, approvalId, decision, 'cli', comment);
+    const decided = (await approvals.get(approvalId))!;
     return decided;
   }
 

@@ -103,7 +103,9 @@ export interface FunctionsRuntime {
   createRuntime(config: RuntimeConfigLike, deps: { dynamodb?: DynamoDBClient; sqs?: SQSClient; sfn?: SFNClient; env?: Record<string, string | undefined> }): RuntimeLike;
   ensureTables(client: DynamoDBClient, tableName: string): Promise<string[]>;
   /** Absent until the runtime's handlers land; the stack then needs handlers passed in. */
-  createLocalHandlers?: (config: RuntimeConfigLike, deps?: Record<string, unknown>) => LocalHandlers | Promise<LocalHandlers>;
+  createLocalHandlers?: (configOrRuntime: RuntimeConfigLike | RuntimeLike, deps?: Record<string, unknown>) => LocalHandlers | Promise<LocalHandlers>;
+  /** Decides an approval; APPROVED runs the gated tool call and answers the waiting task token. */
+  resolveApproval?: (rt: RuntimeLike, approvalId: string, decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT', by?: string, reason?: string) => Promise<{ approvalId: string; status: string; result?: unknown }>;
 }
 
 let cached: Promise<FunctionsRuntime> | undefined;
@@ -124,10 +126,12 @@ async function bind(): Promise<FunctionsRuntime> {
   };
   const Runtime = need<new (c: unknown, d: unknown) => RuntimeLike>('Runtime');
   const createLocalHandlers = mod.createLocalHandlers as FunctionsRuntime['createLocalHandlers'];
+  const resolveApproval = mod.resolveApproval as FunctionsRuntime['resolveApproval'];
   return {
     runtimeConfigFromEnv: need('runtimeConfigFromEnv'),
     createRuntime: (config, deps) => new Runtime(config, deps),
     ensureTables: need('ensureTables'),
     ...(typeof createLocalHandlers === 'function' ? { createLocalHandlers } : {}),
+    ...(typeof resolveApproval === 'function' ? { resolveApproval } : {}),
   };
 }
