@@ -1,8 +1,8 @@
 import { isMap, parseDocument } from 'yaml';
 import { loadChainDocument } from './chain/loadChainDocument.js';
 import type { ChainDocument } from './chain/ChainDocument.js';
-import * as dsl from './dsl/index.js';
 import type { DslDocument } from './dsl/DslDocument.js';
+import { loadDslDocument } from './dsl/loadDslDocument.js';
 import { SourceText } from './errors/SourceText.js';
 import { StepforgeError, type Diagnostic } from './errors/StepforgeError.js';
 import type { GraphView } from './graph/GraphView.js';
@@ -27,13 +27,6 @@ export interface LoadDocumentResult {
   readonly warnings: Diagnostic[];
 }
 
-type DslLoader = (text: string, options: { file?: string; strict?: boolean }) => {
-  document?: DslDocument;
-  graph?: GraphView;
-  errors: StepforgeError[];
-  warnings: Diagnostic[];
-};
-
 /**
  * Loads any Stepforge document: a mapping with a `chain:` key is a chain document, one with `steps:`
  * is a workflow DSL document; anything else is an `invalid_document` error.
@@ -47,12 +40,7 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   const format = keys.includes('chain') ? 'chain' : keys.includes('steps') ? 'dsl' : sniffFormat(text);
   if (format === 'chain') return { format, ...loadChainDocument(text, options) };
   if (format === 'dsl') {
-    // Looked up on the namespace so this file compiles before and after the DSL front-end lands.
-    const loadDsl = (dsl as unknown as { loadDslDocument?: DslLoader }).loadDslDocument;
-    if (loadDsl === undefined) {
-      return { format, errors: [new StepforgeError('invalid_document', 'workflow DSL documents are not supported by this build', { location: { file: options.file, line: 1, column: 1 }, source })], warnings: [] };
-    }
-    return { format, ...loadDsl(text, { ...(options.file !== undefined ? { file: options.file } : {}), ...(options.strict !== undefined ? { strict: options.strict } : {}) }) };
+    return { format, ...loadDslDocument(text, { ...(options.file !== undefined ? { file: options.file } : {}), ...(options.strict !== undefined ? { strict: options.strict } : {}) }) };
   }
   if (parsed.errors.length > 0) {
     const e = parsed.errors[0]!;

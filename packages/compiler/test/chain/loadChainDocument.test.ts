@@ -100,6 +100,13 @@ chain: >-
     expect(r.errors[0]!.location!.file).toBe('y.yaml');
   });
 
+  it('reports a duplicated task handle at its second definition', () => {
+    const r = loadChainDocument('chain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n  a: {kind: model, prompt: q}\n');
+    expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
+      ['invalid_document', "invalid YAML: Map keys must be unique; 'a' appears twice", 4, 3],
+    ]);
+  });
+
   it('reports a missing chain, a non-string chain and a missing task map', () => {
     expect(loadChainDocument('tasks: {}\n').errors.map((e) => e.message)).toEqual([
       `missing 'chain:' (the chain expression, e.g. "plan@web-search > [draft & critique] > judge")`,
