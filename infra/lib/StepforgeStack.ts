@@ -77,6 +77,16 @@ export class StepforgeStack extends Stack {
       },
     });
     const fns = this.handlers.functions;
+    const mcpServers: Record<string, unknown> = {};
+    for (const wf of props.workflows) {
+      for (const [name, config] of Object.entries(wf.mcpServers)) {
+        if (name in mcpServers && JSON.stringify(mcpServers[name]) !== JSON.stringify(config)) {
+          throw new Error(`MCP server "${name}" is declared differently by two workflows (one is ${wf.file}); give them different names`);
+        }
+        mcpServers[name] = config;
+      }
+    }
+    if (Object.keys(mcpServers).length > 0) fns.mcpTool.addEnvironment('STEPFORGE_MCP_SERVERS', JSON.stringify(mcpServers));
     for (const name of Object.keys(fns) as HandlerName[]) table.grantReadWriteData(fns[name]);
     // A tool call that policy gates asks for approval through the queue (with the task token).
     this.approvalQueue.queue.grantSendMessages(fns.tool);

@@ -150,6 +150,9 @@ describe('Class: StepforgeStack', () => {
       expect(env.STEPFORGE_MODE).toBe('aws');
       expect(env.STEPFORGE_TABLE).toEqual({ Ref: logicalId('AWS::DynamoDB::Table', 'StoreRuns') });
       expect(JSON.parse(env.STEPFORGE_POLICY)).toEqual(JSON.parse(readFileSync(join(FIXTURE_WORKFLOWS, 'policy.json'), 'utf8')));
+      const mcpEnv = resources[logicalId('AWS::Lambda::Function', 'HandlersMcpTool')]!.Properties['Environment'].Variables;
+      expect(JSON.parse(mcpEnv.STEPFORGE_MCP_SERVERS)).toEqual({ catalog: { url: 'https://mcp.example.com/mcp' } });
+      expect(env.STEPFORGE_MCP_SERVERS).toBeUndefined();
       const managed = Object.values(template.findResources('AWS::IAM::Role')).filter((r) => r.Properties.ManagedPolicyArns);
       expect(managed).toHaveLength(1); // only API Gateway's account-level CloudWatch role
     });

@@ -43,6 +43,8 @@ describe('Function: loadWorkflows', () => {
     expect(brief!.bedrockModels).toEqual(['anthropic.claude-3-5-haiku-20241022-v1:0']);
     expect(orders!.placeholders).toEqual(['ConnectorStepFunctionArn', 'FunctionStepFunctionArn']);
     expect(orders!.secretsByHandler).toEqual({ function: ['crm/api-key'] });
+    expect(orders!.mcpServers).toEqual({ catalog: { url: 'https://mcp.example.com/mcp' } });
+    expect(brief!.mcpServers).toEqual({});
     expect(refund!.placeholders).toEqual(['ApprovalQueueUrl', 'ModelStepFunctionArn', 'ToolStepFunctionArn']);
   });
 });

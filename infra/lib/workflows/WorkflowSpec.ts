@@ -30,6 +30,8 @@ export interface WorkflowSpec {
   readonly secretsByHandler: Readonly<Record<string, readonly string[]>>;
   /** Bedrock model ids referenced as `bedrock:<id>`. */
   readonly bedrockModels: readonly string[];
+  /** DSL `mcp_servers:` declarations that are mappings (e.g. `{url}`), by server name. */
+  readonly mcpServers: Readonly<Record<string, unknown>>;
   /** The `${Name}` placeholders the ASL uses. */
   readonly placeholders: readonly string[];
 }

@@ -100,7 +100,15 @@ export function loadWorkflow(text: string, file: string, compile: CompileDocumen
     secretsByHandler: secretsByHandler(text, compiled),
     bedrockModels: [...new Set([...text.matchAll(/\bbedrock:([A-Za-z0-9._:-]+)/g)].map((m) => m[1]!))].sort(),
     placeholders: findPlaceholders(compiled.asl),
+    mcpServers: mcpServerDeclarations(doc.get('mcp_servers')),
   };
+}
+
+/** The mapping-form `mcp_servers:` entries (the runtime's STEPFORGE_MCP_SERVERS); `res://` URIs are resolved elsewhere. */
+function mcpServerDeclarations(node: unknown): Record<string, unknown> {
+  const value = node !== null && typeof node === 'object' && 'toJSON' in node ? (node as { toJSON(): unknown }).toJSON() : node;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== null && typeof v === 'object' && Object.keys(v as object).length > 0));
 }
 
 /** Why an ASL definition cannot run as an Express workflow, or undefined when it can. */
