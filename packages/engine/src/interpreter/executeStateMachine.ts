@@ -1026,14 +1026,15 @@ class Execution {
     };
     const procQl = (processor.QueryLanguage as QueryLanguage | undefined) ?? run.ql;
     const children = new Set<AbortController>();
+    // Only processors with states that listen for aborts (Task, Wait, nested Map/Parallel) need per-iteration signals.
+    const needsOwnSignal = listensForAbort(processor);
     ac.signal.addEventListener('abort', () => children.forEach((c) => c.abort(ac.signal.reason)), { once: true });
     let nextIndex = 0;
     const runOne = async (index: number): Promise<void> => {
       const value = list[index];
-      const mapItem = { Index: index, Value: value };
-      const itemRun: StateRun = { ...run, frame: { ...run.frame, mapItem } };
       let itemInput: unknown = value;
       if (selector !== undefined) {
+        const itemRun: StateRun = { ...run, frame: { ...run.frame, mapItem: { Index: index, Value: value } } };
         itemInput =
           run.ql === 'JSONata'
             ? await evalTemplate(selector, 'ItemSelector', this.bindings(itemRun, raw))
@@ -1042,9 +1043,9 @@ class Execution {
       const thread: Thread = { prev: chainPrev, silent: distributed || run.frame.thread.silent };
       if (!distributed) this.emit(thread, 'MapIterationStarted', { index, name: run.name });
       // Each iteration gets its own signal so tasks inside add listeners to a short list, not one shared by 10k iterations.
-      const child = new AbortController();
-      children.add(child);
-      const frame: Frame = { scope: new Scope(run.frame.scope), thread, signal: child.signal, ql: procQl, top: false };
+      const child = needsOwnSignal ? new AbortController() : undefined;
+      if (child) children.add(child);
+      const frame: Frame = { scope: new Scope(run.frame.scope), thread, signal: child ? child.signal : ac.signal, ql: procQl, top: false };
       try {
         results[index] = await this.runStates(processor, processor.StartAt as string, itemInput, frame);
         chainPrev = thread.prev;
@@ -1065,7 +1066,7 @@ class Execution {
           ac.abort();
         }
       } finally {
-        children.delete(child);
+        if (child) children.delete(child);
       }
     };
     const width = maxConc === 0 ? list.length : Math.min(maxConc, list.length);
@@ -1091,6 +1092,17 @@ class Execution {
     this.emit(outer, 'MapStateSucceeded', undefined, false);
     return this.finish(run, raw, results);
   }
+}
+
+const listenerCache = new WeakMap<object, boolean>();
+
+function listensForAbort(machine: Obj): boolean {
+  let v = listenerCache.get(machine);
+  if (v === undefined) {
+    v = Object.values((machine.States as Record<string, Obj> | undefined) ?? {}).some((st) => ['Task', 'Wait', 'Map', 'Parallel'].includes(st.Type as string));
+    listenerCache.set(machine, v);
+  }
+  return v;
 }
 
 function matches(errorEquals: unknown, error: string): boolean {

@@ -23,6 +23,6 @@ export const EXPECTED_FAILURES: Record<string, { kind: FailureKind; reason: stri
   'scenarios/test_base_scenarios__test_parallel_state_nested.json': {
     kind: 'history',
     reason:
-      'Event interleaving of nested Parallel branches: AWS finished the inner ParallelStateL2 states after L1 events that we write first (ids differ from event 8 on; same events, same end result).',
+      "The recorder's Parallel-sorting transformer mangled this nested-Parallel history: it kept the inner ParallelStateStarted unsorted and dropped the inner ParallelStateSucceeded, the inner ParallelStateExited and the outer ParallelStateSucceeded (events 8-10). Emulating that transformer for one case is not worth it; our events are the complete AWS sequence and the end result matches.",
   },
 };
