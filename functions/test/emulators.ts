@@ -91,7 +91,7 @@ export interface SeenRequest {
 
 /** A loopback HTTP server with a programmable handler that records every request. */
 export async function startHttpServer(
-  handle: (req: SeenRequest, res: ServerResponse) => void | Promise<void>,
+  handle: (req: SeenRequest, res: ServerResponse) => unknown,
 ): Promise<{ url: string; port: number; requests: SeenRequest[]; close(): Promise<void> }> {
   const requests: SeenRequest[] = [];
   const server = createServer((req, res) => {
