@@ -1,0 +1,213 @@
+import { describe, expect, it } from 'vitest';
+import { compileDocument, compileIr, type IrDocument } from '@stepforge/compiler';
+import { defaultAnswer, runScripted } from './scriptedRuntime.js';
+import { compileCase } from '../../packages/compiler/test/golden/goldenCases.js';
+
+const named = (name: string, message = 'boom') => Object.assign(new Error(message), { name });
+
+describe('Function: lowerWorkflow (run on the embedded engine)', () => {
+  it('ends the run failed with BudgetExceeded when an agent keeps asking for tools', async () => {
+    const run = await runScripted(compileCase('c12-budget.chain.yaml'), {}, {
+      researcher: (env) => (env.toolCall ? defaultAnswer(env) : { done: false, toolCalls: [{ id: `t${env.turn!.index}`, tool: 'search', args: {} }] }),
+    });
+    expect(run.result.status).toBe('FAILED');
+    expect(run.result.error).toBe('BudgetExceeded');
+    expect(run.result.cause).toContain("step 'researcher' exceeded its budget of 2 turns / 3 tool calls");
+    expect(run.calls.filter((c) => c.step.role === 'reason').map((c) => c.budget?.turnsUsed)).toEqual([0, 1]);
+  });
+
+  it('ends the run failed with the failing step\'s error name and names the step in the cause', async () => {
+    const run = await runScripted(compileCase('d17-sequence.yaml'), {}, {
+      second: () => {
+        throw named('ShoutFailed', 'the function refused');
+      },
+    });
+    expect(run.result.status).toBe('FAILED');
+    expect(run.result.error).toBe('ShoutFailed');
+    expect(run.result.cause).toMatch(/^step 'second' failed: .*the function refused/);
+    expect(run.calls.map((c) => c.step.id)).toEqual(['first', 'second']);
+  });
+
+  it('fails inside a Parallel branch with the same error and step name', async () => {
+    const run = await runScripted(compileCase('d18-parallel-roots.yaml'), {}, {
+      two: () => {
+        throw named('ModelThrottled');
+      },
+    });
+    expect(run.result.error).toBe('ModelThrottled');
+    expect(run.result.cause).toContain("step 'two' failed");
+  });
+
+  it('retries transient Lambda errors with the default retrier', async () => {
+    const run = await runScripted(compileCase('d16-minimal.yaml'), { topic: 'x' }, {
+      write: (env, n) => {
+        if (n < 2) throw named('Lambda.TooManyRequestsException', 'slow down');
+        return defaultAnswer(env);
+      },
+    });
+    expect(run.result.status).toBe('SUCCEEDED');
+    expect(run.result.output).toBe('write<Write about x>');
+    expect(run.calls).toHaveLength(3);
+  });
+
+  it('applies a per-step retry policy only up to max_attempts', async () => {
+    const run = await runScripted(compileCase('d33-after-when-retry.yaml'), { go: true }, {
+      act: () => {
+        throw named('Flaky');
+      },
+    });
+    expect(run.result.error).toBe('Flaky');
+    expect(run.calls.filter((c) => c.step.id === 'act')).toHaveLength(3);
+  });
+
+  it('skips a step whose when guard is false and stores null for it', async () => {
+    const run = await runScripted(compileCase('d19-when.yaml'), { severity: 1 });
+    expect(run.result.output).toEqual({ urgent: false, paged: null, summary: 'summary<summarise>' });
+    expect(run.calls.map((c) => c.step.id)).toEqual(['summary']);
+  });
+
+  it('skips a guarded step at the end of a sequence (input go=false)', async () => {
+    const run = await runScripted(compileCase('d33-after-when-retry.yaml'), { go: false });
+    expect(run.result.status).toBe('SUCCEEDED');
+    expect(run.result.output).toBeNull();
+  });
+
+  it('rejects a consensus judge that answers something other than a candidate', async () => {
+    const run = await runScripted(compileCase('c08-consensus-judge.chain.yaml'), { task: '2+2' }, {
+      judge: () => ({ output: 'a paraphrase of voter 2' }),
+    });
+    expect(run.result.status).toBe('FAILED');
+    expect(run.result.error).toBe('JudgeChoiceNotCandidate');
+  });
+
+  it('runs a while body at least once even when the condition is false at once', async () => {
+    const run = await runScripted(compileCase('d22-while.yaml'), {}, { check: () => ({ output: { status: 'ready' } }) });
+    expect(run.result.output).toEqual({ status: 'ready' });
+    expect(run.calls).toHaveLength(1);
+  });
+
+  it('stops a while loop at max_iterations', async () => {
+    const run = await runScripted(compileCase('d22-while.yaml'), {}, { check: () => ({ output: { status: 'pending' } }) });
+    expect(run.result.status).toBe('SUCCEEDED');
+    expect(run.calls.map((c) => c.step.iteration)).toEqual([[0], [1], [2], [3], [4]]);
+  });
+
+  it('stops a judge loop at max_iterations with the last candidate', async () => {
+    const run = await runScripted(compileCase('d25-judge-loop.yaml'), {}, {
+      poem: (env) => (env.step.role === 'evaluator' ? { output: { score: 1 } } : { output: `draft ${env.step.iteration.at(-1)}` }),
+    });
+    expect(run.result.output).toBe('draft 3');
+    expect(run.calls.filter((c) => c.step.role === 'generator')).toHaveLength(4);
+  });
+
+  it('routes a handoff to nobody when the entry agent does not hand off', async () => {
+    const run = await runScripted(compileCase('d24-handoff.yaml'), { message: 'hi' }, {
+      route: (env) => (env.step.role === 'entry' ? { output: 'answered directly' } : defaultAnswer(env)),
+    });
+    expect(run.result.output).toBe('answered directly');
+    expect(run.calls.map((c) => c.step.role)).toEqual(['entry']);
+  });
+
+  it('bounds hand-offs between specialists', async () => {
+    const run = await runScripted(compileCase('d24-handoff.yaml'), { message: 'hi' }, {
+      route: (env) => ({ output: { handoff: env.step.role === 'billing' ? 'tech' : 'billing' } }),
+    });
+    expect(run.result.status).toBe('SUCCEEDED');
+    expect(run.calls.map((c) => c.step.role)).toEqual(['entry', 'billing', 'tech', 'billing']);
+  });
+
+  it('passes large outputs by reference as {"$ref": …}', async () => {
+    const ref = { ref: 'runs/run-1/first', bytes: 900_000, sha256: 'c'.repeat(64) };
+    const run = await runScripted(compileCase('d17-sequence.yaml'), {}, { first: () => ({ outputRef: ref }) });
+    const second = run.calls.find((c) => c.step.id === 'second')!;
+    expect(second.inputs.steps).toEqual({ first: { $ref: ref } });
+    expect(second.inputs.template).toEqual({ text: '${ steps.first.output }' });
+  });
+
+  it('sends the run metadata from the execution input and strips it from input', async () => {
+    const run = await runScripted(compileCase('d16-minimal.yaml'), { topic: 'x', $stepforge: { idempotencyKey: 'k1', parentRunId: 'p0' } });
+    const env = run.calls[0]!;
+    expect(env.run).toEqual({ id: 'run-1', workflow: 'd16-minimal', idempotencyKey: 'k1', parentRunId: 'p0' });
+    expect(env.inputs.input).toEqual({ topic: 'x' });
+  });
+
+  it('runs a non-series-parallel DAG with every dependency respected', async () => {
+    const order: string[] = [];
+    const record = (env: Parameters<typeof defaultAnswer>[0]) => {
+      order.push(env.step.id);
+      return defaultAnswer(env);
+    };
+    const run = await runScripted(compileCase('d31-non-sp.yaml'), {}, { a: record, b: record, c: record, d: record });
+    expect(run.result.output).toBe('d<a<a> b<b>>');
+    expect(order.indexOf('a')).toBeLessThan(order.indexOf('c'));
+    expect(order.indexOf('b')).toBeLessThan(order.indexOf('d'));
+  });
+});
+
+describe('Function: compileDocument (quotas and names)', () => {
+  const dsl = (steps: string) => `document: { dsl: "1.0", name: q }\nagents: { a: {} }\nfunctions: { f: {} }\nsteps:\n${steps}`;
+
+  it('rejects a worst-case history over 25,000 events with history_limit and the step to change', () => {
+    const text = dsl(`  - name: many
+    kind: for_each
+    items: \${ input.xs }
+    max_iterations: 10000
+    do:
+      - { name: w, kind: function, function: f }
+`);
+    let err: unknown;
+    try {
+      compileDocument(text, { file: 'q.yaml' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ name: 'StepforgeError', code: 'history_limit', location: { file: 'q.yaml', line: 5, column: 11 } });
+    expect((err as Error).message).toMatch(/step 'many' alone/);
+    expect((err as { hint?: string }).hint).toMatch(/max_iterations/);
+  });
+
+  it('accepts the same workflow as Express', () => {
+    const text = dsl(`  - name: many
+    kind: for_each
+    items: \${ input.xs }
+    max_iterations: 40
+    do:
+      - { name: w, kind: function, function: f }
+`);
+    expect(compileDocument(text, { express: true }).manifest.type).toBe('EXPRESS');
+  });
+
+  it('rejects a for_each whose collected outputs exceed the payload budget with payload_budget', () => {
+    const text = dsl(`  - name: rows
+    kind: for_each
+    items: \${ input.m }
+    max_iterations: 200
+    do:
+      - { name: w, kind: function, function: f }
+`);
+    expect(() => compileDocument(text, { file: 'q.yaml' })).toThrowError(expect.objectContaining({ code: 'payload_budget', message: expect.stringMatching(/step 'rows' may carry up to \d+ KiB/) }));
+  });
+
+  it('rejects non-ASCII and over-long state names from IR with state_name', () => {
+    const ir = (id: string): IrDocument => ({
+      name: 'n', format: 'dsl',
+      workflow: { steps: [{ id, kind: 'function', identity: 'i', config: {}, tools: [], secrets: [], location: { file: 'n.yaml', line: 3, column: 5 } }], edges: [] },
+    });
+    expect(() => compileIr(ir('résumé'))).toThrowError(expect.objectContaining({ code: 'state_name', message: expect.stringMatching(/non-ASCII/), location: { file: 'n.yaml', line: 3, column: 5 } }));
+    expect(() => compileIr(ir('x'.repeat(81)))).toThrowError(expect.objectContaining({ code: 'state_name', message: expect.stringMatching(/81 characters/) }));
+  });
+
+  it('reports the synchronisation edge of an N-shaped DAG in explain', () => {
+    const r = compileCase('c03-n-shape.chain.yaml');
+    expect(r.explain.addedEdges).toEqual([['b', 'c']]);
+    expect(r.explain.estimatedSlowdown).toBe(1);
+  });
+
+  it('lists handlers, tools, secrets and placeholders in the manifest', () => {
+    const r = compileCase('d27-secrets.yaml');
+    expect(r.manifest.steps[0]).toMatchObject({ id: 'pay', kind: 'function', handler: 'function', secrets: ['stripe-key'], state: 'pay' });
+    expect(r.manifest.placeholders).toEqual(['${FunctionStepFunctionArn}']);
+    const c = compileCase('c01-sequence.chain.yaml');
+    expect(c.manifest.steps[0]).toMatchObject({ id: 'plan', tools: ['web-search'], functions: ['${ModelStepFunctionArn}', '${ToolStepFunctionArn}'], budget: { maxTurns: 3, maxToolCalls: 2 } });
+  });
+});
