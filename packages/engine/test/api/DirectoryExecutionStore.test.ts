@@ -1,0 +1,61 @@
+import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DirectoryExecutionStore, type ExecutionRecord, type HistoryEvent } from '@stepforge/engine';
+
+const EXEC: ExecutionRecord = {
+  executionArn: 'arn:aws:states:us-east-1:123456789012:execution:sm:e1',
+  stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:sm',
+  stateMachineName: 'sm',
+  name: 'e1',
+  type: 'STANDARD',
+  definition: '{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}',
+  roleArn: 'arn:aws:iam::123456789012:role/r',
+  status: 'RUNNING',
+  input: '{}',
+  startDate: 1_700_000_000_000,
+  redriveCount: 0,
+};
+const ev = (id: number): HistoryEvent => ({ id, previousEventId: id - 1, timestamp: 1_700_000_000_000 + id, type: 'PassStateEntered' });
+
+describe('Class: DirectoryExecutionStore', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'stepforge-store-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps state machines, executions, events and checkpoints for the next instance', () => {
+    const a = new DirectoryExecutionStore(dir);
+    a.putStateMachine({ stateMachineArn: EXEC.stateMachineArn, name: 'sm', type: 'STANDARD', definition: EXEC.definition, roleArn: EXEC.roleArn, creationDate: 1, revisionId: 'r1' });
+    a.putExecution(EXEC);
+    a.appendEvents(EXEC.executionArn, [ev(1), ev(2)]);
+    a.appendEvents(EXEC.executionArn, [ev(3)]);
+    a.putCheckpoint(EXEC.executionArn, { stateName: 'P', input: {}, variables: { v: 1 }, eventCounter: 3, previousEventId: 3, transitions: 1 });
+
+    const b = new DirectoryExecutionStore(dir);
+    const snap = b.load();
+    expect(snap.stateMachines.map((m) => m.name)).toEqual(['sm']);
+    expect(snap.executions).toEqual([EXEC]);
+    expect(b.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3]);
+    expect(b.readCheckpoint(EXEC.executionArn)).toMatchObject({ stateName: 'P', variables: { v: 1 }, eventCounter: 3 });
+    b.putCheckpoint(EXEC.executionArn, undefined);
+    expect(b.readCheckpoint(EXEC.executionArn)).toBeUndefined();
+    b.deleteStateMachine(EXEC.stateMachineArn);
+    expect(new DirectoryExecutionStore(dir).load().stateMachines).toEqual([]);
+  });
+
+  it('ignores a torn last history line and truncates events past a checkpoint', () => {
+    const s = new DirectoryExecutionStore(dir);
+    s.putExecution(EXEC);
+    s.appendEvents(EXEC.executionArn, [ev(1), ev(2), ev(3)]);
+    const execDir = join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!);
+    appendFileSync(join(execDir, 'history.ndjson'), '{"id":4,"type":"Pass'); // crash mid-append
+    expect(s.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3]);
+    s.truncateEvents(EXEC.executionArn, 2);
+    expect(s.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2]);
+    // Writes go through a temporary file that is renamed: none is left behind.
+    expect(readdirSync(execDir).sort()).toEqual(['execution.json', 'history.ndjson']);
+  });
+});
