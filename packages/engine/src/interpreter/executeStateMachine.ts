@@ -213,6 +213,17 @@ class Execution {
       this.emit(thread, 'ExecutionStarted', { input: json(this.input), inputDetails: { truncated: false }, roleArn: this.execCtx.RoleArn }, false);
     }
     let result: ExecutionResult;
+    // The definition's top-level TimeoutSeconds bounds the whole execution (counted from its start, across resumes).
+    const timer = new AbortController();
+    let timedOut = false;
+    if (typeof this.def.TimeoutSeconds === 'number') {
+      const ms = this.startTime + this.def.TimeoutSeconds * 1000 - this.clock.now();
+      void this.clock.sleep(Math.max(0, ms), timer.signal).then(() => {
+        if (timer.signal.aborted) return;
+        timedOut = true;
+        this.abort.abort({ error: 'States.Timeout' });
+      });
+    }
     try {
       const output = await this.runStates(this.def, startName, startInput, frame);
       this.emit(thread, 'ExecutionSucceeded', { output: json(output), outputDetails: { truncated: false } });
@@ -223,21 +234,22 @@ class Execution {
         const d: Obj = {};
         if (typeof reason?.error === 'string') d.error = reason.error;
         if (typeof reason?.cause === 'string') d.cause = reason.cause;
-        this.emit(thread, 'ExecutionAborted', d);
-        result = this.result('ABORTED', d as { error?: string; cause?: string });
+        this.emit(thread, timedOut ? 'ExecutionTimedOut' : 'ExecutionAborted', d);
+        result = this.result(timedOut ? 'TIMED_OUT' : 'ABORTED', d as { error?: string; cause?: string });
       } else {
         const f = toFailure(e);
         const d: Obj = {};
         if (f.error !== undefined && f.error !== '') d.error = f.error;
         if (f.cause !== undefined) d.cause = f.cause;
         if ((e as { fromFailState?: boolean }).fromFailState && f.error === '') delete d.error;
-        const timedOut = f.error === 'States.Timeout' && (e as { executionTimeout?: boolean }).executionTimeout === true;
-        this.emit(thread, timedOut ? 'ExecutionTimedOut' : 'ExecutionFailed', d);
-        result = this.result(timedOut ? 'TIMED_OUT' : 'FAILED', d as { error?: string; cause?: string });
+        this.emit(thread, 'ExecutionFailed', d);
+        result = this.result('FAILED', d as { error?: string; cause?: string });
       }
       if (this.lastCheckpoint) {
         result.redrivePoint = { ...this.lastCheckpoint, eventCounter: this.counter, previousEventId: this.counter };
       }
+    } finally {
+      timer.abort();
     }
     return result;
   }

@@ -255,3 +255,15 @@ describe('Function: executeStateMachine', () => {
     expect((err as Error).message).toContain("MISSING_TRANSITION_TARGET: Missing 'Next' target: Nowhere at /States/A/Next");
   });
 });
+
+describe('Function: executeStateMachine (execution timeout)', () => {
+  it('ends with TIMED_OUT and ExecutionTimedOut when the top-level TimeoutSeconds elapses', async () => {
+    const clock = createVirtualClock(0);
+    const def = { TimeoutSeconds: 10, StartAt: 'W', States: { W: { Type: 'Wait', Seconds: 60, End: true } } };
+    const r = await executeStateMachine(def, {}, { clock });
+    expect(r.status).toBe('TIMED_OUT');
+    expect(r.error).toBe('States.Timeout');
+    expect(r.events.at(-1)).toMatchObject({ type: 'ExecutionTimedOut', executionTimedOutEventDetails: { error: 'States.Timeout' } });
+    expect(clock.advanced()).toBe(10_000);
+  });
+});
