@@ -45,3 +45,7 @@ export { createConnectorHandler } from './handlers/connector.js';
 export { createFunctionHandler } from './handlers/function.js';
 export { createMcpToolHandler } from './handlers/mcp_tool.js';
 export * from './createLocalHandlers.js';
+export * from './runs/startWorkflowRun.js';
+export { createApiHandler, routeApi, type ApiEvent, type ApiResponse } from './handlers/api.js';
+export { createTriggerHandler, handleTrigger, type TriggerEvent } from './handlers/trigger.js';
+export { createApprovalsHandler, handleApprovals, ApprovalCommand } from './handlers/approvals.js';

@@ -1,0 +1,47 @@
+import middy from '@middy/core';
+import { logStep, redactSecrets } from '../middleware/middlewares.js';
+import type { StepContext } from '../middleware/defineMiddleware.js';
+import type { Runtime } from '../runtime/Runtime.js';
+import { startWorkflowRun, type StartedRun } from '../runs/startWorkflowRun.js';
+import { lazyHandler, type StepHandler } from './stepHandler.js';
+
+/** An SQS batch (EventBridge rule → SQS → this handler). */
+export interface TriggerEvent {
+  Records?: { messageId: string; body: string }[];
+}
+
+/**
+ * Starts one run per SQS record. The body is an EventBridge event whose `detail` is
+ * `{workflow, input?, idempotencyKey?}`, or that object directly. The idempotency key defaults
+ * to the EventBridge event id (else the SQS message id), so a redelivered message never starts
+ * a second run. Failed records are reported as `batchItemFailures` for SQS to redeliver.
+ */
+export async function handleTrigger(rt: Runtime, event: TriggerEvent): Promise<{ batchItemFailures: { itemIdentifier: string }[]; started: StartedRun[] }> {
+  const failures: { itemIdentifier: string }[] = [];
+  const started: StartedRun[] = [];
+  for (const rec of event.Records ?? []) {
+    try {
+      const body = JSON.parse(rec.body) as Record<string, unknown>;
+      const isEventBridge = typeof body['detail-type'] === 'string' && typeof body.detail === 'object';
+      const spec = (isEventBridge ? body.detail : body) as { workflow?: unknown; input?: unknown; idempotencyKey?: unknown };
+      if (typeof spec.workflow !== 'string') throw new Error('trigger message has no "workflow"');
+      const key = typeof spec.idempotencyKey === 'string' ? spec.idempotencyKey : `trigger:${isEventBridge && typeof body.id === 'string' ? body.id : rec.messageId}`;
+      started.push(await startWorkflowRun(rt, { workflow: spec.workflow, input: spec.input ?? {}, idempotencyKey: key }));
+    } catch (e) {
+      rt.logger.error('trigger record failed', { messageId: rec.messageId, errorName: (e as Error).name, errorMessage: (e as Error).message });
+      failures.push({ itemIdentifier: rec.messageId });
+    }
+  }
+  return { batchItemFailures: failures, started };
+}
+
+/** The trigger handler (SQS event source). */
+export function createTriggerHandler(rt: Runtime): StepHandler {
+  const h = middy<unknown, unknown, Error, StepContext>(async (event: unknown) => handleTrigger(rt, event as TriggerEvent))
+    .use(logStep({ runtime: rt, handler: 'trigger' }))
+    .use(redactSecrets({ runtime: rt }));
+  return (event, context) => h(event, { ...((context as object | undefined) ?? {}) } as StepContext);
+}
+
+/** Lambda entry point. */
+export const handler = lazyHandler(createTriggerHandler);

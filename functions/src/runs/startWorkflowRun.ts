@@ -1,0 +1,54 @@
+import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { RUN_META_KEY } from '@stepforge/compiler';
+import { RuntimeError } from '../errors/RuntimeError.js';
+import type { Runtime } from '../runtime/Runtime.js';
+
+/** What starting a workflow answers (`run --json` shape plus the execution ARN). */
+export interface StartedRun {
+  readonly runId: string;
+  readonly executionArn?: string;
+  readonly status: string;
+  /** True when the idempotency key matched an earlier run, which is returned instead. */
+  readonly reused: boolean;
+}
+
+/** The state machine ARN for a workflow name (explicit map first, then the ARN prefix). */
+export function stateMachineArn(rt: Runtime, workflow: string): string {
+  if (workflow.startsWith('arn:')) return workflow;
+  const mapped = rt.config.stateMachines[workflow];
+  if (mapped) return mapped;
+  if (rt.config.stateMachineArnPrefix) return `${rt.config.stateMachineArnPrefix}${workflow}`;
+  throw new RuntimeError('NotFound', `no state machine known for workflow "${workflow}" (set STEPFORGE_STATE_MACHINES or STEPFORGE_STATE_MACHINE_ARN_PREFIX)`);
+}
+
+/**
+ * Starts a run: the run record first (same idempotency key → same run, returned with
+ * `reused: true`), then a Step Functions execution named after the run id, so a retried start can
+ * never create a second execution either.
+ */
+export async function startWorkflowRun(rt: Runtime, p: { workflow: string; input?: unknown; idempotencyKey?: string; parentRunId?: string }): Promise<StartedRun> {
+  const arn = stateMachineArn(rt, p.workflow);
+  const workflow = p.workflow.startsWith('arn:') ? p.workflow.split(':').pop() as string : p.workflow;
+  const { run, reused } = await rt.runs.startRun({ workflow, idempotencyKey: p.idempotencyKey, parentRunId: p.parentRunId, input: p.input });
+  if (reused && run.executionArn) {
+    const d = await rt.sfn().send(new DescribeExecutionCommand({ executionArn: run.executionArn })).catch(() => undefined);
+    return { runId: run.runId, executionArn: run.executionArn, status: d?.status ?? run.status, reused: true };
+  }
+  const input = {
+    ...(p.input !== null && typeof p.input === 'object' && !Array.isArray(p.input) ? p.input as Record<string, unknown> : { value: p.input ?? null }),
+    [RUN_META_KEY]: { idempotencyKey: p.idempotencyKey ?? null, parentRunId: p.parentRunId ?? null },
+  };
+  let executionArn: string | undefined;
+  try {
+    const r = await rt.sfn().send(new StartExecutionCommand({ stateMachineArn: arn, name: run.runId, input: JSON.stringify(input) }));
+    executionArn = r.executionArn;
+  } catch (e) {
+    if ((e as { name?: string }).name !== 'ExecutionAlreadyExists') {
+      await rt.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
+      throw e;
+    }
+    executionArn = `${arn.replace(':stateMachine:', ':execution:')}:${run.runId}`;
+  }
+  await rt.runs.finishRun(run.runId, { status: 'RUNNING', ...(executionArn ? { executionArn } : {}) });
+  return { runId: run.runId, executionArn, status: 'RUNNING', reused };
+}

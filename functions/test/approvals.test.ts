@@ -1,0 +1,177 @@
+// Human approval end to end on loopback: the embedded Step Functions API server runs a state
+// that invokes the tool handler with `.waitForTaskToken`; the policy gates the call; the approval
+// message (with the task token) lands on the fauxqs queue; approve / reject / timeout resolve it.
+// Also the api and trigger handlers starting runs on the same server.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateStateMachineCommand, DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { startEngineServer, type EngineServer } from '@stepforge/engine';
+import { startFauxqs, type FauxqsServer } from 'fauxqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiHandler, type ApiResponse } from '../src/handlers/api.js';
+import { createApprovalsHandler } from '../src/handlers/approvals.js';
+import { createToolHandler } from '../src/handlers/tool.js';
+import { createTriggerHandler } from '../src/handlers/trigger.js';
+import type { Runtime } from '../src/runtime/Runtime.js';
+import { envelope } from './envelope.js';
+import { makeRuntime, startDynalite, type DynamoEndpoint } from './emulators.js';
+
+let ddb: DynamoEndpoint;
+let sqs: FauxqsServer;
+let engine: EngineServer;
+let rt: Runtime;
+let sfn: SFNClient;
+let queueUrl: string;
+let gateArn: string;
+let passArn: string;
+
+const FN = 'arn:aws:lambda:us-east-1:123456789012:function:ToolStepFunction';
+
+beforeAll(async () => {
+  [ddb, sqs] = await Promise.all([startDynalite(), startFauxqs({ port: 0, logger: false })]);
+  queueUrl = sqs.createQueue('approvals').queueUrl;
+  const root = mkdtempSync(join(tmpdir(), 'sf-appr-'));
+  writeFileSync(join(root, 'report.txt'), 'quarterly numbers');
+  let tool: ((e: unknown, c?: unknown) => Promise<unknown>) | undefined;
+  engine = await startEngineServer({
+    handlers: { ToolStepFunction: (e: unknown, c: unknown) => (tool as (e: unknown, c?: unknown) => Promise<unknown>)(e, c) },
+    substitutions: { ToolStepFunctionArn: FN },
+  });
+  rt = await makeRuntime(ddb.endpoint, {
+    endpoints: { sqs: sqs.address, stepfunctions: engine.url },
+    approvalQueueUrl: queueUrl,
+    policyRules: [{ name: 'reads need a human', tool: 'fs-read', args: { path: '*.txt' }, action: 'approve' }],
+    tools: { httpAllowHosts: [], fsRoot: root, fsMaxReadBytes: 10_000, shellEnabled: false, shellAllow: [], shellDeny: [], maxArgsBytes: 10_000 },
+    stateMachineArnPrefix: 'arn:aws:states:us-east-1:123456789012:stateMachine:',
+  });
+  tool = createToolHandler(rt);
+  sfn = new SFNClient({ region: 'us-east-1', endpoint: engine.url, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+  const env = envelope({ kind: 'tool', step: 'read_report', tools: ['fs-read'], toolCall: { id: 'c1', tool: 'fs-read', args: { path: 'report.txt' } } });
+  const gate = {
+    QueryLanguage: 'JSONata', StartAt: 'ReadReport',
+    States: {
+      ReadReport: {
+        Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', TimeoutSeconds: 300,
+        Arguments: { FunctionName: '${ToolStepFunctionArn}', Payload: { ...env, run: { id: '{% $states.context.Execution.Name %}', workflow: 'gate' }, taskToken: '{% $states.context.Task.Token %}' } },
+        End: true,
+      },
+    },
+  };
+  gateArn = (await sfn.send(new CreateStateMachineCommand({ name: 'gate', definition: JSON.stringify(gate), roleArn: 'arn:aws:iam::123456789012:role/x' }))).stateMachineArn as string;
+  const pass = { StartAt: 'P', States: { P: { Type: 'Pass', End: true } } };
+  passArn = (await sfn.send(new CreateStateMachineCommand({ name: 'hello', definition: JSON.stringify(pass), roleArn: 'arn:aws:iam::123456789012:role/x' }))).stateMachineArn as string;
+});
+afterAll(async () => {
+  await rt.close();
+  sfn.destroy();
+  await engine.close();
+  await Promise.all([sqs.stop(), ddb.stop()]);
+});
+
+async function waitFor<T>(f: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function startGate(name: string): Promise<{ executionArn: string; approvalId: string; token: string }> {
+  const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: gateArn, name, input: '{}' }));
+  const msg = await waitFor(async () => {
+    const r = await rt.sqs().send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }));
+    return r.Messages?.[0];
+  });
+  const body = JSON.parse(msg.Body ?? '{}') as { approvalId: string; taskToken: string; tool: string; runId: string; args: unknown };
+  expect(body).toMatchObject({ tool: 'fs-read', runId: name, args: { path: 'report.txt' } });
+  return { executionArn: executionArn as string, approvalId: body.approvalId, token: body.taskToken };
+}
+
+async function finished(executionArn: string) {
+  return waitFor(async () => {
+    const d = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+    return d.status === 'RUNNING' ? undefined : d;
+  });
+}
+
+describe('Function: createApprovalsHandler', () => {
+  it('pauses a gated call on an SQS approval message with the task token, and approve runs it', async () => {
+    const { executionArn, approvalId, token } = await startGate('appr-1');
+    expect(token.length).toBeGreaterThan(0);
+    const approvals = createApprovalsHandler(rt);
+    const listed = (await approvals({ action: 'list' })) as { approvals: { approvalId: string; tool: string }[] };
+    expect(listed.approvals.map((a) => a.approvalId)).toContain(approvalId);
+    const r = (await approvals({ action: 'approve', approvalId, by: 'alice' })) as { status: string };
+    expect(r.status).toBe('APPROVED');
+    const d = await finished(executionArn);
+    expect(d.status).toBe('SUCCEEDED');
+    expect(JSON.parse(d.output ?? '{}')).toMatchObject({ id: 'c1', tool: 'fs-read', result: { content: 'quarterly numbers' } });
+    expect((await rt.runs.listEvents('appr-1')).map((e) => e.type)).toEqual(['ApprovalRequested', 'ApprovalGranted']);
+  });
+
+  it('fails the execution with ApprovalRejected on reject', async () => {
+    const { executionArn, approvalId } = await startGate('appr-2');
+    await createApprovalsHandler(rt)({ action: 'reject', approvalId, by: 'bob', reason: 'not today' });
+    const d = await finished(executionArn);
+    expect(d.status).toBe('FAILED');
+    expect(d.error).toBe('ApprovalRejected');
+    expect(d.cause).toBe(`approval ${approvalId} was rejected: not today`);
+  });
+
+  it('treats a timeout as a denial', async () => {
+    const { executionArn, approvalId } = await startGate('appr-3');
+    const late = await makeRuntimeAt(rt, Date.now() + 48 * 3600 * 1000);
+    const r = (await createApprovalsHandler(late)({ action: 'expire' })) as { expired: string[] };
+    expect(r.expired).toContain(approvalId);
+    const d = await finished(executionArn);
+    expect(d.error).toBe('ApprovalRejected');
+    expect(d.cause).toBe(`approval ${approvalId} timed out (a timeout is a denial)`);
+    expect((await rt.approvals.get(approvalId))?.status).toBe('TIMED_OUT');
+  });
+
+  it('rejects a misspelt command', async () => {
+    const err = await createApprovalsHandler(rt)({ action: 'approve', approvalID: 'x' }).catch((e: unknown) => e);
+    expect((err as Error).name).toBe('InvalidInput');
+  });
+});
+
+async function makeRuntimeAt(base: Runtime, now: number): Promise<Runtime> {
+  const { Runtime: R } = await import('../src/runtime/Runtime.js');
+  return new R({ ...base.config, clock: () => now });
+}
+
+describe('Function: createApiHandler', () => {
+  it('starts a run once per idempotency key and shows it', async () => {
+    const api = createApiHandler(rt);
+    const post = { httpMethod: 'POST', path: '/runs', headers: { 'Idempotency-Key': 'api-key-1' }, body: JSON.stringify({ workflow: 'hello', input: { x: 1 } }) };
+    const first = (await api(post)) as ApiResponse;
+    expect(first.statusCode).toBe(202);
+    const a = JSON.parse(first.body) as { runId: string; executionArn: string; reused: boolean };
+    expect(a.reused).toBe(false);
+    expect(a.executionArn).toBe(`${passArn.replace(':stateMachine:', ':execution:')}:${a.runId}`);
+    const second = (await api(post)) as ApiResponse;
+    expect(second.statusCode).toBe(200);
+    expect(JSON.parse(second.body)).toMatchObject({ runId: a.runId, reused: true });
+    const shown = JSON.parse(((await api({ httpMethod: 'GET', path: `/runs/${a.runId}` })) as ApiResponse).body) as { run: { workflow: string; idempotencyKey: string } };
+    expect(shown.run).toMatchObject({ workflow: 'hello', idempotencyKey: 'api-key-1' });
+    const list = JSON.parse(((await api({ httpMethod: 'GET', path: '/runs', queryStringParameters: { workflow: 'hello' } })) as ApiResponse).body) as { runs: { runId: string }[] };
+    expect(list.runs.map((r) => r.runId)).toEqual([a.runId]);
+    const missing = (await api({ httpMethod: 'GET', path: '/runs/nope' })) as ApiResponse;
+    expect(missing.statusCode).toBe(404);
+  });
+});
+
+describe('Function: createTriggerHandler', () => {
+  it('starts one run per EventBridge event, even when SQS delivers it twice', async () => {
+    const trig = createTriggerHandler(rt);
+    const body = JSON.stringify({ id: 'evt-123', 'detail-type': 'OrderPlaced', source: 'shop', detail: { workflow: 'hello', input: { order: 1 } } });
+    const r1 = (await trig({ Records: [{ messageId: 'm1', body }, { messageId: 'm2', body: '{"nope":true}' }] })) as { batchItemFailures: unknown[]; started: { runId: string; reused: boolean }[] };
+    expect(r1.batchItemFailures).toEqual([{ itemIdentifier: 'm2' }]);
+    const r2 = (await trig({ Records: [{ messageId: 'm1-again', body }] })) as { started: { runId: string; reused: boolean }[] };
+    expect(r2.started[0]).toMatchObject({ runId: r1.started[0]?.runId, reused: true });
+  });
+});
