@@ -529,6 +529,10 @@ export class ExecutionManager implements ChildExecutions {
         live.pending.push(event);
         // Without a durable store there is no restart to prepare for: hand events over at once.
         if (!durable || event.type === 'ExecutionStarted' || event.type === 'ExecutionRedriven') flush();
+        // A redrive that crashes before its first transition resumes after its ExecutionRedriven event.
+        if (durable && event.type === 'ExecutionRedriven' && from.redriveFrom && !this.closing) {
+          this.store.putCheckpoint(arn, { ...from.redriveFrom, eventCounter: event.id, previousEventId: event.id });
+        }
       },
       // Deterministic per position, so a resumed task re-issues the token its first attempt sent out.
       newTaskToken: () => newToken(arn, live.lastEventId, tokenSeq++),

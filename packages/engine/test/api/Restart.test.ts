@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  RedriveExecutionCommand,
   CreateStateMachineCommand,
   DescribeExecutionCommand,
   DescribeStateMachineCommand,
@@ -32,12 +33,14 @@ describe('Function: startEngineServer (restart)', () => {
   let dataDir: string;
   let prepared = 0;
   let asked: string[] = [];
+  let askFails = false;
   const handlers = {
     prepare: async (e: unknown) => {
       prepared++;
       return { order: (e as { id: string }).id };
     },
     ask: async (e: unknown) => {
+      if (askFails) throw Object.assign(new Error('approval service down'), { name: 'ServiceDown' });
       asked.push((e as { token: string }).token);
       return {};
     },
@@ -47,6 +50,7 @@ describe('Function: startEngineServer (restart)', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'stepforge-engine-'));
     prepared = 0;
     asked = [];
+    askFails = false;
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -112,6 +116,40 @@ describe('Function: startEngineServer (restart)', () => {
       await sfn2.send(new SendTaskSuccessCommand({ taskToken: asked[1]!, output: '{"approved":false}' }));
       expect((await waitForStatus(sfn2, executionArn!)).status).toBe('SUCCEEDED');
       expect(prepared).toBe(1);
+    } finally {
+      sfn2.destroy();
+      await second.close();
+    }
+  });
+
+  it('resumes a redriven execution after a restart without losing its ExecutionRedriven event', async () => {
+    askFails = true;
+    const first = await startEngineServer({ dataDir, handlers });
+    const sfn1 = sfnClient(first.url);
+    const { stateMachineArn } = await sfn1.send(new CreateStateMachineCommand({ name: 'redrive-restart', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+    const { executionArn } = await sfn1.send(new StartExecutionCommand({ stateMachineArn, input: '{"id":"o-3"}' }));
+    expect(await waitForStatus(sfn1, executionArn!)).toMatchObject({ status: 'FAILED', error: 'ServiceDown' });
+    askFails = false;
+    await sfn1.send(new RedriveExecutionCommand({ executionArn }));
+    await eventually(() => asked.length === 1);
+    sfn1.destroy();
+    await first.close();
+
+    const second = await startEngineServer({ dataDir, handlers });
+    const sfn2 = sfnClient(second.url);
+    try {
+      expect(second.resumed).toBe(1);
+      await eventually(() => asked.length === 2);
+      await sfn2.send(new SendTaskSuccessCommand({ taskToken: asked[1]!, output: '{"approved":true}' }));
+      const done = await waitForStatus(sfn2, executionArn!);
+      expect(done).toMatchObject({ status: 'SUCCEEDED', redriveCount: 1 });
+      expect(prepared).toBe(1);
+      const events = (await sfn2.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }))).events!;
+      expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+      const types = events.map((e) => e.type);
+      expect(types.filter((t) => t === 'ExecutionRedriven')).toHaveLength(1);
+      expect(types.indexOf('ExecutionFailed')).toBeLessThan(types.indexOf('ExecutionRedriven'));
+      expect(types.at(-1)).toBe('ExecutionSucceeded');
     } finally {
       sfn2.destroy();
       await second.close();
