@@ -158,7 +158,7 @@ class ChainLoader {
         if (agentic.length < tier.minAgenticSteps) {
           this.error(
             'tier_limit',
-            `the ${tier.name} tier needs at least ${tier.minAgenticSteps} model step(s) granted a tool, found ${agentic.length}; grant one with '@', e.g. '${graph.nodes[0]?.handle ?? 'plan'}@web-search'`,
+            `the ${tier.name} tier needs at least ${tier.minAgenticSteps} model step(s) granted a tool, found ${agentic.length}; grant one with '@', e.g. '${graph.nodes.find((n) => kindOf(n.handle) === 'model')?.handle ?? 'plan'}@web-search'`,
             map[0]!,
             1,
           );
@@ -178,10 +178,10 @@ class ChainLoader {
           const turns = task.max_turns ?? tier.maxTurns;
           const calls = task.max_tool_calls ?? tier.maxToolCalls;
           if (turns > tier.maxTurns) {
-            this.error('tier_limit', `tasks.${n.handle}.max_turns: ${turns} exceeds the ${tier.name} tier's budget of ${tier.maxTurns} turns per agentic step (it may narrow the budget, never widen it)`, this.offsetAt(['tasks', n.handle, 'max_turns']));
+            this.error('tier_limit', `tasks.${n.handle}.max_turns: ${turns} exceeds the ${tier.name} tier's budget of ${tier.maxTurns} turns per agentic step (it may narrow the budget, never widen it)`, this.offsetAt(['tasks', n.handle, 'max_turns']), this.scalarLength(['tasks', n.handle, 'max_turns']));
           }
           if (calls > tier.maxToolCalls) {
-            this.error('tier_limit', `tasks.${n.handle}.max_tool_calls: ${calls} exceeds the ${tier.name} tier's budget of ${tier.maxToolCalls} tool calls per agentic step (it may narrow the budget, never widen it)`, this.offsetAt(['tasks', n.handle, 'max_tool_calls']));
+            this.error('tier_limit', `tasks.${n.handle}.max_tool_calls: ${calls} exceeds the ${tier.name} tier's budget of ${tier.maxToolCalls} tool calls per agentic step (it may narrow the budget, never widen it)`, this.offsetAt(['tasks', n.handle, 'max_tool_calls']), this.scalarLength(['tasks', n.handle, 'max_tool_calls']));
           }
           if (n.tools.length > 0) budgets.set(n.handle, { maxTurns: Math.min(turns, tier.maxTurns), maxToolCalls: Math.min(calls, tier.maxToolCalls) });
         }
@@ -270,6 +270,7 @@ class ChainLoader {
         'invalid_document',
         `input.${name}: expected a type (${INPUT_TYPES}) or {type, required, description, default}, got ${JSON.stringify(spec)}`,
         shorthand ? this.offsetAt(['input', name]) : this.keyOffset(['input', name]),
+        shorthand ? this.scalarLength(['input', name]) : name.length,
       );
     }
   }
@@ -323,7 +324,7 @@ class ChainLoader {
           const s = didYouMean(got, CHAIN_TASK_KINDS);
           if (s) message += `; did you mean '${s}'?`;
         }
-        this.error('invalid_task', message, this.offsetAt(path));
+        this.error('invalid_task', message, this.offsetAt(path), this.scalarLength(path));
       }
       return undefined;
     }
@@ -396,10 +397,19 @@ class ChainLoader {
     return 0;
   }
 
+  /** Source length of the scalar at `path` when it is one on a single line (so the caret underlines it), else 1. */
+  private scalarLength(path: Path): number {
+    const node = this.doc.getIn(path, true) as Node | undefined;
+    if (node === undefined || node === null || !isScalar(node) || !node.range) return 1;
+    const [start, end] = node.range;
+    const text = this.text.slice(start, end);
+    return text.includes('\n') || text.length === 0 ? 1 : text.length;
+  }
+
   /** Source offset of character `index` of the string scalar at `path` (its start when unknown). */
   private offsetInside(path: Path, index: unknown): number {
     const node = this.doc.getIn(path, true) as Node | undefined;
-    if (node === undefined || !isScalar(node) || typeof node.value !== 'string' || typeof index !== 'number') return this.offsetAt(path);
+    if (node === undefined || !isScalar(node) || typeof node.value !== 'string' || typeof index !== 'number') return this.offsetAt(path), this.scalarLength(path);
     const map = scalarOffsets(node as Scalar, this.text);
     return map[Math.max(0, Math.min(index, map.length - 1))]!;
   }

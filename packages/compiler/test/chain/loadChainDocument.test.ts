@@ -100,6 +100,21 @@ chain: >-
     expect(r.errors[0]!.location!.file).toBe('y.yaml');
   });
 
+  it('underlines the whole offending value and suggests a model step for the tier fix', () => {
+    const r = loadChainDocument('chain: fetch > write\ntasks:\n  fetch: {kind: tool, tool: get}\n  write: {kind: modle, prompt: w}\n');
+    expect(r.errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length])).toEqual([
+      ['tier_limit', 1, 8, 1],
+      ['invalid_task', 4, 17, 5],
+    ]);
+    const t = loadChainDocument('chain: fetch > write\ntasks:\n  fetch: {kind: tool, tool: get}\n  write: {kind: model, prompt: w}\n');
+    expect(t.errors.map((e) => e.message)).toEqual([
+      "the standard tier needs at least 1 model step(s) granted a tool, found 0; grant one with '@', e.g. 'write@web-search'",
+    ]);
+    expect(t.errors[0]!.toString()).toBe(
+      "error[tier_limit] <input>:1:8: the standard tier needs at least 1 model step(s) granted a tool, found 0; grant one with '@', e.g. 'write@web-search'\n  |\n1 | chain: fetch > write\n  |        ^",
+    );
+  });
+
   it('reports a duplicated task handle at its second definition', () => {
     const r = loadChainDocument('chain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n  a: {kind: model, prompt: q}\n');
     expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
