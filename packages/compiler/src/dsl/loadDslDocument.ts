@@ -51,7 +51,8 @@ export function loadDslDocument(text: string, options: LoadDslOptions = {}): Dsl
 interface Ref {
   readonly target: string;
   readonly via: 'after' | 'reference';
-  readonly location: SourceLocation;
+  /** Computed only when an error needs it (mapping scalar offsets costs time on large documents). */
+  readonly location: () => SourceLocation;
 }
 
 interface StepRec {
@@ -87,6 +88,7 @@ class DslLoader {
   private readonly byName = new Map<string, StepRec>();
   private inputNames: Set<string> | undefined;
   private readonly dependencies: { from: string; to: string; via: 'after' | 'reference' }[] = [];
+  private readonly dependencyKeys = new Set<string>();
 
   constructor(private readonly text: string, private readonly options: LoadDslOptions) {
     this.src = new SourceText(text, options.file);
@@ -306,18 +308,18 @@ class DslLoader {
     const node = rec.node;
     const path = this.pathOf(rec);
     const field = (k: string): SourceLocation => nodeLocation(this.src, childNode(node, k) ?? node);
-    const agentRef = (name: string, loc: SourceLocation): void => {
+    const agentRef = (name: string, loc: () => SourceLocation): void => {
       if (!Object.prototype.hasOwnProperty.call(decl.agents, name)) {
-        this.error('unknown_agent', `unknown agent '${name}'`, loc, { hint: hintFor(name, Object.keys(decl.agents), 'agents') });
+        this.error('unknown_agent', `unknown agent '${name}'`, loc(), { hint: hintFor(name, Object.keys(decl.agents), 'agents') });
       }
     };
-    for (const k of AGENT_FIELDS) if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) agentRef(d[k], field(k));
+    for (const k of AGENT_FIELDS) if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) agentRef(d[k], () => field(k));
     for (const list of ['analysts', 'specialists'] as const) {
       const roles = d[list];
       if (!Array.isArray(roles)) continue;
       rec.fields[list] = roles.map((r: { agent: string; role: string }, i): DslAgentRole => {
         const loc = nodeLocation(this.src, childNode(childNode(childNode(node, list), i), 'agent'));
-        agentRef(r.agent, loc);
+        agentRef(r.agent, () => loc);
         return { agent: r.agent, role: r.role, location: loc };
       });
     }
@@ -371,7 +373,7 @@ class DslLoader {
     rec.fields.after = after;
     after.forEach((target, i) => {
       const p = Array.isArray(d.after) ? [...path, 'after', i] : [...path, 'after'];
-      rec.refs.push({ target, via: 'after', location: this.locAt(p) });
+      rec.refs.push({ target, via: 'after', location: () => this.locAt(p) });
     });
   }
 
@@ -450,7 +452,7 @@ class DslLoader {
   private readsOf(t: Template, node: Node | undefined, bound: ReadonlySet<string>, rec?: StepRec, body?: ScopeRec): string[] {
     const names: string[] = [];
     for (const p of templatePaths(t)) {
-      const loc = this.mapOffsets(node, t.text, p.offset, p.offset + p.length);
+      const loc = (): SourceLocation => this.mapOffsets(node, t.text, p.offset, p.offset + p.length);
       if (p.root.kind === 'step') {
         const target = p.root.step;
         if (!names.includes(target)) names.push(target);
@@ -461,7 +463,7 @@ class DslLoader {
         const name = p.segments[0];
         if (!this.inputNames.has(name) && !bound.has(name)) {
           const spelled = p.implicitInput ? name : `input.${name}`;
-          this.warn('unknown_input', `'${spelled}' is not a declared input field${bound.size > 0 ? ` nor bound by an enclosing loop (${[...bound].join(', ')})` : ''}`, loc);
+          this.warn('unknown_input', `'${spelled}' is not a declared input field${bound.size > 0 ? ` nor bound by an enclosing loop (${[...bound].join(', ')})` : ''}`, loc());
         }
       }
     }
@@ -477,14 +479,14 @@ class DslLoader {
     for (const ref of rec.refs) {
       const t = this.byName.get(ref.target);
       if (!t) {
-        this.unknownStep(ref.target, ref.location);
+        this.unknownStep(ref.target, ref.location());
         continue;
       }
       // Find rec or its ancestor that is a sibling of t.
       let u: StepRec | undefined = rec;
       while (u && u.scope !== t.scope) u = u.parent;
       if (!u) {
-        this.error('unknown_step', `step '${ref.target}' is inside the body of '${t.parent!.name}' and is not visible from '${rec.name}'`, ref.location, {
+        this.error('unknown_step', `step '${ref.target}' is inside the body of '${t.parent!.name}' and is not visible from '${rec.name}'`, ref.location(), {
           hint: 'a step can read its siblings and the steps of enclosing scopes',
         });
         continue;
@@ -493,14 +495,16 @@ class DslLoader {
         const msg = u === rec
           ? `step '${rec.name}' depends on itself`
           : `step '${rec.name}' inside '${t.name}' reads '${t.name}', which finishes only after its body`;
-        this.error('cycle', msg, ref.location, { details: { path: [t.name, rec.name, t.name] } });
+        this.error('cycle', msg, ref.location(), { details: { path: [t.name, rec.name, t.name] } });
         continue;
       }
       if (!u.deps.has(t.index)) {
         u.deps.add(t.index);
         t.scope.edges.push([t.index, u.index]);
       }
-      if (!this.dependencies.some((x) => x.from === t.name && x.to === u!.name && x.via === ref.via)) {
+      const key = `${t.name}\u0000${u.name}\u0000${ref.via}`;
+      if (!this.dependencyKeys.has(key)) {
+        this.dependencyKeys.add(key);
         this.dependencies.push({ from: t.name, to: u.name, via: ref.via });
       }
     }
