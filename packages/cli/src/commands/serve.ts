@@ -75,7 +75,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
   for (const dir of ['workflows', 'examples']) {
     let files: string[] = [];
     try {
-      files = readdirSync(join(io.cwd, dir)).filter((f) => /\.(ya?ml|json)$/i.test(f)).sort();
+      files = readdirSync(join(io.cwd, dir)).filter((f) => /\.ya?ml$/i.test(f)).sort();
     } catch {
       continue;
     }

@@ -24,7 +24,7 @@ export function readInput(raw: string | undefined, cwd: string): unknown {
     return JSON.parse(text) as unknown;
   } catch (e) {
     const message = (e as Error).message;
-    const pos = Number(/position (\d+)/.exec(message)?.[1] ?? 0);
+    const pos = Number(/position (\d+)/.exec(message)?.[1] ?? jsonErrorOffset(text));
     const before = text.slice(0, pos);
     const line = before.split('\n').length;
     const column = pos - before.lastIndexOf('\n');
@@ -33,5 +33,66 @@ export function readInput(raw: string | undefined, cwd: string): unknown {
       source: text,
       hint: `pass a JSON object, e.g. --input '{"topic":"tide pools"}', or --input @input.json`,
     });
+  }
+}
+
+/**
+ * The offset of the first JSON syntax error (a small recursive-descent scan), for runtimes whose
+ * JSON.parse message carries no position. Only called on text JSON.parse already rejected.
+ */
+export function jsonErrorOffset(text: string): number {
+  let i = 0;
+  const ws = () => { while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++; };
+  const fail = (): never => { throw i; };
+  const lit = (word: string) => { if (text.startsWith(word, i)) i += word.length; else fail(); };
+  const str = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text[i]! < ' ') fail();
+      i += text[i] === '\\' ? 2 : 1;
+    }
+    if (i >= text.length) fail();
+    i++;
+  };
+  const num = () => {
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
+    if (!m || m[0] === '' || m[0] === '-') fail();
+    i += m![0].length;
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++; ws();
+      if (text[i] === '}') { i++; return; }
+      for (;;) {
+        ws(); if (text[i] !== '"') fail(); str(); ws();
+        if (text[i] !== ':') fail(); i++; value(); ws();
+        if (text[i] === ',') { i++; continue; }
+        if (text[i] === '}') { i++; return; }
+        fail();
+      }
+    }
+    if (c === '[') {
+      i++; ws();
+      if (text[i] === ']') { i++; return; }
+      for (;;) {
+        value(); ws();
+        if (text[i] === ',') { i++; continue; }
+        if (text[i] === ']') { i++; return; }
+        fail();
+      }
+    }
+    if (c === '"') return str();
+    if (c === 't') return lit('true');
+    if (c === 'f') return lit('false');
+    if (c === 'n') return lit('null');
+    num();
+  };
+  try {
+    value(); ws();
+    return i;
+  } catch (at) {
+    return typeof at === 'number' ? at : 0;
   }
 }

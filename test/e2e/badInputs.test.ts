@@ -1,0 +1,101 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { main } from '@stepforge/cli';
+import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
+import type { RunRecordView } from '../../packages/cli/src/stack/functionsRuntime.js';
+import { bufferIo, example, tempProject } from './support/testIo.js';
+
+const QUICKSTART = example('quickstart.chain.yaml');
+
+describe('Embedded stack: bad inputs get named errors and leave stored runs intact', () => {
+  const project = tempProject();
+  let stack: EmbeddedStack;
+  let stored: RunRecordView[];
+  let runId: string;
+  beforeAll(async () => {
+    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    const io = bufferIo(project.dir);
+    expect(await main(['run', QUICKSTART, '--input', '{"topic":"tides"}', '--json'], io)).toBe(0);
+    runId = JSON.parse(io.stdout()).runId;
+    stored = await stack.runtime.runs.listRuns();
+    expect(stored).toHaveLength(1);
+  });
+  afterAll(async () => {
+    // Every case above left the stored runs exactly as they were.
+    expect(await stack.runtime.runs.listRuns()).toEqual(stored);
+    await stack.close();
+    project.remove();
+  });
+
+  const cli = async (...argv: string[]) => {
+    const io = bufferIo(project.dir);
+    const code = await main(argv, io);
+    return { code, out: io.stdout(), err: io.stderr() };
+  };
+
+  it('reports a missing file as file_not_found', async () => {
+    const r = await cli('run', 'nope.chain.yaml', '--json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out)).toEqual({ error: { class: 'file_not_found', message: 'cannot read nope.chain.yaml: ENOENT', line: 1, column: 1, file: 'nope.chain.yaml' } });
+  });
+
+  it('reports an invalid document with its location', async () => {
+    writeFileSync(join(project.dir, 'bad.chain.yaml'), 'chain: "a > > b"\ntasks:\n  a: { kind: model, prompt: hi }\n  b: { kind: model, prompt: hi }\n');
+    const r = await cli('run', 'bad.chain.yaml');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^error\[parse\] bad\.chain\.yaml:1:\d+: /);
+    expect(r.err).toContain('1 | chain: "a > > b"');
+  });
+
+  it('reports bad input JSON as invalid_input_json at its position', async () => {
+    const r = await cli('run', QUICKSTART, '--input', '{"topic": tides}');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^error\[invalid_input_json\] --input:1:11: the input is not valid JSON: /);
+    const j = await cli('run', QUICKSTART, '--input', '{"topic": tides}', '--json');
+    expect(JSON.parse(j.out).error).toMatchObject({ class: 'invalid_input_json', line: 1, column: 11 });
+  });
+
+  it('reports input that does not match the schema as invalid_input', async () => {
+    const r = await cli('run', QUICKSTART, '--input', '{"topic": 42}', '--json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toMatchObject({ class: 'invalid_input', message: "invalid workflow input: field 'topic' must be a string, got integer" });
+    const missing = await cli('run', QUICKSTART, '--json');
+    expect(JSON.parse(missing.out).error).toMatchObject({ class: 'invalid_input', message: expect.stringContaining("missing required field 'topic' (string)") });
+  });
+
+  it('reports an unknown run as unknown_run for show, retry and restart', async () => {
+    for (const argv of [['runs', 'show', 'no-such-run'], ['runs', 'retry', 'no-such-run'], ['runs', 'restart', 'no-such-run', '--from', 'plan']]) {
+      const r = await cli(...argv, '--json');
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.out).error).toMatchObject({ class: 'unknown_run', message: "no run with id 'no-such-run'" });
+    }
+  });
+
+  it('reports an unknown step for restart as unknown_step', async () => {
+    const r = await cli('runs', 'restart', runId, '--from', 'drafts');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain("error[unknown_step] workflow 'quickstart' has no step 'drafts'");
+    expect(r.err).toContain('steps: plan, draft, critique, judge');
+  });
+
+  it('treats command-line mistakes as usage errors (exit 2)', async () => {
+    expect((await cli('run')).code).toBe(2);
+    expect((await cli('runs', 'restart', runId)).code).toBe(2);
+    expect((await cli('run', QUICKSTART, '--provider', 'nope')).code).toBe(2);
+    expect((await cli('approvals', 'approve')).code).toBe(2);
+  });
+
+  it('shows a stored run with its steps', async () => {
+    const r = await cli('runs', 'show', runId, '--json');
+    const shown = JSON.parse(r.out);
+    expect(shown.run).toMatchObject({ runId, workflow: 'quickstart', status: 'SUCCEEDED' });
+    expect(shown.steps.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([['plan', 'succeeded'], ['draft', 'succeeded'], ['critique', 'succeeded'], ['judge', 'succeeded']]);
+    expect(shown.steps[0].records[0]).toMatchObject({ stepId: 'plan:reason#turn0', status: 'SUCCEEDED', attempts: 1 });
+    const text = await cli('runs', 'show', runId);
+    expect(text.out).toContain(`run ${runId}  quickstart  SUCCEEDED`);
+    expect(text.out).toMatch(/✓ draft\s+succeeded/);
+    const list = await cli('runs', 'list', '--workflow', 'quickstart', '--json');
+    expect(JSON.parse(list.out).runs.map((x: { runId: string }) => x.runId)).toEqual([runId]);
+  });
+});

@@ -1,0 +1,119 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { cpSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SFNClient, ListStateMachinesCommand } from '@aws-sdk/client-sfn';
+import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
+import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { OPENAPI_DOCUMENT } from '../../packages/cli/src/stack/openApiDocument.js';
+import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
+import { REPO, bufferIo, tempProject } from './support/testIo.js';
+
+describe('Command: serve (the HTTP API through fetch)', () => {
+  const project = tempProject();
+  let stack: EmbeddedStack;
+  let handle: ServeHandle;
+  let api: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; json: any }>;
+  beforeAll(async () => {
+    cpSync(join(REPO, 'examples'), join(project.dir, 'examples'), { recursive: true });
+    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    const io = bufferIo(project.dir);
+    handle = await startServe(io, new RunService(stack, project.dir), 0);
+    expect(io.stderr()).toBe('');
+    api = async (method, path, body, headers = {}) => {
+      const r = await fetch(`${handle.url}${path}`, {
+        method, headers: { 'content-type': 'application/json', ...headers },
+        ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+      });
+      return { status: r.status, json: await r.json() };
+    };
+  });
+  afterAll(async () => {
+    await handle.close();
+    await stack.close();
+    project.remove();
+  });
+
+  it('lists the workflows under examples/', async () => {
+    const r = await api('GET', '/workflows');
+    expect(r.status).toBe(200);
+    const names = r.json.workflows.map((w: { name: string }) => w.name);
+    expect(names).toEqual(expect.arrayContaining(['quickstart', 'customer-support', 'file-review', 'approval-gate', 'research-swarm']));
+    expect(r.json.workflows.find((w: { name: string }) => w.name === 'quickstart')).toMatchObject({ format: 'chain', steps: ['plan', 'draft', 'critique', 'judge'] });
+  });
+
+  it('starts a run, honours Idempotency-Key, and shows runs', async () => {
+    const first = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' }, wait: true }, { 'Idempotency-Key': 'http-1' });
+    expect(first.status).toBe(200);
+    expect(first.json).toMatchObject({ status: 'SUCCEEDED', reused: false });
+    expect(first.json.output).toMatch(/^\[offline:echo\] Revise the draft/);
+    const again = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' } }, { 'Idempotency-Key': 'http-1' });
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual({ runId: first.json.runId, status: 'SUCCEEDED', reused: true });
+
+    const shown = await api('GET', `/runs/${first.json.runId}`);
+    expect(shown.status).toBe(200);
+    expect(shown.json.run).toMatchObject({ runId: first.json.runId, status: 'SUCCEEDED', idempotencyKey: 'http-1' });
+    expect(shown.json.steps.map((s: { id: string }) => s.id)).toEqual(['plan', 'draft', 'critique', 'judge']);
+    const list = await api('GET', '/workflows/quickstart/runs');
+    expect(list.json.runs.map((x: { runId: string }) => x.runId)).toContain(first.json.runId);
+  });
+
+  it('forks runs: retry and restart', async () => {
+    const base = await api('POST', '/workflows/research-swarm/runs', { input: { task: 'tides' }, wait: true });
+    expect(base.json.status).toBe('SUCCEEDED');
+    const retry = await api('POST', `/runs/${base.json.runId}/retry`, { wait: true });
+    expect(retry.json).toMatchObject({ parentRunId: base.json.runId, status: 'SUCCEEDED', output: base.json.output });
+    const restart = await api('POST', `/runs/${base.json.runId}/restart`, { from: 'agent_2', wait: true });
+    expect(restart.json).toMatchObject({ parentRunId: base.json.runId, status: 'SUCCEEDED', rerun: ['agent_2', 'gather'] });
+    const started = await api('POST', `/runs/${base.json.runId}/restart`, { from: 'gather' });
+    expect(started.status).toBe(202);
+    expect(started.json).toMatchObject({ parentRunId: base.json.runId, status: 'RUNNING', rerun: ['gather'] });
+  });
+
+  it('cancels a run', async () => {
+    const started = await api('POST', '/workflows/while-loop/runs', { input: { question: 'why?', rounds: 9 } });
+    expect(started.status).toBe(202);
+    const cancelled = await api('POST', `/runs/${started.json.runId}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json).toEqual({ runId: started.json.runId, status: 'ABORTED' });
+  });
+
+  it('validates request bodies and answers errors as {"error":{"code","message"}}', async () => {
+    const cases: [string, string, unknown, number, string][] = [
+      ['POST', '/workflows/quickstart/runs', { input: { topic: 1 } }, 400, 'invalid_input'],
+      ['POST', '/workflows/quickstart/runs', { inputs: {} }, 400, 'invalid_request'],
+      ['POST', '/workflows/quickstart/runs', '{not json', 400, 'invalid_json'],
+      ['POST', '/workflows/nope/runs', {}, 404, 'unknown_workflow'],
+      ['GET', '/runs/nope', undefined, 404, 'unknown_run'],
+      ['POST', '/runs/nope/restart', { from: 'x' }, 404, 'unknown_run'],
+      ['POST', '/runs/nope/restart', {}, 400, 'invalid_request'],
+      ['POST', '/approvals/nope', { decision: 'approve' }, 404, 'unknown_approval'],
+      ['POST', '/approvals/nope', { decision: 'maybe' }, 400, 'invalid_request'],
+      ['GET', '/nowhere', undefined, 404, 'not_found'],
+      ['DELETE', '/workflows', undefined, 405, 'method_not_allowed'],
+    ];
+    for (const [method, path, body, status, code] of cases) {
+      const r = await api(method, path, body);
+      expect([method, path, r.status, r.json.error?.code]).toEqual([method, path, status, code]);
+      expect(typeof r.json.error.message).toBe('string');
+    }
+    const approvals = await api('GET', '/approvals');
+    expect(approvals).toEqual({ status: 200, json: { approvals: [] } });
+  });
+
+  it('serves its OpenAPI document, identical to docs/openapi.json', async () => {
+    const r = await api('GET', '/openapi.json');
+    expect(r.json).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
+    expect(JSON.parse(readFileSync(join(REPO, 'docs', 'openapi.json'), 'utf8'))).toEqual(r.json);
+    expect(Object.keys(r.json.paths).sort()).toEqual([
+      '/approvals', '/approvals/{id}', '/openapi.json', '/runs/{id}', '/runs/{id}/cancel', '/runs/{id}/restart', '/runs/{id}/retry', '/workflows', '/workflows/{name}/runs',
+    ]);
+  });
+
+  it('passes Step Functions API requests through to the engine', async () => {
+    const sfn = new SFNClient({ endpoint: handle.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    const machines = await sfn.send(new ListStateMachinesCommand({}));
+    expect(machines.stateMachines?.map((m) => m.name)).toContain('quickstart');
+    sfn.destroy();
+  });
+});
