@@ -374,6 +374,8 @@ class Execution {
           throw new RuntimeFailure('States.Runtime', `Unsupported state type ${type}`);
       }
     } catch (e) {
+      // A Wait cut short by a stop or a failing sibling branch is recorded as aborted (Task/Map/Parallel do it in withRetryCatch).
+      if (e instanceof Aborted && type === 'Wait') this.emit(frame.thread, 'WaitStateAborted');
       throw this.finalFailure(run, e);
     }
   }

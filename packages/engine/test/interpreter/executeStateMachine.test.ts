@@ -203,6 +203,7 @@ describe('Function: executeStateMachine', () => {
     expect(r.status).toBe('ABORTED');
     expect(r.error).toBe('Stopped');
     expect(r.events.at(-1)).toMatchObject({ type: 'ExecutionAborted', executionAbortedEventDetails: { error: 'Stopped', cause: 'by test' } });
+    expect(r.events.map((e) => e.type)).toEqual(['ExecutionStarted', 'WaitStateEntered', 'WaitStateAborted', 'ExecutionAborted']);
   });
 
   it('raises States.DataLimitExceeded for a state output over 256 KiB', async () => {
