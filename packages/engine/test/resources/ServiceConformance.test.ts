@@ -24,10 +24,7 @@ const cases: Case[] = readdirSync(DIR)
  */
 const EXPECTED_FAILURES: Record<string, string> = {};
 /** Cases whose normalised history is known not to match, with the reason (same rules as above). */
-const EXPECTED_HISTORY_FAILURES: Record<string, string> = {
-  'test_callback__test_sqs_failure_in_wait_for_task_tok_no_error_field[SQS_PARALLEL_WAIT_FOR_TASK_TOKEN].json':
-    'ParallelStateFailed must chain to the TaskFailed event (previousEventId 8), not to the TaskStateAborted written after it (9) — interpreter event chaining, docs/engine-interface-notes.md item 10',
-};
+const EXPECTED_HISTORY_FAILURES: Record<string, string> = {};
 
 function endMismatches(c: Case, result: Awaited<ReturnType<typeof runServiceCase>>): Mismatch[] {
   const out: Mismatch[] = [];

@@ -138,7 +138,9 @@ export async function runServiceCase(
   try {
     const result = await executeStateMachine(c.definition, input, {
       invoker,
-      clock: fastClock(),
+      // 5× real time: the 5 s task timeout case takes 1 s, long enough that a slow SQS round trip on a
+      // loaded machine still lands before it (the recording has TaskSubmitted before the timeout).
+      clock: fastClock(5),
       partition: '<partition>',
       region: '<region>',
       account: '111111111111',
