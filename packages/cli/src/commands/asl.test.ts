@@ -71,6 +71,13 @@ describe('Command: asl run', () => {
     });
   });
 
+  it('reads --input @FILE', async () => {
+    write('input.json', { name: 'File' });
+    const io = bufferIo(dir);
+    expect(await main(['asl', 'run', 'greet.asl.json', '--input', '@input.json', '--handlers', 'handlers.mjs'], io)).toBe(0);
+    expect((JSON.parse(io.stdout()) as { output: { result: unknown } }).output.result).toEqual({ greeting: 'hello File' });
+  });
+
   it('uses --state-machine-name, --execution-name, --account and --region in ARNs and prints --history', async () => {
     const io = bufferIo(dir);
     const code = await main(
