@@ -4,6 +4,8 @@ import { didYouMean } from './didYouMean.js';
 import { findCycle } from './findCycle.js';
 import { parseChain } from './parseChain.js';
 
+const NON_MODEL_KINDS = new Set(['tool', 'connector', 'pure']);
+
 /** A chain error located by offsets into the expression (the caller maps them to file positions). */
 export interface ChainExpressionError {
   readonly code: 'parse' | 'unknown_handle' | 'cycle' | 'agentic_non_model';
@@ -54,7 +56,8 @@ export function analyzeChain(expression: string, tasks: ChainTaskLookup): ChainA
         length: node.handle.length,
         details: { handle: node.handle, ...(suggestion === undefined ? {} : { suggestion }) },
       });
-    } else if (node.tools.length > 0 && kind !== 'model') {
+    } else if (node.tools.length > 0 && NON_MODEL_KINDS.has(kind)) {
+      // Only known non-model kinds: a misspelt kind is reported by the task check instead.
       errors.push({
         code: 'agentic_non_model',
         message: `'${node.handle}' is a ${kind} step; only model steps can be granted tools (${node.tools.map((t) => '@' + t).join(' ')})`,

@@ -155,7 +155,9 @@ class ChainLoader {
       if (tier !== undefined && topologyOk) {
         tierName = tier.name;
         const agentic = graph.nodes.filter((n) => n.tools.length > 0 && kindOf(n.handle) === 'model');
-        if (agentic.length < tier.minAgenticSteps) {
+        // With a task whose kind is wrong the count is unreliable; its invalid_task error comes first.
+        const kindsOk = graph.nodes.every((n) => parsedTasks.has(n.handle) || (CHAIN_TASK_KINDS as readonly string[]).includes(kindOf(n.handle)!));
+        if (kindsOk && agentic.length < tier.minAgenticSteps) {
           this.error(
             'tier_limit',
             `the ${tier.name} tier needs at least ${tier.minAgenticSteps} model step(s) granted a tool, found ${agentic.length}; grant one with '@', e.g. '${graph.nodes.find((n) => kindOf(n.handle) === 'model')?.handle ?? 'plan'}@web-search'`,
