@@ -70,9 +70,13 @@ export class RunService {
   async start(entry: WorkflowEntry, input: unknown, options: StartOptions = {}): Promise<StartedRun> {
     const value = options.validated ? (input as Record<string, unknown>) : this.validateInput(entry, input);
     const runId = randomUUID();
+    // The execution ARN follows from the state machine and the run id, so the run record carries
+    // it from the start (no second write after StartExecution).
+    const executionArn = `${entry.stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`;
     const { run, reused } = await this.runs.startRun({
       workflow: entry.name,
       runId,
+      executionArn,
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
       input: value,
@@ -83,20 +87,17 @@ export class RunService {
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
     };
-    let executionArn: string;
     try {
-      const r = await this.stack.sfn.send(new StartExecutionCommand({
+      await this.stack.sfn.send(new StartExecutionCommand({
         stateMachineArn: entry.stateMachineArn,
         name: run.runId,
         input: JSON.stringify({ ...value, [RUN_META_KEY]: meta }),
       }));
-      executionArn = r.executionArn!;
     } catch (e) {
       await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
       throw e;
     }
-    await this.runs.finishRun(run.runId, { status: 'RUNNING', executionArn });
-    const started = { ...run, executionArn };
+    const started = run;
     if (this.stack.owner) void this.wait(run.runId).catch(() => undefined);
     return { run: started, reused: false };
   }

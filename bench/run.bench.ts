@@ -1,0 +1,95 @@
+// End-to-end run benchmark on the embedded stack: a 5-step chain (`s1@web-search > s2 > … > s5`;
+// the tier policy wants one agentic step; model steps on the deterministic local provider, which
+// calls no tools, so every step is one model call) started through the Step Functions API and waited for,
+// with every step going through the real handler (envelope validation, idempotency record, step
+// records, conversation-free model call) and DynamoDB (dynalite). Prints ms per step and runs per
+// second next to the targets (≤ 5 ms/step, ≥ 50 runs/s). The same runs with handlers that answer
+// at once (no persistence) are the peer row: what the engine and the API cost on their own.
+// Figures are printed, never asserted.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { openStack, type EmbeddedStack } from '../packages/cli/src/stack/EmbeddedStack.js';
+import { RunService } from '../packages/cli/src/stack/RunService.js';
+
+const STEPS = 5;
+const TARGET_MS_PER_STEP = 5;
+const TARGET_RUNS_PER_SECOND = 50;
+
+const DOC = `name: bench-five
+chain: "s1@web-search > s2 > s3 > s4 > s5"
+input:
+  topic: string
+tasks:
+${Array.from({ length: STEPS }, (_, i) => `  s${i + 1}: { kind: model, prompt: "Step ${i + 1} on \${input.topic}" }`).join('\n')}
+`;
+
+interface Row { readonly label: string; readonly msPerStep: number; readonly cpuMsPerStep: number; readonly runsPerSecond: number; readonly p50: number; readonly p95: number }
+
+async function measure(label: string, stack: EmbeddedStack, dir: string, sequential: number, concurrent: number, inFlight: number): Promise<Row> {
+  const service = new RunService(stack, dir);
+  const { entry } = await service.catalog.registerText(DOC, 'bench-five.chain.yaml');
+  const once = async (i: number) => {
+    const { run } = await service.start(entry, { topic: `t${i}` });
+    const done = await service.wait(run.runId);
+    if (done.status !== 'SUCCEEDED') throw new Error(`${label}: run ${run.runId} ${done.status}: ${done.error?.message}`);
+  };
+  for (let i = 0; i < 5; i++) await once(-i - 1); // warm-up (JIT, first table writes)
+  const times: number[] = [];
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < sequential; i++) {
+    const t0 = performance.now();
+    await once(i);
+    times.push(performance.now() - t0);
+  }
+  const cpu = process.cpuUsage(cpu0);
+  times.sort((a, b) => a - b);
+  const mean = times.reduce((a, b) => a + b, 0) / times.length;
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next < concurrent) await once(1000 + next++);
+  }));
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    label,
+    msPerStep: mean / STEPS,
+    cpuMsPerStep: (cpu.user + cpu.system) / 1000 / sequential / STEPS,
+    runsPerSecond: concurrent / seconds,
+    p50: times[Math.floor(times.length * 0.5)]!,
+    p95: times[Math.floor(times.length * 0.95)]!,
+  };
+}
+
+const quick = async (event: unknown) => ({ done: true, output: `ok ${(event as { step: { id: string } }).step.id}`, usage: { inputTokens: 1, outputTokens: 1 } });
+
+export default async function runBench(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-bench-run-'));
+  const rows: Row[] = [];
+  const sequential = Number(process.env.BENCH_RUNS ?? 40);
+  const concurrent = Number(process.env.BENCH_CONCURRENT_RUNS ?? 100);
+  try {
+    const full = await openStack({ projectDir: join(dir, 'full'), inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    try {
+      rows.push(await measure('embedded stack, real handlers + dynalite', full, join(dir, 'full'), sequential, concurrent, 10));
+    } finally {
+      await full.close();
+    }
+    const bare = await openStack({ projectDir: join(dir, 'bare'), inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' }, handlers: { ModelStepFunction: quick } });
+    try {
+      rows.push(await measure('peer: same runs, handlers answer at once', bare, join(dir, 'bare'), sequential, concurrent, 10));
+    } finally {
+      await bare.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`5-step chain, deterministic local provider; ${sequential} sequential runs (latency), ${concurrent} runs 10 in flight (throughput)`);
+  console.log(`machine: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} (wall times on a loaded machine mostly measure waiting for a core; CPU ms/step is the cost)`);
+  console.log(`${'configuration'.padEnd(44)} ${'ms/step'.padStart(8)} ${'cpu ms/step'.padStart(12)} ${'run p50'.padStart(9)} ${'run p95'.padStart(9)} ${'runs/s'.padStart(8)}`);
+  for (const r of rows) {
+    console.log(`${r.label.padEnd(44)} ${r.msPerStep.toFixed(2).padStart(8)} ${r.cpuMsPerStep.toFixed(2).padStart(12)} ${r.p50.toFixed(1).padStart(9)} ${r.p95.toFixed(1).padStart(9)} ${r.runsPerSecond.toFixed(1).padStart(8)}`);
+  }
+  console.log(`${'target'.padEnd(44)} ${`≤${TARGET_MS_PER_STEP}`.padStart(8)} ${''.padStart(12)} ${''.padStart(9)} ${''.padStart(9)} ${`≥${TARGET_RUNS_PER_SECOND}`.padStart(8)}`);
+}
