@@ -111,6 +111,41 @@ steps:
     expect(bad.errors.map((e) => e.toJSON())).toEqual([{ class: 'unknown_agent', message: "unknown agent 'reseacher'", line: 6, column: 12, file: 'e09.yaml' }]);
   });
 
+  it('handles long dependency chains and names long cycles without recursion limits', () => {
+    const chain = (n: number, closeCycle: boolean) => {
+      const lines = ['document: { dsl: "1.0", name: long }', 'functions: { f: {} }', 'steps:'];
+      for (let i = 0; i < n; i++) {
+        const dep = i > 0 ? i - 1 : closeCycle ? n - 1 : undefined;
+        lines.push(`  - { name: s${i}, kind: function, function: f${dep !== undefined ? `, input: "\${ steps.s${dep}.output }"` : ''} }`);
+      }
+      return lines.join('\n');
+    };
+    const ok = loadDslDocument(chain(3000, false));
+    expect(ok.errors).toEqual([]);
+    expect(ok.document!.workflow.order.length).toBe(3000);
+    expect(ok.document!.workflow.steps[ok.document!.workflow.resultStep!]!.name).toBe('s2999');
+    const bad = loadDslDocument(chain(3000, true));
+    expect(bad.errors.map((e) => [e.code, e.location?.line])).toEqual([['cycle', 4]]);
+    expect((bad.errors[0]!.details?.path as string[]).length).toBe(3001);
+    expect(bad.errors[0]!.message.startsWith('dependency cycle: s0 → s1 → s2 → ')).toBe(true);
+  });
+
+  it('rejects a cycle inside a loop body and names it', () => {
+    const r = loadDslDocument(`document: { dsl: "1.0", name: x }
+agents: { a: {} }
+steps:
+  - name: loop
+    kind: while
+    condition: false
+    do:
+      - { name: p, kind: agent, agent: a, after: q }
+      - { name: q, kind: agent, agent: a, input: "\${ steps.p.output }" }
+`);
+    expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
+      ['cycle', 'dependency cycle: p → q → p', 8, 17],
+    ]);
+  });
+
   it('suggests the closest declared name', () => {
     const r = loadDslDocument(corpus('e09-unknown-agent.yaml'));
     expect(r.errors[0]!.hint).toBe("did you mean 'researcher'?");
