@@ -1,0 +1,99 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { UpdateStateMachineCommand } from '@aws-sdk/client-sfn';
+import { main } from '@stepforge/cli';
+import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
+import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import type { WorkflowEntry } from '../../packages/cli/src/stack/WorkflowCatalog.js';
+import { REPO, bufferIo, tempProject } from './support/testIo.js';
+
+/**
+ * The approval gate end to end: the shell call in examples/approval-gate.chain.yaml matches the
+ * `approve` rule of examples/policy.json, so the tool handler records a PENDING approval and the
+ * state waits on its task token; `approvals approve` runs the call and resumes the run, `approvals
+ * reject` fails the step with ApprovalRejected.
+ *
+ * The lowering does not emit `.waitForTaskToken` for policy-gated tool states yet, so this test
+ * applies exactly that change to the compiled `publish` state (resource suffix, the token in the
+ * payload, the result read from the callback) and runs everything else unchanged.
+ */
+describe('Approvals: the approval gate end to end', () => {
+  const project = tempProject();
+  let stack: EmbeddedStack;
+  let service: RunService;
+  let entry: WorkflowEntry;
+  beforeAll(async () => {
+    cpSync(join(REPO, 'examples'), join(project.dir, 'examples'), { recursive: true });
+    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    service = new RunService(stack, project.dir);
+    const { entry: e, compiled } = await service.catalog.registerFile('examples/approval-gate.chain.yaml');
+    entry = e;
+    const asl = structuredClone(compiled.asl) as { States: Record<string, Record<string, any>> };
+    const publish = asl.States.publish!;
+    publish.Resource = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+    publish.Arguments.Payload.taskToken = '{% $states.context.Task.Token %}';
+    publish.Assign = { publish: '{% $states.result.output %}' };
+    await stack.sfn.send(new UpdateStateMachineCommand({ stateMachineArn: entry.stateMachineArn, definition: JSON.stringify(asl) }));
+  });
+  afterAll(async () => {
+    await stack.close();
+    project.remove();
+  });
+
+  const cli = async (...argv: string[]) => {
+    const io = bufferIo(project.dir);
+    const code = await main(argv, io);
+    return { code, out: io.stdout(), err: io.stderr() };
+  };
+  const pendingFor = async (runId: string) => {
+    for (let i = 0; i < 400; i++) {
+      const list = JSON.parse((await cli('approvals', 'list', '--json')).out).approvals as { approvalId: string; runId: string; tool: string; args: unknown; status: string }[];
+      const mine = list.filter((a) => a.runId === runId);
+      if (mine.length > 0) return mine;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error('no approval appeared');
+  };
+
+  it('pauses on the gated call and resumes when approved', async () => {
+    const { run } = await service.start(entry, { version: '1.2.0' });
+    const [approval] = await pendingFor(run.runId);
+    expect(approval).toMatchObject({ tool: 'shell', args: { command: 'echo announcing release 1.2.0' }, status: 'PENDING' });
+    expect((await stack.runtime.runs.getRun(run.runId))?.status).toBe('RUNNING');
+
+    const approved = await cli('approvals', 'approve', approval!.approvalId, '--comment', 'ship it');
+    expect(approved.code).toBe(0);
+    expect(approved.out).toBe(`approved ${approval!.approvalId} (run ${run.runId}, step publish)\n`);
+    const done = await service.wait(run.runId);
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.output).toEqual({ version: '1.2.0', announced: { exitCode: 0, stdout: 'announcing release 1.2.0\n', stderr: '' } });
+    const decided = await stack.runtime.approvals.get(approval!.approvalId);
+    expect(decided).toMatchObject({ status: 'APPROVED', decidedBy: 'cli', reason: 'ship it' });
+    expect(JSON.parse((await cli('approvals', 'list', '--json')).out).approvals).toEqual([]);
+
+    // A second decision is refused by name.
+    const again = await cli('approvals', 'reject', approval!.approvalId, '--json');
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.out).error).toMatchObject({ class: 'approval_decided', message: `approval '${approval!.approvalId}' was already decided: APPROVED` });
+  });
+
+  it('fails the step with ApprovalRejected when rejected', async () => {
+    const { run } = await service.start(entry, { version: '2.0.0' });
+    const [approval] = await pendingFor(run.runId);
+    const rejected = await cli('approvals', 'reject', approval!.approvalId, '--comment', 'not today');
+    expect(rejected.code).toBe(0);
+    const done = await service.wait(run.runId);
+    expect(done.status).toBe('FAILED');
+    expect(done.error?.name).toBe('ApprovalRejected');
+    expect(done.error?.message).toContain('not today');
+    const details = await service.details(run.runId);
+    expect(details.steps.map((s) => [s.id, s.state])).toEqual([['notes', 'succeeded'], ['publish', 'failed'], ['receipt', 'skipped']]);
+  });
+
+  it('names an unknown approval', async () => {
+    const r = await cli('approvals', 'approve', 'nope', '--json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toMatchObject({ class: 'unknown_approval' });
+  });
+});
