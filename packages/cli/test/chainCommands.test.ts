@@ -44,7 +44,7 @@ tasks:
   spare: { kind: model, prompt: "never used" }
 `;
 
-describe('Command: graph', () => {
+describe('Function: main (stepforge graph)', () => {
   it('prints the graph of a bare expression as JSON, every handle a model step', async () => {
     const r = await run(['graph', '--expr', 'a > [b & c]', '--json'], dir);
     expect(r.code).toBe(0);
@@ -143,7 +143,7 @@ describe('Command: graph', () => {
   });
 });
 
-describe('Command: validate', () => {
+describe('Function: main (stepforge validate)', () => {
   it('prints ok, exits 0 and warns about unused tasks on stderr', async () => {
     const r = await run(['validate', 'good.chain.yaml'], dir);
     expect(r.code).toBe(0);
@@ -200,7 +200,7 @@ describe('Command: validate', () => {
   });
 });
 
-describe('Command: new', () => {
+describe('Function: main (stepforge new)', () => {
   it('prints a swarm document that validates', async () => {
     const r = await run(['new', 'swarm', '--agents', '2'], dir);
     expect(r.code).toBe(0);

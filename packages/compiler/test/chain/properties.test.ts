@@ -13,6 +13,8 @@ import {
 const LONG = process.env.STEPFORGE_LONG !== undefined && process.env.STEPFORGE_LONG !== '';
 const RUNS = LONG ? 100_000 : 3_000;
 const SMALL_RUNS = LONG ? 20_000 : 1_000;
+/** Per-test timeout: the long runs take minutes on a loaded machine. */
+const TIMEOUT = LONG ? 900_000 : 60_000;
 
 /** A chain expression as a token list, so tests can put whitespace between tokens. */
 type Tokens = string[];
@@ -62,7 +64,7 @@ describe('Function: loadChainExpression (properties)', () => {
       }),
       { numRuns: SMALL_RUNS },
     );
-  });
+  }, TIMEOUT);
 
   it('treats & and | as commutative, as sets of edges', () => {
     fc.assert(
@@ -76,7 +78,7 @@ describe('Function: loadChainExpression (properties)', () => {
       }),
       { numRuns: SMALL_RUNS },
     );
-  });
+  }, TIMEOUT);
 
   it('gives & and | the same graph', () => {
     fc.assert(
@@ -87,7 +89,7 @@ describe('Function: loadChainExpression (properties)', () => {
       }),
       { numRuns: SMALL_RUNS },
     );
-  });
+  }, TIMEOUT);
 
   it('only ever produces named, located errors for random strings', () => {
     const chainish = fc.string({ unit: fc.constantFrom(...'ab_x-1 @[]>&|\n\t%"\'#:{},é'.split(''), '😀'), maxLength: 40 });
@@ -104,7 +106,7 @@ describe('Function: loadChainExpression (properties)', () => {
       }),
       { numRuns: RUNS },
     );
-  });
+  }, TIMEOUT);
 
   it('only ever produces named errors for random expressions inside a document', () => {
     const chainish = fc.string({ unit: fc.constantFrom(...'ab_x @[]>&|\n%"\\'.split('')), maxLength: 30 });
@@ -130,7 +132,7 @@ describe('Function: loadChainExpression (properties)', () => {
       }),
       { numRuns: SMALL_RUNS },
     );
-  });
+  }, TIMEOUT);
 
   it('never throws on random documents', () => {
     fc.assert(
@@ -140,5 +142,5 @@ describe('Function: loadChainExpression (properties)', () => {
       }),
       { numRuns: SMALL_RUNS },
     );
-  });
+  }, TIMEOUT);
 });
