@@ -13,7 +13,7 @@ function describeValue(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
-  return `${typeof v} ${String(v)}`;
+  return String(v);
 }
 
 // Our own schema messages state what is expected; zod's defaults start with these words and get rephrased.
