@@ -3,6 +3,8 @@
 import { ArnFormat, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -28,6 +30,8 @@ export interface StepforgeStackProps extends StackProps {
   readonly projectRoot: string;
   /** Directory with the handler entry files (functions/src/handlers). */
   readonly handlersDir: string;
+  /** Entry of the API Lambda when not `<handlersDir>/api.ts` (buildApp: the serve-routes adapter). */
+  readonly apiEntry?: string;
   /** User function modules bundled into the function Lambda (functions/user). */
   readonly userFunctionsDir?: string;
   /** API authorization: IAM (default), API key or Cognito. */
@@ -65,6 +69,7 @@ export class StepforgeStack extends Stack {
       projectRoot: props.projectRoot,
       handlersDir: props.handlersDir,
       userFunctionsDir: props.userFunctionsDir,
+      entryOverrides: props.apiEntry ? { api: props.apiEntry } : undefined,
       destroyOnRemoval,
       environment: {
         STEPFORGE_MODE: 'aws',
@@ -112,6 +117,8 @@ export class StepforgeStack extends Stack {
     for (const h of STEP_HANDLERS) {
       const ids = [...new Set(props.workflows.flatMap((wf) => wf.secretsByHandler[h] ?? []))].sort();
       this.handlers.grantSecrets(h, ids, SSM_PREFIX);
+      // An approved tool call runs in the API Lambda (the approver's request), with the tool's secrets.
+      if (h === 'tool') this.handlers.grantSecrets('api', ids, SSM_PREFIX);
     }
     this.handlers.grantBedrockModels([...new Set(props.workflows.flatMap((wf) => wf.bedrockModels))].sort());
 
@@ -124,7 +131,7 @@ export class StepforgeStack extends Stack {
       fns.api.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution', 'states:ListExecutions', 'states:DescribeStateMachine'], resources: all.map((m) => m.stateMachineArn) }));
       fns.api.addToRolePolicy(
         new iam.PolicyStatement({
-          actions: ['states:DescribeExecution', 'states:StopExecution', 'states:GetExecutionHistory'],
+          actions: ['states:DescribeExecution', 'states:StopExecution', 'states:GetExecutionHistory', 'states:RedriveExecution'],
           resources: [...machines.keys()].map((name) => executionArnPattern(this, name)),
         }),
       );
@@ -141,6 +148,14 @@ export class StepforgeStack extends Stack {
 
     this.api = new StepforgeApi(this, 'Http', { handler: fns.api, auth: props.apiAuth ?? 'iam', destroyOnRemoval });
     new WorkflowTriggers(this, 'Triggers-', { workflows: props.workflows, queue: this.triggerQueue.queue, starter: fns.trigger });
+
+    // Pending approvals past their deadline time out (a timeout is a denial): the approvals handler
+    // expires them on every scheduled event.
+    new events.Rule(this, 'ApprovalExpiry', {
+      description: 'Stepforge: expire pending approvals past their deadline',
+      schedule: events.Schedule.rate(Duration.minutes(5)),
+      targets: [new targets.LambdaFunction(fns.approvals, { retryAttempts: 2 })],
+    });
 
     // Alarms → an encrypted, TLS-only topic.
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: 'Stepforge alarms', masterKey: this.store.key, enforceSSL: true });

@@ -174,6 +174,13 @@ describe('Class: StepforgeStack', () => {
       expect(statementsOf('HandlersToolRole').some((s) => actionsOf(s).includes('bedrock:InvokeModel'))).toBe(false);
     });
 
+    it('expires pending approvals on a schedule through the approvals handler', () => {
+      template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: 'rate(5 minutes)',
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId('AWS::Lambda::Function', 'HandlersApprovals'), 'Arn'] } })],
+      });
+    });
+
     it('lets the trigger starter start only workflows that have triggers', () => {
       const start = statementsOf('HandlersTriggerRole').filter((s) => actionsOf(s).includes('states:StartExecution'));
       expect(start.flatMap((s) => s.Resource as unknown[])).toEqual([{ Ref: logicalId('AWS::StepFunctions::StateMachine', 'WorkflowordersStateMachine') }]);
@@ -245,13 +252,16 @@ describe('Class: StepforgeStack', () => {
 
   describe('triggers', () => {
     it('routes each trigger pattern to the trigger queue with the event id, and the starter reports partial batch failures', () => {
-      template.resourceCountIs('AWS::Events::Rule', 1);
+      template.resourceCountIs('AWS::Events::Rule', 2); // the trigger and the approval-expiry schedule
       template.hasResourceProperties('AWS::Events::Rule', {
         EventPattern: { source: ['acme.orders'], 'detail-type': ['OrderPlaced'] },
         Targets: [
           Match.objectLike({
             Arn: { 'Fn::GetAtt': [logicalId('AWS::SQS::Queue', 'TriggersQueue'), 'Arn'] },
-            InputTransformer: Match.objectLike({ InputPathsMap: Match.objectLike({ id: '$.id', detail: '$.detail' }) }),
+            InputTransformer: Match.objectLike({
+              InputPathsMap: Match.objectLike({ id: '$.id', detail: '$.detail' }),
+              InputTemplate: Match.stringLikeRegexp('"workflow":"orders","trigger":"placed","idempotencyKey":<id>,"input":<detail>'),
+            }),
           }),
         ],
       });

@@ -35,6 +35,8 @@ export interface StepHandlersProps {
   readonly environment: Readonly<Record<string, string>>;
   /** Destroy log groups with the stack. */
   readonly destroyOnRemoval?: boolean;
+  /** Entry files that replace `<handlersDir>/<name>.ts` for some handlers (the API adapter). */
+  readonly entryOverrides?: Partial<Record<HandlerName, string>>;
   /** User function modules (functions/user), bundled into the function Lambda under `user/`. */
   readonly userFunctionsDir?: string;
 }
@@ -49,16 +51,17 @@ export class StepHandlers extends Construct {
   constructor(scope: Construct, id: string, props: StepHandlersProps) {
     super(scope, id);
     assertLocalEsbuild();
-    const missing = ALL_HANDLERS.filter((h) => handlerEntry(props.handlersDir, h) === undefined);
+    const entry = (h: HandlerName) => props.entryOverrides?.[h] ?? handlerEntry(props.handlersDir, h);
+    const missing = ALL_HANDLERS.filter((h) => entry(h) === undefined || !existsSync(entry(h)!));
     if (missing.length > 0) {
       throw new Error(`handler entry files missing in ${props.handlersDir}: ${missing.map((h) => `${h}.ts`).join(', ')}`);
     }
     const fns = {} as Record<HandlerName, NodejsFunction>;
-    for (const name of ALL_HANDLERS) fns[name] = this.handler(name, props);
+    for (const name of ALL_HANDLERS) fns[name] = this.handler(name, entry(name)!, props);
     this.functions = fns;
   }
 
-  private handler(name: HandlerName, props: StepHandlersProps): NodejsFunction {
+  private handler(name: HandlerName, entry: string, props: StepHandlersProps): NodejsFunction {
     const id = name[0]!.toUpperCase() + name.slice(1);
     const logGroup = new logs.LogGroup(this, `${id}Logs`, {
       retention: logs.RetentionDays.ONE_MONTH,
@@ -79,7 +82,7 @@ export class StepHandlers extends Construct {
     const userFunctions = name === 'function' ? listUserFunctions(props.userFunctionsDir) : [];
     const esbuildBin = join(props.projectRoot, 'node_modules', '.bin', 'esbuild');
     return new NodejsFunction(this, id, {
-      entry: handlerEntry(props.handlersDir, name)!,
+      entry,
       handler: 'handler',
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,

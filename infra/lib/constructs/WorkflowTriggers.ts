@@ -16,11 +16,11 @@ export interface WorkflowTriggersProps {
 }
 
 /**
- * The message every rule puts on the trigger queue. The starter reads `workflow` to pick the state
- * machine and uses `event.id` (EventBridge's event id) as the run's idempotency key, so a redelivered
- * event never starts a second run.
+ * The message every rule puts on the trigger queue (what functions/src/handlers/trigger.ts reads):
+ * `workflow` picks the state machine, `input` (the event's detail) is the run input, and
+ * `idempotencyKey` is EventBridge's event id, so a redelivered event never starts a second run.
  */
-export const TRIGGER_MESSAGE_FIELDS = ['workflow', 'trigger', 'event'] as const;
+export const TRIGGER_MESSAGE_FIELDS = ['workflow', 'trigger', 'idempotencyKey', 'input', 'event'] as const;
 
 /** Rules for every trigger, plus the queue → starter event source with partial batch failures. */
 export class WorkflowTriggers extends Construct {
@@ -47,17 +47,18 @@ export class WorkflowTriggers extends Construct {
         });
         rule.addTarget(
           new targets.SqsQueue(props.queue, {
+            // The trigger handler's message: the event's detail is the run input and the EventBridge
+            // event id the idempotency key; the envelope fields are kept for the run record.
             message: events.RuleTargetInput.fromObject({
               workflow: wf.name,
               trigger: trigger.name,
+              idempotencyKey: events.EventField.eventId,
+              input: events.EventField.fromPath('$.detail'),
               event: {
                 id: events.EventField.eventId,
                 source: events.EventField.source,
                 'detail-type': events.EventField.detailType,
                 time: events.EventField.time,
-                account: events.EventField.account,
-                region: events.EventField.region,
-                detail: events.EventField.fromPath('$.detail'),
               },
             }),
             retryAttempts: 8,
