@@ -29,7 +29,7 @@ describe.skipIf(missing.length > 0)('Function: buildApp (workflows/, real handle
     const assembly = app.synth();
     template = Template.fromJSON(assembly.getStackByName(stack.stackName).template);
     assetsDir = assembly.directory;
-  }, 180_000);
+  }, 400_000);
 
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
