@@ -108,8 +108,8 @@ async function fuzzExpressions(seed: number, count: number): Promise<{ parsed: n
 }
 
 describe('Function: loadDslDocument (fuzz)', () => {
-  it('answers 2,000 mutated corpus documents with named, located errors only', () => {
-    const codes = fuzzDocuments(1, 2_000);
+  it('answers 1,500 mutated corpus documents with named, located errors only', () => {
+    const codes = fuzzDocuments(1, 1_500);
     // The mutations must reach the deeper checks, not only the YAML parser.
     for (const c of ['yaml', 'schema', 'expression']) expect([c, (codes.get(c) ?? 0) > 0]).toEqual([c, true]);
   });

@@ -120,13 +120,13 @@ steps:
       }
       return lines.join('\n');
     };
-    const ok = loadDslDocument(chain(3000, false));
+    const ok = loadDslDocument(chain(1500, false));
     expect(ok.errors).toEqual([]);
-    expect(ok.document!.workflow.order.length).toBe(3000);
-    expect(ok.document!.workflow.steps[ok.document!.workflow.resultStep!]!.name).toBe('s2999');
-    const bad = loadDslDocument(chain(3000, true));
+    expect(ok.document!.workflow.order.length).toBe(1500);
+    expect(ok.document!.workflow.steps[ok.document!.workflow.resultStep!]!.name).toBe('s1499');
+    const bad = loadDslDocument(chain(1500, true));
     expect(bad.errors.map((e) => [e.code, e.location?.line])).toEqual([['cycle', 4]]);
-    expect((bad.errors[0]!.details?.path as string[]).length).toBe(3001);
+    expect((bad.errors[0]!.details?.path as string[]).length).toBe(1501);
     expect(bad.errors[0]!.message.startsWith('dependency cycle: s0 → s1 → s2 → ')).toBe(true);
   });
 
