@@ -125,6 +125,45 @@ describe('Function: main (stepforge graph)', () => {
     });
   });
 
+  it('graphs a workflow DSL document too, with nested steps under their parent', async () => {
+    const f = write(
+      'loop.yaml',
+      [
+        'document: {dsl: "1.0", name: loop}',
+        'agents:',
+        '  thinker: {description: "Improves an answer."}',
+        'steps:',
+        '  - name: refine',
+        '    kind: while',
+        '    condition: ${ input.iteration < 3 }',
+        '    max_iterations: 5',
+        '    do:',
+        '      - name: improve',
+        '        kind: agent',
+        '        agent: thinker',
+        '        input_template: "Improve it"',
+        '  - name: final',
+        '    kind: agent',
+        '    agent: thinker',
+        '    input_template: "Final: ${ steps.refine.output }"',
+        '',
+      ].join('\n'),
+    );
+    const r = await run(['graph', f, '--json'], dir);
+    expect(r.code, r.err).toBe(0);
+    const g = JSON.parse(r.out);
+    expect(g.nodes).toEqual([
+      { handle: 'refine', kind: 'while', tools: [] },
+      { handle: 'improve', kind: 'agent', tools: [], parent: 'refine' },
+      { handle: 'final', kind: 'agent', tools: [] },
+    ]);
+    expect(g.edges).toEqual([[0, 2]]);
+    const m = await run(['graph', f, '--format', 'mermaid'], dir);
+    expect(m.out).toContain('  subgraph s0["refine"]\n    n1("improve<br/>(agent)")\n  end\n');
+    const v = await run(['validate', f], dir);
+    expect([v.code, v.out]).toEqual([0, 'ok\n']);
+  });
+
   it('exits 2 on usage errors', async () => {
     expect((await run(['graph'], dir)).code).toBe(2);
     expect((await run(['graph', 'a', 'b'], dir)).code).toBe(2);
