@@ -315,6 +315,22 @@ describe('Class: StepforgeApi', () => {
     expect(new AwsSolutionsChecks(s).validateScope(s).violations.map((v) => v.ruleName)).toEqual([]);
   });
 
+  it('leaves no finding unacknowledged when the region and account are known (as under `cdk synth`)', () => {
+    const saved = { region: process.env['CDK_DEFAULT_REGION'], account: process.env['CDK_DEFAULT_ACCOUNT'] };
+    process.env['CDK_DEFAULT_REGION'] = 'eu-west-1';
+    process.env['CDK_DEFAULT_ACCOUNT'] = '123456789012';
+    try {
+      const { stack: s } = synthFixtureStack();
+      expect(s.region).toBe('eu-west-1');
+      expect(new AwsSolutionsChecks(s).validateScope(s).violations.map((v) => v.ruleName)).toEqual([]);
+    } finally {
+      for (const [k, v] of [['CDK_DEFAULT_REGION', saved.region], ['CDK_DEFAULT_ACCOUNT', saved.account]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
   it('rejects an unknown auth mode', () => {
     expect(() => synthFixtureStack({ apiAuth: 'open' })).toThrowError('context apiAuth must be one of iam, apiKey, cognito (got "open")');
   });

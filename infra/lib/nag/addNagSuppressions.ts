@@ -43,7 +43,8 @@ export const NAG_ACKNOWLEDGEMENTS: readonly NagAcknowledgement[] = [
     reason: 'xray:PutTraceSegments/PutTelemetryRecords and states:SendTaskSuccess/SendTaskFailure support no resource-level permissions (the task token is the capability).',
   },
   {
-    finding: /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:[A-Za-z0-9_-]+:\*\]$/,
+    // Region and account are tokens in an environment-agnostic stack and literals when CDK knows them.
+    finding: /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
     path: /\/Handlers\/ApiRole\/DefaultPolicy\/Resource$/,
     reason: 'Execution names are generated per run; the wildcard covers the executions of one named Stepforge state machine.',
   },
