@@ -206,6 +206,34 @@ export class ExecutionManager implements ChildExecutions {
     };
   }
 
+  /** DescribeStateMachineForExecution: the state machine as the execution started it. */
+  describeStateMachineForExecution(req: Json): Json {
+    const e = this.execution(req.executionArn);
+    const sm = this.machines.get(e.stateMachineArn);
+    return {
+      stateMachineArn: e.stateMachineArn,
+      name: e.stateMachineName,
+      definition: e.definition,
+      roleArn: e.roleArn,
+      updateDate: sm?.updateDate ?? sm?.creationDate ?? e.startDate,
+      loggingConfiguration: sm?.loggingConfiguration ?? { level: 'OFF', includeExecutionData: false },
+      tracingConfiguration: sm?.tracingConfiguration ?? { enabled: false },
+      ...(sm ? { revisionId: sm.revisionId } : {}),
+    };
+  }
+
+  /** ValidateStateMachineDefinition: the reasons CreateStateMachine would refuse, as diagnostics. */
+  validateStateMachineDefinition(req: Json): Json {
+    try {
+      this.checkDefinition(req.definition);
+      return { result: 'OK', diagnostics: [], truncated: false };
+    } catch (e) {
+      if ((e as { type?: string }).type !== 'InvalidDefinition') throw e;
+      const diagnostics = this.definitionProblems(req.definition).map((p) => ({ severity: 'ERROR', code: p.code, message: p.message, ...(p.path ? { location: p.path } : {}) }));
+      return { result: 'FAIL', diagnostics, truncated: false };
+    }
+  }
+
   /** ListStateMachines (paged). */
   listStateMachines(req: Json): Json {
     const all = [...this.machines.values()].sort((a, b) => a.creationDate - b.creationDate || a.name.localeCompare(b.name));
@@ -597,24 +625,33 @@ export class ExecutionManager implements ChildExecutions {
     if (typeof raw !== 'string' || raw === '') {
       throw new SfnApiError('ValidationException', "1 validation error detected: Value null at 'definition' failed to satisfy constraint: Member must not be null");
     }
+    const problems = this.definitionProblems(raw);
+    if (problems.length > 0) {
+      throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: '${problems.map((p) => `${p.code}: ${p.message}${p.path ? ` at ${p.path}` : ''}`).join(', ')}'`);
+    }
+    return applySubstitutions(raw, this.options.substitutions);
+  }
+
+  /** Everything wrong with a definition text (after substitutions): JSON, interpreter validation, resources. */
+  private definitionProblems(raw: unknown): { code: string; message: string; path?: string }[] {
+    if (typeof raw !== 'string') return [{ code: 'SCHEMA_VALIDATION_FAILED', message: 'The definition must be a string' }];
     const text = applySubstitutions(raw, this.options.substitutions);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch (e) {
-      throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: 'INVALID_JSON_DESCRIPTION: ${(e as Error).message}'`);
+      return [{ code: 'INVALID_JSON_DESCRIPTION', message: (e as Error).message }];
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new SfnApiError('InvalidDefinition', "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: The definition must be a JSON object'");
+      return [{ code: 'SCHEMA_VALIDATION_FAILED', message: 'The definition must be a JSON object' }];
     }
-    const problems: string[] = [];
-    for (const d of this.options.validate?.(parsed as AslDefinition) ?? []) problems.push(`${d.code}: ${d.message} at ${d.path}`);
+    const problems: { code: string; message: string; path?: string }[] = [];
+    for (const d of this.options.validate?.(parsed as AslDefinition) ?? []) problems.push({ code: d.code, message: d.message, path: d.path });
     for (const { resource, path } of collectTaskResources(parsed)) {
       const why = this.invoker.supports(resource);
-      if (why !== undefined) problems.push(`SCHEMA_VALIDATION_FAILED: ${why} at ${path}`);
+      if (why !== undefined && !problems.some((p) => p.path === path)) problems.push({ code: 'SCHEMA_VALIDATION_FAILED', message: why, path });
     }
-    if (problems.length > 0) throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: '${problems.join(', ')}'`);
-    return text;
+    return problems;
   }
 
   private machine(arn: unknown): StateMachineRecord {

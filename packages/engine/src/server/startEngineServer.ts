@@ -55,6 +55,7 @@ export const SUPPORTED_OPERATIONS = [
   'CreateStateMachine', 'UpdateStateMachine', 'DescribeStateMachine', 'ListStateMachines', 'DeleteStateMachine',
   'StartExecution', 'StartSyncExecution', 'DescribeExecution', 'ListExecutions', 'GetExecutionHistory',
   'StopExecution', 'RedriveExecution', 'SendTaskSuccess', 'SendTaskFailure', 'SendTaskHeartbeat',
+  'DescribeStateMachineForExecution', 'ValidateStateMachineDefinition',
 ] as const;
 
 /**
@@ -96,6 +97,8 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
     SendTaskSuccess: (r) => manager.sendTaskSuccess(r),
     SendTaskFailure: (r) => manager.sendTaskFailure(r),
     SendTaskHeartbeat: (r) => manager.sendTaskHeartbeat(r),
+    DescribeStateMachineForExecution: (r) => manager.describeStateMachineForExecution(r),
+    ValidateStateMachineDefinition: (r) => manager.validateStateMachineDefinition(r),
   };
   const server = createServer(createProtocolHandler(operations));
   // Long-polling SDK clients keep sockets alive; do not let them hold close() hostage.

@@ -3,6 +3,8 @@ import {
   DeleteStateMachineCommand,
   DescribeExecutionCommand,
   DescribeStateMachineCommand,
+  DescribeStateMachineForExecutionCommand,
+  ValidateStateMachineDefinitionCommand,
   GetExecutionHistoryCommand,
   ListExecutionsCommand,
   ListStateMachinesCommand,
@@ -164,6 +166,19 @@ describe('Function: startEngineServer', () => {
       expect(unsupported.message).toContain('/States/T/Resource');
     });
 
+    it('validates definitions without creating them (ValidateStateMachineDefinition)', async () => {
+      const ok = await sfn.send(new ValidateStateMachineDefinitionCommand({ definition: PASS_CHAIN }));
+      expect(ok).toMatchObject({ result: 'OK', diagnostics: [] });
+      const bad = await sfn.send(
+        new ValidateStateMachineDefinitionCommand({
+          definition: JSON.stringify({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::glue:startJobRun', End: true } } }),
+        }),
+      );
+      expect(bad.result).toBe('FAIL');
+      expect(bad.diagnostics![0]).toMatchObject({ severity: 'ERROR', code: 'SCHEMA_VALIDATION_FAILED', location: '/States/T/Resource' });
+      expect(bad.diagnostics![0]!.message).toContain("Resource 'arn:aws:states:::glue:startJobRun' is not supported");
+    });
+
     it('rejects bad names, ARNs and types with the AWS error codes', async () => {
       expect((await sdkError(sfn.send(new CreateStateMachineCommand({ name: 'has space', definition: PASS_CHAIN, roleArn: ROLE })))).name).toBe('InvalidName');
       expect((await sdkError(sfn.send(new DescribeStateMachineCommand({ stateMachineArn: 'not-an-arn' })))).name).toBe('InvalidArn');
@@ -212,6 +227,16 @@ describe('Function: startEngineServer', () => {
 
       const badToken = await sdkError(sfn.send(new GetExecutionHistoryCommand({ executionArn: started.executionArn, nextToken: 'garbage' })));
       expect(badToken.name).toBe('InvalidToken');
+    });
+
+    it('describes the state machine an execution ran, even after an update (DescribeStateMachineForExecution)', async () => {
+      const arn = await machine('for-exec', PASS_CHAIN);
+      const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: arn, input: '{"n":1}' }));
+      await waitForStatus(sfn, executionArn!);
+      const newDef = JSON.stringify({ StartAt: 'P', States: { P: { Type: 'Pass', End: true } } });
+      await sfn.send(new UpdateStateMachineCommand({ stateMachineArn: arn, definition: newDef }));
+      const d = await sfn.send(new DescribeStateMachineForExecutionCommand({ executionArn }));
+      expect(d).toMatchObject({ stateMachineArn: arn, name: 'for-exec', definition: PASS_CHAIN, roleArn: ROLE });
     });
 
     it('treats the same name and input while RUNNING as the same execution, otherwise ExecutionAlreadyExists', async () => {
