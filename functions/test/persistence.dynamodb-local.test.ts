@@ -6,9 +6,12 @@ import { makeRuntime, startDynamoDbLocal, type DynamoEndpoint } from './emulator
 import { persistenceSuite } from './persistenceSuite.js';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 
-let ddb: DynamoEndpoint;
+// STEPFORGE_SKIP_DYNAMODB_LOCAL=1 skips this file (the JVM start is the slowest part of the suite).
+const skip = process.env.STEPFORGE_SKIP_DYNAMODB_LOCAL === '1';
+let ddb: DynamoEndpoint | undefined;
 let rt: Runtime;
 beforeAll(async () => {
+  if (skip) return;
   ddb = await startDynamoDbLocal();
   rt = await makeRuntime(ddb.endpoint);
 }, 120_000);
@@ -16,9 +19,11 @@ afterAll(async () => {
   await ddb?.stop();
 });
 
-persistenceSuite('DynamoDB Local', () => rt);
+describe.skipIf(skip)('DynamoDB Local', () => {
+  persistenceSuite('DynamoDB Local', () => rt);
+});
 
-describe('Function: conditionFailureItem (DynamoDB Local)', () => {
+describe.skipIf(skip)('Function: conditionFailureItem (DynamoDB Local)', () => {
   it('gets the old item back from the failed conditional put itself', async () => {
     await rt.db.doc.send(new PutCommand({ TableName: rt.db.tableName, Item: { pk: 'X', sk: 'Y', v: 1 } }));
     const err = await rt.db.doc.send(new PutCommand({
