@@ -142,7 +142,10 @@ function runtimeConfig(
   endpoints: { dynamodb: string; sqs: string; stepfunctions: string },
   approvalQueueUrl: string,
 ): RuntimeConfigLike {
-  const env = options.env ?? process.env;
+  // Handler logs at INFO would interleave with the progress display and `--json` on stdout; the
+  // run records and the history carry the same facts. STEPFORGE_LOG_LEVEL still wins.
+  const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
+  if (!env.STEPFORGE_LOG_LEVEL) env.STEPFORGE_LOG_LEVEL = 'WARN';
   const base = fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' });
   const provider = options.provider
     ? { ...base.provider, default: options.provider, configured: true }
@@ -177,8 +180,15 @@ export function projectPolicy(projectDir: string): unknown[] {
 }
 
 async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined): Promise<EmbeddedStack> {
-  const fr = await loadFunctionsRuntime();
-  const emulators: Emulators = await startEmulators(dataDir ? { dataDir } : {});
+  // Loading the runtime package and starting the emulators are both slow; do them side by side.
+  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators(dataDir ? { dataDir } : {})]);
+  if (frResult.status === 'rejected') {
+    if (emuResult.status === 'fulfilled') await emuResult.value.close();
+    throw frResult.reason;
+  }
+  if (emuResult.status === 'rejected') throw emuResult.reason;
+  const fr = frResult.value;
+  const emulators: Emulators = emuResult.value;
   const closers: (() => Promise<void>)[] = [() => emulators.close()];
   try {
     const dynamodb = new DynamoDBClient({ endpoint: emulators.dynamodbEndpoint, region: REGION, credentials: CREDENTIALS });

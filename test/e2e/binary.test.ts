@@ -1,0 +1,46 @@
+import { describe, it, expect, afterAll } from 'vitest';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO, example, tempProject } from './support/testIo.js';
+
+const run = promisify(execFile);
+const BIN = join(REPO, 'packages', 'cli', 'bin', 'stepforge.js');
+const built = existsSync(join(REPO, 'packages', 'cli', 'dist', 'main.js'));
+
+/** The built `stepforge` binary in a fresh project: history on disk survives from one process to the next. */
+describe.skipIf(!built)('Binary: stepforge run / runs (spawned, built dist/)', () => {
+  const project = tempProject();
+  afterAll(() => project.remove());
+  const stepforge = async (...argv: string[]) => {
+    try {
+      const r = await run(process.execPath, [BIN, ...argv], { cwd: project.dir, env: { ...process.env, STEPFORGE_LOG_LEVEL: undefined }, timeout: 90_000 });
+      return { code: 0, stdout: r.stdout, stderr: r.stderr };
+    } catch (e) {
+      const x = e as { code?: number; stdout?: string; stderr?: string };
+      return { code: x.code ?? -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+    }
+  };
+
+  it('runs the quickstart, then finds the run from a second process', async () => {
+    const first = await stepforge('run', example('quickstart.chain.yaml'), '--input', '{"topic":"tide pools"}', '--json');
+    expect(first.code).toBe(0);
+    // stdout carries exactly the JSON line (handler logs stay off stdout).
+    const result = JSON.parse(first.stdout);
+    expect(Object.keys(result)).toEqual(['runId', 'status', 'output', 'reused']);
+    expect(result.status).toBe('SUCCEEDED');
+    expect(existsSync(join(project.dir, '.stepforge', 'dynamodb'))).toBe(true);
+    expect(existsSync(join(project.dir, '.stepforge', 'stack.json'))).toBe(false);
+
+    const listed = await stepforge('runs', 'list', '--json');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).runs).toEqual([expect.objectContaining({ runId: result.runId, workflow: 'quickstart', status: 'SUCCEEDED' })]);
+  }, 180_000);
+
+  it('exits 1 with a named error for input that does not match the schema', async () => {
+    const bad = await stepforge('run', example('quickstart.chain.yaml'), '--input', '{}');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("error[invalid_input] invalid workflow input: missing required field 'topic' (string)");
+  }, 120_000);
+});
