@@ -44,6 +44,7 @@ export function scheduleDag(
   if (n === 0) return { control: { type: 'sequence', items: [] }, addedEdges: [], makespan: 0, criticalPath: 0 };
 
   const mark = new Int32Array(n).fill(-1);
+  const side = new Uint8Array(n);
   let stamp = 0;
 
   // Longest path through the induced subgraph `set` (in topological order).
@@ -85,25 +86,50 @@ export function scheduleDag(
     }
     const cp = Math.max(...set.map((v) => eft.get(v)!));
     // Candidate cuts: "finished by t" (earliest) and "must start before t" (latest) families.
+    // Scored without allocating: one pass computes both halves' critical paths from a side flag.
     const cuts: ((v: number) => boolean)[] = [];
     for (const t of sample(distinct(set.map((v) => eft.get(v)!)).slice(0, -1))) cuts.push((v) => eft.get(v)! <= t);
     for (const t of sample(distinct(set.map((v) => cp - tail.get(v)!)).slice(1))) cuts.push((v) => cp - tail.get(v)! < t);
-    let best: { a: number[]; b: number[]; score: number; slack: number } | undefined;
+    const scored: { cut: (v: number) => boolean; score: number; imbalance: number }[] = [];
     for (const inA of cuts) {
+      let countA = 0;
+      let cpA = 0;
+      let cpB = 0;
+      for (const v of set) {
+        const sideV = inA(v) ? 1 : 2;
+        side[v] = sideV;
+        if (sideV === 1) countA++;
+        let start = 0;
+        for (const p of pred[v]!) if (mark[p] === s && side[p] === sideV && finish[p]! > start) start = finish[p]!;
+        finish[v] = start + dur[v]!;
+        if (sideV === 1) cpA = Math.max(cpA, finish[v]!);
+        else cpB = Math.max(cpB, finish[v]!);
+      }
+      if (countA === 0 || countA === set.length) continue;
+      scored.push({ cut: inA, score: cpA + cpB, imbalance: Math.abs(2 * countA - set.length) });
+    }
+    // Equal scores: the more balanced cut keeps the recursion shallow (fast on long chains).
+    scored.sort((x, y) => x.score - y.score || x.imbalance - y.imbalance);
+    const split = (cut: (v: number) => boolean): { a: number[]; b: number[] } => {
       const a: number[] = [];
       const b: number[] = [];
-      for (const v of set) (inA(v) ? a : b).push(v);
-      if (a.length === 0 || b.length === 0) continue;
-      let score = criticalPathOf(a) + criticalPathOf(b);
-      if (best !== undefined && score >= best.score + best.slack - 1e-9) continue;
-      // Look ahead on small sets: the halves' real makespans, not just their critical paths.
-      let slack = 0;
-      if (depth > 0 && set.length <= LOOKAHEAD_MAX_NODES) {
-        const real = makespanOf(decompose(a, depth - 1), dur) + makespanOf(decompose(b, depth - 1), dur);
-        slack = 0;
-        score = real;
+      for (const v of set) (cut(v) ? a : b).push(v);
+      return { a, b };
+    };
+    let best = scored[0] === undefined ? undefined : { ...split(scored[0].cut), score: scored[0].score };
+    if (best !== undefined && depth > 0 && set.length <= LOOKAHEAD_MAX_NODES) {
+      // Look ahead on small sets: the halves' real makespans. Candidates come in lower-bound order,
+      // so the search stops as soon as no remaining cut can beat the best real makespan.
+      let bestReal = Infinity;
+      for (const c of scored) {
+        if (c.score >= bestReal - 1e-9) break;
+        const halves = split(c.cut);
+        const real = makespanOf(decompose(halves.a, depth - 1), dur) + makespanOf(decompose(halves.b, depth - 1), dur);
+        if (real < bestReal - 1e-9) {
+          bestReal = real;
+          best = { ...halves, score: c.score };
+        }
       }
-      if (best === undefined || score < best.score - 1e-9) best = { a, b, score, slack };
     }
     if (best === undefined) {
       // Unreachable for a connected set of ≥2 nodes with positive durations; fall back to one-by-one.

@@ -851,8 +851,13 @@ function valueOf(expr: string, assigns: Record<string, unknown>): string {
 
 /** Replaces every `$name` (the whole variable name, not a prefix of a longer one) in a JSONata text. */
 function replaceVariable(expr: string, name: string, replacement: string): string {
-  return expr.replace(new RegExp(`\\$${name}(?![A-Za-z0-9_])`, 'g'), () => replacement);
+  if (!expr.includes(`$${name}`)) return expr;
+  let re = VARIABLE_PATTERNS.get(name);
+  if (re === undefined) VARIABLE_PATTERNS.set(name, (re = new RegExp(`\\$${name}(?![A-Za-z0-9_])`, 'g')));
+  return expr.replace(re, () => replacement);
 }
+
+const VARIABLE_PATTERNS = new Map<string, RegExp>();
 
 /** Ids of the steps a control tree covers (with their loop bodies' steps). */
 function controlStepIds(c: IrControl, wf: IrWorkflow): string[] {

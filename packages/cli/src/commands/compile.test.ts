@@ -1,0 +1,73 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { CliIo } from '../CliIo.js';
+import compile from './compile.js';
+
+function io(cwd: string): CliIo & { stdout: string; stderr: string } {
+  const o = {
+    stdout: '',
+    stderr: '',
+    out(t: string) {
+      o.stdout += t;
+    },
+    err(t: string) {
+      o.stderr += t;
+    },
+    isTTY: false,
+    cwd,
+    env: {},
+  };
+  return o;
+}
+
+const N_SHAPE = `chain: "a@search > c | [a & b] > d"
+tasks:
+  a: { kind: model, prompt: "A" }
+  b: { kind: tool, tool: clock }
+  c: { kind: model, prompt: "C" }
+  d: { kind: model, prompt: "D" }
+`;
+
+describe('Command: compile', () => {
+  it('writes <name>.asl.json and <name>.manifest.json into -o DIR and explains the added edges', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-compile-'));
+    writeFileSync(join(dir, 'n-shape.chain.yaml'), N_SHAPE);
+    const o = io(dir);
+    expect(await compile.run(['n-shape.chain.yaml', '-o', 'out', '--explain'], o)).toBe(0);
+    const asl = JSON.parse(readFileSync(join(dir, 'out', 'n-shape.asl.json'), 'utf8'));
+    expect(asl.QueryLanguage).toBe('JSONata');
+    expect(asl.StartAt).toBe('Start');
+    const manifest = JSON.parse(readFileSync(join(dir, 'out', 'n-shape.manifest.json'), 'utf8'));
+    expect(manifest.steps.map((s: { id: string }) => s.id)).toEqual(['a', 'c', 'b', 'd']);
+    expect(o.stdout).toContain('synchronisation edges added: 1');
+    expect(o.stdout).toContain('    b -> c');
+    expect(o.stdout).toContain('estimated slowdown: 1.000x');
+  });
+
+  it('prints {"name","files","explain"} with --json', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-compile-'));
+    writeFileSync(join(dir, 'n.chain.yaml'), N_SHAPE);
+    const o = io(dir);
+    expect(await compile.run(['n.chain.yaml', '--json', '--express'], o)).toBe(0);
+    const out = JSON.parse(o.stdout);
+    expect(out.name).toBe('n');
+    expect(out.explain.addedEdges).toEqual([['b', 'c']]);
+    expect(JSON.parse(readFileSync(join(dir, 'n.manifest.json'), 'utf8')).type).toBe('EXPRESS');
+  });
+
+  it('reports an invalid document as error[class] FILE:LINE:COL and exits 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-compile-'));
+    writeFileSync(join(dir, 'bad.chain.yaml'), 'chain: "a > zz"\ntasks:\n  a: { kind: model, prompt: "A" }\n');
+    const o = io(dir);
+    expect(await compile.run(['bad.chain.yaml', '--json'], o)).toBe(1);
+    expect(JSON.parse(o.stdout).error).toMatchObject({ class: 'unknown_handle', line: 1 });
+  });
+
+  it('exits 2 on a usage error', async () => {
+    const o = io(tmpdir());
+    expect(await compile.run([], o)).toBe(2);
+    expect(o.stderr).toMatch(/^error\[usage\] expected exactly one FILE/);
+  });
+});
