@@ -25,6 +25,9 @@ import { assertValidDefinition } from './validateDefinition.js';
 
 type Obj = Record<string, unknown>;
 
+/** AWS's hard quota of history events per Standard execution. */
+export const MAX_HISTORY_EVENTS = 25_000;
+
 /** Max bytes of a state's input/output (AWS quota). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 
@@ -130,6 +133,8 @@ class Execution {
   private transitions = 0;
   private readonly clock: Clock;
   private readonly collect: boolean;
+  /** Standard executions stop at AWS's 25,000-event history quota (so a runaway loop ends). */
+  private readonly historyLimit: number;
   /** No one reads events (collectEvents: false, no onEvent): ids are still counted, nothing is built. */
   private readonly quiet: boolean;
   private readonly abort = new AbortController();
@@ -149,6 +154,7 @@ class Execution {
     this.clock = opts.clock ?? systemClock;
     this.collect = opts.collectEvents !== false;
     this.quiet = !this.collect && !opts.onEvent;
+    this.historyLimit = opts.stateMachineType === 'EXPRESS' ? Number.POSITIVE_INFINITY : (opts.maxHistoryEvents ?? MAX_HISTORY_EVENTS);
     this.region = opts.region ?? 'us-east-1';
     const partition = opts.partition ?? 'aws';
     const account = opts.account ?? '123456789012';
@@ -268,6 +274,9 @@ class Execution {
     let cur = input;
     for (;;) {
       if (frame.signal.aborted) throw new Aborted();
+      if (this.counter >= this.historyLimit) {
+        throw new TaskFailure('States.Runtime', `The execution reached the maximum number of history events (${this.historyLimit}).`);
+      }
       if (frame.top) {
         this.lastCheckpoint = {
           stateName: name,

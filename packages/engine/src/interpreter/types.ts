@@ -144,6 +144,8 @@ export interface ExecuteOptions {
   newTaskToken?(): string;
   /** Keep events in ExecutionResult.events (default true). */
   collectEvents?: boolean;
+  /** History quota for Standard executions (default 25,000, as AWS); the run fails with States.Runtime past it. */
+  maxHistoryEvents?: number;
   /** Partition, region and account used by `$partition`, ARNs and defaults. */
   partition?: string;
   region?: string;

@@ -50,11 +50,11 @@ export function validateDefinition(definition: unknown): DefinitionError[] {
   }
   const def = definition as Obj;
   const ql = def.QueryLanguage ?? 'JSONPath';
-  if (ql !== 'JSONPath' && ql !== 'JSONata') add('SCHEMA_VALIDATION_FAILED', `Value is not a valid query language: ${String(ql)}`, '/QueryLanguage');
+  if (ql !== 'JSONPath' && ql !== 'JSONata') add('SCHEMA_VALIDATION_FAILED', `Value is not a valid query language: ${show(ql)}`, '/QueryLanguage');
   if (def.TimeoutSeconds !== undefined && (typeof def.TimeoutSeconds !== 'number' || def.TimeoutSeconds <= 0)) {
     add('SCHEMA_VALIDATION_FAILED', 'TimeoutSeconds must be a positive integer', '/TimeoutSeconds');
   }
-  checkMachine(def, '', ql as QueryLanguage, add);
+  checkMachine(def, '', asQl(ql, 'JSONPath'), add);
   return errors;
 }
 
@@ -75,6 +75,21 @@ export function assertValidDefinition(definition: unknown): void {
 
 type Add = (code: string, message: string, path: string) => void;
 
+/** Safe text for any value in a message (objects without a prototype cannot be String()-ed). */
+function show(v: unknown): string {
+  if (typeof v === 'string') return v;
+  try {
+    return JSON.stringify(v) ?? 'undefined';
+  } catch {
+    return '[unprintable]';
+  }
+}
+
+/** A valid query language, or the inherited one (an invalid value is reported separately). */
+const asQl = (v: unknown, inherited: QueryLanguage): QueryLanguage => (v === 'JSONata' || v === 'JSONPath' ? v : inherited);
+
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
   const states = m.States;
   if (typeof m.StartAt !== 'string') add('SCHEMA_VALIDATION_FAILED', 'The field "StartAt" is required', `${at}/StartAt`);
@@ -85,7 +100,7 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
   const names = new Set(Object.keys(states));
   if (typeof m.StartAt === 'string' && !names.has(m.StartAt)) add('MISSING_TRANSITION_TARGET', `Missing 'StartAt' target: ${m.StartAt}`, `${at}/StartAt`);
   const target = (t: unknown, path: string, field: string) => {
-    if (typeof t !== 'string' || !names.has(t)) add('MISSING_TRANSITION_TARGET', `Missing '${field}' target: ${String(t)}`, path);
+    if (typeof t !== 'string' || !names.has(t)) add('MISSING_TRANSITION_TARGET', `Missing '${field}' target: ${show(t)}`, path);
   };
   for (const [name, s] of Object.entries(states as Obj)) {
     const p = `${at}/States/${name}`;
@@ -97,12 +112,12 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
     const st = s as Obj;
     const type = st.Type as string;
     if (!STATE_TYPES.has(type)) {
-      add('SCHEMA_VALIDATION_FAILED', `Value is not a valid state type: ${String(type)}`, `${p}/Type`);
+      add('SCHEMA_VALIDATION_FAILED', `Value is not a valid state type: ${show(type)}`, `${p}/Type`);
       continue;
     }
-    const sql = (st.QueryLanguage ?? ql) as QueryLanguage;
+    const sql = asQl(st.QueryLanguage, ql);
     if (st.QueryLanguage !== undefined && st.QueryLanguage !== 'JSONPath' && st.QueryLanguage !== 'JSONata') {
-      add('SCHEMA_VALIDATION_FAILED', `Value is not a valid query language: ${String(st.QueryLanguage)}`, `${p}/QueryLanguage`);
+      add('SCHEMA_VALIDATION_FAILED', `Value is not a valid query language: ${show(st.QueryLanguage)}`, `${p}/QueryLanguage`);
     }
     if (ql === 'JSONata' && st.QueryLanguage === 'JSONPath') {
       add('SCHEMA_VALIDATION_FAILED', 'A state cannot use JSONPath when the state machine uses JSONata', `${p}/QueryLanguage`);
@@ -121,10 +136,10 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
     if (sql === 'JSONPath') {
       for (const f of ['InputPath', 'OutputPath', 'ItemsPath', 'SecondsPath', 'TimestampPath', 'TimeoutSecondsPath', 'HeartbeatSecondsPath', 'MaxConcurrencyPath', 'ToleratedFailureCountPath', 'ToleratedFailurePercentagePath']) {
         const v = st[f];
-        if (v !== undefined && v !== null && (typeof v !== 'string' || !isPathOrVariable(v))) add('INVALID_JSONPATH', `Invalid JSONPath: ${String(v)}`, `${p}/${f}`);
+        if (v !== undefined && v !== null && (typeof v !== 'string' || !isPathOrVariable(v))) add('INVALID_JSONPATH', `Invalid JSONPath: ${show(v)}`, `${p}/${f}`);
       }
       if (st.ResultPath !== undefined && st.ResultPath !== null && (typeof st.ResultPath !== 'string' || !isReferencePath(st.ResultPath))) {
-        add('INVALID_JSONPATH', `Invalid ResultPath: ${String(st.ResultPath)}`, `${p}/ResultPath`);
+        add('INVALID_JSONPATH', `Invalid ResultPath: ${show(st.ResultPath)}`, `${p}/ResultPath`);
       }
       for (const f of ['Parameters', 'ResultSelector', 'ItemSelector', 'Assign']) if (st[f] !== undefined) checkTemplate(st[f], `${p}/${f}`, add);
     } else {
@@ -142,7 +157,9 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
     if (type === 'Choice') {
       if (!Array.isArray(st.Choices) || st.Choices.length === 0) add('SCHEMA_VALIDATION_FAILED', 'The field "Choices" must be a non-empty array', `${p}/Choices`);
       else
-        (st.Choices as Obj[]).forEach((c, i) => {
+        (st.Choices as unknown[]).forEach((c0, i) => {
+          if (!isObj(c0)) return add('SCHEMA_VALIDATION_FAILED', 'A choice rule must be an object', `${p}/Choices/${i}`);
+          const c = c0;
           target(c.Next, `${p}/Choices/${i}/Next`, 'Next');
           if (sql === 'JSONPath') checkRule(c, `${p}/Choices/${i}`, add, true);
           else if (c.Condition === undefined) add('SCHEMA_VALIDATION_FAILED', 'The field "Condition" is required', `${p}/Choices/${i}`);
@@ -155,12 +172,15 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
     }
     if (type === 'Parallel') {
       if (!Array.isArray(st.Branches) || st.Branches.length === 0) add('SCHEMA_VALIDATION_FAILED', 'The field "Branches" must be a non-empty array', `${p}/Branches`);
-      else (st.Branches as Obj[]).forEach((b, i) => checkMachine(b, `${p}/Branches/${i}`, (b.QueryLanguage ?? sql) as QueryLanguage, add));
+      else
+        (st.Branches as unknown[]).forEach((b, i) =>
+          isObj(b) ? checkMachine(b, `${p}/Branches/${i}`, asQl(b.QueryLanguage, sql), add) : add('SCHEMA_VALIDATION_FAILED', 'A branch must be an object', `${p}/Branches/${i}`),
+        );
     }
     if (type === 'Map') {
       const proc = (st.ItemProcessor ?? st.Iterator) as Obj | undefined;
-      if (!proc || typeof proc !== 'object') add('SCHEMA_VALIDATION_FAILED', 'The field "ItemProcessor" is required', `${p}/ItemProcessor`);
-      else checkMachine(proc, `${p}/${st.ItemProcessor ? 'ItemProcessor' : 'Iterator'}`, (proc.QueryLanguage ?? sql) as QueryLanguage, add);
+      if (!isObj(proc)) add('SCHEMA_VALIDATION_FAILED', 'The field "ItemProcessor" is required', `${p}/ItemProcessor`);
+      else checkMachine(proc, `${p}/${st.ItemProcessor ? 'ItemProcessor' : 'Iterator'}`, asQl(proc.QueryLanguage, sql), add);
       if (st.ItemReader !== undefined) add('UNSUPPORTED_FEATURE', 'ItemReader (distributed Map over S3) is not supported by the embedded engine', `${p}/ItemReader`);
     }
     for (const key of ['Retry', 'Catch'] as const) {
@@ -170,7 +190,9 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
         add('SCHEMA_VALIDATION_FAILED', `The field "${key}" must be an array`, `${p}/${key}`);
         continue;
       }
-      (list as Obj[]).forEach((r, i) => {
+      (list as unknown[]).forEach((r0, i) => {
+        if (!isObj(r0)) return add('SCHEMA_VALIDATION_FAILED', `Each ${key} entry must be an object`, `${p}/${key}/${i}`);
+        const r = r0;
         if (!Array.isArray(r.ErrorEquals) || r.ErrorEquals.length === 0) add('SCHEMA_VALIDATION_FAILED', 'The field "ErrorEquals" must be a non-empty array', `${p}/${key}/${i}/ErrorEquals`);
         else if ((r.ErrorEquals as unknown[]).includes('States.ALL') && (r.ErrorEquals as unknown[]).length > 1) {
           add('SCHEMA_VALIDATION_FAILED', 'States.ALL must appear alone in ErrorEquals', `${p}/${key}/${i}/ErrorEquals`);
@@ -186,12 +208,15 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
   }
 }
 
-function checkRule(rule: Obj, p: string, add: Add, top: boolean): void {
+function checkRule(rule: unknown, p: string, add: Add, top: boolean): void {
+  if (!isObj(rule)) return add('SCHEMA_VALIDATION_FAILED', 'A choice rule must be an object', p);
   if (Array.isArray(rule.And) || Array.isArray(rule.Or)) {
-    ((rule.And ?? rule.Or) as Obj[]).forEach((r, i) => checkRule(r, `${p}/${rule.And ? 'And' : 'Or'}/${i}`, add, false));
+    const list = (rule.And ?? rule.Or) as unknown[];
+    if (list.length === 0) add('SCHEMA_VALIDATION_FAILED', 'And/Or needs at least one rule', p);
+    list.forEach((r, i) => checkRule(r, `${p}/${rule.And ? 'And' : 'Or'}/${i}`, add, false));
     return;
   }
-  if (rule.Not && typeof rule.Not === 'object') return checkRule(rule.Not as Obj, `${p}/Not`, add, false);
+  if (rule.Not !== undefined) return checkRule(rule.Not, `${p}/Not`, add, false);
   const ops = Object.keys(rule).filter((k) => CHOICE_OPERATORS.has(k));
   if (ops.length !== 1) add('SCHEMA_VALIDATION_FAILED', 'A choice rule needs exactly one comparison operator', p);
   if (typeof rule.Variable !== 'string' || !isValidPath(rule.Variable.startsWith('$') && !rule.Variable.startsWith('$.') && !rule.Variable.startsWith('$$') && !rule.Variable.startsWith('$[') && rule.Variable !== '$' ? '$' + rule.Variable.replace(/^\$[A-Za-z_][A-Za-z0-9_]*/, '') : rule.Variable)) {
