@@ -1,0 +1,59 @@
+import { describe, it, expect } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openStack } from '../src/stack/EmbeddedStack.js';
+import { RunService } from '../src/stack/RunService.js';
+
+const QUICKSTART = resolve(fileURLToPath(new URL('../../../examples/quickstart.chain.yaml', import.meta.url)));
+
+describe('Function: openStack', () => {
+  it('connects to the live owner published in .stepforge/stack.json instead of opening the store again', async () => {
+    const ownerDir = mkdtempSync(join(tmpdir(), 'sf-owner-'));
+    const clientDir = mkdtempSync(join(tmpdir(), 'sf-client-'));
+    const owner = await openStack({ projectDir: ownerDir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    try {
+      expect(owner.owner).toBe(true);
+      // Another live process owns the client's project: here the owner above, published under the
+      // parent process's pid (alive, and not ours, exactly as a second terminal would see it).
+      mkdirSync(join(clientDir, '.stepforge'), { recursive: true });
+      writeFileSync(join(clientDir, '.stepforge', 'stack.json'), JSON.stringify({ pid: process.ppid, startedAt: new Date().toISOString(), ...owner.endpoints }));
+      const client = await openStack({ projectDir: clientDir, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+      try {
+        expect(client.owner).toBe(false);
+        expect(client.engine).toBeUndefined();
+        expect(client.endpoints.sfnEndpoint).toBe(owner.endpoints.sfnEndpoint);
+        // A run started through the connection executes in the owner (its handlers) and is visible to both.
+        const service = new RunService(client, clientDir);
+        const { entry } = await service.catalog.registerFile(QUICKSTART);
+        const { run } = await service.start(entry, { topic: 'tides' });
+        const done = await service.wait(run.runId);
+        expect(done.status).toBe('SUCCEEDED');
+        expect((await owner.runtime.runs.getRun(run.runId))?.status).toBe('SUCCEEDED');
+        expect((await owner.runtime.runs.listSteps(run.runId)).map((s) => s.stepId).sort()).toEqual(['critique', 'draft', 'judge', 'plan:reason#turn0']);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await owner.close();
+      rmSync(ownerDir, { recursive: true, force: true });
+      rmSync(clientDir, { recursive: true, force: true });
+    }
+  });
+
+  it('shares a stack this process already owns for the same project', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-share-'));
+    const first = await openStack({ projectDir: dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    const second = await openStack({ projectDir: dir, inMemory: true });
+    try {
+      expect(second.endpoints).toEqual(first.endpoints);
+      await first.close();
+      // Still usable: the last close shuts it down.
+      expect(await second.runtime.runs.listRuns()).toEqual([]);
+    } finally {
+      await second.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
