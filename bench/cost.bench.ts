@@ -41,7 +41,7 @@ export default async function costBench(): Promise<void> {
         String(est.transitions),
         `${est.lambdaInvocations} (${byHandler})`,
         String(est.dynamoWrites),
-        `${est.plainSteps}: ${est.transitionsPerPlainStep.toFixed(2)} (loop ${est.agentLoopTransitions})`,
+        `${est.plainStepRuns}: ${est.transitionsPerPlainStep.toFixed(2)} (loop ${est.agentLoopTransitions})`,
         usd(est.perMillion.standard),
         usd(est.perMillion.express),
         usd(est.perMillion.lambda),
@@ -53,7 +53,7 @@ export default async function costBench(): Promise<void> {
       rows.push([file, '-', `error: ${(e as { code?: string }).code ?? (e as Error).message}`, ...Array(10).fill('-')]);
     }
   }
-  const header = ['workflow', 'deploys as', 'scripted run', 'transitions', 'Lambda invocations', 'DDB writes', 'plain steps: transitions/step', 'SFN Std $/M', 'SFN Exp $/M', 'Lambda $/M', 'DDB $/M', 'total Std $/M', 'total Exp $/M'];
+  const header = ['workflow', 'deploys as', 'scripted run', 'transitions', 'Lambda invocations', 'DDB writes', 'plain step runs: transitions/run', 'SFN Std $/M', 'SFN Exp $/M', 'Lambda $/M', 'DDB $/M', 'total Std $/M', 'total Exp $/M'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
   console.log('Cost per run and per million runs, us-east-1 list prices');
@@ -62,7 +62,7 @@ export default async function costBench(): Promise<void> {
   for (const r of rows) console.log(line(r));
   if (ratios.length > 0) {
     console.log(
-      `\ntransitions per plain step (outside agent loops): mean ${(ratios.reduce((a, b) => a + b, 0) / ratios.length).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)}  — target (issue 5): ≤ 2 per plain step plus the agent loop's own states`,
+      `\ntransitions per plain step run (all transitions outside agent loops ÷ plain step runs, overhead included): mean ${(ratios.reduce((a, b) => a + b, 0) / ratios.length).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)}  — target (issue 5): ≤ 2 per plain step plus the agent loop's own states`,
     );
   }
   console.log('\nPeer for comparison: a hand-written Standard state machine calling one Lambda per step needs 1 transition per step (Task) plus Start/End overhead.');

@@ -48,6 +48,7 @@ describe('Function: estimateRunCost', () => {
     // model 2000 ms, then the longer branch (connector 300 ms)
     expect(est.durationMs).toBe(2300);
     expect(est.plainSteps).toBe(3);
+    expect(est.plainStepRuns).toBe(3);
     expect(est.transitionsPerPlainStep).toBe(2);
   });
 
@@ -95,6 +96,32 @@ describe('Function: estimateRunCost', () => {
     expect(est.transitions).toBe(9);
     expect(est.agentLoopTransitions).toBe(7);
     expect(est.plainSteps).toBe(0);
+    expect(est.plainStepRuns).toBe(0);
+    expect(est.transitionsPerPlainStep).toBe(0);
+  });
+});
+
+describe('Function: estimateRunCost (loops)', () => {
+  it('counts a plain step once per Map iteration', async () => {
+    const asl = {
+      QueryLanguage: 'JSONata',
+      StartAt: 'each file',
+      States: {
+        'each file': {
+          Type: 'Map',
+          Items: '{% $states.input.files %}',
+          ItemProcessor: { StartAt: 'review', States: { review: task('ModelStepFunctionArn', 'review') } },
+          End: true,
+        },
+      },
+    };
+    const manifest = { steps: [{ id: 'each', handler: null, state: 'each file', states: ['each file'], tools: [] }, { id: 'review', handler: 'model', state: 'review', states: ['review'], tools: [] }] };
+    const est = await estimateRunCost(asl, manifest, { files: ['a', 'b', 'c'] }, false);
+    expect(est.status).toBe('SUCCEEDED');
+    expect(est.transitions).toBe(4);
+    expect(est.plainStepRuns).toBe(4);
+    expect(est.invocationsByHandler).toEqual({ model: 3 });
+    expect(est.transitionsPerPlainStep).toBe(1);
   });
 });
 

@@ -6,7 +6,14 @@ import { DYNAMO_ASSUMPTIONS, HANDLER_ASSUMPTIONS, RUN_ASSUMPTIONS, US_EAST_1 } f
 
 /** The manifest fields the estimate reads (the compiler's StepManifest). */
 export interface ManifestLike {
-  readonly steps: readonly { readonly id: string; readonly handler: string | null; readonly states: readonly string[]; readonly tools: readonly string[] }[];
+  readonly steps: readonly {
+    readonly id: string;
+    readonly handler: string | null;
+    /** The state that stands for the step (default: the first of `states`). */
+    readonly state?: string;
+    readonly states: readonly string[];
+    readonly tools: readonly string[];
+  }[];
 }
 
 /** Per-run counts and prices for one workflow. */
@@ -20,9 +27,11 @@ export interface RunCostEstimate {
   readonly durationMs: number;
   /** Steps that are neither agent loops nor control (they reach one Lambda or are a Pass). */
   readonly plainSteps: number;
+  /** How many times plain steps ran (their own state entered; loop and map iterations count each time). */
+  readonly plainStepRuns: number;
   /** Transitions in states that belong to agent loops (model steps granted tools). */
   readonly agentLoopTransitions: number;
-  /** (transitions − agent-loop transitions) ÷ plain steps: the issue-5 target is ≤ 2. */
+  /** (transitions − agent-loop transitions) ÷ plain step runs: the issue-5 target is ≤ 2. */
   readonly transitionsPerPlainStep: number;
   /** USD per million runs. */
   readonly perMillion: {
@@ -133,7 +142,10 @@ export async function estimateRunCost(asl: Record<string, unknown>, manifest: Ma
   const loopStates = new Set(manifest.steps.filter((s) => s.handler === 'model' && s.tools.length > 0).flatMap((s) => s.states));
   const nameOf = (e: HistoryEvent) => String((e['stateEnteredEventDetails'] as { name?: string } | undefined)?.name ?? '');
   const agentLoopTransitions = entered.filter((e) => loopStates.has(nameOf(e))).length;
-  const plainSteps = manifest.steps.filter((s) => !(s.handler === 'model' && s.tools.length > 0)).length;
+  const plain = manifest.steps.filter((s) => !(s.handler === 'model' && s.tools.length > 0));
+  const plainSteps = plain.length;
+  const primary = new Set(plain.map((s) => s.state ?? s.states[0]).filter((n): n is string => n !== undefined));
+  const plainStepRuns = entered.filter((e) => primary.has(nameOf(e))).length;
   const lambdaInvocations = Object.values(counts).reduce((a, b) => a + b, 0);
   const dynamoWrites =
     DYNAMO_ASSUMPTIONS.writesPerRun + lambdaInvocations * DYNAMO_ASSUMPTIONS.writesPerInvocation + modelTurns.n * DYNAMO_ASSUMPTIONS.extraWritesPerModelTurn;
@@ -157,8 +169,9 @@ export async function estimateRunCost(asl: Record<string, unknown>, manifest: Ma
     dynamoWrites,
     durationMs,
     plainSteps,
+    plainStepRuns,
     agentLoopTransitions,
-    transitionsPerPlainStep: plainSteps > 0 ? (transitions - agentLoopTransitions) / plainSteps : 0,
+    transitionsPerPlainStep: plainStepRuns > 0 ? (transitions - agentLoopTransitions) / plainStepRuns : 0,
     perMillion: { standard, express: expressCost, lambda, dynamo, totalStandard: standard + lambda + dynamo, totalExpress: expressCost + lambda + dynamo },
   };
 }
