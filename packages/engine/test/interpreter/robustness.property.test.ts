@@ -66,3 +66,31 @@ describe('Function: executeStateMachine (robustness)', () => {
     );
   });
 });
+
+describe('Function: executeStateMachine (robustness on recorded definitions)', () => {
+  it('runs any corpus definition on any JSON input to a terminal status with a named error', async () => {
+    const { existsSync } = await import('node:fs');
+    const { CORPUS_DIR, loadCases } = await import('../conformance/runCase.js');
+    if (!existsSync(`${CORPUS_DIR}/cases`)) return;
+    const { createLambdaInvoker } = await import('@stepforge/engine');
+    const { conformanceLambda } = await import('../conformance/lambdas.js');
+    const cases = loadCases().filter((c) => c.services.length === 0);
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: cases.length - 1 }), fc.jsonValue({ maxDepth: 3 }), async (i, input) => {
+        const c = cases[i]!;
+        const clock = createVirtualClock(0);
+        const handlers = Object.fromEntries(Object.entries(c.lambdas).map(([k, kind]) => [k, conformanceLambda(kind, clock)!]));
+        const r = await executeStateMachine(c.definition, input, {
+          invoker: createLambdaInvoker(handlers, { partition: '<partition>', region: '<region>', account: '111111111111' }),
+          clock,
+          maxHistoryEvents: 2000,
+        });
+        expect(['SUCCEEDED', 'FAILED']).toContain(r.status);
+        // A failure is reported as data (status/error/cause), never as a rejected promise.
+        if (r.status === 'FAILED') expect(['string', 'undefined']).toContain(typeof r.error);
+        expect(r.events.at(-1)?.type).toBe(r.status === 'SUCCEEDED' ? 'ExecutionSucceeded' : 'ExecutionFailed');
+      }),
+      { numRuns: Math.min(runs, 500) },
+    );
+  });
+});
