@@ -37,7 +37,7 @@ describe('Function: computeStepProgress', () => {
     const events = [
       entered('a', 1000), ev('TaskScheduled', {}, 1001), succeeded({ output: 1, usage: { inputTokens: 1, outputTokens: 1 } }, 1002), exited('a', 1003),
       entered('b', 1004), ev('TaskScheduled', {}, 1005),
-      ev('TaskFailed', { taskFailedEventDetails: { error: 'ToolError', cause: 'boom' } }, 1006),
+      ev('TaskFailed', { taskFailedEventDetails: { resourceType: 'lambda', resource: 'invoke', error: 'ToolError', cause: 'boom' } }, 1006),
       ev('ExecutionFailed', { executionFailedEventDetails: { error: 'ToolError', cause: "step 'b' failed: boom" } }, 1007),
     ];
     const p = computeStepProgress(STEPS, events, { status: 'FAILED', error: 'ToolError', cause: "step 'b' failed: boom" }, 2000);
