@@ -396,16 +396,40 @@ export class ExecutionManager implements ChildExecutions {
   async stopExecution(req: Json): Promise<Json> {
     const e = this.execution(req.executionArn);
     const live = this.live.get(e.executionArn);
-    if (e.status !== 'RUNNING' || !live) {
-      throw new SfnApiError('ValidationException', `Execution Does Not Exist or is not running: '${e.executionArn}'`);
+    if (e.status !== 'RUNNING') {
+      throw new SfnApiError('ValidationException', `Execution is not running: '${e.executionArn}' is ${e.status}`);
     }
     const reason = {
       ...(typeof req.error === 'string' ? { error: req.error } : {}),
       ...(typeof req.cause === 'string' ? { cause: req.cause } : {}),
     };
+    if (!live) return { stopDate: this.abortDormant(e, reason) };
     live.controller.abort(reason);
     await live.done;
     return { stopDate: this.executions.get(e.executionArn)?.stopDate ?? Date.now() };
+  }
+
+  /** Ends a RUNNING execution that is not running in this process (loaded, not yet resumed). */
+  private abortDormant(e: ExecutionRecord, reason: { error?: string; cause?: string }): number {
+    const stopDate = Date.now();
+    const cp = this.store.readCheckpoint(e.executionArn);
+    if (cp) this.store.truncateEvents(e.executionArn, cp.eventCounter);
+    const last = this.store.readEvents(e.executionArn).at(-1);
+    const id = (last?.id ?? 0) + 1;
+    this.store.appendEvents(e.executionArn, [
+      { timestamp: stopDate, type: 'ExecutionAborted', id, previousEventId: cp?.previousEventId ?? last?.id ?? 0, executionAbortedEventDetails: reason },
+    ]);
+    const record: ExecutionRecord = {
+      ...e,
+      status: 'ABORTED',
+      stopDate,
+      ...reason,
+      ...(cp ? { redrivePoint: { ...cp, eventCounter: id, previousEventId: id } } : {}),
+    };
+    this.executions.set(e.executionArn, record);
+    this.store.putExecution(record);
+    this.store.putCheckpoint(e.executionArn, undefined);
+    return stopDate;
   }
 
   /** RedriveExecution: re-runs a failed/timed-out/aborted Standard execution from the state that failed. */

@@ -9,6 +9,7 @@ import {
   GetExecutionHistoryCommand,
   SendTaskSuccessCommand,
   StartExecutionCommand,
+  StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEngineServer } from '@stepforge/engine';
@@ -150,6 +151,36 @@ describe('Function: startEngineServer (restart)', () => {
       expect(types.filter((t) => t === 'ExecutionRedriven')).toHaveLength(1);
       expect(types.indexOf('ExecutionFailed')).toBeLessThan(types.indexOf('ExecutionRedriven'));
       expect(types.at(-1)).toBe('ExecutionSucceeded');
+    } finally {
+      sfn2.destroy();
+      await second.close();
+    }
+  });
+
+  it('stops a loaded execution that was not resumed, and can redrive it later', async () => {
+    const first = await startEngineServer({ dataDir, handlers });
+    const sfn1 = sfnClient(first.url);
+    const { stateMachineArn } = await sfn1.send(new CreateStateMachineCommand({ name: 'dormant', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+    const { executionArn } = await sfn1.send(new StartExecutionCommand({ stateMachineArn, input: '{"id":"o-5"}' }));
+    await eventually(() => asked.length === 1);
+    sfn1.destroy();
+    await first.close();
+
+    const second = await startEngineServer({ dataDir, handlers, resumeOnStart: false });
+    const sfn2 = sfnClient(second.url);
+    try {
+      await sfn2.send(new StopExecutionCommand({ executionArn, error: 'Cancelled', cause: 'operator' }));
+      expect(await sfn2.send(new DescribeExecutionCommand({ executionArn }))).toMatchObject({ status: 'ABORTED', error: 'Cancelled', redriveStatus: 'REDRIVABLE' });
+      const events = (await sfn2.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }))).events!;
+      expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+      expect(events.at(-1)).toMatchObject({ type: 'ExecutionAborted', executionAbortedEventDetails: { error: 'Cancelled', cause: 'operator' } });
+      expect(second.resumeUnfinished()).toBe(0);
+
+      await sfn2.send(new RedriveExecutionCommand({ executionArn }));
+      await eventually(() => asked.length === 2);
+      await sfn2.send(new SendTaskSuccessCommand({ taskToken: asked[1]!, output: '{"approved":true}' }));
+      expect(await waitForStatus(sfn2, executionArn!)).toMatchObject({ status: 'SUCCEEDED', redriveCount: 1 });
+      expect(prepared).toBe(1);
     } finally {
       sfn2.destroy();
       await second.close();
