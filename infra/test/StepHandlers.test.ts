@@ -27,7 +27,7 @@ describe('Class: StepHandlers', () => {
       userFunctionsDir: USER,
     });
     template = Template.fromStack(stack);
-  }, 120_000);
+  }, 300_000);
 
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
