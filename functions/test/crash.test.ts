@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnectorHandler } from '../src/handlers/connector.js';
+import { settleUnknownOutcome } from '../src/runtime/runIdempotent.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
 import { envelope } from './envelope.js';
 import { json, makeRuntime, startDynalite, startHttpServer, type DynamoEndpoint } from './emulators.js';
@@ -33,7 +34,7 @@ beforeAll(async () => {
     if (typeof key === 'string') appliedKeys.add(key);
     json(res, 200, { ok: true });
   });
-  rt = await makeRuntime(ddb.endpoint, { leaseSeconds: 1 });
+  rt = await makeRuntime(ddb.endpoint, { leaseSeconds: 1, connectors: { slackApiUrl: 'https://slack.invalid/api', slackWebhookUrl: `${target.url}/slack` } });
 });
 afterAll(async () => {
   await rt.close();
@@ -81,6 +82,11 @@ describe('Crash: handler killed between dispatch and commit', () => {
     expect(((await rerun(env).catch((e: unknown) => e)) as Error).name).toBe('StepOutcomeUnknown');
     expect(target.requests.filter((r) => r.url === '/slack')).toHaveLength(1);
     expect((await rt.runs.getStep('run-crash-1', 'notify'))?.status).toBe('FAILED');
+    // A person checked Slack and found nothing: settling with "retry" lets the next run call once more.
+    await settleUnknownOutcome(rt.idempotency, (err as { details: { key: string } }).details.key, { action: 'retry' });
+    const settled = (await rerun(env)) as { status: string; output: unknown };
+    expect(settled).toMatchObject({ status: 'succeeded', output: { ok: true, via: 'webhook' } });
+    expect(target.requests.filter((r) => r.url === '/slack')).toHaveLength(2);
   }, 60_000);
 
   it('repeats an idempotent call (http + Idempotency-Key) with the same key, so the effect happens once', async () => {

@@ -103,3 +103,27 @@ function outcomeUnknownError(opts: RunIdempotentOptions, target: string, at: num
     { details: { key: opts.key, target, dispatchedAt: at, runId: opts.runId, stepId: opts.stepId }, cause },
   );
 }
+
+/**
+ * Settles a step that failed with `StepOutcomeUnknown`, after a person checked the target:
+ * `retry` clears the record so the next attempt calls again; `done` commits `output` as if the
+ * call had completed. The key is in the error's message and `details.key`.
+ */
+export async function settleUnknownOutcome(
+  layer: BasePersistenceLayer,
+  key: string,
+  decision: { action: 'retry' } | { action: 'done'; output: unknown },
+  clock: () => number = Date.now,
+  ttlSeconds = 7 * 24 * 3600,
+): Promise<void> {
+  const rec = await layer.getRecord(key);
+  if (!rec) throw new RuntimeError('NotFound', `no idempotency record ${key}`);
+  if (rec.status !== 'INPROGRESS' || rec.dispatchedAt === undefined) {
+    throw new RuntimeError('InvalidInput', `step ${key} is ${rec.status}${rec.dispatchedAt === undefined ? ' and never dispatched' : ''}; nothing to settle`);
+  }
+  if (decision.action === 'retry') {
+    await layer.deleteRecord(key, { leaseId: rec.leaseId });
+  } else {
+    await layer.saveSuccess(key, { leaseId: rec.leaseId, output: decision.output ?? null, nowMs: clock(), ttlSeconds });
+  }
+}
