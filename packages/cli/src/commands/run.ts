@@ -50,6 +50,9 @@ const command: Command = {
     const input = readInput(values.input, io.cwd);
     const { stack, service } = await openService(stackOptions(io, values));
     try {
+      if (!stack.owner && values.provider !== undefined) {
+        io.err(`warning: --provider ${values.provider} is ignored: the running stack (pid in .stepforge/stack.json) runs the handlers with its own provider\n`);
+      }
       const { entry } = await service.catalog.registerFile(positionals[0]!);
       const key = values['idempotency-key'];
       const started = await service.start(entry, input, key !== undefined ? { idempotencyKey: key } : {});
