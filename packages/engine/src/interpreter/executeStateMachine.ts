@@ -345,7 +345,7 @@ class Execution {
     const type = st.Type as string;
     const prevBeforeEnter = frame.thread.prev;
     const inputText = this.quiet ? '' : frame.thread.lastText !== undefined && frame.thread.lastValue === raw ? frame.thread.lastText : json(raw);
-    const enteredId = this.emit(frame.thread, `${type}StateEntered`, { input: inputText, inputDetails: { truncated: false }, name });
+    const enteredId = this.quiet ? this.emit(frame.thread, '') : this.emit(frame.thread, `${type}StateEntered`, { input: inputText, inputDetails: { truncated: false }, name });
     return {
       name,
       st,
@@ -466,11 +466,19 @@ class Execution {
   }
 
   private exit(run: StateRun, output: unknown, assigned?: Obj): void {
-    const text = json(output);
-    this.checkSize(run, output, text);
+    const thread = run.frame.thread;
+    // Values are never mutated in place, so an output that is the previous output object needs no new text or size check.
+    // (Task results are excluded: an in-process handler may have mutated and returned its event.)
+    const same = output === thread.lastValue && thread.lastText !== undefined && output !== null && typeof output === 'object' && run.st.Type !== 'Task';
+    const text = same ? thread.lastText! : json(output);
+    if (!same) this.checkSize(run, output, text);
+    thread.lastValue = output;
+    thread.lastText = text;
+    if (this.quiet && !assigned) {
+      this.emit(thread, '');
+      return;
+    }
     const d: Obj = { name: run.name, output: text, outputDetails: { truncated: false } };
-    run.frame.thread.lastValue = output;
-    run.frame.thread.lastText = text;
     this.applyAssign(run, assigned, d);
     this.emit(run.frame.thread, `${run.st.Type as string}StateExited`, d);
   }
