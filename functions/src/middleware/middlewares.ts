@@ -40,15 +40,17 @@ export const logStep = defineMiddleware(
   'logStep',
   z.object({ runtime: runtimeOption, handler: z.string().min(1) }),
   ({ runtime, handler }) => {
-    const log = runtime.logger;
-    let started = 0;
+    // Embedded, many invocations of one handler run concurrently in one process (Parallel branches,
+    // Map iterations), so the keys and the start time belong to the request, never to the shared
+    // logger or this closure: each request gets its own child logger.
+    const perRequest = new WeakMap<object, { log: typeof runtime.logger; started: number }>();
     return {
       before: (request) => {
-        started = Date.now();
+        const log = runtime.logger.createChild();
+        perRequest.set(request, { log, started: Date.now() });
         // Runs before validation, so even a refused envelope is logged with whatever ids it carries.
         const raw = request.event;
         const e = (raw !== null && typeof raw === 'object' ? raw : {}) as { run?: { id?: unknown; workflow?: unknown }; step?: { id?: unknown; kind?: unknown; iteration?: unknown } };
-        log.resetKeys();
         log.appendKeys({
           handler,
           ...(e.run && typeof e.run === 'object' ? { runId: String(e.run.id), workflow: String(e.run.workflow) } : {}),
@@ -57,11 +59,13 @@ export const logStep = defineMiddleware(
         });
         log.info('step started');
       },
-      after: () => {
+      after: (request) => {
+        const { log, started } = perRequest.get(request) ?? { log: runtime.logger, started: Date.now() };
         log.info('step finished', { durationMs: Date.now() - started });
       },
       onError: (request) => {
         const err = request.error;
+        const { log, started } = perRequest.get(request) ?? { log: runtime.logger, started: Date.now() };
         log.error('step failed', { errorName: err?.name, errorMessage: err?.message, durationMs: Date.now() - started, ...(isRuntimeError(err) && err.details ? { details: err.details } : {}) });
       },
     };
