@@ -35,7 +35,8 @@ export interface LoadChainResult {
 }
 
 /** Top-level fields a chain document may have. */
-export const CHAIN_DOCUMENT_FIELDS = ['name', 'description', 'chain', 'tasks', 'tier', 'input', 'seed'] as const;
+// `express` and `triggers` are deployment settings read by the CDK app (infra/); listed so they never warn.
+export const CHAIN_DOCUMENT_FIELDS = ['name', 'description', 'chain', 'tasks', 'tier', 'input', 'seed', 'express', 'triggers'] as const;
 
 /** Errors collected beyond this many are dropped (graphql-js style cap). */
 const MAX_ERRORS = 50;

@@ -121,6 +121,13 @@ export const DslDocumentSpec = z.strictObject({
   chat_hints: z.unknown().optional(),
   steps: z.array(DslStepSpec).min(1, { error: 'a workflow needs at least one step' }),
   output: z.unknown().optional().describe('The workflow result; default: the last step\'s output.'),
+  // Deployment settings: read by the CDK app (infra/), accepted here so `--strict` passes them.
+  express: z.boolean().optional().describe('Deploy as an Express state machine when the workflow can run as one.'),
+  triggers: z.array(z.strictObject({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    event_pattern: z.record(z.string(), z.unknown()).describe('EventBridge event pattern; matching events start a run.'),
+  })).optional().describe('EventBridge rules that start this workflow (event id = idempotency key).'),
 }).describe('A Stepforge workflow DSL document.');
 
 /** The parsed (defaults applied) shape of a step. */

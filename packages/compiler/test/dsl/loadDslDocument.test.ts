@@ -160,10 +160,21 @@ describe('Function: workflowJsonSchemaText', () => {
 
   it('describes every step kind and the top-level sections', () => {
     const schema = JSON.parse(workflowJsonSchemaText()) as { properties: Record<string, unknown> };
-    expect(Object.keys(schema.properties)).toEqual(['document', 'agents', 'functions', 'mcp_servers', 'secrets', 'input', 'chat_hints', 'steps', 'output']);
+    expect(Object.keys(schema.properties)).toEqual(['document', 'agents', 'functions', 'mcp_servers', 'secrets', 'input', 'chat_hints', 'steps', 'output', 'express', 'triggers']);
     const text = workflowJsonSchemaText();
     for (const k of ['agent', 'function', 'mcp_tool', 'connector', 'conditional', 'for_each', 'while', 'parallel_analyzer', 'handoff_router', 'judge_loop']) {
       expect(text).toContain(`"const": "${k}"`);
     }
+  });
+});
+
+describe('Function: loadDslDocument (deployment settings)', () => {
+  it('accepts express and triggers under --strict, and rejects a malformed trigger with its location', () => {
+    const base = 'document: {dsl: "1.0", name: t}\nagents: {a: {}}\nsteps:\n  - {name: s, kind: agent, agent: a}\n';
+    const ok = loadDslDocument(base + 'express: true\ntriggers:\n  - name: go\n    event_pattern: {source: ["x"]}\n', { strict: true });
+    expect(ok.errors).toEqual([]);
+    const bad = loadDslDocument(base + 'triggers:\n  - name: go\n    pattern: {source: ["x"]}\n', { strict: true });
+    expect(bad.errors.length).toBeGreaterThan(0);
+    expect(bad.errors[0]!.location?.line).toBe(7);
   });
 });
