@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError } from '../CliIo.js';
 import { truncate } from '../progress/ProgressDisplay.js';
 import { openService, stackOptions } from './run.js';
@@ -9,21 +9,12 @@ const command: Command = {
   summary: 'list tool calls waiting for a human, approve or reject one',
   usage: 'approvals list | approve ID [--comment C] | reject ID [--comment C]',
   async run(argv, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: [...argv],
-        allowPositionals: true,
-        options: {
+    const parsed = parseCommandArgs(argv, {
           comment: { type: 'string' },
           status: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
-        },
-      });
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+        }, 'approvals list | approve ID [--comment C] | reject ID [--comment C]');
     const { values, positionals } = parsed;
     const [sub, id, ...extra] = positionals;
     if (sub === undefined || !['list', 'approve', 'reject'].includes(sub)) {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from './parseCommandArgs.js';
 import { SourceText, StepforgeError } from '@stepforge/compiler';
 import { ExecutionManager, defaultEngine, isSfnApiError, type LambdaHandlers } from '@stepforge/engine';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
@@ -47,13 +47,7 @@ const asl: Command = {
 export default asl;
 
 async function runAsl(argv: readonly string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
+  const parsed = parseCommandArgs(argv, {
         input: { type: 'string' },
         handlers: { type: 'string' },
         history: { type: 'boolean', default: false },
@@ -66,11 +60,7 @@ async function runAsl(argv: readonly string[], io: CliIo): Promise<number> {
         substitution: { type: 'string', multiple: true },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
-  } catch (e) {
-    throw new UsageError(`${(e as Error).message}. Usage: stepforge ${USAGE}`);
-  }
+      }, USAGE);
   const { values, positionals } = parsed;
   if (values.help) {
     io.out(HELP);

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from './parseCommandArgs.js';
 import { graphViewToJson, loadChainExpression, loadDocument, renderDot, renderMermaid, type GraphView } from '@stepforge/compiler';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
@@ -29,21 +29,12 @@ const graph: Command = {
   summary: 'Print the step graph of a chain or DSL document (text, JSON, Mermaid, DOT)',
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: [...argv],
-        allowPositionals: true,
-        options: {
+    const parsed = parseCommandArgs(argv, {
           json: { type: 'boolean', default: false },
           format: { type: 'string' },
           expr: { type: 'string' },
           help: { type: 'boolean', short: 'h', default: false },
-        },
-      });
-    } catch (e) {
-      throw usageFrom(e, USAGE);
-    }
+        }, USAGE);
     const { values, positionals } = parsed;
     if (values.help) {
       io.out(HELP);

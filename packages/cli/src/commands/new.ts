@@ -1,6 +1,6 @@
 import { mkdir, writeFile, access } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from './parseCommandArgs.js';
 import { chainDocumentToYaml, isStepforgeError, loadChainDocument, SHAPES, type ShapeInfo } from '@stepforge/compiler';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { reportErrors, usageFrom } from './documentIo.js';
@@ -42,12 +42,7 @@ const newCommand: Command = {
   summary: 'Write a chain document for a reusable shape (swarm, supervisor, consensus, …)',
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: [...argv],
-        allowPositionals: true,
-        options: {
+    const parsed = parseCommandArgs(argv, {
           count: { type: 'string' },
           ...Object.fromEntries(COUNT_OPTIONS.map((o) => [o, { type: 'string' as const }])),
           mode: { type: 'string' },
@@ -58,11 +53,7 @@ const newCommand: Command = {
           force: { type: 'boolean', default: false },
           json: { type: 'boolean', default: false },
           help: { type: 'boolean', short: 'h', default: false },
-        },
-      });
-    } catch (e) {
-      throw usageFrom(e, USAGE);
-    }
+        }, USAGE);
     const { positionals } = parsed;
     const values = parsed.values as Record<string, string | boolean | undefined>;
     if (values.help) {

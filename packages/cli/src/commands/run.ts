@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
@@ -29,22 +29,13 @@ const command: Command = {
   summary: 'compile a workflow, run it on the embedded stack and show live progress',
   usage: 'run FILE [--input JSON|@file] [--idempotency-key K] [--provider P] [--json]',
   async run(argv, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: [...argv],
-        allowPositionals: true,
-        options: {
+    const parsed = parseCommandArgs(argv, {
           input: { type: 'string' },
           'idempotency-key': { type: 'string' },
           provider: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
-        },
-      });
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+        }, 'run FILE [--input JSON|@file] [--idempotency-key K] [--provider P] [--json]');
     const { values, positionals } = parsed;
     if (positionals.length !== 1) throw new UsageError(`run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
     const input = readInput(values.input, io.cwd);

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from './parseCommandArgs.js';
 import { StepforgeError } from '@stepforge/compiler';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
@@ -15,23 +15,14 @@ const command: Command = {
   summary: 'list runs, show one, retry its unfinished steps, or restart it from a step',
   usage: 'runs list [--workflow W] [--status S] | show ID | retry ID | restart ID --from STEP',
   async run(argv, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: [...argv],
-        allowPositionals: true,
-        options: {
+    const parsed = parseCommandArgs(argv, {
           workflow: { type: 'string' },
           status: { type: 'string' },
           from: { type: 'string' },
           limit: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
-        },
-      });
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+        }, 'runs list [--workflow W] [--status S] | show ID | retry ID | restart ID --from STEP');
     const { values, positionals } = parsed;
     const [sub, id, ...extra] = positionals;
     if (sub === undefined || !['list', 'show', 'retry', 'restart'].includes(sub)) {

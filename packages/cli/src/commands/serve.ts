@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ApiRequest } from '../stack/HttpApi.js';
 import type { RunService } from '../stack/RunService.js';
@@ -28,15 +28,12 @@ const command: Command = {
   summary: 'serve the HTTP API (and the engine\'s Step Functions API) on loopback',
   usage: 'serve [--port N] [--provider P]',
   async run(argv, io) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: [...argv],
-        options: { port: { type: 'string' }, provider: { type: 'string' }, 'in-memory': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
-      });
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+    const parsed = parseCommandArgs(
+      argv,
+      { port: { type: 'string' }, provider: { type: 'string' }, 'in-memory': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+      'serve [--port N] [--provider P]',
+    );
+    if (parsed.positionals.length > 0) throw new UsageError(`serve takes no arguments (got '${parsed.positionals[0]}')`);
     const port = parsed.values.port === undefined ? DEFAULT_PORT : Number(parsed.values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, got '${parsed.values.port}'`);
     const { stack, service } = await openService(stackOptions(io, parsed.values));

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseCommandArgs } from './parseCommandArgs.js';
 import { loadDocument, SourceText, StepforgeError } from '@stepforge/compiler';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatWarning, readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
@@ -26,20 +26,11 @@ const validate: Command = {
   summary: 'Check a chain or DSL document (all checks); prints ok or located errors',
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args: [...argv],
-        allowPositionals: true,
-        options: {
+    const parsed = parseCommandArgs(argv, {
           json: { type: 'boolean', default: false },
           strict: { type: 'boolean', default: false },
           help: { type: 'boolean', short: 'h', default: false },
-        },
-      });
-    } catch (e) {
-      throw usageFrom(e, USAGE);
-    }
+        }, USAGE);
     const { values, positionals } = parsed;
     if (values.help) {
       io.out(HELP);
