@@ -6,6 +6,7 @@ import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
+import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
 
 /** The table and queue names the embedded stack uses (the CDK stack's are generated). */
@@ -157,8 +158,8 @@ function runtimeConfig(
     endpoints: { ...base.endpoints, ...endpoints },
     approvalQueueUrl,
     provider,
-    tools: { ...(base.tools as Record<string, unknown>), fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir) },
-    secrets: { ...(base.secrets as Record<string, unknown>), file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
+    tools: { ...base.tools, fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir) },
+    secrets: { ...base.secrets, file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
   });
 }
@@ -223,11 +224,8 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     const sfn = sfnClient(engine.url);
     closers.unshift(async () => sfn.destroy());
     const config = runtimeConfig(fr, options, { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint, stepfunctions: engine.url }, approvalQueueUrl);
-    const runtime = fr.createRuntime(config, { dynamodb, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
-    let local: LocalHandlers;
-    if (options.handlers) local = options.handlers;
-    else if (fr.createLocalHandlers) local = await fr.createLocalHandlers(runtime);
-    else throw new Error('@stepforge/functions does not export createLocalHandlers yet: the embedded stack has no step handlers');
+    const runtime = new fr.Runtime(config, { dynamodb, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
+    const local: LocalHandlers = options.handlers ?? stepHandlers(fr.createLocalHandlers(runtime));
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
 
     const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url };
@@ -264,7 +262,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
   const sfn = sfnClient(live.sfnEndpoint);
   const approvalQueueUrl = `${live.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
   const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl);
-  const runtime = fr.createRuntime(config, { dynamodb, sqs, sfn });
+  const runtime = new fr.Runtime(config, { dynamodb, sqs, sfn });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
   return {
     owner: false,
@@ -282,4 +280,9 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
       sfn.destroy();
     },
   };
+}
+
+/** The step handlers of createLocalHandlers' result, without the `runtime` it also carries. */
+function stepHandlers({ runtime: _runtime, ...handlers }: Functions.LocalHandlers & { readonly runtime: unknown }): LocalHandlers {
+  return handlers;
 }

@@ -291,7 +291,6 @@ export class RunService {
       throw new StepforgeError('approval_decided', `approval '${approvalId}' was already decided: ${existing.status}`);
     }
     const fr = await loadFunctionsRuntime();
-    if (!fr.resolveApproval) throw new Error('@stepforge/functions does not export resolveApproval');
     // The runtime decides (one conditional update) and answers the waiting task token: an
     // approval runs the gated tool call here and returns its result; a rejection fails the step.
     await fr.resolveApproval(this.stack.runtime, approvalId, decision, 'cli', comment);
