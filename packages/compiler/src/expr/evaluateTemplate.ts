@@ -7,16 +7,17 @@ export interface ExpressionContext {
   readonly steps?: Readonly<Record<string, { readonly output?: unknown } | undefined>>;
 }
 
-const JSON_START = /^[ \t\n\r]*[[{]/;
-const JSON_END = /[\]}][ \t\n\r]*$/;
+// Brackets must pair up: `[offline:echo] {…}` (text that merely starts with `[`) is text, not JSON.
+const JSON_OBJECT = /^[ \t\n\r]*\{[\s\S]*\}[ \t\n\r]*$/;
+const JSON_ARRAY = /^[ \t\n\r]*\[[\s\S]*\][ \t\n\r]*$/;
 
 /**
- * A string shaped like a JSON object or array (first non-blank char `{`/`[`, last `}`/`]`) is parsed
+ * A string shaped like a JSON object or array (first non-blank char `{` and last `}`, or `[` and `]`) is parsed
  * before traversal; a string of that shape that is not valid JSON is an `expression_eval` error, the
  * same outcome as Step Functions' `$parse` failing in the JSONata translation.
  */
 export function parseJsonLike(v: unknown): unknown {
-  if (typeof v !== 'string' || !JSON_START.test(v) || !JSON_END.test(v)) return v;
+  if (typeof v !== 'string' || !(JSON_OBJECT.test(v) || JSON_ARRAY.test(v))) return v;
   try {
     return JSON.parse(v) as unknown;
   } catch (e) {

@@ -9,7 +9,7 @@
 /** Helper name → JSONata function source. */
 export const JSONATA_HELPERS: Readonly<Record<string, string>> = {
   $sfJson:
-    'function($v){ $type($v) = "string" and $contains($v, /^[ \\t\\n\\r]*[\\[\\{]/) and $contains($v, /[\\]\\}][ \\t\\n\\r]*$/) ? $parse($v) : $v }',
+    'function($v){ $type($v) = "string" and (($contains($v, /^[ \\t\\n\\r]*\\{/) and $contains($v, /\\}[ \\t\\n\\r]*$/)) or ($contains($v, /^[ \\t\\n\\r]*\\[/) and $contains($v, /\\][ \\t\\n\\r]*$/))) ? $parse($v) : $v }',
   $sfStep:
     'function($v, $k){ ( $c := $sfJson($v); $type($k) = "number" ? ($type($c) = "array" and $k < $count($c) ? $c[$k]) : ($type($c) = "object" ? $lookup($c, $k)) ) }',
   $sfTruthy:

@@ -20,7 +20,7 @@ const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)
 export const KEYS = ['a', 'b', 'name', 'items', 'n', 'flag', 'obj', 'json', 'empty', 'odd key', 'missing'] as const;
 export const STEP_NAMES = ['plan', 'fetch', 'judge', 'nothing'] as const;
 
-const STRINGS = ['[oops]', '{"a":}', '', 'x', 'hello world', 'true', '0', '{"a":1,"items":[1,{"b":"deep"}]}', '[1,2,{"name":"n"}]', '{not json}', ' [ ] ', 'a"quote', 'ünï', '{}'];
+const STRINGS = ['[oops]', '{"a":}', '', 'x', 'hello world', 'true', '0', '{"a":1,"items":[1,{"b":"deep"}]}', '[1,2,{"name":"n"}]', '{not json}', ' [ ] ', 'a"quote', 'ünï', '{}', '[offline:echo] {"a":1}', '{"a":1} [note]'];
 const NUMBERS = [0, 1, -1, 2, 3, 10, 0.5, 0.1 + 0.2, 1e21, -7.25, 100];
 
 /** A random JSON value of bounded depth. */
