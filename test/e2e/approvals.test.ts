@@ -1,7 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { UpdateStateMachineCommand } from '@aws-sdk/client-sfn';
 import { main } from '@stepforge/cli';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../../packages/cli/src/stack/RunService.js';
@@ -14,9 +13,8 @@ import { REPO, bufferIo, tempProject } from './support/testIo.js';
  * state waits on its task token; `approvals approve` runs the call and resumes the run, `approvals
  * reject` fails the step with ApprovalRejected.
  *
- * The lowering does not emit `.waitForTaskToken` for policy-gated tool states yet, so this test
- * applies exactly that change to the compiled `publish` state (resource suffix, the token in the
- * payload, the result read from the callback) and runs everything else unchanged.
+ * Tool steps are compiled to `lambda:invoke.waitForTaskToken`, so the gated call simply waits on
+ * its token; the test checks that shape and then runs the compiled state machine unchanged.
  */
 describe('Approvals: the approval gate end to end', () => {
   const project = tempProject();
@@ -29,12 +27,9 @@ describe('Approvals: the approval gate end to end', () => {
     service = new RunService(stack, project.dir);
     const { entry: e, compiled } = await service.catalog.registerFile('examples/approval-gate.chain.yaml');
     entry = e;
-    const asl = structuredClone(compiled.asl) as { States: Record<string, Record<string, any>> };
-    const publish = asl.States.publish!;
-    publish.Resource = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
-    publish.Arguments.Payload.taskToken = '{% $states.context.Task.Token %}';
-    publish.Assign = { publish: '{% $states.result.output %}' };
-    await stack.sfn.send(new UpdateStateMachineCommand({ stateMachineArn: entry.stateMachineArn, definition: JSON.stringify(asl) }));
+    const publish = (compiled.asl as { States: Record<string, Record<string, any>> }).States.publish!;
+    expect(publish.Resource).toBe('arn:aws:states:::lambda:invoke.waitForTaskToken');
+    expect(publish.Arguments.Payload.taskToken).toBe('{% $states.context.Task.Token %}');
   });
   afterAll(async () => {
     await stack.close();

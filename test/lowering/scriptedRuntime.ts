@@ -2,7 +2,7 @@
 // validated against the compiler's StepEnvelope schema, and answers are deterministic functions of
 // the envelope, so a run's output proves the data flow the ASL implements.
 import { StepEnvelope, type CompileResult } from '@stepforge/compiler';
-import { createLambdaInvoker, createVirtualClock, executeStateMachine, type ExecutionResult } from '@stepforge/engine';
+import { createLambdaInvoker, createTaskInvoker, createVirtualClock, executeStateMachine, type ExecutionResult } from '@stepforge/engine';
 
 /** One scripted answer: return the handler result, or throw an Error whose name is the step error. */
 export type Script = (env: StepEnvelope, call: number) => unknown;
@@ -51,18 +51,31 @@ export function defaultAnswer(env: StepEnvelope): unknown {
 export async function runScripted(compiled: CompileResult, input: unknown, overrides: Record<string, Script> = {}): Promise<ScriptedRun> {
   const calls: StepEnvelope[] = [];
   const perStep = new Map<string, number>();
+  let invoker: ReturnType<typeof createTaskInvoker>;
   const handler = async (event: unknown) => {
     const env = StepEnvelope.parse(event);
     calls.push(env);
     const n = perStep.get(env.step.id) ?? 0;
     perStep.set(env.step.id, n + 1);
     const script = overrides[env.step.id];
-    return script ? script(env, n) : defaultAnswer(env);
+    // Tool calls are invoked with `.waitForTaskToken`: answer through the token, as the runtime does.
+    const token = (event as { taskToken?: unknown }).taskToken;
+    if (typeof token !== 'string') return script ? script(env, n) : defaultAnswer(env);
+    try {
+      invoker.tokens.succeed(token, JSON.stringify(script ? script(env, n) : defaultAnswer(env)));
+    } catch (e) {
+      invoker.tokens.fail(token, (e as Error).name, (e as Error).message);
+    }
+    return { status: 'answered through the task token' };
   };
-  const invoker = createLambdaInvoker(
-    Object.fromEntries(Object.values(FUNCTIONS).map((name) => [name, handler])),
-    { substitutions: FUNCTIONS },
-  );
+  invoker = createTaskInvoker({
+    lambda: createLambdaInvoker(
+      Object.fromEntries(Object.values(FUNCTIONS).map((name) => [name, handler])),
+      { substitutions: FUNCTIONS },
+    ),
+    sqs: false,
+    dynamodb: false,
+  });
   const result = await executeStateMachine(compiled.asl, input, {
     invoker,
     clock: createVirtualClock(),

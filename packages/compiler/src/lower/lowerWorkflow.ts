@@ -39,6 +39,16 @@ export const JUDGE_NOT_CANDIDATE = 'JudgeChoiceNotCandidate';
 const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
 /** How a Lambda step's result becomes its value: inline output, or `{"$ref": …}` for stored outputs. */
 const RESULT_VALUE = '( $p := $states.result.Payload; $exists($p.outputRef) ? {"$ref": $p.outputRef} : $p.output )';
+/**
+ * Tool calls invoke the tool Lambda with `.waitForTaskToken`: a call that policy gates waits for a
+ * human (the runtime records the approval, announces it on SQS and answers the token when someone
+ * decides); any other call is answered through the token at once. The result is then the answer
+ * itself, not a Lambda `Payload`.
+ */
+const LAMBDA_INVOKE_CALLBACK = `${LAMBDA_INVOKE}.waitForTaskToken`;
+const CALLBACK_RESULT_VALUE = '( $p := $states.result; $exists($p.outputRef) ? {"$ref": $p.outputRef} : $p.output )';
+/** How long a gated tool call may wait: a little over the runtime's default approval timeout (24 h), whose expiry denies first. */
+const CALLBACK_TIMEOUT_SECONDS = 24 * 3600 + 300;
 
 interface Tail {
   readonly holder: Record<string, unknown>;
@@ -209,7 +219,7 @@ class Lowerer {
   /** Schedules a workflow's DAG and lowers it into `scope`; returns undefined for an empty body. */
   private lowerWorkflowBody(wf: IrWorkflow, scope: Scope, top: boolean): Frag | undefined {
     if (wf.steps.length === 0) return undefined;
-    const schedule = scheduleDag(wf.steps.length, wf.edges);
+    const schedule = scheduleDag(wf.steps.length, wf.edges, wf.steps.map((s) => s.estimatedDuration ?? 1));
     for (const [a, b] of schedule.addedEdges) this.addedEdges.push([wf.steps[a]!.id, wf.steps[b]!.id]);
     if (top) this.slowdown = schedule.criticalPath === 0 ? 1 : schedule.makespan / schedule.criticalPath;
     return this.lowerControl(schedule.control, wf, scope);
@@ -512,12 +522,17 @@ class Lowerer {
   }
 
   private taskState(step: IrStep, scope: Scope, kind: LambdaStepKind, payload: Record<string, unknown>, assign: Record<string, unknown>, what: string): AslState {
+    const callback = kind === 'tool';
+    const timeout = step.timeoutSeconds ?? (callback ? CALLBACK_TIMEOUT_SECONDS : undefined);
     const state: AslState = {
       Type: 'Task',
       Comment: this.comment(step, what),
-      Resource: LAMBDA_INVOKE,
-      Arguments: { FunctionName: LAMBDA_PLACEHOLDERS[kind], Payload: payload },
-      ...(step.timeoutSeconds !== undefined ? { TimeoutSeconds: step.timeoutSeconds } : {}),
+      Resource: callback ? LAMBDA_INVOKE_CALLBACK : LAMBDA_INVOKE,
+      Arguments: {
+        FunctionName: LAMBDA_PLACEHOLDERS[kind],
+        Payload: callback ? { ...payload, taskToken: '{% $states.context.Task.Token %}' } : payload,
+      },
+      ...(timeout !== undefined ? { TimeoutSeconds: timeout } : {}),
       Assign: assign,
       Retry: renderRetry(step.retry),
       Catch: [{
@@ -533,7 +548,8 @@ class Lowerer {
   private lowerTask(step: IrStep, scope: Scope, v: string): Frag {
     const name = this.stepNames.get(step)!;
     const kind = (step.kind === 'agent' ? 'agent' : step.kind) as LambdaStepKind;
-    const state = this.taskState(step, scope, kind, this.payload(step, scope), { [v]: `{% ${RESULT_VALUE} %}` }, 'Lambda task');
+    const value = kind === 'tool' ? CALLBACK_RESULT_VALUE : RESULT_VALUE;
+    const state = this.taskState(step, scope, kind, this.payload(step, scope), { [v]: `{% ${value} %}` }, kind === 'tool' ? 'tool Lambda, answered through a task token (a gated call waits for a human)' : 'Lambda task');
     scope.states[name] = state;
     return { entry: name, tails: [{ holder: state, field: 'Next' }] };
   }
@@ -596,9 +612,9 @@ class Lowerer {
       value: undefined,
       toolCall: '{% $states.input %}',
       budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${turn} %}`, toolCallsUsed: `{% $${calls} %}` },
-    }), {}, 'one tool call (tool Lambda; the runtime refuses tools the step was not granted)');
+    }), {}, 'one tool call (tool Lambda, answered through a task token; the runtime refuses tools the step was not granted, and a gated call waits for a human)');
     delete toolState.Assign;
-    toolState.Output = '{% $states.result.Payload %}';
+    toolState.Output = '{% $states.result %}';
     toolState.End = true;
     iterScope.states[toolTask] = toolState;
     scope.states[tools] = {
