@@ -1,7 +1,9 @@
 // Schedule benchmark (issue 5): 200 random DAGs (half series-parallel by construction, half not),
 // random step durations. Each DAG is compiled to ASL; the ASL's makespan (Task durations summed along
 // each state path, Parallel = its slowest branch) is divided by the DAG's critical path. Printed beside a
-// naive level-by-level lowering (one Parallel per longest-path level). Never asserts.
+// naive level-by-level lowering (one Parallel per longest-path level). "ours": the compiler is given the
+// step duration estimates (IrStep.estimatedDuration, e.g. from run history); "unit-estimate": it is not
+// (every step assumed equal), which is what a first compile without history does. Never asserts.
 import { compileIr, levelMakespan, scheduleDag, type IrDocument } from '@stepforge/compiler';
 
 const TARGET_MEAN = 1.05;
@@ -48,7 +50,8 @@ function nonSpDag(n: number, rand: () => number): Dag {
   for (;;) {
     const edges: [number, number][] = [];
     for (let j = 1; j < n; j++) {
-      const k = 1 + Math.floor(rand() * 2);
+      // 0–2 parents: several roots are allowed, which is what makes N shapes possible.
+      const k = Math.floor(rand() * 3);
       const parents = new Set<number>();
       for (let i = 0; i < k; i++) parents.add(Math.floor(rand() * j));
       for (const p of parents) edges.push([p, j]);
@@ -57,12 +60,15 @@ function nonSpDag(n: number, rand: () => number): Dag {
   }
 }
 
-function irOf(d: Dag): IrDocument {
+function irOf(d: Dag, dur?: readonly number[]): IrDocument {
   return {
     name: 'sched',
     format: 'chain',
     workflow: {
-      steps: Array.from({ length: d.n }, (_, i) => ({ id: `n${i}`, kind: 'function' as const, identity: `i${i}`, config: {}, tools: [], secrets: [] })),
+      steps: Array.from({ length: d.n }, (_, i) => ({
+        id: `n${i}`, kind: 'function' as const, identity: `i${i}`, config: {}, tools: [], secrets: [],
+        ...(dur ? { estimatedDuration: dur[i]! } : {}),
+      })),
       edges: d.edges,
       // A pure output so that no single sink decides the result.
       output: { kind: 'template', value: null, reads: [] },
@@ -97,24 +103,27 @@ function criticalPath(d: Dag, dur: number[]): number {
 /** Prints the table. */
 export default async function scheduleBench(): Promise<void> {
   const rand = rng(2026);
-  const rows: { sp: boolean; ours: number; naive: number }[] = [];
+  const rows: { sp: boolean; ours: number; blind: number; naive: number }[] = [];
   for (let k = 0; k < 200; k++) {
     const sp = k % 2 === 0;
-    const n = 4 + Math.floor(rand() * 37);
+    const n = 6 + Math.floor(rand() * 35);
     const dag = sp ? spDag(n, rand) : nonSpDag(n, rand);
     const dur = Array.from({ length: n }, () => 1 + Math.floor(rand() * 10));
-    const asl = compileIr(irOf(dag)).asl as { StartAt: string; States: Record<string, Record<string, unknown>> };
-    const ms = aslMakespan(asl.States, asl.StartAt, (s) => dur[Number(s.slice(1))]!);
     const cp = criticalPath(dag, dur);
-    rows.push({ sp, ours: ms / cp, naive: levelMakespan(n, dag.edges, dur) / cp });
+    const makespan = (ir: IrDocument) => {
+      const asl = compileIr(ir).asl as { StartAt: string; States: Record<string, Record<string, unknown>> };
+      return aslMakespan(asl.States, asl.StartAt, (s) => dur[Number(s.slice(1))]!) / cp;
+    };
+    rows.push({ sp, ours: makespan(irOf(dag, dur)), blind: makespan(irOf(dag)), naive: levelMakespan(n, dag.edges, dur) / cp });
   }
   const stat = (xs: number[]) => ({ mean: xs.reduce((a, b) => a + b, 0) / xs.length, max: Math.max(...xs) });
-  const table = [['DAGs', 'count', 'ours mean', 'ours max', 'naive mean', 'naive max']];
+  const table = [['DAGs', 'count', 'ours mean', 'ours max', 'unit-estimate mean', 'unit-estimate max', 'naive mean', 'naive max']];
   for (const [label, sel] of [['all', () => true], ['series-parallel', (r: { sp: boolean }) => r.sp], ['not series-parallel', (r: { sp: boolean }) => !r.sp]] as const) {
     const picked = rows.filter(sel);
     const o = stat(picked.map((r) => r.ours));
+    const b = stat(picked.map((r) => r.blind));
     const v = stat(picked.map((r) => r.naive));
-    table.push([label, String(picked.length), o.mean.toFixed(3), o.max.toFixed(3), v.mean.toFixed(3), v.max.toFixed(3)]);
+    table.push([label, String(picked.length), o.mean.toFixed(3), o.max.toFixed(3), b.mean.toFixed(3), b.max.toFixed(3), v.mean.toFixed(3), v.max.toFixed(3)]);
   }
   const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
   for (const r of table) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));

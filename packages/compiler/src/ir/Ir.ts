@@ -87,6 +87,8 @@ export interface IrStep {
   readonly chooseFrom?: readonly string[];
   readonly composite?: IrComposite;
   readonly location?: SourceLocation;
+  /** Estimated duration (any unit, e.g. seconds from past runs) used to pick cuts; default 1. */
+  readonly estimatedDuration?: number;
 }
 
 /** A workflow (or a loop body): steps, data/ordering edges between them, and the result. */

@@ -45,6 +45,7 @@ export function scheduleDag(
 
   const mark = new Int32Array(n).fill(-1);
   const side = new Uint8Array(n);
+  const sinkA = new Uint8Array(n);
   let stamp = 0;
 
   // Longest path through the induced subgraph `set` (in topological order).
@@ -90,7 +91,30 @@ export function scheduleDag(
     const cuts: ((v: number) => boolean)[] = [];
     for (const t of sample(distinct(set.map((v) => eft.get(v)!)).slice(0, -1))) cuts.push((v) => eft.get(v)! <= t);
     for (const t of sample(distinct(set.map((v) => cp - tail.get(v)!)).slice(1))) cuts.push((v) => cp - tail.get(v)! < t);
-    const scored: { cut: (v: number) => boolean; score: number; imbalance: number }[] = [];
+    const scored: { cut: (v: number) => boolean; score: number; added: number; imbalance: number }[] = [];
+    // Sinks of A × sources of B not joined by an edge: the edges this cut adds (for the current side[]).
+    const addedPairs = (members: readonly number[]): number => {
+      let sinksA = 0;
+      let sourcesB = 0;
+      let direct = 0;
+      for (const v of members) {
+        if (side[v] === 1) {
+          let sink = true;
+          for (const c of succ[v]!) if (mark[c] === s && side[c] === 1) { sink = false; break; }
+          sinkA[v] = sink ? 1 : 0;
+          if (sink) sinksA++;
+        }
+      }
+      for (const v of members) {
+        if (side[v] !== 2) continue;
+        let source = true;
+        for (const p of pred[v]!) if (mark[p] === s && side[p] === 2) { source = false; break; }
+        if (!source) continue;
+        sourcesB++;
+        for (const p of pred[v]!) if (mark[p] === s && side[p] === 1 && sinkA[p] === 1) direct++;
+      }
+      return sinksA * sourcesB - direct;
+    };
     for (const inA of cuts) {
       let countA = 0;
       let cpA = 0;
@@ -106,10 +130,11 @@ export function scheduleDag(
         else cpB = Math.max(cpB, finish[v]!);
       }
       if (countA === 0 || countA === set.length) continue;
-      scored.push({ cut: inA, score: cpA + cpB, imbalance: Math.abs(2 * countA - set.length) });
+      scored.push({ cut: inA, score: cpA + cpB, added: addedPairs(set), imbalance: Math.abs(2 * countA - set.length) });
     }
-    // Equal scores: the more balanced cut keeps the recursion shallow (fast on long chains).
-    scored.sort((x, y) => x.score - y.score || x.imbalance - y.imbalance);
+    // Equal scores: fewer synchronisation edges (an exact series split adds none), then the more
+    // balanced cut, which keeps the recursion shallow on long chains.
+    scored.sort((x, y) => x.score - y.score || x.added - y.added || x.imbalance - y.imbalance);
     const split = (cut: (v: number) => boolean): { a: number[]; b: number[] } => {
       const a: number[] = [];
       const b: number[] = [];
