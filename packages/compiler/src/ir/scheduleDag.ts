@@ -17,6 +17,9 @@ export interface Schedule {
 
 /** Most cut candidates evaluated per level (evenly sampled): bounds the cost on large DAGs. */
 const MAX_CANDIDATES = 48;
+/** Above this many steps a level samples only LARGE_SET_CANDIDATES thresholds per family. */
+const LARGE_SET = 128;
+const LARGE_SET_CANDIDATES = 8;
 /** How many levels of cuts are scored by their real makespan rather than the critical-path estimate. */
 const LOOKAHEAD_DEPTH = 2;
 /** Sets larger than this use the estimate only (keeps a 500-node DAG well under 100 ms). */
@@ -72,25 +75,29 @@ export function scheduleDag(
     // One connected, non-trivial component: choose a downward-closed cut A | B.
     const s = ++stamp;
     for (const v of set) mark[v] = s;
-    const eft = new Map<number, number>();
+    // Typed arrays indexed by node (fresh per level: the recursion below reuses the shared ones).
+    const eft = new Float64Array(n);
     for (const v of set) {
       let start = 0;
-      for (const p of pred[v]!) if (mark[p] === s) start = Math.max(start, eft.get(p)!);
-      eft.set(v, start + dur[v]!);
+      for (const p of pred[v]!) if (mark[p] === s && eft[p]! > start) start = eft[p]!;
+      eft[v] = start + dur[v]!;
     }
-    const tail = new Map<number, number>();
+    const tail = new Float64Array(n);
     for (let i = set.length - 1; i >= 0; i--) {
       const v = set[i]!;
       let rest = 0;
-      for (const c of succ[v]!) if (mark[c] === s) rest = Math.max(rest, tail.get(c)!);
-      tail.set(v, rest + dur[v]!);
+      for (const c of succ[v]!) if (mark[c] === s && tail[c]! > rest) rest = tail[c]!;
+      tail[v] = rest + dur[v]!;
     }
-    const cp = Math.max(...set.map((v) => eft.get(v)!));
+    let cp = 0;
+    for (const v of set) if (eft[v]! > cp) cp = eft[v]!;
     // Candidate cuts: "finished by t" (earliest) and "must start before t" (latest) families.
     // Scored without allocating: one pass computes both halves' critical paths from a side flag.
     const cuts: ((v: number) => boolean)[] = [];
-    for (const t of sample(distinct(set.map((v) => eft.get(v)!)).slice(0, -1))) cuts.push((v) => eft.get(v)! <= t);
-    for (const t of sample(distinct(set.map((v) => cp - tail.get(v)!)).slice(1))) cuts.push((v) => cp - tail.get(v)! < t);
+    // Large sets sample fewer thresholds: cost is candidates × set size per level.
+    const k = set.length > LARGE_SET ? LARGE_SET_CANDIDATES : MAX_CANDIDATES;
+    for (const t of sample(distinct(set.map((v) => eft[v]!)).slice(0, -1), k)) cuts.push((v) => eft[v]! <= t);
+    for (const t of sample(distinct(set.map((v) => cp - tail[v]!)).slice(1), k)) cuts.push((v) => cp - tail[v]! < t);
     const scored: { cut: (v: number) => boolean; score: number; added: number; imbalance: number }[] = [];
     // Sinks of A × sources of B not joined by an edge: the edges this cut adds (for the current side[]).
     const addedPairs = (members: readonly number[]): number => {
@@ -230,17 +237,26 @@ export function levelMakespan(
   return levels.reduce((a, b) => a + b, 0);
 }
 
-/** Steps of a control tree in execution (left-to-right) order. */
+/** Steps of a control tree in execution (left-to-right) order (memoised: lowering asks per branch). */
 export function controlSteps(control: IrControl): number[] {
+  let out = CONTROL_STEPS.get(control);
+  if (out !== undefined) return out;
   switch (control.type) {
     case 'step':
-      return [control.step];
+      out = [control.step];
+      break;
     case 'sequence':
-      return control.items.flatMap(controlSteps);
+      out = control.items.flatMap(controlSteps);
+      break;
     case 'parallel':
-      return control.branches.flatMap(controlSteps);
+      out = control.branches.flatMap(controlSteps);
+      break;
   }
+  CONTROL_STEPS.set(control, out);
+  return out;
 }
+
+const CONTROL_STEPS = new WeakMap<IrControl, number[]>();
 
 function sequenceOf(items: readonly IrControl[]): IrControl {
   const flat: IrControl[] = [];
@@ -255,10 +271,10 @@ function distinct(values: readonly number[]): number[] {
   return [...new Set(values)].sort((a, b) => a - b);
 }
 
-function sample(values: readonly number[]): readonly number[] {
-  if (values.length <= MAX_CANDIDATES) return values;
+function sample(values: readonly number[], k: number): readonly number[] {
+  if (values.length <= k) return values;
   const out: number[] = [];
-  for (let i = 0; i < MAX_CANDIDATES; i++) out.push(values[Math.floor((i * values.length) / MAX_CANDIDATES)]!);
+  for (let i = 0; i < k; i++) out.push(values[Math.floor((i * values.length) / k)]!);
   return out;
 }
 
