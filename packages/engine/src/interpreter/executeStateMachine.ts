@@ -77,17 +77,16 @@ const RETRIABLE = new Set(['Task', 'Map', 'Parallel']);
 
 /** `$states` for JSONata; the context object is built only when an expression reads it. */
 class StatesBinding {
-  // Private (#) members stay invisible to JSONata, which reads plain properties.
-  #ctx?: ContextObject;
-  readonly #makeContext: () => ContextObject;
   readonly input: unknown;
+  declare readonly context: ContextObject;
   constructor(input: unknown, makeContext: () => ContextObject, extra?: Obj) {
     this.input = input;
-    this.#makeContext = makeContext;
+    // An own, enumerable getter: the jsonata package reads only own properties when it walks
+    // `$states.context…` (a prototype getter reads as undefined), and building the context only
+    // when an expression asks for it keeps plain Pass states cheap.
+    let ctx: ContextObject | undefined;
+    Object.defineProperty(this, 'context', { enumerable: true, get: () => (ctx ??= makeContext()) });
     if (extra) Object.assign(this, extra);
-  }
-  get context(): ContextObject {
-    return (this.#ctx ??= this.#makeContext());
   }
 }
 
