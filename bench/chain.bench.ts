@@ -9,20 +9,9 @@
 import { cpus, loadavg } from 'node:os';
 import { parseDocument } from 'yaml';
 import { ChainLexer, ChainTokenKind, analyzeChain, loadChainDocument } from '@stepforge/compiler';
+import { mulberry32 } from '../test/support/mulberry32.js';
 
 const TARGET_TOKENS_PER_SECOND = 1_000_000;
-
-/** A small deterministic PRNG (mulberry32) so every run measures the same expression. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function countTokens(text: string): number {
   const lexer = new ChainLexer(text);
@@ -42,7 +31,7 @@ function longChain(handles: number): string {
  * operands, brackets where needed), distinct handles, occasional tool tags on a few of them.
  */
 function randomExpression(tokens: number, seed: number): string {
-  const rand = rng(seed);
+  const rand = mulberry32(seed);
   let next = 0;
   let budget = tokens;
   let tagged = 0;

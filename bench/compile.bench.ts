@@ -2,23 +2,13 @@
 // of (1) a 1,000-step DSL workflow and (2) a chain document whose graph is a random 500-node DAG.
 // Prints the median and best of several runs next to the target (≤ 100 ms each); never asserts.
 import { compileDocument, loadDocument } from '@stepforge/compiler';
+import { mulberry32 } from '../test/support/mulberry32.js';
 
 const TARGET_MS = 100;
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** 1,000 agent/function steps; each reads one or two random earlier steps (a random DAG). */
 export function thousandStepDsl(steps = 1000, seed = 5): string {
-  const rand = rng(seed);
+  const rand = mulberry32(seed);
   const lines = ['document: { dsl: "1.0", name: bench-1000 }', 'agents: { worker: {} }', 'functions: { f: {} }', 'input: { topic: string }', 'steps:'];
   for (let i = 0; i < steps; i++) {
     const refs = new Set<number>();
@@ -33,7 +23,7 @@ export function thousandStepDsl(steps = 1000, seed = 5): string {
 
 /** A chain document whose graph is a random DAG of `n` nodes (edges `a > b` merged with `|`). */
 export function randomDagChain(n = 500, seed = 7): string {
-  const rand = rng(seed);
+  const rand = mulberry32(seed);
   const parts: string[] = [];
   for (let j = 1; j < n; j++) {
     const parents = new Set<number>([j - 1 - Math.floor(rand() * Math.min(j, 6))]);

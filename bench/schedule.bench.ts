@@ -5,20 +5,10 @@
 // step duration estimates (IrStep.estimatedDuration, e.g. from run history); "unit-estimate": it is not
 // (every step assumed equal), which is what a first compile without history does. Never asserts.
 import { compileIr, levelMakespan, scheduleDag, type IrDocument } from '@stepforge/compiler';
+import { mulberry32 } from '../test/support/mulberry32.js';
 
 const TARGET_MEAN = 1.05;
 const TARGET_MAX = 1.33;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Dag = { n: number; edges: [number, number][] };
 
@@ -102,7 +92,7 @@ function criticalPath(d: Dag, dur: number[]): number {
 
 /** Prints the table. */
 export default async function scheduleBench(): Promise<void> {
-  const rand = rng(2026);
+  const rand = mulberry32(2026);
   const rows: { sp: boolean; ours: number; blind: number; naive: number }[] = [];
   for (let k = 0; k < 200; k++) {
     const sp = k % 2 === 0;

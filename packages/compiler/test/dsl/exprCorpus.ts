@@ -1,17 +1,10 @@
 // A seeded generator of `${ }` expressions and evaluation contexts, shared by the differential test
 // (TS evaluator vs JSONata translation) and the fuzz test. Deterministic for a given seed.
 
+import { mulberry32 } from '../../../../test/support/mulberry32.js';
+
 /** Mulberry32: a tiny seeded PRNG so failures reproduce. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 export type Rand = () => number;
 const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
