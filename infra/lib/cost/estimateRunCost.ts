@@ -119,6 +119,8 @@ function scriptedInvoker(clock: { sleep(ms: number): Promise<void> }, counts: Re
         if (handler === 'model') modelTurns.n++;
         payload = { status: 'succeeded', output: SCRIPTED_OUTPUT, usage };
       }
+      // A `.waitForTaskToken` call (tool calls) gets its answer through the token: the result is the answer itself.
+      if (invocation.resource.endsWith('.waitForTaskToken')) return payload;
       return { StatusCode: 200, ExecutedVersion: '$LATEST', Payload: payload };
     },
   };
