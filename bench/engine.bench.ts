@@ -5,7 +5,7 @@
 // <500 MB peak for 10,000 in-flight Map iterations. Figures are printed, never asserted.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createLambdaInvoker, executeStateMachine, type AslDefinition } from '@stepforge/engine';
+import { executeStateMachine, type AslDefinition } from '@stepforge/engine';
 
 // aws-local-stepfunctions 3.0.0 calls Promise.withResolvers, which Node 20 lacks.
 const P = Promise as unknown as { withResolvers?: () => unknown };
