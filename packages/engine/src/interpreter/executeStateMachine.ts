@@ -276,16 +276,7 @@ class Execution {
       if (this.counter >= this.historyLimit) {
         throw new TaskFailure('States.Runtime', `The execution reached the maximum number of history events (${this.historyLimit}).`);
       }
-      if (frame.top) {
-        this.lastCheckpoint = {
-          stateName: name,
-          input: cur,
-          variables: frame.scope.ownValues(),
-          eventCounter: this.counter,
-          previousEventId: frame.thread.prev,
-          transitions: this.transitions,
-        };
-      }
+      if (frame.top) this.lastCheckpoint = this.checkpointAt(name, cur, frame);
       const st = states[name]!;
       let r = st.Type === 'Pass' ? this.runPassState(name, st, cur, frame) : this.runState(name, st, cur, frame);
       if (r instanceof Promise) r = await r;
@@ -293,16 +284,7 @@ class Execution {
       if (r.next === undefined) return r.output;
       name = r.next;
       cur = r.output;
-      if (frame.top && this.opts.checkpoint) {
-        await this.opts.checkpoint({
-          stateName: name,
-          input: cur,
-          variables: frame.scope.ownValues(),
-          eventCounter: this.counter,
-          previousEventId: frame.thread.prev,
-          transitions: this.transitions,
-        });
-      }
+      if (frame.top && this.opts.checkpoint) await this.opts.checkpoint(this.checkpointAt(name, cur, frame));
     }
   }
 
@@ -330,6 +312,18 @@ class Execution {
   }
 
   /** Pass states run synchronously when they can (no JSONata, no Assign); otherwise like any state. */
+  /** The resumable snapshot before top-level state `name` runs with input `cur`. */
+  private checkpointAt(name: string, cur: unknown, frame: Frame): Checkpoint {
+    return {
+      stateName: name,
+      input: cur,
+      variables: frame.scope.ownValues(),
+      eventCounter: this.counter,
+      previousEventId: frame.thread.prev,
+      transitions: this.transitions,
+    };
+  }
+
   private runPassState(name: string, st: Obj, raw: unknown, frame: Frame): StepResult | Promise<StepResult> {
     if (st.Assign !== undefined || ((st.QueryLanguage as QueryLanguage | undefined) ?? frame.ql) === 'JSONata') return this.runState(name, st, raw, frame);
     const run = this.enter(name, st, raw, frame);
