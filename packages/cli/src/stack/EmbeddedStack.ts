@@ -219,6 +219,9 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       region: REGION,
       account: ACCOUNT,
       ...(dataDir ? { dataDir: join(dataDir, 'engine') } : {}),
+      // The handler table is filled below, once the runtime exists: executions left unfinished by a
+      // previous process resume only after that, so none can call a handler that is not there yet.
+      resumeOnStart: false,
     });
     closers.unshift(() => engine.close());
     const sfn = sfnClient(engine.url);
@@ -227,6 +230,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     const runtime = new fr.Runtime(config, { dynamodb, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
     const local: LocalHandlers = options.handlers ?? stepHandlers(fr.createLocalHandlers(runtime));
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
+    engine.resumeUnfinished();
 
     const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url };
     registry?.publish(endpoints);
