@@ -1,4 +1,5 @@
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
+import type { CatalogStep } from '../stack/WorkflowCatalog.js';
 
 /** What a step is doing, as the progress display and `runs show` print it. */
 export type StepState = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
@@ -21,15 +22,8 @@ export interface StepProgress {
   readonly error?: { readonly error: string; readonly cause: string };
 }
 
-/** The step list progress is computed over (the catalog's or the manifest's steps). */
-export interface ProgressStep {
-  readonly id: string;
-  readonly kind: string;
-  readonly state: string;
-  readonly states: readonly string[];
-  readonly parent?: string;
-  readonly lambda: boolean;
-}
+/** The step list progress is computed over: the workflow catalog's steps. */
+export type ProgressStep = CatalogStep;
 
 interface Acc {
   entered: number;
