@@ -15,11 +15,8 @@ export interface Schedule {
   readonly criticalPath: number;
 }
 
-/** Most cut candidates evaluated per level (evenly sampled): bounds the cost on large DAGs. */
+/** Most cut candidates per family on sets small enough to look ahead (evenly sampled): each costs a lookahead. */
 const MAX_CANDIDATES = 48;
-/** Above this many steps a level samples only LARGE_SET_CANDIDATES thresholds per family. */
-const LARGE_SET = 128;
-const LARGE_SET_CANDIDATES = 8;
 /** How many levels of cuts are scored by their real makespan rather than the critical-path estimate. */
 const LOOKAHEAD_DEPTH = 2;
 /** Sets larger than this use the estimate only (keeps a 500-node DAG well under 100 ms). */
@@ -42,13 +39,15 @@ export function scheduleDag(
     pred[b]!.push(a);
   }
   const topo = topologicalOrder(n, succ, pred);
-  const rank = new Int32Array(n);
-  topo.forEach((v, i) => (rank[v] = i));
   if (n === 0) return { control: { type: 'sequence', items: [] }, addedEdges: [], makespan: 0, criticalPath: 0 };
 
   const mark = new Int32Array(n).fill(-1);
   const side = new Uint8Array(n);
-  const sinkA = new Uint8Array(n);
+  const succInA = new Int32Array(n);
+  const predInB = new Int32Array(n);
+  const pos = new Int32Array(n);
+  const seen = new Int32Array(n).fill(-1);
+  const comp = new Int32Array(n);
   let stamp = 0;
 
   // Longest path through the induced subgraph `set` (in topological order).
@@ -66,8 +65,17 @@ export function scheduleDag(
     return best;
   };
 
+  // The lookahead decomposes the same halves again and again (at each depth, then for real): the
+  // result is a pure function of (set, depth), so it is computed once.
+  const memo = new Map<string, IrControl>();
   const decompose = (set: readonly number[], depth = LOOKAHEAD_DEPTH): IrControl => {
     if (set.length === 1) return { type: 'step', step: set[0]! };
+    const key = `${depth}|${set.join(',')}`;
+    let out = memo.get(key);
+    if (out === undefined) memo.set(key, (out = decomposeOnce(set, depth)));
+    return out;
+  };
+  const decomposeOnce = (set: readonly number[], depth: number): IrControl => {
     const components = weakComponents(set);
     if (components.length > 1) {
       return { type: 'parallel', branches: components.map((c) => decompose(c, depth)) };
@@ -75,81 +83,109 @@ export function scheduleDag(
     // One connected, non-trivial component: choose a downward-closed cut A | B.
     const s = ++stamp;
     for (const v of set) mark[v] = s;
-    // Typed arrays indexed by node (fresh per level: the recursion below reuses the shared ones).
-    const eft = new Float64Array(n);
-    for (const v of set) {
+    // Earliest finish and longest tail of each member, indexed by its position in `set` (which is in
+    // topological order): per-level arrays of the set's size, because the recursion below reuses the
+    // node-indexed scratch arrays, and node-sized arrays per level would cost O(n) each.
+    const m = set.length;
+    for (let i = 0; i < m; i++) pos[set[i]!] = i;
+    const eft = new Float64Array(m);
+    for (let i = 0; i < m; i++) {
+      const v = set[i]!;
       let start = 0;
-      for (const p of pred[v]!) if (mark[p] === s && eft[p]! > start) start = eft[p]!;
-      eft[v] = start + dur[v]!;
+      for (const p of pred[v]!) if (mark[p] === s && eft[pos[p]!]! > start) start = eft[pos[p]!]!;
+      eft[i] = start + dur[v]!;
     }
-    const tail = new Float64Array(n);
-    for (let i = set.length - 1; i >= 0; i--) {
+    const tail = new Float64Array(m);
+    for (let i = m - 1; i >= 0; i--) {
       const v = set[i]!;
       let rest = 0;
-      for (const c of succ[v]!) if (mark[c] === s && tail[c]! > rest) rest = tail[c]!;
-      tail[v] = rest + dur[v]!;
+      for (const c of succ[v]!) if (mark[c] === s && tail[pos[c]!]! > rest) rest = tail[pos[c]!]!;
+      tail[i] = rest + dur[v]!;
     }
     let cp = 0;
-    for (const v of set) if (eft[v]! > cp) cp = eft[v]!;
-    // Candidate cuts: "finished by t" (earliest) and "must start before t" (latest) families.
-    // Scored without allocating: one pass computes both halves' critical paths from a side flag.
-    const cuts: ((v: number) => boolean)[] = [];
-    // Large sets sample fewer thresholds: cost is candidates × set size per level.
-    const k = set.length > LARGE_SET ? LARGE_SET_CANDIDATES : MAX_CANDIDATES;
-    for (const t of sample(distinct(set.map((v) => eft[v]!)).slice(0, -1), k)) cuts.push((v) => eft[v]! <= t);
-    for (const t of sample(distinct(set.map((v) => cp - tail[v]!)).slice(1), k)) cuts.push((v) => cp - tail[v]! < t);
-    const scored: { cut: (v: number) => boolean; score: number; added: number; imbalance: number }[] = [];
-    // Sinks of A × sources of B not joined by an edge: the edges this cut adds (for the current side[]).
-    const addedPairs = (members: readonly number[]): number => {
-      let sinksA = 0;
-      let sourcesB = 0;
-      let direct = 0;
-      for (const v of members) {
-        if (side[v] === 1) {
-          let sink = true;
-          for (const c of succ[v]!) if (mark[c] === s && side[c] === 1) { sink = false; break; }
-          sinkA[v] = sink ? 1 : 0;
-          if (sink) sinksA++;
-        }
-      }
-      for (const v of members) {
-        if (side[v] !== 2) continue;
-        let source = true;
-        for (const p of pred[v]!) if (mark[p] === s && side[p] === 2) { source = false; break; }
-        if (!source) continue;
-        sourcesB++;
-        for (const p of pred[v]!) if (mark[p] === s && side[p] === 1 && sinkA[p] === 1) direct++;
-      }
-      return sinksA * sourcesB - direct;
-    };
-    for (const inA of cuts) {
-      let countA = 0;
-      let cpA = 0;
-      let cpB = 0;
+    for (let i = 0; i < m; i++) if (eft[i]! > cp) cp = eft[i]!;
+    // Latest start (relative): a cut "must start before t" is downward closed like "finished by t".
+    const late = new Float64Array(m);
+    for (let i = 0; i < m; i++) late[i] = cp - tail[i]!;
+    // Candidate cuts: "finished by t" (earliest) and "must start before t" (latest) families. The
+    // sweeps below score every threshold in one pass, so only sets that look ahead sample them.
+    const lookahead = depth > 0 && m <= LOOKAHEAD_MAX_NODES;
+    const k = lookahead ? MAX_CANDIDATES : Infinity;
+    const inA = (c: Cut, i: number): boolean => (c.late ? late[i]! < c.t : eft[i]! <= c.t);
+    const scored: ScoredCut[] = [];
+    // One sweep per family moves members from B to A in key order (ties in topological order, so a
+    // member always moves after its predecessors) and reads every sampled cut off the running
+    // counts. A is downward closed and B upward closed, so A's critical path is its largest earliest
+    // finish and B's its largest tail; the edges a cut adds are sinks(A) × sources(B) minus the
+    // direct edges between them, kept up to date as members move.
+    const sweep = (key: Float64Array, isLate: boolean): void => {
+      const values = distinct(key);
+      const thresholds = sample(isLate ? values.slice(1) : values.slice(0, -1), k);
+      // Counting sort by the key's rank keeps equal keys in topological (position) order.
+      const rankOf = new Int32Array(m);
+      const bucket = new Int32Array(values.length + 1);
+      for (let i = 0; i < m; i++) bucket[(rankOf[i] = lowerBound(values, key[i]!)) + 1]!++;
+      for (let r = 1; r <= values.length; r++) bucket[r]! += bucket[r - 1]!;
+      const order = new Int32Array(m);
+      for (let i = 0; i < m; i++) order[bucket[rankOf[i]!]!++] = i;
+      const tailFrom = new Float64Array(m + 1);
+      for (let j = m - 1; j >= 0; j--) tailFrom[j] = Math.max(tailFrom[j + 1]!, tail[order[j]!]!);
+      let sources = 0;
       for (const v of set) {
-        const sideV = inA(v) ? 1 : 2;
-        side[v] = sideV;
-        if (sideV === 1) countA++;
-        let start = 0;
-        for (const p of pred[v]!) if (mark[p] === s && side[p] === sideV && finish[p]! > start) start = finish[p]!;
-        finish[v] = start + dur[v]!;
-        if (sideV === 1) cpA = Math.max(cpA, finish[v]!);
-        else cpB = Math.max(cpB, finish[v]!);
+        side[v] = 2;
+        succInA[v] = 0;
+        let inB = 0;
+        for (const p of pred[v]!) if (mark[p] === s) inB++;
+        predInB[v] = inB;
+        if (inB === 0) sources++;
       }
-      if (countA === 0 || countA === set.length) continue;
-      scored.push({ cut: inA, score: cpA + cpB, added: addedPairs(set), imbalance: Math.abs(2 * countA - set.length) });
-    }
+      let sinks = 0;
+      let direct = 0;
+      const isSinkA = (v: number): boolean => mark[v] === s && side[v] === 1 && succInA[v] === 0;
+      const isSourceB = (v: number): boolean => mark[v] === s && side[v] === 2 && predInB[v] === 0;
+      let j = 0;
+      let cpA = 0;
+      for (const t of thresholds) {
+        for (; j < m; j++) {
+          const i = order[j]!;
+          if (isLate ? !(key[i]! < t) : !(key[i]! <= t)) break;
+          const v = set[i]!;
+          if (eft[i]! > cpA) cpA = eft[i]!;
+          side[v] = 1;
+          if (predInB[v] === 0) {
+            sources--;
+            for (const p of pred[v]!) if (isSinkA(p)) direct--;
+          }
+          for (const p of pred[v]!) {
+            if (mark[p] !== s || succInA[p]++ !== 0) continue;
+            sinks--;
+            for (const c of succ[p]!) if (isSourceB(c)) direct--;
+          }
+          // No successor has moved yet: v is a sink of A.
+          sinks++;
+          for (const c of succ[v]!) {
+            if (mark[c] !== s || --predInB[c]! !== 0) continue;
+            sources++;
+            for (const p of pred[c]!) if (isSinkA(p)) direct++;
+          }
+        }
+        if (j === 0 || j === m) continue;
+        scored.push({ cut: { late: isLate, t }, score: cpA + tailFrom[j]!, added: sinks * sources - direct, imbalance: Math.abs(2 * j - m) });
+      }
+    };
+    sweep(eft, false);
+    sweep(late, true);
     // Equal scores: fewer synchronisation edges (an exact series split adds none), then the more
     // balanced cut, which keeps the recursion shallow on long chains.
     scored.sort((x, y) => x.score - y.score || x.added - y.added || x.imbalance - y.imbalance);
-    const split = (cut: (v: number) => boolean): { a: number[]; b: number[] } => {
+    const split = (c: Cut): { a: number[]; b: number[] } => {
       const a: number[] = [];
       const b: number[] = [];
-      for (const v of set) (cut(v) ? a : b).push(v);
+      for (let i = 0; i < m; i++) (inA(c, i) ? a : b).push(set[i]!);
       return { a, b };
     };
     let best = scored[0] === undefined ? undefined : { ...split(scored[0].cut), score: scored[0].score };
-    if (best !== undefined && depth > 0 && set.length <= LOOKAHEAD_MAX_NODES) {
+    if (best !== undefined && lookahead) {
       // Look ahead on small sets: the halves' real makespans. Candidates come in lower-bound order,
       // so the search stops as soon as no remaining cut can beat the best real makespan.
       let bestReal = Infinity;
@@ -170,38 +206,51 @@ export function scheduleDag(
     return sequenceOf([decompose(best.a, depth), decompose(best.b, depth)]);
   };
 
-  // Weakly connected components of the induced subgraph, each in topological order.
+  // Weakly connected components of the induced subgraph, each in topological order (members are
+  // labelled first, then collected in `set` order, which is topological), ordered by smallest node.
   const weakComponents = (set: readonly number[]): number[][] => {
     const s = ++stamp;
     for (const v of set) mark[v] = s;
-    const comp = new Map<number, number>();
-    const out: number[][] = [];
+    let count = 0;
+    const stack: number[] = [];
     for (const root of set) {
-      if (comp.has(root)) continue;
-      const id = out.length;
-      const members: number[] = [];
-      const stack = [root];
-      comp.set(root, id);
+      if (seen[root] === s) continue;
+      stack.push(root);
+      seen[root] = s;
+      comp[root] = count;
       while (stack.length > 0) {
         const v = stack.pop()!;
-        members.push(v);
-        for (const w of succ[v]!.concat(pred[v]!)) {
-          if (mark[w] === s && !comp.has(w)) {
-            comp.set(w, id);
-            stack.push(w);
-          }
-        }
+        for (const w of succ[v]!) if (mark[w] === s && seen[w] !== s) (seen[w] = s), (comp[w] = count), stack.push(w);
+        for (const w of pred[v]!) if (mark[w] === s && seen[w] !== s) (seen[w] = s), (comp[w] = count), stack.push(w);
       }
-      members.sort((x, y) => rank[x]! - rank[y]!);
-      out.push(members);
+      count++;
     }
-    out.sort((x, y) => Math.min(...x) - Math.min(...y));
-    return out;
+    // One component (the common case) is `set` itself.
+    if (count === 1) return [set as number[]];
+    const out: number[][] = Array.from({ length: count }, () => []);
+    for (const v of set) out[comp[v]!]!.push(v);
+    const least = out.map(minOf);
+    return out.map((members, i) => ({ members, min: least[i]! })).sort((x, y) => x.min - y.min).map((c) => c.members);
   };
 
   const control = decompose(topo);
   const criticalPath = criticalPathOf(topo);
   return { control, addedEdges: addedEdgesOf(control, n, succ, topo), makespan: makespanOf(control, dur), criticalPath };
+}
+
+/** A candidate cut: A = the members that finish by `t` (earliest) or must start before `t` (latest). */
+interface Cut {
+  readonly late: boolean;
+  readonly t: number;
+}
+
+interface ScoredCut {
+  readonly cut: Cut;
+  /** Critical path of A plus that of B: a lower bound of the makespan after this cut. */
+  readonly score: number;
+  /** Synchronisation edges the cut adds (only computed where it can decide). */
+  added: number;
+  readonly imbalance: number;
 }
 
 /** Makespan of a control tree: a sequence adds up, a parallel takes its longest branch. */
@@ -267,8 +316,29 @@ function sequenceOf(items: readonly IrControl[]): IrControl {
   return { type: 'sequence', items: flat };
 }
 
-function distinct(values: readonly number[]): number[] {
-  return [...new Set(values)].sort((a, b) => a - b);
+function minOf(xs: readonly number[]): number {
+  let min = Infinity;
+  for (const x of xs) if (x < min) min = x;
+  return min;
+}
+
+/** Index of the first element of sorted `xs` that is ≥ x. */
+function lowerBound(xs: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (xs[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function distinct(values: Float64Array): number[] {
+  const sorted = values.slice().sort();
+  const out: number[] = [];
+  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) out.push(sorted[i]!);
+  return out;
 }
 
 function sample(values: readonly number[], k: number): readonly number[] {
