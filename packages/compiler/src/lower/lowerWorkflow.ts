@@ -9,7 +9,8 @@ import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot } from '../expr/ExpressionAst.js';
 import { LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKind } from '../envelope/StepEnvelope.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrStep, IrWorkflow } from '../ir/Ir.js';
-import { controlSteps, scheduleDag } from '../ir/scheduleDag.js';
+import { scheduleDag } from '../ir/scheduleDag.js';
+import { LayeredMap } from './LayeredMap.js';
 import { NameAllocator, asciiOnly, MAX_STATE_NAME } from './NameAllocator.js';
 import { renderRetry } from './renderRetry.js';
 
@@ -65,9 +66,7 @@ interface Scope {
   readonly label: string;
   readonly states: Record<string, AslState>;
   /** Step id → JSONata reading its value here (`$var`, or a lookup into a Parallel's result variable). */
-  readonly env: Map<string, string>;
-  /** Step id → JSONata for roots that are not plain variables (judge_loop's condition). */
-  readonly overrides: Map<string, string>;
+  readonly env: LayeredMap<string>;
   /** JSONata yielding the workflow input in this scope. */
   readonly inputVar: string;
   readonly iterVars: readonly string[];
@@ -97,7 +96,7 @@ class Lowerer {
     this.names.claimState(START_STATE) || this.fail('state_name', `a step is named '${START_STATE}'`, undefined);
     const outputName = this.names.state(OUTPUT_STATE);
     const top: Scope = {
-      label: this.doc.name, states: {}, env: new Map(), overrides: new Map(), inputVar: '$input', iterVars: [], produced: [],
+      label: this.doc.name, states: {}, env: new LayeredMap<string>(), inputVar: '$input', iterVars: [], produced: [],
     };
     const body = this.lowerWorkflowBody(this.doc.workflow, top, true);
     const defaults = JSON.stringify(this.doc.inputDefaults ?? {});
@@ -164,10 +163,43 @@ class Lowerer {
   }
 
   /** Whether a step's value must leave a Parallel branch whose steps are `inside`. */
-  private mustExport(stepId: string, inside: ReadonlySet<string>): boolean {
+  private mustExport(stepId: string, inside: (id: string) => boolean): boolean {
     if (this.alwaysExport.has(stepId)) return true;
-    for (const reader of this.readers.get(stepId) ?? []) if (!inside.has(reader)) return true;
+    for (const reader of this.readers.get(stepId) ?? []) if (!inside(reader)) return true;
     return false;
+  }
+
+  /**
+   * Where each control node's steps sit in its workflow's execution order: a branch covers one
+   * contiguous range, so "is this reader inside the branch" is two comparisons, not a set per branch.
+   */
+  private readonly layouts = new Map<IrWorkflow, { readonly position: Map<string, number>; readonly ranges: Map<IrControl, readonly [number, number]> }>();
+
+  private layout(wf: IrWorkflow, control: IrControl): void {
+    const position = new Map<string, number>();
+    const ranges = new Map<IrControl, readonly [number, number]>();
+    let next = 0;
+    const place = (step: IrStep, at: number): void => {
+      position.set(step.id, at);
+      for (const inner of step.composite?.body?.steps ?? []) place(inner, at);
+    };
+    const visit = (c: IrControl): void => {
+      const lo = next;
+      if (c.type === 'step') place(wf.steps[c.step]!, next++);
+      else for (const child of c.type === 'sequence' ? c.items : c.branches) visit(child);
+      ranges.set(c, [lo, next]);
+    };
+    visit(control);
+    this.layouts.set(wf, { position, ranges });
+  }
+
+  private insideOf(wf: IrWorkflow, c: IrControl): (id: string) => boolean {
+    const { position, ranges } = this.layouts.get(wf)!;
+    const [lo, hi] = ranges.get(c)!;
+    return (id) => {
+      const at = position.get(id);
+      return at !== undefined && at >= lo && at < hi;
+    };
   }
 
   // ---- names -------------------------------------------------------------------------------
@@ -222,6 +254,7 @@ class Lowerer {
     const schedule = scheduleDag(wf.steps.length, wf.edges, wf.steps.map((s) => s.estimatedDuration ?? 1));
     for (const [a, b] of schedule.addedEdges) this.addedEdges.push([wf.steps[a]!.id, wf.steps[b]!.id]);
     if (top) this.slowdown = schedule.criticalPath === 0 ? 1 : schedule.makespan / schedule.criticalPath;
+    this.layout(wf, schedule.control);
     return this.lowerControl(schedule.control, wf, scope);
   }
 
@@ -256,12 +289,12 @@ class Lowerer {
     const carried: string[] = [];
     branches.forEach((branch, i) => {
       const inner: Scope = {
-        label: `${name} branch ${i + 1}`, states: {}, env: new Map(scope.env), overrides: new Map(scope.overrides),
+        label: `${name} branch ${i + 1}`, states: {}, env: scope.env.child(),
         inputVar: scope.inputVar, iterVars: scope.iterVars, produced: [],
       };
       const frag = this.lowerControl(branch, wf, inner)!;
       // Only values read after the Parallel (or results) leave the branch: keeps definitions small.
-      const inside = new Set(controlStepIds(branch, wf));
+      const inside = this.insideOf(wf, branch);
       const exports = inner.produced.filter((p) => p.steps.some((id) => this.mustExport(id, inside)));
       this.closeScope(frag, inner, (assigns) => `{${exports.map((p) => `${JSON.stringify(p.variable)}: ${valueOf(`$${p.variable}`, assigns)}`).join(', ')}}`);
       rendered.push({ StartAt: frag.entry, States: inner.states });
@@ -338,8 +371,6 @@ class Lowerer {
   private resolveRoot(scope: Scope, step?: IrStep): (root: PathRoot) => string {
     return (root) => {
       if (root.kind === 'input') return scope.inputVar;
-      const o = scope.overrides.get(root.step);
-      if (o !== undefined) return o;
       const v = scope.env.get(root.step);
       if (v === undefined) {
         this.fail('unknown_step', `step '${root.step}' is not available here${step ? ` (read by '${step.id}')` : ''}`, step,
@@ -605,7 +636,7 @@ class Lowerer {
       Error: BUDGET_EXCEEDED,
       Cause: `{% "step '${step.id}' exceeded its budget of ${budget.maxTurns} turns / ${budget.maxToolCalls} tool calls after " & $string($${turn} + 1) & " turns and " & $string($${calls}) & " tool calls" %}`,
     };
-    const iterScope: Scope = { ...scope, label: tools, states: {}, produced: [], failState: undefined, env: new Map(scope.env), overrides: new Map(scope.overrides) };
+    const iterScope: Scope = { ...scope, label: tools, states: {}, produced: [], failState: undefined, env: scope.env.child() };
     const toolState = this.taskState(step, iterScope, 'tool', this.payload(step, scope, {
       kind: 'tool',
       role: 'tool',
@@ -664,7 +695,7 @@ class Lowerer {
     const inputVar = this.names.variable(`${v}_input`);
     const index = this.names.variable(`${v}_index`);
     const inner: Scope = {
-      label: name, states: {}, env: new Map(scope.env), overrides: new Map(scope.overrides),
+      label: name, states: {}, env: scope.env.child(),
       inputVar: `$${inputVar}`, iterVars: [...scope.iterVars, index], produced: [],
     };
     const body = c.body ?? { steps: [], edges: [] };
@@ -714,8 +745,7 @@ class Lowerer {
     const bodyFrag = this.lowerWorkflowBody(body, inner, false);
     init.Next = bodyFrag?.entry ?? again;
     if (bodyFrag) this.patch(bodyFrag.tails, again);
-    // The body ran in this scope: make its steps visible to the condition.
-    for (const [id, x] of inner.env) scope.env.set(id, x);
+    // The body ran in this scope (`inner` shares its environment), so the condition sees its steps.
     const exit: Record<string, unknown> = { Condition: '{% true %}', Assign: { [v]: `{% ${bodyFrag ? this.resultExpr(body, scope) : 'null'} %}` } };
     scope.states[again] = {
       Type: 'Choice',
@@ -795,7 +825,7 @@ class Lowerer {
     const collected = this.names.variable(`${v}_analyses`);
     const input = step.input ? this.field(step.input, scope, step) : undefined;
     const branches = analysts.map((a) => {
-      const inner: Scope = { ...scope, label: par, states: {}, produced: [], failState: undefined, env: new Map(scope.env), overrides: new Map(scope.overrides) };
+      const inner: Scope = { ...scope, label: par, states: {}, produced: [], failState: undefined, env: scope.env.child() };
       const sName = this.helper(step, a.role);
       const s = this.agentTask(step, inner, a, sName, input ?? null, {});
       delete s.Assign;
@@ -874,17 +904,6 @@ function replaceVariable(expr: string, name: string, replacement: string): strin
 }
 
 const VARIABLE_PATTERNS = new Map<string, RegExp>();
-
-/** Ids of the steps a control tree covers (with their loop bodies' steps). */
-function controlStepIds(c: IrControl, wf: IrWorkflow): string[] {
-  const out: string[] = [];
-  const addBody = (step: IrStep): void => {
-    out.push(step.id);
-    for (const inner of step.composite?.body?.steps ?? []) addBody(inner);
-  };
-  for (const i of controlSteps(c)) addBody(wf.steps[i]!);
-  return out;
-}
 
 /** True when a value holds a `${ }` template anywhere. */
 function hasTemplate(v: unknown): boolean {
