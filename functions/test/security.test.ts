@@ -114,7 +114,7 @@ describe('Security: tool authorisation', () => {
 
   it('refuses a malformed envelope with InvalidEnvelope naming the bad fields', async () => {
     const h = createModelHandler(rt);
-    const err = await h({ version: 2, run: { id: '' }, step: { id: 's', kind: 'teleport' } }).catch((e: unknown) => e);
+    const err = await h({ version: 3, run: { id: '' }, step: { id: 's', kind: 'teleport' } }).catch((e: unknown) => e);
     expect((err as Error).name).toBe('InvalidEnvelope');
     expect((err as Error).message).toContain('version: ');
     expect((err as Error).message).toContain('run.id: ');

@@ -111,12 +111,13 @@ describe('Examples: every example runs offline on the embedded stack', () => {
       // Every handler call is one of the expected steps.
       expect([...probe.calls.keys()].sort()).toEqual([...c.lambdaSteps].sort());
 
-      // The history: started, one TaskSucceeded per handler call, succeeded with the output.
+      // The history: started, one TaskSucceeded (tool calls, lambda:invoke) or LambdaFunctionSucceeded (plain steps,
+      // function-ARN Tasks) per handler call, succeeded with the output.
       const details = await service.details(result.runId);
       const types = details.history.map((e) => e.type);
       expect(types[0]).toBe('ExecutionStarted');
       expect(types.at(-1)).toBe('ExecutionSucceeded');
-      expect(types.filter((t) => t === 'TaskSucceeded').length).toBe(probe.total());
+      expect(types.filter((t) => t === 'TaskSucceeded' || t === 'LambdaFunctionSucceeded').length).toBe(probe.total());
       expect(JSON.parse(details.history.at(-1)!.executionSucceededEventDetails!.output!)).toEqual(result.output);
       expect(details.steps.filter((s) => c.lambdaSteps.includes(s.id)).every((s) => s.state === 'succeeded')).toBe(true);
       if (c.file === 'file-review.yaml') expect(records.map((r) => r.stepId).sort()).toEqual(['review[0]', 'review[1]', 'review[2]', 'summary']);

@@ -26,8 +26,8 @@ const INPUTS: Record<string, unknown> = {
   'd33-after-when-retry': { go: true },
 };
 const SCRIPTS: Record<string, Record<string, Script>> = {
-  // The judge answers with the second candidate, verbatim.
-  'c08-consensus-judge': { judge: (env) => ({ output: env.inputs.steps.voter_2 }) },
+  // The judge answers with the second candidate, verbatim (its prompt places every candidate).
+  'c08-consensus-judge': { judge: (env) => ({ output: /2: (.*) 3: /.exec(String(env.inputs.value))![1] }) },
   'c09-majority': { v1: () => ({ output: 'yes' }), v2: () => ({ output: 'no' }), v3: () => ({ output: 'no' }) },
   'c15-pure-chain': { seed: (env) => (env.toolCall ? defaultAnswer(env) : env.turn!.index === 0 ? { done: false, toolCalls: [{ id: 'c0', tool: 'search', args: {} }] } : { done: true, output: 21 }) },
 };

@@ -2,7 +2,7 @@
 // validated against the compiler's StepEnvelope schema, and answers are deterministic functions of
 // the envelope, so a run's output proves the data flow the ASL implements.
 import { StepEnvelope, type CompileResult } from '@stepforge/compiler';
-import { createLambdaInvoker, createTaskInvoker, createVirtualClock, executeStateMachine, type ExecutionResult } from '@stepforge/engine';
+import { createLambdaInvoker, createTaskInvoker, createVirtualClock, executeStateMachine, substitutePlaceholders, type ExecutionResult } from '@stepforge/engine';
 
 /** One scripted answer: return the handler result, or throw an Error whose name is the step error. */
 export type Script = (env: StepEnvelope, call: number) => unknown;
@@ -20,6 +20,8 @@ const FUNCTIONS = {
   FunctionStepFunctionArn: 'function',
   McpToolStepFunctionArn: 'mcp_tool',
 };
+/** Placeholders → function ARNs, as CDK's DefinitionSubstitutions fill them (plain steps name the function as Resource). */
+const SUBSTITUTIONS = Object.fromEntries(Object.entries(FUNCTIONS).map(([k, name]) => [k, `arn:aws:lambda:us-east-1:123456789012:function:${name}`]));
 
 const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v ?? null));
 
@@ -71,12 +73,14 @@ export async function runScripted(compiled: CompileResult, input: unknown, overr
   invoker = createTaskInvoker({
     lambda: createLambdaInvoker(
       Object.fromEntries(Object.values(FUNCTIONS).map((name) => [name, handler])),
-      { substitutions: FUNCTIONS },
+      { substitutions: SUBSTITUTIONS },
     ),
     sqs: false,
     dynamodb: false,
   });
-  const result = await executeStateMachine(compiled.asl, input, {
+  // The placeholders are filled in the definition text, as CDK's DefinitionSubstitutions and the embedded stack do.
+  const definition = JSON.parse(substitutePlaceholders(JSON.stringify(compiled.asl), SUBSTITUTIONS)) as typeof compiled.asl;
+  const result = await executeStateMachine(definition, input, {
     invoker,
     clock: createVirtualClock(),
     executionName: 'run-1',

@@ -118,14 +118,19 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
 
   it('passes large outputs by reference as {"$ref": …}', async () => {
     const ref = { ref: 'runs/run-1/first', bytes: 900_000, sha256: 'c'.repeat(64) };
-    const run = await runScripted(compileCase('d17-sequence.yaml'), {}, { first: () => ({ outputRef: ref }) });
+    // As the runtime answers: `output` is the reference, `outputRef` repeats it.
+    const run = await runScripted(compileCase('d17-sequence.yaml'), {}, { first: () => ({ output: { $ref: ref }, outputRef: ref }) });
     const second = run.calls.find((c) => c.step.id === 'second')!;
-    expect(second.inputs.steps).toEqual({ first: { $ref: ref } });
-    expect(second.inputs.template).toEqual({ text: '${ steps.first.output }' });
+    // The whole-expression template keeps the reference as it is, for the handler to resolve.
+    expect(second.inputs.value).toEqual({ text: { $ref: ref } });
+    expect(second.version).toBe(2);
   });
 
   it('sends the run metadata from the execution input and strips it from input', async () => {
-    const run = await runScripted(compileCase('d16-minimal.yaml'), { topic: 'x', $stepforge: { idempotencyKey: 'k1', parentRunId: 'p0' } });
+    // A step without its own input gets the workflow input (envelope v2 sends it only where a handler falls back to it).
+    const { ir } = compileCase('d16-minimal.yaml');
+    const bare = compileIr({ ...ir, workflow: { ...ir.workflow, steps: [{ ...ir.workflow.steps[0]!, input: undefined }] } });
+    const run = await runScripted(bare, { topic: 'x', $stepforge: { idempotencyKey: 'k1', parentRunId: 'p0' } });
     const env = run.calls[0]!;
     expect(env.run).toEqual({ id: 'run-1', workflow: 'd16-minimal', idempotencyKey: 'k1', parentRunId: 'p0' });
     expect(env.inputs.input).toEqual({ topic: 'x' });

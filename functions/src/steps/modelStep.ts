@@ -20,7 +20,8 @@ export function buildPrompt(env: StepEnvelope): string {
   const template = typeof env.inputs.template === 'string' ? env.inputs.template : typeof env.config.prompt === 'string' ? env.config.prompt : '';
   const context: string[] = [];
   for (const [name, out] of Object.entries(env.inputs.steps)) {
-    const placed = new RegExp(`\\b${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(template);
+    // Version 2 envelopes carry only the steps to append (the compiler applied this test); version 1 carries every read step.
+    const placed = env.version === 1 && new RegExp(`\\b${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(template);
     if (!placed) context.push(`--- Output of step "${name}" ---\n${renderForPrompt(out)}`);
   }
   return context.length === 0 ? prompt : `${prompt}\n\nContext from earlier steps:\n${context.join('\n\n')}`;

@@ -90,7 +90,9 @@ export function sampleInput(section: unknown): Record<string, unknown> {
 function scriptedInvoker(clock: { sleep(ms: number): Promise<void> }, counts: Record<string, number>, modelTurns: { n: number }): TaskInvoker {
   return {
     async invoke(invocation: TaskInvocation): Promise<unknown> {
-      const args = (invocation.input ?? {}) as { FunctionName?: string; Payload?: Record<string, any> };
+      // `lambda:invoke` names the function in Arguments; a function-ARN Task names it as the Resource.
+      const invoke = invocation.resource.startsWith('arn:aws:states:::lambda:invoke');
+      const args = (invoke ? invocation.input ?? {} : { FunctionName: invocation.resource, Payload: invocation.input }) as { FunctionName?: string; Payload?: Record<string, any> };
       const handler = PLACEHOLDER_HANDLER[String(args.FunctionName)];
       if (!handler) {
         // Service integrations (SQS approval messages, DynamoDB) cost no Lambda; answer the callback.
@@ -119,8 +121,9 @@ function scriptedInvoker(clock: { sleep(ms: number): Promise<void> }, counts: Re
         if (handler === 'model') modelTurns.n++;
         payload = { status: 'succeeded', output: SCRIPTED_OUTPUT, usage };
       }
-      // A `.waitForTaskToken` call (tool calls) gets its answer through the token: the result is the answer itself.
-      if (invocation.resource.endsWith('.waitForTaskToken')) return payload;
+      // A `.waitForTaskToken` call (tool calls) gets its answer through the token, and a function-ARN Task its
+      // handler's answer: the result is the answer itself.
+      if (!invoke || invocation.resource.endsWith('.waitForTaskToken')) return payload;
       return { StatusCode: 200, ExecutedVersion: '$LATEST', Payload: payload };
     },
   };

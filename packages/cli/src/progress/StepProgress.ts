@@ -77,8 +77,9 @@ export function computeStepProgress(
       acc.inTok += Number(usage.inputTokens ?? 0) || 0;
       acc.outTok += Number(usage.outputTokens ?? 0) || 0;
       if (payload?.status === 'reused') acc.reusedTasks++;
-    } else if (e.type === 'TaskFailed' || e.type === 'TaskTimedOut') {
-      const d = e.taskFailedEventDetails ?? e.taskTimedOutEventDetails;
+    } else if (e.type === 'TaskFailed' || e.type === 'TaskTimedOut' || e.type === 'LambdaFunctionFailed' || e.type === 'LambdaFunctionTimedOut') {
+      // Plain steps are function-ARN Tasks (LambdaFunction* events); tool calls use lambda:invoke (Task* events).
+      const d = e.taskFailedEventDetails ?? e.taskTimedOutEventDetails ?? e.lambdaFunctionFailedEventDetails ?? e.lambdaFunctionTimedOutEventDetails;
       acc.error = { error: d?.error ?? 'States.TaskFailed', cause: d?.cause ?? '' };
     }
   }

@@ -62,17 +62,23 @@ export const Budget = z.object({
 export type Budget = z.infer<typeof Budget>;
 
 /**
- * The step's inputs. `value` is what the ASL resolved (its JSONata translation of the source template);
- * `template` is the unevaluated source template, and `steps` the values of the steps it reads, so a handler
- * can re-resolve when one of them is a `{"$ref"}` that JSONata could not traverse.
+ * The step's inputs. `value` is what the ASL resolved (its JSONata translation of the source template).
+ * Version 2: `steps` holds only the read steps a model handler appends as context (those the prompt
+ * template does not place), and `input` is present only where a handler may fall back to it (no value,
+ * or one that may be null). Version 1 also sent `template` (the unevaluated source template) and every
+ * read step, and left the "placed" test to the handler.
  */
 export const EnvelopeInputs = z.object({
   value: z.unknown().optional(),
+  /** Version 1 only. */
   template: z.unknown().optional(),
   steps: z.record(z.string(), z.unknown()).default({}),
   /** The workflow input (run input after defaults). */
   input: z.unknown().optional(),
 });
+
+/** The envelope version the compiler emits; handlers accept 1 and 2 (see EnvelopeInputs). */
+export const ENVELOPE_VERSION = 2;
 
 /** One tool call proposed by a model turn. */
 export const ToolCall = z.object({
@@ -102,10 +108,14 @@ export const EnvelopeTurn = z.object({
 
 /** The payload every step Lambda receives. */
 export const StepEnvelope = z.object({
-  version: z.literal(1),
+  version: z.union([z.literal(1), z.literal(2)]),
   run: EnvelopeRun,
   step: EnvelopeStep,
-  /** The step's configuration from the source (model id, prompt, tool name + args, connector + action, function name, MCP server + tool, …). */
+  /**
+   * The step's configuration from the source (model id, prompt, tool name + args, connector + action, function name,
+   * MCP server + tool, …). Version 2 leaves out what travels elsewhere: a model step's `prompt` when `inputs.value`
+   * is the rendered prompt, and `max_turns` / `max_tool_calls` (see `budget`).
+   */
   config: z.record(z.string(), z.unknown()),
   inputs: EnvelopeInputs,
   budget: Budget.optional(),
@@ -123,7 +133,10 @@ export type StepEnvelope = z.infer<typeof StepEnvelope>;
 /** What the ASL may send before defaults apply. */
 export type StepEnvelopeInput = z.input<typeof StepEnvelope>;
 
-/** A plain step's result: `output` inline, or `outputRef` when it is too large for the state payload. */
+/**
+ * A plain step's result: `output` inline or, when it is too large for the state payload, `{"$ref": outputRef}`
+ * with `outputRef` repeated beside it (the state machine reads `output` only; run records read `outputRef`).
+ */
 export const StepResult = z.object({
   status: z.enum(['succeeded', 'reused']).default('succeeded'),
   output: z.unknown().optional(),
@@ -133,7 +146,7 @@ export const StepResult = z.object({
 /** A plain step's result. */
 export type StepResult = z.infer<typeof StepResult>;
 
-/** One agent turn: either done with an output, or asking for tool calls. */
+/** One agent turn: either done with an output (`{"$ref": outputRef}` when stored, as in StepResult), or asking for tool calls. */
 export const ModelTurnResult = z.object({
   done: z.boolean(),
   output: z.unknown().optional(),

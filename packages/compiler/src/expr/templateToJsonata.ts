@@ -16,6 +16,11 @@ export interface JsonataOptions {
   readonly helpers?: 'inline' | 'none';
   /** Wrap the result in `{% … %}` as Step Functions fields expect. */
   readonly wrap?: boolean;
+  /**
+   * The input root always yields an object (the compiled workflow's `$input`), so its first path
+   * step needs no JSON-string or array handling: a plain `$lookup`.
+   */
+  readonly objectInput?: boolean;
 }
 
 /** The default root layout (see JsonataOptions.resolveRoot). */
@@ -28,11 +33,16 @@ export function defaultResolveRoot(root: PathRoot): string {
  * computes (proved by the differential test). Requires the `$parse` function Step Functions provides.
  */
 export function templateToJsonata(t: Template, options: JsonataOptions = {}): string {
-  const tr = new Translator(options.resolveRoot ?? defaultResolveRoot);
+  const tr = new Translator(options.resolveRoot ?? defaultResolveRoot, options.objectInput ?? false);
   let body: string;
   if (t.whole) {
-    const v = tr.fresh();
-    body = `( ${v} := ${tr.expr((t.parts[0] as { expr: Expr }).expr)}; $exists(${v}) ? ${v} : null )`;
+    const inner = tr.expr((t.parts[0] as { expr: Expr }).expr);
+    // A plain variable can be read twice; anything else is bound once.
+    if (/^\$[A-Za-z_][A-Za-z0-9_]*$/.test(inner)) body = `($exists(${inner}) ? ${inner} : null)`;
+    else {
+      const v = tr.fresh();
+      body = `( ${v} := ${inner}; $exists(${v}) ? ${v} : null )`;
+    }
   } else if (t.parts.length === 0) {
     body = '""';
   } else {
@@ -45,7 +55,7 @@ export function templateToJsonata(t: Template, options: JsonataOptions = {}): st
 
 /** Translates a single expression (the inside of `${ }`) to JSONata; missing stays undefined. */
 export function expressionToJsonata(e: Expr, options: Omit<JsonataOptions, 'mode'> = {}): string {
-  const body = new Translator(options.resolveRoot ?? defaultResolveRoot).expr(e);
+  const body = new Translator(options.resolveRoot ?? defaultResolveRoot, options.objectInput ?? false).expr(e);
   const out = options.helpers !== 'none' ? withJsonataHelpers(body) : body;
   return options.wrap ? `{% ${out} %}` : out;
 }
@@ -53,7 +63,7 @@ export function expressionToJsonata(e: Expr, options: Omit<JsonataOptions, 'mode
 class Translator {
   private n = 0;
 
-  constructor(private readonly resolveRoot: (root: PathRoot) => string) {}
+  constructor(private readonly resolveRoot: (root: PathRoot) => string, private readonly objectInput: boolean) {}
 
   /** A fresh block variable; unique names keep nested blocks readable and shadowing-free. */
   fresh(): string {
@@ -71,7 +81,10 @@ class Translator {
       }
       case 'path': {
         let out = this.resolveRoot(e.root);
-        for (const seg of e.segments) out = `$sfStep(${out}, ${JSON.stringify(seg)})`;
+        e.segments.forEach((seg, i) => {
+          const plain = i === 0 && this.objectInput && e.root.kind === 'input' && typeof seg === 'string';
+          out = plain ? `$lookup(${out}, ${JSON.stringify(seg)})` : `$sfStep(${out}, ${JSON.stringify(seg)})`;
+        });
         return out;
       }
       case 'default': {

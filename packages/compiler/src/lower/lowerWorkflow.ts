@@ -7,7 +7,7 @@ import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot } from '../expr/ExpressionAst.js';
-import { LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKind } from '../envelope/StepEnvelope.js';
+import { ENVELOPE_VERSION, LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKind } from '../envelope/StepEnvelope.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrStep, IrWorkflow } from '../ir/Ir.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
 import { LayeredMap } from './LayeredMap.js';
@@ -37,17 +37,25 @@ export const OUTPUT_STATE = 'Output';
 export const BUDGET_EXCEEDED = 'BudgetExceeded';
 export const JUDGE_NOT_CANDIDATE = 'JudgeChoiceNotCandidate';
 
-const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
-/** How a Lambda step's result becomes its value: inline output, or `{"$ref": …}` for stored outputs. */
-const RESULT_VALUE = '( $p := $states.result.Payload; $exists($p.outputRef) ? {"$ref": $p.outputRef} : $p.output )';
+/**
+ * Plain Lambda steps name the function itself as the Resource (`${ModelStepFunctionArn}`, filled by
+ * DefinitionSubstitutions): the state's result is then the handler's answer, with no Invoke envelope
+ * (`FunctionName`, `Payload`) in the definition or the result — about 70 bytes less per Task, which
+ * is what keeps a 1,000-step workflow well under the 1 MB definition quota.
+ */
+const LAMBDA_INVOKE_CALLBACK_BASE = 'arn:aws:states:::lambda:invoke';
+/**
+ * How a Lambda step's result becomes its value: `output`, which handlers set to `{"$ref": outputRef}`
+ * when the output is stored by reference (see StepResult).
+ */
+const RESULT_VALUE = '$states.result.output';
 /**
  * Tool calls invoke the tool Lambda with `.waitForTaskToken`: a call that policy gates waits for a
  * human (the runtime records the approval, announces it on SQS and answers the token when someone
  * decides); any other call is answered through the token at once. The result is then the answer
- * itself, not a Lambda `Payload`.
+ * itself, as for a function-ARN Task.
  */
-const LAMBDA_INVOKE_CALLBACK = `${LAMBDA_INVOKE}.waitForTaskToken`;
-const CALLBACK_RESULT_VALUE = '( $p := $states.result; $exists($p.outputRef) ? {"$ref": $p.outputRef} : $p.output )';
+const LAMBDA_INVOKE_CALLBACK = `${LAMBDA_INVOKE_CALLBACK_BASE}.waitForTaskToken`;
 /** How long a gated tool call may wait: a little over the runtime's default approval timeout (24 h), whose expiry denies first. */
 const CALLBACK_TIMEOUT_SECONDS = 24 * 3600 + 300;
 
@@ -73,6 +81,8 @@ interface Scope {
   /** Variables assigned in this scope with the step values they hold (what a branch may export). */
   readonly produced: { readonly variable: string; readonly steps: readonly string[] }[];
   failState?: string;
+  /** The state machine's own scope (its Fail state is `Failed`). */
+  readonly top?: boolean;
 }
 
 /** Lowers a whole IR document to an ASL definition. Throws StepforgeError on what ASL cannot express. */
@@ -96,7 +106,7 @@ class Lowerer {
     this.names.claimState(START_STATE) || this.fail('state_name', `a step is named '${START_STATE}'`, undefined);
     const outputName = this.names.state(OUTPUT_STATE);
     const top: Scope = {
-      label: this.doc.name, states: {}, env: new LayeredMap<string>(), inputVar: '$input', iterVars: [], produced: [],
+      label: this.doc.name, top: true, states: {}, env: new LayeredMap<string>(), inputVar: '$input', iterVars: [], produced: [],
     };
     const body = this.lowerWorkflowBody(this.doc.workflow, top, true);
     const defaults = JSON.stringify(this.doc.inputDefaults ?? {});
@@ -289,7 +299,8 @@ class Lowerer {
     const carried: string[] = [];
     branches.forEach((branch, i) => {
       const inner: Scope = {
-        label: `${name} branch ${i + 1}`, states: {}, env: scope.env.child(),
+        // Named after the branch's first steps: its Fail / join states read "<branch>: failed".
+        label: this.controlLabel(branch, wf), states: {}, env: scope.env.child(),
         inputVar: scope.inputVar, iterVars: scope.iterVars, produced: [],
       };
       const frag = this.lowerControl(branch, wf, inner)!;
@@ -354,10 +365,10 @@ class Lowerer {
 
   private failState(scope: Scope): string {
     if (scope.failState === undefined) {
-      const name = this.names.state(scope.label === this.doc.name ? 'Failed' : `${scope.label}: failed`);
+      const name = this.names.state(scope.top ? 'Failed' : `${scope.label}: failed`);
       scope.states[name] = {
         Type: 'Fail',
-        ...(scope.label === this.doc.name ? { Comment: 'The run ends failed with the failing step\'s error; the cause names the step' } : {}),
+        ...(scope.top ? { Comment: 'The run ends failed with the failing step\'s error; the cause names the step' } : {}),
         Error: '{% $states.input[1].Error %}',
         Cause: '{% "step \'" & $states.input[0] & "\' failed: " & $states.input[1].Cause %}',
       };
@@ -390,7 +401,7 @@ class Lowerer {
       if ((e as { name?: unknown }).name === 'StepforgeError') throw e;
       throw e;
     }
-    return templateToJsonata(t, { resolveRoot: this.resolveRoot(scope, step), mode });
+    return templateToJsonata(t, { resolveRoot: this.resolveRoot(scope, step), mode, objectInput: true });
   }
 
   /** An IrExpr as an ASL field value: static JSON stays as is, expressions become `{% … %}` leaves. */
@@ -490,9 +501,10 @@ class Lowerer {
     return frag;
   }
 
-  private comment(step: IrStep, what: string): string {
-    const loc = step.location ? ` (${step.location.file ?? this.doc.file ?? 'source'}:${step.location.line}:${step.location.column})` : '';
-    return `${step.kind} step '${step.id}'${loc}: ${what}`;
+  /** `<kind> '<id>' @ file:line:col[: what]` — repeated on every state, so kept short. */
+  private comment(step: IrStep, what?: string): string {
+    const loc = step.location ? ` @ ${step.location.file ?? this.doc.file ?? 'source'}:${step.location.line}:${step.location.column}` : '';
+    return `${step.kind} '${step.id}'${loc}${what ? `: ${what}` : ''}`;
   }
 
   private lowerPass(step: IrStep, scope: Scope, v: string, jsonata: string, what: string): Frag {
@@ -518,30 +530,47 @@ class Lowerer {
     return { entry: name, tails: [...frag.tails, { holder: skip, field: 'rule' }] };
   }
 
-  /** The envelope every Lambda receives (see envelope/StepEnvelope.ts). */
+  /**
+   * The envelope every Lambda receives (see envelope/StepEnvelope.ts, version 2): only what the
+   * handler reads. `inputs.steps` holds the read steps a model prompt does not place (the context
+   * the handler appends), `inputs.input` is sent only where a handler may fall back to it, and
+   * config fields carried elsewhere (the prompt as `inputs.value`, turn limits as `budget`) are left out.
+   */
   private payload(step: IrStep, scope: Scope, extra: {
     kind?: LambdaStepKind; role?: string; identity?: string; config?: Record<string, unknown>; value?: unknown;
-    steps?: unknown; iterVars?: readonly string[]; turn?: unknown; toolCall?: unknown; budget?: unknown;
+    iterVars?: readonly string[]; turn?: unknown; toolCall?: unknown; budget?: unknown;
   } = {}): Record<string, unknown> {
     const iter = extra.iterVars ?? scope.iterVars;
+    const kind = extra.kind ?? (step.kind as LambdaStepKind);
+    const inputs: Record<string, unknown> = {};
+    let config = extra.config ?? step.config;
+    // A tool call carries its own arguments (`toolCall`); the step's inputs are not read.
+    if (extra.toolCall === undefined) {
+      const value = extra.value !== undefined ? extra.value : step.input ? this.field(step.input, scope, step) : undefined;
+      if (value !== undefined) inputs.value = value;
+      const model = kind === 'model' || kind === 'agent';
+      if (model) {
+        const context = unplacedReads(step, config);
+        if (context.length > 0) inputs.steps = this.readsObject(context, scope);
+      }
+      if ((model || kind === 'function') && mayBeNull(step, extra.value)) inputs.input = `{% ${scope.inputVar} %}`;
+      // The prompt is sent rendered as `inputs.value`, always a string here, so the handler never reads `config.prompt`.
+      if (model && extra.value === undefined && step.input?.kind === 'template' && typeof step.input.value === 'string' && !mayBeNull(step, undefined)) config = omit(config, 'prompt');
+    }
+    if (kind === 'model' || kind === 'tool') config = omit(config, 'max_turns', 'max_tool_calls');
     const out: Record<string, unknown> = {
-      version: 1,
+      version: ENVELOPE_VERSION,
       run: '{% $run %}',
       step: {
         id: step.id,
-        kind: extra.kind ?? (step.kind as LambdaStepKind),
+        kind,
         identity: extra.identity ?? step.identity,
         // Empty lists are the schema defaults: left out to keep large definitions under 1 MB.
         ...(iter.length === 0 ? {} : { iteration: `{% [${iter.map((x) => `$${x}`).join(', ')}] %}` }),
         ...(extra.role !== undefined ? { role: extra.role } : {}),
       },
-      config: extra.config ?? step.config,
-      inputs: {
-        ...(extra.value !== undefined ? { value: extra.value } : step.input ? { value: this.field(step.input, scope, step) } : {}),
-        ...(step.input?.kind === 'template' && hasTemplate(step.input.value) ? { template: step.input.value } : {}),
-        steps: extra.steps ?? this.readsObject(allReads(step), scope),
-        input: `{% ${scope.inputVar} %}`,
-      },
+      config,
+      inputs,
     };
     if (step.tools.length > 0) out.tools = [...step.tools];
     if (step.secrets.length > 0) out.secrets = [...step.secrets];
@@ -552,17 +581,16 @@ class Lowerer {
     return out;
   }
 
-  private taskState(step: IrStep, scope: Scope, kind: LambdaStepKind, payload: Record<string, unknown>, assign: Record<string, unknown>, what: string): AslState {
+  private taskState(step: IrStep, scope: Scope, kind: LambdaStepKind, payload: Record<string, unknown>, assign: Record<string, unknown>, what: string | undefined): AslState {
     const callback = kind === 'tool';
     const timeout = step.timeoutSeconds ?? (callback ? CALLBACK_TIMEOUT_SECONDS : undefined);
     const state: AslState = {
       Type: 'Task',
       Comment: this.comment(step, what),
-      Resource: callback ? LAMBDA_INVOKE_CALLBACK : LAMBDA_INVOKE,
-      Arguments: {
-        FunctionName: LAMBDA_PLACEHOLDERS[kind],
-        Payload: callback ? { ...payload, taskToken: '{% $states.context.Task.Token %}' } : payload,
-      },
+      Resource: callback ? LAMBDA_INVOKE_CALLBACK : LAMBDA_PLACEHOLDERS[kind],
+      Arguments: callback
+        ? { FunctionName: LAMBDA_PLACEHOLDERS[kind], Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
+        : payload,
       ...(timeout !== undefined ? { TimeoutSeconds: timeout } : {}),
       Assign: assign,
       Retry: renderRetry(step.retry),
@@ -579,8 +607,7 @@ class Lowerer {
   private lowerTask(step: IrStep, scope: Scope, v: string): Frag {
     const name = this.stepNames.get(step)!;
     const kind = (step.kind === 'agent' ? 'agent' : step.kind) as LambdaStepKind;
-    const value = kind === 'tool' ? CALLBACK_RESULT_VALUE : RESULT_VALUE;
-    const state = this.taskState(step, scope, kind, this.payload(step, scope), { [v]: `{% ${value} %}` }, kind === 'tool' ? 'tool Lambda, answered through a task token (a gated call waits for a human)' : 'Lambda task');
+    const state = this.taskState(step, scope, kind, this.payload(step, scope), { [v]: `{% ${RESULT_VALUE} %}` }, kind === 'tool' ? 'answered through a task token (a gated call waits for a human)' : undefined);
     scope.states[name] = state;
     return { entry: name, tails: [{ holder: state, field: 'Next' }] };
   }
@@ -612,11 +639,11 @@ class Lowerer {
       role: 'reason',
       turn: { index: `{% $${turn} %}`, toolResults: `{% $${results} %}` },
       budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${turn} %}`, toolCallsUsed: `{% $${calls} %}` },
-    }), { [reply]: '{% $states.result.Payload %}' }, 'agent turn (model Lambda); the conversation lives in DynamoDB');
+    }), { [reply]: '{% $states.result %}' }, 'agent turn (model Lambda); the conversation lives in DynamoDB');
     scope.states[reason]!.Next = check;
     const done: Record<string, unknown> = {
       Condition: `{% $${reply}.done = true or $count($${reply}.toolCalls) = 0 %}`,
-      Assign: { [v]: `{% $exists($${reply}.outputRef) ? {"$ref": $${reply}.outputRef} : $${reply}.output %}` },
+      Assign: { [v]: `{% $${reply}.output %}` },
     };
     scope.states[check] = {
       Type: 'Choice',
@@ -636,7 +663,7 @@ class Lowerer {
       Error: BUDGET_EXCEEDED,
       Cause: `{% "step '${step.id}' exceeded its budget of ${budget.maxTurns} turns / ${budget.maxToolCalls} tool calls after " & $string($${turn} + 1) & " turns and " & $string($${calls}) & " tool calls" %}`,
     };
-    const iterScope: Scope = { ...scope, label: tools, states: {}, produced: [], failState: undefined, env: scope.env.child() };
+    const iterScope: Scope = { ...scope, label: tools, states: {}, produced: [], failState: undefined, top: false, env: scope.env.child() };
     const toolState = this.taskState(step, iterScope, 'tool', this.payload(step, scope, {
       kind: 'tool',
       role: 'tool',
@@ -825,7 +852,7 @@ class Lowerer {
     const collected = this.names.variable(`${v}_analyses`);
     const input = step.input ? this.field(step.input, scope, step) : undefined;
     const branches = analysts.map((a) => {
-      const inner: Scope = { ...scope, label: par, states: {}, produced: [], failState: undefined, env: scope.env.child() };
+      const inner: Scope = { ...scope, label: par, states: {}, produced: [], failState: undefined, top: false, env: scope.env.child() };
       const sName = this.helper(step, a.role);
       const s = this.agentTask(step, inner, a, sName, input ?? null, {});
       delete s.Assign;
@@ -905,12 +932,32 @@ function replaceVariable(expr: string, name: string, replacement: string): strin
 
 const VARIABLE_PATTERNS = new Map<string, RegExp>();
 
-/** True when a value holds a `${ }` template anywhere. */
-function hasTemplate(v: unknown): boolean {
-  if (typeof v === 'string') return hasExpression(v);
-  if (Array.isArray(v)) return v.some(hasTemplate);
-  if (v !== null && typeof v === 'object') return Object.values(v).some(hasTemplate);
-  return false;
+/**
+ * The read steps a model handler appends as context: those whose name the prompt template does
+ * not mention (the rule handlers applied to envelope version 1 themselves, now decided here).
+ */
+function unplacedReads(step: IrStep, config: Readonly<Record<string, unknown>>): string[] {
+  const template = step.input?.kind === 'template' && typeof step.input.value === 'string' && hasExpression(step.input.value)
+    ? step.input.value
+    : typeof config.prompt === 'string' ? config.prompt : '';
+  return allReads(step).filter((name) => !new RegExp(`\\b${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(template));
+}
+
+/** Whether the step's input value may be null or absent at run time (then a handler falls back to `inputs.input`). */
+function mayBeNull(step: IrStep, extraValue: unknown): boolean {
+  if (extraValue !== undefined) return extraValue === null || typeof extraValue === 'string';
+  const e = step.input;
+  if (e === undefined || e.kind === 'jsonata') return true;
+  if (typeof e.value === 'string') return hasExpression(e.value) && parseTemplate(e.value).whole;
+  return e.value === null || e.value === undefined;
+}
+
+/** A copy of `o` without `keys` (the same object when none is present). */
+function omit(o: Readonly<Record<string, unknown>>, ...keys: string[]): Record<string, unknown> {
+  if (!keys.some((k) => k in o)) return o as Record<string, unknown>;
+  const out = { ...o };
+  for (const k of keys) delete out[k];
+  return out;
 }
 
 /** Every step id a step's expressions read (input, guard, items, condition). */

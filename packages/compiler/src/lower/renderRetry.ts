@@ -11,19 +11,27 @@ export const TRANSIENT_LAMBDA_ERRORS = [
   'Lambda.TooManyRequestsException',
 ] as const;
 
-/** The default retrier for transient Lambda errors (with full jitter). */
+/**
+ * The default retrier for transient Lambda errors (with full jitter): 3 retries 1 s, 2 s, 4 s apart
+ * (at most). Those are ASL's defaults for IntervalSeconds / MaxAttempts / BackoffRate, so the
+ * rendered retrier states only the errors and the jitter — it is repeated in every Lambda Task.
+ */
 export const DEFAULT_LAMBDA_RETRY = {
   ErrorEquals: [...TRANSIENT_LAMBDA_ERRORS],
   IntervalSeconds: 1,
   MaxAttempts: 3,
   BackoffRate: 2,
-  MaxDelaySeconds: 10,
   JitterStrategy: 'FULL',
 } as const;
 
+/** ASL's defaults for a retrier's fields (States Language spec). */
+const ASL_RETRY_DEFAULTS: Readonly<Record<string, number>> = { IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 };
+
 /** ASL `Retry` entries for a step: the transient retrier, then the source's policy (if any). */
 export function renderRetry(policy: IrRetry | undefined): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [{ ...DEFAULT_LAMBDA_RETRY, ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals] }];
+  const transient: Record<string, unknown> = { ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals] };
+  for (const [k, v] of Object.entries(DEFAULT_LAMBDA_RETRY)) if (k !== 'ErrorEquals' && ASL_RETRY_DEFAULTS[k] !== v) transient[k] = v;
+  const out: Record<string, unknown>[] = [transient];
   if (policy !== undefined && policy.maxAttempts > 1) {
     out.push(dropUndefined({
       // States.TaskFailed matches any task error except timeouts; a source list narrows it.

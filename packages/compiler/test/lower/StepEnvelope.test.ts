@@ -23,7 +23,7 @@ describe('Function: StepEnvelope.parse', () => {
     expect(r.error?.issues[0]?.path).toEqual(['step', 'kind']);
   });
   it('rejects a wrong version', () => {
-    const r = StepEnvelope.safeParse({ ...base, version: 2 });
+    const r = StepEnvelope.safeParse({ ...base, version: 3 });
     expect(r.error?.issues[0]?.path).toEqual(['version']);
   });
 });
