@@ -8,6 +8,7 @@ import { DYNAMO_ASSUMPTIONS, HANDLER_ASSUMPTIONS, RUN_ASSUMPTIONS, US_EAST_1 } f
 export interface ManifestLike {
   readonly steps: readonly {
     readonly id: string;
+    readonly kind?: string;
     readonly handler: string | null;
     /** The state that stands for the step (default: the first of `states`). */
     readonly state?: string;
@@ -25,13 +26,21 @@ export interface RunCostEstimate {
   readonly dynamoWrites: number;
   /** Makespan on the virtual clock with the assumed handler durations (ms). */
   readonly durationMs: number;
-  /** Steps that are neither agent loops nor control (they reach one Lambda or are a Pass). */
+  /** Steps that are not agent loops (model steps granted tools). */
   readonly plainSteps: number;
-  /** How many times plain steps ran (their own state entered; loop and map iterations count each time). */
+  /**
+   * Plain step runs: entries of the states that do a step's work outside agent loops — each Lambda
+   * Task (plain steps, and the generator / evaluator / analyst / aggregator / hand-off agents of
+   * composite steps) and the Pass of a `pure` / `conditional` step. Loop and map iterations count
+   * each time; a skipped step does not run.
+   */
   readonly plainStepRuns: number;
-  /** Transitions in states that belong to agent loops (model steps granted tools). */
+  /** Transitions into the agent loops' own states (every state of a model step granted tools). */
   readonly agentLoopTransitions: number;
-  /** (transitions − agent-loop transitions) ÷ plain step runs: the issue-5 target is ≤ 2. */
+  /**
+   * (transitions − agent-loop transitions) ÷ plain step runs: the work states plus everything around
+   * them (Start, Output, Parallel, Map, guards, loop Choices, init and join Passes). Issue 5: ≤ 2.
+   */
   readonly transitionsPerPlainStep: number;
   /** USD per million runs. */
   readonly perMillion: {
@@ -129,6 +138,20 @@ function scriptedInvoker(clock: { sleep(ms: number): Promise<void> }, counts: Re
   };
 }
 
+/** Every state's Type by name, in branches and item processors too (names are unique per state machine). */
+function stateTypes(asl: Record<string, unknown>): Map<string, string> {
+  const out = new Map<string, string>();
+  const visit = (states: Record<string, Record<string, unknown>> | undefined): void => {
+    for (const [name, st] of Object.entries(states ?? {})) {
+      out.set(name, String(st.Type));
+      for (const b of (st.Branches as { States?: Record<string, Record<string, unknown>> }[] | undefined) ?? []) visit(b.States);
+      visit((st.ItemProcessor as { States?: Record<string, Record<string, unknown>> } | undefined)?.States);
+    }
+  };
+  visit(asl.States as Record<string, Record<string, unknown>> | undefined);
+  return out;
+}
+
 /** Run the ASL once with scripted replies and price the run. */
 export async function estimateRunCost(asl: Record<string, unknown>, manifest: ManifestLike, input: unknown, express: boolean): Promise<RunCostEstimate> {
   const clock = createVirtualClock();
@@ -149,8 +172,10 @@ export async function estimateRunCost(asl: Record<string, unknown>, manifest: Ma
   const agentLoopTransitions = entered.filter((e) => loopStates.has(nameOf(e))).length;
   const plain = manifest.steps.filter((s) => !(s.handler === 'model' && s.tools.length > 0));
   const plainSteps = plain.length;
-  const primary = new Set(plain.map((s) => s.state ?? s.states[0]).filter((n): n is string => n !== undefined));
-  const plainStepRuns = entered.filter((e) => primary.has(nameOf(e))).length;
+  const types = stateTypes(asl);
+  const work = new Set(plain.flatMap((s) => s.states.filter((n) => types.get(n) === 'Task' || ((s.kind === 'pure' || s.kind === 'conditional') && types.get(n) === 'Pass'))));
+  for (const n of loopStates) work.delete(n);
+  const plainStepRuns = entered.filter((e) => work.has(nameOf(e))).length;
   const lambdaInvocations = Object.values(counts).reduce((a, b) => a + b, 0);
   const dynamoWrites =
     DYNAMO_ASSUMPTIONS.writesPerRun + lambdaInvocations * DYNAMO_ASSUMPTIONS.writesPerInvocation + modelTurns.n * DYNAMO_ASSUMPTIONS.extraWritesPerModelTurn;

@@ -68,6 +68,12 @@ interface Tail {
 interface Frag {
   readonly entry: string;
   readonly tails: Tail[];
+  /**
+   * Constant variables to set on the way in (loop counters). Every state that leads here assigns
+   * them itself, which saves an init Pass (one transition per entry); where nothing can (a
+   * branch's StartAt, a Choice's Default), `materialize` adds that Pass and returns its name.
+   */
+  readonly init?: { readonly assign: Record<string, unknown>; readonly materialize: () => string };
 }
 
 interface Scope {
@@ -109,6 +115,7 @@ class Lowerer {
       label: this.doc.name, top: true, states: {}, env: new LayeredMap<string>(), inputVar: '$input', iterVars: [], produced: [],
     };
     const body = this.lowerWorkflowBody(this.doc.workflow, top, true);
+    const result = this.resultExpr(this.doc.workflow, top);
     const defaults = JSON.stringify(this.doc.inputDefaults ?? {});
     const meta = `$states.input.\`${RUN_META_KEY}\``;
     top.states[START_STATE] = {
@@ -124,25 +131,45 @@ class Lowerer {
           parentRunId: `{% ( $p := ${meta}.parentRunId; $exists($p) ? $p : null ) %}`,
         },
       },
-      Next: body?.entry ?? outputName,
     };
-    if (body) this.patch(body.tails, outputName);
-    top.states[outputName] = {
-      Type: 'Pass',
-      Comment: this.doc.workflow.output ? 'The workflow result (output:)' : 'The workflow result: the last step\'s output',
-      Output: `{% ${this.resultExpr(this.doc.workflow, top)} %}`,
-      End: true,
-    };
-    const ordered: Record<string, AslState> = { [START_STATE]: top.states[START_STATE]! };
+    const start = top.states[START_STATE]!;
+    const outputComment = this.doc.workflow.output ? 'The workflow result (output:)' : 'The workflow result: the last step\'s output';
+    if (body) {
+      this.connect([{ holder: start, field: 'Next' }], body);
+      // The last states build the result themselves (Output + End): no separate Output Pass to enter,
+      // unless a Choice ends the run or a large result would be repeated in several terminals.
+      const join = body.tails.some((t) => t.field !== 'Next') || (body.tails.length > 1 && result.length > 512);
+      if (join) {
+        top.states[outputName] = { Type: 'Pass', Comment: outputComment, Output: `{% ${result} %}`, End: true };
+        this.patch(body.tails, outputName);
+      } else this.closeScope(body, top, (assigns) => valueOf(result, assigns));
+    } else {
+      start.Next = outputName;
+      top.states[outputName] = { Type: 'Pass', Comment: outputComment, Output: `{% ${result} %}`, End: true };
+    }
+    const startAt = body && !body.init ? this.foldStart(top, start) : START_STATE;
+    const ordered: Record<string, AslState> = { [startAt]: top.states[startAt]! };
     // Fail states last, so the definition reads top to bottom in execution order.
-    for (const [k, v] of Object.entries(top.states)) if (k !== START_STATE && v.Type !== 'Fail') ordered[k] = v;
+    for (const [k, v] of Object.entries(top.states)) if (k !== startAt && v.Type !== 'Fail') ordered[k] = v;
     for (const [k, v] of Object.entries(top.states)) if (v.Type === 'Fail') ordered[k] = v;
     const definition: Record<string, unknown> = {
       Comment: `${this.doc.name} — compiled by Stepforge from ${this.doc.file ?? `a ${this.doc.format} document`}`,
       QueryLanguage: 'JSONata',
-      StartAt: START_STATE,
+      StartAt: startAt,
       States: ordered,
     };
+    // Init Passes exist only where something needed them: list the states each step really has.
+    const emitted = new Set<string>();
+    const collect = (states: Record<string, AslState>): void => {
+      for (const [k, st] of Object.entries(states)) {
+        emitted.add(k);
+        for (const b of (st.Branches as { States: Record<string, AslState> }[] | undefined) ?? []) collect(b.States);
+        const proc = st.ItemProcessor as { States: Record<string, AslState> } | undefined;
+        if (proc) collect(proc.States);
+      }
+    };
+    collect(ordered);
+    for (const [step, names] of this.stepStates) this.stepStates.set(step, names.filter((n) => emitted.has(n)));
     return {
       definition,
       stepStates: this.stepStates,
@@ -150,6 +177,31 @@ class Lowerer {
       addedEdges: this.addedEdges,
       estimatedSlowdown: this.slowdown,
     };
+  }
+
+  /**
+   * When the run starts with a plain Lambda Task, that Task does the Start Pass's work itself (one
+   * transition less per run): its fields read the input and run metadata straight from the execution
+   * input, and its Assign stores `$input` / `$run` for the states after it. Returns the StartAt state.
+   */
+  private foldStart(top: Scope, start: AslState): string {
+    const firstName = start.Next as string;
+    const first = top.states[firstName]!;
+    if (first.Type !== 'Task' || String(first.Resource).startsWith('arn:')) return START_STATE;
+    const assign = start.Assign as { input: string; run: Record<string, string> };
+    const inputExpr = assign.input.slice(2, -2).trim();
+    const leaf = (v: string) => (v.startsWith('{%') ? `(${v.slice(2, -2).trim()})` : JSON.stringify(v));
+    const runExpr = `{${Object.entries(assign.run).map(([k, v]) => `${JSON.stringify(k)}: ${leaf(v)}`).join(', ')}}`;
+    const inline = (v: unknown): unknown => {
+      if (typeof v === 'string') return v.startsWith('{%') ? replaceVariable(replaceVariable(v, 'input', inputExpr), 'run', runExpr) : v;
+      if (Array.isArray(v)) return v.map(inline);
+      if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, inline(x)]));
+      return v;
+    };
+    for (const field of ['Arguments', 'Assign', 'Output']) if (first[field] !== undefined) first[field] = inline(first[field]);
+    first.Assign = { input: assign.input, run: assign.run, ...(first.Assign as Record<string, unknown> | undefined) };
+    delete top.states[START_STATE];
+    return firstName;
   }
 
   /** Step id → ids of the steps that read it; plus steps every scope end must see (results, output reads). */
@@ -279,10 +331,10 @@ class Lowerer {
           const f = this.lowerControl(item, wf, scope);
           if (!f) continue;
           if (first === undefined) first = f;
-          else this.patch(tails, f.entry);
+          else this.connect(tails, f);
           tails = f.tails;
         }
-        return first === undefined ? undefined : { entry: first.entry, tails };
+        return first === undefined ? undefined : { entry: first.entry, tails, init: first.init };
       }
       case 'parallel':
         return this.lowerParallel(c.branches, wf, scope);
@@ -308,7 +360,7 @@ class Lowerer {
       const inside = this.insideOf(wf, branch);
       const exports = inner.produced.filter((p) => p.steps.some((id) => this.mustExport(id, inside)));
       this.closeScope(frag, inner, (assigns) => `{${exports.map((p) => `${JSON.stringify(p.variable)}: ${valueOf(`$${p.variable}`, assigns)}`).join(', ')}}`);
-      rendered.push({ StartAt: frag.entry, States: inner.states });
+      rendered.push({ StartAt: this.entryOf(frag), States: inner.states });
       for (const p of exports) {
         const outer = `$lookup($${result}[${i}], ${JSON.stringify(p.variable)})`;
         for (const stepId of p.steps) {
@@ -331,6 +383,33 @@ class Lowerer {
     if (c.type === 'step') return asciiOnly(wf.steps[c.step]!.id);
     if (c.type === 'sequence') return c.items.length === 1 ? this.controlLabel(c.items[0]!, wf) : `${this.controlLabel(c.items[0]!, wf)} > ...`;
     return `[${c.branches.map((b) => this.controlLabel(b, wf)).join(' & ')}]`;
+  }
+
+  /** Leads `tails` into `frag`, each tail assigning the fragment's init variables itself when it can. */
+  private connect(tails: readonly Tail[], frag: Frag): void {
+    const init = frag.init;
+    if (init === undefined) return this.patch(tails, frag.entry);
+    const clash = (t: Tail) => t.field === 'Default' || Object.keys(init.assign).some((k) => k in ((t.holder.Assign as object | undefined) ?? {}));
+    if (tails.some(clash)) return this.patch(tails, init.materialize());
+    for (const t of tails) t.holder.Assign = { ...((t.holder.Assign as Record<string, unknown> | undefined) ?? {}), ...init.assign };
+    this.patch(tails, frag.entry);
+  }
+
+  /** The state to start a fragment at when nothing leads into it (its init Pass, if it has init variables). */
+  private entryOf(frag: Frag): string {
+    return frag.init ? frag.init.materialize() : frag.entry;
+  }
+
+  /** An init Pass created on demand (see Frag.init); the same one each time. */
+  private initPass(scope: Scope, name: () => string, comment: string, assign: () => Record<string, unknown>, next: string): () => string {
+    let made: string | undefined;
+    return () => {
+      if (made === undefined) {
+        made = name();
+        scope.states[made] = { Type: 'Pass', Comment: comment, Assign: assign(), Next: next };
+      }
+      return made;
+    };
   }
 
   /** Fills tails with `next`. */
@@ -525,7 +604,7 @@ class Lowerer {
       Type: 'Choice',
       Comment: this.comment(step, 'runs only when its `when` guard is truthy; a skipped step stores no output'),
       Choices: [skip],
-      Default: frag.entry,
+      Default: this.entryOf(frag),
     };
     return { entry: name, tails: [...frag.tails, { holder: skip, field: 'rule' }] };
   }
@@ -615,11 +694,8 @@ class Lowerer {
   /** Reason → Map over the tool calls (tool Lambda each) → back; bounded by the turn and tool-call budget. */
   private lowerAgentLoop(step: IrStep, scope: Scope, v: string): Frag {
     const budget = step.budget ?? { maxTurns: 16, maxToolCalls: 20 };
-    const start = this.helper(step, 'start');
-    const reason = this.stepNames.get(step)!;
     // The reason state keeps the step's own name: it is what the console shows for the step.
-    this.stepStates.get(step)!.splice(this.stepStates.get(step)!.indexOf(start), 1);
-    this.stepStates.get(step)!.push(start);
+    const reason = this.stepNames.get(step)!;
     const check = this.helper(step, 'tool calls?');
     const tools = this.helper(step, 'call tools');
     const toolTask = this.helper(step, 'tool');
@@ -628,11 +704,11 @@ class Lowerer {
     const calls = this.names.variable(`${v}_calls`);
     const results = this.names.variable(`${v}_results`);
     const reply = this.names.variable(`${v}_reply`);
-    scope.states[start] = {
-      Type: 'Pass',
-      Comment: this.comment(step, `agent loop: at most ${budget.maxTurns} turns and ${budget.maxToolCalls} tool calls`),
-      Assign: { [turn]: 0, [calls]: 0, [results]: [] },
-      Next: reason,
+    const counters = { [turn]: 0, [calls]: 0, [results]: [] };
+    const init = {
+      assign: counters,
+      materialize: this.initPass(scope, () => this.helper(step, 'start'),
+        this.comment(step, `agent loop: at most ${budget.maxTurns} turns and ${budget.maxToolCalls} tool calls`), () => counters, reason),
     };
     scope.states[reason] = this.taskState(step, scope, 'model', this.payload(step, scope, {
       kind: 'model',
@@ -688,7 +764,7 @@ class Lowerer {
       },
       Next: reason,
     };
-    return { entry: start, tails: [{ holder: done, field: 'rule' }] };
+    return { entry: reason, init, tails: [{ holder: done, field: 'rule' }] };
   }
 
   /** A consensus judge's choice must be one of the candidates, verbatim. */
@@ -710,7 +786,7 @@ class Lowerer {
       Error: JUDGE_NOT_CANDIDATE,
       Cause: `step '${step.id}' must answer with one of the candidates (${step.chooseFrom!.join(', ')}) verbatim`,
     };
-    return { entry: frag.entry, tails: [{ holder: ok, field: 'rule' }] };
+    return { entry: frag.entry, init: frag.init, tails: [{ holder: ok, field: 'rule' }] };
   }
 
   private lowerForEach(step: IrStep, scope: Scope, v: string): Frag {
@@ -736,7 +812,7 @@ class Lowerer {
       },
     };
     inner.states[itemState] = first;
-    const frag: Frag = bodyFrag ? (this.patch([{ holder: first, field: 'Next' }], bodyFrag.entry), bodyFrag) : { entry: itemState, tails: [{ holder: first, field: 'Next' }] };
+    const frag: Frag = bodyFrag ? (this.connect([{ holder: first, field: 'Next' }], bodyFrag), bodyFrag) : { entry: itemState, tails: [{ holder: first, field: 'Next' }] };
     const result = bodyFrag ? this.resultExpr(body, inner) : 'null';
     this.closeScope(frag, inner, (assigns) => valueOf(result, assigns));
     const items = c.items ? this.valueJsonata(c.items, scope, step) : '[]';
@@ -759,18 +835,11 @@ class Lowerer {
     const max = c.maxIterations ?? 10;
     const count = this.names.variable(`${v}_iteration`);
     const again = this.helper(step, 'again?');
-    const init: AslState = {
-      Type: 'Pass',
-      Comment: this.comment(step, `loop: the body runs at least once and at most ${max} times`),
-      Assign: { [count]: 0 },
-    };
-    scope.states[name] = init;
     // The body and the condition see `input.iteration` (0-based); they share the outer scope's variables.
     const iterInput = `$merge([${scope.inputVar}, {"iteration": $${count}}])`;
     const inner: Scope = { ...scope, inputVar: iterInput, iterVars: [...scope.iterVars, count] };
     const body = c.body ?? { steps: [], edges: [] };
     const bodyFrag = this.lowerWorkflowBody(body, inner, false);
-    init.Next = bodyFrag?.entry ?? again;
     if (bodyFrag) this.patch(bodyFrag.tails, again);
     // The body ran in this scope (`inner` shares its environment), so the condition sees its steps.
     const exit: Record<string, unknown> = { Condition: '{% true %}', Assign: { [v]: `{% ${bodyFrag ? this.resultExpr(body, scope) : 'null'} %}` } };
@@ -780,13 +849,21 @@ class Lowerer {
       Choices: [
         {
           Condition: `{% $${count} + 1 < ${max} and ${this.conditionJsonata(c.condition, inner, step)} %}`,
-          Assign: { [count]: `{% $${count} + 1 %}` },
+          // Going round again also re-enters the body (its own init variables, e.g. an agent loop's counters).
+          Assign: { ...bodyFrag?.init?.assign, [count]: `{% $${count} + 1 %}` },
           Next: bodyFrag?.entry ?? again,
         },
         exit,
       ],
     };
-    return { entry: name, tails: [{ holder: exit, field: 'rule' }] };
+    // The counter starts at 0 on the way in (the init Pass, named after the step, only where nothing leads in).
+    const assign = { [count]: 0, ...bodyFrag?.init?.assign };
+    const entry = bodyFrag?.entry ?? again;
+    return {
+      entry,
+      init: { assign, materialize: this.initPass(scope, () => name, this.comment(step, `loop: the body runs at least once and at most ${max} times`), () => assign, entry) },
+      tails: [{ holder: exit, field: 'rule' }],
+    };
   }
 
   private agentTask(step: IrStep, scope: Scope, ref: IrAgentRef, stateName: string, value: unknown, assign: Record<string, unknown>, iterVars?: readonly string[]): AslState {
@@ -808,12 +885,8 @@ class Lowerer {
     const count = this.names.variable(`${v}_iteration`);
     const candidate = this.names.variable(`${v}_candidate`);
     const evaluation = this.names.variable(`${v}_evaluation`);
-    scope.states[name] = {
-      Type: 'Pass',
-      Comment: this.comment(step, `generate → evaluate → check pass_condition, at most ${max} rounds`),
-      Assign: { [count]: 0, [candidate]: null, [evaluation]: null },
-      Next: gen,
-    };
+    const counters = { [count]: 0, [candidate]: null, [evaluation]: null };
+    const init = { assign: counters, materialize: this.initPass(scope, () => name, this.comment(step, `generate → evaluate → check pass_condition, at most ${max} rounds`), () => counters, gen) };
     const iterVars = [...scope.iterVars, count];
     const input = step.input ? this.field(step.input, scope, step) : undefined;
     const genState = this.agentTask(step, scope, c.generator ?? { agent: 'generator', role: 'generator', identity: step.identity }, gen,
@@ -841,7 +914,7 @@ class Lowerer {
         exhausted,
       ],
     };
-    return { entry: name, tails: [{ holder: pass, field: 'rule' }, { holder: exhausted, field: 'rule' }] };
+    return { entry: gen, init, tails: [{ holder: pass, field: 'rule' }, { holder: exhausted, field: 'rule' }] };
   }
 
   private lowerAnalyzer(step: IrStep, scope: Scope, v: string): Frag {
