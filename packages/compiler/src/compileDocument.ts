@@ -67,8 +67,10 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
 /** Compiles an IR document (front-ends and tests that build IR directly). */
 export function compileIr(ir: IrDocument, options: { express?: boolean } = {}, warnings: Diagnostic[] = []): CompileResult {
   const lowered = lowerWorkflow(ir, options);
-  const quotas = checkQuotas(ir, lowered.definition, options);
-  const manifest = buildStepManifest(ir, lowered, options.express ?? false);
+  // Serialised once: the size quota and the manifest's placeholder list both read it.
+  const json = JSON.stringify(lowered.definition);
+  const quotas = checkQuotas(ir, lowered.definition, { ...options, json });
+  const manifest = buildStepManifest(ir, lowered, options.express ?? false, json);
   const notes: string[] = [];
   if (lowered.addedEdges.length > 0) {
     notes.push(`the graph is not series-parallel: ${lowered.addedEdges.length} synchronisation edge(s) added`);

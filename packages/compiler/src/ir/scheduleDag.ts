@@ -19,6 +19,8 @@ export interface Schedule {
 const MAX_CANDIDATES = 48;
 /** How many levels of cuts are scored by their real makespan rather than the critical-path estimate. */
 const LOOKAHEAD_DEPTH = 2;
+/** Without lookahead, a cut should leave at least 1/BALANCE_PARTS of the set on each side when that costs nothing. */
+const BALANCE_PARTS = 16;
 /** Sets larger than this use the estimate only (keeps a 500-node DAG well under 100 ms). */
 const LOOKAHEAD_MAX_NODES = 64;
 
@@ -67,13 +69,20 @@ export function scheduleDag(
 
   // The lookahead decomposes the same halves again and again (at each depth, then for real): the
   // result is a pure function of (set, depth), so it is computed once.
-  const memo = new Map<string, IrControl>();
+  // Keyed by a hash of the members (a string key per set cost more than the lookups saved), with
+  // the members compared on a hit.
+  const memo = new Map<number, { readonly set: readonly number[]; readonly depth: number; readonly control: IrControl }[]>();
   const decompose = (set: readonly number[], depth = LOOKAHEAD_DEPTH): IrControl => {
     if (set.length === 1) return { type: 'step', step: set[0]! };
-    const key = `${depth}|${set.join(',')}`;
-    let out = memo.get(key);
-    if (out === undefined) memo.set(key, (out = decomposeOnce(set, depth)));
-    return out;
+    let h = 0x811c9dc5 ^ depth;
+    for (const v of set) h = Math.imul(h ^ v, 0x01000193);
+    const bucket = memo.get(h);
+    const hit = bucket?.find((e) => e.depth === depth && sameMembers(e.set, set));
+    if (hit !== undefined) return hit.control;
+    const control = decomposeOnce(set, depth);
+    if (bucket === undefined) memo.set(h, [{ set, depth, control }]);
+    else bucket.push({ set, depth, control });
+    return control;
   };
   const decomposeOnce = (set: readonly number[], depth: number): IrControl => {
     const components = weakComponents(set);
@@ -113,6 +122,12 @@ export function scheduleDag(
     const k = lookahead ? MAX_CANDIDATES : Infinity;
     const inA = (c: Cut, i: number): boolean => (c.late ? late[i]! < c.t : eft[i]! <= c.t);
     const scored: ScoredCut[] = [];
+    // Large sets (no lookahead) prefer, among the cuts with the best lower bound, one leaving at least
+    // 1/16 of the set on each side: cutting thin slices off a long DAG one level at a time made the
+    // recursion O(n) levels deep (quadratic), and the balanced cuts add no more synchronisation edges.
+    const balancedLimit = m > LOOKAHEAD_MAX_NODES ? m - 2 * Math.floor(m / BALANCE_PARTS) : -1;
+    let bestAll: ScoredCut | undefined;
+    let bestBalanced: ScoredCut | undefined;
     // One sweep per family moves members from B to A in key order (ties in topological order, so a
     // member always moves after its predecessors) and reads every sampled cut off the running
     // counts. A is downward closed and B upward closed, so A's critical path is its largest earliest
@@ -170,14 +185,21 @@ export function scheduleDag(
           }
         }
         if (j === 0 || j === m) continue;
-        scored.push({ cut: { late: isLate, t }, score: cpA + tailFrom[j]!, added: sinks * sources - direct, imbalance: Math.abs(2 * j - m) });
+        const c = { score: cpA + tailFrom[j]!, added: sinks * sources - direct, imbalance: Math.abs(2 * j - m) };
+        // Without lookahead only the best cut matters: keep it (and the best balanced one) instead of sorting them all.
+        if (lookahead) scored.push({ cut: { late: isLate, t }, ...c });
+        else {
+          if (bestAll === undefined || byScore(c, bestAll) < 0) bestAll = { cut: { late: isLate, t }, ...c };
+          if (c.imbalance <= balancedLimit && (bestBalanced === undefined || byScore(c, bestBalanced) < 0)) bestBalanced = { cut: { late: isLate, t }, ...c };
+        }
       }
     };
     sweep(eft, false);
     sweep(late, true);
     // Equal scores: fewer synchronisation edges (an exact series split adds none), then the more
     // balanced cut, which keeps the recursion shallow on long chains.
-    scored.sort((x, y) => x.score - y.score || x.added - y.added || x.imbalance - y.imbalance);
+    if (!lookahead && bestAll !== undefined) scored.push(bestBalanced !== undefined && bestBalanced.score === bestAll.score ? bestBalanced : bestAll);
+    scored.sort(byScore);
     const split = (c: Cut): { a: number[]; b: number[] } => {
       const a: number[] = [];
       const b: number[] = [];
@@ -253,6 +275,11 @@ interface ScoredCut {
   readonly imbalance: number;
 }
 
+/** Lower bound first, then fewer synchronisation edges, then the more balanced cut. */
+function byScore(x: Omit<ScoredCut, 'cut'>, y: Omit<ScoredCut, 'cut'>): number {
+  return x.score - y.score || x.added - y.added || x.imbalance - y.imbalance;
+}
+
 /** Makespan of a control tree: a sequence adds up, a parallel takes its longest branch. */
 export function makespanOf(control: IrControl, durations: readonly number[]): number {
   switch (control.type) {
@@ -314,6 +341,12 @@ function sequenceOf(items: readonly IrControl[]): IrControl {
     else flat.push(c);
   }
   return { type: 'sequence', items: flat };
+}
+
+function sameMembers(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function minOf(xs: readonly number[]): number {

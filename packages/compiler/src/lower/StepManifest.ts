@@ -47,7 +47,7 @@ const HANDLER: Record<IrStepKind, StepHandler> = {
 };
 
 /** Builds the manifest from the IR and what lowering produced. */
-export function buildStepManifest(doc: IrDocument, lowered: LoweredWorkflow, express: boolean): StepManifest {
+export function buildStepManifest(doc: IrDocument, lowered: LoweredWorkflow, express: boolean, json = JSON.stringify(lowered.definition)): StepManifest {
   const steps: StepManifestEntry[] = [];
   const visit = (wf: IrWorkflow): void => {
     for (const s of wf.steps) {
@@ -56,7 +56,7 @@ export function buildStepManifest(doc: IrDocument, lowered: LoweredWorkflow, exp
     }
   };
   visit(doc.workflow);
-  const placeholders = [...new Set(JSON.stringify(lowered.definition).match(/\$\{[A-Za-z0-9]+\}/g) ?? [])].sort();
+  const placeholders = [...new Set(json.match(/\$\{[A-Za-z0-9]+\}/g) ?? [])].sort();
   return {
     version: 1,
     workflow: doc.name,

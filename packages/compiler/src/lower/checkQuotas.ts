@@ -32,8 +32,8 @@ const EV_MAP = 4;
 const EV_ITERATION = 2;
 
 /** Checks every quota; throws the first violation as a StepforgeError. */
-export function checkQuotas(doc: IrDocument, definition: unknown, options: { express?: boolean } = {}): QuotaReport {
-  const definitionBytes = Buffer.byteLength(JSON.stringify(definition), 'utf8');
+export function checkQuotas(doc: IrDocument, definition: unknown, options: { express?: boolean; /** The definition already serialised. */ json?: string } = {}): QuotaReport {
+  const definitionBytes = Buffer.byteLength(options.json ?? JSON.stringify(definition), 'utf8');
   if (definitionBytes > MAX_DEFINITION_BYTES) {
     throw quotaError(doc, 'definition_too_large', undefined,
       `the compiled definition is ${definitionBytes} bytes; Step Functions accepts at most ${MAX_DEFINITION_BYTES}`,

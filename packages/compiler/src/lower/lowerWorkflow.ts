@@ -1013,7 +1013,19 @@ function unplacedReads(step: IrStep, config: Readonly<Record<string, unknown>>):
   const template = step.input?.kind === 'template' && typeof step.input.value === 'string' && hasExpression(step.input.value)
     ? step.input.value
     : typeof config.prompt === 'string' ? config.prompt : '';
-  return allReads(step).filter((name) => !new RegExp(`\\b${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(template));
+  return allReads(step).filter((name) => !mentions(template, name));
+}
+
+/** `new RegExp(`\\b${escaped name}\\b`).test(text)`, without building a RegExp per name and step. */
+function mentions(text: string, name: string): boolean {
+  if (name.length === 0) return false;
+  const word = (c: string | undefined) => c !== undefined && /\w/.test(c);
+  for (let at = text.indexOf(name); at >= 0; at = text.indexOf(name, at + 1)) {
+    const startOk = word(name[0]) !== word(text[at - 1]);
+    const endOk = word(name[name.length - 1]) !== word(text[at + name.length]);
+    if (startOk && endOk) return true;
+  }
+  return false;
 }
 
 /** Whether the step's input value may be null or absent at run time (then a handler falls back to `inputs.input`). */
