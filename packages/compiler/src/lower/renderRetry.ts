@@ -27,11 +27,14 @@ export const DEFAULT_LAMBDA_RETRY = {
 /** ASL's defaults for a retrier's fields (States Language spec). */
 const ASL_RETRY_DEFAULTS: Readonly<Record<string, number>> = { IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 };
 
+/** The transient retrier as rendered: only the fields that differ from ASL's defaults (computed once). */
+const TRANSIENT_RETRIER: Readonly<Record<string, unknown>> = Object.fromEntries(
+  Object.entries(DEFAULT_LAMBDA_RETRY).filter(([k, v]) => k !== 'ErrorEquals' && ASL_RETRY_DEFAULTS[k] !== v),
+);
+
 /** ASL `Retry` entries for a step: the transient retrier, then the source's policy (if any). */
 export function renderRetry(policy: IrRetry | undefined): Record<string, unknown>[] {
-  const transient: Record<string, unknown> = { ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals] };
-  for (const [k, v] of Object.entries(DEFAULT_LAMBDA_RETRY)) if (k !== 'ErrorEquals' && ASL_RETRY_DEFAULTS[k] !== v) transient[k] = v;
-  const out: Record<string, unknown>[] = [transient];
+  const out: Record<string, unknown>[] = [{ ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals], ...TRANSIENT_RETRIER }];
   if (policy !== undefined && policy.maxAttempts > 1) {
     out.push(dropUndefined({
       // States.TaskFailed matches any task error except timeouts; a source list narrows it.
