@@ -6,7 +6,7 @@ import { StepforgeError } from '../errors/StepforgeError.js';
 import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
-import type { PathRoot } from '../expr/ExpressionAst.js';
+import type { PathRoot, Template } from '../expr/ExpressionAst.js';
 import { ENVELOPE_VERSION, LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKind } from '../envelope/StepEnvelope.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrStep, IrWorkflow } from '../ir/Ir.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
@@ -473,14 +473,16 @@ class Lowerer {
   /** A template string → JSONata (no `{% %}`), or a JSON literal when it holds no expression. */
   private templateJsonata(text: string, scope: Scope, mode: 'value' | 'condition', step?: IrStep): string {
     if (!hasExpression(text)) return mode === 'condition' ? String(text !== '') : JSON.stringify(text);
-    let t;
-    try {
-      t = parseTemplate(text);
-    } catch (e) {
-      if ((e as { name?: unknown }).name === 'StepforgeError') throw e;
-      throw e;
-    }
-    return templateToJsonata(t, { resolveRoot: this.resolveRoot(scope, step), mode, objectInput: true });
+    return templateToJsonata(this.parse(text), { resolveRoot: this.resolveRoot(scope, step), mode, objectInput: true });
+  }
+
+  /** Parsed templates: a step's input is parsed for its value and again to see whether it may be null. */
+  private readonly templates = new Map<string, Template>();
+
+  private parse(text: string): Template {
+    let t = this.templates.get(text);
+    if (t === undefined) this.templates.set(text, (t = parseTemplate(text)));
+    return t;
   }
 
   /** An IrExpr as an ASL field value: static JSON stays as is, expressions become `{% … %}` leaves. */
@@ -632,9 +634,9 @@ class Lowerer {
         const context = unplacedReads(step, config);
         if (context.length > 0) inputs.steps = this.readsObject(context, scope);
       }
-      if ((model || kind === 'function') && mayBeNull(step, extra.value)) inputs.input = `{% ${scope.inputVar} %}`;
+      if ((model || kind === 'function') && mayBeNull(step, extra.value, (t) => this.parse(t))) inputs.input = `{% ${scope.inputVar} %}`;
       // The prompt is sent rendered as `inputs.value`, always a string here, so the handler never reads `config.prompt`.
-      if (model && extra.value === undefined && step.input?.kind === 'template' && typeof step.input.value === 'string' && !mayBeNull(step, undefined)) config = omit(config, 'prompt');
+      if (model && extra.value === undefined && step.input?.kind === 'template' && typeof step.input.value === 'string' && !mayBeNull(step, undefined, (t) => this.parse(t))) config = omit(config, 'prompt');
     }
     if (kind === 'model' || kind === 'tool') config = omit(config, 'max_turns', 'max_tool_calls');
     const out: Record<string, unknown> = {
@@ -1029,11 +1031,11 @@ function mentions(text: string, name: string): boolean {
 }
 
 /** Whether the step's input value may be null or absent at run time (then a handler falls back to `inputs.input`). */
-function mayBeNull(step: IrStep, extraValue: unknown): boolean {
+function mayBeNull(step: IrStep, extraValue: unknown, parse: (text: string) => Template): boolean {
   if (extraValue !== undefined) return extraValue === null || typeof extraValue === 'string';
   const e = step.input;
   if (e === undefined || e.kind === 'jsonata') return true;
-  if (typeof e.value === 'string') return hasExpression(e.value) && parseTemplate(e.value).whole;
+  if (typeof e.value === 'string') return hasExpression(e.value) && parse(e.value).whole;
   return e.value === null || e.value === undefined;
 }
 
