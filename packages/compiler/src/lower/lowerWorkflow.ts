@@ -147,7 +147,7 @@ class Lowerer {
       start.Next = outputName;
       top.states[outputName] = { Type: 'Pass', Comment: outputComment, Output: `{% ${result} %}`, End: true };
     }
-    const startAt = body && !body.init ? this.foldStart(top, start) : START_STATE;
+    const startAt = body && !body.init ? this.foldEntryPass(top.states, START_STATE) : START_STATE;
     const ordered: Record<string, AslState> = { [startAt]: top.states[startAt]! };
     // Fail states last, so the definition reads top to bottom in execution order.
     for (const [k, v] of Object.entries(top.states)) if (k !== startAt && v.Type !== 'Fail') ordered[k] = v;
@@ -180,28 +180,33 @@ class Lowerer {
   }
 
   /**
-   * When the run starts with a plain Lambda Task, that Task does the Start Pass's work itself (one
-   * transition less per run): its fields read the input and run metadata straight from the execution
-   * input, and its Assign stores `$input` / `$run` for the states after it. Returns the StartAt state.
+   * A scope's first Pass that only assigns variables (the run's Start, a Map iteration's item Pass) is
+   * folded into the plain Lambda Task after it when nothing else enters that Task: the Task's fields
+   * compute the values straight from its own input and its Assign stores them for the states after
+   * it — one transition less per run / per iteration. Returns the state the scope now starts at.
    */
-  private foldStart(top: Scope, start: AslState): string {
-    const firstName = start.Next as string;
-    const first = top.states[firstName]!;
-    if (first.Type !== 'Task' || String(first.Resource).startsWith('arn:')) return START_STATE;
-    const assign = start.Assign as { input: string; run: Record<string, string> };
-    const inputExpr = assign.input.slice(2, -2).trim();
-    const leaf = (v: string) => (v.startsWith('{%') ? `(${v.slice(2, -2).trim()})` : JSON.stringify(v));
-    const runExpr = `{${Object.entries(assign.run).map(([k, v]) => `${JSON.stringify(k)}: ${leaf(v)}`).join(', ')}}`;
+  private foldEntryPass(states: Record<string, AslState>, passName: string): string {
+    const pass = states[passName];
+    if (pass === undefined || pass.Type !== 'Pass' || pass.Output !== undefined || typeof pass.Next !== 'string') return passName;
+    const nextName = pass.Next;
+    const next = states[nextName];
+    if (next === undefined || next.Type !== 'Task' || String(next.Resource).startsWith('arn:') || referencesTo(states, nextName) !== 1) return passName;
+    const assign = (pass.Assign as Record<string, unknown> | undefined) ?? {};
     const inline = (v: unknown): unknown => {
-      if (typeof v === 'string') return v.startsWith('{%') ? replaceVariable(replaceVariable(v, 'input', inputExpr), 'run', runExpr) : v;
+      if (typeof v === 'string') {
+        if (!v.startsWith('{%')) return v;
+        let out = v;
+        for (const [name, value] of Object.entries(assign)) out = replaceVariable(out, name, asJsonata(value));
+        return out;
+      }
       if (Array.isArray(v)) return v.map(inline);
       if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, inline(x)]));
       return v;
     };
-    for (const field of ['Arguments', 'Assign', 'Output']) if (first[field] !== undefined) first[field] = inline(first[field]);
-    first.Assign = { input: assign.input, run: assign.run, ...(first.Assign as Record<string, unknown> | undefined) };
-    delete top.states[START_STATE];
-    return firstName;
+    for (const field of ['Arguments', 'Assign', 'Output']) if (next[field] !== undefined) next[field] = inline(next[field]);
+    next.Assign = { ...assign, ...(next.Assign as Record<string, unknown> | undefined) };
+    delete states[passName];
+    return nextName;
   }
 
   /** Step id → ids of the steps that read it; plus steps every scope end must see (results, output reads). */
@@ -824,7 +829,7 @@ class Lowerer {
       Items: `{% ( $all := $append([], ${items}); $append([], $filter($all, function($v, $i) { $i < ${max} })) ) %}`,
       ItemSelector: { item: '{% $states.context.Map.Item.Value %}', index: '{% $states.context.Map.Item.Index %}' },
       MaxConcurrency: c.parallel ? 10 : 1,
-      ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: itemState, States: inner.states },
+      ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: this.foldEntryPass(inner.states, itemState), States: inner.states },
       Assign: { [v]: '{% $states.result %}' },
     };
     scope.states[name] = state;
@@ -990,11 +995,28 @@ class Lowerer {
  */
 function valueOf(expr: string, assigns: Record<string, unknown>): string {
   let out = expr;
-  for (const [name, a] of Object.entries(assigns)) {
-    const value = typeof a === 'string' && a.startsWith('{%') && a.endsWith('%}') ? `(${a.slice(2, -2).trim()})` : JSON.stringify(a ?? null);
-    out = replaceVariable(out, name, value);
-  }
+  for (const [name, a] of Object.entries(assigns)) out = replaceVariable(out, name, asJsonata(a));
   return out;
+}
+
+/** An Assign value as one JSONata expression: `{% e %}` leaves become `(e)`, objects are rebuilt, the rest is JSON. */
+function asJsonata(v: unknown): string {
+  if (typeof v === 'string') return v.startsWith('{%') && v.endsWith('%}') ? `(${v.slice(2, -2).trim()})` : JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(asJsonata).join(', ')}]`;
+  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${asJsonata(x)}`).join(', ')}}`;
+  return JSON.stringify(v ?? null);
+}
+
+/** How many transitions in one scope lead to `name` (Next, Choice rules and Default, Catch). */
+function referencesTo(states: Readonly<Record<string, AslState>>, name: string): number {
+  let n = 0;
+  for (const st of Object.values(states)) {
+    if (st.Next === name) n++;
+    if (st.Default === name) n++;
+    for (const r of (st.Choices as Record<string, unknown>[] | undefined) ?? []) if (r.Next === name) n++;
+    for (const c of (st.Catch as Record<string, unknown>[] | undefined) ?? []) if (c.Next === name) n++;
+  }
+  return n;
 }
 
 /** Replaces every `$name` (the whole variable name, not a prefix of a longer one) in a JSONata text. */
