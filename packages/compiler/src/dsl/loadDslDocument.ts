@@ -1,18 +1,20 @@
-import { isMap, isScalar, isSeq, parseDocument, type Node, type Scalar } from 'yaml';
+import { parseDocument, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { SourceText } from '../errors/SourceText.js';
 import { StepforgeError, isStepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
 import type { Expr, Template } from '../expr/ExpressionAst.js';
 import { hasExpression, parseExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templatePaths } from '../expr/collectReferences.js';
-import { scalarOffsets } from '../chain/scalarOffsets.js';
 import type { GraphView } from '../graph/GraphView.js';
 import { matchesInputType, toInputSchema, type InputSchema } from '../input/InputSchema.js';
 import type {
   DslAgentRole, DslDocument, DslResource, DslRetry, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
 } from './DslDocument.js';
 import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
-import { childNode, keyNode, nodeAtPath, nodeLocation, offsetLocation } from './yamlNodes.js';
+import { offsetLocation } from './yamlNodes.js';
+import { FastPathDeclined, type DataPath, type DslLocator } from './DslLocator.js';
+import { YamlDocumentLocator } from './YamlDocumentLocator.js';
+import { parseFastYaml, type FastYaml } from './parseFastYaml.js';
 import { findCycle, topologicalOrder } from './topologicalOrder.js';
 import { dslGraphView } from './dslGraphView.js';
 
@@ -43,10 +45,42 @@ const AGENT_FIELDS = ['agent', 'aggregator', 'entry_agent', 'generator', 'evalua
  * Loads a workflow DSL document from YAML text: parses with source ranges, checks the shape (zod),
  * every reference, secret and `${ }` expression, infers dependencies and rejects cycles. Every problem
  * is a StepforgeError with file:line:col; unknown fields are warnings unless `strict`.
+ *
+ * A valid document is loaded on the fast path (js-yaml); the first diagnostic, or anything the fast
+ * path cannot locate exactly, sends it to the precise path (`yaml`), which reports every problem.
  */
 export function loadDslDocument(text: string, options: LoadDslOptions = {}): DslLoadResult {
-  return new DslLoader(text, options).load();
+  const src = new SourceText(text, options.file);
+  return loadDslDocumentFast(text, options, undefined, src) ?? loadDslDocumentPrecise(text, options, undefined, src);
 }
+
+/**
+ * The fast path alone: the result when the document is valid and free of warnings and every location
+ * it needs was found exactly, else undefined. `parsed` reuses a parse of the same text (loadDocument).
+ */
+export function loadDslDocumentFast(text: string, options: LoadDslOptions = {}, parsed?: FastYaml, src = new SourceText(text, options.file)): DslLoadResult | undefined {
+  const fast = parsed ?? parseFastYaml(text, src);
+  if (!fast) return undefined;
+  try {
+    return new DslLoader(src, options, fast.locator, true).load(fast.data);
+  } catch (e) {
+    if (e instanceof Error && e.name === 'FastPathDeclined') return undefined;
+    throw e;
+  }
+}
+
+/**
+ * The precise path alone: parses with `yaml` (source ranges for every node) and reports every error and
+ * warning. `parsed` reuses a Document parsed from the same text with PRECISE_PARSE_OPTIONS.
+ */
+export function loadDslDocumentPrecise(text: string, options: LoadDslOptions = {}, parsed?: Document.Parsed, src = new SourceText(text, options.file)): DslLoadResult {
+  const doc = parsed ?? parseDocument(text, PRECISE_PARSE_OPTIONS);
+  const loader = new DslLoader(src, options, new YamlDocumentLocator((doc.contents ?? undefined) as Node | undefined, src), false);
+  return loader.loadYaml(doc);
+}
+
+/** The `yaml` options of the precise path (duplicate keys are errors). */
+export const PRECISE_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true } as const;
 
 interface Ref {
   readonly target: string;
@@ -59,7 +93,6 @@ interface StepRec {
   readonly name: string;
   readonly kind: DslStepKind;
   readonly data: Record<string, unknown>;
-  readonly node: Node | undefined;
   readonly location: SourceLocation;
   readonly parent?: StepRec;
   readonly scope: ScopeRec;
@@ -81,26 +114,30 @@ interface ScopeRec {
 }
 
 class DslLoader {
-  private readonly src: SourceText;
   private readonly errors: StepforgeError[] = [];
   private readonly warnings: Diagnostic[] = [];
-  private root: Node | undefined;
   private readonly byName = new Map<string, StepRec>();
   private inputNames: Set<string> | undefined;
   private readonly dependencies: { from: string; to: string; via: 'after' | 'reference' }[] = [];
   private readonly dependencyKeys = new Set<string>();
 
-  constructor(private readonly text: string, private readonly options: LoadDslOptions) {
-    this.src = new SourceText(text, options.file);
-  }
+  /** `fast`: give up (FastPathDeclined) at the first diagnostic instead of collecting them. */
+  constructor(
+    private readonly src: SourceText,
+    private readonly options: LoadDslOptions,
+    private readonly loc: DslLocator,
+    private readonly fast: boolean,
+  ) {}
 
   private error(code: string, message: string, location: SourceLocation | undefined, extra: { hint?: string; details?: Record<string, unknown> } = {}): void {
+    if (this.fast) throw new FastPathDeclined(code);
     if (this.errors.length >= MAX_ERRORS) return;
     this.errors.push(new StepforgeError(code, message, { location, source: this.src, ...extra }));
   }
 
   /** A warning, or an error under --strict. */
   private warn(code: string, message: string, location: SourceLocation): void {
+    if (this.fast) throw new FastPathDeclined(code);
     if (this.options.strict) this.error(code, message, location);
     else this.warnings.push({ severity: 'warning', code, message, location });
   }
@@ -112,27 +149,32 @@ class DslLoader {
     return { document, graph, errors: [], warnings: this.warnings };
   }
 
-  load(): DslLoadResult {
-    const doc = parseDocument(this.text, { prettyErrors: false, uniqueKeys: true });
+  /** The precise path's start: YAML errors first, then the checks over the Document's data. */
+  loadYaml(doc: Document.Parsed): DslLoadResult {
+    const text = this.src.text;
     for (const e of doc.errors) {
       const [start, end] = e.pos;
       // Point at the offending token rather than the indentation before it.
       let at = start;
-      while (this.text[at] === ' ' || this.text[at] === '\t') at++;
-      if (at >= this.text.length || this.text[at] === '\n') at = start;
+      while (text[at] === ' ' || text[at] === '\t') at++;
+      if (at >= text.length || text[at] === '\n') at = start;
       this.error('yaml', e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''), offsetLocation(this.src, at, Math.max(end, at + 1)));
     }
     if (this.errors.length > 0) return this.result();
-    this.root = (doc.contents ?? undefined) as Node | undefined;
     let raw: unknown;
     try {
       raw = doc.toJS({ maxAliasCount: 1000 });
     } catch (e) {
-      this.error('yaml', (e as Error).message, nodeLocation(this.src, this.root));
+      this.error('yaml', (e as Error).message, this.locAt([]));
       return this.result();
     }
+    return this.load(raw);
+  }
+
+  /** Checks parsed data (either parser's) and builds the document. */
+  load(raw: unknown): DslLoadResult {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      this.error('schema', 'a workflow document must be a mapping with document: and steps:', nodeLocation(this.src, this.root));
+      this.error('schema', 'a workflow document must be a mapping with document: and steps:', this.locAt([]));
       return this.result();
     }
     const data = this.checkShape(raw as Record<string, unknown>);
@@ -145,12 +187,12 @@ class DslLoader {
   private checkShape(raw: Record<string, unknown>): DslDocumentData | undefined {
     let parsed = DslDocumentSpec.safeParse(raw);
     if (parsed.success) return parsed.data;
+    if (this.fast) throw new FastPathDeclined('schema');
     const unknown = parsed.error.issues.filter((i) => i.code === 'unrecognized_keys');
     for (const issue of unknown) {
-      const { node } = nodeAtPath(this.root, issue.path);
       for (const key of (issue as z.core.$ZodIssueUnrecognizedKeys).keys) {
         const where = issue.path.length > 0 ? ` in ${formatPath(issue.path)}` : '';
-        this.warn('unknown_field', `unknown field '${key}'${where}`, nodeLocation(this.src, keyNode(node, key) ?? node));
+        this.warn('unknown_field', `unknown field '${key}'${where}`, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
       }
     }
     const others = parsed.error.issues.filter((i) => i.code !== 'unrecognized_keys');
@@ -170,26 +212,27 @@ class DslLoader {
   }
 
   private reportIssue(issue: z.core.$ZodIssue): void {
-    const { node, depth } = nodeAtPath(this.root, issue.path);
+    const { location, depth } = this.loc.at(issue.path);
     const missing = depth < issue.path.length;
     const field = issue.path[issue.path.length - 1];
     if (missing && depth === issue.path.length - 1 && typeof field === 'string') {
       const owner = issue.path.length > 1 ? ` in ${formatPath(issue.path.slice(0, -1))}` : '';
       const what = field === 'kind' ? " (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)" : '';
-      this.error('schema', `missing required field '${field}'${owner}${what}`, nodeLocation(this.src, node));
+      this.error('schema', `missing required field '${field}'${owner}${what}`, location);
       return;
     }
-    this.error('schema', `${formatPath(issue.path)}: ${issue.message}`, nodeLocation(this.src, node));
+    this.error('schema', `${formatPath(issue.path)}: ${issue.message}`, location);
   }
 
   // ---- building ---------------------------------------------------------------------------------
 
-  private at(path: readonly (string | number)[]): Node | undefined {
-    return nodeAtPath(this.root, path).node;
+  private locAt(path: DataPath): SourceLocation {
+    return this.loc.at(path).location;
   }
 
-  private locAt(path: readonly (string | number)[]): SourceLocation {
-    return nodeLocation(this.src, this.at(path));
+  /** Where a key that cannot be found points (the document start, as for a missing node). */
+  private keyLocAt(path: DataPath, key: string): SourceLocation {
+    return this.loc.keyAt(path, key) ?? offsetLocation(this.src, 0, 1);
   }
 
   private build(data: DslDocumentData): DslDocument | undefined {
@@ -242,7 +285,7 @@ class DslLoader {
   private resources(section: Record<string, unknown> | undefined, key: string): Record<string, DslResource> {
     const out: Record<string, DslResource> = {};
     for (const [name, v] of Object.entries(section ?? {})) {
-      const location = nodeLocation(this.src, keyNode(this.at([key]), name));
+      const location = this.keyLocAt([key], name);
       out[name] = typeof v === 'string'
         ? { name, uri: v, config: {}, location }
         : { name, config: (v ?? {}) as Record<string, unknown>, location };
@@ -263,7 +306,7 @@ class DslLoader {
   }
 
   private inputSchema(data: DslDocumentData): InputSchema {
-    const schema = toInputSchema(data.input, (name) => nodeLocation(this.src, keyNode(this.at(['input']), name)));
+    const schema = toInputSchema(data.input, (name) => this.keyLocAt(['input'], name));
     for (const f of schema.fields) {
       if (f.hasDefault && !matchesInputType(f.type, f.default)) {
         this.error('schema', `input.${f.name}: the default does not match the declared type ${f.type}`, this.locAt(['input', f.name, 'default']));
@@ -276,11 +319,10 @@ class DslLoader {
     const scope: ScopeRec = { ...(owner ? { owner } : {}), steps: [], bound, edges: [], order: [] };
     list.forEach((data, index) => {
       const stepPath = [...path, index];
-      const node = this.at(stepPath);
       const name = data.name as string;
-      const location = nodeLocation(this.src, childNode(node, 'name') ?? node);
+      const location = this.locAt([...stepPath, 'name']);
       const rec: StepRec = {
-        name, kind: data.kind as DslStepKind, data, node, location,
+        name, kind: data.kind as DslStepKind, data, location,
         ...(owner ? { parent: owner } : {}),
         scope, index: scope.steps.length, refs: [], fields: {}, deps: new Set(),
       };
@@ -305,9 +347,8 @@ class DslLoader {
 
   private checkStep(rec: StepRec, decl: { agents: Record<string, DslResource>; functions: Record<string, DslResource>; mcpServers: Record<string, DslResource>; secrets: Record<string, DslSecret> }): void {
     const d = rec.data;
-    const node = rec.node;
     const path = this.pathOf(rec);
-    const field = (k: string): SourceLocation => nodeLocation(this.src, childNode(node, k) ?? node);
+    const field = (k: string): SourceLocation => this.locAt([...path, k]);
     const agentRef = (name: string, loc: () => SourceLocation): void => {
       if (!Object.prototype.hasOwnProperty.call(decl.agents, name)) {
         this.error('unknown_agent', `unknown agent '${name}'`, loc(), { hint: hintFor(name, Object.keys(decl.agents), 'agents') });
@@ -318,7 +359,7 @@ class DslLoader {
       const roles = d[list];
       if (!Array.isArray(roles)) continue;
       rec.fields[list] = roles.map((r: { agent: string; role: string }, i): DslAgentRole => {
-        const loc = nodeLocation(this.src, childNode(childNode(childNode(node, list), i), 'agent'));
+        const loc = this.locAt([...path, list, i, 'agent']);
         agentRef(r.agent, () => loc);
         return { agent: r.agent, role: r.role, location: loc };
       });
@@ -389,7 +430,7 @@ class DslLoader {
   }
 
   /** Parses a scalar's template with offsets mapped to the source; pushes `expression` errors. */
-  private template(text: string, node: Node | undefined, bare: boolean): Template | undefined {
+  private template(text: string, path: DataPath, bare: boolean): Template | undefined {
     try {
       if (bare && !hasExpression(text)) {
         const expr = parseExpression(text);
@@ -400,32 +441,21 @@ class DslLoader {
       if (!isStepforgeError(e) || e.code !== 'expression') throw e;
       const offset = Number(e.details?.offset ?? 0);
       const length = Number(e.details?.length ?? 1);
-      this.error('expression', e.message, this.mapOffsets(node, text, offset, offset + length));
+      if (this.fast) throw new FastPathDeclined('expression');
+      this.error('expression', e.message, this.loc.inString(path, text, offset, offset + length));
       return undefined;
     }
   }
 
-  /** Source location of `[start, end)` in a scalar's decoded value. */
-  private mapOffsets(node: Node | undefined, text: string, start: number, end: number): SourceLocation {
-    if (node && isScalar(node) && typeof node.value === 'string' && node.value === text && node.range) {
-      const map = scalarOffsets(node as Scalar, this.text);
-      const s = map[Math.min(start, text.length)] ?? node.range[0];
-      const e = map[Math.min(end, text.length)] ?? s + 1;
-      return offsetLocation(this.src, s, Math.max(e, s + 1));
-    }
-    return nodeLocation(this.src, node);
-  }
-
   /** A condition-like field: boolean, bare expression or `${ }` template. */
   private condition(v: string | boolean, path: (string | number)[], bound: ReadonlySet<string>, rec: StepRec, body?: ScopeRec): DslTemplateField {
-    const node = this.at(path);
-    const location = nodeLocation(this.src, node);
+    const location = this.locAt(path);
     if (typeof v === 'boolean') {
       const expr: Expr = { kind: 'literal', value: v, offset: 0, length: String(v).length };
       return { text: `\${ ${v} }`, template: { kind: 'template', text: String(v), parts: [{ kind: 'expr', expr, offset: 0, end: String(v).length }], whole: true }, location };
     }
-    const t = this.template(v, node, true) ?? emptyTemplate(v);
-    this.readsOf(t, node, bound, rec, body);
+    const t = this.template(v, path, true) ?? emptyTemplate(v);
+    this.readsOf(t, path, bound, rec, body);
     return { text: hasExpression(v) ? v : `\${ ${v} }`, template: t, location };
   }
 
@@ -436,11 +466,11 @@ class DslLoader {
     const walk = (x: unknown, p: (string | number)[]): void => {
       if (typeof x === 'string') {
         if (!hasExpression(x) && !x.includes('$${')) return;
-        const node = this.at([...path, ...p]);
-        const t = this.template(x, node, false);
+        const at = [...path, ...p];
+        const t = this.template(x, at, false);
         if (!t) return;
-        templates.push({ path: p, template: t, location: nodeLocation(this.src, node) });
-        for (const r of this.readsOf(t, node, bound, rec)) if (!reads.includes(r)) reads.push(r);
+        templates.push({ path: p, template: t, location: this.locAt(at) });
+        for (const r of this.readsOf(t, at, bound, rec)) if (!reads.includes(r)) reads.push(r);
       } else if (Array.isArray(x)) x.forEach((y, i) => walk(y, [...p, i]));
       else if (x !== null && typeof x === 'object') for (const [k, y] of Object.entries(x)) walk(y, [...p, k]);
     };
@@ -449,10 +479,10 @@ class DslLoader {
   }
 
   /** Records a template's step references on `rec` and checks its input references; returns step names. */
-  private readsOf(t: Template, node: Node | undefined, bound: ReadonlySet<string>, rec?: StepRec, body?: ScopeRec): string[] {
+  private readsOf(t: Template, path: DataPath, bound: ReadonlySet<string>, rec?: StepRec, body?: ScopeRec): string[] {
     const names: string[] = [];
     for (const p of templatePaths(t)) {
-      const loc = (): SourceLocation => this.mapOffsets(node, t.text, p.offset, p.offset + p.length);
+      const loc = (): SourceLocation => this.loc.inString(path, t.text, p.offset, p.offset + p.length);
       if (p.root.kind === 'step') {
         const target = p.root.step;
         if (!names.includes(target)) names.push(target);
