@@ -97,11 +97,15 @@ interface StepRec {
   readonly parent?: StepRec;
   readonly scope: ScopeRec;
   readonly index: number;
+  /** Data path of the step, by scope index (`steps[i].do[j]…`). */
+  readonly path: readonly (string | number)[];
   readonly refs: Ref[];
   body?: ScopeRec;
   /** Filled while checking fields. */
   fields: Record<string, unknown>;
   deps: Set<number>;
+  /** Dependencies already recorded on this step: sibling index × 2 + (1 for a reference, 0 for after). */
+  dependencyKeys: Set<number>;
 }
 
 interface ScopeRec {
@@ -119,7 +123,6 @@ class DslLoader {
   private readonly byName = new Map<string, StepRec>();
   private inputNames: Set<string> | undefined;
   private readonly dependencies: { from: string; to: string; via: 'after' | 'reference' }[] = [];
-  private readonly dependencyKeys = new Set<string>();
 
   /** `fast`: give up (FastPathDeclined) at the first diagnostic instead of collecting them. */
   constructor(
@@ -316,15 +319,16 @@ class DslLoader {
   }
 
   private registerScope(list: Record<string, unknown>[], path: (string | number)[], owner: StepRec | undefined, bound: ReadonlySet<string>): ScopeRec {
-    const scope: ScopeRec = { ...(owner ? { owner } : {}), steps: [], bound, edges: [], order: [] };
+    // Plain literals (no conditional spreads) keep these records in V8's fast object layout.
+    const scope: ScopeRec = { owner, steps: [], bound, edges: [], order: [] };
     list.forEach((data, index) => {
       const stepPath = [...path, index];
       const name = data.name as string;
       const location = this.locAt([...stepPath, 'name']);
+      const at = scope.steps.length;
       const rec: StepRec = {
-        name, kind: data.kind as DslStepKind, data, location,
-        ...(owner ? { parent: owner } : {}),
-        scope, index: scope.steps.length, refs: [], fields: {}, deps: new Set(),
+        name, kind: data.kind as DslStepKind, data, location, parent: owner,
+        scope, index: at, path: owner ? [...owner.path, 'do', at] : ['steps', at], refs: [], fields: {}, deps: new Set(), dependencyKeys: new Set(),
       };
       const prior = this.byName.get(name);
       if (prior) {
@@ -347,7 +351,7 @@ class DslLoader {
 
   private checkStep(rec: StepRec, decl: { agents: Record<string, DslResource>; functions: Record<string, DslResource>; mcpServers: Record<string, DslResource>; secrets: Record<string, DslSecret> }): void {
     const d = rec.data;
-    const path = this.pathOf(rec);
+    const path = rec.path;
     const field = (k: string): SourceLocation => this.locAt([...path, k]);
     const agentRef = (name: string, loc: () => SourceLocation): void => {
       if (!Object.prototype.hasOwnProperty.call(decl.agents, name)) {
@@ -416,17 +420,6 @@ class DslLoader {
       const p = Array.isArray(d.after) ? [...path, 'after', i] : [...path, 'after'];
       rec.refs.push({ target, via: 'after', location: () => this.locAt(p) });
     });
-  }
-
-  private pathOf(rec: StepRec): (string | number)[] {
-    const chain: StepRec[] = [];
-    for (let r: StepRec | undefined = rec; r; r = r.parent) chain.unshift(r);
-    const path: (string | number)[] = ['steps'];
-    chain.forEach((r, i) => {
-      path.push(r.index);
-      if (i < chain.length - 1) path.push('do');
-    });
-    return path;
   }
 
   /** Parses a scalar's template with offsets mapped to the source; pushes `expression` errors. */
@@ -532,9 +525,10 @@ class DslLoader {
         u.deps.add(t.index);
         t.scope.edges.push([t.index, u.index]);
       }
-      const key = `${t.name}\u0000${u.name}\u0000${ref.via}`;
-      if (!this.dependencyKeys.has(key)) {
-        this.dependencyKeys.add(key);
+      // t and u are siblings, so t's index names it within u's scope.
+      const key = t.index * 2 + (ref.via === 'reference' ? 1 : 0);
+      if (!u.dependencyKeys.has(key)) {
+        u.dependencyKeys.add(key);
         this.dependencies.push({ from: t.name, to: u.name, via: ref.via });
       }
     }
@@ -574,46 +568,47 @@ class DslLoader {
   private freezeStep(r: StepRec): DslStep {
     const d = r.data;
     const f = r.fields;
-    const base = {
-      name: r.name,
-      kind: r.kind,
-      ...(typeof d.description === 'string' ? { description: d.description } : {}),
-      ...(r.parent ? { parent: r.parent.name } : {}),
-      ...(f.input ? { input: f.input as DslValue } : {}),
-      ...(f.inputTemplate ? { inputTemplate: f.inputTemplate as DslValue } : {}),
-      secrets: f.secrets as DslSecret[],
-      ...(d.output !== undefined ? { output: d.output } : {}),
-      after: f.after as string[],
-      ...(f.when ? { when: f.when as DslTemplateField } : {}),
-      ...(d.retry !== undefined ? { retry: d.retry as DslRetry } : {}),
-      dependencies: [...r.deps].sort((a, b) => a - b).map((i) => r.scope.steps[i]!.name),
-      location: r.location,
-    };
+    // Filled field by field rather than spread together: same key order, a fraction of the
+    // allocations (this runs once per step, and large documents have thousands).
+    const step: Record<string, unknown> = { name: r.name, kind: r.kind };
+    if (typeof d.description === 'string') step.description = d.description;
+    if (r.parent) step.parent = r.parent.name;
+    if (f.input) step.input = f.input;
+    if (f.inputTemplate) step.inputTemplate = f.inputTemplate;
+    step.secrets = f.secrets;
+    if (d.output !== undefined) step.output = d.output;
+    step.after = f.after;
+    if (f.when) step.when = f.when;
+    if (d.retry !== undefined) step.retry = d.retry;
+    step.dependencies = [...r.deps].sort((a, b) => a - b).map((i) => r.scope.steps[i]!.name);
+    step.location = r.location;
     switch (r.kind) {
-      case 'agent': return { ...base, kind: 'agent', agent: d.agent as string };
-      case 'function': return { ...base, kind: 'function', function: d.function as string };
-      case 'mcp_tool': return { ...base, kind: 'mcp_tool', server: d.server as string, tool: d.tool as string };
-      case 'connector': return { ...base, kind: 'connector', connector: d.connector as string, action: d.action as string };
-      case 'conditional': return { ...base, kind: 'conditional', condition: f.condition as DslTemplateField };
+      case 'agent': step.agent = d.agent; break;
+      case 'function': step.function = d.function; break;
+      case 'mcp_tool': step.server = d.server; step.tool = d.tool; break;
+      case 'connector': step.connector = d.connector; step.action = d.action; break;
+      case 'conditional': step.condition = f.condition; break;
       case 'for_each': {
         const parallel = d.parallel as boolean;
-        return {
-          ...base, kind: 'for_each', items: f.items as DslTemplateField, as: d.as as string,
-          maxIterations: d.max_iterations as number, parallel, maxConcurrency: parallel ? 10 : 1, do: this.freeze(r.body!),
-        };
+        step.items = f.items;
+        step.as = d.as;
+        step.maxIterations = d.max_iterations;
+        step.parallel = parallel;
+        step.maxConcurrency = parallel ? 10 : 1;
+        step.do = this.freeze(r.body!);
+        break;
       }
-      case 'while':
-        return { ...base, kind: 'while', condition: f.condition as DslTemplateField, maxIterations: d.max_iterations as number, do: this.freeze(r.body!) };
-      case 'parallel_analyzer':
-        return { ...base, kind: 'parallel_analyzer', analysts: f.analysts as DslAgentRole[], aggregator: d.aggregator as string };
-      case 'handoff_router':
-        return { ...base, kind: 'handoff_router', entryAgent: d.entry_agent as string, specialists: f.specialists as DslAgentRole[] };
+      case 'while': step.condition = f.condition; step.maxIterations = d.max_iterations; step.do = this.freeze(r.body!); break;
+      case 'parallel_analyzer': step.analysts = f.analysts; step.aggregator = d.aggregator; break;
+      case 'handoff_router': step.entryAgent = d.entry_agent; step.specialists = f.specialists; break;
       case 'judge_loop':
-        return {
-          ...base, kind: 'judge_loop', generator: d.generator as string, evaluator: d.evaluator as string,
-          passCondition: f.passCondition as DslTemplateField, maxIterations: d.max_iterations as number,
-        };
+        step.generator = d.generator;
+        step.evaluator = d.evaluator;
+        step.passCondition = f.passCondition;
+        step.maxIterations = d.max_iterations;
+        break;
     }
+    return step as unknown as DslStep;
   }
 }
 

@@ -16,8 +16,25 @@ interface Event {
   kind: string | null;
   result: unknown;
   children: Event[] | undefined;
-  /** Filled on first use: a mapping's entries by key, or a sequence's items by index. */
-  index?: Map<string, { key: Event; value: Event | undefined }> | (Event | undefined)[];
+  /** Filled by pairAll: a mapping's entries, or a sequence's items by index. */
+  index?: Entries | (Event | undefined)[];
+}
+
+/** A mapping's entries in source order (arrays, not a Map per mapping: documents have thousands). */
+interface Entries {
+  readonly keys: string[];
+  readonly keyEvents: Event[];
+  readonly values: (Event | undefined)[];
+  /** Built on the first lookup in a large mapping, so lookups stay O(1) there. */
+  byKey?: Map<string, number>;
+}
+
+/** The entry of `key`, or undefined. */
+function entry(node: Event, key: string): { key: Event; value: Event | undefined } | undefined {
+  const e = entries(node);
+  if (e.keys.length > 32) e.byKey ??= new Map(e.keys.map((k, j) => [k, j]));
+  const i = e.byKey ? (e.byKey.get(key) ?? -1) : e.keys.indexOf(key);
+  return i < 0 ? undefined : { key: e.keyEvents[i]!, value: e.values[i] };
 }
 
 /** What parseFastYaml returns: the plain data and a locator over its source positions. */
@@ -83,8 +100,10 @@ function pairAll(root: Event): void {
   const todo: Event[] = [unwrap(root)];
   for (let e = todo.pop(); e !== undefined; e = todo.pop()) {
     if (e.kind === 'mapping') {
-      for (const { key, value } of entries(e).values()) {
-        todo.push(key);
+      const { keyEvents, values } = entries(e);
+      for (let i = 0; i < keyEvents.length; i++) {
+        todo.push(keyEvents[i]!);
+        const value = values[i];
         if (value) todo.push(value);
       }
     } else if (e.kind === 'sequence') {
@@ -106,8 +125,8 @@ class FastYamlLocator implements DslLocator {
     // Like yamlNodes' keyNode over nodeAtPath: the deepest existing node along the path is searched.
     const { node } = this.walk(path);
     if (node.kind !== 'mapping') return undefined;
-    const entry = entries(node).get(key);
-    return entry ? this.location(entry.key) : undefined;
+    const found = entry(node, key);
+    return found ? this.location(found.key) : undefined;
   }
 
   inString(): SourceLocation {
@@ -162,10 +181,10 @@ function unwrap(e: Event): Event {
 function child(node: Event, seg: string | number): Event | undefined {
   if (node.kind === 'mapping') {
     // A number matches the key spelled with its digits, as childNode does.
-    const entry = entries(node).get(String(seg));
-    if (entry === undefined) return undefined;
-    if (entry.value === undefined) throw new FastPathDeclined('no position for an empty value');
-    return entry.value;
+    const found = entry(node, String(seg));
+    if (found === undefined) return undefined;
+    if (found.value === undefined) throw new FastPathDeclined('no position for an empty value');
+    return found.value;
   }
   if (node.kind === 'sequence' && typeof seg === 'number') {
     const items = sequenceItems(node);
@@ -182,9 +201,9 @@ function child(node: Event, seg: string | number): Event | undefined {
  * followed by its value's event unless the value is empty. Anything else (complex keys, flow pairs)
  * declines. A trailing empty event is js-yaml's failed attempt at reading one more key.
  */
-function entries(node: Event): Map<string, { key: Event; value: Event | undefined }> {
-  if (node.index instanceof Map) return node.index;
-  const map = new Map<string, { key: Event; value: Event | undefined }>();
+function entries(node: Event): Entries {
+  if (node.index !== undefined && !Array.isArray(node.index)) return node.index;
+  const map: Entries = { keys: [], keyEvents: [], values: [] };
   const obj = node.result as Record<string, unknown>;
   const kids = node.children ?? [];
   let i = 0;
@@ -192,21 +211,24 @@ function entries(node: Event): Map<string, { key: Event; value: Event | undefine
     const k = unwrap(kids[i++]!);
     if (k.kind === null && i === kids.length) break;
     const key = k.result;
-    if (k.kind !== 'scalar' || typeof key !== 'string' || map.has(key) || !Object.prototype.hasOwnProperty.call(obj, key)) {
+    // js-yaml rejects duplicate keys itself.
+    if (k.kind !== 'scalar' || typeof key !== 'string' || !Object.prototype.hasOwnProperty.call(obj, key)) {
       throw new FastPathDeclined('unsupported mapping key');
     }
     const want = obj[key];
     const v = i < kids.length ? unwrap(kids[i]!) : undefined;
+    map.keys.push(key);
+    map.keyEvents.push(k);
     if (v !== undefined && v.kind !== null && Object.is(v.result, want)) {
-      map.set(key, { key: k, value: v });
+      map.values.push(v);
       i++;
     } else if (want === null) {
       // An empty value: js-yaml may or may not have composed an (empty) node for it.
       if (v !== undefined && v.kind === null) i++;
-      map.set(key, { key: k, value: undefined });
+      map.values.push(undefined);
     } else throw new FastPathDeclined('unpaired mapping value');
   }
-  if (map.size !== Object.keys(obj).length) throw new FastPathDeclined('unpaired mapping key');
+  if (map.keys.length !== Object.keys(obj).length) throw new FastPathDeclined('unpaired mapping key');
   node.index = map;
   return map;
 }

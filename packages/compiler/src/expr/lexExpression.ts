@@ -23,9 +23,23 @@ export function expressionError(message: string, offset: number, length = 1): St
   });
 }
 
-const IDENT_START = /[A-Za-z_]/;
-const IDENT_PART = /[A-Za-z0-9_-]/;
-const DIGIT = /[0-9]/;
+// Character classes by code rather than by regex: the lexer runs over every expression of a document.
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+function isIdentStart(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
+/** [A-Za-z0-9_-]; NaN (past the end) is not. */
+function isIdentPart(c: number): boolean {
+  return isIdentStart(c) || isDigit(c) || c === 45;
+}
+/** Two-character operators by their first character: `||`, `&&`, `==`, `!=`, `<=`, `>=`. */
+const TWO_CHAR: Readonly<Record<string, '||' | '&&' | '==' | '!=' | '<=' | '>='>> = {
+  '|': '||', '&': '&&', '=': '==', '!': '!=', '<': '<=', '>': '>=',
+};
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const INDEX = /[0-9]+/y;
 
@@ -48,6 +62,7 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
   };
   while (i < text.length) {
     const c = text[i]!;
+    const code = text.charCodeAt(i);
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') { i++; continue; }
     if (c === '}' && depth === 0) {
       push('eof', '', i, 1);
@@ -55,28 +70,28 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
     }
     const prev = tokens[tokens.length - 1];
     // After a `.` a number is an index segment (`a.0.1` is two indices, not the number 0.1).
-    if (DIGIT.test(c) && prev?.kind === '.') {
+    if (isDigit(code) && prev?.kind === '.') {
       INDEX.lastIndex = i;
       const m = INDEX.exec(text)!;
       push('number', Number(m[0]), i, m[0].length);
       i += m[0].length;
       continue;
     }
-    if (DIGIT.test(c) || (c === '-' && DIGIT.test(text[i + 1] ?? ''))) {
+    if (isDigit(code) || (c === '-' && isDigit(text.charCodeAt(i + 1)))) {
       NUMBER.lastIndex = i;
       const m = NUMBER.exec(text);
       if (!m) throw expressionError(`malformed number`, i);
       const end = i + m[0].length;
-      if (IDENT_PART.test(text[end] ?? '') && text[end] !== '-') {
+      if (isIdentPart(text.charCodeAt(end)) && text[end] !== '-') {
         throw expressionError(`malformed number '${text.slice(i, end + 1)}'`, i, end + 1 - i);
       }
       push('number', Number(m[0]), i, m[0].length);
       i = end;
       continue;
     }
-    if (IDENT_START.test(c)) {
+    if (isIdentStart(code)) {
       let j = i + 1;
-      while (j < text.length && IDENT_PART.test(text[j]!)) j++;
+      while (j < text.length && isIdentPart(text.charCodeAt(j))) j++;
       push('ident', text.slice(i, j), i, j - i);
       i = j;
       continue;
@@ -110,8 +125,8 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
       i = j + 1;
       continue;
     }
-    const two = text.slice(i, i + 2);
-    if (two === '||' || two === '&&' || two === '==' || two === '!=' || two === '<=' || two === '>=') {
+    const two = TWO_CHAR[c];
+    if (two !== undefined && text[i + 1] === two[1]) {
       push(two, two, i, 2);
       i += 2;
       continue;

@@ -15,6 +15,15 @@ export function parseTemplate(text: string): Template {
   let bufStart = 0;
   let i = 0;
   while (i < text.length) {
+    // Literal text up to the next `$` is copied in one piece.
+    const dollar = text.indexOf('$', i);
+    const stop = dollar < 0 ? text.length : dollar;
+    if (stop > i) {
+      if (buf === '') bufStart = i;
+      buf += text.slice(i, stop);
+      i = stop;
+      continue;
+    }
     if (text.startsWith('$${', i)) {
       if (buf === '') bufStart = i;
       buf += '${';
