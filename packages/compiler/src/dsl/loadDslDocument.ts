@@ -103,9 +103,8 @@ interface StepRec {
   body?: ScopeRec;
   /** Filled while checking fields. */
   fields: Record<string, unknown>;
-  deps: Set<number>;
-  /** Dependencies already recorded on this step: sibling index × 2 + (1 for a reference, 0 for after). */
-  dependencyKeys: Set<number>;
+  /** Indices of the siblings this step depends on (each once; see ScopeRec.seen). */
+  deps: number[];
 }
 
 interface ScopeRec {
@@ -115,6 +114,8 @@ interface ScopeRec {
   readonly bound: ReadonlySet<string>;
   edges: [number, number][];
   order: number[];
+  /** Edges and dependencies recorded so far, as numbers (one Set per scope, not two per step). */
+  readonly seen: Set<number>;
 }
 
 class DslLoader {
@@ -320,7 +321,7 @@ class DslLoader {
 
   private registerScope(list: Record<string, unknown>[], path: (string | number)[], owner: StepRec | undefined, bound: ReadonlySet<string>): ScopeRec {
     // Plain literals (no conditional spreads) keep these records in V8's fast object layout.
-    const scope: ScopeRec = { owner, steps: [], bound, edges: [], order: [] };
+    const scope: ScopeRec = { owner, steps: [], bound, edges: [], order: [], seen: new Set() };
     list.forEach((data, index) => {
       const stepPath = [...path, index];
       const name = data.name as string;
@@ -328,7 +329,7 @@ class DslLoader {
       const at = scope.steps.length;
       const rec: StepRec = {
         name, kind: data.kind as DslStepKind, data, location, parent: owner,
-        scope, index: at, path: owner ? [...owner.path, 'do', at] : ['steps', at], refs: [], fields: {}, deps: new Set(), dependencyKeys: new Set(),
+        scope, index: at, path: owner ? [...owner.path, 'do', at] : ['steps', at], refs: [], fields: {}, deps: [],
       };
       const prior = this.byName.get(name);
       if (prior) {
@@ -521,14 +522,16 @@ class DslLoader {
         this.error('cycle', msg, ref.location(), { details: { path: [t.name, rec.name, t.name] } });
         continue;
       }
-      if (!u.deps.has(t.index)) {
-        u.deps.add(t.index);
+      // t and u are siblings: (t, u) numbers a pair of the scope; ×3 leaves room for the edge and both vias.
+      const pair = (t.index * t.scope.steps.length + u.index) * 3;
+      if (!t.scope.seen.has(pair)) {
+        t.scope.seen.add(pair);
+        u.deps.push(t.index);
         t.scope.edges.push([t.index, u.index]);
       }
-      // t and u are siblings, so t's index names it within u's scope.
-      const key = t.index * 2 + (ref.via === 'reference' ? 1 : 0);
-      if (!u.dependencyKeys.has(key)) {
-        u.dependencyKeys.add(key);
+      const key = pair + (ref.via === 'reference' ? 2 : 1);
+      if (!t.scope.seen.has(key)) {
+        t.scope.seen.add(key);
         this.dependencies.push({ from: t.name, to: u.name, via: ref.via });
       }
     }
@@ -580,7 +583,7 @@ class DslLoader {
     step.after = f.after;
     if (f.when) step.when = f.when;
     if (d.retry !== undefined) step.retry = d.retry;
-    step.dependencies = [...r.deps].sort((a, b) => a - b).map((i) => r.scope.steps[i]!.name);
+    step.dependencies = r.deps.sort((a, b) => a - b).map((i) => r.scope.steps[i]!.name);
     step.location = r.location;
     switch (r.kind) {
       case 'agent': step.agent = d.agent; break;

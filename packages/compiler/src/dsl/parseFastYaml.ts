@@ -20,21 +20,22 @@ interface Event {
   index?: Entries | (Event | undefined)[];
 }
 
-/** A mapping's entries in source order (arrays, not a Map per mapping: documents have thousands). */
+/**
+ * A mapping's entries in source order: keys, and their key and value events interleaved (`events[2i]`,
+ * `events[2i + 1]`, undefined for an empty value). Two arrays, not a Map per mapping: documents have thousands.
+ */
 interface Entries {
   readonly keys: string[];
-  readonly keyEvents: Event[];
-  readonly values: (Event | undefined)[];
+  readonly events: (Event | undefined)[];
   /** Built on the first lookup in a large mapping, so lookups stay O(1) there. */
   byKey?: Map<string, number>;
 }
 
-/** The entry of `key`, or undefined. */
-function entry(node: Event, key: string): { key: Event; value: Event | undefined } | undefined {
+/** The entry number of `key` in the mapping `node`, or -1. */
+function entryOf(node: Event, key: string): number {
   const e = entries(node);
   if (e.keys.length > 32) e.byKey ??= new Map(e.keys.map((k, j) => [k, j]));
-  const i = e.byKey ? (e.byKey.get(key) ?? -1) : e.keys.indexOf(key);
-  return i < 0 ? undefined : { key: e.keyEvents[i]!, value: e.values[i] };
+  return e.byKey ? (e.byKey.get(key) ?? -1) : e.keys.indexOf(key);
 }
 
 /** What parseFastYaml returns: the plain data and a locator over its source positions. */
@@ -100,12 +101,7 @@ function pairAll(root: Event): void {
   const todo: Event[] = [unwrap(root)];
   for (let e = todo.pop(); e !== undefined; e = todo.pop()) {
     if (e.kind === 'mapping') {
-      const { keyEvents, values } = entries(e);
-      for (let i = 0; i < keyEvents.length; i++) {
-        todo.push(keyEvents[i]!);
-        const value = values[i];
-        if (value) todo.push(value);
-      }
+      for (const x of entries(e).events) if (x) todo.push(x);
     } else if (e.kind === 'sequence') {
       for (const item of sequenceItems(e)) if (item) todo.push(item);
     }
@@ -125,8 +121,8 @@ class FastYamlLocator implements DslLocator {
     // Like yamlNodes' keyNode over nodeAtPath: the deepest existing node along the path is searched.
     const { node } = this.walk(path);
     if (node.kind !== 'mapping') return undefined;
-    const found = entry(node, key);
-    return found ? this.location(found.key) : undefined;
+    const i = entryOf(node, key);
+    return i < 0 ? undefined : this.location(entries(node).events[2 * i]!);
   }
 
   inString(): SourceLocation {
@@ -181,10 +177,11 @@ function unwrap(e: Event): Event {
 function child(node: Event, seg: string | number): Event | undefined {
   if (node.kind === 'mapping') {
     // A number matches the key spelled with its digits, as childNode does.
-    const found = entry(node, String(seg));
-    if (found === undefined) return undefined;
-    if (found.value === undefined) throw new FastPathDeclined('no position for an empty value');
-    return found.value;
+    const i = entryOf(node, String(seg));
+    if (i < 0) return undefined;
+    const value = entries(node).events[2 * i + 1];
+    if (value === undefined) throw new FastPathDeclined('no position for an empty value');
+    return value;
   }
   if (node.kind === 'sequence' && typeof seg === 'number') {
     const items = sequenceItems(node);
@@ -203,7 +200,7 @@ function child(node: Event, seg: string | number): Event | undefined {
  */
 function entries(node: Event): Entries {
   if (node.index !== undefined && !Array.isArray(node.index)) return node.index;
-  const map: Entries = { keys: [], keyEvents: [], values: [] };
+  const map: Entries = { keys: [], events: [] };
   const obj = node.result as Record<string, unknown>;
   const kids = node.children ?? [];
   let i = 0;
@@ -218,14 +215,13 @@ function entries(node: Event): Entries {
     const want = obj[key];
     const v = i < kids.length ? unwrap(kids[i]!) : undefined;
     map.keys.push(key);
-    map.keyEvents.push(k);
     if (v !== undefined && v.kind !== null && Object.is(v.result, want)) {
-      map.values.push(v);
+      map.events.push(k, v);
       i++;
     } else if (want === null) {
       // An empty value: js-yaml may or may not have composed an (empty) node for it.
       if (v !== undefined && v.kind === null) i++;
-      map.values.push(undefined);
+      map.events.push(k, undefined);
     } else throw new FastPathDeclined('unpaired mapping value');
   }
   if (map.keys.length !== Object.keys(obj).length) throw new FastPathDeclined('unpaired mapping key');
