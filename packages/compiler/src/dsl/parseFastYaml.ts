@@ -9,35 +9,6 @@ import { FastPathDeclined, type DataPath, type DslLocator } from './DslLocator.j
 import { FAST_TAG_PREFIX, FAST_YAML_SCHEMA } from './fastYamlSchema.js';
 import { offsetLocation } from './yamlNodes.js';
 
-/** One composed node as js-yaml reported it: positions in js-yaml's input, its kind and its value. */
-interface Event {
-  readonly open: number;
-  close: number;
-  kind: string | null;
-  result: unknown;
-  children: Event[] | undefined;
-  /** Filled by pairAll: a mapping's entries, or a sequence's items by index. */
-  index?: Entries | (Event | undefined)[];
-}
-
-/**
- * A mapping's entries in source order: keys, and their key and value events interleaved (`events[2i]`,
- * `events[2i + 1]`, undefined for an empty value). Two arrays, not a Map per mapping: documents have thousands.
- */
-interface Entries {
-  readonly keys: string[];
-  readonly events: (Event | undefined)[];
-  /** Built on the first lookup in a large mapping, so lookups stay O(1) there. */
-  byKey?: Map<string, number>;
-}
-
-/** The entry number of `key` in the mapping `node`, or -1. */
-function entryOf(node: Event, key: string): number {
-  const e = entries(node);
-  if (e.keys.length > 32) e.byKey ??= new Map(e.keys.map((k, j) => [k, j]));
-  return e.byKey ? (e.byKey.get(key) ?? -1) : e.keys.indexOf(key);
-}
-
 /** What parseFastYaml returns: the plain data and a locator over its source positions. */
 export interface FastYaml {
   readonly data: unknown;
@@ -47,10 +18,97 @@ export interface FastYaml {
 // js-yaml's state carries these too (not in @types/js-yaml).
 type LoaderState = State & { tag: string | null; anchor: string | null };
 
+const NONE = 0;
+const SCALAR = 1;
+const MAPPING = 2;
+const SEQUENCE = 3;
+const KINDS: Readonly<Record<string, number>> = { scalar: SCALAR, mapping: MAPPING, sequence: SEQUENCE };
+
+/**
+ * Every node js-yaml composed, as columns indexed by node number: positions in js-yaml's input, kind,
+ * value, and the tree as first-child / next-sibling links. Typed arrays rather than an object per
+ * node: a 1,000-step document has tens of thousands of nodes, and objects that live through the whole
+ * load are what the garbage collector pays for.
+ */
+class NodeTable {
+  count = 0;
+  open: Int32Array;
+  close: Int32Array;
+  kind: Uint8Array;
+  first: Int32Array;
+  next: Int32Array;
+  last: Int32Array;
+  /** For a mapping key: its value's node, or -1 for an empty value (filled by pairAll). */
+  value: Int32Array;
+  /** 1 for nodes that are mapping keys (filled by pairAll). */
+  isKey: Uint8Array;
+  readonly results: unknown[] = [];
+  /** Item nodes of a sequence (-1 for an empty item), built on first lookup. */
+  readonly items = new Map<number, Int32Array>();
+  /** Key → key node of each large mapping (filled by pairAll), so lookups there stay O(1). */
+  readonly keys = new Map<number, Map<string, number>>();
+
+  constructor(capacity: number) {
+    this.open = new Int32Array(capacity);
+    this.close = new Int32Array(capacity);
+    this.kind = new Uint8Array(capacity);
+    this.first = new Int32Array(capacity);
+    this.next = new Int32Array(capacity);
+    this.last = new Int32Array(capacity);
+    this.value = new Int32Array(capacity);
+    this.isKey = new Uint8Array(capacity);
+  }
+
+  add(open: number): number {
+    if (this.count === this.open.length) this.grow();
+    const id = this.count++;
+    this.open[id] = open;
+    this.first[id] = -1;
+    this.next[id] = -1;
+    this.last[id] = -1;
+    return id;
+  }
+
+  append(parent: number, child: number): void {
+    const last = this.last[parent]!;
+    if (last < 0) this.first[parent] = child;
+    else this.next[last] = child;
+    this.last[parent] = child;
+  }
+
+  /** js-yaml composes a node twice when it first tries it as a mapping key: the outer one keeps the inner's result. */
+  unwrap(id: number): number {
+    let x = id;
+    for (;;) {
+      const c = this.first[x]!;
+      if (c < 0 || this.next[c] !== -1 || this.kind[c] !== this.kind[x] || !Object.is(this.results[c], this.results[x])) return x;
+      x = c;
+    }
+  }
+
+  private grow(): void {
+    const n = this.open.length * 2;
+    const wider = <T extends Int32Array | Uint8Array>(a: T): T => {
+      const b = new (a.constructor as new (n: number) => T)(n);
+      b.set(a);
+      return b;
+    };
+    this.open = wider(this.open);
+    this.close = wider(this.close);
+    this.kind = wider(this.kind);
+    this.first = wider(this.first);
+    this.next = wider(this.next);
+    this.last = wider(this.last);
+    this.value = wider(this.value);
+    this.isKey = wider(this.isKey);
+  }
+}
+
 /** Parses `text` with js-yaml; undefined when it fails or uses a construct the fast path does not reproduce. */
 export function parseFastYaml(text: string, src: SourceText): FastYaml | undefined {
-  const stack: Event[] = [];
-  let root: Event | undefined;
+  const nodes = new NodeTable(256 + (text.length >> 3));
+  const stack: number[] = [];
+  let root = -1;
   let unsupported = false;
   let data: unknown;
   try {
@@ -61,56 +119,93 @@ export function parseFastYaml(text: string, src: SourceText): FastYaml | undefin
         if (type === 'open') {
           // A %YAML directive changes the schema in `yaml` (1.1), not in js-yaml.
           if (state.version !== null) unsupported = true;
-          stack.push({ open: state.position, close: -1, kind: null, result: undefined, children: undefined });
+          stack.push(nodes.add(state.position));
           return;
         }
-        const e = stack.pop()!;
-        e.close = state.position;
-        e.kind = state.kind;
-        e.result = state.result;
+        const id = stack.pop()!;
+        const kind = state.kind === null ? NONE : KINDS[state.kind] ?? NONE;
+        nodes.close[id] = state.position;
+        nodes.kind[id] = kind;
+        nodes.results[id] = state.result;
         const tag = state.tag;
         if (state.anchor !== null || (tag !== null && tag !== '?' && !tag.startsWith(FAST_TAG_PREFIX))) unsupported = true;
         // `yaml` holds quoted scalars and flow collections that span lines to indentation rules js-yaml
         // does not check; such nodes are rare in workflows, so leave them to the precise path.
-        else if (state.lineStart > e.open && e.kind !== null && spansLines(state.input, e.open, state.lineStart)) unsupported = true;
-        const parent = stack[stack.length - 1];
-        if (parent) (parent.children ??= []).push(e);
-        else root = e;
+        else if (kind !== NONE && state.lineStart > nodes.open[id]! && spansLines(state.input, nodes.open[id]!, state.lineStart)) unsupported = true;
+        if (stack.length > 0) nodes.append(stack[stack.length - 1]!, id);
+        else root = id;
       },
     });
   } catch {
     return undefined;
   }
-  if (unsupported || root === undefined) return undefined;
+  if (unsupported || root < 0) return undefined;
   try {
-    pairAll(root);
+    pairAll(nodes, root);
   } catch (e) {
     if (e instanceof FastPathDeclined) return undefined;
     throw e;
   }
   // js-yaml drops a leading BOM before reading, so its positions are one less than the text's.
   const shift = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  return { data, locator: new FastYamlLocator(root, src, shift) };
+  return { data, locator: new FastYamlLocator(nodes, nodes.unwrap(root), src, shift) };
 }
 
 /**
- * Pairs every node's events with its data up front. Besides indexing, this proves every mapping key was
- * a plain string scalar: js-yaml and `yaml` turn other keys (`? `, `null:`, `[a]:`) into different strings.
+ * Pairs every mapping's key and value nodes up front, in source order: each key is a string scalar,
+ * followed by its value's node unless the value is empty (a trailing empty node is js-yaml's failed
+ * attempt at one more key). Besides indexing, this proves every key was a plain string: js-yaml and
+ * `yaml` turn other keys (`? `, `null:`, `[a]:`) into different strings. Anything else declines.
  */
-function pairAll(root: Event): void {
-  const todo: Event[] = [unwrap(root)];
-  for (let e = todo.pop(); e !== undefined; e = todo.pop()) {
-    if (e.kind === 'mapping') {
-      for (const x of entries(e).events) if (x) todo.push(x);
-    } else if (e.kind === 'sequence') {
-      for (const item of sequenceItems(e)) if (item) todo.push(item);
+function pairAll(nodes: NodeTable, root: number): void {
+  const { kind, first, next, results, value, isKey } = nodes;
+  const todo: number[] = [nodes.unwrap(root)];
+  for (let m = todo.pop(); m !== undefined; m = todo.pop()) {
+    if (kind[m] === SEQUENCE) {
+      for (let c = first[m]!; c >= 0; c = next[c]!) todo.push(nodes.unwrap(c));
+      continue;
+    }
+    if (kind[m] !== MAPPING) continue;
+    const obj = results[m] as Record<string, unknown>;
+    let count = 0;
+    for (let c = first[m]!; c >= 0;) {
+      const k = nodes.unwrap(c);
+      c = next[c]!;
+      if (kind[k] === NONE && c < 0) break;
+      const key = results[k];
+      if (kind[k] !== SCALAR || typeof key !== 'string' || !Object.prototype.hasOwnProperty.call(obj, key)) {
+        throw new FastPathDeclined('unsupported mapping key');
+      }
+      count++;
+      isKey[k] = 1;
+      const want = obj[key];
+      const v = c >= 0 ? nodes.unwrap(c) : -1;
+      if (v >= 0 && kind[v] !== NONE && Object.is(results[v], want)) {
+        value[k] = v;
+        todo.push(v);
+        c = next[c]!;
+      } else if (want === null) {
+        // An empty value: js-yaml may or may not have composed an (empty) node for it.
+        value[k] = -1;
+        if (v >= 0 && kind[v] === NONE) c = next[c]!;
+      } else throw new FastPathDeclined('unpaired mapping value');
+    }
+    // js-yaml rejects duplicate keys itself, so equal counts mean every key was paired.
+    if (count !== Object.keys(obj).length) throw new FastPathDeclined('unpaired mapping key');
+    if (count > 32) {
+      const index = new Map<string, number>();
+      for (let c = first[m]!; c >= 0; c = next[c]!) {
+        const k = nodes.unwrap(c);
+        if (isKey[k]) index.set(results[k] as string, k);
+      }
+      nodes.keys.set(m, index);
     }
   }
 }
 
 /** Locations from js-yaml's node positions, matching YamlDocumentLocator's wherever it answers. */
 class FastYamlLocator implements DslLocator {
-  constructor(private readonly root: Event, private readonly src: SourceText, private readonly shift: number) {}
+  constructor(private readonly nodes: NodeTable, private readonly root: number, private readonly src: SourceText, private readonly shift: number) {}
 
   at(path: DataPath): { location: SourceLocation; depth: number } {
     const { node, depth } = this.walk(path);
@@ -119,10 +214,8 @@ class FastYamlLocator implements DslLocator {
 
   keyAt(path: DataPath, key: string): SourceLocation | undefined {
     // Like yamlNodes' keyNode over nodeAtPath: the deepest existing node along the path is searched.
-    const { node } = this.walk(path);
-    if (node.kind !== 'mapping') return undefined;
-    const i = entryOf(node, key);
-    return i < 0 ? undefined : this.location(entries(node).events[2 * i]!);
+    const k = this.keyNode(this.walk(path).node, key);
+    return k < 0 ? undefined : this.location(k);
   }
 
   inString(): SourceLocation {
@@ -130,33 +223,91 @@ class FastYamlLocator implements DslLocator {
     throw new FastPathDeclined('positions inside strings come from the precise path');
   }
 
-  private walk(path: DataPath): { node: Event; depth: number } {
-    let node = unwrap(this.root);
+  private walk(path: DataPath): { node: number; depth: number } {
+    let node = this.root;
     let depth = 0;
     for (const seg of path) {
       if (typeof seg === 'symbol') break;
-      const next = child(node, seg);
-      if (next === undefined) break;
+      const next = this.child(node, seg);
+      if (next < 0) break;
       node = next;
       depth++;
     }
     return { node, depth };
   }
 
+  /** The value node under `seg` (as childNode finds it), or -1. */
+  private child(node: number, seg: string | number): number {
+    const { kind } = this.nodes;
+    if (kind[node] === MAPPING) {
+      // A number matches the key spelled with its digits, as childNode does.
+      const k = this.keyNode(node, String(seg));
+      if (k < 0) return -1;
+      const v = this.nodes.value[k]!;
+      if (v < 0) throw new FastPathDeclined('no position for an empty value');
+      return v;
+    }
+    if (kind[node] === SEQUENCE && typeof seg === 'number') {
+      const items = this.itemsOf(node);
+      if (seg < 0 || seg >= items.length) return -1;
+      const item = items[seg]!;
+      if (item < 0) throw new FastPathDeclined('no position for an empty item');
+      return item;
+    }
+    return -1;
+  }
+
+  /** The key node of `key` in the mapping `node`, or -1. */
+  private keyNode(node: number, key: string): number {
+    const { kind, first, next, results, isKey } = this.nodes;
+    if (kind[node] !== MAPPING) return -1;
+    const index = this.nodes.keys.get(node);
+    if (index) return index.get(key) ?? -1;
+    for (let c = first[node]!; c >= 0; c = next[c]!) {
+      const k = this.nodes.unwrap(c);
+      if (isKey[k] && results[k] === key) return k;
+    }
+    return -1;
+  }
+
+  /** A sequence's item nodes in order (-1 for empty items, which js-yaml may not compose). */
+  private itemsOf(node: number): Int32Array {
+    const cached = this.nodes.items.get(node);
+    if (cached) return cached;
+    const { kind, first, next, results } = this.nodes;
+    const arr = results[node] as unknown[];
+    const items = new Int32Array(arr.length);
+    let c = first[node]!;
+    arr.forEach((item, i) => {
+      const k = c >= 0 ? this.nodes.unwrap(c) : -1;
+      if (k >= 0 && kind[k] !== NONE && Object.is(results[k], item)) {
+        items[i] = k;
+        c = next[c]!;
+      } else if (item === null) {
+        items[i] = -1;
+        if (k >= 0 && kind[k] === NONE) c = next[c]!;
+      } else throw new FastPathDeclined('unpaired sequence item');
+    });
+    if (c >= 0) throw new FastPathDeclined('unpaired sequence node');
+    this.nodes.items.set(node, items);
+    return items;
+  }
+
   /** The node's first line, as nodeLocation gives it for the `yaml` node with the same range start. */
-  private location(e: Event): SourceLocation {
+  private location(id: number): SourceLocation {
     const text = this.src.text;
-    const start = contentStart(text, e.open + this.shift);
+    const kind = this.nodes.kind[id];
+    const start = contentStart(text, this.nodes.open[id]! + this.shift);
     const c = text.charCodeAt(start);
     let end: number;
-    if (e.kind === null) {
+    if (kind === NONE) {
       // An empty value: `yaml` places an empty scalar where js-yaml reports nothing.
       throw new FastPathDeclined('no position for an empty value');
     } else if (c === 0x22 /* " */ || c === 0x27 /* ' */ || c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      end = e.close + this.shift;
-    } else if (e.kind === 'scalar' && c !== 0x7c /* | */ && c !== 0x3e /* > */) {
+      end = this.nodes.close[id]! + this.shift;
+    } else if (kind === SCALAR && c !== 0x7c /* | */ && c !== 0x3e /* > */) {
       // A plain scalar ends at its last non-blank character; js-yaml may stop after blanks or at a comment.
-      end = e.close + this.shift;
+      end = this.nodes.close[id]! + this.shift;
       while (end > start && isBlank(text.charCodeAt(end - 1))) end--;
     } else {
       // Block collections and block scalars: `yaml`'s range runs past the first line, so the rest of it counts.
@@ -165,89 +316,6 @@ class FastYamlLocator implements DslLocator {
     if (end <= start) throw new FastPathDeclined('empty node');
     return offsetLocation(this.src, start, end);
   }
-}
-
-/** js-yaml composes a node twice when it first tries it as a mapping key: the outer one keeps the inner's result. */
-function unwrap(e: Event): Event {
-  let x = e;
-  while (x.children?.length === 1 && x.children[0]!.kind === x.kind && Object.is(x.children[0]!.result, x.result)) x = x.children[0]!;
-  return x;
-}
-
-function child(node: Event, seg: string | number): Event | undefined {
-  if (node.kind === 'mapping') {
-    // A number matches the key spelled with its digits, as childNode does.
-    const i = entryOf(node, String(seg));
-    if (i < 0) return undefined;
-    const value = entries(node).events[2 * i + 1];
-    if (value === undefined) throw new FastPathDeclined('no position for an empty value');
-    return value;
-  }
-  if (node.kind === 'sequence' && typeof seg === 'number') {
-    const items = sequenceItems(node);
-    if (seg < 0 || seg >= items.length) return undefined;
-    const item = items[seg];
-    if (item === undefined) throw new FastPathDeclined('no position for an empty item');
-    return item;
-  }
-  return undefined;
-}
-
-/**
- * Pairs a mapping's child events with its keys, in source order: each key is a string scalar event,
- * followed by its value's event unless the value is empty. Anything else (complex keys, flow pairs)
- * declines. A trailing empty event is js-yaml's failed attempt at reading one more key.
- */
-function entries(node: Event): Entries {
-  if (node.index !== undefined && !Array.isArray(node.index)) return node.index;
-  const map: Entries = { keys: [], events: [] };
-  const obj = node.result as Record<string, unknown>;
-  const kids = node.children ?? [];
-  let i = 0;
-  while (i < kids.length) {
-    const k = unwrap(kids[i++]!);
-    if (k.kind === null && i === kids.length) break;
-    const key = k.result;
-    // js-yaml rejects duplicate keys itself.
-    if (k.kind !== 'scalar' || typeof key !== 'string' || !Object.prototype.hasOwnProperty.call(obj, key)) {
-      throw new FastPathDeclined('unsupported mapping key');
-    }
-    const want = obj[key];
-    const v = i < kids.length ? unwrap(kids[i]!) : undefined;
-    map.keys.push(key);
-    if (v !== undefined && v.kind !== null && Object.is(v.result, want)) {
-      map.events.push(k, v);
-      i++;
-    } else if (want === null) {
-      // An empty value: js-yaml may or may not have composed an (empty) node for it.
-      if (v !== undefined && v.kind === null) i++;
-      map.events.push(k, undefined);
-    } else throw new FastPathDeclined('unpaired mapping value');
-  }
-  if (map.keys.length !== Object.keys(obj).length) throw new FastPathDeclined('unpaired mapping key');
-  node.index = map;
-  return map;
-}
-
-function sequenceItems(node: Event): (Event | undefined)[] {
-  if (Array.isArray(node.index)) return node.index;
-  const arr = node.result as unknown[];
-  const kids = node.children ?? [];
-  const items: (Event | undefined)[] = [];
-  let i = 0;
-  for (const item of arr) {
-    const k = i < kids.length ? unwrap(kids[i]!) : undefined;
-    if (k !== undefined && k.kind !== null && Object.is(k.result, item)) {
-      items.push(k);
-      i++;
-    } else if (item === null) {
-      if (k !== undefined && k.kind === null) i++;
-      items.push(undefined);
-    } else throw new FastPathDeclined('unpaired sequence item');
-  }
-  if (i !== kids.length) throw new FastPathDeclined('unpaired sequence node');
-  node.index = items;
-  return items;
 }
 
 /** Whether the node opened at `open` (js-yaml's input) starts with a quote or bracket before `closeLineStart`. */
