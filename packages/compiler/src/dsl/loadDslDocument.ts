@@ -85,8 +85,12 @@ export const PRECISE_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true } a
 interface Ref {
   readonly target: string;
   readonly via: 'after' | 'reference';
-  /** Computed only when an error needs it (mapping scalar offsets costs time on large documents). */
-  readonly location: () => SourceLocation;
+  /**
+   * Where the reference is: the node at `path`, or `[start, end)` inside its string. Located only
+   * when an error needs it (mapping scalar offsets costs time on large documents).
+   */
+  readonly path: DataPath;
+  readonly span?: { readonly text: string; readonly start: number; readonly end: number };
 }
 
 interface StepRec {
@@ -105,6 +109,15 @@ interface StepRec {
   fields: Record<string, unknown>;
   /** Indices of the siblings this step depends on (each once; see ScopeRec.seen). */
   deps: number[];
+}
+
+/** What value() collects while walking a value's string leaves. */
+interface ValueAcc {
+  readonly path: readonly (string | number)[];
+  readonly bound: ReadonlySet<string>;
+  readonly rec: StepRec | undefined;
+  readonly templates: { path: (string | number)[]; template: Template; location: SourceLocation }[];
+  readonly reads: string[];
 }
 
 interface ScopeRec {
@@ -297,7 +310,7 @@ class DslLoader {
     return out;
   }
 
-  private secret(name: string, binding: string, path: (string | number)[]): DslSecret | undefined {
+  private secret(name: string, binding: string, path: DataPath): DslSecret | undefined {
     const m = SECRET_BINDING.exec(binding);
     const location = this.locAt(path);
     if (!m) {
@@ -322,7 +335,8 @@ class DslLoader {
   private registerScope(list: Record<string, unknown>[], path: (string | number)[], owner: StepRec | undefined, bound: ReadonlySet<string>): ScopeRec {
     // Plain literals (no conditional spreads) keep these records in V8's fast object layout.
     const scope: ScopeRec = { owner, steps: [], bound, edges: [], order: [], seen: new Set() };
-    list.forEach((data, index) => {
+    for (let index = 0; index < list.length; index++) {
+      const data = list[index]!;
       const stepPath = [...path, index];
       const name = data.name as string;
       const location = this.locAt([...stepPath, 'name']);
@@ -336,7 +350,7 @@ class DslLoader {
         this.error('duplicate_step', `duplicate step name '${name}' (first defined at line ${prior.location.line})`, location, {
           hint: 'step names must be unique in the whole document, including loop bodies',
         });
-        return;
+        continue;
       }
       this.byName.set(name, rec);
       scope.steps.push(rec);
@@ -346,56 +360,48 @@ class DslLoader {
         if (rec.kind === 'while') inner.add('iteration');
         rec.body = this.registerScope(data.do as Record<string, unknown>[], [...stepPath, 'do'], rec, inner);
       }
-    });
+    }
     return scope;
   }
 
   private checkStep(rec: StepRec, decl: { agents: Record<string, DslResource>; functions: Record<string, DslResource>; mcpServers: Record<string, DslResource>; secrets: Record<string, DslSecret> }): void {
+    // Loops and helper methods rather than closures: this runs once per step of large documents.
     const d = rec.data;
     const path = rec.path;
-    const field = (k: string): SourceLocation => this.locAt([...path, k]);
-    const agentRef = (name: string, loc: () => SourceLocation): void => {
-      if (!Object.prototype.hasOwnProperty.call(decl.agents, name)) {
-        this.error('unknown_agent', `unknown agent '${name}'`, loc(), { hint: hintFor(name, Object.keys(decl.agents), 'agents') });
-      }
-    };
-    for (const k of AGENT_FIELDS) if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) agentRef(d[k], () => field(k));
+    for (const k of AGENT_FIELDS) if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) this.checkAgent(d[k], decl.agents, [...path, k]);
     for (const list of ['analysts', 'specialists'] as const) {
-      const roles = d[list];
+      const roles = d[list] as { agent: string; role: string }[] | undefined;
       if (!Array.isArray(roles)) continue;
-      rec.fields[list] = roles.map((r: { agent: string; role: string }, i): DslAgentRole => {
+      const out: DslAgentRole[] = [];
+      for (let i = 0; i < roles.length; i++) {
+        const r = roles[i]!;
         const loc = this.locAt([...path, list, i, 'agent']);
-        agentRef(r.agent, () => loc);
-        return { agent: r.agent, role: r.role, location: loc };
-      });
+        this.checkAgent(r.agent, decl.agents, loc);
+        out.push({ agent: r.agent, role: r.role, location: loc });
+      }
+      rec.fields[list] = out;
     }
     if (rec.kind === 'function' && !Object.prototype.hasOwnProperty.call(decl.functions, d.function as string)) {
-      this.error('unknown_function', `unknown function '${String(d.function)}'`, field('function'), { hint: hintFor(d.function as string, Object.keys(decl.functions), 'functions') });
+      this.error('unknown_function', `unknown function '${String(d.function)}'`, this.locAt([...path, 'function']), { hint: hintFor(d.function as string, Object.keys(decl.functions), 'functions') });
     }
     if (rec.kind === 'mcp_tool' && !Object.prototype.hasOwnProperty.call(decl.mcpServers, d.server as string)) {
-      this.error('unknown_mcp_server', `unknown MCP server '${String(d.server)}'`, field('server'), { hint: hintFor(d.server as string, Object.keys(decl.mcpServers), 'mcp_servers') });
+      this.error('unknown_mcp_server', `unknown MCP server '${String(d.server)}'`, this.locAt([...path, 'server']), { hint: hintFor(d.server as string, Object.keys(decl.mcpServers), 'mcp_servers') });
     }
     // Step secrets: NAME: $secret:<id> | NAME: <declared secret>, or a list of either.
     const secrets: DslSecret[] = [];
     const sec = d.secrets;
-    const bindSecret = (name: string, value: string, p: (string | number)[]): void => {
-      if (value.startsWith('$secret:')) {
-        const bound = this.secret(name, value, p);
-        if (bound) secrets.push(bound);
-      } else if (Object.prototype.hasOwnProperty.call(decl.secrets, value)) {
-        secrets.push({ ...decl.secrets[value]!, name, location: this.locAt(p) });
-      } else {
-        this.error('invalid_secret', `'${value}' is neither a $secret:<id> binding nor a declared secret`, this.locAt(p), {
-          hint: Object.keys(decl.secrets).length > 0 ? hintFor(value, Object.keys(decl.secrets), 'secrets') : 'write $secret:<id>',
-        });
+    if (Array.isArray(sec)) {
+      for (let i = 0; i < sec.length; i++) {
+        const v = sec[i] as string;
+        this.bindSecret(secrets, decl.secrets, v.startsWith('$secret:') ? v.slice(8) : v, v, [...path, 'secrets', i]);
       }
-    };
-    if (Array.isArray(sec)) sec.forEach((v: string, i) => bindSecret(v.startsWith('$secret:') ? v.slice(8) : v, v, [...path, 'secrets', i]));
-    else if (sec && typeof sec === 'object') for (const [k, v] of Object.entries(sec as Record<string, string>)) bindSecret(k, v, [...path, 'secrets', k]);
+    } else if (sec && typeof sec === 'object') {
+      for (const [k, v] of Object.entries(sec as Record<string, string>)) this.bindSecret(secrets, decl.secrets, k, v, [...path, 'secrets', k]);
+    }
     rec.fields.secrets = secrets;
 
     // Expressions: what the step (not its body) reads.
-    const bound = new Set(rec.scope.bound);
+    const bound = rec.scope.bound;
     if (d.input !== undefined) rec.fields.input = this.value(d.input, [...path, 'input'], bound, rec);
     if (d.input_template !== undefined) rec.fields.inputTemplate = this.value(d.input_template, [...path, 'input_template'], bound, rec);
     if (d.when !== undefined) rec.fields.when = this.condition(d.when as string | boolean, [...path, 'when'], bound, rec);
@@ -417,10 +423,35 @@ class DslLoader {
     }
     const after = d.after === undefined ? [] : Array.isArray(d.after) ? (d.after as string[]) : [d.after as string];
     rec.fields.after = after;
-    after.forEach((target, i) => {
-      const p = Array.isArray(d.after) ? [...path, 'after', i] : [...path, 'after'];
-      rec.refs.push({ target, via: 'after', location: () => this.locAt(p) });
-    });
+    for (let i = 0; i < after.length; i++) {
+      rec.refs.push({ target: after[i]!, via: 'after', path: Array.isArray(d.after) ? [...path, 'after', i] : [...path, 'after'] });
+    }
+  }
+
+  /** An `unknown_agent` error unless `name` is declared; `at` is located only then. */
+  private checkAgent(name: string, agents: Record<string, DslResource>, at: DataPath | SourceLocation): void {
+    if (!Object.prototype.hasOwnProperty.call(agents, name)) {
+      this.error('unknown_agent', `unknown agent '${name}'`, Array.isArray(at) ? this.locAt(at) : (at as SourceLocation), { hint: hintFor(name, Object.keys(agents), 'agents') });
+    }
+  }
+
+  /** Binds one step secret (`$secret:<id>` or a declared secret's name) or reports it. */
+  private bindSecret(out: DslSecret[], declared: Record<string, DslSecret>, name: string, value: string, p: DataPath): void {
+    if (value.startsWith('$secret:')) {
+      const bound = this.secret(name, value, p);
+      if (bound) out.push(bound);
+    } else if (Object.prototype.hasOwnProperty.call(declared, value)) {
+      out.push({ ...declared[value]!, name, location: this.locAt(p) });
+    } else {
+      this.error('invalid_secret', `'${value}' is neither a $secret:<id> binding nor a declared secret`, this.locAt(p), {
+        hint: Object.keys(declared).length > 0 ? hintFor(value, Object.keys(declared), 'secrets') : 'write $secret:<id>',
+      });
+    }
+  }
+
+  /** Where a reference is, for an error about it. */
+  private refLocation(ref: Ref): SourceLocation {
+    return ref.span ? this.loc.inString(ref.path, ref.span.text, ref.span.start, ref.span.end) : this.locAt(ref.path);
   }
 
   /** Parses a scalar's template with offsets mapped to the source; pushes `expression` errors. */
@@ -454,40 +485,43 @@ class DslLoader {
   }
 
   /** A value whose string leaves may hold templates (input, input_template, output). */
-  private value(v: unknown, path: (string | number)[], bound: ReadonlySet<string>, rec?: StepRec): DslValue {
-    const templates: { path: (string | number)[]; template: Template; location: SourceLocation }[] = [];
-    const reads: string[] = [];
-    const walk = (x: unknown, p: (string | number)[]): void => {
-      if (typeof x === 'string') {
-        if (!hasExpression(x) && !x.includes('$${')) return;
-        const at = [...path, ...p];
-        const t = this.template(x, at, false);
-        if (!t) return;
-        templates.push({ path: p, template: t, location: this.locAt(at) });
-        for (const r of this.readsOf(t, at, bound, rec)) if (!reads.includes(r)) reads.push(r);
-      } else if (Array.isArray(x)) x.forEach((y, i) => walk(y, [...p, i]));
-      else if (x !== null && typeof x === 'object') for (const [k, y] of Object.entries(x)) walk(y, [...p, k]);
-    };
-    walk(v, []);
-    return { value: v, templates, reads, location: this.locAt(path) };
+  private value(v: unknown, path: readonly (string | number)[], bound: ReadonlySet<string>, rec?: StepRec): DslValue {
+    const acc: ValueAcc = { path, bound, rec, templates: [], reads: [] };
+    this.valueTemplates(acc, v, []);
+    return { value: v, templates: acc.templates, reads: acc.reads, location: this.locAt(path) };
+  }
+
+  /** Parses the templates among the string leaves of `x` (at `p` below `acc.path`). */
+  private valueTemplates(acc: ValueAcc, x: unknown, p: (string | number)[]): void {
+    if (typeof x === 'string') {
+      if (!hasExpression(x) && !x.includes('$${')) return;
+      const at = [...acc.path, ...p];
+      const t = this.template(x, at, false);
+      if (!t) return;
+      acc.templates.push({ path: p, template: t, location: this.locAt(at) });
+      for (const r of this.readsOf(t, at, acc.bound, acc.rec)) if (!acc.reads.includes(r)) acc.reads.push(r);
+    } else if (Array.isArray(x)) {
+      for (let i = 0; i < x.length; i++) this.valueTemplates(acc, x[i], [...p, i]);
+    } else if (x !== null && typeof x === 'object') {
+      for (const [k, y] of Object.entries(x)) this.valueTemplates(acc, y, [...p, k]);
+    }
   }
 
   /** Records a template's step references on `rec` and checks its input references; returns step names. */
   private readsOf(t: Template, path: DataPath, bound: ReadonlySet<string>, rec?: StepRec, body?: ScopeRec): string[] {
     const names: string[] = [];
     for (const p of templatePaths(t)) {
-      const loc = (): SourceLocation => this.loc.inString(path, t.text, p.offset, p.offset + p.length);
       if (p.root.kind === 'step') {
         const target = p.root.step;
         if (!names.includes(target)) names.push(target);
         // A while condition may read its own body's steps: they finished when it is evaluated.
         if (body && body.steps.some((s) => s.name === target)) continue;
-        rec?.refs.push({ target, via: 'reference', location: loc });
+        rec?.refs.push({ target, via: 'reference', path, span: { text: t.text, start: p.offset, end: p.offset + p.length } });
       } else if (this.inputNames && typeof p.segments[0] === 'string') {
         const name = p.segments[0];
         if (!this.inputNames.has(name) && !bound.has(name)) {
           const spelled = p.implicitInput ? name : `input.${name}`;
-          this.warn('unknown_input', `'${spelled}' is not a declared input field${bound.size > 0 ? ` nor bound by an enclosing loop (${[...bound].join(', ')})` : ''}`, loc());
+          this.warn('unknown_input', `'${spelled}' is not a declared input field${bound.size > 0 ? ` nor bound by an enclosing loop (${[...bound].join(', ')})` : ''}`, this.loc.inString(path, t.text, p.offset, p.offset + p.length));
         }
       }
     }
@@ -503,14 +537,14 @@ class DslLoader {
     for (const ref of rec.refs) {
       const t = this.byName.get(ref.target);
       if (!t) {
-        this.unknownStep(ref.target, ref.location());
+        this.unknownStep(ref.target, this.refLocation(ref));
         continue;
       }
       // Find rec or its ancestor that is a sibling of t.
       let u: StepRec | undefined = rec;
       while (u && u.scope !== t.scope) u = u.parent;
       if (!u) {
-        this.error('unknown_step', `step '${ref.target}' is inside the body of '${t.parent!.name}' and is not visible from '${rec.name}'`, ref.location(), {
+        this.error('unknown_step', `step '${ref.target}' is inside the body of '${t.parent!.name}' and is not visible from '${rec.name}'`, this.refLocation(ref), {
           hint: 'a step can read its siblings and the steps of enclosing scopes',
         });
         continue;
@@ -519,7 +553,7 @@ class DslLoader {
         const msg = u === rec
           ? `step '${rec.name}' depends on itself`
           : `step '${rec.name}' inside '${t.name}' reads '${t.name}', which finishes only after its body`;
-        this.error('cycle', msg, ref.location(), { details: { path: [t.name, rec.name, t.name] } });
+        this.error('cycle', msg, this.refLocation(ref), { details: { path: [t.name, rec.name, t.name] } });
         continue;
       }
       // t and u are siblings: (t, u) numbers a pair of the scope; ×3 leaves room for the edge and both vias.
@@ -538,13 +572,8 @@ class DslLoader {
   }
 
   private orderScope(scope: ScopeRec): void {
-    const seen = new Set<string>();
-    scope.edges = scope.edges.filter(([a, b]) => {
-      const k = `${a},${b}`;
-      if (seen.has(k)) return false;
-      seen.add(k);
-      return true;
-    }).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    // Each edge is already recorded once (resolveRefs keeps a pair set per scope); only sort them.
+    scope.edges.sort(byEdge);
     const order = topologicalOrder(scope.steps.length, scope.edges);
     if (!order) {
       const cycle = findCycle(scope.steps.length, scope.edges)!;
@@ -583,7 +612,10 @@ class DslLoader {
     step.after = f.after;
     if (f.when) step.when = f.when;
     if (d.retry !== undefined) step.retry = d.retry;
-    step.dependencies = r.deps.sort((a, b) => a - b).map((i) => r.scope.steps[i]!.name);
+    const deps = r.deps.sort(ascending);
+    const names: string[] = [];
+    for (const i of deps) names.push(r.scope.steps[i]!.name);
+    step.dependencies = names;
     step.location = r.location;
     switch (r.kind) {
       case 'agent': step.agent = d.agent; break;
@@ -613,6 +645,14 @@ class DslLoader {
     }
     return step as unknown as DslStep;
   }
+}
+
+function byEdge(x: readonly [number, number], y: readonly [number, number]): number {
+  return x[0] - y[0] || x[1] - y[1];
+}
+
+function ascending(a: number, b: number): number {
+  return a - b;
 }
 
 function rootOf(r: StepRec): StepRec {

@@ -278,7 +278,8 @@ class FastYamlLocator implements DslLocator {
     const arr = results[node] as unknown[];
     const items = new Int32Array(arr.length);
     let c = first[node]!;
-    arr.forEach((item, i) => {
+    for (let i = 0; i < arr.length; i++) {
+      const item = arr[i];
       const k = c >= 0 ? this.nodes.unwrap(c) : -1;
       if (k >= 0 && kind[k] !== NONE && Object.is(results[k], item)) {
         items[i] = k;
@@ -287,7 +288,7 @@ class FastYamlLocator implements DslLocator {
         items[i] = -1;
         if (k >= 0 && kind[k] === NONE) c = next[c]!;
       } else throw new FastPathDeclined('unpaired sequence item');
-    });
+    }
     if (c >= 0) throw new FastPathDeclined('unpaired sequence node');
     this.nodes.items.set(node, items);
     return items;

@@ -47,6 +47,10 @@ const ESCAPES: Readonly<Record<string, string>> = {
   n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '\\': '\\', '/': '/', "'": "'", '"': '"',
 };
 
+function pushToken(tokens: Token[], kind: TokenKind, value: string | number, offset: number, length: number): void {
+  tokens.push({ kind, value, offset, length });
+}
+
 /**
  * Tokenises `text` from `start` until the `}` that closes the enclosing `${` (depth 0) or the end.
  * Returns the tokens (ending with `eof` at the closing brace) and the offset of that brace, or -1.
@@ -57,15 +61,12 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
   const tokens: Token[] = [];
   let i = start;
   let depth = 0;
-  const push = (kind: TokenKind, value: string | number, offset: number, length: number): void => {
-    tokens.push({ kind, value, offset, length });
-  };
   while (i < text.length) {
     const c = text[i]!;
     const code = text.charCodeAt(i);
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') { i++; continue; }
     if (c === '}' && depth === 0) {
-      push('eof', '', i, 1);
+      pushToken(tokens, 'eof', '', i, 1);
       return { tokens, close: i };
     }
     const prev = tokens[tokens.length - 1];
@@ -73,7 +74,7 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
     if (isDigit(code) && prev?.kind === '.') {
       INDEX.lastIndex = i;
       const m = INDEX.exec(text)!;
-      push('number', Number(m[0]), i, m[0].length);
+      pushToken(tokens, 'number', Number(m[0]), i, m[0].length);
       i += m[0].length;
       continue;
     }
@@ -85,14 +86,14 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
       if (isIdentPart(text.charCodeAt(end)) && text[end] !== '-') {
         throw expressionError(`malformed number '${text.slice(i, end + 1)}'`, i, end + 1 - i);
       }
-      push('number', Number(m[0]), i, m[0].length);
+      pushToken(tokens, 'number', Number(m[0]), i, m[0].length);
       i = end;
       continue;
     }
     if (isIdentStart(code)) {
       let j = i + 1;
       while (j < text.length && isIdentPart(text.charCodeAt(j))) j++;
-      push('ident', text.slice(i, j), i, j - i);
+      pushToken(tokens, 'ident', text.slice(i, j), i, j - i);
       i = j;
       continue;
     }
@@ -121,28 +122,28 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
         value += d;
         j++;
       }
-      push('string', value, i, j + 1 - i);
+      pushToken(tokens, 'string', value, i, j + 1 - i);
       i = j + 1;
       continue;
     }
     const two = TWO_CHAR[c];
     if (two !== undefined && text[i + 1] === two[1]) {
-      push(two, two, i, 2);
+      pushToken(tokens, two, two, i, 2);
       i += 2;
       continue;
     }
     if (c === '.' || c === '[' || c === ']' || c === '(' || c === ')' || c === '|' || c === '<' || c === '>') {
-      push(c, c, i, 1);
+      pushToken(tokens, c, c, i, 1);
       i++;
       continue;
     }
-    if (c === '{') { depth++; push('{', c, i, 1); i++; continue; }
-    if (c === '}') { depth--; push('}', c, i, 1); i++; continue; }
+    if (c === '{') { depth++; pushToken(tokens, '{', c, i, 1); i++; continue; }
+    if (c === '}') { depth--; pushToken(tokens, '}', c, i, 1); i++; continue; }
     if (c === '&') throw expressionError(`unexpected '&' (did you mean '&&'?)`, i);
     if (c === '=') throw expressionError(`unexpected '=' (did you mean '=='?)`, i);
     if (c === '!') throw expressionError(`unexpected '!' (did you mean '!='?)`, i);
     throw expressionError(`unexpected character '${c}'`, i);
   }
-  push('eof', '', text.length, 0);
+  pushToken(tokens, 'eof', '', text.length, 0);
   return { tokens, close: -1 };
 }
