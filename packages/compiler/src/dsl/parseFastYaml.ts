@@ -143,7 +143,7 @@ export function parseFastYaml(text: string, src: SourceText): FastYaml | undefin
   try {
     pairAll(nodes, root);
   } catch (e) {
-    if (e instanceof FastPathDeclined) return undefined;
+    if (e instanceof Error && e.name === 'FastPathDeclined') return undefined;
     throw e;
   }
   // js-yaml drops a leading BOM before reading, so its positions are one less than the text's.
