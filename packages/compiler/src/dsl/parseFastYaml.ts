@@ -66,6 +66,8 @@ class NodeTable {
     this.first[id] = -1;
     this.next[id] = -1;
     this.last[id] = -1;
+    // Filled at close (children close first); a slot now keeps the array packed.
+    this.results.push(undefined);
     return id;
   }
 
