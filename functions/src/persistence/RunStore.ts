@@ -107,24 +107,29 @@ export class RunStore {
     return { run, reused: false };
   }
 
-  /** Moves a run to a final (or any) status, with its output or error. */
-  async finishRun(runId: string, p: { status: RunStatus; output?: unknown; error?: { name: string; message: string }; executionArn?: string }): Promise<void> {
-    const run = await this.getRun(runId);
-    const startedAt = run?.startedAt ?? this.#iso();
+  /**
+   * Moves a run to a final (or any) status, with its output or error, and returns the record as
+   * written. `startedAt` (the run's, for the by-status index key) saves a read when the caller has it.
+   */
+  async finishRun(runId: string, p: { status: RunStatus; output?: unknown; error?: { name: string; message: string }; executionArn?: string; startedAt?: string }): Promise<RunRecord> {
+    const startedAt = p.startedAt ?? (await this.getRun(runId))?.startedAt ?? this.#iso();
     const sets = ['#status = :status', 'gsi2pk = :g2', 'gsi2sk = :g2s'];
     const values: Record<string, unknown> = { ':status': p.status, ':g2': `RUNSTATUS#${p.status}`, ':g2s': `${startedAt}#${runId}` };
     if (p.status !== 'RUNNING') { sets.push('endedAt = :ended'); values[':ended'] = this.#iso(); }
     if (p.output !== undefined) { sets.push('#output = :output'); values[':output'] = this.db.redactor.redact(p.output); }
     if (p.error !== undefined) { sets.push('#error = :error'); values[':error'] = this.db.redactor.redact(p.error); }
     if (p.executionArn !== undefined) { sets.push('executionArn = :arn'); values[':arn'] = p.executionArn; }
-    await this.db.doc.send(new UpdateCommand({
+    const r = await this.db.doc.send(new UpdateCommand({
       TableName: this.db.tableName,
       Key: { pk: runPk(runId), sk: RUN_SK },
       UpdateExpression: `SET ${sets.join(', ')}`,
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeNames: { '#status': 'status', ...(p.output !== undefined ? { '#output': 'output' } : {}), ...(p.error !== undefined ? { '#error': 'error' } : {}) },
       ExpressionAttributeValues: values,
+      // The record as written comes back with the update, so nobody has to read it again.
+      ReturnValues: 'ALL_NEW',
     }));
+    return stripKeys(r.Attributes ?? {}) as unknown as RunRecord;
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
