@@ -15,6 +15,7 @@ import { createDb, type Db } from '../persistence/Db.js';
 import { DynamoDBPersistenceLayer } from '../persistence/DynamoDBPersistenceLayer.js';
 import type { BasePersistenceLayer } from '../persistence/IdempotencyRecord.js';
 import { RunStore } from '../persistence/RunStore.js';
+import { StepRecordPersistenceLayer } from '../persistence/StepRecordPersistenceLayer.js';
 import { McpClientPool } from '../mcp/McpClientPool.js';
 import { Redactor } from '../secrets/Redactor.js';
 import { SecretResolver } from '../secrets/SecretResolver.js';
@@ -74,7 +75,8 @@ export class Runtime {
     const ddb = deps.dynamodb ?? new DynamoDBClient(awsClientConfig(config.region, config.endpoints.dynamodb));
     this.db = createDb(ddb, config.tableName, this.redactor, config.clock);
     this.runs = new RunStore(this.db);
-    this.idempotency = new DynamoDBPersistenceLayer(this.db);
+    // Step keys keep their idempotency record on the step record; other keys use IDEM# items.
+    this.idempotency = new StepRecordPersistenceLayer(this.db, new DynamoDBPersistenceLayer(this.db), this.runs);
     this.approvals = new ApprovalStore(this.db);
     this.conversations = new ConversationStore(this.db);
     this.blobs = new BlobStore(this.db);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PutItemCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type QueryCommandOutput, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import {
   DescribeExecutionCommand,
   GetExecutionHistoryCommand,
@@ -263,13 +263,41 @@ export class RunService {
    * Copies the parent's committed step results (idempotency records) to the fork's keys, except
    * for the steps being re-run. Step keys are `<run>:<step instance>:<hash of what it was asked>`,
    * so a carried-over step whose inputs are unchanged finds its result and does not run again.
+   * Records kept on step records go to the fork's step items (with no step status, so they show
+   * only once the step is reached); records on IDEM# items (another key of the same instance,
+   * or stores written before step records kept them) go to the fork's step item when it has none.
    */
   async #carryOver(parentRunId: string, runId: string, rerun: ReadonlySet<string>): Promise<number> {
     const db = this.stack.runtime.db;
+    const fr = await loadFunctionsRuntime();
+    const placed = new Set<string>();
     let copied = 0;
+    const fork = (key: string) => `${runId}:${key.slice(parentRunId.length + 1)}`;
+    const put = (item: Record<string, AttributeValue>) => db.client.send(new PutItemCommand({ TableName: db.tableName, Item: item }));
     let start: Record<string, AttributeValue> | undefined;
     do {
-      const r = await db.client.send(new ScanCommand({
+      const r: QueryCommandOutput = await db.client.send(new QueryCommand({
+        TableName: db.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :step)',
+        FilterExpression: 'idem.#status = :done',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pk': { S: `RUN#${parentRunId}` }, ':step': { S: 'STEP#' }, ':done': { S: 'COMPLETED' } },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }));
+      for (const item of r.Items ?? []) {
+        const idem = item.idem?.M;
+        const key = idem?.key?.S;
+        const sk = item.sk?.S ?? '';
+        if (!idem || !key?.startsWith(`${parentRunId}:`) || rerun.has(baseStepId(sk.slice('STEP#'.length)))) continue;
+        await put({ pk: { S: `RUN#${runId}` }, sk: { S: sk }, idem: { M: { ...idem, key: { S: fork(key) } } } });
+        placed.add(sk);
+        copied++;
+      }
+      start = r.LastEvaluatedKey;
+    } while (start);
+    do {
+      const r: ScanCommandOutput = await db.client.send(new ScanCommand({
         TableName: db.tableName,
         FilterExpression: 'runId = :run AND begins_with(pk, :idem) AND #status = :done',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -280,11 +308,16 @@ export class RunService {
         const key = item.key?.S;
         const instance = item.stepId?.S ?? '';
         if (!key?.startsWith(`${parentRunId}:`) || rerun.has(baseStepId(instance))) continue;
-        const newKey = `${runId}:${key.slice(parentRunId.length + 1)}`;
-        await db.client.send(new PutItemCommand({
-          TableName: db.tableName,
-          Item: { ...item, pk: { S: `IDEM#${newKey}` }, key: { S: newKey }, runId: { S: runId } },
-        }));
+        const newKey = fork(key);
+        const at = fr.parseStepKey(newKey);
+        const sk = at ? `STEP#${at.stepId}` : undefined;
+        if (at && sk && !placed.has(sk)) {
+          const { pk: _pk, sk: _sk, ttl: _ttl, runId: _run, stepId: _step, ...record } = item;
+          await put({ pk: { S: `RUN#${runId}` }, sk: { S: sk }, idem: { M: { ...record, key: { S: newKey } } } });
+          placed.add(sk);
+        } else {
+          await put({ ...item, pk: { S: `IDEM#${newKey}` }, key: { S: newKey }, runId: { S: runId } });
+        }
         copied++;
       }
       start = r.LastEvaluatedKey;
