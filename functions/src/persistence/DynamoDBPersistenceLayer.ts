@@ -23,9 +23,10 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
     const expiresAt = Math.floor(p.nowMs / 1000) + p.ttlSeconds;
     // A lease that ran out may be taken over — but only if its holder never reached outside,
     // unless the call is idempotent. This is the whole crash-safety rule, in one condition.
+    // No parentheses (AND binds tighter than OR): dynalite's parser backtracks on each group.
     const takeover = p.idempotent
-      ? '(#status = :inprogress AND #lease < :nowMs)'
-      : '(#status = :inprogress AND #lease < :nowMs AND attribute_not_exists(dispatchedAt))';
+      ? '#status = :inprogress AND #lease < :nowMs'
+      : '#status = :inprogress AND #lease < :nowMs AND attribute_not_exists(dispatchedAt)';
     try {
       await this.db.doc.send(
         new PutCommand({

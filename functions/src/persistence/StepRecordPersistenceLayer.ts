@@ -57,10 +57,11 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     const at = parseStepKey(key);
     if (!at) return this.generic.saveInProgress(key, p);
     const expiresAt = Math.floor(p.nowMs / 1000) + p.ttlSeconds;
-    // The same takeover rule as the IDEM# items, on the record of this key only.
-    const takeover = p.idempotent
-      ? '(idem.#status = :inprogress AND idem.leaseExpiresAt < :nowMs)'
-      : '(idem.#status = :inprogress AND idem.leaseExpiresAt < :nowMs AND attribute_not_exists(idem.dispatchedAt))';
+    // The same takeover rule as the IDEM# items, on the record of this key only. Written with no
+    // parentheses (AND binds tighter than OR): dynalite's expression parser backtracks on every
+    // nested group, and this condition nested took it about 16 ms to parse, flat under 0.5 ms.
+    const mine = 'idem.#key = :key AND';
+    const takeover = `${mine} idem.#status = :inprogress AND idem.leaseExpiresAt < :nowMs${p.idempotent ? '' : ' AND attribute_not_exists(idem.dispatchedAt)'}`;
     const idem = {
       key, status: 'INPROGRESS', expiresAt, leaseExpiresAt: p.nowMs + p.leaseSeconds * 1000, leaseId: p.leaseId, idempotent: p.idempotent,
     };
@@ -69,7 +70,7 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
         TableName: this.db.tableName,
         Key: { pk: runPk(at.runId), sk: stepSk(at.stepId) },
         UpdateExpression: 'SET idem = :idem, #status = :running, startedAt = if_not_exists(startedAt, :now), runId = :run, stepId = :step, #type = :type ADD attempts :one',
-        ConditionExpression: `attribute_not_exists(idem) OR (idem.#key = :key AND (idem.expiresAt < :nowS OR ${takeover}))`,
+        ConditionExpression: `attribute_not_exists(idem) OR ${mine} idem.expiresAt < :nowS OR ${takeover}`,
         ExpressionAttributeNames: { ...NAMES, '#type': 'type' },
         ExpressionAttributeValues: {
           ':idem': idem, ':running': 'RUNNING', ':now': new Date(p.nowMs).toISOString(), ':run': at.runId, ':step': at.stepId, ':type': 'step', ':one': 1,
