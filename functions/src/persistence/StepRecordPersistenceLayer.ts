@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailureItem, isConditionFailure, unmarshallItem, type Db } from './Db.js';
 import type { DynamoDBPersistenceLayer } from './DynamoDBPersistenceLayer.js';
 import {
@@ -65,31 +65,54 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     const idem = {
       key, status: 'INPROGRESS', expiresAt, leaseExpiresAt: p.nowMs + p.leaseSeconds * 1000, leaseId: p.leaseId, idempotent: p.idempotent,
     };
+    const now = new Date(p.nowMs).toISOString();
+    const item = { pk: runPk(at.runId), sk: stepSk(at.stepId) };
+    // A step's first attempt finds no record: one conditional put creates it (the commonest case,
+    // and the cheapest write). A record that exists goes through the update below, whose
+    // condition decides; a record of this key that is completed and current is returned as is.
+    const created = await this.#conditional(at, () => this.db.doc.send(new PutCommand({
+      TableName: this.db.tableName,
+      Item: { ...item, type: 'step', runId: at.runId, stepId: at.stepId, status: 'RUNNING', attempts: 1, startedAt: now, idem },
+      ConditionExpression: 'attribute_not_exists(pk)',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    })));
+    if (created === undefined) return;
+    const first = created.idem as Record<string, unknown> | undefined;
+    if (first?.key === key && first.status === 'COMPLETED' && Number(first.expiresAt) * 1000 >= p.nowMs) {
+      throw new IdempotencyItemAlreadyExistsError(toRecord(first, at));
+    }
+    const old = await this.#conditional(at, () => this.db.doc.send(new UpdateCommand({
+      TableName: this.db.tableName,
+      Key: item,
+      UpdateExpression: 'SET idem = :idem, #status = :running, startedAt = if_not_exists(startedAt, :now), runId = :run, stepId = :step, #type = :type ADD attempts :one',
+      ConditionExpression: `attribute_not_exists(idem) OR ${mine} idem.expiresAt < :nowS OR ${takeover}`,
+      ExpressionAttributeNames: { ...NAMES, '#type': 'type' },
+      ExpressionAttributeValues: {
+        ':idem': idem, ':running': 'RUNNING', ':now': now, ':run': at.runId, ':step': at.stepId, ':type': 'step', ':one': 1,
+        ':key': key, ':nowS': Math.floor(p.nowMs / 1000), ':nowMs': p.nowMs, ':inprogress': 'INPROGRESS',
+      },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    })));
+    if (old === undefined) return;
+    const held = old.idem as Record<string, unknown> | undefined;
+    if (held?.key === key) throw new IdempotencyItemAlreadyExistsError(toRecord(held, at));
+    // The record went away between the write and the read: claim again.
+    if (held === undefined) return this.saveInProgress(key, p);
+    // Another key's record is on this step: keep it, and claim this key on its own item.
+    await this.generic.saveInProgress(key, p);
+    await this.runs.stepStarted(at.runId, at.stepId);
+  }
+
+  /** Runs a conditional write: undefined when it succeeded, else the item that failed the condition. */
+  async #conditional(at: StepKeyParts, write: () => Promise<unknown>): Promise<Record<string, unknown> | undefined> {
     try {
-      await this.db.doc.send(new UpdateCommand({
-        TableName: this.db.tableName,
-        Key: { pk: runPk(at.runId), sk: stepSk(at.stepId) },
-        UpdateExpression: 'SET idem = :idem, #status = :running, startedAt = if_not_exists(startedAt, :now), runId = :run, stepId = :step, #type = :type ADD attempts :one',
-        ConditionExpression: `attribute_not_exists(idem) OR ${mine} idem.expiresAt < :nowS OR ${takeover}`,
-        ExpressionAttributeNames: { ...NAMES, '#type': 'type' },
-        ExpressionAttributeValues: {
-          ':idem': idem, ':running': 'RUNNING', ':now': new Date(p.nowMs).toISOString(), ':run': at.runId, ':step': at.stepId, ':type': 'step', ':one': 1,
-          ':key': key, ':nowS': Math.floor(p.nowMs / 1000), ':nowMs': p.nowMs, ':inprogress': 'INPROGRESS',
-        },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }));
+      await write();
+      return undefined;
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
       const raw = conditionFailureItem(e);
       // dynalite predates ReturnValuesOnConditionCheckFailure: there, and only there, read it.
-      const old = raw !== undefined ? unmarshallItem(raw) : await this.#item(at);
-      const held = old?.idem as Record<string, unknown> | undefined;
-      if (held?.key === key) throw new IdempotencyItemAlreadyExistsError(toRecord(held, at));
-      // The record went away between the write and the read: claim again.
-      if (held === undefined) return this.saveInProgress(key, p);
-      // Another key's record is on this step: keep it, and claim this key on its own item.
-      await this.generic.saveInProgress(key, p);
-      await this.runs.stepStarted(at.runId, at.stepId);
+      return (raw !== undefined ? unmarshallItem(raw) : await this.#item(at)) ?? {};
     }
   }
 
