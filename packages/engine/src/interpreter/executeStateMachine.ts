@@ -25,6 +25,12 @@ import { assertValidDefinition } from './validateDefinition.js';
 
 type Obj = Record<string, unknown>;
 
+/**
+ * The reason internal timer controllers are aborted with: giving one spares building an
+ * AbortError DOMException (with its stack trace) every time a task or an execution ends.
+ */
+const TIMERS_DONE = Symbol('timers-done');
+
 /** AWS's hard quota of history events per Standard execution. */
 export const MAX_HISTORY_EVENTS = 25_000;
 
@@ -254,7 +260,7 @@ class Execution {
         result.redrivePoint = { ...this.lastCheckpoint, eventCounter: this.counter, previousEventId: this.counter };
       }
     } finally {
-      timer.abort();
+      timer.abort(TIMERS_DONE);
     }
     return result;
   }
@@ -872,7 +878,7 @@ class Execution {
       result = await Promise.race([inv, abortP, ...timers]);
     } catch (e) {
       settled = true;
-      timerAbort.abort();
+      timerAbort.abort(TIMERS_DONE);
       ac.abort();
       run.frame.signal.removeEventListener('abort', onOuter);
       if (e instanceof Aborted) throw e;
@@ -892,7 +898,7 @@ class Execution {
       throw failure;
     }
     void settled;
-    timerAbort.abort();
+    timerAbort.abort(TIMERS_DONE);
     run.frame.signal.removeEventListener('abort', onOuter);
     const outText = json(result);
     if (outText.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(outText) > MAX_PAYLOAD_BYTES) {
