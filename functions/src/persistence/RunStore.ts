@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailureItem, isConditionFailure, unmarshallItem, type Db } from './Db.js';
+import { conditionFailureItem, isConditionFailure, marshallItem, unmarshallItem, type Db } from './Db.js';
 import { GSI_BY_STATUS, GSI_BY_WORKFLOW } from './Tables.js';
 
 /** Run statuses, named as Step Functions names execution statuses. */
@@ -96,9 +97,9 @@ export class RunStore {
       ...(p.input !== undefined ? { input: this.db.redactor.redact(p.input) } : {}),
     };
     try {
-      await this.db.doc.send(new PutCommand({
+      await this.db.commands.send(new PutItemCommand({
         TableName: this.db.tableName,
-        Item: { pk: runPk(runId), sk: RUN_SK, type: 'run', ...run, ...indexKeys(run) },
+        Item: marshallItem({ pk: runPk(runId), sk: RUN_SK, type: 'run', ...run, ...indexKeys(run) }),
         ConditionExpression: 'attribute_not_exists(pk)',
       }));
     } catch (e) {
@@ -122,17 +123,17 @@ export class RunStore {
     if (p.output !== undefined) { sets.push('#output = :output'); values[':output'] = this.db.redactor.redact(p.output); }
     if (p.error !== undefined) { sets.push('#error = :error'); values[':error'] = this.db.redactor.redact(p.error); }
     if (p.executionArn !== undefined) { sets.push('executionArn = :arn'); values[':arn'] = p.executionArn; }
-    const r = await this.db.doc.send(new UpdateCommand({
+    const r = await this.db.commands.send(new UpdateItemCommand({
       TableName: this.db.tableName,
-      Key: { pk: runPk(runId), sk: RUN_SK },
+      Key: marshallItem({ pk: runPk(runId), sk: RUN_SK }),
       UpdateExpression: `SET ${sets.join(', ')}`,
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeNames: { '#status': 'status', ...(p.output !== undefined ? { '#output': 'output' } : {}), ...(p.error !== undefined ? { '#error': 'error' } : {}) },
-      ExpressionAttributeValues: values,
+      ExpressionAttributeValues: marshallItem(values),
       // The record as written comes back with the update, so nobody has to read it again.
       ReturnValues: 'ALL_NEW',
     }));
-    return stripKeys(r.Attributes ?? {}) as unknown as RunRecord;
+    return stripKeys(unmarshallItem(r.Attributes ?? {})) as unknown as RunRecord;
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {

@@ -1,5 +1,6 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailureItem, isConditionFailure, unmarshallItem, type Db } from './Db.js';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { conditionFailureItem, isConditionFailure, marshallItem, unmarshallItem, type Db } from './Db.js';
 import type { DynamoDBPersistenceLayer } from './DynamoDBPersistenceLayer.js';
 import {
   BasePersistenceLayer,
@@ -70,9 +71,9 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     // A step's first attempt finds no record: one conditional put creates it (the commonest case,
     // and the cheapest write). A record that exists goes through the update below, whose
     // condition decides; a record of this key that is completed and current is returned as is.
-    const created = await this.#conditional(at, () => this.db.doc.send(new PutCommand({
+    const created = await this.#conditional(at, () => this.db.commands.send(new PutItemCommand({
       TableName: this.db.tableName,
-      Item: { ...item, type: 'step', runId: at.runId, stepId: at.stepId, status: 'RUNNING', attempts: 1, startedAt: now, idem },
+      Item: marshallItem({ ...item, type: 'step', runId: at.runId, stepId: at.stepId, status: 'RUNNING', attempts: 1, startedAt: now, idem }),
       ConditionExpression: 'attribute_not_exists(pk)',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     })));
@@ -185,13 +186,13 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     const at = parseStepKey(key);
     if (!at) return elsewhere();
     try {
-      await this.db.doc.send(new UpdateCommand({
+      await this.db.commands.send(new UpdateItemCommand({
         TableName: this.db.tableName,
-        Key: { pk: runPk(at.runId), sk: stepSk(at.stepId) },
+        Key: marshallItem({ pk: runPk(at.runId), sk: stepSk(at.stepId) }),
         UpdateExpression: update,
         ConditionExpression: 'idem.#key = :key AND idem.leaseId = :lease',
         ExpressionAttributeNames: { '#key': 'key', ...names },
-        ExpressionAttributeValues: { ...values, ':key': key, ':lease': leaseId },
+        ExpressionAttributeValues: marshallItem({ ...values, ':key': key, ':lease': leaseId }),
       }));
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
