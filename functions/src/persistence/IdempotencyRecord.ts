@@ -79,3 +79,20 @@ export abstract class BasePersistenceLayer {
 export function effectiveStatus(r: IdempotencyRecord, nowMs: number): IdempotencyStatus {
   return r.expiresAt * 1000 < nowMs ? 'EXPIRED' : r.status;
 }
+
+/** An idempotency record from its stored attributes (an IDEM# item, or a step record's `idem`). */
+export function idempotencyRecordOf(item: Record<string, unknown>): IdempotencyRecord {
+  return {
+    key: String(item.key),
+    status: item.status as IdempotencyRecord['status'],
+    expiresAt: Number(item.expiresAt),
+    leaseExpiresAt: Number(item.leaseExpiresAt),
+    leaseId: String(item.leaseId),
+    ...(item.dispatchedAt !== undefined ? { dispatchedAt: Number(item.dispatchedAt) } : {}),
+    ...(item.dispatchTarget !== undefined ? { dispatchTarget: String(item.dispatchTarget) } : {}),
+    ...(item.idempotent !== undefined ? { idempotent: Boolean(item.idempotent) } : {}),
+    ...('output' in item ? { output: item.output } : {}),
+    ...(item.runId !== undefined ? { runId: String(item.runId) } : {}),
+    ...(item.stepId !== undefined ? { stepId: String(item.stepId) } : {}),
+  };
+}

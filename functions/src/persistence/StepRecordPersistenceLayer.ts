@@ -6,6 +6,7 @@ import {
   BasePersistenceLayer,
   IdempotencyItemAlreadyExistsError,
   IdempotencyLeaseLostError,
+  idempotencyRecordOf,
   type CommittedStep,
   type IdempotencyRecord,
 } from './IdempotencyRecord.js';
@@ -208,18 +209,7 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
   }
 }
 
+/** The record of a step key, from its step record's `idem`. */
 function toRecord(idem: Record<string, unknown>, at: StepKeyParts): IdempotencyRecord {
-  return {
-    key: String(idem.key),
-    status: idem.status as IdempotencyRecord['status'],
-    expiresAt: Number(idem.expiresAt),
-    leaseExpiresAt: Number(idem.leaseExpiresAt),
-    leaseId: String(idem.leaseId),
-    ...(idem.dispatchedAt !== undefined ? { dispatchedAt: Number(idem.dispatchedAt) } : {}),
-    ...(idem.dispatchTarget !== undefined ? { dispatchTarget: String(idem.dispatchTarget) } : {}),
-    ...(idem.idempotent !== undefined ? { idempotent: Boolean(idem.idempotent) } : {}),
-    ...('output' in idem ? { output: idem.output } : {}),
-    runId: at.runId,
-    stepId: at.stepId,
-  };
+  return idempotencyRecordOf({ ...idem, runId: at.runId, stepId: at.stepId });
 }
