@@ -37,7 +37,9 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
     worker.once('error', reject);
     worker.once('exit', onExit);
     worker.once('message', (m: { port?: number; error?: string }) => {
+      // From here on an error in dynalite is unhandled here, as it was when dynalite ran in this thread.
       worker.off('exit', onExit);
+      worker.off('error', reject);
       if (m.port !== undefined) resolve(m.port);
       else reject(new Error(`dynalite could not listen on ${host}: ${m.error}`));
     });
