@@ -1,9 +1,12 @@
 // DSL front-end benchmark: load + validate a generated 1,000-step workflow document (YAML parse with
-// source ranges, zod shape check, references, expressions, dependency inference, cycle check, graph).
-// Printed next to the 100 ms target and next to a bare `yaml.parse` of the same text as a floor.
+// node positions, zod shape check, references, expressions, dependency inference, cycle check, graph).
+// Side by side in one run: what a user gets (loadDslDocument, which takes the fast path for a valid
+// document), the precise path it falls back to for any diagnostic, and the bare parse of both YAML
+// libraries as peers, next to the 100 ms target.
 import { loadavg } from 'node:os';
+import { CORE_SCHEMA, load as loadJsYaml } from 'js-yaml';
 import { parse as parseYaml } from 'yaml';
-import { loadDslDocument } from '../packages/compiler/src/dsl/loadDslDocument.js';
+import { loadDslDocument, loadDslDocumentFast, loadDslDocumentPrecise } from '../packages/compiler/src/dsl/loadDslDocument.js';
 
 /** A 1,000-step document: agents, functions, mcp tools, conditionals and loops reading earlier steps. */
 export function generateDslDocument(steps: number): string {
@@ -59,36 +62,52 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-// Wall-clock and CPU time per run: on a shared, overloaded machine the process's CPU time is the
+// Wall-clock and CPU time of one run: on a shared, overloaded machine the process's CPU time is the
 // better estimate of what the same run takes on an idle one.
-function time(f: () => void, runs: number): { median: number; min: number; cpu: number } {
-  const out: number[] = [];
-  const cpu: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    f();
-    out.push(performance.now() - t0);
-    const c = process.cpuUsage(c0);
-    cpu.push((c.user + c.system) / 1000);
-  }
-  return { median: median(out), min: Math.min(...out), cpu: median(cpu) };
+function time(f: () => unknown): { wall: number; cpu: number } {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  f();
+  const wall = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  return { wall, cpu: (c.user + c.system) / 1000 };
 }
 
 export default async function bench(): Promise<void> {
   const text = generateDslDocument(1000);
   const check = loadDslDocument(text);
   if (check.errors.length > 0) throw new Error(`generated document is invalid: ${check.errors[0]!.toString()}`);
+  // The figure is only the fast path's if the fast path takes this document (it declines at any diagnostic).
+  if (!loadDslDocumentFast(text)) throw new Error('the fast path declined the generated document');
   const nodes = check.graph!.nodes.length;
-  for (let i = 0; i < 5; i++) loadDslDocument(text); // warm-up (JIT)
-  const full = time(() => loadDslDocument(text), 20);
-  const yamlOnly = time(() => parseYaml(text), 20);
-  const rows: [string, string, string, string, string][] = [
+  const cases: [string, () => unknown, string][] = [
+    [`loadDslDocument, ${nodes} steps (${(text.length / 1024).toFixed(0)} KiB): fast path`, () => loadDslDocument(text), '< 100 ms'],
+    ['precise path (yaml Document; every diagnostic)', () => loadDslDocumentPrecise(text), '-'],
+    ['peer: yaml.parse of the same text', () => parseYaml(text), '-'],
+    ['peer: js-yaml load (core schema) of the same text', () => loadJsYaml(text, { schema: CORE_SCHEMA }), '-'],
+  ];
+  // One case at a time from a collected heap, so no case pays for another's garbage.
+  const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+  const stats = cases.map(([, f]) => {
+    for (let i = 0; i < 5; i++) f(); // warm-up (JIT)
+    gc();
+    const wall: number[] = [];
+    const cpu: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t = time(f);
+      wall.push(t.wall);
+      cpu.push(t.cpu);
+    }
+    return { median: median(wall), min: Math.min(...wall), cpu: median(cpu) };
+  });
+  const rows: string[][] = [
     ['case', 'median ms', 'min ms', 'cpu ms', 'target'],
-    [`loadDslDocument, ${nodes} steps (${(text.length / 1024).toFixed(0)} KiB)`, full.median.toFixed(1), full.min.toFixed(1), full.cpu.toFixed(1), '< 100 ms'],
-    ['peer floor: yaml.parse of the same text', yamlOnly.median.toFixed(1), yamlOnly.min.toFixed(1), yamlOnly.cpu.toFixed(1), '-'],
+    ...cases.map(([name, , target], i) => [name, stats[i]!.median.toFixed(1), stats[i]!.min.toFixed(1), stats[i]!.cpu.toFixed(1), target]),
   ];
   const w = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(w[c]!) : cell.padStart(w[c]!))).join('  '));
-  console.log(`validate 1,000-step DSL document: median ${full.median.toFixed(1)} ms, min ${full.min.toFixed(1)} ms (target 100 ms) — ${full.min < 100 ? 'within target' : 'OVER target'} (load average ${loadavg()[0]!.toFixed(1)})`);
+  const full = stats[0]!;
+  // The target is on the median; CPU time says what the run costs when the machine is shared.
+  const verdict = full.median < 100 ? 'within target' : full.cpu < 100 ? 'OVER target by wall clock (CPU time within: a loaded machine)' : 'OVER target';
+  console.log(`validate 1,000-step DSL document: median ${full.median.toFixed(1)} ms, cpu ${full.cpu.toFixed(1)} ms, min ${full.min.toFixed(1)} ms (target: median < 100 ms) — ${verdict} (load average ${loadavg()[0]!.toFixed(1)})`);
 }

@@ -10,6 +10,7 @@ export * from './persistence/Tables.js';
 export * from './persistence/Db.js';
 export * from './persistence/IdempotencyRecord.js';
 export * from './persistence/DynamoDBPersistenceLayer.js';
+export * from './persistence/StepRecordPersistenceLayer.js';
 export * from './persistence/RunStore.js';
 export * from './persistence/ApprovalStore.js';
 export * from './persistence/ConversationStore.js';

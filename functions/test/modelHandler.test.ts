@@ -81,6 +81,13 @@ describe('Function: createModelHandler', () => {
     expect(conv[0]?.content).toBe('Find the answer');
   });
 
+  it('does not store the conversation of an agent step that answers on its first turn', async () => {
+    const h = createModelHandler(rt);
+    const t0 = (await h(envelope({ kind: 'agent', step: 'oneshot', runId: 'run-agent-2', tools: ['fs-list'], inputs: { value: 'Just answer' }, budget: { maxTurns: 4, maxToolCalls: 5 }, turn: { index: 0 } }))) as Record<string, unknown>;
+    expect(t0).toMatchObject({ done: true, output: '[offline:echo] Just answer', provider: 'local' });
+    expect(await rt.conversations.load('run-agent-2#oneshot')).toEqual([]);
+  });
+
   it('enforces the tool-call budget with BudgetExceeded', async () => {
     const h = createModelHandler(scripted);
     const err = await h(envelope({ kind: 'agent', step: 'greedy', tools: ['fs-list'], inputs: { value: 'go' }, budget: { maxTurns: 4, maxToolCalls: 2 }, turn: { index: 0 } })).catch((e: unknown) => e);

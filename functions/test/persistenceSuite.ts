@@ -82,6 +82,63 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
     });
   });
 
+  describe(`Class: StepRecordPersistenceLayer (${label})`, () => {
+    const claim = (leaseId: string, now = Date.now()) => ({ leaseId, nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false });
+    const keyOf = (run: string, step: string, n: number) => `${run}:${step}:${String(n).padStart(24, '0')}`;
+
+    describe('Method: saveInProgress', () => {
+      it('claims a step key on its step record, marking it RUNNING and counting the attempt', async () => {
+        const rt = get();
+        await rt.idempotency.saveInProgress(keyOf('run-l1', 'plan', 1), claim('a'));
+        expect(await rt.runs.getStep('run-l1', 'plan')).toMatchObject({ runId: 'run-l1', stepId: 'plan', status: 'RUNNING', attempts: 1 });
+        expect(await rt.idempotency.getRecord(keyOf('run-l1', 'plan', 1))).toMatchObject({ status: 'INPROGRESS', leaseId: 'a', runId: 'run-l1', stepId: 'plan' });
+        const err = await rt.idempotency.saveInProgress(keyOf('run-l1', 'plan', 1), claim('b')).catch((e: unknown) => e);
+        expect((err as Error).name).toBe('IdempotencyItemAlreadyExistsError');
+        expect((err as IdempotencyItemAlreadyExistsError).existingRecord).toMatchObject({ status: 'INPROGRESS', leaseId: 'a' });
+      });
+
+      it('keeps another key of the same step instance on its own IDEM# item', async () => {
+        const rt = get();
+        await rt.idempotency.saveInProgress(keyOf('run-l2', 'tool', 1), claim('a'));
+        await rt.idempotency.saveInProgress(keyOf('run-l2', 'tool', 2), claim('b'));
+        expect((await rt.idempotency.getRecord(keyOf('run-l2', 'tool', 1)))?.leaseId).toBe('a');
+        expect((await rt.idempotency.getRecord(keyOf('run-l2', 'tool', 2)))?.leaseId).toBe('b');
+        await rt.idempotency.saveSuccess(keyOf('run-l2', 'tool', 2), { leaseId: 'b', output: { v: 2 }, nowMs: Date.now(), ttlSeconds: 3600, step: { output: 'two' } });
+        expect(await rt.idempotency.getRecord(keyOf('run-l2', 'tool', 2))).toMatchObject({ status: 'COMPLETED', output: { v: 2 } });
+        expect(await rt.idempotency.getRecord(keyOf('run-l2', 'tool', 1))).toMatchObject({ status: 'INPROGRESS', leaseId: 'a' });
+        expect(await rt.runs.getStep('run-l2', 'tool')).toMatchObject({ status: 'SUCCEEDED', output: 'two', attempts: 2 });
+      });
+    });
+
+    describe('Method: saveSuccess', () => {
+      it('commits the output and the step record\'s end in one write, and refuses a lost lease', async () => {
+        const rt = get();
+        const key = keyOf('run-l3', 'draft', 3);
+        await rt.idempotency.saveInProgress(key, claim('a'));
+        const lost = await rt.idempotency.saveSuccess(key, { leaseId: 'x', output: 1, nowMs: Date.now(), ttlSeconds: 3600 }).catch((e: unknown) => e);
+        expect((lost as Error).name).toBe('IdempotencyLeaseLostError');
+        await rt.idempotency.saveSuccess(key, { leaseId: 'a', output: { output: 'text' }, nowMs: Date.now(), ttlSeconds: 3600, step: { output: 'text', usage: { inputTokens: 1, outputTokens: 2 } } });
+        expect(await rt.idempotency.getRecord(key)).toMatchObject({ status: 'COMPLETED', output: { output: 'text' } });
+        const step = await rt.runs.getStep('run-l3', 'draft');
+        expect(step).toMatchObject({ status: 'SUCCEEDED', output: 'text', usage: { inputTokens: 1, outputTokens: 2 }, attempts: 1 });
+        expect(Object.keys(step ?? {})).not.toContain('idem');
+      });
+    });
+
+    describe('Method: deleteRecord', () => {
+      it('removes the idempotency record and keeps the step record', async () => {
+        const rt = get();
+        const key = keyOf('run-l4', 'judge', 4);
+        await rt.idempotency.saveInProgress(key, claim('a'));
+        await rt.idempotency.deleteRecord(key, { leaseId: 'a' });
+        expect(await rt.idempotency.getRecord(key)).toBeUndefined();
+        expect((await rt.runs.getStep('run-l4', 'judge'))?.attempts).toBe(1);
+        await rt.idempotency.saveInProgress(key, claim('b'));
+        expect((await rt.runs.getStep('run-l4', 'judge'))?.attempts).toBe(2);
+      });
+    });
+  });
+
   describe(`Class: RunStore (${label})`, () => {
     it('returns the same run for the same idempotency key', async () => {
       const rt = get();

@@ -35,6 +35,9 @@ export const validateEnvelope = defineMiddleware(
   }),
 );
 
+/** Powertools' numeric threshold of INFO: a logger whose `level` is above it drops info lines. */
+const INFO_LEVEL = 12;
+
 /** Structured logging with the run and step ids on every line (Powertools logger, redacted). */
 export const logStep = defineMiddleware(
   'logStep',
@@ -42,31 +45,38 @@ export const logStep = defineMiddleware(
   ({ runtime, handler }) => {
     // Embedded, many invocations of one handler run concurrently in one process (Parallel branches,
     // Map iterations), so the keys and the start time belong to the request, never to the shared
-    // logger or this closure: each request gets its own child logger.
-    const perRequest = new WeakMap<object, { log: typeof runtime.logger; started: number }>();
+    // logger or this closure: each request gets its own child logger. A child costs a Logger and a
+    // Console, so it is made only when the request writes a line (at the default WARN, on errors).
+    interface RequestLog { readonly raw: unknown; readonly awsRequestId?: string; readonly started: number; log?: typeof runtime.logger }
+    const perRequest = new WeakMap<object, RequestLog>();
+    const childOf = (r: RequestLog) => {
+      if (r.log) return r.log;
+      const log = runtime.logger.createChild();
+      // The ids of the event as it arrived, so even a refused envelope is logged with whatever ids it carries.
+      const e = (r.raw !== null && typeof r.raw === 'object' ? r.raw : {}) as { run?: { id?: unknown; workflow?: unknown }; step?: { id?: unknown; kind?: unknown; iteration?: unknown } };
+      log.appendKeys({
+        handler,
+        ...(e.run && typeof e.run === 'object' ? { runId: String(e.run.id), workflow: String(e.run.workflow) } : {}),
+        ...(e.step && typeof e.step === 'object' ? { stepId: String(e.step.id), stepKind: String(e.step.kind), iteration: e.step.iteration } : {}),
+        ...(r.awsRequestId ? { requestId: r.awsRequestId } : {}),
+      });
+      return (r.log = log);
+    };
+    const stateOf = (request: object): RequestLog => perRequest.get(request) ?? { raw: undefined, started: Date.now(), log: runtime.logger };
     return {
       before: (request) => {
-        const log = runtime.logger.createChild();
-        perRequest.set(request, { log, started: Date.now() });
-        // Runs before validation, so even a refused envelope is logged with whatever ids it carries.
-        const raw = request.event;
-        const e = (raw !== null && typeof raw === 'object' ? raw : {}) as { run?: { id?: unknown; workflow?: unknown }; step?: { id?: unknown; kind?: unknown; iteration?: unknown } };
-        log.appendKeys({
-          handler,
-          ...(e.run && typeof e.run === 'object' ? { runId: String(e.run.id), workflow: String(e.run.workflow) } : {}),
-          ...(e.step && typeof e.step === 'object' ? { stepId: String(e.step.id), stepKind: String(e.step.kind), iteration: e.step.iteration } : {}),
-          ...(request.context.awsRequestId ? { requestId: request.context.awsRequestId } : {}),
-        });
-        log.info('step started');
+        const r: RequestLog = { raw: request.event, started: Date.now(), ...(request.context.awsRequestId ? { awsRequestId: request.context.awsRequestId } : {}) };
+        perRequest.set(request, r);
+        if (runtime.logger.level <= INFO_LEVEL) childOf(r).info('step started');
       },
       after: (request) => {
-        const { log, started } = perRequest.get(request) ?? { log: runtime.logger, started: Date.now() };
-        log.info('step finished', { durationMs: Date.now() - started });
+        const r = stateOf(request);
+        if (runtime.logger.level <= INFO_LEVEL) childOf(r).info('step finished', { durationMs: Date.now() - r.started });
       },
       onError: (request) => {
         const err = request.error;
-        const { log, started } = perRequest.get(request) ?? { log: runtime.logger, started: Date.now() };
-        log.error('step failed', { errorName: err?.name, errorMessage: err?.message, durationMs: Date.now() - started, ...(isRuntimeError(err) && err.details ? { details: err.details } : {}) });
+        const r = stateOf(request);
+        childOf(r).error('step failed', { errorName: err?.name, errorMessage: err?.message, durationMs: Date.now() - r.started, ...(isRuntimeError(err) && err.details ? { details: err.details } : {}) });
       },
     };
   },

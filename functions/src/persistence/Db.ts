@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Redactor } from '../secrets/Redactor.js';
 
@@ -8,18 +8,56 @@ import type { Redactor } from '../secrets/Redactor.js';
  */
 export interface Db {
   readonly client: DynamoDBClient;
+  /**
+   * The same table through a client whose middleware stack is resolved once per command class
+   * (`cacheMiddleware`), for the writes every step makes, with values marshalled by marshallItem.
+   * The DocumentClient cannot share that setting (it refuses a client that has it).
+   */
+  readonly commands: DynamoDBClient;
   readonly doc: DynamoDBDocumentClient;
   readonly tableName: string;
   readonly redactor: Redactor;
   readonly clock: () => number;
 }
 
-/** Builds a Db around a DynamoDB client. */
-export function createDb(client: DynamoDBClient, tableName: string, redactor: Redactor, clock: () => number = Date.now): Db {
+/** Builds a Db around a DynamoDB client (and the client for `commands`, by default the same one). */
+export function createDb(client: DynamoDBClient, tableName: string, redactor: Redactor, clock: () => number = Date.now, commands: DynamoDBClient = client): Db {
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
   });
-  return { client, doc, tableName, redactor, clock };
+  return { client, commands, doc, tableName, redactor, clock };
+}
+
+/**
+ * Converts plain JS to a raw AttributeValue map, as the DocumentClient here does
+ * (`removeUndefinedValues`, objects of any class as maps): the inverse of unmarshallItem.
+ */
+export function marshallItem(item: Record<string, unknown>): Record<string, AttributeValue> {
+  const out: Record<string, AttributeValue> = {};
+  for (const [k, v] of Object.entries(item)) {
+    const av = marshallValue(v);
+    if (av !== undefined) out[k] = av;
+  }
+  return out;
+}
+
+function marshallValue(v: unknown): AttributeValue | undefined {
+  if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return undefined;
+  if (v === null) return { NULL: true };
+  if (typeof v === 'string') return { S: v };
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new Error(`cannot store the number ${v} in DynamoDB`);
+    return { N: String(v) };
+  }
+  if (typeof v === 'bigint') return { N: v.toString() };
+  if (typeof v === 'boolean') return { BOOL: v };
+  if (Array.isArray(v)) return { L: v.map(marshallValue).filter((x): x is AttributeValue => x !== undefined) };
+  if (v instanceof Uint8Array) return { B: v };
+  if (v instanceof Set) {
+    const xs = [...v];
+    return xs.every((x) => typeof x === 'number') ? { NS: xs.map(String) } : { SS: xs.map(String) };
+  }
+  return { M: marshallItem(v as Record<string, unknown>) };
 }
 
 /** The old item a failed conditional write returned, when the service supports ReturnValuesOnConditionCheckFailure. */

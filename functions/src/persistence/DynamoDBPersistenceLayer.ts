@@ -4,6 +4,7 @@ import {
   BasePersistenceLayer,
   IdempotencyItemAlreadyExistsError,
   IdempotencyLeaseLostError,
+  idempotencyRecordOf,
   type IdempotencyRecord,
 } from './IdempotencyRecord.js';
 
@@ -23,9 +24,10 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
     const expiresAt = Math.floor(p.nowMs / 1000) + p.ttlSeconds;
     // A lease that ran out may be taken over — but only if its holder never reached outside,
     // unless the call is idempotent. This is the whole crash-safety rule, in one condition.
+    // No parentheses (AND binds tighter than OR): dynalite's parser backtracks on each group.
     const takeover = p.idempotent
-      ? '(#status = :inprogress AND #lease < :nowMs)'
-      : '(#status = :inprogress AND #lease < :nowMs AND attribute_not_exists(dispatchedAt))';
+      ? '#status = :inprogress AND #lease < :nowMs'
+      : '#status = :inprogress AND #lease < :nowMs AND attribute_not_exists(dispatchedAt)';
     try {
       await this.db.doc.send(
         new PutCommand({
@@ -46,7 +48,7 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
       const raw = conditionFailureItem(e);
       // DynamoDB (and DynamoDB Local) return the old item with the failure. dynalite predates
       // ReturnValuesOnConditionCheckFailure, so there — only there — fall back to a consistent read.
-      const existing = raw !== undefined ? toRecord(unmarshallItem(raw)) : await this.getRecord(key);
+      const existing = raw !== undefined ? idempotencyRecordOf(unmarshallItem(raw)) : await this.getRecord(key);
       if (existing === undefined) throw e;
       throw new IdempotencyItemAlreadyExistsError(existing);
     }
@@ -85,7 +87,7 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
 
   async getRecord(key: string): Promise<IdempotencyRecord | undefined> {
     const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: pk(key), sk: SK }, ConsistentRead: true }));
-    return r.Item ? toRecord(r.Item) : undefined;
+    return r.Item ? idempotencyRecordOf(r.Item) : undefined;
   }
 
   async #leaseUpdate(key: string, leaseId: string, update: string, values: Record<string, unknown>, names?: Record<string, string>): Promise<void> {
@@ -103,20 +105,4 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
       throw e;
     }
   }
-}
-
-function toRecord(item: Record<string, unknown>): IdempotencyRecord {
-  return {
-    key: String(item.key),
-    status: item.status as IdempotencyRecord['status'],
-    expiresAt: Number(item.expiresAt),
-    leaseExpiresAt: Number(item.leaseExpiresAt),
-    leaseId: String(item.leaseId),
-    ...(item.dispatchedAt !== undefined ? { dispatchedAt: Number(item.dispatchedAt) } : {}),
-    ...(item.dispatchTarget !== undefined ? { dispatchTarget: String(item.dispatchTarget) } : {}),
-    ...(item.idempotent !== undefined ? { idempotent: Boolean(item.idempotent) } : {}),
-    ...('output' in item ? { output: item.output } : {}),
-    ...(item.runId !== undefined ? { runId: String(item.runId) } : {}),
-    ...(item.stepId !== undefined ? { stepId: String(item.stepId) } : {}),
-  };
 }

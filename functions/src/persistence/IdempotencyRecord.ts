@@ -38,11 +38,23 @@ export class IdempotencyLeaseLostError extends Error {
   }
 }
 
+/** The step record's end, which a layer that keeps step records writes with the commit. */
+export interface CommittedStep {
+  readonly output: unknown;
+  readonly outputRef?: string;
+  readonly usage?: unknown;
+}
+
 /**
  * The abstract persistence layer (Powertools idempotency model): providers implement these
  * operations with ONE conditional write each — never read-then-write.
  */
 export abstract class BasePersistenceLayer {
+  /**
+   * True when the claim also marks the step record RUNNING (counting the attempt) and a commit
+   * with `step` also records its end, so the caller writes the step record only on other paths.
+   */
+  readonly keepsStepRecords: boolean = false;
   /**
    * Claims `key` for this attempt. Succeeds when there is no record, the record has expired, or
    * an earlier attempt's lease has run out without reaching outside (or with `idempotent`).
@@ -55,7 +67,7 @@ export abstract class BasePersistenceLayer {
   /** Records that the holder is about to call `target` outside the process. */
   abstract markDispatched(key: string, params: { leaseId: string; nowMs: number; target: string; idempotent: boolean }): Promise<void>;
   /** Commits the output: status COMPLETED. */
-  abstract saveSuccess(key: string, params: { leaseId: string; output: unknown; nowMs: number; ttlSeconds: number }): Promise<void>;
+  abstract saveSuccess(key: string, params: { leaseId: string; output: unknown; nowMs: number; ttlSeconds: number; step?: CommittedStep }): Promise<void>;
   /** Ends the lease early but keeps the dispatch marker (the outcome of the outside call is unknown). */
   abstract releaseLease(key: string, params: { leaseId: string }): Promise<void>;
   /** Removes the holder's record after a definite failure, so a retry starts clean. */
@@ -66,4 +78,21 @@ export abstract class BasePersistenceLayer {
 /** The record's effective status at `nowMs` (COMPLETED/INPROGRESS past expiry read as EXPIRED). */
 export function effectiveStatus(r: IdempotencyRecord, nowMs: number): IdempotencyStatus {
   return r.expiresAt * 1000 < nowMs ? 'EXPIRED' : r.status;
+}
+
+/** An idempotency record from its stored attributes (an IDEM# item, or a step record's `idem`). */
+export function idempotencyRecordOf(item: Record<string, unknown>): IdempotencyRecord {
+  return {
+    key: String(item.key),
+    status: item.status as IdempotencyRecord['status'],
+    expiresAt: Number(item.expiresAt),
+    leaseExpiresAt: Number(item.leaseExpiresAt),
+    leaseId: String(item.leaseId),
+    ...(item.dispatchedAt !== undefined ? { dispatchedAt: Number(item.dispatchedAt) } : {}),
+    ...(item.dispatchTarget !== undefined ? { dispatchTarget: String(item.dispatchTarget) } : {}),
+    ...(item.idempotent !== undefined ? { idempotent: Boolean(item.idempotent) } : {}),
+    ...('output' in item ? { output: item.output } : {}),
+    ...(item.runId !== undefined ? { runId: String(item.runId) } : {}),
+    ...(item.stepId !== undefined ? { stepId: String(item.stepId) } : {}),
+  };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailureItem, isConditionFailure, unmarshallItem, type Db } from './Db.js';
+import { conditionFailureItem, isConditionFailure, marshallItem, unmarshallItem, type Db } from './Db.js';
 import { GSI_BY_STATUS, GSI_BY_WORKFLOW } from './Tables.js';
 
 /** Run statuses, named as Step Functions names execution statuses. */
@@ -47,7 +48,10 @@ export interface RunEvent {
   readonly detail?: unknown;
 }
 
-const runPk = (runId: string) => `RUN#${runId}`;
+/** The partition key of a run's items (run record, step records, events). */
+export const runPk = (runId: string) => `RUN#${runId}`;
+/** The sort key of a step instance's record. */
+export const stepSk = (stepId: string) => `STEP#${stepId}`;
 const RUN_SK = '#RUN';
 
 /** Runs, steps and run events in the runtime table. Every write is redacted first. */
@@ -93,9 +97,9 @@ export class RunStore {
       ...(p.input !== undefined ? { input: this.db.redactor.redact(p.input) } : {}),
     };
     try {
-      await this.db.doc.send(new PutCommand({
+      await this.db.commands.send(new PutItemCommand({
         TableName: this.db.tableName,
-        Item: { pk: runPk(runId), sk: RUN_SK, type: 'run', ...run, ...indexKeys(run) },
+        Item: marshallItem({ pk: runPk(runId), sk: RUN_SK, type: 'run', ...run, ...indexKeys(run) }),
         ConditionExpression: 'attribute_not_exists(pk)',
       }));
     } catch (e) {
@@ -107,24 +111,29 @@ export class RunStore {
     return { run, reused: false };
   }
 
-  /** Moves a run to a final (or any) status, with its output or error. */
-  async finishRun(runId: string, p: { status: RunStatus; output?: unknown; error?: { name: string; message: string }; executionArn?: string }): Promise<void> {
-    const run = await this.getRun(runId);
-    const startedAt = run?.startedAt ?? this.#iso();
+  /**
+   * Moves a run to a final (or any) status, with its output or error, and returns the record as
+   * written. `startedAt` (the run's, for the by-status index key) saves a read when the caller has it.
+   */
+  async finishRun(runId: string, p: { status: RunStatus; output?: unknown; error?: { name: string; message: string }; executionArn?: string; startedAt?: string }): Promise<RunRecord> {
+    const startedAt = p.startedAt ?? (await this.getRun(runId))?.startedAt ?? this.#iso();
     const sets = ['#status = :status', 'gsi2pk = :g2', 'gsi2sk = :g2s'];
     const values: Record<string, unknown> = { ':status': p.status, ':g2': `RUNSTATUS#${p.status}`, ':g2s': `${startedAt}#${runId}` };
     if (p.status !== 'RUNNING') { sets.push('endedAt = :ended'); values[':ended'] = this.#iso(); }
     if (p.output !== undefined) { sets.push('#output = :output'); values[':output'] = this.db.redactor.redact(p.output); }
     if (p.error !== undefined) { sets.push('#error = :error'); values[':error'] = this.db.redactor.redact(p.error); }
     if (p.executionArn !== undefined) { sets.push('executionArn = :arn'); values[':arn'] = p.executionArn; }
-    await this.db.doc.send(new UpdateCommand({
+    const r = await this.db.commands.send(new UpdateItemCommand({
       TableName: this.db.tableName,
-      Key: { pk: runPk(runId), sk: RUN_SK },
+      Key: marshallItem({ pk: runPk(runId), sk: RUN_SK }),
       UpdateExpression: `SET ${sets.join(', ')}`,
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeNames: { '#status': 'status', ...(p.output !== undefined ? { '#output': 'output' } : {}), ...(p.error !== undefined ? { '#error': 'error' } : {}) },
-      ExpressionAttributeValues: values,
+      ExpressionAttributeValues: marshallItem(values),
+      // The record as written comes back with the update, so nobody has to read it again.
+      ReturnValues: 'ALL_NEW',
     }));
+    return stripKeys(unmarshallItem(r.Attributes ?? {})) as unknown as RunRecord;
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
@@ -172,15 +181,15 @@ export class RunStore {
   async stepStarted(runId: string, stepId: string): Promise<void> {
     await this.db.doc.send(new UpdateCommand({
       TableName: this.db.tableName,
-      Key: { pk: runPk(runId), sk: `STEP#${stepId}` },
+      Key: { pk: runPk(runId), sk: stepSk(stepId) },
       UpdateExpression: 'SET #status = :s, startedAt = if_not_exists(startedAt, :now), runId = :run, stepId = :step, #type = :type ADD attempts :one',
       ExpressionAttributeNames: { '#status': 'status', '#type': 'type' },
       ExpressionAttributeValues: { ':s': 'RUNNING', ':now': this.#iso(), ':run': runId, ':step': stepId, ':one': 1, ':type': 'step' },
     }));
   }
 
-  /** Records a step's end: output (or its reference), usage, or error. */
-  async stepFinished(runId: string, stepId: string, p: { status: StepStatus; output?: unknown; outputRef?: string; usage?: unknown; error?: { name: string; message: string } }): Promise<void> {
+  /** Records a step's end: output (or its reference), usage, or error; `countAttempt` when no claim counted it. */
+  async stepFinished(runId: string, stepId: string, p: { status: StepStatus; output?: unknown; outputRef?: string; usage?: unknown; error?: { name: string; message: string }; countAttempt?: boolean }): Promise<void> {
     const sets = ['#status = :s', 'endedAt = :now', 'runId = :run', 'stepId = :step', '#type = :type', 'startedAt = if_not_exists(startedAt, :now)'];
     const names: Record<string, string> = { '#status': 'status', '#type': 'type' };
     const values: Record<string, unknown> = { ':s': p.status, ':now': this.#iso(), ':run': runId, ':step': stepId, ':type': 'step' };
@@ -188,22 +197,24 @@ export class RunStore {
     if (p.outputRef !== undefined) { sets.push('outputRef = :ref'); values[':ref'] = p.outputRef; }
     if (p.usage !== undefined) { sets.push('#usage = :usage'); names['#usage'] = 'usage'; values[':usage'] = p.usage; }
     if (p.error !== undefined) { sets.push('#error = :error'); names['#error'] = 'error'; values[':error'] = this.db.redactor.redact(p.error); }
+    if (p.countAttempt) values[':one'] = 1;
     await this.db.doc.send(new UpdateCommand({
       TableName: this.db.tableName,
-      Key: { pk: runPk(runId), sk: `STEP#${stepId}` },
-      UpdateExpression: `SET ${sets.join(', ')}`,
+      Key: { pk: runPk(runId), sk: stepSk(stepId) },
+      UpdateExpression: `SET ${sets.join(', ')}${p.countAttempt ? ' ADD attempts :one' : ''}`,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     }));
   }
 
   async getStep(runId: string, stepId: string): Promise<StepRecord | undefined> {
-    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(runId), sk: `STEP#${stepId}` }, ConsistentRead: true }));
-    return r.Item ? stripKeys(r.Item) as unknown as StepRecord : undefined;
+    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(runId), sk: stepSk(stepId) }, ConsistentRead: true }));
+    return r.Item && r.Item.status !== undefined ? stripKeys(r.Item) as unknown as StepRecord : undefined;
   }
 
   async listSteps(runId: string): Promise<StepRecord[]> {
-    return (await this.#queryPrefix(runId, 'STEP#')) as unknown as StepRecord[];
+    // A fork's carried-over results sit on step items with no status until the step is reached.
+    return (await this.#queryPrefix(runId, 'STEP#')).filter((i) => i.status !== undefined) as unknown as StepRecord[];
   }
 
   /** Appends an audit event (refusals, policy decisions, approvals). */
@@ -244,8 +255,8 @@ function indexKeys(run: RunRecord): Record<string, string> {
   };
 }
 
-/** Drops the table's key attributes from an item. */
+/** Drops the table's key attributes (and a step's idempotency record) from an item. */
 export function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
-  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, type: _t, ttl: _ttl, ...rest } = item;
+  const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, gsi2pk: _c, gsi2sk: _d, type: _t, ttl: _ttl, idem: _idem, ...rest } = item;
   return rest;
 }

@@ -15,6 +15,7 @@ import { createDb, type Db } from '../persistence/Db.js';
 import { DynamoDBPersistenceLayer } from '../persistence/DynamoDBPersistenceLayer.js';
 import type { BasePersistenceLayer } from '../persistence/IdempotencyRecord.js';
 import { RunStore } from '../persistence/RunStore.js';
+import { StepRecordPersistenceLayer } from '../persistence/StepRecordPersistenceLayer.js';
 import { McpClientPool } from '../mcp/McpClientPool.js';
 import { Redactor } from '../secrets/Redactor.js';
 import { SecretResolver } from '../secrets/SecretResolver.js';
@@ -32,6 +33,8 @@ export interface TaskTokenSender {
 /** Optional injected dependencies (the embedded stack passes its own clients). */
 export interface RuntimeDeps {
   readonly dynamodb?: DynamoDBClient;
+  /** A client to the same DynamoDB with `cacheMiddleware` for the per-step writes (default: `dynamodb`, or one built from the config). */
+  readonly dynamodbCommands?: DynamoDBClient;
   readonly sqs?: SQSClient;
   readonly eventbridge?: EventBridgeClient;
   readonly sfn?: SFNClient;
@@ -72,9 +75,12 @@ export class Runtime {
     this.secrets = new SecretResolver(config, this.redactor, deps.env);
     this.logger = createLogger(this.redactor, { logLevel: config.logLevel });
     const ddb = deps.dynamodb ?? new DynamoDBClient(awsClientConfig(config.region, config.endpoints.dynamodb));
-    this.db = createDb(ddb, config.tableName, this.redactor, config.clock);
+    // An injected client may point anywhere, so without an injected commands client it serves both.
+    const commands = deps.dynamodbCommands ?? (deps.dynamodb ? ddb : new DynamoDBClient({ ...awsClientConfig(config.region, config.endpoints.dynamodb), cacheMiddleware: true }));
+    this.db = createDb(ddb, config.tableName, this.redactor, config.clock, commands);
     this.runs = new RunStore(this.db);
-    this.idempotency = new DynamoDBPersistenceLayer(this.db);
+    // Step keys keep their idempotency record on the step record; other keys use IDEM# items.
+    this.idempotency = new StepRecordPersistenceLayer(this.db, new DynamoDBPersistenceLayer(this.db), this.runs);
     this.approvals = new ApprovalStore(this.db);
     this.conversations = new ConversationStore(this.db);
     this.blobs = new BlobStore(this.db);
@@ -86,6 +92,7 @@ export class Runtime {
   async close(): Promise<void> {
     await this.mcp.closeAll();
     this.db.client.destroy();
+    if (this.db.commands !== this.db.client) this.db.commands.destroy();
     this.#sqs?.destroy();
     this.#eb?.destroy();
     this.#sfn?.destroy();

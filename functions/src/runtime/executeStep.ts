@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { OutputRef, StepEnvelope } from '@stepforge/compiler';
+import type { CommittedStep } from '../persistence/IdempotencyRecord.js';
 import type { Runtime } from './Runtime.js';
 import { runIdempotent, type DispatchGuard } from './runIdempotent.js';
 
@@ -53,6 +54,8 @@ export interface ExecutedStep {
 /**
  * Runs a step body exactly once per idempotency key, with its run-history record: RUNNING →
  * SUCCEEDED/FAILED, output stored by reference above the inline threshold, secrets redacted.
+ * With the runtime's layer, the claim and the commit carry the step record (two writes a step);
+ * only a reused result or a failure writes it separately.
  */
 export async function executeStep(
   rt: Runtime,
@@ -61,15 +64,20 @@ export async function executeStep(
   body: (guard: DispatchGuard) => Promise<StepBodyResult>,
 ): Promise<ExecutedStep> {
   const instance = stepInstanceId(env, options.sub);
-  await rt.runs.stepStarted(env.run.id, instance);
+  const folded = rt.idempotency.keepsStepRecords;
+  if (!folded) await rt.runs.stepStarted(env.run.id, instance);
+  // Whether this attempt holds the claim (which counted the attempt on the step record).
+  let claimed = !folded;
   try {
-    const { value, reused } = await runIdempotent(
+    const { value, reused } = await runIdempotent<CommittedValue>(
       {
         layer: rt.idempotency, key: stepIdempotencyKey(env, options.sub), clock: rt.config.clock,
         leaseSeconds: rt.config.leaseSeconds, ttlSeconds: rt.config.idempotencyTtlSeconds,
         idempotent: options.idempotent ?? false, runId: env.run.id, stepId: instance,
+        ...(folded ? { committedStep: stepEnd } : {}),
       },
       async (guard) => {
+        claimed = true;
         const r = await body(guard);
         const output = rt.redactor.redact(r.output);
         const stored = await rt.blobs.maybeStore(output, rt.config.inlineOutputMaxBytes);
@@ -81,14 +89,27 @@ export async function executeStep(
         };
       },
     );
-    const v = value as { output: unknown; outputRef?: OutputRef; usage: ExecutedStep['usage']; extra?: Record<string, unknown> };
-    await rt.runs.stepFinished(env.run.id, instance, {
-      status: 'SUCCEEDED', output: v.output, ...(v.outputRef ? { outputRef: v.outputRef.ref } : {}), usage: v.usage,
-    });
+    const v = value;
+    if (!folded || reused) {
+      await rt.runs.stepFinished(env.run.id, instance, { status: 'SUCCEEDED', ...stepEnd(v), ...(claimed ? {} : { countAttempt: true }) });
+    }
     return { status: reused ? 'reused' : 'succeeded', output: v.output, ...(v.outputRef ? { outputRef: v.outputRef } : {}), usage: v.usage, extra: v.extra ?? {} };
   } catch (e) {
     const err = e as Error;
-    await rt.runs.stepFinished(env.run.id, instance, { status: 'FAILED', error: { name: err.name, message: err.message } }).catch(() => undefined);
+    await rt.runs.stepFinished(env.run.id, instance, { status: 'FAILED', error: { name: err.name, message: err.message }, ...(claimed ? {} : { countAttempt: true }) }).catch(() => undefined);
     throw e;
   }
+}
+
+/** What a step commits under its idempotency key. */
+interface CommittedValue {
+  readonly output: unknown;
+  readonly outputRef?: OutputRef;
+  readonly usage: ExecutedStep['usage'];
+  readonly extra?: Record<string, unknown>;
+}
+
+/** The step record's end for a committed value. */
+function stepEnd(v: CommittedValue): CommittedStep {
+  return { output: v.output, ...(v.outputRef ? { outputRef: v.outputRef.ref } : {}), usage: v.usage };
 }

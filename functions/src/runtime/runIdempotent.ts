@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RuntimeError } from '../errors/RuntimeError.js';
-import { BasePersistenceLayer, IdempotencyItemAlreadyExistsError, effectiveStatus } from '../persistence/IdempotencyRecord.js';
+import { BasePersistenceLayer, IdempotencyItemAlreadyExistsError, effectiveStatus, type CommittedStep } from '../persistence/IdempotencyRecord.js';
 
 /** Handed to the guarded function: call `dispatch` right before reaching outside the process. */
 export interface DispatchGuard {
@@ -25,6 +25,12 @@ export interface RunIdempotentOptions {
   readonly stepId?: string;
 }
 
+/** Options of runIdempotent: the guarded call, plus how to record the step's end with the commit. */
+export interface RunIdempotentStepOptions<T> extends RunIdempotentOptions {
+  /** The step record's end for a value, handed to a layer that keeps step records with the commit. */
+  readonly committedStep?: (value: T) => CommittedStep;
+}
+
 /** Marks an error as "the outside call may or may not have happened" (timeouts, dropped connections). */
 export function markOutcomeUnknown<E extends Error>(e: E): E {
   (e as E & { outcomeUnknown?: boolean }).outcomeUnknown = true;
@@ -42,7 +48,7 @@ function isOutcomeUnknown(e: unknown): boolean {
  * `StepOutcomeUnknown` rather than repeating the call.
  */
 export async function runIdempotent<T>(
-  opts: RunIdempotentOptions,
+  opts: RunIdempotentStepOptions<T>,
   fn: (guard: DispatchGuard) => Promise<T>,
 ): Promise<{ value: T; reused: boolean }> {
   const leaseId = randomUUID();
@@ -89,7 +95,8 @@ export async function runIdempotent<T>(
     await opts.layer.deleteRecord(opts.key, { leaseId }).catch(() => undefined);
     throw e;
   }
-  await opts.layer.saveSuccess(opts.key, { leaseId, output: value ?? null, nowMs: opts.clock(), ttlSeconds: opts.ttlSeconds });
+  const step = opts.committedStep?.(value);
+  await opts.layer.saveSuccess(opts.key, { leaseId, output: value ?? null, nowMs: opts.clock(), ttlSeconds: opts.ttlSeconds, ...(step ? { step } : {}) });
   return { value, reused: false };
 }
 

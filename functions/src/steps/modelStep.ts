@@ -85,7 +85,9 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
     if (turn && turn.index + 1 >= (budget?.maxTurns ?? Infinity) && toolCalls.length > 0) {
       throw new RuntimeError('BudgetExceeded', `step ${env.step.id} still wants tools on its last allowed turn (${budget?.maxTurns})`, { details: { maxTurns: budget?.maxTurns } });
     }
-    if (turn) {
+    // A first turn that needs no tools is the whole conversation: no later turn will load it, so
+    // it is not stored (the step record keeps the answer). Any turn a later one builds on is.
+    if (turn && (turn.index > 0 || toolCalls.length > 0)) {
       await rt.conversations.append(convId, history.length, [...fresh, { role: 'assistant', content: resp.text, ...(toolCalls.length ? { toolCalls } : {}) }]);
     }
     return {

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient, CreateTableCommand, PutItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, CreateTableCommand, DescribeTableCommand, PutItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { SQSClient, CreateQueueCommand, SendMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { startEmulators } from '../src/stack/startEmulators.js';
 
@@ -20,6 +20,13 @@ describe('Function: startEmulators', () => {
         AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
         KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
       }));
+      // As on DynamoDB, a table takes writes once ACTIVE (dynalite runs in its own thread, so the
+      // next request can arrive before it gets there).
+      for (let i = 0; i < 200; i++) {
+        const t = await ddb.send(new DescribeTableCommand({ TableName: 'items' }));
+        if (t.Table?.TableStatus === 'ACTIVE') break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
       await ddb.send(new PutItemCommand({ TableName: 'items', Item: { pk: { S: 'a' }, v: { N: '1' } } }));
       const sqs = new SQSClient({ endpoint: first.sqsEndpoint, region: 'us-east-1', credentials: creds });
       const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'q' }));

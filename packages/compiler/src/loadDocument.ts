@@ -1,8 +1,9 @@
 import { isMap, parseDocument } from 'yaml';
-import { loadChainDocument } from './chain/loadChainDocument.js';
+import { CHAIN_PARSE_OPTIONS, loadChainDocument } from './chain/loadChainDocument.js';
 import type { ChainDocument } from './chain/ChainDocument.js';
 import type { DslDocument } from './dsl/DslDocument.js';
-import { loadDslDocument } from './dsl/loadDslDocument.js';
+import { PRECISE_PARSE_OPTIONS, loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions } from './dsl/loadDslDocument.js';
+import { parseFastYaml } from './dsl/parseFastYaml.js';
 import { SourceText } from './errors/SourceText.js';
 import { StepforgeError, type Diagnostic } from './errors/StepforgeError.js';
 import type { GraphView } from './graph/GraphView.js';
@@ -29,21 +30,38 @@ export interface LoadDocumentResult {
 
 /**
  * Loads any Stepforge document: a mapping with a `chain:` key is a chain document, one with `steps:`
- * is a workflow DSL document; anything else is an `invalid_document` error.
+ * is a workflow DSL document; anything else is an `invalid_document` error. The text is parsed once:
+ * the parse that tells the format is the one the front-end uses.
  */
 export function loadDocument(text: string, options: LoadDocumentOptions = {}): LoadDocumentResult {
   const source = new SourceText(text, options.file);
-  const parsed = parseDocument(text, { prettyErrors: false });
+  const dslOptions: LoadDslOptions = { ...(options.file !== undefined ? { file: options.file } : {}), ...(options.strict !== undefined ? { strict: options.strict } : {}) };
+  // A top-level `chain:` line is a cheap, reliable hint; everything else tries the DSL fast path,
+  // whose parse also tells the format of a well-formed document.
+  let chainLikely = sniffFormat(text) === 'chain';
+  if (!chainLikely) {
+    const fast = parseFastYaml(text, source);
+    const data = fast?.data;
+    if (fast && data !== null && typeof data === 'object' && !Array.isArray(data)) {
+      if (Object.prototype.hasOwnProperty.call(data, 'chain')) chainLikely = true;
+      else if (Object.prototype.hasOwnProperty.call(data, 'steps')) {
+        return { format: 'dsl', ...(loadDslDocumentFast(text, dslOptions, fast, source) ?? loadDslDocumentPrecise(text, dslOptions, undefined, source)) };
+      }
+    }
+  }
+  // One `yaml` parse with the options of the front-end the text most likely belongs to (they differ
+  // only in how duplicate keys are reported, not in the keys that decide the format).
+  const parsed = parseDocument(text, chainLikely ? CHAIN_PARSE_OPTIONS : PRECISE_PARSE_OPTIONS);
   const root = parsed.contents;
   const keys = isMap(root) ? root.items.map((p) => (p.key as { value?: unknown } | null)?.value) : [];
   // A document with YAML errors still goes to the front-end its keys point at, which reports them located.
   const format = keys.includes('chain') ? 'chain' : keys.includes('steps') ? 'dsl' : sniffFormat(text);
-  if (format === 'chain') return { format, ...loadChainDocument(text, options) };
-  if (format === 'dsl') {
-    return { format, ...loadDslDocument(text, { ...(options.file !== undefined ? { file: options.file } : {}), ...(options.strict !== undefined ? { strict: options.strict } : {}) }) };
-  }
-  if (parsed.errors.length > 0) {
-    const e = parsed.errors[0]!;
+  if (format === 'chain') return { format, ...loadChainDocument(text, options, chainLikely ? parsed : undefined) };
+  if (format === 'dsl') return { format, ...loadDslDocumentPrecise(text, dslOptions, chainLikely ? undefined : parsed, source) };
+  // Not a document (rare): report the YAML errors of a parse with duplicate keys checked, as always.
+  const plain = chainLikely ? parseDocument(text, PRECISE_PARSE_OPTIONS) : parsed;
+  if (plain.errors.length > 0) {
+    const e = plain.errors[0]!;
     const { line, column } = source.position(e.pos[0]);
     return { errors: [new StepforgeError('invalid_document', `invalid YAML: ${e.message}`, { location: { file: options.file, line, column }, source })], warnings: [] };
   }

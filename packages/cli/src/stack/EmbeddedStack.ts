@@ -133,8 +133,20 @@ function substitutionsFor(tableName: string, approvalQueueUrl: string): Record<s
 }
 
 function sfnClient(endpoint: string): SFNClient {
-  // disableHostPrefix: StartSyncExecution would otherwise go to sync-<host>.
-  return new SFNClient({ endpoint, region: REGION, credentials: CREDENTIALS, disableHostPrefix: true, maxAttempts: 1 });
+  // disableHostPrefix: StartSyncExecution would otherwise go to sync-<host>. cacheMiddleware: the
+  // middleware stack is resolved once per command class rather than on every call.
+  return new SFNClient({ endpoint, region: REGION, credentials: CREDENTIALS, disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true });
+}
+
+/**
+ * The DynamoDB clients of the runtime: one for the DocumentClient, and one with cacheMiddleware
+ * for the writes every step makes (the DocumentClient refuses a client with that setting).
+ */
+function dynamoClients(endpoint: string): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
+  return {
+    dynamodb: new DynamoDBClient({ endpoint, region: REGION, credentials: CREDENTIALS }),
+    dynamodbCommands: new DynamoDBClient({ endpoint, region: REGION, credentials: CREDENTIALS, cacheMiddleware: true }),
+  };
 }
 
 function runtimeConfig(
@@ -192,9 +204,9 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   const emulators: Emulators = emuResult.value;
   const closers: (() => Promise<void>)[] = [() => emulators.close()];
   try {
-    const dynamodb = new DynamoDBClient({ endpoint: emulators.dynamodbEndpoint, region: REGION, credentials: CREDENTIALS });
+    const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint);
     const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials: CREDENTIALS });
-    closers.unshift(async () => { dynamodb.destroy(); sqs.destroy(); });
+    closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
     const queue = await sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE }));
     const approvalQueueUrl = queue.QueueUrl ?? `${emulators.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
@@ -227,7 +239,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     const sfn = sfnClient(engine.url);
     closers.unshift(async () => sfn.destroy());
     const config = runtimeConfig(fr, options, { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint, stepfunctions: engine.url }, approvalQueueUrl);
-    const runtime = new fr.Runtime(config, { dynamodb, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
+    const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
     const local: LocalHandlers = options.handlers ?? stepHandlers(fr.createLocalHandlers(runtime));
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     engine.resumeUnfinished();
@@ -261,12 +273,12 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
 
 async function connectStack(options: OpenStackOptions, live: StackEndpoints): Promise<EmbeddedStack> {
   const fr = await loadFunctionsRuntime();
-  const dynamodb = new DynamoDBClient({ endpoint: live.dynamodbEndpoint, region: REGION, credentials: CREDENTIALS });
+  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint);
   const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials: CREDENTIALS });
   const sfn = sfnClient(live.sfnEndpoint);
   const approvalQueueUrl = `${live.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
   const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl);
-  const runtime = new fr.Runtime(config, { dynamodb, sqs, sfn });
+  const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
   return {
     owner: false,
@@ -280,6 +292,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
     },
     async close() {
       dynamodb.destroy();
+      dynamodbCommands.destroy();
       sqs.destroy();
       sfn.destroy();
     },

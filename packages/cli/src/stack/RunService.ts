@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PutItemCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type QueryCommandOutput, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import {
   DescribeExecutionCommand,
   GetExecutionHistoryCommand,
@@ -39,6 +39,9 @@ export interface StartOptions {
   readonly validated?: boolean;
 }
 
+/** What settling a run needs to know about its execution (DescribeExecution's fields). */
+interface ExecutionEnd { readonly status?: string; readonly output?: string; readonly error?: string; readonly cause?: string }
+
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -52,6 +55,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class RunService {
   readonly catalog: WorkflowCatalog;
   readonly #watching = new Map<string, Promise<RunRecordView>>();
+  /** Runs this service started and has not settled yet: wait() needs no read to know them. */
+  readonly #started = new Map<string, RunRecordView>();
 
   constructor(readonly stack: EmbeddedStack, projectDir: string) {
     this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir);
@@ -98,6 +103,7 @@ export class RunService {
       throw e;
     }
     const started = run;
+    this.#started.set(run.runId, run);
     if (this.stack.owner) void this.wait(run.runId).catch(() => undefined);
     return { run: started, reused: false };
   }
@@ -120,11 +126,11 @@ export class RunService {
   }
 
   async #wait(runId: string): Promise<RunRecordView> {
-    let run = await this.getRun(runId);
+    let run = this.#started.get(runId) ?? (await this.getRun(runId));
     if (TERMINAL.has(run.status)) return run;
     const arn = run.executionArn ?? this.#executionArn(run);
     for (let i = 0; ; i++) {
-      const d = await this.describeExecution(arn);
+      const d = await this.#executionEnd(arn);
       if (d && TERMINAL.has(d.status ?? '')) return this.#settle(run, d);
       if (!d && i > 0 && i % 100 === 0) {
         // Another starter claimed the key and has not started the execution yet (or failed to).
@@ -132,12 +138,24 @@ export class RunService {
         if (TERMINAL.has(run.status)) return run;
         if (i > 3000) throw new StepforgeError('run_not_started', `run '${runId}' was claimed but its execution never started`);
       }
-      if (d && this.stack.engine) {
-        // In the owning process, wait on the engine itself rather than polling.
-        await this.stack.engine.manager.waitForExecution(arn);
-        continue;
-      }
       await sleep(d ? 20 : 10);
+    }
+  }
+
+  /**
+   * The execution's state once it has ended (or now, if it is not running here), or undefined when
+   * it does not exist (yet). The owning process asks its engine, which resolves when the execution
+   * ends, instead of polling DescribeExecution; other processes poll the Step Functions API.
+   */
+  async #executionEnd(executionArn: string): Promise<ExecutionEnd | undefined> {
+    const engine = this.stack.engine;
+    if (!engine) return this.describeExecution(executionArn);
+    try {
+      return await engine.manager.waitForExecution(executionArn);
+    } catch (e) {
+      // The engine's own error (SfnApiError) carries the API error name as `type`.
+      if ((e as { type?: string }).type === 'ExecutionDoesNotExist') return undefined;
+      throw e;
     }
   }
 
@@ -151,15 +169,17 @@ export class RunService {
     }
   }
 
-  async #settle(run: RunRecordView, d: DescribeExecutionCommandOutput): Promise<RunRecordView> {
+  async #settle(run: RunRecordView, d: ExecutionEnd): Promise<RunRecordView> {
     const status = d.status as RunRecordView['status'];
     const output = d.output !== undefined ? safeJson(d.output) : undefined;
-    await this.runs.finishRun(run.runId, {
+    const settled = await this.runs.finishRun(run.runId, {
       status,
+      startedAt: run.startedAt,
       ...(output !== undefined ? { output } : {}),
       ...(status !== 'SUCCEEDED' ? { error: { name: d.error ?? status, message: d.cause ?? '' } } : {}),
     });
-    return this.getRun(run.runId);
+    this.#started.delete(run.runId);
+    return settled;
   }
 
   #executionArn(run: RunRecordView): string {
@@ -243,13 +263,41 @@ export class RunService {
    * Copies the parent's committed step results (idempotency records) to the fork's keys, except
    * for the steps being re-run. Step keys are `<run>:<step instance>:<hash of what it was asked>`,
    * so a carried-over step whose inputs are unchanged finds its result and does not run again.
+   * Records kept on step records go to the fork's step items (with no step status, so they show
+   * only once the step is reached); records on IDEM# items (another key of the same instance,
+   * or stores written before step records kept them) go to the fork's step item when it has none.
    */
   async #carryOver(parentRunId: string, runId: string, rerun: ReadonlySet<string>): Promise<number> {
     const db = this.stack.runtime.db;
+    const fr = await loadFunctionsRuntime();
+    const placed = new Set<string>();
     let copied = 0;
+    const fork = (key: string) => `${runId}:${key.slice(parentRunId.length + 1)}`;
+    const put = (item: Record<string, AttributeValue>) => db.client.send(new PutItemCommand({ TableName: db.tableName, Item: item }));
     let start: Record<string, AttributeValue> | undefined;
     do {
-      const r = await db.client.send(new ScanCommand({
+      const r: QueryCommandOutput = await db.client.send(new QueryCommand({
+        TableName: db.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :step)',
+        FilterExpression: 'idem.#status = :done',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pk': { S: `RUN#${parentRunId}` }, ':step': { S: 'STEP#' }, ':done': { S: 'COMPLETED' } },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }));
+      for (const item of r.Items ?? []) {
+        const idem = item.idem?.M;
+        const key = idem?.key?.S;
+        const sk = item.sk?.S ?? '';
+        if (!idem || !key?.startsWith(`${parentRunId}:`) || rerun.has(baseStepId(sk.slice('STEP#'.length)))) continue;
+        await put({ pk: { S: `RUN#${runId}` }, sk: { S: sk }, idem: { M: { ...idem, key: { S: fork(key) } } } });
+        placed.add(sk);
+        copied++;
+      }
+      start = r.LastEvaluatedKey;
+    } while (start);
+    do {
+      const r: ScanCommandOutput = await db.client.send(new ScanCommand({
         TableName: db.tableName,
         FilterExpression: 'runId = :run AND begins_with(pk, :idem) AND #status = :done',
         ExpressionAttributeNames: { '#status': 'status' },
@@ -260,11 +308,16 @@ export class RunService {
         const key = item.key?.S;
         const instance = item.stepId?.S ?? '';
         if (!key?.startsWith(`${parentRunId}:`) || rerun.has(baseStepId(instance))) continue;
-        const newKey = `${runId}:${key.slice(parentRunId.length + 1)}`;
-        await db.client.send(new PutItemCommand({
-          TableName: db.tableName,
-          Item: { ...item, pk: { S: `IDEM#${newKey}` }, key: { S: newKey }, runId: { S: runId } },
-        }));
+        const newKey = fork(key);
+        const at = fr.parseStepKey(newKey);
+        const sk = at ? `STEP#${at.stepId}` : undefined;
+        if (at && sk && !placed.has(sk)) {
+          const { pk: _pk, sk: _sk, ttl: _ttl, runId: _run, stepId: _step, ...record } = item;
+          await put({ pk: { S: `RUN#${runId}` }, sk: { S: sk }, idem: { M: { ...record, key: { S: newKey } } } });
+          placed.add(sk);
+        } else {
+          await put({ ...item, pk: { S: `IDEM#${newKey}` }, key: { S: newKey }, runId: { S: runId } });
+        }
         copied++;
       }
       start = r.LastEvaluatedKey;

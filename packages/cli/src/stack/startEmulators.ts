@@ -1,10 +1,6 @@
-import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
-const require = createRequire(import.meta.url);
+import { startDynaliteWorker } from './startDynaliteWorker.js';
 
 /** The loopback emulators the embedded stack runs in-process. */
 export interface Emulators {
@@ -23,26 +19,20 @@ export interface EmulatorOptions {
 }
 
 /**
- * Starts dynalite (DynamoDB) and fauxqs (SQS) on random loopback ports. dynalite keeps its data
- * on disk under dataDir so run history survives from one command to the next; fauxqs is
- * in-memory, which is fine because approvals and runs of record live in DynamoDB, and SQS only
- * carries notifications.
+ * Starts dynalite (DynamoDB, in a worker thread of its own) and fauxqs (SQS) on random loopback
+ * ports. dynalite keeps its data on disk under dataDir so run history survives from one command
+ * to the next; fauxqs is in-memory, which is fine because approvals and runs of record live in
+ * DynamoDB, and SQS only carries notifications.
  */
 export async function startEmulators(options: EmulatorOptions = {}): Promise<Emulators> {
   const host = options.host ?? '127.0.0.1';
-  const dynalite = require('dynalite') as (o: Record<string, unknown>) => Server;
   const dynamoOptions: Record<string, unknown> = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
   if (options.dataDir) {
     const path = join(options.dataDir, 'dynamodb');
     mkdirSync(path, { recursive: true });
     dynamoOptions.path = path;
   }
-  const dynamo = dynalite(dynamoOptions);
-  await new Promise<void>((resolve, reject) => {
-    dynamo.once('error', reject);
-    dynamo.listen(0, host, () => resolve());
-  });
-  const dynamoPort = (dynamo.address() as AddressInfo).port;
+  const dynamo = await startDynaliteWorker(host, dynamoOptions);
 
   const { startFauxqs } = (await import('fauxqs')) as {
     startFauxqs(o: { port: number; host?: string; logger?: boolean }): Promise<{ address: string; port: number; stop(): Promise<void> }>;
@@ -51,22 +41,14 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
   try {
     sqs = await startFauxqs({ port: 0, logger: false });
   } catch (e) {
-    await closeServer(dynamo);
+    await dynamo.close();
     throw e;
   }
   return {
-    dynamodbEndpoint: `http://${host}:${dynamoPort}`,
+    dynamodbEndpoint: dynamo.endpoint,
     sqsEndpoint: `http://127.0.0.1:${sqs.port}`,
     async close() {
-      await Promise.allSettled([sqs.stop(), closeServer(dynamo)]);
+      await Promise.allSettled([sqs.stop(), dynamo.close()]);
     },
   };
-}
-
-/** Closes an http server without waiting for idle keep-alive sockets (dynalite waits up to 30 s). */
-async function closeServer(server: Server): Promise<void> {
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections?.();
-  });
 }

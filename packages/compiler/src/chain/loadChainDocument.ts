@@ -43,12 +43,16 @@ const MAX_ERRORS = 50;
 
 type Path = readonly (string | number)[];
 
+/** The `yaml` options the chain loader parses with (its own duplicate-key check, see ChainLoader.load). */
+export const CHAIN_PARSE_OPTIONS = { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false } as const;
+
 /**
  * Loads a chain document (YAML or JSON): parses the `chain:` expression, builds the graph and runs the
  * checks for `level`. Never throws for bad input; every problem is a located StepforgeError.
+ * `parsed` reuses a Document parsed from `text` with CHAIN_PARSE_OPTIONS (loadDocument sniffs with it).
  */
-export function loadChainDocument(text: string, options: LoadChainOptions = {}): LoadChainResult {
-  return new ChainLoader(text, options).load();
+export function loadChainDocument(text: string, options: LoadChainOptions = {}, parsed?: Document.Parsed): LoadChainResult {
+  return new ChainLoader(text, options).load(parsed);
 }
 
 /**
@@ -79,9 +83,9 @@ class ChainLoader {
     this.source = new SourceText(text, options.file);
   }
 
-  load(): LoadChainResult {
+  load(parsed?: Document.Parsed): LoadChainResult {
     // yaml's own duplicate-key check is quadratic in the map size; checkDuplicateKeys does it with a Set.
-    this.doc = parseDocument(this.text, { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false });
+    this.doc = parsed ?? parseDocument(this.text, CHAIN_PARSE_OPTIONS);
     if (this.doc.errors.length === 0) this.checkDuplicateKeys(this.doc.contents);
     if (this.doc.errors.length > 0) {
       for (const e of this.doc.errors) this.error('invalid_document', `invalid YAML: ${e.message}`, e.pos[0], Math.max(1, e.pos[1] - e.pos[0]));

@@ -13,7 +13,8 @@ export function dslGraphView(doc: DslDocument): GraphView {
     const index: number[] = [];
     for (const s of scope.steps) {
       index.push(nodes.length);
-      nodes.push({ handle: s.name, kind: s.kind, tools: toolsOf(doc, s), ...(s.parent !== undefined ? { parent: s.parent } : {}) });
+      // Assigned rather than spread in: one object per step, `parent` last and only when present.
+      nodes.push(s.parent === undefined ? { handle: s.name, kind: s.kind, tools: toolsOf(doc, s) } : { handle: s.name, kind: s.kind, tools: toolsOf(doc, s), parent: s.parent });
       if (s.kind === 'for_each' || s.kind === 'while') visit(s.do);
     }
     for (const [a, b] of scope.edges) edges.push([index[a]!, index[b]!]);

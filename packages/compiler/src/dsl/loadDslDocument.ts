@@ -1,18 +1,20 @@
-import { isMap, isScalar, isSeq, parseDocument, type Node, type Scalar } from 'yaml';
+import { parseDocument, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { SourceText } from '../errors/SourceText.js';
 import { StepforgeError, isStepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
 import type { Expr, Template } from '../expr/ExpressionAst.js';
 import { hasExpression, parseExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templatePaths } from '../expr/collectReferences.js';
-import { scalarOffsets } from '../chain/scalarOffsets.js';
 import type { GraphView } from '../graph/GraphView.js';
 import { matchesInputType, toInputSchema, type InputSchema } from '../input/InputSchema.js';
 import type {
   DslAgentRole, DslDocument, DslResource, DslRetry, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
 } from './DslDocument.js';
 import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
-import { childNode, keyNode, nodeAtPath, nodeLocation, offsetLocation } from './yamlNodes.js';
+import { offsetLocation } from './yamlNodes.js';
+import { FastPathDeclined, type DataPath, type DslLocator } from './DslLocator.js';
+import { YamlDocumentLocator } from './YamlDocumentLocator.js';
+import { parseFastYaml, type FastYaml } from './parseFastYaml.js';
 import { findCycle, topologicalOrder } from './topologicalOrder.js';
 import { dslGraphView } from './dslGraphView.js';
 
@@ -43,32 +45,79 @@ const AGENT_FIELDS = ['agent', 'aggregator', 'entry_agent', 'generator', 'evalua
  * Loads a workflow DSL document from YAML text: parses with source ranges, checks the shape (zod),
  * every reference, secret and `${ }` expression, infers dependencies and rejects cycles. Every problem
  * is a StepforgeError with file:line:col; unknown fields are warnings unless `strict`.
+ *
+ * A valid document is loaded on the fast path (js-yaml); the first diagnostic, or anything the fast
+ * path cannot locate exactly, sends it to the precise path (`yaml`), which reports every problem.
  */
 export function loadDslDocument(text: string, options: LoadDslOptions = {}): DslLoadResult {
-  return new DslLoader(text, options).load();
+  const src = new SourceText(text, options.file);
+  return loadDslDocumentFast(text, options, undefined, src) ?? loadDslDocumentPrecise(text, options, undefined, src);
 }
+
+/**
+ * The fast path alone: the result when the document is valid and free of warnings and every location
+ * it needs was found exactly, else undefined. `parsed` reuses a parse of the same text (loadDocument).
+ */
+export function loadDslDocumentFast(text: string, options: LoadDslOptions = {}, parsed?: FastYaml, src = new SourceText(text, options.file)): DslLoadResult | undefined {
+  const fast = parsed ?? parseFastYaml(text, src);
+  if (!fast) return undefined;
+  try {
+    return new DslLoader(src, options, fast.locator, true).load(fast.data);
+  } catch (e) {
+    if (e instanceof Error && e.name === 'FastPathDeclined') return undefined;
+    throw e;
+  }
+}
+
+/**
+ * The precise path alone: parses with `yaml` (source ranges for every node) and reports every error and
+ * warning. `parsed` reuses a Document parsed from the same text with PRECISE_PARSE_OPTIONS.
+ */
+export function loadDslDocumentPrecise(text: string, options: LoadDslOptions = {}, parsed?: Document.Parsed, src = new SourceText(text, options.file)): DslLoadResult {
+  const doc = parsed ?? parseDocument(text, PRECISE_PARSE_OPTIONS);
+  const loader = new DslLoader(src, options, new YamlDocumentLocator((doc.contents ?? undefined) as Node | undefined, src), false);
+  return loader.loadYaml(doc);
+}
+
+/** The `yaml` options of the precise path (duplicate keys are errors). */
+export const PRECISE_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true } as const;
 
 interface Ref {
   readonly target: string;
   readonly via: 'after' | 'reference';
-  /** Computed only when an error needs it (mapping scalar offsets costs time on large documents). */
-  readonly location: () => SourceLocation;
+  /**
+   * Where the reference is: the node at `path`, or `[start, end)` inside its string. Located only
+   * when an error needs it (mapping scalar offsets costs time on large documents).
+   */
+  readonly path: DataPath;
+  readonly span?: { readonly text: string; readonly start: number; readonly end: number };
 }
 
 interface StepRec {
   readonly name: string;
   readonly kind: DslStepKind;
   readonly data: Record<string, unknown>;
-  readonly node: Node | undefined;
   readonly location: SourceLocation;
   readonly parent?: StepRec;
   readonly scope: ScopeRec;
   readonly index: number;
+  /** Data path of the step, by scope index (`steps[i].do[j]…`). */
+  readonly path: readonly (string | number)[];
   readonly refs: Ref[];
   body?: ScopeRec;
   /** Filled while checking fields. */
   fields: Record<string, unknown>;
-  deps: Set<number>;
+  /** Indices of the siblings this step depends on (each once; see ScopeRec.seen). */
+  deps: number[];
+}
+
+/** What value() collects while walking a value's string leaves. */
+interface ValueAcc {
+  readonly path: readonly (string | number)[];
+  readonly bound: ReadonlySet<string>;
+  readonly rec: StepRec | undefined;
+  readonly templates: { path: (string | number)[]; template: Template; location: SourceLocation }[];
+  readonly reads: string[];
 }
 
 interface ScopeRec {
@@ -78,29 +127,34 @@ interface ScopeRec {
   readonly bound: ReadonlySet<string>;
   edges: [number, number][];
   order: number[];
+  /** Edges and dependencies recorded so far, as numbers (one Set per scope, not two per step). */
+  readonly seen: Set<number>;
 }
 
 class DslLoader {
-  private readonly src: SourceText;
   private readonly errors: StepforgeError[] = [];
   private readonly warnings: Diagnostic[] = [];
-  private root: Node | undefined;
   private readonly byName = new Map<string, StepRec>();
   private inputNames: Set<string> | undefined;
   private readonly dependencies: { from: string; to: string; via: 'after' | 'reference' }[] = [];
-  private readonly dependencyKeys = new Set<string>();
 
-  constructor(private readonly text: string, private readonly options: LoadDslOptions) {
-    this.src = new SourceText(text, options.file);
-  }
+  /** `fast`: give up (FastPathDeclined) at the first diagnostic instead of collecting them. */
+  constructor(
+    private readonly src: SourceText,
+    private readonly options: LoadDslOptions,
+    private readonly loc: DslLocator,
+    private readonly fast: boolean,
+  ) {}
 
   private error(code: string, message: string, location: SourceLocation | undefined, extra: { hint?: string; details?: Record<string, unknown> } = {}): void {
+    if (this.fast) throw new FastPathDeclined(code);
     if (this.errors.length >= MAX_ERRORS) return;
     this.errors.push(new StepforgeError(code, message, { location, source: this.src, ...extra }));
   }
 
   /** A warning, or an error under --strict. */
   private warn(code: string, message: string, location: SourceLocation): void {
+    if (this.fast) throw new FastPathDeclined(code);
     if (this.options.strict) this.error(code, message, location);
     else this.warnings.push({ severity: 'warning', code, message, location });
   }
@@ -112,27 +166,32 @@ class DslLoader {
     return { document, graph, errors: [], warnings: this.warnings };
   }
 
-  load(): DslLoadResult {
-    const doc = parseDocument(this.text, { prettyErrors: false, uniqueKeys: true });
+  /** The precise path's start: YAML errors first, then the checks over the Document's data. */
+  loadYaml(doc: Document.Parsed): DslLoadResult {
+    const text = this.src.text;
     for (const e of doc.errors) {
       const [start, end] = e.pos;
       // Point at the offending token rather than the indentation before it.
       let at = start;
-      while (this.text[at] === ' ' || this.text[at] === '\t') at++;
-      if (at >= this.text.length || this.text[at] === '\n') at = start;
+      while (text[at] === ' ' || text[at] === '\t') at++;
+      if (at >= text.length || text[at] === '\n') at = start;
       this.error('yaml', e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''), offsetLocation(this.src, at, Math.max(end, at + 1)));
     }
     if (this.errors.length > 0) return this.result();
-    this.root = (doc.contents ?? undefined) as Node | undefined;
     let raw: unknown;
     try {
       raw = doc.toJS({ maxAliasCount: 1000 });
     } catch (e) {
-      this.error('yaml', (e as Error).message, nodeLocation(this.src, this.root));
+      this.error('yaml', (e as Error).message, this.locAt([]));
       return this.result();
     }
+    return this.load(raw);
+  }
+
+  /** Checks parsed data (either parser's) and builds the document. */
+  load(raw: unknown): DslLoadResult {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      this.error('schema', 'a workflow document must be a mapping with document: and steps:', nodeLocation(this.src, this.root));
+      this.error('schema', 'a workflow document must be a mapping with document: and steps:', this.locAt([]));
       return this.result();
     }
     const data = this.checkShape(raw as Record<string, unknown>);
@@ -145,12 +204,12 @@ class DslLoader {
   private checkShape(raw: Record<string, unknown>): DslDocumentData | undefined {
     let parsed = DslDocumentSpec.safeParse(raw);
     if (parsed.success) return parsed.data;
+    if (this.fast) throw new FastPathDeclined('schema');
     const unknown = parsed.error.issues.filter((i) => i.code === 'unrecognized_keys');
     for (const issue of unknown) {
-      const { node } = nodeAtPath(this.root, issue.path);
       for (const key of (issue as z.core.$ZodIssueUnrecognizedKeys).keys) {
         const where = issue.path.length > 0 ? ` in ${formatPath(issue.path)}` : '';
-        this.warn('unknown_field', `unknown field '${key}'${where}`, nodeLocation(this.src, keyNode(node, key) ?? node));
+        this.warn('unknown_field', `unknown field '${key}'${where}`, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
       }
     }
     const others = parsed.error.issues.filter((i) => i.code !== 'unrecognized_keys');
@@ -170,26 +229,27 @@ class DslLoader {
   }
 
   private reportIssue(issue: z.core.$ZodIssue): void {
-    const { node, depth } = nodeAtPath(this.root, issue.path);
+    const { location, depth } = this.loc.at(issue.path);
     const missing = depth < issue.path.length;
     const field = issue.path[issue.path.length - 1];
     if (missing && depth === issue.path.length - 1 && typeof field === 'string') {
       const owner = issue.path.length > 1 ? ` in ${formatPath(issue.path.slice(0, -1))}` : '';
       const what = field === 'kind' ? " (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)" : '';
-      this.error('schema', `missing required field '${field}'${owner}${what}`, nodeLocation(this.src, node));
+      this.error('schema', `missing required field '${field}'${owner}${what}`, location);
       return;
     }
-    this.error('schema', `${formatPath(issue.path)}: ${issue.message}`, nodeLocation(this.src, node));
+    this.error('schema', `${formatPath(issue.path)}: ${issue.message}`, location);
   }
 
   // ---- building ---------------------------------------------------------------------------------
 
-  private at(path: readonly (string | number)[]): Node | undefined {
-    return nodeAtPath(this.root, path).node;
+  private locAt(path: DataPath): SourceLocation {
+    return this.loc.at(path).location;
   }
 
-  private locAt(path: readonly (string | number)[]): SourceLocation {
-    return nodeLocation(this.src, this.at(path));
+  /** Where a key that cannot be found points (the document start, as for a missing node). */
+  private keyLocAt(path: DataPath, key: string): SourceLocation {
+    return this.loc.keyAt(path, key) ?? offsetLocation(this.src, 0, 1);
   }
 
   private build(data: DslDocumentData): DslDocument | undefined {
@@ -242,7 +302,7 @@ class DslLoader {
   private resources(section: Record<string, unknown> | undefined, key: string): Record<string, DslResource> {
     const out: Record<string, DslResource> = {};
     for (const [name, v] of Object.entries(section ?? {})) {
-      const location = nodeLocation(this.src, keyNode(this.at([key]), name));
+      const location = this.keyLocAt([key], name);
       out[name] = typeof v === 'string'
         ? { name, uri: v, config: {}, location }
         : { name, config: (v ?? {}) as Record<string, unknown>, location };
@@ -250,7 +310,7 @@ class DslLoader {
     return out;
   }
 
-  private secret(name: string, binding: string, path: (string | number)[]): DslSecret | undefined {
+  private secret(name: string, binding: string, path: DataPath): DslSecret | undefined {
     const m = SECRET_BINDING.exec(binding);
     const location = this.locAt(path);
     if (!m) {
@@ -263,7 +323,7 @@ class DslLoader {
   }
 
   private inputSchema(data: DslDocumentData): InputSchema {
-    const schema = toInputSchema(data.input, (name) => nodeLocation(this.src, keyNode(this.at(['input']), name)));
+    const schema = toInputSchema(data.input, (name) => this.keyLocAt(['input'], name));
     for (const f of schema.fields) {
       if (f.hasDefault && !matchesInputType(f.type, f.default)) {
         this.error('schema', `input.${f.name}: the default does not match the declared type ${f.type}`, this.locAt(['input', f.name, 'default']));
@@ -273,23 +333,24 @@ class DslLoader {
   }
 
   private registerScope(list: Record<string, unknown>[], path: (string | number)[], owner: StepRec | undefined, bound: ReadonlySet<string>): ScopeRec {
-    const scope: ScopeRec = { ...(owner ? { owner } : {}), steps: [], bound, edges: [], order: [] };
-    list.forEach((data, index) => {
+    // Plain literals (no conditional spreads) keep these records in V8's fast object layout.
+    const scope: ScopeRec = { owner, steps: [], bound, edges: [], order: [], seen: new Set() };
+    for (let index = 0; index < list.length; index++) {
+      const data = list[index]!;
       const stepPath = [...path, index];
-      const node = this.at(stepPath);
       const name = data.name as string;
-      const location = nodeLocation(this.src, childNode(node, 'name') ?? node);
+      const location = this.locAt([...stepPath, 'name']);
+      const at = scope.steps.length;
       const rec: StepRec = {
-        name, kind: data.kind as DslStepKind, data, node, location,
-        ...(owner ? { parent: owner } : {}),
-        scope, index: scope.steps.length, refs: [], fields: {}, deps: new Set(),
+        name, kind: data.kind as DslStepKind, data, location, parent: owner,
+        scope, index: at, path: owner ? [...owner.path, 'do', at] : ['steps', at], refs: [], fields: {}, deps: [],
       };
       const prior = this.byName.get(name);
       if (prior) {
         this.error('duplicate_step', `duplicate step name '${name}' (first defined at line ${prior.location.line})`, location, {
           hint: 'step names must be unique in the whole document, including loop bodies',
         });
-        return;
+        continue;
       }
       this.byName.set(name, rec);
       scope.steps.push(rec);
@@ -299,57 +360,48 @@ class DslLoader {
         if (rec.kind === 'while') inner.add('iteration');
         rec.body = this.registerScope(data.do as Record<string, unknown>[], [...stepPath, 'do'], rec, inner);
       }
-    });
+    }
     return scope;
   }
 
   private checkStep(rec: StepRec, decl: { agents: Record<string, DslResource>; functions: Record<string, DslResource>; mcpServers: Record<string, DslResource>; secrets: Record<string, DslSecret> }): void {
+    // Loops and helper methods rather than closures: this runs once per step of large documents.
     const d = rec.data;
-    const node = rec.node;
-    const path = this.pathOf(rec);
-    const field = (k: string): SourceLocation => nodeLocation(this.src, childNode(node, k) ?? node);
-    const agentRef = (name: string, loc: () => SourceLocation): void => {
-      if (!Object.prototype.hasOwnProperty.call(decl.agents, name)) {
-        this.error('unknown_agent', `unknown agent '${name}'`, loc(), { hint: hintFor(name, Object.keys(decl.agents), 'agents') });
-      }
-    };
-    for (const k of AGENT_FIELDS) if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) agentRef(d[k], () => field(k));
+    const path = rec.path;
+    for (const k of AGENT_FIELDS) if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) this.checkAgent(d[k], decl.agents, [...path, k]);
     for (const list of ['analysts', 'specialists'] as const) {
-      const roles = d[list];
+      const roles = d[list] as { agent: string; role: string }[] | undefined;
       if (!Array.isArray(roles)) continue;
-      rec.fields[list] = roles.map((r: { agent: string; role: string }, i): DslAgentRole => {
-        const loc = nodeLocation(this.src, childNode(childNode(childNode(node, list), i), 'agent'));
-        agentRef(r.agent, () => loc);
-        return { agent: r.agent, role: r.role, location: loc };
-      });
+      const out: DslAgentRole[] = [];
+      for (let i = 0; i < roles.length; i++) {
+        const r = roles[i]!;
+        const loc = this.locAt([...path, list, i, 'agent']);
+        this.checkAgent(r.agent, decl.agents, loc);
+        out.push({ agent: r.agent, role: r.role, location: loc });
+      }
+      rec.fields[list] = out;
     }
     if (rec.kind === 'function' && !Object.prototype.hasOwnProperty.call(decl.functions, d.function as string)) {
-      this.error('unknown_function', `unknown function '${String(d.function)}'`, field('function'), { hint: hintFor(d.function as string, Object.keys(decl.functions), 'functions') });
+      this.error('unknown_function', `unknown function '${String(d.function)}'`, this.locAt([...path, 'function']), { hint: hintFor(d.function as string, Object.keys(decl.functions), 'functions') });
     }
     if (rec.kind === 'mcp_tool' && !Object.prototype.hasOwnProperty.call(decl.mcpServers, d.server as string)) {
-      this.error('unknown_mcp_server', `unknown MCP server '${String(d.server)}'`, field('server'), { hint: hintFor(d.server as string, Object.keys(decl.mcpServers), 'mcp_servers') });
+      this.error('unknown_mcp_server', `unknown MCP server '${String(d.server)}'`, this.locAt([...path, 'server']), { hint: hintFor(d.server as string, Object.keys(decl.mcpServers), 'mcp_servers') });
     }
     // Step secrets: NAME: $secret:<id> | NAME: <declared secret>, or a list of either.
     const secrets: DslSecret[] = [];
     const sec = d.secrets;
-    const bindSecret = (name: string, value: string, p: (string | number)[]): void => {
-      if (value.startsWith('$secret:')) {
-        const bound = this.secret(name, value, p);
-        if (bound) secrets.push(bound);
-      } else if (Object.prototype.hasOwnProperty.call(decl.secrets, value)) {
-        secrets.push({ ...decl.secrets[value]!, name, location: this.locAt(p) });
-      } else {
-        this.error('invalid_secret', `'${value}' is neither a $secret:<id> binding nor a declared secret`, this.locAt(p), {
-          hint: Object.keys(decl.secrets).length > 0 ? hintFor(value, Object.keys(decl.secrets), 'secrets') : 'write $secret:<id>',
-        });
+    if (Array.isArray(sec)) {
+      for (let i = 0; i < sec.length; i++) {
+        const v = sec[i] as string;
+        this.bindSecret(secrets, decl.secrets, v.startsWith('$secret:') ? v.slice(8) : v, v, [...path, 'secrets', i]);
       }
-    };
-    if (Array.isArray(sec)) sec.forEach((v: string, i) => bindSecret(v.startsWith('$secret:') ? v.slice(8) : v, v, [...path, 'secrets', i]));
-    else if (sec && typeof sec === 'object') for (const [k, v] of Object.entries(sec as Record<string, string>)) bindSecret(k, v, [...path, 'secrets', k]);
+    } else if (sec && typeof sec === 'object') {
+      for (const [k, v] of Object.entries(sec as Record<string, string>)) this.bindSecret(secrets, decl.secrets, k, v, [...path, 'secrets', k]);
+    }
     rec.fields.secrets = secrets;
 
     // Expressions: what the step (not its body) reads.
-    const bound = new Set(rec.scope.bound);
+    const bound = rec.scope.bound;
     if (d.input !== undefined) rec.fields.input = this.value(d.input, [...path, 'input'], bound, rec);
     if (d.input_template !== undefined) rec.fields.inputTemplate = this.value(d.input_template, [...path, 'input_template'], bound, rec);
     if (d.when !== undefined) rec.fields.when = this.condition(d.when as string | boolean, [...path, 'when'], bound, rec);
@@ -371,25 +423,39 @@ class DslLoader {
     }
     const after = d.after === undefined ? [] : Array.isArray(d.after) ? (d.after as string[]) : [d.after as string];
     rec.fields.after = after;
-    after.forEach((target, i) => {
-      const p = Array.isArray(d.after) ? [...path, 'after', i] : [...path, 'after'];
-      rec.refs.push({ target, via: 'after', location: () => this.locAt(p) });
-    });
+    for (let i = 0; i < after.length; i++) {
+      rec.refs.push({ target: after[i]!, via: 'after', path: Array.isArray(d.after) ? [...path, 'after', i] : [...path, 'after'] });
+    }
   }
 
-  private pathOf(rec: StepRec): (string | number)[] {
-    const chain: StepRec[] = [];
-    for (let r: StepRec | undefined = rec; r; r = r.parent) chain.unshift(r);
-    const path: (string | number)[] = ['steps'];
-    chain.forEach((r, i) => {
-      path.push(r.index);
-      if (i < chain.length - 1) path.push('do');
-    });
-    return path;
+  /** An `unknown_agent` error unless `name` is declared; `at` is located only then. */
+  private checkAgent(name: string, agents: Record<string, DslResource>, at: DataPath | SourceLocation): void {
+    if (!Object.prototype.hasOwnProperty.call(agents, name)) {
+      this.error('unknown_agent', `unknown agent '${name}'`, Array.isArray(at) ? this.locAt(at) : (at as SourceLocation), { hint: hintFor(name, Object.keys(agents), 'agents') });
+    }
+  }
+
+  /** Binds one step secret (`$secret:<id>` or a declared secret's name) or reports it. */
+  private bindSecret(out: DslSecret[], declared: Record<string, DslSecret>, name: string, value: string, p: DataPath): void {
+    if (value.startsWith('$secret:')) {
+      const bound = this.secret(name, value, p);
+      if (bound) out.push(bound);
+    } else if (Object.prototype.hasOwnProperty.call(declared, value)) {
+      out.push({ ...declared[value]!, name, location: this.locAt(p) });
+    } else {
+      this.error('invalid_secret', `'${value}' is neither a $secret:<id> binding nor a declared secret`, this.locAt(p), {
+        hint: Object.keys(declared).length > 0 ? hintFor(value, Object.keys(declared), 'secrets') : 'write $secret:<id>',
+      });
+    }
+  }
+
+  /** Where a reference is, for an error about it. */
+  private refLocation(ref: Ref): SourceLocation {
+    return ref.span ? this.loc.inString(ref.path, ref.span.text, ref.span.start, ref.span.end) : this.locAt(ref.path);
   }
 
   /** Parses a scalar's template with offsets mapped to the source; pushes `expression` errors. */
-  private template(text: string, node: Node | undefined, bare: boolean): Template | undefined {
+  private template(text: string, path: DataPath, bare: boolean): Template | undefined {
     try {
       if (bare && !hasExpression(text)) {
         const expr = parseExpression(text);
@@ -400,70 +466,62 @@ class DslLoader {
       if (!isStepforgeError(e) || e.code !== 'expression') throw e;
       const offset = Number(e.details?.offset ?? 0);
       const length = Number(e.details?.length ?? 1);
-      this.error('expression', e.message, this.mapOffsets(node, text, offset, offset + length));
+      if (this.fast) throw new FastPathDeclined('expression');
+      this.error('expression', e.message, this.loc.inString(path, text, offset, offset + length));
       return undefined;
     }
   }
 
-  /** Source location of `[start, end)` in a scalar's decoded value. */
-  private mapOffsets(node: Node | undefined, text: string, start: number, end: number): SourceLocation {
-    if (node && isScalar(node) && typeof node.value === 'string' && node.value === text && node.range) {
-      const map = scalarOffsets(node as Scalar, this.text);
-      const s = map[Math.min(start, text.length)] ?? node.range[0];
-      const e = map[Math.min(end, text.length)] ?? s + 1;
-      return offsetLocation(this.src, s, Math.max(e, s + 1));
-    }
-    return nodeLocation(this.src, node);
-  }
-
   /** A condition-like field: boolean, bare expression or `${ }` template. */
   private condition(v: string | boolean, path: (string | number)[], bound: ReadonlySet<string>, rec: StepRec, body?: ScopeRec): DslTemplateField {
-    const node = this.at(path);
-    const location = nodeLocation(this.src, node);
+    const location = this.locAt(path);
     if (typeof v === 'boolean') {
       const expr: Expr = { kind: 'literal', value: v, offset: 0, length: String(v).length };
       return { text: `\${ ${v} }`, template: { kind: 'template', text: String(v), parts: [{ kind: 'expr', expr, offset: 0, end: String(v).length }], whole: true }, location };
     }
-    const t = this.template(v, node, true) ?? emptyTemplate(v);
-    this.readsOf(t, node, bound, rec, body);
+    const t = this.template(v, path, true) ?? emptyTemplate(v);
+    this.readsOf(t, path, bound, rec, body);
     return { text: hasExpression(v) ? v : `\${ ${v} }`, template: t, location };
   }
 
   /** A value whose string leaves may hold templates (input, input_template, output). */
-  private value(v: unknown, path: (string | number)[], bound: ReadonlySet<string>, rec?: StepRec): DslValue {
-    const templates: { path: (string | number)[]; template: Template; location: SourceLocation }[] = [];
-    const reads: string[] = [];
-    const walk = (x: unknown, p: (string | number)[]): void => {
-      if (typeof x === 'string') {
-        if (!hasExpression(x) && !x.includes('$${')) return;
-        const node = this.at([...path, ...p]);
-        const t = this.template(x, node, false);
-        if (!t) return;
-        templates.push({ path: p, template: t, location: nodeLocation(this.src, node) });
-        for (const r of this.readsOf(t, node, bound, rec)) if (!reads.includes(r)) reads.push(r);
-      } else if (Array.isArray(x)) x.forEach((y, i) => walk(y, [...p, i]));
-      else if (x !== null && typeof x === 'object') for (const [k, y] of Object.entries(x)) walk(y, [...p, k]);
-    };
-    walk(v, []);
-    return { value: v, templates, reads, location: this.locAt(path) };
+  private value(v: unknown, path: readonly (string | number)[], bound: ReadonlySet<string>, rec?: StepRec): DslValue {
+    const acc: ValueAcc = { path, bound, rec, templates: [], reads: [] };
+    this.valueTemplates(acc, v, []);
+    return { value: v, templates: acc.templates, reads: acc.reads, location: this.locAt(path) };
+  }
+
+  /** Parses the templates among the string leaves of `x` (at `p` below `acc.path`). */
+  private valueTemplates(acc: ValueAcc, x: unknown, p: (string | number)[]): void {
+    if (typeof x === 'string') {
+      if (!hasExpression(x) && !x.includes('$${')) return;
+      const at = [...acc.path, ...p];
+      const t = this.template(x, at, false);
+      if (!t) return;
+      acc.templates.push({ path: p, template: t, location: this.locAt(at) });
+      for (const r of this.readsOf(t, at, acc.bound, acc.rec)) if (!acc.reads.includes(r)) acc.reads.push(r);
+    } else if (Array.isArray(x)) {
+      for (let i = 0; i < x.length; i++) this.valueTemplates(acc, x[i], [...p, i]);
+    } else if (x !== null && typeof x === 'object') {
+      for (const [k, y] of Object.entries(x)) this.valueTemplates(acc, y, [...p, k]);
+    }
   }
 
   /** Records a template's step references on `rec` and checks its input references; returns step names. */
-  private readsOf(t: Template, node: Node | undefined, bound: ReadonlySet<string>, rec?: StepRec, body?: ScopeRec): string[] {
+  private readsOf(t: Template, path: DataPath, bound: ReadonlySet<string>, rec?: StepRec, body?: ScopeRec): string[] {
     const names: string[] = [];
     for (const p of templatePaths(t)) {
-      const loc = (): SourceLocation => this.mapOffsets(node, t.text, p.offset, p.offset + p.length);
       if (p.root.kind === 'step') {
         const target = p.root.step;
         if (!names.includes(target)) names.push(target);
         // A while condition may read its own body's steps: they finished when it is evaluated.
         if (body && body.steps.some((s) => s.name === target)) continue;
-        rec?.refs.push({ target, via: 'reference', location: loc });
+        rec?.refs.push({ target, via: 'reference', path, span: { text: t.text, start: p.offset, end: p.offset + p.length } });
       } else if (this.inputNames && typeof p.segments[0] === 'string') {
         const name = p.segments[0];
         if (!this.inputNames.has(name) && !bound.has(name)) {
           const spelled = p.implicitInput ? name : `input.${name}`;
-          this.warn('unknown_input', `'${spelled}' is not a declared input field${bound.size > 0 ? ` nor bound by an enclosing loop (${[...bound].join(', ')})` : ''}`, loc());
+          this.warn('unknown_input', `'${spelled}' is not a declared input field${bound.size > 0 ? ` nor bound by an enclosing loop (${[...bound].join(', ')})` : ''}`, this.loc.inString(path, t.text, p.offset, p.offset + p.length));
         }
       }
     }
@@ -479,14 +537,14 @@ class DslLoader {
     for (const ref of rec.refs) {
       const t = this.byName.get(ref.target);
       if (!t) {
-        this.unknownStep(ref.target, ref.location());
+        this.unknownStep(ref.target, this.refLocation(ref));
         continue;
       }
       // Find rec or its ancestor that is a sibling of t.
       let u: StepRec | undefined = rec;
       while (u && u.scope !== t.scope) u = u.parent;
       if (!u) {
-        this.error('unknown_step', `step '${ref.target}' is inside the body of '${t.parent!.name}' and is not visible from '${rec.name}'`, ref.location(), {
+        this.error('unknown_step', `step '${ref.target}' is inside the body of '${t.parent!.name}' and is not visible from '${rec.name}'`, this.refLocation(ref), {
           hint: 'a step can read its siblings and the steps of enclosing scopes',
         });
         continue;
@@ -495,29 +553,27 @@ class DslLoader {
         const msg = u === rec
           ? `step '${rec.name}' depends on itself`
           : `step '${rec.name}' inside '${t.name}' reads '${t.name}', which finishes only after its body`;
-        this.error('cycle', msg, ref.location(), { details: { path: [t.name, rec.name, t.name] } });
+        this.error('cycle', msg, this.refLocation(ref), { details: { path: [t.name, rec.name, t.name] } });
         continue;
       }
-      if (!u.deps.has(t.index)) {
-        u.deps.add(t.index);
+      // t and u are siblings: (t, u) numbers a pair of the scope; ×3 leaves room for the edge and both vias.
+      const pair = (t.index * t.scope.steps.length + u.index) * 3;
+      if (!t.scope.seen.has(pair)) {
+        t.scope.seen.add(pair);
+        u.deps.push(t.index);
         t.scope.edges.push([t.index, u.index]);
       }
-      const key = `${t.name}\u0000${u.name}\u0000${ref.via}`;
-      if (!this.dependencyKeys.has(key)) {
-        this.dependencyKeys.add(key);
+      const key = pair + (ref.via === 'reference' ? 2 : 1);
+      if (!t.scope.seen.has(key)) {
+        t.scope.seen.add(key);
         this.dependencies.push({ from: t.name, to: u.name, via: ref.via });
       }
     }
   }
 
   private orderScope(scope: ScopeRec): void {
-    const seen = new Set<string>();
-    scope.edges = scope.edges.filter(([a, b]) => {
-      const k = `${a},${b}`;
-      if (seen.has(k)) return false;
-      seen.add(k);
-      return true;
-    }).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    // Each edge is already recorded once (resolveRefs keeps a pair set per scope); only sort them.
+    scope.edges.sort(byEdge);
     const order = topologicalOrder(scope.steps.length, scope.edges);
     if (!order) {
       const cycle = findCycle(scope.steps.length, scope.edges)!;
@@ -544,47 +600,59 @@ class DslLoader {
   private freezeStep(r: StepRec): DslStep {
     const d = r.data;
     const f = r.fields;
-    const base = {
-      name: r.name,
-      kind: r.kind,
-      ...(typeof d.description === 'string' ? { description: d.description } : {}),
-      ...(r.parent ? { parent: r.parent.name } : {}),
-      ...(f.input ? { input: f.input as DslValue } : {}),
-      ...(f.inputTemplate ? { inputTemplate: f.inputTemplate as DslValue } : {}),
-      secrets: f.secrets as DslSecret[],
-      ...(d.output !== undefined ? { output: d.output } : {}),
-      after: f.after as string[],
-      ...(f.when ? { when: f.when as DslTemplateField } : {}),
-      ...(d.retry !== undefined ? { retry: d.retry as DslRetry } : {}),
-      dependencies: [...r.deps].sort((a, b) => a - b).map((i) => r.scope.steps[i]!.name),
-      location: r.location,
-    };
+    // Filled field by field rather than spread together: same key order, a fraction of the
+    // allocations (this runs once per step, and large documents have thousands).
+    const step: Record<string, unknown> = { name: r.name, kind: r.kind };
+    if (typeof d.description === 'string') step.description = d.description;
+    if (r.parent) step.parent = r.parent.name;
+    if (f.input) step.input = f.input;
+    if (f.inputTemplate) step.inputTemplate = f.inputTemplate;
+    step.secrets = f.secrets;
+    if (d.output !== undefined) step.output = d.output;
+    step.after = f.after;
+    if (f.when) step.when = f.when;
+    if (d.retry !== undefined) step.retry = d.retry;
+    const deps = r.deps.sort(ascending);
+    const names: string[] = [];
+    for (const i of deps) names.push(r.scope.steps[i]!.name);
+    step.dependencies = names;
+    step.location = r.location;
     switch (r.kind) {
-      case 'agent': return { ...base, kind: 'agent', agent: d.agent as string };
-      case 'function': return { ...base, kind: 'function', function: d.function as string };
-      case 'mcp_tool': return { ...base, kind: 'mcp_tool', server: d.server as string, tool: d.tool as string };
-      case 'connector': return { ...base, kind: 'connector', connector: d.connector as string, action: d.action as string };
-      case 'conditional': return { ...base, kind: 'conditional', condition: f.condition as DslTemplateField };
+      case 'agent': step.agent = d.agent; break;
+      case 'function': step.function = d.function; break;
+      case 'mcp_tool': step.server = d.server; step.tool = d.tool; break;
+      case 'connector': step.connector = d.connector; step.action = d.action; break;
+      case 'conditional': step.condition = f.condition; break;
       case 'for_each': {
         const parallel = d.parallel as boolean;
-        return {
-          ...base, kind: 'for_each', items: f.items as DslTemplateField, as: d.as as string,
-          maxIterations: d.max_iterations as number, parallel, maxConcurrency: parallel ? 10 : 1, do: this.freeze(r.body!),
-        };
+        step.items = f.items;
+        step.as = d.as;
+        step.maxIterations = d.max_iterations;
+        step.parallel = parallel;
+        step.maxConcurrency = parallel ? 10 : 1;
+        step.do = this.freeze(r.body!);
+        break;
       }
-      case 'while':
-        return { ...base, kind: 'while', condition: f.condition as DslTemplateField, maxIterations: d.max_iterations as number, do: this.freeze(r.body!) };
-      case 'parallel_analyzer':
-        return { ...base, kind: 'parallel_analyzer', analysts: f.analysts as DslAgentRole[], aggregator: d.aggregator as string };
-      case 'handoff_router':
-        return { ...base, kind: 'handoff_router', entryAgent: d.entry_agent as string, specialists: f.specialists as DslAgentRole[] };
+      case 'while': step.condition = f.condition; step.maxIterations = d.max_iterations; step.do = this.freeze(r.body!); break;
+      case 'parallel_analyzer': step.analysts = f.analysts; step.aggregator = d.aggregator; break;
+      case 'handoff_router': step.entryAgent = d.entry_agent; step.specialists = f.specialists; break;
       case 'judge_loop':
-        return {
-          ...base, kind: 'judge_loop', generator: d.generator as string, evaluator: d.evaluator as string,
-          passCondition: f.passCondition as DslTemplateField, maxIterations: d.max_iterations as number,
-        };
+        step.generator = d.generator;
+        step.evaluator = d.evaluator;
+        step.passCondition = f.passCondition;
+        step.maxIterations = d.max_iterations;
+        break;
     }
+    return step as unknown as DslStep;
   }
+}
+
+function byEdge(x: readonly [number, number], y: readonly [number, number]): number {
+  return x[0] - y[0] || x[1] - y[1];
+}
+
+function ascending(a: number, b: number): number {
+  return a - b;
 }
 
 function rootOf(r: StepRec): StepRec {

@@ -44,7 +44,7 @@ export function nodeAtPath(root: unknown, path: readonly PropertyKey[]): { node:
 /** Location of a source offset range (length capped to the first line). */
 export function offsetLocation(src: SourceText, start: number, end: number): SourceLocation {
   const { line, column } = src.position(start);
-  const lineLen = src.lineText(line).length;
+  const lineLen = src.lineLength(line);
   const length = Math.max(1, Math.min(end - start, lineLen - column + 1));
   return src.file !== undefined ? { file: src.file, line, column, length } : { line, column, length };
 }

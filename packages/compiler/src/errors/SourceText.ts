@@ -23,6 +23,16 @@ export class SourceText {
     return { line: lo + 1, column: o - this.lineStarts[lo]! + 1 };
   }
 
+  /** The length of lineText(line), without building the string. */
+  lineLength(line: number): number {
+    const start = this.lineStarts[line - 1];
+    if (start === undefined) return 0;
+    const next = this.lineStarts[line];
+    let end = next === undefined ? this.text.length : next - 1;
+    if (end > start && this.text.charCodeAt(end - 1) === 13) end--;
+    return end - start;
+  }
+
   /** The text of a 1-based line, without its newline. */
   lineText(line: number): string {
     const start = this.lineStarts[line - 1];

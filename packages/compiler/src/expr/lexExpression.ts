@@ -23,15 +23,33 @@ export function expressionError(message: string, offset: number, length = 1): St
   });
 }
 
-const IDENT_START = /[A-Za-z_]/;
-const IDENT_PART = /[A-Za-z0-9_-]/;
-const DIGIT = /[0-9]/;
+// Character classes by code rather than by regex: the lexer runs over every expression of a document.
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+function isIdentStart(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
+/** [A-Za-z0-9_-]; NaN (past the end) is not. */
+function isIdentPart(c: number): boolean {
+  return isIdentStart(c) || isDigit(c) || c === 45;
+}
+/** Two-character operators by their first character: `||`, `&&`, `==`, `!=`, `<=`, `>=`. */
+const TWO_CHAR: Readonly<Record<string, '||' | '&&' | '==' | '!=' | '<=' | '>='>> = {
+  '|': '||', '&': '&&', '=': '==', '!': '!=', '<': '<=', '>': '>=',
+};
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const INDEX = /[0-9]+/y;
 
 const ESCAPES: Readonly<Record<string, string>> = {
   n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '\\': '\\', '/': '/', "'": "'", '"': '"',
 };
+
+function pushToken(tokens: Token[], kind: TokenKind, value: string | number, offset: number, length: number): void {
+  tokens.push({ kind, value, offset, length });
+}
 
 /**
  * Tokenises `text` from `start` until the `}` that closes the enclosing `${` (depth 0) or the end.
@@ -43,41 +61,39 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
   const tokens: Token[] = [];
   let i = start;
   let depth = 0;
-  const push = (kind: TokenKind, value: string | number, offset: number, length: number): void => {
-    tokens.push({ kind, value, offset, length });
-  };
   while (i < text.length) {
     const c = text[i]!;
+    const code = text.charCodeAt(i);
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') { i++; continue; }
     if (c === '}' && depth === 0) {
-      push('eof', '', i, 1);
+      pushToken(tokens, 'eof', '', i, 1);
       return { tokens, close: i };
     }
     const prev = tokens[tokens.length - 1];
     // After a `.` a number is an index segment (`a.0.1` is two indices, not the number 0.1).
-    if (DIGIT.test(c) && prev?.kind === '.') {
+    if (isDigit(code) && prev?.kind === '.') {
       INDEX.lastIndex = i;
       const m = INDEX.exec(text)!;
-      push('number', Number(m[0]), i, m[0].length);
+      pushToken(tokens, 'number', Number(m[0]), i, m[0].length);
       i += m[0].length;
       continue;
     }
-    if (DIGIT.test(c) || (c === '-' && DIGIT.test(text[i + 1] ?? ''))) {
+    if (isDigit(code) || (c === '-' && isDigit(text.charCodeAt(i + 1)))) {
       NUMBER.lastIndex = i;
       const m = NUMBER.exec(text);
       if (!m) throw expressionError(`malformed number`, i);
       const end = i + m[0].length;
-      if (IDENT_PART.test(text[end] ?? '') && text[end] !== '-') {
+      if (isIdentPart(text.charCodeAt(end)) && text[end] !== '-') {
         throw expressionError(`malformed number '${text.slice(i, end + 1)}'`, i, end + 1 - i);
       }
-      push('number', Number(m[0]), i, m[0].length);
+      pushToken(tokens, 'number', Number(m[0]), i, m[0].length);
       i = end;
       continue;
     }
-    if (IDENT_START.test(c)) {
+    if (isIdentStart(code)) {
       let j = i + 1;
-      while (j < text.length && IDENT_PART.test(text[j]!)) j++;
-      push('ident', text.slice(i, j), i, j - i);
+      while (j < text.length && isIdentPart(text.charCodeAt(j))) j++;
+      pushToken(tokens, 'ident', text.slice(i, j), i, j - i);
       i = j;
       continue;
     }
@@ -106,28 +122,28 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
         value += d;
         j++;
       }
-      push('string', value, i, j + 1 - i);
+      pushToken(tokens, 'string', value, i, j + 1 - i);
       i = j + 1;
       continue;
     }
-    const two = text.slice(i, i + 2);
-    if (two === '||' || two === '&&' || two === '==' || two === '!=' || two === '<=' || two === '>=') {
-      push(two, two, i, 2);
+    const two = TWO_CHAR[c];
+    if (two !== undefined && text[i + 1] === two[1]) {
+      pushToken(tokens, two, two, i, 2);
       i += 2;
       continue;
     }
     if (c === '.' || c === '[' || c === ']' || c === '(' || c === ')' || c === '|' || c === '<' || c === '>') {
-      push(c, c, i, 1);
+      pushToken(tokens, c, c, i, 1);
       i++;
       continue;
     }
-    if (c === '{') { depth++; push('{', c, i, 1); i++; continue; }
-    if (c === '}') { depth--; push('}', c, i, 1); i++; continue; }
+    if (c === '{') { depth++; pushToken(tokens, '{', c, i, 1); i++; continue; }
+    if (c === '}') { depth--; pushToken(tokens, '}', c, i, 1); i++; continue; }
     if (c === '&') throw expressionError(`unexpected '&' (did you mean '&&'?)`, i);
     if (c === '=') throw expressionError(`unexpected '=' (did you mean '=='?)`, i);
     if (c === '!') throw expressionError(`unexpected '!' (did you mean '!='?)`, i);
     throw expressionError(`unexpected character '${c}'`, i);
   }
-  push('eof', '', text.length, 0);
+  pushToken(tokens, 'eof', '', text.length, 0);
   return { tokens, close: -1 };
 }

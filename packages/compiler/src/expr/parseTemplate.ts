@@ -15,6 +15,15 @@ export function parseTemplate(text: string): Template {
   let bufStart = 0;
   let i = 0;
   while (i < text.length) {
+    // Literal text up to the next `$` is copied in one piece.
+    const dollar = text.indexOf('$', i);
+    const stop = dollar < 0 ? text.length : dollar;
+    if (stop > i) {
+      if (buf === '') bufStart = i;
+      buf += text.slice(i, stop);
+      i = stop;
+      continue;
+    }
     if (text.startsWith('$${', i)) {
       if (buf === '') bufStart = i;
       buf += '${';
@@ -51,6 +60,11 @@ export function parseExpression(text: string): Expr {
 /** True when the text contains at least one `${ }` (ignoring escaped `$${`). */
 export function hasExpression(text: string): boolean {
   return /(^|[^$])\$\{/.test(text);
+}
+
+/** A literal node starting at token `t`. */
+function literal(t: Token, value: LiteralExpr['value'], length = t.length): LiteralExpr {
+  return { kind: 'literal', value, offset: t.offset, length };
 }
 
 /** Recursive-descent parser over the token list; each method is headed by the rule it implements. */
@@ -161,30 +175,29 @@ class Parser {
   /** Literal : String | Number | 'true' | 'false' | 'null' | '{' '}' | '[' ']' */
   private parseLiteral(): LiteralExpr | undefined {
     const t = this.peek();
-    const lit = (value: LiteralExpr['value'], length = t.length): LiteralExpr => ({ kind: 'literal', value, offset: t.offset, length });
     switch (t.kind) {
       case 'string':
       case 'number':
         this.next();
-        return lit(t.value);
+        return literal(t, t.value);
       case 'ident':
         if (t.value === 'true' || t.value === 'false' || t.value === 'null') {
           // `true.x` would be a path into input.true; keywords are only literals when not followed by a segment.
           const after = this.tokens[this.pos + 1];
           if (after?.kind === '.' || after?.kind === '[') return undefined;
           this.next();
-          return lit(t.value === 'null' ? null : t.value === 'true');
+          return literal(t, t.value === 'null' ? null : t.value === 'true');
         }
         return undefined;
       case '{': {
         this.next();
         const close = this.expect('}', "'}' (only the empty object {} is a literal)");
-        return lit({}, close.offset + 1 - t.offset);
+        return literal(t, {}, close.offset + 1 - t.offset);
       }
       case '[': {
         this.next();
         const close = this.expect(']', "']' (only the empty array [] is a literal)");
-        return lit([], close.offset + 1 - t.offset);
+        return literal(t, [], close.offset + 1 - t.offset);
       }
       default:
         return undefined;

@@ -6,6 +6,7 @@ import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
 import { evaluateTemplate, isStepforgeError, loadDslDocument, parseTemplate, templateToJsonata } from '@stepforge/compiler';
 import { context, expression, rng, type Rand } from './exprCorpus.js';
+import { mutateDocument } from './mutateDocument.js';
 
 const DSL_CODES = new Set([
   'yaml', 'schema', 'unknown_field', 'unknown_agent', 'unknown_function', 'unknown_mcp_server', 'unknown_step',
@@ -15,38 +16,11 @@ const DSL_CODES = new Set([
 const dir = fileURLToPath(new URL('./corpus/', import.meta.url));
 const seeds = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort().map((f) => readFileSync(dir + f, 'utf8'));
 
-const SNIPPETS = [
-  '${', '}', '${ steps.', '.output', ' | default ', '&&', '||', '==', ':', '- ', '  ', '\n', '"', "'", '[', ']', '{', '}',
-  '*a', '&a ', '!!str ', '? ', '|', '>', '#', '\t', 'kind: for_each\n', 'do:\n  - name: z\n', 'after: [', 'steps.a.output',
-  '$secret:', 'res://', '\u0000', '\uFEFF', 'null', '~', '1e999', '-', 'input.', '${ input.x ',
-];
-
-function mutate(r: Rand, text: string): string {
-  let t = text;
-  const n = 1 + Math.floor(r() * 4);
-  for (let i = 0; i < n; i++) {
-    const at = Math.floor(r() * (t.length + 1));
-    const p = r();
-    if (p < 0.3) t = t.slice(0, at) + t.slice(at + 1 + Math.floor(r() * 6));
-    else if (p < 0.65) t = t.slice(0, at) + SNIPPETS[Math.floor(r() * SNIPPETS.length)]! + t.slice(at);
-    else if (p < 0.8) {
-      // Duplicate or drop a whole line: duplicate keys, broken indentation, duplicate steps.
-      const lines = t.split('\n');
-      const k = Math.floor(r() * lines.length);
-      if (r() < 0.5) lines.splice(k, 0, lines[k]!);
-      else lines.splice(k, 1);
-      t = lines.join('\n');
-    } else if (p < 0.9) t = t.slice(0, at) + String.fromCharCode(32 + Math.floor(r() * 95)) + t.slice(at);
-    else t = t.replace(/  /, r() < 0.5 ? ' ' : '   ');
-  }
-  return t;
-}
-
 function fuzzDocuments(seed: number, count: number): Map<string, number> {
   const r = rng(seed);
   const codes = new Map<string, number>();
   for (let i = 0; i < count; i++) {
-    const text = mutate(r, seeds[Math.floor(r() * seeds.length)]!);
+    const text = mutateDocument(r, seeds[Math.floor(r() * seeds.length)]!);
     let result;
     try {
       result = loadDslDocument(text, { file: 'fuzz.yaml', strict: r() < 0.3 });

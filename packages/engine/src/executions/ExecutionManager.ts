@@ -74,6 +74,8 @@ export class ExecutionManager implements ChildExecutions {
   private readonly machines = new Map<string, StateMachineRecord>();
   private readonly executions = new Map<string, ExecutionRecord>();
   private readonly live = new Map<string, Live>();
+  /** Parsed definitions by text: the interpreter never changes one, and validates each object once. */
+  private readonly definitions = new Map<string, AslDefinition>();
   private closing = false;
 
   constructor(private readonly options: ExecutionManagerOptions) {
@@ -281,7 +283,7 @@ export class ExecutionManager implements ChildExecutions {
     };
     this.executions.set(arn, record);
     if (this.durable(record)) this.store.putExecution(record);
-    this.launch(record, JSON.parse(sm.definition) as AslDefinition, {});
+    this.launch(record, this.definitionOf(sm.definition), {});
     return { executionArn: arn, startDate: record.startDate };
   }
 
@@ -296,7 +298,7 @@ export class ExecutionManager implements ChildExecutions {
     const arn = executionArn(sm.stateMachineArn, name, { id: randomUUID() });
     const startDate = Date.now();
     let tokenSeq = 0;
-    const result = await this.options.execute(JSON.parse(sm.definition) as AslDefinition, JSON.parse(input), {
+    const result = await this.options.execute(this.definitionOf(sm.definition), JSON.parse(input), {
       ...this.baseOptions(),
       invoker: this.invoker,
       executionArn: arn,
@@ -447,7 +449,7 @@ export class ExecutionManager implements ChildExecutions {
       this.store.putExecution(record);
       this.store.putCheckpoint(record.executionArn, e.redrivePoint);
     }
-    this.launch(record, JSON.parse(record.definition) as AslDefinition, { redriveFrom: e.redrivePoint });
+    this.launch(record, this.definitionOf(record.definition), { redriveFrom: e.redrivePoint });
     return { redriveDate };
   }
 
@@ -542,6 +544,17 @@ export class ExecutionManager implements ChildExecutions {
       account: this.scope.account,
       ...(this.options.clock ? { clock: this.options.clock } : {}),
     };
+  }
+
+  /** The parsed definition of a definition text, shared by every execution of it. */
+  private definitionOf(text: string): AslDefinition {
+    let d = this.definitions.get(text);
+    if (!d) {
+      d = JSON.parse(text) as AslDefinition;
+      if (this.definitions.size >= 1000) this.definitions.clear();
+      this.definitions.set(text, d);
+    }
+    return d;
   }
 
   private durable(r: ExecutionRecord): boolean {

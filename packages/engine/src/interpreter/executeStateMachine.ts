@@ -25,6 +25,12 @@ import { assertValidDefinition } from './validateDefinition.js';
 
 type Obj = Record<string, unknown>;
 
+/**
+ * The reason internal timer controllers are aborted with: giving one spares building an
+ * AbortError DOMException (with its stack trace) every time a task or an execution ends.
+ */
+const TIMERS_DONE = Symbol('timers-done');
+
 /** AWS's hard quota of history events per Standard execution. */
 export const MAX_HISTORY_EVENTS = 25_000;
 
@@ -254,7 +260,7 @@ class Execution {
         result.redrivePoint = { ...this.lastCheckpoint, eventCounter: this.counter, previousEventId: this.counter };
       }
     } finally {
-      timer.abort();
+      timer.abort(TIMERS_DONE);
     }
     return result;
   }
@@ -823,15 +829,16 @@ class Execution {
     let lastBeat = this.clock.now();
     let settled = false;
     const timers: Promise<never>[] = [];
-    const timerAbort = new AbortController();
-    if (timeoutSeconds !== undefined) {
+    // Only a task with a timeout or a heartbeat has timers to cancel when it settles.
+    const timerAbort = timeoutSeconds !== undefined || heartbeatSeconds !== undefined ? new AbortController() : undefined;
+    if (timerAbort && timeoutSeconds !== undefined) {
       timers.push(
         this.clock.sleep(timeoutSeconds * 1000, timerAbort.signal).then(() => {
           throw new TaskFailure('States.Timeout');
         }),
       );
     }
-    if (heartbeatSeconds !== undefined) {
+    if (timerAbort && heartbeatSeconds !== undefined) {
       const hbMs = heartbeatSeconds * 1000;
       timers.push(
         (async () => {
@@ -872,7 +879,7 @@ class Execution {
       result = await Promise.race([inv, abortP, ...timers]);
     } catch (e) {
       settled = true;
-      timerAbort.abort();
+      timerAbort?.abort(TIMERS_DONE);
       ac.abort();
       run.frame.signal.removeEventListener('abort', onOuter);
       if (e instanceof Aborted) throw e;
@@ -892,7 +899,7 @@ class Execution {
       throw failure;
     }
     void settled;
-    timerAbort.abort();
+    timerAbort?.abort(TIMERS_DONE);
     run.frame.signal.removeEventListener('abort', onOuter);
     const outText = json(result);
     if (outText.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(outText) > MAX_PAYLOAD_BYTES) {
