@@ -22,6 +22,11 @@ export class DirectoryExecutionStore implements ExecutionStore {
   readonly durable = true;
   private readonly machinesDir: string;
   private readonly executionsDir: string;
+  /**
+   * Execution directories by ARN, once known to exist: every top-level transition writes a
+   * checkpoint, and hashing the ARN and a recursive mkdir each time cost more than the write.
+   */
+  private readonly dirs = new Map<string, string>();
 
   constructor(readonly dir: string) {
     this.machinesDir = join(dir, 'state-machines');
@@ -54,14 +59,15 @@ export class DirectoryExecutionStore implements ExecutionStore {
   }
 
   putExecution(r: ExecutionRecord): void {
-    writeAtomic(join(this.execDir(r.executionArn, true), 'execution.json'), JSON.stringify(r));
+    const text = JSON.stringify(r);
+    this.inExecDir(r.executionArn, (d) => writeAtomic(join(d, 'execution.json'), text));
   }
 
   appendEvents(arn: string, events: readonly HistoryEvent[]): void {
     if (events.length === 0) return;
     let text = '';
     for (const e of events) text += JSON.stringify(e) + '\n';
-    appendFileSync(join(this.execDir(arn, true), 'history.ndjson'), text);
+    this.inExecDir(arn, (d) => appendFileSync(join(d, 'history.ndjson'), text));
   }
 
   readEvents(arn: string): HistoryEvent[] {
@@ -82,13 +88,17 @@ export class DirectoryExecutionStore implements ExecutionStore {
 
   truncateEvents(arn: string, lastEventId: number): void {
     const kept = this.readEvents(arn).filter((e) => e.id <= lastEventId);
-    writeAtomic(join(this.execDir(arn, true), 'history.ndjson'), kept.map((e) => JSON.stringify(e) + '\n').join(''));
+    const text = kept.map((e) => JSON.stringify(e) + '\n').join('');
+    this.inExecDir(arn, (d) => writeAtomic(join(d, 'history.ndjson'), text));
   }
 
   putCheckpoint(arn: string, cp: Checkpoint | undefined): void {
-    const file = join(this.execDir(arn, true), 'checkpoint.json');
-    if (cp === undefined) rmSync(file, { force: true });
-    else writeAtomic(file, JSON.stringify(cp));
+    if (cp === undefined) {
+      rmSync(join(this.execDir(arn, false), 'checkpoint.json'), { force: true });
+      return;
+    }
+    const text = JSON.stringify(cp);
+    this.inExecDir(arn, (d) => writeAtomic(join(d, 'checkpoint.json'), text));
   }
 
   readCheckpoint(arn: string): Checkpoint | undefined {
@@ -96,9 +106,23 @@ export class DirectoryExecutionStore implements ExecutionStore {
   }
 
   private execDir(arn: string, create: boolean): string {
+    const known = this.dirs.get(arn);
+    if (known !== undefined) return known;
     const d = join(this.executionsDir, key(arn));
-    if (create) mkdirSync(d, { recursive: true });
+    if (!create) return d;
+    mkdirSync(d, { recursive: true });
+    this.dirs.set(arn, d);
     return d;
+  }
+
+  /** Writes into the execution's directory, recreating it if it was removed under a known ARN. */
+  private inExecDir(arn: string, write: (dir: string) => void): void {
+    try {
+      write(this.execDir(arn, true));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !this.dirs.delete(arn)) throw e;
+      write(this.execDir(arn, true));
+    }
   }
 }
 
