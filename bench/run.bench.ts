@@ -6,7 +6,9 @@
 // second next to the targets (≤ 5 ms/step, ≥ 50 runs/s). The same runs with handlers that answer
 // at once (no persistence) are the peer row: what the engine and the API cost on their own. The
 // on-disk row is the CLI's default mode (dynalite's LevelDB store and the engine's execution files
-// under `.stepforge/`). Each row also counts the DynamoDB requests per step of its latency runs.
+// under `.stepforge/`). Each row also counts the DynamoDB requests per step of its latency runs and
+// splits off the main thread's CPU (Linux), since the dynalite worker and V8's background threads
+// count in the process's.
 // Figures are printed, never asserted.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
