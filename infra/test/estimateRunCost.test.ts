@@ -43,8 +43,8 @@ describe('Function: estimateRunCost', () => {
     expect(est.transitions).toBe(6);
     expect(est.invocationsByHandler).toEqual({ model: 1, connector: 1, function: 1 });
     expect(est.lambdaInvocations).toBe(3);
-    // 2 per run + 3 per invocation + 1 per model turn
-    expect(est.dynamoWrites).toBe(2 + 9 + 1);
+    // 2 per run + 2 per invocation (claim, commit) + 1 per model turn
+    expect(est.dynamoWrites).toBe(2 + 6 + 1);
     // model 2000 ms, then the longer branch (connector 300 ms)
     expect(est.durationMs).toBe(2300);
     expect(est.plainSteps).toBe(3);
@@ -58,8 +58,8 @@ describe('Function: estimateRunCost', () => {
     expect(perMillion.express).toBeCloseTo(1 + 2.3 * 0.0625 * 0.00001667 * 1e6, 6);
     const lambda = 3 * 0.2 + (2 * 0.5 + 0.3 * 0.25 + 0.2 * 0.5) * 0.0000133334 * 1e6;
     expect(perMillion.lambda).toBeCloseTo(lambda, 6);
-    expect(perMillion.dynamo).toBeCloseTo(12 * 0.625, 6);
-    expect(perMillion.totalStandard).toBeCloseTo(150 + lambda + 7.5, 6);
+    expect(perMillion.dynamo).toBeCloseTo(9 * 0.625, 6);
+    expect(perMillion.totalStandard).toBeCloseTo(150 + lambda + 9 * 0.625, 6);
   });
 
   it('drives an agent loop through one tool round and attributes its states to the loop', async () => {

@@ -32,12 +32,13 @@ export const HANDLER_ASSUMPTIONS: Readonly<Record<string, { readonly durationMs:
 
 /**
  * DynamoDB writes (1 KB items, 1 WRU each) per run and per step invocation, following the runtime's
- * persistence design (DESIGN §2): run record created and finished; per step invocation an idempotency
- * lease put, its commit, and the step record; one conversation append per agent turn.
+ * persistence design (DESIGN §2): run record created and finished; per step invocation the claim (a
+ * conditional put of the step record, which also holds the idempotency lease) and its commit; one
+ * conversation append per agent turn (an upper bound: a step that answers on its first turn writes none).
  */
 export const DYNAMO_ASSUMPTIONS = {
   writesPerRun: 2,
-  writesPerInvocation: 3,
+  writesPerInvocation: 2,
   extraWritesPerModelTurn: 1,
 } as const;
 
