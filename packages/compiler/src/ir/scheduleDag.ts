@@ -57,6 +57,12 @@ export function scheduleDag(
   const seen = new Int32Array(n).fill(-1);
   const comp = new Int32Array(n);
   let stamp = 0;
+  // Sweep scratch, indexed by position in the set being cut: a sweep ends before any recursion, so
+  // one node-sized copy serves every level (small typed arrays per sweep cost more than the sweep).
+  const rankOf = new Int32Array(n);
+  const bucket = new Int32Array(n + 1);
+  const order = new Int32Array(n);
+  const tailFrom = new Float64Array(n + 1);
 
   // Longest path through the induced subgraph `set` (in topological order).
   const finish = new Float64Array(n);
@@ -78,8 +84,11 @@ export function scheduleDag(
   // Keyed by a hash of the members (a string key per set cost more than the lookups saved), with
   // the members compared on a hit.
   const memo = new Map<number, { readonly set: readonly number[]; readonly depth: number; readonly control: IrControl }[]>();
+  // Without lookahead every set is decomposed exactly once, so hashing and keeping it buys nothing.
+  const memoize = n <= LOOKAHEAD_MAX_GRAPH;
   const decompose = (set: readonly number[], depth = LOOKAHEAD_DEPTH): IrControl => {
     if (set.length === 1) return { type: 'step', step: set[0]! };
+    if (!memoize) return decomposeOnce(set, depth);
     let h = 0x811c9dc5 ^ depth;
     for (const v of set) h = Math.imul(h ^ v, 0x01000193);
     const bucket = memo.get(h);
@@ -143,13 +152,11 @@ export function scheduleDag(
       const values = distinct(key);
       const thresholds = sample(isLate ? values.slice(1) : values.slice(0, -1), k);
       // Counting sort by the key's rank keeps equal keys in topological (position) order.
-      const rankOf = new Int32Array(m);
-      const bucket = new Int32Array(values.length + 1);
+      bucket.fill(0, 0, values.length + 1);
       for (let i = 0; i < m; i++) bucket[(rankOf[i] = lowerBound(values, key[i]!)) + 1]!++;
       for (let r = 1; r <= values.length; r++) bucket[r]! += bucket[r - 1]!;
-      const order = new Int32Array(m);
       for (let i = 0; i < m; i++) order[bucket[rankOf[i]!]!++] = i;
-      const tailFrom = new Float64Array(m + 1);
+      tailFrom[m] = 0;
       for (let j = m - 1; j >= 0; j--) tailFrom[j] = Math.max(tailFrom[j + 1]!, tail[order[j]!]!);
       let sources = 0;
       for (const v of set) {
@@ -212,7 +219,11 @@ export function scheduleDag(
       for (let i = 0; i < m; i++) (inA(c, i) ? a : b).push(set[i]!);
       return { a, b };
     };
-    let best = scored[0] === undefined ? undefined : { ...split(scored[0].cut), score: scored[0].score };
+    let best: { a: number[]; b: number[]; score: number } | undefined;
+    if (scored[0] !== undefined) {
+      const halves = split(scored[0].cut);
+      best = { a: halves.a, b: halves.b, score: scored[0].score };
+    }
     if (best !== undefined && lookahead) {
       // Look ahead on small sets: the halves' real makespans. Candidates come in lower-bound order,
       // so the search stops as soon as no remaining cut can beat the best real makespan.
@@ -430,14 +441,17 @@ function addedEdgesOf(control: IrControl, n: number, succ: readonly number[][], 
   return added.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
 }
 
-function exitsOf(c: IrControl): number[] {
-  if (c.type === 'step') return [c.step];
-  if (c.type === 'parallel') return c.branches.flatMap(exitsOf);
-  return c.items.length === 0 ? [] : exitsOf(c.items[c.items.length - 1]!);
+// Both collect into one array (flatMap allocated a list per nested branch, for every sequence pair).
+function exitsOf(c: IrControl, out: number[] = []): number[] {
+  if (c.type === 'step') out.push(c.step);
+  else if (c.type === 'parallel') for (const b of c.branches) exitsOf(b, out);
+  else if (c.items.length > 0) exitsOf(c.items[c.items.length - 1]!, out);
+  return out;
 }
 
-function entriesOf(c: IrControl): number[] {
-  if (c.type === 'step') return [c.step];
-  if (c.type === 'parallel') return c.branches.flatMap(entriesOf);
-  return c.items.length === 0 ? [] : entriesOf(c.items[0]!);
+function entriesOf(c: IrControl, out: number[] = []): number[] {
+  if (c.type === 'step') out.push(c.step);
+  else if (c.type === 'parallel') for (const b of c.branches) entriesOf(b, out);
+  else if (c.items.length > 0) entriesOf(c.items[0]!, out);
+  return out;
 }
