@@ -1021,13 +1021,25 @@ function referencesTo(states: Readonly<Record<string, AslState>>, name: string):
 
 /** Replaces every `$name` (the whole variable name, not a prefix of a longer one) in a JSONata text. */
 function replaceVariable(expr: string, name: string, replacement: string): string {
-  if (!expr.includes(`$${name}`)) return expr;
-  let re = VARIABLE_PATTERNS.get(name);
-  if (re === undefined) VARIABLE_PATTERNS.set(name, (re = new RegExp(`\\$${name}(?![A-Za-z0-9_])`, 'g')));
-  return expr.replace(re, () => replacement);
+  // An indexOf scan rather than a RegExp: it runs for every export of every branch, and the
+  // regex replace was most of that time.
+  const token = `$${name}`;
+  let at = expr.indexOf(token);
+  if (at < 0) return expr;
+  let out = '';
+  let from = 0;
+  for (; at >= 0; at = expr.indexOf(token, at + 1)) {
+    if (at < from || isNameChar(expr.charCodeAt(at + token.length))) continue;
+    out += expr.slice(from, at) + replacement;
+    from = at + token.length;
+  }
+  return from === 0 ? expr : out + expr.slice(from);
 }
 
-const VARIABLE_PATTERNS = new Map<string, RegExp>();
+/** [A-Za-z0-9_] (NaN past the end is not). */
+function isNameChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
 
 /**
  * The read steps a model handler appends as context: those whose name the prompt template does
@@ -1069,11 +1081,16 @@ function omit(o: Readonly<Record<string, unknown>>, ...keys: string[]): Record<s
   return out;
 }
 
-/** Every step id a step's expressions read (input, guard, items, condition). */
-export function allReads(step: IrStep): string[] {
+/** Every step id a step's expressions read (input, guard, items, condition); memoised, since collecting readers and building each payload both ask. */
+export function allReads(step: IrStep): readonly string[] {
+  let reads = ALL_READS.get(step);
+  if (reads !== undefined) return reads;
   const out = new Set<string>();
   for (const e of [step.input, step.when, step.expr, step.composite?.items, step.composite?.condition]) {
     if (e) for (const r of e.reads) if (r !== step.id) out.add(r);
   }
-  return [...out];
+  ALL_READS.set(step, (reads = [...out]));
+  return reads;
 }
+
+const ALL_READS = new WeakMap<IrStep, readonly string[]>();
