@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { loadChainDocument, loadChainDocumentFast, loadChainDocumentPrecise, loadDocument, type LoadChainOptions } from '../../src/index.js';
 import { randomDagChain } from '../../../../bench/compile.bench.js';
 import { rng, type Rand } from '../dsl/exprCorpus.js';
+import { pick, restyle } from '../dsl/restyleDocument.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -45,7 +46,6 @@ function compare(text: string, options: LoadChainOptions) {
   return { precise, fast, clean };
 }
 
-const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 
 const STRING_TYPES = ['PLAIN', 'QUOTE_DOUBLE', 'QUOTE_SINGLE'] as const;
 
@@ -59,21 +59,6 @@ function reserialise(r: Rand, text: string): string {
     defaultKeyType: pick(r, [null, ...STRING_TYPES]),
     collectionStyle: pick(r, ['any', 'block', 'flow'] as const),
   });
-}
-
-/** Meaning-preserving edits a person makes: comments, blank lines, CRLF, a BOM. */
-function restyle(r: Rand, text: string): string {
-  let lines = text.split('\n').map((line) => {
-    const p = r();
-    if (p < 0.15 && /^\s*[\w-]+: [\w.-]+$/.test(line)) return `${line}   # ${pick(r, ['why', 'note: x', '#', ''])}`;
-    if (p < 0.2) return `${line}\n`;
-    return line;
-  });
-  if (r() < 0.2) lines = ['# restyled', ...lines];
-  let out = lines.join('\n');
-  if (r() < 0.25) out = out.replace(/\n/g, '\r\n');
-  if (r() < 0.15) out = `\uFEFF${out}`;
-  return out;
 }
 
 describe('Function: loadChainDocumentFast', () => {
@@ -109,13 +94,18 @@ describe('Function: loadChainDocumentFast', () => {
 
   it('matches the precise path on 400 restyled and re-serialised documents', () => {
     const r = rng(17);
+    let clean = 0;
     let taken = 0;
     for (let i = 0; i < 400; i++) {
       const [file, text, options] = pick(r, VALID);
-      const variant = r() < 0.5 ? reserialise(r, text) : text;
-      if (compare(restyle(r, variant), { ...options, file }).fast) taken++;
+      const variant = restyle(r, r() < 0.5 ? reserialise(r, text) : text);
+      const c = compare(variant, { ...options, file });
+      if (c.clean) clean++;
+      if (c.fast) taken++;
     }
-    expect(taken).toBeGreaterThan(250);
+    // Flow maps and quoted strings that `yaml` spreads over several lines are declined by design.
+    expect(clean).toBeGreaterThan(300);
+    expect(taken).toBeGreaterThan(200);
   });
 
   it('declines what it does not reproduce exactly, and loadChainDocument still answers precisely', () => {
@@ -139,7 +129,7 @@ describe('Function: loadChainDocumentFast', () => {
       expect(loadChainDocument(text, { file: 'd.yaml' })).toStrictEqual(loadChainDocumentPrecise(text, { file: 'd.yaml' }));
     }
     // Single-line plain, single- and double-quoted (with escapes) chains are taken.
-    for (const chain of ['a@web > b', "'a@web > b'", '"a@web >\\tb"', "'a@web > ''b'''".replace("''b''", 'b')]) {
+    for (const chain of ['a@web > b', "'a@web > b'", '"a@web >\\tb"', '"a@web > \\x62"']) {
       expect([chain, compare(`chain: ${chain}  # c\n${tasks}`, {}).fast !== undefined]).toEqual([chain, true]);
     }
   });
