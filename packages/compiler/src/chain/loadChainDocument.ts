@@ -48,7 +48,7 @@ const MAX_ERRORS = 50;
 
 type Path = ChainPath;
 
-/** The `yaml` options the chain loader parses with (its own duplicate-key check, see ChainLoader.load). */
+/** The `yaml` options the chain loader parses with (its own duplicate-key check, see loadChainDocumentPrecise). */
 export const CHAIN_PARSE_OPTIONS = { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false } as const;
 
 /**
