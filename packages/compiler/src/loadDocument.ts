@@ -1,5 +1,5 @@
 import { isMap, parseDocument } from 'yaml';
-import { CHAIN_PARSE_OPTIONS, loadChainDocument } from './chain/loadChainDocument.js';
+import { CHAIN_PARSE_OPTIONS, loadChainDocumentFast, loadChainDocumentPrecise } from './chain/loadChainDocument.js';
 import type { ChainDocument } from './chain/ChainDocument.js';
 import type { DslDocument } from './dsl/DslDocument.js';
 import { PRECISE_PARSE_OPTIONS, loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions } from './dsl/loadDslDocument.js';
@@ -36,17 +36,18 @@ export interface LoadDocumentResult {
 export function loadDocument(text: string, options: LoadDocumentOptions = {}): LoadDocumentResult {
   const source = new SourceText(text, options.file);
   const dslOptions: LoadDslOptions = { ...(options.file !== undefined ? { file: options.file } : {}), ...(options.strict !== undefined ? { strict: options.strict } : {}) };
-  // A top-level `chain:` line is a cheap, reliable hint; everything else tries the DSL fast path,
-  // whose parse also tells the format of a well-formed document.
+  // The fast parse tells the format of a well-formed document and feeds that front-end's fast path;
+  // a top-level `chain:` line is a cheap, reliable hint when it does not parse or the fast path declines.
   let chainLikely = sniffFormat(text) === 'chain';
-  if (!chainLikely) {
-    const fast = parseFastYaml(text, source);
-    const data = fast?.data;
-    if (fast && data !== null && typeof data === 'object' && !Array.isArray(data)) {
-      if (Object.prototype.hasOwnProperty.call(data, 'chain')) chainLikely = true;
-      else if (Object.prototype.hasOwnProperty.call(data, 'steps')) {
-        return { format: 'dsl', ...(loadDslDocumentFast(text, dslOptions, fast, source) ?? loadDslDocumentPrecise(text, dslOptions, undefined, source)) };
-      }
+  const fast = parseFastYaml(text, source);
+  const data = fast?.data;
+  if (fast && data !== null && typeof data === 'object' && !Array.isArray(data)) {
+    if (Object.prototype.hasOwnProperty.call(data, 'chain')) {
+      const loaded = loadChainDocumentFast(text, options, fast, source);
+      if (loaded) return { format: 'chain', ...loaded };
+      chainLikely = true;
+    } else if (!chainLikely && Object.prototype.hasOwnProperty.call(data, 'steps')) {
+      return { format: 'dsl', ...(loadDslDocumentFast(text, dslOptions, fast, source) ?? loadDslDocumentPrecise(text, dslOptions, undefined, source)) };
     }
   }
   // One `yaml` parse with the options of the front-end the text most likely belongs to (they differ
@@ -56,7 +57,7 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   const keys = isMap(root) ? root.items.map((p) => (p.key as { value?: unknown } | null)?.value) : [];
   // A document with YAML errors still goes to the front-end its keys point at, which reports them located.
   const format = keys.includes('chain') ? 'chain' : keys.includes('steps') ? 'dsl' : sniffFormat(text);
-  if (format === 'chain') return { format, ...loadChainDocument(text, options, chainLikely ? parsed : undefined) };
+  if (format === 'chain') return { format, ...loadChainDocumentPrecise(text, options, chainLikely ? parsed : undefined, source) };
   if (format === 'dsl') return { format, ...loadDslDocumentPrecise(text, dslOptions, chainLikely ? undefined : parsed, source) };
   // Not a document (rare): report the YAML errors of a parse with duplicate keys checked, as always.
   const plain = chainLikely ? parseDocument(text, PRECISE_PARSE_OPTIONS) : parsed;

@@ -1,18 +1,23 @@
 import jsonata from 'jsonata';
-import { isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
 import { SourceText } from '../errors/SourceText.js';
 import { StepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
 import type { GraphView } from '../graph/GraphView.js';
 import { InputSectionSpec, toInputSchema, type InputSchema } from '../input/InputSchema.js';
 import { parseTemplate } from '../expr/parseTemplate.js';
 import { DEFAULT_TIER_NAME, resolveTiers, type TierTable } from '../tiers/Tier.js';
+import { FastPathDeclined } from '../dsl/DslLocator.js';
+import { parseFastYaml, type FastYaml } from '../dsl/parseFastYaml.js';
 import { analyzeChain, type ChainExpressionError } from './analyzeChain.js';
+import type { ChainLocator, ChainPath } from './ChainLocator.js';
 import type { ChainDocument, ChainStep } from './ChainDocument.js';
 import { CHAIN_TASK_KINDS, ChainTaskSchema, type ChainTask } from './ChainTask.js';
 import { describeZodIssue } from './describeZodIssue.js';
 import { didYouMean } from './didYouMean.js';
+import { FastChainLocator } from './FastChainLocator.js';
 import { scalarOffsets } from './scalarOffsets.js';
 import { stepIdentity } from './stepIdentity.js';
+import { YamlChainLocator } from './YamlChainLocator.js';
 
 /** Options for loading a chain document. */
 export interface LoadChainOptions {
@@ -41,18 +46,45 @@ export const CHAIN_DOCUMENT_FIELDS = ['name', 'description', 'chain', 'tasks', '
 /** Errors collected beyond this many are dropped (graphql-js style cap). */
 const MAX_ERRORS = 50;
 
-type Path = readonly (string | number)[];
+type Path = ChainPath;
 
-/** The `yaml` options the chain loader parses with (its own duplicate-key check, see ChainLoader.load). */
+/** The `yaml` options the chain loader parses with (its own duplicate-key check, see loadChainDocumentPrecise). */
 export const CHAIN_PARSE_OPTIONS = { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false } as const;
 
 /**
  * Loads a chain document (YAML or JSON): parses the `chain:` expression, builds the graph and runs the
  * checks for `level`. Never throws for bad input; every problem is a located StepforgeError.
+ * A valid, warning-free document loads on the fast path (js-yaml); anything else, on the precise one.
  * `parsed` reuses a Document parsed from `text` with CHAIN_PARSE_OPTIONS (loadDocument sniffs with it).
  */
 export function loadChainDocument(text: string, options: LoadChainOptions = {}, parsed?: Document.Parsed): LoadChainResult {
-  return new ChainLoader(text, options).load(parsed);
+  const src = new SourceText(text, options.file);
+  return (parsed ? undefined : loadChainDocumentFast(text, options, undefined, src)) ?? loadChainDocumentPrecise(text, options, parsed, src);
+}
+
+/**
+ * The fast path alone: the result when the document has no error and no warning and every location it
+ * needs was found exactly, else undefined. `parsed` reuses parseFastYaml of the same text (loadDocument).
+ */
+export function loadChainDocumentFast(text: string, options: LoadChainOptions = {}, parsed?: FastYaml, src = new SourceText(text, options.file)): LoadChainResult | undefined {
+  const fast = parsed ?? parseFastYaml(text, src);
+  if (!fast) return undefined;
+  try {
+    return new ChainLoader(src, options, new FastChainLocator(fast.data, fast.locator), true).load(() => fast.data);
+  } catch (e) {
+    if (e instanceof Error && e.name === 'FastPathDeclined') return undefined;
+    throw e;
+  }
+}
+
+/** The precise path alone (`yaml`): reports every error and warning. `parsed` as for loadChainDocument. */
+export function loadChainDocumentPrecise(text: string, options: LoadChainOptions = {}, parsed?: Document.Parsed, src = new SourceText(text, options.file)): LoadChainResult {
+  // yaml's own duplicate-key check is quadratic in the map size; checkDuplicateKeys does it with a Set.
+  const doc = parsed ?? parseDocument(text, CHAIN_PARSE_OPTIONS);
+  if (doc.errors.length === 0) checkDuplicateKeys(doc, doc.contents);
+  const loader = new ChainLoader(src, options, new YamlChainLocator(doc, text), false);
+  if (doc.errors.length > 0) return loader.yamlErrors(doc.errors);
+  return loader.load(() => doc.toJS());
 }
 
 /**
@@ -70,54 +102,57 @@ export function loadChainExpression(expression: string, options: { file?: string
   return { graph: { nodes: analysis.graph.nodes.map((n) => ({ handle: n.handle, kind: 'model', tools: n.tools })), edges: analysis.graph.edges }, errors };
 }
 
+/** ChainLoader's checks read plain data and ask `loc` for offsets; `fast` declines at the first finding. */
 class ChainLoader {
-  private readonly source: SourceText;
+  private readonly text: string;
   private readonly errors: StepforgeError[] = [];
   private readonly warnings: Diagnostic[] = [];
-  private doc!: Document.Parsed;
 
   constructor(
-    private readonly text: string,
+    private readonly source: SourceText,
     private readonly options: LoadChainOptions,
+    private readonly loc: ChainLocator,
+    private readonly fast: boolean,
   ) {
-    this.source = new SourceText(text, options.file);
+    this.text = source.text;
   }
 
-  load(parsed?: Document.Parsed): LoadChainResult {
-    // yaml's own duplicate-key check is quadratic in the map size; checkDuplicateKeys does it with a Set.
-    this.doc = parsed ?? parseDocument(this.text, CHAIN_PARSE_OPTIONS);
-    if (this.doc.errors.length === 0) this.checkDuplicateKeys(this.doc.contents);
-    if (this.doc.errors.length > 0) {
-      for (const e of this.doc.errors) this.error('invalid_document', `invalid YAML: ${e.message}`, e.pos[0], Math.max(1, e.pos[1] - e.pos[0]));
-      return this.result();
-    }
-    const root = this.doc.contents;
-    if (!isMap(root)) {
-      this.error('invalid_document', 'a chain document must be a mapping with `chain:` and `tasks:`', root?.range?.[0] ?? 0);
+  /** Reports the YAML parser's errors (the precise path's, before any check runs). */
+  yamlErrors(errors: readonly { message: string; pos: readonly [number, number] }[]): LoadChainResult {
+    for (const e of errors) this.error('invalid_document', `invalid YAML: ${e.message}`, e.pos[0], Math.max(1, e.pos[1] - e.pos[0]));
+    return this.result();
+  }
+
+  /** `data` is read only once `chain:` and `tasks:` have the right shape (converting costs time). */
+  load(data: () => unknown): LoadChainResult {
+    const loc = this.loc;
+    if (loc.kindAt([]) !== 'map') {
+      this.error('invalid_document', 'a chain document must be a mapping with `chain:` and `tasks:`', loc.offsetOf([]));
       return this.result();
     }
     const full = (this.options.level ?? 'full') === 'full';
-    this.checkTopLevelFields(root);
+    this.checkTopLevelFields();
 
-    const chainNode = root.get('chain', true) as Node | undefined;
-    if (chainNode === undefined) {
+    const chainKind = loc.kindAt(['chain']);
+    if (chainKind === undefined) {
       this.error('invalid_document', "missing 'chain:' (the chain expression, e.g. \"plan@web-search > [draft & critique] > judge\")", 0);
       return this.result();
     }
-    if (!isScalar(chainNode) || typeof chainNode.value !== 'string') {
-      this.error('invalid_document', "'chain' must be a string holding the chain expression", this.offsetOf(chainNode));
+    const chainScalar = chainKind === 'scalar' ? loc.scalar(['chain']) : undefined;
+    if (chainScalar === undefined || typeof chainScalar.value !== 'string') {
+      this.error('invalid_document', "'chain' must be a string holding the chain expression", loc.offsetOf(['chain']));
       return this.result();
     }
-    const tasksNode = root.get('tasks', true) as Node | undefined;
-    if (tasksNode === undefined) {
+    const tasksKind = loc.kindAt(['tasks']);
+    if (tasksKind === undefined) {
       this.error('invalid_document', "missing 'tasks:' (a mapping from each handle to its task)", 0);
       return this.result();
     }
-    if (!isMap(tasksNode)) {
-      this.error('invalid_document', "'tasks' must be a mapping from each handle to its task", this.offsetOf(tasksNode));
+    if (tasksKind !== 'map') {
+      this.error('invalid_document', "'tasks' must be a mapping from each handle to its task", loc.offsetOf(['tasks']));
       return this.result();
     }
-    const js = this.doc.toJS() as Record<string, unknown>;
+    const js = data() as Record<string, unknown>;
     const tasks = js.tasks as Record<string, unknown>;
     const taskNames = Object.keys(tasks);
     const kindOf = (h: string): string | undefined => {
@@ -126,7 +161,6 @@ class ChainLoader {
       return typeof kind === 'string' ? kind : 'unknown';
     };
 
-    const chainScalar = chainNode as Scalar<string>;
     const expression = chainScalar.value;
     const analysis = analyzeChain(expression, { kindOf, handles: taskNames });
     const map = scalarOffsets(chainScalar, this.text);
@@ -137,7 +171,7 @@ class ChainLoader {
     const used = new Set(graph.nodes.map((n) => n.handle));
     for (const h of taskNames) {
       if (!used.has(h)) {
-        this.warn('unused_task', `task '${h}' is defined but not used in the chain`, this.keyOffset(['tasks', h]), h.length);
+        this.warn('unused_task', `task '${h}' is defined but not used in the chain`, this.loc.keyOffset(['tasks', h]), h.length);
       }
     }
     const topologyOk = this.errors.length === 0;
@@ -155,7 +189,7 @@ class ChainLoader {
         const task = this.checkTask(n.handle, tasks[n.handle]);
         if (task !== undefined) parsedTasks.set(n.handle, task);
       }
-      const tier = this.checkTier(root);
+      const tier = this.checkTier(js);
       // The tier counts agentic steps of a sound graph; with unknown handles or a cycle the count would mislead.
       if (tier !== undefined && topologyOk) {
         tierName = tier.name;
@@ -185,15 +219,15 @@ class ChainLoader {
           const turns = task.max_turns ?? tier.maxTurns;
           const calls = task.max_tool_calls ?? tier.maxToolCalls;
           if (turns > tier.maxTurns) {
-            this.error('tier_limit', `tasks.${n.handle}.max_turns: ${turns} exceeds the ${tier.name} tier's budget of ${tier.maxTurns} turns per agentic step (it may narrow the budget, never widen it)`, this.offsetAt(['tasks', n.handle, 'max_turns']), this.scalarLength(['tasks', n.handle, 'max_turns']));
+            this.error('tier_limit', `tasks.${n.handle}.max_turns: ${turns} exceeds the ${tier.name} tier's budget of ${tier.maxTurns} turns per agentic step (it may narrow the budget, never widen it)`, this.loc.offsetAt(['tasks', n.handle, 'max_turns']), this.loc.scalarLength(['tasks', n.handle, 'max_turns']));
           }
           if (calls > tier.maxToolCalls) {
-            this.error('tier_limit', `tasks.${n.handle}.max_tool_calls: ${calls} exceeds the ${tier.name} tier's budget of ${tier.maxToolCalls} tool calls per agentic step (it may narrow the budget, never widen it)`, this.offsetAt(['tasks', n.handle, 'max_tool_calls']), this.scalarLength(['tasks', n.handle, 'max_tool_calls']));
+            this.error('tier_limit', `tasks.${n.handle}.max_tool_calls: ${calls} exceeds the ${tier.name} tier's budget of ${tier.maxToolCalls} tool calls per agentic step (it may narrow the budget, never widen it)`, this.loc.offsetAt(['tasks', n.handle, 'max_tool_calls']), this.loc.scalarLength(['tasks', n.handle, 'max_tool_calls']));
           }
           if (n.tools.length > 0) budgets.set(n.handle, { maxTurns: Math.min(turns, tier.maxTurns), maxToolCalls: Math.min(calls, tier.maxToolCalls) });
         }
       }
-      this.checkDocumentFields(root);
+      this.checkDocumentFields(js);
     }
 
     if (this.errors.length > 0) return this.result(graphView);
@@ -210,7 +244,7 @@ class ChainLoader {
         task,
         identity: stepIdentity(kind, config, n.tools),
         location: this.location(map[n.start]!, n.handle.length),
-        taskLocation: this.location(this.keyOffset(['tasks', n.handle]), n.handle.length),
+        taskLocation: this.location(this.loc.keyOffset(['tasks', n.handle]), n.handle.length),
         ...(budget ? { budget } : {}),
       };
     });
@@ -237,38 +271,36 @@ class ChainLoader {
     return { ...(graph ? { graph } : {}), errors, warnings: [...this.warnings].sort(byPosition) };
   }
 
-  private checkTopLevelFields(root: YAMLMap): void {
-    for (const pair of root.items as Pair<Node, Node>[]) {
-      const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
+  private checkTopLevelFields(): void {
+    for (const { key, offset } of this.loc.topLevelKeys()) {
       if (key !== undefined && (CHAIN_DOCUMENT_FIELDS as readonly string[]).includes(key)) continue;
       const suggestion = key === undefined ? undefined : didYouMean(key, CHAIN_DOCUMENT_FIELDS);
       const message = `unknown top-level field '${key ?? '?'}'${suggestion ? `; did you mean '${suggestion}'?` : ''} (expected ${CHAIN_DOCUMENT_FIELDS.join(', ')})`;
-      const offset = (pair.key as Node | null)?.range?.[0] ?? 0;
       if (this.options.strict) this.error('invalid_document', message, offset, key?.length ?? 1);
       else this.warn('unknown_field', message, offset, key?.length ?? 1);
     }
   }
 
-  private checkDocumentFields(root: YAMLMap): void {
-    const seed = root.get('seed', true) as Node | undefined;
-    if (seed !== undefined && !(isScalar(seed) && Number.isInteger(seed.value))) {
-      this.error('invalid_document', "'seed' must be an integer", this.offsetOf(seed));
+  private checkDocumentFields(js: Record<string, unknown>): void {
+    const loc = this.loc;
+    const seed = loc.kindAt(['seed']);
+    if (seed !== undefined && !(seed === 'scalar' && Number.isInteger(js.seed))) {
+      this.error('invalid_document', "'seed' must be an integer", loc.offsetOf(['seed']));
     }
     for (const field of ['name', 'description'] as const) {
-      const n = root.get(field, true) as Node | undefined;
-      if (n !== undefined && !(isScalar(n) && typeof n.value === 'string')) this.error('invalid_document', `'${field}' must be a string`, this.offsetOf(n));
+      const kind = loc.kindAt([field]);
+      if (kind !== undefined && !(kind === 'scalar' && typeof js[field] === 'string')) this.error('invalid_document', `'${field}' must be a string`, loc.offsetOf([field]));
     }
-    const name = root.get('name', true) as Node | undefined;
-    if (name !== undefined && isScalar(name) && typeof name.value === 'string' && !/^[A-Za-z0-9_-]{1,80}$/.test(name.value)) {
-      this.error('invalid_document', "'name' must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine)", this.offsetOf(name));
+    if (loc.kindAt(['name']) === 'scalar' && typeof js.name === 'string' && !/^[A-Za-z0-9_-]{1,80}$/.test(js.name)) {
+      this.error('invalid_document', "'name' must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine)", loc.offsetOf(['name']));
     }
-    const input = root.get('input', true) as Node | undefined;
+    const input = loc.kindAt(['input']);
     if (input === undefined) return;
-    if (!isMap(input)) {
-      this.error('invalid_document', "'input' must be a mapping from field name to type (e.g. `topic: string`)", this.offsetOf(input));
+    if (input !== 'map') {
+      this.error('invalid_document', "'input' must be a mapping from field name to type (e.g. `topic: string`)", loc.offsetOf(['input']));
       return;
     }
-    const value = input.toJSON() as Record<string, unknown>;
+    const value = js.input as Record<string, unknown>;
     for (const [name, spec] of Object.entries(value)) {
       const r = InputSectionSpec.safeParse({ [name]: spec });
       if (r.success) continue;
@@ -276,8 +308,8 @@ class ChainLoader {
       this.error(
         'invalid_document',
         `input.${name}: expected a type (${INPUT_TYPES}) or {type, required, description, default}, got ${JSON.stringify(spec)}`,
-        shorthand ? this.offsetAt(['input', name]) : this.keyOffset(['input', name]),
-        shorthand ? this.scalarLength(['input', name]) : name.length,
+        shorthand ? this.loc.offsetAt(['input', name]) : this.loc.keyOffset(['input', name]),
+        shorthand ? this.loc.scalarLength(['input', name]) : name.length,
       );
     }
   }
@@ -286,21 +318,21 @@ class ChainLoader {
   private inputSchema(raw: unknown): InputSchema {
     const r = InputSectionSpec.safeParse(raw ?? {});
     if (!r.success) return { fields: [] };
-    return toInputSchema(r.data, (name) => this.location(this.keyOffset(['input', name]), name.length));
+    return toInputSchema(r.data, (name) => this.location(this.loc.keyOffset(['input', name]), name.length));
   }
 
-  private checkTier(root: YAMLMap) {
+  private checkTier(js: Record<string, unknown>) {
     const tiers = resolveTiers(this.options.tiers);
-    const node = root.get('tier', true) as Node | undefined;
-    if (node === undefined) return tiers[DEFAULT_TIER_NAME];
-    const name = isScalar(node) ? node.value : undefined;
+    const kind = this.loc.kindAt(['tier']);
+    if (kind === undefined) return tiers[DEFAULT_TIER_NAME];
+    const name = kind === 'scalar' ? js.tier : undefined;
     if (typeof name === 'string' && Object.prototype.hasOwnProperty.call(tiers, name)) return tiers[name];
     const known = Object.keys(tiers);
     const suggestion = typeof name === 'string' ? didYouMean(name, known) : undefined;
     this.error(
       'tier_limit',
       `unknown tier ${JSON.stringify(name ?? null)}${suggestion ? `; did you mean '${suggestion}'?` : ''} (known tiers: ${known.join(', ')})`,
-      this.offsetOf(node),
+      this.loc.offsetOf(['tier']),
     );
     return undefined;
   }
@@ -317,7 +349,7 @@ class ChainLoader {
             this.error(
               'invalid_task',
               `tasks.${handle}.${key}: unknown field${suggestion ? `; did you mean '${suggestion}'?` : ''} (a ${(value as { kind: string }).kind} task has ${allowed.join(', ')})`,
-              this.keyOffset(['tasks', handle, key]),
+              this.loc.keyOffset(['tasks', handle, key]),
               key.length,
             );
           }
@@ -331,7 +363,7 @@ class ChainLoader {
           const s = didYouMean(got, CHAIN_TASK_KINDS);
           if (s) message += `; did you mean '${s}'?`;
         }
-        this.error('invalid_task', message, this.offsetAt(path), this.scalarLength(path));
+        this.error('invalid_task', message, this.loc.offsetAt(path), this.loc.scalarLength(path));
       }
       return undefined;
     }
@@ -344,7 +376,7 @@ class ChainLoader {
           parseTemplate(text);
         } catch (e) {
           const err = e as { message?: string; details?: { offset?: unknown } };
-          this.error('invalid_task', `tasks.${handle}.${field}: ${err.message ?? String(e)}`, this.offsetInside(['tasks', handle, field], err.details?.offset));
+          this.error('invalid_task', `tasks.${handle}.${field}: ${err.message ?? String(e)}`, this.loc.offsetInside(['tasks', handle, field], err.details?.offset));
           return undefined;
         }
       }
@@ -355,7 +387,7 @@ class ChainLoader {
       } catch (e) {
         const err = e as { message?: string; position?: number };
         const position = typeof err.position === 'number' ? err.position - 1 : undefined;
-        this.error('invalid_task', `tasks.${handle}.expr: invalid JSONata: ${err.message ?? String(e)}`, this.offsetInside(['tasks', handle, 'expr'], position));
+        this.error('invalid_task', `tasks.${handle}.expr: invalid JSONata: ${err.message ?? String(e)}`, this.loc.offsetInside(['tasks', handle, 'expr'], position));
         return undefined;
       }
     }
@@ -363,6 +395,7 @@ class ChainLoader {
   }
 
   private chainError(e: ChainExpressionError, map: readonly number[]): void {
+    if (this.fast) throw new FastPathDeclined(e.code);
     const start = map[Math.min(e.offset, map.length - 1)]!;
     const endChar = map[Math.min(e.offset + Math.max(1, e.length) - 1, map.length - 1)]!;
     const a = this.source.position(start);
@@ -372,11 +405,13 @@ class ChainLoader {
   }
 
   private error(code: string, message: string, offset: number, length = 1): void {
+    if (this.fast) throw new FastPathDeclined(code);
     if (this.errors.length >= MAX_ERRORS) return;
     this.errors.push(new StepforgeError(code, message, { location: this.location(offset, length), source: this.source }));
   }
 
   private warn(code: string, message: string, offset: number, length = 1): void {
+    if (this.fast) throw new FastPathDeclined(code);
     this.warnings.push({ severity: 'warning', code, message, location: this.location(offset, length) });
   }
 
@@ -386,75 +421,6 @@ class ChainLoader {
 
   private location(offset: number, length = 1): SourceLocation {
     return { ...this.fileField(), ...this.source.position(offset), length: Math.max(1, length) };
-  }
-
-  private offsetOf(node: Node | null | undefined): number {
-    return node?.range?.[0] ?? 0;
-  }
-
-  /** Offset of the deepest existing node along `path` (a missing field points at its task). */
-  private offsetAt(path: Path): number {
-    for (let n = path.length; n > 0; n--) {
-      const node = this.doc.getIn(path.slice(0, n), true) as Node | undefined;
-      if (node !== undefined && node !== null && typeof node === 'object' && 'range' in node && node.range) {
-        // For a task (or anything) that is a mapping, point at its key: `plan:` reads better than `{`.
-        return n === path.length && !isScalar(node) ? this.keyOffset(path.slice(0, n)) : n < path.length ? this.keyOffset(path.slice(0, n)) : node.range[0];
-      }
-    }
-    return 0;
-  }
-
-  /** Source length of the scalar at `path` when it is one on a single line (so the caret underlines it), else 1. */
-  private scalarLength(path: Path): number {
-    const node = this.doc.getIn(path, true) as Node | undefined;
-    if (node === undefined || node === null || !isScalar(node) || !node.range) return 1;
-    const [start, end] = node.range;
-    const text = this.text.slice(start, end);
-    return text.includes('\n') || text.length === 0 ? 1 : text.length;
-  }
-
-  /** Source offset of character `index` of the string scalar at `path` (its start when unknown). */
-  private offsetInside(path: Path, index: unknown): number {
-    const node = this.doc.getIn(path, true) as Node | undefined;
-    if (node === undefined || !isScalar(node) || typeof node.value !== 'string' || typeof index !== 'number') return this.offsetAt(path), this.scalarLength(path);
-    const map = scalarOffsets(node as Scalar, this.text);
-    return map[Math.max(0, Math.min(index, map.length - 1))]!;
-  }
-
-  /** Reports a key that appears twice in one mapping (at the second occurrence), at any depth. */
-  private checkDuplicateKeys(node: unknown): void {
-    if (isMap(node)) {
-      const seen = new Set<unknown>();
-      for (const pair of node.items as Pair<Node, Node>[]) {
-        const key = isScalar(pair.key) ? pair.key.value : pair.key;
-        if (seen.has(key)) {
-          const at = (pair.key as Node | null)?.range?.[0] ?? 0;
-          this.doc.errors.push(Object.assign(new Error(`Map keys must be unique; '${String(key)}' appears twice`), { pos: [at, at + String(key).length] as [number, number] }) as never);
-        }
-        seen.add(key);
-        this.checkDuplicateKeys(pair.value);
-      }
-    } else if (isSeq(node)) {
-      for (const item of node.items) this.checkDuplicateKeys(item);
-    }
-  }
-
-  private readonly keyOffsetCache = new Map<unknown, Map<unknown, number>>();
-
-  /** Offset of the key of the entry at `path` (e.g. the `plan` in `plan: {…}`). */
-  private keyOffset(path: Path): number {
-    const parent = path.length === 1 ? this.doc.contents : (this.doc.getIn(path.slice(0, -1), true) as Node | undefined);
-    if (parent === undefined || parent === null || !isMap(parent)) return 0;
-    // Indexed once per mapping: loading a 2,000-task document asks for every task's key.
-    let index = this.keyOffsetCache.get(parent);
-    if (index === undefined) {
-      index = new Map();
-      for (const p of parent.items as Pair<Node, Node>[]) {
-        if (isScalar(p.key) && p.key.range && !index.has(p.key.value)) index.set(p.key.value, p.key.range[0]);
-      }
-      this.keyOffsetCache.set(parent, index);
-    }
-    return index.get(path[path.length - 1]) ?? 0;
   }
 }
 
@@ -468,4 +434,22 @@ function allowedFields(task: unknown): string[] {
 
 function formatPath(path: Path): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}
+
+/** Reports a key that appears twice in one mapping (at the second occurrence), at any depth. */
+function checkDuplicateKeys(doc: Document.Parsed, node: unknown): void {
+  if (isMap(node)) {
+    const seen = new Set<unknown>();
+    for (const pair of node.items as Pair<Node, Node>[]) {
+      const key = isScalar(pair.key) ? pair.key.value : pair.key;
+      if (seen.has(key)) {
+        const at = (pair.key as Node | null)?.range?.[0] ?? 0;
+        doc.errors.push(Object.assign(new Error(`Map keys must be unique; '${String(key)}' appears twice`), { pos: [at, at + String(key).length] as [number, number] }) as never);
+      }
+      seen.add(key);
+      checkDuplicateKeys(doc, pair.value);
+    }
+  } else if (isSeq(node)) {
+    for (const item of node.items) checkDuplicateKeys(doc, item);
+  }
 }

@@ -1,10 +1,18 @@
-import type { Scalar } from 'yaml';
 
 const SIMPLE_ESCAPES = new Set(['0', 'a', 'b', 't', '\t', 'n', 'v', 'f', 'r', 'e', ' ', '"', '/', '\\', 'N', '_', 'L', 'P']);
 const HEX_ESCAPES: Record<string, number> = { x: 2, u: 4, U: 8 };
 
 function isSpace(c: string | undefined): boolean {
   return c === ' ' || c === '\t' || c === '\n' || c === '\r';
+}
+
+/** What scalarOffsets reads of a string scalar: a `yaml` Scalar, or the fast parser's span of one. */
+export interface ScalarSpan {
+  readonly value: unknown;
+  /** `[start, valueEnd, …]` in the source, as `yaml` gives it. */
+  readonly range?: readonly number[] | null;
+  /** `yaml`'s scalar style (QUOTE_DOUBLE, QUOTE_SINGLE, PLAIN, BLOCK_LITERAL, BLOCK_FOLDED). */
+  readonly type?: string | null;
 }
 
 /**
@@ -15,9 +23,9 @@ function isSpace(c: string | undefined): boolean {
  * source whitespace the value does not contain (indentation, folding) is skipped. The result has
  * `value.length + 1` entries (the last is the end of the scalar).
  */
-export function scalarOffsets(node: Scalar, source: string): number[] {
+export function scalarOffsets(node: ScalarSpan, source: string): number[] {
   const value = String(node.value);
-  const [start, valueEnd] = node.range ?? [0, 0];
+  const [start = 0, valueEnd = 0] = node.range ?? [];
   const map = new Array<number>(value.length + 1);
   let p = start;
   const type = node.type;

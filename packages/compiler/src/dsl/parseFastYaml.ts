@@ -5,6 +5,7 @@
 import { load, type State } from 'js-yaml';
 import type { SourceText } from '../errors/SourceText.js';
 import type { SourceLocation } from '../errors/StepforgeError.js';
+import type { ScalarSpan } from '../chain/scalarOffsets.js';
 import { FastPathDeclined, type DataPath, type DslLocator } from './DslLocator.js';
 import { FAST_TAG_PREFIX, FAST_YAML_SCHEMA } from './fastYamlSchema.js';
 import { offsetLocation } from './yamlNodes.js';
@@ -12,7 +13,15 @@ import { offsetLocation } from './yamlNodes.js';
 /** What parseFastYaml returns: the plain data and a locator over its source positions. */
 export interface FastYaml {
   readonly data: unknown;
-  readonly locator: DslLocator;
+  readonly locator: FastLocator;
+}
+
+/** The fast locator, plus the raw source offsets the chain front-end maps its expression with. */
+export interface FastLocator extends DslLocator {
+  /** Source offset of key `key` in the mapping exactly at `path` (`yaml`'s key range start), or undefined. */
+  keyStart(path: DataPath, key: string): number | undefined;
+  /** The single-line scalar exactly at `path` with `yaml`'s range and style; declines anything else. */
+  scalarSpan(path: DataPath): ScalarSpan;
 }
 
 // js-yaml's state carries these too (not in @types/js-yaml).
@@ -206,7 +215,7 @@ function pairAll(nodes: NodeTable, root: number): void {
 }
 
 /** Locations from js-yaml's node positions, matching YamlDocumentLocator's wherever it answers. */
-class FastYamlLocator implements DslLocator {
+class FastYamlLocator implements FastLocator {
   constructor(private readonly nodes: NodeTable, private readonly root: number, private readonly src: SourceText, private readonly shift: number) {}
 
   at(path: DataPath): { location: SourceLocation; depth: number } {
@@ -218,6 +227,26 @@ class FastYamlLocator implements DslLocator {
     // Like yamlNodes' keyNode over nodeAtPath: the deepest existing node along the path is searched.
     const k = this.keyNode(this.walk(path).node, key);
     return k < 0 ? undefined : this.location(k);
+  }
+
+  keyStart(path: DataPath, key: string): number | undefined {
+    const { node, depth } = this.walk(path);
+    if (depth < path.length) return undefined;
+    const k = this.keyNode(node, key);
+    return k < 0 ? undefined : contentStart(this.src.text, this.nodes.open[k]! + this.shift);
+  }
+
+  scalarSpan(path: DataPath): ScalarSpan {
+    const { node, depth } = this.walk(path);
+    if (depth < path.length || this.nodes.kind[node] !== SCALAR) throw new FastPathDeclined('not a scalar');
+    const text = this.src.text;
+    const start = contentStart(text, this.nodes.open[node]! + this.shift);
+    const [end, quoted] = this.scalarEnd(node, start);
+    // Block and multi-line scalars: `yaml`'s range and folding are the precise path's to reproduce.
+    const c = text.charCodeAt(start);
+    if (c === 0x7c /* | */ || c === 0x3e /* > */ || end <= start || text.slice(start, end).includes('\n')) throw new FastPathDeclined('multi-line scalar');
+    const type = !quoted ? 'PLAIN' : c === 0x22 ? 'QUOTE_DOUBLE' : 'QUOTE_SINGLE';
+    return { value: this.nodes.results[node], range: [start, end, end], type };
   }
 
   inString(): SourceLocation {
@@ -300,24 +329,30 @@ class FastYamlLocator implements DslLocator {
   private location(id: number): SourceLocation {
     const text = this.src.text;
     const kind = this.nodes.kind[id];
-    const start = contentStart(text, this.nodes.open[id]! + this.shift);
-    const c = text.charCodeAt(start);
-    let end: number;
     if (kind === NONE) {
       // An empty value: `yaml` places an empty scalar where js-yaml reports nothing.
       throw new FastPathDeclined('no position for an empty value');
-    } else if (c === 0x22 /* " */ || c === 0x27 /* ' */ || c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      end = this.nodes.close[id]! + this.shift;
-    } else if (kind === SCALAR && c !== 0x7c /* | */ && c !== 0x3e /* > */) {
-      // A plain scalar ends at its last non-blank character; js-yaml may stop after blanks or at a comment.
-      end = this.nodes.close[id]! + this.shift;
-      while (end > start && isBlank(text.charCodeAt(end - 1))) end--;
-    } else {
-      // Block collections and block scalars: `yaml`'s range runs past the first line, so the rest of it counts.
-      end = text.length;
     }
+    const start = contentStart(text, this.nodes.open[id]! + this.shift);
+    const [end] = this.scalarEnd(id, start);
     if (end <= start) throw new FastPathDeclined('empty node');
     return offsetLocation(this.src, start, end);
+  }
+
+  /** Where `yaml`'s range for the node at `start` ends (its valueEnd), and whether it opens with a quote. */
+  private scalarEnd(id: number, start: number): [end: number, quoted: boolean] {
+    const text = this.src.text;
+    const c = text.charCodeAt(start);
+    if (c === 0x22 /* " */ || c === 0x27 /* ' */) return [this.nodes.close[id]! + this.shift, true];
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) return [this.nodes.close[id]! + this.shift, false];
+    if (this.nodes.kind[id] === SCALAR && c !== 0x7c /* | */ && c !== 0x3e /* > */) {
+      // A plain scalar ends at its last non-blank character; js-yaml may stop after blanks or at a comment.
+      let end = this.nodes.close[id]! + this.shift;
+      while (end > start && isBlank(text.charCodeAt(end - 1))) end--;
+      return [end, false];
+    }
+    // Block collections and block scalars: `yaml`'s range runs past the first line, so the rest of it counts.
+    return [text.length, false];
   }
 }
 

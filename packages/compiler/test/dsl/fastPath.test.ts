@@ -7,8 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadChainDocument, loadDocument, loadDslDocument, loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions } from '@stepforge/compiler';
 import { generateDslDocument } from '../../../../bench/dsl.bench.js';
-import { rng, type Rand } from './exprCorpus.js';
+import { rng } from './exprCorpus.js';
 import { DOCUMENT_SNIPPETS, mutateDocument } from './mutateDocument.js';
+import { pick, restyle } from './restyleDocument.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const corpusDir = fileURLToPath(new URL('./corpus/', import.meta.url));
@@ -36,33 +37,12 @@ function compare(text: string, options: LoadDslOptions) {
   return { precise, fast, clean };
 }
 
-const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 
 /** Plus what separates the two parsers: number and boolean spellings, line ends, directives, markers. */
 const SNIPPETS = [
   ...DOCUMENT_SNIPPETS, ' # c', '\r\n', '0x1F', '0o17', '.5', '+12', '-0', '1_000', '0b11', 'True', 'yes', '\\', '\\u0041',
   ',', ': ', '---\n', '...\n', '%YAML 1.1\n', '__proto__: ',
 ];
-
-/** Meaning-preserving edits a person makes: comments, blank lines, quoting, CRLF, a BOM. */
-function restyle(r: Rand, text: string): string {
-  let lines = text.split('\n').map((line) => {
-    const p = r();
-    if (p < 0.15 && /^\s*[\w-]+: [\w.-]+$/.test(line)) return `${line}   # ${pick(r, ['why', 'note: x', '#', ''])}`;
-    if (p < 0.3) {
-      // Quote a plain, single-line value that needs no escaping.
-      const m = /^(\s*(?:- )?[\w-]+: )([A-Za-z_][\w./-]*)$/.exec(line);
-      if (m) return r() < 0.5 ? `${m[1]}"${m[2]}"` : `${m[1]}'${m[2]}'`;
-    }
-    if (p < 0.35) return `${line}\n`;
-    return line;
-  });
-  if (r() < 0.2) lines = ['# restyled', ...lines];
-  let out = lines.join('\n');
-  if (r() < 0.25) out = out.replace(/\n/g, '\r\n');
-  if (r() < 0.15) out = `\uFEFF${out}`;
-  return out;
-}
 
 describe('Function: loadDslDocumentFast', () => {
   it('loads every valid corpus, example and workflow document exactly as the precise path does', () => {
