@@ -10,6 +10,7 @@ import { loadChainDocument, loadChainDocumentFast, loadChainDocumentPrecise, loa
 import { randomDagChain } from '../../../../bench/compile.bench.js';
 import { rng, type Rand } from '../dsl/exprCorpus.js';
 import { pick, restyle } from '../dsl/restyleDocument.js';
+import { expectFastPathAgrees } from '../expectFastPathAgrees.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -36,11 +37,7 @@ const VALID: [string, string, LoadChainOptions][] = [
 function compare(text: string, options: LoadChainOptions) {
   const precise = loadChainDocumentPrecise(text, options);
   const fast = loadChainDocumentFast(text, options);
-  const clean = precise.errors.length === 0 && precise.warnings.length === 0;
-  if (fast !== undefined) {
-    expect({ text, clean }).toEqual({ text, clean: true });
-    expect(fast).toStrictEqual(precise);
-  }
+  const clean = expectFastPathAgrees(text, precise, fast);
   expect(loadChainDocument(text, options)).toStrictEqual(precise);
   expect(loadDocument(text, options)).toStrictEqual({ format: 'chain', ...precise });
   return { precise, fast, clean };

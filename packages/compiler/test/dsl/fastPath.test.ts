@@ -10,6 +10,7 @@ import { generateDslDocument } from '../../../../bench/dsl.bench.js';
 import { rng } from './exprCorpus.js';
 import { DOCUMENT_SNIPPETS, mutateDocument } from './mutateDocument.js';
 import { pick, restyle } from './restyleDocument.js';
+import { expectFastPathAgrees } from '../expectFastPathAgrees.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const corpusDir = fileURLToPath(new URL('./corpus/', import.meta.url));
@@ -29,11 +30,7 @@ const VALID: [string, string][] = [
 function compare(text: string, options: LoadDslOptions) {
   const precise = loadDslDocumentPrecise(text, options);
   const fast = loadDslDocumentFast(text, options);
-  const clean = precise.errors.length === 0 && precise.warnings.length === 0;
-  if (fast !== undefined) {
-    expect({ text, clean }).toEqual({ text, clean: true });
-    expect(fast).toStrictEqual(precise);
-  }
+  const clean = expectFastPathAgrees(text, precise, fast);
   return { precise, fast, clean };
 }
 
