@@ -1,13 +1,20 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** JSON with object keys sorted at every level, so equal data always serialises the same way. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  // One string built in place: it runs for every step of a document (entries, filter and map
+  // allocated three arrays per object). The default sort orders keys by UTF-16 code units, as `<` does.
+  const o = value as Record<string, unknown>;
+  let out = '{';
+  for (const k of Object.keys(o).sort()) {
+    const v = o[k];
+    if (v === undefined) continue;
+    if (out.length > 1) out += ',';
+    out += `${JSON.stringify(k)}:${canonicalJson(v)}`;
+  }
+  return `${out}}`;
 }
 
 /**
@@ -16,5 +23,6 @@ export function canonicalJson(value: unknown): string {
  * task's fields or its tool grants does.
  */
 export function stepIdentity(kind: string, config: unknown, tools: readonly string[]): string {
-  return createHash('sha256').update(canonicalJson({ kind, config, tools })).digest('hex');
+  // The one-shot `hash` (Node ≥ 20.12) costs about half of a createHash object per step.
+  return hash('sha256', canonicalJson({ kind, config, tools }), 'hex');
 }

@@ -5,7 +5,7 @@ import { stepIdentity } from '../chain/stepIdentity.js';
 import type { DslDocument, DslScope, DslStep, DslTemplateField, DslValue } from '../dsl/DslDocument.js';
 import { templateStepReferences } from '../expr/collectReferences.js';
 import { parseDurationSeconds } from '../lower/renderRetry.js';
-import type { IrAgentRef, IrDocument, IrExpr, IrRetry, IrStep, IrWorkflow } from './Ir.js';
+import type { IrAgentRef, IrComposite, IrDocument, IrExpr, IrRetry, IrStep, IrWorkflow } from './Ir.js';
 import { inputDefaults } from './chainToIr.js';
 
 /** Lowers a loaded DSL document into the IR. */
@@ -40,60 +40,73 @@ function step(doc: DslDocument, s: DslStep): IrStep {
   const input = s.inputTemplate && s.input
     ? { kind: 'template' as const, value: { input: s.input.value, prompt: s.inputTemplate.value }, reads: [...new Set([...s.input.reads, ...s.inputTemplate.reads])] }
     : s.inputTemplate ? value(s.inputTemplate) : s.input ? value(s.input) : undefined;
-  const base = {
+  const { config, composite } = kindFields(doc, s);
+  // One object literal (spreading a shared base and an `extra` into each step was most of this pass);
+  // `composite` stays the last key, as before.
+  const out: IrStep = {
     id: s.name,
     secrets: s.secrets.map((x) => x.id),
-    tools: [] as string[],
+    tools: [],
     retry: dslRetry((s as { retry?: unknown }).retry),
     input,
     when: s.when ? field(s.when) : undefined,
     location: s.location,
+    kind: s.kind,
+    config,
+    identity: stepIdentity(s.kind, config, []),
   };
-  const make = (config: Record<string, unknown>, extra: Partial<IrStep> = {}): IrStep => ({
-    ...base, kind: s.kind, config, identity: stepIdentity(s.kind, config, []), ...extra,
-  });
+  return composite === undefined ? out : { ...out, composite };
+}
+
+/** The step's handler configuration (what its identity hashes) and, for composite kinds, its structure. */
+function kindFields(doc: DslDocument, s: DslStep): { config: Record<string, unknown>; composite?: IrComposite } {
   switch (s.kind) {
     case 'agent': {
       const a = doc.agents[s.agent];
-      return make({ agent: s.agent, ...(a?.uri ? { uri: a.uri } : {}), ...(a && Object.keys(a.config).length > 0 ? { agentConfig: a.config } : {}) });
+      return { config: { agent: s.agent, ...(a?.uri ? { uri: a.uri } : {}), ...(a && Object.keys(a.config).length > 0 ? { agentConfig: a.config } : {}) } };
     }
     case 'function':
-      return make({ function: s.function });
+      return { config: { function: s.function } };
     case 'mcp_tool': {
       const srv = doc.mcpServers[s.server];
-      return make({ server: s.server, tool: s.tool, ...(srv?.uri ? { uri: srv.uri } : {}), ...(srv && Object.keys(srv.config).length > 0 ? { serverConfig: srv.config } : {}) });
+      return { config: { server: s.server, tool: s.tool, ...(srv?.uri ? { uri: srv.uri } : {}), ...(srv && Object.keys(srv.config).length > 0 ? { serverConfig: srv.config } : {}) } };
     }
     case 'connector':
-      return make({ connector: s.connector, action: s.action });
+      return { config: { connector: s.connector, action: s.action } };
     case 'conditional':
-      return make({ condition: s.condition.text }, { composite: { condition: field(s.condition) } });
+      return { config: { condition: s.condition.text }, composite: { condition: field(s.condition) } };
     case 'for_each': {
       const items: IrExpr = 'literal' in s.items ? { kind: 'template', value: s.items.literal, reads: [] } : field(s.items);
-      return make({ as: s.as, maxIterations: s.maxIterations, parallel: s.parallel }, {
+      return {
+        config: { as: s.as, maxIterations: s.maxIterations, parallel: s.parallel },
         composite: { items, as: s.as, maxIterations: s.maxIterations, parallel: s.parallel, body: scope(doc, s.do) },
-      });
+      };
     }
     case 'while':
-      return make({ condition: s.condition.text, maxIterations: s.maxIterations }, {
+      return {
+        config: { condition: s.condition.text, maxIterations: s.maxIterations },
         composite: { condition: field(s.condition), maxIterations: s.maxIterations, body: scope(doc, s.do) },
-      });
+      };
     case 'parallel_analyzer':
-      return make({ analysts: s.analysts.map((a) => ({ agent: a.agent, role: a.role })), aggregator: s.aggregator }, {
+      return {
+        config: { analysts: s.analysts.map((a) => ({ agent: a.agent, role: a.role })), aggregator: s.aggregator },
         composite: { analysts: s.analysts.map((a) => agentRef(doc, a.agent, a.role)), aggregator: agentRef(doc, s.aggregator, 'aggregator') },
-      });
+      };
     case 'handoff_router':
-      return make({ entry_agent: s.entryAgent, specialists: s.specialists.map((a) => ({ agent: a.agent, role: a.role })) }, {
+      return {
+        config: { entry_agent: s.entryAgent, specialists: s.specialists.map((a) => ({ agent: a.agent, role: a.role })) },
         composite: { entry: agentRef(doc, s.entryAgent, 'entry'), specialists: s.specialists.map((a) => agentRef(doc, a.agent, a.role)) },
-      });
+      };
     case 'judge_loop':
-      return make({ generator: s.generator, evaluator: s.evaluator, pass_condition: s.passCondition.text, maxIterations: s.maxIterations }, {
+      return {
+        config: { generator: s.generator, evaluator: s.evaluator, pass_condition: s.passCondition.text, maxIterations: s.maxIterations },
         composite: {
           generator: agentRef(doc, s.generator, 'generator'),
           evaluator: agentRef(doc, s.evaluator, 'evaluator'),
           condition: field(s.passCondition),
           maxIterations: s.maxIterations,
         },
-      });
+      };
   }
 }
 

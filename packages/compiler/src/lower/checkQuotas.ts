@@ -111,8 +111,7 @@ function workflowPayload(doc: IrDocument, wf: IrWorkflow, outer: Map<string, num
   const sizes = new Map(outer);
   let all = 0;
   for (const s of wf.steps) {
-    const reads = [...new Set([s.input, s.when, s.expr, s.composite?.items, s.composite?.condition].flatMap((e) => e?.reads ?? []))];
-    const readBytes = reads.reduce((sum, r) => sum + (sizes.get(r) ?? MAX_INLINE_OUTPUT_BYTES), 0);
+    const readBytes = readsBytes(s, sizes);
     const staticBytes = JSON.stringify(s.config).length + JSON.stringify(s.input ?? null).length + 1024;
     let value = MAX_INLINE_OUTPUT_BYTES + 200;
     let payload = staticBytes + ASSUMED_INPUT_BYTES + 2 * readBytes;
@@ -141,4 +140,34 @@ function workflowPayload(doc: IrDocument, wf: IrWorkflow, outer: Map<string, num
     all = value;
   }
   return wf.resultStep !== undefined ? sizes.get(wf.steps[wf.resultStep]!.id) ?? all : all;
+}
+
+/**
+ * Sum of the value bounds of the steps `s` reads, each counted once. Written as plain loops: it runs
+ * for every step, and collecting the reads into a Set of a flattened array was most of this check.
+ */
+function readsBytes(s: IrStep, sizes: ReadonlyMap<string, number>): number {
+  const exprs = [s.input, s.when, s.expr, s.composite?.items, s.composite?.condition];
+  let sum = 0;
+  for (let i = 0; i < exprs.length; i++) {
+    const reads = exprs[i]?.reads;
+    if (reads === undefined) continue;
+    for (let j = 0; j < reads.length; j++) {
+      const r = reads[j]!;
+      if (readEarlier(exprs, i, j, r)) continue;
+      sum += sizes.get(r) ?? MAX_INLINE_OUTPUT_BYTES;
+    }
+  }
+  return sum;
+}
+
+/** Whether `r` (read `j` of expression `i`) already appeared earlier in the step's reads. */
+function readEarlier(exprs: readonly ({ readonly reads: readonly string[] } | undefined)[], i: number, j: number, r: string): boolean {
+  for (let a = 0; a <= i; a++) {
+    const reads = exprs[a]?.reads;
+    if (reads === undefined) continue;
+    const end = a === i ? j : reads.length;
+    for (let b = 0; b < end; b++) if (reads[b] === r) return true;
+  }
+  return false;
 }
