@@ -450,12 +450,11 @@ class Lowerer {
   private failState(scope: Scope): string {
     if (scope.failState === undefined) {
       const name = this.names.state(scope.top ? 'Failed' : `${scope.label}: failed`);
-      scope.states[name] = {
-        Type: 'Fail',
-        ...(scope.top ? { Comment: 'The run ends failed with the failing step\'s error; the cause names the step' } : {}),
-        Error: '{% $states.input[1].Error %}',
-        Cause: '{% "step \'" & $states.input[0] & "\' failed: " & $states.input[1].Cause %}',
-      };
+      const fail: AslState = { Type: 'Fail' };
+      if (scope.top) fail.Comment = 'The run ends failed with the failing step\'s error; the cause names the step';
+      fail.Error = '{% $states.input[1].Error %}';
+      fail.Cause = '{% "step \'" & $states.input[0] & "\' failed: " & $states.input[1].Cause %}';
+      scope.states[name] = fail;
       scope.failState = name;
     }
     return scope.failState;
@@ -644,20 +643,11 @@ class Lowerer {
       if (model && extra.value === undefined && step.input?.kind === 'template' && typeof step.input.value === 'string' && !mayBeNull(step, undefined, (t) => this.parse(t))) config = omit(config, 'prompt');
     }
     if (kind === 'model' || kind === 'tool') config = omit(config, 'max_turns', 'max_tool_calls');
-    const out: Record<string, unknown> = {
-      version: ENVELOPE_VERSION,
-      run: '{% $run %}',
-      step: {
-        id: step.id,
-        kind,
-        identity: extra.identity ?? step.identity,
-        // Empty lists are the schema defaults: left out to keep large definitions under 1 MB.
-        ...(iter.length === 0 ? {} : { iteration: `{% [${iter.map((x) => `$${x}`).join(', ')}] %}` }),
-        ...(extra.role !== undefined ? { role: extra.role } : {}),
-      },
-      config,
-      inputs,
-    };
+    const stepField: Record<string, unknown> = { id: step.id, kind, identity: extra.identity ?? step.identity };
+    // Empty lists are the schema defaults: left out to keep large definitions under 1 MB.
+    if (iter.length > 0) stepField.iteration = `{% [${iter.map((x) => `$${x}`).join(', ')}] %}`;
+    if (extra.role !== undefined) stepField.role = extra.role;
+    const out: Record<string, unknown> = { version: ENVELOPE_VERSION, run: '{% $run %}', step: stepField, config, inputs };
     if (step.tools.length > 0) out.tools = [...step.tools];
     if (step.secrets.length > 0) out.secrets = [...step.secrets];
     const budget = extra.budget ?? (step.budget ? { maxTurns: step.budget.maxTurns, maxToolCalls: step.budget.maxToolCalls } : undefined);
@@ -670,6 +660,8 @@ class Lowerer {
   private taskState(step: IrStep, scope: Scope, kind: LambdaStepKind, payload: Record<string, unknown>, assign: Record<string, unknown>, what: string | undefined): AslState {
     const callback = kind === 'tool';
     const timeout = step.timeoutSeconds ?? (callback ? CALLBACK_TIMEOUT_SECONDS : undefined);
+    // Fields set one by one rather than spread in (a spread in the middle of a literal built every
+    // Task through the slow generic copy, and the states it made were slower to serialise).
     const state: AslState = {
       Type: 'Task',
       Comment: this.comment(step, what),
@@ -677,16 +669,16 @@ class Lowerer {
       Arguments: callback
         ? { FunctionName: LAMBDA_PLACEHOLDERS[kind], Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
         : payload,
-      ...(timeout !== undefined ? { TimeoutSeconds: timeout } : {}),
-      Assign: assign,
-      Retry: renderRetry(step.retry),
-      Catch: [{
-        ErrorEquals: ['States.ALL'],
-        // [step id, error output]: the scope's Fail state turns it into the run's error and cause.
-        Output: `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`,
-        Next: this.failState(scope),
-      }],
     };
+    if (timeout !== undefined) state.TimeoutSeconds = timeout;
+    state.Assign = assign;
+    state.Retry = renderRetry(step.retry);
+    state.Catch = [{
+      ErrorEquals: ['States.ALL'],
+      // [step id, error output]: the scope's Fail state turns it into the run's error and cause.
+      Output: `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`,
+      Next: this.failState(scope),
+    }];
     return state;
   }
 

@@ -34,7 +34,8 @@ const TRANSIENT_RETRIER: Readonly<Record<string, unknown>> = Object.fromEntries(
 
 /** ASL `Retry` entries for a step: the transient retrier, then the source's policy (if any). */
 export function renderRetry(policy: IrRetry | undefined): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [{ ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals], ...TRANSIENT_RETRIER }];
+  // Object.assign onto a literal rather than a spread: this runs for every Lambda Task.
+  const out: Record<string, unknown>[] = [Object.assign({ ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals] }, TRANSIENT_RETRIER)];
   if (policy !== undefined && policy.maxAttempts > 1) {
     out.push(dropUndefined({
       // States.TaskFailed matches any task error except timeouts; a source list narrows it.
