@@ -63,6 +63,8 @@ export function scheduleDag(
   const bucket = new Int32Array(n + 1);
   const order = new Int32Array(n);
   const tailFrom = new Float64Array(n + 1);
+  // The sorted distinct keys of the set being swept.
+  const keys = new Float64Array(n);
 
   // Longest path through the induced subgraph `set` (in topological order).
   const finish = new Float64Array(n);
@@ -100,26 +102,31 @@ export function scheduleDag(
     return control;
   };
   const decomposeOnce = (set: readonly number[], depth: number): IrControl => {
-    const components = weakComponents(set);
+    // Members are marked once; the marks hold until the first recursive call below.
+    const s = ++stamp;
+    for (const v of set) mark[v] = s;
+    // A path becomes one flat sequence whatever cuts are chosen (sequenceOf flattens the halves), so
+    // it skips the sweeps: about half the sets a large DAG breaks into are short paths.
+    if (isPath(set, s)) return { type: 'sequence', items: set.map((step) => ({ type: 'step', step }) as IrControl) };
+    const components = weakComponents(set, s);
     if (components.length > 1) {
       return { type: 'parallel', branches: components.map((c) => decompose(c, depth)) };
     }
     // One connected, non-trivial component: choose a downward-closed cut A | B.
-    const s = ++stamp;
-    for (const v of set) mark[v] = s;
     // Earliest finish and longest tail of each member, indexed by its position in `set` (which is in
     // topological order): per-level arrays of the set's size, because the recursion below reuses the
-    // node-indexed scratch arrays, and node-sized arrays per level would cost O(n) each.
+    // node-indexed scratch arrays, and node-sized arrays per level would cost O(n) each. Plain arrays:
+    // most sets are a handful of members, and a typed array's buffer costs more to allocate than that.
     const m = set.length;
     for (let i = 0; i < m; i++) pos[set[i]!] = i;
-    const eft = new Float64Array(m);
+    const eft = new Array<number>(m);
     for (let i = 0; i < m; i++) {
       const v = set[i]!;
       let start = 0;
       for (const p of pred[v]!) if (mark[p] === s && eft[pos[p]!]! > start) start = eft[pos[p]!]!;
       eft[i] = start + dur[v]!;
     }
-    const tail = new Float64Array(m);
+    const tail = new Array<number>(m);
     for (let i = m - 1; i >= 0; i--) {
       const v = set[i]!;
       let rest = 0;
@@ -129,7 +136,7 @@ export function scheduleDag(
     let cp = 0;
     for (let i = 0; i < m; i++) if (eft[i]! > cp) cp = eft[i]!;
     // Latest start (relative): a cut "must start before t" is downward closed like "finished by t".
-    const late = new Float64Array(m);
+    const late = new Array<number>(m);
     for (let i = 0; i < m; i++) late[i] = cp - tail[i]!;
     // Candidate cuts: "finished by t" (earliest) and "must start before t" (latest) families. The
     // sweeps below score every threshold in one pass, so only sets that look ahead sample them.
@@ -148,13 +155,16 @@ export function scheduleDag(
     // counts. A is downward closed and B upward closed, so A's critical path is its largest earliest
     // finish and B's its largest tail; the edges a cut adds are sinks(A) × sources(B) minus the
     // direct edges between them, kept up to date as members move.
-    const sweep = (key: Float64Array, isLate: boolean): void => {
-      const values = distinct(key);
-      const thresholds = sample(isLate ? values.slice(1) : values.slice(0, -1), k);
+    const sweep = (key: readonly number[], isLate: boolean): void => {
+      const distinct = sortDistinct(key, keys);
+      // Every distinct key but the last (earliest) or the first (latest) is a threshold, sampled to k.
+      const from = isLate ? 1 : 0;
+      const count = distinct - 1;
+      const taken = Math.min(count, k);
       // Counting sort by the key's rank keeps equal keys in topological (position) order.
-      bucket.fill(0, 0, values.length + 1);
-      for (let i = 0; i < m; i++) bucket[(rankOf[i] = lowerBound(values, key[i]!)) + 1]!++;
-      for (let r = 1; r <= values.length; r++) bucket[r]! += bucket[r - 1]!;
+      bucket.fill(0, 0, distinct + 1);
+      for (let i = 0; i < m; i++) bucket[(rankOf[i] = lowerBound(keys, distinct, key[i]!)) + 1]!++;
+      for (let r = 1; r <= distinct; r++) bucket[r]! += bucket[r - 1]!;
       for (let i = 0; i < m; i++) order[bucket[rankOf[i]!]!++] = i;
       tailFrom[m] = 0;
       for (let j = m - 1; j >= 0; j--) tailFrom[j] = Math.max(tailFrom[j + 1]!, tail[order[j]!]!);
@@ -173,7 +183,8 @@ export function scheduleDag(
       const isSourceB = (v: number): boolean => mark[v] === s && side[v] === 2 && predInB[v] === 0;
       let j = 0;
       let cpA = 0;
-      for (const t of thresholds) {
+      for (let ti = 0; ti < taken; ti++) {
+        const t = keys[from + (taken === count ? ti : Math.floor((ti * count) / k))]!;
         for (; j < m; j++) {
           const i = order[j]!;
           if (isLate ? !(key[i]! < t) : !(key[i]! <= t)) break;
@@ -198,12 +209,17 @@ export function scheduleDag(
           }
         }
         if (j === 0 || j === m) continue;
-        const c = { score: cpA + tailFrom[j]!, added: sinks * sources - direct, imbalance: Math.abs(2 * j - m) };
+        // Scored from locals: an object per threshold (and a spread per improvement) cost more than the sweep.
+        const score = cpA + tailFrom[j]!;
+        const added = sinks * sources - direct;
+        const imbalance = Math.abs(2 * j - m);
         // Without lookahead only the best cut matters: keep it (and the best balanced one) instead of sorting them all.
-        if (lookahead) scored.push({ cut: { late: isLate, t }, ...c });
+        if (lookahead) scored.push({ cut: { late: isLate, t }, score, added, imbalance });
         else {
-          if (bestAll === undefined || byScore(c, bestAll) < 0) bestAll = { cut: { late: isLate, t }, ...c };
-          if (c.imbalance <= balancedLimit && (bestBalanced === undefined || byScore(c, bestBalanced) < 0)) bestBalanced = { cut: { late: isLate, t }, ...c };
+          if (bestAll === undefined || compareScore(score, added, imbalance, bestAll) < 0) bestAll = { cut: { late: isLate, t }, score, added, imbalance };
+          if (imbalance <= balancedLimit && (bestBalanced === undefined || compareScore(score, added, imbalance, bestBalanced) < 0)) {
+            bestBalanced = { cut: { late: isLate, t }, score, added, imbalance };
+          }
         }
       }
     };
@@ -245,11 +261,24 @@ export function scheduleDag(
     return sequenceOf([decompose(best.a, depth), decompose(best.b, depth)]);
   };
 
-  // Weakly connected components of the induced subgraph, each in topological order (members are
-  // labelled first, then collected in `set` order, which is topological), ordered by smallest node.
-  const weakComponents = (set: readonly number[]): number[][] => {
-    const s = ++stamp;
-    for (const v of set) mark[v] = s;
+  // Whether the members marked `s` form a path in `set` order: each one's only predecessor in the
+  // set is the member before it (the first has none, `set` being in topological order).
+  const isPath = (set: readonly number[], s: number): boolean => {
+    for (let i = 1; i < set.length; i++) {
+      let inSet = 0;
+      for (const p of pred[set[i]!]!) {
+        if (mark[p] !== s) continue;
+        if (p !== set[i - 1] || ++inSet > 1) return false;
+      }
+      if (inSet === 0) return false;
+    }
+    return true;
+  };
+
+  // Weakly connected components of the induced subgraph (members marked `s`), each in topological
+  // order (members are labelled first, then collected in `set` order, which is topological), ordered
+  // by smallest node.
+  const weakComponents = (set: readonly number[], s: number): number[][] => {
     let count = 0;
     const stack: number[] = [];
     for (const root of set) {
@@ -294,7 +323,12 @@ interface ScoredCut {
 
 /** Lower bound first, then fewer synchronisation edges, then the more balanced cut. */
 function byScore(x: Omit<ScoredCut, 'cut'>, y: Omit<ScoredCut, 'cut'>): number {
-  return x.score - y.score || x.added - y.added || x.imbalance - y.imbalance;
+  return compareScore(x.score, x.added, x.imbalance, y);
+}
+
+/** byScore with the first cut given by its figures. */
+function compareScore(score: number, added: number, imbalance: number, y: Omit<ScoredCut, 'cut'>): number {
+  return score - y.score || added - y.added || imbalance - y.imbalance;
 }
 
 /** Makespan of a control tree: a sequence adds up, a parallel takes its longest branch. */
@@ -372,10 +406,10 @@ function minOf(xs: readonly number[]): number {
   return min;
 }
 
-/** Index of the first element of sorted `xs` that is ≥ x. */
-function lowerBound(xs: readonly number[], x: number): number {
+/** Index of the first of the `count` sorted `xs` that is ≥ x. */
+function lowerBound(xs: Float64Array, count: number, x: number): number {
   let lo = 0;
-  let hi = xs.length;
+  let hi = count;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (xs[mid]! < x) lo = mid + 1;
@@ -384,18 +418,29 @@ function lowerBound(xs: readonly number[], x: number): number {
   return lo;
 }
 
-function distinct(values: Float64Array): number[] {
-  const sorted = values.slice().sort();
-  const out: number[] = [];
-  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) out.push(sorted[i]!);
-  return out;
-}
+/** Below this many keys an insertion sort beats sorting a typed array (a call into the runtime). */
+const SMALL_SORT = 32;
 
-function sample(values: readonly number[], k: number): readonly number[] {
-  if (values.length <= k) return values;
-  const out: number[] = [];
-  for (let i = 0; i < k; i++) out.push(values[Math.floor((i * values.length) / k)]!);
-  return out;
+/**
+ * Writes the distinct values of `key` (finite numbers) into `out` in ascending order; returns how
+ * many. Sorted in `out` itself: a sorted copy per sweep allocated a buffer each time.
+ */
+function sortDistinct(key: readonly number[], out: Float64Array): number {
+  const m = key.length;
+  if (m <= SMALL_SORT) {
+    for (let i = 0; i < m; i++) {
+      const x = key[i]!;
+      let j = i - 1;
+      for (; j >= 0 && out[j]! > x; j--) out[j + 1] = out[j]!;
+      out[j + 1] = x;
+    }
+  } else {
+    for (let i = 0; i < m; i++) out[i] = key[i]!;
+    out.subarray(0, m).sort();
+  }
+  let count = 0;
+  for (let i = 0; i < m; i++) if (i === 0 || out[i] !== out[count - 1]) out[count++] = out[i]!;
+  return count;
 }
 
 /** Kahn's algorithm, smallest index first among ready nodes (deterministic). */
