@@ -36,16 +36,23 @@ const DEPENDS: Readonly<Record<string, readonly string[]>> = {
   $sfEq: ['$sfCanon'],
 };
 
+/** Each helper with the text of a call to it (`$sfStep(`), in declaration order. */
+const HELPER_CALLS: readonly (readonly [string, string])[] = Object.keys(JSONATA_HELPERS).map((name) => [name, `${name}(`]);
+/** What every helper name starts with. */
+const HELPER_PREFIX = '$sf';
+
 /** The helpers `jsonata` (an expression) calls, with their dependencies, in a valid binding order. */
 export function jsonataHelpersUsed(jsonata: string): string[] {
   const out: string[] = [];
+  // Many translated expressions call no helper; one scan says so (this runs for every expression).
+  if (!jsonata.includes(HELPER_PREFIX)) return out;
   const visit = (name: string): void => {
     if (out.includes(name)) return;
     for (const d of DEPENDS[name] ?? []) visit(d);
     out.push(name);
   };
-  for (const name of Object.keys(JSONATA_HELPERS)) {
-    if (jsonata.includes(`${name}(`)) visit(name);
+  for (const [name, call] of HELPER_CALLS) {
+    if (jsonata.includes(call)) visit(name);
   }
   return out;
 }

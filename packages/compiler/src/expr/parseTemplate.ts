@@ -59,7 +59,8 @@ export function parseExpression(text: string): Expr {
 
 /** True when the text contains at least one `${ }` (ignoring escaped `$${`). */
 export function hasExpression(text: string): boolean {
-  return /(^|[^$])\$\{/.test(text);
+  // The plain scan first: most strings a document holds have no `${` at all.
+  return text.includes('${') && /(^|[^$])\$\{/.test(text);
 }
 
 /** A literal node starting at token `t`. */
