@@ -1,6 +1,7 @@
 // The intermediate representation every front-end lowers into and the one back end consumes.
 // Plain readonly data only: behaviour lives in functions over it (schedule, lower, quotas).
 import type { SourceLocation } from '../errors/StepforgeError.js';
+import type { Template } from '../expr/ExpressionAst.js';
 
 /** Every step kind the back end knows: chain kinds, then DSL kinds. */
 export type IrStepKind =
@@ -112,6 +113,11 @@ export interface IrDocument {
   readonly file?: string;
   /** The source text (for error excerpts). */
   readonly source?: string;
+  /**
+   * `${ }` strings the front-end has parsed already (each Template carries its text): lowering reuses
+   * them rather than parsing every template a second time, and parses any string not listed.
+   */
+  readonly templates?: readonly Template[];
 }
 
 /** Structured control derived from a workflow's DAG (series-parallel form). */

@@ -3,6 +3,7 @@
 import type { ChainDocument, ChainStep } from '../chain/ChainDocument.js';
 import type { ChainTask, RetryPolicy } from '../chain/ChainTask.js';
 import { templateStepReferences } from '../expr/collectReferences.js';
+import type { Template } from '../expr/ExpressionAst.js';
 import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
 import type { InputSchema } from '../input/InputSchema.js';
 import type { IrDocument, IrExpr, IrRetry, IrStep } from './Ir.js';
@@ -11,7 +12,8 @@ import type { IrDocument, IrExpr, IrRetry, IrStep } from './Ir.js';
 export function chainToIr(doc: ChainDocument, options: { name: string; file?: string; source?: string; inputSchema?: InputSchema }): IrDocument {
   const parents = doc.steps.map(() => [] as string[]);
   for (const [a, b] of doc.edges) parents[b]!.push(doc.steps[a]!.handle);
-  const steps = doc.steps.map((s) => chainStep(s, parents[s.index]!));
+  const templates: Template[] = [];
+  const steps = doc.steps.map((s) => chainStep(s, parents[s.index]!, templates));
   const hasChild = new Set(doc.edges.map(([a]) => a));
   const sinks = doc.steps.filter((s) => !hasChild.has(s.index));
   // One sink: its output is the result. Several: an object of their outputs by handle.
@@ -25,10 +27,11 @@ export function chainToIr(doc: ChainDocument, options: { name: string; file?: st
     inputDefaults: inputDefaults(options.inputSchema),
     file: options.file,
     source: options.source,
+    templates,
   };
 }
 
-function chainStep(s: ChainStep, parents: readonly string[]): IrStep {
+function chainStep(s: ChainStep, parents: readonly string[], templates: Template[]): IrStep {
   const task = s.task as ChainTask & { retry?: RetryPolicy; timeout_seconds?: number };
   const config = withoutKindAndRetry(task);
   // Built as one object and completed per kind: spreading a shared base and destructuring the task
@@ -49,16 +52,16 @@ function chainStep(s: ChainStep, parents: readonly string[]): IrStep {
       step.expr = { kind: 'jsonata', jsonata: task.expr, reads: parents };
       break;
     case 'model':
-      step.input = template(task.prompt, parents);
+      step.input = template(task.prompt, parents, templates);
       step.budget = s.tools.length > 0 ? s.budget ?? { maxTurns: 16, maxToolCalls: 20 } : undefined;
       // A consensus judge (the shape's prompt asks to select a candidate verbatim) is checked in ASL.
       step.chooseFrom = parents.length >= 2 && /\bverbatim\b/i.test(task.prompt) ? parents : undefined;
       break;
     case 'tool':
-      step.input = template(task.args ?? {}, parents);
+      step.input = template(task.args ?? {}, parents, templates);
       break;
     case 'connector':
-      step.input = template(task.input ?? {}, parents);
+      step.input = template(task.input ?? {}, parents, templates);
       break;
   }
   return step;
@@ -71,13 +74,18 @@ function withoutKindAndRetry(task: Readonly<Record<string, unknown>>): Record<st
   return config;
 }
 
-/** A template value whose reads are the step's parents (plus any `steps.X` it names). */
-export function template(value: unknown, parents: readonly string[]): IrExpr {
+/**
+ * A template value whose reads are the step's parents (plus any `steps.X` it names); the templates
+ * it parses are added to `parsed` (handed on to lowering, see IrDocument.templates).
+ */
+export function template(value: unknown, parents: readonly string[], parsed: Template[] = []): IrExpr {
   const reads = new Set(parents);
   const visit = (v: unknown): void => {
     if (typeof v === 'string' && hasExpression(v)) {
       try {
-        for (const r of templateStepReferences(parseTemplate(v))) reads.add(r);
+        const t = parseTemplate(v);
+        parsed.push(t);
+        for (const r of templateStepReferences(t)) reads.add(r);
       } catch {
         // The front-end already reported malformed templates; lowering reports them again in context.
       }

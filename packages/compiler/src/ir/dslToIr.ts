@@ -4,43 +4,61 @@
 import { stepIdentity } from '../chain/stepIdentity.js';
 import type { DslDocument, DslScope, DslStep, DslTemplateField, DslValue } from '../dsl/DslDocument.js';
 import { templateStepReferences } from '../expr/collectReferences.js';
+import type { Template } from '../expr/ExpressionAst.js';
 import { parseDurationSeconds } from '../lower/renderRetry.js';
 import type { IrAgentRef, IrComposite, IrDocument, IrExpr, IrRetry, IrStep, IrWorkflow } from './Ir.js';
 import { inputDefaults } from './chainToIr.js';
 
 /** Lowers a loaded DSL document into the IR. */
 export function dslToIr(doc: DslDocument, options: { file?: string; source?: string } = {}): IrDocument {
+  const ctx: Context = { doc, templates: [] };
+  const workflow = scope(ctx, doc.workflow);
   return {
     name: doc.name,
     format: 'dsl',
-    workflow: { ...scope(doc, doc.workflow), output: doc.output ? value(doc.output) : undefined },
+    workflow: { ...workflow, output: doc.output ? value(ctx, doc.output) : undefined },
     inputDefaults: inputDefaults(doc.input),
     file: options.file ?? doc.file,
     source: options.source,
+    templates: ctx.templates,
   };
 }
 
-function scope(doc: DslDocument, s: DslScope): IrWorkflow {
-  return { steps: s.steps.map((st) => step(doc, st)), edges: s.edges, resultStep: s.resultStep };
+/** The document being lowered, and the templates the loader parsed (handed on to lowering). */
+interface Context {
+  readonly doc: DslDocument;
+  readonly templates: Template[];
 }
 
-function value(v: DslValue): IrExpr {
-  return { kind: 'template', value: v.value, reads: v.reads };
+function scope(ctx: Context, s: DslScope): IrWorkflow {
+  return { steps: s.steps.map((st) => step(ctx, st)), edges: s.edges, resultStep: s.resultStep };
 }
 
-function field(f: DslTemplateField): IrExpr {
+function value(ctx: Context, v: DslValue): IrExpr {
+  return { kind: 'template', value: authored(ctx, v), reads: v.reads };
+}
+
+/** The value as authored; its parsed templates are handed on to lowering. */
+function authored(ctx: Context, v: DslValue): unknown {
+  for (const t of v.templates) ctx.templates.push(t.template);
+  return v.value;
+}
+
+function field(ctx: Context, f: DslTemplateField): IrExpr {
+  // A bare expression was parsed without its `${ }`: that parse is not the one of `text`.
+  if (f.template.text === f.text) ctx.templates.push(f.template);
   return { kind: 'template', value: f.text, reads: templateStepReferences(f.template) };
 }
 
-function agentRef(doc: DslDocument, agent: string, role: string): IrAgentRef {
-  return { agent, role, identity: stepIdentity('agent', { agent, role, config: doc.agents[agent]?.config ?? {} }, []) };
+function agentRef(ctx: Context, agent: string, role: string): IrAgentRef {
+  return { agent, role, identity: stepIdentity('agent', { agent, role, config: ctx.doc.agents[agent]?.config ?? {} }, []) };
 }
 
-function step(doc: DslDocument, s: DslStep): IrStep {
+function step(ctx: Context, s: DslStep): IrStep {
   const input = s.inputTemplate && s.input
-    ? { kind: 'template' as const, value: { input: s.input.value, prompt: s.inputTemplate.value }, reads: [...new Set([...s.input.reads, ...s.inputTemplate.reads])] }
-    : s.inputTemplate ? value(s.inputTemplate) : s.input ? value(s.input) : undefined;
-  const { config, composite } = kindFields(doc, s);
+    ? { kind: 'template' as const, value: { input: authored(ctx, s.input), prompt: authored(ctx, s.inputTemplate) }, reads: [...new Set([...s.input.reads, ...s.inputTemplate.reads])] }
+    : s.inputTemplate ? value(ctx, s.inputTemplate) : s.input ? value(ctx, s.input) : undefined;
+  const { config, composite } = kindFields(ctx, s);
   // One object literal (spreading a shared base and an `extra` into each step was most of this pass);
   // `composite` stays the last key, as before.
   const out: IrStep = {
@@ -49,7 +67,7 @@ function step(doc: DslDocument, s: DslStep): IrStep {
     tools: [],
     retry: dslRetry((s as { retry?: unknown }).retry),
     input,
-    when: s.when ? field(s.when) : undefined,
+    when: s.when ? field(ctx, s.when) : undefined,
     location: s.location,
     kind: s.kind,
     config,
@@ -59,7 +77,8 @@ function step(doc: DslDocument, s: DslStep): IrStep {
 }
 
 /** The step's handler configuration (what its identity hashes) and, for composite kinds, its structure. */
-function kindFields(doc: DslDocument, s: DslStep): { config: Record<string, unknown>; composite?: IrComposite } {
+function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>; composite?: IrComposite } {
+  const doc = ctx.doc;
   switch (s.kind) {
     case 'agent': {
       const a = doc.agents[s.agent];
@@ -74,36 +93,36 @@ function kindFields(doc: DslDocument, s: DslStep): { config: Record<string, unkn
     case 'connector':
       return { config: { connector: s.connector, action: s.action } };
     case 'conditional':
-      return { config: { condition: s.condition.text }, composite: { condition: field(s.condition) } };
+      return { config: { condition: s.condition.text }, composite: { condition: field(ctx, s.condition) } };
     case 'for_each': {
-      const items: IrExpr = 'literal' in s.items ? { kind: 'template', value: s.items.literal, reads: [] } : field(s.items);
+      const items: IrExpr = 'literal' in s.items ? { kind: 'template', value: s.items.literal, reads: [] } : field(ctx, s.items);
       return {
         config: { as: s.as, maxIterations: s.maxIterations, parallel: s.parallel },
-        composite: { items, as: s.as, maxIterations: s.maxIterations, parallel: s.parallel, body: scope(doc, s.do) },
+        composite: { items, as: s.as, maxIterations: s.maxIterations, parallel: s.parallel, body: scope(ctx, s.do) },
       };
     }
     case 'while':
       return {
         config: { condition: s.condition.text, maxIterations: s.maxIterations },
-        composite: { condition: field(s.condition), maxIterations: s.maxIterations, body: scope(doc, s.do) },
+        composite: { condition: field(ctx, s.condition), maxIterations: s.maxIterations, body: scope(ctx, s.do) },
       };
     case 'parallel_analyzer':
       return {
         config: { analysts: s.analysts.map((a) => ({ agent: a.agent, role: a.role })), aggregator: s.aggregator },
-        composite: { analysts: s.analysts.map((a) => agentRef(doc, a.agent, a.role)), aggregator: agentRef(doc, s.aggregator, 'aggregator') },
+        composite: { analysts: s.analysts.map((a) => agentRef(ctx, a.agent, a.role)), aggregator: agentRef(ctx, s.aggregator, 'aggregator') },
       };
     case 'handoff_router':
       return {
         config: { entry_agent: s.entryAgent, specialists: s.specialists.map((a) => ({ agent: a.agent, role: a.role })) },
-        composite: { entry: agentRef(doc, s.entryAgent, 'entry'), specialists: s.specialists.map((a) => agentRef(doc, a.agent, a.role)) },
+        composite: { entry: agentRef(ctx, s.entryAgent, 'entry'), specialists: s.specialists.map((a) => agentRef(ctx, a.agent, a.role)) },
       };
     case 'judge_loop':
       return {
         config: { generator: s.generator, evaluator: s.evaluator, pass_condition: s.passCondition.text, maxIterations: s.maxIterations },
         composite: {
-          generator: agentRef(doc, s.generator, 'generator'),
-          evaluator: agentRef(doc, s.evaluator, 'evaluator'),
-          condition: field(s.passCondition),
+          generator: agentRef(ctx, s.generator, 'generator'),
+          evaluator: agentRef(ctx, s.evaluator, 'evaluator'),
+          condition: field(ctx, s.passCondition),
           maxIterations: s.maxIterations,
         },
       };

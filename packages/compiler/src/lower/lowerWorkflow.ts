@@ -109,6 +109,8 @@ class Lowerer {
   run(): LoweredWorkflow {
     this.reserveStepNames(this.doc.workflow, undefined);
     this.collectReaders(this.doc.workflow);
+    // What the front-end parsed already (the same parse of the same text) is not parsed again.
+    for (const t of this.doc.templates ?? []) this.templates.set(t.text, t);
     this.names.claimState(START_STATE) || this.fail('state_name', `a step is named '${START_STATE}'`, undefined);
     const outputName = this.names.state(OUTPUT_STATE);
     const top: Scope = {
