@@ -66,6 +66,35 @@ export function scheduleDag(
   // The sorted distinct keys of the set being swept.
   const keys = new Float64Array(n);
 
+  /**
+   * Fills `order` with the positions 0…m-1 of `key` sorted by key, equal keys in position order, and
+   * `keys` with the distinct keys ascending; returns how many. Small sets (most of them) use an
+   * insertion sort; larger ones rank each member among the sorted distinct keys and counting-sort.
+   */
+  const sortByKey = (key: readonly number[]): number => {
+    const m = key.length;
+    if (m <= SMALL_SORT) {
+      for (let i = 0; i < m; i++) {
+        const x = key[i]!;
+        let j = i - 1;
+        for (; j >= 0 && key[order[j]!]! > x; j--) order[j + 1] = order[j]!;
+        order[j + 1] = i;
+      }
+      let distinct = 0;
+      for (let j = 0; j < m; j++) {
+        const x = key[order[j]!]!;
+        if (distinct === 0 || keys[distinct - 1] !== x) keys[distinct++] = x;
+      }
+      return distinct;
+    }
+    const distinct = sortDistinct(key, keys);
+    bucket.fill(0, 0, distinct + 1);
+    for (let i = 0; i < m; i++) bucket[(rankOf[i] = lowerBound(keys, distinct, key[i]!)) + 1]!++;
+    for (let r = 1; r <= distinct; r++) bucket[r]! += bucket[r - 1]!;
+    for (let i = 0; i < m; i++) order[bucket[rankOf[i]!]!++] = i;
+    return distinct;
+  };
+
   // Longest path through the induced subgraph `set` (in topological order).
   const finish = new Float64Array(n);
   const criticalPathOf = (set: readonly number[]): number => {
@@ -120,11 +149,19 @@ export function scheduleDag(
     const m = set.length;
     for (let i = 0; i < m; i++) pos[set[i]!] = i;
     const eft = new Array<number>(m);
+    // Predecessors inside the set, counted once for both sweeps.
+    const inDegree = new Array<number>(m);
     for (let i = 0; i < m; i++) {
       const v = set[i]!;
       let start = 0;
-      for (const p of pred[v]!) if (mark[p] === s && eft[pos[p]!]! > start) start = eft[pos[p]!]!;
+      let inSet = 0;
+      for (const p of pred[v]!) {
+        if (mark[p] !== s) continue;
+        inSet++;
+        if (eft[pos[p]!]! > start) start = eft[pos[p]!]!;
+      }
       eft[i] = start + dur[v]!;
+      inDegree[i] = inSet;
     }
     const tail = new Array<number>(m);
     for (let i = m - 1; i >= 0; i--) {
@@ -156,26 +193,21 @@ export function scheduleDag(
     // finish and B's its largest tail; the edges a cut adds are sinks(A) × sources(B) minus the
     // direct edges between them, kept up to date as members move.
     const sweep = (key: readonly number[], isLate: boolean): void => {
-      const distinct = sortDistinct(key, keys);
+      // Members in key order, equal keys in topological (position) order.
+      const distinct = sortByKey(key);
       // Every distinct key but the last (earliest) or the first (latest) is a threshold, sampled to k.
       const from = isLate ? 1 : 0;
       const count = distinct - 1;
       const taken = Math.min(count, k);
-      // Counting sort by the key's rank keeps equal keys in topological (position) order.
-      bucket.fill(0, 0, distinct + 1);
-      for (let i = 0; i < m; i++) bucket[(rankOf[i] = lowerBound(keys, distinct, key[i]!)) + 1]!++;
-      for (let r = 1; r <= distinct; r++) bucket[r]! += bucket[r - 1]!;
-      for (let i = 0; i < m; i++) order[bucket[rankOf[i]!]!++] = i;
       tailFrom[m] = 0;
       for (let j = m - 1; j >= 0; j--) tailFrom[j] = Math.max(tailFrom[j + 1]!, tail[order[j]!]!);
       let sources = 0;
-      for (const v of set) {
+      for (let i = 0; i < m; i++) {
+        const v = set[i]!;
         side[v] = 2;
         succInA[v] = 0;
-        let inB = 0;
-        for (const p of pred[v]!) if (mark[p] === s) inB++;
-        predInB[v] = inB;
-        if (inB === 0) sources++;
+        predInB[v] = inDegree[i]!;
+        if (inDegree[i] === 0) sources++;
       }
       let sinks = 0;
       let direct = 0;
@@ -418,26 +450,15 @@ function lowerBound(xs: Float64Array, count: number, x: number): number {
   return lo;
 }
 
-/** Below this many keys an insertion sort beats sorting a typed array (a call into the runtime). */
+/** Up to this many keys an insertion sort beats sorting a typed array (a call into the runtime). */
 const SMALL_SORT = 32;
 
-/**
- * Writes the distinct values of `key` (finite numbers) into `out` in ascending order; returns how
- * many. Sorted in `out` itself: a sorted copy per sweep allocated a buffer each time.
- */
+/** Writes the distinct values of `key` (finite numbers) into `out` in ascending order; returns how many. */
 function sortDistinct(key: readonly number[], out: Float64Array): number {
   const m = key.length;
-  if (m <= SMALL_SORT) {
-    for (let i = 0; i < m; i++) {
-      const x = key[i]!;
-      let j = i - 1;
-      for (; j >= 0 && out[j]! > x; j--) out[j + 1] = out[j]!;
-      out[j + 1] = x;
-    }
-  } else {
-    for (let i = 0; i < m; i++) out[i] = key[i]!;
-    out.subarray(0, m).sort();
-  }
+  // Sorted in `out` itself: a sorted copy per sweep allocated a buffer each time.
+  for (let i = 0; i < m; i++) out[i] = key[i]!;
+  out.subarray(0, m).sort();
   let count = 0;
   for (let i = 0; i < m; i++) if (i === 0 || out[i] !== out[count - 1]) out[count++] = out[i]!;
   return count;
