@@ -76,6 +76,19 @@ interface Frag {
   readonly init?: { readonly assign: Record<string, unknown>; readonly materialize: () => string };
 }
 
+/** A workflow's execution order: each step's position, each control node's range of positions. */
+interface Layout {
+  readonly position: Map<string, number>;
+  readonly ranges: Map<IrControl, readonly [number, number]>;
+  /** Step id → the smallest and largest position of its readers (±Infinity when one is outside the workflow). */
+  readonly spans: Map<string, ReaderSpan>;
+}
+
+interface ReaderSpan {
+  readonly min: number;
+  readonly max: number;
+}
+
 interface Scope {
   readonly label: string;
   readonly states: Record<string, AslState>;
@@ -163,8 +176,9 @@ class Lowerer {
     // Init Passes exist only where something needed them: list the states each step really has.
     const emitted = new Set<string>();
     const collect = (states: Record<string, AslState>): void => {
-      for (const [k, st] of Object.entries(states)) {
+      for (const k in states) {
         emitted.add(k);
+        const st = states[k]!;
         for (const b of (st.Branches as { States: Record<string, AslState> }[] | undefined) ?? []) collect(b.States);
         const proc = st.ItemProcessor as { States: Record<string, AslState> } | undefined;
         if (proc) collect(proc.States);
@@ -231,18 +245,42 @@ class Lowerer {
     }
   }
 
-  /** Whether a step's value must leave a Parallel branch whose steps are `inside`. */
-  private mustExport(stepId: string, inside: (id: string) => boolean): boolean {
+  /** Whether a step's value must leave the Parallel branch `branch` of `wf`: a reader is outside it. */
+  private mustExport(stepId: string, wf: IrWorkflow, branch: IrControl): boolean {
     if (this.alwaysExport.has(stepId)) return true;
-    for (const reader of this.readers.get(stepId) ?? []) if (!inside(reader)) return true;
-    return false;
+    const layout = this.layouts.get(wf)!;
+    const [lo, hi] = layout.ranges.get(branch)!;
+    const span = this.readerSpan(layout, stepId);
+    return span.min < lo || span.max >= hi;
   }
 
   /**
    * Where each control node's steps sit in its workflow's execution order: a branch covers one
-   * contiguous range, so "is this reader inside the branch" is two comparisons, not a set per branch.
+   * contiguous range, so "is this reader inside the branch" is two comparisons, not a set per branch;
+   * and "is every reader inside" compares the range with the readers' span.
    */
-  private readonly layouts = new Map<IrWorkflow, { readonly position: Map<string, number>; readonly ranges: Map<IrControl, readonly [number, number]> }>();
+  private readonly layouts = new Map<IrWorkflow, Layout>();
+
+  /** The positions of a step's readers in a workflow (computed once per step; a step is asked once per enclosing branch). */
+  private readerSpan(layout: Layout, stepId: string): ReaderSpan {
+    let span = layout.spans.get(stepId);
+    if (span !== undefined) return span;
+    let min = Infinity;
+    let max = -Infinity;
+    for (const reader of this.readers.get(stepId) ?? []) {
+      const at = layout.position.get(reader);
+      if (at === undefined) {
+        // A reader outside this workflow is outside every branch of it.
+        min = -Infinity;
+        max = Infinity;
+        break;
+      }
+      if (at < min) min = at;
+      if (at > max) max = at;
+    }
+    layout.spans.set(stepId, (span = { min, max }));
+    return span;
+  }
 
   private layout(wf: IrWorkflow, control: IrControl): void {
     const position = new Map<string, number>();
@@ -259,16 +297,7 @@ class Lowerer {
       ranges.set(c, [lo, next]);
     };
     visit(control);
-    this.layouts.set(wf, { position, ranges });
-  }
-
-  private insideOf(wf: IrWorkflow, c: IrControl): (id: string) => boolean {
-    const { position, ranges } = this.layouts.get(wf)!;
-    const [lo, hi] = ranges.get(c)!;
-    return (id) => {
-      const at = position.get(id);
-      return at !== undefined && at >= lo && at < hi;
-    };
+    this.layouts.set(wf, { position, ranges, spans: new Map() });
   }
 
   // ---- names -------------------------------------------------------------------------------
@@ -364,8 +393,7 @@ class Lowerer {
       };
       const frag = this.lowerControl(branch, wf, inner)!;
       // Only values read after the Parallel (or results) leave the branch: keeps definitions small.
-      const inside = this.insideOf(wf, branch);
-      const exports = inner.produced.filter((p) => p.steps.some((id) => this.mustExport(id, inside)));
+      const exports = inner.produced.filter((p) => p.steps.some((id) => this.mustExport(id, wf, branch)));
       this.closeScope(frag, inner, (assigns) => `{${exports.map((p) => `${JSON.stringify(p.variable)}: ${valueOf(`$${p.variable}`, assigns)}`).join(', ')}}`);
       rendered.push({ StartAt: this.entryOf(frag), States: inner.states });
       for (const p of exports) {
