@@ -8,7 +8,9 @@ export function canonicalJson(value: unknown): string {
   // allocated three arrays per object). The default sort orders keys by UTF-16 code units, as `<` does.
   const o = value as Record<string, unknown>;
   let out = '{';
-  for (const k of Object.keys(o).sort()) {
+  const keys = Object.keys(o);
+  if (keys.length > 1) keys.sort();
+  for (const k of keys) {
     const v = o[k];
     if (v === undefined) continue;
     if (out.length > 1) out += ',';

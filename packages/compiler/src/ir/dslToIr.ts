@@ -12,11 +12,13 @@ import { inputDefaults } from './chainToIr.js';
 /** Lowers a loaded DSL document into the IR. */
 export function dslToIr(doc: DslDocument, options: { file?: string; source?: string } = {}): IrDocument {
   const ctx: Context = { doc, templates: [] };
-  const workflow = scope(ctx, doc.workflow);
+  const top = scope(ctx, doc.workflow);
   return {
     name: doc.name,
     format: 'dsl',
-    workflow: { ...workflow, output: doc.output ? value(ctx, doc.output) : undefined },
+    // A literal, not a spread of `top`: a clone's shape does not outlive a full GC between compiles,
+    // and every pass over the workflow was deoptimised when it changed.
+    workflow: { steps: top.steps, edges: top.edges, resultStep: top.resultStep, output: doc.output ? value(ctx, doc.output) : undefined },
     inputDefaults: inputDefaults(doc.input),
     file: options.file ?? doc.file,
     source: options.source,

@@ -467,14 +467,21 @@ function sortDistinct(key: readonly number[], out: Float64Array): number {
 /** Kahn's algorithm, smallest index first among ready nodes (deterministic). */
 function topologicalOrder(n: number, succ: readonly number[][], pred: readonly number[][]): number[] {
   const indeg = pred.map((p) => p.length);
+  // Kept sorted from largest to smallest, so the smallest is popped off the end (sorting it again
+  // for every node was most of this function).
   const ready: number[] = [];
-  for (let v = 0; v < n; v++) if (indeg[v] === 0) ready.push(v);
+  for (let v = n - 1; v >= 0; v--) if (indeg[v] === 0) ready.push(v);
   const out: number[] = [];
   while (ready.length > 0) {
-    ready.sort((a, b) => a - b);
-    const v = ready.shift()!;
+    const v = ready.pop()!;
     out.push(v);
-    for (const c of succ[v]!) if (--indeg[c]! === 0) ready.push(c);
+    for (const c of succ[v]!) {
+      if (--indeg[c]! !== 0) continue;
+      let i = ready.length;
+      ready.push(c);
+      for (; i > 0 && ready[i - 1]! < c; i--) ready[i] = ready[i - 1]!;
+      ready[i] = c;
+    }
   }
   if (out.length !== n) throw new Error('scheduleDag: the graph has a cycle');
   return out;

@@ -4,7 +4,8 @@
 
 /** A string-keyed map layered over an optional parent; writes go to this layer only. */
 export class LayeredMap<V> {
-  private readonly own = new Map<string, V>();
+  /** This layer's entries, made on the first write (many layers are never written). */
+  private own: Map<string, V> | undefined;
 
   constructor(private readonly parent?: LayeredMap<V>) {}
 
@@ -15,13 +16,13 @@ export class LayeredMap<V> {
 
   get(key: string): V | undefined {
     for (let layer: LayeredMap<V> | undefined = this; layer !== undefined; layer = layer.parent) {
-      const v = layer.own.get(key);
+      const v = layer.own?.get(key);
       if (v !== undefined) return v;
     }
     return undefined;
   }
 
   set(key: string, value: V): void {
-    this.own.set(key, value);
+    (this.own ??= new Map()).set(key, value);
   }
 }
