@@ -414,10 +414,17 @@ class Lowerer {
     return { entry: name, tails: [{ holder: state, field: 'Next' }] };
   }
 
+  /** Labels by control node: a Parallel asks for each branch's label several times, and for its nested Parallels' again. */
+  private readonly labels = new Map<IrControl, string>();
+
   private controlLabel(c: IrControl, wf: IrWorkflow): string {
-    if (c.type === 'step') return asciiOnly(wf.steps[c.step]!.id);
-    if (c.type === 'sequence') return c.items.length === 1 ? this.controlLabel(c.items[0]!, wf) : `${this.controlLabel(c.items[0]!, wf)} > ...`;
-    return `[${c.branches.map((b) => this.controlLabel(b, wf)).join(' & ')}]`;
+    let label = this.labels.get(c);
+    if (label !== undefined) return label;
+    if (c.type === 'step') label = asciiOnly(wf.steps[c.step]!.id);
+    else if (c.type === 'sequence') label = c.items.length === 1 ? this.controlLabel(c.items[0]!, wf) : `${this.controlLabel(c.items[0]!, wf)} > ...`;
+    else label = `[${c.branches.map((b) => this.controlLabel(b, wf)).join(' & ')}]`;
+    this.labels.set(c, label);
+    return label;
   }
 
   /** Leads `tails` into `frag`, each tail assigning the fragment's init variables itself when it can. */
