@@ -675,9 +675,10 @@ class Lowerer {
         const context = unplacedReads(step, config);
         if (context.length > 0) inputs.steps = this.readsObject(context, scope);
       }
-      if ((model || kind === 'function') && mayBeNull(step, extra.value, (t) => this.parse(t))) inputs.input = `{% ${scope.inputVar} %}`;
+      const nullable = (model || kind === 'function') && mayBeNull(step, extra.value, (t) => this.parse(t));
+      if (nullable) inputs.input = `{% ${scope.inputVar} %}`;
       // The prompt is sent rendered as `inputs.value`, always a string here, so the handler never reads `config.prompt`.
-      if (model && extra.value === undefined && step.input?.kind === 'template' && typeof step.input.value === 'string' && !mayBeNull(step, undefined, (t) => this.parse(t))) config = omit(config, 'prompt');
+      if (model && extra.value === undefined && step.input?.kind === 'template' && typeof step.input.value === 'string' && !nullable) config = omit(config, 'prompt');
     }
     if (kind === 'model' || kind === 'tool') config = omit(config, 'max_turns', 'max_tool_calls');
     const stepField: Record<string, unknown> = { id: step.id, kind, identity: extra.identity ?? step.identity };
@@ -1084,10 +1085,12 @@ function unplacedReads(step: IrStep, config: Readonly<Record<string, unknown>>):
 /** `new RegExp(`\\b${escaped name}\\b`).test(text)`, without building a RegExp per name and step. */
 function mentions(text: string, name: string): boolean {
   if (name.length === 0) return false;
-  const word = (c: string | undefined) => c !== undefined && /\w/.test(c);
+  // `\w` is isNameChar; past either end of the text is not a word character.
+  const first = isNameChar(name.charCodeAt(0));
+  const last = isNameChar(name.charCodeAt(name.length - 1));
   for (let at = text.indexOf(name); at >= 0; at = text.indexOf(name, at + 1)) {
-    const startOk = word(name[0]) !== word(text[at - 1]);
-    const endOk = word(name[name.length - 1]) !== word(text[at + name.length]);
+    const startOk = first !== isNameChar(text.charCodeAt(at - 1));
+    const endOk = last !== isNameChar(text.charCodeAt(at + name.length));
     if (startOk && endOk) return true;
   }
   return false;
