@@ -136,10 +136,12 @@ export function scheduleDag(
     for (const v of set) mark[v] = s;
     // A path becomes one flat sequence whatever cuts are chosen (sequenceOf flattens the halves), so
     // it skips the sweeps: about half the sets a large DAG breaks into are short paths.
-    if (isPath(set, s)) return { type: 'sequence', items: set.map((step) => ({ type: 'step', step }) as IrControl) };
+    if (isPath(set, s)) return stepSequence(set);
     const components = weakComponents(set, s);
     if (components.length > 1) {
-      return { type: 'parallel', branches: components.map((c) => decompose(c, depth)) };
+      const branches: IrControl[] = [];
+      for (const c of components) branches.push(decompose(c, depth));
+      return { type: 'parallel', branches };
     }
     // One connected, non-trivial component: choose a downward-closed cut A | B.
     // Earliest finish and longest tail of each member, indexed by its position in `set` (which is in
@@ -288,7 +290,7 @@ export function scheduleDag(
     }
     if (best === undefined) {
       // Unreachable for a connected set of ≥2 nodes with positive durations; fall back to one-by-one.
-      return { type: 'sequence', items: set.map((step) => ({ type: 'step', step }) as IrControl) };
+      return stepSequence(set);
     }
     return sequenceOf([decompose(best.a, depth), decompose(best.b, depth)]);
   };
@@ -327,10 +329,18 @@ export function scheduleDag(
     }
     // One component (the common case) is `set` itself.
     if (count === 1) return [set as number[]];
-    const out: number[][] = Array.from({ length: count }, () => []);
-    for (const v of set) out[comp[v]!]!.push(v);
-    const least = out.map(minOf);
-    return out.map((members, i) => ({ members, min: least[i]! })).sort((x, y) => x.min - y.min).map((c) => c.members);
+    // Built with push, not map (see stepSequence).
+    const out: { members: number[]; min: number }[] = [];
+    for (let c = 0; c < count; c++) out.push({ members: [], min: Infinity });
+    for (const v of set) {
+      const c = out[comp[v]!]!;
+      c.members.push(v);
+      if (v < c.min) c.min = v;
+    }
+    out.sort((x, y) => x.min - y.min);
+    const components: number[][] = [];
+    for (const c of out) components.push(c.members);
+    return components;
   };
 
   const control = decompose(topo);
@@ -417,6 +427,17 @@ export function controlSteps(control: IrControl): number[] {
 
 const CONTROL_STEPS = new WeakMap<IrControl, number[]>();
 
+/**
+ * The steps of `set` one after another. Control lists are built with push throughout: `map` makes
+ * holey arrays until it is optimised and packed ones after, and the lowerer's optimised code was
+ * thrown away each time the kind of a `branches` / `items` list changed under it.
+ */
+function stepSequence(set: readonly number[]): IrControl {
+  const items: IrControl[] = [];
+  for (const step of set) items.push({ type: 'step', step });
+  return { type: 'sequence', items };
+}
+
 function sequenceOf(items: readonly IrControl[]): IrControl {
   const flat: IrControl[] = [];
   for (const c of items) {
@@ -430,12 +451,6 @@ function sameMembers(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
-}
-
-function minOf(xs: readonly number[]): number {
-  let min = Infinity;
-  for (const x of xs) if (x < min) min = x;
-  return min;
 }
 
 /** Index of the first of the `count` sorted `xs` that is ≥ x. */

@@ -349,7 +349,11 @@ class Lowerer {
   /** Schedules a workflow's DAG and lowers it into `scope`; returns undefined for an empty body. */
   private lowerWorkflowBody(wf: IrWorkflow, scope: Scope, top: boolean): Frag | undefined {
     if (wf.steps.length === 0) return undefined;
-    const schedule = scheduleDag(wf.steps.length, wf.edges, wf.steps.map((s) => s.estimatedDuration ?? 1));
+    // Pushed one by one: `map` makes a holey array until it is optimised and a packed one after, and
+    // the scheduler's optimised code was thrown away when the kind changed under it.
+    const durations: number[] = [];
+    for (const s of wf.steps) durations.push(s.estimatedDuration ?? 1);
+    const schedule = scheduleDag(wf.steps.length, wf.edges, durations);
     for (const [a, b] of schedule.addedEdges) this.addedEdges.push([wf.steps[a]!.id, wf.steps[b]!.id]);
     if (top) this.slowdown = schedule.criticalPath === 0 ? 1 : schedule.makespan / schedule.criticalPath;
     this.layout(wf, schedule.control);
