@@ -2,6 +2,7 @@
 // definition size, worst-case history events (Standard), and payload budgets per state.
 import { StepforgeError } from '../errors/StepforgeError.js';
 import type { IrDocument, IrStep, IrWorkflow } from '../ir/Ir.js';
+import { jsonLength } from './jsonLength.js';
 import { worstCaseAttempts } from './renderRetry.js';
 
 /** Largest definition Step Functions accepts (bytes, UTF-8). */
@@ -112,7 +113,7 @@ function workflowPayload(doc: IrDocument, wf: IrWorkflow, outer: Map<string, num
   let all = 0;
   for (const s of wf.steps) {
     const readBytes = readsBytes(s, sizes);
-    const staticBytes = JSON.stringify(s.config).length + JSON.stringify(s.input ?? null).length + 1024;
+    const staticBytes = jsonLength(s.config) + jsonLength(s.input ?? null) + 1024;
     let value = MAX_INLINE_OUTPUT_BYTES + 200;
     let payload = staticBytes + ASSUMED_INPUT_BYTES + 2 * readBytes;
     const c = s.composite ?? {};
