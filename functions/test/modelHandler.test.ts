@@ -52,6 +52,20 @@ describe('Function: createModelHandler', () => {
     expect(r.output).not.toContain('--- Output of step "draft" ---');
   });
 
+  it('fails a consensus judge with JudgeChoiceNotCandidate unless it answers one candidate verbatim', async () => {
+    const h = createModelHandler(rt);
+    const answer = '[offline:echo] Pick one';
+    const ok = (await h(envelope({ kind: 'model', step: 'judge', inputs: { value: 'Pick one', candidates: { a: answer, b: 'other' } } }))) as Record<string, unknown>;
+    expect(ok.output).toBe(answer);
+    const runId = `run-judge-${Date.now()}`;
+    const err = await h(envelope({ kind: 'model', step: 'judge', runId, inputs: { value: 'Pick one', candidates: { a: 'Paris', b: 'Lyon' } } })).catch((e: unknown) => e) as Error;
+    expect(err.name).toBe('JudgeChoiceNotCandidate');
+    expect(err.message).toBe(`step 'judge' must answer with one of the candidates (a, b) verbatim, but answered "${answer}"; tell the judge to repeat one candidate exactly, without edits or commentary`);
+    // The failure is on the step record, so `runs retry` re-runs the judge.
+    const [record] = await rt.runs.listSteps(runId);
+    expect(record).toMatchObject({ stepId: 'judge', status: 'FAILED' });
+  });
+
   it('returns the committed output on a retry of the same step instead of calling the model again', async () => {
     const h = createModelHandler(rt);
     const env = envelope({ kind: 'model', step: 'once', inputs: { value: 'hello' } });

@@ -75,6 +75,11 @@ export const EnvelopeInputs = z.object({
   steps: z.record(z.string(), z.unknown()).default({}),
   /** The workflow input (run input after defaults). */
   input: z.unknown().optional(),
+  /**
+   * A consensus judge's candidates, by step id (values inline or `{"$ref"}`): the handler fails the step
+   * with `JudgeChoiceNotCandidate` unless the answer is one of them verbatim. Absent for any other step.
+   */
+  candidates: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** The envelope version the compiler emits; handlers accept 1 and 2 (see EnvelopeInputs). */
