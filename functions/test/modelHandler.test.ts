@@ -66,6 +66,16 @@ describe('Function: createModelHandler', () => {
     expect(record).toMatchObject({ stepId: 'judge', status: 'FAILED' });
   });
 
+  it('marks an agent turn whose committed answer came back as reused (and a new one not at all)', async () => {
+    const h = createModelHandler(rt);
+    const env = envelope({ kind: 'agent', step: 'looped', tools: ['fs-list'], inputs: { value: 'hi' }, budget: { maxTurns: 2, maxToolCalls: 2 }, turn: { index: 0 } });
+    const first = (await h(env)) as Record<string, unknown>;
+    expect(first.status).toBeUndefined();
+    expect(first.done).toBe(true);
+    const again = (await h(env)) as Record<string, unknown>;
+    expect(again).toMatchObject({ status: 'reused', done: true, output: first.output });
+  });
+
   it('returns the committed output on a retry of the same step instead of calling the model again', async () => {
     const h = createModelHandler(rt);
     const env = envelope({ kind: 'model', step: 'once', inputs: { value: 'hello' } });

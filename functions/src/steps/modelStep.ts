@@ -109,6 +109,8 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
     const calls = (done.extra.toolCalls as ModelTurnResult['toolCalls']) ?? [];
     const isDone = done.extra.done === true;
     return {
+      // The progress display tells a reused loop from a re-run one by this (the ASL does not read it).
+      ...(done.status === 'reused' ? { status: 'reused' } : {}),
       done: isDone,
       ...(isDone ? { output: done.output } : {}),
       ...(isDone && done.outputRef ? { outputRef: done.outputRef } : {}),

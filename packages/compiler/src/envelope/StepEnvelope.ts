@@ -153,6 +153,8 @@ export type StepResult = z.infer<typeof StepResult>;
 
 /** One agent turn: either done with an output (`{"$ref": outputRef}` when stored, as in StepResult), or asking for tool calls. */
 export const ModelTurnResult = z.object({
+  /** `reused` when the turn's committed answer came back (a retry or a fork) rather than a new model call; absent otherwise. */
+  status: z.enum(['succeeded', 'reused']).optional(),
   done: z.boolean(),
   output: z.unknown().optional(),
   outputRef: OutputRef.optional(),
@@ -164,6 +166,8 @@ export type ModelTurnResult = z.infer<typeof ModelTurnResult>;
 
 /** One tool call's result inside an agent loop. */
 export const ToolCallResult = z.object({
+  /** `reused` when the call's committed result came back rather than a new call; absent otherwise. */
+  status: z.enum(['succeeded', 'reused']).optional(),
   id: z.string().min(1),
   tool: z.string().min(1),
   result: z.unknown(),
