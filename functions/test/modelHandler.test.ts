@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runtimeConfigFromEnv } from '../src/config/RuntimeConfig.js';
 import { createModelHandler } from '../src/handlers/model.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
 import { envelope } from './envelope.js';
@@ -74,6 +75,28 @@ describe('Function: createModelHandler', () => {
     expect(first.done).toBe(true);
     const again = (await h(env)) as Record<string, unknown>;
     expect(again).toMatchObject({ status: 'reused', done: true, output: first.output });
+  });
+
+  it('keeps an output the state machine reads inline up to 32 KiB, and fails above with OutputTooLarge', async () => {
+    const h = createModelHandler(rt);
+    const mid = 'm'.repeat(20_000);
+    const inline = (await h({ ...envelope({ kind: 'model', step: 'listing', inputs: { value: mid } }), readByStateMachine: true })) as Record<string, unknown>;
+    expect(inline.output).toBe(`[offline:echo] ${mid}`);
+    expect(inline.outputRef).toBeUndefined();
+    // The same output for a step nothing in the state machine reads goes by reference (over 4 KiB).
+    const byRef = (await h(envelope({ kind: 'model', step: 'listing2', inputs: { value: mid } }))) as Record<string, unknown>;
+    expect(byRef.outputRef).toBeDefined();
+    const err = await h({ ...envelope({ kind: 'model', step: 'huge', inputs: { value: 'h'.repeat(40_000) } }), readByStateMachine: true }).catch((e: unknown) => e) as Error;
+    expect(err.name).toBe('OutputTooLarge');
+    expect(err.message).toMatch(/^step 'huge' returned 40 KiB, but the state machine reads its output itself .* it must stay under 32 KiB/);
+  });
+
+  it('refuses STEPFORGE_INLINE_OUTPUT_MAX_BYTES above what the compiler\'s payload budgets assume', () => {
+    expect(runtimeConfigFromEnv({ STEPFORGE_INLINE_OUTPUT_MAX_BYTES: '1024' }).inlineOutputMaxBytes).toBe(1024);
+    expect(runtimeConfigFromEnv({}).inlineOutputMaxBytes).toBe(4096);
+    expect(() => runtimeConfigFromEnv({ STEPFORGE_INLINE_OUTPUT_MAX_BYTES: '65536' })).toThrow(expect.objectContaining({
+      name: 'ConfigError', message: expect.stringContaining('STEPFORGE_INLINE_OUTPUT_MAX_BYTES must be at most 4096, got 65536'),
+    }));
   });
 
   it('returns the committed output on a retry of the same step instead of calling the model again', async () => {

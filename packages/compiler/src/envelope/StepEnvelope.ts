@@ -82,6 +82,18 @@ export const EnvelopeInputs = z.object({
   candidates: z.record(z.string(), z.unknown()).optional(),
 });
 
+/**
+ * Step outputs whose JSON is larger travel by reference (`{"$ref"}`, DESIGN §2). The compiler's payload
+ * budgets (checkQuotas) assume every other output is at most this big, so the runtime may lower it, never raise it.
+ */
+export const INLINE_OUTPUT_MAX_BYTES = 4 * 1024;
+/**
+ * The most an output the state machine reads itself may be (`readByStateMachine`): JSONata in a guard,
+ * condition, `for_each` items, a pure step or hand-off routing cannot follow a reference, so such an
+ * output stays inline up to this size and fails the step with OutputTooLarge above it.
+ */
+export const STATE_READ_OUTPUT_MAX_BYTES = 32 * 1024;
+
 /** The envelope version the compiler emits; handlers accept 1 and 2 (see EnvelopeInputs). */
 export const ENVELOPE_VERSION = 2;
 
@@ -132,6 +144,12 @@ export const StepEnvelope = z.object({
   turn: EnvelopeTurn.optional(),
   /** The single tool call to perform (tool Lambda inside an agent loop's Map only). */
   toolCall: ToolCall.optional(),
+  /**
+   * The state machine reads this output itself (a guard, condition, `for_each` items, a pure step, hand-off
+   * routing): the handler returns it inline up to STATE_READ_OUTPUT_MAX_BYTES and fails with OutputTooLarge
+   * above that, never by reference. Absent: inline up to INLINE_OUTPUT_MAX_BYTES, by reference above.
+   */
+  readByStateMachine: z.literal(true).optional(),
 });
 /** The payload every step Lambda receives. */
 export type StepEnvelope = z.infer<typeof StepEnvelope>;
