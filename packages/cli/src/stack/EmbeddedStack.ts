@@ -8,6 +8,7 @@ import { startEmulators, type Emulators } from './startEmulators.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
+import { LoopbackHttpHandler } from './LoopbackHttpHandler.js';
 
 /** The table and queue names the embedded stack uses (the CDK stack's are generated). */
 export const EMBEDDED_TABLE = 'stepforge-runs';
@@ -135,17 +136,18 @@ function substitutionsFor(tableName: string, approvalQueueUrl: string): Record<s
 function sfnClient(endpoint: string): SFNClient {
   // disableHostPrefix: StartSyncExecution would otherwise go to sync-<host>. cacheMiddleware: the
   // middleware stack is resolved once per command class rather than on every call.
-  return new SFNClient({ endpoint, region: REGION, credentials: CREDENTIALS, disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true });
+  return new SFNClient({ endpoint, region: REGION, credentials: CREDENTIALS, disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true, requestHandler: new LoopbackHttpHandler() });
 }
 
 /**
  * The DynamoDB clients of the runtime: one for the DocumentClient, and one with cacheMiddleware
- * for the writes every step makes (the DocumentClient refuses a client with that setting).
+ * for the writes every step makes (the DocumentClient refuses a client with that setting). Both
+ * send through a LoopbackHttpHandler (each its own: a client's destroy() closes its handler).
  */
 function dynamoClients(endpoint: string): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
   return {
-    dynamodb: new DynamoDBClient({ endpoint, region: REGION, credentials: CREDENTIALS }),
-    dynamodbCommands: new DynamoDBClient({ endpoint, region: REGION, credentials: CREDENTIALS, cacheMiddleware: true }),
+    dynamodb: new DynamoDBClient({ endpoint, region: REGION, credentials: CREDENTIALS, requestHandler: new LoopbackHttpHandler() }),
+    dynamodbCommands: new DynamoDBClient({ endpoint, region: REGION, credentials: CREDENTIALS, cacheMiddleware: true, requestHandler: new LoopbackHttpHandler() }),
   };
 }
 
