@@ -172,6 +172,10 @@ describe('Function: memoizeExpressionParser', () => {
     expect(renamed.expression.args[0]).toEqual(['b']);
     memo.parse('#n = :v', { context: contextOf({ '#n': 'a' }, { ':v': { N: '1' } }) });
     expect(memo.stats).toMatchObject({ hits: 0, misses: 3 });
+    // Names may hold any character: no binding can pass for another.
+    const odd = memo.parse('#n = :v', { context: contextOf({ '#n': 'a=b,#m=c' }, { ':v': { S: 'x' } }) }) as { expression: { args: unknown[] } };
+    expect(odd.expression.args[0]).toEqual(['a=b,#m=c']);
+    expect(memo.stats.misses).toBe(4);
     memo.parse('a BETWEEN :lo AND :hi', { context: contextOf(undefined, { ':lo': { N: '1' }, ':hi': { N: '2' } }) });
     memo.parse('attribute_type(a, :t)', { context: contextOf(undefined, { ':t': { S: 'S' } }) });
     expect(memo.stats.uncacheable).toBe(2);

@@ -27,24 +27,22 @@ const { createRequire } = require('node:module');
 const DEFAULT_MAX_ENTRIES = 500;
 const UNCACHEABLE = /between|attribute_type/i;
 
-/** The type tag of an AttributeValue (its keys; a valid one has exactly one). */
+/** The type tag of an AttributeValue: its keys (a valid one has exactly one, `S`, `N`, `M`, …). */
 function typeTag(value) {
   if (value === null || typeof value !== 'object') return typeof value;
-  let tag = '';
-  for (const k in value) tag += `${k}|`;
-  return tag;
+  return Object.keys(value).join('|');
 }
 
-/** The cache key, or undefined when the expression must not be cached. */
+/**
+ * The cache key, or undefined when the expression must not be cached. JSON keeps its parts apart
+ * whatever characters an expression or an attribute name holds.
+ */
 function cacheKey(str, context) {
   if (typeof str !== 'string' || UNCACHEABLE.test(str)) return undefined;
-  let key = `${str}\u0000${context.isKeyCondition ? 'K' : ''}\u0000`;
-  const names = context.attrNames;
-  if (names) for (const k in names) key += `${k}=${names[k]}\u0001`;
-  key += '\u0000';
   const vals = context.attrVals;
-  if (vals) for (const k in vals) key += `${k}:${typeTag(vals[k])}\u0001`;
-  return key;
+  const types = {};
+  if (vals) for (const k in vals) types[k] = typeTag(vals[k]);
+  return JSON.stringify([str, context.isKeyCondition === true, context.attrNames || null, types]);
 }
 
 function fullSet(map) {
