@@ -20,7 +20,7 @@ beforeAll(async () => {
     req.on('end', () => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
       res.setHeader('content-type', 'application/x-amz-json-1.0');
-      res.end(req.headers['x-amz-target']?.startsWith('AWSStepFunctions') ? JSON.stringify({ executionArn: 'arn:x', stateMachineArn: 'arn:y', status: 'RUNNING', startDate: 1 }) : '{}');
+      res.end(String(req.headers['x-amz-target']).startsWith('AWSStepFunctions') ? JSON.stringify({ executionArn: 'arn:x', stateMachineArn: 'arn:y', status: 'RUNNING', startDate: 1 }) : '{}');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
