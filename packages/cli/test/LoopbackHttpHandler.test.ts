@@ -1,36 +1,23 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConditionalCheckFailedException, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { startDynaliteWorker, type DynaliteWorker } from '../src/stack/startDynaliteWorker.js';
 import { LoopbackHttpHandler, buildQueryString } from '../src/stack/LoopbackHttpHandler.js';
 import { ensureTables } from '@stepforge/functions';
+import { startRecordingServer, type RecordingServer } from './support/recordingServer.js';
 
-interface Seen { method: string; url: string; headers: IncomingMessage['headers']; body: string }
-
-let server: Server;
+let rec: RecordingServer;
 let port: number;
-const seen: Seen[] = [];
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => { body += c.toString('utf8'); });
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      if (req.url?.startsWith('/slow')) return; // never answers
-      res.setHeader('x-multi', ['a', 'b']);
-      res.setHeader('content-type', 'application/x-amz-json-1.0');
-      res.statusCode = req.url?.startsWith('/missing') ? 404 : 200;
-      res.end(JSON.stringify({ echo: body }));
-    });
+  rec = await startRecordingServer((req, res) => {
+    if (req.url.startsWith('/slow')) return; // never answers
+    res.setHeader('x-multi', ['a', 'b']);
+    res.setHeader('content-type', 'application/x-amz-json-1.0');
+    res.statusCode = req.url.startsWith('/missing') ? 404 : 200;
+    res.end(JSON.stringify({ echo: req.body }));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  port = (server.address() as AddressInfo).port;
+  port = rec.port;
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-});
+afterAll(() => rec.close());
 
 const request = (over: Partial<Parameters<LoopbackHttpHandler['handle']>[0]> = {}) => ({
   protocol: 'http:', hostname: '127.0.0.1', port, method: 'POST', path: '/', headers: { 'content-type': 'application/x-amz-json-1.0', host: `127.0.0.1:${port}` }, body: '{"a":1}', ...over,
@@ -42,7 +29,7 @@ describe('Class: LoopbackHttpHandler', () => {
       const h = new LoopbackHttpHandler();
       try {
         const { response } = await h.handle(request({ path: '/p', query: { b: '2 3', a: ['x', 'y'] }, headers: { 'x-amz-target': 'DynamoDB_20120810.PutItem', host: `127.0.0.1:${port}` } }));
-        const last = seen.at(-1)!;
+        const last = rec.seen.at(-1)!;
         expect(last).toMatchObject({ method: 'POST', url: '/p?a=x&a=y&b=2%203', body: '{"a":1}' });
         expect(last.headers['x-amz-target']).toBe('DynamoDB_20120810.PutItem');
         expect(response.statusCode).toBe(200);
@@ -60,12 +47,12 @@ describe('Class: LoopbackHttpHandler', () => {
       const h = new LoopbackHttpHandler();
       const sockets = new Set<unknown>();
       const onConnection = (s: unknown) => sockets.add(s);
-      server.on('connection', onConnection);
+      rec.server.on('connection', onConnection);
       try {
         for (let i = 0; i < 5; i++) await h.handle(request());
         expect(sockets.size).toBe(1);
       } finally {
-        server.off('connection', onConnection);
+        rec.server.off('connection', onConnection);
         h.destroy();
       }
     });

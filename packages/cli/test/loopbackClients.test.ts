@@ -1,41 +1,28 @@
 // The embedded stack's SDK clients still sign every request with SigV4: the signature the server
 // receives is recomputed here from the request itself, by an implementation independent of the SDK's.
 import { createHash, createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { LOOPBACK_CREDENTIALS, LOOPBACK_REGION, loopbackDynamoClients, loopbackSfnClient } from '../src/stack/loopbackClients.js';
+import { startRecordingServer, type RecordingServer, type SeenRequest } from './support/recordingServer.js';
 
-interface Seen { method: string; url: string; headers: IncomingMessage['headers']; body: string }
-
-let server: Server;
+let rec: RecordingServer;
 let endpoint: string;
-const seen: Seen[] = [];
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => { body += c.toString('utf8'); });
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      res.setHeader('content-type', 'application/x-amz-json-1.0');
-      res.end(String(req.headers['x-amz-target']).startsWith('AWSStepFunctions') ? JSON.stringify({ executionArn: 'arn:x', stateMachineArn: 'arn:y', status: 'RUNNING', startDate: 1 }) : '{}');
-    });
+  rec = await startRecordingServer((req, res) => {
+    res.setHeader('content-type', 'application/x-amz-json-1.0');
+    res.end(String(req.headers['x-amz-target']).startsWith('AWSStepFunctions') ? JSON.stringify({ executionArn: 'arn:x', stateMachineArn: 'arn:y', status: 'RUNNING', startDate: 1 }) : '{}');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  endpoint = rec.url;
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-});
+afterAll(() => rec.close());
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const hmac = (key: Buffer | string, s: string) => createHmac('sha256', key).update(s, 'utf8').digest();
 
 /** The SigV4 signature of a received request, per the AWS documentation (no query, POST to /). */
-function expectedSignature(r: Seen, service: string): string {
+function expectedSignature(r: SeenRequest, service: string): string {
   const auth = String(r.headers.authorization);
   const signedHeaders = /SignedHeaders=([^,]+)/.exec(auth)![1]!.split(';');
   const amzDate = String(r.headers['x-amz-date']);
@@ -59,7 +46,7 @@ describe('Function: loopbackDynamoClients', () => {
       for (const client of [dynamodb, dynamodbCommands]) {
         for (let i = 0; i < 2; i++) {
           await client.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: `a${i}` } }, ConditionExpression: 'attribute_not_exists(pk)' }));
-          const r = seen.at(-1)!;
+          const r = rec.seen.at(-1)!;
           expect(r.headers['x-amz-target']).toBe('DynamoDB_20120810.PutItem');
           expect(String(r.headers.authorization)).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=local/\\d{8}/us-east-1/dynamodb/aws4_request, SignedHeaders=[^,]*host[^,]*x-amz-date[^,]*, Signature=[0-9a-f]{64}$`));
           expect(/Signature=([0-9a-f]{64})/.exec(String(r.headers.authorization))![1]).toBe(expectedSignature(r, 'dynamodb'));
@@ -79,7 +66,7 @@ describe('Function: loopbackSfnClient', () => {
     const sfn = loopbackSfnClient(endpoint);
     try {
       await sfn.send(new DescribeExecutionCommand({ executionArn: 'arn:aws:states:us-east-1:123456789012:execution:wf:run' }));
-      const r = seen.at(-1)!;
+      const r = rec.seen.at(-1)!;
       expect(r.headers['x-amz-target']).toBe('AWSStepFunctions.DescribeExecution');
       expect(/Signature=([0-9a-f]{64})/.exec(String(r.headers.authorization))![1]).toBe(expectedSignature(r, 'states'));
     } finally {
