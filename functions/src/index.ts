@@ -35,6 +35,7 @@ export * from './userfn/loadUserFunction.js';
 export * from './middleware/defineMiddleware.js';
 export * from './middleware/middlewares.js';
 export * from './steps/modelStep.js';
+export * from './steps/checkCandidate.js';
 export * from './steps/toolStep.js';
 export * from './steps/connectorStep.js';
 export * from './steps/functionStep.js';

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runtimeConfigFromEnv } from '../src/config/RuntimeConfig.js';
 import { createModelHandler } from '../src/handlers/model.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
 import { envelope } from './envelope.js';
@@ -50,6 +51,52 @@ describe('Function: createModelHandler', () => {
     expect(r.output).toContain('Pick the best of D1');
     expect(r.output).toContain('--- Output of step "critique" ---');
     expect(r.output).not.toContain('--- Output of step "draft" ---');
+  });
+
+  it('fails a consensus judge with JudgeChoiceNotCandidate unless it answers one candidate verbatim', async () => {
+    const h = createModelHandler(rt);
+    const answer = '[offline:echo] Pick one';
+    const ok = (await h(envelope({ kind: 'model', step: 'judge', inputs: { value: 'Pick one', candidates: { a: answer, b: 'other' } } }))) as Record<string, unknown>;
+    expect(ok.output).toBe(answer);
+    const runId = `run-judge-${Date.now()}`;
+    const err = await h(envelope({ kind: 'model', step: 'judge', runId, inputs: { value: 'Pick one', candidates: { a: 'Paris', b: 'Lyon' } } })).catch((e: unknown) => e) as Error;
+    expect(err.name).toBe('JudgeChoiceNotCandidate');
+    expect(err.message).toBe(`step 'judge' must answer with one of the candidates (a, b) verbatim, but answered "${answer}"; tell the judge to repeat one candidate exactly, without edits or commentary`);
+    // The failure is on the step record, so `runs retry` re-runs the judge.
+    const [record] = await rt.runs.listSteps(runId);
+    expect(record).toMatchObject({ stepId: 'judge', status: 'FAILED' });
+  });
+
+  it('marks an agent turn whose committed answer came back as reused (and a new one not at all)', async () => {
+    const h = createModelHandler(rt);
+    const env = envelope({ kind: 'agent', step: 'looped', tools: ['fs-list'], inputs: { value: 'hi' }, budget: { maxTurns: 2, maxToolCalls: 2 }, turn: { index: 0 } });
+    const first = (await h(env)) as Record<string, unknown>;
+    expect(first.status).toBeUndefined();
+    expect(first.done).toBe(true);
+    const again = (await h(env)) as Record<string, unknown>;
+    expect(again).toMatchObject({ status: 'reused', done: true, output: first.output });
+  });
+
+  it('keeps an output the state machine reads inline up to 32 KiB, and fails above with OutputTooLarge', async () => {
+    const h = createModelHandler(rt);
+    const mid = 'm'.repeat(20_000);
+    const inline = (await h({ ...envelope({ kind: 'model', step: 'listing', inputs: { value: mid } }), readByStateMachine: true })) as Record<string, unknown>;
+    expect(inline.output).toBe(`[offline:echo] ${mid}`);
+    expect(inline.outputRef).toBeUndefined();
+    // The same output for a step nothing in the state machine reads goes by reference (over 4 KiB).
+    const byRef = (await h(envelope({ kind: 'model', step: 'listing2', inputs: { value: mid } }))) as Record<string, unknown>;
+    expect(byRef.outputRef).toBeDefined();
+    const err = await h({ ...envelope({ kind: 'model', step: 'huge', inputs: { value: 'h'.repeat(40_000) } }), readByStateMachine: true }).catch((e: unknown) => e) as Error;
+    expect(err.name).toBe('OutputTooLarge');
+    expect(err.message).toMatch(/^step 'huge' returned 40 KiB, but the state machine reads its output itself .* it must stay under 32 KiB/);
+  });
+
+  it('refuses STEPFORGE_INLINE_OUTPUT_MAX_BYTES above what the compiler\'s payload budgets assume', () => {
+    expect(runtimeConfigFromEnv({ STEPFORGE_INLINE_OUTPUT_MAX_BYTES: '1024' }).inlineOutputMaxBytes).toBe(1024);
+    expect(runtimeConfigFromEnv({}).inlineOutputMaxBytes).toBe(4096);
+    expect(() => runtimeConfigFromEnv({ STEPFORGE_INLINE_OUTPUT_MAX_BYTES: '65536' })).toThrow(expect.objectContaining({
+      name: 'ConfigError', message: expect.stringContaining('STEPFORGE_INLINE_OUTPUT_MAX_BYTES must be at most 4096, got 65536'),
+    }));
   });
 
   it('returns the committed output on a retry of the same step instead of calling the model again', async () => {

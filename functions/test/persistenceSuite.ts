@@ -1,4 +1,5 @@
 // The persistence suite, shared so it runs on dynalite and on DynamoDB Local.
+import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
 import { IdempotencyItemAlreadyExistsError } from '../src/persistence/IdempotencyRecord.js';
 import { runIdempotent } from '../src/runtime/runIdempotent.js';
@@ -198,6 +199,21 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       expect(stored.ref?.bytes).toBeGreaterThan(700_000);
       expect(await rt.blobs.resolveRefs({ prev: stored.value, n: 1 })).toEqual({ prev: big, n: 1 });
       expect((await rt.blobs.maybeStore({ small: 1 }, 1024)).ref).toBeUndefined();
+    });
+
+    it('puts the stored value in place of a reference that a template rendered into text', async () => {
+      const rt = get();
+      const text = 'y'.repeat(5_000);
+      const obj = { rows: [1, 2, 3], note: 'z'.repeat(5_000) };
+      const a = await rt.blobs.maybeStore(text, 1024);
+      const b = await rt.blobs.maybeStore(obj, 1024);
+      // As the compiled ASL renders a template that places step values in text.
+      const rendered = await jsonata('"Summarise " & $string($a) & " and " & $string($b) & "."').evaluate({}, { a: a.value, b: b.value }) as string;
+      expect(rendered).toContain('{"$ref":{"ref":');
+      expect(await rt.blobs.resolveRefs({ value: rendered })).toEqual({ value: `Summarise ${text} and ${JSON.stringify(obj)}.` });
+      // Text that only looks like a reference (no such blob shape) stays as it is.
+      const lookalike = 'see {"$ref":{"ref":"x","bytes":1,"sha256":"short"}}';
+      expect(await rt.blobs.resolveRefs(lookalike)).toBe(lookalike);
     });
   });
 }

@@ -126,6 +126,68 @@ describe('Function: estimateRunCost (loops)', () => {
   });
 });
 
+describe('Function: estimateRunCost (guards and loop exits)', () => {
+  const guarded = (go: boolean) => ({
+    QueryLanguage: 'JSONata',
+    StartAt: 'write',
+    States: {
+      write: task('ModelStepFunctionArn', 'write', 'notify: when'),
+      'notify: when': {
+        Type: 'Choice',
+        Choices: [{ Condition: `{% ${go ? 'false' : 'true'} %}`, Assign: { notify: null }, Next: 'Output' }],
+        Default: 'notify',
+      },
+      notify: task('ConnectorStepFunctionArn', 'notify', 'Output'),
+      Output: { Type: 'Pass', End: true },
+    },
+  });
+  const manifest = { steps: [{ id: 'write', handler: 'model', states: ['write'], tools: [] }, { id: 'notify', handler: 'connector', states: ['notify', 'notify: when'], tools: [] }] };
+
+  it('counts a step its guard skipped as one visit, and a step that ran once', async () => {
+    const skipped = await estimateRunCost(guarded(false), manifest, {}, false);
+    // write, notify: when, Output — for two steps reached, one of them skipped
+    expect(skipped.transitions).toBe(3);
+    expect(skipped.skippedStepRuns).toBe(1);
+    expect(skipped.plainStepRuns).toBe(2);
+    const ran = await estimateRunCost(guarded(true), manifest, {}, false);
+    expect(ran.transitions).toBe(4);
+    expect(ran.skippedStepRuns).toBe(0);
+    expect(ran.plainStepRuns).toBe(2);
+  });
+
+  it('counts the Pass that ends a branch after an agent loop as the loop\'s own, and reports it apart', async () => {
+    const asl = {
+      QueryLanguage: 'JSONata',
+      StartAt: 'fan out',
+      States: {
+        'fan out': {
+          Type: 'Parallel',
+          Branches: [{
+            StartAt: 'plan',
+            States: {
+              plan: { ...task('ModelStepFunctionArn', 'plan', 'plan: tool calls?'), Arguments: { FunctionName: '${ModelStepFunctionArn}', Payload: { tools: ['web-search'], turn: { index: 1 } } } },
+              'plan: tool calls?': { Type: 'Choice', Choices: [{ Condition: '{% true %}', Next: 'plan: end' }], Default: 'plan: end' },
+              'plan: end': { Type: 'Pass', End: true },
+            },
+          }, { StartAt: 'store', States: { store: task('FunctionStepFunctionArn', 'store') } }],
+          End: true,
+        },
+      },
+    };
+    const est = await estimateRunCost(asl, {
+      steps: [
+        { id: 'plan', handler: 'model', states: ['plan', 'plan: tool calls?', 'plan: end'], tools: ['web-search'] },
+        { id: 'store', handler: 'function', states: ['store'], tools: [] },
+      ],
+    }, {}, false);
+    expect(est.transitions).toBe(5);
+    expect(est.agentLoopTransitions).toBe(3);
+    expect(est.agentLoopExitTransitions).toBe(1);
+    // fan out + store, for the one plain step
+    expect(est.transitionsPerPlainStep).toBe(2);
+  });
+});
+
 describe('Function: sampleInput', () => {
   it('gives each declared field a value of its type, defaults first', () => {
     expect(sampleInput({ topic: 'string', n: 'integer', flag: { type: 'boolean' }, items: 'array', o: 'object', r: { type: 'string', default: 'x' } })).toEqual({

@@ -2,6 +2,7 @@
 // validated against the compiler's StepEnvelope schema, and answers are deterministic functions of
 // the envelope, so a run's output proves the data flow the ASL implements.
 import { StepEnvelope, type CompileResult } from '@stepforge/compiler';
+import { checkCandidate } from '@stepforge/functions';
 import { createLambdaInvoker, createTaskInvoker, createVirtualClock, executeStateMachine, substitutePlaceholders, type ExecutionResult } from '@stepforge/engine';
 
 /** One scripted answer: return the handler result, or throw an Error whose name is the step error. */
@@ -49,6 +50,13 @@ export function defaultAnswer(env: StepEnvelope): unknown {
   return { output: `${step.id}${step.role ? `/${step.role}` : ''}<${shown}>` };
 }
 
+/** A consensus judge's answer goes through the model handler's own candidate check (a finished turn only). */
+function judged(env: StepEnvelope, answer: unknown): unknown {
+  const a = answer as { output?: unknown; done?: boolean } | undefined;
+  if (env.inputs.candidates && a && (env.step.role !== 'reason' || a.done === true)) checkCandidate(env.step.id, a.output, env.inputs.candidates);
+  return answer;
+}
+
 /** Compiles nothing: runs an already compiled workflow with scripted handlers on the embedded engine. */
 export async function runScripted(compiled: CompileResult, input: unknown, overrides: Record<string, Script> = {}): Promise<ScriptedRun> {
   const calls: StepEnvelope[] = [];
@@ -62,7 +70,7 @@ export async function runScripted(compiled: CompileResult, input: unknown, overr
     const script = overrides[env.step.id];
     // Tool calls are invoked with `.waitForTaskToken`: answer through the token, as the runtime does.
     const token = (event as { taskToken?: unknown }).taskToken;
-    if (typeof token !== 'string') return script ? script(env, n) : defaultAnswer(env);
+    if (typeof token !== 'string') return judged(env, script ? script(env, n) : defaultAnswer(env));
     try {
       invoker.tokens.succeed(token, JSON.stringify(script ? script(env, n) : defaultAnswer(env)));
     } catch (e) {

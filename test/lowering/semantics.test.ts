@@ -78,6 +78,14 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     });
     expect(run.result.status).toBe('FAILED');
     expect(run.result.error).toBe('JudgeChoiceNotCandidate');
+    // The cause is the Lambda error as Step Functions reports it: JSON with the handler's message.
+    expect(JSON.parse(run.result.cause!.replace("step 'judge' failed: ", ''))).toMatchObject({
+      errorType: 'JudgeChoiceNotCandidate',
+      errorMessage: `step 'judge' must answer with one of the candidates (voter_1, voter_2, voter_3) verbatim, but answered "a paraphrase of voter 2"; tell the judge to repeat one candidate exactly, without edits or commentary`,
+    });
+    // The candidates travel to the judge's handler, resolved in ASL from the voters' branch outputs.
+    const judge = run.calls.find((c) => c.step.id === 'judge')!;
+    expect(judge.inputs.candidates).toEqual(Object.fromEntries(['voter_1', 'voter_2', 'voter_3'].map((v) => [v, `${v}:done(search:ok)`])));
   });
 
   it('runs a while body at least once even when the condition is false at once', async () => {
@@ -134,6 +142,30 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     const env = run.calls[0]!;
     expect(env.run).toEqual({ id: 'run-1', workflow: 'd16-minimal', idempotencyKey: 'k1', parentRunId: 'p0' });
     expect(env.inputs.input).toEqual({ topic: 'x' });
+  });
+
+  it('folds the Start Pass into a first Parallel: branches and later steps see the input and run metadata', async () => {
+    const text = [
+      'name: fan', 'input: { topic: string }', 'chain: "[a@web-search & b] > c"', 'tasks:',
+      '  a: { kind: model, prompt: "A on ${input.topic}" }',
+      // "$input" and "$run" in prompt text are text, not variables: the fold must leave them alone.
+      '  b: { kind: model, prompt: "B costs $input and $run on ${input.topic}" }',
+      '  c: { kind: model, prompt: "C after ${steps.a.output} and ${steps.b.output} on ${input.topic}" }',
+    ].join('\n');
+    const compiled = compileDocument(text, { file: 'fan.chain.yaml' });
+    const asl = compiled.asl as { StartAt: string; States: Record<string, Record<string, unknown>> };
+    expect(asl.StartAt).toBe('[a & b]');
+    // A branch starting with an agent loop takes the copies in its init Pass, a plain one in its Task.
+    const [loop, plain] = (asl.States['[a & b]']!.Branches as { StartAt: string }[]).map((b) => b.StartAt);
+    expect([loop, plain]).toEqual(['a: start', 'b']);
+    expect(asl.States.Start).toBeUndefined();
+    const run = await runScripted(compiled, { topic: 'owls', $stepforge: { idempotencyKey: 'k2' } });
+    expect(run.result.status).toBe('SUCCEEDED');
+    const byId = Object.fromEntries(run.calls.map((c) => [c.step.id, c]));
+    for (const id of ['a', 'b', 'c']) expect(byId[id]!.run).toEqual({ id: 'run-1', workflow: 'fan', idempotencyKey: 'k2', parentRunId: null });
+    expect(byId.a!.inputs.value).toBe('A on owls');
+    expect(byId.b!.inputs.value).toBe('B costs $input and $run on owls');
+    expect(byId.c!.inputs.value).toBe('C after a:done(web-search:ok) and b<B costs $input and $run on owls> on owls');
   });
 
   it('runs a non-series-parallel DAG with every dependency respected', async () => {

@@ -1,3 +1,4 @@
+import { INLINE_OUTPUT_MAX_BYTES } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
 
 /** Where the runtime is running: on AWS Lambda, or embedded in the local stack. */
@@ -93,6 +94,15 @@ function int(env: Record<string, string | undefined>, name: string, dflt: number
   return n;
 }
 
+/** STEPFORGE_INLINE_OUTPUT_MAX_BYTES: at most the compiler's INLINE_OUTPUT_MAX_BYTES, which its payload budgets assume. */
+function inlineOutputMaxBytes(env: Record<string, string | undefined>): number {
+  const n = int(env, 'STEPFORGE_INLINE_OUTPUT_MAX_BYTES', INLINE_OUTPUT_MAX_BYTES);
+  if (n > INLINE_OUTPUT_MAX_BYTES) {
+    throw new RuntimeError('ConfigError', `STEPFORGE_INLINE_OUTPUT_MAX_BYTES must be at most ${INLINE_OUTPUT_MAX_BYTES}, got ${n}: the compiled state machines' payload budgets assume step outputs above ${INLINE_OUTPUT_MAX_BYTES} bytes travel by reference; unset it, or lower it`);
+  }
+  return n;
+}
+
 function oneOf<T extends string>(env: Record<string, string | undefined>, name: string, allowed: readonly T[], dflt: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
@@ -174,7 +184,7 @@ export function runtimeConfigFromEnv(
     stateMachines: env.STEPFORGE_STATE_MACHINES ? JSON.parse(env.STEPFORGE_STATE_MACHINES) as Record<string, string> : {},
     stateMachineArnPrefix: env.STEPFORGE_STATE_MACHINE_ARN_PREFIX,
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? `${cwd}/functions/user`,
-    inlineOutputMaxBytes: int(env, 'STEPFORGE_INLINE_OUTPUT_MAX_BYTES', 64 * 1024),
+    inlineOutputMaxBytes: inlineOutputMaxBytes(env),
     maxEnvelopeBytes: int(env, 'STEPFORGE_MAX_ENVELOPE_BYTES', 256 * 1024),
     leaseSeconds: int(env, 'STEPFORGE_LEASE_SECONDS', 900),
     idempotencyTtlSeconds: int(env, 'STEPFORGE_IDEMPOTENCY_TTL_SECONDS', 7 * 24 * 3600),

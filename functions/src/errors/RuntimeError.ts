@@ -10,6 +10,7 @@ export const RUNTIME_ERROR_NAMES = [
   'PolicyDenied',
   'ApprovalRejected',
   'BudgetExceeded',
+  'JudgeChoiceNotCandidate',
   'StepOutcomeUnknown',
   'StepInProgress',
   'ProviderError',

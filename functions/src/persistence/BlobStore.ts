@@ -60,6 +60,7 @@ export class BlobStore {
   /** Deeply replaces every OutputRef in `value` by the stored value. */
   async resolveRefs<T>(value: T, depth = 0): Promise<T> {
     if (depth > 64) return value;
+    if (typeof value === 'string') return (value.includes(REF_IN_TEXT_MARK) ? await this.resolveRefsInText(value) : value) as T;
     if (isRefValue(value)) return (await this.get(value.$ref)) as T;
     if (Array.isArray(value)) return (await Promise.all(value.map((v) => this.resolveRefs(v, depth + 1)))) as T;
     if (value !== null && typeof value === 'object') {
@@ -69,4 +70,26 @@ export class BlobStore {
     }
     return value;
   }
+
+  /**
+   * A template that places a by-reference output in text (`"Summarise ${steps.big.output}"`) gets the
+   * reference as the ASL's `$string` renders it; the stored value goes in its place, rendered as the
+   * ASL renders an inline value (strings as they are, anything else as compact JSON).
+   */
+  private async resolveRefsInText(text: string): Promise<string> {
+    let out = '';
+    let from = 0;
+    for (const m of text.matchAll(REF_IN_TEXT)) {
+      const parsed = JSON.parse(m[0]) as unknown;
+      if (!isRefValue(parsed)) continue;
+      const stored = await this.get(parsed.$ref);
+      out += text.slice(from, m.index) + (typeof stored === 'string' ? stored : JSON.stringify(stored ?? null));
+      from = m.index + m[0].length;
+    }
+    return from === 0 ? text : out + text.slice(from);
+  }
 }
+
+/** How a `{"$ref"}` value reads once JSONata's `$string` put it in text (keys in the order BlobStore writes them). */
+const REF_IN_TEXT = /\{"\$ref":\{"ref":"(?:[^"\\]|\\.)*","bytes":\d+,"sha256":"[0-9a-f]{64}"\}\}/g;
+const REF_IN_TEXT_MARK = '{"$ref":{"ref":';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { OutputRef, StepEnvelope } from '@stepforge/compiler';
+import { STATE_READ_OUTPUT_MAX_BYTES, type OutputRef, type StepEnvelope } from '@stepforge/compiler';
+import { RuntimeError } from '../errors/RuntimeError.js';
 import type { CommittedStep } from '../persistence/IdempotencyRecord.js';
 import type { Runtime } from './Runtime.js';
 import { runIdempotent, type DispatchGuard } from './runIdempotent.js';
@@ -32,6 +33,15 @@ export function stepIdempotencyKey(env: StepEnvelope, sub?: string): string {
     .digest('hex')
     .slice(0, 24);
   return `${env.run.id}:${stepInstanceId(env, sub)}:${h}`;
+}
+
+/** An output the state machine reads itself (see StepEnvelope.readByStateMachine): inline, or OutputTooLarge. */
+function keptInline(env: StepEnvelope, output: unknown): unknown {
+  const bytes = Buffer.byteLength(JSON.stringify(output ?? null));
+  if (bytes <= STATE_READ_OUTPUT_MAX_BYTES) return output;
+  throw new RuntimeError('OutputTooLarge',
+    `step '${env.step.id}' returned ${Math.ceil(bytes / 1024)} KiB, but the state machine reads its output itself (a guard, condition, for_each items, a pure step or hand-off routing), where a reference cannot be followed: it must stay under ${STATE_READ_OUTPUT_MAX_BYTES / 1024} KiB; return less (ids or a summary rather than whole documents) and let a later step fetch the rest`,
+    { details: { bytes, maxBytes: STATE_READ_OUTPUT_MAX_BYTES } });
 }
 
 /** What a step body returns. */
@@ -80,7 +90,7 @@ export async function executeStep(
         claimed = true;
         const r = await body(guard);
         const output = rt.redactor.redact(r.output);
-        const stored = await rt.blobs.maybeStore(output, rt.config.inlineOutputMaxBytes);
+        const stored = env.readByStateMachine ? { value: keptInline(env, output) } : await rt.blobs.maybeStore(output, rt.config.inlineOutputMaxBytes);
         return {
           output: stored.value,
           ...(stored.ref ? { outputRef: stored.ref } : {}),

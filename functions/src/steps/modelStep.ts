@@ -5,6 +5,7 @@ import type { ModelTool } from '../providers/ModelProvider.js';
 import { selectProvider } from '../providers/selectProvider.js';
 import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
+import { checkCandidate } from './checkCandidate.js';
 import { renderForPrompt, resolveInputs } from './resolveInputs.js';
 
 /** The model step's answer: a plain StepResult, or a ModelTurnResult inside an agent loop. Always says which provider answered. */
@@ -85,6 +86,7 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
     if (turn && turn.index + 1 >= (budget?.maxTurns ?? Infinity) && toolCalls.length > 0) {
       throw new RuntimeError('BudgetExceeded', `step ${env.step.id} still wants tools on its last allowed turn (${budget?.maxTurns})`, { details: { maxTurns: budget?.maxTurns } });
     }
+    if (toolCalls.length === 0 && env.inputs.candidates) checkCandidate(env.step.id, resp.text, env.inputs.candidates);
     // A first turn that needs no tools is the whole conversation: no later turn will load it, so
     // it is not stored (the step record keeps the answer). Any turn a later one builds on is.
     if (turn && (turn.index > 0 || toolCalls.length > 0)) {
@@ -107,6 +109,8 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
     const calls = (done.extra.toolCalls as ModelTurnResult['toolCalls']) ?? [];
     const isDone = done.extra.done === true;
     return {
+      // The progress display tells a reused loop from a re-run one by this (the ASL does not read it).
+      ...(done.status === 'reused' ? { status: 'reused' } : {}),
       done: isDone,
       ...(isDone ? { output: done.output } : {}),
       ...(isDone && done.outputRef ? { outputRef: done.outputRef } : {}),

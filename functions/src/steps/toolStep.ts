@@ -132,7 +132,7 @@ export async function runToolStep(rt: Runtime, rawEnv: StepEnvelope, taskToken?:
 
 async function answerFor(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, tool: ToolDefinition): Promise<StepResult | ToolCallResult> {
   const { result, status } = await performToolCall(rt, env, inv, tool);
-  if (env.toolCall) return { id: inv.callId as string, tool: inv.tool, result };
+  if (env.toolCall) return { ...(status === 'reused' ? { status } : {}), id: inv.callId as string, tool: inv.tool, result };
   const isRef = result !== null && typeof result === 'object' && '$ref' in result;
   return { status, output: result, ...(isRef ? { outputRef: (result as { $ref: StepResult['outputRef'] }).$ref } : {}), usage: { inputTokens: 0, outputTokens: 0 } };
 }

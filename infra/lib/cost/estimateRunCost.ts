@@ -31,12 +31,21 @@ export interface RunCostEstimate {
   /**
    * Plain step runs: entries of the states that do a step's work outside agent loops — each Lambda
    * Task (plain steps, and the generator / evaluator / analyst / aggregator / hand-off agents of
-   * composite steps) and the Pass of a `pure` / `conditional` step. Loop and map iterations count
-   * each time; a skipped step does not run.
+   * composite steps) and the Pass of a `pure` / `conditional` step — plus each time a step's `when`
+   * guard skipped it (the guard's Choice is then what the run spent on that step). Loop and map
+   * iterations count each time.
    */
   readonly plainStepRuns: number;
-  /** Transitions into the agent loops' own states (every state of a model step granted tools). */
+  /** Of plainStepRuns: the visits where a `when` guard skipped its step. */
+  readonly skippedStepRuns: number;
+  /**
+   * Transitions into the agent loops' own states: every state of a model step granted tools, as the
+   * manifest lists them (reason Task, tool-call Choice and Map, tool Tasks, init Pass, and the Pass
+   * that ends a branch or the run after the loop, since a Choice cannot).
+   */
   readonly agentLoopTransitions: number;
+  /** Of agentLoopTransitions: entries of the Passes that end a branch or the run after a loop. */
+  readonly agentLoopExitTransitions: number;
   /**
    * (transitions − agent-loop transitions) ÷ plain step runs: the work states plus everything around
    * them (Start, Output, Parallel, Map, guards, loop Choices, init and join Passes). Issue 5: ≤ 2.
@@ -138,18 +147,49 @@ function scriptedInvoker(clock: { sleep(ms: number): Promise<void> }, counts: Re
   };
 }
 
-/** Every state's Type by name, in branches and item processors too (names are unique per state machine). */
-function stateTypes(asl: Record<string, unknown>): Map<string, string> {
-  const out = new Map<string, string>();
+/** Every state by name, in branches and item processors too (names are unique per state machine). */
+function allStates(asl: Record<string, unknown>): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
   const visit = (states: Record<string, Record<string, unknown>> | undefined): void => {
     for (const [name, st] of Object.entries(states ?? {})) {
-      out.set(name, String(st.Type));
+      out.set(name, st);
       for (const b of (st.Branches as { States?: Record<string, Record<string, unknown>> }[] | undefined) ?? []) visit(b.States);
       visit((st.ItemProcessor as { States?: Record<string, Record<string, unknown>> } | undefined)?.States);
     }
   };
   visit(asl.States as Record<string, Record<string, unknown>> | undefined);
   return out;
+}
+
+/**
+ * The `when` guards: Choice states with one rule that skips the step (assigning its variable null,
+ * see lowerWorkflow's guard) and a Default that runs it. Name → the Default.
+ */
+function guardStates(states: ReadonlyMap<string, Record<string, unknown>>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [name, st] of states) {
+    const rules = st.Choices as { Assign?: Record<string, unknown> }[] | undefined;
+    const assigned = rules?.length === 1 ? Object.values(rules[0]!.Assign ?? {}) : [];
+    if (st.Type === 'Choice' && typeof st.Default === 'string' && assigned.length === 1 && assigned[0] === null) out.set(name, st.Default);
+  }
+  return out;
+}
+
+/**
+ * How many times a plain step's guard skipped it: the state entered right after the guard's exit
+ * (the next event of that thread, by previousEventId) is not the guard's Default.
+ */
+function countSkips(events: readonly HistoryEvent[], guards: ReadonlyMap<string, string>, plainStates: ReadonlySet<string>): number {
+  const nameOf = (e: HistoryEvent) => String(((e['stateEnteredEventDetails'] ?? e['stateExitedEventDetails']) as { name?: string } | undefined)?.name ?? '');
+  const exited = new Map<number, string>();
+  for (const e of events) if (e.type === 'ChoiceStateExited' && guards.has(nameOf(e)) && plainStates.has(nameOf(e))) exited.set(e.id, nameOf(e));
+  let skips = 0;
+  for (const e of events) {
+    if (!e.type.endsWith('StateEntered')) continue;
+    const guard = exited.get(e.previousEventId);
+    if (guard !== undefined && guards.get(guard) !== nameOf(e)) skips++;
+  }
+  return skips;
 }
 
 /** Run the ASL once with scripted replies and price the run. */
@@ -170,12 +210,15 @@ export async function estimateRunCost(asl: Record<string, unknown>, manifest: Ma
   const loopStates = new Set(manifest.steps.filter((s) => s.handler === 'model' && s.tools.length > 0).flatMap((s) => s.states));
   const nameOf = (e: HistoryEvent) => String((e['stateEnteredEventDetails'] as { name?: string } | undefined)?.name ?? '');
   const agentLoopTransitions = entered.filter((e) => loopStates.has(nameOf(e))).length;
+  const states = allStates(asl);
+  const exits = new Set([...loopStates].filter((n) => states.get(n)?.Type === 'Pass' && states.get(n)?.End === true));
+  const agentLoopExitTransitions = entered.filter((e) => exits.has(nameOf(e))).length;
   const plain = manifest.steps.filter((s) => !(s.handler === 'model' && s.tools.length > 0));
   const plainSteps = plain.length;
-  const types = stateTypes(asl);
-  const work = new Set(plain.flatMap((s) => s.states.filter((n) => types.get(n) === 'Task' || ((s.kind === 'pure' || s.kind === 'conditional') && types.get(n) === 'Pass'))));
+  const work = new Set(plain.flatMap((s) => s.states.filter((n) => states.get(n)?.Type === 'Task' || ((s.kind === 'pure' || s.kind === 'conditional') && states.get(n)?.Type === 'Pass'))));
   for (const n of loopStates) work.delete(n);
-  const plainStepRuns = entered.filter((e) => work.has(nameOf(e))).length;
+  const skippedStepRuns = countSkips(events, guardStates(states), new Set(plain.flatMap((s) => s.states)));
+  const plainStepRuns = entered.filter((e) => work.has(nameOf(e))).length + skippedStepRuns;
   const lambdaInvocations = Object.values(counts).reduce((a, b) => a + b, 0);
   const dynamoWrites =
     DYNAMO_ASSUMPTIONS.writesPerRun + lambdaInvocations * DYNAMO_ASSUMPTIONS.writesPerInvocation + modelTurns.n * DYNAMO_ASSUMPTIONS.extraWritesPerModelTurn;
@@ -200,7 +243,9 @@ export async function estimateRunCost(asl: Record<string, unknown>, manifest: Ma
     durationMs,
     plainSteps,
     plainStepRuns,
+    skippedStepRuns,
     agentLoopTransitions,
+    agentLoopExitTransitions,
     transitionsPerPlainStep: plainStepRuns > 0 ? (transitions - agentLoopTransitions) / plainStepRuns : 0,
     perMillion: { standard, express: expressCost, lambda, dynamo, totalStandard: standard + lambda + dynamo, totalExpress: expressCost + lambda + dynamo },
   };

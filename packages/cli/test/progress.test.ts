@@ -1,3 +1,4 @@
+import { readableCause } from '../src/progress/readableCause.js';
 import { describe, it, expect } from 'vitest';
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
 import { computeStepProgress, type ProgressStep } from '../src/progress/StepProgress.js';
@@ -83,5 +84,20 @@ describe('Class: ProgressDisplay', () => {
 
   it('labels the steps of a run reused for its idempotency key', () => {
     expect(formatStepLine(progress('succeeded')[0]!, 0, true)).toMatch(/✓ a\s+reused/);
+  });
+});
+
+describe('Function: readableCause', () => {
+  const lambda = JSON.stringify({ errorMessage: 'the function refused', errorType: 'ShoutFailed', requestId: 'r1', stackTrace: ['at x'] });
+
+  it('shows the message of a Lambda error cause, keeping the step prefix', () => {
+    expect(readableCause(`step 'second' failed: ${lambda}`)).toBe("step 'second' failed: the function refused");
+    expect(readableCause(lambda)).toBe('the function refused');
+  });
+
+  it('leaves any other cause as it is', () => {
+    expect(readableCause("step 'a' exceeded its budget")).toBe("step 'a' exceeded its budget");
+    expect(readableCause('step \'a\' failed: {"truncated": ')).toBe('step \'a\' failed: {"truncated": ');
+    expect(readableCause('{"no":"message"}')).toBe('{"no":"message"}');
   });
 });

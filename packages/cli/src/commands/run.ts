@@ -1,4 +1,5 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
+import { readableCause } from '../progress/readableCause.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
@@ -104,7 +105,7 @@ export async function follow(io: CliIo, service: RunService, entry: WorkflowEntr
   if (final.status === 'SUCCEEDED') {
     io.out(`output:\n${formatOutput(final.output)}\n`);
   } else if (final.error) {
-    io.out(`error: ${final.error.name}: ${truncate(final.error.message, 400)}\n`);
+    io.out(`error: ${final.error.name}: ${truncate(readableCause(final.error.message), 400)}\n`);
     io.out(`  retry the unfinished steps: stepforge runs retry ${final.runId}\n`);
   }
   return final;

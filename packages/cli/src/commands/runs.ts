@@ -1,4 +1,5 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
+import { readableCause } from '../progress/readableCause.js';
 import { StepforgeError } from '@stepforge/compiler';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
@@ -106,7 +107,7 @@ function formatDetails(d: RunDetails): string {
     if (last?.error && s.state === 'failed' && !s.error) lines.push(`      ${last.error.name}: ${truncate(last.error.message, OUTPUT_CHARS)}`);
   }
   if (r.status === 'SUCCEEDED') lines.push('', `output: ${preview(r.output)}`);
-  else if (r.error) lines.push('', `error: ${r.error.name}: ${truncate(r.error.message, 400)}`);
+  else if (r.error) lines.push('', `error: ${r.error.name}: ${truncate(readableCause(r.error.message), 400)}`);
   lines.push(`history: ${d.history.length} events`);
   return lines.join('\n') + '\n';
 }

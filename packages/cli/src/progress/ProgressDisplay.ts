@@ -1,4 +1,5 @@
 import type { StepProgress, StepState } from './StepProgress.js';
+import { readableCause } from './readableCause.js';
 
 const MARK: Record<StepState, string> = { pending: '·', running: '▸', succeeded: '✓', failed: '✗', skipped: '-' };
 
@@ -9,7 +10,7 @@ export function formatStepLine(p: StepProgress, depth = 0, runReused = false): s
   const parts = [`  ${MARK[p.state]} ${name.padEnd(28)} ${state.padEnd(9)}`];
   if (p.durationMs !== undefined && p.state !== 'pending' && p.state !== 'skipped') parts.push(formatMs(p.durationMs).padStart(8));
   if (p.inputTokens + p.outputTokens > 0) parts.push(`  tokens ${p.inputTokens}→${p.outputTokens}`);
-  if (p.error) parts.push(`  ${p.error.error}: ${truncate(p.error.cause, 100)}`);
+  if (p.error) parts.push(`  ${p.error.error}: ${truncate(readableCause(p.error.cause), 100)}`);
   return parts.join('').trimEnd();
 }
 

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
@@ -8,13 +7,12 @@ import { startEmulators, type Emulators } from './startEmulators.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
+import { LOOPBACK_CREDENTIALS as CREDENTIALS, LOOPBACK_REGION as REGION, loopbackDynamoClients as dynamoClients, loopbackSfnClient as sfnClient } from './loopbackClients.js';
 
 /** The table and queue names the embedded stack uses (the CDK stack's are generated). */
 export const EMBEDDED_TABLE = 'stepforge-runs';
 export const EMBEDDED_APPROVAL_QUEUE = 'stepforge-approvals';
-const REGION = 'us-east-1';
 const ACCOUNT = '123456789012';
-const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /** The Lambda functions the compiled ASL names, by placeholder. */
 export const LAMBDA_FUNCTIONS = {
@@ -130,23 +128,6 @@ function substitutionsFor(tableName: string, approvalQueueUrl: string): Record<s
   const subs: Record<string, string> = { RunsTableName: tableName, ApprovalQueueUrl: approvalQueueUrl };
   for (const [placeholder, fn] of Object.entries(LAMBDA_FUNCTIONS)) subs[placeholder] = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${fn}`;
   return subs;
-}
-
-function sfnClient(endpoint: string): SFNClient {
-  // disableHostPrefix: StartSyncExecution would otherwise go to sync-<host>. cacheMiddleware: the
-  // middleware stack is resolved once per command class rather than on every call.
-  return new SFNClient({ endpoint, region: REGION, credentials: CREDENTIALS, disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true });
-}
-
-/**
- * The DynamoDB clients of the runtime: one for the DocumentClient, and one with cacheMiddleware
- * for the writes every step makes (the DocumentClient refuses a client with that setting).
- */
-function dynamoClients(endpoint: string): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
-  return {
-    dynamodb: new DynamoDBClient({ endpoint, region: REGION, credentials: CREDENTIALS }),
-    dynamodbCommands: new DynamoDBClient({ endpoint, region: REGION, credentials: CREDENTIALS, cacheMiddleware: true }),
-  };
 }
 
 function runtimeConfig(

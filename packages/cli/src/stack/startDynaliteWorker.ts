@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 const require = createRequire(import.meta.url);
@@ -13,6 +14,7 @@ export interface DynaliteWorker {
 // Plain CommonJS evaluated in the worker, so it runs the same from src (tsx, vitest) and dist.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+if (workerData.expressionCache) require(workerData.expressionCache).installExpressionCache(workerData.module);
 const dynalite = require(workerData.module);
 const server = dynalite(workerData.options);
 server.once('error', (e) => parentPort.postMessage({ error: String(e && e.message || e) }));
@@ -25,13 +27,18 @@ parentPort.on('message', (m) => {
 });
 `;
 
+/** The parse cache the worker installs on dynalite's expression parsers (see that file). */
+const EXPRESSION_CACHE = fileURLToPath(new URL('./dynaliteExpressionCache.cjs', import.meta.url));
+
 /**
  * Starts dynalite (the DynamoDB API, over real HTTP on loopback) in a worker thread, so the
  * emulator's request parsing and storage run on another core than the engine and the handlers.
- * `options` are dynalite's (`path` for an on-disk store; omitted: in memory).
+ * `options` are dynalite's (`path` for an on-disk store; omitted: in memory). With
+ * `expressionCache` (the default) its expression parsers answer repeated expressions from a cache.
  */
-export async function startDynaliteWorker(host: string, options: Record<string, unknown>): Promise<DynaliteWorker> {
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: require.resolve('dynalite'), host, options } });
+export async function startDynaliteWorker(host: string, options: Record<string, unknown>, tuning: { readonly expressionCache?: boolean } = {}): Promise<DynaliteWorker> {
+  const expressionCache = tuning.expressionCache === false ? undefined : EXPRESSION_CACHE;
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: require.resolve('dynalite'), host, options, expressionCache } });
   const port = await new Promise<number>((resolve, reject) => {
     const onExit = (code: number) => reject(new Error(`dynalite worker exited with code ${code} before listening`));
     worker.once('error', reject);

@@ -56,10 +56,8 @@ export class YamlChainLocator implements ChainLocator {
 
   offsetInside(path: ChainPath, index: unknown): number {
     const node = this.doc.getIn(path, true) as Node | undefined;
-    if (node === undefined || !isScalar(node) || typeof node.value !== 'string' || typeof index !== 'number') {
-      // Answers a length, not an offset, as it always has: changing it would move existing diagnostics.
-      return this.scalarLength(path);
-    }
+    // Without a position inside the text, the error points at the value itself.
+    if (node === undefined || !isScalar(node) || typeof node.value !== 'string' || typeof index !== 'number') return this.offsetOf(path);
     const map = scalarOffsets(node as Scalar, this.text);
     return map[Math.max(0, Math.min(index, map.length - 1))]!;
   }

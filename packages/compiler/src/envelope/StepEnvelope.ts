@@ -75,7 +75,24 @@ export const EnvelopeInputs = z.object({
   steps: z.record(z.string(), z.unknown()).default({}),
   /** The workflow input (run input after defaults). */
   input: z.unknown().optional(),
+  /**
+   * A consensus judge's candidates, by step id (values inline or `{"$ref"}`): the handler fails the step
+   * with `JudgeChoiceNotCandidate` unless the answer is one of them verbatim. Absent for any other step.
+   */
+  candidates: z.record(z.string(), z.unknown()).optional(),
 });
+
+/**
+ * Step outputs whose JSON is larger travel by reference (`{"$ref"}`, DESIGN §2). The compiler's payload
+ * budgets (checkQuotas) assume every other output is at most this big, so the runtime may lower it, never raise it.
+ */
+export const INLINE_OUTPUT_MAX_BYTES = 4 * 1024;
+/**
+ * The most an output the state machine reads itself may be (`readByStateMachine`): JSONata in a guard,
+ * condition, `for_each` items, a pure step or hand-off routing cannot follow a reference, so such an
+ * output stays inline up to this size and fails the step with OutputTooLarge above it.
+ */
+export const STATE_READ_OUTPUT_MAX_BYTES = 32 * 1024;
 
 /** The envelope version the compiler emits; handlers accept 1 and 2 (see EnvelopeInputs). */
 export const ENVELOPE_VERSION = 2;
@@ -127,6 +144,12 @@ export const StepEnvelope = z.object({
   turn: EnvelopeTurn.optional(),
   /** The single tool call to perform (tool Lambda inside an agent loop's Map only). */
   toolCall: ToolCall.optional(),
+  /**
+   * The state machine reads this output itself (a guard, condition, `for_each` items, a pure step, hand-off
+   * routing): the handler returns it inline up to STATE_READ_OUTPUT_MAX_BYTES and fails with OutputTooLarge
+   * above that, never by reference. Absent: inline up to INLINE_OUTPUT_MAX_BYTES, by reference above.
+   */
+  readByStateMachine: z.literal(true).optional(),
 });
 /** The payload every step Lambda receives. */
 export type StepEnvelope = z.infer<typeof StepEnvelope>;
@@ -148,6 +171,8 @@ export type StepResult = z.infer<typeof StepResult>;
 
 /** One agent turn: either done with an output (`{"$ref": outputRef}` when stored, as in StepResult), or asking for tool calls. */
 export const ModelTurnResult = z.object({
+  /** `reused` when the turn's committed answer came back (a retry or a fork) rather than a new model call; absent otherwise. */
+  status: z.enum(['succeeded', 'reused']).optional(),
   done: z.boolean(),
   output: z.unknown().optional(),
   outputRef: OutputRef.optional(),
@@ -159,6 +184,8 @@ export type ModelTurnResult = z.infer<typeof ModelTurnResult>;
 
 /** One tool call's result inside an agent loop. */
 export const ToolCallResult = z.object({
+  /** `reused` when the call's committed result came back rather than a new call; absent otherwise. */
+  status: z.enum(['succeeded', 'reused']).optional(),
   id: z.string().min(1),
   tool: z.string().min(1),
   result: z.unknown(),

@@ -35,6 +35,7 @@ export const START_STATE = 'Start';
 export const OUTPUT_STATE = 'Output';
 /** Error names the compiled ASL raises itself. */
 export const BUDGET_EXCEEDED = 'BudgetExceeded';
+/** The error the model handler raises when a consensus judge's answer is not a candidate verbatim. */
 export const JUDGE_NOT_CANDIDATE = 'JudgeChoiceNotCandidate';
 
 /**
@@ -56,6 +57,8 @@ const RESULT_VALUE = '$states.result.output';
  * itself, as for a function-ARN Task.
  */
 const LAMBDA_INVOKE_CALLBACK = `${LAMBDA_INVOKE_CALLBACK_BASE}.waitForTaskToken`;
+/** The most definition bytes folding Start into a first Parallel may add (its Assign, repeated per branch). */
+const FOLD_INTO_BRANCHES_MAX_BYTES = 8 * 1024;
 /** How long a gated tool call may wait: a little over the runtime's default approval timeout (24 h), whose expiry denies first. */
 const CALLBACK_TIMEOUT_SECONDS = 24 * 3600 + 300;
 
@@ -63,6 +66,8 @@ interface Tail {
   readonly holder: Record<string, unknown>;
   /** `Next`: a normal state (may End); `rule`: a Choice rule; `Default`: a Choice's default. */
   readonly field: 'Next' | 'rule' | 'Default';
+  /** The agent loop step whose exit this is (its "done" rule): a Pass that only closes it belongs to that step. */
+  readonly loop?: IrStep;
 }
 
 interface Frag {
@@ -156,13 +161,17 @@ class Lowerer {
       const join = body.tails.some((t) => t.field !== 'Next') || (body.tails.length > 1 && result.length > 512);
       if (join) {
         top.states[outputName] = { Type: 'Pass', Comment: outputComment, Output: `{% ${result} %}`, End: true };
+        // Only an agent loop's exit leads here: this Pass is there because a Choice cannot end the run.
+        const loop = body.tails[0]!.loop;
+        if (loop !== undefined && body.tails.every((t) => t.loop === loop)) this.stepStates.get(loop)!.push(outputName);
         this.patch(body.tails, outputName);
       } else this.closeScope(body, top, (assigns) => valueOf(result, assigns));
     } else {
       start.Next = outputName;
       top.states[outputName] = { Type: 'Pass', Comment: outputComment, Output: `{% ${result} %}`, End: true };
     }
-    const startAt = body && !body.init ? this.foldEntryPass(top.states, START_STATE) : START_STATE;
+    let startAt = body && !body.init ? this.foldEntryPass(top.states, START_STATE) : START_STATE;
+    if (startAt === START_STATE && body && !body.init) startAt = this.foldStartIntoParallel(top.states, START_STATE);
     const ordered: Record<string, AslState> = { [startAt]: top.states[startAt]! };
     // Fail states last, so the definition reads top to bottom in execution order.
     for (const [k, v] of Object.entries(top.states)) if (k !== startAt && v.Type !== 'Fail') ordered[k] = v;
@@ -208,21 +217,58 @@ class Lowerer {
     const next = states[nextName];
     if (next === undefined || next.Type !== 'Task' || String(next.Resource).startsWith('arn:') || referencesTo(states, nextName) !== 1) return passName;
     const assign = (pass.Assign as Record<string, unknown> | undefined) ?? {};
-    const inline = (v: unknown): unknown => {
-      if (typeof v === 'string') {
-        if (!v.startsWith('{%')) return v;
-        let out = v;
-        for (const [name, value] of Object.entries(assign)) out = replaceVariable(out, name, asJsonata(value));
-        return out;
-      }
-      if (Array.isArray(v)) return v.map(inline);
-      if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, inline(x)]));
-      return v;
-    };
-    for (const field of ['Arguments', 'Assign', 'Output']) if (next[field] !== undefined) next[field] = inline(next[field]);
+    for (const field of ['Arguments', 'Assign', 'Output']) if (next[field] !== undefined) next[field] = inlineVariables(next[field], assign);
     next.Assign = { ...assign, ...(next.Assign as Record<string, unknown> | undefined) };
     delete states[passName];
     return nextName;
+  }
+
+  /**
+   * The run's Start Pass folded into a first Parallel, when nothing else enters it: the Parallel's
+   * Assign sets `input` and `run` from its own input once the branches are done (what the states after
+   * it read), and each branch computes its own copies from the branch input, which is the execution
+   * input, at its entry state — a Pass or a plain Lambda Task, entered once. Branch copies get fresh
+   * names, because a branch may not assign a variable of the outer scope. One transition less per run
+   * for workflows that start with parallel work (swarms, consensus). Returns the state the run starts at.
+   */
+  private foldStartIntoParallel(states: Record<string, AslState>, passName: string): string {
+    const pass = states[passName];
+    if (pass === undefined || pass.Type !== 'Pass' || pass.Output !== undefined || typeof pass.Next !== 'string') return passName;
+    const parName = pass.Next;
+    const par = states[parName];
+    if (par === undefined || par.Type !== 'Parallel' || par.Arguments !== undefined || referencesTo(states, parName) !== 1) return passName;
+    const assign = (pass.Assign as Record<string, unknown> | undefined) ?? {};
+    const branches = par.Branches as { StartAt: string; States: Record<string, AslState> }[];
+    const foldable = (b: { StartAt: string; States: Record<string, AslState> }): boolean => {
+      const entry = b.States[b.StartAt];
+      if (entry === undefined || referencesTo(b.States, b.StartAt) !== 0) return false;
+      if (entry.Type === 'Pass') return entry.Output === undefined;
+      return entry.Type === 'Task' && !String(entry.Resource).startsWith('arn:');
+    };
+    // Each branch repeats the input expression: on a wide fan-out one transition is not worth the bytes.
+    if (branches.length * JSON.stringify(assign).length > FOLD_INTO_BRANCHES_MAX_BYTES || !branches.every(foldable)) return passName;
+    for (const b of branches) {
+      const locals: Record<string, unknown> = {};
+      for (const [name, value] of Object.entries(assign)) {
+        if (!mentionsVariable(b.States, name)) continue;
+        const local = this.names.variable(name);
+        renameVariable(b.States, name, `$${local}`);
+        locals[local] = value;
+      }
+      const entry = b.States[b.StartAt]!;
+      for (const field of ['Arguments', 'Assign', 'Output']) if (entry[field] !== undefined) entry[field] = inlineVariables(entry[field], locals);
+      // The entry reads its copies inline; only what later states of the branch read is assigned.
+      const later = Object.entries(b.States).filter(([n]) => n !== b.StartAt).map(([, st]) => st);
+      const kept = Object.fromEntries(Object.entries(locals).filter(([local]) => mentionsVariable(later, local)));
+      if (Object.keys(kept).length > 0) entry.Assign = { ...kept, ...(entry.Assign as Record<string, unknown> | undefined) };
+    }
+    // The Parallel's own Output and Assign see the variables as they were before it: inline there too.
+    for (const field of ['Output', 'Assign']) if (par[field] !== undefined) par[field] = inlineVariables(par[field], assign);
+    const after = Object.entries(states).filter(([n]) => n !== passName && n !== parName).map(([, st]) => st);
+    const read = Object.fromEntries(Object.entries(assign).filter(([name]) => mentionsVariable(after, name)));
+    if (Object.keys(read).length > 0) par.Assign = { ...read, ...(par.Assign as Record<string, unknown> | undefined) };
+    delete states[passName];
+    return parName;
   }
 
   /** Step id → ids of the steps that read it; plus steps every scope end must see (results, output reads). */
@@ -475,7 +521,11 @@ class Lowerer {
     const choiceTails = frag.tails.filter((t) => t.field !== 'Next');
     if (choiceTails.length > 0) {
       const end = this.names.state(`${scope.label}: end`);
-      const pass: AslState = { Type: 'Pass', Comment: 'Joins the paths of this branch' };
+      const loop = choiceTails[0]!.loop;
+      const closesLoop = loop !== undefined && choiceTails.every((t) => t.loop === loop);
+      // A Choice cannot end a branch: an agent loop that ends one needs this Pass, which is then its own state.
+      if (closesLoop) this.stepStates.get(loop)!.push(end);
+      const pass: AslState = { Type: 'Pass', Comment: closesLoop ? this.comment(loop, 'the agent loop is done; ends the branch with its output') : 'Joins the paths of this branch' };
       scope.states[end] = pass;
       this.patch(choiceTails, end);
       terminals.push(pass);
@@ -620,7 +670,7 @@ class Lowerer {
       default:
         frag = this.lowerTask(step, scope, v);
     }
-    if (step.chooseFrom && step.chooseFrom.length > 0) frag = this.checkVerbatim(step, scope, v, frag);
+    if (step.chooseFrom && step.chooseFrom.length > 0) frag = this.checkVerbatim(step, scope, frag);
     if (step.when) frag = this.guard(step, scope, v, frag);
     scope.env.set(step.id, `$${v}`);
     scope.produced.push({ variable: v, steps: [step.id] });
@@ -805,29 +855,26 @@ class Lowerer {
       },
       Next: reason,
     };
-    return { entry: reason, init, tails: [{ holder: done, field: 'rule' }] };
+    return { entry: reason, init, tails: [{ holder: done, field: 'rule', loop: step }] };
   }
 
-  /** A consensus judge's choice must be one of the candidates, verbatim. */
-  private checkVerbatim(step: IrStep, scope: Scope, v: string, frag: Frag): Frag {
-    const name = this.helper(step, 'is a candidate?');
-    const bad = this.helper(step, 'not a candidate');
-    const candidates = step.chooseFrom!.map((c) => this.resolveRoot(scope, step)({ kind: 'step', step: c }));
-    this.patch(frag.tails, name);
-    const ok: Record<string, unknown> = { Condition: `{% $${v} in [${candidates.join(', ')}] %}` };
-    scope.states[name] = {
-      Type: 'Choice',
-      Comment: this.comment(step, `the judge must pick one of ${step.chooseFrom!.join(', ')} verbatim`),
-      Choices: [ok],
-      Default: bad,
-    };
-    scope.states[bad] = {
-      Type: 'Fail',
-      Comment: this.comment(step, 'the judge answered something that is not a candidate'),
-      Error: JUDGE_NOT_CANDIDATE,
-      Cause: `step '${step.id}' must answer with one of the candidates (${step.chooseFrom!.join(', ')}) verbatim`,
-    };
-    return { entry: frag.entry, init: frag.init, tails: [{ holder: ok, field: 'rule' }] };
+  /**
+   * A consensus judge's choice must be one of the candidates, verbatim. The judge's Task (its reason
+   * Task, in an agent loop) carries the candidates as `inputs.candidates`, and the model handler fails
+   * the step with JudgeChoiceNotCandidate otherwise. The handler, not a Choice after the Task, checks:
+   * it compares resolved values (a candidate or the answer may travel by reference), the failure lands
+   * on the step record where `runs retry` finds it, and the run enters no extra states (a Choice and
+   * the Output Pass a Choice would need at the end of the run).
+   */
+  private checkVerbatim(step: IrStep, scope: Scope, frag: Frag): Frag {
+    const task = scope.states[this.stepNames.get(step)!];
+    const args = task?.Arguments as { inputs?: Record<string, unknown> } | undefined;
+    if (task?.Type !== 'Task' || args?.inputs === undefined) {
+      this.fail('judge_shape', `step '${step.id}' is a consensus judge but did not lower to a model Task`, step);
+    }
+    const resolve = this.resolveRoot(scope, step);
+    args.inputs.candidates = Object.fromEntries(step.chooseFrom!.map((c) => [c, `{% ${resolve({ kind: 'step', step: c })} %}`]));
+    return frag;
   }
 
   private lowerForEach(step: IrStep, scope: Scope, v: string): Frag {
@@ -1041,6 +1088,37 @@ function asJsonata(v: unknown): string {
   return JSON.stringify(v ?? null);
 }
 
+/** `v` with every `$name` of `assign` in its JSONata strings replaced by the assigned value (a fold's inlining). */
+function inlineVariables(v: unknown, assign: Readonly<Record<string, unknown>>): unknown {
+  if (typeof v === 'string') {
+    if (!v.startsWith('{%')) return v;
+    let out = v;
+    for (const [name, value] of Object.entries(assign)) out = replaceVariable(out, name, asJsonata(value));
+    return out;
+  }
+  if (Array.isArray(v)) return v.map((x) => inlineVariables(x, assign));
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, inlineVariables(x, assign)]));
+  return v;
+}
+
+/** Replaces `$name` by `replacement` in every JSONata string under `node`, in place (nested branches and item processors too). */
+function renameVariable(node: Record<string, unknown> | unknown[], name: string, replacement: string): void {
+  const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((x, i) => [i, x]) : Object.entries(node);
+  for (const [k, v] of entries) {
+    if (typeof v === 'string') {
+      if (v.startsWith('{%')) (node as Record<string | number, unknown>)[k] = replaceVariable(v, name, replacement);
+    } else if (v !== null && typeof v === 'object') renameVariable(v as Record<string, unknown>, name, replacement);
+  }
+}
+
+/** Whether any JSONata string under `node` reads `$name`. */
+function mentionsVariable(node: unknown, name: string): boolean {
+  if (typeof node === 'string') return node.startsWith('{%') && replaceVariable(node, name, '') !== node;
+  if (Array.isArray(node)) return node.some((x) => mentionsVariable(x, name));
+  if (node !== null && typeof node === 'object') return Object.values(node).some((x) => mentionsVariable(x, name));
+  return false;
+}
+
 /** How many transitions in one scope lead to `name` (Next, Choice rules and Default, Catch). */
 function referencesTo(states: Readonly<Record<string, AslState>>, name: string): number {
   let n = 0;
@@ -1053,17 +1131,29 @@ function referencesTo(states: Readonly<Record<string, AslState>>, name: string):
   return n;
 }
 
-/** Replaces every `$name` (the whole variable name, not a prefix of a longer one) in a JSONata text. */
+/**
+ * Replaces every `$name` (the whole variable name, not a prefix of a longer one, and not text inside a
+ * string literal: a prompt may well say "$input") in a JSONata text.
+ */
 function replaceVariable(expr: string, name: string, replacement: string): string {
   // An indexOf scan rather than a RegExp: it runs for every export of every branch, and the
-  // regex replace was most of that time.
+  // regex replace was most of that time. Quotes are tracked only up to each occurrence.
   const token = `$${name}`;
   let at = expr.indexOf(token);
   if (at < 0) return expr;
   let out = '';
   let from = 0;
+  let quote = 0;
+  let scanned = 0;
   for (; at >= 0; at = expr.indexOf(token, at + 1)) {
-    if (at < from || isNameChar(expr.charCodeAt(at + token.length))) continue;
+    for (; scanned < at; scanned++) {
+      const c = expr.charCodeAt(scanned);
+      if (quote !== 0) {
+        if (c === 92) scanned++; // a backslash escapes the next character
+        else if (c === quote) quote = 0;
+      } else if (c === 34 || c === 39 || c === 96) quote = c; // " ' and ` (a quoted field name)
+    }
+    if (quote !== 0 || scanned > at || isNameChar(expr.charCodeAt(at + token.length))) continue;
     out += expr.slice(from, at) + replacement;
     from = at + token.length;
   }
