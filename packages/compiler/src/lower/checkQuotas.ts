@@ -143,32 +143,16 @@ function workflowPayload(doc: IrDocument, wf: IrWorkflow, outer: Map<string, num
   return wf.resultStep !== undefined ? sizes.get(wf.steps[wf.resultStep]!.id) ?? all : all;
 }
 
-/**
- * Sum of the value bounds of the steps `s` reads, each counted once. Written as plain loops: it runs
- * for every step, and collecting the reads into a Set of a flattened array was most of this check.
- */
+/** Sum of the value bounds of the steps `s` reads, each counted once (no flattened array per step). */
 function readsBytes(s: IrStep, sizes: ReadonlyMap<string, number>): number {
-  const exprs = [s.input, s.when, s.expr, s.composite?.items, s.composite?.condition];
+  const seen = new Set<string>();
   let sum = 0;
-  for (let i = 0; i < exprs.length; i++) {
-    const reads = exprs[i]?.reads;
-    if (reads === undefined) continue;
-    for (let j = 0; j < reads.length; j++) {
-      const r = reads[j]!;
-      if (readEarlier(exprs, i, j, r)) continue;
+  for (const e of [s.input, s.when, s.expr, s.composite?.items, s.composite?.condition]) {
+    for (const r of e?.reads ?? []) {
+      if (seen.has(r)) continue;
+      seen.add(r);
       sum += sizes.get(r) ?? MAX_INLINE_OUTPUT_BYTES;
     }
   }
   return sum;
-}
-
-/** Whether `r` (read `j` of expression `i`) already appeared earlier in the step's reads. */
-function readEarlier(exprs: readonly ({ readonly reads: readonly string[] } | undefined)[], i: number, j: number, r: string): boolean {
-  for (let a = 0; a <= i; a++) {
-    const reads = exprs[a]?.reads;
-    if (reads === undefined) continue;
-    const end = a === i ? j : reads.length;
-    for (let b = 0; b < end; b++) if (reads[b] === r) return true;
-  }
-  return false;
 }

@@ -185,7 +185,7 @@ class Lowerer {
     // Init Passes exist only where something needed them: list the states each step really has.
     const emitted = new Set<string>();
     const collect = (states: Record<string, AslState>): void => {
-      for (const k in states) {
+      for (const k of Object.keys(states)) {
         emitted.add(k);
         const st = states[k]!;
         for (const b of (st.Branches as { States: Record<string, AslState> }[] | undefined) ?? []) collect(b.States);
