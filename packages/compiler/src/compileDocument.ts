@@ -11,6 +11,7 @@ import { loadDocument } from './loadDocument.js';
 import { checkQuotas, type QuotaReport } from './lower/checkQuotas.js';
 import { lowerWorkflow } from './lower/lowerWorkflow.js';
 import { buildStepManifest, type StepManifest } from './lower/StepManifest.js';
+import { serialisedDefinition } from './lower/serialisedDefinition.js';
 
 /** Options of compileDocument. */
 export interface CompileOptions {
@@ -68,9 +69,9 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
 export function compileIr(ir: IrDocument, options: { express?: boolean } = {}, warnings: Diagnostic[] = []): CompileResult {
   const lowered = lowerWorkflow(ir, options);
   // Serialised once: the size quota and the manifest's placeholder list both read it.
-  const json = JSON.stringify(lowered.definition);
-  const quotas = checkQuotas(ir, lowered.definition, { ...options, json });
-  const manifest = buildStepManifest(ir, lowered, options.express ?? false, json);
+  const serialised = serialisedDefinition(lowered.definition);
+  const quotas = checkQuotas(ir, lowered.definition, { ...options, definitionBytes: serialised.bytes });
+  const manifest = buildStepManifest(ir, lowered, options.express ?? false, serialised.placeholders);
   const notes: string[] = [];
   if (lowered.addedEdges.length > 0) {
     notes.push(`the graph is not series-parallel: ${lowered.addedEdges.length} synchronisation edge(s) added`);

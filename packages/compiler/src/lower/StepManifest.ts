@@ -4,6 +4,7 @@ import type { SourceLocation } from '../errors/StepforgeError.js';
 import { LAMBDA_PLACEHOLDERS } from '../envelope/StepEnvelope.js';
 import type { IrDocument, IrStep, IrStepKind, IrWorkflow } from '../ir/Ir.js';
 import type { LoweredWorkflow } from './lowerWorkflow.js';
+import { serialisedDefinition } from './serialisedDefinition.js';
 
 /** Which handler module serves a step (null: no Lambda, the state machine does it itself). */
 export type StepHandler = 'model' | 'tool' | 'connector' | 'function' | 'mcp_tool' | null;
@@ -47,7 +48,10 @@ const HANDLER: Record<IrStepKind, StepHandler> = {
 };
 
 /** Builds the manifest from the IR and what lowering produced. */
-export function buildStepManifest(doc: IrDocument, lowered: LoweredWorkflow, express: boolean, json = JSON.stringify(lowered.definition)): StepManifest {
+export function buildStepManifest(
+  doc: IrDocument, lowered: LoweredWorkflow, express: boolean,
+  placeholders: readonly string[] = serialisedDefinition(lowered.definition).placeholders,
+): StepManifest {
   const steps: StepManifestEntry[] = [];
   const visit = (wf: IrWorkflow): void => {
     for (const s of wf.steps) {
@@ -56,7 +60,6 @@ export function buildStepManifest(doc: IrDocument, lowered: LoweredWorkflow, exp
     }
   };
   visit(doc.workflow);
-  const placeholders = [...new Set(json.match(/\$\{[A-Za-z0-9]+\}/g) ?? [])].sort();
   return {
     version: 1,
     workflow: doc.name,
@@ -64,7 +67,7 @@ export function buildStepManifest(doc: IrDocument, lowered: LoweredWorkflow, exp
     ...(doc.file !== undefined ? { file: doc.file } : {}),
     type: express ? 'EXPRESS' : 'STANDARD',
     steps,
-    placeholders,
+    placeholders: [...placeholders],
     secrets: [...new Set(steps.flatMap((s) => s.secrets))].sort(),
   };
 }

@@ -33,8 +33,8 @@ const EV_MAP = 4;
 const EV_ITERATION = 2;
 
 /** Checks every quota; throws the first violation as a StepforgeError. */
-export function checkQuotas(doc: IrDocument, definition: unknown, options: { express?: boolean; /** The definition already serialised. */ json?: string } = {}): QuotaReport {
-  const definitionBytes = Buffer.byteLength(options.json ?? JSON.stringify(definition), 'utf8');
+export function checkQuotas(doc: IrDocument, definition: unknown, options: { express?: boolean; /** The definition's UTF-8 size, when the caller measured it. */ definitionBytes?: number } = {}): QuotaReport {
+  const definitionBytes = options.definitionBytes ?? Buffer.byteLength(JSON.stringify(definition), 'utf8');
   if (definitionBytes > MAX_DEFINITION_BYTES) {
     throw quotaError(doc, 'definition_too_large', undefined,
       `the compiled definition is ${definitionBytes} bytes; Step Functions accepts at most ${MAX_DEFINITION_BYTES}`,
