@@ -168,6 +168,23 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     expect(byId.c!.inputs.value).toBe('C after a:done(web-search:ok) and b<B costs $input and $run on owls> on owls');
   });
 
+  it('tells the handlers of steps whose output the state machine reads to keep it inline, and no others', async () => {
+    const text = [
+      'document: { dsl: "1.0", name: reads }', 'agents: { a: {} }', 'functions: { list: {}, use: {} }', 'input: { topic: string }', 'steps:',
+      '  - { name: files, kind: function, function: list, input: { topic: "${ input.topic }" } }',
+      '  - { name: summary, kind: agent, agent: a, input_template: "Summarise ${ steps.files.output }" }',
+      '  - { name: notify, kind: function, function: use, when: "${ steps.summary.output != \'\' }", input: { first: "${ steps.files.output.first }" } }',
+      '  - name: each', '    kind: for_each', '    items: ${ steps.files.output.names }', '    do:',
+      '      - { name: one, kind: agent, agent: a, input_template: "${ input.item }" }',
+    ].join('\n');
+    const compiled = compileDocument(text, { file: 'reads.yaml' });
+    const run = await runScripted(compiled, { topic: 't' }, { files: () => ({ output: { first: 'a', names: ['a', 'b'] } }) });
+    expect(run.result.status).toBe('SUCCEEDED');
+    const flag = Object.fromEntries(run.calls.map((c) => [c.step.id, c.readByStateMachine === true]));
+    // files: a field path (notify's input) and the for_each items; summary: the guard. `one` and `notify` are only handed on.
+    expect(flag).toEqual({ files: true, summary: true, notify: false, one: false });
+  });
+
   it('runs a non-series-parallel DAG with every dependency respected', async () => {
     const order: string[] = [];
     const record = (env: Parameters<typeof defaultAnswer>[0]) => {

@@ -70,7 +70,7 @@ export function compileIr(ir: IrDocument, options: { express?: boolean } = {}, w
   const lowered = lowerWorkflow(ir, options);
   // Serialised once: the size quota and the manifest's placeholder list both read it.
   const serialised = serialisedDefinition(lowered.definition);
-  const quotas = checkQuotas(ir, lowered.definition, { ...options, definitionBytes: serialised.bytes });
+  const quotas = checkQuotas(ir, lowered.definition, { ...options, definitionBytes: serialised.bytes, stateReads: lowered.stateReads });
   const manifest = buildStepManifest(ir, lowered, options.express ?? false, serialised.placeholders);
   const notes: string[] = [];
   if (lowered.addedEdges.length > 0) {

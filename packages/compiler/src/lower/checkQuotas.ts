@@ -1,6 +1,7 @@
 // Step Functions quotas checked at compile time, each failure a named error that says what to change:
 // definition size, worst-case history events (Standard), and payload budgets per state.
 import { StepforgeError } from '../errors/StepforgeError.js';
+import { INLINE_OUTPUT_MAX_BYTES, STATE_READ_OUTPUT_MAX_BYTES } from '../envelope/StepEnvelope.js';
 import type { IrDocument, IrStep, IrWorkflow } from '../ir/Ir.js';
 import { jsonLength } from './jsonLength.js';
 import { worstCaseAttempts } from './renderRetry.js';
@@ -12,7 +13,7 @@ export const MAX_HISTORY_EVENTS = 25_000;
 /** Largest state input/output / Task payload. */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 /** Handlers return outputs larger than this by reference (`outputRef`); the compiler budgets with it. */
-export const MAX_INLINE_OUTPUT_BYTES = 4 * 1024;
+export const MAX_INLINE_OUTPUT_BYTES = INLINE_OUTPUT_MAX_BYTES;
 /** The execution input the compiler budgets for (the run API rejects larger inputs). */
 export const ASSUMED_INPUT_BYTES = 32 * 1024;
 
@@ -33,7 +34,13 @@ const EV_MAP = 4;
 const EV_ITERATION = 2;
 
 /** Checks every quota; throws the first violation as a StepforgeError. */
-export function checkQuotas(doc: IrDocument, definition: unknown, options: { express?: boolean; /** The definition's UTF-8 size, when the caller measured it. */ definitionBytes?: number } = {}): QuotaReport {
+export function checkQuotas(doc: IrDocument, definition: unknown, options: {
+  express?: boolean;
+  /** The definition's UTF-8 size, when the caller measured it. */
+  definitionBytes?: number;
+  /** Steps whose output the state machine reads itself (stateReadSteps): counted at STATE_READ_OUTPUT_MAX_BYTES. */
+  stateReads?: ReadonlySet<string>;
+} = {}): QuotaReport {
   const definitionBytes = options.definitionBytes ?? Buffer.byteLength(JSON.stringify(definition), 'utf8');
   if (definitionBytes > MAX_DEFINITION_BYTES) {
     throw quotaError(doc, 'definition_too_large', undefined,
@@ -50,7 +57,7 @@ export function checkQuotas(doc: IrDocument, definition: unknown, options: { exp
       'lower max_iterations / max_turns / max_tool_calls or retry max_attempts of that step, split the workflow, or compile with --express');
   }
   const payload = { bytes: 0, step: undefined as string | undefined };
-  workflowPayload(doc, doc.workflow, new Map(), payload);
+  workflowPayload(doc, doc.workflow, new Map(), payload, options.stateReads ?? new Set());
   return { definitionBytes, worstCaseHistoryEvents: events, largestPayloadBytes: payload.bytes, largestPayloadStep: payload.step };
 }
 
@@ -108,23 +115,24 @@ function stepEvents(s: IrStep, out: { step: IrStep; events: number }[]): number 
 }
 
 /** Upper bound of each step's value (bytes) in state, and the largest payload any state carries. */
-function workflowPayload(doc: IrDocument, wf: IrWorkflow, outer: Map<string, number>, max: { bytes: number; step: string | undefined }): number {
+function workflowPayload(doc: IrDocument, wf: IrWorkflow, outer: Map<string, number>, max: { bytes: number; step: string | undefined }, stateReads: ReadonlySet<string>): number {
   const sizes = new Map(outer);
   let all = 0;
   for (const s of wf.steps) {
     const readBytes = readsBytes(s, sizes);
     const staticBytes = jsonLength(s.config) + jsonLength(s.input ?? null) + 1024;
-    let value = MAX_INLINE_OUTPUT_BYTES + 200;
+    // An output the state machine reads itself stays inline up to the larger cap (see StepEnvelope).
+    let value = (stateReads.has(s.id) ? STATE_READ_OUTPUT_MAX_BYTES : MAX_INLINE_OUTPUT_BYTES) + 200;
     let payload = staticBytes + ASSUMED_INPUT_BYTES + 2 * readBytes;
     const c = s.composite ?? {};
     if (s.kind === 'pure') value = Math.min(readBytes + ASSUMED_INPUT_BYTES, MAX_PAYLOAD_BYTES);
     if (s.kind === 'conditional') value = 8;
     if (s.kind === 'for_each') {
-      const body = c.body ? workflowPayload(doc, c.body, sizes, max) : 0;
+      const body = c.body ? workflowPayload(doc, c.body, sizes, max, stateReads) : 0;
       value = (c.maxIterations ?? 50) * (body + 2);
       payload = Math.max(payload, value);
     }
-    if (s.kind === 'while' && c.body) value = workflowPayload(doc, c.body, sizes, max);
+    if (s.kind === 'while' && c.body) value = workflowPayload(doc, c.body, sizes, max, stateReads);
     if (s.kind === 'parallel_analyzer') payload += 2 * (c.analysts?.length ?? 0) * MAX_INLINE_OUTPUT_BYTES;
     if (payload > max.bytes) {
       max.bytes = payload;

@@ -12,6 +12,7 @@ import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrStep, IrWorkflow } fr
 import { scheduleDag } from '../ir/scheduleDag.js';
 import { LayeredMap } from './LayeredMap.js';
 import { NameAllocator, asciiOnly, MAX_STATE_NAME } from './NameAllocator.js';
+import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';
 import { renderRetry } from './renderRetry.js';
 
 /** One ASL state, as plain JSON. */
@@ -28,6 +29,8 @@ export interface LoweredWorkflow {
   readonly addedEdges: readonly (readonly [string, string])[];
   /** Makespan ÷ critical path with unit durations (1 = nothing lost). */
   readonly estimatedSlowdown: number;
+  /** Steps whose output the state machine reads itself (their envelopes say `readByStateMachine`). */
+  readonly stateReads: ReadonlySet<string>;
 }
 
 /** The execution's first and last states. */
@@ -121,6 +124,7 @@ class Lowerer {
   private readonly parents = new Map<IrStep, IrStep>();
   private readonly addedEdges: [string, string][] = [];
   private slowdown = 1;
+  private stateReads: ReadonlySet<string> = new Set();
 
   constructor(private readonly doc: IrDocument, private readonly options: { express?: boolean }) {}
 
@@ -129,6 +133,7 @@ class Lowerer {
     this.collectReaders(this.doc.workflow);
     // What the front-end parsed already (the same parse of the same text) is not parsed again.
     for (const t of this.doc.templates ?? []) this.templates.set(t.text, t);
+    this.stateReads = stateReadSteps(this.doc.workflow, (t) => this.parse(t));
     this.names.claimState(START_STATE) || this.fail('state_name', `a step is named '${START_STATE}'`, undefined);
     const outputName = this.names.state(OUTPUT_STATE);
     const top: Scope = {
@@ -201,6 +206,7 @@ class Lowerer {
       parents: this.parents,
       addedEdges: this.addedEdges,
       estimatedSlowdown: this.slowdown,
+      stateReads: this.stateReads,
     };
   }
 
@@ -746,6 +752,8 @@ class Lowerer {
     if (budget !== undefined) out.budget = budget;
     if (extra.turn !== undefined) out.turn = extra.turn;
     if (extra.toolCall !== undefined) out.toolCall = extra.toolCall;
+    // Tool results go to the next reason turn's handler, never to JSONata: only step answers can be state-read.
+    else if (this.stateReads.has(step.id) || routesOnItsAgents(step)) out.readByStateMachine = true;
     return out;
   }
 
