@@ -180,7 +180,6 @@ function guardStates(states: ReadonlyMap<string, Record<string, unknown>>): Map<
  * (the next event of that thread, by previousEventId) is not the guard's Default.
  */
 function countSkips(events: readonly HistoryEvent[], guards: ReadonlyMap<string, string>, plainStates: ReadonlySet<string>): number {
-  const nameOf = (e: HistoryEvent) => String(((e['stateEnteredEventDetails'] ?? e['stateExitedEventDetails']) as { name?: string } | undefined)?.name ?? '');
   const exited = new Map<number, string>();
   for (const e of events) if (e.type === 'ChoiceStateExited' && guards.has(nameOf(e)) && plainStates.has(nameOf(e))) exited.set(e.id, nameOf(e));
   let skips = 0;
@@ -190,6 +189,11 @@ function countSkips(events: readonly HistoryEvent[], guards: ReadonlyMap<string,
     if (guard !== undefined && guards.get(guard) !== nameOf(e)) skips++;
   }
   return skips;
+}
+
+/** The state a StateEntered / StateExited event names ('' for other events). */
+function nameOf(e: HistoryEvent): string {
+  return String(((e['stateEnteredEventDetails'] ?? e['stateExitedEventDetails']) as { name?: string } | undefined)?.name ?? '');
 }
 
 /** Run the ASL once with scripted replies and price the run. */
@@ -208,7 +212,6 @@ export async function estimateRunCost(asl: Record<string, unknown>, manifest: Ma
   const entered = events.filter((e) => e.type.endsWith('StateEntered'));
   const transitions = entered.length;
   const loopStates = new Set(manifest.steps.filter((s) => s.handler === 'model' && s.tools.length > 0).flatMap((s) => s.states));
-  const nameOf = (e: HistoryEvent) => String((e['stateEnteredEventDetails'] as { name?: string } | undefined)?.name ?? '');
   const agentLoopTransitions = entered.filter((e) => loopStates.has(nameOf(e))).length;
   const states = allStates(asl);
   const exits = new Set([...loopStates].filter((n) => states.get(n)?.Type === 'Pass' && states.get(n)?.End === true));

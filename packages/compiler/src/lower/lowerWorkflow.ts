@@ -167,8 +167,8 @@ class Lowerer {
       if (join) {
         top.states[outputName] = { Type: 'Pass', Comment: outputComment, Output: `{% ${result} %}`, End: true };
         // Only an agent loop's exit leads here: this Pass is there because a Choice cannot end the run.
-        const loop = body.tails[0]!.loop;
-        if (loop !== undefined && body.tails.every((t) => t.loop === loop)) this.stepStates.get(loop)!.push(outputName);
+        const loop = loopClosedBy(body.tails);
+        if (loop !== undefined) this.stepStates.get(loop)!.push(outputName);
         this.patch(body.tails, outputName);
       } else this.closeScope(body, top, (assigns) => valueOf(result, assigns));
     } else {
@@ -217,13 +217,13 @@ class Lowerer {
    * it — one transition less per run / per iteration. Returns the state the scope now starts at.
    */
   private foldEntryPass(states: Record<string, AslState>, passName: string): string {
-    const pass = states[passName];
-    if (pass === undefined || pass.Type !== 'Pass' || pass.Output !== undefined || typeof pass.Next !== 'string') return passName;
-    const nextName = pass.Next;
+    const pass = assignOnlyPass(states, passName);
+    if (pass === undefined) return passName;
+    const nextName = pass.Next as string;
     const next = states[nextName];
-    if (next === undefined || next.Type !== 'Task' || String(next.Resource).startsWith('arn:') || referencesTo(states, nextName) !== 1) return passName;
+    if (!isPlainLambdaTask(next) || referencesTo(states, nextName) !== 1) return passName;
     const assign = (pass.Assign as Record<string, unknown> | undefined) ?? {};
-    for (const field of ['Arguments', 'Assign', 'Output']) if (next[field] !== undefined) next[field] = inlineVariables(next[field], assign);
+    inlineInto(next, assign, ['Arguments', 'Assign', 'Output']);
     next.Assign = { ...assign, ...(next.Assign as Record<string, unknown> | undefined) };
     delete states[passName];
     return nextName;
@@ -238,9 +238,9 @@ class Lowerer {
    * for workflows that start with parallel work (swarms, consensus). Returns the state the run starts at.
    */
   private foldStartIntoParallel(states: Record<string, AslState>, passName: string): string {
-    const pass = states[passName];
-    if (pass === undefined || pass.Type !== 'Pass' || pass.Output !== undefined || typeof pass.Next !== 'string') return passName;
-    const parName = pass.Next;
+    const pass = assignOnlyPass(states, passName);
+    if (pass === undefined) return passName;
+    const parName = pass.Next as string;
     const par = states[parName];
     if (par === undefined || par.Type !== 'Parallel' || par.Arguments !== undefined || referencesTo(states, parName) !== 1) return passName;
     const assign = (pass.Assign as Record<string, unknown> | undefined) ?? {};
@@ -248,8 +248,7 @@ class Lowerer {
     const foldable = (b: { StartAt: string; States: Record<string, AslState> }): boolean => {
       const entry = b.States[b.StartAt];
       if (entry === undefined || referencesTo(b.States, b.StartAt) !== 0) return false;
-      if (entry.Type === 'Pass') return entry.Output === undefined;
-      return entry.Type === 'Task' && !String(entry.Resource).startsWith('arn:');
+      return entry.Type === 'Pass' ? entry.Output === undefined : isPlainLambdaTask(entry);
     };
     // Each branch repeats the input expression: on a wide fan-out one transition is not worth the bytes.
     if (branches.length * JSON.stringify(assign).length > FOLD_INTO_BRANCHES_MAX_BYTES || !branches.every(foldable)) return passName;
@@ -262,14 +261,14 @@ class Lowerer {
         locals[local] = value;
       }
       const entry = b.States[b.StartAt]!;
-      for (const field of ['Arguments', 'Assign', 'Output']) if (entry[field] !== undefined) entry[field] = inlineVariables(entry[field], locals);
+      inlineInto(entry, locals, ['Arguments', 'Assign', 'Output']);
       // The entry reads its copies inline; only what later states of the branch read is assigned.
       const later = Object.entries(b.States).filter(([n]) => n !== b.StartAt).map(([, st]) => st);
       const kept = Object.fromEntries(Object.entries(locals).filter(([local]) => mentionsVariable(later, local)));
       if (Object.keys(kept).length > 0) entry.Assign = { ...kept, ...(entry.Assign as Record<string, unknown> | undefined) };
     }
     // The Parallel's own Output and Assign see the variables as they were before it: inline there too.
-    for (const field of ['Output', 'Assign']) if (par[field] !== undefined) par[field] = inlineVariables(par[field], assign);
+    inlineInto(par, assign, ['Output', 'Assign']);
     const after = Object.entries(states).filter(([n]) => n !== passName && n !== parName).map(([, st]) => st);
     const read = Object.fromEntries(Object.entries(assign).filter(([name]) => mentionsVariable(after, name)));
     if (Object.keys(read).length > 0) par.Assign = { ...read, ...(par.Assign as Record<string, unknown> | undefined) };
@@ -527,11 +526,10 @@ class Lowerer {
     const choiceTails = frag.tails.filter((t) => t.field !== 'Next');
     if (choiceTails.length > 0) {
       const end = this.names.state(`${scope.label}: end`);
-      const loop = choiceTails[0]!.loop;
-      const closesLoop = loop !== undefined && choiceTails.every((t) => t.loop === loop);
       // A Choice cannot end a branch: an agent loop that ends one needs this Pass, which is then its own state.
-      if (closesLoop) this.stepStates.get(loop)!.push(end);
-      const pass: AslState = { Type: 'Pass', Comment: closesLoop ? this.comment(loop, 'the agent loop is done; ends the branch with its output') : 'Joins the paths of this branch' };
+      const loop = loopClosedBy(choiceTails);
+      if (loop !== undefined) this.stepStates.get(loop)!.push(end);
+      const pass: AslState = { Type: 'Pass', Comment: loop !== undefined ? this.comment(loop, 'the agent loop is done; ends the branch with its output') : 'Joins the paths of this branch' };
       scope.states[end] = pass;
       this.patch(choiceTails, end);
       terminals.push(pass);
@@ -1094,6 +1092,28 @@ function asJsonata(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(asJsonata).join(', ')}]`;
   if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${asJsonata(x)}`).join(', ')}}`;
   return JSON.stringify(v ?? null);
+}
+
+/** The agent loop whose exit every one of `tails` is, if they all are one loop's. */
+function loopClosedBy(tails: readonly Tail[]): IrStep | undefined {
+  const loop = tails[0]?.loop;
+  return loop !== undefined && tails.every((t) => t.loop === loop) ? loop : undefined;
+}
+
+/** The state `name` when it is a Pass that only assigns variables and goes on (what a fold can absorb). */
+function assignOnlyPass(states: Readonly<Record<string, AslState>>, name: string): AslState | undefined {
+  const pass = states[name];
+  return pass !== undefined && pass.Type === 'Pass' && pass.Output === undefined && typeof pass.Next === 'string' ? pass : undefined;
+}
+
+/** A Lambda Task naming the function as its Resource (a callback Task's Arguments wrap the envelope; folds leave those alone). */
+function isPlainLambdaTask(st: AslState | undefined): st is AslState {
+  return st !== undefined && st.Type === 'Task' && !String(st.Resource).startsWith('arn:');
+}
+
+/** Inlines `assign`'s values into the given fields of `state` (see inlineVariables). */
+function inlineInto(state: AslState, assign: Readonly<Record<string, unknown>>, fields: readonly string[]): void {
+  for (const field of fields) if (state[field] !== undefined) state[field] = inlineVariables(state[field], assign);
 }
 
 /** `v` with every `$name` of `assign` in its JSONata strings replaced by the assigned value (a fold's inlining). */
