@@ -4,7 +4,8 @@ import { createHash, createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
-import { LOOPBACK_CREDENTIALS, LOOPBACK_REGION, loopbackDynamoClients, loopbackSfnClient } from '../src/stack/loopbackClients.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LOOPBACK_CREDENTIALS, LOOPBACK_REGION, loopbackDynamoClients, loopbackSfnClient, withSharedSigner } from '../src/stack/loopbackClients.js';
 import { startRecordingServer, type RecordingServer, type SeenRequest } from './support/recordingServer.js';
 
 let rec: RecordingServer;
@@ -57,6 +58,38 @@ describe('Function: loopbackDynamoClients', () => {
     } finally {
       dynamodb.destroy();
       dynamodbCommands.destroy();
+    }
+  });
+});
+
+describe('Function: withSharedSigner', () => {
+  it("builds the SDK's signer once per signing scope, and again after a failed build", async () => {
+    const client = new DynamoDBClient({ endpoint, region: LOOPBACK_REGION, credentials: LOOPBACK_CREDENTIALS });
+    const config = client.config as unknown as { signer: (a?: { signingRegion?: string; signingName?: string }) => Promise<unknown> };
+    const sdkSigner = config.signer;
+    let builds = 0;
+    let fail = true;
+    config.signer = (a) => {
+      builds++;
+      if (fail) {
+        fail = false;
+        return Promise.reject(new Error('no credentials yet'));
+      }
+      return sdkSigner(a);
+    };
+    withSharedSigner(client);
+    try {
+      await expect(client.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: 'x' } } }))).rejects.toThrow('no credentials yet');
+      for (let i = 0; i < 3; i++) {
+        await client.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: `s${i}` } } }));
+        expect(/Signature=([0-9a-f]{64})/.exec(String(rec.seen.at(-1)!.headers.authorization))![1]).toBe(expectedSignature(rec.seen.at(-1)!, 'dynamodb'));
+      }
+      const a = await config.signer({ signingRegion: 'us-east-1', signingName: 'dynamodb' });
+      expect(await config.signer({ signingRegion: 'us-east-1', signingName: 'dynamodb' })).toBe(a);
+      expect(await config.signer({ signingRegion: 'eu-west-1', signingName: 'dynamodb' })).not.toBe(a);
+      expect(builds).toBe(4); // the failure, the requests' scope once, the explicit us-east-1 scope, eu-west-1
+    } finally {
+      client.destroy();
     }
   });
 });

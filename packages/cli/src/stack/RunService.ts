@@ -9,6 +9,7 @@ import {
   type HistoryEvent,
 } from '@aws-sdk/client-sfn';
 import { RUN_META_KEY, StepforgeError, applyInputSchema } from '@stepforge/compiler';
+import { isSfnApiError } from '@stepforge/engine';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
 import type { EmbeddedStack } from './EmbeddedStack.js';
 import { loadFunctionsRuntime, type ApprovalRecordView, type RunRecordView, type StepRecordView } from './functionsRuntime.js';
@@ -93,11 +94,7 @@ export class RunService {
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
     };
     try {
-      await this.stack.sfn.send(new StartExecutionCommand({
-        stateMachineArn: entry.stateMachineArn,
-        name: run.runId,
-        input: JSON.stringify({ ...value, [RUN_META_KEY]: meta }),
-      }));
+      await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: JSON.stringify({ ...value, [RUN_META_KEY]: meta }) });
     } catch (e) {
       await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
       throw e;
@@ -106,6 +103,26 @@ export class RunService {
     this.#started.set(run.runId, run);
     if (this.stack.owner) void this.wait(run.runId).catch(() => undefined);
     return { run: started, reused: false };
+  }
+
+  /**
+   * StartExecution. The owning process hands the request to its engine's ExecutionManager, the
+   * code the Step Functions API server runs for it, without the HTTP round trip and the SDK
+   * pipeline (about a fifth of a short run's time); its API errors keep their names
+   * (`ExecutionAlreadyExists`, …) as the SDK's would. Other processes go through the API.
+   */
+  async #startExecution(req: { stateMachineArn: string; name: string; input: string }): Promise<void> {
+    const engine = this.stack.engine;
+    if (!engine) {
+      await this.stack.sfn.send(new StartExecutionCommand(req));
+      return;
+    }
+    try {
+      engine.manager.startExecution(req);
+    } catch (e) {
+      if (isSfnApiError(e)) throw Object.assign(new Error(e.message), { name: e.type });
+      throw e;
+    }
   }
 
   /** The run record, or StepforgeError `unknown_run`. */

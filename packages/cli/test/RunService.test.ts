@@ -1,0 +1,45 @@
+// RunService.start in the process that owns the engine hands StartExecution to the engine's
+// ExecutionManager directly; what the caller sees must be what the Step Functions API would say.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openStack, type EmbeddedStack } from '../src/stack/EmbeddedStack.js';
+import { RunService } from '../src/stack/RunService.js';
+
+const QUICKSTART = resolve(fileURLToPath(new URL('../../../examples/quickstart.chain.yaml', import.meta.url)));
+
+let dir: string;
+let stack: EmbeddedStack;
+let service: RunService;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sf-runservice-'));
+  stack = await openStack({ projectDir: dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+  service = new RunService(stack, dir);
+});
+afterAll(async () => {
+  await stack.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('Class: RunService (owner of the engine)', () => {
+  it('starts the execution in its own engine, named by the run id, and the run succeeds', async () => {
+    expect(stack.engine).toBeDefined();
+    const { entry } = await service.catalog.registerFile(QUICKSTART);
+    const { run } = await service.start(entry, { topic: 'tides' });
+    expect(stack.engine!.manager.describeExecution({ executionArn: run.executionArn }).name).toBe(run.runId);
+    expect((await service.wait(run.runId)).status).toBe('SUCCEEDED');
+  });
+
+  it("fails with the API's error name when the engine refuses the start, and records the run as FAILED", async () => {
+    const { entry } = await service.catalog.registerFile(QUICKSTART);
+    const gone = { ...entry, stateMachineArn: entry.stateMachineArn.replace(/:[^:]+$/, ':no-such-machine') };
+    const err = await service.start(gone, { topic: 'tides' }).then(() => undefined, (e: unknown) => e as Error);
+    expect(err?.name).toBe('StateMachineDoesNotExist');
+    expect(err?.message).toContain('no-such-machine');
+    const failed = (await stack.runtime.runs.listRuns()).filter((r) => r.status === 'FAILED');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.error).toMatchObject({ name: 'StateMachineDoesNotExist' });
+  });
+});
