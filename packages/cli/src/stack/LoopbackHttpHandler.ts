@@ -1,4 +1,5 @@
-import { Agent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { Pool, type Dispatcher } from 'undici';
 
 /** The parts of the SDK's HttpRequest this handler reads (the SDK passes a full one). */
 export interface SdkHttpRequest {
@@ -21,23 +22,29 @@ export interface SdkHttpResponse {
   readonly body: Uint8Array;
 }
 
+/** Request headers the handler does not send (see the class comment). */
+const DROPPED_HEADERS = new Set(['expect']);
+
 /**
  * An SDK request handler (the client option `requestHandler`) for the embedded stack's loopback
- * emulators and engine: plain HTTP/1.1 over keep-alive sockets, as the SDK's NodeHttpHandler
+ * emulators and engine: plain HTTP/1.1 over keep-alive connections, as the SDK's NodeHttpHandler
  * sends it, so the requests on the wire are the same (the SDK still builds, signs with SigV4 and
- * parses every one). What it leaves out is what a loopback peer cannot need and every request
- * paid for: four timers a request (socket-acquisition warning, connection, request, keep-alive
- * probes), TLS and `Expect: 100-continue` handling, and a response stream the SDK drains again;
- * it reads the (small, JSON) response body itself and hands it over as bytes.
- * `requestTimeout` and `abortSignal` are honoured. Plain `http:` only.
+ * parses every one). It sends them with undici's dispatcher (a connection pool per origin and a
+ * callback per response part) rather than `node:http`'s request and response streams, which cost
+ * a loopback request about as much as the emulator's own work on it; and it leaves out what a
+ * loopback peer cannot need and every request paid for: timers per request (socket acquisition,
+ * connection, keep-alive probes), TLS, `Expect: 100-continue` (the header is not sent), and a
+ * response stream the SDK drains again: it reads the (small, JSON) response body itself and hands
+ * it over as bytes. `requestTimeout` and `abortSignal` are honoured. Plain `http:` only.
  */
 export class LoopbackHttpHandler {
   readonly metadata = { handlerProtocol: 'http/1.1' };
-  readonly #agent: Agent;
+  readonly #pools = new Map<string, Pool>();
+  readonly #connections: number;
   readonly #requestTimeoutMs: number | undefined;
 
   constructor(options: { readonly maxSockets?: number; readonly requestTimeoutMs?: number } = {}) {
-    this.#agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 50 });
+    this.#connections = options.maxSockets ?? 50;
     this.#requestTimeoutMs = options.requestTimeoutMs;
   }
 
@@ -45,56 +52,83 @@ export class LoopbackHttpHandler {
     if (request.protocol !== 'http:') return Promise.reject(new Error(`LoopbackHttpHandler speaks plain http only, not ${request.protocol}`));
     const { abortSignal } = options;
     if (abortSignal?.aborted) return Promise.reject(abortError());
+    let path = request.path;
+    const query = request.query ? buildQueryString(request.query) : '';
+    if (query) path += `?${query}`;
+    if (request.fragment) path += `#${request.fragment}`;
+    let headers: Record<string, string> = request.headers;
+    for (const name in headers) {
+      if (DROPPED_HEADERS.has(name.toLowerCase())) {
+        headers = Object.fromEntries(Object.entries(headers).filter(([n]) => !DROPPED_HEADERS.has(n.toLowerCase())));
+        break;
+      }
+    }
+    const pool = this.#pool(`http://${request.hostname}${request.port !== undefined ? `:${request.port}` : ''}`);
+    const timeout = options.requestTimeout ?? this.#requestTimeoutMs;
     return new Promise((resolve, reject) => {
-      let path = request.path;
-      const query = request.query ? buildQueryString(request.query) : '';
-      if (query) path += `?${query}`;
-      if (request.fragment) path += `#${request.fragment}`;
+      let controller: Dispatcher.DispatchController | undefined;
+      // Why the request ended early, if it did: set before aborting, so the error says so.
+      let stopped: Error | undefined;
+      let timer: NodeJS.Timeout | undefined;
       let onAbort: (() => void) | undefined;
+      const stop = (e: Error) => {
+        stopped ??= e;
+        controller?.abort(stopped);
+      };
       const settle = () => {
+        if (timer) clearTimeout(timer);
         if (onAbort) abortSignal?.removeEventListener?.('abort', onAbort);
       };
-      const fail = (e: Error) => {
-        settle();
-        reject(e);
-      };
-      const req = httpRequest({
-        host: request.hostname, port: request.port, method: request.method, path,
-        headers: request.headers as OutgoingHttpHeaders, agent: this.#agent,
-      }, (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.once('error', fail);
-        res.once('end', () => {
-          settle();
-          const headers: Record<string, string> = {};
-          for (const name in res.headers) {
-            const v = res.headers[name];
-            if (v !== undefined) headers[name] = Array.isArray(v) ? v.join(',') : v;
+      let statusCode = -1;
+      let reason: string | undefined;
+      let responseHeaders: Record<string, string> = {};
+      const chunks: Buffer[] = [];
+      pool.dispatch({ path, method: request.method, headers, body: bodyOf(request.body) }, {
+        onRequestStart(c) {
+          controller = c;
+          if (stopped) c.abort(stopped);
+        },
+        onResponseStart(_c, status, h, statusMessage) {
+          statusCode = status;
+          reason = statusMessage || undefined;
+          responseHeaders = {};
+          for (const name in h) {
+            const v = h[name];
+            if (v !== undefined) responseHeaders[name] = Array.isArray(v) ? v.join(', ') : v;
           }
+        },
+        onResponseData(_c, chunk) {
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          settle();
           const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-          resolve({ response: { statusCode: res.statusCode ?? -1, ...(res.statusMessage ? { reason: res.statusMessage } : {}), headers, body } });
-        });
+          resolve({ response: { statusCode, ...(reason ? { reason } : {}), headers: responseHeaders, body } });
+        },
+        onResponseError(_c, e) {
+          settle();
+          reject(stopped ?? transportError(e));
+        },
       });
-      // A timeout or an abort destroys the request with its own error, which arrives here.
-      req.once('error', fail);
-      const timeout = options.requestTimeout ?? this.#requestTimeoutMs;
       if (timeout !== undefined && timeout > 0) {
-        req.setTimeout(timeout, () => {
-          req.destroy(Object.assign(new Error(`no response within ${timeout} ms`), { name: 'TimeoutError', code: 'ETIMEDOUT' }));
-        });
+        timer = setTimeout(() => stop(Object.assign(new Error(`no response within ${timeout} ms`), { name: 'TimeoutError', code: 'ETIMEDOUT' })), timeout);
       }
       if (abortSignal) {
-        onAbort = () => req.destroy(abortError());
+        onAbort = () => stop(abortError());
         if (typeof abortSignal.addEventListener === 'function') abortSignal.addEventListener('abort', onAbort, { once: true });
         else (abortSignal as { onabort: unknown }).onabort = onAbort;
       }
-      const body = request.body;
-      if (body === undefined || body === null) req.end();
-      else if (typeof body === 'string' || body instanceof Uint8Array) req.end(body);
-      else if (typeof (body as NodeJS.ReadableStream).pipe === 'function') (body as NodeJS.ReadableStream).pipe(req);
-      else req.end(Buffer.from(body as ArrayBuffer));
     });
+  }
+
+  /** The keep-alive connections to one origin. */
+  #pool(origin: string): Pool {
+    let pool = this.#pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, { connections: this.#connections });
+      this.#pools.set(origin, pool);
+    }
+    return pool;
   }
 
   updateHttpClientConfig(): void {
@@ -106,7 +140,8 @@ export class LoopbackHttpHandler {
   }
 
   destroy(): void {
-    this.#agent.destroy();
+    for (const pool of this.#pools.values()) void pool.destroy().catch(() => undefined);
+    this.#pools.clear();
   }
 }
 
@@ -120,6 +155,25 @@ export interface AbortSignalLike {
 
 function abortError(): Error {
   return Object.assign(new Error('Request aborted'), { name: 'AbortError' });
+}
+
+/** A request body as undici takes it: text, bytes or a stream. */
+function bodyOf(body: unknown): string | Uint8Array | Readable | null {
+  if (body === undefined || body === null) return null;
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (typeof (body as Readable).pipe === 'function') return body as Readable;
+  return Buffer.from(body as ArrayBuffer);
+}
+
+/**
+ * A connection that the server closed under a request surfaces from undici as `UND_ERR_SOCKET`;
+ * it is what `node:http` reports as ECONNRESET, the code the SDK's retry strategy treats as
+ * transient, so it carries that code (undici's error is the cause). Other errors (ECONNREFUSED, …)
+ * pass on as they are.
+ */
+function transportError(e: Error): Error {
+  if ((e as { code?: string }).code !== 'UND_ERR_SOCKET') return e;
+  return Object.assign(new Error(`connection closed by the server: ${e.message}`, { cause: e }), { code: 'ECONNRESET' });
 }
 
 /** The query string as the SDK builds it (keys sorted, RFC 3986 escaping, repeated keys for lists). */
