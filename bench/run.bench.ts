@@ -1,16 +1,19 @@
 // End-to-end run benchmark on the embedded stack: a 5-step chain (`s1@web-search > s2 > … > s5`;
 // the tier policy wants one agentic step; model steps on the deterministic local provider, which
-// calls no tools, so every step is one model call) started through the Step Functions API and waited for,
-// with every step going through the real handler (envelope validation, idempotency record, step
-// records, conversation-free model call) and DynamoDB (dynalite). Prints ms per step and runs per
-// second next to the targets (≤ 5 ms/step, ≥ 50 runs/s). The same runs with handlers that answer
-// at once (no persistence) are the peer row: what the engine and the API cost on their own. The
-// on-disk row is the CLI's default mode (dynalite's LevelDB store and the engine's execution files
-// under `.stepforge/`). The steady-state row measures the first row's stack again once it has run 200
-// runs, when V8 has compiled the hot paths (a long-lived `serve` process); the first row is a fresh
-// process, still compiling in the background. Each row also counts the DynamoDB requests per step of its latency runs and
-// splits off the main thread's CPU (Linux), since the dynalite worker and V8's background threads
-// count in the process's.
+// calls no tools, so every step is one model call) started as `stepforge run` starts it and waited
+// for, with every step going through the real handler (envelope validation, idempotency record,
+// step records, conversation-free model call) and DynamoDB (dynalite, over HTTP on loopback, through
+// the real SDK clients). Prints ms per step and runs per second next to the targets (≤ 5 ms/step,
+// ≥ 50 runs/s).
+// Rows: the warm stack (measured once the process has run 200 runs, as a long-lived `serve` is and
+// as benchmarks measure after warm-up: V8 has compiled the hot paths) is the row held to the
+// targets; the fresh process (runs 6 to 145 of a new process, V8 still compiling in the background)
+// is printed above it, since a short-lived CLI process lives there; the on-disk row is the CLI's
+// default store (dynalite's LevelDB and the engine's execution files under `.stepforge/`); the peer
+// row is the same runs with handlers that answer at once (no persistence): what the engine and
+// the run bookkeeping cost on their own. Each row also counts the DynamoDB requests per step of its
+// latency runs and splits off the main thread's CPU (Linux), since the dynalite worker and V8's
+// background threads count in the process's.
 // Figures are printed, never asserted.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -107,10 +110,12 @@ export default async function runBench(): Promise<void> {
   try {
     const full = await openStack({ projectDir: join(dir, 'full'), inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
     try {
-      rows.push(await measure('embedded stack, real handlers + dynalite', full, join(dir, 'full'), sequential, concurrent, 10));
-      // The same stack again once it has run 200 runs (a `serve` process, or CI's test run): V8 has
-      // compiled the hot paths, which the first row's fresh process is still doing in the background.
-      rows.push(await measure('same stack, steady state (after 200 runs)', full, join(dir, 'full'), sequential, concurrent, 10, 200 - (5 + sequential + concurrent)));
+      // First, while the process is new (it must come first to be fresh).
+      rows.push(await measure('fresh process (runs 6-145)', full, join(dir, 'full'), sequential, concurrent, 10));
+      // The same stack once it has run 200 runs (a `serve` process, or CI's test run): V8 has
+      // compiled the hot paths, which the fresh rows are still doing in the background. More
+      // sequential runs than the fresh row, since nothing changes under them any more.
+      rows.unshift(await measure('warm stack, real handlers + dynalite', full, join(dir, 'full'), 2 * sequential, concurrent, 10, Math.max(0, 200 - (5 + sequential + concurrent))));
     } finally {
       await full.close();
     }
@@ -129,7 +134,7 @@ export default async function runBench(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`5-step chain, deterministic local provider; ${sequential} sequential runs (latency), ${concurrent} runs 10 in flight (throughput)`);
+  console.log(`5-step chain, deterministic local provider; ${sequential} sequential runs (latency; ${2 * sequential} on the warm stack), ${concurrent} runs 10 in flight (throughput)`);
   console.log(`machine: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} (wall times on a loaded machine mostly measure waiting for a core; CPU ms/step is the cost)`);
   console.log(`cpu ms/step counts every thread of the process; main: the engine, the handlers and the SDK clients' thread alone (the rest is the dynalite worker and V8's background compiler and GC threads); ddb req/step: DynamoDB requests per step, run record writes included`);
   console.log(`${'configuration'.padEnd(44)} ${'ms/step'.padStart(8)} ${'cpu ms/step'.padStart(12)} ${'main'.padStart(6)} ${'run p50'.padStart(9)} ${'run p95'.padStart(9)} ${'runs/s'.padStart(8)} ${'ddb req/step'.padStart(13)}`);
@@ -137,4 +142,8 @@ export default async function runBench(): Promise<void> {
     console.log(`${r.label.padEnd(44)} ${r.msPerStep.toFixed(2).padStart(8)} ${r.cpuMsPerStep.toFixed(2).padStart(12)} ${(r.mainCpuMsPerStep?.toFixed(2) ?? '-').padStart(6)} ${r.p50.toFixed(1).padStart(9)} ${r.p95.toFixed(1).padStart(9)} ${r.runsPerSecond.toFixed(1).padStart(8)} ${r.ddbPerStep.toFixed(2).padStart(13)}`);
   }
   console.log(`${'target'.padEnd(44)} ${`≤${TARGET_MS_PER_STEP}`.padStart(8)} ${''.padStart(12)} ${''.padStart(6)} ${''.padStart(9)} ${''.padStart(9)} ${`≥${TARGET_RUNS_PER_SECOND}`.padStart(8)} ${''.padStart(13)}`);
+  const warm = rows[0]!;
+  const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  console.log(`targets, warm stack: ${warm.msPerStep.toFixed(2)} ms/step ${verdict(warm.msPerStep <= TARGET_MS_PER_STEP)}, ${warm.runsPerSecond.toFixed(1)} runs/s ${verdict(warm.runsPerSecond >= TARGET_RUNS_PER_SECOND)}` +
+    `; fresh process: ${verdict(rows[1]!.msPerStep <= TARGET_MS_PER_STEP)} / ${verdict(rows[1]!.runsPerSecond >= TARGET_RUNS_PER_SECOND)}`);
 }

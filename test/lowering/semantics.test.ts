@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileDocument, compileIr, type IrDocument } from '@stepforge/compiler';
+import { compileDocument, compileIr, type IrDocument, type StepforgeError } from '@stepforge/compiler';
 import { defaultAnswer, runScripted } from './scriptedRuntime.js';
 import { compileCase } from '../../packages/compiler/test/golden/goldenCases.js';
 
@@ -183,6 +183,28 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     const flag = Object.fromEntries(run.calls.map((c) => [c.step.id, c.readByStateMachine === true]));
     // files: a field path (notify's input) and the for_each items; summary: the guard. `one` and `notify` are only handed on.
     expect(flag).toEqual({ files: true, summary: true, notify: false, one: false });
+  });
+
+  it("marks a for_each body's result step when a later guard reads the for_each's output", async () => {
+    const text = [
+      'document: { dsl: "1.0", name: each-read }', 'agents: { a: {} }', 'functions: { list: {}, use: {} }', 'steps:',
+      '  - { name: files, kind: function, function: list }',
+      '  - name: each', '    kind: for_each', '    items: ${ steps.files.output }', '    max_iterations: 3', '    do:',
+      '      - { name: prep, kind: function, function: use, input: { f: "${ input.item }" } }',
+      '      - { name: review, kind: agent, agent: a, input_template: "${ steps.prep.output }" }',
+      '  - { name: report, kind: function, function: use, when: "${ steps.each.output[0] != null }", input: { all: "${ steps.each.output }" } }',
+    ].join('\n');
+    // Each of those outputs may be up to 32 KiB inline, so the default 50 iterations would not fit a state.
+    const unbounded = (() => { try { compileDocument(text.replace('    max_iterations: 3\n', ''), { file: 'each-read.yaml' }); } catch (e) { return e as StepforgeError; } })();
+    expect(unbounded?.code).toBe('payload_budget');
+    expect(unbounded?.hint).toContain('lower max_iterations');
+    const compiled = compileDocument(text, { file: 'each-read.yaml' });
+    const run = await runScripted(compiled, {}, { files: () => ({ output: ['x', 'y'] }) });
+    expect(run.result.status).toBe('SUCCEEDED');
+    const flag: Record<string, boolean> = {};
+    for (const c of run.calls) flag[c.step.id] = c.readByStateMachine === true;
+    // review's outputs make up each's output, which the guard reads; prep is only handed on.
+    expect(flag).toEqual({ files: true, prep: false, review: true, report: false });
   });
 
   it('runs a non-series-parallel DAG with every dependency respected', async () => {

@@ -15,7 +15,8 @@ import type { IrExpr, IrStep, IrWorkflow } from '../ir/Ir.js';
  * - a path below a step's output (`steps.x.output.field`) in a template the state machine renders — a
  *   Lambda step's input, or the workflow's `output:` (a whole `steps.x.output` is handed on as it is,
  *   and handlers resolve references, also one placed in text);
- * - anything a JSONata input or output expression reads.
+ * - anything a JSONata input or output expression reads;
+ * - the result of a for_each / while body whose step's output is any of the above.
  * Composite steps whose routing reads their own agents' answers (judge_loop, handoff_router) are
  * told apart by kind where their envelopes are built, not listed here.
  */
@@ -39,7 +40,26 @@ export function stateReadSteps(wf: IrWorkflow, parse: (text: string) => Template
     if (step.composite?.body) stateReadSteps(step.composite.body, parse, out);
   }
   rendered(wf.output);
+  // A for_each or while step's output is made of its body's result (the array of every iteration's,
+  // or the last one's), so when the state machine reads it, it reads those. Marks are added in
+  // source order and a later step may mark an earlier composite: repeat until nothing changes.
+  for (let before = -1; before !== out.size; ) {
+    before = out.size;
+    for (const step of wf.steps) if (step.composite?.body && out.has(step.id)) bodyResultReads(step.composite.body, out);
+  }
   return out;
+}
+
+/** Marks what a body's result is made of: its `output:` expression's reads, or its result step. */
+function bodyResultReads(body: IrWorkflow, out: Set<string>): void {
+  if (body.output) {
+    for (const r of body.output.reads) out.add(r);
+    return;
+  }
+  const result = body.steps[body.resultStep ?? body.steps.length - 1];
+  if (!result || out.has(result.id)) return;
+  out.add(result.id);
+  if (result.composite?.body) bodyResultReads(result.composite.body, out);
 }
 
 /** Whether a composite step's routing reads its own agents' answers (so their envelopes need them inline). */
