@@ -100,6 +100,22 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     expect(run.calls.map((c) => c.step.iteration)).toEqual([[0], [1], [2], [3], [4]]);
   });
 
+  it('counts a while loop in its condition as the iterations run so far: `iteration < 3` runs three', async () => {
+    const text = [
+      'document: { dsl: "1.0", name: rounds }', 'functions: { step: {} }', 'input: { rounds: { type: integer, default: 3 } }', 'steps:',
+      '  - name: loop', '    kind: while', '    condition: ${ input.iteration < input.rounds }', '    max_iterations: 10', '    do:',
+      '      - { name: round, kind: function, function: step, input: { n: "${ input.iteration }" } }',
+    ].join('\n');
+    const compiled = compileDocument(text, { file: 'rounds.yaml' });
+    for (const [rounds, seen] of [[3, [0, 1, 2]], [1, [0]], [0, [0]], [20, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]]] as const) {
+      const run = await runScripted(compiled, { rounds }, { round: (env) => ({ output: env.inputs.value }) });
+      expect(run.result.status).toBe('SUCCEEDED');
+      // The body sees its own index; the first iteration always runs; max_iterations bounds it.
+      expect(run.calls.map((c) => (c.inputs.value as { n: number }).n)).toEqual(seen);
+      expect(run.calls.map((c) => c.step.iteration)).toEqual(seen.map((i) => [i]));
+    }
+  });
+
   it('stops a judge loop at max_iterations with the last candidate', async () => {
     const run = await runScripted(compileCase('d25-judge-loop.yaml'), {}, {
       poem: (env) => (env.step.role === 'evaluator' ? { output: { score: 1 } } : { output: `draft ${env.step.iteration.at(-1)}` }),

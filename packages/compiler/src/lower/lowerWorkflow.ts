@@ -929,9 +929,12 @@ class Lowerer {
     const max = c.maxIterations ?? 10;
     const count = this.names.variable(`${v}_iteration`);
     const again = this.helper(step, 'again?');
-    // The body and the condition see `input.iteration` (0-based); they share the outer scope's variables.
+    // The body sees `input.iteration` as its index (from 0); the condition, checked after each
+    // iteration, as the number of iterations run so far (the index of the next one), so
+    // `input.iteration < 3` runs three. Both share the outer scope's variables.
     const iterInput = `$merge([${scope.inputVar}, {"iteration": $${count}}])`;
     const inner: Scope = { ...scope, inputVar: iterInput, iterVars: [...scope.iterVars, count] };
+    const conditionScope: Scope = { ...inner, inputVar: `$merge([${scope.inputVar}, {"iteration": $${count} + 1}])` };
     const body = c.body ?? { steps: [], edges: [] };
     const bodyFrag = this.lowerWorkflowBody(body, inner, false);
     if (bodyFrag) this.patch(bodyFrag.tails, again);
@@ -942,7 +945,7 @@ class Lowerer {
       Comment: this.comment(step, 'run the body again while the condition holds'),
       Choices: [
         {
-          Condition: `{% $${count} + 1 < ${max} and ${this.conditionJsonata(c.condition, inner, step)} %}`,
+          Condition: `{% $${count} + 1 < ${max} and ${this.conditionJsonata(c.condition, conditionScope, step)} %}`,
           // Going round again also re-enters the body (its own init variables, e.g. an agent loop's counters).
           Assign: { ...bodyFrag?.init?.assign, [count]: `{% $${count} + 1 %}` },
           Next: bodyFrag?.entry ?? again,
