@@ -1,22 +1,34 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { Aws4HttpSigner } from './Aws4HttpSigner.js';
 import { LoopbackHttpHandler } from './LoopbackHttpHandler.js';
 
 // The SDK clients the embedded stack talks to its loopback emulators and engine with: the real
-// clients with SigV4 signing, made cheaper per request where nothing on the wire depends on it.
+// clients with SigV4 signing, made cheaper per request where nothing on the wire depends on it
+// (the HTTP transport, the signer's implementation, no User-Agent).
 
 /** The region the embedded stack's clients and ARNs use. */
 export const LOOPBACK_REGION = 'us-east-1';
 /** Dummy credentials: the emulators check that requests are signed, not by whom. */
 export const LOOPBACK_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
+/** The SigV4 auth scheme of the loopback clients: the SDK's identity resolution, signed by Aws4HttpSigner. */
+const LOOPBACK_AUTH_SCHEMES: NonNullable<DynamoDBClientConfig['httpAuthSchemes']> = [{
+  schemeId: 'aws.auth#sigv4',
+  identityProvider: (config) => config.getIdentityProvider('aws.auth#sigv4'),
+  signer: new Aws4HttpSigner(),
+}];
+
 /**
  * Options every SDK client of the stack shares: the loopback endpoint, dummy credentials (the
- * requests are still SigV4-signed), and a LoopbackHttpHandler of its own (a client's destroy()
- * closes its handler).
+ * requests are still SigV4-signed, by Aws4HttpSigner), and a LoopbackHttpHandler of its own (a
+ * client's destroy() closes its handler).
  */
 function loopbackClientOptions(endpoint: string) {
-  return { endpoint, region: LOOPBACK_REGION, credentials: LOOPBACK_CREDENTIALS, requestHandler: new LoopbackHttpHandler() };
+  return {
+    endpoint, region: LOOPBACK_REGION, credentials: LOOPBACK_CREDENTIALS, requestHandler: new LoopbackHttpHandler(),
+    httpAuthSchemes: LOOPBACK_AUTH_SCHEMES,
+  };
 }
 
 /**
@@ -31,45 +43,11 @@ export function withoutUserAgent<C extends { middlewareStack: { remove(name: str
   return client;
 }
 
-/** The part of a client's resolved config that builds its SigV4 signer. */
-interface SignerConfig {
-  signer: (authScheme?: { signingRegion?: string; signingName?: string }) => Promise<unknown>;
-}
-
-/**
- * Keeps the SigV4 signer the SDK builds for a client, per signing region and service, instead of
- * building it again for every request: the SDK's default `signer` copies the whole client config
- * into a new SignatureV4 each time, about a third of what signing a loopback request cost. The
- * signer is the SDK's own and signs every request in full; only its construction is shared (it
- * holds no per-request state, and the credentials are static).
- */
-export function withSharedSigner<C extends { config: object }>(client: C): C {
-  const config = client.config as SignerConfig;
-  const build = config.signer;
-  const built = new Map<string, Promise<unknown>>();
-  config.signer = (authScheme) => {
-    const key = `${authScheme?.signingRegion ?? ''}/${authScheme?.signingName ?? ''}`;
-    let signer = built.get(key);
-    if (!signer) {
-      signer = build(authScheme);
-      built.set(key, signer);
-      signer.catch(() => built.delete(key));
-    }
-    return signer;
-  };
-  return client;
-}
-
-/** A loopback client made cheaper per request: no User-Agent middleware, a shared signer. */
-function tuned<C extends { config: object; middlewareStack: { remove(name: string): boolean } }>(client: C): C {
-  return withSharedSigner(withoutUserAgent(client));
-}
-
 /** The Step Functions client of the embedded engine. */
 export function loopbackSfnClient(endpoint: string): SFNClient {
   // disableHostPrefix: StartSyncExecution would otherwise go to sync-<host>. cacheMiddleware: the
   // middleware stack is resolved once per command class rather than on every call.
-  return tuned(new SFNClient({ ...loopbackClientOptions(endpoint), disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true }));
+  return withoutUserAgent(new SFNClient({ ...loopbackClientOptions(endpoint), disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true }));
 }
 
 /**
@@ -78,7 +56,7 @@ export function loopbackSfnClient(endpoint: string): SFNClient {
  */
 export function loopbackDynamoClients(endpoint: string): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
   return {
-    dynamodb: tuned(new DynamoDBClient(loopbackClientOptions(endpoint))),
-    dynamodbCommands: tuned(new DynamoDBClient({ ...loopbackClientOptions(endpoint), cacheMiddleware: true })),
+    dynamodb: withoutUserAgent(new DynamoDBClient(loopbackClientOptions(endpoint))),
+    dynamodbCommands: withoutUserAgent(new DynamoDBClient({ ...loopbackClientOptions(endpoint), cacheMiddleware: true })),
   };
 }
