@@ -142,6 +142,7 @@ export interface DslForEachStep extends DslStepBase {
 /** `while`: runs `do`, then repeats while `condition` holds (the first iteration always runs). */
 export interface DslWhileStep extends DslStepBase {
   readonly kind: 'while';
+  /** Checked after each iteration, with `input.iteration` = the iterations run so far (`< 3` runs three). */
   readonly condition: DslTemplateField;
   readonly maxIterations: number;
   readonly do: DslScope;
