@@ -1,11 +1,16 @@
 // Persistence benchmark: step records written and read per second through the runtime's own code
-// (DynamoDBPersistenceLayer, runIdempotent, RunStore) on dynalite in-process on loopback.
-// Peer: a bare unconditional DocumentClient PutItem on the same dynalite (the floor our code
-// adds to). Target from issue 6: at least 500 conditional writes per second.
+// (DynamoDBPersistenceLayer, runIdempotent, RunStore) on dynalite over HTTP on loopback, in two
+// wirings side by side: the embedded stack's (dynalite in its worker thread, the loopback SDK
+// clients: undici transport, aws4 signer), which the target is read against, and dynalite in this
+// thread with the SDK's default clients (what a plain test setup does, and this bench's only row
+// before). Peer in each: a bare unconditional DocumentClient PutItem on the same dynalite (the floor
+// our code adds to). Target from issue 6: at least 500 conditional writes per second.
 import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { loopbackDynamoClients } from '../packages/cli/src/stack/loopbackClients.js';
+import { startDynaliteWorker } from '../packages/cli/src/stack/startDynaliteWorker.js';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { runtimeConfigFromEnv } from '../functions/src/config/RuntimeConfig.js';
 import { ensureTables } from '../functions/src/persistence/Tables.js';
@@ -25,42 +30,73 @@ async function pool(n: number, f: (i: number) => Promise<unknown>): Promise<numb
   return n / ((performance.now() - t0) / 1000);
 }
 
+/** One wiring's figures (ops/s). */
+interface Figures { peer: number; claims: number; conflicts: number; cycles: number; replays: number; stepWrites: number; stepReads: number; peerReads: number }
+
+async function measure(endpoint: string, deps: { dynamodb: DynamoDBClient; dynamodbCommands?: DynamoDBClient }): Promise<Figures> {
+  const config = runtimeConfigFromEnv({ STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_DYNAMODB_ENDPOINT: endpoint, STEPFORGE_TABLE: 'bench' });
+  const rt = new Runtime(config, deps);
+  try {
+    await ensureTables(rt.db.client, 'bench');
+    const now = Date.now();
+    // Warm-up (JIT, sockets).
+    await pool(200, (i) => rt.idempotency.saveInProgress(`warm-${i}`, { leaseId: 'w', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }));
+    const peer = await pool(N, (i) => rt.db.doc.send(new PutCommand({ TableName: 'bench', Item: { pk: `RAW#${i}`, sk: 'RAW', v: i } })));
+    const claims = await pool(N, (i) => rt.idempotency.saveInProgress(`claim-${i}`, { leaseId: 'l', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }));
+    const conflicts = await pool(N, (i) => rt.idempotency.saveInProgress(`claim-${i}`, { leaseId: 'x', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }).catch((e: Error) => {
+      if (e.name !== 'IdempotencyItemAlreadyExistsError') throw e;
+    }));
+    const cycles = await pool(N, (i) => runIdempotent({ layer: rt.idempotency, key: `cycle-${i}`, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 }, async () => ({ i })));
+    const stepWrites = await pool(N, (i) => rt.runs.stepFinished('bench-run', `step-${i}`, { status: 'SUCCEEDED', output: { i }, usage: { inputTokens: 1, outputTokens: 1 } }));
+    const stepReads = await pool(N, (i) => rt.runs.getStep('bench-run', `step-${i}`));
+    const peerReads = await pool(N, (i) => rt.db.doc.send(new GetCommand({ TableName: 'bench', Key: { pk: `RAW#${i}`, sk: 'RAW' } })));
+    const replays = await pool(N, (i) => runIdempotent({ layer: rt.idempotency, key: `cycle-${i}`, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 }, async () => ({ i })));
+    return { peer, claims, conflicts, cycles, replays, stepWrites, stepReads, peerReads };
+  } finally {
+    await rt.close();
+  }
+}
+
 export default async function persistenceBench(): Promise<void> {
+  // The embedded stack's wiring.
+  const worker = await startDynaliteWorker('127.0.0.1', { createTableMs: 0 });
+  const clients = loopbackDynamoClients(worker.endpoint);
+  let embedded: Figures;
+  try {
+    embedded = await measure(worker.endpoint, { dynamodb: clients.dynamodb, dynamodbCommands: clients.dynamodbCommands });
+  } finally {
+    clients.dynamodb.destroy();
+    clients.dynamodbCommands.destroy();
+    await worker.close();
+  }
+  // dynalite in this thread, the SDK's default clients.
   const dynalite = require('dynalite') as (o: Record<string, unknown>) => Server;
   const server = dynalite({ createTableMs: 0 });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const config = runtimeConfigFromEnv({ STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_DYNAMODB_ENDPOINT: endpoint, STEPFORGE_TABLE: 'bench' });
-  const rt = new Runtime(config, { dynamodb: new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }) });
-  await ensureTables(rt.db.client, 'bench');
-  const now = Date.now();
+  let plain: Figures;
+  try {
+    plain = await measure(endpoint, { dynamodb: new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }) });
+  } finally {
+    await new Promise<void>((r) => server.close(() => r()));
+  }
 
-  // Warm-up (JIT, sockets).
-  await pool(200, (i) => rt.idempotency.saveInProgress(`warm-${i}`, { leaseId: 'w', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }));
-
-  const peer = await pool(N, (i) => rt.db.doc.send(new PutCommand({ TableName: 'bench', Item: { pk: `RAW#${i}`, sk: 'RAW', v: i } })));
-  const claims = await pool(N, (i) => rt.idempotency.saveInProgress(`claim-${i}`, { leaseId: 'l', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }));
-  const conflicts = await pool(N, (i) => rt.idempotency.saveInProgress(`claim-${i}`, { leaseId: 'x', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }).catch((e: Error) => {
-    if (e.name !== 'IdempotencyItemAlreadyExistsError') throw e;
-  }));
-  const cycles = await pool(N, (i) => runIdempotent({ layer: rt.idempotency, key: `cycle-${i}`, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 }, async () => ({ i })));
-  const stepWrites = await pool(N, (i) => rt.runs.stepFinished('bench-run', `step-${i}`, { status: 'SUCCEEDED', output: { i }, usage: { inputTokens: 1, outputTokens: 1 } }));
-  const stepReads = await pool(N, (i) => rt.runs.getStep('bench-run', `step-${i}`));
-  const peerReads = await pool(N, (i) => rt.db.doc.send(new GetCommand({ TableName: 'bench', Key: { pk: `RAW#${i}`, sk: 'RAW' } })));
-  const replays = await pool(N, (i) => runIdempotent({ layer: rt.idempotency, key: `cycle-${i}`, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 }, async () => ({ i })));
-
-  const rows: [string, number, string][] = [
-    ['conditional put (claim INPROGRESS)', claims, `target >= 500/s; peer unconditional PutItem ${peer.toFixed(0)}/s`],
-    ['conditional put, conflict + old item', conflicts, 'dynalite lacks ReturnValuesOnConditionCheckFailure: +1 read'],
-    ['step cycle (claim + commit, 2 writes)', cycles, `= ${(cycles * 2).toFixed(0)} conditional writes/s`],
-    ['replay of committed step', replays, 'returns stored output, no recompute'],
-    ['step record write (RunStore)', stepWrites, `peer PutItem ${peer.toFixed(0)}/s`],
-    ['step record read (RunStore)', stepReads, `peer GetItem ${peerReads.toFixed(0)}/s`],
+  const both = (f: (x: Figures) => number) => `${f(embedded).toFixed(0)} / ${f(plain).toFixed(0)}/s`;
+  const rows: [string, (f: Figures) => number, string][] = [
+    ['conditional put (claim INPROGRESS)', (f) => f.claims, `peer unconditional PutItem ${both((f) => f.peer)}`],
+    ['conditional put, conflict + old item', (f) => f.conflicts, 'dynalite lacks ReturnValuesOnConditionCheckFailure: +1 read'],
+    ['step cycle (claim + commit, 2 writes)', (f) => f.cycles, `= ${both((f) => f.cycles * 2)} conditional writes`],
+    ['replay of committed step', (f) => f.replays, 'returns stored output, no recompute'],
+    ['step record write (RunStore)', (f) => f.stepWrites, `peer PutItem ${both((f) => f.peer)}`],
+    ['step record read (RunStore)', (f) => f.stepReads, `peer GetItem ${both((f) => f.peerReads)}`],
   ];
-  const load = (await import('node:os')).loadavg()[0] ?? 0;
-  console.log(`dynalite 4.0.0 in-process on loopback, ${N} ops per row, concurrency ${CONCURRENCY}, load average ${load.toFixed(1)} on ${(await import('node:os')).cpus().length} cores`);
-  console.log(`${'operation'.padEnd(42)} ${'ops/s'.padStart(8)}   vs`);
-  for (const [name, v, peerText] of rows) console.log(`${name.padEnd(42)} ${v.toFixed(0).padStart(8)}   ${peerText}`);
-  await rt.close();
-  await new Promise<void>((r) => server.close(() => r()));
+  const os = await import('node:os');
+  console.log(`dynalite 4.0.0 on loopback, ${N} ops per row, concurrency ${CONCURRENCY}, load average ${(os.loadavg()[0] ?? 0).toFixed(1)} on ${os.cpus().length} cores`);
+  console.log('embedded: the embedded stack\'s wiring (dynalite worker thread, loopback clients); in-thread: dynalite in this thread, the SDK\'s default clients');
+  console.log(`${'operation'.padEnd(40)} ${'embedded ops/s'.padStart(15)} ${'in-thread ops/s'.padStart(16)}   vs (embedded / in-thread)`);
+  for (const [name, value, peerText] of rows) {
+    console.log(`${name.padEnd(40)} ${value(embedded).toFixed(0).padStart(15)} ${value(plain).toFixed(0).padStart(16)}   ${peerText}`);
+  }
+  const writes = embedded.claims;
+  console.log(`target (issue 6): >= 500 conditional writes/s — embedded stack ${writes.toFixed(0)}/s ${writes >= 500 ? 'met' : 'NOT met'}; in-thread ${plain.claims.toFixed(0)}/s ${plain.claims >= 500 ? 'met' : 'NOT met'}`);
 }
