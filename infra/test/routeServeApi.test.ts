@@ -103,10 +103,25 @@ describe('Function: routeServeApi', () => {
   it('lists approvals without task tokens and validates decisions', async () => {
     const { rt } = runtime();
     expect(parse(await routeServeApi(rt, req('GET', '/approvals')))).toEqual({ status: 200, body: { approvals: [{ approvalId: 'ap-1', status: 'PENDING' }] } });
-    expect(parse(await routeServeApi(rt, req('POST', '/approvals/ap-1', { decision: 'maybe' })))).toEqual({
-      status: 400,
-      body: { error: { code: 'invalid_request', message: 'decision must be "approve" or "reject"' } },
-    });
+    // The same schema and message as `stepforge serve` (API_BODIES, parseApiBody).
+    const refused = parse(await routeServeApi(rt, req('POST', '/approvals/ap-1', { decision: 'maybe' })));
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe('invalid_request');
+    expect(refused.body.error.message).toMatch(/^invalid request body: decision: /);
+    // A misspelt field is refused, not ignored.
+    const typo = parse(await routeServeApi(rt, req('POST', '/approvals/ap-1', { decision: 'approve', coment: 'ok' })));
+    expect(typo).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } });
+    expect(typo.body.error.message).toContain('coment');
+  });
+
+  it('validates start, retry and cancel bodies as serve does, and answers wait: true with 501', async () => {
+    const { rt } = runtime();
+    const bad = parse(await routeServeApi(rt, req('POST', '/workflows/research-brief/runs', { input: 'not an object' })));
+    expect(bad).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } });
+    expect(bad.body.error.message).toMatch(/^invalid request body: input: /);
+    expect(parse(await routeServeApi(rt, req('POST', '/workflows/research-brief/runs', { input: {}, wait: true })))).toMatchObject({ status: 501, body: { error: { code: 'not_implemented' } } });
+    expect(parse(await routeServeApi(rt, req('POST', '/runs/r-1/retry', { wiat: true })))).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } });
+    expect(parse(await routeServeApi(rt, req('POST', '/runs/r-1/cancel', { reason: 42 })))).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } });
   });
 
   it('answers 400 for a body that is not a JSON object and 404 for unknown routes', async () => {

@@ -73,9 +73,12 @@ describe('Command: serve (the HTTP API through fetch)', () => {
   it('cancels a run', async () => {
     const started = await api('POST', '/workflows/while-loop/runs', { input: { question: 'why?', rounds: 9 } });
     expect(started.status).toBe(202);
-    const cancelled = await api('POST', `/runs/${started.json.runId}/cancel`);
+    expect((await api('POST', `/runs/${started.json.runId}/cancel`, { reason: 42 })).json.error.code).toBe('invalid_request');
+    const cancelled = await api('POST', `/runs/${started.json.runId}/cancel`, { reason: 'changed my mind' });
     expect(cancelled.status).toBe(200);
     expect(cancelled.json).toEqual({ runId: started.json.runId, status: 'ABORTED' });
+    const details = await api('GET', `/runs/${started.json.runId}`);
+    expect(JSON.stringify(details.json)).toContain('changed my mind');
   });
 
   it('validates request bodies and answers errors as {"error":{"code","message"}}', async () => {

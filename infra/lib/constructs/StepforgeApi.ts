@@ -43,7 +43,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
 
 const JSON_OBJECT = { type: apigw.JsonSchemaType.OBJECT } as const;
 
-/** JSON schemas (draft-04, what API Gateway models use) for the request bodies. */
+/**
+ * JSON schemas (draft-04, what API Gateway models use) for the request bodies: a first filter at
+ * the gateway. The api Lambda then validates each body strictly with API_BODIES (@stepforge/functions),
+ * the schemas `stepforge serve` uses, so the limits here are theirs and never refuse a body serve accepts.
+ */
 const BODY_SCHEMAS: Readonly<Record<NonNullable<ApiRoute['body']>, apigw.JsonSchema>> = {
   StartRun: {
     ...JSON_OBJECT,
@@ -58,13 +62,13 @@ const BODY_SCHEMAS: Readonly<Record<NonNullable<ApiRoute['body']>, apigw.JsonSch
     required: ['from'],
     properties: { from: { type: apigw.JsonSchemaType.STRING, minLength: 1, maxLength: 256 } },
   },
-  Cancel: { ...JSON_OBJECT, properties: { reason: { type: apigw.JsonSchemaType.STRING, maxLength: 1024 } } },
+  Cancel: { ...JSON_OBJECT, properties: { reason: { type: apigw.JsonSchemaType.STRING, minLength: 1, maxLength: 2000 } } },
   ApprovalDecision: {
     ...JSON_OBJECT,
     required: ['decision'],
     properties: {
       decision: { type: apigw.JsonSchemaType.STRING, enum: ['approve', 'reject'] },
-      comment: { type: apigw.JsonSchemaType.STRING, maxLength: 4096 },
+      comment: { type: apigw.JsonSchemaType.STRING, maxLength: 2000 },
     },
   },
 };

@@ -4,7 +4,7 @@
 // workflow list from the deployed state machines, live execution status (DescribeExecution), cancel
 // (StopExecution) and retry (RedriveExecution: re-runs only what did not finish).
 import { DescribeExecutionCommand, RedriveExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
-import { defaultRuntime, routeApi, type ApiEvent, type ApiResponse, type Runtime } from '@stepforge/functions';
+import { API_BODIES, defaultRuntime, parseApiBody, routeApi, type ApiBodySchema, type ApiEvent, type ApiResponse, type Runtime } from '@stepforge/functions';
 
 /** The REST API (v1) proxy event fields the adapter reads. */
 export interface RestProxyEvent extends ApiEvent {
@@ -28,16 +28,18 @@ function normalise(res: ApiResponse): ApiResponse {
   return res;
 }
 
-function parseBody(event: ApiEvent): Record<string, unknown> | undefined {
-  if (!event.body) return {};
-  try {
-    const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * The request body, validated with the schemas `stepforge serve` uses (API_BODIES), so both answer
+ * a body they refuse with the same 400 `invalid_json` / `invalid_request` and message.
+ */
+function parseBody<T>(event: ApiEvent, schema: ApiBodySchema<T>): { value: T } | { response: ApiResponse } {
+  const text = event.body && event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  const r = parseApiBody(schema, text);
+  return r.ok ? { value: r.value } : { response: fail(400, r.error.code, r.error.message) };
 }
+
+/** `wait: true` holds the request until the run ends: only `stepforge serve` can (API Gateway's 29 s limit). */
+const noWait = () => fail(501, 'not_implemented', 'wait: true is served by `stepforge serve`; on AWS, poll GET /runs/{id} until the status is final');
 
 /** Sub-request to the runtime's router. */
 const call = (rt: Runtime, method: string, path: string, body?: unknown, query: Record<string, string | undefined> = {}) =>
@@ -66,8 +68,6 @@ export async function routeServeApi(rt: Runtime, event: RestProxyEvent): Promise
   const method = (event.httpMethod ?? 'GET').toUpperCase();
   const path = (event.path ?? '/').replace(/\/+$/, '') || '/';
   const q = event.queryStringParameters ?? {};
-  const body = parseBody(event);
-  if (body === undefined) return fail(400, 'invalid_json', 'the request body is not a JSON object');
   const header = (n: string) => Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === n)?.[1];
   const machines = rt.config.stateMachines;
   let m: RegExpExecArray | null;
@@ -77,11 +77,15 @@ export async function routeServeApi(rt: Runtime, event: RestProxyEvent): Promise
     }
     if ((m = /^\/workflows\/([^/]+)\/runs$/.exec(path))) {
       const name = decodeURIComponent(m[1]!);
-      if (!machines[name]) return fail(404, 'unknown_workflow', `no workflow named '${name}'`);
       if (method === 'POST') {
-        const key = header('idempotency-key') ?? (typeof body['idempotencyKey'] === 'string' ? body['idempotencyKey'] : undefined);
-        return normalise(await call(rt, 'POST', '/runs', { workflow: name, input: body['input'] ?? {}, ...(key ? { idempotencyKey: key } : {}) }));
+        const body = parseBody(event, API_BODIES.StartRunBody);
+        if ('response' in body) return body.response;
+        if (!machines[name]) return fail(404, 'unknown_workflow', `no workflow named '${name}'`);
+        if (body.value.wait) return noWait();
+        const key = header('idempotency-key') ?? body.value.idempotencyKey;
+        return normalise(await call(rt, 'POST', '/runs', { workflow: name, input: body.value.input ?? {}, ...(key ? { idempotencyKey: key } : {}) }));
       }
+      if (!machines[name]) return fail(404, 'unknown_workflow', `no workflow named '${name}'`);
       return normalise(await call(rt, 'GET', '/runs', undefined, { workflow: name, status: q['status'] }));
     }
     if (method === 'GET' && (m = /^\/runs\/([^/]+)$/.exec(path))) return await runDetails(rt, decodeURIComponent(m[1]!));
@@ -90,14 +94,18 @@ export async function routeServeApi(rt: Runtime, event: RestProxyEvent): Promise
       if (m[2] === 'restart') {
         return fail(501, 'not_implemented', 'restart --from STEP forks runs in the embedded stack (`stepforge runs restart`); on AWS use retry (Step Functions redrive)');
       }
+      const body = m[2] === 'cancel' ? parseBody(event, API_BODIES.CancelBody) : parseBody(event, API_BODIES.RetryBody);
+      if ('response' in body) return body.response;
       const run = await rt.runs.getRun(id);
       if (!run) return fail(404, 'unknown_run', `no run with id ${id}`);
       if (!run.executionArn) return fail(409, 'no_execution', `run ${id} has no Step Functions execution`);
       if (m[2] === 'cancel') {
-        await rt.sfn().send(new StopExecutionCommand({ executionArn: run.executionArn, error: 'Cancelled', cause: typeof body['reason'] === 'string' ? body['reason'] : 'cancelled through the API' }));
+        const reason = 'reason' in body.value ? body.value.reason : undefined;
+        await rt.sfn().send(new StopExecutionCommand({ executionArn: run.executionArn, error: 'Cancelled', cause: reason ?? 'cancelled through the API' }));
         await rt.runs.finishRun(id, { status: 'ABORTED' });
         return json(200, { runId: id, status: 'ABORTED' });
       }
+      if ('wait' in body.value && body.value.wait) return noWait();
       // Redrive re-runs the failed state and what follows it; finished steps are not repeated.
       await rt.sfn().send(new RedriveExecutionCommand({ executionArn: run.executionArn }));
       await rt.runs.finishRun(id, { status: 'RUNNING' });
@@ -105,9 +113,9 @@ export async function routeServeApi(rt: Runtime, event: RestProxyEvent): Promise
     }
     if (method === 'GET' && path === '/approvals') return normalise(await call(rt, 'GET', '/approvals', undefined, { status: q['status'] }));
     if (method === 'POST' && (m = /^\/approvals\/([^/]+)$/.exec(path))) {
-      const decision = body['decision'];
-      if (decision !== 'approve' && decision !== 'reject') return fail(400, 'invalid_request', 'decision must be "approve" or "reject"');
-      const comment = typeof body['comment'] === 'string' ? body['comment'] : undefined;
+      const body = parseBody(event, API_BODIES.DecisionBody);
+      if ('response' in body) return body.response;
+      const { decision, comment } = body.value;
       return normalise(await call(rt, 'POST', `/approvals/${m[1]}/${decision}`, { by: 'api', ...(comment ? { reason: comment } : {}) }));
     }
     return fail(404, 'not_found', `no route ${method} ${path}`);

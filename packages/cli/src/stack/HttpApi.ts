@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { isStepforgeError } from '@stepforge/compiler';
-import { API_BODIES, OPENAPI_DOCUMENT } from './openApiDocument.js';
+import { API_BODIES, parseApiBody, type ApiBodySchema } from '@stepforge/functions';
+import { OPENAPI_DOCUMENT } from './openApiDocument.js';
 import type { RunService } from './RunService.js';
 import { runDetailsJson, runSummary } from './runJson.js';
 
@@ -21,7 +21,7 @@ export interface ApiResponse {
   readonly body: string;
 }
 
-const { StartRunBody, RestartBody, RetryBody, DecisionBody } = API_BODIES;
+const { StartRunBody, RestartBody, RetryBody, CancelBody, DecisionBody } = API_BODIES;
 
 /** An error the API answers with: `{"error":{"code","message"}}`. */
 export class ApiError extends Error {
@@ -43,21 +43,11 @@ const STATUS_OF: Record<string, number> = {
   invalid_input: 400, invalid_input_json: 400, approval_decided: 409,
 };
 
-function parseBody<T>(schema: z.ZodType<T>, req: ApiRequest): T {
-  let raw: unknown = {};
-  if (req.body !== undefined && req.body.trim() !== '') {
-    try {
-      raw = JSON.parse(req.body);
-    } catch (e) {
-      throw new ApiError(400, 'invalid_json', `the request body is not valid JSON: ${(e as Error).message}`);
-    }
-  }
-  const r = schema.safeParse(raw);
-  if (!r.success) {
-    const issues = r.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`);
-    throw new ApiError(400, 'invalid_request', `invalid request body: ${issues.join('; ')}`, r.error.issues);
-  }
-  return r.data;
+/** The request's body, validated (ApiError `invalid_json` / `invalid_request`, 400, as on AWS). */
+function parseBody<T>(schema: ApiBodySchema<T>, req: ApiRequest): T {
+  const r = parseApiBody(schema, req.body);
+  if (!r.ok) throw new ApiError(400, r.error.code, r.error.message, r.error.issues);
+  return r.value;
 }
 
 type Route = { method: string; pattern: RegExp; handle: (req: ApiRequest, params: string[]) => Promise<ApiResponse> };
@@ -112,8 +102,9 @@ export function createHttpApi(service: RunService): (req: ApiRequest) => Promise
       },
     },
     {
-      method: 'POST', pattern: /^\/runs\/([^/]+)\/cancel$/, handle: async (_req, [id]) => {
-        const run = await service.cancel(id!);
+      method: 'POST', pattern: /^\/runs\/([^/]+)\/cancel$/, handle: async (req, [id]) => {
+        const body = parseBody(CancelBody, req);
+        const run = await service.cancel(id!, body.reason);
         return json(200, { runId: run.runId, status: run.status });
       },
     },

@@ -255,10 +255,10 @@ export class RunService {
   }
 
   /** Stops a running run (its record settles as ABORTED). */
-  async cancel(runId: string): Promise<RunRecordView> {
+  async cancel(runId: string, reason = 'cancelled by the user'): Promise<RunRecordView> {
     const run = await this.getRun(runId);
     if (TERMINAL.has(run.status)) return run;
-    await this.stack.sfn.send(new StopExecutionCommand({ executionArn: run.executionArn ?? this.#executionArn(run), error: 'Cancelled', cause: 'cancelled by the user' }));
+    await this.stack.sfn.send(new StopExecutionCommand({ executionArn: run.executionArn ?? this.#executionArn(run), error: 'Cancelled', cause: reason }));
     return this.wait(runId);
   }
 

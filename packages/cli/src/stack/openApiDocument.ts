@@ -1,19 +1,11 @@
 // The OpenAPI 3 description of the Stepforge HTTP API, served at GET /openapi.json and checked in
-// as docs/openapi.json (a test keeps the two equal). Request bodies come from the same zod schemas
-// the routes validate with, so the document cannot drift from the code.
+// as docs/openapi.json (a test keeps the two equal). Request bodies come from the zod schemas both
+// the embedded routes and the AWS API handler validate with (API_BODIES, @stepforge/functions), so
+// the document cannot drift from the code.
 import { z } from 'zod';
+import { API_BODIES } from '@stepforge/functions';
 
-const StartRunBody = z.strictObject({
-  input: z.record(z.string(), z.unknown()).optional(),
-  idempotencyKey: z.string().min(1).max(256).optional(),
-  wait: z.boolean().optional(),
-});
-const RestartBody = z.strictObject({ from: z.string().min(1), wait: z.boolean().optional() });
-const RetryBody = z.strictObject({ wait: z.boolean().optional() });
-const DecisionBody = z.strictObject({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
-
-/** The request body schemas, by name (HttpApi validates with these). */
-export const API_BODIES = { StartRunBody, RestartBody, RetryBody, DecisionBody } as const;
+const { StartRunBody, RestartBody, RetryBody, CancelBody, DecisionBody } = API_BODIES;
 
 const schema = (s: z.ZodType) => {
   const { $schema: _s, ...rest } = z.toJSONSchema(s) as Record<string, unknown>;
@@ -82,7 +74,10 @@ export const OPENAPI_DOCUMENT = {
     },
     '/runs/{id}/cancel': {
       parameters: [idParam('id', 'Run id')],
-      post: { operationId: 'cancelRun', summary: 'Stop a running run', responses: { 200: ok('The run', 'RunStatus'), 404: err('Unknown run (unknown_run)') } },
+      post: {
+        operationId: 'cancelRun', summary: 'Stop a running run', requestBody: body('CancelBody', false),
+        responses: { 200: ok('The run', 'RunStatus'), 400: err('Invalid body (invalid_request)'), 404: err('Unknown run (unknown_run)') },
+      },
     },
     '/approvals': {
       get: {
@@ -108,6 +103,7 @@ export const OPENAPI_DOCUMENT = {
       StartRunBody: schema(StartRunBody),
       RestartBody: schema(RestartBody),
       RetryBody: schema(RetryBody),
+      CancelBody: schema(CancelBody),
       DecisionBody: schema(DecisionBody),
       Error: {
         type: 'object', required: ['error'],

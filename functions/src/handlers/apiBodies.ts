@@ -1,0 +1,48 @@
+// The request bodies of the Stepforge HTTP API (the routes API Gateway serves on AWS and
+// `stepforge serve` serves locally), with the one parser both use, so a body the embedded API
+// refuses is refused on AWS with the same code and message. The OpenAPI document's schemas are
+// generated from these (packages/cli/src/stack/openApiDocument.ts).
+import { z } from 'zod';
+
+const StartRunBody = z.strictObject({
+  input: z.record(z.string(), z.unknown()).optional(),
+  idempotencyKey: z.string().min(1).max(256).optional(),
+  wait: z.boolean().optional(),
+});
+const RestartBody = z.strictObject({ from: z.string().min(1).max(256), wait: z.boolean().optional() });
+const RetryBody = z.strictObject({ wait: z.boolean().optional() });
+const CancelBody = z.strictObject({ reason: z.string().min(1).max(2000).optional() });
+const DecisionBody = z.strictObject({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
+
+/** A request body schema (one of API_BODIES). */
+export type ApiBodySchema<T> = z.ZodType<T>;
+
+/** The request body schemas, by name. */
+export const API_BODIES = { StartRunBody, RestartBody, RetryBody, CancelBody, DecisionBody } as const;
+
+/** A refused body: `invalid_json` (not JSON) or `invalid_request` (not the route's shape), always HTTP 400. */
+export interface ApiBodyError {
+  readonly code: 'invalid_json' | 'invalid_request';
+  readonly message: string;
+  /** zod's issues, for `invalid_request`. */
+  readonly issues?: readonly z.core.$ZodIssue[];
+}
+
+/**
+ * Parses and validates a request body. An absent or blank body is `{}` (every route's fields are
+ * optional or the schema says which are not); anything else must be JSON of the route's shape.
+ */
+export function parseApiBody<T>(schema: ApiBodySchema<T>, text: string | null | undefined): { ok: true; value: T } | { ok: false; error: ApiBodyError } {
+  let raw: unknown = {};
+  if (text !== undefined && text !== null && text.trim() !== '') {
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      return { ok: false, error: { code: 'invalid_json', message: `the request body is not valid JSON: ${(e as Error).message}` } };
+    }
+  }
+  const r = schema.safeParse(raw);
+  if (r.success) return { ok: true, value: r.data };
+  const issues = r.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`);
+  return { ok: false, error: { code: 'invalid_request', message: `invalid request body: ${issues.join('; ')}`, issues: r.error.issues } };
+}
