@@ -207,6 +207,15 @@ describe('Class: StepforgeStack', () => {
         if (m.Properties.HttpMethod === 'POST') expect(Object.keys(m.Properties.RequestModels)).toEqual(['application/json']);
       }
       template.hasResourceProperties('AWS::ApiGateway::RequestValidator', { ValidateRequestBody: true, ValidateRequestParameters: true });
+      // The gateway's own errors answer in the API's {"error":{"code","message"}} shape.
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: 'BAD_REQUEST_BODY',
+        ResponseTemplates: { 'application/json': '{"error":{"code":"invalid_request","message":$context.error.messageString}}' },
+      });
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: 'DEFAULT_4XX',
+        ResponseTemplates: { 'application/json': '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}' },
+      });
       template.hasResourceProperties('AWS::ApiGateway::Model', {
         Name: 'ApprovalDecisionBody',
         Schema: Match.objectLike({ required: ['decision'], properties: { decision: { type: 'string', enum: ['approve', 'reject'] }, comment: Match.anyValue() } }),

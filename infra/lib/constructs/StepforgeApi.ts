@@ -132,6 +132,15 @@ export class StepforgeApi extends Construct {
       },
     });
 
+    // Errors API Gateway answers itself (a body its model refuses, missing auth, throttling) take the
+    // API's own shape, {"error":{"code","message"}}, as the api Lambda's and `stepforge serve`'s do.
+    // The templates are not VTL: messageString is already a quoted JSON string; responseType is a token.
+    const gatewayError = (code: string) => ({ 'application/json': `{"error":{"code":"${code}","message":$context.error.messageString}}` });
+    this.api.addGatewayResponse('BadRequestBody', { type: apigw.ResponseType.BAD_REQUEST_BODY, templates: gatewayError('invalid_request') });
+    this.api.addGatewayResponse('BadRequestParameters', { type: apigw.ResponseType.BAD_REQUEST_PARAMETERS, templates: gatewayError('invalid_request') });
+    this.api.addGatewayResponse('Default4xx', { type: apigw.ResponseType.DEFAULT_4XX, templates: gatewayError('$context.error.responseType') });
+    this.api.addGatewayResponse('Default5xx', { type: apigw.ResponseType.DEFAULT_5XX, templates: gatewayError('$context.error.responseType') });
+
     const validator = new apigw.RequestValidator(this, 'Validator', {
       restApi: this.api,
       requestValidatorName: 'body-and-parameters',
