@@ -5,9 +5,9 @@
 // step records, conversation-free model call) and DynamoDB (dynalite, over HTTP on loopback, through
 // the real SDK clients). Prints ms per step and runs per second next to the targets (≤ 5 ms/step,
 // ≥ 50 runs/s).
-// Rows: the warm stack (measured once the process has run 200 runs, as a long-lived `serve` is and
-// as benchmarks measure after warm-up: V8 has compiled the hot paths) is the row held to the
-// targets; the fresh process (runs 6 to 145 of a new process, V8 still compiling in the background)
+// Rows: the warm stack (in memory, as `stepforge serve --in-memory` runs; measured once the process
+// has run 200 runs, as a long-lived `serve` is and as benchmarks measure after warm-up: V8 has
+// compiled the hot paths) is the row held to the targets; the fresh process (runs 6 to 145 of a new process, V8 still compiling in the background)
 // is printed above it, since a short-lived CLI process lives there; the on-disk row is the CLI's
 // default store (dynalite's LevelDB and the engine's execution files under `.stepforge/`); the peer
 // row is the same runs with handlers that answer at once (no persistence): what the engine and
@@ -115,7 +115,7 @@ export default async function runBench(): Promise<void> {
       // The same stack once it has run 200 runs (a `serve` process, or CI's test run): V8 has
       // compiled the hot paths, which the fresh rows are still doing in the background. More
       // sequential runs than the fresh row, since nothing changes under them any more.
-      rows.unshift(await measure('warm stack, real handlers + dynalite', full, join(dir, 'full'), 2 * sequential, concurrent, 10, Math.max(0, 200 - (5 + sequential + concurrent))));
+      rows.unshift(await measure('warm stack, in memory (serve --in-memory)', full, join(dir, 'full'), 2 * sequential, concurrent, 10, Math.max(0, 200 - (5 + sequential + concurrent))));
     } finally {
       await full.close();
     }
