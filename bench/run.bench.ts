@@ -7,8 +7,9 @@
 // ≥ 50 runs/s).
 // Rows: the warm stack (in memory, as `stepforge serve --in-memory` runs; measured once the process
 // has run 200 runs, as a long-lived `serve` is and as benchmarks measure after warm-up: V8 has
-// compiled the hot paths) is the row held to the targets; the fresh process (runs 6 to 145 of a new process, V8 still compiling in the background)
-// is printed above it, since a short-lived CLI process lives there; the on-disk row is the CLI's
+// compiled the hot paths) is the row held to the targets; the fresh process (runs 6 to 145 of a new
+// process, V8 still compiling in the background) is printed under it, since a short-lived CLI
+// process lives there; the on-disk row is the CLI's
 // default store (dynalite's LevelDB and the engine's execution files under `.stepforge/`); the peer
 // row is the same runs with handlers that answer at once (no persistence): what the engine and
 // the run bookkeeping cost on their own. Each row also counts the DynamoDB requests per step of its

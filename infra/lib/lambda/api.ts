@@ -41,6 +41,14 @@ function parseBody<T>(event: ApiEvent, schema: ApiBodySchema<T>): { value: T } |
 /** `wait: true` holds the request until the run ends: only `stepforge serve` can (API Gateway's 29 s limit). */
 const noWait = () => fail(501, 'not_implemented', 'wait: true is served by `stepforge serve`; on AWS, poll GET /runs/{id} until the status is final');
 
+/** The run's Step Functions execution, or the answer when there is none (404 unknown_run, 409 no_execution). */
+async function executionArnOf(rt: Runtime, id: string): Promise<string | ApiResponse> {
+  const run = await rt.runs.getRun(id);
+  if (!run) return fail(404, 'unknown_run', `no run with id ${id}`);
+  if (!run.executionArn) return fail(409, 'no_execution', `run ${id} has no Step Functions execution`);
+  return run.executionArn;
+}
+
 /** Sub-request to the runtime's router. */
 const call = (rt: Runtime, method: string, path: string, body?: unknown, query: Record<string, string | undefined> = {}) =>
   routeApi(rt, { httpMethod: method, path, queryStringParameters: query, body: body === undefined ? null : JSON.stringify(body) });
@@ -94,20 +102,22 @@ export async function routeServeApi(rt: Runtime, event: RestProxyEvent): Promise
       if (m[2] === 'restart') {
         return fail(501, 'not_implemented', 'restart --from STEP forks runs in the embedded stack (`stepforge runs restart`); on AWS use retry (Step Functions redrive)');
       }
-      const body = m[2] === 'cancel' ? parseBody(event, API_BODIES.CancelBody) : parseBody(event, API_BODIES.RetryBody);
-      if ('response' in body) return body.response;
-      const run = await rt.runs.getRun(id);
-      if (!run) return fail(404, 'unknown_run', `no run with id ${id}`);
-      if (!run.executionArn) return fail(409, 'no_execution', `run ${id} has no Step Functions execution`);
       if (m[2] === 'cancel') {
-        const reason = 'reason' in body.value ? body.value.reason : undefined;
-        await rt.sfn().send(new StopExecutionCommand({ executionArn: run.executionArn, error: 'Cancelled', cause: reason ?? 'cancelled through the API' }));
+        const body = parseBody(event, API_BODIES.CancelBody);
+        if ('response' in body) return body.response;
+        const executionArn = await executionArnOf(rt, id);
+        if (typeof executionArn !== 'string') return executionArn;
+        await rt.sfn().send(new StopExecutionCommand({ executionArn, error: 'Cancelled', cause: body.value.reason ?? 'cancelled through the API' }));
         await rt.runs.finishRun(id, { status: 'ABORTED' });
         return json(200, { runId: id, status: 'ABORTED' });
       }
-      if ('wait' in body.value && body.value.wait) return noWait();
+      const body = parseBody(event, API_BODIES.RetryBody);
+      if ('response' in body) return body.response;
+      const executionArn = await executionArnOf(rt, id);
+      if (typeof executionArn !== 'string') return executionArn;
+      if (body.value.wait) return noWait();
       // Redrive re-runs the failed state and what follows it; finished steps are not repeated.
-      await rt.sfn().send(new RedriveExecutionCommand({ executionArn: run.executionArn }));
+      await rt.sfn().send(new RedriveExecutionCommand({ executionArn }));
       await rt.runs.finishRun(id, { status: 'RUNNING' });
       return json(202, { runId: id, status: 'RUNNING', redriven: true });
     }

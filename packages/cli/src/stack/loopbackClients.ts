@@ -38,7 +38,7 @@ function loopbackClientOptions(endpoint: string) {
  * engine reads `user-agent` or `x-amz-user-agent`. Signing runs after it (finalizeRequest) and
  * signs the headers that are there, so every request is still SigV4-signed in full.
  */
-export function withoutUserAgent<C extends { middlewareStack: { remove(name: string): boolean } }>(client: C): C {
+function withoutUserAgent<C extends { middlewareStack: { remove(name: string): boolean } }>(client: C): C {
   client.middlewareStack.remove('getUserAgentMiddleware');
   return client;
 }
