@@ -1,6 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import { RuntimeError } from '../errors/RuntimeError.js';
 
@@ -20,6 +18,20 @@ export interface McpCallResult {
 }
 
 /**
+ * The MCP SDK's client and transports, loaded when the first MCP server is reached: the SDK takes
+ * about a quarter of the runtime package's load time (every CLI command that opens the stack, every
+ * Lambda cold start) and most runs call no MCP server.
+ */
+async function loadMcpSdk() {
+  const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
+  return { Client, StdioClientTransport, StreamableHTTPClientTransport };
+}
+
+/**
  * MCP clients (@modelcontextprotocol/sdk), one per server configuration, kept open for the
  * life of the process (a Lambda container or the embedded stack) and closed by `closeAll`.
  */
@@ -31,6 +43,7 @@ export class McpClientPool {
     let p = this.#clients.get(key);
     if (!p) {
       p = (async () => {
+        const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await loadMcpSdk();
         const client = new Client({ name: 'stepforge', version: '0.1.0' });
         const transport = 'url' in server
           ? new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } })

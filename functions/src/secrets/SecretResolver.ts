@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { RuntimeConfig } from '../config/RuntimeConfig.js';
 import { awsClientConfig } from '../config/awsClientConfig.js';
 import { RuntimeError } from '../errors/RuntimeError.js';
@@ -82,6 +82,8 @@ export class SecretResolver {
   async #lookup(id: string): Promise<string | undefined> {
     const { backend } = this.#config.secrets;
     if (backend === 'secretsmanager') {
+      // Each backend's client is loaded on first use: every process loads this module, few use either.
+      const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
       this.#sm ??= new SecretsManagerClient(awsClientConfig(this.#config.region, this.#config.endpoints.secretsmanager));
       try {
         const r = await this.#sm.send(new GetSecretValueCommand({ SecretId: id }));
@@ -92,6 +94,7 @@ export class SecretResolver {
       }
     }
     if (backend === 'ssm') {
+      const { SSMClient, GetParameterCommand } = await import('@aws-sdk/client-ssm');
       this.#ssm ??= new SSMClient(awsClientConfig(this.#config.region, this.#config.endpoints.ssm));
       try {
         const r = await this.#ssm.send(new GetParameterCommand({ Name: `${this.#config.secrets.ssmPrefix}${id}`, WithDecryption: true }));

@@ -25,6 +25,8 @@ export type RefValue = z.infer<typeof RefValue>;
 
 /** True when a state value is a by-reference output (`{"$ref": {ref, bytes, sha256}}`). */
 export function isRefValue(v: unknown): v is RefValue {
+  // Most values are not references: answer those without a failed parse (which builds an error).
+  if (typeof v !== 'object' || v === null || !('$ref' in v)) return false;
   return RefValue.safeParse(v).success;
 }
 
