@@ -1,8 +1,8 @@
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DirectoryExecutionStore, type ExecutionRecord, type HistoryEvent } from '@stepforge/engine';
+import { DirectoryExecutionStore, type Checkpoint, type ExecutionRecord, type HistoryEvent } from '@stepforge/engine';
 
 const EXEC: ExecutionRecord = {
   executionArn: 'arn:aws:states:us-east-1:123456789012:execution:sm:e1',
@@ -17,6 +17,7 @@ const EXEC: ExecutionRecord = {
   startDate: 1_700_000_000_000,
   redriveCount: 0,
 };
+const cp = (n: number, variables: Record<string, unknown> = { n }): Checkpoint => ({ stateName: `S${n}`, input: {}, variables, eventCounter: n, previousEventId: n, transitions: n });
 const ev = (id: number): HistoryEvent => ({ id, previousEventId: id - 1, timestamp: 1_700_000_000_000 + id, type: 'PassStateEntered' });
 
 describe('Class: DirectoryExecutionStore', () => {
@@ -57,5 +58,64 @@ describe('Class: DirectoryExecutionStore', () => {
     expect(s.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2]);
     // Writes go through a temporary file that is renamed: none is left behind.
     expect(readdirSync(execDir).sort()).toEqual(['execution.json', 'history.ndjson']);
+  });
+
+  describe('Method: putCheckpoint / readCheckpoint', () => {
+    const execDir = () => join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!);
+
+    it('appends each checkpoint and reads the last one, in this instance and the next', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      for (let n = 1; n <= 5; n++) s.putCheckpoint(EXEC.executionArn, cp(n));
+      expect(s.readCheckpoint(EXEC.executionArn)).toEqual(cp(5));
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(5));
+      expect(readFileSync(join(execDir(), 'checkpoints.ndjson'), 'utf8').trimEnd().split('\n')).toHaveLength(5);
+      // No temporary files: appends only.
+      expect(readdirSync(execDir()).sort()).toEqual(['checkpoints.ndjson', 'execution.json']);
+    });
+
+    it('reads the checkpoint before a torn last line, and appends after it as a line of its own', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      s.putCheckpoint(EXEC.executionArn, cp(1));
+      s.putCheckpoint(EXEC.executionArn, cp(2));
+      appendFileSync(join(execDir(), 'checkpoints.ndjson'), '{"stateName":"S3","inp'); // crash mid-append
+      const next = new DirectoryExecutionStore(dir);
+      expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(2));
+      next.putCheckpoint(EXEC.executionArn, cp(3));
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(3));
+    });
+
+    it('reads nothing from a file whose only line is torn', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      writeFileSync(join(execDir(), 'checkpoints.ndjson'), '{"stateName":');
+      expect(s.readCheckpoint(EXEC.executionArn)).toBeUndefined();
+      s.putCheckpoint(EXEC.executionArn, cp(1));
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(1));
+    });
+
+    it('rewrites the file with the last checkpoint alone once it outgrows 1 MiB', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      const big = 'x'.repeat(100_000);
+      for (let n = 1; n <= 25; n++) s.putCheckpoint(EXEC.executionArn, cp(n, { big }));
+      const size = statSync(join(execDir(), 'checkpoints.ndjson')).size;
+      expect(size).toBeLessThanOrEqual(1 << 20);
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(25, { big }));
+      expect(readdirSync(execDir()).sort()).toEqual(['checkpoints.ndjson', 'execution.json']);
+    });
+
+    it('still reads the checkpoint.json of an execution checkpointed by an earlier version, and clears both', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      writeFileSync(join(execDir(), 'checkpoint.json'), JSON.stringify(cp(7)));
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(7));
+      s.putCheckpoint(EXEC.executionArn, cp(8));
+      expect(s.readCheckpoint(EXEC.executionArn)).toEqual(cp(8));
+      s.putCheckpoint(EXEC.executionArn, undefined);
+      expect(s.readCheckpoint(EXEC.executionArn)).toBeUndefined();
+      expect(readdirSync(execDir()).sort()).toEqual(['execution.json']);
+    });
   });
 });
