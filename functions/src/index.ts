@@ -50,5 +50,6 @@ export * from './createLocalHandlers.js';
 export * from './runs/startWorkflowRun.js';
 export { createApiHandler, routeApi, type ApiEvent, type ApiResponse } from './handlers/api.js';
 export { API_BODIES, parseApiBody, type ApiBodyError, type ApiBodySchema } from './handlers/apiBodies.js';
+export { ApiError, apiError, apiJson, routeServeRequest, type ServeBackend, type ServeRequest, type ServeResponse } from './handlers/routeServeRequest.js';
 export { createTriggerHandler, handleTrigger, type TriggerEvent } from './handlers/trigger.js';
 export { createApprovalsHandler, handleApprovals, ApprovalCommand } from './handlers/approvals.js';

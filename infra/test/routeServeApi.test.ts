@@ -124,9 +124,16 @@ describe('Function: routeServeApi', () => {
     expect(parse(await routeServeApi(rt, req('POST', '/runs/r-1/cancel', { reason: 42 })))).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } });
   });
 
-  it('answers 400 for a body that is not a JSON object and 404 for unknown routes', async () => {
+  it('answers 400 for a body that is not JSON, 404 for unknown paths and 405 for other methods, as serve does', async () => {
     const { rt } = runtime();
     expect(parse(await routeServeApi(rt, { httpMethod: 'POST', path: '/workflows/research-brief/runs', body: '[1' })).body.error.code).toBe('invalid_json');
-    expect(parse(await routeServeApi(rt, req('DELETE', '/workflows')))).toEqual({ status: 404, body: { error: { code: 'not_found', message: 'no route DELETE /workflows' } } });
+    // A base64 body (API Gateway's binary passthrough) is decoded before it is validated.
+    const encoded = Buffer.from(JSON.stringify({ input: 'nope' })).toString('base64');
+    expect(parse(await routeServeApi(rt, { httpMethod: 'POST', path: '/workflows/research-brief/runs', body: encoded, isBase64Encoded: true })).body.error.message).toMatch(/^invalid request body: input: /);
+    expect(parse(await routeServeApi(rt, req('DELETE', '/workflows')))).toEqual({ status: 405, body: { error: { code: 'method_not_allowed', message: 'DELETE is not allowed on /workflows' } } });
+    expect(parse(await routeServeApi(rt, req('GET', '/nowhere')))).toEqual({ status: 404, body: { error: { code: 'not_found', message: 'no route for GET /nowhere' } } });
+    // The OpenAPI document is served by `stepforge serve` only (docs/openapi.json on AWS).
+    expect(parse(await routeServeApi(rt, req('GET', '/openapi.json'))).status).toBe(404);
+    expect(parse(await routeServeApi(rt, req('GET', '/runs/%E0%A4%A')))).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } });
   });
 });

@@ -94,6 +94,7 @@ describe('Command: serve (the HTTP API through fetch)', () => {
       ['POST', '/approvals/nope', { decision: 'maybe' }, 400, 'invalid_request'],
       ['GET', '/nowhere', undefined, 404, 'not_found'],
       ['DELETE', '/workflows', undefined, 405, 'method_not_allowed'],
+      ['GET', '/runs/%E0%A4%A', undefined, 400, 'invalid_request'],
     ];
     for (const [method, path, body, status, code] of cases) {
       const r = await api(method, path, body);

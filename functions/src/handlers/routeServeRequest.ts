@@ -1,0 +1,135 @@
+// The routes of the Stepforge HTTP API (docs/openapi.json), once, for both places that serve them:
+// `stepforge serve` (over the embedded stack's RunService) and the AWS api Lambda behind API
+// Gateway (over the runtime and Step Functions). What a route does differs with the backend (a fork
+// locally, a redrive on AWS; `wait` only locally); matching, methods, body validation and the error
+// shape do not, so they live here and each backend implements the operations.
+import { API_BODIES, parseApiBody, type ApiBodySchema } from './apiBodies.js';
+
+/** An HTTP request reduced to what the routes read. */
+export interface ServeRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Readonly<Record<string, string | undefined>>;
+  /** Lower-case header names. */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The body as text (base64 already decoded). */
+  readonly body?: string | null;
+}
+
+/** The response: status, JSON body. */
+export interface ServeResponse {
+  readonly statusCode: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+type Body<K extends keyof typeof API_BODIES> = (typeof API_BODIES)[K] extends ApiBodySchema<infer T> ? T : never;
+
+/** What each route does, per backend. Path parameters arrive decoded. */
+export interface ServeBackend {
+  /** `GET /openapi.json`, where the backend serves the document itself. */
+  openApi?(): Promise<ServeResponse>;
+  listWorkflows(): Promise<ServeResponse>;
+  startRun(workflow: string, body: Body<'StartRunBody'>, idempotencyKey: string | undefined): Promise<ServeResponse>;
+  listRuns(workflow: string, status: string | undefined): Promise<ServeResponse>;
+  getRun(runId: string): Promise<ServeResponse>;
+  retry(runId: string, body: Body<'RetryBody'>): Promise<ServeResponse>;
+  restart(runId: string, body: Body<'RestartBody'>): Promise<ServeResponse>;
+  cancel(runId: string, body: Body<'CancelBody'>): Promise<ServeResponse>;
+  listApprovals(status: string | undefined): Promise<ServeResponse>;
+  decide(approvalId: string, body: Body<'DecisionBody'>): Promise<ServeResponse>;
+  /** The answer for an error a route threw that is not an ApiError. */
+  errorResponse(e: unknown): ServeResponse;
+}
+
+/** An error the API answers with: `{"error":{"code","message"}}` and the status. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(readonly statusCode: number, readonly code: string, message: string, readonly details?: unknown) {
+    super(message);
+  }
+}
+
+/** A JSON response. */
+export function apiJson(statusCode: number, body: unknown): ServeResponse {
+  return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+/** `{"error":{"code","message"}}` (with `details` when given). */
+export function apiError(statusCode: number, code: string, message: string, details?: unknown): ServeResponse {
+  return apiJson(statusCode, { error: { code, message, ...(details !== undefined ? { details } : {}) } });
+}
+
+/** The request's body, validated (ApiError `invalid_json` / `invalid_request`, 400). */
+function bodyOf<T>(schema: ApiBodySchema<T>, req: ServeRequest): T {
+  const r = parseApiBody(schema, req.body);
+  if (!r.ok) throw new ApiError(400, r.error.code, r.error.message, r.error.issues);
+  return r.value;
+}
+
+interface Route {
+  readonly method: 'GET' | 'POST';
+  readonly pattern: RegExp;
+  /** undefined when this backend does not serve the route. */
+  readonly handle: (b: ServeBackend, req: ServeRequest, params: string[]) => Promise<ServeResponse> | undefined;
+}
+
+const { StartRunBody, RestartBody, RetryBody, CancelBody, DecisionBody } = API_BODIES;
+
+const ROUTES: readonly Route[] = [
+  { method: 'GET', pattern: /^\/openapi\.json$/, handle: (b) => b.openApi?.() },
+  { method: 'GET', pattern: /^\/workflows$/, handle: (b) => b.listWorkflows() },
+  {
+    method: 'POST', pattern: /^\/workflows\/([^/]+)\/runs$/,
+    handle: (b, req, [name]) => {
+      const body = bodyOf(StartRunBody, req);
+      return b.startRun(name!, body, req.headers['idempotency-key'] ?? body.idempotencyKey);
+    },
+  },
+  { method: 'GET', pattern: /^\/workflows\/([^/]+)\/runs$/, handle: (b, req, [name]) => b.listRuns(name!, req.query['status']) },
+  { method: 'GET', pattern: /^\/runs\/([^/]+)$/, handle: (b, _req, [id]) => b.getRun(id!) },
+  { method: 'POST', pattern: /^\/runs\/([^/]+)\/retry$/, handle: (b, req, [id]) => b.retry(id!, bodyOf(RetryBody, req)) },
+  { method: 'POST', pattern: /^\/runs\/([^/]+)\/restart$/, handle: (b, req, [id]) => b.restart(id!, bodyOf(RestartBody, req)) },
+  { method: 'POST', pattern: /^\/runs\/([^/]+)\/cancel$/, handle: (b, req, [id]) => b.cancel(id!, bodyOf(CancelBody, req)) },
+  { method: 'GET', pattern: /^\/approvals$/, handle: (b, req) => b.listApprovals(req.query['status']) },
+  { method: 'POST', pattern: /^\/approvals\/([^/]+)$/, handle: (b, req, [id]) => b.decide(id!, bodyOf(DecisionBody, req)) },
+];
+
+function decodePathParameter(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new ApiError(400, 'invalid_request', `the path segment '${text}' is not valid percent-encoding`);
+  }
+}
+
+/**
+ * Routes one request to the backend. Every error answers `{"error":{"code","message"}}`: 404
+ * `not_found` for an unknown path, 405 `method_not_allowed` for a known path and another method,
+ * 400 `invalid_json` / `invalid_request` for a refused body (validated strictly, so a misspelt
+ * field is refused, not ignored), an ApiError as it says, anything else as the backend maps it.
+ */
+export async function routeServeRequest(backend: ServeBackend, req: ServeRequest): Promise<ServeResponse> {
+  try {
+    const path = req.path.replace(/\/+$/, '') || '/';
+    const method = req.method.toUpperCase();
+    let known = false;
+    for (const r of ROUTES) {
+      const m = r.pattern.exec(path);
+      if (!m) continue;
+      const params = m.slice(1).map(decodePathParameter);
+      const answer = r.method === method ? r.handle(backend, req, params) : undefined;
+      if (answer) return await answer;
+      // A route this backend does not serve is no route at all.
+      if (r.method !== method) known = true;
+    }
+    if (known) return apiError(405, 'method_not_allowed', `${method} is not allowed on ${path}`);
+    return apiError(404, 'not_found', `no route for ${method} ${path}`);
+  } catch (e) {
+    if (e !== null && typeof e === 'object' && (e as { name?: unknown }).name === 'ApiError') {
+      const a = e as ApiError;
+      return apiError(a.statusCode, a.code, a.message, a.details);
+    }
+    return backend.errorResponse(e);
+  }
+}
