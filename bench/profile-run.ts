@@ -15,16 +15,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStack } from '../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../packages/cli/src/stack/RunService.js';
+import { FIVE_STEP_CHAIN, FIVE_STEPS } from './support/fiveStepChain.js';
 
 const { values: args } = parseArgs({ options: { disk: { type: 'boolean' }, warm: { type: 'string', default: '250' }, runs: { type: 'string', default: '150' } } });
-const STEPS = 5;
-const DOC = `name: bench-five
-chain: "s1@web-search > s2 > s3 > s4 > s5"
-input:
-  topic: string
-tasks:
-${Array.from({ length: STEPS }, (_, i) => `  s${i + 1}: { kind: model, prompt: "Step ${i + 1} on \${input.topic}" }`).join('\n')}
-`;
+const STEPS = FIVE_STEPS;
+const DOC = FIVE_STEP_CHAIN;
 
 const dir = mkdtempSync(join(tmpdir(), 'sf-profile-run-'));
 let timing = false;

@@ -22,19 +22,13 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { openStack, type EmbeddedStack } from '../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../packages/cli/src/stack/RunService.js';
+import { FIVE_STEP_CHAIN, FIVE_STEPS } from './support/fiveStepChain.js';
 import { mainThreadCpuMs } from './support/mainThreadCpuMs.js';
 
-const STEPS = 5;
+const STEPS = FIVE_STEPS;
+const DOC = FIVE_STEP_CHAIN;
 const TARGET_MS_PER_STEP = 5;
 const TARGET_RUNS_PER_SECOND = 50;
-
-const DOC = `name: bench-five
-chain: "s1@web-search > s2 > s3 > s4 > s5"
-input:
-  topic: string
-tasks:
-${Array.from({ length: STEPS }, (_, i) => `  s${i + 1}: { kind: model, prompt: "Step ${i + 1} on \${input.topic}" }`).join('\n')}
-`;
 
 interface Row { readonly label: string; readonly msPerStep: number; readonly cpuMsPerStep: number; readonly mainCpuMsPerStep: number | undefined; readonly runsPerSecond: number; readonly p50: number; readonly p95: number; readonly ddbPerStep: number }
 
