@@ -33,7 +33,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
    * checkpoint, and hashing the ARN and a recursive mkdir each time cost more than the write.
    */
   private readonly dirs = new Map<string, string>();
-  /** The size of each execution's checkpoint file as this instance knows it (characters). */
+  /** The size in bytes of each execution's checkpoint file, as this instance knows it. */
   private readonly checkpointFileSize = new Map<string, number>();
 
   constructor(readonly dir: string) {
@@ -109,10 +109,11 @@ export class DirectoryExecutionStore implements ExecutionStore {
       return;
     }
     const line = JSON.stringify(cp) + '\n';
-    const size = (this.checkpointFileSize.get(arn) ?? this.sizeOnDisk(arn)) + line.length;
+    const bytes = Buffer.byteLength(line);
+    const size = (this.checkpointFileSize.get(arn) ?? this.sizeOnDisk(arn)) + bytes;
     if (size > MAX_CHECKPOINT_FILE) {
       this.inExecDir(arn, (d) => writeAtomic(join(d, CHECKPOINTS), line));
-      this.checkpointFileSize.set(arn, line.length);
+      this.checkpointFileSize.set(arn, bytes);
     } else {
       this.inExecDir(arn, (d) => appendFileSync(join(d, CHECKPOINTS), line));
       this.checkpointFileSize.set(arn, size);
@@ -139,9 +140,9 @@ export class DirectoryExecutionStore implements ExecutionStore {
       // Torn: rewrite the file as its last good line, so that the next append starts a line of its own.
       const repaired = found ? `${found.line}\n` : '';
       writeAtomic(file, repaired);
-      this.checkpointFileSize.set(arn, repaired.length);
+      this.checkpointFileSize.set(arn, Buffer.byteLength(repaired));
     } else {
-      this.checkpointFileSize.set(arn, text.length);
+      this.checkpointFileSize.set(arn, Buffer.byteLength(text));
     }
     return found?.cp;
   }
@@ -179,7 +180,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
 const CHECKPOINTS = 'checkpoints.ndjson';
 /** The single-checkpoint file of earlier versions, read when an execution has no checkpoints file. */
 const LEGACY_CHECKPOINT = 'checkpoint.json';
-/** Past this size (characters) the checkpoint file is rewritten with its last checkpoint alone. */
+/** Past this size (bytes) the checkpoint file is rewritten with its last checkpoint alone. */
 const MAX_CHECKPOINT_FILE = 1 << 20;
 
 /** A file-system-safe, collision-free name for an ARN: a readable tail plus a hash. */
