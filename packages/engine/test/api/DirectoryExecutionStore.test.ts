@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -57,7 +57,7 @@ describe('Class: DirectoryExecutionStore', () => {
     s.truncateEvents(EXEC.executionArn, 2);
     expect(s.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2]);
     // Writes go through a temporary file that is renamed: none is left behind.
-    expect(readdirSync(execDir).sort()).toEqual(['execution.json', 'history.ndjson']);
+    expect(readdirSync(execDir).sort()).toEqual(['history.ndjson']);
   });
 
   describe('Method: putCheckpoint / readCheckpoint', () => {
@@ -71,7 +71,7 @@ describe('Class: DirectoryExecutionStore', () => {
       expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(5));
       expect(readFileSync(join(execDir(), 'checkpoints.ndjson'), 'utf8').trimEnd().split('\n')).toHaveLength(5);
       // No temporary files: appends only.
-      expect(readdirSync(execDir()).sort()).toEqual(['checkpoints.ndjson', 'execution.json']);
+      expect(readdirSync(execDir()).sort()).toEqual(['checkpoints.ndjson']);
     });
 
     it('reads the checkpoint before a torn last line, and appends after it as a line of its own', () => {
@@ -89,6 +89,7 @@ describe('Class: DirectoryExecutionStore', () => {
     it('reads nothing from a file whose only line is torn', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
+      s.appendEvents(EXEC.executionArn, [ev(1)]);
       writeFileSync(join(execDir(), 'checkpoints.ndjson'), '{"stateName":');
       expect(s.readCheckpoint(EXEC.executionArn)).toBeUndefined();
       s.putCheckpoint(EXEC.executionArn, cp(1));
@@ -103,19 +104,69 @@ describe('Class: DirectoryExecutionStore', () => {
       const size = statSync(join(execDir(), 'checkpoints.ndjson')).size;
       expect(size).toBeLessThanOrEqual(1 << 20);
       expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(25, { big }));
-      expect(readdirSync(execDir()).sort()).toEqual(['checkpoints.ndjson', 'execution.json']);
+      expect(readdirSync(execDir()).sort()).toEqual(['checkpoints.ndjson']);
     });
 
     it('still reads the checkpoint.json of an execution checkpointed by an earlier version, and clears both', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
+      s.appendEvents(EXEC.executionArn, [ev(1)]);
       writeFileSync(join(execDir(), 'checkpoint.json'), JSON.stringify(cp(7)));
       expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(7));
       s.putCheckpoint(EXEC.executionArn, cp(8));
       expect(s.readCheckpoint(EXEC.executionArn)).toEqual(cp(8));
       s.putCheckpoint(EXEC.executionArn, undefined);
       expect(s.readCheckpoint(EXEC.executionArn)).toBeUndefined();
-      expect(readdirSync(execDir()).sort()).toEqual(['execution.json']);
+      expect(readdirSync(execDir()).sort()).toEqual(['history.ndjson']);
+    });
+  });
+
+  describe('Method: putExecution / load', () => {
+    const journal = () => join(dir, 'executions.ndjson');
+    const other = (n: number): ExecutionRecord => ({ ...EXEC, executionArn: `${EXEC.executionArn}-${n}`, name: `e${n}` });
+
+    it('appends records to one journal, the last line per execution counting, with each definition stored once', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      s.putExecution(other(2));
+      s.putExecution({ ...EXEC, status: 'SUCCEEDED', output: '{"ok":true}', stopDate: EXEC.startDate + 5 });
+      const loaded = new DirectoryExecutionStore(dir).load().executions;
+      expect(loaded).toEqual([{ ...EXEC, status: 'SUCCEEDED', output: '{"ok":true}', stopDate: EXEC.startDate + 5 }, other(2)]);
+      // Records of one definition share its text once loaded, and the journal holds its hash only.
+      expect(loaded[0]!.definition).toBe(loaded[1]!.definition);
+      expect(readFileSync(journal(), 'utf8')).not.toContain('"StartAt"');
+      expect(readdirSync(join(dir, 'definitions'))).toHaveLength(1);
+      // Nothing per execution until it has events or checkpoints.
+      expect(readdirSync(join(dir, 'executions'))).toEqual([]);
+    });
+
+    it('skips a torn last line, and appends after it as a line of its own', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      appendFileSync(journal(), '{"executionArn":"arn:aws:states:us-east-1:123456789012:execution:sm:e1","sta'); // crash mid-append
+      const next = new DirectoryExecutionStore(dir);
+      expect(next.load().executions).toEqual([EXEC]);
+      next.putExecution({ ...EXEC, status: 'ABORTED' });
+      expect(new DirectoryExecutionStore(dir).load().executions).toEqual([{ ...EXEC, status: 'ABORTED' }]);
+    });
+
+    it('moves the execution.json records of an earlier version into the journal', () => {
+      const legacyDir = join(dir, 'executions', 'sm_e9-legacy');
+      mkdirSync(legacyDir, { recursive: true });
+      writeFileSync(join(legacyDir, 'execution.json'), JSON.stringify(other(9)));
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      expect(s.load().executions).toEqual([EXEC, other(9)]);
+      expect(existsSync(join(legacyDir, 'execution.json'))).toBe(false);
+      expect(new DirectoryExecutionStore(dir).load().executions).toEqual([EXEC, other(9)]);
+    });
+
+    it('rewrites the journal with the last record per execution once it holds more than twice as many lines', () => {
+      const s = new DirectoryExecutionStore(dir);
+      for (let i = 0; i < 40; i++) s.putExecution({ ...EXEC, redriveCount: i });
+      expect(readFileSync(journal(), 'utf8').trimEnd().split('\n')).toHaveLength(40);
+      expect(new DirectoryExecutionStore(dir).load().executions).toEqual([{ ...EXEC, redriveCount: 39 }]);
+      expect(readFileSync(journal(), 'utf8').trimEnd().split('\n')).toHaveLength(1);
     });
   });
 });
