@@ -15,11 +15,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStack } from '../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../packages/cli/src/stack/RunService.js';
-import { FIVE_STEP_CHAIN, FIVE_STEPS } from './support/fiveStepChain.js';
+import { FIVE_STEP_CHAIN as DOC, FIVE_STEPS as STEPS } from './support/fiveStepChain.js';
 
 const { values: args } = parseArgs({ options: { disk: { type: 'boolean' }, warm: { type: 'string', default: '250' }, runs: { type: 'string', default: '150' } } });
-const STEPS = FIVE_STEPS;
-const DOC = FIVE_STEP_CHAIN;
 
 const dir = mkdtempSync(join(tmpdir(), 'sf-profile-run-'));
 let timing = false;

@@ -22,11 +22,9 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { openStack, type EmbeddedStack } from '../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../packages/cli/src/stack/RunService.js';
-import { FIVE_STEP_CHAIN, FIVE_STEPS } from './support/fiveStepChain.js';
+import { FIVE_STEP_CHAIN as DOC, FIVE_STEPS as STEPS } from './support/fiveStepChain.js';
 import { mainThreadCpuMs } from './support/mainThreadCpuMs.js';
 
-const STEPS = FIVE_STEPS;
-const DOC = FIVE_STEP_CHAIN;
 const TARGET_MS_PER_STEP = 5;
 const TARGET_RUNS_PER_SECOND = 50;
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Checkpoint, HistoryEvent } from '../interpreter/types.js';
 import type { ExecutionRecord, ExecutionStore, StateMachineRecord, StoreSnapshot } from './ExecutionStore.js';
@@ -26,7 +26,8 @@ import type { ExecutionRecord, ExecutionStore, StateMachineRecord, StoreSnapshot
  * resume. The journal is rewritten with the last record per execution once it holds more than twice
  * as many lines; the checkpoint file with its last line alone once it outgrows MAX_CHECKPOINT_FILE,
  * and it is removed when the execution ends. What earlier versions wrote (`executions/<key>/
- * execution.json`, `checkpoint.json`) is still read, and records move into the journal on load.
+ * execution.json`, `checkpoint.json`) is still read, and records move into the journal on the load
+ * of a directory that has no journal yet.
  */
 export class DirectoryExecutionStore implements ExecutionStore {
   readonly durable = true;
@@ -37,22 +38,26 @@ export class DirectoryExecutionStore implements ExecutionStore {
    * checkpoint, and hashing the ARN and a recursive mkdir each time cost more than the write.
    */
   private readonly dirs = new Map<string, string>();
-  /** The size in bytes of each execution's checkpoint file, as this instance knows it. */
-  private readonly checkpointFileSize = new Map<string, number>();
+  /**
+   * The size in bytes of each append-only file (journal, checkpoints) this instance has appended to
+   * or rewritten: the first append to a file checks for a torn tail, later ones trust this.
+   */
+  private readonly appendedSize = new Map<string, number>();
   private readonly journal: string;
+  /** Only a directory without a journal can hold the per-execution records of earlier versions. */
+  private readonly legacyRecords: boolean;
   private readonly definitionsDir: string;
   /** Definition text → its hash, for the definitions written (or found) by this instance. */
   private readonly definitionHashes = new Map<string, string>();
   /** Hash → definition text, as loaded (records of one definition share the string). */
   private readonly definitionTexts = new Map<string, string>();
-  /** Whether the journal is known to end with a newline (checked before this instance's first append). */
-  private journalEndsClean = false;
 
   constructor(readonly dir: string) {
     this.machinesDir = join(dir, 'state-machines');
     this.executionsDir = join(dir, 'executions');
     this.definitionsDir = join(dir, 'definitions');
     this.journal = join(dir, JOURNAL);
+    this.legacyRecords = !existsSync(this.journal);
     mkdirSync(this.machinesDir, { recursive: true });
     mkdirSync(this.executionsDir, { recursive: true });
     mkdirSync(this.definitionsDir, { recursive: true });
@@ -66,35 +71,24 @@ export class DirectoryExecutionStore implements ExecutionStore {
       if (r) stateMachines.push(r);
     }
     const executions = new Map<string, ExecutionRecord>();
-    let lines = 0;
-    if (existsSync(this.journal)) {
-      for (const line of readFileSync(this.journal, 'utf8').split('\n')) {
-        if (line === '') continue;
-        lines++;
-        let stored: StoredExecution;
-        try {
-          stored = JSON.parse(line) as StoredExecution;
-        } catch {
-          continue; // a torn line (a crash mid-append): the record's previous line, if any, stands
-        }
-        const r = this.hydrate(stored);
-        executions.set(r.executionArn, r);
-      }
+    const stored = existsSync(this.journal) ? parseLines<StoredExecution>(readFileSync(this.journal, 'utf8')) : [];
+    for (const line of stored) {
+      const r = this.hydrate(line);
+      executions.set(r.executionArn, r);
     }
     // Executions an earlier version kept as executions/<key>/execution.json move into the journal.
-    const journaled = new Set([...executions.keys()].map(key));
     const moved: string[] = [];
-    for (const d of readdirSync(this.executionsDir)) {
-      if (journaled.has(d)) continue;
-      const file = join(this.executionsDir, d, LEGACY_RECORD);
-      const r = readJson<ExecutionRecord>(file);
-      if (!r) continue;
-      executions.set(r.executionArn, r);
-      moved.push(file);
+    if (this.legacyRecords) {
+      for (const d of readdirSync(this.executionsDir)) {
+        const file = join(this.executionsDir, d, LEGACY_RECORD);
+        const r = readJson<ExecutionRecord>(file);
+        if (!r || executions.has(r.executionArn)) continue;
+        executions.set(r.executionArn, r);
+        moved.push(file);
+      }
     }
-    if (moved.length > 0 || lines > 2 * executions.size + 16) {
-      writeAtomic(this.journal, [...executions.values()].map((r) => this.journalLine(r)).join(''));
-      this.journalEndsClean = true;
+    if (moved.length > 0 || stored.length > 2 * executions.size + 16) {
+      this.rewrite(this.journal, [...executions.values()].map((r) => this.journalLine(r)).join(''));
       for (const f of moved) rmSync(f, { force: true });
     }
     return { stateMachines, executions: [...executions.values()] };
@@ -109,13 +103,33 @@ export class DirectoryExecutionStore implements ExecutionStore {
   }
 
   putExecution(r: ExecutionRecord): void {
-    const line = this.journalLine(r);
-    if (!this.journalEndsClean) {
-      // After a crash mid-append the journal ends in a torn line: start a line of our own.
-      if (!endsWithNewline(this.journal)) appendFileSync(this.journal, '\n');
-      this.journalEndsClean = true;
+    this.append(this.journal, this.journalLine(r));
+  }
+
+  /** The size of an append-only file; the first time, from disk, starting a new line after a torn tail. */
+  private sizeOf(file: string): number {
+    const known = this.appendedSize.get(file);
+    if (known !== undefined) return known;
+    let size = sizeEndingInNewline(file);
+    if (size < 0) {
+      // A crash mid-append left a torn line: the next line must not be glued to it.
+      appendFileSync(file, '\n');
+      size = -size + 1;
     }
-    appendFileSync(this.journal, line);
+    this.appendedSize.set(file, size);
+    return size;
+  }
+
+  private append(file: string, line: string): void {
+    const size = this.sizeOf(file) + Buffer.byteLength(line);
+    appendFileSync(file, line);
+    this.appendedSize.set(file, size);
+  }
+
+  /** Replaces an append-only file's content (atomically). */
+  private rewrite(file: string, text: string): void {
+    writeAtomic(file, text);
+    this.appendedSize.set(file, Buffer.byteLength(text));
   }
 
   /** A record as a journal line: its definition by hash (written to definitions/ the first time). */
@@ -184,55 +198,22 @@ export class DirectoryExecutionStore implements ExecutionStore {
       const d = this.execDir(arn, false);
       rmSync(join(d, CHECKPOINTS), { force: true });
       rmSync(join(d, LEGACY_CHECKPOINT), { force: true });
-      this.checkpointFileSize.delete(arn);
+      this.appendedSize.delete(join(d, CHECKPOINTS));
       return;
     }
     const line = JSON.stringify(cp) + '\n';
-    const bytes = Buffer.byteLength(line);
-    const size = (this.checkpointFileSize.get(arn) ?? this.sizeOnDisk(arn)) + bytes;
-    if (size > MAX_CHECKPOINT_FILE) {
-      this.inExecDir(arn, (d) => writeAtomic(join(d, CHECKPOINTS), line));
-      this.checkpointFileSize.set(arn, bytes);
-    } else {
-      this.inExecDir(arn, (d) => appendFileSync(join(d, CHECKPOINTS), line));
-      this.checkpointFileSize.set(arn, size);
-    }
+    this.inExecDir(arn, (d) => {
+      const file = join(d, CHECKPOINTS);
+      if (this.sizeOf(file) + Buffer.byteLength(line) > MAX_CHECKPOINT_FILE) this.rewrite(file, line);
+      else this.append(file, line);
+    });
   }
 
   readCheckpoint(arn: string): Checkpoint | undefined {
     const d = this.execDir(arn, false);
     const file = join(d, CHECKPOINTS);
     if (!existsSync(file)) return readJson<Checkpoint>(join(d, LEGACY_CHECKPOINT));
-    const text = readFileSync(file, 'utf8');
-    const lines = text.split('\n');
-    let found: { cp: Checkpoint; line: string } | undefined;
-    for (let i = lines.length - 1; i >= 0 && !found; i--) {
-      const line = lines[i]!;
-      if (line === '') continue;
-      try {
-        found = { cp: JSON.parse(line) as Checkpoint, line };
-      } catch {
-        // A torn last line (a crash mid-append): the line before it holds the last checkpoint.
-      }
-    }
-    if (!text.endsWith('\n')) {
-      // Torn: rewrite the file as its last good line, so that the next append starts a line of its own.
-      const repaired = found ? `${found.line}\n` : '';
-      writeAtomic(file, repaired);
-      this.checkpointFileSize.set(arn, Buffer.byteLength(repaired));
-    } else {
-      this.checkpointFileSize.set(arn, Buffer.byteLength(text));
-    }
-    return found?.cp;
-  }
-
-  /** The checkpoint file's size on disk (0 when there is none), for a file this instance has not written yet. */
-  private sizeOnDisk(arn: string): number {
-    try {
-      return statSync(join(this.execDir(arn, false), CHECKPOINTS)).size;
-    } catch {
-      return 0;
-    }
+    return parseLines<Checkpoint>(readFileSync(file, 'utf8')).at(-1);
   }
 
   private execDir(arn: string, create: boolean): string {
@@ -281,20 +262,34 @@ function writeAtomic(file: string, text: string): void {
   renameSync(tmp, file);
 }
 
-/** True when the file is missing, empty, or ends with a newline. */
-function endsWithNewline(file: string): boolean {
+/** The values of an append-only file's lines; a torn line (a crash mid-append) is skipped. */
+function parseLines<T>(text: string): T[] {
+  const out: T[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    try {
+      out.push(JSON.parse(line) as T);
+    } catch {
+      // torn: the lines before and after it are whole
+    }
+  }
+  return out;
+}
+
+/** The file's size in bytes (0 when missing), negated when it does not end with a newline. */
+function sizeEndingInNewline(file: string): number {
   let fd: number;
   try {
     fd = openSync(file, 'r');
   } catch {
-    return true;
+    return 0;
   }
   try {
-    const size = statSync(file).size;
-    if (size === 0) return true;
+    const size = fstatSync(fd).size;
+    if (size === 0) return 0;
     const last = Buffer.alloc(1);
     readSync(fd, last, 0, 1, size - 1);
-    return last[0] === 0x0a;
+    return last[0] === 0x0a ? size : -size;
   } finally {
     closeSync(fd);
   }
