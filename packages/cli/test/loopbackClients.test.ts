@@ -1,6 +1,8 @@
 // The embedded stack's SDK clients still sign every request with SigV4: the signature the server
 // receives is recomputed here from the request itself, by an implementation independent of the
 // signer's (Aws4HttpSigner over aws4).
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
@@ -55,5 +57,21 @@ describe('Function: loopbackSfnClient', () => {
     } finally {
       sfn.destroy();
     }
+  });
+});
+
+describe('Function: withFastConfig (through the loopback clients)', () => {
+  it('leaves every loopback client with a fast-mode config, so the middleware\'s spreads take the fast path', () => {
+    // %HasFastProperties needs --allow-natives-syntax, so the check runs in a node of its own.
+    const module = fileURLToPath(new URL('../src/stack/loopbackClients.ts', import.meta.url));
+    const script = `
+      const { loopbackDynamoClients, loopbackSfnClient } = await import(${JSON.stringify(module)});
+      const { dynamodb, dynamodbCommands } = loopbackDynamoClients('http://127.0.0.1:1');
+      const sfn = loopbackSfnClient('http://127.0.0.1:1');
+      const raw = new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient({ region: 'us-east-1' });
+      console.log(JSON.stringify([dynamodb, dynamodbCommands, sfn, raw].map((c) => %HasFastProperties(c.config))));`;
+    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--no-warnings', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    // The last one is a client as the SDK leaves it: dictionary mode, the case this exists for.
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual([true, true, true, false]);
   });
 });
