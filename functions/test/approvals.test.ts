@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateStateMachineCommand, DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { CreateStateMachineCommand, DescribeExecutionCommand, SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
@@ -26,6 +26,9 @@ let sfn: SFNClient;
 let queueUrl: string;
 let gateArn: string;
 let passArn: string;
+let tool: ReturnType<typeof createToolHandler>;
+
+const FN_ENV = () => envelope({ kind: 'tool', step: 'read_report', tools: ['fs-read'], toolCall: { id: 'c1', tool: 'fs-read', args: { path: 'report.txt' } } });
 
 const FN = 'arn:aws:lambda:us-east-1:123456789012:function:ToolStepFunction';
 
@@ -34,9 +37,9 @@ beforeAll(async () => {
   queueUrl = sqs.createQueue('approvals').queueUrl;
   const root = mkdtempSync(join(tmpdir(), 'sf-appr-'));
   writeFileSync(join(root, 'report.txt'), 'quarterly numbers');
-  let tool: ((e: unknown, c?: unknown) => Promise<unknown>) | undefined;
+  const env = FN_ENV();
   engine = await startEngineServer({
-    handlers: { ToolStepFunction: (e: unknown, c: unknown) => (tool as (e: unknown, c?: unknown) => Promise<unknown>)(e, c) },
+    handlers: { ToolStepFunction: (e: unknown, c: unknown) => tool(e, c) },
     substitutions: { ToolStepFunctionArn: FN },
   });
   rt = await makeRuntime(ddb.endpoint, {
@@ -48,7 +51,6 @@ beforeAll(async () => {
   });
   tool = createToolHandler(rt);
   sfn = new SFNClient({ region: 'us-east-1', endpoint: engine.url, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
-  const env = envelope({ kind: 'tool', step: 'read_report', tools: ['fs-read'], toolCall: { id: 'c1', tool: 'fs-read', args: { path: 'report.txt' } } });
   const gate = {
     QueryLanguage: 'JSONata', StartAt: 'ReadReport',
     States: {
@@ -131,6 +133,57 @@ describe('Function: createApprovalsHandler', () => {
     expect(d.error).toBe('ApprovalRejected');
     expect(d.cause).toBe(`approval ${approvalId} timed out (a timeout is a denial)`);
     expect((await rt.approvals.get(approvalId))?.status).toBe('TIMED_OUT');
+  });
+
+  // A resumed execution (or a retried invocation) dispatches the gated task again with the same
+  // token, as the engine re-issues it: the payload the gate state sends, for execution `name`.
+  const dispatchAgain = (name: string, token: string) => tool({ ...FN_ENV(), run: { id: name, workflow: 'gate' }, taskToken: token });
+  const noMessage = async () => (await rt.sqs().send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }))).Messages ?? [];
+
+  it('finds the pending approval again when the task is dispatched again with its token', async () => {
+    const { executionArn, approvalId, token } = await startGate('appr-4');
+    expect(await dispatchAgain('appr-4', token)).toEqual({ status: 'waiting_approval', approvalId });
+    expect(await noMessage()).toEqual([]);
+    expect((await rt.approvals.list('PENDING')).filter((a) => a.runId === 'appr-4').map((a) => a.approvalId)).toEqual([approvalId]);
+    await createApprovalsHandler(rt)({ action: 'approve', approvalId, by: 'alice' });
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    expect((await rt.runs.listEvents('appr-4')).map((e) => e.type)).toEqual(['ApprovalRequested', 'ApprovalGranted']);
+  });
+
+  it('answers a decision again when the task asks after it (the first answer went to an engine that stopped)', async () => {
+    const { executionArn, approvalId, token } = await startGate('appr-5');
+    // Decided, but the answer never reached this execution (as when it went to a process that ended).
+    await rt.approvals.decide(approvalId, { decision: 'APPROVED', by: 'alice' });
+    expect(await dispatchAgain('appr-5', token)).toEqual({ status: 'waiting_approval', approvalId });
+    const d = await finished(executionArn);
+    expect(d.status).toBe('SUCCEEDED');
+    expect(JSON.parse(d.output ?? '{}')).toMatchObject({ id: 'c1', tool: 'fs-read', result: { content: 'quarterly numbers' } });
+    // The token is closed now: a later decider's answer is not an error, and the call is not run again.
+    const late = await createApprovalsHandler(rt)({ action: 'approve', approvalId }).catch((e: unknown) => e);
+    expect((late as Error).name).toBe('PolicyDenied');
+    const [step] = await rt.runs.listSteps('appr-5');
+    expect([step?.status, step?.attempts]).toEqual(['SUCCEEDED', 1]);
+    expect(await dispatchAgain('appr-5', token)).toEqual({ status: 'waiting_approval', approvalId });
+    // The call's committed result answered again (a reuse counts as an attempt on the step record).
+    const [again] = await rt.runs.listSteps('appr-5');
+    expect(again).toMatchObject({ status: 'SUCCEEDED', attempts: 2, output: step?.output });
+  });
+
+  it('fails the token again for a rejection the execution never received', async () => {
+    const { executionArn, approvalId, token } = await startGate('appr-6');
+    await rt.approvals.decide(approvalId, { decision: 'REJECTED', by: 'bob', reason: 'not this one' });
+    await dispatchAgain('appr-6', token);
+    const d = await finished(executionArn);
+    expect(d.error).toBe('ApprovalRejected');
+    expect(d.cause).toBe(`approval ${approvalId} was rejected: not this one`);
+  });
+
+  it('keeps a decision that no execution waits for, and says it was not delivered', async () => {
+    const { executionArn, approvalId } = await startGate('appr-7');
+    await sfn.send(new StopExecutionCommand({ executionArn }));
+    const r = (await createApprovalsHandler(rt)({ action: 'reject', approvalId, by: 'bob' })) as { status: string; delivered: boolean };
+    expect(r).toMatchObject({ status: 'REJECTED', delivered: false });
+    expect((await rt.approvals.get(approvalId))?.status).toBe('REJECTED');
   });
 
   it('rejects a misspelt command', async () => {

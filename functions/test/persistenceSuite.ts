@@ -1,6 +1,7 @@
 // The persistence suite, shared so it runs on dynalite and on DynamoDB Local.
 import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
+import { approvalIdFor } from '../src/persistence/ApprovalStore.js';
 import { IdempotencyItemAlreadyExistsError } from '../src/persistence/IdempotencyRecord.js';
 import { runIdempotent } from '../src/runtime/runIdempotent.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
@@ -180,14 +181,32 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
   describe(`Class: ApprovalStore (${label})`, () => {
     it('lists pending approvals and accepts only the first decision', async () => {
       const rt = get();
-      const a = await rt.approvals.create({ runId: 'r', stepId: 's', tool: 'shell', args: { command: 'ls' }, taskToken: 'tok', timeoutSeconds: 60 });
-      expect((await rt.approvals.list('PENDING')).map((x) => x.approvalId)).toContain(a.approvalId);
+      const { record: a, created } = await rt.approvals.request({ runId: 'r', stepId: 's', tool: 'shell', args: { command: 'ls' }, taskToken: 'tok', timeoutSeconds: 60, envelope: '{"secret":"kept for the decision only"}' });
+      expect(created).toBe(true);
+      expect(a.approvalId).toBe(approvalIdFor('tok'));
+      const listed = await rt.approvals.list('PENDING');
+      expect(listed.map((x) => x.approvalId)).toContain(a.approvalId);
+      expect(listed.find((x) => x.approvalId === a.approvalId)).not.toHaveProperty('envelope');
       const d = await rt.approvals.decide(a.approvalId, { decision: 'APPROVED', by: 'alice' });
       expect(d.status).toBe('APPROVED');
       const again = await rt.approvals.decide(a.approvalId, { decision: 'REJECTED' }).catch((e: unknown) => e);
       expect((again as Error).name).toBe('PolicyDenied');
       expect((again as Error).message).toContain('already decided (APPROVED)');
       expect((await rt.approvals.list('PENDING')).map((x) => x.approvalId)).not.toContain(a.approvalId);
+    });
+
+    it('records one approval per task token: asking again returns it as it is now', async () => {
+      const rt = get();
+      const ask = () => rt.approvals.request({ runId: 'r2', stepId: 's', tool: 'shell', args: { command: 'ls' }, taskToken: 'tok-2', timeoutSeconds: 60 });
+      const first = await ask();
+      const second = await ask();
+      expect(second).toEqual({ record: first.record, created: false });
+      await rt.approvals.decide(first.record.approvalId, { decision: 'REJECTED', by: 'bob', reason: 'no' });
+      const third = await ask();
+      expect(third.created).toBe(false);
+      expect(third.record).toMatchObject({ approvalId: first.record.approvalId, status: 'REJECTED', decidedBy: 'bob', reason: 'no' });
+      expect(third.record).not.toHaveProperty('envelope');
+      expect((await rt.approvals.list('PENDING')).filter((x) => x.runId === 'r2')).toEqual([]);
     });
   });
 

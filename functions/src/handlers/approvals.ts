@@ -1,11 +1,10 @@
 import middy from '@middy/core';
-import { SendTaskFailureCommand } from '@aws-sdk/client-sfn';
 import { z } from 'zod';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { logStep, redactSecrets } from '../middleware/middlewares.js';
 import type { StepContext } from '../middleware/defineMiddleware.js';
 import type { Runtime } from '../runtime/Runtime.js';
-import { resolveApproval } from '../steps/toolStep.js';
+import { answerApproval, resolveApproval } from '../steps/toolStep.js';
 import { lazyHandler, type StepHandler } from './stepHandler.js';
 
 /** A direct approvals command (CLI / console / API Gateway integration). */
@@ -43,7 +42,8 @@ export async function handleApprovals(rt: Runtime, event: unknown): Promise<unkn
     case 'expire': {
       const expired = await rt.approvals.expireDue();
       for (const a of expired) {
-        await rt.sfn().send(new SendTaskFailureCommand({ taskToken: a.taskToken, error: 'ApprovalRejected', cause: `approval ${a.approvalId} timed out (a timeout is a denial)` })).catch(() => undefined);
+        // A token nothing waits on now is answered when its execution resumes and asks again.
+        await answerApproval(rt, a).catch(() => undefined);
         await rt.runs.recordEvent({ runId: a.runId, stepId: a.stepId, type: 'ApprovalTimedOut', detail: { approvalId: a.approvalId } });
       }
       return { expired: expired.map((a) => a.approvalId) };

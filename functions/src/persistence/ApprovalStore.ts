@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { conditionFailureItem, isConditionFailure, unmarshallItem, type Db } from './Db.js';
@@ -29,30 +29,67 @@ export interface ApprovalRecord {
 const pk = (id: string) => `APPROVAL#${id}`;
 const SK = 'APPROVAL';
 
+/** The namespace of approval ids (RFC 9562 name-based UUIDs over the task token). */
+const APPROVAL_NAMESPACE = Buffer.from('5f0c1c8e6b4a4d2a9a51a1d7c3e2b9f4', 'hex');
+
+/**
+ * The approval id of a gated call: a name-based UUID (version 5) of its task token. A task that is
+ * dispatched again with the same token (an execution resumed after its process ended, a retried
+ * invocation) names the same approval, so it finds the one it asked for instead of opening another.
+ */
+export function approvalIdFor(taskToken: string): string {
+  const h = createHash('sha1').update(APPROVAL_NAMESPACE).update(taskToken, 'utf8').digest();
+  h[6] = (h[6]! & 0x0f) | 0x50;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+/** The approval record's item without what only the deciding code reads (the step envelope). */
+function toRecord(item: Record<string, unknown>): ApprovalRecord {
+  const { envelope: _e, ...rest } = stripKeys(item);
+  return rest as unknown as ApprovalRecord;
+}
+
 /** Approvals in the runtime table; `list` uses the by-status index. */
 export class ApprovalStore {
   constructor(private readonly db: Db) {}
 
-  async create(p: { runId: string; stepId: string; tool: string; args: unknown; taskToken: string; timeoutSeconds: number; rule?: string; approvalId?: string }): Promise<ApprovalRecord> {
+  /**
+   * Records a PENDING approval for a gated call, once per task token (one conditional put): a
+   * second request with the same token returns the approval the first one recorded, in whatever
+   * state it is now, with `created: false`. `envelope` (the step envelope, JSON) is kept for the
+   * decision, which runs the call; readers of the record do not see it.
+   */
+  async request(p: { runId: string; stepId: string; tool: string; args: unknown; taskToken: string; timeoutSeconds: number; rule?: string; envelope?: string }): Promise<{ record: ApprovalRecord; created: boolean }> {
     const now = this.db.clock();
     const createdAt = new Date(now).toISOString();
     const rec: ApprovalRecord = {
-      approvalId: p.approvalId ?? randomUUID(), runId: p.runId, stepId: p.stepId, tool: p.tool,
+      approvalId: approvalIdFor(p.taskToken), runId: p.runId, stepId: p.stepId, tool: p.tool,
       args: this.db.redactor.redact(p.args), taskToken: p.taskToken, status: 'PENDING', createdAt,
       expiresAt: new Date(now + p.timeoutSeconds * 1000).toISOString(),
       ...(p.rule !== undefined ? { rule: p.rule } : {}),
     };
-    await this.db.doc.send(new PutCommand({
-      TableName: this.db.tableName,
-      Item: { pk: pk(rec.approvalId), sk: SK, ...rec, gsi2pk: 'APPROVALSTATUS#PENDING', gsi2sk: `${createdAt}#${rec.approvalId}` },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }));
-    return rec;
+    try {
+      await this.db.doc.send(new PutCommand({
+        TableName: this.db.tableName,
+        Item: { pk: pk(rec.approvalId), sk: SK, ...rec, ...(p.envelope !== undefined ? { envelope: p.envelope } : {}), gsi2pk: 'APPROVALSTATUS#PENDING', gsi2sk: `${createdAt}#${rec.approvalId}` },
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }));
+      return { record: rec, created: true };
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+      const raw = conditionFailureItem(e);
+      const existing = raw ? toRecord(unmarshallItem(raw)) : await this.get(rec.approvalId);
+      if (!existing) throw e;
+      return { record: existing, created: false };
+    }
   }
 
   async get(approvalId: string): Promise<ApprovalRecord | undefined> {
     const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: pk(approvalId), sk: SK }, ConsistentRead: true }));
-    return r.Item ? stripKeys(r.Item) as unknown as ApprovalRecord : undefined;
+    return r.Item ? toRecord(r.Item) : undefined;
   }
 
   /** Oldest first. */
@@ -62,7 +99,7 @@ export class ApprovalStore {
       KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': `APPROVALSTATUS#${status}` },
       Limit: limit,
     }));
-    return (r.Items ?? []).map((i) => stripKeys(i) as unknown as ApprovalRecord);
+    return (r.Items ?? []).map(toRecord);
   }
 
   /**
@@ -89,11 +126,11 @@ export class ApprovalStore {
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }));
-      return stripKeys(r.Attributes ?? {}) as unknown as ApprovalRecord;
+      return toRecord(r.Attributes ?? {});
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
       const raw = conditionFailureItem(e);
-      const old = raw ? stripKeys(unmarshallItem(raw)) as unknown as ApprovalRecord : await this.get(approvalId);
+      const old = raw ? toRecord(unmarshallItem(raw)) : await this.get(approvalId);
       throw new RuntimeError('PolicyDenied', `approval ${approvalId} was already decided (${old?.status ?? 'unknown'})`, { details: { approvalId, status: old?.status } });
     }
   }

@@ -1,9 +1,10 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { StepEnvelope, StepResult, ToolCallResult } from '@stepforge/compiler';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
+import type { ApprovalRecord } from '../persistence/ApprovalStore.js';
 import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
@@ -112,7 +113,11 @@ export async function runToolStep(rt: Runtime, rawEnv: StepEnvelope, taskToken?:
         await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `policy ${decision.rule} requires human approval for ${inv.tool}, but this state does not wait for a task token`, { details: { rule: decision.rule } }));
       }
       const approval = await requestApproval(rt, rawEnv, inv, taskToken as string, decision.rule);
-      return { status: 'waiting_approval', approvalId: approval };
+      // Decided before this dispatch of the task: its answer went to the token already, to an
+      // engine that has since stopped (the execution resumed from a checkpoint before it), or is
+      // going there now. The token waits again, so the decision is answered again.
+      if (approval.status !== 'PENDING') await answerApproval(rt, approval, rawEnv);
+      return { status: 'waiting_approval', approvalId: approval.approvalId };
     }
     answer = await answerFor(rt, env, inv, tool);
   } catch (e) {
@@ -120,7 +125,8 @@ export async function runToolStep(rt: Runtime, rawEnv: StepEnvelope, taskToken?:
       answer = { id: inv.callId as string, tool: inv.tool, result: null, error: { name: e.name, message: e.message } };
     } else {
       if (taskToken) {
-        await sendTaskFailure(rt, taskToken, e as Error);
+        // Not an error when the token was failed already (answerApproval fails it on the way).
+        await toToken(() => sendTaskFailure(rt, taskToken, e as Error));
         return { status: 'failed', error: { name: (e as Error).name, message: (e as Error).message } } as unknown as StepResult;
       }
       throw e;
@@ -143,16 +149,17 @@ async function sendTaskFailure(rt: Runtime, taskToken: string, e: Error): Promis
   }));
 }
 
-/** Records a PENDING approval (with the envelope, secrets still as references) and announces it on the approval queue. */
-async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, taskToken: string, rule?: string): Promise<string> {
-  const rec = await rt.approvals.create({
+/**
+ * Records a PENDING approval (with the envelope, secrets still as references) and announces it on
+ * the approval queue, once per task token: a task dispatched again with the same token gets the
+ * approval it asked for the first time, in whatever state it is now, and announces nothing.
+ */
+async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, taskToken: string, rule?: string): Promise<ApprovalRecord> {
+  const { record: rec, created } = await rt.approvals.request({
     runId: env.run.id, stepId: stepInstanceId(env), tool: inv.tool, args: inv.args, taskToken,
-    timeoutSeconds: rt.config.approvalTimeoutSeconds, ...(rule ? { rule } : {}),
+    timeoutSeconds: rt.config.approvalTimeoutSeconds, envelope: JSON.stringify(env), ...(rule ? { rule } : {}),
   });
-  await rt.db.doc.send(new UpdateCommand({
-    TableName: rt.db.tableName, Key: { pk: `APPROVAL#${rec.approvalId}`, sk: 'APPROVAL' },
-    UpdateExpression: 'SET envelope = :e', ExpressionAttributeValues: { ':e': JSON.stringify(env) },
-  }));
+  if (!created) return rec;
   await rt.runs.recordEvent({ runId: env.run.id, stepId: stepInstanceId(env), type: 'ApprovalRequested', detail: { approvalId: rec.approvalId, tool: inv.tool, args: inv.args, rule } });
   if (rt.config.approvalQueueUrl) {
     await rt.sqs().send(new SendMessageCommand({
@@ -163,34 +170,66 @@ async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocati
       })),
     }));
   }
-  return rec.approvalId;
+  return rec;
 }
 
 /**
  * Resolves an approval: APPROVED runs the tool call and answers its task token with the result;
  * REJECTED / TIMED_OUT fail the token with `ApprovalRejected` (a timeout is a denial).
+ * `delivered` is false when no execution waits on the token now (its process has ended): the
+ * decision stands, and the task answers it when the execution resumes and asks again.
  */
-export async function resolveApproval(rt: Runtime, approvalId: string, decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT', by?: string, reason?: string): Promise<{ approvalId: string; status: string; result?: unknown }> {
+export async function resolveApproval(rt: Runtime, approvalId: string, decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT', by?: string, reason?: string): Promise<{ approvalId: string; status: string; result?: unknown; delivered: boolean }> {
   const rec = await rt.approvals.decide(approvalId, { decision, by, reason });
   await rt.runs.recordEvent({ runId: rec.runId, stepId: rec.stepId, type: `Approval${rec.status === 'APPROVED' ? 'Granted' : rec.status === 'REJECTED' ? 'Rejected' : 'TimedOut'}`, detail: { approvalId, by, reason } });
-  if (rec.status !== 'APPROVED') {
-    await sendTaskFailure(rt, rec.taskToken, new RuntimeError('ApprovalRejected', rec.status === 'TIMED_OUT' ? `approval ${approvalId} timed out (a timeout is a denial)` : `approval ${approvalId} was rejected${reason ? `: ${reason}` : ''}`));
-    return { approvalId, status: rec.status };
-  }
   const item = (await rt.db.doc.send(new GetCommand({
     TableName: rt.db.tableName, Key: { pk: `APPROVAL#${approvalId}`, sk: 'APPROVAL' }, ConsistentRead: true,
   }))).Item;
-  const env = JSON.parse(String(item?.envelope)) as StepEnvelope;
+  const envelope = typeof item?.envelope === 'string' ? JSON.parse(item.envelope) as StepEnvelope : undefined;
+  const answered = await answerApproval(rt, rec, envelope);
+  return { approvalId, status: rec.status, ...(answered.result !== undefined ? { result: answered.result } : {}), delivered: answered.delivered };
+}
+
+/**
+ * Answers a decided approval's task token: APPROVED runs the tool call in `env` (once per step
+ * key, so a second answer reuses the first one's result) and sends its result, anything else fails
+ * the token with `ApprovalRejected`. A token that is already answered, or that no execution waits on now, is
+ * not an error here (`delivered: false`); nor is a call that another answer of the same approval
+ * is running at this moment (that one sends its result).
+ */
+export async function answerApproval(rt: Runtime, rec: ApprovalRecord, env?: StepEnvelope): Promise<{ delivered: boolean; result?: unknown }> {
+  if (rec.status !== 'APPROVED') {
+    const rejection = new RuntimeError('ApprovalRejected', rec.status === 'TIMED_OUT' ? `approval ${rec.approvalId} timed out (a timeout is a denial)` : `approval ${rec.approvalId} was rejected${rec.reason ? `: ${rec.reason}` : ''}`);
+    return { delivered: await toToken(() => sendTaskFailure(rt, rec.taskToken, rejection)) };
+  }
+  if (!env) throw new RuntimeError('InvalidInput', `approval ${rec.approvalId} was approved, but its record keeps no step envelope to run the call with`);
   const resolved = await resolveInputs(rt, env);
   const inv = invocationOf(resolved);
+  let answer: StepResult | ToolCallResult;
   try {
     const tool = rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, inv.tool);
     if (!tool) throw new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`);
-    const answer = await answerFor(rt, resolved, inv, tool);
-    await rt.sfn().send(new SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(rt.redactor.redact(answer)) }));
-    return { approvalId, status: rec.status, result: rt.redactor.redact(answer) };
+    answer = await answerFor(rt, resolved, inv, tool);
   } catch (e) {
-    await sendTaskFailure(rt, rec.taskToken, e as Error);
+    if ((e as { name?: string }).name === 'StepInProgress') return { delivered: false };
+    await toToken(() => sendTaskFailure(rt, rec.taskToken, e as Error));
+    throw e;
+  }
+  const result = rt.redactor.redact(answer);
+  const delivered = await toToken(() => rt.sfn().send(new SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(result) })));
+  return { delivered, result };
+}
+
+/** Step Functions' answers for a token nothing waits on: closed already, or unknown to it now. */
+const UNANSWERABLE = new Set(['TaskTimedOut', 'TaskDoesNotExist']);
+
+/** Sends an answer to a task token; false when no task waits on it (see UNANSWERABLE). */
+async function toToken(send: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await send();
+    return true;
+  } catch (e) {
+    if (UNANSWERABLE.has((e as { name?: string }).name ?? '')) return false;
     throw e;
   }
 }

@@ -1,7 +1,10 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError } from '../CliIo.js';
 import { truncate } from '../progress/ProgressDisplay.js';
-import { openService, stackOptions } from './run.js';
+import type { CliIo } from '../CliIo.js';
+import type { RunService } from '../stack/RunService.js';
+import type { RunRecordView } from '../stack/functionsRuntime.js';
+import { follow, openService, stackOptions } from './run.js';
 import type { Command } from './registry.js';
 
 const command: Command = {
@@ -23,7 +26,8 @@ const command: Command = {
     if (sub !== 'list' && (id === undefined || extra.length > 0)) throw new UsageError(`approvals ${sub} takes one approval ID`);
     const status = (values.status ?? 'PENDING').toUpperCase();
     if (!['PENDING', 'APPROVED', 'REJECTED', 'TIMED_OUT'].includes(status)) throw new UsageError(`--status must be PENDING, APPROVED, REJECTED or TIMED_OUT`);
-    const { stack, service } = await openService(stackOptions(io, values));
+    // Listing only reads: a process that comes to hold the stack for it resumes nothing.
+    const { stack, service } = await openService({ ...stackOptions(io, values), ...(sub === 'list' ? { resume: false } : {}) });
     try {
       if (sub === 'list') {
         const list = await service.listApprovals(status as 'PENDING');
@@ -40,9 +44,18 @@ const command: Command = {
         }
         return EXIT_OK;
       }
-      const decided = await service.decideApproval(id!, sub === 'approve' ? 'APPROVED' : 'REJECTED', values.comment);
-      if (values.json) io.out(JSON.stringify({ approvalId: decided.approvalId, status: decided.status, runId: decided.runId }) + '\n');
-      else io.out(`${decided.status.toLowerCase()} ${decided.approvalId} (run ${decided.runId}, step ${decided.stepId})\n`);
+      const { approval: decided, delivered } = await service.decideApproval(id!, sub === 'approve' ? 'APPROVED' : 'REJECTED', values.comment);
+      if (!values.json) io.out(`${decided.status.toLowerCase()} ${decided.approvalId} (run ${decided.runId}, step ${decided.stepId})\n`);
+      // The run goes on in the process that holds the stack. When that is this one (no `run` or
+      // `serve` was holding it), it resumed the run on opening and carries it on until it ends:
+      // exiting at once would leave it waiting where it is.
+      const carried = stack.lastHolder ? await carryOn(io, service, decided.runId, values.json) : undefined;
+      if (!stack.owner && !delivered) {
+        io.err(`note: run ${decided.runId} is not running in the process that holds the stack (pid in .stepforge/stack.json); it takes this decision when it resumes (stepforge serve resumes unfinished runs)\n`);
+      }
+      if (values.json) {
+        io.out(JSON.stringify({ approvalId: decided.approvalId, status: decided.status, runId: decided.runId, ...(carried ? { run: { status: carried.status, output: carried.output ?? null } } : {}) }) + '\n');
+      }
       return EXIT_OK;
     } finally {
       await stack.close();
@@ -50,3 +63,14 @@ const command: Command = {
   },
 };
 export default command;
+
+/** Follows a run this process holds until it ends (quietly with `--json`); undefined if it had ended. */
+async function carryOn(io: CliIo, service: RunService, runId: string, json: boolean): Promise<RunRecordView | undefined> {
+  const run = await service.getRun(runId);
+  if (run.status !== 'RUNNING') return undefined;
+  if (json) return service.wait(runId);
+  const entry = await service.catalog.get(run.workflow);
+  if (!entry) return service.wait(runId);
+  io.out(`no other stepforge process holds this project's stack, so this one carries the run on until it ends (Ctrl-C leaves it where it is, to resume in the next process that holds the stack)\n`);
+  return follow(io, service, entry, run, false, true);
+}

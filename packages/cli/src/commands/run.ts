@@ -70,11 +70,16 @@ export async function openService(options: OpenStackOptions) {
   return { stack, service: new RunService(stack, options.projectDir) };
 }
 
-/** Shows live progress until the run ends, then the result; returns the settled run. */
-export async function follow(io: CliIo, service: RunService, entry: WorkflowEntry, run: RunRecordView, reused: boolean): Promise<RunRecordView> {
+/**
+ * Shows live progress until the run ends, then the result; returns the settled run. `continued`:
+ * the run started earlier and is followed from where it is (after an approval).
+ */
+export async function follow(io: CliIo, service: RunService, entry: WorkflowEntry, run: RunRecordView, reused: boolean, continued = false): Promise<RunRecordView> {
   const display = new ProgressDisplay((t) => io.out(t), io.isTTY, reused);
   if (reused) {
     io.out(`run ${run.runId} (${entry.name}) reused: idempotency key '${run.idempotencyKey}' already ran; showing its stored result, nothing ran again\n`);
+  } else if (continued) {
+    io.out(`run ${run.runId} (${entry.name}) continues\n`);
   } else {
     io.out(`run ${run.runId} (${entry.name}) started${run.parentRunId ? ` as a fork of ${run.parentRunId}` : ''}\n`);
   }

@@ -35,7 +35,8 @@ const command: Command = {
     if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
       throw new UsageError(`--status must be one of ${STATUSES.join(', ')}, got '${values.status}'`);
     }
-    const { stack, service } = await openService(stackOptions(io, values));
+    // list and show only read: a process that comes to hold the stack for them resumes nothing.
+    const { stack, service } = await openService({ ...stackOptions(io, values), ...(sub === 'list' || sub === 'show' ? { resume: false } : {}) });
     try {
       if (sub === 'list') {
         const runs = await service.runs.listRuns({

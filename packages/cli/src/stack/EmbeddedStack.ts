@@ -38,6 +38,12 @@ export interface OpenStackOptions {
   readonly wrapHandlers?: (handlers: LocalHandlers, runtime: RuntimeLike) => LocalHandlers;
   /** How long to wait for another process that is starting the stack. */
   readonly claimTimeoutMs?: number;
+  /**
+   * Whether a process that comes to own the stack resumes the executions an earlier one left
+   * RUNNING (default true). Commands that only read pass false: they end in moments, and an
+   * execution resumed there would run only until then, dispatching its current task again.
+   */
+  readonly resume?: boolean;
 }
 
 /** A usable embedded stack: either owned by this process or a connection to the live owner. */
@@ -53,6 +59,11 @@ export interface EmbeddedStack {
   readonly engine?: EngineServer;
   /** Placeholder → value, as CDK DefinitionSubstitutions would fill them. */
   readonly substitutions: Readonly<Record<string, string>>;
+  /**
+   * True when closing this handle shuts the stack down: this process owns it and nothing else in
+   * the process holds it (a test, `serve`), so its executions stop running with this handle.
+   */
+  readonly lastHolder: boolean;
   /** Records where the HTTP API listens (serve), for other commands to find. */
   publishApi(apiUrl: string): void;
   close(): Promise<void>;
@@ -114,6 +125,9 @@ function borrow(slot: Slot): EmbeddedStack {
   let closed = false;
   return {
     ...slot.stack,
+    get lastHolder() {
+      return !closed && slot.refs === 1;
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -223,13 +237,14 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
     const local: LocalHandlers = options.handlers ?? stepHandlers(fr.createLocalHandlers(runtime));
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
-    engine.resumeUnfinished();
+    if (options.resume !== false) engine.resumeUnfinished();
 
     const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url };
     registry?.publish(endpoints);
     let closed = false;
     return {
       owner: true,
+      lastHolder: true,
       endpoints,
       sfn,
       runtime,
@@ -263,6 +278,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
   return {
     owner: false,
+    lastHolder: false,
     endpoints,
     sfn,
     runtime,

@@ -351,9 +351,10 @@ export class RunService {
   /**
    * Approves or rejects through the runtime's resolveApproval (the same code the AWS approvals
    * handler runs): an approval runs the gated tool call and returns its result through the task
-   * token; a rejection fails the waiting step with `ApprovalRejected`.
+   * token; a rejection fails the waiting step with `ApprovalRejected`. `delivered` is false when
+   * no execution waits on the token now: the run takes the decision when its execution resumes.
    */
-  async decideApproval(approvalId: string, decision: 'APPROVED' | 'REJECTED', comment?: string): Promise<ApprovalRecordView> {
+  async decideApproval(approvalId: string, decision: 'APPROVED' | 'REJECTED', comment?: string): Promise<{ approval: ApprovalRecordView; delivered: boolean }> {
     const approvals = this.stack.runtime.approvals;
     const existing = await approvals.get(approvalId);
     if (!existing) throw new StepforgeError('unknown_approval', `no approval with id '${approvalId}'`, { hint: "'stepforge approvals list' shows the pending ones" });
@@ -363,9 +364,8 @@ export class RunService {
     const fr = await loadFunctionsRuntime();
     // The runtime decides (one conditional update) and answers the waiting task token: an
     // approval runs the gated tool call here and returns its result; a rejection fails the step.
-    await fr.resolveApproval(this.stack.runtime, approvalId, decision, 'cli', comment);
-    const decided = (await approvals.get(approvalId))!;
-    return decided;
+    const { delivered } = await fr.resolveApproval(this.stack.runtime, approvalId, decision, 'cli', comment);
+    return { approval: (await approvals.get(approvalId))!, delivered };
   }
 
   /** Resumes watching every RUNNING run (the owner calls this at start-up, after the engine resumed them). */
