@@ -4,7 +4,8 @@ import { truncate } from '../progress/ProgressDisplay.js';
 import type { CliIo } from '../CliIo.js';
 import type { RunService } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
-import { follow, openService, stackOptions } from './run.js';
+import { openService } from '../stack/StackSession.js';
+import { follow, stackOptions } from './run.js';
 import type { Command } from './registry.js';
 
 const command: Command = {

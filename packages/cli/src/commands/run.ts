@@ -4,6 +4,7 @@ import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { readInput } from '../stack/readInput.js';
+import { StackSession } from '../stack/StackSession.js';
 import type { RunService } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
 import type { WorkflowEntry } from '../stack/WorkflowCatalog.js';
@@ -40,35 +41,27 @@ const command: Command = {
     const { values, positionals } = parsed;
     if (positionals.length !== 1) throw new UsageError(`run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
     const input = readInput(values.input, io.cwd);
-    const { stack, service } = await openService(stackOptions(io, values));
+    const session = await StackSession.open(stackOptions(io, values));
     try {
+      const { stack, service } = session;
       if (!stack.owner && values.provider !== undefined) {
         io.err(`warning: --provider ${values.provider} is ignored: the running stack (pid in .stepforge/stack.json) runs the handlers with its own provider\n`);
       }
       const { entry } = await service.catalog.registerFile(positionals[0]!);
       const key = values['idempotency-key'];
       const started = await service.start(entry, input, key !== undefined ? { idempotencyKey: key } : {});
-      const run = values.json ? await service.wait(started.run.runId) : await follow(io, service, entry, started.run, started.reused);
+      const run = await session.untilDone(io, ({ service: s }, again) =>
+        values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, started.reused, again));
       if (values.json) {
         io.out(JSON.stringify({ runId: run.runId, status: run.status, output: run.output ?? null, reused: started.reused }) + '\n');
       }
       return run.status === 'SUCCEEDED' ? EXIT_OK : EXIT_FAILURE;
     } finally {
-      await stack.close();
+      await session.close();
     }
   },
 };
 export default command;
-
-/**
- * Opens the embedded stack and a RunService on it. Loaded lazily so commands that never touch the
- * stack (`graph`, `compile`) do not pay for the engine, the emulators and the AWS SDK.
- */
-export async function openService(options: OpenStackOptions) {
-  const [{ openStack }, { RunService }] = await Promise.all([import('../stack/EmbeddedStack.js'), import('../stack/RunService.js')]);
-  const stack = await openStack(options);
-  return { stack, service: new RunService(stack, options.projectDir) };
-}
 
 /**
  * Shows live progress until the run ends, then the result; returns the settled run. `continued`:

@@ -6,7 +6,8 @@ import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.
 import type { RunDetails } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
 import { runDetailsJson, runSummary } from '../stack/runJson.js';
-import { follow, openService, stackOptions } from './run.js';
+import { StackSession } from '../stack/StackSession.js';
+import { follow, stackOptions } from './run.js';
 import type { Command } from './registry.js';
 
 const STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
@@ -36,8 +37,9 @@ const command: Command = {
       throw new UsageError(`--status must be one of ${STATUSES.join(', ')}, got '${values.status}'`);
     }
     // list and show only read: a process that comes to hold the stack for them resumes nothing.
-    const { stack, service } = await openService({ ...stackOptions(io, values), ...(sub === 'list' || sub === 'show' ? { resume: false } : {}) });
+    const session = await StackSession.open({ ...stackOptions(io, values), ...(sub === 'list' || sub === 'show' ? { resume: false } : {}) });
     try {
+      const { service } = session;
       if (sub === 'list') {
         const runs = await service.runs.listRuns({
           ...(values.workflow !== undefined ? { workflow: values.workflow } : {}),
@@ -58,11 +60,11 @@ const command: Command = {
       const entry = await service.catalog.get(started.run.workflow);
       if (!entry) throw new StepforgeError('unknown_workflow', `workflow '${started.run.workflow}' is not registered`);
       if (!values.json && 'rerun' in started) io.out(`restart from '${values.from}': re-running ${(started.rerun as string[]).join(', ')}; reusing the rest\n`);
-      const run = values.json ? await service.wait(started.run.runId) : await follow(io, service, entry, started.run, false);
+      const run = await session.untilDone(io, ({ service: s }, again) => (values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, false, again)));
       if (values.json) io.out(JSON.stringify({ runId: run.runId, parentRunId: run.parentRunId ?? null, status: run.status, output: run.output ?? null, reused: false }) + '\n');
       return run.status === 'SUCCEEDED' ? EXIT_OK : EXIT_FAILURE;
     } finally {
-      await stack.close();
+      await session.close();
     }
   },
 };

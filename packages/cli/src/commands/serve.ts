@@ -6,7 +6,8 @@ import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ApiRequest } from '../stack/HttpApi.js';
 import type { RunService } from '../stack/RunService.js';
-import { openService, stackOptions } from './run.js';
+import { openService } from '../stack/StackSession.js';
+import { stackOptions } from './run.js';
 import type { Command } from './registry.js';
 
 /** The default port of `stepforge serve`. */

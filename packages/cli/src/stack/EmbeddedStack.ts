@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -85,8 +86,9 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
   const deadline = Date.now() + (options.claimTimeoutMs ?? 15_000);
   for (;;) {
     const live = registry.findLive();
-    if (live) return connectStack(options, live);
-    if (registry.tryClaim()) {
+    // An owner that is closing still has its stack.json (it is released last) but no longer answers.
+    if (live && (await answers(live.sfnEndpoint))) return connectStack(options, live);
+    if (!live && registry.tryClaim()) {
       try {
         return track(options, await ownStack(options, dataDir, registry));
       } catch (e) {
@@ -136,6 +138,21 @@ function borrow(slot: Slot): EmbeddedStack {
       await slot.stack.close();
     },
   };
+}
+
+/** Whether something accepts connections at `url` (a loopback endpoint), within a second. */
+function answers(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }
 
 function substitutionsFor(tableName: string, approvalQueueUrl: string): Record<string, string> {
@@ -257,8 +274,9 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       async close() {
         if (closed) return;
         closed = true;
-        registry?.release();
         for (const c of closers) await c().catch(() => undefined);
+        // Last, once dynalite has closed its store: a process that claims the stack next opens it.
+        registry?.release();
       },
     };
   } catch (e) {

@@ -1,0 +1,81 @@
+import type { CliIo } from '../CliIo.js';
+import type { EmbeddedStack, OpenStackOptions } from './EmbeddedStack.js';
+import type { RunService } from './RunService.js';
+
+/** What a command works with: the project's stack and a RunService on it. */
+export interface OpenedStack {
+  readonly stack: EmbeddedStack;
+  readonly service: RunService;
+}
+
+/** Transport errors that mean the stack's endpoints stopped answering (their process ended). */
+const LOST = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/** True when `e` (or what caused it) is a connection to the stack refused or cut. */
+export function isLostConnection(e: unknown): boolean {
+  for (let c: unknown = e, depth = 0; c !== null && typeof c === 'object' && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
+    if (LOST.has(String((c as { code?: unknown }).code))) return true;
+  }
+  return false;
+}
+
+/** How many times a command opens the stack again after losing the owner it was connected to. */
+const MAX_TAKEOVERS = 5;
+
+/**
+ * A command's hold on the project's embedded stack, which can outlive the process it connected
+ * to. A command connected to another process's stack (a `run` started while another `run` was
+ * waiting) loses it when that process ends first. `untilDone` then opens the stack again: this
+ * process (or another waiting one) becomes the owner, which resumes the unfinished executions
+ * from their last checkpoints, and the command goes on following its run there.
+ */
+export class StackSession {
+  private constructor(
+    private readonly options: OpenStackOptions,
+    private opened: OpenedStack,
+  ) {}
+
+  /** Opens the stack (lazily loaded: commands that never run anything do not pay for it). */
+  static async open(options: OpenStackOptions): Promise<StackSession> {
+    return new StackSession(options, await openService(options));
+  }
+
+  get stack(): EmbeddedStack {
+    return this.opened.stack;
+  }
+
+  get service(): RunService {
+    return this.opened.service;
+  }
+
+  /**
+   * Runs `f` (following a run to its end) and, when the owner this process was connected to
+   * goes away under it, takes the stack over and runs `f` again with `again` set.
+   */
+  async untilDone<T>(io: CliIo, f: (opened: OpenedStack, again: boolean) => Promise<T>): Promise<T> {
+    for (let takeovers = 0; ; takeovers++) {
+      try {
+        return await f(this.opened, takeovers > 0);
+      } catch (e) {
+        if (this.opened.stack.owner || !isLostConnection(e) || takeovers >= MAX_TAKEOVERS) throw e;
+        io.err(`note: the stepforge process that held this project's stack ended; this one takes it over, and the run goes on from its last checkpoint\n`);
+        await this.opened.stack.close();
+        this.opened = await openService(this.options);
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    return this.opened.stack.close();
+  }
+}
+
+/**
+ * Opens the embedded stack and a RunService on it. Loaded lazily so commands that never touch the
+ * stack (`graph`, `compile`) do not pay for the engine, the emulators and the AWS SDK.
+ */
+export async function openService(options: OpenStackOptions): Promise<OpenedStack> {
+  const [{ openStack }, { RunService }] = await Promise.all([import('./EmbeddedStack.js'), import('./RunService.js')]);
+  const stack = await openStack(options);
+  return { stack, service: new RunService(stack, options.projectDir) };
+}
