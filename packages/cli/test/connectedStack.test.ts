@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { main } from '../src/main.js';
 import { openStack } from '../src/stack/EmbeddedStack.js';
 import { RunService } from '../src/stack/RunService.js';
 
@@ -35,6 +36,27 @@ describe('Function: openStack', () => {
       } finally {
         await client.close();
       }
+    } finally {
+      await owner.close();
+      rmSync(ownerDir, { recursive: true, force: true });
+      rmSync(clientDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to serve on a stack another process holds (error[stack_in_use]), and opens nothing', async () => {
+    const ownerDir = mkdtempSync(join(tmpdir(), 'sf-owner-'));
+    const clientDir = mkdtempSync(join(tmpdir(), 'sf-client-'));
+    const owner = await openStack({ projectDir: ownerDir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    try {
+      mkdirSync(join(clientDir, '.stepforge'), { recursive: true });
+      writeFileSync(join(clientDir, '.stepforge', 'stack.json'), JSON.stringify({ pid: process.ppid, startedAt: new Date().toISOString(), ...owner.endpoints }));
+      let out = '';
+      let err = '';
+      const code = await main(['serve', '--port', '0'], { out: (t) => { out += t; }, err: (t) => { err += t; }, isTTY: false, cwd: clientDir, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+      expect(code).toBe(1);
+      expect(out).toBe('');
+      expect(err).toContain(`error[stack_in_use] another stepforge process (pid ${process.ppid}) holds this project's stack, and serve must hold it itself`);
+      expect(err).toContain('= help: let that command finish (or stop it), then start serve');
     } finally {
       await owner.close();
       rmSync(ownerDir, { recursive: true, force: true });

@@ -6,6 +6,8 @@ import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ApiRequest } from '../stack/HttpApi.js';
 import type { RunService } from '../stack/RunService.js';
+import { StepforgeError } from '@stepforge/compiler';
+import { StackRegistry } from '../stack/StackRegistry.js';
 import { openService } from '../stack/StackSession.js';
 import { stackOptions } from './run.js';
 import type { Command } from './registry.js';
@@ -40,6 +42,14 @@ const command: Command = {
     const { stack, service } = await openService(stackOptions(io, parsed.values));
     let handle: ServeHandle | undefined;
     try {
+      // Serving on another process's stack would last only as long as that process: its
+      // executions, handlers and store stop with it.
+      if (!stack.owner) {
+        const holder = new StackRegistry(join(io.cwd, '.stepforge')).findLive();
+        throw new StepforgeError('stack_in_use', `another stepforge process${holder ? ` (pid ${holder.pid})` : ''} holds this project's stack, and serve must hold it itself`, {
+          hint: 'let that command finish (or stop it), then start serve; while serve runs, other commands use its stack',
+        });
+      }
       handle = await startServe(io, service, port);
       stack.publishApi(handle.url);
       io.out(`Stepforge API      ${handle.url}   (OpenAPI: ${handle.url}/openapi.json)\n`);
