@@ -73,6 +73,33 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         expect((await first).value).toBe('first');
       });
 
+      // Embedded stack: a lease of an earlier generation of the stack's owner belongs to a process
+      // that has ended (RuntimeConfig.leaseEpoch), on an IDEM# item or on a step record.
+      for (const [where, key] of [['IDEM# item', 'e1'], ['step record', 'run-e1:plan:000000000000000000000001']] as const) {
+        it(`takes over a running lease of an earlier stack generation at once, on a ${where}, unless it dispatched a call that is not idempotent`, async () => {
+          const rt = get();
+          const held = (k: string, epoch: number) => rt.idempotency.saveInProgress(k, { leaseId: `held-${k}`, nowMs: Date.now(), leaseSeconds: 900, ttlSeconds: 3600, idempotent: false, leaseEpoch: epoch });
+          const opts = (k: string, epoch: number) => ({ layer: rt.idempotency, key: k, clock: Date.now, leaseSeconds: 900, ttlSeconds: 3600, leaseEpoch: epoch });
+          // Same generation: the holder may be alive, so the usual rule (wait for the lease).
+          await held(key, 7);
+          expect(((await runIdempotent(opts(key, 7), async () => 'no').catch((e: unknown) => e)) as Error).name).toBe('StepInProgress');
+          // A later generation: the holder has ended, the step runs now.
+          expect(await runIdempotent(opts(key, 8), async () => 'ran')).toEqual({ value: 'ran', reused: false });
+          // Dispatched before its process ended, not idempotent: the outcome is unknown, never repeated.
+          const k2 = `${key}-dispatched`;
+          await held(k2, 8);
+          await rt.idempotency.markDispatched(k2, { leaseId: `held-${k2}`, nowMs: Date.now(), target: 'slack webhook', idempotent: false });
+          const unknown = await runIdempotent(opts(k2, 9), async () => 'no').catch((e: unknown) => e);
+          expect((unknown as Error).name).toBe('StepOutcomeUnknown');
+          expect((unknown as Error).message).toContain('called slack webhook');
+          // The same with an idempotent call: repeated.
+          const k3 = `${key}-idempotent`;
+          await held(k3, 8);
+          await rt.idempotency.markDispatched(k3, { leaseId: `held-${k3}`, nowMs: Date.now(), target: 'http', idempotent: true });
+          expect(await runIdempotent({ ...opts(k3, 9), idempotent: true }, async () => 'again')).toEqual({ value: 'again', reused: false });
+        });
+      }
+
       it('deletes the record after a definite failure so a retry runs again', async () => {
         const rt = get();
         const opts = { layer: rt.idempotency, key: 'r3', clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 };

@@ -74,6 +74,12 @@ export interface RuntimeConfig {
   readonly maxEnvelopeBytes: number;
   /** How long an INPROGRESS idempotency lease lasts before another attempt may take it over. */
   readonly leaseSeconds: number;
+  /**
+   * Embedded stack only (set by it, never from the environment): the generation of the process
+   * that holds the stack, one more for each process that comes to hold it. Leases record it; a lease
+   * of an earlier generation belongs to a process that has ended, so it does not wait out its time.
+   */
+  readonly leaseEpoch?: number;
   /** How long completed idempotency records are kept. */
   readonly idempotencyTtlSeconds: number;
   readonly approvalTimeoutSeconds: number;

@@ -19,7 +19,7 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
 
   async saveInProgress(
     key: string,
-    p: { leaseId: string; nowMs: number; leaseSeconds: number; ttlSeconds: number; idempotent: boolean; runId?: string; stepId?: string },
+    p: { leaseId: string; nowMs: number; leaseSeconds: number; ttlSeconds: number; idempotent: boolean; runId?: string; stepId?: string; leaseEpoch?: number },
   ): Promise<void> {
     const expiresAt = Math.floor(p.nowMs / 1000) + p.ttlSeconds;
     // A lease that ran out may be taken over — but only if its holder never reached outside,
@@ -36,6 +36,7 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
             pk: pk(key), sk: SK, key, status: 'INPROGRESS', expiresAt, ttl: expiresAt,
             leaseExpiresAt: p.nowMs + p.leaseSeconds * 1000, leaseId: p.leaseId,
             runId: p.runId, stepId: p.stepId, idempotent: p.idempotent,
+            ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}),
           },
           ConditionExpression: `attribute_not_exists(pk) OR expiresAt < :nowS OR ${takeover}`,
           ExpressionAttributeNames: { '#status': 'status', '#lease': 'leaseExpiresAt' },

@@ -11,6 +11,11 @@ export interface IdempotencyRecord {
   readonly leaseExpiresAt: number;
   /** Identifies the attempt holding the lease; updates are conditional on it. */
   readonly leaseId: string;
+  /**
+   * Embedded stack only: the generation of the process that holds the lease (see
+   * RuntimeConfig.leaseEpoch). A later generation knows the holder has ended.
+   */
+  readonly leaseEpoch?: number;
   /** Set just before a side-effecting call leaves the process: epoch ms. */
   readonly dispatchedAt?: number;
   /** What was about to be called (tool/connector and target), for the StepOutcomeUnknown message. */
@@ -62,7 +67,7 @@ export abstract class BasePersistenceLayer {
    */
   abstract saveInProgress(
     key: string,
-    params: { leaseId: string; nowMs: number; leaseSeconds: number; ttlSeconds: number; idempotent: boolean; runId?: string; stepId?: string },
+    params: { leaseId: string; nowMs: number; leaseSeconds: number; ttlSeconds: number; idempotent: boolean; runId?: string; stepId?: string; leaseEpoch?: number },
   ): Promise<void>;
   /** Records that the holder is about to call `target` outside the process. */
   abstract markDispatched(key: string, params: { leaseId: string; nowMs: number; target: string; idempotent: boolean }): Promise<void>;
@@ -88,6 +93,7 @@ export function idempotencyRecordOf(item: Record<string, unknown>): IdempotencyR
     expiresAt: Number(item.expiresAt),
     leaseExpiresAt: Number(item.leaseExpiresAt),
     leaseId: String(item.leaseId),
+    ...(item.leaseEpoch !== undefined ? { leaseEpoch: Number(item.leaseEpoch) } : {}),
     ...(item.dispatchedAt !== undefined ? { dispatchedAt: Number(item.dispatchedAt) } : {}),
     ...(item.dispatchTarget !== undefined ? { dispatchTarget: String(item.dispatchTarget) } : {}),
     ...(item.idempotent !== undefined ? { idempotent: Boolean(item.idempotent) } : {}),

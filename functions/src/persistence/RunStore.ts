@@ -115,11 +115,11 @@ export class RunStore {
    * Moves a run to a final (or any) status, with its output or error, and returns the record as
    * written. `startedAt` (the run's, for the by-status index key) saves a read when the caller has it.
    */
-  async finishRun(runId: string, p: { status: RunStatus; output?: unknown; error?: { name: string; message: string }; executionArn?: string; startedAt?: string }): Promise<RunRecord> {
+  async finishRun(runId: string, p: { status: RunStatus; output?: unknown; error?: { name: string; message: string }; executionArn?: string; startedAt?: string; endedAt?: string }): Promise<RunRecord> {
     const startedAt = p.startedAt ?? (await this.getRun(runId))?.startedAt ?? this.#iso();
     const sets = ['#status = :status', 'gsi2pk = :g2', 'gsi2sk = :g2s'];
     const values: Record<string, unknown> = { ':status': p.status, ':g2': `RUNSTATUS#${p.status}`, ':g2s': `${startedAt}#${runId}` };
-    if (p.status !== 'RUNNING') { sets.push('endedAt = :ended'); values[':ended'] = this.#iso(); }
+    if (p.status !== 'RUNNING') { sets.push('endedAt = :ended'); values[':ended'] = p.endedAt ?? this.#iso(); }
     if (p.output !== undefined) { sets.push('#output = :output'); values[':output'] = this.db.redactor.redact(p.output); }
     if (p.error !== undefined) { sets.push('#error = :error'); values[':error'] = this.db.redactor.redact(p.error); }
     if (p.executionArn !== undefined) { sets.push('executionArn = :arn'); values[':arn'] = p.executionArn; }

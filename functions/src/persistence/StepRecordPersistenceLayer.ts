@@ -54,7 +54,7 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
 
   async saveInProgress(
     key: string,
-    p: { leaseId: string; nowMs: number; leaseSeconds: number; ttlSeconds: number; idempotent: boolean; runId?: string; stepId?: string },
+    p: { leaseId: string; nowMs: number; leaseSeconds: number; ttlSeconds: number; idempotent: boolean; runId?: string; stepId?: string; leaseEpoch?: number },
   ): Promise<void> {
     const at = parseStepKey(key);
     if (!at) return this.generic.saveInProgress(key, p);
@@ -66,6 +66,7 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     const takeover = `${mine} idem.#status = :inprogress AND idem.leaseExpiresAt < :nowMs${p.idempotent ? '' : ' AND attribute_not_exists(idem.dispatchedAt)'}`;
     const idem = {
       key, status: 'INPROGRESS', expiresAt, leaseExpiresAt: p.nowMs + p.leaseSeconds * 1000, leaseId: p.leaseId, idempotent: p.idempotent,
+      ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}),
     };
     const now = new Date(p.nowMs).toISOString();
     const item = { pk: runPk(at.runId), sk: stepSk(at.stepId) };

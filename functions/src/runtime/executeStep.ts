@@ -84,6 +84,7 @@ export async function executeStep(
         layer: rt.idempotency, key: stepIdempotencyKey(env, options.sub), clock: rt.config.clock,
         leaseSeconds: rt.config.leaseSeconds, ttlSeconds: rt.config.idempotencyTtlSeconds,
         idempotent: options.idempotent ?? false, runId: env.run.id, stepId: instance,
+        ...(rt.config.leaseEpoch !== undefined ? { leaseEpoch: rt.config.leaseEpoch } : {}),
         ...(folded ? { committedStep: stepEnd } : {}),
       },
       async (guard) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RuntimeError } from '../errors/RuntimeError.js';
-import { BasePersistenceLayer, IdempotencyItemAlreadyExistsError, effectiveStatus, type CommittedStep } from '../persistence/IdempotencyRecord.js';
+import { BasePersistenceLayer, IdempotencyItemAlreadyExistsError, effectiveStatus, type CommittedStep, type IdempotencyRecord } from '../persistence/IdempotencyRecord.js';
 
 /** Handed to the guarded function: call `dispatch` right before reaching outside the process. */
 export interface DispatchGuard {
@@ -23,6 +23,8 @@ export interface RunIdempotentOptions {
   readonly idempotent?: boolean;
   readonly runId?: string;
   readonly stepId?: string;
+  /** Embedded stack only: this process's generation (RuntimeConfig.leaseEpoch), recorded on the lease. */
+  readonly leaseEpoch?: number;
 }
 
 /** Options of runIdempotent: the guarded call, plus how to record the step's end with the commit. */
@@ -53,18 +55,32 @@ export async function runIdempotent<T>(
 ): Promise<{ value: T; reused: boolean }> {
   const leaseId = randomUUID();
   const idempotent = opts.idempotent ?? false;
+  const claim = () => opts.layer.saveInProgress(opts.key, {
+    leaseId, nowMs: opts.clock(), leaseSeconds: opts.leaseSeconds, ttlSeconds: opts.ttlSeconds, idempotent,
+    runId: opts.runId, stepId: opts.stepId, ...(opts.leaseEpoch !== undefined ? { leaseEpoch: opts.leaseEpoch } : {}),
+  });
   try {
-    await opts.layer.saveInProgress(opts.key, {
-      leaseId, nowMs: opts.clock(), leaseSeconds: opts.leaseSeconds, ttlSeconds: opts.ttlSeconds, idempotent,
-      runId: opts.runId, stepId: opts.stepId,
-    });
+    try {
+      await claim();
+    } catch (e) {
+      const held = (e as Partial<IdempotencyItemAlreadyExistsError>).existingRecord;
+      if ((e as Error).name !== 'IdempotencyItemAlreadyExistsError' || !held || !heldByEndedProcess(held, opts, opts.clock())) throw e;
+      // The lease belongs to a process that held the embedded stack before this one, so it has
+      // ended: its lease ends with it (one write, conditional on that lease), and the claim is
+      // tried again under the usual rule. If that process had dispatched a call that is not
+      // idempotent, the claim fails again and the outcome is unknown, below.
+      await opts.layer.releaseLease(opts.key, { leaseId: held.leaseId }).catch((err: unknown) => {
+        if ((err as Error).name !== 'IdempotencyLeaseLostError') throw err;
+      });
+      await claim();
+    }
   } catch (e) {
     if (!(e instanceof Error) || e.name !== 'IdempotencyItemAlreadyExistsError') throw e;
     const existing = (e as IdempotencyItemAlreadyExistsError).existingRecord;
     const now = opts.clock();
     const status = effectiveStatus(existing, now);
     if (status === 'COMPLETED') return { value: existing.output as T, reused: true };
-    if (existing.dispatchedAt !== undefined && existing.leaseExpiresAt < now) {
+    if (existing.dispatchedAt !== undefined && (existing.leaseExpiresAt < now || heldByEndedProcess(existing, opts, now))) {
       throw outcomeUnknownError(opts, existing.dispatchTarget ?? 'an external service', existing.dispatchedAt);
     }
     throw new RuntimeError('StepInProgress', `step ${opts.stepId ?? opts.key} is already running in another attempt (lease until ${new Date(existing.leaseExpiresAt).toISOString()})`, {
@@ -98,6 +114,11 @@ export async function runIdempotent<T>(
   const step = opts.committedStep?.(value);
   await opts.layer.saveSuccess(opts.key, { leaseId, output: value ?? null, nowMs: opts.clock(), ttlSeconds: opts.ttlSeconds, ...(step ? { step } : {}) });
   return { value, reused: false };
+}
+
+/** An INPROGRESS lease still running that an earlier generation of the embedded stack holds. */
+function heldByEndedProcess(r: IdempotencyRecord, opts: RunIdempotentOptions, nowMs: number): boolean {
+  return r.status === 'INPROGRESS' && r.leaseExpiresAt >= nowMs && opts.leaseEpoch !== undefined && r.leaseEpoch !== undefined && r.leaseEpoch < opts.leaseEpoch;
 }
 
 function outcomeUnknownError(opts: RunIdempotentOptions, target: string, at: number, cause?: unknown): RuntimeError {

@@ -42,4 +42,21 @@ describe('Class: RunService (owner of the engine)', () => {
     expect(failed).toHaveLength(1);
     expect(failed[0]!.error).toMatchObject({ name: 'StateMachineDoesNotExist' });
   });
+
+  it('finds the run an earlier attempt began when a start is repeated with its run id, and starts its execution once', async () => {
+    const { entry } = await service.catalog.registerFile(QUICKSTART);
+    const runId = '5f6e1c2a-0000-4000-8000-000000000001';
+    // As if the first attempt wrote the run record and lost the stack before StartExecution.
+    await stack.runtime.runs.startRun({ workflow: entry.name, runId, executionArn: `${entry.stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`, input: { topic: 'tides' } });
+    const again = await service.start(entry, { topic: 'tides' }, { runId });
+    expect(again).toMatchObject({ reused: false, run: { runId, status: 'RUNNING' } });
+    expect((await service.wait(runId)).status).toBe('SUCCEEDED');
+    // Once more, after the execution ended: still that run, nothing started a second time.
+    const third = await service.start(entry, { topic: 'tides' }, { runId });
+    expect(third.run.runId).toBe(runId);
+    expect((await service.getRun(runId)).status).toBe('SUCCEEDED');
+    expect((await stack.runtime.runs.listRuns()).filter((r) => r.runId === runId)).toHaveLength(1);
+    const listed = stack.engine!.manager.listExecutions({ stateMachineArn: entry.stateMachineArn }) as { executions: { name: string }[] };
+    expect(listed.executions.filter((e) => e.name === runId)).toHaveLength(1);
+  });
 });

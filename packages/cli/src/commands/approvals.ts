@@ -67,8 +67,10 @@ export default command;
 
 /** Follows a run this process holds until it ends (quietly with `--json`); undefined if it had ended. */
 async function carryOn(io: CliIo, service: RunService, runId: string, json: boolean): Promise<RunRecordView | undefined> {
-  const run = await service.getRun(runId);
-  if (run.status !== 'RUNNING') return undefined;
+  // The record as it stands (not settled here): a run this decision just finished is followed
+  // to its result too.
+  const run = await service.runs.getRun(runId);
+  if (run?.status !== 'RUNNING') return undefined;
   if (json) return service.wait(runId);
   const entry = await service.catalog.get(run.workflow);
   if (!entry) return service.wait(runId);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause } from '../progress/readableCause.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
@@ -43,13 +44,16 @@ const command: Command = {
     const input = readInput(values.input, io.cwd);
     const session = await StackSession.open(stackOptions(io, values));
     try {
-      const { stack, service } = session;
-      if (!stack.owner && values.provider !== undefined) {
+      if (!session.stack.owner && values.provider !== undefined) {
         io.err(`warning: --provider ${values.provider} is ignored: the running stack (pid in .stepforge/stack.json) runs the handlers with its own provider\n`);
       }
-      const { entry } = await service.catalog.registerFile(positionals[0]!);
       const key = values['idempotency-key'];
-      const started = await service.start(entry, input, key !== undefined ? { idempotencyKey: key } : {});
+      // Chosen here so that starting again on a stack taken over finds this run (StackSession).
+      const runId = randomUUID();
+      const { entry, started } = await session.untilDone(io, async ({ service: s }) => {
+        const { entry: e } = await s.catalog.registerFile(positionals[0]!);
+        return { entry: e, started: await s.start(e, input, { runId, ...(key !== undefined ? { idempotencyKey: key } : {}) }) };
+      });
       const run = await session.untilDone(io, ({ service: s }, again) =>
         values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, started.reused, again));
       if (values.json) {

@@ -41,7 +41,7 @@ const command: Command = {
     try {
       const { service } = session;
       if (sub === 'list') {
-        const runs = await service.runs.listRuns({
+        const runs = await service.listRuns({
           ...(values.workflow !== undefined ? { workflow: values.workflow } : {}),
           ...(status !== undefined ? { status: status as RunRecordView['status'] } : {}),
           limit: values.limit !== undefined ? Number(values.limit) : 50,

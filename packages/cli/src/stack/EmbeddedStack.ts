@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
+import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
@@ -166,6 +167,7 @@ function runtimeConfig(
   options: OpenStackOptions,
   endpoints: { dynamodb: string; sqs: string; stepfunctions: string },
   approvalQueueUrl: string,
+  leaseEpoch: number | undefined,
 ): RuntimeConfigLike {
   // Handler logs at INFO would interleave with the progress display and `--json` on stdout; the
   // run records and the history carry the same facts. STEPFORGE_LOG_LEVEL still wins.
@@ -185,7 +187,24 @@ function runtimeConfig(
     tools: { ...base.tools, fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir) },
     secrets: { ...base.secrets, file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
+    ...(leaseEpoch !== undefined ? { leaseEpoch } : {}),
   });
+}
+
+/**
+ * The next generation of the stack's owner (RuntimeConfig.leaseEpoch): one atomic counter in the
+ * table, incremented by each process that comes to own the stack, so the step leases left by any
+ * earlier owner (a process that has ended) are known as such.
+ */
+async function nextLeaseEpoch(client: DynamoDBClient): Promise<number> {
+  const r = await client.send(new UpdateItemCommand({
+    TableName: EMBEDDED_TABLE,
+    Key: { pk: { S: 'STACK#embedded' }, sk: { S: 'LEASE_EPOCH' } },
+    UpdateExpression: 'ADD epoch :one',
+    ExpressionAttributeValues: { ':one': { N: '1' } },
+    ReturnValues: 'UPDATED_NEW',
+  }));
+  return Number(r.Attributes?.epoch?.N ?? 1);
 }
 
 /**
@@ -220,6 +239,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials: CREDENTIALS });
     closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
+    const leaseEpoch = await nextLeaseEpoch(dynamodb);
     const queue = await sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE }));
     const approvalQueueUrl = queue.QueueUrl ?? `${emulators.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
     const substitutions = substitutionsFor(EMBEDDED_TABLE, approvalQueueUrl);
@@ -250,13 +270,13 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     closers.unshift(() => engine.close());
     const sfn = sfnClient(engine.url);
     closers.unshift(async () => sfn.destroy());
-    const config = runtimeConfig(fr, options, { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint, stepfunctions: engine.url }, approvalQueueUrl);
+    const config = runtimeConfig(fr, options, { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint, stepfunctions: engine.url }, approvalQueueUrl, leaseEpoch);
     const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
     const local: LocalHandlers = options.handlers ?? stepHandlers(fr.createLocalHandlers(runtime));
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     if (options.resume !== false) engine.resumeUnfinished();
 
-    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url };
+    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch };
     registry?.publish(endpoints);
     let closed = false;
     return {
@@ -291,7 +311,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
   const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials: CREDENTIALS });
   const sfn = sfnClient(live.sfnEndpoint);
   const approvalQueueUrl = `${live.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
-  const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl);
+  const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl, live.leaseEpoch);
   const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
   return {

@@ -43,7 +43,7 @@ export function createHttpApi(service: RunService): (req: ApiRequest) => Promise
     },
     async listRuns(name, status) {
       const s = status?.toUpperCase();
-      const runs = await service.runs.listRuns({ workflow: name, ...(s ? { status: s as 'RUNNING' } : {}) });
+      const runs = await service.listRuns({ workflow: name, ...(s ? { status: s as 'RUNNING' } : {}) });
       return apiJson(200, { runs: runs.map(runSummary) });
     },
     getRun: async (id) => apiJson(200, runDetailsJson(await service.details(id))),

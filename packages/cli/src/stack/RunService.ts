@@ -38,10 +38,16 @@ export interface StartOptions {
   readonly rerun?: ReadonlySet<string>;
   /** Skip input validation (forks reuse the parent's validated input). */
   readonly validated?: boolean;
+  /**
+   * The run id to use, chosen by the caller so that a start repeated after the stack's owner went
+   * away under it (StackSession) finds the run its first attempt began, and starts its execution
+   * if that attempt did not get to, rather than starting a second run.
+   */
+  readonly runId?: string;
 }
 
 /** What settling a run needs to know about its execution (DescribeExecution's fields). */
-interface ExecutionEnd { readonly status?: string; readonly output?: string; readonly error?: string; readonly cause?: string }
+interface ExecutionEnd { readonly status?: string; readonly output?: string; readonly error?: string; readonly cause?: string; readonly stopDate?: Date | number }
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -75,7 +81,7 @@ export class RunService {
   /** Starts a run of a registered workflow; the same idempotency key returns the same run. */
   async start(entry: WorkflowEntry, input: unknown, options: StartOptions = {}): Promise<StartedRun> {
     const value = options.validated ? (input as Record<string, unknown>) : this.validateInput(entry, input);
-    const runId = randomUUID();
+    const runId = options.runId ?? randomUUID();
     // The execution ARN follows from the state machine and the run id, so the run record carries
     // it from the start (no second write after StartExecution).
     const executionArn = `${entry.stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`;
@@ -87,7 +93,9 @@ export class RunService {
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
       input: value,
     });
-    if (reused) return { run, reused: true };
+    // Our own earlier attempt at this start (options.runId): go on where it stopped.
+    const again = reused && options.runId !== undefined && run.runId === options.runId;
+    if (reused && !again) return { run, reused: true };
     if (options.parentRunId !== undefined) await this.#carryOver(options.parentRunId, run.runId, options.rerun ?? new Set());
     const meta = {
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
@@ -96,8 +104,11 @@ export class RunService {
     try {
       await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: JSON.stringify({ ...value, [RUN_META_KEY]: meta }) });
     } catch (e) {
-      await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
-      throw e;
+      // The earlier attempt started it, and it has ended since (a running one is returned as is).
+      if (!(again && (e as Error).name === 'ExecutionAlreadyExists')) {
+        await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
+        throw e;
+      }
     }
     const started = run;
     this.#started.set(run.runId, run);
@@ -125,11 +136,37 @@ export class RunService {
     }
   }
 
-  /** The run record, or StepforgeError `unknown_run`. */
+  /** The run record (brought up to date, see #current), or StepforgeError `unknown_run`. */
   async getRun(runId: string): Promise<RunRecordView> {
     const run = await this.runs.getRun(runId);
     if (!run) throw new StepforgeError('unknown_run', `no run with id '${runId}'`, { hint: "'stepforge runs list' shows the runs" });
-    return run;
+    return this.#current(run);
+  }
+
+  /**
+   * Runs, newest first, each brought up to date (see #current). With a status other than RUNNING,
+   * runs recorded RUNNING whose execution has ended with that status are listed too.
+   */
+  async listRuns(p: { workflow?: string; status?: RunRecordView['status']; limit?: number } = {}): Promise<RunRecordView[]> {
+    const listed = await this.runs.listRuns(p);
+    const stale = p.status !== undefined && p.status !== 'RUNNING' ? await this.runs.listRuns({ ...p, status: 'RUNNING' }) : [];
+    const byId = new Map<string, RunRecordView>();
+    for (const run of await Promise.all([...listed, ...stale].map((r) => this.#current(r)))) byId.set(run.runId, run);
+    return [...byId.values()]
+      .filter((r) => p.status === undefined || r.status === p.status)
+      .sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0))
+      .slice(0, p.limit ?? 50);
+  }
+
+  /**
+   * A run recorded RUNNING whose execution has ended, settled now. The process that waits for a
+   * run settles it when the execution ends; an execution resumed and finished by another process
+   * (one that held the stack for a while after the run's own process ended) had nobody waiting.
+   */
+  async #current(run: RunRecordView): Promise<RunRecordView> {
+    if (run.status !== 'RUNNING' || this.#watching.has(run.runId)) return run;
+    const d = await this.describeExecution(run.executionArn ?? this.#executionArn(run));
+    return d && TERMINAL.has(d.status ?? '') ? this.#settle(run, d) : run;
   }
 
   /** Waits until the run's execution ends, settles the run record, and returns it. */
@@ -192,6 +229,8 @@ export class RunService {
     const settled = await this.runs.finishRun(run.runId, {
       status,
       startedAt: run.startedAt,
+      // When the execution ended (for a run settled after the fact, some time before now).
+      ...(d.stopDate !== undefined ? { endedAt: new Date(d.stopDate).toISOString() } : {}),
       ...(output !== undefined ? { output } : {}),
       ...(status !== 'SUCCEEDED' ? { error: { name: d.error ?? status, message: d.cause ?? '' } } : {}),
     });

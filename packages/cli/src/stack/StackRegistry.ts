@@ -11,6 +11,8 @@ export interface StackEndpoints {
   readonly sfnEndpoint: string;
   /** The Stepforge HTTP API (only when started by `stepforge serve`). */
   readonly apiUrl?: string;
+  /** The owner's generation (RuntimeConfig.leaseEpoch), for the leases of connected processes. */
+  readonly leaseEpoch?: number;
 }
 
 /**
