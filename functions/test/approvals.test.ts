@@ -164,9 +164,8 @@ describe('Function: createApprovalsHandler', () => {
     const [step] = await rt.runs.listSteps('appr-5');
     expect([step?.status, step?.attempts]).toEqual(['SUCCEEDED', 1]);
     expect(await dispatchAgain('appr-5', token)).toEqual({ status: 'waiting_approval', approvalId });
-    // The call's committed result answered again (a reuse counts as an attempt on the step record).
-    const [again] = await rt.runs.listSteps('appr-5');
-    expect(again).toMatchObject({ status: 'SUCCEEDED', attempts: 2, output: step?.output });
+    // Nothing waits on the token any more, so the call is not made (nor its result reused) again.
+    expect(await rt.runs.listSteps('appr-5')).toEqual([step]);
   });
 
   it('fails the token again for a rejection the execution never received', async () => {
@@ -176,6 +175,15 @@ describe('Function: createApprovalsHandler', () => {
     const d = await finished(executionArn);
     expect(d.error).toBe('ApprovalRejected');
     expect(d.cause).toBe(`approval ${approvalId} was rejected: not this one`);
+  });
+
+  it('does not make an approved call whose task no longer waits (the execution was stopped)', async () => {
+    const { executionArn, approvalId } = await startGate('appr-8');
+    await sfn.send(new StopExecutionCommand({ executionArn }));
+    const r = (await createApprovalsHandler(rt)({ action: 'approve', approvalId, by: 'alice' })) as { status: string; delivered: boolean; result?: unknown };
+    expect(r).toEqual({ approvalId, status: 'APPROVED', delivered: false });
+    // The call never ran: no step record for it.
+    expect(await rt.runs.listSteps('appr-8')).toEqual([]);
   });
 
   it('keeps a decision that no execution waits for, and says it was not delivered', async () => {

@@ -86,6 +86,19 @@ describe('Approvals: the approval gate end to end', () => {
     expect(details.steps.map((s) => [s.id, s.state])).toEqual([['notes', 'succeeded'], ['publish', 'failed'], ['receipt', 'skipped']]);
   });
 
+  it('refuses to decide for a run that has ended, and no longer lists its approval', async () => {
+    const { run } = await service.start(entry, { version: '4.0.0' });
+    const [approval] = await pendingFor(run.runId);
+    await service.cancel(run.runId);
+    const listed = JSON.parse((await cli('approvals', 'list', '--json')).out).approvals as { runId: string }[];
+    expect(listed.filter((a) => a.runId === run.runId)).toEqual([]);
+    const r = await cli('approvals', 'approve', approval!.approvalId, '--json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toMatchObject({ class: 'run_ended', message: `run '${run.runId}' has ended (ABORTED), so nothing waits for approval '${approval!.approvalId}'; the call was not made` });
+    expect((await stack.runtime.approvals.get(approval!.approvalId))?.status).toBe('PENDING');
+    expect((await stack.runtime.runs.listSteps(run.runId)).map((s) => [s.stepId, s.status])).toEqual([['notes:reason#turn0', 'SUCCEEDED']]);
+  });
+
   it('names an unknown approval', async () => {
     const r = await cli('approvals', 'approve', 'nope', '--json');
     expect(r.code).toBe(1);

@@ -1,5 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
+import { SendTaskFailureCommand, SendTaskHeartbeatCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { StepEnvelope, StepResult, ToolCallResult } from '@stepforge/compiler';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
@@ -192,8 +192,8 @@ export async function resolveApproval(rt: Runtime, approvalId: string, decision:
 
 /**
  * Answers a decided approval's task token: APPROVED runs the tool call in `env` (once per step
- * key, so a second answer reuses the first one's result) and sends its result, anything else fails
- * the token with `ApprovalRejected`. A token that is already answered, or that no execution waits on now, is
+ * key, so a second answer reuses the first one's result) if the task still waits, and sends its
+ * result; anything else fails the token with `ApprovalRejected`. A token that is already answered, or that no execution waits on now, is
  * not an error here (`delivered: false`); nor is a call that another answer of the same approval
  * is running at this moment (that one sends its result).
  */
@@ -203,6 +203,10 @@ export async function answerApproval(rt: Runtime, rec: ApprovalRecord, env?: Ste
     return { delivered: await toToken(() => sendTaskFailure(rt, rec.taskToken, rejection)) };
   }
   if (!env) throw new RuntimeError('InvalidInput', `approval ${rec.approvalId} was approved, but its record keeps no step envelope to run the call with`);
+  // The call runs only for a task that still waits on its token. One that is closed (the run was
+  // cancelled or timed out, or the task answered) must not cause it; one no execution waits on now
+  // (its process ended) causes it when the execution resumes and asks again.
+  if (!(await toToken(() => rt.sfn().send(new SendTaskHeartbeatCommand({ taskToken: rec.taskToken }))))) return { delivered: false };
   const resolved = await resolveInputs(rt, env);
   const inv = invocationOf(resolved);
   let answer: StepResult | ToolCallResult;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause } from '../progress/readableCause.js';
 import { StepforgeError } from '@stepforge/compiler';
@@ -56,8 +57,10 @@ const command: Command = {
         else io.out(formatDetails(details));
         return EXIT_OK;
       }
-      const started = sub === 'retry' ? await service.retry(id!) : await service.restart(id!, values.from!);
-      const entry = await service.catalog.get(started.run.workflow);
+      // The fork's run id is chosen here, so that starting it again on a stack taken over finds it.
+      const fork = { runId: randomUUID() };
+      const started = await session.untilDone(io, ({ service: s }) => (sub === 'retry' ? s.retry(id!, fork) : s.restart(id!, values.from!, fork)));
+      const entry = await session.service.catalog.get(started.run.workflow);
       if (!entry) throw new StepforgeError('unknown_workflow', `workflow '${started.run.workflow}' is not registered`);
       if (!values.json && 'rerun' in started) io.out(`restart from '${values.from}': re-running ${(started.rerun as string[]).join(', ')}; reusing the rest\n`);
       const run = await session.untilDone(io, ({ service: s }, again) => (values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, false, again)));

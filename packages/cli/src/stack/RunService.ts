@@ -272,14 +272,14 @@ export class RunService {
   }
 
   /** `runs retry`: a new run of the same workflow and input that re-runs only the steps that did not finish. */
-  async retry(runId: string): Promise<StartedRun> {
+  async retry(runId: string, fork: { runId?: string } = {}): Promise<StartedRun> {
     const parent = await this.getRun(runId);
     const entry = await this.#entry(parent);
-    return this.start(entry, await this.#parentInput(parent), { parentRunId: parent.runId, rerun: new Set(), validated: true });
+    return this.start(entry, await this.#parentInput(parent), { parentRunId: parent.runId, rerun: new Set(), validated: true, ...fork });
   }
 
   /** `runs restart --from STEP`: a new run that re-runs STEP and everything downstream, reusing the rest. */
-  async restart(runId: string, fromStep: string): Promise<StartedRun & { rerun: string[] }> {
+  async restart(runId: string, fromStep: string, fork: { runId?: string } = {}): Promise<StartedRun & { rerun: string[] }> {
     const parent = await this.getRun(runId);
     const entry = await this.#entry(parent);
     if (!entry.steps.some((s) => s.id === fromStep)) {
@@ -289,7 +289,7 @@ export class RunService {
       });
     }
     const rerun = downstreamSet(entry, fromStep);
-    const started = await this.start(entry, await this.#parentInput(parent), { parentRunId: parent.runId, rerun, validated: true });
+    const started = await this.start(entry, await this.#parentInput(parent), { parentRunId: parent.runId, rerun, validated: true, ...fork });
     return { ...started, rerun: [...rerun].sort() };
   }
 
@@ -382,9 +382,21 @@ export class RunService {
     return copied;
   }
 
-  /** Pending approvals (or those with another status). */
-  listApprovals(status: ApprovalRecordView['status'] = 'PENDING'): Promise<ApprovalRecordView[]> {
-    return this.stack.runtime.approvals.list(status);
+  /**
+   * Pending approvals (or those with another status). A pending approval of a run that has ended
+   * (cancelled, timed out, failed in another branch) waits for nobody, so it is not listed.
+   */
+  async listApprovals(status: ApprovalRecordView['status'] = 'PENDING'): Promise<ApprovalRecordView[]> {
+    const list = await this.stack.runtime.approvals.list(status);
+    if (status !== 'PENDING') return list;
+    const runs = new Map<string, Promise<RunRecordView | undefined>>();
+    const runOf = (id: string) => {
+      let r = runs.get(id);
+      if (!r) runs.set(id, (r = this.getRun(id).catch(() => undefined)));
+      return r;
+    };
+    const open = await Promise.all(list.map(async (a) => ((await runOf(a.runId))?.status ?? 'RUNNING') === 'RUNNING'));
+    return list.filter((_, i) => open[i]);
   }
 
   /**
@@ -399,6 +411,12 @@ export class RunService {
     if (!existing) throw new StepforgeError('unknown_approval', `no approval with id '${approvalId}'`, { hint: "'stepforge approvals list' shows the pending ones" });
     if (existing.status !== 'PENDING') {
       throw new StepforgeError('approval_decided', `approval '${approvalId}' was already decided: ${existing.status}`);
+    }
+    const run = await this.getRun(existing.runId).catch(() => undefined);
+    if (run && run.status !== 'RUNNING') {
+      throw new StepforgeError('run_ended', `run '${run.runId}' has ended (${run.status}), so nothing waits for approval '${approvalId}'; the call was not made`, {
+        hint: `'stepforge runs show ${run.runId}' shows what happened; 'stepforge runs retry ${run.runId}' runs its unfinished steps again`,
+      });
     }
     const fr = await loadFunctionsRuntime();
     // The runtime decides (one conditional update) and answers the waiting task token: an

@@ -92,7 +92,7 @@ export const OPENAPI_DOCUMENT = {
         operationId: 'decideApproval', summary: 'Approve or reject', requestBody: body('DecisionBody'),
         responses: {
           200: ok('The decided approval', 'Approval'), 400: err('Invalid body (invalid_request)'),
-          404: err('Unknown approval (unknown_approval)'), 409: err('Already decided (approval_decided)'),
+          404: err('Unknown approval (unknown_approval)'), 409: err('Already decided (approval_decided), or its run has ended (run_ended)'),
         },
       },
     },
