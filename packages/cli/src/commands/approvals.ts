@@ -1,7 +1,6 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { EXIT_OK, UsageError } from '../CliIo.js';
+import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { truncate } from '../progress/ProgressDisplay.js';
-import type { CliIo } from '../CliIo.js';
 import type { RunService } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
 import { openService } from '../stack/StackSession.js';

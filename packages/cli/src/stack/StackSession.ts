@@ -58,7 +58,7 @@ export class StackSession {
         return await f(this.opened, takeovers > 0);
       } catch (e) {
         if (this.opened.stack.owner || !isLostConnection(e) || takeovers >= MAX_TAKEOVERS) throw e;
-        io.err(`note: the stepforge process that held this project's stack ended; this one takes it over, and the run goes on from its last checkpoint\n`);
+        io.err(`note: the stepforge process that held this project's stack ended; this one takes it over and carries on (a run that had started resumes from its last checkpoint)\n`);
         await this.opened.stack.close();
         this.opened = await openService(this.options);
       }
