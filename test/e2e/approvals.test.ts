@@ -99,6 +99,20 @@ describe('Approvals: the approval gate end to end', () => {
     expect((await stack.runtime.runs.listSteps(run.runId)).map((s) => [s.stepId, s.status])).toEqual([['notes:reason#turn0', 'SUCCEEDED']]);
   });
 
+  it('refuses to fork a run that is still running (run_running), and starts nothing', async () => {
+    const { run } = await service.start(entry, { version: '5.0.0' });
+    const [approval] = await pendingFor(run.runId);
+    const before = (await stack.runtime.runs.listRuns()).length;
+    for (const [fork, argv] of [['retry', ['runs', 'retry', run.runId]], ['restart', ['runs', 'restart', run.runId, '--from', 'publish']]] as const) {
+      const r = await cli(...argv, '--json');
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.out).error).toMatchObject({ class: 'run_running', message: `run '${run.runId}' is still running; ${fork} forks a run that has ended` });
+    }
+    expect(await stack.runtime.runs.listRuns()).toHaveLength(before);
+    expect((await cli('approvals', 'reject', approval!.approvalId)).code).toBe(0);
+    expect((await service.wait(run.runId)).status).toBe('FAILED');
+  });
+
   it('names an unknown approval', async () => {
     const r = await cli('approvals', 'approve', 'nope', '--json');
     expect(r.code).toBe(1);

@@ -273,14 +273,14 @@ export class RunService {
 
   /** `runs retry`: a new run of the same workflow and input that re-runs only the steps that did not finish. */
   async retry(runId: string, fork: { runId?: string } = {}): Promise<StartedRun> {
-    const parent = await this.getRun(runId);
+    const parent = ended(await this.getRun(runId), 'retry');
     const entry = await this.#entry(parent);
     return this.start(entry, await this.#parentInput(parent), { parentRunId: parent.runId, rerun: new Set(), validated: true, ...fork });
   }
 
   /** `runs restart --from STEP`: a new run that re-runs STEP and everything downstream, reusing the rest. */
   async restart(runId: string, fromStep: string, fork: { runId?: string } = {}): Promise<StartedRun & { rerun: string[] }> {
-    const parent = await this.getRun(runId);
+    const parent = ended(await this.getRun(runId), 'restart');
     const entry = await this.#entry(parent);
     if (!entry.steps.some((s) => s.id === fromStep)) {
       throw new StepforgeError('unknown_step', `workflow '${entry.name}' has no step '${fromStep}'`, {
@@ -429,6 +429,18 @@ export class RunService {
   async watchRunning(): Promise<void> {
     for (const run of await this.runs.listRuns({ status: 'RUNNING', limit: 1000 })) void this.wait(run.runId).catch(() => undefined);
   }
+}
+
+/**
+ * A fork's parent, which must have ended: a fork of a running run would do its unfinished steps
+ * while the run itself goes on doing them (on AWS, redriving a running execution is refused too).
+ */
+function ended(run: RunRecordView, fork: 'retry' | 'restart'): RunRecordView {
+  if (run.status !== 'RUNNING') return run;
+  throw new StepforgeError('run_running', `run '${run.runId}' is still running; ${fork} forks a run that has ended`, {
+    hint: 'wait for it to end, or cancel it (POST /runs/{id}/cancel on stepforge serve); a run left running by a process that ended goes on in the next one that holds the stack',
+    details: { runId: run.runId, status: run.status },
+  });
 }
 
 /** The step id of a step instance id (`review[2]:generator#turn1` → `review`). */
