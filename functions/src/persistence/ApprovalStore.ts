@@ -80,11 +80,22 @@ export class ApprovalStore {
       return { record: rec, created: true };
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
-      const raw = conditionFailureItem(e);
-      const existing = raw ? toRecord(unmarshallItem(raw)) : await this.get(rec.approvalId);
+      const existing = await this.#onConflict(e, rec.approvalId);
       if (!existing) throw e;
       return { record: existing, created: false };
     }
+  }
+
+  /** The step envelope kept with an approval (JSON), which the decision runs the call with. */
+  async envelopeOf(approvalId: string): Promise<string | undefined> {
+    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: pk(approvalId), sk: SK }, ConsistentRead: true, ProjectionExpression: 'envelope' }));
+    return typeof r.Item?.envelope === 'string' ? r.Item.envelope : undefined;
+  }
+
+  /** The record that failed a write's condition: returned with the failure, or (dynalite) read. */
+  async #onConflict(e: unknown, approvalId: string): Promise<ApprovalRecord | undefined> {
+    const raw = conditionFailureItem(e);
+    return raw ? toRecord(unmarshallItem(raw)) : this.get(approvalId);
   }
 
   async get(approvalId: string): Promise<ApprovalRecord | undefined> {
@@ -129,8 +140,7 @@ export class ApprovalStore {
       return toRecord(r.Attributes ?? {});
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
-      const raw = conditionFailureItem(e);
-      const old = raw ? toRecord(unmarshallItem(raw)) : await this.get(approvalId);
+      const old = await this.#onConflict(e, approvalId);
       throw new RuntimeError('PolicyDenied', `approval ${approvalId} was already decided (${old?.status ?? 'unknown'})`, { details: { approvalId, status: old?.status } });
     }
   }

@@ -1,6 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { SendTaskFailureCommand, SendTaskHeartbeatCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { StepEnvelope, StepResult, ToolCallResult } from '@stepforge/compiler';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
@@ -182,11 +181,8 @@ async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocati
 export async function resolveApproval(rt: Runtime, approvalId: string, decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT', by?: string, reason?: string): Promise<{ approvalId: string; status: string; result?: unknown; delivered: boolean }> {
   const rec = await rt.approvals.decide(approvalId, { decision, by, reason });
   await rt.runs.recordEvent({ runId: rec.runId, stepId: rec.stepId, type: `Approval${rec.status === 'APPROVED' ? 'Granted' : rec.status === 'REJECTED' ? 'Rejected' : 'TimedOut'}`, detail: { approvalId, by, reason } });
-  const item = (await rt.db.doc.send(new GetCommand({
-    TableName: rt.db.tableName, Key: { pk: `APPROVAL#${approvalId}`, sk: 'APPROVAL' }, ConsistentRead: true,
-  }))).Item;
-  const envelope = typeof item?.envelope === 'string' ? JSON.parse(item.envelope) as StepEnvelope : undefined;
-  const answered = await answerApproval(rt, rec, envelope);
+  const text = rec.status === 'APPROVED' ? await rt.approvals.envelopeOf(approvalId) : undefined;
+  const answered = await answerApproval(rt, rec, text !== undefined ? JSON.parse(text) as StepEnvelope : undefined);
   return { approvalId, status: rec.status, ...(answered.result !== undefined ? { result: answered.result } : {}), delivered: answered.delivered };
 }
 

@@ -90,7 +90,8 @@ export async function follow(io: CliIo, service: RunService, entry: WorkflowEntr
     display.update(steps);
     if (Date.now() - lastApprovalCheck > 300 && steps.some((s) => s.state === 'running')) {
       lastApprovalCheck = Date.now();
-      for (const a of await service.listApprovals('PENDING')) {
+      // The store's list: this run is running, so the check of ended runs listApprovals adds is not needed.
+      for (const a of await service.stack.runtime.approvals.list('PENDING')) {
         if (a.runId !== run.runId || announced.has(a.approvalId)) continue;
         announced.add(a.approvalId);
         io.out(`  ⏸ step ${a.stepId} waits for approval of ${a.tool}: stepforge approvals approve ${a.approvalId}  (or reject)\n`);

@@ -138,9 +138,14 @@ export class RunService {
 
   /** The run record (brought up to date, see #current), or StepforgeError `unknown_run`. */
   async getRun(runId: string): Promise<RunRecordView> {
+    return this.#current(await this.#record(runId));
+  }
+
+  /** The run record as stored, or StepforgeError `unknown_run`. */
+  async #record(runId: string): Promise<RunRecordView> {
     const run = await this.runs.getRun(runId);
     if (!run) throw new StepforgeError('unknown_run', `no run with id '${runId}'`, { hint: "'stepforge runs list' shows the runs" });
-    return this.#current(run);
+    return run;
   }
 
   /**
@@ -180,7 +185,8 @@ export class RunService {
   }
 
   async #wait(runId: string): Promise<RunRecordView> {
-    let run = this.#started.get(runId) ?? (await this.getRun(runId));
+    // As stored: the loop below settles it when its execution has ended.
+    let run = this.#started.get(runId) ?? (await this.#record(runId));
     if (TERMINAL.has(run.status)) return run;
     const arn = run.executionArn ?? this.#executionArn(run);
     for (let i = 0; ; i++) {
@@ -188,7 +194,7 @@ export class RunService {
       if (d && TERMINAL.has(d.status ?? '')) return this.#settle(run, d);
       if (!d && i > 0 && i % 100 === 0) {
         // Another starter claimed the key and has not started the execution yet (or failed to).
-        run = await this.getRun(runId);
+        run = await this.#record(runId);
         if (TERMINAL.has(run.status)) return run;
         if (i > 3000) throw new StepforgeError('run_not_started', `run '${runId}' was claimed but its execution never started`);
       }
