@@ -113,6 +113,18 @@ describe('Approvals: the approval gate end to end', () => {
     expect((await service.wait(run.runId)).status).toBe('FAILED');
   });
 
+  it('cancels a run from a process connected to the stack that runs it (runs cancel)', async () => {
+    const { run } = await service.start(entry, { version: '7.0.0' });
+    const [approval] = await pendingFor(run.runId);
+    const r = await cli('runs', 'cancel', run.runId, '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({ runId: run.runId, status: 'ABORTED', cancelled: true, error: { name: 'Cancelled', message: 'cancelled by the user' } });
+    // The process that runs it settles it too, and its approval waits for nobody any more.
+    expect((await service.wait(run.runId)).status).toBe('ABORTED');
+    expect((JSON.parse((await cli('approvals', 'list', '--json')).out).approvals as { runId: string }[]).filter((a) => a.runId === run.runId)).toEqual([]);
+    expect((await stack.runtime.approvals.get(approval!.approvalId))?.status).toBe('PENDING');
+  });
+
   it('names an unknown approval', async () => {
     const r = await cli('approvals', 'approve', 'nope', '--json');
     expect(r.code).toBe(1);

@@ -15,30 +15,33 @@ const STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as c
 
 const command: Command = {
   name: 'runs',
-  summary: 'list runs, show one, retry its unfinished steps, or restart it from a step',
-  usage: 'runs list [--workflow W] [--status S] | show ID | retry ID | restart ID --from STEP',
+  summary: 'list runs, show one, retry its unfinished steps, restart it from a step, or cancel it',
+  usage: 'runs list [--workflow W] [--status S] | show ID | retry ID | restart ID --from STEP | cancel ID [--reason R]',
   async run(argv, io) {
     const parsed = parseCommandArgs(argv, {
           workflow: { type: 'string' },
           status: { type: 'string' },
           from: { type: 'string' },
+          reason: { type: 'string' },
           limit: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
-        }, 'runs list [--workflow W] [--status S] | show ID | retry ID | restart ID --from STEP');
+        }, 'runs list [--workflow W] [--status S] | show ID | retry ID | restart ID --from STEP | cancel ID [--reason R]');
     const { values, positionals } = parsed;
     const [sub, id, ...extra] = positionals;
-    if (sub === undefined || !['list', 'show', 'retry', 'restart'].includes(sub)) {
-      throw new UsageError(`runs needs one of list, show ID, retry ID, restart ID --from STEP${sub ? ` (got '${sub}')` : ''}`);
+    if (sub === undefined || !['list', 'show', 'retry', 'restart', 'cancel'].includes(sub)) {
+      throw new UsageError(`runs needs one of list, show ID, retry ID, restart ID --from STEP, cancel ID${sub ? ` (got '${sub}')` : ''}`);
     }
     if (sub !== 'list' && (id === undefined || extra.length > 0)) throw new UsageError(`runs ${sub} takes one run ID`);
     if (sub === 'restart' && values.from === undefined) throw new UsageError('runs restart needs --from STEP');
+    if (values.reason !== undefined && sub !== 'cancel') throw new UsageError('--reason goes with runs cancel');
     const status = values.status?.toUpperCase();
     if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
       throw new UsageError(`--status must be one of ${STATUSES.join(', ')}, got '${values.status}'`);
     }
-    // list and show only read: a process that comes to hold the stack for them resumes nothing.
-    const session = await StackSession.open({ ...stackOptions(io, values), ...(sub === 'list' || sub === 'show' ? { resume: false } : {}) });
+    // list and show only read, and cancel ends a run where it stands: a process that comes to hold
+    // the stack for them resumes nothing (a cancelled run does not take another step first).
+    const session = await StackSession.open({ ...stackOptions(io, values), ...(sub === 'list' || sub === 'show' || sub === 'cancel' ? { resume: false } : {}) });
     try {
       const { service } = session;
       if (sub === 'list') {
@@ -57,6 +60,7 @@ const command: Command = {
         else io.out(formatDetails(details));
         return EXIT_OK;
       }
+      if (sub === 'cancel') return await cancel(io, session, id!, values.reason, values.json === true);
       // The fork's run id is chosen here, so that starting it again on a stack taken over finds it.
       const fork = { runId: randomUUID() };
       const started = await session.untilDone(io, ({ service: s }) => (sub === 'retry' ? s.retry(id!, fork) : s.restart(id!, values.from!, fork)));
@@ -72,6 +76,27 @@ const command: Command = {
   },
 };
 export default command;
+
+/**
+ * `runs cancel ID`: stops the run's execution (StopExecution, as `POST /runs/{id}/cancel` does) and
+ * prints the run as it settled, ABORTED. A run that has already ended is left as it is and printed
+ * with a note; that is not an error, as the run is not running either way.
+ */
+async function cancel(io: CliIo, session: StackSession, runId: string, reason: string | undefined, json: boolean): Promise<number> {
+  // Whether this command found the run running (on a first attempt whose owner then ended, the
+  // run may have settled ABORTED by the time a second one reads it).
+  let cancelled = false;
+  const run = await session.untilDone(io, async ({ service }) => {
+    const found = await service.getRun(runId);
+    if (found.status !== 'RUNNING') return found;
+    cancelled = true;
+    return service.cancel(runId, reason);
+  });
+  if (json) io.out(JSON.stringify({ runId: run.runId, status: run.status, cancelled, error: run.error ?? null }) + '\n');
+  else if (cancelled) io.out(`cancelled run ${run.runId} (${run.workflow}): ${run.status}\n`);
+  else io.out(`run ${run.runId} (${run.workflow}) had already ended: ${run.status}; nothing to cancel\n`);
+  return EXIT_OK;
+}
 
 function formatRunList(runs: readonly RunRecordView[]): string {
   if (runs.length === 0) return 'no runs\n';

@@ -444,7 +444,7 @@ export class RunService {
 function ended(run: RunRecordView, fork: 'retry' | 'restart'): RunRecordView {
   if (run.status !== 'RUNNING') return run;
   throw new StepforgeError('run_running', `run '${run.runId}' is still running; ${fork} forks a run that has ended`, {
-    hint: 'wait for it to end, or cancel it (POST /runs/{id}/cancel on stepforge serve); a run left running by a process that ended goes on in the next one that holds the stack',
+    hint: `wait for it to end, or cancel it: stepforge runs cancel ${run.runId} (POST /runs/{id}/cancel on stepforge serve); a run left running by a process that ended goes on in the next one that holds the stack`,
     details: { runId: run.runId, status: run.status },
   });
 }
