@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateStateMachineCommand, DescribeExecutionCommand, SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -148,6 +149,22 @@ describe('Function: createApprovalsHandler', () => {
     await createApprovalsHandler(rt)({ action: 'approve', approvalId, by: 'alice' });
     expect((await finished(executionArn)).status).toBe('SUCCEEDED');
     expect((await rt.runs.listEvents('appr-4')).map((e) => e.type)).toEqual(['ApprovalRequested', 'ApprovalGranted']);
+  });
+
+  it('announces a pending approval again when the process that recorded it ended before announcing it', async () => {
+    const { executionArn, approvalId, token } = await startGate('appr-4b');
+    // As the record stands when its requester ended between the put and the announcement.
+    await rt.db.doc.send(new UpdateCommand({ TableName: rt.db.tableName, Key: { pk: `APPROVAL#${approvalId}`, sk: 'APPROVAL' }, UpdateExpression: 'REMOVE announcedAt' }));
+    expect(await dispatchAgain('appr-4b', token)).toEqual({ status: 'waiting_approval', approvalId });
+    const [message, ...more] = await noMessage();
+    expect(more).toEqual([]);
+    expect(JSON.parse(message?.Body ?? '{}')).toMatchObject({ type: 'stepforge.approval', approvalId, runId: 'appr-4b', taskToken: token });
+    // Announced now: a later dispatch announces nothing.
+    expect(await dispatchAgain('appr-4b', token)).toEqual({ status: 'waiting_approval', approvalId });
+    expect(await noMessage()).toEqual([]);
+    await createApprovalsHandler(rt)({ action: 'approve', approvalId, by: 'alice' });
+    expect((await finished(executionArn)).status).toBe('SUCCEEDED');
+    expect((await rt.runs.listEvents('appr-4b')).map((e) => e.type)).toEqual(['ApprovalRequested', 'ApprovalRequested', 'ApprovalGranted']);
   });
 
   it('answers a decision again when the task asks after it (the first answer went to an engine that stopped)', async () => {

@@ -227,7 +227,11 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       const ask = () => rt.approvals.request({ runId: 'r2', stepId: 's', tool: 'shell', args: { command: 'ls' }, taskToken: 'tok-2', timeoutSeconds: 60 });
       const first = await ask();
       const second = await ask();
-      expect(second).toEqual({ record: first.record, created: false });
+      expect(second).toEqual({ record: first.record, created: false, announced: false });
+      await rt.approvals.announced(first.record.approvalId);
+      const announced = await ask();
+      expect(announced).toEqual({ record: first.record, created: false, announced: true });
+      expect(announced.record).not.toHaveProperty('announcedAt');
       await rt.approvals.decide(first.record.approvalId, { decision: 'REJECTED', by: 'bob', reason: 'no' });
       const third = await ask();
       expect(third.created).toBe(false);

@@ -45,9 +45,12 @@ export function approvalIdFor(taskToken: string): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
 
-/** The approval record's item without what only the deciding code reads (the step envelope). */
+/**
+ * The approval record's item without what only the runtime reads: the step envelope (the decision
+ * runs the call with it) and when the approval was announced (see `announced`).
+ */
 function toRecord(item: Record<string, unknown>): ApprovalRecord {
-  const { envelope: _e, ...rest } = stripKeys(item);
+  const { envelope: _e, announcedAt: _a, ...rest } = stripKeys(item);
   return rest as unknown as ApprovalRecord;
 }
 
@@ -59,9 +62,11 @@ export class ApprovalStore {
    * Records a PENDING approval for a gated call, once per task token (one conditional put): a
    * second request with the same token returns the approval the first one recorded, in whatever
    * state it is now, with `created: false`. `envelope` (the step envelope, JSON) is kept for the
-   * decision, which runs the call; readers of the record do not see it.
+   * decision, which runs the call; readers of the record do not see it. `announced` says whether
+   * the approval was announced (`announced()` ran for it): false for a new one, and for one whose
+   * requester ended between recording it and announcing it, which the next request announces.
    */
-  async request(p: { runId: string; stepId: string; tool: string; args: unknown; taskToken: string; timeoutSeconds: number; rule?: string; envelope?: string }): Promise<{ record: ApprovalRecord; created: boolean }> {
+  async request(p: { runId: string; stepId: string; tool: string; args: unknown; taskToken: string; timeoutSeconds: number; rule?: string; envelope?: string }): Promise<{ record: ApprovalRecord; created: boolean; announced: boolean }> {
     const now = this.db.clock();
     const createdAt = new Date(now).toISOString();
     const rec: ApprovalRecord = {
@@ -77,13 +82,24 @@ export class ApprovalStore {
         ConditionExpression: 'attribute_not_exists(pk)',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }));
-      return { record: rec, created: true };
+      return { record: rec, created: true, announced: false };
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
-      const existing = await this.#onConflict(e, rec.approvalId);
+      const existing = await this.#conflictItem(e, rec.approvalId);
       if (!existing) throw e;
-      return { record: existing, created: false };
+      return { record: toRecord(existing), created: false, announced: existing.announcedAt !== undefined };
     }
+  }
+
+  /** Records that the approval was announced (its run event written, its queue message sent). */
+  async announced(approvalId: string): Promise<void> {
+    await this.db.doc.send(new UpdateCommand({
+      TableName: this.db.tableName,
+      Key: { pk: pk(approvalId), sk: SK },
+      UpdateExpression: 'SET announcedAt = :now',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':now': new Date(this.db.clock()).toISOString() },
+    }));
   }
 
   /** The step envelope kept with an approval (JSON), which the decision runs the call with. */
@@ -92,15 +108,20 @@ export class ApprovalStore {
     return typeof r.Item?.envelope === 'string' ? r.Item.envelope : undefined;
   }
 
-  /** The record that failed a write's condition: returned with the failure, or (dynalite) read. */
-  async #onConflict(e: unknown, approvalId: string): Promise<ApprovalRecord | undefined> {
+  /** The item that failed a write's condition: returned with the failure, or (dynalite) read. */
+  async #conflictItem(e: unknown, approvalId: string): Promise<Record<string, unknown> | undefined> {
     const raw = conditionFailureItem(e);
-    return raw ? toRecord(unmarshallItem(raw)) : this.get(approvalId);
+    return raw ? unmarshallItem(raw) : this.#item(approvalId);
+  }
+
+  async #item(approvalId: string): Promise<Record<string, unknown> | undefined> {
+    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: pk(approvalId), sk: SK }, ConsistentRead: true }));
+    return r.Item;
   }
 
   async get(approvalId: string): Promise<ApprovalRecord | undefined> {
-    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: pk(approvalId), sk: SK }, ConsistentRead: true }));
-    return r.Item ? toRecord(r.Item) : undefined;
+    const item = await this.#item(approvalId);
+    return item ? toRecord(item) : undefined;
   }
 
   /** Oldest first. */
@@ -140,7 +161,7 @@ export class ApprovalStore {
       return toRecord(r.Attributes ?? {});
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
-      const old = await this.#onConflict(e, approvalId);
+      const old = await this.#conflictItem(e, approvalId);
       throw new RuntimeError('PolicyDenied', `approval ${approvalId} was already decided (${old?.status ?? 'unknown'})`, { details: { approvalId, status: old?.status } });
     }
   }

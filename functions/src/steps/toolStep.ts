@@ -149,16 +149,19 @@ async function sendTaskFailure(rt: Runtime, taskToken: string, e: Error): Promis
 }
 
 /**
- * Records a PENDING approval (with the envelope, secrets still as references) and announces it on
- * the approval queue, once per task token: a task dispatched again with the same token gets the
- * approval it asked for the first time, in whatever state it is now, and announces nothing.
+ * Records a PENDING approval (with the envelope, secrets still as references) and announces it (a
+ * run event and a message on the approval queue), once per task token: a task dispatched again
+ * with the same token gets the approval it asked for the first time, in whatever state it is now.
+ * It announces that one again only if it was never marked announced: the process that recorded it
+ * ended before announcing it, and otherwise nobody would hear of it. So announcing is at least once
+ * (twice if that process ended between sending the message and marking it).
  */
 async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, taskToken: string, rule?: string): Promise<ApprovalRecord> {
-  const { record: rec, created } = await rt.approvals.request({
+  const { record: rec, announced } = await rt.approvals.request({
     runId: env.run.id, stepId: stepInstanceId(env), tool: inv.tool, args: inv.args, taskToken,
     timeoutSeconds: rt.config.approvalTimeoutSeconds, envelope: JSON.stringify(env), ...(rule ? { rule } : {}),
   });
-  if (!created) return rec;
+  if (announced || rec.status !== 'PENDING') return rec;
   await rt.runs.recordEvent({ runId: env.run.id, stepId: stepInstanceId(env), type: 'ApprovalRequested', detail: { approvalId: rec.approvalId, tool: inv.tool, args: inv.args, rule } });
   if (rt.config.approvalQueueUrl) {
     await rt.sqs().send(new SendMessageCommand({
@@ -169,6 +172,7 @@ async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocati
       })),
     }));
   }
+  await rt.approvals.announced(rec.approvalId);
   return rec;
 }
 
