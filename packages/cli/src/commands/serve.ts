@@ -8,7 +8,8 @@ import type { ApiRequest } from '../stack/HttpApi.js';
 import type { RunService } from '../stack/RunService.js';
 import { StepforgeError } from '@stepforge/compiler';
 import { StackRegistry } from '../stack/StackRegistry.js';
-import { openService } from '../stack/StackSession.js';
+import { openService, type OpenedStack } from '../stack/StackSession.js';
+import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { stackOptions } from './run.js';
 import type { Command } from './registry.js';
 
@@ -39,17 +40,17 @@ const command: Command = {
     if (parsed.positionals.length > 0) throw new UsageError(`serve takes no arguments (got '${parsed.positionals[0]}')`);
     const port = parsed.values.port === undefined ? DEFAULT_PORT : Number(parsed.values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, got '${parsed.values.port}'`);
-    const { stack, service } = await openService(stackOptions(io, parsed.values));
+    const stop = stopSignal();
+    let opened: OpenedStack | undefined;
+    try {
+      opened = await holdStack(io, stackOptions(io, parsed.values), stop.stopped);
+      if (!opened) return EXIT_OK;
+    } finally {
+      if (!opened) stop.dispose();
+    }
+    const { stack, service } = opened;
     let handle: ServeHandle | undefined;
     try {
-      // Serving on another process's stack would last only as long as that process: its
-      // executions, handlers and store stop with it.
-      if (!stack.owner) {
-        const holder = new StackRegistry(join(io.cwd, '.stepforge')).findLive();
-        throw new StepforgeError('stack_in_use', `another stepforge process${holder ? ` (pid ${holder.pid})` : ''} holds this project's stack, and serve must hold it itself`, {
-          hint: 'let that command finish (or stop it), then start serve; while serve runs, other commands use its stack',
-        });
-      }
       handle = await startServe(io, service, port);
       stack.publishApi(handle.url);
       io.out(`Stepforge API      ${handle.url}   (OpenAPI: ${handle.url}/openapi.json)\n`);
@@ -59,19 +60,64 @@ const command: Command = {
         const h = handle;
         await new Promise<void>((resolve) => serveHooks.onListening!({ ...h, close: async () => { await h.close(); resolve(); } }));
       } else {
-        await new Promise<void>((resolve) => {
-          process.once('SIGINT', resolve);
-          process.once('SIGTERM', resolve);
-        });
+        await stop.stopped;
         await handle.close();
       }
       return EXIT_OK;
     } finally {
+      stop.dispose();
       await stack.close();
     }
   },
 };
 export default command;
+
+/** How often serve looks again while another command holds the stack. */
+const HOLDER_POLL_MS = 250;
+
+/**
+ * Opens the project's stack as its owner. Serving on another process's stack would last only as
+ * long as that process (its executions, handlers and store stop with it), so serve holds it itself.
+ * A command that holds it now (`run`, `approvals approve`) ends on its own: serve says so once and
+ * waits for it, then takes the stack over. Another serve does not end on its own: that is
+ * `error[stack_in_use]`. Undefined when `stopped` resolves (Ctrl-C) while waiting.
+ */
+async function holdStack(io: CliIo, options: OpenStackOptions, stopped: Promise<void>): Promise<OpenedStack | undefined> {
+  const registry = new StackRegistry(join(io.cwd, '.stepforge'));
+  let halted = false;
+  void stopped.then(() => { halted = true; });
+  for (let waited = false; ; waited = true) {
+    const opened = await openService(options);
+    if (opened.stack.owner) return opened;
+    await opened.stack.close();
+    const holder = registry.findLive();
+    if (holder?.apiUrl !== undefined) {
+      throw new StepforgeError('stack_in_use', `another stepforge serve (pid ${holder.pid}) serves this project's stack at ${holder.apiUrl}`, {
+        hint: 'use that one (every command of this project connects to it), or stop it before starting serve here',
+      });
+    }
+    if (!waited) io.err(`note: another stepforge command${holder ? ` (pid ${holder.pid})` : ''} holds this project's stack; serve starts once it ends (Ctrl-C to give up)\n`);
+    await Promise.race([stopped, new Promise((r) => setTimeout(r, HOLDER_POLL_MS))]);
+    if (halted) return undefined;
+  }
+}
+
+/** SIGINT or SIGTERM, as a promise, and the listeners' removal. */
+function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
+  let on: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => {
+    on = () => resolve();
+    process.once('SIGINT', on);
+    process.once('SIGTERM', on);
+  });
+  return {
+    stopped,
+    dispose() {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+    },
+  };
+}
 
 /**
  * Registers every workflow under workflows/ and examples/, then serves the HTTP API. Requests that
