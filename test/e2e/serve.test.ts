@@ -105,6 +105,31 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect(approvals).toEqual({ status: 200, json: { approvals: [] } });
   });
 
+  it('lists a pending approval and decides it, which carries the run on (GET /approvals, POST /approvals/{id})', async () => {
+    const started = await api('POST', '/workflows/approval-gate/runs', { input: { version: '8.0.0' } });
+    expect(started.status).toBe(202);
+    let pending: { approvalId: string; runId: string; tool: string; args: unknown; status: string } | undefined;
+    for (let i = 0; i < 400 && !pending; i++) {
+      pending = (await api('GET', '/approvals')).json.approvals.find((a: { runId: string }) => a.runId === started.json.runId);
+      if (!pending) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(pending).toMatchObject({ tool: 'shell', args: { command: 'echo announcing release 8.0.0' }, status: 'PENDING' });
+    expect(pending).not.toHaveProperty('taskToken');
+    const decided = await api('POST', `/approvals/${pending!.approvalId}`, { decision: 'approve', comment: 'over http' });
+    expect(decided.status).toBe(200);
+    expect(decided.json).toMatchObject({ approvalId: pending!.approvalId, status: 'APPROVED', decidedBy: 'api', reason: 'over http' });
+    expect(decided.json).not.toHaveProperty('taskToken');
+    let run: { status: string; output?: unknown } = { status: 'RUNNING' };
+    for (let i = 0; i < 400 && run.status === 'RUNNING'; i++) {
+      run = (await api('GET', `/runs/${started.json.runId}`)).json.run;
+      if (run.status === 'RUNNING') await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(run).toMatchObject({ status: 'SUCCEEDED', output: { version: '8.0.0', announced: { exitCode: 0, stdout: 'announcing release 8.0.0\n' } } });
+    const again = await api('POST', `/approvals/${pending!.approvalId}`, { decision: 'reject' });
+    expect([again.status, again.json.error.code]).toEqual([409, 'approval_decided']);
+    expect((await api('GET', '/approvals')).json.approvals).toEqual([]);
+  });
+
   it('serves its OpenAPI document, identical to docs/openapi.json', async () => {
     const r = await api('GET', '/openapi.json');
     expect(r.json).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));

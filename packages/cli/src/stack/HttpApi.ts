@@ -64,7 +64,7 @@ export function createHttpApi(service: RunService): (req: ApiRequest) => Promise
       return apiJson(200, { approvals: list.map(({ taskToken: _t, ...a }) => a) });
     },
     async decide(id, body) {
-      const { approval: { taskToken: _t, ...decided } } = await service.decideApproval(id, body.decision === 'approve' ? 'APPROVED' : 'REJECTED', body.comment);
+      const { approval: { taskToken: _t, ...decided } } = await service.decideApproval(id, body.decision === 'approve' ? 'APPROVED' : 'REJECTED', body.comment, 'api');
       return apiJson(200, decided);
     },
     errorResponse,

@@ -411,7 +411,7 @@ export class RunService {
    * token; a rejection fails the waiting step with `ApprovalRejected`. `delivered` is false when
    * no execution waits on the token now: the run takes the decision when its execution resumes.
    */
-  async decideApproval(approvalId: string, decision: 'APPROVED' | 'REJECTED', comment?: string): Promise<{ approval: ApprovalRecordView; delivered: boolean }> {
+  async decideApproval(approvalId: string, decision: 'APPROVED' | 'REJECTED', comment?: string, by: 'cli' | 'api' = 'cli'): Promise<{ approval: ApprovalRecordView; delivered: boolean }> {
     const approvals = this.stack.runtime.approvals;
     const existing = await approvals.get(approvalId);
     if (!existing) throw new StepforgeError('unknown_approval', `no approval with id '${approvalId}'`, { hint: "'stepforge approvals list' shows the pending ones" });
@@ -427,7 +427,7 @@ export class RunService {
     const fr = await loadFunctionsRuntime();
     // The runtime decides (one conditional update) and answers the waiting task token: an
     // approval runs the gated tool call here and returns its result; a rejection fails the step.
-    const { delivered } = await fr.resolveApproval(this.stack.runtime, approvalId, decision, 'cli', comment);
+    const { delivered } = await fr.resolveApproval(this.stack.runtime, approvalId, decision, by, comment);
     return { approval: (await approvals.get(approvalId))!, delivered };
   }
 
