@@ -3,7 +3,7 @@ import type { Runtime } from '@stepforge/functions';
 import { routeServeApi, type RestProxyEvent } from '../lib/lambda/api.js';
 
 /** A Runtime double: just the parts the routes reach, recording what they were asked. */
-function runtime(overrides: { runs?: Record<string, any>; describe?: Record<string, unknown> } = {}) {
+function runtime(overrides: { runs?: Record<string, any>; describe?: Record<string, unknown> | ((arn: string) => Record<string, unknown>); approvals?: Record<string, any>[] } = {}) {
   const calls: { sfn: { name: string; input: any }[]; finished: [string, unknown][]; started: unknown[]; decided: unknown[] } = { sfn: [], finished: [], started: [], decided: [] };
   const runs: Record<string, any> = overrides.runs ?? {};
   const rt = {
@@ -14,7 +14,10 @@ function runtime(overrides: { runs?: Record<string, any>; describe?: Record<stri
       send: async (cmd: { constructor: { name: string }; input: any }) => {
         calls.sfn.push({ name: cmd.constructor.name, input: cmd.input });
         if (cmd.constructor.name === 'StartExecutionCommand') return { executionArn: `arn:exec:${cmd.input.name}` };
-        if (cmd.constructor.name === 'DescribeExecutionCommand') return overrides.describe ?? { status: 'RUNNING' };
+        if (cmd.constructor.name === 'DescribeExecutionCommand') {
+          const d = overrides.describe;
+          return (typeof d === 'function' ? d(cmd.input.executionArn) : d) ?? { status: 'RUNNING' };
+        }
         return {};
       },
     }),
@@ -29,7 +32,10 @@ function runtime(overrides: { runs?: Record<string, any>; describe?: Record<stri
       listEvents: async () => [],
       listRuns: async (p: unknown) => [{ runId: 'run-1', query: p }],
     },
-    approvals: { list: async (status: string) => [{ approvalId: 'ap-1', status, taskToken: 'secret-token' }] },
+    approvals: {
+      list: async (status: string) => overrides.approvals?.filter((a) => a['status'] === status) ?? [{ approvalId: 'ap-1', status, taskToken: 'secret-token' }],
+      get: async (id: string) => overrides.approvals?.find((a) => a['approvalId'] === id),
+    },
   };
   return { rt: rt as unknown as Runtime, calls };
 }
@@ -112,6 +118,30 @@ describe('Function: routeServeApi', () => {
     const typo = parse(await routeServeApi(rt, req('POST', '/approvals/ap-1', { decision: 'approve', coment: 'ok' })));
     expect(typo).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } });
     expect(typo.body.error.message).toContain('coment');
+  });
+
+  it('leaves out pending approvals of runs that have ended, and refuses to decide one (409 run_ended), as serve does', async () => {
+    const pending = (approvalId: string, runId: string) => ({ approvalId, runId, status: 'PENDING', taskToken: `token-${approvalId}` });
+    const { rt, calls } = runtime({
+      runs: {
+        'r-open': { runId: 'r-open', status: 'RUNNING', executionArn: 'arn:exec:r-open' },
+        'r-stopped': { runId: 'r-stopped', status: 'RUNNING', executionArn: 'arn:exec:r-stopped' },
+        'r-failed': { runId: 'r-failed', status: 'FAILED' },
+      },
+      describe: (arn) => (arn === 'arn:exec:r-stopped' ? { status: 'ABORTED', error: 'Cancelled', cause: 'no' } : { status: 'RUNNING' }),
+      approvals: [pending('ap-open', 'r-open'), pending('ap-open-2', 'r-open'), pending('ap-stopped', 'r-stopped'), pending('ap-failed', 'r-failed'), { approvalId: 'ap-done', runId: 'r-failed', status: 'APPROVED' }],
+    });
+    const listed = parse(await routeServeApi(rt, req('GET', '/approvals')));
+    expect(listed).toEqual({ status: 200, body: { approvals: [{ approvalId: 'ap-open', runId: 'r-open', status: 'PENDING' }, { approvalId: 'ap-open-2', runId: 'r-open', status: 'PENDING' }] } });
+    // One DescribeExecution per running run, and the stopped one's record settles.
+    expect(calls.sfn.map((c) => c.input.executionArn).sort()).toEqual(['arn:exec:r-open', 'arn:exec:r-stopped']);
+    expect(calls.finished).toEqual([['r-stopped', { status: 'ABORTED', error: { name: 'Cancelled', message: 'no' } }]]);
+    // Other statuses are listed as stored.
+    expect(parse(await routeServeApi(rt, { ...req('GET', '/approvals'), queryStringParameters: { status: 'APPROVED' } }))).toEqual({
+      status: 200, body: { approvals: [{ approvalId: 'ap-done', runId: 'r-failed', status: 'APPROVED' }] },
+    });
+    const refused = parse(await routeServeApi(rt, req('POST', '/approvals/ap-failed', { decision: 'approve' })));
+    expect(refused).toEqual({ status: 409, body: { error: { code: 'run_ended', message: "run 'r-failed' has ended (FAILED), so nothing waits for approval 'ap-failed'; the call was not made" } } });
   });
 
   it('validates start, retry and cancel bodies as serve does, and answers wait: true with 501', async () => {

@@ -42,22 +42,68 @@ async function executionArnOf(rt: Runtime, id: string): Promise<string> {
 const call = (rt: Runtime, method: string, path: string, body?: unknown, query: Record<string, string | undefined> = {}) =>
   routeApi(rt, { httpMethod: method, path, queryStringParameters: query, body: body === undefined ? null : JSON.stringify(body) });
 
+/**
+ * A run record with a RUNNING status refreshed from Step Functions: an execution that has ended
+ * settles the record (persisted) and the object passed in. Express executions cannot be
+ * described; their status stays what the handlers recorded.
+ */
+async function refreshed<R extends Record<string, any>>(rt: Runtime, run: R): Promise<R> {
+  if (run['status'] !== 'RUNNING' || typeof run['executionArn'] !== 'string') return run;
+  const d = await rt.sfn().send(new DescribeExecutionCommand({ executionArn: run['executionArn'] })).catch(() => undefined);
+  if (d?.status && FINAL.has(d.status)) {
+    const output = d.output !== undefined ? (JSON.parse(d.output) as unknown) : undefined;
+    const error = d.status === 'SUCCEEDED' ? undefined : { name: d.error ?? d.status, message: d.cause ?? '' };
+    await rt.runs.finishRun(String(run['runId']), { status: d.status as 'SUCCEEDED', ...(output !== undefined ? { output } : {}), ...(error ? { error } : {}) });
+    Object.assign(run, { status: d.status, ...(output !== undefined ? { output } : {}), ...(error ? { error } : {}) });
+  }
+  return run;
+}
+
 /** The run record, with a RUNNING status refreshed from Step Functions (and persisted once final). */
 async function runDetails(rt: Runtime, id: string): Promise<ApiResponse> {
   const res = await call(rt, 'GET', `/runs/${encodeURIComponent(id)}`);
   if (res.statusCode !== 200) return normalise(res);
   const { run, steps, events } = JSON.parse(res.body) as { run: Record<string, any>; steps: unknown; events: unknown };
-  if (run['status'] === 'RUNNING' && typeof run['executionArn'] === 'string') {
-    // Express executions cannot be described; their status stays what the handlers recorded.
-    const d = await rt.sfn().send(new DescribeExecutionCommand({ executionArn: run['executionArn'] })).catch(() => undefined);
-    if (d?.status && FINAL.has(d.status)) {
-      const output = d.output !== undefined ? (JSON.parse(d.output) as unknown) : undefined;
-      const error = d.status === 'SUCCEEDED' ? undefined : { name: d.error ?? d.status, message: d.cause ?? '' };
-      await rt.runs.finishRun(String(run['runId']), { status: d.status as 'SUCCEEDED', ...(output !== undefined ? { output } : {}), ...(error ? { error } : {}) });
-      Object.assign(run, { status: d.status, ...(output !== undefined ? { output } : {}), ...(error ? { error } : {}) });
-    }
+  return apiJson(200, { ...(await refreshed(rt, run)), steps, events });
+}
+
+/** The final status of a run that has ended, or undefined while it runs (or when it has no record). */
+async function endedStatus(rt: Runtime, runId: string): Promise<string | undefined> {
+  const run = await rt.runs.getRun(runId);
+  if (!run) return undefined;
+  const status = String((await refreshed(rt, { ...run } as Record<string, any>))['status']);
+  return FINAL.has(status) ? status : undefined;
+}
+
+/**
+ * Pending approvals, without those of runs that have ended (cancelled, timed out, failed in
+ * another branch): nothing waits for them, as `stepforge serve` lists them. Other statuses as stored.
+ */
+async function listApprovals(rt: Runtime, status: string | undefined): Promise<ApiResponse> {
+  const res = normalise(await call(rt, 'GET', '/approvals', undefined, { status }));
+  if ((status ?? 'PENDING').toUpperCase() !== 'PENDING' || res.statusCode !== 200) return res;
+  const { approvals } = JSON.parse(res.body) as { approvals: { runId?: string }[] };
+  const ended = new Map<string, Promise<string | undefined>>();
+  const endedOf = (runId: string) => {
+    let e = ended.get(runId);
+    if (!e) ended.set(runId, (e = endedStatus(rt, runId)));
+    return e;
+  };
+  const open = await Promise.all(approvals.map(async (a) => a.runId === undefined || (await endedOf(a.runId)) === undefined));
+  return apiJson(200, { approvals: approvals.filter((_, i) => open[i]) });
+}
+
+/**
+ * Decides an approval, as `stepforge serve` does: refused with 409 `run_ended` when its run has
+ * ended (nothing waits on the token, and the decision would be recorded for a call never made).
+ */
+async function decide(rt: Runtime, id: string, decision: 'approve' | 'reject', comment: string | undefined): Promise<ApiResponse> {
+  const approval = await rt.approvals.get(id);
+  if (approval?.status === 'PENDING') {
+    const status = await endedStatus(rt, approval.runId);
+    if (status !== undefined) throw new ApiError(409, 'run_ended', `run '${approval.runId}' has ended (${status}), so nothing waits for approval '${id}'; the call was not made`);
   }
-  return apiJson(200, { ...run, steps, events });
+  return normalise(await call(rt, 'POST', `/approvals/${encodeURIComponent(id)}/${decision}`, { by: 'api', ...(comment ? { reason: comment } : {}) }));
 }
 
 /**
@@ -100,9 +146,8 @@ function awsBackend(rt: Runtime): ServeBackend {
       await rt.runs.finishRun(id, { status: 'ABORTED' });
       return apiJson(200, { runId: id, status: 'ABORTED' });
     },
-    listApprovals: async (status) => normalise(await call(rt, 'GET', '/approvals', undefined, { status })),
-    decide: async (id, { decision, comment }) =>
-      normalise(await call(rt, 'POST', `/approvals/${encodeURIComponent(id)}/${decision}`, { by: 'api', ...(comment ? { reason: comment } : {}) })),
+    listApprovals: (status) => listApprovals(rt, status),
+    decide: (id, { decision, comment }) => decide(rt, id, decision, comment),
     errorResponse(e) {
       const err = e as Error;
       rt.logger.error('api request failed', { errorName: err.name, errorMessage: err.message });
