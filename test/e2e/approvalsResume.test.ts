@@ -3,7 +3,7 @@ import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '@stepforge/cli';
 import { openStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { leaveRunAtApproval } from './support/leaveRunAtApproval.js';
 import { REPO, bufferIo, tempProject } from './support/testIo.js';
 
 /**
@@ -37,19 +37,8 @@ describe('Approvals: a run waiting for approval across processes', () => {
   };
 
   it('leaves the run waiting on one approval when the starting process ends', async () => {
-    const stack = await openStack({ projectDir: project.dir, env });
-    try {
-      const service = new RunService(stack, project.dir);
-      const { entry } = await service.catalog.registerFile('examples/approval-gate.chain.yaml');
-      runId = (await service.start(entry, { version: '3.1.0' })).run.runId;
-      for (let i = 0; i < 400 && !approvalId; i++) {
-        approvalId = (await service.listApprovals('PENDING')).find((a) => a.runId === runId)?.approvalId ?? '';
-        if (!approvalId) await new Promise((r) => setTimeout(r, 25));
-      }
-      expect(approvalId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    } finally {
-      await stack.close();
-    }
+    ({ runId, approvalId } = await leaveRunAtApproval(project.dir, '3.1.0'));
+    expect(approvalId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     // Reading commands resume nothing, so nothing is dispatched again for them.
     const shown = await cli('runs', 'show', runId, '--json');
     expect(JSON.parse(shown.out).run).toMatchObject({ runId, status: 'RUNNING' });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { main } from '@stepforge/cli';
 import { openStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { leaveRunAtApproval } from './support/leaveRunAtApproval.js';
 import { REPO, bufferIo, tempProject } from './support/testIo.js';
 
 /**
@@ -20,18 +21,7 @@ describe('runs cancel: a run left waiting by a process that ended', () => {
   let approvalId = '';
   beforeAll(async () => {
     cpSync(join(REPO, 'examples'), join(project.dir, 'examples'), { recursive: true });
-    const stack = await openStack({ projectDir: project.dir, env });
-    try {
-      const service = new RunService(stack, project.dir);
-      const { entry } = await service.catalog.registerFile('examples/approval-gate.chain.yaml');
-      runId = (await service.start(entry, { version: '6.0.0' })).run.runId;
-      for (let i = 0; i < 400 && !approvalId; i++) {
-        approvalId = (await service.listApprovals('PENDING')).find((a) => a.runId === runId)?.approvalId ?? '';
-        if (!approvalId) await new Promise((r) => setTimeout(r, 25));
-      }
-    } finally {
-      await stack.close();
-    }
+    ({ runId, approvalId } = await leaveRunAtApproval(project.dir, '6.0.0'));
   });
   afterAll(() => project.remove());
 
