@@ -32,6 +32,7 @@ export * from './providers/BedrockProvider.js';
 export * from './providers/selectProvider.js';
 export * from './mcp/McpClientPool.js';
 export * from './userfn/loadUserFunction.js';
+export * from './userfn/importFile.js';
 export * from './middleware/defineMiddleware.js';
 export * from './middleware/middlewares.js';
 export * from './steps/modelStep.js';

@@ -2,6 +2,7 @@ import { access } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { RuntimeError } from '../errors/RuntimeError.js';
+import { importFile } from './importFile.js';
 
 /** A user function: `export default async function (input, { secrets, runId, stepId }) { … }` (or a named export). */
 export type UserFunction = (input: unknown, context: { secrets: Record<string, string>; runId: string; stepId: string }) => unknown;
@@ -28,7 +29,7 @@ export async function loadUserFunction(dir: string, name: string): Promise<UserF
     } catch {
       continue;
     }
-    const mod = (await import(pathToFileURL(p).href)) as Record<string, unknown>;
+    const mod = await importFile(pathToFileURL(p).href);
     const fn = exportName ? mod[exportName] : mod.default ?? mod.handler ?? mod[file.split('/').pop() ?? ''];
     if (typeof fn !== 'function') throw new RuntimeError('FunctionError', `module ${join(dir, c)} has no function export ${exportName ?? 'default'}`);
     return fn as UserFunction;

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { SourceText, StepforgeError } from '@stepforge/compiler';
 import { ExecutionManager, defaultEngine, isSfnApiError, type LambdaHandlers } from '@stepforge/engine';
+import { loadFunctionsRuntime } from '../stack/functionsRuntime.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { Command } from './registry.js';
 
@@ -169,7 +170,8 @@ function parseJson(text: string, file: string, code: string, what: string): unkn
 async function loadHandlers(path: string, shown: string): Promise<LambdaHandlers> {
   let mod: { default?: unknown };
   try {
-    mod = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    // Through the runtime's importFile, which the CLI's bundle routes through its launcher.
+    mod = await (await loadFunctionsRuntime()).importFile(pathToFileURL(path).href);
   } catch (e) {
     throw new StepforgeError('invalid_handlers', `cannot load the handlers module '${shown}': ${(e as Error).message}`, { location: { file: shown, line: 1, column: 1 } });
   }

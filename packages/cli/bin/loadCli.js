@@ -1,0 +1,79 @@
+// Loads the CLI for bin/stepforge.js: the one-file bundle (dist/bundle/stepforge.cjs, written by
+// scripts/bundleCli.mjs in `npm run build`) with V8's code cache, else dist/main.js as tsc built it.
+//
+// Why: loading ~1,500 module files took most of every command's time (1.75 s for `stepforge run`
+// of the quickstart, 0.67 s for `--help`). The bundle is one file; its compiled code is cached per
+// command (`stepforge.<command>.<bundle id>.v8cache`, written after the first run of that command, holding
+// the functions that command compiled), so later runs skip most of the parsing and compiling too.
+//
+// dist/ is used instead when the bundle is missing, when it is older than a build of the packages
+// it holds (`tsc -b` without the bundle step: the bundle would run older code), or with
+// STEPFORGE_NO_BUNDLE=1 (stack traces then name the source files). V8 checks a cache against the
+// source and its own version and flags and rejects one that does not match: it is then written
+// again. A cache that cannot be written (a read-only install) is simply not kept; the cache files
+// go next to the bundle, or into STEPFORGE_CODE_CACHE_DIR when that is set.
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+
+const cli = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BUNDLE = join(cli, 'dist', 'bundle', 'stepforge.cjs');
+const BUNDLE_ID = join(cli, 'dist', 'bundle', 'stepforge.id');
+/** The build records of the workspace packages the bundle holds (tsc -b rewrites them when it builds). */
+const BUILDS = [join(cli, 'dist'), join(cli, '..', 'compiler', 'dist'), join(cli, '..', 'engine', 'dist'), join(cli, '..', '..', 'functions', 'dist')].map((d) => join(d, '.tsbuildinfo'));
+
+function mtimeOf(file) {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the bundle is there and no package it holds was built after it. */
+function bundleIsCurrent() {
+  const bundled = mtimeOf(BUNDLE);
+  if (bundled === undefined) return false;
+  return BUILDS.every((f) => (mtimeOf(f) ?? 0) <= bundled);
+}
+
+/**
+ * The CLI module (`{ main }`) and `settle()`, to call once the command has finished: it writes the
+ * command's code cache when there was none or V8 rejected it. `how` says which was loaded.
+ */
+export async function loadCli(command) {
+  if (process.env.STEPFORGE_NO_BUNDLE === '1' || !bundleIsCurrent()) {
+    return { cli: await import('../dist/main.js'), how: 'dist', settle() {} };
+  }
+  const name = /^[a-z]+$/.test(command ?? '') ? command : 'default';
+  // Named by the bundle's content (stepforge.id, see scripts/bundleCli.mjs): V8 would take the
+  // cache of another bundle of the same length.
+  const id = existsSync(BUNDLE_ID) ? readFileSync(BUNDLE_ID, 'utf8').trim() : '';
+  const cacheFile = /^[0-9a-f]{16}$/.test(id) ? join(process.env.STEPFORGE_CODE_CACHE_DIR || dirname(BUNDLE), `stepforge.${name}.${id}.v8cache`) : undefined;
+  const cachedData = cacheFile !== undefined && existsSync(cacheFile) ? readFileSync(cacheFile) : undefined;
+  const source = `(function (exports, require, module, __filename, __dirname, __stepforge_import) {${readFileSync(BUNDLE, 'utf8')}\n})`;
+  const script = new vm.Script(source, { filename: BUNDLE, ...(cachedData ? { cachedData } : {}) });
+  const module = { exports: {} };
+  // The bundle imports files outside the code (user functions, handler modules) through this
+  // module's import(): one in code from the cache has no loader callback on Node 20 (see
+  // scripts/bundleCli.mjs).
+  script.runInThisContext()(module.exports, createRequire(BUNDLE), module, BUNDLE, dirname(BUNDLE), (url) => import(url));
+  const stale = cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true);
+  return {
+    cli: module.exports,
+    how: `bundle, code cache ${cachedData === undefined ? 'none yet' : script.cachedDataRejected ? 'rejected' : 'used'}`,
+    settle() {
+      if (!stale) return;
+      try {
+        // Written whole and renamed, so a command starting meanwhile reads the old cache or the new one.
+        const tmp = `${cacheFile}.${process.pid}.tmp`;
+        writeFileSync(tmp, script.createCachedData());
+        renameSync(tmp, cacheFile);
+      } catch {
+        // Not writable here: the next run compiles again.
+      }
+    },
+  };
+}

@@ -1,0 +1,101 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO, example, tempProject } from './support/testIo.js';
+
+const exec = promisify(execFile);
+const BIN = join(REPO, 'packages', 'cli', 'bin', 'stepforge.js');
+const bundled = existsSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'));
+
+/**
+ * The built binary loads the CLI from its one-file bundle with V8's code cache (bin/loadCli.js),
+ * and must behave exactly as dist/ does: the same output and exit code for each command, user
+ * modules imported (a function step, `asl run --handlers`) with and without a cache, and the
+ * cache of a command written on its first run and used on the next.
+ */
+describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
+  const project = tempProject('sf-bundle-');
+  // This test's own code caches, so that commands other tests run meanwhile do not write them.
+  const caches = join(project.dir, 'caches');
+  beforeAll(() => {
+    mkdirSync(join(project.dir, 'functions', 'user'), { recursive: true });
+    mkdirSync(caches);
+    writeFileSync(join(project.dir, 'functions', 'user', 'double.mjs'), 'export default async function (input) { return { doubled: input.n * 2 }; }\n');
+    writeFileSync(join(project.dir, 'fn.yaml'), [
+      'document: { dsl: "1.0", name: fn-demo }',
+      'functions:',
+      '  double: {}',
+      'input:',
+      '  n: integer',
+      'steps:',
+      '  - { name: twice, kind: function, function: double, input: { n: "${ input.n }" } }',
+      '',
+    ].join('\n'));
+    writeFileSync(join(project.dir, 'handlers.mjs'), "export default { greet: async (e) => ({ greeting: 'hello ' + e.name }) };\n");
+    writeFileSync(join(project.dir, 'greet.asl.json'), JSON.stringify({ StartAt: 'Greet', States: { Greet: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:greet', End: true } } }));
+    writeFileSync(join(project.dir, 'bad.chain.yaml'), 'chain: "a > [b & c"\ntasks:\n  a: { kind: model }\n');
+  });
+  afterAll(() => project.remove());
+
+  const stepforge = async (mode: 'bundle' | 'dist', ...argv: string[]) => {
+    const env = { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_DEBUG_LOADER: '1', STEPFORGE_CODE_CACHE_DIR: caches, ...(mode === 'dist' ? { STEPFORGE_NO_BUNDLE: '1' } : {}) };
+    try {
+      const r = await exec(process.execPath, [BIN, ...argv], { cwd: project.dir, env, timeout: 90_000 });
+      return { code: 0, stdout: r.stdout, stderr: r.stderr };
+    } catch (e) {
+      const x = e as { code?: number; stdout?: string; stderr?: string };
+      return { code: x.code ?? -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+    }
+  };
+  /** stderr without the loader's own line, which says where the CLI came from. */
+  const loadedFrom = (stderr: string) => /^stepforge loaded from (.*)$/m.exec(stderr)?.[1];
+  const rest = (stderr: string) => stderr.replace(/^stepforge loaded from .*\n/m, '');
+
+  it('answers each command as dist/ does', async () => {
+    const commands: string[][] = [
+      ['--help'],
+      ['graph', example('quickstart.chain.yaml'), '--json'],
+      ['validate', 'bad.chain.yaml', '--json'],
+      ['validate', 'bad.chain.yaml'],
+      ['compile', example('quickstart.chain.yaml'), '--json'],
+      ['runs', 'bogus'],
+      ['asl', 'run', 'greet.asl.json', '--input', '{"name":"Ada"}', '--handlers', 'handlers.mjs'],
+    ];
+    for (const argv of commands) {
+      const [fromBundle, fromDist] = [await stepforge('bundle', ...argv), await stepforge('dist', ...argv)];
+      expect(loadedFrom(fromBundle.stderr), argv.join(' ')).toMatch(/^bundle, code cache (none yet|used)$/);
+      expect(loadedFrom(fromDist.stderr)).toBe('dist');
+      expect({ argv, code: fromBundle.code, stdout: fromBundle.stdout, stderr: rest(fromBundle.stderr) }).toEqual({ argv, code: fromDist.code, stdout: fromDist.stdout, stderr: rest(fromDist.stderr) });
+    }
+  }, 180_000);
+
+  it('imports a user function from the bundle, before and after its code cache is written', async () => {
+    const id = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.id'), 'utf8').trim();
+    const cache = join(caches, `stepforge.run.${id}.v8cache`);
+    const outputs = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await stepforge('bundle', 'run', 'fn.yaml', '--input', `{"n":${21 + i}}`, '--json');
+      expect(rest(r.stderr)).toBe('');
+      expect(r.code).toBe(0);
+      outputs.push(JSON.parse(r.stdout).output);
+      expect(loadedFrom(r.stderr)).toBe(i === 0 ? 'bundle, code cache none yet' : 'bundle, code cache used');
+      // Written after the first run of the command.
+      expect(existsSync(cache)).toBe(true);
+    }
+    expect(outputs).toEqual([{ doubled: 42 }, { doubled: 44 }]);
+    const again = await stepforge('bundle', 'runs', 'list', '--json');
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).runs.map((r: { workflow: string; status: string }) => [r.workflow, r.status])).toEqual([['fn-demo', 'SUCCEEDED'], ['fn-demo', 'SUCCEEDED']]);
+  }, 180_000);
+
+  it('uses a command\'s cache once written, and writes it whole', async () => {
+    await stepforge('bundle', 'graph', example('quickstart.chain.yaml'));
+    const second = await stepforge('bundle', 'graph', example('quickstart.chain.yaml'));
+    expect(loadedFrom(second.stderr)).toBe('bundle, code cache used');
+    // No temporary file left behind by the atomic write.
+    expect(readdirSync(caches).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(readdirSync(caches).filter((f) => /^stepforge\.graph\.[0-9a-f]{16}\.v8cache$/.test(f)).map((f) => readFileSync(join(caches, f)).length > 0)).toEqual([true]);
+  }, 120_000);
+});
