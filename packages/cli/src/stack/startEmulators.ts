@@ -32,18 +32,21 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
     mkdirSync(path, { recursive: true });
     dynamoOptions.path = path;
   }
-  const dynamo = await startDynaliteWorker(host, dynamoOptions);
-
-  const { startFauxqs } = (await import('fauxqs')) as {
-    startFauxqs(o: { port: number; host?: string; logger?: boolean }): Promise<{ address: string; port: number; stop(): Promise<void> }>;
-  };
-  let sqs: { address: string; port: number; stop(): Promise<void> };
-  try {
-    sqs = await startFauxqs({ port: 0, logger: false });
-  } catch (e) {
-    await dynamo.close();
-    throw e;
+  type Sqs = { address: string; port: number; stop(): Promise<void> };
+  const [dynamoResult, sqsResult] = await Promise.allSettled([
+    startDynaliteWorker(host, dynamoOptions),
+    (async (): Promise<Sqs> => {
+      const { startFauxqs } = (await import('fauxqs')) as { startFauxqs(o: { port: number; host?: string; logger?: boolean }): Promise<Sqs> };
+      return startFauxqs({ port: 0, logger: false });
+    })(),
+  ]);
+  if (dynamoResult.status === 'rejected' || sqsResult.status === 'rejected') {
+    if (dynamoResult.status === 'fulfilled') await dynamoResult.value.close();
+    if (sqsResult.status === 'fulfilled') await sqsResult.value.stop();
+    throw dynamoResult.status === 'rejected' ? dynamoResult.reason : (sqsResult as PromiseRejectedResult).reason;
   }
+  const dynamo = dynamoResult.value;
+  const sqs = sqsResult.value;
   return {
     dynamodbEndpoint: dynamo.endpoint,
     sqsEndpoint: `http://127.0.0.1:${sqs.port}`,
