@@ -53,6 +53,13 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
   const loadedFrom = (stderr: string) => /^stepforge loaded from (.*)$/m.exec(stderr)?.[1];
   const rest = (stderr: string) => stderr.replace(/^stepforge loaded from .*\n/m, '');
 
+  it('is strict code, as the ES modules it was built from are', () => {
+    // A directive counts only before any statement: a banner line ahead of it would leave all of
+    // the bundle in sloppy mode.
+    const head = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'utf8').slice(0, 200);
+    expect(head.startsWith("'use strict';\n")).toBe(true);
+  });
+
   it('answers each command as dist/ does', async () => {
     const commands: string[][] = [
       ['--help'],

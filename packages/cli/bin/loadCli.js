@@ -12,7 +12,7 @@
 // source and its own version and flags and rejects one that does not match: it is then written
 // again. A cache that cannot be written (a read-only install) is simply not kept; the cache files
 // go next to the bundle, or into STEPFORGE_CODE_CACHE_DIR when that is set.
-import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,13 +66,14 @@ export async function loadCli(command) {
     how: `bundle, code cache ${cachedData === undefined ? 'none yet' : script.cachedDataRejected ? 'rejected' : 'used'}`,
     settle() {
       if (!stale) return;
+      // Written whole and renamed, so a command starting meanwhile reads the old cache or the new one.
+      const tmp = `${cacheFile}.${process.pid}.tmp`;
       try {
-        // Written whole and renamed, so a command starting meanwhile reads the old cache or the new one.
-        const tmp = `${cacheFile}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData());
         renameSync(tmp, cacheFile);
       } catch {
-        // Not writable here: the next run compiles again.
+        // Not writable here (or the disk is full): the next run compiles again.
+        rmSync(tmp, { force: true });
       }
     },
   };

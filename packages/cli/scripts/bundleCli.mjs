@@ -34,7 +34,9 @@ await build({
   target: 'node20',
   external: ['dynalite'],
   define: { 'import.meta.url': '__stepforge_bundle_url' },
-  banner: { js: "const __stepforge_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
+  // "use strict" first: esbuild marks the bundle strict (its entry is an ES module), and a directive
+  // only counts before any statement, so the banner's own line must not come ahead of it.
+  banner: { js: "'use strict';\nconst __stepforge_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
   supported: { 'dynamic-import': false },
   plugins: [{
     name: 'import-file-through-launcher',
