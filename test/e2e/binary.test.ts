@@ -1,27 +1,15 @@
 import { describe, it, expect, afterAll } from 'vitest';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { REPO, example, tempProject } from './support/testIo.js';
+import { REPO, example, spawnStepforge, tempProject } from './support/testIo.js';
 
-const run = promisify(execFile);
-const BIN = join(REPO, 'packages', 'cli', 'bin', 'stepforge.js');
 const built = existsSync(join(REPO, 'packages', 'cli', 'dist', 'main.js'));
 
 /** The built `stepforge` binary in a fresh project: history on disk survives from one process to the next. */
 describe.skipIf(!built)('Binary: stepforge run / runs (spawned, built dist/)', () => {
   const project = tempProject();
   afterAll(() => project.remove());
-  const stepforge = async (...argv: string[]) => {
-    try {
-      const r = await run(process.execPath, [BIN, ...argv], { cwd: project.dir, env: { ...process.env, STEPFORGE_LOG_LEVEL: undefined }, timeout: 90_000 });
-      return { code: 0, stdout: r.stdout, stderr: r.stderr };
-    } catch (e) {
-      const x = e as { code?: number; stdout?: string; stderr?: string };
-      return { code: x.code ?? -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
-    }
-  };
+  const stepforge = (...argv: string[]) => spawnStepforge(project.dir, { ...process.env, STEPFORGE_LOG_LEVEL: undefined }, argv);
 
   it('runs the quickstart, then finds the run from a second process', async () => {
     const first = await stepforge('run', example('quickstart.chain.yaml'), '--input', '{"topic":"tide pools"}', '--json');

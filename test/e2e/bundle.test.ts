@@ -1,12 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { REPO, example, tempProject } from './support/testIo.js';
+import { REPO, example, spawnStepforge, tempProject } from './support/testIo.js';
 
-const exec = promisify(execFile);
-const BIN = join(REPO, 'packages', 'cli', 'bin', 'stepforge.js');
 const bundled = existsSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'));
 
 /**
@@ -39,16 +35,9 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
   });
   afterAll(() => project.remove());
 
-  const stepforge = async (mode: 'bundle' | 'dist', ...argv: string[]) => {
-    const env = { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_DEBUG_LOADER: '1', STEPFORGE_CODE_CACHE_DIR: caches, ...(mode === 'dist' ? { STEPFORGE_NO_BUNDLE: '1' } : {}) };
-    try {
-      const r = await exec(process.execPath, [BIN, ...argv], { cwd: project.dir, env, timeout: 90_000 });
-      return { code: 0, stdout: r.stdout, stderr: r.stderr };
-    } catch (e) {
-      const x = e as { code?: number; stdout?: string; stderr?: string };
-      return { code: x.code ?? -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
-    }
-  };
+  const stepforge = (mode: 'bundle' | 'dist', ...argv: string[]) => spawnStepforge(project.dir, {
+    ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_DEBUG_LOADER: '1', STEPFORGE_CODE_CACHE_DIR: caches, ...(mode === 'dist' ? { STEPFORGE_NO_BUNDLE: '1' } : {}),
+  }, argv);
   /** stderr without the loader's own line, which says where the CLI came from. */
   const loadedFrom = (stderr: string) => /^stepforge loaded from (.*)$/m.exec(stderr)?.[1];
   const rest = (stderr: string) => stderr.replace(/^stepforge loaded from .*\n/m, '');

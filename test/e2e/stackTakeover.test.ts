@@ -1,12 +1,9 @@
 import { describe, it, expect, afterAll, beforeAll } from 'vitest';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { REPO, tempProject } from './support/testIo.js';
+import { REPO, STEPFORGE_BIN as BIN, spawnStepforge, tempProject } from './support/testIo.js';
 
-const exec = promisify(execFile);
-const BIN = join(REPO, 'packages', 'cli', 'bin', 'stepforge.js');
 const built = existsSync(join(REPO, 'packages', 'cli', 'dist', 'main.js'));
 
 /**
@@ -27,15 +24,7 @@ describe.skipIf(!built)('Binary: a run outlives the process that held the stack 
     project.remove();
   });
 
-  const stepforge = async (...argv: string[]) => {
-    try {
-      const r = await exec(process.execPath, [BIN, ...argv], { cwd: project.dir, env, timeout: 90_000 });
-      return { code: 0, stdout: r.stdout, stderr: r.stderr };
-    } catch (e) {
-      const x = e as { code?: number; stdout?: string; stderr?: string };
-      return { code: x.code ?? -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
-    }
-  };
+  const stepforge = (...argv: string[]) => spawnStepforge(project.dir, env, argv);
   /** A long-running command, with its output so far and its end. */
   const start = (...argv: string[]) => {
     const child = spawn(process.execPath, [BIN, ...argv], { cwd: project.dir, env });

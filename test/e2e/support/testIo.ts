@@ -1,8 +1,10 @@
 // Shared helpers of the end-to-end tests: a buffered CliIo, temp project dirs, the examples dir.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { CliIo } from '@stepforge/cli';
 
 /** The repository root (examples/ and workflows/ live here). */
@@ -37,4 +39,25 @@ export function bufferIo(cwd: string, env: NodeJS.ProcessEnv = {}): BufferIo {
 export function tempProject(prefix = 'sf-e2e-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The built `stepforge` binary (bin/stepforge.js, which loads dist/ or its bundle). */
+export const STEPFORGE_BIN = join(REPO, 'packages', 'cli', 'bin', 'stepforge.js');
+
+/** What a spawned command printed, and its exit code (-1 when it could not be run). */
+export interface SpawnedRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the built binary with `argv` in `cwd` (90 s at most), whatever its exit code. */
+export async function spawnStepforge(cwd: string, env: NodeJS.ProcessEnv, argv: readonly string[]): Promise<SpawnedRun> {
+  try {
+    const r = await promisify(execFile)(process.execPath, [STEPFORGE_BIN, ...argv], { cwd, env, timeout: 90_000 });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const x = e as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+  }
 }
