@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { StepforgeError } from '@stepforge/compiler';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
@@ -223,7 +224,25 @@ export function projectPolicy(projectDir: string): unknown[] {
   return rules;
 }
 
+/**
+ * How long the engine keeps ended executions under `.stepforge/engine`: STEPFORGE_EXECUTION_RETENTION_DAYS
+ * (default 90, as Step Functions keeps a closed Standard execution's history; 0 keeps them for
+ * good). The run records in DynamoDB are kept either way; an older run shows no history.
+ */
+export function executionRetentionMs(env: Readonly<Record<string, string | undefined>>): number | undefined {
+  const raw = env.STEPFORGE_EXECUTION_RETENTION_DAYS;
+  if (raw === undefined || raw === '') return undefined;
+  const days = Number(raw);
+  if (!Number.isFinite(days) || days < 0) {
+    throw new StepforgeError('invalid_config', `STEPFORGE_EXECUTION_RETENTION_DAYS must be a number of days, 0 or more, got '${raw}'`, {
+      hint: 'unset it for the default (90 days), or set 0 to keep ended executions for good',
+    });
+  }
+  return days * 24 * 3600 * 1000;
+}
+
 async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined): Promise<EmbeddedStack> {
+  const retentionMs = executionRetentionMs(options.env ?? process.env);
   // Loading the runtime package and starting the emulators are both slow; do them side by side.
   const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators(dataDir ? { dataDir } : {})]);
   if (frResult.status === 'rejected') {
@@ -262,7 +281,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       dynamodbEndpoint: emulators.dynamodbEndpoint,
       region: REGION,
       account: ACCOUNT,
-      ...(dataDir ? { dataDir: join(dataDir, 'engine') } : {}),
+      ...(dataDir ? { dataDir: join(dataDir, 'engine'), ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}) } : {}),
       // The handler table is filled below, once the runtime exists: executions left unfinished by a
       // previous process resume only after that, so none can call a handler that is not there yet.
       resumeOnStart: false,

@@ -27,7 +27,8 @@ import type { ExecutionRecord, ExecutionStore, StateMachineRecord, StoreSnapshot
  * as many lines; the checkpoint file with its last line alone once it outgrows MAX_CHECKPOINT_FILE,
  * and it is removed when the execution ends. What earlier versions wrote (`executions/<key>/
  * execution.json`, `checkpoint.json`) is still read, and records move into the journal on the load
- * of a directory that has no journal yet.
+ * of a directory that has no journal yet. Ended executions past the retention period (90 days by
+ * default) leave the journal and their files on load.
  */
 export class DirectoryExecutionStore implements ExecutionStore {
   readonly durable = true;
@@ -52,7 +53,13 @@ export class DirectoryExecutionStore implements ExecutionStore {
   /** Hash → definition text, as loaded (records of one definition share the string). */
   private readonly definitionTexts = new Map<string, string>();
 
-  constructor(readonly dir: string) {
+  /**
+   * @param retention How long an ended execution's record and history are kept (default 90 days,
+   *   as Step Functions keeps a Standard execution's history after it closes; 0 keeps them for
+   *   good). Past it, load() drops them from the journal and removes their files. A running
+   *   execution is never dropped, however old.
+   */
+  constructor(readonly dir: string, private readonly retention: { readonly ms?: number; readonly now?: () => number } = {}) {
     this.machinesDir = join(dir, 'state-machines');
     this.executionsDir = join(dir, 'executions');
     this.definitionsDir = join(dir, 'definitions');
@@ -76,6 +83,16 @@ export class DirectoryExecutionStore implements ExecutionStore {
       const r = this.hydrate(line);
       executions.set(r.executionArn, r);
     }
+    // Ended executions past the retention period: out of the journal (rewritten below), files removed.
+    const keepMs = this.retention.ms ?? DEFAULT_RETENTION_MS;
+    const expired: string[] = [];
+    if (keepMs > 0) {
+      const before = (this.retention.now ?? Date.now)() - keepMs;
+      for (const r of executions.values()) {
+        if (r.status !== 'RUNNING' && r.stopDate !== undefined && r.stopDate < before) expired.push(r.executionArn);
+      }
+      for (const arn of expired) executions.delete(arn);
+    }
     // Executions an earlier version kept as executions/<key>/execution.json move into the journal.
     const moved: string[] = [];
     if (this.legacyRecords) {
@@ -87,10 +104,12 @@ export class DirectoryExecutionStore implements ExecutionStore {
         moved.push(file);
       }
     }
-    if (moved.length > 0 || stored.length > 2 * executions.size + 16) {
+    if (moved.length > 0 || expired.length > 0 || stored.length > 2 * executions.size + 16) {
       this.rewrite(this.journal, [...executions.values()].map((r) => this.journalLine(r)).join(''));
       for (const f of moved) rmSync(f, { force: true });
     }
+    // After the journal no longer lists them, so a crash in between leaves files, never a record without its history.
+    for (const arn of expired) rmSync(join(this.executionsDir, key(arn)), { recursive: true, force: true });
     return { stateMachines, executions: [...executions.values()] };
   }
 
@@ -241,6 +260,8 @@ export class DirectoryExecutionStore implements ExecutionStore {
 type StoredExecution = Omit<ExecutionRecord, 'definition'> & { readonly definition?: string; readonly definitionSha256?: string };
 
 const JOURNAL = 'executions.ndjson';
+/** Step Functions keeps a Standard execution's history for 90 days after it closes. */
+const DEFAULT_RETENTION_MS = 90 * 24 * 3600 * 1000;
 /** The per-execution record file of earlier versions, moved into the journal on load. */
 const LEGACY_RECORD = 'execution.json';
 const CHECKPOINTS = 'checkpoints.ndjson';

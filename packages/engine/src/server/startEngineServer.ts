@@ -14,6 +14,8 @@ export interface EngineServerOptions {
   readonly host?: string;
   /** Persist state machines, executions, histories and checkpoints here; in memory when omitted. */
   readonly dataDir?: string;
+  /** With `dataDir`: how long ended executions are kept (DirectoryExecutionStore; default 90 days, 0 for good). */
+  readonly executionRetentionMs?: number;
   /** Lambda handlers by function name or ARN. */
   readonly handlers?: LambdaHandlers;
   /** `${Name}` → value for every definition (CDK DefinitionSubstitutions). */
@@ -70,7 +72,7 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
     execute: options.execute ?? engine.execute,
     validate: options.validate ?? engine.validate,
     ...(options.lambda ?? engine.lambda ? { lambda: options.lambda ?? engine.lambda } : {}),
-    ...(options.dataDir !== undefined ? { store: new DirectoryExecutionStore(options.dataDir) } : {}),
+    ...(options.dataDir !== undefined ? { store: new DirectoryExecutionStore(options.dataDir, options.executionRetentionMs !== undefined ? { ms: options.executionRetentionMs } : {}) } : {}),
     ...(options.substitutions ? { substitutions: options.substitutions } : {}),
     sqs: { ...(options.sqsEndpoint !== undefined ? { endpoint: options.sqsEndpoint } : {}), region },
     dynamodb: { ...(options.dynamodbEndpoint !== undefined ? { endpoint: options.dynamodbEndpoint } : {}), region },

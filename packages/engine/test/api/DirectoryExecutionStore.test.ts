@@ -130,7 +130,7 @@ describe('Class: DirectoryExecutionStore', () => {
       s.putExecution(EXEC);
       s.putExecution(other(2));
       s.putExecution({ ...EXEC, status: 'SUCCEEDED', output: '{"ok":true}', stopDate: EXEC.startDate + 5 });
-      const loaded = new DirectoryExecutionStore(dir).load().executions;
+      const loaded = new DirectoryExecutionStore(dir, { now: () => EXEC.startDate + 1000 }).load().executions;
       expect(loaded).toEqual([{ ...EXEC, status: 'SUCCEEDED', output: '{"ok":true}', stopDate: EXEC.startDate + 5 }, other(2)]);
       // Records of one definition share its text once loaded, and the journal holds its hash only.
       expect(loaded[0]!.definition).toBe(loaded[1]!.definition);
@@ -159,6 +159,31 @@ describe('Class: DirectoryExecutionStore', () => {
       expect(s.load().executions).toEqual([EXEC, other(9)]);
       expect(existsSync(join(legacyDir, 'execution.json'))).toBe(false);
       expect(new DirectoryExecutionStore(dir).load().executions).toEqual([EXEC, other(9)]);
+    });
+
+    it('drops ended executions past the retention period, with their files, and keeps running ones however old', () => {
+      const DAY = 24 * 3600 * 1000;
+      const now = EXEC.startDate + 100 * DAY;
+      const ended = (n: number, daysAgo: number): ExecutionRecord => ({ ...other(n), status: 'SUCCEEDED', output: '{}', stopDate: now - daysAgo * DAY });
+      const s = new DirectoryExecutionStore(dir);
+      for (const r of [ended(1, 91), ended(2, 89), other(3), { ...other(4), status: 'FAILED' as const, stopDate: now - 200 * DAY }]) {
+        s.putExecution(r);
+        s.appendEvents(r.executionArn, [ev(1)]);
+      }
+      const dirs = () => readdirSync(join(dir, 'executions')).length;
+      expect(dirs()).toBe(4);
+      // 0 keeps everything.
+      expect(new DirectoryExecutionStore(dir, { ms: 0, now: () => now }).load().executions.map((r) => r.name)).toEqual(['e1', 'e2', 'e3', 'e4']);
+      const kept = new DirectoryExecutionStore(dir, { now: () => now }).load().executions;
+      expect(kept.map((r) => [r.name, r.status])).toEqual([['e2', 'SUCCEEDED'], ['e3', 'RUNNING']]);
+      expect(dirs()).toBe(2);
+      expect(readFileSync(journal(), 'utf8').trimEnd().split('\n')).toHaveLength(2);
+      const next = new DirectoryExecutionStore(dir, { now: () => now });
+      expect(next.load().executions.map((r) => r.name)).toEqual(['e2', 'e3']);
+      expect(next.readEvents(ended(1, 91).executionArn)).toEqual([]);
+      expect(next.readEvents(ended(2, 89).executionArn)).toEqual([ev(1)]);
+      // A shorter period, as STEPFORGE_EXECUTION_RETENTION_DAYS sets it.
+      expect(new DirectoryExecutionStore(dir, { ms: 30 * DAY, now: () => now }).load().executions.map((r) => r.name)).toEqual(['e3']);
     });
 
     it('rewrites the journal with the last record per execution once it holds more than twice as many lines', () => {

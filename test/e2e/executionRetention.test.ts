@@ -1,0 +1,52 @@
+import { describe, it, expect, afterAll } from 'vitest';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { main } from '@stepforge/cli';
+import { bufferIo, example, tempProject } from './support/testIo.js';
+
+/**
+ * Ended executions leave `.stepforge/engine` after the retention period (STEPFORGE_EXECUTION_RETENTION_DAYS,
+ * 90 days by default, as Step Functions keeps a closed execution's history), while their runs stay
+ * in DynamoDB: `runs show` still shows the run and its step records, with no history, and a fork
+ * of it still starts from the recorded input.
+ */
+describe('Embedded stack: execution retention', () => {
+  const project = tempProject('sf-retention-');
+  afterAll(() => project.remove());
+  const cli = async (env: Record<string, string>, ...argv: string[]) => {
+    const io = bufferIo(project.dir, env);
+    const code = await main(argv, io);
+    return { code, out: io.stdout(), err: io.stderr() };
+  };
+  const executionDirs = () => readdirSync(join(project.dir, '.stepforge', 'engine', 'executions'));
+
+  it('keeps a run whose execution has expired, and forks it from its recorded input', async () => {
+    const first = JSON.parse((await cli({}, 'run', example('quickstart.chain.yaml'), '--input', '{"topic":"tides"}', '--json')).out) as { runId: string; status: string; output: string };
+    expect(first.status).toBe('SUCCEEDED');
+    expect(executionDirs()).toHaveLength(1);
+    // Kept for 90 days: the next process loads it.
+    expect(JSON.parse((await cli({}, 'runs', 'show', first.runId, '--json')).out).historyEvents).toBeGreaterThan(10);
+    expect(executionDirs()).toHaveLength(1);
+
+    // A retention of a millisecond or so: the next process that holds the stack drops it.
+    const shown = await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: '0.00000001' }, 'runs', 'show', first.runId, '--json');
+    expect(shown.code).toBe(0);
+    const details = JSON.parse(shown.out) as { run: { status: string; output: string }; historyEvents: number; steps: { id: string; records: unknown[] }[] };
+    expect(details.run).toMatchObject({ status: 'SUCCEEDED', output: first.output });
+    expect(details.historyEvents).toBe(0);
+    expect(details.steps.map((s) => [s.id, s.records.length])).toEqual([['plan', 1], ['draft', 1], ['critique', 1], ['judge', 1]]);
+    expect(executionDirs()).toEqual([]);
+
+    const retried = await cli({}, 'runs', 'retry', first.runId, '--json');
+    expect(retried.code).toBe(0);
+    expect(JSON.parse(retried.out)).toMatchObject({ parentRunId: first.runId, status: 'SUCCEEDED', output: first.output });
+  }, 120_000);
+
+  it('refuses a retention that is not a number of days, and opens nothing', async () => {
+    const r = await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: 'a week' }, 'runs', 'list', '--json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toMatchObject({ class: 'invalid_config', message: "STEPFORGE_EXECUTION_RETENTION_DAYS must be a number of days, 0 or more, got 'a week'" });
+    expect(existsSync(join(project.dir, '.stepforge', 'stack.json'))).toBe(false);
+    expect(existsSync(join(project.dir, '.stepforge', 'stack.lock'))).toBe(false);
+  });
+});
