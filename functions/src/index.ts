@@ -13,6 +13,7 @@ export * from './persistence/DynamoDBPersistenceLayer.js';
 export * from './persistence/StepRecordPersistenceLayer.js';
 export * from './persistence/RunStore.js';
 export * from './persistence/ApprovalStore.js';
+export * from './persistence/approvalsOfOpenRuns.js';
 export * from './persistence/ConversationStore.js';
 export * from './persistence/BlobStore.js';
 export * from './secrets/Redactor.js';

@@ -5,7 +5,7 @@
 // (StopExecution) and retry (RedriveExecution: re-runs only what did not finish).
 import { DescribeExecutionCommand, RedriveExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import {
-  ApiError, apiError, apiJson, defaultRuntime, routeApi, routeServeRequest, type ApiEvent, type ApiResponse, type Runtime, type ServeBackend,
+  ApiError, apiError, apiJson, approvalsOfOpenRuns, defaultRuntime, routeApi, routeServeRequest, runEndedMessage, type ApiEvent, type ApiResponse, type Runtime, type ServeBackend,
 } from '@stepforge/functions';
 
 /** The REST API (v1) proxy event fields the adapter reads. */
@@ -83,14 +83,7 @@ async function listApprovals(rt: Runtime, status: string | undefined): Promise<A
   const res = normalise(await call(rt, 'GET', '/approvals', undefined, { status }));
   if ((status ?? 'PENDING').toUpperCase() !== 'PENDING' || res.statusCode !== 200) return res;
   const { approvals } = JSON.parse(res.body) as { approvals: { runId?: string }[] };
-  const ended = new Map<string, Promise<string | undefined>>();
-  const endedOf = (runId: string) => {
-    let e = ended.get(runId);
-    if (!e) ended.set(runId, (e = endedStatus(rt, runId)));
-    return e;
-  };
-  const open = await Promise.all(approvals.map(async (a) => a.runId === undefined || (await endedOf(a.runId)) === undefined));
-  return apiJson(200, { approvals: approvals.filter((_, i) => open[i]) });
+  return apiJson(200, { approvals: await approvalsOfOpenRuns(approvals, (runId) => endedStatus(rt, runId)) });
 }
 
 /**
@@ -101,7 +94,7 @@ async function decide(rt: Runtime, id: string, decision: 'approve' | 'reject', c
   const approval = await rt.approvals.get(id);
   if (approval?.status === 'PENDING') {
     const status = await endedStatus(rt, approval.runId);
-    if (status !== undefined) throw new ApiError(409, 'run_ended', `run '${approval.runId}' has ended (${status}), so nothing waits for approval '${id}'; the call was not made`);
+    if (status !== undefined) throw new ApiError(409, 'run_ended', runEndedMessage(approval.runId, status, id));
   }
   return normalise(await call(rt, 'POST', `/approvals/${encodeURIComponent(id)}/${decision}`, { by: 'api', ...(comment ? { reason: comment } : {}) }));
 }

@@ -90,7 +90,7 @@ async function cancel(io: CliIo, session: StackSession, runId: string, reason: s
     const found = await service.getRun(runId);
     if (found.status !== 'RUNNING') return found;
     cancelled = true;
-    return service.cancel(runId, reason);
+    return service.stop(found, reason);
   });
   if (json) io.out(JSON.stringify({ runId: run.runId, status: run.status, cancelled, error: run.error ?? null }) + '\n');
   else if (cancelled) io.out(`cancelled run ${run.runId} (${run.workflow}): ${run.status}\n`);

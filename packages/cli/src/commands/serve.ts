@@ -86,17 +86,24 @@ async function holdStack(io: CliIo, options: OpenStackOptions, stopped: Promise<
   const registry = new StackRegistry(join(io.cwd, '.stepforge'));
   let halted = false;
   void stopped.then(() => { halted = true; });
-  for (let waited = false; ; waited = true) {
-    const opened = await openService(options);
-    if (opened.stack.owner) return opened;
-    await opened.stack.close();
+  let noted = false;
+  for (;;) {
     const holder = registry.findLive();
-    if (holder?.apiUrl !== undefined) {
+    if (holder === undefined) {
+      // Nobody holds it (or only a process that has ended): open it, as owner unless another
+      // command claimed it in the meantime, which the next look finds.
+      const opened = await openService(options);
+      if (opened.stack.owner) return opened;
+      await opened.stack.close();
+      continue;
+    }
+    if (holder.apiUrl !== undefined) {
       throw new StepforgeError('stack_in_use', `another stepforge serve (pid ${holder.pid}) serves this project's stack at ${holder.apiUrl}`, {
         hint: 'use that one (every command of this project connects to it), or stop it before starting serve here',
       });
     }
-    if (!waited) io.err(`note: another stepforge command${holder ? ` (pid ${holder.pid})` : ''} holds this project's stack; serve starts once it ends (Ctrl-C to give up)\n`);
+    if (!noted) io.err(`note: another stepforge command (pid ${holder.pid}) holds this project's stack; serve starts once it ends (Ctrl-C to give up)\n`);
+    noted = true;
     await Promise.race([stopped, new Promise((r) => setTimeout(r, HOLDER_POLL_MS))]);
     if (halted) return undefined;
   }

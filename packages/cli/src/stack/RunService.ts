@@ -299,12 +299,16 @@ export class RunService {
     return { ...started, rerun: [...rerun].sort() };
   }
 
-  /** Stops a running run (its record settles as ABORTED). */
-  async cancel(runId: string, reason = 'cancelled by the user'): Promise<RunRecordView> {
+  /** Stops a running run (its record settles as ABORTED); a run that has ended is returned as it is. */
+  async cancel(runId: string, reason?: string): Promise<RunRecordView> {
     const run = await this.getRun(runId);
-    if (TERMINAL.has(run.status)) return run;
+    return TERMINAL.has(run.status) ? run : this.stop(run, reason);
+  }
+
+  /** Stops a run read as RUNNING (StopExecution) and waits until its record settles. */
+  async stop(run: RunRecordView, reason = 'cancelled by the user'): Promise<RunRecordView> {
     await this.stack.sfn.send(new StopExecutionCommand({ executionArn: run.executionArn ?? this.#executionArn(run), error: 'Cancelled', cause: reason }));
-    return this.wait(runId);
+    return this.wait(run.runId);
   }
 
   async #entry(run: RunRecordView): Promise<WorkflowEntry> {
@@ -395,14 +399,10 @@ export class RunService {
   async listApprovals(status: ApprovalRecordView['status'] = 'PENDING'): Promise<ApprovalRecordView[]> {
     const list = await this.stack.runtime.approvals.list(status);
     if (status !== 'PENDING') return list;
-    const runs = new Map<string, Promise<RunRecordView | undefined>>();
-    const runOf = (id: string) => {
-      let r = runs.get(id);
-      if (!r) runs.set(id, (r = this.getRun(id).catch(() => undefined)));
-      return r;
-    };
-    const open = await Promise.all(list.map(async (a) => ((await runOf(a.runId))?.status ?? 'RUNNING') === 'RUNNING'));
-    return list.filter((_, i) => open[i]);
+    return (await loadFunctionsRuntime()).approvalsOfOpenRuns(list, async (id) => {
+      const run = await this.getRun(id).catch(() => undefined);
+      return run?.status === 'RUNNING' ? undefined : run?.status;
+    });
   }
 
   /**
@@ -419,12 +419,12 @@ export class RunService {
       throw new StepforgeError('approval_decided', `approval '${approvalId}' was already decided: ${existing.status}`);
     }
     const run = await this.getRun(existing.runId).catch(() => undefined);
+    const fr = await loadFunctionsRuntime();
     if (run && run.status !== 'RUNNING') {
-      throw new StepforgeError('run_ended', `run '${run.runId}' has ended (${run.status}), so nothing waits for approval '${approvalId}'; the call was not made`, {
+      throw new StepforgeError('run_ended', fr.runEndedMessage(run.runId, run.status, approvalId), {
         hint: `'stepforge runs show ${run.runId}' shows what happened; 'stepforge runs retry ${run.runId}' runs its unfinished steps again`,
       });
     }
-    const fr = await loadFunctionsRuntime();
     // The runtime decides (one conditional update) and answers the waiting task token: an
     // approval runs the gated tool call here and returns its result; a rejection fails the step.
     const { delivered } = await fr.resolveApproval(this.stack.runtime, approvalId, decision, by, comment);
