@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { LOOPBACK_CREDENTIALS, LOOPBACK_REGION, loopbackDynamoClients, loopbackSfnClient } from '../src/stack/loopbackClients.js';
 import { expectedSigV4 } from './support/expectedSigV4.js';
@@ -42,6 +42,28 @@ describe('Function: loopbackDynamoClients', () => {
     } finally {
       dynamodb.destroy();
       dynamodbCommands.destroy();
+    }
+  });
+  it('sends no trace headers from a Lambda environment (recursion detection is off), where the SDK\'s own client would', async () => {
+    const env = { AWS_LAMBDA_FUNCTION_NAME: 'StepFunction', _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1' };
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, env);
+    const { dynamodbCommands } = loopbackDynamoClients(endpoint);
+    const plain = new DynamoDBClient({ endpoint, region: LOOPBACK_REGION, credentials: LOOPBACK_CREDENTIALS });
+    try {
+      await plain.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: 'p' } } }));
+      expect(rec.seen.at(-1)!.headers['x-amzn-trace-id']).toBe(env._X_AMZN_TRACE_ID);
+      await dynamodbCommands.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: 'q' } } }));
+      const r = rec.seen.at(-1)!;
+      expect(r.headers['x-amzn-trace-id']).toBeUndefined();
+      expect(/Signature=([0-9a-f]{64})/.exec(String(r.headers.authorization))![1]).toBe(expectedSignature(r, 'dynamodb'));
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      dynamodbCommands.destroy();
+      plain.destroy();
     }
   });
 });
