@@ -1,10 +1,17 @@
 // The persistence suite, shared so it runs on dynalite and on DynamoDB Local.
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
 import { approvalIdFor } from '../src/persistence/ApprovalStore.js';
 import { IdempotencyItemAlreadyExistsError } from '../src/persistence/IdempotencyRecord.js';
 import { runIdempotent } from '../src/runtime/runIdempotent.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
+
+/** A step record's item as stored, keys and `idem` included. */
+async function rawStep(rt: Runtime, runId: string, stepId: string): Promise<Record<string, unknown>> {
+  const r = await rt.db.doc.send(new GetCommand({ TableName: rt.db.tableName, Key: { pk: `RUN#${runId}`, sk: `STEP#${stepId}` }, ConsistentRead: true }));
+  return r.Item ?? {};
+}
 
 /** Registers the persistence tests against the runtime `get()` returns (created in the caller's beforeAll). */
 export function persistenceSuite(label: string, get: () => Runtime): void {
@@ -151,6 +158,43 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         const step = await rt.runs.getStep('run-l3', 'draft');
         expect(step).toMatchObject({ status: 'SUCCEEDED', output: 'text', usage: { inputTokens: 1, outputTokens: 2 }, attempts: 1 });
         expect(Object.keys(step ?? {})).not.toContain('idem');
+      });
+      it('keeps the step\'s output once, in the committed value, and the step record reads it from there', async () => {
+        const rt = get();
+        const key = keyOf('run-l5', 'draft', 5);
+        const output = { text: 'x'.repeat(200), n: 5 };
+        await rt.idempotency.saveInProgress(key, claim('a'));
+        await rt.idempotency.saveSuccess(key, { leaseId: 'a', output: { output, usage: { inputTokens: 1, outputTokens: 2 } }, nowMs: Date.now(), ttlSeconds: 3600, step: { output, usage: { inputTokens: 1, outputTokens: 2 } } });
+        const raw = await rawStep(rt, 'run-l5', 'draft');
+        expect(raw).not.toHaveProperty('output');
+        expect(raw.idem).toMatchObject({ status: 'COMPLETED', output: { output } });
+        expect(await rt.runs.getStep('run-l5', 'draft')).toMatchObject({ status: 'SUCCEEDED', output, usage: { inputTokens: 1, outputTokens: 2 } });
+        expect((await rt.runs.listSteps('run-l5')).map((s) => s.output)).toEqual([output]);
+        expect((await rt.idempotency.getRecord(key))?.output).toEqual({ output, usage: { inputTokens: 1, outputTokens: 2 } });
+      });
+
+      it('drops an output an earlier write left on the step record, so the step shows what was committed', async () => {
+        const rt = get();
+        await rt.runs.stepFinished('run-l6', 'draft', { status: 'SUCCEEDED', output: 'stale' });
+        const key = keyOf('run-l6', 'draft', 6);
+        await rt.idempotency.saveInProgress(key, claim('a'));
+        await rt.idempotency.saveSuccess(key, { leaseId: 'a', output: { output: 'fresh' }, nowMs: Date.now(), ttlSeconds: 3600, step: { output: 'fresh' } });
+        expect(await rawStep(rt, 'run-l6', 'draft')).not.toHaveProperty('output');
+        expect(await rt.runs.getStep('run-l6', 'draft')).toMatchObject({ status: 'SUCCEEDED', output: 'fresh', attempts: 1 });
+      });
+
+      it('shows the output of another key committed later on the same step instance, and keeps the first key\'s', async () => {
+        const rt = get();
+        const first = keyOf('run-l7', 'tool', 1);
+        const second = keyOf('run-l7', 'tool', 2);
+        await rt.idempotency.saveInProgress(first, claim('a'));
+        await rt.idempotency.saveSuccess(first, { leaseId: 'a', output: { output: 'one' }, nowMs: Date.now(), ttlSeconds: 3600, step: { output: 'one' } });
+        await rt.idempotency.saveInProgress(second, claim('b'));
+        expect((await rt.runs.getStep('run-l7', 'tool'))?.output).toBeUndefined();
+        await rt.idempotency.saveSuccess(second, { leaseId: 'b', output: { output: 'two' }, nowMs: Date.now(), ttlSeconds: 3600, step: { output: 'two' } });
+        expect(await rt.runs.getStep('run-l7', 'tool')).toMatchObject({ status: 'SUCCEEDED', output: 'two', attempts: 2 });
+        expect((await rt.idempotency.getRecord(first))?.output).toEqual({ output: 'one' });
+        expect((await rt.idempotency.getRecord(second))?.output).toEqual({ output: 'two' });
       });
     });
 

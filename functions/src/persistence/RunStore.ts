@@ -209,12 +209,12 @@ export class RunStore {
 
   async getStep(runId: string, stepId: string): Promise<StepRecord | undefined> {
     const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(runId), sk: stepSk(stepId) }, ConsistentRead: true }));
-    return r.Item && r.Item.status !== undefined ? stripKeys(r.Item) as unknown as StepRecord : undefined;
+    return r.Item && r.Item.status !== undefined ? stepRecordOf(r.Item) : undefined;
   }
 
   async listSteps(runId: string): Promise<StepRecord[]> {
     // A fork's carried-over results sit on step items with no status until the step is reached.
-    return (await this.#queryPrefix(runId, 'STEP#')).filter((i) => i.status !== undefined) as unknown as StepRecord[];
+    return (await this.#queryPrefix(runId, 'STEP#', (i) => i)).filter((i) => i.status !== undefined).map(stepRecordOf);
   }
 
   /** Appends an audit event (refusals, policy decisions, approvals). */
@@ -230,7 +230,7 @@ export class RunStore {
     return (await this.#queryPrefix(runId, 'EVENT#')).map((i) => ({ runId: String(i.runId), ...(i.stepId ? { stepId: String(i.stepId) } : {}), type: String(i.eventType), at: String(i.at), detail: i.detail }));
   }
 
-  async #queryPrefix(runId: string, prefix: string): Promise<Record<string, unknown>[]> {
+  async #queryPrefix(runId: string, prefix: string, view: (item: Record<string, unknown>) => Record<string, unknown> = stripKeys): Promise<Record<string, unknown>[]> {
     const out: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -241,7 +241,7 @@ export class RunStore {
         ConsistentRead: true,
         ...(start ? { ExclusiveStartKey: start } : {}),
       }));
-      for (const it of r.Items ?? []) out.push(stripKeys(it));
+      for (const it of r.Items ?? []) out.push(view(it));
       start = r.LastEvaluatedKey;
     } while (start);
     return out;
@@ -253,6 +253,22 @@ function indexKeys(run: RunRecord): Record<string, string> {
     gsi1pk: `WF#${run.workflow}`, gsi1sk: `${run.startedAt}#${run.runId}`,
     gsi2pk: `RUNSTATUS#${run.status}`, gsi2sk: `${run.startedAt}#${run.runId}`,
   };
+}
+
+/**
+ * A step record from its item. A step that succeeded through the runtime's layer keeps its output
+ * once, in the committed value of its idempotency record (`idem.output.output`, see
+ * StepRecordPersistenceLayer.saveSuccess); an `output` of the step record's own (a reused result, a
+ * record written before, or another key's commit on the same step instance) comes first.
+ */
+export function stepRecordOf(item: Record<string, unknown>): StepRecord {
+  const step = stripKeys(item);
+  if (step.status === 'SUCCEEDED' && !('output' in step)) {
+    const idem = item.idem as { status?: unknown; output?: unknown } | undefined;
+    const committed = idem?.status === 'COMPLETED' ? idem.output : undefined;
+    if (typeof committed === 'object' && committed !== null && 'output' in committed) step.output = (committed as { output: unknown }).output;
+  }
+  return step as unknown as StepRecord;
 }
 
 /** Drops the table's key attributes (and a step's idempotency record) from an item. */

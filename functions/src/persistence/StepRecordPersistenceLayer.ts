@@ -34,8 +34,8 @@ const NAMES = { '#key': 'key', '#status': 'status' };
  * The idempotency layer the runtime uses: a step execution's idempotency record is kept on its
  * step record (`RUN#<run>` / `STEP#<instance>`, under `idem`), so a step costs two conditional
  * writes — the claim, which also marks the step RUNNING and counts the attempt, and the commit,
- * which also records SUCCEEDED with the output — instead of four. The model is unchanged: one
- * conditional write per operation, the old record returned on conflict, updates conditional on
+ * which also records SUCCEEDED (the output stays in the committed value alone) — instead of
+ * four. The model is unchanged: one conditional write per operation, the old record returned on conflict, updates conditional on
  * the lease. Keys that are not step keys, and a step key whose step record already holds another
  * key's record (same instance, other inputs), use the plain `IDEM#<key>` items of `generic`.
  * Step records have no TTL, so neither do the idempotency records on them; `expiresAt` still ends
@@ -131,14 +131,24 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     const sets = ['idem.#status = :completed', 'idem.#output = :output', 'idem.expiresAt = :exp', 'idem.completedAt = :nowMs'];
     const values: Record<string, unknown> = { ':completed': 'COMPLETED', ':output': this.db.redactor.redact(p.output) ?? null, ':exp': expiresAt, ':nowMs': p.nowMs };
     const names: Record<string, string> = { '#output': 'output' };
+    const removes: string[] = [];
     if (p.step) {
       // The step record's end, in the same write.
-      sets.push('#status = :succeeded', 'endedAt = :ended', '#output = :stepOutput');
-      Object.assign(values, { ':succeeded': 'SUCCEEDED', ':ended': new Date(this.db.clock()).toISOString(), ':stepOutput': this.db.redactor.redact(p.step.output) ?? null });
+      sets.push('#status = :succeeded', 'endedAt = :ended');
+      Object.assign(values, { ':succeeded': 'SUCCEEDED', ':ended': new Date(this.db.clock()).toISOString() });
+      if (holdsStepOutput(p.output, p.step.output)) {
+        // The committed value carries the step's output: kept there once (the step record reads it
+        // from `idem`, see stepRecordOf), not a second copy beside it, which doubled every step
+        // item and the commit's request. An output left on the record by an earlier write goes.
+        removes.push('#output');
+      } else {
+        sets.push('#output = :stepOutput');
+        values[':stepOutput'] = this.db.redactor.redact(p.step.output) ?? null;
+      }
       if (p.step.outputRef !== undefined) { sets.push('outputRef = :ref'); values[':ref'] = p.step.outputRef; }
       if (p.step.usage !== undefined) { sets.push('#usage = :usage'); names['#usage'] = 'usage'; values[':usage'] = p.step.usage; }
     }
-    await this.#leaseUpdate(key, p.leaseId, `SET ${sets.join(', ')}`, values, async () => {
+    await this.#leaseUpdate(key, p.leaseId, `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`, values, async () => {
       await this.generic.saveSuccess(key, p);
       if (p.step && at) await this.runs.stepFinished(at.runId, at.stepId, { status: 'SUCCEEDED', ...p.step });
     }, { '#status': 'status', ...names });
@@ -208,6 +218,12 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
       }
     }
   }
+}
+
+/** Whether a committed value (`{ output, … }`, as executeStep commits) holds the step's output itself. */
+function holdsStepOutput(committed: unknown, stepOutput: unknown): boolean {
+  return typeof committed === 'object' && committed !== null && Object.prototype.hasOwnProperty.call(committed, 'output')
+    && (committed as { output?: unknown }).output === stepOutput;
 }
 
 /** The record of a step key, from its step record's `idem`. */
