@@ -14,6 +14,16 @@ const RetryBody = z.strictObject({ wait: z.boolean().optional() });
 const CancelBody = z.strictObject({ reason: z.string().min(1).max(2000).optional() });
 const DecisionBody = z.strictObject({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
 
+/**
+ * What a refusal for unrecognised fields adds, per schema, when the body looks like the usual
+ * mistake: a start-run body with no `input` that holds the workflow's input fields themselves
+ * (`{"topic": …}`). A body with `input` and an unknown field beside it is a misspelling, and gets
+ * no hint.
+ */
+const UNRECOGNISED_HINTS = new Map<unknown, (keys: readonly string[], body: Record<string, unknown>) => string | undefined>([
+  [StartRunBody, (keys, body) => ('input' in body ? undefined : `the workflow's input goes under "input", e.g. {"input": {${keys.map((k) => `${JSON.stringify(k)}: …`).join(', ')}}}`)],
+]);
+
 /** A request body schema (one of API_BODIES). */
 export type ApiBodySchema<T> = z.ZodType<T>;
 
@@ -44,5 +54,8 @@ export function parseApiBody<T>(schema: ApiBodySchema<T>, text: string | null | 
   const r = schema.safeParse(raw);
   if (r.success) return { ok: true, value: r.data };
   const issues = r.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`);
-  return { ok: false, error: { code: 'invalid_request', message: `invalid request body: ${issues.join('; ')}`, issues: r.error.issues } };
+  const unrecognised = r.error.issues.flatMap((i) => (i.code === 'unrecognized_keys' && i.path.length === 0 ? i.keys : []));
+  const hint = unrecognised.length > 0 ? UNRECOGNISED_HINTS.get(schema)?.(unrecognised, raw as Record<string, unknown>) : undefined;
+  const advice = hint ? ` (${hint})` : '';
+  return { ok: false, error: { code: 'invalid_request', message: `invalid request body: ${issues.join('; ')}${advice}`, issues: r.error.issues } };
 }
