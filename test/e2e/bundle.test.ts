@@ -40,7 +40,9 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
   }, argv);
   /** stderr without the loader's own line, which says where the CLI came from. */
   const loadedFrom = (stderr: string) => /^stepforge loaded from (.*)$/m.exec(stderr)?.[1];
-  const rest = (stderr: string) => stderr.replace(/^stepforge loaded from .*\n/m, '');
+  /** What became of the dynalite worker the launcher started ahead, if it started one. */
+  const ahead = (stderr: string) => /^stepforge dynalite worker started ahead: (.*)$/m.exec(stderr)?.[1];
+  const rest = (stderr: string) => stderr.replace(/^stepforge loaded from .*\n/m, '').replace(/^stepforge dynalite worker started ahead: .*\n/m, '');
 
   it('is strict code, as the ES modules it was built from are', () => {
     // A directive counts only before any statement: a banner line ahead of it would leave all of
@@ -77,12 +79,18 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       expect(r.code).toBe(0);
       outputs.push(JSON.parse(r.stdout).output);
       expect(loadedFrom(r.stderr)).toBe(i === 0 ? 'bundle, code cache none yet' : 'bundle, code cache used');
+      // The stack took over the worker the launcher started while the bundle loaded.
+      expect(ahead(r.stderr)).toBe('taken');
       // Written after the first run of the command.
       expect(existsSync(cache)).toBe(true);
     }
     expect(outputs).toEqual([{ doubled: 42 }, { doubled: 44 }]);
     const again = await stepforge('bundle', 'runs', 'list', '--json');
     expect(again.code).toBe(0);
+    expect(ahead(again.stderr)).toBe('taken');
+    // Commands that open no stack start no worker.
+    expect(ahead((await stepforge('bundle', 'graph', example('quickstart.chain.yaml'))).stderr)).toBeUndefined();
+    expect(ahead((await stepforge('bundle', 'runs', '--help')).stderr)).toBeUndefined();
     expect(JSON.parse(again.stdout).runs.map((r: { workflow: string; status: string }) => [r.workflow, r.status])).toEqual([['fn-demo', 'SUCCEEDED'], ['fn-demo', 'SUCCEEDED']]);
   }, 180_000);
 

@@ -12,11 +12,18 @@
 // source and its own version and flags and rejects one that does not match: it is then written
 // again. A cache that cannot be written (a read-only install) is simply not kept; the cache files
 // go next to the bundle, or into STEPFORGE_CODE_CACHE_DIR when that is set.
+//
+// For the commands that open the embedded stack, it first starts the dynalite worker thread
+// (dist/bundle/dynaliteWorker.cjs): the thread loads dynalite (~200 files) on the other core while
+// this one reads and runs the bundle, and the stack takes it over when it opens (startDynaliteWorker)
+// instead of starting one then and waiting for it. It opens nothing until asked, and is unref'd, so
+// a command that connects to another process's stack, or fails first, exits as before.
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
+import { Worker } from 'node:worker_threads';
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BUNDLE = join(cli, 'dist', 'bundle', 'stepforge.cjs');
@@ -39,14 +46,54 @@ function bundleIsCurrent() {
   return BUILDS.every((f) => (mtimeOf(f) ?? 0) <= bundled);
 }
 
+/** The commands that open the embedded stack, and so start dynalite. */
+const STACK_COMMANDS = new Set(['run', 'runs', 'approvals', 'serve']);
+/** The slot startDynaliteWorker takes a started worker from (see there). */
+const PREWARMED = Symbol.for('stepforge.prewarmedDynaliteWorker');
+
+/** Starts the bundle's dynalite worker, loading dynalite and nothing more, for the stack to take over. */
+function prewarmDynaliteWorker() {
+  const dir = dirname(BUNDLE);
+  const script = join(dir, 'dynaliteWorker.cjs');
+  const expressionCache = join(dir, 'dynaliteExpressionCache.cjs');
+  if (!existsSync(script) || !existsSync(expressionCache)) return;
+  let module;
+  try {
+    module = createRequire(BUNDLE).resolve('dynalite');
+  } catch {
+    return; // The stack reports a missing dynalite itself, as it always has.
+  }
+  const worker = new Worker(script, { workerData: { module, expressionCache } });
+  worker.unref();
+  // Whatever goes wrong in it before the stack takes it is the stack's to report, from a worker of
+  // its own; once taken, the listeners go (`detach`), so that a later error is unhandled, as it is
+  // for a worker the stack started.
+  const end = () => { prewarmed.ended = true; };
+  const prewarmed = {
+    worker,
+    ended: false,
+    detach() {
+      worker.off('error', end);
+      worker.off('exit', end);
+    },
+  };
+  worker.on('error', end);
+  worker.on('exit', end);
+  globalThis[PREWARMED] = prewarmed;
+  return prewarmed;
+}
+
 /**
  * The CLI module (`{ main }`) and `settle()`, to call once the command has finished: it writes the
- * command's code cache when there was none or V8 rejected it. `how` says which was loaded.
+ * command's code cache when there was none or V8 rejected it. `how` says which was loaded. `argv`
+ * (the command line after `stepforge`) says whether the command opens the stack; `prewarmed()`
+ * says what became of a dynalite worker started ahead (`taken` by the stack, or `unused`), if one was.
  */
-export async function loadCli(command) {
+export async function loadCli(command, argv = []) {
   if (process.env.STEPFORGE_NO_BUNDLE === '1' || !bundleIsCurrent()) {
-    return { cli: await import('../dist/main.js'), how: 'dist', settle() {} };
+    return { cli: await import('../dist/main.js'), how: 'dist', settle() {}, prewarmed: () => undefined };
   }
+  const ahead = STACK_COMMANDS.has(command) && !argv.includes('--help') && !argv.includes('-h') ? prewarmDynaliteWorker() : undefined;
   const name = /^[a-z]+$/.test(command ?? '') ? command : 'default';
   // Named by the bundle's content (stepforge.id, see scripts/bundleCli.mjs): V8 would take the
   // cache of another bundle of the same length.
@@ -64,6 +111,7 @@ export async function loadCli(command) {
   return {
     cli: module.exports,
     how: `bundle, code cache ${cachedData === undefined ? 'none yet' : script.cachedDataRejected ? 'rejected' : 'used'}`,
+    prewarmed: () => (ahead === undefined ? undefined : globalThis[PREWARMED] === ahead ? 'unused' : 'taken'),
     settle() {
       if (!stale) return;
       // Written whole and renamed, so a command starting meanwhile reads the old cache or the new one.

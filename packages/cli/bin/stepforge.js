@@ -6,10 +6,13 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const argv = process.argv.slice(2);
 const { loadCli } = await import('./loadCli.js');
-const { cli, how, settle } = await loadCli(argv[0]);
-if (process.env.STEPFORGE_DEBUG_LOADER === '1') process.stderr.write(`stepforge loaded from ${how}\n`);
+const { cli, how, settle, prewarmed } = await loadCli(argv[0], argv);
+const debug = process.env.STEPFORGE_DEBUG_LOADER === '1';
+if (debug) process.stderr.write(`stepforge loaded from ${how}\n`);
 cli.main(argv).then((code) => {
   settle();
+  const ahead = prewarmed();
+  if (debug && ahead !== undefined) process.stderr.write(`stepforge dynalite worker started ahead: ${ahead}\n`);
   process.exitCode = code;
 }, (err) => {
   process.stderr.write(`internal error: ${err && err.stack ? err.stack : String(err)}\n`);

@@ -55,7 +55,7 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
-copyFileSync(join(cli, 'dist', 'stack', 'dynaliteExpressionCache.cjs'), join(outdir, 'dynaliteExpressionCache.cjs'));
+for (const file of ['dynaliteExpressionCache.cjs', 'dynaliteWorker.cjs']) copyFileSync(join(cli, 'dist', 'stack', file), join(outdir, file));
 // The bundle's id names its code caches. V8 checks a cache only against the source's length (and
 // its own version and flags), so a rebuilt bundle of the same length would take a stale cache and
 // run old compiled code: caches are kept per bundle content instead, and older ones removed.

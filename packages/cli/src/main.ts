@@ -18,6 +18,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     io.err(`error[usage] unknown command '${name}'. Run 'stepforge --help' for the list of commands.\n`);
     return EXIT_USAGE;
   }
+  // `stepforge run --help` (anywhere after the command) asks for that command's help, not a run.
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(command.help ?? `Usage: stepforge ${command.usage}\n\n${command.summary.charAt(0).toUpperCase()}${command.summary.slice(1)}.\n`);
+    return 0;
+  }
   try {
     return await command.run(rest, io);
   } catch (e) {

@@ -35,6 +35,7 @@ const asl: Command = {
   name: 'asl',
   summary: 'Run a raw ASL definition in the embedded engine',
   usage: USAGE,
+  help: HELP,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
     const [sub, ...rest] = argv;
     if (sub === '--help' || sub === '-h' || sub === 'help') {

@@ -5,6 +5,8 @@ export interface Command {
   readonly name: string;
   readonly summary: string;
   readonly usage: string;
+  /** The full text `stepforge NAME --help` prints; by default the usage line and the summary. */
+  readonly help?: string;
   run(argv: readonly string[], io: CliIo): Promise<number>;
 }
 

@@ -11,34 +11,51 @@ export interface DynaliteWorker {
   close(): Promise<void>;
 }
 
-// Plain CommonJS evaluated in the worker, so it runs the same from src (tsx, vitest) and dist.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-if (workerData.expressionCache) require(workerData.expressionCache).installExpressionCache(workerData.module);
-const dynalite = require(workerData.module);
-const server = dynalite(workerData.options);
-server.once('error', (e) => parentPort.postMessage({ error: String(e && e.message || e) }));
-server.listen(0, workerData.host, () => parentPort.postMessage({ port: server.address().port }));
-parentPort.on('message', (m) => {
-  if (m !== 'close') return;
-  // Idle keep-alive sockets would hold close() for up to 30 s; the store closes in the callback.
-  server.close(() => { parentPort.postMessage({ closed: true }); parentPort.close(); });
-  if (server.closeAllConnections) server.closeAllConnections();
-});
-`;
-
+/** The worker's script (see that file): it loads dynalite at once and listens when asked. */
+const WORKER_SCRIPT = fileURLToPath(new URL('./dynaliteWorker.cjs', import.meta.url));
 /** The parse cache the worker installs on dynalite's expression parsers (see that file). */
 const EXPRESSION_CACHE = fileURLToPath(new URL('./dynaliteExpressionCache.cjs', import.meta.url));
+
+/**
+ * Where the launcher leaves a dynalite worker it started before loading the CLI (bin/loadCli.js,
+ * `prewarmDynaliteWorker` there): a process-wide slot, since the launcher is not part of the CLI's
+ * module graph (the bundle or dist/ is loaded after it).
+ */
+const PREWARMED = Symbol.for('stepforge.prewarmedDynaliteWorker');
+
+/** What the launcher leaves in the slot: the worker, whether it has failed or exited since, and how to drop the launcher's listeners. */
+interface PrewarmedWorker {
+  readonly worker: Worker;
+  readonly ended: boolean;
+  detach(): void;
+}
+
+/** A worker started ahead of time, with the expression cache and still alive, if the launcher left one (taken once). */
+function takePrewarmed(expressionCache: boolean): Worker | undefined {
+  const slot = globalThis as { [PREWARMED]?: PrewarmedWorker };
+  const prewarmed = slot[PREWARMED];
+  delete slot[PREWARMED];
+  if (!prewarmed) return undefined;
+  prewarmed.detach();
+  if (expressionCache && !prewarmed.ended) return prewarmed.worker;
+  // Not a worker this stack can use (it failed to load dynalite, or has no parse cache): it holds
+  // nothing, so ending it is all there is to do, and a new one starts.
+  void prewarmed.worker.terminate();
+  return undefined;
+}
 
 /**
  * Starts dynalite (the DynamoDB API, over real HTTP on loopback) in a worker thread, so the
  * emulator's request parsing and storage run on another core than the engine and the handlers.
  * `options` are dynalite's (`path` for an on-disk store; omitted: in memory). With
  * `expressionCache` (the default) its expression parsers answer repeated expressions from a cache.
+ * A worker the launcher started already (dynalite loaded, nothing open) is used when there is one.
  */
 export async function startDynaliteWorker(host: string, options: Record<string, unknown>, tuning: { readonly expressionCache?: boolean } = {}): Promise<DynaliteWorker> {
-  const expressionCache = tuning.expressionCache === false ? undefined : EXPRESSION_CACHE;
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: require.resolve('dynalite'), host, options, expressionCache } });
+  const withCache = tuning.expressionCache !== false;
+  const worker = takePrewarmed(withCache) ?? new Worker(WORKER_SCRIPT, { workerData: { module: require.resolve('dynalite'), expressionCache: withCache ? EXPRESSION_CACHE : undefined } });
+  // The launcher's worker is unref'd so that a command that never needs it can exit.
+  worker.ref();
   const port = await new Promise<number>((resolve, reject) => {
     const onExit = (code: number) => reject(new Error(`dynalite worker exited with code ${code} before listening`));
     worker.once('error', reject);
@@ -50,6 +67,7 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
       if (m.port !== undefined) resolve(m.port);
       else reject(new Error(`dynalite could not listen on ${host}: ${m.error}`));
     });
+    worker.postMessage({ listen: { host, options } });
   }).catch(async (e: unknown) => {
     await worker.terminate();
     throw e;
