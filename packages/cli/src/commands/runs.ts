@@ -13,10 +13,15 @@ import type { Command } from './registry.js';
 
 const STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
 
+const USAGE = 'runs list [--workflow W] [--status S] [--limit N] | show ID | retry ID | restart ID --from STEP | cancel ID [--reason R]';
+/** Runs `runs list` shows unless told otherwise, and the most it shows. */
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 10_000;
+
 const command: Command = {
   name: 'runs',
   summary: 'list runs, show one, retry its unfinished steps, restart it from a step, or cancel it',
-  usage: 'runs list [--workflow W] [--status S] | show ID | retry ID | restart ID --from STEP | cancel ID [--reason R]',
+  usage: USAGE,
   async run(argv, io) {
     const parsed = parseCommandArgs(argv, {
           workflow: { type: 'string' },
@@ -26,7 +31,7 @@ const command: Command = {
           limit: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
-        }, 'runs list [--workflow W] [--status S] | show ID | retry ID | restart ID --from STEP | cancel ID [--reason R]');
+        }, USAGE);
     const { values, positionals } = parsed;
     const [sub, id, ...extra] = positionals;
     if (sub === undefined || !['list', 'show', 'retry', 'restart', 'cancel'].includes(sub)) {
@@ -35,6 +40,11 @@ const command: Command = {
     if (sub !== 'list' && (id === undefined || extra.length > 0)) throw new UsageError(`runs ${sub} takes one run ID`);
     if (sub === 'restart' && values.from === undefined) throw new UsageError('runs restart needs --from STEP');
     if (values.reason !== undefined && sub !== 'cancel') throw new UsageError('--reason goes with runs cancel');
+    if (values.limit !== undefined && sub !== 'list') throw new UsageError('--limit goes with runs list');
+    const limit = values.limit === undefined ? DEFAULT_LIMIT : Number(values.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+      throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got '${values.limit}'`);
+    }
     const status = values.status?.toUpperCase();
     if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
       throw new UsageError(`--status must be one of ${STATUSES.join(', ')}, got '${values.status}'`);
@@ -48,7 +58,7 @@ const command: Command = {
         const runs = await service.listRuns({
           ...(values.workflow !== undefined ? { workflow: values.workflow } : {}),
           ...(status !== undefined ? { status: status as RunRecordView['status'] } : {}),
-          limit: values.limit !== undefined ? Number(values.limit) : 50,
+          limit,
         });
         if (values.json) io.out(JSON.stringify({ runs: runs.map(runSummary) }) + '\n');
         else io.out(formatRunList(runs));
