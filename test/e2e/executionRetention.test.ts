@@ -31,11 +31,18 @@ describe('Embedded stack: execution retention', () => {
     // A retention of a millisecond or so: the next process that holds the stack drops it.
     const shown = await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: '0.00000001' }, 'runs', 'show', first.runId, '--json');
     expect(shown.code).toBe(0);
-    const details = JSON.parse(shown.out) as { run: { status: string; output: string }; historyEvents: number; steps: { id: string; records: unknown[] }[] };
+    const details = JSON.parse(shown.out) as { run: { status: string; output: string }; historyEvents: number; steps: { id: string; status: string; tokens: { input: number; output: number }; records: unknown[] }[] };
     expect(details.run).toMatchObject({ status: 'SUCCEEDED', output: first.output });
     expect(details.historyEvents).toBe(0);
     expect(details.steps.map((s) => [s.id, s.records.length])).toEqual([['plan', 1], ['draft', 1], ['critique', 1], ['judge', 1]]);
+    // With no history, the steps are as their records say (succeeded, with their tokens), not "skipped".
+    expect(details.steps.map((s) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    expect(details.steps.every((s) => s.tokens.input > 0 && s.tokens.output > 0)).toBe(true);
     expect(executionDirs()).toEqual([]);
+    const text = (await cli({}, 'runs', 'show', first.runId)).out;
+    expect(text).toMatch(/^ {2}✓ plan +succeeded /m);
+    expect(text).toMatch(/^ {6}output: \[offline:echo\] Plan a short research note on tides/m);
+    expect(text).not.toContain('skipped');
 
     const retried = await cli({}, 'runs', 'retry', first.runId, '--json');
     expect(retried.code).toBe(0);

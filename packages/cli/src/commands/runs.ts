@@ -4,6 +4,7 @@ import { readableCause } from '../progress/readableCause.js';
 import { StepforgeError } from '@stepforge/compiler';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
+import { recordsByStep } from '../progress/stepProgressFromRecords.js';
 import type { RunDetails } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
 import { runDetailsJson, runSummary } from '../stack/runJson.js';
@@ -134,11 +135,7 @@ function formatDetails(d: RunDetails): string {
   if (r.idempotencyKey) lines.push(`  idempotency key ${r.idempotencyKey}`);
   if (r.parentRunId) lines.push(`  fork of ${r.parentRunId}`);
   lines.push('', 'steps:');
-  const records = new Map<string, (typeof d.records)[number][]>();
-  for (const rec of d.records) {
-    const base = /^[^[:#]+/.exec(rec.stepId)?.[0] ?? rec.stepId;
-    records.set(base, [...(records.get(base) ?? []), rec]);
-  }
+  const records = recordsByStep(d.records);
   const depth = (id: string | undefined): number => (id === undefined ? 0 : 1 + depth(d.steps.find((s) => s.id === id)?.parent));
   for (const s of d.steps) {
     lines.push(formatStepLine(s, depth(s.parent)));

@@ -11,6 +11,7 @@ import {
 import { RUN_META_KEY, StepforgeError, applyInputSchema } from '@stepforge/compiler';
 import { isSfnApiError } from '@stepforge/engine';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
+import { baseStepId, stepProgressFromRecords } from '../progress/stepProgressFromRecords.js';
 import type { EmbeddedStack } from './EmbeddedStack.js';
 import { loadFunctionsRuntime, type ApprovalRecordView, type RunRecordView, type StepRecordView } from './functionsRuntime.js';
 import { WorkflowCatalog, downstreamSet, type WorkflowEntry } from './WorkflowCatalog.js';
@@ -274,6 +275,12 @@ export class RunService {
   async details(runId: string): Promise<RunDetails> {
     const run = await this.getRun(runId);
     const [{ steps, history }, records] = await Promise.all([this.progress(run), this.runs.listSteps(runId)]);
+    // No history (the execution was dropped after the retention period, or its history cannot be
+    // read): the steps as their records in DynamoDB tell it, rather than every one "skipped".
+    if (history.length === 0 && records.length > 0) {
+      const wf = await this.catalog.get(run.workflow);
+      if (wf) return { run, steps: stepProgressFromRecords(wf.steps, records, run.status), records, history };
+    }
     return { run, steps, records, history };
   }
 
@@ -449,11 +456,6 @@ function ended(run: RunRecordView, fork: 'retry' | 'restart'): RunRecordView {
   });
 }
 
-/** The step id of a step instance id (`review[2]:generator#turn1` → `review`). */
-export function baseStepId(instance: string): string {
-  const m = /^[^[:#]+/.exec(instance);
-  return m ? m[0] : instance;
-}
 
 function safeJson(text: string): unknown {
   try {

@@ -1,5 +1,6 @@
 // The JSON shapes of runs, shared by `runs list/show --json` and the HTTP API.
 import { truncate } from '../progress/ProgressDisplay.js';
+import { recordsByStep } from '../progress/stepProgressFromRecords.js';
 import type { RunDetails } from './RunService.js';
 import type { RunRecordView } from './functionsRuntime.js';
 
@@ -19,11 +20,7 @@ function preview(v: unknown): string {
 
 /** `runs show --json`: the run, then each step with its status, timing, tokens, truncated output and error. */
 export function runDetailsJson(d: RunDetails) {
-  const byStep = new Map<string, (typeof d.records)[number][]>();
-  for (const r of d.records) {
-    const base = /^[^[:#]+/.exec(r.stepId)?.[0] ?? r.stepId;
-    byStep.set(base, [...(byStep.get(base) ?? []), r]);
-  }
+  const byStep = recordsByStep(d.records);
   return {
     run: { ...runSummary(d.run), input: d.run.input ?? null, output: d.run.output ?? null, error: d.run.error ?? null, executionArn: d.run.executionArn ?? null },
     steps: d.steps.map((s) => ({
