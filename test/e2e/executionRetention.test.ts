@@ -43,6 +43,7 @@ describe('Embedded stack: execution retention', () => {
     expect(text).toMatch(/^ {2}✓ plan +succeeded /m);
     expect(text).toMatch(/^ {6}output: \[offline:echo\] Plan a short research note on tides/m);
     expect(text).not.toContain('skipped');
+    expect(text).toContain('history: none kept (dropped after the retention period, or unreadable); steps as their records in DynamoDB say');
 
     const retried = await cli({}, 'runs', 'retry', first.runId, '--json');
     expect(retried.code).toBe(0);

@@ -146,6 +146,7 @@ function formatDetails(d: RunDetails): string {
   }
   if (r.status === 'SUCCEEDED') lines.push('', `output: ${preview(r.output)}`);
   else if (r.error) lines.push('', `error: ${r.error.name}: ${truncate(readableCause(r.error.message), 400)}`);
-  lines.push(`history: ${d.history.length} events`);
+  // No history: the execution was dropped after the retention period, or its history cannot be read.
+  lines.push(d.history.length > 0 ? `history: ${d.history.length} events` : 'history: none kept (dropped after the retention period, or unreadable); steps as their records in DynamoDB say');
   return lines.join('\n') + '\n';
 }
