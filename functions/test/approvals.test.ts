@@ -241,6 +241,15 @@ describe('Function: createApiHandler', () => {
     const missing = (await api({ httpMethod: 'GET', path: '/runs/nope' })) as ApiResponse;
     expect(missing.statusCode).toBe(404);
   });
+
+  it('refuses an input over Step Functions\' 256 KiB execution input (400 InvalidInput) before recording a run', async () => {
+    const api = createApiHandler(rt);
+    const before = (await rt.runs.listRuns({ workflow: 'big' })).length;
+    const r = (await api({ httpMethod: 'POST', path: '/runs', body: JSON.stringify({ workflow: 'big', input: { text: 'x'.repeat(300 * 1024) } }) })) as ApiResponse;
+    expect(r.statusCode).toBe(400);
+    expect(JSON.parse(r.body)).toMatchObject({ error: { name: 'InvalidInput', message: expect.stringMatching(/^the run's input is 300\.\d KiB \(\d+ bytes\) as Step Functions execution input; Step Functions takes at most 256 KiB \(262144 bytes\)$/) } });
+    expect(await rt.runs.listRuns({ workflow: 'big' })).toHaveLength(before);
+  });
 });
 
 describe('Function: createTriggerHandler', () => {

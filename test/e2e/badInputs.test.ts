@@ -64,6 +64,20 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
     expect(JSON.parse(missing.out).error).toMatchObject({ class: 'invalid_input', message: expect.stringContaining("missing required field 'topic' (string)") });
   });
 
+  it('refuses an input over Step Functions\' 256 KiB execution input as input_too_large, before recording a run', async () => {
+    const topic = 'x'.repeat(300 * 1024);
+    writeFileSync(join(project.dir, 'big.json'), JSON.stringify({ topic }));
+    const r = await cli('run', QUICKSTART, '--input', '@big.json', '--json');
+    expect(r.code).toBe(1);
+    const bytes = Buffer.byteLength(JSON.stringify({ topic, $stepforge: {} }));
+    expect(JSON.parse(r.out).error).toMatchObject({
+      class: 'input_too_large',
+      message: `the run's input is 300.0 KiB (${bytes} bytes) as Step Functions execution input; Step Functions takes at most 256 KiB (262144 bytes)`,
+    });
+    const text = await cli('run', QUICKSTART, '--input', '@big.json');
+    expect(text.err).toContain('= help: pass large data by reference');
+  });
+
   it('reports an unknown run as unknown_run for show, retry and restart', async () => {
     for (const argv of [['runs', 'show', 'no-such-run'], ['runs', 'retry', 'no-such-run'], ['runs', 'restart', 'no-such-run', '--from', 'plan']]) {
       const r = await cli(...argv, '--json');

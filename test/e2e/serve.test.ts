@@ -101,6 +101,17 @@ describe('Command: serve (the HTTP API through fetch)', () => {
       expect([method, path, r.status, r.json.error?.code]).toEqual([method, path, status, code]);
       expect(typeof r.json.error.message).toBe('string');
     }
+    // An input Step Functions would refuse is refused before a run is recorded.
+    const before = (await api('GET', '/workflows/quickstart/runs')).json.runs.length;
+    const big = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'x'.repeat(300 * 1024) } });
+    expect([big.status, big.json.error.code]).toEqual([413, 'input_too_large']);
+    expect(big.json.error.message).toMatch(/^the run's input is 300\.0 KiB \(\d+ bytes\) as Step Functions execution input; Step Functions takes at most 256 KiB \(262144 bytes\)$/);
+    expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
+    // A body over API Gateway's 10 MB is not read to its end, and the server goes on serving.
+    const huge = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'x'.repeat(11 * 1024 * 1024) } }).catch((e: Error) => ({ status: 0, json: { error: { code: e.message } } }));
+    expect([huge.status, huge.json.error.code]).toEqual([413, 'request_too_large']);
+    expect(huge.json.error.message).toBe('the request body is over 10 MiB, the most API Gateway accepts');
+    expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
     const approvals = await api('GET', '/approvals');
     expect(approvals).toEqual({ status: 200, json: { approvals: [] } });
   });

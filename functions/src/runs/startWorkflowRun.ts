@@ -1,5 +1,5 @@
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { RUN_META_KEY } from '@stepforge/compiler';
+import { RUN_META_KEY, executionInputSizeError } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { Runtime } from '../runtime/Runtime.js';
 
@@ -29,18 +29,22 @@ export function stateMachineArn(rt: Runtime, workflow: string): string {
 export async function startWorkflowRun(rt: Runtime, p: { workflow: string; input?: unknown; idempotencyKey?: string; parentRunId?: string }): Promise<StartedRun> {
   const arn = stateMachineArn(rt, p.workflow);
   const workflow = p.workflow.startsWith('arn:') ? p.workflow.split(':').pop() as string : p.workflow;
+  const input = {
+    ...(p.input !== null && typeof p.input === 'object' && !Array.isArray(p.input) ? p.input as Record<string, unknown> : { value: p.input ?? null }),
+    [RUN_META_KEY]: { idempotencyKey: p.idempotencyKey ?? null, parentRunId: p.parentRunId ?? null },
+  };
+  const executionInput = JSON.stringify(input);
+  // Refused before the run is recorded: StartExecution would refuse it after, leaving a FAILED run.
+  const tooLarge = executionInputSizeError(executionInput);
+  if (tooLarge !== undefined) throw new RuntimeError('InvalidInput', tooLarge);
   const { run, reused } = await rt.runs.startRun({ workflow, idempotencyKey: p.idempotencyKey, parentRunId: p.parentRunId, input: p.input });
   if (reused && run.executionArn) {
     const d = await rt.sfn().send(new DescribeExecutionCommand({ executionArn: run.executionArn })).catch(() => undefined);
     return { runId: run.runId, executionArn: run.executionArn, status: d?.status ?? run.status, reused: true };
   }
-  const input = {
-    ...(p.input !== null && typeof p.input === 'object' && !Array.isArray(p.input) ? p.input as Record<string, unknown> : { value: p.input ?? null }),
-    [RUN_META_KEY]: { idempotencyKey: p.idempotencyKey ?? null, parentRunId: p.parentRunId ?? null },
-  };
   let executionArn: string | undefined;
   try {
-    const r = await rt.sfn().send(new StartExecutionCommand({ stateMachineArn: arn, name: run.runId, input: JSON.stringify(input) }));
+    const r = await rt.sfn().send(new StartExecutionCommand({ stateMachineArn: arn, name: run.runId, input: executionInput }));
     executionArn = r.executionArn;
   } catch (e) {
     if ((e as { name?: string }).name !== 'ExecutionAlreadyExists') {

@@ -155,6 +155,13 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
   const server = createServer((req, res) => {
     void (async () => {
       const body = await readBody(req);
+      if (body === undefined) {
+        // Stop reading (and close the connection) rather than hold the rest in memory.
+        res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+        res.end(JSON.stringify({ error: { code: 'request_too_large', message: `the request body is over ${MAX_BODY_BYTES / (1024 * 1024)} MiB, the most API Gateway accepts` } }));
+        req.destroy();
+        return;
+      }
       const target = req.headers['x-amz-target'];
       if (typeof target === 'string' && target.startsWith('AWSStepFunctions.')) {
         const r = await fetch(sfnEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target }, body });
@@ -194,10 +201,25 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
   };
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** The largest request body served, as API Gateway's payload limit (10 MB). */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** The request body as text, or undefined once it passes MAX_BODY_BYTES (the rest is not read). */
+function readBody(req: IncomingMessage): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
+    let size = 0;
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        req.off('data', onData);
+        req.pause();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(c);
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });

@@ -8,7 +8,7 @@ import {
   type DescribeExecutionCommandOutput,
   type HistoryEvent,
 } from '@aws-sdk/client-sfn';
-import { RUN_META_KEY, StepforgeError, applyInputSchema } from '@stepforge/compiler';
+import { RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError } from '@stepforge/compiler';
 import { isSfnApiError } from '@stepforge/engine';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
 import { baseStepId, stepProgressFromRecords } from '../progress/stepProgressFromRecords.js';
@@ -86,6 +86,16 @@ export class RunService {
     // The execution ARN follows from the state machine and the run id, so the run record carries
     // it from the start (no second write after StartExecution).
     const executionArn = `${entry.stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`;
+    const meta = {
+      ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
+      ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
+    };
+    const executionInput = JSON.stringify({ ...value, [RUN_META_KEY]: meta });
+    // Refused before anything is stored: StartExecution would refuse it after the run was recorded.
+    const tooLarge = executionInputSizeError(executionInput);
+    if (tooLarge !== undefined) {
+      throw new StepforgeError('input_too_large', tooLarge, { hint: 'pass large data by reference (a file path, a URL, an S3 key) in the input rather than inline' });
+    }
     const { run, reused } = await this.runs.startRun({
       workflow: entry.name,
       runId,
@@ -98,12 +108,8 @@ export class RunService {
     const again = reused && options.runId !== undefined && run.runId === options.runId;
     if (reused && !again) return { run, reused: true };
     if (options.parentRunId !== undefined) await this.#carryOver(options.parentRunId, run.runId, options.rerun ?? new Set());
-    const meta = {
-      ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
-      ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
-    };
     try {
-      await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: JSON.stringify({ ...value, [RUN_META_KEY]: meta }) });
+      await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput });
     } catch (e) {
       // The earlier attempt started it, and it has ended since (a running one is returned as is).
       if (!(again && (e as Error).name === 'ExecutionAlreadyExists')) {
