@@ -240,6 +240,10 @@ describe('Function: createApiHandler', () => {
     expect(list.runs.map((r) => r.runId)).toEqual([a.runId]);
     const missing = (await api({ httpMethod: 'GET', path: '/runs/nope' })) as ApiResponse;
     expect(missing.statusCode).toBe(404);
+    // The key names that run: another workflow cannot have it.
+    const conflict = (await api({ ...post, body: JSON.stringify({ workflow: 'other', input: { x: 1 } }) })) as ApiResponse;
+    expect(conflict.statusCode).toBe(409);
+    expect(JSON.parse(conflict.body)).toEqual({ error: { name: 'IdempotencyKeyConflict', message: `idempotency key 'api-key-1' names run ${a.runId} of workflow 'hello', not a run of 'other'` } });
   });
 
   it('refuses an input over Step Functions\' 256 KiB execution input (400 InvalidInput) before recording a run', async () => {

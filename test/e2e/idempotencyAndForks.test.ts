@@ -1,4 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll, vi } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { LocalProvider } from '@stepforge/functions';
 import { ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { main } from '@stepforge/cli';
@@ -63,8 +65,24 @@ describe('Embedded stack: idempotency and forks', () => {
     expect(shown.io.stdout()).toContain(`run ${a.runId} (quickstart) reused: idempotency key 'same-key' already ran`);
     expect(shown.io.stdout()).toMatch(/✓ judge\s+reused/);
     expect(shown.io.stdout()).toContain('SUCCEEDED (reused)');
+    expect(shown.io.stderr()).toBe('');
     expect(probe.total()).toBe(callsAfterFirst);
     expect(modelCallsNow()).toEqual({});
+
+    // Another input under the same key: the same run, as it ran, and a note that says so.
+    const other = await run('run', QUICKSTART, '--input', '{"topic":"something else"}', '--idempotency-key', 'same-key', '--json');
+    expect(JSON.parse(other.io.stdout())).toEqual({ runId: a.runId, status: 'SUCCEEDED', output: a.output, reused: true });
+    expect(other.io.stderr()).toBe(`note: idempotency key 'same-key' was first used with another input; this is that run (${a.runId}), as it ran then\n`);
+
+    // A key names one run: another workflow cannot have it.
+    writeFileSync(join(project.dir, 'other.chain.yaml'), 'name: other\nchain: "solo@web-search"\ntasks:\n  solo: { kind: model, prompt: "hi" }\n');
+    const conflict = await run('run', 'other.chain.yaml', '--idempotency-key', 'same-key', '--json');
+    expect(conflict.code).toBe(1);
+    expect(JSON.parse(conflict.io.stdout()).error).toMatchObject({
+      class: 'idempotency_key_conflict',
+      message: `idempotency key 'same-key' names run ${a.runId} of workflow 'quickstart', not a run of 'other'`,
+    });
+    expect(probe.total()).toBe(callsAfterFirst);
   });
 
   it('starts exactly one execution for 20 concurrent starts with one key', async () => {

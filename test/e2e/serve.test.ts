@@ -49,6 +49,8 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     const again = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' } }, { 'Idempotency-Key': 'http-1' });
     expect(again.status).toBe(200);
     expect(again.json).toEqual({ runId: first.json.runId, status: 'SUCCEEDED', reused: true });
+    const elsewhere = await api('POST', '/workflows/research-swarm/runs', { input: { task: 'tides' } }, { 'Idempotency-Key': 'http-1' });
+    expect([elsewhere.status, elsewhere.json.error.code]).toEqual([409, 'idempotency_key_conflict']);
 
     const shown = await api('GET', `/runs/${first.json.runId}`);
     expect(shown.status).toBe(200);

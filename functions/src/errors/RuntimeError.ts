@@ -22,6 +22,7 @@ export const RUNTIME_ERROR_NAMES = [
   'OutputTooLarge',
   'ConfigError',
   'NotFound',
+  'IdempotencyKeyConflict',
 ] as const;
 
 /** One of the stable runtime error names. */

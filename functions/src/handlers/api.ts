@@ -29,7 +29,7 @@ export interface ApiResponse {
 
 const reply = (statusCode: number, body: unknown): ApiResponse => ({ statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-const STATUS_OF: Record<string, number> = { NotFound: 404, InvalidInput: 400, InvalidEnvelope: 400, PolicyDenied: 409, ConfigError: 500 };
+const STATUS_OF: Record<string, number> = { NotFound: 404, InvalidInput: 400, InvalidEnvelope: 400, PolicyDenied: 409, IdempotencyKeyConflict: 409, ConfigError: 500 };
 
 /**
  * Routes: `POST /runs` {workflow, input, idempotencyKey} (or an `Idempotency-Key` header),

@@ -38,6 +38,10 @@ export async function startWorkflowRun(rt: Runtime, p: { workflow: string; input
   const tooLarge = executionInputSizeError(executionInput);
   if (tooLarge !== undefined) throw new RuntimeError('InvalidInput', tooLarge);
   const { run, reused } = await rt.runs.startRun({ workflow, idempotencyKey: p.idempotencyKey, parentRunId: p.parentRunId, input: p.input });
+  // A key names one run: answering with a run of another workflow would answer the wrong question.
+  if (reused && run.workflow !== workflow) {
+    throw new RuntimeError('IdempotencyKeyConflict', `idempotency key '${p.idempotencyKey}' names run ${run.runId} of workflow '${run.workflow}', not a run of '${workflow}'`, { details: { runId: run.runId, workflow: run.workflow } });
+  }
   if (reused && run.executionArn) {
     const d = await rt.sfn().send(new DescribeExecutionCommand({ executionArn: run.executionArn })).catch(() => undefined);
     return { runId: run.runId, executionArn: run.executionArn, status: d?.status ?? run.status, reused: true };

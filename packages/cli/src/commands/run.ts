@@ -54,6 +54,9 @@ const command: Command = {
         const { entry: e } = await s.catalog.registerFile(positionals[0]!);
         return { entry: e, started: await s.start(e, input, { runId, ...(key !== undefined ? { idempotencyKey: key } : {}) }) };
       });
+      if (started.inputDiffers) {
+        io.err(`note: idempotency key '${key}' was first used with another input; this is that run (${started.run.runId}), as it ran then\n`);
+      }
       const run = await session.untilDone(io, ({ service: s }, again) =>
         values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, started.reused, again));
       if (values.json) {

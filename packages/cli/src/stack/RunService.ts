@@ -21,6 +21,8 @@ export interface StartedRun {
   readonly run: RunRecordView;
   /** The run already existed under the idempotency key: nothing new was started. */
   readonly reused: boolean;
+  /** A reused run that was started with another input than this start's (the run is returned all the same). */
+  readonly inputDiffers?: boolean;
 }
 
 /** A run with its step records and history-derived progress. */
@@ -106,7 +108,7 @@ export class RunService {
     });
     // Our own earlier attempt at this start (options.runId): go on where it stopped.
     const again = reused && options.runId !== undefined && run.runId === options.runId;
-    if (reused && !again) return { run, reused: true };
+    if (reused && !again) return this.#replay(entry, run, value, options.idempotencyKey);
     if (options.parentRunId !== undefined) await this.#carryOver(options.parentRunId, run.runId, options.rerun ?? new Set());
     try {
       await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput });
@@ -121,6 +123,24 @@ export class RunService {
     this.#started.set(run.runId, run);
     if (this.stack.owner) void this.wait(run.runId).catch(() => undefined);
     return { run: started, reused: false };
+  }
+
+  /**
+   * The run an idempotency key already names. A key names one run: one of another workflow is
+   * StepforgeError `idempotency_key_conflict` (returning it would answer for the wrong workflow).
+   * The same workflow's run comes back as it is, with `inputDiffers` when it was started with
+   * another input (compared as stored, secrets redacted), so the caller can say so.
+   */
+  async #replay(entry: WorkflowEntry, run: RunRecordView, value: Record<string, unknown>, key: string | undefined): Promise<StartedRun> {
+    if (run.workflow !== entry.name) {
+      throw new StepforgeError('idempotency_key_conflict', `idempotency key '${key}' names run ${run.runId} of workflow '${run.workflow}', not a run of '${entry.name}'`, {
+        hint: 'an idempotency key names one run: use another key for this workflow',
+        details: { runId: run.runId, workflow: run.workflow },
+      });
+    }
+    const { stableJson } = await loadFunctionsRuntime();
+    const differs = stableJson(this.stack.runtime.redactor.redact(value)) !== stableJson(run.input ?? {});
+    return { run, reused: true, ...(differs ? { inputDiffers: true } : {}) };
   }
 
   /**

@@ -42,6 +42,7 @@ export const OPENAPI_DOCUMENT = {
           202: ok('Run started', 'RunStarted'),
           400: err('Invalid body or input not matching the workflow input schema (invalid_request, invalid_input)'),
           404: err('Unknown workflow (unknown_workflow)'),
+          409: err('The idempotency key names a run of another workflow (idempotency_key_conflict)'),
           413: err('The input is over Step Functions\' 256 KiB execution input limit (input_too_large); no run is recorded'),
         },
       },
