@@ -244,6 +244,8 @@ describe('Function: createApiHandler', () => {
     const conflict = (await api({ ...post, body: JSON.stringify({ workflow: 'other', input: { x: 1 } }) })) as ApiResponse;
     expect(conflict.statusCode).toBe(409);
     expect(JSON.parse(conflict.body)).toEqual({ error: { name: 'IdempotencyKeyConflict', message: `idempotency key 'api-key-1' names run ${a.runId} of workflow 'hello', not a run of 'other'` } });
+    const long = (await api({ ...post, headers: { 'Idempotency-Key': 'k'.repeat(3000) } })) as ApiResponse;
+    expect([long.statusCode, JSON.parse(long.body)]).toEqual([400, { error: { name: 'InvalidInput', message: 'an idempotency key is at most 256 characters, got 3000' } }]);
   });
 
   it('refuses an input over Step Functions\' 256 KiB execution input (400 InvalidInput) before recording a run', async () => {

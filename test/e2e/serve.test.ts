@@ -51,6 +51,8 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect(again.json).toEqual({ runId: first.json.runId, status: 'SUCCEEDED', reused: true });
     const elsewhere = await api('POST', '/workflows/research-swarm/runs', { input: { task: 'tides' } }, { 'Idempotency-Key': 'http-1' });
     expect([elsewhere.status, elsewhere.json.error.code]).toEqual([409, 'idempotency_key_conflict']);
+    const long = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' } }, { 'Idempotency-Key': 'k'.repeat(300) });
+    expect([long.status, long.json.error]).toEqual([400, { code: 'invalid_request', message: 'Idempotency-Key header: an idempotency key is at most 256 characters, got 300' }]);
 
     const shown = await api('GET', `/runs/${first.json.runId}`);
     expect(shown.status).toBe(200);

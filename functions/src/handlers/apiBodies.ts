@@ -2,11 +2,12 @@
 // `stepforge serve` serves locally), with the one parser both use, so a body the embedded API
 // refuses is refused on AWS with the same code and message. The OpenAPI document's schemas are
 // generated from these (packages/cli/src/stack/openApiDocument.ts).
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '@stepforge/compiler';
 import { z } from 'zod';
 
 const StartRunBody = z.strictObject({
   input: z.record(z.string(), z.unknown()).optional(),
-  idempotencyKey: z.string().min(1).max(256).optional(),
+  idempotencyKey: z.string().min(1).max(MAX_IDEMPOTENCY_KEY_LENGTH).optional(),
   wait: z.boolean().optional(),
 });
 const RestartBody = z.strictObject({ from: z.string().min(1).max(256), wait: z.boolean().optional() });

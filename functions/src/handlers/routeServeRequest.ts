@@ -3,6 +3,7 @@
 // Gateway (over the runtime and Step Functions). What a route does differs with the backend (a fork
 // locally, a redrive on AWS; `wait` only locally); matching, methods, body validation and the error
 // shape do not, so they live here and each backend implements the operations.
+import { idempotencyKeyError } from '@stepforge/compiler';
 import { API_BODIES, parseApiBody, type ApiBodySchema } from './apiBodies.js';
 
 /** An HTTP request reduced to what the routes read. */
@@ -83,7 +84,10 @@ const ROUTES: readonly Route[] = [
     method: 'POST', pattern: /^\/workflows\/([^/]+)\/runs$/,
     handle: (b, req, [name]) => {
       const body = bodyOf(StartRunBody, req);
-      return b.startRun(name!, body, req.headers['idempotency-key'] ?? body.idempotencyKey);
+      const header = req.headers['idempotency-key'];
+      const headerError = header !== undefined ? idempotencyKeyError(header) : undefined;
+      if (headerError !== undefined) throw new ApiError(400, 'invalid_request', `Idempotency-Key header: ${headerError}`);
+      return b.startRun(name!, body, header ?? body.idempotencyKey);
     },
   },
   { method: 'GET', pattern: /^\/workflows\/([^/]+)\/runs$/, handle: (b, req, [name]) => b.listRuns(name!, req.query['status']) },

@@ -1,5 +1,5 @@
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { RUN_META_KEY, executionInputSizeError } from '@stepforge/compiler';
+import { RUN_META_KEY, executionInputSizeError, idempotencyKeyError } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { Runtime } from '../runtime/Runtime.js';
 
@@ -33,6 +33,8 @@ export async function startWorkflowRun(rt: Runtime, p: { workflow: string; input
     ...(p.input !== null && typeof p.input === 'object' && !Array.isArray(p.input) ? p.input as Record<string, unknown> : { value: p.input ?? null }),
     [RUN_META_KEY]: { idempotencyKey: p.idempotencyKey ?? null, parentRunId: p.parentRunId ?? null },
   };
+  const keyError = p.idempotencyKey !== undefined ? idempotencyKeyError(p.idempotencyKey) : undefined;
+  if (keyError !== undefined) throw new RuntimeError('InvalidInput', keyError);
   const executionInput = JSON.stringify(input);
   // Refused before the run is recorded: StartExecution would refuse it after, leaving a FAILED run.
   const tooLarge = executionInputSizeError(executionInput);

@@ -310,11 +310,15 @@ describe('Function: main (COMMAND --help)', () => {
   });
 });
 
-describe('Function: main (stepforge runs, usage checked before the stack opens)', () => {
+describe('Function: main (run and runs: usage checked before the stack opens)', () => {
   it('refuses a --limit that is not a whole number from 1 to 10000, and --limit outside list', async () => {
     for (const bad of ['abc', '0', '-1', '2.5', '10001', '']) {
       const r = await run(['runs', 'list', `--limit=${bad}`], dir);
       expect({ bad, code: r.code, err: r.err.split('\n')[0] }).toEqual({ bad, code: 2, err: `error[usage] --limit must be a whole number from 1 to 10000, got '${bad}'` });
+    }
+    for (const [key, message] of [['', 'an idempotency key cannot be empty'], ['k'.repeat(3000), 'an idempotency key is at most 256 characters, got 3000']]) {
+      const r = await run(['run', 'wf.yaml', '--idempotency-key', key!], dir);
+      expect({ code: r.code, err: r.err.split('\n')[0] }).toEqual({ code: 2, err: `error[usage] --idempotency-key: ${message}` });
     }
     const show = await run(['runs', 'show', 'some-id', '--limit', '3'], dir);
     expect({ code: show.code, err: show.err.split('\n')[0] }).toEqual({ code: 2, err: 'error[usage] --limit goes with runs list' });

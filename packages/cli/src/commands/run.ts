@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { idempotencyKeyError } from '@stepforge/compiler';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause } from '../progress/readableCause.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
@@ -41,6 +42,8 @@ const command: Command = {
         }, 'run FILE [--input JSON|@file] [--idempotency-key K] [--provider P] [--json]');
     const { values, positionals } = parsed;
     if (positionals.length !== 1) throw new UsageError(`run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
+    const keyError = values['idempotency-key'] !== undefined ? idempotencyKeyError(values['idempotency-key']) : undefined;
+    if (keyError !== undefined) throw new UsageError(`--idempotency-key: ${keyError}`);
     const input = readInput(values.input, io.cwd);
     const session = await StackSession.open(stackOptions(io, values));
     try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_EXECUTION_INPUT_BYTES, executionInputSizeError } from '../../src/input/executionInputSize.js';
+import { MAX_EXECUTION_INPUT_BYTES, executionInputSizeError, idempotencyKeyError } from '../../src/input/runStartLimits.js';
 
 describe('Function: executionInputSizeError', () => {
   it('accepts an input of exactly 256 KiB of UTF-8 and refuses one byte more, counting bytes, not characters', () => {
@@ -10,5 +10,14 @@ describe('Function: executionInputSizeError', () => {
     expect(executionInputSizeError('é'.repeat(131072))).toBeUndefined();
     expect(executionInputSizeError('é'.repeat(131073))).toMatch(/^the run's input is 256\.0 KiB \(262146 bytes\)/);
     expect(executionInputSizeError('x'.repeat(10 * 1024 * 1024))).toMatch(/^the run's input is 10\.0 MiB \(10485760 bytes\)/);
+  });
+});
+
+describe('Function: idempotencyKeyError', () => {
+  it('takes a key of 1 to 256 characters', () => {
+    expect(idempotencyKeyError('k')).toBeUndefined();
+    expect(idempotencyKeyError('k'.repeat(256))).toBeUndefined();
+    expect(idempotencyKeyError('')).toBe('an idempotency key cannot be empty');
+    expect(idempotencyKeyError('k'.repeat(257))).toBe('an idempotency key is at most 256 characters, got 257');
   });
 });

@@ -1,3 +1,6 @@
+// The limits a run's start is checked against before anything is stored: the execution input's
+// size, and the idempotency key's length.
+
 /** Step Functions' limit on an execution's input (StartExecution `input`), in UTF-8 bytes. */
 export const MAX_EXECUTION_INPUT_BYTES = 256 * 1024;
 
@@ -18,4 +21,14 @@ export function executionInputSizeError(text: string): string | undefined {
 
 function formatBytes(n: number): string {
   return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MiB (${n} bytes)` : `${(n / 1024).toFixed(1)} KiB (${n} bytes)`;
+}
+
+/** The longest idempotency key a run takes (its key item must stay well inside DynamoDB's 2048-byte partition key). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
+
+/** Why an idempotency key cannot name a run, or undefined when it can: 1 to 256 characters. */
+export function idempotencyKeyError(key: string): string | undefined {
+  if (key.length === 0) return 'an idempotency key cannot be empty';
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return `an idempotency key is at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${key.length}`;
+  return undefined;
 }
