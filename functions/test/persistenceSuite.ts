@@ -249,6 +249,18 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
     });
   });
 
+  describe(`Lookups by an id no record can have (${label})`, () => {
+    it('find nothing for an id over the longest a run or approval id can be, rather than failing on the key size', async () => {
+      const rt = get();
+      const long = 'r'.repeat(3000);
+      expect(await rt.runs.getRun(long)).toBeUndefined();
+      expect(await rt.approvals.get(long)).toBeUndefined();
+      expect(await rt.runs.getRun('')).toBeUndefined();
+      const err = await rt.approvals.decide(long, { decision: 'APPROVED' }).catch((e: unknown) => e as Error);
+      expect((err as Error).name).toBe('NotFound');
+    });
+  });
+
   describe(`Class: ApprovalStore (${label})`, () => {
     it('lists pending approvals and accepts only the first decision', async () => {
       const rt = get();

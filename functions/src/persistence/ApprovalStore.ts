@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { RuntimeError } from '../errors/RuntimeError.js';
-import { conditionFailureItem, isConditionFailure, unmarshallItem, type Db } from './Db.js';
+import { conditionFailureItem, couldBeRecordId, isConditionFailure, unmarshallItem, type Db } from './Db.js';
 import { stripKeys } from './RunStore.js';
 import { GSI_BY_STATUS } from './Tables.js';
 
@@ -115,6 +115,7 @@ export class ApprovalStore {
   }
 
   async #item(approvalId: string): Promise<Record<string, unknown> | undefined> {
+    if (!couldBeRecordId(approvalId)) return undefined;
     const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: pk(approvalId), sk: SK }, ConsistentRead: true }));
     return r.Item;
   }

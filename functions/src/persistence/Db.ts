@@ -29,6 +29,18 @@ export function createDb(client: DynamoDBClient, tableName: string, redactor: Re
 }
 
 /**
+ * The longest id a run or approval can have: run ids are Step Functions execution names (at most
+ * 80 characters) and approval ids UUIDs. A lookup of a longer one finds nothing, rather than
+ * sending DynamoDB a key over its 2048-byte limit (a ValidationException the user caused).
+ */
+export const MAX_RECORD_ID_LENGTH = 256;
+
+/** Whether `id` could name a stored run or approval at all (see MAX_RECORD_ID_LENGTH). */
+export function couldBeRecordId(id: string): boolean {
+  return id.length > 0 && id.length <= MAX_RECORD_ID_LENGTH;
+}
+
+/**
  * Converts plain JS to a raw AttributeValue map, as the DocumentClient here does
  * (`removeUndefinedValues`, objects of any class as maps): the inverse of unmarshallItem.
  */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { conditionFailureItem, isConditionFailure, marshallItem, unmarshallItem, type Db } from './Db.js';
+import { conditionFailureItem, couldBeRecordId, isConditionFailure, marshallItem, unmarshallItem, type Db } from './Db.js';
 import { GSI_BY_STATUS, GSI_BY_WORKFLOW } from './Tables.js';
 
 /** Run statuses, named as Step Functions names execution statuses. */
@@ -137,6 +137,7 @@ export class RunStore {
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
+    if (!couldBeRecordId(runId)) return undefined;
     const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(runId), sk: RUN_SK }, ConsistentRead: true }));
     return r.Item ? stripKeys(r.Item) as unknown as RunRecord : undefined;
   }
