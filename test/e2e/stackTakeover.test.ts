@@ -68,4 +68,17 @@ describe.skipIf(!built)('Binary: a run outlives the process that held the stack 
     const runs = JSON.parse((await stepforge('runs', 'list', '--json')).stdout).runs as { runId: string; status: string }[];
     expect(runs.map((r) => r.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
   }, 180_000);
+
+  it('cancels the run that the owning `run` follows: that process ends with it, and runs cancel carries on without a word', async () => {
+    const owner = start('run', 'examples/approval-gate.chain.yaml', '--input', '{"version":"C"}');
+    const [c] = await pending('C');
+    const cancel = await stepforge('runs', 'cancel', c!.runId, '--json');
+    expect(cancel.code).toBe(0);
+    expect(JSON.parse(cancel.stdout)).toMatchObject({ runId: c!.runId, status: 'ABORTED', cancelled: true });
+    // The owner ends (its run did) while runs cancel waits for the run to settle: that is expected,
+    // so no note about taking the stack over.
+    expect(cancel.stderr).toBe('');
+    expect(await owner.exit).toBe(1);
+    expect(owner.out.stdout).toContain(`ABORTED  run ${c!.runId}`);
+  }, 120_000);
 });

@@ -97,12 +97,14 @@ async function cancel(io: CliIo, session: StackSession, runId: string, reason: s
   // Whether this command found the run running (on a first attempt whose owner then ended, the
   // run may have settled ABORTED by the time a second one reads it).
   let cancelled = false;
+  // Quiet: when the owner is the `run` following this run, stopping the run ends it, and the
+  // second attempt reads the run as it settled.
   const run = await session.untilDone(io, async ({ service }) => {
     const found = await service.getRun(runId);
     if (found.status !== 'RUNNING') return found;
     cancelled = true;
     return service.stop(found, reason);
-  });
+  }, { quiet: true });
   if (json) io.out(JSON.stringify({ runId: run.runId, status: run.status, cancelled, error: run.error ?? null }) + '\n');
   else if (cancelled) io.out(`cancelled run ${run.runId} (${run.workflow}): ${run.status}\n`);
   else io.out(`run ${run.runId} (${run.workflow}) had already ended: ${run.status}; nothing to cancel\n`);

@@ -50,15 +50,21 @@ export class StackSession {
 
   /**
    * Runs `f` (following a run to its end) and, when the owner this process was connected to
-   * goes away under it, takes the stack over and runs `f` again with `again` set.
+   * goes away under it, takes the stack over and runs `f` again with `again` set. It says so on
+   * stderr unless `quiet` (a `runs cancel` whose owner was the `run` of the run it stopped, which
+   * ends because of it, expects to lose it).
    */
-  async untilDone<T>(io: CliIo, f: (opened: OpenedStack, again: boolean) => Promise<T>): Promise<T> {
+  async untilDone<T>(io: CliIo, f: (opened: OpenedStack, again: boolean) => Promise<T>, options: { readonly quiet?: boolean } = {}): Promise<T> {
     for (let takeovers = 0; ; takeovers++) {
       try {
         return await f(this.opened, takeovers > 0);
       } catch (e) {
         if (this.opened.stack.owner || !isLostConnection(e) || takeovers >= MAX_TAKEOVERS) throw e;
-        io.err(`note: the stepforge process that held this project's stack ended; this one takes it over and carries on (a run that had started resumes from its last checkpoint)\n`);
+        if (!options.quiet) {
+          io.err(this.options.resume === false
+            ? `note: the stepforge process that held this project's stack ended; this one opens it in its place (and resumes nothing)\n`
+            : `note: the stepforge process that held this project's stack ended; this one takes it over and carries on (a run that had started resumes from its last checkpoint)\n`);
+        }
         await this.opened.stack.close();
         this.opened = await openService(this.options);
       }
