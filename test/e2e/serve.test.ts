@@ -33,6 +33,12 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     project.remove();
   });
 
+  it('names a port that is taken (port_in_use), with what to do', async () => {
+    const port = Number(new URL(handle.url).port);
+    const err = await startServe(bufferIo(project.dir), new RunService(stack, project.dir), port).then(() => undefined, (e: unknown) => e as { code?: string; message?: string; hint?: string });
+    expect(err).toMatchObject({ name: 'StepforgeError', code: 'port_in_use', message: `port ${port} on 127.0.0.1 is in use by another program`, hint: 'pick another with --port N, or --port 0 for any free one' });
+  });
+
   it('lists the workflows under examples/', async () => {
     const r = await api('GET', '/workflows');
     expect(r.status).toBe(200);

@@ -186,7 +186,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, port)));
     server.listen(port, '127.0.0.1', () => resolve());
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -199,6 +199,17 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
       server.closeAllConnections();
     }),
   };
+}
+
+/** A port that cannot be listened on, as the user's error it is (`port_in_use`, `port_not_allowed`). */
+function listenError(e: NodeJS.ErrnoException, port: number): Error {
+  if (e.code === 'EADDRINUSE') {
+    return new StepforgeError('port_in_use', `port ${port} on 127.0.0.1 is in use by another program`, { hint: 'pick another with --port N, or --port 0 for any free one' });
+  }
+  if (e.code === 'EACCES') {
+    return new StepforgeError('port_not_allowed', `this user may not listen on port ${port}`, { hint: 'ports below 1024 need privileges: pick another with --port N' });
+  }
+  return e;
 }
 
 /** The largest request body served, as API Gateway's payload limit (10 MB). */
