@@ -40,8 +40,6 @@ export function stepProgressFromRecords(steps: readonly ProgressStep[], records:
     else state = 'succeeded';
     const starts = recs.map((r) => Date.parse(r.startedAt)).filter(Number.isFinite);
     const ends = recs.map((r) => (r.endedAt !== undefined ? Date.parse(r.endedAt) : NaN)).filter(Number.isFinite);
-    const startedAt = starts.length > 0 ? Math.min(...starts) : undefined;
-    const endedAt = ends.length > 0 && state !== 'running' ? Math.max(...ends) : undefined;
     let inputTokens = 0;
     let outputTokens = 0;
     for (const r of recs) {
@@ -55,9 +53,7 @@ export function stepProgressFromRecords(steps: readonly ProgressStep[], records:
       ...(s.parent !== undefined ? { parent: s.parent } : {}),
       state,
       reused: false,
-      ...(startedAt !== undefined ? { startedAt } : {}),
-      ...(endedAt !== undefined ? { endedAt } : {}),
-      ...(startedAt !== undefined && endedAt !== undefined ? { durationMs: endedAt - startedAt } : {}),
+      ...spanOf(starts, ends, state),
       inputTokens,
       outputTokens,
       calls: recs.length,
@@ -81,10 +77,14 @@ function groupOf(nested: readonly StepProgress[], running: boolean): Pick<StepPr
   const state: StepState = has('failed') ? 'failed' : has('running') ? 'running' : has('succeeded') ? 'succeeded' : running ? 'pending' : 'skipped';
   const starts = nested.flatMap((n) => (n.startedAt !== undefined ? [n.startedAt] : []));
   const ends = nested.flatMap((n) => (n.endedAt !== undefined ? [n.endedAt] : []));
+  return { state, ...spanOf(starts, ends, state) };
+}
+
+/** From the earliest start to the latest end (no end while the step is still running). */
+function spanOf(starts: readonly number[], ends: readonly number[], state: StepState): Pick<StepProgress, 'startedAt' | 'endedAt' | 'durationMs'> {
   const startedAt = starts.length > 0 ? Math.min(...starts) : undefined;
   const endedAt = ends.length > 0 && state !== 'running' ? Math.max(...ends) : undefined;
   return {
-    state,
     ...(startedAt !== undefined ? { startedAt } : {}),
     ...(endedAt !== undefined ? { endedAt } : {}),
     ...(startedAt !== undefined && endedAt !== undefined ? { durationMs: endedAt - startedAt } : {}),

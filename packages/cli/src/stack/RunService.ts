@@ -300,13 +300,11 @@ export class RunService {
   /** A run with its steps (records and progress) and history. */
   async details(runId: string): Promise<RunDetails> {
     const run = await this.getRun(runId);
-    const [{ steps, history }, records] = await Promise.all([this.progress(run), this.runs.listSteps(runId)]);
+    const wf = await this.catalog.get(run.workflow);
+    const [{ steps, history }, records] = await Promise.all([this.progress(run, wf), this.runs.listSteps(runId)]);
     // No history (the execution was dropped after the retention period, or its history cannot be
     // read): the steps as their records in DynamoDB tell it, rather than every one "skipped".
-    if (history.length === 0 && records.length > 0) {
-      const wf = await this.catalog.get(run.workflow);
-      if (wf) return { run, steps: stepProgressFromRecords(wf.steps, records, run.status), records, history };
-    }
+    if (history.length === 0 && records.length > 0 && wf) return { run, steps: stepProgressFromRecords(wf.steps, records, run.status), records, history };
     return { run, steps, records, history };
   }
 

@@ -2,6 +2,7 @@
 // definition size, worst-case history events (Standard), and payload budgets per state.
 import { StepforgeError } from '../errors/StepforgeError.js';
 import { INLINE_OUTPUT_MAX_BYTES, STATE_READ_OUTPUT_MAX_BYTES } from '../envelope/StepEnvelope.js';
+import { MAX_EXECUTION_INPUT_BYTES } from '../input/runStartLimits.js';
 import type { IrDocument, IrStep, IrWorkflow } from '../ir/Ir.js';
 import { jsonLength } from './jsonLength.js';
 import { worstCaseAttempts } from './renderRetry.js';
@@ -10,8 +11,8 @@ import { worstCaseAttempts } from './renderRetry.js';
 export const MAX_DEFINITION_BYTES = 1024 * 1024;
 /** History events a Standard execution may write. */
 export const MAX_HISTORY_EVENTS = 25_000;
-/** Largest state input/output / Task payload. */
-export const MAX_PAYLOAD_BYTES = 256 * 1024;
+/** Largest state input/output / Task payload: Step Functions' one payload quota, as for an execution's input. */
+export const MAX_PAYLOAD_BYTES = MAX_EXECUTION_INPUT_BYTES;
 /** Handlers return outputs larger than this by reference (`outputRef`); the compiler budgets with it. */
 export const MAX_INLINE_OUTPUT_BYTES = INLINE_OUTPUT_MAX_BYTES;
 /** The execution input the compiler budgets for (the run API rejects larger inputs). */
