@@ -51,6 +51,14 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     expect(head.startsWith("'use strict';\n")).toBe(true);
   });
 
+  it('holds undici\'s connection pool without its index (fetch, cookies, WebSocket)', () => {
+    // The index costs every stack command ~70 ms to load and nothing uses it (undiciPool.d.ts).
+    const bundle = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'utf8');
+    expect(bundle).toContain('"node_modules/undici/lib/dispatcher/pool.js"');
+    expect(bundle).not.toContain('"node_modules/undici/index.js"');
+    expect(bundle).not.toContain('"node_modules/undici/lib/web/cookies/index.js"');
+  });
+
   it('answers each command as dist/ does', async () => {
     const commands: string[][] = [
       ['--help'],

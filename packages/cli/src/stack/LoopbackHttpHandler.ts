@@ -1,5 +1,7 @@
 import type { Readable } from 'node:stream';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool as UndiciPool } from 'undici';
+// The pool alone, not undici's index (see undiciPool.d.ts).
+import Pool from 'undici/lib/dispatcher/pool.js';
 
 /** The parts of the SDK's HttpRequest this handler reads (the SDK passes a full one). */
 export interface SdkHttpRequest {
@@ -39,7 +41,7 @@ const DROPPED_HEADERS = new Set(['expect']);
  */
 export class LoopbackHttpHandler {
   readonly metadata = { handlerProtocol: 'http/1.1' };
-  readonly #pools = new Map<string, Pool>();
+  readonly #pools = new Map<string, UndiciPool>();
   readonly #connections: number;
   readonly #requestTimeoutMs: number | undefined;
 
@@ -122,7 +124,7 @@ export class LoopbackHttpHandler {
   }
 
   /** The keep-alive connections to one origin. */
-  #pool(origin: string): Pool {
+  #pool(origin: string): UndiciPool {
     let pool = this.#pools.get(origin);
     if (!pool) {
       pool = new Pool(origin, { connections: this.#connections });
