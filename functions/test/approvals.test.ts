@@ -234,6 +234,10 @@ describe('Function: createApiHandler', () => {
     const second = (await api(post)) as ApiResponse;
     expect(second.statusCode).toBe(200);
     expect(JSON.parse(second.body)).toMatchObject({ runId: a.runId, reused: true });
+    expect(JSON.parse(second.body)).not.toHaveProperty('inputDiffers');
+    // The key again with another input: that run as it ran, saying the input differed.
+    const otherInput = (await api({ ...post, body: JSON.stringify({ workflow: 'hello', input: { x: 2 } }) })) as ApiResponse;
+    expect([otherInput.statusCode, JSON.parse(otherInput.body)]).toEqual([200, { runId: a.runId, executionArn: a.executionArn, status: expect.any(String), reused: true, inputDiffers: true }]);
     const shown = JSON.parse(((await api({ httpMethod: 'GET', path: `/runs/${a.runId}` })) as ApiResponse).body) as { run: { workflow: string; idempotencyKey: string } };
     expect(shown.run).toMatchObject({ workflow: 'hello', idempotencyKey: 'api-key-1' });
     const list = JSON.parse(((await api({ httpMethod: 'GET', path: '/runs', queryStringParameters: { workflow: 'hello' } })) as ApiResponse).body) as { runs: { runId: string }[] };

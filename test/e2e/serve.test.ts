@@ -55,6 +55,9 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     const again = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' } }, { 'Idempotency-Key': 'http-1' });
     expect(again.status).toBe(200);
     expect(again.json).toEqual({ runId: first.json.runId, status: 'SUCCEEDED', reused: true });
+    // Another input under the key: the run as it ran, and the answer says the input differed.
+    const otherInput = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'reefs' }, wait: true }, { 'Idempotency-Key': 'http-1' });
+    expect([otherInput.status, otherInput.json]).toEqual([200, { runId: first.json.runId, status: 'SUCCEEDED', output: first.json.output, reused: true, inputDiffers: true }]);
     const elsewhere = await api('POST', '/workflows/research-swarm/runs', { input: { task: 'tides' } }, { 'Idempotency-Key': 'http-1' });
     expect([elsewhere.status, elsewhere.json.error.code]).toEqual([409, 'idempotency_key_conflict']);
     const long = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' } }, { 'Idempotency-Key': 'k'.repeat(300) });

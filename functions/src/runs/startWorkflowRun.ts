@@ -1,6 +1,7 @@
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { RUN_META_KEY, executionInputSizeError, idempotencyKeyError } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
+import { inputDiffers } from './inputDiffers.js';
 import type { Runtime } from '../runtime/Runtime.js';
 
 /** What starting a workflow answers (`run --json` shape plus the execution ARN). */
@@ -10,6 +11,8 @@ export interface StartedRun {
   readonly status: string;
   /** True when the idempotency key matched an earlier run, which is returned instead. */
   readonly reused: boolean;
+  /** Present (true) when that earlier run was started with another input than this start's. */
+  readonly inputDiffers?: true;
 }
 
 /** The state machine ARN for a workflow name (explicit map first, then the ARN prefix). */
@@ -46,7 +49,8 @@ export async function startWorkflowRun(rt: Runtime, p: { workflow: string; input
   }
   if (reused && run.executionArn) {
     const d = await rt.sfn().send(new DescribeExecutionCommand({ executionArn: run.executionArn })).catch(() => undefined);
-    return { runId: run.runId, executionArn: run.executionArn, status: d?.status ?? run.status, reused: true };
+    const differs = inputDiffers(rt.redactor, p.input, run.input);
+    return { runId: run.runId, executionArn: run.executionArn, status: d?.status ?? run.status, reused: true, ...(differs ? { inputDiffers: true as const } : {}) };
   }
   let executionArn: string | undefined;
   try {

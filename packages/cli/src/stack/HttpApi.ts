@@ -37,9 +37,11 @@ export function createHttpApi(service: RunService): (req: ApiRequest) => Promise
       const entry = await service.catalog.get(name);
       if (!entry) throw new ApiError(404, 'unknown_workflow', `no workflow named '${name}'`);
       const started = await service.start(entry, body.input ?? {}, key !== undefined ? { idempotencyKey: key } : {});
-      if (!body.wait) return apiJson(started.reused ? 200 : 202, { runId: started.run.runId, status: started.run.status, reused: started.reused });
+      // A reused key started with another input: the run as it ran, saying so (as `run` does on stderr).
+      const differs = started.inputDiffers ? { inputDiffers: true } : {};
+      if (!body.wait) return apiJson(started.reused ? 200 : 202, { runId: started.run.runId, status: started.run.status, reused: started.reused, ...differs });
       const run = await service.wait(started.run.runId);
-      return apiJson(200, { runId: run.runId, status: run.status, output: run.output ?? null, reused: started.reused });
+      return apiJson(200, { runId: run.runId, status: run.status, output: run.output ?? null, reused: started.reused, ...differs });
     },
     async listRuns(name, status) {
       const s = status?.toUpperCase();

@@ -138,8 +138,7 @@ export class RunService {
         details: { runId: run.runId, workflow: run.workflow },
       });
     }
-    const { stableJson } = await loadFunctionsRuntime();
-    const differs = stableJson(this.stack.runtime.redactor.redact(value)) !== stableJson(run.input ?? {});
+    const differs = (await loadFunctionsRuntime()).inputDiffers(this.stack.runtime.redactor, value, run.input);
     return { run, reused: true, ...(differs ? { inputDiffers: true } : {}) };
   }
 

@@ -114,7 +114,10 @@ export const OPENAPI_DOCUMENT = {
       },
       RunStarted: {
         type: 'object', required: ['runId', 'status', 'reused'],
-        properties: { runId: { type: 'string' }, status: { type: 'string' }, reused: { type: 'boolean' }, output: {} },
+        properties: {
+          runId: { type: 'string' }, status: { type: 'string' }, reused: { type: 'boolean' }, output: {},
+          inputDiffers: { type: 'boolean', enum: [true], description: 'Present when the idempotency key names an earlier run that was started with another input; that run is returned as it ran' },
+        },
       },
       RunStatus: { type: 'object', required: ['runId', 'status'], properties: { runId: { type: 'string' }, status: { type: 'string' } } },
       Fork: {
