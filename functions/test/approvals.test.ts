@@ -9,7 +9,6 @@ import { CreateStateMachineCommand, DescribeExecutionCommand, SFNClient, StartEx
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
-import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiHandler, type ApiResponse } from '../src/handlers/api.js';
 import { createApprovalsHandler } from '../src/handlers/approvals.js';
@@ -17,10 +16,10 @@ import { createToolHandler } from '../src/handlers/tool.js';
 import { createTriggerHandler } from '../src/handlers/trigger.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
 import { envelope } from './envelope.js';
-import { makeRuntime, startDynalite, type DynamoEndpoint } from './emulators.js';
+import { makeRuntime, startDynalite, type DynamoEndpoint, startSqs, type SqsEndpoint } from './emulators.js';
 
 let ddb: DynamoEndpoint;
-let sqs: FauxqsServer;
+let sqs: SqsEndpoint;
 let engine: EngineServer;
 let rt: Runtime;
 let sfn: SFNClient;
@@ -34,8 +33,8 @@ const FN_ENV = () => envelope({ kind: 'tool', step: 'read_report', tools: ['fs-r
 const FN = 'arn:aws:lambda:us-east-1:123456789012:function:ToolStepFunction';
 
 beforeAll(async () => {
-  [ddb, sqs] = await Promise.all([startDynalite(), startFauxqs({ port: 0, logger: false })]);
-  queueUrl = sqs.createQueue('approvals').queueUrl;
+  [ddb, sqs] = await Promise.all([startDynalite(), startSqs()]);
+  queueUrl = await sqs.createQueue('approvals');
   const root = mkdtempSync(join(tmpdir(), 'sf-appr-'));
   writeFileSync(join(root, 'report.txt'), 'quarterly numbers');
   const env = FN_ENV();
@@ -44,7 +43,7 @@ beforeAll(async () => {
     substitutions: { ToolStepFunctionArn: FN },
   });
   rt = await makeRuntime(ddb.endpoint, {
-    endpoints: { sqs: sqs.address, stepfunctions: engine.url },
+    endpoints: { sqs: sqs.endpoint, stepfunctions: engine.url },
     approvalQueueUrl: queueUrl,
     policyRules: [{ name: 'reads need a human', tool: 'fs-read', args: { path: '*.txt' }, action: 'approve' }],
     tools: { httpAllowHosts: [], fsRoot: root, fsMaxReadBytes: 10_000, shellEnabled: false, shellAllow: [], shellDeny: [], maxArgsBytes: 10_000 },

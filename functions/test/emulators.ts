@@ -4,6 +4,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+// The embedded stack's own way to run fauxqs (on loopback only), so the tests run it as users do.
+import { startSqsEmulator } from '../../packages/cli/src/stack/startSqsEmulator.js';
 import { runtimeConfigFromEnv, type RuntimeConfig } from '../src/config/RuntimeConfig.js';
 import { ensureTables } from '../src/persistence/Tables.js';
 import { Runtime, type RuntimeDeps } from '../src/runtime/Runtime.js';
@@ -23,6 +26,27 @@ export async function startDynalite(): Promise<DynamoEndpoint> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const { port } = server.address() as AddressInfo;
   return { endpoint: `http://127.0.0.1:${port}`, stop: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** A running SQS endpoint (fauxqs on 127.0.0.1), with a way to create queues through the SQS API. */
+export interface SqsEndpoint {
+  readonly endpoint: string;
+  createQueue(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Starts fauxqs on 127.0.0.1 with a free port. */
+export async function startSqs(): Promise<SqsEndpoint> {
+  const sqs = await startSqsEmulator('127.0.0.1');
+  const client = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  return {
+    endpoint: sqs.endpoint,
+    createQueue: async (name) => (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl as string,
+    stop: async () => {
+      client.destroy();
+      await sqs.stop();
+    },
+  };
 }
 
 /** Starts DynamoDB Local (Java) in memory on a free port and waits until it answers. */

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnectorHandler } from '../src/handlers/connector.js';
 import { createFunctionHandler } from '../src/handlers/function.js';
@@ -13,21 +12,21 @@ import { createMcpToolHandler } from '../src/handlers/mcp_tool.js';
 import { createLocalHandlers } from '../src/createLocalHandlers.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
 import { envelope } from './envelope.js';
-import { json, makeRuntime, startDynalite, startHttpServer, type DynamoEndpoint } from './emulators.js';
+import { json, makeRuntime, startDynalite, startHttpServer, type DynamoEndpoint, startSqs, type SqsEndpoint } from './emulators.js';
 // @ts-expect-error — a plain .mjs fixture without type declarations
 import { startHttpMcpServer } from './fixtures/mcpServer.mjs';
 
 const mcpFixture = fileURLToPath(new URL('./fixtures/mcpServer.mjs', import.meta.url));
 let ddb: DynamoEndpoint;
-let sqs: FauxqsServer;
+let sqs: SqsEndpoint;
 let rt: Runtime;
 let queueUrl: string;
 let web: Awaited<ReturnType<typeof startHttpServer>>;
 let mcpHttp: { url: string; close(): Promise<void> };
 
 beforeAll(async () => {
-  [ddb, sqs] = await Promise.all([startDynalite(), startFauxqs({ port: 0, logger: false })]);
-  queueUrl = sqs.createQueue('events').queueUrl;
+  [ddb, sqs] = await Promise.all([startDynalite(), startSqs()]);
+  queueUrl = await sqs.createQueue('events');
   web = await startHttpServer((req, res) => {
     if (req.url === '/api/chat.postMessage') {
       const b = JSON.parse(req.body) as { channel: string };
@@ -48,7 +47,7 @@ beforeAll(async () => {
   writeFileSync(join(fnDir, 'text', 'wordCount.ts'), 'export default function wordCount(input: { text: string }, ctx: { secrets: Record<string, string> }): { words: number; hasKey: boolean } {\n  return { words: input.text.split(/\\s+/).filter(Boolean).length, hasKey: ctx.secrets.db_password === "hunter2-long" };\n}\n');
   writeFileSync(join(fnDir, 'boom.mjs'), 'export default () => { throw new TypeError("bad input shape"); };\n');
   rt = await makeRuntime(ddb.endpoint, {
-    endpoints: { sqs: sqs.address, eventbridge: web.url },
+    endpoints: { sqs: sqs.endpoint, eventbridge: web.url },
     connectors: { slackApiUrl: `${web.url}/api`, slackToken: '$secret:slack_token' },
     userFunctionsDir: fnDir,
     mcpServers: { calc: { url: mcpHttp.url }, local: { command: process.execPath, args: [mcpFixture, 'stdio'] } },

@@ -2,11 +2,27 @@ import { describe, it, expect } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { DynamoDBClient, CreateTableCommand, DescribeTableCommand, PutItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { SQSClient, CreateQueueCommand, SendMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { startEmulators } from '../src/stack/startEmulators.js';
 
 const creds = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/** This machine's first address that is not loopback, if it has one. */
+const outsideAddress = Object.values(networkInterfaces()).flat().find((a) => a !== undefined && !a.internal && a.family === 'IPv4')?.address;
+
+/** What connecting to host:port gives: 'connected', or the error code. */
+function tryConnect(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port }, () => {
+      socket.destroy();
+      resolve('connected');
+    });
+    socket.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+  });
+}
 
 describe('Function: startEmulators', () => {
   it('serves DynamoDB that persists on disk across restarts, and SQS, on loopback', async () => {
@@ -45,6 +61,18 @@ describe('Function: startEmulators', () => {
       await second.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // fauxqs's own startFauxqs listens on 0.0.0.0 whatever host it is given (startSqsEmulator).
+  it.skipIf(outsideAddress === undefined)('listens on loopback only, not on the machine\'s other addresses', async () => {
+    const emulators = await startEmulators();
+    try {
+      const ports = [emulators.dynamodbEndpoint, emulators.sqsEndpoint].map((e) => Number(new URL(e).port));
+      expect(await Promise.all(ports.map((p) => tryConnect('127.0.0.1', p)))).toEqual(['connected', 'connected']);
+      expect(await Promise.all(ports.map((p) => tryConnect(outsideAddress!, p)))).toEqual(['ECONNREFUSED', 'ECONNREFUSED']);
+    } finally {
+      await emulators.close();
     }
   });
 });

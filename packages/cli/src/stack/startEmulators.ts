@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDynaliteWorker } from './startDynaliteWorker.js';
+import { startSqsEmulator } from './startSqsEmulator.js';
 
 /** The loopback emulators the embedded stack runs in-process. */
 export interface Emulators {
@@ -32,14 +33,7 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
     mkdirSync(path, { recursive: true });
     dynamoOptions.path = path;
   }
-  type Sqs = { address: string; port: number; stop(): Promise<void> };
-  const [dynamoResult, sqsResult] = await Promise.allSettled([
-    startDynaliteWorker(host, dynamoOptions),
-    (async (): Promise<Sqs> => {
-      const { startFauxqs } = (await import('fauxqs')) as { startFauxqs(o: { port: number; host?: string; logger?: boolean }): Promise<Sqs> };
-      return startFauxqs({ port: 0, logger: false });
-    })(),
-  ]);
+  const [dynamoResult, sqsResult] = await Promise.allSettled([startDynaliteWorker(host, dynamoOptions), startSqsEmulator(host)]);
   if (dynamoResult.status === 'rejected' || sqsResult.status === 'rejected') {
     if (dynamoResult.status === 'fulfilled') await dynamoResult.value.close();
     if (sqsResult.status === 'fulfilled') await sqsResult.value.stop();
@@ -49,9 +43,10 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
   const sqs = sqsResult.value;
   return {
     dynamodbEndpoint: dynamo.endpoint,
-    sqsEndpoint: `http://127.0.0.1:${sqs.port}`,
+    sqsEndpoint: sqs.endpoint,
     async close() {
       await Promise.allSettled([sqs.stop(), dynamo.close()]);
     },
   };
 }
+

@@ -3,7 +3,6 @@
 // conformance harness: `startServiceEmulators()` once, then `runServiceCase(case, emulators)`.
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { startFauxqs } from 'fauxqs';
 import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +15,8 @@ import {
   type ExecutionResult,
   type LambdaHandler,
 } from '@stepforge/engine';
+// The embedded stack's own way to run fauxqs (on loopback only; fauxqs's startFauxqs binds 0.0.0.0).
+import { startSqsEmulator } from '../../../cli/src/stack/startSqsEmulator.js';
 
 // dynalite ships no types; it is a CommonJS factory returning an http.Server.
 const dynalite = createRequire(import.meta.url)('dynalite') as (options: Record<string, unknown>) => Server;
@@ -33,11 +34,11 @@ export interface ServiceEmulators {
 
 /** Starts fauxqs and dynalite on 127.0.0.1 with free ports. */
 export async function startServiceEmulators(): Promise<ServiceEmulators> {
-  const fq = await startFauxqs({ port: 0, logger: false, host: '127.0.0.1' } as Parameters<typeof startFauxqs>[0]);
+  const fq = await startSqsEmulator('127.0.0.1');
   const dyn = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve) => dyn.listen(0, '127.0.0.1', () => resolve()));
   const dynamodbEndpoint = `http://127.0.0.1:${(dyn.address() as AddressInfo).port}`;
-  const sqsEndpoint = fq.address;
+  const sqsEndpoint = fq.endpoint;
   const sqs = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: CREDENTIALS });
   const dynamodb = new DynamoDBClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials: CREDENTIALS });
   return {
