@@ -19,9 +19,14 @@ function describeValue(v: unknown): string {
 // Our own schema messages state what is expected; zod's defaults start with these words and get rephrased.
 const ZOD_DEFAULT = /^(Invalid|Too |Unrecognized)/;
 
+/** Whether an issue carries zod's default wording rather than a message of our schema's own. */
+export function hasZodDefaultMessage(issue: z.core.$ZodIssue): boolean {
+  return ZOD_DEFAULT.test(issue.message);
+}
+
 /** What went wrong at one zod issue, phrased as "expected …, got …" for a user-facing message. */
 export function describeZodIssue(issue: z.core.$ZodIssue, value: unknown): string {
-  const custom = ZOD_DEFAULT.test(issue.message) ? undefined : issue.message;
+  const custom = hasZodDefaultMessage(issue) ? undefined : issue.message;
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return `missing required field; expected ${article(issue.expected)}`;
@@ -55,4 +60,11 @@ export function describeZodIssue(issue: z.core.$ZodIssue, value: unknown): strin
     default:
       return custom ?? issue.message;
   }
+}
+
+/** The value a zod issue's path points at in what was parsed (undefined where the path runs out). */
+export function valueAtPath(value: unknown, path: readonly PropertyKey[]): unknown {
+  let got = value;
+  for (const p of path) got = got !== null && typeof got === 'object' ? (got as Record<PropertyKey, unknown>)[p] : undefined;
+  return got;
 }

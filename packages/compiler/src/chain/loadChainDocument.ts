@@ -12,7 +12,7 @@ import { analyzeChain, type ChainExpressionError } from './analyzeChain.js';
 import type { ChainLocator, ChainPath } from './ChainLocator.js';
 import type { ChainDocument, ChainStep } from './ChainDocument.js';
 import { CHAIN_TASK_KINDS, ChainTaskSchema, type ChainTask } from './ChainTask.js';
-import { describeZodIssue } from './describeZodIssue.js';
+import { describeZodIssue, valueAtPath } from './describeZodIssue.js';
 import { didYouMean } from './didYouMean.js';
 import { FastChainLocator } from './FastChainLocator.js';
 import { scalarOffsets } from './scalarOffsets.js';
@@ -356,8 +356,7 @@ class ChainLoader {
           continue;
         }
         const path = ['tasks', handle, ...(issue.path as (string | number)[])];
-        let got: unknown = value;
-        for (const p of issue.path) got = got !== null && typeof got === 'object' ? (got as Record<string | number, unknown>)[p as string] : undefined;
+        const got = valueAtPath(value, issue.path);
         let message = `${formatPath(path)}: ${describeZodIssue(issue, got)}`;
         if (issue.code === 'invalid_union' && typeof got === 'string') {
           const s = didYouMean(got, CHAIN_TASK_KINDS);

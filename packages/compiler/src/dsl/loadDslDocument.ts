@@ -10,6 +10,7 @@ import { matchesInputType, toInputSchema, type InputSchema } from '../input/Inpu
 import type {
   DslAgentRole, DslDocument, DslResource, DslRetry, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
 } from './DslDocument.js';
+import { describeZodIssue, hasZodDefaultMessage, valueAtPath } from '../chain/describeZodIssue.js';
 import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
 import { offsetLocation } from './yamlNodes.js';
 import { FastPathDeclined, type DataPath, type DslLocator } from './DslLocator.js';
@@ -35,6 +36,8 @@ export interface DslLoadResult {
 
 /** Errors collected before giving up (graphql-js style cap), so one typo does not bury the rest. */
 const MAX_ERRORS = 50;
+/** The `document.dsl` versions this loader reads: major version 1 ("1", "1.0", "1.0.0", 1.0). */
+const SUPPORTED_DSL_VERSION = /^1(\.\d+){0,2}$/;
 
 /** `$secret:<id>` where id is a Secrets Manager / SSM style name. */
 export const SECRET_BINDING = /^\$secret:([A-Za-z0-9][A-Za-z0-9/_+=.@:-]*)$/;
@@ -213,7 +216,7 @@ class DslLoader {
       }
     }
     const others = parsed.error.issues.filter((i) => i.code !== 'unrecognized_keys');
-    for (const issue of others) this.reportIssue(issue);
+    for (const issue of others) this.reportIssue(issue, raw);
     if (others.length > 0 || this.errors.length > 0) return undefined;
     // Only unknown fields: drop them and parse again so defaults are applied.
     const cleaned = structuredClone(raw);
@@ -224,11 +227,11 @@ class DslLoader {
     }
     parsed = DslDocumentSpec.safeParse(cleaned);
     if (parsed.success) return parsed.data;
-    for (const issue of parsed.error.issues) this.reportIssue(issue);
+    for (const issue of parsed.error.issues) this.reportIssue(issue, cleaned);
     return undefined;
   }
 
-  private reportIssue(issue: z.core.$ZodIssue): void {
+  private reportIssue(issue: z.core.$ZodIssue, raw: unknown): void {
     const { location, depth } = this.loc.at(issue.path);
     const missing = depth < issue.path.length;
     const field = issue.path[issue.path.length - 1];
@@ -238,7 +241,9 @@ class DslLoader {
       this.error('schema', `missing required field '${field}'${owner}${what}`, location);
       return;
     }
-    this.error('schema', `${formatPath(issue.path)}: ${issue.message}`, location);
+    // The DSL schema's own messages are whole sentences; zod's defaults get rephrased as "expected …, got …".
+    const message = hasZodDefaultMessage(issue) ? describeZodIssue(issue, valueAtPath(raw, issue.path)) : issue.message;
+    this.error('schema', `${formatPath(issue.path)}: ${message}`, location);
   }
 
   // ---- building ---------------------------------------------------------------------------------
@@ -281,12 +286,16 @@ class DslLoader {
     if (this.errors.length > 0) return undefined;
 
     const workflow = this.freeze(top);
+    const dsl = String(data.document.dsl);
+    if (!SUPPORTED_DSL_VERSION.test(dsl)) {
+      this.warn('unsupported_dsl_version', `document.dsl is '${dsl}', but this Stepforge reads DSL 1.x documents (e.g. "1.0"); it is read as 1.x`, this.locAt(['document', 'dsl']));
+    }
     return {
       format: 'dsl',
       ...(this.options.file !== undefined ? { file: this.options.file } : {}),
       name: data.document.name,
       metadata: {
-        dsl: String(data.document.dsl),
+        dsl,
         name: data.document.name,
         ...(data.document.version !== undefined ? { version: String(data.document.version) } : {}),
         ...(data.document.description !== undefined ? { description: data.document.description } : {}),

@@ -10,7 +10,7 @@ import { mutateDocument } from './mutateDocument.js';
 
 const DSL_CODES = new Set([
   'yaml', 'schema', 'unknown_field', 'unknown_agent', 'unknown_function', 'unknown_mcp_server', 'unknown_step',
-  'invalid_secret', 'expression', 'cycle', 'duplicate_step', 'unknown_input',
+  'invalid_secret', 'expression', 'cycle', 'duplicate_step', 'unknown_input', 'unsupported_dsl_version',
 ]);
 
 const dir = fileURLToPath(new URL('./corpus/', import.meta.url));

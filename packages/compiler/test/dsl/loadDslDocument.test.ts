@@ -81,6 +81,29 @@ steps:
     expect(strict.document).toBeUndefined();
   });
 
+  it('reads DSL 1.x documents, and warns about another version (an error with strict)', () => {
+    const doc = (dsl: string) => `document: { dsl: ${dsl}, name: v }\nagents: { a: {} }\nsteps:\n  - { name: s, kind: agent, agent: a }\n`;
+    for (const v of ['"1.0"', '"1"', '"1.0.0"', '1.0', '1']) {
+      const r = loadDslDocument(doc(v));
+      expect([v, r.errors, r.warnings]).toEqual([v, [], []]);
+    }
+    const message = 'document.dsl is \'2.0\', but this Stepforge reads DSL 1.x documents (e.g. "1.0"); it is read as 1.x';
+    const loose = loadDslDocument(doc('"2.0"'), { file: 'v.yaml' });
+    expect(loose.warnings).toEqual([{ severity: 'warning', code: 'unsupported_dsl_version', message, location: { file: 'v.yaml', line: 1, column: 18, length: 5 } }]);
+    expect(loose.document?.metadata.dsl).toBe('2.0');
+    const strict = loadDslDocument(doc('"2.0"'), { strict: true });
+    expect(strict.errors.map((e) => [e.code, e.message])).toEqual([['unsupported_dsl_version', message]]);
+  });
+
+  it('says what a field should be and what it got where the schema gives zod\'s default wording', () => {
+    const messages = (text: string) => loadDslDocument(text).errors.map((e) => e.message);
+    expect(messages('document: { dsl: "1.0", name: x }\nsteps: 7\n')).toEqual(['steps: expected a list, got 7']);
+    expect(messages('document: "x"\nagents: { a: {} }\nsteps:\n  - { name: s, kind: agent, agent: a }\n')).toEqual(['document: expected a mapping, got "x"']);
+    expect(messages('document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  - { name: 5, kind: agent, agent: a }\n')).toEqual(['steps[0].name: expected a string, got 5']);
+    // The schema's own sentences stay as they are.
+    expect(messages('document: { dsl: "1.0", name: x }\nsteps: []\n')).toEqual(['steps: a workflow needs at least one step']);
+  });
+
   it('points expression errors into plain, quoted, folded and literal scalars', () => {
     const base = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  - name: s\n    kind: agent\n    agent: a\n';
     const at = (field: string) => {
