@@ -1,6 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { request } from 'node:http';
 import { SFNClient, ListStateMachinesCommand } from '@aws-sdk/client-sfn';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../../packages/cli/src/stack/RunService.js';
@@ -37,6 +38,34 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     const port = Number(new URL(handle.url).port);
     const err = await startServe(bufferIo(project.dir), new RunService(stack, project.dir), port).then(() => undefined, (e: unknown) => e as { code?: string; message?: string; hint?: string });
     expect(err).toMatchObject({ name: 'StepforgeError', code: 'port_in_use', message: `port ${port} on 127.0.0.1 is in use by another program`, hint: 'pick another with --port N, or --port 0 for any free one' });
+  });
+
+  it('refuses what web pages of other sites send through the browser: another Host (DNS rebinding) or Origin', async () => {
+    const { port } = new URL(handle.url);
+    /** A raw request, so that the Host and Origin headers are exactly these. */
+    const raw = (path: string, headers: Record<string, string>, body?: string) => new Promise<{ status: number; json: any }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, method: body === undefined ? 'GET' : 'POST', headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+      });
+      req.on('error', reject).end(body);
+    });
+    const before = (await api('GET', '/workflows/quickstart/runs')).json.runs.length;
+    const rebound = await raw('/approvals', { host: `rebind.attacker.example:${port}` });
+    expect([rebound.status, rebound.json.error.code]).toEqual([403, 'host_not_allowed']);
+    expect(rebound.json.error.message).toBe(`the Host header 'rebind.attacker.example:${port}' is not a loopback name: this server answers requests to 127.0.0.1, localhost or [::1] only (another name can be a web page reaching it through DNS rebinding)`);
+    // A "simple" cross-site POST (text/plain, no preflight) starts nothing.
+    const crossSite = await raw('/workflows/quickstart/runs', { host: `127.0.0.1:${port}`, origin: 'https://attacker.example', 'content-type': 'text/plain' }, '{"input":{"topic":"x"}}');
+    expect([crossSite.status, crossSite.json.error.code]).toEqual([403, 'origin_not_allowed']);
+    const sandboxed = await raw('/approvals', { host: `localhost:${port}`, origin: 'null' });
+    expect([sandboxed.status, sandboxed.json.error.code]).toEqual([403, 'origin_not_allowed']);
+    // The Step Functions API on this port is behind the same check.
+    const sfn = await raw('/', { host: `rebind.attacker.example:${port}`, 'x-amz-target': 'AWSStepFunctions.ListStateMachines', 'content-type': 'application/x-amz-json-1.0' }, '{}');
+    expect([sfn.status, sfn.json.error.code]).toEqual([403, 'host_not_allowed']);
+    expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
+    // Pages served from loopback, and the user's own tools under any loopback name, are answered.
+    expect((await raw('/approvals', { host: `localhost:${port}`, origin: 'http://localhost:5173' })).status).toBe(200);
+    expect((await raw('/approvals', { host: `[::1]:${port}` })).status).toBe(200);
   });
 
   it('lists the workflows under examples/', async () => {

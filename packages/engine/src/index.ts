@@ -18,5 +18,6 @@ export * from './executions/DirectoryExecutionStore.js';
 export * from './executions/ExecutionManager.js';
 export * from './executions/definitionText.js';
 export * from './server/startEngineServer.js';
+export * from './server/localRequestRefusal.js';
 export type { LambdaHandlers, EngineFunctions } from './server/defaultEngine.js';
 export { defaultEngine } from './server/defaultEngine.js';

@@ -7,6 +7,7 @@ import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ApiRequest } from '../stack/HttpApi.js';
 import type { RunService } from '../stack/RunService.js';
 import { StepforgeError } from '@stepforge/compiler';
+import { localRequestRefusal } from '@stepforge/engine';
 import { StackRegistry } from '../stack/StackRegistry.js';
 import { openService, type OpenedStack } from '../stack/StackSession.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
@@ -153,6 +154,15 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
   const api = createHttpApi(service);
   const sfnEndpoint = service.stack.endpoints.sfnEndpoint;
   const server = createServer((req, res) => {
+    // Loopback is not private from the user's browser: refuse what other sites' pages send (and
+    // read through DNS rebinding) before anything runs.
+    const refusal = localRequestRefusal(req.headers);
+    if (refusal !== undefined) {
+      res.writeHead(403, { 'content-type': 'application/json', connection: 'close' });
+      res.end(JSON.stringify({ error: refusal }));
+      req.resume();
+      return;
+    }
     void (async () => {
       const body = await readBody(req);
       if (body === undefined) {

@@ -23,7 +23,7 @@ export const OPENAPI_DOCUMENT = {
   info: {
     title: 'Stepforge API',
     version: '0.1.0',
-    description: 'Start and inspect workflow runs, fork them, and decide approvals. Served by API Gateway on AWS and by `stepforge serve` locally.',
+    description: 'Start and inspect workflow runs, fork them, and decide approvals. Served by API Gateway on AWS and by `stepforge serve` locally. `stepforge serve` answers 403 (`host_not_allowed`, `origin_not_allowed`) to any request whose Host header is not a loopback name or whose Origin is a page not served from loopback: what a web page of another site sends through the browser, directly or by DNS rebinding.',
   },
   servers: [{ url: 'http://127.0.0.1:8787', description: 'stepforge serve (default port)' }],
   paths: {

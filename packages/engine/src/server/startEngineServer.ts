@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { DirectoryExecutionStore } from '../executions/DirectoryExecutionStore.js';
 import { ExecutionManager, type ExecuteFn, type ValidateFn } from '../executions/ExecutionManager.js';
 import type { Clock, TaskInvoker } from '../interpreter/types.js';
+import { isLoopbackHostname, localRequestRefusal } from './localRequestRefusal.js';
 import { createProtocolHandler, type Operation } from './awsJsonProtocol.js';
 import { defaultEngine, type LambdaHandlers } from './defaultEngine.js';
 
@@ -102,7 +103,17 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
     DescribeStateMachineForExecution: (r) => manager.describeStateMachineForExecution(r),
     ValidateStateMachineDefinition: (r) => manager.validateStateMachineDefinition(r),
   };
-  const server = createServer(createProtocolHandler(operations));
+  const handle = createProtocolHandler(operations);
+  // On loopback, refuse what a web page sends through the user's browser (localRequestRefusal); a
+  // server the caller put on another address is meant to be reached by other names.
+  const guarded = isLoopbackHostname(options.host ?? '127.0.0.1');
+  const server = createServer((req, res) => {
+    const refusal = guarded ? localRequestRefusal(req.headers) : undefined;
+    if (refusal === undefined) return handle(req, res);
+    res.writeHead(403, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': 'AccessDeniedException', connection: 'close' });
+    res.end(JSON.stringify({ __type: 'AccessDeniedException', message: refusal.message }));
+    req.resume();
+  });
   // Long-polling SDK clients keep sockets alive; do not let them hold close() hostage.
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
