@@ -1,5 +1,5 @@
 import { describe, it, expect, afterAll } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO, example, spawnStepforge, tempProject } from './support/testIo.js';
 
@@ -25,6 +25,26 @@ describe.skipIf(!built)('Binary: stepforge run / runs (spawned, built dist/)', (
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout).runs).toEqual([expect.objectContaining({ runId: result.runId, workflow: 'quickstart', status: 'SUCCEEDED' })]);
   }, 180_000);
+
+  it('exits 1 with store_unreadable for a damaged store, and leaves it as it was', async () => {
+    const store = join(project.dir, '.stepforge', 'dynamodb');
+    const current = readFileSync(join(store, 'CURRENT'));
+    writeFileSync(join(store, 'CURRENT'), 'MANIFEST-999999\n');
+    const files = () => readdirSync(store).filter((f) => !f.startsWith('LOG')).sort();
+    const before = files();
+    try {
+      const r = await stepforge('runs', 'list');
+      expect([r.code, r.stdout]).toEqual([1, '']);
+      expect(r.stderr).toBe(
+        `error[store_unreadable] the run store in ${store} cannot be opened: IO error: ${store}/MANIFEST-999999: No such file or directory\n` +
+        '  = help: the files under .stepforge/dynamodb are damaged or not a store of this version: move that directory aside to start with an empty store (the runs recorded in it are then no longer listed)\n',
+      );
+      expect(files()).toEqual(before);
+    } finally {
+      writeFileSync(join(store, 'CURRENT'), current);
+    }
+    expect((await stepforge('runs', 'list', '--json')).code).toBe(0);
+  }, 120_000);
 
   it('exits 1 with a named error for input that does not match the schema', async () => {
     const bad = await stepforge('run', example('quickstart.chain.yaml'), '--input', '{}');

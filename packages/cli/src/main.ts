@@ -1,5 +1,6 @@
 import { processIo, reportError, EXIT_USAGE, type CliIo } from './CliIo.js';
 import { loadCommands } from './commands/registry.js';
+import { onStackFailure } from './stack/stackFailure.js';
 
 /** Entry point of the `stepforge` binary; returns the process exit code. */
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
@@ -23,10 +24,14 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     io.out(command.help ?? `Usage: stepforge ${command.usage}\n\n${command.summary.charAt(0).toUpperCase()}${command.summary.slice(1)}.\n`);
     return 0;
   }
+  // The stack failing on its own (its store, mid-command) ends the command with that named error.
+  const off = onStackFailure((e) => process.exit(reportError(io, e, rest.includes('--json'))));
   try {
     return await command.run(rest, io);
   } catch (e) {
     return reportError(io, e, rest.includes('--json'));
+  } finally {
+    off();
   }
 }
 

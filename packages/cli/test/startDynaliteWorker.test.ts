@@ -4,9 +4,14 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateTableCommand, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import type { StepforgeError } from '@stepforge/compiler';
 import { loopbackDynamoClients } from '../src/stack/loopbackClients.js';
 import { startDynaliteWorker } from '../src/stack/startDynaliteWorker.js';
+import { onStackFailure } from '../src/stack/stackFailure.js';
 
 const SLOT = Symbol.for('stepforge.prewarmedDynaliteWorker');
 const SCRIPT = fileURLToPath(new URL('../src/stack/dynaliteWorker.cjs', import.meta.url));
@@ -63,5 +68,62 @@ describe('Function: startDynaliteWorker', () => {
   it('reports a worker that cannot listen, as before', async () => {
     const err = await startDynaliteWorker('256.0.0.1', {}).catch((e: unknown) => e as Error);
     expect((err as Error).message).toMatch(/^dynalite could not listen on 256\.0\.0\.1: /);
+  });
+
+  describe('a damaged on-disk store', () => {
+    /** An on-disk store holding one table and item, written to a table file (.ldb) by a reopen. */
+    async function storeOnDisk(): Promise<string> {
+      const path = mkdtempSync(join(tmpdir(), 'sf-store-'));
+      const first = await startDynaliteWorker('127.0.0.1', { path, createTableMs: 0 });
+      const { dynamodbCommands: db } = loopbackDynamoClients(first.endpoint);
+      await db.send(new CreateTableCommand({ TableName: 'items', BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
+      await db.send(new PutItemCommand({ TableName: 'items', Item: { pk: { S: 'a' } } }));
+      db.destroy();
+      await first.close();
+      // Opening again moves the log into a table file.
+      await (await startDynaliteWorker('127.0.0.1', { path })).close();
+      expect(readdirSync(path).some((f) => f.endsWith('.ldb'))).toBe(true);
+      return path;
+    }
+    const contents = (path: string) => Object.fromEntries(readdirSync(path).filter((f) => f !== 'LOCK' && !f.startsWith('LOG')).map((f) => [f, readFileSync(join(path, f)).toString('base64')]));
+
+    it('that cannot be opened is store_unreadable, with LevelDB\'s reason, and left as it was', async () => {
+      const path = await storeOnDisk();
+      try {
+        writeFileSync(join(path, 'CURRENT'), 'MANIFEST-999999\n');
+        const before = contents(path);
+        const err = (await startDynaliteWorker('127.0.0.1', { path }).catch((e: unknown) => e)) as StepforgeError;
+        expect([err.name, err.code]).toEqual(['StepforgeError', 'store_unreadable']);
+        expect(err.message).toBe(`the run store in ${path} cannot be opened: IO error: ${path}/MANIFEST-999999: No such file or directory`);
+        expect(err.hint).toMatch(/^the files under \.stepforge\/dynamodb are damaged or not a store of this version: move that directory aside/);
+        expect(contents(path)).toEqual(before);
+      } finally {
+        rmSync(path, { recursive: true, force: true });
+      }
+    });
+
+    it('that fails under a request is reported as store_failed to the stack\'s failure handler', async () => {
+      const path = await storeOnDisk();
+      const failed = new Promise<StepforgeError>((resolve) => {
+        const off = onStackFailure((e) => {
+          off();
+          resolve(e);
+        });
+      });
+      const w = await startDynaliteWorker('127.0.0.1', { path });
+      const { dynamodbCommands: db } = loopbackDynamoClients(w.endpoint);
+      try {
+        for (const f of readdirSync(path).filter((n) => n.endsWith('.ldb'))) writeFileSync(join(path, f), Buffer.alloc(300, 7));
+        // The request never gets an answer: the worker ends under it.
+        void db.send(new GetItemCommand({ TableName: 'items', Key: { pk: { S: 'a' } } })).catch(() => undefined);
+        const e = await failed;
+        expect([e.name, e.code]).toEqual(['StepforgeError', 'store_failed']);
+        expect(e.message).toMatch(new RegExp(`^the run store in ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} failed: `));
+      } finally {
+        db.destroy();
+        await Promise.race([w.close(), new Promise((r) => setTimeout(r, 500))]);
+        rmSync(path, { recursive: true, force: true });
+      }
+    });
   });
 });

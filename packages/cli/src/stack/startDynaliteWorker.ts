@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { StepforgeError } from '@stepforge/compiler';
+import { stackFailed } from './stackFailure.js';
 
 const require = createRequire(import.meta.url);
 
@@ -60,17 +62,23 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
     const onExit = (code: number) => reject(new Error(`dynalite worker exited with code ${code} before listening`));
     worker.once('error', reject);
     worker.once('exit', onExit);
-    worker.once('message', (m: { port?: number; error?: string }) => {
-      // From here on an error in dynalite is unhandled here, as it was when dynalite ran in this thread.
+    worker.once('message', (m: { port?: number; error?: string; code?: string }) => {
       worker.off('exit', onExit);
       worker.off('error', reject);
       if (m.port !== undefined) resolve(m.port);
+      else if (m.code === 'store_unreadable') reject(storeError('store_unreadable', `the run store in ${String(options.path)} cannot be opened: ${m.error}`));
       else reject(new Error(`dynalite could not listen on ${host}: ${m.error}`));
     });
     worker.postMessage({ listen: { host, options } });
   }).catch(async (e: unknown) => {
     await worker.terminate();
     throw e;
+  });
+  // From here on, an error in the worker is dynalite failing under a request (a store file damaged
+  // after it opened): the request waits for an answer that never comes, so the command ends here.
+  worker.on('error', (e: Error) => {
+    const where = options.path !== undefined ? `the run store in ${String(options.path)}` : 'the in-memory run store';
+    stackFailed(storeError('store_failed', `${where} failed: ${e.message}`));
   });
   let closing: Promise<void> | undefined;
   return {
@@ -84,4 +92,11 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
       return closing;
     },
   };
+}
+
+/** A store that cannot be read: what to do about it is the same whichever way it showed. */
+function storeError(code: 'store_unreadable' | 'store_failed', message: string): StepforgeError {
+  return new StepforgeError(code, message, {
+    hint: 'the files under .stepforge/dynamodb are damaged or not a store of this version: move that directory aside to start with an empty store (the runs recorded in it are then no longer listed)',
+  });
 }
