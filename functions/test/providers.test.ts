@@ -3,7 +3,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BedrockProvider } from '../src/providers/BedrockProvider.js';
 import { OpenAiProvider } from '../src/providers/OpenAiProvider.js';
-import { json, startHttpServer } from './emulators.js';
+import { freePort, json, startHttpServer } from './emulators.js';
 
 type Srv = Awaited<ReturnType<typeof startHttpServer>>;
 let openai: Srv;
@@ -72,6 +72,20 @@ describe('Class: OpenAiProvider', () => {
     expect((err as Error).name).toBe('ProviderError');
     expect((err as Error).message).toContain('HTTP 503');
     expect((err as { retryable: boolean }).retryable).toBe(true);
+  });
+});
+
+describe('Class: OpenAiProvider (configuration and transport errors)', () => {
+  it('refuses api.openai.com without a key before sending anything (ConfigError, not retried)', async () => {
+    const err = (await new OpenAiProvider({ baseUrl: 'https://api.openai.com/v1' }).converse({ model: 'gpt', messages: [{ role: 'user', content: 'x' }], tools: [] }).catch((e: unknown) => e)) as Error & { retryable?: boolean };
+    expect([err.name, err.message]).toEqual(['ConfigError', 'no API key for api.openai.com: set STEPFORGE_OPENAI_API_KEY (the key, or $secret:<id>), or set STEPFORGE_OPENAI_BASE_URL to an OpenAI-compatible server that needs none (e.g. http://127.0.0.1:11434/v1 for Ollama)']);
+    expect(err.retryable).not.toBe(true);
+  });
+
+  it('names what failed when the endpoint cannot be reached, not just "fetch failed"', async () => {
+    const port = await freePort();
+    const err = (await new OpenAiProvider({ baseUrl: `http://127.0.0.1:${port}/v1` }).converse({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [] }).catch((e: unknown) => e)) as Error & { retryable?: boolean };
+    expect([err.name, err.message, err.retryable]).toEqual(['ProviderError', `openai-compatible endpoint 127.0.0.1:${port}: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})`, true]);
   });
 });
 

@@ -8,6 +8,12 @@ export class OpenAiProvider implements ModelProvider {
   constructor(private readonly options: { baseUrl: string; apiKey?: string; timeoutMs?: number }) {}
 
   async converse(req: ModelRequest): Promise<ModelResponse> {
+    const url = `${this.options.baseUrl.replace(/\/$/, '')}/chat/completions`;
+    const host = new URL(url).host;
+    // OpenAI itself answers every request without a key with 401; a local server may need none.
+    if (!this.options.apiKey && host === 'api.openai.com') {
+      throw new RuntimeError('ConfigError', 'no API key for api.openai.com: set STEPFORGE_OPENAI_API_KEY (the key, or $secret:<id>), or set STEPFORGE_OPENAI_BASE_URL to an OpenAI-compatible server that needs none (e.g. http://127.0.0.1:11434/v1 for Ollama)');
+    }
     const names = new Map(req.tools.map((t) => [providerToolName(t.name), t.name]));
     const body = {
       model: req.model,
@@ -21,7 +27,6 @@ export class OpenAiProvider implements ModelProvider {
       ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
       ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
     };
-    const url = `${this.options.baseUrl.replace(/\/$/, '')}/chat/completions`;
     let res: Response;
     try {
       res = await fetch(url, {
@@ -31,7 +36,9 @@ export class OpenAiProvider implements ModelProvider {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 120_000),
       });
     } catch (e) {
-      throw new RuntimeError('ProviderError', `openai-compatible endpoint ${new URL(url).host}: ${(e as Error).message}`, { retryable: true, cause: e });
+      // fetch says only "fetch failed"; what failed (ECONNREFUSED, ENOTFOUND, …) is its cause.
+      const cause = (e as { cause?: { message?: string } }).cause?.message;
+      throw new RuntimeError('ProviderError', `openai-compatible endpoint ${host}: ${(e as Error).message}${cause ? ` (${cause})` : ''}`, { retryable: true, cause: e });
     }
     const text = await res.text();
     if (!res.ok) {
