@@ -97,4 +97,22 @@ describe('Function: selectProvider', () => {
     const r = (await createModelHandler(rt)(envelope({ kind: 'model', step: 'm', config: { model: 'ollama:llama3' }, inputs: { value: 'hi' } }))) as Record<string, unknown>;
     expect(r).toMatchObject({ output: 'real-model says: hi', provider: 'openai', model: 'llama3', usage: { inputTokens: 3, outputTokens: 4 } });
   });
+
+  it('refuses a step that names no model on a real provider (ConfigError), before any call', async () => {
+    const before = llm.requests.length;
+    const err = (await createModelHandler(rt)(envelope({ kind: 'model', step: 'unnamed', config: {}, inputs: { value: 'hi' } })).catch((e: unknown) => e)) as Error;
+    expect([err.name, err.message]).toEqual(['ConfigError', 'the step names no model for the openai provider: give the task a model (e.g. model: "openai:gpt-4o-mini") or set STEPFORGE_MODEL to the model id steps without one use']);
+    expect(llm.requests.length).toBe(before);
+  });
+
+  it('gives steps that name no model STEPFORGE_MODEL', async () => {
+    const withDefault = await makeRuntime(ddb.endpoint, {}, {}, { STEPFORGE_MODEL_PROVIDER: 'openai', STEPFORGE_OPENAI_BASE_URL: `${llm.url}/v1`, STEPFORGE_MODEL: 'qwen2.5' });
+    try {
+      const r = (await createModelHandler(withDefault)(envelope({ kind: 'model', step: 'unnamed2', config: {}, inputs: { value: 'hi' } }))) as Record<string, unknown>;
+      expect(r).toMatchObject({ output: 'real-model says: hi', provider: 'openai', model: 'qwen2.5' });
+      expect(JSON.parse(llm.requests[llm.requests.length - 1]!.body).model).toBe('qwen2.5');
+    } finally {
+      await withDefault.close();
+    }
+  });
 });

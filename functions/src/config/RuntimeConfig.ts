@@ -34,6 +34,8 @@ export interface RuntimeConfig {
     readonly openaiBaseUrl: string;
     /** A literal key or a `$secret:<id>` reference. */
     readonly openaiApiKey?: string;
+    /** The model id for steps that name none (or `default`), on Bedrock or the OpenAI-compatible endpoint. */
+    readonly defaultModel?: string;
     /** Path to a JSON fixture of scripted responses for the local provider; echo mode without it. */
     readonly localScript?: string;
     readonly requestTimeoutMs: number;
@@ -162,6 +164,7 @@ export function runtimeConfigFromEnv(
       configured: (env.STEPFORGE_MODEL_PROVIDER ?? '') !== '',
       openaiBaseUrl: env.STEPFORGE_OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
       openaiApiKey: env.STEPFORGE_OPENAI_API_KEY,
+      ...(env.STEPFORGE_MODEL ? { defaultModel: env.STEPFORGE_MODEL } : {}),
       localScript: env.STEPFORGE_LOCAL_SCRIPT,
       requestTimeoutMs: int(env, 'STEPFORGE_PROVIDER_TIMEOUT_MS', 120_000),
     },

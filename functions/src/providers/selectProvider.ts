@@ -45,5 +45,12 @@ export async function selectProvider(rt: Runtime, model: unknown): Promise<{ pro
     }
     byName.set(name, provider);
   }
-  return { provider, modelId: modelId === 'default' ? (name === 'local' ? 'local' : modelId) : modelId };
+  if (modelId !== 'default') return { provider, modelId };
+  if (name === 'local') return { provider, modelId: 'local' };
+  // A real provider has no model called "default": it would refuse the call, after the step started.
+  const fallback = rt.config.provider.defaultModel;
+  if (fallback === undefined) {
+    throw new RuntimeError('ConfigError', `the step names no model for the ${name} provider: give the task a model (e.g. model: "${name === 'bedrock' ? 'bedrock:anthropic.claude-3-5-haiku-20241022-v1:0' : 'openai:gpt-4o-mini'}") or set STEPFORGE_MODEL to the model id steps without one use`);
+  }
+  return { provider, modelId: fallback };
 }
