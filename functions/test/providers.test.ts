@@ -103,6 +103,17 @@ describe('Class: BedrockProvider', () => {
     expect(body.toolConfig).toEqual({ tools: [{ toolSpec: { name: 'mcp_docs_search', description: 's', inputSchema: { json: { type: 'object' } } } }] });
   });
 
+  it('says which credentials to set when there are none (ConfigError, not retried), before any request', async () => {
+    const before = bedrock.requests.length;
+    const none = async () => {
+      throw Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' });
+    };
+    const p = new BedrockProvider(new BedrockRuntimeClient({ region: 'us-east-1', endpoint: bedrock.url, credentials: none, requestHandler: new NodeHttpHandler() }));
+    const err = (await p.converse({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [] }).catch((e: unknown) => e)) as Error & { retryable?: boolean };
+    expect([err.name, err.message, err.retryable]).toEqual(['ConfigError', 'bedrock m: no AWS credentials: Could not load credentials from any providers; set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION), or run offline without --provider bedrock', false]);
+    expect(bedrock.requests.length).toBe(before);
+  });
+
   it('sends tool results inside a user message', async () => {
     const p = new BedrockProvider(client());
     const r = await p.converse({

@@ -25,6 +25,10 @@ export class BedrockProvider implements ModelProvider {
       }));
     } catch (e) {
       const name = (e as { name?: string }).name ?? 'Error';
+      // The SDK's own wording ("Could not load credentials from any providers") does not say what to set.
+      if (name === 'CredentialsProviderError') {
+        throw new RuntimeError('ConfigError', `bedrock ${req.model}: no AWS credentials: ${(e as Error).message}; set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION), or run offline without --provider bedrock`, { cause: e });
+      }
       const retryable = ['ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ModelNotReadyException'].includes(name) ||
         (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === undefined;
       throw new RuntimeError('ProviderError', `bedrock ${req.model}: ${name}: ${(e as Error).message}`, { retryable, cause: e, details: { code: name } });
