@@ -139,6 +139,17 @@ describe('Function: createMcpToolHandler', () => {
     expect(r.output).toBe('HI THERE');
   });
 
+  it('uses the server the workflow document declares (serverConfig), which the deployment\'s STEPFORGE_MCP_SERVERS overrides', async () => {
+    const h = createMcpToolHandler(rt);
+    const declared = (await h(envelope({ kind: 'mcp_tool', step: 'sum2', config: { server: 'docs', tool: 'add', serverConfig: { url: mcpHttp.url } }, inputs: { value: { a: 1, b: 2 } } }))) as { output: unknown };
+    expect(declared.output).toEqual({ sum: 3 });
+    // 'calc' is also in the runtime's servers: that definition wins over a stale one in the document.
+    const overridden = (await h(envelope({ kind: 'mcp_tool', step: 'sum3', config: { server: 'calc', tool: 'add', serverConfig: { url: 'http://127.0.0.1:9/mcp' } }, inputs: { value: { a: 5, b: 5 } } }))) as { output: unknown };
+    expect(overridden.output).toEqual({ sum: 10 });
+    const err = (await h(envelope({ kind: 'mcp_tool', step: 'nowhere', config: { server: 'nowhere', tool: 'add' } })).catch((e: unknown) => e)) as Error;
+    expect([err.name, err.message]).toEqual(['ConfigError', 'mcp_tool step nowhere: unknown MCP server "nowhere": give it a {url} or {command, args} under the document\'s mcp_servers, or in STEPFORGE_MCP_SERVERS']);
+  });
+
   it('turns a tool error answer into McpError', async () => {
     const err = await createMcpToolHandler(rt)(envelope({ kind: 'mcp_tool', step: 'f', config: { server: 'calc', tool: 'shout', args: { text: 'fail' } } })).catch((e: unknown) => e);
     expect((err as Error).name).toBe('McpError');

@@ -14,9 +14,15 @@ import { resolveInputs } from './resolveInputs.js';
 export async function runMcpToolStep(rt: Runtime, rawEnv: StepEnvelope): Promise<StepResult> {
   const env = await resolveInputs(rt, rawEnv);
   const serverRef = env.config.server;
-  const servers = { ...rt.config.mcpServers, ...((env.config.servers ?? {}) as Record<string, unknown>) };
+  // Where a named server is defined, last wins: the workflow document's own `mcp_servers` entry
+  // (compiled into the step as `serverConfig`), the deployment's STEPFORGE_MCP_SERVERS (a URL of
+  // this environment), then `config.servers`.
+  const declared = typeof serverRef === 'string' && isObject(env.config.serverConfig) ? { [serverRef]: env.config.serverConfig } : {};
+  const servers = { ...declared, ...rt.config.mcpServers, ...((env.config.servers ?? {}) as Record<string, unknown>) };
   const rawServer = typeof serverRef === 'string' ? servers[serverRef] : serverRef;
-  if (rawServer === undefined) throw new RuntimeError('ConfigError', `mcp_tool step ${env.step.id}: unknown MCP server "${String(serverRef)}"`);
+  if (rawServer === undefined) {
+    throw new RuntimeError('ConfigError', `mcp_tool step ${env.step.id}: unknown MCP server "${String(serverRef)}": give it a {url} or {command, args} under the document's mcp_servers, or in STEPFORGE_MCP_SERVERS`);
+  }
   const server = parseMcpServer(await rt.secrets.resolveDeep(rawServer), String(typeof serverRef === 'string' ? serverRef : 'inline'));
   const tool = env.config.tool;
   if (typeof tool !== 'string') throw new RuntimeError('InvalidEnvelope', 'mcp_tool step has no config.tool');
@@ -30,4 +36,8 @@ export async function runMcpToolStep(rt: Runtime, rawEnv: StepEnvelope): Promise
     return { output: r.content };
   });
   return { status: done.status, output: done.output, ...(done.outputRef ? { outputRef: done.outputRef } : {}), usage: done.usage };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
