@@ -37,7 +37,9 @@ describe.skipIf(!built)('Binary: a run outlives the process that held the stack 
   };
   const pending = async (version: string) => {
     for (let i = 0; i < 200; i++) {
-      const list = JSON.parse((await stepforge('approvals', 'list', '--json')).stdout || '{"approvals":[]}').approvals as { approvalId: string; runId: string; args: { command: string } }[];
+      const listed = await stepforge('approvals', 'list', '--json');
+      const list = JSON.parse(listed.stdout || '{"approvals":[]}').approvals as { approvalId: string; runId: string; args: { command: string } }[] | undefined;
+      if (list === undefined) throw new Error(`approvals list answered ${listed.code}: ${listed.stdout} ${listed.stderr}`);
       const mine = list.filter((a) => a.args.command === `echo announcing release ${version}`);
       if (mine.length > 0) return mine;
       await new Promise((r) => setTimeout(r, 200));
