@@ -1,5 +1,6 @@
 // The launcher (bin/loadCli.js) may start the dynalite worker before the CLI loads, leaving it in a
 // process-wide slot; startDynaliteWorker takes it over, or starts its own when it cannot.
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -86,6 +87,24 @@ describe('Function: startDynaliteWorker', () => {
       return path;
     }
     const contents = (path: string) => Object.fromEntries(readdirSync(path).filter((f) => f !== 'LOCK' && !f.startsWith('LOG')).map((f) => [f, readFileSync(join(path, f)).toString('base64')]));
+
+    it('held by another process (LevelDB\'s LOCK) is waited for, as a previous owner ends', async () => {
+      const path = await storeOnDisk();
+      const level = createRequire(DYNALITE).resolve('level');
+      // Another process opens the store and keeps it for a moment, as an owner does in its last moments.
+      const holder = spawn(process.execPath, ['-e', `const { Level } = require(${JSON.stringify(level)}); new Level(${JSON.stringify(path)}).open().then(() => { console.log('held'); setTimeout(() => process.exit(0), 700); });`]);
+      try {
+        await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+        const started = Date.now();
+        const w = await startDynaliteWorker('127.0.0.1', { path });
+        expect(Date.now() - started).toBeGreaterThan(300);
+        expect(await tables(w.endpoint)).toEqual(['items']);
+        await w.close();
+      } finally {
+        holder.kill();
+        rmSync(path, { recursive: true, force: true });
+      }
+    });
 
     it('that cannot be opened is store_unreadable, with LevelDB\'s reason, and left as it was', async () => {
       const path = await storeOnDisk();

@@ -30,10 +30,33 @@ levelModule.Level = class CaughtLevel extends Level {
 };
 const dynalite = require(workerData.module);
 
-/** What a failed open says: LevelDB's own reason (the cause), not abstract-level's wrapper. */
-function openFailure(e) {
-  const cause = e && e.cause && e.cause.message ? e.cause.message : undefined;
-  return { error: cause || String((e && e.message) || e), code: 'store_unreadable' };
+/** LevelDB's own reason for a failed open (the cause), not abstract-level's wrapper. */
+function reasonOf(e) {
+  return e && e.cause && e.cause.message ? e.cause.message : String((e && e.message) || e);
+}
+
+/** How long an open waits for another process's hold on the store (LevelDB's LOCK) to end. */
+const LOCK_WAIT_MS = 10_000;
+
+/**
+ * Opens a store. Another process holding LevelDB's LOCK is most often the stack's previous owner
+ * in its last moments (it has released the stack but its process has not ended yet, and LevelDB's
+ * lock lasts as long as the process): so a held lock is waited for, up to LOCK_WAIT_MS; any
+ * other failure is final at once.
+ */
+async function openStore(db) {
+  const until = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      return await db.open();
+    } catch (e) {
+      const reason = reasonOf(e);
+      const locked = /\block\b.*LOCK/.test(reason);
+      if (!locked) throw Object.assign(new Error(reason), { code: 'store_unreadable' });
+      if (Date.now() > until) throw Object.assign(new Error(reason), { code: 'store_in_use' });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 let server;
@@ -41,9 +64,9 @@ parentPort.on('message', (m) => {
   if (m && m.listen && !server) {
     server = dynalite(m.listen.options);
     server.once('error', (e) => parentPort.postMessage({ error: String((e && e.message) || e) }));
-    Promise.all(stores.map((db) => db.open())).then(
+    Promise.all(stores.map(openStore)).then(
       () => server.listen(0, m.listen.host, () => parentPort.postMessage({ port: server.address().port })),
-      (e) => parentPort.postMessage(openFailure(e)),
+      (e) => parentPort.postMessage({ error: e.message, code: e.code }),
     );
     return;
   }

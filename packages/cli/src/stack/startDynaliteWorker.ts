@@ -67,6 +67,11 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
       worker.off('error', reject);
       if (m.port !== undefined) resolve(m.port);
       else if (m.code === 'store_unreadable') reject(storeError('store_unreadable', `the run store in ${String(options.path)} cannot be opened: ${m.error}`));
+      else if (m.code === 'store_in_use') {
+        reject(new StepforgeError('store_in_use', `the run store in ${String(options.path)} is held by another process: ${m.error}`, {
+          hint: 'another program has this project\'s .stepforge/dynamodb open (a stepforge process that never published its stack, or a tool reading the store): end it, then run the command again',
+        }));
+      }
       else reject(new Error(`dynalite could not listen on ${host}: ${m.error}`));
     });
     worker.postMessage({ listen: { host, options } });
