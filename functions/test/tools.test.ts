@@ -105,6 +105,17 @@ describe('Function: selectProvider', () => {
     expect(llm.requests.length).toBe(before);
   });
 
+  it('calls a DSL agent with its declared model, instructions and sampling settings (agentConfig)', async () => {
+    const agentConfig = { model: 'ollama:llama3.1', instructions: 'Be terse.', temperature: 0.2, max_tokens: 50 };
+    const r = (await createModelHandler(rt)(envelope({ kind: 'agent', step: 'writer', config: { agent: 'writer', agentConfig }, inputs: { value: 'hi' } }))) as Record<string, unknown>;
+    expect(r).toMatchObject({ provider: 'openai', model: 'llama3.1' });
+    const sent = JSON.parse(llm.requests[llm.requests.length - 1]!.body) as Record<string, unknown>;
+    expect(sent).toMatchObject({ model: 'llama3.1', temperature: 0.2, max_tokens: 50, messages: [{ role: 'system', content: 'Be terse.' }, { role: 'user', content: 'hi' }] });
+    // The step's own settings (a chain task's) come before the agent's.
+    await createModelHandler(rt)(envelope({ kind: 'agent', step: 'writer2', config: { agent: 'writer', model: 'ollama:qwen', system: 'Own.', agentConfig }, inputs: { value: 'hi' } }));
+    expect(JSON.parse(llm.requests[llm.requests.length - 1]!.body)).toMatchObject({ model: 'qwen', messages: [{ role: 'system', content: 'Own.' }, { role: 'user', content: 'hi' }] });
+  });
+
   it('gives steps that name no model STEPFORGE_MODEL', async () => {
     const withDefault = await makeRuntime(ddb.endpoint, {}, {}, { STEPFORGE_MODEL_PROVIDER: 'openai', STEPFORGE_OPENAI_BASE_URL: `${llm.url}/v1`, STEPFORGE_MODEL: 'qwen2.5' });
     try {

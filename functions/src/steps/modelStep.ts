@@ -6,6 +6,7 @@ import { selectProvider } from '../providers/selectProvider.js';
 import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { checkCandidate } from './checkCandidate.js';
+import { modelSettings } from './modelSettings.js';
 import { renderForPrompt, resolveInputs } from './resolveInputs.js';
 
 /** The model step's answer: a plain StepResult, or a ModelTurnResult inside an agent loop. Always says which provider answered. */
@@ -52,7 +53,8 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
   if (turn && budget && turn.index >= budget.maxTurns) {
     throw new RuntimeError('BudgetExceeded', `step ${env.step.id} used its ${budget.maxTurns} turns`, { details: { maxTurns: budget.maxTurns, turn: turn.index } });
   }
-  const { provider, modelId } = await selectProvider(rt, env.config.model);
+  const settings = modelSettings(env.config);
+  const { provider, modelId } = await selectProvider(rt, settings.model);
   const convId = `${env.run.id}#${stepInstanceId(env)}`;
   const tools = turn ? offeredTools(rt, env) : [];
   const sub = turn ? `turn${turn.index}` : undefined;
@@ -71,10 +73,10 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
     const messages = [...history, ...fresh];
     const resp = await provider.converse({
       model: modelId,
-      system: typeof env.config.system === 'string' ? env.config.system : undefined,
+      system: settings.system,
       messages, tools,
-      maxTokens: typeof env.config.max_tokens === 'number' ? env.config.max_tokens : undefined,
-      temperature: typeof env.config.temperature === 'number' ? env.config.temperature : undefined,
+      maxTokens: settings.maxTokens,
+      temperature: settings.temperature,
       stepId: env.step.id, turn: turn?.index ?? 0,
     });
     const toolCalls = turn ? resp.toolCalls : [];

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateTableCommand, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { StepforgeError } from '@stepforge/compiler';
 import { loopbackDynamoClients } from '../src/stack/loopbackClients.js';
 import { startDynaliteWorker } from '../src/stack/startDynaliteWorker.js';
@@ -78,6 +78,8 @@ describe('Function: startDynaliteWorker', () => {
       const first = await startDynaliteWorker('127.0.0.1', { path, createTableMs: 0 });
       const { dynamodbCommands: db } = loopbackDynamoClients(first.endpoint);
       await db.send(new CreateTableCommand({ TableName: 'items', BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
+      // As on DynamoDB, a table takes writes once ACTIVE.
+      for (let i = 0; i < 200 && (await db.send(new DescribeTableCommand({ TableName: 'items' }))).Table?.TableStatus !== 'ACTIVE'; i++) await new Promise((r) => setTimeout(r, 10));
       await db.send(new PutItemCommand({ TableName: 'items', Item: { pk: { S: 'a' } } }));
       db.destroy();
       await first.close();
@@ -91,13 +93,17 @@ describe('Function: startDynaliteWorker', () => {
     it('held by another process (LevelDB\'s LOCK) is waited for, as a previous owner ends', async () => {
       const path = await storeOnDisk();
       const level = createRequire(DYNALITE).resolve('level');
-      // Another process opens the store and keeps it for a moment, as an owner does in its last moments.
-      const holder = spawn(process.execPath, ['-e', `const { Level } = require(${JSON.stringify(level)}); new Level(${JSON.stringify(path)}).open().then(() => { console.log('held'); setTimeout(() => process.exit(0), 700); });`]);
+      // Another process opens the store and keeps it until told to end, as an owner in its last moments.
+      const holder = spawn(process.execPath, ['-e', `const { Level } = require(${JSON.stringify(level)}); new Level(${JSON.stringify(path)}).open().then(() => { console.log('held'); process.stdin.once('data', () => process.exit(0)); });`]);
+      let holderEnded = false;
+      holder.once('exit', () => { holderEnded = true; });
       try {
         await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
-        const started = Date.now();
-        const w = await startDynaliteWorker('127.0.0.1', { path });
-        expect(Date.now() - started).toBeGreaterThan(300);
+        const opening = startDynaliteWorker('127.0.0.1', { path });
+        setTimeout(() => holder.stdin.write('end\n'), 400);
+        const w = await opening;
+        // It opened only once the other process had let go (before the fix: store_unreadable, at once).
+        expect(holderEnded).toBe(true);
         expect(await tables(w.endpoint)).toEqual(['items']);
         await w.close();
       } finally {

@@ -37,6 +37,8 @@ export interface IrAgentRef {
   readonly role: string;
   /** Identity hash of this sub-call (for the envelope). */
   readonly identity: string;
+  /** The agent's declared configuration (`model`, `instructions`, …), when it has any. */
+  readonly agentConfig?: Readonly<Record<string, unknown>>;
 }
 
 /** Kind-specific fields for composite steps. */

@@ -53,7 +53,8 @@ function field(ctx: Context, f: DslTemplateField): IrExpr {
 }
 
 function agentRef(ctx: Context, agent: string, role: string): IrAgentRef {
-  return { agent, role, identity: stepIdentity('agent', { agent, role, config: ctx.doc.agents[agent]?.config ?? {} }, []) };
+  const config = ctx.doc.agents[agent]?.config ?? {};
+  return { agent, role, identity: stepIdentity('agent', { agent, role, config }, []), ...(Object.keys(config).length > 0 ? { agentConfig: config } : {}) };
 }
 
 function step(ctx: Context, s: DslStep): IrStep {

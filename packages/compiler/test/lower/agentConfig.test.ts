@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { compileDocument } from '@stepforge/compiler';
+
+/** Every Task state's Lambda payload in a definition, by state name (nested Parallel/Map states included). */
+function payloads(states: Record<string, any>, out: Record<string, any> = {}): Record<string, any> {
+  for (const [name, s] of Object.entries(states)) {
+    if (s.Type === 'Task') out[name] = s.Arguments?.Payload ?? s.Arguments;
+    for (const b of s.Branches ?? []) payloads(b.States, out);
+    if (s.ItemProcessor) payloads(s.ItemProcessor.States, out);
+  }
+  return out;
+}
+
+describe('Lowering: a DSL agent\'s declared configuration', () => {
+  it('travels with every call of the agent, on agent steps and inside multi-agent steps', () => {
+    const r = compileDocument(`document: { dsl: "1.0", name: cfg }
+agents:
+  terse: { model: "bedrock:anthropic.claude-3-5-haiku-20241022-v1:0", instructions: "Be terse." }
+  plain: {}
+steps:
+  - { name: one, kind: agent, agent: terse, input_template: "hi" }
+  - name: panel
+    kind: parallel_analyzer
+    analysts: [{ agent: terse, role: skeptic }, { agent: plain, role: fan }]
+    aggregator: terse
+    input_template: "judge this"
+`);
+    expect(r.errors ?? []).toEqual([]);
+    const byAgent = Object.values(payloads((r as any).asl.States)).map((p: any) => [p.step.role ?? p.step.id, p.config.agent, p.config.agentConfig]);
+    const terse = { model: 'bedrock:anthropic.claude-3-5-haiku-20241022-v1:0', instructions: 'Be terse.' };
+    expect(byAgent).toEqual(expect.arrayContaining([
+      ['one', 'terse', terse],
+      ['skeptic', 'terse', terse],
+      ['fan', 'plain', undefined],
+      ['aggregator', 'terse', terse],
+    ]));
+  });
+});
