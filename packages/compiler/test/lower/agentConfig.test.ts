@@ -25,8 +25,7 @@ steps:
     aggregator: terse
     input_template: "judge this"
 `);
-    expect(r.errors ?? []).toEqual([]);
-    const byAgent = Object.values(payloads((r as any).asl.States)).map((p: any) => [p.step.role ?? p.step.id, p.config.agent, p.config.agentConfig]);
+    const byAgent = Object.values(payloads(r.asl.States as Record<string, any>)).map((p: any) => [p.step.role ?? p.step.id, p.config.agent, p.config.agentConfig]);
     const terse = { model: 'bedrock:anthropic.claude-3-5-haiku-20241022-v1:0', instructions: 'Be terse.' };
     expect(byAgent).toEqual(expect.arrayContaining([
       ['one', 'terse', terse],
