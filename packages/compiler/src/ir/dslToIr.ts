@@ -52,6 +52,15 @@ function field(ctx: Context, f: DslTemplateField): IrExpr {
   return { kind: 'template', value: f.text, reads: templateStepReferences(f.template) };
 }
 
+/** The agent loop's bounds for a DSL agent granted tools: the chain's defaults. */
+const AGENT_BUDGET = { maxTurns: 16, maxToolCalls: 20 } as const;
+
+/** The tool names an agent's configuration declares (`tools: [...]`), once each, in order. */
+function agentTools(config: Readonly<Record<string, unknown>> | undefined): string[] {
+  const tools = config?.tools;
+  return Array.isArray(tools) ? [...new Set(tools.filter((t): t is string => typeof t === 'string'))] : [];
+}
+
 function agentRef(ctx: Context, agent: string, role: string): IrAgentRef {
   const config = ctx.doc.agents[agent]?.config ?? {};
   return { agent, role, identity: stepIdentity('agent', { agent, role, config }, []), ...(Object.keys(config).length > 0 ? { agentConfig: config } : {}) };
@@ -62,19 +71,23 @@ function step(ctx: Context, s: DslStep): IrStep {
     ? { kind: 'template' as const, value: { input: authored(ctx, s.input), prompt: authored(ctx, s.inputTemplate) }, reads: [...new Set([...s.input.reads, ...s.inputTemplate.reads])] }
     : s.inputTemplate ? value(ctx, s.inputTemplate) : s.input ? value(ctx, s.input) : undefined;
   const { config, composite } = kindFields(ctx, s);
+  // An agent step is granted the tools its agent declares: it runs as an agent loop (reason, the
+  // tool calls it asks for, again), as a chain task granted tools with `@` does.
+  const tools = s.kind === 'agent' ? agentTools(ctx.doc.agents[s.agent]?.config) : [];
   // One object literal (spreading a shared base and an `extra` into each step was most of this pass);
   // `composite` stays the last key, as before.
   const out: IrStep = {
     id: s.name,
     secrets: s.secrets.map((x) => x.id),
-    tools: [],
+    tools,
+    ...(tools.length > 0 ? { budget: AGENT_BUDGET } : {}),
     retry: dslRetry((s as { retry?: unknown }).retry),
     input,
     when: s.when ? field(ctx, s.when) : undefined,
     location: s.location,
     kind: s.kind,
     config,
-    identity: stepIdentity(s.kind, config, []),
+    identity: stepIdentity(s.kind, config, tools),
   };
   return composite === undefined ? out : { ...out, composite };
 }

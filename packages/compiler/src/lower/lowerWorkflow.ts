@@ -669,6 +669,7 @@ class Lowerer {
         frag = this.lowerHandoff(step, scope, v);
         break;
       case 'model':
+      case 'agent':
         frag = step.tools.length > 0 ? this.lowerAgentLoop(step, scope, v) : this.lowerTask(step, scope, v);
         break;
       default:

@@ -34,4 +34,25 @@ steps:
       ['aggregator', 'terse', terse],
     ]));
   });
+
+  it('makes an agent step whose agent declares tools an agent loop granted exactly those tools', () => {
+    const r = compileDocument(`document: { dsl: "1.0", name: loop }
+agents:
+  lister: { tools: [fs-list, fs-read, fs-list] }
+  plain: {}
+steps:
+  - { name: look, kind: agent, agent: lister, input_template: "what is here?" }
+  - { name: say, kind: agent, agent: plain, input_template: "\${ steps.look.output }" }
+`);
+    const states = r.asl.States as Record<string, any>;
+    expect(states.look).toMatchObject({ Type: 'Task', Next: 'look: tool calls?' });
+    expect(states.look.Arguments.tools).toEqual(['fs-list', 'fs-read']);
+    expect(states.look.Arguments.budget).toMatchObject({ maxTurns: 16, maxToolCalls: 20 });
+    expect(states['look: tool calls?'].Type).toBe('Choice');
+    expect(states['look: call tools'].ItemProcessor.States['look: tool'].Arguments.Payload.tools).toEqual(['fs-list', 'fs-read']);
+    // An agent without tools stays one model call.
+    expect(states.say.Type).toBe('Task');
+    expect(states.say.Arguments.tools).toBeUndefined();
+    expect(Object.keys(states).filter((n) => n.startsWith('say:'))).toEqual([]);
+  });
 });
