@@ -98,6 +98,13 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect(shown.json.steps.map((s: { id: string }) => s.id)).toEqual(['plan', 'draft', 'critique', 'judge']);
     const list = await api('GET', '/workflows/quickstart/runs');
     expect(list.json.runs.map((x: { runId: string }) => x.runId)).toContain(first.json.runId);
+    expect((await api('GET', '/workflows/quickstart/runs?status=succeeded')).json.runs.map((x: { runId: string }) => x.runId)).toContain(first.json.runId);
+    const badStatus = await api('GET', '/workflows/quickstart/runs?status=done');
+    expect([badStatus.status, badStatus.json.error]).toEqual([400, { code: 'invalid_request', message: "status must be one of RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, got 'done'" }]);
+    const unknown = await api('GET', '/workflows/nope/runs');
+    expect([unknown.status, unknown.json.error]).toEqual([404, { code: 'unknown_workflow', message: "no workflow named 'nope'" }]);
+    const badApprovals = await api('GET', '/approvals?status=waiting');
+    expect([badApprovals.status, badApprovals.json.error.code]).toEqual([400, 'invalid_request']);
   });
 
   it('forks runs: retry and restart', async () => {

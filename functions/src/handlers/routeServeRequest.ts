@@ -90,14 +90,29 @@ const ROUTES: readonly Route[] = [
       return b.startRun(name!, body, header ?? body.idempotencyKey);
     },
   },
-  { method: 'GET', pattern: /^\/workflows\/([^/]+)\/runs$/, handle: (b, req, [name]) => b.listRuns(name!, req.query['status']) },
+  { method: 'GET', pattern: /^\/workflows\/([^/]+)\/runs$/, handle: (b, req, [name]) => b.listRuns(name!, statusQuery(req, RUN_STATUSES)) },
   { method: 'GET', pattern: /^\/runs\/([^/]+)$/, handle: (b, _req, [id]) => b.getRun(id!) },
   { method: 'POST', pattern: /^\/runs\/([^/]+)\/retry$/, handle: (b, req, [id]) => b.retry(id!, bodyOf(RetryBody, req)) },
   { method: 'POST', pattern: /^\/runs\/([^/]+)\/restart$/, handle: (b, req, [id]) => b.restart(id!, bodyOf(RestartBody, req)) },
   { method: 'POST', pattern: /^\/runs\/([^/]+)\/cancel$/, handle: (b, req, [id]) => b.cancel(id!, bodyOf(CancelBody, req)) },
-  { method: 'GET', pattern: /^\/approvals$/, handle: (b, req) => b.listApprovals(req.query['status']) },
+  { method: 'GET', pattern: /^\/approvals$/, handle: (b, req) => b.listApprovals(statusQuery(req, APPROVAL_STATUSES)) },
   { method: 'POST', pattern: /^\/approvals\/([^/]+)$/, handle: (b, req, [id]) => b.decide(id!, bodyOf(DecisionBody, req)) },
 ];
+
+const RUN_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
+const APPROVAL_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'TIMED_OUT'] as const;
+
+/**
+ * The `?status=` filter, upper-cased, or undefined when absent. A status no record can have is
+ * 400 `invalid_request`: answering an empty list would read as "none in that state".
+ */
+function statusQuery(req: ServeRequest, allowed: readonly string[]): string | undefined {
+  const status = req.query['status'];
+  if (status === undefined || status === '') return undefined;
+  const upper = status.toUpperCase();
+  if (!allowed.includes(upper)) throw new ApiError(400, 'invalid_request', `status must be one of ${allowed.join(', ')}, got '${status}'`);
+  return upper;
+}
 
 function decodePathParameter(text: string): string {
   try {

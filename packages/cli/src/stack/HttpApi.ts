@@ -44,6 +44,8 @@ export function createHttpApi(service: RunService): (req: ApiRequest) => Promise
       return apiJson(200, { runId: run.runId, status: run.status, output: run.output ?? null, reused: started.reused, ...differs });
     },
     async listRuns(name, status) {
+      // As on AWS (and as POST answers): runs of a workflow this stack does not know are a 404, not an empty list.
+      if (!(await service.catalog.get(name))) throw new ApiError(404, 'unknown_workflow', `no workflow named '${name}'`);
       const s = status?.toUpperCase();
       const runs = await service.listRuns({ workflow: name, ...(s ? { status: s as 'RUNNING' } : {}) });
       return apiJson(200, { runs: runs.map(runSummary) });

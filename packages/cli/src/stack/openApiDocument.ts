@@ -50,7 +50,7 @@ export const OPENAPI_DOCUMENT = {
         operationId: 'listRuns',
         summary: 'Runs of a workflow, newest first',
         parameters: [{ name: 'status', in: 'query', required: false, schema: { type: 'string', enum: ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] } }],
-        responses: { 200: ok('Runs', 'RunList') },
+        responses: { 200: ok('Runs', 'RunList'), 400: err('A status no run can have (invalid_request)'), 404: err('Unknown workflow (unknown_workflow)') },
       },
     },
     '/runs/{id}': {
@@ -86,7 +86,7 @@ export const OPENAPI_DOCUMENT = {
       get: {
         operationId: 'listApprovals', summary: 'Tool calls waiting for a human',
         parameters: [{ name: 'status', in: 'query', required: false, schema: { type: 'string', enum: ['PENDING', 'APPROVED', 'REJECTED', 'TIMED_OUT'] } }],
-        responses: { 200: ok('Approvals', 'ApprovalList') },
+        responses: { 200: ok('Approvals', 'ApprovalList'), 400: err('A status no approval can have (invalid_request)') },
       },
     },
     '/approvals/{id}': {
