@@ -2,6 +2,7 @@ import type { StepEnvelope, StepResult } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
 import { executeStep } from '../runtime/executeStep.js';
+import { isRecord } from './isRecord.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { resolveInputs } from './resolveInputs.js';
 
@@ -17,7 +18,7 @@ export async function runMcpToolStep(rt: Runtime, rawEnv: StepEnvelope): Promise
   // Where a named server is defined, last wins: the workflow document's own `mcp_servers` entry
   // (compiled into the step as `serverConfig`), the deployment's STEPFORGE_MCP_SERVERS (a URL of
   // this environment), then `config.servers`.
-  const declared = typeof serverRef === 'string' && isObject(env.config.serverConfig) ? { [serverRef]: env.config.serverConfig } : {};
+  const declared = typeof serverRef === 'string' && isRecord(env.config.serverConfig) ? { [serverRef]: env.config.serverConfig } : {};
   const servers = { ...declared, ...rt.config.mcpServers, ...((env.config.servers ?? {}) as Record<string, unknown>) };
   const rawServer = typeof serverRef === 'string' ? servers[serverRef] : serverRef;
   if (rawServer === undefined) {
@@ -36,8 +37,4 @@ export async function runMcpToolStep(rt: Runtime, rawEnv: StepEnvelope): Promise
     return { output: r.content };
   });
   return { status: done.status, output: done.output, ...(done.outputRef ? { outputRef: done.outputRef } : {}), usage: done.usage };
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

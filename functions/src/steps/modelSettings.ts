@@ -1,3 +1,5 @@
+import { isRecord } from './isRecord.js';
+
 /** What a model call takes from a step's configuration. */
 export interface ModelSettings {
   readonly model: unknown;
@@ -22,10 +24,6 @@ export function modelSettings(config: Readonly<Record<string, unknown>>): ModelS
     ...(maxTokens !== undefined ? { maxTokens } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
   };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function str(v: unknown): string | undefined {
