@@ -45,5 +45,11 @@ describe('Embedded stack: a DSL agent step with the tools its agent declares', (
     expect(tool).toMatchObject({ status: 'SUCCEEDED' });
     expect(JSON.stringify(tool?.output)).toContain('notes.txt');
     expect(steps.filter((s) => s.stepId.startsWith('look:reason')).map((s) => s.stepId).sort()).toEqual(['look:reason#turn0', 'look:reason#turn1']);
+    // runs show gives the step's answer (its last turn), not the listing its tool call returned.
+    const shown = bufferIo(project.dir);
+    expect(await main(['runs', 'show', runId], shown)).toBe(0);
+    expect(shown.stdout()).toContain('  ✓ look');
+    expect(shown.stdout()).toContain('      output: [offline:script] There is a notes file.\n');
+    expect(shown.stdout()).not.toContain('notes.txt');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseStepId, recordsByStep, stepProgressFromRecords } from '../src/progress/stepProgressFromRecords.js';
+import { answerRecord, baseStepId, recordsByStep, stepProgressFromRecords } from '../src/progress/stepProgressFromRecords.js';
 import type { StepRecordView } from '../src/stack/functionsRuntime.js';
 import type { ProgressStep } from '../src/progress/StepProgress.js';
 
@@ -48,5 +48,18 @@ describe('Function: recordsByStep', () => {
     expect(baseStepId('review[2]:generator#turn1')).toBe('review');
     const grouped = recordsByStep([{ stepId: 'a' }, { stepId: 'b[0]' }, { stepId: 'b[1]:x#t2' }]);
     expect([...grouped].map(([k, v]) => [k, v.length])).toEqual([['a', 1], ['b', 2]]);
+  });
+});
+
+describe('Function: answerRecord', () => {
+  it('is the last reason turn of an agent loop, by turn number, never a tool call', () => {
+    const recs = ['s:reason#turn0', 's:reason#turn10', 's:reason#turn2', 's:tool#c1', 's:tool#c9'].map((stepId) => ({ stepId }));
+    expect(answerRecord(recs)?.stepId).toBe('s:reason#turn10');
+  });
+
+  it('is the last record as listed for any other step', () => {
+    expect(answerRecord([{ stepId: 'p:skeptic' }, { stepId: 'p:aggregator' }])?.stepId).toBe('p:aggregator');
+    expect(answerRecord([{ stepId: 'one' }])?.stepId).toBe('one');
+    expect(answerRecord([])).toBeUndefined();
   });
 });

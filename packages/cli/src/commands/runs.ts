@@ -4,7 +4,7 @@ import { readableCause } from '../progress/readableCause.js';
 import { StepforgeError } from '@stepforge/compiler';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
-import { recordsByStep } from '../progress/stepProgressFromRecords.js';
+import { answerRecord, recordsByStep } from '../progress/stepProgressFromRecords.js';
 import type { RunDetails } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
 import { runDetailsJson, runSummary } from '../stack/runJson.js';
@@ -141,10 +141,13 @@ function formatDetails(d: RunDetails): string {
   const depth = (id: string | undefined): number => (id === undefined ? 0 : 1 + depth(d.steps.find((s) => s.id === id)?.parent));
   for (const s of d.steps) {
     lines.push(formatStepLine(s, depth(s.parent)));
-    const last = (records.get(s.id) ?? []).at(-1);
-    if (last?.output !== undefined && s.state === 'succeeded') lines.push(`      output: ${preview(last.output)}`);
-    if (last?.outputRef) lines.push(`      output stored as ${last.outputRef}`);
-    if (last?.error && s.state === 'failed' && !s.error) lines.push(`      ${last.error.name}: ${truncate(last.error.message, OUTPUT_CHARS)}`);
+    const recs = records.get(s.id) ?? [];
+    const answer = answerRecord(recs);
+    if (answer?.output !== undefined && s.state === 'succeeded') lines.push(`      output: ${preview(answer.output)}`);
+    if (answer?.outputRef) lines.push(`      output stored as ${answer.outputRef}`);
+    // The instance that failed, which in an agent loop may be a tool call rather than a turn.
+    const failed = recs.find((r) => r.status === 'FAILED') ?? recs.at(-1);
+    if (failed?.error && s.state === 'failed' && !s.error) lines.push(`      ${failed.error.name}: ${truncate(failed.error.message, OUTPUT_CHARS)}`);
   }
   if (r.status === 'SUCCEEDED') lines.push('', `output: ${preview(r.output)}`);
   else if (r.error) lines.push('', `error: ${r.error.name}: ${truncate(readableCause(r.error.message), 400)}`);

@@ -18,6 +18,24 @@ export function recordsByStep<R extends { readonly stepId: string }>(records: re
 }
 
 /**
+ * The instance record that holds a step's answer. For an agent loop it is the last reason turn
+ * (`step:reason#turnN`, by N): its tool calls (`step:tool…`) hold tool results, and sort after the
+ * turns. Otherwise the last record, as listed.
+ */
+export function answerRecord<R extends { readonly stepId: string }>(records: readonly R[]): R | undefined {
+  let answer: R | undefined;
+  let turn = -1;
+  for (const r of records) {
+    const m = /:reason#turn(\d+)$/.exec(r.stepId);
+    if (m && Number(m[1]) > turn) {
+      turn = Number(m[1]);
+      answer = r;
+    }
+  }
+  return answer ?? records.at(-1);
+}
+
+/**
  * Per-step progress from the step records in DynamoDB, for a run whose execution history is gone:
  * dropped after the retention period (docs/embedded.md, Retention), or unreadable. A step with no
  * record did not run (skipped once the run has ended); one with a FAILED instance failed; one with
