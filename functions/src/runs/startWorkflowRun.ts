@@ -1,6 +1,7 @@
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { RUN_META_KEY, executionInputSizeError, idempotencyKeyError } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
+import { idempotencyKeyConflict } from './idempotencyKeyConflict.js';
 import { inputDiffers } from './inputDiffers.js';
 import type { Runtime } from '../runtime/Runtime.js';
 
@@ -44,9 +45,8 @@ export async function startWorkflowRun(rt: Runtime, p: { workflow: string; input
   if (tooLarge !== undefined) throw new RuntimeError('InvalidInput', tooLarge);
   const { run, reused } = await rt.runs.startRun({ workflow, idempotencyKey: p.idempotencyKey, parentRunId: p.parentRunId, input: p.input });
   // A key names one run: answering with a run of another workflow would answer the wrong question.
-  if (reused && run.workflow !== workflow) {
-    throw new RuntimeError('IdempotencyKeyConflict', `idempotency key '${p.idempotencyKey}' names run ${run.runId} of workflow '${run.workflow}', not a run of '${workflow}'`, { details: { runId: run.runId, workflow: run.workflow } });
-  }
+  const conflict = reused ? idempotencyKeyConflict(p.idempotencyKey, run, workflow) : undefined;
+  if (conflict !== undefined) throw new RuntimeError('IdempotencyKeyConflict', conflict, { details: { runId: run.runId, workflow: run.workflow } });
   if (reused && run.executionArn) {
     const d = await rt.sfn().send(new DescribeExecutionCommand({ executionArn: run.executionArn })).catch(() => undefined);
     const differs = inputDiffers(rt.redactor, p.input, run.input);

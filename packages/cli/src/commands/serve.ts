@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -158,8 +158,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
     // read through DNS rebinding) before anything runs.
     const refusal = localRequestRefusal(req.headers);
     if (refusal !== undefined) {
-      res.writeHead(403, { 'content-type': 'application/json', connection: 'close' });
-      res.end(JSON.stringify({ error: refusal }));
+      sendError(res, 403, refusal, { close: true });
       req.resume();
       return;
     }
@@ -167,8 +166,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
       const body = await readBody(req);
       if (body === undefined) {
         // Stop reading (and close the connection) rather than hold the rest in memory.
-        res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-        res.end(JSON.stringify({ error: { code: 'request_too_large', message: `the request body is over ${MAX_BODY_BYTES / (1024 * 1024)} MiB, the most API Gateway accepts` } }));
+        sendError(res, 413, { code: 'request_too_large', message: `the request body is over ${MAX_BODY_BYTES / (1024 * 1024)} MiB, the most API Gateway accepts` }, { close: true });
         req.destroy();
         return;
       }
@@ -190,10 +188,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
       const answer = await api(apiReq);
       res.writeHead(answer.statusCode, answer.headers);
       res.end(answer.body);
-    })().catch((e: unknown) => {
-      res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { code: 'internal', message: String(e) } }));
-    });
+    })().catch((e: unknown) => sendError(res, 500, { code: 'internal', message: String(e) }));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, port)));
@@ -209,6 +204,12 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
       server.closeAllConnections();
     }),
   };
+}
+
+/** An error answer in the API's shape, `{"error":{"code","message"}}`; `close` ends the connection after it. */
+function sendError(res: ServerResponse, status: number, error: { readonly code: string; readonly message: string }, options: { readonly close?: boolean } = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...(options.close ? { connection: 'close' } : {}) });
+  res.end(JSON.stringify({ error }));
 }
 
 /** A port that cannot be listened on, as the user's error it is (`port_in_use`, `port_not_allowed`). */

@@ -12,7 +12,9 @@ export function recordsByStep<R extends { readonly stepId: string }>(records: re
   const byStep = new Map<string, R[]>();
   for (const r of records) {
     const base = baseStepId(r.stepId);
-    byStep.set(base, [...(byStep.get(base) ?? []), r]);
+    const list = byStep.get(base);
+    if (list) list.push(r);
+    else byStep.set(base, [r]);
   }
   return byStep;
 }

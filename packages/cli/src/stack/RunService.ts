@@ -132,13 +132,15 @@ export class RunService {
    * another input (compared as stored, secrets redacted), so the caller can say so.
    */
   async #replay(entry: WorkflowEntry, run: RunRecordView, value: Record<string, unknown>, key: string | undefined): Promise<StartedRun> {
-    if (run.workflow !== entry.name) {
-      throw new StepforgeError('idempotency_key_conflict', `idempotency key '${key}' names run ${run.runId} of workflow '${run.workflow}', not a run of '${entry.name}'`, {
+    const fr = await loadFunctionsRuntime();
+    const conflict = fr.idempotencyKeyConflict(key, run, entry.name);
+    if (conflict !== undefined) {
+      throw new StepforgeError('idempotency_key_conflict', conflict, {
         hint: 'an idempotency key names one run: use another key for this workflow',
         details: { runId: run.runId, workflow: run.workflow },
       });
     }
-    const differs = (await loadFunctionsRuntime()).inputDiffers(this.stack.runtime.redactor, value, run.input);
+    const differs = fr.inputDiffers(this.stack.runtime.redactor, value, run.input);
     return { run, reused: true, ...(differs ? { inputDiffers: true } : {}) };
   }
 

@@ -67,11 +67,7 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
       worker.off('error', reject);
       if (m.port !== undefined) resolve(m.port);
       else if (m.code === 'store_unreadable') reject(storeError('store_unreadable', `the run store in ${String(options.path)} cannot be opened: ${m.error}`));
-      else if (m.code === 'store_in_use') {
-        reject(new StepforgeError('store_in_use', `the run store in ${String(options.path)} is held by another process: ${m.error}`, {
-          hint: 'another program has this project\'s .stepforge/dynamodb open (a stepforge process that never published its stack, or a tool reading the store): end it, then run the command again',
-        }));
-      }
+      else if (m.code === 'store_in_use') reject(storeError('store_in_use', `the run store in ${String(options.path)} is held by another process: ${m.error}`));
       else reject(new Error(`dynalite could not listen on ${host}: ${m.error}`));
     });
     worker.postMessage({ listen: { host, options } });
@@ -99,9 +95,15 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
   };
 }
 
-/** A store that cannot be read: what to do about it is the same whichever way it showed. */
-function storeError(code: 'store_unreadable' | 'store_failed', message: string): StepforgeError {
-  return new StepforgeError(code, message, {
-    hint: 'the files under .stepforge/dynamodb are damaged or not a store of this version: move that directory aside to start with an empty store (the runs recorded in it are then no longer listed)',
-  });
+const DAMAGED = 'the files under .stepforge/dynamodb are damaged or not a store of this version: move that directory aside to start with an empty store (the runs recorded in it are then no longer listed)';
+/** What to do about a store that cannot be used, by how it showed. */
+const STORE_HINTS = {
+  store_unreadable: DAMAGED,
+  store_failed: DAMAGED,
+  store_in_use: 'another program has this project\'s .stepforge/dynamodb open (a stepforge process that never published its stack, or a tool reading the store): end it, then run the command again',
+} as const;
+
+/** A store that cannot be used, as the user's error with its fix. */
+function storeError(code: keyof typeof STORE_HINTS, message: string): StepforgeError {
+  return new StepforgeError(code, message, { hint: STORE_HINTS[code] });
 }
