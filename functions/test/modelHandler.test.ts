@@ -1,9 +1,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runtimeConfigFromEnv } from '../src/config/RuntimeConfig.js';
 import { createModelHandler } from '../src/handlers/model.js';
+import { LocalProvider } from '../src/providers/LocalProvider.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
 import { envelope } from './envelope.js';
 import { makeRuntime, startDynalite, type DynamoEndpoint } from './emulators.js';
@@ -107,6 +108,34 @@ describe('Function: createModelHandler', () => {
     expect(a.status).toBe('succeeded');
     expect(b.status).toBe('reused');
     expect(b.output).toBe(a.output);
+  });
+
+  it('writes a quick model step to DynamoDB once, with no claim before it; a fork claims first, so a result already there is returned without a model call', async () => {
+    const counted = await makeRuntime(ddb.endpoint);
+    // Installed before the runtime's first write: the commands client resolves its stack once.
+    const sent: string[] = [];
+    for (const c of new Set([counted.db.client, counted.db.commands])) {
+      c.middlewareStack.add((next, context) => async (args) => { sent.push(String(context.commandName)); return next(args); }, { step: 'initialize', name: 'testRequestLog' });
+    }
+    const converse = vi.spyOn(LocalProvider.prototype, 'converse');
+    try {
+      const h = createModelHandler(counted);
+      const env = envelope({ kind: 'model', step: 'quick', inputs: { value: 'hello' } });
+      expect(await h(env)).toMatchObject({ status: 'succeeded', output: '[offline:echo] hello' });
+      expect(sent).toEqual(['PutItemCommand']);
+      expect(await counted.runs.getStep(env.run.id, 'quick')).toMatchObject({ status: 'SUCCEEDED', attempts: 1, output: '[offline:echo] hello' });
+
+      const fork = { ...env, run: { ...env.run, id: `${env.run.id}-fork`, parentRunId: env.run.id } };
+      sent.length = 0;
+      expect(await h(fork)).toMatchObject({ status: 'succeeded' });
+      expect(sent).toEqual(['PutItemCommand', 'UpdateItemCommand']);
+      converse.mockClear();
+      expect(await h(fork)).toMatchObject({ status: 'reused', output: '[offline:echo] hello' });
+      expect(converse).not.toHaveBeenCalled();
+    } finally {
+      converse.mockRestore();
+      await counted.close();
+    }
   });
 
   it('runs a scripted agent loop with tool calls, keeping the conversation in DynamoDB', async () => {

@@ -107,6 +107,95 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         });
       }
 
+      describe('a late claim (claimAfterMs)', () => {
+        const late = (rt: Runtime, key: string, extra: object = {}) => ({ layer: rt.idempotency, key, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600, claimAfterMs: 30, ...extra });
+        /** Counts the layer's writes of one kind while `run` runs. */
+        const claimsDuring = async <T>(rt: Runtime, run: () => Promise<T>): Promise<{ result: T; claims: number }> => {
+          const layer = rt.idempotency;
+          const original = layer.saveInProgress;
+          let claims = 0;
+          layer.saveInProgress = function (this: typeof layer, ...args: Parameters<typeof original>) { claims++; return original.apply(this, args); };
+          try {
+            return { result: await run(), claims };
+          } finally {
+            layer.saveInProgress = original;
+          }
+        };
+
+        it('commits a quick call in one write with no claim, and a later attempt gets that result', async () => {
+          const rt = get();
+          let onClaim = 0;
+          const first = await claimsDuring(rt, () => runIdempotent(late(rt, 'lc1', { onClaim: () => onClaim++ }), async () => ({ n: 1 })));
+          expect(first).toEqual({ result: { value: { n: 1 }, reused: false }, claims: 0 });
+          expect(onClaim).toBe(1);
+          expect(await rt.idempotency.getRecord('lc1')).toMatchObject({ status: 'COMPLETED', output: { n: 1 } });
+          // The next attempt computes (it cannot know before its commit), finds the record there, and
+          // returns what was committed, through the claim's rules.
+          const second = await claimsDuring(rt, () => runIdempotent(late(rt, 'lc1'), async () => ({ n: 2 })));
+          expect(second).toEqual({ result: { value: { n: 1 }, reused: true }, claims: 1 });
+        });
+
+        it('claims a call still running after claimAfterMs while it runs, so a concurrent attempt is refused', async () => {
+          const rt = get();
+          let release!: () => void;
+          const first = runIdempotent(late(rt, 'lc2'), () => new Promise<string>((r) => { release = () => r('first'); }));
+          await expect.poll(async () => (await rt.idempotency.getRecord('lc2'))?.status, { timeout: 5000 }).toBe('INPROGRESS');
+          const second = await runIdempotent(late(rt, 'lc2'), async () => 'second').catch((e: unknown) => e);
+          expect((second as Error).name).toBe('StepInProgress');
+          release();
+          expect(await first).toEqual({ value: 'first', reused: false });
+          expect(await rt.idempotency.getRecord('lc2')).toMatchObject({ status: 'COMPLETED', output: 'first' });
+        });
+
+        it('claims before a dispatch, and stops the call at the dispatch when another attempt has committed', async () => {
+          const rt = get();
+          const a = await runIdempotent(late(rt, 'lc3'), async (guard) => {
+            await guard.dispatch('slack webhook');
+            return (await rt.idempotency.getRecord('lc3'))?.dispatchTarget;
+          });
+          expect(a).toEqual({ value: 'slack webhook', reused: false });
+          let after = 0;
+          const b = await runIdempotent(late(rt, 'lc3'), async (guard) => {
+            await guard.dispatch('slack webhook');
+            after++;
+            return 'again';
+          });
+          expect(b).toEqual({ value: 'slack webhook', reused: true });
+          expect(after).toBe(0);
+        });
+
+        it('holds the claim before a write another attempt must not interleave with: hold() refuses while another attempt holds it', async () => {
+          const rt = get();
+          await rt.idempotency.saveInProgress('lc4', { leaseId: 'other', nowMs: Date.now(), leaseSeconds: 60, ttlSeconds: 3600, idempotent: false });
+          let wrote = 0;
+          const err = await runIdempotent(late(rt, 'lc4'), async (guard) => { await guard.hold(); wrote++; return 'x'; }).catch((e: unknown) => e);
+          expect((err as Error).name).toBe('StepInProgress');
+          expect(wrote).toBe(0);
+        });
+
+        it('leaves no record after a quick failure, and deletes its claim after a slow one', async () => {
+          const rt = get();
+          const quick = await runIdempotent(late(rt, 'lc5'), async () => { throw new Error('quick boom'); }).catch((e: unknown) => e);
+          expect((quick as Error).message).toBe('quick boom');
+          expect(await rt.idempotency.getRecord('lc5')).toBeUndefined();
+          const slow = await runIdempotent(late(rt, 'lc6'), async () => {
+            await expect.poll(async () => (await rt.idempotency.getRecord('lc6'))?.status, { timeout: 5000 }).toBe('INPROGRESS');
+            throw new Error('slow boom');
+          }).catch((e: unknown) => e);
+          expect((slow as Error).message).toBe('slow boom');
+          expect(await rt.idempotency.getRecord('lc6')).toBeUndefined();
+        });
+
+        it('with claimAfterMs 0, claims before the call as without it', async () => {
+          const rt = get();
+          await rt.idempotency.saveInProgress('lc7', { leaseId: 'other', nowMs: Date.now(), leaseSeconds: 60, ttlSeconds: 3600, idempotent: false });
+          let ran = 0;
+          const err = await runIdempotent(late(rt, 'lc7', { claimAfterMs: 0 }), async () => { ran++; return 'x'; }).catch((e: unknown) => e);
+          expect((err as Error).name).toBe('StepInProgress');
+          expect(ran).toBe(0);
+        });
+      });
+
       it('deletes the record after a definite failure so a retry runs again', async () => {
         const rt = get();
         const opts = { layer: rt.idempotency, key: 'r3', clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 };
@@ -195,6 +284,46 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         expect(await rt.runs.getStep('run-l7', 'tool')).toMatchObject({ status: 'SUCCEEDED', output: 'two', attempts: 2 });
         expect((await rt.idempotency.getRecord(first))?.output).toEqual({ output: 'one' });
         expect((await rt.idempotency.getRecord(second))?.output).toEqual({ output: 'two' });
+      });
+    });
+
+    describe('Method: saveUnclaimedSuccess', () => {
+      /** A step item as stored, without what differs between two runs of the same step. */
+      const comparable = (raw: Record<string, unknown>) => {
+        const { pk: _pk, runId: _r, startedAt: _s, endedAt: _e, idem, ...rest } = raw;
+        const { key: _k, leaseId: _l, leaseExpiresAt: _x, expiresAt: _y, completedAt: _c, ...idemRest } = idem as Record<string, unknown>;
+        return { ...rest, idem: idemRest };
+      };
+      it('writes the step record a claim and its commit would leave, in one put, only where the step has no record', async () => {
+        const rt = get();
+        const output = { output: 'text', usage: { inputTokens: 1, outputTokens: 2 } };
+        const step = { output: 'text', usage: { inputTokens: 1, outputTokens: 2 } };
+        const claimed = keyOf('run-u1', 'draft', 1);
+        await rt.idempotency.saveInProgress(claimed, claim('a'));
+        await rt.idempotency.saveSuccess(claimed, { leaseId: 'a', output, nowMs: Date.now(), ttlSeconds: 3600, step });
+        const unclaimed = keyOf('run-u2', 'draft', 1);
+        const started = Date.now() - 5;
+        const p = { leaseId: 'b', output, startedAtMs: started, nowMs: Date.now(), ttlSeconds: 3600, idempotent: false, step };
+        expect(await rt.idempotency.saveUnclaimedSuccess(unclaimed, p)).toBe(true);
+        const raw = await rawStep(rt, 'run-u2', 'draft');
+        expect(comparable(raw)).toEqual(comparable(await rawStep(rt, 'run-u1', 'draft')));
+        expect(raw).toMatchObject({ runId: 'run-u2', startedAt: new Date(started).toISOString(), idem: { key: unclaimed, status: 'COMPLETED' } });
+        expect(await rt.runs.getStep('run-u2', 'draft')).toMatchObject({ status: 'SUCCEEDED', output: 'text', attempts: 1 });
+        // Any record there (here, the one just written) and the put is refused, changing nothing.
+        expect(await rt.idempotency.saveUnclaimedSuccess(unclaimed, { ...p, leaseId: 'c', output: { output: 'other' } })).toBe(false);
+        expect((await rt.idempotency.getRecord(unclaimed))?.output).toEqual(output);
+        // A step record left by a failed attempt (no idempotency record on it) refuses it too.
+        await rt.runs.stepFinished('run-u3', 'draft', { status: 'FAILED', error: { name: 'X', message: 'x' }, countAttempt: true });
+        expect(await rt.idempotency.saveUnclaimedSuccess(keyOf('run-u3', 'draft', 1), p)).toBe(false);
+      });
+
+      it('commits a key that is not a step key on its IDEM# item, once', async () => {
+        const rt = get();
+        const p = { leaseId: 'a', output: { v: 1 }, startedAtMs: Date.now(), nowMs: Date.now(), ttlSeconds: 3600, idempotent: false };
+        expect(await rt.idempotency.saveUnclaimedSuccess('u-generic', p)).toBe(true);
+        expect(await rt.idempotency.getRecord('u-generic')).toMatchObject({ status: 'COMPLETED', output: { v: 1 }, leaseId: 'a' });
+        expect(await rt.idempotency.saveUnclaimedSuccess('u-generic', { ...p, output: { v: 2 } })).toBe(false);
+        expect((await rt.idempotency.getRecord('u-generic'))?.output).toEqual({ v: 1 });
       });
     });
 

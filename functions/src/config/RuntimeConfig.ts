@@ -77,6 +77,14 @@ export interface RuntimeConfig {
   /** How long an INPROGRESS idempotency lease lasts before another attempt may take it over. */
   readonly leaseSeconds: number;
   /**
+   * A step body that is harmless to repeat (a model turn, a read-only or idempotent tool, MCP
+   * tool or connector call, a function declared idempotent) starts before its idempotency claim,
+   * which is written only if it reaches outside or is still running after this many ms; one that
+   * ends sooner commits in one conditional write instead of two. 0: claim before every body
+   * (STEPFORGE_CLAIM_AFTER_MS).
+   */
+  readonly claimAfterMs: number;
+  /**
    * Embedded stack only (set by it, never from the environment): the generation of the process
    * that holds the stack, one more for each process that comes to hold it. Leases record it; a lease
    * of an earlier generation belongs to a process that has ended, so it does not wait out its time.
@@ -196,6 +204,7 @@ export function runtimeConfigFromEnv(
     inlineOutputMaxBytes: inlineOutputMaxBytes(env),
     maxEnvelopeBytes: int(env, 'STEPFORGE_MAX_ENVELOPE_BYTES', 256 * 1024),
     leaseSeconds: int(env, 'STEPFORGE_LEASE_SECONDS', 900),
+    claimAfterMs: int(env, 'STEPFORGE_CLAIM_AFTER_MS', 50),
     idempotencyTtlSeconds: int(env, 'STEPFORGE_IDEMPOTENCY_TTL_SECONDS', 7 * 24 * 3600),
     approvalTimeoutSeconds: int(env, 'STEPFORGE_APPROVAL_TIMEOUT_SECONDS', 24 * 3600),
     logLevel: oneOf(env, 'STEPFORGE_LOG_LEVEL', ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const, 'INFO'),

@@ -6,6 +6,7 @@ import {
   IdempotencyLeaseLostError,
   idempotencyRecordOf,
   type IdempotencyRecord,
+  type UnclaimedSuccess,
 } from './IdempotencyRecord.js';
 
 const pk = (key: string) => `IDEM#${key}`;
@@ -52,6 +53,25 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
       const existing = raw !== undefined ? idempotencyRecordOf(unmarshallItem(raw)) : await this.getRecord(key);
       if (existing === undefined) throw e;
       throw new IdempotencyItemAlreadyExistsError(existing);
+    }
+  }
+
+  override async saveUnclaimedSuccess(key: string, p: UnclaimedSuccess): Promise<boolean> {
+    const expiresAt = Math.floor(p.nowMs / 1000) + p.ttlSeconds;
+    try {
+      await this.db.doc.send(new PutCommand({
+        TableName: this.db.tableName,
+        Item: {
+          pk: pk(key), sk: SK, key, status: 'COMPLETED', expiresAt, ttl: expiresAt, leaseExpiresAt: p.nowMs, leaseId: p.leaseId,
+          runId: p.runId, stepId: p.stepId, idempotent: p.idempotent, ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}),
+          output: this.db.redactor.redact(p.output) ?? null, completedAt: p.nowMs,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }));
+      return true;
+    } catch (e) {
+      if (isConditionFailure(e)) return false;
+      throw e;
     }
   }
 

@@ -50,6 +50,21 @@ export interface CommittedStep {
   readonly usage?: unknown;
 }
 
+/** What saveUnclaimedSuccess records: the commit, and what the claim would have recorded. */
+export interface UnclaimedSuccess {
+  readonly leaseId: string;
+  readonly output: unknown;
+  /** When the attempt began (epoch ms): the step record's start. */
+  readonly startedAtMs: number;
+  readonly nowMs: number;
+  readonly ttlSeconds: number;
+  readonly idempotent: boolean;
+  readonly runId?: string;
+  readonly stepId?: string;
+  readonly leaseEpoch?: number;
+  readonly step?: CommittedStep;
+}
+
 /**
  * The abstract persistence layer (Powertools idempotency model): providers implement these
  * operations with ONE conditional write each — never read-then-write.
@@ -71,6 +86,16 @@ export abstract class BasePersistenceLayer {
   ): Promise<void>;
   /** Records that the holder is about to call `target` outside the process. */
   abstract markDispatched(key: string, params: { leaseId: string; nowMs: number; target: string; idempotent: boolean }): Promise<void>;
+  /**
+   * Commits the output of an attempt that made no claim (see runIdempotent's `claimAfterMs`), in
+   * one conditional write that succeeds only where the key has no record at all: false when one
+   * exists, and the attempt claims after all. The record written is the one a claim and its commit
+   * would have left (`startedAtMs` when the attempt began, the attempt counted once). A layer that
+   * cannot do it in one write answers false: the attempt claims and commits as usual.
+   */
+  saveUnclaimedSuccess(_key: string, _params: UnclaimedSuccess): Promise<boolean> {
+    return Promise.resolve(false);
+  }
   /** Commits the output: status COMPLETED. */
   abstract saveSuccess(key: string, params: { leaseId: string; output: unknown; nowMs: number; ttlSeconds: number; step?: CommittedStep }): Promise<void>;
   /** Ends the lease early but keeps the dispatch marker (the outcome of the outside call is unknown). */

@@ -9,6 +9,7 @@ import {
   idempotencyRecordOf,
   type CommittedStep,
   type IdempotencyRecord,
+  type UnclaimedSuccess,
 } from './IdempotencyRecord.js';
 import { runPk, stepSk, type RunStore } from './RunStore.js';
 
@@ -104,6 +105,37 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     // Another key's record is on this step: keep it, and claim this key on its own item.
     await this.generic.saveInProgress(key, p);
     await this.runs.stepStarted(at.runId, at.stepId);
+  }
+
+  /**
+   * The step record a claim and its commit would leave, in one put made only where the step has
+   * no record (a retry after a failure, a fork's carried-over result, another attempt's lease:
+   * false, and the attempt claims as usual).
+   */
+  override async saveUnclaimedSuccess(key: string, p: UnclaimedSuccess): Promise<boolean> {
+    const at = parseStepKey(key);
+    if (!at) return this.generic.saveUnclaimedSuccess(key, p);
+    if (!p.step) return false;
+    const output = this.db.redactor.redact(p.output) ?? null;
+    const idem = {
+      key, status: 'COMPLETED', expiresAt: Math.floor(p.nowMs / 1000) + p.ttlSeconds, leaseExpiresAt: p.nowMs, leaseId: p.leaseId, idempotent: p.idempotent,
+      ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}), output, completedAt: p.nowMs,
+    };
+    const item = {
+      pk: runPk(at.runId), sk: stepSk(at.stepId), type: 'step', runId: at.runId, stepId: at.stepId, status: 'SUCCEEDED', attempts: 1,
+      startedAt: new Date(p.startedAtMs).toISOString(), endedAt: new Date(this.db.clock()).toISOString(), idem,
+      // As saveSuccess keeps it: the output once, in the committed value, when that holds it.
+      ...(holdsStepOutput(p.output, p.step.output) ? {} : { output: this.db.redactor.redact(p.step.output) ?? null }),
+      ...(p.step.outputRef !== undefined ? { outputRef: p.step.outputRef } : {}),
+      ...(p.step.usage !== undefined ? { usage: p.step.usage } : {}),
+    };
+    try {
+      await this.db.commands.send(new PutItemCommand({ TableName: this.db.tableName, Item: marshallItem(item), ConditionExpression: 'attribute_not_exists(pk)' }));
+      return true;
+    } catch (e) {
+      if (isConditionFailure(e)) return false;
+      throw e;
+    }
   }
 
   /** Runs a conditional write: undefined when it succeeded, else the item that failed the condition. */

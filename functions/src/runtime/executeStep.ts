@@ -70,14 +70,26 @@ export interface ExecutedStep {
 export async function executeStep(
   rt: Runtime,
   env: StepEnvelope,
-  options: { sub?: string; idempotent?: boolean },
+  options: {
+    sub?: string;
+    idempotent?: boolean;
+    /**
+     * Running the body twice is harmless (no side effects, as a model turn or a read-only tool,
+     * or idempotent ones), so it may start before its claim (RuntimeConfig.claimAfterMs). By
+     * default, what `idempotent` says.
+     */
+    repeatable?: boolean;
+  },
   body: (guard: DispatchGuard) => Promise<StepBodyResult>,
 ): Promise<ExecutedStep> {
   const instance = stepInstanceId(env, options.sub);
   const folded = rt.idempotency.keepsStepRecords;
   if (!folded) await rt.runs.stepStarted(env.run.id, instance);
-  // Whether this attempt holds the claim (which counted the attempt on the step record).
+  // Whether this attempt counted itself on the step record (its claim, or its one-write commit).
   let claimed = !folded;
+  // A late claim only where no finished attempt can be ahead: a fork finds its carried-over
+  // results under its own keys, and must not recompute them before finding them.
+  const claimAfterMs = (options.repeatable ?? options.idempotent) && !env.run.parentRunId ? rt.config.claimAfterMs : undefined;
   try {
     const { value, reused } = await runIdempotent<CommittedValue>(
       {
@@ -86,9 +98,10 @@ export async function executeStep(
         idempotent: options.idempotent ?? false, runId: env.run.id, stepId: instance,
         ...(rt.config.leaseEpoch !== undefined ? { leaseEpoch: rt.config.leaseEpoch } : {}),
         ...(folded ? { committedStep: stepEnd } : {}),
+        ...(claimAfterMs !== undefined ? { claimAfterMs } : {}),
+        onClaim: () => { claimed = true; },
       },
       async (guard) => {
-        claimed = true;
         const r = await body(guard);
         const output = rt.redactor.redact(r.output);
         const stored = env.readByStateMachine ? { value: keptInline(env, output) } : await rt.blobs.maybeStore(output, rt.config.inlineOutputMaxBytes);

@@ -9,6 +9,11 @@ export interface DispatchGuard {
    * a crash leaves a marker that stops a re-run from repeating the call unless `idempotent`.
    */
   dispatch(target: string, options?: { idempotent?: boolean }): Promise<void>;
+  /**
+   * Makes sure this attempt holds the claim before it goes on (a late claim is written now), for
+   * a write that another attempt's must not interleave with (an agent turn's conversation).
+   */
+  hold(): Promise<void>;
   readonly leaseId: string;
 }
 
@@ -31,6 +36,24 @@ export interface RunIdempotentOptions {
 export interface RunIdempotentStepOptions<T> extends RunIdempotentOptions {
   /** The step record's end for a value, handed to a layer that keeps step records with the commit. */
   readonly committedStep?: (value: T) => CommittedStep;
+  /**
+   * Claim late (see runIdempotent): `fn` starts at once, and the claim is written only when `fn`
+   * reaches outside (`dispatch`) or is still running after this many ms, meanwhile; an `fn` that
+   * ends sooner commits in one conditional write. Undefined or 0: claim before `fn` starts. Only
+   * for an `fn` that announces every side effect through `dispatch`, and an attempt that cannot
+   * find a finished one ahead of it (a fork's carried-over results would be recomputed first).
+   */
+  readonly claimAfterMs?: number;
+  /** Called once this attempt has counted itself on the record: its claim, or its unclaimed commit. */
+  readonly onClaim?: () => void;
+}
+
+/** Thrown out of `dispatch` when the late claim found the step committed: `fn` stops, the commit is returned. */
+class CommittedAhead extends Error {
+  override readonly name = 'CommittedAhead';
+  constructor(readonly record: IdempotencyRecord) {
+    super(`step ${record.stepId ?? record.key} was committed by another attempt`);
+  }
 }
 
 /** Marks an error as "the outside call may or may not have happened" (timeouts, dropped connections). */
@@ -48,6 +71,15 @@ function isOutcomeUnknown(e: unknown): boolean {
  * mark dispatch before any outside call, commit COMPLETED with the output. A committed output is
  * returned instead of recomputing; a crashed attempt that had reached outside fails with
  * `StepOutcomeUnknown` rather than repeating the call.
+ *
+ * With `claimAfterMs`, the claim comes late: `fn` runs first, and a quick one that never reaches
+ * outside (a model turn on the offline provider, a read-only tool) commits in ONE conditional
+ * write, made only where no record exists; any record there (another attempt's lease, a commit,
+ * an earlier failure) sends it through the claim after all, whose rules decide as they always
+ * do. A slow `fn` is claimed once it has run `claimAfterMs`, in the background, so a long model
+ * call still shows RUNNING and holds its lease; `dispatch` and `hold` claim before they go on. What this
+ * gives up: a duplicate attempt started within `claimAfterMs` of another computes too (the
+ * commit still keeps one result, and the loser returns it).
  */
 export async function runIdempotent<T>(
   opts: RunIdempotentStepOptions<T>,
@@ -55,6 +87,80 @@ export async function runIdempotent<T>(
 ): Promise<{ value: T; reused: boolean }> {
   const leaseId = randomUUID();
   const idempotent = opts.idempotent ?? false;
+  // The claim, once made: the committed record it found instead, or undefined when this attempt
+  // holds the lease. Rejected with StepInProgress / StepOutcomeUnknown as the claim decides.
+  let claim: Promise<IdempotencyRecord | undefined> | undefined;
+  const claimNow = () => (claim ??= acquireLease(opts, leaseId, idempotent).then((committed) => {
+    if (committed === undefined) opts.onClaim?.();
+    return committed;
+  }));
+  const late = opts.claimAfterMs !== undefined && opts.claimAfterMs > 0;
+  if (!late) {
+    const committed = await claimNow();
+    if (committed) return { value: committed.output as T, reused: true };
+  }
+  const startedAtMs = opts.clock();
+  // The background claim's own failure surfaces where the claim is awaited (dispatch, the end).
+  const timer = late ? setTimeout(() => void claimNow().catch(() => undefined), opts.claimAfterMs) : undefined;
+  timer?.unref?.();
+
+  let dispatched: { target: string; at: number } | undefined;
+  const guard: DispatchGuard = {
+    leaseId,
+    async hold() {
+      const committed = await claimNow();
+      if (committed) throw new CommittedAhead(committed);
+    },
+    async dispatch(target, o = {}) {
+      await guard.hold();
+      const at = opts.clock();
+      await opts.layer.markDispatched(opts.key, { leaseId, nowMs: at, target, idempotent: o.idempotent ?? idempotent });
+      dispatched = { target, at };
+    },
+  };
+  let value: T;
+  try {
+    value = await fn(guard);
+  } catch (e) {
+    clearTimeout(timer);
+    if (e instanceof CommittedAhead) return { value: e.record.output as T, reused: true };
+    // Nothing of this attempt's is stored unless it holds the lease.
+    if (claim === undefined || (await claim.catch(() => null)) !== undefined) throw e;
+    if (dispatched && isOutcomeUnknown(e)) {
+      // We asked, and never heard back: keep the marker so nobody repeats the call blindly.
+      await opts.layer.releaseLease(opts.key, { leaseId }).catch(() => undefined);
+      if (idempotent) throw e;
+      throw outcomeUnknownError(opts, dispatched.target, dispatched.at, e);
+    }
+    // A definite failure: nothing committed, so a retry may run the step again.
+    await opts.layer.deleteRecord(opts.key, { leaseId }).catch(() => undefined);
+    throw e;
+  }
+  clearTimeout(timer);
+  const step = opts.committedStep?.(value);
+  const output = value ?? null;
+  if (claim === undefined) {
+    const committed = await opts.layer.saveUnclaimedSuccess(opts.key, {
+      leaseId, output, startedAtMs, nowMs: opts.clock(), ttlSeconds: opts.ttlSeconds, idempotent,
+      runId: opts.runId, stepId: opts.stepId, ...(opts.leaseEpoch !== undefined ? { leaseEpoch: opts.leaseEpoch } : {}), ...(step ? { step } : {}),
+    });
+    if (committed) {
+      opts.onClaim?.();
+      return { value, reused: false };
+    }
+  }
+  const ahead = await claimNow();
+  if (ahead) return { value: ahead.output as T, reused: true };
+  await opts.layer.saveSuccess(opts.key, { leaseId, output, nowMs: opts.clock(), ttlSeconds: opts.ttlSeconds, ...(step ? { step } : {}) });
+  return { value, reused: false };
+}
+
+/**
+ * Claims the key for this attempt: undefined when it holds the lease now, the committed record
+ * when the step is done already; StepInProgress while another attempt holds it, StepOutcomeUnknown
+ * when a crashed attempt had reached outside.
+ */
+async function acquireLease(opts: RunIdempotentOptions, leaseId: string, idempotent: boolean): Promise<IdempotencyRecord | undefined> {
   const claim = () => opts.layer.saveInProgress(opts.key, {
     leaseId, nowMs: opts.clock(), leaseSeconds: opts.leaseSeconds, ttlSeconds: opts.ttlSeconds, idempotent,
     runId: opts.runId, stepId: opts.stepId, ...(opts.leaseEpoch !== undefined ? { leaseEpoch: opts.leaseEpoch } : {}),
@@ -74,12 +180,13 @@ export async function runIdempotent<T>(
       });
       await claim();
     }
+    return undefined;
   } catch (e) {
     if (!(e instanceof Error) || e.name !== 'IdempotencyItemAlreadyExistsError') throw e;
     const existing = (e as IdempotencyItemAlreadyExistsError).existingRecord;
     const now = opts.clock();
     const status = effectiveStatus(existing, now);
-    if (status === 'COMPLETED') return { value: existing.output as T, reused: true };
+    if (status === 'COMPLETED') return existing;
     if (existing.dispatchedAt !== undefined && (existing.leaseExpiresAt < now || heldByEndedProcess(existing, opts, now))) {
       throw outcomeUnknownError(opts, existing.dispatchTarget ?? 'an external service', existing.dispatchedAt);
     }
@@ -87,33 +194,6 @@ export async function runIdempotent<T>(
       retryable: true, details: { key: opts.key, leaseExpiresAt: existing.leaseExpiresAt },
     });
   }
-
-  let dispatched: { target: string; at: number } | undefined;
-  const guard: DispatchGuard = {
-    leaseId,
-    async dispatch(target, o = {}) {
-      const at = opts.clock();
-      await opts.layer.markDispatched(opts.key, { leaseId, nowMs: at, target, idempotent: o.idempotent ?? idempotent });
-      dispatched = { target, at };
-    },
-  };
-  let value: T;
-  try {
-    value = await fn(guard);
-  } catch (e) {
-    if (dispatched && isOutcomeUnknown(e)) {
-      // We asked, and never heard back: keep the marker so nobody repeats the call blindly.
-      await opts.layer.releaseLease(opts.key, { leaseId }).catch(() => undefined);
-      if (idempotent) throw e;
-      throw outcomeUnknownError(opts, dispatched.target, dispatched.at, e);
-    }
-    // A definite failure: nothing committed, so a retry may run the step again.
-    await opts.layer.deleteRecord(opts.key, { leaseId }).catch(() => undefined);
-    throw e;
-  }
-  const step = opts.committedStep?.(value);
-  await opts.layer.saveSuccess(opts.key, { leaseId, output: value ?? null, nowMs: opts.clock(), ttlSeconds: opts.ttlSeconds, ...(step ? { step } : {}) });
-  return { value, reused: false };
 }
 
 /** An INPROGRESS lease still running that an earlier generation of the embedded stack holds. */

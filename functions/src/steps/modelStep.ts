@@ -59,7 +59,7 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
   const tools = turn ? offeredTools(rt, env) : [];
   const sub = turn ? `turn${turn.index}` : undefined;
 
-  const done = await executeStep(rt, env, { sub }, async () => {
+  const done = await executeStep(rt, env, { sub, repeatable: true }, async (guard) => {
     let history: ChatMessage[] = [];
     const fresh: ChatMessage[] = [];
     if (turn && turn.index > 0) {
@@ -92,6 +92,8 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
     // A first turn that needs no tools is the whole conversation: no later turn will load it, so
     // it is not stored (the step record keeps the answer). Any turn a later one builds on is.
     if (turn && (turn.index > 0 || toolCalls.length > 0)) {
+      // Under this attempt's claim: a duplicate attempt's messages must not interleave with these.
+      await guard.hold();
       await rt.conversations.append(convId, history.length, [...fresh, { role: 'assistant', content: resp.text, ...(toolCalls.length ? { toolCalls } : {}) }]);
     }
     return {
