@@ -64,7 +64,8 @@ export interface ExecutedStep {
 /**
  * Runs a step body exactly once per idempotency key, with its run-history record: RUNNING →
  * SUCCEEDED/FAILED, output stored by reference above the inline threshold, secrets redacted.
- * With the runtime's layer, the claim and the commit carry the step record (two writes a step);
+ * With the runtime's layer, the claim and the commit carry the step record (two writes a step,
+ * one for a quick body that is harmless to repeat: see runIdempotent's late claim);
  * only a reused result or a failure writes it separately.
  */
 export async function executeStep(
