@@ -14,7 +14,14 @@ describe('Embedded stack: an mcp_tool step on the server its document declares',
   let mcp: { url: string; close(): Promise<void> };
   beforeAll(async () => {
     mcp = await startHttpMcpServer();
-    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    // The offline provider, scripted: the agent `sum` asks for the MCP tool on its first turn.
+    writeFileSync(join(project.dir, 'script.json'), JSON.stringify({
+      steps: {
+        sum: [{ text: 'Adding.', toolCalls: [{ tool: 'mcp.calc.add', args: { a: 20, b: 22 } }] }, { text: 'It is 42.' }],
+        lost: [{ text: 'Looking.', toolCalls: [{ tool: 'mcp.nowhere.find', args: {} }] }, { text: 'No luck.' }],
+      },
+    }));
+    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_LOCAL_SCRIPT: join(project.dir, 'script.json') } });
   });
   afterAll(async () => {
     await stack.close();
@@ -39,5 +46,34 @@ describe('Embedded stack: an mcp_tool step on the server its document declares',
     const failed = bufferIo(project.dir);
     expect(await main(['run', 'nowhere.yaml'], failed)).toBe(1);
     expect(failed.stdout() + failed.stderr()).toContain('error: ConfigError: step \'look\' failed: mcp_tool step look: unknown MCP server "docs": give it a {url} or {command, args} under the document\'s mcp_servers, or in STEPFORGE_MCP_SERVERS');
+  });
+
+  it('gives an agent the MCP tools its grants name, on the servers the document declares', async () => {
+    writeFileSync(join(project.dir, 'agent.yaml'), [
+      'document: { dsl: "1.0", name: mcp-agent }',
+      'mcp_servers:',
+      `  calc: { url: "${mcp.url}" }`,
+      'agents:',
+      '  adder: { instructions: "Add the numbers.", tools: [mcp.calc.add] }',
+      '  seeker: { tools: [mcp.nowhere.find] }',
+      'steps:',
+      '  - { name: sum, kind: agent, agent: adder, input_template: "20 + 22?" }',
+      '  - { name: lost, kind: agent, agent: seeker, input_template: "find it" }',
+      '',
+    ].join('\n'));
+    const io = bufferIo(project.dir);
+    expect(await main(['run', 'agent.yaml', '--json'], io)).toBe(0);
+    const { runId, status } = JSON.parse(io.stdout());
+    expect(status).toBe('SUCCEEDED');
+    const steps = await stack.runtime.runs.listSteps(runId);
+    const call = steps.find((x) => x.stepId.startsWith('sum:tool'));
+    expect(call).toMatchObject({ status: 'SUCCEEDED' });
+    expect(JSON.stringify(call?.output)).toContain('42');
+    expect(steps.find((x) => x.stepId === 'sum:reason#turn1')?.output).toBe('[offline:script] It is 42.');
+    // A server declared nowhere: the model is told so (and the refusal is recorded), the run goes on.
+    const refused = (await stack.runtime.runs.listEvents(runId)).filter((e) => e.type === 'UnknownTool');
+    expect(refused.map((e) => (e.detail as { message?: string }).message)).toEqual([
+      'MCP tool "mcp.nowhere.find": unknown MCP server "nowhere": give it a {url} or {command, args} under the document\'s mcp_servers, or in STEPFORGE_MCP_SERVERS',
+    ]);
   });
 });

@@ -8,6 +8,7 @@ import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
+import { isRecord } from './isRecord.js';
 import { resolveInputs } from './resolveInputs.js';
 
 /** What one tool invocation is: which tool, with what, on behalf of which step. */
@@ -29,21 +30,44 @@ function invocationOf(env: StepEnvelope): ToolInvocation {
   return { tool, args: v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {} };
 }
 
-/** `mcp.<server>.<tool>` names an MCP tool as an agent tool. */
-function mcpToolDefinition(rt: Runtime, name: string): ToolDefinition | undefined {
-  const m = /^mcp[.:]([^.]+)\.(.+)$/.exec(name);
+/** `mcp.<server>.<tool>` (or `mcp:<server>.<tool>`) names an MCP tool as an agent tool. */
+const MCP_TOOL = /^mcp[.:]([^.]+)\.(.+)$/;
+
+/**
+ * The MCP tool an agent grant names, on its server as defined where a named server is defined,
+ * last wins: the workflow document's own `mcp_servers` entry (compiled into the step's config as
+ * `mcpServers`), then the deployment's STEPFORGE_MCP_SERVERS. Undefined for a name that is not an
+ * MCP tool's; UnknownTool for one whose server is defined nowhere.
+ */
+function mcpToolDefinition(rt: Runtime, env: StepEnvelope, name: string): ToolDefinition | undefined {
+  const m = MCP_TOOL.exec(name);
   if (!m) return undefined;
   const [, serverName, toolName] = m as unknown as [string, string, string];
-  const raw = rt.config.mcpServers[serverName];
-  if (raw === undefined) return undefined;
-  const server = parseMcpServer(raw, serverName);
+  const declared = env.config.mcpServers;
+  const raw = rt.config.mcpServers[serverName] ?? (isRecord(declared) ? declared[serverName] : undefined);
+  if (raw === undefined) {
+    throw new RuntimeError('UnknownTool', `MCP tool "${name}": unknown MCP server "${serverName}": give it a {url} or {command, args} under the document's mcp_servers, or in STEPFORGE_MCP_SERVERS`, {
+      details: { tool: name, server: serverName },
+    });
+  }
   return {
     name, description: `MCP tool ${toolName} on ${serverName}`, inputSchema: { type: 'object' }, sideEffect: true,
     async run(args, ctx) {
+      const server = parseMcpServer(await rt.secrets.resolveDeep(raw), serverName);
       await ctx.guard.dispatch(`MCP ${serverName}.${toolName}`);
       return (await rt.mcp.callTool(server, toolName, args)).content;
     },
   };
+}
+
+/** An agent grant's MCP tool (see mcpToolDefinition); one on a server defined nowhere is refused, and recorded as the other refusals are. */
+async function definedMcpTool(rt: Runtime, env: StepEnvelope, inv: ToolInvocation): Promise<ToolDefinition | undefined> {
+  try {
+    return mcpToolDefinition(rt, env, inv.tool);
+  } catch (e) {
+    if (isRuntimeError(e)) await refuse(rt, env, inv, e);
+    throw e;
+  }
 }
 
 async function refuse(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, err: RuntimeError): Promise<never> {
@@ -68,7 +92,7 @@ export async function authorizeToolCall(rt: Runtime, env: StepEnvelope, inv: Too
   if (bytes > rt.config.tools.maxArgsBytes) {
     await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `tool "${inv.tool}" arguments are ${bytes} bytes, over the ${rt.config.tools.maxArgsBytes}-byte limit`, { details: { bytes, limit: rt.config.tools.maxArgsBytes, reason: 'oversized' } }));
   }
-  const tool = rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, inv.tool);
+  const tool = rt.tools.get(inv.tool) ?? await definedMcpTool(rt, env, inv);
   if (!tool) await refuse(rt, env, inv, new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`, { details: { tool: inv.tool } }));
   const decision = evaluatePolicy(rt.policyRules, inv.tool, inv.args);
   if (decision.action === 'deny') {
@@ -211,7 +235,7 @@ export async function answerApproval(rt: Runtime, rec: ApprovalRecord, env?: Ste
   const inv = invocationOf(resolved);
   let answer: StepResult | ToolCallResult;
   try {
-    const tool = rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, inv.tool);
+    const tool = rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, resolved, inv.tool);
     if (!tool) throw new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`);
     answer = await answerFor(rt, resolved, inv, tool);
   } catch (e) {

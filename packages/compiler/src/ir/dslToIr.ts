@@ -61,6 +61,21 @@ function agentTools(config: Readonly<Record<string, unknown>> | undefined): stri
   return Array.isArray(tools) ? [...new Set(tools.filter((t): t is string => typeof t === 'string'))] : [];
 }
 
+/**
+ * The document's `mcp_servers` entries that an agent's `mcp.<server>.<tool>` grants name, by server
+ * (those with a configuration: `{url}` or `{command, args}`), so the runtime reaches them with no
+ * setting of its own, as an mcp_tool step does; undefined when there are none.
+ */
+function grantedMcpServers(doc: DslDocument, tools: readonly string[]): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const t of tools) {
+    const server = /^mcp[.:]([^.]+)\./.exec(t)?.[1];
+    const declared = server !== undefined && Object.prototype.hasOwnProperty.call(doc.mcpServers, server) ? doc.mcpServers[server] : undefined;
+    if (declared && Object.keys(declared.config).length > 0) out[server!] = declared.config;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 function agentRef(ctx: Context, agent: string, role: string): IrAgentRef {
   const config = ctx.doc.agents[agent]?.config ?? {};
   return { agent, role, identity: stepIdentity('agent', { agent, role, config }, []), ...(Object.keys(config).length > 0 ? { agentConfig: config } : {}) };
@@ -98,7 +113,13 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
   switch (s.kind) {
     case 'agent': {
       const a = doc.agents[s.agent];
-      return { config: { agent: s.agent, ...(a?.uri ? { uri: a.uri } : {}), ...(a && Object.keys(a.config).length > 0 ? { agentConfig: a.config } : {}) } };
+      const servers = grantedMcpServers(doc, agentTools(a?.config));
+      return {
+        config: {
+          agent: s.agent, ...(a?.uri ? { uri: a.uri } : {}), ...(a && Object.keys(a.config).length > 0 ? { agentConfig: a.config } : {}),
+          ...(servers !== undefined ? { mcpServers: servers } : {}),
+        },
+      };
     }
     case 'function':
       return { config: { function: s.function } };

@@ -56,3 +56,24 @@ steps:
     expect(Object.keys(states).filter((n) => n.startsWith('say:'))).toEqual([]);
   });
 });
+
+describe('Lowering: the MCP servers a DSL agent\'s tools name', () => {
+  it('travel with the agent\'s turns and tool calls: the declared entries its `mcp.<server>.<tool>` grants name, no others', () => {
+    const r = compileDocument(`document: { dsl: "1.0", name: mcp-grants }
+mcp_servers:
+  calc: { url: "http://127.0.0.1:9/mcp" }
+  docs: { command: node, args: [docs.js] }
+  unused: { url: "http://127.0.0.1:9/other" }
+agents:
+  adder: { tools: [mcp.calc.add, "mcp:docs.search", mcp.elsewhere.find, fs-list] }
+  lister: { tools: [fs-list] }
+steps:
+  - { name: sum, kind: agent, agent: adder, input_template: "add" }
+  - { name: look, kind: agent, agent: lister, input_template: "look" }
+`);
+    const all = Object.values(payloads(r.asl.States as Record<string, any>));
+    const servers = { calc: { url: 'http://127.0.0.1:9/mcp' }, docs: { command: 'node', args: ['docs.js'] } };
+    expect(all.filter((p: any) => p.step.id === 'sum').map((p: any) => [p.step.kind, p.config.mcpServers])).toEqual([['model', servers], ['tool', servers]]);
+    expect(all.filter((p: any) => p.step.id === 'look').every((p: any) => p.config.mcpServers === undefined)).toBe(true);
+  });
+});
