@@ -102,15 +102,22 @@ describe('Function: createModelHandler', () => {
 
   it('returns the committed output on a retry of the same step instead of calling the model again', async () => {
     const h = createModelHandler(rt);
-    const env = envelope({ kind: 'model', step: 'once', inputs: { value: 'hello' } });
-    const a = (await h(env)) as Record<string, unknown>;
-    const b = (await h(env)) as Record<string, unknown>;
-    expect(a.status).toBe('succeeded');
-    expect(b.status).toBe('reused');
-    expect(b.output).toBe(a.output);
+    const converse = vi.spyOn(LocalProvider.prototype, 'converse');
+    try {
+      // No `attempt` (an envelope not built by the compiled state machine): the step claims first.
+      const env = envelope({ kind: 'model', step: 'once', inputs: { value: 'hello' } });
+      const a = (await h(env)) as Record<string, unknown>;
+      const b = (await h(env)) as Record<string, unknown>;
+      expect(a.status).toBe('succeeded');
+      expect(b.status).toBe('reused');
+      expect(b.output).toBe(a.output);
+      expect(converse).toHaveBeenCalledTimes(1);
+    } finally {
+      converse.mockRestore();
+    }
   });
 
-  it('writes a quick model step to DynamoDB once, with no claim before it; a fork claims first, so a result already there is returned without a model call', async () => {
+  it('writes a quick first attempt of a model step to DynamoDB once, with no claim before it; a retry and a fork claim first, so a result already there is returned without a model call', async () => {
     const counted = await makeRuntime(ddb.endpoint);
     // Installed before the runtime's first write: the commands client resolves its stack once.
     const sent: string[] = [];
@@ -120,10 +127,17 @@ describe('Function: createModelHandler', () => {
     const converse = vi.spyOn(LocalProvider.prototype, 'converse');
     try {
       const h = createModelHandler(counted);
-      const env = envelope({ kind: 'model', step: 'quick', inputs: { value: 'hello' } });
+      // As the compiled state machine sends it: the state's first attempt.
+      const env = { ...envelope({ kind: 'model', step: 'quick', inputs: { value: 'hello' } }), attempt: 0 };
       expect(await h(env)).toMatchObject({ status: 'succeeded', output: '[offline:echo] hello' });
       expect(sent).toEqual(['PutItemCommand']);
       expect(await counted.runs.getStep(env.run.id, 'quick')).toMatchObject({ status: 'SUCCEEDED', attempts: 1, output: '[offline:echo] hello' });
+      // A Step Functions retry of the state (after an attempt that committed, say): found, not recomputed.
+      converse.mockClear();
+      sent.length = 0;
+      expect(await h({ ...env, attempt: 1 })).toMatchObject({ status: 'reused', output: '[offline:echo] hello' });
+      expect(converse).not.toHaveBeenCalled();
+      expect(sent[0]).toBe('PutItemCommand');
 
       const fork = { ...env, run: { ...env.run, id: `${env.run.id}-fork`, parentRunId: env.run.id } };
       sent.length = 0;

@@ -48,6 +48,8 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     expect(run.result.status).toBe('SUCCEEDED');
     expect(run.result.output).toBe('write<Write about x>');
     expect(run.calls).toHaveLength(3);
+    // Each call says which try of its state it is (the handlers' late claim needs a first one).
+    expect(run.calls.map((c) => c.attempt)).toEqual([0, 1, 2]);
   });
 
   it('applies a per-step retry policy only up to max_attempts', async () => {

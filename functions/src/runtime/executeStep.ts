@@ -88,9 +88,11 @@ export async function executeStep(
   if (!folded) await rt.runs.stepStarted(env.run.id, instance);
   // Whether this attempt counted itself on the step record (its claim, or its one-write commit).
   let claimed = !folded;
-  // A late claim only where no finished attempt can be ahead: a fork finds its carried-over
-  // results under its own keys, and must not recompute them before finding them.
-  const claimAfterMs = (options.repeatable ?? options.idempotent) && !env.run.parentRunId ? rt.config.claimAfterMs : undefined;
+  // A late claim only where no finished attempt of the step can be ahead: the state's first
+  // attempt (a Step Functions retry may follow an attempt that committed), in a run that is not a
+  // fork (a fork finds its carried-over results under its own keys). Those are found, never
+  // recomputed; an envelope that does not say which attempt it is claims first.
+  const claimAfterMs = (options.repeatable ?? options.idempotent) && env.attempt === 0 && !env.run.parentRunId ? rt.config.claimAfterMs : undefined;
   try {
     const { value, reused } = await runIdempotent<CommittedValue>(
       {

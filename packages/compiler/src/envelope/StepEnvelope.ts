@@ -147,6 +147,14 @@ export const StepEnvelope = z.object({
   /** The single tool call to perform (tool Lambda inside an agent loop's Map only). */
   toolCall: ToolCall.optional(),
   /**
+   * Which attempt of its state this call is: Step Functions' `$states.context.State.RetryCount`
+   * (0 the first, 1 after the first Retry, …). A first attempt of a run that is not a fork cannot
+   * find a finished attempt of the same step ahead of it, so a step that is harmless to repeat
+   * may start before its idempotency claim (the late claim, see functions' runIdempotent). Absent
+   * (an envelope built elsewhere, ASL compiled before it): the step claims first.
+   */
+  attempt: z.number().int().nonnegative().optional(),
+  /**
    * The state machine reads this output itself (a guard, condition, `for_each` items, a pure step, hand-off
    * routing): the handler returns it inline up to STATE_READ_OUTPUT_MAX_BYTES and fails with OutputTooLarge
    * above that, never by reference. Absent: inline up to INLINE_OUTPUT_MAX_BYTES, by reference above.

@@ -53,6 +53,8 @@ const LAMBDA_INVOKE_CALLBACK_BASE = 'arn:aws:states:::lambda:invoke';
  * when the output is stored by reference (see StepResult).
  */
 const RESULT_VALUE = '$states.result.output';
+/** The envelope's `attempt`: which try of its state this call is (see StepEnvelope.attempt). */
+const ATTEMPT = '{% $states.context.State.RetryCount %}';
 /**
  * Tool calls invoke the tool Lambda with `.waitForTaskToken`: a call that policy gates waits for a
  * human (the runtime records the approval, announces it on SQS and answers the token when someone
@@ -744,7 +746,7 @@ class Lowerer {
     // Empty lists are the schema defaults: left out to keep large definitions under 1 MB.
     if (iter.length > 0) stepField.iteration = `{% [${iter.map((x) => `$${x}`).join(', ')}] %}`;
     if (extra.role !== undefined) stepField.role = extra.role;
-    const out: Record<string, unknown> = { version: ENVELOPE_VERSION, run: '{% $run %}', step: stepField, config, inputs };
+    const out: Record<string, unknown> = { version: ENVELOPE_VERSION, run: '{% $run %}', step: stepField, config, inputs, attempt: ATTEMPT };
     if (step.tools.length > 0) out.tools = [...step.tools];
     if (step.secrets.length > 0) out.secrets = [...step.secrets];
     const budget = extra.budget ?? (step.budget ? { maxTurns: step.budget.maxTurns, maxToolCalls: step.budget.maxToolCalls } : undefined);
