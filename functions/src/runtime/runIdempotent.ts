@@ -40,8 +40,8 @@ export interface RunIdempotentStepOptions<T> extends RunIdempotentOptions {
    * Claim late (see runIdempotent): `fn` starts at once, and the claim is written only when `fn`
    * reaches outside (`dispatch`) or is still running after this many ms, meanwhile; an `fn` that
    * ends sooner commits in one conditional write. Undefined or 0: claim before `fn` starts. Only
-   * for an `fn` that announces every side effect through `dispatch`, and an attempt that cannot
-   * find a finished one ahead of it (a fork's carried-over results would be recomputed first).
+   * for an `fn` that is harmless to repeat, and an attempt unlikely to find a finished one ahead
+   * of it (a fork's carried-over results, a retried state's commit, would be recomputed first).
    */
   readonly claimAfterMs?: number;
   /** Called once this attempt has counted itself on the record: its claim, or its unclaimed commit. */
@@ -77,9 +77,10 @@ function isOutcomeUnknown(e: unknown): boolean {
  * write, made only where no record exists; any record there (another attempt's lease, a commit,
  * an earlier failure) sends it through the claim after all, whose rules decide as they always
  * do. A slow `fn` is claimed once it has run `claimAfterMs`, in the background, so a long model
- * call still shows RUNNING and holds its lease; `dispatch` and `hold` claim before they go on. What this
- * gives up: a duplicate attempt started within `claimAfterMs` of another computes too (the
- * commit still keeps one result, and the loser returns it).
+ * call still shows RUNNING and holds its lease; `dispatch` and `hold` claim before they go on.
+ * What this gives up: an attempt that is a repeat computes before it finds the commit ahead of it
+ * (and returns that commit, not its own value), so the caller asks for it only where a repeat is
+ * rare: a state's first try, in a run that is not a fork (executeStep).
  */
 export async function runIdempotent<T>(
   opts: RunIdempotentStepOptions<T>,

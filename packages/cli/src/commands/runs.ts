@@ -61,6 +61,13 @@ const command: Command = {
           ...(status !== undefined ? { status: status as RunRecordView['status'] } : {}),
           limit,
         });
+        // As the HTTP API answers 404: a workflow nobody ran here is a mistake, not an empty list.
+        if (runs.length === 0 && values.workflow !== undefined && !(await service.catalog.get(values.workflow))) {
+          const known = (await service.catalog.list()).map((w) => w.name).sort();
+          throw new StepforgeError('unknown_workflow', `no workflow named '${values.workflow}' has run here`, {
+            hint: known.length > 0 ? `the workflows here: ${known.join(', ')}` : "'stepforge run FILE' runs a workflow and registers it",
+          });
+        }
         if (values.json) io.out(JSON.stringify({ runs: runs.map(runSummary) }) + '\n');
         else io.out(formatRunList(runs));
         return EXIT_OK;
