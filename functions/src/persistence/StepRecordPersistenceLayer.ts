@@ -36,9 +36,11 @@ const NAMES = { '#key': 'key', '#status': 'status' };
  * step record (`RUN#<run>` / `STEP#<instance>`, under `idem`), so a step costs two conditional
  * writes — the claim, which also marks the step RUNNING and counts the attempt, and the commit,
  * which also records SUCCEEDED (the output stays in the committed value alone) — instead of
- * four; one, for an attempt that commits without a claim (saveUnclaimedSuccess). The model is unchanged: one conditional write per operation, the old record returned on
- * conflict, updates conditional on the lease. Keys that are not step keys, and a step key whose step record already holds another
- * key's record (same instance, other inputs), use the plain `IDEM#<key>` items of `generic`.
+ * four; one, for an attempt that commits without a claim (saveUnclaimedSuccess). The model is
+ * unchanged: one conditional write per operation, the old record returned on conflict, updates
+ * conditional on the lease. Keys that are not step keys, and a step key whose step record
+ * already holds another key's record (same instance, other inputs), use the plain `IDEM#<key>`
+ * items of `generic`.
  * Step records have no TTL, so neither do the idempotency records on them; `expiresAt` still ends
  * them logically.
  */
