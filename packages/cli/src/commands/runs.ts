@@ -9,6 +9,7 @@ import type { RunDetails } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
 import { runDetailsJson, runSummary } from '../stack/runJson.js';
 import { StackSession } from '../stack/StackSession.js';
+import type { WorkflowCatalog } from '../stack/WorkflowCatalog.js';
 import { follow, stackOptions } from './run.js';
 import type { Command } from './registry.js';
 
@@ -61,14 +62,8 @@ const command: Command = {
           ...(status !== undefined ? { status: status as RunRecordView['status'] } : {}),
           limit,
         });
-        // As the HTTP API answers 404: a workflow nobody ran here is a mistake, not an empty list.
-        if (runs.length === 0 && values.workflow !== undefined && !(await service.catalog.get(values.workflow))) {
-          const known = (await service.catalog.list()).map((w) => w.name).sort();
-          throw new StepforgeError('unknown_workflow', `no workflow named '${values.workflow}' has run here`, {
-            hint: known.length > 0 ? `the workflows here: ${known.join(', ')}` : "'stepforge run FILE' runs a workflow and registers it",
-          });
-        }
         if (values.json) io.out(JSON.stringify({ runs: runs.map(runSummary) }) + '\n');
+        else if (runs.length === 0 && values.workflow !== undefined) io.out(await noRunsOf(service.catalog, values.workflow));
         else io.out(formatRunList(runs));
         return EXIT_OK;
       }
@@ -116,6 +111,17 @@ async function cancel(io: CliIo, session: StackSession, runId: string, reason: s
   else if (cancelled) io.out(`cancelled run ${run.runId} (${run.workflow}): ${run.status}\n`);
   else io.out(`run ${run.runId} (${run.workflow}) had already ended: ${run.status}; nothing to cancel\n`);
   return EXIT_OK;
+}
+
+/**
+ * "no runs" for `--workflow W`, saying so when no workflow of that name has run here at all (a
+ * misspelt name, most often) and naming the ones that have; the list stays empty, as `--json`
+ * prints it.
+ */
+async function noRunsOf(catalog: WorkflowCatalog, workflow: string): Promise<string> {
+  if (await catalog.get(workflow)) return 'no runs\n';
+  const known = (await catalog.list()).map((w) => w.name).sort();
+  return `no runs: no workflow named '${workflow}' has run here${known.length > 0 ? ` (the workflows here: ${known.join(', ')})` : ''}\n`;
 }
 
 function formatRunList(runs: readonly RunRecordView[]): string {
