@@ -120,6 +120,11 @@ describe('Embedded stack: idempotency and forks', () => {
     expect((await stack.runtime.runs.getRun(fork.runId))?.parentRunId).toBe(parent.runId);
     const records = await stack.runtime.runs.listSteps(fork.runId);
     expect(records.every((r) => r.status === 'SUCCEEDED')).toBe(true);
+    // runs show lists the fork among the run's events: what it carried over and what it re-ran.
+    const shown = await run('runs', 'show', fork.runId, '--json');
+    expect(JSON.parse(shown.io.stdout()).events).toEqual([
+      expect.objectContaining({ type: 'fork', stepId: null, detail: expect.objectContaining({ parentRunId: parent.runId, rerun: [] }) }),
+    ]);
     // The parent run is untouched.
     expect(await stack.runtime.runs.getRun(parent.runId)).toEqual(before);
   });

@@ -72,8 +72,15 @@ describe('Embedded stack: an mcp_tool step on the server its document declares',
     expect(steps.find((x) => x.stepId === 'sum:reason#turn1')?.output).toBe('[offline:script] It is 42.');
     // A server declared nowhere: the model is told so (and the refusal is recorded), the run goes on.
     const refused = (await stack.runtime.runs.listEvents(runId)).filter((e) => e.type === 'UnknownTool');
-    expect(refused.map((e) => (e.detail as { message?: string }).message)).toEqual([
-      'MCP tool "mcp.nowhere.find": unknown MCP server "nowhere": give it a {url} or {command, args} under the document\'s mcp_servers, or in STEPFORGE_MCP_SERVERS',
-    ]);
+    const message = 'MCP tool "mcp.nowhere.find": unknown MCP server "nowhere": give it a {url} or {command, args} under the document\'s mcp_servers, or in STEPFORGE_MCP_SERVERS';
+    expect(refused.map((e) => (e.detail as { message?: string }).message)).toEqual([message]);
+    // runs show says so too, under the steps.
+    const shown = bufferIo(project.dir);
+    expect(await main(['runs', 'show', runId], shown)).toBe(0);
+    expect(shown.stdout()).toContain('\nevents:\n  ');
+    expect(shown.stdout()).toContain(`  UnknownTool  lost:tool: ${message}\n`);
+    const json = bufferIo(project.dir);
+    expect(await main(['runs', 'show', runId, '--json'], json)).toBe(0);
+    expect(JSON.parse(json.stdout()).events).toEqual([expect.objectContaining({ type: 'UnknownTool', stepId: 'lost:tool', detail: expect.objectContaining({ message }) })]);
   });
 });

@@ -140,6 +140,12 @@ function preview(v: unknown): string {
   return truncate(typeof v === 'string' ? v : JSON.stringify(v ?? null), OUTPUT_CHARS);
 }
 
+/** An event's detail in a line: its message when it has one (a refusal's), else the detail itself. */
+function eventSummary(detail: unknown): string {
+  const message = (detail as { message?: unknown } | null | undefined)?.message;
+  return truncate(typeof message === 'string' ? message : JSON.stringify(detail ?? null), OUTPUT_CHARS);
+}
+
 function formatDetails(d: RunDetails): string {
   const r = d.run;
   const took = r.endedAt ? `  ${formatMs(Date.parse(r.endedAt) - Date.parse(r.startedAt))}` : '';
@@ -166,5 +172,10 @@ function formatDetails(d: RunDetails): string {
   else if (r.error) lines.push('', `error: ${r.error.name}: ${truncate(readableCause(r.error.message), 400)}`);
   // No history: the execution was dropped after the retention period, or its history cannot be read.
   lines.push(d.history.length > 0 ? `history: ${d.history.length} events` : 'history: none kept (dropped after the retention period, or unreadable); steps as their records in DynamoDB say');
+  // What the steps do not show: refused tool calls, approvals asked and decided, the fork.
+  if (d.events.length > 0) {
+    lines.push('', 'events:');
+    for (const e of d.events) lines.push(`  ${e.at}  ${e.type}${e.stepId ? `  ${e.stepId}` : ''}: ${eventSummary(e.detail)}`);
+  }
   return lines.join('\n') + '\n';
 }

@@ -13,7 +13,7 @@ import { isSfnApiError } from '@stepforge/engine';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
 import { baseStepId, stepProgressFromRecords } from '../progress/stepProgressFromRecords.js';
 import type { EmbeddedStack } from './EmbeddedStack.js';
-import { loadFunctionsRuntime, type ApprovalRecordView, type RunRecordView, type StepRecordView } from './functionsRuntime.js';
+import { loadFunctionsRuntime, type ApprovalRecordView, type RunRecordView, type RunEventView, type StepRecordView } from './functionsRuntime.js';
 import { WorkflowCatalog, downstreamSet, type WorkflowEntry } from './WorkflowCatalog.js';
 
 /** What starting a run returns. */
@@ -31,6 +31,8 @@ export interface RunDetails {
   readonly steps: readonly StepProgress[];
   readonly records: readonly StepRecordView[];
   readonly history: readonly HistoryEvent[];
+  /** The run's audit events, oldest first: refused tool calls, approvals asked and decided, the fork it is. */
+  readonly events: readonly RunEventView[];
 }
 
 /** Options of start. */
@@ -302,11 +304,11 @@ export class RunService {
   async details(runId: string): Promise<RunDetails> {
     const run = await this.getRun(runId);
     const wf = await this.catalog.get(run.workflow);
-    const [{ steps, history }, records] = await Promise.all([this.progress(run, wf), this.runs.listSteps(runId)]);
+    const [{ steps, history }, records, events] = await Promise.all([this.progress(run, wf), this.runs.listSteps(runId), this.runs.listEvents(runId)]);
     // No history (the execution was dropped after the retention period, or its history cannot be
     // read): the steps as their records in DynamoDB tell it, rather than every one "skipped".
-    if (history.length === 0 && records.length > 0 && wf) return { run, steps: stepProgressFromRecords(wf.steps, records, run.status), records, history };
-    return { run, steps, records, history };
+    if (history.length === 0 && records.length > 0 && wf) return { run, steps: stepProgressFromRecords(wf.steps, records, run.status), records, history, events };
+    return { run, steps, records, history, events };
   }
 
   /** `runs retry`: a new run of the same workflow and input that re-runs only the steps that did not finish. */

@@ -6,6 +6,7 @@ import type * as Functions from '@stepforge/functions';
 /** Records as the runtime's stores keep them. */
 export type RunRecordView = Functions.RunRecord;
 export type StepRecordView = Functions.StepRecord;
+export type RunEventView = Functions.RunEvent;
 export type ApprovalRecordView = Functions.ApprovalRecord;
 
 /** The Runtime object (config, stores, clients) and its configuration. */

@@ -150,6 +150,11 @@ export const OPENAPI_DOCUMENT = {
             },
           },
           historyEvents: { type: 'integer' },
+          events: {
+            type: 'array',
+            description: 'The run\'s audit events, oldest first: refused tool calls (ToolNotGranted, PolicyDenied, UnknownTool), approvals asked and decided, the fork it is.',
+            items: { type: 'object', properties: { at: { type: 'string' }, type: { type: 'string' }, stepId: { type: 'string', nullable: true }, detail: { nullable: true } } },
+          },
         },
       },
       WorkflowList: {

@@ -36,6 +36,7 @@ export function runDetailsJson(d: RunDetails) {
       })),
     })),
     historyEvents: d.history.length,
+    events: d.events.map((e) => ({ at: e.at, type: e.type, stepId: e.stepId ?? null, detail: e.detail ?? null })),
   };
 }
 
