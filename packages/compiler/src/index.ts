@@ -19,3 +19,4 @@ export * from './lower/checkQuotas.js';
 export * from './lower/StepManifest.js';
 export * from './lower/renderRetry.js';
 export * from './compileDocument.js';
+export { didYouMean } from './chain/didYouMean.js';

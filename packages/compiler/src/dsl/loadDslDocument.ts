@@ -11,6 +11,7 @@ import type {
   DslAgentRole, DslDocument, DslResource, DslRetry, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
 } from './DslDocument.js';
 import { describeZodIssue, hasZodDefaultMessage, valueAtPath } from '../chain/describeZodIssue.js';
+import { didYouMean } from '../chain/didYouMean.js';
 import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
 import { offsetLocation } from './yamlNodes.js';
 import { FastPathDeclined, type DataPath, type DslLocator } from './DslLocator.js';
@@ -685,29 +686,6 @@ function formatPath(path: readonly PropertyKey[]): string {
 
 /** "did you mean …?" for a misspelt name, or where to declare it. */
 function hintFor(name: string, known: readonly string[], section: string): string {
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const k of known) {
-    const d = editDistance(name, k);
-    if (d < bestD) {
-      bestD = d;
-      best = k;
-    }
-  }
-  if (best !== undefined && bestD <= Math.max(1, Math.floor(name.length / 3))) return `did you mean '${best}'?`;
-  return `declare it under ${section}:`;
-}
-
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length]!;
+  const best = didYouMean(name, known);
+  return best !== undefined ? `did you mean '${best}'?` : `declare it under ${section}:`;
 }
