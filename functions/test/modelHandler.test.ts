@@ -171,6 +171,21 @@ describe('Function: createModelHandler', () => {
     expect(conv[0]?.content).toBe('Find the answer');
   });
 
+  it('records a grant of a tool this runtime does not have as ToolNotInstalled on the first turn, naming the closest tool', async () => {
+    const h = createModelHandler(rt);
+    const base = { kind: 'agent' as const, step: 'typo', runId: 'run-typo-1', tools: ['web-serch', 'fs-list', 'mcp.docs.search', 'frobnicate'], inputs: { value: 'look' }, budget: { maxTurns: 4, maxToolCalls: 5 } };
+    expect(await h({ ...envelope({ ...base, turn: { index: 0 } }), attempt: 0 })).toMatchObject({ done: true });
+    const events = await rt.runs.listEvents('run-typo-1');
+    expect(events).toEqual([expect.objectContaining({ type: 'ToolNotInstalled', stepId: 'typo', detail: expect.objectContaining({ tools: ['web-serch', 'frobnicate'] }) })]);
+    expect((events[0]!.detail as { message: string }).message).toBe(
+      "step typo is granted 'web-serch' (did you mean 'web-search'?), 'frobnicate', which this runtime has no tool for, so the model is not offered them (tools here: fs-list, fs-read, http_fetch, shell, web-search; MCP tools are named mcp.<server>.<tool>)",
+    );
+    // A retried first turn, and a later turn, say nothing more.
+    await h({ ...envelope({ ...base, turn: { index: 0 } }), attempt: 1 });
+    await h({ ...envelope({ ...base, turn: { index: 1, toolResults: [] } }), attempt: 0 });
+    expect(await rt.runs.listEvents('run-typo-1')).toHaveLength(1);
+  });
+
   it('does not store the conversation of an agent step that answers on its first turn', async () => {
     const h = createModelHandler(rt);
     const t0 = (await h(envelope({ kind: 'agent', step: 'oneshot', runId: 'run-agent-2', tools: ['fs-list'], inputs: { value: 'Just answer' }, budget: { maxTurns: 4, maxToolCalls: 5 }, turn: { index: 0 } }))) as Record<string, unknown>;

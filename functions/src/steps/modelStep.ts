@@ -1,4 +1,4 @@
-import type { ModelTurnResult, StepEnvelope, StepResult } from '@stepforge/compiler';
+import { didYouMean, type ModelTurnResult, type StepEnvelope, type StepResult } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { ChatMessage } from '../persistence/ConversationStore.js';
 import type { ModelTool } from '../providers/ModelProvider.js';
@@ -29,15 +29,39 @@ export function buildPrompt(env: StepEnvelope): string {
   return context.length === 0 ? prompt : `${prompt}\n\nContext from earlier steps:\n${context.join('\n\n')}`;
 }
 
-/** The tools offered to the model: exactly the granted ones that exist in the registry. */
+/** `mcp.<server>.<tool>` (or `mcp:`): an MCP tool, offered as granted; its server is looked up when it is called. */
+const isMcpToolName = (name: string) => name.startsWith('mcp.') || name.startsWith('mcp:');
+
+/** The tools offered to the model: exactly the granted ones that exist in the registry, and MCP tools. */
 function offeredTools(rt: Runtime, env: StepEnvelope): ModelTool[] {
   return env.tools.flatMap((name) => {
     const t = rt.tools.get(name);
     if (t) return [{ name: t.name, description: t.description, inputSchema: t.inputSchema }];
-    if (name.startsWith('mcp.') || name.startsWith('mcp:')) {
-      return [{ name, description: `MCP tool ${name}`, inputSchema: { type: 'object', additionalProperties: true } }];
-    }
+    if (isMcpToolName(name)) return [{ name, description: `MCP tool ${name}`, inputSchema: { type: 'object', additionalProperties: true } }];
     return [];
+  });
+}
+
+/**
+ * A grant of a tool this runtime does not have (a misspelt `tools:` entry or `task@tool`) is not
+ * offered to the model, which cannot know it was meant to have it: the agent's first turn records
+ * a `ToolNotInstalled` event naming them (runs show lists it), with the closest installed name.
+ * Recorded on the state's first try only, so a retried turn does not repeat it.
+ */
+async function recordMissingTools(rt: Runtime, env: StepEnvelope): Promise<void> {
+  const missing = env.tools.filter((name) => !rt.tools.has(name) && !isMcpToolName(name));
+  if (missing.length === 0 || env.turn?.index !== 0 || (env.attempt ?? 0) !== 0) return;
+  const installed = rt.tools.list().map((t) => t.name).sort();
+  const named = missing.map((name) => {
+    const close = didYouMean(name, installed);
+    return `'${name}'${close ? ` (did you mean '${close}'?)` : ''}`;
+  });
+  await rt.runs.recordEvent({
+    runId: env.run.id, stepId: stepInstanceId(env), type: 'ToolNotInstalled',
+    detail: {
+      tools: missing, installed,
+      message: `step ${env.step.id} is granted ${named.join(', ')}, which this runtime has no tool for, so the model is not offered ${missing.length === 1 ? 'it' : 'them'} (tools here: ${installed.join(', ')}; MCP tools are named mcp.<server>.<tool>)`,
+    },
   });
 }
 
@@ -57,6 +81,7 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
   const { provider, modelId } = await selectProvider(rt, settings.model);
   const convId = `${env.run.id}#${stepInstanceId(env)}`;
   const tools = turn ? offeredTools(rt, env) : [];
+  if (turn) await recordMissingTools(rt, env);
   const sub = turn ? `turn${turn.index}` : undefined;
 
   const done = await executeStep(rt, env, { sub, repeatable: true }, async (guard) => {
