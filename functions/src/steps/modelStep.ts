@@ -3,6 +3,7 @@ import { RuntimeError } from '../errors/RuntimeError.js';
 import type { ChatMessage } from '../persistence/ConversationStore.js';
 import type { ModelTool } from '../providers/ModelProvider.js';
 import { selectProvider } from '../providers/selectProvider.js';
+import { mcpToolName } from '../tools/mcpToolName.js';
 import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { checkCandidate } from './checkCandidate.js';
@@ -29,8 +30,8 @@ export function buildPrompt(env: StepEnvelope): string {
   return context.length === 0 ? prompt : `${prompt}\n\nContext from earlier steps:\n${context.join('\n\n')}`;
 }
 
-/** `mcp.<server>.<tool>` (or `mcp:`): an MCP tool, offered as granted; its server is looked up when it is called. */
-const isMcpToolName = (name: string) => name.startsWith('mcp.') || name.startsWith('mcp:');
+/** An MCP tool (`mcp.<server>.<tool>`) is offered as granted; its server is looked up when it is called. */
+const isMcpToolName = (name: string) => mcpToolName(name) !== undefined;
 
 /** The tools offered to the model: exactly the granted ones that exist in the registry, and MCP tools. */
 function offeredTools(rt: Runtime, env: StepEnvelope): ModelTool[] {

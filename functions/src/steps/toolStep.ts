@@ -7,6 +7,7 @@ import type { ApprovalRecord } from '../persistence/ApprovalStore.js';
 import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
+import { mcpToolName } from '../tools/mcpToolName.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
 import { isRecord } from './isRecord.js';
 import { resolveInputs } from './resolveInputs.js';
@@ -30,9 +31,6 @@ function invocationOf(env: StepEnvelope): ToolInvocation {
   return { tool, args: v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {} };
 }
 
-/** `mcp.<server>.<tool>` (or `mcp:<server>.<tool>`) names an MCP tool as an agent tool. */
-const MCP_TOOL = /^mcp[.:]([^.]+)\.(.+)$/;
-
 /**
  * The MCP tool an agent grant names, on its server as defined where a named server is defined,
  * last wins: the workflow document's own `mcp_servers` entry (compiled into the step's config as
@@ -40,9 +38,9 @@ const MCP_TOOL = /^mcp[.:]([^.]+)\.(.+)$/;
  * MCP tool's; UnknownTool for one whose server is defined nowhere.
  */
 function mcpToolDefinition(rt: Runtime, env: StepEnvelope, name: string): ToolDefinition | undefined {
-  const m = MCP_TOOL.exec(name);
-  if (!m) return undefined;
-  const [, serverName, toolName] = m as unknown as [string, string, string];
+  const named = mcpToolName(name);
+  if (!named) return undefined;
+  const { server: serverName, tool: toolName } = named;
   const declared = env.config.mcpServers;
   const raw = rt.config.mcpServers[serverName] ?? (isRecord(declared) ? declared[serverName] : undefined);
   if (raw === undefined) {
