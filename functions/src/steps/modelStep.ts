@@ -1,9 +1,8 @@
-import { didYouMean, type ModelTurnResult, type StepEnvelope, type StepResult } from '@stepforge/compiler';
+import { didYouMean, mcpToolName, type ModelTurnResult, type StepEnvelope, type StepResult } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { ChatMessage } from '../persistence/ConversationStore.js';
 import type { ModelTool } from '../providers/ModelProvider.js';
 import { selectProvider } from '../providers/selectProvider.js';
-import { mcpToolName } from '../tools/mcpToolName.js';
 import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { checkCandidate } from './checkCandidate.js';

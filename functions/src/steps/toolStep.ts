@@ -1,13 +1,12 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { SendTaskFailureCommand, SendTaskHeartbeatCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
-import type { StepEnvelope, StepResult, ToolCallResult } from '@stepforge/compiler';
+import { mcpToolName, type StepEnvelope, type StepResult, type ToolCallResult } from '@stepforge/compiler';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
 import type { ApprovalRecord } from '../persistence/ApprovalStore.js';
 import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
-import { mcpToolName } from '../tools/mcpToolName.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
 import { isRecord } from './isRecord.js';
 import { resolveInputs } from './resolveInputs.js';

@@ -2,6 +2,7 @@
 export * from './errors/SourceText.js';
 export * from './errors/StepforgeError.js';
 export * from './envelope/StepEnvelope.js';
+export * from './envelope/mcpToolName.js';
 export * from './expr/index.js';
 export * from './input/index.js';
 export * from './dsl/index.js';

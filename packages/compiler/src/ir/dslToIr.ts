@@ -2,6 +2,7 @@
 // DAGs; composite steps carry their agents and bodies; `${ }` values stay as authored so the back end
 // translates them per scope.
 import { stepIdentity } from '../chain/stepIdentity.js';
+import { mcpToolName } from '../envelope/mcpToolName.js';
 import type { DslDocument, DslScope, DslStep, DslTemplateField, DslValue } from '../dsl/DslDocument.js';
 import { templateStepReferences } from '../expr/collectReferences.js';
 import type { Template } from '../expr/ExpressionAst.js';
@@ -69,7 +70,7 @@ function agentTools(config: Readonly<Record<string, unknown>> | undefined): stri
 function grantedMcpServers(doc: DslDocument, tools: readonly string[]): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   for (const t of tools) {
-    const server = /^mcp[.:]([^.]+)\./.exec(t)?.[1];
+    const server = mcpToolName(t)?.server;
     const declared = server !== undefined && Object.prototype.hasOwnProperty.call(doc.mcpServers, server) ? doc.mcpServers[server] : undefined;
     if (declared && Object.keys(declared.config).length > 0) out[server!] = declared.config;
   }
