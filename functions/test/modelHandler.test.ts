@@ -100,6 +100,25 @@ describe('Function: createModelHandler', () => {
     }));
   });
 
+  it('reads STEPFORGE_CLAIM_AFTER_MS (default 50); with 0 a first try claims before its body, as every step did before', async () => {
+    expect(runtimeConfigFromEnv({}).claimAfterMs).toBe(50);
+    expect(() => runtimeConfigFromEnv({ STEPFORGE_CLAIM_AFTER_MS: 'soon' })).toThrow(expect.objectContaining({
+      name: 'ConfigError', message: 'STEPFORGE_CLAIM_AFTER_MS must be a non-negative number, got "soon"',
+    }));
+    const eager = await makeRuntime(ddb.endpoint, {}, {}, { STEPFORGE_CLAIM_AFTER_MS: '0' });
+    const sent: string[] = [];
+    for (const c of new Set([eager.db.client, eager.db.commands])) {
+      c.middlewareStack.add((next, context) => async (args) => { sent.push(String(context.commandName)); return next(args); }, { step: 'initialize', name: 'testRequestLog' });
+    }
+    try {
+      const env = { ...envelope({ kind: 'model', step: 'eager', inputs: { value: 'hello' } }), attempt: 0 };
+      expect(await createModelHandler(eager)(env)).toMatchObject({ status: 'succeeded' });
+      expect(sent).toEqual(['PutItemCommand', 'UpdateItemCommand']);
+    } finally {
+      await eager.close();
+    }
+  });
+
   it('returns the committed output on a retry of the same step instead of calling the model again', async () => {
     const h = createModelHandler(rt);
     const converse = vi.spyOn(LocalProvider.prototype, 'converse');
