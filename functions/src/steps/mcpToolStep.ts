@@ -1,6 +1,7 @@
 import type { StepEnvelope, StepResult } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
+import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer } from '../mcp/namedMcpServer.js';
 import { executeStep } from '../runtime/executeStep.js';
 import { isRecord } from './isRecord.js';
 import type { Runtime } from '../runtime/Runtime.js';
@@ -15,14 +16,12 @@ import { resolveInputs } from './resolveInputs.js';
 export async function runMcpToolStep(rt: Runtime, rawEnv: StepEnvelope): Promise<StepResult> {
   const env = await resolveInputs(rt, rawEnv);
   const serverRef = env.config.server;
-  // Where a named server is defined, last wins: the workflow document's own `mcp_servers` entry
-  // (compiled into the step as `serverConfig`), the deployment's STEPFORGE_MCP_SERVERS (a URL of
-  // this environment), then `config.servers`.
-  const declared = typeof serverRef === 'string' && isRecord(env.config.serverConfig) ? { [serverRef]: env.config.serverConfig } : {};
-  const servers = { ...declared, ...rt.config.mcpServers, ...((env.config.servers ?? {}) as Record<string, unknown>) };
-  const rawServer = typeof serverRef === 'string' ? servers[serverRef] : serverRef;
+  // A named server as the document, the deployment or the step defines it (see namedMcpServer).
+  const rawServer = typeof serverRef === 'string'
+    ? namedMcpServer(rt, serverRef, isRecord(env.config.serverConfig) ? { [serverRef]: env.config.serverConfig } : undefined, env.config.servers)
+    : serverRef;
   if (rawServer === undefined) {
-    throw new RuntimeError('ConfigError', `mcp_tool step ${env.step.id}: unknown MCP server "${String(serverRef)}": give it a {url} or {command, args} under the document's mcp_servers, or in STEPFORGE_MCP_SERVERS`);
+    throw new RuntimeError('ConfigError', `mcp_tool step ${env.step.id}: unknown MCP server "${String(serverRef)}": ${UNDEFINED_MCP_SERVER_HINT}`);
   }
   const server = parseMcpServer(await rt.secrets.resolveDeep(rawServer), String(typeof serverRef === 'string' ? serverRef : 'inline'));
   const tool = env.config.tool;

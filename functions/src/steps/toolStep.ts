@@ -3,12 +3,12 @@ import { SendTaskFailureCommand, SendTaskHeartbeatCommand, SendTaskSuccessComman
 import { mcpToolName, type StepEnvelope, type StepResult, type ToolCallResult } from '@stepforge/compiler';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
+import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer } from '../mcp/namedMcpServer.js';
 import type { ApprovalRecord } from '../persistence/ApprovalStore.js';
 import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
-import { isRecord } from './isRecord.js';
 import { resolveInputs } from './resolveInputs.js';
 
 /** What one tool invocation is: which tool, with what, on behalf of which step. */
@@ -31,19 +31,17 @@ function invocationOf(env: StepEnvelope): ToolInvocation {
 }
 
 /**
- * The MCP tool an agent grant names, on its server as defined where a named server is defined,
- * last wins: the workflow document's own `mcp_servers` entry (compiled into the step's config as
- * `mcpServers`), then the deployment's STEPFORGE_MCP_SERVERS. Undefined for a name that is not an
- * MCP tool's; UnknownTool for one whose server is defined nowhere.
+ * The MCP tool an agent grant names, on its server as the document (the step's `config.mcpServers`)
+ * or the deployment defines it (see namedMcpServer). Undefined for a name that is not an MCP
+ * tool's; UnknownTool for one whose server is defined nowhere.
  */
 function mcpToolDefinition(rt: Runtime, env: StepEnvelope, name: string): ToolDefinition | undefined {
   const named = mcpToolName(name);
   if (!named) return undefined;
   const { server: serverName, tool: toolName } = named;
-  const declared = env.config.mcpServers;
-  const raw = rt.config.mcpServers[serverName] ?? (isRecord(declared) ? declared[serverName] : undefined);
+  const raw = namedMcpServer(rt, serverName, env.config.mcpServers);
   if (raw === undefined) {
-    throw new RuntimeError('UnknownTool', `MCP tool "${name}": unknown MCP server "${serverName}": give it a {url} or {command, args} under the document's mcp_servers, or in STEPFORGE_MCP_SERVERS`, {
+    throw new RuntimeError('UnknownTool', `MCP tool "${name}": unknown MCP server "${serverName}": ${UNDEFINED_MCP_SERVER_HINT}`, {
       details: { tool: name, server: serverName },
     });
   }
