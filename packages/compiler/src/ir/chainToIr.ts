@@ -9,6 +9,9 @@ import type { InputSchema } from '../input/InputSchema.js';
 import type { IrDocument, IrExpr, IrRetry, IrStep } from './Ir.js';
 
 /** Lowers a loaded chain document into the IR. */
+/** An agent loop's bounds when its document sets none (a chain task granted tools, a DSL agent with tools). */
+export const DEFAULT_AGENT_BUDGET = { maxTurns: 16, maxToolCalls: 20 } as const;
+
 export function chainToIr(doc: ChainDocument, options: { name: string; file?: string; source?: string; inputSchema?: InputSchema }): IrDocument {
   const parents = doc.steps.map(() => [] as string[]);
   for (const [a, b] of doc.edges) parents[b]!.push(doc.steps[a]!.handle);
@@ -53,7 +56,7 @@ function chainStep(s: ChainStep, parents: readonly string[], templates: Template
       break;
     case 'model':
       step.input = template(task.prompt, parents, templates);
-      step.budget = s.tools.length > 0 ? s.budget ?? { maxTurns: 16, maxToolCalls: 20 } : undefined;
+      step.budget = s.tools.length > 0 ? s.budget ?? DEFAULT_AGENT_BUDGET : undefined;
       // A consensus judge (the shape's prompt asks to select a candidate verbatim) is checked in ASL.
       step.chooseFrom = parents.length >= 2 && /\bverbatim\b/i.test(task.prompt) ? parents : undefined;
       break;

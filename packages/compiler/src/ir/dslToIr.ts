@@ -8,7 +8,7 @@ import { templateStepReferences } from '../expr/collectReferences.js';
 import type { Template } from '../expr/ExpressionAst.js';
 import { parseDurationSeconds } from '../lower/renderRetry.js';
 import type { IrAgentRef, IrComposite, IrDocument, IrExpr, IrRetry, IrStep, IrWorkflow } from './Ir.js';
-import { inputDefaults } from './chainToIr.js';
+import { DEFAULT_AGENT_BUDGET, inputDefaults } from './chainToIr.js';
 
 /** Lowers a loaded DSL document into the IR. */
 export function dslToIr(doc: DslDocument, options: { file?: string; source?: string } = {}): IrDocument {
@@ -53,9 +53,6 @@ function field(ctx: Context, f: DslTemplateField): IrExpr {
   return { kind: 'template', value: f.text, reads: templateStepReferences(f.template) };
 }
 
-/** The agent loop's bounds for a DSL agent granted tools: the chain's defaults. */
-const AGENT_BUDGET = { maxTurns: 16, maxToolCalls: 20 } as const;
-
 /** The tool names an agent's configuration declares (`tools: [...]`), once each, in order. */
 function agentTools(config: Readonly<Record<string, unknown>> | undefined): string[] {
   const tools = config?.tools;
@@ -96,7 +93,7 @@ function step(ctx: Context, s: DslStep): IrStep {
     id: s.name,
     secrets: s.secrets.map((x) => x.id),
     tools,
-    ...(tools.length > 0 ? { budget: AGENT_BUDGET } : {}),
+    ...(tools.length > 0 ? { budget: DEFAULT_AGENT_BUDGET } : {}),
     retry: dslRetry((s as { retry?: unknown }).retry),
     input,
     when: s.when ? field(ctx, s.when) : undefined,
