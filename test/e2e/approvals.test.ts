@@ -22,7 +22,9 @@ describe('Approvals: the approval gate end to end', () => {
   let service: RunService;
   let entry: WorkflowEntry;
   beforeAll(async () => {
-    cpSync(join(REPO, 'examples'), join(project.dir, 'examples'), { recursive: true });
+    // The repository's layout: the policy is workflows/policy.json's rules, then examples/policy.json's,
+    // so a rule of the first that matched the gated call would decide it before the example's.
+    for (const dir of ['examples', 'workflows']) cpSync(join(REPO, dir), join(project.dir, dir), { recursive: true });
     stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
     service = new RunService(stack, project.dir);
     const { entry: e, compiled } = await service.catalog.registerFile('examples/approval-gate.chain.yaml');
