@@ -75,6 +75,26 @@ describe('Approvals: the approval gate end to end', () => {
     expect(JSON.parse(again.out).error).toMatchObject({ class: 'approval_decided', message: `approval '${approval!.approvalId}' was already decided: APPROVED` });
   });
 
+  it('forks an approved run without asking again: the call approved and made is reused, not made or approved twice', async () => {
+    const { run } = await service.start(entry, { version: '3.0.0' });
+    const [approval] = await pendingFor(run.runId);
+    expect((await cli('approvals', 'approve', approval!.approvalId)).code).toBe(0);
+    expect((await service.wait(run.runId)).status).toBe('SUCCEEDED');
+    const approvalsBefore = (await stack.runtime.approvals.list('APPROVED')).length;
+
+    const fork = await service.restart(run.runId, 'receipt');
+    expect(fork.rerun).toEqual(['receipt']);
+    const done = await service.wait(fork.run.runId);
+    expect(done.status).toBe('SUCCEEDED');
+    expect(done.output).toEqual({ version: '3.0.0', announced: { exitCode: 0, stdout: 'announcing release 3.0.0\n', stderr: '' } });
+    const details = await service.details(fork.run.runId);
+    expect(details.steps.map((s) => [s.id, s.state, s.reused])).toEqual([['notes', 'succeeded', true], ['publish', 'succeeded', true], ['receipt', 'succeeded', false]]);
+    // No approval was asked for (none pending, none decided), and no ApprovalRequested event.
+    expect((await stack.runtime.approvals.list('PENDING')).filter((a) => a.runId === fork.run.runId)).toEqual([]);
+    expect(await stack.runtime.approvals.list('APPROVED')).toHaveLength(approvalsBefore);
+    expect(details.events.map((e) => e.type)).not.toContain('ApprovalRequested');
+  });
+
   it('fails the step with ApprovalRejected when rejected', async () => {
     const { run } = await service.start(entry, { version: '2.0.0' });
     const [approval] = await pendingFor(run.runId);

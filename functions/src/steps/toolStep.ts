@@ -4,8 +4,9 @@ import { mcpToolName, type StepEnvelope, type StepResult, type ToolCallResult } 
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
 import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer } from '../mcp/namedMcpServer.js';
-import type { ApprovalRecord } from '../persistence/ApprovalStore.js';
-import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
+import { approvalIdFor, type ApprovalRecord } from '../persistence/ApprovalStore.js';
+import { effectiveStatus } from '../persistence/IdempotencyRecord.js';
+import { executeStep, stepIdempotencyKey, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
@@ -96,10 +97,27 @@ export async function authorizeToolCall(rt: Runtime, env: StepEnvelope, inv: Too
   return { tool: tool as ToolDefinition, decision };
 }
 
+/** The part of a step's idempotency key that tells its tool calls apart: an agent's call id. */
+function callSub(inv: ToolInvocation): string | undefined {
+  return inv.callId ? `call:${inv.callId}` : undefined;
+}
+
+/**
+ * Whether a gated call was approved and made already under its step key, though not for this task
+ * token: by the parent run a fork carried the result over from, or by an earlier attempt of the
+ * state (a Step Functions retry dispatches with a new token). It answers that result rather than
+ * asking a human again for a call that will not be made again. A token that asked already goes on
+ * with its own approval, whatever its state (see requestApproval).
+ */
+async function madeAlready(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, taskToken: string): Promise<boolean> {
+  const record = await rt.idempotency.getRecord(stepIdempotencyKey(env, callSub(inv)));
+  if (record === undefined || effectiveStatus(record, rt.config.clock()) !== 'COMPLETED') return false;
+  return (await rt.approvals.get(approvalIdFor(taskToken))) === undefined;
+}
+
 /** Runs an authorised call under the step's idempotency guard, with secrets resolved for the call only. */
 export async function performToolCall(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, tool: ToolDefinition): Promise<{ result: unknown; status: 'succeeded' | 'reused' }> {
-  const sub = inv.callId ? `call:${inv.callId}` : undefined;
-  const done = await executeStep(rt, env, { sub, idempotent: tool.idempotent?.(inv.args) ?? !tool.sideEffect }, async (guard) => {
+  const done = await executeStep(rt, env, { sub: callSub(inv), idempotent: tool.idempotent?.(inv.args) ?? !tool.sideEffect }, async (guard) => {
     const args = await rt.secrets.resolveDeep(inv.args);
     try {
       return { output: await tool.run(args, { runtime: rt, runId: env.run.id, stepId: env.step.id, guard }) };
@@ -126,7 +144,7 @@ export async function runToolStep(rt: Runtime, rawEnv: StepEnvelope, taskToken?:
   let answer: StepResult | ToolCallResult;
   try {
     const { tool, decision } = await authorizeToolCall(rt, env, inv);
-    if (decision.action === 'approve') {
+    if (decision.action === 'approve' && !(taskToken && await madeAlready(rt, env, inv, taskToken))) {
       if (!taskToken) {
         await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `policy ${decision.rule} requires human approval for ${inv.tool}, but this state does not wait for a task token`, { details: { rule: decision.rule } }));
       }
