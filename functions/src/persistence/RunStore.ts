@@ -18,6 +18,8 @@ export interface RunRecord {
   readonly endedAt?: string;
   readonly idempotencyKey?: string;
   readonly parentRunId?: string;
+  /** The version of the workflow's definition the run ran (embedded: WorkflowEntry.version). */
+  readonly workflowVersion?: string;
   readonly executionArn?: string;
   readonly input?: unknown;
   readonly output?: unknown;
@@ -66,7 +68,7 @@ export class RunStore {
    * Starts a run. With an idempotency key, one conditional put claims the key; when the key is
    * taken the existing run is returned with `reused: true` (same key → same run).
    */
-  async startRun(p: { workflow: string; runId?: string; idempotencyKey?: string; parentRunId?: string; executionArn?: string; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
+  async startRun(p: { workflow: string; runId?: string; idempotencyKey?: string; parentRunId?: string; workflowVersion?: string; executionArn?: string; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
     let runId = p.runId ?? randomUUID();
     if (p.idempotencyKey !== undefined) {
       try {
@@ -93,6 +95,7 @@ export class RunStore {
       runId, workflow: p.workflow, status: 'RUNNING', startedAt,
       ...(p.idempotencyKey !== undefined ? { idempotencyKey: p.idempotencyKey } : {}),
       ...(p.parentRunId !== undefined ? { parentRunId: p.parentRunId } : {}),
+      ...(p.workflowVersion !== undefined ? { workflowVersion: p.workflowVersion } : {}),
       ...(p.executionArn !== undefined ? { executionArn: p.executionArn } : {}),
       ...(p.input !== undefined ? { input: this.db.redactor.redact(p.input) } : {}),
     };

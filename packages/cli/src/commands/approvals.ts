@@ -71,7 +71,7 @@ async function carryOn(io: CliIo, service: RunService, runId: string, json: bool
   const run = await service.runs.getRun(runId);
   if (run?.status !== 'RUNNING') return undefined;
   if (json) return service.wait(runId);
-  const entry = await service.catalog.get(run.workflow);
+  const entry = await service.catalog.forRun(run);
   if (!entry) return service.wait(runId);
   io.out(`no other stepforge process holds this project's stack, so this one carries the run on until it ends (Ctrl-C leaves it where it is, to resume in the next process that holds the stack)\n`);
   return follow(io, service, entry, run, false, true);

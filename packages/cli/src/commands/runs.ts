@@ -77,7 +77,7 @@ const command: Command = {
       // The fork's run id is chosen here, so that starting it again on a stack taken over finds it.
       const fork = { runId: randomUUID() };
       const started = await session.untilDone(io, ({ service: s }) => (sub === 'retry' ? s.retry(id!, fork) : s.restart(id!, values.from!, fork)));
-      const entry = await session.service.catalog.get(started.run.workflow);
+      const entry = await session.service.catalog.forRun(started.run);
       if (!entry) throw new StepforgeError('unknown_workflow', `workflow '${started.run.workflow}' is not registered`);
       if (!values.json && 'rerun' in started) io.out(`restart from '${values.from}': re-running ${(started.rerun as string[]).join(', ')}; reusing the rest\n`);
       const run = await session.untilDone(io, ({ service: s }, again) => (values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, false, again)));

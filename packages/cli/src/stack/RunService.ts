@@ -106,6 +106,7 @@ export class RunService {
       executionArn,
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
+      ...(entry.version !== undefined ? { workflowVersion: entry.version } : {}),
       input: value,
     });
     // Our own earlier attempt at this start (options.runId): go on where it stopped.
@@ -292,7 +293,7 @@ export class RunService {
 
   /** Per-step progress of a run, from its execution history. */
   async progress(run: RunRecordView, entry?: WorkflowEntry): Promise<{ steps: StepProgress[]; history: HistoryEvent[]; execution?: DescribeExecutionCommandOutput }> {
-    const wf = entry ?? (await this.catalog.get(run.workflow));
+    const wf = entry ?? (await this.catalog.forRun(run));
     const arn = run.executionArn ?? this.#executionArn(run);
     const execution = await this.describeExecution(arn);
     const history = execution ? await this.history(arn) : [];
@@ -303,7 +304,7 @@ export class RunService {
   /** A run with its steps (records and progress) and history. */
   async details(runId: string): Promise<RunDetails> {
     const run = await this.getRun(runId);
-    const wf = await this.catalog.get(run.workflow);
+    const wf = await this.catalog.forRun(run);
     const [{ steps, history }, records, events] = await Promise.all([this.progress(run, wf), this.runs.listSteps(runId), this.runs.listEvents(runId)]);
     // No history (the execution was dropped after the retention period, or its history cannot be
     // read): the steps as their records in DynamoDB tell it, rather than every one "skipped".
@@ -314,14 +315,14 @@ export class RunService {
   /** `runs retry`: a new run of the same workflow and input that re-runs only the steps that did not finish. */
   async retry(runId: string, fork: { runId?: string } = {}): Promise<StartedRun> {
     const parent = ended(await this.getRun(runId), 'retry');
-    const entry = await this.#entry(parent);
+    const entry = await this.#entry(parent, 'retry');
     return this.start(entry, await this.#parentInput(parent), { parentRunId: parent.runId, rerun: new Set(), validated: true, ...fork });
   }
 
   /** `runs restart --from STEP`: a new run that re-runs STEP and everything downstream, reusing the rest. */
   async restart(runId: string, fromStep: string, fork: { runId?: string } = {}): Promise<StartedRun & { rerun: string[] }> {
     const parent = ended(await this.getRun(runId), 'restart');
-    const entry = await this.#entry(parent);
+    const entry = await this.#entry(parent, 'restart');
     if (!entry.steps.some((s) => s.id === fromStep)) {
       throw new StepforgeError('unknown_step', `workflow '${entry.name}' has no step '${fromStep}'`, {
         hint: `steps: ${entry.steps.map((s) => s.id).join(', ')}`,
@@ -345,9 +346,25 @@ export class RunService {
     return this.wait(run.runId);
   }
 
-  async #entry(run: RunRecordView): Promise<WorkflowEntry> {
+  /**
+   * The workflow a fork of `run` runs: as registered now, which must be the version the run ran. A
+   * fork re-runs some of the run's steps and carries the rest over; after the workflow changed
+   * (its file edited, or another file registered under its name) those steps may not be there, nor
+   * mean the same, so the fork is refused (`workflow_changed`) rather than run on another workflow.
+   */
+  async #entry(run: RunRecordView, fork: 'retry' | 'restart'): Promise<WorkflowEntry> {
     const entry = await this.catalog.get(run.workflow);
     if (!entry) throw new StepforgeError('unknown_workflow', `workflow '${run.workflow}' of run '${run.runId}' is not registered; run its file once to register it`);
+    if (run.workflowVersion !== undefined && entry.version !== run.workflowVersion) {
+      const ran = await this.catalog.get(run.workflow, run.workflowVersion);
+      const from = (e: WorkflowEntry | undefined) => (e?.file !== undefined ? ` (from ${e.file})` : '');
+      throw new StepforgeError('workflow_changed',
+        `run '${run.runId}' ran another version of workflow '${run.workflow}'${from(ran)} than the one registered now${from(entry)} at ${entry.updatedAt}; ${fork} runs the workflow as registered now, so it cannot re-run that run's steps`,
+        {
+          hint: `to ${fork} it, bring back the workflow as the run ran it (the file as it was) and run that file once, which registers it again; or start a new run of the workflow as it is now`,
+          details: { runId: run.runId, workflow: run.workflow, ranVersion: run.workflowVersion, currentVersion: entry.version ?? null },
+        });
+    }
     return entry;
   }
 

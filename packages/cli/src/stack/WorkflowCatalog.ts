@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { GetItemCommand, PutItemCommand, ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, GetItemCommand, ScanCommand, type BatchWriteItemCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   CreateStateMachineCommand,
   DescribeStateMachineCommand,
@@ -41,10 +42,19 @@ export interface WorkflowEntry {
   /** `[from, to]` by step id: `to` runs after (and may read) `from`; nested bodies included. */
   readonly edges: readonly (readonly [string, string])[];
   readonly updatedAt: string;
+  /**
+   * A hash of what a run of it is (the ASL, the steps and edges, the input schema): a run records
+   * the version it ran (RunRecord.workflowVersion), so that it is shown with its own steps after
+   * the workflow has changed. Absent on entries registered before versions were kept.
+   */
+  readonly version?: string;
 }
 
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/StepforgeEmbedded';
 const pk = (name: string) => `WORKFLOW#${name}`;
+/** The sort key of the current entry, and of each version's (kept, never overwritten). */
+const LATEST_SK = 'WORKFLOW';
+const versionSk = (version: string) => `VERSION#${version}`;
 
 /**
  * Compiles documents and registers them as state machines, keeping a small record per workflow
@@ -86,27 +96,44 @@ export class WorkflowCatalog {
       ...(s.parent !== undefined ? { parent: s.parent } : {}),
       lambda: s.handler !== null,
     }));
+    const edges = edgesOf(compiled.ir.workflow);
+    const format = compiled.manifest.format;
+    const version = createHash('sha256').update(JSON.stringify({ definition, format, inputSchema, steps, edges })).digest('hex').slice(0, 16);
     const entry: WorkflowEntry = {
       name: compiled.name,
       ...(file !== undefined ? { file } : {}),
-      format: compiled.manifest.format,
+      format,
       stateMachineArn,
       inputSchema,
       steps,
-      edges: edgesOf(compiled.ir.workflow),
+      edges,
       updatedAt: new Date().toISOString(),
+      version,
     };
-    await this.dynamodb.send(new PutItemCommand({
-      TableName: this.tableName,
-      Item: { pk: { S: pk(entry.name) }, sk: { S: 'WORKFLOW' }, body: { S: JSON.stringify(entry) } },
-    }));
+    const body = { S: JSON.stringify(entry) };
+    let items: BatchWriteItemCommandInput['RequestItems'] = {
+      [this.tableName]: [LATEST_SK, versionSk(version)].map((sk) => ({ PutRequest: { Item: { pk: { S: pk(entry.name) }, sk: { S: sk }, body } } })),
+    };
+    // One request for both; what DynamoDB leaves unprocessed (throttling) is sent again.
+    while (items && Object.keys(items).length > 0) items = (await this.dynamodb.send(new BatchWriteItemCommand({ RequestItems: items }))).UnprocessedItems;
     return { entry, compiled };
   }
 
-  async get(name: string): Promise<WorkflowEntry | undefined> {
-    const r = await this.dynamodb.send(new GetItemCommand({ TableName: this.tableName, Key: { pk: { S: pk(name) }, sk: { S: 'WORKFLOW' } }, ConsistentRead: true }));
+  /** The workflow as registered now, or as it was at `version` (undefined when that version is not kept). */
+  async get(name: string, version?: string): Promise<WorkflowEntry | undefined> {
+    const sk = version === undefined ? LATEST_SK : versionSk(version);
+    const r = await this.dynamodb.send(new GetItemCommand({ TableName: this.tableName, Key: { pk: { S: pk(name) }, sk: { S: sk } }, ConsistentRead: true }));
     const body = r.Item?.body?.S;
     return body ? (JSON.parse(body) as WorkflowEntry) : undefined;
+  }
+
+  /** The workflow as the run ran it: its version, or for a run that recorded none, as registered now. */
+  async forRun(run: { readonly workflow: string; readonly workflowVersion?: string }): Promise<WorkflowEntry | undefined> {
+    if (run.workflowVersion !== undefined) {
+      const ran = await this.get(run.workflow, run.workflowVersion);
+      if (ran) return ran;
+    }
+    return this.get(run.workflow);
   }
 
   /** Every registered workflow, by name. */
@@ -118,7 +145,7 @@ export class WorkflowCatalog {
       const r = await this.dynamodb.send(new ScanCommand({
         TableName: this.tableName,
         FilterExpression: 'sk = :sk',
-        ExpressionAttributeValues: { ':sk': { S: 'WORKFLOW' } },
+        ExpressionAttributeValues: { ':sk': { S: LATEST_SK } },
         ...(start ? { ExclusiveStartKey: start } : {}),
       }));
       for (const it of r.Items ?? []) if (it.body?.S) out.push(JSON.parse(it.body.S) as WorkflowEntry);

@@ -61,7 +61,7 @@ export const OPENAPI_DOCUMENT = {
       parameters: [idParam('id', 'Run id')],
       post: {
         operationId: 'retryRun', summary: 'Fork: re-run only the steps that did not finish', requestBody: body('RetryBody', false),
-        responses: { 200: ok('Finished fork (wait: true)', 'Fork'), 202: ok('Fork started', 'Fork'), 404: err('Unknown run (unknown_run)'), 409: err('The run is still running (run_running)') },
+        responses: { 200: ok('Finished fork (wait: true)', 'Fork'), 202: ok('Fork started', 'Fork'), 404: err('Unknown run (unknown_run)'), 409: err('The run is still running (run_running), or ran another version of its workflow than the one registered now (workflow_changed)') },
       },
     },
     '/runs/{id}/restart': {
@@ -71,7 +71,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           200: ok('Finished fork (wait: true)', 'Fork'), 202: ok('Fork started', 'Fork'),
           400: err('Invalid body or unknown step (invalid_request, unknown_step)'), 404: err('Unknown run (unknown_run)'),
-          409: err('The run is still running (run_running)'),
+          409: err('The run is still running (run_running), or ran another version of its workflow than the one registered now (workflow_changed)'),
         },
       },
     },
