@@ -147,6 +147,19 @@ describe('Approvals: the approval gate end to end', () => {
     expect((await stack.runtime.approvals.get(approval!.approvalId))?.status).toBe('PENDING');
   });
 
+  it('lets one of several deciders at once decide, and tells the others approval_decided', async () => {
+    const { run } = await service.start(entry, { version: '6.0.0' });
+    const [approval] = await pendingFor(run.runId);
+    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => service.decideApproval(approval!.approvalId, i % 2 === 0 ? 'APPROVED' : 'REJECTED')));
+    const won = results.filter((r) => r.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    for (const r of results) {
+      if (r.status === 'rejected') expect([(r.reason as { code?: string }).code, (r.reason as Error).message]).toEqual(['approval_decided', expect.stringMatching(/^approval '.+' was already decided: (APPROVED|REJECTED)$/)]);
+    }
+    const decided = (won[0] as PromiseFulfilledResult<{ approval: { status: string } }>).value.approval.status;
+    expect((await service.wait(run.runId)).status).toBe(decided === 'APPROVED' ? 'SUCCEEDED' : 'FAILED');
+  });
+
   it('names an unknown approval', async () => {
     const r = await cli('approvals', 'approve', 'nope', '--json');
     expect(r.code).toBe(1);

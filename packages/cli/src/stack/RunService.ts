@@ -466,9 +466,7 @@ export class RunService {
     const approvals = this.stack.runtime.approvals;
     const existing = await approvals.get(approvalId);
     if (!existing) throw new StepforgeError('unknown_approval', `no approval with id '${approvalId}'`, { hint: "'stepforge approvals list' shows the pending ones" });
-    if (existing.status !== 'PENDING') {
-      throw new StepforgeError('approval_decided', `approval '${approvalId}' was already decided: ${existing.status}`);
-    }
+    if (existing.status !== 'PENDING') throw approvalDecided(approvalId, existing.status);
     const run = await this.getRun(existing.runId).catch(() => undefined);
     const fr = await loadFunctionsRuntime();
     if (run && run.status !== 'RUNNING') {
@@ -478,7 +476,15 @@ export class RunService {
     }
     // The runtime decides (one conditional update) and answers the waiting task token: an
     // approval runs the gated tool call here and returns its result; a rejection fails the step.
-    const { delivered } = await fr.resolveApproval(this.stack.runtime, approvalId, decision, by, comment);
+    let delivered: boolean;
+    try {
+      ({ delivered } = await fr.resolveApproval(this.stack.runtime, approvalId, decision, by, comment));
+    } catch (e) {
+      // Another decision won the conditional update since the read above (two deciders at once).
+      const status = (e as { name?: string; details?: { status?: string } }).details?.status;
+      if ((e as { name?: string }).name === 'PolicyDenied' && status !== undefined && status !== 'PENDING') throw approvalDecided(approvalId, status);
+      throw e;
+    }
     return { approval: (await approvals.get(approvalId))!, delivered };
   }
 
@@ -486,6 +492,10 @@ export class RunService {
   async watchRunning(): Promise<void> {
     for (const run of await this.runs.listRuns({ status: 'RUNNING', limit: 1000 })) void this.wait(run.runId).catch(() => undefined);
   }
+}
+
+function approvalDecided(approvalId: string, status: string): StepforgeError {
+  return new StepforgeError('approval_decided', `approval '${approvalId}' was already decided: ${status}`);
 }
 
 /**
