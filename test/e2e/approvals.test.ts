@@ -67,6 +67,9 @@ describe('Approvals: the approval gate end to end', () => {
     expect(done.output).toEqual({ version: '1.2.0', announced: { exitCode: 0, stdout: 'announcing release 1.2.0\n', stderr: '' } });
     const decided = await stack.runtime.approvals.get(approval!.approvalId);
     expect(decided).toMatchObject({ status: 'APPROVED', decidedBy: 'cli', reason: 'ship it' });
+    const listed = JSON.parse((await cli('approvals', 'list', '--status', 'approved', '--json')).out).approvals as { approvalId: string }[];
+    expect(listed.find((a) => a.approvalId === approval!.approvalId)).toMatchObject({ status: 'APPROVED', decidedAt: decided!.decidedAt, decidedBy: 'cli', reason: 'ship it' });
+    expect((await cli('approvals', 'list', '--status', 'approved')).out).toContain(`${approval!.approvalId}  run ${run.runId}  step publish  shell {"command":"echo announcing release 1.2.0"}  (APPROVED by cli at ${decided!.decidedAt}: ship it)\n`);
     expect(JSON.parse((await cli('approvals', 'list', '--json')).out).approvals).toEqual([]);
 
     // A second decision is refused by name.

@@ -34,12 +34,15 @@ const command: Command = {
         const rows = list.map((a) => ({
           approvalId: a.approvalId, runId: a.runId, stepId: a.stepId, tool: a.tool, args: a.args,
           status: a.status, createdAt: a.createdAt, expiresAt: a.expiresAt, rule: a.rule ?? null,
+          // As GET /approvals answers them (the decision, who made it and their comment), once decided.
+          ...(a.status !== 'PENDING' ? { decidedAt: a.decidedAt ?? null, decidedBy: a.decidedBy ?? null, reason: a.reason ?? null } : {}),
         }));
         if (values.json) io.out(JSON.stringify({ approvals: rows }) + '\n');
         else if (rows.length === 0) io.out(`no ${status.toLowerCase()} approvals\n`);
         else {
           for (const a of rows) {
-            io.out(`${a.approvalId}  run ${a.runId}  step ${a.stepId}  ${a.tool} ${truncate(JSON.stringify(a.args ?? {}), 80)}  (${a.status}, expires ${a.expiresAt})\n`);
+            const state = a.status === 'PENDING' ? `PENDING, expires ${a.expiresAt}` : `${a.status} by ${a.decidedBy ?? 'unknown'} at ${a.decidedAt ?? '?'}${a.reason ? `: ${truncate(a.reason, 80)}` : ''}`;
+            io.out(`${a.approvalId}  run ${a.runId}  step ${a.stepId}  ${a.tool} ${truncate(JSON.stringify(a.args ?? {}), 80)}  (${state})\n`);
           }
         }
         return EXIT_OK;

@@ -476,16 +476,17 @@ export class RunService {
     }
     // The runtime decides (one conditional update) and answers the waiting task token: an
     // approval runs the gated tool call here and returns its result; a rejection fails the step.
-    let delivered: boolean;
     try {
-      ({ delivered } = await fr.resolveApproval(this.stack.runtime, approvalId, decision, by, comment));
+      // The record as decided, not read again: a process connected to the stack would find no
+      // table once the decision ended the run and with it the `stepforge run` holding the stack.
+      const { record, delivered } = await fr.resolveApprovalRecord(this.stack.runtime, approvalId, decision, by, comment);
+      return { approval: record, delivered };
     } catch (e) {
       // Another decision won the conditional update since the read above (two deciders at once).
       const status = (e as { name?: string; details?: { status?: string } }).details?.status;
       if ((e as { name?: string }).name === 'PolicyDenied' && status !== undefined && status !== 'PENDING') throw approvalDecided(approvalId, status);
       throw e;
     }
-    return { approval: (await approvals.get(approvalId))!, delivered };
   }
 
   /** Resumes watching every RUNNING run (the owner calls this at start-up, after the engine resumed them). */
