@@ -1,7 +1,9 @@
 import { describe, it, expect, afterAll } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO, example, spawnStepforge, tempProject } from './support/testIo.js';
+import { REPO, STEPFORGE_BIN, example, spawnStepforge, tempProject } from './support/testIo.js';
 
 const built = existsSync(join(REPO, 'packages', 'cli', 'dist', 'main.js'));
 
@@ -51,4 +53,12 @@ describe.skipIf(!built)('Binary: stepforge run / runs (spawned, built dist/)', (
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("error[invalid_input] invalid workflow input: missing required field 'topic' (string)");
   }, 120_000);
+  it('ends quietly, exit 0, when the reader of its output closes the pipe (as `| head -1` does)', async () => {
+    // 180 KB of DOT, of which `head` reads 10 bytes and closes the pipe: the rest cannot be written.
+    const expr = Array.from({ length: 3000 }, (_, i) => `s${i}`).join(' > ');
+    const script = `"$NODE" "$BIN" graph --expr "$EXPR" --format dot 2>"$ERR" | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`;
+    const err = join(project.dir, 'graph.err');
+    const r = await promisify(execFile)('bash', ['-c', script], { cwd: project.dir, env: { ...process.env, NODE: process.execPath, BIN: STEPFORGE_BIN, EXPR: expr, ERR: err } });
+    expect([r.stdout, readFileSync(err, 'utf8')]).toEqual(['0\n', '']);
+  }, 60_000);
 });

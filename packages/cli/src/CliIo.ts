@@ -20,8 +20,26 @@ export class UsageError extends Error {
   readonly code = 'usage';
 }
 
+/**
+ * A reader that closed its end of the pipe (`stepforge approvals list | head -1`) ends the command
+ * as SIGPIPE ends other tools, quietly, rather than as an unhandled 'error' event and its stack.
+ */
+const watched = new WeakSet<NodeJS.WriteStream>();
+function endOnClosedPipe(stream: NodeJS.WriteStream): void {
+  // Whatever else listens (a worker thread's output is piped into the process's, and a pipe
+  // listens for errors until it ends), this listener stays.
+  if (watched.has(stream)) return;
+  watched.add(stream);
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 /** The process-backed CliIo. */
 export function processIo(): CliIo {
+  endOnClosedPipe(process.stdout);
+  endOnClosedPipe(process.stderr);
   return {
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),
