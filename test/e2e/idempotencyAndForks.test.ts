@@ -109,6 +109,9 @@ describe('Embedded stack: idempotency and forks', () => {
     // judge's handler threw before reaching the model.
     expect(modelCallsNow()).toEqual({ plan: 1, draft: 1, critique: 1 });
     const before = await stack.runtime.runs.getRun(parent.runId);
+    // The run record keeps the failed Lambda's message, not its error JSON with the stack trace
+    // (the history keeps that, as on AWS).
+    expect(before?.error).toEqual({ name: 'ForcedFailure', message: "step 'judge' failed: forced failure of step judge" });
 
     const retried = await run('runs', 'retry', parent.runId, '--json');
     const fork = JSON.parse(retried.io.stdout());

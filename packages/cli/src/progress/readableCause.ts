@@ -2,7 +2,7 @@
  * An error cause as a person wants to read it. Step Functions reports a Lambda failure's cause as
  * the function's error JSON (`{"errorMessage", "errorType", "requestId", "stackTrace"}`), which our
  * Fail states prefix with `step '<id>' failed: `; the display shows the prefix and the message and
- * leaves the JSON (kept as is in run records and history) for `--json`. Anything else is returned unchanged.
+ * leaves the JSON (kept as is in the history) for `--json`. Anything else is returned unchanged.
  */
 export function readableCause(cause: string): string {
   const m = /^(step '[^']*' failed: )?(\{[\s\S]*\})$/.exec(cause);

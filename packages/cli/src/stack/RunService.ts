@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import { RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError } from '@stepforge/compiler';
 import { isSfnApiError } from '@stepforge/engine';
+import { readableCause } from '../progress/readableCause.js';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
 import { baseStepId, stepProgressFromRecords } from '../progress/stepProgressFromRecords.js';
 import type { EmbeddedStack } from './EmbeddedStack.js';
@@ -269,7 +270,9 @@ export class RunService {
       // When the execution ended (for a run settled after the fact, some time before now).
       ...(d.stopDate !== undefined ? { endedAt: new Date(d.stopDate).toISOString() } : {}),
       ...(output !== undefined ? { output } : {}),
-      ...(status !== 'SUCCEEDED' ? { error: { name: d.error ?? status, message: d.cause ?? '' } } : {}),
+      // A failed Lambda's cause is its error JSON, stack trace and all (the history keeps it, as on
+      // AWS); the run record keeps what a person and `runs show --json` read: the message.
+      ...(status !== 'SUCCEEDED' ? { error: { name: d.error ?? status, message: readableCause(d.cause ?? '') } } : {}),
     });
     this.#started.delete(run.runId);
     return settled;
