@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '@stepforge/cli';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
@@ -120,5 +120,21 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
     // A workflow that ran, filtered to a status none of its runs has: just none.
     const none = await cli('runs', 'list', '--workflow', 'quickstart', '--status', 'FAILED');
     expect([none.code, none.out]).toEqual([0, 'no runs\n']);
+  });
+});
+
+describe('Embedded stack: a project whose .stepforge is a file', () => {
+  const project = tempProject();
+  afterAll(() => project.remove());
+
+  it('is error[io], exit 1, and the file is left as it was', async () => {
+    writeFileSync(join(project.dir, '.stepforge'), 'not a directory\n');
+    const io = bufferIo(project.dir);
+    expect(await main(['run', QUICKSTART, '--input', '{"topic":"tides"}'], io)).toBe(1);
+    expect(io.stderr()).toBe(
+      `error[io] the embedded stack's data directory ${join(project.dir, '.stepforge')} cannot be created: ${join(project.dir, '.stepforge')} is a file, not a directory\n` +
+      '  = help: the embedded stack keeps its runs under .stepforge/ in the project directory: move what is in the way aside, or run from a directory you can write to\n',
+    );
+    expect(readFileSync(join(project.dir, '.stepforge'), 'utf8')).toBe('not a directory\n');
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -69,5 +69,28 @@ describe('Command: compile', () => {
     const o = io(tmpdir());
     expect(await compile.run([], o)).toBe(2);
     expect(o.stderr).toMatch(/^error\[usage\] expected exactly one FILE/);
+  });
+  describe('an -o directory that cannot be had is error[io], exit 1, and writes nothing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-compile-o-'));
+    writeFileSync(join(dir, 'n.chain.yaml'), N_SHAPE);
+    writeFileSync(join(dir, 'taken'), 'a file\n');
+    mkdirSync(join(dir, 'holes', 'n-shape.asl.json'), { recursive: true });
+    const HINT = '  = help: -o names the directory the two files are written to: give one you can write to\n';
+    it.each([
+      ['a file', 'taken', `error[io] the output directory ${join(dir, 'taken')} cannot be created: ${join(dir, 'taken')} is a file, not a directory\n`],
+      ['a file above it', 'taken/sub', `error[io] the output directory ${join(dir, 'taken', 'sub')} cannot be created: ${join(dir, 'taken')} is a file, not a directory\n`],
+      // Node's recursive mkdir never returns here (ENOENT under /proc, EEXIST above it).
+      ['under /proc', '/proc/stepforge-nope', 'error[io] the output directory /proc/stepforge-nope cannot be created: the file system does not allow a directory there (at /proc/stepforge-nope)\n'],
+    ])('%s', async (_what, out, message) => {
+      const o = io(dir);
+      expect(await compile.run(['n.chain.yaml', '-o', out], o)).toBe(1);
+      expect([o.stdout, o.stderr]).toEqual(['', message + HINT]);
+    });
+    it('a directory where a file is to be written', async () => {
+      writeFileSync(join(dir, 'holes.chain.yaml'), `name: n-shape\n${N_SHAPE}`);
+      const o = io(dir);
+      expect(await compile.run(['holes.chain.yaml', '-o', 'holes', '--json'], o)).toBe(1);
+      expect(JSON.parse(o.stdout).error).toMatchObject({ class: 'io', message: `cannot write ${join(dir, 'holes', 'n-shape.asl.json')}: a directory has that name` });
+    });
   });
 });

@@ -1,8 +1,9 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compileDocument, SourceText } from '@stepforge/compiler';
 import { EXIT_OK, reportError, UsageError, type CliIo } from '../CliIo.js';
+import { ensureDirectory, ioError } from '../ensureDirectory.js';
 import { formatWarning, readDocumentFile, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
 
@@ -58,11 +59,18 @@ const compile: Command = {
       const text = await readDocumentFile(io, file);
       const result = compileDocument(text, { file, express: values.express, strict: values.strict });
       const dir = resolve(io.cwd, values.out ?? '.');
-      await mkdir(dir, { recursive: true });
+      const hint = '-o names the directory the two files are written to: give one you can write to';
+      ensureDirectory(dir, 'the output directory', hint);
       const aslFile = join(dir, `${result.name}.asl.json`);
       const manifestFile = join(dir, `${result.name}.manifest.json`);
-      await writeFile(aslFile, JSON.stringify(result.asl, null, 2) + '\n');
-      await writeFile(manifestFile, JSON.stringify(result.manifest, null, 2) + '\n');
+      for (const [out, value] of [[aslFile, result.asl], [manifestFile, result.manifest]] as const) {
+        try {
+          await writeFile(out, JSON.stringify(value, null, 2) + '\n');
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          throw ioError(`cannot write ${out}: ${code === 'EISDIR' ? 'a directory has that name' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (e as Error).message}`, hint);
+        }
+      }
       if (!json) {
         const source = new SourceText(text, file);
         for (const w of result.warnings) io.err(formatWarning(w, source) + '\n');

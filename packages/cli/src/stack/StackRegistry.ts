@@ -1,5 +1,6 @@
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureDirectory } from '../ensureDirectory.js';
 
 /** Where a running embedded stack can be reached; written to `.stepforge/stack.json` by its owner. */
 export interface StackEndpoints {
@@ -47,7 +48,7 @@ export class StackRegistry {
    * it (the caller should then wait for its stack.json); a lock left by a dead process is taken over.
    */
   tryClaim(): boolean {
-    mkdirSync(this.dataDir, { recursive: true });
+    ensureDirectory(this.dataDir, 'the embedded stack\'s data directory', 'the embedded stack keeps its runs under .stepforge/ in the project directory: move what is in the way aside, or run from a directory you can write to');
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const fd = openSync(this.lockFile, 'wx');

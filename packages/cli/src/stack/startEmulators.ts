@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureDirectory } from '../ensureDirectory.js';
 import { startDynaliteWorker } from './startDynaliteWorker.js';
 import { startSqsEmulator } from './startSqsEmulator.js';
 
@@ -30,7 +30,7 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
   const dynamoOptions: Record<string, unknown> = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
   if (options.dataDir) {
     const path = join(options.dataDir, 'dynamodb');
-    mkdirSync(path, { recursive: true });
+    ensureDirectory(path, "dynalite's store directory");
     dynamoOptions.path = path;
   }
   const [dynamoResult, sqsResult] = await Promise.allSettled([startDynaliteWorker(host, dynamoOptions), startSqsEmulator(host)]);
