@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import { StepforgeError } from '@stepforge/compiler';
+import { StepforgeError, expressBlocker } from '@stepforge/compiler';
 import { compilerCompileDocument, type CompileDocumentFn, type CompiledDocument } from './compilerBinding.js';
 import { findPlaceholders, LAMBDA_PLACEHOLDERS, STEP_HANDLERS } from './placeholders.js';
 import type { TriggerSpec, WorkflowSpec } from './WorkflowSpec.js';
@@ -111,14 +111,8 @@ function mcpServerDeclarations(node: unknown): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== null && typeof v === 'object' && Object.keys(v as object).length > 0));
 }
 
-/** Why an ASL definition cannot run as an Express workflow, or undefined when it can. */
-export function expressBlocker(asl: unknown): string | undefined {
-  const text = JSON.stringify(asl);
-  // Express workflows support neither the callback (.waitForTaskToken) nor the run-a-job (.sync) patterns.
-  if (text.includes('.waitForTaskToken')) return 'it waits for a task token (human approval), which Express workflows do not support';
-  if (/\.sync(:2)?"/.test(text)) return 'it uses a .sync integration, which Express workflows do not support';
-  return undefined;
-}
+/** Why an ASL definition cannot run as an Express workflow (the compiler's rule, which `compile --express` also applies). */
+export { expressBlocker };
 
 function readTriggers(
   node: Node | undefined,

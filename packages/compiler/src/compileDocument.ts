@@ -1,5 +1,4 @@
 // The compiler's front door: any document → IR → ASL + step manifest + `--explain` report.
-import { basename } from 'node:path';
 import type { ChainDocument } from './chain/ChainDocument.js';
 import type { DslDocument } from './dsl/DslDocument.js';
 import { StepforgeError, type Diagnostic } from './errors/StepforgeError.js';
@@ -9,9 +8,11 @@ import { dslToIr } from './ir/dslToIr.js';
 import type { IrDocument } from './ir/Ir.js';
 import { loadDocument } from './loadDocument.js';
 import { checkQuotas, type QuotaReport } from './lower/checkQuotas.js';
+import { expressBlocker } from './lower/expressBlocker.js';
 import { lowerWorkflow } from './lower/lowerWorkflow.js';
 import { buildStepManifest, type StepManifest } from './lower/StepManifest.js';
 import { serialisedDefinition } from './lower/serialisedDefinition.js';
+import { workflowNameFromFile } from './workflowNameFromFile.js';
 
 /** Options of compileDocument. */
 export interface CompileOptions {
@@ -56,7 +57,7 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
   if (!loaded.document) throw new StepforgeError('invalid_document', 'nothing to compile', { location: { file: options.file, line: 1, column: 1 } });
   const ir = loaded.format === 'chain'
     ? chainToIr(loaded.document as ChainDocument, {
-      name: (loaded.document as ChainDocument).name ?? nameFromFile(options.file),
+      name: (loaded.document as ChainDocument).name ?? workflowNameFromFile(options.file),
       file: options.file,
       source: text,
       inputSchema: chainInputSchema((loaded.document as ChainDocument).input),
@@ -68,6 +69,12 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
 /** Compiles an IR document (front-ends and tests that build IR directly). */
 export function compileIr(ir: IrDocument, options: { express?: boolean } = {}, warnings: Diagnostic[] = []): CompileResult {
   const lowered = lowerWorkflow(ir, options);
+  const blocker = options.express ? expressBlocker(lowered.definition) : undefined;
+  if (blocker !== undefined) {
+    throw new StepforgeError('express_unsupported', `workflow '${ir.name}' cannot run as an Express workflow: ${blocker}`, {
+      hint: 'compile it without --express, as a Standard workflow (what the CDK app deploys it as, too); only a workflow without tool calls, an agent\'s included, can run as Express',
+    });
+  }
   // Serialised once: the size quota and the manifest's placeholder list both read it.
   const serialised = serialisedDefinition(lowered.definition);
   const quotas = checkQuotas(ir, lowered.definition, { ...options, definitionBytes: serialised.bytes, stateReads: lowered.stateReads });
@@ -92,11 +99,6 @@ export function compileIr(ir: IrDocument, options: { express?: boolean } = {}, w
     warnings,
     ir,
   };
-}
-
-function nameFromFile(file: string | undefined): string {
-  if (!file) return 'workflow';
-  return basename(file).replace(/\.(chain\.)?(ya?ml|json)$/i, '').replace(/\.chain$/, '') || 'workflow';
 }
 
 function chainInputSchema(raw: unknown): InputSchema | undefined {

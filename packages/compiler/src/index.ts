@@ -17,6 +17,7 @@ export * from './ir/chainToIr.js';
 export * from './ir/dslToIr.js';
 export * from './lower/lowerWorkflow.js';
 export * from './lower/checkQuotas.js';
+export * from './lower/expressBlocker.js';
 export * from './lower/StepManifest.js';
 export * from './lower/renderRetry.js';
 export * from './compileDocument.js';

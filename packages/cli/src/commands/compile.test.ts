@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -50,11 +50,11 @@ describe('Command: compile', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sf-compile-'));
     writeFileSync(join(dir, 'n.chain.yaml'), N_SHAPE);
     const o = io(dir);
-    expect(await compile.run(['n.chain.yaml', '--json', '--express'], o)).toBe(0);
+    expect(await compile.run(['n.chain.yaml', '--json'], o)).toBe(0);
     const out = JSON.parse(o.stdout);
     expect(out.name).toBe('n');
     expect(out.explain.addedEdges).toEqual([['b', 'c']]);
-    expect(JSON.parse(readFileSync(join(dir, 'n.manifest.json'), 'utf8')).type).toBe('EXPRESS');
+    expect(JSON.parse(readFileSync(join(dir, 'n.manifest.json'), 'utf8')).type).toBe('STANDARD');
   });
 
   it('reports an invalid document as error[class] FILE:LINE:COL and exits 1', async () => {
@@ -92,5 +92,16 @@ describe('Command: compile', () => {
       expect(await compile.run(['holes.chain.yaml', '-o', 'holes', '--json'], o)).toBe(1);
       expect(JSON.parse(o.stdout).error).toMatchObject({ class: 'io', message: `cannot write ${join(dir, 'holes', 'n-shape.asl.json')}: a directory has that name` });
     });
+  });
+  it('refuses --express for a workflow that waits for a task token (express_unsupported), and writes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-compile-x-'));
+    writeFileSync(join(dir, 'gate.chain.yaml'), 'name: gate\nchain: "a@web-search > t"\ntasks:\n  a: { kind: model, prompt: "A" }\n  t: { kind: tool, tool: shell, args: { command: "echo hi" } }\n');
+    const o = io(dir);
+    expect(await compile.run(['gate.chain.yaml', '--express', '-o', 'out', '--json'], o)).toBe(1);
+    expect(JSON.parse(o.stdout).error).toMatchObject({
+      class: 'express_unsupported',
+      message: "workflow 'gate' cannot run as an Express workflow: its tool calls wait for a task token (so that policy can gate them for a human), which Express workflows do not support",
+    });
+    expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 });
