@@ -4,14 +4,17 @@ import { z } from 'zod';
 export const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 /** A retry policy on a task; lowered to an ASL `Retry` entry. */
-export const RetryPolicySchema = z.strictObject({
-  max_attempts: z.number().int().min(0).max(99).optional(),
-  interval_seconds: z.number().int().min(1).max(99_999_999).optional(),
-  backoff_rate: z.number().min(1).optional(),
-  max_delay_seconds: z.number().int().min(1).max(31_622_400).optional(),
-  jitter: z.enum(['FULL', 'NONE']).optional(),
-  errors: z.array(z.string().min(1)).min(1).optional(),
-});
+export const RetryPolicySchema = z
+  .strictObject({
+    max_attempts: z.number().int().min(0).max(99).optional(),
+    interval_seconds: z.number().int().min(1).max(99_999_999).optional(),
+    backoff_rate: z.number().min(1).optional(),
+    max_delay_seconds: z.number().int().min(1).max(31_622_400).optional(),
+    jitter: z.enum(['FULL', 'NONE']).optional(),
+    errors: z.array(z.string().min(1)).min(1).optional(),
+  })
+  // Names the object in "unknown field" messages: "(a retry policy has max_attempts, …)".
+  .describe('a retry policy');
 
 /** `{kind: model, model?: "<provider>:<model-id>", prompt, max_turns?, max_tool_calls?, retry?}`. */
 export const ModelTaskSchema = z.strictObject({

@@ -39,8 +39,10 @@ export class YamlChainLocator implements ChainLocator {
     for (let n = path.length; n > 0; n--) {
       const node = this.doc.getIn(path.slice(0, n), true) as Node | undefined;
       if (node !== undefined && node !== null && typeof node === 'object' && 'range' in node && node.range) {
-        // For a task (or anything) that is a mapping, point at its key: `plan:` reads better than `{`.
-        return n === path.length && !isScalar(node) ? this.keyOffset(path.slice(0, n)) : n < path.length ? this.keyOffset(path.slice(0, n)) : node.range[0];
+        // A scalar is pointed at itself, as is a list item (it has no key); a mapping (a task, or the owner
+        // of a missing field) at its key: `plan:` reads better than `{`.
+        if ((n === path.length && isScalar(node)) || typeof path[n - 1] === 'number') return node.range[0];
+        return this.keyOffset(path.slice(0, n));
       }
     }
     return 0;

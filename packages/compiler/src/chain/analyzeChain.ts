@@ -51,7 +51,8 @@ export function analyzeChain(expression: string, tasks: ChainTaskLookup): ChainA
       const suggestion = didYouMean(node.handle, tasks.handles);
       errors.push({
         code: 'unknown_handle',
-        message: `unknown task handle '${node.handle}'${suggestion === undefined ? '' : `; did you mean '${suggestion}'?`}`,
+        // No close match: the handle is most likely a step not written yet.
+        message: `unknown task handle '${node.handle}'; ${suggestion === undefined ? 'define it under tasks:' : `did you mean '${suggestion}'?`}`,
         offset: node.start,
         length: node.handle.length,
         details: { handle: node.handle, ...(suggestion === undefined ? {} : { suggestion }) },

@@ -68,3 +68,29 @@ export function valueAtPath(value: unknown, path: readonly PropertyKey[]): unkno
   for (const p of path) got = got !== null && typeof got === 'object' ? (got as Record<PropertyKey, unknown>)[p] : undefined;
   return got;
 }
+
+/**
+ * The object schema that a zod issue's path points at inside `schema` (through optional and default
+ * wrappers, list items and record values), for listing the fields it has; undefined when none is there.
+ */
+export function zodObjectAt(schema: z.ZodType, path: readonly PropertyKey[]): z.ZodObject | undefined {
+  let s = unwrap(schema);
+  for (const seg of path) {
+    const def = s.def as { type: string; element?: z.ZodType; valueType?: z.ZodType };
+    if (def.type === 'object') {
+      const field = (s as z.ZodObject).shape[seg as string];
+      if (field === undefined) return undefined;
+      s = unwrap(field as z.ZodType);
+    } else if (def.type === 'array' && def.element) s = unwrap(def.element);
+    else if (def.type === 'record' && def.valueType) s = unwrap(def.valueType);
+    else return undefined;
+  }
+  return s.def.type === 'object' ? (s as z.ZodObject) : undefined;
+}
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  // `.optional()` and `.default()` wrap the schema that has the fields.
+  while (s.def.type === 'optional' || s.def.type === 'default') s = (s.def as unknown as { innerType: z.ZodType }).innerType;
+  return s;
+}

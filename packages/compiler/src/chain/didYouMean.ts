@@ -19,23 +19,30 @@ export function editDistance(a: string, b: string): number {
   return rows[a.length]![b.length]!;
 }
 
+/** Names this long or longer suggest a candidate they begin (an unfinished `dra` → `draft`). */
+const MIN_PREFIX = 3;
+
 /**
- * The closest candidate to `name` (case-insensitive match first, then edit distance up to a third of
- * the name's length, at least 1), ties broken by the candidates' order; undefined when none is close.
+ * The closest candidate to `name`: a case-insensitive match first, then the smallest edit distance
+ * up to a third of the name's length (at least 1), then the shortest candidate starting with `name`
+ * (3+ characters); ties broken by the candidates' order. Undefined when none is close.
  */
 export function didYouMean(name: string, candidates: Iterable<string>): string | undefined {
   const lower = name.toLowerCase();
   let best: string | undefined;
   let bestDistance = Infinity;
+  let prefixed: string | undefined;
   const limit = Math.max(1, Math.floor(name.length / 3));
   for (const c of candidates) {
-    if (c.toLowerCase() === lower) return c;
-    const d = editDistance(lower, c.toLowerCase());
-    // Replacing every character is not a typo: `x` should not suggest `a`.
-    if (d <= limit && d < Math.min(name.length, c.length) && d < bestDistance) {
+    const candidate = c.toLowerCase();
+    if (candidate === lower) return c;
+    const d = editDistance(lower, candidate);
+    // Replacing every character is not a typo (`x` should not suggest `a`); a doubled one is (`aa` → `a`).
+    if (d <= limit && d < Math.max(name.length, c.length) && d < bestDistance) {
       best = c;
       bestDistance = d;
     }
+    if (name.length >= MIN_PREFIX && candidate.startsWith(lower) && (prefixed === undefined || c.length < prefixed.length)) prefixed = c;
   }
-  return best;
+  return best ?? prefixed;
 }

@@ -1,9 +1,11 @@
 import jsonata from 'jsonata';
 import { isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
+import { z } from 'zod';
 import { SourceText } from '../errors/SourceText.js';
 import { StepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
 import type { GraphView } from '../graph/GraphView.js';
-import { InputSectionSpec, toInputSchema, type InputSchema } from '../input/InputSchema.js';
+import { checkInputDefaults } from '../input/checkInputDefaults.js';
+import { INPUT_FIELD_TYPES, InputFieldSpec, InputSectionSpec, toInputSchema, type InputSchema } from '../input/InputSchema.js';
 import { parseTemplate } from '../expr/parseTemplate.js';
 import { DEFAULT_TIER_NAME, resolveTiers, type TierTable } from '../tiers/Tier.js';
 import { FastPathDeclined } from '../dsl/DslLocator.js';
@@ -12,11 +14,13 @@ import { analyzeChain, type ChainExpressionError } from './analyzeChain.js';
 import type { ChainLocator, ChainPath } from './ChainLocator.js';
 import type { ChainDocument, ChainStep } from './ChainDocument.js';
 import { CHAIN_TASK_KINDS, ChainTaskSchema, type ChainTask } from './ChainTask.js';
-import { describeZodIssue, valueAtPath } from './describeZodIssue.js';
+import { ChainTriggersSchema } from './ChainTrigger.js';
+import { describeZodIssue, valueAtPath, zodObjectAt } from './describeZodIssue.js';
 import { didYouMean } from './didYouMean.js';
 import { FastChainLocator } from './FastChainLocator.js';
 import { scalarOffsets } from './scalarOffsets.js';
 import { stepIdentity } from './stepIdentity.js';
+import { sanitiseWorkflowName, WORKFLOW_NAME_PATTERN, workflowNameFromFile } from '../workflowNameFromFile.js';
 import { YamlChainLocator } from './YamlChainLocator.js';
 
 /** Options for loading a chain document. */
@@ -40,7 +44,8 @@ export interface LoadChainResult {
 }
 
 /** Top-level fields a chain document may have. */
-// `express` and `triggers` are deployment settings read by the CDK app (infra/); listed so they never warn.
+// `express` and `triggers` are deployment settings read by the CDK app (infra/); checked like the rest so
+// `validate` refuses what synth would.
 export const CHAIN_DOCUMENT_FIELDS = ['name', 'description', 'chain', 'tasks', 'tier', 'input', 'seed', 'express', 'triggers'] as const;
 
 /** Errors collected beyond this many are dropped (graphql-js style cap). */
@@ -79,11 +84,13 @@ export function loadChainDocumentFast(text: string, options: LoadChainOptions = 
 
 /** The precise path alone (`yaml`): reports every error and warning. `parsed` as for loadChainDocument. */
 export function loadChainDocumentPrecise(text: string, options: LoadChainOptions = {}, parsed?: Document.Parsed, src = new SourceText(text, options.file)): LoadChainResult {
-  // yaml's own duplicate-key check is quadratic in the map size; checkDuplicateKeys does it with a Set.
+  // yaml's own duplicate-key check is quadratic in the map size; checkKeys does it with a Set.
   const doc = parsed ?? parseDocument(text, CHAIN_PARSE_OPTIONS);
-  if (doc.errors.length === 0) checkDuplicateKeys(doc, doc.contents);
+  const complexKeys: ComplexKey[] = [];
+  if (doc.errors.length === 0) checkKeys(doc, doc.contents, complexKeys);
   const loader = new ChainLoader(src, options, new YamlChainLocator(doc, text), false);
-  if (doc.errors.length > 0) return loader.yamlErrors(doc.errors);
+  // toJS would stringify a complex key (and `yaml` would print a process warning about it): stop before.
+  if (doc.errors.length > 0 || complexKeys.length > 0) return loader.yamlErrors(doc.errors, complexKeys);
   return loader.load(() => doc.toJS());
 }
 
@@ -117,9 +124,17 @@ class ChainLoader {
     this.text = source.text;
   }
 
-  /** Reports the YAML parser's errors (the precise path's, before any check runs). */
-  yamlErrors(errors: readonly { message: string; pos: readonly [number, number] }[]): LoadChainResult {
+  /** Reports the YAML parser's errors and the keys that are not plain strings (the precise path's, before any check runs). */
+  yamlErrors(errors: readonly { message: string; pos: readonly [number, number] }[], complexKeys: readonly ComplexKey[] = []): LoadChainResult {
     for (const e of errors) this.error('invalid_document', `invalid YAML: ${e.message}`, e.pos[0], Math.max(1, e.pos[1] - e.pos[0]));
+    for (const k of complexKeys) {
+      this.error(
+        'invalid_document',
+        `mapping keys must be plain strings (field names and task handles), but this key is ${k.what}; write it as plain text (quoted if it starts with '[', '{', '?', '*' or '&')`,
+        k.offset,
+        k.length,
+      );
+    }
     return this.result();
   }
 
@@ -291,27 +306,59 @@ class ChainLoader {
       const kind = loc.kindAt([field]);
       if (kind !== undefined && !(kind === 'scalar' && typeof js[field] === 'string')) this.error('invalid_document', `'${field}' must be a string`, loc.offsetOf([field]));
     }
-    if (loc.kindAt(['name']) === 'scalar' && typeof js.name === 'string' && !/^[A-Za-z0-9_-]{1,80}$/.test(js.name)) {
+    if (loc.kindAt(['name']) === 'scalar' && typeof js.name === 'string' && !WORKFLOW_NAME_PATTERN.test(js.name)) {
       this.error('invalid_document', "'name' must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine)", loc.offsetOf(['name']));
     }
-    const input = loc.kindAt(['input']);
-    if (input === undefined) return;
-    if (input !== 'map') {
-      this.error('invalid_document', "'input' must be a mapping from field name to type (e.g. `topic: string`)", loc.offsetOf(['input']));
+    if (loc.kindAt(['name']) === undefined) this.checkDerivedName();
+    if (loc.kindAt(['express']) !== undefined) this.checkValue('invalid_document', ['express'], js.express, z.boolean(), 'express');
+    if (loc.kindAt(['triggers']) !== undefined) this.checkValue('invalid_document', ['triggers'], js.triggers, ChainTriggersSchema, 'triggers');
+    this.checkInput(js);
+  }
+
+  /** Without `name:` the workflow is named after its file, and the state machine API refuses a bad name only at run time. */
+  private checkDerivedName(): void {
+    const derived = workflowNameFromFile(this.options.file);
+    if (WORKFLOW_NAME_PATTERN.test(derived)) return;
+    this.error(
+      'invalid_document',
+      `the file name cannot be used as a workflow name: '${derived}' is not 1–80 characters of letters, digits, '-' and '_' (without \`name:\`, the workflow is named after its file); add \`name: ${sanitiseWorkflowName(derived)}\``,
+      0,
+    );
+  }
+
+  private checkInput(js: Record<string, unknown>): void {
+    const kind = this.loc.kindAt(['input']);
+    if (kind === undefined) return;
+    if (kind !== 'map') {
+      this.error('invalid_document', "'input' must be a mapping from field name to type (e.g. `topic: string`)", this.loc.offsetOf(['input']));
       return;
     }
-    const value = js.input as Record<string, unknown>;
-    for (const [name, spec] of Object.entries(value)) {
-      const r = InputSectionSpec.safeParse({ [name]: spec });
-      if (r.success) continue;
-      const shorthand = typeof spec === 'string';
-      this.error(
-        'invalid_document',
-        `input.${name}: expected a type (${INPUT_TYPES}) or {type, required, description, default}, got ${JSON.stringify(spec)}`,
-        shorthand ? this.loc.offsetAt(['input', name]) : this.loc.keyOffset(['input', name]),
-        shorthand ? this.loc.scalarLength(['input', name]) : name.length,
-      );
+    const valid: Record<string, z.input<typeof InputFieldSpec>> = {};
+    for (const [name, spec] of Object.entries(js.input as Record<string, unknown>)) {
+      if (InputFieldSpec.safeParse(spec).success) valid[name] = spec as z.input<typeof InputFieldSpec>;
+      else this.reportInputField(name, spec);
     }
+    // The same check (and message) as the DSL's: defaults are applied at run start without being re-checked.
+    for (const m of checkInputDefaults(toInputSchema(valid))) {
+      const path = ['input', m.field, 'default'];
+      this.error('invalid_document', m.message, this.loc.offsetOf(path), this.loc.scalarLength(path));
+    }
+  }
+
+  private reportInputField(name: string, spec: unknown): void {
+    if (spec !== null && typeof spec === 'object' && !Array.isArray(spec)) {
+      // The mapping form: each wrong field at its own node (the union alone would only say that no form matched).
+      this.checkValue('invalid_document', ['input', name], spec, INPUT_DECLARATION, 'an input declaration');
+      return;
+    }
+    const suggestion = typeof spec === 'string' ? didYouMean(spec, INPUT_FIELD_TYPES) : undefined;
+    const path = ['input', name];
+    this.error(
+      'invalid_document',
+      `input.${name}: expected a type (${INPUT_FIELD_TYPES.join(', ')}) or {type, required, description, default}, got ${Array.isArray(spec) ? 'a list' : JSON.stringify(spec)}${suggestion ? `; did you mean '${suggestion}'?` : ''}`,
+      spec === null ? this.loc.keyOffset(path) : this.loc.offsetAt(path),
+      spec === null ? name.length : this.loc.scalarLength(path),
+    );
   }
 
   /** The normalised `input:` schema (empty when absent or, at topology level, unchecked and malformed). */
@@ -341,29 +388,10 @@ class ChainLoader {
   private checkTask(handle: string, value: unknown): ChainTask | undefined {
     const result = ChainTaskSchema.safeParse(value);
     if (!result.success) {
-      for (const issue of result.error.issues) {
-        if (issue.code === 'unrecognized_keys') {
-          for (const key of issue.keys) {
-            const allowed = allowedFields(value);
-            const suggestion = didYouMean(key, allowed);
-            this.error(
-              'invalid_task',
-              `tasks.${handle}.${key}: unknown field${suggestion ? `; did you mean '${suggestion}'?` : ''} (a ${(value as { kind: string }).kind} task has ${allowed.join(', ')})`,
-              this.loc.keyOffset(['tasks', handle, key]),
-              key.length,
-            );
-          }
-          continue;
-        }
-        const path = ['tasks', handle, ...(issue.path as (string | number)[])];
-        const got = valueAtPath(value, issue.path);
-        let message = `${formatPath(path)}: ${describeZodIssue(issue, got)}`;
-        if (issue.code === 'invalid_union' && typeof got === 'string') {
-          const s = didYouMean(got, CHAIN_TASK_KINDS);
-          if (s) message += `; did you mean '${s}'?`;
-        }
-        this.error('invalid_task', message, this.loc.offsetAt(path), this.loc.scalarLength(path));
-      }
+      const kind = value !== null && typeof value === 'object' ? (value as { kind?: unknown }).kind : undefined;
+      // The kind's own schema lists the fields an unknown one is compared with.
+      const option = ChainTaskSchema.options.find((o) => o.shape.kind.value === kind);
+      this.reportIssues('invalid_task', ['tasks', handle], value, result.error.issues, option ?? ChainTaskSchema, `a ${String(kind)} task`);
       return undefined;
     }
     const task = result.data;
@@ -391,6 +419,49 @@ class ChainLoader {
       }
     }
     return task;
+  }
+
+  /** Checks `value`, found at `base`, against `schema`; problems are reported as by reportIssues. */
+  private checkValue(code: string, base: Path, value: unknown, schema: z.ZodType, what: string): void {
+    const r = schema.safeParse(value);
+    if (!r.success) this.reportIssues(code, base, value, r.error.issues, schema, what);
+  }
+
+  /**
+   * Reports zod issues of `value` (found at `base`, checked against `schema`) as `code` errors, each at its
+   * own node: an unknown field at its key with did-you-mean and the fields of the mapping it is in (`what`
+   * names the outermost one; nested ones are named by their schema's description), anything else at the
+   * value with "expected …, got …".
+   */
+  private reportIssues(code: string, base: Path, value: unknown, issues: readonly z.core.$ZodIssue[], schema: z.ZodType, what: string): void {
+    for (const issue of issues) {
+      const at = issue.path as (string | number)[];
+      if (issue.code === 'unrecognized_keys') {
+        const owner = zodObjectAt(schema, at);
+        const fields = owner ? Object.keys(owner.shape) : [];
+        const name = at.length === 0 ? what : (owner?.description ?? formatPath([...base, ...at]));
+        for (const key of issue.keys) {
+          const suggestion = didYouMean(key, fields);
+          this.error(
+            code,
+            `${formatPath([...base, ...at, key])}: unknown field${suggestion ? `; did you mean '${suggestion}'?` : ''} (${name} has ${fields.join(', ')})`,
+            this.loc.keyOffset([...base, ...at, key]),
+            key.length,
+          );
+        }
+        continue;
+      }
+      const path = [...base, ...at];
+      const got = valueAtPath(value, issue.path);
+      let message = `${formatPath(path)}: ${describeZodIssue(issue, got)}`;
+      // A misspelt choice (`kind: modle`, `jitter: full`) gets the closest allowed one.
+      const choices = (issue as { values?: unknown[] }).values ?? (issue as { options?: unknown[] }).options;
+      if (typeof got === 'string' && Array.isArray(choices)) {
+        const s = didYouMean(got, choices.filter((c): c is string => typeof c === 'string'));
+        if (s) message += `; did you mean '${s}'?`;
+      }
+      this.error(code, message, this.loc.offsetAt(path), this.loc.scalarLength(path));
+    }
   }
 
   private chainError(e: ChainExpressionError, map: readonly number[]): void {
@@ -423,32 +494,43 @@ class ChainLoader {
   }
 }
 
-const INPUT_TYPES = 'string, number, integer, boolean, object, array, any';
+/** The mapping form of an `input:` field, `{type, required, description, default}` (InputFieldSpec's second form). */
+const INPUT_DECLARATION = InputFieldSpec.options[1];
 
-function allowedFields(task: unknown): string[] {
-  const kind = (task as { kind?: unknown }).kind;
-  const option = ChainTaskSchema.options.find((o) => o.shape.kind.value === kind);
-  return option ? Object.keys(option.shape) : [];
+/** A mapping key that is not a scalar (`? [x]`, `{a: 1}: …`, an alias), found before converting to plain data. */
+interface ComplexKey {
+  readonly offset: number;
+  readonly length: number;
+  readonly what: string;
 }
 
 function formatPath(path: Path): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
 
-/** Reports a key that appears twice in one mapping (at the second occurrence), at any depth. */
-function checkDuplicateKeys(doc: Document.Parsed, node: unknown): void {
+/**
+ * Walks every mapping at any depth: a key that appears twice is a YAML error (at its second occurrence);
+ * a key that is not a scalar names no field or handle, so it is collected in `complex`.
+ */
+function checkKeys(doc: Document.Parsed, node: unknown, complex: ComplexKey[]): void {
   if (isMap(node)) {
     const seen = new Set<unknown>();
-    for (const pair of node.items as Pair<Node, Node>[]) {
-      const key = isScalar(pair.key) ? pair.key.value : pair.key;
-      if (seen.has(key)) {
-        const at = (pair.key as Node | null)?.range?.[0] ?? 0;
-        doc.errors.push(Object.assign(new Error(`Map keys must be unique; '${String(key)}' appears twice`), { pos: [at, at + String(key).length] as [number, number] }) as never);
+    for (const pair of node.items as Pair<Node | null, Node>[]) {
+      const k = pair.key;
+      if (k !== null && !isScalar(k)) {
+        const [start, end] = k.range ?? [0, 1];
+        complex.push({ offset: start, length: Math.max(1, end - start), what: isSeq(k) ? 'a list' : isMap(k) ? 'a mapping' : 'an alias' });
+      } else {
+        const key = k?.value ?? null;
+        if (seen.has(key)) {
+          const at = k?.range?.[0] ?? 0;
+          doc.errors.push(Object.assign(new Error(`Map keys must be unique; '${String(key)}' appears twice`), { pos: [at, at + String(key).length] as [number, number] }) as never);
+        }
+        seen.add(key);
       }
-      seen.add(key);
-      checkDuplicateKeys(doc, pair.value);
+      checkKeys(doc, pair.value, complex);
     }
   } else if (isSeq(node)) {
-    for (const item of node.items) checkDuplicateKeys(doc, item);
+    for (const item of node.items) checkKeys(doc, item, complex);
   }
 }

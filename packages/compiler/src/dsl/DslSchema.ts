@@ -2,7 +2,11 @@
 // fields); references, secrets and expressions are checked afterwards with source locations. It is
 // also the source of schemas/workflow.schema.json (z.toJSONSchema) for editor support.
 import { z } from 'zod';
+import { didYouMean } from '../chain/didYouMean.js';
+import { sanitiseWorkflowName, WORKFLOW_NAME_PATTERN } from '../workflowNameFromFile.js';
 import { InputSectionSpec } from '../input/InputSchema.js';
+import { parseDurationSeconds } from '../lower/renderRetry.js';
+import { DSL_STEP_KINDS } from './DslDocument.js';
 
 /** Step names: identifiers the expression language can spell (`steps.<name>.output`), ≤ 80 chars. */
 export const STEP_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
@@ -14,12 +18,51 @@ const StepName = z.string()
 
 const Name = z.string().min(1);
 
-/** A declared agent / function / MCP server: a mapping (possibly empty) or a `res://…` URI. */
-const Resource = z.union([
-  z.string().regex(/^res:\/\/\S+$/, { error: 'expected a res://… URI or a mapping' }),
-  z.record(z.string(), z.unknown()),
-  z.null(),
-], { error: 'expected a mapping ({} or configuration) or a res://… URI' });
+/** A reference to a step (`after:`). */
+const StepRef = z.string({ error: 'expected a step name' }).min(1);
+
+/** Trigger names end up in EventBridge rule ids; infra/ allows at most 40 characters. */
+const TRIGGER_NAME = /^[A-Za-z0-9_-]{1,40}$/;
+
+const ResourceUri = z.string().regex(/^res:\/\/\S+$/, { error: 'expected a res://… URI or a mapping' });
+
+/** A declared function / MCP server: a mapping (possibly empty) or a `res://…` URI. */
+const Resource = z.union([ResourceUri, z.record(z.string(), z.unknown()), z.null()], {
+  error: 'expected a mapping ({} or configuration) or a res://… URI',
+});
+
+/**
+ * An agent's configuration. Typed field by field because the runtime reads these values as they
+ * are: a `tools: web-search` (a string, not a list) would otherwise grant no tools without a word.
+ */
+const AgentConfig = z.strictObject({
+  description: z.string().optional().describe('What the agent does (for people and chat front-ends).'),
+  model: z.string({ error: 'expected a model id such as "bedrock:<model id>"' }).min(1, { error: 'expected a model id such as "bedrock:<model id>"' }).optional()
+    .describe('The model, e.g. bedrock:<model id> (default: the provider\'s).'),
+  instructions: z.string({ error: 'expected the system prompt as a string' }).optional().describe('The system prompt.'),
+  // 0–2 is the widest range of the providers (OpenAI); which one runs is chosen at run time.
+  temperature: z.number({ error: 'expected a number from 0 to 2' })
+    .min(0, { error: 'expected a number from 0 to 2' }).max(2, { error: 'expected a number from 0 to 2' }).optional()
+    .describe('Sampling temperature, 0–2.'),
+  max_tokens: z.number({ error: 'expected a positive whole number of tokens' }).int({ error: 'expected a positive whole number of tokens' })
+    .min(1, { error: 'expected a positive whole number of tokens' }).optional().describe('Cap on the tokens of each reply.'),
+  tools: z.array(z.string({ error: 'expected a tool name (e.g. web-search or mcp.<server>.<tool>)' }).min(1), {
+    error: 'expected a list of tool names, e.g. [web-search, fs-read]',
+  }).optional().describe('Tools granted to its agent steps: registry tools (web-search, fs-read…) or mcp.<server>.<tool>.'),
+});
+
+/** A declared agent: a configuration mapping (possibly empty), a `res://…` URI, or nothing. */
+const Agent = z.union([ResourceUri, AgentConfig, z.null()], {
+  error: 'expected a mapping ({} or {model, instructions, tools…}) or a res://… URI',
+});
+
+/**
+ * A duration as the lowering reads it (parseDurationSeconds), so what validates is exactly what runs:
+ * an unreadable one would otherwise be replaced by the default without a word.
+ */
+const DURATION_FORMS = 'a duration: seconds (2) or a string such as "500ms", "3s" or "1m"';
+const Duration = z.union([z.string(), z.number()], { error: `expected ${DURATION_FORMS}` })
+  .refine((v) => parseDurationSeconds(v) !== undefined, { error: `expected ${DURATION_FORMS}` });
 
 /** A condition: a `${ }` template, a bare expression, or a boolean. */
 const Condition = z.union([z.string(), z.boolean()], { error: 'expected an expression (string) or a boolean' });
@@ -28,7 +71,8 @@ const PositiveInt = z.number().int().min(1);
 
 const AgentRole = z.strictObject({
   agent: Name.describe('A declared agent.'),
-  role: z.string().describe('What this agent does in the group.'),
+  role: z.string().regex(/\S/, { error: 'a role must not be empty: say what this agent does (e.g. role: billing)' })
+    .describe('What this agent does in the group; unique within the list.'),
 });
 
 /** Fields every step kind accepts. */
@@ -39,15 +83,17 @@ const common = {
   input_template: z.string().optional().describe('A template rendered into the step\'s input text.'),
   secrets: z.union([z.record(z.string(), z.string()), z.array(z.string())]).optional()
     .describe('Secret bindings: NAME: $secret:<id> (or the name of a top-level secret).'),
-  output: z.unknown().optional().describe('Declared output shape: text, json or a JSON Schema mapping.'),
-  after: z.union([Name, z.array(Name)]).optional().describe('Steps that must finish first.'),
+  output: z.union([z.enum(['text', 'json']), z.record(z.string(), z.unknown())], { error: 'expected text, json or a JSON Schema mapping' })
+    .optional().describe('Declared output shape: text, json or a JSON Schema mapping.'),
+  after: z.union([StepRef, z.array(StepRef)], { error: 'expected a step name or a list of step names' })
+    .optional().describe('Steps that must finish first.'),
   when: Condition.optional().describe('Run only when truthy; otherwise the step is skipped (output null).'),
   retry: z.strictObject({
     max_attempts: PositiveInt.optional().describe('Total attempts including the first (default 3).'),
-    initial_backoff: z.union([z.string(), z.number()]).optional().describe('First retry delay: seconds or "2s", "1m".'),
-    max_backoff: z.union([z.string(), z.number()]).optional().describe('Cap on the retry delay.'),
+    initial_backoff: Duration.optional().describe('First retry delay: seconds or "500ms", "2s", "1m".'),
+    max_backoff: Duration.optional().describe('Cap on the retry delay: seconds or "500ms", "2s", "1m".'),
     backoff_rate: z.number().min(1).optional().describe('Delay multiplier per attempt (default 2).'),
-    jitter: z.union([z.boolean(), z.enum(['FULL', 'NONE'])]).optional().describe('Randomise delays (default true).'),
+    jitter: z.union([z.boolean(), z.enum(['FULL', 'NONE'])], { error: 'expected true or false (or FULL / NONE)' }).optional().describe('Randomise delays (default true).'),
   }).optional().describe('Retry policy for handler failures (Step Functions Retry).'),
 };
 
@@ -100,20 +146,27 @@ const kinds = [
 
 /** One step (any of the ten kinds, discriminated by `kind`). */
 export const DslStepSpec = z.discriminatedUnion('kind', kinds, {
-  error: (iss) => iss.code === 'invalid_union' && iss.input !== undefined
-    ? 'unknown step kind (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)'
-    : undefined,
+  error: (iss) => iss.code === 'invalid_union' && iss.input !== undefined ? unknownKind((iss.input as { kind?: unknown }).kind) : undefined,
 });
+
+function unknownKind(kind: unknown): string {
+  const best = typeof kind === 'string' ? didYouMean(kind, DSL_STEP_KINDS) : undefined;
+  const what = typeof kind === 'string' ? `'${kind}'` : JSON.stringify(kind) ?? String(kind);
+  return `unknown step kind ${what}${best ? `; did you mean '${best}'?` : ''} (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)`;
+}
 
 /** The whole DSL document. */
 export const DslDocumentSpec = z.strictObject({
   document: z.strictObject({
-    dsl: z.union([z.string(), z.number()]).describe('DSL version, e.g. "1.0".'),
-    name: z.string().min(1).describe('Workflow name (state machine name).'),
+    dsl: z.union([z.string(), z.number()], { error: 'expected a DSL version such as "1.0"' }).describe('DSL version, e.g. "1.0".'),
+    // The chain front-end's rule: the name becomes the state machine's and the compiled file's name.
+    name: z.string().regex(WORKFLOW_NAME_PATTERN, {
+      error: (iss) => `a workflow name must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine and the compiled file); for example name: ${sanitiseWorkflowName(String(iss.input))}`,
+    }).describe("Workflow name (state machine name): 1–80 characters of letters, digits, '-' and '_'."),
     version: z.union([z.string(), z.number()]).optional(),
     description: z.string().optional(),
   }),
-  agents: z.record(z.string(), Resource).optional(),
+  agents: z.record(z.string(), Agent).optional(),
   functions: z.record(z.string(), Resource).optional(),
   mcp_servers: z.record(z.string(), Resource).optional(),
   secrets: z.record(z.string(), z.string()).optional().describe('name: $secret:<id>'),
@@ -124,9 +177,11 @@ export const DslDocumentSpec = z.strictObject({
   // Deployment settings: read by the CDK app (infra/), accepted here so `--strict` passes them.
   express: z.boolean().optional().describe('Deploy as an Express state machine when the workflow can run as one.'),
   triggers: z.array(z.strictObject({
-    name: z.string().min(1),
+    name: z.string().regex(TRIGGER_NAME, { error: "a trigger name must be 1–40 characters of letters, digits, '-' and '_' (it becomes part of the EventBridge rule's id)" })
+      .optional().describe('Rule id suffix (default trigger<N>).'),
     description: z.string().optional(),
     event_pattern: z.record(z.string(), z.unknown()).describe('EventBridge event pattern; matching events start a run.'),
+    event_bus: z.string().min(1).optional().describe('Event bus name (default: the account\'s default bus).'),
   })).optional().describe('EventBridge rules that start this workflow (event id = idempotency key).'),
 }).describe('A Stepforge workflow DSL document.');
 

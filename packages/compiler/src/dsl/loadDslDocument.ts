@@ -6,13 +6,16 @@ import type { Expr, Template } from '../expr/ExpressionAst.js';
 import { hasExpression, parseExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templatePaths } from '../expr/collectReferences.js';
 import type { GraphView } from '../graph/GraphView.js';
-import { matchesInputType, toInputSchema, type InputSchema } from '../input/InputSchema.js';
+import { checkInputDefaults } from '../input/checkInputDefaults.js';
+import { toInputSchema, type InputSchema } from '../input/InputSchema.js';
 import type {
   DslAgentRole, DslDocument, DslResource, DslRetry, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
 } from './DslDocument.js';
-import { describeZodIssue, hasZodDefaultMessage, valueAtPath } from '../chain/describeZodIssue.js';
+import { valueAtPath } from '../chain/describeZodIssue.js';
 import { didYouMean } from '../chain/didYouMean.js';
 import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
+import { describeDslIssue, dslIssues } from './describeDslIssue.js';
+import { knownFields } from './knownFields.js';
 import { offsetLocation } from './yamlNodes.js';
 import { FastPathDeclined, type DataPath, type DslLocator } from './DslLocator.js';
 import { YamlDocumentLocator } from './YamlDocumentLocator.js';
@@ -119,7 +122,8 @@ interface StepRec {
 interface ValueAcc {
   readonly path: readonly (string | number)[];
   readonly bound: ReadonlySet<string>;
-  readonly rec: StepRec | undefined;
+  /** Where the step references found are recorded (the step's refs, or the workflow output's). */
+  readonly refs: Ref[] | undefined;
   readonly templates: { path: (string | number)[]; template: Template; location: SourceLocation }[];
   readonly reads: string[];
 }
@@ -152,7 +156,6 @@ class DslLoader {
 
   private error(code: string, message: string, location: SourceLocation | undefined, extra: { hint?: string; details?: Record<string, unknown> } = {}): void {
     if (this.fast) throw new FastPathDeclined(code);
-    if (this.errors.length >= MAX_ERRORS) return;
     this.errors.push(new StepforgeError(code, message, { location, source: this.src, ...extra }));
   }
 
@@ -164,7 +167,10 @@ class DslLoader {
   }
 
   private result(document?: DslDocument): DslLoadResult {
-    if (this.errors.length > 0 || !document) return { errors: this.errors, warnings: this.warnings };
+    // Checks run section by section (shape, references, cycles); users read diagnostics top to bottom.
+    // Sorted (stably) before the cap, so the errors kept are the first ones in the file.
+    if (this.errors.length > 0 || !document) return { errors: this.errors.sort(byPosition).slice(0, MAX_ERRORS), warnings: this.warnings.sort(byPosition) };
+    this.warnings.sort(byPosition);
     // `graph --json` prints extra graph fields after nodes/edges: the inferred dependencies, by name.
     const graph = { ...dslGraphView(document), dependencies: document.dependencies };
     return { document, graph, errors: [], warnings: this.warnings };
@@ -209,14 +215,17 @@ class DslLoader {
     let parsed = DslDocumentSpec.safeParse(raw);
     if (parsed.success) return parsed.data;
     if (this.fast) throw new FastPathDeclined('schema');
-    const unknown = parsed.error.issues.filter((i) => i.code === 'unrecognized_keys');
+    const issues = dslIssues(parsed.error.issues);
+    const unknown = issues.filter((i) => i.code === 'unrecognized_keys');
     for (const issue of unknown) {
+      const known = knownFields(DslDocumentSpec, raw, issue.path);
       for (const key of (issue as z.core.$ZodIssueUnrecognizedKeys).keys) {
         const where = issue.path.length > 0 ? ` in ${formatPath(issue.path)}` : '';
-        this.warn('unknown_field', `unknown field '${key}'${where}`, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
+        const best = didYouMean(key, known);
+        this.warn('unknown_field', `unknown field '${key}'${where}${best ? `; did you mean '${best}'?` : ''}`, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
       }
     }
-    const others = parsed.error.issues.filter((i) => i.code !== 'unrecognized_keys');
+    const others = issues.filter((i) => i.code !== 'unrecognized_keys');
     for (const issue of others) this.reportIssue(issue, raw);
     if (others.length > 0 || this.errors.length > 0) return undefined;
     // Only unknown fields: drop them and parse again so defaults are applied.
@@ -228,7 +237,7 @@ class DslLoader {
     }
     parsed = DslDocumentSpec.safeParse(cleaned);
     if (parsed.success) return parsed.data;
-    for (const issue of parsed.error.issues) this.reportIssue(issue, cleaned);
+    for (const issue of dslIssues(parsed.error.issues)) this.reportIssue(issue, cleaned);
     return undefined;
   }
 
@@ -242,9 +251,7 @@ class DslLoader {
       this.error('schema', `missing required field '${field}'${owner}${what}`, location);
       return;
     }
-    // The DSL schema's own messages are whole sentences; zod's defaults get rephrased as "expected …, got …".
-    const message = hasZodDefaultMessage(issue) ? describeZodIssue(issue, valueAtPath(raw, issue.path)) : issue.message;
-    this.error('schema', `${formatPath(issue.path)}: ${message}`, location);
+    this.error('schema', `${formatPath(issue.path)}: ${describeDslIssue(issue, valueAtPath(raw, issue.path))}`, location);
   }
 
   // ---- building ---------------------------------------------------------------------------------
@@ -273,14 +280,14 @@ class DslLoader {
     // Register every step (all scopes) first, so references may point forward and into outer scopes.
     const top = this.registerScope(data.steps as unknown as Record<string, unknown>[], ['steps'], undefined, new Set());
     for (const rec of this.byName.values()) this.checkStep(rec, { agents, functions, mcpServers, secrets });
-    const output = data.output === undefined ? undefined : this.value(data.output, ['output'], new Set());
-    if (output) {
-      for (const r of output.reads) {
-        const t = this.byName.get(r);
-        const loc = output.templates.find((x) => x.template.parts.some((p) => p.kind === 'expr'))?.location ?? output.location;
-        if (!t) this.unknownStep(r, loc);
-        else if (t.parent) this.error('unknown_step', `output reads steps.${r}.output, but '${r}' is inside the body of '${t.parent.name}' and is not visible at the top level`, loc, { hint: `read steps.${rootOf(t).name}.output instead` });
-      }
+    // Each reference of the output is located at its own `steps.<name>` (as a step's are), not at the first template.
+    const outputRefs: Ref[] = [];
+    const output = data.output === undefined ? undefined : this.value(data.output, ['output'], new Set(), outputRefs);
+    for (const ref of outputRefs) {
+      const r = ref.target;
+      const t = this.byName.get(r);
+      if (!t) this.unknownStep(r, this.refLocation(ref));
+      else if (t.parent) this.error('unknown_step', `output reads steps.${r}.output, but '${r}' is inside the body of '${t.parent.name}' and is not visible at the top level`, this.refLocation(ref), { hint: `read steps.${rootOf(t).name}.output instead` });
     }
     for (const rec of this.byName.values()) this.resolveRefs(rec);
     this.orderScope(top);
@@ -334,11 +341,7 @@ class DslLoader {
 
   private inputSchema(data: DslDocumentData): InputSchema {
     const schema = toInputSchema(data.input, (name) => this.keyLocAt(['input'], name));
-    for (const f of schema.fields) {
-      if (f.hasDefault && !matchesInputType(f.type, f.default)) {
-        this.error('schema', `input.${f.name}: the default does not match the declared type ${f.type}`, this.locAt(['input', f.name, 'default']));
-      }
-    }
+    for (const m of checkInputDefaults(schema)) this.error('schema', m.message, this.locAt(['input', m.field, 'default']));
     return schema;
   }
 
@@ -383,11 +386,15 @@ class DslLoader {
       const roles = d[list] as { agent: string; role: string }[] | undefined;
       if (!Array.isArray(roles)) continue;
       const out: DslAgentRole[] = [];
+      const firstWithRole = new Map<string, number>();
       for (let i = 0; i < roles.length; i++) {
         const r = roles[i]!;
         const loc = this.locAt([...path, list, i, 'agent']);
         this.checkAgent(r.agent, decl.agents, loc);
         out.push({ agent: r.agent, role: r.role, location: loc });
+        const first = firstWithRole.get(r.role);
+        if (first === undefined) firstWithRole.set(r.role, i);
+        else this.duplicateRole(path, list, first, i, r.role);
       }
       rec.fields[list] = out;
     }
@@ -412,8 +419,8 @@ class DslLoader {
 
     // Expressions: what the step (not its body) reads.
     const bound = rec.scope.bound;
-    if (d.input !== undefined) rec.fields.input = this.value(d.input, [...path, 'input'], bound, rec);
-    if (d.input_template !== undefined) rec.fields.inputTemplate = this.value(d.input_template, [...path, 'input_template'], bound, rec);
+    if (d.input !== undefined) rec.fields.input = this.value(d.input, [...path, 'input'], bound, rec.refs);
+    if (d.input_template !== undefined) rec.fields.inputTemplate = this.value(d.input_template, [...path, 'input_template'], bound, rec.refs);
     if (d.when !== undefined) rec.fields.when = this.condition(d.when as string | boolean, [...path, 'when'], bound, rec);
     if (rec.kind === 'conditional') rec.fields.condition = this.condition(d.condition as string | boolean, [...path, 'condition'], bound, rec);
     if (rec.kind === 'while') {
@@ -436,6 +443,18 @@ class DslLoader {
     for (let i = 0; i < after.length; i++) {
       rec.refs.push({ target: after[i]!, via: 'after', path: Array.isArray(d.after) ? [...path, 'after', i] : [...path, 'after'] });
     }
+  }
+
+  /**
+   * Roles key a group's agents: a router hands off by role (a second `role: a` could never be reached)
+   * and an analyzer collects the analyses by role (`byRole`, where one would overwrite the other).
+   */
+  private duplicateRole(path: DataPath, list: 'analysts' | 'specialists', first: number, at: number, role: string): void {
+    const why = list === 'specialists' ? 'the router hands off by role, so this specialist could never be reached' : 'the analyses are collected by role, so one would be lost';
+    const firstLine = this.locAt([...path, list, first, 'role']).line;
+    this.error('schema', `${formatPath([...path, list, at, 'role'])}: duplicate role '${role}' (first used by ${list}[${first}] at line ${firstLine}); ${why}`, this.locAt([...path, list, at, 'role']), {
+      hint: `give each of the ${list} its own role`,
+    });
   }
 
   /** An `unknown_agent` error unless `name` is declared; `at` is located only then. */
@@ -490,13 +509,13 @@ class DslLoader {
       return { text: `\${ ${v} }`, template: { kind: 'template', text: String(v), parts: [{ kind: 'expr', expr, offset: 0, end: String(v).length }], whole: true }, location };
     }
     const t = this.template(v, path, true) ?? emptyTemplate(v);
-    this.readsOf(t, path, bound, rec, body);
+    this.readsOf(t, path, bound, rec.refs, body);
     return { text: hasExpression(v) ? v : `\${ ${v} }`, template: t, location };
   }
 
   /** A value whose string leaves may hold templates (input, input_template, output). */
-  private value(v: unknown, path: readonly (string | number)[], bound: ReadonlySet<string>, rec?: StepRec): DslValue {
-    const acc: ValueAcc = { path, bound, rec, templates: [], reads: [] };
+  private value(v: unknown, path: readonly (string | number)[], bound: ReadonlySet<string>, refs?: Ref[]): DslValue {
+    const acc: ValueAcc = { path, bound, refs, templates: [], reads: [] };
     this.valueTemplates(acc, v, []);
     return { value: v, templates: acc.templates, reads: acc.reads, location: this.locAt(path) };
   }
@@ -509,7 +528,7 @@ class DslLoader {
       const t = this.template(x, at, false);
       if (!t) return;
       acc.templates.push({ path: p, template: t, location: this.locAt(at) });
-      for (const r of this.readsOf(t, at, acc.bound, acc.rec)) if (!acc.reads.includes(r)) acc.reads.push(r);
+      for (const r of this.readsOf(t, at, acc.bound, acc.refs)) if (!acc.reads.includes(r)) acc.reads.push(r);
     } else if (Array.isArray(x)) {
       for (let i = 0; i < x.length; i++) this.valueTemplates(acc, x[i], [...p, i]);
     } else if (x !== null && typeof x === 'object') {
@@ -517,8 +536,8 @@ class DslLoader {
     }
   }
 
-  /** Records a template's step references on `rec` and checks its input references; returns step names. */
-  private readsOf(t: Template, path: DataPath, bound: ReadonlySet<string>, rec?: StepRec, body?: ScopeRec): string[] {
+  /** Records a template's step references in `refs` and checks its input references; returns step names. */
+  private readsOf(t: Template, path: DataPath, bound: ReadonlySet<string>, refs?: Ref[], body?: ScopeRec): string[] {
     const names: string[] = [];
     for (const p of templatePaths(t)) {
       if (p.root.kind === 'step') {
@@ -526,7 +545,7 @@ class DslLoader {
         if (!names.includes(target)) names.push(target);
         // A while condition may read its own body's steps: they finished when it is evaluated.
         if (body && body.steps.some((s) => s.name === target)) continue;
-        rec?.refs.push({ target, via: 'reference', path, span: { text: t.text, start: p.offset, end: p.offset + p.length } });
+        refs?.push({ target, via: 'reference', path, span: { text: t.text, start: p.offset, end: p.offset + p.length } });
       } else if (this.inputNames && typeof p.segments[0] === 'string') {
         const name = p.segments[0];
         if (!this.inputNames.has(name) && !bound.has(name)) {
@@ -655,6 +674,10 @@ class DslLoader {
     }
     return step as unknown as DslStep;
   }
+}
+
+function byPosition(a: { readonly location?: SourceLocation }, b: { readonly location?: SourceLocation }): number {
+  return (a.location?.line ?? 0) - (b.location?.line ?? 0) || (a.location?.column ?? 0) - (b.location?.column ?? 0);
 }
 
 function byEdge(x: readonly [number, number], y: readonly [number, number]): number {

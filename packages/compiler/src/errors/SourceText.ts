@@ -3,7 +3,8 @@ export class SourceText {
   readonly lineStarts: readonly number[];
 
   constructor(readonly text: string, readonly file?: string) {
-    const starts = [0];
+    // A byte order mark takes no column: line 1 starts after it, as an editor shows it.
+    const starts = [text.charCodeAt(0) === 0xfeff ? 1 : 0];
     for (let i = 0; i < text.length; i++) {
       if (text.charCodeAt(i) === 10) starts.push(i + 1);
     }
@@ -20,7 +21,7 @@ export class SourceText {
       if (this.lineStarts[mid]! <= o) lo = mid;
       else hi = mid - 1;
     }
-    return { line: lo + 1, column: o - this.lineStarts[lo]! + 1 };
+    return { line: lo + 1, column: Math.max(1, o - this.lineStarts[lo]! + 1) };
   }
 
   /** The length of lineText(line), without building the string. */

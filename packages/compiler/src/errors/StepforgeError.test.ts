@@ -11,6 +11,14 @@ describe('Class: SourceText', () => {
       expect(s.position(4)).toEqual({ line: 2, column: 2 });
       expect(s.lineText(2)).toBe('cd');
     });
+    it('gives a byte order mark no column, so carets line up with what an editor shows', () => {
+      const s = new SourceText('\uFEFFab: x\ncd\n');
+      expect(s.position(0)).toEqual({ line: 1, column: 1 });
+      expect(s.position(1)).toEqual({ line: 1, column: 1 });
+      expect(s.position(5)).toEqual({ line: 1, column: 5 });
+      expect([s.lineText(1), s.lineLength(1)]).toEqual(['ab: x', 5]);
+      expect(s.position(7)).toEqual({ line: 2, column: 1 });
+    });
   });
 });
 

@@ -33,7 +33,7 @@ describe('Function: loadChainDocument (golden corpus)', () => {
   it('has at least 40 cases covering graphs and every error class', () => {
     expect(corpus.length).toBeGreaterThanOrEqual(40);
     const classes = new Set(corpus.flatMap((c) => (c.error ? [c.error.class] : [])));
-    expect([...classes].sort()).toEqual(['agentic_non_model', 'cycle', 'invalid_task', 'parse', 'tier_limit', 'unknown_handle']);
+    expect([...classes].sort()).toEqual(['agentic_non_model', 'cycle', 'invalid_document', 'invalid_task', 'parse', 'tier_limit', 'unknown_handle']);
   });
 
   it.each(corpus.map((c) => [c.name, c] as const))('%s', (_name, c) => {

@@ -29,7 +29,10 @@ function read(dir: string): [string, string][] {
 
 /** Every chain document the precise path loads without errors (warnings allowed), with its level. */
 const VALID: [string, string, LoadChainOptions][] = [
-  ...corpus.filter((c) => c.document !== undefined && c.error === undefined).map((c) => [c.name, c.document!, { level: c.level ?? 'full' }] as [string, string, LoadChainOptions]),
+  // Case names become file names a workflow can be named after (a chain without `name:` takes its file's).
+  ...corpus
+    .filter((c) => c.document !== undefined && c.error === undefined)
+    .map((c) => [`${c.name.replace(/[^A-Za-z0-9_-]+/g, '-')}.chain.yaml`, c.document!, { level: c.level ?? 'full' }] as [string, string, LoadChainOptions]),
   ...[...read(`${root}examples/`), ...read(`${root}workflows/`)].map(([f, t]) => [f, t, {}] as [string, string, LoadChainOptions]),
 ];
 

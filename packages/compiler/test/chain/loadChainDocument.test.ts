@@ -1,13 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseDocument, type Scalar } from 'yaml';
 import {
   DEFAULT_TIERS,
   canonicalJson,
+  compileDocument,
   didYouMean,
   findCycle,
   formatChainNode,
   loadChainDocument,
   loadDocument,
+  loadDslDocument,
   parseChain,
   stepIdentity,
 } from '../../src/index.js';
@@ -151,12 +153,95 @@ chain: >-
   it('reports the input schema field that is wrong', () => {
     const r = loadChainDocument('input:\n  topic: strng\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n');
     expect(r.errors.map((e) => [e.code, e.location?.line, e.location?.column])).toEqual([['invalid_document', 2, 10]]);
-    expect(r.errors[0]!.message).toBe('input.topic: expected a type (string, number, integer, boolean, object, array, any) or {type, required, description, default}, got "strng"');
+    expect(r.errors[0]!.message).toBe(
+      `input.topic: expected a type (string, number, integer, boolean, object, array, any) or {type, required, description, default}, got "strng"; did you mean 'string'?`,
+    );
+  });
+
+  it('reports each wrong field of an input declaration at its own node', () => {
+    const doc = 'input:\n  m: {type: number, requried: false}\n  k: {required: "no"}\n  s: 5\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n';
+    expect(loadChainDocument(doc).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length, e.message])).toEqual([
+      ['invalid_document', 2, 21, 8, "input.m.requried: unknown field; did you mean 'required'? (an input declaration has type, required, description, default)"],
+      ['invalid_document', 3, 17, 4, 'input.k.required: expected a boolean, got "no"'],
+      ['invalid_document', 4, 6, 1, 'input.s: expected a type (string, number, integer, boolean, object, array, any) or {type, required, description, default}, got 5'],
+    ]);
+  });
+
+  it('refuses an input default of the wrong type with the DSL\'s message, at the default', () => {
+    const input = 'input:\n  n: {type: integer, default: "x"}\n  o:\n    type: object\n    default: [1]\n  ok: {type: any, default: 3}\n';
+    const chain = loadChainDocument(`${input}chain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n`, { file: 'c.chain.yaml' });
+    expect(chain.errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length, e.message])).toEqual([
+      ['invalid_document', 2, 31, 3, 'input.n: the default does not match the declared type integer'],
+      ['invalid_document', 5, 14, 1, 'input.o: the default does not match the declared type object'],
+    ]);
+    // The input schema is shared: the DSL front-end refuses the same defaults, at the same columns.
+    const dsl = loadDslDocument(`document: {dsl: "1.0", name: g}\nagents: {w: {}}\n${input}steps:\n  - {name: a, kind: agent, agent: w}\n`, { file: 'g.yaml' });
+    expect(dsl.errors.map((e) => [e.message, e.location?.column])).toEqual(chain.errors.map((e) => [e.message, e.location?.column]));
+  });
+
+  it('reports an unknown field in any nested mapping of a task at its key', () => {
+    const doc = 'chain: a@x > b\ntasks:\n  a:\n    kind: model\n    prompt: p\n    retry:\n      intervl_seconds: 3\n      errors: [""]\n  b: {kind: tool, tool: t, retry: {max_attempts: 2, foo: 1}, args: 5}\n';
+    expect(loadChainDocument(doc).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length, e.message])).toEqual([
+      ['invalid_task', 7, 7, 15, "tasks.a.retry.intervl_seconds: unknown field; did you mean 'interval_seconds'? (a retry policy has max_attempts, interval_seconds, backoff_rate, max_delay_seconds, jitter, errors)"],
+      ['invalid_task', 8, 16, 2, 'tasks.a.retry.errors[0]: expected at least 1 character(s), got ""'],
+      ['invalid_task', 9, 53, 3, 'tasks.b.retry.foo: unknown field (a retry policy has max_attempts, interval_seconds, backoff_rate, max_delay_seconds, jitter, errors)'],
+      ['invalid_task', 9, 68, 1, 'tasks.b.args: expected a mapping, got 5'],
+    ]);
+  });
+
+  it('refuses a file name that cannot name the workflow when there is no name:, and suggests one', () => {
+    const doc = 'chain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n';
+    const r = loadChainDocument(doc, { file: 'flows/my file!.chain.yaml' });
+    expect(r.errors.map((e) => [e.code, e.location?.file, e.location?.line, e.location?.column, e.message])).toEqual([
+      ['invalid_document', 'flows/my file!.chain.yaml', 1, 1, "the file name cannot be used as a workflow name: 'my file!' is not 1–80 characters of letters, digits, '-' and '_' (without `name:`, the workflow is named after its file); add `name: my-file`"],
+    ]);
+    const long = loadChainDocument(doc, { file: `${'x'.repeat(90)}.chain.yaml` }).errors[0]!;
+    expect([long.code, long.location?.line, long.location?.column, long.message.endsWith(`add \`name: ${'x'.repeat(80)}\``)]).toEqual(['invalid_document', 1, 1, true]);
+    // compile refuses it too, before writing anything.
+    expect(() => compileDocument(doc, { file: 'my file!.chain.yaml' })).toThrowError(expect.objectContaining({ code: 'invalid_document', location: expect.objectContaining({ line: 1, column: 1 }) }));
+    // An explicit name, a valid file name, no file or a `<…>` pseudo-source are fine.
+    for (const [text, file] of [[`name: ok\n${doc}`, 'my file!.chain.yaml'], [doc, 'dir.v2/research_2-b.chain.yaml'], [doc, undefined], [doc, '<new swarm>']] as const) {
+      expect([file, loadChainDocument(text, file === undefined ? {} : { file }).errors]).toEqual([file, []]);
+    }
+  });
+
+  it('checks the triggers: entries the CDK app deploys, each problem at its node', () => {
+    const doc = 'triggers:\n  - name: "a b"\n    event_pattern: {source: [x]}\n  - {event_pattern: {}}\n  - 7\n  - event_pattern: {source: [x]}\n    evnt_bus: orders\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n';
+    expect(loadChainDocument(doc).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.message])).toEqual([
+      ['invalid_document', 2, 11, "triggers[0].name: expected 1–40 letters, digits, '-' or '_', got \"a b\""],
+      ['invalid_document', 4, 6, 'triggers[1].event_pattern: expected a non-empty mapping (an EventBridge event pattern)'],
+      ['invalid_document', 5, 5, 'triggers[2]: expected a mapping, got 7'],
+      ['invalid_document', 7, 5, "triggers[3].evnt_bus: unknown field; did you mean 'event_bus'? (a trigger has name, event_pattern, event_bus)"],
+    ]);
   });
 
   it('reports every unknown handle once, in order', () => {
     const r = loadChainDocument('chain: x > a@t > y > x\ntasks:\n  a: {kind: model, prompt: p}\n', { level: 'topology' });
-    expect(r.errors.map((e) => e.message)).toEqual(["unknown task handle 'x'", "unknown task handle 'y'", 'cycle: x > a > y > x']);
+    expect(r.errors.map((e) => e.message)).toEqual([
+      "unknown task handle 'x'; define it under tasks:",
+      "unknown task handle 'y'; define it under tasks:",
+      'cycle: x > a > y > x',
+    ]);
+  });
+
+  describe('complex keys', () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it('reports a key that is not a plain string, without a process warning', () => {
+      const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+      const doc = '? [x]\n: 1\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p, {b: 1}: 2}\n';
+      const r = loadDocument(doc, { file: 'k.chain.yaml' });
+      const message = (what: string) => `mapping keys must be plain strings (field names and task handles), but this key is ${what}; write it as plain text (quoted if it starts with '[', '{', '?', '*' or '&')`;
+      expect(r.errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length, e.message])).toEqual([
+        ['invalid_document', 1, 3, 3, message('a list')],
+        ['invalid_document', 5, 31, 6, message('a mapping')],
+      ]);
+      expect(emitWarning).not.toHaveBeenCalled();
+      expect(warn).not.toHaveBeenCalled();
+    });
   });
 });
 
@@ -240,6 +325,16 @@ describe('Function: didYouMean', () => {
     expect(didYouMean('modle', ['model', 'tool'])).toBe('model');
     expect(didYouMean('PLAN', ['plan'])).toBe('plan');
     expect(didYouMean('zebra', ['plan', 'draft'])).toBeUndefined();
+  });
+
+  it('suggests a one-letter name for a doubled letter, but not for a different letter', () => {
+    expect(didYouMean('aa', ['a'])).toBe('a');
+    expect(didYouMean('x', ['a'])).toBeUndefined();
+  });
+
+  it('completes an unfinished name of 3+ characters to the shortest candidate it begins', () => {
+    expect(didYouMean('dra', ['plan', 'drawing', 'draft'])).toBe('draft');
+    expect(didYouMean('dr', ['draft'])).toBeUndefined();
   });
 });
 

@@ -72,7 +72,7 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   'e28-unknown-input-strict.yaml': { strict: true, errors: ['unknown_input@10:31'], message: "'input.topik'" },
   'e29-multiple-errors.yaml': { errors: ['unknown_agent@7:12', 'unknown_function@10:15', 'unknown_step@11:12'] },
   'e30-bad-step-name.yaml': { errors: ['schema@4:11'], message: 'step name' },
-  'e31-output-reads-nested.yaml': { errors: ['unknown_step@11:9'], message: 'not visible at the top level' },
+  'e31-output-reads-nested.yaml': { errors: ['unknown_step@11:12'], message: 'not visible at the top level' },
   'e32-double-quoted-escapes.yaml': { errors: ['expression@7:50'], message: "unexpected '!'" },
   'e33-bad-retry.yaml': { errors: ['schema@8:21'], message: 'steps[0].retry.max_attempts' },
 };

@@ -197,7 +197,10 @@ describe('Function: loadDslDocument (deployment settings)', () => {
     const ok = loadDslDocument(base + 'express: true\ntriggers:\n  - name: go\n    event_pattern: {source: ["x"]}\n', { strict: true });
     expect(ok.errors).toEqual([]);
     const bad = loadDslDocument(base + 'triggers:\n  - name: go\n    pattern: {source: ["x"]}\n', { strict: true });
-    expect(bad.errors.length).toBeGreaterThan(0);
-    expect(bad.errors[0]!.location?.line).toBe(7);
+    // In document order: the trigger missing its event_pattern (line 6), then the unknown field (line 7).
+    expect(bad.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
+      ['schema', "missing required field 'event_pattern' in triggers[0]", 6, 5],
+      ['unknown_field', "unknown field 'pattern' in triggers[0]", 7, 5],
+    ]);
   });
 });

@@ -25,4 +25,20 @@ describe('File: schemas/workflow.schema.json', () => {
       expect([f, validate(parse(readFileSync(dir + f, 'utf8')))]).toEqual([f, false]);
     }
   });
+
+  it('checks names, agent settings, roles and declared outputs as the loader does', () => {
+    const doc = (over: Record<string, unknown>, step: Record<string, unknown> = {}) => ({
+      document: { dsl: '1.0', name: 'ok' }, agents: { a: {} }, steps: [{ name: 's', kind: 'agent', agent: 'a', ...step }], ...over,
+    });
+    expect(validate(doc({}))).toBe(true);
+    const bad = [
+      doc({ document: { dsl: '1.0', name: '../../escaped' } }),
+      doc({ agents: { a: { tools: 'web-search' } } }),
+      doc({ agents: { a: { temperature: 'hot' } } }),
+      doc({ triggers: [{ name: 'bad name!', event_pattern: { source: ['x'] } }] }),
+      doc({}, { output: 'yaml' }),
+      doc({}, { kind: 'handoff_router', agent: undefined, entry_agent: 'a', specialists: [{ agent: 'a', role: '' }] }),
+    ];
+    expect(bad.map((d) => validate(JSON.parse(JSON.stringify(d))))).toEqual(bad.map(() => false));
+  });
 });

@@ -1,0 +1,149 @@
+// Shape errors of DSL documents: each says what is expected (and what was probably meant) and points
+// at the offending value, not at the mapping around it; all are listed in document order.
+import { describe, expect, it } from 'vitest';
+import { loadDslDocument, type LoadDslOptions } from '@stepforge/compiler';
+
+/** `[class, message, line, column]` of every error (or, with `warnings`, every warning). */
+function diagnostics(text: string, options: LoadDslOptions & { warnings?: boolean } = {}) {
+  const r = loadDslDocument(text, { file: 'w.yaml', ...options });
+  return (options.warnings ? r.warnings : r.errors).map((e) => [e.code, e.message, e.location?.line, e.location?.column]);
+}
+
+const AGENT_STEP = 'steps:\n  - {name: s, kind: agent, agent: a}\n';
+
+describe('Function: loadDslDocument (schema errors)', () => {
+  it('rejects a document name that cannot name a state machine or a file, at the name', () => {
+    const rule = "document.name: a workflow name must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine and the compiled file); for example name: ";
+    for (const [name, suggested] of [['"../../escaped"', 'escaped'], ['"has space!"', 'has-space'], ['x'.repeat(81), 'x'.repeat(80)], ['""', 'workflow']] as const) {
+      expect(diagnostics(`document:\n  dsl: "1.0"\n  name: ${name}\nagents: {a: {}}\n${AGENT_STEP}`)).toEqual([['schema', rule + suggested, 3, 9]]);
+    }
+    expect(diagnostics(`document: {dsl: "1.0", name: ${'x'.repeat(80)}}\nagents: {a: {}}\n${AGENT_STEP}`)).toEqual([]);
+  });
+
+  it('rejects retry durations it cannot read, with the accepted forms, at the value', () => {
+    const forms = 'expected a duration: seconds (2) or a string such as "500ms", "3s" or "1m"';
+    const doc = (retry: string) => `document: {dsl: "1.0", name: r}\nagents: {a: {}}\nsteps:\n  - name: s\n    kind: agent\n    agent: a\n    retry:\n${retry}`;
+    expect(diagnostics(doc('      initial_backoff: forever\n      max_backoff: -3s\n      jitter: maybe\n'))).toEqual([
+      ['schema', `steps[0].retry.initial_backoff: ${forms}, got "forever"`, 8, 24],
+      ['schema', `steps[0].retry.max_backoff: ${forms}, got "-3s"`, 9, 20],
+      ['schema', 'steps[0].retry.jitter: expected true or false (or FULL / NONE), got "maybe"', 10, 15],
+    ]);
+    expect(diagnostics(doc('      initial_backoff: -1\n      max_backoff: true\n'))).toEqual([
+      ['schema', `steps[0].retry.initial_backoff: ${forms}, got -1`, 8, 24],
+      ['schema', `steps[0].retry.max_backoff: ${forms}, got true`, 9, 20],
+    ]);
+    expect(diagnostics(doc('      initial_backoff: 500ms\n      max_backoff: 2\n')), 'the documented forms').toEqual([]);
+    expect(diagnostics(doc('      initial_backoff: "3s"\n      max_backoff: 1m\n      jitter: FULL\n'))).toEqual([]);
+  });
+
+  it('type-checks agent settings, at each setting, so tools are never dropped silently', () => {
+    const doc = (agent: string) => `document: {dsl: "1.0", name: a}\nagents:\n  writer: ${agent}\nsteps:\n  - {name: s, kind: agent, agent: writer}\n`;
+    expect(diagnostics(doc('{tools: web-search, model: 5, temperature: hot}'))).toEqual([
+      ['schema', 'agents.writer.tools: expected a list of tool names, e.g. [web-search, fs-read], got "web-search"', 3, 19],
+      ['schema', 'agents.writer.model: expected a model id such as "bedrock:<model id>", got 5', 3, 38],
+      ['schema', 'agents.writer.temperature: expected a number from 0 to 2, got "hot"', 3, 54],
+    ]);
+    expect(diagnostics(doc('{tools: [web-search, 5], temperature: 3, max_tokens: 0.5}'))).toEqual([
+      ['schema', 'agents.writer.tools[1]: expected a tool name (e.g. web-search or mcp.<server>.<tool>), got 5', 3, 32],
+      ['schema', 'agents.writer.temperature: expected a number from 0 to 2, got 3', 3, 49],
+      ['schema', 'agents.writer.max_tokens: expected a positive whole number of tokens, got 0.5', 3, 64],
+    ]);
+    expect(diagnostics(doc('5'))).toEqual([
+      ['schema', 'agents.writer: expected a mapping ({} or {model, instructions, tools…}) or a res://… URI, got 5', 3, 11],
+    ]);
+    const ok = loadDslDocument(doc('{model: "bedrock:x", instructions: Be brief., temperature: 0.2, max_tokens: 500, tools: [web-search], description: d}'));
+    expect(ok.errors).toEqual([]);
+    expect(ok.graph!.nodes[0]!.tools).toEqual(['web-search']);
+    expect(diagnostics(doc('{modle: x}'), { warnings: true })).toEqual([
+      ['unknown_field', "unknown field 'modle' in agents.writer; did you mean 'model'?", 3, 12],
+    ]);
+  });
+
+  it('rejects empty and duplicate roles, at the role', () => {
+    const doc = (kind: string) => `document: {dsl: "1.0", name: h}\nagents: {a: {}, b: {}}\nsteps:\n  - name: s\n    ${kind}\n      - {agent: a, role: x}\n      - {agent: b, role: x}\n      - {agent: b, role: ""}\n`;
+    const router = 'kind: handoff_router\n    entry_agent: a\n    specialists:';
+    expect(diagnostics(doc(router))).toEqual([
+      ['schema', 'steps[0].specialists[2].role: a role must not be empty: say what this agent does (e.g. role: billing)', 10, 26],
+    ]);
+    const r = loadDslDocument(doc(router).replace('role: ""', 'role: y'), { file: 'w.yaml' });
+    expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column, e.hint])).toEqual([[
+      'schema', "steps[0].specialists[1].role: duplicate role 'x' (first used by specialists[0] at line 8); the router hands off by role, so this specialist could never be reached",
+      9, 26, 'give each of the specialists its own role',
+    ]]);
+    const analyzer = 'kind: parallel_analyzer\n    aggregator: a\n    analysts:';
+    expect(diagnostics(doc(analyzer).replace('role: ""', 'role: y'))).toEqual([
+      ['schema', "steps[0].analysts[1].role: duplicate role 'x' (first used by analysts[0] at line 8); the analyses are collected by role, so one would be lost", 9, 26],
+    ]);
+  });
+
+  it('checks trigger names like the deployment does, and a step\'s declared output', () => {
+    const base = `document: {dsl: "1.0", name: t}\nagents: {a: {}}\n`;
+    expect(diagnostics(`${base}triggers:\n  - name: "bad name!"\n    event_pattern: {source: [x]}\n${AGENT_STEP}`)).toEqual([
+      ['schema', "triggers[0].name: a trigger name must be 1–40 characters of letters, digits, '-' and '_' (it becomes part of the EventBridge rule's id)", 4, 11],
+    ]);
+    // docs/deploy.md: the name is optional and event_bus is a setting.
+    expect(diagnostics(`${base}triggers:\n  - event_pattern: {source: [x]}\n    event_bus: orders\n${AGENT_STEP}`, { strict: true })).toEqual([]);
+    const step = (output: string) => `${base}steps:\n  - name: s\n    kind: agent\n    agent: a\n    output: ${output}\n`;
+    expect(diagnostics(step('yaml'))).toEqual([['schema', 'steps[0].output: expected text, json or a JSON Schema mapping, got "yaml"', 7, 13]]);
+    expect(diagnostics(step('[text]'))).toEqual([['schema', 'steps[0].output: expected text, json or a JSON Schema mapping, got a list', 7, 13]]);
+    for (const ok of ['text', 'json', '{type: object}']) expect(diagnostics(step(ok))).toEqual([]);
+  });
+
+  it('locates each unknown step of the output mapping at its own reference', () => {
+    const text = `document: {dsl: "1.0", name: o}
+agents: {a: {}}
+${AGENT_STEP}output:
+  fine: \${ steps.s.output }
+  two: "\${ steps.nope2.output }"
+  deep:
+    three: "text \${ steps.nope3.output }"
+`;
+    expect(diagnostics(text)).toEqual([
+      ['unknown_step', "unknown step 'nope2'", 7, 12],
+      ['unknown_step', "unknown step 'nope3'", 9, 21],
+    ]);
+  });
+
+  it('says what is expected instead of "a different value", at the offending sub-value', () => {
+    const doc = (top: string, step = '{name: s, kind: agent, agent: a}') => `document: {dsl: "1.0", name: x}\nagents: {a: {}}\n${top}steps:\n  - ${step}\n`;
+    expect(diagnostics(doc('', '{name: s, kind: agent, agent: a, after: 5}'))).toEqual([
+      ['schema', 'steps[0].after: expected a step name or a list of step names, got 5', 4, 45],
+    ]);
+    expect(diagnostics(doc('', '{name: s, kind: agent, agent: a, after: [t, 5]}'))).toEqual([
+      ['schema', 'steps[0].after[1]: expected a step name, got 5', 4, 49],
+    ]);
+    expect(diagnostics('document: {dsl: true, name: x}\nagents: {a: {}}\nsteps:\n  - {name: s, kind: agent, agent: a}\n')).toEqual([
+      ['schema', 'document.dsl: expected a DSL version such as "1.0", got true', 1, 17],
+    ]);
+    expect(diagnostics(doc('input:\n  a: {type: strin}\n  b: {type: string, required: maybe}\n  c: strin\n'))).toEqual([
+      ['schema', "input.a.type: expected one of the types string, number, integer, boolean, object, array or any, got \"strin\"; did you mean 'string'?", 4, 13],
+      ['schema', 'input.b.required: expected true or false, got "maybe"', 5, 31],
+      ['schema', "input.c: expected one of the types string, number, integer, boolean, object, array or any, or a mapping, got \"strin\"; did you mean 'string'?", 6, 6],
+    ]);
+  });
+
+  it('suggests the closest step kind and field name', () => {
+    const doc = (step: string) => `document: {dsl: "1.0", name: x}\nagents: {a: {}}\nsteps:\n  - ${step}\n`;
+    expect(diagnostics(doc('{name: s, kind: agnet, agent: a}'))).toEqual([
+      ['schema', "steps[0].kind: unknown step kind 'agnet'; did you mean 'agent'? (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)", 4, 21],
+    ]);
+    expect(diagnostics(doc('{name: s, kind: agent, agent: a, input_templte: hi, retry: {max_atempts: 2}}'), { warnings: true })).toEqual([
+      ['unknown_field', "unknown field 'input_templte' in steps[0]; did you mean 'input_template'?", 4, 38],
+      ['unknown_field', "unknown field 'max_atempts' in steps[0].retry; did you mean 'max_attempts'?", 4, 65],
+    ]);
+  });
+
+  it('lists errors in document order', () => {
+    const text = `document: {dsl: "1.0", name: x}
+agents: {a: {}}
+steps:
+  - {name: one, kind: agent, agent: a, input: "\${ steps.later.output }"}
+  - {name: two, kind: agent, agent: nobody}
+  - {name: three, kind: agent, agent: a, after: missing}
+output: \${ steps.gone.output }
+`;
+    expect(diagnostics(text).map(([code, , line]) => [code, line])).toEqual([
+      ['unknown_step', 4], ['unknown_agent', 5], ['unknown_step', 6], ['unknown_step', 7],
+    ]);
+  });
+});
