@@ -226,6 +226,17 @@ describe('Function: main (stepforge validate)', () => {
     );
   });
 
+  it('runs the checks compile runs on the state machine too: a state name over 80 characters, history over the quota', async () => {
+    const long = 'h'.repeat(100);
+    const named = await run(['validate', write('long.chain.yaml', `chain: "${long}@web"\ntasks:\n  ${long}: { kind: model, prompt: x }\n`), '--json'], dir);
+    expect(named.code).toBe(1);
+    expect(JSON.parse(named.out).error).toMatchObject({ class: 'state_name', line: 1, column: 9 });
+    const loop = write('long-loop.yaml', 'document: {dsl: "1.0", name: long-loop}\nagents: {w: {}}\nsteps:\n  - {name: l, kind: while, condition: "${ true }", max_iterations: 100000, do: [{name: a, kind: agent, agent: w, input_template: x}]}\n');
+    const history = await run(['validate', loop], dir);
+    expect(history.code).toBe(1);
+    expect(history.err).toMatch(/^error\[history_limit\] long-loop\.yaml:4:/);
+  });
+
   it('exits 2 without a file', async () => {
     const r = await run(['validate'], dir);
     expect(r.code).toBe(2);

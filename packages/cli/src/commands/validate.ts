@@ -1,5 +1,5 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { loadDocument, SourceText, StepforgeError } from '@stepforge/compiler';
+import { compileDocument, isStepforgeError, loadDocument, SourceText, StepforgeError } from '@stepforge/compiler';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatWarning, readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
@@ -8,8 +8,9 @@ const USAGE = 'validate FILE [--json] [--strict]';
 
 const HELP = `Usage: stepforge validate FILE [--json] [--strict]
 
-Runs every authoring check on a chain or DSL document (parse, unknown_handle, cycle,
-agentic_non_model, tier_limit, invalid_task, …). Prints 'ok' and exits 0 when the
+Runs every check on a chain or DSL document (parse, unknown_handle, cycle,
+agentic_non_model, tier_limit, invalid_task, …, and the state machine's quotas: state_name,
+history_limit, …, as compile does). Prints 'ok' and exits 0 when the
 document is valid (warnings such as unused tasks go to stderr); otherwise prints each
 error as 'error[class] FILE:LINE:COL: message' with a caret excerpt and exits 1.
 
@@ -48,6 +49,16 @@ const validate: Command = {
     if (values.strict) {
       // --strict: a warning fails validation like an error, reported in the same shape.
       for (const w of result.warnings) errors.push(new StepforgeError(w.code, w.message, { ...(w.location ? { location: w.location } : {}), source }));
+    }
+    if (errors.length === 0) {
+      // The checks that need the state machine itself (state names, definition size, history and
+      // payload quotas): a document that validates also compiles.
+      try {
+        compileDocument(text, { file, strict: values.strict });
+      } catch (e) {
+        if (!isStepforgeError(e)) throw e;
+        errors.push(e);
+      }
     }
     if (errors.length > 0) return reportErrors(io, errors, json);
     if (json) {
