@@ -225,6 +225,20 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     expect(flag).toEqual({ files: true, prep: false, review: true, report: false });
   });
 
+  it('runs a for_each over a missing or null list no times, and over a single value once', async () => {
+    const text = [
+      'document: { dsl: "1.0", name: each-of }', 'functions: { use: {} }',
+      'input:', '  xs: { type: any, required: false }', 'steps:',
+      '  - name: each', '    kind: for_each', '    items: ${ input.xs }', '    do:',
+      '      - { name: w, kind: function, function: use, input: { v: "${ input.item }" } }',
+    ].join('\n');
+    const compiled = compileDocument(text, { file: 'each-of.yaml' });
+    for (const [input, items] of [[{}, []], [{ xs: null }, []], [{ xs: [] }, []], [{ xs: 'abc' }, ['abc']], [{ xs: [1, 2] }, [1, 2]]] as const) {
+      const run = await runScripted(compiled, input, { w: () => ({ output: null }) });
+      expect([input, run.result.status, run.calls.map((c) => (c.inputs as { value?: { v?: unknown } }).value?.v)]).toEqual([input, 'SUCCEEDED', items]);
+    }
+  });
+
   it('runs a non-series-parallel DAG with every dependency respected', async () => {
     const order: string[] = [];
     const record = (env: Parameters<typeof defaultAnswer>[0]) => {

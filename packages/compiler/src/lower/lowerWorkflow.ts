@@ -916,7 +916,9 @@ class Lowerer {
     const state: AslState = {
       Type: 'Map',
       Comment: this.comment(step, `for each item (at most ${max}, ${c.parallel ? 'up to 10 at once' : 'one at a time'})`),
-      Items: `{% ( $all := $append([], ${items}); $append([], $filter($all, function($v, $i) { $i < ${max} })) ) %}`,
+      // A missing or null list is no items (not one null item, as $append would make it); a single
+      // value is a list of one, as JSONata treats it everywhere.
+      Items: `{% ( $given := ${items}; $all := $exists($given) and $type($given) != 'null' ? $append([], $given) : []; $append([], $filter($all, function($v, $i) { $i < ${max} })) ) %}`,
       ItemSelector: { item: '{% $states.context.Map.Item.Value %}', index: '{% $states.context.Map.Item.Index %}' },
       MaxConcurrency: c.parallel ? 10 : 1,
       ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: this.foldEntryPass(inner.states, itemState), States: inner.states },
