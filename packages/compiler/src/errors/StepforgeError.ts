@@ -52,13 +52,15 @@ export class StepforgeError extends Error {
   }
 
   /** The DESIGN.md §5 JSON shape (inside `{"error": …}`). */
-  toJSON(): { class: string; message: string; line: number | null; column: number | null; file?: string } {
+  toJSON(): { class: string; message: string; line: number | null; column: number | null; file?: string; hint?: string } {
     return {
       class: this.code,
       message: this.message,
       line: this.location?.line ?? null,
       column: this.location?.column ?? null,
       ...(this.location?.file !== undefined ? { file: this.location.file } : {}),
+      // What the text form prints as `= help:`, so a program reading --json can show the fix too.
+      ...(this.hint !== undefined ? { hint: this.hint } : {}),
     };
   }
 }

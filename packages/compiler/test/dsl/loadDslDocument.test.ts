@@ -131,7 +131,7 @@ steps:
     expect(r.format).toBe('dsl');
     expect(r.graph?.edges).toEqual([[0, 1]]);
     const bad = loadDocument(corpus('e09-unknown-agent.yaml'), { file: 'e09.yaml' });
-    expect(bad.errors.map((e) => e.toJSON())).toEqual([{ class: 'unknown_agent', message: "unknown agent 'reseacher'", line: 6, column: 12, file: 'e09.yaml' }]);
+    expect(bad.errors.map((e) => e.toJSON())).toEqual([{ class: 'unknown_agent', message: "unknown agent 'reseacher'", line: 6, column: 12, file: 'e09.yaml', hint: "did you mean 'researcher'?" }]);
   });
 
   it('handles long dependency chains and names long cycles without recursion limits', () => {
