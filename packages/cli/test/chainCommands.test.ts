@@ -237,6 +237,14 @@ describe('Function: main (stepforge validate)', () => {
     expect(history.err).toMatch(/^error\[history_limit\] long-loop\.yaml:4:/);
   });
 
+  it('gives a usage error with --json its usage as a field, and a located error its hint', async () => {
+    const usage = await run(['graph', 'good.chain.yaml', '--json', '--format', 'dot'], dir);
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.out)).toEqual({ error: { class: 'usage', message: '--json conflicts with --format dot', line: null, column: null, usage: expect.stringMatching(/^stepforge graph /) } });
+    const hinted = await run(['validate', write('typo.yaml', 'document: {dsl: "1.0", name: typo}\nagents: {writer: {}}\nsteps:\n  - {name: a, kind: agent, agent: writr, input_template: x}\n'), '--json'], dir);
+    expect(JSON.parse(hinted.out).error).toEqual({ class: 'unknown_agent', message: "unknown agent 'writr'", line: 4, column: 35, file: 'typo.yaml', hint: "did you mean 'writer'?" });
+  });
+
   it('exits 2 without a file', async () => {
     const r = await run(['validate'], dir);
     expect(r.code).toBe(2);
