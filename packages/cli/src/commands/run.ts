@@ -28,10 +28,12 @@ export function stackOptions(io: CliIo, values: { provider?: string | undefined;
   };
 }
 
+const USAGE = 'run FILE [--input JSON|@file] [--idempotency-key K] [--provider P] [--json]';
+
 const command: Command = {
   name: 'run',
   summary: 'compile a workflow, run it on the embedded stack and show live progress',
-  usage: 'run FILE [--input JSON|@file] [--idempotency-key K] [--provider P] [--json]',
+  usage: USAGE,
   async run(argv, io) {
     const parsed = parseCommandArgs(argv, {
           input: { type: 'string' },
@@ -39,9 +41,9 @@ const command: Command = {
           provider: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
-        }, 'run FILE [--input JSON|@file] [--idempotency-key K] [--provider P] [--json]');
+        }, USAGE);
     const { values, positionals } = parsed;
-    if (positionals.length !== 1) throw new UsageError(`run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
+    if (positionals.length !== 1) throw new UsageError(`run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}\nUsage: stepforge ${USAGE}`);
     const keyError = values['idempotency-key'] !== undefined ? idempotencyKeyError(values['idempotency-key']) : undefined;
     if (keyError !== undefined) throw new UsageError(`--idempotency-key: ${keyError}`);
     const input = readInput(values.input, io.cwd);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { StepforgeError } from '@stepforge/compiler';
+import { UsageError } from '../CliIo.js';
 
 /**
  * Parses `--input`: inline JSON, or `@file` holding JSON. A syntax error is StepforgeError
@@ -12,11 +13,15 @@ export function readInput(raw: string | undefined, cwd: string): unknown {
   let file = '--input';
   if (raw.startsWith('@')) {
     file = raw.slice(1);
+    if (file === '') throw new UsageError('--input @ needs a file name after the @, e.g. --input @input.json');
     try {
-      text = readFileSync(isAbsolute(file) ? file : join(cwd, file), 'utf8');
+      // An editor's byte order mark is not JSON, and not the user's input either.
+      text = readFileSync(isAbsolute(file) ? file : join(cwd, file), 'utf8').replace(/^\uFEFF/, '');
     } catch (e) {
-      throw new StepforgeError('file_not_found', `cannot read input file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
-        location: { file, line: 1, column: 1 },
+      const code = (e as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (e as Error).message;
+      throw new StepforgeError(code === 'ENOENT' ? 'file_not_found' : 'io', `cannot read input file ${file}: ${why}`, {
+        hint: '--input @FILE reads the run input from FILE (a JSON object), relative to the current directory',
       });
     }
   }

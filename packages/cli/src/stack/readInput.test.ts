@@ -1,0 +1,27 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readInput } from './readInput.js';
+
+describe('Function: readInput', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-input-'));
+  mkdirSync(join(dir, 'folder'));
+  writeFileSync(join(dir, 'bom.json'), '\uFEFF{"topic":"tides"}\n');
+  const thrown = (raw: string) => { try { readInput(raw, dir); } catch (e) { return e as { name: string; code: string; message: string; hint?: string }; } return undefined; };
+
+  it('reads @FILE, relative to the directory, past a byte order mark', () => {
+    expect(readInput('@bom.json', dir)).toEqual({ topic: 'tides' });
+    expect(readInput(undefined, dir)).toEqual({});
+  });
+
+  it('names a missing file, a directory and an @ without a name', () => {
+    expect(thrown('@nope.json')).toMatchObject({ code: 'file_not_found', message: 'cannot read input file nope.json: no such file', hint: expect.stringContaining('--input @FILE') });
+    expect(thrown('@folder')).toMatchObject({ code: 'io', message: 'cannot read input file folder: it is a directory' });
+    expect(thrown('@')).toMatchObject({ name: 'UsageError', message: '--input @ needs a file name after the @, e.g. --input @input.json' });
+  });
+
+  it('locates a JSON syntax error in the text', () => {
+    expect(thrown('{"a": }')).toMatchObject({ code: 'invalid_input_json', location: { file: '--input', line: 1, column: 7 } });
+  });
+});
