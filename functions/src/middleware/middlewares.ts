@@ -76,7 +76,13 @@ export const logStep = defineMiddleware(
       onError: (request) => {
         const err = request.error;
         const r = stateOf(request);
-        childOf(r).error('step failed', { errorName: err?.name, errorMessage: err?.message, durationMs: Date.now() - r.started, ...(isRuntimeError(err) && err.details ? { details: err.details } : {}) });
+        const fields = { errorName: err?.name, errorMessage: err?.message, durationMs: Date.now() - r.started, ...(isRuntimeError(err) && err.details ? { details: err.details } : {}) };
+        // Embedded, a named failure (a user function that threw, a refused call…) is the run's to
+        // tell: its record, its history and the CLI's display carry it, so a log line on stderr
+        // would only repeat it. On AWS, CloudWatch is where it is read; and a failure with no
+        // name of ours is a bug wherever it happens.
+        if (runtime.config.mode === 'embedded' && isRuntimeError(err)) childOf(r).info('step failed', fields);
+        else childOf(r).error('step failed', fields);
       },
     };
   },
