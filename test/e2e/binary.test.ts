@@ -1,7 +1,7 @@
 import { describe, it, expect, afterAll } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO, STEPFORGE_BIN, example, spawnStepforge, tempProject } from './support/testIo.js';
 
@@ -61,4 +61,13 @@ describe.skipIf(!built)('Binary: stepforge run / runs (spawned, built dist/)', (
     const r = await promisify(execFile)('bash', ['-c', script], { cwd: project.dir, env: { ...process.env, NODE: process.execPath, BIN: STEPFORGE_BIN, EXPR: expr, ERR: err } });
     expect([r.stdout, readFileSync(err, 'utf8')]).toEqual(['0\n', '']);
   }, 60_000);
+  it('shows a failed step once: the display tells it, stderr carries no log line of it', async () => {
+    mkdirSync(join(project.dir, 'functions', 'user'), { recursive: true });
+    writeFileSync(join(project.dir, 'functions', 'user', 'boom.mjs'), "export default async function () { throw new Error('no luck'); }\n");
+    writeFileSync(join(project.dir, 'boom.yaml'), 'document: {dsl: "1.0", name: boom}\nfunctions: {boom: {}}\nsteps:\n  - {name: go, kind: function, function: boom}\n');
+    const r = await stepforge('run', 'boom.yaml');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("error: FunctionError: step 'go' failed: function boom threw Error: no luck");
+    expect(r.stderr).toBe('');
+  }, 180_000);
 });
