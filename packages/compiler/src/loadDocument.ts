@@ -8,6 +8,7 @@ import { SourceText } from './errors/SourceText.js';
 import { StepforgeError, type Diagnostic } from './errors/StepforgeError.js';
 import type { GraphView } from './graph/GraphView.js';
 import type { TierTable } from './tiers/Tier.js';
+import { yamlErrorMessage } from './yamlErrorMessage.js';
 
 /** Options for loadDocument; each front-end uses the ones that apply to it. */
 export interface LoadDocumentOptions {
@@ -64,7 +65,7 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   if (plain.errors.length > 0) {
     const e = plain.errors[0]!;
     const { line, column } = source.position(e.pos[0]);
-    return { errors: [new StepforgeError('invalid_document', `invalid YAML: ${e.message}`, { location: { file: options.file, line, column }, source })], warnings: [] };
+    return { errors: [new StepforgeError('invalid_document', `invalid YAML: ${yamlErrorMessage(e)}`, { location: { file: options.file, line, column }, source })], warnings: [] };
   }
   const offset = root?.range?.[0] ?? 0;
   const { line, column } = source.position(offset);

@@ -22,6 +22,7 @@ import { scalarOffsets } from './scalarOffsets.js';
 import { stepIdentity } from './stepIdentity.js';
 import { sanitiseWorkflowName, WORKFLOW_NAME_PATTERN, workflowNameFromFile } from '../workflowNameFromFile.js';
 import { YamlChainLocator } from './YamlChainLocator.js';
+import { yamlErrorMessage } from '../yamlErrorMessage.js';
 
 /** Options for loading a chain document. */
 export interface LoadChainOptions {
@@ -126,7 +127,7 @@ class ChainLoader {
 
   /** Reports the YAML parser's errors and the keys that are not plain strings (the precise path's, before any check runs). */
   yamlErrors(errors: readonly { message: string; pos: readonly [number, number] }[], complexKeys: readonly ComplexKey[] = []): LoadChainResult {
-    for (const e of errors) this.error('invalid_document', `invalid YAML: ${e.message}`, e.pos[0], Math.max(1, e.pos[1] - e.pos[0]));
+    for (const e of errors) this.error('invalid_document', `invalid YAML: ${yamlErrorMessage(e)}`, e.pos[0], Math.max(1, e.pos[1] - e.pos[0]));
     for (const k of complexKeys) {
       this.error(
         'invalid_document',

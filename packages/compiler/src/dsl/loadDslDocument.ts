@@ -22,6 +22,7 @@ import { YamlDocumentLocator } from './YamlDocumentLocator.js';
 import { parseFastYaml, type FastYaml } from './parseFastYaml.js';
 import { findCycle, topologicalOrder } from './topologicalOrder.js';
 import { dslGraphView } from './dslGraphView.js';
+import { yamlErrorMessage } from '../yamlErrorMessage.js';
 
 /** Options for loadDslDocument. */
 export interface LoadDslOptions {
@@ -185,7 +186,7 @@ class DslLoader {
       let at = start;
       while (text[at] === ' ' || text[at] === '\t') at++;
       if (at >= text.length || text[at] === '\n') at = start;
-      this.error('yaml', e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''), offsetLocation(this.src, at, Math.max(end, at + 1)));
+      this.error('yaml', yamlErrorMessage(e), offsetLocation(this.src, at, Math.max(end, at + 1)));
     }
     if (this.errors.length > 0) return this.result();
     let raw: unknown;

@@ -257,6 +257,14 @@ describe('Function: loadDocument', () => {
     expect(r.format).toBe('dsl');
   });
 
+  it("tells a file with a second YAML document what to change, not the YAML library's API, in both front-ends", () => {
+    const chain = loadDocument('chain: "a@web"\ntasks:\n  a: {kind: model, prompt: x}\n---\nchain: b\n', { file: 'm.chain.yaml' });
+    const dsl = loadDocument('document: {dsl: "1.0", name: m}\nsteps: []\n---\nx: 1\n', { file: 'm.yaml' });
+    const message = "a workflow file holds one YAML document, and a second one starts here: remove this '---' line and what follows, or put it in a file of its own";
+    expect(chain.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([['invalid_document', `invalid YAML: ${message}`, 4, 1]]);
+    expect(dsl.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([['yaml', message, 3, 1]]);
+  });
+
   it('rejects a document with neither key as invalid_document', () => {
     const r = loadDocument('a: 1\n', { file: 'f.yaml' });
     expect(r.format).toBeUndefined();
