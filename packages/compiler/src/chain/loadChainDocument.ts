@@ -1,5 +1,5 @@
 import jsonata from 'jsonata';
-import { isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
+import { isMap, isSeq, parseDocument, type Document, type Node, type Pair, type Scalar } from 'yaml';
 import { z } from 'zod';
 import { SourceText } from '../errors/SourceText.js';
 import { StepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
@@ -23,6 +23,7 @@ import { stepIdentity } from './stepIdentity.js';
 import { sanitiseWorkflowName, WORKFLOW_NAME_PATTERN, workflowNameFromFile } from '../workflowNameFromFile.js';
 import { YamlChainLocator } from './YamlChainLocator.js';
 import { yamlErrorMessage } from '../yamlErrorMessage.js';
+import { unsupportedYamlKey, type UnsupportedYamlKey } from '../unsupportedYamlKey.js';
 
 /** Options for loading a chain document. */
 export interface LoadChainOptions {
@@ -87,7 +88,7 @@ export function loadChainDocumentFast(text: string, options: LoadChainOptions = 
 export function loadChainDocumentPrecise(text: string, options: LoadChainOptions = {}, parsed?: Document.Parsed, src = new SourceText(text, options.file)): LoadChainResult {
   // yaml's own duplicate-key check is quadratic in the map size; checkKeys does it with a Set.
   const doc = parsed ?? parseDocument(text, CHAIN_PARSE_OPTIONS);
-  const complexKeys: ComplexKey[] = [];
+  const complexKeys: UnsupportedYamlKey[] = [];
   if (doc.errors.length === 0) checkKeys(doc, doc.contents, complexKeys);
   const loader = new ChainLoader(src, options, new YamlChainLocator(doc, text), false);
   // toJS would stringify a complex key (and `yaml` would print a process warning about it): stop before.
@@ -126,16 +127,9 @@ class ChainLoader {
   }
 
   /** Reports the YAML parser's errors and the keys that are not plain strings (the precise path's, before any check runs). */
-  yamlErrors(errors: readonly { message: string; pos: readonly [number, number] }[], complexKeys: readonly ComplexKey[] = []): LoadChainResult {
+  yamlErrors(errors: readonly { message: string; pos: readonly [number, number] }[], complexKeys: readonly UnsupportedYamlKey[] = []): LoadChainResult {
     for (const e of errors) this.error('invalid_document', `invalid YAML: ${yamlErrorMessage(e)}`, e.pos[0], Math.max(1, e.pos[1] - e.pos[0]));
-    for (const k of complexKeys) {
-      this.error(
-        'invalid_document',
-        `mapping keys must be plain strings (field names and task handles), but this key is ${k.what}; write it as plain text (quoted if it starts with '[', '{', '?', '*' or '&')`,
-        k.offset,
-        k.length,
-      );
-    }
+    for (const k of complexKeys) this.error('invalid_document', k.message, k.offset, k.length);
     return this.result();
   }
 
@@ -498,12 +492,6 @@ class ChainLoader {
 /** The mapping form of an `input:` field, `{type, required, description, default}` (InputFieldSpec's second form). */
 const INPUT_DECLARATION = InputFieldSpec.options[1];
 
-/** A mapping key that is not a scalar (`? [x]`, `{a: 1}: …`, an alias), found before converting to plain data. */
-interface ComplexKey {
-  readonly offset: number;
-  readonly length: number;
-  readonly what: string;
-}
 
 function formatPath(path: Path): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
@@ -513,16 +501,15 @@ function formatPath(path: Path): string {
  * Walks every mapping at any depth: a key that appears twice is a YAML error (at its second occurrence);
  * a key that is not a scalar names no field or handle, so it is collected in `complex`.
  */
-function checkKeys(doc: Document.Parsed, node: unknown, complex: ComplexKey[]): void {
+function checkKeys(doc: Document.Parsed, node: unknown, complex: UnsupportedYamlKey[]): void {
   if (isMap(node)) {
     const seen = new Set<unknown>();
     for (const pair of node.items as Pair<Node | null, Node>[]) {
       const k = pair.key;
-      if (k !== null && !isScalar(k)) {
-        const [start, end] = k.range ?? [0, 1];
-        complex.push({ offset: start, length: Math.max(1, end - start), what: isSeq(k) ? 'a list' : isMap(k) ? 'a mapping' : 'an alias' });
-      } else {
-        const key = k?.value ?? null;
+      const unsupported = unsupportedYamlKey(pair);
+      if (unsupported) complex.push(unsupported);
+      else {
+        const key = (k as Scalar | null)?.value ?? null;
         if (seen.has(key)) {
           const at = k?.range?.[0] ?? 0;
           doc.errors.push(Object.assign(new Error(`Map keys must be unique; '${String(key)}' appears twice`), { pos: [at, at + String(key).length] as [number, number] }) as never);

@@ -23,6 +23,7 @@ import { parseFastYaml, type FastYaml } from './parseFastYaml.js';
 import { findCycle, topologicalOrder } from './topologicalOrder.js';
 import { dslGraphView } from './dslGraphView.js';
 import { yamlErrorMessage } from '../yamlErrorMessage.js';
+import { unsupportedYamlKeys } from '../unsupportedYamlKey.js';
 
 /** Options for loadDslDocument. */
 export interface LoadDslOptions {
@@ -188,6 +189,8 @@ class DslLoader {
       if (at >= text.length || text[at] === '\n') at = start;
       this.error('yaml', yamlErrorMessage(e), offsetLocation(this.src, at, Math.max(end, at + 1)));
     }
+    // Before toJS, which would stringify a complex key (and the yaml package print a warning about it).
+    for (const k of unsupportedYamlKeys(doc.contents)) this.error('yaml', k.message, offsetLocation(this.src, k.offset, k.offset + k.length));
     if (this.errors.length > 0) return this.result();
     let raw: unknown;
     try {

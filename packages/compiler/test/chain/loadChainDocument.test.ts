@@ -265,6 +265,17 @@ describe('Function: loadDocument', () => {
     expect(dsl.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([['yaml', message, 3, 1]]);
   });
 
+  it("names YAML merge keys ('<<') as unsupported at the key in both front-ends, and a DSL complex key without a process warning", () => {
+    const warn = vi.spyOn(process, 'emitWarning');
+    const merge = "YAML merge keys ('<<') are not supported: the anchor's fields are not merged in here; write the fields out (an alias of a whole value, such as `a: *base`, does work)";
+    const at = (text: string, file: string) => loadDocument(text, { file }).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.message]);
+    expect(at('chain: "a@web > c"\ntasks:\n  a: &base {kind: model, prompt: x}\n  c:\n    <<: *base\n    prompt: y\n', 'm.chain.yaml')).toEqual([['invalid_document', 5, 5, merge]]);
+    expect(at('document: {dsl: "1.0", name: m}\nagents: {w: {}}\nsteps:\n  - &s {name: a, kind: agent, agent: w, input_template: x}\n  - <<: *s\n    name: b\n', 'm.yaml')).toEqual([['yaml', 5, 5, merge]]);
+    expect(at('document: {dsl: "1.0", name: m}\nsteps:\n  - ? [x]\n    : 1\n', 'c.yaml')).toEqual([['yaml', 3, 7, expect.stringMatching(/^mapping keys must be plain strings .* this key is a list/)]]);
+    expect(warn).not.toHaveBeenCalled();
+    warn.mockRestore();
+  });
+
   it('rejects a document with neither key as invalid_document', () => {
     const r = loadDocument('a: 1\n', { file: 'f.yaml' });
     expect(r.format).toBeUndefined();
