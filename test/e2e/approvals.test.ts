@@ -1,11 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { main } from '@stepforge/cli';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../../packages/cli/src/stack/RunService.js';
 import type { WorkflowEntry } from '../../packages/cli/src/stack/WorkflowCatalog.js';
-import { REPO, bufferIo, tempProject } from './support/testIo.js';
+import { cliIn, REPO, tempProject } from './support/testIo.js';
 
 /**
  * The approval gate end to end: the shell call in examples/approval-gate.chain.yaml matches the
@@ -38,11 +37,7 @@ describe('Approvals: the approval gate end to end', () => {
     project.remove();
   });
 
-  const cli = async (...argv: string[]) => {
-    const io = bufferIo(project.dir);
-    const code = await main(argv, io);
-    return { code, out: io.stdout(), err: io.stderr() };
-  };
+  const cli = cliIn(project.dir);
   const pendingFor = async (runId: string) => {
     for (let i = 0; i < 400; i++) {
       const list = JSON.parse((await cli('approvals', 'list', '--json')).out).approvals as { approvalId: string; runId: string; tool: string; args: unknown; status: string }[];

@@ -1,10 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { main } from '@stepforge/cli';
 import { openStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { leaveRunAtApproval } from './support/leaveRunAtApproval.js';
-import { REPO, bufferIo, tempProject } from './support/testIo.js';
+import { cliIn, REPO, tempProject } from './support/testIo.js';
 
 /**
  * An approval gate across processes, on the on-disk stack: the process that started the run ends
@@ -23,11 +22,7 @@ describe('Approvals: a run waiting for approval across processes', () => {
   });
   afterAll(() => project.remove());
 
-  const cli = async (...argv: string[]) => {
-    const io = bufferIo(project.dir);
-    const code = await main(argv, io);
-    return { code, out: io.stdout(), err: io.stderr() };
-  };
+  const cli = cliIn(project.dir);
   const approvalsOf = async (id: string) => {
     const all = [];
     for (const status of ['PENDING', 'APPROVED', 'REJECTED', 'TIMED_OUT']) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { main } from '@stepforge/cli';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import type { RunRecordView } from '../../packages/cli/src/stack/functionsRuntime.js';
-import { bufferIo, example, tempProject } from './support/testIo.js';
+import { bufferIo, cliIn, example, tempProject } from './support/testIo.js';
 
 const QUICKSTART = example('quickstart.chain.yaml');
 
@@ -28,11 +28,7 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
     project.remove();
   });
 
-  const cli = async (...argv: string[]) => {
-    const io = bufferIo(project.dir);
-    const code = await main(argv, io);
-    return { code, out: io.stdout(), err: io.stderr() };
-  };
+  const cli = cliIn(project.dir);
 
   it('reports a missing file as file_not_found', async () => {
     const r = await cli('run', 'nope.chain.yaml', '--json');

@@ -1,11 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { main } from '@stepforge/cli';
 import { openStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../../packages/cli/src/stack/RunService.js';
 import { leaveRunAtApproval } from './support/leaveRunAtApproval.js';
-import { REPO, bufferIo, tempProject } from './support/testIo.js';
+import { cliIn, REPO, tempProject } from './support/testIo.js';
 
 /**
  * `stepforge runs cancel ID` on the on-disk stack, the case a user without `serve` meets: the
@@ -25,11 +24,7 @@ describe('runs cancel: a run left waiting by a process that ended', () => {
   });
   afterAll(() => project.remove());
 
-  const cli = async (...argv: string[]) => {
-    const io = bufferIo(project.dir);
-    const code = await main(argv, io);
-    return { code, out: io.stdout(), err: io.stderr() };
-  };
+  const cli = cliIn(project.dir);
 
   it('ends the run ABORTED with the reason given, dispatching nothing again', async () => {
     expect(approvalId).not.toBe('');

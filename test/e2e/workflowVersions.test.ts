@@ -1,8 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { main } from '@stepforge/cli';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../../packages/cli/src/stack/RunService.js';
-import { bufferIo, tempProject } from './support/testIo.js';
+import { cliIn, tempProject } from './support/testIo.js';
 
 // Two versions of one workflow (one name): the second renames step `b` to `c`. The tier policy
 // wants an agentic step, hence `a@web-search`.
@@ -31,11 +30,7 @@ describe('Embedded stack: a run keeps the version of the workflow it ran', () =>
     await stack.close();
     project.remove();
   });
-  const cli = async (...argv: string[]) => {
-    const io = bufferIo(project.dir);
-    const code = await main(argv, io);
-    return { code, out: io.stdout(), err: io.stderr() };
-  };
+  const cli = cliIn(project.dir);
   const runOf = async (text: string, file: string) => {
     const { entry } = await service.catalog.registerText(text, file);
     const { run } = await service.start(entry, {});

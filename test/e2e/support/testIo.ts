@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { CliIo } from '@stepforge/cli';
+import { main, type CliIo } from '@stepforge/cli';
 
 /** The repository root (examples/ and workflows/ live here). */
 export const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
@@ -32,6 +32,15 @@ export function bufferIo(cwd: string, env: NodeJS.ProcessEnv = {}): BufferIo {
     stdout: () => out,
     stderr: () => err,
     reset() { out = ''; err = ''; },
+  };
+}
+
+/** Runs `stepforge ARGV` in-process (the built CLI) in `cwd`: its exit code and what it printed. */
+export function cliIn(cwd: string): (...argv: string[]) => Promise<{ code: number; out: string; err: string }> {
+  return async (...argv) => {
+    const io = bufferIo(cwd);
+    const code = await main(argv, io);
+    return { code, out: io.stdout(), err: io.stderr() };
   };
 }
 

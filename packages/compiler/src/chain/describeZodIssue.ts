@@ -1,13 +1,15 @@
 import type { z } from 'zod';
 
-function article(type: string): string {
+/** A zod type name with its article, as a message says it ("a mapping", "an integer"). */
+export function article(type: string): string {
   if (type === 'record' || type === 'object') return 'a mapping';
   if (type === 'array') return 'a list';
   if (type === 'int') return 'an integer';
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
-function describeValue(v: unknown): string {
+/** A found value as a message shows it (strings quoted, collections by kind). */
+export function describeValue(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
   if (typeof v === 'string') return JSON.stringify(v);

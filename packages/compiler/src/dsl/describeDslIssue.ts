@@ -4,7 +4,7 @@
 // first descends into the option the value's shape matches, then phrases each issue as what is
 // expected (and, for a misspelt name, what was probably meant) and what was found.
 import type { z } from 'zod';
-import { describeZodIssue, hasZodDefaultMessage } from '../chain/describeZodIssue.js';
+import { article, describeValue, describeZodIssue, hasZodDefaultMessage } from '../chain/describeZodIssue.js';
 import { didYouMean } from '../chain/didYouMean.js';
 import { INPUT_FIELD_TYPES } from '../input/InputSchema.js';
 
@@ -88,20 +88,4 @@ function suggestion(issue: z.core.$ZodIssue, value: unknown): string {
 
 function orList(items: readonly string[]): string {
   return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
-}
-
-function article(type: string): string {
-  if (type === 'record' || type === 'object') return 'a mapping';
-  if (type === 'array') return 'a list';
-  if (type === 'int') return 'an integer';
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
-}
-
-/** A found value as the message shows it (strings quoted, collections by kind). */
-function describeValue(v: unknown): string {
-  if (v === null) return 'null';
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'object') return 'a mapping';
-  return String(v);
 }
