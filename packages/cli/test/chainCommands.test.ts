@@ -245,6 +245,14 @@ describe('Function: main (stepforge validate)', () => {
     expect(JSON.parse(hinted.out).error).toEqual({ class: 'unknown_agent', message: "unknown agent 'writr'", line: 4, column: 35, file: 'typo.yaml', hint: "did you mean 'writer'?" });
   });
 
+  it('refuses a value option given twice rather than keep the last one (exit 2)', async () => {
+    for (const argv of [['compile', 'good.chain.yaml', '-o', 'a', '-o', 'b'], ['graph', 'good.chain.yaml', '--format', 'dot', '--format', 'mermaid'], ['run', 'good.chain.yaml', '--input', '{}', '--input', '{"topic":"x"}']]) {
+      const r = await run(argv, dir);
+      expect([r.code, r.err.split('\n')[0]]).toEqual([2, `error[usage] ${argv.includes('-o') ? '-o' : argv.includes('--format') ? '--format' : '--input'} is given more than once: give it once`]);
+    }
+    expect((await run(['validate', 'good.chain.yaml', '--json', '--json'], dir)).code).toBe(0);
+  });
+
   it('exits 2 without a file', async () => {
     const r = await run(['validate'], dir);
     expect(r.code).toBe(2);

@@ -1,10 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { compileDocument, SourceText } from '@stepforge/compiler';
 import { EXIT_OK, reportError, UsageError, type CliIo } from '../CliIo.js';
 import { ensureDirectory, ioError } from '../ensureDirectory.js';
-import { formatWarning, readDocumentFile, usageFrom } from './documentIo.js';
+import { formatWarning, readDocumentFile } from './documentIo.js';
+import { parseCommandArgs } from './parseCommandArgs.js';
 import type { Command } from './registry.js';
 
 const USAGE = 'compile FILE [-o DIR] [--explain] [--express] [--strict] [--json]';
@@ -32,20 +32,16 @@ const compile: Command = {
   async run(argv: readonly string[], io: CliIo): Promise<number> {
     let parsed;
     try {
-      parsed = parseArgs({
-        args: [...argv],
-        allowPositionals: true,
-        options: {
+      parsed = parseCommandArgs(argv, {
           out: { type: 'string', short: 'o' },
           explain: { type: 'boolean', default: false },
           express: { type: 'boolean', default: false },
           strict: { type: 'boolean', default: false },
           json: { type: 'boolean', default: false },
           help: { type: 'boolean', short: 'h', default: false },
-        },
-      });
+      }, USAGE);
     } catch (e) {
-      return reportError(io, usageFrom(e, USAGE), argv.includes('--json'));
+      return reportError(io, e, argv.includes('--json'));
     }
     const { values, positionals } = parsed;
     if (values.help) {

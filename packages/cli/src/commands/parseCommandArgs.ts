@@ -14,9 +14,20 @@ export function parseCommandArgs<O extends Options>(
   options: O,
   usage: string,
 ): ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; strict: true; options: O }>> {
+  let parsed;
   try {
-    return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options, tokens: true });
   } catch (e) {
     throw usageFrom(e, usage);
   }
+  // parseArgs keeps the last of a repeated value (`--input a --input b`): which one was meant is
+  // a guess, so it is a usage error. A repeated switch (`--json --json`) says the same thing twice.
+  const given = new Set<string>();
+  for (const t of parsed.tokens) {
+    if (t.kind !== 'option' || options[t.name]?.type !== 'string' || options[t.name]?.multiple) continue;
+    if (given.has(t.name)) throw usageFrom(new Error(`${t.rawName} is given more than once: give it once`), usage);
+    given.add(t.name);
+  }
+  const { tokens: _tokens, ...result } = parsed;
+  return result as ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; strict: true; options: O }>>;
 }
