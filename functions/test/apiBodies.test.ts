@@ -23,4 +23,12 @@ describe('Function: parseApiBody', () => {
     expect(bad).toMatchObject({ ok: false, error: { code: 'invalid_json' } });
     expect(!bad.ok && bad.error.message).toMatch(/^the request body is not valid JSON: /);
   });
+
+  it('refuses a cancel reason that is empty or only spaces, as runs cancel --reason does', () => {
+    for (const reason of ['', '   ']) {
+      const r = parseApiBody(API_BODIES.CancelBody, JSON.stringify({ reason }));
+      expect(!r.ok && r.error.message).toBe('invalid request body: reason: a reason must say why the run is cancelled (not only spaces); leave it out to record "cancelled by the user"');
+    }
+    expect(parseApiBody(API_BODIES.CancelBody, JSON.stringify({ reason: 'not today' }))).toEqual({ ok: true, value: { reason: 'not today' } });
+  });
 });

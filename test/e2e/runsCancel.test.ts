@@ -33,6 +33,8 @@ describe('runs cancel: a run left waiting by a process that ended', () => {
     const shown = JSON.parse((await cli('runs', 'show', runId, '--json')).out) as { run: { status: string; error: unknown; endedAt?: string; executionArn: string } };
     expect(shown.run).toMatchObject({ status: 'ABORTED', error: { name: 'Cancelled', message: 'wrong version' } });
     expect(shown.run.endedAt).toEqual(expect.any(String));
+    const text = (await cli('runs', 'show', runId)).out;
+    expect(text).toContain('\nerror: Cancelled: wrong version\n');
     // A process that holds the stack later has nothing of this run to resume.
     let toolCalls = 0;
     const stack = await openStack({
@@ -72,6 +74,8 @@ describe('runs cancel: a run left waiting by a process that ended', () => {
     const none = await cli('runs', 'cancel');
     expect(none.code).toBe(2);
     expect(none.err).toContain('error[usage] runs cancel takes one run ID');
+    const empty = await cli('runs', 'cancel', runId, '--reason', ' ');
+    expect(empty).toEqual({ code: 2, out: '', err: "error[usage] --reason cannot be empty: say why the run is cancelled, or leave --reason out to record 'cancelled by the user'\n" });
     const misplaced = await cli('runs', 'show', runId, '--reason', 'x');
     expect(misplaced.code).toBe(2);
     expect(misplaced.err).toContain('error[usage] --reason goes with runs cancel');

@@ -130,6 +130,52 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect(JSON.stringify(details.json)).toContain('changed my mind');
   });
 
+  it('shows the step a cancel stopped mid-wait as failed from its start to the stop, with the reason as its error', async () => {
+    const started = await api('POST', '/workflows/approval-gate/runs', { input: { version: '9.1.0' } });
+    expect(started.status).toBe(202);
+    let waiting = false;
+    for (let i = 0; i < 400 && !waiting; i++) {
+      waiting = (await api('GET', '/approvals')).json.approvals.some((a: { runId: string }) => a.runId === started.json.runId);
+      if (!waiting) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(waiting).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await api('POST', `/runs/${started.json.runId}/cancel`, { reason: 'not this release' })).json).toEqual({ runId: started.json.runId, status: 'ABORTED' });
+    const { run, steps } = (await api('GET', `/runs/${started.json.runId}`)).json as {
+      run: { endedAt: string; error: unknown };
+      steps: { id: string; status: string; startedAt: string | null; endedAt: string | null; durationMs: number | null; error: unknown }[];
+    };
+    expect(run.error).toEqual({ name: 'Cancelled', message: 'not this release' });
+    expect(steps.map((s) => [s.id, s.status, s.error])).toEqual([
+      ['notes', 'succeeded', null],
+      ['publish', 'failed', { error: 'Cancelled', cause: 'not this release' }],
+      ['receipt', 'skipped', null],
+    ]);
+    const publish = steps[1]!;
+    expect(publish.durationMs).toBeGreaterThanOrEqual(300);
+    expect(Date.parse(publish.endedAt!) - Date.parse(publish.startedAt!)).toBe(publish.durationMs);
+    expect(Date.parse(publish.endedAt!)).toBeLessThanOrEqual(Date.parse(run.endedAt));
+  });
+
+  it('answers 405 with an Allow header, HEAD as GET without a body, and refuses two idempotency keys that disagree', async () => {
+    for (const [method, path, allow] of [['DELETE', '/workflows', 'GET, HEAD'], ['PUT', '/workflows/quickstart/runs', 'GET, HEAD, POST'], ['GET', '/runs/x/cancel', 'POST']] as const) {
+      const r = await fetch(`${handle.url}${path}`, { method });
+      expect([method, path, r.status, r.headers.get('allow'), (await r.json()).error.code]).toEqual([method, path, 405, allow, 'method_not_allowed']);
+    }
+    const get = await fetch(`${handle.url}/workflows`);
+    const head = await fetch(`${handle.url}/workflows`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-type'), head.headers.get('content-length'), await head.text()]).toEqual([200, 'application/json', String(Buffer.byteLength(await get.text())), '']);
+    const before = (await api('GET', '/workflows/quickstart/runs')).json.runs.length;
+    const both = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' }, idempotencyKey: 'body-key' }, { 'Idempotency-Key': 'header-key' });
+    expect([both.status, both.json.error]).toEqual([400, {
+      code: 'invalid_request', message: "the Idempotency-Key header ('header-key') and the body's idempotencyKey ('body-key') disagree: send the key once, in either place",
+    }]);
+    expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
+    const same = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' }, idempotencyKey: 'same-key', wait: true }, { 'Idempotency-Key': 'same-key' });
+    expect(same.json).toMatchObject({ status: 'SUCCEEDED', reused: false });
+    expect((await api('GET', `/runs/${same.json.runId}`)).json.run.idempotencyKey).toBe('same-key');
+  });
+
   it('validates request bodies and answers errors as {"error":{"code","message"}}', async () => {
     const cases: [string, string, unknown, number, string][] = [
       ['POST', '/workflows/quickstart/runs', { input: { topic: 1 } }, 400, 'invalid_input'],

@@ -12,7 +12,7 @@ const StartRunBody = z.strictObject({
 });
 const RestartBody = z.strictObject({ from: z.string().min(1).max(256), wait: z.boolean().optional() });
 const RetryBody = z.strictObject({ wait: z.boolean().optional() });
-const CancelBody = z.strictObject({ reason: z.string().min(1).max(2000).optional() });
+const CancelBody = z.strictObject({ reason: z.string().regex(/\S/, { error: 'a reason must say why the run is cancelled (not only spaces); leave it out to record "cancelled by the user"' }).max(2000).optional() });
 const DecisionBody = z.strictObject({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
 
 /**

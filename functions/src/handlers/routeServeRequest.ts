@@ -71,23 +71,21 @@ function bodyOf<T>(schema: ApiBodySchema<T>, req: ServeRequest): T {
 interface Route {
   readonly method: 'GET' | 'POST';
   readonly pattern: RegExp;
-  /** undefined when this backend does not serve the route. */
-  readonly handle: (b: ServeBackend, req: ServeRequest, params: string[]) => Promise<ServeResponse> | undefined;
+  /** Whether this backend serves the route (absent: every backend does); a route it does not serve is no route at all. */
+  readonly served?: (b: ServeBackend) => boolean;
+  readonly handle: (b: ServeBackend, req: ServeRequest, params: string[]) => Promise<ServeResponse>;
 }
 
 const { StartRunBody, RestartBody, RetryBody, CancelBody, DecisionBody } = API_BODIES;
 
 const ROUTES: readonly Route[] = [
-  { method: 'GET', pattern: /^\/openapi\.json$/, handle: (b) => b.openApi?.() },
+  { method: 'GET', pattern: /^\/openapi\.json$/, served: (b) => b.openApi !== undefined, handle: (b) => b.openApi!() },
   { method: 'GET', pattern: /^\/workflows$/, handle: (b) => b.listWorkflows() },
   {
     method: 'POST', pattern: /^\/workflows\/([^/]+)\/runs$/,
     handle: (b, req, [name]) => {
       const body = bodyOf(StartRunBody, req);
-      const header = req.headers['idempotency-key'];
-      const headerError = header !== undefined ? idempotencyKeyError(header) : undefined;
-      if (headerError !== undefined) throw new ApiError(400, 'invalid_request', `Idempotency-Key header: ${headerError}`);
-      return b.startRun(name!, body, header ?? body.idempotencyKey);
+      return b.startRun(name!, body, idempotencyKeyOf(req, body.idempotencyKey));
     },
   },
   { method: 'GET', pattern: /^\/workflows\/([^/]+)\/runs$/, handle: (b, req, [name]) => b.listRuns(name!, statusQuery(req, RUN_STATUSES)) },
@@ -98,6 +96,22 @@ const ROUTES: readonly Route[] = [
   { method: 'GET', pattern: /^\/approvals$/, handle: (b, req) => b.listApprovals(statusQuery(req, APPROVAL_STATUSES)) },
   { method: 'POST', pattern: /^\/approvals\/([^/]+)$/, handle: (b, req, [id]) => b.decide(id!, bodyOf(DecisionBody, req)) },
 ];
+
+/**
+ * The run's idempotency key: the `Idempotency-Key` header or the body's `idempotencyKey`. Both is
+ * fine when they are equal; two different keys are 400 `invalid_request` rather than one of them
+ * picked (either pick would return or start another run than the other key names).
+ */
+function idempotencyKeyOf(req: ServeRequest, bodyKey: string | undefined): string | undefined {
+  const header = req.headers['idempotency-key'];
+  if (header === undefined) return bodyKey;
+  const headerError = idempotencyKeyError(header);
+  if (headerError !== undefined) throw new ApiError(400, 'invalid_request', `Idempotency-Key header: ${headerError}`);
+  if (bodyKey !== undefined && bodyKey !== header) {
+    throw new ApiError(400, 'invalid_request', `the Idempotency-Key header ('${header}') and the body's idempotencyKey ('${bodyKey}') disagree: send the key once, in either place`);
+  }
+  return header;
+}
 
 const RUN_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
 const APPROVAL_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'TIMED_OUT'] as const;
@@ -124,25 +138,29 @@ function decodePathParameter(text: string): string {
 
 /**
  * Routes one request to the backend. Every error answers `{"error":{"code","message"}}`: 404
- * `not_found` for an unknown path, 405 `method_not_allowed` for a known path and another method,
- * 400 `invalid_json` / `invalid_request` for a refused body (validated strictly, so a misspelt
- * field is refused, not ignored), an ApiError as it says, anything else as the backend maps it.
+ * `not_found` for an unknown path, 405 `method_not_allowed` for a known path and another method
+ * (with the `Allow` header RFC 9110 asks for: the methods the path takes), 400 `invalid_json` /
+ * `invalid_request` for a refused body (validated strictly, so a misspelt field is refused, not
+ * ignored), an ApiError as it says, anything else as the backend maps it. HEAD is answered as GET,
+ * without the body.
  */
 export async function routeServeRequest(backend: ServeBackend, req: ServeRequest): Promise<ServeResponse> {
+  const method = req.method.toUpperCase();
+  if (method === 'HEAD') {
+    // The headers GET would send (the length of the body it would send among them), no body.
+    const answer = await routeServeRequest(backend, { ...req, method: 'GET' });
+    return { ...answer, headers: { ...answer.headers, 'content-length': String(Buffer.byteLength(answer.body)) }, body: '' };
+  }
   try {
     const path = req.path.replace(/\/+$/, '') || '/';
-    const method = req.method.toUpperCase();
-    let known = false;
-    for (const r of ROUTES) {
-      const m = r.pattern.exec(path);
-      if (!m) continue;
-      const params = m.slice(1).map(decodePathParameter);
-      const answer = r.method === method ? r.handle(backend, req, params) : undefined;
-      if (answer) return await answer;
-      // A route this backend does not serve is no route at all.
-      if (r.method !== method) known = true;
+    const routes = ROUTES.filter((r) => r.pattern.test(path) && (r.served?.(backend) ?? true));
+    const route = routes.find((r) => r.method === method);
+    if (route) return await route.handle(backend, req, route.pattern.exec(path)!.slice(1).map(decodePathParameter));
+    if (routes.length > 0) {
+      const allow = allowedMethods(routes);
+      const answer = apiError(405, 'method_not_allowed', `${method} is not allowed on ${path}`);
+      return { ...answer, headers: { ...answer.headers, allow } };
     }
-    if (known) return apiError(405, 'method_not_allowed', `${method} is not allowed on ${path}`);
     return apiError(404, 'not_found', `no route for ${method} ${path}`);
   } catch (e) {
     if (e !== null && typeof e === 'object' && (e as { name?: unknown }).name === 'ApiError') {
@@ -151,4 +169,11 @@ export async function routeServeRequest(backend: ServeBackend, req: ServeRequest
     }
     return backend.errorResponse(e);
   }
+}
+
+/** The `Allow` header of a path: its routes' methods, and HEAD wherever GET is. */
+function allowedMethods(routes: readonly Route[]): string {
+  const methods = new Set<string>(routes.map((r) => r.method));
+  if (methods.has('GET')) methods.add('HEAD');
+  return ['GET', 'HEAD', 'POST'].filter((m) => methods.has(m)).join(', ');
 }

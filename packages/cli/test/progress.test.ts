@@ -54,6 +54,102 @@ describe('Function: computeStepProgress', () => {
   });
 });
 
+describe('Function: computeStepProgress (a run that ended while steps ran)', () => {
+  /** An event with its own id and previous event (the histories of parallel branches interleave). */
+  const h = (id: number, previousEventId: number, type: string, at: number, extra: Partial<HistoryEvent> = {}): HistoryEvent =>
+    ({ id, previousEventId, type, timestamp: new Date(at), ...extra }) as HistoryEvent;
+  const named = (id: number, prev: number, type: string, name: string, at: number) =>
+    h(id, prev, type, at, type.endsWith('Entered') ? { stateEnteredEventDetails: { name } } : { stateExitedEventDetails: { name } });
+  const GATE: ProgressStep[] = [
+    { id: 'notes', kind: 'model', state: 'notes', states: ['notes', 'notes: tool calls?'], lambda: true },
+    { id: 'publish', kind: 'tool', state: 'publish', states: ['publish'], lambda: true },
+    { id: 'receipt', kind: 'pure', state: 'receipt', states: ['receipt'], lambda: false },
+  ];
+  // examples/approval-gate.chain.yaml as the engine records it: `publish` waits on its approval's
+  // task token until POST /runs/{id}/cancel stops the execution 2 s later.
+  const gateUntilWaiting = [
+    h(1, 0, 'ExecutionStarted', 1000),
+    named(2, 1, 'TaskStateEntered', 'notes', 1000), h(3, 2, 'LambdaFunctionScheduled', 1001), h(4, 3, 'LambdaFunctionStarted', 1001),
+    h(5, 4, 'LambdaFunctionSucceeded', 1010, { lambdaFunctionSucceededEventDetails: { output: JSON.stringify({ output: 'n', usage: { inputTokens: 13, outputTokens: 17 } }) } }),
+    named(6, 5, 'TaskStateExited', 'notes', 1011), named(7, 6, 'ChoiceStateEntered', 'notes: tool calls?', 1011), named(8, 7, 'ChoiceStateExited', 'notes: tool calls?', 1012),
+    named(9, 8, 'TaskStateEntered', 'publish', 1012), h(10, 9, 'TaskScheduled', 1012), h(11, 10, 'TaskStarted', 1013), h(12, 11, 'TaskSubmitted', 1030),
+  ];
+
+  it('ends a step stopped mid-wait by a cancel when its state was aborted, with the stop as its error', () => {
+    // The reason quotes a failure's wording: a cancel's reason is the user's text, not a failed step.
+    const stop = { error: 'Cancelled', cause: "step 'notes' failed, so stop" };
+    const events = [...gateUntilWaiting, h(13, 12, 'TaskStateAborted', 3012), h(14, 13, 'ExecutionAborted', 3013, { executionAbortedEventDetails: stop })];
+    const p = computeStepProgress(GATE, events, { status: 'ABORTED', ...stop, stopDate: new Date(3013) }, 9000);
+    expect(p.map((s) => [s.id, s.state, s.startedAt, s.endedAt, s.durationMs, s.error])).toEqual([
+      ['notes', 'succeeded', 1000, 1012, 12, undefined],
+      ['publish', 'failed', 1012, 3012, 2000, stop],
+      ['receipt', 'skipped', undefined, undefined, undefined, undefined],
+    ]);
+    expect(formatStepLine(p[1]!)).toMatch(/^ {2}✗ publish\s+failed\s+2\.00 s {2}Cancelled: step 'notes' failed, so stop$/);
+  });
+
+  it('ends a step of a run stopped while no process ran it when the execution was aborted, with the abort event\'s error', () => {
+    // A dormant execution aborted by `runs cancel`: the engine appends ExecutionAborted to the last checkpoint.
+    const events = [...gateUntilWaiting, h(13, 12, 'ExecutionAborted', 60_000, { executionAbortedEventDetails: { error: 'Cancelled', cause: 'wrong version' } })];
+    const p = computeStepProgress(GATE, events, { status: 'ABORTED' }, 90_000);
+    expect(p[1]).toMatchObject({ id: 'publish', state: 'failed', startedAt: 1012, endedAt: 60_000, durationMs: 58_988, error: { error: 'Cancelled', cause: 'wrong version' } });
+    // Without the event (a history cut short), DescribeExecution's stop date and status.
+    const described = computeStepProgress(GATE, gateUntilWaiting, { status: 'TIMED_OUT', stopDate: 5012 }, 90_000);
+    expect(described[1]).toMatchObject({ state: 'failed', endedAt: 5012, durationMs: 4000, error: { error: 'TIMED_OUT', cause: '' } });
+  });
+
+  it('gives a for_each whose iteration failed its span and the failure, and a branch cut short by it its end and why', () => {
+    const steps: ProgressStep[] = [
+      { id: 'loop', kind: 'for_each', state: 'loop', states: ['loop'], lambda: false },
+      { id: 'body', kind: 'function', state: 'body', parent: 'loop', states: ['body'], lambda: true },
+      { id: 'after', kind: 'agent', state: 'after', states: ['after'], lambda: true },
+    ];
+    const failure = { error: 'FunctionError', cause: `step 'body' failed: ${JSON.stringify({ errorMessage: 'boom', errorType: 'FunctionError' })}` };
+    // `[loop & after]` runs both branches; body's failure is caught into the unowned Fail state
+    // `loop: failed`, which fails the Map (MapStateFailed follows the iteration's events), aborts
+    // `after` and fails the Parallel.
+    const events = [
+      h(1, 0, 'ExecutionStarted', 2000), named(2, 1, 'PassStateEntered', 'Start', 2000), named(3, 2, 'PassStateExited', 'Start', 2001),
+      named(4, 3, 'ParallelStateEntered', '[loop & after]', 2001), h(5, 4, 'ParallelStateStarted', 2001),
+      named(6, 5, 'MapStateEntered', 'loop', 2001), named(7, 5, 'TaskStateEntered', 'after', 2002),
+      h(8, 7, 'LambdaFunctionScheduled', 2002), h(9, 8, 'LambdaFunctionStarted', 2002),
+      h(10, 6, 'MapStateStarted', 2004), h(11, 10, 'MapIterationStarted', 2004), named(12, 11, 'TaskStateEntered', 'body', 2004),
+      h(13, 12, 'LambdaFunctionScheduled', 2004), h(14, 13, 'LambdaFunctionStarted', 2004),
+      h(15, 14, 'LambdaFunctionFailed', 2012, { lambdaFunctionFailedEventDetails: { error: 'FunctionError', cause: 'boom' } }),
+      named(16, 15, 'TaskStateExited', 'body', 2013), named(17, 16, 'FailStateEntered', 'loop: failed', 2013),
+      h(18, 17, 'MapIterationFailed', 2013), h(19, 17, 'MapStateFailed', 2014), h(20, 9, 'TaskStateAborted', 2015),
+      h(21, 19, 'ParallelStateFailed', 2016), h(22, 21, 'ExecutionFailed', 2016, { executionFailedEventDetails: failure }),
+    ];
+    const p = computeStepProgress(steps, events, { status: 'FAILED', ...failure }, 9000);
+    expect(p.map((s) => [s.id, s.state, s.startedAt, s.endedAt, s.durationMs, s.error])).toEqual([
+      ['loop', 'failed', 2001, 2014, 13, failure],
+      ['body', 'failed', 2004, 2013, 9, { error: 'FunctionError', cause: 'boom' }],
+      ['after', 'failed', 2002, 2015, 13, { error: 'Aborted', cause: "stopped when step 'body' failed" }],
+    ]);
+    expect(formatStepLine(p[0]!)).toMatch(/^ {2}✗ loop\s+failed\s+13 ms {2}FunctionError: step 'body' failed: boom$/);
+  });
+
+  it('fails a while loop whose body failed before its condition was first evaluated, spanning the body', () => {
+    const steps: ProgressStep[] = [
+      { id: 'refine', kind: 'while', state: 'refine: again?', states: ['refine: again?'], lambda: false },
+      { id: 'improve', kind: 'agent', state: 'improve', parent: 'refine', states: ['improve'], lambda: true },
+      { id: 'final', kind: 'agent', state: 'final', states: ['final'], lambda: true },
+    ];
+    const failure = { error: 'ModelError', cause: "step 'improve' failed: model down" };
+    const events = [
+      h(1, 0, 'ExecutionStarted', 100), named(2, 1, 'TaskStateEntered', 'improve', 101), h(3, 2, 'LambdaFunctionScheduled', 101),
+      h(4, 3, 'LambdaFunctionFailed', 400, { lambdaFunctionFailedEventDetails: { error: 'ModelError', cause: 'model down' } }),
+      named(5, 4, 'TaskStateExited', 'improve', 401), named(6, 5, 'FailStateEntered', 'Failed', 401), h(7, 6, 'ExecutionFailed', 402, { executionFailedEventDetails: failure }),
+    ];
+    const p = computeStepProgress(steps, events, { status: 'FAILED', ...failure }, 9000);
+    expect(p.map((s) => [s.id, s.state, s.startedAt, s.endedAt, s.error])).toEqual([
+      ['refine', 'failed', 101, 401, failure],
+      ['improve', 'failed', 101, 401, { error: 'ModelError', cause: 'model down' }],
+      ['final', 'skipped', undefined, undefined, undefined],
+    ]);
+  });
+});
+
 describe('Class: ProgressDisplay', () => {
   const progress = (state: 'running' | 'succeeded') => computeStepProgress(
     STEPS.slice(0, 1),

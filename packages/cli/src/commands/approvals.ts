@@ -23,7 +23,11 @@ const command: Command = {
     if (sub === undefined || !['list', 'approve', 'reject'].includes(sub)) {
       throw new UsageError(`approvals needs one of list, approve ID, reject ID${sub ? ` (got '${sub}')` : ''}`);
     }
+    // A stray argument or another subcommand's flag is refused, never ignored.
+    if (sub === 'list' && id !== undefined) throw new UsageError(`approvals list takes no arguments (got ${[id, ...extra].map((a) => `'${a}'`).join(', ')})`);
     if (sub !== 'list' && (id === undefined || extra.length > 0)) throw new UsageError(`approvals ${sub} takes one approval ID`);
+    if (sub === 'list' && values.comment !== undefined) throw new UsageError('--comment goes with approvals approve or reject');
+    if (sub !== 'list' && values.status !== undefined) throw new UsageError('--status goes with approvals list');
     const status = (values.status ?? 'PENDING').toUpperCase();
     if (!['PENDING', 'APPROVED', 'REJECTED', 'TIMED_OUT'].includes(status)) throw new UsageError(`--status must be PENDING, APPROVED, REJECTED or TIMED_OUT`);
     // Listing only reads: a process that comes to hold the stack for it resumes nothing.

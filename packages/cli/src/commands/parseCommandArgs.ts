@@ -16,7 +16,7 @@ export function parseCommandArgs<O extends Options>(
 ): ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; strict: true; options: O }>> {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options, tokens: true });
+    parsed = parseArgs({ args: withNegativeValuesInline(argv, options), allowPositionals: true, strict: true, options, tokens: true });
   } catch (e) {
     throw usageFrom(e, usage);
   }
@@ -30,4 +30,21 @@ export function parseCommandArgs<O extends Options>(
   }
   const { tokens: _tokens, ...result } = parsed;
   return result as ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; strict: true; options: O }>>;
+}
+
+/**
+ * argv with `--name -N` (a negative number as the value of a value option) read as `--name=-N`, so
+ * that it gets the option's own range message: parseArgs refuses a separate value starting with '-'
+ * as ambiguous (most often a forgotten value before the next flag), and no flag starts with a digit.
+ */
+function withNegativeValuesInline(argv: readonly string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') return [...out, ...argv.slice(i)];
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === 'string' && /^-\d/.test(argv[i + 1] ?? '')) out.push(`${arg}=${argv[++i]}`);
+    else out.push(arg);
+  }
+  return out;
 }

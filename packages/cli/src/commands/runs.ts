@@ -19,6 +19,23 @@ const USAGE = 'runs list [--workflow W] [--status S] [--limit N] | show ID | ret
 /** Runs `runs list` shows unless told otherwise, and the most it shows. */
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 10_000;
+/** What `runs cancel` records when no --reason is given (RunService.stop's default). */
+const DEFAULT_CANCEL_REASON = 'cancelled by the user';
+/** The longest --reason, as `POST /runs/{id}/cancel` takes it. */
+const MAX_REASON_LENGTH = 2000;
+
+const SUBCOMMANDS = ['list', 'show', 'retry', 'restart', 'cancel'] as const;
+type Subcommand = (typeof SUBCOMMANDS)[number];
+const isSubcommand = (s: string): s is Subcommand => (SUBCOMMANDS as readonly string[]).includes(s);
+
+/** The flags that belong to one subcommand (--json and --in-memory go with every one). */
+const SUBCOMMAND_FLAGS = ['workflow', 'status', 'limit', 'from', 'reason'] as const;
+type SubcommandFlag = (typeof SUBCOMMAND_FLAGS)[number];
+const SUBCOMMAND_OF_FLAG: Record<SubcommandFlag, Subcommand> = { workflow: 'list', status: 'list', limit: 'list', from: 'restart', reason: 'cancel' };
+
+const limitError = (given: string) => new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got '${given}'`);
+
+const quoteList = (args: readonly string[]) => args.map((a) => `'${a}'`).join(', ');
 
 const command: Command = {
   name: 'runs',
@@ -35,18 +52,33 @@ const command: Command = {
           'in-memory': { type: 'boolean', default: false },
         }, USAGE);
     const { values, positionals } = parsed;
-    const [sub, id, ...extra] = positionals;
-    if (sub === undefined || !['list', 'show', 'retry', 'restart', 'cancel'].includes(sub)) {
+    const [sub, ...args] = positionals;
+    if (sub === undefined || !isSubcommand(sub)) {
       throw new UsageError(`runs needs one of list, show ID, retry ID, restart ID --from STEP, cancel ID${sub ? ` (got '${sub}')` : ''}`);
     }
-    if (sub !== 'list' && (id === undefined || extra.length > 0)) throw new UsageError(`runs ${sub} takes one run ID`);
-    if (sub === 'restart' && values.from === undefined) throw new UsageError('runs restart needs --from STEP');
-    if (values.reason !== undefined && sub !== 'cancel') throw new UsageError('--reason goes with runs cancel');
-    if (values.limit !== undefined && sub !== 'list') throw new UsageError('--limit goes with runs list');
-    const limit = values.limit === undefined ? DEFAULT_LIMIT : Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-      throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got '${values.limit}'`);
+    // A stray argument is refused, never ignored: `runs list extra` may be a run id meant for show.
+    if (sub === 'list' && args.length > 0) throw new UsageError(`runs list takes no arguments (got ${quoteList(args)})`);
+    if (sub !== 'list' && args.length === 0) throw new UsageError(`runs ${sub} takes one run ID`);
+    if (sub !== 'list' && args.length > 1) throw new UsageError(`runs ${sub} takes one run ID (got ${args.length}: ${quoteList(args)})`);
+    const id = args[0];
+    // A flag of another subcommand is refused, never ignored (`retry --from` would re-run other steps than meant).
+    for (const flag of SUBCOMMAND_FLAGS) {
+      if (values[flag] === undefined || SUBCOMMAND_OF_FLAG[flag] === sub) continue;
+      if (flag === 'from' && sub === 'retry') {
+        throw new UsageError(`--from goes with runs restart: runs retry re-runs only the steps that did not finish; to re-run from a step, use runs restart ${id} --from ${values.from}`);
+      }
+      throw new UsageError(`--${flag} goes with runs ${SUBCOMMAND_OF_FLAG[flag]}`);
     }
+    if (sub === 'restart' && values.from === undefined) throw new UsageError('runs restart needs --from STEP');
+    if (values.reason !== undefined && values.reason.trim() === '') {
+      throw new UsageError(`--reason cannot be empty: say why the run is cancelled, or leave --reason out to record '${DEFAULT_CANCEL_REASON}'`);
+    }
+    if (values.reason !== undefined && values.reason.length > MAX_REASON_LENGTH) {
+      throw new UsageError(`--reason is at most ${MAX_REASON_LENGTH} characters, got ${values.reason.length}`);
+    }
+    // Plain decimal digits only: Number() would also take '0x10', '1e2' and ' 2'.
+    if (values.limit !== undefined && !(/^\d+$/.test(values.limit) && Number(values.limit) >= 1 && Number(values.limit) <= MAX_LIMIT)) throw limitError(values.limit);
+    const limit = values.limit === undefined ? DEFAULT_LIMIT : Number(values.limit);
     const status = values.status?.toUpperCase();
     if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
       throw new UsageError(`--status must be one of ${STATUSES.join(', ')}, got '${values.status}'`);

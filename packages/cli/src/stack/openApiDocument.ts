@@ -3,6 +3,7 @@
 // the embedded routes and the AWS API handler validate with (API_BODIES, @stepforge/functions), so
 // the document cannot drift from the code.
 import { z } from 'zod';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '@stepforge/compiler';
 import { API_BODIES } from '@stepforge/functions';
 
 const { StartRunBody, RestartBody, RetryBody, CancelBody, DecisionBody } = API_BODIES;
@@ -23,7 +24,7 @@ export const OPENAPI_DOCUMENT = {
   info: {
     title: 'Stepforge API',
     version: '0.1.0',
-    description: 'Start and inspect workflow runs, fork them, and decide approvals. Served by API Gateway on AWS and by `stepforge serve` locally. `stepforge serve` answers 403 (`host_not_allowed`, `origin_not_allowed`) to any request whose Host header is not a loopback name or whose Origin is a page not served from loopback: what a web page of another site sends through the browser, directly or by DNS rebinding.',
+    description: 'Start and inspect workflow runs, fork them, and decide approvals. Served by API Gateway on AWS and by `stepforge serve` locally. `stepforge serve` answers 403 (`host_not_allowed`, `origin_not_allowed`) to any request whose Host header is not a loopback name or whose Origin is a page not served from loopback: what a web page of another site sends through the browser, directly or by DNS rebinding. `stepforge serve` answers a method a path does not take 405 `method_not_allowed` with an `Allow` header listing the methods it takes, and HEAD as GET without the body (on AWS, API Gateway answers a method it has no route for itself).',
   },
   servers: [{ url: 'http://127.0.0.1:8787', description: 'stepforge serve (default port)' }],
   paths: {
@@ -35,12 +36,16 @@ export const OPENAPI_DOCUMENT = {
       post: {
         operationId: 'startRun',
         summary: 'Start a run; the same Idempotency-Key returns the same run',
-        parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string' } }],
+        description: `The idempotency key is the \`Idempotency-Key\` header or the body's \`idempotencyKey\` (1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters). Send it once, in either place; both is accepted when they are equal, and two different keys are refused (400 \`invalid_request\`) rather than one of them used.`,
+        parameters: [{
+          name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+          description: 'The run\'s idempotency key, as the body\'s `idempotencyKey` (either; both only when equal)',
+        }],
         requestBody: body('StartRunBody', false),
         responses: {
           200: ok('Finished run (wait: true), or the existing run for the idempotency key', 'RunStarted'),
           202: ok('Run started', 'RunStarted'),
-          400: err('Invalid body or input not matching the workflow input schema (invalid_request, invalid_input)'),
+          400: err('Invalid body, an Idempotency-Key header that is not a key or that disagrees with the body\'s idempotencyKey (invalid_request), or input not matching the workflow input schema (invalid_input)'),
           404: err('Unknown workflow (unknown_workflow)'),
           409: err('The idempotency key names a run of another workflow (idempotency_key_conflict)'),
           413: err('The input is over Step Functions\' 256 KiB execution input limit (input_too_large); no run is recorded'),
