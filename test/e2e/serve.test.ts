@@ -160,7 +160,7 @@ describe('Command: serve (the HTTP API through fetch)', () => {
   it('answers 405 with an Allow header, HEAD as GET without a body, and refuses two idempotency keys that disagree', async () => {
     for (const [method, path, allow] of [['DELETE', '/workflows', 'GET, HEAD'], ['PUT', '/workflows/quickstart/runs', 'GET, HEAD, POST'], ['GET', '/runs/x/cancel', 'POST']] as const) {
       const r = await fetch(`${handle.url}${path}`, { method });
-      expect([method, path, r.status, r.headers.get('allow'), (await r.json()).error.code]).toEqual([method, path, 405, allow, 'method_not_allowed']);
+      expect([method, path, r.status, r.headers.get('allow'), ((await r.json()) as { error: { code: string } }).error.code]).toEqual([method, path, 405, allow, 'method_not_allowed']);
     }
     const get = await fetch(`${handle.url}/workflows`);
     const head = await fetch(`${handle.url}/workflows`, { method: 'HEAD' });
