@@ -236,6 +236,7 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect((await api('GET', '/approvals')).json.approvals).toEqual([]);
   });
 
+  // After a change to the API: npx tsx packages/cli/scripts/writeOpenApi.ts rewrites docs/openapi.json.
   it('serves its OpenAPI document, identical to docs/openapi.json', async () => {
     const r = await api('GET', '/openapi.json');
     expect(r.json).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
