@@ -1,16 +1,10 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StepforgeError } from '@stepforge/compiler';
+import { errnoReason } from './errnoReason.js';
 
-/** What an errno means to someone who named the path. */
-function why(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EROFS') return 'the file system is read-only';
-  if (code === 'ENOSPC') return 'no space left on the device';
-  if (code === 'ENOENT') return 'the file system does not allow a directory there';
-  return (e as Error).message;
-}
+/** A directory that cannot be made where nothing is in the way (ENOENT from mkdir under /proc). */
+const why = (e: unknown) => errnoReason(e, { ENOENT: 'the file system does not allow a directory there' });
 
 /**
  * Creates directory `path` and its missing parents, or finds it there; an `io` StepforgeError

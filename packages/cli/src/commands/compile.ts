@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { compileDocument, SourceText } from '@stepforge/compiler';
 import { EXIT_OK, reportError, UsageError, type CliIo } from '../CliIo.js';
 import { ensureDirectory, ioError } from '../ensureDirectory.js';
+import { errnoReason } from '../errnoReason.js';
 import { formatWarning, readDocumentFile } from './documentIo.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import type { Command } from './registry.js';
@@ -63,8 +64,7 @@ const compile: Command = {
         try {
           await writeFile(out, JSON.stringify(value, null, 2) + '\n');
         } catch (e) {
-          const code = (e as NodeJS.ErrnoException).code;
-          throw ioError(`cannot write ${out}: ${code === 'EISDIR' ? 'a directory has that name' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (e as Error).message}`, hint);
+          throw ioError(`cannot write ${out}: ${errnoReason(e, { EISDIR: 'a directory has that name' })}`, hint);
         }
       }
       if (!json) {

@@ -2,15 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { formatDiagnostic, SourceText, StepforgeError, type Diagnostic } from '@stepforge/compiler';
 import { EXIT_FAILURE, UsageError, type CliIo } from '../CliIo.js';
+import { errnoReason } from '../errnoReason.js';
 
 /** Reads a document named on the command line (relative to the CLI's cwd); a missing file is an `io` error. */
 export async function readDocumentFile(io: CliIo, file: string): Promise<string> {
   try {
     return await readFile(resolve(io.cwd, file), 'utf8');
   } catch (e) {
-    const code = (e as { code?: string }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (e as Error).message;
-    throw new StepforgeError('io', `cannot read '${file}': ${why}`, { location: { file, line: 1, column: 1 } });
+    throw new StepforgeError('io', `cannot read '${file}': ${errnoReason(e, { EISDIR: 'is a directory' })}`, { location: { file, line: 1, column: 1 } });
   }
 }
 

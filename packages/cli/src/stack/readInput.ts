@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { StepforgeError } from '@stepforge/compiler';
 import { UsageError } from '../CliIo.js';
+import { errnoReason } from '../errnoReason.js';
 
 /**
  * Parses `--input`: inline JSON, or `@file` holding JSON. A syntax error is StepforgeError
@@ -18,9 +19,7 @@ export function readInput(raw: string | undefined, cwd: string): unknown {
       // An editor's byte order mark is not JSON, and not the user's input either.
       text = readFileSync(isAbsolute(file) ? file : join(cwd, file), 'utf8').replace(/^\uFEFF/, '');
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (e as Error).message;
-      throw new StepforgeError(code === 'ENOENT' ? 'file_not_found' : 'io', `cannot read input file ${file}: ${why}`, {
+      throw new StepforgeError((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file_not_found' : 'io', `cannot read input file ${file}: ${errnoReason(e)}`, {
         hint: '--input @FILE reads the run input from FILE (a JSON object), relative to the current directory',
       });
     }
