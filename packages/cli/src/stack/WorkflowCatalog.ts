@@ -52,7 +52,7 @@ export interface WorkflowEntry {
 
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/StepforgeEmbedded';
 const pk = (name: string) => `WORKFLOW#${name}`;
-/** The sort key of the current entry, and of each version's (kept, never overwritten). */
+/** The sort key of the current entry, and of each version's (one per hash, so its steps and ASL never change). */
 const LATEST_SK = 'WORKFLOW';
 const versionSk = (version: string) => `VERSION#${version}`;
 
