@@ -120,7 +120,9 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
       };
     }
     case 'function':
-      return { config: { function: s.function } };
+      // Binding name → secret id: a Python function called GraphN's way gets each binding as the
+      // keyword argument of that name (`secrets: {API_KEY: $secret:news-key}` → API_KEY=…).
+      return { config: { function: s.function, ...(s.secrets.length > 0 ? { secretNames: Object.fromEntries(s.secrets.map((x) => [x.name, x.id])) } : {}) } };
     case 'mcp_tool': {
       const srv = doc.mcpServers[s.server];
       return { config: { server: s.server, tool: s.tool, ...(srv?.uri ? { uri: srv.uri } : {}), ...(srv && Object.keys(srv.config).length > 0 ? { serverConfig: srv.config } : {}) } };
