@@ -64,6 +64,8 @@ export interface RuntimeConfig {
   /** JSON approval policy rules (see ToolPolicy); empty = allow everything granted. */
   readonly policyRules: readonly unknown[];
   readonly userFunctionsDir: string;
+  /** The interpreter that runs Python user functions (STEPFORGE_PYTHON), found on PATH. */
+  readonly pythonCommand: string;
   /** Workflow name → state machine ARN, for the api and trigger handlers. */
   readonly stateMachines: Readonly<Record<string, string>>;
   /** `arn:aws:states:<region>:<account>:stateMachine:` — a workflow not in `stateMachines` is this plus its name. */
@@ -201,6 +203,7 @@ export function runtimeConfigFromEnv(
     stateMachines: env.STEPFORGE_STATE_MACHINES ? JSON.parse(env.STEPFORGE_STATE_MACHINES) as Record<string, string> : {},
     stateMachineArnPrefix: env.STEPFORGE_STATE_MACHINE_ARN_PREFIX,
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? `${cwd}/functions/user`,
+    pythonCommand: env.STEPFORGE_PYTHON || 'python3',
     inlineOutputMaxBytes: inlineOutputMaxBytes(env),
     maxEnvelopeBytes: int(env, 'STEPFORGE_MAX_ENVELOPE_BYTES', 256 * 1024),
     leaseSeconds: int(env, 'STEPFORGE_LEASE_SECONDS', 900),

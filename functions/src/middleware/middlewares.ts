@@ -103,11 +103,13 @@ export const redactSecrets = defineMiddleware(
       const err = request.error;
       if (!err) return;
       const message = runtime.redactor.redactText(err.message);
-      if (message !== err.message || (isRuntimeError(err) && runtime.redactor.contains(err.details))) {
+      // A trace of the function's own (a Python function's frames), which the execution's cause carries.
+      const trace = (err as { stackTrace?: unknown }).stackTrace;
+      if (message !== err.message || (isRuntimeError(err) && runtime.redactor.contains(err.details)) || runtime.redactor.contains(trace)) {
         const copy = isRuntimeError(err)
           ? new RuntimeError(err.name, message, { details: runtime.redactor.redact(err.details as Record<string, unknown> | undefined), retryable: err.retryable })
           : Object.assign(new Error(message), { name: err.name });
-        request.error = copy;
+        request.error = Array.isArray(trace) ? Object.assign(copy, { stackTrace: runtime.redactor.redact(trace) }) : copy;
       }
     },
   }),

@@ -23,6 +23,7 @@ import { fsListTool, fsReadTool } from '../tools/fsTools.js';
 import { httpFetchTool, webSearchTool } from '../tools/httpTools.js';
 import { shellTool } from '../tools/shellTool.js';
 import { ToolRegistry } from '../tools/ToolDefinition.js';
+import { PythonWorker } from '../userfn/PythonWorker.js';
 import { parsePolicyRules, type PolicyRule } from '../tools/ToolPolicy.js';
 
 /** Something that can send Step Functions task-token callbacks (an SFNClient, or the embedded engine's). */
@@ -67,6 +68,7 @@ export class Runtime {
   #eb?: EventBridgeClient;
   #sfn?: SFNClient;
   #bedrock?: BedrockRuntimeClient;
+  #python?: PythonWorker;
 
   constructor(config: RuntimeConfig, deps: RuntimeDeps = {}) {
     this.config = config;
@@ -88,15 +90,30 @@ export class Runtime {
     this.tools = deps.tools ?? builtinTools(config);
   }
 
-  /** Closes long-lived connections (MCP clients, SDK sockets). */
+  /** Closes long-lived connections and processes (MCP clients, the Python worker, SDK sockets). */
   async close(): Promise<void> {
-    await this.mcp.closeAll();
+    await Promise.all([this.mcp.closeAll(), this.#python?.close()]);
     this.db.client.destroy();
     if (this.db.commands !== this.db.client) this.db.commands.destroy();
     this.#sqs?.destroy();
     this.#eb?.destroy();
     this.#sfn?.destroy();
     this.#bedrock?.destroy();
+  }
+
+  /**
+   * The Python worker that runs Python user functions: one process for this Runtime (the embedded
+   * stack's, or a Lambda container's), started by its first call and ended by `close()`.
+   */
+  python(): PythonWorker {
+    return (this.#python ??= new PythonWorker({
+      command: this.config.pythonCommand,
+      functionsDir: this.config.userFunctionsDir,
+      // The injected environment over this process's: PATH and the rest come along unless it says otherwise.
+      env: { ...process.env, ...this.#deps.env },
+      // Output of no call in particular (a thread a function started, Python's own fatal errors).
+      onStderr: (text) => this.logger.info('python worker output', { text }),
+    }));
   }
 
   sqs(): SQSClient {
