@@ -8,8 +8,9 @@
 //
 // CommonJS, because V8's code cache (vm.Script cachedData) serves scripts, not ES modules, on Node
 // 20. `import.meta.url` (four uses: module resolution and a file next to the module) becomes the
-// bundle's own URL, and the file it names is copied beside the bundle. dynalite stays outside: the
-// emulator worker requires it by its resolved path, in another thread.
+// bundle's own URL, and the file it names is copied beside the bundle; so is the Python worker's
+// folder (functions/python), which functions' userfn/pythonSourceDir then names as `./python/` beside
+// the bundle. dynalite stays outside: the emulator worker requires it by its resolved path, in another thread.
 //
 // No `import()` is left in the bundle: Node 20 loses the callback an `import()` needs in code
 // loaded from the code cache. Imports of bundled modules and Node's own become requires
@@ -42,13 +43,20 @@ await build({
     name: 'import-file-through-launcher',
     setup(b) {
       let replaced = false;
+      let pythonReplaced = false;
       b.onLoad({ filter: /[\\/]functions[\\/]dist[\\/]userfn[\\/]importFile\.js$/ }, () => {
         replaced = true;
         return { contents: 'export const importFile = (url) => __stepforge_import(url);', loader: 'js' };
       });
+      // The Python worker's files are copied beside the bundle (below): found there, not two folders up.
+      b.onLoad({ filter: /[\\/]functions[\\/]dist[\\/]userfn[\\/]pythonSourceDir\.js$/ }, () => {
+        pythonReplaced = true;
+        return { contents: "import { fileURLToPath } from 'node:url';\nexport const pythonSourceDir = () => fileURLToPath(new URL('./python/', import.meta.url));", loader: 'js' };
+      });
       // Without the replacement the bundle would fail at run time, on the first user function.
       b.onEnd((r) => {
         if (r.errors.length === 0 && !replaced) throw new Error('bundleCli: functions/dist/userfn/importFile.js was not in the bundle to replace');
+        if (r.errors.length === 0 && !pythonReplaced) throw new Error('bundleCli: functions/dist/userfn/pythonSourceDir.js was not in the bundle to replace');
       });
     },
   }],
@@ -56,6 +64,10 @@ await build({
   logLevel: 'warning',
 });
 for (const file of ['dynaliteExpressionCache.cjs', 'dynaliteWorker.cjs']) copyFileSync(join(cli, 'dist', 'stack', file), join(outdir, file));
+const pythonSrc = join(cli, '..', '..', 'functions', 'python');
+rmSync(join(outdir, 'python'), { recursive: true, force: true });
+mkdirSync(join(outdir, 'python'));
+for (const file of readdirSync(pythonSrc).filter((f) => f.endsWith('.py'))) copyFileSync(join(pythonSrc, file), join(outdir, 'python', file));
 // The bundle's id names its code caches. V8 checks a cache only against the source's length (and
 // its own version and flags), so a rebuilt bundle of the same length would take a stale cache and
 // run old compiled code: caches are kept per bundle content instead, and older ones removed.

@@ -286,11 +286,15 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       // previous process resume only after that, so none can call a handler that is not there yet.
       resumeOnStart: false,
     });
-    closers.unshift(() => engine.close());
+    const engineCloser = () => engine.close();
+    closers.unshift(engineCloser);
     const sfn = sfnClient(engine.url);
     closers.unshift(async () => sfn.destroy());
     const config = runtimeConfig(fr, options, { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint, stepfunctions: engine.url }, approvalQueueUrl, leaseEpoch);
     const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
+    // After the engine (closed first, so no step is still calling), before the clients the runtime shares:
+    // the processes it started (the Python worker, stdio MCP servers) end with the stack.
+    closers.splice(closers.indexOf(engineCloser) + 1, 0, () => runtime.close());
     const local: LocalHandlers = options.handlers ?? stepHandlers(fr.createLocalHandlers(runtime));
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     if (options.resume !== false) engine.resumeUnfinished();
