@@ -17,7 +17,8 @@ import { StepHandlers } from './constructs/StepHandlers.js';
 import { WorkflowStateMachine } from './constructs/WorkflowStateMachine.js';
 import { WorkflowTriggers } from './constructs/WorkflowTriggers.js';
 import { addNagSuppressions } from './nag/addNagSuppressions.js';
-import { STEP_HANDLERS, type HandlerName } from './workflows/placeholders.js';
+import { PYTHON_FUNCTION_HANDLER, STEP_HANDLERS, type HandlerName, type TaskHandlerName } from './workflows/placeholders.js';
+import { routePythonFunctions } from './workflows/routePythonFunctions.js';
 import type { WorkflowSpec } from './workflows/WorkflowSpec.js';
 
 /** Where `$secret:<id>` parameters live in SSM (the runtime's STEPFORGE_SSM_PREFIX). */
@@ -32,7 +33,7 @@ export interface StepforgeStackProps extends StackProps {
   readonly handlersDir: string;
   /** Entry of the API Lambda when not `<handlersDir>/api.ts` (buildApp: the serve-routes adapter). */
   readonly apiEntry?: string;
-  /** User function modules bundled into the function Lambda (functions/user). */
+  /** User function modules (functions/user): JavaScript bundled into the function Lambda, Python into the Python function Lambda. */
   readonly userFunctionsDir?: string;
   /** API authorization: IAM (default), API key or Cognito. */
   readonly apiAuth?: ApiAuthMode;
@@ -56,9 +57,15 @@ export class StepforgeStack extends Stack {
   readonly api: StepforgeApi;
   readonly alarmTopic: sns.Topic;
 
+  /** The workflows as deployed: function steps whose function is Python point at the Python function Lambda. */
+  readonly workflows: readonly WorkflowSpec[];
+
   constructor(scope: Construct, id: string, props: StepforgeStackProps) {
     super(scope, id, props);
     const destroyOnRemoval = props.destroyOnRemoval ?? false;
+    const routed = props.workflows.map((wf) => routePythonFunctions(wf, props.userFunctionsDir));
+    const workflows = routed.map((r) => r.workflow);
+    this.workflows = workflows;
     this.store = new RunStore(this, 'Store', { destroyOnRemoval });
     // Visibility timeouts are 6× the consuming Lambda's 30 s timeout (AWS guidance for SQS event sources).
     this.approvalQueue = new QueueWithDlq(this, 'Approvals', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: 5 });
@@ -69,6 +76,7 @@ export class StepforgeStack extends Stack {
       projectRoot: props.projectRoot,
       handlersDir: props.handlersDir,
       userFunctionsDir: props.userFunctionsDir,
+      python: routed.some((r) => r.pythonModules.length > 0),
       entryOverrides: props.apiEntry ? { api: props.apiEntry } : undefined,
       destroyOnRemoval,
       environment: {
@@ -83,7 +91,7 @@ export class StepforgeStack extends Stack {
     });
     const fns = this.handlers.functions;
     const mcpServers: Record<string, unknown> = {};
-    for (const wf of props.workflows) {
+    for (const wf of workflows) {
       for (const [name, config] of Object.entries(wf.mcpServers)) {
         if (name in mcpServers && JSON.stringify(mcpServers[name]) !== JSON.stringify(config)) {
           throw new Error(`MCP server "${name}" is declared differently by two workflows (one is ${wf.file}); give them different names`);
@@ -93,13 +101,17 @@ export class StepforgeStack extends Stack {
     }
     if (Object.keys(mcpServers).length > 0) fns.mcpTool.addEnvironment('STEPFORGE_MCP_SERVERS', JSON.stringify(mcpServers));
     for (const name of Object.keys(fns) as HandlerName[]) table.grantReadWriteData(fns[name]);
+    if (this.handlers.pythonFunction) table.grantReadWriteData(this.handlers.pythonFunction);
     // A tool call that policy gates asks for approval through the queue (with the task token).
     this.approvalQueue.queue.grantSendMessages(fns.tool);
     fns.approvals.addEventSource(new SqsEventSource(this.approvalQueue.queue, { batchSize: 10, reportBatchItemFailures: true }));
 
-    const stepFunctions = Object.fromEntries(STEP_HANDLERS.map((h) => [h, fns[h]])) as Record<(typeof STEP_HANDLERS)[number], (typeof fns)['model']>;
+    const stepFunctions: Partial<Record<TaskHandlerName, (typeof fns)['model'] | NonNullable<StepHandlers['pythonFunction']>>> = {
+      ...Object.fromEntries(STEP_HANDLERS.map((h) => [h, fns[h]])),
+      ...(this.handlers.pythonFunction ? { [PYTHON_FUNCTION_HANDLER]: this.handlers.pythonFunction } : {}),
+    };
     const machines = new Map<string, WorkflowStateMachine>();
-    for (const wf of props.workflows) {
+    for (const wf of workflows) {
       machines.set(
         wf.name,
         new WorkflowStateMachine(this, `Workflow-${wf.name}`, {
@@ -114,19 +126,19 @@ export class StepforgeStack extends Stack {
     this.machines = machines;
 
     // Secrets and models: each step handler may read only what the workflows it serves reference.
-    for (const h of STEP_HANDLERS) {
-      const ids = [...new Set(props.workflows.flatMap((wf) => wf.secretsByHandler[h] ?? []))].sort();
+    for (const h of [...STEP_HANDLERS, ...(this.handlers.pythonFunction ? [PYTHON_FUNCTION_HANDLER] as const : [])]) {
+      const ids = [...new Set(workflows.flatMap((wf) => wf.secretsByHandler[h] ?? []))].sort();
       this.handlers.grantSecrets(h, ids, SSM_PREFIX);
       // An approved tool call runs in the API Lambda (the approver's request), with the tool's secrets.
       if (h === 'tool') this.handlers.grantSecrets('api', ids, SSM_PREFIX);
     }
-    this.handlers.grantBedrockModels([...new Set(props.workflows.flatMap((wf) => wf.bedrockModels))].sort());
+    this.handlers.grantBedrockModels([...new Set(workflows.flatMap((wf) => wf.bedrockModels))].sort());
 
     // The API starts, inspects, forks and cancels executions of these machines, and resolves approvals.
     const all = [...machines.values()].map((m) => m.stateMachine);
-    const triggered = props.workflows.filter((wf) => wf.triggers.length > 0).map((wf) => machines.get(wf.name)!.stateMachine);
+    const triggered = workflows.filter((wf) => wf.triggers.length > 0).map((wf) => machines.get(wf.name)!.stateMachine);
     fns.api.addEnvironment('STEPFORGE_STATE_MACHINES', Stack.of(this).toJsonString(Object.fromEntries([...machines].map(([n, m]) => [n, m.stateMachine.stateMachineArn]))));
-    fns.trigger.addEnvironment('STEPFORGE_STATE_MACHINES', Stack.of(this).toJsonString(Object.fromEntries(props.workflows.filter((wf) => wf.triggers.length > 0).map((wf) => [wf.name, machines.get(wf.name)!.stateMachine.stateMachineArn]))));
+    fns.trigger.addEnvironment('STEPFORGE_STATE_MACHINES', Stack.of(this).toJsonString(Object.fromEntries(workflows.filter((wf) => wf.triggers.length > 0).map((wf) => [wf.name, machines.get(wf.name)!.stateMachine.stateMachineArn]))));
     if (all.length > 0) {
       fns.api.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution', 'states:ListExecutions', 'states:DescribeStateMachine'], resources: all.map((m) => m.stateMachineArn) }));
       fns.api.addToRolePolicy(
@@ -147,7 +159,7 @@ export class StepforgeStack extends Stack {
     }
 
     this.api = new StepforgeApi(this, 'Http', { handler: fns.api, auth: props.apiAuth ?? 'iam', destroyOnRemoval });
-    new WorkflowTriggers(this, 'Triggers-', { workflows: props.workflows, queue: this.triggerQueue.queue, starter: fns.trigger });
+    new WorkflowTriggers(this, 'Triggers-', { workflows, queue: this.triggerQueue.queue, starter: fns.trigger });
 
     // Pending approvals past their deadline time out (a timeout is a denial): the approvals handler
     // expires them on every scheduled event.

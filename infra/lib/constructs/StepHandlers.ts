@@ -1,16 +1,20 @@
 // The Lambda functions: five step handlers (placeholders in ASL) plus the API, the trigger starter and
 // the approvals consumer. One NodejsFunction per handler, bundled once by the local esbuild and shared by
 // every workflow; each with its own role and log group so its permissions can be read off one policy.
+// Beside them, when a workflow calls a Python function, the Python function Lambda (Python 3.12, a
+// plain directory asset: the bootstrap in functions/python and the user's .py files, no Docker).
 import { createRequire } from 'node:module';
-import { existsSync, readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { ArnFormat, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ALL_HANDLERS, type HandlerName } from '../workflows/placeholders.js';
+import { pythonSourceDir } from '@stepforge/functions';
+import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, type HandlerName } from '../workflows/placeholders.js';
 
 /** Sizing per handler: model and user-function steps get more memory and time than the glue handlers. */
 const SIZING: Readonly<Record<HandlerName, { memory: number; timeout: Duration }>> = {
@@ -39,14 +43,27 @@ export interface StepHandlersProps {
   readonly entryOverrides?: Partial<Record<HandlerName, string>>;
   /** User function modules (functions/user), bundled into the function Lambda under `user/`. */
   readonly userFunctionsDir?: string;
+  /**
+   * Deploy the Python function Lambda too (a workflow has a function step whose function is a
+   * Python module): Python 3.12, its code the bootstrap (functions/python) and the `.py` files of
+   * `userFunctionsDir` under `user/`, a plain asset (no Docker, no wheels).
+   */
+  readonly python?: boolean;
 }
 
 /** Where the function Lambda finds the bundled user functions (its code root is /var/task). */
 export const LAMBDA_USER_FUNCTIONS_DIR = '/var/task/user';
 
+/** The Python function Lambda's entry point (functions/python/stepforge_lambda.py). */
+export const PYTHON_FUNCTION_ENTRY = 'stepforge_lambda.handler';
+/** The bootstrap's files, at the root of the Python function Lambda's code. */
+const PYTHON_BOOTSTRAP = ['stepforge_lambda.py', 'stepforge_userfn.py'] as const;
+
 /** The deployed handlers, by name. */
 export class StepHandlers extends Construct {
   readonly functions: Readonly<Record<HandlerName, NodejsFunction>>;
+  /** The Python function Lambda, when the stack has Python function steps. */
+  readonly pythonFunction?: lambda.Function;
 
   constructor(scope: Construct, id: string, props: StepHandlersProps) {
     super(scope, id);
@@ -59,10 +76,11 @@ export class StepHandlers extends Construct {
     const fns = {} as Record<HandlerName, NodejsFunction>;
     for (const name of ALL_HANDLERS) fns[name] = this.handler(name, entry(name)!, props);
     this.functions = fns;
+    if (props.python) this.pythonFunction = this.pythonHandler(props);
   }
 
-  private handler(name: HandlerName, entry: string, props: StepHandlersProps): NodejsFunction {
-    const id = name[0]!.toUpperCase() + name.slice(1);
+  /** Its own log group, and a role that may write to it and nothing else (grants come later). */
+  private roleAndLogs(id: string, name: string, props: StepHandlersProps): { role: iam.Role; logGroup: logs.LogGroup } {
     const logGroup = new logs.LogGroup(this, `${id}Logs`, {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
@@ -78,6 +96,12 @@ export class StepHandlers extends Construct {
         resources: [logGroup.logGroupArn, `${logGroup.logGroupArn}:log-stream:*`],
       }),
     );
+    return { role, logGroup };
+  }
+
+  private handler(name: HandlerName, entry: string, props: StepHandlersProps): NodejsFunction {
+    const id = name[0]!.toUpperCase() + name.slice(1);
+    const { role, logGroup } = this.roleAndLogs(id, name, props);
     const { memory, timeout } = SIZING[name];
     const userFunctions = name === 'function' ? listUserFunctions(props.userFunctionsDir) : [];
     const esbuildBin = join(props.projectRoot, 'node_modules', '.bin', 'esbuild');
@@ -140,11 +164,41 @@ export class StepHandlers extends Construct {
     });
   }
 
+  /** The Python function Lambda: the same envelope, records and sizing as the Node function handler, in Python 3.12. */
+  private pythonHandler(props: StepHandlersProps): lambda.Function {
+    const { role, logGroup } = this.roleAndLogs('PythonFunction', PYTHON_FUNCTION_HANDLER, props);
+    const { memory, timeout } = SIZING.function;
+    return new lambda.Function(this, 'PythonFunction', {
+      runtime: lambda.Runtime.PYTHON_3_12,
+      architecture: lambda.Architecture.ARM_64,
+      handler: PYTHON_FUNCTION_ENTRY,
+      code: lambda.Code.fromAsset(stagePythonAsset(pythonSourceDir(), props.userFunctionsDir)),
+      memorySize: memory,
+      timeout,
+      role,
+      logGroup,
+      tracing: lambda.Tracing.ACTIVE,
+      environment: {
+        ...props.environment,
+        STEPFORGE_HANDLER: PYTHON_FUNCTION_HANDLER,
+        POWERTOOLS_SERVICE_NAME: 'stepforge-python-function',
+        STEPFORGE_FUNCTIONS_DIR: LAMBDA_USER_FUNCTIONS_DIR,
+      },
+    });
+  }
+
+  /** A step handler by name, the Python function Lambda included (when deployed). */
+  lambdaOf(name: HandlerName | typeof PYTHON_FUNCTION_HANDLER): lambda.Function {
+    if (name !== PYTHON_FUNCTION_HANDLER) return this.functions[name];
+    if (!this.pythonFunction) throw new Error('the stack has no Python function Lambda: no workflow has a Python function step');
+    return this.pythonFunction;
+  }
+
   /** Let a handler read the named secrets (Secrets Manager secret or SSM parameter with that id) and nothing else. */
-  grantSecrets(name: HandlerName, ids: readonly string[], ssmPrefix: string): void {
+  grantSecrets(name: HandlerName | typeof PYTHON_FUNCTION_HANDLER, ids: readonly string[], ssmPrefix: string): void {
     if (ids.length === 0) return;
     const stack = Stack.of(this);
-    const fn = this.functions[name];
+    const fn = this.lambdaOf(name);
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
@@ -188,6 +242,36 @@ export function listUserFunctions(dir: string | undefined): string[] {
     .filter((e) => e.isFile() && /\.(m?ts|m?js)$/.test(e.name) && !/\.(test|d)\.m?ts$/.test(e.name))
     .map((e) => join(e.parentPath, e.name))
     .sort();
+}
+
+/** Python user function modules (.py, recursively, leaving out tests and caches) in `dir`, or none when it does not exist. */
+export function listPythonFunctions(dir: string | undefined): string[] {
+  if (!dir || !existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.py') && !/^test_|_test\.py$/.test(e.name))
+    .map((e) => join(e.parentPath, e.name))
+    .filter((f) => !relative(dir, f).split(/[\\/]/).some((part) => part === '__pycache__' || part.startsWith('.')))
+    .sort();
+}
+
+/** Staging folders made by this process, removed when it exits (CDK copies each into the cloud assembly). */
+const staged: string[] = [];
+
+/**
+ * The Python function Lambda's code as one folder: the bootstrap at its root, the user's `.py`
+ * files under `user/` with their folders. A plain directory asset: CDK hashes and zips it.
+ */
+export function stagePythonAsset(sourceDir: string, userFunctionsDir: string | undefined): string {
+  const out = mkdtempSync(join(tmpdir(), 'stepforge-python-'));
+  if (staged.length === 0) process.once('exit', () => { for (const d of staged) rmSync(d, { recursive: true, force: true }); });
+  staged.push(out);
+  for (const f of PYTHON_BOOTSTRAP) copyFileSync(join(sourceDir, f), join(out, f));
+  for (const f of listPythonFunctions(userFunctionsDir)) {
+    const target = join(out, 'user', relative(userFunctionsDir!, f));
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(f, target);
+  }
+  return out;
 }
 
 function shellQuote(arg: string): string {

@@ -8,13 +8,14 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { LAMBDA_PLACEHOLDERS, type StepHandlerName } from '../workflows/placeholders.js';
+import { LAMBDA_PLACEHOLDERS, type TaskHandlerName } from '../workflows/placeholders.js';
 import type { WorkflowSpec } from '../workflows/WorkflowSpec.js';
 
 /** Options for WorkflowStateMachine. */
 export interface WorkflowStateMachineProps {
   readonly workflow: WorkflowSpec;
-  readonly stepFunctions: Readonly<Record<StepHandlerName, lambda.IFunction>>;
+  /** The Lambdas its Tasks may name (the Python function Lambda only when the stack deploys it). */
+  readonly stepFunctions: Readonly<Partial<Record<TaskHandlerName, lambda.IFunction>>>;
   readonly approvalQueue: sqs.IQueue;
   readonly table: dynamodb.ITable;
   readonly destroyOnRemoval?: boolean;
@@ -36,9 +37,14 @@ export class WorkflowStateMachine extends Construct {
     });
 
     const substitutions: Record<string, string> = {};
+    const lambdaOf = (handler: TaskHandlerName): lambda.IFunction => {
+      const fn = props.stepFunctions[handler];
+      if (!fn) throw new Error(`workflow ${workflow.name} (${workflow.file}) calls the ${handler} Lambda, which the stack does not deploy`);
+      return fn;
+    };
     for (const placeholder of workflow.placeholders) {
       const handler = LAMBDA_PLACEHOLDERS[placeholder];
-      if (handler) substitutions[placeholder] = props.stepFunctions[handler].functionArn;
+      if (handler) substitutions[placeholder] = lambdaOf(handler).functionArn;
       else if (placeholder === 'ApprovalQueueUrl') substitutions[placeholder] = props.approvalQueue.queueUrl;
       else if (placeholder === 'RunsTableName') substitutions[placeholder] = props.table.tableName;
     }
@@ -68,7 +74,7 @@ export class WorkflowStateMachine extends Construct {
     // Least privilege: the role may reach only what this definition names.
     for (const placeholder of workflow.placeholders) {
       const handler = LAMBDA_PLACEHOLDERS[placeholder];
-      if (handler) props.stepFunctions[handler].grantInvoke(this.stateMachine);
+      if (handler) lambdaOf(handler).grantInvoke(this.stateMachine);
       else if (placeholder === 'ApprovalQueueUrl') props.approvalQueue.grantSendMessages(this.stateMachine);
       else if (placeholder === 'RunsTableName') props.table.grantReadWriteData(this.stateMachine);
     }

@@ -11,13 +11,25 @@ export const ALL_HANDLERS = [...STEP_HANDLERS, 'api', 'trigger', 'approvals'] as
 /** Any deployed handler name. */
 export type HandlerName = (typeof ALL_HANDLERS)[number];
 
-/** Placeholder → the step handler whose ARN fills it. */
-export const LAMBDA_PLACEHOLDERS: Readonly<Record<string, StepHandlerName>> = {
+/**
+ * The Python function Lambda (functions/python/stepforge_lambda.py): deployed beside the Node
+ * handlers when a workflow has a function step whose function is a Python module, and named by
+ * the placeholder its Tasks are given at synth time (see routePythonFunctions).
+ */
+export const PYTHON_FUNCTION_HANDLER = 'pythonFunction';
+/** The placeholder of the Python function Lambda. */
+export const PYTHON_FUNCTION_PLACEHOLDER = 'PythonFunctionStepFunctionArn';
+/** A Lambda a state machine's Task may name: a step handler or the Python function Lambda. */
+export type TaskHandlerName = StepHandlerName | typeof PYTHON_FUNCTION_HANDLER;
+
+/** Placeholder → the Lambda whose ARN fills it. */
+export const LAMBDA_PLACEHOLDERS: Readonly<Record<string, TaskHandlerName>> = {
   ModelStepFunctionArn: 'model',
   ToolStepFunctionArn: 'tool',
   ConnectorStepFunctionArn: 'connector',
   FunctionStepFunctionArn: 'function',
   McpToolStepFunctionArn: 'mcpTool',
+  [PYTHON_FUNCTION_PLACEHOLDER]: PYTHON_FUNCTION_HANDLER,
 };
 
 /** Non-Lambda placeholders. */
