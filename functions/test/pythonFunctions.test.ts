@@ -2,16 +2,17 @@
 // id), the function handler over it against dynalite (context, keyword arguments, secrets, print(),
 // errors, idempotency), and how a function name resolves when a Python and a JavaScript module
 // share it.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createFunctionHandler } from '../src/handlers/function.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
 import { PythonWorker, type PythonCall } from '../src/userfn/PythonWorker.js';
 import { resolveUserFunction } from '../src/userfn/resolveUserFunction.js';
 import { envelope } from './envelope.js';
-import { makeRuntime, startDynalite, type DynamoEndpoint } from './emulators.js';
+import { userFunctionsFixture } from './emulators.js';
+import { isProcessAlive as alive } from '../../test/support/isProcessAlive.js';
 
 const SECRET = 'news-api-key-1234567';
 const dir = mkdtempSync(join(tmpdir(), 'sf-py-'));
@@ -77,35 +78,15 @@ const files: Record<string, string> = {
   'text/words.py': 'def words(text="", **kwargs):\n    return len(text.split())\n',
 };
 
-let ddb: DynamoEndpoint;
+const fixture = userFunctionsFixture(dir, files, { STEPFORGE_SECRET_NEWS_KEY: SECRET });
 let rt: Runtime;
-
-beforeAll(async () => {
-  mkdirSync(join(dir, 'text'));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), `${text}\n`);
-  ddb = await startDynalite();
-  rt = await makeRuntime(ddb.endpoint, { userFunctionsDir: dir }, {}, { STEPFORGE_SECRET_NEWS_KEY: SECRET });
-});
-
-afterAll(async () => {
-  await rt.close();
-  await ddb.stop();
-  rmSync(dir, { recursive: true, force: true });
+beforeAll(() => {
+  rt = fixture.rt;
 });
 
 const call = (module: string, input: unknown = {}, kwargs: Record<string, string> = {}): PythonCall => ({
   module, input, kwargs, context: { secrets: {}, runId: 'run-1', stepId: 'step-1', workflow: 'wf' },
 });
-
-/** Whether a process with this id exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
 
 /** The runtime's log lines (at INFO) written while `fn` runs. */
 async function logged(fn: () => Promise<unknown>): Promise<string> {

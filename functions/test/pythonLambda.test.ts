@@ -4,19 +4,19 @@
 // StepResult out, the same step records, idempotency records and BLOB# items, which the Node runtime
 // reads back here, and the same error names and redaction.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { StepEnvelope, type StepEnvelopeInput } from '@stepforge/compiler';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createFunctionHandler } from '../src/handlers/function.js';
 import { stepIdempotencyKey } from '../src/runtime/executeStep.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
 import { pythonSourceDir } from '../src/userfn/pythonSourceDir.js';
 import { envelope } from './envelope.js';
-import { makeRuntime, startDynalite, type DynamoEndpoint } from './emulators.js';
+import { userFunctionsFixture, type DynamoEndpoint } from './emulators.js';
 
 const DRIVER = fileURLToPath(new URL('./fixtures/lambdaDriver.py', import.meta.url));
 const SECRET = 'weather-key-31415926';
@@ -43,18 +43,11 @@ const FUNCTIONS: Record<string, string> = {
   'helpers.py': 'def shout(text):\n    return text.upper()\n',
 };
 
-let ddb: DynamoEndpoint;
+const fixture = userFunctionsFixture(dir, FUNCTIONS, { STEPFORGE_SECRET_WEATHER_KEY: SECRET });
 let rt: Runtime;
-
-beforeAll(async () => {
-  for (const [file, text] of Object.entries(FUNCTIONS)) writeFileSync(join(dir, file), `${text}\n`);
-  ddb = await startDynalite();
-  rt = await makeRuntime(ddb.endpoint, { userFunctionsDir: dir }, {}, { STEPFORGE_SECRET_WEATHER_KEY: SECRET });
-});
-afterAll(async () => {
-  await rt.close();
-  await ddb.stop();
-  rmSync(dir, { recursive: true, force: true });
+let ddb: DynamoEndpoint;
+beforeAll(() => {
+  ({ rt, ddb } = fixture);
 });
 
 type Answer = { ok: true; result: { status: string; output: unknown; outputRef?: { ref: string; bytes: number; sha256: string }; usage: unknown } }
@@ -92,10 +85,9 @@ const fn = (name: string, p: Partial<Parameters<typeof envelope>[0]> & { secretN
   return { ...e, ...(readByStateMachine ? { readByStateMachine } : {}) };
 };
 
-describe.each([
-  ['its loopback DynamoDB client (no boto3)', 'loopback'],
-  ...(hasBoto3 ? [['boto3', 'boto3']] : []),
-] as const)('Module: stepforge_lambda (the Python function Lambda), with %s', (_label, mode) => {
+const CLIENTS: readonly (readonly [string, 'boto3' | 'loopback'])[] = [['its loopback DynamoDB client (no boto3)', 'loopback'], ...(hasBoto3 ? [['boto3', 'boto3'] as const] : [])];
+
+describe.each(CLIENTS)('Module: stepforge_lambda (the Python function Lambda), with %s', (_label, mode) => {
   beforeAll(() => {
     client = mode;
     writeFileSync(counter, '');

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '@stepforge/cli';
 import { bufferIo, REPO, spawnStepforge, tempProject } from './support/testIo.js';
+import { isProcessAlive as alive } from '../support/isProcessAlive.js';
 
 const SECRET = 'news-key-value-0042';
 const bundled = existsSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'));
@@ -116,16 +117,6 @@ async function shown(runId: string) {
     run: { status: string; error?: { name: string; message: string } };
     steps: { id: string; status: string; error?: { error: string; cause: string }; records: { status: string; output: unknown }[] }[];
   };
-}
-
-/** Whether a process with this id exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
 }
 
 describe('CLI: Python function steps on the embedded stack', () => {

@@ -79,7 +79,13 @@ export class StepHandlers extends Construct {
     if (props.python) this.pythonFunction = this.pythonHandler(props);
   }
 
-  /** Its own log group, and a role that may write to it and nothing else (grants come later). */
+  /** What every handler has: its sizing, arm64, X-Ray, its own log group and a role that may write there and nothing else (grants come later). */
+  private baseProps(id: string, name: string, sizing: keyof typeof SIZING, props: StepHandlersProps) {
+    const { role, logGroup } = this.roleAndLogs(id, name, props);
+    const { memory, timeout } = SIZING[sizing];
+    return { role, logGroup, memorySize: memory, timeout, architecture: lambda.Architecture.ARM_64, tracing: lambda.Tracing.ACTIVE };
+  }
+
   private roleAndLogs(id: string, name: string, props: StepHandlersProps): { role: iam.Role; logGroup: logs.LogGroup } {
     const logGroup = new logs.LogGroup(this, `${id}Logs`, {
       retention: logs.RetentionDays.ONE_MONTH,
@@ -101,20 +107,13 @@ export class StepHandlers extends Construct {
 
   private handler(name: HandlerName, entry: string, props: StepHandlersProps): NodejsFunction {
     const id = name[0]!.toUpperCase() + name.slice(1);
-    const { role, logGroup } = this.roleAndLogs(id, name, props);
-    const { memory, timeout } = SIZING[name];
     const userFunctions = name === 'function' ? listUserFunctions(props.userFunctionsDir) : [];
     const esbuildBin = join(props.projectRoot, 'node_modules', '.bin', 'esbuild');
     return new NodejsFunction(this, id, {
+      ...this.baseProps(id, name, name, props),
       entry,
       handler: 'handler',
       runtime: lambda.Runtime.NODEJS_22_X,
-      architecture: lambda.Architecture.ARM_64,
-      memorySize: memory,
-      timeout,
-      role,
-      logGroup,
-      tracing: lambda.Tracing.ACTIVE,
       environment: {
         ...props.environment,
         STEPFORGE_HANDLER: name,
@@ -166,18 +165,11 @@ export class StepHandlers extends Construct {
 
   /** The Python function Lambda: the same envelope, records and sizing as the Node function handler, in Python 3.12. */
   private pythonHandler(props: StepHandlersProps): lambda.Function {
-    const { role, logGroup } = this.roleAndLogs('PythonFunction', PYTHON_FUNCTION_HANDLER, props);
-    const { memory, timeout } = SIZING.function;
     return new lambda.Function(this, 'PythonFunction', {
+      ...this.baseProps('PythonFunction', PYTHON_FUNCTION_HANDLER, 'function', props),
       runtime: lambda.Runtime.PYTHON_3_12,
-      architecture: lambda.Architecture.ARM_64,
       handler: PYTHON_FUNCTION_ENTRY,
       code: lambda.Code.fromAsset(stagePythonAsset(pythonSourceDir(), props.userFunctionsDir)),
-      memorySize: memory,
-      timeout,
-      role,
-      logGroup,
-      tracing: lambda.Tracing.ACTIVE,
       environment: {
         ...props.environment,
         STEPFORGE_HANDLER: PYTHON_FUNCTION_HANDLER,
