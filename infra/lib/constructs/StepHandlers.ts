@@ -4,7 +4,8 @@
 // Beside them, when a workflow calls a Python function, the Python function Lambda (Python 3.12, a
 // plain directory asset: the bootstrap in functions/python and the user's .py files, no Docker).
 import { createRequire } from 'node:module';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { ArnFormat, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
@@ -246,22 +247,32 @@ export function listPythonFunctions(dir: string | undefined): string[] {
     .sort();
 }
 
-/** Staging folders made by this process, removed when it exits (CDK copies each into the cloud assembly). */
-const staged: string[] = [];
-
 /**
  * The Python function Lambda's code as one folder: the bootstrap at its root, the user's `.py`
- * files under `user/` with their folders. A plain directory asset: CDK hashes and zips it.
+ * files under `user/` with their folders. A plain directory asset, which CDK hashes and zips. The
+ * folder is named after its content (in the system's temporary folder), so every synth of the same
+ * files reuses one folder rather than leaving another behind.
  */
 export function stagePythonAsset(sourceDir: string, userFunctionsDir: string | undefined): string {
-  const out = mkdtempSync(join(tmpdir(), 'stepforge-python-'));
-  if (staged.length === 0) process.once('exit', () => { for (const d of staged) rmSync(d, { recursive: true, force: true }); });
-  staged.push(out);
-  for (const f of PYTHON_BOOTSTRAP) copyFileSync(join(sourceDir, f), join(out, f));
-  for (const f of listPythonFunctions(userFunctionsDir)) {
-    const target = join(out, 'user', relative(userFunctionsDir!, f));
-    mkdirSync(dirname(target), { recursive: true });
-    copyFileSync(f, target);
+  const files: [string, Buffer][] = [
+    ...PYTHON_BOOTSTRAP.map((f): [string, Buffer] => [f, readFileSync(join(sourceDir, f))]),
+    ...listPythonFunctions(userFunctionsDir).map((f): [string, Buffer] => [join('user', relative(userFunctionsDir!, f)), readFileSync(f)]),
+  ];
+  const hash = createHash('sha256');
+  for (const [name, data] of files) hash.update(`${name}\0${data.length}\0`).update(data);
+  const out = join(tmpdir(), `stepforge-python-${hash.digest('hex').slice(0, 24)}`);
+  if (existsSync(out)) return out;
+  // Written beside, then renamed into place: a synth running at the same time sees it whole or not at all.
+  const partial = mkdtempSync(`${out}.partial-`);
+  for (const [name, data] of files) {
+    mkdirSync(dirname(join(partial, name)), { recursive: true });
+    writeFileSync(join(partial, name), data);
+  }
+  try {
+    renameSync(partial, out);
+  } catch (e) {
+    rmSync(partial, { recursive: true, force: true });
+    if (!existsSync(out)) throw e;
   }
   return out;
 }
