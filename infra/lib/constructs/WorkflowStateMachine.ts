@@ -61,7 +61,8 @@ export class WorkflowStateMachine extends Construct {
       definitionSubstitutions: substitutions,
       logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: true },
       tracingEnabled: true,
-      comment: `Stepforge workflow ${workflow.name} (${workflow.file})`,
+      // No `comment`: CDK puts it only into definitions it builds from states. This definition's own
+      // Comment, the compiler's, names the workflow by its display name and its source file.
     });
 
     // Step Functions fills only the keys given in DefinitionSubstitutions; any other `${…}` in the
@@ -80,7 +81,7 @@ export class WorkflowStateMachine extends Construct {
     }
 
     this.failedAlarm = new cloudwatch.Alarm(this, 'FailedAlarm', {
-      alarmDescription: `Stepforge workflow ${workflow.name}: an execution failed, timed out or was aborted`,
+      alarmDescription: `Stepforge workflow ${workflow.displayName === workflow.name ? workflow.name : `'${workflow.displayName}' (${workflow.name})`}: an execution failed, timed out or was aborted`,
       metric: new cloudwatch.MathExpression({
         expression: 'failed + timedOut + aborted',
         usingMetrics: {

@@ -1,5 +1,6 @@
 // What the CDK app needs to know about one workflow: the compiled ASL and manifest plus the
 // deployment-only settings read from the document (`express:`, `triggers:`) and what it references.
+import type { SourceLocation } from '@stepforge/compiler';
 
 /** One EventBridge trigger from a workflow's `triggers:` list. */
 export interface TriggerSpec {
@@ -13,8 +14,12 @@ export interface TriggerSpec {
 
 /** A compiled workflow ready to become a state machine. */
 export interface WorkflowSpec {
-  /** The state machine name from the source document. */
+  /** The workflow name: the state machine's, derived from the document's name (an ASCII slug of it). */
   readonly name: string;
+  /** The name as the document writes it (`document.name: Document analysis`), for people to read. */
+  readonly displayName: string;
+  /** Where the document writes its name, when it does. */
+  readonly nameLocation?: SourceLocation;
   /** Path of the source file, relative to the repository root. */
   readonly file: string;
   readonly format: 'chain' | 'dsl';
