@@ -7,8 +7,9 @@ import { compareValues, skipPredicate, type Mismatch } from './compare.js';
 import { conformanceLambda } from './lambdas.js';
 import { fastClock, runServiceCase, type ServiceEmulators } from '../resources/serviceCases.js';
 
-/** The corpus directory (shared with the other teams; read-only). */
-export const CORPUS_DIR = process.env.STEPFORGE_CONFORMANCE_DIR ?? '/work/shared/conformance';
+import { CORPUS_DIR } from './corpusDir.js';
+
+export { CORPUS_DIR };
 
 /** One case file as stored in the corpus. */
 export interface ConformanceCase {
