@@ -84,7 +84,7 @@ describe('Function: executeStateMachine (robustness on recorded definitions)', (
         const clock = createVirtualClock(0);
         const handlers = Object.fromEntries(Object.entries(c.lambdas).map(([k, kind]) => [k, conformanceLambda(kind, clock)!]));
         const r = await executeStateMachine(c.definition, input, {
-          invoker: createLambdaInvoker(handlers, { partition: '<partition>', region: '<region>', account: '111111111111' }),
+          invoker: createLambdaInvoker(handlers, { partition: '<partition>', region: '<region>', account: '111111111111', runtime: 'python' }),
           clock,
           maxHistoryEvents: 2000,
         });
