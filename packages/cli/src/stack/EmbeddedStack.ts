@@ -349,6 +349,8 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
       // Only the owner publishes.
     },
     async close() {
+      // Whatever this runtime started itself (an MCP client, the Python worker) ends with the handle.
+      await runtime.close().catch(() => undefined);
       dynamodb.destroy();
       dynamodbCommands.destroy();
       sqs.destroy();
