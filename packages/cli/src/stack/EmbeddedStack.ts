@@ -7,6 +7,7 @@ import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { StepforgeError } from '@stepforge/compiler';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
+import { readProjectSettings } from './projectSettings.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
@@ -178,7 +179,10 @@ function runtimeConfig(
   const provider = options.provider
     ? { ...base.provider, default: options.provider, configured: true }
     : base.provider;
+  const settings = readProjectSettings(options.projectDir);
   return fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
+    // The project's servers, and STEPFORGE_MCP_SERVERS over them (a setting of this one run).
+    mcpServers: { ...(settings.mcpServers ?? {}), ...base.mcpServers },
     policyRules: env.STEPFORGE_POLICY ? base.policyRules : projectPolicy(options.projectDir),
     tableName: EMBEDDED_TABLE,
     region: REGION,
