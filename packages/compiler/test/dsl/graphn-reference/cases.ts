@@ -8,12 +8,18 @@ import { fileURLToPath } from 'node:url';
 /** Where an example comes from. */
 export type ReferenceSource = 'Skill: DSL Schema' | 'Skill: Workflow Building (Enhanced v4)' | 'issue: the first example of the DSL reference';
 
+/** A diagnostic: its class, and its line in the example's own file. */
+export interface ReferenceDiagnostic { readonly class: string; readonly line?: number; readonly message?: string }
+
 /** What the compiler and the embedded stack do with an example. */
 export type ReferenceOutcome =
-  /** Validates, graphs, compiles to ASL asl-validator accepts, and runs to SUCCEEDED; `output` when it is deterministic. */
-  | { readonly runs: true; readonly output?: unknown }
-  /** Refused before any run, with this error (the example is not a valid document, or it needs a feature we lack). */
-  | { readonly refused: { readonly class: string; readonly line?: number; readonly column?: number; readonly message?: string }; readonly why: string };
+  /**
+   * Validates, graphs, compiles to ASL asl-validator accepts, and runs to SUCCEEDED; `output` when it
+   * is deterministic; `warnings` exactly these (default none).
+   */
+  | { readonly runs: true; readonly output?: unknown; readonly warnings?: readonly ReferenceDiagnostic[] }
+  /** Refused before any run with this (first) error, because `why`. */
+  | { readonly refused: ReferenceDiagnostic; readonly why: string };
 
 /** One example. */
 export interface ReferenceCase {
@@ -37,6 +43,11 @@ export interface ReferenceCase {
   /** The run's input. */
   readonly input: Readonly<Record<string, unknown>>;
   readonly outcome: ReferenceOutcome;
+  /**
+   * Set when the outcome differs from what GraphN does because Stepforge lacks something the
+   * example uses (not because the example is not a whole document): what, precisely.
+   */
+  readonly gap?: string;
 }
 
 /** A step of ours that outputs `value` (the fixture function `reference_context` returns its input's `value`). */
@@ -70,7 +81,7 @@ export const REFERENCE_CASES: readonly ReferenceCase[] = [
     steps: '  final_step:\n    call: agent\n    agent: Writer\n    input_template: "Write"\n',
     input: {},
     outcome: {
-      refused: { class: 'parse', line: 6 },
+      refused: { class: 'yaml', line: 6, message: 'Map keys must be unique' },
       why: 'the example shows the right and the wrong `output:` one after the other, so the key is repeated: not one document',
     },
   },
@@ -108,7 +119,12 @@ export const REFERENCE_CASES: readonly ReferenceCase[] = [
   {
     file: 'dsl-schema-11-parallel-analyzer.yaml', source: SCHEMA, section: 'Step Types: parallel_analyzer', form: 'steps',
     declare: { agents: ['Security_Analyst', 'Infrastructure_Analyst', 'Incident_Commander'] },
-    input: { alert: 'CPU at 100% on db-1' }, outcome: { runs: true },
+    input: { alert: 'CPU at 100% on db-1' },
+    outcome: {
+      refused: { class: 'schema', line: 7, message: "duplicate role 'analyst'" },
+      why: 'both analysts have role: analyst, and Stepforge refuses a repeated role',
+    },
+    gap: "Stepforge collects a parallel_analyzer's analyses by role, so it refuses two analysts with the same role; GraphN's aggregator gets one `## <Agent>` section per analyst, so roles need not be unique there",
   },
   {
     file: 'dsl-schema-12-judge-loop.yaml', source: SCHEMA, section: 'Step Types: judge_loop', form: 'steps',
@@ -184,11 +200,18 @@ export const REFERENCE_CASES: readonly ReferenceCase[] = [
     file: 'wf-building-11-conditional-then-else.yaml', source: BUILDING, section: 'Step Type Reference: conditional', form: 'steps',
     declare: { agents: ['UrgentResponder', 'StandardResponder'], functions: ['reference_context'] },
     context: contextStep('triage', { severity: 'P1', summary: 'db-1 down' }),
-    input: {}, outcome: { runs: true },
+    input: {},
+    outcome: { runs: true, output: true, warnings: [{ class: 'unknown_field', line: 4, message: "unknown field 'then'" }, { class: 'unknown_field', line: 8, message: "unknown field 'else'" }] },
+    gap: "Stepforge's conditional has no inline `then:` / `else:` branches: they are unknown fields (warned, ignored, as GraphN ignores unknown fields), so the step only outputs the condition (true) and neither responder runs",
   },
   {
     file: 'wf-building-12-while.yaml', source: BUILDING, section: 'Step Type Reference: while', form: 'steps',
-    declare: { agents: ['Checker'] }, input: {}, outcome: { runs: true },
+    declare: { agents: ['Checker'] }, input: {},
+    outcome: {
+      refused: { class: 'cycle', line: 3, message: "step 'refine' depends on itself" },
+      why: "the while's condition reads its own output (and its body reads it too)",
+    },
+    gap: "Stepforge refuses a while whose condition or body reads the while's own output (steps.<self>.output, the previous iteration's result) as a cycle; GraphN re-evaluates the condition after each iteration on the current outputs",
   },
   {
     file: 'wf-building-13-connector.yaml', source: BUILDING, section: 'Step Type Reference: connector', form: 'steps',
@@ -216,7 +239,7 @@ export const REFERENCE_CASES: readonly ReferenceCase[] = [
     context: contextStep('fetch', 'fetched') + contextStep('triage', 'P2'),
     input: {},
     outcome: {
-      refused: { class: 'parse' },
+      refused: { class: 'yaml', line: 16, message: 'Map keys must be unique' },
       why: 'the example shows the BAD and the GOOD `review` step one after the other, so the step name is repeated: not one document',
     },
   },
