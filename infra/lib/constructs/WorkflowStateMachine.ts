@@ -9,7 +9,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { LAMBDA_PLACEHOLDERS, type TaskHandlerName } from '../workflows/placeholders.js';
-import type { WorkflowSpec } from '../workflows/WorkflowSpec.js';
+import { workflowLabel, type WorkflowSpec } from '../workflows/WorkflowSpec.js';
 
 /** Options for WorkflowStateMachine. */
 export interface WorkflowStateMachineProps {
@@ -81,7 +81,7 @@ export class WorkflowStateMachine extends Construct {
     }
 
     this.failedAlarm = new cloudwatch.Alarm(this, 'FailedAlarm', {
-      alarmDescription: `Stepforge workflow ${workflow.displayName === workflow.name ? workflow.name : `'${workflow.displayName}' (${workflow.name})`}: an execution failed, timed out or was aborted`,
+      alarmDescription: `Stepforge workflow ${workflowLabel(workflow)}: an execution failed, timed out or was aborted`,
       metric: new cloudwatch.MathExpression({
         expression: 'failed + timedOut + aborted',
         usingMetrics: {

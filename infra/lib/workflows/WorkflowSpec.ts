@@ -40,3 +40,13 @@ export interface WorkflowSpec {
   /** The `${Name}` placeholders the ASL uses. */
   readonly placeholders: readonly string[];
 }
+
+/** Most characters of a display name that descriptions (alarms, 1,024 at most) quote. */
+const LABEL_CHARS = 200;
+
+/** How descriptions name a workflow: its display name (cut to 200 characters) and, when it differs, its workflow name. */
+export function workflowLabel(wf: Pick<WorkflowSpec, 'name' | 'displayName'>): string {
+  if (wf.displayName === wf.name) return wf.name;
+  const shown = wf.displayName.length > LABEL_CHARS ? `${wf.displayName.slice(0, LABEL_CHARS - 1)}…` : wf.displayName;
+  return `'${shown}' (${wf.name})`;
+}
