@@ -126,6 +126,26 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     expect(run.calls.filter((c) => c.step.role === 'generator')).toHaveLength(4);
   });
 
+  it("stops a judge loop written with worker_agent / judge_agent when the judge answers PASS", async () => {
+    const run = await runScripted(compileCase('d34-graphn-judge-worker.yaml'), { product: 'kettle' }, {
+      quality_check: (env) => {
+        const round = env.step.iteration.at(-1);
+        if (env.step.role === 'evaluator') return { output: round === 1 ? 'PASS' : 'shorter, please' };
+        return { output: `copy ${round}` };
+      },
+    });
+    expect(run.result.output).toEqual({ result: 'copy 1' });
+    expect(run.calls.map((c) => [c.step.role, c.config.agent])).toEqual([['generator', 'Writer'], ['evaluator', 'Editor'], ['generator', 'Writer'], ['evaluator', 'Editor']]);
+  });
+
+  it('heads each analysis of a parallel_analyzer written with agents / aggregator_agent by its agent', async () => {
+    const run = await runScripted(compileCase('d35-graphn-analyzer-agents.yaml'), { pr_diff: 'diff' }, {
+      multi_review: (env) => ({ output: env.step.role === 'aggregator' ? (env.inputs.value as { analyses: string }).analyses : `${String(env.config.agent)} found nothing` }),
+    });
+    expect(run.result.output).toEqual({ result: '## SecurityReviewer\nSecurityReviewer found nothing\n\n## PerfReviewer\nPerfReviewer found nothing' });
+    expect(run.calls.find((c) => c.step.role === 'aggregator')!.config.agent).toBe('Synthesizer');
+  });
+
   it('routes a handoff to nobody when the entry agent does not hand off', async () => {
     const run = await runScripted(compileCase('d24-handoff.yaml'), { message: 'hi' }, {
       route: (env) => (env.step.role === 'entry' ? { output: 'answered directly' } : defaultAnswer(env)),
