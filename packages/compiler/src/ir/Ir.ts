@@ -90,6 +90,8 @@ export interface IrStep {
   readonly chooseFrom?: readonly string[];
   readonly composite?: IrComposite;
   readonly location?: SourceLocation;
+  /** DSL: the name of the step's output (`output:`, GraphN's canvas node id; the step name by default). */
+  readonly output?: string;
   /** Estimated duration (any unit, e.g. seconds from past runs) used to pick cuts; default 1. */
   readonly estimatedDuration?: number;
 }

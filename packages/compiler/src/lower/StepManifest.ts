@@ -19,6 +19,8 @@ export interface StepManifestEntry {
   readonly states: readonly string[];
   readonly parent?: string;
   readonly location?: SourceLocation;
+  /** DSL: the name of the step's output (GraphN's canvas node id; the step name when `output:` is omitted). */
+  readonly output?: string;
   readonly handler: StepHandler;
   /** Lambda placeholders the step's states invoke. */
   readonly functions: readonly string[];
@@ -90,6 +92,7 @@ function entry(s: IrStep, lowered: LoweredWorkflow): StepManifestEntry {
     states,
     ...(parent ? { parent: parent.id } : {}),
     ...(s.location ? { location: s.location } : {}),
+    ...(s.output !== undefined ? { output: s.output } : {}),
     handler,
     functions,
     tools: s.tools,
