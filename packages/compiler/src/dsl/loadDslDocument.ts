@@ -24,6 +24,7 @@ import { findCycle, topologicalOrder } from './topologicalOrder.js';
 import { dslGraphView } from './dslGraphView.js';
 import { yamlErrorMessage } from '../yamlErrorMessage.js';
 import { unsupportedYamlKeys } from '../unsupportedYamlKey.js';
+import { workflowSlug } from '../workflowSlug.js';
 
 /** Options for loadDslDocument. */
 export interface LoadDslOptions {
@@ -360,7 +361,9 @@ class DslLoader {
     return {
       format: 'dsl',
       ...(this.options.file !== undefined ? { file: this.options.file } : {}),
-      name: data.document.name,
+      name: workflowSlug(data.document.name),
+      displayName: data.document.name,
+      nameLocation: this.locAt(['document', 'name']),
       metadata: {
         dsl,
         name: data.document.name,
