@@ -237,6 +237,7 @@ class ChainLoader {
           if (n.tools.length > 0) budgets.set(n.handle, { maxTurns: Math.min(turns, tier.maxTurns), maxToolCalls: Math.min(calls, tier.maxToolCalls) });
         }
       }
+      if (topologyOk) this.checkSelect(graph, parsedTasks);
       this.checkDocumentFields(js);
     }
 
@@ -377,6 +378,21 @@ class ChainLoader {
       this.loc.offsetOf(['tier']),
     );
     return undefined;
+  }
+
+  /** `select: verbatim` chooses among the task's parents' outputs: it needs at least one. */
+  private checkSelect(graph: { readonly nodes: readonly { readonly handle: string }[]; readonly edges: readonly (readonly [number, number])[] }, tasks: ReadonlyMap<string, ChainTask>): void {
+    graph.nodes.forEach((n, i) => {
+      const task = tasks.get(n.handle);
+      if (task?.kind !== 'model' || task.select !== 'verbatim') return;
+      if (graph.edges.some(([, b]) => b === i)) return;
+      this.error(
+        'invalid_task',
+        `tasks.${n.handle}.select: verbatim makes '${n.handle}' answer with one of its parents' outputs, but it has none; put it after the candidates (e.g. "[a & b] > ${n.handle}"), or remove select`,
+        this.loc.offsetAt(['tasks', n.handle, 'select']),
+        this.loc.scalarLength(['tasks', n.handle, 'select']),
+      );
+    });
   }
 
   /** Validates one used task with zod; every issue becomes an `invalid_task` error at the offending node. */
