@@ -22,3 +22,5 @@ export * from './lower/StepManifest.js';
 export * from './lower/renderRetry.js';
 export * from './compileDocument.js';
 export { didYouMean } from './chain/didYouMean.js';
+export { yamlErrorMessage } from './yamlErrorMessage.js';
+export { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues, type YamlValueIssues } from './yamlValueIssues.js';
