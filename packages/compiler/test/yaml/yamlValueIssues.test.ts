@@ -1,7 +1,7 @@
 // Anchors, aliases and tags in every YAML front-end: each problem is a named error at its place, never
 // a crash of the yaml package surfacing as an internal error.
 import { describe, expect, it } from 'vitest';
-import { compileDocument, isStepforgeError, loadChainDocument, loadDocument, loadDslDocument } from '@stepforge/compiler';
+import { compileDocument, isStepforgeError, loadChainDocument, loadDocument, loadDslDocument, type StepforgeError } from '@stepforge/compiler';
 
 const CHAIN_TASK = '{ kind: model, prompt: hi }';
 const DSL_HEAD = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\n';
@@ -36,7 +36,7 @@ describe('Function: yamlValueIssues (through the front-ends)', () => {
   describe.each(['front-end', 'loadDocument', 'compileDocument'] as const)('Method: %s', (entry) => {
     it.each(CASES)('names it at its place when %s (%s)', (_, frontEnd, text, line, column, message) => {
       const { code } = FRONT_ENDS[frontEnd];
-      let errors;
+      let errors: readonly StepforgeError[];
       if (entry === 'front-end') errors = FRONT_ENDS[frontEnd].load(text).errors;
       else if (entry === 'loadDocument') errors = loadDocument(text, { file: 'f.yaml' }).errors;
       else {
