@@ -291,6 +291,9 @@ describe('Function: main (stepforge new)', () => {
     expect(readFileSync(join(dir, 'shapes/review-loop2.chain.yaml'), 'utf8')).toContain(
       'chain: worker@web-search > review_1 > revise_1 > review_2 > revise_2 > review_3 > revise_3',
     );
+    // The consensus judge is marked as one; the majority tally is a pure step.
+    expect(readFileSync(join(dir, 'shapes/consensus0.chain.yaml'), 'utf8')).toMatch(/\n  judge:\n    kind: model\n    prompt: [^]*\n    select: verbatim\n/);
+    expect(readFileSync(join(dir, 'shapes/consensus2.chain.yaml'), 'utf8')).not.toContain('select:');
   });
 
   it('refuses to overwrite without --force', async () => {
