@@ -230,6 +230,15 @@ export class RunService {
         if (TERMINAL.has(run.status)) return run;
         if (i > 3000) throw new StepforgeError('run_not_started', `run '${runId}' was claimed but its execution never started`);
       }
+      // The stack closed under the wait (serve stopping): the execution stays RUNNING in the store
+      // and goes on when a process holds the stack again, so there is nothing left to wait for here,
+      // and a wait that went on would keep the process from ending.
+      if (this.stack.closed) {
+        throw new StepforgeError('stack_closed', `the stack closed while run '${runId}' was running; it goes on when a command of this project holds the stack again`, {
+          hint: `start stepforge serve again, or follow it with: stepforge runs show ${runId}`,
+          details: { runId },
+        });
+      }
       await sleep(d ? 20 : 10);
     }
   }
