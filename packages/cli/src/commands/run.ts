@@ -28,7 +28,7 @@ export function stackOptions(io: CliIo, values: { provider?: string | undefined;
   };
 }
 
-const USAGE = 'run FILE [--input JSON|@file] [--idempotency-key K] [--provider P] [--json]';
+const USAGE = 'run FILE [--input JSON|@file|-] [--idempotency-key K] [--provider P] [--json]';
 
 const command: Command = {
   name: 'run',
@@ -46,7 +46,7 @@ const command: Command = {
     if (positionals.length !== 1) throw new UsageError(`run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}\nUsage: stepforge ${USAGE}`);
     const keyError = values['idempotency-key'] !== undefined ? idempotencyKeyError(values['idempotency-key']) : undefined;
     if (keyError !== undefined) throw new UsageError(`--idempotency-key: ${keyError}`);
-    const input = readInput(values.input, io.cwd);
+    const input = readInput(values.input, io.cwd, io.stdin);
     const session = await StackSession.open(stackOptions(io, values));
     try {
       if (!session.stack.owner && values.provider !== undefined) {
