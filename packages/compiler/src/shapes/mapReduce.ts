@@ -2,8 +2,12 @@ import { z } from 'zod';
 import type { ChainDocumentSource } from './ChainDocumentSource.js';
 import { CommonShapeOptions, count, DEFAULT_TOOLS, modelTask, numbered, parallel, parseShapeOptions, tagged, TASK_INPUT } from './shapeOptions.js';
 
-/** Options of the map-reduce shape. */
-export const MapReduceOptions = z.strictObject({ ...CommonShapeOptions, mappers: count(64).default(4) });
+/**
+ * Options of the map-reduce shape. The pure reduce carries every mapper's output through one state
+ * (each up to the 32 KiB a state-read output is kept inline), so three mappers is what fits Step
+ * Functions' 256 KiB payload in the worst case; `stepforge new` reports more as `payload_budget`.
+ */
+export const MapReduceOptions = z.strictObject({ ...CommonShapeOptions, mappers: count(64).default(3) });
 
 /**
  * The reduce: `$` is the mappers' outputs keyed by handle, in mapper order; the result is the list
