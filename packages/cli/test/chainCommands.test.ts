@@ -328,7 +328,7 @@ describe('Function: main (stepforge new)', () => {
 describe('Function: main (COMMAND --help)', () => {
   it('prints the command\'s usage and summary on stdout and exits 0, running nothing', async () => {
     // `serve` and `runs` would open the embedded stack if they ran: nothing is opened here.
-    for (const [name, usage] of [['run', 'run FILE [--input JSON|@file]'], ['runs', 'runs list [--workflow W]'], ['serve', 'serve'], ['approvals', 'approvals list']] as const) {
+    for (const [name, usage] of [['run', 'run FILE [--input JSON|@file|-]'], ['runs', 'runs list [--workflow W]'], ['serve', 'serve'], ['approvals', 'approvals list']] as const) {
       const r = await run([name, '--help'], dir);
       expect({ name, code: r.code, err: r.err }).toEqual({ name, code: 0, err: '' });
       expect(r.out.startsWith(`Usage: stepforge ${usage}`)).toBe(true);
@@ -336,7 +336,7 @@ describe('Function: main (COMMAND --help)', () => {
     expect(existsSync(join(dir, '.stepforge'))).toBe(false);
     const after = await run(['runs', 'show', 'some-id', '-h'], dir);
     expect(after.code).toBe(0);
-    expect(after.out).toMatch(/^Usage: stepforge runs list .*\n\nList runs, show one, retry its unfinished steps, restart it from a step, or cancel it\.\n$/);
+    expect(after.out).toMatch(/^Usage: stepforge runs list .*\n\nList runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step's outcome by hand\.\n$/);
   });
 
   it('prints a command\'s own longer help where it has one', async () => {
