@@ -1,0 +1,31 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { format } from 'node:util';
+
+/** Where the console output of one user function call goes. */
+export type ConsoleSink = (stream: 'stdout' | 'stderr', text: string) => void;
+
+const current = new AsyncLocalStorage<ConsoleSink>();
+let installed = false;
+
+const METHODS = [['log', 'stdout'], ['info', 'stdout'], ['debug', 'stdout'], ['warn', 'stderr'], ['error', 'stderr'], ['trace', 'stderr']] as const;
+
+/**
+ * Routes what `console.*` prints inside a call (and the promises it starts) to that call's sink,
+ * as print() inside a Python function goes to its call: the step logs it through the redacting
+ * logger instead of it reaching the terminal or the Lambda log as written, secrets and all. Output
+ * of no call in particular (this process's own) is printed as before.
+ */
+export function captureConsole<T>(sink: ConsoleSink, run: () => T): T {
+  if (!installed) {
+    installed = true;
+    for (const [method, stream] of METHODS) {
+      const original = console[method].bind(console);
+      console[method] = (...args: unknown[]) => {
+        const to = current.getStore();
+        if (to) to(stream, method === 'trace' ? `Trace: ${format(...args)}` : format(...args));
+        else original(...args);
+      };
+    }
+  }
+  return current.run(sink, run);
+}
