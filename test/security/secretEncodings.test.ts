@@ -39,6 +39,7 @@ export async function emit(input, { secrets }) {
   const e = encode(secrets.KEY, input.encoding);
   console.log('calling with', e);
   console.error({ header: e });
+  process.stdout.write('raw write ' + e + '\\n');
   return { value: e, nested: { text: 'key=' + e }, padding: 'x'.repeat(70000) + e };
 }
 export async function explode(input, { secrets }) {
@@ -146,7 +147,9 @@ describe('Security: every encoding of a secret, everywhere it is stored or print
     } finally {
       [process.stdout.write, process.stderr.write] = writes;
     }
+    // What the functions printed (console.* and a direct stdout write) reached the log, redacted.
     expect(printed).toContain('function output');
+    expect(printed).toContain('raw write ***');
   });
 
   async function runAll(): Promise<void> {

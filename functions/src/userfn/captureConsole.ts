@@ -10,7 +10,7 @@ let installed = false;
 const METHODS = [['log', 'stdout'], ['info', 'stdout'], ['debug', 'stdout'], ['warn', 'stderr'], ['error', 'stderr'], ['trace', 'stderr']] as const;
 
 /**
- * Routes what `console.*` prints inside a call (and the promises it starts) to that call's sink,
+ * Routes what `console.*` (or a direct `process.stdout.write` / `process.stderr.write`) prints inside a call (and the promises it starts) to that call's sink,
  * as print() inside a Python function goes to its call: the step logs it through the redacting
  * logger instead of it reaching the terminal or the Lambda log as written, secrets and all. Output
  * of no call in particular (this process's own) is printed as before.
@@ -25,6 +25,17 @@ export function captureConsole<T>(sink: ConsoleSink, run: () => T): T {
         if (to) to(stream, method === 'trace' ? `Trace: ${format(...args)}` : format(...args));
         else original(...args);
       };
+    }
+    for (const [name, stream] of [['stdout', process.stdout], ['stderr', process.stderr]] as const) {
+      const original = stream.write.bind(stream) as (...a: unknown[]) => boolean;
+      stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+        const to = current.getStore();
+        if (!to) return original(chunk, ...rest);
+        to(name, typeof chunk === 'string' ? chunk.replace(/\n$/, '') : Buffer.from(chunk as Uint8Array).toString('utf8').replace(/\n$/, ''));
+        const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+        done?.();
+        return true;
+      }) as typeof stream.write;
     }
   }
   return current.run(sink, run);
