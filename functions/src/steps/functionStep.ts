@@ -27,12 +27,19 @@ export async function runFunctionStep(rt: Runtime, rawEnv: StepEnvelope): Promis
     const context: UserFunctionContext = { secrets, runId: env.run.id, stepId: env.step.id, workflow: env.run.workflow };
     if (!js) return { output: await runPythonFunction(rt, name, file, input, context, bindings) };
     const printed = { stdout: '', stderr: '' };
+    let ended = false;
+    // Kept for the call while it runs, logged as one line per stream; output of work it started that prints later is logged as it comes.
+    const sink = (stream: 'stdout' | 'stderr', text: string) => {
+      if (ended) logFunctionOutput(rt, name, context, { stdout: '', stderr: '', [stream]: `${text}\n` });
+      else printed[stream] += `${text}\n`;
+    };
     try {
-      return { output: await captureConsole((stream, text) => { printed[stream] += `${text}\n`; }, () => js(input, context)) ?? null };
+      return { output: await captureConsole(sink, () => js(input, context)) ?? null };
     } catch (e) {
       if (isRuntimeError(e)) throw e;
       throw new RuntimeError('FunctionError', `function ${name} threw ${(e as Error).name ?? 'an error'}: ${(e as Error).message ?? String(e)}`, { cause: e });
     } finally {
+      ended = true;
       logFunctionOutput(rt, name, context, printed);
     }
   });
