@@ -62,6 +62,10 @@ const command: Command = {
         await new Promise<void>((resolve) => serveHooks.onListening!({ ...h, close: async () => { await h.close(); resolve(); } }));
       } else {
         await stop.stopped;
+        // The first Ctrl-C stops cleanly: runs still in progress (one waiting for an approval, say)
+        // stay RUNNING in the store and go on when the stack is held again. Its listener is gone
+        // now, so a second Ctrl-C ends the process at once.
+        io.err('stopping: runs in progress stay resumable and go on when serve starts again (Ctrl-C again to force)\n');
         await handle.close();
       }
       return EXIT_OK;
@@ -110,13 +114,20 @@ async function holdStack(io: CliIo, options: OpenStackOptions, stopped: Promise<
   }
 }
 
-/** SIGINT or SIGTERM, as a promise, and the listeners' removal. */
+/**
+ * SIGINT or SIGTERM, as a promise, and the listeners' removal. The first signal removes both
+ * listeners, so the next one has the default effect (the process ends) while the stop is under way.
+ */
 function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
   let on: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => {
-    on = () => resolve();
-    process.once('SIGINT', on);
-    process.once('SIGTERM', on);
+    on = () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve();
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
   });
   return {
     stopped,
