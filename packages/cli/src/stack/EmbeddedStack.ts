@@ -7,6 +7,7 @@ import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { StepforgeError } from '@stepforge/compiler';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
+import { readProjectSettings } from './projectSettings.js';
 import { storeState } from './storeState.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import type * as Functions from '@stepforge/functions';
@@ -187,12 +188,15 @@ function runtimeConfig(
   // run records and the history carry the same facts. STEPFORGE_LOG_LEVEL still wins.
   const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
   if (!env.STEPFORGE_LOG_LEVEL) env.STEPFORGE_LOG_LEVEL = 'WARN';
-  const base = fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' });
+  const base = namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }));
   const provider = options.provider
     ? { ...base.provider, default: options.provider, configured: true }
     : base.provider;
-  return fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
-    policyRules: env.STEPFORGE_POLICY ? base.policyRules : projectPolicy(options.projectDir),
+  const settings = readProjectSettings(options.projectDir);
+  return namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
+    // The project's servers, and STEPFORGE_MCP_SERVERS over them (a setting of this one run).
+    mcpServers: { ...(settings.mcpServers ?? {}), ...base.mcpServers },
+    policyRules: env.STEPFORGE_POLICY ? base.policyRules : projectPolicy(fr, options.projectDir),
     tableName: EMBEDDED_TABLE,
     region: REGION,
     endpoints: { ...base.endpoints, ...endpoints },
@@ -202,7 +206,7 @@ function runtimeConfig(
     secrets: { ...base.secrets, file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
     ...(leaseEpoch !== undefined ? { leaseEpoch } : {}),
-  });
+  }));
 }
 
 /**
@@ -222,17 +226,28 @@ async function nextLeaseEpoch(client: DynamoDBClient): Promise<number> {
 }
 
 /**
+ * The runtime's configuration errors (a variable out of range, a JSON variable that is not JSON)
+ * as the named error the CLI prints, rather than an internal one.
+ */
+function namedConfigError<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if ((e as { name?: unknown }).name !== 'ConfigError') throw e;
+    throw new StepforgeError('invalid_config', (e as Error).message, { hint: 'fix or unset that environment variable (docs/runtime.md lists them); nothing ran' });
+  }
+}
+
+/**
  * The tool approval policy of an embedded project when STEPFORGE_POLICY is not set: the rules of
  * `workflows/policy.json` (what the CDK stack deploys) followed by `examples/policy.json`.
  */
-export function projectPolicy(projectDir: string): unknown[] {
+export function projectPolicy(fr: Pick<Awaited<ReturnType<typeof loadFunctionsRuntime>>, 'readPolicyText'>, projectDir: string): unknown[] {
   const rules: unknown[] = [];
   for (const dir of ['workflows', 'examples']) {
     const file = join(projectDir, dir, 'policy.json');
     if (!existsSync(file)) continue;
-    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-    if (!Array.isArray(parsed)) throw new Error(`${file} must hold a JSON array of policy rules`);
-    rules.push(...parsed);
+    rules.push(...fr.readPolicyText(readFileSync(file, 'utf8'), { file }));
   }
   return rules;
 }
@@ -362,6 +377,8 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
       // Only the owner publishes.
     },
     async close() {
+      // Whatever this runtime started itself (an MCP client, the Python worker) ends with the handle.
+      await runtime.close().catch(() => undefined);
       dynamodb.destroy();
       dynamodbCommands.destroy();
       sqs.destroy();
