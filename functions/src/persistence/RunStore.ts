@@ -21,6 +21,12 @@ export interface RunRecord {
   /** The version of the workflow's definition the run ran (embedded: WorkflowEntry.version). */
   readonly workflowVersion?: string;
   readonly executionArn?: string;
+  /**
+   * The approval policy the run is held to, as its starter resolved it (embedded: the workflow's
+   * policy files or STEPFORGE_POLICY): the tool handler gates the run's calls by these rules, not
+   * by its own process's. Absent: the runtime's configured policy (on AWS, STEPFORGE_POLICY).
+   */
+  readonly policy?: { readonly sources: readonly { readonly origin: string; readonly rules: number }[]; readonly rules: readonly unknown[] };
   readonly input?: unknown;
   readonly output?: unknown;
   readonly error?: { readonly name: string; readonly message: string };
@@ -68,7 +74,7 @@ export class RunStore {
    * Starts a run. With an idempotency key, one conditional put claims the key; when the key is
    * taken the existing run is returned with `reused: true` (same key → same run).
    */
-  async startRun(p: { workflow: string; runId?: string; idempotencyKey?: string; parentRunId?: string; workflowVersion?: string; executionArn?: string; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
+  async startRun(p: { workflow: string; runId?: string; idempotencyKey?: string; parentRunId?: string; workflowVersion?: string; executionArn?: string; policy?: RunRecord['policy']; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
     let runId = p.runId ?? randomUUID();
     if (p.idempotencyKey !== undefined) {
       try {
@@ -97,6 +103,7 @@ export class RunStore {
       ...(p.parentRunId !== undefined ? { parentRunId: p.parentRunId } : {}),
       ...(p.workflowVersion !== undefined ? { workflowVersion: p.workflowVersion } : {}),
       ...(p.executionArn !== undefined ? { executionArn: p.executionArn } : {}),
+      ...(p.policy !== undefined ? { policy: p.policy } : {}),
       ...(p.input !== undefined ? { input: this.db.redactor.redact(p.input) } : {}),
     };
     try {

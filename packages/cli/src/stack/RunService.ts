@@ -71,8 +71,8 @@ export class RunService {
   /** Runs this service started and has not settled yet: wait() needs no read to know them. */
   readonly #started = new Map<string, RunRecordView>();
 
-  constructor(readonly stack: EmbeddedStack, projectDir: string) {
-    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir);
+  constructor(readonly stack: EmbeddedStack, projectDir: string, env: Readonly<Record<string, string | undefined>> = process.env) {
+    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir, env);
   }
 
   get runs() {
@@ -108,6 +108,7 @@ export class RunService {
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
       ...(entry.version !== undefined ? { workflowVersion: entry.version } : {}),
+      ...(entry.policy !== undefined ? { policy: entry.policy } : {}),
       input: value,
     });
     // Our own earlier attempt at this start (options.runId): go on where it stopped.

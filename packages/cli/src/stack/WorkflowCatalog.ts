@@ -18,6 +18,8 @@ import {
   type InputSchema,
   type IrWorkflow,
 } from '@stepforge/compiler';
+import { loadFunctionsRuntime } from './functionsRuntime.js';
+import { gatedTools, requirePolicyFor, resolvePolicy, type ResolvedPolicy } from './resolvePolicy.js';
 
 /** One step of a registered workflow: what progress displays and forks need. */
 export interface CatalogStep {
@@ -48,6 +50,11 @@ export interface WorkflowEntry {
    * the workflow has changed. Absent on entries registered before versions were kept.
    */
   readonly version?: string;
+  /**
+   * The approval policy its runs are held to (resolvePolicy, when it was registered): each run
+   * records it, so the handlers gate that run's tool calls by it, whichever process runs them.
+   */
+  readonly policy?: { readonly sources: ResolvedPolicy['sources']; readonly rules: readonly unknown[] };
 }
 
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/StepforgeEmbedded';
@@ -68,6 +75,7 @@ export class WorkflowCatalog {
     private readonly dynamodb: DynamoDBClient,
     private readonly tableName: string,
     private readonly projectDir: string,
+    private readonly env: Readonly<Record<string, string | undefined>> = process.env,
   ) {}
 
   /** Reads, compiles (StepforgeError on invalid documents) and registers `file`. */
@@ -87,6 +95,10 @@ export class WorkflowCatalog {
   /** Compiles and registers a document's text. */
   async registerText(text: string, file?: string): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
     const compiled = compileDocument(text, file !== undefined ? { file } : {});
+    // Before anything is registered: a policy that cannot be read, or a workflow that can change
+    // things with no policy at all, stops here.
+    const policy = resolvePolicy(await loadFunctionsRuntime(), { ...(file !== undefined ? { file } : {}), baseDir: this.projectDir, env: this.env });
+    requirePolicyFor(compiled.name, gatedTools(compiled.ir.workflow), policy, file);
     const loaded = loadDocument(text, { ...(file !== undefined ? { file } : {}), level: 'topology' });
     const inputSchema = inputSchemaOf((loaded.document as { input?: unknown } | undefined)?.input);
     const definition = JSON.stringify(compiled.asl);
@@ -109,6 +121,7 @@ export class WorkflowCatalog {
       edges,
       updatedAt: new Date().toISOString(),
       version,
+      policy: { sources: policy.sources, rules: policy.rules },
     };
     const body = { S: JSON.stringify(entry) };
     let items: BatchWriteItemCommandInput['RequestItems'] = {
