@@ -1,7 +1,7 @@
 import type { StepEnvelope, StepResult } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
-import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer } from '../mcp/namedMcpServer.js';
+import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer, refuseWorkflowCommand } from '../mcp/namedMcpServer.js';
 import { executeStep } from '../runtime/executeStep.js';
 import { isRecord } from './isRecord.js';
 import type { Runtime } from '../runtime/Runtime.js';
@@ -16,14 +16,18 @@ import { resolveInputs } from './resolveInputs.js';
 export async function runMcpToolStep(rt: Runtime, rawEnv: StepEnvelope): Promise<StepResult> {
   const env = await resolveInputs(rt, rawEnv);
   const serverRef = env.config.server;
-  // A named server as the document, the deployment or the step defines it (see namedMcpServer).
-  const rawServer = typeof serverRef === 'string'
+  // A named server as the project, the step or the document defines it (see namedMcpServer); an
+  // inline one is the workflow's own.
+  const named = typeof serverRef === 'string'
     ? namedMcpServer(rt, serverRef, isRecord(env.config.serverConfig) ? { [serverRef]: env.config.serverConfig } : undefined, env.config.servers)
-    : serverRef;
-  if (rawServer === undefined) {
+    : serverRef === undefined ? undefined : { raw: serverRef, fromProject: false };
+  if (named === undefined) {
     throw new RuntimeError('ConfigError', `mcp_tool step ${env.step.id}: unknown MCP server "${String(serverRef)}": ${UNDEFINED_MCP_SERVER_HINT}`);
   }
-  const server = parseMcpServer(await rt.secrets.resolveDeep(rawServer), String(typeof serverRef === 'string' ? serverRef : 'inline'));
+  const serverName = String(typeof serverRef === 'string' ? serverRef : 'inline');
+  // Before anything is resolved, claimed or started: the step fails as refused, and no process runs.
+  refuseWorkflowCommand(named.raw, serverName, named.fromProject);
+  const server = parseMcpServer(await rt.secrets.resolveDeep(named.raw), serverName);
   const tool = env.config.tool;
   if (typeof tool !== 'string') throw new RuntimeError('InvalidEnvelope', 'mcp_tool step has no config.tool');
   const rawArgs = env.inputs.value ?? env.config.args ?? {};

@@ -3,7 +3,7 @@ import { SendTaskFailureCommand, SendTaskHeartbeatCommand, SendTaskSuccessComman
 import { mcpToolName, type StepEnvelope, type StepResult, type ToolCallResult } from '@stepforge/compiler';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
-import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer } from '../mcp/namedMcpServer.js';
+import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer, refuseWorkflowCommand } from '../mcp/namedMcpServer.js';
 import { approvalIdFor, type ApprovalRecord } from '../persistence/ApprovalStore.js';
 import { effectiveStatus } from '../persistence/IdempotencyRecord.js';
 import { executeStep, stepIdempotencyKey, stepInstanceId } from '../runtime/executeStep.js';
@@ -40,18 +40,20 @@ function mcpToolDefinition(rt: Runtime, env: StepEnvelope, name: string): ToolDe
   const named = mcpToolName(name);
   if (!named) return undefined;
   const { server: serverName, tool: toolName } = named;
-  const raw = namedMcpServer(rt, serverName, env.config.mcpServers);
-  if (raw === undefined) {
+  const server = namedMcpServer(rt, serverName, env.config.mcpServers);
+  if (server === undefined) {
     throw new RuntimeError('UnknownTool', `MCP tool "${name}": unknown MCP server "${serverName}": ${UNDEFINED_MCP_SERVER_HINT}`, {
       details: { tool: name, server: serverName },
     });
   }
+  // Refused (and recorded, by definedMcpTool) before the tool exists, so no process is started.
+  refuseWorkflowCommand(server.raw, serverName, server.fromProject);
   return {
     name, description: `MCP tool ${toolName} on ${serverName}`, inputSchema: { type: 'object' }, sideEffect: true,
     async run(args, ctx) {
-      const server = parseMcpServer(await rt.secrets.resolveDeep(raw), serverName);
+      const config = parseMcpServer(await rt.secrets.resolveDeep(server.raw), serverName);
       await ctx.guard.dispatch(`MCP ${serverName}.${toolName}`);
-      return (await rt.mcp.callTool(server, toolName, args)).content;
+      return (await rt.mcp.callTool(config, toolName, args)).content;
     },
   };
 }

@@ -6,6 +6,8 @@ import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { StepforgeError } from '@stepforge/compiler';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
+import { readProjectSettings } from './projectSettings.js';
+import { storeState } from './storeState.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
@@ -46,6 +48,14 @@ export interface OpenStackOptions {
    * execution resumed there would run only until then, dispatching its current task again.
    */
   readonly resume?: boolean;
+  /**
+   * What the command does with the project's runs. 'read' (runs list/show, approvals list) never
+   * creates nor changes a store: with none on disk yet it answers from an empty in-memory stack
+   * of its own (nothing is written under .stepforge/), and it resumes nothing. 'write' (the
+   * default) creates the store when there is none. Damaged store files are never opened, in
+   * either mode: that is StepforgeError `store_damaged`, and the files are left as they are.
+   */
+  readonly access?: 'read' | 'write';
 }
 
 /** A usable embedded stack: either owned by this process or a connection to the live owner. */
@@ -84,11 +94,15 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
   if (mine) return borrow(mine);
   if (options.inMemory) return track(options, await ownStack(options, undefined, undefined));
   const registry = new StackRegistry(dataDir);
+  const reading = options.access === 'read';
   const deadline = Date.now() + (options.claimTimeoutMs ?? 15_000);
   for (;;) {
     const live = registry.findLive();
     // An owner that is closing still has its stack.json (it is released last) but no longer answers.
     if (live && (await answers(live.sfnEndpoint))) return connectStack(options, live);
+    // Nothing recorded yet and nobody to ask: an empty stack of this command's own, untracked (a
+    // later command in this process that writes opens the real one) and unpublished.
+    if (!live && reading && storeState(join(dataDir, 'dynamodb')).kind === 'absent') return ownStack({ ...options, resume: false }, undefined, undefined);
     if (!live && registry.tryClaim()) {
       try {
         return track(options, await ownStack(options, dataDir, registry));
@@ -180,7 +194,10 @@ function runtimeConfig(
   const provider = options.provider
     ? { ...base.provider, default: options.provider, configured: true }
     : base.provider;
+  const settings = readProjectSettings(options.projectDir);
   return namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
+    // The project's servers, and STEPFORGE_MCP_SERVERS over them (a setting of this one run).
+    mcpServers: { ...(settings.mcpServers ?? {}), ...base.mcpServers },
     // Only for a run whose record carries no policy (one started before runs recorded theirs):
     // nothing says what gates it, so each of its tool calls asks a human rather than running unasked.
     policyRules: [{ name: 'this run recorded no approval policy: each tool call asks', tool: '*', action: 'approve' }],
@@ -245,7 +262,7 @@ export function executionRetentionMs(env: Readonly<Record<string, string | undef
 async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined): Promise<EmbeddedStack> {
   const retentionMs = executionRetentionMs(options.env ?? process.env);
   // Loading the runtime package and starting the emulators are both slow; do them side by side.
-  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators(dataDir ? { dataDir } : {})]);
+  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators(dataDir ? { dataDir, access: options.access ?? 'write' } : {})]);
   if (frResult.status === 'rejected') {
     if (emuResult.status === 'fulfilled') await emuResult.value.close();
     throw frResult.reason;
@@ -298,7 +315,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     closers.splice(closers.indexOf(engineCloser) + 1, 0, () => runtime.close());
     const local: LocalHandlers = options.handlers ?? stepHandlers(fr.createLocalHandlers(runtime));
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
-    if (options.resume !== false) engine.resumeUnfinished();
+    if (options.resume !== false && options.access !== 'read') engine.resumeUnfinished();
 
     const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch };
     registry?.publish(endpoints);
@@ -350,6 +367,8 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
       // Only the owner publishes.
     },
     async close() {
+      // Whatever this runtime started itself (an MCP client, the Python worker) ends with the handle.
+      await runtime.close().catch(() => undefined);
       dynamodb.destroy();
       dynamodbCommands.destroy();
       sqs.destroy();
