@@ -8,7 +8,7 @@ import {
   type DescribeExecutionCommandOutput,
   type HistoryEvent,
 } from '@aws-sdk/client-sfn';
-import { RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError } from '@stepforge/compiler';
+import { MAX_INPUT_DEPTH, RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError, inputDepthError } from '@stepforge/compiler';
 import { isSfnApiError } from '@stepforge/engine';
 import { readableCause } from '../progress/readableCause.js';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
@@ -86,6 +86,10 @@ export class RunService {
 
   /** Starts a run of a registered workflow; the same idempotency key returns the same run. */
   async start(entry: WorkflowEntry, input: unknown, options: StartOptions = {}): Promise<StartedRun> {
+    // Before anything walks it: input nested deeper than a run record can hold would overflow
+    // the recursive code on the way (and DynamoDB would refuse the record).
+    const tooDeep = options.validated ? undefined : inputDepthError(input);
+    if (tooDeep !== undefined) throw new StepforgeError('input_too_deep', tooDeep, { hint: 'flatten the input, or pass the nested data by reference (a file path or URL)', details: { limit: MAX_INPUT_DEPTH } });
     const value = options.validated ? (input as Record<string, unknown>) : this.validateInput(entry, input);
     const runId = options.runId ?? randomUUID();
     // The execution ARN follows from the state machine and the run id, so the run record carries

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { StepforgeError } from '@stepforge/compiler';
+import { MAX_INPUT_DEPTH, StepforgeError, inputDepthError } from '@stepforge/compiler';
 import { UsageError } from '../CliIo.js';
 import { errnoReason } from '../errnoReason.js';
 
@@ -24,8 +24,9 @@ export function readInput(raw: string | undefined, cwd: string): unknown {
       });
     }
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (e) {
     const message = (e as Error).message;
     const pos = Number(/position (\d+)/.exec(message)?.[1] ?? jsonErrorOffset(text));
@@ -38,6 +39,14 @@ export function readInput(raw: string | undefined, cwd: string): unknown {
       hint: `pass a JSON object, e.g. --input '{"topic":"tide pools"}', or --input @input.json`,
     });
   }
+  const tooDeep = inputDepthError(value);
+  if (tooDeep !== undefined) {
+    throw new StepforgeError('input_too_deep', tooDeep, {
+      hint: `flatten the input, or pass the nested data by reference (a file path or URL); nothing ran`,
+      details: { limit: MAX_INPUT_DEPTH },
+    });
+  }
+  return value;
 }
 
 /**
