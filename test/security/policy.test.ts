@@ -153,3 +153,20 @@ describe('Security: the approval policy is the workflow\'s, wherever the command
     expect(allowed.err).toContain(`policy: policy.json (0 rules)\n`);
   });
 });
+
+describe('Security: a malformed policy stops only the commands that need it', () => {
+  it('lists and shows stored runs with a broken workflows/policy.json; run refuses it by name, at the place', async () => {
+    const dir = project();
+    const first = await stepforge(dir, {}, 'run', 'workflows/research-brief.chain.yaml', '--input', '{"topic":"x"}', '--json');
+    expect(first.code).toBe(0);
+    const { runId } = JSON.parse(first.out) as { runId: string };
+    const broken = '[{"tool": "http_fetch", "action": "approve"},,]\n';
+    writeFileSync(join(dir, 'workflows', 'policy.json'), broken);
+    const listed = await stepforge(dir, {}, 'runs', 'list', '--json');
+    expect([listed.code, (JSON.parse(listed.out) as { runs: { runId: string }[] }).runs.map((r) => r.runId)]).toEqual([0, [runId]]);
+    expect((await stepforge(dir, {}, 'runs', 'show', runId, '--json')).code).toBe(0);
+    expect((await stepforge(dir, {}, 'approvals', 'list', '--json')).code).toBe(0);
+    const again = await attack('malformed workflows/policy.json at run', dir, {}, ['run', 'workflows/research-brief.chain.yaml', '--input', '{"topic":"x"}', '--json']);
+    expect(again.error).toMatchObject({ class: 'policy_invalid', file: join(dir, 'workflows', 'policy.json'), line: 1, column: broken.indexOf(',,') + 2 });
+  });
+});
