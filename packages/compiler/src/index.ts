@@ -21,4 +21,6 @@ export * from './lower/expressBlocker.js';
 export * from './lower/StepManifest.js';
 export * from './lower/renderRetry.js';
 export * from './compileDocument.js';
+export * from './workflowSlug.js';
+export * from './duplicateWorkflowError.js';
 export { didYouMean } from './chain/didYouMean.js';

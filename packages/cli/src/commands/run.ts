@@ -87,11 +87,11 @@ export default command;
 export async function follow(io: CliIo, service: RunService, entry: WorkflowEntry, run: RunRecordView, reused: boolean, continued = false): Promise<RunRecordView> {
   const display = new ProgressDisplay((t) => io.out(t), io.isTTY, reused);
   if (reused) {
-    io.out(`run ${run.runId} (${entry.name}) reused: idempotency key '${run.idempotencyKey}' already ran; showing its stored result, nothing ran again\n`);
+    io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) reused: idempotency key '${run.idempotencyKey}' already ran; showing its stored result, nothing ran again\n`);
   } else if (continued) {
-    io.out(`run ${run.runId} (${entry.name}) continues\n`);
+    io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) continues\n`);
   } else {
-    io.out(`run ${run.runId} (${entry.name}) started${run.parentRunId ? ` as a fork of ${run.parentRunId}` : ''}\n`);
+    io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) started${run.parentRunId ? ` as a fork of ${run.parentRunId}` : ''}\n`);
   }
   const done = service.wait(run.runId);
   let finished: RunRecordView | undefined;
