@@ -6,6 +6,7 @@ import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ApiRequest } from '../stack/HttpApi.js';
 import type { RunService } from '../stack/RunService.js';
+import { describePolicy } from '../stack/resolvePolicy.js';
 import { StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
 import { localRequestRefusal } from '@stepforge/engine';
 import { StackRegistry } from '../stack/StackRegistry.js';
@@ -22,6 +23,8 @@ export interface ServeHandle {
   readonly url: string;
   readonly sfnEndpoint: string;
   readonly workflows: readonly string[];
+  /** Per workflow, the approval policy its runs are held to (describePolicy). */
+  readonly policies: readonly string[];
   close(): Promise<void>;
 }
 
@@ -57,6 +60,7 @@ const command: Command = {
       io.out(`Stepforge API      ${handle.url}   (OpenAPI: ${handle.url}/openapi.json)\n`);
       io.out(`Step Functions API ${handle.sfnEndpoint}   (also on ${handle.url} for requests with an X-Amz-Target header)\n`);
       io.out(`workflows: ${handle.workflows.join(', ') || '(none)'}\n`);
+      for (const line of handle.policies) io.out(`  ${line}\n`);
       if (serveHooks.onListening) {
         const h = handle;
         await new Promise<void>((resolve) => serveHooks.onListening!({ ...h, close: async () => { await h.close(); resolve(); } }));
@@ -145,6 +149,7 @@ function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
 export async function startServe(io: CliIo, service: RunService, port: number): Promise<ServeHandle> {
   const { createHttpApi } = await import('../stack/HttpApi.js');
   const workflows: string[] = [];
+  const policies: string[] = [];
   // One project: two files whose workflow names meet would be one state machine (the second is refused).
   const project = new Map<string, NamedWorkflow>();
   for (const dir of ['workflows', 'examples']) {
@@ -158,6 +163,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
       try {
         const { entry } = await service.catalog.registerFile(join(dir, f), { project });
         workflows.push(entry.displayName === undefined || entry.displayName === entry.name ? entry.name : `${entry.name} (${entry.displayName})`);
+        if (entry.policy) policies.push(`${entry.name}: ${describePolicy(entry.policy, io.cwd)}`);
       } catch (e) {
         const code = (e as { name?: string; code?: string }).name === 'StepforgeError' ? `error[${(e as { code: string }).code}] ` : '';
         io.err(`warning: ${join(dir, f)} not served: ${code}${(e as Error).message.split('\n')[0]}\n`);
@@ -213,6 +219,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
     url,
     sfnEndpoint,
     workflows,
+    policies,
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();

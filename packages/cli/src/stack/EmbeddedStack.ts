@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -193,6 +192,9 @@ function runtimeConfig(
   // run records and the history carry the same facts. STEPFORGE_LOG_LEVEL still wins.
   const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
   if (!env.STEPFORGE_LOG_LEVEL) env.STEPFORGE_LOG_LEVEL = 'WARN';
+  // The approval policy is the workflow's (resolvePolicy, read when a workflow is registered and
+  // recorded on each run), not this process's: a command that starts nothing never reads it.
+  delete env.STEPFORGE_POLICY;
   const base = namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }));
   const provider = options.provider
     ? { ...base.provider, default: options.provider, configured: true }
@@ -201,7 +203,9 @@ function runtimeConfig(
   return namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
     // The project's servers, and STEPFORGE_MCP_SERVERS over them (a setting of this one run).
     mcpServers: { ...(settings.mcpServers ?? {}), ...base.mcpServers },
-    policyRules: env.STEPFORGE_POLICY ? base.policyRules : projectPolicy(fr, options.projectDir),
+    // Only for a run whose record carries no policy (one started before runs recorded theirs):
+    // nothing says what gates it, so each of its tool calls asks a human rather than running unasked.
+    policyRules: [{ name: 'this run recorded no approval policy: each tool call asks', tool: '*', action: 'approve' }],
     tableName: EMBEDDED_TABLE,
     region: REGION,
     endpoints: { ...base.endpoints, ...endpoints },
@@ -241,20 +245,6 @@ function namedConfigError<T>(f: () => T): T {
     if ((e as { name?: unknown }).name !== 'ConfigError') throw e;
     throw new StepforgeError('invalid_config', (e as Error).message, { hint: 'fix or unset that environment variable (docs/runtime.md lists them); nothing ran' });
   }
-}
-
-/**
- * The tool approval policy of an embedded project when STEPFORGE_POLICY is not set: the rules of
- * `workflows/policy.json` (what the CDK stack deploys) followed by `examples/policy.json`.
- */
-export function projectPolicy(fr: Pick<Awaited<ReturnType<typeof loadFunctionsRuntime>>, 'readPolicyText'>, projectDir: string): unknown[] {
-  const rules: unknown[] = [];
-  for (const dir of ['workflows', 'examples']) {
-    const file = join(projectDir, dir, 'policy.json');
-    if (!existsSync(file)) continue;
-    rules.push(...fr.readPolicyText(readFileSync(file, 'utf8'), { file }));
-  }
-  return rules;
 }
 
 /**
