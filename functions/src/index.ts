@@ -21,6 +21,7 @@ export * from './secrets/SecretResolver.js';
 export * from './logging/createLogger.js';
 export * from './tools/ToolDefinition.js';
 export * from './tools/ToolPolicy.js';
+export * from './tools/PolicyDocument.js';
 export * from './tools/fsTools.js';
 export * from './tools/shellTool.js';
 export * from './tools/httpTools.js';

@@ -221,12 +221,16 @@ describe('Function: createFunctionHandler (Python)', () => {
     expect(err?.message).toBe('function boom threw ValueError: bad input');
     expect(err?.stackTrace).toEqual(['  File "boom.py", line 2, in handler\n    check(input)\n', '  File "boom.py", line 5, in check\n    raise ValueError("bad input")\n']);
     expect(JSON.stringify(err?.stackTrace)).not.toContain(dir);
+    // The engine reports it in the Python Lambda's error shape, as the deployed Python function Lambda would.
+    expect((err as { lambdaRuntime?: string }).lambdaRuntime).toBe('python');
   });
 
   it('redacts a secret from the output it returned and the error it raised', async () => {
     expect((await run('returns_secret', { secrets: ['news-key'] })).output).toEqual({ token: '***' });
     const err = await failure('leaky_error', { secrets: ['news-key'] });
     expect(err?.message).toBe('function leaky_error threw RuntimeError: refused key ***');
+    // The redacted copy still says which runtime raised it.
+    expect((err as { lambdaRuntime?: string }).lambdaRuntime).toBe('python');
   });
 
   it('names what it cannot call or return', async () => {

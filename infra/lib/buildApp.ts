@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { readPolicyText } from '@stepforge/functions';
 import { StepforgeStack } from './StepforgeStack.js';
 import type { ApiAuthMode } from './constructs/StepforgeApi.js';
 import type { CompileDocumentFn } from './workflows/compilerBinding.js';
@@ -36,11 +37,9 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
   const workflowsDir = options.workflowsDir ?? join(options.projectRoot, 'workflows');
   const policyFile = join(workflowsDir, 'policy.json');
   let policyRules: unknown[] | undefined;
-  if (existsSync(policyFile)) {
-    const parsed: unknown = JSON.parse(readFileSync(policyFile, 'utf8'));
-    if (!Array.isArray(parsed)) throw new Error(`${policyFile} must be a JSON array of policy rules ({tool, args?, action})`);
-    policyRules = parsed;
-  }
+  // Read as the runtime reads it: a policy that is not a valid array of rules fails the synth
+  // (policy_invalid, with its line and column) rather than deploying handlers that gate nothing.
+  if (existsSync(policyFile)) policyRules = readPolicyText(readFileSync(policyFile, 'utf8'), { file: policyFile });
   const handlerEnvironment: Record<string, string> = {};
   const provider = ctx('modelProvider');
   if (provider) handlerEnvironment['STEPFORGE_MODEL_PROVIDER'] = provider;

@@ -28,7 +28,7 @@ describe.skipIf(!built)('Binary: stepforge run / runs (spawned, built dist/)', (
     expect(JSON.parse(listed.stdout).runs).toEqual([expect.objectContaining({ runId: result.runId, workflow: 'quickstart', status: 'SUCCEEDED' })]);
   }, 180_000);
 
-  it('exits 1 with store_unreadable for a damaged store, and leaves it as it was', async () => {
+  it('exits 1 with store_damaged for a damaged store, and leaves it as it was', async () => {
     const store = join(project.dir, '.stepforge', 'dynamodb');
     const current = readFileSync(join(store, 'CURRENT'));
     writeFileSync(join(store, 'CURRENT'), 'MANIFEST-999999\n');
@@ -38,8 +38,8 @@ describe.skipIf(!built)('Binary: stepforge run / runs (spawned, built dist/)', (
       const r = await stepforge('runs', 'list');
       expect([r.code, r.stdout]).toEqual([1, '']);
       expect(r.stderr).toBe(
-        `error[store_unreadable] the run store in ${store} cannot be opened: IO error: ${store}/MANIFEST-999999: No such file or directory\n` +
-        '  = help: the files under .stepforge/dynamodb are damaged or not a store of this version: move that directory aside to start with an empty store (the runs recorded in it are then no longer listed)\n',
+        `error[store_damaged] the run store in ${store} cannot be opened: IO error: ${store}/MANIFEST-999999: No such file or directory\n` +
+        '  = help: nothing was changed or deleted: the files under .stepforge/dynamodb are kept as they are. Restore that directory from a backup if you have one; otherwise `stepforge store repair` copies it to .stepforge/dynamodb.damaged-<time> and repairs it in place (the copy keeps every file as it was)\n',
       );
       expect(files()).toEqual(before);
     } finally {

@@ -147,6 +147,9 @@ describe('CLI: Python function steps on the embedded stack', () => {
     expect(run.error).toEqual({ name: 'FunctionError', message: "step 'check' failed: function validate threw ValueError: bad input" });
     // The execution's cause, as the history keeps it: the user's own frames, relative to functions/user.
     const cause = JSON.parse(steps[0]!.error!.cause) as { errorType: string; errorMessage: string; stackTrace: string[] };
+    // In the Python Lambda runtime's shape and text (json.dumps), as the deployed Python function Lambda reports it.
+    expect(Object.keys(cause)).toEqual(['errorMessage', 'errorType', 'requestId', 'stackTrace']);
+    expect(steps[0]!.error!.cause.startsWith('{"errorMessage": "function validate threw ValueError: bad input", "errorType": "FunctionError", "requestId": "')).toBe(true);
     expect(cause).toMatchObject({
       errorType: 'FunctionError', errorMessage: 'function validate threw ValueError: bad input',
       stackTrace: ['  File "validate.py", line 3, in handler\n    raise ValueError("bad input")\n'],

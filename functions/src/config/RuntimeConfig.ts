@@ -1,5 +1,6 @@
 import { INLINE_OUTPUT_MAX_BYTES } from '@stepforge/compiler';
 import { RuntimeError } from '../errors/RuntimeError.js';
+import { readPolicyText } from '../tools/PolicyDocument.js';
 
 /** Where the runtime is running: on AWS Lambda, or embedded in the local stack. */
 export type RuntimeMode = 'aws' | 'embedded';
@@ -130,6 +131,29 @@ function oneOf<T extends string>(env: Record<string, string | undefined>, name: 
   return raw as T;
 }
 
+/**
+ * A JSON object from an environment variable, each member checked by `check` (which names what is
+ * wrong): anything else is a ConfigError naming the variable, never an empty object in its place.
+ */
+function jsonObjectOf(env: Record<string, string | undefined>, name: string, check: (key: string, value: unknown) => string | undefined): Record<string, unknown> {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (e) {
+    throw new RuntimeError('ConfigError', `${name} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new RuntimeError('ConfigError', `${name} must be a JSON object, got ${JSON.stringify(parsed).slice(0, 60)}`);
+  }
+  for (const [k, v] of Object.entries(parsed)) {
+    const problem = check(k, v);
+    if (problem !== undefined) throw new RuntimeError('ConfigError', `${name}: ${problem}`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
 /** Builds the RuntimeConfig from environment variables (see docs/runtime.md for the list). */
 export function runtimeConfigFromEnv(
   env: Record<string, string | undefined> = process.env,
@@ -137,23 +161,17 @@ export function runtimeConfigFromEnv(
 ): RuntimeConfig {
   const onLambda = env.AWS_LAMBDA_FUNCTION_NAME !== undefined;
   const mode = oneOf<RuntimeMode>(env, 'STEPFORGE_MODE', ['aws', 'embedded'], onLambda ? 'aws' : 'embedded');
-  let policyRules: unknown[] = [];
-  if (env.STEPFORGE_POLICY) {
-    try {
-      const parsed: unknown = JSON.parse(env.STEPFORGE_POLICY);
-      policyRules = Array.isArray(parsed) ? parsed : [];
-    } catch (e) {
-      throw new RuntimeError('ConfigError', `STEPFORGE_POLICY is not valid JSON: ${(e as Error).message}`);
+  // A policy that cannot be read stops everything here, before any step: read as "no rules" it
+  // would let every gated call through.
+  const policyRules: unknown[] = env.STEPFORGE_POLICY ? readPolicyText(env.STEPFORGE_POLICY, { env: 'STEPFORGE_POLICY' }) : [];
+  const mcpServers = jsonObjectOf(env, 'STEPFORGE_MCP_SERVERS', (name, v) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || (typeof (v as { url?: unknown }).url !== 'string' && typeof (v as { command?: unknown }).command !== 'string')) {
+      return `server "${name}" must be {"url": "http…"} or {"command": "…", "args": [...]}, got ${JSON.stringify(v)}`;
     }
-  }
-  let mcpServers: Record<string, unknown> = {};
-  if (env.STEPFORGE_MCP_SERVERS) {
-    try {
-      mcpServers = JSON.parse(env.STEPFORGE_MCP_SERVERS) as Record<string, unknown>;
-    } catch (e) {
-      throw new RuntimeError('ConfigError', `STEPFORGE_MCP_SERVERS is not valid JSON: ${(e as Error).message}`);
-    }
-  }
+    return undefined;
+  });
+  const stateMachines = jsonObjectOf(env, 'STEPFORGE_STATE_MACHINES', (name, v) =>
+    typeof v === 'string' && v.startsWith('arn:') ? undefined : `workflow "${name}" must map to a state machine ARN, got ${JSON.stringify(v)}`) as Record<string, string>;
   const cwd = process.cwd();
   const base: RuntimeConfig = {
     mode,
@@ -183,7 +201,7 @@ export function runtimeConfigFromEnv(
       webSearchUrl: env.STEPFORGE_WEB_SEARCH_URL,
       fsRoot: env.STEPFORGE_FS_ROOT ?? cwd,
       fsMaxReadBytes: int(env, 'STEPFORGE_FS_MAX_READ_BYTES', 1024 * 1024),
-      shellEnabled: mode === 'embedded' && env.STEPFORGE_SHELL !== 'off',
+      shellEnabled: mode === 'embedded' && oneOf(env, 'STEPFORGE_SHELL', ['on', 'off'], 'on') === 'on',
       shellAllow: list(env.STEPFORGE_SHELL_ALLOW ?? 'ls,cat,echo,grep,wc,head,tail,pwd,date'),
       shellDeny: list(env.STEPFORGE_SHELL_DENY ?? 'rm,sudo,curl,wget,sh,bash,dd,mkfs,chmod,chown,kill'),
       maxArgsBytes: int(env, 'STEPFORGE_MAX_TOOL_ARGS_BYTES', 64 * 1024),
@@ -200,7 +218,7 @@ export function runtimeConfigFromEnv(
     },
     policyRules,
     mcpServers,
-    stateMachines: env.STEPFORGE_STATE_MACHINES ? JSON.parse(env.STEPFORGE_STATE_MACHINES) as Record<string, string> : {},
+    stateMachines,
     stateMachineArnPrefix: env.STEPFORGE_STATE_MACHINE_ARN_PREFIX,
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? `${cwd}/functions/user`,
     pythonCommand: env.STEPFORGE_PYTHON || 'python3',

@@ -109,7 +109,10 @@ export const redactSecrets = defineMiddleware(
         const copy = isRuntimeError(err)
           ? new RuntimeError(err.name, message, { details: runtime.redactor.redact(err.details as Record<string, unknown> | undefined), retryable: err.retryable })
           : Object.assign(new Error(message), { name: err.name });
-        request.error = Array.isArray(trace) ? Object.assign(copy, { stackTrace: runtime.redactor.redact(trace) }) : copy;
+        const origin = (err as { lambdaRuntime?: unknown }).lambdaRuntime;
+        request.error = Array.isArray(trace)
+          ? Object.assign(copy, { stackTrace: runtime.redactor.redact(trace), ...(origin !== undefined ? { lambdaRuntime: origin } : {}) })
+          : copy;
       }
     },
   }),

@@ -141,7 +141,9 @@ export class Runtime {
 
 /** The built-in tools configured from the RuntimeConfig (shell only when embedded). */
 export function builtinTools(config: RuntimeConfig): ToolRegistry {
-  const fs = { root: config.tools.fsRoot, maxReadBytes: config.tools.fsMaxReadBytes };
+  // The secret store is out of every tool's reach wherever it is configured (the state folder always is).
+  const protectedPaths = [config.secrets.file];
+  const fs = { root: config.tools.fsRoot, maxReadBytes: config.tools.fsMaxReadBytes, protectedPaths };
   return new ToolRegistry()
     .register(httpFetchTool({ allowHosts: config.tools.httpAllowHosts }))
     .register(webSearchTool({ url: config.tools.webSearchUrl }))
@@ -149,6 +151,6 @@ export function builtinTools(config: RuntimeConfig): ToolRegistry {
     .register(fsReadTool(fs))
     .register(shellTool({
       enabled: config.tools.shellEnabled && config.mode === 'embedded',
-      allow: config.tools.shellAllow, deny: config.tools.shellDeny, cwd: config.tools.fsRoot,
+      allow: config.tools.shellAllow, deny: config.tools.shellDeny, cwd: config.tools.fsRoot, protectedPaths,
     }));
 }

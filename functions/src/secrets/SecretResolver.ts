@@ -3,6 +3,7 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { RuntimeConfig } from '../config/RuntimeConfig.js';
 import { awsClientConfig } from '../config/awsClientConfig.js';
+import { jsonErrorOffset } from '../config/jsonErrorOffset.js';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { Redactor } from './Redactor.js';
 
@@ -106,14 +107,39 @@ export class SecretResolver {
     }
     const fromEnv = this.#env[secretEnvName(id)];
     if (fromEnv !== undefined) return fromEnv;
-    this.#file ??= readFile(this.#config.secrets.file, 'utf8').then(
-      (t) => JSON.parse(t) as Record<string, unknown>,
+    const file = this.#config.secrets.file;
+    this.#file ??= readFile(file, 'utf8').then(
+      (t) => parseSecretsFile(t, file),
       (e: NodeJS.ErrnoException) => {
         if (e.code === 'ENOENT') return {};
-        throw new RuntimeError('ConfigError', `cannot read ${this.#config.secrets.file}: ${e.message}`);
+        throw new RuntimeError('ConfigError', `cannot read ${file}: ${e.message}`);
       },
     );
     const v = (await this.#file)[id];
     return typeof v === 'string' ? v : undefined;
   }
+}
+
+/**
+ * The secrets file: a JSON object of secret id → string. Text that is not JSON, or a document of
+ * another shape, is a ConfigError naming the file (not a SyntaxError, and not "no secrets").
+ */
+export function parseSecretsFile(text: string, file: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    // The parser's message, not the text: it may hold secrets.
+    const pos = jsonErrorOffset(text);
+    const line = text.slice(0, pos).split('\n').length;
+    const column = pos - text.lastIndexOf('\n', pos - 1);
+    throw new RuntimeError('ConfigError', `${file}:${line}:${column}: the secrets file is not valid JSON; it must be an object of secret id → string, e.g. {"slack_token": "xoxb-…"}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new RuntimeError('ConfigError', `${file}: the secrets file must be a JSON object of secret id → string, e.g. {"slack_token": "xoxb-…"}`);
+  }
+  for (const [id, v] of Object.entries(parsed)) {
+    if (typeof v !== 'string') throw new RuntimeError('ConfigError', `${file}: secret "${id}" must be a string, got ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`);
+  }
+  return parsed as Record<string, unknown>;
 }

@@ -75,5 +75,7 @@ function pythonFunctionError(rt: Runtime, name: string, file: UserFunctionFile, 
   });
   // The trace the execution's cause carries, as a Python Lambda's does: the user's own frames only,
   // relative to the functions folder, so no install path of this machine is stored with the run.
-  return Object.assign(err, { stackTrace: rt.redactor.redact([...error.trace]) });
+  // `lambdaRuntime` makes the embedded engine report it in the Python Lambda's error shape, as the
+  // deployed stack's Python function Lambda does.
+  return Object.assign(err, { stackTrace: rt.redactor.redact([...error.trace]), lambdaRuntime: 'python' as const });
 }

@@ -1,49 +1,14 @@
-import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { RuntimeError } from '../errors/RuntimeError.js';
+import { confinePath, namesStateDir, type PathJail } from './confinePath.js';
 import type { ToolDefinition } from './ToolDefinition.js';
 
-/** Policy of the filesystem tools: one allowed root, a read cap. */
-export interface FsPolicy {
-  readonly root: string;
+export { confinePath } from './confinePath.js';
+
+/** Policy of the filesystem tools: one allowed root (and the paths inside it no tool may touch), a read cap. */
+export interface FsPolicy extends PathJail {
   readonly maxReadBytes: number;
-}
-
-function inside(root: string, p: string): boolean {
-  const rel = relative(root, p);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(`..${sep}`));
-}
-
-/**
- * Resolves `requested` inside the allowed root, refusing traversal (`..`, absolute paths
- * elsewhere) lexically AND after resolving symlinks, so a link pointing out of the root is refused too.
- */
-export async function confinePath(policy: FsPolicy, requested: unknown): Promise<string> {
-  if (typeof requested !== 'string' || requested.length === 0) {
-    throw new RuntimeError('InvalidInput', 'path must be a non-empty string');
-  }
-  if (requested.includes('\0')) throw new RuntimeError('PolicyDenied', 'path contains a NUL byte', { details: { path: requested } });
-  const root = await realpath(policy.root);
-  const target = resolve(root, requested);
-  if (!inside(root, target)) {
-    throw new RuntimeError('PolicyDenied', `path "${requested}" is outside the allowed directory`, { details: { path: requested, reason: 'traversal' } });
-  }
-  let real: string;
-  try {
-    real = await realpath(target);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-      // A dangling symlink would still be a way out: refuse it when the link itself exists.
-      const l = await lstat(target).catch(() => undefined);
-      if (l?.isSymbolicLink()) throw new RuntimeError('PolicyDenied', `path "${requested}" is a dangling symlink`, { details: { path: requested, reason: 'symlink' } });
-      throw new RuntimeError('ToolError', `path "${requested}" does not exist`, { details: { path: requested } });
-    }
-    throw e;
-  }
-  if (!inside(root, real)) {
-    throw new RuntimeError('PolicyDenied', `path "${requested}" resolves outside the allowed directory (symlink escape)`, { details: { path: requested, reason: 'symlink' } });
-  }
-  return real;
 }
 
 /** `fs-list`: the entries of a directory under the allowed root. */
@@ -56,9 +21,16 @@ export function fsListTool(policy: FsPolicy): ToolDefinition {
     async run(args) {
       const dir = await confinePath(policy, args.path ?? '.');
       const entries = await readdir(dir, { withFileTypes: true });
+      // The state folder and the secret store are left out of listings, as they are refused to reads.
+      const shown = [];
+      for (const e of entries) {
+        if (namesStateDir(e.name)) continue;
+        if (await confinePath(policy, join(dir, e.name), { allowMissing: true }).then(() => false, (err: unknown) => (err as { details?: { reason?: string } }).details?.reason === 'protected')) continue;
+        shown.push(e);
+      }
       return {
         path: relative(await realpath(policy.root), dir) || '.',
-        entries: entries
+        entries: shown
           .map((e) => ({ name: e.name, type: e.isDirectory() ? 'dir' : e.isSymbolicLink() ? 'symlink' : e.isFile() ? 'file' : 'other' }))
           .sort((a, b) => a.name.localeCompare(b.name)),
       };

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
+import { realpath } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { RuntimeError } from '../errors/RuntimeError.js';
+import { confinePath, STATE_DIR_NAME, type PathJail } from './confinePath.js';
 import type { ToolDefinition } from './ToolDefinition.js';
 
 /** Policy of the shell tool. */
@@ -8,7 +10,10 @@ export interface ShellPolicy {
   readonly enabled: boolean;
   readonly allow: readonly string[];
   readonly deny: readonly string[];
+  /** The fs root: the command runs there, and every path it is given must stay inside it. */
   readonly cwd: string;
+  /** Paths no command may name wherever they are (the secret store); see PathJail. */
+  readonly protectedPaths?: readonly string[];
   readonly timeoutMs?: number;
   readonly maxOutputBytes?: number;
 }
@@ -57,6 +62,67 @@ export function parseCommand(command: string): string[] {
   return argv;
 }
 
+/**
+ * Programs that walk directory trees by themselves, which no argument check can confine (they
+ * would descend into symlinks out of the root or into the state folder).
+ */
+const TRAVERSERS = new Set(['find', 'tree', 'du', 'tar', 'zip', 'rsync', 'rgrep', 'cp', 'scp']);
+
+/** Short options that recurse, per program; a program not listed here recurses with -r or -R. */
+const RECURSIVE_SHORT: Readonly<Record<string, string>> = { ls: 'R', cat: '', echo: '', head: '', tail: '', wc: '', pwd: '', date: '' };
+
+function refusal(message: string, reason: string, arg?: string): RuntimeError {
+  return new RuntimeError('PolicyDenied', message, { details: { reason, ...(arg !== undefined ? { arg } : {}) } });
+}
+
+/**
+ * Refuses an option that makes `program` walk a tree, or that carries a path glued to it. Returns
+ * what in it may name a file: the value of `--opt=VALUE`, or every tail of a short cluster (`-fFILE`
+ * reads FILE whichever letter takes a value), each of which the caller checks as a path.
+ */
+function checkOption(program: string, arg: string): string[] {
+  if (/recurs/i.test(arg) || (program.endsWith('grep') && /^--(directories|devices)\b/.test(arg))) {
+    throw refusal(`shell refuses recursive traversal ("${arg}"): name the files to read`, 'recursive', arg);
+  }
+  if (arg.startsWith('--')) {
+    const eq = arg.indexOf('=');
+    return eq > 0 && eq < arg.length - 1 ? [arg.slice(eq + 1)] : [];
+  }
+  const cluster = arg.slice(1);
+  if (/[\\/]|\.\./.test(cluster)) {
+    throw refusal(`shell refuses a path glued to an option ("${arg}"): give the path as its own argument`, 'option_path', arg);
+  }
+  const recursive = RECURSIVE_SHORT[program] ?? 'rR';
+  // grep -d ACTION / -D ACTION choose what to do with directories and devices (recurse among them).
+  const extra = program.endsWith('grep') ? 'dD' : '';
+  const hit = [...cluster].find((c) => recursive.includes(c) || extra.includes(c));
+  if (hit) throw refusal(`shell refuses recursive traversal ("${arg}"): name the files to read`, 'recursive', arg);
+  return [...cluster].slice(1).map((_, i) => cluster.slice(i + 1));
+}
+
+/**
+ * Checks every argument of a command against the fs root: each operand, and each `--opt=VALUE`
+ * value, is taken for a path (an argument that is not one, a grep pattern, resolves inside the root
+ * and does no harm) and must pass confinePath; options may not recurse or carry paths.
+ */
+export async function confineArguments(jail: PathJail, program: string, args: readonly string[]): Promise<void> {
+  if (TRAVERSERS.has(program)) throw refusal(`shell refuses "${program}": it walks directory trees, which cannot be confined to the allowed directory`, 'recursive');
+  let operands = false;
+  for (const arg of args) {
+    if (arg.toLowerCase().includes(STATE_DIR_NAME)) {
+      throw refusal(`shell refuses "${arg}": the project's ${STATE_DIR_NAME} folder is not for tools`, 'protected', arg);
+    }
+    if (!operands && arg === '--') { operands = true; continue; }
+    const paths = !operands && arg.startsWith('-') && arg !== '-' ? checkOption(program, arg) : [arg];
+    for (const path of paths) if (path !== '-') await confinePath(jail, path, { allowMissing: true });
+  }
+}
+
+/** The whole environment a command gets: nothing of this process's (no secrets, no credentials, no keys). */
+function scrubbedEnv(root: string): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, PWD: root, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' };
+}
+
 /** `shell`: runs one allow-listed program without a shell (embedded only; off on AWS). */
 export function shellTool(policy: ShellPolicy): ToolDefinition {
   return {
@@ -73,11 +139,14 @@ export function shellTool(policy: ShellPolicy): ToolDefinition {
       if (program.includes('/')) throw new RuntimeError('PolicyDenied', `shell refuses program paths ("${program}"); name an allowed program`, { details: { program } });
       if (policy.deny.includes(name)) throw new RuntimeError('PolicyDenied', `command "${name}" is denied`, { details: { program: name, reason: 'denied' } });
       if (!policy.allow.includes(name)) throw new RuntimeError('PolicyDenied', `command "${name}" is not in the allowed list`, { details: { program: name, reason: 'not_allowed' } });
+      const jail: PathJail = { root: policy.cwd, protectedPaths: policy.protectedPaths ?? [] };
+      await confineArguments(jail, name, argv.slice(1));
+      const root = await realpath(policy.cwd);
       await ctx.guard.dispatch(`shell: ${name}`);
       return await new Promise((resolveP, reject) => {
-        execFile(name, argv.slice(1), {
-          cwd: policy.cwd, timeout: policy.timeoutMs ?? 30_000, maxBuffer: policy.maxOutputBytes ?? 1024 * 1024, shell: false,
-          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        const child = execFile(name, argv.slice(1), {
+          cwd: root, timeout: policy.timeoutMs ?? 30_000, maxBuffer: policy.maxOutputBytes ?? 1024 * 1024, shell: false,
+          env: scrubbedEnv(root),
         }, (err, stdout, stderr) => {
           if (err && typeof (err as { code?: unknown }).code !== 'number') {
             reject(new RuntimeError('ToolError', `shell: ${err.message}`));
@@ -85,6 +154,8 @@ export function shellTool(policy: ShellPolicy): ToolDefinition {
           }
           resolveP({ exitCode: err ? (err as { code: number }).code : 0, stdout, stderr });
         });
+        // No input: a program that would read stdin (grep without a file) ends at once instead of at the timeout.
+        child.stdin?.end();
       });
     },
   };

@@ -189,6 +189,9 @@ describe('Function: readableCause', () => {
   it('shows the message of a Lambda error cause, keeping the step prefix', () => {
     expect(readableCause(`step 'second' failed: ${lambda}`)).toBe("step 'second' failed: the function refused");
     expect(readableCause(lambda)).toBe('the function refused');
+    // The Node.js runtime's shape, which JavaScript step handlers report.
+    const node = JSON.stringify({ errorType: 'ShoutFailed', errorMessage: 'the function refused', trace: ['ShoutFailed: the function refused', '    at x'] });
+    expect(readableCause(`step 'second' failed: ${node}`)).toBe("step 'second' failed: the function refused");
   });
 
   it('leaves any other cause as it is', () => {

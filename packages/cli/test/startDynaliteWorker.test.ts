@@ -112,22 +112,22 @@ describe('Function: startDynaliteWorker', () => {
       }
     });
 
-    it('that cannot be opened is store_unreadable, with LevelDB\'s reason, and left as it was', async () => {
+    it('that cannot be opened is store_damaged, with LevelDB\'s reason, and left as it was', async () => {
       const path = await storeOnDisk();
       try {
         writeFileSync(join(path, 'CURRENT'), 'MANIFEST-999999\n');
         const before = contents(path);
         const err = (await startDynaliteWorker('127.0.0.1', { path }).catch((e: unknown) => e)) as StepforgeError;
-        expect([err.name, err.code]).toEqual(['StepforgeError', 'store_unreadable']);
+        expect([err.name, err.code]).toEqual(['StepforgeError', 'store_damaged']);
         expect(err.message).toBe(`the run store in ${path} cannot be opened: IO error: ${path}/MANIFEST-999999: No such file or directory`);
-        expect(err.hint).toMatch(/^the files under \.stepforge\/dynamodb are damaged or not a store of this version: move that directory aside/);
+        expect(err.hint).toMatch(/^nothing was changed or deleted: the files under \.stepforge\/dynamodb are kept as they are\. Restore that directory from a backup/);
         expect(contents(path)).toEqual(before);
       } finally {
         rmSync(path, { recursive: true, force: true });
       }
     });
 
-    it('that fails under a request is reported as store_failed to the stack\'s failure handler', async () => {
+    it('that fails under a request is reported as store_damaged to the stack\'s failure handler', async () => {
       const path = await storeOnDisk();
       const failed = new Promise<StepforgeError>((resolve) => {
         const off = onStackFailure((e) => {
@@ -142,7 +142,7 @@ describe('Function: startDynaliteWorker', () => {
         // The request never gets an answer: the worker ends under it.
         void db.send(new GetItemCommand({ TableName: 'items', Key: { pk: { S: 'a' } } })).catch(() => undefined);
         const e = await failed;
-        expect([e.name, e.code]).toEqual(['StepforgeError', 'store_failed']);
+        expect([e.name, e.code]).toEqual(['StepforgeError', 'store_damaged']);
         expect(e.message).toMatch(new RegExp(`^the run store in ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} failed: `));
       } finally {
         db.destroy();

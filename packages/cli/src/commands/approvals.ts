@@ -30,8 +30,9 @@ const command: Command = {
     if (sub !== 'list' && values.status !== undefined) throw new UsageError('--status goes with approvals list');
     const status = (values.status ?? 'PENDING').toUpperCase();
     if (!['PENDING', 'APPROVED', 'REJECTED', 'TIMED_OUT'].includes(status)) throw new UsageError(`--status must be PENDING, APPROVED, REJECTED or TIMED_OUT`);
-    // Listing only reads: a process that comes to hold the stack for it resumes nothing.
-    const { stack, service } = await openService({ ...stackOptions(io, values), ...(sub === 'list' ? { resume: false } : {}) });
+    // Listing only reads: it never creates a store, and a process that comes to hold the stack
+    // for it resumes nothing.
+    const { stack, service } = await openService({ ...stackOptions(io, values), ...(sub === 'list' ? { access: 'read' as const, resume: false } : {}) });
     try {
       if (sub === 'list') {
         const list = await service.listApprovals(status as 'PENDING');

@@ -26,6 +26,7 @@ export async function loadCommands(): Promise<readonly Command[]> {
     import('./runs.js'),
     import('./approvals.js'),
     import('./serve.js'),
+    import('./store.js'),
   ]);
   return modules.map((m: { default: Command }) => m.default);
 }

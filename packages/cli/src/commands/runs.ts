@@ -83,9 +83,11 @@ const command: Command = {
     if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
       throw new UsageError(`--status must be one of ${STATUSES.join(', ')}, got '${values.status}'`);
     }
-    // list and show only read, and cancel ends a run where it stands: a process that comes to hold
-    // the stack for them resumes nothing (a cancelled run does not take another step first).
-    const session = await StackSession.open({ ...stackOptions(io, values), ...(sub === 'list' || sub === 'show' || sub === 'cancel' ? { resume: false } : {}) });
+    // list and show only read (they never create a store, and resume nothing), and cancel ends a
+    // run where it stands: a process that comes to hold the stack for it resumes nothing (a
+    // cancelled run does not take another step first).
+    const access = sub === 'list' || sub === 'show' ? { access: 'read' as const, resume: false } : sub === 'cancel' ? { resume: false } : {};
+    const session = await StackSession.open({ ...stackOptions(io, values), ...access });
     try {
       const { service } = session;
       if (sub === 'list') {

@@ -1,6 +1,7 @@
 /**
  * An error cause as a person wants to read it. Step Functions reports a Lambda failure's cause as
- * the function's error JSON (`{"errorMessage", "errorType", "requestId", "stackTrace"}`), which our
+ * the function's error JSON (Node.js: `{"errorType", "errorMessage", "trace"}`; Python:
+ * `{"errorMessage", "errorType", "requestId", "stackTrace"}`), which our
  * Fail states prefix with `step '<id>' failed: `; the display shows the prefix and the message and
  * leaves the JSON (kept as is in the history) for `--json`. Anything else is returned unchanged.
  */

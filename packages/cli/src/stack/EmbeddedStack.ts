@@ -8,6 +8,7 @@ import { StepforgeError } from '@stepforge/compiler';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
 import { readProjectSettings } from './projectSettings.js';
+import { storeState } from './storeState.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
@@ -49,6 +50,14 @@ export interface OpenStackOptions {
    * execution resumed there would run only until then, dispatching its current task again.
    */
   readonly resume?: boolean;
+  /**
+   * What the command does with the project's runs. 'read' (runs list/show, approvals list) never
+   * creates nor changes a store: with none on disk yet it answers from an empty in-memory stack
+   * of its own (nothing is written under .stepforge/), and it resumes nothing. 'write' (the
+   * default) creates the store when there is none. Damaged store files are never opened, in
+   * either mode: that is StepforgeError `store_damaged`, and the files are left as they are.
+   */
+  readonly access?: 'read' | 'write';
 }
 
 /** A usable embedded stack: either owned by this process or a connection to the live owner. */
@@ -87,11 +96,15 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
   if (mine) return borrow(mine);
   if (options.inMemory) return track(options, await ownStack(options, undefined, undefined));
   const registry = new StackRegistry(dataDir);
+  const reading = options.access === 'read';
   const deadline = Date.now() + (options.claimTimeoutMs ?? 15_000);
   for (;;) {
     const live = registry.findLive();
     // An owner that is closing still has its stack.json (it is released last) but no longer answers.
     if (live && (await answers(live.sfnEndpoint))) return connectStack(options, live);
+    // Nothing recorded yet and nobody to ask: an empty stack of this command's own, untracked (a
+    // later command in this process that writes opens the real one) and unpublished.
+    if (!live && reading && storeState(join(dataDir, 'dynamodb')).kind === 'absent') return ownStack({ ...options, resume: false }, undefined, undefined);
     if (!live && registry.tryClaim()) {
       try {
         return track(options, await ownStack(options, dataDir, registry));
@@ -176,15 +189,15 @@ function runtimeConfig(
   // run records and the history carry the same facts. STEPFORGE_LOG_LEVEL still wins.
   const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
   if (!env.STEPFORGE_LOG_LEVEL) env.STEPFORGE_LOG_LEVEL = 'WARN';
-  const base = fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' });
+  const base = namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }));
   const provider = options.provider
     ? { ...base.provider, default: options.provider, configured: true }
     : base.provider;
   const settings = readProjectSettings(options.projectDir);
-  return fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
+  return namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
     // The project's servers, and STEPFORGE_MCP_SERVERS over them (a setting of this one run).
     mcpServers: { ...(settings.mcpServers ?? {}), ...base.mcpServers },
-    policyRules: env.STEPFORGE_POLICY ? base.policyRules : projectPolicy(options.projectDir),
+    policyRules: env.STEPFORGE_POLICY ? base.policyRules : projectPolicy(fr, options.projectDir),
     tableName: EMBEDDED_TABLE,
     region: REGION,
     endpoints: { ...base.endpoints, ...endpoints },
@@ -194,7 +207,7 @@ function runtimeConfig(
     secrets: { ...base.secrets, file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
     ...(leaseEpoch !== undefined ? { leaseEpoch } : {}),
-  });
+  }));
 }
 
 /**
@@ -214,17 +227,28 @@ async function nextLeaseEpoch(client: DynamoDBClient): Promise<number> {
 }
 
 /**
+ * The runtime's configuration errors (a variable out of range, a JSON variable that is not JSON)
+ * as the named error the CLI prints, rather than an internal one.
+ */
+function namedConfigError<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if ((e as { name?: unknown }).name !== 'ConfigError') throw e;
+    throw new StepforgeError('invalid_config', (e as Error).message, { hint: 'fix or unset that environment variable (docs/runtime.md lists them); nothing ran' });
+  }
+}
+
+/**
  * The tool approval policy of an embedded project when STEPFORGE_POLICY is not set: the rules of
  * `workflows/policy.json` (what the CDK stack deploys) followed by `examples/policy.json`.
  */
-export function projectPolicy(projectDir: string): unknown[] {
+export function projectPolicy(fr: Pick<Awaited<ReturnType<typeof loadFunctionsRuntime>>, 'readPolicyText'>, projectDir: string): unknown[] {
   const rules: unknown[] = [];
   for (const dir of ['workflows', 'examples']) {
     const file = join(projectDir, dir, 'policy.json');
     if (!existsSync(file)) continue;
-    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-    if (!Array.isArray(parsed)) throw new Error(`${file} must hold a JSON array of policy rules`);
-    rules.push(...parsed);
+    rules.push(...fr.readPolicyText(readFileSync(file, 'utf8'), { file }));
   }
   return rules;
 }
@@ -252,7 +276,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   // The stack's secret, new for each owner: only a process that can read stack.json reaches it.
   const credentials = newStackCredentials();
   const apiToken = newApiToken();
-  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir } : {}), credentials })]);
+  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir, access: options.access ?? 'write' } : {}), credentials })]);
   if (frResult.status === 'rejected') {
     if (emuResult.status === 'fulfilled') await emuResult.value.close();
     throw frResult.reason;
@@ -307,7 +331,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     closers.splice(closers.indexOf(engineCloser) + 1, 0, () => runtime.close());
     const local: LocalHandlers = options.handlers ?? stepHandlers(fr.createLocalHandlers(runtime));
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
-    if (options.resume !== false) engine.resumeUnfinished();
+    if (options.resume !== false && options.access !== 'read') engine.resumeUnfinished();
 
     const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, credentials, apiToken };
     registry?.publish(endpoints);
@@ -365,6 +389,8 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
       // Only the owner publishes.
     },
     async close() {
+      // Whatever this runtime started itself (an MCP client, the Python worker) ends with the handle.
+      await runtime.close().catch(() => undefined);
       dynamodb.destroy();
       dynamodbCommands.destroy();
       sqs.destroy();

@@ -19,12 +19,16 @@ if (workerData.expressionCache) require(workerData.expressionCache).installExpre
 // from a request, as an uncaught error. Waiting for the open before listening reports the cause
 // instead. dynalite takes `Level` from the 'level' module when its db module loads, so the
 // subclass goes there first; it changes nothing but remembering the instances.
+// It also sets createIfMissing, which dynalite does not pass: LevelDB asked to open a damaged
+// directory (no CURRENT) with createIfMissing creates an empty store there and deletes the old
+// table files as obsolete, so an existing store is opened with it off.
 const stores = [];
+let createIfMissing = true;
 const levelModule = createRequire(workerData.module)('level');
 const { Level } = levelModule;
 levelModule.Level = class CaughtLevel extends Level {
-  constructor(...args) {
-    super(...args);
+  constructor(location, options) {
+    super(location, { ...options, createIfMissing });
     stores.push(this);
   }
 };
@@ -62,6 +66,7 @@ async function openStore(db) {
 let server;
 parentPort.on('message', (m) => {
   if (m && m.listen && !server) {
+    createIfMissing = m.listen.createIfMissing !== false;
     server = dynalite(m.listen.options);
     // Browsers refused and, with the stack's credentials, every request's signature verified,
     // before dynalite (which answers any Origin with `Access-Control-Allow-Origin: *`) sees it.

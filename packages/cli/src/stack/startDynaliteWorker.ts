@@ -51,6 +51,8 @@ function takePrewarmed(expressionCache: boolean): Worker | undefined {
 export interface DynaliteWorkerTuning {
   /** Answer repeated expressions from a parse cache (default true). */
   readonly expressionCache?: boolean;
+  /** Create the on-disk store when there is none (default true); false opens an existing one only. */
+  readonly createIfMissing?: boolean;
   /**
    * The stack's credentials: every request must be SigV4-signed with them (loopbackGuard.cjs).
    * Browsers' requests are refused either way.
@@ -78,22 +80,26 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
       worker.off('exit', onExit);
       worker.off('error', reject);
       if (m.port !== undefined) resolve(m.port);
-      else if (m.code === 'store_unreadable') reject(storeError('store_unreadable', `the run store in ${String(options.path)} cannot be opened: ${m.error}`));
+      else if (m.code === 'store_unreadable') reject(storeError('store_damaged', `the run store in ${String(options.path)} cannot be opened: ${m.error}`));
       else if (m.code === 'store_in_use') reject(storeError('store_in_use', `the run store in ${String(options.path)} is held by another process: ${m.error}`));
       else reject(new Error(`dynalite could not listen on ${host}: ${m.error}`));
     });
-    worker.postMessage({ listen: { host, options, guard: tuning.credentials ? { credentials: tuning.credentials } : {} } });
+    // An existing store is opened as it is, never created anew over damaged files (storeState.ts).
+    worker.postMessage({ listen: { host, options, createIfMissing: tuning.createIfMissing !== false, guard: tuning.credentials ? { credentials: tuning.credentials } : {} } });
   }).catch(async (e: unknown) => {
     await worker.terminate();
     throw e;
   });
   // From here on, an error in the worker is dynalite failing under a request (a store file damaged
   // after it opened): the request waits for an answer that never comes, so the command ends here.
-  worker.on('error', (e: Error) => {
-    const where = options.path !== undefined ? `the run store in ${String(options.path)}` : 'the in-memory run store';
-    stackFailed(storeError('store_failed', `${where} failed: ${e.message}`));
-  });
   let closing: Promise<void> | undefined;
+  worker.on('error', (e: Error) => {
+    // A request that reaches the store while it closes finds it closed: that is the stack ending
+    // under a late request, not a damaged store.
+    if (closing !== undefined) return;
+    const where = options.path !== undefined ? `the run store in ${String(options.path)}` : 'the in-memory run store';
+    stackFailed(storeError('store_damaged', `${where} failed: ${e.message}`));
+  });
   return {
     endpoint: `http://${host}:${port}`,
     close() {
@@ -107,15 +113,19 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
   };
 }
 
-const DAMAGED = 'the files under .stepforge/dynamodb are damaged or not a store of this version: move that directory aside to start with an empty store (the runs recorded in it are then no longer listed)';
+/**
+ * What to do about a damaged store. Never to move it aside or delete it: the runs are in those
+ * files, and a store LevelDB cannot open is most often one small file away from whole (a lost
+ * CURRENT names a MANIFEST that is still there).
+ */
+const DAMAGED = 'nothing was changed or deleted: the files under .stepforge/dynamodb are kept as they are. Restore that directory from a backup if you have one; otherwise `stepforge store repair` copies it to .stepforge/dynamodb.damaged-<time> and repairs it in place (the copy keeps every file as it was)';
 /** What to do about a store that cannot be used, by how it showed. */
 const STORE_HINTS = {
-  store_unreadable: DAMAGED,
-  store_failed: DAMAGED,
+  store_damaged: DAMAGED,
   store_in_use: 'another program has this project\'s .stepforge/dynamodb open (a stepforge process that never published its stack, or a tool reading the store): end it, then run the command again',
 } as const;
 
 /** A store that cannot be used, as the user's error with its fix. */
-function storeError(code: keyof typeof STORE_HINTS, message: string): StepforgeError {
+export function storeError(code: keyof typeof STORE_HINTS, message: string): StepforgeError {
   return new StepforgeError(code, message, { hint: STORE_HINTS[code] });
 }

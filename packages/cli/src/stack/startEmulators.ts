@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ensureDirectory } from '../ensureDirectory.js';
-import { startDynaliteWorker } from './startDynaliteWorker.js';
+import { startDynaliteWorker, storeError } from './startDynaliteWorker.js';
+import { storeState } from './storeState.js';
 import { startSqsEmulator } from './startSqsEmulator.js';
 import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 
@@ -18,6 +19,11 @@ export interface EmulatorOptions {
   /** Directory for dynalite's LevelDB files; omit for in-memory (tests, benchmarks). */
   readonly dataDir?: string;
   readonly host?: string;
+  /**
+   * 'read': the store must be there already; it is opened, never created. 'write' (the default)
+   * creates it when there is none. Either way damaged files are never opened (storeState.ts).
+   */
+  readonly access?: 'read' | 'write';
   /** The stack's credentials: both emulators refuse requests not SigV4-signed with them. */
   readonly credentials: LoopbackCredentials;
 }
@@ -32,12 +38,19 @@ export interface EmulatorOptions {
 export async function startEmulators(options: EmulatorOptions): Promise<Emulators> {
   const host = options.host ?? '127.0.0.1';
   const dynamoOptions: Record<string, unknown> = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
+  let createIfMissing = true;
   if (options.dataDir) {
     const path = join(options.dataDir, 'dynamodb');
-    ensureDirectory(path, "dynalite's store directory");
+    const state = storeState(path);
+    if (state.kind === 'damaged') throw storeError('store_damaged', `the run store in ${path} cannot be opened: ${state.reason}`);
+    if (state.kind === 'absent' && options.access === 'read') {
+      throw storeError('store_damaged', `the run store in ${path} is not there; a command that only reads does not create one`);
+    }
+    createIfMissing = state.kind === 'absent';
+    if (createIfMissing) ensureDirectory(path, "dynalite's store directory");
     dynamoOptions.path = path;
   }
-  const [dynamoResult, sqsResult] = await Promise.allSettled([startDynaliteWorker(host, dynamoOptions, { credentials: options.credentials }), startSqsEmulator(host, { credentials: options.credentials })]);
+  const [dynamoResult, sqsResult] = await Promise.allSettled([startDynaliteWorker(host, dynamoOptions, { createIfMissing, credentials: options.credentials }), startSqsEmulator(host, { credentials: options.credentials })]);
   if (dynamoResult.status === 'rejected' || sqsResult.status === 'rejected') {
     if (dynamoResult.status === 'fulfilled') await dynamoResult.value.close();
     if (sqsResult.status === 'fulfilled') await sqsResult.value.stop();

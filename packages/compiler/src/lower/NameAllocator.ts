@@ -1,6 +1,12 @@
 // State names are what people read in the AWS console, so steps keep their source names and only
 // the helper states we add get suffixes. Variables get identifier-safe, globally unique names:
 // ASL forbids re-assigning an outer scope's variable from a Parallel branch or Map iteration.
+// Variables share one namespace with every function a generated expression calls: JSONata's built-ins
+// ($string, $count, $lookup…), Step Functions' ($parse, $partition, $uuid…), our helpers ($sfStep…)
+// and the locals those bind ($v, $sfV0…). Step names are user text, so a variable named after a step
+// could shadow any of them. None of those names contains `_`, and no name handed out here lacks one:
+// step outputs live in `s_<step>`, derived variables extend such a name, and a base without `_` gets a
+// numeric suffix.
 
 /** Longest state name Step Functions accepts. */
 export const MAX_STATE_NAME = 80;
@@ -34,14 +40,22 @@ export class NameAllocator {
     }
   }
 
-  /** A unique variable name derived from `base` (letters, digits, `_`; starts with a letter or `_`). */
+  /** The variable holding step `stepId`'s output: `s_` and the id made identifier-safe (see the file comment). */
+  stepVariable(stepId: string): string {
+    return this.variable(`s_${stepId}`);
+  }
+
+  /**
+   * A unique variable name derived from `base` (letters, digits, `_`; starts with a letter or `_`;
+   * always contains `_`, so it cannot be the name of a function an expression calls).
+   */
   variable(base: string): string {
     let clean = base.replace(/[^A-Za-z0-9_]/g, '_');
     if (!/^[A-Za-z_]/.test(clean)) clean = `_${clean}`;
     for (let i = 1; ; i++) {
       const suffix = i === 1 ? '' : `_${i}`;
       const candidate = clean.slice(0, MAX_VARIABLE_NAME - suffix.length) + suffix;
-      if (!this.vars.has(candidate)) {
+      if (candidate.includes('_') && !this.vars.has(candidate)) {
         this.vars.add(candidate);
         return candidate;
       }

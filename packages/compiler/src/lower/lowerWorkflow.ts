@@ -646,7 +646,7 @@ class Lowerer {
   // ---- steps -------------------------------------------------------------------------------
 
   private lowerStep(step: IrStep, scope: Scope): Frag {
-    const v = this.names.variable(step.id);
+    const v = this.names.stepVariable(step.id);
     let frag: Frag;
     switch (step.kind) {
       case 'pure':

@@ -24,10 +24,31 @@ export class LambdaRawResponse {
   constructor(readonly body: string) {}
 }
 
+/**
+ * The Lambda runtime a handler stands for. It decides what Step Functions sees, as AWS's runtimes
+ * differ: Node.js sends a thrown error as `{"errorType","errorMessage","trace"}` and a result as
+ * JSON.stringify writes it; Python sends `{"errorMessage","errorType","requestId","stackTrace"}`
+ * and a result as json.dumps writes it (", " and ": " separators, which Content-Length counts).
+ */
+export type LambdaRuntime = 'nodejs' | 'python';
+
+/**
+ * A thrown error may name the runtime that raised it (`lambdaRuntime: 'python'`): a Node handler
+ * that runs a Python function for the caller reports that function's exception the way the Python
+ * Lambda it stands in for would.
+ */
+export interface LambdaRuntimeError {
+  lambdaRuntime?: LambdaRuntime;
+}
+
 /** Options of createLambdaInvoker. */
 export interface LambdaInvokerOptions {
   /** `${Name}` → value, applied to Resource and FunctionName. */
   substitutions?: Record<string, string>;
+  /** The runtime every handler stands for unless `runtimes` names its own (default `nodejs`: handlers are JavaScript). */
+  runtime?: LambdaRuntime;
+  /** Per handler (keys as in `handlers`): the runtime it stands for. */
+  runtimes?: Record<string, LambdaRuntime>;
   region?: string;
   account?: string;
   partition?: string;
@@ -59,36 +80,35 @@ export function createLambdaInvoker(handlers: Record<string, LambdaHandler>, opt
   const region = options.region ?? 'us-east-1';
   const account = options.account ?? '123456789012';
   const partition = options.partition ?? 'aws';
-  const table = new Map<string, LambdaHandler>();
-  for (const [k, h] of Object.entries(handlers)) {
+  const table = new Map<string, { handler: LambdaHandler; runtime: LambdaRuntime }>();
+  for (const [k, handler] of Object.entries(handlers)) {
     const key = substitutePlaceholders(k, options.substitutions);
-    table.set(key, h);
-    if (!table.has(lambdaFunctionName(key))) table.set(lambdaFunctionName(key), h);
+    const entry = { handler, runtime: options.runtimes?.[k] ?? options.runtime ?? 'nodejs' };
+    table.set(key, entry);
+    if (!table.has(lambdaFunctionName(key))) table.set(lambdaFunctionName(key), entry);
   }
-  const find = (nameOrArn: string): LambdaHandler | undefined => table.get(nameOrArn) ?? table.get(lambdaFunctionName(nameOrArn));
+  const find = (nameOrArn: string) => table.get(nameOrArn) ?? table.get(lambdaFunctionName(nameOrArn));
   const arnOf = (nameOrArn: string) => (FN_ARN.test(nameOrArn) ? nameOrArn : `arn:${partition}:lambda:${region}:${account}:function:${nameOrArn}`);
 
   const call = async (fnRef: string, event: unknown, inv: TaskInvocation, label: string): Promise<{ value: unknown; text: string }> => {
-    const handler = find(fnRef);
-    if (!handler) {
+    const found = find(fnRef);
+    if (!found) {
       const arn = arnOf(fnRef);
       throw new TaskFailure(
         'Lambda.ResourceNotFoundException',
         `Function not found: ${arn.split(':').length > 7 ? arn : `${arn}:$LATEST`} (Service: AWSLambda; Status Code: 404; Error Code: ResourceNotFoundException; Request ID: ${randomUUID()}; Proxy: null)`,
       );
     }
+    const { handler, runtime } = found;
     const requestId = randomUUID();
     let out: unknown;
     try {
       out = await handler(event, { functionName: lambdaFunctionName(fnRef), invokedFunctionArn: arnOf(fnRef), awsRequestId: requestId, signal: inv.signal });
     } catch (e) {
-      const err = e as { name?: string; message?: string; errorType?: string; stackTrace?: string[]; stack?: string };
-      const errorType = err.errorType ?? err.name ?? 'Error';
-      const stackTrace = err.stackTrace ?? (err.stack ? err.stack.split('\n').slice(1).map((l) => l.trim()) : []);
-      const cause = pythonJsonDumps({ errorMessage: err.message ?? String(e), errorType, requestId, stackTrace });
-      throw new TaskFailure(errorType, cause);
+      const { error, cause } = lambdaErrorPayload(e, (e as LambdaRuntimeError | null)?.lambdaRuntime ?? runtime, requestId, label === 'lambda' ? 'invoke' : 'arn');
+      throw new TaskFailure(error, cause);
     }
-    const text = out instanceof LambdaRawResponse ? out.body : out === undefined ? 'null' : pythonJsonDumps(out);
+    const text = out instanceof LambdaRawResponse ? out.body : out === undefined ? 'null' : runtime === 'python' ? pythonJsonDumps(out) : JSON.stringify(out);
     if (text.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
       throw new TaskFailure('States.DataLimitExceeded', `The state/task '${label}' returned a result with a size exceeding the maximum number of bytes service limit.`);
     }
@@ -167,4 +187,32 @@ export function createLambdaInvoker(handlers: Record<string, LambdaHandler>, opt
       throw new TaskFailure('States.Runtime', `Unsupported resource: ${resource}`);
     },
   };
+}
+
+/**
+ * The error name and cause Step Functions records when a handler throws, as the Lambda runtime the
+ * handler stands for reports the exception, in the runtime's own field order. A function-ARN
+ * Resource passes on the runtime's bytes (Python's json.dumps text, with ", " and ": "); the
+ * `lambda:invoke` integration records the payload as compact JSON (as AWS recorded both).
+ */
+export function lambdaErrorPayload(thrown: unknown, runtime: LambdaRuntime, requestId: string, integration: 'arn' | 'invoke' = 'invoke'): { error: string; cause: string } {
+  const err = (thrown ?? {}) as { name?: unknown; message?: unknown; errorType?: unknown; stackTrace?: unknown; stack?: unknown };
+  if (runtime === 'python') {
+    const errorType = typeof err.errorType === 'string' ? err.errorType : typeof err.name === 'string' ? err.name : 'Exception';
+    const stackTrace = Array.isArray(err.stackTrace) ? err.stackTrace : [];
+    const errorMessage = typeof err.message === 'string' ? err.message : String(thrown);
+    const payload = { errorMessage, errorType, requestId, stackTrace };
+    return { error: errorType, cause: integration === 'arn' ? pythonJsonDumps(payload) : JSON.stringify(payload) };
+  }
+  // The Node.js runtime's own rule: an Error (or anything with a string name, message and stack)
+  // reports those, its trace being the stack's lines; any other thrown value reports its type.
+  const isErrorLike = thrown instanceof Error || (typeof err.name === 'string' && typeof err.message === 'string' && typeof err.stack === 'string' && err.name !== '' && err.message !== '');
+  if (isErrorLike) {
+    const errorType = typeof err.name === 'string' ? err.name : 'Error';
+    const errorMessage = typeof err.message === 'string' ? err.message : '';
+    const trace = typeof err.stack === 'string' ? err.stack.split('\n') : [];
+    return { error: errorType, cause: JSON.stringify({ errorType, errorMessage, trace }) };
+  }
+  const errorType = typeof thrown;
+  return { error: errorType, cause: JSON.stringify({ errorType, errorMessage: String(thrown), trace: [] }) };
 }

@@ -19,6 +19,9 @@ const WORD_PLACEHOLDERS = new Set([
 const TOKEN_RE = /<(?:uuid|json-input|resource|task_token|LogResult|m-d5-of-message-body|m-d5-of-message-attributes|sender-id|message_id|receipt-handle|task-handle|sequence-number|[a-z][a-z0-9-]*):\d+>|<MapRunArnPart\d_\d+idx>|<timestamp>|<request-id>|<request_id>|<extended_request_id>|<start-time>|<entered-time>/g;
 const ISO_RE = /[1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?(?:\d{2})?)/g;
 
+/** STEPFORGE_CONFORMANCE_LENIENT_JSON_TEXT=1 compares object JSON text as parsed values (separators and key order ignored). */
+const EXACT_JSON_TEXT = !process.env.STEPFORGE_CONFORMANCE_LENIENT_JSON_TEXT;
+
 /** A difference found while comparing, with a path like `events[3].stateExitedEventDetails.output`. */
 export interface Mismatch {
   path: string;
@@ -69,6 +72,14 @@ export function compareValues(expected: unknown, actual: unknown, path: string, 
       // Both JSON text (arrays, scalars, Python floats like 0.0): compare the parsed values.
       const e = tryParse(expected);
       const a = tryParse(actual);
+      // An object's JSON text that the recorder kept as text (a Lambda error Cause inside a state
+      // output) is what AWS sent byte for byte: separators and key order are part of it, since a
+      // workflow can compare or search that text. The top-level expect.cause is the exception: the
+      // recorder parsed it and the corpus wrote it back in compact form (normalisation.md §1).
+      if (EXACT_JSON_TEXT && path !== 'cause' && e.ok && a.ok && e.value !== null && typeof e.value === 'object' && !Array.isArray(e.value) && expected.startsWith('{')) {
+        out.push({ path, expected, actual });
+        return;
+      }
       if (e.ok && a.ok && (typeof e.value === 'object' || typeof a.value === 'object' || e.value === a.value)) {
         if (typeof e.value === 'object' || typeof a.value === 'object') return compareValues(e.value, a.value, path, out, skip);
         return;

@@ -6,11 +6,6 @@ export type FailureKind = 'end' | 'history';
 
 /** file (category/name.json) → kind and reason. */
 export const EXPECTED_FAILURES: Record<string, { kind: FailureKind; reason: string }> = {
-  'express/test_express_sync__test_catch.json': {
-    kind: 'end',
-    reason:
-      "The recorded Cause was mangled by the test's requestId RegexTransformer (`\"requestId\":<request-id>\"` — an unbalanced quote), so no real Lambda error payload can equal it; our Cause is the Python-runtime payload the other 20 Lambda-error cases accept.",
-  },
   'scenarios/test_base_scenarios__test_lambda_invoke_with_retry_extended_input.json': {
     kind: 'history',
     reason:

@@ -7,8 +7,9 @@ import { compareValues, skipPredicate, type Mismatch } from './compare.js';
 import { conformanceLambda } from './lambdas.js';
 import { fastClock, runServiceCase, type ServiceEmulators } from '../resources/serviceCases.js';
 
-/** The corpus directory (shared with the other teams; read-only). */
-export const CORPUS_DIR = process.env.STEPFORGE_CONFORMANCE_DIR ?? '/work/shared/conformance';
+import { CORPUS_DIR } from './corpusDir.js';
+
+export { CORPUS_DIR };
 
 /** One case file as stored in the corpus. */
 export interface ConformanceCase {
@@ -79,7 +80,8 @@ export async function runCase(c: ConformanceCase, emulators?: ServiceEmulators):
     c.naming.executionArn ??
     (express ? `${smArn.replace(':stateMachine:', ':express:')}:<SyncExecArn_Part1_0idx>:<SyncExecArn_Part2_0idx>` : `${smArn.replace(':stateMachine:', ':execution:')}:<ExecArnPart_0idx>`);
   const execName = express ? '<SyncExecArn_Part1_0idx>' : execArn.split(':').pop()!;
-  const invoker = createLambdaInvoker(handlers, { partition: '<partition>', region: '<region>', account: '111111111111' });
+  // The recorded functions are Python 3.12 handlers (lambdas.md): errors and results reach the state machine as that runtime sends them.
+  const invoker = createLambdaInvoker(handlers, { partition: '<partition>', region: '<region>', account: '111111111111', runtime: 'python' });
   let result;
   try {
     result = emulators && c.services.length > 0 ? await runServiceCase({ ...c, file: c.file }, emulators, handlers) : await executeStateMachine(c.definition, c.input, {

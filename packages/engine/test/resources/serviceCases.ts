@@ -128,7 +128,7 @@ export async function runServiceCase(
   const tokens = new TaskTokenRegistry();
   const invoker = createTaskInvoker({
     tokens,
-    lambda: createLambdaInvoker(lambdas, { partition: '<partition>', region: '<region>', account: '111111111111' }),
+    lambda: createLambdaInvoker(lambdas, { partition: '<partition>', region: '<region>', account: '111111111111', runtime: 'python' }),
     sqs: { endpoint: emu.sqsEndpoint, region: 'us-east-1', credentials: CREDENTIALS },
     dynamodb: { endpoint: emu.dynamodbEndpoint, region: 'us-east-1', credentials: CREDENTIALS },
   });

@@ -1,0 +1,142 @@
+import { SourceText, StepforgeError, type SourceLocation } from '@stepforge/compiler';
+import { jsonErrorOffset } from '../config/jsonErrorOffset.js';
+import { PolicyRule } from './ToolPolicy.js';
+
+/** Where a policy text came from: a file (locations are line:column in it) or an environment variable. */
+export type PolicyOrigin = { readonly file: string } | { readonly env: string };
+
+const RULE_SHAPE = '[{"name"?: "…", "tool": "<glob>", "args"?: {"<arg>": "<glob>|/regex/"}, "action": "allow"|"deny"|"approve"}]';
+
+function originName(origin: PolicyOrigin): string {
+  return 'file' in origin ? origin.file : origin.env;
+}
+
+/**
+ * Reads an approval policy: a JSON array of rules. Anything else — text that is not JSON, a
+ * document of another shape (a Contenox HITL policy among them), a rule with a misspelt or
+ * missing field — is `policy_invalid`, naming the origin, the offending field's path and, for a
+ * file, its line and column. A policy is never read as "no rules": that would let every gated
+ * call through.
+ */
+export function readPolicyText(text: string, origin: PolicyOrigin): PolicyRule[] {
+  const src = new SourceText(text, 'file' in origin ? origin.file : undefined);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (e) {
+    const message = (e as Error).message;
+    const offset = jsonErrorOffset(text);
+    throw invalid(origin, src, offset, '$', `not valid JSON: ${message.replace(/\s*\(line \d+ column \d+\)$/, '')}`);
+  }
+  const where = jsonOffsets(text);
+  const offsetOf = (path: string): number => where.get(path) ?? 0;
+  if (!Array.isArray(parsed)) {
+    if (isContenoxHitlPolicy(parsed)) {
+      throw invalid(origin, src, offsetOf('$'), '$',
+        'this is a Contenox HITL policy (hitl-policy-v1: an object with "rules" and "default_action"); Stepforge does not read that format, and will not guess what its "tools"/"when" conditions mean here',
+        `write Stepforge's own policy, a JSON array of rules: ${RULE_SHAPE} — e.g. {"rules":[{"tool":"shell","action":"approve"}]} becomes [{"tool":"shell","action":"approve"}]`);
+    }
+    throw invalid(origin, src, offsetOf('$'), '$', `must be a JSON array of policy rules, got ${describe(parsed)}`, `write ${RULE_SHAPE}; [] allows every granted call`);
+  }
+  return parsed.map((raw, i) => {
+    const r = PolicyRule.safeParse(raw);
+    if (r.success) return r.data;
+    // A misspelt field first: the "missing" field it stands for is reported because of it.
+    const issue = r.error.issues.find((x) => x.code === 'unrecognized_keys') ?? r.error.issues[0]!;
+    const unknownKey = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+    const fieldPath = [i, ...issue.path, ...(unknownKey !== undefined ? [unknownKey] : [])];
+    const path = pathText(fieldPath);
+    const offset = where.get(path) ?? where.get(pathText([i, ...issue.path])) ?? offsetOf(pathText([i]));
+    const missing = unknownKey === undefined && issue.path.length === 1 && raw !== null && typeof raw === 'object' && !(String(issue.path[0]) in raw);
+    const message = unknownKey !== undefined
+      ? `unknown field '${unknownKey}' (a rule has name, tool, args and action)`
+      : missing ? `missing field '${String(issue.path[0])}'` : issue.message;
+    throw invalid(origin, src, offset, path, message, `each rule is {"name"?, "tool", "args"?, "action": "allow"|"deny"|"approve"}`);
+  });
+}
+
+/** A Contenox HITL policy document (hitl-policy-v1): an object with its rules and default action. */
+export function isContenoxHitlPolicy(v: unknown): boolean {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const o = v as Record<string, unknown>;
+  if (typeof o.$schema === 'string' && /hitl-policy/i.test(o.$schema)) return true;
+  return Array.isArray(o.rules) || typeof o.default_action === 'string';
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v === 'object') return `an object with ${Object.keys(v as object).map((k) => `"${k}"`).join(', ') || 'no fields'}`;
+  return `a ${typeof v} (${JSON.stringify(v).slice(0, 40)})`;
+}
+
+function invalid(origin: PolicyOrigin, src: SourceText, offset: number, path: string, message: string, hint?: string): StepforgeError {
+  const name = originName(origin);
+  const inFile = 'file' in origin;
+  const location: SourceLocation | undefined = inFile ? { file: origin.file, ...src.position(offset) } : undefined;
+  return new StepforgeError('policy_invalid', `${inFile ? 'approval policy' : `${name} (the approval policy)`}: ${path === '$' ? '' : `${path}: `}${message}`, {
+    ...(location ? { location, source: src } : {}),
+    hint: hint ?? `fix ${name}, or remove it; nothing ran`,
+    details: { origin: name, path },
+  });
+}
+
+/** `[0].args.command` style paths. */
+function pathText(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '$';
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+}
+
+/**
+ * The offset of every value (and of the key, for an object member, so an unknown field points at
+ * its name) in a JSON text that JSON.parse accepted, by pathText path.
+ */
+function jsonOffsets(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  let i = 0;
+  const ws = () => { while (i < text.length && ' \t\r\n\uFEFF'.includes(text[i]!)) i++; };
+  const str = (): string => {
+    const start = i;
+    i++;
+    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i++;
+    return JSON.parse(text.slice(start, i)) as string;
+  };
+  const value = (path: PropertyKey[]): void => {
+    ws();
+    out.set(pathText(path), i);
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      ws();
+      if (text[i] === '}') { i++; return; }
+      for (;;) {
+        ws();
+        const keyAt = i;
+        const key = str();
+        out.set(pathText([...path, key]), keyAt);
+        ws();
+        i++; // ':'
+        value([...path, key]);
+        // The member's own entry points at its key, where an editor shows the field.
+        out.set(pathText([...path, key]), keyAt);
+        ws();
+        if (text[i++] === '}') return;
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') { i++; return; }
+      for (let n = 0; ; n++) {
+        value([...path, n]);
+        ws();
+        if (text[i++] === ']') return;
+      }
+    }
+    if (c === '"') { str(); return; }
+    while (i < text.length && !',]} \t\r\n'.includes(text[i]!)) i++;
+  };
+  value([]);
+  return out;
+}
+

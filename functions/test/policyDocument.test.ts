@@ -1,0 +1,109 @@
+// Reading the approval policy and the other JSON configuration: fail closed, with a named error
+// that says where — never "no rules" or "no servers" in place of what could not be read.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { runtimeConfigFromEnv } from '../src/config/RuntimeConfig.js';
+import { parseSecretsFile } from '../src/secrets/SecretResolver.js';
+import { readPolicyText } from '../src/tools/PolicyDocument.js';
+
+// ../shared beside the repository root holds the peers' own files.
+const CONTENOX_POLICIES = fileURLToPath(new URL('../../../shared/peers/contenox/policies', import.meta.url));
+
+function caught(f: () => unknown): { code?: string; name?: string; message: string; location?: unknown; details?: unknown; hint?: string } {
+  try {
+    f();
+  } catch (e) {
+    return e as never;
+  }
+  throw new Error('expected an error');
+}
+
+describe('Function: readPolicyText', () => {
+  it('reads a JSON array of rules', () => {
+    expect(readPolicyText('[{"tool":"shell","args":{"command":"echo *"},"action":"approve"}]', { file: 'p.json' }))
+      .toEqual([{ tool: 'shell', args: { command: 'echo *' }, action: 'approve' }]);
+    expect(readPolicyText('[]', { env: 'STEPFORGE_POLICY' })).toEqual([]);
+  });
+
+  it('refuses a Contenox HITL policy object by name, with how to write it as rules', () => {
+    const e = caught(() => readPolicyText('{"rules":[{"tool":"shell","action":"approve"}]}', { env: 'STEPFORGE_POLICY' }));
+    expect(e.code).toBe('policy_invalid');
+    expect(e.message).toBe('STEPFORGE_POLICY (the approval policy): this is a Contenox HITL policy (hitl-policy-v1: an object with "rules" and "default_action"); Stepforge does not read that format, and will not guess what its "tools"/"when" conditions mean here');
+    expect(e.hint).toContain('becomes [{"tool":"shell","action":"approve"}]');
+  });
+
+  it('refuses every Contenox HITL policy Contenox ships, at line 1 of the file', () => {
+    const files = ['hitl-policy-default.json', 'hitl-policy-strict.json', 'hitl-policy-dev.json', 'hitl-policy-oracle.json'].filter((f) => existsSync(join(CONTENOX_POLICIES, f)));
+    if (files.length === 0) console.warn(`Contenox policies not found under ${CONTENOX_POLICIES}: only the inline HITL policy was checked`);
+    for (const f of files) {
+      const file = join(CONTENOX_POLICIES, f);
+      const e = caught(() => readPolicyText(readFileSync(file, 'utf8'), { file }));
+      expect([e.code, e.location]).toEqual(['policy_invalid', { file, line: 1, column: 1 }]);
+      expect(e.message).toContain('Contenox HITL policy');
+    }
+  });
+
+  it('refuses a document that is not an array', () => {
+    const e = caught(() => readPolicyText('\n  {"tool":"shell","action":"approve"}', { file: 'workflows/policy.json' }));
+    expect([e.code, e.message, e.location]).toEqual([
+      'policy_invalid',
+      'approval policy: must be a JSON array of policy rules, got an object with "tool", "action"',
+      { file: 'workflows/policy.json', line: 2, column: 3 },
+    ]);
+  });
+
+  it('names text that is not JSON at its line and column', () => {
+    const e = caught(() => readPolicyText('[\n  {"tool": "shell", "action": "approve",}\n]', { file: 'examples/policy.json' }));
+    expect(e.code).toBe('policy_invalid');
+    expect(e.message).toMatch(/^approval policy: not valid JSON: /);
+    expect(e.location).toEqual({ file: 'examples/policy.json', line: 2, column: 41 });
+  });
+
+  it('names the offending field by path and points at it', () => {
+    const text = '[\n  {"tool": "shell", "action": "approve"},\n  {"tool": "fs-read", "acton": "deny"}\n]';
+    const e = caught(() => readPolicyText(text, { file: 'p.json' }));
+    expect([e.code, e.message, e.location, e.details]).toEqual([
+      'policy_invalid', "approval policy: [1].acton: unknown field 'acton' (a rule has name, tool, args and action)",
+      { file: 'p.json', line: 3, column: 23 }, { origin: 'p.json', path: '[1].acton' },
+    ]);
+    const bad = caught(() => readPolicyText('[{"tool": "shell", "action": "ask"}]', { file: 'p.json' }));
+    expect([bad.message, bad.location]).toEqual([expect.stringMatching(/^approval policy: \[0\]\.action: Invalid option/), { file: 'p.json', line: 1, column: 20 }]);
+    const args = caught(() => readPolicyText('[{"tool": "shell", "args": {"command": 3}, "action": "deny"}]', { env: 'STEPFORGE_POLICY' }));
+    expect(args.message).toMatch(/^STEPFORGE_POLICY \(the approval policy\): \[0\]\.args\.command: /);
+  });
+});
+
+describe('Function: runtimeConfigFromEnv', () => {
+  it('refuses a STEPFORGE_POLICY that is not an array of rules, rather than reading it as no rules', () => {
+    const e = caught(() => runtimeConfigFromEnv({ STEPFORGE_POLICY: '{"rules":[{"tool":"shell","action":"approve"}]}' }));
+    expect([e.code, (e.details as { origin: string }).origin]).toEqual(['policy_invalid', 'STEPFORGE_POLICY']);
+    expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_POLICY: '"approve"' })).code).toBe('policy_invalid');
+  });
+
+  it('refuses STEPFORGE_SHELL values other than on and off, rather than leaving the shell on', () => {
+    for (const v of ['false', '0', 'no', 'disabled']) {
+      expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_SHELL: v }))).toMatchObject({ name: 'ConfigError', message: `STEPFORGE_SHELL must be one of on, off, got "${v}"` });
+    }
+    expect(runtimeConfigFromEnv({ STEPFORGE_SHELL: 'off' }).tools.shellEnabled).toBe(false);
+  });
+
+  it('refuses MCP servers and state machines of the wrong shape, rather than reading them as none', () => {
+    expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_MCP_SERVERS: '[{"url":"http://x"}]' }))).toMatchObject({ name: 'ConfigError', message: 'STEPFORGE_MCP_SERVERS must be a JSON object, got [{"url":"http://x"}]' });
+    expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_MCP_SERVERS: '{"docs":"http://x"}' }))).toMatchObject({ name: 'ConfigError', message: 'STEPFORGE_MCP_SERVERS: server "docs" must be {"url": "http…"} or {"command": "…", "args": [...]}, got "http://x"' });
+    expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_STATE_MACHINES: '{"a":' }))).toMatchObject({ name: 'ConfigError', message: expect.stringMatching(/^STEPFORGE_STATE_MACHINES is not valid JSON: /) });
+    expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_STATE_MACHINES: '{"a": 1}' }))).toMatchObject({ name: 'ConfigError', message: 'STEPFORGE_STATE_MACHINES: workflow "a" must map to a state machine ARN, got 1' });
+    expect(runtimeConfigFromEnv({ STEPFORGE_MCP_SERVERS: '{"docs":{"command":"node","args":["s.js"]}}' }).mcpServers).toEqual({ docs: { command: 'node', args: ['s.js'] } });
+  });
+});
+
+describe('Function: parseSecretsFile', () => {
+  it('names a secrets file that is not a JSON object of strings, without echoing its text', () => {
+    const bad = caught(() => parseSecretsFile('{"slack": "xoxb-SECRET",}', '.stepforge/secrets.json'));
+    expect([bad.name, bad.message]).toEqual(['ConfigError', '.stepforge/secrets.json:1:25: the secrets file is not valid JSON; it must be an object of secret id → string, e.g. {"slack_token": "xoxb-…"}']);
+    expect(caught(() => parseSecretsFile('["xoxb-SECRET"]', 's.json')).message).toBe('s.json: the secrets file must be a JSON object of secret id → string, e.g. {"slack_token": "xoxb-…"}');
+    expect(caught(() => parseSecretsFile('{"n": 3}', 's.json')).message).toBe('s.json: secret "n" must be a string, got number');
+    expect(parseSecretsFile('{"a": "b"}', 's.json')).toEqual({ a: 'b' });
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, it, expect, afterAll, beforeAll } from 'vitest';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cliIn, tempProject } from './support/testIo.js';
+
+const WORKFLOW = 'chain: "plan@web-search > write"\ntasks:\n  plan:\n    kind: model\n    prompt: "plan"\n  write:\n    kind: model\n    prompt: "write ${steps.plan.output}"\n';
+
+/** Every store file's bytes (LevelDB's info logs and lock aside), to show nothing was changed. */
+const contents = (dir: string) => Object.fromEntries(readdirSync(dir).filter((f) => f !== 'LOCK' && !f.startsWith('LOG')).sort().map((f) => [f, readFileSync(join(dir, f)).toString('base64')]));
+
+describe('Function: openStack', () => {
+  describe('Method: a read-only command on a damaged store', () => {
+    const project = tempProject();
+    const cli = cliIn(project.dir);
+    const store = join(project.dir, '.stepforge', 'dynamodb');
+    const runIds: string[] = [];
+    beforeAll(async () => {
+      writeFileSync(join(project.dir, 'wf.chain.yaml'), WORKFLOW);
+      for (let i = 0; i < 3; i++) {
+        const r = await cli('run', 'wf.chain.yaml', '--json');
+        expect(r.code, r.err).toBe(0);
+        runIds.push((JSON.parse(r.out) as { runId: string }).runId);
+      }
+      // A second open moves LevelDB's log into table files, as a store used for a while has them.
+      expect((await cli('runs', 'list', '--json')).code).toBe(0);
+      expect(readdirSync(store).some((f) => f.endsWith('.ldb'))).toBe(true);
+    }, 120_000);
+    afterAll(() => project.remove());
+
+    it('is store_damaged for a missing CURRENT, with a hint that keeps the data, and deletes nothing', async () => {
+      rmSync(join(store, 'CURRENT'));
+      const before = contents(store);
+      for (const argv of [['runs', 'list'], ['runs', 'show', runIds[0]!], ['approvals', 'list'], ['run', 'wf.chain.yaml']]) {
+        const r = await cli(...argv);
+        expect([argv.join(' '), r.code, r.out]).toEqual([argv.join(' '), 1, '']);
+        expect(r.err).toMatch(new RegExp(`^error\\[store_damaged\\] the run store in ${store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be opened: its CURRENT file is missing, while store files are there \\(`));
+        expect(r.err).toContain('help: nothing was changed or deleted');
+        expect(r.err).not.toMatch(/move (that|the) directory aside|delete (it|that|the)|start with an empty store|rm -rf/);
+        // Before: `runs list` printed "no runs", exit 0, made an empty store and deleted the table files.
+        expect(contents(store)).toEqual(before);
+      }
+    });
+
+    it('is brought back by store repair, which keeps a copy as it was, and every run is there again', async () => {
+      const before = contents(store);
+      const r = await cli('store', 'repair', '--json');
+      expect(r.code, r.err).toBe(0);
+      const { copy, state } = JSON.parse(r.out) as { copy: string; state: string };
+      expect(state).toBe('damaged');
+      expect(contents(copy)).toEqual(before);
+      const listed = JSON.parse((await cli('runs', 'list', '--json')).out) as { runs: { runId: string; status: string }[] };
+      expect(listed.runs.map((x) => x.runId).sort()).toEqual([...runIds].sort());
+      expect(listed.runs.every((x) => x.status === 'SUCCEEDED')).toBe(true);
+    });
+  });
+
+  describe('Method: a read-only command on a project with no store', () => {
+    const project = tempProject();
+    const cli = cliIn(project.dir);
+    afterAll(() => project.remove());
+
+    it('answers "no runs" and creates no store', async () => {
+      expect(await cli('runs', 'list', '--json')).toMatchObject({ code: 0, out: '{"runs":[]}\n' });
+      expect((await cli('approvals', 'list', '--json')).code).toBe(0);
+      expect((await cli('runs', 'show', 'nope')).err).toMatch(/^error\[unknown_run\] no run with id 'nope'/);
+      expect(existsSync(join(project.dir, '.stepforge', 'dynamodb'))).toBe(false);
+    });
+  });
+});
