@@ -203,7 +203,13 @@ function runtimeConfig(
     endpoints: { ...base.endpoints, ...endpoints },
     approvalQueueUrl,
     provider,
-    tools: { ...base.tools, fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir) },
+    tools: {
+      ...base.tools,
+      fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir),
+      // The project's allow-list with STEPFORGE_HTTP_ALLOW_HOSTS; private networks when either allows them.
+      httpAllowHosts: [...(settings.http?.allowHosts ?? []), ...base.tools.httpAllowHosts],
+      httpAllowPrivateNetworks: (base.tools.httpAllowPrivateNetworks ?? false) || settings.http?.allowPrivateNetworks === true,
+    },
     secrets: { ...base.secrets, file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
     ...(leaseEpoch !== undefined ? { leaseEpoch } : {}),
