@@ -88,13 +88,13 @@ export async function follow(io: CliIo, service: RunService, entry: WorkflowEntr
   const finishedBefore = resumed ? finishedSteps((await service.progress(run, entry)).steps) : new Set<string>();
   const display = new ProgressDisplay((t) => io.out(t), io.isTTY, reused && !resumed);
   if (resumed) {
-    io.out(`run ${run.runId} (${entry.name}) reused: idempotency key '${run.idempotencyKey}' names this run, which had not finished; it goes on here (${count(finishedBefore.size, 'step')} finished before, kept)\n`);
+    io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) reused: idempotency key '${run.idempotencyKey}' names this run, which had not finished; it goes on here (${count(finishedBefore.size, 'step')} finished before, kept)\n`);
   } else if (reused) {
-    io.out(`run ${run.runId} (${entry.name}) reused: idempotency key '${run.idempotencyKey}' already ran; showing its stored result, nothing ran again\n`);
+    io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) reused: idempotency key '${run.idempotencyKey}' already ran; showing its stored result, nothing ran again\n`);
   } else if (continued) {
-    io.out(`run ${run.runId} (${entry.name}) continues\n`);
+    io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) continues\n`);
   } else {
-    io.out(`run ${run.runId} (${entry.name}) started${run.parentRunId ? ` as a fork of ${run.parentRunId}` : ''}\n`);
+    io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) started${run.parentRunId ? ` as a fork of ${run.parentRunId}` : ''}\n`);
   }
   const done = service.wait(run.runId);
   let finished: RunRecordView | undefined;

@@ -5,7 +5,7 @@ import { errnoReason } from '../errnoReason.js';
 import { isStdinInput, readStdinText } from '../stack/readInput.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause } from '../progress/readableCause.js';
-import { StepforgeError } from '@stepforge/compiler';
+import { StepforgeError, workflowSlug } from '@stepforge/compiler';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
 import { answerRecord, recordsByStep } from '../progress/stepProgressFromRecords.js';
@@ -103,13 +103,15 @@ const command: Command = {
     try {
       const { service } = session;
       if (sub === 'list') {
+        // A workflow is named by its display name or by its workflow name alike: the one is the other's slug.
+        const workflow = values.workflow !== undefined ? workflowSlug(values.workflow) : undefined;
         const runs = await service.listRuns({
-          ...(values.workflow !== undefined ? { workflow: values.workflow } : {}),
+          ...(workflow !== undefined ? { workflow } : {}),
           ...(status !== undefined ? { status: status as RunRecordView['status'] } : {}),
           limit,
         });
         if (values.json) io.out(JSON.stringify({ runs: runs.map(runSummary) }) + '\n');
-        else if (runs.length === 0 && values.workflow !== undefined) io.out(await noRunsOf(service.catalog, values.workflow));
+        else if (runs.length === 0 && values.workflow !== undefined) io.out(await noRunsOf(service.catalog, values.workflow, workflow!));
         else io.out(formatRunList(runs));
         return EXIT_OK;
       }
@@ -190,8 +192,8 @@ async function cancel(io: CliIo, session: StackSession, runId: string, reason: s
     return service.stop(found, reason);
   }, { quiet: true });
   if (json) io.out(JSON.stringify({ runId: run.runId, status: run.status, cancelled, error: run.error ?? null }) + '\n');
-  else if (cancelled) io.out(`cancelled run ${run.runId} (${run.workflow}): ${run.status}\n`);
-  else io.out(`run ${run.runId} (${run.workflow}) had already ended: ${run.status}; nothing to cancel\n`);
+  else if (cancelled) io.out(`cancelled run ${run.runId} (${run.workflowDisplayName ?? run.workflow}): ${run.status}\n`);
+  else io.out(`run ${run.runId} (${run.workflowDisplayName ?? run.workflow}) had already ended: ${run.status}; nothing to cancel\n`);
   return EXIT_OK;
 }
 
@@ -200,10 +202,15 @@ async function cancel(io: CliIo, session: StackSession, runId: string, reason: s
  * misspelt name, most often) and naming the ones that have; the list stays empty, as `--json`
  * prints it.
  */
-async function noRunsOf(catalog: WorkflowCatalog, workflow: string): Promise<string> {
-  if (await catalog.get(workflow)) return 'no runs\n';
-  const known = (await catalog.list()).map((w) => w.name).sort();
+async function noRunsOf(catalog: WorkflowCatalog, workflow: string, name: string): Promise<string> {
+  if (await catalog.get(name)) return 'no runs\n';
+  const known = (await catalog.list()).map((w) => workflowLabel(w.name, w.displayName)).sort();
   return `no runs: no workflow named '${workflow}' has run here${known.length > 0 ? ` (the workflows here: ${known.join(', ')})` : ''}\n`;
+}
+
+/** The display name, and the workflow name after it when they differ: `Document analysis (Document-analysis)`. */
+function workflowLabel(name: string, displayName: string | undefined): string {
+  return displayName === undefined || displayName === name ? name : `${displayName} (${name})`;
 }
 
 function formatRunList(runs: readonly RunRecordView[]): string {
@@ -211,7 +218,7 @@ function formatRunList(runs: readonly RunRecordView[]): string {
   const lines = [`${'RUN'.padEnd(36)}  ${'WORKFLOW'.padEnd(20)}  ${'STATUS'.padEnd(9)}  ${'STARTED'.padEnd(24)}  TOOK      PARENT`];
   for (const r of runs) {
     const took = r.endedAt ? formatMs(Date.parse(r.endedAt) - Date.parse(r.startedAt)) : '';
-    lines.push(`${r.runId.padEnd(36)}  ${r.workflow.padEnd(20)}  ${r.status.padEnd(9)}  ${r.startedAt.padEnd(24)}  ${took.padEnd(8)}  ${r.parentRunId ?? ''}`.trimEnd());
+    lines.push(`${r.runId.padEnd(36)}  ${(r.workflowDisplayName ?? r.workflow).padEnd(20)}  ${r.status.padEnd(9)}  ${r.startedAt.padEnd(24)}  ${took.padEnd(8)}  ${r.parentRunId ?? ''}`.trimEnd());
   }
   return lines.join('\n') + '\n';
 }
@@ -232,7 +239,7 @@ function formatDetails(d: RunDetails): string {
   const r = d.run;
   const took = r.endedAt ? `  ${formatMs(Date.parse(r.endedAt) - Date.parse(r.startedAt))}` : '';
   const lines = [
-    `run ${r.runId}  ${r.workflow}  ${r.status}${took}`,
+    `run ${r.runId}  ${workflowLabel(r.workflow, r.workflowDisplayName)}  ${r.status}${took}`,
     `  started ${r.startedAt}${r.endedAt ? `, ended ${r.endedAt}` : ''}`,
   ];
   if (r.idempotencyKey) lines.push(`  idempotency key ${r.idempotencyKey}`);

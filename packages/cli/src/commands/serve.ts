@@ -6,7 +6,7 @@ import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ApiRequest } from '../stack/HttpApi.js';
 import type { RunService } from '../stack/RunService.js';
-import { StepforgeError } from '@stepforge/compiler';
+import { StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
 import { localRequestRefusal } from '@stepforge/engine';
 import { StackRegistry } from '../stack/StackRegistry.js';
 import { openService, type OpenedStack } from '../stack/StackSession.js';
@@ -145,6 +145,8 @@ function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
 export async function startServe(io: CliIo, service: RunService, port: number): Promise<ServeHandle> {
   const { createHttpApi } = await import('../stack/HttpApi.js');
   const workflows: string[] = [];
+  // One project: two files whose workflow names meet would be one state machine (the second is refused).
+  const project = new Map<string, NamedWorkflow>();
   for (const dir of ['workflows', 'examples']) {
     let files: string[] = [];
     try {
@@ -154,10 +156,11 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
     }
     for (const f of files) {
       try {
-        const { entry } = await service.catalog.registerFile(join(dir, f));
-        workflows.push(entry.name);
+        const { entry } = await service.catalog.registerFile(join(dir, f), { project });
+        workflows.push(entry.displayName === undefined || entry.displayName === entry.name ? entry.name : `${entry.name} (${entry.displayName})`);
       } catch (e) {
-        io.err(`warning: ${join(dir, f)} not served: ${(e as Error).message.split('\n')[0]}\n`);
+        const code = (e as { name?: string; code?: string }).name === 'StepforgeError' ? `error[${(e as { code: string }).code}] ` : '';
+        io.err(`warning: ${join(dir, f)} not served: ${code}${(e as Error).message.split('\n')[0]}\n`);
       }
     }
   }

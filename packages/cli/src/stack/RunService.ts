@@ -103,6 +103,7 @@ export class RunService {
     }
     const { run, reused } = await this.runs.startRun({
       workflow: entry.name,
+      ...(entry.displayName !== undefined ? { workflowDisplayName: entry.displayName } : {}),
       runId,
       executionArn,
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),

@@ -55,8 +55,9 @@ describe('Function: swarm / supervisor / consensus / reviewLoop / mapReduce / fa
   });
 
   it('has the judge select one candidate verbatim', () => {
-    const judge = consensus({ voters: 2 }).tasks.judge as { kind: string; prompt: string };
+    const judge = consensus({ voters: 2 }).tasks.judge as { kind: string; prompt: string; select?: string };
     expect(judge.kind).toBe('model');
+    expect(judge.select).toBe('verbatim');
     expect(judge.prompt).toContain('return it verbatim');
     expect(judge.prompt).toContain('Candidate 2: ${steps.voter_2.output}');
   });
