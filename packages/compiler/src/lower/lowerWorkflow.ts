@@ -14,6 +14,7 @@ import { LayeredMap } from './LayeredMap.js';
 import { NameAllocator, asciiOnly, MAX_STATE_NAME } from './NameAllocator.js';
 import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';
 import { renderRetry } from './renderRetry.js';
+import { analystKeys } from '../ir/analystKeys.js';
 
 /** One ASL state, as plain JSON. */
 export type AslState = Record<string, unknown>;
@@ -1028,29 +1029,30 @@ class Lowerer {
     const agg = this.stepNames.get(step)!;
     const collected = this.names.variable(`${v}_analyses`);
     const input = step.input ? this.field(step.input, scope, step) : undefined;
-    const branches = analysts.map((a) => {
+    const keys = analystKeys(analysts);
+    const branches = analysts.map((a, i) => {
       const inner: Scope = { ...scope, label: par, states: {}, produced: [], failState: undefined, top: false, env: scope.env.child() };
-      const sName = this.helper(step, a.role);
+      const sName = this.helper(step, keys[i]!);
       const s = this.agentTask(step, inner, a, sName, input ?? null, {});
       delete s.Assign;
       s.Output = `{% ${RESULT_VALUE} %}`;
       s.End = true;
       return { StartAt: sName, States: inner.states };
     });
-    // Each analyst's output under its own header, in the order the analysts are listed.
-    const headed = analysts.map((a, i) => `"## ${a.role.replace(/["\\]/g, '')}\\n" & ( $o := $states.result[${i}]; $type($o) = "string" ? $o : $string($o) )`).join(' & "\\n\\n" & ');
+    // Each analyst's output under its own header (`## <agent>`, as GraphN writes it), in list order.
+    const headed = keys.map((k, i) => `${JSON.stringify(`## ${k}\n`)} & ( $o := $states.result[${i}]; $type($o) = "string" ? $o : $string($o) )`).join(' & "\\n\\n" & ');
     scope.states[par] = {
       Type: 'Parallel',
       Comment: this.comment(step, `${analysts.length} analysts in parallel`),
       Branches: branches,
       Assign: {
-        [collected]: `{% {"byRole": {${analysts.map((a, i) => `${JSON.stringify(a.role)}: $states.result[${i}]`).join(', ')}}, "text": ${headed || '""'}} %}`,
+        [collected]: `{% {"byAnalyst": {${keys.map((k, i) => `${JSON.stringify(k)}: $states.result[${i}]`).join(', ')}}, "text": ${headed || '""'}} %}`,
       },
       Next: agg,
     };
     const aggRef = c.aggregator ?? { agent: 'aggregator', role: 'aggregator', identity: step.identity };
     const aggState = this.agentTask(step, scope, aggRef, agg,
-      { task: input ?? null, analyses: `{% $${collected}.text %}`, byRole: `{% $${collected}.byRole %}` },
+      { task: input ?? null, analyses: `{% $${collected}.text %}`, byAnalyst: `{% $${collected}.byAnalyst %}` },
       { [v]: `{% ${RESULT_VALUE} %}` });
     return { entry: par, tails: [{ holder: aggState, field: 'Next' }] };
   }
