@@ -35,6 +35,17 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     project.remove();
   });
 
+  it('answers input nested 10,000 deep with 400 input_too_deep, not a 500, and records no run', async () => {
+    const before = (await api('GET', '/workflows/quickstart/runs')).json.runs.length;
+    const body = `{"input": {"topic": "tides", "x": ${'['.repeat(10_000)}1${']'.repeat(10_000)}}}`;
+    const r = await api('POST', '/workflows/quickstart/runs', body);
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ code: 'input_too_deep', message: "the request body is nested more than 33 levels deep: a run's input may nest at most 32 levels" });
+    const justOver = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides', x: JSON.parse(`${'['.repeat(32)}1${']'.repeat(32)}`) } });
+    expect([justOver.status, justOver.json.error?.code]).toEqual([400, 'input_too_deep']);
+    expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
+  });
+
   it('names a port that is taken (port_in_use), with what to do', async () => {
     const port = Number(new URL(handle.url).port);
     const err = await startServe(bufferIo(project.dir), new RunService(stack, project.dir), port).then(() => undefined, (e: unknown) => e as { code?: string; message?: string; hint?: string });

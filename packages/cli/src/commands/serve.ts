@@ -8,7 +8,8 @@ import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ApiRequest } from '../stack/HttpApi.js';
 import type { RunService } from '../stack/RunService.js';
-import { StepforgeError } from '@stepforge/compiler';
+import { describePolicy } from '../stack/resolvePolicy.js';
+import { StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
 import { localRequestRefusal } from '@stepforge/engine';
 import { StackRegistry } from '../stack/StackRegistry.js';
 import { signatureRefusal, type LoopbackCredentials } from '../stack/loopbackRequestGuard.js';
@@ -28,6 +29,8 @@ export interface ServeHandle {
   /** The bearer token every API request must carry (`apiToken` in .stepforge/stack.json). */
   readonly token: string;
   readonly workflows: readonly string[];
+  /** Per workflow, the approval policy its runs are held to (describePolicy). */
+  readonly policies: readonly string[];
   close(): Promise<void>;
 }
 
@@ -64,11 +67,16 @@ const command: Command = {
       io.out(`Step Functions API ${handle.sfnEndpoint}   (also on ${handle.url} for requests with an X-Amz-Target header)\n`);
       io.out('API token          apiToken in .stepforge/stack.json (send Authorization: Bearer <token>); the Step Functions API takes SigV4 with its credentials\n');
       io.out(`workflows: ${handle.workflows.join(', ') || '(none)'}\n`);
+      for (const line of handle.policies) io.out(`  ${line}\n`);
       if (serveHooks.onListening) {
         const h = handle;
         await new Promise<void>((resolve) => serveHooks.onListening!({ ...h, close: async () => { await h.close(); resolve(); } }));
       } else {
         await stop.stopped;
+        // The first Ctrl-C stops cleanly: runs still in progress (one waiting for an approval, say)
+        // stay RUNNING in the store and go on when the stack is held again. Its listener is gone
+        // now, so a second Ctrl-C ends the process at once.
+        io.err('stopping: runs in progress stay resumable and go on when serve starts again (Ctrl-C again to force)\n');
         await handle.close();
       }
       return EXIT_OK;
@@ -117,13 +125,20 @@ async function holdStack(io: CliIo, options: OpenStackOptions, stopped: Promise<
   }
 }
 
-/** SIGINT or SIGTERM, as a promise, and the listeners' removal. */
+/**
+ * SIGINT or SIGTERM, as a promise, and the listeners' removal. The first signal removes both
+ * listeners, so the next one has the default effect (the process ends) while the stop is under way.
+ */
 function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
   let on: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => {
-    on = () => resolve();
-    process.once('SIGINT', on);
-    process.once('SIGTERM', on);
+    on = () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve();
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
   });
   return {
     stopped,
@@ -141,6 +156,9 @@ function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
 export async function startServe(io: CliIo, service: RunService, port: number): Promise<ServeHandle> {
   const { createHttpApi } = await import('../stack/HttpApi.js');
   const workflows: string[] = [];
+  const policies: string[] = [];
+  // One project: two files whose workflow names meet would be one state machine (the second is refused).
+  const project = new Map<string, NamedWorkflow>();
   for (const dir of ['workflows', 'examples']) {
     let files: string[] = [];
     try {
@@ -150,10 +168,12 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
     }
     for (const f of files) {
       try {
-        const { entry } = await service.catalog.registerFile(join(dir, f));
-        workflows.push(entry.name);
+        const { entry } = await service.catalog.registerFile(join(dir, f), { project });
+        workflows.push(entry.displayName === undefined || entry.displayName === entry.name ? entry.name : `${entry.name} (${entry.displayName})`);
+        if (entry.policy) policies.push(`${entry.name}: ${describePolicy(entry.policy, io.cwd)}`);
       } catch (e) {
-        io.err(`warning: ${join(dir, f)} not served: ${(e as Error).message.split('\n')[0]}\n`);
+        const code = (e as { name?: string; code?: string }).name === 'StepforgeError' ? `error[${(e as { code: string }).code}] ` : '';
+        io.err(`warning: ${join(dir, f)} not served: ${code}${(e as Error).message.split('\n')[0]}\n`);
       }
     }
   }
@@ -230,6 +250,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
     sfnEndpoint,
     token: apiToken,
     workflows,
+    policies,
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();

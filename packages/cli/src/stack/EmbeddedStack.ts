@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -78,6 +77,8 @@ export interface EmbeddedStack {
    * the process holds it (a test, `serve`), so its executions stop running with this handle.
    */
   readonly lastHolder: boolean;
+  /** True once close() was called on this handle: what waits on the stack through it stops waiting. */
+  readonly closed: boolean;
   /** Records where the HTTP API listens (serve), for other commands to find. */
   publishApi(apiUrl: string): void;
   close(): Promise<void>;
@@ -147,6 +148,9 @@ function borrow(slot: Slot): EmbeddedStack {
     get lastHolder() {
       return !closed && slot.refs === 1;
     },
+    get closed() {
+      return closed;
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -189,6 +193,9 @@ function runtimeConfig(
   // run records and the history carry the same facts. STEPFORGE_LOG_LEVEL still wins.
   const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
   if (!env.STEPFORGE_LOG_LEVEL) env.STEPFORGE_LOG_LEVEL = 'WARN';
+  // The approval policy is the workflow's (resolvePolicy, read when a workflow is registered and
+  // recorded on each run), not this process's: a command that starts nothing never reads it.
+  delete env.STEPFORGE_POLICY;
   const base = namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }));
   const provider = options.provider
     ? { ...base.provider, default: options.provider, configured: true }
@@ -197,7 +204,9 @@ function runtimeConfig(
   return namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
     // The project's servers, and STEPFORGE_MCP_SERVERS over them (a setting of this one run).
     mcpServers: { ...(settings.mcpServers ?? {}), ...base.mcpServers },
-    policyRules: env.STEPFORGE_POLICY ? base.policyRules : projectPolicy(fr, options.projectDir),
+    // Only for a run whose record carries no policy (one started before runs recorded theirs):
+    // nothing says what gates it, so each of its tool calls asks a human rather than running unasked.
+    policyRules: [{ name: 'this run recorded no approval policy: each tool call asks', tool: '*', action: 'approve' }],
     tableName: EMBEDDED_TABLE,
     region: REGION,
     endpoints: { ...base.endpoints, ...endpoints },
@@ -243,20 +252,6 @@ function namedConfigError<T>(f: () => T): T {
     if ((e as { name?: unknown }).name !== 'ConfigError') throw e;
     throw new StepforgeError('invalid_config', (e as Error).message, { hint: 'fix or unset that environment variable (docs/runtime.md lists them); nothing ran' });
   }
-}
-
-/**
- * The tool approval policy of an embedded project when STEPFORGE_POLICY is not set: the rules of
- * `workflows/policy.json` (what the CDK stack deploys) followed by `examples/policy.json`.
- */
-export function projectPolicy(fr: Pick<Awaited<ReturnType<typeof loadFunctionsRuntime>>, 'readPolicyText'>, projectDir: string): unknown[] {
-  const rules: unknown[] = [];
-  for (const dir of ['workflows', 'examples']) {
-    const file = join(projectDir, dir, 'policy.json');
-    if (!existsSync(file)) continue;
-    rules.push(...fr.readPolicyText(readFileSync(file, 'utf8'), { file }));
-  }
-  return rules;
 }
 
 /**
@@ -345,6 +340,9 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     return {
       owner: true,
       lastHolder: true,
+      get closed() {
+        return closed;
+      },
       endpoints,
       sfn,
       runtime,
@@ -383,9 +381,13 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
   const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl, live.leaseEpoch);
   const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
+  let closed = false;
   return {
     owner: false,
     lastHolder: false,
+    get closed() {
+      return closed;
+    },
     endpoints,
     sfn,
     runtime,
@@ -395,6 +397,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
       // Only the owner publishes.
     },
     async close() {
+      closed = true;
       // Whatever this runtime started itself (an MCP client, the Python worker) ends with the handle.
       await runtime.close().catch(() => undefined);
       dynamodb.destroy();
