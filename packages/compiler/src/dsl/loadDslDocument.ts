@@ -673,6 +673,7 @@ class DslLoader {
         continue;
       }
       if (u === t) {
+        if (readsOwnLatest(t, rec, ref)) continue;
         const msg = u === rec
           ? `step '${rec.name}' depends on itself`
           : `step '${rec.name}' inside '${t.name}' reads '${t.name}', which finishes only after its body`;
@@ -827,4 +828,16 @@ function mappingForm(field: 'steps' | 'do', list: readonly unknown[]): string {
 function hintFor(name: string, known: readonly string[], section: string): string {
   const best = didYouMean(name, known);
   return best !== undefined ? `did you mean '${best}'?` : `declare it under ${section}:`;
+}
+
+/**
+ * A loop that reads its own output is not a cycle (GraphN's rule): a judge_loop's pass_condition
+ * reads the latest round's candidate, a while's condition the result of the iteration just run, and
+ * any step of a while's body the previous iteration's result (null in the first). Another field of
+ * the loop reading it (its input, its `when`) would need the loop's result before it starts.
+ */
+function readsOwnLatest(loop: StepRec, reader: StepRec, ref: Ref): boolean {
+  if (loop !== reader) return loop.kind === 'while';
+  const field = ref.path[loop.path.length];
+  return (loop.kind === 'while' && field === 'condition') || (loop.kind === 'judge_loop' && field === 'pass_condition');
 }

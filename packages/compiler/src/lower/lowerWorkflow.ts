@@ -941,27 +941,37 @@ class Lowerer {
     // `input.iteration < 3` runs three. Both share the outer scope's variables.
     const iterInput = `$merge([${scope.inputVar}, {"iteration": $${count}}])`;
     const inner: Scope = { ...scope, inputVar: iterInput, iterVars: [...scope.iterVars, count] };
-    const conditionScope: Scope = { ...inner, inputVar: `$merge([${scope.inputVar}, {"iteration": $${count} + 1}])` };
     const body = c.body ?? { steps: [], edges: [] };
+    // The body may read `steps.<this while>.output`: the previous iteration's result, kept in the
+    // while's own variable (null until the first iteration ends). Only a while whose body reads
+    // itself keeps it up to date, so others compile as before.
+    const readsSelf = workflowReads(body, step.id);
+    if (readsSelf) scope.env.set(step.id, `$${v}`);
     const bodyFrag = this.lowerWorkflowBody(body, inner, false);
     if (bodyFrag) this.patch(bodyFrag.tails, again);
-    // The body ran in this scope (`inner` shares its environment), so the condition sees its steps.
-    const exit: Record<string, unknown> = { Condition: '{% true %}', Assign: { [v]: `{% ${bodyFrag ? this.resultExpr(body, scope) : 'null'} %}` } };
+    // The body's steps are visible after it (the condition, the result), as they were in this scope.
+    const result = bodyFrag ? this.resultExpr(body, inner) : 'null';
+    // The condition, checked after an iteration, reads the while's output as that iteration's result.
+    const conditionEnv = scope.env.child();
+    conditionEnv.set(step.id, `( ${result} )`);
+    const conditionScope: Scope = { ...inner, env: conditionEnv, inputVar: `$merge([${scope.inputVar}, {"iteration": $${count} + 1}])` };
+    const exit: Record<string, unknown> = { Condition: '{% true %}', Assign: { [v]: `{% ${result} %}` } };
+    const condition = this.conditionJsonata(c.condition, conditionScope, step);
     scope.states[again] = {
       Type: 'Choice',
       Comment: this.comment(step, 'run the body again while the condition holds'),
       Choices: [
         {
-          Condition: `{% $${count} + 1 < ${max} and ${this.conditionJsonata(c.condition, conditionScope, step)} %}`,
+          Condition: `{% $${count} + 1 < ${max} and ${condition} %}`,
           // Going round again also re-enters the body (its own init variables, e.g. an agent loop's counters).
-          Assign: { ...bodyFrag?.init?.assign, [count]: `{% $${count} + 1 %}` },
+          Assign: { ...bodyFrag?.init?.assign, [count]: `{% $${count} + 1 %}`, ...(readsSelf ? { [v]: `{% ${result} %}` } : {}) },
           Next: bodyFrag?.entry ?? again,
         },
         exit,
       ],
     };
     // The counter starts at 0 on the way in (the init Pass, named after the step, only where nothing leads in).
-    const assign = { [count]: 0, ...bodyFrag?.init?.assign };
+    const assign = { [count]: 0, ...(readsSelf ? { [v]: null } : {}), ...bodyFrag?.init?.assign };
     const entry = bodyFrag?.entry ?? again;
     return {
       entry,
@@ -1003,8 +1013,12 @@ class Lowerer {
       { [evaluation]: `{% ${RESULT_VALUE} %}` }, iterVars);
     evalState.Next = passed;
     // pass_condition sees `input.evaluation`, `input.candidate` and `input.iteration` (DSL contract).
+    // pass_condition may read `steps.<this judge_loop>.output`: the latest round's candidate.
+    const condEnv = scope.env.child();
+    condEnv.set(step.id, `$${candidate}`);
     const condScope: Scope = {
       ...scope,
+      env: condEnv,
       inputVar: `$merge([${scope.inputVar}, {"evaluation": $${evaluation}, "candidate": $${candidate}, "iteration": $${count}}])`,
     };
     const result = `{% $${candidate} %}`;
@@ -1262,3 +1276,11 @@ export function allReads(step: IrStep): readonly string[] {
 }
 
 const ALL_READS = new WeakMap<IrStep, readonly string[]>();
+
+/** Whether any step of `wf` (its bodies included) reads step `id` (its input, guard, condition or items). */
+function workflowReads(wf: IrWorkflow, id: string): boolean {
+  return wf.steps.some((s) => {
+    const c = s.composite;
+    return [s.input, s.when, s.expr, c?.items, c?.condition].some((e) => e?.reads.includes(id)) || (c?.body !== undefined && workflowReads(c.body, id));
+  });
+}
