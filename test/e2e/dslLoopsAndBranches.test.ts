@@ -1,5 +1,6 @@
 // DSL loops and branches that read their own results, run on the embedded stack (offline provider,
-// real python3 for the function steps): a while whose condition and body read the while's output.
+// real python3 for the function steps): a while whose condition and body read the while's output,
+// and a conditional with inline then: / else: steps.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
@@ -20,6 +21,34 @@ steps:
         function: count_up
         input:
           previous: "\${steps.count.output}"
+`;
+
+const THEN_ELSE = `document: {dsl: "1.0.0", name: Route by severity}
+functions: {label: ""}
+input: {severity: {type: string, required: true}}
+steps:
+  route:
+    call: conditional
+    condition: "\${input.severity == 'P1'}"
+    then:
+      call: function
+      function: label
+      input: {text: urgent}
+    else:
+      call: function
+      function: label
+      input: {text: "standard \${input.severity}"}
+    output: response
+  page:
+    call: conditional
+    condition: "\${steps.route.output.label == 'urgent'}"
+    then:
+      call: function
+      function: label
+      input: {text: "paged after \${steps.route.output.label}"}
+output:
+  result: \${steps.route.output}
+  paged: \${steps.page.output}
 `;
 
 describe('Embedded stack: DSL loops and branches reading their own results', () => {
@@ -48,5 +77,21 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     expect(run.status).toBe('SUCCEEDED');
     // Three iterations: the body saw null, then {n: 1}, then {n: 2}; the condition stopped at n = 3.
     expect(run.output).toEqual({ n: 3, saw: { n: 2, saw: { n: 1, saw: null } } });
+  });
+
+  it('runs the then: step of a conditional whose condition holds, skips its else:, and outputs the branch\'s output', async () => {
+    const { run, details } = await runText(THEN_ELSE, 'route.yaml', { severity: 'P1' });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.output).toEqual({ result: { label: 'urgent' }, paged: { label: 'paged after urgent' } });
+    const state = Object.fromEntries(details.steps.map((s) => [s.id, s.state]));
+    expect(state).toMatchObject({ 'route.then': 'succeeded', 'route.else': 'skipped', 'page.then': 'succeeded' });
+  });
+
+  it('runs the else: step otherwise, and a conditional without the picked branch outputs null', async () => {
+    const { run, details } = await runText(THEN_ELSE, 'route.yaml', { severity: 'P3' });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.output).toEqual({ result: { label: 'standard P3' }, paged: null });
+    const state = Object.fromEntries(details.steps.map((s) => [s.id, s.state]));
+    expect(state).toMatchObject({ 'route.then': 'skipped', 'route.else': 'succeeded', 'page.then': 'skipped' });
   });
 });

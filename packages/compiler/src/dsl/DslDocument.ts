@@ -129,10 +129,18 @@ export interface DslConnectorStep extends DslStepBase {
   readonly action: string;
 }
 
-/** `conditional`: evaluates `condition` (default true); its output is the boolean. */
+/**
+ * `conditional`: evaluates `condition` (default true). Without branches its output is the boolean;
+ * with inline `then:` / `else:` steps (named `<step>.then` / `<step>.else`) the one the condition
+ * picks runs, the other is skipped, and the output is the branch's (null when none runs).
+ */
 export interface DslConditionalStep extends DslStepBase {
   readonly kind: 'conditional';
   readonly condition: DslTemplateField;
+  readonly then?: DslStep;
+  readonly else?: DslStep;
+  /** `then` and `else` as a scope (no edges between them), when either is written. */
+  readonly branches?: DslScope;
 }
 
 /** `for_each`: runs `do` once per item, `input.<as>` bound to the item. */

@@ -121,13 +121,22 @@ function stepMap(empty: string): z.ZodType<Record<string, unknown>> {
 // `do` bodies are recursive; z.lazy keeps the schema (and its JSON Schema $defs) finite.
 const Body: z.ZodType<Record<string, unknown>> = z.lazy(() => stepMap('a do body needs at least one step'));
 
+// A conditional's inline branch: one step definition (recursive, as `do` bodies are).
+const Branch: z.ZodType<Record<string, unknown>> = z.lazy(() => DslStepSpec);
+
 /** The kinds of `call:`, each with its own fields (as GraphN writes them). */
 const kinds = [
   z.strictObject({ call: z.literal('agent'), ...common, agent: Name.describe('A declared agent.') }),
   z.strictObject({ call: z.literal('function'), ...common, function: Name.describe('A declared function.') }),
   z.strictObject({ call: z.literal('mcp_tool'), ...common, server: Name.describe('A declared MCP server.'), tool: Name.describe('The tool to call on it.') }),
   z.strictObject({ call: z.literal('connector'), ...common, connector: Name.describe('slack, http, sqs, eventbridge…'), action: Name.describe('The connector action, e.g. send_message.') }),
-  z.strictObject({ call: z.literal('conditional'), ...common, condition: Condition.default(true).describe('Its output is this boolean; later steps branch with when:.') }),
+  z.strictObject({
+    call: z.literal('conditional'),
+    ...common,
+    condition: Condition.default(true).describe('Without then/else its output is this boolean; later steps branch with when:.'),
+    then: Branch.optional().describe('A step (call: …) run when the condition holds; the conditional\'s output is then its output.'),
+    else: Branch.optional().describe('A step (call: …) run when the condition does not hold; the conditional\'s output is then its output.'),
+  }),
   z.strictObject({
     call: z.literal('for_each'),
     ...common,

@@ -19,6 +19,7 @@ export function dslGraphView(doc: DslDocument): GraphView {
         ? { handle: s.name, kind: s.kind, tools: toolsOf(doc, s), output: s.output }
         : { handle: s.name, kind: s.kind, tools: toolsOf(doc, s), output: s.output, parent: s.parent });
       if (s.kind === 'for_each' || s.kind === 'while') visit(s.do);
+      if (s.kind === 'conditional' && s.branches) visit(s.branches);
     }
     for (const [a, b] of scope.edges) edges.push([index[a]!, index[b]!]);
   };

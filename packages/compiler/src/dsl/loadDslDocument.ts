@@ -314,7 +314,7 @@ class DslLoader {
       // A field missing from a step: at the step's name (its key), where the definition starts.
       const stepPath = issue.path.slice(0, -1);
       const key = stepPath[stepPath.length - 1];
-      const inStep = stepPath.length >= 2 && typeof key === 'string' && (stepPath[stepPath.length - 2] === 'steps' || stepPath[stepPath.length - 2] === 'do');
+      const inStep = stepPath.length >= 2 && typeof key === 'string' && (stepPath[stepPath.length - 2] === 'steps' || stepPath[stepPath.length - 2] === 'do' || key === 'then' || key === 'else');
       this.error('schema', `missing required field '${field}'${owner}`, (inStep ? this.loc.keyAt(stepPath.slice(0, -1), key) : undefined) ?? location);
       return;
     }
@@ -443,6 +443,35 @@ class DslLoader {
         if (rec.kind === 'while') inner.add('iteration');
         rec.body = this.registerScope(data.do as Record<string, Record<string, unknown>>, [...stepPath, 'do'], rec, inner);
       }
+      if (rec.kind === 'conditional' && (isMapping(data.then) || isMapping(data.else))) rec.body = this.registerBranches(rec, bound);
+    }
+    return scope;
+  }
+
+  /**
+   * A conditional's inline `then:` / `else:` steps (each one step definition, as GraphN writes
+   * them) as a scope of their own, named `<conditional>.then` / `<conditional>.else`: a name no
+   * step of the document can have (step names have no dot), so none is shadowed or clashes.
+   */
+  private registerBranches(owner: StepRec, bound: ReadonlySet<string>): ScopeRec {
+    const scope: ScopeRec = { owner, steps: [], bound, edges: [], order: [], seen: new Set() };
+    for (const branch of ['then', 'else'] as const) {
+      const data = owner.data[branch];
+      if (!isMapping(data)) continue;
+      const name = `${owner.name}.${branch}`;
+      const rec: StepRec = {
+        name, kind: data.call as DslStepKind, data, location: this.keyLocAt(owner.path, branch), parent: owner,
+        scope, index: scope.steps.length, path: [...owner.path, branch], refs: [], fields: {}, deps: [],
+      };
+      this.byName.set(name, rec);
+      scope.steps.push(rec);
+      if (data.do !== null && typeof data.do === 'object') {
+        const inner = new Set(bound);
+        if (rec.kind === 'for_each') inner.add(data.as as string);
+        if (rec.kind === 'while') inner.add('iteration');
+        rec.body = this.registerScope(data.do as Record<string, Record<string, unknown>>, [...rec.path, 'do'], rec, inner);
+      }
+      if (rec.kind === 'conditional' && (isMapping(data.then) || isMapping(data.else))) rec.body = this.registerBranches(rec, bound);
     }
     return scope;
   }
@@ -746,7 +775,15 @@ class DslLoader {
       case 'function': step.function = d.function; break;
       case 'mcp_tool': step.server = d.server; step.tool = d.tool; break;
       case 'connector': step.connector = d.connector; step.action = d.action; break;
-      case 'conditional': step.condition = f.condition; break;
+      case 'conditional': {
+        step.condition = f.condition;
+        const branches = r.body ? this.freeze(r.body) : undefined;
+        if (branches) {
+          step.branches = branches;
+          for (const b of branches.steps) step[b.name.endsWith('.then') ? 'then' : 'else'] = b;
+        }
+        break;
+      }
       case 'for_each': {
         const parallel = d.parallel as boolean;
         step.items = f.items;
@@ -840,4 +877,8 @@ function readsOwnLatest(loop: StepRec, reader: StepRec, ref: Ref): boolean {
   if (loop !== reader) return loop.kind === 'while';
   const field = ref.path[loop.path.length];
   return (loop.kind === 'while' && field === 'condition') || (loop.kind === 'judge_loop' && field === 'pass_condition');
+}
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

@@ -51,8 +51,11 @@ export interface IrComposite {
   readonly maxIterations?: number;
   /** for_each: up to 10 items at once when true. */
   readonly parallel?: boolean;
-  /** for_each / while: the body (a nested workflow). */
+  /** for_each / while: the body (a nested workflow); conditional: its inline branches (no edges). */
   readonly body?: IrWorkflow;
+  /** conditional: the indices in `body` of the step run when the condition holds / does not. */
+  readonly thenStep?: number;
+  readonly elseStep?: number;
   /** parallel_analyzer: analysts + aggregator; handoff_router: entry + specialists; judge_loop: generator + evaluator. */
   readonly analysts?: readonly IrAgentRef[];
   readonly aggregator?: IrAgentRef;

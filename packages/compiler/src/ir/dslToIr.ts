@@ -132,8 +132,18 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
     }
     case 'connector':
       return { config: { connector: s.connector, action: s.action } };
-    case 'conditional':
-      return { config: { condition: s.condition.text }, composite: { condition: field(ctx, s.condition) } };
+    case 'conditional': {
+      const condition = field(ctx, s.condition);
+      if (!s.branches) return { config: { condition: s.condition.text }, composite: { condition } };
+      const at = (b: DslStep | undefined) => (b ? s.branches!.steps.indexOf(b) : -1);
+      return {
+        config: { condition: s.condition.text },
+        composite: {
+          condition, body: scope(ctx, s.branches),
+          ...(s.then ? { thenStep: at(s.then) } : {}), ...(s.else ? { elseStep: at(s.else) } : {}),
+        },
+      };
+    }
     case 'for_each': {
       const items: IrExpr = 'literal' in s.items ? { kind: 'template', value: s.items.literal, reads: [] } : field(ctx, s.items);
       return {

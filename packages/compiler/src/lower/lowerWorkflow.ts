@@ -656,6 +656,7 @@ class Lowerer {
         break;
       case 'conditional':
         frag = this.lowerPass(step, scope, v, this.conditionJsonata(step.composite?.condition, scope, step), 'Condition evaluated in JSONata (no Lambda)');
+        if (step.composite?.body) frag = this.lowerBranches(step, scope, v, frag);
         break;
       case 'for_each':
         frag = this.lowerForEach(step, scope, v);
@@ -928,6 +929,46 @@ class Lowerer {
     };
     scope.states[name] = state;
     return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+  }
+
+  /**
+   * A conditional's inline `then:` / `else:`: after the condition (in `v`), a Choice runs the branch
+   * it picks and sets the other branch's variable to null (a skipped step stores no output, as a
+   * false `when` does); a Pass then makes the taken branch's output the conditional's (null when the
+   * picked branch is not written).
+   */
+  private lowerBranches(step: IrStep, scope: Scope, v: string, cond: Frag): Frag {
+    const c = step.composite!;
+    const body = c.body!;
+    const pick = this.helper(step, 'then or else?');
+    const join = this.helper(step, 'output');
+    const lower = (i: number | undefined) => {
+      const s = i === undefined ? undefined : body.steps[i];
+      return s ? { frag: this.lowerStep(s, scope), variable: scope.env.get(s.id)! } : undefined;
+    };
+    const yes = lower(c.thenStep);
+    const no = lower(c.elseStep);
+    const joinState: AslState = {
+      Type: 'Pass',
+      Comment: this.comment(step, 'its output is the output of the branch that ran'),
+      Assign: { [v]: `{% $${v} ? ${yes?.variable ?? 'null'} : ${no?.variable ?? 'null'} %}` },
+    };
+    scope.states[join] = joinState;
+    const rule = (taken: typeof yes, other: typeof yes, condition: string): Record<string, unknown> => {
+      const r: Record<string, unknown> = { Condition: condition };
+      if (other) r.Assign = { [other.variable.slice(1)]: null };
+      if (taken) this.connect([{ holder: r, field: 'rule' }], taken.frag);
+      else r.Next = join;
+      return r;
+    };
+    scope.states[pick] = {
+      Type: 'Choice',
+      Comment: this.comment(step, 'runs then: when the condition holds, else: otherwise; the other branch is skipped'),
+      Choices: [rule(yes, no, `{% $${v} %}`), rule(no, yes, '{% true %}')],
+    };
+    this.patch(cond.tails, pick);
+    for (const b of [yes, no]) if (b) this.patch(b.frag.tails, join);
+    return { entry: cond.entry, tails: [{ holder: joinState, field: 'Next' }] };
   }
 
   private lowerWhile(step: IrStep, scope: Scope, v: string): Frag {

@@ -204,8 +204,9 @@ export const REFERENCE_CASES: readonly ReferenceCase[] = [
     declare: { agents: ['UrgentResponder', 'StandardResponder'], functions: ['reference_context'] },
     context: contextStep('triage', { severity: 'P1', summary: 'db-1 down' }),
     input: {},
-    outcome: { runs: true, output: true, warnings: [{ class: 'unknown_field', line: 4, message: "unknown field 'then'" }, { class: 'unknown_field', line: 8, message: "unknown field 'else'" }] },
-    gap: "Stepforge's conditional has no inline `then:` / `else:` branches: they are unknown fields (warned, ignored, as GraphN ignores unknown fields), so the step only outputs the condition (true) and neither responder runs",
+    // The condition holds (severity P1): the then: step runs, the else: step is skipped, and the
+    // conditional's output (`response`) is the urgent responder's.
+    outcome: { runs: true, outputContains: ['[offline:echo] URGENT: '], skipped: ['route.else'] },
   },
   {
     file: 'wf-building-12-while.yaml', source: BUILDING, section: 'Step Type Reference: while', form: 'steps',
