@@ -203,6 +203,7 @@ export interface DslScope {
 /** `document:` metadata. */
 export interface DslMetadata {
   readonly dsl: string;
+  /** `document.name` as written: the display name. */
   readonly name: string;
   readonly version?: string;
   readonly description?: string;
@@ -212,7 +213,12 @@ export interface DslMetadata {
 export interface DslDocument {
   readonly format: 'dsl';
   readonly file?: string;
+  /** The workflow name: an ASCII slug of the display name (workflowSlug), the state machine's name. */
   readonly name: string;
+  /** `document.name` as written, for people to read. */
+  readonly displayName: string;
+  /** Where `document.name` is written (errors about the workflow name point there). */
+  readonly nameLocation: SourceLocation;
   readonly metadata: DslMetadata;
   readonly agents: Readonly<Record<string, DslResource>>;
   readonly functions: Readonly<Record<string, DslResource>>;

@@ -3,7 +3,6 @@
 // also the source of schemas/workflow.schema.json (z.toJSONSchema) for editor support.
 import { z } from 'zod';
 import { didYouMean } from '../chain/didYouMean.js';
-import { sanitiseWorkflowName, WORKFLOW_NAME_PATTERN } from '../workflowNameFromFile.js';
 import { InputSectionSpec } from '../input/InputSchema.js';
 import { parseDurationSeconds } from '../lower/renderRetry.js';
 import { DSL_STEP_KINDS } from './DslDocument.js';
@@ -195,10 +194,10 @@ export function unknownKind(kind: unknown): string {
 export const DslDocumentSpec = z.strictObject({
   document: z.strictObject({
     dsl: z.union([z.string(), z.number()], { error: 'expected a DSL version such as "1.0"' }).describe('DSL version, e.g. "1.0".'),
-    // The chain front-end's rule: the name becomes the state machine's and the compiled file's name.
-    name: z.string().regex(WORKFLOW_NAME_PATTERN, {
-      error: (iss) => `a workflow name must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine and the compiled file); for example name: ${sanitiseWorkflowName(String(iss.input))}`,
-    }).describe("Workflow name (state machine name): 1–80 characters of letters, digits, '-' and '_'."),
+    // A display name, any text: the state machine's name is derived from it (workflowSlug).
+    name: z.string({ error: 'expected the workflow\'s display name as text, e.g. name: Document analysis' })
+      .regex(/\S/, { error: 'document.name must not be empty: give the workflow a display name, e.g. name: Document analysis' })
+      .describe('The workflow\'s display name, any text ("Document analysis"); the state machine name is an ASCII slug of it ("Document-analysis").'),
     version: z.union([z.string(), z.number()]).optional(),
     description: z.string().optional(),
   }),

@@ -16,6 +16,8 @@ export function dslToIr(doc: DslDocument, options: { file?: string; source?: str
   const top = scope(ctx, doc.workflow);
   return {
     name: doc.name,
+    displayName: doc.displayName,
+    nameLocation: doc.nameLocation,
     format: 'dsl',
     // A literal, not a spread of `top`: a clone's shape does not outlive a full GC between compiles,
     // and every pass over the workflow was deoptimised when it changed.

@@ -32,7 +32,10 @@ export interface StepManifestEntry {
 /** The manifest of one compiled workflow. */
 export interface StepManifest {
   readonly version: 1;
+  /** The workflow name (the state machine's). */
   readonly workflow: string;
+  /** The name for people to read: the DSL's `document.name` as written (the workflow name otherwise). */
+  readonly displayName: string;
   readonly format: 'chain' | 'dsl';
   readonly file?: string;
   readonly type: 'STANDARD' | 'EXPRESS';
@@ -65,6 +68,7 @@ export function buildStepManifest(
   return {
     version: 1,
     workflow: doc.name,
+    displayName: doc.displayName ?? doc.name,
     format: doc.format,
     ...(doc.file !== undefined ? { file: doc.file } : {}),
     type: express ? 'EXPRESS' : 'STANDARD',

@@ -12,14 +12,6 @@ function diagnostics(text: string, options: LoadDslOptions & { warnings?: boolea
 const AGENT_STEP = 'steps:\n  s: {call: agent, agent: a}\n';
 
 describe('Function: loadDslDocument (schema errors)', () => {
-  it('rejects a document name that cannot name a state machine or a file, at the name', () => {
-    const rule = "document.name: a workflow name must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine and the compiled file); for example name: ";
-    for (const [name, suggested] of [['"../../escaped"', 'escaped'], ['"has space!"', 'has-space'], ['x'.repeat(81), 'x'.repeat(80)], ['""', 'workflow']] as const) {
-      expect(diagnostics(`document:\n  dsl: "1.0"\n  name: ${name}\nagents: {a: {}}\n${AGENT_STEP}`)).toEqual([['schema', rule + suggested, 3, 9]]);
-    }
-    expect(diagnostics(`document: {dsl: "1.0", name: ${'x'.repeat(80)}}\nagents: {a: {}}\n${AGENT_STEP}`)).toEqual([]);
-  });
-
   it('rejects retry durations it cannot read, with the accepted forms, at the value', () => {
     const forms = 'expected a duration: seconds (2) or a string such as "500ms", "3s" or "1m"';
     const doc = (retry: string) => `document: {dsl: "1.0", name: r}\nagents: {a: {}}\nsteps:\n  s:\n    call: agent\n    agent: a\n    retry:\n${retry}`;
