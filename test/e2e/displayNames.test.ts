@@ -12,7 +12,7 @@ import { RunService } from '../../packages/cli/src/stack/RunService.js';
 import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
 import { bufferIo, cliIn, tempProject } from './support/testIo.js';
 
-const STEPS = 'agents: { Triage_Agent: {} }\nsteps:\n  - name: greet\n    kind: agent\n    agent: Triage_Agent\n    input_template: "User said: ${ input.message }"\n';
+const STEPS = 'agents: { Triage_Agent: {} }\nsteps:\n  greet:\n    call: agent\n    agent: Triage_Agent\n    input_template: "User said: ${ input.message }"\n';
 const doc = (name: string) => `document:\n  dsl: "1.0.0"\n  name: ${name}\n  version: "0.1.0"\n${STEPS}`;
 
 describe('CLI: display names (compile, run, runs list/show)', () => {
