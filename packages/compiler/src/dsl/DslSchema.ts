@@ -127,15 +127,7 @@ const kinds = [
   z.strictObject({ call: z.literal('function'), ...common, function: Name.describe('A declared function.') }),
   z.strictObject({ call: z.literal('mcp_tool'), ...common, server: Name.describe('A declared MCP server.'), tool: Name.describe('The tool to call on it.') }),
   z.strictObject({ call: z.literal('connector'), ...common, connector: Name.describe('slack, http, sqs, eventbridge…'), action: Name.describe('The connector action, e.g. send_message.') }),
-  z.strictObject({
-    call: z.literal('conditional'),
-    ...common,
-    condition: Condition.default(true).describe('Its output is this boolean; later steps branch with when:.'),
-    // Read so that the loader can refuse them by name: inline branches would otherwise be dropped
-    // as unknown fields, and the steps they hold would silently never run.
-    then: z.unknown().optional().describe('Not supported: write the branch as its own step with when: ${ steps.<this step>.output }.'),
-    else: z.unknown().optional().describe('Not supported: write the branch as its own step with when: ${ steps.<this step>.output == false }.'),
-  }),
+  z.strictObject({ call: z.literal('conditional'), ...common, condition: Condition.default(true).describe('Its output is this boolean; later steps branch with when:.') }),
   z.strictObject({
     call: z.literal('for_each'),
     ...common,

@@ -458,15 +458,6 @@ class DslLoader {
       this.oneOf(rec, 'analysts', 'agents');
       rec.fields.aggregator = d[this.oneOf(rec, 'aggregator', 'aggregator_agent')];
     }
-    if (rec.kind === 'conditional') {
-      for (const branch of ['then', 'else'] as const) {
-        if (d[branch] === undefined) continue;
-        const guard = branch === 'then' ? `\${ steps.${rec.name}.output }` : `\${ steps.${rec.name}.output == false }`;
-        this.error('schema', `${formatPath([...rec.path, branch])}: a conditional does not hold its branches inline; its output is the condition's boolean`, this.keyLocAt(rec.path, branch), {
-          hint: `write the ${branch} branch as a step of its own with when: "${guard}"`,
-        });
-      }
-    }
     if (rec.kind === 'judge_loop') {
       rec.fields.generator = d[this.oneOf(rec, 'generator', 'worker_agent')];
       rec.fields.evaluator = d[this.oneOf(rec, 'evaluator', 'judge_agent')];

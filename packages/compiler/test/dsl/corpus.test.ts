@@ -96,7 +96,6 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   'e42-duplicate-key.yaml': { errors: ['yaml@7:3'], message: 'Map keys must be unique' },
   'e43-misspelt-call-nested.yaml': { errors: ['schema@9:15'], message: "steps.loop.do.step_one.call: unknown step kind call: 'funtion'; did you mean 'function'?" },
   'e44-analyst-twice.yaml': { errors: ['schema@9:16'], message: "the agent 'sec' is listed twice" },
-  'e45-conditional-inline-branches.yaml': { errors: ['schema@11:5', 'schema@15:5'], message: 'a conditional does not hold its branches inline', hint: 'when: "${ steps.route.output }"' },
 };
 
 /** Compact graph notation (see the file comment). */

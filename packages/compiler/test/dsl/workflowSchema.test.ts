@@ -69,7 +69,7 @@ describe('File: schemas/workflow.schema.json', () => {
     expect(options.map((o) => o.properties.call!.const)).toEqual(['agent', 'function', 'mcp_tool', 'connector', 'conditional', 'for_each', 'while', 'parallel_analyzer', 'handoff_router', 'judge_loop']);
     const fields = Object.fromEntries(options.map((o) => [o.properties.call!.const, Object.keys(o.properties).filter((k) => !['call', 'description', 'input', 'input_template', 'secrets', 'output', 'after', 'when', 'retry'].includes(k))]));
     expect(fields).toEqual({
-      agent: ['agent'], function: ['function'], mcp_tool: ['server', 'tool'], connector: ['connector', 'action'], conditional: ['condition', 'then', 'else'],
+      agent: ['agent'], function: ['function'], mcp_tool: ['server', 'tool'], connector: ['connector', 'action'], conditional: ['condition'],
       for_each: ['items', 'as', 'max_iterations', 'parallel', 'do'], while: ['condition', 'max_iterations', 'do'],
       parallel_analyzer: ['analysts', 'aggregator', 'agents', 'aggregator_agent'], handoff_router: ['entry_agent', 'specialists'],
       judge_loop: ['generator', 'evaluator', 'worker_agent', 'judge_agent', 'pass_condition', 'max_iterations'],
