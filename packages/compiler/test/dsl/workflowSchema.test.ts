@@ -36,7 +36,7 @@ describe('File: schemas/workflow.schema.json', () => {
     });
     expect(validate(doc({}))).toBe(true);
     const bad = [
-      doc({ document: { dsl: '1.0', name: '../../escaped' } }),
+      doc({ document: { dsl: '1.0', name: '' } }),
       doc({ agents: { a: { tools: 'web-search' } } }),
       doc({ agents: { a: { temperature: 'hot' } } }),
       doc({ triggers: [{ name: 'bad name!', event_pattern: { source: ['x'] } }] }),
