@@ -2,8 +2,6 @@
 // the state machine Triage-EU, and is shown as `Triage — EU` where a person reads it (run progress,
 // `runs list`, `runs show`, the API's workflow list); `runs list --workflow` takes either name. Two
 // files of a project whose names meet in one workflow name are refused by serve (duplicate_workflow).
-//
-// The documents' steps are written once, in STEPS below, in the form the DSL front-end reads.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -8,7 +8,7 @@ import {
   type DescribeExecutionCommandOutput,
   type HistoryEvent,
 } from '@aws-sdk/client-sfn';
-import { RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError } from '@stepforge/compiler';
+import { MAX_INPUT_DEPTH, RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError, inputDepthError } from '@stepforge/compiler';
 import { isSfnApiError } from '@stepforge/engine';
 import { readableCause } from '../progress/readableCause.js';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
@@ -71,8 +71,8 @@ export class RunService {
   /** Runs this service started and has not settled yet: wait() needs no read to know them. */
   readonly #started = new Map<string, RunRecordView>();
 
-  constructor(readonly stack: EmbeddedStack, projectDir: string) {
-    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir);
+  constructor(readonly stack: EmbeddedStack, projectDir: string, env: Readonly<Record<string, string | undefined>> = process.env) {
+    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir, env);
   }
 
   get runs() {
@@ -86,6 +86,10 @@ export class RunService {
 
   /** Starts a run of a registered workflow; the same idempotency key returns the same run. */
   async start(entry: WorkflowEntry, input: unknown, options: StartOptions = {}): Promise<StartedRun> {
+    // Before anything walks it: input nested deeper than a run record can hold would overflow
+    // the recursive code on the way (and DynamoDB would refuse the record).
+    const tooDeep = options.validated ? undefined : inputDepthError(input);
+    if (tooDeep !== undefined) throw new StepforgeError('input_too_deep', tooDeep, { hint: 'flatten the input, or pass the nested data by reference (a file path or URL)', details: { limit: MAX_INPUT_DEPTH } });
     const value = options.validated ? (input as Record<string, unknown>) : this.validateInput(entry, input);
     const runId = options.runId ?? randomUUID();
     // The execution ARN follows from the state machine and the run id, so the run record carries
@@ -111,6 +115,7 @@ export class RunService {
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
       ...(entry.version !== undefined ? { workflowVersion: entry.version } : {}),
+      ...(entry.policy !== undefined ? { policy: entry.policy } : {}),
       input: value,
     });
     // Our own earlier attempt at this start (options.runId): go on where it stopped.
