@@ -28,7 +28,7 @@ const CASES: readonly (readonly [string, keyof typeof FRONT_ENDS, string, number
   ['a step name has a local tag', 'dsl', `${DSL_HEAD}steps:\n  !weird a: { call: agent, agent: a, input_template: x }\n`, 4, 3, /^YAML tag '!weird' is not supported/],
   ['a template is a !!timestamp', 'dsl', `${DSL_HEAD}steps:\n  a: { call: agent, agent: a, input_template: !!timestamp 2001-12-14 }\n`, 4, 47, /^YAML tag '!!timestamp' is not supported/],
   ['a template is a !!set', 'dsl', `${DSL_HEAD}steps:\n  a: { call: agent, agent: a, input_template: !!set { a, b } }\n`, 4, 47, /^YAML tag '!!set' is not supported/],
-  ['a step name does not fit !!float', 'dsl', `${DSL_HEAD}steps:\n  - { name: !!float a, kind: agent, agent: a, input_template: x }\n`, 4, 13, /^the value does not fit its YAML tag '!!float'/],
+  ['a step name does not fit !!float', 'dsl', `${DSL_HEAD}steps:\n  !!float a: { call: agent, agent: a, input_template: x }\n`, 4, 3, /^the value does not fit its YAML tag '!!float'/],
   ['aliases expand a billion-fold', 'dsl', `x: &a [x, x, x, x, x, x, x, x, x]\ny: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nz: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nw: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\nv: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n${DSL_HEAD}steps:\n  a: { call: agent, agent: a, input_template: x }\n`, 2, 8, /^the aliases in this document expand to too many values/],
 ];
 
