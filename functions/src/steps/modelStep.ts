@@ -18,7 +18,9 @@ export type ModelStepResult = (StepResult | ModelTurnResult) & { provider: strin
  */
 export function buildPrompt(env: StepEnvelope): string {
   const value = env.inputs.value;
-  const prompt = typeof value === 'string' ? value : typeof env.config.prompt === 'string' ? env.config.prompt : renderForPrompt(value ?? env.inputs.input ?? '');
+  const base = typeof value === 'string' ? value : typeof env.config.prompt === 'string' ? env.config.prompt : renderForPrompt(value ?? env.inputs.input ?? '');
+  // A parallel_analyzer's analyst listed with `focus:` is told what to look at, before the shared input.
+  const prompt = typeof env.config.focus === 'string' && env.config.focus.trim() !== '' ? `Focus: ${env.config.focus}\n\n${base}` : base;
   const template = typeof env.inputs.template === 'string' ? env.inputs.template : typeof env.config.prompt === 'string' ? env.config.prompt : '';
   const context: string[] = [];
   for (const [name, out] of Object.entries(env.inputs.steps)) {
