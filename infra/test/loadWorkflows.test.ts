@@ -50,7 +50,7 @@ describe('Function: loadWorkflows', () => {
 });
 
 describe('Function: loadWorkflow', () => {
-  const base = 'document: { name: w }\nsteps:\n  a: { kind: function }\n';
+  const base = 'document: { name: w }\nsteps:\n  a: { call: function }\n';
 
   it('rejects a trigger without an event pattern, pointing at the trigger', () => {
     const e = caught(() => loadWorkflow(`${base}triggers:\n  - name: t\n`, 'w.yaml', fixtureCompile));
@@ -115,7 +115,7 @@ describe('Function: loadWorkflow', () => {
   });
 
   it('gives secrets found only in the text to every step handler the workflow uses', () => {
-    const spec = loadWorkflow('document: { name: w }\nsecrets: { token: "$secret:slack/token" }\nsteps:\n  a: { kind: connector }\n  b: { kind: agent }\n', 'w.yaml', fixtureCompile);
+    const spec = loadWorkflow('document: { name: w }\nsecrets: { token: "$secret:slack/token" }\nsteps:\n  a: { call: connector }\n  b: { call: agent }\n', 'w.yaml', fixtureCompile);
     expect(spec.secretsByHandler).toEqual({ connector: ['slack/token'], model: ['slack/token'] });
   });
 });

@@ -61,8 +61,8 @@ describe('Command: run (a workflow with mcp_tool steps, in its own process)', ()
       'mcp_servers:',
       `  calc: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(FIXTURE)}, "stdio"], env: { MCP_PID_FILE: ${JSON.stringify(pidFile)} } }`,
       'steps:',
-      '  - { name: add, kind: mcp_tool, server: calc, tool: add, input: { a: 20, b: 22 } }',
-      '  - { name: again, kind: mcp_tool, server: calc, tool: shout, input: { text: "done" } }',
+      '  add: { call: mcp_tool, server: calc, tool: add, input: { a: 20, b: 22 } }',
+      '  again: { call: mcp_tool, server: calc, tool: shout, input: { text: "done" } }',
       '',
     ].join('\n'));
     const r = await runCli(project.dir, ['run', 'stdio.yaml', '--json']);
@@ -83,7 +83,7 @@ describe('Command: run (a workflow with mcp_tool steps, in its own process)', ()
       'mcp_servers:',
       `  calc: { url: "${http.url}" }`,
       'steps:',
-      '  - { name: add, kind: mcp_tool, server: calc, tool: add, input: { a: 20, b: 22 } }',
+      '  add: { call: mcp_tool, server: calc, tool: add, input: { a: 20, b: 22 } }',
       '',
     ].join('\n'));
     const r = await runCli(project.dir, ['run', 'http.yaml', '--json']);

@@ -12,7 +12,10 @@ export type StepStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'WAITING_APPROVAL'
 /** One run's record. */
 export interface RunRecord {
   readonly runId: string;
+  /** The workflow name (its state machine's). */
   readonly workflow: string;
+  /** The workflow's name as its document writes it (`document.name: Document analysis`), when the starter knew it. */
+  readonly workflowDisplayName?: string;
   readonly status: RunStatus;
   readonly startedAt: string;
   readonly endedAt?: string;
@@ -68,7 +71,7 @@ export class RunStore {
    * Starts a run. With an idempotency key, one conditional put claims the key; when the key is
    * taken the existing run is returned with `reused: true` (same key → same run).
    */
-  async startRun(p: { workflow: string; runId?: string; idempotencyKey?: string; parentRunId?: string; workflowVersion?: string; executionArn?: string; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
+  async startRun(p: { workflow: string; workflowDisplayName?: string; runId?: string; idempotencyKey?: string; parentRunId?: string; workflowVersion?: string; executionArn?: string; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
     let runId = p.runId ?? randomUUID();
     if (p.idempotencyKey !== undefined) {
       try {
@@ -93,6 +96,7 @@ export class RunStore {
     const startedAt = this.#iso();
     const run: RunRecord = {
       runId, workflow: p.workflow, status: 'RUNNING', startedAt,
+      ...(p.workflowDisplayName !== undefined ? { workflowDisplayName: p.workflowDisplayName } : {}),
       ...(p.idempotencyKey !== undefined ? { idempotencyKey: p.idempotencyKey } : {}),
       ...(p.parentRunId !== undefined ? { parentRunId: p.parentRunId } : {}),
       ...(p.workflowVersion !== undefined ? { workflowVersion: p.workflowVersion } : {}),

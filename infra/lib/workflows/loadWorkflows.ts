@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isAlias, isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import { StepforgeError, aliasExpansionMessage, expressBlocker, MAX_ALIAS_COUNT, yamlErrorMessage, yamlValueIssues } from '@stepforge/compiler';
+import { StepforgeError, aliasExpansionMessage, duplicateWorkflowError, expressBlocker, MAX_ALIAS_COUNT, yamlErrorMessage, yamlValueIssues } from '@stepforge/compiler';
 import { compilerCompileDocument, type CompileDocumentFn, type CompiledDocument } from './compilerBinding.js';
 import { findPlaceholders, LAMBDA_PLACEHOLDERS, STEP_HANDLERS } from './placeholders.js';
 import type { TriggerSpec, WorkflowSpec } from './WorkflowSpec.js';
@@ -26,18 +26,15 @@ export function isWorkflowFile(name: string): boolean {
 export function loadWorkflows(dir: string, options: LoadWorkflowsOptions): WorkflowSpec[] {
   const compile = options.compile ?? compilerCompileDocument();
   const files = readdirSync(dir).filter(isWorkflowFile).sort();
-  const specs = files.map((f) => loadWorkflow(readFileSync(join(dir, f), 'utf8'), relative(options.rootDir, join(dir, f)), compile));
-  const seen = new Map<string, string>();
-  for (const s of specs) {
-    const other = seen.get(s.name);
-    if (other) {
-      throw new StepforgeError('duplicate_workflow', `workflow name "${s.name}" is used by both ${other} and ${s.file}`, {
-        location: { file: s.file, line: 1, column: 1 },
-        hint: 'state machine names must be unique in a stack; rename one document',
-      });
-    }
-    seen.set(s.name, s.file);
-  }
+  const texts = files.map((f) => readFileSync(join(dir, f), 'utf8'));
+  const specs = files.map((f, i) => loadWorkflow(texts[i]!, relative(options.rootDir, join(dir, f)), compile));
+  // State machine names (and the construct ids and log groups made from them) are unique in a stack.
+  const seen = new Map<string, number>();
+  specs.forEach((s, i) => {
+    const first = seen.get(s.name);
+    if (first !== undefined) throw duplicateWorkflowError(specs[first]!, { ...s, source: texts[i]! });
+    seen.set(s.name, i);
+  });
   return specs;
 }
 
@@ -108,6 +105,8 @@ export function loadWorkflow(text: string, file: string, compile: CompileDocumen
 
   return {
     name: compiled.name,
+    displayName: compiled.displayName ?? compiled.name,
+    ...(compiled.ir?.nameLocation !== undefined ? { nameLocation: compiled.ir.nameLocation } : {}),
     file,
     format,
     asl: compiled.asl,

@@ -6,7 +6,7 @@ import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ApiRequest } from '../stack/HttpApi.js';
 import type { RunService } from '../stack/RunService.js';
-import { StepforgeError } from '@stepforge/compiler';
+import { StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
 import { localRequestRefusal } from '@stepforge/engine';
 import { StackRegistry } from '../stack/StackRegistry.js';
 import { openService, type OpenedStack } from '../stack/StackSession.js';
@@ -62,6 +62,10 @@ const command: Command = {
         await new Promise<void>((resolve) => serveHooks.onListening!({ ...h, close: async () => { await h.close(); resolve(); } }));
       } else {
         await stop.stopped;
+        // The first Ctrl-C stops cleanly: runs still in progress (one waiting for an approval, say)
+        // stay RUNNING in the store and go on when the stack is held again. Its listener is gone
+        // now, so a second Ctrl-C ends the process at once.
+        io.err('stopping: runs in progress stay resumable and go on when serve starts again (Ctrl-C again to force)\n');
         await handle.close();
       }
       return EXIT_OK;
@@ -110,13 +114,20 @@ async function holdStack(io: CliIo, options: OpenStackOptions, stopped: Promise<
   }
 }
 
-/** SIGINT or SIGTERM, as a promise, and the listeners' removal. */
+/**
+ * SIGINT or SIGTERM, as a promise, and the listeners' removal. The first signal removes both
+ * listeners, so the next one has the default effect (the process ends) while the stop is under way.
+ */
 function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
   let on: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => {
-    on = () => resolve();
-    process.once('SIGINT', on);
-    process.once('SIGTERM', on);
+    on = () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve();
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
   });
   return {
     stopped,
@@ -134,6 +145,8 @@ function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
 export async function startServe(io: CliIo, service: RunService, port: number): Promise<ServeHandle> {
   const { createHttpApi } = await import('../stack/HttpApi.js');
   const workflows: string[] = [];
+  // One project: two files whose workflow names meet would be one state machine (the second is refused).
+  const project = new Map<string, NamedWorkflow>();
   for (const dir of ['workflows', 'examples']) {
     let files: string[] = [];
     try {
@@ -143,10 +156,11 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
     }
     for (const f of files) {
       try {
-        const { entry } = await service.catalog.registerFile(join(dir, f));
-        workflows.push(entry.name);
+        const { entry } = await service.catalog.registerFile(join(dir, f), { project });
+        workflows.push(entry.displayName === undefined || entry.displayName === entry.name ? entry.name : `${entry.name} (${entry.displayName})`);
       } catch (e) {
-        io.err(`warning: ${join(dir, f)} not served: ${(e as Error).message.split('\n')[0]}\n`);
+        const code = (e as { name?: string; code?: string }).name === 'StepforgeError' ? `error[${(e as { code: string }).code}] ` : '';
+        io.err(`warning: ${join(dir, f)} not served: ${code}${(e as Error).message.split('\n')[0]}\n`);
       }
     }
   }

@@ -77,6 +77,8 @@ export interface EmbeddedStack {
    * the process holds it (a test, `serve`), so its executions stop running with this handle.
    */
   readonly lastHolder: boolean;
+  /** True once close() was called on this handle: what waits on the stack through it stops waiting. */
+  readonly closed: boolean;
   /** Records where the HTTP API listens (serve), for other commands to find. */
   publishApi(apiUrl: string): void;
   close(): Promise<void>;
@@ -145,6 +147,9 @@ function borrow(slot: Slot): EmbeddedStack {
     ...slot.stack,
     get lastHolder() {
       return !closed && slot.refs === 1;
+    },
+    get closed() {
+      return closed;
     },
     async close() {
       if (closed) return;
@@ -333,6 +338,9 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     return {
       owner: true,
       lastHolder: true,
+      get closed() {
+        return closed;
+      },
       endpoints,
       sfn,
       runtime,
@@ -365,9 +373,13 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
   const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl, live.leaseEpoch);
   const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
+  let closed = false;
   return {
     owner: false,
     lastHolder: false,
+    get closed() {
+      return closed;
+    },
     endpoints,
     sfn,
     runtime,
@@ -377,6 +389,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
       // Only the owner publishes.
     },
     async close() {
+      closed = true;
       // Whatever this runtime started itself (an MCP client, the Python worker) ends with the handle.
       await runtime.close().catch(() => undefined);
       dynamodb.destroy();

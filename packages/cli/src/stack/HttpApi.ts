@@ -30,7 +30,7 @@ export function createHttpApi(service: RunService): (req: ApiRequest) => Promise
     openApi: async () => apiJson(200, OPENAPI_DOCUMENT),
     listWorkflows: async () => apiJson(200, {
       workflows: (await service.catalog.list()).map((w) => ({
-        name: w.name, file: w.file ?? null, format: w.format, steps: w.steps.map((s) => s.id), input: w.inputSchema.fields,
+        name: w.name, displayName: w.displayName ?? w.name, file: w.file ?? null, format: w.format, steps: w.steps.map((s) => s.id), input: w.inputSchema.fields,
       })),
     }),
     async startRun(name, body, key) {

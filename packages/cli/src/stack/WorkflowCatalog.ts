@@ -12,12 +12,25 @@ import {
   InputSectionSpec,
   StepforgeError,
   compileDocument,
+  duplicateWorkflowError,
   loadDocument,
   toInputSchema,
   type CompileResult,
   type InputSchema,
   type IrWorkflow,
+  type NamedWorkflow,
 } from '@stepforge/compiler';
+
+/** Options of registerFile and registerText. */
+export interface RegisterOptions {
+  /**
+   * The project's workflows registered so far in this pass (serve: workflows/ and examples/), by
+   * workflow name. A document whose workflow name one of them has is StepforgeError
+   * `duplicate_workflow` and is not registered (it would replace the other's state machine);
+   * one registered is added.
+   */
+  readonly project?: Map<string, NamedWorkflow>;
+}
 
 /** One step of a registered workflow: what progress displays and forks need. */
 export interface CatalogStep {
@@ -33,7 +46,10 @@ export interface CatalogStep {
 
 /** A workflow registered with the engine. */
 export interface WorkflowEntry {
+  /** The workflow name: the state machine's, and what runs record. */
   readonly name: string;
+  /** The name for people to read (the DSL's `document.name` as written); absent on entries registered before it was kept. */
+  readonly displayName?: string;
   readonly file?: string;
   readonly format: 'chain' | 'dsl';
   readonly stateMachineArn: string;
@@ -71,7 +87,7 @@ export class WorkflowCatalog {
   ) {}
 
   /** Reads, compiles (StepforgeError on invalid documents) and registers `file`. */
-  async registerFile(file: string): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
+  async registerFile(file: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
     let text: string;
     const shown = file;
     try {
@@ -81,12 +97,18 @@ export class WorkflowCatalog {
         location: { file: shown, line: 1, column: 1 },
       });
     }
-    return this.registerText(text, shown);
+    return this.registerText(text, shown, options);
   }
 
   /** Compiles and registers a document's text. */
-  async registerText(text: string, file?: string): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
+  async registerText(text: string, file?: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
     const compiled = compileDocument(text, file !== undefined ? { file } : {});
+    const named: NamedWorkflow = {
+      name: compiled.name, displayName: compiled.displayName, file: file ?? '<input>', source: text,
+      ...(compiled.ir.nameLocation !== undefined ? { nameLocation: compiled.ir.nameLocation } : {}),
+    };
+    const other = options.project?.get(compiled.name);
+    if (other !== undefined) throw duplicateWorkflowError(other, named);
     const loaded = loadDocument(text, { ...(file !== undefined ? { file } : {}), level: 'topology' });
     const inputSchema = inputSchemaOf((loaded.document as { input?: unknown } | undefined)?.input);
     const definition = JSON.stringify(compiled.asl);
@@ -101,6 +123,7 @@ export class WorkflowCatalog {
     const version = createHash('sha256').update(JSON.stringify({ definition, format, inputSchema, steps, edges })).digest('hex').slice(0, 16);
     const entry: WorkflowEntry = {
       name: compiled.name,
+      displayName: compiled.displayName,
       ...(file !== undefined ? { file } : {}),
       format,
       stateMachineArn,
@@ -116,6 +139,7 @@ export class WorkflowCatalog {
     };
     // One request for both; what DynamoDB leaves unprocessed (throttling) is sent again.
     while (items && Object.keys(items).length > 0) items = (await this.dynamodb.send(new BatchWriteItemCommand({ RequestItems: items }))).UnprocessedItems;
+    options.project?.set(compiled.name, named);
     return { entry, compiled };
   }
 

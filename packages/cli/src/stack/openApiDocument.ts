@@ -132,7 +132,9 @@ export const OPENAPI_DOCUMENT = {
       RunSummary: {
         type: 'object',
         properties: {
-          runId: { type: 'string' }, workflow: { type: 'string' }, status: { type: 'string' }, startedAt: { type: 'string' },
+          runId: { type: 'string' }, workflow: { type: 'string', description: 'The workflow name (its state machine\'s)' },
+          displayName: { type: 'string', description: 'The workflow\'s name as its document writes it (document.name)' },
+          status: { type: 'string' }, startedAt: { type: 'string' },
           endedAt: { type: 'string', nullable: true }, idempotencyKey: { type: 'string', nullable: true }, parentRunId: { type: 'string', nullable: true },
         },
       },
@@ -167,7 +169,7 @@ export const OPENAPI_DOCUMENT = {
         properties: {
           workflows: {
             type: 'array',
-            items: { type: 'object', properties: { name: { type: 'string' }, file: { type: 'string', nullable: true }, format: { type: 'string' }, steps: { type: 'array', items: { type: 'string' } }, input: { type: 'array', items: { type: 'object' } } } },
+            items: { type: 'object', properties: { name: { type: 'string' }, displayName: { type: 'string' }, file: { type: 'string', nullable: true }, format: { type: 'string' }, steps: { type: 'array', items: { type: 'string' } }, input: { type: 'array', items: { type: 'object' } } } },
           },
         },
       },
