@@ -50,7 +50,7 @@ const call = async (tool: string, args: Record<string, unknown>, id = `c${Math.r
 describe('Function: httpFetchTool', () => {
   it('GETs an allow-listed host', async () => {
     const r = await call('http_fetch', { url: `${allowed.url}/page` });
-    expect(r.result).toMatchObject({ status: 200, body: 'hello from allowed', truncated: false });
+    expect(r.result).toMatchObject({ status: 200, body: 'hello from allowed' });
   });
 
   it('refuses a host that is not allow-listed, and a redirect to one', async () => {

@@ -49,6 +49,8 @@ describe('Embedded stack: an mcp_tool step on the server its document declares',
   });
 
   it('gives an agent the MCP tools its grants name, on the servers the document declares', async () => {
+    // MCP tools can change things: a workflow granting them needs an approval policy, here one that allows every granted call.
+    writeFileSync(join(project.dir, 'policy.json'), '[]\n');
     writeFileSync(join(project.dir, 'agent.yaml'), [
       'document: { dsl: "1.0", name: mcp-agent }',
       'mcp_servers:',

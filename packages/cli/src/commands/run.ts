@@ -7,6 +7,7 @@ import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay
 import type { StepProgress } from '../progress/StepProgress.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { readInput } from '../stack/readInput.js';
+import { describePolicy } from '../stack/resolvePolicy.js';
 import { StackSession } from '../stack/StackSession.js';
 import type { RunService } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
@@ -56,8 +57,12 @@ const command: Command = {
       const key = values['idempotency-key'];
       // Chosen here so that starting again on a stack taken over finds this run (StackSession).
       const runId = randomUUID();
+      let announced = false;
       const { entry, started } = await session.untilDone(io, async ({ service: s }) => {
         const { entry: e } = await s.catalog.registerFile(positionals[0]!);
+        // Which policy gates this run's tool calls, before it starts; on stderr with --json, whose stdout is one JSON value.
+        if (!announced && e.policy) (values.json ? io.err : io.out)(`${describePolicy(e.policy, io.cwd)}\n`);
+        announced = true;
         return { entry: e, started: await s.start(e, input, { runId, ...(key !== undefined ? { idempotencyKey: key } : {}) }) };
       });
       if (started.inputDiffers) {

@@ -12,7 +12,7 @@ export type ApiResponse = ServeResponse;
 /** HTTP status per StepforgeError code. */
 const STATUS_OF: Record<string, number> = {
   unknown_run: 404, unknown_workflow: 404, unknown_approval: 404, unknown_step: 400,
-  invalid_input: 400, invalid_input_json: 400, input_too_large: 413, idempotency_key_conflict: 409, approval_decided: 409, run_ended: 409, run_running: 409, workflow_changed: 409,
+  invalid_input: 400, invalid_input_json: 400, input_too_deep: 400, input_too_large: 413, idempotency_key_conflict: 409, approval_decided: 409, run_ended: 409, run_running: 409, workflow_changed: 409,
 };
 
 /**

@@ -8,7 +8,7 @@ import {
   type DescribeExecutionCommandOutput,
   type HistoryEvent,
 } from '@aws-sdk/client-sfn';
-import { RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError } from '@stepforge/compiler';
+import { MAX_INPUT_DEPTH, RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError, inputDepthError } from '@stepforge/compiler';
 import { isSfnApiError } from '@stepforge/engine';
 import { readableCause } from '../progress/readableCause.js';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
@@ -71,8 +71,8 @@ export class RunService {
   /** Runs this service started and has not settled yet: wait() needs no read to know them. */
   readonly #started = new Map<string, RunRecordView>();
 
-  constructor(readonly stack: EmbeddedStack, projectDir: string) {
-    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir);
+  constructor(readonly stack: EmbeddedStack, projectDir: string, env: Readonly<Record<string, string | undefined>> = process.env) {
+    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir, env);
   }
 
   get runs() {
@@ -86,6 +86,10 @@ export class RunService {
 
   /** Starts a run of a registered workflow; the same idempotency key returns the same run. */
   async start(entry: WorkflowEntry, input: unknown, options: StartOptions = {}): Promise<StartedRun> {
+    // Before anything walks it: input nested deeper than a run record can hold would overflow
+    // the recursive code on the way (and DynamoDB would refuse the record).
+    const tooDeep = options.validated ? undefined : inputDepthError(input);
+    if (tooDeep !== undefined) throw new StepforgeError('input_too_deep', tooDeep, { hint: 'flatten the input, or pass the nested data by reference (a file path or URL)', details: { limit: MAX_INPUT_DEPTH } });
     const value = options.validated ? (input as Record<string, unknown>) : this.validateInput(entry, input);
     const runId = options.runId ?? randomUUID();
     // The execution ARN follows from the state machine and the run id, so the run record carries
@@ -101,20 +105,30 @@ export class RunService {
     if (tooLarge !== undefined) {
       throw new StepforgeError('input_too_large', tooLarge, { hint: 'pass large data by reference (a file path, a URL, an S3 key) in the input rather than inline' });
     }
+    const fr = await loadFunctionsRuntime();
     const { run, reused } = await this.runs.startRun({
       workflow: entry.name,
       ...(entry.displayName !== undefined ? { workflowDisplayName: entry.displayName } : {}),
       runId,
       executionArn,
+      startedBy: fr.runStarter(),
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
       ...(entry.version !== undefined ? { workflowVersion: entry.version } : {}),
+      ...(entry.policy !== undefined ? { policy: entry.policy } : {}),
       input: value,
     });
     // Our own earlier attempt at this start (options.runId): go on where it stopped.
     const again = reused && options.runId !== undefined && run.runId === options.runId;
-    if (reused && !again) return this.#replay(entry, run, value, options.idempotencyKey);
+    if (reused && !again) {
+      const completed = await this.#completeOrphan(entry, run, value, executionInput, options.idempotencyKey);
+      if (completed !== undefined) return completed;
+      return this.#replay(entry, run, value, options.idempotencyKey);
+    }
     if (options.parentRunId !== undefined) await this.#carryOver(options.parentRunId, run.runId, options.rerun ?? new Set());
+    // Between the record and the execution: a process that ends here leaves an orphaned start,
+    // which whoever finds it completes or fails (#completeOrphan, #failOrphan).
+    fr.crashPoint('after-run-record', `run ${run.runId}`);
     try {
       await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput });
     } catch (e) {
@@ -128,6 +142,55 @@ export class RunService {
     this.#started.set(run.runId, run);
     if (this.stack.owner) void this.wait(run.runId).catch(() => undefined);
     return { run: started, reused: false };
+  }
+
+  /**
+   * The run an idempotency key names, when its start was interrupted (orphanedStart.ts): recorded
+   * RUNNING with no execution by a process that has ended, or failed for that since. This start
+   * has the input, so it completes that start: it takes the run over (one conditional write, so
+   * of two such starts one does it) and starts its execution, and the key runs its one run. With
+   * another input than the run was recorded with, the orphan is failed instead (starting it would
+   * run it on an input its record does not show). Undefined: nothing to complete.
+   */
+  async #completeOrphan(entry: WorkflowEntry, run: RunRecordView, value: Record<string, unknown>, executionInput: string, key: string | undefined): Promise<StartedRun | undefined> {
+    const fr = await loadFunctionsRuntime();
+    if (fr.idempotencyKeyConflict(key, run, entry.name) !== undefined || run.parentRunId !== undefined) return undefined;
+    const failed = fr.failedBeforeStart(run);
+    if (!failed) {
+      if (run.status !== 'RUNNING' || !fr.isOrphanedStart(run)) return undefined;
+      if (await this.describeExecution(run.executionArn ?? this.#executionArn(run))) return undefined;
+    }
+    if (fr.inputDiffers(this.stack.runtime.redactor, value, run.input)) {
+      if (!failed) await this.#failOrphan(run);
+      return undefined;
+    }
+    const taken = await this.runs.takeOverStart(run, { to: 'start', starter: fr.runStarter() });
+    if (taken === undefined) return undefined;
+    await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput }).catch((e: unknown) => {
+      // Another finder of the same orphan started it with the same input meanwhile.
+      if ((e as Error).name !== 'ExecutionAlreadyExists') throw e;
+    });
+    this.#started.set(taken.runId, taken);
+    if (this.stack.owner) void this.wait(taken.runId).catch(() => undefined);
+    return { run: taken, reused: false };
+  }
+
+  /**
+   * Fails an orphaned start (orphanedStart.ts) found RUNNING with no execution: its starter ended
+   * before starting it, so nothing of it ran. Returns the run as it is now (failed here, or as
+   * another finder or its starter left it).
+   */
+  async #failOrphan(run: RunRecordView): Promise<RunRecordView> {
+    const fr = await loadFunctionsRuntime();
+    const failed = await this.runs.takeOverStart(run, { to: 'fail', error: fr.notStartedError(run) });
+    this.#started.delete(run.runId);
+    return failed ?? (await this.#record(run.runId));
+  }
+
+  /** `run` found RUNNING with no execution: failed when it is an orphaned start, else as it is. */
+  async #orphanOrRunning(run: RunRecordView): Promise<RunRecordView> {
+    const fr = await loadFunctionsRuntime();
+    return fr.isOrphanedStart(run) ? this.#failOrphan(run) : run;
   }
 
   /**
@@ -204,7 +267,8 @@ export class RunService {
   async #current(run: RunRecordView): Promise<RunRecordView> {
     if (run.status !== 'RUNNING' || this.#watching.has(run.runId)) return run;
     const d = await this.describeExecution(run.executionArn ?? this.#executionArn(run));
-    return d && TERMINAL.has(d.status ?? '') ? this.#settle(run, d) : run;
+    if (!d) return this.#orphanOrRunning(run);
+    return TERMINAL.has(d.status ?? '') ? this.#settle(run, d) : run;
   }
 
   /** Waits until the run's execution ends, settles the run record, and returns it. */
@@ -225,9 +289,12 @@ export class RunService {
     for (let i = 0; ; i++) {
       const d = await this.#executionEnd(arn);
       if (d && TERMINAL.has(d.status ?? '')) return this.#settle(run, d);
-      if (!d && i > 0 && i % 100 === 0) {
-        // Another starter claimed the key and has not started the execution yet (or failed to).
-        run = await this.#record(runId);
+      if (!d && i % 100 === 0) {
+        // Another starter claimed the key and has not started the execution yet, or ended first
+        // (an orphaned start: failed here, rather than waited for in vain).
+        if (i > 0) run = await this.#record(runId);
+        if (TERMINAL.has(run.status)) return run;
+        run = await this.#orphanOrRunning(run);
         if (TERMINAL.has(run.status)) return run;
         if (i > 3000) throw new StepforgeError('run_not_started', `run '${runId}' was claimed but its execution never started`);
       }
@@ -434,7 +501,19 @@ export class RunService {
 
   /** Stops a run read as RUNNING (StopExecution) and waits until its record settles. */
   async stop(run: RunRecordView, reason = 'cancelled by the user'): Promise<RunRecordView> {
-    await this.stack.sfn.send(new StopExecutionCommand({ executionArn: run.executionArn ?? this.#executionArn(run), error: 'Cancelled', cause: reason }));
+    try {
+      await this.stack.sfn.send(new StopExecutionCommand({ executionArn: run.executionArn ?? this.#executionArn(run), error: 'Cancelled', cause: reason }));
+    } catch (e) {
+      if ((e as { name?: string }).name !== 'ExecutionDoesNotExist') throw e;
+      // No execution: an orphaned start (failed now: nothing of it ran), or one its live starter
+      // is about to start, which cannot be stopped before it exists.
+      const now = await this.#orphanOrRunning(await this.#record(run.runId));
+      if (TERMINAL.has(now.status)) return now;
+      throw new StepforgeError('run_not_started', `run '${run.runId}' has no execution yet: ${now.startedBy ?? 'the process starting it'} is starting it`, {
+        hint: `run the cancel again in a moment: stepforge runs cancel ${run.runId}`,
+        details: { runId: run.runId },
+      });
+    }
     return this.wait(run.runId);
   }
 

@@ -20,6 +20,8 @@ import {
   type IrWorkflow,
   type NamedWorkflow,
 } from '@stepforge/compiler';
+import { loadFunctionsRuntime } from './functionsRuntime.js';
+import { gatedTools, requirePolicyFor, resolvePolicy, type ResolvedPolicy } from './resolvePolicy.js';
 
 /** Options of registerFile and registerText. */
 export interface RegisterOptions {
@@ -64,6 +66,11 @@ export interface WorkflowEntry {
    * the workflow has changed. Absent on entries registered before versions were kept.
    */
   readonly version?: string;
+  /**
+   * The approval policy its runs are held to (resolvePolicy, when it was registered): each run
+   * records it, so the handlers gate that run's tool calls by it, whichever process runs them.
+   */
+  readonly policy?: { readonly sources: ResolvedPolicy['sources']; readonly rules: readonly unknown[] };
 }
 
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/StepforgeEmbedded';
@@ -84,6 +91,7 @@ export class WorkflowCatalog {
     private readonly dynamodb: DynamoDBClient,
     private readonly tableName: string,
     private readonly projectDir: string,
+    private readonly env: Readonly<Record<string, string | undefined>> = process.env,
   ) {}
 
   /** Reads, compiles (StepforgeError on invalid documents) and registers `file`. */
@@ -103,6 +111,10 @@ export class WorkflowCatalog {
   /** Compiles and registers a document's text. */
   async registerText(text: string, file?: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
     const compiled = compileDocument(text, file !== undefined ? { file } : {});
+    // Before anything is registered: a policy that cannot be read, or a workflow that can change
+    // things with no policy at all, stops here.
+    const policy = resolvePolicy(await loadFunctionsRuntime(), { ...(file !== undefined ? { file } : {}), baseDir: this.projectDir, env: this.env });
+    requirePolicyFor(compiled.name, gatedTools(compiled.ir.workflow), policy, file);
     const named: NamedWorkflow = {
       name: compiled.name, displayName: compiled.displayName, file: file ?? '<input>', source: text,
       ...(compiled.ir.nameLocation !== undefined ? { nameLocation: compiled.ir.nameLocation } : {}),
@@ -132,6 +144,7 @@ export class WorkflowCatalog {
       edges,
       updatedAt: new Date().toISOString(),
       version,
+      policy: { sources: policy.sources, rules: policy.rules },
     };
     const body = { S: JSON.stringify(entry) };
     let items: BatchWriteItemCommandInput['RequestItems'] = {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { StepforgeError } from '@stepforge/compiler';
+import { MAX_INPUT_DEPTH, StepforgeError, inputDepthError } from '@stepforge/compiler';
 import { UsageError } from '../CliIo.js';
 import { errnoReason } from '../errnoReason.js';
 
@@ -45,8 +45,9 @@ export function readInput(raw: string | undefined, cwd: string, stdin?: () => st
       });
     }
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (e) {
     const message = (e as Error).message;
     const pos = Number(/position (\d+)/.exec(message)?.[1] ?? jsonErrorOffset(text));
@@ -59,6 +60,14 @@ export function readInput(raw: string | undefined, cwd: string, stdin?: () => st
       hint: `pass a JSON object, e.g. --input '{"topic":"tide pools"}', --input @input.json, or --input - to read it from standard input`,
     });
   }
+  const tooDeep = inputDepthError(value);
+  if (tooDeep !== undefined) {
+    throw new StepforgeError('input_too_deep', tooDeep, {
+      hint: `flatten the input, or pass the nested data by reference (a file path or URL); nothing ran`,
+      details: { limit: MAX_INPUT_DEPTH },
+    });
+  }
+  return value;
 }
 
 /**
