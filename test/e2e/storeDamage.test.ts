@@ -34,7 +34,7 @@ describe('Function: openStack', () => {
         const r = await cli(...argv);
         expect([argv.join(' '), r.code, r.out]).toEqual([argv.join(' '), 1, '']);
         expect(r.err).toMatch(new RegExp(`^error\\[store_damaged\\] the run store in ${store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be opened: its CURRENT file is missing, while store files are there \\(`));
-        expect(r.err).toContain('help: nothing was changed or deleted');
+        expect(r.err).toContain('help: no store file was deleted to get past the damage');
         expect(r.err).not.toMatch(/move (that|the) directory aside|delete (it|that|the)|start with an empty store|rm -rf/);
         // Before: `runs list` printed "no runs", exit 0, made an empty store and deleted the table files.
         expect(contents(store)).toEqual(before);
