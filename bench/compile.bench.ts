@@ -16,8 +16,8 @@ export function thousandStepDsl(steps = 1000, seed = 5): string {
     if (i > 0) refs.add(i - 1 - Math.floor(rand() * Math.min(i, 8)));
     if (i > 1 && rand() < 0.4) refs.add(Math.floor(rand() * i));
     const text = [...refs].map((r) => `\${ steps.s${r}.output }`).join(' ') || '${ input.topic }';
-    if (i % 3 === 2) lines.push(`  - { name: s${i}, kind: function, function: f, input: { text: "${text}" } }`);
-    else lines.push(`  - { name: s${i}, kind: agent, agent: worker, input_template: "${text}" }`);
+    if (i % 3 === 2) lines.push(`  s${i}: { call: function, function: f, input: { text: "${text}" } }`);
+    else lines.push(`  s${i}: { call: agent, agent: worker, input_template: "${text}" }`);
   }
   return lines.join('\n') + '\n';
 }

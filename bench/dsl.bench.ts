@@ -29,25 +29,25 @@ export function generateDslDocument(steps: number): string {
     const read = prev ? `\${ steps.${prev}.output.summary || input.topic }` : '${ input.topic }';
     switch (i % 6) {
       case 0:
-        lines.push(`  - name: s${i}`, '    kind: agent', '    agent: writer', `    input_template: "Write about ${read} at depth \${ depth }"`);
+        lines.push(`  s${i}:`, '    call: agent', '    agent: writer', `    input_template: "Write about ${read} at depth \${ depth }"`);
         break;
       case 1:
-        lines.push(`  - name: s${i}`, '    kind: function', '    function: fetch', `    input: { q: "${read}", n: 3 }`, '    secrets: { TOKEN: token }');
+        lines.push(`  s${i}:`, '    call: function', '    function: fetch', `    input: { q: "${read}", n: 3 }`, '    secrets: { TOKEN: token }');
         if (far) lines.push(`    after: [${far}]`);
         break;
       case 2:
-        lines.push(`  - name: s${i}`, '    kind: mcp_tool', '    server: github', '    tool: search', `    input: { query: "${read}" }`);
+        lines.push(`  s${i}:`, '    call: mcp_tool', '    server: github', '    tool: search', `    input: { query: "${read}" }`);
         break;
       case 3:
-        lines.push(`  - name: s${i}`, '    kind: conditional', `    condition: \${ steps.${prev}.output.total > 2 && input.depth >= 1 }`);
+        lines.push(`  s${i}:`, '    call: conditional', `    condition: \${ steps.${prev}.output.total > 2 && input.depth >= 1 }`);
         break;
       case 4:
-        lines.push(`  - name: s${i}`, '    kind: agent', '    agent: critic', `    when: \${ steps.${prev}.output }`, `    input_template: |`, `      Critique ${read}`, `      and ${far ? `\${ steps.${far}.output }` : 'nothing'}`);
+        lines.push(`  s${i}:`, '    call: agent', '    agent: critic', `    when: \${ steps.${prev}.output }`, `    input_template: |`, `      Critique ${read}`, `      and ${far ? `\${ steps.${far}.output }` : 'nothing'}`);
         break;
       case 5:
         lines.push(
-          `  - name: s${i}`, '    kind: for_each', `    items: \${ steps.${prev}.output.items | default [] }`, '    parallel: true', '    do:',
-          `      - name: s${i}_inner`, '        kind: agent', '        agent: chair', `        input_template: "\${ input.item } for \${ steps.s${i - 1}.output }"`,
+          `  s${i}:`, '    call: for_each', `    items: \${ steps.${prev}.output.items | default [] }`, '    parallel: true', '    do:',
+          `      s${i}_inner:`, '        call: agent', '        agent: chair', `        input_template: "\${ input.item } for \${ steps.s${i - 1}.output }"`,
         );
         count++;
         break;

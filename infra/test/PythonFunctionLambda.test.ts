@@ -3,9 +3,6 @@
 // The Python steps' Tasks must target the Python 3.12 Lambda (through DefinitionSubstitutions), its
 // asset must hold the bootstrap and the user's .py files and nothing else, and its grants must be
 // its own. cdk-nag runs over the whole app, as `cdk synth` does.
-//
-// The workflow document is in the list form (`- name:` / `kind:`) the DSL front-end reads on this
-// branch; it becomes the mapping form (`steps: {NAME: {call: function, …}}`) with the front-end's change.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -29,22 +26,22 @@ const WORKFLOW = [
   '  crm: $secret:crm/token',
   'input: { topics: array }',
   'steps:',
-  '  - name: each',
-  '    kind: for_each',
+  '  each:',
+  '    call: for_each',
   '    items: ${ input.topics }',
   '    max_iterations: 5',
   '    do:',
-  '      - name: fetch',
-  '        kind: function',
+  '      fetch:',
+  '        call: function',
   '        function: fetch_news',
   '        secrets: { API_KEY: news }',
   '        input: { query: "${ input.item }" }',
-  '  - name: summary',
-  '    kind: function',
+  '  summary:',
+  '    call: function',
   '    function: text/summarise',
   '    input: { items: "${ steps.each.output }" }',
-  '  - name: render',
-  '    kind: function',
+  '  render:',
+  '    call: function',
   '    function: format',
   '    secrets: { token: crm }',
   '    input: { text: "${ steps.summary.output }" }',

@@ -74,6 +74,19 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
     expect(text.err).toContain('= help: pass large data by reference');
   });
 
+  it('refuses input nested 10,000 deep as input_too_deep (not a stack overflow), before recording a run', async () => {
+    writeFileSync(join(project.dir, 'deep.json'), `{"topic": "tides", "x": ${'['.repeat(10_000)}1${']'.repeat(10_000)}}`);
+    const r = await cli('run', QUICKSTART, '--input', '@deep.json', '--json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toMatchObject({
+      class: 'input_too_deep',
+      message: "the input is nested more than 32 levels deep (objects and arrays inside one another); a run's input may nest at most 32 levels",
+    });
+    const text = await cli('run', QUICKSTART, '--input', '@deep.json');
+    expect(text.err).toMatch(/^error\[input_too_deep\] /);
+    expect(text.err).not.toContain('internal');
+  });
+
   it('reports an unknown run as unknown_run for show, retry and restart', async () => {
     for (const argv of [['runs', 'show', 'no-such-run'], ['runs', 'retry', 'no-such-run'], ['runs', 'restart', 'no-such-run', '--from', 'plan']]) {
       const r = await cli(...argv, '--json');

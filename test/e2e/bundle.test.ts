@@ -26,7 +26,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       'input:',
       '  n: integer',
       'steps:',
-      '  - { name: twice, kind: function, function: double, input: { n: "${ input.n }" } }',
+      '  twice: { call: function, function: double, input: { n: "${ input.n }" } }',
       '',
     ].join('\n'));
     writeFileSync(join(project.dir, 'handlers.mjs'), "export default { greet: async (e) => ({ greeting: 'hello ' + e.name }) };\n");

@@ -22,7 +22,7 @@ describe('Embedded stack: a DSL agent step with the tools its agent declares', (
       'agents:',
       '  lister: { instructions: "List files.", tools: [fs-list] }',
       'steps:',
-      '  - { name: look, kind: agent, agent: lister, input_template: "what is here?" }',
+      '  look: { call: agent, agent: lister, input_template: "what is here?" }',
       '',
     ].join('\n'));
     stack = await openStack({

@@ -2,7 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { main } from '@stepforge/cli';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../../packages/cli/src/stack/RunService.js';
-import { bufferIo, example, tempProject } from './support/testIo.js';
+import { join } from 'node:path';
+import { bufferIo, example, REPO, tempProject } from './support/testIo.js';
 import { handlerProbe } from './support/countingHandlers.js';
 
 interface Case {
@@ -89,7 +90,8 @@ describe('Examples: every example runs offline on the embedded stack', () => {
       probe.reset();
       const io = bufferIo(project.dir);
       const code = await main(['run', example(c.file), '--input', JSON.stringify(c.input), '--json'], io);
-      expect(io.stderr()).toBe('');
+      // Only the policy in force (on stderr, so stdout stays one JSON value): the examples' own, then the project's.
+      expect(io.stderr()).toBe(`policy: ${example('policy.json')} (1 rule), then ${join(REPO, 'workflows', 'policy.json')} (1 rule)\n`);
       const result = JSON.parse(io.stdout()) as { runId: string; status: string; output: unknown; reused: boolean };
       expect(Object.keys(result)).toEqual(['runId', 'status', 'output', 'reused']);
       expect(result.status).toBe('SUCCEEDED');

@@ -72,7 +72,9 @@ describe('Embedded stack: idempotency and forks', () => {
     // Another input under the same key: the same run, as it ran, and a note that says so.
     const other = await run('run', QUICKSTART, '--input', '{"topic":"something else"}', '--idempotency-key', 'same-key', '--json');
     expect(JSON.parse(other.io.stdout())).toEqual({ runId: a.runId, status: 'SUCCEEDED', output: a.output, reused: true });
-    expect(other.io.stderr()).toBe(`note: idempotency key 'same-key' was first used with another input; this is that run (${a.runId}), as it ran then\n`);
+    // After the policy in force, which every run states at its start (on stderr with --json).
+    expect(other.io.stderr()).toMatch(/^policy: .*\n/);
+    expect(other.io.stderr().replace(/^policy: .*\n/, '')).toBe(`note: idempotency key 'same-key' was first used with another input; this is that run (${a.runId}), as it ran then\n`);
 
     // A key names one run: another workflow cannot have it.
     writeFileSync(join(project.dir, 'other.chain.yaml'), 'name: other\nchain: "solo@web-search"\ntasks:\n  solo: { kind: model, prompt: "hi" }\n');

@@ -35,20 +35,22 @@ describe('Embedded stack: an mcp_tool step on the server its document declares',
       'mcp_servers:',
       `  calc: { url: "${mcp.url}" }`,
       'steps:',
-      '  - { name: add, kind: mcp_tool, server: calc, tool: add, input: { a: 20, b: 22 } }',
+      '  add: { call: mcp_tool, server: calc, tool: add, input: { a: 20, b: 22 } }',
       '',
     ].join('\n'));
     const io = bufferIo(project.dir);
     expect(await main(['run', 'mcp.yaml', '--json'], io)).toBe(0);
     expect(JSON.parse(io.stdout())).toMatchObject({ status: 'SUCCEEDED', output: { sum: 42 } });
 
-    writeFileSync(join(project.dir, 'nowhere.yaml'), 'document: { dsl: "1.0", name: mcp-nowhere }\nmcp_servers:\n  docs: {}\nsteps:\n  - { name: look, kind: mcp_tool, server: docs, tool: add }\n');
+    writeFileSync(join(project.dir, 'nowhere.yaml'), 'document: { dsl: "1.0", name: mcp-nowhere }\nmcp_servers:\n  docs: {}\nsteps:\n  look: { call: mcp_tool, server: docs, tool: add }\n');
     const failed = bufferIo(project.dir);
     expect(await main(['run', 'nowhere.yaml'], failed)).toBe(1);
     expect(failed.stdout() + failed.stderr()).toContain('error: ConfigError: step \'look\' failed: mcp_tool step look: unknown MCP server "docs": give it a {url} or {command, args} under the document\'s mcp_servers, or in STEPFORGE_MCP_SERVERS');
   });
 
   it('gives an agent the MCP tools its grants name, on the servers the document declares', async () => {
+    // MCP tools can change things: a workflow granting them needs an approval policy, here one that allows every granted call.
+    writeFileSync(join(project.dir, 'policy.json'), '[]\n');
     writeFileSync(join(project.dir, 'agent.yaml'), [
       'document: { dsl: "1.0", name: mcp-agent }',
       'mcp_servers:',
@@ -57,8 +59,8 @@ describe('Embedded stack: an mcp_tool step on the server its document declares',
       '  adder: { instructions: "Add the numbers.", tools: [mcp.calc.add] }',
       '  seeker: { tools: [mcp.nowhere.find] }',
       'steps:',
-      '  - { name: sum, kind: agent, agent: adder, input_template: "20 + 22?" }',
-      '  - { name: lost, kind: agent, agent: seeker, input_template: "find it" }',
+      '  sum: { call: agent, agent: adder, input_template: "20 + 22?" }',
+      '  lost: { call: agent, agent: seeker, input_template: "find it" }',
       '',
     ].join('\n'));
     const io = bufferIo(project.dir);

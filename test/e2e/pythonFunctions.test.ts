@@ -2,10 +2,6 @@
 // handler(input, context), an async function called GraphN's way (input fields and secret bindings as
 // keyword arguments), print() inside a function, a raised exception, python3 missing from PATH, and
 // one worker process serving every call of a run and ending with the command.
-//
-// The workflow document is written in the list form (`- name:` / `kind:`) the DSL front-end reads
-// on this branch; it becomes the mapping form (`steps: {NAME: {call: function, …}}`) with the
-// front-end's change (see workflow() below, the one place it is written).
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +37,7 @@ const FUNCTIONS: Record<string, string> = {
   ].join('\n'),
 };
 
-/** A DSL document with the given steps (list form; see the file's head). */
+/** A DSL document with the given steps (each `NAME:` with `call: function`). */
 function workflow(name: string, functions: string[], steps: string[]): string {
   return [
     `document: { dsl: "1.0", name: ${name}, version: "0.1.0" }`,
@@ -55,29 +51,29 @@ function workflow(name: string, functions: string[], steps: string[]): string {
 }
 
 const NEWS = workflow('py-news', ['fetch_news', 'summarise'], [
-  '  - name: fetch',
-  '    kind: function',
+  '  fetch:',
+  '    call: function',
   '    function: fetch_news',
   '    secrets: { API_KEY: news }',
   '    input: { query: "${ input.topic }" }',
-  '  - name: summary',
-  '    kind: function',
+  '  summary:',
+  '    call: function',
   '    function: summarise',
   '    input: { items: "${ steps.fetch.output.headlines }" }',
 ]);
 const PIDS = workflow('py-pids', ['worker_pid'], [
-  '  - name: each',
-  '    kind: for_each',
+  '  each:',
+  '    call: for_each',
   '    items: ${ input.items }',
   '    do:',
-  '      - name: pid',
-  '        kind: function',
+  '      pid:',
+  '        call: function',
   '        function: worker_pid',
   '        input: { item: "${ input.item }" }',
 ]);
 const FAILING = workflow('py-fails', ['validate'], [
-  '  - name: check',
-  '    kind: function',
+  '  check:',
+  '    call: function',
   '    function: validate',
   '    input: { ok: false }',
 ]);

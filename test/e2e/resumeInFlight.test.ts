@@ -17,8 +17,8 @@ const WORKFLOW = `document: { dsl: "1.0", name: inflight }
 functions: { work: {} }
 input: { topic: string }
 steps:
-  - { name: first, kind: function, function: work, input: { t: "\${ input.topic }" } }
-  - { name: second, kind: function, function: work, input: { t: "\${ steps.first.output.t }" } }
+  first: { call: function, function: work, input: { t: "\${ input.topic }" } }
+  second: { call: function, function: work, input: { t: "\${ steps.first.output.t }" } }
 `;
 
 // The user function counts its calls and, while the test holds the gate, waits on it.

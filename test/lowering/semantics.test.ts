@@ -90,6 +90,52 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     expect(judge.inputs.candidates).toEqual(Object.fromEntries(['voter_1', 'voter_2', 'voter_3'].map((v) => [v, `${v}:done(search:ok)`])));
   });
 
+  it('checks a judge marked select: verbatim whatever its prompt says', async () => {
+    const text = [
+      'chain: "[a@search & b@search] > pick"',
+      'tasks:',
+      '  a: { kind: model, prompt: "one" }',
+      '  b: { kind: model, prompt: "two" }',
+      '  pick: { kind: model, prompt: "Choose the better answer: ${steps.a.output} or ${steps.b.output}", select: verbatim }',
+    ].join('\n');
+    const compiled = compileDocument(text, { file: 'pick.chain.yaml' });
+    const bad = await runScripted(compiled, {}, { pick: () => ({ output: 'neither' }) });
+    expect(bad.result.error).toBe('JudgeChoiceNotCandidate');
+    expect(JSON.parse(bad.result.cause!.replace("step 'pick' failed: ", ''))).toMatchObject({
+      errorMessage: expect.stringMatching(/^step 'pick' must answer with one of the candidates \(a, b\) verbatim, but answered "neither"/),
+    });
+    const good = await runScripted(compiled, {}, { pick: () => ({ output: 'b:done(search:ok)' }) });
+    expect(good.result.status).toBe('SUCCEEDED');
+    expect(good.result.output).toBe('b:done(search:ok)');
+  });
+
+  it('does not check a gather step whose prompt says "verbatim" without select', async () => {
+    const text = [
+      'chain: "[a@search & b@search] > gather"',
+      'tasks:',
+      '  a: { kind: model, prompt: "one" }',
+      '  b: { kind: model, prompt: "two" }',
+      '  gather: { kind: model, prompt: "Quote the key sentences verbatim, then merge: ${steps.a.output} / ${steps.b.output}" }',
+    ].join('\n');
+    const run = await runScripted(compileDocument(text, { file: 'gather.chain.yaml' }), {}, { gather: () => ({ output: 'a merged summary' }) });
+    expect(run.result.error).toBeUndefined();
+    expect(run.result.output).toBe('a merged summary');
+    expect(run.calls.find((c) => c.step.id === 'gather')!.inputs.candidates).toBeUndefined();
+  });
+
+  it('rejects select: verbatim on a task without parents, at the field', () => {
+    const text = ['chain: "a@search & pick"', 'tasks:', '  a: { kind: model, prompt: "one" }', '  pick: { kind: model, prompt: "p", select: verbatim }'].join('\n');
+    expect(() => compileDocument(text, { file: 'one.chain.yaml' })).toThrowError(expect.objectContaining({
+      code: 'invalid_task',
+      message: `tasks.pick.select: verbatim makes 'pick' answer with one of its parents' outputs, but it has none; put it after the candidates (e.g. "[a & b] > pick"), or remove select`,
+      location: expect.objectContaining({ file: 'one.chain.yaml', line: 4, column: 45 }),
+    }));
+    const other = text.replace('select: verbatim', 'select: best');
+    expect(() => compileDocument(other, { file: 'one.chain.yaml' })).toThrowError(expect.objectContaining({
+      code: 'invalid_task', message: 'tasks.pick.select: expected one of "verbatim", got "best"', location: expect.objectContaining({ line: 4, column: 45, length: 4 }),
+    }));
+  });
+
   it('runs a while body at least once even when the condition is false at once', async () => {
     const run = await runScripted(compileCase('d22-while.yaml'), {}, { check: () => ({ output: { status: 'ready' } }) });
     expect(run.result.output).toEqual({ status: 'ready' });
@@ -105,8 +151,8 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
   it('counts a while loop in its condition as the iterations run so far: `iteration < 3` runs three', async () => {
     const text = [
       'document: { dsl: "1.0", name: rounds }', 'functions: { step: {} }', 'input: { rounds: { type: integer, default: 3 } }', 'steps:',
-      '  - name: loop', '    kind: while', '    condition: ${ input.iteration < input.rounds }', '    max_iterations: 10', '    do:',
-      '      - { name: round, kind: function, function: step, input: { n: "${ input.iteration }" } }',
+      '  loop:', '    call: while', '    condition: ${ input.iteration < input.rounds }', '    max_iterations: 10', '    do:',
+      '      round: { call: function, function: step, input: { n: "${ input.iteration }" } }',
     ].join('\n');
     const compiled = compileDocument(text, { file: 'rounds.yaml' });
     for (const [rounds, seen] of [[3, [0, 1, 2]], [1, [0]], [0, [0]], [20, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]]] as const) {
@@ -124,6 +170,26 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     });
     expect(run.result.output).toBe('draft 3');
     expect(run.calls.filter((c) => c.step.role === 'generator')).toHaveLength(4);
+  });
+
+  it("stops a judge loop written with worker_agent / judge_agent when the judge answers PASS", async () => {
+    const run = await runScripted(compileCase('d34-graphn-judge-worker.yaml'), { product: 'kettle' }, {
+      quality_check: (env) => {
+        const round = env.step.iteration.at(-1);
+        if (env.step.role === 'evaluator') return { output: round === 1 ? 'PASS' : 'shorter, please' };
+        return { output: `copy ${round}` };
+      },
+    });
+    expect(run.result.output).toEqual({ result: 'copy 1' });
+    expect(run.calls.map((c) => [c.step.role, c.config.agent])).toEqual([['generator', 'Writer'], ['evaluator', 'Editor'], ['generator', 'Writer'], ['evaluator', 'Editor']]);
+  });
+
+  it('heads each analysis of a parallel_analyzer written with agents / aggregator_agent by its agent', async () => {
+    const run = await runScripted(compileCase('d35-graphn-analyzer-agents.yaml'), { pr_diff: 'diff' }, {
+      multi_review: (env) => ({ output: env.step.role === 'aggregator' ? (env.inputs.value as { analyses: string }).analyses : `${String(env.config.agent)} found nothing` }),
+    });
+    expect(run.result.output).toEqual({ result: '## SecurityReviewer\nSecurityReviewer found nothing\n\n## PerfReviewer\nPerfReviewer found nothing' });
+    expect(run.calls.find((c) => c.step.role === 'aggregator')!.config.agent).toBe('Synthesizer');
   });
 
   it('routes a handoff to nobody when the entry agent does not hand off', async () => {
@@ -189,11 +255,11 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
   it('tells the handlers of steps whose output the state machine reads to keep it inline, and no others', async () => {
     const text = [
       'document: { dsl: "1.0", name: reads }', 'agents: { a: {} }', 'functions: { list: {}, use: {} }', 'input: { topic: string }', 'steps:',
-      '  - { name: files, kind: function, function: list, input: { topic: "${ input.topic }" } }',
-      '  - { name: summary, kind: agent, agent: a, input_template: "Summarise ${ steps.files.output }" }',
-      '  - { name: notify, kind: function, function: use, when: "${ steps.summary.output != \'\' }", input: { first: "${ steps.files.output.first }" } }',
-      '  - name: each', '    kind: for_each', '    items: ${ steps.files.output.names }', '    do:',
-      '      - { name: one, kind: agent, agent: a, input_template: "${ input.item }" }',
+      '  files: { call: function, function: list, input: { topic: "${ input.topic }" } }',
+      '  summary: { call: agent, agent: a, input_template: "Summarise ${ steps.files.output }" }',
+      '  notify: { call: function, function: use, when: "${ steps.summary.output != \'\' }", input: { first: "${ steps.files.output.first }" } }',
+      '  each:', '    call: for_each', '    items: ${ steps.files.output.names }', '    do:',
+      '      one: { call: agent, agent: a, input_template: "${ input.item }" }',
     ].join('\n');
     const compiled = compileDocument(text, { file: 'reads.yaml' });
     const run = await runScripted(compiled, { topic: 't' }, { files: () => ({ output: { first: 'a', names: ['a', 'b'] } }) });
@@ -206,11 +272,11 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
   it("marks a for_each body's result step when a later guard reads the for_each's output", async () => {
     const text = [
       'document: { dsl: "1.0", name: each-read }', 'agents: { a: {} }', 'functions: { list: {}, use: {} }', 'steps:',
-      '  - { name: files, kind: function, function: list }',
-      '  - name: each', '    kind: for_each', '    items: ${ steps.files.output }', '    max_iterations: 3', '    do:',
-      '      - { name: prep, kind: function, function: use, input: { f: "${ input.item }" } }',
-      '      - { name: review, kind: agent, agent: a, input_template: "${ steps.prep.output }" }',
-      '  - { name: report, kind: function, function: use, when: "${ steps.each.output[0] != null }", input: { all: "${ steps.each.output }" } }',
+      '  files: { call: function, function: list }',
+      '  each:', '    call: for_each', '    items: ${ steps.files.output }', '    max_iterations: 3', '    do:',
+      '      prep: { call: function, function: use, input: { f: "${ input.item }" } }',
+      '      review: { call: agent, agent: a, input_template: "${ steps.prep.output }" }',
+      '  report: { call: function, function: use, when: "${ steps.each.output[0] != null }", input: { all: "${ steps.each.output }" } }',
     ].join('\n');
     // Each of those outputs may be up to 32 KiB inline, so the default 50 iterations would not fit a state.
     const unbounded = (() => { try { compileDocument(text.replace('    max_iterations: 3\n', ''), { file: 'each-read.yaml' }); } catch (e) { return e as StepforgeError; } })();
@@ -229,8 +295,8 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     const text = [
       'document: { dsl: "1.0", name: each-of }', 'functions: { use: {} }',
       'input:', '  xs: { type: any, required: false }', 'steps:',
-      '  - name: each', '    kind: for_each', '    items: ${ input.xs }', '    do:',
-      '      - { name: w, kind: function, function: use, input: { v: "${ input.item }" } }',
+      '  each:', '    call: for_each', '    items: ${ input.xs }', '    do:',
+      '      w: { call: function, function: use, input: { v: "${ input.item }" } }',
     ].join('\n');
     const compiled = compileDocument(text, { file: 'each-of.yaml' });
     for (const [input, items] of [[{}, []], [{ xs: null }, []], [{ xs: [] }, []], [{ xs: 'abc' }, ['abc']], [{ xs: [1, 2] }, [1, 2]]] as const) {
@@ -256,12 +322,12 @@ describe('Function: compileDocument (quotas and names)', () => {
   const dsl = (steps: string) => `document: { dsl: "1.0", name: q }\nagents: { a: {} }\nfunctions: { f: {} }\nsteps:\n${steps}`;
 
   it('rejects a worst-case history over 25,000 events with history_limit and the step to change', () => {
-    const text = dsl(`  - name: many
-    kind: for_each
+    const text = dsl(`  many:
+    call: for_each
     items: \${ input.xs }
     max_iterations: 10000
     do:
-      - { name: w, kind: function, function: f }
+      w: { call: function, function: f }
 `);
     let err: unknown;
     try {
@@ -269,29 +335,29 @@ describe('Function: compileDocument (quotas and names)', () => {
     } catch (e) {
       err = e;
     }
-    expect(err).toMatchObject({ name: 'StepforgeError', code: 'history_limit', location: { file: 'q.yaml', line: 5, column: 11 } });
+    expect(err).toMatchObject({ name: 'StepforgeError', code: 'history_limit', location: { file: 'q.yaml', line: 5, column: 3 } });
     expect((err as Error).message).toMatch(/step 'many' alone/);
     expect((err as { hint?: string }).hint).toMatch(/max_iterations/);
   });
 
   it('accepts the same workflow as Express', () => {
-    const text = dsl(`  - name: many
-    kind: for_each
+    const text = dsl(`  many:
+    call: for_each
     items: \${ input.xs }
     max_iterations: 40
     do:
-      - { name: w, kind: function, function: f }
+      w: { call: function, function: f }
 `);
     expect(compileDocument(text, { express: true }).manifest.type).toBe('EXPRESS');
   });
 
   it('rejects a for_each whose collected outputs exceed the payload budget with payload_budget', () => {
-    const text = dsl(`  - name: rows
-    kind: for_each
+    const text = dsl(`  rows:
+    call: for_each
     items: \${ input.m }
     max_iterations: 200
     do:
-      - { name: w, kind: function, function: f }
+      w: { call: function, function: f }
 `);
     expect(() => compileDocument(text, { file: 'q.yaml' })).toThrowError(expect.objectContaining({ code: 'payload_budget', message: expect.stringMatching(/step 'rows' may carry up to \d+ KiB/) }));
   });

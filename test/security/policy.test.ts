@@ -85,3 +85,88 @@ describe('Security: the approval policy fails closed', () => {
     expect(r.error).toMatchObject({ class: 'policy_invalid', line: 3, column: 1 });
   });
 });
+
+/**
+ * Starts the approval gate in `cwd` (in-process, so `approvals` commands there share its in-memory
+ * stack) and waits for its gated call to ask for approval, then rejects it. Refused: the call asked
+ * and was never made.
+ */
+async function gateFrom(name: string, cwd: string, file: string, env: NodeJS.ProcessEnv = {}) {
+  const io = bufferIo(cwd, env);
+  const running = main(['run', file, '--input', '{"version":"6.6.6"}', '--in-memory', '--json'], io);
+  let asked: { approvalId: string; tool: string } | undefined;
+  let ended = false;
+  void running.finally(() => { ended = true; });
+  for (let i = 0; i < 400 && !asked && !ended; i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    // Only once the run holds its in-memory stack (it prints the policy then): before, `approvals` would open one of its own.
+    if (!io.stderr().includes('policy:')) continue;
+    const listed = await stepforge(cwd, env, 'approvals', 'list', '--json');
+    if (listed.code === 0) asked = (JSON.parse(listed.out) as { approvals: { approvalId: string; tool: string }[] }).approvals[0];
+  }
+  if (asked) expect((await stepforge(cwd, env, 'approvals', 'reject', asked.approvalId)).code).toBe(0);
+  const code = await running;
+  const result = JSON.parse(io.stdout()) as { status: string; output: unknown };
+  attacks.push({ name, refused: asked?.tool === 'shell' && result.status === 'FAILED' && !io.stdout().includes('announcing release 6.6.6') });
+  return { code, asked, result, stderr: io.stderr() };
+}
+
+describe('Security: the approval policy is the workflow\'s, wherever the command runs', () => {
+  it('gates examples/approval-gate.chain.yaml run from another folder by its own policy, and says which', async () => {
+    const dir = project();
+    const elsewhere = tempProject('sf-sec-elsewhere-');
+    projects.push(elsewhere);
+    const r = await gateFrom('approval gate run from another folder', elsewhere.dir, join(dir, 'examples', 'approval-gate.chain.yaml'));
+    expect(r.asked).toMatchObject({ tool: 'shell' });
+    expect([r.code, r.result.status]).toEqual([1, 'FAILED']);
+    expect(r.stderr).toContain(`policy: ${join(dir, 'examples', 'policy.json')} (1 rule), then ${join(dir, 'workflows', 'policy.json')} (1 rule)\n`);
+  });
+
+  it('gates it from a sub-folder of the project too (the policy does not follow the current folder)', async () => {
+    const dir = project();
+    const r = await gateFrom('approval gate run from a sub-folder', join(dir, 'workflows'), '../examples/approval-gate.chain.yaml');
+    expect(r.asked).toMatchObject({ tool: 'shell' });
+  });
+
+  it('prints the policy in force at the start of a run, on stdout without --json', async () => {
+    const dir = project();
+    const r = await stepforge(dir, {}, 'run', 'workflows/research-brief.chain.yaml', '--input', '{"topic":"x"}', '--in-memory');
+    expect(r.out.split('\n')[0]).toBe('policy: workflows/policy.json (1 rule)');
+  });
+
+  it('refuses a workflow that uses shell when no policy is found at all, before anything runs', async () => {
+    const lone = tempProject('sf-sec-lone-');
+    projects.push(lone);
+    cpSync(join(REPO, 'examples', 'approval-gate.chain.yaml'), join(lone.dir, 'gate.chain.yaml'));
+    const r = await stepforge(lone.dir, {}, 'run', 'gate.chain.yaml', '--input', '{"version":"6.6.6"}', '--in-memory', '--json');
+    const error = (JSON.parse(r.out) as { error: { class: string; message: string; hint: string } }).error;
+    attacks.push({ name: 'gated workflow with no policy anywhere', refused: r.code === 1 && error.class === 'policy_missing' });
+    expect(error).toMatchObject({
+      class: 'policy_missing',
+      message: `workflow 'approval-gate' uses shell (step publish), which can change things outside the run, but no approval policy was found (looked for ${join(lone.dir, 'policy.json')}); without one every such call would run unasked`,
+      hint: `add ${join(lone.dir, 'policy.json')}, e.g. [{"tool":"shell","action":"approve"}] ([] allows every granted call), or set STEPFORGE_POLICY`,
+    });
+    // An explicit policy, even one with no rules, is a decision: the run goes ahead.
+    writeFileSync(join(lone.dir, 'policy.json'), '[]\n');
+    const allowed = await stepforge(lone.dir, {}, 'run', 'gate.chain.yaml', '--input', '{"version":"6.6.6"}', '--in-memory', '--json');
+    expect(JSON.parse(allowed.out)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(allowed.err).toContain(`policy: policy.json (0 rules)\n`);
+  });
+});
+
+describe('Security: a malformed policy stops only the commands that need it', () => {
+  it('lists and shows stored runs with a broken workflows/policy.json; run refuses it by name, at the place', async () => {
+    const dir = project();
+    const first = await stepforge(dir, {}, 'run', 'workflows/research-brief.chain.yaml', '--input', '{"topic":"x"}', '--json');
+    expect(first.code).toBe(0);
+    const { runId } = JSON.parse(first.out) as { runId: string };
+    const broken = '[{"tool": "http_fetch", "action": "approve"},,]\n';
+    writeFileSync(join(dir, 'workflows', 'policy.json'), broken);
+    const listed = await stepforge(dir, {}, 'runs', 'list', '--json');
+    expect([listed.code, (JSON.parse(listed.out) as { runs: { runId: string }[] }).runs.map((r) => r.runId)]).toEqual([0, [runId]]);
+    expect((await stepforge(dir, {}, 'runs', 'show', runId, '--json')).code).toBe(0);
+    expect((await stepforge(dir, {}, 'approvals', 'list', '--json')).code).toBe(0);
+    const again = await attack('malformed workflows/policy.json at run', dir, {}, ['run', 'workflows/research-brief.chain.yaml', '--input', '{"topic":"x"}', '--json']);
+    expect(again.error).toMatchObject({ class: 'policy_invalid', file: join(dir, 'workflows', 'policy.json'), line: 1, column: broken.indexOf(',,') + 2 });
+  });
+});

@@ -2,7 +2,7 @@
 // `stepforge serve` serves locally), with the one parser both use, so a body the embedded API
 // refuses is refused on AWS with the same code and message. The OpenAPI document's schemas are
 // generated from these (packages/cli/src/stack/openApiDocument.ts).
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '@stepforge/compiler';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INPUT_DEPTH, inputDepthError } from '@stepforge/compiler';
 import { z } from 'zod';
 
 const StartRunBody = z.strictObject({
@@ -31,9 +31,9 @@ export type ApiBodySchema<T> = z.ZodType<T>;
 /** The request body schemas, by name. */
 export const API_BODIES = { StartRunBody, RestartBody, RetryBody, CancelBody, DecisionBody } as const;
 
-/** A refused body: `invalid_json` (not JSON) or `invalid_request` (not the route's shape), always HTTP 400. */
+/** A refused body: `invalid_json` (not JSON), `input_too_deep` (nested deeper than a run's input may be) or `invalid_request` (not the route's shape), always HTTP 400. */
 export interface ApiBodyError {
-  readonly code: 'invalid_json' | 'invalid_request';
+  readonly code: 'invalid_json' | 'input_too_deep' | 'invalid_request';
   readonly message: string;
   /** zod's issues, for `invalid_request`. */
   readonly issues?: readonly z.core.$ZodIssue[];
@@ -51,6 +51,11 @@ export function parseApiBody<T>(schema: ApiBodySchema<T>, text: string | null | 
     } catch (e) {
       return { ok: false, error: { code: 'invalid_json', message: `the request body is not valid JSON: ${(e as Error).message}` } };
     }
+  }
+  // The body holds the input one level down; deeper than that, validating it would overflow the stack.
+  const tooDeep = inputDepthError(raw, MAX_INPUT_DEPTH + 1);
+  if (tooDeep !== undefined) {
+    return { ok: false, error: { code: 'input_too_deep', message: `the request body is nested more than ${MAX_INPUT_DEPTH + 1} levels deep: a run's input may nest at most ${MAX_INPUT_DEPTH} levels` } };
   }
   const r = schema.safeParse(raw);
   if (r.success) return { ok: true, value: r.data };

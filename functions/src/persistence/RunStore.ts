@@ -12,7 +12,10 @@ export type StepStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'WAITING_APPROVAL'
 /** One run's record. */
 export interface RunRecord {
   readonly runId: string;
+  /** The workflow name (its state machine's). */
   readonly workflow: string;
+  /** The workflow's name as its document writes it (`document.name: Document analysis`), when the starter knew it. */
+  readonly workflowDisplayName?: string;
   readonly status: RunStatus;
   readonly startedAt: string;
   readonly endedAt?: string;
@@ -26,6 +29,12 @@ export interface RunRecord {
    * a run found with no execution is known as an orphaned start (runs/orphanedStart.ts).
    */
   readonly startedBy?: string;
+  /**
+   * The approval policy the run is held to, as its starter resolved it (embedded: the workflow's
+   * policy files or STEPFORGE_POLICY): the tool handler gates the run's calls by these rules, not
+   * by its own process's. Absent: the runtime's configured policy (on AWS, STEPFORGE_POLICY).
+   */
+  readonly policy?: { readonly sources: readonly { readonly origin: string; readonly rules: number }[]; readonly rules: readonly unknown[] };
   readonly input?: unknown;
   readonly output?: unknown;
   readonly error?: { readonly name: string; readonly message: string };
@@ -73,7 +82,7 @@ export class RunStore {
    * Starts a run. With an idempotency key, one conditional put claims the key; when the key is
    * taken the existing run is returned with `reused: true` (same key → same run).
    */
-  async startRun(p: { workflow: string; runId?: string; idempotencyKey?: string; parentRunId?: string; workflowVersion?: string; executionArn?: string; startedBy?: string; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
+  async startRun(p: { workflow: string; workflowDisplayName?: string; runId?: string; idempotencyKey?: string; parentRunId?: string; workflowVersion?: string; executionArn?: string; startedBy?: string; policy?: RunRecord['policy']; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
     let runId = p.runId ?? randomUUID();
     if (p.idempotencyKey !== undefined) {
       try {
@@ -98,11 +107,13 @@ export class RunStore {
     const startedAt = this.#iso();
     const run: RunRecord = {
       runId, workflow: p.workflow, status: 'RUNNING', startedAt,
+      ...(p.workflowDisplayName !== undefined ? { workflowDisplayName: p.workflowDisplayName } : {}),
       ...(p.idempotencyKey !== undefined ? { idempotencyKey: p.idempotencyKey } : {}),
       ...(p.parentRunId !== undefined ? { parentRunId: p.parentRunId } : {}),
       ...(p.workflowVersion !== undefined ? { workflowVersion: p.workflowVersion } : {}),
       ...(p.executionArn !== undefined ? { executionArn: p.executionArn } : {}),
       ...(p.startedBy !== undefined ? { startedBy: p.startedBy } : {}),
+      ...(p.policy !== undefined ? { policy: p.policy } : {}),
       ...(p.input !== undefined ? { input: this.db.redactor.redact(p.input) } : {}),
     };
     try {

@@ -90,6 +90,24 @@ export class Runtime {
     this.tools = deps.tools ?? builtinTools(config);
   }
 
+  /** Runs' own policies, parsed, by run id (a run's policy never changes once it is recorded). */
+  readonly #runPolicies = new Map<string, readonly PolicyRule[]>();
+
+  /**
+   * The approval rules a run's tool calls are gated by: the policy its record carries (its starter
+   * resolved it), else the configured one. A recorded policy that does not parse fails the call
+   * (ConfigError) rather than falling back to anything looser.
+   */
+  async policyFor(runId: string): Promise<readonly PolicyRule[]> {
+    const known = this.#runPolicies.get(runId);
+    if (known) return known;
+    const run = await this.runs.getRun(runId);
+    const rules = run?.policy ? parsePolicyRules(run.policy.rules) : this.policyRules;
+    if (this.#runPolicies.size >= 1000) this.#runPolicies.delete(this.#runPolicies.keys().next().value as string);
+    this.#runPolicies.set(runId, rules);
+    return rules;
+  }
+
   /** Closes long-lived connections and processes (MCP clients, the Python worker, SDK sockets). */
   async close(): Promise<void> {
     await Promise.all([this.mcp.closeAll(), this.#python?.close()]);
@@ -145,7 +163,7 @@ export function builtinTools(config: RuntimeConfig): ToolRegistry {
   const protectedPaths = [config.secrets.file];
   const fs = { root: config.tools.fsRoot, maxReadBytes: config.tools.fsMaxReadBytes, protectedPaths };
   return new ToolRegistry()
-    .register(httpFetchTool({ allowHosts: config.tools.httpAllowHosts }))
+    .register(httpFetchTool({ allowHosts: config.tools.httpAllowHosts, allowPrivateNetworks: config.tools.httpAllowPrivateNetworks ?? false }))
     .register(webSearchTool({ url: config.tools.webSearchUrl }))
     .register(fsListTool(fs))
     .register(fsReadTool(fs))

@@ -9,7 +9,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { LAMBDA_PLACEHOLDERS, type TaskHandlerName } from '../workflows/placeholders.js';
-import type { WorkflowSpec } from '../workflows/WorkflowSpec.js';
+import { workflowLabel, type WorkflowSpec } from '../workflows/WorkflowSpec.js';
 
 /** Options for WorkflowStateMachine. */
 export interface WorkflowStateMachineProps {
@@ -61,7 +61,8 @@ export class WorkflowStateMachine extends Construct {
       definitionSubstitutions: substitutions,
       logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: true },
       tracingEnabled: true,
-      comment: `Stepforge workflow ${workflow.name} (${workflow.file})`,
+      // No `comment`: CDK puts it only into definitions it builds from states. This definition's own
+      // Comment, the compiler's, names the workflow by its display name and its source file.
     });
 
     // Step Functions fills only the keys given in DefinitionSubstitutions; any other `${…}` in the
@@ -80,7 +81,7 @@ export class WorkflowStateMachine extends Construct {
     }
 
     this.failedAlarm = new cloudwatch.Alarm(this, 'FailedAlarm', {
-      alarmDescription: `Stepforge workflow ${workflow.name}: an execution failed, timed out or was aborted`,
+      alarmDescription: `Stepforge workflow ${workflowLabel(workflow)}: an execution failed, timed out or was aborted`,
       metric: new cloudwatch.MathExpression({
         expression: 'failed + timedOut + aborted',
         usingMetrics: {

@@ -1,5 +1,6 @@
 // What the CDK app needs to know about one workflow: the compiled ASL and manifest plus the
 // deployment-only settings read from the document (`express:`, `triggers:`) and what it references.
+import type { SourceLocation } from '@stepforge/compiler';
 
 /** One EventBridge trigger from a workflow's `triggers:` list. */
 export interface TriggerSpec {
@@ -13,8 +14,12 @@ export interface TriggerSpec {
 
 /** A compiled workflow ready to become a state machine. */
 export interface WorkflowSpec {
-  /** The state machine name from the source document. */
+  /** The workflow name: the state machine's, derived from the document's name (an ASCII slug of it). */
   readonly name: string;
+  /** The name as the document writes it (`document.name: Document analysis`), for people to read. */
+  readonly displayName: string;
+  /** Where the document writes its name, when it does. */
+  readonly nameLocation?: SourceLocation;
   /** Path of the source file, relative to the repository root. */
   readonly file: string;
   readonly format: 'chain' | 'dsl';
@@ -34,4 +39,14 @@ export interface WorkflowSpec {
   readonly mcpServers: Readonly<Record<string, unknown>>;
   /** The `${Name}` placeholders the ASL uses. */
   readonly placeholders: readonly string[];
+}
+
+/** Most characters of a display name that descriptions (alarms, 1,024 at most) quote. */
+const LABEL_CHARS = 200;
+
+/** How descriptions name a workflow: its display name (cut to 200 characters) and, when it differs, its workflow name. */
+export function workflowLabel(wf: Pick<WorkflowSpec, 'name' | 'displayName'>): string {
+  if (wf.displayName === wf.name) return wf.name;
+  const shown = wf.displayName.length > LABEL_CHARS ? `${wf.displayName.slice(0, LABEL_CHARS - 1)}…` : wf.displayName;
+  return `'${shown}' (${wf.name})`;
 }

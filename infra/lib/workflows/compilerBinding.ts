@@ -1,10 +1,15 @@
 // The compiler's compileDocument as infra calls it. Tests inject a hand-written stand-in through the
 // same signature to exercise infra's own logic independently of the lowering.
-import { compileDocument } from '@stepforge/compiler';
+import { compileDocument, type SourceLocation } from '@stepforge/compiler';
 
 /** What infra needs from a compile result (a subset of the compiler's CompileResult). */
 export interface CompiledDocument {
+  /** The workflow name: the state machine's (an ASCII slug of the display name). */
   readonly name: string;
+  /** The name for people to read (the DSL's `document.name` as written); absent: `name`. */
+  readonly displayName?: string;
+  /** Where the document writes its name. */
+  readonly ir?: { readonly nameLocation?: SourceLocation };
   readonly asl: Record<string, unknown>;
   readonly manifest: object;
   readonly warnings: readonly { readonly message: string }[];

@@ -133,17 +133,18 @@ describe('Function: main (stepforge graph)', () => {
         'agents:',
         '  thinker: {description: "Improves an answer."}',
         'steps:',
-        '  - name: refine',
-        '    kind: while',
+        '  refine:',
+        '    call: while',
         '    condition: ${ input.iteration < 3 }',
         '    max_iterations: 5',
+        '    output: refined',
         '    do:',
-        '      - name: improve',
-        '        kind: agent',
+        '      improve:',
+        '        call: agent',
         '        agent: thinker',
         '        input_template: "Improve it"',
-        '  - name: final',
-        '    kind: agent',
+        '  final:',
+        '    call: agent',
         '    agent: thinker',
         '    input_template: "Final: ${ steps.refine.output }"',
         '',
@@ -153,10 +154,15 @@ describe('Function: main (stepforge graph)', () => {
     expect(r.code, r.err).toBe(0);
     const g = JSON.parse(r.out);
     expect(g.nodes).toEqual([
-      { handle: 'refine', kind: 'while', tools: [] },
-      { handle: 'improve', kind: 'agent', tools: [], parent: 'refine' },
-      { handle: 'final', kind: 'agent', tools: [] },
+      { handle: 'refine', kind: 'while', tools: [], output: 'refined' },
+      { handle: 'improve', kind: 'agent', tools: [], output: 'improve', parent: 'refine' },
+      { handle: 'final', kind: 'agent', tools: [], output: 'final' },
     ]);
+    // Keys in the documented order: output before parent.
+    expect(Object.keys(g.nodes[1])).toEqual(['handle', 'kind', 'tools', 'output', 'parent']);
+    const t = await run(['graph', f], dir);
+    expect(t.out).toContain('refine   while  -> refined\n');
+    expect(t.out).toContain('improve  agent  (in refine)\n');
     expect(g.edges).toEqual([[0, 2]]);
     const m = await run(['graph', f, '--format', 'mermaid'], dir);
     expect(m.out).toContain('  subgraph s0["refine"]\n    n1("improve<br/>(agent)")\n  end\n');
@@ -231,7 +237,7 @@ describe('Function: main (stepforge validate)', () => {
     const named = await run(['validate', write('long.chain.yaml', `chain: "${long}@web"\ntasks:\n  ${long}: { kind: model, prompt: x }\n`), '--json'], dir);
     expect(named.code).toBe(1);
     expect(JSON.parse(named.out).error).toMatchObject({ class: 'state_name', line: 1, column: 9 });
-    const loop = write('long-loop.yaml', 'document: {dsl: "1.0", name: long-loop}\nagents: {w: {}}\nsteps:\n  - {name: l, kind: while, condition: "${ true }", max_iterations: 100000, do: [{name: a, kind: agent, agent: w, input_template: x}]}\n');
+    const loop = write('long-loop.yaml', 'document: {dsl: "1.0", name: long-loop}\nagents: {w: {}}\nsteps:\n  l: {call: while, condition: "${ true }", max_iterations: 100000, do: {a: {call: agent, agent: w, input_template: x}}}\n');
     const history = await run(['validate', loop], dir);
     expect(history.code).toBe(1);
     expect(history.err).toMatch(/^error\[history_limit\] long-loop\.yaml:4:/);
@@ -241,8 +247,8 @@ describe('Function: main (stepforge validate)', () => {
     const usage = await run(['graph', 'good.chain.yaml', '--json', '--format', 'dot'], dir);
     expect(usage.code).toBe(2);
     expect(JSON.parse(usage.out)).toEqual({ error: { class: 'usage', message: '--json conflicts with --format dot', line: null, column: null, usage: expect.stringMatching(/^stepforge graph /) } });
-    const hinted = await run(['validate', write('typo.yaml', 'document: {dsl: "1.0", name: typo}\nagents: {writer: {}}\nsteps:\n  - {name: a, kind: agent, agent: writr, input_template: x}\n'), '--json'], dir);
-    expect(JSON.parse(hinted.out).error).toEqual({ class: 'unknown_agent', message: "unknown agent 'writr'", line: 4, column: 35, file: 'typo.yaml', hint: "did you mean 'writer'?" });
+    const hinted = await run(['validate', write('typo.yaml', 'document: {dsl: "1.0", name: typo}\nagents: {writer: {}}\nsteps:\n  a: {call: agent, agent: writr, input_template: x}\n'), '--json'], dir);
+    expect(JSON.parse(hinted.out).error).toEqual({ class: 'unknown_agent', message: "unknown agent 'writr'", line: 4, column: 27, file: 'typo.yaml', hint: "did you mean 'writer'?" });
   });
 
   it('refuses a value option given twice rather than keep the last one (exit 2)', async () => {
@@ -285,6 +291,9 @@ describe('Function: main (stepforge new)', () => {
     expect(readFileSync(join(dir, 'shapes/review-loop2.chain.yaml'), 'utf8')).toContain(
       'chain: worker@web-search > review_1 > revise_1 > review_2 > revise_2 > review_3 > revise_3',
     );
+    // The consensus judge is marked as one; the majority tally is a pure step.
+    expect(readFileSync(join(dir, 'shapes/consensus0.chain.yaml'), 'utf8')).toMatch(/\n  judge:\n    kind: model\n    prompt: [^]*\n    select: verbatim\n/);
+    expect(readFileSync(join(dir, 'shapes/consensus2.chain.yaml'), 'utf8')).not.toContain('select:');
   });
 
   it('refuses to overwrite without --force', async () => {
@@ -319,7 +328,7 @@ describe('Function: main (stepforge new)', () => {
 describe('Function: main (COMMAND --help)', () => {
   it('prints the command\'s usage and summary on stdout and exits 0, running nothing', async () => {
     // `serve` and `runs` would open the embedded stack if they ran: nothing is opened here.
-    for (const [name, usage] of [['run', 'run FILE [--input JSON|@file]'], ['runs', 'runs list [--workflow W]'], ['serve', 'serve'], ['approvals', 'approvals list']] as const) {
+    for (const [name, usage] of [['run', 'run FILE [--input JSON|@file|-]'], ['runs', 'runs list [--workflow W]'], ['serve', 'serve'], ['approvals', 'approvals list']] as const) {
       const r = await run([name, '--help'], dir);
       expect({ name, code: r.code, err: r.err }).toEqual({ name, code: 0, err: '' });
       expect(r.out.startsWith(`Usage: stepforge ${usage}`)).toBe(true);
@@ -327,7 +336,7 @@ describe('Function: main (COMMAND --help)', () => {
     expect(existsSync(join(dir, '.stepforge'))).toBe(false);
     const after = await run(['runs', 'show', 'some-id', '-h'], dir);
     expect(after.code).toBe(0);
-    expect(after.out).toMatch(/^Usage: stepforge runs list .*\n\nList runs, show one, retry its unfinished steps, restart it from a step, or cancel it\.\n$/);
+    expect(after.out).toMatch(/^Usage: stepforge runs list .*\n\nList runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step's outcome by hand\.\n$/);
   });
 
   it('prints a command\'s own longer help where it has one', async () => {

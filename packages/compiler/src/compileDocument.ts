@@ -35,7 +35,10 @@ export interface CompileExplain {
 
 /** A compiled workflow. */
 export interface CompileResult {
+  /** The workflow name: the state machine's and the compiled files' (ASCII, see workflowSlug). */
   readonly name: string;
+  /** The name for people to read (the DSL's `document.name` as written; the workflow name otherwise). */
+  readonly displayName: string;
   readonly asl: Record<string, unknown>;
   readonly manifest: StepManifest;
   readonly explain: CompileExplain;
@@ -88,6 +91,7 @@ export function compileIr(ir: IrDocument, options: { express?: boolean } = {}, w
   if (quotas.largestPayloadStep) notes.push(`largest payload budget: ${Math.ceil(quotas.largestPayloadBytes / 1024)} KiB of 256 (step '${quotas.largestPayloadStep}')`);
   return {
     name: ir.name,
+    displayName: ir.displayName ?? ir.name,
     asl: lowered.definition,
     manifest,
     explain: {

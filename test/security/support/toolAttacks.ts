@@ -52,6 +52,10 @@ export async function openAttackProject(env: Record<string, string> | ((root: st
   symlinkSync(join(root, '.stepforge', 'secrets.json'), join(root, 'keys.json'));
   linkSync(join(outside, 'linked.txt'), join(root, 'hard.txt'));
   linkSync(join(root, '.stepforge', 'secrets.json'), join(root, 'hard-keys.json'));
+  // The project's approval policy (a workflow using shell is refused without one): the test's
+  // STEPFORGE_POLICY, else one that gates nothing, as the attacks are on the tools' own confinement.
+  const extra = typeof env === 'function' ? env(root) : env;
+  writeFileSync(join(project.dir, 'policy.json'), extra.STEPFORGE_POLICY ?? '[]');
   const chain = (tool: string, args: Record<string, string>) => [
     `name: attack-${tool}`,
     // The standard tier wants one model step granted a tool; it runs offline and calls none.
@@ -70,7 +74,7 @@ export async function openAttackProject(env: Record<string, string> | ((root: st
     projectDir: project.dir, inMemory: true,
     env: {
       STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FS_ROOT: root,
-      STEPFORGE_SECRETS_FILE: join(root, '.stepforge', 'secrets.json'), ...(typeof env === 'function' ? env(root) : env),
+      STEPFORGE_SECRETS_FILE: join(root, '.stepforge', 'secrets.json'), ...extra,
     },
   });
   return {
@@ -83,12 +87,18 @@ export async function openAttackProject(env: Record<string, string> | ((root: st
       const printed = io.stdout() + io.stderr();
       const result = JSON.parse(io.stdout() || '{}') as { runId?: string; status?: string; error?: { error?: string; cause?: string } };
       const steps = result.runId ? await stack.runtime.runs.listSteps(result.runId) : [];
-      const step = steps.find((s) => s.stepId === 'call') as { status?: string; error?: { name?: string; message?: string }; output?: unknown } | undefined;
+      const run = result.runId ? await stack.runtime.runs.getRun(result.runId) : undefined;
+      const events = result.runId ? await stack.runtime.runs.listEvents(result.runId) : [];
+      const step = steps.find((s) => s.stepId === 'call') as { error?: { name?: string; message?: string } } | undefined;
+      // A call the policy refuses before it runs leaves no step record, only its refusal event.
+      const refusal = events.find((e) => e.stepId === 'call' && /^(PolicyDenied|ToolNotGranted)$/.test(e.type));
+      const errorName = step?.error?.name ?? refusal?.type;
+      const message = step?.error?.message ?? (refusal?.detail as { message?: string } | undefined)?.message;
       return {
         status: result.status ?? 'NO_RUN',
-        ...(step?.error?.name ? { errorName: step.error.name } : {}),
-        ...(step?.error?.message ? { message: step.error.message } : {}),
-        seen: printed + JSON.stringify(steps),
+        ...(errorName ? { errorName } : {}),
+        ...(message ? { message } : {}),
+        seen: printed + JSON.stringify([run, steps, events]),
       };
     },
     async close() {

@@ -13,14 +13,15 @@ const USAGE = 'compile FILE [-o DIR] [--explain] [--express] [--strict] [--json]
 const HELP = `Usage: stepforge ${USAGE}
 
 Compiles a chain or DSL document to an AWS Step Functions state machine (JSONata ASL) and
-writes <name>.asl.json and <name>.manifest.json into DIR (default: the current directory).
+writes <name>.asl.json and <name>.manifest.json into DIR (default: the current directory); <name> is
+the workflow name, an ASCII slug of a DSL document's display name (Document analysis -> Document-analysis).
 
 Options:
   -o, --out DIR   where to write the files
   --explain       print the synchronisation edges added, the estimated slowdown and the quota figures
   --express       compile for an Express state machine (no 25,000-event history bound)
   --strict        unknown fields are errors
-  --json          print {"name","files","explain"} (or {"error":…}) on stdout
+  --json          print {"name","displayName","files","explain"} (or {"error":…}) on stdout
 
 Exit status: 0 compiled, 1 invalid document or quota exceeded, 2 usage errors.
 `;
@@ -72,7 +73,7 @@ const compile: Command = {
         for (const w of result.warnings) io.err(formatWarning(w, source) + '\n');
       }
       if (json) {
-        io.out(JSON.stringify({ name: result.name, files: [aslFile, manifestFile], explain: result.explain, warnings: result.warnings }) + '\n');
+        io.out(JSON.stringify({ name: result.name, displayName: result.displayName, files: [aslFile, manifestFile], explain: result.explain, warnings: result.warnings }) + '\n');
         return EXIT_OK;
       }
       io.out(`wrote ${aslFile}\nwrote ${manifestFile}\n`);

@@ -92,7 +92,9 @@ function renderText(g: GraphView): string {
   g.nodes.forEach((n, i) => {
     const tools = n.tools.length > 0 ? '  ' + n.tools.map((t) => '@' + t).join(' ') : '';
     const parent = n.parent !== undefined ? `  (in ${n.parent})` : '';
-    lines.push(`  ${String(i).padStart(3)}  ${n.handle.padEnd(width)}  ${n.kind}${tools}${parent}`);
+    // A DSL step's output name (its canvas node id), shown only when it is not the step's own name.
+    const output = n.output !== undefined && n.output !== n.handle ? `  -> ${n.output}` : '';
+    lines.push(`  ${String(i).padStart(3)}  ${n.handle.padEnd(width)}  ${n.kind}${tools}${output}${parent}`);
   });
   lines.push('edges:');
   for (const [p, c] of g.edges) lines.push(`  ${g.nodes[p]!.handle} > ${g.nodes[c]!.handle}`);

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { errnoReason } from '../errnoReason.js';
+import { isStdinInput, readStdinText } from '../stack/readInput.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause } from '../progress/readableCause.js';
-import { StepforgeError } from '@stepforge/compiler';
+import { StepforgeError, workflowSlug } from '@stepforge/compiler';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
 import { answerRecord, recordsByStep } from '../progress/stepProgressFromRecords.js';
@@ -15,7 +19,7 @@ import type { Command } from './registry.js';
 
 const STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
 
-const USAGE = 'runs list [--workflow W] [--status S] [--limit N] | show ID | retry ID | restart ID --from STEP | cancel ID [--reason R]';
+const USAGE = 'runs list [--workflow W] [--status S] [--limit N] | show ID | retry ID | restart ID --from STEP | cancel ID [--reason R] | resolve ID --step S --output JSON|@file|-';
 /** Runs `runs list` shows unless told otherwise, and the most it shows. */
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 10_000;
@@ -24,14 +28,16 @@ const DEFAULT_CANCEL_REASON = 'cancelled by the user';
 /** The longest --reason, as `POST /runs/{id}/cancel` takes it. */
 const MAX_REASON_LENGTH = 2000;
 
-const SUBCOMMANDS = ['list', 'show', 'retry', 'restart', 'cancel'] as const;
+const SUBCOMMANDS = ['list', 'show', 'retry', 'restart', 'cancel', 'resolve'] as const;
 type Subcommand = (typeof SUBCOMMANDS)[number];
 const isSubcommand = (s: string): s is Subcommand => (SUBCOMMANDS as readonly string[]).includes(s);
 
 /** The flags that belong to one subcommand (--json and --in-memory go with every one). */
-const SUBCOMMAND_FLAGS = ['workflow', 'status', 'limit', 'from', 'reason'] as const;
+const SUBCOMMAND_FLAGS = ['workflow', 'status', 'limit', 'from', 'reason', 'step', 'output'] as const;
 type SubcommandFlag = (typeof SUBCOMMAND_FLAGS)[number];
-const SUBCOMMAND_OF_FLAG: Record<SubcommandFlag, Subcommand> = { workflow: 'list', status: 'list', limit: 'list', from: 'restart', reason: 'cancel' };
+const SUBCOMMAND_OF_FLAG: Record<SubcommandFlag, Subcommand> = {
+  workflow: 'list', status: 'list', limit: 'list', from: 'restart', reason: 'cancel', step: 'resolve', output: 'resolve',
+};
 
 const limitError = (given: string) => new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got '${given}'`);
 
@@ -39,7 +45,7 @@ const quoteList = (args: readonly string[]) => args.map((a) => `'${a}'`).join(',
 
 const command: Command = {
   name: 'runs',
-  summary: 'list runs, show one, retry its unfinished steps, restart it from a step, or cancel it',
+  summary: 'list runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step\'s outcome by hand',
   usage: USAGE,
   async run(argv, io) {
     const parsed = parseCommandArgs(argv, {
@@ -48,13 +54,15 @@ const command: Command = {
           from: { type: 'string' },
           reason: { type: 'string' },
           limit: { type: 'string' },
+          step: { type: 'string' },
+          output: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
         }, USAGE);
     const { values, positionals } = parsed;
     const [sub, ...args] = positionals;
     if (sub === undefined || !isSubcommand(sub)) {
-      throw new UsageError(`runs needs one of list, show ID, retry ID, restart ID --from STEP, cancel ID${sub ? ` (got '${sub}')` : ''}`);
+      throw new UsageError(`runs needs one of list, show ID, retry ID, restart ID --from STEP, cancel ID, resolve ID --step S --output JSON${sub ? ` (got '${sub}')` : ''}`);
     }
     // A stray argument is refused, never ignored: `runs list extra` may be a run id meant for show.
     if (sub === 'list' && args.length > 0) throw new UsageError(`runs list takes no arguments (got ${quoteList(args)})`);
@@ -70,6 +78,10 @@ const command: Command = {
       throw new UsageError(`--${flag} goes with runs ${SUBCOMMAND_OF_FLAG[flag]}`);
     }
     if (sub === 'restart' && values.from === undefined) throw new UsageError('runs restart needs --from STEP');
+    if (sub === 'resolve' && (values.step === undefined || values.output === undefined)) {
+      throw new UsageError(`runs resolve needs --step S and --output JSON (the result the step's call gave, once you checked it went through)\nUsage: stepforge ${USAGE}`);
+    }
+    const resolvedOutput = sub === 'resolve' ? readOutputFlag(values.output!, io) : undefined;
     if (values.reason !== undefined && values.reason.trim() === '') {
       throw new UsageError(`--reason cannot be empty: say why the run is cancelled, or leave --reason out to record '${DEFAULT_CANCEL_REASON}'`);
     }
@@ -86,18 +98,20 @@ const command: Command = {
     // list and show only read (they never create a store, and resume nothing), and cancel ends a
     // run where it stands: a process that comes to hold the stack for it resumes nothing (a
     // cancelled run does not take another step first).
-    const access = sub === 'list' || sub === 'show' ? { access: 'read' as const, resume: false } : sub === 'cancel' ? { resume: false } : {};
+    const access = sub === 'list' || sub === 'show' ? { access: 'read' as const, resume: false } : sub === 'cancel' || sub === 'resolve' ? { resume: false } : {};
     const session = await StackSession.open({ ...stackOptions(io, values), ...access });
     try {
       const { service } = session;
       if (sub === 'list') {
+        // A workflow is named by its display name or by its workflow name alike: the one is the other's slug.
+        const workflow = values.workflow !== undefined ? workflowSlug(values.workflow) : undefined;
         const runs = await service.listRuns({
-          ...(values.workflow !== undefined ? { workflow: values.workflow } : {}),
+          ...(workflow !== undefined ? { workflow } : {}),
           ...(status !== undefined ? { status: status as RunRecordView['status'] } : {}),
           limit,
         });
         if (values.json) io.out(JSON.stringify({ runs: runs.map(runSummary) }) + '\n');
-        else if (runs.length === 0 && values.workflow !== undefined) io.out(await noRunsOf(service.catalog, values.workflow));
+        else if (runs.length === 0 && values.workflow !== undefined) io.out(await noRunsOf(service.catalog, values.workflow, workflow!));
         else io.out(formatRunList(runs));
         return EXIT_OK;
       }
@@ -108,6 +122,15 @@ const command: Command = {
         return EXIT_OK;
       }
       if (sub === 'cancel') return await cancel(io, session, id!, values.reason, values.json === true);
+      if (sub === 'resolve') {
+        const r = await session.untilDone(io, ({ service: s }) => s.resolve(id!, values.step!, resolvedOutput));
+        if (values.json) io.out(JSON.stringify({ runId: r.run.runId, stepId: r.stepId, status: 'SUCCEEDED', target: r.target }) + '\n');
+        else {
+          io.out(`resolved step ${r.stepId} of run ${r.run.runId}: its call to ${r.target} is recorded as done, with the output given\n`);
+          io.out(`  go on from there (the step is not called again): stepforge runs retry ${r.run.runId}\n`);
+        }
+        return EXIT_OK;
+      }
       // The fork's run id is chosen here, so that starting it again on a stack taken over finds it.
       const fork = { runId: randomUUID() };
       const started = await session.untilDone(io, ({ service: s }) => (sub === 'retry' ? s.retry(id!, fork) : s.restart(id!, values.from!, fork)));
@@ -123,6 +146,33 @@ const command: Command = {
   },
 };
 export default command;
+
+/** `--output`: inline JSON, `@FILE` holding JSON, or `-` / `@-` for standard input. */
+function readOutputFlag(raw: string, io: CliIo): unknown {
+  let text = raw;
+  let where = '--output';
+  if (isStdinInput(raw)) {
+    text = readStdinText(io.stdin, '--output');
+    where = '<stdin>';
+  } else if (raw.startsWith('@')) {
+    where = raw.slice(1);
+    if (where === '') throw new UsageError('--output @ needs a file name after the @, e.g. --output @result.json');
+    try {
+      text = readFileSync(isAbsolute(where) ? where : join(io.cwd, where), 'utf8').replace(/^\uFEFF/, '');
+    } catch (e) {
+      throw new StepforgeError((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file_not_found' : 'io', `cannot read output file ${where}: ${errnoReason(e)}`, {
+        hint: '--output @FILE reads the step\'s result from FILE (JSON), relative to the current directory',
+      });
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new StepforgeError('invalid_output_json', `${where}: the step's output is not valid JSON: ${(e as Error).message}`, {
+      hint: `give the result the call gave as JSON, e.g. --output '{"ok":true}' (a string is quoted: --output '"sent"')`,
+    });
+  }
+}
 
 /**
  * `runs cancel ID`: stops the run's execution (StopExecution, as `POST /runs/{id}/cancel` does) and
@@ -142,8 +192,8 @@ async function cancel(io: CliIo, session: StackSession, runId: string, reason: s
     return service.stop(found, reason);
   }, { quiet: true });
   if (json) io.out(JSON.stringify({ runId: run.runId, status: run.status, cancelled, error: run.error ?? null }) + '\n');
-  else if (cancelled) io.out(`cancelled run ${run.runId} (${run.workflow}): ${run.status}\n`);
-  else io.out(`run ${run.runId} (${run.workflow}) had already ended: ${run.status}; nothing to cancel\n`);
+  else if (cancelled) io.out(`cancelled run ${run.runId} (${run.workflowDisplayName ?? run.workflow}): ${run.status}\n`);
+  else io.out(`run ${run.runId} (${run.workflowDisplayName ?? run.workflow}) had already ended: ${run.status}; nothing to cancel\n`);
   return EXIT_OK;
 }
 
@@ -152,10 +202,15 @@ async function cancel(io: CliIo, session: StackSession, runId: string, reason: s
  * misspelt name, most often) and naming the ones that have; the list stays empty, as `--json`
  * prints it.
  */
-async function noRunsOf(catalog: WorkflowCatalog, workflow: string): Promise<string> {
-  if (await catalog.get(workflow)) return 'no runs\n';
-  const known = (await catalog.list()).map((w) => w.name).sort();
+async function noRunsOf(catalog: WorkflowCatalog, workflow: string, name: string): Promise<string> {
+  if (await catalog.get(name)) return 'no runs\n';
+  const known = (await catalog.list()).map((w) => workflowLabel(w.name, w.displayName)).sort();
   return `no runs: no workflow named '${workflow}' has run here${known.length > 0 ? ` (the workflows here: ${known.join(', ')})` : ''}\n`;
+}
+
+/** The display name, and the workflow name after it when they differ: `Document analysis (Document-analysis)`. */
+function workflowLabel(name: string, displayName: string | undefined): string {
+  return displayName === undefined || displayName === name ? name : `${displayName} (${name})`;
 }
 
 function formatRunList(runs: readonly RunRecordView[]): string {
@@ -163,7 +218,7 @@ function formatRunList(runs: readonly RunRecordView[]): string {
   const lines = [`${'RUN'.padEnd(36)}  ${'WORKFLOW'.padEnd(20)}  ${'STATUS'.padEnd(9)}  ${'STARTED'.padEnd(24)}  TOOK      PARENT`];
   for (const r of runs) {
     const took = r.endedAt ? formatMs(Date.parse(r.endedAt) - Date.parse(r.startedAt)) : '';
-    lines.push(`${r.runId.padEnd(36)}  ${r.workflow.padEnd(20)}  ${r.status.padEnd(9)}  ${r.startedAt.padEnd(24)}  ${took.padEnd(8)}  ${r.parentRunId ?? ''}`.trimEnd());
+    lines.push(`${r.runId.padEnd(36)}  ${(r.workflowDisplayName ?? r.workflow).padEnd(20)}  ${r.status.padEnd(9)}  ${r.startedAt.padEnd(24)}  ${took.padEnd(8)}  ${r.parentRunId ?? ''}`.trimEnd());
   }
   return lines.join('\n') + '\n';
 }
@@ -184,7 +239,7 @@ function formatDetails(d: RunDetails): string {
   const r = d.run;
   const took = r.endedAt ? `  ${formatMs(Date.parse(r.endedAt) - Date.parse(r.startedAt))}` : '';
   const lines = [
-    `run ${r.runId}  ${r.workflow}  ${r.status}${took}`,
+    `run ${r.runId}  ${workflowLabel(r.workflow, r.workflowDisplayName)}  ${r.status}${took}`,
     `  started ${r.startedAt}${r.endedAt ? `, ended ${r.endedAt}` : ''}`,
   ];
   if (r.idempotencyKey) lines.push(`  idempotency key ${r.idempotencyKey}`);

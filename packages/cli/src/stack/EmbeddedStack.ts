@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -12,7 +11,8 @@ import { storeState } from './storeState.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
-import { LOOPBACK_CREDENTIALS as CREDENTIALS, LOOPBACK_REGION as REGION, loopbackDynamoClients as dynamoClients, loopbackSfnClient as sfnClient } from './loopbackClients.js';
+import { LOOPBACK_REGION as REGION, loopbackDynamoClients as dynamoClients, loopbackSfnClient as sfnClient } from './loopbackClients.js';
+import { guardListener, newApiToken, newStackCredentials } from './loopbackRequestGuard.js';
 
 /** The table and queue names the embedded stack uses (the CDK stack's are generated). */
 export const EMBEDDED_TABLE = 'stepforge-runs';
@@ -93,6 +93,8 @@ export interface EmbeddedStack {
    * the process holds it (a test, `serve`), so its executions stop running with this handle.
    */
   readonly lastHolder: boolean;
+  /** True once close() was called on this handle: what waits on the stack through it stops waiting. */
+  readonly closed: boolean;
   /** Records where the HTTP API listens (serve), for other commands to find. */
   publishApi(apiUrl: string): void;
   close(): Promise<void>;
@@ -168,6 +170,9 @@ function borrow(slot: Slot): EmbeddedStack {
     get lastHolder() {
       return !closed && slot.refs === 1;
     },
+    get closed() {
+      return closed;
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -227,6 +232,9 @@ function runtimeConfig(
   // run records and the history carry the same facts. STEPFORGE_LOG_LEVEL still wins.
   const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
   if (!env.STEPFORGE_LOG_LEVEL) env.STEPFORGE_LOG_LEVEL = 'WARN';
+  // The approval policy is the workflow's (resolvePolicy, read when a workflow is registered and
+  // recorded on each run), not this process's: a command that starts nothing never reads it.
+  delete env.STEPFORGE_POLICY;
   const base = namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }));
   const provider = options.provider
     ? { ...base.provider, default: options.provider, configured: true }
@@ -235,13 +243,21 @@ function runtimeConfig(
   return namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
     // The project's servers, and STEPFORGE_MCP_SERVERS over them (a setting of this one run).
     mcpServers: { ...(settings.mcpServers ?? {}), ...base.mcpServers },
-    policyRules: env.STEPFORGE_POLICY ? base.policyRules : projectPolicy(fr, options.projectDir),
+    // Only for a run whose record carries no policy (one started before runs recorded theirs):
+    // nothing says what gates it, so each of its tool calls asks a human rather than running unasked.
+    policyRules: [{ name: 'this run recorded no approval policy: each tool call asks', tool: '*', action: 'approve' }],
     tableName: EMBEDDED_TABLE,
     region: REGION,
     endpoints: { ...base.endpoints, ...endpoints },
     approvalQueueUrl,
     provider,
-    tools: { ...base.tools, fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir) },
+    tools: {
+      ...base.tools,
+      fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir),
+      // The project's allow-list with STEPFORGE_HTTP_ALLOW_HOSTS; private networks when either allows them.
+      httpAllowHosts: [...(settings.http?.allowHosts ?? []), ...base.tools.httpAllowHosts],
+      httpAllowPrivateNetworks: (base.tools.httpAllowPrivateNetworks ?? false) || settings.http?.allowPrivateNetworks === true,
+    },
     secrets: { ...base.secrets, file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
     ...(leaseEpoch !== undefined ? { leaseEpoch } : {}),
@@ -278,20 +294,6 @@ function namedConfigError<T>(f: () => T): T {
 }
 
 /**
- * The tool approval policy of an embedded project when STEPFORGE_POLICY is not set: the rules of
- * `workflows/policy.json` (what the CDK stack deploys) followed by `examples/policy.json`.
- */
-export function projectPolicy(fr: Pick<Awaited<ReturnType<typeof loadFunctionsRuntime>>, 'readPolicyText'>, projectDir: string): unknown[] {
-  const rules: unknown[] = [];
-  for (const dir of ['workflows', 'examples']) {
-    const file = join(projectDir, dir, 'policy.json');
-    if (!existsSync(file)) continue;
-    rules.push(...fr.readPolicyText(readFileSync(file, 'utf8'), { file }));
-  }
-  return rules;
-}
-
-/**
  * How long the engine keeps ended executions under `.stepforge/engine`: STEPFORGE_EXECUTION_RETENTION_DAYS
  * (default 90, as Step Functions keeps a closed Standard execution's history; 0 keeps them for
  * good). The run records in DynamoDB are kept either way; an older run shows no history.
@@ -311,7 +313,10 @@ export function executionRetentionMs(env: Readonly<Record<string, string | undef
 async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined): Promise<EmbeddedStack> {
   const retentionMs = executionRetentionMs(options.env ?? process.env);
   // Loading the runtime package and starting the emulators are both slow; do them side by side.
-  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators(dataDir ? { dataDir, access: options.access ?? 'write' } : {})]);
+  // The stack's secret, new for each owner: only a process that can read stack.json reaches it.
+  const credentials = newStackCredentials();
+  const apiToken = newApiToken();
+  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir, access: options.access ?? 'write' } : {}), credentials })]);
   if (frResult.status === 'rejected') {
     if (emuResult.status === 'fulfilled') await emuResult.value.close();
     throw frResult.reason;
@@ -321,8 +326,8 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   const emulators: Emulators = emuResult.value;
   const closers: (() => Promise<void>)[] = [() => emulators.close()];
   try {
-    const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint);
-    const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials: CREDENTIALS });
+    const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials);
+    const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials });
     closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
     const leaseEpoch = await nextLeaseEpoch(dynamodb);
@@ -348,6 +353,8 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       dynamodbEndpoint: emulators.dynamodbEndpoint,
       region: REGION,
       account: ACCOUNT,
+      credentials,
+      requestGuard: (listener) => guardListener(listener, { credentials }),
       ...(dataDir ? { dataDir: join(dataDir, 'engine'), ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}) } : {}),
       // The handler table is filled below, once the runtime exists: executions left unfinished by a
       // previous process resume only after that, so none can call a handler that is not there yet.
@@ -355,7 +362,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     });
     const engineCloser = () => engine.close();
     closers.unshift(engineCloser);
-    const sfn = sfnClient(engine.url);
+    const sfn = sfnClient(engine.url, credentials);
     closers.unshift(async () => sfn.destroy());
     const config = runtimeConfig(fr, options, { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint, stepfunctions: engine.url }, approvalQueueUrl, leaseEpoch);
     const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
@@ -366,12 +373,15 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     if (options.resume !== false && options.access !== 'read') engine.resumeUnfinished();
 
-    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch };
+    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, credentials, apiToken };
     registry?.publish(endpoints);
     let closed = false;
     return {
       owner: true,
       lastHolder: true,
+      get closed() {
+        return closed;
+      },
       endpoints,
       sfn,
       runtime,
@@ -397,18 +407,28 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
 }
 
 async function connectStack(options: OpenStackOptions, live: StackEndpoints, registry: StackRegistry): Promise<EmbeddedStack> {
+  const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
+  if (typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') {
+    throw new StepforgeError('stack_credentials_missing', `the stepforge process (pid ${live.pid}) that holds this project's stack published no credentials in .stepforge/stack.json, so its services cannot be reached`, {
+      hint: 'it is an older stepforge: end it (or wait for it to end), then run the command again',
+    });
+  }
   const fr = await loadFunctionsRuntime();
   const detach = registry.attach();
-  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint);
-  const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials: CREDENTIALS });
-  const sfn = sfnClient(live.sfnEndpoint);
+  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
+  const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials });
+  const sfn = sfnClient(live.sfnEndpoint, credentials);
   const approvalQueueUrl = `${live.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
   const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl, live.leaseEpoch);
   const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
+  let closed = false;
   return {
     owner: false,
     lastHolder: false,
+    get closed() {
+      return closed;
+    },
     endpoints,
     sfn,
     runtime,
@@ -418,6 +438,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints, reg
       // Only the owner publishes.
     },
     async close() {
+      closed = true;
       detach();
       // Whatever this runtime started itself (an MCP client, the Python worker) ends with the handle.
       await runtime.close().catch(() => undefined);

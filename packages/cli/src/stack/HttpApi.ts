@@ -12,7 +12,7 @@ export type ApiResponse = ServeResponse;
 /** HTTP status per StepforgeError code. */
 const STATUS_OF: Record<string, number> = {
   unknown_run: 404, unknown_workflow: 404, unknown_approval: 404, unknown_step: 400,
-  invalid_input: 400, invalid_input_json: 400, input_too_large: 413, idempotency_key_conflict: 409, approval_decided: 409, run_ended: 409, run_running: 409, workflow_changed: 409,
+  invalid_input: 400, invalid_input_json: 400, input_too_deep: 400, input_too_large: 413, idempotency_key_conflict: 409, approval_decided: 409, run_ended: 409, run_running: 409, workflow_changed: 409,
 };
 
 /**
@@ -30,7 +30,7 @@ export function createHttpApi(service: RunService): (req: ApiRequest) => Promise
     openApi: async () => apiJson(200, OPENAPI_DOCUMENT),
     listWorkflows: async () => apiJson(200, {
       workflows: (await service.catalog.list()).map((w) => ({
-        name: w.name, file: w.file ?? null, format: w.format, steps: w.steps.map((s) => s.id), input: w.inputSchema.fields,
+        name: w.name, displayName: w.displayName ?? w.name, file: w.file ?? null, format: w.format, steps: w.steps.map((s) => s.id), input: w.inputSchema.fields,
       })),
     }),
     async startRun(name, body, key) {

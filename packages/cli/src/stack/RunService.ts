@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type QueryCommandOutput, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, QueryCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type QueryCommandOutput, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import {
   DescribeExecutionCommand,
   GetExecutionHistoryCommand,
@@ -8,7 +8,7 @@ import {
   type DescribeExecutionCommandOutput,
   type HistoryEvent,
 } from '@aws-sdk/client-sfn';
-import { RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError } from '@stepforge/compiler';
+import { MAX_INPUT_DEPTH, RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError, inputDepthError } from '@stepforge/compiler';
 import { isSfnApiError } from '@stepforge/engine';
 import { readableCause } from '../progress/readableCause.js';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';
@@ -71,8 +71,8 @@ export class RunService {
   /** Runs this service started and has not settled yet: wait() needs no read to know them. */
   readonly #started = new Map<string, RunRecordView>();
 
-  constructor(readonly stack: EmbeddedStack, projectDir: string) {
-    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir);
+  constructor(readonly stack: EmbeddedStack, projectDir: string, env: Readonly<Record<string, string | undefined>> = process.env) {
+    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir, env);
   }
 
   get runs() {
@@ -86,6 +86,10 @@ export class RunService {
 
   /** Starts a run of a registered workflow; the same idempotency key returns the same run. */
   async start(entry: WorkflowEntry, input: unknown, options: StartOptions = {}): Promise<StartedRun> {
+    // Before anything walks it: input nested deeper than a run record can hold would overflow
+    // the recursive code on the way (and DynamoDB would refuse the record).
+    const tooDeep = options.validated ? undefined : inputDepthError(input);
+    if (tooDeep !== undefined) throw new StepforgeError('input_too_deep', tooDeep, { hint: 'flatten the input, or pass the nested data by reference (a file path or URL)', details: { limit: MAX_INPUT_DEPTH } });
     const value = options.validated ? (input as Record<string, unknown>) : this.validateInput(entry, input);
     const runId = options.runId ?? randomUUID();
     // The execution ARN follows from the state machine and the run id, so the run record carries
@@ -104,12 +108,14 @@ export class RunService {
     const fr = await loadFunctionsRuntime();
     const { run, reused } = await this.runs.startRun({
       workflow: entry.name,
+      ...(entry.displayName !== undefined ? { workflowDisplayName: entry.displayName } : {}),
       runId,
       executionArn,
       startedBy: fr.runStarter(),
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
       ...(entry.version !== undefined ? { workflowVersion: entry.version } : {}),
+      ...(entry.policy !== undefined ? { policy: entry.policy } : {}),
       input: value,
     });
     // Our own earlier attempt at this start (options.runId): go on where it stopped.
@@ -292,6 +298,15 @@ export class RunService {
         if (TERMINAL.has(run.status)) return run;
         if (i > 3000) throw new StepforgeError('run_not_started', `run '${runId}' was claimed but its execution never started`);
       }
+      // The stack closed under the wait (serve stopping): the execution stays RUNNING in the store
+      // and goes on when a process holds the stack again, so there is nothing left to wait for here,
+      // and a wait that went on would keep the process from ending.
+      if (this.stack.closed) {
+        throw new StepforgeError('stack_closed', `the stack closed while run '${runId}' was running; it goes on when a command of this project holds the stack again`, {
+          hint: `start stepforge serve again, or follow it with: stepforge runs show ${runId}`,
+          details: { runId },
+        });
+      }
       await sleep(d ? 20 : 10);
     }
   }
@@ -403,6 +418,85 @@ export class RunService {
   async cancel(runId: string, reason?: string): Promise<RunRecordView> {
     const run = await this.getRun(runId);
     return TERMINAL.has(run.status) ? run : this.stop(run, reason);
+  }
+
+  /**
+   * `runs resolve`: records by hand the outcome of a step whose call's outcome is unknown (it
+   * failed with StepOutcomeUnknown: the call went out and no answer was recorded), after a person
+   * checked the target and found the call done. The step's idempotency record is committed with
+   * `output`, as if the call had answered, and its step record becomes SUCCEEDED; `runs retry`
+   * then carries that output over instead of calling again. `step` is a step name (it must name
+   * one such instance) or an instance id (`review[2]`).
+   */
+  async resolve(runId: string, step: string, output: unknown): Promise<{ run: RunRecordView; stepId: string; target: string }> {
+    const run = await this.getRun(runId);
+    if (run.status === 'RUNNING') {
+      throw new StepforgeError('run_running', `run '${runId}' is still running; resolve records the outcome of a step of a run that has ended`, {
+        hint: `wait for it to end, or cancel it: stepforge runs cancel ${runId}`,
+        details: { runId },
+      });
+    }
+    const rt = this.stack.runtime;
+    const items: { stepId: string; item: Record<string, AttributeValue> }[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const r: QueryCommandOutput = await rt.db.client.send(new QueryCommand({
+        TableName: rt.db.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :step)',
+        ExpressionAttributeValues: { ':pk': { S: `RUN#${runId}` }, ':step': { S: 'STEP#' } },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }));
+      for (const item of r.Items ?? []) items.push({ stepId: (item.sk?.S ?? '').slice('STEP#'.length), item });
+      start = r.LastEvaluatedKey;
+    } while (start);
+    const named = items.filter((x) => x.stepId === step || baseStepId(x.stepId) === step);
+    if (named.length === 0) {
+      const known = [...new Set(items.map((x) => baseStepId(x.stepId)))].sort();
+      throw new StepforgeError('unknown_step', `run '${runId}' has no step '${step}'${known.length > 0 ? ` (its steps: ${known.join(', ')})` : ''}`, {
+        hint: `stepforge runs show ${runId} lists its steps`,
+        details: { runId, step },
+      });
+    }
+    const unknown = named.filter((x) => x.item.idem?.M?.status?.S === 'INPROGRESS' && x.item.idem.M.dispatchedAt !== undefined);
+    if (unknown.length === 0) {
+      const status = named.map((x) => `${x.stepId} ${x.item.status?.S ?? 'pending'}`).join(', ');
+      throw new StepforgeError('nothing_to_resolve', `step '${step}' of run '${runId}' has no call whose outcome is unknown (${status}); only a step that failed with StepOutcomeUnknown is resolved by hand`, {
+        hint: `to run the unfinished steps again: stepforge runs retry ${runId}`,
+        details: { runId, step },
+      });
+    }
+    if (unknown.length > 1) {
+      throw new StepforgeError('ambiguous_step', `step '${step}' of run '${runId}' has ${unknown.length} calls whose outcome is unknown: ${unknown.map((x) => x.stepId).join(', ')}`, {
+        hint: `resolve them one by one: --step ${unknown[0]!.stepId}`,
+        details: { runId, step, instances: unknown.map((x) => x.stepId) },
+      });
+    }
+    const { stepId, item } = unknown[0]!;
+    const key = item.idem!.M!.key!.S!;
+    const target = item.idem!.M!.dispatchTarget?.S ?? 'an external service';
+    const record = await rt.idempotency.getRecord(key);
+    if (!record || record.status !== 'INPROGRESS') {
+      throw new StepforgeError('nothing_to_resolve', `step '${stepId}' of run '${runId}' was settled meanwhile (${record?.status ?? 'no record'})`, { details: { runId, step: stepId } });
+    }
+    // Committed as the step itself commits (executeStep): the output (a large one as a blob), no tokens used.
+    const stored = await rt.blobs.maybeStore(rt.redactor.redact(output), rt.config.inlineOutputMaxBytes);
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    const committed = { output: stored.value, ...(stored.ref ? { outputRef: stored.ref } : {}), usage, extra: { resolvedByHand: true } };
+    const nowMs = rt.config.clock();
+    await rt.idempotency.saveSuccess(key, {
+      leaseId: record.leaseId, output: committed, nowMs, ttlSeconds: rt.config.idempotencyTtlSeconds,
+      step: { output: stored.value, ...(stored.ref ? { outputRef: stored.ref.ref } : {}), usage },
+    });
+    // The failure it recorded is no longer the step's state.
+    await rt.db.client.send(new UpdateItemCommand({
+      TableName: rt.db.tableName,
+      Key: { pk: { S: `RUN#${runId}` }, sk: { S: `STEP#${stepId}` } },
+      UpdateExpression: 'REMOVE #error',
+      ExpressionAttributeNames: { '#error': 'error' },
+    }));
+    await rt.runs.recordEvent({ runId, stepId, type: 'StepResolved', detail: { message: `the outcome of ${target} was recorded by hand as done`, target } });
+    return { run, stepId, target };
   }
 
   /** Stops a run read as RUNNING (StopExecution) and waits until its record settles. */

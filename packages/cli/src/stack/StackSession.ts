@@ -87,5 +87,5 @@ export class StackSession {
 export async function openService(options: OpenStackOptions): Promise<OpenedStack> {
   const [{ openStack }, { RunService }] = await Promise.all([import('./EmbeddedStack.js'), import('./RunService.js')]);
   const stack = await openStack(options);
-  return { stack, service: new RunService(stack, options.projectDir) };
+  return { stack, service: new RunService(stack, options.projectDir, options.env ?? process.env) };
 }

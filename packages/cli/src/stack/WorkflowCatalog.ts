@@ -12,12 +12,27 @@ import {
   InputSectionSpec,
   StepforgeError,
   compileDocument,
+  duplicateWorkflowError,
   loadDocument,
   toInputSchema,
   type CompileResult,
   type InputSchema,
   type IrWorkflow,
+  type NamedWorkflow,
 } from '@stepforge/compiler';
+import { loadFunctionsRuntime } from './functionsRuntime.js';
+import { gatedTools, requirePolicyFor, resolvePolicy, type ResolvedPolicy } from './resolvePolicy.js';
+
+/** Options of registerFile and registerText. */
+export interface RegisterOptions {
+  /**
+   * The project's workflows registered so far in this pass (serve: workflows/ and examples/), by
+   * workflow name. A document whose workflow name one of them has is StepforgeError
+   * `duplicate_workflow` and is not registered (it would replace the other's state machine);
+   * one registered is added.
+   */
+  readonly project?: Map<string, NamedWorkflow>;
+}
 
 /** One step of a registered workflow: what progress displays and forks need. */
 export interface CatalogStep {
@@ -33,7 +48,10 @@ export interface CatalogStep {
 
 /** A workflow registered with the engine. */
 export interface WorkflowEntry {
+  /** The workflow name: the state machine's, and what runs record. */
   readonly name: string;
+  /** The name for people to read (the DSL's `document.name` as written); absent on entries registered before it was kept. */
+  readonly displayName?: string;
   readonly file?: string;
   readonly format: 'chain' | 'dsl';
   readonly stateMachineArn: string;
@@ -48,6 +66,11 @@ export interface WorkflowEntry {
    * the workflow has changed. Absent on entries registered before versions were kept.
    */
   readonly version?: string;
+  /**
+   * The approval policy its runs are held to (resolvePolicy, when it was registered): each run
+   * records it, so the handlers gate that run's tool calls by it, whichever process runs them.
+   */
+  readonly policy?: { readonly sources: ResolvedPolicy['sources']; readonly rules: readonly unknown[] };
 }
 
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/StepforgeEmbedded';
@@ -68,10 +91,11 @@ export class WorkflowCatalog {
     private readonly dynamodb: DynamoDBClient,
     private readonly tableName: string,
     private readonly projectDir: string,
+    private readonly env: Readonly<Record<string, string | undefined>> = process.env,
   ) {}
 
   /** Reads, compiles (StepforgeError on invalid documents) and registers `file`. */
-  async registerFile(file: string): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
+  async registerFile(file: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
     let text: string;
     const shown = file;
     try {
@@ -81,12 +105,22 @@ export class WorkflowCatalog {
         location: { file: shown, line: 1, column: 1 },
       });
     }
-    return this.registerText(text, shown);
+    return this.registerText(text, shown, options);
   }
 
   /** Compiles and registers a document's text. */
-  async registerText(text: string, file?: string): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
+  async registerText(text: string, file?: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
     const compiled = compileDocument(text, file !== undefined ? { file } : {});
+    // Before anything is registered: a policy that cannot be read, or a workflow that can change
+    // things with no policy at all, stops here.
+    const policy = resolvePolicy(await loadFunctionsRuntime(), { ...(file !== undefined ? { file } : {}), baseDir: this.projectDir, env: this.env });
+    requirePolicyFor(compiled.name, gatedTools(compiled.ir.workflow), policy, file);
+    const named: NamedWorkflow = {
+      name: compiled.name, displayName: compiled.displayName, file: file ?? '<input>', source: text,
+      ...(compiled.ir.nameLocation !== undefined ? { nameLocation: compiled.ir.nameLocation } : {}),
+    };
+    const other = options.project?.get(compiled.name);
+    if (other !== undefined) throw duplicateWorkflowError(other, named);
     const loaded = loadDocument(text, { ...(file !== undefined ? { file } : {}), level: 'topology' });
     const inputSchema = inputSchemaOf((loaded.document as { input?: unknown } | undefined)?.input);
     const definition = JSON.stringify(compiled.asl);
@@ -101,6 +135,7 @@ export class WorkflowCatalog {
     const version = createHash('sha256').update(JSON.stringify({ definition, format, inputSchema, steps, edges })).digest('hex').slice(0, 16);
     const entry: WorkflowEntry = {
       name: compiled.name,
+      displayName: compiled.displayName,
       ...(file !== undefined ? { file } : {}),
       format,
       stateMachineArn,
@@ -109,6 +144,7 @@ export class WorkflowCatalog {
       edges,
       updatedAt: new Date().toISOString(),
       version,
+      policy: { sources: policy.sources, rules: policy.rules },
     };
     const body = { S: JSON.stringify(entry) };
     let items: BatchWriteItemCommandInput['RequestItems'] = {
@@ -116,6 +152,7 @@ export class WorkflowCatalog {
     };
     // One request for both; what DynamoDB leaves unprocessed (throttling) is sent again.
     while (items && Object.keys(items).length > 0) items = (await this.dynamodb.send(new BatchWriteItemCommand({ RequestItems: items }))).UnprocessedItems;
+    options.project?.set(compiled.name, named);
     return { entry, compiled };
   }
 

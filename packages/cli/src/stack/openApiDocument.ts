@@ -45,7 +45,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           200: ok('Finished run (wait: true), or the existing run for the idempotency key', 'RunStarted'),
           202: ok('Run started', 'RunStarted'),
-          400: err('Invalid body, an Idempotency-Key header that is not a key or that disagrees with the body\'s idempotencyKey (invalid_request), or input not matching the workflow input schema (invalid_input)'),
+          400: err('Invalid body, an Idempotency-Key header that is not a key or that disagrees with the body\'s idempotencyKey (invalid_request), input not matching the workflow input schema (invalid_input), or input nested more than 32 levels deep (input_too_deep)'),
           404: err('Unknown workflow (unknown_workflow)'),
           409: err('The idempotency key names a run of another workflow (idempotency_key_conflict)'),
           413: err('The input is over Step Functions\' 256 KiB execution input limit (input_too_large); no run is recorded'),
@@ -132,7 +132,9 @@ export const OPENAPI_DOCUMENT = {
       RunSummary: {
         type: 'object',
         properties: {
-          runId: { type: 'string' }, workflow: { type: 'string' }, status: { type: 'string' }, startedAt: { type: 'string' },
+          runId: { type: 'string' }, workflow: { type: 'string', description: 'The workflow name (its state machine\'s)' },
+          displayName: { type: 'string', description: 'The workflow\'s name as its document writes it (document.name)' },
+          status: { type: 'string' }, startedAt: { type: 'string' },
           endedAt: { type: 'string', nullable: true }, idempotencyKey: { type: 'string', nullable: true }, parentRunId: { type: 'string', nullable: true },
         },
       },
@@ -167,7 +169,7 @@ export const OPENAPI_DOCUMENT = {
         properties: {
           workflows: {
             type: 'array',
-            items: { type: 'object', properties: { name: { type: 'string' }, file: { type: 'string', nullable: true }, format: { type: 'string' }, steps: { type: 'array', items: { type: 'string' } }, input: { type: 'array', items: { type: 'object' } } } },
+            items: { type: 'object', properties: { name: { type: 'string' }, displayName: { type: 'string' }, file: { type: 'string', nullable: true }, format: { type: 'string' }, steps: { type: 'array', items: { type: 'string' } }, input: { type: 'array', items: { type: 'object' } } } },
           },
         },
       },

@@ -7,7 +7,7 @@ import type { RunRecordView } from './functionsRuntime.js';
 /** One run in a list. */
 export function runSummary(r: RunRecordView) {
   return {
-    runId: r.runId, workflow: r.workflow, status: r.status, startedAt: r.startedAt, endedAt: r.endedAt ?? null,
+    runId: r.runId, workflow: r.workflow, displayName: r.workflowDisplayName ?? r.workflow, status: r.status, startedAt: r.startedAt, endedAt: r.endedAt ?? null,
     idempotencyKey: r.idempotencyKey ?? null, parentRunId: r.parentRunId ?? null,
   };
 }

@@ -56,7 +56,10 @@ export interface DslValue {
 /** An agent with a role inside a composite step (analyst, specialist). */
 export interface DslAgentRole {
   readonly agent: string;
+  /** The role as written; an analyst listed without one (`agents: [{agent, focus}]`) has its agent's name. */
   readonly role: string;
+  /** What an analyst looks at (`focus:`), when given. */
+  readonly focus?: string;
   readonly location: SourceLocation;
 }
 
@@ -71,7 +74,9 @@ export interface DslRetry {
 
 /** Fields every step has. */
 export interface DslStepBase {
+  /** The step's key in `steps:` (or in its `do:` body). */
   readonly name: string;
+  /** Its `call:`. */
   readonly kind: DslStepKind;
   readonly description?: string;
   /** The enclosing step for steps in a `do` body. */
@@ -80,8 +85,11 @@ export interface DslStepBase {
   readonly inputTemplate?: DslValue;
   /** Binding name → secret (resolved to `$secret:<id>` bindings; never values). */
   readonly secrets: readonly DslSecret[];
-  /** Declared output shape, passed through as authored (`text`, `json` or a JSON Schema mapping). */
-  readonly output?: unknown;
+  /**
+   * The name of the step's output (`output:`; GraphN's canvas node id), the step name when omitted.
+   * A label only: results are read as `steps.<step name>.output`, and it adds no dependency.
+   */
+  readonly output: string;
   /** Steps named in `after` (as written). */
   readonly after: readonly string[];
   readonly when?: DslTemplateField;
@@ -148,7 +156,7 @@ export interface DslWhileStep extends DslStepBase {
   readonly do: DslScope;
 }
 
-/** `parallel_analyzer`: analysts in parallel, then the aggregator. */
+/** `parallel_analyzer`: analysts in parallel, then the aggregator (`agents` / `aggregator_agent` are read as `analysts` / `aggregator`). */
 export interface DslParallelAnalyzerStep extends DslStepBase {
   readonly kind: 'parallel_analyzer';
   readonly analysts: readonly DslAgentRole[];
@@ -162,7 +170,11 @@ export interface DslHandoffRouterStep extends DslStepBase {
   readonly specialists: readonly DslAgentRole[];
 }
 
-/** `judge_loop`: generate, evaluate, repeat until `pass_condition` or max_iterations. */
+/**
+ * `judge_loop`: generate, evaluate, repeat until `pass_condition` or max_iterations. `worker_agent` and
+ * `judge_agent` are read as `generator` and `evaluator`; without `pass_condition` the loop stops when
+ * the evaluator answers `PASS`.
+ */
 export interface DslJudgeLoopStep extends DslStepBase {
   readonly kind: 'judge_loop';
   readonly generator: string;
@@ -191,6 +203,7 @@ export interface DslScope {
 /** `document:` metadata. */
 export interface DslMetadata {
   readonly dsl: string;
+  /** `document.name` as written: the display name. */
   readonly name: string;
   readonly version?: string;
   readonly description?: string;
@@ -200,7 +213,12 @@ export interface DslMetadata {
 export interface DslDocument {
   readonly format: 'dsl';
   readonly file?: string;
+  /** The workflow name: an ASCII slug of the display name (workflowSlug), the state machine's name. */
   readonly name: string;
+  /** `document.name` as written, for people to read. */
+  readonly displayName: string;
+  /** Where `document.name` is written (errors about the workflow name point there). */
+  readonly nameLocation: SourceLocation;
   readonly metadata: DslMetadata;
   readonly agents: Readonly<Record<string, DslResource>>;
   readonly functions: Readonly<Record<string, DslResource>>;

@@ -3,7 +3,6 @@
 // also the source of schemas/workflow.schema.json (z.toJSONSchema) for editor support.
 import { z } from 'zod';
 import { didYouMean } from '../chain/didYouMean.js';
-import { sanitiseWorkflowName, WORKFLOW_NAME_PATTERN } from '../workflowNameFromFile.js';
 import { InputSectionSpec } from '../input/InputSchema.js';
 import { parseDurationSeconds } from '../lower/renderRetry.js';
 import { DSL_STEP_KINDS } from './DslDocument.js';
@@ -11,6 +10,7 @@ import { DSL_STEP_KINDS } from './DslDocument.js';
 /** Step names: identifiers the expression language can spell (`steps.<name>.output`), ≤ 80 chars. */
 export const STEP_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
+/** A step's name: the key of its entry in `steps:` (or in a `do:` body). */
 const StepName = z.string()
   .regex(STEP_NAME, { error: 'a step name must start with a letter or _ and contain only letters, digits, _ and -' })
   .max(80, { error: 'a step name must be at most 80 characters (Step Functions state names)' })
@@ -26,9 +26,12 @@ const TRIGGER_NAME = /^[A-Za-z0-9_-]{1,40}$/;
 
 const ResourceUri = z.string().regex(/^res:\/\/\S+$/, { error: 'expected a res://… URI or a mapping' });
 
-/** A declared function / MCP server: a mapping (possibly empty) or a `res://…` URI. */
-const Resource = z.union([ResourceUri, z.record(z.string(), z.unknown()), z.null()], {
-  error: 'expected a mapping ({} or configuration) or a res://… URI',
+/** `name: ""`: declared by name alone, configured where it is deployed (GraphN's usual declaration). */
+const ByName = z.literal('');
+
+/** A declared function / MCP server: `""`, a mapping (possibly empty) or a `res://…` URI. */
+const Resource = z.union([ByName, ResourceUri, z.record(z.string(), z.unknown()), z.null()], {
+  error: 'expected "" (declared by name), a mapping ({} or configuration) or a res://… URI',
 });
 
 /**
@@ -51,9 +54,9 @@ const AgentConfig = z.strictObject({
   }).optional().describe('Tools granted to its agent steps: registry tools (web-search, fs-read…) or mcp.<server>.<tool>.'),
 });
 
-/** A declared agent: a configuration mapping (possibly empty), a `res://…` URI, or nothing. */
-const Agent = z.union([ResourceUri, AgentConfig, z.null()], {
-  error: 'expected a mapping ({} or {model, instructions, tools…}) or a res://… URI',
+/** A declared agent: `""`, a configuration mapping (possibly empty), a `res://…` URI, or nothing. */
+const Agent = z.union([ByName, ResourceUri, AgentConfig, z.null()], {
+  error: 'expected "" (declared by name), a mapping ({} or {model, instructions, tools…}) or a res://… URI',
 });
 
 /**
@@ -69,22 +72,31 @@ const Condition = z.union([z.string(), z.boolean()], { error: 'expected an expre
 
 const PositiveInt = z.number().int().min(1);
 
+const Role = z.string().regex(/\S/, { error: 'a role must not be empty: say what this agent does (e.g. role: billing)' })
+  .describe('What this agent does in the group; unique within the list.');
+
 const AgentRole = z.strictObject({
   agent: Name.describe('A declared agent.'),
-  role: z.string().regex(/\S/, { error: 'a role must not be empty: say what this agent does (e.g. role: billing)' })
-    .describe('What this agent does in the group; unique within the list.'),
+  role: Role,
+});
+
+/** An analyst of a parallel_analyzer: `{agent, role}` (with `analysts:`) or `{agent, focus}` (with `agents:`). */
+const Analyst = z.strictObject({
+  agent: Name.describe('A declared agent.'),
+  role: Role.optional(),
+  focus: z.string().optional().describe('What this analyst looks at; it is given to the analyst with the input.'),
 });
 
 /** Fields every step kind accepts. */
 const common = {
-  name: StepName,
   description: z.string().optional(),
   input: z.unknown().optional().describe('Input passed to the step; strings may contain ${ } expressions.'),
   input_template: z.string().optional().describe('A template rendered into the step\'s input text.'),
   secrets: z.union([z.record(z.string(), z.string()), z.array(z.string())]).optional()
     .describe('Secret bindings: NAME: $secret:<id> (or the name of a top-level secret).'),
-  output: z.union([z.enum(['text', 'json']), z.record(z.string(), z.unknown())], { error: 'expected text, json or a JSON Schema mapping' })
-    .optional().describe('Declared output shape: text, json or a JSON Schema mapping.'),
+  output: z.string({ error: "expected the name of this step's output (its canvas node id), e.g. output: summary" })
+    .regex(/\S/, { error: "expected the name of this step's output (its canvas node id), e.g. output: summary" })
+    .optional().describe('The name of this step\'s output (its canvas node id); default: the step name. It is not a dependency: read results as ${ steps.<step name>.output }.'),
   after: z.union([StepRef, z.array(StepRef)], { error: 'expected a step name or a list of step names' })
     .optional().describe('Steps that must finish first.'),
   when: Condition.optional().describe('Run only when truthy; otherwise the step is skipped (output null).'),
@@ -97,72 +109,87 @@ const common = {
   }).optional().describe('Retry policy for handler failures (Step Functions Retry).'),
 };
 
-// `do` bodies are recursive; z.lazy keeps the schema (and its JSON Schema $defs) finite.
-const Body: z.ZodType<unknown[]> = z.lazy(() => z.array(DslStepSpec).min(1, { error: 'a do body needs at least one step' }));
+/**
+ * A mapping of step name → step definition (`steps:` and every `do:` body); the mapping's source order
+ * is the order that breaks ties wherever order matters.
+ */
+function stepMap(empty: string): z.ZodType<Record<string, unknown>> {
+  return z.record(StepName, z.lazy(() => DslStepSpec), { error: 'expected a mapping of step name to step definition (name: {call: …})' })
+    .refine((m) => Object.keys(m).length > 0, { error: empty });
+}
 
+// `do` bodies are recursive; z.lazy keeps the schema (and its JSON Schema $defs) finite.
+const Body: z.ZodType<Record<string, unknown>> = z.lazy(() => stepMap('a do body needs at least one step'));
+
+/** The kinds of `call:`, each with its own fields (as GraphN writes them). */
 const kinds = [
-  z.strictObject({ ...common, kind: z.literal('agent'), agent: Name.describe('A declared agent.') }),
-  z.strictObject({ ...common, kind: z.literal('function'), function: Name.describe('A declared function.') }),
-  z.strictObject({ ...common, kind: z.literal('mcp_tool'), server: Name.describe('A declared MCP server.'), tool: Name }),
-  z.strictObject({ ...common, kind: z.literal('connector'), connector: Name.describe('slack, http, sqs, eventbridge…'), action: Name }),
-  z.strictObject({ ...common, kind: z.literal('conditional'), condition: Condition.default(true) }),
+  z.strictObject({ call: z.literal('agent'), ...common, agent: Name.describe('A declared agent.') }),
+  z.strictObject({ call: z.literal('function'), ...common, function: Name.describe('A declared function.') }),
+  z.strictObject({ call: z.literal('mcp_tool'), ...common, server: Name.describe('A declared MCP server.'), tool: Name.describe('The tool to call on it.') }),
+  z.strictObject({ call: z.literal('connector'), ...common, connector: Name.describe('slack, http, sqs, eventbridge…'), action: Name.describe('The connector action, e.g. send_message.') }),
+  z.strictObject({ call: z.literal('conditional'), ...common, condition: Condition.default(true).describe('Its output is this boolean; later steps branch with when:.') }),
   z.strictObject({
+    call: z.literal('for_each'),
     ...common,
-    kind: z.literal('for_each'),
-    items: z.union([z.string(), z.array(z.unknown())], { error: 'expected an expression or a list' }),
-    as: z.string().regex(STEP_NAME, { error: 'as must be an identifier' }).default('item'),
-    max_iterations: PositiveInt.default(50),
-    parallel: z.boolean().default(false),
-    do: Body,
+    items: z.union([z.string(), z.array(z.unknown())], { error: 'expected an expression or a list' }).describe('The list to loop over (a single value runs once).'),
+    as: z.string().regex(STEP_NAME, { error: 'as must be an identifier' }).default('item').describe('The loop variable, read as ${ input.<as> } (default item).'),
+    max_iterations: PositiveInt.default(50).describe('At most this many items (default 50).'),
+    parallel: z.boolean().default(false).describe('Run iterations at once (at most 10 at a time).'),
+    do: Body.describe('The steps run for each item: a mapping of step name to step definition.'),
   }),
   z.strictObject({
+    call: z.literal('while'),
     ...common,
-    kind: z.literal('while'),
-    condition: Condition,
-    max_iterations: PositiveInt.default(10),
-    do: Body,
+    condition: Condition.describe('Checked before each iteration after the first.'),
+    max_iterations: PositiveInt.default(10).describe('At most this many iterations (default 10).'),
+    do: Body.describe('The steps of one iteration: a mapping of step name to step definition.'),
   }),
   z.strictObject({
+    call: z.literal('parallel_analyzer'),
     ...common,
-    kind: z.literal('parallel_analyzer'),
-    analysts: z.array(AgentRole).min(1),
-    aggregator: Name.describe('A declared agent that combines the analyses.'),
+    analysts: z.array(Analyst).min(1).optional().describe('The analysts, run at once: [{agent, role}].'),
+    aggregator: Name.optional().describe('A declared agent that combines the analyses.'),
+    agents: z.array(Analyst).min(1).optional().describe('The analysts, run at once: [{agent, focus}] (the other spelling of analysts).'),
+    aggregator_agent: Name.optional().describe('A declared agent that combines the analyses (the other spelling of aggregator).'),
   }),
   z.strictObject({
+    call: z.literal('handoff_router'),
     ...common,
-    kind: z.literal('handoff_router'),
-    entry_agent: Name,
-    specialists: z.array(AgentRole).min(1),
+    entry_agent: Name.describe('The agent that triages and hands off.'),
+    specialists: z.array(AgentRole).min(1).describe('The agents it can hand off to: [{agent, role}].'),
   }),
   z.strictObject({
+    call: z.literal('judge_loop'),
     ...common,
-    kind: z.literal('judge_loop'),
-    generator: Name,
-    evaluator: Name,
-    pass_condition: Condition,
-    max_iterations: PositiveInt.default(5),
+    generator: Name.optional().describe('The agent that writes each candidate.'),
+    evaluator: Name.optional().describe('The agent that judges each candidate.'),
+    worker_agent: Name.optional().describe('The agent that writes each candidate (the other spelling of generator).'),
+    judge_agent: Name.optional().describe('The agent that judges each candidate (the other spelling of evaluator).'),
+    pass_condition: Condition.optional().describe('Stop when this holds; default: the evaluator answered PASS.'),
+    max_iterations: PositiveInt.default(5).describe('At most this many rounds (default 5).'),
   }),
 ] as const;
 
-/** One step (any of the ten kinds, discriminated by `kind`). */
-export const DslStepSpec = z.discriminatedUnion('kind', kinds, {
-  error: (iss) => iss.code === 'invalid_union' && iss.input !== undefined ? unknownKind((iss.input as { kind?: unknown }).kind) : undefined,
+/** One step (any of the ten kinds, discriminated by `call`). */
+export const DslStepSpec = z.discriminatedUnion('call', kinds, {
+  error: (iss) => iss.code === 'invalid_union' && iss.input !== undefined ? unknownKind((iss.input as { call?: unknown }).call) : undefined,
 });
 
-function unknownKind(kind: unknown): string {
+/** The message for a `call:` value that names no step kind. */
+export function unknownKind(kind: unknown): string {
   const best = typeof kind === 'string' ? didYouMean(kind, DSL_STEP_KINDS) : undefined;
   const what = typeof kind === 'string' ? `'${kind}'` : JSON.stringify(kind) ?? String(kind);
-  return `unknown step kind ${what}${best ? `; did you mean '${best}'?` : ''} (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)`;
+  return `unknown step kind call: ${what}${best ? `; did you mean '${best}'?` : ''} (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)`;
 }
 
 /** The whole DSL document. */
 export const DslDocumentSpec = z.strictObject({
   document: z.strictObject({
     dsl: z.union([z.string(), z.number()], { error: 'expected a DSL version such as "1.0"' }).describe('DSL version, e.g. "1.0".'),
-    // The chain front-end's rule: the name becomes the state machine's and the compiled file's name.
-    name: z.string().regex(WORKFLOW_NAME_PATTERN, {
-      error: (iss) => `a workflow name must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine and the compiled file); for example name: ${sanitiseWorkflowName(String(iss.input))}`,
-    }).describe("Workflow name (state machine name): 1–80 characters of letters, digits, '-' and '_'."),
+    // A display name, any text: the state machine's name is derived from it (workflowSlug).
+    name: z.string({ error: 'expected the workflow\'s display name as text, e.g. name: Document analysis' })
+      .regex(/\S/, { error: 'document.name must not be empty: give the workflow a display name, e.g. name: Document analysis' })
+      .describe('The workflow\'s display name, any text ("Document analysis"); the state machine name is an ASCII slug of it ("Document-analysis").'),
     version: z.union([z.string(), z.number()]).optional(),
     description: z.string().optional(),
   }),
@@ -172,7 +199,7 @@ export const DslDocumentSpec = z.strictObject({
   secrets: z.record(z.string(), z.string()).optional().describe('name: $secret:<id>'),
   input: InputSectionSpec.optional(),
   chat_hints: z.unknown().optional(),
-  steps: z.array(DslStepSpec).min(1, { error: 'a workflow needs at least one step' }),
+  steps: stepMap('a workflow needs at least one step').describe('The steps: a mapping of step name to step definition (each with call:).'),
   output: z.unknown().optional().describe('The workflow result; default: the last step\'s output.'),
   // Deployment settings: read by the CDK app (infra/), accepted here so `--strict` passes them.
   express: z.boolean().optional().describe('Deploy as an Express state machine when the workflow can run as one.'),

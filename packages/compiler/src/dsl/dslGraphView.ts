@@ -3,7 +3,8 @@ import type { DslDocument, DslScope, DslStep } from './DslDocument.js';
 
 /**
  * The GraphView of a DSL document: every step (nested ones after their parent, with `parent` set) in
- * source order, kind = step kind, and the dependency edges of every scope as `[from, to]` node indices.
+ * source order, handle = step name, kind = its `call:`, output = its output's name (the canvas node id),
+ * and the dependency edges of every scope as `[from, to]` node indices.
  * Tools: an agent's declared `tools:` list; `server/tool` for an mcp_tool step.
  */
 export function dslGraphView(doc: DslDocument): GraphView {
@@ -14,7 +15,9 @@ export function dslGraphView(doc: DslDocument): GraphView {
     for (const s of scope.steps) {
       index.push(nodes.length);
       // Assigned rather than spread in: one object per step, `parent` last and only when present.
-      nodes.push(s.parent === undefined ? { handle: s.name, kind: s.kind, tools: toolsOf(doc, s) } : { handle: s.name, kind: s.kind, tools: toolsOf(doc, s), parent: s.parent });
+      nodes.push(s.parent === undefined
+        ? { handle: s.name, kind: s.kind, tools: toolsOf(doc, s), output: s.output }
+        : { handle: s.name, kind: s.kind, tools: toolsOf(doc, s), output: s.output, parent: s.parent });
       if (s.kind === 'for_each' || s.kind === 'while') visit(s.do);
     }
     for (const [a, b] of scope.edges) edges.push([index[a]!, index[b]!]);

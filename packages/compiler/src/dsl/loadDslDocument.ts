@@ -1,4 +1,4 @@
-import { parseDocument, type Document, type Node } from 'yaml';
+import { parseDocument, stringify, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { SourceText } from '../errors/SourceText.js';
 import { StepforgeError, isStepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
@@ -24,6 +24,8 @@ import { findCycle, topologicalOrder } from './topologicalOrder.js';
 import { dslGraphView } from './dslGraphView.js';
 import { yamlErrorMessage } from '../yamlErrorMessage.js';
 import { unsupportedYamlKeys } from '../unsupportedYamlKey.js';
+import { workflowSlug } from '../workflowSlug.js';
+import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../yamlValueIssues.js';
 
 /** Options for loadDslDocument. */
 export interface LoadDslOptions {
@@ -48,7 +50,10 @@ const SUPPORTED_DSL_VERSION = /^1(\.\d+){0,2}$/;
 /** `$secret:<id>` where id is a Secrets Manager / SSM style name. */
 export const SECRET_BINDING = /^\$secret:([A-Za-z0-9][A-Za-z0-9/_+=.@:-]*)$/;
 
-const AGENT_FIELDS = ['agent', 'aggregator', 'entry_agent', 'generator', 'evaluator'] as const;
+const AGENT_FIELDS = ['agent', 'aggregator', 'aggregator_agent', 'entry_agent', 'generator', 'evaluator', 'worker_agent', 'judge_agent'] as const;
+
+/** The pass condition of a judge_loop that gives none: GraphN's rule, the evaluator answers PASS. */
+const EVALUATOR_SAYS_PASS = "${ input.evaluation == 'PASS' }";
 
 /**
  * Loads a workflow DSL document from YAML text: parses with source ranges, checks the shape (zod),
@@ -110,7 +115,7 @@ interface StepRec {
   readonly parent?: StepRec;
   readonly scope: ScopeRec;
   readonly index: number;
-  /** Data path of the step, by scope index (`steps[i].do[j]…`). */
+  /** Data path of the step (`steps.<name>.do.<name>…`). */
   readonly path: readonly (string | number)[];
   readonly refs: Ref[];
   body?: ScopeRec;
@@ -189,14 +194,20 @@ class DslLoader {
       if (at >= text.length || text[at] === '\n') at = start;
       this.error('yaml', yamlErrorMessage(e), offsetLocation(this.src, at, Math.max(end, at + 1)));
     }
-    // Before toJS, which would stringify a complex key (and the yaml package print a warning about it).
+    // Before toJS, which would stringify a complex key (and the yaml package print a warning about it),
+    // throw on an alias without its anchor and loop on one inside its own value.
     for (const k of unsupportedYamlKeys(doc.contents)) this.error('yaml', k.message, offsetLocation(this.src, k.offset, k.offset + k.length));
+    if (this.errors.length > 0) return this.result();
+    const values = yamlValueIssues(doc, text);
+    for (const k of values.issues) this.error('yaml', k.message, offsetLocation(this.src, k.offset, k.offset + k.length));
     if (this.errors.length > 0) return this.result();
     let raw: unknown;
     try {
-      raw = doc.toJS({ maxAliasCount: 1000 });
+      raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (e) {
-      this.error('yaml', (e as Error).message, this.locAt([]));
+      // Aliases that expand too far: blame the first one (nothing else in a parsed document can throw here).
+      const at = values.firstAlias ?? { offset: 0, length: 1 };
+      this.error('yaml', aliasExpansionMessage(e), offsetLocation(this.src, at.offset, at.offset + at.length));
       return this.result();
     }
     return this.load(raw);
@@ -208,12 +219,44 @@ class DslLoader {
       this.error('schema', 'a workflow document must be a mapping with document: and steps:', this.locAt([]));
       return this.result();
     }
+    if (this.listForm(raw as Record<string, unknown>)) return this.result();
     const data = this.checkShape(raw as Record<string, unknown>);
     if (!data) return this.result();
     return this.result(this.build(data));
   }
 
   // ---- shape (zod) ----------------------------------------------------------------------------
+
+  /**
+   * One error for each `steps:` or `do:` written as a list (`- name: … kind: …`) rather than as the
+   * mapping of step name → definition, showing that mapping; true when there was one. The list's
+   * items are not checked further: every one of them would be wrong only for being in a list.
+   * (Also refuses a step named `__proto__`, which the schema would drop.)
+   */
+  private listForm(raw: Record<string, unknown>): boolean {
+    let found = false;
+    const visit = (steps: unknown, path: (string | number)[]): void => {
+      if (Array.isArray(steps)) {
+        found = true;
+        const field = path[path.length - 1] === 'do' ? 'do' : 'steps';
+        this.error('schema', `${formatPath(path)} is a list (- name: … kind: …), but steps are written as a mapping of step name to step definition, with call: naming the kind`, this.locAt(path), {
+          hint: `write it as:\n${mappingForm(field, steps).replace(/^/gm, '      ')}`,
+        });
+        return;
+      }
+      if (steps === null || typeof steps !== 'object') return;
+      // zod's records skip this key without a word (assigning it would set a prototype): say so here.
+      if (Object.prototype.hasOwnProperty.call(steps, '__proto__')) {
+        found = true;
+        this.error('schema', `${formatPath(path)}: '__proto__' cannot be a step name; choose another`, this.keyLocAt(path, '__proto__'));
+      }
+      for (const [name, step] of Object.entries(steps as Record<string, unknown>)) {
+        if (step !== null && typeof step === 'object' && 'do' in step) visit((step as Record<string, unknown>).do, [...path, name, 'do']);
+      }
+    };
+    visit(raw.steps, ['steps']);
+    return found;
+  }
 
   private checkShape(raw: Record<string, unknown>): DslDocumentData | undefined {
     let parsed = DslDocumentSpec.safeParse(raw);
@@ -246,13 +289,33 @@ class DslLoader {
   }
 
   private reportIssue(issue: z.core.$ZodIssue, raw: unknown): void {
+    const field = issue.path[issue.path.length - 1];
+    if (issue.code === 'invalid_key' && typeof field === 'string') {
+      // A bad step name: at the key, in the key schema's words.
+      const parent = issue.path.slice(0, -1);
+      const why = issue.issues[0]?.message ?? issue.message;
+      this.error('schema', `${formatPath(parent)}: step '${field}': ${why}`, this.loc.keyAt(parent, field) ?? this.locAt(parent));
+      return;
+    }
     const { location, depth } = this.loc.at(issue.path);
     const missing = depth < issue.path.length;
-    const field = issue.path[issue.path.length - 1];
     if (missing && depth === issue.path.length - 1 && typeof field === 'string') {
       const owner = issue.path.length > 1 ? ` in ${formatPath(issue.path.slice(0, -1))}` : '';
-      const what = field === 'kind' ? " (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)" : '';
-      this.error('schema', `missing required field '${field}'${owner}${what}`, location);
+      if (field === 'call') {
+        // A step without call: is located at its name (the key), where the definition starts.
+        const stepPath = issue.path.slice(0, -1);
+        const name = stepPath[stepPath.length - 1];
+        const at = typeof name === 'string' ? this.loc.keyAt(stepPath.slice(0, -1), name) ?? location : location;
+        const kind = (valueAtPath(raw, stepPath) as Record<string, unknown> | undefined)?.kind;
+        const was = typeof kind === 'string' ? `; its kind is written with call:, not kind: (call: ${kind})` : '';
+        this.error('schema', `missing required field 'call'${owner} (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)${was}`, at);
+        return;
+      }
+      // A field missing from a step: at the step's name (its key), where the definition starts.
+      const stepPath = issue.path.slice(0, -1);
+      const key = stepPath[stepPath.length - 1];
+      const inStep = stepPath.length >= 2 && typeof key === 'string' && (stepPath[stepPath.length - 2] === 'steps' || stepPath[stepPath.length - 2] === 'do');
+      this.error('schema', `missing required field '${field}'${owner}`, (inStep ? this.loc.keyAt(stepPath.slice(0, -1), key) : undefined) ?? location);
       return;
     }
     this.error('schema', `${formatPath(issue.path)}: ${describeDslIssue(issue, valueAtPath(raw, issue.path))}`, location);
@@ -282,7 +345,7 @@ class DslLoader {
     if (data.input !== undefined) this.inputNames = new Set(input.fields.map((f) => f.name));
 
     // Register every step (all scopes) first, so references may point forward and into outer scopes.
-    const top = this.registerScope(data.steps as unknown as Record<string, unknown>[], ['steps'], undefined, new Set());
+    const top = this.registerScope(data.steps as Record<string, Record<string, unknown>>, ['steps'], undefined, new Set());
     for (const rec of this.byName.values()) this.checkStep(rec, { agents, functions, mcpServers, secrets });
     // Each reference of the output is located at its own `steps.<name>` (as a step's are), not at the first template.
     const outputRefs: Ref[] = [];
@@ -305,7 +368,9 @@ class DslLoader {
     return {
       format: 'dsl',
       ...(this.options.file !== undefined ? { file: this.options.file } : {}),
-      name: data.document.name,
+      name: workflowSlug(data.document.name),
+      displayName: data.document.name,
+      nameLocation: this.locAt(['document', 'name']),
       metadata: {
         dsl,
         name: data.document.name,
@@ -324,9 +389,9 @@ class DslLoader {
     const out: Record<string, DslResource> = {};
     for (const [name, v] of Object.entries(section ?? {})) {
       const location = this.keyLocAt([key], name);
-      out[name] = typeof v === 'string'
+      out[name] = typeof v === 'string' && v !== ''
         ? { name, uri: v, config: {}, location }
-        : { name, config: (v ?? {}) as Record<string, unknown>, location };
+        : { name, config: (v || {}) as Record<string, unknown>, location };
     }
     return out;
   }
@@ -349,18 +414,19 @@ class DslLoader {
     return schema;
   }
 
-  private registerScope(list: Record<string, unknown>[], path: (string | number)[], owner: StepRec | undefined, bound: ReadonlySet<string>): ScopeRec {
+  private registerScope(map: Record<string, Record<string, unknown>>, path: (string | number)[], owner: StepRec | undefined, bound: ReadonlySet<string>): ScopeRec {
     // Plain literals (no conditional spreads) keep these records in V8's fast object layout.
     const scope: ScopeRec = { owner, steps: [], bound, edges: [], order: [], seen: new Set() };
-    for (let index = 0; index < list.length; index++) {
-      const data = list[index]!;
-      const stepPath = [...path, index];
-      const name = data.name as string;
-      const location = this.locAt([...stepPath, 'name']);
+    // The mapping's source order (object keys keep insertion order: step names are never integers).
+    for (const name in map) {
+      const data = map[name]!;
+      const stepPath = [...path, name];
+      // A step is located at its name, the key of its definition.
+      const location = this.keyLocAt(path, name);
       const at = scope.steps.length;
       const rec: StepRec = {
-        name, kind: data.kind as DslStepKind, data, location, parent: owner,
-        scope, index: at, path: owner ? [...owner.path, 'do', at] : ['steps', at], refs: [], fields: {}, deps: [],
+        name, kind: data.call as DslStepKind, data, location, parent: owner,
+        scope, index: at, path: stepPath, refs: [], fields: {}, deps: [],
       };
       const prior = this.byName.get(name);
       if (prior) {
@@ -371,11 +437,11 @@ class DslLoader {
       }
       this.byName.set(name, rec);
       scope.steps.push(rec);
-      if (Array.isArray(data.do)) {
+      if (data.do !== null && typeof data.do === 'object') {
         const inner = new Set(bound);
         if (rec.kind === 'for_each') inner.add(data.as as string);
         if (rec.kind === 'while') inner.add('iteration');
-        rec.body = this.registerScope(data.do as Record<string, unknown>[], [...stepPath, 'do'], rec, inner);
+        rec.body = this.registerScope(data.do as Record<string, Record<string, unknown>>, [...stepPath, 'do'], rec, inner);
       }
     }
     return scope;
@@ -385,22 +451,33 @@ class DslLoader {
     // Loops and helper methods rather than closures: this runs once per step of large documents.
     const d = rec.data;
     const path = rec.path;
+    if (rec.kind === 'parallel_analyzer') {
+      // GraphN spells it two ways: analysts [{agent, role}] + aggregator, or agents [{agent, focus}] + aggregator_agent.
+      this.oneOf(rec, 'analysts', 'agents');
+      rec.fields.aggregator = d[this.oneOf(rec, 'aggregator', 'aggregator_agent')];
+    }
+    if (rec.kind === 'judge_loop') {
+      rec.fields.generator = d[this.oneOf(rec, 'generator', 'worker_agent')];
+      rec.fields.evaluator = d[this.oneOf(rec, 'evaluator', 'judge_agent')];
+    }
     for (const k of AGENT_FIELDS) if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) this.checkAgent(d[k], decl.agents, [...path, k]);
-    for (const list of ['analysts', 'specialists'] as const) {
-      const roles = d[list] as { agent: string; role: string }[] | undefined;
-      if (!Array.isArray(roles)) continue;
+    for (const list of ['analysts', 'agents', 'specialists'] as const) {
+      const roles = d[list] as { agent: string; role?: string; focus?: string }[] | undefined;
+      if (!Array.isArray(roles) || (list === 'agents' && rec.kind !== 'parallel_analyzer')) continue;
       const out: DslAgentRole[] = [];
       const firstWithRole = new Map<string, number>();
       for (let i = 0; i < roles.length; i++) {
         const r = roles[i]!;
         const loc = this.locAt([...path, list, i, 'agent']);
         this.checkAgent(r.agent, decl.agents, loc);
-        out.push({ agent: r.agent, role: r.role, location: loc });
-        const first = firstWithRole.get(r.role);
-        if (first === undefined) firstWithRole.set(r.role, i);
-        else this.duplicateRole(path, list, first, i, r.role);
+        // An analyst without a role (GraphN's agents: [{agent, focus}]) is known by its agent's name.
+        const role = r.role ?? r.agent;
+        out.push(r.focus !== undefined ? { agent: r.agent, role, focus: r.focus, location: loc } : { agent: r.agent, role, location: loc });
+        const first = firstWithRole.get(role);
+        if (first === undefined) firstWithRole.set(role, i);
+        else this.duplicateRole(path, list, first, i, role, r.role === undefined);
       }
-      rec.fields[list] = out;
+      rec.fields[list === 'specialists' ? 'specialists' : 'analysts'] = out;
     }
     if (rec.kind === 'function' && !Object.prototype.hasOwnProperty.call(decl.functions, d.function as string)) {
       this.error('unknown_function', `unknown function '${String(d.function)}'`, this.locAt([...path, 'function']), { hint: hintFor(d.function as string, Object.keys(decl.functions), 'functions') });
@@ -434,7 +511,7 @@ class DslLoader {
     }
     if (rec.kind === 'judge_loop') {
       const inner = new Set(bound).add('evaluation').add('candidate').add('iteration');
-      rec.fields.passCondition = this.condition(d.pass_condition as string | boolean, [...path, 'pass_condition'], inner, rec);
+      rec.fields.passCondition = this.condition((d.pass_condition ?? EVALUATOR_SAYS_PASS) as string | boolean, [...path, 'pass_condition'], inner, rec);
     }
     if (rec.kind === 'for_each') {
       const items = d.items;
@@ -453,12 +530,29 @@ class DslLoader {
    * Roles key a group's agents: a router hands off by role (a second `role: a` could never be reached)
    * and an analyzer collects the analyses by role (`byRole`, where one would overwrite the other).
    */
-  private duplicateRole(path: DataPath, list: 'analysts' | 'specialists', first: number, at: number, role: string): void {
+  private duplicateRole(path: DataPath, list: 'analysts' | 'agents' | 'specialists', first: number, at: number, role: string, byAgent: boolean): void {
     const why = list === 'specialists' ? 'the router hands off by role, so this specialist could never be reached' : 'the analyses are collected by role, so one would be lost';
-    const firstLine = this.locAt([...path, list, first, 'role']).line;
-    this.error('schema', `${formatPath([...path, list, at, 'role'])}: duplicate role '${role}' (first used by ${list}[${first}] at line ${firstLine}); ${why}`, this.locAt([...path, list, at, 'role']), {
-      hint: `give each of the ${list} its own role`,
+    // An analyst listed without a role is known by its agent: the same agent twice is the clash.
+    const field = byAgent ? 'agent' : 'role';
+    const firstLine = this.locAt([...path, list, first, field]).line;
+    const what = byAgent ? `the agent '${role}' is listed twice` : `duplicate role '${role}'`;
+    this.error('schema', `${formatPath([...path, list, at, field])}: ${what} (first used by ${list}[${first}] at line ${firstLine}); ${why}`, this.locAt([...path, list, at, field]), {
+      hint: byAgent ? 'list each agent once, or give each a role:' : `give each of the ${list} its own role`,
     });
+  }
+
+  /**
+   * Which of a field's two spellings (`analysts`/`agents`, `generator`/`worker_agent`…) a step uses:
+   * exactly one must be there. Reports a missing or doubled one and returns the name to read.
+   */
+  private oneOf(rec: StepRec, field: string, other: string): string {
+    const d = rec.data;
+    if (d[field] !== undefined && d[other] !== undefined) {
+      this.error('schema', `${formatPath([...rec.path, other])}: write either ${field}: or ${other}: (two spellings of one field), not both`, this.keyLocAt(rec.path, other));
+    } else if (d[field] === undefined && d[other] === undefined) {
+      this.error('schema', `missing required field '${field}' in ${formatPath(rec.path)} (or its other spelling '${other}')`, rec.location);
+    }
+    return d[field] !== undefined ? field : other;
   }
 
   /** An `unknown_agent` error unless `name` is declared; `at` is located only then. */
@@ -641,7 +735,7 @@ class DslLoader {
     if (f.input) step.input = f.input;
     if (f.inputTemplate) step.inputTemplate = f.inputTemplate;
     step.secrets = f.secrets;
-    if (d.output !== undefined) step.output = d.output;
+    step.output = d.output ?? r.name;
     step.after = f.after;
     if (f.when) step.when = f.when;
     if (d.retry !== undefined) step.retry = d.retry;
@@ -667,11 +761,11 @@ class DslLoader {
         break;
       }
       case 'while': step.condition = f.condition; step.maxIterations = d.max_iterations; step.do = this.freeze(r.body!); break;
-      case 'parallel_analyzer': step.analysts = f.analysts; step.aggregator = d.aggregator; break;
+      case 'parallel_analyzer': step.analysts = f.analysts; step.aggregator = f.aggregator; break;
       case 'handoff_router': step.entryAgent = d.entry_agent; step.specialists = f.specialists; break;
       case 'judge_loop':
-        step.generator = d.generator;
-        step.evaluator = d.evaluator;
+        step.generator = f.generator;
+        step.evaluator = f.evaluator;
         step.passCondition = f.passCondition;
         step.maxIterations = d.max_iterations;
         break;
@@ -709,6 +803,28 @@ function formatPath(path: readonly PropertyKey[]): string {
     else out += out === '' ? String(seg) : `.${String(seg)}`;
   }
   return out || '(document)';
+}
+
+/**
+ * The mapping form of steps written as a list, as YAML (the first two; the rest as a comment): each
+ * `- name: n` item becomes the entry `n:` with `kind:` as `call:`, `do:` lists likewise.
+ */
+function mappingForm(field: 'steps' | 'do', list: readonly unknown[]): string {
+  const convert = (items: readonly unknown[], limit: number): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    items.slice(0, limit).forEach((item, i) => {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) return;
+      const { name, kind, call, do: body, ...rest } = item as Record<string, unknown>;
+      const key = typeof name === 'string' && name !== '' ? name : `step_${i + 1}`;
+      out[key] = { call: call ?? kind ?? 'agent', ...rest, ...(Array.isArray(body) ? { do: convert(body, Infinity) } : body !== undefined ? { do: body } : {}) };
+    });
+    return out;
+  };
+  const shown = convert(list, 2);
+  if (Object.keys(shown).length === 0) shown.my_step = { call: 'agent', agent: 'my_agent' };
+  const rest = list.length - 2;
+  const more = rest > 0 ? `\n  # … and the other ${rest === 1 ? 'step' : `${rest} steps`} the same way` : '';
+  return stringify({ [field]: shown }, { lineWidth: 0 }).trimEnd() + more;
 }
 
 /** "did you mean …?" for a misspelt name, or where to declare it. */

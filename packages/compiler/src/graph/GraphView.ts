@@ -3,6 +3,8 @@ export interface GraphViewNode {
   readonly handle: string;
   readonly kind: string;
   readonly tools: readonly string[];
+  /** DSL: the name of the step's output (`output:`, GraphN's canvas node id; the step name by default). */
+  readonly output?: string;
   /** The handle of the step this one is nested in (DSL `for_each`, `parallel_analyzer`, …); absent at top level. */
   readonly parent?: string;
 }
@@ -16,14 +18,15 @@ export interface GraphView {
   readonly edges: readonly (readonly [number, number])[];
 }
 
-/** The `--json` shape: plain data with keys in the documented order (`parent` only when present). */
+/** The `--json` shape: plain data with keys in the documented order (`output` and `parent` only when present). */
 export function graphViewToJson(g: GraphView): { nodes: GraphViewNode[]; edges: [number, number][] } {
   return {
-    nodes: g.nodes.map((n) =>
-      n.parent === undefined
-        ? { handle: n.handle, kind: n.kind, tools: [...n.tools] }
-        : { handle: n.handle, kind: n.kind, tools: [...n.tools], parent: n.parent },
-    ),
+    nodes: g.nodes.map((n) => {
+      const node: { handle: string; kind: string; tools: string[]; output?: string; parent?: string } = { handle: n.handle, kind: n.kind, tools: [...n.tools] };
+      if (n.output !== undefined) node.output = n.output;
+      if (n.parent !== undefined) node.parent = n.parent;
+      return node;
+    }),
     edges: g.edges.map(([p, c]) => [p, c] as [number, number]),
   };
 }

@@ -32,3 +32,28 @@ export function idempotencyKeyError(key: string): string | undefined {
   if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return `an idempotency key is at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${key.length}`;
   return undefined;
 }
+
+/**
+ * The deepest nesting a run's input may have: DynamoDB stores a nested attribute at most 32
+ * levels deep, and the run record keeps the input as one. Deeper input could be recorded on
+ * neither stack, and on the way would overflow the recursive code that walks values.
+ */
+export const MAX_INPUT_DEPTH = 32;
+
+/**
+ * Why a value is nested too deep for a run's input, or undefined when it is not: an object or
+ * array is one level, each value inside it one more. Walked without recursion, so any depth is
+ * measured without overflowing the stack; it stops at the first level over the limit.
+ */
+export function inputDepthError(value: unknown, max = MAX_INPUT_DEPTH): string | undefined {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) return `the input is nested more than ${max} levels deep (objects and arrays inside one another); a run's input may nest at most ${max} levels`;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return undefined;
+}

@@ -90,6 +90,8 @@ export interface IrStep {
   readonly chooseFrom?: readonly string[];
   readonly composite?: IrComposite;
   readonly location?: SourceLocation;
+  /** DSL: the name of the step's output (`output:`, GraphN's canvas node id; the step name by default). */
+  readonly output?: string;
   /** Estimated duration (any unit, e.g. seconds from past runs) used to pick cuts; default 1. */
   readonly estimatedDuration?: number;
 }
@@ -107,7 +109,12 @@ export interface IrWorkflow {
 
 /** A whole document in IR form. */
 export interface IrDocument {
+  /** The workflow name: the state machine's and the compiled files' (ASCII, ≤ 80, see workflowSlug). */
   readonly name: string;
+  /** The name as the document writes it, for people to read (DSL `document.name`); absent: `name`. */
+  readonly displayName?: string;
+  /** Where the name is written, when the document writes one. */
+  readonly nameLocation?: SourceLocation;
   readonly format: 'chain' | 'dsl';
   readonly workflow: IrWorkflow;
   /** Defaults of the `input:` schema, merged under the execution input. */

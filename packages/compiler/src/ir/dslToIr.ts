@@ -16,6 +16,8 @@ export function dslToIr(doc: DslDocument, options: { file?: string; source?: str
   const top = scope(ctx, doc.workflow);
   return {
     name: doc.name,
+    displayName: doc.displayName,
+    nameLocation: doc.nameLocation,
     format: 'dsl',
     // A literal, not a spread of `top`: a clone's shape does not outlive a full GC between compiles,
     // and every pass over the workflow was deoptimised when it changed.
@@ -98,6 +100,7 @@ function step(ctx: Context, s: DslStep): IrStep {
     input,
     when: s.when ? field(ctx, s.when) : undefined,
     location: s.location,
+    output: s.output,
     kind: s.kind,
     config,
     identity: stepIdentity(s.kind, config, tools),
@@ -145,7 +148,7 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
       };
     case 'parallel_analyzer':
       return {
-        config: { analysts: s.analysts.map((a) => ({ agent: a.agent, role: a.role })), aggregator: s.aggregator },
+        config: { analysts: s.analysts.map((a) => (a.focus !== undefined ? { agent: a.agent, role: a.role, focus: a.focus } : { agent: a.agent, role: a.role })), aggregator: s.aggregator },
         composite: { analysts: s.analysts.map((a) => agentRef(ctx, a.agent, a.role)), aggregator: agentRef(ctx, s.aggregator, 'aggregator') },
       };
     case 'handoff_router':

@@ -19,6 +19,8 @@ export interface StepManifestEntry {
   readonly states: readonly string[];
   readonly parent?: string;
   readonly location?: SourceLocation;
+  /** DSL: the name of the step's output (GraphN's canvas node id; the step name when `output:` is omitted). */
+  readonly output?: string;
   readonly handler: StepHandler;
   /** Lambda placeholders the step's states invoke. */
   readonly functions: readonly string[];
@@ -30,7 +32,10 @@ export interface StepManifestEntry {
 /** The manifest of one compiled workflow. */
 export interface StepManifest {
   readonly version: 1;
+  /** The workflow name (the state machine's). */
   readonly workflow: string;
+  /** The name for people to read: the DSL's `document.name` as written (the workflow name otherwise). */
+  readonly displayName: string;
   readonly format: 'chain' | 'dsl';
   readonly file?: string;
   readonly type: 'STANDARD' | 'EXPRESS';
@@ -63,6 +68,7 @@ export function buildStepManifest(
   return {
     version: 1,
     workflow: doc.name,
+    displayName: doc.displayName ?? doc.name,
     format: doc.format,
     ...(doc.file !== undefined ? { file: doc.file } : {}),
     type: express ? 'EXPRESS' : 'STANDARD',
@@ -86,6 +92,7 @@ function entry(s: IrStep, lowered: LoweredWorkflow): StepManifestEntry {
     states,
     ...(parent ? { parent: parent.id } : {}),
     ...(s.location ? { location: s.location } : {}),
+    ...(s.output !== undefined ? { output: s.output } : {}),
     handler,
     functions,
     tools: s.tools,

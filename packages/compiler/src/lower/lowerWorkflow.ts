@@ -147,7 +147,7 @@ class Lowerer {
     const meta = `$states.input.\`${RUN_META_KEY}\``;
     top.states[START_STATE] = {
       Type: 'Pass',
-      Comment: `Run of '${this.doc.name}': input (with defaults) and run metadata into variables`,
+      Comment: `Run of '${this.doc.displayName ?? this.doc.name}': input (with defaults) and run metadata into variables`,
       Assign: {
         input: `{% ( $i := $type($states.input) = "object" ? $sift($states.input, function($v, $k) { $k != "${RUN_META_KEY}" }) : {}; $merge([${defaults}, $exists($i) ? $i : {}]) ) %}`,
         // One leaf per field: the context read stays a plain path.
@@ -184,7 +184,8 @@ class Lowerer {
     for (const [k, v] of Object.entries(top.states)) if (k !== startAt && v.Type !== 'Fail') ordered[k] = v;
     for (const [k, v] of Object.entries(top.states)) if (v.Type === 'Fail') ordered[k] = v;
     const definition: Record<string, unknown> = {
-      Comment: `${this.doc.name} — compiled by Stepforge from ${this.doc.file ?? `a ${this.doc.format} document`}`,
+      // The name a person gave the workflow; the state machine itself is named by its slug.
+      Comment: `${this.doc.displayName ?? this.doc.name} — compiled by Stepforge from ${this.doc.file ?? `a ${this.doc.format} document`}`,
       QueryLanguage: 'JSONata',
       StartAt: startAt,
       States: ordered,

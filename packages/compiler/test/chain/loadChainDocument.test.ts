@@ -175,7 +175,7 @@ chain: >-
       ['invalid_document', 5, 14, 1, 'input.o: the default does not match the declared type object'],
     ]);
     // The input schema is shared: the DSL front-end refuses the same defaults, at the same columns.
-    const dsl = loadDslDocument(`document: {dsl: "1.0", name: g}\nagents: {w: {}}\n${input}steps:\n  - {name: a, kind: agent, agent: w}\n`, { file: 'g.yaml' });
+    const dsl = loadDslDocument(`document: {dsl: "1.0", name: g}\nagents: {w: {}}\n${input}steps:\n  a: {call: agent, agent: w}\n`, { file: 'g.yaml' });
     expect(dsl.errors.map((e) => [e.message, e.location?.column])).toEqual(chain.errors.map((e) => [e.message, e.location?.column]));
   });
 
@@ -270,7 +270,7 @@ describe('Function: loadDocument', () => {
     const merge = "YAML merge keys ('<<') are not supported: the anchor's fields are not merged in here; write the fields out (an alias of a whole value, such as `a: *base`, does work)";
     const at = (text: string, file: string) => loadDocument(text, { file }).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.message]);
     expect(at('chain: "a@web > c"\ntasks:\n  a: &base {kind: model, prompt: x}\n  c:\n    <<: *base\n    prompt: y\n', 'm.chain.yaml')).toEqual([['invalid_document', 5, 5, merge]]);
-    expect(at('document: {dsl: "1.0", name: m}\nagents: {w: {}}\nsteps:\n  - &s {name: a, kind: agent, agent: w, input_template: x}\n  - <<: *s\n    name: b\n', 'm.yaml')).toEqual([['yaml', 5, 5, merge]]);
+    expect(at('document: {dsl: "1.0", name: m}\nagents: {w: {}}\nsteps:\n  a: &s {call: agent, agent: w, input_template: x}\n  b:\n    <<: *s\n', 'm.yaml')).toEqual([['yaml', 6, 5, merge]]);
     expect(at('document: {dsl: "1.0", name: m}\nsteps:\n  - ? [x]\n    : 1\n', 'c.yaml')).toEqual([['yaml', 3, 7, expect.stringMatching(/^mapping keys must be plain strings .* this key is a list/)]]);
     expect(warn).not.toHaveBeenCalled();
     warn.mockRestore();

@@ -68,7 +68,7 @@ input:
   topic: string
   n: { type: number, default: 1, description: how many }
 steps:
-  - { name: s, kind: agent, agent: a }
+  s: { call: agent, agent: a }
 `);
     expect(r.errors).toEqual([]);
     const fields = r.document!.input.fields;

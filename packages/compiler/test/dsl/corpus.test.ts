@@ -1,6 +1,7 @@
 // The DSL corpus: every document under corpus/ with its expected graph (valid documents) or its
 // expected errors as class@line:col (invalid ones). Graphs are written compactly:
-// nodes `name:kind` (`^parent` for nested steps), edges `from>to`, result = the default result step.
+// nodes `name:kind` (`^parent` for nested steps), edges `from>to`, result = the default result step,
+// outputs = each node's output name (its `output:`, else the step name).
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +19,10 @@ interface Expectation {
   readonly order?: string;
   /** A substring the first error's message must contain. */
   readonly message?: string;
+  /** A substring the first error's hint must contain. */
+  readonly hint?: string;
+  /** Each node's output name (the canvas node id), in node order. */
+  readonly outputs?: string;
 }
 
 const EXPECTED: Readonly<Record<string, Expectation>> = {
@@ -42,13 +47,18 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   'v19-block-scalars.yaml': { nodes: 'greet:agent letter:agent', edges: 'greet>letter', result: 'letter' },
   'v20-secrets-list.yaml': { nodes: 'call:function', edges: '', result: 'call' },
   'v21-retry.yaml': { nodes: 'call:function', edges: '', result: 'call' },
+  'v22-graphn-declarations.yaml': { nodes: 'security_review:agent performance_review:agent synthesize:agent', edges: 'security_review>synthesize performance_review>synthesize', result: 'synthesize', outputs: 'security_result performance_result report' },
+  'v23-judge-worker-agents.yaml': { nodes: 'quality_check:judge_loop', edges: '', result: 'quality_check', outputs: 'final_copy' },
+  'v24-analyzer-agents-focus.yaml': { nodes: 'multi_review:parallel_analyzer', edges: '', result: 'multi_review', outputs: 'report' },
+  'v25-while-reads-previous.yaml': { nodes: 'collect:while fetch:function^collect check:function^collect', edges: 'fetch>check', result: 'collect', outputs: 'collected page_data status' },
+  'v26-source-order-mapping.yaml': { nodes: 'zeta:agent alpha:agent omega:agent', edges: 'alpha>omega', order: 'zeta alpha omega', result: 'omega', outputs: 'zeta alpha omega' },
   'e01-yaml-syntax.yaml': { errors: ['yaml@5:4'] },
   'e02-yaml-unclosed-quote.yaml': { errors: ['yaml@8:1'], message: 'Missing closing' },
   'e03-not-a-mapping.yaml': { errors: ['schema@1:1'], message: 'must be a mapping' },
   'e04-missing-steps.yaml': { errors: ['schema@1:1'], message: "missing required field 'steps'" },
-  'e05-wrong-type.yaml': { errors: ['schema@7:21'], message: 'steps[0].max_iterations' },
-  'e06-unknown-kind.yaml': { errors: ['schema@4:11'], message: 'unknown step kind' },
-  'e07-missing-required-field.yaml': { errors: ['schema@4:5'], message: "missing required field 'tool' in steps[0]" },
+  'e05-wrong-type.yaml': { errors: ['schema@7:21'], message: 'steps.loop.max_iterations' },
+  'e06-unknown-kind.yaml': { errors: ['schema@4:11'], message: "unknown step kind call: 'agnet'; did you mean 'agent'?" },
+  'e07-missing-required-field.yaml': { errors: ['schema@4:3'], message: "missing required field 'tool' in steps.call" },
   'e08-unknown-field-strict.yaml': { strict: true, errors: ['unknown_field@8:5'], message: "unknown field 'promt'" },
   'e09-unknown-agent.yaml': { errors: ['unknown_agent@6:12'], message: "unknown agent 'reseacher'" },
   'e10-unknown-agent-in-analysts.yaml': { errors: ['unknown_agent@8:18'], message: "'bear'" },
@@ -63,23 +73,35 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   'e19-expression-unterminated.yaml': { errors: ['expression@7:29'], message: 'unterminated' },
   'e20-expression-in-block.yaml': { errors: ['expression@9:32'], message: "unexpected '=='" },
   'e21-expression-in-condition.yaml': { errors: ['expression@7:23'], message: "did you mean '=='" },
-  'e22-cycle.yaml': { errors: ['cycle@4:11'], message: 'alpha → beta → gamma → alpha' },
+  'e22-cycle.yaml': { errors: ['cycle@4:3'], message: 'alpha → beta → gamma → alpha' },
   'e23-self-cycle.yaml': { errors: ['cycle@7:12'], message: "'me' depends on itself" },
   'e24-loop-reads-itself.yaml': { errors: ['cycle@11:28'] },
-  'e25-duplicate-step.yaml': { errors: ['duplicate_step@11:15'], message: 'first defined at line 4' },
+  'e25-duplicate-step.yaml': { errors: ['duplicate_step@11:7'], message: 'first defined at line 4' },
   'e26-bad-default-type.yaml': { errors: ['schema@4:36'], message: 'default does not match' },
   'e27-steps-without-output.yaml': { errors: ['expression@10:25'], message: 'steps.a.output' },
   'e28-unknown-input-strict.yaml': { strict: true, errors: ['unknown_input@10:31'], message: "'input.topik'" },
   'e29-multiple-errors.yaml': { errors: ['unknown_agent@7:12', 'unknown_function@10:15', 'unknown_step@11:12'] },
-  'e30-bad-step-name.yaml': { errors: ['schema@4:11'], message: 'step name' },
+  'e30-bad-step-name.yaml': { errors: ['schema@4:3'], message: "step 'has space': a step name must start" },
   'e31-output-reads-nested.yaml': { errors: ['unknown_step@11:12'], message: 'not visible at the top level' },
   'e32-double-quoted-escapes.yaml': { errors: ['expression@7:50'], message: "unexpected '!'" },
-  'e33-bad-retry.yaml': { errors: ['schema@8:21'], message: 'steps[0].retry.max_attempts' },
+  'e33-bad-retry.yaml': { errors: ['schema@8:21'], message: 'steps.call.retry.max_attempts' },
+  'e34-list-form.yaml': { errors: ['schema@5:3'], message: 'steps is a list (- name: … kind: …), but steps are written as a mapping of step name to step definition', hint: 'steps:\n        draft:\n          call: agent\n          agent: writer\n        polish:\n          call: agent' },
+  'e35-kind-instead-of-call.yaml': { errors: ['schema@4:3'], message: "missing required field 'call' in steps.draft" },
+  'e36-do-list.yaml': { errors: ['schema@8:7'], message: 'steps.pages.do is a list', hint: 'do:\n        get:\n          call: function\n          function: fetch' },
+  'e37-proto-step-name.yaml': { errors: ['schema@7:3'], message: "'__proto__' cannot be a step name" },
+  'e38-both-spellings.yaml': { errors: ['schema@7:5'], message: 'write either generator: or worker_agent:' },
+  'e39-missing-aggregator.yaml': { errors: ['schema@4:3'], message: "missing required field 'aggregator' in steps.review (or its other spelling 'aggregator_agent')" },
+  'e40-output-not-a-name.yaml': { errors: ['schema@7:13'], message: "steps.answer.output: expected the name of this step's output" },
+  'e41-empty-steps.yaml': { errors: ['schema@2:8'], message: 'a workflow needs at least one step' },
+  'e42-duplicate-key.yaml': { errors: ['yaml@7:3'], message: 'Map keys must be unique' },
+  'e43-misspelt-call-nested.yaml': { errors: ['schema@9:15'], message: "steps.loop.do.step_one.call: unknown step kind call: 'funtion'; did you mean 'function'?" },
+  'e44-analyst-twice.yaml': { errors: ['schema@9:16'], message: "the agent 'sec' is listed twice" },
 };
 
 /** Compact graph notation (see the file comment). */
-function describeGraph(doc: DslDocument, graph: { nodes: readonly { handle: string; kind: string; parent?: string }[]; edges: readonly (readonly [number, number])[] }) {
+function describeGraph(doc: DslDocument, graph: { nodes: readonly { handle: string; kind: string; output?: string; parent?: string }[]; edges: readonly (readonly [number, number])[] }) {
   return {
+    outputs: graph.nodes.map((n) => n.output).join(' '),
     nodes: graph.nodes.map((n) => `${n.handle}:${n.kind}${n.parent ? `^${n.parent}` : ''}`).join(' '),
     edges: graph.edges.map(([a, b]) => `${graph.nodes[a]!.handle}>${graph.nodes[b]!.handle}`).join(' '),
     result: doc.workflow.steps[doc.workflow.resultStep!]!.name,
@@ -111,6 +133,7 @@ describe('Function: loadDslDocument (corpus)', () => {
         expect(e.toString()).toContain(`error[${e.code}] ${file}:${e.location?.line}:${e.location?.column}: `);
       }
       if (exp.message) expect(r.errors[0]?.message).toContain(exp.message);
+      if (exp.hint) expect(r.errors[0]?.hint).toContain(exp.hint);
       if (exp.errors) {
         expect(r.document).toBeUndefined();
         return;
@@ -121,6 +144,7 @@ describe('Function: loadDslDocument (corpus)', () => {
       expect(g.edges).toBe(exp.edges);
       expect(g.result).toBe(exp.result);
       if (exp.order) expect(g.order).toBe(exp.order);
+      expect(g.outputs).toBe(exp.outputs ?? exp.nodes!.split(' ').map((n) => n.split(':')[0]).join(' '));
     });
   }
 });

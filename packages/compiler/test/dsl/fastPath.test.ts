@@ -58,7 +58,7 @@ describe('Function: loadDslDocumentFast', () => {
     const text = readFileSync(`${corpusDir}v14-nested-outer-reference.yaml`, 'utf8');
     const fast = loadDslDocumentFast(text, { file: 'v14.yaml' })!;
     const each = fast.document!.workflow.steps[1]!;
-    expect(each.location).toEqual({ file: 'v14.yaml', line: 8, column: 11, length: 4 });
+    expect(each.location).toEqual({ file: 'v14.yaml', line: 8, column: 3, length: 4 });
     expect(each.kind === 'for_each' && each.do.steps[0]!.inputTemplate?.templates[0]?.location).toEqual({ file: 'v14.yaml', line: 15, column: 25, length: 58 });
     expect(fast.document!.agents.planner!.location).toEqual({ file: 'v14.yaml', line: 3, column: 11, length: 7 });
   });
@@ -96,7 +96,7 @@ describe('Function: loadDslDocumentFast', () => {
   });
 
   it('declines what it does not reproduce exactly, and loadDslDocument still answers precisely', () => {
-    const base = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  - name: s\n    kind: agent\n    agent: a\n';
+    const base = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  s:\n    call: agent\n    agent: a\n';
     const declined = {
       tag: base + '    description: !!str 12\n',
       anchor: base + '    input: &in { q: 1 }\n',
@@ -116,7 +116,7 @@ describe('Function: loadDslDocumentFast', () => {
   });
 
   it('reads plain scalars with the yaml package\'s core schema, not js-yaml\'s', () => {
-    const base = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  - name: s\n    kind: agent\n    agent: a\n';
+    const base = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  s:\n    call: agent\n    agent: a\n';
     const text = base + '    input: { bin: 0b11, under: 1_000, oct: 0o17, hex: 0x1F, exp: .5e3, t: True, n: NULL, ninf: -.inf, nan: .NaN, s: 1:20, e: "" }\n';
     const fast = loadDslDocumentFast(text)!;
     expect(fast.document!.workflow.steps[0]!.input!.value).toStrictEqual({

@@ -10,21 +10,21 @@ describe('Function: loadDslDocument', () => {
     const r = loadDslDocument(`document: { dsl: "1.0", name: defaults }
 agents: { a: {}, b: {} }
 steps:
-  - { name: c, kind: conditional }
-  - name: fe
-    kind: for_each
+  c: { call: conditional }
+  fe:
+    call: for_each
     items: [1, 2]
-    do: [{ name: inner1, kind: agent, agent: a }]
-  - name: fp
-    kind: for_each
+    do: {inner1: { call: agent, agent: a }}
+  fp:
+    call: for_each
     items: \${ input.xs }
     parallel: true
-    do: [{ name: inner2, kind: agent, agent: a }]
-  - name: w
-    kind: while
+    do: {inner2: { call: agent, agent: a }}
+  w:
+    call: while
     condition: \${ steps.inner3.output.again }
-    do: [{ name: inner3, kind: agent, agent: a }]
-  - { name: j, kind: judge_loop, generator: a, evaluator: b, pass_condition: "input.evaluation.ok" }
+    do: {inner3: { call: agent, agent: a }}
+  j: { call: judge_loop, generator: a, evaluator: b, pass_condition: "input.evaluation.ok" }
 `);
     expect(r.errors).toEqual([]);
     const [c, fe, fp, w, j] = r.document!.workflow.steps as DslStep[];
@@ -44,7 +44,8 @@ steps:
   it('keeps source locations, templates and reads on every step', () => {
     const r = loadDslDocument(corpus('v14-nested-outer-reference.yaml'), { file: 'v14.yaml' });
     const each = r.document!.workflow.steps[1] as DslForEachStep;
-    expect(each.location).toEqual({ file: 'v14.yaml', line: 8, column: 11, length: 4 });
+    // A step is located at its name, the key of its definition.
+    expect(each.location).toEqual({ file: 'v14.yaml', line: 8, column: 3, length: 4 });
     expect(each.dependencies).toEqual(['plan']);
     const doTask = each.do.steps[0]!;
     expect(doTask.inputTemplate?.reads).toEqual(['plan']);
@@ -73,7 +74,7 @@ steps:
     const text = corpus('v18-unknown-field-warning.yaml');
     const loose = loadDslDocument(text, { file: 'w.yaml' });
     expect(loose.warnings).toEqual([
-      { severity: 'warning', code: 'unknown_field', message: "unknown field 'retries' in steps[0]", location: { file: 'w.yaml', line: 8, column: 5, length: 7 } },
+      { severity: 'warning', code: 'unknown_field', message: "unknown field 'retries' in steps.one", location: { file: 'w.yaml', line: 8, column: 5, length: 7 } },
     ]);
     expect(loose.document).toBeDefined();
     const strict = loadDslDocument(text, { file: 'w.yaml', strict: true });
@@ -82,7 +83,7 @@ steps:
   });
 
   it('reads DSL 1.x documents, and warns about another version (an error with strict)', () => {
-    const doc = (dsl: string) => `document: { dsl: ${dsl}, name: v }\nagents: { a: {} }\nsteps:\n  - { name: s, kind: agent, agent: a }\n`;
+    const doc = (dsl: string) => `document: { dsl: ${dsl}, name: v }\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n`;
     for (const v of ['"1.0"', '"1"', '"1.0.0"', '1.0', '1']) {
       const r = loadDslDocument(doc(v));
       expect([v, r.errors, r.warnings]).toEqual([v, [], []]);
@@ -97,15 +98,16 @@ steps:
 
   it('says what a field should be and what it got where the schema gives zod\'s default wording', () => {
     const messages = (text: string) => loadDslDocument(text).errors.map((e) => e.message);
-    expect(messages('document: { dsl: "1.0", name: x }\nsteps: 7\n')).toEqual(['steps: expected a list, got 7']);
-    expect(messages('document: "x"\nagents: { a: {} }\nsteps:\n  - { name: s, kind: agent, agent: a }\n')).toEqual(['document: expected a mapping, got "x"']);
-    expect(messages('document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  - { name: 5, kind: agent, agent: a }\n')).toEqual(['steps[0].name: expected a string, got 5']);
+    expect(messages('document: { dsl: "1.0", name: x }\nsteps: 7\n')).toEqual(['steps: expected a mapping of step name to step definition (name: {call: …}), got 7']);
+    expect(messages('document: "x"\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n')).toEqual(['document: expected a mapping, got "x"']);
+    expect(messages('document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  5: { call: agent, agent: a }\n')).toEqual(["steps: step '5': a step name must start with a letter or _ and contain only letters, digits, _ and -"]);
     // The schema's own sentences stay as they are.
-    expect(messages('document: { dsl: "1.0", name: x }\nsteps: []\n')).toEqual(['steps: a workflow needs at least one step']);
+    expect(messages('document: { dsl: "1.0", name: x }\nsteps: {}\n')).toEqual(['steps: a workflow needs at least one step']);
+    expect(messages('document: { dsl: "1.0", name: x }\nsteps: []\n')).toEqual(['steps is a list (- name: … kind: …), but steps are written as a mapping of step name to step definition, with call: naming the kind']);
   });
 
   it('points expression errors into plain, quoted, folded and literal scalars', () => {
-    const base = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  - name: s\n    kind: agent\n    agent: a\n';
+    const base = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  s:\n    call: agent\n    agent: a\n';
     const at = (field: string) => {
       const r = loadDslDocument(base + field);
       expect(r.errors.map((e) => e.code)).toEqual(['expression']);
@@ -139,7 +141,7 @@ steps:
       const lines = ['document: { dsl: "1.0", name: long }', 'functions: { f: {} }', 'steps:'];
       for (let i = 0; i < n; i++) {
         const dep = i > 0 ? i - 1 : closeCycle ? n - 1 : undefined;
-        lines.push(`  - { name: s${i}, kind: function, function: f${dep !== undefined ? `, input: "\${ steps.s${dep}.output }"` : ''} }`);
+        lines.push(`  s${i}: { call: function, function: f${dep !== undefined ? `, input: "\${ steps.s${dep}.output }"` : ''} }`);
       }
       return lines.join('\n');
     };
@@ -157,15 +159,15 @@ steps:
     const r = loadDslDocument(`document: { dsl: "1.0", name: x }
 agents: { a: {} }
 steps:
-  - name: loop
-    kind: while
+  loop:
+    call: while
     condition: false
     do:
-      - { name: p, kind: agent, agent: a, after: q }
-      - { name: q, kind: agent, agent: a, input: "\${ steps.p.output }" }
+      p: { call: agent, agent: a, after: q }
+      q: { call: agent, agent: a, input: "\${ steps.p.output }" }
 `);
     expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
-      ['cycle', 'dependency cycle: p → q → p', 8, 17],
+      ['cycle', 'dependency cycle: p → q → p', 8, 7],
     ]);
   });
 
@@ -193,7 +195,7 @@ describe('Function: workflowJsonSchemaText', () => {
 
 describe('Function: loadDslDocument (deployment settings)', () => {
   it('accepts express and triggers under --strict, and rejects a malformed trigger with its location', () => {
-    const base = 'document: {dsl: "1.0", name: t}\nagents: {a: {}}\nsteps:\n  - {name: s, kind: agent, agent: a}\n';
+    const base = 'document: {dsl: "1.0", name: t}\nagents: {a: {}}\nsteps:\n  s: {call: agent, agent: a}\n';
     const ok = loadDslDocument(base + 'express: true\ntriggers:\n  - name: go\n    event_pattern: {source: ["x"]}\n', { strict: true });
     expect(ok.errors).toEqual([]);
     const bad = loadDslDocument(base + 'triggers:\n  - name: go\n    pattern: {source: ["x"]}\n', { strict: true });

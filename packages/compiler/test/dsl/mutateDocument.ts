@@ -5,7 +5,7 @@ import type { Rand } from './exprCorpus.js';
 /** What the mutations insert: YAML syntax, expression pieces, odd characters. */
 export const DOCUMENT_SNIPPETS: readonly string[] = [
   '${', '}', '${ steps.', '.output', ' | default ', '&&', '||', '==', ':', '- ', '  ', '\n', '"', "'", '[', ']', '{', '}',
-  '*a', '&a ', '!!str ', '? ', '|', '>', '#', '\t', 'kind: for_each\n', 'do:\n  - name: z\n', 'after: [', 'steps.a.output',
+  '*a', '&a ', '!!str ', '? ', '|', '>', '#', '\t', 'call: for_each\n', 'call: agnet\n', 'do:\n  z:\n', '- name: x\n  kind: agent\n', 'after: [', 'steps.a.output',
   '$secret:', 'res://', '\u0000', '\uFEFF', 'null', '~', '1e999', '-', 'input.', '${ input.x ',
 ];
 

@@ -9,35 +9,27 @@ function diagnostics(text: string, options: LoadDslOptions & { warnings?: boolea
   return (options.warnings ? r.warnings : r.errors).map((e) => [e.code, e.message, e.location?.line, e.location?.column]);
 }
 
-const AGENT_STEP = 'steps:\n  - {name: s, kind: agent, agent: a}\n';
+const AGENT_STEP = 'steps:\n  s: {call: agent, agent: a}\n';
 
 describe('Function: loadDslDocument (schema errors)', () => {
-  it('rejects a document name that cannot name a state machine or a file, at the name', () => {
-    const rule = "document.name: a workflow name must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine and the compiled file); for example name: ";
-    for (const [name, suggested] of [['"../../escaped"', 'escaped'], ['"has space!"', 'has-space'], ['x'.repeat(81), 'x'.repeat(80)], ['""', 'workflow']] as const) {
-      expect(diagnostics(`document:\n  dsl: "1.0"\n  name: ${name}\nagents: {a: {}}\n${AGENT_STEP}`)).toEqual([['schema', rule + suggested, 3, 9]]);
-    }
-    expect(diagnostics(`document: {dsl: "1.0", name: ${'x'.repeat(80)}}\nagents: {a: {}}\n${AGENT_STEP}`)).toEqual([]);
-  });
-
   it('rejects retry durations it cannot read, with the accepted forms, at the value', () => {
     const forms = 'expected a duration: seconds (2) or a string such as "500ms", "3s" or "1m"';
-    const doc = (retry: string) => `document: {dsl: "1.0", name: r}\nagents: {a: {}}\nsteps:\n  - name: s\n    kind: agent\n    agent: a\n    retry:\n${retry}`;
+    const doc = (retry: string) => `document: {dsl: "1.0", name: r}\nagents: {a: {}}\nsteps:\n  s:\n    call: agent\n    agent: a\n    retry:\n${retry}`;
     expect(diagnostics(doc('      initial_backoff: forever\n      max_backoff: -3s\n      jitter: maybe\n'))).toEqual([
-      ['schema', `steps[0].retry.initial_backoff: ${forms}, got "forever"`, 8, 24],
-      ['schema', `steps[0].retry.max_backoff: ${forms}, got "-3s"`, 9, 20],
-      ['schema', 'steps[0].retry.jitter: expected true or false (or FULL / NONE), got "maybe"', 10, 15],
+      ['schema', `steps.s.retry.initial_backoff: ${forms}, got "forever"`, 8, 24],
+      ['schema', `steps.s.retry.max_backoff: ${forms}, got "-3s"`, 9, 20],
+      ['schema', 'steps.s.retry.jitter: expected true or false (or FULL / NONE), got "maybe"', 10, 15],
     ]);
     expect(diagnostics(doc('      initial_backoff: -1\n      max_backoff: true\n'))).toEqual([
-      ['schema', `steps[0].retry.initial_backoff: ${forms}, got -1`, 8, 24],
-      ['schema', `steps[0].retry.max_backoff: ${forms}, got true`, 9, 20],
+      ['schema', `steps.s.retry.initial_backoff: ${forms}, got -1`, 8, 24],
+      ['schema', `steps.s.retry.max_backoff: ${forms}, got true`, 9, 20],
     ]);
     expect(diagnostics(doc('      initial_backoff: 500ms\n      max_backoff: 2\n')), 'the documented forms').toEqual([]);
     expect(diagnostics(doc('      initial_backoff: "3s"\n      max_backoff: 1m\n      jitter: FULL\n'))).toEqual([]);
   });
 
   it('type-checks agent settings, at each setting, so tools are never dropped silently', () => {
-    const doc = (agent: string) => `document: {dsl: "1.0", name: a}\nagents:\n  writer: ${agent}\nsteps:\n  - {name: s, kind: agent, agent: writer}\n`;
+    const doc = (agent: string) => `document: {dsl: "1.0", name: a}\nagents:\n  writer: ${agent}\nsteps:\n  s: {call: agent, agent: writer}\n`;
     expect(diagnostics(doc('{tools: web-search, model: 5, temperature: hot}'))).toEqual([
       ['schema', 'agents.writer.tools: expected a list of tool names, e.g. [web-search, fs-read], got "web-search"', 3, 19],
       ['schema', 'agents.writer.model: expected a model id such as "bedrock:<model id>", got 5', 3, 38],
@@ -49,7 +41,7 @@ describe('Function: loadDslDocument (schema errors)', () => {
       ['schema', 'agents.writer.max_tokens: expected a positive whole number of tokens, got 0.5', 3, 64],
     ]);
     expect(diagnostics(doc('5'))).toEqual([
-      ['schema', 'agents.writer: expected a mapping ({} or {model, instructions, tools…}) or a res://… URI, got 5', 3, 11],
+      ['schema', 'agents.writer: expected "" (declared by name), a mapping ({} or {model, instructions, tools…}) or a res://… URI, got 5', 3, 11],
     ]);
     const ok = loadDslDocument(doc('{model: "bedrock:x", instructions: Be brief., temperature: 0.2, max_tokens: 500, tools: [web-search], description: d}'));
     expect(ok.errors).toEqual([]);
@@ -60,33 +52,39 @@ describe('Function: loadDslDocument (schema errors)', () => {
   });
 
   it('rejects empty and duplicate roles, at the role', () => {
-    const doc = (kind: string) => `document: {dsl: "1.0", name: h}\nagents: {a: {}, b: {}}\nsteps:\n  - name: s\n    ${kind}\n      - {agent: a, role: x}\n      - {agent: b, role: x}\n      - {agent: b, role: ""}\n`;
-    const router = 'kind: handoff_router\n    entry_agent: a\n    specialists:';
+    const doc = (kind: string) => `document: {dsl: "1.0", name: h}\nagents: {a: {}, b: {}}\nsteps:\n  s:\n    ${kind}\n      - {agent: a, role: x}\n      - {agent: b, role: x}\n      - {agent: b, role: ""}\n`;
+    const router = 'call: handoff_router\n    entry_agent: a\n    specialists:';
     expect(diagnostics(doc(router))).toEqual([
-      ['schema', 'steps[0].specialists[2].role: a role must not be empty: say what this agent does (e.g. role: billing)', 10, 26],
+      ['schema', 'steps.s.specialists[2].role: a role must not be empty: say what this agent does (e.g. role: billing)', 10, 26],
     ]);
     const r = loadDslDocument(doc(router).replace('role: ""', 'role: y'), { file: 'w.yaml' });
     expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column, e.hint])).toEqual([[
-      'schema', "steps[0].specialists[1].role: duplicate role 'x' (first used by specialists[0] at line 8); the router hands off by role, so this specialist could never be reached",
+      'schema', "steps.s.specialists[1].role: duplicate role 'x' (first used by specialists[0] at line 8); the router hands off by role, so this specialist could never be reached",
       9, 26, 'give each of the specialists its own role',
     ]]);
-    const analyzer = 'kind: parallel_analyzer\n    aggregator: a\n    analysts:';
+    const analyzer = 'call: parallel_analyzer\n    aggregator: a\n    analysts:';
     expect(diagnostics(doc(analyzer).replace('role: ""', 'role: y'))).toEqual([
-      ['schema', "steps[0].analysts[1].role: duplicate role 'x' (first used by analysts[0] at line 8); the analyses are collected by role, so one would be lost", 9, 26],
+      ['schema', "steps.s.analysts[1].role: duplicate role 'x' (first used by analysts[0] at line 8); the analyses are collected by role, so one would be lost", 9, 26],
     ]);
   });
 
-  it('checks trigger names like the deployment does, and a step\'s declared output', () => {
+  it('checks trigger names like the deployment does, and a step\'s output name', () => {
     const base = `document: {dsl: "1.0", name: t}\nagents: {a: {}}\n`;
     expect(diagnostics(`${base}triggers:\n  - name: "bad name!"\n    event_pattern: {source: [x]}\n${AGENT_STEP}`)).toEqual([
       ['schema', "triggers[0].name: a trigger name must be 1–40 characters of letters, digits, '-' and '_' (it becomes part of the EventBridge rule's id)", 4, 11],
     ]);
     // docs/deploy.md: the name is optional and event_bus is a setting.
     expect(diagnostics(`${base}triggers:\n  - event_pattern: {source: [x]}\n    event_bus: orders\n${AGENT_STEP}`, { strict: true })).toEqual([]);
-    const step = (output: string) => `${base}steps:\n  - name: s\n    kind: agent\n    agent: a\n    output: ${output}\n`;
-    expect(diagnostics(step('yaml'))).toEqual([['schema', 'steps[0].output: expected text, json or a JSON Schema mapping, got "yaml"', 7, 13]]);
-    expect(diagnostics(step('[text]'))).toEqual([['schema', 'steps[0].output: expected text, json or a JSON Schema mapping, got a list', 7, 13]]);
-    for (const ok of ['text', 'json', '{type: object}']) expect(diagnostics(step(ok))).toEqual([]);
+    const step = (output: string) => `${base}steps:\n  s:\n    call: agent\n    agent: a\n    output: ${output}\n`;
+    // `output:` names the step's output (GraphN's canvas node id): a name, not a shape.
+    const named = "steps.s.output: expected the name of this step's output (its canvas node id), e.g. output: summary";
+    expect(diagnostics(step('{type: object}'))).toEqual([['schema', `${named}, got a mapping`, 7, 13]]);
+    expect(diagnostics(step('[text]'))).toEqual([['schema', `${named}, got a list`, 7, 13]]);
+    expect(diagnostics(step('" "'))).toEqual([['schema', `${named}, got " "`, 7, 13]]);
+    for (const ok of ['text', 'summary', 'final_report']) {
+      expect(diagnostics(step(ok))).toEqual([]);
+      expect(loadDslDocument(step(ok)).graph!.nodes[0]).toMatchObject({ handle: 's', kind: 'agent', output: ok });
+    }
   });
 
   it('locates each unknown step of the output mapping at its own reference', () => {
@@ -105,14 +103,14 @@ ${AGENT_STEP}output:
   });
 
   it('says what is expected instead of "a different value", at the offending sub-value', () => {
-    const doc = (top: string, step = '{name: s, kind: agent, agent: a}') => `document: {dsl: "1.0", name: x}\nagents: {a: {}}\n${top}steps:\n  - ${step}\n`;
-    expect(diagnostics(doc('', '{name: s, kind: agent, agent: a, after: 5}'))).toEqual([
-      ['schema', 'steps[0].after: expected a step name or a list of step names, got 5', 4, 45],
+    const doc = (top: string, step = '{call: agent, agent: a}') => `document: {dsl: "1.0", name: x}\nagents: {a: {}}\n${top}steps:\n  s: ${step}\n`;
+    expect(diagnostics(doc('', '{call: agent, agent: a, after: 5}'))).toEqual([
+      ['schema', 'steps.s.after: expected a step name or a list of step names, got 5', 4, 37],
     ]);
-    expect(diagnostics(doc('', '{name: s, kind: agent, agent: a, after: [t, 5]}'))).toEqual([
-      ['schema', 'steps[0].after[1]: expected a step name, got 5', 4, 49],
+    expect(diagnostics(doc('', '{call: agent, agent: a, after: [t, 5]}'))).toEqual([
+      ['schema', 'steps.s.after[1]: expected a step name, got 5', 4, 41],
     ]);
-    expect(diagnostics('document: {dsl: true, name: x}\nagents: {a: {}}\nsteps:\n  - {name: s, kind: agent, agent: a}\n')).toEqual([
+    expect(diagnostics('document: {dsl: true, name: x}\nagents: {a: {}}\nsteps:\n  s: {call: agent, agent: a}\n')).toEqual([
       ['schema', 'document.dsl: expected a DSL version such as "1.0", got true', 1, 17],
     ]);
     expect(diagnostics(doc('input:\n  a: {type: strin}\n  b: {type: string, required: maybe}\n  c: strin\n'))).toEqual([
@@ -123,13 +121,13 @@ ${AGENT_STEP}output:
   });
 
   it('suggests the closest step kind and field name', () => {
-    const doc = (step: string) => `document: {dsl: "1.0", name: x}\nagents: {a: {}}\nsteps:\n  - ${step}\n`;
-    expect(diagnostics(doc('{name: s, kind: agnet, agent: a}'))).toEqual([
-      ['schema', "steps[0].kind: unknown step kind 'agnet'; did you mean 'agent'? (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)", 4, 21],
+    const doc = (step: string) => `document: {dsl: "1.0", name: x}\nagents: {a: {}}\nsteps:\n  s: ${step}\n`;
+    expect(diagnostics(doc('{call: agnet, agent: a}'))).toEqual([
+      ['schema', "steps.s.call: unknown step kind call: 'agnet'; did you mean 'agent'? (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)", 4, 13],
     ]);
-    expect(diagnostics(doc('{name: s, kind: agent, agent: a, input_templte: hi, retry: {max_atempts: 2}}'), { warnings: true })).toEqual([
-      ['unknown_field', "unknown field 'input_templte' in steps[0]; did you mean 'input_template'?", 4, 38],
-      ['unknown_field', "unknown field 'max_atempts' in steps[0].retry; did you mean 'max_attempts'?", 4, 65],
+    expect(diagnostics(doc('{call: agent, agent: a, input_templte: hi, retry: {max_atempts: 2}}'), { warnings: true })).toEqual([
+      ['unknown_field', "unknown field 'input_templte' in steps.s; did you mean 'input_template'?", 4, 30],
+      ['unknown_field', "unknown field 'max_atempts' in steps.s.retry; did you mean 'max_attempts'?", 4, 57],
     ]);
   });
 
@@ -137,9 +135,9 @@ ${AGENT_STEP}output:
     const text = `document: {dsl: "1.0", name: x}
 agents: {a: {}}
 steps:
-  - {name: one, kind: agent, agent: a, input: "\${ steps.later.output }"}
-  - {name: two, kind: agent, agent: nobody}
-  - {name: three, kind: agent, agent: a, after: missing}
+  one: {call: agent, agent: a, input: "\${ steps.later.output }"}
+  two: {call: agent, agent: nobody}
+  three: {call: agent, agent: a, after: missing}
 output: \${ steps.gone.output }
 `;
     expect(diagnostics(text).map(([code, , line]) => [code, line])).toEqual([

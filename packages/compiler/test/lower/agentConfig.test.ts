@@ -18,9 +18,9 @@ agents:
   terse: { model: "bedrock:anthropic.claude-3-5-haiku-20241022-v1:0", instructions: "Be terse." }
   plain: {}
 steps:
-  - { name: one, kind: agent, agent: terse, input_template: "hi" }
-  - name: panel
-    kind: parallel_analyzer
+  one: { call: agent, agent: terse, input_template: "hi" }
+  panel:
+    call: parallel_analyzer
     analysts: [{ agent: terse, role: skeptic }, { agent: plain, role: fan }]
     aggregator: terse
     input_template: "judge this"
@@ -41,8 +41,8 @@ agents:
   lister: { tools: [fs-list, fs-read, fs-list] }
   plain: {}
 steps:
-  - { name: look, kind: agent, agent: lister, input_template: "what is here?" }
-  - { name: say, kind: agent, agent: plain, input_template: "\${ steps.look.output }" }
+  look: { call: agent, agent: lister, input_template: "what is here?" }
+  say: { call: agent, agent: plain, input_template: "\${ steps.look.output }" }
 `);
     const states = r.asl.States as Record<string, any>;
     expect(states.look).toMatchObject({ Type: 'Task', Next: 'look: tool calls?' });
@@ -68,8 +68,8 @@ agents:
   adder: { tools: [mcp.calc.add, "mcp:docs.search", mcp.elsewhere.find, fs-list] }
   lister: { tools: [fs-list] }
 steps:
-  - { name: sum, kind: agent, agent: adder, input_template: "add" }
-  - { name: look, kind: agent, agent: lister, input_template: "look" }
+  sum: { call: agent, agent: adder, input_template: "add" }
+  look: { call: agent, agent: lister, input_template: "look" }
 `);
     const all = Object.values(payloads(r.asl.States as Record<string, any>));
     const servers = { calc: { url: 'http://127.0.0.1:9/mcp' }, docs: { command: 'node', args: ['docs.js'] } };
