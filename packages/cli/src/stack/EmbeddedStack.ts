@@ -28,6 +28,12 @@ export const LAMBDA_FUNCTIONS = {
   McpToolStepFunctionArn: 'McpToolStepFunction',
 } as const;
 
+/**
+ * How long to wait for another live process that claimed the stack to publish it. Starting the
+ * stack takes ~1 s, but much longer when dozens of commands start at once on a loaded machine.
+ */
+const CLAIM_TIMEOUT_MS = 120_000;
+
 /** Options of openStack. */
 export interface OpenStackOptions {
   /** The project: `.stepforge/` lives here. */
@@ -57,7 +63,17 @@ export interface OpenStackOptions {
    * either mode: that is StepforgeError `store_damaged`, and the files are left as they are.
    */
   readonly access?: 'read' | 'write';
+  /**
+   * Whether the owner, closing the stack, first waits (up to OWNER_LINGER_MS) for the commands of
+   * other processes connected to it to end (default true): each of them would otherwise take the
+   * stack over, resuming every unfinished execution, one after the other. `serve` stopping does
+   * not wait: its clients take the stack over.
+   */
+  readonly linger?: boolean;
 }
+
+/** The longest the owner waits for connected commands before it closes the stack and they take it over. */
+const OWNER_LINGER_MS = 15_000;
 
 /** A usable embedded stack: either owned by this process or a connection to the live owner. */
 export interface EmbeddedStack {
@@ -98,11 +114,11 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
   if (options.inMemory) return track(options, await ownStack(options, undefined, undefined));
   const registry = new StackRegistry(dataDir);
   const reading = options.access === 'read';
-  const deadline = Date.now() + (options.claimTimeoutMs ?? 15_000);
+  const deadline = Date.now() + (options.claimTimeoutMs ?? CLAIM_TIMEOUT_MS);
   for (;;) {
     const live = registry.findLive();
     // An owner that is closing still has its stack.json (it is released last) but no longer answers.
-    if (live && (await answers(live.sfnEndpoint))) return connectStack(options, live);
+    if (live && (await answers(live.sfnEndpoint))) return connectStack(options, live, registry);
     // Nothing recorded yet and nobody to ask: an empty stack of this command's own, untracked (a
     // later command in this process that writes opens the real one) and unpublished.
     if (!live && reading && storeState(join(dataDir, 'dynamodb')).kind === 'absent') return ownStack({ ...options, resume: false }, undefined, undefined);
@@ -114,8 +130,14 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
         throw e;
       }
     }
+    // A claimer that is still alive is starting the stack (slowly, on a loaded machine): it
+    // publishes or ends, and a lock whose process ended is broken by the next tryClaim.
     if (Date.now() > deadline) {
-      throw new Error(`another stepforge process holds ${join(dataDir, 'stack.lock')} but never published its stack; remove the lock if that process is gone`);
+      const holder = registry.lockHolder();
+      throw new StepforgeError('stack_in_use', `stepforge process ${holder ?? '?'} claimed this project's stack (${join(dataDir, 'stack.lock')}) but has not published it in ${Math.round((options.claimTimeoutMs ?? CLAIM_TIMEOUT_MS) / 1000)} s`, {
+        hint: `that process is still running: let it finish (or end it), then run the command again; the lock is taken over by itself once the process has ended`,
+        details: { pid: holder ?? null },
+      });
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -159,6 +181,23 @@ function borrow(slot: Slot): EmbeddedStack {
       await slot.stack.close();
     },
   };
+}
+
+/**
+ * Waits while processes are attached to this owner's stack as clients (a `run` started while this
+ * one ran, following its run here), up to OWNER_LINGER_MS: closing under them would have each take
+ * the stack over in turn, and a request of theirs in flight would meet a closed store.
+ */
+async function lingerForClients(registry: StackRegistry): Promise<void> {
+  const since = Date.now();
+  let noted = false;
+  for (let clients = registry.attachedClients(); clients.length > 0 && Date.now() - since < OWNER_LINGER_MS; clients = registry.attachedClients()) {
+    if (!noted && Date.now() - since > 1000) {
+      noted = true;
+      process.stderr.write(`note: waiting for ${clients.length} stepforge command(s) using this project's stack (pid ${clients.join(', ')}) to end, at most ${OWNER_LINGER_MS / 1000} s; after that they carry on without this process\n`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Whether something accepts connections at `url` (a loopback endpoint), within a second. */
@@ -355,6 +394,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       async close() {
         if (closed) return;
         closed = true;
+        if (registry && options.linger !== false) await lingerForClients(registry);
         for (const c of closers) await c().catch(() => undefined);
         // Last, once dynalite has closed its store: a process that claims the stack next opens it.
         registry?.release();
@@ -366,7 +406,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   }
 }
 
-async function connectStack(options: OpenStackOptions, live: StackEndpoints): Promise<EmbeddedStack> {
+async function connectStack(options: OpenStackOptions, live: StackEndpoints, registry: StackRegistry): Promise<EmbeddedStack> {
   const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
   if (typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') {
     throw new StepforgeError('stack_credentials_missing', `the stepforge process (pid ${live.pid}) that holds this project's stack published no credentials in .stepforge/stack.json, so its services cannot be reached`, {
@@ -374,6 +414,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
     });
   }
   const fr = await loadFunctionsRuntime();
+  const detach = registry.attach();
   const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
   const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials });
   const sfn = sfnClient(live.sfnEndpoint, credentials);
@@ -398,6 +439,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
     },
     async close() {
       closed = true;
+      detach();
       // Whatever this runtime started itself (an MCP client, the Python worker) ends with the handle.
       await runtime.close().catch(() => undefined);
       dynamodb.destroy();
