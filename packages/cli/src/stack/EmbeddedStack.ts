@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { StepforgeError } from '@stepforge/compiler';
@@ -9,6 +10,7 @@ import { startEmulators, type Emulators } from './startEmulators.js';
 import { readProjectSettings } from './projectSettings.js';
 import { storeState } from './storeState.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
+import { isLostConnection } from './StackSession.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
 import { LOOPBACK_CREDENTIALS as CREDENTIALS, LOOPBACK_REGION as REGION, loopbackDynamoClients as dynamoClients, loopbackSfnClient as sfnClient } from './loopbackClients.js';
@@ -99,7 +101,16 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
   for (;;) {
     const live = registry.findLive();
     // An owner that is closing still has its stack.json (it is released last) but no longer answers.
-    if (live && (await answers(live.sfnEndpoint))) return connectStack(options, live);
+    if (live && (await answers(live.sfnEndpoint))) {
+      const identity = await stackIdentity(live);
+      if (identity === 'ours') return connectStack(options, live);
+      // Something else answers where stack.json points (its process ended; the pid and the port
+      // went to others): nothing is read from it, and the stale claim gives way to a fresh stack.
+      if (identity === 'foreign') {
+        registry.discardStale(live);
+        continue;
+      }
+    }
     // Nothing recorded yet and nobody to ask: an empty stack of this command's own, untracked (a
     // later command in this process that writes opens the real one) and unpublished.
     if (!live && reading && storeState(join(dataDir, 'dynamodb')).kind === 'absent') return ownStack({ ...options, resume: false }, undefined, undefined);
@@ -112,7 +123,9 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
       }
     }
     if (Date.now() > deadline) {
-      throw new Error(`another stepforge process holds ${join(dataDir, 'stack.lock')} but never published its stack; remove the lock if that process is gone`);
+      throw new StepforgeError('stack_busy', `another stepforge process holds ${join(dataDir, 'stack.lock')} but has not published a stack that answers`, {
+        hint: `wait for that command to end; if no stepforge command is running in this project, remove ${join(dataDir, 'stack.lock')} and ${join(dataDir, 'stack.json')} (your runs are in ${join(dataDir, 'dynamodb')} and stay)`,
+      });
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -153,6 +166,32 @@ function borrow(slot: Slot): EmbeddedStack {
       await slot.stack.close();
     },
   };
+}
+
+/** Where a stack keeps its identity in its own table. */
+const IDENTITY_KEY = { pk: { S: 'STACK#embedded' }, sk: { S: 'IDENTITY' } } as const;
+
+/**
+ * Whether the endpoints stack.json names are that stack's: its DynamoDB endpoint must answer the
+ * `stackId` the file records. A pid that is alive proves nothing (pids are reused), nor does a port
+ * that answers. `foreign`: something answered, and not with that identity (another project's stack,
+ * any other server); `unreachable`: nothing answered in time (an owner busy or closing: wait).
+ * A stack.json of an owner that records no identity (an earlier version) is taken as it is.
+ */
+async function stackIdentity(live: StackEndpoints): Promise<'ours' | 'foreign' | 'unreachable'> {
+  if (live.stackId === undefined) return 'ours';
+  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint);
+  try {
+    const r = await dynamodb.send(new GetItemCommand({ TableName: EMBEDDED_TABLE, Key: IDENTITY_KEY, ConsistentRead: true }), { abortSignal: AbortSignal.timeout(5000) });
+    return r.Item?.stackId?.S === live.stackId ? 'ours' : 'foreign';
+  } catch (e) {
+    const name = (e as { name?: string }).name;
+    if (isLostConnection(e) || name === 'AbortError' || name === 'TimeoutError') return 'unreachable';
+    return 'foreign';
+  } finally {
+    dynamodb.destroy();
+    dynamodbCommands.destroy();
+  }
 }
 
 /** Whether something accepts connections at `url` (a loopback endpoint), within a second. */
@@ -277,6 +316,10 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
     const leaseEpoch = await nextLeaseEpoch(dynamodb);
+    // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
+    // checks it there before it trusts the endpoints (see stackIdentity).
+    const stackId = randomUUID();
+    await dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId } } }));
     const queue = await sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE }));
     const approvalQueueUrl = queue.QueueUrl ?? `${emulators.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
     const substitutions = substitutionsFor(EMBEDDED_TABLE, approvalQueueUrl);
@@ -317,7 +360,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     if (options.resume !== false && options.access !== 'read') engine.resumeUnfinished();
 
-    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch };
+    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, stackId };
     registry?.publish(endpoints);
     let closed = false;
     return {

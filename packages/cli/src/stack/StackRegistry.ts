@@ -14,6 +14,8 @@ export interface StackEndpoints {
   readonly apiUrl?: string;
   /** The owner's generation (RuntimeConfig.leaseEpoch), for the leases of connected processes. */
   readonly leaseEpoch?: number;
+  /** A random id of this stack, which its DynamoDB endpoint also answers: proof the endpoints are still its own. */
+  readonly stackId?: string;
 }
 
 /**
@@ -71,6 +73,21 @@ export class StackRegistry {
     const tmp = `${this.file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(body, null, 2));
     renameSync(tmp, this.file);
+  }
+
+  /**
+   * Drops a claim found stale (stack.json names endpoints that are no longer its stack's, though
+   * its pid is alive, having gone to another process): the file if it is still that claim, and
+   * the lock if that pid still holds it. Claims made since (another process's) are left alone.
+   */
+  discardStale(stale: StackEndpoints): void {
+    try {
+      const current = JSON.parse(readFileSync(this.file, 'utf8')) as StackEndpoints;
+      if (current.pid === stale.pid && current.stackId === stale.stackId) rmSync(this.file, { force: true });
+    } catch {
+      // already gone
+    }
+    if (Number.parseInt(safeRead(this.lockFile), 10) === stale.pid) rmSync(this.lockFile, { force: true });
   }
 
   /** Gives up ownership: removes stack.json (if ours) and the lock. */
