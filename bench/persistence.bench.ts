@@ -59,8 +59,9 @@ async function measure(endpoint: string, deps: { dynamodb: DynamoDBClient; dynam
 
 export default async function persistenceBench(): Promise<void> {
   // The embedded stack's wiring.
-  const worker = await startDynaliteWorker('127.0.0.1', { createTableMs: 0 });
-  const clients = loopbackDynamoClients(worker.endpoint);
+  const credentials = { accessKeyId: 'bench', secretAccessKey: 'bench' };
+  const worker = await startDynaliteWorker('127.0.0.1', { createTableMs: 0 }, { credentials });
+  const clients = loopbackDynamoClients(worker.endpoint, credentials);
   let embedded: Figures;
   try {
     embedded = await measure(worker.endpoint, { dynamodb: clients.dynamodb, dynamodbCommands: clients.dynamodbCommands });

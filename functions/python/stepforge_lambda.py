@@ -15,6 +15,7 @@ Without boto3 (a local python3, in the tests) it speaks DynamoDB's JSON protocol
 emulator given by STEPFORGE_DYNAMODB_ENDPOINT, unsigned, and refuses any other endpoint.
 """
 import asyncio
+import base64
 import datetime
 import decimal
 import hashlib
@@ -210,18 +211,70 @@ def utf8_len(text):
 REDACTED = "***"
 
 
+def _base64_fragments(value):
+    """The secret's bytes as base64 at each alignment inside a longer encoded text: only the characters every bit of which is the secret's."""
+    data = value.encode("utf-8", "surrogatepass")
+    out = []
+    for k in range(3):
+        b64 = base64.b64encode(b"\0" * k + data).decode("ascii").rstrip("=")
+        fragment = b64[-(-8 * k // 6):(8 * (k + len(data))) // 6]
+        out += [fragment, fragment.replace("+", "-").replace("/", "_")]
+    return out
+
+
+def secret_encodings(value):
+    """Every spelling in which `value` can reach a stored or printed text (as Redactor.ts's secretEncodings): as it is;
+    JSON-escaped once and twice, with and without non-ASCII as \\uXXXX; URL-encoded as a component, a path, a query and a
+    form, with upper- or lower-case hex; base64 and base64url, whole and at any alignment inside a longer encoding."""
+    js = json.dumps(value, ensure_ascii=False)[1:-1]
+    ascii_js = json.dumps(value)[1:-1]
+    quote = urllib.parse.quote
+    urlish = [quote(value, safe=""), quote(value, safe="!'()*~"), quote(value, safe=";/?:@&=+$,#!'()*~"), quote(value, safe="/"),
+              urllib.parse.quote_plus(value, safe=""), urllib.parse.quote_plus(value, safe="*")]
+    urlish += [re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), u) for u in urlish]
+    data = value.encode("utf-8", "surrogatepass")
+    b64 = base64.b64encode(data).decode("ascii")
+    every = [value, js, ascii_js, json.dumps(js, ensure_ascii=False)[1:-1], json.dumps(ascii_js)[1:-1], *urlish,
+             b64, b64.rstrip("="), base64.urlsafe_b64encode(data).decode("ascii").rstrip("="),
+             *(_base64_fragments(value) if len(value) >= 8 else [])]
+    seen = []
+    for v in every:
+        if len(v) >= min(4, len(value)) and v not in seen:
+            seen.append(v)
+    return seen
+
+
+def secret_url_parts(value):
+    """The parts of a secret that is a URL a record may hold without the rest (as Redactor.ts's secretUrlParts): the URL
+    without its query, its path and query, its credentials; never the origin alone (a public host)."""
+    try:
+        u = urllib.parse.urlsplit(value.strip())
+    except ValueError:
+        return []
+    if not u.scheme or not u.netloc:
+        return []
+    origin = "%s://%s" % (u.scheme.lower(), u.hostname or "") + (":%d" % u.port if u.port else "")
+    path_query = u.path + ("?" + u.query if u.query else "")
+    parts = [origin + u.path, path_query, "?" + u.query if u.query else "", urllib.parse.unquote(u.username or ""),
+             urllib.parse.unquote(u.password or ""), u.path]
+    return [p for p in parts if len(p) >= 8 and p not in (origin, origin + "/", "/")]
+
+
 class Redactor:
     def __init__(self):
         self._values = set()
+        self._spellings = []
 
     def add(self, value):
-        if value:
+        if value and value not in self._values:
             self._values.add(value)
+            forms = [e for v in [value, *secret_url_parts(value)] for e in secret_encodings(v)]
+            self._spellings = sorted(set(self._spellings) | set(forms), key=len, reverse=True)
 
     def text(self, text):
         if not self._values or not isinstance(text, str):
             return text
-        for v in sorted(self._values, key=len, reverse=True):
+        for v in self._spellings:
             if v in text:
                 text = text.replace(v, REDACTED)
         return text

@@ -56,6 +56,7 @@ export * from './createLocalHandlers.js';
 export * from './runs/startWorkflowRun.js';
 export * from './runs/inputDiffers.js';
 export * from './runs/idempotencyKeyConflict.js';
+export * from './runs/orphanedStart.js';
 export { createApiHandler, routeApi, type ApiEvent, type ApiResponse } from './handlers/api.js';
 export { API_BODIES, parseApiBody, type ApiBodyError, type ApiBodySchema } from './handlers/apiBodies.js';
 export { ApiError, apiError, apiJson, routeServeRequest, type ServeBackend, type ServeRequest, type ServeResponse } from './handlers/routeServeRequest.js';

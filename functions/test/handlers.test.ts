@@ -51,7 +51,7 @@ beforeAll(async () => {
     connectors: { slackApiUrl: `${web.url}/api`, slackToken: '$secret:slack_token' },
     userFunctionsDir: fnDir,
     mcpServers: { calc: { url: mcpHttp.url }, local: { command: process.execPath, args: [mcpFixture, 'stdio'] } },
-  }, {}, { STEPFORGE_SECRET_SLACK_TOKEN: 'xoxb-test-token', STEPFORGE_SECRET_DB_PASSWORD: 'hunter2-long' });
+  }, {}, { STEPFORGE_SECRET_SLACK_TOKEN: 'xoxb-test-token', STEPFORGE_SECRET_DB_PASSWORD: 'hunter2-long', STEPFORGE_HTTP_ALLOW_HOSTS: new URL(web.url).host });
 });
 afterAll(async () => {
   await rt.close();

@@ -37,7 +37,8 @@ beforeAll(async () => {
   hook = await startHttpServer((_req, res) => json(res, 200, { ok: true }));
   rt = await makeRuntime(ddb.endpoint, {
     tools: {
-      httpAllowHosts: [], fsRoot: root, fsMaxReadBytes: 1000, shellEnabled: true, shellAllow: ['echo', 'ls'], shellDeny: ['rm'], maxArgsBytes: 2048,
+      // The webhook target is on loopback: listed, as a project lists the hosts its connectors may reach.
+      httpAllowHosts: [new URL(hook.url).host], fsRoot: root, fsMaxReadBytes: 1000, shellEnabled: true, shellAllow: ['echo', 'ls'], shellDeny: ['rm'], maxArgsBytes: 2048,
     },
     userFunctionsDir: fnDir,
     logLevel: 'INFO',

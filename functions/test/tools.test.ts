@@ -4,6 +4,7 @@ import { createModelHandler } from '../src/handlers/model.js';
 import { createToolHandler } from '../src/handlers/tool.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
 import { evaluatePolicy, parsePolicyRules } from '../src/tools/ToolPolicy.js';
+import { parseCommand } from '../src/tools/shellTool.js';
 import { envelope } from './envelope.js';
 import { json, makeRuntime, startDynalite, startHttpServer, type DynamoEndpoint } from './emulators.js';
 
@@ -49,7 +50,7 @@ const call = async (tool: string, args: Record<string, unknown>, id = `c${Math.r
 describe('Function: httpFetchTool', () => {
   it('GETs an allow-listed host', async () => {
     const r = await call('http_fetch', { url: `${allowed.url}/page` });
-    expect(r.result).toMatchObject({ status: 200, body: 'hello from allowed', truncated: false });
+    expect(r.result).toMatchObject({ status: 200, body: 'hello from allowed' });
   });
 
   it('refuses a host that is not allow-listed, and a redirect to one', async () => {
@@ -64,6 +65,17 @@ describe('Function: webSearchTool', () => {
   it('queries the configured provider', async () => {
     const r = await call('web-search', { query: 'whales' });
     expect(r.result).toEqual({ query: 'whales', results: [{ title: 'About whales', url: 'https://example.org', snippet: '…' }] });
+  });
+});
+
+describe('Function: parseCommand', () => {
+  it('splits as a POSIX shell would: quotes, backslash escapes, runs of whitespace', () => {
+    expect(parseCommand(`  c\\at\t"a \\"b\\\\" 'c\\d'  x\\ y ""`)).toEqual(['cat', 'a "b\\', 'c\\d', 'x y', '']);
+  });
+
+  it('refuses a lone trailing backslash and an open quote by name', () => {
+    expect(() => parseCommand('echo a\\')).toThrow(expect.objectContaining({ name: 'InvalidInput', message: 'command ends with a lone backslash' }));
+    expect(() => parseCommand('echo "a')).toThrow(expect.objectContaining({ name: 'InvalidInput', message: 'unterminated quote in command' }));
   });
 });
 

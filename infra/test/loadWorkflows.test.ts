@@ -87,6 +87,33 @@ describe('Function: loadWorkflow', () => {
     ]);
   });
 
+  it('names an alias without its anchor, an alias inside its own value, a tag and runaway aliases at their place', () => {
+    const at = (text: string) => {
+      const e = caught(() => loadWorkflow(text, 'w.yaml', fixtureCompile));
+      return { code: e.code, message: e.message, location: e.location };
+    };
+    expect(at(`${base}triggers: *t\n`)).toEqual({
+      code: 'invalid_document',
+      message: "alias '*t' has no anchor: no value before it is marked '&t'; mark the value to repeat with &t earlier in the file, or write the value out here",
+      location: { file: 'w.yaml', line: 4, column: 11 },
+    });
+    expect(at(`${base}mcp_servers: &m\n  catalog: *m\n`)).toMatchObject({ code: 'invalid_document', message: expect.stringMatching(/^alias '\*m' is inside the value its anchor '&m' marks/), location: { line: 5, column: 12 } });
+    expect(at(`${base}express: !flag true\n`)).toMatchObject({ code: 'invalid_document', message: expect.stringMatching(/^YAML tag '!flag' is not supported/), location: { line: 4, column: 10 } });
+    const laughs = ['x: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]', ...['b', 'c', 'd'].map((n, i) => `${n}: &${n} [${Array(10).fill(`*${'abc'[i]}`).join(', ')}]`)].join('\n');
+    expect(at(`${laughs}\n${base}`)).toMatchObject({ code: 'invalid_document', message: expect.stringMatching(/^the aliases in this document expand to too many values/), location: { line: 2, column: 8 } });
+    expect(at(`${base}triggers: [\n`)).toMatchObject({ code: 'invalid_document', message: expect.stringMatching(/^invalid YAML: /) });
+  });
+
+  it('reads triggers and MCP servers given through aliases', () => {
+    const spec = loadWorkflow(
+      `shared: &p { source: [a] }\nservers: &s { catalog: { url: "https://mcp.example.com/mcp" } }\n${base}triggers:\n  - event_pattern: *p\n  - &second { event_pattern: { source: [b] } }\nmcp_servers: *s\n`,
+      'w.yaml',
+      fixtureCompile,
+    );
+    expect(spec.triggers.map((t) => [t.name, t.eventPattern])).toEqual([['trigger1', { source: ['a'] }], ['trigger2', { source: ['b'] }]]);
+    expect(spec.mcpServers).toEqual({ catalog: { url: 'https://mcp.example.com/mcp' } });
+  });
+
   it('gives secrets found only in the text to every step handler the workflow uses', () => {
     const spec = loadWorkflow('document: { name: w }\nsecrets: { token: "$secret:slack/token" }\nsteps:\n  a: { call: connector }\n  b: { call: agent }\n', 'w.yaml', fixtureCompile);
     expect(spec.secretsByHandler).toEqual({ connector: ['slack/token'], model: ['slack/token'] });

@@ -56,10 +56,12 @@ describe('Command: run (a workflow with mcp_tool steps, in its own process)', ()
 
   it('ends after the run succeeds with a stdio MCP server, and the server process ends with it', async () => {
     const pidFile = join(project.dir, 'mcp.pid');
+    // A stdio server's command comes from the project's configuration, never from the document.
+    writeFileSync(join(project.dir, 'stepforge.config.json'), JSON.stringify({ mcpServers: { calc: { command: process.execPath, args: [FIXTURE, 'stdio'], env: { MCP_PID_FILE: pidFile } } } }));
     writeFileSync(join(project.dir, 'stdio.yaml'), [
       'document: { dsl: "1.0", name: mcp-stdio-exit }',
       'mcp_servers:',
-      `  calc: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(FIXTURE)}, "stdio"], env: { MCP_PID_FILE: ${JSON.stringify(pidFile)} } }`,
+      '  calc: {}',
       'steps:',
       '  add: { call: mcp_tool, server: calc, tool: add, input: { a: 20, b: 22 } }',
       '  again: { call: mcp_tool, server: calc, tool: shout, input: { text: "done" } }',

@@ -22,12 +22,13 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect(io.stderr()).toBe('');
     api = async (method, path, body, headers = {}) => {
       const r = await fetch(`${handle.url}${path}`, {
-        method, headers: { 'content-type': 'application/json', ...headers },
+        method, headers: { 'content-type': 'application/json', authorization: `Bearer ${handle.token}`, ...headers },
         ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       });
       return { status: r.status, json: await r.json() };
     };
   });
+  const auth = () => ({ authorization: `Bearer ${handle.token}` });
   afterAll(async () => {
     await handle.close();
     await stack.close();
@@ -74,9 +75,12 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     const sfn = await raw('/', { host: `rebind.attacker.example:${port}`, 'x-amz-target': 'AWSStepFunctions.ListStateMachines', 'content-type': 'application/x-amz-json-1.0' }, '{}');
     expect([sfn.status, sfn.json.error.code]).toEqual([403, 'host_not_allowed']);
     expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
-    // Pages served from loopback, and the user's own tools under any loopback name, are answered.
-    expect((await raw('/approvals', { host: `localhost:${port}`, origin: 'http://localhost:5173' })).status).toBe(200);
-    expect((await raw('/approvals', { host: `[::1]:${port}` })).status).toBe(200);
+    // Pages served from loopback, and the user's own tools under any loopback name, are answered
+    // when they carry the token; without it they are not.
+    expect((await raw('/approvals', { host: `localhost:${port}`, origin: 'http://localhost:5173', ...auth() })).status).toBe(200);
+    expect((await raw('/approvals', { host: `[::1]:${port}`, ...auth() })).status).toBe(200);
+    const tokenless = await raw('/approvals', { host: `127.0.0.1:${port}` });
+    expect([tokenless.status, tokenless.json.error.code]).toEqual([401, 'unauthorized']);
   });
 
   it('lists the workflows under examples/', async () => {
@@ -170,11 +174,11 @@ describe('Command: serve (the HTTP API through fetch)', () => {
 
   it('answers 405 with an Allow header, HEAD as GET without a body, and refuses two idempotency keys that disagree', async () => {
     for (const [method, path, allow] of [['DELETE', '/workflows', 'GET, HEAD'], ['PUT', '/workflows/quickstart/runs', 'GET, HEAD, POST'], ['GET', '/runs/x/cancel', 'POST']] as const) {
-      const r = await fetch(`${handle.url}${path}`, { method });
+      const r = await fetch(`${handle.url}${path}`, { method, headers: auth() });
       expect([method, path, r.status, r.headers.get('allow'), ((await r.json()) as { error: { code: string } }).error.code]).toEqual([method, path, 405, allow, 'method_not_allowed']);
     }
-    const get = await fetch(`${handle.url}/workflows`);
-    const head = await fetch(`${handle.url}/workflows`, { method: 'HEAD' });
+    const get = await fetch(`${handle.url}/workflows`, { headers: auth() });
+    const head = await fetch(`${handle.url}/workflows`, { method: 'HEAD', headers: auth() });
     expect([head.status, head.headers.get('content-type'), head.headers.get('content-length'), await head.text()]).toEqual([200, 'application/json', String(Buffer.byteLength(await get.text())), '']);
     const before = (await api('GET', '/workflows/quickstart/runs')).json.runs.length;
     const both = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' }, idempotencyKey: 'body-key' }, { 'Idempotency-Key': 'header-key' });
@@ -258,7 +262,8 @@ describe('Command: serve (the HTTP API through fetch)', () => {
   });
 
   it('passes Step Functions API requests through to the engine', async () => {
-    const sfn = new SFNClient({ endpoint: handle.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    // Signed by the stack's credentials (stack.json's), as the engine's own port requires.
+    const sfn = new SFNClient({ endpoint: handle.url, region: 'us-east-1', credentials: stack.endpoints.credentials });
     const machines = await sfn.send(new ListStateMachinesCommand({}));
     expect(machines.stateMachines?.map((m) => m.name)).toContain('quickstart');
     sfn.destroy();

@@ -47,6 +47,7 @@ describe('Embedded stack: a stale stack.json pointing at another live process', 
     const endpoint = `http://127.0.0.1:${port}`;
     writeFileSync(join(dataDir, 'stack.json'), JSON.stringify({
       pid: foreign.pid, startedAt: new Date().toISOString(), dynamodbEndpoint: endpoint, sqsEndpoint: endpoint, sfnEndpoint: endpoint, leaseEpoch: 1, stackId: 'the-stack-that-ended',
+      credentials: { accessKeyId: 'AKIDTHEENDEDSTACK', secretAccessKey: 'its-secret' }, apiToken: 'its-token',
     }));
     writeFileSync(join(dataDir, 'stack.lock'), String(foreign.pid));
 

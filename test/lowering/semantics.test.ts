@@ -90,6 +90,52 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     expect(judge.inputs.candidates).toEqual(Object.fromEntries(['voter_1', 'voter_2', 'voter_3'].map((v) => [v, `${v}:done(search:ok)`])));
   });
 
+  it('checks a judge marked select: verbatim whatever its prompt says', async () => {
+    const text = [
+      'chain: "[a@search & b@search] > pick"',
+      'tasks:',
+      '  a: { kind: model, prompt: "one" }',
+      '  b: { kind: model, prompt: "two" }',
+      '  pick: { kind: model, prompt: "Choose the better answer: ${steps.a.output} or ${steps.b.output}", select: verbatim }',
+    ].join('\n');
+    const compiled = compileDocument(text, { file: 'pick.chain.yaml' });
+    const bad = await runScripted(compiled, {}, { pick: () => ({ output: 'neither' }) });
+    expect(bad.result.error).toBe('JudgeChoiceNotCandidate');
+    expect(JSON.parse(bad.result.cause!.replace("step 'pick' failed: ", ''))).toMatchObject({
+      errorMessage: expect.stringMatching(/^step 'pick' must answer with one of the candidates \(a, b\) verbatim, but answered "neither"/),
+    });
+    const good = await runScripted(compiled, {}, { pick: () => ({ output: 'b:done(search:ok)' }) });
+    expect(good.result.status).toBe('SUCCEEDED');
+    expect(good.result.output).toBe('b:done(search:ok)');
+  });
+
+  it('does not check a gather step whose prompt says "verbatim" without select', async () => {
+    const text = [
+      'chain: "[a@search & b@search] > gather"',
+      'tasks:',
+      '  a: { kind: model, prompt: "one" }',
+      '  b: { kind: model, prompt: "two" }',
+      '  gather: { kind: model, prompt: "Quote the key sentences verbatim, then merge: ${steps.a.output} / ${steps.b.output}" }',
+    ].join('\n');
+    const run = await runScripted(compileDocument(text, { file: 'gather.chain.yaml' }), {}, { gather: () => ({ output: 'a merged summary' }) });
+    expect(run.result.error).toBeUndefined();
+    expect(run.result.output).toBe('a merged summary');
+    expect(run.calls.find((c) => c.step.id === 'gather')!.inputs.candidates).toBeUndefined();
+  });
+
+  it('rejects select: verbatim on a task without parents, at the field', () => {
+    const text = ['chain: "a@search & pick"', 'tasks:', '  a: { kind: model, prompt: "one" }', '  pick: { kind: model, prompt: "p", select: verbatim }'].join('\n');
+    expect(() => compileDocument(text, { file: 'one.chain.yaml' })).toThrowError(expect.objectContaining({
+      code: 'invalid_task',
+      message: `tasks.pick.select: verbatim makes 'pick' answer with one of its parents' outputs, but it has none; put it after the candidates (e.g. "[a & b] > pick"), or remove select`,
+      location: expect.objectContaining({ file: 'one.chain.yaml', line: 4, column: 45 }),
+    }));
+    const other = text.replace('select: verbatim', 'select: best');
+    expect(() => compileDocument(other, { file: 'one.chain.yaml' })).toThrowError(expect.objectContaining({
+      code: 'invalid_task', message: 'tasks.pick.select: expected one of "verbatim", got "best"', location: expect.objectContaining({ line: 4, column: 45, length: 4 }),
+    }));
+  });
+
   it('runs a while body at least once even when the condition is false at once', async () => {
     const run = await runScripted(compileCase('d22-while.yaml'), {}, { check: () => ({ output: { status: 'ready' } }) });
     expect(run.result.output).toEqual({ status: 'ready' });

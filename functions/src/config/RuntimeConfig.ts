@@ -42,7 +42,10 @@ export interface RuntimeConfig {
     readonly requestTimeoutMs: number;
   };
   readonly tools: {
+    /** Hosts `http_fetch` may reach, and, when not empty, the only hosts connectors may reach. */
     readonly httpAllowHosts: readonly string[];
+    /** Let any host name resolve to private networks and loopback (metadata and link-local addresses never). */
+    readonly httpAllowPrivateNetworks?: boolean;
     readonly webSearchUrl?: string;
     readonly fsRoot: string;
     readonly fsMaxReadBytes: number;
@@ -198,6 +201,7 @@ export function runtimeConfigFromEnv(
     },
     tools: {
       httpAllowHosts: list(env.STEPFORGE_HTTP_ALLOW_HOSTS),
+      httpAllowPrivateNetworks: oneOf(env, 'STEPFORGE_HTTP_ALLOW_PRIVATE_NETWORKS', ['true', 'false'], 'false') === 'true',
       webSearchUrl: env.STEPFORGE_WEB_SEARCH_URL,
       fsRoot: env.STEPFORGE_FS_ROOT ?? cwd,
       fsMaxReadBytes: int(env, 'STEPFORGE_FS_MAX_READ_BYTES', 1024 * 1024),

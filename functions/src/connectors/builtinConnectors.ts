@@ -4,6 +4,18 @@ import { RuntimeError } from '../errors/RuntimeError.js';
 import { markOutcomeUnknown } from '../runtime/runIdempotent.js';
 import type { Connector } from './Connector.js';
 import { sendHttp } from './postJson.js';
+import type { Runtime } from '../runtime/Runtime.js';
+
+/** The outbound policy of a URL a workflow supplies: the project's allow-list and private-network setting. */
+function workflowUrlPolicy(rt: Runtime) {
+  return { allowHosts: rt.config.tools.httpAllowHosts, allowPrivateNetworks: rt.config.tools.httpAllowPrivateNetworks ?? false };
+}
+
+/**
+ * The outbound policy of a URL the deployment's own configuration names (the Slack API, its
+ * webhook): any host, private ones too, but still never a metadata or link-local address.
+ */
+const CONFIGURED_URL_POLICY = { allowHosts: [], allowPrivateNetworks: true };
 
 function str(input: Record<string, unknown>, key: string, what: string): string {
   const v = input[key];
@@ -41,7 +53,7 @@ export const httpConnector: Connector = {
           headers['content-type'] ??= typeof input.body === 'string' ? 'text/plain' : 'application/json';
         }
         await ctx.guard.dispatch(`http ${method} ${new URL(url).origin}${new URL(url).pathname}`, { idempotent: input.idempotencyKey !== false });
-        const r = await sendHttp('http.request', url, { method, headers, body });
+        const r = await sendHttp('http.request', url, { method, headers, body }, workflowUrlPolicy(ctx.runtime));
         return { status: r.status, body: r.body, idempotencyKey: input.idempotencyKey !== false ? key : undefined };
       },
     },
@@ -67,7 +79,7 @@ export const slackConnector: Connector = {
           const r = await sendHttp('slack.send_message', url, {
             headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${token}` },
             body: JSON.stringify({ channel, text, ...(input.blocks ? { blocks: input.blocks } : {}) }),
-          });
+          }, CONFIGURED_URL_POLICY);
           const b = r.body as { ok?: boolean; error?: string; ts?: string; channel?: string };
           if (!b || b.ok !== true) throw new RuntimeError('ConnectorError', `slack.send_message: Slack answered ${b?.error ?? 'not ok'}`, { details: { slackError: b?.error } });
           return { ok: true, channel: b.channel ?? channel, ts: b.ts };
@@ -78,7 +90,7 @@ export const slackConnector: Connector = {
         await sendHttp('slack.send_message', hookUrl, {
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ text, ...(input.blocks ? { blocks: input.blocks } : {}) }),
-        });
+        }, typeof input.webhookUrl === 'string' ? workflowUrlPolicy(ctx.runtime) : CONFIGURED_URL_POLICY);
         return { ok: true, via: 'webhook' };
       },
     },

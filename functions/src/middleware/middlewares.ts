@@ -1,5 +1,6 @@
 import { StepEnvelope } from '@stepforge/compiler';
 import { z } from 'zod';
+import { userStackFrames } from '../errors/userStackFrames.js';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { defineMiddleware } from './defineMiddleware.js';
@@ -88,9 +89,14 @@ export const logStep = defineMiddleware(
   },
 );
 
+/** The properties of an error redactSecrets builds again rather than copies. */
+const REBUILT = new Set(['name', 'message', 'stack', 'details', 'retryable', 'cause', 'stackTrace']);
+
 /**
- * Last line of defence for secrets: redacts the response and the error message (both end up in
- * the execution history), keeping the error's `name` so ASL Retry/Catch still match.
+ * Last line of defence for secrets: redacts the response and the error (message, details, trace —
+ * all end up in the execution history), keeping the error's `name` so ASL Retry/Catch still match.
+ * The error's trace becomes the user's own frames only (a Python function's, or a JavaScript
+ * function's frames in the functions folder, relative to it): no path of this installation is stored.
  */
 export const redactSecrets = defineMiddleware(
   'redactSecrets',
@@ -102,18 +108,20 @@ export const redactSecrets = defineMiddleware(
     onError: (request) => {
       const err = request.error;
       if (!err) return;
-      const message = runtime.redactor.redactText(err.message);
-      // A trace of the function's own (a Python function's frames), which the execution's cause carries.
-      const trace = (err as { stackTrace?: unknown }).stackTrace;
-      if (message !== err.message || (isRuntimeError(err) && runtime.redactor.contains(err.details)) || runtime.redactor.contains(trace)) {
-        const copy = isRuntimeError(err)
-          ? new RuntimeError(err.name, message, { details: runtime.redactor.redact(err.details as Record<string, unknown> | undefined), retryable: err.retryable })
-          : Object.assign(new Error(message), { name: err.name });
-        const origin = (err as { lambdaRuntime?: unknown }).lambdaRuntime;
-        request.error = Array.isArray(trace)
-          ? Object.assign(copy, { stackTrace: runtime.redactor.redact(trace), ...(origin !== undefined ? { lambdaRuntime: origin } : {}) })
-          : copy;
-      }
+      const { redactor } = runtime;
+      const message = redactor.redactText(err.message);
+      const given = (err as { stackTrace?: unknown }).stackTrace;
+      const cause = (err as { cause?: { stack?: unknown } }).cause;
+      const frames = Array.isArray(given) ? given.map(String)
+        : userStackFrames(typeof cause?.stack === 'string' ? cause.stack : err.stack, runtime.config.userFunctionsDir);
+      const trace = redactor.redact(frames);
+      const copy = isRuntimeError(err)
+        ? new RuntimeError(err.name, message, { details: redactor.redact(err.details as Record<string, unknown> | undefined), retryable: err.retryable })
+        : Object.assign(new Error(message), { name: err.name });
+      // What else the error says of itself (the runtime that raised it, its Lambda error type) stays, redacted.
+      const own = Object.fromEntries(Object.entries(err).filter(([k]) => !REBUILT.has(k)));
+      copy.stack = [`${err.name}: ${message}`, ...trace.map((f) => `    ${f}`)].join('\n');
+      request.error = Object.assign(copy, redactor.redact(own), { stackTrace: trace });
     },
   }),
 );

@@ -25,6 +25,11 @@ export interface RunRecord {
   readonly workflowVersion?: string;
   readonly executionArn?: string;
   /**
+   * The process that recorded the run and is starting its execution (`pid@host`, embedded): how
+   * a run found with no execution is known as an orphaned start (runs/orphanedStart.ts).
+   */
+  readonly startedBy?: string;
+  /**
    * The approval policy the run is held to, as its starter resolved it (embedded: the workflow's
    * policy files or STEPFORGE_POLICY): the tool handler gates the run's calls by these rules, not
    * by its own process's. Absent: the runtime's configured policy (on AWS, STEPFORGE_POLICY).
@@ -77,7 +82,7 @@ export class RunStore {
    * Starts a run. With an idempotency key, one conditional put claims the key; when the key is
    * taken the existing run is returned with `reused: true` (same key → same run).
    */
-  async startRun(p: { workflow: string; workflowDisplayName?: string; runId?: string; idempotencyKey?: string; parentRunId?: string; workflowVersion?: string; executionArn?: string; policy?: RunRecord['policy']; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
+  async startRun(p: { workflow: string; workflowDisplayName?: string; runId?: string; idempotencyKey?: string; parentRunId?: string; workflowVersion?: string; executionArn?: string; startedBy?: string; policy?: RunRecord['policy']; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
     let runId = p.runId ?? randomUUID();
     if (p.idempotencyKey !== undefined) {
       try {
@@ -107,6 +112,7 @@ export class RunStore {
       ...(p.parentRunId !== undefined ? { parentRunId: p.parentRunId } : {}),
       ...(p.workflowVersion !== undefined ? { workflowVersion: p.workflowVersion } : {}),
       ...(p.executionArn !== undefined ? { executionArn: p.executionArn } : {}),
+      ...(p.startedBy !== undefined ? { startedBy: p.startedBy } : {}),
       ...(p.policy !== undefined ? { policy: p.policy } : {}),
       ...(p.input !== undefined ? { input: this.db.redactor.redact(p.input) } : {}),
     };
@@ -148,6 +154,40 @@ export class RunStore {
       ReturnValues: 'ALL_NEW',
     }));
     return stripKeys(unmarshallItem(r.Attributes ?? {})) as unknown as RunRecord;
+  }
+
+  /**
+   * Takes over an orphaned start (runs/orphanedStart.ts) found as `found`: one conditional update,
+   * so of two finders one wins. `to: 'start'` signs the run as `starter`'s, RUNNING again (a run
+   * failed for an interrupted start, nothing of which ran), for it to start the execution;
+   * `to: 'fail'` fails it with `error`. Undefined when the run is no longer as found (another
+   * finder, or its starter, got there first).
+   */
+  async takeOverStart(found: RunRecord, p: { to: 'start'; starter: string } | { to: 'fail'; error: { name: string; message: string } }): Promise<RunRecord | undefined> {
+    const status: RunStatus = p.to === 'start' ? 'RUNNING' : 'FAILED';
+    const names: Record<string, string> = { '#status': 'status', '#error': 'error' };
+    const values: Record<string, unknown> = { ':status': status, ':was': found.status, ':g2': `RUNSTATUS#${status}`, ':g2s': `${found.startedAt}#${found.runId}` };
+    const conditions = ['#status = :was'];
+    if (found.startedBy !== undefined) { conditions.push('startedBy = :by'); values[':by'] = found.startedBy; } else conditions.push('attribute_not_exists(startedBy)');
+    if (found.status === 'FAILED') { conditions.push('#error.#name = :notStarted'); names['#name'] = 'name'; values[':notStarted'] = found.error?.name; }
+    const update = p.to === 'start'
+      ? (values[':starter'] = p.starter, 'SET #status = :status, gsi2pk = :g2, gsi2sk = :g2s, startedBy = :starter REMOVE endedAt, #error')
+      : (values[':ended'] = this.#iso(), values[':error'] = this.db.redactor.redact(p.error), 'SET #status = :status, gsi2pk = :g2, gsi2sk = :g2s, endedAt = :ended, #error = :error');
+    try {
+      const r = await this.db.commands.send(new UpdateItemCommand({
+        TableName: this.db.tableName,
+        Key: marshallItem({ pk: runPk(found.runId), sk: RUN_SK }),
+        UpdateExpression: update,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: marshallItem(values),
+        ReturnValues: 'ALL_NEW',
+      }));
+      return stripKeys(unmarshallItem(r.Attributes ?? {})) as unknown as RunRecord;
+    } catch (e) {
+      if (isConditionFailure(e)) return undefined;
+      throw e;
+    }
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {

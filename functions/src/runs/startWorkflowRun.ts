@@ -3,6 +3,7 @@ import { RUN_META_KEY, executionInputSizeError, idempotencyKeyError } from '@ste
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { idempotencyKeyConflict } from './idempotencyKeyConflict.js';
 import { inputDiffers } from './inputDiffers.js';
+import { crashPoint, failedBeforeStart, runStarter } from './orphanedStart.js';
 import type { Runtime } from '../runtime/Runtime.js';
 
 /** What starting a workflow answers (`run --json` shape plus the execution ARN). */
@@ -47,11 +48,25 @@ export async function startWorkflowRun(rt: Runtime, p: { workflow: string; input
   // A key names one run: answering with a run of another workflow would answer the wrong question.
   const conflict = reused ? idempotencyKeyConflict(p.idempotencyKey, run, workflow) : undefined;
   if (conflict !== undefined) throw new RuntimeError('IdempotencyKeyConflict', conflict, { details: { runId: run.runId, workflow: run.workflow } });
-  if (reused && run.executionArn) {
-    const d = await rt.sfn().send(new DescribeExecutionCommand({ executionArn: run.executionArn })).catch(() => undefined);
+  if (reused) {
     const differs = inputDiffers(rt.redactor, p.input, run.input);
-    return { runId: run.runId, executionArn: run.executionArn, status: d?.status ?? run.status, reused: true, ...(differs ? { inputDiffers: true as const } : {}) };
+    const replay = (status: string) => ({ runId: run.runId, ...(run.executionArn ? { executionArn: run.executionArn } : {}), status, reused: true, ...(differs ? { inputDiffers: true as const } : {}) });
+    const d = run.executionArn
+      ? await rt.sfn().send(new DescribeExecutionCommand({ executionArn: run.executionArn })).catch((e: unknown) => {
+        if ((e as { name?: string }).name === 'ExecutionDoesNotExist') return undefined;
+        throw e;
+      })
+      : undefined;
+    if (d) return replay(d.status ?? run.status);
+    // An interrupted start (orphanedStart.ts): the run is recorded but its execution was never
+    // started, or it was failed for that since. This start has the input, so it completes that
+    // start (the execution is named after the run, so a start racing this one cannot make a
+    // second); with another input it cannot, and the run is answered as it is.
+    const failed = failedBeforeStart(run);
+    if (differs || (run.status !== 'RUNNING' && !failed)) return replay(run.status);
+    if (failed && (await rt.runs.takeOverStart(run, { to: 'start', starter: runStarter() })) === undefined) return replay(run.status);
   }
+  crashPoint('after-run-record', `run ${run.runId}`);
   let executionArn: string | undefined;
   try {
     const r = await rt.sfn().send(new StartExecutionCommand({ stateMachineArn: arn, name: run.runId, input: executionInput }));

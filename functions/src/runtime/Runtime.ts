@@ -163,7 +163,7 @@ export function builtinTools(config: RuntimeConfig): ToolRegistry {
   const protectedPaths = [config.secrets.file];
   const fs = { root: config.tools.fsRoot, maxReadBytes: config.tools.fsMaxReadBytes, protectedPaths };
   return new ToolRegistry()
-    .register(httpFetchTool({ allowHosts: config.tools.httpAllowHosts }))
+    .register(httpFetchTool({ allowHosts: config.tools.httpAllowHosts, allowPrivateNetworks: config.tools.httpAllowPrivateNetworks ?? false }))
     .register(webSearchTool({ url: config.tools.webSearchUrl }))
     .register(fsListTool(fs))
     .register(fsReadTool(fs))

@@ -3,6 +3,7 @@ import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { executeStep } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { importUserFunction, type UserFunctionContext } from '../userfn/loadUserFunction.js';
+import { captureConsole } from '../userfn/captureConsole.js';
 import type { PythonCallError } from '../userfn/PythonWorker.js';
 import { resolveUserFunction, type UserFunctionFile } from '../userfn/resolveUserFunction.js';
 import { resolveInputs } from './resolveInputs.js';
@@ -25,11 +26,21 @@ export async function runFunctionStep(rt: Runtime, rawEnv: StepEnvelope): Promis
     const input = await rt.secrets.resolveDeep(env.inputs.value ?? env.config.args ?? env.inputs.input ?? null);
     const context: UserFunctionContext = { secrets, runId: env.run.id, stepId: env.step.id, workflow: env.run.workflow };
     if (!js) return { output: await runPythonFunction(rt, name, file, input, context, bindings) };
+    const printed = { stdout: '', stderr: '' };
+    let ended = false;
+    // Kept for the call while it runs, logged as one line per stream; output of work it started that prints later is logged as it comes.
+    const sink = (stream: 'stdout' | 'stderr', text: string) => {
+      if (ended) logFunctionOutput(rt, name, context, { stdout: '', stderr: '', [stream]: `${text}\n` });
+      else printed[stream] += `${text}\n`;
+    };
     try {
-      return { output: await js(input, context) ?? null };
+      return { output: await captureConsole(sink, () => js(input, context)) ?? null };
     } catch (e) {
       if (isRuntimeError(e)) throw e;
       throw new RuntimeError('FunctionError', `function ${name} threw ${(e as Error).name ?? 'an error'}: ${(e as Error).message ?? String(e)}`, { cause: e });
+    } finally {
+      ended = true;
+      logFunctionOutput(rt, name, context, printed);
     }
   });
   return { status: done.status, output: done.output, ...(done.outputRef ? { outputRef: done.outputRef } : {}), usage: done.usage };
@@ -53,14 +64,19 @@ async function functionSecrets(rt: Runtime, env: StepEnvelope): Promise<{ secret
   return { secrets: { ...secrets, ...bindings }, bindings };
 }
 
+/** What a user function printed, to the runtime's log (redacted there, in every encoding of a secret). */
+function logFunctionOutput(rt: Runtime, name: string, context: UserFunctionContext, printed: { readonly stdout: string; readonly stderr: string }): void {
+  for (const stream of ['stdout', 'stderr'] as const) {
+    if (printed[stream] !== '') rt.logger.info('function output', { function: name, stepId: context.stepId, runId: context.runId, stream, text: printed[stream] });
+  }
+}
+
 /** Calls a Python user function in the runtime's worker; what it printed goes to the log (redacted there). */
 async function runPythonFunction(
   rt: Runtime, name: string, file: UserFunctionFile, input: unknown, context: UserFunctionContext, kwargs: Record<string, string>,
 ): Promise<unknown> {
   const answer = await rt.python().call({ module: file.relative, ...(file.exportName ? { callable: file.exportName } : {}), input, context, kwargs });
-  for (const stream of ['stdout', 'stderr'] as const) {
-    if (answer[stream] !== '') rt.logger.info('function output', { function: name, stepId: context.stepId, runId: context.runId, stream, text: answer[stream] });
-  }
+  logFunctionOutput(rt, name, context, answer);
   if (answer.ok) return answer.output;
   throw pythonFunctionError(rt, name, file, answer.error);
 }

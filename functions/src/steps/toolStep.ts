@@ -92,9 +92,10 @@ export async function authorizeToolCall(rt: Runtime, env: StepEnvelope, inv: Too
   }
   const tool = rt.tools.get(inv.tool) ?? await definedMcpTool(rt, env, inv);
   if (!tool) await refuse(rt, env, inv, new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`, { details: { tool: inv.tool } }));
-  const decision = evaluatePolicy(await rt.policyFor(env.run.id), inv.tool, inv.args);
+  const decision = evaluatePolicy(await rt.policyFor(env.run.id), inv.tool, inv.args, { fsRoot: rt.config.tools.fsRoot });
   if (decision.action === 'deny') {
-    await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `policy ${decision.rule} denies ${inv.tool}`, { details: { tool: inv.tool, rule: decision.rule } }));
+    const message = decision.reason ? `policy denies ${inv.tool}: ${decision.reason}` : `policy ${decision.rule} denies ${inv.tool}`;
+    await refuse(rt, env, inv, new RuntimeError('PolicyDenied', message, { details: { tool: inv.tool, rule: decision.rule, ...(decision.reason ? { reason: 'unparseable' } : {}) } }));
   }
   return { tool: tool as ToolDefinition, decision };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RuntimeError } from '../errors/RuntimeError.js';
+import { canonicalArgument, canonicalPattern, type CanonicalContext } from './canonicalArgument.js';
 
 /** One approval policy rule: the first rule whose tool and argument patterns match decides. */
 export const PolicyRule = z.strictObject({
@@ -19,6 +20,8 @@ export interface PolicyDecision {
   readonly action: 'allow' | 'deny' | 'approve';
   /** The rule that matched (its name or index); absent for the default allow. */
   readonly rule?: string;
+  /** Why a call was denied without a rule's action: an argument a rule constrains could not be parsed. */
+  readonly reason?: string;
 }
 
 function globToRegExp(glob: string): RegExp {
@@ -26,13 +29,26 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${esc}$`, 's');
 }
 
-function patternMatches(pattern: string, value: unknown): boolean {
-  const text = typeof value === 'string' ? value : JSON.stringify(value ?? null);
+function globOrRegexMatches(pattern: string, text: string, canonical: string): boolean {
   if (pattern.length > 1 && pattern.startsWith('/') && pattern.lastIndexOf('/') > 0) {
     const last = pattern.lastIndexOf('/');
     return new RegExp(pattern.slice(1, last), pattern.slice(last + 1)).test(text);
   }
-  return globToRegExp(pattern).test(text);
+  return globToRegExp(canonical).test(text);
+}
+
+/**
+ * Whether `pattern` matches argument `key`. The canonical form of the argument (parsed argv,
+ * normalised paths and URLs; see canonicalArgument) is matched against the canonical form of the
+ * pattern, so another spelling of the same call matches the same rules. A deny or approve rule also
+ * matches the raw text as written: a rule never catches fewer spellings than it names literally.
+ */
+function patternMatches(rule: PolicyRule, tool: string, key: string, pattern: string, raw: unknown, canonical: { text: string; loose?: string }, ctx: CanonicalContext): boolean {
+  const canonicalGlob = canonicalPattern(tool, key, pattern, ctx);
+  if (globOrRegexMatches(pattern, canonical.text, canonicalGlob)) return true;
+  if (rule.action === 'allow') return false;
+  const text = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
+  return (canonical.loose !== undefined && globOrRegexMatches(pattern, canonical.loose, canonicalGlob)) || globOrRegexMatches(pattern, text, pattern);
 }
 
 /** Validates policy rules (strict: a misspelt key fails at once). */
@@ -46,14 +62,29 @@ export function parsePolicyRules(raw: readonly unknown[]): PolicyRule[] {
   });
 }
 
-/** First match wins; no match allows (a granted tool with no rule against it). */
-export function evaluatePolicy(rules: readonly PolicyRule[], tool: string, args: Record<string, unknown>): PolicyDecision {
+/**
+ * First match wins; no match allows (a granted tool with no rule against it). An argument that a
+ * rule for this tool constrains but that cannot be parsed (a shell command with chaining or
+ * substitution, a URL that is not one) is denied: its canonical form, and so the rules' verdict,
+ * is unknown.
+ */
+export function evaluatePolicy(rules: readonly PolicyRule[], tool: string, args: Record<string, unknown>, ctx: CanonicalContext = {}): PolicyDecision {
+  const canonical = new Map<string, ReturnType<typeof canonicalArgument>>();
+  const canonicalOf = (key: string) => {
+    if (!canonical.has(key)) canonical.set(key, canonicalArgument(tool, key, args[key], ctx));
+    return canonical.get(key)!;
+  };
   for (const [i, rule] of rules.entries()) {
     if (!globToRegExp(rule.tool).test(tool)) continue;
-    const argPatterns = Object.entries(rule.args ?? {});
-    if (argPatterns.every(([k, p]) => k in args && patternMatches(p, args[k]))) {
-      return { action: rule.action, rule: rule.name ?? `rule ${i}` };
+    const name = rule.name ?? `rule ${i}`;
+    let matches = true;
+    for (const [k, p] of Object.entries(rule.args ?? {})) {
+      if (!(k in args)) { matches = false; break; }
+      const c = canonicalOf(k);
+      if ('unparseable' in c) return { action: 'deny', rule: name, reason: `argument "${k}" cannot be parsed (${c.unparseable}), so policy ${name} cannot be checked against it` };
+      if (!patternMatches(rule, tool, k, p, args[k], c, ctx)) { matches = false; break; }
     }
+    if (matches) return { action: rule.action, rule: name };
   }
   return { action: 'allow' };
 }

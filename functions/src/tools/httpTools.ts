@@ -1,4 +1,5 @@
-import { RuntimeError } from '../errors/RuntimeError.js';
+import { isRuntimeError, RuntimeError } from '../errors/RuntimeError.js';
+import { outboundRequest, type OutboundPolicy, type OutboundResponse } from '../net/outboundRequest.js';
 import { markOutcomeUnknown } from '../runtime/runIdempotent.js';
 import type { ToolDefinition } from './ToolDefinition.js';
 
@@ -6,19 +7,10 @@ import type { ToolDefinition } from './ToolDefinition.js';
 export interface HttpFetchPolicy {
   /** Exact host names (`api.example.com`, `127.0.0.1:8080`) or `*.example.com` suffixes. */
   readonly allowHosts: readonly string[];
+  /** Let listed names resolve to private networks and loopback (see OutboundPolicy). */
+  readonly allowPrivateNetworks?: boolean;
   readonly maxBodyBytes?: number;
   readonly timeoutMs?: number;
-}
-
-/** True when `url`'s host (with or without port) is allow-listed. */
-export function hostAllowed(url: URL, allow: readonly string[]): boolean {
-  const host = url.hostname.toLowerCase();
-  const hostPort = url.host.toLowerCase();
-  return allow.some((a) => {
-    const p = a.toLowerCase();
-    if (p.startsWith('*.')) return host.endsWith(p.slice(1));
-    return p === host || p === hostPort;
-  });
 }
 
 function parseUrl(raw: unknown): URL {
@@ -36,14 +28,15 @@ function parseUrl(raw: unknown): URL {
   return url;
 }
 
-async function readCapped(res: Response, max: number): Promise<{ text: string; truncated: boolean }> {
-  const buf = Buffer.from(await res.arrayBuffer());
-  return { text: buf.subarray(0, max).toString('utf8'), truncated: buf.length > max };
-}
-
-/** `http_fetch`: HTTP GET to allow-listed hosts only; redirects are followed only to allow-listed hosts. */
+/**
+ * `http_fetch`: HTTP GET to allow-listed hosts only, never to a metadata or link-local address,
+ * nor to a private one unless allowed (checked on the resolved address it then connects to);
+ * redirects are followed only to hosts that pass the same checks; an answer over the cap fails
+ * with `OutputTooLarge` once the cap is passed, without reading the rest.
+ */
 export function httpFetchTool(policy: HttpFetchPolicy): ToolDefinition {
   const max = policy.maxBodyBytes ?? 256 * 1024;
+  const outbound: OutboundPolicy = { allowHosts: policy.allowHosts, allowPrivateNetworks: policy.allowPrivateNetworks ?? false, requireListed: true, what: 'http_fetch' };
   return {
     name: 'http_fetch',
     description: `HTTP GET a URL on an allow-listed host (${policy.allowHosts.join(', ') || 'none configured'}).`,
@@ -52,21 +45,20 @@ export function httpFetchTool(policy: HttpFetchPolicy): ToolDefinition {
     async run(args, ctx) {
       let url = parseUrl(args.url);
       for (let hop = 0; hop < 5; hop++) {
-        if (!hostAllowed(url, policy.allowHosts)) {
-          throw new RuntimeError('PolicyDenied', `host ${url.host} is not on the http_fetch allow-list`, { details: { host: url.host } });
-        }
-        let res: Response;
+        let res: OutboundResponse;
         try {
-          res = await fetch(url, { method: 'GET', redirect: 'manual', signal: ctx.signal ?? AbortSignal.timeout(policy.timeoutMs ?? 30_000) });
+          res = await outboundRequest(url, { method: 'GET', maxBodyBytes: max, timeoutMs: policy.timeoutMs ?? 30_000, ...(ctx.signal ? { signal: ctx.signal } : {}) }, outbound);
         } catch (e) {
+          if (isRuntimeError(e)) throw e;
           throw new RuntimeError('ToolError', `http_fetch ${url.host}: ${(e as Error).message}`, { retryable: true });
         }
-        if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {
-          url = parseUrl(new URL(res.headers.get('location') as string, url).toString());
+        const location = res.headers.location;
+        if (res.status >= 300 && res.status < 400 && typeof location === 'string') {
+          url = parseUrl(new URL(location, url).toString());
           continue;
         }
-        const { text, truncated } = await readCapped(res, max);
-        return { url: url.toString(), status: res.status, contentType: res.headers.get('content-type'), body: text, truncated };
+        const contentType = res.headers['content-type'];
+        return { url: url.toString(), status: res.status, contentType: typeof contentType === 'string' ? contentType : null, body: res.body.toString('utf8') };
       }
       throw new RuntimeError('ToolError', 'http_fetch: too many redirects');
     },

@@ -31,7 +31,12 @@ const FORBIDDEN: readonly [RegExp, string][] = [
   [/[\r\n]/, 'multiple lines'],
 ];
 
-/** Splits a command line into argv (whitespace, with single/double quotes), rejecting shell syntax first. */
+/**
+ * Splits a command line into argv as a POSIX shell would (whitespace; single quotes literal; double
+ * quotes where `\` escapes `"` and `\`; a backslash outside quotes takes the next character),
+ * rejecting shell syntax first. Policy rules are matched against this argv, so what is matched is
+ * what runs.
+ */
 export function parseCommand(command: string): string[] {
   for (const [re, what] of FORBIDDEN) {
     if (re.test(command)) throw new RuntimeError('PolicyDenied', `shell refuses ${what}`, { details: { reason: what } });
@@ -40,10 +45,20 @@ export function parseCommand(command: string): string[] {
   let cur = '';
   let quote: '"' | "'" | undefined;
   let has = false;
-  for (const ch of command) {
-    if (quote) {
+  const chars = [...command];
+  for (let i = 0; i < chars.length; i++) {
+    const ch = chars[i] as string;
+    if (quote === "'") {
       if (ch === quote) quote = undefined;
       else cur += ch;
+    } else if (quote === '"') {
+      if (ch === '"') quote = undefined;
+      else if (ch === '\\' && (chars[i + 1] === '"' || chars[i + 1] === '\\')) cur += chars[++i];
+      else cur += ch;
+    } else if (ch === '\\') {
+      if (i + 1 >= chars.length) throw new RuntimeError('InvalidInput', 'command ends with a lone backslash');
+      cur += chars[++i];
+      has = true;
     } else if (ch === '"' || ch === "'") {
       quote = ch;
       has = true;

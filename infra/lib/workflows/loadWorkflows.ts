@@ -3,8 +3,8 @@
 // (`express:`, `triggers:`) are read here from the same YAML, with positions for errors.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import { StepforgeError, duplicateWorkflowError, expressBlocker } from '@stepforge/compiler';
+import { isAlias, isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { StepforgeError, aliasExpansionMessage, duplicateWorkflowError, expressBlocker, MAX_ALIAS_COUNT, yamlErrorMessage, yamlValueIssues } from '@stepforge/compiler';
 import { compilerCompileDocument, type CompileDocumentFn, type CompiledDocument } from './compilerBinding.js';
 import { findPlaceholders, LAMBDA_PLACEHOLDERS, STEP_HANDLERS } from './placeholders.js';
 import type { TriggerSpec, WorkflowSpec } from './WorkflowSpec.js';
@@ -43,23 +43,41 @@ export function loadWorkflow(text: string, file: string, compile: CompileDocumen
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines });
   const root = doc.contents;
-  const at = (node: Node | null | undefined) => {
-    const offset = node?.range?.[0] ?? 0;
+  const atOffset = (offset: number) => {
     const pos = lines.linePos(offset);
     return { file, line: pos.line, column: pos.col };
   };
+  const at = (node: Node | null | undefined) => atOffset(node?.range?.[0] ?? 0);
   const fail = (code: string, message: string, node: Node | null | undefined, hint?: string): never => {
     throw new StepforgeError(code, message, { location: at(node), source: text, hint });
   };
+  const failAt = (message: string, offset: number): never => {
+    throw new StepforgeError('invalid_document', message, { location: atOffset(offset), source: text });
+  };
+  // The deployment keys are read from this parse, before the compiler sees the text: YAML it cannot
+  // read, and aliases or tags that would make reading them throw, are named here at their place.
+  const yamlError = doc.errors[0];
+  if (yamlError) failAt(`invalid YAML: ${yamlErrorMessage(yamlError)}`, yamlError.pos[0]);
+  const values = yamlValueIssues(doc, text);
+  const issue = values.issues[0];
+  if (issue) failAt(issue.message, issue.offset);
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    failAt(aliasExpansionMessage(e), values.firstAlias?.offset ?? 0);
+  }
   if (!isMap(root)) fail('invalid_document', 'a workflow document must be a YAML mapping', root);
+  const fields = data as Record<string, unknown>;
   const format: 'chain' | 'dsl' = doc.has('chain') ? 'chain' : 'dsl';
 
   const expressNode = doc.get('express', true) as Node | undefined;
-  const wantsExpress = doc.get('express') === true;
-  if (expressNode !== undefined && typeof doc.get('express') !== 'boolean') {
+  const wantsExpress = fields['express'] === true;
+  if (expressNode !== undefined && typeof fields['express'] !== 'boolean') {
     fail('invalid_express', '`express` must be true or false', expressNode);
   }
-  const triggers = readTriggers(doc.get('triggers', true) as Node | undefined, fail);
+  const resolved = (n: unknown): Node | undefined => (isAlias(n) ? (n.resolve(doc) as Node | undefined) : (n as Node | undefined));
+  const triggers = readTriggers(resolved(doc.get('triggers', true)), fields['triggers'], resolved, fail);
 
   let compiled: CompiledDocument;
   let express = false;
@@ -99,13 +117,12 @@ export function loadWorkflow(text: string, file: string, compile: CompileDocumen
     secretsByHandler: secretsByHandler(text, compiled),
     bedrockModels: [...new Set([...text.matchAll(/\bbedrock:([A-Za-z0-9._:-]+)/g)].map((m) => m[1]!))].sort(),
     placeholders: findPlaceholders(compiled.asl),
-    mcpServers: mcpServerDeclarations(doc.get('mcp_servers')),
+    mcpServers: mcpServerDeclarations(fields['mcp_servers']),
   };
 }
 
 /** The mapping-form `mcp_servers:` entries (the runtime's STEPFORGE_MCP_SERVERS); `res://` URIs are resolved elsewhere. */
-function mcpServerDeclarations(node: unknown): Record<string, unknown> {
-  const value = node !== null && typeof node === 'object' && 'toJSON' in node ? (node as { toJSON(): unknown }).toJSON() : node;
+function mcpServerDeclarations(value: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
   return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== null && typeof v === 'object' && Object.keys(v as object).length > 0));
 }
@@ -113,15 +130,19 @@ function mcpServerDeclarations(node: unknown): Record<string, unknown> {
 /** Why an ASL definition cannot run as an Express workflow (the compiler's rule, which `compile --express` also applies). */
 export { expressBlocker };
 
+/** `node` locates the triggers in the source; `data` is their value (aliases resolved). */
 function readTriggers(
   node: Node | undefined,
+  data: unknown,
+  resolved: (n: unknown) => Node | undefined,
   fail: (code: string, message: string, node: Node | null | undefined, hint?: string) => never,
 ): TriggerSpec[] {
   if (node === undefined || node === null) return [];
   if (!isSeq(node)) return fail('invalid_trigger', '`triggers` must be a list', node, 'triggers:\n  - event_pattern: { source: ["my.app"] }');
-  return node.items.map((item, i) => {
+  return node.items.map((entry, i) => {
+    const item = resolved(entry);
     if (!isMap(item)) return fail('invalid_trigger', 'each trigger must be a mapping with `event_pattern`', item as Node);
-    const value = (item as unknown as { toJSON(): Record<string, unknown> }).toJSON();
+    const value = (data as Record<string, unknown>[])[i]!;
     for (const key of Object.keys(value)) {
       if (!['name', 'event_pattern', 'event_bus'].includes(key)) {
         fail('invalid_trigger', `unknown trigger field "${key}" (expected name, event_pattern, event_bus)`, item.get(key, true) as Node);

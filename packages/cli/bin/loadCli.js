@@ -56,7 +56,8 @@ function prewarmDynaliteWorker() {
   const dir = dirname(BUNDLE);
   const script = join(dir, 'dynaliteWorker.cjs');
   const expressionCache = join(dir, 'dynaliteExpressionCache.cjs');
-  if (!existsSync(script) || !existsSync(expressionCache)) return;
+  // The worker requires the loopback guard beside it when it comes to listen.
+  if (!existsSync(script) || !existsSync(expressionCache) || !existsSync(join(dir, 'loopbackGuard.cjs'))) return;
   let module;
   try {
     module = createRequire(BUNDLE).resolve('dynalite');

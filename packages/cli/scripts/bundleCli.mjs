@@ -63,7 +63,7 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
-for (const file of ['dynaliteExpressionCache.cjs', 'dynaliteWorker.cjs']) copyFileSync(join(cli, 'dist', 'stack', file), join(outdir, file));
+for (const file of ['dynaliteExpressionCache.cjs', 'dynaliteWorker.cjs', 'loopbackGuard.cjs']) copyFileSync(join(cli, 'dist', 'stack', file), join(outdir, file));
 const pythonSrc = join(cli, '..', '..', 'functions', 'python');
 rmSync(join(outdir, 'python'), { recursive: true, force: true });
 mkdirSync(join(outdir, 'python'));

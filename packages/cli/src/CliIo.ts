@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isStepforgeError } from '@stepforge/compiler';
 
 /** Where a command writes; tests pass buffers, the binary passes the process streams. */
@@ -7,6 +8,8 @@ export interface CliIo {
   readonly isTTY: boolean;
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
+  /** All of standard input, read when a command is told to (`--input -`); tests pass their text. */
+  readonly stdin?: () => string;
 }
 
 /** Exit codes from DESIGN.md §5. */
@@ -46,6 +49,7 @@ export function processIo(): CliIo {
     isTTY: Boolean(process.stdout.isTTY),
     cwd: process.cwd(),
     env: process.env,
+    stdin: () => readFileSync(0, 'utf8'),
   };
 }
 

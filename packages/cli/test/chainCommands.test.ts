@@ -291,6 +291,9 @@ describe('Function: main (stepforge new)', () => {
     expect(readFileSync(join(dir, 'shapes/review-loop2.chain.yaml'), 'utf8')).toContain(
       'chain: worker@web-search > review_1 > revise_1 > review_2 > revise_2 > review_3 > revise_3',
     );
+    // The consensus judge is marked as one; the majority tally is a pure step.
+    expect(readFileSync(join(dir, 'shapes/consensus0.chain.yaml'), 'utf8')).toMatch(/\n  judge:\n    kind: model\n    prompt: [^]*\n    select: verbatim\n/);
+    expect(readFileSync(join(dir, 'shapes/consensus2.chain.yaml'), 'utf8')).not.toContain('select:');
   });
 
   it('refuses to overwrite without --force', async () => {
@@ -325,7 +328,7 @@ describe('Function: main (stepforge new)', () => {
 describe('Function: main (COMMAND --help)', () => {
   it('prints the command\'s usage and summary on stdout and exits 0, running nothing', async () => {
     // `serve` and `runs` would open the embedded stack if they ran: nothing is opened here.
-    for (const [name, usage] of [['run', 'run FILE [--input JSON|@file]'], ['runs', 'runs list [--workflow W]'], ['serve', 'serve'], ['approvals', 'approvals list']] as const) {
+    for (const [name, usage] of [['run', 'run FILE [--input JSON|@file|-]'], ['runs', 'runs list [--workflow W]'], ['serve', 'serve'], ['approvals', 'approvals list']] as const) {
       const r = await run([name, '--help'], dir);
       expect({ name, code: r.code, err: r.err }).toEqual({ name, code: 0, err: '' });
       expect(r.out.startsWith(`Usage: stepforge ${usage}`)).toBe(true);
@@ -333,7 +336,7 @@ describe('Function: main (COMMAND --help)', () => {
     expect(existsSync(join(dir, '.stepforge'))).toBe(false);
     const after = await run(['runs', 'show', 'some-id', '-h'], dir);
     expect(after.code).toBe(0);
-    expect(after.out).toMatch(/^Usage: stepforge runs list .*\n\nList runs, show one, retry its unfinished steps, restart it from a step, or cancel it\.\n$/);
+    expect(after.out).toMatch(/^Usage: stepforge runs list .*\n\nList runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step's outcome by hand\.\n$/);
   });
 
   it('prints a command\'s own longer help where it has one', async () => {

@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
-import { LOOPBACK_CREDENTIALS, LOOPBACK_REGION, loopbackDynamoClients, loopbackSfnClient } from '../src/stack/loopbackClients.js';
+import { LOOPBACK_REGION, loopbackDynamoClients, loopbackSfnClient } from '../src/stack/loopbackClients.js';
+
+/** The stack's credentials, as a test gives them (a stack makes random ones). */
+const LOOPBACK_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 import { expectedSigV4 } from './support/expectedSigV4.js';
 import { startRecordingServer, type RecordingServer, type SeenRequest } from './support/recordingServer.js';
 
@@ -26,7 +29,7 @@ const expectedSignature = (r: SeenRequest, service: string) =>
 
 describe('Function: loopbackDynamoClients', () => {
   it('signs every request with SigV4 over its headers and body, and sends no user agent', async () => {
-    const { dynamodb, dynamodbCommands } = loopbackDynamoClients(endpoint);
+    const { dynamodb, dynamodbCommands } = loopbackDynamoClients(endpoint, LOOPBACK_CREDENTIALS);
     try {
       for (const client of [dynamodb, dynamodbCommands]) {
         for (let i = 0; i < 2; i++) {
@@ -48,7 +51,7 @@ describe('Function: loopbackDynamoClients', () => {
     const env = { AWS_LAMBDA_FUNCTION_NAME: 'StepFunction', _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1' };
     const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
     Object.assign(process.env, env);
-    const { dynamodbCommands } = loopbackDynamoClients(endpoint);
+    const { dynamodbCommands } = loopbackDynamoClients(endpoint, LOOPBACK_CREDENTIALS);
     const plain = new DynamoDBClient({ endpoint, region: LOOPBACK_REGION, credentials: LOOPBACK_CREDENTIALS });
     try {
       await plain.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: 'p' } } }));
@@ -70,7 +73,7 @@ describe('Function: loopbackDynamoClients', () => {
 
 describe('Function: loopbackSfnClient', () => {
   it('signs for the states service', async () => {
-    const sfn = loopbackSfnClient(endpoint);
+    const sfn = loopbackSfnClient(endpoint, LOOPBACK_CREDENTIALS);
     try {
       await sfn.send(new DescribeExecutionCommand({ executionArn: 'arn:aws:states:us-east-1:123456789012:execution:wf:run' }));
       const r = rec.seen.at(-1)!;
@@ -88,8 +91,9 @@ describe('Function: withFastConfig (through the loopback clients)', () => {
     const module = fileURLToPath(new URL('../src/stack/loopbackClients.ts', import.meta.url));
     const script = `
       const { loopbackDynamoClients, loopbackSfnClient } = await import(${JSON.stringify(module)});
-      const { dynamodb, dynamodbCommands } = loopbackDynamoClients('http://127.0.0.1:1');
-      const sfn = loopbackSfnClient('http://127.0.0.1:1');
+      const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+      const { dynamodb, dynamodbCommands } = loopbackDynamoClients('http://127.0.0.1:1', credentials);
+      const sfn = loopbackSfnClient('http://127.0.0.1:1', credentials);
       const raw = new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient({ region: 'us-east-1' });
       console.log(JSON.stringify([dynamodb, dynamodbCommands, sfn, raw].map((c) => %HasFastProperties(c.config))));`;
     const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--no-warnings', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });

@@ -32,7 +32,7 @@ function prewarm(module = DYNALITE) {
 }
 
 async function tables(endpoint: string): Promise<string[]> {
-  const { dynamodbCommands } = loopbackDynamoClients(endpoint);
+  const { dynamodbCommands } = loopbackDynamoClients(endpoint, { accessKeyId: 'local', secretAccessKey: 'local' });
   try {
     return (await dynamodbCommands.send(new ListTablesCommand({}))).TableNames ?? [];
   } finally {
@@ -76,7 +76,7 @@ describe('Function: startDynaliteWorker', () => {
     async function storeOnDisk(): Promise<string> {
       const path = mkdtempSync(join(tmpdir(), 'sf-store-'));
       const first = await startDynaliteWorker('127.0.0.1', { path, createTableMs: 0 });
-      const { dynamodbCommands: db } = loopbackDynamoClients(first.endpoint);
+      const { dynamodbCommands: db } = loopbackDynamoClients(first.endpoint, { accessKeyId: 'local', secretAccessKey: 'local' });
       await db.send(new CreateTableCommand({ TableName: 'items', BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
       // As on DynamoDB, a table takes writes once ACTIVE.
       for (let i = 0; i < 200 && (await db.send(new DescribeTableCommand({ TableName: 'items' }))).Table?.TableStatus !== 'ACTIVE'; i++) await new Promise((r) => setTimeout(r, 10));
@@ -136,7 +136,7 @@ describe('Function: startDynaliteWorker', () => {
         });
       });
       const w = await startDynaliteWorker('127.0.0.1', { path });
-      const { dynamodbCommands: db } = loopbackDynamoClients(w.endpoint);
+      const { dynamodbCommands: db } = loopbackDynamoClients(w.endpoint, { accessKeyId: 'local', secretAccessKey: 'local' });
       try {
         for (const f of readdirSync(path).filter((n) => n.endsWith('.ldb'))) writeFileSync(join(path, f), Buffer.alloc(300, 7));
         // The request never gets an answer: the worker ends under it.

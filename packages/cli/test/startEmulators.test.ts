@@ -28,7 +28,7 @@ describe('Function: startEmulators', () => {
   it('serves DynamoDB that persists on disk across restarts, and SQS, on loopback', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sf-emu-'));
     try {
-      const first = await startEmulators({ dataDir: dir });
+      const first = await startEmulators({ dataDir: dir, credentials: creds });
       expect(first.dynamodbEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const ddb = new DynamoDBClient({ endpoint: first.dynamodbEndpoint, region: 'us-east-1', credentials: creds });
       await ddb.send(new CreateTableCommand({
@@ -53,7 +53,7 @@ describe('Function: startEmulators', () => {
       sqs.destroy();
       await first.close();
 
-      const second = await startEmulators({ dataDir: dir });
+      const second = await startEmulators({ dataDir: dir, credentials: creds });
       const ddb2 = new DynamoDBClient({ endpoint: second.dynamodbEndpoint, region: 'us-east-1', credentials: creds });
       const item = await ddb2.send(new GetItemCommand({ TableName: 'items', Key: { pk: { S: 'a' } } }));
       expect(item.Item?.v?.N).toBe('1');
@@ -66,7 +66,7 @@ describe('Function: startEmulators', () => {
 
   // fauxqs's own startFauxqs listens on 0.0.0.0 whatever host it is given (startSqsEmulator).
   it.skipIf(outsideAddress === undefined)('listens on loopback only, not on the machine\'s other addresses', async () => {
-    const emulators = await startEmulators();
+    const emulators = await startEmulators({ credentials: creds });
     try {
       const ports = [emulators.dynamodbEndpoint, emulators.sqsEndpoint].map((e) => Number(new URL(e).port));
       expect(await Promise.all(ports.map((p) => tryConnect('127.0.0.1', p)))).toEqual(['connected', 'connected']);

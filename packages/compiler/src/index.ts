@@ -24,3 +24,5 @@ export * from './compileDocument.js';
 export * from './workflowSlug.js';
 export * from './duplicateWorkflowError.js';
 export { didYouMean } from './chain/didYouMean.js';
+export { yamlErrorMessage } from './yamlErrorMessage.js';
+export { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues, type YamlValueIssues } from './yamlValueIssues.js';

@@ -15,6 +15,7 @@ export * from './executions/SfnApiError.js';
 export * from './executions/ExecutionStore.js';
 export * from './executions/MemoryExecutionStore.js';
 export * from './executions/DirectoryExecutionStore.js';
+export type { DamagedLine } from './executions/journalLines.js';
 export * from './executions/ExecutionManager.js';
 export * from './executions/definitionText.js';
 export * from './server/startEngineServer.js';

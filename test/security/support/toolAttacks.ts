@@ -83,12 +83,18 @@ export async function openAttackProject(env: Record<string, string> | ((root: st
       const printed = io.stdout() + io.stderr();
       const result = JSON.parse(io.stdout() || '{}') as { runId?: string; status?: string; error?: { error?: string; cause?: string } };
       const steps = result.runId ? await stack.runtime.runs.listSteps(result.runId) : [];
-      const step = steps.find((s) => s.stepId === 'call') as { status?: string; error?: { name?: string; message?: string }; output?: unknown } | undefined;
+      const run = result.runId ? await stack.runtime.runs.getRun(result.runId) : undefined;
+      const events = result.runId ? await stack.runtime.runs.listEvents(result.runId) : [];
+      const step = steps.find((s) => s.stepId === 'call') as { error?: { name?: string; message?: string } } | undefined;
+      // A call the policy refuses before it runs leaves no step record, only its refusal event.
+      const refusal = events.find((e) => e.stepId === 'call' && /^(PolicyDenied|ToolNotGranted)$/.test(e.type));
+      const errorName = step?.error?.name ?? refusal?.type;
+      const message = step?.error?.message ?? (refusal?.detail as { message?: string } | undefined)?.message;
       return {
         status: result.status ?? 'NO_RUN',
-        ...(step?.error?.name ? { errorName: step.error.name } : {}),
-        ...(step?.error?.message ? { message: step.error.message } : {}),
-        seen: printed + JSON.stringify(steps),
+        ...(errorName ? { errorName } : {}),
+        ...(message ? { message } : {}),
+        seen: printed + JSON.stringify([run, steps, events]),
       };
     },
     async close() {

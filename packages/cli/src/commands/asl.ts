@@ -6,9 +6,10 @@ import { SourceText, StepforgeError } from '@stepforge/compiler';
 import { ExecutionManager, defaultEngine, isSfnApiError, type LambdaHandlers } from '@stepforge/engine';
 import { loadFunctionsRuntime } from '../stack/functionsRuntime.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
+import { isStdinInput, readStdinText } from '../stack/readInput.js';
 import type { Command } from './registry.js';
 
-const USAGE = 'asl run DEFINITION.json --input JSON|@FILE [--handlers MODULE] [--history]';
+const USAGE = 'asl run DEFINITION.json --input JSON|@FILE|- [--handlers MODULE] [--history]';
 
 const HELP = `Usage: stepforge asl run DEFINITION.json [options]
 
@@ -16,7 +17,7 @@ Runs a raw ASL definition in the embedded engine and prints
 {"status","output","error","cause"} (plus "history" with --history).
 
 Options:
-  --input JSON|@FILE            execution input (default {})
+  --input JSON|@FILE|-          execution input (default {}; - or @- reads standard input)
   --handlers MODULE             ES module whose default export maps Lambda names/ARNs to async handlers
   --history                     include the execution history events
   --state-machine-name NAME     (default: the file name) shown in ARNs and the context object
@@ -142,6 +143,11 @@ async function readText(path: string, shown: string, what: string): Promise<stri
 
 async function readInput(raw: string | undefined, io: CliIo): Promise<{ text: string }> {
   if (raw === undefined) return { text: '{}' };
+  if (isStdinInput(raw)) {
+    const text = readStdinText(io.stdin);
+    parseJson(text, '<stdin>', 'invalid_input', 'the input');
+    return { text };
+  }
   if (raw.startsWith('@')) {
     const shown = raw.slice(1);
     const text = await readText(resolve(io.cwd, shown), shown, 'input');

@@ -4,6 +4,7 @@ import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause } from '../progress/readableCause.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay.js';
+import type { StepProgress } from '../progress/StepProgress.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { readInput } from '../stack/readInput.js';
 import { describePolicy } from '../stack/resolvePolicy.js';
@@ -29,7 +30,7 @@ export function stackOptions(io: CliIo, values: { provider?: string | undefined;
   };
 }
 
-const USAGE = 'run FILE [--input JSON|@file] [--idempotency-key K] [--provider P] [--json]';
+const USAGE = 'run FILE [--input JSON|@file|-] [--idempotency-key K] [--provider P] [--json]';
 
 const command: Command = {
   name: 'run',
@@ -47,7 +48,7 @@ const command: Command = {
     if (positionals.length !== 1) throw new UsageError(`run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}\nUsage: stepforge ${USAGE}`);
     const keyError = values['idempotency-key'] !== undefined ? idempotencyKeyError(values['idempotency-key']) : undefined;
     if (keyError !== undefined) throw new UsageError(`--idempotency-key: ${keyError}`);
-    const input = readInput(values.input, io.cwd);
+    const input = readInput(values.input, io.cwd, io.stdin);
     const session = await StackSession.open(stackOptions(io, values));
     try {
       if (!session.stack.owner && values.provider !== undefined) {
@@ -85,8 +86,15 @@ export default command;
  * the run started earlier and is followed from where it is (after an approval).
  */
 export async function follow(io: CliIo, service: RunService, entry: WorkflowEntry, run: RunRecordView, reused: boolean, continued = false): Promise<RunRecordView> {
-  const display = new ProgressDisplay((t) => io.out(t), io.isTTY, reused);
-  if (reused) {
+  // A reused run that had not ended (its process stopped mid-run) goes on here: its unfinished
+  // steps run now, so this is no replay of a stored result. What had finished is noted first, to
+  // say at the end what ran now and what was reused.
+  const resumed = reused && run.status === 'RUNNING';
+  const finishedBefore = resumed ? finishedSteps((await service.progress(run, entry)).steps) : new Set<string>();
+  const display = new ProgressDisplay((t) => io.out(t), io.isTTY, reused && !resumed);
+  if (resumed) {
+    io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) reused: idempotency key '${run.idempotencyKey}' names this run, which had not finished; it goes on here (${count(finishedBefore.size, 'step')} finished before, kept)\n`);
+  } else if (reused) {
     io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) reused: idempotency key '${run.idempotencyKey}' already ran; showing its stored result, nothing ran again\n`);
   } else if (continued) {
     io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) continues\n`);
@@ -98,7 +106,7 @@ export async function follow(io: CliIo, service: RunService, entry: WorkflowEntr
   void done.then((r) => { finished = r; }, () => undefined);
   const announced = new Set<string>();
   let lastApprovalCheck = 0;
-  while (!finished && !reused) {
+  while (!finished && (!reused || resumed)) {
     const { steps } = await service.progress(run, entry);
     display.update(steps);
     if (Date.now() - lastApprovalCheck > 300 && steps.some((s) => s.state === 'running')) {
@@ -117,14 +125,40 @@ export async function follow(io: CliIo, service: RunService, entry: WorkflowEntr
   display.update(steps);
   const took = final.endedAt ? Date.parse(final.endedAt) - Date.parse(final.startedAt) : undefined;
   const tokens = steps.reduce((n, s) => n + s.inputTokens + s.outputTokens, 0);
-  io.out(`\n${final.status}${reused ? ' (reused)' : ''}  run ${final.runId}${took !== undefined ? `  ${formatMs(took)}` : ''}${tokens > 0 ? `  ${tokens} tokens` : ''}\n`);
+  io.out(`\n${final.status}${reused && !resumed ? ' (reused)' : ''}  run ${final.runId}${took !== undefined ? `  ${formatMs(took)}` : ''}${tokens > 0 ? `  ${tokens} tokens` : ''}\n`);
+  if (resumed) {
+    const ranNow = steps.filter((s) => s.parent === undefined && !finishedBefore.has(s.id) && (s.state === 'succeeded' || s.state === 'failed')).map((s) => s.id);
+    const kept = steps.filter((s) => finishedBefore.has(s.id)).map((s) => s.id);
+    io.out(`ran now: ${ranNow.length > 0 ? ranNow.join(', ') : 'nothing'}; reused from before: ${kept.length > 0 ? kept.join(', ') : 'nothing'}\n`);
+  }
   if (final.status === 'SUCCEEDED') {
     io.out(`output:\n${formatOutput(final.output)}\n`);
   } else if (final.error) {
     io.out(`error: ${final.error.name}: ${truncate(readableCause(final.error.message), 400)}\n`);
-    io.out(`  retry the unfinished steps: stepforge runs retry ${final.runId}\n`);
+    const unknown = (await service.runs.listSteps(final.runId)).filter((r) => r.status === 'FAILED' && r.error?.name === 'StepOutcomeUnknown');
+    if (unknown.length > 0) {
+      // A retry would call again what may have gone through (a message posted twice): the person
+      // who checks the target says which it was.
+      for (const r of unknown) {
+        io.out(`  step ${r.stepId}'s call went out and its outcome is unknown: check the target first.\n`);
+        io.out(`    if it went through, record its result, then go on: stepforge runs resolve ${final.runId} --step ${r.stepId} --output '<its result as JSON>'  and  stepforge runs retry ${final.runId}\n`);
+        io.out(`    if it did not, call it again: stepforge runs retry ${final.runId}\n`);
+      }
+    } else {
+      io.out(`  retry the unfinished steps: stepforge runs retry ${final.runId}\n`);
+    }
   }
   return final;
+}
+
+/** The top-level steps that have ended successfully (a nested step ends with its parent). */
+function finishedSteps(steps: readonly StepProgress[]): Set<string> {
+  return new Set(steps.filter((s) => s.parent === undefined && s.state === 'succeeded').map((s) => s.id));
+}
+
+/** `1 step`, `2 steps`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function formatOutput(v: unknown): string {

@@ -1,4 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { errnoReason } from '../errnoReason.js';
+import { isStdinInput, readStdinText } from '../stack/readInput.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause } from '../progress/readableCause.js';
 import { StepforgeError, workflowSlug } from '@stepforge/compiler';
@@ -15,7 +19,7 @@ import type { Command } from './registry.js';
 
 const STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
 
-const USAGE = 'runs list [--workflow W] [--status S] [--limit N] | show ID | retry ID | restart ID --from STEP | cancel ID [--reason R]';
+const USAGE = 'runs list [--workflow W] [--status S] [--limit N] | show ID | retry ID | restart ID --from STEP | cancel ID [--reason R] | resolve ID --step S --output JSON|@file|-';
 /** Runs `runs list` shows unless told otherwise, and the most it shows. */
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 10_000;
@@ -24,14 +28,16 @@ const DEFAULT_CANCEL_REASON = 'cancelled by the user';
 /** The longest --reason, as `POST /runs/{id}/cancel` takes it. */
 const MAX_REASON_LENGTH = 2000;
 
-const SUBCOMMANDS = ['list', 'show', 'retry', 'restart', 'cancel'] as const;
+const SUBCOMMANDS = ['list', 'show', 'retry', 'restart', 'cancel', 'resolve'] as const;
 type Subcommand = (typeof SUBCOMMANDS)[number];
 const isSubcommand = (s: string): s is Subcommand => (SUBCOMMANDS as readonly string[]).includes(s);
 
 /** The flags that belong to one subcommand (--json and --in-memory go with every one). */
-const SUBCOMMAND_FLAGS = ['workflow', 'status', 'limit', 'from', 'reason'] as const;
+const SUBCOMMAND_FLAGS = ['workflow', 'status', 'limit', 'from', 'reason', 'step', 'output'] as const;
 type SubcommandFlag = (typeof SUBCOMMAND_FLAGS)[number];
-const SUBCOMMAND_OF_FLAG: Record<SubcommandFlag, Subcommand> = { workflow: 'list', status: 'list', limit: 'list', from: 'restart', reason: 'cancel' };
+const SUBCOMMAND_OF_FLAG: Record<SubcommandFlag, Subcommand> = {
+  workflow: 'list', status: 'list', limit: 'list', from: 'restart', reason: 'cancel', step: 'resolve', output: 'resolve',
+};
 
 const limitError = (given: string) => new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got '${given}'`);
 
@@ -39,7 +45,7 @@ const quoteList = (args: readonly string[]) => args.map((a) => `'${a}'`).join(',
 
 const command: Command = {
   name: 'runs',
-  summary: 'list runs, show one, retry its unfinished steps, restart it from a step, or cancel it',
+  summary: 'list runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step\'s outcome by hand',
   usage: USAGE,
   async run(argv, io) {
     const parsed = parseCommandArgs(argv, {
@@ -48,13 +54,15 @@ const command: Command = {
           from: { type: 'string' },
           reason: { type: 'string' },
           limit: { type: 'string' },
+          step: { type: 'string' },
+          output: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
         }, USAGE);
     const { values, positionals } = parsed;
     const [sub, ...args] = positionals;
     if (sub === undefined || !isSubcommand(sub)) {
-      throw new UsageError(`runs needs one of list, show ID, retry ID, restart ID --from STEP, cancel ID${sub ? ` (got '${sub}')` : ''}`);
+      throw new UsageError(`runs needs one of list, show ID, retry ID, restart ID --from STEP, cancel ID, resolve ID --step S --output JSON${sub ? ` (got '${sub}')` : ''}`);
     }
     // A stray argument is refused, never ignored: `runs list extra` may be a run id meant for show.
     if (sub === 'list' && args.length > 0) throw new UsageError(`runs list takes no arguments (got ${quoteList(args)})`);
@@ -70,6 +78,10 @@ const command: Command = {
       throw new UsageError(`--${flag} goes with runs ${SUBCOMMAND_OF_FLAG[flag]}`);
     }
     if (sub === 'restart' && values.from === undefined) throw new UsageError('runs restart needs --from STEP');
+    if (sub === 'resolve' && (values.step === undefined || values.output === undefined)) {
+      throw new UsageError(`runs resolve needs --step S and --output JSON (the result the step's call gave, once you checked it went through)\nUsage: stepforge ${USAGE}`);
+    }
+    const resolvedOutput = sub === 'resolve' ? readOutputFlag(values.output!, io) : undefined;
     if (values.reason !== undefined && values.reason.trim() === '') {
       throw new UsageError(`--reason cannot be empty: say why the run is cancelled, or leave --reason out to record '${DEFAULT_CANCEL_REASON}'`);
     }
@@ -86,7 +98,7 @@ const command: Command = {
     // list and show only read (they never create a store, and resume nothing), and cancel ends a
     // run where it stands: a process that comes to hold the stack for it resumes nothing (a
     // cancelled run does not take another step first).
-    const access = sub === 'list' || sub === 'show' ? { access: 'read' as const, resume: false } : sub === 'cancel' ? { resume: false } : {};
+    const access = sub === 'list' || sub === 'show' ? { access: 'read' as const, resume: false } : sub === 'cancel' || sub === 'resolve' ? { resume: false } : {};
     const session = await StackSession.open({ ...stackOptions(io, values), ...access });
     try {
       const { service } = session;
@@ -110,6 +122,15 @@ const command: Command = {
         return EXIT_OK;
       }
       if (sub === 'cancel') return await cancel(io, session, id!, values.reason, values.json === true);
+      if (sub === 'resolve') {
+        const r = await session.untilDone(io, ({ service: s }) => s.resolve(id!, values.step!, resolvedOutput));
+        if (values.json) io.out(JSON.stringify({ runId: r.run.runId, stepId: r.stepId, status: 'SUCCEEDED', target: r.target }) + '\n');
+        else {
+          io.out(`resolved step ${r.stepId} of run ${r.run.runId}: its call to ${r.target} is recorded as done, with the output given\n`);
+          io.out(`  go on from there (the step is not called again): stepforge runs retry ${r.run.runId}\n`);
+        }
+        return EXIT_OK;
+      }
       // The fork's run id is chosen here, so that starting it again on a stack taken over finds it.
       const fork = { runId: randomUUID() };
       const started = await session.untilDone(io, ({ service: s }) => (sub === 'retry' ? s.retry(id!, fork) : s.restart(id!, values.from!, fork)));
@@ -125,6 +146,33 @@ const command: Command = {
   },
 };
 export default command;
+
+/** `--output`: inline JSON, `@FILE` holding JSON, or `-` / `@-` for standard input. */
+function readOutputFlag(raw: string, io: CliIo): unknown {
+  let text = raw;
+  let where = '--output';
+  if (isStdinInput(raw)) {
+    text = readStdinText(io.stdin, '--output');
+    where = '<stdin>';
+  } else if (raw.startsWith('@')) {
+    where = raw.slice(1);
+    if (where === '') throw new UsageError('--output @ needs a file name after the @, e.g. --output @result.json');
+    try {
+      text = readFileSync(isAbsolute(where) ? where : join(io.cwd, where), 'utf8').replace(/^\uFEFF/, '');
+    } catch (e) {
+      throw new StepforgeError((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file_not_found' : 'io', `cannot read output file ${where}: ${errnoReason(e)}`, {
+        hint: '--output @FILE reads the step\'s result from FILE (JSON), relative to the current directory',
+      });
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new StepforgeError('invalid_output_json', `${where}: the step's output is not valid JSON: ${(e as Error).message}`, {
+      hint: `give the result the call gave as JSON, e.g. --output '{"ok":true}' (a string is quoted: --output '"sent"')`,
+    });
+  }
+}
 
 /**
  * `runs cancel ID`: stops the run's execution (StopExecution, as `POST /runs/{id}/cancel` does) and

@@ -1,4 +1,6 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import aws4 from 'aws4';
 import type { AddressInfo } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +12,8 @@ import { describePolicy } from '../stack/resolvePolicy.js';
 import { StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
 import { localRequestRefusal } from '@stepforge/engine';
 import { StackRegistry } from '../stack/StackRegistry.js';
+import { signatureRefusal, type LoopbackCredentials } from '../stack/loopbackRequestGuard.js';
+import { LOOPBACK_REGION } from '../stack/loopbackClients.js';
 import { openService, type OpenedStack } from '../stack/StackSession.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { stackOptions } from './run.js';
@@ -22,6 +26,8 @@ export const DEFAULT_PORT = 8787;
 export interface ServeHandle {
   readonly url: string;
   readonly sfnEndpoint: string;
+  /** The bearer token every API request must carry (`apiToken` in .stepforge/stack.json). */
+  readonly token: string;
   readonly workflows: readonly string[];
   /** Per workflow, the approval policy its runs are held to (describePolicy). */
   readonly policies: readonly string[];
@@ -59,6 +65,7 @@ const command: Command = {
       stack.publishApi(handle.url);
       io.out(`Stepforge API      ${handle.url}   (OpenAPI: ${handle.url}/openapi.json)\n`);
       io.out(`Step Functions API ${handle.sfnEndpoint}   (also on ${handle.url} for requests with an X-Amz-Target header)\n`);
+      io.out('API token          apiToken in .stepforge/stack.json (send Authorization: Bearer <token>); the Step Functions API takes SigV4 with its credentials\n');
       io.out(`workflows: ${handle.workflows.join(', ') || '(none)'}\n`);
       for (const line of handle.policies) io.out(`  ${line}\n`);
       if (serveHooks.onListening) {
@@ -66,6 +73,10 @@ const command: Command = {
         await new Promise<void>((resolve) => serveHooks.onListening!({ ...h, close: async () => { await h.close(); resolve(); } }));
       } else {
         await stop.stopped;
+        // The first Ctrl-C stops cleanly: runs still in progress (one waiting for an approval, say)
+        // stay RUNNING in the store and go on when the stack is held again. Its listener is gone
+        // now, so a second Ctrl-C ends the process at once.
+        io.err('stopping: runs in progress stay resumable and go on when serve starts again (Ctrl-C again to force)\n');
         await handle.close();
       }
       return EXIT_OK;
@@ -114,13 +125,20 @@ async function holdStack(io: CliIo, options: OpenStackOptions, stopped: Promise<
   }
 }
 
-/** SIGINT or SIGTERM, as a promise, and the listeners' removal. */
+/**
+ * SIGINT or SIGTERM, as a promise, and the listeners' removal. The first signal removes both
+ * listeners, so the next one has the default effect (the process ends) while the stop is under way.
+ */
 function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
   let on: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => {
-    on = () => resolve();
-    process.once('SIGINT', on);
-    process.once('SIGTERM', on);
+    on = () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve();
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
   });
   return {
     stopped,
@@ -161,13 +179,29 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
   }
   await service.watchRunning();
   const api = createHttpApi(service);
-  const sfnEndpoint = service.stack.endpoints.sfnEndpoint;
+  const { sfnEndpoint, credentials, apiToken } = service.stack.endpoints;
+  const token = Buffer.from(apiToken);
   const server = createServer((req, res) => {
     // Loopback is not private from the user's browser: refuse what other sites' pages send (and
     // read through DNS rebinding) before anything runs.
     const refusal = localRequestRefusal(req.headers);
     if (refusal !== undefined) {
       sendError(res, 403, refusal, { close: true });
+      req.resume();
+      return;
+    }
+    const target = req.headers['x-amz-target'];
+    const sfnRequest = typeof target === 'string' && target.startsWith('AWSStepFunctions.');
+    // Nor is it private from the machine's other users and programs: the API answers only requests
+    // that carry the stack's token (the Step Functions API: a signature by its credentials, below).
+    if (!sfnRequest && !bearerMatches(req.headers.authorization, token)) {
+      res.setHeader('www-authenticate', 'Bearer realm="stepforge"');
+      sendError(res, 401, {
+        code: 'unauthorized',
+        message: req.headers.authorization === undefined
+          ? 'this API needs its token: send Authorization: Bearer <token>, with the token from apiToken in .stepforge/stack.json (readable by the user who runs serve only)'
+          : 'the bearer token is not this serve\'s: take apiToken from the project\'s .stepforge/stack.json (a new one is made each time serve starts)',
+      }, { close: true });
       req.resume();
       return;
     }
@@ -179,11 +213,18 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
         req.destroy();
         return;
       }
-      const target = req.headers['x-amz-target'];
-      if (typeof target === 'string' && target.startsWith('AWSStepFunctions.')) {
-        const r = await fetch(sfnEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target }, body });
-        res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/x-amz-json-1.0' });
-        res.end(await r.text());
+      if (sfnRequest) {
+        // Signed for this port by the stack's credentials, as the engine's own port requires; passed
+        // on signed again for the engine's (the signature covers the Host).
+        const bad = signatureRefusal(req, Buffer.from(body, 'utf8'), credentials);
+        if (bad !== undefined) {
+          res.writeHead(403, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': bad.type, connection: 'close' });
+          res.end(JSON.stringify({ __type: bad.type, message: bad.message }));
+          return;
+        }
+        const r = await forwardSigned(sfnEndpoint, target, body, credentials);
+        res.writeHead(r.status, { 'content-type': r.contentType });
+        res.end(r.body);
         return;
       }
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -207,6 +248,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
   return {
     url,
     sfnEndpoint,
+    token: apiToken,
     workflows,
     policies,
     close: () => new Promise<void>((resolve) => {
@@ -214,6 +256,33 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
       server.closeAllConnections();
     }),
   };
+}
+
+/** Whether an Authorization header is `Bearer <token>` with this token (compared in constant time). */
+function bearerMatches(header: string | undefined, token: Buffer): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  if (!m) return false;
+  const given = Buffer.from(m[1]!);
+  return given.length === token.length && timingSafeEqual(given, token);
+}
+
+/** A Step Functions API request sent on to the engine, SigV4-signed by the stack's credentials. */
+function forwardSigned(endpoint: string, target: string, body: string, credentials: LoopbackCredentials): Promise<{ status: number; contentType: string; body: Buffer }> {
+  const url = new URL(endpoint);
+  const signed = aws4.sign(
+    { service: 'states', region: LOOPBACK_REGION, method: 'POST', host: url.host, path: '/', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target }, body },
+    { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey },
+  );
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path: '/', headers: signed.headers as Record<string, string> }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 502, contentType: String(res.headers['content-type'] ?? 'application/x-amz-json-1.0'), body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** An error answer in the API's shape, `{"error":{"code","message"}}`; `close` ends the connection after it. */

@@ -13,7 +13,8 @@ import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import { isLostConnection } from './StackSession.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
-import { LOOPBACK_CREDENTIALS as CREDENTIALS, LOOPBACK_REGION as REGION, loopbackDynamoClients as dynamoClients, loopbackSfnClient as sfnClient } from './loopbackClients.js';
+import { LOOPBACK_REGION as REGION, loopbackDynamoClients as dynamoClients, loopbackSfnClient as sfnClient } from './loopbackClients.js';
+import { guardListener, newApiToken, newStackCredentials } from './loopbackRequestGuard.js';
 
 /** The table and queue names the embedded stack uses (the CDK stack's are generated). */
 export const EMBEDDED_TABLE = 'stepforge-runs';
@@ -78,6 +79,8 @@ export interface EmbeddedStack {
    * the process holds it (a test, `serve`), so its executions stop running with this handle.
    */
   readonly lastHolder: boolean;
+  /** True once close() was called on this handle: what waits on the stack through it stops waiting. */
+  readonly closed: boolean;
   /** Records where the HTTP API listens (serve), for other commands to find. */
   publishApi(apiUrl: string): void;
   close(): Promise<void>;
@@ -158,6 +161,9 @@ function borrow(slot: Slot): EmbeddedStack {
     get lastHolder() {
       return !closed && slot.refs === 1;
     },
+    get closed() {
+      return closed;
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -176,11 +182,14 @@ const IDENTITY_KEY = { pk: { S: 'STACK#embedded' }, sk: { S: 'IDENTITY' } } as c
  * `stackId` the file records. A pid that is alive proves nothing (pids are reused), nor does a port
  * that answers. `foreign`: something answered, and not with that identity (another project's stack,
  * any other server); `unreachable`: nothing answered in time (an owner busy or closing: wait).
- * A stack.json of an owner that records no identity (an earlier version) is taken as it is.
+ * A stack.json of an owner that records no identity (an earlier version) is taken as it is. The
+ * question is signed with the stack's credentials, as every request to its services must be.
  */
 async function stackIdentity(live: StackEndpoints): Promise<'ours' | 'foreign' | 'unreachable'> {
-  if (live.stackId === undefined) return 'ours';
-  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint);
+  const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
+  // Without an id or credentials to ask with, connectStack says what is missing.
+  if (live.stackId === undefined || typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') return 'ours';
+  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
   try {
     const r = await dynamodb.send(new GetItemCommand({ TableName: EMBEDDED_TABLE, Key: IDENTITY_KEY, ConsistentRead: true }), { abortSignal: AbortSignal.timeout(5000) });
     return r.Item?.stackId?.S === live.stackId ? 'ours' : 'foreign';
@@ -245,7 +254,13 @@ function runtimeConfig(
     endpoints: { ...base.endpoints, ...endpoints },
     approvalQueueUrl,
     provider,
-    tools: { ...base.tools, fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir) },
+    tools: {
+      ...base.tools,
+      fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir),
+      // The project's allow-list with STEPFORGE_HTTP_ALLOW_HOSTS; private networks when either allows them.
+      httpAllowHosts: [...(settings.http?.allowHosts ?? []), ...base.tools.httpAllowHosts],
+      httpAllowPrivateNetworks: (base.tools.httpAllowPrivateNetworks ?? false) || settings.http?.allowPrivateNetworks === true,
+    },
     secrets: { ...base.secrets, file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
     userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
     ...(leaseEpoch !== undefined ? { leaseEpoch } : {}),
@@ -301,7 +316,10 @@ export function executionRetentionMs(env: Readonly<Record<string, string | undef
 async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined): Promise<EmbeddedStack> {
   const retentionMs = executionRetentionMs(options.env ?? process.env);
   // Loading the runtime package and starting the emulators are both slow; do them side by side.
-  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators(dataDir ? { dataDir, access: options.access ?? 'write' } : {})]);
+  // The stack's secret, new for each owner: only a process that can read stack.json reaches it.
+  const credentials = newStackCredentials();
+  const apiToken = newApiToken();
+  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir, access: options.access ?? 'write' } : {}), credentials })]);
   if (frResult.status === 'rejected') {
     if (emuResult.status === 'fulfilled') await emuResult.value.close();
     throw frResult.reason;
@@ -311,8 +329,8 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   const emulators: Emulators = emuResult.value;
   const closers: (() => Promise<void>)[] = [() => emulators.close()];
   try {
-    const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint);
-    const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials: CREDENTIALS });
+    const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials);
+    const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials });
     closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
     const leaseEpoch = await nextLeaseEpoch(dynamodb);
@@ -342,6 +360,8 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       dynamodbEndpoint: emulators.dynamodbEndpoint,
       region: REGION,
       account: ACCOUNT,
+      credentials,
+      requestGuard: (listener) => guardListener(listener, { credentials }),
       ...(dataDir ? { dataDir: join(dataDir, 'engine'), ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}) } : {}),
       // The handler table is filled below, once the runtime exists: executions left unfinished by a
       // previous process resume only after that, so none can call a handler that is not there yet.
@@ -349,7 +369,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     });
     const engineCloser = () => engine.close();
     closers.unshift(engineCloser);
-    const sfn = sfnClient(engine.url);
+    const sfn = sfnClient(engine.url, credentials);
     closers.unshift(async () => sfn.destroy());
     const config = runtimeConfig(fr, options, { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint, stepfunctions: engine.url }, approvalQueueUrl, leaseEpoch);
     const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
@@ -360,12 +380,15 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     if (options.resume !== false && options.access !== 'read') engine.resumeUnfinished();
 
-    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, stackId };
+    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, credentials, apiToken, stackId };
     registry?.publish(endpoints);
     let closed = false;
     return {
       owner: true,
       lastHolder: true,
+      get closed() {
+        return closed;
+      },
       endpoints,
       sfn,
       runtime,
@@ -390,17 +413,27 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
 }
 
 async function connectStack(options: OpenStackOptions, live: StackEndpoints): Promise<EmbeddedStack> {
+  const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
+  if (typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') {
+    throw new StepforgeError('stack_credentials_missing', `the stepforge process (pid ${live.pid}) that holds this project's stack published no credentials in .stepforge/stack.json, so its services cannot be reached`, {
+      hint: 'it is an older stepforge: end it (or wait for it to end), then run the command again',
+    });
+  }
   const fr = await loadFunctionsRuntime();
-  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint);
-  const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials: CREDENTIALS });
-  const sfn = sfnClient(live.sfnEndpoint);
+  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
+  const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials });
+  const sfn = sfnClient(live.sfnEndpoint, credentials);
   const approvalQueueUrl = `${live.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
   const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl, live.leaseEpoch);
   const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
+  let closed = false;
   return {
     owner: false,
     lastHolder: false,
+    get closed() {
+      return closed;
+    },
     endpoints,
     sfn,
     runtime,
@@ -410,6 +443,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
       // Only the owner publishes.
     },
     async close() {
+      closed = true;
       // Whatever this runtime started itself (an MCP client, the Python worker) ends with the handle.
       await runtime.close().catch(() => undefined);
       dynamodb.destroy();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type QueryCommandOutput, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, QueryCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type QueryCommandOutput, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
 import {
   DescribeExecutionCommand,
   GetExecutionHistoryCommand,
@@ -105,11 +105,13 @@ export class RunService {
     if (tooLarge !== undefined) {
       throw new StepforgeError('input_too_large', tooLarge, { hint: 'pass large data by reference (a file path, a URL, an S3 key) in the input rather than inline' });
     }
+    const fr = await loadFunctionsRuntime();
     const { run, reused } = await this.runs.startRun({
       workflow: entry.name,
       ...(entry.displayName !== undefined ? { workflowDisplayName: entry.displayName } : {}),
       runId,
       executionArn,
+      startedBy: fr.runStarter(),
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
       ...(entry.version !== undefined ? { workflowVersion: entry.version } : {}),
@@ -118,8 +120,15 @@ export class RunService {
     });
     // Our own earlier attempt at this start (options.runId): go on where it stopped.
     const again = reused && options.runId !== undefined && run.runId === options.runId;
-    if (reused && !again) return this.#replay(entry, run, value, options.idempotencyKey);
+    if (reused && !again) {
+      const completed = await this.#completeOrphan(entry, run, value, executionInput, options.idempotencyKey);
+      if (completed !== undefined) return completed;
+      return this.#replay(entry, run, value, options.idempotencyKey);
+    }
     if (options.parentRunId !== undefined) await this.#carryOver(options.parentRunId, run.runId, options.rerun ?? new Set());
+    // Between the record and the execution: a process that ends here leaves an orphaned start,
+    // which whoever finds it completes or fails (#completeOrphan, #failOrphan).
+    fr.crashPoint('after-run-record', `run ${run.runId}`);
     try {
       await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput });
     } catch (e) {
@@ -133,6 +142,55 @@ export class RunService {
     this.#started.set(run.runId, run);
     if (this.stack.owner) void this.wait(run.runId).catch(() => undefined);
     return { run: started, reused: false };
+  }
+
+  /**
+   * The run an idempotency key names, when its start was interrupted (orphanedStart.ts): recorded
+   * RUNNING with no execution by a process that has ended, or failed for that since. This start
+   * has the input, so it completes that start: it takes the run over (one conditional write, so
+   * of two such starts one does it) and starts its execution, and the key runs its one run. With
+   * another input than the run was recorded with, the orphan is failed instead (starting it would
+   * run it on an input its record does not show). Undefined: nothing to complete.
+   */
+  async #completeOrphan(entry: WorkflowEntry, run: RunRecordView, value: Record<string, unknown>, executionInput: string, key: string | undefined): Promise<StartedRun | undefined> {
+    const fr = await loadFunctionsRuntime();
+    if (fr.idempotencyKeyConflict(key, run, entry.name) !== undefined || run.parentRunId !== undefined) return undefined;
+    const failed = fr.failedBeforeStart(run);
+    if (!failed) {
+      if (run.status !== 'RUNNING' || !fr.isOrphanedStart(run)) return undefined;
+      if (await this.describeExecution(run.executionArn ?? this.#executionArn(run))) return undefined;
+    }
+    if (fr.inputDiffers(this.stack.runtime.redactor, value, run.input)) {
+      if (!failed) await this.#failOrphan(run);
+      return undefined;
+    }
+    const taken = await this.runs.takeOverStart(run, { to: 'start', starter: fr.runStarter() });
+    if (taken === undefined) return undefined;
+    await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput }).catch((e: unknown) => {
+      // Another finder of the same orphan started it with the same input meanwhile.
+      if ((e as Error).name !== 'ExecutionAlreadyExists') throw e;
+    });
+    this.#started.set(taken.runId, taken);
+    if (this.stack.owner) void this.wait(taken.runId).catch(() => undefined);
+    return { run: taken, reused: false };
+  }
+
+  /**
+   * Fails an orphaned start (orphanedStart.ts) found RUNNING with no execution: its starter ended
+   * before starting it, so nothing of it ran. Returns the run as it is now (failed here, or as
+   * another finder or its starter left it).
+   */
+  async #failOrphan(run: RunRecordView): Promise<RunRecordView> {
+    const fr = await loadFunctionsRuntime();
+    const failed = await this.runs.takeOverStart(run, { to: 'fail', error: fr.notStartedError(run) });
+    this.#started.delete(run.runId);
+    return failed ?? (await this.#record(run.runId));
+  }
+
+  /** `run` found RUNNING with no execution: failed when it is an orphaned start, else as it is. */
+  async #orphanOrRunning(run: RunRecordView): Promise<RunRecordView> {
+    const fr = await loadFunctionsRuntime();
+    return fr.isOrphanedStart(run) ? this.#failOrphan(run) : run;
   }
 
   /**
@@ -209,7 +267,8 @@ export class RunService {
   async #current(run: RunRecordView): Promise<RunRecordView> {
     if (run.status !== 'RUNNING' || this.#watching.has(run.runId)) return run;
     const d = await this.describeExecution(run.executionArn ?? this.#executionArn(run));
-    return d && TERMINAL.has(d.status ?? '') ? this.#settle(run, d) : run;
+    if (!d) return this.#orphanOrRunning(run);
+    return TERMINAL.has(d.status ?? '') ? this.#settle(run, d) : run;
   }
 
   /** Waits until the run's execution ends, settles the run record, and returns it. */
@@ -230,11 +289,23 @@ export class RunService {
     for (let i = 0; ; i++) {
       const d = await this.#executionEnd(arn);
       if (d && TERMINAL.has(d.status ?? '')) return this.#settle(run, d);
-      if (!d && i > 0 && i % 100 === 0) {
-        // Another starter claimed the key and has not started the execution yet (or failed to).
-        run = await this.#record(runId);
+      if (!d && i % 100 === 0) {
+        // Another starter claimed the key and has not started the execution yet, or ended first
+        // (an orphaned start: failed here, rather than waited for in vain).
+        if (i > 0) run = await this.#record(runId);
+        if (TERMINAL.has(run.status)) return run;
+        run = await this.#orphanOrRunning(run);
         if (TERMINAL.has(run.status)) return run;
         if (i > 3000) throw new StepforgeError('run_not_started', `run '${runId}' was claimed but its execution never started`);
+      }
+      // The stack closed under the wait (serve stopping): the execution stays RUNNING in the store
+      // and goes on when a process holds the stack again, so there is nothing left to wait for here,
+      // and a wait that went on would keep the process from ending.
+      if (this.stack.closed) {
+        throw new StepforgeError('stack_closed', `the stack closed while run '${runId}' was running; it goes on when a command of this project holds the stack again`, {
+          hint: `start stepforge serve again, or follow it with: stepforge runs show ${runId}`,
+          details: { runId },
+        });
       }
       await sleep(d ? 20 : 10);
     }
@@ -349,9 +420,100 @@ export class RunService {
     return TERMINAL.has(run.status) ? run : this.stop(run, reason);
   }
 
+  /**
+   * `runs resolve`: records by hand the outcome of a step whose call's outcome is unknown (it
+   * failed with StepOutcomeUnknown: the call went out and no answer was recorded), after a person
+   * checked the target and found the call done. The step's idempotency record is committed with
+   * `output`, as if the call had answered, and its step record becomes SUCCEEDED; `runs retry`
+   * then carries that output over instead of calling again. `step` is a step name (it must name
+   * one such instance) or an instance id (`review[2]`).
+   */
+  async resolve(runId: string, step: string, output: unknown): Promise<{ run: RunRecordView; stepId: string; target: string }> {
+    const run = await this.getRun(runId);
+    if (run.status === 'RUNNING') {
+      throw new StepforgeError('run_running', `run '${runId}' is still running; resolve records the outcome of a step of a run that has ended`, {
+        hint: `wait for it to end, or cancel it: stepforge runs cancel ${runId}`,
+        details: { runId },
+      });
+    }
+    const rt = this.stack.runtime;
+    const items: { stepId: string; item: Record<string, AttributeValue> }[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const r: QueryCommandOutput = await rt.db.client.send(new QueryCommand({
+        TableName: rt.db.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :step)',
+        ExpressionAttributeValues: { ':pk': { S: `RUN#${runId}` }, ':step': { S: 'STEP#' } },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }));
+      for (const item of r.Items ?? []) items.push({ stepId: (item.sk?.S ?? '').slice('STEP#'.length), item });
+      start = r.LastEvaluatedKey;
+    } while (start);
+    const named = items.filter((x) => x.stepId === step || baseStepId(x.stepId) === step);
+    if (named.length === 0) {
+      const known = [...new Set(items.map((x) => baseStepId(x.stepId)))].sort();
+      throw new StepforgeError('unknown_step', `run '${runId}' has no step '${step}'${known.length > 0 ? ` (its steps: ${known.join(', ')})` : ''}`, {
+        hint: `stepforge runs show ${runId} lists its steps`,
+        details: { runId, step },
+      });
+    }
+    const unknown = named.filter((x) => x.item.idem?.M?.status?.S === 'INPROGRESS' && x.item.idem.M.dispatchedAt !== undefined);
+    if (unknown.length === 0) {
+      const status = named.map((x) => `${x.stepId} ${x.item.status?.S ?? 'pending'}`).join(', ');
+      throw new StepforgeError('nothing_to_resolve', `step '${step}' of run '${runId}' has no call whose outcome is unknown (${status}); only a step that failed with StepOutcomeUnknown is resolved by hand`, {
+        hint: `to run the unfinished steps again: stepforge runs retry ${runId}`,
+        details: { runId, step },
+      });
+    }
+    if (unknown.length > 1) {
+      throw new StepforgeError('ambiguous_step', `step '${step}' of run '${runId}' has ${unknown.length} calls whose outcome is unknown: ${unknown.map((x) => x.stepId).join(', ')}`, {
+        hint: `resolve them one by one: --step ${unknown[0]!.stepId}`,
+        details: { runId, step, instances: unknown.map((x) => x.stepId) },
+      });
+    }
+    const { stepId, item } = unknown[0]!;
+    const key = item.idem!.M!.key!.S!;
+    const target = item.idem!.M!.dispatchTarget?.S ?? 'an external service';
+    const record = await rt.idempotency.getRecord(key);
+    if (!record || record.status !== 'INPROGRESS') {
+      throw new StepforgeError('nothing_to_resolve', `step '${stepId}' of run '${runId}' was settled meanwhile (${record?.status ?? 'no record'})`, { details: { runId, step: stepId } });
+    }
+    // Committed as the step itself commits (executeStep): the output (a large one as a blob), no tokens used.
+    const stored = await rt.blobs.maybeStore(rt.redactor.redact(output), rt.config.inlineOutputMaxBytes);
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    const committed = { output: stored.value, ...(stored.ref ? { outputRef: stored.ref } : {}), usage, extra: { resolvedByHand: true } };
+    const nowMs = rt.config.clock();
+    await rt.idempotency.saveSuccess(key, {
+      leaseId: record.leaseId, output: committed, nowMs, ttlSeconds: rt.config.idempotencyTtlSeconds,
+      step: { output: stored.value, ...(stored.ref ? { outputRef: stored.ref.ref } : {}), usage },
+    });
+    // The failure it recorded is no longer the step's state.
+    await rt.db.client.send(new UpdateItemCommand({
+      TableName: rt.db.tableName,
+      Key: { pk: { S: `RUN#${runId}` }, sk: { S: `STEP#${stepId}` } },
+      UpdateExpression: 'REMOVE #error',
+      ExpressionAttributeNames: { '#error': 'error' },
+    }));
+    await rt.runs.recordEvent({ runId, stepId, type: 'StepResolved', detail: { message: `the outcome of ${target} was recorded by hand as done`, target } });
+    return { run, stepId, target };
+  }
+
   /** Stops a run read as RUNNING (StopExecution) and waits until its record settles. */
   async stop(run: RunRecordView, reason = 'cancelled by the user'): Promise<RunRecordView> {
-    await this.stack.sfn.send(new StopExecutionCommand({ executionArn: run.executionArn ?? this.#executionArn(run), error: 'Cancelled', cause: reason }));
+    try {
+      await this.stack.sfn.send(new StopExecutionCommand({ executionArn: run.executionArn ?? this.#executionArn(run), error: 'Cancelled', cause: reason }));
+    } catch (e) {
+      if ((e as { name?: string }).name !== 'ExecutionDoesNotExist') throw e;
+      // No execution: an orphaned start (failed now: nothing of it ran), or one its live starter
+      // is about to start, which cannot be stopped before it exists.
+      const now = await this.#orphanOrRunning(await this.#record(run.runId));
+      if (TERMINAL.has(now.status)) return now;
+      throw new StepforgeError('run_not_started', `run '${run.runId}' has no execution yet: ${now.startedBy ?? 'the process starting it'} is starting it`, {
+        hint: `run the cancel again in a moment: stepforge runs cancel ${run.runId}`,
+        details: { runId: run.runId },
+      });
+    }
     return this.wait(run.runId);
   }
 

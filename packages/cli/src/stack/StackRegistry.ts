@@ -1,6 +1,7 @@
-import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureDirectory } from '../ensureDirectory.js';
+import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 
 /** Where a running embedded stack can be reached; written to `.stepforge/stack.json` by its owner. */
 export interface StackEndpoints {
@@ -14,6 +15,13 @@ export interface StackEndpoints {
   readonly apiUrl?: string;
   /** The owner's generation (RuntimeConfig.leaseEpoch), for the leases of connected processes. */
   readonly leaseEpoch?: number;
+  /**
+   * The stack's secret: every loopback service refuses a request not SigV4-signed with it. Only
+   * the project's owner can read it (stack.json is 0600 in a 0700 `.stepforge/`).
+   */
+  readonly credentials: LoopbackCredentials;
+  /** The bearer token of serve's HTTP API (`Authorization: Bearer <apiToken>`). */
+  readonly apiToken: string;
   /** A random id of this stack, which its DynamoDB endpoint also answers: proof the endpoints are still its own. */
   readonly stackId?: string;
 }
@@ -51,6 +59,7 @@ export class StackRegistry {
    */
   tryClaim(): boolean {
     ensureDirectory(this.dataDir, 'the embedded stack\'s data directory', 'the embedded stack keeps its runs under .stepforge/ in the project directory: move what is in the way aside, or run from a directory you can write to');
+    ownerOnly(this.dataDir, 0o700);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const fd = openSync(this.lockFile, 'wx');
@@ -67,11 +76,17 @@ export class StackRegistry {
     return false;
   }
 
-  /** Publishes this process's endpoints (atomically, so readers never see half a file). */
+  /**
+   * Publishes this process's endpoints (atomically, so readers never see half a file), readable
+   * by this user only: the file holds the stack's credentials and serve's token.
+   */
   publish(endpoints: Omit<StackEndpoints, 'pid' | 'startedAt'>): void {
     const body: StackEndpoints = { pid: process.pid, startedAt: new Date().toISOString(), ...endpoints };
     const tmp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(body, null, 2));
+    // Created afresh with the mode (a leftover file would keep its own), and never readable by others meanwhile.
+    rmSync(tmp, { force: true });
+    writeFileSync(tmp, JSON.stringify(body, null, 2), { mode: 0o600, flag: 'wx' });
+    ownerOnly(tmp, 0o600);
     renameSync(tmp, this.file);
   }
 
@@ -99,6 +114,18 @@ export class StackRegistry {
       // nothing published
     }
     if (Number.parseInt(safeRead(this.lockFile), 10) === process.pid) rmSync(this.lockFile, { force: true });
+  }
+}
+
+/**
+ * Sets owner-only permissions (the umask may have left more). A folder made by another user is
+ * not this process's to change: reading and writing in it fail on their own then.
+ */
+function ownerOnly(path: string, mode: number): void {
+  try {
+    chmodSync(path, mode);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') throw e;
   }
 }
 

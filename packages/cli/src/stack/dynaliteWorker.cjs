@@ -2,7 +2,7 @@
 // file as it is, from src (tsx, vitest), from dist (tsc copies it) and beside the CLI bundle.
 //
 // It loads dynalite as soon as it starts, and listens only once asked to (`{ listen: { host,
-// options } }`): so the CLI's launcher can start it before the CLI itself has loaded (bin/loadCli.js),
+// options, guard } }`, guard: loopbackGuard.cjs's options, the stack's credentials): so the CLI's launcher can start it before the CLI itself has loaded (bin/loadCli.js),
 // letting the ~200 files of dynalite load on the other core meanwhile, and nothing is opened (the
 // on-disk store, a port) until the stack decides to own it. An unused worker does nothing and
 // holds nothing.
@@ -68,6 +68,9 @@ parentPort.on('message', (m) => {
   if (m && m.listen && !server) {
     createIfMissing = m.listen.createIfMissing !== false;
     server = dynalite(m.listen.options);
+    // Browsers refused and, with the stack's credentials, every request's signature verified,
+    // before dynalite (which answers any Origin with `Access-Control-Allow-Origin: *`) sees it.
+    require('./loopbackGuard.cjs').guardServer(server, m.listen.guard || {});
     server.once('error', (e) => parentPort.postMessage({ error: String((e && e.message) || e) }));
     Promise.all(stores.map(openStore)).then(
       () => server.listen(0, m.listen.host, () => parentPort.postMessage({ port: server.address().port })),

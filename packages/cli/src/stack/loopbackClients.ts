@@ -2,6 +2,7 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { Aws4HttpSigner } from './Aws4HttpSigner.js';
 import { LoopbackHttpHandler } from './LoopbackHttpHandler.js';
+import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 
 // The SDK clients the embedded stack talks to its loopback emulators and engine with: the real
 // clients with SigV4 signing, made cheaper per request where nothing on the wire depends on it
@@ -9,8 +10,6 @@ import { LoopbackHttpHandler } from './LoopbackHttpHandler.js';
 
 /** The region the embedded stack's clients and ARNs use. */
 export const LOOPBACK_REGION = 'us-east-1';
-/** Dummy credentials: the emulators check that requests are signed, not by whom. */
-export const LOOPBACK_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /** The SigV4 auth scheme of the loopback clients: the SDK's identity resolution, signed by Aws4HttpSigner. */
 const LOOPBACK_AUTH_SCHEMES: NonNullable<DynamoDBClientConfig['httpAuthSchemes']> = [{
@@ -20,13 +19,13 @@ const LOOPBACK_AUTH_SCHEMES: NonNullable<DynamoDBClientConfig['httpAuthSchemes']
 }];
 
 /**
- * Options every SDK client of the stack shares: the loopback endpoint, dummy credentials (the
- * requests are still SigV4-signed, by Aws4HttpSigner), and a LoopbackHttpHandler of its own (a
- * client's destroy() closes its handler).
+ * Options every SDK client of the stack shares: the loopback endpoint, the stack's credentials
+ * (the services refuse a request not SigV4-signed with them; Aws4HttpSigner signs), and a
+ * LoopbackHttpHandler of its own (a client's destroy() closes its handler).
  */
-function loopbackClientOptions(endpoint: string) {
+function loopbackClientOptions(endpoint: string, credentials: LoopbackCredentials) {
   return {
-    endpoint, region: LOOPBACK_REGION, credentials: LOOPBACK_CREDENTIALS, requestHandler: new LoopbackHttpHandler(),
+    endpoint, region: LOOPBACK_REGION, credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey }, requestHandler: new LoopbackHttpHandler(),
     httpAuthSchemes: LOOPBACK_AUTH_SCHEMES,
   };
 }
@@ -71,19 +70,19 @@ function withFastConfig<C extends { config: object }>(client: C): C {
 }
 
 /** The Step Functions client of the embedded engine. */
-export function loopbackSfnClient(endpoint: string): SFNClient {
+export function loopbackSfnClient(endpoint: string, credentials: LoopbackCredentials): SFNClient {
   // disableHostPrefix: StartSyncExecution would otherwise go to sync-<host>. cacheMiddleware: the
   // middleware stack is resolved once per command class rather than on every call.
-  return withFastConfig(withoutCloudOnlyHeaders(new SFNClient({ ...loopbackClientOptions(endpoint), disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true })));
+  return withFastConfig(withoutCloudOnlyHeaders(new SFNClient({ ...loopbackClientOptions(endpoint, credentials), disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true })));
 }
 
 /**
  * The DynamoDB clients of the runtime: one for the DocumentClient, and one with cacheMiddleware
  * for the writes every step makes (the DocumentClient refuses a client with that setting).
  */
-export function loopbackDynamoClients(endpoint: string): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
+export function loopbackDynamoClients(endpoint: string, credentials: LoopbackCredentials): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
   return {
-    dynamodb: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient(loopbackClientOptions(endpoint)))),
-    dynamodbCommands: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient({ ...loopbackClientOptions(endpoint), cacheMiddleware: true }))),
+    dynamodb: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient(loopbackClientOptions(endpoint, credentials)))),
+    dynamodbCommands: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient({ ...loopbackClientOptions(endpoint, credentials), cacheMiddleware: true }))),
   };
 }

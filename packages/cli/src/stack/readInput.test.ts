@@ -21,6 +21,20 @@ describe('Function: readInput', () => {
     expect(thrown('@')).toMatchObject({ name: 'UsageError', message: '--input @ needs a file name after the @, e.g. --input @input.json' });
   });
 
+  it('reads standard input for - and for @- (not a file named "-")', () => {
+    expect(readInput('-', dir, () => '{"topic":"piped"}\n')).toEqual({ topic: 'piped' });
+    expect(readInput('@-', dir, () => '\uFEFF{"topic":"piped"}')).toEqual({ topic: 'piped' });
+  });
+
+  it('locates a syntax error in standard input, and names standard input that cannot be read', () => {
+    let e: unknown;
+    try { readInput('@-', dir, () => '{"a": }'); } catch (x) { e = x; }
+    expect(e).toMatchObject({ code: 'invalid_input_json', location: { file: '<stdin>', line: 1, column: 7 } });
+    const unreadable = (() => { try { readInput('-', dir, () => { throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' }); }); } catch (x) { return x; } return undefined; })();
+    expect(unreadable).toMatchObject({ code: 'io', message: expect.stringMatching(/^cannot read --input from standard input: /), hint: expect.stringContaining('--input -') });
+    expect(thrown('-')).toMatchObject({ code: 'io', message: 'cannot read --input from standard input: this command was given no standard input' });
+  });
+
   it('locates a JSON syntax error in the text', () => {
     expect(thrown('{"a": }')).toMatchObject({ code: 'invalid_input_json', location: { file: '--input', line: 1, column: 7 } });
   });

@@ -4,15 +4,36 @@ import { MAX_INPUT_DEPTH, StepforgeError, inputDepthError } from '@stepforge/com
 import { UsageError } from '../CliIo.js';
 import { errnoReason } from '../errnoReason.js';
 
+/** `--input -` and `--input @-`: the input is standard input (`@-` as a file name, the way `@FILE` reads FILE). */
+export function isStdinInput(raw: string): boolean {
+  return raw === '-' || raw === '@-';
+}
+
+/** Standard input's text, for `-` / `@-`; an unreadable one is `io`, with what to do instead. */
+export function readStdinText(stdin: (() => string) | undefined, flag = '--input'): string {
+  try {
+    if (!stdin) throw new Error('this command was given no standard input');
+    return stdin().replace(/^\uFEFF/, '');
+  } catch (e) {
+    throw new StepforgeError('io', `cannot read ${flag} from standard input: ${errnoReason(e)}`, {
+      hint: `pipe the JSON in (echo '{"topic":"tides"}' | stepforge run FILE ${flag} -), or pass it inline or as ${flag} @FILE`,
+    });
+  }
+}
+
 /**
- * Parses `--input`: inline JSON, or `@file` holding JSON. A syntax error is StepforgeError
- * `invalid_input_json` located in the text (line:column), so the user sees where it broke.
+ * Parses `--input`: inline JSON, `@file` holding JSON, or `-` / `@-` for standard input. A syntax
+ * error is StepforgeError `invalid_input_json` located in the text (line:column), so the user sees
+ * where it broke.
  */
-export function readInput(raw: string | undefined, cwd: string): unknown {
+export function readInput(raw: string | undefined, cwd: string, stdin?: () => string): unknown {
   if (raw === undefined) return {};
   let text = raw;
   let file = '--input';
-  if (raw.startsWith('@')) {
+  if (isStdinInput(raw)) {
+    text = readStdinText(stdin);
+    file = '<stdin>';
+  } else if (raw.startsWith('@')) {
     file = raw.slice(1);
     if (file === '') throw new UsageError('--input @ needs a file name after the @, e.g. --input @input.json');
     try {
@@ -36,7 +57,7 @@ export function readInput(raw: string | undefined, cwd: string): unknown {
     throw new StepforgeError('invalid_input_json', `the input is not valid JSON: ${message}`, {
       location: { file, line, column },
       source: text,
-      hint: `pass a JSON object, e.g. --input '{"topic":"tide pools"}', or --input @input.json`,
+      hint: `pass a JSON object, e.g. --input '{"topic":"tide pools"}', --input @input.json, or --input - to read it from standard input`,
     });
   }
   const tooDeep = inputDepthError(value);

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { StepforgeError } from '@stepforge/compiler';
 import { stackFailed } from './stackFailure.js';
+import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 
 const require = createRequire(import.meta.url);
 
@@ -46,6 +47,19 @@ function takePrewarmed(expressionCache: boolean): Worker | undefined {
   return undefined;
 }
 
+/** How startDynaliteWorker runs dynalite. */
+export interface DynaliteWorkerTuning {
+  /** Answer repeated expressions from a parse cache (default true). */
+  readonly expressionCache?: boolean;
+  /** Create the on-disk store when there is none (default true); false opens an existing one only. */
+  readonly createIfMissing?: boolean;
+  /**
+   * The stack's credentials: every request must be SigV4-signed with them (loopbackGuard.cjs).
+   * Browsers' requests are refused either way.
+   */
+  readonly credentials?: LoopbackCredentials;
+}
+
 /**
  * Starts dynalite (the DynamoDB API, over real HTTP on loopback) in a worker thread, so the
  * emulator's request parsing and storage run on another core than the engine and the handlers.
@@ -53,7 +67,7 @@ function takePrewarmed(expressionCache: boolean): Worker | undefined {
  * `expressionCache` (the default) its expression parsers answer repeated expressions from a cache.
  * A worker the launcher started already (dynalite loaded, nothing open) is used when there is one.
  */
-export async function startDynaliteWorker(host: string, options: Record<string, unknown>, tuning: { readonly expressionCache?: boolean; readonly createIfMissing?: boolean } = {}): Promise<DynaliteWorker> {
+export async function startDynaliteWorker(host: string, options: Record<string, unknown>, tuning: DynaliteWorkerTuning = {}): Promise<DynaliteWorker> {
   const withCache = tuning.expressionCache !== false;
   const worker = takePrewarmed(withCache) ?? new Worker(WORKER_SCRIPT, { workerData: { module: require.resolve('dynalite'), expressionCache: withCache ? EXPRESSION_CACHE : undefined } });
   // The launcher's worker is unref'd so that a command that never needs it can exit.
@@ -71,7 +85,7 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
       else reject(new Error(`dynalite could not listen on ${host}: ${m.error}`));
     });
     // An existing store is opened as it is, never created anew over damaged files (storeState.ts).
-    worker.postMessage({ listen: { host, options, createIfMissing: tuning.createIfMissing !== false } });
+    worker.postMessage({ listen: { host, options, createIfMissing: tuning.createIfMissing !== false, guard: tuning.credentials ? { credentials: tuning.credentials } : {} } });
   }).catch(async (e: unknown) => {
     await worker.terminate();
     throw e;

@@ -3,6 +3,7 @@ import { ensureDirectory } from '../ensureDirectory.js';
 import { startDynaliteWorker, storeError } from './startDynaliteWorker.js';
 import { storeState } from './storeState.js';
 import { startSqsEmulator } from './startSqsEmulator.js';
+import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 
 /** The loopback emulators the embedded stack runs in-process. */
 export interface Emulators {
@@ -23,15 +24,18 @@ export interface EmulatorOptions {
    * creates it when there is none. Either way damaged files are never opened (storeState.ts).
    */
   readonly access?: 'read' | 'write';
+  /** The stack's credentials: both emulators refuse requests not SigV4-signed with them. */
+  readonly credentials: LoopbackCredentials;
 }
 
 /**
  * Starts dynalite (DynamoDB, in a worker thread of its own) and fauxqs (SQS) on random loopback
- * ports. dynalite keeps its data on disk under dataDir so run history survives from one command
+ * ports, each behind the loopback guard (browsers refused, requests signed with `credentials`
+ * only). dynalite keeps its data on disk under dataDir so run history survives from one command
  * to the next; fauxqs is in-memory, which is fine because approvals and runs of record live in
  * DynamoDB, and SQS only carries notifications.
  */
-export async function startEmulators(options: EmulatorOptions = {}): Promise<Emulators> {
+export async function startEmulators(options: EmulatorOptions): Promise<Emulators> {
   const host = options.host ?? '127.0.0.1';
   const dynamoOptions: Record<string, unknown> = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
   let createIfMissing = true;
@@ -46,7 +50,7 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
     if (createIfMissing) ensureDirectory(path, "dynalite's store directory");
     dynamoOptions.path = path;
   }
-  const [dynamoResult, sqsResult] = await Promise.allSettled([startDynaliteWorker(host, dynamoOptions, { createIfMissing }), startSqsEmulator(host)]);
+  const [dynamoResult, sqsResult] = await Promise.allSettled([startDynaliteWorker(host, dynamoOptions, { createIfMissing, credentials: options.credentials }), startSqsEmulator(host, { credentials: options.credentials })]);
   if (dynamoResult.status === 'rejected' || sqsResult.status === 'rejected') {
     if (dynamoResult.status === 'fulfilled') await dynamoResult.value.close();
     if (sqsResult.status === 'fulfilled') await sqsResult.value.stop();

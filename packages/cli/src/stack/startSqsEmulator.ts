@@ -1,3 +1,5 @@
+import { guardServer, type LoopbackCredentials } from './loopbackRequestGuard.js';
+
 /** An SQS emulator (fauxqs) listening on one loopback address. */
 export interface SqsEmulator {
   /** e.g. http://127.0.0.1:41234 */
@@ -12,11 +14,14 @@ export interface SqsEmulator {
  * unauthenticated queue service of every stack command on the network; so this builds its app
  * (`buildApp`: the same routes, with in-memory stores) and listens itself. It also leaves out
  * startFauxqs's FAUXQS_* environment settings (port, logger, an init file), which are not the
- * stack's to take from the user's environment.
+ * stack's to take from the user's environment. Behind the loopback guard (loopbackGuard.cjs):
+ * browsers' requests are refused, and with `credentials` every request must be signed by them.
  */
-export async function startSqsEmulator(host = '127.0.0.1'): Promise<SqsEmulator> {
+export async function startSqsEmulator(host = '127.0.0.1', options: { readonly credentials?: LoopbackCredentials } = {}): Promise<SqsEmulator> {
   const { buildApp } = await import('fauxqs');
   const app = buildApp({ logger: false });
+  // Fastify adds its request listener when the app is built; the guard goes in front of it.
+  guardServer(app.server, options.credentials ? { credentials: options.credentials } : {});
   await app.listen({ port: 0, host });
   const address = app.server.address();
   if (address === null || typeof address === 'string') {

@@ -16,7 +16,7 @@ export const RetryPolicySchema = z
   // Names the object in "unknown field" messages: "(a retry policy has max_attempts, …)".
   .describe('a retry policy');
 
-/** `{kind: model, model?: "<provider>:<model-id>", prompt, max_turns?, max_tool_calls?, retry?}`. */
+/** `{kind: model, model?: "<provider>:<model-id>", prompt, max_turns?, max_tool_calls?, select?, retry?}`. */
 export const ModelTaskSchema = z.strictObject({
   kind: z.literal('model'),
   model: z
@@ -27,6 +27,11 @@ export const ModelTaskSchema = z.strictObject({
   system: z.string().optional(),
   max_turns: z.number().int().min(1).optional(),
   max_tool_calls: z.number().int().min(0).optional(),
+  /**
+   * `verbatim`: a consensus judge. Its answer must be one of its parents' outputs exactly; anything
+   * else fails the step with JudgeChoiceNotCandidate.
+   */
+  select: z.literal('verbatim').optional(),
   retry: RetryPolicySchema.optional(),
   timeout_seconds: z.number().int().min(1).optional(),
 });

@@ -24,6 +24,7 @@ import { sanitiseWorkflowName, WORKFLOW_NAME_PATTERN, workflowNameFromFile } fro
 import { YamlChainLocator } from './YamlChainLocator.js';
 import { yamlErrorMessage } from '../yamlErrorMessage.js';
 import { unsupportedYamlKey, type UnsupportedYamlKey } from '../unsupportedYamlKey.js';
+import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../yamlValueIssues.js';
 
 /** Options for loading a chain document. */
 export interface LoadChainOptions {
@@ -91,9 +92,20 @@ export function loadChainDocumentPrecise(text: string, options: LoadChainOptions
   const complexKeys: UnsupportedYamlKey[] = [];
   if (doc.errors.length === 0) checkKeys(doc, doc.contents, complexKeys);
   const loader = new ChainLoader(src, options, new YamlChainLocator(doc, text), false);
-  // toJS would stringify a complex key (and `yaml` would print a process warning about it): stop before.
+  // toJS would stringify a complex key (and `yaml` would print a process warning about it), throw on an
+  // alias without its anchor and loop on one inside its own value: stop before.
+  const values = doc.errors.length === 0 ? yamlValueIssues(doc, text) : undefined;
+  if (values) complexKeys.push(...values.issues);
   if (doc.errors.length > 0 || complexKeys.length > 0) return loader.yamlErrors(doc.errors, complexKeys);
-  return loader.load(() => doc.toJS());
+  if (values?.firstAlias === undefined) return loader.load(() => doc.toJS());
+  // With aliases, converting may still fail (too many expansions): convert first, to report that at an alias.
+  let js: unknown;
+  try {
+    js = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    return loader.yamlErrors([], [{ ...values.firstAlias, message: aliasExpansionMessage(e) }]);
+  }
+  return loader.load(() => js);
 }
 
 /**
@@ -237,6 +249,7 @@ class ChainLoader {
           if (n.tools.length > 0) budgets.set(n.handle, { maxTurns: Math.min(turns, tier.maxTurns), maxToolCalls: Math.min(calls, tier.maxToolCalls) });
         }
       }
+      if (topologyOk) this.checkSelect(graph, parsedTasks);
       this.checkDocumentFields(js);
     }
 
@@ -377,6 +390,21 @@ class ChainLoader {
       this.loc.offsetOf(['tier']),
     );
     return undefined;
+  }
+
+  /** `select: verbatim` chooses among the task's parents' outputs: it needs at least one. */
+  private checkSelect(graph: { readonly nodes: readonly { readonly handle: string }[]; readonly edges: readonly (readonly [number, number])[] }, tasks: ReadonlyMap<string, ChainTask>): void {
+    graph.nodes.forEach((n, i) => {
+      const task = tasks.get(n.handle);
+      if (task?.kind !== 'model' || task.select !== 'verbatim') return;
+      if (graph.edges.some(([, b]) => b === i)) return;
+      this.error(
+        'invalid_task',
+        `tasks.${n.handle}.select: verbatim makes '${n.handle}' answer with one of its parents' outputs, but it has none; put it after the candidates (e.g. "[a & b] > ${n.handle}"), or remove select`,
+        this.loc.offsetAt(['tasks', n.handle, 'select']),
+        this.loc.scalarLength(['tasks', n.handle, 'select']),
+      );
+    });
   }
 
   /** Validates one used task with zod; every issue becomes an `invalid_task` error at the offending node. */

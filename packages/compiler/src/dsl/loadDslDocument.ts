@@ -25,6 +25,7 @@ import { dslGraphView } from './dslGraphView.js';
 import { yamlErrorMessage } from '../yamlErrorMessage.js';
 import { unsupportedYamlKeys } from '../unsupportedYamlKey.js';
 import { workflowSlug } from '../workflowSlug.js';
+import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../yamlValueIssues.js';
 
 /** Options for loadDslDocument. */
 export interface LoadDslOptions {
@@ -193,14 +194,20 @@ class DslLoader {
       if (at >= text.length || text[at] === '\n') at = start;
       this.error('yaml', yamlErrorMessage(e), offsetLocation(this.src, at, Math.max(end, at + 1)));
     }
-    // Before toJS, which would stringify a complex key (and the yaml package print a warning about it).
+    // Before toJS, which would stringify a complex key (and the yaml package print a warning about it),
+    // throw on an alias without its anchor and loop on one inside its own value.
     for (const k of unsupportedYamlKeys(doc.contents)) this.error('yaml', k.message, offsetLocation(this.src, k.offset, k.offset + k.length));
+    if (this.errors.length > 0) return this.result();
+    const values = yamlValueIssues(doc, text);
+    for (const k of values.issues) this.error('yaml', k.message, offsetLocation(this.src, k.offset, k.offset + k.length));
     if (this.errors.length > 0) return this.result();
     let raw: unknown;
     try {
-      raw = doc.toJS({ maxAliasCount: 1000 });
+      raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (e) {
-      this.error('yaml', (e as Error).message, this.locAt([]));
+      // Aliases that expand too far: blame the first one (nothing else in a parsed document can throw here).
+      const at = values.firstAlias ?? { offset: 0, length: 1 };
+      this.error('yaml', aliasExpansionMessage(e), offsetLocation(this.src, at.offset, at.offset + at.length));
       return this.result();
     }
     return this.load(raw);

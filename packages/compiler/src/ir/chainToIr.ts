@@ -57,8 +57,8 @@ function chainStep(s: ChainStep, parents: readonly string[], templates: Template
     case 'model':
       step.input = template(task.prompt, parents, templates);
       step.budget = s.tools.length > 0 ? s.budget ?? DEFAULT_AGENT_BUDGET : undefined;
-      // A consensus judge (the shape's prompt asks to select a candidate verbatim) is checked in ASL.
-      step.chooseFrom = parents.length >= 2 && /\bverbatim\b/i.test(task.prompt) ? parents : undefined;
+      // A consensus judge says so (`select: verbatim`); the loader has checked it has candidates.
+      step.chooseFrom = task.select === 'verbatim' ? parents : undefined;
       break;
     case 'tool':
       step.input = template(task.args ?? {}, parents, templates);

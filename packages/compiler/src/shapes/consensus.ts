@@ -39,6 +39,7 @@ export function consensus(options: z.input<typeof ConsensusOptions> = {}): Chain
       ? modelTask(
           `Select the single best candidate answer to "\${input.task}" and return it verbatim, without any edits or commentary.\n${voters.map((v, i) => `Candidate ${i + 1}: \${steps.${v}.output}`).join('\n')}`,
           o.model,
+          { select: 'verbatim' },
         )
       : ({ kind: 'pure', expr: MAJORITY_JSONATA } as const);
   const tasks: ChainDocumentSource['tasks'] = Object.fromEntries([

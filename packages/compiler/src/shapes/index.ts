@@ -12,7 +12,7 @@ export { swarm, SwarmOptions } from './swarm.js';
 export { supervisor, SupervisorOptions } from './supervisor.js';
 export { consensus, ConsensusOptions, MAJORITY_JSONATA } from './consensus.js';
 export { reviewLoop, ReviewLoopOptions } from './reviewLoop.js';
-export { mapReduce, MapReduceOptions } from './mapReduce.js';
+export { mapReduce, MapReduceOptions, REDUCE_JSONATA } from './mapReduce.js';
 export { fanOutGather, FanOutGatherOptions } from './fanOutGather.js';
 
 /** One shape as `stepforge new` sees it: its name, what it builds, its count option and its builder. */

@@ -2,6 +2,7 @@ import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
 import {
   MAJORITY_JSONATA,
+  REDUCE_JSONATA,
   SHAPES,
   chainDocumentToYaml,
   consensus,
@@ -54,8 +55,9 @@ describe('Function: swarm / supervisor / consensus / reviewLoop / mapReduce / fa
   });
 
   it('has the judge select one candidate verbatim', () => {
-    const judge = consensus({ voters: 2 }).tasks.judge as { kind: string; prompt: string };
+    const judge = consensus({ voters: 2 }).tasks.judge as { kind: string; prompt: string; select?: string };
     expect(judge.kind).toBe('model');
+    expect(judge.select).toBe('verbatim');
     expect(judge.prompt).toContain('return it verbatim');
     expect(judge.prompt).toContain('Candidate 2: ${steps.voter_2.output}');
   });
@@ -72,6 +74,22 @@ describe('Function: swarm / supervisor / consensus / reviewLoop / mapReduce / fa
     expect(codeOf(() => swarm({ agents: 0 }))).toBe("invalid_shape_option: swarm: option 'agents': Too small: expected number to be >=1");
     expect(codeOf(() => swarm({ agnets: 3 } as never))).toBe("invalid_shape_option: swarm: option 'agnets': Unrecognized key: \"agnets\"");
     expect(codeOf(() => consensus({ mode: 'vote' as never }))).toMatch(/^invalid_shape_option: consensus: option 'mode'/);
+  });
+});
+
+describe('Constant: REDUCE_JSONATA (the map-reduce shape\'s reduce)', () => {
+  it('is the reduce task of map-reduce: a pure step, no model call', () => {
+    expect(mapReduce({ mappers: 3 }).tasks.reduce).toEqual({ kind: 'pure', expr: REDUCE_JSONATA });
+  });
+
+  it('lists the mappers\' results in mapper order, a list even for one mapper', async () => {
+    const reduce = (outputs: Record<string, unknown>) => jsonata(REDUCE_JSONATA).evaluate(outputs);
+    expect(await reduce({ map_1: 'a', map_2: { b: 2 }, map_3: ['c'] })).toEqual(['a', { b: 2 }, ['c']]);
+    expect(await reduce({ map_1: 'only' })).toEqual(['only']);
+  });
+
+  it('evaluates the same way inside the lowering wrapper `{parents}.( expr )`', async () => {
+    expect(await jsonata(`( {"map_1": "x", "map_2": "y"}.( ${REDUCE_JSONATA} ) )`).evaluate({})).toEqual(['x', 'y']);
   });
 });
 

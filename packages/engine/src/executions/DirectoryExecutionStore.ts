@@ -3,6 +3,7 @@ import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, 
 import { join } from 'node:path';
 import type { Checkpoint, HistoryEvent } from '../interpreter/types.js';
 import type { ExecutionRecord, ExecutionStore, StateMachineRecord, StoreSnapshot } from './ExecutionStore.js';
+import { frameLine, isCheckpoint, isHistoryEvent, isStoredExecution, readLines, type DamagedLine } from './journalLines.js';
 
 /**
  * An ExecutionStore in a directory of JSON files, so a restarted server loses nothing:
@@ -29,6 +30,12 @@ import type { ExecutionRecord, ExecutionStore, StateMachineRecord, StoreSnapshot
  * execution.json`, `checkpoint.json`) is still read, and records move into the journal on the load
  * of a directory that has no journal yet. Ended executions past the retention period (90 days by
  * default) leave the journal and their files on load.
+ *
+ * Each line of the append-only files is framed with its length and CRC-32 (journalLines.ts): a
+ * damaged line (garbage, a flipped byte, a record of the wrong shape) is skipped and reported
+ * (`onDamaged`, by default a warning on stderr naming the file and line), and every other line is
+ * kept, so one bad record never hides the runs around it nor stops the engine from loading.
+ * Unframed lines, as earlier versions wrote them, are still read.
  */
 export class DirectoryExecutionStore implements ExecutionStore {
   readonly durable = true;
@@ -59,7 +66,13 @@ export class DirectoryExecutionStore implements ExecutionStore {
    *   good). Past it, load() drops them from the journal and removes their files. A running
    *   execution is never dropped, however old.
    */
-  constructor(readonly dir: string, private readonly retention: { readonly ms?: number; readonly now?: () => number } = {}) {
+  /** Every damaged line this instance skipped (each reported once). */
+  readonly damaged: DamagedLine[] = [];
+  private readonly reported = new Set<string>();
+  private readonly onDamaged: (d: DamagedLine) => void;
+
+  constructor(readonly dir: string, private readonly retention: { readonly ms?: number; readonly now?: () => number } = {}, options: { readonly onDamaged?: (d: DamagedLine) => void } = {}) {
+    this.onDamaged = options.onDamaged ?? warnDamaged;
     this.machinesDir = join(dir, 'state-machines');
     this.executionsDir = join(dir, 'executions');
     this.definitionsDir = join(dir, 'definitions');
@@ -74,11 +87,13 @@ export class DirectoryExecutionStore implements ExecutionStore {
     const stateMachines: StateMachineRecord[] = [];
     for (const f of readdirSync(this.machinesDir)) {
       if (!f.endsWith('.json')) continue;
-      const r = readJson<StateMachineRecord>(join(this.machinesDir, f));
-      if (r) stateMachines.push(r);
+      const file = join(this.machinesDir, f);
+      const r = readJson<StateMachineRecord>(file);
+      if (r && isStateMachine(r)) stateMachines.push(r);
+      else if (r) this.damage({ file, line: 1, reason: 'it is not a state machine record' });
     }
     const executions = new Map<string, ExecutionRecord>();
-    const stored = existsSync(this.journal) ? parseLines<StoredExecution>(readFileSync(this.journal, 'utf8')) : [];
+    const stored = existsSync(this.journal) ? this.lines(this.journal, isStoredExecution) as unknown as StoredExecution[] : [];
     for (const line of stored) {
       const r = this.hydrate(line);
       executions.set(r.executionArn, r);
@@ -99,7 +114,8 @@ export class DirectoryExecutionStore implements ExecutionStore {
       for (const d of readdirSync(this.executionsDir)) {
         const file = join(this.executionsDir, d, LEGACY_RECORD);
         const r = readJson<ExecutionRecord>(file);
-        if (!r || executions.has(r.executionArn)) continue;
+        if (r !== undefined && !isStoredExecution(r)) this.damage({ file, line: 1, reason: 'it is not an execution record' });
+        if (!r || !isStoredExecution(r) || executions.has(r.executionArn)) continue;
         executions.set(r.executionArn, r);
         moved.push(file);
       }
@@ -154,7 +170,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
   /** A record as a journal line: its definition by hash (written to definitions/ the first time). */
   private journalLine(r: ExecutionRecord): string {
     const { definition, ...rest } = r;
-    return JSON.stringify({ ...rest, definitionSha256: this.definitionHash(definition) }) + '\n';
+    return frameLine(JSON.stringify({ ...rest, definitionSha256: this.definitionHash(definition) }));
   }
 
   private definitionHash(text: string): string {
@@ -186,29 +202,19 @@ export class DirectoryExecutionStore implements ExecutionStore {
   appendEvents(arn: string, events: readonly HistoryEvent[]): void {
     if (events.length === 0) return;
     let text = '';
-    for (const e of events) text += JSON.stringify(e) + '\n';
+    for (const e of events) text += frameLine(JSON.stringify(e));
     this.inExecDir(arn, (d) => appendFileSync(join(d, 'history.ndjson'), text));
   }
 
   readEvents(arn: string): HistoryEvent[] {
     const file = join(this.execDir(arn, false), 'history.ndjson');
     if (!existsSync(file)) return [];
-    const out: HistoryEvent[] = [];
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      if (line === '') continue;
-      try {
-        out.push(JSON.parse(line) as HistoryEvent);
-      } catch {
-        // A torn final line from a crash mid-append: everything before it is intact.
-        break;
-      }
-    }
-    return out;
+    return this.lines(file, isHistoryEvent) as unknown as HistoryEvent[];
   }
 
   truncateEvents(arn: string, lastEventId: number): void {
     const kept = this.readEvents(arn).filter((e) => e.id <= lastEventId);
-    const text = kept.map((e) => JSON.stringify(e) + '\n').join('');
+    const text = kept.map((e) => frameLine(JSON.stringify(e))).join('');
     this.inExecDir(arn, (d) => writeAtomic(join(d, 'history.ndjson'), text));
   }
 
@@ -220,7 +226,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
       this.appendedSize.delete(join(d, CHECKPOINTS));
       return;
     }
-    const line = JSON.stringify(cp) + '\n';
+    const line = frameLine(JSON.stringify(cp));
     this.inExecDir(arn, (d) => {
       const file = join(d, CHECKPOINTS);
       if (this.sizeOf(file) + Buffer.byteLength(line) > MAX_CHECKPOINT_FILE) this.rewrite(file, line);
@@ -232,7 +238,20 @@ export class DirectoryExecutionStore implements ExecutionStore {
     const d = this.execDir(arn, false);
     const file = join(d, CHECKPOINTS);
     if (!existsSync(file)) return readJson<Checkpoint>(join(d, LEGACY_CHECKPOINT));
-    return parseLines<Checkpoint>(readFileSync(file, 'utf8')).at(-1);
+    return (this.lines(file, isCheckpoint) as unknown as Checkpoint[]).at(-1);
+  }
+
+  /** A file's whole lines of the right shape; the damaged ones are reported (once) and skipped. */
+  private lines<T>(file: string, isShape: (v: unknown) => v is T): T[] {
+    return readLines(readFileSync(file, 'utf8'), file, isShape, (d) => this.damage(d));
+  }
+
+  private damage(d: DamagedLine): void {
+    const at = `${d.file}:${d.line}`;
+    if (this.reported.has(at)) return;
+    this.reported.add(at);
+    this.damaged.push(d);
+    this.onDamaged(d);
   }
 
   private execDir(arn: string, create: boolean): string {
@@ -283,18 +302,15 @@ function writeAtomic(file: string, text: string): void {
   renameSync(tmp, file);
 }
 
-/** The values of an append-only file's lines; a torn line (a crash mid-append) is skipped. */
-function parseLines<T>(text: string): T[] {
-  const out: T[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    try {
-      out.push(JSON.parse(line) as T);
-    } catch {
-      // torn: the lines before and after it are whole
-    }
-  }
-  return out;
+/** A state machine record's identity and definition, as a file of state-machines/ must hold. */
+function isStateMachine(r: unknown): r is StateMachineRecord {
+  const v = r as Record<string, unknown>;
+  return v !== null && typeof v === 'object' && typeof v.stateMachineArn === 'string' && typeof v.name === 'string' && typeof v.definition === 'string';
+}
+
+/** The default report of a damaged line: a warning on stderr, which names the file and line. */
+function warnDamaged(d: DamagedLine): void {
+  process.stderr.write(`warning: ${d.file}:${d.line}: skipped a damaged engine record (${d.reason}); the other records are kept\n`);
 }
 
 /** The file's size in bytes (0 when missing), negated when it does not end with a newline. */

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DirectoryExecutionStore } from '../executions/DirectoryExecutionStore.js';
 import { ExecutionManager, type ExecuteFn, type ValidateFn } from '../executions/ExecutionManager.js';
@@ -37,6 +37,17 @@ export interface EngineServerOptions {
    * handlers are wired up after the server starts, then call `resumeUnfinished()` once they are.
    */
   readonly resumeOnStart?: boolean;
+  /**
+   * Credentials for the SQS and DynamoDB endpoints the engine's service integrations call (the
+   * emulators of an embedded stack verify them); dummy ones when omitted.
+   */
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  /**
+   * Wraps the server's request listener, to authenticate requests before the API sees them (the
+   * embedded stack's loopback guard: no browsers, SigV4 signatures by the stack's credentials).
+   * Without it, loopback servers refuse foreign Host and Origin headers (localRequestRefusal).
+   */
+  readonly requestGuard?: (listener: RequestListener) => RequestListener;
 }
 
 /** A running server. */
@@ -75,8 +86,8 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
     ...(options.lambda ?? engine.lambda ? { lambda: options.lambda ?? engine.lambda } : {}),
     ...(options.dataDir !== undefined ? { store: new DirectoryExecutionStore(options.dataDir, options.executionRetentionMs !== undefined ? { ms: options.executionRetentionMs } : {}) } : {}),
     ...(options.substitutions ? { substitutions: options.substitutions } : {}),
-    sqs: { ...(options.sqsEndpoint !== undefined ? { endpoint: options.sqsEndpoint } : {}), region },
-    dynamodb: { ...(options.dynamodbEndpoint !== undefined ? { endpoint: options.dynamodbEndpoint } : {}), region },
+    sqs: { ...(options.sqsEndpoint !== undefined ? { endpoint: options.sqsEndpoint } : {}), region, ...(options.credentials ? { credentials: options.credentials } : {}) },
+    dynamodb: { ...(options.dynamodbEndpoint !== undefined ? { endpoint: options.dynamodbEndpoint } : {}), region, ...(options.credentials ? { credentials: options.credentials } : {}) },
     region,
     ...(options.account !== undefined ? { account: options.account } : {}),
     ...(options.partition !== undefined ? { partition: options.partition } : {}),
@@ -107,13 +118,14 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
   // On loopback, refuse what a web page sends through the user's browser (localRequestRefusal); a
   // server the caller put on another address is meant to be reached by other names.
   const guarded = isLoopbackHostname(options.host ?? '127.0.0.1');
-  const server = createServer((req, res) => {
+  const listener: RequestListener = (req, res) => {
     const refusal = guarded ? localRequestRefusal(req.headers) : undefined;
     if (refusal === undefined) return handle(req, res);
     res.writeHead(403, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': 'AccessDeniedException', connection: 'close' });
     res.end(JSON.stringify({ __type: 'AccessDeniedException', message: refusal.message }));
     req.resume();
-  });
+  };
+  const server = createServer(options.requestGuard ? options.requestGuard(listener) : listener);
   // Long-polling SDK clients keep sockets alive; do not let them hold close() hostage.
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {

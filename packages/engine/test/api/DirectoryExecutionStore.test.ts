@@ -194,4 +194,98 @@ describe('Class: DirectoryExecutionStore', () => {
       expect(readFileSync(journal(), 'utf8').trimEnd().split('\n')).toHaveLength(1);
     });
   });
+
+  describe('Method: a damaged journal, history or checkpoint file', () => {
+    const journal = () => join(dir, 'executions.ndjson');
+    const other = (n: number): ExecutionRecord => ({ ...EXEC, executionArn: `${EXEC.executionArn}-${n}`, name: `e${n}` });
+    const quiet = () => {
+      const damaged: { file: string; line: number; reason: string }[] = [];
+      return { damaged, options: { onDamaged: (d: { file: string; line: number; reason: string }) => damaged.push(d) } };
+    };
+
+    it('frames each line with its length and CRC-32', () => {
+      new DirectoryExecutionStore(dir).putExecution(EXEC);
+      expect(readFileSync(journal(), 'utf8')).toMatch(/^~\d+ [0-9a-f]{8} \{"executionArn":/);
+    });
+
+    it('skips a line whose bytes changed, keeps the runs around it, and reports the file and line', () => {
+      const s = new DirectoryExecutionStore(dir);
+      for (const n of [1, 2, 3]) s.putExecution(other(n));
+      const lines = readFileSync(journal(), 'utf8').split('\n');
+      // One byte of the second record changed (e1-2 → e1-7): still JSON, its checksum no longer matches.
+      lines[1] = lines[1]!.replace('"name":"e2"', '"name":"e7"');
+      writeFileSync(journal(), lines.join('\n'));
+      const { damaged, options } = quiet();
+      const loaded = new DirectoryExecutionStore(dir, {}, options).load().executions;
+      expect(loaded.map((r) => r.name)).toEqual(['e1', 'e3']);
+      expect(damaged).toEqual([{ file: journal(), line: 2, reason: 'its checksum does not match' }]);
+    });
+
+    it('skips lines of the wrong shape (before: every command failed on them), and keeps the rest', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(other(1));
+      appendFileSync(journal(), 'null\n[1,2]\n"text"\n{"executionArn":5}\n{}\ngarbage \u0000\u0001\n~12 00000000 {"a":1}\n');
+      s.putExecution(other(2));
+      const { damaged, options } = quiet();
+      const loaded = new DirectoryExecutionStore(dir, {}, options).load().executions;
+      expect(loaded.map((r) => r.name)).toEqual(['e1', 'e2']);
+      expect(damaged.map((d) => [d.line, d.reason])).toEqual([
+        [2, 'it is not a record of this file'], [3, 'it is not a record of this file'], [4, 'it is not a record of this file'],
+        [5, 'it is not a record of this file'], [6, 'it is not a record of this file'], [7, 'it is not JSON'], [8, 'its length is not the 12 bytes its frame says'],
+      ]);
+    });
+
+    it('keeps the history after a damaged event (before: every event after it was dropped)', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      s.appendEvents(EXEC.executionArn, [ev(1)]);
+      const file = join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!, 'history.ndjson');
+      appendFileSync(file, '~9 deadbeef {"id":2,}\n');
+      s.appendEvents(EXEC.executionArn, [ev(3), ev(4)]);
+      const { damaged, options } = quiet();
+      expect(new DirectoryExecutionStore(dir, {}, options).readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 3, 4]);
+      expect(damaged).toEqual([{ file, line: 2, reason: 'its checksum does not match' }]);
+    });
+
+    it('resumes from the last whole checkpoint when a later one is damaged', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      s.putCheckpoint(EXEC.executionArn, cp(1));
+      const file = join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!, 'checkpoints.ndjson');
+      appendFileSync(file, '{"stateName":7}\n');
+      const { damaged, options } = quiet();
+      expect(new DirectoryExecutionStore(dir, {}, options).readCheckpoint(EXEC.executionArn)).toEqual(cp(1));
+      expect(damaged).toEqual([{ file, line: 2, reason: 'it is not a record of this file' }]);
+    });
+
+    it('reads the unframed lines earlier versions wrote', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(other(1));
+      const { definition: _d, ...rest } = other(2);
+      const sha = readdirSync(join(dir, 'definitions'))[0]!.replace('.asl.json', '');
+      appendFileSync(journal(), JSON.stringify({ ...rest, definitionSha256: sha }) + '\n');
+      const { damaged, options } = quiet();
+      expect(new DirectoryExecutionStore(dir, {}, options).load().executions.map((r) => r.name)).toEqual(['e1', 'e2']);
+      expect(damaged).toEqual([]);
+    });
+
+    it('reports each damaged line once, on stderr by default, naming the file and line', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      s.appendEvents(EXEC.executionArn, [ev(1)]);
+      const file = join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!, 'history.ndjson');
+      appendFileSync(file, 'garbage\n');
+      const written: string[] = [];
+      const write = process.stderr.write.bind(process.stderr);
+      process.stderr.write = ((t: string) => { written.push(t); return true; }) as typeof process.stderr.write;
+      try {
+        const r = new DirectoryExecutionStore(dir);
+        r.readEvents(EXEC.executionArn);
+        r.readEvents(EXEC.executionArn);
+      } finally {
+        process.stderr.write = write;
+      }
+      expect(written).toEqual([`warning: ${file}:2: skipped a damaged engine record (it is not JSON); the other records are kept\n`]);
+    });
+  });
 });

@@ -1,0 +1,76 @@
+import { writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import type { RunRecord } from '../persistence/RunStore.js';
+
+/**
+ * Starting a run is two steps: the run record (which claims the idempotency key), then the
+ * execution named after the run id. A process that ends between the two leaves a run recorded
+ * RUNNING with no execution: an orphaned start. Whoever finds one completes it (the next start
+ * with the same key, which has the input, starts the execution) or fails it (a reader, `runs
+ * cancel`, the next owner of the stack), so no run stays RUNNING for good and no key stays stuck.
+ */
+
+/** The error name of a run failed because its start was interrupted (nothing of it ran). */
+export const RUN_NOT_STARTED = 'RunNotStarted';
+
+/**
+ * How long after its record a run with no execution may still be starting, when its starter
+ * cannot be asked (another host, a Lambda, a record written before starters were recorded).
+ * Recording and starting take milliseconds; a fork copies its parent's results in between.
+ */
+export const START_GRACE_MS = 120_000;
+
+/** This process, as it signs the runs it starts (`startedBy`): `pid@host`. */
+export function runStarter(): string {
+  return `${process.pid}@${hostname()}`;
+}
+
+/** Whether the process that signed `starter` (pid@host) has ended, when it is on this host; undefined when it cannot be told. */
+export function starterEnded(starter: string | undefined): boolean | undefined {
+  const m = starter === undefined ? null : /^(\d+)@(.*)$/.exec(starter);
+  if (!m || m[2] !== hostname()) return undefined;
+  const pid = Number(m[1]);
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== 'EPERM';
+  }
+}
+
+/**
+ * Whether `run`, found RUNNING with no execution, is an orphaned start: its starter has ended,
+ * or (when that cannot be told) the grace period is over. A live starter is still at it.
+ */
+export function isOrphanedStart(run: Pick<RunRecord, 'status' | 'startedAt' | 'startedBy'>, now = Date.now()): boolean {
+  if (run.status !== 'RUNNING') return false;
+  const ended = starterEnded(run.startedBy);
+  if (ended !== undefined) return ended;
+  return now - Date.parse(run.startedAt) > START_GRACE_MS;
+}
+
+/** Whether `run` is one whose start was interrupted and failed for it: nothing of it ran, so its key may start it anew. */
+export function failedBeforeStart(run: Pick<RunRecord, 'status' | 'error'>): boolean {
+  return run.status === 'FAILED' && run.error?.name === RUN_NOT_STARTED;
+}
+
+/** The error recorded on an orphaned start that is failed. */
+export function notStartedError(run: Pick<RunRecord, 'startedBy'>): { name: string; message: string } {
+  const who = run.startedBy !== undefined ? `the process that started it (${run.startedBy})` : 'the process that started it';
+  return {
+    name: RUN_NOT_STARTED,
+    message: `${who} ended after recording the run and before starting its execution, so nothing of it ran; start it again (the same idempotency key starts this run anew)`,
+  };
+}
+
+/**
+ * A crash point for the durability tests: the process kills itself (SIGKILL, as a power cut or
+ * the OOM killer would end it) at the named point when STEPFORGE_TEST_CRASH_AT names it.
+ */
+export function crashPoint(name: string, detail?: string, env: Readonly<Record<string, string | undefined>> = process.env): void {
+  if (env.STEPFORGE_TEST_CRASH_AT !== name) return;
+  // Said first (synchronously, on stderr), so that a test knows which run the crash left behind.
+  writeSync(2, `stepforge: crash point ${name}${detail !== undefined ? ` (${detail})` : ''}\n`);
+  process.kill(process.pid, 'SIGKILL');
+}
