@@ -27,6 +27,8 @@ describe('Security: MCP server commands named by a workflow', () => {
     if (stopped && !existsSync(marker)) refused++;
   };
   beforeAll(async () => {
+    // MCP tools need an approval policy: one that allows every granted call, so only the server rules stop the attacks.
+    writeFileSync(join(project.dir, 'policy.json'), '[]\n');
     // The project's own stdio server: the one place a command may come from.
     writeFileSync(join(project.dir, 'stepforge.config.json'), JSON.stringify({ mcpServers: { calc: { command: process.execPath, args: [FIXTURE, 'stdio'] } } }));
     writeFileSync(join(project.dir, 'script.json'), JSON.stringify({
@@ -44,7 +46,8 @@ describe('Security: MCP server commands named by a workflow', () => {
   const run = async (file: string, json = false) => {
     const io = bufferIo(project.dir);
     const code = await main(['run', file, ...(json ? ['--json'] : [])], io);
-    return { code, out: io.stdout() + io.stderr() };
+    // With --json, stdout is the one JSON value (stderr says which approval policy is in force).
+    return { code, out: json ? io.stdout() : io.stdout() + io.stderr() };
   };
 
   it('refuses an mcp_tool step on a server whose command the document names (sh -c), with PolicyDenied, before starting it', async () => {

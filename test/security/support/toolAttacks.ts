@@ -52,6 +52,10 @@ export async function openAttackProject(env: Record<string, string> | ((root: st
   symlinkSync(join(root, '.stepforge', 'secrets.json'), join(root, 'keys.json'));
   linkSync(join(outside, 'linked.txt'), join(root, 'hard.txt'));
   linkSync(join(root, '.stepforge', 'secrets.json'), join(root, 'hard-keys.json'));
+  // A workflow that runs shell needs an approval policy: this one, beside the workflows, allows
+  // every granted call, so what stops an attack is the tool's own confinement (a test's
+  // STEPFORGE_POLICY replaces it).
+  writeFileSync(join(project.dir, 'policy.json'), '[]\n');
   const chain = (tool: string, args: Record<string, string>) => [
     `name: attack-${tool}`,
     // The standard tier wants one model step granted a tool; it runs offline and calls none.

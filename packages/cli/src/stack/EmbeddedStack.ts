@@ -81,6 +81,11 @@ export interface EmbeddedStack {
   readonly lastHolder: boolean;
   /** True once close() was called on this handle: what waits on the stack through it stops waiting. */
   readonly closed: boolean;
+  /**
+   * The STEPFORGE_POLICY of the environment the stack was opened with (a test's, or `serve`'s),
+   * for runs started through it by a caller whose own environment sets none.
+   */
+  readonly policyFromEnv?: string;
   /** Records where the HTTP API listens (serve), for other commands to find. */
   publishApi(apiUrl: string): void;
   close(): Promise<void>;
@@ -172,6 +177,11 @@ function borrow(slot: Slot): EmbeddedStack {
       await slot.stack.close();
     },
   };
+}
+
+function policyFromEnvOf(options: OpenStackOptions): { policyFromEnv?: string } {
+  const v = (options.env ?? process.env).STEPFORGE_POLICY;
+  return v ? { policyFromEnv: v } : {};
 }
 
 /** Where a stack keeps its identity in its own table. */
@@ -385,6 +395,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     let closed = false;
     return {
       owner: true,
+      ...policyFromEnvOf(options),
       lastHolder: true,
       get closed() {
         return closed;
@@ -430,6 +441,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
   let closed = false;
   return {
     owner: false,
+    ...policyFromEnvOf(options),
     lastHolder: false,
     get closed() {
       return closed;
