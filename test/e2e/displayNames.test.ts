@@ -2,8 +2,6 @@
 // the state machine Triage-EU, and is shown as `Triage — EU` where a person reads it (run progress,
 // `runs list`, `runs show`, the API's workflow list); `runs list --workflow` takes either name. Two
 // files of a project whose names meet in one workflow name are refused by serve (duplicate_workflow).
-//
-// The documents' steps are written once, in STEPS below, in the form the DSL front-end reads.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +10,7 @@ import { RunService } from '../../packages/cli/src/stack/RunService.js';
 import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
 import { bufferIo, cliIn, tempProject } from './support/testIo.js';
 
-const STEPS = 'agents: { Triage_Agent: {} }\nsteps:\n  - name: greet\n    kind: agent\n    agent: Triage_Agent\n    input_template: "User said: ${ input.message }"\n';
+const STEPS = 'agents: { Triage_Agent: {} }\nsteps:\n  greet:\n    call: agent\n    agent: Triage_Agent\n    input_template: "User said: ${ input.message }"\n';
 const doc = (name: string) => `document:\n  dsl: "1.0.0"\n  name: ${name}\n  version: "0.1.0"\n${STEPS}`;
 
 describe('CLI: display names (compile, run, runs list/show)', () => {

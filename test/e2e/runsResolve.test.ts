@@ -39,8 +39,8 @@ describe('Command: runs resolve (a step whose outcome is unknown)', () => {
     writeFileSync(join(project.dir, 'announce.yaml'), [
       'document: { dsl: "1.0", name: announce }',
       'steps:',
-      '  - { name: post, kind: connector, connector: slack, action: send_message, input: { text: "release 9.1 is out" } }',
-      `  - { name: ack, kind: connector, connector: http, action: request, input: { url: "${url}/ack", body: { via: "\${ steps.post.output.via }" } } }`,
+      '  post: { call: connector, connector: slack, action: send_message, input: { text: "release 9.1 is out" } }',
+      `  ack: { call: connector, connector: http, action: request, input: { url: "${url}/ack", body: { via: "\${ steps.post.output.via }" } } }`,
       '',
     ].join('\n'));
   });

@@ -27,8 +27,8 @@ describe('Security: MCP server commands named by a workflow', () => {
     if (stopped && !existsSync(marker)) refused++;
   };
   beforeAll(async () => {
-    // MCP tools need an approval policy: one that allows every granted call, so only the server rules stop the attacks.
-    writeFileSync(join(project.dir, 'policy.json'), '[]\n');
+    // MCP tools act outside the run, so a workflow that uses them needs an approval policy: this one allows every granted call.
+    writeFileSync(join(project.dir, 'policy.json'), '[]');
     // The project's own stdio server: the one place a command may come from.
     writeFileSync(join(project.dir, 'stepforge.config.json'), JSON.stringify({ mcpServers: { calc: { command: process.execPath, args: [FIXTURE, 'stdio'] } } }));
     writeFileSync(join(project.dir, 'script.json'), JSON.stringify({
@@ -46,8 +46,7 @@ describe('Security: MCP server commands named by a workflow', () => {
   const run = async (file: string, json = false) => {
     const io = bufferIo(project.dir);
     const code = await main(['run', file, ...(json ? ['--json'] : [])], io);
-    // With --json, stdout is the one JSON value (stderr says which approval policy is in force).
-    return { code, out: json ? io.stdout() : io.stdout() + io.stderr() };
+    return { code, out: json ? io.stdout() : io.stdout() + io.stderr(), err: io.stderr() };
   };
 
   it('refuses an mcp_tool step on a server whose command the document names (sh -c), with PolicyDenied, before starting it', async () => {

@@ -28,6 +28,7 @@ export interface ServeHandle {
   readonly sfnEndpoint: string;
   /** The bearer token every API request must carry (`apiToken` in .stepforge/stack.json). */
   readonly token: string;
+  /** The workflows served, as printed: the workflow name, and the display name after it when they differ. */
   readonly workflows: readonly string[];
   /** Per workflow, the approval policy its runs are held to (describePolicy). */
   readonly policies: readonly string[];

@@ -1,11 +1,9 @@
 // `document.name` is a display name, any text; the workflow name (the state machine's, the compiled
 // files', the run records') is an ASCII slug of it, the same on every compile.
-//
-// The documents' steps are written once, in STEPS below, in the form the DSL front-end reads.
 import { describe, expect, it } from 'vitest';
 import { compileDocument, duplicateWorkflowError, loadDslDocument, workflowSlug, WORKFLOW_NAME_MAX } from '@stepforge/compiler';
 
-const STEPS = 'agents: {a: {}}\nsteps:\n  - {name: s, kind: agent, agent: a}\n';
+const STEPS = 'agents: {a: {}}\nsteps:\n  s: {call: agent, agent: a}\n';
 const doc = (name: string) => `document:\n  dsl: "1.0"\n  name: ${name}\n${STEPS}`;
 /** What a state machine name may be when it logs to CloudWatch: 1–80 ASCII letters, digits, '-', '_'. */
 const STATE_MACHINE_NAME = /^[A-Za-z0-9_-]{1,80}$/;

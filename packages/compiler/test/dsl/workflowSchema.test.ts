@@ -36,7 +36,8 @@ describe('File: schemas/workflow.schema.json', () => {
     });
     expect(validate(doc({}))).toBe(true);
     const bad = [
-      doc({ document: { dsl: '1.0', name: '../../escaped' } }),
+      // A display name is any text, but not none.
+      doc({ document: { dsl: '1.0', name: '   ' } }),
       doc({ agents: { a: { tools: 'web-search' } } }),
       doc({ agents: { a: { temperature: 'hot' } } }),
       doc({ triggers: [{ name: 'bad name!', event_pattern: { source: ['x'] } }] }),
@@ -51,6 +52,7 @@ describe('File: schemas/workflow.schema.json', () => {
     ];
     expect(bad.map((d) => validate(JSON.parse(JSON.stringify(d))))).toEqual(bad.map(() => false));
     const good = [
+      doc({ document: { dsl: '1.0', name: 'Triage — EU / ../../escaped' } }),
       doc({}, { output: 'summary' }),
       doc({}, { call: 'judge_loop', agent: undefined, worker_agent: 'a', judge_agent: 'a' }),
       doc({}, { call: 'parallel_analyzer', agent: undefined, agents: [{ agent: 'a', focus: 'x' }], aggregator_agent: 'a' }),
