@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { StepforgeError } from '@stepforge/compiler';
@@ -9,6 +10,7 @@ import { startEmulators, type Emulators } from './startEmulators.js';
 import { readProjectSettings } from './projectSettings.js';
 import { storeState } from './storeState.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
+import { isLostConnection } from './StackSession.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
 import { LOOPBACK_REGION as REGION, loopbackDynamoClients as dynamoClients, loopbackSfnClient as sfnClient } from './loopbackClients.js';
@@ -95,6 +97,11 @@ export interface EmbeddedStack {
   readonly lastHolder: boolean;
   /** True once close() was called on this handle: what waits on the stack through it stops waiting. */
   readonly closed: boolean;
+  /**
+   * The STEPFORGE_POLICY of the environment the stack was opened with (a test's, or `serve`'s),
+   * for runs started through it by a caller whose own environment sets none.
+   */
+  readonly policyFromEnv?: string;
   /** Records where the HTTP API listens (serve), for other commands to find. */
   publishApi(apiUrl: string): void;
   close(): Promise<void>;
@@ -118,7 +125,16 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
   for (;;) {
     const live = registry.findLive();
     // An owner that is closing still has its stack.json (it is released last) but no longer answers.
-    if (live && (await answers(live.sfnEndpoint))) return connectStack(options, live, registry);
+    if (live && (await answers(live.sfnEndpoint))) {
+      const identity = await stackIdentity(live);
+      if (identity === 'ours') return connectStack(options, live, registry);
+      // Something else answers where stack.json points (its process ended; the pid and the port
+      // went to others): nothing is read from it, and the stale claim gives way to a fresh stack.
+      if (identity === 'foreign') {
+        registry.discardStale(live);
+        continue;
+      }
+    }
     // Nothing recorded yet and nobody to ask: an empty stack of this command's own, untracked (a
     // later command in this process that writes opens the real one) and unpublished.
     if (!live && reading && storeState(join(dataDir, 'dynamodb')).kind === 'absent') return ownStack({ ...options, resume: false }, undefined, undefined);
@@ -181,6 +197,40 @@ function borrow(slot: Slot): EmbeddedStack {
       await slot.stack.close();
     },
   };
+}
+
+function policyFromEnvOf(options: OpenStackOptions): { policyFromEnv?: string } {
+  const v = (options.env ?? process.env).STEPFORGE_POLICY;
+  return v ? { policyFromEnv: v } : {};
+}
+
+/** Where a stack keeps its identity in its own table. */
+const IDENTITY_KEY = { pk: { S: 'STACK#embedded' }, sk: { S: 'IDENTITY' } } as const;
+
+/**
+ * Whether the endpoints stack.json names are that stack's: its DynamoDB endpoint must answer the
+ * `stackId` the file records. A pid that is alive proves nothing (pids are reused), nor does a port
+ * that answers. `foreign`: something answered, and not with that identity (another project's stack,
+ * any other server); `unreachable`: nothing answered in time (an owner busy or closing: wait).
+ * A stack.json of an owner that records no identity (an earlier version) is taken as it is. The
+ * question is signed with the stack's credentials, as every request to its services must be.
+ */
+async function stackIdentity(live: StackEndpoints): Promise<'ours' | 'foreign' | 'unreachable'> {
+  const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
+  // Without an id or credentials to ask with, connectStack says what is missing.
+  if (live.stackId === undefined || typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') return 'ours';
+  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
+  try {
+    const r = await dynamodb.send(new GetItemCommand({ TableName: EMBEDDED_TABLE, Key: IDENTITY_KEY, ConsistentRead: true }), { abortSignal: AbortSignal.timeout(5000) });
+    return r.Item?.stackId?.S === live.stackId ? 'ours' : 'foreign';
+  } catch (e) {
+    const name = (e as { name?: string }).name;
+    if (isLostConnection(e) || name === 'AbortError' || name === 'TimeoutError') return 'unreachable';
+    return 'foreign';
+  } finally {
+    dynamodb.destroy();
+    dynamodbCommands.destroy();
+  }
 }
 
 /**
@@ -331,6 +381,10 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
     const leaseEpoch = await nextLeaseEpoch(dynamodb);
+    // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
+    // checks it there before it trusts the endpoints (see stackIdentity).
+    const stackId = randomUUID();
+    await dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId } } }));
     const queue = await sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE }));
     const approvalQueueUrl = queue.QueueUrl ?? `${emulators.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
     const substitutions = substitutionsFor(EMBEDDED_TABLE, approvalQueueUrl);
@@ -373,11 +427,12 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     if (options.resume !== false && options.access !== 'read') engine.resumeUnfinished();
 
-    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, credentials, apiToken };
+    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, credentials, apiToken, stackId };
     registry?.publish(endpoints);
     let closed = false;
     return {
       owner: true,
+      ...policyFromEnvOf(options),
       lastHolder: true,
       get closed() {
         return closed;
@@ -425,6 +480,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints, reg
   let closed = false;
   return {
     owner: false,
+    ...policyFromEnvOf(options),
     lastHolder: false,
     get closed() {
       return closed;

@@ -22,6 +22,8 @@ export interface StackEndpoints {
   readonly credentials: LoopbackCredentials;
   /** The bearer token of serve's HTTP API (`Authorization: Bearer <apiToken>`). */
   readonly apiToken: string;
+  /** A random id of this stack, which its DynamoDB endpoint also answers: proof the endpoints are still its own. */
+  readonly stackId?: string;
 }
 
 /**
@@ -144,6 +146,21 @@ export class StackRegistry {
     writeFileSync(tmp, JSON.stringify(body, null, 2), { mode: 0o600, flag: 'wx' });
     ownerOnly(tmp, 0o600);
     renameSync(tmp, this.file);
+  }
+
+  /**
+   * Drops a claim found stale (stack.json names endpoints that are no longer its stack's, though
+   * its pid is alive, having gone to another process): the file if it is still that claim, and
+   * the lock if that pid still holds it. Claims made since (another process's) are left alone.
+   */
+  discardStale(stale: StackEndpoints): void {
+    try {
+      const current = JSON.parse(readFileSync(this.file, 'utf8')) as StackEndpoints;
+      if (current.pid === stale.pid && current.stackId === stale.stackId) rmSync(this.file, { force: true });
+    } catch {
+      // already gone
+    }
+    if (Number.parseInt(safeRead(this.lockFile), 10) === stale.pid) rmSync(this.lockFile, { force: true });
   }
 
   /** Gives up ownership: removes stack.json (if ours) and the lock. */
