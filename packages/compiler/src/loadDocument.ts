@@ -18,6 +18,8 @@ export interface LoadDocumentOptions {
   /** `topology` runs only the checks `stepforge graph` needs; `full` (default) runs them all. */
   readonly level?: 'topology' | 'full';
   readonly tiers?: TierTable;
+  /** Chain documents: apply the tier policy at level `full` (default true). */
+  readonly tierPolicy?: boolean;
 }
 
 /** What loadDocument produced; `format` is absent only when the text is not a YAML/JSON mapping at all. */
