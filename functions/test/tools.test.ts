@@ -104,6 +104,25 @@ describe('Function: evaluatePolicy', () => {
   });
 });
 
+describe('Method: Runtime.policyFor', () => {
+  it('gates a run\'s calls by the policy its record carries, not by the runtime\'s own', async () => {
+    // The runtime's policy approves fs-*; this run's recorded policy denies fs-read and allows the rest.
+    await rt.runs.startRun({ workflow: 'w', runId: 'run-own-policy', policy: { sources: [{ origin: 'p.json', rules: 1 }], rules: [{ name: 'no reads', tool: 'fs-read', action: 'deny' }] } });
+    const inRun = async (tool: string, args: Record<string, unknown>) =>
+      (await createToolHandler(rt)(envelope({ kind: 'tool', step: 'agent', runId: 'run-own-policy', tools: [tool], toolCall: { id: `c${Math.random()}`, tool, args } }))) as { result: unknown; error?: { name: string; message: string } };
+    expect((await inRun('fs-read', { path: 'package.json' })).error).toEqual({ name: 'PolicyDenied', message: 'policy no reads denies fs-read' });
+    expect((await inRun('fs-list', { path: '.' })).error).toBeUndefined();
+    // A run that recorded none: the runtime's (fs-list asks, and this state has no token to wait on).
+    expect((await call('fs-list', { path: '.' })).error?.message).toBe('policy rule 1 requires human approval for fs-list, but this state does not wait for a task token');
+  });
+
+  it('fails a call whose run recorded a policy that does not parse, rather than allowing it', async () => {
+    await rt.runs.startRun({ workflow: 'w', runId: 'run-bad-policy', policy: { sources: [], rules: [{ tool: 'fs-read', acton: 'deny' }] } });
+    await expect(createToolHandler(rt)(envelope({ kind: 'tool', step: 'agent', runId: 'run-bad-policy', tools: ['fs-read'], toolCall: { id: 'c1', tool: 'fs-read', args: { path: 'package.json' } } })))
+      .rejects.toMatchObject({ name: 'ConfigError', message: expect.stringContaining('policy rule 0:') });
+  });
+});
+
 describe('Function: selectProvider', () => {
   it('routes model steps to the configured OpenAI-compatible endpoint', async () => {
     const r = (await createModelHandler(rt)(envelope({ kind: 'model', step: 'm', config: { model: 'ollama:llama3' }, inputs: { value: 'hi' } }))) as Record<string, unknown>;

@@ -39,7 +39,7 @@ describe.skipIf(!built)('Binary: stepforge run / runs (spawned, built dist/)', (
       expect([r.code, r.stdout]).toEqual([1, '']);
       expect(r.stderr).toBe(
         `error[store_damaged] the run store in ${store} cannot be opened: IO error: ${store}/MANIFEST-999999: No such file or directory\n` +
-        '  = help: nothing was changed or deleted: the files under .stepforge/dynamodb are kept as they are. Restore that directory from a backup if you have one; otherwise `stepforge store repair` copies it to .stepforge/dynamodb.damaged-<time> and repairs it in place (the copy keeps every file as it was)\n',
+        '  = help: no store file was deleted to get past the damage: the files under .stepforge/dynamodb are kept. Restore that directory from a backup if you have one; otherwise `stepforge store repair` copies it to .stepforge/dynamodb.damaged-<time> and repairs it in place (the copy keeps every file as it was)\n',
       );
       expect(files()).toEqual(before);
     } finally {

@@ -183,7 +183,8 @@ describe('CLI: Python function steps on the embedded stack', () => {
 
   it.skipIf(!bundled)('serves every call of a run from one worker process, which ends with the command', async () => {
     const r = await spawnStepforge(project.dir, { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' }, ['run', 'pids.yaml', '--input', '{"items":["a","b","c","d"]}', '--json']);
-    expect(r.stderr).toBe('');
+    // With --json, stderr carries only the line saying which approval policy is in force.
+    expect(r.stderr).toBe('policy: none (no policy.json found; every granted tool call is allowed)\n');
     expect(r.code).toBe(0);
     const output = (JSON.parse(r.stdout) as { output: { item: string; pid: number }[] }).output;
     expect(output.map((o) => o.item)).toEqual(['a', 'b', 'c', 'd']);

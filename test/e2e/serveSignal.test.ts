@@ -2,7 +2,7 @@
 // run waits for an approval: one Ctrl-C stops it cleanly, and the run is not lost — after serve
 // starts again the approval is still pending, can be decided, and the run completes.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO, STEPFORGE_BIN, tempProject } from './support/testIo.js';
@@ -45,8 +45,12 @@ async function interrupt(s: Serving): Promise<{ code: number | null; signal: Nod
   return { ...(await s.ended), hung };
 }
 
+/** The project whose serve the API calls go to: its stack.json holds the token of the serve running now. */
+let projectDir = '';
+
 async function api(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const r = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const { apiToken } = JSON.parse(readFileSync(join(projectDir, '.stepforge', 'stack.json'), 'utf8')) as { apiToken: string };
+  const r = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiToken}` }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
   return { status: r.status, json: await r.json() };
 }
 
@@ -62,6 +66,7 @@ async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 60_0
 
 describe('Command: serve (its own process, stopped with Ctrl-C)', () => {
   const project = tempProject('sf-serve-sigint-');
+  projectDir = project.dir;
   const running: Serving[] = [];
   afterAll(() => {
     for (const s of running) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');

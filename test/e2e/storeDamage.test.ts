@@ -27,6 +27,22 @@ describe('Function: openStack', () => {
     }, 120_000);
     afterAll(() => project.remove());
 
+    it('is store_damaged for a table file cut short, before LevelDB opens (and rewrites) the store', async () => {
+      const table = readdirSync(store).filter((f) => f.endsWith('.ldb')).sort()[0]!;
+      const whole = readFileSync(join(store, table));
+      writeFileSync(join(store, table), whole.subarray(0, Math.floor(whole.length / 2)));
+      try {
+        const before = contents(store);
+        const r = await cli('runs', 'list');
+        expect([r.code, r.out]).toEqual([1, '']);
+        expect(r.err).toContain(`cannot be opened: table file ${table} is cut short or overwritten (no LevelDB table footer)`);
+        // Before: LevelDB opened it, moved its log into a new table and wrote a new manifest.
+        expect(contents(store)).toEqual(before);
+      } finally {
+        writeFileSync(join(store, table), whole);
+      }
+    });
+
     it('is store_damaged for a missing CURRENT, with a hint that keeps the data, and deletes nothing', async () => {
       rmSync(join(store, 'CURRENT'));
       const before = contents(store);
@@ -34,7 +50,7 @@ describe('Function: openStack', () => {
         const r = await cli(...argv);
         expect([argv.join(' '), r.code, r.out]).toEqual([argv.join(' '), 1, '']);
         expect(r.err).toMatch(new RegExp(`^error\\[store_damaged\\] the run store in ${store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be opened: its CURRENT file is missing, while store files are there \\(`));
-        expect(r.err).toContain('help: nothing was changed or deleted');
+        expect(r.err).toContain('help: no store file was deleted to get past the damage');
         expect(r.err).not.toMatch(/move (that|the) directory aside|delete (it|that|the)|start with an empty store|rm -rf/);
         // Before: `runs list` printed "no runs", exit 0, made an empty store and deleted the table files.
         expect(contents(store)).toEqual(before);

@@ -190,6 +190,10 @@ describe('Function: lowerWorkflow (run on the embedded engine)', () => {
     });
     expect(run.result.output).toEqual({ result: '## SecurityReviewer\nSecurityReviewer found nothing\n\n## PerfReviewer\nPerfReviewer found nothing' });
     expect(run.calls.find((c) => c.step.role === 'aggregator')!.config.agent).toBe('Synthesizer');
+    // Each analyst is sent its own focus.
+    expect(run.calls.filter((c) => c.step.role !== 'aggregator').map((c) => [c.config.agent, c.config.focus])).toEqual([
+      ['SecurityReviewer', 'security vulnerabilities'], ['PerfReviewer', 'performance issues'],
+    ]);
   });
 
   it('routes a handoff to nobody when the entry agent does not hand off', async () => {

@@ -27,6 +27,8 @@ describe('Security: MCP server commands named by a workflow', () => {
     if (stopped && !existsSync(marker)) refused++;
   };
   beforeAll(async () => {
+    // MCP tools act outside the run, so a workflow that uses them needs an approval policy: this one allows every granted call.
+    writeFileSync(join(project.dir, 'policy.json'), '[]');
     // The project's own stdio server: the one place a command may come from.
     writeFileSync(join(project.dir, 'stepforge.config.json'), JSON.stringify({ mcpServers: { calc: { command: process.execPath, args: [FIXTURE, 'stdio'] } } }));
     writeFileSync(join(project.dir, 'script.json'), JSON.stringify({
@@ -44,7 +46,7 @@ describe('Security: MCP server commands named by a workflow', () => {
   const run = async (file: string, json = false) => {
     const io = bufferIo(project.dir);
     const code = await main(['run', file, ...(json ? ['--json'] : [])], io);
-    return { code, out: io.stdout() + io.stderr() };
+    return { code, out: json ? io.stdout() : io.stdout() + io.stderr(), err: io.stderr() };
   };
 
   it('refuses an mcp_tool step on a server whose command the document names (sh -c), with PolicyDenied, before starting it', async () => {

@@ -83,7 +83,7 @@ function dsl(name: string, steps: string[]): string {
   ].join('\n');
 }
 const step = (name: string, fn: string) => [
-  `  - name: ${name}`, '    kind: function', `    function: ${fn}`, '    secrets: { KEY: key }', '    input: { encoding: "${ input.encoding }" }',
+  `  ${name}:`, '    call: function', `    function: ${fn}`, '    secrets: { KEY: key }', '    input: { encoding: "${ input.encoding }" }',
 ];
 
 /** Every file under `dir`, recursively. */

@@ -77,6 +77,19 @@ describe('Security: the secret store and the .stepforge folder', () => {
       await expectRefused(elsewhere, 'shell', { command: `cat ${path}` }, VAULT_SECRET);
     });
   }
+  it('refuses every path when the fs root itself is inside .stepforge', async () => {
+    const inside = await openAttackProject((root) => ({ STEPFORGE_FS_ROOT: join(root, '.stepforge') }));
+    try {
+      const r = await inside.attack('fs-read', { path: 'secrets.json' });
+      tally.record(r.status === 'FAILED' && r.errorName === 'PolicyDenied' && !r.seen.includes(STORE_SECRET));
+      expect([r.status, r.errorName]).toEqual(['FAILED', 'PolicyDenied']);
+      expect(r.message).toMatch(/^the allowed directory \/.+\/\.stepforge is inside a \.stepforge folder, which tools may not touch; set STEPFORGE_FS_ROOT to the project folder$/);
+      expect(r.seen).not.toContain(STORE_SECRET);
+    } finally {
+      await inside.close();
+    }
+  });
+
   it('still reads the rest of that folder', async () => {
     writeFileSync(join(elsewhere.root, 'config', 'app.json'), '{"app":"ok"}');
     expect((await elsewhere.attack('fs-read', { path: 'config/app.json' })).seen).toContain('ok');

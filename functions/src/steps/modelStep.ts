@@ -6,6 +6,7 @@ import { selectProvider } from '../providers/selectProvider.js';
 import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { checkCandidate } from './checkCandidate.js';
+import { handoffChoice, handoffTargets, handoffTools } from './handoff.js';
 import { modelSettings } from './modelSettings.js';
 import { renderForPrompt, resolveInputs } from './resolveInputs.js';
 
@@ -18,7 +19,9 @@ export type ModelStepResult = (StepResult | ModelTurnResult) & { provider: strin
  */
 export function buildPrompt(env: StepEnvelope): string {
   const value = env.inputs.value;
-  const prompt = typeof value === 'string' ? value : typeof env.config.prompt === 'string' ? env.config.prompt : renderForPrompt(value ?? env.inputs.input ?? '');
+  const base = typeof value === 'string' ? value : typeof env.config.prompt === 'string' ? env.config.prompt : renderForPrompt(value ?? env.inputs.input ?? '');
+  // A parallel_analyzer's analyst listed with `focus:` is told what to look at, before the shared input.
+  const prompt = typeof env.config.focus === 'string' && env.config.focus.trim() !== '' ? `Focus: ${env.config.focus}\n\n${base}` : base;
   const template = typeof env.inputs.template === 'string' ? env.inputs.template : typeof env.config.prompt === 'string' ? env.config.prompt : '';
   const context: string[] = [];
   for (const [name, out] of Object.entries(env.inputs.steps)) {
@@ -80,7 +83,9 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
   const settings = modelSettings(env.config);
   const { provider, modelId } = await selectProvider(rt, settings.model);
   const convId = `${env.run.id}#${stepInstanceId(env)}`;
-  const tools = turn ? offeredTools(rt, env) : [];
+  // A handoff_router's agents (one model call each) are offered a transfer tool per specialist.
+  const handoffs = turn ? [] : handoffTargets(env);
+  const tools = turn ? offeredTools(rt, env) : handoffTools(handoffs);
   if (turn) await recordMissingTools(rt, env);
   const sub = turn ? `turn${turn.index}` : undefined;
 
@@ -122,7 +127,8 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
       await rt.conversations.append(convId, history.length, [...fresh, { role: 'assistant', content: resp.text, ...(toolCalls.length ? { toolCalls } : {}) }]);
     }
     return {
-      output: resp.text,
+      // A hand-off becomes the `{"handoff": "<role>"}` object the state machine routes on.
+      output: handoffChoice(resp, handoffs) ?? resp.text,
       usage: {
         inputTokens: resp.usage.inputTokens, outputTokens: resp.usage.outputTokens,
         ...(turn ? { turns: turn.index + 1, toolCalls: (budget?.toolCallsUsed ?? 0) + toolCalls.length } : {}),

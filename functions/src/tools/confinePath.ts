@@ -67,6 +67,10 @@ export async function confinePath(jail: PathJail, requested: unknown, options: C
   if (requested.includes('\0')) throw denied(requested, 'path contains a NUL byte', 'nul');
   if (HARMLESS_DEVICES.has(requested)) return requested;
   const root = await realpath(jail.root);
+  if (namesStateDir(root)) {
+    // A root chosen inside the state folder would make everything in it look like ordinary files.
+    throw denied(requested, `the allowed directory ${root} is inside a ${STATE_DIR_NAME} folder, which tools may not touch; set STEPFORGE_FS_ROOT to the project folder`, 'protected');
+  }
   const raw = isAbsolute(requested) ? requested : `${root}${sep}${requested}`;
   const lexical = resolve(raw);
   if (!inside(root, lexical) && !inside(resolve(jail.root), lexical)) {

@@ -120,7 +120,7 @@ describe('Function: startDynaliteWorker', () => {
         const err = (await startDynaliteWorker('127.0.0.1', { path }).catch((e: unknown) => e)) as StepforgeError;
         expect([err.name, err.code]).toEqual(['StepforgeError', 'store_damaged']);
         expect(err.message).toBe(`the run store in ${path} cannot be opened: IO error: ${path}/MANIFEST-999999: No such file or directory`);
-        expect(err.hint).toMatch(/^nothing was changed or deleted: the files under \.stepforge\/dynamodb are kept as they are\. Restore that directory from a backup/);
+        expect(err.hint).toMatch(/^no store file was deleted to get past the damage: the files under \.stepforge\/dynamodb are kept\. Restore that directory from a backup/);
         expect(contents(path)).toEqual(before);
       } finally {
         rmSync(path, { recursive: true, force: true });

@@ -52,6 +52,10 @@ export async function openAttackProject(env: Record<string, string> | ((root: st
   symlinkSync(join(root, '.stepforge', 'secrets.json'), join(root, 'keys.json'));
   linkSync(join(outside, 'linked.txt'), join(root, 'hard.txt'));
   linkSync(join(root, '.stepforge', 'secrets.json'), join(root, 'hard-keys.json'));
+  // The project's approval policy (a workflow using shell is refused without one): the test's
+  // STEPFORGE_POLICY, else one that gates nothing, as the attacks are on the tools' own confinement.
+  const extra = typeof env === 'function' ? env(root) : env;
+  writeFileSync(join(project.dir, 'policy.json'), extra.STEPFORGE_POLICY ?? '[]');
   const chain = (tool: string, args: Record<string, string>) => [
     `name: attack-${tool}`,
     // The standard tier wants one model step granted a tool; it runs offline and calls none.
@@ -70,7 +74,7 @@ export async function openAttackProject(env: Record<string, string> | ((root: st
     projectDir: project.dir, inMemory: true,
     env: {
       STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FS_ROOT: root,
-      STEPFORGE_SECRETS_FILE: join(root, '.stepforge', 'secrets.json'), ...(typeof env === 'function' ? env(root) : env),
+      STEPFORGE_SECRETS_FILE: join(root, '.stepforge', 'secrets.json'), ...extra,
     },
   });
   return {

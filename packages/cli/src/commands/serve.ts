@@ -54,7 +54,8 @@ const command: Command = {
     const stop = stopSignal();
     let opened: OpenedStack | undefined;
     try {
-      opened = await holdStack(io, stackOptions(io, parsed.values), stop.stopped);
+      // Stopping serve stops it: the commands connected to it take the stack over.
+      opened = await holdStack(io, { ...stackOptions(io, parsed.values), linger: false }, stop.stopped);
       if (!opened) return EXIT_OK;
     } finally {
       if (!opened) stop.dispose();

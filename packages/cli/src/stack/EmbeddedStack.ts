@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { StepforgeError } from '@stepforge/compiler';
@@ -9,6 +10,7 @@ import { startEmulators, type Emulators } from './startEmulators.js';
 import { readProjectSettings } from './projectSettings.js';
 import { storeState } from './storeState.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
+import { isLostConnection } from './StackSession.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
 import { LOOPBACK_REGION as REGION, loopbackDynamoClients as dynamoClients, loopbackSfnClient as sfnClient } from './loopbackClients.js';
@@ -27,6 +29,12 @@ export const LAMBDA_FUNCTIONS = {
   FunctionStepFunctionArn: 'FunctionStepFunction',
   McpToolStepFunctionArn: 'McpToolStepFunction',
 } as const;
+
+/**
+ * How long to wait for another live process that claimed the stack to publish it. Starting the
+ * stack takes ~1 s, but much longer when dozens of commands start at once on a loaded machine.
+ */
+const CLAIM_TIMEOUT_MS = 120_000;
 
 /** Options of openStack. */
 export interface OpenStackOptions {
@@ -57,7 +65,17 @@ export interface OpenStackOptions {
    * either mode: that is StepforgeError `store_damaged`, and the files are left as they are.
    */
   readonly access?: 'read' | 'write';
+  /**
+   * Whether the owner, closing the stack, first waits (up to OWNER_LINGER_MS) for the commands of
+   * other processes connected to it to end (default true): each of them would otherwise take the
+   * stack over, resuming every unfinished execution, one after the other. `serve` stopping does
+   * not wait: its clients take the stack over.
+   */
+  readonly linger?: boolean;
 }
+
+/** The longest the owner waits for connected commands before it closes the stack and they take it over. */
+const OWNER_LINGER_MS = 15_000;
 
 /** A usable embedded stack: either owned by this process or a connection to the live owner. */
 export interface EmbeddedStack {
@@ -79,6 +97,11 @@ export interface EmbeddedStack {
   readonly lastHolder: boolean;
   /** True once close() was called on this handle: what waits on the stack through it stops waiting. */
   readonly closed: boolean;
+  /**
+   * The STEPFORGE_POLICY of the environment the stack was opened with (a test's, or `serve`'s),
+   * for runs started through it by a caller whose own environment sets none.
+   */
+  readonly policyFromEnv?: string;
   /** Records where the HTTP API listens (serve), for other commands to find. */
   publishApi(apiUrl: string): void;
   close(): Promise<void>;
@@ -98,11 +121,20 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
   if (options.inMemory) return track(options, await ownStack(options, undefined, undefined));
   const registry = new StackRegistry(dataDir);
   const reading = options.access === 'read';
-  const deadline = Date.now() + (options.claimTimeoutMs ?? 15_000);
+  const deadline = Date.now() + (options.claimTimeoutMs ?? CLAIM_TIMEOUT_MS);
   for (;;) {
     const live = registry.findLive();
     // An owner that is closing still has its stack.json (it is released last) but no longer answers.
-    if (live && (await answers(live.sfnEndpoint))) return connectStack(options, live);
+    if (live && (await answers(live.sfnEndpoint))) {
+      const identity = await stackIdentity(live);
+      if (identity === 'ours') return connectStack(options, live, registry);
+      // Something else answers where stack.json points (its process ended; the pid and the port
+      // went to others): nothing is read from it, and the stale claim gives way to a fresh stack.
+      if (identity === 'foreign') {
+        registry.discardStale(live);
+        continue;
+      }
+    }
     // Nothing recorded yet and nobody to ask: an empty stack of this command's own, untracked (a
     // later command in this process that writes opens the real one) and unpublished.
     if (!live && reading && storeState(join(dataDir, 'dynamodb')).kind === 'absent') return ownStack({ ...options, resume: false }, undefined, undefined);
@@ -114,8 +146,14 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
         throw e;
       }
     }
+    // A claimer that is still alive is starting the stack (slowly, on a loaded machine): it
+    // publishes or ends, and a lock whose process ended is broken by the next tryClaim.
     if (Date.now() > deadline) {
-      throw new Error(`another stepforge process holds ${join(dataDir, 'stack.lock')} but never published its stack; remove the lock if that process is gone`);
+      const holder = registry.lockHolder();
+      throw new StepforgeError('stack_in_use', `stepforge process ${holder ?? '?'} claimed this project's stack (${join(dataDir, 'stack.lock')}) but has not published it in ${Math.round((options.claimTimeoutMs ?? CLAIM_TIMEOUT_MS) / 1000)} s`, {
+        hint: `that process is still running: let it finish (or end it), then run the command again; the lock is taken over by itself once the process has ended`,
+        details: { pid: holder ?? null },
+      });
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -159,6 +197,57 @@ function borrow(slot: Slot): EmbeddedStack {
       await slot.stack.close();
     },
   };
+}
+
+function policyFromEnvOf(options: OpenStackOptions): { policyFromEnv?: string } {
+  const v = (options.env ?? process.env).STEPFORGE_POLICY;
+  return v ? { policyFromEnv: v } : {};
+}
+
+/** Where a stack keeps its identity in its own table. */
+const IDENTITY_KEY = { pk: { S: 'STACK#embedded' }, sk: { S: 'IDENTITY' } } as const;
+
+/**
+ * Whether the endpoints stack.json names are that stack's: its DynamoDB endpoint must answer the
+ * `stackId` the file records. A pid that is alive proves nothing (pids are reused), nor does a port
+ * that answers. `foreign`: something answered, and not with that identity (another project's stack,
+ * any other server); `unreachable`: nothing answered in time (an owner busy or closing: wait).
+ * A stack.json of an owner that records no identity (an earlier version) is taken as it is. The
+ * question is signed with the stack's credentials, as every request to its services must be.
+ */
+async function stackIdentity(live: StackEndpoints): Promise<'ours' | 'foreign' | 'unreachable'> {
+  const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
+  // Without an id or credentials to ask with, connectStack says what is missing.
+  if (live.stackId === undefined || typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') return 'ours';
+  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
+  try {
+    const r = await dynamodb.send(new GetItemCommand({ TableName: EMBEDDED_TABLE, Key: IDENTITY_KEY, ConsistentRead: true }), { abortSignal: AbortSignal.timeout(5000) });
+    return r.Item?.stackId?.S === live.stackId ? 'ours' : 'foreign';
+  } catch (e) {
+    const name = (e as { name?: string }).name;
+    if (isLostConnection(e) || name === 'AbortError' || name === 'TimeoutError') return 'unreachable';
+    return 'foreign';
+  } finally {
+    dynamodb.destroy();
+    dynamodbCommands.destroy();
+  }
+}
+
+/**
+ * Waits while processes are attached to this owner's stack as clients (a `run` started while this
+ * one ran, following its run here), up to OWNER_LINGER_MS: closing under them would have each take
+ * the stack over in turn, and a request of theirs in flight would meet a closed store.
+ */
+async function lingerForClients(registry: StackRegistry): Promise<void> {
+  const since = Date.now();
+  let noted = false;
+  for (let clients = registry.attachedClients(); clients.length > 0 && Date.now() - since < OWNER_LINGER_MS; clients = registry.attachedClients()) {
+    if (!noted && Date.now() - since > 1000) {
+      noted = true;
+      process.stderr.write(`note: waiting for ${clients.length} stepforge command(s) using this project's stack (pid ${clients.join(', ')}) to end, at most ${OWNER_LINGER_MS / 1000} s; after that they carry on without this process\n`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Whether something accepts connections at `url` (a loopback endpoint), within a second. */
@@ -292,6 +381,10 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
     const leaseEpoch = await nextLeaseEpoch(dynamodb);
+    // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
+    // checks it there before it trusts the endpoints (see stackIdentity).
+    const stackId = randomUUID();
+    await dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId } } }));
     const queue = await sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE }));
     const approvalQueueUrl = queue.QueueUrl ?? `${emulators.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
     const substitutions = substitutionsFor(EMBEDDED_TABLE, approvalQueueUrl);
@@ -334,11 +427,12 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     if (options.resume !== false && options.access !== 'read') engine.resumeUnfinished();
 
-    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, credentials, apiToken };
+    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, credentials, apiToken, stackId };
     registry?.publish(endpoints);
     let closed = false;
     return {
       owner: true,
+      ...policyFromEnvOf(options),
       lastHolder: true,
       get closed() {
         return closed;
@@ -355,6 +449,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       async close() {
         if (closed) return;
         closed = true;
+        if (registry && options.linger !== false) await lingerForClients(registry);
         for (const c of closers) await c().catch(() => undefined);
         // Last, once dynalite has closed its store: a process that claims the stack next opens it.
         registry?.release();
@@ -366,7 +461,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   }
 }
 
-async function connectStack(options: OpenStackOptions, live: StackEndpoints): Promise<EmbeddedStack> {
+async function connectStack(options: OpenStackOptions, live: StackEndpoints, registry: StackRegistry): Promise<EmbeddedStack> {
   const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
   if (typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') {
     throw new StepforgeError('stack_credentials_missing', `the stepforge process (pid ${live.pid}) that holds this project's stack published no credentials in .stepforge/stack.json, so its services cannot be reached`, {
@@ -374,6 +469,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
     });
   }
   const fr = await loadFunctionsRuntime();
+  const detach = registry.attach();
   const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
   const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials });
   const sfn = sfnClient(live.sfnEndpoint, credentials);
@@ -384,6 +480,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
   let closed = false;
   return {
     owner: false,
+    ...policyFromEnvOf(options),
     lastHolder: false,
     get closed() {
       return closed;
@@ -398,6 +495,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints): Pr
     },
     async close() {
       closed = true;
+      detach();
       // Whatever this runtime started itself (an MCP client, the Python worker) ends with the handle.
       await runtime.close().catch(() => undefined);
       dynamodb.destroy();

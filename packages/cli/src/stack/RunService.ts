@@ -72,7 +72,9 @@ export class RunService {
   readonly #started = new Map<string, RunRecordView>();
 
   constructor(readonly stack: EmbeddedStack, projectDir: string, env: Readonly<Record<string, string | undefined>> = process.env) {
-    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir, env);
+    // The caller's STEPFORGE_POLICY, else the one the stack was opened with in this process.
+    const policyEnv = env.STEPFORGE_POLICY || stack.policyFromEnv === undefined ? env : { ...env, STEPFORGE_POLICY: stack.policyFromEnv };
+    this.catalog = new WorkflowCatalog(stack.sfn, stack.runtime.db.client, stack.runtime.db.tableName, projectDir, policyEnv);
   }
 
   get runs() {

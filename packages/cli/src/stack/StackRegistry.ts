@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureDirectory } from '../ensureDirectory.js';
 import type { LoopbackCredentials } from './loopbackRequestGuard.js';
@@ -22,6 +22,8 @@ export interface StackEndpoints {
   readonly credentials: LoopbackCredentials;
   /** The bearer token of serve's HTTP API (`Authorization: Bearer <apiToken>`). */
   readonly apiToken: string;
+  /** A random id of this stack, which its DynamoDB endpoint also answers: proof the endpoints are still its own. */
+  readonly stackId?: string;
 }
 
 /**
@@ -52,26 +54,84 @@ export class StackRegistry {
   }
 
   /**
-   * Claims ownership with an exclusive lock file. Returns false when another live process holds
-   * it (the caller should then wait for its stack.json); a lock left by a dead process is taken over.
+   * Claims ownership with an exclusive lock file (O_EXCL: of processes claiming at once, one
+   * creates it). Returns false when another live process holds it (the caller should then wait
+   * for its stack.json). A lock left by a process that has ended is broken under a second
+   * exclusive lock (`stack.lock.break`), so that of processes breaking it at once one does:
+   * without it, one could remove the lock another had just claimed, and both would own the stack.
    */
   tryClaim(): boolean {
     ensureDirectory(this.dataDir, 'the embedded stack\'s data directory', 'the embedded stack keeps its runs under .stepforge/ in the project directory: move what is in the way aside, or run from a directory you can write to');
     ownerOnly(this.dataDir, 0o700);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const fd = openSync(this.lockFile, 'wx');
-        writeSync(fd, String(process.pid));
-        closeSync(fd);
-        return true;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-        const holder = Number.parseInt(safeRead(this.lockFile), 10);
-        if (Number.isFinite(holder) && holder !== process.pid && isAlive(holder)) return false;
-        rmSync(this.lockFile, { force: true });
-      }
+    if (createExclusive(this.lockFile)) return true;
+    if (this.lockHolderAlive()) return false;
+    const breakLock = `${this.lockFile}.break`;
+    if (!createExclusive(breakLock)) {
+      // Another process is breaking it (or one that was, ended doing so: a lock that old is its own stale lock).
+      if (!staleBreakLock(breakLock)) return false;
+      rmSync(breakLock, { force: true });
+      if (!createExclusive(breakLock)) return false;
     }
-    return false;
+    try {
+      // Read again under the break lock: the holder may have changed since.
+      if (this.lockHolderAlive()) return false;
+      rmSync(this.lockFile, { force: true });
+      return createExclusive(this.lockFile);
+    } finally {
+      rmSync(breakLock, { force: true });
+    }
+  }
+
+  /** Whether the process named in the lock file is alive (a lock being written, with no pid yet, counts as alive). */
+  lockHolderAlive(): boolean {
+    const text = safeRead(this.lockFile);
+    if (text === '') return existsSync(this.lockFile) && !olderThan(this.lockFile, BREAK_LOCK_STALE_MS);
+    const holder = Number.parseInt(text, 10);
+    return Number.isFinite(holder) && holder !== process.pid && isAlive(holder);
+  }
+
+  /** The pid in the lock file, if any. */
+  lockHolder(): number | undefined {
+    const holder = Number.parseInt(safeRead(this.lockFile), 10);
+    return Number.isFinite(holder) ? holder : undefined;
+  }
+
+  /**
+   * Records this process as a client of the live stack (`clients/<pid>`), so that its owner,
+   * done with its own command, waits for it before closing (see attachedClients). Returns the
+   * detach, which removes the record again; a client that is killed leaves a record of a pid
+   * that has ended, which counts for nothing.
+   */
+  attach(): () => void {
+    const dir = join(this.dataDir, 'clients');
+    const file = join(dir, String(process.pid));
+    try {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(file, String(process.pid));
+    } catch {
+      // Only a courtesy to the owner: a client that cannot say so is handed over to when the owner ends.
+      return () => undefined;
+    }
+    return () => rmSync(file, { force: true });
+  }
+
+  /** The live processes attached to the stack as clients (records of ended ones are removed). */
+  attachedClients(): number[] {
+    const dir = join(this.dataDir, 'clients');
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return [];
+    }
+    const live: number[] = [];
+    for (const name of names) {
+      const pid = Number.parseInt(name, 10);
+      if (!Number.isFinite(pid) || pid === process.pid) continue;
+      if (isAlive(pid)) live.push(pid);
+      else rmSync(join(dir, name), { force: true });
+    }
+    return live;
   }
 
   /**
@@ -88,6 +148,21 @@ export class StackRegistry {
     renameSync(tmp, this.file);
   }
 
+  /**
+   * Drops a claim found stale (stack.json names endpoints that are no longer its stack's, though
+   * its pid is alive, having gone to another process): the file if it is still that claim, and
+   * the lock if that pid still holds it. Claims made since (another process's) are left alone.
+   */
+  discardStale(stale: StackEndpoints): void {
+    try {
+      const current = JSON.parse(readFileSync(this.file, 'utf8')) as StackEndpoints;
+      if (current.pid === stale.pid && current.stackId === stale.stackId) rmSync(this.file, { force: true });
+    } catch {
+      // already gone
+    }
+    if (Number.parseInt(safeRead(this.lockFile), 10) === stale.pid) rmSync(this.lockFile, { force: true });
+  }
+
   /** Gives up ownership: removes stack.json (if ours) and the lock. */
   release(): void {
     try {
@@ -97,6 +172,41 @@ export class StackRegistry {
       // nothing published
     }
     if (Number.parseInt(safeRead(this.lockFile), 10) === process.pid) rmSync(this.lockFile, { force: true });
+  }
+}
+
+/** Creates `file` holding this process's pid, only if it does not exist (O_EXCL); false when it does. */
+function createExclusive(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+  try {
+    writeSync(fd, String(process.pid));
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/** How long a break lock may be held (breaking a lock takes a millisecond or so), or a lock stay without its pid. */
+const BREAK_LOCK_STALE_MS = 10_000;
+
+/** A break lock whose process has ended and that is old enough that nobody is breaking with it. */
+function staleBreakLock(file: string): boolean {
+  const holder = Number.parseInt(safeRead(file), 10);
+  if (Number.isFinite(holder) && isAlive(holder)) return false;
+  return olderThan(file, BREAK_LOCK_STALE_MS);
+}
+
+function olderThan(file: string, ms: number): boolean {
+  try {
+    return Date.now() - statSync(file).mtimeMs > ms;
+  } catch {
+    return false;
   }
 }
 

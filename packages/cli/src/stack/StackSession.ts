@@ -19,8 +19,12 @@ export function isLostConnection(e: unknown): boolean {
   return false;
 }
 
-/** How many times a command opens the stack again after losing the owner it was connected to. */
-const MAX_TAKEOVERS = 5;
+/**
+ * How many times a command opens the stack again after losing the owner it was connected to.
+ * Many commands started at once hand the stack on from one to the next as each ends, so one
+ * command can see many owners go; each time it finds its run as the last one left it.
+ */
+const MAX_TAKEOVERS = 100;
 
 /**
  * A command's hold on the project's embedded stack, which can outlive the process it connected

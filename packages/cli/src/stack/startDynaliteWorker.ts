@@ -118,7 +118,7 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
  * files, and a store LevelDB cannot open is most often one small file away from whole (a lost
  * CURRENT names a MANIFEST that is still there).
  */
-const DAMAGED = 'nothing was changed or deleted: the files under .stepforge/dynamodb are kept as they are. Restore that directory from a backup if you have one; otherwise `stepforge store repair` copies it to .stepforge/dynamodb.damaged-<time> and repairs it in place (the copy keeps every file as it was)';
+const DAMAGED = 'no store file was deleted to get past the damage: the files under .stepforge/dynamodb are kept. Restore that directory from a backup if you have one; otherwise `stepforge store repair` copies it to .stepforge/dynamodb.damaged-<time> and repairs it in place (the copy keeps every file as it was)';
 /** What to do about a store that cannot be used, by how it showed. */
 const STORE_HINTS = {
   store_damaged: DAMAGED,

@@ -306,8 +306,10 @@ class DslLoader {
         const stepPath = issue.path.slice(0, -1);
         const name = stepPath[stepPath.length - 1];
         const at = typeof name === 'string' ? this.loc.keyAt(stepPath.slice(0, -1), name) ?? location : location;
-        const kind = (valueAtPath(raw, stepPath) as Record<string, unknown> | undefined)?.kind;
-        const was = typeof kind === 'string' ? `; its kind is written with call:, not kind: (call: ${kind})` : '';
+        const def = (valueAtPath(raw, stepPath) ?? {}) as Record<string, unknown>;
+        const misspelt = Object.keys(def).find((k) => k !== 'kind' && didYouMean(k, ['call']) === 'call');
+        const was = typeof def.kind === 'string' ? `; its kind is written with call:, not kind: (call: ${String(def.kind)})`
+          : misspelt !== undefined ? `; did you mean 'call' rather than '${misspelt}'?` : '';
         this.error('schema', `missing required field 'call'${owner} (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)${was}`, at);
         return;
       }

@@ -39,6 +39,8 @@ export interface IrAgentRef {
   readonly identity: string;
   /** The agent's declared configuration (`model`, `instructions`, …), when it has any. */
   readonly agentConfig?: Readonly<Record<string, unknown>>;
+  /** An analyst's `focus:` (what it looks at), sent with each call of it. */
+  readonly focus?: string;
 }
 
 /** Kind-specific fields for composite steps. */

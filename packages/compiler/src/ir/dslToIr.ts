@@ -76,9 +76,12 @@ function grantedMcpServers(doc: DslDocument, tools: readonly string[]): Record<s
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-function agentRef(ctx: Context, agent: string, role: string): IrAgentRef {
+function agentRef(ctx: Context, agent: string, role: string, focus?: string): IrAgentRef {
   const config = ctx.doc.agents[agent]?.config ?? {};
-  return { agent, role, identity: stepIdentity('agent', { agent, role, config }, []), ...(Object.keys(config).length > 0 ? { agentConfig: config } : {}) };
+  return {
+    agent, role, identity: stepIdentity('agent', { agent, role, config, ...(focus !== undefined ? { focus } : {}) }, []),
+    ...(Object.keys(config).length > 0 ? { agentConfig: config } : {}), ...(focus !== undefined ? { focus } : {}),
+  };
 }
 
 function step(ctx: Context, s: DslStep): IrStep {
@@ -149,7 +152,7 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
     case 'parallel_analyzer':
       return {
         config: { analysts: s.analysts.map((a) => (a.focus !== undefined ? { agent: a.agent, role: a.role, focus: a.focus } : { agent: a.agent, role: a.role })), aggregator: s.aggregator },
-        composite: { analysts: s.analysts.map((a) => agentRef(ctx, a.agent, a.role)), aggregator: agentRef(ctx, s.aggregator, 'aggregator') },
+        composite: { analysts: s.analysts.map((a) => agentRef(ctx, a.agent, a.role, a.focus)), aggregator: agentRef(ctx, s.aggregator, 'aggregator') },
       };
     case 'handoff_router':
       return {

@@ -1042,7 +1042,7 @@ class Lowerer {
 
   private agentTask(step: IrStep, scope: Scope, ref: IrAgentRef, stateName: string, value: unknown, assign: Record<string, unknown>, iterVars?: readonly string[]): AslState {
     // The agent's own configuration travels with each call of it, as it does on an agent step.
-    const config = { ...step.config, agent: ref.agent, role: ref.role, ...(ref.agentConfig ? { agentConfig: ref.agentConfig } : {}) };
+    const config = { ...step.config, agent: ref.agent, role: ref.role, ...(ref.agentConfig ? { agentConfig: ref.agentConfig } : {}), ...(ref.focus !== undefined ? { focus: ref.focus } : {}) };
     const state = this.taskState(step, scope, 'agent', this.payload(step, scope, {
       kind: 'agent', role: ref.role, identity: ref.identity, config, value, iterVars,
     }), assign, `agent '${ref.agent}' as ${ref.role}`);

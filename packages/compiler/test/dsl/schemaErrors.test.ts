@@ -125,6 +125,11 @@ ${AGENT_STEP}output:
     expect(diagnostics(doc('{call: agnet, agent: a}'))).toEqual([
       ['schema', "steps.s.call: unknown step kind call: 'agnet'; did you mean 'agent'? (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)", 4, 13],
     ]);
+    // A step without call: is located at its name; a misspelt call or the old kind: field is named.
+    const missing = "missing required field 'call' in steps.s (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)";
+    expect(diagnostics(doc('{cal: agent, agent: a}'))).toEqual([['schema', `${missing}; did you mean 'call' rather than 'cal'?`, 4, 3]]);
+    expect(diagnostics(doc('{kind: agent, agent: a}'))).toEqual([['schema', `${missing}; its kind is written with call:, not kind: (call: agent)`, 4, 3]]);
+    expect(diagnostics(doc('{agent: a}'))).toEqual([['schema', missing, 4, 3]]);
     expect(diagnostics(doc('{call: agent, agent: a, input_templte: hi, retry: {max_atempts: 2}}'), { warnings: true })).toEqual([
       ['unknown_field', "unknown field 'input_templte' in steps.s; did you mean 'input_template'?", 4, 30],
       ['unknown_field', "unknown field 'max_atempts' in steps.s.retry; did you mean 'max_attempts'?", 4, 57],

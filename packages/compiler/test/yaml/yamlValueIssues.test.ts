@@ -23,13 +23,13 @@ const CASES: readonly (readonly [string, keyof typeof FRONT_ENDS, string, number
   ['the chain does not fit !!int', 'chain', `chain: !!int "a@x"\ntasks:\n  a: ${CHAIN_TASK}\n`, 1, 8, /^the value does not fit its YAML tag '!!int'; remove the tag, or write a value of that type$/],
   ['aliases expand a billion-fold', 'chain', `a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nchain: "a@x"\ntasks:\n  a: ${CHAIN_TASK}\n`, 2, 8, /^the aliases in this document expand to too many values/],
   ['the steps are an alias without its anchor', 'dsl', `${DSL_HEAD}steps: *s\n`, 3, 8, /^alias '\*s' has no anchor/],
-  ['a template is an alias without its anchor', 'dsl', `${DSL_HEAD}steps:\n  - { name: a, kind: agent, agent: a, input_template: *p }\n`, 4, 55, /^alias '\*p' has no anchor/],
-  ['a step aliases the list it is in', 'dsl', `${DSL_HEAD}steps: &s\n  - *s\n`, 4, 5, /^alias '\*s' is inside the value its anchor '&s' marks/],
-  ['a step name has a local tag', 'dsl', `${DSL_HEAD}steps:\n  - { name: !weird a, kind: agent, agent: a, input_template: x }\n`, 4, 13, /^YAML tag '!weird' is not supported/],
-  ['a template is a !!timestamp', 'dsl', `${DSL_HEAD}steps:\n  - { name: a, kind: agent, agent: a, input_template: !!timestamp 2001-12-14 }\n`, 4, 55, /^YAML tag '!!timestamp' is not supported/],
-  ['a template is a !!set', 'dsl', `${DSL_HEAD}steps:\n  - { name: a, kind: agent, agent: a, input_template: !!set { a, b } }\n`, 4, 55, /^YAML tag '!!set' is not supported/],
-  ['a step name does not fit !!float', 'dsl', `${DSL_HEAD}steps:\n  - { name: !!float a, kind: agent, agent: a, input_template: x }\n`, 4, 13, /^the value does not fit its YAML tag '!!float'/],
-  ['aliases expand a billion-fold', 'dsl', `x: &a [x, x, x, x, x, x, x, x, x]\ny: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nz: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nw: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\nv: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n${DSL_HEAD}steps:\n  - { name: a, kind: agent, agent: a, input_template: x }\n`, 2, 8, /^the aliases in this document expand to too many values/],
+  ['a template is an alias without its anchor', 'dsl', `${DSL_HEAD}steps:\n  a: { call: agent, agent: a, input_template: *p }\n`, 4, 47, /^alias '\*p' has no anchor/],
+  ['a step aliases the list it is in', 'dsl', `${DSL_HEAD}steps: &s\n  a: *s\n`, 4, 6, /^alias '\*s' is inside the value its anchor '&s' marks/],
+  ['an agent reference has a local tag', 'dsl', `${DSL_HEAD}steps:\n  a: { call: agent, agent: !weird a, input_template: x }\n`, 4, 28, /^YAML tag '!weird' is not supported/],
+  ['a template is a !!timestamp', 'dsl', `${DSL_HEAD}steps:\n  a: { call: agent, agent: a, input_template: !!timestamp 2001-12-14 }\n`, 4, 47, /^YAML tag '!!timestamp' is not supported/],
+  ['a template is a !!set', 'dsl', `${DSL_HEAD}steps:\n  a: { call: agent, agent: a, input_template: !!set { a, b } }\n`, 4, 47, /^YAML tag '!!set' is not supported/],
+  ['an agent reference does not fit !!float', 'dsl', `${DSL_HEAD}steps:\n  a: { call: agent, agent: !!float a, input_template: x }\n`, 4, 28, /^the value does not fit its YAML tag '!!float'/],
+  ['aliases expand a billion-fold', 'dsl', `x: &a [x, x, x, x, x, x, x, x, x]\ny: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nz: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nw: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\nv: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n${DSL_HEAD}steps:\n  a: { call: agent, agent: a, input_template: x }\n`, 2, 8, /^the aliases in this document expand to too many values/],
 ];
 
 describe('Function: yamlValueIssues (through the front-ends)', () => {
@@ -57,7 +57,7 @@ describe('Function: yamlValueIssues (through the front-ends)', () => {
     const chain = loadChainDocument(`base: &t { kind: model, prompt: "shared" }\nchain: "a@x > b"\ntasks:\n  a: *t\n  b: *t\n`, { file: 'ok.chain.yaml' });
     expect(chain.errors).toEqual([]);
     expect(chain.document!.steps.map((s) => (s.task as { prompt: string }).prompt)).toEqual(['shared', 'shared']);
-    const dsl = loadDslDocument(`${DSL_HEAD}steps:\n  - &s { name: a, kind: agent, agent: a, input_template: !!str 1 }\n  - { name: b, kind: agent, agent: a, input_template: "\${ steps.a.output }" }\n`, { file: 'ok.yaml' });
+    const dsl = loadDslDocument(`${DSL_HEAD}steps:\n  a: &s { call: agent, agent: a, input_template: !!str 1 }\n  b: { call: agent, agent: a, input_template: "\${ steps.a.output }" }\n`, { file: 'ok.yaml' });
     expect(dsl.errors).toEqual([]);
     expect(dsl.document!.workflow.steps.map((s) => [s.name, s.inputTemplate?.value])).toEqual([['a', '1'], ['b', '${ steps.a.output }']]);
   });
