@@ -481,6 +481,25 @@ class Lowerer {
       scope.states[name] = { Type: 'Choice', Comment: this.comment(step, 'transition: the first branch that matches, in order'), Choices: rules };
       this.patch(frags[i]!.tails, name);
     });
+    // Tasks no transition reaches never run: their states would be unreachable, which Step Functions refuses.
+    const reached = new Set<number>([0]);
+    for (const todo = [0]; todo.length > 0;) {
+      const r = routes[todo.pop()!]!;
+      for (const next of [...r.branches.map((b) => b.goto), r.onFailure]) {
+        if (typeof next === 'number' && !reached.has(next)) { reached.add(next); todo.push(next); }
+      }
+    }
+    wf.steps.forEach((step, i) => {
+      if (reached.has(i)) return;
+      for (const name of this.stepStates.get(step) ?? []) delete scope.states[name];
+      this.stepStates.set(step, []);
+    });
+    // Every failure may have gone to an on_failure task: then no state leads to the Fail state.
+    const fail = scope.failState;
+    if (fail !== undefined && !JSON.stringify(scope.states).includes(`"Next":${JSON.stringify(fail)}`)) {
+      delete scope.states[fail];
+      scope.failState = undefined;
+    }
     return { entry: entries[0]!, tails: endTails };
   }
 
