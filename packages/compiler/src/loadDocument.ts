@@ -50,7 +50,7 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   const fast = parseFastYaml(text, source);
   const data = fast?.data;
   if (fast && data !== null && typeof data === 'object' && !Array.isArray(data)) {
-    if (!Object.prototype.hasOwnProperty.call(data, 'chain') && isContenoxChainData(data)) return { format: 'contenox', ...contenox(text, options, source) };
+    if (!Object.prototype.hasOwnProperty.call(data, 'chain') && isContenoxChainData(data)) return { format: 'contenox', ...contenox(text, options, source, undefined, fast) };
     if (Object.prototype.hasOwnProperty.call(data, 'chain')) {
       const loaded = loadChainDocumentFast(text, options, fast, source);
       if (loaded) return { format: 'chain', ...loaded };
@@ -101,12 +101,12 @@ function sniffFormat(text: string): 'chain' | 'dsl' | undefined {
   return undefined;
 }
 
-function contenox(text: string, options: LoadDocumentOptions, source: SourceText, parsed?: ReturnType<typeof parseDocument>) {
+function contenox(text: string, options: LoadDocumentOptions, source: SourceText, parsed?: ReturnType<typeof parseDocument>, fast?: ReturnType<typeof parseFastYaml>) {
   return loadContenoxDocument(text, {
     ...(options.file !== undefined ? { file: options.file } : {}),
     ...(options.vars !== undefined ? { vars: options.vars } : {}),
     ...(options.requireMacros !== undefined ? { requireMacros: options.requireMacros } : {}),
-  }, parsed, source);
+  }, parsed, source, fast ?? undefined);
 }
 
 // A Contenox chain with a syntax error still goes to the Contenox front-end, which reports it located.

@@ -4,7 +4,7 @@
 import { parseDocument, type Document } from 'yaml';
 import { didYouMean } from '../chain/didYouMean.js';
 import { YamlDocumentLocator } from '../dsl/YamlDocumentLocator.js';
-import type { DataPath } from '../dsl/DslLocator.js';
+import type { DataPath, DslLocator } from '../dsl/DslLocator.js';
 import { PRECISE_PARSE_OPTIONS } from '../dsl/loadDslDocument.js';
 import { nodeLocation } from '../dsl/yamlNodes.js';
 import { SourceText } from '../errors/SourceText.js';
@@ -48,18 +48,28 @@ export function isContenoxChainData(data: unknown): boolean {
 type Obj = Record<string, unknown>;
 
 /** Loads a Contenox chain; `parsed` is a `yaml` parse of `text` the caller already made. */
-export function loadContenoxDocument(text: string, options: LoadContenoxOptions = {}, parsed?: Document, source?: SourceText): LoadContenoxResult {
+export function loadContenoxDocument(text: string, options: LoadContenoxOptions = {}, parsed?: Document, source?: SourceText,
+  fast?: { readonly data: unknown; readonly locator: DslLocator }): LoadContenoxResult {
   const src = source ?? new SourceText(text, options.file);
+  // The fast parse serves a valid chain; any error is reported from the precise `yaml` parse.
+  if (fast !== undefined && parsed === undefined) {
+    const quick = loadParsed(fast.data, [], fast.locator, src, options);
+    if (quick.errors.length === 0) return quick;
+  }
   const doc = parsed ?? parseDocument(text, PRECISE_PARSE_OPTIONS);
+  const locator = new YamlDocumentLocator(doc.contents ?? undefined, src);
+  return loadParsed(doc.errors.length > 0 ? undefined : doc.toJS({ maxAliasCount: 100 }), doc.errors, locator, src, options);
+}
+
+function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: DslLocator, src: SourceText, options: LoadContenoxOptions): LoadContenoxResult {
   const errors: StepforgeError[] = [];
   const warnings: Diagnostic[] = [];
-  const locator = new YamlDocumentLocator(doc.contents ?? undefined, src);
   const at = (path: DataPath): SourceLocation => locator.at(path).location;
   const fail = (code: string, message: string, location: SourceLocation, hint?: string, details?: Record<string, unknown>): void => {
     errors.push(new StepforgeError(code, message, { location, source: src, ...(hint !== undefined ? { hint } : {}), ...(details ? { details } : {}) }));
   };
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
+  if (yamlErrors.length > 0) {
+    const e = yamlErrors[0]!;
     fail('invalid_document', `invalid JSON/YAML: ${yamlErrorMessage(e)}`, nodeLocation(src, { range: [e.pos[0], e.pos[1], e.pos[1]] } as never));
     return { errors, warnings };
   }
@@ -67,6 +77,7 @@ export function loadContenoxDocument(text: string, options: LoadContenoxOptions 
   // Macros first: every later check sees the values the run will use.
   const fill = (v: unknown, path: PropertyKey[]): unknown => {
     if (typeof v === 'string') {
+      if (!v.includes('{{')) return v;
       return fillMacros(v, vars, (use) => {
         const location = locator.inString(path, v, use.start, use.end);
         const message = `macro {{var:${use.name}}} has no value`;
@@ -83,7 +94,7 @@ export function loadContenoxDocument(text: string, options: LoadContenoxOptions 
     }
     return v;
   };
-  const root = fill(doc.toJS({ maxAliasCount: 100 }) as unknown, []) as Obj;
+  const root = fill(data, []) as Obj;
   if (!isContenoxChainData(root)) {
     fail('invalid_document', 'not a Contenox task chain: expected `tasks`, a list of objects each with a `handler`', at(['tasks']),
       'write {"id": "…", "tasks": [{"id": "…", "handler": "chat_completion", "transition": {"branches": [{"operator": "default", "goto": "end"}]}}]}');

@@ -496,7 +496,7 @@ class Lowerer {
     });
     // Every failure may have gone to an on_failure task: then no state leads to the Fail state.
     const fail = scope.failState;
-    if (fail !== undefined && !JSON.stringify(scope.states).includes(`"Next":${JSON.stringify(fail)}`)) {
+    if (fail !== undefined && routes.some((r) => r.onFailure !== undefined) && !JSON.stringify(scope.states).includes(`"Next":${JSON.stringify(fail)}`)) {
       delete scope.states[fail];
       scope.failState = undefined;
     }
