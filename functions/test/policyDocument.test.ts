@@ -37,7 +37,7 @@ describe('Function: readPolicyText', () => {
       ],
     }), { env: 'STEPFORGE_POLICY' });
     expect(rules).toEqual([
-      { name: 'rules[0]', tool: 'fs-read', args: { path: '**/.env' }, action: 'approve' },
+      { name: 'rules[0]', tool: 'fs-read', args: { path: '/^(?:.*/)?\\.env$/' }, action: 'approve' },
       { name: 'rules[1]', tool: 'shell', args: { command: '/^(?![^]*[;&|<>$`])\\s*(ls|go test)(\\s|$)/' }, action: 'allow' },
       { name: 'default_action', tool: '*', action: 'deny' },
     ]);
@@ -124,5 +124,28 @@ describe('Function: parseSecretsFile', () => {
     expect(caught(() => parseSecretsFile('["xoxb-SECRET"]', 's.json')).message).toBe('s.json: the secrets file must be a JSON object of secret id → string, e.g. {"slack_token": "xoxb-…"}');
     expect(caught(() => parseSecretsFile('{"n": 3}', 's.json')).message).toBe('s.json: secret "n" must be a string, got number');
     expect(parseSecretsFile('{"a": "b"}', 's.json')).toEqual({ a: 'b' });
+  });
+});
+
+describe('Function: readPolicyText (a Contenox HITL policy decides calls)', () => {
+  // Evaluated by the same evaluator as our own rules: first match wins, default_action last.
+  const rules = () => readPolicyText(readFileSync(join(CONTENOX_POLICIES, 'hitl-policy-default.json'), 'utf8'), { file: 'hitl-policy-default.json' });
+
+  it('approves, denies and allows as Contenox\'s default policy says', async () => {
+    const { evaluatePolicy } = await import('../src/tools/ToolPolicy.js');
+    const r = rules();
+    expect(evaluatePolicy(r, 'fs-read', { path: 'home/u/.ssh/id_rsa' }).action).toBe('deny');
+    expect(evaluatePolicy(r, 'fs-read', { path: 'app/.env' }).action).toBe('approve');
+    expect(evaluatePolicy(r, 'fs-read', { path: 'src/main.go' }).action).toBe('allow');
+    expect(evaluatePolicy(r, 'shell', { command: 'go test ./...' }).action).toBe('allow');
+    expect(evaluatePolicy(r, 'shell', { command: 'rm -rf build' }).action).toBe('approve');
+    expect(evaluatePolicy(r, 'shell', { command: 'mkfs /dev/sda' }).action).toBe('deny');
+  });
+
+  it('refuses on_timeout "allow": an approval nobody answers in time is denied', () => {
+    const e = caught(() => readPolicyText('{"rules":[{"tools":"local_shell","tool":"local_shell","action":"approve","timeout_s":30,"on_timeout":"allow"}]}', { env: 'STEPFORGE_POLICY' }));
+    expect([e.code, e.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY (the approval policy): rules[0].on_timeout: on_timeout "allow" is refused: an unanswered approval is denied']);
+    expect(readPolicyText('{"rules":[{"tools":"local_shell","tool":"local_shell","action":"approve","timeout_s":30,"on_timeout":"deny"}]}', { env: 'P' })[0])
+      .toEqual({ name: 'rules[0]', tool: 'shell', action: 'approve' });
   });
 });

@@ -25,13 +25,35 @@ function toolsFor(set: string, tool: string): string[] {
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const list = (v: string) => v.split(',').map((x) => x.trim()).filter((x) => x !== '').map(escape).join('|');
 
+/**
+ * A Contenox path glob as a pattern here: `{a,b}` alternatives, `**` any depth, `*` and `?` within
+ * a segment. Written as a /regex/ because our globs have no `{a,b}`; the deny rules depend on them.
+ */
+function globRegex(glob: string): string {
+  let out = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      const slash = glob[i + 2] === '/';
+      out += slash ? '(?:.*/)?' : '.*';
+      i += slash ? 2 : 1;
+    } else if (c === '*') out += '[^/]*';
+    else if (c === '?') out += '[^/]';
+    else if (c === '{') out += '(?:';
+    else if (c === '}') out += ')';
+    else if (c === ',' && out.lastIndexOf('(?:') > out.lastIndexOf(')')) out += '|';
+    else out += escape(c);
+  }
+  return `/^${out}$/`;
+}
+
 /** One `when` condition as [argument, pattern]; a message when it cannot be read. */
 function condition(c: Record<string, unknown>): [string, string] | string {
   const op = c.op;
   const value = typeof c.value === 'string' ? c.value : '';
   const key = typeof c.key === 'string' ? c.key : '';
   switch (op) {
-    case 'glob': return [key, value];
+    case 'glob': return [key, globRegex(value)];
     case 'command_blacklist':
     case 'command_ask_always': return ['command', `/^\\s*(${list(value)})(\\s|$)/`];
     // Line-start prefixes, and no shell metacharacter anywhere in the line.
