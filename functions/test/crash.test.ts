@@ -34,7 +34,8 @@ beforeAll(async () => {
     if (typeof key === 'string') appliedKeys.add(key);
     json(res, 200, { ok: true });
   });
-  rt = await makeRuntime(ddb.endpoint, { leaseSeconds: 1, connectors: { slackApiUrl: 'https://slack.invalid/api', slackWebhookUrl: `${target.url}/slack` } });
+  // The target is a loopback server: outbound calls reach it only when its host is allow-listed.
+  rt = await makeRuntime(ddb.endpoint, { leaseSeconds: 1, connectors: { slackApiUrl: 'https://slack.invalid/api', slackWebhookUrl: `${target.url}/slack` } }, {}, { STEPFORGE_HTTP_ALLOW_HOSTS: new URL(target.url).host });
 });
 afterAll(async () => {
   await rt.close();
@@ -55,7 +56,7 @@ async function crashDuringCall(stepEnv: unknown): Promise<void> {
   const reached = new Promise<void>((r) => { onFirst = r; });
   const child = runChild({
     STEPFORGE_DYNAMODB_ENDPOINT: ddb.endpoint, STEPFORGE_TABLE: rt.config.tableName, STEPFORGE_LEASE_SECONDS: '1',
-    STEPFORGE_SLACK_WEBHOOK_URL: `${target.url}/slack`, CRASH_ENVELOPE: JSON.stringify(stepEnv),
+    STEPFORGE_SLACK_WEBHOOK_URL: `${target.url}/slack`, STEPFORGE_HTTP_ALLOW_HOSTS: new URL(target.url).host, CRASH_ENVELOPE: JSON.stringify(stepEnv),
   });
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => { stderr += c.toString(); });

@@ -42,7 +42,9 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
   const loadedFrom = (stderr: string) => /^stepforge loaded from (.*)$/m.exec(stderr)?.[1];
   /** What became of the dynalite worker the launcher started ahead, if it started one. */
   const ahead = (stderr: string) => /^stepforge dynalite worker started ahead: (.*)$/m.exec(stderr)?.[1];
-  const rest = (stderr: string) => stderr.replace(/^stepforge loaded from .*\n/m, '').replace(/^stepforge dynalite worker started ahead: .*\n/m, '');
+  const rest = (stderr: string) => stderr.replace(/^stepforge loaded from .*\n/m, '').replace(/^stepforge dynalite worker started ahead: .*\n/m, '')
+    // With --json, the line naming the approval policy in force goes to stderr.
+    .replace(/^policy: .*\n/m, '');
 
   it('is strict code, as the ES modules it was built from are', () => {
     // A directive counts only before any statement: a banner line ahead of it would leave all of

@@ -91,15 +91,15 @@ describe('Command: serve (display names and duplicate workflow names)', () => {
   });
 
   it('lists workflows with both names, and starts them by the workflow name', async () => {
-    const list = await (await fetch(`${handle.url}/workflows`)).json() as { workflows: { name: string; displayName: string; file: string }[] };
+    const list = await (await fetch(`${handle.url}/workflows`, { headers: { authorization: `Bearer ${handle.token}` } })).json() as { workflows: { name: string; displayName: string; file: string }[] };
     expect(list.workflows.map((w) => [w.name, w.displayName, w.file])).toEqual([
       ['Document-analysis', 'Document analysis', join('examples', 'analysis.yaml')],
       ['Triage-EU', 'Triage — EU', join('workflows', 'triage.yaml')],
     ]);
-    const r = await fetch(`${handle.url}/workflows/Document-analysis/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { message: 'hi' }, wait: true }) });
+    const r = await fetch(`${handle.url}/workflows/Document-analysis/runs`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${handle.token}` }, body: JSON.stringify({ input: { message: 'hi' }, wait: true }) });
     expect(r.status).toBe(200);
     expect(((await r.json()) as { status: string }).status).toBe('SUCCEEDED');
-    const runs = await (await fetch(`${handle.url}/workflows/Document-analysis/runs`)).json() as { runs: { workflow: string; displayName: string }[] };
+    const runs = await (await fetch(`${handle.url}/workflows/Document-analysis/runs`, { headers: { authorization: `Bearer ${handle.token}` } })).json() as { runs: { workflow: string; displayName: string }[] };
     expect(runs.runs.map((x) => [x.workflow, x.displayName])).toEqual([['Document-analysis', 'Document analysis']]);
     expect(existsSync(join(project.dir, 'examples', 'analysis.yaml'))).toBe(true);
   });

@@ -54,7 +54,7 @@ describe('Embedded stack: the GraphN reference examples run offline', () => {
     project.remove();
   });
 
-  const runs = REFERENCE_CASES.filter((c): c is ReferenceCase & { outcome: { runs: true; output?: unknown } } => 'runs' in c.outcome);
+  const runs = REFERENCE_CASES.filter((c): c is ReferenceCase & { outcome: Extract<ReferenceCase['outcome'], { runs: true }> } => 'runs' in c.outcome);
 
   it('runs more than twenty of the reference\'s examples', () => {
     expect(runs.length).toBeGreaterThan(20);
@@ -69,6 +69,10 @@ describe('Embedded stack: the GraphN reference examples run offline', () => {
       const failed = details.steps.filter((s) => s.state === 'failed').map((s) => `${s.id}: ${JSON.stringify(s.error)}`);
       expect({ status: run.status, error: run.error, failed }).toEqual({ status: 'SUCCEEDED', error: undefined, failed: [] });
       if (c.outcome.output !== undefined) expect(run.output).toEqual(c.outcome.output);
+      const text = typeof run.output === 'string' ? run.output : JSON.stringify(run.output);
+      for (const part of c.outcome.outputContains ?? []) expect(text).toContain(part);
+      const skipped = details.steps.filter((s) => s.state === 'skipped').map((s) => s.id);
+      for (const id of c.outcome.skipped ?? []) expect(skipped, `${id} is skipped`).toContain(id);
       expect(run.workflowDisplayName).toBe(entry.displayName);
       // Every step of the example ran or was skipped by its own `when`; none is left pending.
       expect(details.steps.filter((s) => s.state === 'pending' || s.state === 'running').map((s) => s.id)).toEqual([]);

@@ -35,7 +35,7 @@ describe('Command: runs resolve (a step whose outcome is unknown)', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_SLACK_WEBHOOK_URL: `${url}/hook` } });
+    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_SLACK_WEBHOOK_URL: `${url}/hook`, STEPFORGE_HTTP_ALLOW_HOSTS: new URL(url).host } });
     writeFileSync(join(project.dir, 'announce.yaml'), [
       'document: { dsl: "1.0", name: announce }',
       'steps:',

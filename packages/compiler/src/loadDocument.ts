@@ -24,6 +24,8 @@ export interface LoadDocumentOptions {
   readonly vars?: Readonly<Record<string, string>>;
   /** Contenox chains: an unfilled macro is an error (before a run), not a warning. */
   readonly requireMacros?: boolean;
+  /** Chain documents: apply the tier policy at level `full` (default true). */
+  readonly tierPolicy?: boolean;
 }
 
 /** What loadDocument produced; `format` is absent only when the text is not a YAML/JSON mapping at all. */

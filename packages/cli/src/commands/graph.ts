@@ -1,12 +1,12 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { graphViewToJson, loadChainExpression, loadDocument, renderDot, renderMermaid, type GraphView } from '@stepforge/compiler';
+import { graphViewToJson, kortecxLowering, loadChainExpression, loadDocument, renderDot, renderMermaid, StepforgeError, type ChainDocument, type GraphView } from '@stepforge/compiler';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
 
-const USAGE = 'graph FILE|--expr EXPR [--json | --format text|json|mermaid|dot]';
+const USAGE = 'graph FILE|--expr EXPR [--json | --format text|json|mermaid|dot|kortecx]';
 
-const HELP = `Usage: stepforge graph FILE [--json | --format text|json|mermaid|dot]
+const HELP = `Usage: stepforge graph FILE [--json | --format text|json|mermaid|dot|kortecx]
        stepforge graph --expr "a > [b & c]" [--json | --format …]
 
 Prints a workflow's step graph. Only the topology checks run (parse, unknown_handle,
@@ -14,13 +14,16 @@ cycle, agentic_non_model); use 'stepforge validate' for the tier and task checks
 
 Options:
   --json              the graph as {"nodes":[{"handle","kind","tools"}…],"edges":[[parent,child]…]}
-  --format FORMAT     text (default), json, mermaid or dot
+  --format FORMAT     text (default), json, mermaid, dot, or kortecx: a chain document as Kortecx
+                      lowers it ({"steps":[{kind, model_id, prompt, body_signature_id,
+                      tool_contract, params}…],"edges":[{parent, child, edge}…]}); this also
+                      runs the task checks (not the tier policy)
   --expr EXPR         a bare chain expression instead of a file; every handle is a model step
 
 Exit status: 0 on success, 1 when the document has errors, 2 on usage errors.
 `;
 
-const FORMATS = ['text', 'json', 'mermaid', 'dot'] as const;
+const FORMATS = ['text', 'json', 'mermaid', 'dot', 'kortecx'] as const;
 type Format = (typeof FORMATS)[number];
 
 /** `stepforge graph`: a document's (or a bare expression's) step graph as text, JSON, Mermaid or DOT. */
@@ -47,6 +50,20 @@ const graph: Command = {
       throw new UsageError(`${positionals.length === 0 ? 'missing FILE (or --expr EXPR)' : `expected one FILE, got ${positionals.length}`}\nUsage: stepforge ${USAGE}`);
     }
 
+    if (format === 'kortecx') {
+      if (values.expr !== undefined) throw new UsageError(`--format kortecx needs a chain document (FILE): a bare expression has no tasks\nUsage: stepforge ${USAGE}`);
+      const file = positionals[0]!;
+      const loaded = loadDocument(await readDocumentFile(io, file), { file, level: 'full', tierPolicy: false });
+      if (loaded.errors.length > 0) return reportErrors(io, loaded.errors, false);
+      if (loaded.format !== 'chain' || loaded.document === undefined) {
+        return reportErrors(io, [new StepforgeError('invalid_document', `--format kortecx prints a chain document's Kortecx lowering; ${file} is a ${loaded.format ?? 'non'} document (use --format json)`, { location: { file, line: 1, column: 1 } })], false);
+      }
+      const lowered = kortecxLowering(loaded.document as ChainDocument);
+      if (lowered.lowering === undefined) return reportErrors(io, lowered.errors, false);
+      io.out(JSON.stringify(lowered.lowering) + '\n');
+      return EXIT_OK;
+    }
+
     let result: { graph?: GraphView; errors: import('@stepforge/compiler').StepforgeError[] };
     if (values.expr !== undefined) {
       result = loadChainExpression(values.expr, { file: '<expr>' });
@@ -70,7 +87,7 @@ function chooseFormat(json: boolean | undefined, format: string | undefined): Fo
 }
 
 /** The graph in one of the output formats (always newline-terminated). */
-export function renderGraph(g: GraphView, format: Format): string {
+export function renderGraph(g: GraphView, format: Exclude<Format, 'kortecx'>): string {
   switch (format) {
     case 'json': {
       // DSL graphs may carry extra fields (e.g. inferred `dependencies`); keep them after nodes/edges.

@@ -41,4 +41,6 @@ export interface ChainDocument {
   readonly edges: readonly (readonly [number, number])[];
   /** Every task under `tasks:`, including unused ones (which are not validated). */
   readonly tasks: Readonly<Record<string, unknown>>;
+  /** Kortecx's `context_bundles` as written (no effect here; kept for the Kortecx lowering). */
+  readonly contextBundles?: readonly string[];
 }

@@ -3,6 +3,21 @@ import { z } from 'zod';
 /** Handles and tool names: `[A-Za-z_][A-Za-z0-9_-]*`. */
 export const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
+/** Kortecx's `tool_contract`: `{tool_id: version}`; the ids are the tools granted (model) or fired (tool). */
+export const ToolContractSchema = z.record(
+  z.string().regex(NAME_PATTERN, { message: 'a tool name matching [A-Za-z_][A-Za-z0-9_-]* (a tool installed in this project)' }),
+  z.string().min(1, { message: 'a non-empty tool version, e.g. "1"' }),
+);
+
+/** Kortecx's `params`: free config entries whose values are strings (as Kortecx encodes them). */
+export const ParamsSchema = z.record(z.string().min(1), z.string());
+
+/** Kortecx's `body_signature_id`: a registered body's id, 64 hex digits (or null). */
+export const BodySignatureSchema = z
+  .string()
+  .regex(/^[0-9A-Fa-f]{64}$/, { message: 'a body signature id of 64 hex digits' })
+  .nullable();
+
 /** A retry policy on a task; lowered to an ASL `Retry` entry. */
 export const RetryPolicySchema = z
   .strictObject({
@@ -34,15 +49,24 @@ export const ModelTaskSchema = z.strictObject({
   select: z.literal('verbatim').optional(),
   retry: RetryPolicySchema.optional(),
   timeout_seconds: z.number().int().min(1).optional(),
+  // Kortecx's spelling of the same task (see kortecxTask.ts): `model_id` for `model`, granted tools, params.
+  model_id: z.string().optional(),
+  tool_contract: ToolContractSchema.optional(),
+  params: ParamsSchema.optional(),
+  body_signature_id: BodySignatureSchema.optional(),
 });
 
 /** `{kind: tool, tool: "<name>", args?: {…}}`. */
 export const ToolTaskSchema = z.strictObject({
   kind: z.literal('tool'),
-  tool: z.string().regex(NAME_PATTERN, { message: 'a tool name matching [A-Za-z_][A-Za-z0-9_-]*' }),
+  /** Required unless Kortecx's `tool_contract` names the tool. */
+  tool: z.string().regex(NAME_PATTERN, { message: 'a tool name matching [A-Za-z_][A-Za-z0-9_-]*' }).optional(),
   args: z.record(z.string(), z.unknown()).optional(),
   retry: RetryPolicySchema.optional(),
   timeout_seconds: z.number().int().min(1).optional(),
+  tool_contract: ToolContractSchema.optional(),
+  params: ParamsSchema.optional(),
+  body_signature_id: BodySignatureSchema.optional(),
 });
 
 /** `{kind: connector, connector: "slack", action: "send_message", input?: {…}}`. */
@@ -55,10 +79,15 @@ export const ConnectorTaskSchema = z.strictObject({
   timeout_seconds: z.number().int().min(1).optional(),
 });
 
-/** `{kind: pure, expr: "<JSONata over the parents' outputs>"}`: deterministic, no model call. */
+/**
+ * `{kind: pure, expr: "<JSONata over the parents' outputs>"}`: deterministic, no model call. Without
+ * `expr` (Kortecx's bare `{kind: pure}`) the step passes its input through.
+ */
 export const PureTaskSchema = z.strictObject({
   kind: z.literal('pure'),
-  expr: z.string().min(1, { message: 'a non-empty JSONata expression' }),
+  expr: z.string().min(1, { message: 'a non-empty JSONata expression' }).optional(),
+  params: ParamsSchema.optional(),
+  body_signature_id: BodySignatureSchema.optional(),
 });
 
 /** Any chain task, discriminated by `kind`. */

@@ -13,7 +13,7 @@ import { parseFastYaml, type FastYaml } from '../dsl/parseFastYaml.js';
 import { analyzeChain, type ChainExpressionError } from './analyzeChain.js';
 import type { ChainLocator, ChainPath } from './ChainLocator.js';
 import type { ChainDocument, ChainStep } from './ChainDocument.js';
-import { CHAIN_TASK_KINDS, ChainTaskSchema, type ChainTask } from './ChainTask.js';
+import { CHAIN_TASK_KINDS, ChainTaskSchema, NAME_PATTERN, type ChainTask } from './ChainTask.js';
 import { ChainTriggersSchema } from './ChainTrigger.js';
 import { describeZodIssue, valueAtPath, zodObjectAt } from './describeZodIssue.js';
 import { didYouMean } from './didYouMean.js';
@@ -22,6 +22,7 @@ import { scalarOffsets } from './scalarOffsets.js';
 import { stepIdentity } from './stepIdentity.js';
 import { sanitiseWorkflowName, WORKFLOW_NAME_PATTERN, workflowNameFromFile } from '../workflowNameFromFile.js';
 import { YamlChainLocator } from './YamlChainLocator.js';
+import { contractGrants, normalizeKortecxTask, type KortecxFinding } from './kortecxTask.js';
 import { yamlErrorMessage } from '../yamlErrorMessage.js';
 import { unsupportedYamlKey, type UnsupportedYamlKey } from '../unsupportedYamlKey.js';
 import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../yamlValueIssues.js';
@@ -36,6 +37,8 @@ export interface LoadChainOptions {
   readonly tiers?: TierTable;
   /** Unknown top-level fields are errors instead of warnings. */
   readonly strict?: boolean;
+  /** At level `full`, apply the tier policy (default true); Kortecx's lowering (`graph --format kortecx`) has none. */
+  readonly tierPolicy?: boolean;
 }
 
 /** What loading produced: the document (only when there are no errors), the graph (when the topology is sound), and every finding. */
@@ -49,7 +52,8 @@ export interface LoadChainResult {
 /** Top-level fields a chain document may have. */
 // `express` and `triggers` are deployment settings read by the CDK app (infra/); checked like the rest so
 // `validate` refuses what synth would.
-export const CHAIN_DOCUMENT_FIELDS = ['name', 'description', 'chain', 'tasks', 'tier', 'input', 'seed', 'express', 'triggers'] as const;
+// `context_bundles` is Kortecx's run-level grounding, accepted so its documents load (it has no effect here).
+export const CHAIN_DOCUMENT_FIELDS = ['name', 'description', 'chain', 'tasks', 'tier', 'input', 'seed', 'express', 'triggers', 'context_bundles'] as const;
 
 /** Errors collected beyond this many are dropped (graphql-js style cap). */
 const MAX_ERRORS = 50;
@@ -128,6 +132,8 @@ class ChainLoader {
   private readonly text: string;
   private readonly errors: StepforgeError[] = [];
   private readonly warnings: Diagnostic[] = [];
+  /** Where each task's `max_turns` / `max_tool_calls` were written (Kortecx may put them in `params`). */
+  private readonly budgetPaths = new Map<string, Partial<Record<'max_turns' | 'max_tool_calls', Path>>>();
 
   constructor(
     private readonly source: SourceText,
@@ -190,6 +196,11 @@ class ChainLoader {
     const graph = analysis.graph;
     if (graph === undefined) return this.result();
 
+    // Kortecx grants a model step tools in its task (`tool_contract`) as well as with `@` tags.
+    const toolsOf = new Map(graph.nodes.map((n) => {
+      const extra = contractGrants(tasks[n.handle]).filter((t) => !n.tools.includes(t));
+      return [n.handle, extra.length > 0 ? [...n.tools, ...extra] : n.tools] as const;
+    }));
     const used = new Set(graph.nodes.map((n) => n.handle));
     for (const h of taskNames) {
       if (!used.has(h)) {
@@ -198,7 +209,7 @@ class ChainLoader {
     }
     const topologyOk = this.errors.length === 0;
     const graphView: GraphView | undefined = topologyOk
-      ? { nodes: graph.nodes.map((n) => ({ handle: n.handle, kind: kindOf(n.handle)!, tools: n.tools })), edges: graph.edges }
+      ? { nodes: graph.nodes.map((n) => ({ handle: n.handle, kind: kindOf(n.handle)!, tools: toolsOf.get(n.handle)! })), edges: graph.edges }
       : undefined;
 
     // Full checks: tier policy and the used tasks' fields.
@@ -211,11 +222,11 @@ class ChainLoader {
         const task = this.checkTask(n.handle, tasks[n.handle]);
         if (task !== undefined) parsedTasks.set(n.handle, task);
       }
-      const tier = this.checkTier(js);
+      const tier = this.options.tierPolicy === false ? undefined : this.checkTier(js);
       // The tier counts agentic steps of a sound graph; with unknown handles or a cycle the count would mislead.
       if (tier !== undefined && topologyOk) {
         tierName = tier.name;
-        const agentic = graph.nodes.filter((n) => n.tools.length > 0 && kindOf(n.handle) === 'model');
+        const agentic = graph.nodes.filter((n) => toolsOf.get(n.handle)!.length > 0 && kindOf(n.handle) === 'model');
         // With a task whose kind is wrong the count is unreliable; its invalid_task error comes first.
         const kindsOk = graph.nodes.every((n) => parsedTasks.has(n.handle) || (CHAIN_TASK_KINDS as readonly string[]).includes(kindOf(n.handle)!));
         if (kindsOk && agentic.length < tier.minAgenticSteps) {
@@ -240,13 +251,15 @@ class ChainLoader {
           if (task?.kind !== 'model') continue;
           const turns = task.max_turns ?? tier.maxTurns;
           const calls = task.max_tool_calls ?? tier.maxToolCalls;
+          const turnsAt = this.budgetPaths.get(n.handle)?.max_turns ?? ['tasks', n.handle, 'max_turns'];
+          const callsAt = this.budgetPaths.get(n.handle)?.max_tool_calls ?? ['tasks', n.handle, 'max_tool_calls'];
           if (turns > tier.maxTurns) {
-            this.error('tier_limit', `tasks.${n.handle}.max_turns: ${turns} exceeds the ${tier.name} tier's budget of ${tier.maxTurns} turns per agentic step (it may narrow the budget, never widen it)`, this.loc.offsetAt(['tasks', n.handle, 'max_turns']), this.loc.scalarLength(['tasks', n.handle, 'max_turns']));
+            this.error('tier_limit', `${formatPath(turnsAt)}: ${turns} exceeds the ${tier.name} tier's budget of ${tier.maxTurns} turns per agentic step (it may narrow the budget, never widen it)`, this.loc.offsetAt(turnsAt), this.loc.scalarLength(turnsAt));
           }
           if (calls > tier.maxToolCalls) {
-            this.error('tier_limit', `tasks.${n.handle}.max_tool_calls: ${calls} exceeds the ${tier.name} tier's budget of ${tier.maxToolCalls} tool calls per agentic step (it may narrow the budget, never widen it)`, this.loc.offsetAt(['tasks', n.handle, 'max_tool_calls']), this.loc.scalarLength(['tasks', n.handle, 'max_tool_calls']));
+            this.error('tier_limit', `${formatPath(callsAt)}: ${calls} exceeds the ${tier.name} tier's budget of ${tier.maxToolCalls} tool calls per agentic step (it may narrow the budget, never widen it)`, this.loc.offsetAt(callsAt), this.loc.scalarLength(callsAt));
           }
-          if (n.tools.length > 0) budgets.set(n.handle, { maxTurns: Math.min(turns, tier.maxTurns), maxToolCalls: Math.min(calls, tier.maxToolCalls) });
+          if (toolsOf.get(n.handle)!.length > 0) budgets.set(n.handle, { maxTurns: Math.min(turns, tier.maxTurns), maxToolCalls: Math.min(calls, tier.maxToolCalls) });
         }
       }
       if (topologyOk) this.checkSelect(graph, parsedTasks);
@@ -263,9 +276,9 @@ class ChainLoader {
         index,
         handle: n.handle,
         kind,
-        tools: n.tools,
+        tools: toolsOf.get(n.handle)!,
         task,
-        identity: stepIdentity(kind, config, n.tools),
+        identity: stepIdentity(kind, config, toolsOf.get(n.handle)!),
         location: this.location(map[n.start]!, n.handle.length),
         taskLocation: this.location(this.loc.keyOffset(['tasks', n.handle]), n.handle.length),
         ...(budget ? { budget } : {}),
@@ -282,6 +295,7 @@ class ChainLoader {
       steps,
       edges: graph.edges,
       tasks,
+      ...(Array.isArray(js.context_bundles) ? { contextBundles: js.context_bundles as string[] } : {}),
     };
     return { ...this.result(graphView), document };
   }
@@ -320,6 +334,13 @@ class ChainLoader {
     if (loc.kindAt(['name']) === undefined) this.checkDerivedName();
     if (loc.kindAt(['express']) !== undefined) this.checkValue('invalid_document', ['express'], js.express, z.boolean(), 'express');
     if (loc.kindAt(['triggers']) !== undefined) this.checkValue('invalid_document', ['triggers'], js.triggers, ChainTriggersSchema, 'triggers');
+    if (loc.kindAt(['context_bundles']) !== undefined) {
+      const r = z.array(z.string().min(1)).safeParse(js.context_bundles);
+      if (!r.success) this.reportIssues('invalid_document', ['context_bundles'], js.context_bundles, r.error.issues, z.array(z.string()), 'context_bundles');
+      else if (r.data.length > 0) {
+        this.warn('no_effect', "context_bundles: has no effect here (Kortecx's server injects these bundles into entry steps; Stepforge has no bundles); it is kept only in the Kortecx lowering (graph --format kortecx)", loc.keyOffset(['context_bundles']), 'context_bundles'.length);
+      }
+    }
     this.checkInput(js);
   }
 
@@ -409,6 +430,20 @@ class ChainLoader {
 
   /** Validates one used task with zod; every issue becomes an `invalid_task` error at the offending node. */
   private checkTask(handle: string, value: unknown): ChainTask | undefined {
+    if (value !== null && typeof value === 'object' && (value as { kind?: unknown }).kind === 'exec') {
+      const path = ['tasks', handle, 'kind'];
+      this.error('invalid_task', `tasks.${handle}.kind: 'exec' is reserved in Kortecx (a registered body, not yet runnable there) and Stepforge does not run it; use model, tool, connector or pure`, this.loc.offsetAt(path), this.loc.scalarLength(path));
+      return undefined;
+    }
+    // Kortecx tool ids may hold characters our tool names cannot ("mcp-echo/echo"): say so at the id.
+    const contract = value !== null && typeof value === 'object' ? (value as { tool_contract?: unknown }).tool_contract : undefined;
+    if (contract !== null && typeof contract === 'object' && !Array.isArray(contract)) {
+      const bad = Object.keys(contract).filter((k) => !NAME_PATTERN.test(k));
+      for (const k of bad) {
+        this.error('invalid_task', `tasks.${handle}.tool_contract: '${k}' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. echo, web-search)`, this.loc.keyOffset(['tasks', handle, 'tool_contract', k]), k.length);
+      }
+      if (bad.length > 0) return undefined;
+    }
     const result = ChainTaskSchema.safeParse(value);
     if (!result.success) {
       const kind = value !== null && typeof value === 'object' ? (value as { kind?: unknown }).kind : undefined;
@@ -417,7 +452,12 @@ class ChainLoader {
       this.reportIssues('invalid_task', ['tasks', handle], value, result.error.issues, option ?? ChainTaskSchema, `a ${String(kind)} task`);
       return undefined;
     }
-    const task = result.data;
+    const normalized = normalizeKortecxTask(handle, result.data);
+    for (const f of normalized.errors) this.finding(f, 'error');
+    for (const f of normalized.warnings) this.finding(f, 'warning');
+    if (normalized.task === undefined) return undefined;
+    this.budgetPaths.set(handle, normalized.budgetPaths);
+    const task = normalized.task;
     if (task.kind === 'model') {
       for (const field of ['prompt', 'system'] as const) {
         const text = task[field];
@@ -431,7 +471,7 @@ class ChainLoader {
         }
       }
     }
-    if (task.kind === 'pure') {
+    if (task.kind === 'pure' && task.expr !== undefined) {
       try {
         jsonata(task.expr);
       } catch (e) {
@@ -495,6 +535,18 @@ class ChainLoader {
     const b = this.source.position(endChar);
     const length = a.line === b.line ? Math.max(1, b.column - a.column + 1) : 1;
     this.errors.push(new StepforgeError(e.code, e.message, { location: { ...this.fileField(), ...a, length }, source: this.source, details: e.details }));
+  }
+
+  /** A Kortecx mapping finding: a warning (or an error about a whole field) at the field's key, an error about a value at the value. */
+  private finding(f: KortecxFinding, severity: 'error' | 'warning'): void {
+    const key = f.path[f.path.length - 1];
+    const kind = this.loc.kindAt(f.path);
+    const atValue = severity === 'error' && kind === 'scalar';
+    const atKey = !atValue && kind !== undefined && typeof key === 'string';
+    const offset = atKey ? this.loc.keyOffset(f.path) : this.loc.offsetAt(f.path);
+    const length = atValue ? this.loc.scalarLength(f.path) : atKey ? String(key).length : 1;
+    if (severity === 'error') this.error(f.code, f.message, offset, length);
+    else this.warn(f.code, f.message, offset, length);
   }
 
   private error(code: string, message: string, offset: number, length = 1): void {

@@ -475,9 +475,12 @@ class DslLoader {
         // An analyst without a role (GraphN's agents: [{agent, focus}]) is known by its agent's name.
         const role = r.role ?? r.agent;
         out.push(r.focus !== undefined ? { agent: r.agent, role, focus: r.focus, location: loc } : { agent: r.agent, role, location: loc });
+        // A router hands off by role, so a repeated one could never be reached. An analyzer's
+        // analyses are collected per analyst (analystKeys), so its roles may repeat, as GraphN's do.
+        if (list !== 'specialists') continue;
         const first = firstWithRole.get(role);
         if (first === undefined) firstWithRole.set(role, i);
-        else this.duplicateRole(path, list, first, i, role, r.role === undefined);
+        else this.duplicateRole(path, first, i, role);
       }
       rec.fields[list === 'specialists' ? 'specialists' : 'analysts'] = out;
     }
@@ -528,18 +531,11 @@ class DslLoader {
     }
   }
 
-  /**
-   * Roles key a group's agents: a router hands off by role (a second `role: a` could never be reached)
-   * and an analyzer collects the analyses by role (`byRole`, where one would overwrite the other).
-   */
-  private duplicateRole(path: DataPath, list: 'analysts' | 'agents' | 'specialists', first: number, at: number, role: string, byAgent: boolean): void {
-    const why = list === 'specialists' ? 'the router hands off by role, so this specialist could never be reached' : 'the analyses are collected by role, so one would be lost';
-    // An analyst listed without a role is known by its agent: the same agent twice is the clash.
-    const field = byAgent ? 'agent' : 'role';
-    const firstLine = this.locAt([...path, list, first, field]).line;
-    const what = byAgent ? `the agent '${role}' is listed twice` : `duplicate role '${role}'`;
-    this.error('schema', `${formatPath([...path, list, at, field])}: ${what} (first used by ${list}[${first}] at line ${firstLine}); ${why}`, this.locAt([...path, list, at, field]), {
-      hint: byAgent ? 'list each agent once, or give each a role:' : `give each of the ${list} its own role`,
+  /** Roles key a router's specialists: it hands off by role, so a second `role: a` could never be reached. */
+  private duplicateRole(path: DataPath, first: number, at: number, role: string): void {
+    const firstLine = this.locAt([...path, 'specialists', first, 'role']).line;
+    this.error('schema', `${formatPath([...path, 'specialists', at, 'role'])}: duplicate role '${role}' (first used by specialists[${first}] at line ${firstLine}); the router hands off by role, so this specialist could never be reached`, this.locAt([...path, 'specialists', at, 'role']), {
+      hint: 'give each of the specialists its own role',
     });
   }
 
@@ -679,6 +675,7 @@ class DslLoader {
         continue;
       }
       if (u === t) {
+        if (readsOwnLatest(t, rec, ref)) continue;
         const msg = u === rec
           ? `step '${rec.name}' depends on itself`
           : `step '${rec.name}' inside '${t.name}' reads '${t.name}', which finishes only after its body`;
@@ -833,4 +830,16 @@ function mappingForm(field: 'steps' | 'do', list: readonly unknown[]): string {
 function hintFor(name: string, known: readonly string[], section: string): string {
   const best = didYouMean(name, known);
   return best !== undefined ? `did you mean '${best}'?` : `declare it under ${section}:`;
+}
+
+/**
+ * A loop that reads its own output is not a cycle (GraphN's rule): a judge_loop's pass_condition
+ * reads the latest round's candidate, a while's condition the result of the iteration just run, and
+ * any step of a while's body the previous iteration's result (null in the first). Another field of
+ * the loop reading it (its input, its `when`) would need the loop's result before it starts.
+ */
+function readsOwnLatest(loop: StepRec, reader: StepRec, ref: Ref): boolean {
+  if (loop !== reader) return loop.kind === 'while';
+  const field = ref.path[loop.path.length];
+  return (loop.kind === 'while' && field === 'condition') || (loop.kind === 'judge_loop' && field === 'pass_condition');
 }

@@ -2,6 +2,7 @@
 // (the runtime shows them to the model as labelled context when the prompt does not place them).
 import type { ChainDocument, ChainStep } from '../chain/ChainDocument.js';
 import type { ChainTask, RetryPolicy } from '../chain/ChainTask.js';
+import { PASS_THROUGH_EXPR } from '../chain/kortecxTask.js';
 import { templateStepReferences } from '../expr/collectReferences.js';
 import type { Template } from '../expr/ExpressionAst.js';
 import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
@@ -52,7 +53,7 @@ function chainStep(s: ChainStep, parents: readonly string[], templates: Template
   };
   switch (task.kind) {
     case 'pure':
-      step.expr = { kind: 'jsonata', jsonata: task.expr, reads: parents };
+      step.expr = { kind: 'jsonata', jsonata: task.expr ?? PASS_THROUGH_EXPR, reads: parents };
       break;
     case 'model':
       step.input = template(task.prompt, parents, templates);

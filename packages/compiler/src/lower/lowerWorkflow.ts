@@ -15,6 +15,7 @@ import { LayeredMap } from './LayeredMap.js';
 import { NameAllocator, asciiOnly, MAX_STATE_NAME } from './NameAllocator.js';
 import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';
 import { renderRetry } from './renderRetry.js';
+import { analystKeys } from '../ir/analystKeys.js';
 
 /** One ASL state, as plain JSON. */
 export type AslState = Record<string, unknown>;
@@ -1030,27 +1031,37 @@ class Lowerer {
     // `input.iteration < 3` runs three. Both share the outer scope's variables.
     const iterInput = `$merge([${scope.inputVar}, {"iteration": $${count}}])`;
     const inner: Scope = { ...scope, inputVar: iterInput, iterVars: [...scope.iterVars, count] };
-    const conditionScope: Scope = { ...inner, inputVar: `$merge([${scope.inputVar}, {"iteration": $${count} + 1}])` };
     const body = c.body ?? { steps: [], edges: [] };
+    // The body may read `steps.<this while>.output`: the previous iteration's result, kept in the
+    // while's own variable (null until the first iteration ends). Only a while whose body reads
+    // itself keeps it up to date, so others compile as before.
+    const readsSelf = workflowReads(body, step.id);
+    if (readsSelf) scope.env.set(step.id, `$${v}`);
     const bodyFrag = this.lowerWorkflowBody(body, inner, false);
     if (bodyFrag) this.patch(bodyFrag.tails, again);
-    // The body ran in this scope (`inner` shares its environment), so the condition sees its steps.
-    const exit: Record<string, unknown> = { Condition: '{% true %}', Assign: { [v]: `{% ${bodyFrag ? this.resultExpr(body, scope) : 'null'} %}` } };
+    // The body's steps are visible after it (the condition, the result), as they were in this scope.
+    const result = bodyFrag ? this.resultExpr(body, inner) : 'null';
+    // The condition, checked after an iteration, reads the while's output as that iteration's result.
+    const conditionEnv = scope.env.child();
+    conditionEnv.set(step.id, `( ${result} )`);
+    const conditionScope: Scope = { ...inner, env: conditionEnv, inputVar: `$merge([${scope.inputVar}, {"iteration": $${count} + 1}])` };
+    const exit: Record<string, unknown> = { Condition: '{% true %}', Assign: { [v]: `{% ${result} %}` } };
+    const condition = this.conditionJsonata(c.condition, conditionScope, step);
     scope.states[again] = {
       Type: 'Choice',
       Comment: this.comment(step, 'run the body again while the condition holds'),
       Choices: [
         {
-          Condition: `{% $${count} + 1 < ${max} and ${this.conditionJsonata(c.condition, conditionScope, step)} %}`,
+          Condition: `{% $${count} + 1 < ${max} and ${condition} %}`,
           // Going round again also re-enters the body (its own init variables, e.g. an agent loop's counters).
-          Assign: { ...bodyFrag?.init?.assign, [count]: `{% $${count} + 1 %}` },
+          Assign: { ...bodyFrag?.init?.assign, [count]: `{% $${count} + 1 %}`, ...(readsSelf ? { [v]: `{% ${result} %}` } : {}) },
           Next: bodyFrag?.entry ?? again,
         },
         exit,
       ],
     };
     // The counter starts at 0 on the way in (the init Pass, named after the step, only where nothing leads in).
-    const assign = { [count]: 0, ...bodyFrag?.init?.assign };
+    const assign = { [count]: 0, ...(readsSelf ? { [v]: null } : {}), ...bodyFrag?.init?.assign };
     const entry = bodyFrag?.entry ?? again;
     return {
       entry,
@@ -1092,8 +1103,12 @@ class Lowerer {
       { [evaluation]: `{% ${RESULT_VALUE} %}` }, iterVars);
     evalState.Next = passed;
     // pass_condition sees `input.evaluation`, `input.candidate` and `input.iteration` (DSL contract).
+    // pass_condition may read `steps.<this judge_loop>.output`: the latest round's candidate.
+    const condEnv = scope.env.child();
+    condEnv.set(step.id, `$${candidate}`);
     const condScope: Scope = {
       ...scope,
+      env: condEnv,
       inputVar: `$merge([${scope.inputVar}, {"evaluation": $${evaluation}, "candidate": $${candidate}, "iteration": $${count}}])`,
     };
     const result = `{% $${candidate} %}`;
@@ -1118,29 +1133,30 @@ class Lowerer {
     const agg = this.stepNames.get(step)!;
     const collected = this.names.variable(`${v}_analyses`);
     const input = step.input ? this.field(step.input, scope, step) : undefined;
-    const branches = analysts.map((a) => {
+    const keys = analystKeys(analysts);
+    const branches = analysts.map((a, i) => {
       const inner: Scope = { ...scope, label: par, states: {}, produced: [], failState: undefined, top: false, env: scope.env.child() };
-      const sName = this.helper(step, a.role);
+      const sName = this.helper(step, keys[i]!);
       const s = this.agentTask(step, inner, a, sName, input ?? null, {});
       delete s.Assign;
       s.Output = `{% ${RESULT_VALUE} %}`;
       s.End = true;
       return { StartAt: sName, States: inner.states };
     });
-    // Each analyst's output under its own header, in the order the analysts are listed.
-    const headed = analysts.map((a, i) => `"## ${a.role.replace(/["\\]/g, '')}\\n" & ( $o := $states.result[${i}]; $type($o) = "string" ? $o : $string($o) )`).join(' & "\\n\\n" & ');
+    // Each analyst's output under its own header (`## <agent>`, as GraphN writes it), in list order.
+    const headed = keys.map((k, i) => `${JSON.stringify(`## ${k}\n`)} & ( $o := $states.result[${i}]; $type($o) = "string" ? $o : $string($o) )`).join(' & "\\n\\n" & ');
     scope.states[par] = {
       Type: 'Parallel',
       Comment: this.comment(step, `${analysts.length} analysts in parallel`),
       Branches: branches,
       Assign: {
-        [collected]: `{% {"byRole": {${analysts.map((a, i) => `${JSON.stringify(a.role)}: $states.result[${i}]`).join(', ')}}, "text": ${headed || '""'}} %}`,
+        [collected]: `{% {"byAnalyst": {${keys.map((k, i) => `${JSON.stringify(k)}: $states.result[${i}]`).join(', ')}}, "text": ${headed || '""'}} %}`,
       },
       Next: agg,
     };
     const aggRef = c.aggregator ?? { agent: 'aggregator', role: 'aggregator', identity: step.identity };
     const aggState = this.agentTask(step, scope, aggRef, agg,
-      { task: input ?? null, analyses: `{% $${collected}.text %}`, byRole: `{% $${collected}.byRole %}` },
+      { task: input ?? null, analyses: `{% $${collected}.text %}`, byAnalyst: `{% $${collected}.byAnalyst %}` },
       { [v]: `{% ${RESULT_VALUE} %}` });
     return { entry: par, tails: [{ holder: aggState, field: 'Next' }] };
   }
@@ -1350,3 +1366,11 @@ export function allReads(step: IrStep): readonly string[] {
 }
 
 const ALL_READS = new WeakMap<IrStep, readonly string[]>();
+
+/** Whether any step of `wf` (its bodies included) reads step `id` (its input, guard, condition or items). */
+function workflowReads(wf: IrWorkflow, id: string): boolean {
+  return wf.steps.some((s) => {
+    const c = s.composite;
+    return [s.input, s.when, s.expr, c?.items, c?.condition].some((e) => e?.reads.includes(id)) || (c?.body !== undefined && workflowReads(c.body, id));
+  });
+}

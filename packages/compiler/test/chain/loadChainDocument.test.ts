@@ -135,7 +135,7 @@ chain: >-
     const r = loadChainDocument(doc);
     expect(r.errors).toEqual([]);
     expect(r.warnings.map((w) => [w.code, w.message, w.location?.line])).toEqual([
-      ['unknown_field', "unknown top-level field 'tsks'; did you mean 'tasks'? (expected name, description, chain, tasks, tier, input, seed, express, triggers)", 2],
+      ['unknown_field', "unknown top-level field 'tsks'; did you mean 'tasks'? (expected name, description, chain, tasks, tier, input, seed, express, triggers, context_bundles)", 2],
     ]);
     expect(loadChainDocument(doc, { strict: true }).errors.map((e) => e.code)).toEqual(['invalid_document']);
   });

@@ -52,6 +52,8 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   'v24-analyzer-agents-focus.yaml': { nodes: 'multi_review:parallel_analyzer', edges: '', result: 'multi_review', outputs: 'report' },
   'v25-while-reads-previous.yaml': { nodes: 'collect:while fetch:function^collect check:function^collect', edges: 'fetch>check', result: 'collect', outputs: 'collected page_data status' },
   'v26-source-order-mapping.yaml': { nodes: 'zeta:agent alpha:agent omega:agent', edges: 'alpha>omega', order: 'zeta alpha omega', result: 'omega', outputs: 'zeta alpha omega' },
+  // The same agent twice: each analysis is collected under its own key (`sec (1)`, `sec (2)`).
+  'v27-analyst-twice.yaml': { nodes: 'review:parallel_analyzer', edges: '', result: 'review', outputs: 'review' },
   'e01-yaml-syntax.yaml': { errors: ['yaml@5:4'] },
   'e02-yaml-unclosed-quote.yaml': { errors: ['yaml@8:1'], message: 'Missing closing' },
   'e03-not-a-mapping.yaml': { errors: ['schema@1:1'], message: 'must be a mapping' },
@@ -95,7 +97,6 @@ const EXPECTED: Readonly<Record<string, Expectation>> = {
   'e41-empty-steps.yaml': { errors: ['schema@2:8'], message: 'a workflow needs at least one step' },
   'e42-duplicate-key.yaml': { errors: ['yaml@7:3'], message: 'Map keys must be unique' },
   'e43-misspelt-call-nested.yaml': { errors: ['schema@9:15'], message: "steps.loop.do.step_one.call: unknown step kind call: 'funtion'; did you mean 'function'?" },
-  'e44-analyst-twice.yaml': { errors: ['schema@9:16'], message: "the agent 'sec' is listed twice" },
 };
 
 /** Compact graph notation (see the file comment). */

@@ -171,6 +171,53 @@ steps:
     ]);
   });
 
+  it('lets a while\'s condition and body, and a judge_loop\'s pass_condition, read the loop\'s own output (no dependency)', () => {
+    const r = loadDslDocument(`document: { dsl: "1.0", name: x }
+agents: { a: {}, b: {} }
+steps:
+  loop:
+    call: while
+    condition: "\${ steps.loop.output.more == true }"
+    do:
+      p: { call: agent, agent: a, input_template: "again: \${ steps.loop.output }" }
+      inner:
+        call: for_each
+        items: [1, 2]
+        do:
+          q: { call: agent, agent: a, input_template: "\${ steps.loop.output }" }
+  judge:
+    call: judge_loop
+    generator: a
+    evaluator: b
+    pass_condition: "\${ steps.judge.output.ok == true }"
+`);
+    expect(r.errors).toEqual([]);
+    expect(r.document!.dependencies).toEqual([]);
+    expect(r.document!.workflow.edges).toEqual([]);
+  });
+
+  it('still refuses a loop whose own input or guard reads its output, at the reference', () => {
+    const r = loadDslDocument(`document: { dsl: "1.0", name: x }
+agents: { a: {}, b: {} }
+steps:
+  loop:
+    call: while
+    condition: true
+    input: "\${ steps.loop.output }"
+    do:
+      p: { call: agent, agent: a }
+  judge:
+    call: judge_loop
+    generator: a
+    evaluator: b
+    when: "\${ steps.judge.output }"
+`);
+    expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
+      ['cycle', "step 'loop' depends on itself", 7, 16],
+      ['cycle', "step 'judge' depends on itself", 14, 15],
+    ]);
+  });
+
   it('suggests the closest declared name', () => {
     const r = loadDslDocument(corpus('e09-unknown-agent.yaml'));
     expect(r.errors[0]!.hint).toBe("did you mean 'researcher'?");

@@ -62,9 +62,11 @@ describe('Function: loadDslDocument (schema errors)', () => {
       'schema', "steps.s.specialists[1].role: duplicate role 'x' (first used by specialists[0] at line 8); the router hands off by role, so this specialist could never be reached",
       9, 26, 'give each of the specialists its own role',
     ]]);
+    // An analyzer collects its analyses per analyst (GraphN's `## <agent>` sections), so roles may repeat.
     const analyzer = 'call: parallel_analyzer\n    aggregator: a\n    analysts:';
-    expect(diagnostics(doc(analyzer).replace('role: ""', 'role: y'))).toEqual([
-      ['schema', "steps.s.analysts[1].role: duplicate role 'x' (first used by analysts[0] at line 8); the analyses are collected by role, so one would be lost", 9, 26],
+    expect(diagnostics(doc(analyzer).replace('role: ""', 'role: y'))).toEqual([]);
+    expect(diagnostics(doc(analyzer).replace('agent: b, role: ""', 'agent: b, role: ""'))).toEqual([
+      ['schema', 'steps.s.analysts[2].role: a role must not be empty: say what this agent does (e.g. role: billing)', 10, 26],
     ]);
   });
 

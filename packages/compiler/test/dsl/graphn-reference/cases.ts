@@ -17,7 +17,13 @@ export type ReferenceOutcome =
    * Validates, graphs, compiles to ASL asl-validator accepts, and runs to SUCCEEDED; `output` when it
    * is deterministic; `warnings` exactly these (default none).
    */
-  | { readonly runs: true; readonly output?: unknown; readonly warnings?: readonly ReferenceDiagnostic[] }
+  | {
+    readonly runs: true; readonly output?: unknown; readonly warnings?: readonly ReferenceDiagnostic[];
+    /** Texts the run's output (as JSON, when not a string) contains, where it is not wholly deterministic. */
+    readonly outputContains?: readonly string[];
+    /** Steps of the example that are skipped (no output), e.g. a conditional's branch not taken. */
+    readonly skipped?: readonly string[];
+  }
   /** Refused before any run with this (first) error, because `why`. */
   | { readonly refused: ReferenceDiagnostic; readonly why: string };
 
@@ -120,11 +126,8 @@ export const REFERENCE_CASES: readonly ReferenceCase[] = [
     file: 'dsl-schema-11-parallel-analyzer.yaml', source: SCHEMA, section: 'Step Types: parallel_analyzer', form: 'steps',
     declare: { agents: ['Security_Analyst', 'Infrastructure_Analyst', 'Incident_Commander'] },
     input: { alert: 'CPU at 100% on db-1' },
-    outcome: {
-      refused: { class: 'schema', line: 7, message: "duplicate role 'analyst'" },
-      why: 'both analysts have role: analyst, and Stepforge refuses a repeated role',
-    },
-    gap: "Stepforge collects a parallel_analyzer's analyses by role, so it refuses two analysts with the same role; GraphN's aggregator gets one `## <Agent>` section per analyst, so roles need not be unique there",
+    // Both analysts have role: analyst; the aggregator gets one `## <agent>` section per analyst.
+    outcome: { runs: true, outputContains: ['## Security_Analyst\\n[offline:echo] Alert: CPU at 100% on db-1', '## Infrastructure_Analyst\\n[offline:echo] Alert: CPU at 100% on db-1'] },
   },
   {
     file: 'dsl-schema-12-judge-loop.yaml', source: SCHEMA, section: 'Step Types: judge_loop', form: 'steps',
@@ -207,11 +210,9 @@ export const REFERENCE_CASES: readonly ReferenceCase[] = [
   {
     file: 'wf-building-12-while.yaml', source: BUILDING, section: 'Step Type Reference: while', form: 'steps',
     declare: { agents: ['Checker'] }, input: {},
-    outcome: {
-      refused: { class: 'cycle', line: 3, message: "step 'refine' depends on itself" },
-      why: "the while's condition reads its own output (and its body reads it too)",
-    },
-    gap: "Stepforge refuses a while whose condition or body reads the while's own output (steps.<self>.output, the previous iteration's result) as a cycle; GraphN re-evaluates the condition after each iteration on the current outputs",
+    // The condition and the body read the while's own output: the first iteration sees none (blank in
+    // the template), and the checker's answer has no needs_more, so it runs once.
+    outcome: { runs: true, output: '[offline:echo] Check: ' },
   },
   {
     file: 'wf-building-13-connector.yaml', source: BUILDING, section: 'Step Type Reference: connector', form: 'steps',

@@ -1,0 +1,52 @@
+// DSL loops and branches that read their own results, run on the embedded stack (offline provider,
+// real python3 for the function steps): a while whose condition and body read the while's output.
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
+import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { tempProject } from './support/testIo.js';
+
+const FUNCTIONS_DIR = fileURLToPath(new URL('./fixtures/dsl-loops/', import.meta.url));
+
+const WHILE_READS_ITSELF = `document: {dsl: "1.0.0", name: Count to three}
+functions: {count_up: ""}
+steps:
+  count:
+    call: while
+    condition: "\${steps.count.output.n < 3}"
+    do:
+      step:
+        call: function
+        function: count_up
+        input:
+          previous: "\${steps.count.output}"
+`;
+
+describe('Embedded stack: DSL loops and branches reading their own results', () => {
+  const project = tempProject('sf-dsl-loops-');
+  let stack: EmbeddedStack;
+  let service: RunService;
+
+  beforeAll(async () => {
+    stack = await openStack({ projectDir: project.dir, inMemory: true, provider: 'local', env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR } });
+    service = new RunService(stack, project.dir);
+  });
+  afterAll(async () => {
+    await stack?.close();
+    project.remove();
+  });
+
+  async function runText(text: string, file: string, input: Record<string, unknown> = {}) {
+    const { entry } = await service.catalog.registerText(text, file);
+    const started = await service.start(entry, input);
+    const done = await service.wait(started.run.runId);
+    return { run: done, details: await service.details(done.runId) };
+  }
+
+  it('runs a while whose body reads the previous iteration\'s result (null in the first) and whose condition reads the latest', async () => {
+    const { run } = await runText(WHILE_READS_ITSELF, 'count.yaml');
+    expect(run.status).toBe('SUCCEEDED');
+    // Three iterations: the body saw null, then {n: 1}, then {n: 2}; the condition stopped at n = 3.
+    expect(run.output).toEqual({ n: 3, saw: { n: 2, saw: { n: 1, saw: null } } });
+  });
+});
