@@ -43,4 +43,27 @@ describe('Command: run (a Contenox task chain)', () => {
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("--var takes NAME=VALUE, got 'model'");
   }, 120_000);
+
+  it('runs a bounded loop to its end by its edge counter, and raise_error fails the run by name', () => {
+    writeFileSync(join(project.dir, 'loop.json'), JSON.stringify({ id: 'loop', tasks: [
+      { id: 'a', handler: 'noop', transition: { branches: [{ operator: 'edge_traversed_at_least', edge: 'a->b', when: '3', goto: 'done' }, { operator: 'equals', when: 'noop', goto: 'b' }] } },
+      { id: 'b', handler: 'noop', transition: { branches: [{ operator: 'default', goto: 'a' }] } },
+      { id: 'done', handler: 'route', transition: { branches: [{ operator: 'starts_with', when: 'nothing', goto: 'boom' }, { operator: 'default', goto: 'end' }] } },
+      { id: 'boom', handler: 'raise_error' },
+    ] }));
+    const r = stepforge(project.dir, ['run', 'loop.json', '--json'], 'tide pools');
+    expect(r.code, r.err).toBe(0);
+    // noop and route pass their input on: the loop went round and the text came out unchanged.
+    expect(JSON.parse(r.out)).toMatchObject({ status: 'SUCCEEDED', output: 'tide pools' });
+    const history = stepforge(project.dir, ['runs', 'show', JSON.parse(r.out).runId, '--json']);
+    const steps = (JSON.parse(history.out) as { steps: { id: string; status: string }[] }).steps;
+    expect(steps.find((s) => s.id === 'boom')?.status).not.toBe('succeeded');
+    writeFileSync(join(project.dir, 'fail.json'), JSON.stringify({ id: 'fail', tasks: [{ id: 'x', handler: 'raise_error', prompt_template: 'ignored' }] }));
+    const f = stepforge(project.dir, ['run', 'fail.json', '--json'], 'bad input');
+    expect(f.code).toBe(1);
+    expect(JSON.parse(f.out)).toMatchObject({ status: 'FAILED' });
+    const shown = JSON.parse(stepforge(project.dir, ['runs', 'show', JSON.parse(f.out).runId, '--json']).out) as { run: { error: unknown } };
+    // The run's error is the named one, with the task's input as its message.
+    expect(shown.run.error).toEqual({ name: 'ContenoxRaiseError', message: 'bad input' });
+  }, 120_000);
 });
