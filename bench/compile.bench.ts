@@ -1,5 +1,6 @@
 // Compile benchmark (issue 5): full compile (load + checks + IR + schedule + lower + quotas + manifest)
-// of (1) a 1,000-step DSL workflow and (2) a chain document whose graph is a random 500-node DAG.
+// of (1) a 1,000-step DSL workflow, (2) a chain document whose graph is a random 500-node DAG and
+// (3) a 1,000-task Contenox task chain (route / chat_completion / noop tasks, bounded loops back).
 // Prints the median and best of several runs next to the target (≤ 100 ms each); never asserts.
 import { cpus, loadavg } from 'node:os';
 import { compileDocument, loadDocument } from '@stepforge/compiler';
@@ -33,6 +34,22 @@ export function randomDagChain(n = 500, seed = 7): string {
   }
   const tasks = Array.from({ length: n }, (_, i) => `  h${i}: { kind: model, prompt: "step ${i}" }`);
   return `name: bench-dag-${n}\nchain: "${parts.join(' | ')}"\ntasks:\n${tasks.join('\n')}\n`;
+}
+
+/**
+ * 1,000 Contenox tasks: a run of chat_completion / route / noop tasks, each going on to the next;
+ * every tenth routes back ten tasks at most 2 times (an edge_traversed_at_least bound), as review loops do.
+ */
+export function thousandTaskContenox(n = 1000): string {
+  const handlers = ['chat_completion', 'route', 'noop'];
+  const tasks = Array.from({ length: n }, (_, i) => {
+    const next = i + 1 < n ? `t${i + 1}` : 'end';
+    const branches = i % 10 === 9
+      ? [{ operator: 'edge_traversed_at_least', edge: `t${i}->t${i - 9}`, when: '2', goto: next }, { operator: 'equals', when: 'again', goto: `t${i - 9}` }, { operator: 'default', goto: next }]
+      : [{ operator: 'default', goto: next }];
+    return { id: `t${i}`, handler: handlers[i % 3], system_instruction: `task ${i}`, execute_config: { model: '{{var:model|local}}' }, transition: { branches } };
+  });
+  return JSON.stringify({ id: 'bench-contenox-1000', token_limit: 8192, tasks }, null, 2);
 }
 
 /** Compiles (or reaches a quota verdict), timing the whole pipeline. */
@@ -86,6 +103,7 @@ export default async function compileBench(): Promise<void> {
     ['workload', 'first (cold) ms', 'median ms', 'best ms', 'front-end ms', 'back-end ms', 'target ms', 'met', 'outcome'],
     time('DSL, 1,000 steps', thousandStepDsl(), RUNS),
     time('chain, random 500-node DAG', randomDagChain(), RUNS),
+    time('Contenox chain, 1,000 tasks', thousandTaskContenox(), RUNS),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));

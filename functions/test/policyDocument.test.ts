@@ -27,22 +27,41 @@ describe('Function: readPolicyText', () => {
     expect(readPolicyText('[]', { env: 'STEPFORGE_POLICY' })).toEqual([]);
   });
 
-  it('refuses a Contenox HITL policy object by name, with how to write it as rules', () => {
-    const e = caught(() => readPolicyText('{"rules":[{"tool":"shell","action":"approve"}]}', { env: 'STEPFORGE_POLICY' }));
-    expect(e.code).toBe('policy_invalid');
-    expect(e.message).toBe('STEPFORGE_POLICY (the approval policy): this is a Contenox HITL policy (hitl-policy-v1: an object with "rules" and "default_action"); Stepforge does not read that format, and will not guess what its "tools"/"when" conditions mean here');
-    expect(e.hint).toContain('becomes [{"tool":"shell","action":"approve"}]');
+  it('reads a Contenox HITL policy: ordered rules on our tools, then default_action as a catch-all', () => {
+    const rules = readPolicyText(JSON.stringify({
+      default_action: 'deny',
+      rules: [
+        { '//': 'a comment', tools: 'local_fs', tool: 'read_file', action: 'approve', when: [{ key: 'path', op: 'glob', value: '**/.env' }] },
+        { tools: 'local_shell', tool: 'local_shell', action: 'allow', when: [{ key: 'command', op: 'command_prefix_allowlist', value: 'ls,go test' }] },
+        { tools: 'git', tool: 'git_commit', action: 'approve' },
+      ],
+    }), { env: 'STEPFORGE_POLICY' });
+    expect(rules).toEqual([
+      { name: 'rules[0]', tool: 'fs-read', args: { path: '/^(?:.*/)?\\.env$/' }, action: 'approve' },
+      { name: 'rules[1]', tool: 'shell', args: { command: '/^(?![^]*[;&|<>$`])\\s*(ls|go test)(\\s|$)/' }, action: 'allow' },
+      { name: 'default_action', tool: '*', action: 'deny' },
+    ]);
   });
 
-  it('refuses every Contenox HITL policy Contenox ships, at line 1 of the file', () => {
-    const files = ['hitl-policy-default.json', 'hitl-policy-strict.json', 'hitl-policy-dev.json', 'hitl-policy-oracle.json'].filter((f) => existsSync(join(CONTENOX_POLICIES, f)));
-    if (files.length === 0) console.warn(`Contenox policies not found under ${CONTENOX_POLICIES}: only the inline HITL policy was checked`);
+  it('reads every Contenox HITL policy Contenox ships', () => {
+    const files = ['hitl-policy-default.json', 'hitl-policy-strict.json', 'hitl-policy-dev.json', 'hitl-policy-oracle.json', 'hitl-policy-acp.json', 'hitl-policy-acpx.json'];
     for (const f of files) {
-      const file = join(CONTENOX_POLICIES, f);
-      const e = caught(() => readPolicyText(readFileSync(file, 'utf8'), { file }));
-      expect([e.code, e.location]).toEqual(['policy_invalid', { file, line: 1, column: 1 }]);
-      expect(e.message).toContain('Contenox HITL policy');
+      const rules = readPolicyText(readFileSync(join(CONTENOX_POLICIES, f), 'utf8'), { file: f });
+      expect(rules.at(-1)).toMatchObject({ name: 'default_action', tool: '*' });
+      // Every policy gates at least its catch-all; the default one also gates the shell and file reads.
+      if (f === 'hitl-policy-default.json') expect(new Set(rules.map((r) => r.tool))).toEqual(new Set(['fs-read', 'fs-list', 'shell', 'http_fetch', '*']));
     }
+  });
+
+  it('refuses a malformed Contenox HITL policy with a located policy_invalid, never as "no rules"', () => {
+    const text = '{\n  "default_action": "approve",\n  "rules": [\n    {"tools": "local_shell", "action": "approve", "when": [{"key": "command", "op": "regex", "value": "rm"}]}\n  ]\n}';
+    const e = caught(() => readPolicyText(text, { file: 'hitl.json' }));
+    expect([e.code, (e.location as { line: number }).line]).toEqual(['policy_invalid', 4]);
+    expect(e.message).toContain('rules[0].when[0].op: unknown condition op "regex"');
+    const bad = caught(() => readPolicyText('{"default_action": "maybe", "rules": []}', { env: 'STEPFORGE_POLICY' }));
+    expect([bad.code, bad.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY (the approval policy): default_action: default_action must be approve, allow or deny, got "maybe"']);
+    const allow = caught(() => readPolicyText('{"rules": [{"tool": "shell", "action": "approve", "on_timeout": "allow"}]}', { env: 'P' }));
+    expect(allow.message).toContain('on_timeout "allow" is refused: an unanswered approval is denied');
   });
 
   it('refuses a document that is not an array', () => {
@@ -77,7 +96,7 @@ describe('Function: readPolicyText', () => {
 
 describe('Function: runtimeConfigFromEnv', () => {
   it('refuses a STEPFORGE_POLICY that is not an array of rules, rather than reading it as no rules', () => {
-    const e = caught(() => runtimeConfigFromEnv({ STEPFORGE_POLICY: '{"rules":[{"tool":"shell","action":"approve"}]}' }));
+    const e = caught(() => runtimeConfigFromEnv({ STEPFORGE_POLICY: '{"rules":[{"tool":"shell","action":"ask"}]}' }));
     expect([e.code, (e.details as { origin: string }).origin]).toEqual(['policy_invalid', 'STEPFORGE_POLICY']);
     expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_POLICY: '"approve"' })).code).toBe('policy_invalid');
   });
@@ -105,5 +124,28 @@ describe('Function: parseSecretsFile', () => {
     expect(caught(() => parseSecretsFile('["xoxb-SECRET"]', 's.json')).message).toBe('s.json: the secrets file must be a JSON object of secret id → string, e.g. {"slack_token": "xoxb-…"}');
     expect(caught(() => parseSecretsFile('{"n": 3}', 's.json')).message).toBe('s.json: secret "n" must be a string, got number');
     expect(parseSecretsFile('{"a": "b"}', 's.json')).toEqual({ a: 'b' });
+  });
+});
+
+describe('Function: readPolicyText (a Contenox HITL policy decides calls)', () => {
+  // Evaluated by the same evaluator as our own rules: first match wins, default_action last.
+  const rules = () => readPolicyText(readFileSync(join(CONTENOX_POLICIES, 'hitl-policy-default.json'), 'utf8'), { file: 'hitl-policy-default.json' });
+
+  it('approves, denies and allows as Contenox\'s default policy says', async () => {
+    const { evaluatePolicy } = await import('../src/tools/ToolPolicy.js');
+    const r = rules();
+    expect(evaluatePolicy(r, 'fs-read', { path: 'home/u/.ssh/id_rsa' }).action).toBe('deny');
+    expect(evaluatePolicy(r, 'fs-read', { path: 'app/.env' }).action).toBe('approve');
+    expect(evaluatePolicy(r, 'fs-read', { path: 'src/main.go' }).action).toBe('allow');
+    expect(evaluatePolicy(r, 'shell', { command: 'go test ./...' }).action).toBe('allow');
+    expect(evaluatePolicy(r, 'shell', { command: 'rm -rf build' }).action).toBe('approve');
+    expect(evaluatePolicy(r, 'shell', { command: 'mkfs /dev/sda' }).action).toBe('deny');
+  });
+
+  it('refuses on_timeout "allow": an approval nobody answers in time is denied', () => {
+    const e = caught(() => readPolicyText('{"rules":[{"tools":"local_shell","tool":"local_shell","action":"approve","timeout_s":30,"on_timeout":"allow"}]}', { env: 'STEPFORGE_POLICY' }));
+    expect([e.code, e.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY (the approval policy): rules[0].on_timeout: on_timeout "allow" is refused: an unanswered approval is denied']);
+    expect(readPolicyText('{"rules":[{"tools":"local_shell","tool":"local_shell","action":"approve","timeout_s":30,"on_timeout":"deny"}]}', { env: 'P' })[0])
+      .toEqual({ name: 'rules[0]', tool: 'shell', action: 'approve' });
   });
 });

@@ -47,10 +47,10 @@ async function attack(name: string, dir: string, env: NodeJS.ProcessEnv, argv: r
 }
 
 describe('Security: the approval policy fails closed', () => {
-  it('refuses a Contenox HITL policy object in STEPFORGE_POLICY, before the gated call runs', async () => {
-    const r = await attack('Contenox HITL policy in STEPFORGE_POLICY', project(), { STEPFORGE_POLICY: '{"rules":[{"tool":"shell","action":"approve"}]}' });
+  it('refuses a malformed Contenox HITL policy in STEPFORGE_POLICY, before the gated call runs', async () => {
+    const r = await attack('malformed Contenox HITL policy in STEPFORGE_POLICY', project(), { STEPFORGE_POLICY: '{"rules":[{"tool":"shell","action":"ask"}]}' });
     expect(r.code).toBe(1);
-    expect(r.error).toMatchObject({ class: 'policy_invalid', message: expect.stringContaining('STEPFORGE_POLICY (the approval policy): this is a Contenox HITL policy') });
+    expect(r.error).toMatchObject({ class: 'policy_invalid', message: 'STEPFORGE_POLICY (the approval policy): rules[0].action: action must be approve, allow or deny, got "ask"' });
   });
 
   it('refuses STEPFORGE_POLICY values that are not an array of rules', async () => {
@@ -61,13 +61,14 @@ describe('Security: the approval policy fails closed', () => {
     }
   });
 
-  it('refuses a Contenox HITL policy in workflows/policy.json with its file and location, not an internal error', async () => {
+  it('refuses a malformed Contenox HITL policy in workflows/policy.json with its file and location, not an internal error', async () => {
     const dir = project();
-    writeFileSync(join(dir, 'workflows', 'policy.json'), '{\n  "default_action": "approve",\n  "rules": [{"tools": "local_shell", "tool": "*", "action": "approve"}]\n}\n');
-    const r = await attack('Contenox HITL policy in workflows/policy.json', dir, {});
-    expect(r.error).toMatchObject({ class: 'policy_invalid', file: join(dir, 'workflows', 'policy.json'), line: 1, column: 1 });
+    writeFileSync(join(dir, 'workflows', 'policy.json'), '{\n  "default_action": "approve",\n  "rules": [{"tools": "local_shell", "tool": "*", "action": "approve", "when": [{"op": "regex"}]}]\n}\n');
+    const r = await attack('malformed Contenox HITL policy in workflows/policy.json', dir, {});
+    expect(r.error).toMatchObject({ class: 'policy_invalid', file: join(dir, 'workflows', 'policy.json'), line: 3 });
     const text = await stepforge(dir, {}, ...GATE.filter((a) => a !== '--json'));
-    expect(text.err).toContain(`error[policy_invalid] ${join(dir, 'workflows', 'policy.json')}:1:1: approval policy: this is a Contenox HITL policy`);
+    expect(text.err).toContain(`error[policy_invalid] ${join(dir, 'workflows', 'policy.json')}:3:`);
+    expect(text.err).toContain('unknown condition op "regex"');
     expect(text.err).not.toContain('error[internal]');
   });
 

@@ -1,5 +1,6 @@
 import { SourceText, StepforgeError, type SourceLocation } from '@stepforge/compiler';
 import { jsonErrorOffset } from '../config/jsonErrorOffset.js';
+import { hitlPolicyRules } from './hitlPolicy.js';
 import { PolicyRule } from './ToolPolicy.js';
 
 /** Where a policy text came from: a file (locations are line:column in it) or an environment variable. */
@@ -12,8 +13,8 @@ function originName(origin: PolicyOrigin): string {
 }
 
 /**
- * Reads an approval policy: a JSON array of rules. Anything else — text that is not JSON, a
- * document of another shape (a Contenox HITL policy among them), a rule with a misspelt or
+ * Reads an approval policy: a JSON array of rules, or a Contenox HITL policy (hitl-policy-v1, see
+ * hitlPolicyRules). Anything else — text that is not JSON, a document of another shape, a rule with a misspelt or
  * missing field — is `policy_invalid`, naming the origin, the offending field's path and, for a
  * file, its line and column. A policy is never read as "no rules": that would let every gated
  * call through.
@@ -32,9 +33,10 @@ export function readPolicyText(text: string, origin: PolicyOrigin): PolicyRule[]
   const offsetOf = (path: string): number => where.get(path) ?? 0;
   if (!Array.isArray(parsed)) {
     if (isContenoxHitlPolicy(parsed)) {
-      throw invalid(origin, src, offsetOf('$'), '$',
-        'this is a Contenox HITL policy (hitl-policy-v1: an object with "rules" and "default_action"); Stepforge does not read that format, and will not guess what its "tools"/"when" conditions mean here',
-        `write Stepforge's own policy, a JSON array of rules: ${RULE_SHAPE} — e.g. {"rules":[{"tool":"shell","action":"approve"}]} becomes [{"tool":"shell","action":"approve"}]`);
+      return hitlPolicyRules(parsed as Record<string, unknown>, (path, message) => {
+        const p = pathText(path);
+        throw invalid(origin, src, where.get(p) ?? offsetOf('$'), p, message, 'a Contenox HITL policy (hitl-policy-v1) has "default_action" and ordered "rules" of {tools, tool, action, when}; fix that field, nothing ran');
+      });
     }
     throw invalid(origin, src, offsetOf('$'), '$', `must be a JSON array of policy rules, got ${describe(parsed)}`, `write ${RULE_SHAPE}; [] allows every granted call`);
   }

@@ -10,6 +10,8 @@ export interface CliIo {
   readonly env: NodeJS.ProcessEnv;
   /** All of standard input, read when a command is told to (`--input -`); tests pass their text. */
   readonly stdin?: () => string;
+  /** Standard input is a pipe or a file (not a terminal): `run` with no --input reads its input there. */
+  readonly stdinPiped?: boolean;
 }
 
 /** Exit codes from DESIGN.md §5. */
@@ -50,6 +52,7 @@ export function processIo(): CliIo {
     cwd: process.cwd(),
     env: process.env,
     stdin: () => readFileSync(0, 'utf8'),
+    stdinPiped: !process.stdin.isTTY,
   };
 }
 

@@ -5,6 +5,9 @@ import { StepforgeError, type Diagnostic } from './errors/StepforgeError.js';
 import { InputSectionSpec, toInputSchema, type InputSchema } from './input/InputSchema.js';
 import { chainToIr } from './ir/chainToIr.js';
 import { dslToIr } from './ir/dslToIr.js';
+import { contenoxToIr } from './ir/contenoxToIr.js';
+import type { ContenoxDocument } from './contenox/ContenoxDocument.js';
+import { workflowSlug } from './workflowSlug.js';
 import type { IrDocument } from './ir/Ir.js';
 import { loadDocument } from './loadDocument.js';
 import { checkQuotas, type QuotaReport } from './lower/checkQuotas.js';
@@ -21,6 +24,10 @@ export interface CompileOptions {
   readonly express?: boolean;
   /** Unknown fields are errors. */
   readonly strict?: boolean;
+  /** Contenox chains: values for `{{var:NAME}}` macros. */
+  readonly vars?: Readonly<Record<string, string>>;
+  /** Contenox chains: an unfilled macro is an error (a run asks for this). */
+  readonly requireMacros?: boolean;
 }
 
 /** What `compile --explain` reports. */
@@ -48,7 +55,10 @@ export interface CompileResult {
 
 /** Compiles a chain or DSL document to ASL. Throws the first StepforgeError on invalid input. */
 export function compileDocument(text: string, options: CompileOptions = {}): CompileResult {
-  const loaded = loadDocument(text, { file: options.file, strict: options.strict, level: 'full' });
+  const loaded = loadDocument(text, {
+    file: options.file, strict: options.strict, level: 'full',
+    ...(options.vars !== undefined ? { vars: options.vars } : {}), ...(options.requireMacros !== undefined ? { requireMacros: options.requireMacros } : {}),
+  });
   if (loaded.errors.length > 0) {
     const first = loaded.errors[0]!;
     if (loaded.errors.length === 1) throw first;
@@ -58,7 +68,9 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
     });
   }
   if (!loaded.document) throw new StepforgeError('invalid_document', 'nothing to compile', { location: { file: options.file, line: 1, column: 1 } });
-  const ir = loaded.format === 'chain'
+  const ir = loaded.format === 'contenox'
+    ? contenoxToIr(loaded.document as ContenoxDocument, { name: workflowSlugOf((loaded.document as ContenoxDocument).id, options.file), file: options.file, source: text })
+    : loaded.format === 'chain'
     ? chainToIr(loaded.document as ChainDocument, {
       name: (loaded.document as ChainDocument).name ?? workflowNameFromFile(options.file),
       file: options.file,
@@ -110,4 +122,9 @@ function chainInputSchema(raw: unknown): InputSchema | undefined {
   if (raw !== null && typeof raw === 'object' && Array.isArray((raw as { fields?: unknown }).fields)) return raw as InputSchema;
   const parsed = InputSectionSpec.safeParse(raw ?? {});
   return parsed.success ? toInputSchema(parsed.data) : undefined;
+}
+
+/** A Contenox chain's workflow name: its `id` as a slug, else the file's name. */
+function workflowSlugOf(id: string | undefined, file: string | undefined): string {
+  return id !== undefined && id !== '' ? workflowSlug(id) : workflowNameFromFile(file);
 }

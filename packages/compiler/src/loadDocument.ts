@@ -1,6 +1,8 @@
 import { isMap, parseDocument } from 'yaml';
 import { CHAIN_PARSE_OPTIONS, loadChainDocumentFast, loadChainDocumentPrecise } from './chain/loadChainDocument.js';
 import type { ChainDocument } from './chain/ChainDocument.js';
+import type { ContenoxDocument } from './contenox/ContenoxDocument.js';
+import { isContenoxChainData, loadContenoxDocument } from './contenox/loadContenoxDocument.js';
 import type { DslDocument } from './dsl/DslDocument.js';
 import { PRECISE_PARSE_OPTIONS, loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions } from './dsl/loadDslDocument.js';
 import { parseFastYaml } from './dsl/parseFastYaml.js';
@@ -18,14 +20,18 @@ export interface LoadDocumentOptions {
   /** `topology` runs only the checks `stepforge graph` needs; `full` (default) runs them all. */
   readonly level?: 'topology' | 'full';
   readonly tiers?: TierTable;
+  /** Contenox chains: values for `{{var:NAME}}` macros. */
+  readonly vars?: Readonly<Record<string, string>>;
+  /** Contenox chains: an unfilled macro is an error (before a run), not a warning. */
+  readonly requireMacros?: boolean;
   /** Chain documents: apply the tier policy at level `full` (default true). */
   readonly tierPolicy?: boolean;
 }
 
 /** What loadDocument produced; `format` is absent only when the text is not a YAML/JSON mapping at all. */
 export interface LoadDocumentResult {
-  readonly format?: 'chain' | 'dsl';
-  readonly document?: ChainDocument | DslDocument;
+  readonly format?: 'chain' | 'dsl' | 'contenox';
+  readonly document?: ChainDocument | DslDocument | ContenoxDocument;
   readonly graph?: GraphView;
   readonly errors: StepforgeError[];
   readonly warnings: Diagnostic[];
@@ -33,7 +39,8 @@ export interface LoadDocumentResult {
 
 /**
  * Loads any Stepforge document: a mapping with a `chain:` key is a chain document, one with `steps:`
- * is a workflow DSL document; anything else is an `invalid_document` error. The text is parsed once:
+ * is a workflow DSL document, one whose `tasks` is a list of objects with `handler` a Contenox task
+ * chain; anything else is an `invalid_document` error. The text is parsed once:
  * the parse that tells the format is the one the front-end uses.
  */
 export function loadDocument(text: string, options: LoadDocumentOptions = {}): LoadDocumentResult {
@@ -45,6 +52,7 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   const fast = parseFastYaml(text, source);
   const data = fast?.data;
   if (fast && data !== null && typeof data === 'object' && !Array.isArray(data)) {
+    if (!Object.prototype.hasOwnProperty.call(data, 'chain') && isContenoxChainData(data)) return { format: 'contenox', ...contenox(text, options, source, undefined, fast) };
     if (Object.prototype.hasOwnProperty.call(data, 'chain')) {
       const loaded = loadChainDocumentFast(text, options, fast, source);
       if (loaded) return { format: 'chain', ...loaded };
@@ -59,6 +67,9 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   const root = parsed.contents;
   const keys = isMap(root) ? root.items.map((p) => (p.key as { value?: unknown } | null)?.value) : [];
   // A document with YAML errors still goes to the front-end its keys point at, which reports them located.
+  if (!keys.includes('chain') && !keys.includes('steps') && (isContenoxChainData(parsed.toJS()) || (parsed.errors.length > 0 && sniffContenox(text)))) {
+    return { format: 'contenox', ...contenox(text, options, source, chainLikely ? undefined : parsed) };
+  }
   const format = keys.includes('chain') ? 'chain' : keys.includes('steps') ? 'dsl' : sniffFormat(text);
   if (format === 'chain') return { format, ...loadChainDocumentPrecise(text, options, chainLikely ? parsed : undefined, source) };
   if (format === 'dsl') return { format, ...loadDslDocumentPrecise(text, dslOptions, chainLikely ? undefined : parsed, source) };
@@ -76,8 +87,8 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
       new StepforgeError(
         'invalid_document',
         isMap(root)
-          ? "not a Stepforge document: expected a `chain:` key (chain document) or a `steps:` key (workflow DSL)"
-          : 'not a Stepforge document: expected a YAML or JSON mapping with a `chain:` or `steps:` key',
+          ? 'not a Stepforge document: expected a `chain:` key (chain document), a `steps:` key (workflow DSL) or `tasks:`, a list of tasks with a `handler` (Contenox task chain)'
+          : 'not a Stepforge document: expected a YAML or JSON mapping with a `chain:`, `steps:` or `tasks:` key',
         { location: { file: options.file, line, column }, source },
       ),
     ],
@@ -90,4 +101,17 @@ function sniffFormat(text: string): 'chain' | 'dsl' | undefined {
   if (/^(chain|"chain")\s*:/m.test(text) || /^\s*\{\s*"chain"\s*:/.test(text)) return 'chain';
   if (/^(steps|"steps")\s*:/m.test(text) || /^\s*\{[^]*"steps"\s*:/.test(text)) return 'dsl';
   return undefined;
+}
+
+function contenox(text: string, options: LoadDocumentOptions, source: SourceText, parsed?: ReturnType<typeof parseDocument>, fast?: ReturnType<typeof parseFastYaml>) {
+  return loadContenoxDocument(text, {
+    ...(options.file !== undefined ? { file: options.file } : {}),
+    ...(options.vars !== undefined ? { vars: options.vars } : {}),
+    ...(options.requireMacros !== undefined ? { requireMacros: options.requireMacros } : {}),
+  }, parsed, source, fast ?? undefined);
+}
+
+// A Contenox chain with a syntax error still goes to the Contenox front-end, which reports it located.
+function sniffContenox(text: string): boolean {
+  return /"tasks"\s*:\s*\[/.test(text) && /"handler"\s*:/.test(text);
 }

@@ -30,7 +30,19 @@ export function stackOptions(io: CliIo, values: { provider?: string | undefined;
   };
 }
 
-const USAGE = 'run FILE [--input JSON|@file|-] [--idempotency-key K] [--provider P] [--json]';
+const USAGE = 'run FILE|--chain FILE [--input JSON|@file|-] [--var NAME=VALUE]... [--idempotency-key K] [--provider P] [--json]';
+
+/** `--var NAME=VALUE` flags over the environment: the values of `{{var:NAME}}` macros. */
+export function macroVars(flags: readonly string[] | undefined, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) vars[k] = v;
+  for (const f of flags ?? []) {
+    const eq = f.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--var takes NAME=VALUE, got '${f}'\nUsage: stepforge ${USAGE}`);
+    vars[f.slice(0, eq)] = f.slice(eq + 1);
+  }
+  return vars;
+}
 
 const command: Command = {
   name: 'run',
@@ -39,16 +51,21 @@ const command: Command = {
   async run(argv, io) {
     const parsed = parseCommandArgs(argv, {
           input: { type: 'string' },
+          chain: { type: 'string' },
+          var: { type: 'string', multiple: true },
           'idempotency-key': { type: 'string' },
           provider: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
         }, USAGE);
     const { values, positionals } = parsed;
+    // `--chain FILE` is how Contenox users name the chain (`contenox run --chain ./review.json`).
+    if (values.chain !== undefined) positionals.unshift(values.chain);
     if (positionals.length !== 1) throw new UsageError(`run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}\nUsage: stepforge ${USAGE}`);
+    const vars = macroVars(values.var, io.env);
     const keyError = values['idempotency-key'] !== undefined ? idempotencyKeyError(values['idempotency-key']) : undefined;
     if (keyError !== undefined) throw new UsageError(`--idempotency-key: ${keyError}`);
-    const input = readInput(values.input, io.cwd, io.stdin);
+    const input = readInput(values.input, io.cwd, io.stdin, io.stdinPiped);
     const session = await StackSession.open(stackOptions(io, values));
     try {
       if (!session.stack.owner && values.provider !== undefined) {
@@ -59,7 +76,7 @@ const command: Command = {
       const runId = randomUUID();
       let announced = false;
       const { entry, started } = await session.untilDone(io, async ({ service: s }) => {
-        const { entry: e } = await s.catalog.registerFile(positionals[0]!);
+        const { entry: e } = await s.catalog.registerFile(positionals[0]!, { vars, requireMacros: true });
         // Which policy gates this run's tool calls, before it starts; on stderr with --json, whose stdout is one JSON value.
         if (!announced && e.policy) (values.json ? io.err : io.out)(`${describePolicy(e.policy, io.cwd)}\n`);
         announced = true;

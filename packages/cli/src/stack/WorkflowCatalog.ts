@@ -32,6 +32,10 @@ export interface RegisterOptions {
    * one registered is added.
    */
   readonly project?: Map<string, NamedWorkflow>;
+  /** Values for a Contenox chain's `{{var:NAME}}` macros. */
+  readonly vars?: Readonly<Record<string, string>>;
+  /** A run: an unfilled macro is an error before anything starts. */
+  readonly requireMacros?: boolean;
 }
 
 /** One step of a registered workflow: what progress displays and forks need. */
@@ -53,7 +57,7 @@ export interface WorkflowEntry {
   /** The name for people to read (the DSL's `document.name` as written); absent on entries registered before it was kept. */
   readonly displayName?: string;
   readonly file?: string;
-  readonly format: 'chain' | 'dsl';
+  readonly format: 'chain' | 'dsl' | 'contenox';
   readonly stateMachineArn: string;
   readonly inputSchema: InputSchema;
   readonly steps: readonly CatalogStep[];
@@ -110,7 +114,10 @@ export class WorkflowCatalog {
 
   /** Compiles and registers a document's text. */
   async registerText(text: string, file?: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
-    const compiled = compileDocument(text, file !== undefined ? { file } : {});
+    const compiled = compileDocument(text, {
+      ...(file !== undefined ? { file } : {}),
+      ...(options.vars !== undefined ? { vars: options.vars } : {}), ...(options.requireMacros ? { requireMacros: true } : {}),
+    });
     // Before anything is registered: a policy that cannot be read, or a workflow that can change
     // things with no policy at all, stops here.
     const policy = resolvePolicy(await loadFunctionsRuntime(), { ...(file !== undefined ? { file } : {}), baseDir: this.projectDir, env: this.env });

@@ -26,8 +26,14 @@ export function readStdinText(stdin: (() => string) | undefined, flag = '--input
  * error is StepforgeError `invalid_input_json` located in the text (line:column), so the user sees
  * where it broke.
  */
-export function readInput(raw: string | undefined, cwd: string, stdin?: () => string): unknown {
-  if (raw === undefined) return {};
+export function readInput(raw: string | undefined, cwd: string, stdin?: () => string, stdinPiped = false): unknown {
+  if (raw === undefined) {
+    // No --input and a pipe on standard input (`git diff | stepforge run review.json`): that is the input.
+    if (!stdinPiped || !stdin) return {};
+    const piped = readStdinText(stdin);
+    if (piped.trim() === '') return {};
+    return readInput('-', cwd, () => piped);
+  }
   let text = raw;
   let file = '--input';
   if (isStdinInput(raw)) {
@@ -49,6 +55,9 @@ export function readInput(raw: string | undefined, cwd: string, stdin?: () => st
   try {
     value = JSON.parse(text) as unknown;
   } catch (e) {
+    // Text from standard input that does not even start like JSON is text (a diff, a question):
+    // a Contenox chain's input is text, which a workflow reads as `input`.
+    if (file === '<stdin>' && !/^\s*[[{"]/.test(text)) return { input: text };
     const message = (e as Error).message;
     const pos = Number(/position (\d+)/.exec(message)?.[1] ?? jsonErrorOffset(text));
     const before = text.slice(0, pos);

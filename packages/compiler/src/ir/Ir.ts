@@ -110,6 +110,37 @@ export interface IrWorkflow {
   readonly output?: IrExpr;
   /** Index of the default result step (last in topological order, source order breaking ties). */
   readonly resultStep?: number;
+  /**
+   * A routed workflow (Contenox task chains): no data edges; it starts at step 0 and after each step
+   * `routes[i]` picks the next one at run time, cycles allowed. Steps read the output of the step that
+   * ran before them as the variable `$prev`; the result is the last step's output.
+   */
+  readonly routes?: readonly IrRoute[];
+}
+
+/** How a routed workflow goes on after one step. */
+export interface IrRoute {
+  /** JSONata over `$out` (the step's output) giving the text the branches compare. */
+  readonly evaluate: string;
+  /** Compare case-insensitively (Contenox's `route` handler). */
+  readonly ignoreCase?: boolean;
+  /** Ordered, first match wins; none matching fails the run (States.NoChoiceMatched). Empty: the run ends. */
+  readonly branches: readonly IrRouteBranch[];
+  /** Where a failure of the step goes (its error output becomes `$prev`); absent: the run fails. */
+  readonly onFailure?: number;
+  /** What `$prev` becomes after the step (Contenox `route` passes its input on); absent: the step's output. */
+  readonly output?: IrExpr;
+  /** The step ends the run failed with this error name, its output as the cause. */
+  readonly raise?: string;
+}
+
+/** One branch of an IrRoute. */
+export interface IrRouteBranch {
+  readonly operator: 'equals' | 'contains' | 'starts_with' | 'ends_with' | 'default' | 'edge_traversed_at_least';
+  readonly when: string;
+  readonly goto: number | 'end';
+  /** edge_traversed_at_least: the counted transition (step indices). */
+  readonly edge?: readonly [number, number];
 }
 
 /** A whole document in IR form. */
@@ -120,7 +151,7 @@ export interface IrDocument {
   readonly displayName?: string;
   /** Where the name is written, when the document writes one. */
   readonly nameLocation?: SourceLocation;
-  readonly format: 'chain' | 'dsl';
+  readonly format: 'chain' | 'dsl' | 'contenox';
   readonly workflow: IrWorkflow;
   /** Defaults of the `input:` schema, merged under the execution input. */
   readonly inputDefaults?: Readonly<Record<string, unknown>>;

@@ -36,7 +36,7 @@ export interface StepManifest {
   readonly workflow: string;
   /** The name for people to read: the DSL's `document.name` as written (the workflow name otherwise). */
   readonly displayName: string;
-  readonly format: 'chain' | 'dsl';
+  readonly format: 'chain' | 'dsl' | 'contenox';
   readonly file?: string;
   readonly type: 'STANDARD' | 'EXPRESS';
   readonly steps: readonly StepManifestEntry[];

@@ -8,7 +8,8 @@ import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot, Template } from '../expr/ExpressionAst.js';
 import { ENVELOPE_VERSION, LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKind } from '../envelope/StepEnvelope.js';
-import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrStep, IrWorkflow } from '../ir/Ir.js';
+import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrRoute, IrStep, IrWorkflow } from '../ir/Ir.js';
+import { CONTENOX_FIRST_INPUT } from '../ir/contenoxToIr.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
 import { LayeredMap } from './LayeredMap.js';
 import { NameAllocator, asciiOnly, MAX_STATE_NAME } from './NameAllocator.js';
@@ -161,6 +162,7 @@ class Lowerer {
       },
     };
     const start = top.states[START_STATE]!;
+    if (this.routedInit) Object.assign(start.Assign as Record<string, unknown>, this.routedInit);
     const outputComment = this.doc.workflow.output ? 'The workflow result (output:)' : 'The workflow result: the last step\'s output';
     if (body) {
       this.connect([{ holder: start, field: 'Next' }], body);
@@ -404,6 +406,7 @@ class Lowerer {
   /** Schedules a workflow's DAG and lowers it into `scope`; returns undefined for an empty body. */
   private lowerWorkflowBody(wf: IrWorkflow, scope: Scope, top: boolean): Frag | undefined {
     if (wf.steps.length === 0) return undefined;
+    if (wf.routes) return this.lowerRouted(wf, wf.routes, scope);
     // Pushed one by one: `map` makes a holey array until it is optimised and a packed one after, and
     // the scheduler's optimised code was thrown away when the kind changed under it.
     const durations: number[] = [];
@@ -413,6 +416,92 @@ class Lowerer {
     if (top) this.slowdown = schedule.criticalPath === 0 ? 1 : schedule.makespan / schedule.criticalPath;
     this.layout(wf, schedule.control);
     return this.lowerControl(schedule.control, wf, scope);
+  }
+
+  /** Variables a routed workflow starts with (its first `$prev`, every step's output, the edge counters). */
+  private routedInit?: Record<string, unknown>;
+
+  /**
+   * A routed workflow (see IrWorkflow.routes): each step, then a Choice state whose rules are the
+   * step's branches in order, so the execution view shows the route taken. A rule that is taken sets
+   * `$prev` (what the next step reads) and counts the transition when an `edge_traversed_at_least`
+   * branch asks about it; the counters are variables, so a bounded cycle ends inside the state machine.
+   */
+  private lowerRouted(wf: IrWorkflow, routes: readonly IrRoute[], scope: Scope): Frag {
+    const vars = wf.steps.map((s) => this.names.stepVariable(s.id));
+    wf.steps.forEach((s, i) => scope.env.set(s.id, `$${vars[i]}`));
+    const counters = new Map<string, string>();
+    for (const r of routes) for (const b of r.branches) if (b.edge) counters.set(`${b.edge[0]}>${b.edge[1]}`, `edge${b.edge[0]}to${b.edge[1]}`);
+    const init: Record<string, unknown> = { prev: `{% ${CONTENOX_FIRST_INPUT} %}` };
+    for (const v of vars) init[v] = null;
+    for (const c of counters.values()) init[c] = 0;
+    this.routedInit = init;
+    const frags = wf.steps.map((s, i) => this.lowerStep(s, scope, vars[i]));
+    const entries = frags.map((f) => this.entryOf(f));
+    const endTails: Tail[] = [];
+    wf.steps.forEach((step, i) => {
+      const route = routes[i]!;
+      const v = `$${vars[i]}`;
+      if (route.onFailure !== undefined) {
+        for (const name of this.stepStates.get(step) ?? []) {
+          const st = scope.states[name];
+          if (st?.Catch) st.Catch = [{ ErrorEquals: ['States.ALL'], Assign: { prev: '{% $states.errorOutput %}' }, Next: entries[route.onFailure]! }];
+        }
+      }
+      if (route.raise !== undefined) {
+        const name = this.helper(step, 'raise_error');
+        scope.states[name] = { Type: 'Fail', Comment: this.comment(step, 'raise_error ends the run failed'), Error: route.raise, Cause: `{% $string(${v}) %}` };
+        this.patch(frags[i]!.tails, name);
+        return;
+      }
+      const out = route.output ? this.valueJsonata(route.output, scope, step) : v;
+      const evaluated = route.ignoreCase ? `$lowercase(${route.evaluate})` : route.evaluate;
+      const bind = `$out := ${v}; $e := ${evaluated}`;
+      // No branches: the chain ends after the step.
+      const branches = route.branches.length > 0 ? route.branches : [{ operator: 'default' as const, when: '', goto: 'end' as const }];
+      const rules = branches.map((b: IrRoute['branches'][number]) => {
+        const w = JSON.stringify(route.ignoreCase && b.operator !== 'edge_traversed_at_least' ? b.when.toLowerCase() : b.when);
+        let cond: string;
+        switch (b.operator) {
+          case 'equals': cond = `$e = ${w}`; break;
+          case 'contains': cond = `$contains($e, ${w})`; break;
+          case 'starts_with': cond = `$substring($e, 0, $length(${w})) = ${w}`; break;
+          case 'ends_with': cond = `$length($e) >= $length(${w}) and $substring($e, $length($e) - $length(${w})) = ${w}`; break;
+          case 'edge_traversed_at_least': cond = `$${counters.get(`${b.edge![0]}>${b.edge![1]}`)!} >= ${Number(b.when)}`; break;
+          default: cond = 'true';
+        }
+        const assign: Record<string, unknown> = { prev: `{% ${out} %}` };
+        const counted = b.goto === 'end' ? undefined : counters.get(`${i}>${b.goto}`);
+        if (counted !== undefined) assign[counted] = `{% $${counted} + 1 %}`;
+        const rule: Record<string, unknown> = { Condition: b.operator === 'default' || b.operator === 'edge_traversed_at_least' ? `{% ${cond} %}` : `{% ( ${bind}; ${cond} ) %}`, Assign: assign };
+        if (b.goto === 'end') endTails.push({ holder: rule, field: 'rule' });
+        else rule.Next = entries[b.goto]!;
+        return rule;
+      });
+      const name = this.helper(step, 'route');
+      scope.states[name] = { Type: 'Choice', Comment: this.comment(step, 'transition: the first branch that matches, in order'), Choices: rules };
+      this.patch(frags[i]!.tails, name);
+    });
+    // Tasks no transition reaches never run: their states would be unreachable, which Step Functions refuses.
+    const reached = new Set<number>([0]);
+    for (const todo = [0]; todo.length > 0;) {
+      const r = routes[todo.pop()!]!;
+      for (const next of [...r.branches.map((b) => b.goto), r.onFailure]) {
+        if (typeof next === 'number' && !reached.has(next)) { reached.add(next); todo.push(next); }
+      }
+    }
+    wf.steps.forEach((step, i) => {
+      if (reached.has(i)) return;
+      for (const name of this.stepStates.get(step) ?? []) delete scope.states[name];
+      this.stepStates.set(step, []);
+    });
+    // Every failure may have gone to an on_failure task: then no state leads to the Fail state.
+    const fail = scope.failState;
+    if (fail !== undefined && routes.some((r) => r.onFailure !== undefined) && !JSON.stringify(scope.states).includes(`"Next":${JSON.stringify(fail)}`)) {
+      delete scope.states[fail];
+      scope.failState = undefined;
+    }
+    return { entry: entries[0]!, tails: endTails };
   }
 
   private lowerControl(c: IrControl, wf: IrWorkflow, scope: Scope): Frag | undefined {
@@ -638,6 +727,8 @@ class Lowerer {
   }
 
   private resultExpr(wf: IrWorkflow, scope: Scope): string {
+    // A routed workflow's result is what its last step passed on.
+    if (wf.routes) return '$prev';
     if (wf.output) return this.valueJsonata(wf.output, scope);
     const idx = wf.resultStep ?? wf.steps.length - 1;
     const step = wf.steps[idx];
@@ -647,8 +738,7 @@ class Lowerer {
 
   // ---- steps -------------------------------------------------------------------------------
 
-  private lowerStep(step: IrStep, scope: Scope): Frag {
-    const v = this.names.stepVariable(step.id);
+  private lowerStep(step: IrStep, scope: Scope, v = this.names.stepVariable(step.id)): Frag {
     let frag: Frag;
     switch (step.kind) {
       case 'pure':

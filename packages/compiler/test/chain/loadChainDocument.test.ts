@@ -280,9 +280,9 @@ describe('Function: loadDocument', () => {
     const r = loadDocument('a: 1\n', { file: 'f.yaml' });
     expect(r.format).toBeUndefined();
     expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
-      ['invalid_document', 'not a Stepforge document: expected a `chain:` key (chain document) or a `steps:` key (workflow DSL)', 1, 1],
+      ['invalid_document', 'not a Stepforge document: expected a `chain:` key (chain document), a `steps:` key (workflow DSL) or `tasks:`, a list of tasks with a `handler` (Contenox task chain)', 1, 1],
     ]);
-    expect(loadDocument('- 1\n').errors[0]!.message).toBe('not a Stepforge document: expected a YAML or JSON mapping with a `chain:` or `steps:` key');
+    expect(loadDocument('- 1\n').errors[0]!.message).toBe('not a Stepforge document: expected a YAML or JSON mapping with a `chain:`, `steps:` or `tasks:` key');
   });
 
   it('still routes a chain document with a YAML error to the chain front-end', () => {

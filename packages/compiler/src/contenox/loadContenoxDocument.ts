@@ -1,0 +1,311 @@
+// Contenox task chain (JSON or YAML) → ContenoxDocument, with every authoring error located:
+// unknown handler / operator / tool, dangling goto, duplicate task id, an unbounded cycle and
+// (when macros are required) an unfilled `{{var:…}}` macro.
+import { parseDocument, type Document } from 'yaml';
+import { didYouMean } from '../chain/didYouMean.js';
+import { YamlDocumentLocator } from '../dsl/YamlDocumentLocator.js';
+import type { DataPath, DslLocator } from '../dsl/DslLocator.js';
+import { PRECISE_PARSE_OPTIONS } from '../dsl/loadDslDocument.js';
+import { nodeLocation } from '../dsl/yamlNodes.js';
+import { SourceText } from '../errors/SourceText.js';
+import { StepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
+import type { GraphView } from '../graph/GraphView.js';
+import { yamlErrorMessage } from '../yamlErrorMessage.js';
+import {
+  CONTENOX_HANDLERS, CONTENOX_OPERATORS, type ContenoxBranch, type ContenoxDocument, type ContenoxHandler, type ContenoxOperator,
+  type ContenoxTarget, type ContenoxTask,
+} from './ContenoxDocument.js';
+import { knownToolNames, mapContenoxTool } from './contenoxTools.js';
+import { fillMacros } from './expandMacros.js';
+
+/** Options of loadContenoxDocument. */
+export interface LoadContenoxOptions {
+  readonly file?: string;
+  /** Values for `{{var:NAME}}` macros (`--var` over the environment). */
+  readonly vars?: Readonly<Record<string, string>>;
+  /**
+   * For a run: an unfilled macro without a default, and a tool set only Contenox's host provides,
+   * are errors (before the run starts) rather than warnings.
+   */
+  readonly requireMacros?: boolean;
+}
+
+/** What the loader produced. */
+export interface LoadContenoxResult {
+  readonly document?: ContenoxDocument;
+  readonly graph?: GraphView;
+  readonly errors: StepforgeError[];
+  readonly warnings: Diagnostic[];
+}
+
+/** True when parsed data is a Contenox task chain: `tasks` is a list of objects with `handler`. */
+export function isContenoxChainData(data: unknown): boolean {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return false;
+  const tasks = (data as { tasks?: unknown }).tasks;
+  return Array.isArray(tasks) && tasks.length > 0 && tasks.every((t) => t !== null && typeof t === 'object' && !Array.isArray(t) && 'handler' in t);
+}
+
+type Obj = Record<string, unknown>;
+
+/** Loads a Contenox chain; `parsed` is a `yaml` parse of `text` the caller already made. */
+export function loadContenoxDocument(text: string, options: LoadContenoxOptions = {}, parsed?: Document, source?: SourceText,
+  fast?: { readonly data: unknown; readonly locator: DslLocator }): LoadContenoxResult {
+  const src = source ?? new SourceText(text, options.file);
+  // The fast parse serves a valid chain; any error is reported from the precise `yaml` parse.
+  if (fast !== undefined && parsed === undefined) {
+    const quick = loadParsed(fast.data, [], fast.locator, src, options);
+    if (quick.errors.length === 0) return quick;
+  }
+  const doc = parsed ?? parseDocument(text, PRECISE_PARSE_OPTIONS);
+  const locator = new YamlDocumentLocator(doc.contents ?? undefined, src);
+  return loadParsed(doc.errors.length > 0 ? undefined : doc.toJS({ maxAliasCount: 100 }), doc.errors, locator, src, options);
+}
+
+function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: DslLocator, src: SourceText, options: LoadContenoxOptions): LoadContenoxResult {
+  const errors: StepforgeError[] = [];
+  const warnings: Diagnostic[] = [];
+  const at = (path: DataPath): SourceLocation => locator.at(path).location;
+  const fail = (code: string, message: string, location: SourceLocation, hint?: string, details?: Record<string, unknown>): void => {
+    errors.push(new StepforgeError(code, message, { location, source: src, ...(hint !== undefined ? { hint } : {}), ...(details ? { details } : {}) }));
+  };
+  if (yamlErrors.length > 0) {
+    const e = yamlErrors[0]!;
+    fail('invalid_document', `invalid JSON/YAML: ${yamlErrorMessage(e)}`, nodeLocation(src, { range: [e.pos[0], e.pos[1], e.pos[1]] } as never));
+    return { errors, warnings };
+  }
+  const vars = options.vars ?? {};
+  // Macros first: every later check sees the values the run will use.
+  const fill = (v: unknown, path: PropertyKey[]): unknown => {
+    if (typeof v === 'string') {
+      if (!v.includes('{{')) return v;
+      return fillMacros(v, vars, (use) => {
+        const location = locator.inString(path, v, use.start, use.end);
+        const message = `macro {{var:${use.name}}} has no value`;
+        const hint = `pass --var ${use.name}=VALUE, set ${use.name} in the environment, or write a default: {{var:${use.name}|VALUE}}`;
+        if (options.requireMacros) fail('unfilled_macro', message, location, hint, { name: use.name });
+        else warnings.push({ severity: 'warning', code: 'unfilled_macro', message: `${message} (a run needs one: ${hint})`, location });
+      });
+    }
+    if (Array.isArray(v)) return v.map((x, i) => fill(x, [...path, i]));
+    if (v !== null && typeof v === 'object') {
+      const out: Obj = {};
+      for (const [k, x] of Object.entries(v)) out[k] = fill(x, [...path, k]);
+      return out;
+    }
+    return v;
+  };
+  const root = fill(data, []) as Obj;
+  if (!isContenoxChainData(root)) {
+    fail('invalid_document', 'not a Contenox task chain: expected `tasks`, a list of objects each with a `handler`', at(['tasks']),
+      'write {"id": "…", "tasks": [{"id": "…", "handler": "chat_completion", "transition": {"branches": [{"operator": "default", "goto": "end"}]}}]}');
+    return { errors, warnings };
+  }
+  const rawTasks = root.tasks as Obj[];
+  // Ids first, so a goto can name a task written after it.
+  const index = new Map<string, number>();
+  rawTasks.forEach((t, i) => {
+    const id = t.id;
+    if (typeof id !== 'string' || id === '') {
+      fail('invalid_document', 'a task needs an `id` (a non-empty string)', at(['tasks', i]), 'give every task a unique id; branches name it in `goto`');
+      return;
+    }
+    if (id === 'end') fail('invalid_document', "a task cannot be named 'end': `goto: \"end\"` ends the chain", at(['tasks', i, 'id']), 'rename the task');
+    if (index.has(id)) {
+      fail('duplicate_task_id', `task id '${id}' is used twice (first by task ${index.get(id)! + 1})`, at(['tasks', i, 'id']), 'task ids must be unique: a goto names exactly one task', { id });
+      return;
+    }
+    index.set(id, i);
+  });
+  const target = (raw: unknown, path: PropertyKey[], from: string): ContenoxTarget | undefined => {
+    if (raw === undefined || raw === null || raw === '' || raw === 'end') return 'end';
+    if (typeof raw !== 'string') {
+      fail('invalid_document', '`goto` must be a task id or "end"', at(path));
+      return undefined;
+    }
+    const to = index.get(raw);
+    if (to !== undefined) return to;
+    const near = didYouMean(raw, index.keys());
+    fail('dangling_goto', `task '${from}' goes to '${raw}', which is no task of this chain${near ? ` (did you mean '${near}'?)` : ''}`, at(path),
+      `name one of: ${[...index.keys()].join(', ')}, or "end"`, { goto: raw });
+    return undefined;
+  };
+  const tasks: ContenoxTask[] = [];
+  rawTasks.forEach((t, i) => {
+    const id = typeof t.id === 'string' ? t.id : `#${i + 1}`;
+    const handler = t.handler;
+    if (typeof handler !== 'string' || !(CONTENOX_HANDLERS as readonly string[]).includes(handler)) {
+      const near = typeof handler === 'string' ? didYouMean(handler, CONTENOX_HANDLERS) : undefined;
+      fail('unknown_handler', `task '${id}' has handler ${JSON.stringify(handler)}, which Contenox does not define${near ? ` (did you mean '${near}'?)` : ''}`,
+        at(['tasks', i, 'handler']), `use one of: ${CONTENOX_HANDLERS.join(', ')}`, { handler });
+    }
+    const transition = (t.transition ?? {}) as Obj;
+    const rawBranches = Array.isArray(transition.branches) ? transition.branches as Obj[] : [];
+    if (transition.branches !== undefined && !Array.isArray(transition.branches)) fail('invalid_document', '`transition.branches` must be a list', at(['tasks', i, 'transition', 'branches']));
+    const branches: ContenoxBranch[] = [];
+    rawBranches.forEach((b, j) => {
+      const path = ['tasks', i, 'transition', 'branches', j];
+      const op = b.operator;
+      if (typeof op !== 'string' || !(CONTENOX_OPERATORS as readonly string[]).includes(op)) {
+        const near = typeof op === 'string' ? didYouMean(op, CONTENOX_OPERATORS) : undefined;
+        fail('unknown_operator', `branch ${j + 1} of task '${id}' has operator ${JSON.stringify(op)}${near ? ` (did you mean '${near}'?)` : ''}`,
+          at([...path, 'operator']), `use one of: ${CONTENOX_OPERATORS.join(', ')}`, { operator: op });
+        return;
+      }
+      const goto = target(b.goto, [...path, 'goto'], id);
+      const when = b.when === undefined || b.when === null ? '' : String(b.when);
+      let edge: readonly [number, number] | undefined;
+      if (op === 'edge_traversed_at_least') {
+        const m = typeof b.edge === 'string' ? /^\s*([^\s>-][^>]*?)\s*->\s*(\S.*?)\s*$/.exec(b.edge) : null;
+        const a = m ? index.get(m[1]!) : undefined;
+        const z = m ? index.get(m[2]!) : undefined;
+        if (a === undefined || z === undefined) {
+          fail('invalid_edge', `branch ${j + 1} of task '${id}' counts edge ${JSON.stringify(b.edge)}: expected "FROM->TO" naming two tasks of this chain`, at([...path, 'edge']),
+            'write "edge": "review->run_tools" (the counter goes up each time that transition is taken)');
+          return;
+        }
+        if (!/^\d+$/.test(when.trim())) {
+          fail('invalid_document', `branch ${j + 1} of task '${id}': edge_traversed_at_least needs a whole number in \`when\`, got ${JSON.stringify(b.when)}`, at([...path, 'when']), 'write "when": "6"');
+          return;
+        }
+        edge = [a, z];
+      }
+      if (goto !== undefined) branches.push({ operator: op as ContenoxOperator, when, goto, ...(edge ? { edge } : {}), location: at(path) });
+    });
+    const onFailureRaw = transition.on_failure;
+    let onFailure: number | undefined;
+    if (typeof onFailureRaw === 'string' && onFailureRaw !== '' && onFailureRaw !== 'end') {
+      const to = target(onFailureRaw, ['tasks', i, 'transition', 'on_failure'], id);
+      if (typeof to === 'number') onFailure = to;
+    }
+    const tools = taskTools(t, i, id, at, fail, warnings, options);
+    if (typeof handler === 'string' && (CONTENOX_HANDLERS as readonly string[]).includes(handler)) {
+      tasks.push({ id, index: i, handler: handler as ContenoxHandler, data: t, branches, ...(onFailure !== undefined ? { onFailure } : {}), tools, location: at(['tasks', i]) });
+    }
+  });
+  if (errors.length === 0) checkCycles(tasks, fail);
+  const document: ContenoxDocument = {
+    ...(typeof root.id === 'string' ? { id: root.id } : {}),
+    ...(typeof root.description === 'string' ? { description: root.description } : {}),
+    ...(typeof root.token_limit === 'number' ? { tokenLimit: root.token_limit } : {}),
+    tasks,
+  };
+  return { document, graph: contenoxGraphView(document), errors, warnings };
+}
+
+/** The tools a task names (execute_config.tools, and a `tools` task's `tools.name`), mapped to ours. */
+/** Tool sets Contenox's own host provides to its chains (missions, the oracle, git, sessions). */
+const HOST_TOOL_SETS = ['oracle', 'mission', 'git', 'shell_session', 'native-fs-browse'];
+
+function taskTools(t: Obj, i: number, id: string, at: (p: DataPath) => SourceLocation, fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void,
+  warnings: Diagnostic[], options: LoadContenoxOptions): string[] {
+  const out: string[] = [];
+  const add = (name: unknown, path: PropertyKey[]): void => {
+    if (typeof name !== 'string') return;
+    const mapped = mapContenoxTool(name);
+    if (!mapped && HOST_TOOL_SETS.includes(name) && !options.requireMacros) {
+      // Contenox's host supplies these (missions, the oracle): the chain is valid; a run needs the tool.
+      warnings.push({ severity: 'warning', code: 'unknown_tool', message: `task '${id}' names Contenox's host tool set '${name}', which has no counterpart here: a run refuses it (tools that exist: ${knownToolNames().join(', ')})`, location: at(path) });
+      return;
+    }
+    if (!mapped) {
+      const near = didYouMean(name, knownToolNames());
+      fail('unknown_tool', `task '${id}' names tool '${name}', which does not exist here${near ? ` (did you mean '${near}'?)` : ''}`, at(path),
+        `tools that exist: ${knownToolNames().join(', ')}`, { tool: name });
+      return;
+    }
+    for (const m of mapped) if (!out.includes(m)) out.push(m);
+  };
+  const config = t.execute_config as Obj | undefined;
+  const hidden = new Set(Array.isArray(config?.hide_tools) ? (config!.hide_tools as unknown[]).flatMap((h) => (typeof h === 'string' ? mapContenoxTool(h) ?? [] : [])) : []);
+  if (config && Array.isArray(config.tools)) (config.tools as unknown[]).forEach((n, k) => add(n, ['tasks', i, 'execute_config', 'tools', k]));
+  if (t.handler === 'tools') {
+    const call = t.tools as Obj | undefined;
+    if (!call || typeof call.name !== 'string') fail('invalid_document', `task '${id}' (handler tools) needs \`tools\`: {"name": "<tool set>", "tool_name": "<tool>", "args": {…}}`, at(['tasks', i]));
+    else add(call.name, ['tasks', i, 'tools', 'name']);
+  }
+  return out.filter((n) => !hidden.has(n));
+}
+
+/**
+ * Cycles are allowed when something ends them: every strongly connected part of the transition
+ * graph needs an `edge_traversed_at_least` branch (before any `default`) that leaves it. Without one
+ * the loop may spin until Step Functions' 25,000-event history cap fails the run, so it is refused.
+ */
+function checkCycles(tasks: readonly ContenoxTask[], fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void): void {
+  const n = tasks.length;
+  const byIndex = new Map(tasks.map((t, k) => [t.index, k]));
+  const succ = tasks.map((t) => {
+    const s = new Set<number>();
+    for (const b of t.branches) if (b.goto !== 'end' && byIndex.has(b.goto)) s.add(byIndex.get(b.goto)!);
+    if (t.onFailure !== undefined && byIndex.has(t.onFailure)) s.add(byIndex.get(t.onFailure)!);
+    return [...s];
+  });
+  // Tarjan's algorithm, iterative (a 1,000-task chain must not exhaust the call stack).
+  const idx = new Array<number>(n).fill(-1);
+  const low = new Array<number>(n).fill(0);
+  const on = new Array<boolean>(n).fill(false);
+  const stack: number[] = [];
+  const comp = new Array<number>(n).fill(-1);
+  const comps: number[][] = [];
+  let counter = 0;
+  for (let s = 0; s < n; s++) {
+    if (idx[s] !== -1) continue;
+    const work: [number, number][] = [[s, 0]];
+    while (work.length > 0) {
+      const top = work[work.length - 1]!;
+      const [v, k] = top;
+      if (k === 0) { idx[v] = low[v] = counter++; stack.push(v); on[v] = true; }
+      if (k < succ[v]!.length) {
+        top[1] = k + 1;
+        const w = succ[v]![k]!;
+        if (idx[w] === -1) work.push([w, 0]);
+        else if (on[w]) low[v] = Math.min(low[v]!, idx[w]!);
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) { const p = work[work.length - 1]![0]; low[p] = Math.min(low[p]!, low[v]!); }
+      if (low[v] === idx[v]) {
+        const c: number[] = [];
+        let w: number;
+        do { w = stack.pop()!; on[w] = false; comp[w] = comps.length; c.push(w); } while (w !== v);
+        comps.push(c);
+      }
+    }
+  }
+  for (const c of comps) {
+    const cyclic = c.length > 1 || succ[c[0]!]!.includes(c[0]!);
+    if (!cyclic) continue;
+    const id = comp[c[0]!]!;
+    const inside = (g: ContenoxTarget) => g !== 'end' && byIndex.has(g) && comp[byIndex.get(g)!] === id;
+    const bounded = c.some((k) => {
+      for (const b of tasks[k]!.branches) {
+        if (b.operator === 'default') return false;
+        if (b.operator === 'edge_traversed_at_least' && !inside(b.goto) && b.edge && inside(b.edge[0]) && inside(b.edge[1])) return true;
+      }
+      return false;
+    });
+    if (bounded) continue;
+    const members = [...c].sort((a, b) => a - b).map((k) => tasks[k]!);
+    fail('unbounded_cycle', `tasks ${members.map((t) => `'${t.id}'`).join(' → ')} form a cycle that nothing bounds`, members[0]!.location,
+      `add a first branch {"operator": "edge_traversed_at_least", "edge": "${members[0]!.id}->${members[1 % members.length]!.id}", "when": "5", "goto": "end"} to one of them (before any default): a run's history is capped at 25,000 events`,
+      { cycle: members.map((t) => t.id) });
+  }
+}
+
+/** Nodes are the tasks in source order (kind: the handler); edges every transition between two tasks. */
+export function contenoxGraphView(doc: ContenoxDocument): GraphView {
+  const pos = new Map(doc.tasks.map((t, k) => [t.index, k]));
+  const edges = new Set<string>();
+  const list: [number, number][] = [];
+  const add = (a: number, b: number | undefined) => {
+    if (b === undefined) return;
+    const key = `${a},${b}`;
+    if (!edges.has(key)) { edges.add(key); list.push([a, b]); }
+  };
+  doc.tasks.forEach((t, k) => {
+    for (const b of t.branches) if (b.goto !== 'end') add(k, pos.get(b.goto));
+    if (t.onFailure !== undefined) add(k, pos.get(t.onFailure));
+  });
+  list.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  return { nodes: doc.tasks.map((t) => ({ handle: t.id, kind: t.handler, tools: t.tools })), edges: list };
+}

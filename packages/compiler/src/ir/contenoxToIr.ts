@@ -1,0 +1,187 @@
+// Contenox task chain → IR: one step per task, and a route per task (IrWorkflow.routes) that the
+// back end lowers to a Choice state. Handlers map onto our machinery: chat_completion and route are
+// model steps (a chat_completion granted tools is our agent loop, which runs the tool calls itself),
+// tools is a tool step, noop and execute_tool_calls pass their input through, raise_error fails.
+import type { ContenoxDocument, ContenoxTask } from '../contenox/ContenoxDocument.js';
+import { RUN_META_KEY } from '../envelope/StepEnvelope.js';
+import { DEFAULT_AGENT_BUDGET, secretsIn } from './chainToIr.js';
+import type { IrDocument, IrExpr, IrRetry, IrRoute, IrStep } from './Ir.js';
+
+/** The error a `raise_error` task ends the run with. */
+export const CONTENOX_RAISE_ERROR = 'ContenoxRaiseError';
+
+/** The chain's input: the text it was given (`{"input": text}` from the CLI), else the whole input object. */
+const CHAIN_INPUT = '($exists($input.input) ? $input.input : $input)';
+
+type Obj = Readonly<Record<string, unknown>>;
+
+/** Lowers a loaded Contenox chain into the IR. */
+export function contenoxToIr(doc: ContenoxDocument, options: { name: string; file?: string; source?: string }): IrDocument {
+  const pos = new Map(doc.tasks.map((t, k) => [t.index, k]));
+  const steps = doc.tasks.map((t) => taskStep(t, doc));
+  const routes: IrRoute[] = doc.tasks.map((t) => ({
+    ...evaluation(t),
+    branches: t.branches.map((b) => ({
+      operator: b.operator, when: b.when.trim() === '' ? b.when : b.operator === 'edge_traversed_at_least' ? b.when.trim() : b.when,
+      goto: b.goto === 'end' ? 'end' as const : pos.get(b.goto)!,
+      ...(b.edge ? { edge: [pos.get(b.edge[0])!, pos.get(b.edge[1])!] as const } : {}),
+    })),
+    ...(t.onFailure !== undefined ? { onFailure: pos.get(t.onFailure)! } : {}),
+    ...(t.handler === 'raise_error' ? { raise: CONTENOX_RAISE_ERROR } : {}),
+    // Routing only: the label picks the branch, and the task's output is its input, unchanged.
+    ...(t.handler === 'route' ? { output: { kind: 'jsonata' as const, ...inputOf(t, doc) } } : {}),
+  }));
+  return {
+    name: options.name,
+    ...(doc.id !== undefined && doc.id !== options.name ? { displayName: doc.id } : {}),
+    format: 'contenox',
+    workflow: { steps, edges: [], routes },
+    file: options.file,
+    source: options.source,
+  };
+}
+
+/** What the branches of a task compare: the handler's transition token, or the route's label. */
+function evaluation(t: ContenoxTask): Pick<IrRoute, 'evaluate' | 'ignoreCase'> {
+  switch (t.handler) {
+    case 'route': return { evaluate: '$trim($string($out))', ignoreCase: true };
+    // Our agent loop has run the tool calls by the time the step ends: a turn without pending calls.
+    case 'chat_completion': return { evaluate: '"executed"' };
+    case 'tools': return { evaluate: '"tools_executed"' };
+    case 'execute_tool_calls': return { evaluate: '"no_calls_found"' };
+    case 'noop': return { evaluate: '"noop"' };
+    case 'raise_error': return { evaluate: '""' };
+  }
+}
+
+/** The task's input: `input_var` (`input` is the chain input, a task id that task's output), else the previous output. */
+function inputOf(t: ContenoxTask, doc: ContenoxDocument): { jsonata: string; reads: string[] } {
+  const v = t.data.input_var;
+  if (v === 'input') return { jsonata: CHAIN_INPUT, reads: [] };
+  if (typeof v === 'string' && v !== '' && doc.tasks.some((x) => x.id === v)) return { jsonata: `\`${v}\``, reads: [v] };
+  return { jsonata: '$prev', reads: [] };
+}
+
+/** Go-template placeholders `{{.input}}` / `{{.task_id}}` in a prompt, as JSONata string concatenation. */
+function promptJsonata(template: string, input: string, doc: ContenoxDocument, reads: string[]): string {
+  const parts: string[] = [];
+  let at = 0;
+  for (const m of template.matchAll(/\{\{\s*\.([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}/g)) {
+    parts.push(JSON.stringify(template.slice(at, m.index)));
+    const name = m[1]!;
+    if (name === 'input') parts.push(`$string(${input})`);
+    else if (doc.tasks.some((x) => x.id === name)) {
+      if (!reads.includes(name)) reads.push(name);
+      parts.push(`$string(\`${name}\`)`);
+    } else parts.push(JSON.stringify(m[0]));
+    at = m.index! + m[0].length;
+  }
+  parts.push(JSON.stringify(template.slice(at)));
+  return parts.filter((p) => p !== '""').join(' & ') || '""';
+}
+
+function taskStep(t: ContenoxTask, doc: ContenoxDocument): IrStep {
+  const exec = (t.data.execute_config ?? {}) as Obj;
+  const input = inputOf(t, doc);
+  const retry = retryOf(t, exec);
+  const timeout = typeof t.data.timeout === 'string' ? durationSeconds(t.data.timeout) : undefined;
+  const base = {
+    id: t.id,
+    identity: `contenox:${t.handler}:${t.id}`,
+    secrets: secretsIn(t.data),
+    location: t.location,
+    ...(retry ? { retry } : {}),
+    ...(timeout !== undefined ? { timeoutSeconds: Math.max(1, Math.ceil(timeout)) } : {}),
+  };
+  const reads = [...input.reads];
+  switch (t.handler) {
+    case 'chat_completion':
+    case 'route': {
+      const prompt = typeof t.data.prompt_template === 'string' && t.data.prompt_template !== ''
+        ? promptJsonata(t.data.prompt_template, input.jsonata, doc, reads)
+        : `$string(${input.jsonata})`;
+      const labels = t.handler === 'route' ? [...new Set(t.branches.filter((b) => b.operator !== 'default' && b.when !== '').map((b) => b.when))] : [];
+      const system = [typeof t.data.system_instruction === 'string' ? t.data.system_instruction : '', labels.length > 0 ? `Answer with exactly one of: ${labels.join(', ')}.` : '']
+        .filter((x) => x !== '').join('\n\n');
+      const config: Record<string, unknown> = { handler: t.handler };
+      const model = modelSpec(exec);
+      if (model !== undefined) config.model = model;
+      if (system !== '') config.system = aslText(system);
+      for (const k of ['temperature', 'max_tokens', 'think', 'models', 'providers', 'tools_policies'] as const) if (exec[k] !== undefined) config[k] = exec[k];
+      const tools = t.handler === 'route' ? [] : t.tools;
+      const step: IrStep = {
+        ...base, kind: 'model', config, tools,
+        input: { kind: 'jsonata', jsonata: prompt, reads },
+        ...(tools.length > 0 ? { budget: DEFAULT_AGENT_BUDGET } : {}),
+      };
+      return step;
+    }
+    case 'tools': {
+      const call = (t.data.tools ?? {}) as Obj;
+      const tool = pickTool(t.tools, typeof call.tool_name === 'string' ? call.tool_name : '');
+      const args = (call.args ?? {}) as Obj;
+      return {
+        ...base, kind: 'tool', config: { tool, ...(exec.tools_policies !== undefined ? { tools_policies: exec.tools_policies } : {}) }, tools: [tool],
+        input: { kind: 'template', value: args, reads: [] } satisfies IrExpr,
+      };
+    }
+    default:
+      // noop / execute_tool_calls / raise_error: no call; the value is the input (raise_error's, its cause).
+      return { ...base, kind: 'pure', config: { handler: t.handler }, tools: [], expr: { kind: 'jsonata', jsonata: input.jsonata, reads } };
+  }
+}
+
+/** A `tools` task's tool: among the set's tools, the one its `tool_name` names (list vs read for local_fs). */
+function pickTool(tools: readonly string[], toolName: string): string {
+  if (tools.length <= 1) return tools[0] ?? 'shell';
+  if (/list|dir|find/.test(toolName)) return tools.find((x) => x.includes('list')) ?? tools[0]!;
+  return tools.find((x) => x.includes('read')) ?? tools[0]!;
+}
+
+const KNOWN_PROVIDERS = ['bedrock', 'openai', 'ollama', 'vllm', 'local'];
+
+/** `provider:model` where the provider is one of ours; a bare model id otherwise (the project's provider). */
+function modelSpec(exec: Obj): string | undefined {
+  const model = typeof exec.model === 'string' && exec.model !== '' ? exec.model : Array.isArray(exec.models) && typeof exec.models[0] === 'string' ? exec.models[0] : undefined;
+  const provider = typeof exec.provider === 'string' ? exec.provider : undefined;
+  if (model === undefined) return provider !== undefined && KNOWN_PROVIDERS.includes(provider) ? `${provider}:default` : undefined;
+  return provider !== undefined && KNOWN_PROVIDERS.includes(provider) ? `${provider}:${model}` : model;
+}
+
+/** retry_on_failure (extra tries) or execute_config.retry_policy (total attempts, 500 ms doubling by default). */
+function retryOf(t: ContenoxTask, exec: Obj): IrRetry | undefined {
+  const p = exec.retry_policy as Obj | undefined;
+  if (p && typeof p === 'object') {
+    const attempts = typeof p.max_attempts === 'number' ? p.max_attempts : 3;
+    if (attempts <= 1) return undefined;
+    const initial = typeof p.initial_backoff === 'string' ? durationSeconds(p.initial_backoff) ?? 0.5 : 0.5;
+    const max = typeof p.max_backoff === 'string' ? durationSeconds(p.max_backoff) : undefined;
+    const jitter = typeof p.jitter === 'number' ? p.jitter > 0 : false;
+    return { maxAttempts: attempts, intervalSeconds: Math.max(1, Math.round(initial)), backoffRate: 2, ...(max !== undefined ? { maxDelaySeconds: Math.max(1, Math.round(max)) } : {}), jitter };
+  }
+  const n = t.data.retry_on_failure;
+  if (typeof n === 'number' && n > 0) return { maxAttempts: n + 1, intervalSeconds: 1, backoffRate: 2, jitter: false };
+  return undefined;
+}
+
+/** A Go duration (`500ms`, `1s`, `2m30s`, `1h`) in seconds; undefined when it is not one. */
+export function durationSeconds(text: string): number | undefined {
+  const unit: Record<string, number> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+  const t = text.trim();
+  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(t)) return undefined;
+  let total = 0;
+  for (const m of t.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) total += Number(m[1]) * unit[m[2]!]!;
+  return total;
+}
+
+/** The run input without the run metadata (a routed workflow's first `$prev`). */
+export const CONTENOX_FIRST_INPUT = `( $i := $states.input; $exists($i.input) ? $i.input : $type($i) = "object" ? $sift($i, function($v, $k) { $k != "${RUN_META_KEY}" }) : $i )`;
+
+/**
+ * A string for an ASL field: text with line breaks becomes a JSONata string literal (`{% "…\\n…" %}`),
+ * which yields the same text at run time and keeps raw line breaks out of the definition, where
+ * validators that follow the States Language schema refuse them.
+ */
+export function aslText(text: string): string {
+  return /[\n\r]/.test(text) ? `{% ${JSON.stringify(text)} %}` : text;
+}
