@@ -22,6 +22,25 @@ steps:
           previous: "\${steps.count.output}"
 `;
 
+const FOR_EACH_OVER_JSON_TEXT = `document: {dsl: "1.0.0", name: Each id, version: "0.1.0"}
+functions: {list_as_text: "", take_id: ""}
+steps:
+  count:
+    call: function
+    function: list_as_text
+  each:
+    call: for_each
+    after: [count]
+    items: "\${steps.count.output}"
+    as: row
+    do:
+      pick:
+        call: function
+        function: take_id
+        input:
+          item: "\${input.row}"
+`;
+
 describe('Embedded stack: DSL loops and branches reading their own results', () => {
   const project = tempProject('sf-dsl-loops-');
   let stack: EmbeddedStack;
@@ -48,5 +67,12 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     expect(run.status).toBe('SUCCEEDED');
     // Three iterations: the body saw null, then {n: 1}, then {n: 2}; the condition stopped at n = 3.
     expect(run.output).toEqual({ n: 3, saw: { n: 2, saw: { n: 1, saw: null } } });
+  });
+
+  it('iterates the elements of a step output that is a JSON array written as text', async () => {
+    const { run } = await runText(FOR_EACH_OVER_JSON_TEXT, 'each.yaml');
+    expect(run.status).toBe('SUCCEEDED');
+    // Two iterations, each given one parsed element (not one iteration given the whole string).
+    expect(run.output).toEqual([{ id: 7, kind: 'dict' }, { id: 8, kind: 'dict' }]);
   });
 });

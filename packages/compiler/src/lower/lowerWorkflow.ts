@@ -5,7 +5,7 @@
 import { StepforgeError } from '../errors/StepforgeError.js';
 import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templateToJsonata } from '../expr/templateToJsonata.js';
-import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
+import { jsonataHelperBindings, withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot, Template } from '../expr/ExpressionAst.js';
 import { ENVELOPE_VERSION, LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKind } from '../envelope/StepEnvelope.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrStep, IrWorkflow } from '../ir/Ir.js';
@@ -919,8 +919,9 @@ class Lowerer {
       Type: 'Map',
       Comment: this.comment(step, `for each item (at most ${max}, ${c.parallel ? 'up to 10 at once' : 'one at a time'})`),
       // A missing or null list is no items (not one null item, as $append would make it); a single
-      // value is a list of one, as JSONata treats it everywhere.
-      Items: `{% ( $given := ${items}; $all := $exists($given) and $type($given) != 'null' ? $append([], $given) : []; $append([], $filter($all, function($v, $i) { $i < ${max} })) ) %}`,
+      // value is a list of one, as JSONata treats it everywhere. A string holding a JSON array (a
+      // step that answered with JSON text) is that array: outputs are parsed for downstream use.
+      Items: `{% ( ${jsonataHelperBindings(['$sfJson'])} $raw := ${items}; $parsed := $sfJson($raw); $given := $type($parsed) = 'array' ? $parsed : $raw; $all := $exists($given) and $type($given) != 'null' ? $append([], $given) : []; $append([], $filter($all, function($v, $i) { $i < ${max} })) ) %}`,
       ItemSelector: { item: '{% $states.context.Map.Item.Value %}', index: '{% $states.context.Map.Item.Index %}' },
       MaxConcurrency: c.parallel ? 10 : 1,
       ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: this.foldEntryPass(inner.states, itemState), States: inner.states },
