@@ -41,6 +41,17 @@ steps:
           item: "\${input.row}"
 `;
 
+const JUDGE_LOOP_TWO_ROUNDS = `document: {dsl: "1.0.0", name: Draft twice, version: "0.1.0"}
+agents: {Writer: "", Critic: ""}
+steps:
+  draft:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: "Write about: \${input.topic}"
+`;
+
 describe('Embedded stack: DSL loops and branches reading their own results', () => {
   const project = tempProject('sf-dsl-loops-');
   let stack: EmbeddedStack;
@@ -74,5 +85,15 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     expect(run.status).toBe('SUCCEEDED');
     // Two iterations, each given one parsed element (not one iteration given the whole string).
     expect(run.output).toEqual([{ id: 7, kind: 'dict' }, { id: 8, kind: 'dict' }]);
+  });
+
+  it('sends a judge_loop\'s worker the input_template text, then that text with the previous feedback, and its evaluator the worker\'s output', async () => {
+    // The offline provider echoes each prompt, so every answer shows the prompt it was sent.
+    const { run } = await runText(JUDGE_LOOP_TWO_ROUNDS, 'draft.yaml', { topic: 'otters' });
+    expect(run.status).toBe('SUCCEEDED');
+    // Round 0: the worker got the template text, the evaluator the worker's answer (never PASS);
+    // round 1: the template text again, then the evaluator's answer as feedback.
+    const first = '[offline:echo] Write about: otters';
+    expect(run.output).toBe(`[offline:echo] Write about: otters\n\nPrevious feedback: [offline:echo] ${first}`);
   });
 });

@@ -1004,13 +1004,17 @@ class Lowerer {
     const counters = { [count]: 0, [candidate]: null, [evaluation]: null };
     const init = { assign: counters, materialize: this.initPass(scope, () => name, this.comment(step, `generate → evaluate → check pass_condition, at most ${max} rounds`), () => counters, gen) };
     const iterVars = [...scope.iterVars, count];
-    const input = step.input ? this.field(step.input, scope, step) : undefined;
+    // Prompts are text, as GraphN sends them: the worker gets the resolved input_template, and after
+    // a failed round the same input followed by the evaluator's feedback; the evaluator gets the
+    // worker's output. (Structured prompts re-embedded each round's answer as escaped JSON, so they
+    // grew with every round.)
+    const task = asText(step.input ? this.valueJsonata(step.input, scope, step) : 'null');
     const genState = this.agentTask(step, scope, c.generator ?? { agent: 'generator', role: 'generator', identity: step.identity }, gen,
-      { task: input ?? null, previous: `{% $${candidate} %}`, feedback: `{% $${evaluation} %}` },
+      `{% ( $task := ${task}; $${count} = 0 ? $task : $task & ${JSON.stringify('\n\nPrevious feedback: ')} & ${asText(`$${evaluation}`)} ) %}`,
       { [candidate]: `{% ${RESULT_VALUE} %}` }, iterVars);
     genState.Next = evaluate;
     const evalState = this.agentTask(step, scope, c.evaluator ?? { agent: 'evaluator', role: 'evaluator', identity: step.identity }, evaluate,
-      { task: input ?? null, candidate: `{% $${candidate} %}` },
+      `{% ${asText(`$${candidate}`)} %}`,
       { [evaluation]: `{% ${RESULT_VALUE} %}` }, iterVars);
     evalState.Next = passed;
     // pass_condition sees `input.evaluation`, `input.candidate` and `input.iteration` (DSL contract).
@@ -1284,4 +1288,9 @@ function workflowReads(wf: IrWorkflow, id: string): boolean {
     const c = s.composite;
     return [s.input, s.when, s.expr, c?.items, c?.condition].some((e) => e?.reads.includes(id)) || (c?.body !== undefined && workflowReads(c.body, id));
   });
+}
+
+/** JSONata for a value as prompt text: a string as it is, null or missing as blank, anything else as JSON. */
+function asText(jsonata: string): string {
+  return `( $o := ${jsonata}; $exists($o) and $type($o) != "null" ? ($type($o) = "string" ? $o : $string($o)) : "" )`;
 }
