@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { tempProject } from './support/testIo.js';
 
 const FUNCTIONS_DIR = fileURLToPath(new URL('./fixtures/dsl-loops/', import.meta.url));
@@ -95,5 +97,84 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     // round 1: the template text again, then the evaluator's answer as feedback.
     const first = '[offline:echo] Write about: otters';
     expect(run.output).toBe(`[offline:echo] Write about: otters\n\nPrevious feedback: [offline:echo] ${first}`);
+  });
+});
+
+describe('Embedded stack: a judge_loop without pass_condition (scripted offline provider)', () => {
+  const project = tempProject('sf-dsl-judge-');
+  let stack: EmbeddedStack;
+  let service: RunService;
+  // Each judge_loop's worker and evaluator both give the scripted answer (labelled `[offline:script] `).
+  const ANSWERS: Record<string, string> = { dot: 'PASS.', newline: 'PASS\n', reason: 'PASS: clear and short', spaced: '  PASS  ', longer: 'PASSABLE, but redo the ending', lower: 'pass', later: 'Not a PASS' };
+
+  beforeAll(async () => {
+    const script = join(project.dir, 'script.json');
+    writeFileSync(script, JSON.stringify({ steps: Object.fromEntries(Object.entries(ANSWERS).map(([step, text]) => [step, [{ text }]])) }));
+    stack = await openStack({ projectDir: project.dir, inMemory: true, provider: 'local', env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_LOCAL_SCRIPT: script } });
+    service = new RunService(stack, project.dir);
+  });
+  afterAll(async () => {
+    await stack?.close();
+    project.remove();
+  });
+
+  it('passes when the evaluator\'s trimmed answer, past the offline label, starts with the word PASS', async () => {
+    const { entry } = await service.catalog.registerText(`document: {dsl: "1.0.0", name: Judge answers, version: "0.1.0"}
+agents: {Writer: "", Critic: ""}
+steps:
+  dot:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  newline:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  reason:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  spaced:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  longer:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  lower:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  later:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+output:
+  result: "\${steps.dot.output}"
+`, 'judge.yaml');
+    const started = await service.start(entry, {});
+    const run = await service.wait(started.run.runId);
+    expect(run.status).toBe('SUCCEEDED');
+    const details = await service.details(run.runId);
+    // Rounds each loop ran (its evaluator's records): one when the answer passed, both (the maximum) otherwise.
+    const rounds = (step: string) => details.records.filter((r) => r.stepId.startsWith(`${step}[`) && r.stepId.endsWith(':evaluator')).length;
+    expect(Object.fromEntries(Object.keys(ANSWERS).map((step) => [step, rounds(step)]))).toEqual({
+      dot: 1, newline: 1, reason: 1, spaced: 1, longer: 2, lower: 2, later: 2,
+    });
   });
 });
