@@ -43,6 +43,24 @@ steps:
           item: "\${input.row}"
 `;
 
+const GUARDED_OFF = `document: {dsl: "1.0.0", name: Guarded off, version: "0.1.0"}
+functions: {count_up: ""}
+input:
+  go: {type: boolean, default: false}
+steps:
+  maybe:
+    call: conditional
+    condition: "\${input.go}"
+    when: "\${input.go}"
+  also:
+    call: function
+    function: count_up
+    when: "\${input.go}"
+  decided:
+    call: conditional
+    condition: "\${input.go == false}"
+`;
+
 const JUDGE_LOOP_TWO_ROUNDS = `document: {dsl: "1.0.0", name: Draft twice, version: "0.1.0"}
 agents: {Writer: "", Critic: ""}
 steps:
@@ -87,6 +105,12 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     expect(run.status).toBe('SUCCEEDED');
     // Two iterations, each given one parsed element (not one iteration given the whole string).
     expect(run.output).toEqual([{ id: 7, kind: 'dict' }, { id: 8, kind: 'dict' }]);
+  });
+
+  it('reports a conditional step whose when guard is false as skipped, as it does a function step', async () => {
+    const { run, details } = await runText(GUARDED_OFF, 'guarded.yaml', { go: false });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(details.steps.map((s) => [s.id, s.state])).toEqual([['maybe', 'skipped'], ['also', 'skipped'], ['decided', 'succeeded']]);
   });
 
   it('sends a judge_loop\'s worker the input_template text, then that text with the previous feedback, and its evaluator the worker\'s output', async () => {
