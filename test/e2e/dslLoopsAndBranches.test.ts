@@ -61,6 +61,18 @@ steps:
     condition: "\${input.go == false}"
 `;
 
+const FOCUSED_ANALYSTS = `document: {dsl: "1.0.0", name: Two reviews, version: "0.1.0"}
+agents: {SecurityReviewer: "", PerfReviewer: "", Synthesizer: ""}
+steps:
+  review:
+    call: parallel_analyzer
+    agents:
+      - {agent: SecurityReviewer, focus: security vulnerabilities}
+      - {agent: PerfReviewer, focus: performance issues}
+    aggregator_agent: Synthesizer
+    input_template: "\${input.diff}"
+`;
+
 const JUDGE_LOOP_TWO_ROUNDS = `document: {dsl: "1.0.0", name: Draft twice, version: "0.1.0"}
 agents: {Writer: "", Critic: ""}
 steps:
@@ -111,6 +123,14 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     const { run, details } = await runText(GUARDED_OFF, 'guarded.yaml', { go: false });
     expect(run.status).toBe('SUCCEEDED');
     expect(details.steps.map((s) => [s.id, s.state])).toEqual([['maybe', 'skipped'], ['also', 'skipped'], ['decided', 'succeeded']]);
+  });
+
+  it('puts each parallel_analyzer analyst\'s focus before the shared input in its prompt', async () => {
+    const { run, details } = await runText(FOCUSED_ANALYSTS, 'review.yaml', { diff: 'the diff' });
+    expect(run.status).toBe('SUCCEEDED');
+    // The offline provider echoes each prompt: the analysts' answers show what they were sent.
+    const analyses = details.records.filter((r) => r.stepId.startsWith('review') && !r.stepId.includes('aggregator')).map((r) => r.output).sort();
+    expect(analyses).toEqual(['[offline:echo] Focus: performance issues\n\nthe diff', '[offline:echo] Focus: security vulnerabilities\n\nthe diff']);
   });
 
   it('sends a judge_loop\'s worker the input_template text, then that text with the previous feedback, and its evaluator the worker\'s output', async () => {
