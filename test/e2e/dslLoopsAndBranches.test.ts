@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { tempProject } from './support/testIo.js';
 
 const FUNCTIONS_DIR = fileURLToPath(new URL('./fixtures/dsl-loops/', import.meta.url));
@@ -51,6 +53,66 @@ output:
   paged: \${steps.page.output}
 `;
 
+const FOR_EACH_OVER_JSON_TEXT = `document: {dsl: "1.0.0", name: Each id, version: "0.1.0"}
+functions: {list_as_text: "", take_id: ""}
+steps:
+  count:
+    call: function
+    function: list_as_text
+  each:
+    call: for_each
+    after: [count]
+    items: "\${steps.count.output}"
+    as: row
+    do:
+      pick:
+        call: function
+        function: take_id
+        input:
+          item: "\${input.row}"
+`;
+
+const GUARDED_OFF = `document: {dsl: "1.0.0", name: Guarded off, version: "0.1.0"}
+functions: {count_up: ""}
+input:
+  go: {type: boolean, default: false}
+steps:
+  maybe:
+    call: conditional
+    condition: "\${input.go}"
+    when: "\${input.go}"
+  also:
+    call: function
+    function: count_up
+    when: "\${input.go}"
+  decided:
+    call: conditional
+    condition: "\${input.go == false}"
+`;
+
+const FOCUSED_ANALYSTS = `document: {dsl: "1.0.0", name: Two reviews, version: "0.1.0"}
+agents: {SecurityReviewer: "", PerfReviewer: "", Synthesizer: ""}
+steps:
+  review:
+    call: parallel_analyzer
+    agents:
+      - {agent: SecurityReviewer, focus: security vulnerabilities}
+      - {agent: PerfReviewer, focus: performance issues}
+    aggregator_agent: Synthesizer
+    input_template: "\${input.diff}"
+`;
+
+const JUDGE_LOOP_TWO_ROUNDS = `document: {dsl: "1.0.0", name: Draft twice, version: "0.1.0"}
+agents: {Writer: "", Critic: ""}
+steps:
+  draft:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: "Write about: \${input.topic}"
+`;
+
 describe('Embedded stack: DSL loops and branches reading their own results', () => {
   const project = tempProject('sf-dsl-loops-');
   let stack: EmbeddedStack;
@@ -93,5 +155,115 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     expect(run.output).toEqual({ result: { label: 'standard P3' }, paged: null });
     const state = Object.fromEntries(details.steps.map((s) => [s.id, s.state]));
     expect(state).toMatchObject({ 'route.then': 'skipped', 'route.else': 'succeeded', 'page.then': 'skipped' });
+  });
+
+  it('iterates the elements of a step output that is a JSON array written as text', async () => {
+    const { run } = await runText(FOR_EACH_OVER_JSON_TEXT, 'each.yaml');
+    expect(run.status).toBe('SUCCEEDED');
+    // Two iterations, each given one parsed element (not one iteration given the whole string).
+    expect(run.output).toEqual([{ id: 7, kind: 'dict' }, { id: 8, kind: 'dict' }]);
+  });
+
+  it('reports a conditional step whose when guard is false as skipped, as it does a function step', async () => {
+    const { run, details } = await runText(GUARDED_OFF, 'guarded.yaml', { go: false });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(details.steps.map((s) => [s.id, s.state])).toEqual([['maybe', 'skipped'], ['also', 'skipped'], ['decided', 'succeeded']]);
+  });
+
+  it('puts each parallel_analyzer analyst\'s focus before the shared input in its prompt', async () => {
+    const { run, details } = await runText(FOCUSED_ANALYSTS, 'review.yaml', { diff: 'the diff' });
+    expect(run.status).toBe('SUCCEEDED');
+    // The offline provider echoes each prompt: the analysts' answers show what they were sent.
+    const analyses = details.records.filter((r) => r.stepId.startsWith('review') && !r.stepId.includes('aggregator')).map((r) => r.output).sort();
+    expect(analyses).toEqual(['[offline:echo] Focus: performance issues\n\nthe diff', '[offline:echo] Focus: security vulnerabilities\n\nthe diff']);
+  });
+
+  it('sends a judge_loop\'s worker the input_template text, then that text with the previous feedback, and its evaluator the worker\'s output', async () => {
+    // The offline provider echoes each prompt, so every answer shows the prompt it was sent.
+    const { run } = await runText(JUDGE_LOOP_TWO_ROUNDS, 'draft.yaml', { topic: 'otters' });
+    expect(run.status).toBe('SUCCEEDED');
+    // Round 0: the worker got the template text, the evaluator the worker's answer (never PASS);
+    // round 1: the template text again, then the evaluator's answer as feedback.
+    const first = '[offline:echo] Write about: otters';
+    expect(run.output).toBe(`[offline:echo] Write about: otters\n\nPrevious feedback: [offline:echo] ${first}`);
+  });
+});
+
+describe('Embedded stack: a judge_loop without pass_condition (scripted offline provider)', () => {
+  const project = tempProject('sf-dsl-judge-');
+  let stack: EmbeddedStack;
+  let service: RunService;
+  // Each judge_loop's worker and evaluator both give the scripted answer (labelled `[offline:script] `).
+  const ANSWERS: Record<string, string> = { dot: 'PASS.', newline: 'PASS\n', reason: 'PASS: clear and short', spaced: '  PASS  ', longer: 'PASSABLE, but redo the ending', lower: 'pass', later: 'Not a PASS' };
+
+  beforeAll(async () => {
+    const script = join(project.dir, 'script.json');
+    writeFileSync(script, JSON.stringify({ steps: Object.fromEntries(Object.entries(ANSWERS).map(([step, text]) => [step, [{ text }]])) }));
+    stack = await openStack({ projectDir: project.dir, inMemory: true, provider: 'local', env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_LOCAL_SCRIPT: script } });
+    service = new RunService(stack, project.dir);
+  });
+  afterAll(async () => {
+    await stack?.close();
+    project.remove();
+  });
+
+  it('passes when the evaluator\'s trimmed answer, past the offline label, starts with the word PASS', async () => {
+    const { entry } = await service.catalog.registerText(`document: {dsl: "1.0.0", name: Judge answers, version: "0.1.0"}
+agents: {Writer: "", Critic: ""}
+steps:
+  dot:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  newline:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  reason:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  spaced:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  longer:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  lower:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+  later:
+    call: judge_loop
+    worker_agent: Writer
+    judge_agent: Critic
+    max_iterations: 2
+    input_template: Draft
+output:
+  result: "\${steps.dot.output}"
+`, 'judge.yaml');
+    const started = await service.start(entry, {});
+    const run = await service.wait(started.run.runId);
+    expect(run.status).toBe('SUCCEEDED');
+    const details = await service.details(run.runId);
+    // Rounds each loop ran (its evaluator's records): one when the answer passed, both (the maximum) otherwise.
+    const rounds = (step: string) => details.records.filter((r) => r.stepId.startsWith(`${step}[`) && r.stepId.endsWith(':evaluator')).length;
+    expect(Object.fromEntries(Object.keys(ANSWERS).map((step) => [step, rounds(step)]))).toEqual({
+      dot: 1, newline: 1, reason: 1, spaced: 1, longer: 2, lower: 2, later: 2,
+    });
   });
 });

@@ -52,6 +52,25 @@ describe('Function: computeStepProgress', () => {
     const p = computeStepProgress(STEPS, events, { status: 'SUCCEEDED' });
     expect(p.map((s) => s.state)).toEqual(['skipped', 'skipped', 'succeeded']);
   });
+
+  it('counts a step the state machine runs itself (a conditional) as skipped when only its when guard was entered', () => {
+    nextId = 0;
+    const steps: ProgressStep[] = [
+      { id: 'maybe', kind: 'conditional', state: 'maybe', states: ['maybe', 'maybe: when'], lambda: false },
+      { id: 'sure', kind: 'conditional', state: 'sure', states: ['sure', 'sure: when'], lambda: false },
+    ];
+    const choice = (name: string, type: 'Entered' | 'Exited', at: number) =>
+      ev(`ChoiceState${type}`, type === 'Entered' ? { stateEnteredEventDetails: { name } } : { stateExitedEventDetails: { name } }, at);
+    const pass = (name: string, type: 'Entered' | 'Exited', at: number) =>
+      ev(`PassState${type}`, type === 'Entered' ? { stateEnteredEventDetails: { name } } : { stateExitedEventDetails: { name } }, at);
+    // `maybe`'s guard said no (straight on to `sure`); `sure`'s said yes and its Pass ran.
+    const events = [
+      choice('maybe: when', 'Entered', 1), choice('maybe: when', 'Exited', 2),
+      choice('sure: when', 'Entered', 3), choice('sure: when', 'Exited', 4), pass('sure', 'Entered', 5), pass('sure', 'Exited', 6),
+    ];
+    const p = computeStepProgress(steps, events, { status: 'SUCCEEDED' });
+    expect(p.map((s) => [s.id, s.state])).toEqual([['maybe', 'skipped'], ['sure', 'succeeded']]);
+  });
 });
 
 describe('Function: computeStepProgress (a run that ended while steps ran)', () => {

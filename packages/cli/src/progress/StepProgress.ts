@@ -30,6 +30,8 @@ interface Acc {
   exited: number;
   first?: number;
   last?: number;
+  /** States entered other than the step's `when` guard: none when the guard skipped the step. */
+  enteredBody: number;
   tasks: number;
   reusedTasks: number;
   inTok: number;
@@ -88,7 +90,13 @@ export function computeStepProgress(
   const owner = new Map<string, string>();
   for (const s of steps) for (const st of s.states) if (!owner.has(st)) owner.set(st, s.id);
   const parentOf = new Map(steps.map((s) => [s.id, s.parent]));
-  const accs = new Map<string, Acc>(steps.map((s) => [s.id, { entered: 0, exited: 0, tasks: 0, reusedTasks: 0, inTok: 0, outTok: 0, open: { Map: 0, Parallel: 0 } }]));
+  // A step's `when` guard is its helper Choice named `<its state>: when` (lowering's helper-state names).
+  const guardOf = new Map<string, string>();
+  for (const s of steps) {
+    const guard = s.states.find((st) => st !== s.state && /: when( \d+)?$/.test(st));
+    if (guard !== undefined) guardOf.set(s.id, guard);
+  }
+  const accs = new Map<string, Acc>(steps.map((s) => [s.id, { entered: 0, exited: 0, enteredBody: 0, tasks: 0, reusedTasks: 0, inTok: 0, outTok: 0, open: { Map: 0, Parallel: 0 } }]));
   const stepOfEvent = new Map<number, string | undefined>();
   const previousOf = new Map<number, number | undefined>();
   /** The step of the nearest event before this one that has a step. */
@@ -118,6 +126,7 @@ export function computeStepProgress(
     const t = timeOf(e, now);
     if (e.type?.endsWith('StateEntered')) {
       acc.entered++;
+      if (name !== guardOf.get(step)) acc.enteredBody++;
       acc.first ??= t;
       const container = CONTAINER_OF.get(e.type);
       if (container !== undefined) acc.open[container]++;
@@ -171,6 +180,9 @@ export function computeStepProgress(
     else if (s.id === failedStep || (ended && execution.status !== 'SUCCEEDED' && open)) state = 'failed';
     else if (open && !ended) state = 'running';
     else if (s.lambda && a.tasks === 0 && a.error === undefined) state = 'skipped';
+    // A step run by the state machine itself (a conditional's Pass, a loop) whose guard said no
+    // entered nothing past its `when` Choice.
+    else if (guardOf.has(s.id) && a.enteredBody === 0 && a.error === undefined) state = 'skipped';
     else state = 'succeeded';
     let endedAt: number | undefined;
     if (state === 'failed' && open) endedAt = Math.max(a.last ?? -Infinity, a.cutAt ?? executionEndedAt ?? a.first!);

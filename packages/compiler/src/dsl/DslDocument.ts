@@ -189,6 +189,12 @@ export interface DslJudgeLoopStep extends DslStepBase {
   readonly evaluator: string;
   /** Evaluated with `input.evaluation`, `input.candidate` and `input.iteration` bound. */
   readonly passCondition: DslTemplateField;
+  /**
+   * No `pass_condition` was written: the loop stops when the evaluator's answer, trimmed and
+   * without a leading `[offline:…] ` label, starts with the word `PASS` (`passCondition` then holds
+   * the exact comparison, for display).
+   */
+  readonly passByDefault: boolean;
   readonly maxIterations: number;
 }
 

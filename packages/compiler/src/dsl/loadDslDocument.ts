@@ -52,7 +52,11 @@ export const SECRET_BINDING = /^\$secret:([A-Za-z0-9][A-Za-z0-9/_+=.@:-]*)$/;
 
 const AGENT_FIELDS = ['agent', 'aggregator', 'aggregator_agent', 'entry_agent', 'generator', 'evaluator', 'worker_agent', 'judge_agent'] as const;
 
-/** The pass condition of a judge_loop that gives none: GraphN's rule, the evaluator answers PASS. */
+/**
+ * The pass condition of a judge_loop that gives none, as the field's text (what it reads, for the
+ * graph and the step's configuration). What runs is looser (`passByDefault`, see dslToIr): the
+ * evaluator's trimmed answer starts with the word PASS.
+ */
 const EVALUATOR_SAYS_PASS = "${ input.evaluation == 'PASS' }";
 
 /**
@@ -803,6 +807,7 @@ class DslLoader {
         step.generator = f.generator;
         step.evaluator = f.evaluator;
         step.passCondition = f.passCondition;
+        step.passByDefault = d.pass_condition === undefined;
         step.maxIterations = d.max_iterations;
         break;
     }

@@ -175,12 +175,24 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
         composite: {
           generator: agentRef(ctx, s.generator, 'generator'),
           evaluator: agentRef(ctx, s.evaluator, 'evaluator'),
-          condition: field(ctx, s.passCondition),
+          condition: s.passByDefault ? EVALUATOR_SAYS_PASS : field(ctx, s.passCondition),
           maxIterations: s.maxIterations,
         },
       };
   }
 }
+
+/**
+ * The default pass condition: the evaluator's answer, trimmed, starts with the word PASS
+ * (case-sensitive), so "PASS.", "PASS\n" and "PASS: clear and short" pass and "PASSABLE" does not.
+ * A leading `[offline:<mode>] ` label, which the offline provider puts on every answer, is ignored.
+ * Written in JSONata: the DSL's expressions have no string functions.
+ */
+const EVALUATOR_SAYS_PASS: IrExpr = {
+  kind: 'jsonata',
+  jsonata: '( $e := $input.evaluation; $t := $type($e) = "string" ? $replace($trim($e), /^\\[offline:\\w+\\] */, "") : ""; $contains($t, /^PASS\\b/) )',
+  reads: [],
+};
 
 /** `retry: {max_attempts, initial_backoff, max_backoff, jitter}` → IrRetry (absent or malformed → none). */
 function dslRetry(r: unknown): IrRetry | undefined {

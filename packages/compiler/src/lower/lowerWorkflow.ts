@@ -5,7 +5,7 @@
 import { StepforgeError } from '../errors/StepforgeError.js';
 import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templateToJsonata } from '../expr/templateToJsonata.js';
-import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
+import { jsonataHelperBindings, withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot, Template } from '../expr/ExpressionAst.js';
 import { ENVELOPE_VERSION, LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKind } from '../envelope/StepEnvelope.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrRoute, IrStep, IrWorkflow } from '../ir/Ir.js';
@@ -1010,8 +1010,9 @@ class Lowerer {
       Type: 'Map',
       Comment: this.comment(step, `for each item (at most ${max}, ${c.parallel ? 'up to 10 at once' : 'one at a time'})`),
       // A missing or null list is no items (not one null item, as $append would make it); a single
-      // value is a list of one, as JSONata treats it everywhere.
-      Items: `{% ( $given := ${items}; $all := $exists($given) and $type($given) != 'null' ? $append([], $given) : []; $append([], $filter($all, function($v, $i) { $i < ${max} })) ) %}`,
+      // value is a list of one, as JSONata treats it everywhere. A string holding a JSON array (a
+      // step that answered with JSON text) is that array: outputs are parsed for downstream use.
+      Items: `{% ( ${jsonataHelperBindings(['$sfJson'])} $raw := ${items}; $parsed := $sfJson($raw); $given := $type($parsed) = 'array' ? $parsed : $raw; $all := $exists($given) and $type($given) != 'null' ? $append([], $given) : []; $append([], $filter($all, function($v, $i) { $i < ${max} })) ) %}`,
       ItemSelector: { item: '{% $states.context.Map.Item.Value %}', index: '{% $states.context.Map.Item.Index %}' },
       MaxConcurrency: c.parallel ? 10 : 1,
       ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: this.foldEntryPass(inner.states, itemState), States: inner.states },
@@ -1134,13 +1135,17 @@ class Lowerer {
     const counters = { [count]: 0, [candidate]: null, [evaluation]: null };
     const init = { assign: counters, materialize: this.initPass(scope, () => name, this.comment(step, `generate → evaluate → check pass_condition, at most ${max} rounds`), () => counters, gen) };
     const iterVars = [...scope.iterVars, count];
-    const input = step.input ? this.field(step.input, scope, step) : undefined;
+    // Prompts are text, as GraphN sends them: the worker gets the resolved input_template, and after
+    // a failed round the same input followed by the evaluator's feedback; the evaluator gets the
+    // worker's output. (Structured prompts re-embedded each round's answer as escaped JSON, so they
+    // grew with every round.)
+    const task = asText(step.input ? this.valueJsonata(step.input, scope, step) : 'null');
     const genState = this.agentTask(step, scope, c.generator ?? { agent: 'generator', role: 'generator', identity: step.identity }, gen,
-      { task: input ?? null, previous: `{% $${candidate} %}`, feedback: `{% $${evaluation} %}` },
+      `{% ( $task := ${task}; $${count} = 0 ? $task : $task & ${JSON.stringify('\n\nPrevious feedback: ')} & ${asText(`$${evaluation}`)} ) %}`,
       { [candidate]: `{% ${RESULT_VALUE} %}` }, iterVars);
     genState.Next = evaluate;
     const evalState = this.agentTask(step, scope, c.evaluator ?? { agent: 'evaluator', role: 'evaluator', identity: step.identity }, evaluate,
-      { task: input ?? null, candidate: `{% $${candidate} %}` },
+      `{% ${asText(`$${candidate}`)} %}`,
       { [evaluation]: `{% ${RESULT_VALUE} %}` }, iterVars);
     evalState.Next = passed;
     // pass_condition sees `input.evaluation`, `input.candidate` and `input.iteration` (DSL contract).
@@ -1414,4 +1419,9 @@ function workflowReads(wf: IrWorkflow, id: string): boolean {
     const c = s.composite;
     return [s.input, s.when, s.expr, c?.items, c?.condition].some((e) => e?.reads.includes(id)) || (c?.body !== undefined && workflowReads(c.body, id));
   });
+}
+
+/** JSONata for a value as prompt text: a string as it is, null or missing as blank, anything else as JSON. */
+function asText(jsonata: string): string {
+  return `( $o := ${jsonata}; $exists($o) and $type($o) != "null" ? ($type($o) = "string" ? $o : $string($o)) : "" )`;
 }
