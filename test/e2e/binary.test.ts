@@ -64,7 +64,7 @@ describe.skipIf(!built)('Binary: stepforge run / runs (spawned, built dist/)', (
   it('shows a failed step once: the display tells it, stderr carries no log line of it', async () => {
     mkdirSync(join(project.dir, 'functions', 'user'), { recursive: true });
     writeFileSync(join(project.dir, 'functions', 'user', 'boom.mjs'), "export default async function () { throw new Error('no luck'); }\n");
-    writeFileSync(join(project.dir, 'boom.yaml'), 'document: {dsl: "1.0", name: boom}\nfunctions: {boom: {}}\nsteps:\n  go: {call: function, function: boom}\n');
+    writeFileSync(join(project.dir, 'boom.yaml'), 'document: {dsl: "1.0", name: boom, version: "1"}\nfunctions: {boom: {}}\nsteps:\n  go: {call: function, function: boom}\n');
     const r = await stepforge('run', 'boom.yaml');
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("error: FunctionError: step 'go' failed: function boom threw Error: no luck");

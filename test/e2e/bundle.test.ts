@@ -20,7 +20,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     mkdirSync(caches);
     writeFileSync(join(project.dir, 'functions', 'user', 'double.mjs'), 'export default async function (input) { return { doubled: input.n * 2 }; }\n');
     writeFileSync(join(project.dir, 'fn.yaml'), [
-      'document: { dsl: "1.0", name: fn-demo }',
+      'document: { dsl: "1.0", name: fn-demo, version: "1" }',
       'functions:',
       '  double: {}',
       'input:',

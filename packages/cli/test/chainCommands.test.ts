@@ -189,6 +189,15 @@ describe('Function: main (stepforge graph)', () => {
 });
 
 describe('Function: main (stepforge validate)', () => {
+  it('warns about a DSL document without document.version, and does not fail it with --strict', async () => {
+    write('noversion.yaml', 'document:\n  dsl: "1.0"\n  name: nv\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n');
+    for (const argv of [['validate', 'noversion.yaml'], ['validate', 'noversion.yaml', '--strict']]) {
+      const r = await run(argv, dir);
+      expect([argv, r.code, r.out]).toEqual([argv, 0, 'ok\n']);
+      expect(r.err).toContain('warning[missing_version] noversion.yaml:2:3: document has no version; GraphN requires document.version (e.g. version: "0.1.0")');
+    }
+  });
+
   it('prints ok, exits 0 and warns about unused tasks on stderr', async () => {
     const r = await run(['validate', 'good.chain.yaml'], dir);
     expect(r.code).toBe(0);

@@ -12,7 +12,8 @@ interface LoadResult {
  * Returns whether the precise result was clean.
  */
 export function expectFastPathAgrees<R extends LoadResult>(text: string, precise: R, fast: R | undefined): boolean {
-  const clean = precise.errors.length === 0 && precise.warnings.length === 0;
+  // A missing document.version is the one warning the fast path reports itself (too common to decline on).
+  const clean = precise.errors.length === 0 && precise.warnings.every((w) => (w as { code?: string }).code === 'missing_version');
   if (fast !== undefined) {
     expect({ text, clean }).toEqual({ text, clean: true });
     expect(fast).toStrictEqual(precise);

@@ -1,5 +1,5 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { compileDocument, isStepforgeError, loadDocument, SourceText, StepforgeError } from '@stepforge/compiler';
+import { compileDocument, isStepforgeError, loadDocument, MISSING_VERSION, SourceText, StepforgeError } from '@stepforge/compiler';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatWarning, readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
@@ -48,7 +48,8 @@ const validate: Command = {
     const errors = [...result.errors];
     if (values.strict) {
       // --strict: a warning fails validation like an error, reported in the same shape.
-      for (const w of result.warnings) errors.push(new StepforgeError(w.code, w.message, { ...(w.location ? { location: w.location } : {}), source }));
+      // Except a missing document.version: GraphN requires it, Stepforge does not, so it never fails a document.
+      for (const w of result.warnings) if (w.code !== MISSING_VERSION) errors.push(new StepforgeError(w.code, w.message, { ...(w.location ? { location: w.location } : {}), source }));
     }
     if (errors.length === 0) {
       // The checks that need the state machine itself (state names, definition size, history and

@@ -52,6 +52,9 @@ export const SECRET_BINDING = /^\$secret:([A-Za-z0-9][A-Za-z0-9/_+=.@:-]*)$/;
 
 const AGENT_FIELDS = ['agent', 'aggregator', 'aggregator_agent', 'entry_agent', 'generator', 'evaluator', 'worker_agent', 'judge_agent'] as const;
 
+/** The warning a document without `document.version` gets (GraphN requires it; Stepforge does not). */
+export const MISSING_VERSION = 'missing_version';
+
 /**
  * The pass condition of a judge_loop that gives none, as the field's text (what it reads, for the
  * graph and the step's configuration). What runs is looser (`passByDefault`, see dslToIr): the
@@ -73,7 +76,7 @@ export function loadDslDocument(text: string, options: LoadDslOptions = {}): Dsl
 }
 
 /**
- * The fast path alone: the result when the document is valid and free of warnings and every location
+ * The fast path alone: the result when the document is valid and free of warnings (but `missing_version`) and every location
  * it needs was found exactly, else undefined. `parsed` reuses a parse of the same text (loadDocument).
  */
 export function loadDslDocumentFast(text: string, options: LoadDslOptions = {}, parsed?: FastYaml, src = new SourceText(text, options.file)): DslLoadResult | undefined {
@@ -370,6 +373,11 @@ class DslLoader {
     const dsl = String(data.document.dsl);
     if (!SUPPORTED_DSL_VERSION.test(dsl)) {
       this.warn('unsupported_dsl_version', `document.dsl is '${dsl}', but this Stepforge reads DSL 1.x documents (e.g. "1.0"); it is read as 1.x`, this.locAt(['document', 'dsl']));
+    }
+    // GraphN requires document.version; Stepforge runs without it (many documents omit it), so it
+    // stays a warning even with strict, and the fast path reports it too rather than declining.
+    if (data.document.version === undefined) {
+      this.warnings.push({ severity: 'warning', code: MISSING_VERSION, message: 'document has no version; GraphN requires document.version (e.g. version: "0.1.0")', location: this.locAt(['document']) });
     }
     return {
       format: 'dsl',

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { compileDocument, duplicateWorkflowError, loadDslDocument, workflowSlug, WORKFLOW_NAME_MAX } from '@stepforge/compiler';
 
 const STEPS = 'agents: {a: {}}\nsteps:\n  s: {call: agent, agent: a}\n';
-const doc = (name: string) => `document:\n  dsl: "1.0"\n  name: ${name}\n${STEPS}`;
+const doc = (name: string) => `document:\n  dsl: "1.0"\n  name: ${name}\n  version: "1"\n${STEPS}`;
 /** What a state machine name may be when it logs to CloudWatch: 1–80 ASCII letters, digits, '-', '_'. */
 const STATE_MACHINE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
 

@@ -7,7 +7,7 @@ const corpus = (f: string) => readFileSync(fileURLToPath(new URL(`./corpus/${f}`
 
 describe('Function: loadDslDocument', () => {
   it('applies the documented defaults of every step kind', () => {
-    const r = loadDslDocument(`document: { dsl: "1.0", name: defaults }
+    const r = loadDslDocument(`document: { dsl: "1.0", name: defaults, version: "1" }
 agents: { a: {}, b: {} }
 steps:
   c: { call: conditional }
@@ -83,7 +83,7 @@ steps:
   });
 
   it('reads DSL 1.x documents, and warns about another version (an error with strict)', () => {
-    const doc = (dsl: string) => `document: { dsl: ${dsl}, name: v }\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n`;
+    const doc = (dsl: string) => `document: { dsl: ${dsl}, name: v, version: "1" }\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n`;
     for (const v of ['"1.0"', '"1"', '"1.0.0"', '1.0', '1']) {
       const r = loadDslDocument(doc(v));
       expect([v, r.errors, r.warnings]).toEqual([v, [], []]);
@@ -96,18 +96,33 @@ steps:
     expect(strict.errors.map((e) => [e.code, e.message])).toEqual([['unsupported_dsl_version', message]]);
   });
 
+  it('warns about a document without version, at document, and keeps it a warning with strict', () => {
+    const text = 'document:\n  dsl: "1.0"\n  name: v\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n';
+    const warning = {
+      severity: 'warning', code: 'missing_version',
+      message: 'document has no version; GraphN requires document.version (e.g. version: "0.1.0")',
+      location: { file: 'v.yaml', line: 2, column: 3, length: expect.any(Number) },
+    };
+    for (const strict of [false, true]) {
+      const r = loadDslDocument(text, { file: 'v.yaml', strict });
+      expect([strict, r.errors, r.warnings]).toEqual([strict, [], [warning]]);
+      expect(r.document?.name).toBe('v');
+    }
+    expect(loadDslDocument(text.replace('name: v\n', 'name: v\n  version: "0.1.0"\n')).warnings).toEqual([]);
+  });
+
   it('says what a field should be and what it got where the schema gives zod\'s default wording', () => {
     const messages = (text: string) => loadDslDocument(text).errors.map((e) => e.message);
-    expect(messages('document: { dsl: "1.0", name: x }\nsteps: 7\n')).toEqual(['steps: expected a mapping of step name to step definition (name: {call: …}), got 7']);
+    expect(messages('document: { dsl: "1.0", name: x, version: "1" }\nsteps: 7\n')).toEqual(['steps: expected a mapping of step name to step definition (name: {call: …}), got 7']);
     expect(messages('document: "x"\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n')).toEqual(['document: expected a mapping, got "x"']);
-    expect(messages('document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  5: { call: agent, agent: a }\n')).toEqual(["steps: step '5': a step name must start with a letter or _ and contain only letters, digits, _ and -"]);
+    expect(messages('document: { dsl: "1.0", name: x, version: "1" }\nagents: { a: {} }\nsteps:\n  5: { call: agent, agent: a }\n')).toEqual(["steps: step '5': a step name must start with a letter or _ and contain only letters, digits, _ and -"]);
     // The schema's own sentences stay as they are.
-    expect(messages('document: { dsl: "1.0", name: x }\nsteps: {}\n')).toEqual(['steps: a workflow needs at least one step']);
-    expect(messages('document: { dsl: "1.0", name: x }\nsteps: []\n')).toEqual(['steps is a list (- name: … kind: …), but steps are written as a mapping of step name to step definition, with call: naming the kind']);
+    expect(messages('document: { dsl: "1.0", name: x, version: "1" }\nsteps: {}\n')).toEqual(['steps: a workflow needs at least one step']);
+    expect(messages('document: { dsl: "1.0", name: x, version: "1" }\nsteps: []\n')).toEqual(['steps is a list (- name: … kind: …), but steps are written as a mapping of step name to step definition, with call: naming the kind']);
   });
 
   it('points expression errors into plain, quoted, folded and literal scalars', () => {
-    const base = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  s:\n    call: agent\n    agent: a\n';
+    const base = 'document: { dsl: "1.0", name: x, version: "1" }\nagents: { a: {} }\nsteps:\n  s:\n    call: agent\n    agent: a\n';
     const at = (field: string) => {
       const r = loadDslDocument(base + field);
       expect(r.errors.map((e) => e.code)).toEqual(['expression']);
@@ -138,7 +153,7 @@ steps:
 
   it('handles long dependency chains and names long cycles without recursion limits', () => {
     const chain = (n: number, closeCycle: boolean) => {
-      const lines = ['document: { dsl: "1.0", name: long }', 'functions: { f: {} }', 'steps:'];
+      const lines = ['document: { dsl: "1.0", name: long, version: "1" }', 'functions: { f: {} }', 'steps:'];
       for (let i = 0; i < n; i++) {
         const dep = i > 0 ? i - 1 : closeCycle ? n - 1 : undefined;
         lines.push(`  s${i}: { call: function, function: f${dep !== undefined ? `, input: "\${ steps.s${dep}.output }"` : ''} }`);
@@ -156,7 +171,7 @@ steps:
   });
 
   it('rejects a cycle inside a loop body and names it', () => {
-    const r = loadDslDocument(`document: { dsl: "1.0", name: x }
+    const r = loadDslDocument(`document: { dsl: "1.0", name: x, version: "1" }
 agents: { a: {} }
 steps:
   loop:
@@ -172,7 +187,7 @@ steps:
   });
 
   it('lets a while\'s condition and body, and a judge_loop\'s pass_condition, read the loop\'s own output (no dependency)', () => {
-    const r = loadDslDocument(`document: { dsl: "1.0", name: x }
+    const r = loadDslDocument(`document: { dsl: "1.0", name: x, version: "1" }
 agents: { a: {}, b: {} }
 steps:
   loop:
@@ -197,7 +212,7 @@ steps:
   });
 
   it('still refuses a loop whose own input or guard reads its output, at the reference', () => {
-    const r = loadDslDocument(`document: { dsl: "1.0", name: x }
+    const r = loadDslDocument(`document: { dsl: "1.0", name: x, version: "1" }
 agents: { a: {}, b: {} }
 steps:
   loop:
@@ -242,7 +257,7 @@ describe('Function: workflowJsonSchemaText', () => {
 
 describe('Function: loadDslDocument (deployment settings)', () => {
   it('accepts express and triggers under --strict, and rejects a malformed trigger with its location', () => {
-    const base = 'document: {dsl: "1.0", name: t}\nagents: {a: {}}\nsteps:\n  s: {call: agent, agent: a}\n';
+    const base = 'document: {dsl: "1.0", name: t, version: "1"}\nagents: {a: {}}\nsteps:\n  s: {call: agent, agent: a}\n';
     const ok = loadDslDocument(base + 'express: true\ntriggers:\n  - name: go\n    event_pattern: {source: ["x"]}\n', { strict: true });
     expect(ok.errors).toEqual([]);
     const bad = loadDslDocument(base + 'triggers:\n  - name: go\n    pattern: {source: ["x"]}\n', { strict: true });

@@ -14,7 +14,7 @@ const AGENT_STEP = 'steps:\n  s: {call: agent, agent: a}\n';
 describe('Function: loadDslDocument (schema errors)', () => {
   it('rejects retry durations it cannot read, with the accepted forms, at the value', () => {
     const forms = 'expected a duration: seconds (2) or a string such as "500ms", "3s" or "1m"';
-    const doc = (retry: string) => `document: {dsl: "1.0", name: r}\nagents: {a: {}}\nsteps:\n  s:\n    call: agent\n    agent: a\n    retry:\n${retry}`;
+    const doc = (retry: string) => `document: {dsl: "1.0", name: r, version: "1"}\nagents: {a: {}}\nsteps:\n  s:\n    call: agent\n    agent: a\n    retry:\n${retry}`;
     expect(diagnostics(doc('      initial_backoff: forever\n      max_backoff: -3s\n      jitter: maybe\n'))).toEqual([
       ['schema', `steps.s.retry.initial_backoff: ${forms}, got "forever"`, 8, 24],
       ['schema', `steps.s.retry.max_backoff: ${forms}, got "-3s"`, 9, 20],
@@ -29,7 +29,7 @@ describe('Function: loadDslDocument (schema errors)', () => {
   });
 
   it('type-checks agent settings, at each setting, so tools are never dropped silently', () => {
-    const doc = (agent: string) => `document: {dsl: "1.0", name: a}\nagents:\n  writer: ${agent}\nsteps:\n  s: {call: agent, agent: writer}\n`;
+    const doc = (agent: string) => `document: {dsl: "1.0", name: a, version: "1"}\nagents:\n  writer: ${agent}\nsteps:\n  s: {call: agent, agent: writer}\n`;
     expect(diagnostics(doc('{tools: web-search, model: 5, temperature: hot}'))).toEqual([
       ['schema', 'agents.writer.tools: expected a list of tool names, e.g. [web-search, fs-read], got "web-search"', 3, 19],
       ['schema', 'agents.writer.model: expected a model id such as "bedrock:<model id>", got 5', 3, 38],
@@ -52,7 +52,7 @@ describe('Function: loadDslDocument (schema errors)', () => {
   });
 
   it('rejects empty and duplicate roles, at the role', () => {
-    const doc = (kind: string) => `document: {dsl: "1.0", name: h}\nagents: {a: {}, b: {}}\nsteps:\n  s:\n    ${kind}\n      - {agent: a, role: x}\n      - {agent: b, role: x}\n      - {agent: b, role: ""}\n`;
+    const doc = (kind: string) => `document: {dsl: "1.0", name: h, version: "1"}\nagents: {a: {}, b: {}}\nsteps:\n  s:\n    ${kind}\n      - {agent: a, role: x}\n      - {agent: b, role: x}\n      - {agent: b, role: ""}\n`;
     const router = 'call: handoff_router\n    entry_agent: a\n    specialists:';
     expect(diagnostics(doc(router))).toEqual([
       ['schema', 'steps.s.specialists[2].role: a role must not be empty: say what this agent does (e.g. role: billing)', 10, 26],
@@ -71,7 +71,7 @@ describe('Function: loadDslDocument (schema errors)', () => {
   });
 
   it('checks trigger names like the deployment does, and a step\'s output name', () => {
-    const base = `document: {dsl: "1.0", name: t}\nagents: {a: {}}\n`;
+    const base = `document: {dsl: "1.0", name: t, version: "1"}\nagents: {a: {}}\n`;
     expect(diagnostics(`${base}triggers:\n  - name: "bad name!"\n    event_pattern: {source: [x]}\n${AGENT_STEP}`)).toEqual([
       ['schema', "triggers[0].name: a trigger name must be 1–40 characters of letters, digits, '-' and '_' (it becomes part of the EventBridge rule's id)", 4, 11],
     ]);
@@ -90,7 +90,7 @@ describe('Function: loadDslDocument (schema errors)', () => {
   });
 
   it('locates each unknown step of the output mapping at its own reference', () => {
-    const text = `document: {dsl: "1.0", name: o}
+    const text = `document: {dsl: "1.0", name: o, version: "1"}
 agents: {a: {}}
 ${AGENT_STEP}output:
   fine: \${ steps.s.output }
@@ -105,14 +105,14 @@ ${AGENT_STEP}output:
   });
 
   it('says what is expected instead of "a different value", at the offending sub-value', () => {
-    const doc = (top: string, step = '{call: agent, agent: a}') => `document: {dsl: "1.0", name: x}\nagents: {a: {}}\n${top}steps:\n  s: ${step}\n`;
+    const doc = (top: string, step = '{call: agent, agent: a}') => `document: {dsl: "1.0", name: x, version: "1"}\nagents: {a: {}}\n${top}steps:\n  s: ${step}\n`;
     expect(diagnostics(doc('', '{call: agent, agent: a, after: 5}'))).toEqual([
       ['schema', 'steps.s.after: expected a step name or a list of step names, got 5', 4, 37],
     ]);
     expect(diagnostics(doc('', '{call: agent, agent: a, after: [t, 5]}'))).toEqual([
       ['schema', 'steps.s.after[1]: expected a step name, got 5', 4, 41],
     ]);
-    expect(diagnostics('document: {dsl: true, name: x}\nagents: {a: {}}\nsteps:\n  s: {call: agent, agent: a}\n')).toEqual([
+    expect(diagnostics('document: {dsl: true, name: x, version: "1"}\nagents: {a: {}}\nsteps:\n  s: {call: agent, agent: a}\n')).toEqual([
       ['schema', 'document.dsl: expected a DSL version such as "1.0", got true', 1, 17],
     ]);
     expect(diagnostics(doc('input:\n  a: {type: strin}\n  b: {type: string, required: maybe}\n  c: strin\n'))).toEqual([
@@ -123,7 +123,7 @@ ${AGENT_STEP}output:
   });
 
   it('suggests the closest step kind and field name', () => {
-    const doc = (step: string) => `document: {dsl: "1.0", name: x}\nagents: {a: {}}\nsteps:\n  s: ${step}\n`;
+    const doc = (step: string) => `document: {dsl: "1.0", name: x, version: "1"}\nagents: {a: {}}\nsteps:\n  s: ${step}\n`;
     expect(diagnostics(doc('{call: agnet, agent: a}'))).toEqual([
       ['schema', "steps.s.call: unknown step kind call: 'agnet'; did you mean 'agent'? (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)", 4, 13],
     ]);
@@ -139,7 +139,7 @@ ${AGENT_STEP}output:
   });
 
   it('lists errors in document order', () => {
-    const text = `document: {dsl: "1.0", name: x}
+    const text = `document: {dsl: "1.0", name: x, version: "1"}
 agents: {a: {}}
 steps:
   one: {call: agent, agent: a, input: "\${ steps.later.output }"}
