@@ -1,0 +1,3 @@
+// Workflows written in code: Kortyx's defineWorkflow and the agent SDK's builders.
+export * from './defineWorkflow.js';
+export * from './agentSdk.js';
