@@ -53,7 +53,7 @@ export interface WorkflowEntry {
   /** The name for people to read (the DSL's `document.name` as written); absent on entries registered before it was kept. */
   readonly displayName?: string;
   readonly file?: string;
-  readonly format: 'chain' | 'dsl';
+  readonly format: 'chain' | 'dsl' | 'code';
   readonly stateMachineArn: string;
   readonly inputSchema: InputSchema;
   readonly steps: readonly CatalogStep[];
