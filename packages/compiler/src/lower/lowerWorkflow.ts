@@ -1125,12 +1125,14 @@ class Lowerer {
       };
     }
     const first = taskName.get(g.start) ?? this.fail('invalid_workflow', `the workflow starts at unknown node '${g.start}'`, step);
-    const assign = { [state]: `{% ${scope.inputVar} %}`, [last]: null, [runs]: 0 };
-    return {
-      entry: first,
-      init: { assign, materialize: this.initPass(scope, () => this.stepNames.get(step)!, this.comment(step, 'the run state starts as the input'), () => assign, first) },
-      tails: [{ holder: exit, field: 'Next' }],
+    // Its own Pass rather than an init folded into whatever leads here: the state starts as the
+    // input variable, which a state assigning `input` itself could not read yet.
+    const entry = this.stepNames.get(step)!;
+    scope.states[entry] = {
+      Type: 'Pass', Comment: this.comment(step, 'the run state starts as the input'),
+      Assign: { [state]: `{% ${scope.inputVar} %}`, [last]: null, [runs]: 0 }, Next: first,
     };
+    return { entry, tails: [{ holder: exit, field: 'Next' }] };
   }
 
   /** A fixed edge inside a possibly cyclic graph: a Choice that stops the run past the bound. */
