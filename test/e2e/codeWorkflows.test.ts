@@ -44,3 +44,18 @@ export const second = w('second');
     expect(JSON.parse(readFileSync(join(dir, 'second.manifest.json'), 'utf8')).format).toBe('code');
   });
 });
+
+describe('Command: run FILE.ts', () => {
+  it('runs the Kortyx support flow embedded: the node functions run in the function handler', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-code-run-'));
+    const io = bufferIo(dir);
+    const code = await main(['run', join(repo, 'examples/code/support.ts'), '--input', '{"message":"I want a refund"}', '--json'], io);
+    const result = JSON.parse(io.stdout()) as { status: string; output: unknown };
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.output).toEqual({ message: 'I want a refund', topic: 'refund', reply: 'Your refund has been started.' });
+    expect(code).toBe(0);
+    const io2 = bufferIo(dir);
+    await main(['run', join(repo, 'examples/code/support.ts'), '--input', '{"message":"how do I log in?"}', '--json'], io2);
+    expect((JSON.parse(io2.stdout()) as { output: unknown }).output).toEqual({ message: 'how do I log in?', topic: 'question', reply: 'Thanks for your question. — the support team' });
+  });
+});

@@ -5,7 +5,7 @@ import { EXIT_OK, reportError, UsageError, type CliIo } from '../CliIo.js';
 import { ensureDirectory, ioError } from '../ensureDirectory.js';
 import { errnoReason } from '../errnoReason.js';
 import { formatWarning, readDocumentFile } from './documentIo.js';
-import { CODE_MODULE, compileCodeModule } from './compileCodeModule.js';
+import { CODE_MODULE, compileCodeModule } from '../stack/compileCodeModule.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import type { Command } from './registry.js';
 

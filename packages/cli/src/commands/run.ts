@@ -30,7 +30,7 @@ export function stackOptions(io: CliIo, values: { provider?: string | undefined;
   };
 }
 
-const USAGE = 'run FILE [--input JSON|@file|-] [--idempotency-key K] [--provider P] [--json]';
+const USAGE = 'run FILE [--input JSON|@file|-] [--idempotency-key K] [--export NAME] [--provider P] [--json]';
 
 const command: Command = {
   name: 'run',
@@ -40,6 +40,7 @@ const command: Command = {
     const parsed = parseCommandArgs(argv, {
           input: { type: 'string' },
           'idempotency-key': { type: 'string' },
+          export: { type: 'string' },
           provider: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
@@ -59,7 +60,7 @@ const command: Command = {
       const runId = randomUUID();
       let announced = false;
       const { entry, started } = await session.untilDone(io, async ({ service: s }) => {
-        const { entry: e } = await s.catalog.registerFile(positionals[0]!);
+        const { entry: e } = await s.catalog.registerFile(positionals[0]!, values.export !== undefined ? { exportName: values.export as string } : {});
         // Which policy gates this run's tool calls, before it starts; on stderr with --json, whose stdout is one JSON value.
         if (!announced && e.policy) (values.json ? io.err : io.out)(`${describePolicy(e.policy, io.cwd)}\n`);
         announced = true;

@@ -21,6 +21,7 @@ import {
   type NamedWorkflow,
 } from '@stepforge/compiler';
 import { loadFunctionsRuntime } from './functionsRuntime.js';
+import { CODE_MODULE, compileCodeModule } from './compileCodeModule.js';
 import { gatedTools, requirePolicyFor, resolvePolicy, type ResolvedPolicy } from './resolvePolicy.js';
 
 /** Options of registerFile and registerText. */
@@ -32,6 +33,10 @@ export interface RegisterOptions {
    * one registered is added.
    */
   readonly project?: Map<string, NamedWorkflow>;
+  /** A module exporting several workflows written in code: the one to register. */
+  readonly exportName?: string;
+  /** Already compiled (a module's workflow: there is no document text to compile). */
+  readonly compiled?: CompileResult;
 }
 
 /** One step of a registered workflow: what progress displays and forks need. */
@@ -96,6 +101,8 @@ export class WorkflowCatalog {
 
   /** Reads, compiles (StepforgeError on invalid documents) and registers `file`. */
   async registerFile(file: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
+    // A TypeScript or JavaScript module: the code front-end imports it and compiles its workflow.
+    if (CODE_MODULE.test(file)) return this.registerText('', file, { ...options, compiled: await compileCodeModule(this.projectDir, file, options.exportName) });
     let text: string;
     const shown = file;
     try {
@@ -110,7 +117,7 @@ export class WorkflowCatalog {
 
   /** Compiles and registers a document's text. */
   async registerText(text: string, file?: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
-    const compiled = compileDocument(text, file !== undefined ? { file } : {});
+    const compiled = options.compiled ?? compileDocument(text, file !== undefined ? { file } : {});
     // Before anything is registered: a policy that cannot be read, or a workflow that can change
     // things with no policy at all, stops here.
     const policy = resolvePolicy(await loadFunctionsRuntime(), { ...(file !== undefined ? { file } : {}), baseDir: this.projectDir, env: this.env });
