@@ -812,7 +812,7 @@ class Lowerer {
     const counters = { [turn]: 0, [calls]: 0, [results]: [] };
     const init = {
       assign: counters,
-      materialize: this.initPass(scope, () => this.stepNames.get(step)!,
+      materialize: this.initPass(scope, () => this.helper(step, 'start'),
         this.comment(step, `agent loop: at most ${budget.maxTurns} turns and ${budget.maxToolCalls} tool calls`), () => counters, reason),
     };
     scope.states[reason] = this.taskState(step, scope, 'model', this.payload(step, scope, {
