@@ -23,6 +23,8 @@ export const RUNTIME_ERROR_NAMES = [
   'ConfigError',
   'NotFound',
   'IdempotencyKeyConflict',
+  'CodeModuleLoadError',
+  'NodeError',
 ] as const;
 
 /** One of the stable runtime error names. */

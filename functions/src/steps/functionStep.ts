@@ -7,6 +7,7 @@ import { captureConsole } from '../userfn/captureConsole.js';
 import type { PythonCallError } from '../userfn/PythonWorker.js';
 import { resolveUserFunction, type UserFunctionFile } from '../userfn/resolveUserFunction.js';
 import { resolveInputs } from './resolveInputs.js';
+import { runCodeNodeStep } from './codeNodeStep.js';
 
 /**
  * A function step: finds the user function named by `config.function` (or `config.name`) and
@@ -15,6 +16,8 @@ import { resolveInputs } from './resolveInputs.js';
  * time, and redacted from whatever the function returns.
  */
 export async function runFunctionStep(rt: Runtime, rawEnv: StepEnvelope): Promise<StepResult> {
+  // A node of a workflow written in code: the module and node, not a file in the functions folder.
+  if (typeof rawEnv.config.codeModule === 'string') return runCodeNodeStep(rt, rawEnv);
   const env = await resolveInputs(rt, rawEnv);
   const name = env.config.function ?? env.config.name ?? env.config.handler;
   if (typeof name !== 'string') throw new RuntimeError('InvalidEnvelope', 'function step has no config.function');

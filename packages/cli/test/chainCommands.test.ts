@@ -337,7 +337,7 @@ describe('Function: main (stepforge new)', () => {
 describe('Function: main (COMMAND --help)', () => {
   it('prints the command\'s usage and summary on stdout and exits 0, running nothing', async () => {
     // `serve` and `runs` would open the embedded stack if they ran: nothing is opened here.
-    for (const [name, usage] of [['run', 'run FILE [--input JSON|@file|-]'], ['runs', 'runs list [--workflow W]'], ['serve', 'serve'], ['approvals', 'approvals list']] as const) {
+    for (const [name, usage] of [['run', 'run FILE|--chain FILE [--input JSON|@file|-]'], ['runs', 'runs list [--workflow W]'], ['serve', 'serve'], ['approvals', 'approvals list']] as const) {
       const r = await run([name, '--help'], dir);
       expect({ name, code: r.code, err: r.err }).toEqual({ name, code: 0, err: '' });
       expect(r.out.startsWith(`Usage: stepforge ${usage}`)).toBe(true);

@@ -26,3 +26,4 @@ export * from './duplicateWorkflowError.js';
 export { didYouMean } from './chain/didYouMean.js';
 export { yamlErrorMessage } from './yamlErrorMessage.js';
 export { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues, type YamlValueIssues } from './yamlValueIssues.js';
+export * from './code/index.js';

@@ -67,7 +67,7 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   const root = parsed.contents;
   const keys = isMap(root) ? root.items.map((p) => (p.key as { value?: unknown } | null)?.value) : [];
   // A document with YAML errors still goes to the front-end its keys point at, which reports them located.
-  if (!keys.includes('chain') && !keys.includes('steps') && (isContenoxChainData(parsed.toJS()) || (parsed.errors.length > 0 && sniffContenox(text)))) {
+  if (!keys.includes('chain') && !keys.includes('steps') && (isContenoxChainData(plainData(parsed)) || (parsed.errors.length > 0 && sniffContenox(text)))) {
     return { format: 'contenox', ...contenox(text, options, source, chainLikely ? undefined : parsed) };
   }
   const format = keys.includes('chain') ? 'chain' : keys.includes('steps') ? 'dsl' : sniffFormat(text);
@@ -114,4 +114,16 @@ function contenox(text: string, options: LoadDocumentOptions, source: SourceText
 // A Contenox chain with a syntax error still goes to the Contenox front-end, which reports it located.
 function sniffContenox(text: string): boolean {
   return /"tasks"\s*:\s*\[/.test(text) && /"handler"\s*:/.test(text);
+}
+
+/**
+ * The document's data for sniffing its format, or undefined when it has none: `toJS` throws on an
+ * alias without its anchor (and the like), which the front-end the keys point at reports, located.
+ */
+function plainData(parsed: { toJS(): unknown }): unknown {
+  try {
+    return parsed.toJS();
+  } catch {
+    return undefined;
+  }
 }

@@ -5,10 +5,11 @@ import { EXIT_OK, reportError, UsageError, type CliIo } from '../CliIo.js';
 import { ensureDirectory, ioError } from '../ensureDirectory.js';
 import { errnoReason } from '../errnoReason.js';
 import { formatWarning, readDocumentFile } from './documentIo.js';
+import { CODE_MODULE, compileCodeModule } from '../stack/compileCodeModule.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import type { Command } from './registry.js';
 
-const USAGE = 'compile FILE [-o DIR] [--explain] [--express] [--strict] [--json]';
+const USAGE = 'compile FILE [-o DIR] [--explain] [--express] [--strict] [--export NAME] [--json]';
 
 const HELP = `Usage: stepforge ${USAGE}
 
@@ -21,6 +22,7 @@ Options:
   --explain       print the synchronisation edges added, the estimated slowdown and the quota figures
   --express       compile for an Express state machine (no 25,000-event history bound)
   --strict        unknown fields are errors
+  --export NAME   FILE is a module exporting several workflows written in code: compile this one
   --json          print {"name","displayName","files","explain"} (or {"error":…}) on stdout
 
 Exit status: 0 compiled, 1 invalid document or quota exceeded, 2 usage errors.
@@ -39,6 +41,7 @@ const compile: Command = {
           explain: { type: 'boolean', default: false },
           express: { type: 'boolean', default: false },
           strict: { type: 'boolean', default: false },
+          export: { type: 'string' },
           json: { type: 'boolean', default: false },
           help: { type: 'boolean', short: 'h', default: false },
       }, USAGE);
@@ -54,8 +57,12 @@ const compile: Command = {
     if (positionals.length !== 1) return reportError(io, new UsageError(`expected exactly one FILE\nUsage: stepforge ${USAGE}`), json);
     const file = positionals[0]!;
     try {
-      const text = await readDocumentFile(io, file);
-      const result = compileDocument(text, { file, express: values.express, strict: values.strict });
+      // A TypeScript or JavaScript module: its exported workflow, compiled by the code front-end.
+      const code = CODE_MODULE.test(file);
+      const text = code ? '' : await readDocumentFile(io, file);
+      const result = code
+        ? await compileCodeModule(io.cwd, file, values.export as string | undefined, { express: values.express })
+        : compileDocument(text, { file, express: values.express, strict: values.strict });
       const dir = resolve(io.cwd, values.out ?? '.');
       const hint = '-o names the directory the two files are written to: give one you can write to';
       ensureDirectory(dir, 'the output directory', hint);

@@ -30,7 +30,7 @@ export function stackOptions(io: CliIo, values: { provider?: string | undefined;
   };
 }
 
-const USAGE = 'run FILE|--chain FILE [--input JSON|@file|-] [--var NAME=VALUE]... [--idempotency-key K] [--provider P] [--json]';
+const USAGE = 'run FILE|--chain FILE [--input JSON|@file|-] [--var NAME=VALUE]... [--idempotency-key K] [--export NAME] [--provider P] [--json]';
 
 /** `--var NAME=VALUE` flags over the environment: the values of `{{var:NAME}}` macros. */
 export function macroVars(flags: readonly string[] | undefined, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
@@ -54,6 +54,7 @@ const command: Command = {
           chain: { type: 'string' },
           var: { type: 'string', multiple: true },
           'idempotency-key': { type: 'string' },
+          export: { type: 'string' },
           provider: { type: 'string' },
           json: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
@@ -76,7 +77,7 @@ const command: Command = {
       const runId = randomUUID();
       let announced = false;
       const { entry, started } = await session.untilDone(io, async ({ service: s }) => {
-        const { entry: e } = await s.catalog.registerFile(positionals[0]!, { vars, requireMacros: true });
+        const { entry: e } = await s.catalog.registerFile(positionals[0]!, { vars, requireMacros: true, ...(values.export !== undefined ? { exportName: values.export as string } : {}) });
         // Which policy gates this run's tool calls, before it starts; on stderr with --json, whose stdout is one JSON value.
         if (!announced && e.policy) (values.json ? io.err : io.out)(`${describePolicy(e.policy, io.cwd)}\n`);
         announced = true;

@@ -21,6 +21,7 @@ import {
   type NamedWorkflow,
 } from '@stepforge/compiler';
 import { loadFunctionsRuntime } from './functionsRuntime.js';
+import { CODE_MODULE, compileCodeModule } from './compileCodeModule.js';
 import { gatedTools, requirePolicyFor, resolvePolicy, type ResolvedPolicy } from './resolvePolicy.js';
 
 /** Options of registerFile and registerText. */
@@ -36,6 +37,10 @@ export interface RegisterOptions {
   readonly vars?: Readonly<Record<string, string>>;
   /** A run: an unfilled macro is an error before anything starts. */
   readonly requireMacros?: boolean;
+  /** A module exporting several workflows written in code: the one to register. */
+  readonly exportName?: string;
+  /** Already compiled (a module's workflow: there is no document text to compile). */
+  readonly compiled?: CompileResult;
 }
 
 /** One step of a registered workflow: what progress displays and forks need. */
@@ -57,7 +62,7 @@ export interface WorkflowEntry {
   /** The name for people to read (the DSL's `document.name` as written); absent on entries registered before it was kept. */
   readonly displayName?: string;
   readonly file?: string;
-  readonly format: 'chain' | 'dsl' | 'contenox';
+  readonly format: 'chain' | 'dsl' | 'contenox' | 'code';
   readonly stateMachineArn: string;
   readonly inputSchema: InputSchema;
   readonly steps: readonly CatalogStep[];
@@ -100,6 +105,8 @@ export class WorkflowCatalog {
 
   /** Reads, compiles (StepforgeError on invalid documents) and registers `file`. */
   async registerFile(file: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
+    // A TypeScript or JavaScript module: the code front-end imports it and compiles its workflow.
+    if (CODE_MODULE.test(file)) return this.registerText('', file, { ...options, compiled: await compileCodeModule(this.projectDir, file, options.exportName) });
     let text: string;
     const shown = file;
     try {
@@ -114,7 +121,7 @@ export class WorkflowCatalog {
 
   /** Compiles and registers a document's text. */
   async registerText(text: string, file?: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
-    const compiled = compileDocument(text, {
+    const compiled = options.compiled ?? compileDocument(text, {
       ...(file !== undefined ? { file } : {}),
       ...(options.vars !== undefined ? { vars: options.vars } : {}), ...(options.requireMacros ? { requireMacros: true } : {}),
     });

@@ -3,6 +3,8 @@ import { isAbsolute, join } from 'node:path';
 import { MAX_INPUT_DEPTH, StepforgeError, inputDepthError } from '@stepforge/compiler';
 import { UsageError } from '../CliIo.js';
 import { errnoReason } from '../errnoReason.js';
+// The scan alone (no runtime behind it): JSON.parse names no position on some Node versions.
+import { jsonErrorOffset } from '@stepforge/functions/config/jsonErrorOffset';
 
 /** `--input -` and `--input @-`: the input is standard input (`@-` as a file name, the way `@FILE` reads FILE). */
 export function isStdinInput(raw: string): boolean {
@@ -77,65 +79,4 @@ export function readInput(raw: string | undefined, cwd: string, stdin?: () => st
     });
   }
   return value;
-}
-
-/**
- * The offset of the first JSON syntax error (a small recursive-descent scan), for runtimes whose
- * JSON.parse message carries no position. Only called on text JSON.parse already rejected.
- */
-export function jsonErrorOffset(text: string): number {
-  let i = 0;
-  const ws = () => { while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++; };
-  const fail = (): never => { throw i; };
-  const lit = (word: string) => { if (text.startsWith(word, i)) i += word.length; else fail(); };
-  const str = () => {
-    i++;
-    while (i < text.length && text[i] !== '"') {
-      if (text[i]! < ' ') fail();
-      i += text[i] === '\\' ? 2 : 1;
-    }
-    if (i >= text.length) fail();
-    i++;
-  };
-  const num = () => {
-    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
-    if (!m || m[0] === '' || m[0] === '-') fail();
-    i += m![0].length;
-  };
-  const value = (): void => {
-    ws();
-    const c = text[i];
-    if (c === '{') {
-      i++; ws();
-      if (text[i] === '}') { i++; return; }
-      for (;;) {
-        ws(); if (text[i] !== '"') fail(); str(); ws();
-        if (text[i] !== ':') fail(); i++; value(); ws();
-        if (text[i] === ',') { i++; continue; }
-        if (text[i] === '}') { i++; return; }
-        fail();
-      }
-    }
-    if (c === '[') {
-      i++; ws();
-      if (text[i] === ']') { i++; return; }
-      for (;;) {
-        value(); ws();
-        if (text[i] === ',') { i++; continue; }
-        if (text[i] === ']') { i++; return; }
-        fail();
-      }
-    }
-    if (c === '"') return str();
-    if (c === 't') return lit('true');
-    if (c === 'f') return lit('false');
-    if (c === 'n') return lit('null');
-    num();
-  };
-  try {
-    value(); ws();
-    return i;
-  } catch (at) {
-    return typeof at === 'number' ? at : 0;
-  }
 }

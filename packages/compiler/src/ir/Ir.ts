@@ -7,7 +7,8 @@ import type { Template } from '../expr/ExpressionAst.js';
 export type IrStepKind =
   | 'model' | 'tool' | 'connector' | 'pure'
   | 'agent' | 'function' | 'mcp_tool' | 'conditional'
-  | 'for_each' | 'while' | 'parallel_analyzer' | 'handoff_router' | 'judge_loop';
+  | 'for_each' | 'while' | 'parallel_analyzer' | 'handoff_router' | 'judge_loop'
+  | 'code_graph';
 
 /** A retry policy, already normalised from the source's field names. */
 export interface IrRetry {
@@ -67,6 +68,35 @@ export interface IrComposite {
   readonly evaluator?: IrAgentRef;
   /** handoff_router: most specialist hops before the loop stops. */
   readonly maxHandoffs?: number;
+  /** code_graph: a workflow written in code (nodes run in the function handler, edges become Choices). */
+  readonly graph?: IrCodeGraph;
+}
+
+/** A node of a code workflow: the function handler calls it by name in the user's module. */
+export interface IrCodeNode {
+  readonly name: string;
+  readonly retry?: IrRetry;
+  readonly params?: Readonly<Record<string, unknown>>;
+}
+
+/** An edge of a code workflow; `when` matches the node's returned `condition`, then its `intent`. */
+export interface IrCodeEdge {
+  readonly from: string;
+  /** A node name or `__end__`. */
+  readonly to: string;
+  readonly when?: string;
+}
+
+/** A workflow written in code, run node by node with the run state threaded through. */
+export interface IrCodeGraph {
+  /** The module (as the handler imports it) and the export holding the workflow. */
+  readonly module: string;
+  readonly exportName: string;
+  readonly nodes: readonly IrCodeNode[];
+  readonly edges: readonly IrCodeEdge[];
+  readonly start: string;
+  /** Node runs before the run fails with MaxIterationsExceeded. */
+  readonly maxIterations: number;
 }
 
 /** One step. */
@@ -151,7 +181,7 @@ export interface IrDocument {
   readonly displayName?: string;
   /** Where the name is written, when the document writes one. */
   readonly nameLocation?: SourceLocation;
-  readonly format: 'chain' | 'dsl' | 'contenox';
+  readonly format: 'chain' | 'dsl' | 'contenox' | 'code';
   readonly workflow: IrWorkflow;
   /** Defaults of the `input:` schema, merged under the execution input. */
   readonly inputDefaults?: Readonly<Record<string, unknown>>;

@@ -36,7 +36,7 @@ export interface StepManifest {
   readonly workflow: string;
   /** The name for people to read: the DSL's `document.name` as written (the workflow name otherwise). */
   readonly displayName: string;
-  readonly format: 'chain' | 'dsl' | 'contenox';
+  readonly format: 'chain' | 'dsl' | 'contenox' | 'code';
   readonly file?: string;
   readonly type: 'STANDARD' | 'EXPRESS';
   readonly steps: readonly StepManifestEntry[];
@@ -49,7 +49,7 @@ export interface StepManifest {
 const HANDLER: Record<IrStepKind, StepHandler> = {
   model: 'model', agent: 'model', tool: 'tool', connector: 'connector', function: 'function', mcp_tool: 'mcp_tool',
   pure: null, conditional: null, for_each: null, while: null,
-  parallel_analyzer: 'model', handoff_router: 'model', judge_loop: 'model',
+  parallel_analyzer: 'model', handoff_router: 'model', judge_loop: 'model', code_graph: 'function',
 };
 
 /** Builds the manifest from the IR and what lowering produced. */

@@ -11,6 +11,7 @@ import { ENVELOPE_VERSION, LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKin
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrRoute, IrStep, IrWorkflow } from '../ir/Ir.js';
 import { CONTENOX_FIRST_INPUT } from '../ir/contenoxToIr.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
+import { stepIdentity } from '../chain/stepIdentity.js';
 import { LayeredMap } from './LayeredMap.js';
 import { NameAllocator, asciiOnly, MAX_STATE_NAME } from './NameAllocator.js';
 import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';
@@ -763,6 +764,9 @@ class Lowerer {
       case 'handoff_router':
         frag = this.lowerHandoff(step, scope, v);
         break;
+      case 'code_graph':
+        frag = this.lowerCodeGraph(step, scope, v);
+        break;
       case 'model':
       case 'agent':
         frag = step.tools.length > 0 ? this.lowerAgentLoop(step, scope, v) : this.lowerTask(step, scope, v);
@@ -1205,6 +1209,92 @@ class Lowerer {
       { task: input ?? null, analyses: `{% $${collected}.text %}`, byAnalyst: `{% $${collected}.byAnalyst %}` },
       { [v]: `{% ${RESULT_VALUE} %}` });
     return { entry: par, tails: [{ holder: aggState, field: 'Next' }] };
+  }
+
+  /**
+   * A workflow written in code: one function Task per node (named after it), each followed by a
+   * Choice over the edges leaving it. The run state is a variable: a node gets it as its input and
+   * its returned `data` is merged in. An edge's `when` matches the returned `condition` first (all
+   * those rules come first), then `intent`; an edge without `when` is the Choice's Default. Cycles
+   * are bounded by a node-run counter (MaxIterationsExceeded past the bound).
+   */
+  private lowerCodeGraph(step: IrStep, scope: Scope, v: string): Frag {
+    const g = step.composite?.graph;
+    if (!g) this.fail('invalid_document', `code workflow '${step.id}' has no graph`, step);
+    const state = this.names.variable(`${v}_state`);
+    const last = this.names.variable(`${v}_last`);
+    const runs = this.names.variable(`${v}_runs`);
+    const taskName = new Map<string, string>();
+    // Node states carry the node's own name: that is what the console's execution view shows.
+    for (const n of g.nodes) {
+      const name = this.names.state(n.name);
+      this.stepStates.get(step)!.push(name);
+      taskName.set(n.name, name);
+    }
+    const exitName = this.helper(step, 'end');
+    const exit: AslState = { Type: 'Pass', Comment: this.comment(step, 'the run state is the result'), Assign: { [v]: `{% $${state} %}` } };
+    scope.states[exitName] = exit;
+    const tooMany = this.helper(step, 'too many iterations');
+    scope.states[tooMany] = {
+      Type: 'Fail', Comment: this.comment(step, `more than ${g.maxIterations} node runs`),
+      Error: 'MaxIterationsExceeded', Cause: `workflow '${step.id}' ran more than ${g.maxIterations} nodes: a cycle in its edges did not end`,
+    };
+    const target = (to: string) => (to === '__end__' ? exitName : taskName.get(to) ?? this.fail('invalid_workflow', `edge to unknown node '${to}'`, step));
+    for (const n of g.nodes) {
+      const name = taskName.get(n.name)!;
+      const node: IrStep = { ...step, id: `${step.id}.${n.name}`, retry: n.retry, identity: stepIdentity('code_node', { graph: step.identity, node: n.name }, []) };
+      const payload = this.payload(node, scope, {
+        kind: 'function', identity: node.identity, value: `{% $${state} %}`,
+        config: { codeModule: g.module, codeExport: g.exportName, codeNode: n.name, ...(n.params !== undefined ? { params: n.params } : {}) },
+      });
+      const task = this.taskState(node, scope, 'function', payload, {
+        [state]: `{% $merge([$${state}, $type($states.result.output.data) = "object" ? $states.result.output.data : {}]) %}`,
+        [last]: `{% ${RESULT_VALUE} %}`,
+        [runs]: `{% $${runs} + 1 %}`,
+      }, `node '${n.name}' (runs in the function handler)`);
+      scope.states[name] = task;
+      const out = g.edges.filter((e) => e.from === n.name);
+      const routed = out.filter((e) => e.when !== undefined);
+      const plain = out.find((e) => e.when === undefined);
+      if (routed.length === 0) {
+        const next = plain ? target(plain.to) : exitName;
+        task.Next = next === exitName ? next : this.boundedNext(step, scope, n.name, runs, g.maxIterations, tooMany, next);
+        continue;
+      }
+      const route = this.helper(step, `${n.name} next?`);
+      task.Next = route;
+      const rule = (field: string) => (e: { when?: string; to: string }) => ({
+        Condition: `{% $type($${last}) = "object" and $${last}.${field} = ${JSON.stringify(e.when)} %}`, Next: target(e.to),
+      });
+      scope.states[route] = {
+        Type: 'Choice',
+        Comment: this.comment(step, `after '${n.name}': its condition, then its intent, picks the edge`),
+        Choices: [
+          { Condition: `{% $${runs} >= ${g.maxIterations} %}`, Next: tooMany },
+          ...routed.map(rule('condition')), ...routed.map(rule('intent')),
+        ],
+        Default: plain ? target(plain.to) : exitName,
+      };
+    }
+    const first = taskName.get(g.start) ?? this.fail('invalid_workflow', `the workflow starts at unknown node '${g.start}'`, step);
+    // Its own Pass rather than an init folded into whatever leads here: the state starts as the
+    // input variable, which a state assigning `input` itself could not read yet.
+    const entry = this.stepNames.get(step)!;
+    scope.states[entry] = {
+      Type: 'Pass', Comment: this.comment(step, 'the run state starts as the input'),
+      Assign: { [state]: `{% ${scope.inputVar} %}`, [last]: null, [runs]: 0 }, Next: first,
+    };
+    return { entry, tails: [{ holder: exit, field: 'Next' }] };
+  }
+
+  /** A fixed edge inside a possibly cyclic graph: a Choice that stops the run past the bound. */
+  private boundedNext(step: IrStep, scope: Scope, from: string, runs: string, max: number, tooMany: string, next: string): string {
+    const name = this.helper(step, `${from} next?`);
+    scope.states[name] = {
+      Type: 'Choice', Comment: this.comment(step, `after '${from}'`),
+      Choices: [{ Condition: `{% $${runs} >= ${max} %}`, Next: tooMany }], Default: next,
+    };
+    return name;
   }
 
   private lowerHandoff(step: IrStep, scope: Scope, v: string): Frag {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileDocument, loadDocument } from '@stepforge/compiler';
 
-const doc = (branches: string) => `document: {dsl: "1.0", name: x}
+const doc = (branches: string) => `document: {dsl: "1.0", name: x, version: "0.1.0"}
 agents: {a: "", b: ""}
 steps:
   triage: {call: agent, agent: a}

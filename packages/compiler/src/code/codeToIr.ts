@@ -1,0 +1,77 @@
+// Code workflows → IR. A Kortyx workflow becomes one `code_graph` step: its nodes run in the
+// function handler (which imports the module and calls the node by name), its edges become Choices
+// on what the node returned. Pure: the module was imported by the caller; only its data is read here.
+import { stepIdentity } from '../chain/stepIdentity.js';
+import { StepforgeError } from '../errors/StepforgeError.js';
+import type { IrCodeEdge, IrCodeNode, IrDocument, IrRetry } from '../ir/Ir.js';
+import { workflowSlug } from '../workflowSlug.js';
+import { CODE_WORKFLOW, END_NODE, START_NODE, validateWorkflow, type WorkflowDefinition } from './defineWorkflow.js';
+
+/** Bound on a Kortyx workflow's node runs (its cycles), as the agent SDK's state graphs default to. */
+export const KORTYX_MAX_ITERATIONS = 25;
+
+/** The exports of a module that are code workflows, by export name. */
+export function codeWorkflowExports(mod: Readonly<Record<string, unknown>>): string[] {
+  return Object.keys(mod).filter((k) => {
+    const v = mod[k];
+    return v !== null && typeof v === 'object' && (v as Record<symbol, unknown>)[CODE_WORKFLOW] !== undefined;
+  });
+}
+
+/** Options of codeToIr: where the module is (as the function handler will import it) and which export. */
+export interface CodeToIrOptions {
+  readonly module: string;
+  readonly exportName: string;
+  readonly file?: string;
+}
+
+/** Compiles an exported Kortyx workflow to IR; invalid definitions are `invalid_workflow` errors naming the path. */
+export function codeToIr(value: unknown, options: CodeToIrOptions): IrDocument {
+  const location = { file: options.file ?? options.module, line: 1, column: 1 };
+  const kind = value !== null && typeof value === 'object' ? (value as Record<symbol, unknown>)[CODE_WORKFLOW] : undefined;
+  if (kind !== 'kortyx') {
+    throw new StepforgeError('invalid_document', `export '${options.exportName}' is ${kind === undefined ? 'not a workflow' : `a ${String(kind)} workflow, which this version compiles only through .run()`}`, {
+      location, hint: 'export the result of defineWorkflow({...}) from the module, and name it with --export',
+    });
+  }
+  const checked = validateWorkflow(value);
+  if (!checked.ok) {
+    const first = checked.errors[0]!;
+    throw new StepforgeError('invalid_workflow', `export '${options.exportName}': ${first.path.join('.')}: ${first.message}`, { location, details: { errors: checked.errors } });
+  }
+  const def: WorkflowDefinition = checked.value;
+  const nodes: IrCodeNode[] = Object.entries(def.nodes).map(([name, n]) => ({
+    name,
+    ...(n.params !== undefined ? { params: n.params } : {}),
+    ...(n.behavior?.retry ? { retry: kortyxRetry(n.behavior.retry) } : {}),
+  }));
+  const edges: IrCodeEdge[] = [];
+  let start = '';
+  for (const e of def.edges) {
+    const when = e[2]?.when;
+    if (e[0] === START_NODE) { start = e[1]; continue; }
+    edges.push({ from: e[0], to: e[1], ...(when !== undefined ? { when } : {}) });
+  }
+  if (start === END_NODE) throw new StepforgeError('invalid_workflow', `export '${options.exportName}': the workflow goes from ${START_NODE} straight to ${END_NODE}`, { location });
+  const config = { module: options.module, export: options.exportName, nodes: nodes.map((n) => n.name), edges };
+  const name = workflowSlug(def.id);
+  return {
+    name,
+    displayName: def.description ? `${def.id}: ${def.description}` : def.id,
+    format: 'code',
+    file: options.file,
+    workflow: {
+      steps: [{
+        id: def.id, kind: 'code_graph', identity: stepIdentity('code_graph', { ...config, version: def.version }, []), config, tools: [], secrets: [], location,
+        composite: { graph: { module: options.module, exportName: options.exportName, nodes, edges, start, maxIterations: KORTYX_MAX_ITERATIONS } },
+      }],
+      edges: [],
+      resultStep: 0,
+    },
+  };
+}
+
+/** `behavior.retry`: `maxAttempts` total attempts, `delayMs` apart (Kortyx waits a fixed delay: no backoff, no jitter). */
+function kortyxRetry(r: { maxAttempts?: number; delayMs?: number }): IrRetry {
+  return { maxAttempts: Math.max(1, r.maxAttempts ?? 1), intervalSeconds: Math.max(1, Math.ceil((r.delayMs ?? 1000) / 1000)), backoffRate: 1, jitter: false };
+}

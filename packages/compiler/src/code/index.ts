@@ -1,0 +1,4 @@
+// Workflows written in code: Kortyx's defineWorkflow and the agent SDK's builders.
+export * from './defineWorkflow.js';
+export * from './agentSdk.js';
+export * from './codeToIr.js';

@@ -1,0 +1,61 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '@stepforge/cli';
+import { bufferIo } from './support/testIo.js';
+
+const repo = join(__dirname, '..', '..');
+
+describe('Function: compileCodeModule (stepforge compile FILE.ts)', () => {
+  it('compiles the exported Kortyx workflow with states named after its nodes', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'sf-code-'));
+    const io = bufferIo(repo);
+    const code = await main(['compile', 'examples/code/support.ts', '-o', out, '--json'], io);
+    expect(io.stderr()).toBe('');
+    expect(code).toBe(0);
+    const asl = JSON.parse(readFileSync(join(out, 'support.asl.json'), 'utf8')) as { States: Record<string, { Type: string }> };
+    expect(Object.entries(asl.States).filter(([, s]) => s.Type === 'Task').map(([n]) => n).sort()).toEqual(['answer', 'classify', 'refund']);
+  });
+
+  it('reports a module that fails to load as module_load_failed at the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-code-'));
+    writeFileSync(join(dir, 'broken.mjs'), 'throw new Error("no database configured");\n');
+    const io = bufferIo(dir);
+    const code = await main(['compile', 'broken.mjs', '--json'], io);
+    expect(code).toBe(1);
+    const err = JSON.parse(io.stdout()).error;
+    expect(err.class).toBe('module_load_failed');
+    expect(err.message).toContain('cannot load the module broken.mjs: no database configured');
+  });
+
+  it('asks for --export when a module exports several workflows', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-code-'));
+    writeFileSync(join(dir, 'two.mjs'), `import { defineWorkflow } from ${JSON.stringify(join(repo, 'packages/compiler/dist/index.js'))};
+const w = (id) => defineWorkflow({ id, version: '1', nodes: { a: { run: () => ({}) } }, edges: [['__start__', 'a'], ['a', '__end__']] });
+export const first = w('first');
+export const second = w('second');
+`);
+    const io = bufferIo(dir);
+    expect(await main(['compile', 'two.mjs', '--json'], io)).toBe(1);
+    expect(JSON.parse(io.stdout()).error.message).toBe('two.mjs exports several workflows (first, second): name one with --export NAME');
+    const io2 = bufferIo(dir);
+    expect(await main(['compile', 'two.mjs', '--export', 'second', '-o', dir, '--json'], io2)).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'second.manifest.json'), 'utf8')).format).toBe('code');
+  });
+});
+
+describe('Command: run FILE.ts', () => {
+  it('runs the Kortyx support flow embedded: the node functions run in the function handler', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-code-run-'));
+    const io = bufferIo(dir);
+    const code = await main(['run', join(repo, 'examples/code/support.ts'), '--input', '{"message":"I want a refund"}', '--json'], io);
+    const result = JSON.parse(io.stdout()) as { status: string; output: unknown };
+    expect(result.status).toBe('SUCCEEDED');
+    expect(result.output).toEqual({ message: 'I want a refund', topic: 'refund', reply: 'Your refund has been started.' });
+    expect(code).toBe(0);
+    const io2 = bufferIo(dir);
+    await main(['run', join(repo, 'examples/code/support.ts'), '--input', '{"message":"how do I log in?"}', '--json'], io2);
+    expect((JSON.parse(io2.stdout()) as { output: unknown }).output).toEqual({ message: 'how do I log in?', topic: 'question', reply: 'Thanks for your question. — the support team' });
+  });
+});

@@ -1,0 +1,76 @@
+// Kortyx workflows written in code, compiled through the IR and run on the embedded engine; each
+// node's script calls the node function itself, as the function handler does.
+import { describe, expect, it } from 'vitest';
+import { codeToIr, compileIr, defineWorkflow, type StepEnvelope, type WorkflowDefinition } from '@stepforge/compiler';
+import { runScripted, type Script } from './scriptedRuntime.js';
+
+const named = (name: string, message = 'boom') => Object.assign(new Error(message), { name });
+
+function compile(def: WorkflowDefinition) {
+  return compileIr(codeToIr(def, { module: '/project/flow.ts', exportName: 'flow', file: 'flow.ts' }));
+}
+
+/** Scripts that call the definition's node functions with the run state and params. */
+function nodes(def: WorkflowDefinition, override: Record<string, Script> = {}): Record<string, Script> {
+  return Object.fromEntries(Object.keys(def.nodes).map((n) => [`${def.id}.${n}`, override[n] ?? ((env: StepEnvelope) => ({ output: (def.nodes[n]!.run as (a: unknown) => unknown)({ input: env.inputs.value, params: env.config.params ?? {} }) }))]));
+}
+
+const support = defineWorkflow({
+  id: 'support', version: '1.0.0', description: 'Simple support flow',
+  nodes: {
+    classify: { run: ({ input }: { input: { text: string } }) => (input.text.includes('refund') ? { condition: 'refund', data: { kind: 'refund' } } : { intent: 'support.answer', data: { kind: 'question' } }), behavior: { retry: { maxAttempts: 2, delayMs: 200 } } },
+    answer: { run: ({ input, params }: { input: Record<string, unknown>; params: { tone: string } }) => ({ data: { reply: `${params.tone}: ${String(input.kind)}` } }), params: { tone: 'kind' } },
+    refund: { run: () => ({ data: { reply: 'refund started' } }) },
+  },
+  edges: [['__start__', 'classify'], ['classify', 'refund', { when: 'refund' }], ['classify', 'answer', { when: 'support.answer' }], ['answer', '__end__'], ['refund', '__end__']],
+});
+
+describe('Function: codeToIr', () => {
+  it('names the states after the nodes and routes with Choice states', () => {
+    const c = compile(support);
+    const states = c.asl.States as Record<string, { Type: string; Retry?: { MaxAttempts: number; IntervalSeconds: number }[] }>;
+    expect(states.classify!.Type).toBe('Task');
+    expect(states.answer!.Type).toBe('Task');
+    expect(states['support: classify next?']!.Type).toBe('Choice');
+    expect(states.classify!.Retry!.at(-1)).toMatchObject({ MaxAttempts: 1, IntervalSeconds: 1, BackoffRate: 1, JitterStrategy: 'NONE' });
+    expect(c.manifest.format).toBe('code');
+  });
+
+  it('refuses an export that is not a workflow with invalid_document', () => {
+    expect(() => codeToIr({ id: 'x' }, { module: '/m.ts', exportName: 'helper' })).toThrow(expect.objectContaining({ code: 'invalid_document', message: "export 'helper' is not a workflow" }));
+  });
+});
+
+describe('Function: lowerCodeGraph (run on the embedded engine)', () => {
+  it('follows the edge whose when matches the returned condition', async () => {
+    const run = await runScripted(compile(support), { text: 'I want a refund' }, nodes(support));
+    expect(run.result.status).toBe('SUCCEEDED');
+    expect(run.result.output).toEqual({ text: 'I want a refund', kind: 'refund', reply: 'refund started' });
+    expect(run.calls.map((c) => c.config.codeNode)).toEqual(['classify', 'refund']);
+  });
+
+  it('follows the edge whose when matches the returned intent, with the node params', async () => {
+    const run = await runScripted(compile(support), { text: 'how do I log in' }, nodes(support));
+    expect(run.result.output).toEqual({ text: 'how do I log in', kind: 'question', reply: 'kind: question' });
+    expect(run.calls.map((c) => c.config.codeNode)).toEqual(['classify', 'answer']);
+  });
+
+  it('retries a node up to behavior.retry.maxAttempts and then fails naming the node', async () => {
+    const run = await runScripted(compile(support), { text: 'x' }, nodes(support, { classify: () => { throw named('NodeError', "node 'classify' threw Error: down"); } }));
+    expect(run.result.status).toBe('FAILED');
+    expect(run.result.error).toBe('NodeError');
+    expect(run.result.cause).toContain("node 'classify' threw Error: down");
+    expect(run.calls.filter((c) => c.config.codeNode === 'classify')).toHaveLength(2);
+  });
+
+  it('stops a cycle that never ends with MaxIterationsExceeded after 25 node runs', async () => {
+    const loop = defineWorkflow({
+      id: 'loop', version: '1', nodes: { again: { run: () => ({ condition: 'more' }) } },
+      edges: [['__start__', 'again'], ['again', 'again', { when: 'more' }], ['again', '__end__']],
+    });
+    const run = await runScripted(compile(loop), {}, nodes(loop));
+    expect(run.result.status).toBe('FAILED');
+    expect(run.result.error).toBe('MaxIterationsExceeded');
+    expect(run.calls).toHaveLength(25);
+  });
+});
