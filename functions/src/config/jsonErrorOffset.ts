@@ -7,7 +7,8 @@ export function jsonErrorOffset(text: string): number {
   class Stop { constructor(readonly at: number) {} }
   const fail = (): never => { throw new Stop(i); };
   const ws = () => { while (i < text.length && ' \t\r\n'.includes(text[i]!)) i++; };
-  const lit = (w: string) => { for (const ch of w) { if (text[i] !== ch) fail(); i++; } };
+  // A misspelt literal is wrong from its first letter (`tides` for `true`): point there.
+  const lit = (w: string) => { if (!text.startsWith(w, i)) fail(); i += w.length; };
   const str = () => {
     if (text[i] !== '"') fail();
     i++;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { fstatSync, readFileSync } from 'node:fs';
 import { isStepforgeError } from '@stepforge/compiler';
 
 /** Where a command writes; tests pass buffers, the binary passes the process streams. */
@@ -42,6 +42,21 @@ function endOnClosedPipe(stream: NodeJS.WriteStream): void {
 }
 
 /** The process-backed CliIo. */
+/**
+ * Whether standard input is a shell pipe (`git diff | stepforge run …`) or a file (`< input.json`).
+ * A terminal is not, and neither is a socket — what a parent process that spawns the CLI with
+ * piped stdio hands it, and may never close — nor /dev/null. It looks at fd 0 without touching
+ * `process.stdin`, which would make the descriptor non-blocking and its synchronous read fail.
+ */
+function stdinIsPipeOrFile(): boolean {
+  try {
+    const st = fstatSync(0);
+    return st.isFIFO() || st.isFile();
+  } catch {
+    return false;
+  }
+}
+
 export function processIo(): CliIo {
   endOnClosedPipe(process.stdout);
   endOnClosedPipe(process.stderr);
@@ -52,7 +67,7 @@ export function processIo(): CliIo {
     cwd: process.cwd(),
     env: process.env,
     stdin: () => readFileSync(0, 'utf8'),
-    stdinPiped: !process.stdin.isTTY,
+    stdinPiped: stdinIsPipeOrFile(),
   };
 }
 
