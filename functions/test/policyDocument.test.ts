@@ -10,6 +10,9 @@ import { readPolicyText } from '../src/tools/PolicyDocument.js';
 
 // ../shared beside the repository root holds the peers' own files.
 const CONTENOX_POLICIES = fileURLToPath(new URL('../../../shared/peers/contenox/policies', import.meta.url));
+const PEERS = existsSync(CONTENOX_POLICIES);
+// Said in the output, not silently green, when the peers' files are not beside the repository.
+if (!PEERS) console.warn(`[peers] SKIPPED: Contenox's HITL policies not found at ${CONTENOX_POLICIES}`);
 
 function caught(f: () => unknown): { code?: string; name?: string; message: string; location?: unknown; details?: unknown; hint?: string } {
   try {
@@ -43,7 +46,7 @@ describe('Function: readPolicyText', () => {
     ]);
   });
 
-  it('reads every Contenox HITL policy Contenox ships', () => {
+  it.skipIf(!PEERS)('reads every Contenox HITL policy Contenox ships', () => {
     const files = ['hitl-policy-default.json', 'hitl-policy-strict.json', 'hitl-policy-dev.json', 'hitl-policy-oracle.json', 'hitl-policy-acp.json', 'hitl-policy-acpx.json'];
     for (const f of files) {
       const rules = readPolicyText(readFileSync(join(CONTENOX_POLICIES, f), 'utf8'), { file: f });
@@ -127,7 +130,7 @@ describe('Function: parseSecretsFile', () => {
   });
 });
 
-describe('Function: readPolicyText (a Contenox HITL policy decides calls)', () => {
+describe.skipIf(!PEERS)('Function: readPolicyText (a Contenox HITL policy decides calls)', () => {
   // Evaluated by the same evaluator as our own rules: first match wins, default_action last.
   const rules = () => readPolicyText(readFileSync(join(CONTENOX_POLICIES, 'hitl-policy-default.json'), 'utf8'), { file: 'hitl-policy-default.json' });
 

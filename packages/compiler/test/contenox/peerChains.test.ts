@@ -1,6 +1,6 @@
 // Contenox's own chains (shared/peers/contenox/chains) validate, graph and compile to ASL that
 // asl-validator accepts, unchanged.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,8 +10,12 @@ const require = createRequire(import.meta.url);
 const aslValidator = require('asl-validator') as (d: unknown) => { isValid: boolean; errorsText(sep?: string): string };
 const DIR = join(__dirname, '../../../../../shared/peers/contenox/chains');
 
-describe('Function: loadDocument (Contenox chains of Contenox)', () => {
-  const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
+const PEERS = existsSync(DIR);
+// Said in the output, not silently green, when the peers' files are not beside the repository.
+if (!PEERS) console.warn(`[peers] SKIPPED: Contenox's chains not found at ${DIR}`);
+
+describe.skipIf(!PEERS)('Function: loadDocument (Contenox chains of Contenox)', () => {
+  const files = PEERS ? readdirSync(DIR).filter((f) => f.endsWith('.json')) : [];
   it('finds the seven chains', () => expect(files.length).toBe(7));
   for (const f of files) {
     it(`validates, graphs and compiles ${f} to ASL that asl-validator accepts`, () => {
