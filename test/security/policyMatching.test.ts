@@ -5,13 +5,15 @@
 // rule the plain spelling meets; what cannot be parsed is denied. The deny rules also run end to
 // end on the embedded stack, where a variant that got through would have run the command or
 // reached the loopback server.
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluatePolicy, parsePolicyRules } from '../../functions/src/tools/ToolPolicy.js';
 import { startHttpServer } from '../../functions/test/emulators.js';
 import { AttackTally, openAttackProject, type AttackProject } from './support/toolAttacks.js';
 
 const tally = new AttackTally('policy matching');
-const ROOT = '/work/project';
+// The fs root the rules are matched against: the repository's own folder (any absolute folder would do).
+const ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 
 const rules = parsePolicyRules([
   { name: 'no passwd', tool: 'shell', args: { command: 'cat /etc/passwd' }, action: 'deny' },
