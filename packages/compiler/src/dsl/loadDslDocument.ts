@@ -451,13 +451,7 @@ class DslLoader {
       }
       this.byName.set(name, rec);
       scope.steps.push(rec);
-      if (data.do !== null && typeof data.do === 'object') {
-        const inner = new Set(bound);
-        if (rec.kind === 'for_each') inner.add(data.as as string);
-        if (rec.kind === 'while') inner.add('iteration');
-        rec.body = this.registerScope(data.do as Record<string, Record<string, unknown>>, [...stepPath, 'do'], rec, inner);
-      }
-      if (rec.kind === 'conditional' && (isMapping(data.then) || isMapping(data.else))) rec.body = this.registerBranches(rec, bound);
+      this.registerBody(rec, bound);
     }
     return scope;
   }
@@ -479,15 +473,21 @@ class DslLoader {
       };
       this.byName.set(name, rec);
       scope.steps.push(rec);
-      if (data.do !== null && typeof data.do === 'object') {
-        const inner = new Set(bound);
-        if (rec.kind === 'for_each') inner.add(data.as as string);
-        if (rec.kind === 'while') inner.add('iteration');
-        rec.body = this.registerScope(data.do as Record<string, Record<string, unknown>>, [...rec.path, 'do'], rec, inner);
-      }
-      if (rec.kind === 'conditional' && (isMapping(data.then) || isMapping(data.else))) rec.body = this.registerBranches(rec, bound);
+      this.registerBody(rec, bound);
     }
     return scope;
+  }
+
+  /** The steps a step holds: a loop's `do:` (binding its loop variable), a conditional's branches. */
+  private registerBody(rec: StepRec, bound: ReadonlySet<string>): void {
+    const data = rec.data;
+    if (data.do !== null && typeof data.do === 'object') {
+      const inner = new Set(bound);
+      if (rec.kind === 'for_each') inner.add(data.as as string);
+      if (rec.kind === 'while') inner.add('iteration');
+      rec.body = this.registerScope(data.do as Record<string, Record<string, unknown>>, [...rec.path, 'do'], rec, inner);
+    }
+    if (rec.kind === 'conditional' && (isMapping(data.then) || isMapping(data.else))) rec.body = this.registerBranches(rec, bound);
   }
 
   private checkStep(rec: StepRec, decl: { agents: Record<string, DslResource>; functions: Record<string, DslResource>; mcpServers: Record<string, DslResource>; secrets: Record<string, DslSecret> }): void {
