@@ -7,6 +7,7 @@ const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 export default defineConfig({
   resolve: {
     alias: [
+      { find: /^@stepforge\/contract$/, replacement: src('./packages/contract/src/index.ts') },
       { find: /^@stepforge\/compiler$/, replacement: src('./packages/compiler/src/index.ts') },
       { find: /^@stepforge\/engine$/, replacement: src('./packages/engine/src/index.ts') },
       { find: /^@stepforge\/functions$/, replacement: src('./functions/src/index.ts') },

@@ -1,4 +1,4 @@
-import { StepEnvelope } from '@stepforge/compiler';
+import { StepEnvelope } from '@stepforge/contract';
 import { describe, expect, it } from 'vitest';
 import { buildPrompt } from '../src/steps/modelStep.js';
 import { envelope } from './envelope.js';

@@ -1,4 +1,4 @@
-import type { StepEnvelopeInput } from '@stepforge/compiler';
+import type { StepEnvelopeInput } from '@stepforge/contract';
 
 let seq = 0;
 

@@ -159,9 +159,10 @@ describe('Function: createMcpToolHandler', () => {
 
 describe('Function: createLocalHandlers', () => {
   it('maps the five placeholder function names to working handlers over one runtime', async () => {
-    const handlers = createLocalHandlers(rt);
-    expect(Object.keys(handlers).sort()).toEqual(['ConnectorStepFunction', 'FunctionStepFunction', 'McpToolStepFunction', 'ModelStepFunction', 'ToolStepFunction', 'runtime']);
-    const r = (await handlers.ModelStepFunction(envelope({ kind: 'model', step: 'm', inputs: { value: 'ping' } }))) as { output: string };
+    const { handlers, runtime } = createLocalHandlers(rt);
+    expect(runtime).toBe(rt);
+    expect(Object.keys(handlers).sort()).toEqual(['ConnectorStepFunction', 'FunctionStepFunction', 'McpToolStepFunction', 'ModelStepFunction', 'ToolStepFunction']);
+    const r = (await handlers.ModelStepFunction!(envelope({ kind: 'model', step: 'm', inputs: { value: 'ping' } }))) as { output: string };
     expect(r.output).toBe('[offline:echo] ping');
   });
 });

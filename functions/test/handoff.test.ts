@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StepEnvelope } from '@stepforge/compiler';
+import type { StepEnvelope } from '@stepforge/contract';
 import { handoffChoice, handoffTargets } from '../src/steps/handoff.js';
 
 const env = (role: string | undefined, specialists: unknown, kind = 'agent') =>

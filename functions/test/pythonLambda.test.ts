@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { StepEnvelope, type StepEnvelopeInput } from '@stepforge/compiler';
+import { StepEnvelope, type StepEnvelopeInput } from '@stepforge/contract';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createFunctionHandler } from '../src/handlers/function.js';
 import { stepIdempotencyKey } from '../src/runtime/executeStep.js';

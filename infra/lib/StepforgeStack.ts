@@ -17,7 +17,7 @@ import { StepHandlers } from './constructs/StepHandlers.js';
 import { WorkflowStateMachine } from './constructs/WorkflowStateMachine.js';
 import { WorkflowTriggers } from './constructs/WorkflowTriggers.js';
 import { addNagSuppressions } from './nag/addNagSuppressions.js';
-import { PYTHON_FUNCTION_HANDLER, STEP_HANDLERS, type HandlerName, type TaskHandlerName } from './workflows/placeholders.js';
+import { PYTHON_FUNCTION_HANDLER, STEP_HANDLERS, type HandlerId, type TaskHandlerId } from '@stepforge/contract';
 import { routePythonFunctions } from './workflows/routePythonFunctions.js';
 import type { WorkflowSpec } from './workflows/WorkflowSpec.js';
 
@@ -100,13 +100,13 @@ export class StepforgeStack extends Stack {
       }
     }
     if (Object.keys(mcpServers).length > 0) fns.mcpTool.addEnvironment('STEPFORGE_MCP_SERVERS', JSON.stringify(mcpServers));
-    for (const name of Object.keys(fns) as HandlerName[]) table.grantReadWriteData(fns[name]);
+    for (const name of Object.keys(fns) as HandlerId[]) table.grantReadWriteData(fns[name]);
     if (this.handlers.pythonFunction) table.grantReadWriteData(this.handlers.pythonFunction);
     // A tool call that policy gates asks for approval through the queue (with the task token).
     this.approvalQueue.queue.grantSendMessages(fns.tool);
     fns.approvals.addEventSource(new SqsEventSource(this.approvalQueue.queue, { batchSize: 10, reportBatchItemFailures: true }));
 
-    const stepFunctions: Partial<Record<TaskHandlerName, (typeof fns)['model'] | NonNullable<StepHandlers['pythonFunction']>>> = {
+    const stepFunctions: Partial<Record<TaskHandlerId, (typeof fns)['model'] | NonNullable<StepHandlers['pythonFunction']>>> = {
       ...Object.fromEntries(STEP_HANDLERS.map((h) => [h, fns[h]])),
       ...(this.handlers.pythonFunction ? { [PYTHON_FUNCTION_HANDLER]: this.handlers.pythonFunction } : {}),
     };

@@ -62,9 +62,10 @@ describe('Function: listUserFunctions', () => {
 });
 
 describe('Function: handlerEntry', () => {
-  it('accepts the camelCase or snake_case file name', () => {
-    expect(handlerEntry(join(ROOT, 'infra/test/fixtures/handlers'), 'mcpTool')).toBe(join(ROOT, 'infra/test/fixtures/handlers/mcpTool.ts'));
+  it("finds a step handler's entry by the handler table's file name, and the others by their id", () => {
+    expect(handlerEntry(join(ROOT, 'infra/test/fixtures/handlers'), 'mcpTool')).toBe(join(ROOT, 'infra/test/fixtures/handlers/mcp_tool.ts'));
     expect(handlerEntry(join(ROOT, 'functions/src/handlers'), 'mcpTool')).toBe(join(ROOT, 'functions/src/handlers/mcp_tool.ts'));
+    expect(handlerEntry(join(ROOT, 'functions/src/handlers'), 'api')).toBe(join(ROOT, 'functions/src/handlers/api.ts'));
     expect(handlerEntry(join(ROOT, 'no/such/dir'), 'model')).toBeUndefined();
   });
 });

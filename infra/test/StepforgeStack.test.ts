@@ -5,7 +5,7 @@ import { Validations } from 'aws-cdk-lib';
 import { API_ROUTES } from '../lib/constructs/StepforgeApi.js';
 import { NAG_ACKNOWLEDGEMENTS } from '../lib/nag/addNagSuppressions.js';
 import { loadWorkflows } from '../lib/workflows/loadWorkflows.js';
-import { substitutePlaceholders } from '../lib/workflows/placeholders.js';
+import { substitutePlaceholders } from '@stepforge/contract';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StepforgeStack } from '../lib/StepforgeStack.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isStepforgeError } from '@stepforge/compiler';
 import { expressBlocker, loadWorkflow, loadWorkflows } from '../lib/workflows/loadWorkflows.js';
-import { findPlaceholders, substitutePlaceholders } from '../lib/workflows/placeholders.js';
+import { findPlaceholders, substitutePlaceholders } from '@stepforge/contract';
 import { fixtureCompile } from './fixtures/fixtureCompile.js';
 import { FIXTURE_WORKFLOWS, ROOT } from './synthFixtureStack.js';
 

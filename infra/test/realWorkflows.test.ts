@@ -8,7 +8,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { compileDocument } from '@stepforge/compiler';
 import { buildApp } from '../lib/buildApp.js';
 import { handlerEntry } from '../lib/constructs/StepHandlers.js';
-import { ALL_HANDLERS } from '../lib/workflows/placeholders.js';
+import { ALL_HANDLERS } from '@stepforge/contract';
 import { isWorkflowFile } from '../lib/workflows/loadWorkflows.js';
 import { ROOT } from './synthFixtureStack.js';
 

@@ -1,7 +1,8 @@
 // Kortyx workflows written in code, compiled through the IR and run on the embedded engine; each
 // node's script calls the node function itself, as the function handler does.
 import { describe, expect, it } from 'vitest';
-import { codeToIr, compileIr, defineWorkflow, type StepEnvelope, type WorkflowDefinition } from '@stepforge/compiler';
+import { codeToIr, compileIr, defineWorkflow, type WorkflowDefinition } from '@stepforge/compiler';
+import { type StepEnvelope } from '@stepforge/contract';
 import { runScripted, type Script } from './scriptedRuntime.js';
 
 const named = (name: string, message = 'boom') => Object.assign(new Error(message), { name });

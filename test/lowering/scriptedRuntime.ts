@@ -1,7 +1,8 @@
 // Scripted step handlers for running compiled workflows on the embedded engine: every payload is
 // validated against the compiler's StepEnvelope schema, and answers are deterministic functions of
 // the envelope, so a run's output proves the data flow the ASL implements.
-import { StepEnvelope, type CompileResult } from '@stepforge/compiler';
+import { type CompileResult } from '@stepforge/compiler';
+import { StepEnvelope } from '@stepforge/contract';
 import { checkCandidate } from '@stepforge/functions';
 import { createLambdaInvoker, createTaskInvoker, createVirtualClock, executeStateMachine, substitutePlaceholders, type ExecutionResult } from '@stepforge/engine';
 

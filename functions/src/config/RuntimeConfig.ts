@@ -1,4 +1,4 @@
-import { INLINE_OUTPUT_MAX_BYTES } from '@stepforge/compiler';
+import { INLINE_OUTPUT_MAX_BYTES } from '@stepforge/contract';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { readPolicyText } from '../tools/PolicyDocument.js';
 

@@ -2,7 +2,7 @@
 // `stepforge serve` serves locally), with the one parser both use, so a body the embedded API
 // refuses is refused on AWS with the same code and message. The OpenAPI document's schemas are
 // generated from these (packages/cli/src/stack/openApiDocument.ts).
-import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INPUT_DEPTH, inputDepthError } from '@stepforge/compiler';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INPUT_DEPTH, inputDepthError } from '@stepforge/contract';
 import { z } from 'zod';
 
 const StartRunBody = z.strictObject({

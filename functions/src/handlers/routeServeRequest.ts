@@ -3,7 +3,7 @@
 // Gateway (over the runtime and Step Functions). What a route does differs with the backend (a fork
 // locally, a redrive on AWS; `wait` only locally); matching, methods, body validation and the error
 // shape do not, so they live here and each backend implements the operations.
-import { idempotencyKeyError } from '@stepforge/compiler';
+import { idempotencyKeyError } from '@stepforge/contract';
 import { API_BODIES, parseApiBody, type ApiBodySchema } from './apiBodies.js';
 
 /** An HTTP request reduced to what the routes read. */

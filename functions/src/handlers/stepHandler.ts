@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import type { StepEnvelope } from '@stepforge/compiler';
+import type { StepEnvelope } from '@stepforge/contract';
 import { runtimeConfigFromEnv } from '../config/RuntimeConfig.js';
 import type { StepContext } from '../middleware/defineMiddleware.js';
 import { logStep, redactSecrets, validateEnvelope } from '../middleware/middlewares.js';

@@ -1,4 +1,4 @@
-import { StepEnvelope } from '@stepforge/compiler';
+import { StepEnvelope } from '@stepforge/contract';
 import { z } from 'zod';
 import { userStackFrames } from '../errors/userStackFrames.js';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';

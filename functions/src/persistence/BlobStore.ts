@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { Db } from './Db.js';
-import { isRefValue, type OutputRef, type RefValue } from '@stepforge/compiler';
+import { isRefValue, type OutputRef, type RefValue } from '@stepforge/contract';
 
 // DynamoDB items are capped at 400 KB; stay well under with room for keys.
 const CHUNK = 300_000;

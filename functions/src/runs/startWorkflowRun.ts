@@ -1,5 +1,5 @@
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { RUN_META_KEY, executionInputSizeError, idempotencyKeyError } from '@stepforge/compiler';
+import { RUN_META_KEY, executionInputSizeError, idempotencyKeyError } from '@stepforge/contract';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { idempotencyKeyConflict } from './idempotencyKeyConflict.js';
 import { inputDiffers } from './inputDiffers.js';

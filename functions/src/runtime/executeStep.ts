@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { STATE_READ_OUTPUT_MAX_BYTES, type OutputRef, type StepEnvelope } from '@stepforge/compiler';
+import { STATE_READ_OUTPUT_MAX_BYTES, type OutputRef, type StepEnvelope } from '@stepforge/contract';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { CommittedStep } from '../persistence/IdempotencyRecord.js';
 import type { Runtime } from './Runtime.js';

@@ -1,4 +1,4 @@
-import type { StepEnvelope, StepResult } from '@stepforge/compiler';
+import type { StepEnvelope, StepResult } from '@stepforge/contract';
 import { BUILTIN_CONNECTORS } from '../connectors/builtinConnectors.js';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { executeStep, stepIdempotencyKey } from '../runtime/executeStep.js';

@@ -1,4 +1,4 @@
-import type { StepEnvelope, StepResult } from '@stepforge/compiler';
+import type { StepEnvelope, StepResult } from '@stepforge/contract';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { executeStep } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';

@@ -2,7 +2,7 @@
 // routes on `{"handoff": "<role>"}` in the agent's output. A model answers with text or tool calls,
 // so the model handler turns either into that object: a call of one of the `transfer_to_<role>`
 // tools it offers the agent, or JSON in the text (bare, fenced, or inside prose) naming a role.
-import type { StepEnvelope } from '@stepforge/compiler';
+import type { StepEnvelope } from '@stepforge/contract';
 import { providerToolName, type ModelResponse, type ModelTool } from '../providers/ModelProvider.js';
 import { isRecord } from './isRecord.js';
 

@@ -1,4 +1,4 @@
-import type { StepEnvelope, StepResult } from '@stepforge/compiler';
+import type { StepEnvelope, StepResult } from '@stepforge/contract';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
 import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer, refuseWorkflowCommand } from '../mcp/namedMcpServer.js';

@@ -1,4 +1,4 @@
-import { didYouMean, mcpToolName, type ModelTurnResult, type StepEnvelope, type StepResult } from '@stepforge/compiler';
+import { didYouMean, mcpToolName, type ModelTurnResult, type StepEnvelope, type StepResult } from '@stepforge/contract';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { ChatMessage } from '../persistence/ConversationStore.js';
 import type { ModelTool } from '../providers/ModelProvider.js';

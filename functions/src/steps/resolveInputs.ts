@@ -1,4 +1,4 @@
-import type { StepEnvelope } from '@stepforge/compiler';
+import type { StepEnvelope } from '@stepforge/contract';
 import type { Runtime } from '../runtime/Runtime.js';
 
 /** The envelope with every `{"$ref"}` in its inputs and tool call replaced by the stored value. */

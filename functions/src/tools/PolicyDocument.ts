@@ -1,4 +1,4 @@
-import { SourceText, StepforgeError, type SourceLocation } from '@stepforge/compiler';
+import { SourceText, StepforgeError, type SourceLocation } from '@stepforge/contract';
 import { jsonErrorOffset } from '../config/jsonErrorOffset.js';
 import { hitlPolicyRules } from './hitlPolicy.js';
 import { PolicyRule } from './ToolPolicy.js';

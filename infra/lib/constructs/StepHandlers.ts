@@ -15,10 +15,10 @@ import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-n
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { pythonSourceDir } from '@stepforge/functions';
-import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, type HandlerName } from '../workflows/placeholders.js';
+import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, STEP_HANDLER_TABLE, type HandlerId } from '@stepforge/contract';
 
 /** Sizing per handler: model and user-function steps get more memory and time than the glue handlers. */
-const SIZING: Readonly<Record<HandlerName, { memory: number; timeout: Duration }>> = {
+const SIZING: Readonly<Record<HandlerId, { memory: number; timeout: Duration }>> = {
   model: { memory: 512, timeout: Duration.minutes(5) },
   tool: { memory: 256, timeout: Duration.minutes(2) },
   connector: { memory: 256, timeout: Duration.minutes(1) },
@@ -41,7 +41,7 @@ export interface StepHandlersProps {
   /** Destroy log groups with the stack. */
   readonly destroyOnRemoval?: boolean;
   /** Entry files that replace `<handlersDir>/<name>.ts` for some handlers (the API adapter). */
-  readonly entryOverrides?: Partial<Record<HandlerName, string>>;
+  readonly entryOverrides?: Partial<Record<HandlerId, string>>;
   /** User function modules (functions/user), bundled into the function Lambda under `user/`. */
   readonly userFunctionsDir?: string;
   /**
@@ -62,19 +62,19 @@ const PYTHON_BOOTSTRAP = ['stepforge_lambda.py', 'stepforge_userfn.py'] as const
 
 /** The deployed handlers, by name. */
 export class StepHandlers extends Construct {
-  readonly functions: Readonly<Record<HandlerName, NodejsFunction>>;
+  readonly functions: Readonly<Record<HandlerId, NodejsFunction>>;
   /** The Python function Lambda, when the stack has Python function steps. */
   readonly pythonFunction?: lambda.Function;
 
   constructor(scope: Construct, id: string, props: StepHandlersProps) {
     super(scope, id);
     assertLocalEsbuild();
-    const entry = (h: HandlerName) => props.entryOverrides?.[h] ?? handlerEntry(props.handlersDir, h);
+    const entry = (h: HandlerId) => props.entryOverrides?.[h] ?? handlerEntry(props.handlersDir, h);
     const missing = ALL_HANDLERS.filter((h) => entry(h) === undefined || !existsSync(entry(h)!));
     if (missing.length > 0) {
       throw new Error(`handler entry files missing in ${props.handlersDir}: ${missing.map((h) => `${h}.ts`).join(', ')}`);
     }
-    const fns = {} as Record<HandlerName, NodejsFunction>;
+    const fns = {} as Record<HandlerId, NodejsFunction>;
     for (const name of ALL_HANDLERS) fns[name] = this.handler(name, entry(name)!, props);
     this.functions = fns;
     if (props.python) this.pythonFunction = this.pythonHandler(props);
@@ -106,7 +106,7 @@ export class StepHandlers extends Construct {
     return { role, logGroup };
   }
 
-  private handler(name: HandlerName, entry: string, props: StepHandlersProps): NodejsFunction {
+  private handler(name: HandlerId, entry: string, props: StepHandlersProps): NodejsFunction {
     const id = name[0]!.toUpperCase() + name.slice(1);
     const userFunctions = name === 'function' ? listUserFunctions(props.userFunctionsDir) : [];
     const esbuildBin = join(props.projectRoot, 'node_modules', '.bin', 'esbuild');
@@ -181,14 +181,14 @@ export class StepHandlers extends Construct {
   }
 
   /** A step handler by name, the Python function Lambda included (when deployed). */
-  lambdaOf(name: HandlerName | typeof PYTHON_FUNCTION_HANDLER): lambda.Function {
+  lambdaOf(name: HandlerId | typeof PYTHON_FUNCTION_HANDLER): lambda.Function {
     if (name !== PYTHON_FUNCTION_HANDLER) return this.functions[name];
     if (!this.pythonFunction) throw new Error('the stack has no Python function Lambda: no workflow has a Python function step');
     return this.pythonFunction;
   }
 
   /** Let a handler read the named secrets (Secrets Manager secret or SSM parameter with that id) and nothing else. */
-  grantSecrets(name: HandlerName | typeof PYTHON_FUNCTION_HANDLER, ids: readonly string[], ssmPrefix: string): void {
+  grantSecrets(name: HandlerId | typeof PYTHON_FUNCTION_HANDLER, ids: readonly string[], ssmPrefix: string): void {
     if (ids.length === 0) return;
     const stack = Stack.of(this);
     const fn = this.lambdaOf(name);
@@ -281,10 +281,11 @@ function shellQuote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The entry file of a handler: `<name>.ts`, or its snake_case spelling (`mcpTool` → `mcp_tool.ts`). */
-export function handlerEntry(dir: string, name: HandlerName): string | undefined {
-  const snake = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  return [name, snake].map((n) => join(dir, `${n}.ts`)).find((p) => existsSync(p));
+/** The entry file of a handler: a step handler's from the handler table, `<name>.ts` for the others. */
+export function handlerEntry(dir: string, name: HandlerId): string | undefined {
+  const step = STEP_HANDLER_TABLE.find((h) => h.id === name);
+  const path = join(dir, `${step?.entry ?? name}.ts`);
+  return existsSync(path) ? path : undefined;
 }
 
 /** Synth must never fall back to Docker: fail early, with the fix, when the local esbuild is missing. */

@@ -8,14 +8,14 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { LAMBDA_PLACEHOLDERS, type TaskHandlerName } from '../workflows/placeholders.js';
+import { LAMBDA_PLACEHOLDERS, type TaskHandlerId } from '@stepforge/contract';
 import { workflowLabel, type WorkflowSpec } from '../workflows/WorkflowSpec.js';
 
 /** Options for WorkflowStateMachine. */
 export interface WorkflowStateMachineProps {
   readonly workflow: WorkflowSpec;
   /** The Lambdas its Tasks may name (the Python function Lambda only when the stack deploys it). */
-  readonly stepFunctions: Readonly<Partial<Record<TaskHandlerName, lambda.IFunction>>>;
+  readonly stepFunctions: Readonly<Partial<Record<TaskHandlerId, lambda.IFunction>>>;
   readonly approvalQueue: sqs.IQueue;
   readonly table: dynamodb.ITable;
   readonly destroyOnRemoval?: boolean;
@@ -37,7 +37,7 @@ export class WorkflowStateMachine extends Construct {
     });
 
     const substitutions: Record<string, string> = {};
-    const lambdaOf = (handler: TaskHandlerName): lambda.IFunction => {
+    const lambdaOf = (handler: TaskHandlerId): lambda.IFunction => {
       const fn = props.stepFunctions[handler];
       if (!fn) throw new Error(`workflow ${workflow.name} (${workflow.file}) calls the ${handler} Lambda, which the stack does not deploy`);
       return fn;

@@ -1,6 +1,7 @@
 // What one run of a compiled workflow costs on AWS: runs the ASL on the embedded engine with scripted
 // handler replies on a virtual clock, counts state transitions (StateEntered events), Lambda
 // invocations and DynamoDB writes, and prices them with ./pricing.ts.
+import { stepHandlerIdOf } from '@stepforge/contract';
 import { createVirtualClock, executeStateMachine, type HistoryEvent, type TaskInvocation, type TaskInvoker } from '@stepforge/engine';
 import { DYNAMO_ASSUMPTIONS, HANDLER_ASSUMPTIONS, RUN_ASSUMPTIONS, US_EAST_1 } from './pricing.js';
 
@@ -62,13 +63,6 @@ export interface RunCostEstimate {
   };
 }
 
-const PLACEHOLDER_HANDLER: Record<string, string> = {
-  '${ModelStepFunctionArn}': 'model',
-  '${ToolStepFunctionArn}': 'tool',
-  '${ConnectorStepFunctionArn}': 'connector',
-  '${FunctionStepFunctionArn}': 'function',
-  '${McpToolStepFunctionArn}': 'mcpTool',
-};
 
 /** A plausible output for scripted steps: fields the sample workflows' conditions read. */
 const SCRIPTED_OUTPUT = { text: 'scripted output', risk: 'low', pass: true, score: 1, role: 'none', done: true };
@@ -111,7 +105,7 @@ function scriptedInvoker(clock: { sleep(ms: number): Promise<void> }, counts: Re
       // `lambda:invoke` names the function in Arguments; a function-ARN Task names it as the Resource.
       const invoke = invocation.resource.startsWith('arn:aws:states:::lambda:invoke');
       const args = (invoke ? invocation.input ?? {} : { FunctionName: invocation.resource, Payload: invocation.input }) as { FunctionName?: string; Payload?: Record<string, any> };
-      const handler = PLACEHOLDER_HANDLER[String(args.FunctionName)];
+      const handler = stepHandlerIdOf(String(args.FunctionName));
       if (!handler) {
         // Service integrations (SQS approval messages, DynamoDB) cost no Lambda; answer the callback.
         return { scripted: true };

@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { isAlias, isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { StepforgeError, aliasExpansionMessage, duplicateWorkflowError, expressBlocker, MAX_ALIAS_COUNT, yamlErrorMessage, yamlValueIssues } from '@stepforge/compiler';
 import { compilerCompileDocument, type CompileDocumentFn, type CompiledDocument } from './compilerBinding.js';
-import { findPlaceholders, LAMBDA_PLACEHOLDERS, STEP_HANDLERS } from './placeholders.js';
+import { findPlaceholders, LAMBDA_PLACEHOLDERS, stepHandlerIdOf } from '@stepforge/contract';
 import type { TriggerSpec, WorkflowSpec } from './WorkflowSpec.js';
 
 /** Options for loadWorkflows. */
@@ -176,7 +176,7 @@ function secretsByHandler(text: string, compiled: CompiledDocument): Record<stri
   const listed = new Set<string>();
   if (Array.isArray(steps)) {
     for (const step of steps as Record<string, unknown>[]) {
-      const handler = normaliseHandler(step['handler'] ?? step['kind']);
+      const handler = stepHandlerIdOf(step['handler'] ?? step['kind']);
       const secrets = Array.isArray(step['secrets']) ? (step['secrets'] as unknown[]) : [];
       for (const s of secrets) {
         const id = typeof s === 'string' ? s.replace(/^\$secret:/, '') : undefined;
@@ -195,13 +195,4 @@ function secretsByHandler(text: string, compiled: CompiledDocument): Record<stri
     for (const h of used) add(h, m[1]!);
   }
   return Object.fromEntries(Object.entries(out).map(([h, s]) => [h, [...s].sort()]));
-}
-
-/** Map a manifest handler / kind name onto a deployed step handler. */
-function normaliseHandler(v: unknown): string | undefined {
-  if (typeof v !== 'string') return undefined;
-  const key = v.replace(/StepFunctionArn$/, '').replace(/^\$\{|\}$/g, '');
-  const byKind: Record<string, string> = { model: 'model', agent: 'model', tool: 'tool', connector: 'connector', function: 'function', mcp_tool: 'mcpTool', mcpTool: 'mcpTool', Model: 'model', Tool: 'tool', Connector: 'connector', Function: 'function', McpTool: 'mcpTool' };
-  const h = byKind[key];
-  return h && (STEP_HANDLERS as readonly string[]).includes(h) ? h : undefined;
 }

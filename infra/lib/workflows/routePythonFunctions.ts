@@ -4,7 +4,7 @@
 // functions folder is pointed at the Python function Lambda instead (`${PythonFunctionStepFunctionArn}`),
 // by the same rule the runtime resolves names with (resolveUserFunction), so the two agree.
 import { resolveUserFunction } from '@stepforge/functions';
-import { findPlaceholders, PYTHON_FUNCTION_HANDLER, PYTHON_FUNCTION_PLACEHOLDER } from './placeholders.js';
+import { findPlaceholders, PYTHON_FUNCTION_HANDLER, PYTHON_FUNCTION_PLACEHOLDER } from '@stepforge/contract';
 import type { WorkflowSpec } from './WorkflowSpec.js';
 
 const NODE_FUNCTION = '${FunctionStepFunctionArn}';

@@ -1,7 +1,7 @@
 // The compiler's front door: any document → IR → ASL + step manifest + `--explain` report.
 import type { ChainDocument } from './chain/ChainDocument.js';
 import type { DslDocument } from './dsl/DslDocument.js';
-import { StepforgeError, type Diagnostic } from './errors/StepforgeError.js';
+import { StepforgeError, type Diagnostic } from '@stepforge/contract';
 import { InputSectionSpec, toInputSchema, type InputSchema } from './input/InputSchema.js';
 import { chainToIr } from './ir/chainToIr.js';
 import { dslToIr } from './ir/dslToIr.js';

@@ -1,4 +1,4 @@
-import { StepforgeError, type SourceLocation } from './errors/StepforgeError.js';
+import { StepforgeError, type SourceLocation } from '@stepforge/contract';
 
 /** One of two workflows of a project that get the same workflow name. */
 export interface NamedWorkflow {

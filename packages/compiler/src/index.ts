@@ -1,8 +1,6 @@
 // Public API of @stepforge/compiler: front-ends → IR → validation → ASL. Pure: no AWS SDK, no I/O.
-export * from './errors/SourceText.js';
-export * from './errors/StepforgeError.js';
-export * from './envelope/StepEnvelope.js';
-export * from './envelope/mcpToolName.js';
+// Diagnostics are part of the compiler's API; their class lives in the contract, which every package shares.
+export { SourceText, StepforgeError, isStepforgeError, formatDiagnostic, didYouMean, editDistance, type Diagnostic, type SourceLocation, type StepforgeErrorOptions } from '@stepforge/contract';
 export * from './expr/index.js';
 export * from './input/index.js';
 export * from './dsl/index.js';
@@ -23,7 +21,6 @@ export * from './lower/renderRetry.js';
 export * from './compileDocument.js';
 export * from './workflowSlug.js';
 export * from './duplicateWorkflowError.js';
-export { didYouMean } from './chain/didYouMean.js';
 export { yamlErrorMessage } from './yamlErrorMessage.js';
 export { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues, type YamlValueIssues } from './yamlValueIssues.js';
 export * from './code/index.js';

@@ -6,8 +6,7 @@ import { isContenoxChainData, loadContenoxDocument } from './contenox/loadConten
 import type { DslDocument } from './dsl/DslDocument.js';
 import { PRECISE_PARSE_OPTIONS, loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions } from './dsl/loadDslDocument.js';
 import { parseFastYaml } from './dsl/parseFastYaml.js';
-import { SourceText } from './errors/SourceText.js';
-import { StepforgeError, type Diagnostic } from './errors/StepforgeError.js';
+import { SourceText, StepforgeError, type Diagnostic } from '@stepforge/contract';
 import type { GraphView } from './graph/GraphView.js';
 import type { TierTable } from './tiers/Tier.js';
 import { yamlErrorMessage } from './yamlErrorMessage.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { idempotencyKeyError } from '@stepforge/compiler';
+import { idempotencyKeyError } from '@stepforge/contract';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause } from '../progress/readableCause.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';

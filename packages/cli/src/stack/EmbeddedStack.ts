@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { StepforgeError } from '@stepforge/compiler';
+import { StepforgeError, STEP_HANDLER_TABLE } from '@stepforge/contract';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
 import { readProjectSettings } from './projectSettings.js';
@@ -21,14 +21,6 @@ export const EMBEDDED_TABLE = 'stepforge-runs';
 export const EMBEDDED_APPROVAL_QUEUE = 'stepforge-approvals';
 const ACCOUNT = '123456789012';
 
-/** The Lambda functions the compiled ASL names, by placeholder. */
-export const LAMBDA_FUNCTIONS = {
-  ModelStepFunctionArn: 'ModelStepFunction',
-  ToolStepFunctionArn: 'ToolStepFunction',
-  ConnectorStepFunctionArn: 'ConnectorStepFunction',
-  FunctionStepFunctionArn: 'FunctionStepFunction',
-  McpToolStepFunctionArn: 'McpToolStepFunction',
-} as const;
 
 /**
  * How long to wait for another live process that claimed the stack to publish it. Starting the
@@ -267,7 +259,7 @@ function answers(url: string): Promise<boolean> {
 
 function substitutionsFor(tableName: string, approvalQueueUrl: string): Record<string, string> {
   const subs: Record<string, string> = { RunsTableName: tableName, ApprovalQueueUrl: approvalQueueUrl };
-  for (const [placeholder, fn] of Object.entries(LAMBDA_FUNCTIONS)) subs[placeholder] = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${fn}`;
+  for (const h of STEP_HANDLER_TABLE) subs[h.placeholder] = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${h.functionName}`;
   return subs;
 }
 
@@ -393,7 +385,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     // handlers: bind them through a table that is filled once both exist.
     const table: Record<string, (event: unknown, context: unknown) => unknown> = {};
     const handlers: Record<string, (event: unknown, context: unknown) => unknown> = {};
-    for (const fn of Object.values(LAMBDA_FUNCTIONS)) {
+    for (const { functionName: fn } of STEP_HANDLER_TABLE) {
       handlers[fn] = (event, context) => {
         const h = table[fn];
         if (!h) throw Object.assign(new Error(`no local handler for ${fn}`), { name: 'Lambda.ResourceNotFoundException' });
@@ -423,7 +415,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     // After the engine (closed first, so no step is still calling), before the clients the runtime shares:
     // the processes it started (the Python worker, stdio MCP servers) end with the stack.
     closers.splice(closers.indexOf(engineCloser) + 1, 0, () => runtime.close());
-    const local: LocalHandlers = options.handlers ?? stepHandlers(fr.createLocalHandlers(runtime));
+    const local: LocalHandlers = options.handlers ?? fr.createLocalHandlers(runtime).handlers;
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     if (options.resume !== false && options.access !== 'read') engine.resumeUnfinished();
 
@@ -504,9 +496,4 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints, reg
       sfn.destroy();
     },
   };
-}
-
-/** The step handlers of createLocalHandlers' result, without the `runtime` it also carries. */
-function stepHandlers({ runtime: _runtime, ...handlers }: Functions.LocalHandlers & { readonly runtime: unknown }): LocalHandlers {
-  return handlers;
 }

@@ -8,7 +8,8 @@ import {
   type DescribeExecutionCommandOutput,
   type HistoryEvent,
 } from '@aws-sdk/client-sfn';
-import { MAX_INPUT_DEPTH, RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError, inputDepthError } from '@stepforge/compiler';
+import { applyInputSchema } from '@stepforge/compiler';
+import { MAX_INPUT_DEPTH, RUN_META_KEY, StepforgeError, executionInputSizeError, inputDepthError } from '@stepforge/contract';
 import { isSfnApiError } from '@stepforge/engine';
 import { readableCause } from '../progress/readableCause.js';
 import { computeStepProgress, type StepProgress } from '../progress/StepProgress.js';

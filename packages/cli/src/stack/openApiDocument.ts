@@ -3,7 +3,7 @@
 // the embedded routes and the AWS API handler validate with (API_BODIES, @stepforge/functions), so
 // the document cannot drift from the code.
 import { z } from 'zod';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '@stepforge/compiler';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '@stepforge/contract';
 import { API_BODIES } from '@stepforge/functions';
 
 const { StartRunBody, RestartBody, RetryBody, CancelBody, DecisionBody } = API_BODIES;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { MAX_INPUT_DEPTH, StepforgeError, inputDepthError } from '@stepforge/compiler';
+import { MAX_INPUT_DEPTH, StepforgeError, inputDepthError } from '@stepforge/contract';
 import { UsageError } from '../CliIo.js';
 import { errnoReason } from '../errnoReason.js';
 // The scan alone (no runtime behind it): JSON.parse names no position on some Node versions.

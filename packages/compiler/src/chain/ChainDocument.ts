@@ -1,4 +1,4 @@
-import type { SourceLocation } from '../errors/StepforgeError.js';
+import type { SourceLocation } from '@stepforge/contract';
 import type { InputSchema } from '../input/InputSchema.js';
 import type { ChainTask } from './ChainTask.js';
 

@@ -1,6 +1,6 @@
 import type { ChainNode } from './ChainAst.js';
 import { buildChainGraph, findEdgeOperator, type ChainGraph } from './buildChainGraph.js';
-import { didYouMean } from './didYouMean.js';
+import { didYouMean } from '@stepforge/contract';
 import { findCycle } from './findCycle.js';
 import { parseChain } from './parseChain.js';
 

@@ -9,6 +9,5 @@ export * from './findCycle.js';
 export * from './analyzeChain.js';
 export * from './loadChainDocument.js';
 export { stepIdentity, canonicalJson } from './stepIdentity.js';
-export { didYouMean } from './didYouMean.js';
 export * from './kortecxTask.js';
 export * from './kortecxLowering.js';

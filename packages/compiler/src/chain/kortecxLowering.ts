@@ -1,6 +1,6 @@
 // Kortecx's canonical lowering of a chain: the (steps, edges) its SDKs and CLI submit, so a chain
 // document can be compared with what Kortecx itself would build from the same expression and tasks.
-import { StepforgeError } from '../errors/StepforgeError.js';
+import { StepforgeError } from '@stepforge/contract';
 import type { ChainDocument } from './ChainDocument.js';
 import { KORTECX_GRANT_VERSION, KORTECX_TOOL_ARGS_KEY } from './kortecxTask.js';
 

@@ -1,8 +1,7 @@
 import jsonata from 'jsonata';
 import { isMap, isSeq, parseDocument, type Document, type Node, type Pair, type Scalar } from 'yaml';
 import { z } from 'zod';
-import { SourceText } from '../errors/SourceText.js';
-import { StepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
+import { SourceText, StepforgeError, type Diagnostic, type SourceLocation, didYouMean } from '@stepforge/contract';
 import type { GraphView } from '../graph/GraphView.js';
 import { checkInputDefaults } from '../input/checkInputDefaults.js';
 import { INPUT_FIELD_TYPES, InputFieldSpec, InputSectionSpec, toInputSchema, type InputSchema } from '../input/InputSchema.js';
@@ -16,7 +15,6 @@ import type { ChainDocument, ChainStep } from './ChainDocument.js';
 import { CHAIN_TASK_KINDS, ChainTaskSchema, NAME_PATTERN, type ChainTask } from './ChainTask.js';
 import { ChainTriggersSchema } from './ChainTrigger.js';
 import { describeZodIssue, valueAtPath, zodObjectAt } from './describeZodIssue.js';
-import { didYouMean } from './didYouMean.js';
 import { FastChainLocator } from './FastChainLocator.js';
 import { scalarOffsets } from './scalarOffsets.js';
 import { stepIdentity } from './stepIdentity.js';

@@ -2,7 +2,7 @@
 // function handler (which imports the module and calls the node by name), its edges become Choices
 // on what the node returned. Pure: the module was imported by the caller; only its data is read here.
 import { stepIdentity } from '../chain/stepIdentity.js';
-import { StepforgeError } from '../errors/StepforgeError.js';
+import { StepforgeError } from '@stepforge/contract';
 import type { IrCodeEdge, IrCodeNode, IrDocument, IrRetry } from '../ir/Ir.js';
 import { workflowSlug } from '../workflowSlug.js';
 import { CODE_WORKFLOW, END_NODE, START_NODE, validateWorkflow, type WorkflowDefinition } from './defineWorkflow.js';

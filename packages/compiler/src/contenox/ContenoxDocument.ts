@@ -1,6 +1,6 @@
 // A Contenox task chain as loaded: the tasks in source order with their transitions resolved to
 // task indices. Plain data; the checks and the IR builder are functions over it.
-import type { SourceLocation } from '../errors/StepforgeError.js';
+import type { SourceLocation } from '@stepforge/contract';
 
 /** The handlers Contenox's task engine knows. */
 export const CONTENOX_HANDLERS = ['chat_completion', 'execute_tool_calls', 'tools', 'route', 'noop', 'raise_error'] as const;

@@ -2,13 +2,11 @@
 // unknown handler / operator / tool, dangling goto, duplicate task id, an unbounded cycle and
 // (when macros are required) an unfilled `{{var:…}}` macro.
 import { parseDocument, type Document } from 'yaml';
-import { didYouMean } from '../chain/didYouMean.js';
+import { didYouMean, SourceText, StepforgeError, type Diagnostic, type SourceLocation } from '@stepforge/contract';
 import { YamlDocumentLocator } from '../dsl/YamlDocumentLocator.js';
 import type { DataPath, DslLocator } from '../dsl/DslLocator.js';
 import { PRECISE_PARSE_OPTIONS } from '../dsl/loadDslDocument.js';
 import { nodeLocation } from '../dsl/yamlNodes.js';
-import { SourceText } from '../errors/SourceText.js';
-import { StepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
 import type { GraphView } from '../graph/GraphView.js';
 import { yamlErrorMessage } from '../yamlErrorMessage.js';
 import {

@@ -2,7 +2,7 @@
 // carrying its source location. Values that may contain `${ }` are kept as authored (JSON whose string
 // leaves may hold templates) together with the parsed templates, so a back end can translate them per
 // scope (see dsl/valueTemplates.ts) without re-reading the YAML.
-import type { SourceLocation } from '../errors/StepforgeError.js';
+import type { SourceLocation } from '@stepforge/contract';
 import type { Template } from '../expr/ExpressionAst.js';
 import type { InputSchema } from '../input/InputSchema.js';
 

@@ -2,7 +2,7 @@
 // parsing produced) and asks a locator for the line:column of a data path only when it needs one, so
 // the same checks run over either parser: the `yaml` Document (precise, used for every error) or the
 // fast parser's positions (used for valid documents).
-import type { SourceLocation } from '../errors/StepforgeError.js';
+import type { SourceLocation } from '@stepforge/contract';
 
 /** A data path: mapping keys and sequence indices from the document root. */
 export type DataPath = readonly PropertyKey[];

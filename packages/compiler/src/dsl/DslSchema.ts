@@ -2,7 +2,7 @@
 // fields); references, secrets and expressions are checked afterwards with source locations. It is
 // also the source of schemas/workflow.schema.json (z.toJSONSchema) for editor support.
 import { z } from 'zod';
-import { didYouMean } from '../chain/didYouMean.js';
+import { didYouMean } from '@stepforge/contract';
 import { InputSectionSpec } from '../input/InputSchema.js';
 import { parseDurationSeconds } from '../lower/renderRetry.js';
 import { DSL_STEP_KINDS } from './DslDocument.js';

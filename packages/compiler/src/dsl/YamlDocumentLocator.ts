@@ -1,6 +1,5 @@
 import { isScalar, type Node, type Scalar } from 'yaml';
-import type { SourceText } from '../errors/SourceText.js';
-import type { SourceLocation } from '../errors/StepforgeError.js';
+import { type SourceText, type SourceLocation } from '@stepforge/contract';
 import { scalarOffsets } from '../chain/scalarOffsets.js';
 import type { DataPath, DslLocator } from './DslLocator.js';
 import { keyNode, nodeAtPath, nodeLocation, offsetLocation } from './yamlNodes.js';

@@ -5,7 +5,7 @@
 // expected (and, for a misspelt name, what was probably meant) and what was found.
 import type { z } from 'zod';
 import { article, describeValue, describeZodIssue, hasZodDefaultMessage } from '../chain/describeZodIssue.js';
-import { didYouMean } from '../chain/didYouMean.js';
+import { didYouMean } from '@stepforge/contract';
 import { INPUT_FIELD_TYPES } from '../input/InputSchema.js';
 
 /**

@@ -1,7 +1,6 @@
 import { parseDocument, stringify, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
-import { SourceText } from '../errors/SourceText.js';
-import { StepforgeError, isStepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
+import { SourceText, StepforgeError, isStepforgeError, type Diagnostic, type SourceLocation, didYouMean } from '@stepforge/contract';
 import type { Expr, Template } from '../expr/ExpressionAst.js';
 import { hasExpression, parseExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templatePaths } from '../expr/collectReferences.js';
@@ -12,7 +11,6 @@ import type {
   DslAgentRole, DslDocument, DslResource, DslRetry, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
 } from './DslDocument.js';
 import { valueAtPath } from '../chain/describeZodIssue.js';
-import { didYouMean } from '../chain/didYouMean.js';
 import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
 import { describeDslIssue, dslIssues } from './describeDslIssue.js';
 import { knownFields } from './knownFields.js';

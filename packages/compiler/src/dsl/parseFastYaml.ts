@@ -3,8 +3,7 @@
 // the same locations the `yaml` Document gives. Anything it cannot reproduce exactly — tags, anchors,
 // directives, keys that are not strings, empty values — makes it decline, never guess.
 import { load, type State } from 'js-yaml';
-import type { SourceText } from '../errors/SourceText.js';
-import type { SourceLocation } from '../errors/StepforgeError.js';
+import { type SourceText, type SourceLocation } from '@stepforge/contract';
 import type { ScalarSpan } from '../chain/scalarOffsets.js';
 import { FastPathDeclined, type DataPath, type DslLocator } from './DslLocator.js';
 import { FAST_TAG_PREFIX, FAST_YAML_SCHEMA } from './fastYamlSchema.js';

@@ -1,8 +1,7 @@
 // Small helpers over the `yaml` package's AST: find the node for a key or index, and turn a node's
 // source range into a SourceLocation.
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
-import type { SourceLocation } from '../errors/StepforgeError.js';
-import type { SourceText } from '../errors/SourceText.js';
+import { type SourceLocation, type SourceText } from '@stepforge/contract';
 
 /** The value node under `key` of a mapping, or index `key` of a sequence. */
 export function childNode(node: unknown, key: string | number): Node | undefined {

@@ -1,4 +1,4 @@
-import { StepforgeError } from '../errors/StepforgeError.js';
+import { StepforgeError } from '@stepforge/contract';
 import type { Expr, PathExpr, Template } from './ExpressionAst.js';
 
 /** What expressions read: the run input and each finished step's output (`steps.<name>.output`). */

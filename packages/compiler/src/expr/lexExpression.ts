@@ -1,4 +1,4 @@
-import { StepforgeError } from '../errors/StepforgeError.js';
+import { StepforgeError } from '@stepforge/contract';
 
 /** Token kinds of the `${ }` language. */
 export type TokenKind =

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SourceLocation } from '../errors/StepforgeError.js';
+import type { SourceLocation } from '@stepforge/contract';
 
 /** The value types an `input:` field can declare. */
 export const INPUT_FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'any'] as const;

@@ -1,4 +1,4 @@
-import { StepforgeError } from '../errors/StepforgeError.js';
+import { StepforgeError } from '@stepforge/contract';
 import { describeType, matchesInputType, type InputSchema } from './InputSchema.js';
 
 /**

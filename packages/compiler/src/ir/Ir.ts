@@ -1,6 +1,6 @@
 // The intermediate representation every front-end lowers into and the one back end consumes.
 // Plain readonly data only: behaviour lives in functions over it (schedule, lower, quotas).
-import type { SourceLocation } from '../errors/StepforgeError.js';
+import type { SourceLocation } from '@stepforge/contract';
 import type { Template } from '../expr/ExpressionAst.js';
 
 /** Every step kind the back end knows: chain kinds, then DSL kinds. */

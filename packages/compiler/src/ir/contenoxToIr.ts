@@ -3,7 +3,7 @@
 // model steps (a chat_completion granted tools is our agent loop, which runs the tool calls itself),
 // tools is a tool step, noop and execute_tool_calls pass their input through, raise_error fails.
 import type { ContenoxDocument, ContenoxTask } from '../contenox/ContenoxDocument.js';
-import { RUN_META_KEY } from '../envelope/StepEnvelope.js';
+import { RUN_META_KEY } from '@stepforge/contract';
 import { DEFAULT_AGENT_BUDGET, secretsIn } from './chainToIr.js';
 import type { IrDocument, IrExpr, IrRetry, IrRoute, IrStep } from './Ir.js';
 

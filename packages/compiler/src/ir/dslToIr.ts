@@ -2,7 +2,7 @@
 // DAGs; composite steps carry their agents and bodies; `${ }` values stay as authored so the back end
 // translates them per scope.
 import { stepIdentity } from '../chain/stepIdentity.js';
-import { mcpToolName } from '../envelope/mcpToolName.js';
+import { mcpToolName } from '@stepforge/contract';
 import type { DslDocument, DslScope, DslStep, DslTemplateField, DslValue } from '../dsl/DslDocument.js';
 import { templateStepReferences } from '../expr/collectReferences.js';
 import type { Template } from '../expr/ExpressionAst.js';

@@ -1,7 +1,6 @@
 // The step manifest written beside the ASL: one entry per step with what CDK (which Lambdas and
 // secrets a state machine needs) and the run history (identity, source location) use.
-import type { SourceLocation } from '../errors/StepforgeError.js';
-import { LAMBDA_PLACEHOLDERS } from '../envelope/StepEnvelope.js';
+import { type SourceLocation, kindPlaceholder } from '@stepforge/contract';
 import type { IrDocument, IrStep, IrStepKind, IrWorkflow } from '../ir/Ir.js';
 import type { LoweredWorkflow } from './lowerWorkflow.js';
 import { serialisedDefinition } from './serialisedDefinition.js';
@@ -82,8 +81,8 @@ function entry(s: IrStep, lowered: LoweredWorkflow): StepManifestEntry {
   const states = lowered.stepStates.get(s) ?? [s.id];
   const parent = lowered.parents.get(s);
   const handler = HANDLER[s.kind];
-  const functions = handler === null ? [] : [LAMBDA_PLACEHOLDERS[handler]];
-  if (s.kind === 'model' && s.tools.length > 0) functions.push(LAMBDA_PLACEHOLDERS.tool);
+  const functions = handler === null ? [] : [kindPlaceholder(handler)];
+  if (s.kind === 'model' && s.tools.length > 0) functions.push(kindPlaceholder('tool'));
   return {
     id: s.id,
     kind: s.kind,

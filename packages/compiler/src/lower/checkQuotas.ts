@@ -1,8 +1,6 @@
 // Step Functions quotas checked at compile time, each failure a named error that says what to change:
 // definition size, worst-case history events (Standard), and payload budgets per state.
-import { StepforgeError } from '../errors/StepforgeError.js';
-import { INLINE_OUTPUT_MAX_BYTES, STATE_READ_OUTPUT_MAX_BYTES } from '../envelope/StepEnvelope.js';
-import { MAX_EXECUTION_INPUT_BYTES } from '../input/runStartLimits.js';
+import { StepforgeError, INLINE_OUTPUT_MAX_BYTES, STATE_READ_OUTPUT_MAX_BYTES, MAX_EXECUTION_INPUT_BYTES } from '@stepforge/contract';
 import type { IrDocument, IrStep, IrWorkflow } from '../ir/Ir.js';
 import { jsonLength } from './jsonLength.js';
 import { worstCaseAttempts } from './renderRetry.js';

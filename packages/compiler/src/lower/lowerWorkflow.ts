@@ -2,12 +2,11 @@
 // (the Next fields still to fill); a sequence patches tails to the next entry, a Parallel lowers each
 // branch into its own scope and copies the branch outputs into fresh variables, because an inner scope
 // can read but never write the outer scope's variables.
-import { StepforgeError } from '../errors/StepforgeError.js';
+import { StepforgeError, ENVELOPE_VERSION, kindPlaceholder, RUN_META_KEY, type LambdaStepKind } from '@stepforge/contract';
 import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { jsonataHelperBindings, withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot, Template } from '../expr/ExpressionAst.js';
-import { ENVELOPE_VERSION, LAMBDA_PLACEHOLDERS, RUN_META_KEY, type LambdaStepKind } from '../envelope/StepEnvelope.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrRoute, IrStep, IrWorkflow } from '../ir/Ir.js';
 import { CONTENOX_FIRST_INPUT } from '../ir/contenoxToIr.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
@@ -811,7 +810,7 @@ class Lowerer {
   }
 
   /**
-   * The envelope every Lambda receives (see envelope/StepEnvelope.ts, version 2): only what the
+   * The envelope every Lambda receives (see @stepforge/contract's envelope.ts, version 2): only what the
    * handler reads. `inputs.steps` holds the read steps a model prompt does not place (the context
    * the handler appends), `inputs.input` is sent only where a handler may fall back to it, and
    * config fields carried elsewhere (the prompt as `inputs.value`, turn limits as `budget`) are left out.
@@ -863,9 +862,9 @@ class Lowerer {
     const state: AslState = {
       Type: 'Task',
       Comment: this.comment(step, what),
-      Resource: callback ? LAMBDA_INVOKE_CALLBACK : LAMBDA_PLACEHOLDERS[kind],
+      Resource: callback ? LAMBDA_INVOKE_CALLBACK : kindPlaceholder(kind),
       Arguments: callback
-        ? { FunctionName: LAMBDA_PLACEHOLDERS[kind], Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
+        ? { FunctionName: kindPlaceholder(kind), Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
         : payload,
     };
     if (timeout !== undefined) state.TimeoutSeconds = timeout;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { StepforgeError } from '../errors/StepforgeError.js';
+import { StepforgeError } from '@stepforge/contract';
 import type { ModelTask } from '../chain/ChainTask.js';
 import { NAME_PATTERN } from '../chain/ChainTask.js';
 

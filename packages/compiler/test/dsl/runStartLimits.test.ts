@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_EXECUTION_INPUT_BYTES, executionInputSizeError, idempotencyKeyError } from '../../src/input/runStartLimits.js';
+import { MAX_EXECUTION_INPUT_BYTES, executionInputSizeError, idempotencyKeyError } from '@stepforge/contract';
 
 describe('Function: executionInputSizeError', () => {
   it('accepts an input of exactly 256 KiB of UTF-8 and refuses one byte more, counting bytes, not characters', () => {

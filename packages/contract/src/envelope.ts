@@ -206,16 +206,6 @@ export const ToolCallResult = z.object({
 /** One tool call's result. */
 export type ToolCallResult = z.infer<typeof ToolCallResult>;
 
-/** The Lambda placeholders the ASL uses; CDK DefinitionSubstitutions / the local engine fill them. */
-export const LAMBDA_PLACEHOLDERS = {
-  model: '${ModelStepFunctionArn}',
-  agent: '${ModelStepFunctionArn}',
-  tool: '${ToolStepFunctionArn}',
-  connector: '${ConnectorStepFunctionArn}',
-  function: '${FunctionStepFunctionArn}',
-  mcp_tool: '${McpToolStepFunctionArn}',
-} as const satisfies Record<LambdaStepKind, string>;
-
 /** Optional run metadata a starter may put in the execution input under this key (stripped from `input`). */
 export const RUN_META_KEY = '$stepforge';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ModelTurnResult, StepEnvelope, StepResult, ToolCallResult, isRefValue } from '@stepforge/compiler';
+import { ModelTurnResult, StepEnvelope, StepResult, ToolCallResult, isRefValue } from '@stepforge/contract';
 
 const base = {
   version: 1,

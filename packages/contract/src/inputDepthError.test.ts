@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_INPUT_DEPTH, inputDepthError } from './runStartLimits.js';
+import { MAX_INPUT_DEPTH, inputDepthError } from './runStart.js';
 
 const nested = (levels: number): unknown => JSON.parse(`${'['.repeat(levels)}1${']'.repeat(levels)}`);
 

@@ -1,0 +1,11 @@
+// Public API of @stepforge/contract: the vocabulary every other package speaks — the step
+// envelope and results, the handler table and placeholders, the run-start limits, and the one
+// error class with its source locations. Depends on zod only.
+export { SourceText } from './SourceText.js';
+export * from './StepforgeError.js';
+export * from './didYouMean.js';
+export * from './envelope.js';
+export { mcpToolName } from './mcpToolName.js';
+export * from './runStart.js';
+export * from './handlers.js';
+export * from './placeholders.js';
