@@ -4,11 +4,11 @@
 // functions folder is pointed at the Python function Lambda instead (`${PythonFunctionStepFunctionArn}`),
 // by the same rule the runtime resolves names with (resolveUserFunction), so the two agree.
 import { resolveUserFunction } from '@stepforge/functions';
-import { findPlaceholders, PYTHON_FUNCTION_HANDLER, PYTHON_FUNCTION_PLACEHOLDER } from '@stepforge/contract';
+import { findPlaceholders, kindPlaceholder, placeholder, PYTHON_FUNCTION_HANDLER, PYTHON_FUNCTION_PLACEHOLDER } from '@stepforge/contract';
 import type { WorkflowSpec } from './WorkflowSpec.js';
 
-const NODE_FUNCTION = '${FunctionStepFunctionArn}';
-const PYTHON_FUNCTION = '${' + PYTHON_FUNCTION_PLACEHOLDER + '}';
+const NODE_FUNCTION = kindPlaceholder('function');
+const PYTHON_FUNCTION = placeholder(PYTHON_FUNCTION_PLACEHOLDER);
 
 /** A workflow with its Python function steps' Tasks pointed at the Python function Lambda. */
 export interface RoutedWorkflow {

@@ -1,5 +1,6 @@
 // What compileIr reads off the serialised definition: its UTF-8 size (the 1 MB quota) and the
 // `${…}` placeholders it uses (the manifest's list for DefinitionSubstitutions).
+import { placeholder, placeholderNames } from '@stepforge/contract';
 
 /** The serialised definition's size and placeholders. */
 export interface SerialisedDefinition {
@@ -31,7 +32,5 @@ export function serialisedDefinition(definition: Readonly<Record<string, unknown
 }
 
 function placeholdersIn(texts: readonly string[]): string[] {
-  const found = new Set<string>();
-  for (const text of texts) for (const m of text.match(/\$\{[A-Za-z0-9]+\}/g) ?? []) found.add(m);
-  return [...found].sort();
+  return [...new Set(texts.flatMap((t) => placeholderNames(t)))].sort().map(placeholder);
 }
