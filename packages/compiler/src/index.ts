@@ -21,6 +21,6 @@ export * from './lower/renderRetry.js';
 export * from './compileDocument.js';
 export * from './workflowSlug.js';
 export * from './duplicateWorkflowError.js';
-export { yamlErrorMessage } from './yamlErrorMessage.js';
-export { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues, type YamlValueIssues } from './yamlValueIssues.js';
+export { yamlErrorMessage } from './source/yamlErrorMessage.js';
+export { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues, type YamlValueIssues } from './source/yamlValueIssues.js';
 export * from './code/index.js';

@@ -4,12 +4,13 @@ import type { ChainDocument } from './chain/ChainDocument.js';
 import type { ContenoxDocument } from './contenox/ContenoxDocument.js';
 import { isContenoxChainData, loadContenoxDocument } from './contenox/loadContenoxDocument.js';
 import type { DslDocument } from './dsl/DslDocument.js';
-import { PRECISE_PARSE_OPTIONS, loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions } from './dsl/loadDslDocument.js';
-import { parseFastYaml } from './dsl/parseFastYaml.js';
+import { loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions } from './dsl/loadDslDocument.js';
+import { PRECISE_PARSE_OPTIONS } from './source/yamlNodes.js';
+import { parseFastYaml } from './source/fastYaml.js';
 import { SourceText, StepforgeError, type Diagnostic } from '@stepforge/contract';
 import type { GraphView } from './graph/GraphView.js';
 import type { TierTable } from './tiers/Tier.js';
-import { yamlErrorMessage } from './yamlErrorMessage.js';
+import { yamlErrorMessage } from './source/yamlErrorMessage.js';
 
 /** Options for loadDocument; each front-end uses the ones that apply to it. */
 export interface LoadDocumentOptions {

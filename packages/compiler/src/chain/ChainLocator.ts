@@ -1,7 +1,7 @@
 // Where the chain loader's checks find source offsets. ChainLoader validates plain data and asks a
 // locator for offsets, so one set of checks runs over the `yaml` Document (precise, every error) or
 // over the fast parser's positions (valid documents only: its error-only answers decline).
-import type { ScalarSpan } from './scalarOffsets.js';
+import type { ScalarSpan } from '../source/scalarOffsets.js';
 
 /** A data path from the document root: mapping keys and sequence indices. */
 export type ChainPath = readonly (string | number)[];

@@ -1,7 +1,7 @@
-import { FastPathDeclined } from '../dsl/DslLocator.js';
-import type { FastLocator } from '../dsl/parseFastYaml.js';
+import { FastPathDeclined } from '../source/Locator.js';
+import type { FastLocator } from '../source/fastYaml.js';
 import type { ChainLocator, ChainNodeKind, ChainPath } from './ChainLocator.js';
-import type { ScalarSpan } from './scalarOffsets.js';
+import type { ScalarSpan } from '../source/scalarOffsets.js';
 
 /**
  * The fast chain locator: parseFastYaml's positions for what a valid document needs (the `chain:`

@@ -1,6 +1,6 @@
 import { isMap, isScalar, type Document, type Node, type Pair, type Scalar } from 'yaml';
 import type { ChainLocator, ChainNodeKind, ChainPath } from './ChainLocator.js';
-import { scalarOffsets, type ScalarSpan } from './scalarOffsets.js';
+import { scalarOffsets, type ScalarSpan } from '../source/scalarOffsets.js';
 
 /** The precise chain locator: the `yaml` Document's nodes and their source ranges. */
 export class YamlChainLocator implements ChainLocator {

@@ -8,6 +8,6 @@ export * from './buildChainGraph.js';
 export * from './findCycle.js';
 export * from './analyzeChain.js';
 export * from './loadChainDocument.js';
-export { stepIdentity, canonicalJson } from './stepIdentity.js';
+export { stepIdentity, canonicalJson } from '../ir/stepIdentity.js';
 export * from './kortecxTask.js';
 export * from './kortecxLowering.js';

@@ -7,23 +7,23 @@ import { checkInputDefaults } from '../input/checkInputDefaults.js';
 import { INPUT_FIELD_TYPES, InputFieldSpec, InputSectionSpec, toInputSchema, type InputSchema } from '../input/InputSchema.js';
 import { parseTemplate } from '../expr/parseTemplate.js';
 import { DEFAULT_TIER_NAME, resolveTiers, type TierTable } from '../tiers/Tier.js';
-import { FastPathDeclined } from '../dsl/DslLocator.js';
-import { parseFastYaml, type FastYaml } from '../dsl/parseFastYaml.js';
+import { FastPathDeclined } from '../source/Locator.js';
+import { parseFastYaml, type FastYaml } from '../source/fastYaml.js';
 import { analyzeChain, type ChainExpressionError } from './analyzeChain.js';
 import type { ChainLocator, ChainPath } from './ChainLocator.js';
 import type { ChainDocument, ChainStep } from './ChainDocument.js';
 import { CHAIN_TASK_KINDS, ChainTaskSchema, NAME_PATTERN, type ChainTask } from './ChainTask.js';
 import { ChainTriggersSchema } from './ChainTrigger.js';
-import { describeZodIssue, valueAtPath, zodObjectAt } from './describeZodIssue.js';
+import { describeZodIssue, valueAtPath, zodObjectAt } from '../source/zodIssues.js';
 import { FastChainLocator } from './FastChainLocator.js';
-import { scalarOffsets } from './scalarOffsets.js';
-import { stepIdentity } from './stepIdentity.js';
+import { scalarOffsets } from '../source/scalarOffsets.js';
+import { stepIdentity } from '../ir/stepIdentity.js';
 import { sanitiseWorkflowName, WORKFLOW_NAME_PATTERN, workflowNameFromFile } from '../workflowNameFromFile.js';
 import { YamlChainLocator } from './YamlChainLocator.js';
 import { contractGrants, normalizeKortecxTask, type KortecxFinding } from './kortecxTask.js';
-import { yamlErrorMessage } from '../yamlErrorMessage.js';
-import { unsupportedYamlKey, type UnsupportedYamlKey } from '../unsupportedYamlKey.js';
-import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../yamlValueIssues.js';
+import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
+import { unsupportedYamlKey, type UnsupportedYamlKey } from '../source/unsupportedYamlKey.js';
+import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../source/yamlValueIssues.js';
 
 /** Options for loading a chain document. */
 export interface LoadChainOptions {

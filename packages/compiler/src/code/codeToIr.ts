@@ -1,7 +1,7 @@
 // Code workflows → IR. A Kortyx workflow becomes one `code_graph` step: its nodes run in the
 // function handler (which imports the module and calls the node by name), its edges become Choices
 // on what the node returned. Pure: the module was imported by the caller; only its data is read here.
-import { stepIdentity } from '../chain/stepIdentity.js';
+import { stepIdentity } from '../ir/stepIdentity.js';
 import { StepforgeError } from '@stepforge/contract';
 import type { IrCodeEdge, IrCodeNode, IrDocument, IrRetry } from '../ir/Ir.js';
 import { workflowSlug } from '../workflowSlug.js';

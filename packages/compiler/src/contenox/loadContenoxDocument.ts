@@ -3,12 +3,11 @@
 // (when macros are required) an unfilled `{{var:…}}` macro.
 import { parseDocument, type Document } from 'yaml';
 import { didYouMean, SourceText, StepforgeError, type Diagnostic, type SourceLocation } from '@stepforge/contract';
-import { YamlDocumentLocator } from '../dsl/YamlDocumentLocator.js';
-import type { DataPath, DslLocator } from '../dsl/DslLocator.js';
-import { PRECISE_PARSE_OPTIONS } from '../dsl/loadDslDocument.js';
-import { nodeLocation } from '../dsl/yamlNodes.js';
+import { YamlDocumentLocator } from '../source/YamlDocumentLocator.js';
+import type { DataPath, Locator } from '../source/Locator.js';
+import { nodeLocation, PRECISE_PARSE_OPTIONS } from '../source/yamlNodes.js';
 import type { GraphView } from '../graph/GraphView.js';
-import { yamlErrorMessage } from '../yamlErrorMessage.js';
+import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
 import {
   CONTENOX_HANDLERS, CONTENOX_OPERATORS, type ContenoxBranch, type ContenoxDocument, type ContenoxHandler, type ContenoxOperator,
   type ContenoxTarget, type ContenoxTask,
@@ -47,7 +46,7 @@ type Obj = Record<string, unknown>;
 
 /** Loads a Contenox chain; `parsed` is a `yaml` parse of `text` the caller already made. */
 export function loadContenoxDocument(text: string, options: LoadContenoxOptions = {}, parsed?: Document, source?: SourceText,
-  fast?: { readonly data: unknown; readonly locator: DslLocator }): LoadContenoxResult {
+  fast?: { readonly data: unknown; readonly locator: Locator }): LoadContenoxResult {
   const src = source ?? new SourceText(text, options.file);
   // The fast parse serves a valid chain; any error is reported from the precise `yaml` parse.
   if (fast !== undefined && parsed === undefined) {
@@ -59,7 +58,7 @@ export function loadContenoxDocument(text: string, options: LoadContenoxOptions 
   return loadParsed(doc.errors.length > 0 ? undefined : doc.toJS({ maxAliasCount: 100 }), doc.errors, locator, src, options);
 }
 
-function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: DslLocator, src: SourceText, options: LoadContenoxOptions): LoadContenoxResult {
+function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Locator, src: SourceText, options: LoadContenoxOptions): LoadContenoxResult {
   const errors: StepforgeError[] = [];
   const warnings: Diagnostic[] = [];
   const at = (path: DataPath): SourceLocation => locator.at(path).location;

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { didYouMean } from '@stepforge/contract';
 import { InputSectionSpec } from '../input/InputSchema.js';
-import { parseDurationSeconds } from '../lower/renderRetry.js';
+import { parseDurationSeconds } from '../source/durations.js';
 import { DSL_STEP_KINDS } from './DslDocument.js';
 
 /** Step names: identifiers the expression language can spell (`steps.<name>.output`), ≤ 80 chars. */

@@ -4,7 +4,7 @@
 // first descends into the option the value's shape matches, then phrases each issue as what is
 // expected (and, for a misspelt name, what was probably meant) and what was found.
 import type { z } from 'zod';
-import { article, describeValue, describeZodIssue, hasZodDefaultMessage } from '../chain/describeZodIssue.js';
+import { article, describeValue, describeZodIssue, hasZodDefaultMessage } from '../source/zodIssues.js';
 import { didYouMean } from '@stepforge/contract';
 import { INPUT_FIELD_TYPES } from '../input/InputSchema.js';
 

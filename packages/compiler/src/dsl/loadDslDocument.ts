@@ -10,20 +10,20 @@ import { toInputSchema, type InputSchema } from '../input/InputSchema.js';
 import type {
   DslAgentRole, DslDocument, DslResource, DslRetry, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
 } from './DslDocument.js';
-import { valueAtPath } from '../chain/describeZodIssue.js';
+import { valueAtPath } from '../source/zodIssues.js';
 import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
 import { describeDslIssue, dslIssues } from './describeDslIssue.js';
 import { knownFields } from './knownFields.js';
-import { offsetLocation } from './yamlNodes.js';
-import { FastPathDeclined, type DataPath, type DslLocator } from './DslLocator.js';
-import { YamlDocumentLocator } from './YamlDocumentLocator.js';
-import { parseFastYaml, type FastYaml } from './parseFastYaml.js';
+import { offsetLocation, PRECISE_PARSE_OPTIONS } from '../source/yamlNodes.js';
+import { FastPathDeclined, type DataPath, type Locator } from '../source/Locator.js';
+import { YamlDocumentLocator } from '../source/YamlDocumentLocator.js';
+import { parseFastYaml, type FastYaml } from '../source/fastYaml.js';
 import { findCycle, topologicalOrder } from './topologicalOrder.js';
 import { dslGraphView } from './dslGraphView.js';
-import { yamlErrorMessage } from '../yamlErrorMessage.js';
-import { unsupportedYamlKeys } from '../unsupportedYamlKey.js';
+import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
+import { unsupportedYamlKeys } from '../source/unsupportedYamlKey.js';
 import { workflowSlug } from '../workflowSlug.js';
-import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../yamlValueIssues.js';
+import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../source/yamlValueIssues.js';
 
 /** Options for loadDslDocument. */
 export interface LoadDslOptions {
@@ -98,9 +98,6 @@ export function loadDslDocumentPrecise(text: string, options: LoadDslOptions = {
   return loader.loadYaml(doc);
 }
 
-/** The `yaml` options of the precise path (duplicate keys are errors). */
-export const PRECISE_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true } as const;
-
 interface Ref {
   readonly target: string;
   readonly via: 'after' | 'reference';
@@ -162,7 +159,7 @@ class DslLoader {
   constructor(
     private readonly src: SourceText,
     private readonly options: LoadDslOptions,
-    private readonly loc: DslLocator,
+    private readonly loc: Locator,
     private readonly fast: boolean,
   ) {}
 

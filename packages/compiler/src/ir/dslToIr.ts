@@ -1,12 +1,12 @@
 // Workflow DSL document → IR. Scopes (the top level and every `do` body) keep their dependency
 // DAGs; composite steps carry their agents and bodies; `${ }` values stay as authored so the back end
 // translates them per scope.
-import { stepIdentity } from '../chain/stepIdentity.js';
+import { stepIdentity } from './stepIdentity.js';
 import { mcpToolName } from '@stepforge/contract';
 import type { DslDocument, DslScope, DslStep, DslTemplateField, DslValue } from '../dsl/DslDocument.js';
 import { templateStepReferences } from '../expr/collectReferences.js';
 import type { Template } from '../expr/ExpressionAst.js';
-import { parseDurationSeconds } from '../lower/renderRetry.js';
+import { parseDurationSeconds } from '../source/durations.js';
 import type { IrAgentRef, IrComposite, IrDocument, IrExpr, IrRetry, IrStep, IrWorkflow } from './Ir.js';
 import { DEFAULT_AGENT_BUDGET, inputDefaults } from './chainToIr.js';
 

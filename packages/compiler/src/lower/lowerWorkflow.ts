@@ -10,7 +10,7 @@ import type { PathRoot, Template } from '../expr/ExpressionAst.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrRoute, IrStep, IrWorkflow } from '../ir/Ir.js';
 import { CONTENOX_FIRST_INPUT } from '../ir/contenoxToIr.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
-import { stepIdentity } from '../chain/stepIdentity.js';
+import { stepIdentity } from '../ir/stepIdentity.js';
 import { LayeredMap } from './LayeredMap.js';
 import { NameAllocator, asciiOnly, MAX_STATE_NAME } from './NameAllocator.js';
 import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';

@@ -13,7 +13,7 @@ import {
   parseChain,
   stepIdentity,
 } from '../../src/index.js';
-import { scalarOffsets } from '../../src/chain/scalarOffsets.js';
+import { scalarOffsets } from '../../src/source/scalarOffsets.js';
 
 const DOC = `name: research
 input:

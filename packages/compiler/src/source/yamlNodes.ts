@@ -54,3 +54,6 @@ export function nodeLocation(src: SourceText, node: Node | undefined | null): So
   if (!range) return offsetLocation(src, 0, 1);
   return offsetLocation(src, range[0], range[1]);
 }
+
+/** The `yaml` options of the precise path, shared by every loader (duplicate keys are errors). */
+export const PRECISE_PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: true } as const;

@@ -4,8 +4,8 @@
 // directives, keys that are not strings, empty values — makes it decline, never guess.
 import { load, type State } from 'js-yaml';
 import { type SourceText, type SourceLocation } from '@stepforge/contract';
-import type { ScalarSpan } from '../chain/scalarOffsets.js';
-import { FastPathDeclined, type DataPath, type DslLocator } from './DslLocator.js';
+import type { ScalarSpan } from './scalarOffsets.js';
+import { FastPathDeclined, type DataPath, type Locator } from './Locator.js';
 import { FAST_TAG_PREFIX, FAST_YAML_SCHEMA } from './fastYamlSchema.js';
 import { offsetLocation } from './yamlNodes.js';
 
@@ -16,7 +16,7 @@ export interface FastYaml {
 }
 
 /** The fast locator, plus the raw source offsets the chain front-end maps its expression with. */
-export interface FastLocator extends DslLocator {
+export interface FastLocator extends Locator {
   /** Source offset of key `key` in the mapping exactly at `path` (`yaml`'s key range start), or undefined. */
   keyStart(path: DataPath, key: string): number | undefined;
   /** The single-line scalar exactly at `path` with `yaml`'s range and style; declines anything else. */

@@ -1,11 +1,11 @@
 import { isScalar, type Node, type Scalar } from 'yaml';
 import { type SourceText, type SourceLocation } from '@stepforge/contract';
-import { scalarOffsets } from '../chain/scalarOffsets.js';
-import type { DataPath, DslLocator } from './DslLocator.js';
+import { scalarOffsets } from './scalarOffsets.js';
+import type { DataPath, Locator } from './Locator.js';
 import { keyNode, nodeAtPath, nodeLocation, offsetLocation } from './yamlNodes.js';
 
 /** The precise locator: walks the `yaml` package's Document nodes and their source ranges. */
-export class YamlDocumentLocator implements DslLocator {
+export class YamlDocumentLocator implements Locator {
   constructor(private readonly root: Node | undefined, private readonly src: SourceText) {}
 
   at(path: DataPath): { location: SourceLocation; depth: number } {

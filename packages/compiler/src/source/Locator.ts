@@ -8,7 +8,7 @@ import type { SourceLocation } from '@stepforge/contract';
 export type DataPath = readonly PropertyKey[];
 
 /** Maps data paths of a parsed YAML document to source locations. */
-export interface DslLocator {
+export interface Locator {
   /** The node at `path`, or its deepest existing ancestor, and how many segments of `path` exist. */
   at(path: DataPath): { readonly location: SourceLocation; readonly depth: number };
   /** The key `key` of the mapping at `path` (a field's name rather than its value); undefined when absent. */
