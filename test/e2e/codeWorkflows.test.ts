@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '@stepforge/cli';
-import { bufferIo } from './support/testIo.js';
+import { bufferIo, STEPFORGE_BIN } from './support/testIo.js';
 
 const repo = join(__dirname, '..', '..');
 
@@ -58,4 +59,36 @@ describe('Command: run FILE.ts', () => {
     await main(['run', join(repo, 'examples/code/support.ts'), '--input', '{"message":"how do I log in?"}', '--json'], io2);
     expect((JSON.parse(io2.stdout()) as { output: unknown }).output).toEqual({ message: 'how do I log in?', topic: 'question', reply: 'Thanks for your question. — the support team' });
   });
+});
+
+/** The built binary on plain Node 20 (no .ts loader): the module is bundled before it is imported. */
+describe.skipIf(!existsSync(join(repo, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs')))('Binary: stepforge compile|validate|graph FILE.ts (built, plain node)', () => {
+  const sf = (cwd: string, ...argv: string[]) => {
+    const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], { cwd, encoding: 'utf8', timeout: 60_000, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  };
+
+  it('compiles a TypeScript module into a bundle under .stepforge/code that the nodes name', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-code-bin-'));
+    const r = sf(dir, 'compile', join(repo, 'examples/code/support.ts'), '-o', dir, '--json');
+    expect([r.code, r.err]).toEqual([0, '']);
+    const asl = readFileSync(join(dir, 'support.asl.json'), 'utf8');
+    const bundles = readdirSync(join(dir, '.stepforge', 'code'));
+    expect(bundles).toEqual([expect.stringMatching(/^support-[0-9a-f]{16}\.mjs$/)]);
+    expect(asl).toContain(JSON.stringify(join(dir, '.stepforge', 'code', bundles[0]!)));
+  }, 60_000);
+
+  it('validates and draws a module, and names the line of a syntax error', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-code-bin-'));
+    expect(sf(repo, 'validate', 'examples/code/support.ts')).toMatchObject({ code: 0, out: 'ok\n' });
+    const g = sf(repo, 'graph', 'examples/code/support.ts', '--json');
+    expect(JSON.parse(g.out)).toEqual({
+      nodes: [{ handle: 'classify', kind: 'node', tools: [] }, { handle: 'answer', kind: 'node', tools: [] }, { handle: 'refund', kind: 'node', tools: [] }],
+      edges: [[0, 1], [0, 2]],
+    });
+    writeFileSync(join(dir, 'bad.ts'), 'export const x = 1;\nexport const y = ;\n');
+    const bad = sf(dir, 'validate', 'bad.ts', '--json');
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.out).error).toMatchObject({ class: 'module_load_failed', line: 2, column: 18 });
+  }, 60_000);
 });

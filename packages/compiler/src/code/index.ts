@@ -2,3 +2,4 @@
 export * from './defineWorkflow.js';
 export * from './agentSdk.js';
 export * from './codeToIr.js';
+export * from './codeGraphView.js';

@@ -75,6 +75,10 @@ export interface IrComposite {
 /** A node of a code workflow: the function handler calls it by name in the user's module. */
 export interface IrCodeNode {
   readonly name: string;
+  /** What `graph` shows it as (`node` when absent). */
+  readonly kind?: string;
+  /** Tools its agent is granted. */
+  readonly tools?: readonly string[];
   readonly retry?: IrRetry;
   readonly params?: Readonly<Record<string, unknown>>;
 }
