@@ -3,3 +3,4 @@ export * from './defineWorkflow.js';
 export * from './agentSdk.js';
 export * from './codeToIr.js';
 export * from './codeGraphView.js';
+export * from './sdkToIr.js';
