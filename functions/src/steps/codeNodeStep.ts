@@ -26,9 +26,7 @@ export async function runCodeNodeStep(rt: Runtime, rawEnv: StepEnvelope): Promis
     throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} could not be loaded: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode, module: codeModule } });
   }
   const codeFn = env.config.codeFn;
-  const call = typeof codeFn === 'string'
-    ? sdkFunction(mod[codeExport], codeNode, codeFn, env.config.codePath)
-    : kortyxNode(mod[codeExport], codeNode, env.config.params);
+  const call = codeFunction(mod[codeExport], codeNode, env.config);
   if (call === undefined) {
     throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} exports no workflow '${codeExport}' with that node${typeof codeFn === 'string' ? ` and its ${codeFn} function` : ''} (was it renamed since the workflow was compiled?)`, { details: { node: codeNode, module: codeModule } });
   }
@@ -43,7 +41,17 @@ export async function runCodeNodeStep(rt: Runtime, rawEnv: StepEnvelope): Promis
   return { status: done.status, output: done.output, ...(done.outputRef ? { outputRef: done.outputRef } : {}), usage: done.usage };
 }
 
-type CodeCall = (value: unknown) => Promise<unknown>;
+/** A user's function as a step runs it: given the step's input value, resolving to its output. */
+export type CodeCall = (value: unknown) => Promise<unknown>;
+
+/**
+ * The function a code step calls in an exported workflow: a Kortyx node (no `codeFn`) or one of an
+ * agent SDK workflow's functions (`codeFn`, with `codePath` for a workflow's steps); undefined
+ * when the workflow has no such function (a module changed since it was compiled).
+ */
+export function codeFunction(wf: unknown, node: string, config: Readonly<Record<string, unknown>>): CodeCall | undefined {
+  return typeof config.codeFn === 'string' ? sdkFunction(wf, node, config.codeFn, config.codePath) : kortyxNode(wf, node, config.params);
+}
 
 /** A Kortyx node: `run({input, params})`, its NodeResult the output (`{}` for none). */
 function kortyxNode(wf: unknown, node: string, params: unknown): CodeCall | undefined {

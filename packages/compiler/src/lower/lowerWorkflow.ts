@@ -1337,7 +1337,7 @@ class Lowerer {
         group.state.Assign = {
           ...group.state.Assign as Record<string, unknown>,
           // Assign reads the variables as they were before the state: the group's results are $states.result here.
-          [prev]: `{% $join($map($states.result[status = "fulfilled"], function($r) { $type($r.value) = "string" ? $r.value : $string($r.value) }), "\\n") %}`,
+          [prev]: `{% $join($append([], $map($states.result[status = "fulfilled"], function($r) { $type($r.value) = "string" ? $r.value : $string($r.value) })), "\\n") %}`,
           [steps]: `{% $append($${steps}, [{"parallel": ${JSON.stringify(item.name)}, "results": $states.result}]) %}`,
         };
         const check = this.helper(step, `${item.name} any?`);
@@ -1429,7 +1429,8 @@ class Lowerer {
       task.Catch = [{ ErrorEquals: ['States.ALL'], Output: '{% $states.errorOutput %}', Next: failed }];
       states[failed] = {
         Type: 'Pass', Comment: this.comment(step, `'${b.name}' failed: the group goes on without it`),
-        Output: `{% {"status": "rejected", "agent": ${JSON.stringify(b.name)}, "reason": {"error": $states.input.Error, "cause": $states.input.Cause}} %}`,
+        // A Lambda's Cause is its error as JSON ({errorType, errorMessage, trace}): the reason keeps the message.
+        Output: `{% ( $c := $states.input.Cause; $m := $type($c) = "string" and $substring($c, 0, 13) = "{\\"errorType\\":" ? $eval($c).errorMessage : $c; {"status": "rejected", "agent": ${JSON.stringify(b.name)}, "reason": {"error": $states.input.Error, "cause": $exists($m) ? $m : $c}} ) %}`,
         End: true,
       };
       return { StartAt: startAt, States: states };
