@@ -1,4 +1,4 @@
-import type { StepEnvelope, StepResult } from '@stepforge/compiler';
+import { LIVE_MODULE_PREFIX, liveWorkflow, type StepEnvelope, type StepResult } from '@stepforge/compiler';
 import { pathToFileURL } from 'node:url';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { executeStep } from '../runtime/executeStep.js';
@@ -19,12 +19,7 @@ export async function runCodeNodeStep(rt: Runtime, rawEnv: StepEnvelope): Promis
   if (typeof codeModule !== 'string' || typeof codeExport !== 'string' || typeof codeNode !== 'string') {
     throw new RuntimeError('InvalidEnvelope', 'code node step needs config.codeModule, config.codeExport and config.codeNode');
   }
-  let mod: Record<string, unknown>;
-  try {
-    mod = await importFile(codeModule.startsWith('file:') ? codeModule : pathToFileURL(codeModule).href);
-  } catch (e) {
-    throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} could not be loaded: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode, module: codeModule } });
-  }
+  const mod = await loadCodeModule(codeModule, codeExport, codeNode);
   const codeFn = env.config.codeFn;
   const call = codeFunction(mod[codeExport], codeNode, env.config);
   if (call === undefined) {
@@ -39,6 +34,22 @@ export async function runCodeNodeStep(rt: Runtime, rawEnv: StepEnvelope): Promis
     }
   });
   return { status: done.status, output: done.output, ...(done.outputRef ? { outputRef: done.outputRef } : {}), usage: done.usage };
+}
+
+/** The module a code step names: a file (imported), or a workflow `.run()` holds in this process. */
+async function loadCodeModule(codeModule: string, codeExport: string, codeNode: string): Promise<Record<string, unknown>> {
+  if (codeModule.startsWith(LIVE_MODULE_PREFIX)) {
+    const live = liveWorkflow(codeModule);
+    if (live === undefined) {
+      throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the workflow was started by .run() in a program that is no longer running, and only that process holds its functions`, { details: { node: codeNode, module: codeModule } });
+    }
+    return { [codeExport]: live };
+  }
+  try {
+    return await importFile(codeModule.startsWith('file:') ? codeModule : pathToFileURL(codeModule).href);
+  } catch (e) {
+    throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} could not be loaded: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode, module: codeModule } });
+  }
 }
 
 /** A user's function as a step runs it: given the step's input value, resolving to its output. */
