@@ -25,6 +25,11 @@ describe('Method: workflow(...).run (embedded)', () => {
     });
   });
 
+  it('runs an agent granted tools as its agent loop (the offline model answers on its first turn)', async () => {
+    const r = await workflow([agent({ name: 'researcher', model: 'local:echo', tools: ['fs-list'] })]).run('list the files');
+    expect(r).toEqual({ output: '[offline:echo] list the files', steps: [{ agent: 'researcher', output: '[offline:echo] list the files' }], stoppedEarly: false });
+  });
+
   it('rejects with ParallelAllFailed when every branch of a group fails', async () => {
     const boom = () => { throw new Error('no input for you'); };
     const flow = workflow([parallel([{ agent: echo('a'), transform: boom }, { agent: echo('b'), transform: boom }])]);

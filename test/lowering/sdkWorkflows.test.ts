@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { agent, agentNode, codeToIr, compileIr, END, parallel, stateGraph, workflow, type CodeWorkflowValue, type StepEnvelope } from '@stepforge/compiler';
 import { codeFunction } from '../../functions/src/steps/codeNodeStep.js';
-import { runScripted, type Script } from './scriptedRuntime.js';
+import { defaultAnswer, runScripted, type Script } from './scriptedRuntime.js';
 
 const aslValidator = createRequire(import.meta.url)('asl-validator') as (d: unknown) => { isValid: boolean; errorsText(sep?: string): string };
 const named = (name: string, message = 'boom') => Object.assign(new Error(message), { name });
@@ -16,15 +16,18 @@ function compile(value: CodeWorkflowValue, options: { maxIterations?: number; st
 
 /** Every step's script: agents by name (default `<name><input>`), functions through codeFunction. */
 function scripts(value: CodeWorkflowValue, agents: Record<string, Script> = {}): Record<string, Script> {
-  const script: Script = async (env: StepEnvelope, n: number) => {
+  // Synchronous where the harness answers through a task token (tool calls), which does not await.
+  const script: Script = (env: StepEnvelope, n: number) => {
     const node = env.config.codeNode as string | undefined;
+    // An agent granted tools runs as an agent loop: its turns and tool calls get the default answers.
+    if (env.step.role === 'reason' || env.toolCall) return defaultAnswer(env);
     if (env.step.role === 'agent') {
       const name = env.step.id.slice('flow.'.length);
       return agents[name] ? agents[name]!(env, n) : { output: `${name}<${typeof env.inputs.value === 'string' ? env.inputs.value : JSON.stringify(env.inputs.value)}>` };
     }
     const call = codeFunction(value, node!, env.config);
     if (!call) throw named('CodeModuleLoadError', `no function for ${node}`);
-    return { output: await call(env.inputs.value) };
+    return call(env.inputs.value).then((output) => ({ output }));
   };
   return new Proxy({}, { get: () => script });
 }
@@ -105,6 +108,32 @@ describe('Function: lowerSdk (workflow)', () => {
   });
 });
 
+describe('Function: lowerSdk (agents granted tools)', () => {
+  const tooled = (name: string) => agent({ name, model: 'local:test', tools: ['web-search'] });
+
+  it('runs a workflow step granted tools as an agent loop named after the agent', async () => {
+    const flow = workflow([a('first'), tooled('researcher'), a('last')]);
+    const c = compile(flow);
+    const states = c.asl.States as Record<string, { Type: string; Arguments?: { tools?: string[]; step?: { role?: string } } }>;
+    expect(states.researcher).toMatchObject({ Type: 'Task', Arguments: { tools: ['web-search'], step: { role: 'reason' } } });
+    expect(states['researcher: call tools']!.Type).toBe('Map');
+    const run = await runScripted(c, { input: 'tides' }, scripts(flow));
+    expect(run.result.status).toBe('SUCCEEDED');
+    expect((run.result.output as { output: string }).output).toBe('last<flow.researcher:done(web-search:ok)>');
+    expect(run.calls.filter((x) => x.toolCall).map((x) => x.toolCall!.tool)).toEqual(['web-search']);
+  });
+
+  it('runs an agent node granted tools between its inputFn and mergeFn', async () => {
+    const g = stateGraph<{ q: string; a?: string }>()
+      .addNode('ask', agentNode(tooled('asker'), (s) => s.q, (_s, out) => ({ a: String(out) })))
+      .addEdge('ask', END);
+    const run = await runScripted(compile(g), { q: 'why' }, scripts(g));
+    expect(run.result.output).toMatchObject({ state: { q: 'why', a: 'flow.ask:done(web-search:ok)' }, iterations: 1, terminatedBy: 'end' });
+    const v = aslValidator(structuredClone(compile(g).asl));
+    expect(v.isValid ? '' : v.errorsText('\n')).toBe('');
+  });
+});
+
 describe('Function: lowerSdk (parallel)', () => {
   it('settles every branch: { results, fulfilled, rejected }', async () => {
     const group = parallel([a('one'), { agent: a('two'), input: 'own input' }, a('three')]);
@@ -175,5 +204,12 @@ describe('Function: lowerSdk (stateGraph)', () => {
     expect(() => compile(g)).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: "export 'flow': edges.a: edge to unknown node 'b'" }));
     const h = stateGraph().addNode('a', () => ({}));
     expect(() => compile(h, { start: 'z' })).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: "export 'flow': start: the graph starts at unknown node 'z'" }));
+  });
+});
+
+describe('Function: sdkToIr (refusals)', () => {
+  it('refuses when and tools on a parallel branch with invalid_workflow naming the place', () => {
+    expect(() => compile(workflow([parallel([{ agent: a('x'), when: () => true }])]))).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("export 'flow': steps.0.steps.0: a parallel branch with when is not supported yet") }));
+    expect(() => compile(parallel([agent({ name: 't', tools: ['web-search'] })]))).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("export 'flow': (root).steps.0: an agent granted tools in a parallel branch is not supported yet") }));
   });
 });

@@ -42,6 +42,7 @@ export function sdkToIr(value: CodeWorkflowValue, options: SdkToIrOptions): IrDo
     const delay = spec.retryDelay ?? 1000;
     if (typeof delay !== 'number' || delay < 0) bad(`${where}.retryDelay`, 'retryDelay must be a non-negative number of milliseconds');
     const agent = sdkAgent(spec.agent, spec.name ?? fallback);
+    if (inGroup && agent.tools.length > 0) bad(where, 'an agent granted tools in a parallel branch is not supported yet (its agent loop would have to run inside the branch)');
     return {
       name: unique(spec.name ?? agent.name, fallback), path, agent,
       when: spec.when !== undefined, transform: spec.transform !== undefined,

@@ -1356,13 +1356,15 @@ class Lowerer {
       const s = item.step;
       const agentName = this.names.state(s.name);
       this.stepStates.get(step)!.push(agentName);
-      let first = agentName;
-      let value = `{% $${prev} %}`;
+      const agentRun = this.sdkAgent(step, scope, s, agentName, s.transform ? `$${input}` : `$${prev}`, (result) => ({
+        [prev]: `{% ${result} %}`,
+        [steps]: `{% $append($${steps}, [{"agent": ${JSON.stringify(s.name)}, "output": ${result}}]) %}`,
+      }));
+      let first = agentRun.entry;
       if (s.transform) {
         const t = this.helper(step, `${s.name} transform`);
-        this.sdkFunctionTask(step, scope, sdk, t, s.name, 'transform', s.path, `{% $${prev} %}`, { [input]: `{% ${RESULT_VALUE} %}` }).Next = agentName;
+        this.sdkFunctionTask(step, scope, sdk, t, s.name, 'transform', s.path, `{% $${prev} %}`, { [input]: `{% ${RESULT_VALUE} %}` }).Next = first;
         first = t;
-        value = `{% $${input} %}`;
       }
       if (s.when) {
         const w = this.helper(step, `${s.name} when?`);
@@ -1379,11 +1381,7 @@ class Lowerer {
       } else {
         reach(first);
       }
-      const task = this.sdkAgentTask(step, scope, s, agentName, value, {
-        [prev]: `{% ${RESULT_VALUE} %}`,
-        [steps]: `{% $append($${steps}, [{"agent": ${JSON.stringify(s.name)}, "output": ${RESULT_VALUE}}]) %}`,
-      });
-      pending.push({ holder: task, field: 'Next' });
+      pending.push(agentRun.next);
     }
     const exitName = this.helper(step, 'result');
     const exit: AslState = {
@@ -1441,6 +1439,43 @@ class Lowerer {
     };
     scope.states[stateName] = state;
     return { name: stateName, state, results };
+  }
+
+  /**
+   * An agent of an SDK workflow, reading its input from the variable `input`. Without tools it is
+   * one model Task; granted tools, it is the agent loop every other format's agent with tools
+   * becomes (reason → the tool calls → back, within the tier budget), its reason Task named after
+   * the agent. `assign(result)` says what its answer sets; `next` is where to link what follows.
+   */
+  private sdkAgent(step: IrStep, scope: Scope, s: { name: string; agent: IrSdkAgent; retry?: IrRetry }, stateName: string, input: string, assign: (result: string) => Record<string, unknown>, iterVars?: readonly string[]): { entry: string; next: { holder: object; field: 'Next' } } {
+    if (s.agent.tools.length === 0) {
+      const task = this.sdkAgentTask(step, scope, s, stateName, `{% ${input} %}`, assign(RESULT_VALUE), iterVars);
+      return { entry: stateName, next: { holder: task, field: 'Next' } };
+    }
+    const agentConfig = { ...(s.agent.model !== undefined ? { model: s.agent.model } : {}), ...(s.agent.instructions !== undefined ? { instructions: s.agent.instructions } : {}) };
+    const sub: IrStep = {
+      ...step, id: `${step.id}.${s.name}`, kind: 'agent', tools: [...s.agent.tools], retry: s.retry,
+      config: { agent: s.agent.name, ...(Object.keys(agentConfig).length > 0 ? { agentConfig } : {}) },
+      identity: stepIdentity('code_agent', { sdk: step.identity, node: s.name }, s.agent.tools),
+      input: { kind: 'jsonata', jsonata: input, reads: [] },
+    };
+    this.stepNames.set(sub, stateName);
+    this.stepStates.set(sub, [stateName]);
+    // The loop's Fail states and its iteration (a graph's node run) belong to this scope.
+    this.failState(scope);
+    const loopScope: Scope = iterVars ? { ...scope, iterVars } : scope;
+    const frag = this.lowerAgentLoop(sub, loopScope, this.names.variable(`${this.names.stepVariable(step.id)}_agent`));
+    loopScope.failState ??= scope.failState;
+    // Its init Pass (the loop's counters) is the entry: states before it are this lowering's own.
+    const entry = frag.init ? frag.init.materialize() : frag.entry;
+    this.stepStates.get(step)!.push(...this.stepStates.get(sub)!.filter((n) => n !== stateName));
+    this.stepStates.delete(sub);
+    this.stepNames.delete(sub);
+    const done = frag.tails[0]!.holder as Record<string, unknown>;
+    // The loop's last turn answers in `$<reply>.output`, which the done rule assigns to the step variable.
+    const answer = String(Object.values(done.Assign as Record<string, string>)[0]).replace(/^\{% | %\}$/g, '');
+    done.Assign = { ...done.Assign as Record<string, unknown>, ...assign(answer) };
+    return { entry, next: { holder: done, field: 'Next' } };
   }
 
   /** An agent of an SDK workflow: a model Task named after it, with its model, instructions, tools and retry. */
@@ -1519,8 +1554,9 @@ class Lowerer {
       if (n.agent) {
         const input = this.helper(step, `${n.name} input`);
         const mergeName = this.helper(step, `${n.name} merge`);
-        this.sdkFunctionTask(step, scope, sdk, input, n.name, 'input', undefined, `{% $${state} %}`, { [hold]: `{% ${RESULT_VALUE} %}` }, iterVars).Next = name;
-        this.sdkAgentTask(step, scope, { name: n.name, agent: n.agent }, name, `{% $${hold} %}`, { [hold]: `{% ${RESULT_VALUE} %}` }, iterVars).Next = mergeName;
+        const agentRun = this.sdkAgent(step, scope, { name: n.name, agent: n.agent }, name, `$${hold}`, (result) => ({ [hold]: `{% ${result} %}` }), iterVars);
+        (agentRun.next.holder as Record<string, unknown>)[agentRun.next.field] = mergeName;
+        this.sdkFunctionTask(step, scope, sdk, input, n.name, 'input', undefined, `{% $${state} %}`, { [hold]: `{% ${RESULT_VALUE} %}` }, iterVars).Next = agentRun.entry;
         last = this.sdkFunctionTask(step, scope, sdk, mergeName, n.name, 'merge', undefined, `{% {"state": $${state}, "output": $${hold}} %}`, assign(RESULT_VALUE), iterVars);
         first = input;
       } else {
