@@ -85,3 +85,10 @@ console.log(JSON.stringify(result));
     expect(JSON.parse(r.stdout)).toEqual({ output: '[offline:echo] from a program', steps: [{ agent: 'only', output: '[offline:echo] from a program' }], stoppedEarly: false });
   }, 60_000);
 });
+
+describe('Method: stateGraph(...).run (errors before the run)', () => {
+  it('rejects with invalid_workflow when the graph is malformed', async () => {
+    const g = stateGraph().addNode('a', () => ({})).addEdge('a', 'b');
+    await expect(g.run('a', {})).rejects.toMatchObject({ name: 'invalid_workflow', message: "export 'stateGraph': edges.a: edge to unknown node 'b'" });
+  });
+});

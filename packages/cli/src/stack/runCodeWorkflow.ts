@@ -1,4 +1,4 @@
-import { codeToIr, compileIr, forgetLiveWorkflow, registerLiveWorkflow, StepforgeError, type CodeWorkflowValue } from '@stepforge/compiler';
+import { codeToIr, compileIr, forgetLiveWorkflow, isStepforgeError, registerLiveWorkflow, type CodeWorkflowValue } from '@stepforge/compiler';
 import { openStack, type EmbeddedStack } from './EmbeddedStack.js';
 import { RunService } from './RunService.js';
 
@@ -64,7 +64,8 @@ export async function runCodeWorkflow(value: CodeWorkflowValue, input: unknown, 
       await release();
     }
   } catch (e) {
-    if (e instanceof StepforgeError) throw Object.assign(new Error(e.message), { name: e.code, code: e.code });
+    // A compile or input error reaches the program as an Error named by its class (invalid_workflow, invalid_input).
+    if (isStepforgeError(e)) throw Object.assign(new Error(e.message), { name: e.code, code: e.code });
     throw e;
   } finally {
     forgetLiveWorkflow(module);
