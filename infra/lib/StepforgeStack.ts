@@ -76,6 +76,7 @@ export class StepforgeStack extends Stack {
       projectRoot: props.projectRoot,
       handlersDir: props.handlersDir,
       userFunctionsDir: props.userFunctionsDir,
+      codeModules: [...new Map(workflows.flatMap((w) => (w.codeModule ? [[w.codeModule.bundle, w.codeModule] as const] : []))).values()],
       python: routed.some((r) => r.pythonModules.length > 0),
       entryOverrides: props.apiEntry ? { api: props.apiEntry } : undefined,
       destroyOnRemoval,

@@ -25,6 +25,7 @@ export const RUNTIME_ERROR_NAMES = [
   'IdempotencyKeyConflict',
   'CodeModuleLoadError',
   'NodeError',
+  'UnknownNode',
 ] as const;
 
 /** One of the stable runtime error names. */

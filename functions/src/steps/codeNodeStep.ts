@@ -1,4 +1,4 @@
-import type { StepEnvelope, StepResult } from '@stepforge/contract';
+import { LIVE_MODULE_PREFIX, liveWorkflow, type StepEnvelope, type StepResult } from '@stepforge/contract';
 import { pathToFileURL } from 'node:url';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { executeStep } from '../runtime/executeStep.js';
@@ -19,25 +19,94 @@ export async function runCodeNodeStep(rt: Runtime, rawEnv: StepEnvelope): Promis
   if (typeof codeModule !== 'string' || typeof codeExport !== 'string' || typeof codeNode !== 'string') {
     throw new RuntimeError('InvalidEnvelope', 'code node step needs config.codeModule, config.codeExport and config.codeNode');
   }
-  let mod: Record<string, unknown>;
-  try {
-    mod = await importFile(codeModule.startsWith('file:') ? codeModule : pathToFileURL(codeModule).href);
-  } catch (e) {
-    throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} could not be loaded: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode, module: codeModule } });
-  }
-  const wf = mod[codeExport] as { nodes?: Record<string, { run?: unknown }> } | undefined;
-  const run = wf?.nodes?.[codeNode]?.run;
-  if (typeof run !== 'function') {
-    throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} exports no workflow '${codeExport}' with that node (was it renamed since the workflow was compiled?)`, { details: { node: codeNode, module: codeModule } });
+  const mod = await loadCodeModule(codeModule, codeExport, codeNode);
+  const codeFn = env.config.codeFn;
+  const call = codeFunction(mod[codeExport], codeNode, env.config);
+  if (call === undefined) {
+    throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} exports no workflow '${codeExport}' with that node${typeof codeFn === 'string' ? ` and its ${codeFn} function` : ''} (was it renamed since the workflow was compiled?)`, { details: { node: codeNode, module: codeModule } });
   }
   const done = await executeStep(rt, env, { idempotent: false }, async () => {
     try {
-      const result = await (run as (a: { input: unknown; params: unknown }) => unknown)({ input: env.inputs.value ?? {}, params: env.config.params ?? {} });
-      return { output: result ?? {} };
+      return { output: await call(env.inputs.value) };
     } catch (e) {
       if (isRuntimeError(e)) throw e;
       throw new RuntimeError('NodeError', `node '${codeNode}' threw ${(e as Error).name ?? 'an error'}: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode } });
     }
   });
   return { status: done.status, output: done.output, ...(done.outputRef ? { outputRef: done.outputRef } : {}), usage: done.usage };
+}
+
+/** The module a code step names: a file (imported), or a workflow `.run()` holds in this process. */
+async function loadCodeModule(codeModule: string, codeExport: string, codeNode: string): Promise<Record<string, unknown>> {
+  if (codeModule.startsWith(LIVE_MODULE_PREFIX)) {
+    const live = liveWorkflow(codeModule);
+    if (live === undefined) {
+      throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the workflow was started by .run() in a program that is no longer running, and only that process holds its functions`, { details: { node: codeNode, module: codeModule } });
+    }
+    return { [codeExport]: live };
+  }
+  try {
+    return await importFile(codeModule.startsWith('file:') ? codeModule : pathToFileURL(codeModule).href);
+  } catch (e) {
+    throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} could not be loaded: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode, module: codeModule } });
+  }
+}
+
+/** A user's function as a step runs it: given the step's input value, resolving to its output. */
+export type CodeCall = (value: unknown) => Promise<unknown>;
+
+/**
+ * The function a code step calls in an exported workflow: a Kortyx node (no `codeFn`) or one of an
+ * agent SDK workflow's functions (`codeFn`, with `codePath` for a workflow's steps); undefined
+ * when the workflow has no such function (a module changed since it was compiled).
+ */
+export function codeFunction(wf: unknown, node: string, config: Readonly<Record<string, unknown>>): CodeCall | undefined {
+  return typeof config.codeFn === 'string' ? sdkFunction(wf, node, config.codeFn, config.codePath) : kortyxNode(wf, node, config.params);
+}
+
+/** A Kortyx node: `run({input, params})`, its NodeResult the output (`{}` for none). */
+function kortyxNode(wf: unknown, node: string, params: unknown): CodeCall | undefined {
+  const run = (wf as { nodes?: Record<string, { run?: unknown }> } | undefined)?.nodes?.[node]?.run;
+  if (typeof run !== 'function') return undefined;
+  return async (value) => (await run({ input: value ?? {}, params: params ?? {} })) ?? {};
+}
+
+const END = '__end__';
+
+/**
+ * One of the functions of an agent SDK workflow. `workflow` / `parallel`: a step's `when(prev)`
+ * (answered as a boolean, which the state machine's Choice reads) or `transform(prev)`, found by
+ * the step's indices (`codePath`). `stateGraph`: a node's function (`node`, given the state) or
+ * an agent node's `input(state)` / `merge(state, output)`, and the router after a node (`route`),
+ * whose answer must name a node of the graph or END (UnknownNode otherwise, naming the node).
+ */
+function sdkFunction(wf: unknown, node: string, fn: string, path: unknown): CodeCall | undefined {
+  const w = wf as { kind?: string; steps?: unknown[]; nodes?: ReadonlyMap<string, unknown>; edges?: ReadonlyMap<string, unknown> } | undefined;
+  if (w?.kind === 'workflow' || w?.kind === 'parallel') {
+    if (!Array.isArray(path)) return undefined;
+    let s: unknown = { steps: w.steps };
+    for (const i of path) s = (s as { steps?: unknown[] } | undefined)?.steps?.[i as number];
+    const f = (s as Record<string, unknown> | undefined)?.[fn];
+    if (typeof f !== 'function' || (fn !== 'when' && fn !== 'transform')) return undefined;
+    return fn === 'when' ? async (prev) => Boolean(await f(prev)) : async (prev) => (await f(prev)) ?? null;
+  }
+  if (w?.kind !== 'stateGraph' || !w.nodes || !w.edges) return undefined;
+  const n = w.nodes.get(node) as ((s: unknown) => unknown) | { inputFn?: unknown; mergeFn?: unknown } | undefined;
+  if (fn === 'node' && typeof n === 'function') return async (state) => (await n(state)) ?? {};
+  if (fn === 'input' && typeof (n as { inputFn?: unknown })?.inputFn === 'function') return async (state) => (await (n as { inputFn: (s: unknown) => unknown }).inputFn(state)) ?? null;
+  if (fn === 'merge' && typeof (n as { mergeFn?: unknown })?.mergeFn === 'function') {
+    return async (v) => (await (n as { mergeFn: (s: unknown, o: unknown) => unknown }).mergeFn((v as { state?: unknown })?.state, (v as { output?: unknown })?.output)) ?? {};
+  }
+  const router = w.edges.get(node);
+  if (fn === 'route' && typeof router === 'function') {
+    const nodes = w.nodes;
+    return async (state) => {
+      const to = await router(state);
+      if (to !== END && (typeof to !== 'string' || !nodes.has(to))) {
+        throw new RuntimeError('UnknownNode', `node '${node}': its router returned ${JSON.stringify(to) ?? String(to)}, which is no node of the graph (nodes: ${[...nodes.keys()].join(', ')}; or END)`, { details: { node, returned: to ?? null } });
+      }
+      return to;
+    };
+  }
+  return undefined;
 }

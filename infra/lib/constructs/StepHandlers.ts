@@ -16,6 +16,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { pythonSourceDir } from '@stepforge/functions';
 import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, STEP_HANDLER_TABLE, type HandlerId } from '@stepforge/contract';
+import { CODE_BUNDLE_ALIAS } from '../workflows/loadCodeWorkflows.js';
 
 /** Sizing per handler: model and user-function steps get more memory and time than the glue handlers. */
 const SIZING: Readonly<Record<HandlerId, { memory: number; timeout: Duration }>> = {
@@ -44,6 +45,8 @@ export interface StepHandlersProps {
   readonly entryOverrides?: Partial<Record<HandlerId, string>>;
   /** User function modules (functions/user), bundled into the function Lambda under `user/`. */
   readonly userFunctionsDir?: string;
+  /** Modules of workflows written in code, each bundled whole into the function Lambda as `code/<bundle>`. */
+  readonly codeModules?: readonly { readonly source: string; readonly bundle: string }[];
   /**
    * Deploy the Python function Lambda too (a workflow has a function step whose function is a
    * Python module): Python 3.12, its code the bootstrap (functions/python) and the `.py` files of
@@ -109,6 +112,7 @@ export class StepHandlers extends Construct {
   private handler(name: HandlerId, entry: string, props: StepHandlersProps): NodejsFunction {
     const id = name[0]!.toUpperCase() + name.slice(1);
     const userFunctions = name === 'function' ? listUserFunctions(props.userFunctionsDir) : [];
+    const codeModules = name === 'function' ? props.codeModules ?? [] : [];
     const esbuildBin = join(props.projectRoot, 'node_modules', '.bin', 'esbuild');
     return new NodejsFunction(this, id, {
       ...this.baseProps(id, name, name, props),
@@ -144,19 +148,22 @@ export class StepHandlers extends Construct {
         // ESM bundles of CommonJS dependencies still call require().
         banner: "import{createRequire as __sfCreateRequire}from'module';const require=__sfCreateRequire(import.meta.url);",
         // The runtime imports user functions from a folder at run time; compile each into the asset's user/.
+        // A code workflow's module goes into code/, self-contained (packages included but the AWS SDK):
+        // its nodes name it there (loadCodeWorkflows).
         commandHooks:
-          userFunctions.length > 0
+          userFunctions.length > 0 || codeModules.length > 0
             ? {
                 beforeBundling: () => [],
                 beforeInstall: () => [],
                 afterBundling: (inputDir: string, outputDir: string) => [
-                  [
+                  ...codeModules.map((m) => codeModuleBundleArgs(esbuildBin, join(inputDir, relative(props.projectRoot, m.source)), join(outputDir, 'code', m.bundle)).map(shellQuote).join(' ')),
+                  ...(userFunctions.length === 0 ? [] : [[
                     esbuildBin,
                     ...userFunctions.map((f) => join(inputDir, relative(props.projectRoot, f))),
                     '--bundle', '--platform=node', '--format=esm', '--target=node22',
                     `--outbase=${join(inputDir, relative(props.projectRoot, props.userFunctionsDir!))}`,
                     `--outdir=${join(outputDir, 'user')}`, '--out-extension:.js=.mjs', '--external:@aws-sdk/*',
-                  ].map(shellQuote).join(' '),
+                  ].map(shellQuote).join(' ')]),
                 ],
               }
             : undefined,
@@ -275,6 +282,17 @@ export function stagePythonAsset(sourceDir: string, userFunctionsDir: string | u
     if (!existsSync(out)) throw e;
   }
   return out;
+}
+
+/** The esbuild command line that bundles a code workflow's module, whole, to `outFile` (ESM for Node 22). */
+export function codeModuleBundleArgs(esbuildBin: string, source: string, outFile: string): string[] {
+  return [
+    esbuildBin, source, '--bundle', '--platform=node', '--format=esm', '--target=node22',
+    ...Object.entries(CODE_BUNDLE_ALIAS).map(([from, to]) => `--alias:${from}=${to}`),
+    `--outfile=${outFile}`, '--external:@aws-sdk/*',
+    // ESM bundles of CommonJS dependencies still call require().
+    "--banner:js=import{createRequire as __sfCreateRequire}from'module';const require=__sfCreateRequire(import.meta.url);",
+  ];
 }
 
 function shellQuote(arg: string): string {

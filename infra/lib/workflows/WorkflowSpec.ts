@@ -22,7 +22,7 @@ export interface WorkflowSpec {
   readonly nameLocation?: SourceLocation;
   /** Path of the source file, relative to the repository root. */
   readonly file: string;
-  readonly format: 'chain' | 'dsl';
+  readonly format: 'chain' | 'dsl' | 'code';
   /** The ASL definition with `${…}` placeholders still in place. */
   readonly asl: Readonly<Record<string, unknown>>;
   readonly manifest: object;
@@ -39,6 +39,8 @@ export interface WorkflowSpec {
   readonly mcpServers: Readonly<Record<string, unknown>>;
   /** The `${Name}` placeholders the ASL uses. */
   readonly placeholders: readonly string[];
+  /** A workflow written in code: its module (absolute path) and the bundle the function Lambda imports. */
+  readonly codeModule?: { readonly source: string; readonly bundle: string };
 }
 
 /** Most characters of a display name that descriptions (alarms, 1,024 at most) quote. */

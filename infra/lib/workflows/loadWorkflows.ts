@@ -1,5 +1,6 @@
 // Reads workflows/ at synth time: every *.chain.yaml (chain documents) and *.yaml / *.yml (DSL
-// documents), compiled once each with the compiler's compileDocument. Deployment-only keys
+// documents), compiled once each with the compiler's compileDocument, and every TypeScript or
+// JavaScript module exporting workflows written in code (loadCodeWorkflows). Deployment-only keys
 // (`express:`, `triggers:`) are read here from the same YAML, with positions for errors.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -8,6 +9,7 @@ import { StepforgeError, aliasExpansionMessage, duplicateWorkflowError, expressB
 import { compilerCompileDocument, type CompileDocumentFn, type CompiledDocument } from './compilerBinding.js';
 import { findPlaceholders, LAMBDA_PLACEHOLDERS, stepHandlerIdOf } from '@stepforge/contract';
 import type { TriggerSpec, WorkflowSpec } from './WorkflowSpec.js';
+import { isCodeWorkflowFile, loadCodeWorkflows } from './loadCodeWorkflows.js';
 
 /** Options for loadWorkflows. */
 export interface LoadWorkflowsOptions {
@@ -25,9 +27,16 @@ export function isWorkflowFile(name: string): boolean {
 /** Load and compile every workflow file in `dir`, sorted by file name; throws the first StepforgeError. */
 export function loadWorkflows(dir: string, options: LoadWorkflowsOptions): WorkflowSpec[] {
   const compile = options.compile ?? compilerCompileDocument();
-  const files = readdirSync(dir).filter(isWorkflowFile).sort();
-  const texts = files.map((f) => readFileSync(join(dir, f), 'utf8'));
-  const specs = files.map((f, i) => loadWorkflow(texts[i]!, relative(options.rootDir, join(dir, f)), compile));
+  const files = readdirSync(dir).filter((f) => isWorkflowFile(f) || isCodeWorkflowFile(f)).sort();
+  const texts: string[] = [];
+  const specs: WorkflowSpec[] = [];
+  for (const f of files) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    const file = relative(options.rootDir, join(dir, f));
+    // A module may export several workflows: one spec each, all from its one bundle.
+    const loaded = isCodeWorkflowFile(f) ? loadCodeWorkflows(join(dir, f), file) : [loadWorkflow(text, file, compile)];
+    for (const spec of loaded) { specs.push(spec); texts.push(text); }
+  }
   // State machine names (and the construct ids and log groups made from them) are unique in a stack.
   const seen = new Map<string, number>();
   specs.forEach((s, i) => {

@@ -33,7 +33,8 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  external: ['dynalite'],
+  // esbuild runs its own native binary, found from its package: it cannot be inside a bundle.
+  external: ['dynalite', 'esbuild'],
   define: { 'import.meta.url': '__stepforge_bundle_url' },
   // "use strict" first: esbuild marks the bundle strict (its entry is an ES module), and a directive
   // only counts before any statement, so the banner's own line must not come ahead of it.

@@ -9,3 +9,4 @@ export { mcpToolName } from './mcpToolName.js';
 export * from './runStart.js';
 export * from './handlers.js';
 export * from './placeholders.js';
+export * from './liveWorkflows.js';

@@ -1,10 +1,11 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { graphViewToJson, kortecxLowering, loadChainExpression, loadDocument, renderDot, renderMermaid, StepforgeError, type ChainDocument, type GraphView } from '@stepforge/compiler';
+import { codeGraphView, graphViewToJson, isStepforgeError, kortecxLowering, loadChainExpression, loadDocument, renderDot, renderMermaid, StepforgeError, type ChainDocument, type GraphView } from '@stepforge/compiler';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
+import { CODE_MODULE, codeModuleIr } from '../stack/compileCodeModule.js';
 
-const USAGE = 'graph FILE|--expr EXPR [--json | --format text|json|mermaid|dot|kortecx]';
+const USAGE = 'graph FILE|--expr EXPR [--json | --format text|json|mermaid|dot|kortecx] [--export NAME]';
 
 const HELP = `Usage: stepforge graph FILE [--json | --format text|json|mermaid|dot|kortecx]
        stepforge graph --expr "a > [b & c]" [--json | --format …]
@@ -19,6 +20,7 @@ Options:
                       tool_contract, params}…],"edges":[{parent, child, edge}…]}); this also
                       runs the task checks (not the tier policy)
   --expr EXPR         a bare chain expression instead of a file; every handle is a model step
+  --export NAME       a TypeScript/JavaScript module's workflow to draw, when it exports several
 
 Exit status: 0 on success, 1 when the document has errors, 2 on usage errors.
 `;
@@ -36,6 +38,7 @@ const graph: Command = {
           json: { type: 'boolean', default: false },
           format: { type: 'string' },
           expr: { type: 'string' },
+          export: { type: 'string' },
           help: { type: 'boolean', short: 'h', default: false },
         }, USAGE);
     const { values, positionals } = parsed;
@@ -69,7 +72,17 @@ const graph: Command = {
       result = loadChainExpression(values.expr, { file: '<expr>' });
     } else {
       const file = positionals[0]!;
-      result = loadDocument(await readDocumentFile(io, file), { file, level: 'topology' });
+      if (CODE_MODULE.test(file)) {
+        // A module: its workflow's nodes and the edges between them, read from what it compiles to.
+        try {
+          result = { graph: codeGraphView(await codeModuleIr(io.cwd, file, values.export as string | undefined)), errors: [] };
+        } catch (e) {
+          if (!isStepforgeError(e)) throw e;
+          result = { errors: [e] };
+        }
+      } else {
+        result = loadDocument(await readDocumentFile(io, file), { file, level: 'topology' });
+      }
     }
     if (result.errors.length > 0 || result.graph === undefined) return reportErrors(io, result.errors, json);
     io.out(renderGraph(result.graph, format));

@@ -3,10 +3,11 @@ import { compileDocument, isStepforgeError, loadDocument, MISSING_VERSION, Sourc
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatWarning, readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
+import { CODE_MODULE, compileCodeModule } from '../stack/compileCodeModule.js';
 
-const USAGE = 'validate FILE [--json] [--strict]';
+const USAGE = 'validate FILE [--json] [--strict] [--export NAME]';
 
-const HELP = `Usage: stepforge validate FILE [--json] [--strict]
+const HELP = `Usage: stepforge validate FILE [--json] [--strict] [--export NAME]
 
 Runs every check on a chain or DSL document (parse, unknown_handle, cycle,
 agentic_non_model, tier_limit, invalid_task, …, and the state machine's quotas: state_name,
@@ -17,6 +18,8 @@ error as 'error[class] FILE:LINE:COL: message' with a caret excerpt and exits 1.
 Options:
   --json      machine-readable: {"ok":true,"format","warnings":[…]} or {"error":{class,message,line,column},"errors":[…]}
   --strict    unknown fields are errors, and so is every warning
+  --export    a TypeScript/JavaScript module's workflow to check, when it exports several
+              (a module is loaded and its workflow compiled, as compile does)
 
 Exit status: 0 valid, 1 invalid, 2 usage errors.
 `;
@@ -30,6 +33,7 @@ const validate: Command = {
     const parsed = parseCommandArgs(argv, {
           json: { type: 'boolean', default: false },
           strict: { type: 'boolean', default: false },
+          export: { type: 'string' },
           help: { type: 'boolean', short: 'h', default: false },
         }, USAGE);
     const { values, positionals } = parsed;
@@ -42,6 +46,17 @@ const validate: Command = {
     }
     const file = positionals[0]!;
     const json = values.json;
+    if (CODE_MODULE.test(file)) {
+      // A module: loading it and compiling its workflow are all the checks there are.
+      try {
+        await compileCodeModule(io.cwd, file, values.export as string | undefined);
+      } catch (e) {
+        if (!isStepforgeError(e)) throw e;
+        return reportErrors(io, [e], json);
+      }
+      io.out(json ? JSON.stringify({ ok: true, format: 'code', warnings: [] }) + '\n' : 'ok\n');
+      return EXIT_OK;
+    }
     const text = await readDocumentFile(io, file);
     const result = loadDocument(text, { file, strict: values.strict, level: 'full' });
     const source = new SourceText(text, file);

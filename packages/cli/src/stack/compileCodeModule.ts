@@ -1,33 +1,56 @@
-import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { codeToIr, codeWorkflowExports, compileIr, StepforgeError, type CompileResult } from '@stepforge/compiler';
+import { codeToIr, codeWorkflowExports, compileIr, StepforgeError, type CompileResult, type IrDocument } from '@stepforge/compiler';
 import { importFile } from '@stepforge/functions/userfn/importFile';
+import { bundleCodeModule } from './bundleCodeModule.js';
 
 /** A file the code front-end reads (a TypeScript or JavaScript module) rather than a document. */
 export const CODE_MODULE = /\.(m?[jt]s|cjs)$/;
 
+/** A loaded workflow module: its exports, and the bundle they came from (what the function handler imports). */
+export interface LoadedCodeModule {
+  readonly mod: Readonly<Record<string, unknown>>;
+  readonly bundle: string;
+}
+
 /**
- * Imports a module exporting workflows written in code and compiles the one `exportName` names
- * (the only one when it is absent). A module that cannot be imported is `module_load_failed`;
- * several workflows and no `--export`, or an export that is not one, are `invalid_document`.
+ * Bundles (bundleCodeModule) and imports a module exporting workflows written in code. A module
+ * that cannot be bundled or whose top level throws is `module_load_failed` at the file.
  */
-export async function compileCodeModule(cwd: string, file: string, exportName?: string, options: { express?: boolean } = {}): Promise<CompileResult> {
-  const path = resolve(cwd, file);
-  const location = { file, line: 1, column: 1 };
-  let mod: Record<string, unknown>;
+export async function loadCodeModule(cwd: string, file: string): Promise<LoadedCodeModule> {
+  const bundle = await bundleCodeModule(cwd, file);
   try {
-    mod = await importFile(pathToFileURL(path).href);
+    return { mod: await importFile(pathToFileURL(bundle).href), bundle };
   } catch (e) {
-    throw new StepforgeError('module_load_failed', `cannot load the module ${file}: ${(e as Error).message ?? String(e)}`, {
-      location, hint: 'a TypeScript module needs a runtime that strips types (run under tsx) or compile it to JavaScript first',
-    });
+    throw new StepforgeError('module_load_failed', `cannot load the module ${file}: ${(e as Error).message ?? String(e)}`, { location: { file, line: 1, column: 1 } });
   }
+}
+
+/**
+ * The export `exportName` names among a module's workflows (the only one when it is absent);
+ * several workflows and no `--export`, or none, are `invalid_document`.
+ */
+export function chooseCodeExport(mod: Readonly<Record<string, unknown>>, file: string, exportName?: string): string {
   const found = codeWorkflowExports(mod);
   const chosen = exportName ?? (found.length === 1 ? found[0] : undefined);
   if (chosen === undefined) {
     throw new StepforgeError('invalid_document', found.length === 0
       ? `${file} exports no workflow: export the result of defineWorkflow, workflow, parallel or stateGraph`
-      : `${file} exports several workflows (${found.join(', ')}): name one with --export NAME`, { location });
+      : `${file} exports several workflows (${found.join(', ')}): name one with --export NAME`, { location: { file, line: 1, column: 1 } });
   }
-  return compileIr(codeToIr(mod[chosen], { module: path, exportName: chosen, file }), options);
+  return chosen;
+}
+
+/**
+ * Loads a module exporting workflows written in code and compiles the one `exportName` names.
+ * The compiled workflow's nodes name the module's bundle, which the function handler imports.
+ */
+export async function compileCodeModule(cwd: string, file: string, exportName?: string, options: { express?: boolean } = {}): Promise<CompileResult> {
+  return compileIr(await codeModuleIr(cwd, file, exportName), options);
+}
+
+/** The IR of a module's workflow (what compile lowers and graph draws). */
+export async function codeModuleIr(cwd: string, file: string, exportName?: string): Promise<IrDocument> {
+  const { mod, bundle } = await loadCodeModule(cwd, file);
+  const chosen = chooseCodeExport(mod, file, exportName);
+  return codeToIr(mod[chosen], { module: bundle, exportName: chosen, file });
 }

@@ -5,6 +5,8 @@ import { stepIdentity } from '../ir/stepIdentity.js';
 import { StepforgeError } from '@stepforge/contract';
 import type { IrCodeEdge, IrCodeNode, IrDocument, IrRetry } from '../ir/Ir.js';
 import { workflowSlug } from '../workflowSlug.js';
+import type { CodeWorkflowValue } from './agentSdk.js';
+import { sdkToIr } from './sdkToIr.js';
 import { CODE_WORKFLOW, END_NODE, START_NODE, validateWorkflow, type WorkflowDefinition } from './defineWorkflow.js';
 
 /** Bound on a Kortyx workflow's node runs (its cycles), as the agent SDK's state graphs default to. */
@@ -23,14 +25,18 @@ export interface CodeToIrOptions {
   readonly module: string;
   readonly exportName: string;
   readonly file?: string;
+  /** An agent SDK stateGraph's run options (see SdkToIrOptions). */
+  readonly start?: string;
+  readonly maxIterations?: number;
 }
 
-/** Compiles an exported Kortyx workflow to IR; invalid definitions are `invalid_workflow` errors naming the path. */
+/** Compiles an exported Kortyx workflow (or agent SDK workflow, see sdkToIr) to IR; invalid definitions are `invalid_workflow` errors naming the path. */
 export function codeToIr(value: unknown, options: CodeToIrOptions): IrDocument {
   const location = { file: options.file ?? options.module, line: 1, column: 1 };
   const kind = value !== null && typeof value === 'object' ? (value as Record<symbol, unknown>)[CODE_WORKFLOW] : undefined;
+  if (kind === 'workflow' || kind === 'parallel' || kind === 'stateGraph') return sdkToIr(value as CodeWorkflowValue, options);
   if (kind !== 'kortyx') {
-    throw new StepforgeError('invalid_document', `export '${options.exportName}' is ${kind === undefined ? 'not a workflow' : `a ${String(kind)} workflow, which this version compiles only through .run()`}`, {
+    throw new StepforgeError('invalid_document', `export '${options.exportName}' is not a workflow`, {
       location, hint: 'export the result of defineWorkflow({...}) from the module, and name it with --export',
     });
   }

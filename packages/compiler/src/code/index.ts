@@ -2,3 +2,5 @@
 export * from './defineWorkflow.js';
 export * from './agentSdk.js';
 export * from './codeToIr.js';
+export * from './codeGraphView.js';
+export * from './sdkToIr.js';

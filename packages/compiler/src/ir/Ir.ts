@@ -70,11 +70,69 @@ export interface IrComposite {
   readonly maxHandoffs?: number;
   /** code_graph: a workflow written in code (nodes run in the function handler, edges become Choices). */
   readonly graph?: IrCodeGraph;
+  /** code_graph: an agent SDK workflow (`workflow`, `parallel`, `stateGraph`); `graph` lists its nodes for views. */
+  readonly sdk?: IrSdkFlow;
+}
+
+/** An agent as the agent SDK's `agent({model, instructions, tools})` describes it. */
+export interface IrSdkAgent {
+  readonly name: string;
+  readonly model?: string;
+  readonly instructions?: string;
+  readonly tools: readonly string[];
+}
+
+/**
+ * A step of an agent SDK `workflow` or a branch of a `parallel` group: an agent, and which of the
+ * user's functions it has (`when`, `transform`; the handler finds them by `path`, the indices into
+ * the workflow's steps).
+ */
+export interface IrSdkStep {
+  readonly name: string;
+  readonly path: readonly number[];
+  readonly agent: IrSdkAgent;
+  readonly when: boolean;
+  readonly transform: boolean;
+  readonly retry?: IrRetry;
+  /** A parallel branch's own input (`input:`), instead of the group's. */
+  readonly input?: unknown;
+}
+
+/** One entry of a `workflow([...])`: a step, or a `parallel([...])` group. */
+export type IrSdkItem =
+  | { readonly kind: 'step'; readonly step: IrSdkStep }
+  | { readonly kind: 'parallel'; readonly name: string; readonly branches: readonly IrSdkStep[] };
+
+/** A `stateGraph` node: a function over the state, or an agent node (inputFn → agent → mergeFn). */
+export interface IrSdkGraphNode {
+  readonly name: string;
+  readonly agent?: IrSdkAgent;
+  /** Where it goes next: a node or `__end__` (fixed), a router function, or nowhere (`noEdge`). */
+  readonly next?: { readonly to: string } | { readonly router: true };
+}
+
+/** An agent SDK workflow; its functions run in the function handler, its agents in the model handler. */
+export interface IrSdkFlow {
+  readonly module: string;
+  readonly exportName: string;
+  readonly shape: 'workflow' | 'parallel' | 'stateGraph';
+  /** workflow: its steps in order. */
+  readonly items?: readonly IrSdkItem[];
+  /** parallel: its branches. */
+  readonly branches?: readonly IrSdkStep[];
+  /** stateGraph: its nodes, the first to run, and the bound on node runs. */
+  readonly nodes?: readonly IrSdkGraphNode[];
+  readonly start?: string;
+  readonly maxIterations?: number;
 }
 
 /** A node of a code workflow: the function handler calls it by name in the user's module. */
 export interface IrCodeNode {
   readonly name: string;
+  /** What `graph` shows it as (`node` when absent). */
+  readonly kind?: string;
+  /** Tools its agent is granted. */
+  readonly tools?: readonly string[];
   readonly retry?: IrRetry;
   readonly params?: Readonly<Record<string, unknown>>;
 }

@@ -1,0 +1,82 @@
+// Workflows written in code (Kortyx's defineWorkflow, the agent SDK's builders) in workflows/: each
+// module is bundled and loaded at synth time, and every workflow it exports is compiled with its
+// functions named as the function Lambda will find them: in the module's bundle under /var/task/code/.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
+import { buildSync } from 'esbuild';
+import { codeToIr, codeWorkflowExports, compileIr, StepforgeError } from '@stepforge/compiler';
+import { findPlaceholders } from '@stepforge/contract';
+import type { WorkflowSpec } from './WorkflowSpec.js';
+
+/** Where the function Lambda finds the bundled workflow modules (its code root is /var/task). */
+export const LAMBDA_CODE_DIR = '/var/task/code';
+
+/** True for the module files the app deploys as code workflows. */
+export function isCodeWorkflowFile(name: string): boolean {
+  return /\.(m?[jt]s)$/.test(name) && !name.startsWith('.') && !name.endsWith('.d.ts');
+}
+
+/**
+ * The bundle's file name in the function Lambda's code/ folder: the module's path from the
+ * repository root with `__` for its separators (`workflows__triage.mjs`), so that two modules
+ * of the same name in different folders never share one.
+ */
+export function codeBundleName(file: string): string {
+  return `${file.slice(0, file.length - extname(file).length).split(/[\\/]/).filter((p) => p !== '' && p !== '..' && p !== '.').join('__')}.mjs`;
+}
+
+/**
+ * In a deployed bundle `stepforge` is the compiler's builders: a handler calls the module's functions
+ * and never `.run()`, whose embedded stack would only weigh the Lambda down.
+ */
+export const CODE_BUNDLE_ALIAS = { stepforge: '@stepforge/compiler' } as const;
+
+/**
+ * Loads `source` (at `file`, relative to the repository root) and compiles each workflow it exports.
+ * A module that cannot be bundled or loaded is `module_load_failed`; one that exports no workflow is
+ * `invalid_document`.
+ */
+export function loadCodeWorkflows(source: string, file: string): WorkflowSpec[] {
+  const location = { file, line: 1, column: 1 };
+  const dir = mkdtempSync(join(tmpdir(), 'stepforge-code-'));
+  let mod: Record<string, unknown>;
+  try {
+    // CommonJS, so that the synth (which is synchronous) can require it.
+    const out = buildSync({
+      entryPoints: [source], bundle: true, platform: 'node', format: 'cjs', target: 'node20',
+      write: false, logLevel: 'silent', alias: { ...CODE_BUNDLE_ALIAS }, external: ['@aws-sdk/*'],
+    });
+    const bundled = join(dir, 'module.cjs');
+    writeFileSync(bundled, out.outputFiles[0]!.text);
+    mod = createRequire(import.meta.url)(bundled) as Record<string, unknown>;
+  } catch (e) {
+    const first = (e as { errors?: { text: string }[] }).errors?.[0]?.text;
+    throw new StepforgeError('module_load_failed', `cannot load the module ${file}: ${first ?? (e as Error).message}`, { location });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const exports = codeWorkflowExports(mod);
+  if (exports.length === 0) throw new StepforgeError('invalid_document', `${file} exports no workflow: export the result of defineWorkflow, workflow, parallel or stateGraph`, { location });
+  const bundle = codeBundleName(file);
+  return exports.map((exportName) => {
+    const compiled = compileIr(codeToIr(mod[exportName], { module: `${LAMBDA_CODE_DIR}/${bundle}`, exportName, file }));
+    const text = JSON.stringify(compiled.asl);
+    return {
+      name: compiled.name,
+      displayName: compiled.displayName ?? compiled.name,
+      file,
+      format: 'code',
+      asl: compiled.asl,
+      manifest: compiled.manifest,
+      express: false,
+      triggers: [],
+      secretsByHandler: {},
+      bedrockModels: [...new Set([...text.matchAll(/\bbedrock:([A-Za-z0-9._:-]+)/g)].map((m) => m[1]!))].sort(),
+      placeholders: findPlaceholders(compiled.asl),
+      mcpServers: {},
+      codeModule: { source, bundle },
+    };
+  });
+}

@@ -1,0 +1,58 @@
+// Workflows written in code in the CDK app: loaded and compiled at synth time with their nodes
+// naming the module's bundle in the function Lambda, which the Lambda's bundling writes whole.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../lib/buildApp.js';
+import { codeModuleBundleArgs } from '../lib/constructs/StepHandlers.js';
+import { loadWorkflows } from '../lib/workflows/loadWorkflows.js';
+import { codeFunction } from '../../functions/src/steps/codeNodeStep.js';
+import { ROOT } from './synthFixtureStack.js';
+
+const EXAMPLES = join(ROOT, 'examples', 'code');
+
+describe('Function: loadWorkflows (modules)', () => {
+  it('compiles every exported workflow with its nodes naming the bundle under /var/task/code', () => {
+    const specs = loadWorkflows(EXAMPLES, { rootDir: ROOT });
+    expect(specs.map((s) => [s.name, s.format, s.file, s.codeModule?.bundle])).toEqual([
+      ['clinicalPipeline', 'code', 'examples/code/clinical.ts', 'examples__code__clinical.mjs'],
+      ['support', 'code', 'examples/code/support.ts', 'examples__code__support.mjs'],
+      ['triageGraph', 'code', 'examples/code/triage.ts', 'examples__code__triage.mjs'],
+    ]);
+    const triage = JSON.stringify(specs[2]!.asl);
+    expect(triage).toContain('"codeModule":"/var/task/code/examples__code__triage.mjs"');
+    expect(specs[2]!.placeholders).toEqual(expect.arrayContaining(['FunctionStepFunctionArn', 'ModelStepFunctionArn']));
+  });
+});
+
+describe('Function: codeModuleBundleArgs', () => {
+  it('bundles a module whole: it loads with nothing installed beside it and its functions run', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'sf-code-bundle-')), 'code', 'triage.mjs');
+    const [bin, ...args] = codeModuleBundleArgs(join(ROOT, 'node_modules', '.bin', 'esbuild'), join(EXAMPLES, 'triage.ts'), out);
+    execFileSync(bin!, args, { cwd: ROOT, stdio: 'pipe' });
+    const text = readFileSync(out, 'utf8');
+    // Only Node's own modules are imported: stepforge (the compiler's builders) is inside.
+    expect([...text.matchAll(/^import .* from ["']([^"']+)["']/gm)].map((m) => m[1]).filter((s) => !/^(node:|module$)/.test(s!))).toEqual([]);
+    const mod = await import(pathToFileURL(out).href) as Record<string, unknown>;
+    const classify = codeFunction(mod.triageGraph, 'classify', { codeFn: 'node' });
+    expect(await classify!({ complaint: 'chest pain' })).toEqual({ category: 'urgent', reviews: 0 });
+  }, 60_000);
+});
+
+describe('Function: buildApp (a workflows folder of modules, bundling skipped)', () => {
+  it('synthesizes a state machine per exported workflow, its nodes on the function Lambda', () => {
+    const { app, stack } = buildApp({
+      projectRoot: ROOT,
+      workflowsDir: EXAMPLES,
+      handlersDir: join(ROOT, 'infra/test/fixtures/handlers'),
+      appProps: { context: { 'aws:cdk:bundling-stacks': [] } },
+    });
+    const template = app.synth().getStackByName(stack.stackName).template as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    const machines = Object.values(template.Resources).filter((r) => r.Type === 'AWS::StepFunctions::StateMachine');
+    expect(machines).toHaveLength(3);
+    expect(stack.workflows.filter((w) => w.codeModule).map((w) => w.codeModule!.bundle)).toHaveLength(3);
+  }, 120_000);
+});
