@@ -2,7 +2,7 @@ import { parseDocument, stringify, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { SourceText } from '../errors/SourceText.js';
 import { StepforgeError, isStepforgeError, type Diagnostic, type SourceLocation } from '../errors/StepforgeError.js';
-import type { Expr, Template } from '../expr/ExpressionAst.js';
+import type { Expr, PathExpr, Template } from '../expr/ExpressionAst.js';
 import { hasExpression, parseExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templatePaths } from '../expr/collectReferences.js';
 import type { GraphView } from '../graph/GraphView.js';
@@ -157,6 +157,8 @@ class DslLoader {
   private readonly errors: StepforgeError[] = [];
   private readonly warnings: Diagnostic[] = [];
   private readonly byName = new Map<string, StepRec>();
+  /** Steps by `output:` name, built at the first reference that names no step. */
+  private byOutput: Map<string, StepRec[]> | undefined;
   private inputNames: Set<string> | undefined;
   private readonly dependencies: { from: string; to: string; via: 'after' | 'reference' }[] = [];
 
@@ -646,39 +648,73 @@ class DslLoader {
       return { text: `\${ ${v} }`, template: { kind: 'template', text: String(v), parts: [{ kind: 'expr', expr, offset: 0, end: String(v).length }], whole: true }, location };
     }
     const t = this.template(v, path, true) ?? emptyTemplate(v);
-    this.readsOf(t, path, bound, rec.refs, body);
-    return { text: hasExpression(v) ? v : `\${ ${v} }`, template: t, location };
+    const aliased: Aliased[] = [];
+    this.readsOf(t, path, bound, rec.refs, body, aliased);
+    if (aliased.length === 0) return { text: hasExpression(v) ? v : `\${ ${v} }`, template: t, location };
+    // Lowering parses a bare expression's `${ }` text again, and reads a template's text: both name the step.
+    const text = withStepNames(v, aliased);
+    return hasExpression(v)
+      ? { text, template: parseTemplate(text), location }
+      : { text: `\${ ${text} }`, template: this.template(text, path, true)!, location };
   }
 
   /** A value whose string leaves may hold templates (input, input_template, output). */
   private value(v: unknown, path: readonly (string | number)[], bound: ReadonlySet<string>, refs?: Ref[]): DslValue {
     const acc: ValueAcc = { path, bound, refs, templates: [], reads: [] };
-    this.valueTemplates(acc, v, []);
-    return { value: v, templates: acc.templates, reads: acc.reads, location: this.locAt(path) };
+    const value = this.valueTemplates(acc, v, []);
+    return { value, templates: acc.templates, reads: acc.reads, location: this.locAt(path) };
   }
 
-  /** Parses the templates among the string leaves of `x` (at `p` below `acc.path`). */
-  private valueTemplates(acc: ValueAcc, x: unknown, p: (string | number)[]): void {
+  /**
+   * Parses the templates among the string leaves of `x` (at `p` below `acc.path`); returns `x`, or a
+   * copy whose templates name steps read by their `output:` name by the step's name (see stepNamed).
+   */
+  private valueTemplates(acc: ValueAcc, x: unknown, p: (string | number)[]): unknown {
     if (typeof x === 'string') {
-      if (!hasExpression(x) && !x.includes('$${')) return;
+      if (!hasExpression(x) && !x.includes('$${')) return x;
       const at = [...acc.path, ...p];
       const t = this.template(x, at, false);
-      if (!t) return;
-      acc.templates.push({ path: p, template: t, location: this.locAt(at) });
-      for (const r of this.readsOf(t, at, acc.bound, acc.refs)) if (!acc.reads.includes(r)) acc.reads.push(r);
+      if (!t) return x;
+      const aliased: Aliased[] = [];
+      for (const r of this.readsOf(t, at, acc.bound, acc.refs, undefined, aliased)) if (!acc.reads.includes(r)) acc.reads.push(r);
+      if (aliased.length === 0) {
+        acc.templates.push({ path: p, template: t, location: this.locAt(at) });
+        return x;
+      }
+      const text = withStepNames(x, aliased);
+      acc.templates.push({ path: p, template: parseTemplate(text), location: this.locAt(at) });
+      return text;
     } else if (Array.isArray(x)) {
-      for (let i = 0; i < x.length; i++) this.valueTemplates(acc, x[i], [...p, i]);
+      let out: unknown[] | undefined;
+      for (let i = 0; i < x.length; i++) {
+        const y = this.valueTemplates(acc, x[i], [...p, i]);
+        if (y !== x[i]) (out ??= [...x])[i] = y;
+      }
+      return out ?? x;
     } else if (x !== null && typeof x === 'object') {
-      for (const [k, y] of Object.entries(x)) this.valueTemplates(acc, y, [...p, k]);
+      let out: Record<string, unknown> | undefined;
+      for (const [k, y] of Object.entries(x)) {
+        const z = this.valueTemplates(acc, y, [...p, k]);
+        if (z !== y) (out ??= { ...(x as Record<string, unknown>) })[k] = z;
+      }
+      return out ?? x;
     }
+    return x;
   }
 
   /** Records a template's step references in `refs` and checks its input references; returns step names. */
-  private readsOf(t: Template, path: DataPath, bound: ReadonlySet<string>, refs?: Ref[], body?: ScopeRec): string[] {
+  private readsOf(t: Template, path: DataPath, bound: ReadonlySet<string>, refs?: Ref[], body?: ScopeRec, aliased?: Aliased[]): string[] {
     const names: string[] = [];
     for (const p of templatePaths(t)) {
       if (p.root.kind === 'step') {
-        const target = p.root.step;
+        const target = this.stepNamed(p.root.step, p, t.text, path);
+        // An output: name several steps share: already reported.
+        if (target === undefined) continue;
+        // Read from here on (lowering, the graph, the IR) as the step's own name.
+        if (target !== p.root.step) {
+          aliased?.push({ offset: p.offset, length: p.length, from: p.root.step, to: target });
+          (p.root as { step: string }).step = target;
+        }
         if (!names.includes(target)) names.push(target);
         // A while condition may read its own body's steps: they finished when it is evaluated.
         if (body && body.steps.some((s) => s.name === target)) continue;
@@ -692,6 +728,37 @@ class DslLoader {
       }
     }
     return names;
+  }
+
+  /**
+   * The step a `steps.<name>` reference names: the step of that name or, when there is none, the one
+   * step whose `output:` (GraphN's canvas node id) is that name, as GraphN's conditional note reads
+   * `steps.should_summarize.output` for a conditional with `output: should_summarize`. A name that is
+   * the output of several steps names none of them: an unknown_step error that lists them, and undefined.
+   */
+  private stepNamed(name: string, p: PathExpr, text: string, path: DataPath): string | undefined {
+    if (this.byName.has(name)) return name;
+    const owners = this.outputOwners().get(name);
+    if (!owners) return name;
+    if (owners.length === 1) return owners[0]!.name;
+    const listed = owners.map((o) => `'${o.name}'`);
+    this.error('unknown_step', `no step is named '${name}', and ${listed.slice(0, -1).join(', ')} and ${listed[listed.length - 1]} all have output: ${name}`,
+      this.loc.inString(path, text, p.offset, p.offset + p.length), { hint: `read one of them by its step name: ${owners.map((o) => `steps.${o.name}.output`).join(' or ')}` });
+    return undefined;
+  }
+
+  /** Steps by their `output:` names (only names that differ from the step's own). */
+  private outputOwners(): Map<string, StepRec[]> {
+    if (this.byOutput) return this.byOutput;
+    const m = new Map<string, StepRec[]>();
+    for (const rec of this.byName.values()) {
+      const out = rec.data.output;
+      if (typeof out !== 'string' || out === rec.name) continue;
+      const list = m.get(out);
+      if (list) list.push(rec);
+      else m.set(out, [rec]);
+    }
+    return (this.byOutput = m);
   }
 
   private unknownStep(target: string, location: SourceLocation): void {
@@ -896,4 +963,23 @@ function readsOwnLatest(loop: StepRec, reader: StepRec, ref: Ref): boolean {
 
 function isMapping(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A `steps.<output name>` reference readsOf resolved: where it is in its template, and both names. */
+interface Aliased {
+  readonly offset: number;
+  readonly length: number;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** `text` with each resolved reference's output: name replaced by its step's name (`steps.flag` → `steps.check`). */
+function withStepNames(text: string, aliased: readonly Aliased[]): string {
+  let out = text;
+  for (const a of [...aliased].sort((x, y) => y.offset - x.offset)) {
+    const source = out.slice(a.offset, a.offset + a.length);
+    const at = source.indexOf(a.from, 'steps'.length);
+    out = out.slice(0, a.offset) + source.slice(0, at) + a.to + source.slice(at + a.from.length) + out.slice(a.offset + a.length);
+  }
+  return out;
 }
