@@ -1,12 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { compileDocument, SourceText } from '@stepforge/compiler';
+import { compileDocument, duplicateWorkflowError, SourceText } from '@stepforge/compiler';
 import { EXIT_OK, reportError, UsageError, type CliIo } from '../CliIo.js';
 import { ensureDirectory, ioError } from '../ensureDirectory.js';
 import { errnoReason } from '../errnoReason.js';
 import { formatWarning, readDocumentFile } from './documentIo.js';
 import { CODE_MODULE, compileCodeModule } from '../stack/compileCodeModule.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
+import { workflowNameClash } from '../workflowNameClash.js';
 import type { Command } from './registry.js';
 
 const USAGE = 'compile FILE [-o DIR] [--explain] [--express] [--strict] [--export NAME] [--json]';
@@ -68,6 +70,13 @@ const compile: Command = {
       ensureDirectory(dir, 'the output directory', hint);
       const aslFile = join(dir, `${result.name}.asl.json`);
       const manifestFile = join(dir, `${result.name}.manifest.json`);
+      // Files another document of the project wrote there under the same workflow name are not replaced.
+      const named = {
+        name: result.name, displayName: result.displayName, file, source: text,
+        ...(result.ir.nameLocation !== undefined ? { nameLocation: result.ir.nameLocation } : {}),
+      };
+      const clash = workflowNameClash(io.cwd, previousManifest(manifestFile), named);
+      if (clash) throw duplicateWorkflowError(clash, named);
       for (const [out, value] of [[aslFile, result.asl], [manifestFile, result.manifest]] as const) {
         try {
           await writeFile(out, JSON.stringify(value, null, 2) + '\n');
@@ -105,3 +114,16 @@ function renderExplain(x: ReturnType<typeof compileDocument>['explain']): string
 }
 
 export default compile;
+
+/** The `file` and `displayName` a manifest already in the output directory records (empty when there is none). */
+function previousManifest(path: string): { file?: string; displayName?: string } {
+  try {
+    const m = JSON.parse(readFileSync(path, 'utf8')) as { file?: unknown; displayName?: unknown };
+    return {
+      ...(typeof m.file === 'string' ? { file: m.file } : {}),
+      ...(typeof m.displayName === 'string' ? { displayName: m.displayName } : {}),
+    };
+  } catch {
+    return {};
+  }
+}
