@@ -9,6 +9,7 @@ import { formatWarning, readDocumentFile } from './documentIo.js';
 import { CODE_MODULE, compileCodeModule } from '../stack/compileCodeModule.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { workflowNameClash } from '../workflowNameClash.js';
+import { userFunctionsFolder } from '../userFunctionsFolder.js';
 import type { Command } from './registry.js';
 
 const USAGE = 'compile FILE [-o DIR] [--explain] [--express] [--strict] [--export NAME] [--json]';
@@ -64,7 +65,7 @@ const compile: Command = {
       const text = code ? '' : await readDocumentFile(io, file);
       const result = code
         ? await compileCodeModule(io.cwd, file, values.export as string | undefined, { express: values.express })
-        : compileDocument(text, { file, express: values.express, strict: values.strict });
+        : compileDocument(text, { file, express: values.express, strict: values.strict, ...functionsOption(io) });
       const dir = resolve(io.cwd, values.out ?? '.');
       const hint = '-o names the directory the two files are written to: give one you can write to';
       ensureDirectory(dir, 'the output directory', hint);
@@ -126,4 +127,10 @@ function previousManifest(path: string): { file?: string; displayName?: string }
   } catch {
     return {};
   }
+}
+
+/** The project's functions folder, when there is one, for the check of `function:` names. */
+function functionsOption(io: CliIo): { functions?: NonNullable<ReturnType<typeof userFunctionsFolder>> } {
+  const functions = userFunctionsFolder(io.cwd, io.env);
+  return functions ? { functions } : {};
 }

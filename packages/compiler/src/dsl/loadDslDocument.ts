@@ -32,6 +32,18 @@ export interface LoadDslOptions {
   readonly file?: string;
   /** Unknown fields (and unknown input references) become errors instead of warnings. */
   readonly strict?: boolean;
+  /** The project's user functions folder, when known: `function:` names are checked against its modules. */
+  readonly functions?: UserFunctionsFolder;
+}
+
+/**
+ * A user functions folder as the caller sees it (the compiler does no I/O): its name as shown to a
+ * person (project-relative), and which modules a `function:` name without an extension finds there.
+ */
+export interface UserFunctionsFolder {
+  readonly shown: string;
+  /** The module files (relative to the folder) `NAME.py` and `NAME.ts|.mts|.js|.mjs` that exist for `name`. */
+  modules(name: string): readonly string[];
 }
 
 /** What loadDslDocument returns: the document and its graph when there are no errors. */
@@ -530,6 +542,7 @@ class DslLoader {
     if (rec.kind === 'function' && !Object.prototype.hasOwnProperty.call(decl.functions, d.function as string)) {
       this.error('unknown_function', `unknown function '${String(d.function)}'`, this.locAt([...path, 'function']), { hint: hintFor(d.function as string, Object.keys(decl.functions), 'functions') });
     }
+    if (rec.kind === 'function' && typeof d.function === 'string') this.checkFunctionModules(d.function, [...path, 'function']);
     if (rec.kind === 'mcp_tool' && !Object.prototype.hasOwnProperty.call(decl.mcpServers, d.server as string)) {
       this.error('unknown_mcp_server', `unknown MCP server '${String(d.server)}'`, this.locAt([...path, 'server']), { hint: hintFor(d.server as string, Object.keys(decl.mcpServers), 'mcp_servers') });
     }
@@ -759,6 +772,26 @@ class DslLoader {
       else m.set(out, [rec]);
     }
     return (this.byOutput = m);
+  }
+
+  /**
+   * A `function:` name without an extension that finds both a Python and a JavaScript module in the
+   * functions folder: the runtime refuses it (ConfigError) rather than pick one, so it is reported
+   * here, before anything runs.
+   */
+  private checkFunctionModules(name: string, path: DataPath): void {
+    const folder = this.options.functions;
+    if (!folder || /\.(py|m?[jt]s)(#|$)/.test(name)) return;
+    const file = name.split('#', 1)[0]!;
+    const found = folder.modules(file);
+    const py = found.find((f) => f.endsWith('.py'));
+    const js = found.find((f) => !f.endsWith('.py'));
+    if (py === undefined || js === undefined) return;
+    const ext = js.slice(js.lastIndexOf('.'));
+    this.error('ambiguous_function', `function '${file}' is ambiguous: ${folder.shown} has both ${py} and ${js}`, this.locAt(path), {
+      hint: `name the one to run with its extension (function: ${file}.py or function: ${file}${ext}, declared under functions: with the same name), or remove the other`,
+      details: { function: file, candidates: [py, js] },
+    });
   }
 
   private unknownStep(target: string, location: SourceLocation): void {
