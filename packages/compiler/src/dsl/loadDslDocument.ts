@@ -508,6 +508,7 @@ class DslLoader {
     // Loops and helper methods rather than closures: this runs once per step of large documents.
     const d = rec.data;
     const path = rec.path;
+    this.agentsByUri(d, decl.agents);
     if (rec.kind === 'parallel_analyzer') {
       // GraphN spells it two ways: analysts [{agent, role}] + aggregator, or agents [{agent, focus}] + aggregator_agent.
       this.oneOf(rec, 'analysts', 'agents');
@@ -609,10 +610,41 @@ class DslLoader {
     return d[field] !== undefined ? field : other;
   }
 
+  /**
+   * A step may name an agent by the `res://` URI it is declared with (`agent: res://agents/writer`
+   * where `agents: {Writer: res://agents/writer}`): that is the same agent, so the step's fields are
+   * rewritten to its declared name before they are checked and kept. A URI several agents are
+   * declared with names none of them (unknown_agent, whose hint lists them).
+   */
+  private agentsByUri(d: Record<string, unknown>, agents: Record<string, DslResource>): void {
+    const named = (v: unknown): string | undefined => {
+      if (typeof v !== 'string' || !v.startsWith('res://') || Object.prototype.hasOwnProperty.call(agents, v)) return undefined;
+      const owners = Object.values(agents).filter((a) => a.uri === v);
+      return owners.length === 1 ? owners[0]!.name : undefined;
+    };
+    for (const k of AGENT_FIELDS) {
+      const name = named(d[k]);
+      if (name !== undefined) d[k] = name;
+    }
+    for (const list of ['analysts', 'agents', 'specialists'] as const) {
+      const roles = d[list];
+      if (!Array.isArray(roles)) continue;
+      for (const r of roles) {
+        if (r === null || typeof r !== 'object') continue;
+        const name = named((r as { agent?: unknown }).agent);
+        if (name !== undefined) (r as { agent: string }).agent = name;
+      }
+    }
+  }
+
   /** An `unknown_agent` error unless `name` is declared; `at` is located only then. */
   private checkAgent(name: string, agents: Record<string, DslResource>, at: DataPath | SourceLocation): void {
     if (!Object.prototype.hasOwnProperty.call(agents, name)) {
-      this.error('unknown_agent', `unknown agent '${name}'`, Array.isArray(at) ? this.locAt(at) : (at as SourceLocation), { hint: hintFor(name, Object.keys(agents), 'agents') });
+      const sharing = Object.values(agents).filter((a) => a.uri === name).map((a) => `'${a.name}'`);
+      const hint = sharing.length > 1
+        ? `${sharing.join(' and ')} are each declared as ${name}: name one of them`
+        : hintFor(name, Object.keys(agents), 'agents');
+      this.error('unknown_agent', `unknown agent '${name}'`, Array.isArray(at) ? this.locAt(at) : (at as SourceLocation), { hint });
     }
   }
 
