@@ -33,7 +33,7 @@ describe('Function: loadDslDocument (steps.<output name>)', () => {
     const r = loadDslDocument(BY_OUTPUT, { file: 'f.yaml' });
     expect(r.errors).toEqual([]);
     expect(r.warnings).toEqual([]);
-    expect(r.graph!.dependencies).toEqual([
+    expect(r.document!.dependencies).toEqual([
       { from: 'step_name', to: 'summarise', via: 'reference' },
       { from: 'step_name', to: 'bare', via: 'reference' },
     ]);
@@ -68,6 +68,6 @@ steps:
   c: {call: conditional, condition: "\${steps.b.output}"}
 `);
     expect(r.errors).toEqual([]);
-    expect(r.graph!.dependencies).toEqual([{ from: 'b', to: 'c', via: 'reference' }]);
+    expect(r.document!.dependencies).toEqual([{ from: 'b', to: 'c', via: 'reference' }]);
   });
 });
