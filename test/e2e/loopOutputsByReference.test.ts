@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileDocument, ITERATION_INLINE_OUTPUT_MAX_BYTES } from '@stepforge/compiler';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
 import { RunService } from '../../packages/cli/src/stack/RunService.js';
-import { tempProject } from './support/testIo.js';
+import { main } from '@stepforge/cli';
+import { bufferIo, tempProject } from './support/testIo.js';
 
 const FUNCTIONS_DIR = fileURLToPath(new URL('./fixtures/large-outputs/', import.meta.url));
 
@@ -95,5 +96,31 @@ describe('Embedded stack: a for_each of 50 large outputs read by a later step', 
     const echoes = details.records.filter((r) => r.stepId.startsWith('echo['));
     expect(echoes).toHaveLength(50);
     expect(echoes.every((r) => typeof r.outputRef === 'string' && r.outputRef.includes('BLOB#'))).toBe(true);
+  });
+});
+
+describe('CLI: run prints a for_each\'s outputs that went by reference as their values', () => {
+  const project = tempProject('sf-large-loop-cli-');
+  afterAll(() => project.remove());
+
+  it('run --json: the output lists the values, not references', async () => {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${project.dir}/three.yaml`, `document: {dsl: "1.0.0", name: Three large, version: "0.1.0"}
+functions: {make_big: ""}
+steps:
+  loop:
+    call: for_each
+    items: [0, 1, 2]
+    do:
+      make: {call: function, function: make_big, input: {i: "\${ input.item }"}}
+output:
+  result: "\${ steps.loop.output }"
+`);
+    const io = bufferIo(project.dir, { STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR });
+    const code = await main(['run', 'three.yaml', '--json', '--in-memory'], io);
+    expect({ code, err: io.stderr() }).toMatchObject({ code: 0 });
+    const out = JSON.parse(io.stdout()) as { status: string; output: { result: string[] } };
+    expect(out.status).toBe('SUCCEEDED');
+    expect(out.output.result.map((v) => [v.slice(0, 7), v.length])).toEqual([['item 0 ', 8007], ['item 1 ', 8007], ['item 2 ', 8007]]);
   });
 });
