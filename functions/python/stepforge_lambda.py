@@ -580,6 +580,8 @@ def validate_envelope(rt, event):
         need(isinstance(v, list) and all(isinstance(x, str) for x in v), field, "expected a list of strings")
     need(event.get("attempt") is None or _non_negative_int(event.get("attempt")), "attempt", "expected a non-negative integer")
     need(event.get("readByStateMachine") in (None, True), "readByStateMachine", "expected true")
+    limit = event.get("inlineOutputMaxBytes")
+    need(limit is None or (_non_negative_int(limit) and limit > 0), "inlineOutputMaxBytes", "expected a positive integer")
     if issues:
         raise InvalidEnvelope("malformed step envelope: " + "; ".join(issues), {"issues": issues})
     # As the zod schema parses it: defaults applied, unknown input fields dropped.
@@ -919,7 +921,9 @@ def execute_step(rt, env, idempotent, body):
             if env.get("readByStateMachine"):
                 stored, ref = kept_inline(env, output), None
             else:
-                stored, ref = Blobs(rt).maybe_store(output, rt.config.inline_max)
+                # A for_each iteration's envelope lowers the limit (the Map's result holds every iteration's value).
+                own = env.get("inlineOutputMaxBytes")
+                stored, ref = Blobs(rt).maybe_store(output, own if own is not None and own < rt.config.inline_max else rt.config.inline_max)
         except BaseException:
             steps.delete(lease_id)
             raise

@@ -450,5 +450,19 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       const lookalike = 'see {"$ref":{"ref":"x","bytes":1,"sha256":"short"}}';
       expect(await rt.blobs.resolveRefs(lookalike)).toBe(lookalike);
     });
+
+    it('renders references inside a list or object placed in text as JSON, as the same list held inline is rendered', async () => {
+      const rt = get();
+      const first = 'p'.repeat(2_000);
+      const second = { q: 'q'.repeat(2_000) };
+      const a = await rt.blobs.maybeStore(first, 512);
+      const b = await rt.blobs.maybeStore(second, 512);
+      // A for_each's output (one value per iteration, some by reference), placed in a prompt.
+      const list = [a.value, 'inline "quoted"', b.value, 3];
+      const template = '"Sources: " & $string($l) & " | one: " & $string($l[0]) & " | in {braces}: {" & $string($o) & "}"';
+      const rendered = await jsonata(template).evaluate({}, { l: list, o: { k: a.value } }) as string;
+      const inline = await jsonata(template).evaluate({}, { l: [first, 'inline "quoted"', second, 3], o: { k: first } }) as string;
+      expect(await rt.blobs.resolveRefs(rendered)).toBe(inline);
+    });
   });
 }

@@ -170,6 +170,21 @@ describe.each(CLIENTS)('Module: stepforge_lambda (the Python function Lambda), w
     expect(up.answers).toMatchObject([{ ok: true, result: { output: 'SHOUT THIS' } }]);
   });
 
+  it('stores an output by reference above the envelope\'s lower inline limit (a for_each iteration\'s), and refuses a malformed one', async () => {
+    // 600 bytes: inline under the runtime's 4 KiB, by reference under the iteration's 512 bytes.
+    const { answers } = await invoke(
+      { ...fn('big', { runId: runId('11'), inputs: { value: { n: 290 } } }), inlineOutputMaxBytes: 512 },
+      { ...fn('big', { runId: runId('12'), inputs: { value: { n: 290 } } }) },
+      { ...fn('big', { runId: runId('13'), inputs: { value: { n: 1 } } }), inlineOutputMaxBytes: 0 },
+    );
+    const [low, plain, bad] = answers;
+    if (!low!.ok || !plain!.ok) throw new Error('expected both calls to succeed');
+    expect(low!.result.output).toEqual({ $ref: low!.result.outputRef });
+    expect(await rt.blobs.get(low!.result.outputRef!)).toEqual({ text: 'é'.repeat(290) });
+    expect(plain!.result.output).toEqual({ text: 'é'.repeat(290) });
+    expect(bad).toEqual({ ok: false, errorType: 'InvalidEnvelope', errorMessage: 'malformed step envelope: inlineOutputMaxBytes: expected a positive integer' });
+  });
+
   it('refuses an output the state machine reads that is over 32 KiB, and a malformed envelope, by name', async () => {
     const { answers } = await invoke(
       fn('big', { runId: runId('10'), inputs: { value: { n: 20000 } }, readByStateMachine: true }),

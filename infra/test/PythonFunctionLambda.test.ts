@@ -5,7 +5,7 @@
 // its own. cdk-nag runs over the whole app, as `cdk synth` does.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Template } from 'aws-cdk-lib/assertions';
 import { compileDocument } from '@stepforge/compiler';
@@ -176,7 +176,7 @@ describe('Function: routePythonFunctions', () => {
       } catch (e) {
         message = (e as Error).message;
       }
-      expect(message).toBe(`workflows/news.yaml: function "format" is ambiguous: both ${join(both, 'format.py')} and ${join(both, 'format.ts')} exist; `
+      expect(message).toBe(`workflows/news.yaml: function "format" is ambiguous: the functions folder (${basename(both)}) has both format.py and format.ts; `
         + 'name the one to run with its extension (function: format.py or function: format.ts, declared under functions: with the same name), or remove the other');
     } finally {
       rmSync(both, { recursive: true, force: true });

@@ -62,6 +62,51 @@ describe('CLI: display names (compile, run, runs list/show)', () => {
   });
 });
 
+describe('CLI: run and compile -o refuse a second document whose name gives the same workflow name', () => {
+  const project = tempProject('sf-names-dup-');
+  const stepforge = cliIn(project.dir);
+  beforeAll(() => {
+    writeFileSync(join(project.dir, 'triage.yaml'), doc('"Triage — EU"'));
+    writeFileSync(join(project.dir, 'triage-copy.yaml'), doc('Triage EU'));
+  });
+  afterAll(() => project.remove());
+  const refusal = "error[duplicate_workflow] triage-copy.yaml:3:9: triage-copy.yaml names its workflow 'Triage EU' (workflow name 'Triage-EU'), which gives the same workflow name as 'Triage — EU' (workflow name 'Triage-EU') of triage.yaml: state machine names must be unique in a project";
+  const hint = '= help: give one of them another name (document.name), one that differs in letters or digits, not only in spaces, punctuation or accents';
+
+  it('run: runs the first, refuses the second at its document.name naming both files, and runs the first again', async () => {
+    const input = ['--input', '{"message":"hi"}'];
+    expect((await stepforge('run', 'triage.yaml', ...input)).code).toBe(0);
+    const second = await stepforge('run', 'triage-copy.yaml', ...input);
+    expect(second.code).toBe(1);
+    expect(second.err).toContain(refusal);
+    expect(second.err).toContain(hint);
+    // Re-running the first, and running it after editing its display name, are never refused.
+    expect((await stepforge('run', 'triage.yaml', ...input)).code).toBe(0);
+    writeFileSync(join(project.dir, 'triage.yaml'), doc('"Triage – EU"'));
+    const edited = await stepforge('run', 'triage.yaml', ...input);
+    expect({ code: edited.code, err: edited.err }).toEqual({ code: 0, err: '' });
+    writeFileSync(join(project.dir, 'triage.yaml'), doc('"Triage — EU"'));
+  });
+
+  it('run: a file renamed away from the workflow name, or deleted, no longer holds the name', async () => {
+    const input = ['--input', '{"message":"hi"}'];
+    writeFileSync(join(project.dir, 'triage.yaml'), doc('"Triage — UK"'));
+    expect((await stepforge('run', 'triage-copy.yaml', ...input)).code).toBe(0);
+    writeFileSync(join(project.dir, 'triage.yaml'), doc('"Triage — EU"'));
+  });
+
+  it('compile -o: refuses to replace the files another document wrote under the workflow name, and rewrites its own', async () => {
+    expect((await stepforge('compile', 'triage.yaml', '-o', 'out')).code).toBe(0);
+    expect((await stepforge('compile', 'triage.yaml', '-o', 'out')).code).toBe(0);
+    const second = await stepforge('compile', 'triage-copy.yaml', '-o', 'out');
+    expect(second.code).toBe(1);
+    expect(second.err).toContain(refusal);
+    expect(JSON.parse(readFileSync(join(project.dir, 'out', 'Triage-EU.manifest.json'), 'utf8'))).toMatchObject({ file: 'triage.yaml', displayName: 'Triage — EU' });
+    // Another directory holds no files of the first.
+    expect((await stepforge('compile', 'triage-copy.yaml', '-o', 'other')).code).toBe(0);
+  });
+});
+
 describe('Command: serve (display names and duplicate workflow names)', () => {
   const project = tempProject('sf-names-serve-');
   let stack: EmbeddedStack;

@@ -113,6 +113,25 @@ steps:
     input_template: "Write about: \${input.topic}"
 `;
 
+// GraphN's conditional note: later steps read the conditional by its output: name.
+const BY_OUTPUT_NAME = `document: {dsl: "1.0.0", name: Summarise maybe, version: "0.1.0"}
+agents: {Writer: ""}
+input:
+  include_summary: {type: boolean, required: true}
+steps:
+  step_name:
+    call: conditional
+    condition: "\${input.include_summary == true}"
+    output: should_summarize
+  summarise:
+    call: agent
+    agent: Writer
+    when: "\${steps.should_summarize.output}"
+    input_template: "Summarise (flag \${steps.should_summarize.output})"
+output:
+  result: \${steps.summarise.output}
+`;
+
 describe('Embedded stack: DSL loops and branches reading their own results', () => {
   const project = tempProject('sf-dsl-loops-');
   let stack: EmbeddedStack;
@@ -133,6 +152,15 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     const done = await service.wait(started.run.runId);
     return { run: done, details: await service.details(done.runId) };
   }
+
+  it('runs a step whose when reads a conditional by its output: name, and skips it when the condition is false', async () => {
+    const on = await runText(BY_OUTPUT_NAME, 'maybe.yaml', { include_summary: true });
+    expect(on.run.status).toBe('SUCCEEDED');
+    expect(on.run.output).toEqual({ result: '[offline:echo] Summarise (flag true)' });
+    const off = await runText(BY_OUTPUT_NAME, 'maybe.yaml', { include_summary: false });
+    expect(off.run.status).toBe('SUCCEEDED');
+    expect(off.details.steps.map((s) => [s.id, s.state])).toEqual([['step_name', 'succeeded'], ['summarise', 'skipped']]);
+  });
 
   it('runs a while whose body reads the previous iteration\'s result (null in the first) and whose condition reads the latest', async () => {
     const { run } = await runText(WHILE_READS_ITSELF, 'count.yaml');

@@ -359,11 +359,11 @@ describe('Function: compileDocument (quotas and names)', () => {
     const text = dsl(`  rows:
     call: for_each
     items: \${ input.m }
-    max_iterations: 200
+    max_iterations: 500
     do:
       w: { call: function, function: f }
 `);
-    expect(() => compileDocument(text, { file: 'q.yaml' })).toThrowError(expect.objectContaining({ code: 'payload_budget', message: expect.stringMatching(/step 'rows' may carry up to \d+ KiB/) }));
+    expect(() => compileDocument(text, { file: 'q.yaml' })).toThrowError(expect.objectContaining({ code: 'payload_budget', message: expect.stringMatching(/step 'rows' may carry up to 349 KiB/) }));
   });
 
   it('rejects non-ASCII and over-long state names from IR with state_name', () => {

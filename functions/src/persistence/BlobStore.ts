@@ -74,20 +74,84 @@ export class BlobStore {
   /**
    * A template that places a by-reference output in text (`"Summarise ${steps.big.output}"`) gets the
    * reference as the ASL's `$string` renders it; the stored value goes in its place, rendered as the
-   * ASL renders an inline value (strings as they are, anything else as compact JSON).
+   * ASL renders an inline value (strings as they are, anything else as compact JSON). A reference
+   * inside an array or object that `$string` rendered (a for_each's output: one value per iteration)
+   * is an element of that JSON, so the structure is rendered again with the stored values as JSON
+   * (a stored string keeps its quotes), as `$string` renders the same array held inline.
    */
   private async resolveRefsInText(text: string): Promise<string> {
     let out = '';
     let from = 0;
     for (const m of text.matchAll(REF_IN_TEXT)) {
+      // Inside a structure already rendered again.
+      if (m.index < from) continue;
       const parsed = JSON.parse(m[0]) as unknown;
       if (!isRefValue(parsed)) continue;
+      const span = enclosingJson(text, m.index, m.index + m[0].length, from);
+      if (span) {
+        out += text.slice(from, span.start) + JSON.stringify(await this.resolveRefs(span.value));
+        from = span.end;
+        continue;
+      }
       const stored = await this.get(parsed.$ref);
       out += text.slice(from, m.index) + (typeof stored === 'string' ? stored : JSON.stringify(stored ?? null));
       from = m.index + m[0].length;
     }
     return from === 0 ? text : out + text.slice(from);
   }
+}
+
+/**
+ * The outermost JSON array or object in `text[floor..]` that holds `text[start..end)` as one of its
+ * values (not merely beside it), or undefined: the brackets around it are followed outwards, each
+ * time the nearest opening bracket whose matching close lies beyond the span, while what they
+ * enclose parses as JSON.
+ */
+function enclosingJson(text: string, start: number, end: number, floor: number): { start: number; end: number; value: unknown } | undefined {
+  let found: { start: number; end: number; value: unknown } | undefined;
+  let s = start;
+  let e = end;
+  for (let tries = 0; tries < 64; tries++) {
+    const before = text[s - 1];
+    const after = text[e];
+    // A value of a structure is preceded by '[', ',' or ':' and followed by ']', ',' or '}'.
+    if (!(before === '[' || before === ',' || before === ':') || !(after === ']' || after === ',' || after === '}')) return found;
+    let open = -1;
+    let close = -1;
+    for (let i = s - 1; i >= floor && open < 0; i--) {
+      const c = text[i];
+      if (c !== '[' && c !== '{') continue;
+      const j = matchingClose(text, i);
+      if (j >= e) { open = i; close = j; }
+    }
+    if (open < 0) return found;
+    let value: unknown;
+    try {
+      value = JSON.parse(text.slice(open, close + 1));
+    } catch {
+      return found;
+    }
+    found = { start: open, end: close + 1, value };
+    s = open;
+    e = close + 1;
+  }
+  return found;
+}
+
+/** Index of the bracket closing the one at `open` (JSON strings skipped), or -1. */
+function matchingClose(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '[' || c === '{') depth++;
+    else if (c === ']' || c === '}') {
+      depth--;
+      if (depth === 0) return i;
+    }
+  }
+  return -1;
 }
 
 /** How a `{"$ref"}` value reads once JSONata's `$string` put it in text (keys in the order BlobStore writes them). */

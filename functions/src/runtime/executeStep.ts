@@ -44,6 +44,12 @@ function keptInline(env: StepEnvelope, output: unknown): unknown {
     { details: { bytes, maxBytes: STATE_READ_OUTPUT_MAX_BYTES } });
 }
 
+/** The inline output limit of a step: the runtime's, or the envelope's when lower (a for_each iteration's). */
+function inlineLimit(rt: Runtime, env: StepEnvelope): number {
+  const own = env.inlineOutputMaxBytes;
+  return own !== undefined && own < rt.config.inlineOutputMaxBytes ? own : rt.config.inlineOutputMaxBytes;
+}
+
 /** What a step body returns. */
 export interface StepBodyResult {
   readonly output: unknown;
@@ -107,7 +113,7 @@ export async function executeStep(
       async (guard) => {
         const r = await body(guard);
         const output = rt.redactor.redact(r.output);
-        const stored = env.readByStateMachine ? { value: keptInline(env, output) } : await rt.blobs.maybeStore(output, rt.config.inlineOutputMaxBytes);
+        const stored = env.readByStateMachine ? { value: keptInline(env, output) } : await rt.blobs.maybeStore(output, inlineLimit(rt, env));
         return {
           output: stored.value,
           ...(stored.ref ? { outputRef: stored.ref } : {}),

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, isAbsolute, relative, resolve, sep } from 'node:path';
 import { RuntimeError } from '../errors/RuntimeError.js';
 
 /** The languages a user function may be written in. */
@@ -53,7 +53,7 @@ export function resolveUserFunction(dir: string, name: string): UserFunctionFile
   for (const ext of JS_EXTENSIONS) if ((js = at(`${file}${ext}`))) break;
   if (py && js) {
     throw new RuntimeError('ConfigError',
-      `function "${file}" is ambiguous: both ${join(dir, py.relative)} and ${join(dir, js.relative)} exist; ` +
+      `function "${file}" is ambiguous: ${shownFolder(root)} has both ${py.relative} and ${js.relative}; ` +
       `name the one to run with its extension (function: ${file}.py or function: ${file}${js.relative.slice(js.relative.lastIndexOf('.'))}, ` +
       'declared under functions: with the same name), or remove the other', { details: { function: file, candidates: [py.relative, js.relative] } });
   }
@@ -61,4 +61,14 @@ export function resolveUserFunction(dir: string, name: string): UserFunctionFile
   if (js) return found('javascript', js);
   throw new RuntimeError('FunctionError',
     `no user function "${name}" in ${dir} (looked for ${[`${file}.py`, ...JS_EXTENSIONS.map((e) => `${file}${e}`)].join(', ')})`);
+}
+
+/**
+ * The functions folder as a message shows it: relative to the working directory (the project, where
+ * the CLI runs; the bundle's root on Lambda) when inside it, so messages and logs hold no machine paths.
+ */
+function shownFolder(root: string): string {
+  const rel = relative(process.cwd(), root);
+  if (rel === '') return 'the functions folder (.)';
+  return rel.startsWith('..') || isAbsolute(rel) ? `the functions folder (${basename(root)})` : rel.split(sep).join('/');
 }

@@ -10,6 +10,7 @@ import type { ContenoxDocument } from './contenox/ContenoxDocument.js';
 import { workflowSlug } from './workflowSlug.js';
 import type { IrDocument } from './ir/Ir.js';
 import { loadDocument } from './loadDocument.js';
+import type { UserFunctionsFolder } from './dsl/loadDslDocument.js';
 import { checkQuotas, type QuotaReport } from './lower/checkQuotas.js';
 import { expressBlocker } from './lower/expressBlocker.js';
 import { lowerWorkflow } from './lower/lowerWorkflow.js';
@@ -28,6 +29,8 @@ export interface CompileOptions {
   readonly vars?: Readonly<Record<string, string>>;
   /** Contenox chains: an unfilled macro is an error (a run asks for this). */
   readonly requireMacros?: boolean;
+  /** DSL documents: the project's user functions folder, when known (see LoadDslOptions). */
+  readonly functions?: UserFunctionsFolder;
 }
 
 /** What `compile --explain` reports. */
@@ -58,6 +61,7 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
   const loaded = loadDocument(text, {
     file: options.file, strict: options.strict, level: 'full',
     ...(options.vars !== undefined ? { vars: options.vars } : {}), ...(options.requireMacros !== undefined ? { requireMacros: options.requireMacros } : {}),
+    ...(options.functions !== undefined ? { functions: options.functions } : {}),
   });
   if (loaded.errors.length > 0) {
     const first = loaded.errors[0]!;

@@ -4,7 +4,7 @@ import type { ChainDocument } from './chain/ChainDocument.js';
 import type { ContenoxDocument } from './contenox/ContenoxDocument.js';
 import { isContenoxChainData, loadContenoxDocument } from './contenox/loadContenoxDocument.js';
 import type { DslDocument } from './dsl/DslDocument.js';
-import { loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions } from './dsl/loadDslDocument.js';
+import { loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions, type UserFunctionsFolder } from './dsl/loadDslDocument.js';
 import { PRECISE_PARSE_OPTIONS } from './source/yamlNodes.js';
 import { parseFastYaml } from './source/fastYaml.js';
 import { SourceText, StepforgeError, type Diagnostic } from '@stepforge/contract';
@@ -26,6 +26,8 @@ export interface LoadDocumentOptions {
   readonly requireMacros?: boolean;
   /** Chain documents: apply the tier policy at level `full` (default true). */
   readonly tierPolicy?: boolean;
+  /** DSL documents: the project's user functions folder, when known (see LoadDslOptions). */
+  readonly functions?: UserFunctionsFolder;
 }
 
 /** What loadDocument produced; `format` is absent only when the text is not a YAML/JSON mapping at all. */
@@ -45,7 +47,10 @@ export interface LoadDocumentResult {
  */
 export function loadDocument(text: string, options: LoadDocumentOptions = {}): LoadDocumentResult {
   const source = new SourceText(text, options.file);
-  const dslOptions: LoadDslOptions = { ...(options.file !== undefined ? { file: options.file } : {}), ...(options.strict !== undefined ? { strict: options.strict } : {}) };
+  const dslOptions: LoadDslOptions = {
+    ...(options.file !== undefined ? { file: options.file } : {}), ...(options.strict !== undefined ? { strict: options.strict } : {}),
+    ...(options.functions !== undefined ? { functions: options.functions } : {}),
+  };
   // The fast parse tells the format of a well-formed document and feeds that front-end's fast path;
   // a top-level `chain:` line is a cheap, reliable hint when it does not parse or the fast path declines.
   let chainLikely = sniffFormat(text) === 'chain';

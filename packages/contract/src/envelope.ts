@@ -95,6 +95,13 @@ export const INLINE_OUTPUT_MAX_BYTES = 4 * 1024;
  * output stays inline up to this size and fails the step with OutputTooLarge above it.
  */
 export const STATE_READ_OUTPUT_MAX_BYTES = 32 * 1024;
+/**
+ * The inline limit of a step inside a `for_each` iteration (`inlineOutputMaxBytes`): the Map's result
+ * holds one value per iteration (up to max_iterations, 50 by default), so each must be small for the
+ * whole array, and the state that reads it, to stay within the 256 KiB payload quota. A reference is
+ * under this size plus 200 bytes whatever the table's name (at most 255 characters).
+ */
+export const ITERATION_INLINE_OUTPUT_MAX_BYTES = 512;
 
 /** The envelope version the compiler emits; handlers accept 1 and 2 (see EnvelopeInputs). */
 export const ENVELOPE_VERSION = 2;
@@ -160,6 +167,12 @@ export const StepEnvelope = z.object({
    * above that, never by reference. Absent: inline up to INLINE_OUTPUT_MAX_BYTES, by reference above.
    */
   readByStateMachine: z.literal(true).optional(),
+  /**
+   * A lower inline limit for this step's output (ITERATION_INLINE_OUTPUT_MAX_BYTES inside a `for_each`
+   * iteration): larger outputs are stored by reference. The runtime's own limit applies when it is lower.
+   * Absent: the runtime's limit (at most INLINE_OUTPUT_MAX_BYTES). Never set with readByStateMachine.
+   */
+  inlineOutputMaxBytes: z.number().int().positive().optional(),
 });
 /** The payload every step Lambda receives. */
 export type StepEnvelope = z.infer<typeof StepEnvelope>;

@@ -1,12 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { compileDocument, SourceText } from '@stepforge/compiler';
+import { compileDocument, duplicateWorkflowError, SourceText } from '@stepforge/compiler';
 import { EXIT_OK, reportError, UsageError, type CliIo } from '../CliIo.js';
 import { ensureDirectory, ioError } from '../ensureDirectory.js';
 import { errnoReason } from '../errnoReason.js';
 import { formatWarning, readDocumentFile } from './documentIo.js';
 import { CODE_MODULE, compileCodeModule } from '../stack/compileCodeModule.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
+import { workflowNameClash } from '../workflowNameClash.js';
+import { userFunctionsFolder } from '../userFunctionsFolder.js';
 import type { Command } from './registry.js';
 
 const USAGE = 'compile FILE [-o DIR] [--explain] [--express] [--strict] [--export NAME] [--json]';
@@ -62,12 +65,19 @@ const compile: Command = {
       const text = code ? '' : await readDocumentFile(io, file);
       const result = code
         ? await compileCodeModule(io.cwd, file, values.export as string | undefined, { express: values.express })
-        : compileDocument(text, { file, express: values.express, strict: values.strict });
+        : compileDocument(text, { file, express: values.express, strict: values.strict, ...functionsOption(io) });
       const dir = resolve(io.cwd, values.out ?? '.');
       const hint = '-o names the directory the two files are written to: give one you can write to';
       ensureDirectory(dir, 'the output directory', hint);
       const aslFile = join(dir, `${result.name}.asl.json`);
       const manifestFile = join(dir, `${result.name}.manifest.json`);
+      // Files another document of the project wrote there under the same workflow name are not replaced.
+      const named = {
+        name: result.name, displayName: result.displayName, file, source: text,
+        ...(result.ir.nameLocation !== undefined ? { nameLocation: result.ir.nameLocation } : {}),
+      };
+      const clash = workflowNameClash(io.cwd, previousManifest(manifestFile), named);
+      if (clash) throw duplicateWorkflowError(clash, named);
       for (const [out, value] of [[aslFile, result.asl], [manifestFile, result.manifest]] as const) {
         try {
           await writeFile(out, JSON.stringify(value, null, 2) + '\n');
@@ -105,3 +115,22 @@ function renderExplain(x: ReturnType<typeof compileDocument>['explain']): string
 }
 
 export default compile;
+
+/** The `file` and `displayName` a manifest already in the output directory records (empty when there is none). */
+function previousManifest(path: string): { file?: string; displayName?: string } {
+  try {
+    const m = JSON.parse(readFileSync(path, 'utf8')) as { file?: unknown; displayName?: unknown };
+    return {
+      ...(typeof m.file === 'string' ? { file: m.file } : {}),
+      ...(typeof m.displayName === 'string' ? { displayName: m.displayName } : {}),
+    };
+  } catch {
+    return {};
+  }
+}
+
+/** The project's functions folder, when there is one, for the check of `function:` names. */
+function functionsOption(io: CliIo): { functions?: NonNullable<ReturnType<typeof userFunctionsFolder>> } {
+  const functions = userFunctionsFolder(io.cwd, io.env);
+  return functions ? { functions } : {};
+}

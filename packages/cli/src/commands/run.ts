@@ -89,7 +89,8 @@ const command: Command = {
       const run = await session.untilDone(io, ({ service: s }, again) =>
         values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, started.reused, again));
       if (values.json) {
-        io.out(JSON.stringify({ runId: run.runId, status: run.status, output: run.output ?? null, reused: started.reused }) + '\n');
+        const output = await session.untilDone(io, ({ service: s }) => s.readableOutput(run.output ?? null));
+        io.out(JSON.stringify({ runId: run.runId, status: run.status, output, reused: started.reused }) + '\n');
       }
       return run.status === 'SUCCEEDED' ? EXIT_OK : EXIT_FAILURE;
     } finally {
@@ -150,7 +151,7 @@ export async function follow(io: CliIo, service: RunService, entry: WorkflowEntr
     io.out(`ran now: ${ranNow.length > 0 ? ranNow.join(', ') : 'nothing'}; reused from before: ${kept.length > 0 ? kept.join(', ') : 'nothing'}\n`);
   }
   if (final.status === 'SUCCEEDED') {
-    io.out(`output:\n${formatOutput(final.output)}\n`);
+    io.out(`output:\n${formatOutput(await service.readableOutput(final.output))}\n`);
   } else if (final.error) {
     io.out(`error: ${final.error.name}: ${truncate(readableCause(final.error.message), 400)}\n`);
     const unknown = (await service.runs.listSteps(final.runId)).filter((r) => r.status === 'FAILED' && r.error?.name === 'StepOutcomeUnknown');

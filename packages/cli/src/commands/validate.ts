@@ -4,6 +4,7 @@ import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatWarning, readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
 import { CODE_MODULE, compileCodeModule } from '../stack/compileCodeModule.js';
+import { userFunctionsFolder } from '../userFunctionsFolder.js';
 
 const USAGE = 'validate FILE [--json] [--strict] [--export NAME]';
 
@@ -58,7 +59,8 @@ const validate: Command = {
       return EXIT_OK;
     }
     const text = await readDocumentFile(io, file);
-    const result = loadDocument(text, { file, strict: values.strict, level: 'full' });
+    const functions = userFunctionsFolder(io.cwd, io.env);
+    const result = loadDocument(text, { file, strict: values.strict, level: 'full', ...(functions ? { functions } : {}) });
     const source = new SourceText(text, file);
     const errors = [...result.errors];
     if (values.strict) {
@@ -70,7 +72,7 @@ const validate: Command = {
       // The checks that need the state machine itself (state names, definition size, history and
       // payload quotas): a document that validates also compiles.
       try {
-        compileDocument(text, { file, strict: values.strict });
+        compileDocument(text, { file, strict: values.strict, ...(functions ? { functions } : {}) });
       } catch (e) {
         if (!isStepforgeError(e)) throw e;
         errors.push(e);

@@ -331,6 +331,15 @@ export class RunService {
     }
   }
 
+  /**
+   * A run's output as a person reads it: outputs that travelled by reference (`{"$ref"}`, a large
+   * step output, or a for_each iteration's beyond its smaller inline limit) replaced by the stored
+   * values, as the steps that read them received them.
+   */
+  async readableOutput(output: unknown): Promise<unknown> {
+    return this.stack.runtime.blobs.resolveRefs(output);
+  }
+
   /** DescribeExecution, or undefined when it does not exist (yet). */
   async describeExecution(executionArn: string): Promise<DescribeExecutionCommandOutput | undefined> {
     try {

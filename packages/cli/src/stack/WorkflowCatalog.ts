@@ -20,6 +20,7 @@ import {
   type IrWorkflow,
   type NamedWorkflow,
 } from '@stepforge/compiler';
+import { workflowNameClash } from '../workflowNameClash.js';
 import { loadFunctionsRuntime } from './functionsRuntime.js';
 import { CODE_MODULE, compileCodeModule } from './compileCodeModule.js';
 import { gatedTools, requirePolicyFor, resolvePolicy, type ResolvedPolicy } from './resolvePolicy.js';
@@ -135,6 +136,12 @@ export class WorkflowCatalog {
     };
     const other = options.project?.get(compiled.name);
     if (other !== undefined) throw duplicateWorkflowError(other, named);
+    // What an earlier run or serve registered under this workflow name, from another document of the project.
+    if (file !== undefined) {
+      const registered = await this.get(compiled.name);
+      const clash = registered && workflowNameClash(this.projectDir, registered, named);
+      if (clash) throw duplicateWorkflowError(clash, named);
+    }
     const loaded = loadDocument(text, { ...(file !== undefined ? { file } : {}), level: 'topology' });
     const inputSchema = inputSchemaOf((loaded.document as { input?: unknown } | undefined)?.input);
     const definition = JSON.stringify(compiled.asl);

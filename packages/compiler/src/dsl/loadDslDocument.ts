@@ -1,7 +1,7 @@
 import { parseDocument, stringify, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { SourceText, StepforgeError, isStepforgeError, type Diagnostic, type SourceLocation, didYouMean } from '@stepforge/contract';
-import type { Expr, Template } from '../expr/ExpressionAst.js';
+import type { Expr, PathExpr, Template } from '../expr/ExpressionAst.js';
 import { hasExpression, parseExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templatePaths } from '../expr/collectReferences.js';
 import type { GraphView } from '../graph/GraphView.js';
@@ -30,6 +30,18 @@ export interface LoadDslOptions {
   readonly file?: string;
   /** Unknown fields (and unknown input references) become errors instead of warnings. */
   readonly strict?: boolean;
+  /** The project's user functions folder, when known: `function:` names are checked against its modules. */
+  readonly functions?: UserFunctionsFolder;
+}
+
+/**
+ * A user functions folder as the caller sees it (the compiler does no I/O): its name as shown to a
+ * person (project-relative), and which modules a `function:` name without an extension finds there.
+ */
+export interface UserFunctionsFolder {
+  readonly shown: string;
+  /** The module files (relative to the folder) `NAME.py` and `NAME.ts|.mts|.js|.mjs` that exist for `name`. */
+  modules(name: string): readonly string[];
 }
 
 /** What loadDslDocument returns: the document and its graph when there are no errors. */
@@ -152,6 +164,8 @@ class DslLoader {
   private readonly errors: StepforgeError[] = [];
   private readonly warnings: Diagnostic[] = [];
   private readonly byName = new Map<string, StepRec>();
+  /** Steps by `output:` name, built at the first reference that names no step. */
+  private byOutput: Map<string, StepRec[]> | undefined;
   private inputNames: Set<string> | undefined;
   private readonly dependencies: { from: string; to: string; via: 'after' | 'reference' }[] = [];
 
@@ -489,6 +503,7 @@ class DslLoader {
     // Loops and helper methods rather than closures: this runs once per step of large documents.
     const d = rec.data;
     const path = rec.path;
+    this.agentsByUri(d, decl.agents);
     if (rec.kind === 'parallel_analyzer') {
       // GraphN spells it two ways: analysts [{agent, role}] + aggregator, or agents [{agent, focus}] + aggregator_agent.
       this.oneOf(rec, 'analysts', 'agents');
@@ -523,6 +538,7 @@ class DslLoader {
     if (rec.kind === 'function' && !Object.prototype.hasOwnProperty.call(decl.functions, d.function as string)) {
       this.error('unknown_function', `unknown function '${String(d.function)}'`, this.locAt([...path, 'function']), { hint: hintFor(d.function as string, Object.keys(decl.functions), 'functions') });
     }
+    if (rec.kind === 'function' && typeof d.function === 'string') this.checkFunctionModules(d.function, [...path, 'function']);
     if (rec.kind === 'mcp_tool' && !Object.prototype.hasOwnProperty.call(decl.mcpServers, d.server as string)) {
       this.error('unknown_mcp_server', `unknown MCP server '${String(d.server)}'`, this.locAt([...path, 'server']), { hint: hintFor(d.server as string, Object.keys(decl.mcpServers), 'mcp_servers') });
     }
@@ -589,10 +605,41 @@ class DslLoader {
     return d[field] !== undefined ? field : other;
   }
 
+  /**
+   * A step may name an agent by the `res://` URI it is declared with (`agent: res://agents/writer`
+   * where `agents: {Writer: res://agents/writer}`): that is the same agent, so the step's fields are
+   * rewritten to its declared name before they are checked and kept. A URI several agents are
+   * declared with names none of them (unknown_agent, whose hint lists them).
+   */
+  private agentsByUri(d: Record<string, unknown>, agents: Record<string, DslResource>): void {
+    const named = (v: unknown): string | undefined => {
+      if (typeof v !== 'string' || !v.startsWith('res://') || Object.prototype.hasOwnProperty.call(agents, v)) return undefined;
+      const owners = Object.values(agents).filter((a) => a.uri === v);
+      return owners.length === 1 ? owners[0]!.name : undefined;
+    };
+    for (const k of AGENT_FIELDS) {
+      const name = named(d[k]);
+      if (name !== undefined) d[k] = name;
+    }
+    for (const list of ['analysts', 'agents', 'specialists'] as const) {
+      const roles = d[list];
+      if (!Array.isArray(roles)) continue;
+      for (const r of roles) {
+        if (r === null || typeof r !== 'object') continue;
+        const name = named((r as { agent?: unknown }).agent);
+        if (name !== undefined) (r as { agent: string }).agent = name;
+      }
+    }
+  }
+
   /** An `unknown_agent` error unless `name` is declared; `at` is located only then. */
   private checkAgent(name: string, agents: Record<string, DslResource>, at: DataPath | SourceLocation): void {
     if (!Object.prototype.hasOwnProperty.call(agents, name)) {
-      this.error('unknown_agent', `unknown agent '${name}'`, Array.isArray(at) ? this.locAt(at) : (at as SourceLocation), { hint: hintFor(name, Object.keys(agents), 'agents') });
+      const sharing = Object.values(agents).filter((a) => a.uri === name).map((a) => `'${a.name}'`);
+      const hint = sharing.length > 1
+        ? `${sharing.join(' and ')} are each declared as ${name}: name one of them`
+        : hintFor(name, Object.keys(agents), 'agents');
+      this.error('unknown_agent', `unknown agent '${name}'`, Array.isArray(at) ? this.locAt(at) : (at as SourceLocation), { hint });
     }
   }
 
@@ -641,39 +688,73 @@ class DslLoader {
       return { text: `\${ ${v} }`, template: { kind: 'template', text: String(v), parts: [{ kind: 'expr', expr, offset: 0, end: String(v).length }], whole: true }, location };
     }
     const t = this.template(v, path, true) ?? emptyTemplate(v);
-    this.readsOf(t, path, bound, rec.refs, body);
-    return { text: hasExpression(v) ? v : `\${ ${v} }`, template: t, location };
+    const aliased: Aliased[] = [];
+    this.readsOf(t, path, bound, rec.refs, body, aliased);
+    if (aliased.length === 0) return { text: hasExpression(v) ? v : `\${ ${v} }`, template: t, location };
+    // Lowering parses a bare expression's `${ }` text again, and reads a template's text: both name the step.
+    const text = withStepNames(v, aliased);
+    return hasExpression(v)
+      ? { text, template: parseTemplate(text), location }
+      : { text: `\${ ${text} }`, template: this.template(text, path, true)!, location };
   }
 
   /** A value whose string leaves may hold templates (input, input_template, output). */
   private value(v: unknown, path: readonly (string | number)[], bound: ReadonlySet<string>, refs?: Ref[]): DslValue {
     const acc: ValueAcc = { path, bound, refs, templates: [], reads: [] };
-    this.valueTemplates(acc, v, []);
-    return { value: v, templates: acc.templates, reads: acc.reads, location: this.locAt(path) };
+    const value = this.valueTemplates(acc, v, []);
+    return { value, templates: acc.templates, reads: acc.reads, location: this.locAt(path) };
   }
 
-  /** Parses the templates among the string leaves of `x` (at `p` below `acc.path`). */
-  private valueTemplates(acc: ValueAcc, x: unknown, p: (string | number)[]): void {
+  /**
+   * Parses the templates among the string leaves of `x` (at `p` below `acc.path`); returns `x`, or a
+   * copy whose templates name steps read by their `output:` name by the step's name (see stepNamed).
+   */
+  private valueTemplates(acc: ValueAcc, x: unknown, p: (string | number)[]): unknown {
     if (typeof x === 'string') {
-      if (!hasExpression(x) && !x.includes('$${')) return;
+      if (!hasExpression(x) && !x.includes('$${')) return x;
       const at = [...acc.path, ...p];
       const t = this.template(x, at, false);
-      if (!t) return;
-      acc.templates.push({ path: p, template: t, location: this.locAt(at) });
-      for (const r of this.readsOf(t, at, acc.bound, acc.refs)) if (!acc.reads.includes(r)) acc.reads.push(r);
+      if (!t) return x;
+      const aliased: Aliased[] = [];
+      for (const r of this.readsOf(t, at, acc.bound, acc.refs, undefined, aliased)) if (!acc.reads.includes(r)) acc.reads.push(r);
+      if (aliased.length === 0) {
+        acc.templates.push({ path: p, template: t, location: this.locAt(at) });
+        return x;
+      }
+      const text = withStepNames(x, aliased);
+      acc.templates.push({ path: p, template: parseTemplate(text), location: this.locAt(at) });
+      return text;
     } else if (Array.isArray(x)) {
-      for (let i = 0; i < x.length; i++) this.valueTemplates(acc, x[i], [...p, i]);
+      let out: unknown[] | undefined;
+      for (let i = 0; i < x.length; i++) {
+        const y = this.valueTemplates(acc, x[i], [...p, i]);
+        if (y !== x[i]) (out ??= [...x])[i] = y;
+      }
+      return out ?? x;
     } else if (x !== null && typeof x === 'object') {
-      for (const [k, y] of Object.entries(x)) this.valueTemplates(acc, y, [...p, k]);
+      let out: Record<string, unknown> | undefined;
+      for (const [k, y] of Object.entries(x)) {
+        const z = this.valueTemplates(acc, y, [...p, k]);
+        if (z !== y) (out ??= { ...(x as Record<string, unknown>) })[k] = z;
+      }
+      return out ?? x;
     }
+    return x;
   }
 
   /** Records a template's step references in `refs` and checks its input references; returns step names. */
-  private readsOf(t: Template, path: DataPath, bound: ReadonlySet<string>, refs?: Ref[], body?: ScopeRec): string[] {
+  private readsOf(t: Template, path: DataPath, bound: ReadonlySet<string>, refs?: Ref[], body?: ScopeRec, aliased?: Aliased[]): string[] {
     const names: string[] = [];
     for (const p of templatePaths(t)) {
       if (p.root.kind === 'step') {
-        const target = p.root.step;
+        const target = this.stepNamed(p.root.step, p, t.text, path);
+        // An output: name several steps share: already reported.
+        if (target === undefined) continue;
+        // Read from here on (lowering, the graph, the IR) as the step's own name.
+        if (target !== p.root.step) {
+          aliased?.push({ offset: p.offset, length: p.length, from: p.root.step, to: target });
+          (p.root as { step: string }).step = target;
+        }
         if (!names.includes(target)) names.push(target);
         // A while condition may read its own body's steps: they finished when it is evaluated.
         if (body && body.steps.some((s) => s.name === target)) continue;
@@ -687,6 +768,57 @@ class DslLoader {
       }
     }
     return names;
+  }
+
+  /**
+   * The step a `steps.<name>` reference names: the step of that name or, when there is none, the one
+   * step whose `output:` (GraphN's canvas node id) is that name, as GraphN's conditional note reads
+   * `steps.should_summarize.output` for a conditional with `output: should_summarize`. A name that is
+   * the output of several steps names none of them: an unknown_step error that lists them, and undefined.
+   */
+  private stepNamed(name: string, p: PathExpr, text: string, path: DataPath): string | undefined {
+    if (this.byName.has(name)) return name;
+    const owners = this.outputOwners().get(name);
+    if (!owners) return name;
+    if (owners.length === 1) return owners[0]!.name;
+    const listed = owners.map((o) => `'${o.name}'`);
+    this.error('unknown_step', `no step is named '${name}', and ${listed.slice(0, -1).join(', ')} and ${listed[listed.length - 1]} all have output: ${name}`,
+      this.loc.inString(path, text, p.offset, p.offset + p.length), { hint: `read one of them by its step name: ${owners.map((o) => `steps.${o.name}.output`).join(' or ')}` });
+    return undefined;
+  }
+
+  /** Steps by their `output:` names (only names that differ from the step's own). */
+  private outputOwners(): Map<string, StepRec[]> {
+    if (this.byOutput) return this.byOutput;
+    const m = new Map<string, StepRec[]>();
+    for (const rec of this.byName.values()) {
+      const out = rec.data.output;
+      if (typeof out !== 'string' || out === rec.name) continue;
+      const list = m.get(out);
+      if (list) list.push(rec);
+      else m.set(out, [rec]);
+    }
+    return (this.byOutput = m);
+  }
+
+  /**
+   * A `function:` name without an extension that finds both a Python and a JavaScript module in the
+   * functions folder: the runtime refuses it (ConfigError) rather than pick one, so it is reported
+   * here, before anything runs.
+   */
+  private checkFunctionModules(name: string, path: DataPath): void {
+    const folder = this.options.functions;
+    if (!folder || /\.(py|m?[jt]s)(#|$)/.test(name)) return;
+    const file = name.split('#', 1)[0]!;
+    const found = folder.modules(file);
+    const py = found.find((f) => f.endsWith('.py'));
+    const js = found.find((f) => !f.endsWith('.py'));
+    if (py === undefined || js === undefined) return;
+    const ext = js.slice(js.lastIndexOf('.'));
+    this.error('ambiguous_function', `function '${file}' is ambiguous: ${folder.shown} has both ${py} and ${js}`, this.locAt(path), {
+      hint: `name the one to run with its extension (function: ${file}.py or function: ${file}${ext}, declared under functions: with the same name), or remove the other`,
+      details: { function: file, candidates: [py, js] },
+    });
   }
 
   private unknownStep(target: string, location: SourceLocation): void {
@@ -891,4 +1023,23 @@ function readsOwnLatest(loop: StepRec, reader: StepRec, ref: Ref): boolean {
 
 function isMapping(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A `steps.<output name>` reference readsOf resolved: where it is in its template, and both names. */
+interface Aliased {
+  readonly offset: number;
+  readonly length: number;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** `text` with each resolved reference's output: name replaced by its step's name (`steps.flag` → `steps.check`). */
+function withStepNames(text: string, aliased: readonly Aliased[]): string {
+  let out = text;
+  for (const a of [...aliased].sort((x, y) => y.offset - x.offset)) {
+    const source = out.slice(a.offset, a.offset + a.length);
+    const at = source.indexOf(a.from, 'steps'.length);
+    out = out.slice(0, a.offset) + source.slice(0, at) + a.to + source.slice(at + a.from.length) + out.slice(a.offset + a.length);
+  }
+  return out;
 }

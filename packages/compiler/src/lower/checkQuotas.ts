@@ -1,8 +1,9 @@
 // Step Functions quotas checked at compile time, each failure a named error that says what to change:
 // definition size, worst-case history events (Standard), and payload budgets per state.
-import { StepforgeError, INLINE_OUTPUT_MAX_BYTES, STATE_READ_OUTPUT_MAX_BYTES, MAX_EXECUTION_INPUT_BYTES } from '@stepforge/contract';
+import { StepforgeError, INLINE_OUTPUT_MAX_BYTES, ITERATION_INLINE_OUTPUT_MAX_BYTES, STATE_READ_OUTPUT_MAX_BYTES, MAX_EXECUTION_INPUT_BYTES } from '@stepforge/contract';
 import type { IrDocument, IrStep, IrWorkflow } from '../ir/Ir.js';
 import { jsonLength } from './jsonLength.js';
+import { routesOnItsAgents } from './stateReadSteps.js';
 import { worstCaseAttempts } from './renderRetry.js';
 
 /** Largest definition Step Functions accepts (bytes, UTF-8). */
@@ -114,24 +115,27 @@ function stepEvents(s: IrStep, out: { step: IrStep; events: number }[]): number 
 }
 
 /** Upper bound of each step's value (bytes) in state, and the largest payload any state carries. */
-function workflowPayload(doc: IrDocument, wf: IrWorkflow, outer: Map<string, number>, max: { bytes: number; step: string | undefined }, stateReads: ReadonlySet<string>): number {
+function workflowPayload(doc: IrDocument, wf: IrWorkflow, outer: Map<string, number>, max: { bytes: number; step: string | undefined }, stateReads: ReadonlySet<string>, inMap = false): number {
   const sizes = new Map(outer);
   let all = 0;
   for (const s of wf.steps) {
     const readBytes = readsBytes(s, sizes);
     const staticBytes = jsonLength(s.config) + jsonLength(s.input ?? null) + 1024;
-    // An output the state machine reads itself stays inline up to the larger cap (see StepEnvelope).
-    let value = (stateReads.has(s.id) ? STATE_READ_OUTPUT_MAX_BYTES : MAX_INLINE_OUTPUT_BYTES) + 200;
+    // An output the state machine reads itself stays inline up to the larger cap; one inside a for_each
+    // iteration is stored by reference above the iteration's smaller one (see StepEnvelope); +200 for a reference.
+    // A judge_loop or handoff_router routes on its agents' answers, so they (and its result) stay inline too.
+    const inline = stateReads.has(s.id) || routesOnItsAgents(s);
+    let value = (inline ? STATE_READ_OUTPUT_MAX_BYTES : inMap ? ITERATION_INLINE_OUTPUT_MAX_BYTES : MAX_INLINE_OUTPUT_BYTES) + 200;
     let payload = staticBytes + ASSUMED_INPUT_BYTES + 2 * readBytes;
     const c = s.composite ?? {};
     if (s.kind === 'pure') value = Math.min(readBytes + ASSUMED_INPUT_BYTES, MAX_PAYLOAD_BYTES);
     if (s.kind === 'conditional') value = 8;
     if (s.kind === 'for_each') {
-      const body = c.body ? workflowPayload(doc, c.body, sizes, max, stateReads) : 0;
+      const body = c.body ? workflowPayload(doc, c.body, sizes, max, stateReads, true) : 0;
       value = (c.maxIterations ?? 50) * (body + 2);
       payload = Math.max(payload, value);
     }
-    if (s.kind === 'while' && c.body) value = workflowPayload(doc, c.body, sizes, max, stateReads);
+    if (s.kind === 'while' && c.body) value = workflowPayload(doc, c.body, sizes, max, stateReads, inMap);
     if (s.kind === 'parallel_analyzer') payload += 2 * (c.analysts?.length ?? 0) * MAX_INLINE_OUTPUT_BYTES;
     if (payload > max.bytes) {
       max.bytes = payload;

@@ -2,7 +2,7 @@
 // (the Next fields still to fill); a sequence patches tails to the next entry, a Parallel lowers each
 // branch into its own scope and copies the branch outputs into fresh variables, because an inner scope
 // can read but never write the outer scope's variables.
-import { StepforgeError, ENVELOPE_VERSION, kindPlaceholder, RUN_META_KEY, type LambdaStepKind } from '@stepforge/contract';
+import { StepforgeError, ENVELOPE_VERSION, ITERATION_INLINE_OUTPUT_MAX_BYTES, kindPlaceholder, RUN_META_KEY, type LambdaStepKind } from '@stepforge/contract';
 import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { jsonataHelperBindings, withJsonataHelpers } from '../expr/jsonataHelpers.js';
@@ -109,6 +109,8 @@ interface Scope {
   /** JSONata yielding the workflow input in this scope. */
   readonly inputVar: string;
   readonly iterVars: readonly string[];
+  /** Inside a `for_each` iteration (at any depth): Lambda steps get the iteration's smaller inline output limit. */
+  readonly inMap?: boolean;
   /** Variables assigned in this scope with the step values they hold (what a branch may export). */
   readonly produced: { readonly variable: string; readonly steps: readonly string[] }[];
   failState?: string;
@@ -537,7 +539,7 @@ class Lowerer {
       const inner: Scope = {
         // Named after the branch's first steps: its Fail / join states read "<branch>: failed".
         label: this.controlLabel(branch, wf), states: {}, env: scope.env.child(),
-        inputVar: scope.inputVar, iterVars: scope.iterVars, produced: [],
+        inputVar: scope.inputVar, iterVars: scope.iterVars, inMap: scope.inMap, produced: [],
       };
       const frag = this.lowerControl(branch, wf, inner)!;
       // Only values read after the Parallel (or results) leave the branch: keeps definitions small.
@@ -851,6 +853,8 @@ class Lowerer {
     if (extra.toolCall !== undefined) out.toolCall = extra.toolCall;
     // Tool results go to the next reason turn's handler, never to JSONata: only step answers can be state-read.
     else if (this.stateReads.has(step.id) || routesOnItsAgents(step)) out.readByStateMachine = true;
+    // The Map's result holds every iteration's value: a larger output travels by reference (checkQuotas budgets with it).
+    else if (scope.inMap) out.inlineOutputMaxBytes = ITERATION_INLINE_OUTPUT_MAX_BYTES;
     return out;
   }
 
@@ -992,7 +996,7 @@ class Lowerer {
     const index = this.names.variable(`${v}_index`);
     const inner: Scope = {
       label: name, states: {}, env: scope.env.child(),
-      inputVar: `$${inputVar}`, iterVars: [...scope.iterVars, index], produced: [],
+      inputVar: `$${inputVar}`, iterVars: [...scope.iterVars, index], inMap: true, produced: [],
     };
     const body = c.body ?? { steps: [], edges: [] };
     const bodyFrag = this.lowerWorkflowBody(body, inner, false);
