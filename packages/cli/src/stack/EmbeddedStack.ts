@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -9,6 +11,7 @@ import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
 import { readProjectSettings } from './projectSettings.js';
 import { storeState } from './storeState.js';
+import { storeError } from './startDynaliteWorker.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import { isLostConnection } from './StackSession.js';
 import type * as Functions from '@stepforge/functions';
@@ -139,6 +142,17 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
     // later command in this process that writes opens the real one) and unpublished.
     if (!live && reading && storeState(join(dataDir, 'dynamodb')).kind === 'absent') return ownStack({ ...options, resume: false }, undefined, undefined);
     if (!live && registry.tryClaim()) {
+      // A command that only reads works on a copy of the store, taken while the claim keeps
+      // every other process from opening it: LevelDB opens a store read-write, and each open
+      // rewrites its log into a table and may compact (reading, and failing on, every table),
+      // so reading the real one would write to it. The claim is given up once the copy is open.
+      if (reading) {
+        try {
+          return await ownSnapshot(options, dataDir);
+        } finally {
+          registry.release();
+        }
+      }
       try {
         return track(options, await ownStack(options, dataDir, registry));
       } catch (e) {
@@ -360,13 +374,38 @@ export function executionRetentionMs(env: Readonly<Record<string, string | undef
   return days * 24 * 3600 * 1000;
 }
 
-async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined): Promise<EmbeddedStack> {
+/**
+ * A stack of this command's own over a copy of the project's run store (in a private temporary
+ * folder, removed on close), with the engine reading `.stepforge/engine` without writing to it:
+ * whatever the command does, the project's files stay as they are. A damaged store is refused
+ * before anything is copied or opened.
+ */
+async function ownSnapshot(options: OpenStackOptions, dataDir: string): Promise<EmbeddedStack> {
+  const store = join(dataDir, 'dynamodb');
+  const state = storeState(store);
+  if (state.kind === 'damaged') throw storeError('store_damaged', `the run store in ${store} cannot be opened: ${state.reason}`);
+  const snapshot = mkdtempSync(join(tmpdir(), 'stepforge-read-'));
+  try {
+    // LevelDB's lock and info logs are its process's own, not data.
+    cpSync(store, join(snapshot, 'dynamodb'), { recursive: true, filter: (src) => !/[\\/](LOCK|LOG|LOG\.old)$/.test(src) });
+    return await ownStack({ ...options, resume: false, access: 'read' }, dataDir, undefined, snapshot);
+  } catch (e) {
+    rmSync(snapshot, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/**
+ * Starts the stack in this process. With `snapshot`, dynalite opens the store copied there and the
+ * engine only reads `dataDir/engine` (ownSnapshot); the copy is removed when the stack closes.
+ */
+async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined, snapshot?: string): Promise<EmbeddedStack> {
   const retentionMs = executionRetentionMs(options.env ?? process.env);
   // Loading the runtime package and starting the emulators are both slow; do them side by side.
   // The stack's secret, new for each owner: only a process that can read stack.json reaches it.
   const credentials = newStackCredentials();
   const apiToken = newApiToken();
-  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir, access: options.access ?? 'write' } : {}), credentials })]);
+  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir: snapshot ?? dataDir, access: options.access ?? 'write' } : {}), credentials })]);
   if (frResult.status === 'rejected') {
     if (emuResult.status === 'fulfilled') await emuResult.value.close();
     throw frResult.reason;
@@ -375,6 +414,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   const fr = frResult.value;
   const emulators: Emulators = emuResult.value;
   const closers: (() => Promise<void>)[] = [() => emulators.close()];
+  if (snapshot !== undefined) closers.push(async () => rmSync(snapshot, { recursive: true, force: true }));
   try {
     const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials);
     const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials });
@@ -409,7 +449,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       account: ACCOUNT,
       credentials,
       requestGuard: (listener) => guardListener(listener, { credentials }),
-      ...(dataDir ? { dataDir: join(dataDir, 'engine'), ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}) } : {}),
+      ...(dataDir ? { dataDir: join(dataDir, 'engine'), ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}), ...(snapshot !== undefined ? { readOnlyDataDir: true } : {}) } : {}),
       // The handler table is filled below, once the runtime exists: executions left unfinished by a
       // previous process resume only after that, so none can call a handler that is not there yet.
       resumeOnStart: false,
