@@ -5,6 +5,7 @@
 // rule the plain spelling meets; what cannot be parsed is denied. The deny rules also run end to
 // end on the embedded stack, where a variant that got through would have run the command or
 // reached the loopback server.
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluatePolicy, parsePolicyRules } from '../../functions/src/tools/ToolPolicy.js';
@@ -14,6 +15,8 @@ import { AttackTally, openAttackProject, type AttackProject } from './support/to
 const tally = new AttackTally('policy matching');
 // The fs root the rules are matched against: the repository's own folder (any absolute folder would do).
 const ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+/** `../` once per folder of ROOT: from the root, exactly up to `/`, wherever the repository is checked out. */
+const UP_TO_SLASH = '../'.repeat(ROOT.split('/').filter(Boolean).length);
 
 const rules = parsePolicyRules([
   { name: 'no passwd', tool: 'shell', args: { command: 'cat /etc/passwd' }, action: 'deny' },
@@ -39,7 +42,7 @@ const VARIANTS: Record<string, readonly [string, string, string][]> = {
     ['shell', 'command', 'c\\at /etc/pa\\sswd'],
     ['shell', 'command', '"cat" /etc/pa"ss"wd'],
     ['shell', 'command', '/bin/cat /etc/passwd'],
-    ['shell', 'command', 'cat ../../etc/passwd'],
+    ['shell', 'command', `cat ${UP_TO_SLASH}etc/passwd`],
   ],
   'shell, approve': [
     ['shell', 'command', 'echo  announcing release'],
@@ -96,6 +99,11 @@ const EXPECTED: Record<string, string> = {
 };
 
 describe('Function: evaluatePolicy (spelling variants)', () => {
+  it('spells /etc/passwd relative to the root from any checkout depth', () => {
+    const relative = VARIANTS['shell, deny']!.map(([, , v]) => v).find((v) => v.startsWith('cat ../'))!.slice('cat '.length);
+    expect(resolve(ROOT, relative)).toBe('/etc/passwd');
+  });
+
   for (const [group, variants] of Object.entries(VARIANTS)) {
     it(`meets the ${EXPECTED[group]} rule with ${variants.length} spellings (${group})`, () => {
       const missed: string[] = [];
