@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -129,7 +129,7 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
     const live = registry.findLive();
     // An owner that is closing still has its stack.json (it is released last) but no longer answers.
     if (live && (await answers(live.sfnEndpoint))) {
-      const identity = await stackIdentity(live);
+      const identity = await stackIdentity(live, projectKey(dataDir));
       if (identity === 'ours') return connectStack(options, live, registry);
       // Something else answers where stack.json points (its process ended; the pid and the port
       // went to others): nothing is read from it, and the stale claim gives way to a fresh stack.
@@ -218,25 +218,40 @@ function policyFromEnvOf(options: OpenStackOptions): { policyFromEnv?: string } 
   return v ? { policyFromEnv: v } : {};
 }
 
+/** The project a stack belongs to, as its identity records it: the real path of its `.stepforge` folder. */
+function projectKey(dataDir: string): string {
+  try {
+    return realpathSync(dataDir);
+  } catch {
+    return resolve(dataDir);
+  }
+}
+
 /** Where a stack keeps its identity in its own table. */
 const IDENTITY_KEY = { pk: { S: 'STACK#embedded' }, sk: { S: 'IDENTITY' } } as const;
 
 /**
  * Whether the endpoints stack.json names are that stack's: its DynamoDB endpoint must answer the
- * `stackId` the file records. A pid that is alive proves nothing (pids are reused), nor does a port
- * that answers. `foreign`: something answered, and not with that identity (another project's stack,
- * any other server); `unreachable`: nothing answered in time (an owner busy or closing: wait).
+ * `stackId` the file records, and the project (the real path of its `.stepforge`) must be this
+ * one. A pid that is alive proves nothing (pids are reused), nor does a port that answers.
+ * `foreign`: something answered, and not with that identity (another project's stack, a
+ * stack.json copied from another project, any other server); `unreachable`: nothing answered in time (an owner busy or closing: wait).
  * A stack.json of an owner that records no identity (an earlier version) is taken as it is. The
  * question is signed with the stack's credentials, as every request to its services must be.
  */
-async function stackIdentity(live: StackEndpoints): Promise<'ours' | 'foreign' | 'unreachable'> {
+async function stackIdentity(live: StackEndpoints, project: string): Promise<'ours' | 'foreign' | 'unreachable'> {
   const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
   // Without an id or credentials to ask with, connectStack says what is missing.
   if (live.stackId === undefined || typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') return 'ours';
   const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
   try {
     const r = await dynamodb.send(new GetItemCommand({ TableName: EMBEDDED_TABLE, Key: IDENTITY_KEY, ConsistentRead: true }), { abortSignal: AbortSignal.timeout(5000) });
-    return r.Item?.stackId?.S === live.stackId ? 'ours' : 'foreign';
+    if (r.Item?.stackId?.S !== live.stackId) return 'foreign';
+    // The stack of another project, whose stack.json was copied here: its runs are not this
+    // project's, nor is its store the place for this project's runs. (An owner of an earlier
+    // version records no project.)
+    const owner = r.Item?.project?.S;
+    return owner === undefined || owner === project ? 'ours' : 'foreign';
   } catch (e) {
     const name = (e as { name?: string }).name;
     if (isLostConnection(e) || name === 'AbortError' || name === 'TimeoutError') return 'unreachable';
@@ -424,7 +439,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
     // checks it there before it trusts the endpoints (see stackIdentity).
     const stackId = randomUUID();
-    await dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId } } }));
+    await dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) } }));
     const queue = await sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE }));
     const approvalQueueUrl = queue.QueueUrl ?? `${emulators.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
     const substitutions = substitutionsFor(EMBEDDED_TABLE, approvalQueueUrl);
