@@ -1,7 +1,8 @@
 // Approval and deny rules against other spellings of the same call: shell commands (spaces, tabs,
-// quotes, escapes, `./`, `//`, `..`, absolute paths into the root, a program path) and URLs (scheme
-// and host case, default port, percent-encoding once and twice, dot segments, `//`, backslashes,
-// credentials, fragments, a trailing dot or slash, IDN, numeric IPv4). Each variant must meet the
+// quotes, escapes, `./`, `//`, `..`, absolute paths into the root, a program path, `--`, options
+// the rule does not name) and URLs (scheme and host case, default port, percent-encoding once and
+// twice, dot segments, `//`, backslashes, credentials, fragments, a trailing dot or slash, IDN,
+// numeric IPv4 in decimal, octal and hex, IPv4-mapped and -compatible IPv6). Each variant must meet the
 // rule the plain spelling meets; what cannot be parsed is denied. The deny rules also run end to
 // end on the embedded stack, where a variant that got through would have run the command or
 // reached the loopback server.
