@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '@stepforge/cli';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
@@ -145,5 +145,23 @@ describe('Embedded stack: a project whose .stepforge is a file', () => {
       '  = help: the embedded stack keeps its runs under .stepforge/ in the project directory: move what is in the way aside, or run from a directory you can write to\n',
     );
     expect(readFileSync(join(project.dir, '.stepforge'), 'utf8')).toBe('not a directory\n');
+  });
+});
+
+describe('Command: run (a workflow refused at compile time)', () => {
+  const project = tempProject('sf-refused-');
+  const cli = cliIn(project.dir);
+  afterAll(() => project.remove());
+
+  it('creates no .stepforge/ folder for a tier_limit or an invalid document', async () => {
+    writeFileSync(join(project.dir, 'notools.chain.yaml'), 'chain: "a > b"\ntasks:\n  a: { kind: model, prompt: hi }\n  b: { kind: model, prompt: there }\n');
+    const r = await cli('run', 'notools.chain.yaml', '--json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out).error).toMatchObject({ class: 'tier_limit', message: expect.stringMatching(/^the standard tier needs at least 1 model step\(s\) granted a tool, found 0/), file: 'notools.chain.yaml' });
+    writeFileSync(join(project.dir, 'bad.chain.yaml'), 'chain: "a > > b"\ntasks:\n  a: { kind: model, prompt: hi }\n  b: { kind: model, prompt: hi }\n');
+    const bad = await cli('run', 'bad.chain.yaml', '--json');
+    expect([bad.code, JSON.parse(bad.out).error.file]).toEqual([1, 'bad.chain.yaml']);
+    // Before: the stack was opened first, and made .stepforge/ (its store and engine folders).
+    expect(existsSync(join(project.dir, '.stepforge'))).toBe(false);
   });
 });

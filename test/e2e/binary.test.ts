@@ -38,7 +38,8 @@ describe.skipIf(!built)('Binary: stepforge run / runs (spawned, built dist/)', (
       const r = await stepforge('runs', 'list');
       expect([r.code, r.stdout]).toEqual([1, '']);
       expect(r.stderr).toBe(
-        `error[store_damaged] the run store in ${store} cannot be opened: IO error: ${store}/MANIFEST-999999: No such file or directory\n` +
+        // Found before LevelDB is asked to open it: the MANIFEST that CURRENT names is not there.
+        `error[store_damaged] the run store in ${store} cannot be opened: its CURRENT file names MANIFEST-999999, which is missing\n` +
         '  = help: no store file was deleted to get past the damage: the files under .stepforge/dynamodb are kept. Restore that directory from a backup if you have one; otherwise `stepforge store repair` copies it to .stepforge/dynamodb.damaged-<time> and repairs it in place (the copy keeps every file as it was)\n',
       );
       expect(files()).toEqual(before);

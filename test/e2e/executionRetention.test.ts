@@ -28,7 +28,9 @@ describe('Embedded stack: execution retention', () => {
     expect(JSON.parse((await cli({}, 'runs', 'show', first.runId, '--json')).out).historyEvents).toBeGreaterThan(10);
     expect(executionDirs()).toHaveLength(1);
 
-    // A retention of a millisecond or so: the next process that holds the stack drops it.
+    const [firstDir] = executionDirs();
+    // A retention of a millisecond or so: a command that reads no longer shows it, and the next
+    // process that holds the stack to write drops it.
     const shown = await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: '0.00000001' }, 'runs', 'show', first.runId, '--json');
     expect(shown.code).toBe(0);
     const details = JSON.parse(shown.out) as { run: { status: string; output: string }; historyEvents: number; steps: { id: string; status: string; tokens: { input: number; output: number }; records: unknown[] }[] };
@@ -38,16 +40,20 @@ describe('Embedded stack: execution retention', () => {
     // With no history, the steps are as their records say (succeeded, with their tokens), not "skipped".
     expect(details.steps.map((s) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
     expect(details.steps.every((s) => s.tokens.input > 0 && s.tokens.output > 0)).toBe(true);
-    expect(executionDirs()).toEqual([]);
-    const text = (await cli({}, 'runs', 'show', first.runId)).out;
+    // A command that only reads writes nothing under .stepforge: the files stay until a writer drops them.
+    expect(executionDirs()).toEqual([firstDir]);
+    const text = (await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: '0.00000001' }, 'runs', 'show', first.runId)).out;
     expect(text).toMatch(/^ {2}✓ plan +succeeded /m);
     expect(text).toMatch(/^ {6}output: \[offline:echo\] Plan a short research note on tides/m);
     expect(text).not.toContain('skipped');
     expect(text).toContain('history: none kept (dropped after the retention period, or unreadable); steps as their records in DynamoDB say');
 
-    const retried = await cli({}, 'runs', 'retry', first.runId, '--json');
+    const retried = await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: '0.00000001' }, 'runs', 'retry', first.runId, '--json');
     expect(retried.code).toBe(0);
     expect(JSON.parse(retried.out)).toMatchObject({ parentRunId: first.runId, status: 'SUCCEEDED', output: first.output });
+    // The retry held the stack: the expired execution's files are gone, the retry's are there.
+    expect(executionDirs()).toHaveLength(1);
+    expect(executionDirs()).not.toContain(firstDir);
   }, 120_000);
 
   it('refuses a retention that is not a number of days, and opens nothing', async () => {

@@ -61,3 +61,54 @@ describe('Embedded stack: a stale stack.json pointing at another live process', 
     expect(existsSync(join(dataDir, 'stack.lock'))).toBe(false);
   });
 });
+
+/**
+ * The stack.json of another project's live `serve`, copied into this project: its endpoints answer
+ * with the stack id the file records, but the stack is the other project's. A command here must
+ * neither read that project's runs as its own nor write its runs there; it opens its own store,
+ * and the other project's stack and files are left as they are.
+ */
+describe('Embedded stack: a stack.json copied from another project whose serve is live', () => {
+  const x = tempProject('sf-stale-x-');
+  const y = tempProject('sf-stale-y-');
+  const inX = cliIn(x.dir);
+  const inY = cliIn(y.dir);
+  let serve: ChildProcess;
+  afterAll(async () => {
+    serve.kill('SIGTERM');
+    await new Promise((r) => serve.once('exit', r));
+    x.remove();
+    y.remove();
+  });
+
+  it("lists and runs in the project's own store, never the other project's", async () => {
+    for (const dir of [x.dir, y.dir]) cpSync(join(REPO, 'workflows'), join(dir, 'workflows'), { recursive: true });
+    const runIn = async (cli: typeof inX, topic: string) => {
+      const r = await cli('run', 'workflows/research-brief.chain.yaml', '--input', JSON.stringify({ topic }), '--json');
+      expect([r.code, r.err.split('\n').filter((l) => l.startsWith('error')).join('\n')]).toEqual([0, '']);
+      return (JSON.parse(r.out) as { runId: string }).runId;
+    };
+    const listIn = async (cli: typeof inX) => {
+      const r = await cli('runs', 'list', '--json');
+      expect([r.code, r.err]).toEqual([0, '']);
+      return (JSON.parse(r.out) as { runs: { runId: string }[] }).runs.map((x) => x.runId).sort();
+    };
+    const yFirst = await runIn(inY, 'tides');
+    serve = spawn(process.execPath, [join(REPO, 'packages', 'cli', 'bin', 'stepforge.js'), 'serve', '--port', '0'], { cwd: x.dir, stdio: 'ignore' });
+    const xStackJson = join(x.dir, '.stepforge', 'stack.json');
+    for (let i = 0; i < 1200 && !(existsSync(xStackJson) && JSON.parse(readFileSync(xStackJson, 'utf8')).apiUrl); i++) await new Promise((r) => setTimeout(r, 50));
+    const xRun = await runIn(inX, 'currents');
+    const published = readFileSync(xStackJson, 'utf8');
+    writeFileSync(join(y.dir, '.stepforge', 'stack.json'), published, { mode: 0o600 });
+
+    // Before: "no runs" here (X's store answered), and the run below was written into X's store.
+    expect(await listIn(inY)).toEqual([yFirst]);
+    const ySecond = await runIn(inY, 'waves');
+    expect(await listIn(inY)).toEqual([yFirst, ySecond].sort());
+    expect(await listIn(inX)).toEqual([xRun]);
+    // X's serve still holds its stack, as published; the copy here is gone.
+    expect(readFileSync(xStackJson, 'utf8')).toBe(published);
+    expect(serve.exitCode).toBe(null);
+    expect(existsSync(join(y.dir, '.stepforge', 'stack.json'))).toBe(false);
+  }, 180_000);
+});

@@ -60,6 +60,29 @@ export class SecretResolver {
     return value;
   }
 
+  /**
+   * Registers with the Redactor every secret this process could be given, used or not: each
+   * `STEPFORGE_SECRET_*` value of the environment and, embedded, each value of the secrets file
+   * (read afresh, so a secret added since is known). A tool's output is redacted with them: a
+   * secret copied into a project file and read by a tool is not stored as it is. Values under 4
+   * characters are left out (the resolver refuses them too); on AWS the backends cannot be listed.
+   */
+  async registerKnown(): Promise<void> {
+    for (const [name, value] of Object.entries(this.#env)) {
+      if (name.startsWith('STEPFORGE_SECRET_') && typeof value === 'string' && value.length >= 4) this.#redactor.add(value);
+    }
+    const { backend, file } = this.#config.secrets;
+    if (backend === 'secretsmanager' || backend === 'ssm') return;
+    let values: Record<string, unknown>;
+    try {
+      values = parseSecretsFile(await readFile(file, 'utf8'), file);
+    } catch {
+      // No file, or one that does not parse: no value to know (a run that uses one says why).
+      return;
+    }
+    for (const value of Object.values(values)) if (typeof value === 'string' && value.length >= 4) this.#redactor.add(value);
+  }
+
   /** Replaces every `$secret:<id>` string (deeply) in `value` with the secret's value. */
   async resolveDeep<T>(value: T): Promise<T> {
     if (SecretResolver.isReference(value)) return (await this.resolve(value.slice(SECRET_PREFIX.length))) as T;

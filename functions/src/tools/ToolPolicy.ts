@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RuntimeError } from '../errors/RuntimeError.js';
-import { canonicalArgument, canonicalPattern, type CanonicalContext } from './canonicalArgument.js';
+import { canonicalArgument, canonicalPattern, patternNamesOptions, type CanonicalContext } from './canonicalArgument.js';
 
 /** One approval policy rule: the first rule whose tool and argument patterns match decides. */
 export const PolicyRule = z.strictObject({
@@ -41,12 +41,15 @@ function globOrRegexMatches(pattern: string, text: string, canonical: string): b
  * Whether `pattern` matches argument `key`. The canonical form of the argument (parsed argv,
  * normalised paths and URLs; see canonicalArgument) is matched against the canonical form of the
  * pattern, so another spelling of the same call matches the same rules. A deny or approve rule also
- * matches the raw text as written: a rule never catches fewer spellings than it names literally.
+ * matches the raw text as written: a rule never catches fewer spellings than it names literally;
+ * and, naming no option, the command without its options (canonicalCommand's operands).
  */
-function patternMatches(rule: PolicyRule, tool: string, key: string, pattern: string, raw: unknown, canonical: { text: string; loose?: string }, ctx: CanonicalContext): boolean {
+function patternMatches(rule: PolicyRule, tool: string, key: string, pattern: string, raw: unknown, canonical: { text: string; loose?: string; operands?: readonly string[] }, ctx: CanonicalContext): boolean {
   const canonicalGlob = canonicalPattern(tool, key, pattern, ctx);
   if (globOrRegexMatches(pattern, canonical.text, canonicalGlob)) return true;
   if (rule.action === 'allow') return false;
+  // A command rule that names no option gates its program and operands with any options added.
+  if (canonical.operands !== undefined && !patternNamesOptions(pattern) && canonical.operands.some((o) => globOrRegexMatches(pattern, o, canonicalGlob))) return true;
   const text = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
   return (canonical.loose !== undefined && globOrRegexMatches(pattern, canonical.loose, canonicalGlob)) || globOrRegexMatches(pattern, text, pattern);
 }

@@ -7,7 +7,7 @@ import { parseCommand } from './shellTool.js';
  * none. `loose` is a wider reading deny and approve rules also match (a command's words joined
  * without their quotes), so they never catch fewer calls than a reader of the rule would expect.
  */
-export type CanonicalArgument = { readonly text: string; readonly loose?: string } | { readonly unparseable: string };
+export type CanonicalArgument = { readonly text: string; readonly loose?: string; readonly operands?: readonly string[] } | { readonly unparseable: string };
 
 /** Facts canonical paths depend on. */
 export interface CanonicalContext {
@@ -38,14 +38,42 @@ function decodeFully(text: string): string {
   return out;
 }
 
+/** The 8 16-bit groups of an IPv6 address as the URL parser serialises it (lower-case hex, `::` compressed, no dotted tail). */
+function ipv6Groups(address: string): number[] | undefined {
+  const [head, tail, ...more] = address.split('::');
+  if (more.length > 0) return undefined;
+  const parse = (part: string | undefined) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
+  const h = parse(head);
+  const t = parse(tail);
+  const groups = tail === undefined ? h : [...h, ...new Array<number>(8 - h.length - t.length).fill(0), ...t];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
+}
+
+/**
+ * A host as the address it reaches: an IPv6 address that carries an IPv4 one (IPv4-mapped
+ * `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`, IPv4-compatible `::a.b.c.d`) as that IPv4
+ * address, in dotted form. (Decimal, octal and hexadecimal IPv4 spellings are already dotted by
+ * the URL parser.) `::` and `::1` are IPv6's own, not IPv4 addresses.
+ */
+export function canonicalHost(hostname: string): string {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (!host.startsWith('[') || !host.endsWith(']')) return host;
+  const g = ipv6Groups(host.slice(1, -1));
+  if (g === undefined) return host;
+  const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
+  const carriesIpv4 = (zeros(5) && g[5] === 0xffff) || (zeros(4) && g[4] === 0xffff && g[5] === 0) || (zeros(6) && (g[6] !== 0 || g[7]! > 1));
+  if (!carriesIpv4) return host;
+  return [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff].join('.');
+}
+
 /**
  * A URL as a server would read it: lower-case scheme and host (IDN as punycode, no trailing dot, a
- * numeric IPv4 in dotted form), no default port, no credentials or fragment, the path and query
+ * numeric IPv4 in dotted form, an IPv6 address carrying an IPv4 one as that; see canonicalHost), no default port, no credentials or fragment, the path and query
  * percent-decoded, `//` collapsed and dot segments removed (`%2e%2e` included), no trailing `/`.
  */
 export function canonicalUrl(raw: string): string {
   const url = new URL(raw.trim());
-  const host = url.hostname.replace(/\.$/, '');
+  const host = canonicalHost(url.hostname);
   const port = url.port ? `:${url.port}` : '';
   const path = posix.normalize(decodeFully(url.pathname).replace(/\\/g, '/').replace(/\/{2,}/g, '/'));
   const trimmed = path.length > 1 ? path.replace(/\/$/, '') : path;
@@ -87,12 +115,50 @@ function quoteWord(word: string): string {
 /**
  * A shell command as the program will receive it: the argv after quotes and escapes, joined by
  * one space (a word with a space in it quoted), the program by its name, each path argument canonical (see canonicalPath) and each
- * URL canonical. A command the tool would refuse (chaining, substitution, redirection) has none.
+ * URL canonical, the end-of-options marker `--` left out (kept only when a word after it starts
+ * with `-`, which it makes an operand). A command the tool would refuse (chaining, substitution,
+ * redirection) has none.
+ *
+ * `operands` are the command with its options left out, read both ways an option can be (a flag
+ * alone, or one that takes the next word as its value): a deny or approve rule that names no
+ * option gates the program and operands it names whatever options come with them (`cat -u
+ * notes.txt` is `cat notes.txt` to such a rule), since options that do not name files do not
+ * change which files are read.
  */
-export function canonicalCommand(command: string, ctx: CanonicalContext): { text: string; loose: string } {
+export function canonicalCommand(command: string, ctx: CanonicalContext): { text: string; loose: string; operands: string[] } {
   const argv = parseCommand(command);
-  const words = [posix.basename(argv[0] as string), ...argv.slice(1).map((w) => canonicalWord(w, ctx))];
-  return { text: words.map(quoteWord).join(' '), loose: words.join(' ') };
+  const rest = argv.slice(1);
+  const marker = rest.indexOf('--');
+  const keepMarker = marker >= 0 && rest.slice(marker + 1).some((w) => w.startsWith('-') && w !== '-');
+  const words: string[] = [posix.basename(argv[0] as string)];
+  const isOption: boolean[] = [false];
+  rest.forEach((w, i) => {
+    const afterMarker = marker >= 0 && i > marker;
+    if (i === marker && !keepMarker) return;
+    words.push(canonicalWord(w, ctx));
+    // A kept `--` is no operand either.
+    isOption.push(i === marker || (!afterMarker && w.startsWith('-') && w !== '-'));
+  });
+  const flagsAlone = words.filter((_, i) => !isOption[i]);
+  // Each option taking the word after it (when that word is no option itself) as its value.
+  const withValues = words.filter((_, i) => !isOption[i] && !(i > 0 && isOption[i - 1] && !/=/.test(words[i - 1]!)));
+  return {
+    text: words.map(quoteWord).join(' '),
+    loose: words.join(' '),
+    operands: [...new Set([flagsAlone.join(' '), withValues.join(' ')])],
+  };
+}
+
+/** Whether a rule's command pattern names an option (then it matches calls with that option only, as written). */
+export function patternNamesOptions(pattern: string): boolean {
+  if (pattern.length > 1 && pattern.startsWith('/') && pattern.lastIndexOf('/') > 0) return true;
+  try {
+    const rest = parseCommand(pattern).slice(1);
+    const marker = rest.indexOf('--');
+    return (marker >= 0 ? rest.slice(0, marker) : rest).some((w) => w.startsWith('-') && w !== '-');
+  } catch {
+    return true;
+  }
 }
 
 function explain(e: unknown): string {

@@ -83,8 +83,30 @@ export function parseCommand(command: string): string[] {
  */
 const TRAVERSERS = new Set(['find', 'tree', 'du', 'tar', 'zip', 'rsync', 'rgrep', 'cp', 'scp']);
 
+/**
+ * Programs that run other programs, or commands and file names they read at run time (xargs -a
+ * FILE, nice…): whatever they open is not among the arguments checked here. `env` runs its
+ * arguments as a command; alone, it only prints the (scrubbed) environment.
+ */
+const RUNNERS = new Set(['xargs', 'nice', 'nohup', 'timeout', 'stdbuf', 'time', 'watch', 'sudo', 'doas', 'su', 'chroot', 'parallel', 'sh', 'bash', 'dash', 'zsh', 'ksh', 'fish', 'awk', 'gawk', 'mawk', 'sed', 'perl', 'python', 'python3', 'node', 'ruby', 'php', 'lua', 'make']);
+
+/**
+ * Long options that read the names of the files to open from a file (or from standard input):
+ * GNU wc, sort and du's --files0-from, tar's and rsync's --files-from, xargs' --arg-file. The
+ * names in that file are never seen here, so they cannot be confined.
+ */
+const FILE_LIST_OPTIONS = ['files0-from', 'files-from', 'arg-file', 'from-file'];
+/** Short options that do the same, per program (tar -T, xargs -a, cpio -E). */
+const FILE_LIST_SHORT: Readonly<Record<string, string>> = { tar: 'T', xargs: 'a', cpio: 'E' };
+/** Programs known to have no option that reads file names from a file (their long options may abbreviate to one of FILE_LIST_OPTIONS' prefixes harmlessly: grep --file reads patterns, a file confined as any other). */
+const NO_FILE_LISTS = new Set(['ls', 'cat', 'echo', 'grep', 'egrep', 'fgrep', 'head', 'tail', 'pwd', 'date']);
+
 /** Short options that recurse, per program; a program not listed here recurses with -r or -R. */
 const RECURSIVE_SHORT: Readonly<Record<string, string>> = { ls: 'R', cat: '', echo: '', head: '', tail: '', wc: '', pwd: '', date: '' };
+
+function fileListRefusal(arg: string): RuntimeError {
+  return refusal(`shell refuses "${arg}": it reads the names of the files to open from a file, which cannot be confined; name the files as arguments`, 'file_list', arg);
+}
 
 function refusal(message: string, reason: string, arg?: string): RuntimeError {
   return new RuntimeError('PolicyDenied', message, { details: { reason, ...(arg !== undefined ? { arg } : {}) } });
@@ -101,9 +123,13 @@ function checkOption(program: string, arg: string): string[] {
   }
   if (arg.startsWith('--')) {
     const eq = arg.indexOf('=');
+    const name = (eq > 0 ? arg.slice(2, eq) : arg.slice(2)).toLowerCase();
+    // GNU getopt takes any unambiguous prefix of a long option (`wc --files0=names`).
+    if (!NO_FILE_LISTS.has(program) && name.length > 0 && FILE_LIST_OPTIONS.some((o) => o.startsWith(name))) throw fileListRefusal(arg);
     return eq > 0 && eq < arg.length - 1 ? [arg.slice(eq + 1)] : [];
   }
   const cluster = arg.slice(1);
+  if ([...cluster].some((c) => (FILE_LIST_SHORT[program] ?? '').includes(c))) throw fileListRefusal(arg);
   if (/[\\/]|\.\./.test(cluster)) {
     throw refusal(`shell refuses a path glued to an option ("${arg}"): give the path as its own argument`, 'option_path', arg);
   }
@@ -122,6 +148,7 @@ function checkOption(program: string, arg: string): string[] {
  */
 export async function confineArguments(jail: PathJail, program: string, args: readonly string[]): Promise<void> {
   if (TRAVERSERS.has(program)) throw refusal(`shell refuses "${program}": it walks directory trees, which cannot be confined to the allowed directory`, 'recursive');
+  if (RUNNERS.has(program) || (program === 'env' && args.length > 0)) throw refusal(`shell refuses "${program}": it runs programs or opens files its arguments do not name, which cannot be confined to the allowed directory`, 'runs_programs');
   let operands = false;
   for (const arg of args) {
     if (arg.toLowerCase().includes(STATE_DIR_NAME)) {

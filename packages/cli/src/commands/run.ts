@@ -67,6 +67,10 @@ const command: Command = {
     const keyError = values['idempotency-key'] !== undefined ? idempotencyKeyError(values['idempotency-key']) : undefined;
     if (keyError !== undefined) throw new UsageError(`--idempotency-key: ${keyError}`);
     const input = readInput(values.input, io.cwd, io.stdin, io.stdinPiped);
+    // Compiled before the stack opens: a workflow refused at compile time creates no .stepforge/.
+    const registerOptions = { vars, requireMacros: true, ...(values.export !== undefined ? { exportName: values.export as string } : {}) };
+    const { compileWorkflowFile } = await import('../stack/WorkflowCatalog.js');
+    const { compiled } = await compileWorkflowFile(io.cwd, positionals[0]!, registerOptions);
     const session = await StackSession.open(stackOptions(io, values));
     try {
       if (!session.stack.owner && values.provider !== undefined) {
@@ -77,7 +81,7 @@ const command: Command = {
       const runId = randomUUID();
       let announced = false;
       const { entry, started } = await session.untilDone(io, async ({ service: s }) => {
-        const { entry: e } = await s.catalog.registerFile(positionals[0]!, { vars, requireMacros: true, ...(values.export !== undefined ? { exportName: values.export as string } : {}) });
+        const { entry: e } = await s.catalog.registerFile(positionals[0]!, { ...registerOptions, compiled });
         // Which policy gates this run's tool calls, before it starts; on stderr with --json, whose stdout is one JSON value.
         if (!announced && e.policy) (values.json ? io.err : io.out)(`${describePolicy(e.policy, io.cwd)}\n`);
         announced = true;

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { cpSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -9,6 +11,7 @@ import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
 import { readProjectSettings } from './projectSettings.js';
 import { storeState } from './storeState.js';
+import { storeError } from './startDynaliteWorker.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import { isLostConnection } from './StackSession.js';
 import type * as Functions from '@stepforge/functions';
@@ -118,7 +121,7 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
     const live = registry.findLive();
     // An owner that is closing still has its stack.json (it is released last) but no longer answers.
     if (live && (await answers(live.sfnEndpoint))) {
-      const identity = await stackIdentity(live);
+      const identity = await stackIdentity(live, projectKey(dataDir));
       if (identity === 'ours') return connectStack(options, live, registry);
       // Something else answers where stack.json points (its process ended; the pid and the port
       // went to others): nothing is read from it, and the stale claim gives way to a fresh stack.
@@ -131,6 +134,17 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
     // later command in this process that writes opens the real one) and unpublished.
     if (!live && reading && storeState(join(dataDir, 'dynamodb')).kind === 'absent') return ownStack({ ...options, resume: false }, undefined, undefined);
     if (!live && registry.tryClaim()) {
+      // A command that only reads works on a copy of the store, taken while the claim keeps
+      // every other process from opening it: LevelDB opens a store read-write, and each open
+      // rewrites its log into a table and may compact (reading, and failing on, every table),
+      // so reading the real one would write to it. The claim is given up once the copy is open.
+      if (reading) {
+        try {
+          return await ownSnapshot(options, dataDir);
+        } finally {
+          registry.release();
+        }
+      }
       try {
         return track(options, await ownStack(options, dataDir, registry));
       } catch (e) {
@@ -196,25 +210,40 @@ function policyFromEnvOf(options: OpenStackOptions): { policyFromEnv?: string } 
   return v ? { policyFromEnv: v } : {};
 }
 
+/** The project a stack belongs to, as its identity records it: the real path of its `.stepforge` folder. */
+function projectKey(dataDir: string): string {
+  try {
+    return realpathSync(dataDir);
+  } catch {
+    return resolve(dataDir);
+  }
+}
+
 /** Where a stack keeps its identity in its own table. */
 const IDENTITY_KEY = { pk: { S: 'STACK#embedded' }, sk: { S: 'IDENTITY' } } as const;
 
 /**
  * Whether the endpoints stack.json names are that stack's: its DynamoDB endpoint must answer the
- * `stackId` the file records. A pid that is alive proves nothing (pids are reused), nor does a port
- * that answers. `foreign`: something answered, and not with that identity (another project's stack,
- * any other server); `unreachable`: nothing answered in time (an owner busy or closing: wait).
+ * `stackId` the file records, and the project (the real path of its `.stepforge`) must be this
+ * one. A pid that is alive proves nothing (pids are reused), nor does a port that answers.
+ * `foreign`: something answered, and not with that identity (another project's stack, a
+ * stack.json copied from another project, any other server); `unreachable`: nothing answered in time (an owner busy or closing: wait).
  * A stack.json of an owner that records no identity (an earlier version) is taken as it is. The
  * question is signed with the stack's credentials, as every request to its services must be.
  */
-async function stackIdentity(live: StackEndpoints): Promise<'ours' | 'foreign' | 'unreachable'> {
+async function stackIdentity(live: StackEndpoints, project: string): Promise<'ours' | 'foreign' | 'unreachable'> {
   const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
   // Without an id or credentials to ask with, connectStack says what is missing.
   if (live.stackId === undefined || typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') return 'ours';
   const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
   try {
     const r = await dynamodb.send(new GetItemCommand({ TableName: EMBEDDED_TABLE, Key: IDENTITY_KEY, ConsistentRead: true }), { abortSignal: AbortSignal.timeout(5000) });
-    return r.Item?.stackId?.S === live.stackId ? 'ours' : 'foreign';
+    if (r.Item?.stackId?.S !== live.stackId) return 'foreign';
+    // The stack of another project, whose stack.json was copied here: its runs are not this
+    // project's, nor is its store the place for this project's runs. (An owner of an earlier
+    // version records no project.)
+    const owner = r.Item?.project?.S;
+    return owner === undefined || owner === project ? 'ours' : 'foreign';
   } catch (e) {
     const name = (e as { name?: string }).name;
     if (isLostConnection(e) || name === 'AbortError' || name === 'TimeoutError') return 'unreachable';
@@ -352,13 +381,38 @@ export function executionRetentionMs(env: Readonly<Record<string, string | undef
   return days * 24 * 3600 * 1000;
 }
 
-async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined): Promise<EmbeddedStack> {
+/**
+ * A stack of this command's own over a copy of the project's run store (in a private temporary
+ * folder, removed on close), with the engine reading `.stepforge/engine` without writing to it:
+ * whatever the command does, the project's files stay as they are. A damaged store is refused
+ * before anything is copied or opened.
+ */
+async function ownSnapshot(options: OpenStackOptions, dataDir: string): Promise<EmbeddedStack> {
+  const store = join(dataDir, 'dynamodb');
+  const state = storeState(store);
+  if (state.kind === 'damaged') throw storeError('store_damaged', `the run store in ${store} cannot be opened: ${state.reason}`);
+  const snapshot = mkdtempSync(join(tmpdir(), 'stepforge-read-'));
+  try {
+    // LevelDB's lock and info logs are its process's own, not data.
+    cpSync(store, join(snapshot, 'dynamodb'), { recursive: true, filter: (src) => !/[\\/](LOCK|LOG|LOG\.old)$/.test(src) });
+    return await ownStack({ ...options, resume: false, access: 'read' }, dataDir, undefined, snapshot);
+  } catch (e) {
+    rmSync(snapshot, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/**
+ * Starts the stack in this process. With `snapshot`, dynalite opens the store copied there and the
+ * engine only reads `dataDir/engine` (ownSnapshot); the copy is removed when the stack closes.
+ */
+async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined, snapshot?: string): Promise<EmbeddedStack> {
   const retentionMs = executionRetentionMs(options.env ?? process.env);
   // Loading the runtime package and starting the emulators are both slow; do them side by side.
   // The stack's secret, new for each owner: only a process that can read stack.json reaches it.
   const credentials = newStackCredentials();
   const apiToken = newApiToken();
-  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir, access: options.access ?? 'write' } : {}), credentials })]);
+  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir: snapshot ?? dataDir, access: options.access ?? 'write' } : {}), credentials })]);
   if (frResult.status === 'rejected') {
     if (emuResult.status === 'fulfilled') await emuResult.value.close();
     throw frResult.reason;
@@ -367,6 +421,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   const fr = frResult.value;
   const emulators: Emulators = emuResult.value;
   const closers: (() => Promise<void>)[] = [() => emulators.close()];
+  if (snapshot !== undefined) closers.push(async () => rmSync(snapshot, { recursive: true, force: true }));
   try {
     const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials);
     const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials });
@@ -376,7 +431,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
     // checks it there before it trusts the endpoints (see stackIdentity).
     const stackId = randomUUID();
-    await dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId } } }));
+    await dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) } }));
     const queue = await sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE }));
     const approvalQueueUrl = queue.QueueUrl ?? `${emulators.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
     const substitutions = substitutionsFor(EMBEDDED_TABLE, approvalQueueUrl);
@@ -401,7 +456,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       account: ACCOUNT,
       credentials,
       requestGuard: (listener) => guardListener(listener, { credentials }),
-      ...(dataDir ? { dataDir: join(dataDir, 'engine'), ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}) } : {}),
+      ...(dataDir ? { dataDir: join(dataDir, 'engine'), ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}), ...(snapshot !== undefined ? { readOnlyDataDir: true } : {}) } : {}),
       // The handler table is filled below, once the runtime exists: executions left unfinished by a
       // previous process resume only after that, so none can call a handler that is not there yet.
       resumeOnStart: false,

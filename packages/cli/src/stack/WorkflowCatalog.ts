@@ -106,18 +106,8 @@ export class WorkflowCatalog {
 
   /** Reads, compiles (StepforgeError on invalid documents) and registers `file`. */
   async registerFile(file: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
-    // A TypeScript or JavaScript module: the code front-end imports it and compiles its workflow.
-    if (CODE_MODULE.test(file)) return this.registerText('', file, { ...options, compiled: await compileCodeModule(this.projectDir, file, options.exportName) });
-    let text: string;
-    const shown = file;
-    try {
-      text = readFileSync(isAbsolute(file) ? file : join(this.projectDir, file), "utf8");
-    } catch (e) {
-      throw new StepforgeError('file_not_found', `cannot read ${shown}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
-        location: { file: shown, line: 1, column: 1 },
-      });
-    }
-    return this.registerText(text, shown, options);
+    const { text, compiled } = await compileWorkflowFile(this.projectDir, file, options);
+    return this.registerText(text, file, { ...options, compiled });
   }
 
   /** Compiles and registers a document's text. */
@@ -269,4 +259,27 @@ export function downstreamSet(entry: WorkflowEntry, step: string): Set<string> {
   };
   add(step, true);
   return set;
+}
+
+/**
+ * Reads and compiles `file` (a document, or a module's workflow written in code), relative to
+ * `projectDir`, with no stack: StepforgeError on a file that cannot be read or does not compile.
+ * Already compiled (`options.compiled`), it is only read.
+ */
+export async function compileWorkflowFile(projectDir: string, file: string, options: Pick<RegisterOptions, 'vars' | 'requireMacros' | 'exportName' | 'compiled'> = {}): Promise<{ text: string; compiled: CompileResult }> {
+  // A TypeScript or JavaScript module: the code front-end imports it and compiles its workflow.
+  if (CODE_MODULE.test(file)) return { text: '', compiled: options.compiled ?? await compileCodeModule(projectDir, file, options.exportName) };
+  let text: string;
+  try {
+    text = readFileSync(isAbsolute(file) ? file : join(projectDir, file), 'utf8');
+  } catch (e) {
+    throw new StepforgeError('file_not_found', `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+      location: { file, line: 1, column: 1 },
+    });
+  }
+  const compiled = options.compiled ?? compileDocument(text, {
+    file,
+    ...(options.vars !== undefined ? { vars: options.vars } : {}), ...(options.requireMacros ? { requireMacros: true } : {}),
+  });
+  return { text, compiled };
 }

@@ -71,13 +71,22 @@ export class DirectoryExecutionStore implements ExecutionStore {
   private readonly reported = new Set<string>();
   private readonly onDamaged: (d: DamagedLine) => void;
 
-  constructor(readonly dir: string, private readonly retention: { readonly ms?: number; readonly now?: () => number } = {}, options: { readonly onDamaged?: (d: DamagedLine) => void } = {}) {
+  /**
+   * A read-only store (a command that only reads runs) loads what is there and never writes: no
+   * folder made, no journal compacted, no expired execution removed. What it is asked to write
+   * (the command's own bookkeeping) lives in memory only, and ends with the command.
+   */
+  private readonly readOnly: boolean;
+
+  constructor(readonly dir: string, private readonly retention: { readonly ms?: number; readonly now?: () => number } = {}, options: { readonly onDamaged?: (d: DamagedLine) => void; readonly readOnly?: boolean } = {}) {
     this.onDamaged = options.onDamaged ?? warnDamaged;
+    this.readOnly = options.readOnly === true;
     this.machinesDir = join(dir, 'state-machines');
     this.executionsDir = join(dir, 'executions');
     this.definitionsDir = join(dir, 'definitions');
     this.journal = join(dir, JOURNAL);
     this.legacyRecords = !existsSync(this.journal);
+    if (this.readOnly) return;
     mkdirSync(this.machinesDir, { recursive: true });
     mkdirSync(this.executionsDir, { recursive: true });
     mkdirSync(this.definitionsDir, { recursive: true });
@@ -85,7 +94,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
 
   load(): StoreSnapshot {
     const stateMachines: StateMachineRecord[] = [];
-    for (const f of readdirSync(this.machinesDir)) {
+    for (const f of existsSync(this.machinesDir) ? readdirSync(this.machinesDir) : []) {
       if (!f.endsWith('.json')) continue;
       const file = join(this.machinesDir, f);
       const r = readJson<StateMachineRecord>(file);
@@ -110,7 +119,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
     }
     // Executions an earlier version kept as executions/<key>/execution.json move into the journal.
     const moved: string[] = [];
-    if (this.legacyRecords) {
+    if (this.legacyRecords && existsSync(this.executionsDir)) {
       for (const d of readdirSync(this.executionsDir)) {
         const file = join(this.executionsDir, d, LEGACY_RECORD);
         const r = readJson<ExecutionRecord>(file);
@@ -120,6 +129,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
         moved.push(file);
       }
     }
+    if (this.readOnly) return { stateMachines, executions: [...executions.values()] };
     if (moved.length > 0 || expired.length > 0 || stored.length > 2 * executions.size + 16) {
       this.rewrite(this.journal, [...executions.values()].map((r) => this.journalLine(r)).join(''));
       for (const f of moved) rmSync(f, { force: true });
@@ -130,14 +140,17 @@ export class DirectoryExecutionStore implements ExecutionStore {
   }
 
   putStateMachine(r: StateMachineRecord): void {
+    if (this.readOnly) return;
     writeAtomic(join(this.machinesDir, `${key(r.stateMachineArn)}.json`), JSON.stringify(r));
   }
 
   deleteStateMachine(arn: string): void {
+    if (this.readOnly) return;
     rmSync(join(this.machinesDir, `${key(arn)}.json`), { force: true });
   }
 
   putExecution(r: ExecutionRecord): void {
+    if (this.readOnly) return;
     this.append(this.journal, this.journalLine(r));
   }
 
@@ -178,7 +191,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
     if (sha === undefined) {
       sha = createHash('sha256').update(text).digest('hex');
       const file = join(this.definitionsDir, `${sha}.asl.json`);
-      if (!existsSync(file)) writeAtomic(file, text);
+      if (!this.readOnly && !existsSync(file)) writeAtomic(file, text);
       this.definitionHashes.set(text, sha);
       this.definitionTexts.set(sha, text);
     }
@@ -200,6 +213,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
   }
 
   appendEvents(arn: string, events: readonly HistoryEvent[]): void {
+    if (this.readOnly) return;
     if (events.length === 0) return;
     let text = '';
     for (const e of events) text += frameLine(JSON.stringify(e));
@@ -213,12 +227,14 @@ export class DirectoryExecutionStore implements ExecutionStore {
   }
 
   truncateEvents(arn: string, lastEventId: number): void {
+    if (this.readOnly) return;
     const kept = this.readEvents(arn).filter((e) => e.id <= lastEventId);
     const text = kept.map((e) => frameLine(JSON.stringify(e))).join('');
     this.inExecDir(arn, (d) => writeAtomic(join(d, 'history.ndjson'), text));
   }
 
   putCheckpoint(arn: string, cp: Checkpoint | undefined): void {
+    if (this.readOnly) return;
     if (cp === undefined) {
       const d = this.execDir(arn, false);
       rmSync(join(d, CHECKPOINTS), { force: true });

@@ -17,6 +17,8 @@ export interface EngineServerOptions {
   readonly dataDir?: string;
   /** With `dataDir`: how long ended executions are kept (DirectoryExecutionStore; default 90 days, 0 for good). */
   readonly executionRetentionMs?: number;
+  /** With `dataDir`: read what is there and write nothing to it (a command that only reads runs). */
+  readonly readOnlyDataDir?: boolean;
   /** Lambda handlers by function name or ARN. */
   readonly handlers?: LambdaHandlers;
   /** `${Name}` → value for every definition (CDK DefinitionSubstitutions). */
@@ -84,7 +86,7 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
     execute: options.execute ?? engine.execute,
     validate: options.validate ?? engine.validate,
     ...(options.lambda ?? engine.lambda ? { lambda: options.lambda ?? engine.lambda } : {}),
-    ...(options.dataDir !== undefined ? { store: new DirectoryExecutionStore(options.dataDir, options.executionRetentionMs !== undefined ? { ms: options.executionRetentionMs } : {}) } : {}),
+    ...(options.dataDir !== undefined ? { store: new DirectoryExecutionStore(options.dataDir, options.executionRetentionMs !== undefined ? { ms: options.executionRetentionMs } : {}, { readOnly: options.readOnlyDataDir === true }) } : {}),
     ...(options.substitutions ? { substitutions: options.substitutions } : {}),
     sqs: { ...(options.sqsEndpoint !== undefined ? { endpoint: options.sqsEndpoint } : {}), region, ...(options.credentials ? { credentials: options.credentials } : {}) },
     dynamodb: { ...(options.dynamodbEndpoint !== undefined ? { endpoint: options.dynamodbEndpoint } : {}), region, ...(options.credentials ? { credentials: options.credentials } : {}) },
