@@ -10,6 +10,7 @@ import { executeStep, stepIdempotencyKey, stepInstanceId } from '../runtime/exec
 import type { Runtime } from '../runtime/Runtime.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
+import { narrowedTool } from '../tools/taskToolPolicy.js';
 import { resolveInputs } from './resolveInputs.js';
 
 /** What one tool invocation is: which tool, with what, on behalf of which step. */
@@ -90,7 +91,9 @@ export async function authorizeToolCall(rt: Runtime, env: StepEnvelope, inv: Too
   if (bytes > rt.config.tools.maxArgsBytes) {
     await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `tool "${inv.tool}" arguments are ${bytes} bytes, over the ${rt.config.tools.maxArgsBytes}-byte limit`, { details: { bytes, limit: rt.config.tools.maxArgsBytes, reason: 'oversized' } }));
   }
-  const tool = rt.tools.get(inv.tool) ?? await definedMcpTool(rt, env, inv);
+  // A task's own tools_policies narrow the project's policy for this call (see taskToolPolicy).
+  const narrowed = rt.tools.has(inv.tool) ? await narrowedTool(rt.config, env.config, inv.tool).catch((e: unknown) => (isRuntimeError(e) ? refuse(rt, env, inv, e) : Promise.reject(e))) : undefined;
+  const tool = narrowed ?? rt.tools.get(inv.tool) ?? await definedMcpTool(rt, env, inv);
   if (!tool) await refuse(rt, env, inv, new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`, { details: { tool: inv.tool } }));
   const decision = evaluatePolicy(await rt.policyFor(env.run.id), inv.tool, inv.args, { fsRoot: rt.config.tools.fsRoot });
   if (decision.action === 'deny') {
@@ -261,7 +264,7 @@ export async function answerApproval(rt: Runtime, rec: ApprovalRecord, env?: Ste
   const inv = invocationOf(resolved);
   let answer: StepResult | ToolCallResult;
   try {
-    const tool = rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, resolved, inv.tool);
+    const tool = (rt.tools.has(inv.tool) ? await narrowedTool(rt.config, resolved.config, inv.tool) : undefined) ?? rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, resolved, inv.tool);
     if (!tool) throw new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`);
     answer = await answerFor(rt, resolved, inv, tool);
   } catch (e) {

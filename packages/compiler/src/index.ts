@@ -27,3 +27,4 @@ export { didYouMean } from './chain/didYouMean.js';
 export { yamlErrorMessage } from './yamlErrorMessage.js';
 export { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues, type YamlValueIssues } from './yamlValueIssues.js';
 export * from './code/index.js';
+export { CONTENOX_TOOLS, CONTENOX_POLICY_KEYS, CONTENOX_ENFORCED_POLICY_KEYS, contenoxToolSetOf } from './contenox/contenoxTools.js';

@@ -15,7 +15,7 @@ import {
   CONTENOX_HANDLERS, CONTENOX_OPERATORS, type ContenoxBranch, type ContenoxDocument, type ContenoxHandler, type ContenoxOperator,
   type ContenoxTarget, type ContenoxTask,
 } from './ContenoxDocument.js';
-import { knownToolNames, mapContenoxTool } from './contenoxTools.js';
+import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool } from './contenoxTools.js';
 import { fillMacros } from './expandMacros.js';
 
 /** Options of loadContenoxDocument. */
@@ -178,6 +178,7 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: DslL
       if (typeof to === 'number') onFailure = to;
     }
     const tools = taskTools(t, i, id, at, fail, warnings, options);
+    checkToolsPolicies(t, i, id, at, fail);
     if (typeof handler === 'string' && (CONTENOX_HANDLERS as readonly string[]).includes(handler)) {
       tasks.push({ id, index: i, handler: handler as ContenoxHandler, data: t, branches, ...(onFailure !== undefined ? { onFailure } : {}), tools, location: at(['tasks', i]) });
     }
@@ -224,6 +225,47 @@ function taskTools(t: Obj, i: number, id: string, at: (p: DataPath) => SourceLoc
     else add(call.name, ['tasks', i, 'tools', 'name']);
   }
   return out.filter((n) => !hidden.has(n));
+}
+
+/**
+ * `execute_config.tools_policies`: each key a tool set (or one of our tools), each of its keys one
+ * Contenox defines for that set, each value a scalar. The runtime narrows the project's policy with
+ * them, so a misspelt key would be a limit that silently does not hold: it is refused here.
+ */
+function checkToolsPolicies(t: Obj, i: number, id: string, at: (p: DataPath) => SourceLocation,
+  fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void): void {
+  const config = t.execute_config as Obj | undefined;
+  const policies = config?.tools_policies;
+  if (policies === undefined || policies === null) return;
+  const base = ['tasks', i, 'execute_config', 'tools_policies'];
+  if (typeof policies !== 'object' || Array.isArray(policies)) {
+    fail('invalid_document', `task '${id}': \`tools_policies\` must map a tool set to its policy keys`, at(base), 'write "tools_policies": {"local_shell": {"_allowed_commands": "ls,cat"}}');
+    return;
+  }
+  for (const [set, keys] of Object.entries(policies as Obj)) {
+    const known = contenoxToolSetOf(set);
+    if (known === undefined) {
+      const near = didYouMean(set, Object.keys(CONTENOX_POLICY_KEYS));
+      fail('unknown_tool', `task '${id}' sets tools_policies for '${set}', which has no policy keys here${near ? ` (did you mean '${near}'?)` : ''}`, at([...base, set]),
+        `tool sets with policies: ${Object.keys(CONTENOX_POLICY_KEYS).join(', ')}`, { tool: set });
+      continue;
+    }
+    if (keys === null || typeof keys !== 'object' || Array.isArray(keys)) {
+      fail('invalid_document', `task '${id}': tools_policies.${set} must be an object of policy keys`, at([...base, set]));
+      continue;
+    }
+    const allowed = CONTENOX_POLICY_KEYS[known]!;
+    for (const [key, value] of Object.entries(keys as Obj)) {
+      if (!allowed.includes(key)) {
+        const near = didYouMean(key, allowed);
+        fail('unknown_policy_key', `task '${id}': tools_policies.${set} has key '${key}', which ${known} does not define${near ? ` (did you mean '${near}'?)` : ''}`,
+          at([...base, set, key]), `keys of ${known}: ${allowed.join(', ')}`, { tool: set, key });
+      } else if (value !== null && typeof value === 'object') {
+        fail('invalid_document', `task '${id}': tools_policies.${set}.${key} must be a string (a comma-separated list or a number), not ${Array.isArray(value) ? 'a list' : 'an object'}`,
+          at([...base, set, key]), `write "${key}": "ls,cat"`);
+      }
+    }
+  }
 }
 
 /**
