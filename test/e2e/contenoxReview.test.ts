@@ -53,6 +53,23 @@ describe('Command: run (a Contenox task chain)', () => {
     expect(bad.err).toContain("--var takes NAME=VALUE, got 'model'");
   }, 120_000);
 
+  it('runs a chain given no input (an empty object, an empty file, /dev/null) with the empty text as its input', () => {
+    writeFileSync(join(project.dir, 'n.json'), '{"id":"n","tasks":[{"id":"a","handler":"noop"}]}');
+    const runs = [
+      stepforge(project.dir, ['run', 'n.json', '--input', '{}', '--json']),
+      stepforge(project.dir, ['run', 'n.json', '--json'], ''),
+      stepforge(project.dir, ['run', 'n.json', '--input', '-', '--json'], ''),
+    ];
+    const devNull = spawnSync(process.execPath, [STEPFORGE_BIN, 'run', 'n.json', '--json'], {
+      cwd: project.dir, stdio: [openSync('/dev/null', 'r'), 'pipe', 'pipe'], encoding: 'utf8', timeout: 90_000, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' },
+    });
+    runs.push({ code: devNull.status, out: devNull.stdout, err: devNull.stderr });
+    for (const r of runs) {
+      expect(r.code, r.err).toBe(0);
+      expect(JSON.parse(r.out)).toMatchObject({ status: 'SUCCEEDED', output: '' });
+    }
+  }, 200_000);
+
   it('runs a bounded loop to its end by its edge counter, and raise_error fails the run by name', () => {
     writeFileSync(join(project.dir, 'loop.json'), JSON.stringify({ id: 'loop', tasks: [
       { id: 'a', handler: 'noop', transition: { branches: [{ operator: 'edge_traversed_at_least', edge: 'a->b', when: '3', goto: 'done' }, { operator: 'equals', when: 'noop', goto: 'b' }] } },

@@ -10,8 +10,12 @@ import type { IrDocument, IrExpr, IrRetry, IrRoute, IrStep } from './Ir.js';
 /** The error a `raise_error` task ends the run with. */
 export const CONTENOX_RAISE_ERROR = 'ContenoxRaiseError';
 
-/** The chain's input: the text it was given (`{"input": text}` from the CLI), else the whole input object. */
-const CHAIN_INPUT = '($exists($input.input) ? $input.input : $input)';
+/**
+ * The chain's input: the text it was given (`{"input": text}` from the CLI), else the whole input
+ * object; no input at all (`{}`, an empty standard input) is the empty text, as in Contenox, whose
+ * chain input is a string.
+ */
+const CHAIN_INPUT = '($exists($input.input) ? $input.input : $count($keys($input)) = 0 ? "" : $input)';
 
 type Obj = Readonly<Record<string, unknown>>;
 
@@ -174,8 +178,12 @@ export function durationSeconds(text: string): number | undefined {
   return total;
 }
 
-/** The run input without the run metadata (a routed workflow's first `$prev`). */
-export const CONTENOX_FIRST_INPUT = `( $i := $states.input; $exists($i.input) ? $i.input : $type($i) = "object" ? $sift($i, function($v, $k) { $k != "${RUN_META_KEY}" }) : $i )`;
+/**
+ * The run input without the run metadata (a routed workflow's first `$prev`). An input with nothing
+ * but the metadata is the empty text: `$sift` of it yields nothing, and an Assign that evaluates to
+ * nothing fails the state (States.QueryEvaluationError), on AWS as here.
+ */
+export const CONTENOX_FIRST_INPUT = `( $i := $states.input; $t := $exists($i.input) ? $i.input : $type($i) = "object" ? $sift($i, function($v, $k) { $k != "${RUN_META_KEY}" }) : $i; $exists($t) ? $t : "" )`;
 
 /**
  * A string for an ASL field: text with line breaks becomes a JSONata string literal (`{% "…\\n…" %}`),
