@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { runtimeConfigFromEnv } from '../src/config/RuntimeConfig.js';
 import { parseSecretsFile } from '../src/secrets/SecretResolver.js';
 import { readPolicyText } from '../src/tools/PolicyDocument.js';
+import { evaluatePolicy } from '../src/tools/ToolPolicy.js';
 
 // ../shared beside the repository root holds the peers' own files.
 const CONTENOX_POLICIES = fileURLToPath(new URL('../../../shared/peers/contenox/policies', import.meta.url));
@@ -149,6 +150,14 @@ describe.skipIf(!PEERS)('Function: readPolicyText (a Contenox HITL policy decide
     const e = caught(() => readPolicyText('{"rules":[{"tools":"local_shell","tool":"local_shell","action":"approve","timeout_s":30,"on_timeout":"allow"}]}', { env: 'STEPFORGE_POLICY' }));
     expect([e.code, e.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY (the approval policy): rules[0].on_timeout: on_timeout "allow" is refused: an unanswered approval is denied']);
     expect(readPolicyText('{"rules":[{"tools":"local_shell","tool":"local_shell","action":"approve","timeout_s":30,"on_timeout":"deny"}]}', { env: 'P' })[0])
-      .toEqual({ name: 'rules[0]', tool: 'shell', action: 'approve' });
+      .toEqual({ name: 'rules[0]', tool: 'shell', action: 'approve', timeoutSeconds: 30 });
+  });
+
+  it("keeps an approve rule's timeout_s as its deadline (0 and -1: the runtime's), and refuses one that is no whole number", () => {
+    const r = readPolicyText('{"rules":[{"tools":"local_shell","tool":"local_shell","action":"approve","timeout_s":5},{"tools":"local_fs","tool":"read_file","action":"approve","timeout_s":0},{"tool":"http_fetch","action":"approve","timeout_s":-1}]}', { env: 'P' });
+    expect(r.map((x) => x.timeoutSeconds)).toEqual([5, undefined, undefined, undefined]);
+    expect(evaluatePolicy(r, 'shell', { command: 'ls' })).toEqual({ action: 'approve', rule: 'rules[0]', timeoutSeconds: 5 });
+    const e = caught(() => readPolicyText('{"rules":[{"tool":"shell","action":"approve","timeout_s":"5s"}]}', { env: 'STEPFORGE_POLICY' }));
+    expect([e.code, e.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY (the approval policy): rules[0].timeout_s: timeout_s must be a whole number of seconds (0: no rule deadline, -1: none at all), got "5s"']);
   });
 });

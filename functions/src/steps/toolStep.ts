@@ -154,7 +154,7 @@ export async function runToolStep(rt: Runtime, rawEnv: StepEnvelope, taskToken?:
       if (!taskToken) {
         await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `policy ${decision.rule} requires human approval for ${inv.tool}, but this state does not wait for a task token`, { details: { rule: decision.rule } }));
       }
-      const approval = await requestApproval(rt, rawEnv, inv, taskToken as string, decision.rule);
+      const approval = await requestApproval(rt, rawEnv, inv, taskToken as string, decision.rule, decision.timeoutSeconds);
       // Decided before this dispatch of the task: its answer went to the token already, to an
       // engine that has since stopped (the execution resumed from a checkpoint before it), or is
       // going there now. The token waits again, so the decision is answered again.
@@ -199,10 +199,11 @@ async function sendTaskFailure(rt: Runtime, taskToken: string, e: Error): Promis
  * ended before announcing it, and otherwise nobody would hear of it. So announcing is at least once
  * (twice if that process ended between sending the message and marking it).
  */
-async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, taskToken: string, rule?: string): Promise<ApprovalRecord> {
+async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, taskToken: string, rule?: string, ruleTimeoutSeconds?: number): Promise<ApprovalRecord> {
   const { record: rec, announced } = await rt.approvals.request({
     runId: env.run.id, stepId: stepInstanceId(env), tool: inv.tool, args: inv.args, taskToken,
-    timeoutSeconds: rt.config.approvalTimeoutSeconds, envelope: JSON.stringify(env), ...(rule ? { rule } : {}),
+    // The rule's own deadline, never past the runtime's (the operator's ceiling).
+    timeoutSeconds: Math.min(ruleTimeoutSeconds ?? rt.config.approvalTimeoutSeconds, rt.config.approvalTimeoutSeconds), envelope: JSON.stringify(env), ...(rule ? { rule } : {}),
   });
   if (announced || rec.status !== 'PENDING') return rec;
   await rt.runs.recordEvent({ runId: env.run.id, stepId: stepInstanceId(env), type: 'ApprovalRequested', detail: { approvalId: rec.approvalId, tool: inv.tool, args: inv.args, rule } });
