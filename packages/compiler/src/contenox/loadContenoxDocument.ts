@@ -53,8 +53,13 @@ export function loadContenoxDocument(text: string, options: LoadContenoxOptions 
   const src = source ?? new SourceText(text, options.file);
   // The fast parse serves a valid chain; any error is reported from the precise `yaml` parse.
   if (fast !== undefined && parsed === undefined) {
-    const quick = loadParsed(fast.data, [], fast.locator, src, options);
-    if (quick.errors.length === 0) return quick;
+    try {
+      const quick = loadParsed(fast.data, [], fast.locator, src, options);
+      if (quick.errors.length === 0) return quick;
+    } catch (e) {
+      // The fast locator declines what it cannot answer exactly (a duplicate key): the precise parse answers.
+      if ((e as Error).name !== 'FastPathDeclined') throw e;
+    }
   }
   const doc = parsed ?? parseDocument(text, PRECISE_PARSE_OPTIONS);
   const locator = new YamlDocumentLocator(doc.contents ?? undefined, src);
@@ -86,11 +91,24 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: DslL
         else warnings.push({ severity: 'warning', code: 'unfilled_macro', message: `${message} (a run needs one: ${hint})`, location });
       });
     }
-    if (Array.isArray(v)) return v.map((x, i) => fill(x, [...path, i]));
+    // Copied only where a macro was filled: a large chain has few macros, and copying every task
+    // object was most of what loading it allocated.
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      v.forEach((x, i) => {
+        const y = fill(x, [...path, i]);
+        if (y !== x) (out ??= [...v])[i] = y;
+      });
+      return out ?? v;
+    }
     if (v !== null && typeof v === 'object') {
-      const out: Obj = {};
-      for (const [k, x] of Object.entries(v)) out[k] = fill(x, [...path, k]);
-      return out;
+      let out: Obj | undefined;
+      for (const k in v) {
+        const x = (v as Obj)[k];
+        const y = fill(x, [...path, k]);
+        if (y !== x) (out ??= { ...(v as Obj) })[k] = y;
+      }
+      return out ?? v;
     }
     return v;
   };
