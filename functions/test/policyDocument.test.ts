@@ -89,7 +89,7 @@ describe('Function: readPolicyText', () => {
     const text = '[\n  {"tool": "shell", "action": "approve"},\n  {"tool": "fs-read", "acton": "deny"}\n]';
     const e = caught(() => readPolicyText(text, { file: 'p.json' }));
     expect([e.code, e.message, e.location, e.details]).toEqual([
-      'policy_invalid', "approval policy: [1].acton: unknown field 'acton' (a rule has name, tool, args and action)",
+      'policy_invalid', "approval policy: [1].acton: unknown field 'acton' (a rule has name, tool, args, action and timeoutSeconds)",
       { file: 'p.json', line: 3, column: 23 }, { origin: 'p.json', path: '[1].acton' },
     ]);
     const bad = caught(() => readPolicyText('[{"tool": "shell", "action": "ask"}]', { file: 'p.json' }));

@@ -8,7 +8,7 @@ import { PolicyRule } from './ToolPolicy.js';
 /** Where a policy text came from: a file (locations are line:column in it) or an environment variable. */
 export type PolicyOrigin = { readonly file: string } | { readonly env: string };
 
-const RULE_SHAPE = '[{"name"?: "…", "tool": "<glob>", "args"?: {"<arg>": "<glob>|/regex/"}, "action": "allow"|"deny"|"approve"}]';
+const RULE_SHAPE = '[{"name"?: "…", "tool": "<glob>", "args"?: {"<arg>": "<glob>|/regex/"}, "action": "allow"|"deny"|"approve", "timeoutSeconds"?: <seconds>}]';
 
 function originName(origin: PolicyOrigin): string {
   return 'file' in origin ? origin.file : origin.env;
@@ -53,7 +53,7 @@ export function readPolicyText(text: string, origin: PolicyOrigin): PolicyRule[]
     const offset = where.get(path) ?? where.get(pathText([i, ...issue.path])) ?? offsetOf(pathText([i]));
     const missing = unknownKey === undefined && issue.path.length === 1 && raw !== null && typeof raw === 'object' && !(String(issue.path[0]) in raw);
     const message = unknownKey !== undefined
-      ? `unknown field '${unknownKey}' (a rule has name, tool, args and action)`
+      ? `unknown field '${unknownKey}' (a rule has name, tool, args, action and timeoutSeconds)`
       : missing ? `missing field '${String(issue.path[0])}'` : issue.message;
     throw invalid(origin, src, offset, path, message, `each rule is {"name"?, "tool", "args"?, "action": "allow"|"deny"|"approve"}`);
   });
