@@ -61,4 +61,4 @@ export { createApiHandler, routeApi, type ApiEvent, type ApiResponse } from './h
 export { API_BODIES, parseApiBody, type ApiBodyError, type ApiBodySchema } from './handlers/apiBodies.js';
 export { ApiError, apiError, apiJson, routeServeRequest, type ServeBackend, type ServeRequest, type ServeResponse } from './handlers/routeServeRequest.js';
 export { createTriggerHandler, handleTrigger, type TriggerEvent } from './handlers/trigger.js';
-export { createApprovalsHandler, handleApprovals, ApprovalCommand } from './handlers/approvals.js';
+export { createApprovalsHandler, handleApprovals, expireDueApprovals, ApprovalCommand } from './handlers/approvals.js';

@@ -1,12 +1,14 @@
 // Reading the approval policy and the other JSON configuration: fail closed, with a named error
 // that says where — never "no rules" or "no servers" in place of what could not be read.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runtimeConfigFromEnv } from '../src/config/RuntimeConfig.js';
 import { parseSecretsFile } from '../src/secrets/SecretResolver.js';
-import { readPolicyText } from '../src/tools/PolicyDocument.js';
+import { readPolicyEnv, readPolicyText } from '../src/tools/PolicyDocument.js';
+import { evaluatePolicy } from '../src/tools/ToolPolicy.js';
 
 // ../shared beside the repository root holds the peers' own files.
 const CONTENOX_POLICIES = fileURLToPath(new URL('../../../shared/peers/contenox/policies', import.meta.url));
@@ -87,7 +89,7 @@ describe('Function: readPolicyText', () => {
     const text = '[\n  {"tool": "shell", "action": "approve"},\n  {"tool": "fs-read", "acton": "deny"}\n]';
     const e = caught(() => readPolicyText(text, { file: 'p.json' }));
     expect([e.code, e.message, e.location, e.details]).toEqual([
-      'policy_invalid', "approval policy: [1].acton: unknown field 'acton' (a rule has name, tool, args and action)",
+      'policy_invalid', "approval policy: [1].acton: unknown field 'acton' (a rule has name, tool, args, action and timeoutSeconds)",
       { file: 'p.json', line: 3, column: 23 }, { origin: 'p.json', path: '[1].acton' },
     ]);
     const bad = caught(() => readPolicyText('[{"tool": "shell", "action": "ask"}]', { file: 'p.json' }));
@@ -149,6 +151,38 @@ describe.skipIf(!PEERS)('Function: readPolicyText (a Contenox HITL policy decide
     const e = caught(() => readPolicyText('{"rules":[{"tools":"local_shell","tool":"local_shell","action":"approve","timeout_s":30,"on_timeout":"allow"}]}', { env: 'STEPFORGE_POLICY' }));
     expect([e.code, e.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY (the approval policy): rules[0].on_timeout: on_timeout "allow" is refused: an unanswered approval is denied']);
     expect(readPolicyText('{"rules":[{"tools":"local_shell","tool":"local_shell","action":"approve","timeout_s":30,"on_timeout":"deny"}]}', { env: 'P' })[0])
-      .toEqual({ name: 'rules[0]', tool: 'shell', action: 'approve' });
+      .toEqual({ name: 'rules[0]', tool: 'shell', action: 'approve', timeoutSeconds: 30 });
+  });
+
+  it("keeps an approve rule's timeout_s as its deadline (0 and -1: the runtime's), and refuses one that is no whole number", () => {
+    const r = readPolicyText('{"rules":[{"tools":"local_shell","tool":"local_shell","action":"approve","timeout_s":5},{"tools":"local_fs","tool":"read_file","action":"approve","timeout_s":0},{"tool":"http_fetch","action":"approve","timeout_s":-1}]}', { env: 'P' });
+    expect(r.map((x) => x.timeoutSeconds)).toEqual([5, undefined, undefined, undefined]);
+    expect(evaluatePolicy(r, 'shell', { command: 'ls' })).toEqual({ action: 'approve', rule: 'rules[0]', timeoutSeconds: 5 });
+    const e = caught(() => readPolicyText('{"rules":[{"tool":"shell","action":"approve","timeout_s":"5s"}]}', { env: 'STEPFORGE_POLICY' }));
+    expect([e.code, e.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY (the approval policy): rules[0].timeout_s: timeout_s must be a whole number of seconds (0: no rule deadline, -1: none at all), got "5s"']);
+  });
+});
+
+describe('Function: readPolicyEnv (STEPFORGE_POLICY: JSON text or a policy file)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-polenv-'));
+  writeFileSync(join(dir, 'policy.json'), '[{"tool":"shell","action":"approve"}]');
+  writeFileSync(join(dir, 'hitl'), '{"default_action":"deny","rules":[]}');
+
+  it('reads JSON text as the policy, as before', () => {
+    expect(readPolicyEnv(' [{"tool":"shell","action":"deny"}]', 'STEPFORGE_POLICY', dir)).toEqual([{ tool: 'shell', action: 'deny' }]);
+  });
+
+  it('reads a path to a policy file, absolute or relative to the folder given', () => {
+    expect(readPolicyEnv(join(dir, 'policy.json'), 'STEPFORGE_POLICY', '/')).toEqual([{ tool: 'shell', action: 'approve' }]);
+    expect(readPolicyEnv('./policy.json', 'STEPFORGE_POLICY', dir)).toEqual([{ tool: 'shell', action: 'approve' }]);
+    expect(readPolicyEnv('./hitl', 'STEPFORGE_POLICY', dir)).toEqual([{ name: 'default_action', tool: '*', action: 'deny' }]);
+  });
+
+  it('refuses a file that cannot be read, and a value that is neither JSON nor a path, saying what it holds', () => {
+    const missing = caught(() => readPolicyEnv('./nope.json', 'STEPFORGE_POLICY', dir));
+    expect([missing.code, missing.message]).toEqual(['policy_invalid', `STEPFORGE_POLICY names the policy file ${join(dir, 'nope.json')}, which cannot be read (ENOENT)`]);
+    const word = caught(() => readPolicyEnv('strict', 'STEPFORGE_POLICY', dir));
+    expect([word.code, word.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY holds the approval policy as JSON text (a rules array, or a hitl-policy-v1 object) or a path to a policy file, got "strict"']);
+    expect(word.hint).toContain('STEPFORGE_POLICY=./policy.json');
   });
 });

@@ -163,10 +163,14 @@ export class StepforgeStack extends Stack {
     new WorkflowTriggers(this, 'Triggers-', { workflows, queue: this.triggerQueue.queue, starter: fns.trigger });
 
     // Pending approvals past their deadline time out (a timeout is a denial): the approvals handler
-    // expires them on every scheduled event.
+    // expires them on every scheduled event. A schedule rather than the waiting state's
+    // HeartbeatSeconds/TimeoutSeconds: the deadline is the matching policy rule's (timeout_s), known
+    // only when the call is made, while a state's timeouts are fixed when it is compiled. Every
+    // minute (EventBridge's finest rate), so a deadline holds to within a minute; the state's
+    // TimeoutSeconds stays the outer bound.
     new events.Rule(this, 'ApprovalExpiry', {
       description: 'Stepforge: expire pending approvals past their deadline',
-      schedule: events.Schedule.rate(Duration.minutes(5)),
+      schedule: events.Schedule.rate(Duration.minutes(1)),
       targets: [new targets.LambdaFunction(fns.approvals, { retryAttempts: 2 })],
     });
 

@@ -176,7 +176,7 @@ describe('Class: StepforgeStack', () => {
 
     it('expires pending approvals on a schedule through the approvals handler', () => {
       template.hasResourceProperties('AWS::Events::Rule', {
-        ScheduleExpression: 'rate(5 minutes)',
+        ScheduleExpression: 'rate(1 minute)',
         Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId('AWS::Lambda::Function', 'HandlersApprovals'), 'Arn'] } })],
       });
     });

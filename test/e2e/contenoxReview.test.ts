@@ -53,6 +53,46 @@ describe('Command: run (a Contenox task chain)', () => {
     expect(bad.err).toContain("--var takes NAME=VALUE, got 'model'");
   }, 120_000);
 
+  it("hands a chat_completion's tool calls to the execute_tool_calls task its tool_call branch goes to, as Contenox runs them", () => {
+    writeFileSync(join(project.dir, 'a.go'), 'package x\n');
+    // The offline provider's script: the first turn asks for two calls, the second answers.
+    writeFileSync(join(project.dir, 'script.json'), JSON.stringify({ steps: { review: [
+      { text: '', toolCalls: [{ tool: 'shell', args: { command: 'cat a.go' } }, { tool: 'shell', args: { command: 'ls' } }] },
+      { text: 'LGTM' },
+    ] } }));
+    const r = stepforge(project.dir, ['run', 'review.json', ...vars, '--json'], DIFF, { STEPFORGE_LOCAL_SCRIPT: 'script.json' });
+    expect(r.code, r.err).toBe(0);
+    const out = JSON.parse(r.out) as { runId: string };
+    expect(out).toMatchObject({ status: 'SUCCEEDED', output: '[offline:script] LGTM' });
+    const shown = JSON.parse(stepforge(project.dir, ['runs', 'show', out.runId, '--json']).out) as {
+      steps: { id: string; records: { output: unknown }[] }[]; events: { type: string; stepId: string; detail: { args: unknown; message: string } }[];
+    };
+    // review ran twice (asked for tools, then answered), run_tools once in between.
+    expect(shown.steps.map((s) => [s.id, s.records.length])).toEqual([['review', 2], ['run_tools', 2]]);
+    expect(JSON.parse(shown.steps[1]!.records[0]!.output as string)).toEqual({ exitCode: 0, stdout: 'package x\n', stderr: '' });
+    // The calls run under the chat's tools_policies: `ls` is not among its allowed commands.
+    expect(shown.events.filter((e) => e.type === 'PolicyDenied').map((e) => [e.stepId, e.detail.args, e.detail.message])).toEqual([
+      ['run_tools:tool', { command: 'ls' }, `shell: command "ls" is not in the allowed list (go, make, npm, cargo, grep, cat) (this task's tools_policies)`],
+    ]);
+  }, 200_000);
+
+  it('runs a chain given no input (an empty object, an empty file, /dev/null) with the empty text as its input', () => {
+    writeFileSync(join(project.dir, 'n.json'), '{"id":"n","tasks":[{"id":"a","handler":"noop"}]}');
+    const runs = [
+      stepforge(project.dir, ['run', 'n.json', '--input', '{}', '--json']),
+      stepforge(project.dir, ['run', 'n.json', '--json'], ''),
+      stepforge(project.dir, ['run', 'n.json', '--input', '-', '--json'], ''),
+    ];
+    const devNull = spawnSync(process.execPath, [STEPFORGE_BIN, 'run', 'n.json', '--json'], {
+      cwd: project.dir, stdio: [openSync('/dev/null', 'r'), 'pipe', 'pipe'], encoding: 'utf8', timeout: 90_000, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' },
+    });
+    runs.push({ code: devNull.status, out: devNull.stdout, err: devNull.stderr });
+    for (const r of runs) {
+      expect(r.code, r.err).toBe(0);
+      expect(JSON.parse(r.out)).toMatchObject({ status: 'SUCCEEDED', output: '' });
+    }
+  }, 200_000);
+
   it('runs a bounded loop to its end by its edge counter, and raise_error fails the run by name', () => {
     writeFileSync(join(project.dir, 'loop.json'), JSON.stringify({ id: 'loop', tasks: [
       { id: 'a', handler: 'noop', transition: { branches: [{ operator: 'edge_traversed_at_least', edge: 'a->b', when: '3', goto: 'done' }, { operator: 'equals', when: 'noop', goto: 'b' }] } },

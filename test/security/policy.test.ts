@@ -76,7 +76,7 @@ describe('Security: the approval policy fails closed', () => {
     const dir = project();
     writeFileSync(join(dir, 'examples', 'policy.json'), '[\n  { "tool": "shell", "args": { "command": "echo announcing*" }, "acton": "approve" }\n]\n');
     const r = await attack('misspelt field in examples/policy.json', dir, {});
-    expect(r.error).toMatchObject({ class: 'policy_invalid', message: "approval policy: [0].acton: unknown field 'acton' (a rule has name, tool, args and action)", line: 2, column: 65 });
+    expect(r.error).toMatchObject({ class: 'policy_invalid', message: "approval policy: [0].acton: unknown field 'acton' (a rule has name, tool, args, action and timeoutSeconds)", line: 2, column: 65 });
   });
 
   it('refuses examples/policy.json that is not JSON at its line and column', async () => {

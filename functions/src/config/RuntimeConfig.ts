@@ -1,6 +1,6 @@
 import { INLINE_OUTPUT_MAX_BYTES } from '@stepforge/contract';
 import { RuntimeError } from '../errors/RuntimeError.js';
-import { readPolicyText } from '../tools/PolicyDocument.js';
+import { readPolicyEnv } from '../tools/PolicyDocument.js';
 
 /** Where the runtime is running: on AWS Lambda, or embedded in the local stack. */
 export type RuntimeMode = 'aws' | 'embedded';
@@ -166,7 +166,7 @@ export function runtimeConfigFromEnv(
   const mode = oneOf<RuntimeMode>(env, 'STEPFORGE_MODE', ['aws', 'embedded'], onLambda ? 'aws' : 'embedded');
   // A policy that cannot be read stops everything here, before any step: read as "no rules" it
   // would let every gated call through.
-  const policyRules: unknown[] = env.STEPFORGE_POLICY ? readPolicyText(env.STEPFORGE_POLICY, { env: 'STEPFORGE_POLICY' }) : [];
+  const policyRules: unknown[] = env.STEPFORGE_POLICY ? readPolicyEnv(env.STEPFORGE_POLICY, 'STEPFORGE_POLICY') : [];
   const mcpServers = jsonObjectOf(env, 'STEPFORGE_MCP_SERVERS', (name, v) => {
     if (v === null || typeof v !== 'object' || Array.isArray(v) || (typeof (v as { url?: unknown }).url !== 'string' && typeof (v as { command?: unknown }).command !== 'string')) {
       return `server "${name}" must be {"url": "http…"} or {"command": "…", "args": [...]}, got ${JSON.stringify(v)}`;

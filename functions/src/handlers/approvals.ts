@@ -39,16 +39,24 @@ export async function handleApprovals(rt: Runtime, event: unknown): Promise<unkn
       return resolveApproval(rt, cmd.approvalId, 'APPROVED', cmd.by, cmd.reason);
     case 'reject':
       return resolveApproval(rt, cmd.approvalId, 'REJECTED', cmd.by, cmd.reason);
-    case 'expire': {
-      const expired = await rt.approvals.expireDue();
-      for (const a of expired) {
-        // A token nothing waits on now is answered when its execution resumes and asks again.
-        await answerApproval(rt, a).catch(() => undefined);
-        await rt.runs.recordEvent({ runId: a.runId, stepId: a.stepId, type: 'ApprovalTimedOut', detail: { approvalId: a.approvalId } });
-      }
-      return { expired: expired.map((a) => a.approvalId) };
-    }
+    case 'expire':
+      return { expired: await expireDueApprovals(rt) };
   }
+}
+
+/**
+ * Denies every PENDING approval past its deadline: TIMED_OUT, its task token failed with
+ * `ApprovalRejected`, a run event. On AWS an EventBridge schedule calls it; the embedded stack's
+ * owner calls it on a timer. Returns the ids it expired.
+ */
+export async function expireDueApprovals(rt: Runtime): Promise<string[]> {
+  const expired = await rt.approvals.expireDue();
+  for (const a of expired) {
+    // A token nothing waits on now is answered when its execution resumes and asks again.
+    await answerApproval(rt, a).catch(() => undefined);
+    await rt.runs.recordEvent({ runId: a.runId, stepId: a.stepId, type: 'ApprovalTimedOut', detail: { approvalId: a.approvalId } });
+  }
+  return expired.map((a) => a.approvalId);
 }
 
 /** The approvals handler. */

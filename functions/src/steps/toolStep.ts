@@ -10,6 +10,7 @@ import { executeStep, stepIdempotencyKey, stepInstanceId } from '../runtime/exec
 import type { Runtime } from '../runtime/Runtime.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
+import { narrowedTool } from '../tools/taskToolPolicy.js';
 import { resolveInputs } from './resolveInputs.js';
 
 /** What one tool invocation is: which tool, with what, on behalf of which step. */
@@ -90,7 +91,9 @@ export async function authorizeToolCall(rt: Runtime, env: StepEnvelope, inv: Too
   if (bytes > rt.config.tools.maxArgsBytes) {
     await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `tool "${inv.tool}" arguments are ${bytes} bytes, over the ${rt.config.tools.maxArgsBytes}-byte limit`, { details: { bytes, limit: rt.config.tools.maxArgsBytes, reason: 'oversized' } }));
   }
-  const tool = rt.tools.get(inv.tool) ?? await definedMcpTool(rt, env, inv);
+  // A task's own tools_policies narrow the project's policy for this call (see taskToolPolicy).
+  const narrowed = rt.tools.has(inv.tool) ? await narrowedTool(rt.config, env.config, inv.tool).catch((e: unknown) => (isRuntimeError(e) ? refuse(rt, env, inv, e) : Promise.reject(e))) : undefined;
+  const tool = narrowed ?? rt.tools.get(inv.tool) ?? await definedMcpTool(rt, env, inv);
   if (!tool) await refuse(rt, env, inv, new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`, { details: { tool: inv.tool } }));
   const decision = evaluatePolicy(await rt.policyFor(env.run.id), inv.tool, inv.args, { fsRoot: rt.config.tools.fsRoot });
   if (decision.action === 'deny') {
@@ -154,7 +157,7 @@ export async function runToolStep(rt: Runtime, rawEnv: StepEnvelope, taskToken?:
       if (!taskToken) {
         await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `policy ${decision.rule} requires human approval for ${inv.tool}, but this state does not wait for a task token`, { details: { rule: decision.rule } }));
       }
-      const approval = await requestApproval(rt, rawEnv, inv, taskToken as string, decision.rule);
+      const approval = await requestApproval(rt, rawEnv, inv, taskToken as string, decision.rule, decision.timeoutSeconds);
       // Decided before this dispatch of the task: its answer went to the token already, to an
       // engine that has since stopped (the execution resumed from a checkpoint before it), or is
       // going there now. The token waits again, so the decision is answered again.
@@ -199,10 +202,11 @@ async function sendTaskFailure(rt: Runtime, taskToken: string, e: Error): Promis
  * ended before announcing it, and otherwise nobody would hear of it. So announcing is at least once
  * (twice if that process ended between sending the message and marking it).
  */
-async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, taskToken: string, rule?: string): Promise<ApprovalRecord> {
+async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, taskToken: string, rule?: string, ruleTimeoutSeconds?: number): Promise<ApprovalRecord> {
   const { record: rec, announced } = await rt.approvals.request({
     runId: env.run.id, stepId: stepInstanceId(env), tool: inv.tool, args: inv.args, taskToken,
-    timeoutSeconds: rt.config.approvalTimeoutSeconds, envelope: JSON.stringify(env), ...(rule ? { rule } : {}),
+    // The rule's own deadline, never past the runtime's (the operator's ceiling).
+    timeoutSeconds: Math.min(ruleTimeoutSeconds ?? rt.config.approvalTimeoutSeconds, rt.config.approvalTimeoutSeconds), envelope: JSON.stringify(env), ...(rule ? { rule } : {}),
   });
   if (announced || rec.status !== 'PENDING') return rec;
   await rt.runs.recordEvent({ runId: env.run.id, stepId: stepInstanceId(env), type: 'ApprovalRequested', detail: { approvalId: rec.approvalId, tool: inv.tool, args: inv.args, rule } });
@@ -264,7 +268,7 @@ export async function answerApproval(rt: Runtime, rec: ApprovalRecord, env?: Ste
   const inv = invocationOf(resolved);
   let answer: StepResult | ToolCallResult;
   try {
-    const tool = rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, resolved, inv.tool);
+    const tool = (rt.tools.has(inv.tool) ? await narrowedTool(rt.config, resolved.config, inv.tool) : undefined) ?? rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, resolved, inv.tool);
     if (!tool) throw new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`);
     answer = await answerFor(rt, resolved, inv, tool);
   } catch (e) {

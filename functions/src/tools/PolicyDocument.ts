@@ -1,4 +1,6 @@
 import { SourceText, StepforgeError, type SourceLocation } from '@stepforge/contract';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { jsonErrorOffset } from '../config/jsonErrorOffset.js';
 import { hitlPolicyRules } from './hitlPolicy.js';
 import { PolicyRule } from './ToolPolicy.js';
@@ -6,7 +8,7 @@ import { PolicyRule } from './ToolPolicy.js';
 /** Where a policy text came from: a file (locations are line:column in it) or an environment variable. */
 export type PolicyOrigin = { readonly file: string } | { readonly env: string };
 
-const RULE_SHAPE = '[{"name"?: "…", "tool": "<glob>", "args"?: {"<arg>": "<glob>|/regex/"}, "action": "allow"|"deny"|"approve"}]';
+const RULE_SHAPE = '[{"name"?: "…", "tool": "<glob>", "args"?: {"<arg>": "<glob>|/regex/"}, "action": "allow"|"deny"|"approve", "timeoutSeconds"?: <seconds>}]';
 
 function originName(origin: PolicyOrigin): string {
   return 'file' in origin ? origin.file : origin.env;
@@ -51,9 +53,36 @@ export function readPolicyText(text: string, origin: PolicyOrigin): PolicyRule[]
     const offset = where.get(path) ?? where.get(pathText([i, ...issue.path])) ?? offsetOf(pathText([i]));
     const missing = unknownKey === undefined && issue.path.length === 1 && raw !== null && typeof raw === 'object' && !(String(issue.path[0]) in raw);
     const message = unknownKey !== undefined
-      ? `unknown field '${unknownKey}' (a rule has name, tool, args and action)`
+      ? `unknown field '${unknownKey}' (a rule has name, tool, args, action and timeoutSeconds)`
       : missing ? `missing field '${String(issue.path[0])}'` : issue.message;
     throw invalid(origin, src, offset, path, message, `each rule is {"name"?, "tool", "args"?, "action": "allow"|"deny"|"approve"}`);
+  });
+}
+
+/**
+ * Reads the approval policy an environment variable gives (STEPFORGE_POLICY): the policy as JSON
+ * text, or a path to a policy file — a value that does not start as JSON does (`[` or `{`) and
+ * starts with `/` or `.` or ends in `.json`, read relative to `cwd`. A file that cannot be read, and
+ * a value that is neither, are `policy_invalid`: fail closed, never "no rules".
+ */
+export function readPolicyEnv(value: string, name: string, cwd: string = process.cwd()): PolicyRule[] {
+  const v = value.trim();
+  if (v.startsWith('[') || v.startsWith('{') || v.charCodeAt(0) === 0xfeff) return readPolicyText(value, { env: name });
+  if (v.startsWith('/') || v.startsWith('.') || v.toLowerCase().endsWith('.json')) {
+    const file = resolve(cwd, v);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new StepforgeError('policy_invalid', `${name} names the policy file ${file}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, {
+        hint: `point ${name} at an existing policy file, or put the policy's JSON text in it; nothing ran`, details: { origin: name, file },
+      });
+    }
+    return readPolicyText(text, { file });
+  }
+  throw new StepforgeError('policy_invalid', `${name} holds the approval policy as JSON text (a rules array, or a hitl-policy-v1 object) or a path to a policy file, got ${JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v)}`, {
+    hint: `write ${name}='[{"tool":"shell","action":"approve"}]', or point it at a file: ${name}=./policy.json (a path starts with / or ., or ends in .json); nothing ran`,
+    details: { origin: name },
   });
 }
 

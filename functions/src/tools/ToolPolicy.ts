@@ -11,6 +11,11 @@ export const PolicyRule = z.strictObject({
   /** Argument name → glob or `/regex/` the argument's string form must match. */
   args: z.record(z.string(), z.string()).optional(),
   action: z.enum(['allow', 'deny', 'approve']),
+  /**
+   * How long an `approve` rule's ask waits for a human before it is denied, at most the runtime's
+   * approval timeout (the operator's ceiling); absent: that ceiling. A Contenox rule's `timeout_s`.
+   */
+  timeoutSeconds: z.number().int().positive().optional(),
 });
 /** One approval policy rule. */
 export type PolicyRule = z.infer<typeof PolicyRule>;
@@ -22,6 +27,8 @@ export interface PolicyDecision {
   readonly rule?: string;
   /** Why a call was denied without a rule's action: an argument a rule constrains could not be parsed. */
   readonly reason?: string;
+  /** The matching approve rule's own deadline (see PolicyRule.timeoutSeconds). */
+  readonly timeoutSeconds?: number;
 }
 
 function globToRegExp(glob: string): RegExp {
@@ -87,7 +94,7 @@ export function evaluatePolicy(rules: readonly PolicyRule[], tool: string, args:
       if ('unparseable' in c) return { action: 'deny', rule: name, reason: `argument "${k}" cannot be parsed (${c.unparseable}), so policy ${name} cannot be checked against it` };
       if (!patternMatches(rule, tool, k, p, args[k], c, ctx)) { matches = false; break; }
     }
-    if (matches) return { action: rule.action, rule: name };
+    if (matches) return { action: rule.action, rule: name, ...(rule.timeoutSeconds !== undefined ? { timeoutSeconds: rule.timeoutSeconds } : {}) };
   }
   return { action: 'allow' };
 }

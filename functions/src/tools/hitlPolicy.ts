@@ -76,6 +76,11 @@ export function hitlPolicyRules(doc: Record<string, unknown>, fail: (path: reado
     if (typeof r.action !== 'string' || !(ACTIONS as readonly string[]).includes(r.action)) fail(['rules', i, 'action'], `action must be approve, allow or deny, got ${JSON.stringify(r.action)}`);
     // An expired ask is a denial; Contenox refuses on_timeout "allow" for the same reason.
     if (r.on_timeout !== undefined && r.on_timeout !== 'deny') fail(['rules', i, 'on_timeout'], `on_timeout ${JSON.stringify(r.on_timeout)} is refused: an unanswered approval is denied`);
+    // timeout_s: seconds to wait; 0 (no rule deadline) and -1 (no deadline at all) leave the
+    // runtime's approval timeout, the ceiling every wait here has (a waiting state has a deadline).
+    const t = r.timeout_s;
+    if (t !== undefined && (typeof t !== 'number' || !Number.isInteger(t) || t < -1)) fail(['rules', i, 'timeout_s'], `timeout_s must be a whole number of seconds (0: no rule deadline, -1: none at all), got ${JSON.stringify(t)}`);
+    const timeout = typeof t === 'number' && t > 0 ? { timeoutSeconds: t } : {};
     for (const k of ['tools', 'tool'] as const) if (r[k] !== undefined && typeof r[k] !== 'string') fail(['rules', i, k], `"${k}" must be a string`);
     if (r.when !== undefined && !Array.isArray(r.when)) fail(['rules', i, 'when'], '"when" must be a list of conditions');
     const args: Record<string, string> = {};
@@ -87,7 +92,7 @@ export function hitlPolicyRules(doc: Record<string, unknown>, fail: (path: reado
       args[got[0]] = got[1];
     });
     const tools = toolsFor((r.tools as string | undefined) ?? '*', (r.tool as string | undefined) ?? '*');
-    for (const tool of tools) out.push({ name: `rules[${i}]`, tool, ...(Object.keys(args).length > 0 ? { args } : {}), action: r.action as PolicyRule['action'] });
+    for (const tool of tools) out.push({ name: `rules[${i}]`, tool, ...(Object.keys(args).length > 0 ? { args } : {}), action: r.action as PolicyRule['action'], ...(r.action === 'approve' ? timeout : {}) });
   });
   out.push({ name: 'default_action', tool: '*', action: fallback as PolicyRule['action'] });
   return out;

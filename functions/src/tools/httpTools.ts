@@ -11,6 +11,8 @@ export interface HttpFetchPolicy {
   readonly allowPrivateNetworks?: boolean;
   readonly maxBodyBytes?: number;
   readonly timeoutMs?: number;
+  /** A further check of every URL fetched, redirects included (a task's narrower policy); throws to refuse. */
+  readonly checkUrl?: (url: URL) => void;
 }
 
 function parseUrl(raw: unknown): URL {
@@ -45,6 +47,7 @@ export function httpFetchTool(policy: HttpFetchPolicy): ToolDefinition {
     async run(args, ctx) {
       let url = parseUrl(args.url);
       for (let hop = 0; hop < 5; hop++) {
+        policy.checkUrl?.(url);
         let res: OutboundResponse;
         try {
           res = await outboundRequest(url, { method: 'GET', maxBodyBytes: max, timeoutMs: policy.timeoutMs ?? 30_000, ...(ctx.signal ? { signal: ctx.signal } : {}) }, outbound);

@@ -22,7 +22,7 @@ export interface WorkflowSpec {
   readonly nameLocation?: SourceLocation;
   /** Path of the source file, relative to the repository root. */
   readonly file: string;
-  readonly format: 'chain' | 'dsl' | 'code';
+  readonly format: 'chain' | 'dsl' | 'contenox' | 'code';
   /** The ASL definition with `${…}` placeholders still in place. */
   readonly asl: Readonly<Record<string, unknown>>;
   readonly manifest: object;

@@ -18,7 +18,7 @@ export interface CompiledDocument {
 /** The compiler's `compileDocument(text, options)` signature as infra calls it. */
 export type CompileDocumentFn = (
   text: string,
-  options: { file?: string; express?: boolean; strict?: boolean },
+  options: { file?: string; express?: boolean; strict?: boolean; vars?: Readonly<Record<string, string>>; requireMacros?: boolean },
 ) => CompiledDocument;
 
 /** The compiler's compileDocument. */

@@ -1,11 +1,13 @@
-// Reads workflows/ at synth time: every *.chain.yaml (chain documents) and *.yaml / *.yml (DSL
-// documents), compiled once each with the compiler's compileDocument, and every TypeScript or
+// Reads workflows/ at synth time: every *.chain.yaml (chain documents), *.yaml / *.yml (DSL
+// documents) and *.json (Contenox task chains, or any of the others written as JSON) but the
+// approval policy, compiled once each with the compiler's compileDocument, and every TypeScript or
 // JavaScript module exporting workflows written in code (loadCodeWorkflows). Deployment-only keys
-// (`express:`, `triggers:`) are read here from the same YAML, with positions for errors.
+// (`express:`, `triggers:`) are read here from the same YAML, with positions for errors; a Contenox
+// chain has none, and is left to the compiler alone.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isAlias, isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import { StepforgeError, aliasExpansionMessage, duplicateWorkflowError, expressBlocker, MAX_ALIAS_COUNT, yamlErrorMessage, yamlValueIssues } from '@stepforge/compiler';
+import { StepforgeError, aliasExpansionMessage, duplicateWorkflowError, expressBlocker, loadDocument, MAX_ALIAS_COUNT, yamlErrorMessage, yamlValueIssues } from '@stepforge/compiler';
 import { compilerCompileDocument, type CompileDocumentFn, type CompiledDocument } from './compilerBinding.js';
 import { findPlaceholders, LAMBDA_PLACEHOLDERS, stepHandlerIdOf } from '@stepforge/contract';
 import type { TriggerSpec, WorkflowSpec } from './WorkflowSpec.js';
@@ -17,24 +19,30 @@ export interface LoadWorkflowsOptions {
   readonly rootDir: string;
   /** Defaults to the compiler's compileDocument. */
   readonly compile?: CompileDocumentFn;
+  /** Values of Contenox `{{var:NAME}}` macros (default: the synth's environment, as Contenox reads them). */
+  readonly vars?: Readonly<Record<string, string | undefined>>;
 }
+
+/** The approval policy, which lives beside the workflows (see buildApp) and is no workflow. */
+const POLICY_FILE = 'policy.json';
 
 /** True for the file names the app deploys. */
 export function isWorkflowFile(name: string): boolean {
-  return /\.(ya?ml)$/.test(name) && !name.startsWith('.');
+  return /\.(ya?ml|json)$/.test(name) && !name.startsWith('.') && name !== POLICY_FILE;
 }
 
 /** Load and compile every workflow file in `dir`, sorted by file name; throws the first StepforgeError. */
 export function loadWorkflows(dir: string, options: LoadWorkflowsOptions): WorkflowSpec[] {
   const compile = options.compile ?? compilerCompileDocument();
   const files = readdirSync(dir).filter((f) => isWorkflowFile(f) || isCodeWorkflowFile(f)).sort();
+  const vars = definedVars(options.vars ?? process.env);
   const texts: string[] = [];
   const specs: WorkflowSpec[] = [];
   for (const f of files) {
     const text = readFileSync(join(dir, f), 'utf8');
     const file = relative(options.rootDir, join(dir, f));
     // A module may export several workflows: one spec each, all from its one bundle.
-    const loaded = isCodeWorkflowFile(f) ? loadCodeWorkflows(join(dir, f), file) : [loadWorkflow(text, file, compile)];
+    const loaded = isCodeWorkflowFile(f) ? loadCodeWorkflows(join(dir, f), file) : [loadWorkflow(text, file, compile, vars)];
     for (const spec of loaded) { specs.push(spec); texts.push(text); }
   }
   // State machine names (and the construct ids and log groups made from them) are unique in a stack.
@@ -47,8 +55,14 @@ export function loadWorkflows(dir: string, options: LoadWorkflowsOptions): Workf
   return specs;
 }
 
+function definedVars(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
 /** Compile one workflow document and collect what the stack needs from it. */
-export function loadWorkflow(text: string, file: string, compile: CompileDocumentFn): WorkflowSpec {
+export function loadWorkflow(text: string, file: string, compile: CompileDocumentFn, vars: Readonly<Record<string, string>> = {}): WorkflowSpec {
+  // The compiler's own recognition: a Contenox chain is compiled as it is, never read as YAML here.
+  if (loadDocument(text, { file }).format === 'contenox') return loadContenoxChain(text, file, compile, vars);
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines });
   const root = doc.contents;
@@ -127,6 +141,32 @@ export function loadWorkflow(text: string, file: string, compile: CompileDocumen
     bedrockModels: [...new Set([...text.matchAll(/\bbedrock:([A-Za-z0-9._:-]+)/g)].map((m) => m[1]!))].sort(),
     placeholders: findPlaceholders(compiled.asl),
     mcpServers: mcpServerDeclarations(fields['mcp_servers']),
+  };
+}
+
+/**
+ * A Contenox task chain: compiled with its `{{var:NAME}}` macros filled from the synth's environment,
+ * and refused (`unfilled_macro`, at the macro) when one has neither a value nor a default — a
+ * deployed chain cannot be given `--var` later. It has no deployment keys: Standard, no triggers.
+ */
+function loadContenoxChain(text: string, file: string, compile: CompileDocumentFn, vars: Readonly<Record<string, string>>): WorkflowSpec {
+  const compiled = compile(text, { file, vars, requireMacros: true });
+  const asl = JSON.stringify(compiled.asl);
+  return {
+    name: compiled.name,
+    displayName: compiled.displayName ?? compiled.name,
+    ...(compiled.ir?.nameLocation !== undefined ? { nameLocation: compiled.ir.nameLocation } : {}),
+    file,
+    format: 'contenox',
+    asl: compiled.asl,
+    manifest: compiled.manifest,
+    express: false,
+    triggers: [],
+    secretsByHandler: secretsByHandler(text, compiled),
+    // The model ids are the compiled ones (a chain names `provider` and `model` apart).
+    bedrockModels: [...new Set([...asl.matchAll(/\bbedrock:([A-Za-z0-9._:-]+)/g)].map((m) => m[1]!))].sort(),
+    placeholders: findPlaceholders(compiled.asl),
+    mcpServers: {},
   };
 }
 

@@ -3,6 +3,8 @@ import { CHAIN_PARSE_OPTIONS, loadChainDocumentFast, loadChainDocumentPrecise } 
 import type { ChainDocument } from './chain/ChainDocument.js';
 import type { ContenoxDocument } from './contenox/ContenoxDocument.js';
 import { isContenoxChainData, loadContenoxDocument } from './contenox/loadContenoxDocument.js';
+import { parseJsonFast } from './source/parseJsonFast.js';
+import type { Locator } from './source/Locator.js';
 import type { DslDocument } from './dsl/DslDocument.js';
 import { loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions, type UserFunctionsFolder } from './dsl/loadDslDocument.js';
 import { PRECISE_PARSE_OPTIONS } from './source/yamlNodes.js';
@@ -54,6 +56,10 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   // The fast parse tells the format of a well-formed document and feeds that front-end's fast path;
   // a top-level `chain:` line is a cheap, reliable hint when it does not parse or the fast path declines.
   let chainLikely = sniffFormat(text) === 'chain';
+  // A Contenox chain written as JSON (as Contenox writes them): JSON.parse and a lazy locator, far
+  // cheaper than a YAML parse of a large chain. Other JSON documents take the YAML paths below.
+  const json = parseJsonFast(text, source);
+  if (json && isContenoxChainData(json.data) && !Object.prototype.hasOwnProperty.call(json.data, 'chain')) return { format: 'contenox', ...contenox(text, options, source, undefined, json) };
   const fast = parseFastYaml(text, source);
   const data = fast?.data;
   if (fast && data !== null && typeof data === 'object' && !Array.isArray(data)) {
@@ -108,7 +114,7 @@ function sniffFormat(text: string): 'chain' | 'dsl' | undefined {
   return undefined;
 }
 
-function contenox(text: string, options: LoadDocumentOptions, source: SourceText, parsed?: ReturnType<typeof parseDocument>, fast?: ReturnType<typeof parseFastYaml>) {
+function contenox(text: string, options: LoadDocumentOptions, source: SourceText, parsed?: ReturnType<typeof parseDocument>, fast?: { readonly data: unknown; readonly locator: Locator }) {
   return loadContenoxDocument(text, {
     ...(options.file !== undefined ? { file: options.file } : {}),
     ...(options.vars !== undefined ? { vars: options.vars } : {}),

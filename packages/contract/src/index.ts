@@ -10,3 +10,4 @@ export * from './runStart.js';
 export * from './handlers.js';
 export * from './placeholders.js';
 export * from './liveWorkflows.js';
+export * from './contenoxTools.js';

@@ -473,6 +473,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     const local: LocalHandlers = options.handlers ?? fr.createLocalHandlers(runtime).handlers;
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     if (options.resume !== false && options.access !== 'read') engine.resumeUnfinished();
+    if (options.access !== 'read') closers.splice(closers.indexOf(engineCloser), 0, expireApprovalsEvery(APPROVAL_EXPIRY_MS, () => fr.expireDueApprovals(runtime)));
 
     const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, credentials, apiToken, stackId };
     registry?.publish(endpoints);
@@ -506,6 +507,27 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     for (const c of closers) await c().catch(() => undefined);
     throw e;
   }
+}
+
+/** How often the stack's owner denies the approvals past their deadline. */
+const APPROVAL_EXPIRY_MS = 1000;
+
+/**
+ * Runs `expire` every `ms` while the stack is open: approvals past their deadline are denied, as an
+ * EventBridge schedule does on AWS. Only the owner runs it (one process, whoever started the run or
+ * `serve`), one pass at a time; the timer never keeps the process alive. Returns its closer.
+ */
+function expireApprovalsEvery(ms: number, expire: () => Promise<unknown>): () => Promise<void> {
+  let running: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    // A pass that fails (the store closing under it) is tried again at the next tick.
+    running ??= expire().catch(() => undefined).finally(() => { running = undefined; });
+  }, ms);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }
 
 async function connectStack(options: OpenStackOptions, live: StackEndpoints, registry: StackRegistry): Promise<EmbeddedStack> {

@@ -38,10 +38,11 @@ function isDir(p: string): boolean {
  * the policy the CDK stack deploys). It never depends on the folder the command runs in, except for
  * a document with no file (its folder is `baseDir`). A policy that cannot be read is `policy_invalid`.
  */
-export function resolvePolicy(fr: Pick<FunctionsRuntime, 'readPolicyText'>, options: { readonly file?: string; readonly baseDir: string; readonly env: Readonly<Record<string, string | undefined>> }): ResolvedPolicy {
+export function resolvePolicy(fr: Pick<FunctionsRuntime, 'readPolicyText' | 'readPolicyEnv'>, options: { readonly file?: string; readonly baseDir: string; readonly env: Readonly<Record<string, string | undefined>> }): ResolvedPolicy {
   const fromEnv = options.env.STEPFORGE_POLICY;
   if (fromEnv) {
-    const rules = fr.readPolicyText(fromEnv, { env: 'STEPFORGE_POLICY' });
+    // JSON text, or a path to a policy file (relative to the folder the command runs in).
+    const rules = fr.readPolicyEnv(fromEnv, 'STEPFORGE_POLICY', options.baseDir);
     return { sources: [{ origin: 'STEPFORGE_POLICY', rules: rules.length }], rules, searched: [] };
   }
   const folder = options.file !== undefined ? dirname(resolve(options.baseDir, options.file)) : resolve(options.baseDir);

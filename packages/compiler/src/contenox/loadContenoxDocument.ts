@@ -12,7 +12,7 @@ import {
   CONTENOX_HANDLERS, CONTENOX_OPERATORS, type ContenoxBranch, type ContenoxDocument, type ContenoxHandler, type ContenoxOperator,
   type ContenoxTarget, type ContenoxTask,
 } from './ContenoxDocument.js';
-import { knownToolNames, mapContenoxTool } from './contenoxTools.js';
+import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool } from '@stepforge/contract';
 import { fillMacros } from './expandMacros.js';
 
 /** Options of loadContenoxDocument. */
@@ -50,8 +50,13 @@ export function loadContenoxDocument(text: string, options: LoadContenoxOptions 
   const src = source ?? new SourceText(text, options.file);
   // The fast parse serves a valid chain; any error is reported from the precise `yaml` parse.
   if (fast !== undefined && parsed === undefined) {
-    const quick = loadParsed(fast.data, [], fast.locator, src, options);
-    if (quick.errors.length === 0) return quick;
+    try {
+      const quick = loadParsed(fast.data, [], fast.locator, src, options);
+      if (quick.errors.length === 0) return quick;
+    } catch (e) {
+      // The fast locator declines what it cannot answer exactly (a duplicate key): the precise parse answers.
+      if ((e as Error).name !== 'FastPathDeclined') throw e;
+    }
   }
   const doc = parsed ?? parseDocument(text, PRECISE_PARSE_OPTIONS);
   const locator = new YamlDocumentLocator(doc.contents ?? undefined, src);
@@ -83,11 +88,24 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Loca
         else warnings.push({ severity: 'warning', code: 'unfilled_macro', message: `${message} (a run needs one: ${hint})`, location });
       });
     }
-    if (Array.isArray(v)) return v.map((x, i) => fill(x, [...path, i]));
+    // Copied only where a macro was filled: a large chain has few macros, and copying every task
+    // object was most of what loading it allocated.
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      v.forEach((x, i) => {
+        const y = fill(x, [...path, i]);
+        if (y !== x) (out ??= [...v])[i] = y;
+      });
+      return out ?? v;
+    }
     if (v !== null && typeof v === 'object') {
-      const out: Obj = {};
-      for (const [k, x] of Object.entries(v)) out[k] = fill(x, [...path, k]);
-      return out;
+      let out: Obj | undefined;
+      for (const k in v) {
+        const x = (v as Obj)[k];
+        const y = fill(x, [...path, k]);
+        if (y !== x) (out ??= { ...(v as Obj) })[k] = y;
+      }
+      return out ?? v;
     }
     return v;
   };
@@ -175,6 +193,7 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Loca
       if (typeof to === 'number') onFailure = to;
     }
     const tools = taskTools(t, i, id, at, fail, warnings, options);
+    checkToolsPolicies(t, i, id, at, fail);
     if (typeof handler === 'string' && (CONTENOX_HANDLERS as readonly string[]).includes(handler)) {
       tasks.push({ id, index: i, handler: handler as ContenoxHandler, data: t, branches, ...(onFailure !== undefined ? { onFailure } : {}), tools, location: at(['tasks', i]) });
     }
@@ -221,6 +240,47 @@ function taskTools(t: Obj, i: number, id: string, at: (p: DataPath) => SourceLoc
     else add(call.name, ['tasks', i, 'tools', 'name']);
   }
   return out.filter((n) => !hidden.has(n));
+}
+
+/**
+ * `execute_config.tools_policies`: each key a tool set (or one of our tools), each of its keys one
+ * Contenox defines for that set, each value a scalar. The runtime narrows the project's policy with
+ * them, so a misspelt key would be a limit that silently does not hold: it is refused here.
+ */
+function checkToolsPolicies(t: Obj, i: number, id: string, at: (p: DataPath) => SourceLocation,
+  fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void): void {
+  const config = t.execute_config as Obj | undefined;
+  const policies = config?.tools_policies;
+  if (policies === undefined || policies === null) return;
+  const base = ['tasks', i, 'execute_config', 'tools_policies'];
+  if (typeof policies !== 'object' || Array.isArray(policies)) {
+    fail('invalid_document', `task '${id}': \`tools_policies\` must map a tool set to its policy keys`, at(base), 'write "tools_policies": {"local_shell": {"_allowed_commands": "ls,cat"}}');
+    return;
+  }
+  for (const [set, keys] of Object.entries(policies as Obj)) {
+    const known = contenoxToolSetOf(set);
+    if (known === undefined) {
+      const near = didYouMean(set, Object.keys(CONTENOX_POLICY_KEYS));
+      fail('unknown_tool', `task '${id}' sets tools_policies for '${set}', which has no policy keys here${near ? ` (did you mean '${near}'?)` : ''}`, at([...base, set]),
+        `tool sets with policies: ${Object.keys(CONTENOX_POLICY_KEYS).join(', ')}`, { tool: set });
+      continue;
+    }
+    if (keys === null || typeof keys !== 'object' || Array.isArray(keys)) {
+      fail('invalid_document', `task '${id}': tools_policies.${set} must be an object of policy keys`, at([...base, set]));
+      continue;
+    }
+    const allowed = CONTENOX_POLICY_KEYS[known]!;
+    for (const [key, value] of Object.entries(keys as Obj)) {
+      if (!allowed.includes(key)) {
+        const near = didYouMean(key, allowed);
+        fail('unknown_policy_key', `task '${id}': tools_policies.${set} has key '${key}', which ${known} does not define${near ? ` (did you mean '${near}'?)` : ''}`,
+          at([...base, set, key]), `keys of ${known}: ${allowed.join(', ')}`, { tool: set, key });
+      } else if (value !== null && typeof value === 'object') {
+        fail('invalid_document', `task '${id}': tools_policies.${set}.${key} must be a string (a comma-separated list or a number), not ${Array.isArray(value) ? 'a list' : 'an object'}`,
+          at([...base, set, key]), `write "${key}": "ls,cat"`);
+      }
+    }
+  }
 }
 
 /**

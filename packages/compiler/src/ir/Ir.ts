@@ -173,6 +173,14 @@ export interface IrStep {
   readonly timeoutSeconds?: number;
   /** Agent-loop budget (model steps granted tools). */
   readonly budget?: { readonly maxTurns: number; readonly maxToolCalls: number };
+  /**
+   * A routed model step granted tools that does not run them itself: each run is one model turn,
+   * and the tool calls it asks for are handed to the step that names it in `runsToolCallsOf`
+   * (Contenox's chat_completion → `tool_call` → execute_tool_calls).
+   */
+  readonly handsOverToolCalls?: boolean;
+  /** A routed step that runs the tool calls the `handsOverToolCalls` step with this id handed over. */
+  readonly runsToolCallsOf?: string;
   /** The step's resolved input (DSL `input`/`input_template`, chain prompt/args/input). */
   readonly input?: IrExpr;
   /** `when` guard: the step is skipped (stores null) unless truthy. */

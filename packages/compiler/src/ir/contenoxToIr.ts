@@ -10,17 +10,22 @@ import type { IrDocument, IrExpr, IrRetry, IrRoute, IrStep } from './Ir.js';
 /** The error a `raise_error` task ends the run with. */
 export const CONTENOX_RAISE_ERROR = 'ContenoxRaiseError';
 
-/** The chain's input: the text it was given (`{"input": text}` from the CLI), else the whole input object. */
-const CHAIN_INPUT = '($exists($input.input) ? $input.input : $input)';
+/**
+ * The chain's input: the text it was given (`{"input": text}` from the CLI), else the whole input
+ * object; no input at all (`{}`, an empty standard input) is the empty text, as in Contenox, whose
+ * chain input is a string.
+ */
+const CHAIN_INPUT = '($exists($input.input) ? $input.input : $count($keys($input)) = 0 ? "" : $input)';
 
 type Obj = Readonly<Record<string, unknown>>;
 
 /** Lowers a loaded Contenox chain into the IR. */
 export function contenoxToIr(doc: ContenoxDocument, options: { name: string; file?: string; source?: string }): IrDocument {
   const pos = new Map(doc.tasks.map((t, k) => [t.index, k]));
-  const steps = doc.tasks.map((t) => taskStep(t, doc));
+  const handOvers = toolHandOvers(doc);
+  const steps = doc.tasks.map((t) => taskStep(t, doc, handOvers));
   const routes: IrRoute[] = doc.tasks.map((t) => ({
-    ...evaluation(t),
+    ...(handOvers.chats.has(t.id) ? { evaluate: HANDED_OVER_EVALUATION } : handOvers.executors.has(t.id) ? { evaluate: EXECUTED_EVALUATION } : evaluation(t)),
     branches: t.branches.map((b) => ({
       operator: b.operator, when: b.when.trim() === '' ? b.when : b.operator === 'edge_traversed_at_least' ? b.when.trim() : b.when,
       goto: b.goto === 'end' ? 'end' as const : pos.get(b.goto)!,
@@ -39,6 +44,38 @@ export function contenoxToIr(doc: ContenoxDocument, options: { name: string; fil
     file: options.file,
     source: options.source,
   };
+}
+
+/**
+ * A chat_completion's transition value when it hands its tool calls over: `tool_call` when the model
+ * asked for tools, else `executed` (`$out` is the model turn's reply: done, toolCalls, output).
+ */
+const HANDED_OVER_EVALUATION = '($out.done = true or $count($out.toolCalls) = 0) ? "executed" : "tool_call"';
+/** An execute_tool_calls task's value (`$out` is the list of results): it ran calls, or found none. */
+const EXECUTED_EVALUATION = '$count($out) > 0 ? "tools_executed" : "no_calls_found"';
+
+/**
+ * Which chat_completion tasks hand their tool calls to an execute_tool_calls task, as Contenox runs
+ * them: a chat_completion granted tools with a branch on `tool_call` that goes to an
+ * execute_tool_calls task returns after one model turn, and that task runs the calls (then, as a
+ * rule, goes back to the chat for the next turn). Each such executor runs the calls of the chat its
+ * `input_var` names, else of the chat that routes to it.
+ */
+function toolHandOvers(doc: ContenoxDocument): { chats: Set<string>; executors: Map<string, string> } {
+  const chats = new Set<string>();
+  const executors = new Map<string, string>();
+  const byIndex = new Map(doc.tasks.map((t) => [t.index, t]));
+  for (const t of doc.tasks) {
+    if (t.handler !== 'chat_completion' || t.tools.length === 0) continue;
+    for (const b of t.branches) {
+      const to = b.goto === 'end' ? undefined : byIndex.get(b.goto);
+      if (b.operator === 'edge_traversed_at_least' || b.when.trim() !== 'tool_call' || to?.handler !== 'execute_tool_calls') continue;
+      chats.add(t.id);
+      const named = to.data.input_var;
+      if (!executors.has(to.id) || named === t.id) executors.set(to.id, typeof named === 'string' && doc.tasks.some((x) => x.id === named && x.handler === 'chat_completion') && chats.has(named) ? named : t.id);
+    }
+  }
+  return { chats, executors };
 }
 
 /** What the branches of a task compare: the handler's transition token, or the route's label. */
@@ -80,7 +117,7 @@ function promptJsonata(template: string, input: string, doc: ContenoxDocument, r
   return parts.filter((p) => p !== '""').join(' & ') || '""';
 }
 
-function taskStep(t: ContenoxTask, doc: ContenoxDocument): IrStep {
+function taskStep(t: ContenoxTask, doc: ContenoxDocument, handOvers: ReturnType<typeof toolHandOvers>): IrStep {
   const exec = (t.data.execute_config ?? {}) as Obj;
   const input = inputOf(t, doc);
   const retry = retryOf(t, exec);
@@ -113,6 +150,7 @@ function taskStep(t: ContenoxTask, doc: ContenoxDocument): IrStep {
         ...base, kind: 'model', config, tools,
         input: { kind: 'jsonata', jsonata: prompt, reads },
         ...(tools.length > 0 ? { budget: DEFAULT_AGENT_BUDGET } : {}),
+        ...(handOvers.chats.has(t.id) ? { handsOverToolCalls: true } : {}),
       };
       return step;
     }
@@ -125,6 +163,20 @@ function taskStep(t: ContenoxTask, doc: ContenoxDocument): IrStep {
         input: { kind: 'template', value: args, reads: [] } satisfies IrExpr,
       };
     }
+    case 'execute_tool_calls': {
+      const chatId = handOvers.executors.get(t.id);
+      if (chatId === undefined) break;
+      // The calls run with the executor's own grants and policies, else its chat's (never fewer limits).
+      const chat = doc.tasks.find((x) => x.id === chatId)!;
+      const chatExec = (chat.data.execute_config ?? {}) as Obj;
+      const policies = exec.tools_policies ?? chatExec.tools_policies;
+      return {
+        ...base, kind: 'tool', config: { handler: t.handler, ...(policies !== undefined ? { tools_policies: policies } : {}) },
+        tools: t.tools.length > 0 ? t.tools : chat.tools, runsToolCallsOf: chatId,
+      };
+    }
+  }
+  switch (t.handler) {
     default:
       // noop / execute_tool_calls / raise_error: no call; the value is the input (raise_error's, its cause).
       return { ...base, kind: 'pure', config: { handler: t.handler }, tools: [], expr: { kind: 'jsonata', jsonata: input.jsonata, reads } };
@@ -174,8 +226,12 @@ export function durationSeconds(text: string): number | undefined {
   return total;
 }
 
-/** The run input without the run metadata (a routed workflow's first `$prev`). */
-export const CONTENOX_FIRST_INPUT = `( $i := $states.input; $exists($i.input) ? $i.input : $type($i) = "object" ? $sift($i, function($v, $k) { $k != "${RUN_META_KEY}" }) : $i )`;
+/**
+ * The run input without the run metadata (a routed workflow's first `$prev`). An input with nothing
+ * but the metadata is the empty text: `$sift` of it yields nothing, and an Assign that evaluates to
+ * nothing fails the state (States.QueryEvaluationError), on AWS as here.
+ */
+export const CONTENOX_FIRST_INPUT = `( $i := $states.input; $t := $exists($i.input) ? $i.input : $type($i) = "object" ? $sift($i, function($v, $k) { $k != "${RUN_META_KEY}" }) : $i; $exists($t) ? $t : "" )`;
 
 /**
  * A string for an ASL field: text with line breaks becomes a JSONata string literal (`{% "…\\n…" %}`),

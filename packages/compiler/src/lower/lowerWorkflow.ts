@@ -437,8 +437,25 @@ class Lowerer {
     const init: Record<string, unknown> = { prev: `{% ${CONTENOX_FIRST_INPUT} %}` };
     for (const v of vars) init[v] = null;
     for (const c of counters.values()) init[c] = 0;
+    // A model step that hands its tool calls over keeps its conversation's counters in variables
+    // the step that runs the calls advances (see lowerHandedOverTurn / lowerHandedOverCalls).
+    const turns = new Map<string, TurnVariables>();
+    wf.steps.forEach((s, i) => {
+      if (!s.handsOverToolCalls) return;
+      const t: TurnVariables = {
+        turn: this.names.variable(`${vars[i]}_turn`), calls: this.names.variable(`${vars[i]}_calls`),
+        results: this.names.variable(`${vars[i]}_results`), reply: this.names.variable(`${vars[i]}_reply`),
+      };
+      turns.set(s.id, t);
+      Object.assign(init, { [t.turn]: 0, [t.calls]: 0, [t.results]: [], [t.reply]: null });
+    });
     this.routedInit = init;
-    const frags = wf.steps.map((s, i) => this.lowerStep(s, scope, vars[i]));
+    const frags = wf.steps.map((s, i) => {
+      if (s.handsOverToolCalls) return this.lowerHandedOverTurn(s, scope, vars[i]!, turns.get(s.id)!);
+      const of = s.runsToolCallsOf !== undefined ? wf.steps.find((x) => x.id === s.runsToolCallsOf) : undefined;
+      if (of !== undefined) return this.lowerHandedOverCalls(s, scope, vars[i]!, of, turns.get(of.id)!);
+      return this.lowerStep(s, scope, vars[i]);
+    });
     const entries = frags.map((f) => this.entryOf(f));
     const endTails: Tail[] = [];
     wf.steps.forEach((step, i) => {
@@ -458,7 +475,8 @@ class Lowerer {
       }
       const out = route.output ? this.valueJsonata(route.output, scope, step) : v;
       const evaluated = route.ignoreCase ? `$lowercase(${route.evaluate})` : route.evaluate;
-      const bind = `$out := ${v}; $e := ${evaluated}`;
+      // A turn that hands its calls over is routed on the model's reply (were tools asked for?).
+      const bind = `$out := ${step.handsOverToolCalls ? `$${turns.get(step.id)!.reply}` : v}; $e := ${evaluated}`;
       // No branches: the chain ends after the step.
       const branches = route.branches.length > 0 ? route.branches : [{ operator: 'default' as const, when: '', goto: 'end' as const }];
       const rules = branches.map((b: IrRoute['branches'][number]) => {
@@ -888,6 +906,70 @@ class Lowerer {
     const kind = (step.kind === 'agent' ? 'agent' : step.kind) as LambdaStepKind;
     const state = this.taskState(step, scope, kind, this.payload(step, scope), { [v]: `{% ${RESULT_VALUE} %}` }, kind === 'tool' ? 'answered through a task token (a gated call waits for a human)' : undefined);
     scope.states[name] = state;
+    return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+  }
+
+  /**
+   * One model turn of a step whose tool calls another step runs (IrStep.handsOverToolCalls): the
+   * agent loop's reason Task alone, continuing the conversation at the turn the variables hold with
+   * the results the other step left. Its variable is the answer once the model asks for no tools.
+   */
+  private lowerHandedOverTurn(step: IrStep, scope: Scope, v: string, t: TurnVariables): Frag {
+    const name = this.stepNames.get(step)!;
+    const budget = step.budget ?? { maxTurns: 16, maxToolCalls: 20 };
+    const state = this.taskState(step, scope, 'model', this.payload(step, scope, {
+      kind: 'model',
+      role: 'reason',
+      turn: { index: `{% $${t.turn} %}`, toolResults: `{% $${t.results} %}` },
+      budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${t.turn} %}`, toolCallsUsed: `{% $${t.calls} %}` },
+    }), {
+      [v]: '{% $states.result.done = true ? $states.result.output : null %}',
+      [t.reply]: '{% $states.result %}',
+    }, 'one model turn (model Lambda); the tool calls it asks for are run by the task its tool_call branch goes to');
+    scope.states[name] = state;
+    scope.env.set(step.id, `$${v}`);
+    scope.produced.push({ variable: v, steps: [step.id] });
+    return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+  }
+
+  /**
+   * Runs the tool calls the last turn of `of` handed over: a Map over them (the tool Lambda each,
+   * through a task token, so a gated call waits for a human), whose results go to that step's next
+   * turn. Its variable is the list of results.
+   */
+  private lowerHandedOverCalls(step: IrStep, scope: Scope, v: string, of: IrStep, t: TurnVariables): Frag {
+    const name = this.stepNames.get(step)!;
+    const budget = of.budget ?? { maxTurns: 16, maxToolCalls: 20 };
+    const toolTask = this.helper(step, 'tool');
+    const iterScope: Scope = { ...scope, label: name, states: {}, produced: [], failState: undefined, top: false, env: scope.env.child() };
+    const toolState = this.taskState(step, iterScope, 'tool', this.payload(step, scope, {
+      kind: 'tool',
+      role: 'tool',
+      value: undefined,
+      toolCall: '{% $states.input %}',
+      budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${t.turn} %}`, toolCallsUsed: `{% $${t.calls} %}` },
+    }), {}, 'one tool call (tool Lambda, answered through a task token; the runtime refuses tools the task was not granted, and a gated call waits for a human)');
+    delete toolState.Assign;
+    toolState.Output = '{% $states.result %}';
+    toolState.End = true;
+    iterScope.states[toolTask] = toolState;
+    const state: AslState = {
+      Type: 'Map',
+      Comment: this.comment(step, `the tool calls '${of.id}' asked for`),
+      Items: `{% $exists($${t.reply}.toolCalls) ? $append([], $${t.reply}.toolCalls) : [] %}`,
+      MaxConcurrency: 10,
+      ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: toolTask, States: iterScope.states },
+      Assign: {
+        [v]: '{% $states.result %}',
+        [t.results]: '{% $states.result %}',
+        [t.turn]: `{% $${t.turn} + 1 %}`,
+        [t.calls]: `{% $${t.calls} + $count($states.result) %}`,
+      },
+      Catch: [{ ErrorEquals: ['States.ALL'], Output: `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`, Next: this.failState(scope) }],
+    };
+    scope.states[name] = state;
+    scope.env.set(step.id, `$${v}`);
+    scope.produced.push({ variable: v, steps: [step.id] });
     return { entry: name, tails: [{ holder: state, field: 'Next' }] };
   }
 
@@ -1827,4 +1909,12 @@ function workflowReads(wf: IrWorkflow, id: string): boolean {
 /** JSONata for a value as prompt text: a string as it is, null or missing as blank, anything else as JSON. */
 function asText(jsonata: string): string {
   return `( $o := ${jsonata}; $exists($o) and $type($o) != "null" ? ($type($o) = "string" ? $o : $string($o)) : "" )`;
+}
+
+/** The variables of a conversation whose tool calls one step hands to another (see lowerRouted). */
+interface TurnVariables {
+  readonly turn: string;
+  readonly calls: string;
+  readonly results: string;
+  readonly reply: string;
 }
