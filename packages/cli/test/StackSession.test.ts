@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLostConnection } from '../src/stack/StackSession.js';
+import { isLostConnection } from '../src/stack/isLostConnection.js';
 
 describe('Function: isLostConnection', () => {
   it('knows a refused or cut connection by its code, also on what caused the error', () => {

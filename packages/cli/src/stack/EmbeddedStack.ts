@@ -13,7 +13,7 @@ import { readProjectSettings } from './projectSettings.js';
 import { storeState } from './storeState.js';
 import { storeError } from './startDynaliteWorker.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
-import { isLostConnection } from './StackSession.js';
+import { isLostConnection } from './isLostConnection.js';
 import type * as Functions from '@stepforge/functions';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
 import { LOOPBACK_REGION as REGION, loopbackDynamoClients as dynamoClients, loopbackSfnClient as sfnClient } from './loopbackClients.js';

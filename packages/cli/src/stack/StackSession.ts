@@ -1,6 +1,7 @@
 import type { CliIo } from '../CliIo.js';
 import type { EmbeddedStack, OpenStackOptions } from './EmbeddedStack.js';
 import type { RunService } from './RunService.js';
+import { isLostConnection } from './isLostConnection.js';
 
 /** What a command works with: the project's stack and a RunService on it. */
 export interface OpenedStack {
@@ -8,16 +9,6 @@ export interface OpenedStack {
   readonly service: RunService;
 }
 
-/** Transport errors that mean the stack's endpoints stopped answering (their process ended). */
-const LOST = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
-
-/** True when `e` (or what caused it) is a connection to the stack refused or cut. */
-export function isLostConnection(e: unknown): boolean {
-  for (let c: unknown = e, depth = 0; c !== null && typeof c === 'object' && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
-    if (LOST.has(String((c as { code?: unknown }).code))) return true;
-  }
-  return false;
-}
 
 /**
  * How many times a command opens the stack again after losing the owner it was connected to.

@@ -1,5 +1,8 @@
 import type { ExecuteFn, ValidateFn } from '../executions/ExecutionManager.js';
+import { executeStateMachine } from '../interpreter/executeStateMachine.js';
 import type { TaskInvoker } from '../interpreter/types.js';
+import { validateDefinition } from '../interpreter/validateDefinition.js';
+import { createLambdaInvoker } from '../lambda/createLambdaInvoker.js';
 
 /** Lambda handlers by function name or ARN: `async (event, context) => result`; a throw fails the task with the error's `name`. */
 export type LambdaHandlers = Readonly<Record<string, (event: unknown, context: unknown) => unknown>>;
@@ -11,24 +14,7 @@ export interface EngineFunctions {
   readonly lambda?: TaskInvoker;
 }
 
-/**
- * The interpreter, its validator and a Lambda invoker over `handlers`, looked up from the package
- * index at run time (the interpreter and the server are built side by side; this keeps the server
- * free of a static import cycle through index.ts).
- */
+/** The interpreter, its validator and a Lambda invoker over `handlers`. */
 export async function defaultEngine(handlers?: LambdaHandlers): Promise<EngineFunctions> {
-  const mod = (await import('../index.js')) as Record<string, unknown>;
-  const execute = mod.executeStateMachine as ExecuteFn | undefined;
-  const validate = mod.validateDefinition as ValidateFn | undefined;
-  const createLambdaInvoker = mod.createLambdaInvoker as ((h: LambdaHandlers, substitutions?: Record<string, string>) => TaskInvoker) | undefined;
-  if (typeof execute !== 'function') {
-    return {
-      execute: () => Promise.reject(new Error('The ASL interpreter (executeStateMachine) is not available in this build.')),
-    };
-  }
-  return {
-    execute,
-    ...(typeof validate === 'function' ? { validate } : {}),
-    ...(typeof createLambdaInvoker === 'function' ? { lambda: createLambdaInvoker(handlers ?? {}) } : {}),
-  };
+  return { execute: executeStateMachine as ExecuteFn, validate: validateDefinition as ValidateFn, lambda: createLambdaInvoker(handlers ?? {}) };
 }

@@ -1,0 +1,61 @@
+// The architecture's import rules (what never imports what), enforced on every source file, and no
+// import cycles inside a package. `npm test` runs this before the tests. Style is not linted here:
+// the rules are about structure, so that each concept keeps one home.
+import tsParser from '@typescript-eslint/parser';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+
+const ours = (...names) => names.map((n) => `@stepforge/${n}`);
+const AWS_SDK = ['@aws-sdk/*', '@smithy/*', 'aws-sdk'];
+
+/** A block forbidding `paths` (exact module names) and `patterns` (gitignore-style) to `files`. */
+function never(files, why, { paths = [], patterns = [] }) {
+  return {
+    files,
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: paths.map((name) => ({ name, message: why })),
+        patterns: patterns.length ? [{ group: patterns, message: why }] : [],
+      }],
+    },
+  };
+}
+
+export default [
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/cdk.out/**', '.stepforge/**', '**/*.cjs', '**/*.mjs', '**/*.js', 'test/**', 'bench/**', '**/test/**', '**/*.test.ts'] },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parser: tsParser, ecmaVersion: 2023, sourceType: 'module' },
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/extensions': ['.ts'],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  never(['packages/contract/src/**'], 'the contract is the vocabulary every package speaks: it depends on zod only', {
+    paths: ['yaml', 'js-yaml', 'jsonata', 'node:fs', 'fs'], patterns: ['@stepforge/*', ...AWS_SDK],
+  }),
+  never(['packages/compiler/src/**'], 'compiling is pure: no other Stepforge package but the contract, no AWS SDK, no file system', {
+    paths: [...ours('engine', 'functions', 'cli', 'infra'), 'node:fs', 'fs', 'node:fs/promises'], patterns: AWS_SDK,
+  }),
+  never(['packages/compiler/src/source/**'], "the compiler's source/ sits below every front-end, the IR and the lowering", {
+    patterns: ['../chain/*', '../dsl/*', '../contenox/*', '../code/*', '../ir/*', '../lower/*'],
+  }),
+  never(['packages/compiler/src/chain/**'], 'front-ends share through source/, never through each other', { patterns: ['../dsl/*', '../contenox/*', '../code/*'] }),
+  never(['packages/compiler/src/dsl/**'], 'front-ends share through source/, never through each other', { patterns: ['../chain/*', '../contenox/*', '../code/*'] }),
+  never(['packages/compiler/src/contenox/**'], 'front-ends share through source/, never through each other', { patterns: ['../chain/*', '../dsl/*', '../code/*'] }),
+  never(['packages/compiler/src/code/**'], 'front-ends share through source/, never through each other', { patterns: ['../chain/*', '../dsl/*', '../contenox/*'] }),
+  never(['packages/compiler/src/ir/**'], 'the IR sits below the lowering', { patterns: ['../lower/*'] }),
+  never(['packages/engine/src/**'], 'the engine runs any ASL and knows no Stepforge package', { patterns: ['@stepforge/*'] }),
+  never(['functions/src/**'], 'Lambda bundles carry the handlers and the contract, not the compiler; AWS has no engine', {
+    paths: ours('compiler', 'engine', 'cli', 'infra'),
+  }),
+  never(['functions/src/steps/**'], 'a step knows its envelope, not how it was invoked', { patterns: ['../handlers/*', '../runs/*'] }),
+  never(['functions/src/persistence/**'], 'the stores are the bottom of the runtime', { patterns: ['../steps/*', '../runs/*', '../handlers/*'] }),
+  never(['packages/cli/src/**'], 'the CLI is a face over the runtime and the embedded stack; the AWS app is not its business', {
+    paths: ours('infra'),
+  }),
+  never(['infra/**'], 'the AWS app knows no embedded stack and no command line', { paths: ours('cli') }),
+];
