@@ -1,4 +1,4 @@
-import { isMap, parseDocument } from 'yaml';
+import { isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import { CHAIN_PARSE_OPTIONS, loadChainDocumentFast, loadChainDocumentPrecise } from './chain/loadChainDocument.js';
 import type { ChainDocument } from './chain/ChainDocument.js';
 import type { ContenoxDocument } from './contenox/ContenoxDocument.js';
@@ -10,6 +10,7 @@ import { SourceText } from './errors/SourceText.js';
 import { StepforgeError, type Diagnostic } from './errors/StepforgeError.js';
 import type { GraphView } from './graph/GraphView.js';
 import type { TierTable } from './tiers/Tier.js';
+import { unsupportedYamlKeys } from './unsupportedYamlKey.js';
 import { yamlErrorMessage } from './yamlErrorMessage.js';
 
 /** Options for loadDocument; each front-end uses the ones that apply to it. */
@@ -67,7 +68,7 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   const root = parsed.contents;
   const keys = isMap(root) ? root.items.map((p) => (p.key as { value?: unknown } | null)?.value) : [];
   // A document with YAML errors still goes to the front-end its keys point at, which reports them located.
-  if (!keys.includes('chain') && !keys.includes('steps') && (isContenoxChainData(plainData(parsed)) || (parsed.errors.length > 0 && sniffContenox(text)))) {
+  if (!keys.includes('chain') && !keys.includes('steps') && (isContenoxChainData(plainData(parsed)) || isContenoxChainNode(root) || (parsed.errors.length > 0 && sniffContenox(text)))) {
     return { format: 'contenox', ...contenox(text, options, source, chainLikely ? undefined : parsed) };
   }
   const format = keys.includes('chain') ? 'chain' : keys.includes('steps') ? 'dsl' : sniffFormat(text);
@@ -117,10 +118,24 @@ function sniffContenox(text: string): boolean {
 }
 
 /**
+ * True when the YAML tree has the shape of a Contenox chain (`tasks:` a list of mappings each with a
+ * `handler` key), read from the nodes: a chain whose data cannot be built (an alias without its anchor)
+ * still goes to the Contenox front-end, which names the alias where it is written.
+ */
+function isContenoxChainNode(root: unknown): boolean {
+  if (!isMap(root)) return false;
+  const keyIs = (k: unknown, name: string) => isScalar(k) && k.value === name;
+  const tasks = root.items.find((p) => keyIs(p.key, 'tasks'))?.value as Node | null | undefined;
+  return isSeq(tasks) && tasks.items.length > 0 && tasks.items.every((t) => isMap(t) && t.items.some((p) => keyIs(p.key, 'handler')));
+}
+
+/**
  * The document's data for sniffing its format, or undefined when it has none: `toJS` throws on an
  * alias without its anchor (and the like), which the front-end the keys point at reports, located.
  */
-function plainData(parsed: { toJS(): unknown }): unknown {
+function plainData(parsed: { readonly contents: unknown; toJS(): unknown }): unknown {
+  // A list or mapping as a key: toJS would stringify it with a process warning on stderr; the front-end names it.
+  if (unsupportedYamlKeys(parsed.contents).length > 0) return undefined;
   try {
     return parsed.toJS();
   } catch {
