@@ -11,6 +11,8 @@ export const PolicyRule = z.strictObject({
   /** Argument name → glob or `/regex/` the argument's string form must match. */
   args: z.record(z.string(), z.string()).optional(),
   action: z.enum(['allow', 'deny', 'approve']),
+  /** An approve rule's wait for a human, in seconds (-1: no deadline), as a Contenox HITL rule's `timeout_s` gives it. */
+  timeout_s: z.number().int().min(-1).max(7 * 24 * 60 * 60).optional(),
 });
 /** One approval policy rule. */
 export type PolicyRule = z.infer<typeof PolicyRule>;
