@@ -7,7 +7,8 @@ import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay
 import type { StepProgress } from '../progress/StepProgress.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { readInput } from '../stack/readInput.js';
-import { describePolicy } from '../stack/resolvePolicy.js';
+import { loadFunctionsRuntime } from '../stack/functionsRuntime.js';
+import { describePolicy, resolvePolicy } from '../stack/resolvePolicy.js';
 import { StackSession } from '../stack/StackSession.js';
 import type { RunService } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
@@ -67,6 +68,10 @@ const command: Command = {
     const keyError = values['idempotency-key'] !== undefined ? idempotencyKeyError(values['idempotency-key']) : undefined;
     if (keyError !== undefined) throw new UsageError(`--idempotency-key: ${keyError}`);
     const input = readInput(values.input, io.cwd, io.stdin, io.stdinPiped);
+    // A policy that cannot be read refuses the run before the stack opens: opening it would start
+    // (or join) a stack and show other runs' lines for a run that never starts. The stack reads the
+    // policy again when it registers the workflow.
+    resolvePolicy(await loadFunctionsRuntime(), { file: positionals[0]!, baseDir: io.cwd, env: io.env });
     const session = await StackSession.open(stackOptions(io, values));
     try {
       if (!session.stack.owner && values.provider !== undefined) {
