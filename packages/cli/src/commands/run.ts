@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { idempotencyKeyError } from '@stepforge/compiler';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause } from '../progress/readableCause.js';
@@ -8,6 +10,7 @@ import type { StepProgress } from '../progress/StepProgress.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { readInput } from '../stack/readInput.js';
 import { loadFunctionsRuntime } from '../stack/functionsRuntime.js';
+import { checkSecretsFile } from './checkSecretsFile.js';
 import { describePolicy, resolvePolicy } from '../stack/resolvePolicy.js';
 import { StackSession } from '../stack/StackSession.js';
 import type { RunService } from '../stack/RunService.js';
@@ -71,7 +74,9 @@ const command: Command = {
     // A policy that cannot be read refuses the run before the stack opens: opening it would start
     // (or join) a stack and show other runs' lines for a run that never starts. The stack reads the
     // policy again when it registers the workflow.
-    resolvePolicy(await loadFunctionsRuntime(), { file: positionals[0]!, baseDir: io.cwd, env: io.env });
+    const fr = await loadFunctionsRuntime();
+    resolvePolicy(fr, { file: positionals[0]!, baseDir: io.cwd, env: io.env });
+    checkSecretsFile(fr, readDocumentText(resolve(io.cwd, positionals[0]!)), io.cwd, io.env);
     const session = await StackSession.open(stackOptions(io, values));
     try {
       if (!session.stack.owner && values.provider !== undefined) {
@@ -103,6 +108,15 @@ const command: Command = {
   },
 };
 export default command;
+
+/** The document's text for the checks before the stack opens; '' when it cannot be read (registering it reports why). */
+function readDocumentText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
 
 /**
  * Shows live progress until the run ends, then the result; returns the settled run. `continued`:
