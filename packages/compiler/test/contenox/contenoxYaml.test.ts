@@ -1,6 +1,6 @@
 // Contenox chains written in YAML may use anchors, aliases and tags; what a chain cannot use is named
 // at the alias or tag (as the chain and DSL loaders do), never an internal error.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { compileDocument, loadDocument } from '../../src/index.js';
 
 const first = (text: string, options: { vars?: Record<string, string> } = {}) => {
@@ -47,5 +47,21 @@ describe('Function: loadDocument (Contenox chains in YAML)', () => {
   it('still loads a chain that repeats a value through an alias', () => {
     const text = 'id: y\ntasks:\n  - id: a\n    handler: noop\n    transition: &end { branches: [ { operator: default, goto: end } ] }\n  - id: b\n    handler: noop\n    transition: *end\n';
     expect(loadDocument(text, { file: 'c.yaml' }).errors).toEqual([]);
+  });
+
+  it('names a tagged key without the yaml package printing a process warning', () => {
+    const warn = vi.spyOn(process, 'emitWarning');
+    try {
+      const text = task('    transition: { branches: [ { operator: default, goto: end } ] }\n    !!binary aGk=: x\n');
+      expect(first(text)).toMatchObject({ format: 'contenox', code: 'invalid_document', at: '6:5', message: expect.stringMatching(/^YAML tag '!!binary' is not supported/) });
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('names a tag in a chain whose tasks repeat one through an alias', () => {
+    const text = 'id: y\ntasks:\n  - &t\n    id: a\n    handler: noop\n    system_instruction: !!binary aGk=\n  - *t\n';
+    expect(first(text)).toMatchObject({ format: 'contenox', code: 'invalid_document', at: '6:25' });
   });
 });
