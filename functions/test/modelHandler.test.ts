@@ -56,16 +56,25 @@ describe('Function: createModelHandler', () => {
 
   it('fails a consensus judge with JudgeChoiceNotCandidate unless it answers one candidate verbatim', async () => {
     const h = createModelHandler(rt);
-    const answer = '[offline:echo] Pick one';
-    const ok = (await h(envelope({ kind: 'model', step: 'judge', inputs: { value: 'Pick one', candidates: { a: answer, b: 'other' } } }))) as Record<string, unknown>;
-    expect(ok.output).toBe(answer);
-    const runId = `run-judge-${Date.now()}`;
-    const err = await h(envelope({ kind: 'model', step: 'judge', runId, inputs: { value: 'Pick one', candidates: { a: 'Paris', b: 'Lyon' } } })).catch((e: unknown) => e) as Error;
-    expect(err.name).toBe('JudgeChoiceNotCandidate');
-    expect(err.message).toBe(`step 'judge' must answer with one of the candidates (a, b) verbatim, but answered "${answer}"; tell the judge to repeat one candidate exactly, without edits or commentary`);
-    // The failure is on the step record, so `runs retry` re-runs the judge.
-    const [record] = await rt.runs.listSteps(runId);
-    expect(record).toMatchObject({ stepId: 'judge', status: 'FAILED' });
+    // The offline provider picks a candidate for a judge (the most frequent; the first on a tie).
+    const ok = (await h(envelope({ kind: 'model', step: 'judge', inputs: { value: 'Pick one', candidates: { a: 'Paris', b: 'Lyon' } } }))) as Record<string, unknown>;
+    expect(ok.output).toBe('Paris');
+    // A model that paraphrases fails the step.
+    const answer = 'a paraphrase of Paris';
+    const converse = vi.spyOn(LocalProvider.prototype, 'converse').mockResolvedValueOnce({
+      text: answer, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 }, provider: 'local', model: 'local:test', stopReason: 'end_turn',
+    });
+    try {
+      const runId = `run-judge-${Date.now()}`;
+      const err = await h(envelope({ kind: 'model', step: 'judge', runId, inputs: { value: 'Pick one', candidates: { a: 'Paris', b: 'Lyon' } } })).catch((e: unknown) => e) as Error;
+      expect(err.name).toBe('JudgeChoiceNotCandidate');
+      expect(err.message).toBe(`step 'judge' must answer with one of the candidates (a, b) verbatim, but answered "${answer}"; tell the judge to repeat one candidate exactly, without edits or commentary`);
+      // The failure is on the step record, so `runs retry` re-runs the judge.
+      const [record] = await rt.runs.listSteps(runId);
+      expect(record).toMatchObject({ stepId: 'judge', status: 'FAILED' });
+    } finally {
+      converse.mockRestore();
+    }
   });
 
   it('marks an agent turn whose committed answer came back as reused (and a new one not at all)', async () => {

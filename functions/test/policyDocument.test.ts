@@ -159,7 +159,7 @@ describe.skipIf(!PEERS)('Function: readPolicyText (a Contenox HITL policy decide
     expect(r.map((x) => x.timeoutSeconds)).toEqual([5, undefined, undefined, undefined]);
     expect(evaluatePolicy(r, 'shell', { command: 'ls' })).toEqual({ action: 'approve', rule: 'rules[0]', timeoutSeconds: 5 });
     const e = caught(() => readPolicyText('{"rules":[{"tool":"shell","action":"approve","timeout_s":"5s"}]}', { env: 'STEPFORGE_POLICY' }));
-    expect([e.code, e.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY (the approval policy): rules[0].timeout_s: timeout_s must be a whole number of seconds (0: no rule deadline, -1: none at all), got "5s"']);
+    expect([e.code, e.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY (the approval policy): rules[0].timeout_s: timeout_s must be a whole number of seconds from -1 (no deadline) to 604800 (seven days), got "5s"']);
   });
 });
 
@@ -184,5 +184,60 @@ describe('Function: readPolicyEnv (STEPFORGE_POLICY: JSON text or a policy file)
     const word = caught(() => readPolicyEnv('strict', 'STEPFORGE_POLICY', dir));
     expect([word.code, word.message]).toEqual(['policy_invalid', 'STEPFORGE_POLICY holds the approval policy as JSON text (a rules array, or a hitl-policy-v1 object) or a path to a policy file, got "strict"']);
     expect(word.hint).toContain('STEPFORGE_POLICY=./policy.json');
+  });
+});
+
+describe('Function: readPolicyText (a Contenox HITL policy has exactly Contenox\'s fields)', () => {
+  const at = (e: { location?: unknown }) => e.location as { file: string; line: number; column: number };
+
+  it('refuses a field of our own rules (args) in a Contenox rule, at the field, before any call is judged', () => {
+    const text = '{"rules":[{"tool":"shell","args":{"command":"ls*"},"action":"allow"}]}';
+    const e = caught(() => readPolicyText(text, { env: 'STEPFORGE_POLICY' }));
+    expect(e.code).toBe('policy_invalid');
+    expect(e.message).toMatch(/^STEPFORGE_POLICY \(the approval policy\): rules\[0\]\.args: unknown field 'args' in rule; a Contenox HITL rule has tools, tool, when, action, timeout_s, on_timeout/);
+    expect(at(e)).toEqual({ file: 'STEPFORGE_POLICY', line: 1, column: text.indexOf('"args"') + 1 });
+  });
+
+  it('refuses a misspelt field with a did-you-mean, at its line and column in a file', () => {
+    const text = '{\n  "default_action": "deny",\n  "rules": [\n    {"tools": "local_shell", "whenn": [{"key": "command", "op": "glob", "value": "ls*"}], "action": "allow"}\n  ]\n}';
+    const e = caught(() => readPolicyText(text, { file: 'hitl.json' }));
+    expect([e.code, at(e)]).toEqual(['policy_invalid', { file: 'hitl.json', line: 4, column: 30 }]);
+    expect(e.message).toContain("rules[0].whenn: unknown field 'whenn' in rule (did you mean 'when'?)");
+    const cond = caught(() => readPolicyText('{"rules":[{"tool":"shell","action":"approve","when":[{"key":"command","op":"glob","valeu":"x"}]}]}', { env: 'P' }));
+    expect(cond.message).toContain("rules[0].when[0].valeu: unknown field 'valeu' in condition (did you mean 'value'?)");
+  });
+
+  it('refuses an unknown top-level key and unknown fields of compute, attention and trusted_binaries', () => {
+    const top = caught(() => readPolicyText('{"default_action":"deny","rulez":[]}', { env: 'P' }));
+    expect(top.message).toBe("P (the approval policy): rulez: unknown field 'rulez' in policy (did you mean 'rules'?); a Contenox HITL policy has version, default_action, rules, compute, attention, trusted_binaries (keys starting with // are comments)");
+    for (const [block, field] of [['compute', 'maxTokenz'], ['attention', 'allowAgents'], ['trusted_binaries', 'dir']]) {
+      const e = caught(() => readPolicyText(`{"default_action":"deny","${block}":{"${field}":1}}`, { env: 'P' }));
+      expect([e.code, e.message]).toEqual(['policy_invalid', expect.stringContaining(`${block}.${field}: unknown field '${field}' in "${block}" block`)]);
+    }
+  });
+
+  it('refuses trusted_binaries it cannot honour rather than ignoring it; an empty block is inert', () => {
+    const e = caught(() => readPolicyText('{"default_action":"deny","trusted_binaries":{"hashes":{"/usr/bin/ls":"ab"}},"rules":[]}', { env: 'P' }));
+    expect([e.code, e.message]).toEqual(['policy_invalid', expect.stringContaining('trusted_binaries.hashes: trusted_binaries.hashes is not supported here')]);
+    expect(readPolicyText('{"default_action":"deny","trusted_binaries":{"dirs":[],"hashes":{}},"rules":[]}', { env: 'P' })).toEqual([{ name: 'default_action', tool: '*', action: 'deny' }]);
+  });
+
+  it('checks timeout_s as Contenox does (-1, no deadline: the runtime\'s ceiling)', () => {
+    expect(readPolicyText('{"rules":[{"tool":"shell","action":"approve","timeout_s":-1}]}', { env: 'P' })[0]).toEqual({ name: 'rules[0]', tool: 'shell', action: 'approve' });
+    for (const [v, text] of [['"30"', 'timeout_s must be a whole number'], ['604801', 'timeout_s must be a whole number'], ['-2', 'timeout_s must be a whole number']]) {
+      expect(caught(() => readPolicyText(`{"rules":[{"tool":"shell","action":"approve","timeout_s":${v}}]}`, { env: 'P' })).message).toContain(text);
+    }
+    expect(caught(() => readPolicyText('{"rules":[{"tool":"shell","action":"allow","timeout_s":30}]}', { env: 'P' })).message)
+      .toContain('rules[0].timeout_s: timeout_s/on_timeout only apply when action is "approve"');
+  });
+
+  it('refuses a tool pattern, which Contenox compares exactly (it would match more here)', () => {
+    expect(caught(() => readPolicyText('{"rules":[{"tool":"shell*","action":"deny"}]}', { env: 'P' })).message)
+      .toContain('rules[0].tool: tool "shell*" can never match in Contenox');
+  });
+
+  it('accepts comments (// keys, $schema) and a version it knows, and refuses another version', () => {
+    expect(readPolicyText('{"$schema":"x","//":"c","version":1,"rules":[{"//":"c","tool":"shell","action":"deny","when":[{"//":"c","key":"command","op":"glob","value":"rm*"}]}]}', { env: 'P' })).toHaveLength(2);
+    expect(caught(() => readPolicyText('{"version":2,"rules":[]}', { env: 'P' })).message).toContain('version 2 is not one this reader knows (1)');
   });
 });

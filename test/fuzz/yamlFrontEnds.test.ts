@@ -1,12 +1,17 @@
 // Fuzzing every YAML front-end with mutated documents that lean on anchors, aliases and tags: the
-// format dispatcher (loadDocument), the chain and DSL loaders, compileDocument and infra's
+// format dispatcher (loadDocument), the chain, DSL and Contenox loaders, compileDocument and infra's
 // loadWorkflow must answer each with named StepforgeErrors (located, for the loaders) or a result —
-// never a crash, which the CLI would print as an internal error. The default run is small;
+// never a crash, which the CLI would print as an internal error. Seeds are documents of every format
+// (chain, DSL, Kortecx task maps, Contenox chains), in YAML and in JSON. The default run is small;
 // STEPFORGE_LONG runs 100,000 cases.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { compileDocument, isStepforgeError, loadChainDocument, loadDocument, loadDslDocument, type StepforgeError } from '@stepforge/compiler';
+import { loadContenoxDocument } from '../../packages/compiler/src/contenox/loadContenoxDocument.js';
 import { loadWorkflow } from '../../infra/lib/workflows/loadWorkflows.js';
 import { rng, type Rand } from '../../packages/compiler/test/dsl/exprCorpus.js';
 import { DOCUMENT_SNIPPETS, mutateDocument } from '../../packages/compiler/test/dsl/mutateDocument.js';
@@ -14,8 +19,45 @@ import { DOCUMENT_SNIPPETS, mutateDocument } from '../../packages/compiler/test/
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const yamlIn = (dir: string) =>
   readdirSync(root + dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => readFileSync(`${root}${dir}/${f}`, 'utf8'));
-/** Chain documents and DSL documents: the golden corpus, the DSL error corpus, the examples, the deployed workflows. */
-const SEEDS = [...yamlIn('packages/compiler/test/golden/cases'), ...yamlIn('packages/compiler/test/dsl/corpus'), ...yamlIn('examples'), ...yamlIn('workflows')];
+
+/** The same document written the other way: YAML as JSON, JSON as block YAML (the fuzz mutates both syntaxes). */
+const otherSyntax = (text: string): string | undefined => {
+  try {
+    const data: unknown = parseYaml(text);
+    if (data === null || typeof data !== 'object') return undefined;
+    return text.trimStart().startsWith('{') ? stringifyYaml(data) : JSON.stringify(data, null, 2);
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The Contenox corpus's documents (valid and invalid), read from its test file: the arrays are plain
+ * literals over a `chain(...)` helper, so the part before the tests is transpiled and evaluated.
+ */
+function contenoxCorpus(): string[] {
+  const file = readFileSync(root + 'packages/compiler/test/contenox/contenoxCorpus.test.ts', 'utf8');
+  const body = file.slice(file.indexOf('const end ='), file.indexOf('\ndescribe('));
+  const js = ts.transpileModule(body, { compilerOptions: { target: ts.ScriptTarget.ES2022 } }).outputText;
+  const cases = new Function(`${js}\nreturn [...VALID, ...INVALID];`)() as { text: string }[];
+  return cases.map((c) => c.text);
+}
+
+/** Contenox's own chains, when ../shared (beside the repository) holds them. */
+const PEER_CHAINS = join(root, '../shared/peers/contenox/chains');
+const PEERS = existsSync(PEER_CHAINS);
+const peerChains = () => (PEERS ? readdirSync(PEER_CHAINS).filter((f) => f.endsWith('.json')).sort().map((f) => readFileSync(join(PEER_CHAINS, f), 'utf8')) : []);
+
+/** Kortecx task-map chain documents (the Kortecx corpus). */
+const kortecxCorpus = () =>
+  (parseYaml(readFileSync(root + 'packages/compiler/test/kortecx/corpus.yaml', 'utf8')) as { document: string }[]).map((c) => c.document);
+
+const both = (texts: string[]) => texts.flatMap((t) => [t, otherSyntax(t)].filter((x): x is string => x !== undefined));
+/** Chain and DSL documents (the golden corpus, the DSL error corpus, the examples, the deployed workflows), Kortecx task maps and Contenox chains. */
+const SEEDS = [
+  ...yamlIn('packages/compiler/test/golden/cases'), ...yamlIn('packages/compiler/test/dsl/corpus'), ...yamlIn('examples'), ...yamlIn('workflows'),
+  ...both(kortecxCorpus()), ...both(contenoxCorpus()), ...both(peerChains()),
+];
 
 /** What the mutations insert besides the general snippets: anchors, aliases, tags, merge keys, directives. */
 const YAML_SNIPPETS = [
@@ -77,11 +119,23 @@ interface Tally {
   loaded: number;
   compiled: number;
   deployed: number;
+  /** Which front-end loadDocument chose (`none`: not a document of any format). */
+  formats: Map<string, number>;
   codes: Map<string, number>;
+  /** Internal errors by kind (entry point and message), each with the first document that caused it. */
+  crashes: Map<string, { count: number; first: string }>;
 }
 
+/** Ends the case: a crash is counted by its kind and the fuzz goes on, so one run shows every kind. */
+class Crashed extends Error {}
+let crashes: Tally['crashes'] = new Map();
+
 function fail(i: number, entry: string, text: string, e: unknown): never {
-  throw new Error(`${entry} on mutated document #${i}: ${e instanceof Error ? e.stack : String(e)}\n---\n${text}`);
+  const kind = `${entry}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`.slice(0, 160);
+  const seen = crashes.get(kind);
+  if (seen) seen.count++;
+  else crashes.set(kind, { count: 1, first: `document #${i}: ${e instanceof Error ? e.stack : String(e)}\n---\n${text}` });
+  throw new Crashed(kind);
 }
 
 /** Checks a loader's errors: every one a StepforgeError with a code and a location. */
@@ -109,23 +163,37 @@ function named(i: number, entry: string, text: string, f: () => unknown): boolea
 
 function fuzz(seed: number, count: number): Tally {
   const r = rng(seed);
-  const tally: Tally = { cases: 0, withAliasOrTag: 0, loaded: 0, compiled: 0, deployed: 0, codes: new Map() };
+  crashes = new Map();
+  const tally: Tally = { cases: 0, withAliasOrTag: 0, loaded: 0, compiled: 0, deployed: 0, formats: new Map(), codes: new Map(), crashes };
   for (let i = 0; i < count; i++) {
     let text = pick(r, SEEDS);
     if (r() < 0.6) text = mutateAliases(r, text);
     if (r() < 0.7) text = mutateDocument(r, text, YAML_SNIPPETS);
     tally.cases++;
     if (/[*&!]/.test(text)) tally.withAliasOrTag++;
-    const strict = r() < 0.3;
-    let dispatched;
     try {
-      dispatched = loadDocument(text, { file: 'fuzz.yaml', strict });
+      oneCase(i, text, r() < 0.3, tally);
     } catch (e) {
-      fail(i, 'loadDocument threw', text, e);
+      if (!(e instanceof Crashed)) throw e;
     }
-    checkErrors(i, 'loadDocument', text, dispatched.errors, tally);
-    // The format's own loader, as `stepforge validate` and the fast paths call it.
-    const own = dispatched.format === 'chain' ? loadChainDocument : loadDslDocument;
+  }
+  return tally;
+}
+
+function oneCase(i: number, text: string, strict: boolean, tally: Tally): void {
+  let dispatched;
+  try {
+    dispatched = loadDocument(text, { file: 'fuzz.yaml', strict });
+  } catch (e) {
+    fail(i, 'loadDocument threw', text, e);
+  }
+  checkErrors(i, 'loadDocument', text, dispatched.errors, tally);
+  const format = dispatched.format ?? 'none';
+  tally.formats.set(format, (tally.formats.get(format) ?? 0) + 1);
+  // The format's own loader, as `stepforge validate` and the fast paths call it; and every document
+  // through the Contenox loader too, with and without macros required (as `run` loads a chain).
+  const own = dispatched.format === 'chain' ? loadChainDocument : dispatched.format === 'contenox' ? undefined : loadDslDocument;
+  if (own) {
     let direct;
     try {
       direct = own(text, { file: 'fuzz.yaml', strict });
@@ -133,29 +201,53 @@ function fuzz(seed: number, count: number): Tally {
       fail(i, `load ${dispatched.format ?? 'dsl'} document threw`, text, e);
     }
     checkErrors(i, `load ${dispatched.format ?? 'dsl'} document`, text, direct.errors, tally);
-    if (dispatched.errors.length > 0) continue;
-    tally.loaded++;
-    if (named(i, 'compileDocument', text, () => compileDocument(text, { file: 'fuzz.yaml' }))) tally.compiled++;
-    if (named(i, 'loadWorkflow', text, () => loadWorkflow(text, 'workflows/fuzz.yaml', compileDocument))) tally.deployed++;
   }
-  return tally;
+  let contenox;
+  try {
+    contenox = loadContenoxDocument(text, { file: 'fuzz.yaml', requireMacros: strict });
+  } catch (e) {
+    fail(i, 'load contenox document threw', text, e);
+  }
+  checkErrors(i, 'load contenox document', text, contenox.errors, tally);
+  if (dispatched.errors.length > 0) return;
+  tally.loaded++;
+  if (named(i, 'compileDocument', text, () => compileDocument(text, { file: 'fuzz.yaml' }))) tally.compiled++;
+  if (named(i, 'loadWorkflow', text, () => loadWorkflow(text, 'workflows/fuzz.yaml', compileDocument))) tally.deployed++;
 }
 
+/** One line per crash kind with its count, then the first document of each. */
+function crashReport(t: Tally): string {
+  return [...t.crashes].map(([k, v]) => `${v.count} × ${k}\n${v.first}`).join('\n\n');
+}
+
+const summary = (t: Tally) =>
+  `${t.cases} cases (${t.withAliasOrTag} with anchors, aliases or tags), ${t.loaded} loaded, ${t.compiled} compiled, ${t.deployed} deployed; ` +
+  `by front-end ${JSON.stringify(Object.fromEntries(t.formats))}; internal errors ${[...t.crashes.values()].reduce((n, c) => n + c.count, 0)}; codes ${JSON.stringify(Object.fromEntries(t.codes))}`;
+
 describe('Function: the YAML front-ends (fuzz with anchors, aliases and tags)', () => {
-  it('answers 1,500 mutated documents with named errors only, in every front-end', () => {
-    const t = fuzz(11, 1_500);
-    console.log(`yaml front-end fuzz: ${JSON.stringify({ ...t, codes: Object.fromEntries(t.codes) })}`);
-    // The mutations must reach the alias and tag checks, and some documents must get through to compile and deploy.
-    expect(t.withAliasOrTag).toBeGreaterThan(700);
+  it('has seeds of every format', () => {
+    if (!PEERS) console.warn(`yaml front-end fuzz: Contenox's own chains are not seeds (skipped): ${PEER_CHAINS} is absent`);
+    expect(contenoxCorpus().length).toBeGreaterThan(20);
+    expect(kortecxCorpus().length).toBeGreaterThan(10);
+  });
+
+  it('answers 3,000 mutated documents with named errors only, in every front-end', () => {
+    const t = fuzz(11, 3_000);
+    console.log(`yaml front-end fuzz: ${summary(t)}`);
+    expect(crashReport(t)).toBe('');
+    // The mutations must reach the alias and tag checks, every front-end, and some documents must get through to compile and deploy.
+    expect(t.withAliasOrTag).toBeGreaterThan(1_400);
     const yamlMessages = (t.codes.get('invalid_document') ?? 0) + (t.codes.get('yaml') ?? 0);
-    expect(yamlMessages).toBeGreaterThan(300);
-    expect(t.compiled).toBeGreaterThan(50);
-    expect(t.deployed).toBeGreaterThan(50);
-  }, 300_000);
+    expect(yamlMessages).toBeGreaterThan(600);
+    for (const f of ['chain', 'dsl', 'contenox']) expect(t.formats.get(f) ?? 0).toBeGreaterThan(300);
+    expect(t.compiled).toBeGreaterThan(100);
+    expect(t.deployed).toBeGreaterThan(100);
+  }, 600_000);
 
   it.runIf(process.env.STEPFORGE_LONG)('answers 100,000 mutated documents (STEPFORGE_LONG)', () => {
     const t = fuzz(12, 100_000);
-    console.log(`yaml front-end fuzz: ${t.cases} cases (${t.withAliasOrTag} with anchors, aliases or tags), ${t.loaded} loaded, ${t.compiled} compiled, ${t.deployed} deployed, 0 internal errors; codes ${JSON.stringify(Object.fromEntries(t.codes))}`);
+    console.log(`yaml front-end fuzz: ${summary(t)}`);
+    expect(crashReport(t)).toBe('');
     expect(t.cases).toBe(100_000);
   }, 3_600_000);
 });

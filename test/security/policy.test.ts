@@ -3,7 +3,7 @@
 // one `stepforge run`; it counts as refused when the command stops with the named error before
 // the call is made. The summary line says how many of them were refused.
 import { afterAll, describe, expect, it } from 'vitest';
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '@stepforge/cli';
 import { bufferIo, REPO, tempProject } from '../e2e/support/testIo.js';
@@ -51,6 +51,19 @@ describe('Security: the approval policy fails closed', () => {
     const r = await attack('malformed Contenox HITL policy in STEPFORGE_POLICY', project(), { STEPFORGE_POLICY: '{"rules":[{"tool":"shell","action":"ask"}]}' });
     expect(r.code).toBe(1);
     expect(r.error).toMatchObject({ class: 'policy_invalid', message: 'STEPFORGE_POLICY (the approval policy): rules[0].action: action must be approve, allow or deny, got "ask"' });
+  });
+
+  it('refuses a Contenox HITL rule with a field Contenox does not have (our args, a misspelt when), at the field, before the stack opens', async () => {
+    const dir = project();
+    const value = '{"rules":[{"tool":"shell","args":{"command":"ls*"},"action":"allow"}]}';
+    // Not --in-memory: opening the stack would make .stepforge/ in the project (and join other runs' lines).
+    const r = await attack('Contenox HITL rule with args in STEPFORGE_POLICY', dir, { STEPFORGE_POLICY: value }, GATE.filter((a) => a !== '--in-memory'));
+    expect(r.error).toMatchObject({ class: 'policy_invalid', file: 'STEPFORGE_POLICY', line: 1, column: value.indexOf('"args"') + 1,
+      message: expect.stringMatching(/^STEPFORGE_POLICY \(the approval policy\): rules\[0\]\.args: unknown field 'args' in rule;/) });
+    expect(r.err).not.toContain('policy: STEPFORGE_POLICY');
+    expect(existsSync(join(dir, '.stepforge'))).toBe(false);
+    const whenn = await attack('Contenox HITL rule with whenn in STEPFORGE_POLICY', dir, { STEPFORGE_POLICY: '{"rules":[{"tool":"shell","whenn":[{"key":"command","op":"glob","value":"ls*"}],"action":"allow"}]}' });
+    expect(whenn.error?.message).toContain("rules[0].whenn: unknown field 'whenn' in rule (did you mean 'when'?)");
   });
 
   it('refuses STEPFORGE_POLICY values that are not an array of rules', async () => {

@@ -22,7 +22,9 @@ export type LocalScript = z.infer<typeof LocalScript>;
 /**
  * The deterministic offline provider: scripted answers (from a fixture) or echo. Every answer
  * is labelled `[offline:script]` / `[offline:echo]` and reports provider `local` — it is never
- * presented as a real model.
+ * presented as a real model. A consensus judge (`select: verbatim`) that no script answers gets
+ * the most frequent candidate (ties: the first), verbatim as the check demands — so it carries
+ * the candidate's own label — and reports model `local:select`.
  */
 export class LocalProvider implements ModelProvider {
   readonly name = 'local';
@@ -58,8 +60,27 @@ export class LocalProvider implements ModelProvider {
         provider: 'local', model: `local:script`, stopReason: scripted.toolCalls.length > 0 ? 'tool_use' : 'end_turn',
       };
     }
+    const chosen = pickCandidate(req.selectFrom);
+    if (chosen !== undefined) {
+      return { text: chosen, toolCalls: [], usage: { inputTokens, outputTokens: Math.ceil(chosen.length / 4) }, provider: 'local', model: 'local:select', stopReason: 'end_turn' };
+    }
     const lastUser = [...req.messages].reverse().find((m) => m.role === 'user' || m.role === 'tool');
     const text = `[offline:echo] ${lastUser?.content ?? ''}`;
     return { text, toolCalls: [], usage: { inputTokens, outputTokens: Math.ceil(text.length / 4) }, provider: 'local', model: 'local:echo', stopReason: 'end_turn' };
   }
+}
+
+/** The most frequent text candidate, the first of the most frequent on a tie; undefined when none is text. */
+function pickCandidate(candidates: readonly unknown[] | undefined): string | undefined {
+  const texts = (candidates ?? []).filter((c): c is string => typeof c === 'string');
+  let best: string | undefined;
+  let bestCount = 0;
+  for (const t of texts) {
+    const n = texts.filter((x) => x === t).length;
+    if (n > bestCount) {
+      best = t;
+      bestCount = n;
+    }
+  }
+  return best;
 }

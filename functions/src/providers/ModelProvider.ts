@@ -18,6 +18,11 @@ export interface ModelRequest {
   /** Which step is asking (the local provider's script is keyed by it). */
   readonly stepId?: string;
   readonly turn?: number;
+  /**
+   * A consensus judge (`select: verbatim`): the candidates its answer must repeat exactly. Real
+   * models read them in the prompt; the offline provider, which cannot judge, picks one.
+   */
+  readonly selectFrom?: readonly unknown[];
 }
 
 /** What the model answered, provider-neutral. */

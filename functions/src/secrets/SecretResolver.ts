@@ -156,13 +156,13 @@ export function parseSecretsFile(text: string, file: string): Record<string, unk
     const pos = jsonErrorOffset(text);
     const line = text.slice(0, pos).split('\n').length;
     const column = pos - text.lastIndexOf('\n', pos - 1);
-    throw new RuntimeError('ConfigError', `${file}:${line}:${column}: the secrets file is not valid JSON; it must be an object of secret id → string, e.g. {"slack_token": "xoxb-…"}`);
+    throw new RuntimeError('ConfigError', `${file}:${line}:${column}: the secrets file is not valid JSON; it must be an object of secret id → string, e.g. {"slack_token": "xoxb-…"}`, { details: { file, line, column } });
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new RuntimeError('ConfigError', `${file}: the secrets file must be a JSON object of secret id → string, e.g. {"slack_token": "xoxb-…"}`);
+    throw new RuntimeError('ConfigError', `${file}: the secrets file must be a JSON object of secret id → string, e.g. {"slack_token": "xoxb-…"}`, { details: { file } });
   }
   for (const [id, v] of Object.entries(parsed)) {
-    if (typeof v !== 'string') throw new RuntimeError('ConfigError', `${file}: secret "${id}" must be a string, got ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`);
+    if (typeof v !== 'string') throw new RuntimeError('ConfigError', `${file}: secret "${id}" must be a string, got ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`, { details: { file, secret: id } });
   }
   return parsed as Record<string, unknown>;
 }

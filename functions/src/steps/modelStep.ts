@@ -108,6 +108,7 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
       maxTokens: settings.maxTokens,
       temperature: settings.temperature,
       stepId: env.step.id, turn: turn?.index ?? 0,
+      ...(env.inputs.candidates ? { selectFrom: Object.values(env.inputs.candidates) } : {}),
     });
     const toolCalls = turn ? resp.toolCalls : [];
     if (turn && budget && toolCalls.length > 0 && budget.toolCallsUsed + toolCalls.length > budget.maxToolCalls) {

@@ -37,7 +37,7 @@ export function readPolicyText(text: string, origin: PolicyOrigin): PolicyRule[]
     if (isContenoxHitlPolicy(parsed)) {
       return hitlPolicyRules(parsed as Record<string, unknown>, (path, message) => {
         const p = pathText(path);
-        throw invalid(origin, src, where.get(p) ?? offsetOf('$'), p, message, 'a Contenox HITL policy (hitl-policy-v1) has "default_action" and ordered "rules" of {tools, tool, action, when}; fix that field, nothing ran');
+        throw invalid(origin, src, where.get(p) ?? offsetOf('$'), p, message, 'a Contenox HITL policy (hitl-policy-v1) has "default_action" and ordered "rules" of {tools, tool, when, action, timeout_s, on_timeout}; fix that field, nothing ran');
       });
     }
     throw invalid(origin, src, offsetOf('$'), '$', `must be a JSON array of policy rules, got ${describe(parsed)}`, `write ${RULE_SHAPE}; [] allows every granted call`);
@@ -103,9 +103,10 @@ function describe(v: unknown): string {
 function invalid(origin: PolicyOrigin, src: SourceText, offset: number, path: string, message: string, hint?: string): StepforgeError {
   const name = originName(origin);
   const inFile = 'file' in origin;
-  const location: SourceLocation | undefined = inFile ? { file: origin.file, ...src.position(offset) } : undefined;
+  // An environment variable's text has lines and columns too: the caret shows the field in it.
+  const location: SourceLocation = { file: name, ...src.position(offset) };
   return new StepforgeError('policy_invalid', `${inFile ? 'approval policy' : `${name} (the approval policy)`}: ${path === '$' ? '' : `${path}: `}${message}`, {
-    ...(location ? { location, source: src } : {}),
+    location, source: src,
     hint: hint ?? `fix ${name}, or remove it; nothing ran`,
     details: { origin: name, path },
   });

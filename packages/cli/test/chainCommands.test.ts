@@ -305,6 +305,47 @@ describe('Function: main (stepforge new)', () => {
     expect(readFileSync(join(dir, 'shapes/consensus2.chain.yaml'), 'utf8')).not.toContain('select:');
   });
 
+  it('writes, for every count map-reduce and a majority consensus accept, a document validate accepts; past that, a usage error says why and nothing is written', async () => {
+    for (const [shape, ...opts] of [['map-reduce'], ['consensus', '--mode', 'majority']]) {
+      for (let n = 1; n <= 3; n++) {
+        const file = `limits/${shape}-${opts.length}-${n}.chain.yaml`;
+        const w = await run(['new', shape!, ...opts, '--count', String(n), '-o', file], dir);
+        expect(w.code, w.err).toBe(0);
+        const v = await run(['validate', file], dir);
+        expect([n, v.code, v.out, v.err]).toEqual([n, 0, 'ok\n', '']);
+      }
+      const file = `limits/${shape}-${opts.length}-4.chain.yaml`;
+      const over = await run(['new', shape!, ...opts, '--count', '4', '-o', file], dir);
+      expect(over.code).toBe(2);
+      const [option, step] = shape === 'map-reduce' ? ['mappers', 'reduce'] : ['voters', 'tally'];
+      expect(over.err).toContain(`${shape}: option '${option}': at most 3, got 4: the pure '${step}' step reads every output in the state machine`);
+      expect(over.err).toContain("may exceed Step Functions' 256 KiB payload, so the document would not compile");
+      expect(existsSync(join(dir, file))).toBe(false);
+    }
+  });
+
+  it('writes every shape at the limits of its size option to a document validate accepts, or refuses it and writes nothing', async () => {
+    const limits: [string, string[], number[]][] = [
+      ['swarm', [], [1, 8]], ['supervisor', [], [1, 8]], ['consensus', [], [1, 8]], ['consensus', ['--mode', 'majority'], [1, 3]],
+      ['review-loop', [], [1, 32]], ['map-reduce', [], [1, 3]], ['fan-out', [], [1, 8]],
+    ];
+    for (const [shape, opts, counts] of limits) {
+      for (const n of counts) {
+        const file = `edges/${shape}-${opts.length}-${n}.chain.yaml`;
+        const w = await run(['new', shape, ...opts, '--count', String(n), '-o', file], dir);
+        expect([shape, n, w.code, w.err]).toEqual([shape, n, 0, '']);
+        const v = await run(['validate', file], dir);
+        expect([shape, n, v.code, v.out, v.err]).toEqual([shape, n, 0, 'ok\n', '']);
+      }
+      // One past the largest: refused (a usage error or the compiler's own), and no file.
+      const past = counts[1]! + 1;
+      const file = `edges/${shape}-${opts.length}-${past}.chain.yaml`;
+      const w = await run(['new', shape, ...opts, '--count', String(past), '-o', file], dir);
+      expect([shape, past, w.code === 0]).toEqual([shape, past, false]);
+      expect(existsSync(join(dir, file))).toBe(false);
+    }
+  });
+
   it('refuses to overwrite without --force', async () => {
     expect((await run(['new', 'swarm', '-o', 'once.yaml'], dir)).code).toBe(0);
     const again = await run(['new', 'swarm', '-o', 'once.yaml'], dir);

@@ -169,6 +169,45 @@ describe('Function: computeStepProgress (a run that ended while steps ran)', () 
   });
 });
 
+describe('Function: computeStepProgress (a step whose call failed, before the run ends)', () => {
+  const h = (id: number, previousEventId: number, type: string, at: number, extra: Partial<HistoryEvent> = {}): HistoryEvent =>
+    ({ id, previousEventId, type, timestamp: new Date(at), ...extra }) as HistoryEvent;
+  const named = (id: number, prev: number, type: string, name: string, at: number) =>
+    h(id, prev, type, at, type.endsWith('Entered') ? { stateEnteredEventDetails: { name } } : { stateExitedEventDetails: { name } });
+  it('is failed as soon as it leaves its state, never succeeded first, and stays failed when the run ends', () => {
+    const steps: ProgressStep[] = [{ id: 'judge', kind: 'model', state: 'judge', states: ['judge'], lambda: true }];
+    const cause = "step 'judge' must answer with one of the candidates";
+    const failure = { error: 'JudgeChoiceNotCandidate', cause: `step 'judge' failed: ${cause}` };
+    const events = [
+      h(1, 0, 'ExecutionStarted', 100), named(2, 1, 'TaskStateEntered', 'judge', 101), h(3, 2, 'LambdaFunctionScheduled', 101),
+      h(4, 3, 'LambdaFunctionFailed', 400, { lambdaFunctionFailedEventDetails: { error: 'JudgeChoiceNotCandidate', cause } }),
+      named(5, 4, 'TaskStateExited', 'judge', 401), named(6, 5, 'FailStateEntered', 'Failed', 401),
+    ];
+    // Caught into the Fail state, the execution not yet ended.
+    const mid = computeStepProgress(steps, events, { status: 'RUNNING' }, 9000);
+    expect(mid.map((s) => [s.state, s.error])).toEqual([['failed', { error: 'JudgeChoiceNotCandidate', cause }]]);
+    const end = computeStepProgress(steps, [...events, h(7, 6, 'ExecutionFailed', 402, { executionFailedEventDetails: failure })], { status: 'FAILED', ...failure }, 9000);
+    expect(end.map((s) => s.state)).toEqual(['failed']);
+    let out = '';
+    const d = new ProgressDisplay((t) => { out += t; }, false);
+    d.update(mid);
+    d.update(end);
+    expect(out).not.toContain('succeeded');
+    expect(out).toMatch(/^ {2}✗ judge\s+failed/);
+  });
+
+  it('is succeeded when a retry succeeded after a failed call', () => {
+    const steps: ProgressStep[] = [{ id: 'a', kind: 'model', state: 'a', states: ['a'], lambda: true }];
+    const events = [
+      h(1, 0, 'ExecutionStarted', 100), named(2, 1, 'TaskStateEntered', 'a', 101), h(3, 2, 'LambdaFunctionScheduled', 101),
+      h(4, 3, 'LambdaFunctionFailed', 200, { lambdaFunctionFailedEventDetails: { error: 'ModelThrottled', cause: 'slow down' } }),
+      h(5, 4, 'LambdaFunctionScheduled', 300), h(6, 5, 'LambdaFunctionSucceeded', 400, { lambdaFunctionSucceededEventDetails: { output: '{}' } }),
+      named(7, 6, 'TaskStateExited', 'a', 401),
+    ];
+    expect(computeStepProgress(steps, events, { status: 'RUNNING' }, 9000).map((s) => s.state)).toEqual(['succeeded']);
+  });
+});
+
 describe('Class: ProgressDisplay', () => {
   const progress = (state: 'running' | 'succeeded') => computeStepProgress(
     STEPS.slice(0, 1),

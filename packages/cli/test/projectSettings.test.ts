@@ -51,6 +51,28 @@ describe('Function: readProjectSettings', () => {
     });
   });
 
+  it('fails closed on an MCP server entry with a misspelt or mistyped field, at the field, when the file is read', () => {
+    withFile('{\n  "mcpServers": {\n    "files": {"comand": "node", "args": ["s.js"]}\n  }\n}\n', (dir) => {
+      expect(failure(dir)).toMatchObject({
+        code: 'invalid_config', location: { line: 3, column: 15 },
+        message: expect.stringMatching(/stepforge\.config\.json: mcpServers\.files\.comand: unknown field 'comand' \(did you mean 'command'\?\)$/),
+        hint: expect.stringContaining('an MCP server is {"url": "http…", "headers"?: {…}} or {"command": "…", "args"?: [...], "env"?: {…}, "cwd"?: "…"}'),
+      });
+    });
+    withFile('{"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp", "header": {"a": "b"}}}}', (dir) => {
+      expect(failure(dir)?.message).toMatch(/mcpServers\.web\.header: unknown field 'header' \(did you mean 'headers'\?\)$/);
+    });
+    withFile('{"mcpServers": {"files": {"command": "node", "args": "s.js"}}}', (dir) => {
+      expect(failure(dir)?.message).toMatch(/mcpServers\.files\.args: must be a list of strings$/);
+    });
+    withFile('{"mcpServers": {"files": {"args": ["s.js"]}}}', (dir) => {
+      expect(failure(dir)?.message).toMatch(/mcpServers\.files: needs "url" \(a server over HTTP\) or "command" \(a stdio server\)$/);
+    });
+    withFile('{"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp", "command": "node"}}}', (dir) => {
+      expect(failure(dir)?.message).toMatch(/mcpServers\.web\.command: unknown field 'command'$/);
+    });
+  });
+
   it.skipIf(process.getuid?.() === 0)('fails closed on a file it cannot read', () => {
     withFile('{}', (dir) => {
       chmodSync(join(dir, 'stepforge.config.json'), 0o000);

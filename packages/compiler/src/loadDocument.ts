@@ -1,4 +1,4 @@
-import { isMap, parseDocument } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { CHAIN_PARSE_OPTIONS, loadChainDocumentFast, loadChainDocumentPrecise } from './chain/loadChainDocument.js';
 import type { ChainDocument } from './chain/ChainDocument.js';
 import type { ContenoxDocument } from './contenox/ContenoxDocument.js';
@@ -12,7 +12,9 @@ import { parseFastYaml } from './source/fastYaml.js';
 import { SourceText, StepforgeError, type Diagnostic } from '@stepforge/contract';
 import type { GraphView } from './graph/GraphView.js';
 import type { TierTable } from './tiers/Tier.js';
+import { unsupportedYamlKeys } from './source/unsupportedYamlKey.js';
 import { yamlErrorMessage } from './source/yamlErrorMessage.js';
+import { yamlValueIssues } from './source/yamlValueIssues.js';
 
 /** Options for loadDocument; each front-end uses the ones that apply to it. */
 export interface LoadDocumentOptions {
@@ -78,7 +80,7 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   const root = parsed.contents;
   const keys = isMap(root) ? root.items.map((p) => (p.key as { value?: unknown } | null)?.value) : [];
   // A document with YAML errors still goes to the front-end its keys point at, which reports them located.
-  if (!keys.includes('chain') && !keys.includes('steps') && (isContenoxChainData(plainData(parsed)) || (parsed.errors.length > 0 && sniffContenox(text)))) {
+  if (!keys.includes('chain') && !keys.includes('steps') && (isContenoxChainData(plainData(parsed, text)) || isContenoxChainNode(parsed) || (parsed.errors.length > 0 && sniffContenox(text)))) {
     return { format: 'contenox', ...contenox(text, options, source, chainLikely ? undefined : parsed) };
   }
   const format = keys.includes('chain') ? 'chain' : keys.includes('steps') ? 'dsl' : sniffFormat(text);
@@ -128,10 +130,28 @@ function sniffContenox(text: string): boolean {
 }
 
 /**
+ * True when the YAML tree has the shape of a Contenox chain (`tasks:` a list of mappings each with a
+ * `handler` key), read from the nodes: a chain whose data cannot be built (an alias without its anchor)
+ * still goes to the Contenox front-end, which names the alias where it is written.
+ */
+function isContenoxChainNode(doc: Document.Parsed): boolean {
+  const root = doc.contents;
+  if (!isMap(root)) return false;
+  const keyIs = (k: unknown, name: string) => isScalar(k) && k.value === name;
+  // A task may be an alias of one written before it (`- *t`): its anchor's node decides.
+  const node = (n: unknown): unknown => (isAlias(n) ? n.resolve(doc) : n);
+  const tasks = node(root.items.find((p) => keyIs(p.key, 'tasks'))?.value);
+  return isSeq(tasks) && tasks.items.length > 0 && tasks.items.every((t) => { const m = node(t); return isMap(m) && m.items.some((p) => keyIs(p.key, 'handler')); });
+}
+
+/**
  * The document's data for sniffing its format, or undefined when it has none: `toJS` throws on an
  * alias without its anchor (and the like), which the front-end the keys point at reports, located.
  */
-function plainData(parsed: { toJS(): unknown }): unknown {
+function plainData(parsed: Document.Parsed, text: string): unknown {
+  // A list or mapping as a key, or a tag outside plain data (a `!!binary` key): toJS would stringify
+  // it with a process warning on stderr; the front-end names it.
+  if (unsupportedYamlKeys(parsed.contents).length > 0 || yamlValueIssues(parsed, text).issues.length > 0) return undefined;
   try {
     return parsed.toJS();
   } catch {

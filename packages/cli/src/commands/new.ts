@@ -1,7 +1,7 @@
 import { mkdir, writeFile, access } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { chainDocumentToYaml, isStepforgeError, loadChainDocument, SHAPES, type ShapeInfo } from '@stepforge/compiler';
+import { chainDocumentToYaml, compileDocument, isStepforgeError, loadChainDocument, SHAPES, type ShapeInfo } from '@stepforge/compiler';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
@@ -80,6 +80,13 @@ const newCommand: Command = {
     // A shape that breaks the tier's limits (e.g. --agents 12) is reported now, not at run time.
     const check = loadChainDocument(yaml, { file: file ?? `<new ${shape.name}>` });
     if (check.errors.length > 0) return reportErrors(io, check.errors, values.json === true);
+    // And compiled as `validate` compiles it (Step Functions' quotas): never write a document this compiler refuses.
+    try {
+      compileDocument(yaml, { file: file ?? `<new ${shape.name}>` });
+    } catch (e) {
+      if (isStepforgeError(e)) return reportErrors(io, [e], values.json === true);
+      throw e;
+    }
     if (file === undefined) {
       io.out(yaml);
       return EXIT_OK;

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { idempotencyKeyError } from '@stepforge/contract';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause } from '../progress/readableCause.js';
@@ -7,7 +9,9 @@ import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay
 import type { StepProgress } from '../progress/StepProgress.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { readInput } from '../stack/readInput.js';
-import { describePolicy } from '../stack/resolvePolicy.js';
+import { loadFunctionsRuntime } from '../stack/functionsRuntime.js';
+import { checkSecretsFile } from './checkSecretsFile.js';
+import { describePolicy, resolvePolicy } from '../stack/resolvePolicy.js';
 import { StackSession } from '../stack/StackSession.js';
 import type { RunService } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
@@ -67,6 +71,12 @@ const command: Command = {
     const keyError = values['idempotency-key'] !== undefined ? idempotencyKeyError(values['idempotency-key']) : undefined;
     if (keyError !== undefined) throw new UsageError(`--idempotency-key: ${keyError}`);
     const input = readInput(values.input, io.cwd, io.stdin, io.stdinPiped);
+    // A policy that cannot be read refuses the run before the stack opens: opening it would start
+    // (or join) a stack and show other runs' lines for a run that never starts. The stack reads the
+    // policy again when it registers the workflow.
+    const fr = await loadFunctionsRuntime();
+    resolvePolicy(fr, { file: positionals[0]!, baseDir: io.cwd, env: io.env });
+    checkSecretsFile(fr, readDocumentText(resolve(io.cwd, positionals[0]!)), io.cwd, io.env);
     // Compiled before the stack opens: a workflow refused at compile time creates no .stepforge/.
     const registerOptions = { vars, requireMacros: true, ...(values.export !== undefined ? { exportName: values.export as string } : {}) };
     const { compileWorkflowFile } = await import('../stack/WorkflowCatalog.js');
@@ -103,6 +113,15 @@ const command: Command = {
   },
 };
 export default command;
+
+/** The document's text for the checks before the stack opens; '' when it cannot be read (registering it reports why). */
+function readDocumentText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
 
 /**
  * Shows live progress until the run ends, then the result; returns the settled run. `continued`:

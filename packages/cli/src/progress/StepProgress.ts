@@ -37,6 +37,8 @@ interface Acc {
   inTok: number;
   outTok: number;
   error?: { error: string; cause: string };
+  /** The step's last Lambda call failed (and none succeeded after it, as a retry would). */
+  lastFailed?: boolean;
   /** Map and Parallel states of the step entered and not yet ended, by type. */
   open: Record<'Map' | 'Parallel', number>;
   /** When a state of the step last ended without exiting: aborted (a stop, a failing sibling branch), or a Map/Parallel that failed. */
@@ -142,6 +144,7 @@ export function computeStepProgress(
       acc.cutAt = t;
     } else if (e.type === 'TaskSucceeded' || e.type === 'LambdaFunctionSucceeded') {
       acc.tasks++;
+      acc.lastFailed = false;
       const payload = payloadOf(e.taskSucceededEventDetails?.output ?? e.lambdaFunctionSucceededEventDetails?.output);
       const usage = (payload?.usage ?? {}) as { inputTokens?: unknown; outputTokens?: unknown };
       acc.inTok += Number(usage.inputTokens ?? 0) || 0;
@@ -151,6 +154,7 @@ export function computeStepProgress(
       // Plain steps are function-ARN Tasks (LambdaFunction* events); tool calls use lambda:invoke (Task* events).
       const d = e.taskFailedEventDetails ?? e.taskTimedOutEventDetails ?? e.lambdaFunctionFailedEventDetails ?? e.lambdaFunctionTimedOutEventDetails;
       acc.error = { error: d?.error ?? 'States.TaskFailed', cause: d?.cause ?? '' };
+      acc.lastFailed = true;
     }
   }
   const ended = execution.status !== undefined && execution.status !== 'RUNNING' && execution.status !== 'PENDING_REDRIVE';
@@ -179,6 +183,9 @@ export function computeStepProgress(
     if (a.entered === 0) state = ended ? 'skipped' : 'pending';
     else if (s.id === failedStep || (ended && execution.status !== 'SUCCEEDED' && open)) state = 'failed';
     else if (open && !ended) state = 'running';
+    // Its call failed and the step was left (to a Catch: the run is failing, or a handler takes
+    // over): failed now, not "succeeded" until the execution's end names it.
+    else if (a.lastFailed) state = 'failed';
     else if (s.lambda && a.tasks === 0 && a.error === undefined) state = 'skipped';
     // A step run by the state machine itself (a conditional's Pass, a loop) whose guard said no
     // entered nothing past its `when` Choice.

@@ -7,7 +7,9 @@ import { YamlDocumentLocator } from '../source/YamlDocumentLocator.js';
 import type { DataPath, Locator } from '../source/Locator.js';
 import { nodeLocation, PRECISE_PARSE_OPTIONS } from '../source/yamlNodes.js';
 import type { GraphView } from '../graph/GraphView.js';
+import { unsupportedYamlKeys } from '../source/unsupportedYamlKey.js';
 import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
+import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../source/yamlValueIssues.js';
 import {
   CONTENOX_HANDLERS, CONTENOX_OPERATORS, type ContenoxBranch, type ContenoxDocument, type ContenoxHandler, type ContenoxOperator,
   type ContenoxTarget, type ContenoxTask,
@@ -54,13 +56,32 @@ export function loadContenoxDocument(text: string, options: LoadContenoxOptions 
       const quick = loadParsed(fast.data, [], fast.locator, src, options);
       if (quick.errors.length === 0) return quick;
     } catch (e) {
-      // The fast locator declines what it cannot answer exactly (a duplicate key): the precise parse answers.
-      if ((e as Error).name !== 'FastPathDeclined') throw e;
+      // The fast locator declines what only the precise parse can place (a warning inside a string).
+      if (!(e instanceof Error && e.name === 'FastPathDeclined')) throw e;
     }
   }
   const doc = parsed ?? parseDocument(text, PRECISE_PARSE_OPTIONS);
   const locator = new YamlDocumentLocator(doc.contents ?? undefined, src);
-  return loadParsed(doc.errors.length > 0 ? undefined : doc.toJS({ maxAliasCount: 100 }), doc.errors, locator, src, options);
+  if (doc.errors.length > 0) return loadParsed(undefined, doc.errors, locator, src, options);
+  // As the chain and DSL loaders do: an alias without its anchor or inside its own value (toJS would
+  // throw, or build a value that contains itself), a complex key, and a tag outside plain data
+  // (`!!binary`, `!foo`) are refused where they are written, before the document becomes data.
+  const issues = [...unsupportedYamlKeys(doc.contents), ...yamlValueIssues(doc, text).issues];
+  if (issues.length > 0) return { errors: issues.map((k) => yamlIssue(src, k.offset, k.length, k.message)), warnings: [] };
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    // Aliases that expand too far: blame the first alias.
+    const at = yamlValueIssues(doc, text).firstAlias ?? { offset: 0, length: 1 };
+    return { errors: [yamlIssue(src, at.offset, at.length, aliasExpansionMessage(e))], warnings: [] };
+  }
+  return loadParsed(data, [], locator, src, options);
+}
+
+function yamlIssue(src: SourceText, offset: number, length: number, message: string): StepforgeError {
+  const { line, column } = src.position(offset);
+  return new StepforgeError('invalid_document', message, { location: { file: src.file, line, column, length }, source: src });
 }
 
 function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Locator, src: SourceText, options: LoadContenoxOptions): LoadContenoxResult {

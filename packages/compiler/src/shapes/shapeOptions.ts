@@ -15,6 +15,21 @@ export const CommonShapeOptions = {
   name: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, { message: "1-80 letters, digits, '-' or '_'" }).optional(),
 };
 
+/**
+ * How many step outputs one pure step may read: a pure step runs in the state machine, so each output
+ * it reads is kept inline (up to 32 KiB) and all of them pass through one state; past three, the
+ * worst case exceeds Step Functions' 256 KiB payload and the compiler refuses it (payload_budget).
+ */
+export const MAX_PURE_READS = 3;
+
+/** Refuses a count a pure step that reads every part could not carry, saying why and what to use instead. */
+export function checkPureReads(shape: string, option: string, n: number, step: string, instead: string): void {
+  if (n <= MAX_PURE_READS) return;
+  throw new StepforgeError('invalid_shape_option',
+    `${shape}: option '${option}': at most ${MAX_PURE_READS}, got ${n}: the pure '${step}' step reads every output in the state machine (each kept inline, up to 32 KiB) and more than ${MAX_PURE_READS} may exceed Step Functions' 256 KiB payload, so the document would not compile; ${instead}`,
+    { details: { shape, option, max: MAX_PURE_READS } });
+}
+
 /** A count option: an integer from 1 to `max`. */
 export const count = (max: number) => z.number().int().min(1).max(max);
 

@@ -24,14 +24,18 @@ function validate(yaml: string) {
 describe('Function: swarm / supervisor / consensus / reviewLoop / mapReduce / fanOutGather', () => {
   it('emits documents that load and validate with no errors or warnings, for every shape and size', () => {
     for (const shape of SHAPES) {
-      for (const n of [1, 2, 5]) {
+      // A map-reduce's pure reduce carries every mapper's output through one state: at most 3 compile.
+      for (const n of shape.name === 'map-reduce' ? [1, 2, 3] : [1, 2, 5]) {
         const doc = shape.build({ [shape.countOption]: n });
         const r = validate(chainDocumentToYaml(doc, 'comment'));
         expect(r.messages, `${shape.name} ${n}`).toEqual([]);
         expect(r.warnings, `${shape.name} ${n}`).toEqual([]);
       }
     }
-    expect(validate(chainDocumentToYaml(consensus({ mode: 'majority', voters: 5 }))).messages).toEqual([]);
+    expect(validate(chainDocumentToYaml(consensus({ mode: 'majority', voters: 3 }))).messages).toEqual([]);
+    for (const f of [() => consensus({ mode: 'majority', voters: 4 }), () => mapReduce({ mappers: 5 })]) {
+      expect(f).toThrow(expect.objectContaining({ code: 'invalid_shape_option', message: expect.stringMatching(/: at most 3, got \d: the pure '(tally|reduce)' step reads every output/) }));
+    }
   });
 
   it('builds the documented topologies', () => {
