@@ -3,7 +3,7 @@
 // one `stepforge run`; it counts as refused when the command stops with the named error before
 // the call is made. The summary line says how many of them were refused.
 import { afterAll, describe, expect, it } from 'vitest';
-import { cpSync, existsSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '@stepforge/cli';
 import { bufferIo, REPO, tempProject } from '../e2e/support/testIo.js';
@@ -152,12 +152,15 @@ describe('Security: the approval policy is the workflow\'s, wherever the command
     const lone = tempProject('sf-sec-lone-');
     projects.push(lone);
     cpSync(join(REPO, 'examples', 'approval-gate.chain.yaml'), join(lone.dir, 'gate.chain.yaml'));
+    // A project that has run before: its root is its own folder, whatever the folders above it hold
+    // (a stray .stepforge/ in the temporary folder would otherwise make that the project's root).
+    mkdirSync(join(lone.dir, '.stepforge'));
     const r = await stepforge(lone.dir, {}, 'run', 'gate.chain.yaml', '--input', '{"version":"6.6.6"}', '--in-memory', '--json');
     const error = (JSON.parse(r.out) as { error: { class: string; message: string; hint: string } }).error;
     attacks.push({ name: 'gated workflow with no policy anywhere', refused: r.code === 1 && error.class === 'policy_missing' });
     expect(error).toMatchObject({
       class: 'policy_missing',
-      message: `workflow 'approval-gate' uses shell (step publish), which can change things outside the run, but no approval policy was found (looked for ${join(lone.dir, 'policy.json')}); without one every such call would run unasked`,
+      message: `workflow 'approval-gate' uses shell (step publish), which can change things outside the run, but no approval policy was found (looked for ${join(lone.dir, 'policy.json')}, ${join(lone.dir, 'workflows', 'policy.json')}); without one every such call would run unasked`,
       hint: `add ${join(lone.dir, 'policy.json')}, e.g. [{"tool":"shell","action":"approve"}] ([] allows every granted call), or set STEPFORGE_POLICY`,
     });
     // An explicit policy, even one with no rules, is a decision: the run goes ahead.
