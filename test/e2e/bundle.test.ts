@@ -53,6 +53,12 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     expect(head.startsWith("'use strict';\n")).toBe(true);
   });
 
+  it('is ASCII only, so V8 holds its source as a one-byte string', () => {
+    const bundle = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'latin1');
+    const first = /[^\x00-\x7f]/.exec(bundle);
+    expect(first === null ? 'ascii' : `byte ${first.index}: ${JSON.stringify(bundle.slice(first.index - 40, first.index + 10))}`).toBe('ascii');
+  });
+
   it('holds undici\'s connection pool without its index (fetch, cookies, WebSocket)', () => {
     // The index costs every stack command ~70 ms to load and nothing uses it (undiciPool.d.ts).
     const bundle = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'utf8');
