@@ -26,6 +26,8 @@ export const RUNTIME_ERROR_NAMES = [
   'CodeModuleLoadError',
   'NodeError',
   'UnknownNode',
+  'WorkflowInputInvalid',
+  'WorkflowOutputInvalid',
 ] as const;
 
 /** One of the stable runtime error names. */
