@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { codeChildren, codeToIr, compileIr, defineWorkflow, useWorkflow, type WorkflowDefinition } from '@stepforge/compiler';
 import { type StepEnvelope } from '@stepforge/contract';
+import { codeFunction } from '../../functions/src/steps/codeNodeStep.js';
 import { runScripted, type Script } from './scriptedRuntime.js';
 
 const named = (name: string, message = 'boom') => Object.assign(new Error(message), { name });
@@ -118,6 +119,13 @@ describe('Function: codeToIr (useWorkflow)', () => {
     self.nodes.again = { run: useWorkflow(self as unknown as WorkflowDefinition) };
     const wf = defineWorkflow(self as unknown as WorkflowDefinition);
     expect(() => compileWith(wf, { loop: wf })).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("node 'again' calls its own workflow 'loop' with useWorkflow") }));
+  });
+
+  it('refuses at run time a useWorkflow returned from a node function (WorkflowCallNotDeclared, naming the node and the child)', async () => {
+    const inBody = defineWorkflow({ id: 'p', version: '1', nodes: { a: { run: () => useWorkflow(child) as never } }, edges: [['__start__', 'a'], ['a', '__end__']] });
+    await expect(codeFunction(inBody, 'a', {})!({})).rejects.toMatchObject({
+      name: 'WorkflowCallNotDeclared', message: expect.stringContaining("node 'a' returned useWorkflow('quote') from its function: give it as the node's run instead"),
+    });
   });
 
   it('refuses useWorkflow given a workflow id rather than the workflow', () => {

@@ -28,6 +28,7 @@ export const RUNTIME_ERROR_NAMES = [
   'UnknownNode',
   'WorkflowInputInvalid',
   'WorkflowOutputInvalid',
+  'WorkflowCallNotDeclared',
 ] as const;
 
 /** One of the stable runtime error names. */

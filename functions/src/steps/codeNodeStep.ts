@@ -115,7 +115,16 @@ function checked(schema: Schema | undefined, value: unknown, name: 'WorkflowInpu
 function kortyxNode(wf: unknown, node: string, params: unknown): CodeCall | undefined {
   const run = (wf as { nodes?: Record<string, { run?: unknown }> } | undefined)?.nodes?.[node]?.run;
   if (typeof run !== 'function') return undefined;
-  return async (value) => (await run({ input: value ?? {}, params: params ?? {} })) ?? {};
+  return async (value) => {
+    const result = (await run({ input: value ?? {}, params: params ?? {} })) ?? {};
+    // A child workflow runs as a nested execution, which the compiler emits only for a node declared
+    // with it: one returned from a node's body at run time has no state machine to start.
+    if (result !== null && typeof result === 'object' && (result as Record<symbol, unknown>)[Symbol.for('stepforge.workflowCall')] === true) {
+      const child = String((result as { workflow?: unknown }).workflow);
+      throw new RuntimeError('WorkflowCallNotDeclared', `node '${node}' returned useWorkflow('${child}') from its function: give it as the node's run instead (nodes: { ${node}: { run: useWorkflow(${child}, input) } }), which compiles to a nested execution`, { details: { node, workflow: child } });
+    }
+    return result;
+  };
 }
 
 const END = '__end__';
