@@ -114,11 +114,16 @@ describe('Function: codeToIr (useWorkflow)', () => {
     }));
   });
 
-  it('refuses a workflow that calls itself', () => {
+  it('refuses a workflow that calls itself, directly or through another', () => {
     const self: { id: string; version: string; nodes: Record<string, unknown>; edges: unknown[] } = { id: 'loop', version: '1', nodes: {}, edges: [['__start__', 'again'], ['again', '__end__']] };
     self.nodes.again = { run: useWorkflow(self as unknown as WorkflowDefinition) };
     const wf = defineWorkflow(self as unknown as WorkflowDefinition);
-    expect(() => compileWith(wf, { loop: wf })).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("node 'again' calls its own workflow 'loop' with useWorkflow") }));
+    expect(() => compileWith(wf, { loop: wf })).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("node 'again' calls workflow 'loop' with useWorkflow, which leads back to 'loop' (loop → loop)") }));
+    const a: { id: string; version: string; nodes: Record<string, unknown>; edges: unknown[] } = { id: 'a', version: '1', nodes: {}, edges: [['__start__', 'x'], ['x', '__end__']] };
+    const b = defineWorkflow({ id: 'b', version: '1', nodes: { y: { run: useWorkflow(a as unknown as WorkflowDefinition) } }, edges: [['__start__', 'y'], ['y', '__end__']] });
+    a.nodes.x = { run: useWorkflow(b) };
+    const defined = defineWorkflow(a as unknown as WorkflowDefinition);
+    expect(() => compileWith(defined, { a: defined, b })).toThrow(expect.objectContaining({ message: expect.stringContaining("node 'x' calls workflow 'b' with useWorkflow, which leads back to 'a' (a → b → a)") }));
   });
 
   it('refuses at run time a useWorkflow returned from a node function (WorkflowCallNotDeclared, naming the node and the child)', async () => {

@@ -91,8 +91,9 @@ export function codeChildren(doc: IrDocument): IrCodeChild[] {
  * the module does not export, or the workflow calling itself, is refused (invalid_workflow).
  */
 function childOf(child: WorkflowDefinition, node: string, parent: WorkflowDefinition, options: CodeToIrOptions, location: { file: string; line: number; column: number }): IrCodeChild {
-  if (child.id === parent.id) {
-    throw new StepforgeError('invalid_workflow', `export '${options.exportName}': node '${node}' calls its own workflow '${parent.id}' with useWorkflow (a nested execution cannot start its own state machine's definition again without end)`, { location });
+  const cycle = callCycle(child, parent.id, [parent.id]);
+  if (cycle !== undefined) {
+    throw new StepforgeError('invalid_workflow', `export '${options.exportName}': node '${node}' calls workflow '${child.id}' with useWorkflow, which leads back to '${parent.id}' (${cycle.join(' → ')}): nested executions would start one another without end`, { location });
   }
   let exportName: string | undefined = child.id;
   if (options.exports !== undefined) {
@@ -104,6 +105,19 @@ function childOf(child: WorkflowDefinition, node: string, parent: WorkflowDefini
     }
   }
   return { name: workflowSlug(child.id), id: child.id, exportName };
+}
+
+/** The chain of workflow ids from `path` through `wf`'s useWorkflow children back to `target`, if there is one. */
+function callCycle(wf: WorkflowDefinition, target: string, path: readonly string[], seen: Set<string> = new Set()): string[] | undefined {
+  if (wf.id === target) return [...path, wf.id];
+  if (seen.has(wf.id)) return undefined;
+  seen.add(wf.id);
+  for (const n of Object.values(wf.nodes ?? {})) {
+    if (!isWorkflowCall(n?.run)) continue;
+    const found = callCycle(n.run.child, target, [...path, wf.id], seen);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** `behavior.retry`: `maxAttempts` total attempts, `delayMs` apart (Kortyx waits a fixed delay: no backoff, no jitter). */
