@@ -19,12 +19,16 @@ describe('Function: loadWorkflows (modules)', () => {
     const specs = loadWorkflows(EXAMPLES, { rootDir: ROOT });
     expect(specs.map((s) => [s.name, s.format, s.file, s.codeModule?.bundle])).toEqual([
       ['clinicalPipeline', 'code', 'examples/code/clinical.ts', 'examples__code__clinical.mjs'],
+      ['refund', 'code', 'examples/code/refund.ts', 'examples__code__refund.mjs'],
+      ['refund-quote', 'code', 'examples/code/refund.ts', 'examples__code__refund.mjs'],
       ['support', 'code', 'examples/code/support.ts', 'examples__code__support.mjs'],
       ['triageGraph', 'code', 'examples/code/triage.ts', 'examples__code__triage.mjs'],
     ]);
-    const triage = JSON.stringify(specs[2]!.asl);
+    // The useWorkflow child is deployed as its own state machine, which the parent's nested execution starts.
+    expect(specs.find((s) => s.name === 'refund')!.childWorkflows).toEqual(['refund-quote']);
+    const triage = JSON.stringify(specs[4]!.asl);
     expect(triage).toContain('"codeModule":"/var/task/code/examples__code__triage.mjs"');
-    expect(specs[2]!.placeholders).toEqual(expect.arrayContaining(['FunctionStepFunctionArn', 'ModelStepFunctionArn']));
+    expect(specs[4]!.placeholders).toEqual(expect.arrayContaining(['FunctionStepFunctionArn', 'ModelStepFunctionArn']));
   });
 });
 
@@ -52,7 +56,13 @@ describe('Function: buildApp (a workflows folder of modules, bundling skipped)',
     });
     const template = app.synth().getStackByName(stack.stackName).template as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
     const machines = Object.values(template.Resources).filter((r) => r.Type === 'AWS::StepFunctions::StateMachine');
-    expect(machines).toHaveLength(3);
-    expect(stack.workflows.filter((w) => w.codeModule).map((w) => w.codeModule!.bundle)).toHaveLength(3);
+    expect(machines).toHaveLength(5);
+    expect(stack.workflows.filter((w) => w.codeModule).map((w) => w.codeModule!.bundle)).toHaveLength(5);
+    // The parent's role may start the child (startExecution.sync:2) and use the rule that reports its end.
+    const statements = Object.values(template.Resources).filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((r) => (r.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement);
+    const start = statements.find((st) => st.Action === 'states:StartExecution');
+    expect(JSON.stringify(start!.Resource)).toContain(':stateMachine:refund-quote');
+    expect(statements.some((st) => Array.isArray(st.Action) && st.Action.includes('events:PutRule') && JSON.stringify(st.Resource).includes('StepFunctionsGetEventsForStepFunctionsExecutionRule'))).toBe(true);
   }, 120_000);
 });

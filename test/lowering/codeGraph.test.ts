@@ -1,8 +1,10 @@
 // Kortyx workflows written in code, compiled through the IR and run on the embedded engine; each
 // node's script calls the node function itself, as the function handler does.
 import { describe, expect, it } from 'vitest';
-import { codeToIr, compileIr, defineWorkflow, type WorkflowDefinition } from '@stepforge/compiler';
+import { createRequire } from 'node:module';
+import { codeChildren, codeToIr, compileIr, defineWorkflow, useWorkflow, type WorkflowDefinition } from '@stepforge/compiler';
 import { type StepEnvelope } from '@stepforge/contract';
+import { codeFunction } from '../../functions/src/steps/codeNodeStep.js';
 import { runScripted, type Script } from './scriptedRuntime.js';
 
 const named = (name: string, message = 'boom') => Object.assign(new Error(message), { name });
@@ -73,5 +75,66 @@ describe('Function: lowerCodeGraph (run on the embedded engine)', () => {
     expect(run.result.status).toBe('FAILED');
     expect(run.result.error).toBe('MaxIterationsExceeded');
     expect(run.calls).toHaveLength(25);
+  });
+});
+
+describe('Function: codeToIr (useWorkflow)', () => {
+  const aslValidator = createRequire(import.meta.url)('asl-validator') as (d: unknown) => { isValid: boolean; errorsText(sep?: string): string };
+  const schema = { safeParse: (v: unknown) => ({ success: true, data: v }) };
+  const child = defineWorkflow({
+    id: 'quote', version: '1', inputSchema: schema, outputSchema: schema,
+    nodes: { price: { run: () => ({ data: { price: 1 } }) } }, edges: [['__start__', 'price'], ['price', '__end__']],
+  });
+  const parent = defineWorkflow({
+    id: 'order', version: '1',
+    nodes: { quote: { run: useWorkflow(child, (s: { sku: string }) => ({ sku: s.sku })), behavior: { retry: { maxAttempts: 2, delayMs: 1000 } } }, done: { run: () => ({}) } },
+    edges: [['__start__', 'quote'], ['quote', 'done'], ['done', '__end__']],
+  });
+  const compileWith = (def: WorkflowDefinition, exports: Record<string, unknown>) =>
+    compileIr(codeToIr(def, { module: '/project/flow.ts', exportName: 'order', file: 'flow.ts', exports }));
+
+  it('lowers the node to its input check, a startExecution.sync:2 Task named after it, and its output check', () => {
+    const c = compileWith(parent, { order: parent, quoteFlow: child });
+    const states = c.asl.States as Record<string, Record<string, unknown>>;
+    expect(states['order: quote input']).toMatchObject({ Type: 'Task', Next: 'quote', Arguments: { config: { codeNode: 'quote', codeFn: 'childInput', codeChild: 'quote' } } });
+    expect(states.quote).toMatchObject({
+      Type: 'Task', Resource: 'arn:aws:states:::states:startExecution.sync:2', Next: 'order: quote output',
+      Arguments: { StateMachineArn: '{% $substringBefore($states.context.StateMachine.Id, ":stateMachine:") & ":stateMachine:" & "quote" %}' },
+      Retry: [{ ErrorEquals: ['States.TaskFailed', 'States.Timeout'], MaxAttempts: 1, IntervalSeconds: 1 }],
+    });
+    expect(states['order: quote output']).toMatchObject({ Type: 'Task', Next: 'order: quote next?', Arguments: { config: { codeFn: 'childOutput', codeChild: 'quote' } } });
+    expect(codeChildren(c.ir)).toEqual([{ name: 'quote', id: 'quote', exportName: 'quoteFlow' }]);
+    const v = aslValidator(structuredClone(c.asl));
+    expect(v.isValid ? '' : v.errorsText('\n')).toBe('');
+  });
+
+  it('refuses a child the module does not export, naming the node and the child', () => {
+    expect(() => compileWith(parent, { order: parent })).toThrow(expect.objectContaining({
+      code: 'invalid_workflow', message: "export 'order': node 'quote' calls workflow 'quote' with useWorkflow, which the module does not export",
+    }));
+  });
+
+  it('refuses a workflow that calls itself, directly or through another', () => {
+    const self: { id: string; version: string; nodes: Record<string, unknown>; edges: unknown[] } = { id: 'loop', version: '1', nodes: {}, edges: [['__start__', 'again'], ['again', '__end__']] };
+    self.nodes.again = { run: useWorkflow(self as unknown as WorkflowDefinition) };
+    const wf = defineWorkflow(self as unknown as WorkflowDefinition);
+    expect(() => compileWith(wf, { loop: wf })).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("node 'again' calls workflow 'loop' with useWorkflow, which leads back to 'loop' (loop → loop)") }));
+    const a: { id: string; version: string; nodes: Record<string, unknown>; edges: unknown[] } = { id: 'a', version: '1', nodes: {}, edges: [['__start__', 'x'], ['x', '__end__']] };
+    const b = defineWorkflow({ id: 'b', version: '1', nodes: { y: { run: useWorkflow(a as unknown as WorkflowDefinition) } }, edges: [['__start__', 'y'], ['y', '__end__']] });
+    a.nodes.x = { run: useWorkflow(b) };
+    const defined = defineWorkflow(a as unknown as WorkflowDefinition);
+    expect(() => compileWith(defined, { a: defined, b })).toThrow(expect.objectContaining({ message: expect.stringContaining("node 'x' calls workflow 'b' with useWorkflow, which leads back to 'a' (a → b → a)") }));
+  });
+
+  it('refuses at run time a useWorkflow returned from a node function (WorkflowCallNotDeclared, naming the node and the child)', async () => {
+    const inBody = defineWorkflow({ id: 'p', version: '1', nodes: { a: { run: () => useWorkflow(child) as never } }, edges: [['__start__', 'a'], ['a', '__end__']] });
+    await expect(codeFunction(inBody, 'a', {})!({})).rejects.toMatchObject({
+      name: 'WorkflowCallNotDeclared', message: expect.stringContaining("node 'a' returned useWorkflow('quote') from its function: give it as the node's run instead"),
+    });
+  });
+
+  it('refuses useWorkflow given a workflow id rather than the workflow', () => {
+    expect(() => defineWorkflow({ id: 'p', version: '1', nodes: { a: { run: useWorkflow('quote' as unknown as WorkflowDefinition) } }, edges: [['__start__', 'a'], ['a', '__end__']] }))
+      .toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("nodes.a.run: node 'a': useWorkflow needs the child workflow itself") }));
   });
 });

@@ -26,6 +26,9 @@ export const RUNTIME_ERROR_NAMES = [
   'CodeModuleLoadError',
   'NodeError',
   'UnknownNode',
+  'WorkflowInputInvalid',
+  'WorkflowOutputInvalid',
+  'WorkflowCallNotDeclared',
 ] as const;
 
 /** One of the stable runtime error names. */

@@ -61,14 +61,70 @@ export type CodeCall = (value: unknown) => Promise<unknown>;
  * when the workflow has no such function (a module changed since it was compiled).
  */
 export function codeFunction(wf: unknown, node: string, config: Readonly<Record<string, unknown>>): CodeCall | undefined {
+  if (config.codeFn === 'childInput' || config.codeFn === 'childOutput') return kortyxChildCheck(wf, node, config.codeFn);
   return typeof config.codeFn === 'string' ? sdkFunction(wf, node, config.codeFn, config.codePath) : kortyxNode(wf, node, config.params);
+}
+
+/** A zod-like schema: what useWorkflow's checks call. */
+interface Schema { safeParse(v: unknown): { success: boolean; data?: unknown; error?: { issues?: readonly { path?: readonly PropertyKey[]; message?: string }[] } } }
+
+/**
+ * The checks around a Kortyx node given `useWorkflow(child, input)` (the `run` is the descriptor,
+ * marked by Symbol.for('stepforge.workflowCall')). `childInput`: the child's input (the descriptor's
+ * function of the run state, its fixed value, or the run state), which must be an object (a run's
+ * input is) and pass the child's inputSchema: WorkflowInputInvalid otherwise. `childOutput`: the
+ * child execution's output against its outputSchema (WorkflowOutputInvalid otherwise), answered as
+ * the node's `data` (an object merges into the run state; anything else is kept under the node's name).
+ * A schema's parsed value (defaults, transforms) is what goes on.
+ */
+function kortyxChildCheck(wf: unknown, node: string, fn: 'childInput' | 'childOutput'): CodeCall | undefined {
+  const call = (wf as { nodes?: Record<string, { run?: unknown }> } | undefined)?.nodes?.[node]?.run as { child?: { id?: unknown; inputSchema?: Schema; outputSchema?: Schema }; input?: unknown } | undefined;
+  if (call === null || typeof call !== 'object' || (call as Record<symbol, unknown>)[Symbol.for('stepforge.workflowCall')] !== true) return undefined;
+  const child = call.child ?? {};
+  const id = String(child.id);
+  if (fn === 'childInput') {
+    return async (state) => {
+      const input = typeof call.input === 'function' ? await (call.input as (s: unknown) => unknown)(state ?? {}) : call.input !== undefined ? call.input : state ?? {};
+      const value = checked(child.inputSchema, input, 'WorkflowInputInvalid', `node '${node}': the input of workflow '${id}'`, node, id);
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        throw new RuntimeError('WorkflowInputInvalid', `node '${node}': the input of workflow '${id}' must be an object (a run's input is), not ${Array.isArray(value) ? 'a list' : JSON.stringify(value) ?? String(value)}`, { details: { node, workflow: id } });
+      }
+      return value;
+    };
+  }
+  return async (output) => {
+    const value = checked(child.outputSchema, output, 'WorkflowOutputInvalid', `node '${node}': the output of workflow '${id}'`, node, id);
+    return { data: value !== null && typeof value === 'object' && !Array.isArray(value) ? value : { [node]: value ?? null } };
+  };
+}
+
+/** The schema's parsed value, or a RuntimeError `name` naming the first zod issue (path and message). */
+function checked(schema: Schema | undefined, value: unknown, name: 'WorkflowInputInvalid' | 'WorkflowOutputInvalid', what: string, node: string, workflow: string): unknown {
+  if (schema === undefined || typeof schema.safeParse !== 'function') return value;
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issues = r.error?.issues ?? [];
+  const first = issues[0];
+  const at = first?.path && first.path.length > 0 ? ` at ${first.path.map(String).join('.')}` : '';
+  throw new RuntimeError(name, `${what} does not match its ${name === 'WorkflowInputInvalid' ? 'inputSchema' : 'outputSchema'}${at}: ${first?.message ?? 'invalid'}${issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? 's' : ''})` : ''}`, {
+    details: { node, workflow, issues: issues.map((i) => ({ path: (i.path ?? []).map(String), message: i.message ?? '' })) },
+  });
 }
 
 /** A Kortyx node: `run({input, params})`, its NodeResult the output (`{}` for none). */
 function kortyxNode(wf: unknown, node: string, params: unknown): CodeCall | undefined {
   const run = (wf as { nodes?: Record<string, { run?: unknown }> } | undefined)?.nodes?.[node]?.run;
   if (typeof run !== 'function') return undefined;
-  return async (value) => (await run({ input: value ?? {}, params: params ?? {} })) ?? {};
+  return async (value) => {
+    const result = (await run({ input: value ?? {}, params: params ?? {} })) ?? {};
+    // A child workflow runs as a nested execution, which the compiler emits only for a node declared
+    // with it: one returned from a node's body at run time has no state machine to start.
+    if (result !== null && typeof result === 'object' && (result as Record<symbol, unknown>)[Symbol.for('stepforge.workflowCall')] === true) {
+      const child = String((result as { workflow?: unknown }).workflow);
+      throw new RuntimeError('WorkflowCallNotDeclared', `node '${node}' returned useWorkflow('${child}') from its function: give it as the node's run instead (nodes: { ${node}: { run: useWorkflow(${child}, input) } }), which compiles to a nested execution`, { details: { node, workflow: child } });
+    }
+    return result;
+  };
 }
 
 const END = '__end__';

@@ -1,8 +1,9 @@
 // One Step Functions state machine for one compiled workflow: the compiler's ASL as is, with the
 // placeholders filled through DefinitionSubstitutions, logging ALL to CloudWatch and X-Ray tracing.
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
@@ -78,6 +79,24 @@ export class WorkflowStateMachine extends Construct {
       if (handler) lambdaOf(handler).grantInvoke(this.stateMachine);
       else if (placeholder === 'ApprovalQueueUrl') props.approvalQueue.grantSendMessages(this.stateMachine);
       else if (placeholder === 'RunsTableName') props.table.grantReadWriteData(this.stateMachine);
+    }
+    // A useWorkflow node's startExecution.sync:2: start the child's state machine, follow and stop its
+    // executions, and the managed EventBridge rule through which Step Functions learns a child ended.
+    const children = workflow.childWorkflows ?? [];
+    if (children.length > 0) {
+      const stack = Stack.of(this);
+      this.stateMachine.addToRolePolicy(new iam.PolicyStatement({
+        actions: ['states:StartExecution'],
+        resources: children.map((c) => stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: c, arnFormat: ArnFormat.COLON_RESOURCE_NAME })),
+      }));
+      this.stateMachine.addToRolePolicy(new iam.PolicyStatement({
+        actions: ['states:DescribeExecution', 'states:StopExecution'],
+        resources: children.map((c) => stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${c}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME })),
+      }));
+      this.stateMachine.addToRolePolicy(new iam.PolicyStatement({
+        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+        resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForStepFunctionsExecutionRule' })],
+      }));
     }
 
     this.failedAlarm = new cloudwatch.Alarm(this, 'FailedAlarm', {

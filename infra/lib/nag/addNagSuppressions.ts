@@ -49,6 +49,11 @@ export const NAG_ACKNOWLEDGEMENTS: readonly NagAcknowledgement[] = [
     reason: 'Execution names are generated per run; the wildcard covers the executions of one named Stepforge state machine.',
   },
   {
+    finding: /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
+    path: /\/Workflow-[^/]+\/StateMachine\/Role\/DefaultPolicy\/Resource$/,
+    reason: 'A useWorkflow node (startExecution.sync:2) follows and stops the child executions it starts, whose names Step Functions generates; the wildcard covers the executions of one named child state machine.',
+  },
+  {
     finding: /^AwsSolutions-IAM5\[Resource::\*\]$/,
     path: /\/StateMachine\/Role\/DefaultPolicy\/Resource$/,
     reason: 'Step Functions log delivery (logs:CreateLogDelivery etc.) and X-Ray tracing require Resource "*" (AWS documentation for state machine logging and tracing).',

@@ -41,6 +41,8 @@ export interface WorkflowSpec {
   readonly placeholders: readonly string[];
   /** A workflow written in code: its module (absolute path) and the bundle the function Lambda imports. */
   readonly codeModule?: { readonly source: string; readonly bundle: string };
+  /** The state machines its nested executions start (a Kortyx node's useWorkflow child), by workflow name. */
+  readonly childWorkflows?: readonly string[];
 }
 
 /** Most characters of a display name that descriptions (alarms, 1,024 at most) quote. */

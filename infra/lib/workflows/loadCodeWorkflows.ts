@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { buildSync } from 'esbuild';
-import { codeToIr, codeWorkflowExports, compileIr, StepforgeError } from '@stepforge/compiler';
+import { codeChildren, codeToIr, codeWorkflowExports, compileIr, StepforgeError } from '@stepforge/compiler';
 import { findPlaceholders } from '@stepforge/contract';
 import type { WorkflowSpec } from './WorkflowSpec.js';
 
@@ -61,7 +61,9 @@ export function loadCodeWorkflows(source: string, file: string): WorkflowSpec[] 
   if (exports.length === 0) throw new StepforgeError('invalid_document', `${file} exports no workflow: export the result of defineWorkflow, workflow, parallel or stateGraph`, { location });
   const bundle = codeBundleName(file);
   return exports.map((exportName) => {
-    const compiled = compileIr(codeToIr(mod[exportName], { module: `${LAMBDA_CODE_DIR}/${bundle}`, exportName, file }));
+    // With the module's exports, a useWorkflow child is found among them: it is deployed as its own state machine here too.
+    const compiled = compileIr(codeToIr(mod[exportName], { module: `${LAMBDA_CODE_DIR}/${bundle}`, exportName, file, exports: mod }));
+    const children = [...new Set(codeChildren(compiled.ir).map((c) => c.name))];
     const text = JSON.stringify(compiled.asl);
     return {
       name: compiled.name,
@@ -77,6 +79,7 @@ export function loadCodeWorkflows(source: string, file: string): WorkflowSpec[] 
       placeholders: findPlaceholders(compiled.asl),
       mcpServers: {},
       codeModule: { source, bundle },
+      ...(children.length > 0 ? { childWorkflows: children } : {}),
     };
   });
 }

@@ -20,6 +20,7 @@ import {
   type IrWorkflow,
   type NamedWorkflow,
 } from '@stepforge/compiler';
+import { codeChildren } from '@stepforge/compiler';
 import { workflowNameClash } from '../workflowNameClash.js';
 import { loadFunctionsRuntime } from './functionsRuntime.js';
 import { CODE_MODULE, compileCodeModule } from './compileCodeModule.js';
@@ -105,8 +106,15 @@ export class WorkflowCatalog {
   ) {}
 
   /** Reads, compiles (StepforgeError on invalid documents) and registers `file`. */
-  async registerFile(file: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
+  async registerFile(file: string, options: RegisterOptions = {}, registering: Set<string> = new Set()): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
     const { text, compiled } = await compileWorkflowFile(this.projectDir, file, options);
+    registering.add(compiled.name);
+    // The child workflows its nodes call with useWorkflow run as state machines of their own, which
+    // the parent's nested executions start by name: registered first, from the same module.
+    for (const child of codeChildren(compiled.ir)) {
+      if (registering.has(child.name)) continue;
+      await this.registerFile(file, { ...(options.project !== undefined ? { project: options.project } : {}), exportName: child.exportName }, registering);
+    }
     return this.registerText(text, file, { ...options, compiled });
   }
 

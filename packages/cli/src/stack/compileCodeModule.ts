@@ -52,5 +52,5 @@ export async function compileCodeModule(cwd: string, file: string, exportName?: 
 export async function codeModuleIr(cwd: string, file: string, exportName?: string): Promise<IrDocument> {
   const { mod, bundle } = await loadCodeModule(cwd, file);
   const chosen = chooseCodeExport(mod, file, exportName);
-  return codeToIr(mod[chosen], { module: bundle, exportName: chosen, file });
+  return codeToIr(mod[chosen], { module: bundle, exportName: chosen, file, exports: mod });
 }

@@ -3,11 +3,11 @@
 // on what the node returned. Pure: the module was imported by the caller; only its data is read here.
 import { stepIdentity } from '../ir/stepIdentity.js';
 import { StepforgeError } from '@stepforge/contract';
-import type { IrCodeEdge, IrCodeNode, IrDocument, IrRetry } from '../ir/Ir.js';
+import type { IrCodeChild, IrCodeEdge, IrCodeNode, IrDocument, IrRetry } from '../ir/Ir.js';
 import { workflowSlug } from '../workflowSlug.js';
 import type { CodeWorkflowValue } from './agentSdk.js';
 import { sdkToIr } from './sdkToIr.js';
-import { CODE_WORKFLOW, END_NODE, START_NODE, validateWorkflow, type WorkflowDefinition } from './defineWorkflow.js';
+import { CODE_WORKFLOW, END_NODE, START_NODE, isWorkflowCall, validateWorkflow, type WorkflowDefinition } from './defineWorkflow.js';
 
 /** Bound on a Kortyx workflow's node runs (its cycles), as the agent SDK's state graphs default to. */
 export const KORTYX_MAX_ITERATIONS = 25;
@@ -28,6 +28,8 @@ export interface CodeToIrOptions {
   /** An agent SDK stateGraph's run options (see SdkToIrOptions). */
   readonly start?: string;
   readonly maxIterations?: number;
+  /** The module's exports: where a node's useWorkflow child is found (its export name); without them the child's id stands for it. */
+  readonly exports?: Readonly<Record<string, unknown>>;
 }
 
 /** Compiles an exported Kortyx workflow (or agent SDK workflow, see sdkToIr) to IR; invalid definitions are `invalid_workflow` errors naming the path. */
@@ -50,6 +52,7 @@ export function codeToIr(value: unknown, options: CodeToIrOptions): IrDocument {
     name,
     ...(n.params !== undefined ? { params: n.params } : {}),
     ...(n.behavior?.retry ? { retry: kortyxRetry(n.behavior.retry) } : {}),
+    ...(isWorkflowCall(n.run) ? { child: childOf(n.run.child, name, def, options, location) } : {}),
   }));
   const edges: IrCodeEdge[] = [];
   let start = '';
@@ -75,6 +78,46 @@ export function codeToIr(value: unknown, options: CodeToIrOptions): IrDocument {
       resultStep: 0,
     },
   };
+}
+
+/** The child workflows a compiled code workflow's nodes call with useWorkflow (each to be registered or deployed beside it). */
+export function codeChildren(doc: IrDocument): IrCodeChild[] {
+  return doc.workflow.steps.flatMap((s) => (s.composite?.graph?.nodes ?? []).flatMap((n) => (n.child ? [n.child] : [])));
+}
+
+/**
+ * The child a node's useWorkflow names. It runs as its own state machine, which the CLI registers
+ * and the CDK app deploys beside the parent by compiling the module export that holds it: a child
+ * the module does not export, or the workflow calling itself, is refused (invalid_workflow).
+ */
+function childOf(child: WorkflowDefinition, node: string, parent: WorkflowDefinition, options: CodeToIrOptions, location: { file: string; line: number; column: number }): IrCodeChild {
+  const cycle = callCycle(child, parent.id, [parent.id]);
+  if (cycle !== undefined) {
+    throw new StepforgeError('invalid_workflow', `export '${options.exportName}': node '${node}' calls workflow '${child.id}' with useWorkflow, which leads back to '${parent.id}' (${cycle.join(' → ')}): nested executions would start one another without end`, { location });
+  }
+  let exportName: string | undefined = child.id;
+  if (options.exports !== undefined) {
+    exportName = Object.keys(options.exports).find((k) => options.exports![k] === child);
+    if (exportName === undefined) {
+      throw new StepforgeError('invalid_workflow', `export '${options.exportName}': node '${node}' calls workflow '${child.id}' with useWorkflow, which the module does not export`, {
+        location, hint: `export the child workflow from the module (export const ... = defineWorkflow({ id: '${child.id}', ... })) so it is compiled as its own state machine`,
+      });
+    }
+  }
+  return { name: workflowSlug(child.id), id: child.id, exportName };
+}
+
+/** The chain of workflow ids from `path` through `wf`'s useWorkflow children back to `target`, if there is one. */
+function callCycle(wf: WorkflowDefinition, target: string, path: readonly string[], seen: Set<string> = new Set()): string[] | undefined {
+  if (wf.id === target) return [...path, wf.id];
+  if (seen.has(wf.id)) return undefined;
+  seen.add(wf.id);
+  for (const n of Object.values(wf.nodes ?? {})) {
+    if (!isWorkflowCall(n?.run)) continue;
+    const found = callCycle(n.run.child, target, [...path, wf.id], seen);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** `behavior.retry`: `maxAttempts` total attempts, `delayMs` apart (Kortyx waits a fixed delay: no backoff, no jitter). */

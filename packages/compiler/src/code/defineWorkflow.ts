@@ -25,7 +25,8 @@ export interface NodeBehavior {
 
 /** One node of a Kortyx workflow. */
 export interface WorkflowNodeDef {
-  readonly run: NodeFn | string;
+  /** The node function, or `useWorkflow(child, input?)`: the node runs that child workflow. */
+  readonly run: NodeFn | string | WorkflowCall;
   readonly params?: Record<string, unknown>;
   readonly metadata?: Record<string, unknown>;
   readonly behavior?: NodeBehavior;
@@ -81,7 +82,10 @@ export function validateWorkflow(candidate: unknown): { ok: true; value: Workflo
   for (const n of names) {
     const def = (nodes as Record<string, unknown>)[n] as Record<string, unknown> | null;
     if (def === null || typeof def !== 'object') { err(['nodes', n], `node '${n}' must be an object with run`); continue; }
-    if (typeof def.run !== 'function' && typeof def.run !== 'string') err(['nodes', n, 'run'], `node '${n}' needs run: a node function`);
+    if (isWorkflowCall(def.run)) {
+      const child = def.run.child;
+      if (child === null || typeof child !== 'object' || typeof (child as { id?: unknown }).id !== 'string') err(['nodes', n, 'run'], `node '${n}': useWorkflow needs the child workflow itself (the value defineWorkflow returned), not its id`, 'custom');
+    } else if (typeof def.run !== 'function' && typeof def.run !== 'string') err(['nodes', n, 'run'], `node '${n}' needs run: a node function or useWorkflow(child, input)`);
     const retry = (def.behavior as { retry?: Record<string, unknown> } | undefined)?.retry;
     if (retry !== undefined) {
       for (const k of ['maxAttempts', 'delayMs'] as const) {
@@ -118,13 +122,32 @@ export function defineWorkflow<T extends WorkflowDefinition>(definition: T): T &
   return Object.defineProperty({ ...definition }, CODE_WORKFLOW, { value: 'kortyx', enumerable: false }) as T & KortyxWorkflow;
 }
 
-/** A child-workflow call from a node: recorded as data, run as a nested execution. */
+/** Marks a node's `run` as a child-workflow call (useWorkflow) rather than a node function. */
+export const WORKFLOW_CALL = Symbol.for('stepforge.workflowCall');
+
+/**
+ * A node's call of a child workflow: recorded as data when the workflow is defined, so the
+ * compiler can lower it to a nested execution (a function in a node's body is opaque to it).
+ * `input` is the child's input: a function of the run state, a fixed value, or (absent) the run state.
+ */
 export interface WorkflowCall {
+  readonly [WORKFLOW_CALL]: true;
   readonly workflow: string;
-  readonly input: unknown;
+  readonly child: WorkflowDefinition;
+  readonly input?: unknown;
 }
 
-/** `useWorkflow(child, input)`: names the child workflow a node calls (by its id) with its input. */
-export function useWorkflow(child: WorkflowDefinition | string, input: unknown = {}): WorkflowCall {
-  return { workflow: typeof child === 'string' ? child : child.id, input };
+/** Whether a node's `run` is a useWorkflow call. */
+export function isWorkflowCall(v: unknown): v is WorkflowCall {
+  return v !== null && typeof v === 'object' && (v as Record<symbol, unknown>)[WORKFLOW_CALL] === true;
+}
+
+/**
+ * `useWorkflow(child, input?)`, given as a node's `run`: the node runs the child workflow as a
+ * nested execution. The input is checked against the child's `inputSchema` before it starts and its
+ * output against `outputSchema` after; the output (an object) is merged into the run state as a
+ * node's `data` is.
+ */
+export function useWorkflow(child: WorkflowDefinition, input?: ((state: any) => unknown) | Record<string, unknown>): WorkflowCall {
+  return Object.defineProperty({ workflow: child?.id, child, ...(input !== undefined ? { input } : {}) }, WORKFLOW_CALL, { value: true, enumerable: false }) as WorkflowCall;
 }

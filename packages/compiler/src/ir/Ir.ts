@@ -135,6 +135,18 @@ export interface IrCodeNode {
   readonly tools?: readonly string[];
   readonly retry?: IrRetry;
   readonly params?: Readonly<Record<string, unknown>>;
+  /** useWorkflow: the node runs this child workflow (its state machine's name) as a nested execution. */
+  readonly child?: IrCodeChild;
+}
+
+/** The child workflow a code node calls: its state machine and the module export defining it. */
+export interface IrCodeChild {
+  /** The child's workflow name (its state machine's name). */
+  readonly name: string;
+  /** Its Kortyx id. */
+  readonly id: string;
+  /** The export of the same module holding it (how the CLI and CDK app compile it beside the parent). */
+  readonly exportName: string;
 }
 
 /** An edge of a code workflow; `when` matches the node's returned `condition`, then its `intent`. */

@@ -7,7 +7,7 @@ import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { jsonataHelperBindings, withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot, Template } from '../expr/ExpressionAst.js';
-import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrRetry, IrRoute, IrSdkAgent, IrSdkFlow, IrSdkStep, IrStep, IrWorkflow } from '../ir/Ir.js';
+import type { IrAgentRef, IrCodeChild, IrControl, IrDocument, IrExpr, IrRetry, IrRoute, IrSdkAgent, IrSdkFlow, IrSdkStep, IrStep, IrWorkflow } from '../ir/Ir.js';
 import { CONTENOX_FIRST_INPUT } from '../ir/contenoxToIr.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
 import { stepIdentity } from '../ir/stepIdentity.js';
@@ -1311,11 +1311,14 @@ class Lowerer {
     const last = this.names.variable(`${v}_last`);
     const runs = this.names.variable(`${v}_runs`);
     const taskName = new Map<string, string>();
+    // Where an edge into a node goes: the node's Task, or for a useWorkflow node its input check.
+    const entryName = new Map<string, string>();
     // Node states carry the node's own name: that is what the console's execution view shows.
     for (const n of g.nodes) {
       const name = this.names.state(n.name);
       this.stepStates.get(step)!.push(name);
       taskName.set(n.name, name);
+      entryName.set(n.name, n.child ? this.helper(step, `${n.name} input`) : name);
     }
     const exitName = this.helper(step, 'end');
     const exit: AslState = { Type: 'Pass', Comment: this.comment(step, 'the run state is the result'), Assign: { [v]: `{% $${state} %}` } };
@@ -1325,20 +1328,24 @@ class Lowerer {
       Type: 'Fail', Comment: this.comment(step, `more than ${g.maxIterations} node runs`),
       Error: 'MaxIterationsExceeded', Cause: `workflow '${step.id}' ran more than ${g.maxIterations} nodes: a cycle in its edges did not end`,
     };
-    const target = (to: string) => (to === '__end__' ? exitName : taskName.get(to) ?? this.fail('invalid_workflow', `edge to unknown node '${to}'`, step));
+    const target = (to: string) => (to === '__end__' ? exitName : entryName.get(to) ?? this.fail('invalid_workflow', `edge to unknown node '${to}'`, step));
+    const merged = {
+      [state]: `{% $merge([$${state}, $type($states.result.output.data) = "object" ? $states.result.output.data : {}]) %}`,
+      [last]: `{% ${RESULT_VALUE} %}`,
+      [runs]: `{% $${runs} + 1 %}`,
+    };
     for (const n of g.nodes) {
-      const name = taskName.get(n.name)!;
       const node: IrStep = { ...step, id: `${step.id}.${n.name}`, retry: n.retry, identity: stepIdentity('code_node', { graph: step.identity, node: n.name }, []) };
-      const payload = this.payload(node, scope, {
-        kind: 'function', identity: node.identity, value: `{% $${state} %}`,
-        config: { codeModule: g.module, codeExport: g.exportName, codeNode: n.name, ...(n.params !== undefined ? { params: n.params } : {}) },
-      });
-      const task = this.taskState(node, scope, 'function', payload, {
-        [state]: `{% $merge([$${state}, $type($states.result.output.data) = "object" ? $states.result.output.data : {}]) %}`,
-        [last]: `{% ${RESULT_VALUE} %}`,
-        [runs]: `{% $${runs} + 1 %}`,
-      }, `node '${n.name}' (runs in the function handler)`);
-      scope.states[name] = task;
+      const config = { codeModule: g.module, codeExport: g.exportName, codeNode: n.name, ...(n.params !== undefined ? { params: n.params } : {}) };
+      // Routing follows the state that ends the node: its Task, or a child's output check.
+      let name = taskName.get(n.name)!;
+      if (n.child) {
+        name = this.lowerChildNode(step, scope, node, n.name, n.child, config, state, taskName.get(n.name)!, entryName.get(n.name)!, merged);
+      } else {
+        const payload = this.payload(node, scope, { kind: 'function', identity: node.identity, value: `{% $${state} %}`, config });
+        scope.states[name] = this.taskState(node, scope, 'function', payload, merged, `node '${n.name}' (runs in the function handler)`);
+      }
+      const task = scope.states[name]!;
       const out = g.edges.filter((e) => e.from === n.name);
       const routed = out.filter((e) => e.when !== undefined);
       const plain = out.find((e) => e.when === undefined);
@@ -1362,7 +1369,7 @@ class Lowerer {
         Default: plain ? target(plain.to) : exitName,
       };
     }
-    const first = taskName.get(g.start) ?? this.fail('invalid_workflow', `the workflow starts at unknown node '${g.start}'`, step);
+    const first = entryName.get(g.start) ?? this.fail('invalid_workflow', `the workflow starts at unknown node '${g.start}'`, step);
     // Its own Pass rather than an init folded into whatever leads here: the state starts as the
     // input variable, which a state assigning `input` itself could not read yet.
     const entry = this.stepNames.get(step)!;
@@ -1371,6 +1378,49 @@ class Lowerer {
       Assign: { [state]: `{% ${scope.inputVar} %}`, [last]: null, [runs]: 0 }, Next: first,
     };
     return { entry, tails: [{ holder: exit, field: 'Next' }] };
+  }
+
+  /**
+   * A Kortyx node given `useWorkflow(child, input)`: three states. `<node> input` (function Task)
+   * builds the child's input and checks it against the child's inputSchema (WorkflowInputInvalid);
+   * `<node>` starts the child's own state machine and waits for it (startExecution.sync:2, whose
+   * result carries the child's output as JSON); `<node> output` (function Task) checks that output
+   * against the child's outputSchema (WorkflowOutputInvalid) and answers it as the node's `data`.
+   * The schemas are zod values in the user's module, so only the function handler can apply them:
+   * JSONata has no way to run them. Returns the name of the last state (routing follows it).
+   */
+  private lowerChildNode(step: IrStep, scope: Scope, node: IrStep, nodeName: string, child: IrCodeChild, config: Record<string, unknown>,
+    state: string, startName: string, inputName: string, merged: Record<string, unknown>): string {
+    const childIn = this.names.variable(`${state}_child_in`);
+    const childOut = this.names.variable(`${state}_child_out`);
+    const checkIn = this.taskState({ ...node, retry: undefined, identity: stepIdentity('code_child_input', { node: node.identity }, []) }, scope, 'function',
+      this.payload(node, scope, { kind: 'function', identity: stepIdentity('code_child_input', { node: node.identity }, []), value: `{% $${state} %}`, config: { ...config, codeFn: 'childInput', codeChild: child.id } }),
+      { [childIn]: `{% ${RESULT_VALUE} %}` }, `node '${nodeName}': the input of workflow '${child.id}', checked against its inputSchema (function handler)`);
+    checkIn.Next = startName;
+    scope.states[inputName] = checkIn;
+    const start: AslState = {
+      Type: 'Task',
+      Comment: this.comment(node, `node '${nodeName}': runs workflow '${child.id}' as a nested execution and waits for its output`),
+      Resource: 'arn:aws:states:::states:startExecution.sync:2',
+      Arguments: {
+        // The child is deployed beside the parent, in its account and region, under its workflow name.
+        StateMachineArn: `{% $substringBefore($states.context.StateMachine.Id, ":stateMachine:") & ":stateMachine:" & ${JSON.stringify(child.name)} %}`,
+        Input: `{% $${childIn} %}`,
+      },
+      Assign: { [childOut]: '{% $states.result.Output %}' },
+    };
+    // The node's behavior.retry only: the Lambda transient retrier of function Tasks has nothing to match here.
+    const retry = renderRetry(node.retry).slice(1);
+    if (retry.length > 0) start.Retry = retry;
+    start.Catch = [{ ErrorEquals: ['States.ALL'], Output: `{% [${JSON.stringify(node.id)}, $states.errorOutput] %}`, Next: this.failState(scope) }];
+    scope.states[startName] = start;
+    const outputName = this.helper(step, `${nodeName} output`);
+    const checkOut = this.taskState({ ...node, retry: undefined, identity: stepIdentity('code_child_output', { node: node.identity }, []) }, scope, 'function',
+      this.payload(node, scope, { kind: 'function', identity: stepIdentity('code_child_output', { node: node.identity }, []), value: `{% $${childOut} %}`, config: { ...config, codeFn: 'childOutput', codeChild: child.id } }),
+      merged, `node '${nodeName}': the output of workflow '${child.id}', checked against its outputSchema (function handler)`);
+    start.Next = outputName;
+    scope.states[outputName] = checkOut;
+    return outputName;
   }
 
   // ---- the agent SDK (workflow, parallel, stateGraph) -----------------------------------------

@@ -1,0 +1,69 @@
+// Kortyx useWorkflow: a node runs a child workflow as a nested Step Functions execution
+// (startExecution.sync:2) of the child's own state machine, its input and output checked against
+// the child's zod schemas in the function handler.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { DescribeExecutionCommand, ListExecutionsCommand } from '@aws-sdk/client-sfn';
+import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
+import { cliIn, tempProject } from './support/testIo.js';
+
+const repo = join(__dirname, '..', '..');
+const REFUND = join(repo, 'examples', 'code', 'refund.ts');
+const FIXTURE = join(repo, 'test', 'e2e', 'fixtures', 'childWorkflows.ts');
+const arnOf = (name: string) => `arn:aws:states:us-east-1:123456789012:stateMachine:${name}`;
+
+describe('Kortyx useWorkflow (run FILE.ts, embedded)', () => {
+  const project = tempProject('sf-child-');
+  const cli = cliIn(project.dir);
+  let stack: EmbeddedStack;
+  beforeAll(async () => {
+    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+  });
+  afterAll(async () => {
+    await stack.close();
+    project.remove();
+  });
+
+  async function run(file: string, exportName: string, input: unknown) {
+    const r = await cli('run', file, '--export', exportName, '--input', JSON.stringify(input), '--json');
+    const started = JSON.parse(r.out) as { runId: string; status: string; output: unknown };
+    const shown = JSON.parse((await cli('runs', 'show', started.runId, '--json')).out) as { run: { error?: { name: string; message: string } } };
+    return { code: r.code, ...started, error: shown.run.error };
+  }
+
+  it('runs the child as a nested execution of its own state machine, and its checked output reaches the parent', async () => {
+    const r = await run(REFUND, 'refund', { order: { total: 80, ageDays: 45 } });
+    expect(r.status).toBe('SUCCEEDED');
+    expect(r.output).toEqual({ order: { total: 80, ageDays: 45 }, refund: 40, policy: 'half', reply: 'We refund 40 (half refund).' });
+    const children = await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('refund-quote') }));
+    expect(children.executions).toHaveLength(1);
+    const child = await stack.sfn.send(new DescribeExecutionCommand({ executionArn: children.executions![0]!.executionArn }));
+    expect(child.status).toBe('SUCCEEDED');
+    // The child got the input the node's function built from the run state, and answered its own run state.
+    expect(JSON.parse(child.input!)).toEqual({ amount: 80, days: 45 });
+    expect(JSON.parse(child.output!)).toEqual({ amount: 80, days: 45, refund: 40, policy: 'half' });
+  });
+
+  it('fails with WorkflowOutputInvalid naming the child and the zod issue when the child output breaks its outputSchema', async () => {
+    const r = await run(FIXTURE, 'badOutput', { items: [1, 2] });
+    expect(r.status).toBe('FAILED');
+    expect(r.error).toEqual({
+      name: 'WorkflowOutputInvalid',
+      message: "step 'bad-output.total' failed: node 'total': the output of workflow 'broken-total' does not match its outputSchema at total: Invalid input: expected number, received string",
+    });
+    // The child itself succeeded: it is the caller's check that refuses its output.
+    const children = await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('broken-total') }));
+    expect(children.executions!.map((e) => e.status)).toEqual(['SUCCEEDED']);
+  });
+
+  it('fails with WorkflowInputInvalid naming the child and the zod issue, before the child starts', async () => {
+    const before = (await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('broken-total') }))).executions!.length;
+    const r = await run(FIXTURE, 'badInput', {});
+    expect(r.status).toBe('FAILED');
+    expect(r.error).toEqual({
+      name: 'WorkflowInputInvalid',
+      message: "step 'bad-input.total' failed: node 'total': the input of workflow 'broken-total' does not match its inputSchema at items.0: Invalid input: expected number, received string (and 1 more issue)",
+    });
+    expect((await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('broken-total') }))).executions).toHaveLength(before);
+  });
+});
