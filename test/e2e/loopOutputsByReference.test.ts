@@ -124,4 +124,16 @@ output:
     expect(out.status).toBe('SUCCEEDED');
     expect(out.output.result.map((v) => [v.slice(0, 7), v.length])).toEqual([['item 0 ', 8007], ['item 1 ', 8007], ['item 2 ', 8007]]);
   });
+
+  it('runs show --json: the stored run\'s output lists the values too', async () => {
+    const env = { STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR };
+    const ran = bufferIo(project.dir, env);
+    expect(await main(['run', 'three.yaml', '--json'], ran)).toBe(0);
+    const { runId } = JSON.parse(ran.stdout()) as { runId: string };
+    const shown = bufferIo(project.dir, env);
+    expect(await main(['runs', 'show', runId, '--json'], shown)).toBe(0);
+    const details = JSON.parse(shown.stdout()) as { run?: { output: { result: string[] } }; output?: { result: string[] } };
+    const output = details.run?.output ?? details.output!;
+    expect(output.result.map((v) => [v.slice(0, 7), v.length])).toEqual([['item 0 ', 8007], ['item 1 ', 8007], ['item 2 ', 8007]]);
+  });
 });

@@ -116,7 +116,7 @@ const command: Command = {
         return EXIT_OK;
       }
       if (sub === 'show') {
-        const details = await service.details(id!);
+        const details = await service.readableDetails(id!);
         if (values.json) io.out(JSON.stringify(runDetailsJson(details)) + '\n');
         else io.out(formatDetails(details));
         return EXIT_OK;

@@ -50,7 +50,7 @@ export function createHttpApi(service: RunService): (req: ApiRequest) => Promise
       const runs = await service.listRuns({ workflow: name, ...(s ? { status: s as 'RUNNING' } : {}) });
       return apiJson(200, { runs: runs.map(runSummary) });
     },
-    getRun: async (id) => apiJson(200, runDetailsJson(await service.details(id))),
+    getRun: async (id) => apiJson(200, runDetailsJson(await service.readableDetails(id))),
     async retry(id, body) {
       const started = await service.retry(id);
       return forkAnswer(started.run.runId, id, body.wait);

@@ -340,6 +340,17 @@ export class RunService {
     return this.stack.runtime.blobs.resolveRefs(output);
   }
 
+  /**
+   * A run's details as a person reads them (`runs show`, the HTTP API): its output with the values of
+   * outputs that travelled by reference; a value whose stored copy cannot be read stays the reference.
+   */
+  async readableDetails(runId: string): Promise<RunDetails> {
+    const found = await this.details(runId);
+    if (found.run.output === undefined) return found;
+    const output = await this.readableOutput(found.run.output).catch(() => found.run.output);
+    return { ...found, run: { ...found.run, output } };
+  }
+
   /** DescribeExecution, or undefined when it does not exist (yet). */
   async describeExecution(executionArn: string): Promise<DescribeExecutionCommandOutput | undefined> {
     try {
