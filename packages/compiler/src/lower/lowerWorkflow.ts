@@ -937,22 +937,30 @@ class Lowerer {
    * through a task token, so a gated call waits for a human), whose results go to that step's next
    * turn. Its variable is the list of results.
    */
-  private lowerHandedOverCalls(step: IrStep, scope: Scope, v: string, of: IrStep, t: TurnVariables): Frag {
-    const name = this.stepNames.get(step)!;
-    const budget = of.budget ?? { maxTurns: 16, maxToolCalls: 20 };
-    const toolTask = this.helper(step, 'tool');
-    const iterScope: Scope = { ...scope, label: name, states: {}, produced: [], failState: undefined, top: false, env: scope.env.child() };
+  /**
+   * The one tool call inside an agent loop's Map over its calls: the tool Lambda, answered through a
+   * task token, its result the iteration's output. `granted` names what holds the grants in the comment.
+   */
+  private toolCallState(step: IrStep, scope: Scope, iterScope: Scope, budget: { readonly maxTurns: number; readonly maxToolCalls: number }, turnVar: string, callsVar: string, granted: 'task' | 'step'): AslState {
     const toolState = this.taskState(step, iterScope, 'tool', this.payload(step, scope, {
       kind: 'tool',
       role: 'tool',
       value: undefined,
       toolCall: '{% $states.input %}',
-      budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${t.turn} %}`, toolCallsUsed: `{% $${t.calls} %}` },
-    }), {}, 'one tool call (tool Lambda, answered through a task token; the runtime refuses tools the task was not granted, and a gated call waits for a human)');
+      budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${turnVar} %}`, toolCallsUsed: `{% $${callsVar} %}` },
+    }), {}, `one tool call (tool Lambda, answered through a task token; the runtime refuses tools the ${granted} was not granted, and a gated call waits for a human)`);
     delete toolState.Assign;
     toolState.Output = '{% $states.result %}';
     toolState.End = true;
-    iterScope.states[toolTask] = toolState;
+    return toolState;
+  }
+
+  private lowerHandedOverCalls(step: IrStep, scope: Scope, v: string, of: IrStep, t: TurnVariables): Frag {
+    const name = this.stepNames.get(step)!;
+    const budget = of.budget ?? { maxTurns: 16, maxToolCalls: 20 };
+    const toolTask = this.helper(step, 'tool');
+    const iterScope: Scope = { ...scope, label: name, states: {}, produced: [], failState: undefined, top: false, env: scope.env.child() };
+    iterScope.states[toolTask] = this.toolCallState(step, scope, iterScope, budget, t.turn, t.calls, 'task');
     const state: AslState = {
       Type: 'Map',
       Comment: this.comment(step, `the tool calls '${of.id}' asked for`),
@@ -1022,17 +1030,7 @@ class Lowerer {
       Cause: `{% "step '${step.id}' exceeded its budget of ${budget.maxTurns} turns / ${budget.maxToolCalls} tool calls after " & $string($${turn} + 1) & " turns and " & $string($${calls}) & " tool calls" %}`,
     };
     const iterScope: Scope = { ...scope, label: tools, states: {}, produced: [], failState: undefined, top: false, env: scope.env.child() };
-    const toolState = this.taskState(step, iterScope, 'tool', this.payload(step, scope, {
-      kind: 'tool',
-      role: 'tool',
-      value: undefined,
-      toolCall: '{% $states.input %}',
-      budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${turn} %}`, toolCallsUsed: `{% $${calls} %}` },
-    }), {}, 'one tool call (tool Lambda, answered through a task token; the runtime refuses tools the step was not granted, and a gated call waits for a human)');
-    delete toolState.Assign;
-    toolState.Output = '{% $states.result %}';
-    toolState.End = true;
-    iterScope.states[toolTask] = toolState;
+    iterScope.states[toolTask] = this.toolCallState(step, scope, iterScope, budget, turn, calls, 'step');
     scope.states[tools] = {
       Type: 'Map',
       Comment: this.comment(step, 'the tool calls of this turn'),
