@@ -136,7 +136,7 @@ describe.skipIf(!built)('Durability: kills and corrupted stores (spawned, built 
         }
         const known = runIdOf.get(key);
         note(key, r);
-        expect([key, r.code, r.stderr.split('\n').filter((l) => l.startsWith('error')).join('\n')]).toEqual([key, 0, '']);
+        expect([key, r.code, r.stderr.split('\n').filter((l) => l.startsWith('error')).join('\n'), r.code === 0 ? '' : r.stdout.slice(0, 2000)]).toEqual([key, 0, '', '']);
         expect(JSON.parse(r.stdout)).toMatchObject({ status: 'SUCCEEDED' });
         if (known !== undefined && JSON.parse(r.stdout).runId === known) reusedSame++;
       }
