@@ -3,7 +3,7 @@ import { RUN_META_KEY, executionInputSizeError, idempotencyKeyError } from '@ste
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { idempotencyKeyConflict } from './idempotencyKeyConflict.js';
 import { inputDiffers } from './inputDiffers.js';
-import { crashPoint, failedBeforeStart, runStarter } from './orphanedStart.js';
+import { crashPoint, failedBeforeStart, runStarter, startRefused } from './orphanedStart.js';
 import type { Runtime } from '../runtime/Runtime.js';
 
 /** What starting a workflow answers (`run --json` shape plus the execution ARN). */
@@ -73,7 +73,7 @@ export async function startWorkflowRun(rt: Runtime, p: { workflow: string; input
     executionArn = r.executionArn;
   } catch (e) {
     if ((e as { name?: string }).name !== 'ExecutionAlreadyExists') {
-      await rt.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
+      if (startRefused(e)) await rt.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
       throw e;
     }
     executionArn = `${arn.replace(':stateMachine:', ':execution:')}:${run.runId}`;

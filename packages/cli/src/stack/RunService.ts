@@ -137,7 +137,9 @@ export class RunService {
     } catch (e) {
       // The earlier attempt started it, and it has ended since (a running one is returned as is).
       if (!(again && (e as Error).name === 'ExecutionAlreadyExists')) {
-        await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
+        // Only a refusal fails the run (orphanedStart.ts, startRefused): after a lost connection
+        // the execution may have started, and the run is left for whoever finds it to resolve.
+        if (this.stack.engine !== undefined || fr.startRefused(e)) await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
         throw e;
       }
     }
