@@ -51,7 +51,7 @@ function globOrRegexMatches(pattern: string, text: string, canonical: string): b
  * matches the raw text as written: a rule never catches fewer spellings than it names literally;
  * and, naming no option, the command without its options (canonicalCommand's operands).
  */
-function patternMatches(rule: PolicyRule, tool: string, key: string, pattern: string, raw: unknown, canonical: { text: string; loose?: string; operands?: readonly string[] }, ctx: CanonicalContext): boolean {
+function patternMatches(rule: PolicyRule, tool: string, key: string, pattern: string, raw: unknown, canonical: { text: string; loose?: string; operands?: readonly string[]; words?: readonly string[] }, ctx: CanonicalContext): boolean {
   const canonicalGlob = canonicalPattern(tool, key, pattern, ctx);
   if (globOrRegexMatches(pattern, canonical.text, canonicalGlob)) return true;
   if (rule.action === 'allow') return false;
