@@ -5,6 +5,8 @@ export * from './expr/index.js';
 export * from './input/index.js';
 export * from './dsl/index.js';
 export * from './graph/GraphView.js';
+export * from './graph/findCycle.js';
+export * from './graph/topologicalOrder.js';
 export * from './tiers/Tier.js';
 export * from './chain/index.js';
 export * from './loadDocument.js';
