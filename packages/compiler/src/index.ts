@@ -30,7 +30,7 @@ export { expressionToJsonata, templateToJsonata } from './expr/templateToJsonata
 export { type GraphView, graphViewToJson, renderDot, renderMermaid } from './graph/GraphView.js';
 export { findCycle } from './graph/findCycle.js';
 export { topologicalOrder, topologicalOrderOfAdjacency } from './graph/topologicalOrder.js';
-export { type InputSchema, InputSectionSpec, toInputSchema } from './input/InputSchema.js';
+export { type InputSchema, toInputSchema } from './input/InputSchema.js';
 export { applyInputSchema } from './input/applyInputSchema.js';
 export { type IrControl, type IrDocument, type IrWorkflow } from './ir/Ir.js';
 export { controlSteps, levelMakespan, makespanOf, scheduleDag } from './ir/scheduleDag.js';
