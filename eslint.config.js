@@ -48,6 +48,12 @@ export default [
   never(['packages/compiler/src/contenox/**'], 'front-ends share through source/, never through each other', { patterns: ['../chain/*', '../dsl/*', '../code/*'] }),
   never(['packages/compiler/src/code/**'], 'front-ends share through source/, never through each other', { patterns: ['../chain/*', '../dsl/*', '../contenox/*'] }),
   never(['packages/compiler/src/ir/**'], 'the IR sits below the lowering', { patterns: ['../lower/*'] }),
+  // Restates the compiler-wide paths: a later block's options for the same rule replace an earlier one's.
+  never(['packages/compiler/src/lower/steps/**', 'packages/compiler/src/lower/optimize/**'],
+    'a step kind or a fold receives what it needs (a LowerContext, ASL); it never imports the orchestrator, another kind or a fold', {
+      paths: [...ours('engine', 'functions', 'cli', 'infra'), 'node:fs', 'fs', 'node:fs/promises'],
+      patterns: [...AWS_SDK, './*', '../lowerWorkflow.js', '../steps/*', '../optimize/*'],
+    }),
   never(['packages/engine/src/**'], 'the engine runs any ASL and knows no Stepforge package', { patterns: ['@stepforge/*'] }),
   never(['functions/src/**'], 'Lambda bundles carry the handlers and the contract, not the compiler; AWS has no engine', {
     paths: ours('compiler', 'engine', 'cli', 'infra'),

@@ -264,6 +264,8 @@ describe('Class: StepforgeStack', () => {
       template.resourceCountIs('AWS::Events::Rule', 2); // the trigger and the approval-expiry schedule
       template.hasResourceProperties('AWS::Events::Rule', {
         EventPattern: { source: ['acme.orders'], 'detail-type': ['OrderPlaced'] },
+        // The document's own description of the trigger.
+        Description: 'New orders start the orders workflow',
         Targets: [
           Match.objectLike({
             Arn: { 'Fn::GetAtt': [logicalId('AWS::SQS::Queue', 'TriggersQueue'), 'Arn'] },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isStepforgeError } from '@stepforge/compiler';
+import { compileDocument, isStepforgeError, loadDocument } from '@stepforge/compiler';
 import { expressBlocker, loadWorkflow, loadWorkflows } from '../lib/workflows/loadWorkflows.js';
 import { findPlaceholders, substitutePlaceholders } from '@stepforge/contract';
 import { fixtureCompile } from './fixtures/fixtureCompile.js';
@@ -31,7 +31,7 @@ describe('Function: loadWorkflows', () => {
     expect(brief!.expressFallbackReason).toBeUndefined();
     expect(orders!.express).toBe(true);
     expect(orders!.triggers).toEqual([
-      { name: 'placed', eventPattern: { source: ['acme.orders'], 'detail-type': ['OrderPlaced'] }, eventBus: undefined },
+      { name: 'placed', eventPattern: { source: ['acme.orders'], 'detail-type': ['OrderPlaced'] }, eventBus: undefined, description: 'New orders start the orders workflow' },
     ]);
     expect(refund!.express).toBe(false);
     expect(refund!.expressFallbackReason).toBe('step pay waits for approval');
@@ -62,11 +62,34 @@ describe('Function: loadWorkflow', () => {
   it('rejects unknown trigger fields and a non-list triggers value', () => {
     const unknown = caught(() => loadWorkflow(`${base}triggers:\n  - event_pattern: { source: [x] }\n    schedule: daily\n`, 'w.yaml', fixtureCompile));
     expect(unknown.code).toBe('invalid_trigger');
-    expect(unknown.message).toBe('unknown trigger field "schedule" (expected name, event_pattern, event_bus)');
+    expect(unknown.message).toBe('unknown trigger field "schedule" (expected name, description, event_pattern, event_bus)');
     expect(unknown.location).toEqual({ file: 'w.yaml', line: 6, column: 15 });
     const notList = caught(() => loadWorkflow(`${base}triggers: { source: x }\n`, 'w.yaml', fixtureCompile));
     expect(notList.message).toBe('`triggers` must be a list');
     expect(notList.location?.line).toBe(4);
+  });
+
+  it('checks a trigger by the rules validate --strict applies: a description passes both, an empty pattern or a long description fails both', () => {
+    const strictErrors = (text: string) => loadDocument(text, { file: 'w.yaml', strict: true }).errors.map((e) => e.message);
+    const dsl = 'document: { dsl: "1.0", name: w }\nfunctions: { f: {} }\nsteps:\n  a: { call: function, function: f }\n';
+    const described = `${dsl}triggers:\n  - name: t\n    description: Starts w on new orders\n    event_pattern: { source: [x] }\n`;
+    expect(strictErrors(described)).toEqual([]);
+    expect(loadWorkflow(described, 'w.yaml', compileDocument).triggers).toEqual([
+      { name: 't', eventPattern: { source: ['x'] }, eventBus: undefined, description: 'Starts w on new orders' },
+    ]);
+    const chain = `${described.slice(dsl.length)}chain: a@x\ntasks:\n  a: { kind: model, prompt: p }\n`;
+    expect(strictErrors(chain)).toEqual([]);
+    expect(loadWorkflow(chain, 'w.chain.yaml', compileDocument).triggers[0]!.description).toBe('Starts w on new orders');
+
+    const long = `${dsl}triggers:\n  - description: ${'x'.repeat(513)}\n    event_pattern: { source: [x] }\n`;
+    expect(strictErrors(long)).toEqual(["triggers[0].description: at most 512 characters (EventBridge's limit on a rule's description)"]);
+    const tooLong = caught(() => loadWorkflow(long, 'w.yaml', compileDocument));
+    expect([tooLong.code, tooLong.message, tooLong.location?.line, tooLong.location?.column]).toEqual([
+      'invalid_trigger', 'trigger `description` must be text of at most 512 characters', 6, 18,
+    ]);
+    const empty = `${dsl}triggers:\n  - event_pattern: {}\n`;
+    expect(strictErrors(empty)).toEqual(['triggers[0].event_pattern: expected a non-empty mapping (an EventBridge event pattern), got a mapping']);
+    expect(caught(() => loadWorkflow(empty, 'w.yaml', compileDocument)).code).toBe('invalid_trigger');
   });
 
   it('rejects a non-boolean express flag', () => {

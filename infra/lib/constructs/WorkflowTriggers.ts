@@ -40,7 +40,7 @@ export class WorkflowTriggers extends Construct {
           }
         }
         const rule = new events.Rule(this, `${wf.name}-${trigger.name}`, {
-          description: `Starts Stepforge workflow ${wf.name} (${wf.file}, trigger ${trigger.name})`,
+          description: trigger.description ?? `Starts Stepforge workflow ${wf.name} (${wf.file}, trigger ${trigger.name})`,
           eventBus: bus,
           // EventBridge's own JSON pattern, as written in the document (keys like detail-type pass through).
           eventPattern: trigger.eventPattern as events.EventPattern,

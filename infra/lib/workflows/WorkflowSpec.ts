@@ -10,6 +10,8 @@ export interface TriggerSpec {
   readonly eventPattern: Readonly<Record<string, unknown>>;
   /** Event bus name; undefined means the account's default bus. */
   readonly eventBus?: string;
+  /** The document's `description:` of the trigger, which becomes the rule's. */
+  readonly description?: string;
 }
 
 /** A compiled workflow ready to become a state machine. */

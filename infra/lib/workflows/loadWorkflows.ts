@@ -7,7 +7,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isAlias, isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import { StepforgeError, aliasExpansionMessage, duplicateWorkflowError, expressBlocker, loadDocument, MAX_ALIAS_COUNT, yamlErrorMessage, yamlValueIssues } from '@stepforge/compiler';
+import {
+  StepforgeError, aliasExpansionMessage, duplicateWorkflowError, expressBlocker, isEventPattern, loadDocument, MAX_ALIAS_COUNT,
+  TRIGGER_DESCRIPTION_MAX, TRIGGER_FIELDS, TRIGGER_NAME, yamlErrorMessage, yamlValueIssues,
+} from '@stepforge/compiler';
 import { compilerCompileDocument, type CompileDocumentFn, type CompiledDocument } from './compilerBinding.js';
 import { findPlaceholders, LAMBDA_PLACEHOLDERS, stepHandlerIdOf } from '@stepforge/contract';
 import type { TriggerSpec, WorkflowSpec } from './WorkflowSpec.js';
@@ -192,24 +195,32 @@ function readTriggers(
     const item = resolved(entry);
     if (!isMap(item)) return fail('invalid_trigger', 'each trigger must be a mapping with `event_pattern`', item as Node);
     const value = (data as Record<string, unknown>[])[i]!;
+    // The compiler's rules for a trigger (checks/triggers.ts), which `validate` applies too.
     for (const key of Object.keys(value)) {
-      if (!['name', 'event_pattern', 'event_bus'].includes(key)) {
-        fail('invalid_trigger', `unknown trigger field "${key}" (expected name, event_pattern, event_bus)`, item.get(key, true) as Node);
+      if (!(TRIGGER_FIELDS as readonly string[]).includes(key)) {
+        fail('invalid_trigger', `unknown trigger field "${key}" (expected ${TRIGGER_FIELDS.join(', ')})`, item.get(key, true) as Node);
       }
     }
     const pattern = value['event_pattern'];
-    if (pattern === null || typeof pattern !== 'object' || Array.isArray(pattern) || Object.keys(pattern).length === 0) {
+    if (!isEventPattern(pattern)) {
       return fail('invalid_trigger', '`event_pattern` must be a non-empty mapping (an EventBridge event pattern)', (item.get('event_pattern', true) as Node) ?? item);
     }
     const name = value['name'] ?? `trigger${i + 1}`;
-    if (typeof name !== 'string' || !/^[A-Za-z0-9_-]{1,40}$/.test(name)) {
+    if (typeof name !== 'string' || !TRIGGER_NAME.test(name)) {
       return fail('invalid_trigger', 'trigger `name` must be 1-40 letters, digits, "-" or "_"', item.get('name', true) as Node);
+    }
+    const description = value['description'];
+    if (description !== undefined && (typeof description !== 'string' || description.length > TRIGGER_DESCRIPTION_MAX)) {
+      return fail('invalid_trigger', `trigger \`description\` must be text of at most ${TRIGGER_DESCRIPTION_MAX} characters`, item.get('description', true) as Node);
     }
     const bus = value['event_bus'];
     if (bus !== undefined && (typeof bus !== 'string' || bus.length === 0)) {
       return fail('invalid_trigger', '`event_bus` must be an event bus name', item.get('event_bus', true) as Node);
     }
-    return { name, eventPattern: pattern as Record<string, unknown>, eventBus: bus === 'default' ? undefined : (bus as string | undefined) };
+    return {
+      name, eventPattern: pattern, eventBus: bus === 'default' ? undefined : (bus as string | undefined),
+      ...(description !== undefined ? { description: description as string } : {}),
+    };
   });
 }
 

@@ -9,12 +9,9 @@ import {
   type SFNClient,
 } from '@aws-sdk/client-sfn';
 import {
-  InputSectionSpec,
   StepforgeError,
   compileDocument,
   duplicateWorkflowError,
-  loadDocument,
-  toInputSchema,
   type CompileResult,
   type InputSchema,
   type IrWorkflow,
@@ -140,8 +137,8 @@ export class WorkflowCatalog {
       const clash = registered && workflowNameClash(this.projectDir, registered, named);
       if (clash) throw duplicateWorkflowError(clash, named);
     }
-    const loaded = loadDocument(text, { ...(file !== undefined ? { file } : {}), level: 'topology' });
-    const inputSchema = inputSchemaOf((loaded.document as { input?: unknown } | undefined)?.input);
+    // The schema the front-end read while compiling: the document is not parsed a second time.
+    const inputSchema = compiled.ir.inputSchema ?? { fields: [] };
     const definition = JSON.stringify(compiled.asl);
     const stateMachineArn = await this.#upsertStateMachine(compiled.name, definition);
     const steps: CatalogStep[] = compiled.manifest.steps.map((s) => ({
@@ -224,13 +221,6 @@ export class WorkflowCatalog {
     }
     return arn;
   }
-}
-
-/** The `input:` section as an InputSchema (chain documents keep it raw, DSL documents normalised). */
-export function inputSchemaOf(raw: unknown): InputSchema {
-  if (raw !== null && typeof raw === 'object' && Array.isArray((raw as { fields?: unknown }).fields)) return raw as InputSchema;
-  const parsed = InputSectionSpec.safeParse(raw ?? {});
-  return parsed.success ? toInputSchema(parsed.data) : { fields: [] };
 }
 
 function edgesOf(wf: IrWorkflow): [string, string][] {

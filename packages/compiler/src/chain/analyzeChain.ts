@@ -1,7 +1,7 @@
 import type { ChainNode } from './ChainAst.js';
 import { buildChainGraph, findEdgeOperator, type ChainGraph } from './buildChainGraph.js';
 import { didYouMean } from '@stepforge/contract';
-import { findCycle } from './findCycle.js';
+import { findCycle } from '../graph/findCycle.js';
 import { parseChain } from './parseChain.js';
 
 const NON_MODEL_KINDS = new Set(['tool', 'connector', 'pure']);

@@ -5,7 +5,6 @@ export * from './ChainTask.js';
 export * from './ChainLexer.js';
 export * from './parseChain.js';
 export * from './buildChainGraph.js';
-export * from './findCycle.js';
 export * from './analyzeChain.js';
 export * from './loadChainDocument.js';
 export { stepIdentity, canonicalJson } from '../ir/stepIdentity.js';

@@ -13,7 +13,7 @@ import { analyzeChain, type ChainExpressionError } from './analyzeChain.js';
 import type { ChainLocator, ChainPath } from './ChainLocator.js';
 import type { ChainDocument, ChainStep } from './ChainDocument.js';
 import { CHAIN_TASK_KINDS, ChainTaskSchema, NAME_PATTERN, type ChainTask } from './ChainTask.js';
-import { ChainTriggersSchema } from './ChainTrigger.js';
+import { TriggersSchema } from '../checks/triggers.js';
 import { describeZodIssue, valueAtPath, zodObjectAt } from '../source/zodIssues.js';
 import { FastChainLocator } from './FastChainLocator.js';
 import { scalarOffsets } from '../source/scalarOffsets.js';
@@ -331,7 +331,7 @@ class ChainLoader {
     }
     if (loc.kindAt(['name']) === undefined) this.checkDerivedName();
     if (loc.kindAt(['express']) !== undefined) this.checkValue('invalid_document', ['express'], js.express, z.boolean(), 'express');
-    if (loc.kindAt(['triggers']) !== undefined) this.checkValue('invalid_document', ['triggers'], js.triggers, ChainTriggersSchema, 'triggers');
+    if (loc.kindAt(['triggers']) !== undefined) this.checkValue('invalid_document', ['triggers'], js.triggers, TriggersSchema, 'triggers');
     if (loc.kindAt(['context_bundles']) !== undefined) {
       const r = z.array(z.string().min(1)).safeParse(js.context_bundles);
       if (!r.success) this.reportIssues('invalid_document', ['context_bundles'], js.context_bundles, r.error.issues, z.array(z.string()), 'context_bundles');

@@ -16,6 +16,7 @@ import {
 } from './ContenoxDocument.js';
 import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool } from '@stepforge/contract';
 import { fillMacros } from './expandMacros.js';
+import { stronglyConnectedComponents } from '../graph/stronglyConnectedComponents.js';
 
 /** Options of loadContenoxDocument. */
 export interface LoadContenoxOptions {
@@ -310,7 +311,6 @@ function checkToolsPolicies(t: Obj, i: number, id: string, at: (p: DataPath) => 
  * the loop may spin until Step Functions' 25,000-event history cap fails the run, so it is refused.
  */
 function checkCycles(tasks: readonly ContenoxTask[], fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void): void {
-  const n = tasks.length;
   const byIndex = new Map(tasks.map((t, k) => [t.index, k]));
   const succ = tasks.map((t) => {
     const s = new Set<number>();
@@ -318,38 +318,7 @@ function checkCycles(tasks: readonly ContenoxTask[], fail: (c: string, m: string
     if (t.onFailure !== undefined && byIndex.has(t.onFailure)) s.add(byIndex.get(t.onFailure)!);
     return [...s];
   });
-  // Tarjan's algorithm, iterative (a 1,000-task chain must not exhaust the call stack).
-  const idx = new Array<number>(n).fill(-1);
-  const low = new Array<number>(n).fill(0);
-  const on = new Array<boolean>(n).fill(false);
-  const stack: number[] = [];
-  const comp = new Array<number>(n).fill(-1);
-  const comps: number[][] = [];
-  let counter = 0;
-  for (let s = 0; s < n; s++) {
-    if (idx[s] !== -1) continue;
-    const work: [number, number][] = [[s, 0]];
-    while (work.length > 0) {
-      const top = work[work.length - 1]!;
-      const [v, k] = top;
-      if (k === 0) { idx[v] = low[v] = counter++; stack.push(v); on[v] = true; }
-      if (k < succ[v]!.length) {
-        top[1] = k + 1;
-        const w = succ[v]![k]!;
-        if (idx[w] === -1) work.push([w, 0]);
-        else if (on[w]) low[v] = Math.min(low[v]!, idx[w]!);
-        continue;
-      }
-      work.pop();
-      if (work.length > 0) { const p = work[work.length - 1]![0]; low[p] = Math.min(low[p]!, low[v]!); }
-      if (low[v] === idx[v]) {
-        const c: number[] = [];
-        let w: number;
-        do { w = stack.pop()!; on[w] = false; comp[w] = comps.length; c.push(w); } while (w !== v);
-        comps.push(c);
-      }
-    }
-  }
+  const { components: comps, componentOf: comp } = stronglyConnectedComponents(succ);
   for (const c of comps) {
     const cyclic = c.length > 1 || succ[c[0]!]!.includes(c[0]!);
     if (!cyclic) continue;

@@ -6,6 +6,7 @@ import { didYouMean } from '@stepforge/contract';
 import { InputSectionSpec } from '../input/InputSchema.js';
 import { parseDurationSeconds } from '../source/durations.js';
 import { DSL_STEP_KINDS } from './DslDocument.js';
+import { TriggersSchema } from '../checks/triggers.js';
 
 /** Step names: identifiers the expression language can spell (`steps.<name>.output`), ≤ 80 chars. */
 export const STEP_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
@@ -22,7 +23,6 @@ const Name = z.string().min(1);
 const StepRef = z.string({ error: 'expected a step name' }).min(1);
 
 /** Trigger names end up in EventBridge rule ids; infra/ allows at most 40 characters. */
-const TRIGGER_NAME = /^[A-Za-z0-9_-]{1,40}$/;
 
 const ResourceUri = z.string().regex(/^res:\/\/\S+$/, { error: 'expected a res://… URI or a mapping' });
 
@@ -212,13 +212,7 @@ export const DslDocumentSpec = z.strictObject({
   output: z.unknown().optional().describe('The workflow result; default: the last step\'s output.'),
   // Deployment settings: read by the CDK app (infra/), accepted here so `--strict` passes them.
   express: z.boolean().optional().describe('Deploy as an Express state machine when the workflow can run as one.'),
-  triggers: z.array(z.strictObject({
-    name: z.string().regex(TRIGGER_NAME, { error: "a trigger name must be 1–40 characters of letters, digits, '-' and '_' (it becomes part of the EventBridge rule's id)" })
-      .optional().describe('Rule id suffix (default trigger<N>).'),
-    description: z.string().optional(),
-    event_pattern: z.record(z.string(), z.unknown()).describe('EventBridge event pattern; matching events start a run.'),
-    event_bus: z.string().min(1).optional().describe('Event bus name (default: the account\'s default bus).'),
-  })).optional().describe('EventBridge rules that start this workflow (event id = idempotency key).'),
+  triggers: TriggersSchema.optional().describe('EventBridge rules that start this workflow (event id = idempotency key).'),
 }).describe('A Stepforge workflow DSL document.');
 
 /** The parsed (defaults applied) shape of a step. */

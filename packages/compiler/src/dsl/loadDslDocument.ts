@@ -18,7 +18,8 @@ import { offsetLocation, PRECISE_PARSE_OPTIONS } from '../source/yamlNodes.js';
 import { FastPathDeclined, type DataPath, type Locator } from '../source/Locator.js';
 import { YamlDocumentLocator } from '../source/YamlDocumentLocator.js';
 import { parseFastYaml, type FastYaml } from '../source/fastYaml.js';
-import { findCycle, topologicalOrder } from './topologicalOrder.js';
+import { findCycle } from '../graph/findCycle.js';
+import { topologicalOrder } from '../graph/topologicalOrder.js';
 import { dslGraphView } from './dslGraphView.js';
 import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
 import { unsupportedYamlKeys } from '../source/unsupportedYamlKey.js';
@@ -870,7 +871,7 @@ class DslLoader {
     scope.edges.sort(byEdge);
     const order = topologicalOrder(scope.steps.length, scope.edges);
     if (!order) {
-      const cycle = findCycle(scope.steps.length, scope.edges)!;
+      const cycle = findCycle(scope.steps.length, scope.edges, { startAtSmallest: true })!;
       const names = cycle.map((i) => scope.steps[i]!.name);
       const first = scope.steps[cycle[0]!]!;
       this.error('cycle', `dependency cycle: ${names.join(' → ')}`, first.location, {

@@ -2,6 +2,7 @@
 // Plain readonly data only: behaviour lives in functions over it (schedule, lower, quotas).
 import type { SourceLocation } from '@stepforge/contract';
 import type { Template } from '../expr/ExpressionAst.js';
+import type { InputSchema } from '../input/InputSchema.js';
 
 /** Every step kind the back end knows: chain kinds, then DSL kinds. */
 export type IrStepKind =
@@ -263,6 +264,8 @@ export interface IrDocument {
   readonly workflow: IrWorkflow;
   /** Defaults of the `input:` schema, merged under the execution input. */
   readonly inputDefaults?: Readonly<Record<string, unknown>>;
+  /** The document's `input:` schema, as the front-end read it (the run service checks a run's input against it). */
+  readonly inputSchema?: InputSchema;
   readonly file?: string;
   /** The source text (for error excerpts). */
   readonly source?: string;

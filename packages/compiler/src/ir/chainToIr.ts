@@ -29,6 +29,7 @@ export function chainToIr(doc: ChainDocument, options: { name: string; file?: st
     format: 'chain',
     workflow: { steps, edges: doc.edges, output, resultStep: sinks.length === 1 ? sinks[0]!.index : undefined },
     inputDefaults: inputDefaults(options.inputSchema),
+    ...(options.inputSchema !== undefined ? { inputSchema: options.inputSchema } : {}),
     file: options.file,
     source: options.source,
     templates,

@@ -23,6 +23,7 @@ export function dslToIr(doc: DslDocument, options: { file?: string; source?: str
     // and every pass over the workflow was deoptimised when it changed.
     workflow: { steps: top.steps, edges: top.edges, resultStep: top.resultStep, output: doc.output ? value(ctx, doc.output) : undefined },
     inputDefaults: inputDefaults(doc.input),
+    inputSchema: doc.input,
     file: options.file ?? doc.file,
     source: options.source,
     templates: ctx.templates,

@@ -3,6 +3,7 @@
 // not series-parallel, some synchronisation edges must be added; the cut chosen at each level is the
 // one that keeps the estimated makespan (critical path of the two halves) smallest.
 import type { IrControl } from './Ir.js';
+import { topologicalOrderOfAdjacency } from '../graph/topologicalOrder.js';
 
 /** What scheduling produced: the control tree, the ordering edges it added, and its timing. */
 export interface Schedule {
@@ -46,7 +47,7 @@ export function scheduleDag(
     succ[a]!.push(b);
     pred[b]!.push(a);
   }
-  const topo = topologicalOrder(n, succ, pred);
+  const topo = acyclicOrder(succ, pred);
   if (n === 0) return { control: { type: 'sequence', items: [] }, addedEdges: [], makespan: 0, criticalPath: 0 };
 
   const mark = new Int32Array(n).fill(-1);
@@ -399,7 +400,7 @@ export function levelMakespan(
   }
   const level = new Int32Array(n);
   const levels: number[] = [];
-  for (const v of topologicalOrder(n, succ, pred)) {
+  for (const v of acyclicOrder(succ, pred)) {
     for (const p of pred[v]!) level[v] = Math.max(level[v]!, level[p]! + 1);
     levels[level[v]!] = Math.max(levels[level[v]!] ?? 0, durations[v]!);
   }
@@ -479,27 +480,11 @@ function sortDistinct(key: readonly number[], out: Float64Array): number {
   return count;
 }
 
-/** Kahn's algorithm, smallest index first among ready nodes (deterministic). */
-function topologicalOrder(n: number, succ: readonly number[][], pred: readonly number[][]): number[] {
-  const indeg = pred.map((p) => p.length);
-  // Kept sorted from largest to smallest, so the smallest is popped off the end (sorting it again
-  // for every node was most of this function).
-  const ready: number[] = [];
-  for (let v = n - 1; v >= 0; v--) if (indeg[v] === 0) ready.push(v);
-  const out: number[] = [];
-  while (ready.length > 0) {
-    const v = ready.pop()!;
-    out.push(v);
-    for (const c of succ[v]!) {
-      if (--indeg[c]! !== 0) continue;
-      let i = ready.length;
-      ready.push(c);
-      for (; i > 0 && ready[i - 1]! < c; i--) ready[i] = ready[i - 1]!;
-      ready[i] = c;
-    }
-  }
-  if (out.length !== n) throw new Error('scheduleDag: the graph has a cycle');
-  return out;
+/** The shared topological order (smallest index first among ready nodes); the input must be a DAG. */
+function acyclicOrder(succ: readonly number[][], pred: readonly number[][]): number[] {
+  const order = topologicalOrderOfAdjacency(succ, pred);
+  if (order === undefined) throw new Error('scheduleDag: the graph has a cycle');
+  return order;
 }
 
 /** Ordering pairs the control tree imposes that the DAG's transitive closure does not contain. */

@@ -208,10 +208,10 @@ chain: >-
   it('checks the triggers: entries the CDK app deploys, each problem at its node', () => {
     const doc = 'triggers:\n  - name: "a b"\n    event_pattern: {source: [x]}\n  - {event_pattern: {}}\n  - 7\n  - event_pattern: {source: [x]}\n    evnt_bus: orders\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n';
     expect(loadChainDocument(doc).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.message])).toEqual([
-      ['invalid_document', 2, 11, "triggers[0].name: expected 1–40 letters, digits, '-' or '_', got \"a b\""],
+      ['invalid_document', 2, 11, "triggers[0].name: expected 1–40 letters, digits, '-' or '_' (a trigger name becomes part of the EventBridge rule's id), got \"a b\""],
       ['invalid_document', 4, 6, 'triggers[1].event_pattern: expected a non-empty mapping (an EventBridge event pattern)'],
       ['invalid_document', 5, 5, 'triggers[2]: expected a mapping, got 7'],
-      ['invalid_document', 7, 5, "triggers[3].evnt_bus: unknown field; did you mean 'event_bus'? (a trigger has name, event_pattern, event_bus)"],
+      ['invalid_document', 7, 5, "triggers[3].evnt_bus: unknown field; did you mean 'event_bus'? (a trigger has name, description, event_pattern, event_bus)"],
     ]);
   });
 

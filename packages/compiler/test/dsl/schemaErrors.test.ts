@@ -73,7 +73,7 @@ describe('Function: loadDslDocument (schema errors)', () => {
   it('checks trigger names like the deployment does, and a step\'s output name', () => {
     const base = `document: {dsl: "1.0", name: t, version: "1"}\nagents: {a: {}}\n`;
     expect(diagnostics(`${base}triggers:\n  - name: "bad name!"\n    event_pattern: {source: [x]}\n${AGENT_STEP}`)).toEqual([
-      ['schema', "triggers[0].name: a trigger name must be 1–40 characters of letters, digits, '-' and '_' (it becomes part of the EventBridge rule's id)", 4, 11],
+      ['schema', "triggers[0].name: 1–40 letters, digits, '-' or '_' (a trigger name becomes part of the EventBridge rule's id)", 4, 11],
     ]);
     // docs/deploy.md: the name is optional and event_bus is a setting.
     expect(diagnostics(`${base}triggers:\n  - event_pattern: {source: [x]}\n    event_bus: orders\n${AGENT_STEP}`, { strict: true })).toEqual([]);

@@ -1,0 +1,141 @@
+// A Kortyx workflow written in code (defineWorkflow): one function Task per node, routed by Choices.
+import type { IrCodeChild, IrStep } from '../../ir/Ir.js';
+import { stepIdentity } from '../../ir/stepIdentity.js';
+import { RESULT_VALUE, type AslState, type Frag, type LowerContext, type Scope } from '../LowerContext.js';
+import { renderRetry } from '../renderRetry.js';
+
+/**
+ * A workflow written in code: one function Task per node (named after it), each followed by a
+ * Choice over the edges leaving it. The run state is a variable: a node gets it as its input and
+ * its returned `data` is merged in. An edge's `when` matches the returned `condition` first (all
+ * those rules come first), then `intent`; an edge without `when` is the Choice's Default. Cycles
+ * are bounded by a node-run counter (MaxIterationsExceeded past the bound).
+ */
+export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v: string): Frag {
+  const g = step.composite?.graph;
+  if (!g) ctx.fail('invalid_document', `code workflow '${step.id}' has no graph`, step);
+  const state = ctx.names.variable(`${v}_state`);
+  const last = ctx.names.variable(`${v}_last`);
+  const runs = ctx.names.variable(`${v}_runs`);
+  const taskName = new Map<string, string>();
+  // Where an edge into a node goes: the node's Task, or for a useWorkflow node its input check.
+  const entryName = new Map<string, string>();
+  // Node states carry the node's own name: that is what the console's execution view shows.
+  for (const n of g.nodes) {
+    const name = ctx.names.state(n.name);
+    ctx.stepStates.get(step)!.push(name);
+    taskName.set(n.name, name);
+    entryName.set(n.name, n.child ? ctx.helper(step, `${n.name} input`) : name);
+  }
+  const exitName = ctx.helper(step, 'end');
+  const exit: AslState = { Type: 'Pass', Comment: ctx.comment(step, 'the run state is the result'), Assign: { [v]: `{% $${state} %}` } };
+  scope.states[exitName] = exit;
+  const tooMany = ctx.helper(step, 'too many iterations');
+  scope.states[tooMany] = {
+    Type: 'Fail', Comment: ctx.comment(step, `more than ${g.maxIterations} node runs`),
+    Error: 'MaxIterationsExceeded', Cause: `workflow '${step.id}' ran more than ${g.maxIterations} nodes: a cycle in its edges did not end`,
+  };
+  const target = (to: string) => (to === '__end__' ? exitName : entryName.get(to) ?? ctx.fail('invalid_workflow', `edge to unknown node '${to}'`, step));
+  const merged = {
+    [state]: `{% $merge([$${state}, $type($states.result.output.data) = "object" ? $states.result.output.data : {}]) %}`,
+    [last]: `{% ${RESULT_VALUE} %}`,
+    [runs]: `{% $${runs} + 1 %}`,
+  };
+  for (const n of g.nodes) {
+    const node: IrStep = { ...step, id: `${step.id}.${n.name}`, retry: n.retry, identity: stepIdentity('code_node', { graph: step.identity, node: n.name }, []) };
+    const config = { codeModule: g.module, codeExport: g.exportName, codeNode: n.name, ...(n.params !== undefined ? { params: n.params } : {}) };
+    // Routing follows the state that ends the node: its Task, or a child's output check.
+    let name = taskName.get(n.name)!;
+    if (n.child) {
+      name = lowerChildNode(ctx, step, scope, node, n.name, n.child, config, state, taskName.get(n.name)!, entryName.get(n.name)!, merged);
+    } else {
+      const payload = ctx.payload(node, scope, { kind: 'function', identity: node.identity, value: `{% $${state} %}`, config });
+      scope.states[name] = ctx.taskState(node, scope, 'function', payload, merged, `node '${n.name}' (runs in the function handler)`);
+    }
+    const task = scope.states[name]!;
+    const out = g.edges.filter((e) => e.from === n.name);
+    const routed = out.filter((e) => e.when !== undefined);
+    const plain = out.find((e) => e.when === undefined);
+    if (routed.length === 0) {
+      const next = plain ? target(plain.to) : exitName;
+      task.Next = next === exitName ? next : boundedNext(ctx, step, scope, n.name, runs, g.maxIterations, tooMany, next);
+      continue;
+    }
+    const route = ctx.helper(step, `${n.name} next?`);
+    task.Next = route;
+    const rule = (field: string) => (e: { when?: string; to: string }) => ({
+      Condition: `{% $type($${last}) = "object" and $${last}.${field} = ${JSON.stringify(e.when)} %}`, Next: target(e.to),
+    });
+    scope.states[route] = {
+      Type: 'Choice',
+      Comment: ctx.comment(step, `after '${n.name}': its condition, then its intent, picks the edge`),
+      Choices: [
+        { Condition: `{% $${runs} >= ${g.maxIterations} %}`, Next: tooMany },
+        ...routed.map(rule('condition')), ...routed.map(rule('intent')),
+      ],
+      Default: plain ? target(plain.to) : exitName,
+    };
+  }
+  const first = entryName.get(g.start) ?? ctx.fail('invalid_workflow', `the workflow starts at unknown node '${g.start}'`, step);
+  // Its own Pass rather than an init folded into whatever leads here: the state starts as the
+  // input variable, which a state assigning `input` itself could not read yet.
+  const entry = ctx.stepNames.get(step)!;
+  scope.states[entry] = {
+    Type: 'Pass', Comment: ctx.comment(step, 'the run state starts as the input'),
+    Assign: { [state]: `{% ${scope.inputVar} %}`, [last]: null, [runs]: 0 }, Next: first,
+  };
+  return { entry, tails: [{ holder: exit, field: 'Next' }] };
+}
+
+/**
+ * A Kortyx node given `useWorkflow(child, input)`: three states. `<node> input` (function Task)
+ * builds the child's input and checks it against the child's inputSchema (WorkflowInputInvalid);
+ * `<node>` starts the child's own state machine and waits for it (startExecution.sync:2, whose
+ * result carries the child's output as JSON); `<node> output` (function Task) checks that output
+ * against the child's outputSchema (WorkflowOutputInvalid) and answers it as the node's `data`.
+ * The schemas are zod values in the user's module, so only the function handler can apply them:
+ * JSONata has no way to run them. Returns the name of the last state (routing follows it).
+ */
+function lowerChildNode(ctx: LowerContext, step: IrStep, scope: Scope, node: IrStep, nodeName: string, child: IrCodeChild, config: Record<string, unknown>,
+  state: string, startName: string, inputName: string, merged: Record<string, unknown>): string {
+  const childIn = ctx.names.variable(`${state}_child_in`);
+  const childOut = ctx.names.variable(`${state}_child_out`);
+  const checkIn = ctx.taskState({ ...node, retry: undefined, identity: stepIdentity('code_child_input', { node: node.identity }, []) }, scope, 'function',
+    ctx.payload(node, scope, { kind: 'function', identity: stepIdentity('code_child_input', { node: node.identity }, []), value: `{% $${state} %}`, config: { ...config, codeFn: 'childInput', codeChild: child.id } }),
+    { [childIn]: `{% ${RESULT_VALUE} %}` }, `node '${nodeName}': the input of workflow '${child.id}', checked against its inputSchema (function handler)`);
+  checkIn.Next = startName;
+  scope.states[inputName] = checkIn;
+  const start: AslState = {
+    Type: 'Task',
+    Comment: ctx.comment(node, `node '${nodeName}': runs workflow '${child.id}' as a nested execution and waits for its output`),
+    Resource: 'arn:aws:states:::states:startExecution.sync:2',
+    Arguments: {
+      // The child is deployed beside the parent, in its account and region, under its workflow name.
+      StateMachineArn: `{% $substringBefore($states.context.StateMachine.Id, ":stateMachine:") & ":stateMachine:" & ${JSON.stringify(child.name)} %}`,
+      Input: `{% $${childIn} %}`,
+    },
+    Assign: { [childOut]: '{% $states.result.Output %}' },
+  };
+  // The node's behavior.retry only: the Lambda transient retrier of function Tasks has nothing to match here.
+  const retry = renderRetry(node.retry).slice(1);
+  if (retry.length > 0) start.Retry = retry;
+  start.Catch = [{ ErrorEquals: ['States.ALL'], Output: `{% [${JSON.stringify(node.id)}, $states.errorOutput] %}`, Next: ctx.failState(scope) }];
+  scope.states[startName] = start;
+  const outputName = ctx.helper(step, `${nodeName} output`);
+  const checkOut = ctx.taskState({ ...node, retry: undefined, identity: stepIdentity('code_child_output', { node: node.identity }, []) }, scope, 'function',
+    ctx.payload(node, scope, { kind: 'function', identity: stepIdentity('code_child_output', { node: node.identity }, []), value: `{% $${childOut} %}`, config: { ...config, codeFn: 'childOutput', codeChild: child.id } }),
+    merged, `node '${nodeName}': the output of workflow '${child.id}', checked against its outputSchema (function handler)`);
+  start.Next = outputName;
+  scope.states[outputName] = checkOut;
+  return outputName;
+}
+
+/** A fixed edge inside a possibly cyclic graph: a Choice that stops the run past the bound. */
+function boundedNext(ctx: LowerContext, step: IrStep, scope: Scope, from: string, runs: string, max: number, tooMany: string, next: string): string {
+  const name = ctx.helper(step, `${from} next?`);
+  scope.states[name] = {
+    Type: 'Choice', Comment: ctx.comment(step, `after '${from}'`),
+    Choices: [{ Condition: `{% $${runs} >= ${max} %}`, Next: tooMany }], Default: next,
+  };
+  return name;
+}
