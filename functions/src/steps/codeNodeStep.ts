@@ -129,6 +129,12 @@ function kortyxNode(wf: unknown, node: string, params: unknown): CodeCall | unde
       const child = String((result as { workflow?: unknown }).workflow);
       throw new RuntimeError('WorkflowCallNotDeclared', `node '${node}' returned useWorkflow('${child}') from its function: give it as the node's run instead (nodes: { ${node}: { run: useWorkflow(${child}, input) } }), which compiles to a nested execution`, { details: { node, workflow: child } });
     }
+    // Kortyx hands the session over to another workflow (transitionTo) in its chat orchestrator,
+    // which a state machine has no counterpart of here: refused by name rather than ignored.
+    const to = (result as { transitionTo?: unknown } | null)?.transitionTo;
+    if (typeof to === 'string' && to !== '') {
+      throw new RuntimeError('HandoffNotSupported', `node '${node}' returned transitionTo '${to}': handing a run over to another workflow is not supported on Step Functions yet; call it as a child instead (nodes: { ${node}: { run: useWorkflow(${to}, input) } }) or route to it with an edge`, { details: { node, workflow: to } });
+    }
     return result;
   };
 }
