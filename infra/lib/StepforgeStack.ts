@@ -149,6 +149,12 @@ export class StepforgeStack extends Stack {
         }),
       );
     }
+    // A retried parent's useWorkflow node asks, in the function handler, what the child execution
+    // it started before did (its output is reused when it succeeded).
+    const childNames = [...new Set(workflows.flatMap((wf) => wf.childWorkflows ?? []))].sort();
+    if (childNames.length > 0) {
+      fns.function.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution'], resources: childNames.map((name) => executionArnPattern(this, name)) }));
+    }
     // Task-token calls have no resource-level permissions in IAM: the token itself is the capability.
     // Gated tool calls arrive with a task token: the tool handlers answer it themselves when policy
     // allows, the API when a human decides, the approvals consumer when the approval times out.

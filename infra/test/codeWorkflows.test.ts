@@ -1,7 +1,7 @@
 // Workflows written in code in the CDK app: loaded and compiled at synth time with their nodes
 // naming the module's bundle in the function Lambda, which the Lambda's bundling writes whole.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -64,5 +64,34 @@ describe('Function: buildApp (a workflows folder of modules, bundling skipped)',
     const start = statements.find((st) => st.Action === 'states:StartExecution');
     expect(JSON.stringify(start!.Resource)).toContain(':stateMachine:refund-quote');
     expect(statements.some((st) => Array.isArray(st.Action) && st.Action.includes('events:PutRule') && JSON.stringify(st.Resource).includes('StepFunctionsGetEventsForStepFunctionsExecutionRule'))).toBe(true);
+    // The function Lambda may read the child's executions: a retried parent reuses the output of the one it started before.
+    const describe = statements.find((st) => st.Action === 'states:DescribeExecution');
+    expect(JSON.stringify(describe!.Resource)).toContain(':execution:refund-quote:');
+  }, 120_000);
+});
+
+describe('Function: buildApp (a workflows folder of modules, bundled)', () => {
+  it('bundles each module into the function Lambda asset under code/, where its nodes find it and its functions run', async () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'sf-code-synth-'));
+    try {
+      const { app } = buildApp({
+        projectRoot: ROOT,
+        workflowsDir: EXAMPLES,
+        handlersDir: join(ROOT, 'infra/test/fixtures/handlers'),
+        appProps: { outdir, context: { 'aws:cdk:enable-asset-metadata': true } },
+      });
+      app.synth();
+      const assets = readdirSync(outdir).filter((d) => d.startsWith('asset.') && existsSync(join(outdir, d, 'code')));
+      // One Lambda carries the modules: the function handler's.
+      expect(assets).toHaveLength(1);
+      const dir = join(outdir, assets[0]!);
+      expect(readFileSync(join(dir, 'index.mjs'), 'utf8')).toContain("handler:\"function\"");
+      expect(readdirSync(join(dir, 'code')).sort()).toEqual(['examples__code__clinical.mjs', 'examples__code__refund.mjs', 'examples__code__support.mjs', 'examples__code__triage.mjs']);
+      const mod = await import(pathToFileURL(join(dir, 'code', 'examples__code__support.mjs')).href) as Record<string, unknown>;
+      const classify = codeFunction(mod.supportWorkflow, 'classify', {});
+      expect(await classify!({ message: 'I want a refund' })).toEqual({ condition: 'refund', data: { topic: 'refund' } });
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
   }, 120_000);
 });

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileDocument, isStepforgeError, loadDocument } from '@stepforge/compiler';
 import { expressBlocker, loadWorkflow, loadWorkflows } from '../lib/workflows/loadWorkflows.js';
@@ -23,6 +26,17 @@ describe('Function: loadWorkflows', () => {
       ['orders', 'infra/test/fixtures/workflows/orders.yaml', 'dsl'],
       ['refund', 'infra/test/fixtures/workflows/refund.yaml', 'dsl'],
     ]);
+  });
+
+  it('refuses a Kortyx workflow file by name (unsupported_format) rather than reading it as another format', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-kortyx-cdk-'));
+    try {
+      writeFileSync(join(dir, 'support.workflow.yaml'), 'id: support\nversion: "1"\nnodes: {}\nedges: []\n');
+      const e = caught(() => loadWorkflows(dir, { rootDir: dir, compile: fixtureCompile }));
+      expect([e.code, e.message, e.location]).toEqual(['unsupported_format', 'support.workflow.yaml is a Kortyx workflow file, which the CDK app does not deploy yet (stepforge run, compile and serve take it)', { file: 'support.workflow.yaml', line: 1, column: 1 }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads triggers, honours express when possible and records why it fell back otherwise', () => {

@@ -66,4 +66,40 @@ describe('Kortyx useWorkflow (run FILE.ts, embedded)', () => {
     });
     expect((await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('broken-total') }))).executions).toHaveLength(before);
   });
+
+  async function retry(runId: string) {
+    const r = await cli('runs', 'retry', runId, '--json');
+    return JSON.parse(r.out) as { runId: string; status: string; output: unknown };
+  }
+
+  it('a retried parent reuses its child\'s result: the child, named by the committed input check, is not started again', async () => {
+    const first = await run(FIXTURE, 'replyAfterChild', { items: [1, 2, 3] });
+    expect(first.status).toBe('FAILED');
+    expect(first.error?.message).toContain('the first reply fails');
+    const before = (await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('count-items') }))).executions!;
+    expect(before.map((e) => e.status)).toEqual(['SUCCEEDED']);
+    // Named after the node, so the console's list of the child's executions says who started it.
+    expect(before[0]!.name).toMatch(/^count-[0-9a-f-]{36}$/);
+    const again = await retry(first.runId);
+    expect(again.status).toBe('SUCCEEDED');
+    expect(again.output).toEqual({ items: [1, 2, 3], count: 3, reply: '3 items' });
+    const after = (await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('count-items') }))).executions!;
+    expect(after.map((e) => e.name)).toEqual([before[0]!.name]);
+  });
+
+  it('a retried parent whose child failed starts the child again under the next name, and a further retry reuses that one', async () => {
+    const first = await run(FIXTURE, 'callsFlakyChild', {});
+    expect(first.status).toBe('FAILED');
+    const failed = (await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('flaky-child') }))).executions!;
+    expect(failed.map((e) => e.status)).toEqual(['FAILED']);
+    const again = await retry(first.runId);
+    expect(again.status).toBe('SUCCEEDED');
+    expect(again.output).toEqual({ worked: true });
+    const both = (await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('flaky-child') }))).executions!;
+    expect(both.map((e) => [e.name, e.status]).sort()).toEqual([[failed[0]!.name, 'FAILED'], [`${failed[0]!.name}.2`, 'SUCCEEDED']]);
+    // Retrying the retry (which succeeded) is a new run reusing everything: still two child executions.
+    const third = await retry(again.runId);
+    expect(third.status).toBe('SUCCEEDED');
+    expect((await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('flaky-child') }))).executions).toHaveLength(2);
+  });
 });

@@ -1,7 +1,7 @@
 // `.run()` in a user's program: the workflow the program built is compiled and run on an embedded
 // in-memory stack, and the promise resolves to the SDK's result shape.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -84,6 +84,54 @@ console.log(JSON.stringify(result));
     expect([r.status, r.stderr]).toEqual([0, '']);
     expect(JSON.parse(r.stdout)).toEqual({ output: '[offline:echo] from a program', steps: [{ agent: 'only', output: '[offline:echo] from a program' }], stoppedEarly: false });
   }, 60_000);
+});
+
+/**
+ * `.run(input, {idempotencyKey})` from a program run three times: the first run fails at its second
+ * step, the second (same key) retries it reusing the first step's committed result, the third
+ * answers the retry's result without running anything. Counts of the functions' calls are kept in
+ * files, since each run of the program is a new process.
+ */
+describe.skipIf(!existsSync(join(REPO, 'packages', 'cli', 'dist', 'code.js')))('Program: .run(input, {idempotencyKey}) across runs of the program', () => {
+  it('retries the run the key names, reusing its committed node results, and then answers its result', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-sdk-key-'));
+    try {
+      writeFileSync(join(dir, 'program.mjs'), `import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { agent, workflow } from ${JSON.stringify(join(REPO, 'packages', 'cli', 'dist', 'code.js'))};
+const count = (name) => appendFileSync(name, 'x');
+const flow = workflow([
+  { agent: agent({ name: 'first', model: 'local:echo' }), transform: (p) => { count('first.calls'); return p; } },
+  { agent: agent({ name: 'second', model: 'local:echo' }), transform: (p) => { count('second.calls'); if (!existsSync('fixed')) throw new Error('not yet'); return p; } },
+]);
+try {
+  console.log(JSON.stringify(await flow.run('hello', { idempotencyKey: 'order-42' })));
+} catch (e) {
+  console.log(JSON.stringify({ error: e.name, message: e.message }));
+}
+`);
+      const program = () => {
+        const r = spawnSync(process.execPath, ['program.mjs'], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
+        expect([r.status, r.stderr]).toEqual([0, '']);
+        return JSON.parse(r.stdout) as Record<string, unknown>;
+      };
+      const calls = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').length : 0);
+      expect(program()).toMatchObject({ error: 'NodeError', message: expect.stringContaining('not yet') });
+      expect([calls('first.calls'), calls('second.calls')]).toEqual([1, 1]);
+      writeFileSync(join(dir, 'fixed'), '');
+      const expected = { output: '[offline:echo] [offline:echo] hello', steps: [{ agent: 'first', output: '[offline:echo] hello' }, { agent: 'second', output: '[offline:echo] [offline:echo] hello' }], stoppedEarly: false };
+      expect(program()).toEqual(expected);
+      // The first step's transform was not called again: its committed result was reused.
+      expect([calls('first.calls'), calls('second.calls')]).toEqual([1, 2]);
+      expect(program()).toEqual(expected);
+      expect([calls('first.calls'), calls('second.calls')]).toEqual([1, 2]);
+      // The runs are the project's: the CLI lists the key's run and its retry.
+      const list = spawnSync(process.execPath, [join(REPO, 'packages', 'cli', 'bin', 'stepforge.js'), 'runs', 'list', '--json'], { cwd: dir, encoding: 'utf8', env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
+      const runs = (JSON.parse(list.stdout) as { runs: { status: string }[] }).runs;
+      expect(runs.map((r) => r.status).sort()).toEqual(['FAILED', 'SUCCEEDED']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('Method: stateGraph(...).run (errors before the run)', () => {

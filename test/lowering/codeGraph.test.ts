@@ -133,6 +133,13 @@ describe('Function: codeToIr (useWorkflow)', () => {
     });
   });
 
+  it('refuses at run time a node returning transitionTo (HandoffNotSupported, naming the node and the workflow), rather than ignoring it', async () => {
+    const handsOff = defineWorkflow({ id: 'p', version: '1', nodes: { a: { run: () => ({ transitionTo: 'billing', data: { x: 1 } }) } }, edges: [['__start__', 'a'], ['a', '__end__']] });
+    await expect(codeFunction(handsOff, 'a', {})!({})).rejects.toMatchObject({
+      name: 'HandoffNotSupported', message: "node 'a' returned transitionTo 'billing': handing a run over to another workflow is not supported on Step Functions yet; call it as a child instead (nodes: { a: { run: useWorkflow(billing, input) } }) or route to it with an edge",
+    });
+  });
+
   it('refuses useWorkflow given a workflow id rather than the workflow', () => {
     expect(() => defineWorkflow({ id: 'p', version: '1', nodes: { a: { run: useWorkflow('quote' as unknown as WorkflowDefinition) } }, edges: [['__start__', 'a'], ['a', '__end__']] }))
       .toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("nodes.a.run: node 'a': useWorkflow needs the child workflow itself") }));

@@ -109,6 +109,51 @@ describe('Function: lowerSdk (workflow)', () => {
   });
 });
 
+describe('Function: lowerSdk (when on a parallel branch)', () => {
+  const flow = workflow([
+    a('intake'),
+    parallel([
+      { agent: a('cardio'), when: (prev) => String(prev).includes('chest') },
+      { agent: a('labs'), when: (prev) => String(prev).includes('fever'), transform: (s) => `labs for ${String(s)}` },
+      { agent: a('pharmacy'), input: 'the medication list', when: (own) => { if (own === 'boom') throw new Error('no'); return true; } },
+    ]),
+  ]);
+
+  it('emits ASL asl-validator accepts, the decision a function Task and a Choice inside the branch', () => {
+    const c = compile(flow);
+    const v = aslValidator(structuredClone(c.asl));
+    expect(v.isValid ? '' : v.errorsText('\n')).toBe('');
+    const group = (c.asl.States as Record<string, { Branches: { StartAt: string; States: Record<string, { Type: string }> }[] }>)['parallel 2']!;
+    expect(group.Branches.map((b) => b.StartAt)).toEqual(['flow: cardio when?', 'flow: labs when?', 'flow: pharmacy when?']);
+    expect(group.Branches[1]!.States['flow: labs run?']!.Type).toBe('Choice');
+  });
+
+  it('runs a branch whose when is true and skips one whose when is false: it passes its input on as its value', async () => {
+    const run = await runScripted(compile(flow), { input: 'chest pain' }, scripts(flow));
+    expect(run.result.status).toBe('SUCCEEDED');
+    const r = run.result.output as { output: string; steps: { results?: unknown[] }[] };
+    expect(r.steps[1]!.results).toEqual([
+      { status: 'fulfilled', agent: 'cardio', value: 'cardio<intake<chest pain>>' },
+      { status: 'fulfilled', agent: 'labs', value: 'intake<chest pain>', skipped: true },
+      // A branch's own input is what its when sees.
+      { status: 'fulfilled', agent: 'pharmacy', value: 'pharmacy<the medication list>' },
+    ]);
+    expect(r.output).toBe('cardio<intake<chest pain>>\nintake<chest pain>\npharmacy<the medication list>');
+    // The skipped branch's agent and transform never ran.
+    expect(run.calls.some((x) => x.step.id === 'flow.labs' && x.step.role !== 'when')).toBe(false);
+  });
+
+  it('rejects only its branch when a when throws', async () => {
+    const g = parallel([{ agent: a('x'), when: () => { throw new Error('when broke'); } }, a('y')]);
+    const run = await runScripted(compile(g), { input: 'q' }, scripts(g));
+    expect(run.result.status).toBe('SUCCEEDED');
+    const r = run.result.output as { results: { status: string; agent: string; reason?: { error: string; cause: string } }[]; fulfilled: number; rejected: number };
+    // The harness calls the function as is (the function handler would name it NodeError).
+    expect(r.results[0]).toEqual({ status: 'rejected', agent: 'x', reason: { error: 'Error', cause: 'when broke' } });
+    expect([r.fulfilled, r.rejected]).toEqual([1, 1]);
+  });
+});
+
 describe('Function: lowerSdk (agents granted tools)', () => {
   const tooled = (name: string) => agent({ name, model: 'local:test', tools: ['web-search'] });
 
@@ -209,8 +254,7 @@ describe('Function: lowerSdk (stateGraph)', () => {
 });
 
 describe('Function: sdkToIr (refusals)', () => {
-  it('refuses when and tools on a parallel branch with invalid_workflow naming the place', () => {
-    expect(() => compile(workflow([parallel([{ agent: a('x'), when: () => true }])]))).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("export 'flow': steps.0.steps.0: a parallel branch with when is not supported yet") }));
+  it('refuses tools on a parallel branch with invalid_workflow naming the place', () => {
     expect(() => compile(parallel([agent({ name: 't', tools: ['web-search'] })]))).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("export 'flow': (root).steps.0: an agent granted tools in a parallel branch is not supported yet") }));
   });
 });

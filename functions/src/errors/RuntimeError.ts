@@ -29,6 +29,8 @@ export const RUNTIME_ERROR_NAMES = [
   'WorkflowInputInvalid',
   'WorkflowOutputInvalid',
   'WorkflowCallNotDeclared',
+  'WorkflowChildAttemptsExhausted',
+  'HandoffNotSupported',
 ] as const;
 
 /** One of the stable runtime error names. */

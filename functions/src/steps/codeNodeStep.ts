@@ -1,4 +1,6 @@
+import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { LIVE_MODULE_PREFIX, liveWorkflow, type StepEnvelope, type StepResult } from '@stepforge/contract';
+import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { executeStep } from '../runtime/executeStep.js';
@@ -19,8 +21,10 @@ export async function runCodeNodeStep(rt: Runtime, rawEnv: StepEnvelope): Promis
   if (typeof codeModule !== 'string' || typeof codeExport !== 'string' || typeof codeNode !== 'string') {
     throw new RuntimeError('InvalidEnvelope', 'code node step needs config.codeModule, config.codeExport and config.codeNode');
   }
-  const mod = await loadCodeModule(codeModule, codeExport, codeNode);
   const codeFn = env.config.codeFn;
+  // Not committed: on a retried run it must look again at what the earlier child did since.
+  if (codeFn === 'childEarlier') return { status: 'succeeded', output: await earlierChild(rt, env.inputs.value, codeNode, String(env.config.codeChild)), usage: { inputTokens: 0, outputTokens: 0 } };
+  const mod = await loadCodeModule(codeModule, codeExport, codeNode);
   const call = codeFunction(mod[codeExport], codeNode, env.config);
   if (call === undefined) {
     throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} exports no workflow '${codeExport}' with that node${typeof codeFn === 'string' ? ` and its ${codeFn} function` : ''} (was it renamed since the workflow was compiled?)`, { details: { node: codeNode, module: codeModule } });
@@ -89,7 +93,9 @@ function kortyxChildCheck(wf: unknown, node: string, fn: 'childInput' | 'childOu
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         throw new RuntimeError('WorkflowInputInvalid', `node '${node}': the input of workflow '${id}' must be an object (a run's input is), not ${Array.isArray(value) ? 'a list' : JSON.stringify(value) ?? String(value)}`, { details: { node, workflow: id } });
       }
-      return value;
+      // The child execution's name, committed with the input: a retried parent starts the child
+      // under the same name, and so finds the execution it started before (earlierChild).
+      return { input: value, name: `${executionNamePart(node)}-${randomUUID()}` };
     };
   }
   return async (output) => {
@@ -122,6 +128,12 @@ function kortyxNode(wf: unknown, node: string, params: unknown): CodeCall | unde
     if (result !== null && typeof result === 'object' && (result as Record<symbol, unknown>)[Symbol.for('stepforge.workflowCall')] === true) {
       const child = String((result as { workflow?: unknown }).workflow);
       throw new RuntimeError('WorkflowCallNotDeclared', `node '${node}' returned useWorkflow('${child}') from its function: give it as the node's run instead (nodes: { ${node}: { run: useWorkflow(${child}, input) } }), which compiles to a nested execution`, { details: { node, workflow: child } });
+    }
+    // Kortyx hands the session over to another workflow (transitionTo) in its chat orchestrator,
+    // which a state machine has no counterpart of here: refused by name rather than ignored.
+    const to = (result as { transitionTo?: unknown } | null)?.transitionTo;
+    if (typeof to === 'string' && to !== '') {
+      throw new RuntimeError('HandoffNotSupported', `node '${node}' returned transitionTo '${to}': handing a run over to another workflow is not supported on Step Functions yet; call it as a child instead (nodes: { ${node}: { run: useWorkflow(${to}, input) } }) or route to it with an edge`, { details: { node, workflow: to } });
     }
     return result;
   };
@@ -165,4 +177,39 @@ function sdkFunction(wf: unknown, node: string, fn: string, path: unknown): Code
     };
   }
   return undefined;
+}
+
+/** A node name as the start of an execution name (at most 80 characters of letters, digits, - and _). */
+function executionNamePart(node: string): string {
+  return node.replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 40) || 'child';
+}
+
+/** How many executions of one useWorkflow node a run lineage may start under successive names. */
+const MAX_CHILD_ATTEMPTS = 20;
+
+/**
+ * A useWorkflow child whose name is taken (the parent was retried and reuses the name its input
+ * check committed): `{reused: true, output}` of the earlier execution when it succeeded, so the
+ * child is not run again; otherwise `{reused: false, name}` to start it under: the same name while it runs (StartExecution with
+ * the same name and input then waits on it), else the next of `<name>.2`, `<name>.3`, … that has
+ * no closed unsuccessful execution, since a closed execution's name cannot be reused.
+ */
+async function earlierChild(rt: Runtime, value: unknown, node: string, child: string): Promise<{ reused: boolean; output: unknown; name: string }> {
+  const arn = (value as { executionArn?: unknown } | null)?.executionArn;
+  if (typeof arn !== 'string') throw new RuntimeError('InvalidEnvelope', `node '${node}': the earlier child check needs the execution ARN`);
+  const base = arn.slice(arn.lastIndexOf(':') + 1).replace(/\.\d+$/, '');
+  const prefix = arn.slice(0, arn.lastIndexOf(':') + 1);
+  for (let n = 1; n <= MAX_CHILD_ATTEMPTS; n++) {
+    const name = n === 1 ? base : `${base}.${n}`;
+    let d;
+    try {
+      d = await rt.sfn().send(new DescribeExecutionCommand({ executionArn: `${prefix}${name}` }));
+    } catch (e) {
+      if ((e as Error).name === 'ExecutionDoesNotExist') return { reused: false, output: null, name };
+      throw e;
+    }
+    if (d.status === 'SUCCEEDED') return { reused: true, output: d.output === undefined ? null : JSON.parse(d.output), name };
+    if (d.status === 'RUNNING' || d.status === 'PENDING_REDRIVE') return { reused: false, output: null, name };
+  }
+  throw new RuntimeError('WorkflowChildAttemptsExhausted', `node '${node}': workflow '${child}' was started ${MAX_CHILD_ATTEMPTS} times for this node and never succeeded; restart the run from the node (stepforge runs restart RUN --from ${node}) to start it under a new name`, { details: { node, workflow: child } });
 }

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isAlias, isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import {
-  StepforgeError, aliasExpansionMessage, duplicateWorkflowError, expressBlocker, isEventPattern, loadDocument, MAX_ALIAS_COUNT,
+  KORTYX_WORKFLOW_FILE, StepforgeError, aliasExpansionMessage, duplicateWorkflowError, expressBlocker, isEventPattern, loadDocument, MAX_ALIAS_COUNT,
   TRIGGER_DESCRIPTION_MAX, TRIGGER_FIELDS, TRIGGER_NAME, yamlErrorMessage, yamlValueIssues,
 } from '@stepforge/compiler';
 import { compilerCompileDocument, type CompileDocumentFn, type CompiledDocument } from './compilerBinding.js';
@@ -44,6 +44,13 @@ export function loadWorkflows(dir: string, options: LoadWorkflowsOptions): Workf
   for (const f of files) {
     const text = readFileSync(join(dir, f), 'utf8');
     const file = relative(options.rootDir, join(dir, f));
+    // Read as a document it would be taken for another format and fail with a misleading error.
+    if (KORTYX_WORKFLOW_FILE.test(f)) {
+      throw new StepforgeError('unsupported_format', `${file} is a Kortyx workflow file, which the CDK app does not deploy yet (stepforge run, compile and serve take it)`, {
+        location: { file, line: 1, column: 1 },
+        hint: 'deploy it as a module instead: export const wf = defineWorkflow({...}) in a .ts file in workflows/, importing the node functions its run entries name',
+      });
+    }
     // A module may export several workflows: one spec each, all from its one bundle.
     const loaded = isCodeWorkflowFile(f) ? loadCodeWorkflows(join(dir, f), file) : [loadWorkflow(text, file, compile, vars)];
     for (const spec of loaded) { specs.push(spec); texts.push(text); }

@@ -16,8 +16,9 @@ function registry(): Map<string, unknown> {
 }
 
 /** Keeps a workflow value for the handler; returns the module name that finds it (`stepforge-live:<id>`). */
-export function registerLiveWorkflow(value: unknown): string {
-  const id = globalThis.crypto.randomUUID();
+export function registerLiveWorkflow(value: unknown, stableId?: string): string {
+  // A stable id (a keyed .run(): its run may be retried by a later run of the program) or a new one.
+  const id = stableId ?? globalThis.crypto.randomUUID();
   registry().set(id, value);
   return `${LIVE_MODULE_PREFIX}${id}`;
 }

@@ -9,7 +9,8 @@ import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ApiRequest } from '../stack/HttpApi.js';
 import type { RunService } from '../stack/RunService.js';
 import { describePolicy } from '../stack/resolvePolicy.js';
-import { StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
+import { codeWorkflowExports, StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
+import type { WorkflowEntry } from '../stack/WorkflowCatalog.js';
 import { localRequestRefusal } from '@stepforge/engine';
 import { StackRegistry } from '../stack/StackRegistry.js';
 import { signatureRefusal, type LoopbackCredentials } from '../stack/loopbackRequestGuard.js';
@@ -41,14 +42,23 @@ export const serveHooks: { onListening?: (h: ServeHandle) => void } = {};
 const command: Command = {
   name: 'serve',
   summary: 'serve the HTTP API (and the engine\'s Step Functions API) on loopback',
-  usage: 'serve [--port N] [--provider P]',
+  usage: 'serve [FILE] [--export NAME] [--port N] [--provider P]',
   async run(argv, io) {
     const parsed = parseCommandArgs(
       argv,
-      { port: { type: 'string' }, provider: { type: 'string' }, 'in-memory': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
-      'serve [--port N] [--provider P]',
+      { port: { type: 'string' }, provider: { type: 'string' }, export: { type: 'string' }, 'in-memory': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+      'serve [FILE] [--export NAME] [--port N] [--provider P]',
     );
-    if (parsed.positionals.length > 0) throw new UsageError(`serve takes no arguments (got '${parsed.positionals[0]}')`);
+    if (parsed.positionals.length > 1) throw new UsageError(`serve takes at most one FILE (got ${parsed.positionals.join(' ')})`);
+    const file = parsed.positionals[0];
+    if (file === undefined && parsed.values.export !== undefined) throw new UsageError('--export names a workflow of the FILE given to serve: give the FILE too');
+    const only = file === undefined ? undefined : { file, ...(parsed.values.export !== undefined ? { exportName: parsed.values.export } : {}) };
+    // A file that does not compile is refused before the stack opens, as run refuses it.
+    if (only !== undefined) {
+      const { compileWorkflowFile } = await import('../stack/WorkflowCatalog.js');
+      const { CODE_MODULE } = await import('../stack/compileCodeModule.js');
+      if (!CODE_MODULE.test(only.file) || only.exportName !== undefined) await compileWorkflowFile(io.cwd, only.file, only);
+    }
     const port = parsed.values.port === undefined ? DEFAULT_PORT : Number(parsed.values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, got '${parsed.values.port}'`);
     const stop = stopSignal();
@@ -63,7 +73,7 @@ const command: Command = {
     const { stack, service } = opened;
     let handle: ServeHandle | undefined;
     try {
-      handle = await startServe(io, service, port);
+      handle = await startServe(io, service, port, only);
       stack.publishApi(handle.url);
       io.out(`Stepforge API      ${handle.url}   (OpenAPI: ${handle.url}/openapi.json)\n`);
       io.out(`Step Functions API ${handle.sfnEndpoint}   (also on ${handle.url} for requests with an X-Amz-Target header)\n`);
@@ -152,16 +162,39 @@ function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
 }
 
 /**
- * Registers every workflow under workflows/ and examples/, then serves the HTTP API. Requests that
- * carry `X-Amz-Target: AWSStepFunctions.*` are passed to the engine, so one port speaks both.
+ * Registers the workflows of `only.file` (a document, or a module's exported workflows: every one,
+ * or the one `only.exportName` names), or else every workflow under workflows/ and examples/, then
+ * serves the HTTP API. Requests that carry `X-Amz-Target: AWSStepFunctions.*` are passed to the
+ * engine, so one port speaks both.
  */
-export async function startServe(io: CliIo, service: RunService, port: number): Promise<ServeHandle> {
+export async function startServe(io: CliIo, service: RunService, port: number, only?: { file: string; exportName?: string }): Promise<ServeHandle> {
   const { createHttpApi } = await import('../stack/HttpApi.js');
   const workflows: string[] = [];
   const policies: string[] = [];
   // One project: two files whose workflow names meet would be one state machine (the second is refused).
   const project = new Map<string, NamedWorkflow>();
-  for (const dir of ['workflows', 'examples']) {
+  const served = (entry: WorkflowEntry) => {
+    if (workflows.some((w) => w === entry.name || w.startsWith(`${entry.name} (`))) return;
+    workflows.push(entry.displayName === undefined || entry.displayName === entry.name ? entry.name : `${entry.name} (${entry.displayName})`);
+    if (entry.policy) policies.push(`${entry.name}: ${describePolicy(entry.policy, io.cwd)}`);
+  };
+  if (only !== undefined) {
+    // Unlike the folders' files, the file asked for must load: its errors stop serve.
+    const { CODE_MODULE, loadCodeModule } = await import('../stack/compileCodeModule.js');
+    const exportNames = only.exportName !== undefined || !CODE_MODULE.test(only.file)
+      ? [only.exportName]
+      : codeWorkflowExports((await loadCodeModule(io.cwd, only.file)).mod);
+    if (exportNames.length === 0) {
+      throw new StepforgeError('invalid_document', `${only.file} exports no workflow: export the result of defineWorkflow, workflow, parallel or stateGraph`, { location: { file: only.file, line: 1, column: 1 } });
+    }
+    // One file: its exports cannot clash with another file's, and a child registered with its caller
+    // is registered again, unchanged, as an export of its own (so no project map here).
+    for (const exportName of exportNames) {
+      const { entry } = await service.catalog.registerFile(only.file, exportName !== undefined ? { exportName } : {});
+      served(entry);
+    }
+  }
+  for (const dir of only === undefined ? ['workflows', 'examples'] : []) {
     let files: string[] = [];
     try {
       files = readdirSync(join(io.cwd, dir)).filter((f) => /\.ya?ml$/i.test(f)).sort();
@@ -171,8 +204,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
     for (const f of files) {
       try {
         const { entry } = await service.catalog.registerFile(join(dir, f), { project });
-        workflows.push(entry.displayName === undefined || entry.displayName === entry.name ? entry.name : `${entry.name} (${entry.displayName})`);
-        if (entry.policy) policies.push(`${entry.name}: ${describePolicy(entry.policy, io.cwd)}`);
+        served(entry);
       } catch (e) {
         const code = (e as { name?: string; code?: string }).name === 'StepforgeError' ? `error[${(e as { code: string }).code}] ` : '';
         io.err(`warning: ${join(dir, f)} not served: ${code}${(e as Error).message.split('\n')[0]}\n`);

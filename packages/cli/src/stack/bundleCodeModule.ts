@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { basename, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { StepforgeError } from '@stepforge/compiler';
 
@@ -18,16 +18,21 @@ import { StepforgeError } from '@stepforge/compiler';
  *
  * Errors: `module_load_failed` naming the file (the source does not parse, an import is missing).
  */
-export async function bundleCodeModule(projectDir: string, file: string): Promise<string> {
+export async function bundleCodeModule(projectDir: string, file: string, generated?: string): Promise<string> {
   const source = resolve(projectDir, file);
   const location = { file, line: 1, column: 1 };
   if (!existsSync(source)) throw new StepforgeError('module_load_failed', `cannot load the module ${file}: no such file`, { location });
+  // `generated`: the module's source made from `file` (a Kortyx workflow file), whose relative
+  // imports resolve from the file's folder.
+  const entry = generated === undefined
+    ? { entryPoints: [source] }
+    : { stdin: { contents: generated, resolveDir: dirname(source), sourcefile: source, loader: 'js' as const } };
   // Loaded when a module is first bundled: the documents' commands never pay for it.
   const { build } = await import('esbuild');
   let text: string;
   try {
     const out = await build({
-      entryPoints: [source],
+      ...entry,
       bundle: true,
       write: false,
       format: 'esm',
@@ -57,7 +62,7 @@ export async function bundleCodeModule(projectDir: string, file: string): Promis
   }
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
   const dir = join(projectDir, '.stepforge', 'code');
-  const out = join(dir, `${basename(source, extname(source))}-${hash}.mjs`);
+  const out = join(dir, `${basename(source, extname(source)).replace(/\.workflow$/, '')}-${hash}.mjs`);
   if (!existsSync(out)) {
     mkdirSync(dir, { recursive: true });
     // Written whole under a temporary name first: a reader never imports half a file.

@@ -1,10 +1,12 @@
 import { pathToFileURL } from 'node:url';
-import { codeToIr, codeWorkflowExports, compileIr, StepforgeError, type CompileResult, type IrDocument } from '@stepforge/compiler';
+import { codeToIr, codeWorkflowExports, compileIr, KORTYX_WORKFLOW_FILE, kortyxFileModule, StepforgeError, type CompileResult, type IrDocument } from '@stepforge/compiler';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { importFile } from '@stepforge/functions/userfn/importFile';
 import { bundleCodeModule } from './bundleCodeModule.js';
 
-/** A file the code front-end reads (a TypeScript or JavaScript module) rather than a document. */
-export const CODE_MODULE = /\.(m?[jt]s|cjs)$/;
+/** A file the code front-end reads (a TypeScript or JavaScript module, or a Kortyx workflow file) rather than a document. */
+export const CODE_MODULE = /\.(m?[jt]s|cjs)$|\.workflow\.(ya?ml|json)$/i;
 
 /** A loaded workflow module: its exports, and the bundle they came from (what the function handler imports). */
 export interface LoadedCodeModule {
@@ -17,7 +19,10 @@ export interface LoadedCodeModule {
  * that cannot be bundled or whose top level throws is `module_load_failed` at the file.
  */
 export async function loadCodeModule(cwd: string, file: string): Promise<LoadedCodeModule> {
-  const bundle = await bundleCodeModule(cwd, file);
+  // A Kortyx workflow file (YAML or JSON) is bundled as the module it stands for.
+  const bundle = KORTYX_WORKFLOW_FILE.test(file)
+    ? await bundleCodeModule(cwd, file, kortyxFileModule(readKortyxFile(cwd, file), file))
+    : await bundleCodeModule(cwd, file);
   try {
     return { mod: await importFile(pathToFileURL(bundle).href), bundle };
   } catch (e) {
@@ -53,4 +58,13 @@ export async function codeModuleIr(cwd: string, file: string, exportName?: strin
   const { mod, bundle } = await loadCodeModule(cwd, file);
   const chosen = chooseCodeExport(mod, file, exportName);
   return codeToIr(mod[chosen], { module: bundle, exportName: chosen, file, exports: mod });
+}
+
+/** A Kortyx workflow file's text; a missing one is `module_load_failed`, as a missing module is. */
+function readKortyxFile(cwd: string, file: string): string {
+  try {
+    return readFileSync(resolve(cwd, file), 'utf8');
+  } catch (e) {
+    throw new StepforgeError('module_load_failed', `cannot load the workflow file ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { location: { file, line: 1, column: 1 } });
+  }
 }

@@ -1,12 +1,15 @@
-import { codeToIr, compileIr, isStepforgeError, type CodeWorkflowValue } from '@stepforge/compiler';
-import { forgetLiveWorkflow, registerLiveWorkflow } from '@stepforge/contract';
+import { createHash } from 'node:crypto';
+import { CODE_CALL_SITE, codeToIr, compileIr, isStepforgeError, StepforgeError, type CodeWorkflowValue } from '@stepforge/compiler';
+import { forgetLiveWorkflow, idempotencyKeyError, registerLiveWorkflow } from '@stepforge/contract';
 import { openStack, type EmbeddedStack } from './EmbeddedStack.js';
 import { RunService } from './RunService.js';
+import type { RunRecordView } from './functionsRuntime.js';
 
-/** What `.run()` passes besides the input: a state graph's start node and maxIterations. */
+/** What `.run()` passes besides the input: a state graph's start node and maxIterations, and Stepforge's idempotencyKey. */
 export interface CodeRunOptions {
   readonly start?: string;
   readonly maxIterations?: number;
+  readonly idempotencyKey?: string;
 }
 
 // One in-memory stack for the program's runs at a time, opened by the first and closed after the
@@ -45,9 +48,10 @@ async function release(): Promise<void> {
  * run's error (ParallelAllFailed, UnknownNode, NodeError, …).
  */
 export async function runCodeWorkflow(value: CodeWorkflowValue, input: unknown, options: CodeRunOptions = {}): Promise<unknown> {
+  if (options.idempotencyKey !== undefined) return runKeyed(value, input, options, options.idempotencyKey);
   const module = registerLiveWorkflow(value);
   try {
-    const compiled = compileIr(codeToIr(value, { module, exportName: value.kind, file: `${value.kind}.run()`, ...options }));
+    const compiled = compileIr(codeToIr(value, { module, exportName: value.kind, file: `${value.kind}.run()`, ...graphOptions(options) }));
     const { service } = await acquire();
     try {
       const { entry } = await service.catalog.registerText('', `${value.kind}.run()`, { compiled });
@@ -69,6 +73,79 @@ export async function runCodeWorkflow(value: CodeWorkflowValue, input: unknown, 
     if (isStepforgeError(e)) throw Object.assign(new Error(e.message), { name: e.code, code: e.code });
     throw e;
   } finally {
+    forgetLiveWorkflow(module);
+  }
+}
+
+/** A state graph's run options, without Stepforge's own. */
+function graphOptions(options: CodeRunOptions): { start?: string; maxIterations?: number } {
+  return { ...(options.start !== undefined ? { start: options.start } : {}), ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}) };
+}
+
+/** A UUID-shaped id from text: the same text, the same id. */
+function derivedId(text: string): string {
+  const h = createHash('sha256').update(text).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const ENDED_BADLY = new Set(['FAILED', 'TIMED_OUT', 'ABORTED']);
+
+/**
+ * `.run(input, {idempotencyKey})`: on the project's stack (`.stepforge/` in the working directory),
+ * which this program must own, since the handlers that call its functions run where the stack is
+ * (`stack_in_use` when another process, `stepforge serve` say, holds it). The workflow is named
+ * after its structure and where the program built it, and its functions are found under that name,
+ * so a later run of the program finds the run the key names. A run that succeeded answers its
+ * result; one that ended badly is retried (`runs retry`, reusing the committed node results), each
+ * retry under an id derived from the key and the run it retries, so that a later run of the
+ * program goes on from the last retry rather than from the first failure.
+ */
+async function runKeyed(value: CodeWorkflowValue, input: unknown, options: CodeRunOptions, key: string): Promise<unknown> {
+  const bad = idempotencyKeyError(key);
+  if (bad !== undefined) throw Object.assign(new Error(`idempotencyKey: ${bad}`), { name: 'invalid_idempotency_key', code: 'invalid_idempotency_key' });
+  const shape = codeToIr(value, { module: 'stepforge-live:', exportName: value.kind, ...graphOptions(options) }).workflow.steps[0]!.identity;
+  const id = createHash('sha256').update(`${shape}\n${String((value as unknown as Record<symbol, unknown>)[CODE_CALL_SITE] ?? '')}`).digest('hex').slice(0, 16);
+  const module = registerLiveWorkflow(value, id);
+  const env = { ...process.env, STEPFORGE_LOG_LEVEL: process.env.STEPFORGE_LOG_LEVEL ?? 'SILENT' };
+  let stack: EmbeddedStack | undefined;
+  try {
+    const exportName = `${value.kind}-${id.slice(0, 8)}`;
+    const compiled = compileIr(codeToIr(value, { module, exportName, file: `${value.kind}.run()`, ...graphOptions(options) }));
+    stack = await openStack({ projectDir: process.cwd(), env });
+    if (!stack.owner) {
+      throw new StepforgeError('stack_in_use', 'another stepforge process holds this project\'s stack: a .run() with an idempotencyKey runs its functions in this program, so it needs the stack to itself', {
+        hint: 'stop that process (stepforge serve, a run), or call .run() without an idempotencyKey (an in-memory stack of its own)',
+      });
+    }
+    const service = new RunService(stack, process.cwd(), env);
+    const { entry } = await service.catalog.registerText('', `${value.kind}.run()`, { compiled });
+    const runInput = value.kind === 'stateGraph' ? input : { input };
+    const { run, reused } = await service.start(entry, runInput, { idempotencyKey: key });
+    let done: RunRecordView = await service.wait(run.runId);
+    // A run this call started answers as it ended; one an earlier call started is retried when it
+    // ended badly, following the retries earlier calls made to the last one.
+    while (reused && ENDED_BADLY.has(done.status)) {
+      const retryId = derivedId(`${key}\n${done.runId}`);
+      const earlier = await service.getRun(retryId).catch((e: unknown) => ((e as { code?: string }).code === 'unknown_run' ? undefined : Promise.reject(e)));
+      if (earlier !== undefined) {
+        done = await service.wait(retryId);
+        continue;
+      }
+      const retried = await service.retry(done.runId, { runId: retryId });
+      done = await service.wait(retried.run.runId);
+      break;
+    }
+    if (done.status !== 'SUCCEEDED') {
+      const e = new Error(done.error?.message ?? `the run ended ${done.status}`);
+      e.name = done.error?.name ?? done.status;
+      throw Object.assign(e, { code: e.name, runId: done.runId });
+    }
+    return await service.readableOutput(done.output ?? null);
+  } catch (e) {
+    if (isStepforgeError(e)) throw Object.assign(new Error(e.message), { name: e.code, code: e.code });
+    throw e;
+  } finally {
+    await stack?.close();
     forgetLiveWorkflow(module);
   }
 }

@@ -51,12 +51,22 @@ function run(w: CodeWorkflowValue, input: unknown, options?: Record<string, unkn
   return runner(w, input, options);
 }
 
+/**
+ * Stepforge's option to `.run()` (the SDKs' `.run()` takes none): `idempotencyKey` runs the workflow
+ * on the project's stack (`.stepforge/`) rather than an in-memory one, and names its run. The same
+ * key again (in this program or a later run of it) answers the run's result without running it
+ * again; when that run failed, it is retried, reusing the results of the nodes that finished.
+ */
+export interface CodeRunOptions {
+  readonly idempotencyKey?: string;
+}
+
 /** A `parallel([...])` group: every branch runs; failures are isolated. */
 export interface ParallelGroup {
   readonly [CODE_WORKFLOW]: 'parallel';
   readonly kind: 'parallel';
   readonly steps: readonly (Agent | WorkflowStepSpec)[];
-  run(input: unknown): Promise<{ results: unknown[]; fulfilled: number; rejected: number }>;
+  run(input: unknown, options?: CodeRunOptions): Promise<{ results: unknown[]; fulfilled: number; rejected: number }>;
 }
 
 /** A `workflow([...])`: steps in order. */
@@ -64,7 +74,7 @@ export interface SequentialWorkflow {
   readonly [CODE_WORKFLOW]: 'workflow';
   readonly kind: 'workflow';
   readonly steps: readonly WorkflowStep[];
-  run(input: unknown): Promise<{ output: unknown; steps: unknown[]; stoppedEarly: boolean }>;
+  run(input: unknown, options?: CodeRunOptions): Promise<{ output: unknown; steps: unknown[]; stoppedEarly: boolean }>;
 }
 
 /** A state graph's node: a function over the state, or an agent node. */
@@ -93,22 +103,36 @@ export interface StateGraph<S> {
   readonly edges: ReadonlyMap<string, EdgeTarget<S>>;
   addNode(name: string, node: GraphNode<S>): StateGraph<S>;
   addEdge(from: string, to: EdgeTarget<S>): StateGraph<S>;
-  run(start: string, initialState: S, options?: { maxIterations?: number }): Promise<{ state: S; steps: unknown[]; iterations: number; terminatedBy: 'end' | 'maxIterations' | 'noEdge' }>;
+  run(start: string, initialState: S, options?: { maxIterations?: number } & CodeRunOptions): Promise<{ state: S; steps: unknown[]; iterations: number; terminatedBy: 'end' | 'maxIterations' | 'noEdge' }>;
 }
 
 export type CodeWorkflowValue = SequentialWorkflow | ParallelGroup | StateGraph<any>;
 
-const mark = <T extends object>(o: T, kind: string): T => Object.defineProperty(o, CODE_WORKFLOW, { value: kind, enumerable: false });
+/** Where a workflow value was built (`file:line:column` of the builder's caller), if known. */
+export const CODE_CALL_SITE = Symbol.for('stepforge.codeCallSite');
+
+// The builder's caller: the first stack frame outside this module. It tells apart workflows of the
+// same structure in one program, and finds the same one again in a later run of the program.
+function callSite(): string | undefined {
+  const frames = (new Error().stack ?? '').split('\n').slice(1).map((l) => l.trim());
+  const here = frames[0]?.replace(/^at .*?\(?(\S+?):\d+:\d+\)?$/, '$1');
+  return frames.find((f) => here === undefined || !f.includes(here))?.replace(/^at (.*\()?|\)$/g, '');
+}
+
+const mark = <T extends object>(o: T, kind: string): T => {
+  Object.defineProperty(o, CODE_CALL_SITE, { value: callSite(), enumerable: false });
+  return Object.defineProperty(o, CODE_WORKFLOW, { value: kind, enumerable: false });
+};
 
 export function workflow(steps: readonly WorkflowStep[]): SequentialWorkflow {
   const w = mark({ kind: 'workflow', steps: [...steps] } as unknown as SequentialWorkflow, 'workflow');
-  (w as { run: unknown }).run = (input: unknown) => run(w, input);
+  (w as { run: unknown }).run = (input: unknown, options?: CodeRunOptions) => run(w, input, { ...options });
   return w;
 }
 
 export function parallel(steps: readonly (Agent | WorkflowStepSpec)[]): ParallelGroup {
   const g = mark({ kind: 'parallel', steps: [...steps] } as unknown as ParallelGroup, 'parallel');
-  (g as { run: unknown }).run = (input: unknown) => run(g, input);
+  (g as { run: unknown }).run = (input: unknown, options?: CodeRunOptions) => run(g, input, { ...options });
   return g;
 }
 
@@ -122,7 +146,7 @@ export function stateGraph<S = Record<string, unknown>>(): StateGraph<S> {
   Object.assign(g, {
     addNode(name: string, node: GraphNode<S>) { nodes.set(name, node); return g; },
     addEdge(from: string, to: EdgeTarget<S>) { edges.set(from, to); return g; },
-    run(start: string, initialState: S, options?: { maxIterations?: number }) { return run(g, initialState, { start, ...options }); },
+    run(start: string, initialState: S, options?: { maxIterations?: number } & CodeRunOptions) { return run(g, initialState, { start, ...options }); },
   });
   return g;
 }

@@ -86,6 +86,8 @@ export function validateWorkflow(candidate: unknown): { ok: true; value: Workflo
       const child = def.run.child;
       if (child === null || typeof child !== 'object' || typeof (child as { id?: unknown }).id !== 'string') err(['nodes', n, 'run'], `node '${n}': useWorkflow needs the child workflow itself (the value defineWorkflow returned), not its id`, 'custom');
     } else if (typeof def.run !== 'function' && typeof def.run !== 'string') err(['nodes', n, 'run'], `node '${n}' needs run: a node function or useWorkflow(child, input)`);
+    const checkpoint = (def.behavior as { checkpoint?: unknown } | undefined)?.checkpoint;
+    if (checkpoint !== undefined && typeof checkpoint !== 'boolean') err(['nodes', n, 'behavior', 'checkpoint'], 'checkpoint must be true or false');
     const retry = (def.behavior as { retry?: Record<string, unknown> } | undefined)?.retry;
     if (retry !== undefined) {
       for (const k of ['maxAttempts', 'delayMs'] as const) {

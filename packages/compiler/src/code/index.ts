@@ -4,3 +4,4 @@ export * from './agentSdk.js';
 export * from './codeToIr.js';
 export * from './codeGraphView.js';
 export * from './sdkToIr.js';
+export * from './kortyxFile.js';

@@ -35,7 +35,6 @@ export function sdkToIr(value: CodeWorkflowValue, options: SdkToIrOptions): IrDo
   const toStep = (s: unknown, path: number[], where: string, fallback: string, inGroup: boolean): IrSdkStep => {
     const spec = isAgent(s) ? { agent: s } as WorkflowStepSpec : s as WorkflowStepSpec;
     if (spec === null || typeof spec !== 'object' || !isAgent(spec.agent)) return bad(where, 'a step is an agent(...), a parallel([...]) group, or { agent, when, transform, retries, retryDelay }');
-    if (inGroup && spec.when !== undefined) return bad(where, 'a parallel branch with when is not supported yet (every branch of a group runs)');
     for (const k of ['when', 'transform'] as const) if (spec[k] !== undefined && typeof spec[k] !== 'function') bad(`${where}.${k}`, `${k} must be a function`);
     const retries = spec.retries ?? 0;
     if (!Number.isInteger(retries) || retries < 0) bad(`${where}.retries`, 'retries must be a non-negative integer');

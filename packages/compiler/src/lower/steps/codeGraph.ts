@@ -95,14 +95,21 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
  * against the child's outputSchema (WorkflowOutputInvalid) and answers it as the node's `data`.
  * The schemas are zod values in the user's module, so only the function handler can apply them:
  * JSONata has no way to run them. Returns the name of the last state (routing follows it).
+ *
+ * The child execution is named by the input check (its committed result), so a retried parent,
+ * which reuses that result, starts the child under the same name. Step Functions refuses a
+ * second execution of that name once the first has closed (ExecutionAlreadyExists); the catch
+ * goes to `<node> earlier` (function Task, never committed), which answers the earlier child's
+ * output when it succeeded, or the next name to start under when it did not.
  */
 function lowerChildNode(ctx: LowerContext, step: IrStep, scope: Scope, node: IrStep, nodeName: string, child: IrCodeChild, config: Record<string, unknown>,
   state: string, startName: string, inputName: string, merged: Record<string, unknown>): string {
   const childIn = ctx.names.variable(`${state}_child_in`);
+  const childName = ctx.names.variable(`${state}_child_name`);
   const childOut = ctx.names.variable(`${state}_child_out`);
   const checkIn = ctx.taskState({ ...node, retry: undefined, identity: stepIdentity('code_child_input', { node: node.identity }, []) }, scope, 'function',
     ctx.payload(node, scope, { kind: 'function', identity: stepIdentity('code_child_input', { node: node.identity }, []), value: `{% $${state} %}`, config: { ...config, codeFn: 'childInput', codeChild: child.id } }),
-    { [childIn]: `{% ${RESULT_VALUE} %}` }, `node '${nodeName}': the input of workflow '${child.id}', checked against its inputSchema (function handler)`);
+    { [childIn]: `{% ${RESULT_VALUE}.input %}`, [childName]: `{% ${RESULT_VALUE}.name %}` }, `node '${nodeName}': the input of workflow '${child.id}', checked against its inputSchema, and the name of its execution (function handler)`);
   checkIn.Next = startName;
   scope.states[inputName] = checkIn;
   const start: AslState = {
@@ -112,6 +119,7 @@ function lowerChildNode(ctx: LowerContext, step: IrStep, scope: Scope, node: IrS
     Arguments: {
       // The child is deployed beside the parent, in its account and region, under its workflow name.
       StateMachineArn: `{% $substringBefore($states.context.StateMachine.Id, ":stateMachine:") & ":stateMachine:" & ${JSON.stringify(child.name)} %}`,
+      Name: `{% $${childName} %}`,
       Input: `{% $${childIn} %}`,
     },
     Assign: { [childOut]: '{% $states.result.Output %}' },
@@ -119,9 +127,29 @@ function lowerChildNode(ctx: LowerContext, step: IrStep, scope: Scope, node: IrS
   // The node's behavior.retry only: the Lambda transient retrier of function Tasks has nothing to match here.
   const retry = renderRetry(node.retry).slice(1);
   if (retry.length > 0) start.Retry = retry;
-  start.Catch = [{ ErrorEquals: ['States.ALL'], Output: `{% [${JSON.stringify(node.id)}, $states.errorOutput] %}`, Next: ctx.failState(scope) }];
+  const earlierName = ctx.helper(step, `${nodeName} earlier`);
+  start.Catch = [
+    // AWS names the integration's error StepFunctions.ExecutionAlreadyExistsException; the embedded engine SFN.ExecutionAlreadyExists.
+    { ErrorEquals: ['StepFunctions.ExecutionAlreadyExistsException', 'SFN.ExecutionAlreadyExists'], Next: earlierName },
+    { ErrorEquals: ['States.ALL'], Output: `{% [${JSON.stringify(node.id)}, $states.errorOutput] %}`, Next: ctx.failState(scope) },
+  ];
   scope.states[startName] = start;
   const outputName = ctx.helper(step, `${nodeName} output`);
+  const childReused = ctx.names.variable(`${state}_child_reused`);
+  const earlierIdentity = stepIdentity('code_child_earlier', { node: node.identity }, []);
+  const earlier = ctx.taskState({ ...node, retry: undefined, identity: earlierIdentity }, scope, 'function',
+    ctx.payload(node, scope, {
+      kind: 'function', identity: earlierIdentity, config: { ...config, codeFn: 'childEarlier', codeChild: child.id },
+      value: `{% {"executionArn": $substringBefore($states.context.StateMachine.Id, ":stateMachine:") & ":execution:" & ${JSON.stringify(child.name)} & ":" & $${childName}} %}`,
+    }),
+    { [childOut]: `{% ${RESULT_VALUE}.output %}`, [childName]: `{% ${RESULT_VALUE}.name %}`, [childReused]: `{% ${RESULT_VALUE}.reused %}` }, `node '${nodeName}': an execution of '${child.id}' under this name exists already (a retried run): its output, or the name to start under`);
+  const earlierDone = ctx.helper(step, `${nodeName} earlier done?`);
+  earlier.Next = earlierDone;
+  scope.states[earlierName] = earlier;
+  scope.states[earlierDone] = {
+    Type: 'Choice', Comment: ctx.comment(node, `node '${nodeName}': the earlier child succeeded (its output is reused), or it is started under the next name`),
+    Choices: [{ Condition: `{% $${childReused} %}`, Next: outputName }], Default: startName,
+  };
   const checkOut = ctx.taskState({ ...node, retry: undefined, identity: stepIdentity('code_child_output', { node: node.identity }, []) }, scope, 'function',
     ctx.payload(node, scope, { kind: 'function', identity: stepIdentity('code_child_output', { node: node.identity }, []), value: `{% $${childOut} %}`, config: { ...config, codeFn: 'childOutput', codeChild: child.id } }),
     merged, `node '${nodeName}': the output of workflow '${child.id}', checked against its outputSchema (function handler)`);

@@ -124,6 +124,7 @@ function sdkParallel(ctx: LowerContext, step: IrStep, scope: Scope, sdk: IrSdkFl
     const failed = ctx.helper(step, `${b.name} failed`);
     let value = b.input !== undefined ? b.input : `{% ${groupInput} %}`;
     let startAt = agentName;
+    const branchValue = value;
     if (b.transform) {
       // A branch cannot set the workflow's variables: the transformed input is the next state's input.
       startAt = ctx.helper(step, `${b.name} transform`);
@@ -133,6 +134,29 @@ function sdkParallel(ctx: LowerContext, step: IrStep, scope: Scope, sdk: IrSdkFl
       t.Catch = [{ ErrorEquals: ['States.ALL'], Output: '{% $states.errorOutput %}', Next: failed }];
       t.Next = agentName;
       value = '{% $states.input %}';
+    }
+    if (b.when) {
+      // A false when(input) skips the branch, which passes its input on as its value (as a
+      // skipped workflow step passes the previous response on). The decision travels as the
+      // branch's state input: a branch cannot set the workflow's variables.
+      const decide = ctx.helper(step, `${b.name} when?`);
+      const run = ctx.helper(step, `${b.name} run?`);
+      const skipped = ctx.helper(step, `${b.name} skipped`);
+      const w = sdkFunctionTask(ctx, step, branchScope, sdk, decide, b.name, 'when', b.path, branchValue, {});
+      delete w.Assign;
+      w.Output = `{% {"run": ${RESULT_VALUE} = true} %}`;
+      w.Catch = [{ ErrorEquals: ['States.ALL'], Output: '{% $states.errorOutput %}', Next: failed }];
+      w.Next = run;
+      states[run] = {
+        Type: 'Choice', Comment: ctx.comment(step, `'${b.name}' runs only when its when(input) is true`),
+        Choices: [{ Condition: '{% $states.input.run %}', Next: startAt }], Default: skipped,
+      };
+      const passed = typeof branchValue === 'string' && branchValue.startsWith('{% ') ? branchValue.slice(3, -3) : JSON.stringify(branchValue);
+      states[skipped] = {
+        Type: 'Pass', Comment: ctx.comment(step, `'${b.name}' skipped: its input is its value`),
+        Output: `{% {"status": "fulfilled", "agent": ${JSON.stringify(b.name)}, "value": ${passed}, "skipped": true} %}`, End: true,
+      };
+      startAt = decide;
     }
     const task = sdkAgentTask(ctx, step, branchScope, b, agentName, value, {});
     delete task.Assign;
