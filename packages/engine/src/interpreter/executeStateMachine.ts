@@ -105,6 +105,27 @@ export async function executeStateMachine(definition: AslDefinition, input: unkn
   return new Execution(definition, input, options).run();
 }
 
+/** A definition checked once and run many times: each run skips the definition checks. */
+export interface PreparedStateMachine {
+  /** The machine's own copy of the definition, taken when it was checked (later edits to the original do not reach it). */
+  readonly definition: AslDefinition;
+  /** Runs the checked definition (the invoker's supported resources are still checked on every run). */
+  execute(input: unknown, options?: ExecuteOptions): Promise<ExecutionResult>;
+}
+
+/** Checks a definition once (throws InvalidDefinition as executeStateMachine does) for many runs. */
+export function prepareStateMachine(definition: AslDefinition): PreparedStateMachine {
+  const checked = structuredClone(definition);
+  assertValidDefinition(checked);
+  return {
+    definition: checked,
+    execute(input: unknown, options: ExecuteOptions = {}): Promise<ExecutionResult> {
+      if (options.invoker?.supports) assertSupportedResources(checked, options.invoker);
+      return new Execution(checked, input, options).run();
+    },
+  };
+}
+
 /** Every Task Resource (in branches and Map processors too) with its JSON-pointer location. */
 export function taskResources(machine: Obj, at = ''): { resource: string; path: string }[] {
   const out: { resource: string; path: string }[] = [];
