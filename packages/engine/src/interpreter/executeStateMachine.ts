@@ -36,15 +36,19 @@ export function prepareStateMachine(definition: AslDefinition): PreparedStateMac
   };
 }
 
-/** Every Task Resource (in branches and Map processors too) with its JSON-pointer location. */
-function taskResources(machine: Obj, at = ''): { resource: string; path: string }[] {
+/** Every Task state's `Resource` in a definition, with its JSON-pointer location (nested branches and processors too). */
+export function taskResources(definition: unknown, path = ''): { resource: string; path: string }[] {
   const out: { resource: string; path: string }[] = [];
-  for (const [name, st] of Object.entries((machine.States as Record<string, Obj> | undefined) ?? {})) {
-    const p = `${at}/States/${name}`;
-    if (st.Type === 'Task' && typeof st.Resource === 'string') out.push({ resource: st.Resource, path: `${p}/Resource` });
-    if (Array.isArray(st.Branches)) (st.Branches as Obj[]).forEach((b, i) => out.push(...taskResources(b, `${p}/Branches/${i}`)));
-    const proc = (st.ItemProcessor ?? st.Iterator) as Obj | undefined;
-    if (proc) out.push(...taskResources(proc, `${p}/${st.ItemProcessor ? 'ItemProcessor' : 'Iterator'}`));
+  const states = (definition as { States?: unknown } | null)?.States;
+  if (states === null || typeof states !== 'object') return out;
+  for (const [name, raw] of Object.entries(states as Record<string, unknown>)) {
+    if (raw === null || typeof raw !== 'object') continue;
+    const s = raw as Obj;
+    const here = `${path}/States/${name}`;
+    if (s.Type === 'Task' && typeof s.Resource === 'string') out.push({ resource: s.Resource, path: `${here}/Resource` });
+    if (Array.isArray(s.Branches)) s.Branches.forEach((b, i) => out.push(...taskResources(b, `${here}/Branches/${i}`)));
+    if (s.ItemProcessor) out.push(...taskResources(s.ItemProcessor, `${here}/ItemProcessor`));
+    if (s.Iterator) out.push(...taskResources(s.Iterator, `${here}/Iterator`));
   }
   return out;
 }
