@@ -20,6 +20,7 @@ import { runWait } from './states/Wait.js';
 import { isTaskFailure, TaskFailure, toFailure } from './TaskFailure.js';
 import {
   Aborted,
+  NOT_TRUNCATED,
   TIMERS_DONE,
   json,
   type ExecutionContext,
@@ -35,16 +36,27 @@ import type { AslDefinition, Checkpoint, Clock, ContextObject, ExecuteOptions, E
 /** AWS's hard quota of history events per Standard execution. */
 export const MAX_HISTORY_EVENTS = 25_000;
 
-/** Each state type's code; Task, Map and Parallel run under Retry and Catch. */
-const STATE_TYPES: Record<string, { run: StateHandler; retryCatch: boolean }> = {
-  Pass: { run: runPass, retryCatch: false },
-  Succeed: { run: runSucceed, retryCatch: false },
-  Fail: { run: runFail, retryCatch: false },
-  Choice: { run: runChoice, retryCatch: false },
-  Wait: { run: runWait, retryCatch: false },
-  Task: { run: runTask, retryCatch: true },
-  Map: { run: runMap, retryCatch: true },
-  Parallel: { run: runParallel, retryCatch: true },
+interface StateType {
+  readonly run: StateHandler;
+  /** Task, Map and Parallel run under Retry and Catch (and their context object has State.RetryCount). */
+  readonly retryCatch: boolean;
+  /** `<Type>StateEntered` / `<Type>StateExited`, spelled once rather than at every transition. */
+  readonly entered: string;
+  readonly exited: string;
+}
+
+const stateType = (type: string, run: StateHandler, retryCatch: boolean): StateType => ({ run, retryCatch, entered: `${type}StateEntered`, exited: `${type}StateExited` });
+
+/** Each state type's code. */
+const STATE_TYPES: Readonly<Record<string, StateType>> = {
+  Pass: stateType('Pass', runPass, false),
+  Succeed: stateType('Succeed', runSucceed, false),
+  Fail: stateType('Fail', runFail, false),
+  Choice: stateType('Choice', runChoice, false),
+  Wait: stateType('Wait', runWait, false),
+  Task: stateType('Task', runTask, true),
+  Map: stateType('Map', runMap, true),
+  Parallel: stateType('Parallel', runParallel, true),
 };
 
 /** `$states` for JSONata; the context object is built only when an expression reads it. */
@@ -83,6 +95,7 @@ export class Execution implements ExecutionContext {
   private counter = 0;
   private transitions = 0;
   private readonly collect: boolean;
+  private readonly hasListener: boolean;
   /** Standard executions stop at AWS's 25,000-event history quota (so a runaway loop ends). */
   private readonly historyLimit: number;
   /** No one reads events (collectEvents: false, no onEvent): ids are still counted, nothing is built. */
@@ -90,7 +103,8 @@ export class Execution implements ExecutionContext {
   private readonly abort = new AbortController();
   private readonly execCtx: ContextObject['Execution'];
   private readonly smCtx: ContextObject['StateMachine'];
-  private lastCheckpoint?: Checkpoint;
+  /** The last top-level state entered, with its input, variables and transition count: a failed run's redrive point. */
+  private redriveAt?: { stateName: string; input: unknown; variables: Readonly<Obj>; transitions: number };
   private readonly topScope = new Scope();
   private readonly startTime: number;
 
@@ -101,6 +115,7 @@ export class Execution implements ExecutionContext {
   ) {
     this.clock = opts.clock ?? systemClock;
     this.collect = opts.collectEvents !== false;
+    this.hasListener = opts.onEvent !== undefined;
     this.quiet = !this.collect && !opts.onEvent;
     this.historyLimit = opts.stateMachineType === 'EXPRESS' ? Number.POSITIVE_INFINITY : (opts.maxHistoryEvents ?? MAX_HISTORY_EVENTS);
     this.region = opts.region ?? 'us-east-1';
@@ -137,6 +152,11 @@ export class Execution implements ExecutionContext {
   }
 
   emit(thread: Thread, type: string, details?: Obj, advance = true): number {
+    return this.record(thread, type, details === undefined ? undefined : detailsKey(type), details, advance);
+  }
+
+  /** Writes an event whose details key is already known (`emit` looks it up by type). */
+  private record(thread: Thread, type: string, key: string | undefined, details: Obj | undefined, advance: boolean): number {
     if (thread.silent) return thread.prev;
     const id = ++this.counter;
     if (this.quiet) {
@@ -144,11 +164,15 @@ export class Execution implements ExecutionContext {
       return id;
     }
     const ev: HistoryEvent = { timestamp: this.clock.now(), type, id, previousEventId: thread.prev };
-    if (details) ev[detailsKey(type)] = details;
+    if (key !== undefined) ev[key] = details;
     if (advance) thread.prev = id;
-    if (this.collect) this.events.push(ev);
-    this.opts.onEvent?.(ev);
+    this.push(ev);
     return id;
+  }
+
+  private push(ev: HistoryEvent): void {
+    if (this.collect) this.events.push(ev);
+    if (this.hasListener) this.opts.onEvent!(ev);
   }
 
   async run(): Promise<ExecutionResult> {
@@ -167,7 +191,7 @@ export class Execution implements ExecutionContext {
       startInput = resume.input;
       if (this.opts.redriveFrom) this.emit(thread, 'ExecutionRedriven', { redriveCount: this.execCtx.RedriveCount });
     } else {
-      this.emit(thread, 'ExecutionStarted', { input: json(this.input), inputDetails: { truncated: false }, roleArn: this.execCtx.RoleArn }, false);
+      this.emit(thread, 'ExecutionStarted', { input: json(this.input), inputDetails: NOT_TRUNCATED, roleArn: this.execCtx.RoleArn }, false);
     }
     let result: ExecutionResult;
     // The definition's top-level TimeoutSeconds bounds the whole execution (counted from its start, across resumes).
@@ -183,7 +207,7 @@ export class Execution implements ExecutionContext {
     }
     try {
       const output = await this.runStates(this.def, startName, startInput, frame);
-      this.emit(thread, 'ExecutionSucceeded', { output: json(output), outputDetails: { truncated: false } });
+      this.emit(thread, 'ExecutionSucceeded', { output: json(output), outputDetails: NOT_TRUNCATED });
       result = this.result('SUCCEEDED', { output });
     } catch (e) {
       if (e instanceof Aborted || (this.abort.signal.aborted && !isTaskFailure(e))) {
@@ -202,8 +226,8 @@ export class Execution implements ExecutionContext {
         this.emit(thread, 'ExecutionFailed', d);
         result = this.result('FAILED', d as { error?: string; cause?: string });
       }
-      if (this.lastCheckpoint) {
-        result.redrivePoint = { ...this.lastCheckpoint, eventCounter: this.counter, previousEventId: this.counter };
+      if (this.redriveAt) {
+        result.redrivePoint = { ...this.redriveAt, variables: this.redriveAt.variables as Obj, eventCounter: this.counter, previousEventId: this.counter };
       }
     } finally {
       timer.abort(TIMERS_DONE);
@@ -228,7 +252,7 @@ export class Execution implements ExecutionContext {
       if (this.counter >= this.historyLimit) {
         throw new TaskFailure('States.Runtime', `The execution reached the maximum number of history events (${this.historyLimit}).`);
       }
-      if (frame.top) this.lastCheckpoint = this.checkpointAt(name, cur, frame);
+      if (frame.top) this.noteRedrivePoint(name, cur, frame);
       let r = this.runState(name, states[name]!, cur, frame);
       if (r instanceof Promise) r = await r;
       this.transitions++;
@@ -241,8 +265,8 @@ export class Execution implements ExecutionContext {
 
   /** Enters a state, runs its type's code (synchronously when it can), and turns its failures into AWS's. */
   private runState(name: string, st: Obj, raw: unknown, frame: Frame): StepResult | Promise<StepResult> {
-    const run = this.enter(name, st, raw, frame);
     const type = STATE_TYPES[st.Type as string];
+    const run = this.enter(name, st, raw, frame, type);
     let r: StepResult | Promise<StepResult>;
     try {
       if (type === undefined) throw new RuntimeFailure('States.Runtime', `Unsupported state type ${String(st.Type)}`);
@@ -259,14 +283,28 @@ export class Execution implements ExecutionContext {
     return stateFailure(this, run, e);
   }
 
-  private enter(name: string, st: Obj, raw: unknown, frame: Frame): StateRun {
-    const prevBeforeEnter = frame.thread.prev;
+  private enter(name: string, st: Obj, raw: unknown, frame: Frame, type: StateType | undefined): StateRun {
+    const t = frame.thread;
+    const prevBeforeEnter = t.prev;
     let enteredId: number;
-    if (this.quiet) enteredId = this.emit(frame.thread, '');
-    else {
-      const t = frame.thread;
+    let enteredAt: number;
+    if (this.quiet || t.silent) {
+      enteredId = this.record(t, '', undefined, undefined, true);
+      enteredAt = this.clock.now();
+    } else {
       const input = t.lastText !== undefined && t.lastValue === raw ? t.lastText : json(raw);
-      enteredId = this.emit(t, `${st.Type as string}StateEntered`, { input, inputDetails: { truncated: false }, name });
+      enteredAt = this.clock.now();
+      enteredId = ++this.counter;
+      // Built as one literal (not through emit's keyed store): the two events of every transition stay on one fast shape.
+      const ev: HistoryEvent = {
+        timestamp: enteredAt,
+        type: type?.entered ?? `${String(st.Type)}StateEntered`,
+        id: enteredId,
+        previousEventId: prevBeforeEnter,
+        stateEnteredEventDetails: { input, inputDetails: NOT_TRUNCATED, name },
+      };
+      t.prev = enteredId;
+      this.push(ev);
     }
     return {
       name,
@@ -275,7 +313,7 @@ export class Execution implements ExecutionContext {
       frame,
       enteredId,
       prevBeforeEnter,
-      enteredAt: this.clock.now(),
+      enteredAt,
       retryCount: 0,
     };
   }
@@ -291,18 +329,21 @@ export class Execution implements ExecutionContext {
     thread.lastText = text;
     const hasAssigned = assigned !== undefined && Object.keys(assigned).length > 0;
     if (hasAssigned) run.frame.scope.assign(assigned);
-    if (this.quiet) {
-      this.emit(thread, '');
+    if (this.quiet || thread.silent) {
+      this.record(thread, '', undefined, undefined, true);
       return;
     }
-    const d: Obj = { name: run.name, output: text, outputDetails: { truncated: false } };
+    const d: Obj = { name: run.name, output: text, outputDetails: NOT_TRUNCATED };
     if (hasAssigned) {
       const av: Obj = {};
       for (const k of Object.keys(assigned)) av[k] = json(assigned[k]);
       d.assignedVariables = av;
-      d.assignedVariablesDetails = { truncated: false };
+      d.assignedVariablesDetails = NOT_TRUNCATED;
     }
-    this.emit(thread, `${run.st.Type as string}StateExited`, d);
+    const id = ++this.counter;
+    const ev: HistoryEvent = { timestamp: this.clock.now(), type: STATE_TYPES[run.st.Type as string]!.exited, id, previousEventId: thread.prev, stateExitedEventDetails: d };
+    thread.prev = id;
+    this.push(ev);
   }
 
   async sleep(run: StateRun, ms: number): Promise<void> {
@@ -332,6 +373,19 @@ export class Execution implements ExecutionContext {
     const b = run.frame.scope.flatten();
     b.states = new StatesBinding(input, () => this.context(run), extra);
     return b;
+  }
+
+  /** Keeps where a redrive would start, reusing one object (this runs at every top-level transition). */
+  private noteRedrivePoint(name: string, cur: unknown, frame: Frame): void {
+    const variables = frame.scope.ownValues();
+    const at = this.redriveAt;
+    if (at === undefined) this.redriveAt = { stateName: name, input: cur, variables, transitions: this.transitions };
+    else {
+      at.stateName = name;
+      at.input = cur;
+      at.variables = variables;
+      at.transitions = this.transitions;
+    }
   }
 
   /** The resumable snapshot before top-level state `name` runs with input `cur`. */

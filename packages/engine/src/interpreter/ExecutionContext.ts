@@ -63,6 +63,12 @@ export class Aborted extends Error {
  */
 export const TIMERS_DONE = Symbol('timers-done');
 
+/**
+ * The `…Details: { truncated: false }` of every event that carries a payload, shared: a history
+ * keeps one per event otherwise, and every object it keeps is copied by the garbage collector.
+ */
+export const NOT_TRUNCATED: Readonly<{ truncated: false }> = Object.freeze({ truncated: false });
+
 /** Max bytes of a state's input/output (AWS quota). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 

@@ -6,7 +6,7 @@ import { requirePath } from '../pathEnv.js';
 import { RuntimeFailure } from '../StateError.js';
 import { finish, inputPath, jsonataArguments, parameters } from '../stateIo.js';
 import { TaskFailure, toFailure } from '../TaskFailure.js';
-import { Aborted, MAX_PAYLOAD_BYTES, TIMERS_DONE, json, typeName, type ExecutionContext, type Obj, type StateRun, type StepResult } from '../ExecutionContext.js';
+import { Aborted, MAX_PAYLOAD_BYTES, NOT_TRUNCATED, TIMERS_DONE, json, typeName, type ExecutionContext, type Obj, type StateRun, type StepResult } from '../ExecutionContext.js';
 
 /** `arn:aws:states:::lambda:invoke(.waitForTaskToken)` → {resourceType: lambda, resource: invoke(.waitForTaskToken)}; undefined for function ARNs. */
 export function serviceOf(resource: string): { resourceType: string; resource: string } | undefined {
@@ -66,7 +66,7 @@ export async function runTask(ctx: ExecutionContext, run: StateRun, raw: unknown
     ctx.emit(thread, 'TaskScheduled', d);
     ctx.emit(thread, 'TaskStarted', { resource: svc.resource, resourceType: svc.resourceType });
   } else {
-    const d: Obj = { input: effText, inputDetails: { truncated: false }, resource };
+    const d: Obj = { input: effText, inputDetails: NOT_TRUNCATED, resource };
     if (timeoutSeconds !== undefined) d.timeoutInSeconds = timeoutSeconds;
     ctx.emit(thread, 'LambdaFunctionScheduled', d);
     ctx.emit(thread, 'LambdaFunctionStarted');
@@ -151,8 +151,8 @@ export async function runTask(ctx: ExecutionContext, run: StateRun, raw: unknown
     else ctx.emit(thread, 'LambdaFunctionFailed', { error: f.error, cause: f.cause });
     throw f;
   }
-  if (svc) ctx.emit(thread, 'TaskSucceeded', { output: outText, outputDetails: { truncated: false }, resource: svc.resource, resourceType: svc.resourceType });
-  else ctx.emit(thread, 'LambdaFunctionSucceeded', { output: outText, outputDetails: { truncated: false } });
+  if (svc) ctx.emit(thread, 'TaskSucceeded', { output: outText, outputDetails: NOT_TRUNCATED, resource: svc.resource, resourceType: svc.resourceType });
+  else ctx.emit(thread, 'LambdaFunctionSucceeded', { output: outText, outputDetails: NOT_TRUNCATED });
   return finish(ctx, run, raw, result);
 }
 
