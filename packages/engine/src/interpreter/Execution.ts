@@ -195,9 +195,10 @@ export class Execution implements ExecutionContext {
     }
     let result: ExecutionResult;
     // The definition's top-level TimeoutSeconds bounds the whole execution (counted from its start, across resumes).
-    const timer = new AbortController();
+    // Only a definition with a time-out has a timer to cancel (an AbortController per run is not free).
+    const timer = typeof this.def.TimeoutSeconds === 'number' ? new AbortController() : undefined;
     let timedOut = false;
-    if (typeof this.def.TimeoutSeconds === 'number') {
+    if (timer && typeof this.def.TimeoutSeconds === 'number') {
       const ms = this.startTime + this.def.TimeoutSeconds * 1000 - this.clock.now();
       void this.clock.sleep(Math.max(0, ms), timer.signal).then(() => {
         if (timer.signal.aborted) return;
@@ -230,7 +231,7 @@ export class Execution implements ExecutionContext {
         result.redrivePoint = { ...this.redriveAt, variables: this.redriveAt.variables as Obj, eventCounter: this.counter, previousEventId: this.counter };
       }
     } finally {
-      timer.abort(TIMERS_DONE);
+      timer?.abort(TIMERS_DONE);
     }
     return result;
   }
