@@ -55,6 +55,12 @@ export default [
       patterns: [...AWS_SDK, './*', '../lowerWorkflow.js', '../steps/*', '../optimize/*'],
     }),
   never(['packages/engine/src/**'], 'the engine runs any ASL and knows no Stepforge package', { patterns: ['@stepforge/*'] }),
+  never(['packages/engine/src/interpreter/**'], 'the interpreter sits below the executions API and the server; the engine knows no Stepforge package', {
+    patterns: ['@stepforge/*', '**/executions/*', '**/server/*'],
+  }),
+  never(['packages/engine/src/interpreter/states/**'], 'a state type receives an ExecutionContext: it never imports Execution.ts or another state type', {
+    patterns: ['@stepforge/*', '**/executions/*', '**/server/*', '**/Execution.js', './*'],
+  }),
   never(['functions/src/**'], 'Lambda bundles carry the handlers and the contract, not the compiler; AWS has no engine', {
     paths: ours('compiler', 'engine', 'cli', 'infra'),
   }),

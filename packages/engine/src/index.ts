@@ -1,24 +1,54 @@
-// Public API of @stepforge/engine.
-export * from './interpreter/types.js';
-export * from './interpreter/TaskFailure.js';
-export * from './interpreter/executeStateMachine.js';
-export * from './interpreter/validateDefinition.js';
-export * from './interpreter/clocks.js';
-export * from './lambda/createLambdaInvoker.js';
-// Executions, resources and the API server (engine engineer 2).
-export * from './resources/parseServiceResource.js';
-export * from './resources/TaskTokenRegistry.js';
-export * from './resources/createTaskInvoker.js';
+// Public API of @stepforge/engine: run ASL in-process, the task invokers, the Step Functions
+// executions API over a store, and its loopback server. Everything else is internal.
+
+// Running a definition.
+export type {
+  AslDefinition,
+  Checkpoint,
+  Clock,
+  ContextObject,
+  DefinitionError,
+  ExecuteOptions,
+  ExecutionResult,
+  ExecutionStatus,
+  HistoryEvent,
+  HistoryEventInput,
+  QueryLanguage,
+  TaskHooks,
+  TaskInvocation,
+  TaskInvoker,
+} from './interpreter/types.js';
+export { executeStateMachine, prepareStateMachine, assertSupportedResources, type PreparedStateMachine } from './interpreter/executeStateMachine.js';
+export { validateDefinition } from './interpreter/validateDefinition.js';
+export { TaskFailure } from './interpreter/TaskFailure.js';
+export { createVirtualClock } from './interpreter/clocks.js';
+
+// Task invokers: Lambda handlers in-process, service integrations, task tokens.
+export {
+  createLambdaInvoker,
+  LambdaRawResponse,
+  substitutePlaceholders,
+  type LambdaContext,
+  type LambdaHandler,
+  type LambdaInvokerOptions,
+  type LambdaRuntime,
+  type LambdaRuntimeError,
+} from './lambda/createLambdaInvoker.js';
+export { createTaskInvoker, type ComposedTaskInvoker, type TaskInvokerOptions } from './resources/createTaskInvoker.js';
+export { parseServiceResource, type IntegrationPattern, type ServiceResource } from './resources/parseServiceResource.js';
+export { TaskTokenRegistry } from './resources/TaskTokenRegistry.js';
 export type { ServiceEndpointOptions } from './resources/SqsResource.js';
 export type { ChildExecutions, ChildExecutionDescription } from './resources/StartExecutionResource.js';
-export * from './executions/SfnApiError.js';
-export * from './executions/ExecutionStore.js';
-export * from './executions/MemoryExecutionStore.js';
-export * from './executions/DirectoryExecutionStore.js';
+
+// The Step Functions executions API and its stores.
+export { SfnApiError, isSfnApiError } from './executions/SfnApiError.js';
+export type { ExecutionRecord, ExecutionRecordStatus, ExecutionStore, StateMachineRecord, StoreSnapshot } from './executions/ExecutionStore.js';
+export { MemoryExecutionStore } from './executions/MemoryExecutionStore.js';
+export { DirectoryExecutionStore } from './executions/DirectoryExecutionStore.js';
 export type { DamagedLine } from './executions/journalLines.js';
-export * from './executions/ExecutionManager.js';
-export * from './executions/definitionText.js';
-export * from './server/startEngineServer.js';
-export * from './server/localRequestRefusal.js';
-export type { LambdaHandlers, EngineFunctions } from './server/defaultEngine.js';
-export { defaultEngine } from './server/defaultEngine.js';
+export { ExecutionManager, type ExecuteFn, type ExecutionManagerOptions, type ValidateFn } from './executions/ExecutionManager.js';
+
+// The loopback server speaking the Step Functions JSON protocol.
+export { startEngineServer, type EngineServer, type EngineServerOptions } from './server/startEngineServer.js';
+export { isLoopbackHostname, localRequestRefusal, type LocalRequestRefusal } from './server/localRequestRefusal.js';
+export { defaultEngine, type EngineFunctions, type LambdaHandlers } from './server/defaultEngine.js';

@@ -4,6 +4,7 @@
 /** A variable scope; lookups fall through to the parent, writes stay local. */
 export class Scope {
   private readonly own: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  private snapshot?: Readonly<Record<string, unknown>>;
   constructor(readonly parent?: Scope) {}
 
   /** True when the variable is defined here or in an enclosing scope. */
@@ -21,6 +22,7 @@ export class Scope {
   /** Writes variables into this scope. */
   assign(values: Record<string, unknown>): void {
     for (const k of Object.keys(values)) this.own[k] = values[k];
+    this.snapshot = undefined;
   }
 
   /** All visible variables, inner ones shadowing outer ones (a fresh plain object). */
@@ -30,8 +32,11 @@ export class Scope {
     return out;
   }
 
-  /** Only this scope's own variables (what a checkpoint stores for the top level). */
-  ownValues(): Record<string, unknown> {
-    return { ...this.own };
+  /**
+   * Only this scope's own variables (what a checkpoint stores for the top level), frozen and shared
+   * until the next assign: a checkpoint is taken at every top-level transition, and most assign nothing.
+   */
+  ownValues(): Readonly<Record<string, unknown>> {
+    return (this.snapshot ??= Object.freeze({ ...this.own }));
   }
 }

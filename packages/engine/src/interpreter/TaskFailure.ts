@@ -1,6 +1,10 @@
 /** A failure raised by a state or task: becomes the state's Error/Cause, matched by Retry/Catch. */
 export class TaskFailure extends Error {
   override readonly name = 'TaskFailure';
+  /** SendTaskFailure without an error: AWS records a null Error (a Catch's error output has `Error: null`). */
+  declare nullError?: boolean;
+  /** SendTaskFailure without a cause: AWS records a null Cause. */
+  declare nullCause?: boolean;
   constructor(
     readonly error: string,
     override readonly cause?: string,

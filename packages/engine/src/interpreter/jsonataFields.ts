@@ -48,11 +48,3 @@ export async function evalTemplate(tpl: unknown, field: string, bindings: Jsonat
   }
   return tpl;
 }
-
-/** True when a template contains any `{% %}` expression (so constant ones can skip evaluation). */
-export function hasExpressions(tpl: unknown): boolean {
-  if (typeof tpl === 'string') return jsonataBody(tpl) !== undefined;
-  if (Array.isArray(tpl)) return tpl.some(hasExpressions);
-  if (tpl !== null && typeof tpl === 'object') return Object.values(tpl).some(hasExpressions);
-  return false;
-}

@@ -1,7 +1,7 @@
 // JSONPath-mode value resolution: `$…` reads the state input, `$$…` the context object,
 // `$name…` a variable; `.$` template fields may also hold intrinsic function calls.
 import { compilePath, evaluatePath, JsonPathError } from '../jsonpath/JsonPath.js';
-import { evaluateIntrinsic, isIntrinsicCall, parseIntrinsic, IntrinsicSyntaxError } from '../intrinsics/Intrinsics.js';
+import { evaluateIntrinsic, isIntrinsicCall, parseIntrinsic, IntrinsicSyntaxError, type IntrinsicNode } from '../intrinsics/Intrinsics.js';
 import type { ContextObject } from './types.js';
 import type { Scope } from './Scope.js';
 import { RuntimeFailure } from './StateError.js';
@@ -41,16 +41,31 @@ export function requirePath(text: string, input: unknown, env: PathEnv): unknown
   return r.value;
 }
 
-/** Resolves a `.$` field value (path or intrinsic) as a Parameters/ResultSelector/Assign entry. */
-export function resolveDollarField(expr: string, field: string, input: unknown, env: PathEnv): unknown {
-  if (isIntrinsicCall(expr)) {
-    let node;
+/** `.$` values already parsed as intrinsic calls, and those known to be paths (null). */
+const dollarValues = new Map<string, IntrinsicNode | null>();
+
+/** The parsed intrinsic call of a `.$` value, or null for a path; a bad call fails as States.Runtime (and is not kept). */
+function intrinsicOf(expr: string): IntrinsicNode | null {
+  let node = dollarValues.get(expr);
+  if (node !== undefined) return node;
+  if (!isIntrinsicCall(expr)) node = null;
+  else {
     try {
       node = parseIntrinsic(expr);
     } catch (e) {
       if (e instanceof IntrinsicSyntaxError) throw new RuntimeFailure('States.Runtime', e.message);
       throw e;
     }
+  }
+  if (dollarValues.size > 10_000) dollarValues.clear();
+  dollarValues.set(expr, node);
+  return node;
+}
+
+/** Resolves a `.$` field value (path or intrinsic) as a Parameters/ResultSelector/Assign entry. */
+export function resolveDollarField(expr: string, field: string, input: unknown, env: PathEnv): unknown {
+  const node = intrinsicOf(expr);
+  if (node !== null) {
     return evaluateIntrinsic(node, (p) => {
       const r = lookupPathSafe(p, input, env);
       if (!r.found) {

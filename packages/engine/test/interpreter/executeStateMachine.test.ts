@@ -3,6 +3,7 @@ import {
   createLambdaInvoker,
   createVirtualClock,
   executeStateMachine,
+  prepareStateMachine,
   validateDefinition,
   type Checkpoint,
   type TaskInvoker,
@@ -266,5 +267,52 @@ describe('Function: executeStateMachine (execution timeout)', () => {
     expect(r.error).toBe('States.Timeout');
     expect(r.events.at(-1)).toMatchObject({ type: 'ExecutionTimedOut', executionTimedOutEventDetails: { error: 'States.Timeout' } });
     expect(clock.advanced()).toBe(10_000);
+  });
+});
+
+describe('Function: prepareStateMachine', () => {
+  it('checks the definition once and runs its own copy, with the same history as executeStateMachine', async () => {
+    const definition = passChain(3) as { StartAt: string; States: Record<string, Record<string, unknown>> };
+    const sm = prepareStateMachine(definition);
+    // Editing the original afterwards reaches neither the check nor the runs.
+    definition.States.S1!.Next = 'Nowhere';
+    const clock = createVirtualClock();
+    const a = await sm.execute({ a: 1 }, { clock, executionName: 'x' });
+    const b = await executeStateMachine(passChain(3), { a: 1 }, { clock, executionName: 'x' });
+    expect(a.status).toBe('SUCCEEDED');
+    expect(a.events).toEqual(b.events);
+    expect(sm.definition).toEqual(passChain(3));
+  });
+
+  it('refuses an invalid definition up front with InvalidDefinition and the offending path', () => {
+    let err: unknown;
+    try {
+      prepareStateMachine({ StartAt: 'A', States: { A: { Type: 'Pass', Next: 'Missing' } } });
+    } catch (e) {
+      err = e;
+    }
+    expect((err as Error).name).toBe('InvalidDefinition');
+    expect((err as { errors: { code: string; path: string }[] }).errors).toEqual([expect.objectContaining({ code: 'MISSING_TRANSITION_TARGET', path: '/States/A/Next' })]);
+  });
+
+  it('still checks the invoker supports every Task resource on each run', async () => {
+    const sm = prepareStateMachine({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage', End: true } } });
+    const invoker: TaskInvoker = { invoke: async () => ({}), supports: () => 'Unsupported resource: sqs' };
+    await expect(sm.execute({}, { invoker })).rejects.toMatchObject({ name: 'InvalidDefinition', errors: [{ code: 'UNSUPPORTED_RESOURCE', path: '/States/T/Resource' }] });
+  });
+
+  it('keeps the variables of the last top-level state entered in a failed run\'s redrive point', async () => {
+    const sm = prepareStateMachine({
+      QueryLanguage: 'JSONata',
+      StartAt: 'Set',
+      States: {
+        Set: { Type: 'Pass', Assign: { n: 1 }, Next: 'Again' },
+        Again: { Type: 'Pass', Assign: { n: 2, m: 'x' }, Next: 'Boom' },
+        Boom: { Type: 'Fail', Error: 'E' },
+      },
+    });
+    const r = await sm.execute({});
+    expect(r.status).toBe('FAILED');
+    expect(r.redrivePoint).toMatchObject({ stateName: 'Boom', variables: { n: 2, m: 'x' }, transitions: 2 });
   });
 });

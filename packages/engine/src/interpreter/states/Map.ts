@@ -1,0 +1,178 @@
+// Map: runs its ItemProcessor once per item (inline, or as a distributed map's child runs), with
+// MaxConcurrency and tolerated failures; the output is the items' outputs in order.
+import { randomUUID } from 'node:crypto';
+import { jsonataBody } from '../../jsonata/JsonataEvaluator.js';
+import { evalField, evalTemplate } from '../jsonataFields.js';
+import { evaluatePayloadTemplate, requirePath } from '../pathEnv.js';
+import { Scope } from '../Scope.js';
+import { RuntimeFailure } from '../StateError.js';
+import { finish, inputPath } from '../stateIo.js';
+import { TaskFailure, toFailure } from '../TaskFailure.js';
+import { Aborted, json, typeName, type ExecutionContext, type Frame, type Obj, type StateRun, type StepResult, type Thread } from '../ExecutionContext.js';
+import type { QueryLanguage } from '../types.js';
+
+const listenerCache = new WeakMap<object, boolean>();
+
+/** True when a processor has states that listen for aborts (Task, Wait, nested Map/Parallel). */
+function listensForAbort(machine: Obj): boolean {
+  let v = listenerCache.get(machine);
+  if (v === undefined) {
+    v = Object.values((machine.States as Record<string, Obj> | undefined) ?? {}).some((st) => ['Task', 'Wait', 'Map', 'Parallel'].includes(st.Type as string));
+    listenerCache.set(machine, v);
+  }
+  return v;
+}
+
+/** MaxConcurrency and the tolerated failures: a number, a `…Path`, or a JSONata expression. */
+async function mapNumber(ctx: ExecutionContext, run: StateRun, eff: unknown, raw: unknown, field: string, kind: 'integer' | 'float'): Promise<number | undefined> {
+  const v = run.st[field];
+  if (run.ql === 'JSONata' && jsonataBody(v) !== undefined) {
+    const n = await evalTemplate(v, field, ctx.bindings(run, raw));
+    if (typeof n !== 'number' || (kind === 'integer' && !Number.isInteger(n))) {
+      throw new RuntimeFailure(
+        'States.QueryEvaluationError',
+        `The JSONata expression '${jsonataBody(v)}' specified for the field '${field}' returned an unexpected result type. Expected '${kind === 'integer' ? 'integer' : 'number'}', but was '${typeName(n)}' for value: ${json(n)}`,
+        field,
+      );
+    }
+    return n;
+  }
+  if (typeof v === 'number') return v;
+  const p = run.st[`${field}Path`];
+  if (typeof p === 'string') {
+    let n = requirePath(p, eff, ctx.pathEnv(run));
+    // Numeric text is accepted, as AWS parses the referenced value.
+    if (typeof n === 'string' && n.trim() !== '' && !Number.isNaN(Number(n))) n = Number(n);
+    if (typeof n !== 'number' || (kind === 'integer' && !Number.isInteger(n))) {
+      throw new RuntimeFailure('States.Runtime', `The ${field}Path field refers to value "${typeof n === 'string' ? n : json(n)}" which is not a valid ${kind}: ${p}`);
+    }
+    return n;
+  }
+  return undefined;
+}
+
+/** The items to iterate (JSONPath ItemsPath over the effective input, or JSONata Items) and that effective input. */
+async function itemsOf(ctx: ExecutionContext, run: StateRun, raw: unknown): Promise<{ eff: unknown; items: unknown[] }> {
+  const st = run.st;
+  if (run.ql !== 'JSONata') {
+    const eff = inputPath(ctx, run, raw);
+    const items = typeof st.ItemsPath === 'string' ? requirePath(st.ItemsPath, eff, ctx.pathEnv(run)) : eff;
+    if (!Array.isArray(items)) throw new RuntimeFailure('States.Runtime', `Map state input must be an array but was: ${json(items)}`);
+    return { eff, items };
+  }
+  if (st.Items === undefined) {
+    if (!Array.isArray(raw)) throw new RuntimeFailure('States.QueryEvaluationError', `Map state input must be an array but was: ${json(raw)}`);
+    return { eff: raw, items: raw };
+  }
+  const body = jsonataBody(st.Items);
+  const items = body !== undefined ? await evalField(body, 'Items', ctx.bindings(run, raw)) : await evalTemplate(st.Items, 'Items', ctx.bindings(run, raw));
+  if (!Array.isArray(items)) {
+    throw new RuntimeFailure(
+      'States.QueryEvaluationError',
+      `The JSONata expression '${body ?? json(st.Items)}' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was '${typeName(items)}' for value: ${json(items)}`,
+      'Items',
+    );
+  }
+  return { eff: raw, items };
+}
+
+/** One attempt of a Map state (Retry and Catch wrap it). */
+export async function runMap(ctx: ExecutionContext, run: StateRun, raw: unknown): Promise<StepResult> {
+  const st = run.st;
+  const processor = ((st.ItemProcessor ?? st.Iterator) as Obj | undefined) ?? {};
+  const mode = ((processor.ProcessorConfig as Obj | undefined)?.Mode as string | undefined) ?? 'INLINE';
+  const { eff, items: list } = await itemsOf(ctx, run, raw);
+  const maxConc = (await mapNumber(ctx, run, eff, raw, 'MaxConcurrency', 'integer')) ?? 0;
+  if (maxConc < 0) throw new RuntimeFailure('States.Runtime', `MaxConcurrency cannot be negative.`);
+  const outer = run.frame.thread;
+  const startedId = ctx.emit(outer, 'MapStateStarted', { length: list.length });
+  const tolCount = await mapNumber(ctx, run, eff, raw, 'ToleratedFailureCount', 'integer');
+  if (tolCount !== undefined && tolCount < 0) throw new RuntimeFailure('States.Runtime', 'ToleratedFailureCount cannot be negative.');
+  const tolPct = await mapNumber(ctx, run, eff, raw, 'ToleratedFailurePercentage', 'float');
+  if (tolPct !== undefined && (tolPct < 0 || tolPct > 100)) throw new RuntimeFailure('States.Runtime', 'ToleratedFailurePercentage must be between 0 and 100.');
+  let chainPrev = startedId;
+  const distributed = mode === 'DISTRIBUTED';
+  if (distributed) {
+    ctx.emit(outer, 'MapRunStarted', {
+      mapRunArn: `${ctx.stateMachineArn.replace(':stateMachine:', ':mapRun:')}/${typeof st.Label === 'string' ? st.Label : run.name}:${randomUUID()}`,
+    });
+  }
+  const selector = st.ItemSelector ?? st.Parameters;
+  const ac = new AbortController();
+  const onOuter = () => ac.abort(run.frame.signal.reason);
+  run.frame.signal.addEventListener('abort', onOuter, { once: true });
+  const results = new Array<unknown>(list.length);
+  let failures = 0;
+  let failure: unknown;
+  let failureThread: Thread | undefined;
+  const tolerated = (n: number): boolean => {
+    if (tolCount === undefined && tolPct === undefined) return n === 0;
+    if (tolCount !== undefined && n <= tolCount) return true;
+    if (tolPct !== undefined && list.length > 0 && (n / list.length) * 100 <= tolPct) return true;
+    return false;
+  };
+  const procQl = (processor.QueryLanguage as QueryLanguage | undefined) ?? run.ql;
+  const children = new Set<AbortController>();
+  // Only processors with states that listen for aborts need per-iteration signals.
+  const needsOwnSignal = listensForAbort(processor);
+  ac.signal.addEventListener('abort', () => children.forEach((c) => c.abort(ac.signal.reason)), { once: true });
+  let nextIndex = 0;
+  const runOne = async (index: number): Promise<void> => {
+    const value = list[index];
+    let itemInput: unknown = value;
+    if (selector !== undefined) {
+      const itemRun: StateRun = { ...run, frame: { ...run.frame, mapItem: { Index: index, Value: value } } };
+      itemInput = run.ql === 'JSONata' ? await evalTemplate(selector, 'ItemSelector', ctx.bindings(itemRun, raw)) : evaluatePayloadTemplate(selector, eff, ctx.pathEnv(itemRun));
+    }
+    const thread: Thread = { prev: chainPrev, silent: distributed || run.frame.thread.silent };
+    if (!distributed) ctx.emit(thread, 'MapIterationStarted', { index, name: run.name });
+    // Each iteration gets its own signal so tasks inside add listeners to a short list, not one shared by 10k iterations.
+    const child = needsOwnSignal ? new AbortController() : undefined;
+    if (child) children.add(child);
+    const frame: Frame = { scope: new Scope(run.frame.scope), thread, signal: child ? child.signal : ac.signal, ql: procQl, top: false };
+    try {
+      results[index] = await ctx.runStates(processor, processor.StartAt as string, itemInput, frame);
+      chainPrev = thread.prev;
+      if (!distributed) outer.prev = ctx.emit(thread, 'MapIterationSucceeded', { index, name: run.name }, false);
+    } catch (e) {
+      if (e instanceof Aborted) {
+        if (!distributed) ctx.emit(thread, 'MapIterationAborted', { index, name: run.name }, false);
+        return;
+      }
+      if (!distributed) ctx.emit(thread, 'MapIterationFailed', { index, name: run.name }, false);
+      outer.prev = thread.prev;
+      failures++;
+      const f = toFailure(e);
+      results[index] = { Error: f.error, ...(f.cause !== undefined ? { Cause: f.cause } : {}) };
+      if (!tolerated(failures) && failure === undefined) {
+        failure = tolCount === undefined && tolPct === undefined ? e : new TaskFailure('States.ExceedToleratedFailureThreshold', 'The specified tolerated failure threshold was exceeded');
+        failureThread = thread;
+        ac.abort();
+      }
+    } finally {
+      if (child) children.delete(child);
+    }
+  };
+  const width = maxConc === 0 ? list.length : Math.min(maxConc, list.length);
+  const worker = async (): Promise<void> => {
+    while (nextIndex < list.length && failure === undefined && !ac.signal.aborted) {
+      await runOne(nextIndex++);
+    }
+  };
+  const workers: Promise<void>[] = [];
+  for (let w = 0; w < width; w++) workers.push(worker());
+  try {
+    await Promise.all(workers);
+  } finally {
+    run.frame.signal.removeEventListener('abort', onOuter);
+  }
+  if (run.frame.signal.aborted) throw new Aborted();
+  if (failure !== undefined) {
+    if (failureThread) outer.prev = failureThread.prev;
+    if (distributed) ctx.emit(outer, 'MapRunFailed');
+    throw failure;
+  }
+  if (distributed) ctx.emit(outer, 'MapRunSucceeded');
+  ctx.emit(outer, 'MapStateSucceeded', undefined, false);
+  return finish(ctx, run, raw, results);
+}
