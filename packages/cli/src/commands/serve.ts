@@ -6,10 +6,11 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
-import type { ApiRequest } from '../stack/HttpApi.js';
-import type { RunService } from '../stack/RunService.js';
+import type { ServeRequest, ServeResponse } from '@stepforge/functions';
+import type { EmbeddedRunService } from '../stack/RunService.js';
 import { describePolicy } from '../stack/resolvePolicy.js';
 import { StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
+import { errorBody } from '@stepforge/contract';
 import { localRequestRefusal } from '@stepforge/engine';
 import { StackRegistry } from '../stack/StackRegistry.js';
 import { signatureRefusal, type LoopbackCredentials } from '../stack/loopbackRequestGuard.js';
@@ -33,6 +34,15 @@ export interface ServeHandle {
   /** Per workflow, the approval policy its runs are held to (describePolicy). */
   readonly policies: readonly string[];
   close(): Promise<void>;
+}
+
+/** How `startServe` is extended. */
+export interface ServeOptions {
+  /**
+   * Handlers of this server beside the API (a browser view's pages and static files): asked, after
+   * the token check, for a request whose path no API route has; undefined answers 404 `not_found`.
+   */
+  readonly fallback?: (req: ServeRequest) => Promise<ServeResponse | undefined>;
 }
 
 /** Set by tests to get hold of the running server instead of waiting for a signal. */
@@ -155,8 +165,8 @@ function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
  * Registers every workflow under workflows/ and examples/, then serves the HTTP API. Requests that
  * carry `X-Amz-Target: AWSStepFunctions.*` are passed to the engine, so one port speaks both.
  */
-export async function startServe(io: CliIo, service: RunService, port: number): Promise<ServeHandle> {
-  const { createHttpApi } = await import('../stack/HttpApi.js');
+export async function startServe(io: CliIo, service: EmbeddedRunService, port: number, options: ServeOptions = {}): Promise<ServeHandle> {
+  const [{ routeRequest, runServiceBackend }, { OPENAPI_DOCUMENT }] = await Promise.all([import('@stepforge/functions'), import('@stepforge/contract')]);
   const workflows: string[] = [];
   const policies: string[] = [];
   // One project: two files whose workflow names meet would be one state machine (the second is refused).
@@ -180,7 +190,9 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
     }
   }
   await service.watchRunning();
-  const api = createHttpApi(service);
+  const backend = runServiceBackend(service, { openApi: OPENAPI_DOCUMENT });
+  // Another handler of this server (pages, static files) goes in `fallback`: asked for a path no API route has.
+  const api = (req: ServeRequest): Promise<ServeResponse> => routeRequest(backend, req, options);
   const { sfnEndpoint, credentials, apiToken } = service.stack.endpoints;
   const token = Buffer.from(apiToken);
   const server = createServer((req, res) => {
@@ -230,7 +242,7 @@ export async function startServe(io: CliIo, service: RunService, port: number): 
         return;
       }
       const url = new URL(req.url ?? '/', 'http://localhost');
-      const apiReq: ApiRequest = {
+      const apiReq: ServeRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,
         query: Object.fromEntries(url.searchParams),
@@ -287,10 +299,10 @@ function forwardSigned(endpoint: string, target: string, body: string, credentia
   });
 }
 
-/** An error answer in the API's shape, `{"error":{"code","message"}}`; `close` ends the connection after it. */
+/** An error answer in the API's one shape (the contract's ErrorBody); `close` ends the connection after it. */
 function sendError(res: ServerResponse, status: number, error: { readonly code: string; readonly message: string }, options: { readonly close?: boolean } = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...(options.close ? { connection: 'close' } : {}) });
-  res.end(JSON.stringify({ error }));
+  res.end(JSON.stringify(errorBody(error.code, error.message)));
 }
 
 /** A port that cannot be listened on, as the user's error it is (`port_in_use`, `port_not_allowed`). */

@@ -1,7 +1,7 @@
 import { codeToIr, compileIr, isStepforgeError, type CodeWorkflowValue } from '@stepforge/compiler';
 import { forgetLiveWorkflow, registerLiveWorkflow } from '@stepforge/contract';
 import { openStack, type EmbeddedStack } from './EmbeddedStack.js';
-import { RunService } from './RunService.js';
+import { EmbeddedRunService } from './RunService.js';
 
 /** What `.run()` passes besides the input: a state graph's start node and maxIterations. */
 export interface CodeRunOptions {
@@ -11,15 +11,15 @@ export interface CodeRunOptions {
 
 // One in-memory stack for the program's runs at a time, opened by the first and closed after the
 // last settles, so a program that calls .run() ends when its work does.
-let shared: Promise<{ stack: EmbeddedStack; service: RunService }> | undefined;
+let shared: Promise<{ stack: EmbeddedStack; service: EmbeddedRunService }> | undefined;
 let users = 0;
 
-async function acquire(): Promise<{ stack: EmbeddedStack; service: RunService }> {
+async function acquire(): Promise<{ stack: EmbeddedStack; service: EmbeddedRunService }> {
   users++;
   shared ??= (async () => {
     const env = { ...process.env, STEPFORGE_LOG_LEVEL: process.env.STEPFORGE_LOG_LEVEL ?? 'SILENT' };
     const stack = await openStack({ projectDir: process.cwd(), inMemory: true, env });
-    return { stack, service: new RunService(stack, process.cwd(), env) };
+    return { stack, service: new EmbeddedRunService(stack, process.cwd(), env) };
   })();
   try {
     return await shared;

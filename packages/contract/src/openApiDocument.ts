@@ -1,10 +1,10 @@
 // The OpenAPI 3 description of the Stepforge HTTP API, served at GET /openapi.json and checked in
 // as docs/openapi.json (a test keeps the two equal). Request bodies come from the zod schemas both
-// the embedded routes and the AWS API handler validate with (API_BODIES, @stepforge/functions), so
+// the embedded routes and the AWS API handler validate with (API_BODIES), so
 // the document cannot drift from the code.
 import { z } from 'zod';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '@stepforge/contract';
-import { API_BODIES } from '@stepforge/functions';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from './runStart.js';
+import { API_BODIES } from './apiBodies.js';
 
 const { StartRunBody, RestartBody, RetryBody, CancelBody, DecisionBody } = API_BODIES;
 
