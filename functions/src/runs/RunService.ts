@@ -173,8 +173,6 @@ export class RunService {
       // The earlier attempt started it, and it has ended since (a running one is returned as is).
       if (!(again && (e as Error).name === 'ExecutionAlreadyExists')) {
         await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
-        // A catalog that names state machines by a prefix (AWS) knows a missing one only now.
-        if ((e as Error).name === 'StateMachineDoesNotExist') throw new StepforgeError('unknown_workflow', `no workflow named '${entry.name}'`, { hint: 'GET /workflows lists the workflows there are' });
         throw e;
       }
     }
