@@ -115,7 +115,10 @@ describe('Function: runtimeConfigFromEnv', () => {
 
   it('refuses MCP servers and state machines of the wrong shape, rather than reading them as none', () => {
     expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_MCP_SERVERS: '[{"url":"http://x"}]' }))).toMatchObject({ name: 'ConfigError', message: 'STEPFORGE_MCP_SERVERS must be a JSON object, got [{"url":"http://x"}]' });
-    expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_MCP_SERVERS: '{"docs":"http://x"}' }))).toMatchObject({ name: 'ConfigError', message: 'STEPFORGE_MCP_SERVERS: server "docs" must be {"url": "http…"} or {"command": "…", "args": [...]}, got "http://x"' });
+    expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_MCP_SERVERS: '{"docs":"http://x"}' }))).toMatchObject({ name: 'ConfigError', message: 'STEPFORGE_MCP_SERVERS: server "docs": must be an object, got "http://x"; an MCP server is {"url": "http…", "headers"?: {…}} or {"command": "…", "args"?: [...], "env"?: {…}, "cwd"?: "…"}' });
+    // A misspelt field is refused when the variable is read, not found mid-run.
+    expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_MCP_SERVERS: '{"docs":{"comand":"node"}}' }))).toMatchObject({ name: 'ConfigError', message: expect.stringContaining('STEPFORGE_MCP_SERVERS: server "docs" field comand: unknown field \'comand\' (did you mean \'command\'?)') });
+    expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_MCP_SERVERS: '{"docs":{"url":"http://x","command":"node"}}' }))).toMatchObject({ name: 'ConfigError', message: expect.stringContaining('server "docs" field command: unknown field \'command\'') });
     expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_STATE_MACHINES: '{"a":' }))).toMatchObject({ name: 'ConfigError', message: expect.stringMatching(/^STEPFORGE_STATE_MACHINES is not valid JSON: /) });
     expect(caught(() => runtimeConfigFromEnv({ STEPFORGE_STATE_MACHINES: '{"a": 1}' }))).toMatchObject({ name: 'ConfigError', message: 'STEPFORGE_STATE_MACHINES: workflow "a" must map to a state machine ARN, got 1' });
     expect(runtimeConfigFromEnv({ STEPFORGE_MCP_SERVERS: '{"docs":{"command":"node","args":["s.js"]}}' }).mcpServers).toEqual({ docs: { command: 'node', args: ['s.js'] } });

@@ -36,6 +36,8 @@ describe.skipIf(!built)('Durability: concurrent first starts (spawned, built dis
     process.stdout.write(`concurrent starts: ${PROCESSES} processes, ${ok.length} succeeded with ${ids.size} run ids, ${internal.length} internal, ${errors.length} errors, ${Math.round((Date.now() - started) / 1000)} s\n`);
     expect(errors.map((r) => r.stderr)).toEqual([]);
     expect(internal).toEqual([]);
+    // Each process that did not succeed, with what it said (with --json an error is on stdout).
+    expect(results.filter((r) => !ok.includes(r)).map((r) => ({ code: r.code, stdout: r.stdout.slice(0, 1500), stderr: r.stderr.slice(-1500) }))).toEqual([]);
     expect(ok).toHaveLength(PROCESSES);
     expect(ids.size).toBe(PROCESSES);
   }, 600_000);

@@ -155,8 +155,16 @@ describe('Function: evaluatePolicy (spelling variants)', () => {
       tally.record(d.action === 'deny');
       expect([command, d]).toEqual([command, { action: 'deny', rule: 'no head of notes' }]);
     }
+    // Its operand among others, in any order, is still read.
+    for (const command of ['head other.txt notes.txt', 'head notes.txt other.txt', 'head -n 2 other.txt ./notes.txt more.txt']) {
+      const d = evaluatePolicy(gate, 'shell', { command }, { fsRoot: ROOT });
+      tally.record(d.action === 'deny');
+      expect([command, d]).toEqual([command, { action: 'deny', rule: 'no head of notes' }]);
+    }
     // Other operands are another call; a rule naming an option keeps to it.
     expect(evaluatePolicy(gate, 'shell', { command: 'head other.txt' }, { fsRoot: ROOT })).toEqual({ action: 'allow' });
+    expect(evaluatePolicy(gate, 'shell', { command: 'head other.txt notes.md' }, { fsRoot: ROOT })).toEqual({ action: 'allow' });
+    expect(evaluatePolicy(gate, 'shell', { command: 'tail other.txt notes.txt' }, { fsRoot: ROOT })).toEqual({ action: 'allow' });
     expect(evaluatePolicy(gate, 'shell', { command: 'ls -la drafts' }, { fsRoot: ROOT })).toEqual({ action: 'allow' });
   });
 

@@ -1,4 +1,4 @@
-import { INLINE_OUTPUT_MAX_BYTES } from '@stepforge/contract';
+import { INLINE_OUTPUT_MAX_BYTES, MCP_SERVER_SHAPE, mcpServerProblem } from '@stepforge/contract';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { readPolicyEnv } from '../tools/PolicyDocument.js';
 
@@ -168,10 +168,8 @@ export function runtimeConfigFromEnv(
   // would let every gated call through.
   const policyRules: unknown[] = env.STEPFORGE_POLICY ? readPolicyEnv(env.STEPFORGE_POLICY, 'STEPFORGE_POLICY') : [];
   const mcpServers = jsonObjectOf(env, 'STEPFORGE_MCP_SERVERS', (name, v) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v) || (typeof (v as { url?: unknown }).url !== 'string' && typeof (v as { command?: unknown }).command !== 'string')) {
-      return `server "${name}" must be {"url": "http…"} or {"command": "…", "args": [...]}, got ${JSON.stringify(v)}`;
-    }
-    return undefined;
+    const problem = mcpServerProblem(v);
+    return problem === undefined ? undefined : `server "${name}"${problem.field !== undefined ? ` field ${problem.field}` : ''}: ${problem.message}; ${MCP_SERVER_SHAPE}`;
   });
   const stateMachines = jsonObjectOf(env, 'STEPFORGE_STATE_MACHINES', (name, v) =>
     typeof v === 'string' && v.startsWith('arn:') ? undefined : `workflow "${name}" must map to a state machine ARN, got ${JSON.stringify(v)}`) as Record<string, string>;

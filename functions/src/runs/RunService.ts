@@ -9,7 +9,7 @@ import type { Runtime } from '../runtime/Runtime.js';
 import { downstreamSet } from './downstreamSet.js';
 import { idempotencyKeyConflict } from './idempotencyKeyConflict.js';
 import { inputDiffers } from './inputDiffers.js';
-import { crashPoint, failedBeforeStart, isOrphanedStart, notStartedError, runStarter } from './orphanedStart.js';
+import { crashPoint, failedBeforeStart, isOrphanedStart, notStartedError, runStarter, startRefused } from './orphanedStart.js';
 import type { ExecutionDescription, ExecutionEnd, Executions, WorkflowCatalog, WorkflowEntry } from './ports.js';
 import { readableCause } from './readableCause.js';
 import { computeStepProgress, type StepProgress } from './StepProgress.js';
@@ -172,7 +172,9 @@ export class RunService {
     } catch (e) {
       // The earlier attempt started it, and it has ended since (a running one is returned as is).
       if (!(again && (e as Error).name === 'ExecutionAlreadyExists')) {
-        await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
+        // Only a refusal fails the run (orphanedStart.ts, startRefused): after a lost connection
+        // the execution may have started, and the run is left for whoever finds it to resolve.
+        if (startRefused(e)) await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
         throw e;
       }
     }

@@ -65,6 +65,21 @@ export function notStartedError(run: Pick<RunRecord, 'startedBy'>): { name: stri
 }
 
 /**
+ * Whether a failed StartExecution was refused by the service (an API error it answered, such as
+ * ExecutionLimitExceeded or InvalidExecutionInput): nothing started, and the run can be failed
+ * with that error. Anything else (the connection refused or reset, a timeout, a server fault)
+ * leaves it unknown whether the execution started, so the run is left recorded as it is: an
+ * orphaned start once its starter has ended, which whoever finds it resolves by asking for the
+ * execution first. Failing it here would leave its key naming a failed run that never ran.
+ */
+export function startRefused(e: unknown): boolean {
+  if (typeof e !== 'object' || e === null) return false;
+  const err = e as { $fault?: string; $metadata?: { httpStatusCode?: number } };
+  const status = err.$metadata?.httpStatusCode;
+  return err.$fault === 'client' && typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/**
  * A crash point for the durability tests: the process kills itself (SIGKILL, as a power cut or
  * the OOM killer would end it) at the named point when STEPFORGE_TEST_CRASH_AT names it.
  */

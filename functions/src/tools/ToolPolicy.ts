@@ -51,14 +51,30 @@ function globOrRegexMatches(pattern: string, text: string, canonical: string): b
  * matches the raw text as written: a rule never catches fewer spellings than it names literally;
  * and, naming no option, the command without its options (canonicalCommand's operands).
  */
-function patternMatches(rule: PolicyRule, tool: string, key: string, pattern: string, raw: unknown, canonical: { text: string; loose?: string; operands?: readonly string[] }, ctx: CanonicalContext): boolean {
+function patternMatches(rule: PolicyRule, tool: string, key: string, pattern: string, raw: unknown, canonical: { text: string; loose?: string; operands?: readonly string[]; words?: readonly string[] }, ctx: CanonicalContext): boolean {
   const canonicalGlob = canonicalPattern(tool, key, pattern, ctx);
   if (globOrRegexMatches(pattern, canonical.text, canonicalGlob)) return true;
   if (rule.action === 'allow') return false;
   // A command rule that names no option gates its program and operands with any options added.
-  if (canonical.operands !== undefined && !patternNamesOptions(pattern) && canonical.operands.some((o) => globOrRegexMatches(pattern, o, canonicalGlob))) return true;
+  if (canonical.operands !== undefined && !patternNamesOptions(pattern)) {
+    if (canonical.operands.some((o) => globOrRegexMatches(pattern, o, canonicalGlob))) return true;
+    if (canonical.words !== undefined && namesAmong(tool, key, pattern, canonical.words, ctx)) return true;
+  }
   const text = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
   return (canonical.loose !== undefined && globOrRegexMatches(pattern, canonical.loose, canonicalGlob)) || globOrRegexMatches(pattern, text, pattern);
+}
+
+/**
+ * Whether a command pattern's program matches the call's, and each operand it names is among the
+ * call's operands, in any order and with others beside it: a rule that keeps a file from a program
+ * keeps it when the file is read together with others. Each word of the pattern is a glob of one word.
+ */
+function namesAmong(tool: string, key: string, pattern: string, words: readonly string[], ctx: CanonicalContext): boolean {
+  const named = canonicalArgument(tool, key, pattern, ctx);
+  if (!('words' in named) || named.words === undefined || named.words.length < 2 || words.length < 2) return false;
+  const [program, ...operands] = named.words.map(globToRegExp);
+  const [calledProgram, ...given] = words;
+  return program!.test(calledProgram!) && operands.every((o) => given.some((w) => o.test(w)));
 }
 
 /** Validates policy rules (strict: a misspelt key fails at once). */

@@ -7,7 +7,7 @@ import { parseCommand } from './shellTool.js';
  * none. `loose` is a wider reading deny and approve rules also match (a command's words joined
  * without their quotes), so they never catch fewer calls than a reader of the rule would expect.
  */
-export type CanonicalArgument = { readonly text: string; readonly loose?: string; readonly operands?: readonly string[] } | { readonly unparseable: string };
+export type CanonicalArgument = { readonly text: string; readonly loose?: string; readonly operands?: readonly string[]; readonly words?: readonly string[] } | { readonly unparseable: string };
 
 /** Facts canonical paths depend on. */
 export interface CanonicalContext {
@@ -123,9 +123,11 @@ function quoteWord(word: string): string {
  * alone, or one that takes the next word as its value): a deny or approve rule that names no
  * option gates the program and operands it names whatever options come with them (`cat -u
  * notes.txt` is `cat notes.txt` to such a rule), since options that do not name files do not
- * change which files are read.
+ * change which files are read. `words` are the program and every word that is no option (option
+ * values among them), one by one: such a rule also gates its operands among others
+ * (`cat other.txt notes.txt` reads notes.txt too).
  */
-export function canonicalCommand(command: string, ctx: CanonicalContext): { text: string; loose: string; operands: string[] } {
+export function canonicalCommand(command: string, ctx: CanonicalContext): { text: string; loose: string; operands: string[]; words: string[] } {
   const argv = parseCommand(command);
   const rest = argv.slice(1);
   const marker = rest.indexOf('--');
@@ -146,6 +148,7 @@ export function canonicalCommand(command: string, ctx: CanonicalContext): { text
     text: words.map(quoteWord).join(' '),
     loose: words.join(' '),
     operands: [...new Set([flagsAlone.join(' '), withValues.join(' ')])],
+    words: flagsAlone,
   };
 }
 

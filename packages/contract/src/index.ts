@@ -6,6 +6,7 @@ export * from './StepforgeError.js';
 export * from './didYouMean.js';
 export * from './envelope.js';
 export { mcpToolName } from './mcpToolName.js';
+export { mcpServerProblem, MCP_SERVER_SHAPE, type McpServerProblem } from './mcpServerConfig.js';
 export * from './runStart.js';
 export * from './handlers.js';
 export * from './placeholders.js';

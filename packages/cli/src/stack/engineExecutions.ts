@@ -20,7 +20,9 @@ export function engineExecutions(stack: EmbeddedStack): Executions {
       try {
         engine.manager.startExecution({ ...req });
       } catch (e) {
-        if (isSfnApiError(e)) throw Object.assign(new Error(e.message), { name: e.type });
+        // The engine refused the start itself: a client fault, as the SDK reports the API's 4xx
+        // answers, so the run service fails the run for it (startRefused) as it would over HTTP.
+        if (isSfnApiError(e)) throw Object.assign(new Error(e.message), { name: e.type, $fault: 'client', $metadata: { httpStatusCode: 400 } });
         throw e;
       }
     },

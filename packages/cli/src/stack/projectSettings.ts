@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { didYouMean, StepforgeError } from '@stepforge/compiler';
+import { StepforgeError } from '@stepforge/compiler';
+import { MCP_SERVER_SHAPE, mcpServerProblem } from '@stepforge/contract';
 import { z } from 'zod';
 
 /** The project's settings file, at the project root. */
@@ -66,39 +67,15 @@ export function readProjectSettings(projectDir: string): ProjectSettings {
   return r.data;
 }
 
-const HTTP_SERVER = ['url', 'headers'];
-const STDIO_SERVER = ['command', 'args', 'env', 'cwd'];
-
-/**
- * One `mcpServers` entry, checked when the file is read rather than when a step first uses the
- * server: `{url, headers?}` or `{command, args?, env?, cwd?}`, nothing else (a misspelt `comand`
- * would otherwise surface only mid-run, as a server with no command).
- */
+/** One `mcpServers` entry, checked when the file is read (mcpServerProblem), located at its field. */
 function checkMcpServer(name: string, server: Record<string, unknown>, file: string, text: string): void {
-  const kind = 'url' in server ? HTTP_SERVER : 'command' in server ? STDIO_SERVER : undefined;
-  const shape = 'an MCP server is {"url": "http…", "headers"?: {…}} or {"command": "…", "args"?: [...], "env"?: {…}, "cwd"?: "…"}';
-  const fail = (key: string | undefined, message: string): never => {
-    throw new StepforgeError('invalid_config', `${file}: mcpServers.${name}${key !== undefined ? `.${key}` : ''}: ${message}`, {
-      location: { file, ...lineColumn(text, fieldOffset(text, name, key)) }, source: text,
-      hint: `${shape}; fix it in ${PROJECT_SETTINGS_FILE} (nothing ran)`,
-    });
-  };
-  for (const key of Object.keys(server)) {
-    if ((kind ?? [...HTTP_SERVER, ...STDIO_SERVER]).includes(key)) continue;
-    const near = didYouMean(key, kind ?? [...HTTP_SERVER, ...STDIO_SERVER]);
-    fail(key, `unknown field '${key}'${near ? ` (did you mean '${near}'?)` : ''}`);
-  }
-  if (kind === undefined) fail(undefined, 'needs "url" (a server over HTTP) or "command" (a stdio server)');
-  const strings = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
-  if (kind === HTTP_SERVER) {
-    if (typeof server.url !== 'string' || !URL.canParse(server.url)) fail('url', `must be a URL, got ${JSON.stringify(server.url)}`);
-    if (server.headers !== undefined && !strings(server.headers)) fail('headers', 'must be an object of header name → string');
-  } else {
-    if (typeof server.command !== 'string' || server.command === '') fail('command', `must be a non-empty string, got ${JSON.stringify(server.command)}`);
-    if (server.args !== undefined && !(Array.isArray(server.args) && server.args.every((a) => typeof a === 'string'))) fail('args', 'must be a list of strings');
-    if (server.env !== undefined && !strings(server.env)) fail('env', 'must be an object of variable name → string');
-    if (server.cwd !== undefined && typeof server.cwd !== 'string') fail('cwd', 'must be a string');
-  }
+  const problem = mcpServerProblem(server);
+  if (problem === undefined) return;
+  const key = problem.field;
+  throw new StepforgeError('invalid_config', `${file}: mcpServers.${name}${key !== undefined ? `.${key}` : ''}: ${problem.message}`, {
+    location: { file, ...lineColumn(text, fieldOffset(text, name, key)) }, source: text,
+    hint: `${MCP_SERVER_SHAPE}; fix it in ${PROJECT_SETTINGS_FILE} (nothing ran)`,
+  });
 }
 
 /** Where a server's field is written (its key), else the server's name, else the file's start. */
