@@ -64,10 +64,11 @@ export default [
   never(['functions/src/**'], 'Lambda bundles carry the handlers and the contract, not the compiler; AWS has no engine', {
     paths: ours('compiler', 'engine', 'cli', 'infra'),
   }),
-  never(['functions/src/steps/**'], 'a step knows its envelope, not how it was invoked', { patterns: ['../handlers/*', '../runs/*'] }),
-  never(['functions/src/persistence/**'], 'the stores are the bottom of the runtime', { patterns: ['../steps/*', '../runs/*', '../handlers/*'] }),
-  never(['packages/cli/src/**'], 'the CLI is a face over the runtime and the embedded stack; the AWS app is not its business', {
-    paths: ours('infra'),
+  never(['functions/src/steps/**'], 'a step knows its envelope, not how it was invoked', { patterns: ['../handlers/*', '../runs/*', '../http/*', '../approvals/*'] }),
+  never(['functions/src/persistence/**'], 'the stores are the bottom of the runtime', { patterns: ['../steps/*', '../runs/*', '../handlers/*', '../http/*', '../approvals/*'] }),
+  never(['functions/src/runs/**', 'functions/src/approvals/**'], 'the run service and the approvals rules are below every face (handlers, the HTTP router)', { patterns: ['../handlers/*', '../http/*'] }),
+  never(['packages/cli/src/**'], 'the CLI is a face over the runtime and the embedded stack: it calls the run service, never the stores, and the AWS app is not its business', {
+    paths: ours('infra'), patterns: ['@stepforge/functions/persistence/*'],
   }),
   never(['infra/**'], 'the AWS app knows no embedded stack and no command line', { paths: ours('cli') }),
 ];

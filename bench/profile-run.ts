@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStack } from '../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../packages/cli/src/stack/RunService.js';
 import { FIVE_STEP_CHAIN as DOC, FIVE_STEPS as STEPS } from './support/fiveStepChain.js';
 
 const { values: args } = parseArgs({ options: { disk: { type: 'boolean' }, warm: { type: 'string', default: '250' }, runs: { type: 'string', default: '150' } } });
@@ -91,7 +91,7 @@ const send = client.send.bind(client) as (...a: unknown[]) => Promise<unknown>;
   return r;
 };
 
-const service = new RunService(stack, dir);
+const service = new EmbeddedRunService(stack, dir);
 const { entry } = await service.catalog.registerText(DOC, 'bench-five.chain.yaml');
 const once = async (topic: string) => {
   const { run } = await service.start(entry, { topic });

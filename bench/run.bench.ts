@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { openStack, type EmbeddedStack } from '../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../packages/cli/src/stack/RunService.js';
 import { FIVE_STEP_CHAIN as DOC, FIVE_STEPS as STEPS } from './support/fiveStepChain.js';
 import { loopbackRoundTripMicros } from './support/loopbackRoundTrip.js';
 import { mainThreadCpuMs } from './support/mainThreadCpuMs.js';
@@ -56,7 +56,7 @@ function countDynamoRequests(stack: EmbeddedStack): { readonly count: number } {
 
 async function measure(label: string, stack: EmbeddedStack, dir: string, sequential: number, concurrent: number, inFlight: number, warmup = 5): Promise<Row> {
   const requests = countDynamoRequests(stack);
-  const service = new RunService(stack, dir);
+  const service = new EmbeddedRunService(stack, dir);
   const { entry } = await service.catalog.registerText(DOC, 'bench-five.chain.yaml');
   const once = async (i: number) => {
     const { run } = await service.start(entry, { topic: `t${i}` });

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStack } from '../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../packages/cli/src/stack/RunService.js';
 import { FIVE_STEP_CHAIN as DOC, FIVE_STEPS as STEPS } from './support/fiveStepChain.js';
 import { mainThreadCpuMs } from './support/mainThreadCpuMs.js';
 
@@ -22,7 +22,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const dir = mkdtempSync(join(tmpdir(), 'sf-warm-rounds-'));
 const stack = await openStack({ projectDir: dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
 try {
-  const service = new RunService(stack, dir);
+  const service = new EmbeddedRunService(stack, dir);
   const { entry } = await service.catalog.registerText(DOC, 'bench-five.chain.yaml');
   const once = async (i: number) => {
     const { run } = await service.start(entry, { topic: `t${i}` });

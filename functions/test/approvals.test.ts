@@ -10,7 +10,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiHandler, type ApiResponse } from '../src/handlers/api.js';
+import { handleApiEvent, type ApiEvent } from '../src/handlers/api.js';
 import { createApprovalsHandler } from '../src/handlers/approvals.js';
 import { createToolHandler } from '../src/handlers/tool.js';
 import { createTriggerHandler } from '../src/handlers/trigger.js';
@@ -176,7 +176,7 @@ describe('Function: createApprovalsHandler', () => {
     expect(JSON.parse(d.output ?? '{}')).toMatchObject({ id: 'c1', tool: 'fs-read', result: { content: 'quarterly numbers' } });
     // The token is closed now: a later decider's answer is not an error, and the call is not run again.
     const late = await createApprovalsHandler(rt)({ action: 'approve', approvalId }).catch((e: unknown) => e);
-    expect((late as Error).name).toBe('PolicyDenied');
+    expect([(late as Error).name, (late as { code?: string }).code, (late as Error).message]).toEqual(['StepforgeError', 'approval_decided', `approval '${approvalId}' was already decided: APPROVED`]);
     const [step] = await rt.runs.listSteps('appr-5');
     expect([step?.status, step?.attempts]).toEqual(['SUCCEEDED', 1]);
     expect(await dispatchAgain('appr-5', token)).toEqual({ status: 'waiting_approval', approvalId });
@@ -221,43 +221,79 @@ async function makeRuntimeAt(base: Runtime, now: number): Promise<Runtime> {
   return new R({ ...base.config, clock: () => now });
 }
 
-describe('Function: createApiHandler', () => {
-  it('starts a run once per idempotency key and shows it', async () => {
-    const api = createApiHandler(rt);
-    const post = { httpMethod: 'POST', path: '/runs', headers: { 'Idempotency-Key': 'api-key-1' }, body: JSON.stringify({ workflow: 'hello', input: { x: 1 } }) };
-    const first = (await api(post)) as ApiResponse;
-    expect(first.statusCode).toBe(202);
-    const a = JSON.parse(first.body) as { runId: string; executionArn: string; reused: boolean };
-    expect(a.reused).toBe(false);
-    expect(a.executionArn).toBe(`${passArn.replace(':stateMachine:', ':execution:')}:${a.runId}`);
-    const second = (await api(post)) as ApiResponse;
-    expect(second.statusCode).toBe(200);
-    expect(JSON.parse(second.body)).toMatchObject({ runId: a.runId, reused: true });
-    expect(JSON.parse(second.body)).not.toHaveProperty('inputDiffers');
-    // The key again with another input: that run as it ran, saying the input differed.
-    const otherInput = (await api({ ...post, body: JSON.stringify({ workflow: 'hello', input: { x: 2 } }) })) as ApiResponse;
-    expect([otherInput.statusCode, JSON.parse(otherInput.body)]).toEqual([200, { runId: a.runId, executionArn: a.executionArn, status: expect.any(String), reused: true, inputDiffers: true }]);
-    const shown = JSON.parse(((await api({ httpMethod: 'GET', path: `/runs/${a.runId}` })) as ApiResponse).body) as { run: { workflow: string; idempotencyKey: string } };
-    expect(shown.run).toMatchObject({ workflow: 'hello', idempotencyKey: 'api-key-1' });
-    const list = JSON.parse(((await api({ httpMethod: 'GET', path: '/runs', queryStringParameters: { workflow: 'hello' } })) as ApiResponse).body) as { runs: { runId: string }[] };
-    expect(list.runs.map((r) => r.runId)).toEqual([a.runId]);
-    const missing = (await api({ httpMethod: 'GET', path: '/runs/nope' })) as ApiResponse;
-    expect(missing.statusCode).toBe(404);
-    // The key names that run: another workflow cannot have it.
-    const conflict = (await api({ ...post, body: JSON.stringify({ workflow: 'other', input: { x: 1 } }) })) as ApiResponse;
-    expect(conflict.statusCode).toBe(409);
-    expect(JSON.parse(conflict.body)).toEqual({ error: { name: 'IdempotencyKeyConflict', message: `idempotency key 'api-key-1' names run ${a.runId} of workflow 'hello', not a run of 'other'` } });
-    const long = (await api({ ...post, headers: { 'Idempotency-Key': 'k'.repeat(3000) } })) as ApiResponse;
-    expect([long.statusCode, JSON.parse(long.body)]).toEqual([400, { error: { name: 'InvalidInput', message: 'an idempotency key is at most 256 characters, got 3000' } }]);
+describe('Function: handleApiEvent (the HTTP API on AWS: the one router over the one run service)', () => {
+  const api = async (e: ApiEvent) => {
+    const r = await handleApiEvent(rt, e);
+    return { status: r.statusCode, body: JSON.parse(r.body) as Record<string, any> };
+  };
+  // What a deployment records of its workflow in the runs table: its input schema, steps and edges.
+  const hello = {
+    name: 'hello', format: 'dsl', stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:hello',
+    inputSchema: { fields: [{ name: 'x', type: 'number', required: false, hasDefault: false }] },
+    steps: [{ id: 'P', kind: 'task', state: 'P', states: ['P'], lambda: false }], edges: [], updatedAt: '2026-01-01T00:00:00.000Z', version: 'v1',
+  };
+  beforeAll(async () => {
+    await rt.workflows.put('hello', 'v1', hello);
   });
 
-  it('refuses an input over Step Functions\' 256 KiB execution input (400 InvalidInput) before recording a run', async () => {
-    const api = createApiHandler(rt);
-    const before = (await rt.runs.listRuns({ workflow: 'big' })).length;
-    const r = (await api({ httpMethod: 'POST', path: '/runs', body: JSON.stringify({ workflow: 'big', input: { text: 'x'.repeat(300 * 1024) } }) })) as ApiResponse;
-    expect(r.statusCode).toBe(400);
-    expect(JSON.parse(r.body)).toMatchObject({ error: { name: 'InvalidInput', message: expect.stringMatching(/^the run's input is 300\.\d KiB \(\d+ bytes\) as Step Functions execution input; Step Functions takes at most 256 KiB \(262144 bytes\)$/) } });
-    expect(await rt.runs.listRuns({ workflow: 'big' })).toHaveLength(before);
+  it('starts a run once per idempotency key and shows it, as stepforge serve does', async () => {
+    const post: ApiEvent = { httpMethod: 'POST', path: '/workflows/hello/runs', headers: { 'Idempotency-Key': 'api-key-1' }, body: JSON.stringify({ input: { x: 1 } }) };
+    const first = await api(post);
+    expect(first).toEqual({ status: 202, body: { runId: expect.any(String), status: 'RUNNING', reused: false } });
+    const runId = first.body.runId as string;
+    expect((await rt.runs.getRun(runId))?.executionArn).toBe(`${passArn.replace(':stateMachine:', ':execution:')}:${runId}`);
+    expect(await api(post)).toEqual({ status: 200, body: { runId, status: 'RUNNING', reused: true } });
+    // The key again with another input: that run as it ran, saying the input differed.
+    expect(await api({ ...post, body: JSON.stringify({ input: { x: 2 } }) })).toEqual({ status: 200, body: { runId, status: 'RUNNING', reused: true, inputDiffers: true } });
+    // Read, the run settles from its execution (nobody watches it on AWS).
+    const shown = await waitFor(async () => {
+      const r = await api({ httpMethod: 'GET', path: `/runs/${runId}` });
+      return r.body.run.status === 'SUCCEEDED' ? r : undefined;
+    });
+    expect(shown.body.run).toMatchObject({ workflow: 'hello', idempotencyKey: 'api-key-1', input: { x: 1 } });
+    expect(shown.body.steps.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([['P', 'succeeded']]);
+    expect((await api({ httpMethod: 'GET', path: '/workflows/hello/runs' })).body.runs.map((r: { runId: string }) => r.runId)).toContain(runId);
+    expect(await api({ httpMethod: 'GET', path: '/runs/nope' })).toEqual({ status: 404, body: { error: { code: 'unknown_run', message: "no run with id 'nope'" } } });
+    // The key names that run: another workflow cannot have it.
+    expect(await api({ ...post, path: '/workflows/gate/runs', body: JSON.stringify({ input: { x: 1 } }) })).toEqual({
+      status: 409,
+      body: { error: { code: 'idempotency_key_conflict', message: `idempotency key 'api-key-1' names run ${runId} of workflow 'hello', not a run of 'gate'`, details: { runId, workflow: 'hello' } } },
+    });
+    const long = await api({ ...post, headers: { 'Idempotency-Key': 'k'.repeat(3000) } });
+    expect(long).toEqual({ status: 400, body: { error: { code: 'invalid_request', message: 'Idempotency-Key header: an idempotency key is at most 256 characters, got 3000' } } });
+  });
+
+  it("checks the input against the workflow's schema, and refuses an input over Step Functions' 256 KiB, before recording a run", async () => {
+    const before = (await rt.runs.listRuns({ workflow: 'hello', limit: 1000 })).length;
+    const typed = await api({ httpMethod: 'POST', path: '/workflows/hello/runs', body: JSON.stringify({ input: { x: 'one' } }) });
+    expect(typed).toEqual({ status: 400, body: { error: { code: 'invalid_input', message: "invalid workflow input: field 'x' must be a number, got string", details: { problems: [{ field: 'x', problem: 'type', expected: 'number', got: 'string' }] } } } });
+    const big = await api({ httpMethod: 'POST', path: '/workflows/hello/runs', body: JSON.stringify({ input: { text: 'x'.repeat(300 * 1024) } }) });
+    expect(big.status).toBe(413);
+    expect(big.body.error).toMatchObject({ code: 'input_too_large', message: expect.stringMatching(/^the run's input is 300\.\d KiB \(\d+ bytes\) as Step Functions execution input; Step Functions takes at most 256 KiB \(262144 bytes\)$/) });
+    expect(await rt.runs.listRuns({ workflow: 'hello', limit: 1000 })).toHaveLength(before);
+  });
+
+  it('forks with restart --from and retry, and answers wait: true when the fork ends', async () => {
+    const started = await api({ httpMethod: 'POST', path: '/workflows/hello/runs', body: JSON.stringify({ input: { x: 5 }, wait: true }) });
+    expect(started).toEqual({ status: 200, body: { runId: expect.any(String), status: 'SUCCEEDED', output: expect.objectContaining({ x: 5 }), reused: false } });
+    const parent = started.body.runId as string;
+    const restarted = await api({ httpMethod: 'POST', path: `/runs/${parent}/restart`, body: JSON.stringify({ from: 'P', wait: true }) });
+    expect(restarted).toEqual({ status: 200, body: { runId: expect.any(String), parentRunId: parent, status: 'SUCCEEDED', output: expect.objectContaining({ x: 5 }), rerun: ['P'] } });
+    expect((await rt.runs.getRun(restarted.body.runId))?.parentRunId).toBe(parent);
+    const unknownStep = await api({ httpMethod: 'POST', path: `/runs/${parent}/restart`, body: JSON.stringify({ from: 'Q' }) });
+    expect(unknownStep).toEqual({ status: 400, body: { error: { code: 'unknown_step', message: "workflow 'hello' has no step 'Q'", details: { runId: parent, step: 'Q' } } } });
+    const retried = await api({ httpMethod: 'POST', path: `/runs/${parent}/retry`, body: '{}' });
+    expect(retried).toEqual({ status: 202, body: { runId: expect.any(String), parentRunId: parent, status: 'RUNNING' } });
+  });
+
+  it('lists and decides approvals by the same rules as stepforge serve', async () => {
+    expect(await api({ httpMethod: 'GET', path: '/approvals', queryStringParameters: { status: 'maybe' } })).toEqual({
+      status: 400, body: { error: { code: 'invalid_request', message: "status must be one of PENDING, APPROVED, REJECTED, TIMED_OUT, got 'maybe'" } },
+    });
+    const refused = await api({ httpMethod: 'POST', path: '/approvals/ap-1', body: JSON.stringify({ decision: 'approve', coment: 'ok' }) });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain('coment');
+    expect(await api({ httpMethod: 'POST', path: '/approvals/nope', body: JSON.stringify({ decision: 'approve' }) })).toEqual({ status: 404, body: { error: { code: 'unknown_approval', message: "no approval with id 'nope'" } } });
   });
 });
 

@@ -48,8 +48,6 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
     projectRoot: options.projectRoot,
     handlersDir: options.handlersDir ?? join(options.projectRoot, 'functions', 'src', 'handlers'),
     userFunctionsDir: options.userFunctionsDir ?? join(options.projectRoot, 'functions', 'user'),
-    // The runtime's handlers, except the API: its serve-routes adapter lives in infra/lib/lambda/api.ts.
-    apiEntry: options.handlersDir ? undefined : join(options.projectRoot, 'infra', 'lib', 'lambda', 'api.ts'),
     apiAuth,
     destroyOnRemoval: ctx('destroyOnRemoval') === 'true',
     alarmEmail: ctx('alarmEmail'),

@@ -2,8 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
-import type { WorkflowEntry } from '../../packages/cli/src/stack/WorkflowCatalog.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
+import type { WorkflowEntry } from '../../packages/cli/src/stack/RegisteredCatalog.js';
 import { cliIn, REPO, tempProject } from './support/testIo.js';
 
 /**
@@ -18,14 +18,14 @@ import { cliIn, REPO, tempProject } from './support/testIo.js';
 describe('Approvals: the approval gate end to end', () => {
   const project = tempProject();
   let stack: EmbeddedStack;
-  let service: RunService;
+  let service: EmbeddedRunService;
   let entry: WorkflowEntry;
   beforeAll(async () => {
     // The repository's layout: the policy is workflows/policy.json's rules, then examples/policy.json's,
     // so a rule of the first that matched the gated call would decide it before the example's.
     for (const dir of ['examples', 'workflows']) cpSync(join(REPO, dir), join(project.dir, dir), { recursive: true });
     stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
-    service = new RunService(stack, project.dir);
+    service = new EmbeddedRunService(stack, project.dir);
     const { entry: e, compiled } = await service.catalog.registerFile('examples/approval-gate.chain.yaml');
     entry = e;
     const publish = (compiled.asl as { States: Record<string, Record<string, any>> }).States.publish!;

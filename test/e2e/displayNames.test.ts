@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
 import { bufferIo, cliIn, tempProject } from './support/testIo.js';
 
@@ -120,7 +120,7 @@ describe('Command: serve (display names and duplicate workflow names)', () => {
     writeFileSync(join(project.dir, 'examples', 'triage-copy.yaml'), doc('Triage EU'));
     writeFileSync(join(project.dir, 'examples', 'analysis.yaml'), doc('Document analysis'));
     stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
-    handle = await startServe(io, new RunService(stack, project.dir), 0);
+    handle = await startServe(io, new EmbeddedRunService(stack, project.dir), 0);
   });
   afterAll(async () => {
     await handle.close();

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { compileDocument, loadDocument } from '@stepforge/compiler';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { REPO, tempProject } from './support/testIo.js';
 
 const require = createRequire(import.meta.url);
@@ -85,7 +85,7 @@ describe('The YAML examples of docs/dsl.md and the README\'s workflow DSL sectio
   const posted: unknown[] = [];
   let slack: Server;
   let stack: EmbeddedStack;
-  let service: RunService;
+  let service: EmbeddedRunService;
 
   beforeAll(async () => {
     slack = createServer((req, res) => {
@@ -104,7 +104,7 @@ describe('The YAML examples of docs/dsl.md and the README\'s workflow DSL sectio
         STEPFORGE_SECRET_PROD_SLACK_TOKEN: 'docs-example-token',
       },
     });
-    service = new RunService(stack, project.dir);
+    service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
     await stack?.close();

@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempProject } from './support/testIo.js';
@@ -135,11 +135,11 @@ output:
 describe('Embedded stack: DSL loops and branches reading their own results', () => {
   const project = tempProject('sf-dsl-loops-');
   let stack: EmbeddedStack;
-  let service: RunService;
+  let service: EmbeddedRunService;
 
   beforeAll(async () => {
     stack = await openStack({ projectDir: project.dir, inMemory: true, provider: 'local', env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR } });
-    service = new RunService(stack, project.dir);
+    service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
     await stack?.close();
@@ -220,7 +220,7 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
 describe('Embedded stack: a judge_loop without pass_condition (scripted offline provider)', () => {
   const project = tempProject('sf-dsl-judge-');
   let stack: EmbeddedStack;
-  let service: RunService;
+  let service: EmbeddedRunService;
   // Each judge_loop's worker and evaluator both give the scripted answer (labelled `[offline:script] `).
   const ANSWERS: Record<string, string> = { dot: 'PASS.', newline: 'PASS\n', reason: 'PASS: clear and short', spaced: '  PASS  ', longer: 'PASSABLE, but redo the ending', lower: 'pass', later: 'Not a PASS' };
 
@@ -228,7 +228,7 @@ describe('Embedded stack: a judge_loop without pass_condition (scripted offline 
     const script = join(project.dir, 'script.json');
     writeFileSync(script, JSON.stringify({ steps: Object.fromEntries(Object.entries(ANSWERS).map(([step, text]) => [step, [{ text }]])) }));
     stack = await openStack({ projectDir: project.dir, inMemory: true, provider: 'local', env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_LOCAL_SCRIPT: script } });
-    service = new RunService(stack, project.dir);
+    service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
     await stack?.close();

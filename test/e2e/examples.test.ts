@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { main } from '@stepforge/cli';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { join } from 'node:path';
 import { bufferIo, example, REPO, tempProject } from './support/testIo.js';
 import { handlerProbe } from './support/countingHandlers.js';
@@ -75,10 +75,10 @@ describe('Examples: every example runs offline on the embedded stack', () => {
   const project = tempProject();
   const probe = handlerProbe();
   let stack: EmbeddedStack;
-  let service: RunService;
+  let service: EmbeddedRunService;
   beforeAll(async () => {
     stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' }, wrapHandlers: (h) => probe.wrap(h) });
-    service = new RunService(stack, project.dir);
+    service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
     await stack.close();

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { REFERENCE_CASES, caseDocument, type ReferenceCase } from '../../packages/compiler/test/dsl/graphn-reference/cases.js';
 import { tempProject } from './support/testIo.js';
 // @ts-expect-error — a plain .mjs fixture without type declarations
@@ -25,7 +25,7 @@ describe('Embedded stack: the GraphN reference examples run offline', () => {
   let slack: Server;
   let mcp: { url: string; close(): Promise<void> };
   let stack: EmbeddedStack;
-  let service: RunService;
+  let service: EmbeddedRunService;
 
   beforeAll(async () => {
     mcp = await startGraphnMcpServer();
@@ -45,7 +45,7 @@ describe('Embedded stack: the GraphN reference examples run offline', () => {
     };
     for (const id of SECRET_IDS) env[`STEPFORGE_SECRET_${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`] = SECRET;
     stack = await openStack({ projectDir: project.dir, inMemory: true, provider: 'local', env });
-    service = new RunService(stack, project.dir);
+    service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
     await stack?.close();

@@ -5,7 +5,7 @@ import { LocalProvider } from '@stepforge/functions';
 import { ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { main } from '@stepforge/cli';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { bufferIo, example, tempProject } from './support/testIo.js';
 import { handlerProbe } from './support/countingHandlers.js';
 
@@ -25,10 +25,10 @@ describe('Embedded stack: idempotency and forks', () => {
   });
   const modelCallsNow = () => { const o = Object.fromEntries(modelCalls); modelCalls.clear(); return o; };
   let stack: EmbeddedStack;
-  let service: RunService;
+  let service: EmbeddedRunService;
   beforeAll(async () => {
     stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' }, wrapHandlers: (h) => probe.wrap(h) });
-    service = new RunService(stack, project.dir);
+    service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
     await stack.close();

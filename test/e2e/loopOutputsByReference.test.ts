@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileDocument } from '@stepforge/compiler';
 import { ITERATION_INLINE_OUTPUT_MAX_BYTES } from '@stepforge/contract';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { main } from '@stepforge/cli';
 import { bufferIo, tempProject } from './support/testIo.js';
 
@@ -46,11 +46,11 @@ output:
 describe('Embedded stack: a for_each of 50 large outputs read by a later step', () => {
   const project = tempProject('sf-large-loop-');
   let stack: EmbeddedStack;
-  let service: RunService;
+  let service: EmbeddedRunService;
 
   beforeAll(async () => {
     stack = await openStack({ projectDir: project.dir, inMemory: true, provider: 'local', env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR } });
-    service = new RunService(stack, project.dir);
+    service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
     await stack?.close();

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '@stepforge/cli';
 import { openStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { bufferIo, tempProject } from './support/testIo.js';
 
 /**
@@ -53,7 +53,7 @@ describe('Runs: a step in flight when its process ends', () => {
     probe.gate = new Promise<void>((r) => { release = r; });
     const first = await openStack({ projectDir: project.dir, env });
     try {
-      const service = new RunService(first, project.dir);
+      const service = new EmbeddedRunService(first, project.dir);
       const { entry } = await service.catalog.registerFile('inflight.yaml');
       runId = (await service.start(entry, { topic: 'tides' })).run.runId;
       for (let i = 0; i < 400 && probe.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
@@ -72,7 +72,7 @@ describe('Runs: a step in flight when its process ends', () => {
     try {
       let execution;
       for (let i = 0; i < 400; i++) {
-        execution = await new RunService(second, project.dir).describeExecution(`arn:aws:states:us-east-1:123456789012:execution:inflight:${runId}`);
+        execution = await new EmbeddedRunService(second, project.dir).describeExecution(`arn:aws:states:us-east-1:123456789012:execution:inflight:${runId}`);
         if (execution?.status !== 'RUNNING') break;
         await new Promise((r) => setTimeout(r, 25));
       }

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { leaveRunAtApproval } from './support/leaveRunAtApproval.js';
 import { cliIn, REPO, tempProject } from './support/testIo.js';
 
@@ -47,7 +47,7 @@ describe('runs cancel: a run left waiting by a process that ended', () => {
       const approvals = (await stack.runtime.approvals.list('PENDING')).filter((a) => a.runId === runId);
       expect(approvals.map((a) => a.approvalId)).toEqual([approvalId]);
       expect((await stack.runtime.runs.getRun(runId))?.status).toBe('ABORTED');
-      const history = await new RunService(stack, project.dir).history(shown.run.executionArn);
+      const history = await new EmbeddedRunService(stack, project.dir).history(shown.run.executionArn);
       expect(history.at(-1)).toMatchObject({ type: 'ExecutionAborted', executionAbortedEventDetails: { error: 'Cancelled', cause: 'wrong version' } });
     } finally {
       await stack.close();

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { request } from 'node:http';
 import { SFNClient, ListStateMachinesCommand } from '@aws-sdk/client-sfn';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
-import { OPENAPI_DOCUMENT } from '../../packages/cli/src/stack/openApiDocument.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
+import { OPENAPI_DOCUMENT } from '@stepforge/contract';
 import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
 import { REPO, bufferIo, tempProject } from './support/testIo.js';
 
@@ -18,7 +18,7 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     cpSync(join(REPO, 'examples'), join(project.dir, 'examples'), { recursive: true });
     stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
     const io = bufferIo(project.dir);
-    handle = await startServe(io, new RunService(stack, project.dir), 0);
+    handle = await startServe(io, new EmbeddedRunService(stack, project.dir), 0);
     expect(io.stderr()).toBe('');
     api = async (method, path, body, headers = {}) => {
       const r = await fetch(`${handle.url}${path}`, {
@@ -48,7 +48,7 @@ describe('Command: serve (the HTTP API through fetch)', () => {
 
   it('names a port that is taken (port_in_use), with what to do', async () => {
     const port = Number(new URL(handle.url).port);
-    const err = await startServe(bufferIo(project.dir), new RunService(stack, project.dir), port).then(() => undefined, (e: unknown) => e as { code?: string; message?: string; hint?: string });
+    const err = await startServe(bufferIo(project.dir), new EmbeddedRunService(stack, project.dir), port).then(() => undefined, (e: unknown) => e as { code?: string; message?: string; hint?: string });
     expect(err).toMatchObject({ name: 'StepforgeError', code: 'port_in_use', message: `port ${port} on 127.0.0.1 is in use by another program`, hint: 'pick another with --port N, or --port 0 for any free one' });
   });
 
@@ -251,7 +251,7 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect((await api('GET', '/approvals')).json.approvals).toEqual([]);
   });
 
-  // After a change to the API: npx tsx packages/cli/scripts/writeOpenApi.ts rewrites docs/openapi.json.
+  // After a change to the API: npx tsx packages/contract/scripts/writeOpenApi.ts rewrites docs/openapi.json.
   it('serves its OpenAPI document, identical to docs/openapi.json', async () => {
     const r = await api('GET', '/openapi.json');
     expect(r.json).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
 import { REPO, bufferIo, cliIn, tempProject } from './support/testIo.js';
 
@@ -23,7 +23,7 @@ describe('Command: serve FILE', () => {
   });
   const serve = async (file: string, exportName?: string) => {
     const io = bufferIo(project.dir);
-    const h = await startServe(io, new RunService(stack, project.dir), 0, { file, ...(exportName !== undefined ? { exportName } : {}) });
+    const h = await startServe(io, new EmbeddedRunService(stack, project.dir), 0, { only: { file, ...(exportName !== undefined ? { exportName } : {}) } });
     handles.push(h);
     return { h, io };
   };
@@ -42,7 +42,7 @@ describe('Command: serve FILE', () => {
     const started = await api(h, 'POST', '/workflows/refund/runs?wait=true', { input: { order: { total: 80, ageDays: 45 } } });
     expect(started.status).toBeLessThan(300);
     const runId = started.json.runId ?? started.json.run?.runId;
-    const done = await new RunService(stack, project.dir).wait(runId);
+    const done = await new EmbeddedRunService(stack, project.dir).wait(runId);
     expect(done.status).toBe('SUCCEEDED');
     expect(done.output).toMatchObject({ refund: 40, reply: 'We refund 40 (half refund).' });
   });

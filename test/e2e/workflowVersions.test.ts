@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { cliIn, tempProject } from './support/testIo.js';
 
 // Two versions of one workflow (one name): the second renames step `b` to `c`. The tier policy
@@ -21,10 +21,10 @@ tasks:
 describe('Embedded stack: a run keeps the version of the workflow it ran', () => {
   const project = tempProject();
   let stack: EmbeddedStack;
-  let service: RunService;
+  let service: EmbeddedRunService;
   beforeAll(async () => {
     stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
-    service = new RunService(stack, project.dir);
+    service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
     await stack.close();

@@ -7,7 +7,7 @@ import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-
 import { ListQueuesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ListStateMachinesCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { openStack, EMBEDDED_TABLE, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
 import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
 import { bufferIo, tempProject } from '../e2e/support/testIo.js';
 
@@ -68,7 +68,7 @@ describe('Security: the loopback services of the embedded stack', () => {
 
   beforeAll(async () => {
     stack = await openStack({ projectDir: project.dir, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
-    serve = await startServe(bufferIo(project.dir), new RunService(stack, project.dir), 0);
+    serve = await startServe(bufferIo(project.dir), new EmbeddedRunService(stack, project.dir), 0);
   });
   afterAll(async () => {
     await serve.close();

@@ -1,10 +1,10 @@
 import middy from '@middy/core';
 import { z } from 'zod';
+import { decideApproval, expireDueApprovals, publicApproval } from '../approvals/approvals.js';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { logStep, redactSecrets } from '../middleware/middlewares.js';
 import type { StepContext } from '../middleware/defineMiddleware.js';
 import type { Runtime } from '../runtime/Runtime.js';
-import { answerApproval, resolveApproval } from '../steps/toolStep.js';
 import { lazyHandler, type StepHandler } from './stepHandler.js';
 
 /** A direct approvals command (CLI / console / API Gateway integration). */
@@ -15,11 +15,18 @@ export const ApprovalCommand = z.discriminatedUnion('action', [
   z.strictObject({ action: z.literal('expire') }),
 ]);
 
+/** How a run ended, as its record says (the approvals Lambda reads no executions). */
+const endedStatusOf = (rt: Runtime) => async (runId: string): Promise<string | undefined> => {
+  const run = await rt.runs.getRun(runId);
+  return run && run.status !== 'RUNNING' ? run.status : undefined;
+};
+
 /**
  * Approvals: `list`, `approve` (runs the gated call and answers its task token), `reject`,
  * and `expire` (also on any scheduled EventBridge event): PENDING approvals past their deadline
  * become TIMED_OUT and their task tokens fail with `ApprovalRejected` — a timeout is a denial.
  * SQS records (the approval queue) are acknowledged and logged: the record was written before the message.
+ * The rules are approvals/approvals.ts's, as for the CLI and the HTTP API.
  */
 export async function handleApprovals(rt: Runtime, event: unknown): Promise<unknown> {
   const e = event as Record<string, unknown>;
@@ -34,29 +41,17 @@ export async function handleApprovals(rt: Runtime, event: unknown): Promise<unkn
   if (!cmd) throw new RuntimeError('InvalidInput', `approvals: unrecognised command ${JSON.stringify(event).slice(0, 200)}`);
   switch (cmd.action) {
     case 'list':
-      return { approvals: (await rt.approvals.list(cmd.status ?? 'PENDING')).map(({ taskToken: _t, ...a }) => a) };
+      return { approvals: (await rt.approvals.list(cmd.status ?? 'PENDING')).map(publicApproval) };
     case 'approve':
-      return resolveApproval(rt, cmd.approvalId, 'APPROVED', cmd.by, cmd.reason);
-    case 'reject':
-      return resolveApproval(rt, cmd.approvalId, 'REJECTED', cmd.by, cmd.reason);
+    case 'reject': {
+      const decided = await decideApproval(rt, cmd.approvalId, cmd.action === 'approve' ? 'APPROVED' : 'REJECTED', {
+        ...(cmd.by !== undefined ? { by: cmd.by } : {}), ...(cmd.reason !== undefined ? { comment: cmd.reason } : {}), endedStatusOf: endedStatusOf(rt),
+      });
+      return { approvalId: cmd.approvalId, status: decided.approval.status, ...(decided.result !== undefined ? { result: decided.result } : {}), delivered: decided.delivered };
+    }
     case 'expire':
       return { expired: await expireDueApprovals(rt) };
   }
-}
-
-/**
- * Denies every PENDING approval past its deadline: TIMED_OUT, its task token failed with
- * `ApprovalRejected`, a run event. On AWS an EventBridge schedule calls it; the embedded stack's
- * owner calls it on a timer. Returns the ids it expired.
- */
-export async function expireDueApprovals(rt: Runtime): Promise<string[]> {
-  const expired = await rt.approvals.expireDue();
-  for (const a of expired) {
-    // A token nothing waits on now is answered when its execution resumes and asks again.
-    await answerApproval(rt, a).catch(() => undefined);
-    await rt.runs.recordEvent({ runId: a.runId, stepId: a.stepId, type: 'ApprovalTimedOut', detail: { approvalId: a.approvalId } });
-  }
-  return expired.map((a) => a.approvalId);
 }
 
 /** The approvals handler. */

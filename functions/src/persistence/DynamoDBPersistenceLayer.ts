@@ -9,7 +9,9 @@ import {
   type UnclaimedSuccess,
 } from './IdempotencyRecord.js';
 
-const pk = (key: string) => `IDEM#${key}`;
+/** The partition key prefix of an idempotency record kept on its own item (not on a step record). */
+export const IDEM_PREFIX = 'IDEM#';
+const pk = (key: string) => `${IDEM_PREFIX}${key}`;
 const SK = 'IDEM';
 
 /** DynamoDB provider of the idempotency persistence layer (the runtime's single table). */

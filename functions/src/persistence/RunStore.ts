@@ -65,9 +65,18 @@ export interface RunEvent {
 }
 
 /** The partition key of a run's items (run record, step records, events). */
+/** A step instance's status and the state of its call (its idempotency record), as `runs resolve` reads them. */
+export interface StepCall {
+  readonly stepId: string;
+  readonly status?: StepStatus;
+  readonly call?: { readonly key: string; readonly status: string; readonly dispatched: boolean; readonly dispatchTarget?: string };
+}
+
 export const runPk = (runId: string) => `RUN#${runId}`;
 /** The sort key of a step instance's record. */
-export const stepSk = (stepId: string) => `STEP#${stepId}`;
+/** The sort key prefix of a run's step records. */
+export const STEP_PREFIX = 'STEP#';
+export const stepSk = (stepId: string) => `${STEP_PREFIX}${stepId}`;
 const RUN_SK = '#RUN';
 
 /** Runs, steps and run events in the runtime table. Every write is redacted first. */
@@ -269,7 +278,7 @@ export class RunStore {
 
   async listSteps(runId: string): Promise<StepRecord[]> {
     // A fork's carried-over results sit on step items with no status until the step is reached.
-    return (await this.#queryPrefix(runId, 'STEP#', (i) => i)).filter((i) => i.status !== undefined).map(stepRecordOf);
+    return (await this.#queryPrefix(runId, STEP_PREFIX, (i) => i)).filter((i) => i.status !== undefined).map(stepRecordOf);
   }
 
   /** Appends an audit event (refusals, policy decisions, approvals). */
@@ -283,6 +292,36 @@ export class RunStore {
 
   async listEvents(runId: string): Promise<RunEvent[]> {
     return (await this.#queryPrefix(runId, 'EVENT#')).map((i) => ({ runId: String(i.runId), ...(i.stepId ? { stepId: String(i.stepId) } : {}), type: String(i.eventType), at: String(i.at), detail: i.detail }));
+  }
+
+  /**
+   * Every step instance of a run with its status and the state of its call's idempotency record
+   * (kept on the step record), including instances that have a record but no status yet.
+   */
+  async listStepCalls(runId: string): Promise<StepCall[]> {
+    return (await this.#queryPrefix(runId, STEP_PREFIX, (i) => i)).map((item) => {
+      const idem = item.idem as { key?: string; status?: string; dispatchedAt?: unknown; dispatchTarget?: string } | undefined;
+      return {
+        stepId: String(item.sk).slice(STEP_PREFIX.length),
+        ...(typeof item.status === 'string' ? { status: item.status as StepStatus } : {}),
+        ...(idem?.key !== undefined ? {
+          call: {
+            key: idem.key, status: idem.status ?? '', dispatched: idem.dispatchedAt !== undefined,
+            ...(idem.dispatchTarget !== undefined ? { dispatchTarget: idem.dispatchTarget } : {}),
+          },
+        } : {}),
+      };
+    });
+  }
+
+  /** Removes the error a step record keeps (its failure is no longer the step's state). */
+  async clearStepError(runId: string, stepId: string): Promise<void> {
+    await this.db.doc.send(new UpdateCommand({
+      TableName: this.db.tableName,
+      Key: { pk: runPk(runId), sk: stepSk(stepId) },
+      UpdateExpression: 'REMOVE #error',
+      ExpressionAttributeNames: { '#error': 'error' },
+    }));
   }
 
   async #queryPrefix(runId: string, prefix: string, view: (item: Record<string, unknown>) => Record<string, unknown> = stripKeys): Promise<Record<string, unknown>[]> {

@@ -10,6 +10,7 @@ import { awsClientConfig } from '../config/awsClientConfig.js';
 import { createLogger } from '../logging/createLogger.js';
 import { ApprovalStore } from '../persistence/ApprovalStore.js';
 import { BlobStore } from '../persistence/BlobStore.js';
+import { WorkflowStore } from '../persistence/WorkflowStore.js';
 import { ConversationStore } from '../persistence/ConversationStore.js';
 import { createDb, type Db } from '../persistence/Db.js';
 import { DynamoDBPersistenceLayer } from '../persistence/DynamoDBPersistenceLayer.js';
@@ -59,6 +60,8 @@ export class Runtime {
   readonly approvals: ApprovalStore;
   readonly conversations: ConversationStore;
   readonly blobs: BlobStore;
+  /** The embedded stack's registered workflows (WORKFLOW# records). */
+  readonly workflows: WorkflowStore;
   readonly tools: ToolRegistry;
   readonly policyRules: readonly PolicyRule[];
   /** MCP clients, shared by mcp_tool steps and `mcp.<server>.<tool>` agent tools. */
@@ -86,6 +89,7 @@ export class Runtime {
     this.approvals = new ApprovalStore(this.db);
     this.conversations = new ConversationStore(this.db);
     this.blobs = new BlobStore(this.db);
+    this.workflows = new WorkflowStore(this.db);
     this.policyRules = parsePolicyRules(config.policyRules);
     this.tools = deps.tools ?? builtinTools(config);
   }

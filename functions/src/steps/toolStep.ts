@@ -224,30 +224,6 @@ async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocati
 }
 
 /**
- * Resolves an approval: APPROVED runs the tool call and answers its task token with the result;
- * REJECTED / TIMED_OUT fail the token with `ApprovalRejected` (a timeout is a denial).
- * `delivered` is false when no execution waits on the token now (its process has ended): the
- * decision stands, and the task answers it when the execution resumes and asks again.
- */
-export async function resolveApproval(rt: Runtime, approvalId: string, decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT', by?: string, reason?: string): Promise<{ approvalId: string; status: string; result?: unknown; delivered: boolean }> {
-  const { record, ...answered } = await resolveApprovalRecord(rt, approvalId, decision, by, reason);
-  return { approvalId, status: record.status, ...answered };
-}
-
-/**
- * resolveApproval, answering the approval record as decided (task token included, so not for
- * handler answers). Its caller needs nothing more from the table: a decision that ends the run may
- * end the embedded process holding the stack, and the table with it.
- */
-export async function resolveApprovalRecord(rt: Runtime, approvalId: string, decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT', by?: string, reason?: string): Promise<{ record: ApprovalRecord; result?: unknown; delivered: boolean }> {
-  const rec = await rt.approvals.decide(approvalId, { decision, by, reason });
-  await rt.runs.recordEvent({ runId: rec.runId, stepId: rec.stepId, type: `Approval${rec.status === 'APPROVED' ? 'Granted' : rec.status === 'REJECTED' ? 'Rejected' : 'TimedOut'}`, detail: { approvalId, by, reason } });
-  const text = rec.status === 'APPROVED' ? await rt.approvals.envelopeOf(approvalId) : undefined;
-  const answered = await answerApproval(rt, rec, text !== undefined ? JSON.parse(text) as StepEnvelope : undefined);
-  return { record: rec, ...(answered.result !== undefined ? { result: answered.result } : {}), delivered: answered.delivered };
-}
-
-/**
  * Answers a decided approval's task token: APPROVED runs the tool call in `env` (once per step
  * key, so a second answer reuses the first one's result) if the task still waits, and sends its
  * result; anything else fails the token with `ApprovalRejected`. A token that is already answered, or that no execution waits on now, is

@@ -6,6 +6,7 @@ import * as cognito from 'aws-cdk-lib/aws-cognito';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { API_ROUTES as CONTRACT_ROUTES, type ApiRoute as ContractRoute } from '@stepforge/contract';
 
 /** How callers authenticate. */
 export type ApiAuthMode = 'iam' | 'apiKey' | 'cognito';
@@ -28,24 +29,23 @@ export interface ApiRoute {
   readonly body?: 'StartRun' | 'Retry' | 'Restart' | 'Cancel' | 'ApprovalDecision';
 }
 
-/** The routes `stepforge serve` exposes (issue 7), mirrored one to one. */
-export const API_ROUTES: readonly ApiRoute[] = [
-  { method: 'GET', path: '/workflows' },
-  { method: 'GET', path: '/workflows/{name}/runs' },
-  { method: 'POST', path: '/workflows/{name}/runs', body: 'StartRun' },
-  { method: 'GET', path: '/runs/{id}' },
-  { method: 'POST', path: '/runs/{id}/retry', body: 'Retry' },
-  { method: 'POST', path: '/runs/{id}/restart', body: 'Restart' },
-  { method: 'POST', path: '/runs/{id}/cancel', body: 'Cancel' },
-  { method: 'GET', path: '/approvals' },
-  { method: 'POST', path: '/approvals/{id}', body: 'ApprovalDecision' },
-];
+/** The gateway's model of each contract body. */
+const MODEL_OF: Readonly<Record<NonNullable<ContractRoute['body']>, NonNullable<ApiRoute['body']>>> = {
+  StartRunBody: 'StartRun', RetryBody: 'Retry', RestartBody: 'Restart', CancelBody: 'Cancel', DecisionBody: 'ApprovalDecision',
+};
+
+/**
+ * The routes of the contract's table (the ones `stepforge serve` and the api Lambda route by),
+ * but the OpenAPI document, which `stepforge serve` answers and docs/openapi.json holds.
+ */
+export const API_ROUTES: readonly ApiRoute[] = CONTRACT_ROUTES.filter((r) => r.operation !== 'openApi')
+  .map((r) => ({ method: r.method, path: r.path, ...(r.body !== undefined ? { body: MODEL_OF[r.body] } : {}) }));
 
 const JSON_OBJECT = { type: apigw.JsonSchemaType.OBJECT } as const;
 
 /**
  * JSON schemas (draft-04, what API Gateway models use) for the request bodies: a first filter at
- * the gateway. The api Lambda then validates each body strictly with API_BODIES (@stepforge/functions),
+ * the gateway. The api Lambda then validates each body strictly with API_BODIES (@stepforge/contract),
  * the schemas `stepforge serve` uses, so the limits here are theirs and never refuse a body serve accepts.
  */
 const BODY_SCHEMAS: Readonly<Record<NonNullable<ApiRoute['body']>, apigw.JsonSchema>> = {

@@ -6,24 +6,24 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStack, type EmbeddedStack } from '../src/stack/EmbeddedStack.js';
-import { RunService } from '../src/stack/RunService.js';
+import { EmbeddedRunService } from '../src/stack/RunService.js';
 
 const QUICKSTART = resolve(fileURLToPath(new URL('../../../examples/quickstart.chain.yaml', import.meta.url)));
 
 let dir: string;
 let stack: EmbeddedStack;
-let service: RunService;
+let service: EmbeddedRunService;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sf-runservice-'));
   stack = await openStack({ projectDir: dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
-  service = new RunService(stack, dir);
+  service = new EmbeddedRunService(stack, dir);
 });
 afterAll(async () => {
   await stack.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('Class: RunService (owner of the engine)', () => {
+describe('Class: EmbeddedRunService (owner of the engine)', () => {
   it('starts the execution in its own engine, named by the run id, and the run succeeds', async () => {
     expect(stack.engine).toBeDefined();
     const { entry } = await service.catalog.registerFile(QUICKSTART);

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { main } from '../src/main.js';
 import { serveHooks, type ServeHandle } from '../src/commands/serve.js';
 import { openStack } from '../src/stack/EmbeddedStack.js';
-import { RunService } from '../src/stack/RunService.js';
+import { EmbeddedRunService } from '../src/stack/RunService.js';
 
 const QUICKSTART = resolve(fileURLToPath(new URL('../../../examples/quickstart.chain.yaml', import.meta.url)));
 
@@ -27,7 +27,7 @@ describe('Function: openStack', () => {
         expect(client.engine).toBeUndefined();
         expect(client.endpoints.sfnEndpoint).toBe(owner.endpoints.sfnEndpoint);
         // A run started through the connection executes in the owner (its handlers) and is visible to both.
-        const service = new RunService(client, clientDir);
+        const service = new EmbeddedRunService(client, clientDir);
         const { entry } = await service.catalog.registerFile(QUICKSTART);
         const { run } = await service.start(entry, { topic: 'tides' });
         const done = await service.wait(run.runId);

@@ -1,7 +1,6 @@
-import { readableCause } from '../src/progress/readableCause.js';
+import { computeStepProgress, readableCause, type ProgressStep } from '@stepforge/functions';
 import { describe, it, expect } from 'vitest';
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
-import { computeStepProgress, type ProgressStep } from '../src/progress/StepProgress.js';
 import { ProgressDisplay, formatStepLine } from '../src/progress/ProgressDisplay.js';
 
 const STEPS: ProgressStep[] = [

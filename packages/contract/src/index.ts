@@ -12,3 +12,8 @@ export * from './handlers.js';
 export * from './placeholders.js';
 export * from './liveWorkflows.js';
 export * from './contenoxTools.js';
+export * from './inputSchema.js';
+export * from './apiBodies.js';
+export * from './apiRoutes.js';
+export * from './apiErrors.js';
+export { OPENAPI_DOCUMENT } from './openApiDocument.js';

@@ -1,5 +1,5 @@
 import { openStack } from '../../../packages/cli/src/stack/EmbeddedStack.js';
-import { RunService } from '../../../packages/cli/src/stack/RunService.js';
+import { EmbeddedRunService } from '../../../packages/cli/src/stack/RunService.js';
 
 /**
  * What an interrupted `stepforge run` of examples/approval-gate.chain.yaml leaves on the project's
@@ -10,7 +10,7 @@ import { RunService } from '../../../packages/cli/src/stack/RunService.js';
 export async function leaveRunAtApproval(projectDir: string, version: string, options: { idempotencyKey?: string } = {}): Promise<{ runId: string; approvalId: string }> {
   const stack = await openStack({ projectDir, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
   try {
-    const service = new RunService(stack, projectDir);
+    const service = new EmbeddedRunService(stack, projectDir);
     const { entry } = await service.catalog.registerFile('examples/approval-gate.chain.yaml');
     const runId = (await service.start(entry, { version }, options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {})).run.runId;
     let approvalId = '';

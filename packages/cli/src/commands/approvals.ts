@@ -1,7 +1,7 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { truncate } from '../progress/ProgressDisplay.js';
-import type { RunService } from '../stack/RunService.js';
+import type { EmbeddedRunService } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
 import { openService } from '../stack/StackSession.js';
 import { follow, stackOptions } from './run.js';
@@ -73,7 +73,7 @@ const command: Command = {
 export default command;
 
 /** Follows a run this process holds until it ends (quietly with `--json`); undefined if it had ended. */
-async function carryOn(io: CliIo, service: RunService, runId: string, json: boolean): Promise<RunRecordView | undefined> {
+async function carryOn(io: CliIo, service: EmbeddedRunService, runId: string, json: boolean): Promise<RunRecordView | undefined> {
   // The record as it stands (not settled here): a run this decision just finished is followed
   // to its result too.
   const run = await service.runs.getRun(runId);

@@ -3,19 +3,19 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { idempotencyKeyError } from '@stepforge/contract';
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { readableCause } from '../progress/readableCause.js';
+import { readableCause } from '@stepforge/functions/runs/readableCause';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay.js';
-import type { StepProgress } from '../progress/StepProgress.js';
+import type { StepProgress } from '@stepforge/functions';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { readInput } from '../stack/readInput.js';
 import { loadFunctionsRuntime } from '../stack/functionsRuntime.js';
 import { checkSecretsFile } from './checkSecretsFile.js';
 import { describePolicy, resolvePolicy } from '../stack/resolvePolicy.js';
 import { StackSession } from '../stack/StackSession.js';
-import type { RunService } from '../stack/RunService.js';
+import type { EmbeddedRunService } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
-import type { WorkflowEntry } from '../stack/WorkflowCatalog.js';
+import type { WorkflowEntry } from '../stack/RegisteredCatalog.js';
 import type { Command } from './registry.js';
 
 const PROVIDERS = ['local', 'bedrock', 'openai'] as const;
@@ -79,7 +79,7 @@ const command: Command = {
     checkSecretsFile(fr, readDocumentText(resolve(io.cwd, positionals[0]!)), io.cwd, io.env);
     // Compiled before the stack opens: a workflow refused at compile time creates no .stepforge/.
     const registerOptions = { vars, requireMacros: true, ...(values.export !== undefined ? { exportName: values.export as string } : {}) };
-    const { compileWorkflowFile } = await import('../stack/WorkflowCatalog.js');
+    const { compileWorkflowFile } = await import('../stack/RegisteredCatalog.js');
     const { compiled } = await compileWorkflowFile(io.cwd, positionals[0]!, registerOptions);
     const session = await StackSession.open(stackOptions(io, values));
     try {
@@ -127,7 +127,7 @@ function readDocumentText(file: string): string {
  * Shows live progress until the run ends, then the result; returns the settled run. `continued`:
  * the run started earlier and is followed from where it is (after an approval).
  */
-export async function follow(io: CliIo, service: RunService, entry: WorkflowEntry, run: RunRecordView, reused: boolean, continued = false): Promise<RunRecordView> {
+export async function follow(io: CliIo, service: EmbeddedRunService, entry: WorkflowEntry, run: RunRecordView, reused: boolean, continued = false): Promise<RunRecordView> {
   // A reused run that had not ended (its process stopped mid-run) goes on here: its unfinished
   // steps run now, so this is no replay of a stored result. What had finished is noted first, to
   // say at the end what ran now and what was reused.

@@ -4,16 +4,16 @@ import { isAbsolute, join } from 'node:path';
 import { errnoReason } from '../errnoReason.js';
 import { isStdinInput, readStdinText } from '../stack/readInput.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { readableCause } from '../progress/readableCause.js';
+import { readableCause } from '@stepforge/functions/runs/readableCause';
 import { StepforgeError, workflowSlug } from '@stepforge/compiler';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
-import { answerRecord, recordsByStep } from '../progress/stepProgressFromRecords.js';
+import { answerRecord, recordsByStep } from '@stepforge/functions/runs/stepProgressFromRecords';
 import type { RunDetails } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
-import { runDetailsJson, runSummary } from '../stack/runJson.js';
+import { runDetailsJson, runSummary } from '@stepforge/functions/runs/runJson';
 import { StackSession } from '../stack/StackSession.js';
-import type { WorkflowCatalog } from '../stack/WorkflowCatalog.js';
+import type { RegisteredCatalog } from '../stack/RegisteredCatalog.js';
 import { follow, stackOptions } from './run.js';
 import type { Command } from './registry.js';
 
@@ -202,7 +202,7 @@ async function cancel(io: CliIo, session: StackSession, runId: string, reason: s
  * misspelt name, most often) and naming the ones that have; the list stays empty, as `--json`
  * prints it.
  */
-async function noRunsOf(catalog: WorkflowCatalog, workflow: string, name: string): Promise<string> {
+async function noRunsOf(catalog: RegisteredCatalog, workflow: string, name: string): Promise<string> {
   if (await catalog.get(name)) return 'no runs\n';
   const known = (await catalog.list()).map((w) => workflowLabel(w.name, w.displayName)).sort();
   return `no runs: no workflow named '${workflow}' has run here${known.length > 0 ? ` (the workflows here: ${known.join(', ')})` : ''}\n`;

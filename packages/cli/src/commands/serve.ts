@@ -6,11 +6,12 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
-import type { ApiRequest } from '../stack/HttpApi.js';
-import type { RunService } from '../stack/RunService.js';
+import type { ServeRequest, ServeResponse } from '@stepforge/functions';
+import type { EmbeddedRunService } from '../stack/RunService.js';
 import { describePolicy } from '../stack/resolvePolicy.js';
 import { codeWorkflowExports, StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
-import type { WorkflowEntry } from '../stack/WorkflowCatalog.js';
+import { errorBody } from '@stepforge/contract';
+import type { WorkflowEntry } from '../stack/RegisteredCatalog.js';
 import { localRequestRefusal } from '@stepforge/engine';
 import { StackRegistry } from '../stack/StackRegistry.js';
 import { signatureRefusal, type LoopbackCredentials } from '../stack/loopbackRequestGuard.js';
@@ -36,6 +37,17 @@ export interface ServeHandle {
   close(): Promise<void>;
 }
 
+/** How `startServe` is extended. */
+export interface ServeOptions {
+  /**
+   * Handlers of this server beside the API (a browser view's pages and static files): asked, after
+   * the token check, for a request whose path no API route has; undefined answers 404 `not_found`.
+   */
+  readonly fallback?: (req: ServeRequest) => Promise<ServeResponse | undefined>;
+  /** The one file to serve (a document, or a module's exported workflows: every one, or `exportName`'s), instead of workflows/ and examples/. */
+  readonly only?: { readonly file: string; readonly exportName?: string };
+}
+
 /** Set by tests to get hold of the running server instead of waiting for a signal. */
 export const serveHooks: { onListening?: (h: ServeHandle) => void } = {};
 
@@ -55,7 +67,7 @@ const command: Command = {
     const only = file === undefined ? undefined : { file, ...(parsed.values.export !== undefined ? { exportName: parsed.values.export } : {}) };
     // A file that does not compile is refused before the stack opens, as run refuses it.
     if (only !== undefined) {
-      const { compileWorkflowFile } = await import('../stack/WorkflowCatalog.js');
+      const { compileWorkflowFile } = await import('../stack/RegisteredCatalog.js');
       const { CODE_MODULE } = await import('../stack/compileCodeModule.js');
       if (!CODE_MODULE.test(only.file) || only.exportName !== undefined) await compileWorkflowFile(io.cwd, only.file, only);
     }
@@ -73,7 +85,7 @@ const command: Command = {
     const { stack, service } = opened;
     let handle: ServeHandle | undefined;
     try {
-      handle = await startServe(io, service, port, only);
+      handle = await startServe(io, service, port, only !== undefined ? { only } : {});
       stack.publishApi(handle.url);
       io.out(`Stepforge API      ${handle.url}   (OpenAPI: ${handle.url}/openapi.json)\n`);
       io.out(`Step Functions API ${handle.sfnEndpoint}   (also on ${handle.url} for requests with an X-Amz-Target header)\n`);
@@ -167,8 +179,9 @@ function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
  * serves the HTTP API. Requests that carry `X-Amz-Target: AWSStepFunctions.*` are passed to the
  * engine, so one port speaks both.
  */
-export async function startServe(io: CliIo, service: RunService, port: number, only?: { file: string; exportName?: string }): Promise<ServeHandle> {
-  const { createHttpApi } = await import('../stack/HttpApi.js');
+export async function startServe(io: CliIo, service: EmbeddedRunService, port: number, options: ServeOptions = {}): Promise<ServeHandle> {
+  const [{ routeRequest, runServiceBackend }, { OPENAPI_DOCUMENT }] = await Promise.all([import('@stepforge/functions'), import('@stepforge/contract')]);
+  const only = options.only;
   const workflows: string[] = [];
   const policies: string[] = [];
   // One project: two files whose workflow names meet would be one state machine (the second is refused).
@@ -212,7 +225,9 @@ export async function startServe(io: CliIo, service: RunService, port: number, o
     }
   }
   await service.watchRunning();
-  const api = createHttpApi(service);
+  const backend = runServiceBackend(service, { openApi: OPENAPI_DOCUMENT });
+  // Another handler of this server (pages, static files) goes in `fallback`: asked for a path no API route has.
+  const api = (req: ServeRequest): Promise<ServeResponse> => routeRequest(backend, req, options);
   const { sfnEndpoint, credentials, apiToken } = service.stack.endpoints;
   const token = Buffer.from(apiToken);
   const server = createServer((req, res) => {
@@ -262,7 +277,7 @@ export async function startServe(io: CliIo, service: RunService, port: number, o
         return;
       }
       const url = new URL(req.url ?? '/', 'http://localhost');
-      const apiReq: ApiRequest = {
+      const apiReq: ServeRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,
         query: Object.fromEntries(url.searchParams),
@@ -319,10 +334,10 @@ function forwardSigned(endpoint: string, target: string, body: string, credentia
   });
 }
 
-/** An error answer in the API's shape, `{"error":{"code","message"}}`; `close` ends the connection after it. */
+/** An error answer in the API's one shape (the contract's ErrorBody); `close` ends the connection after it. */
 function sendError(res: ServerResponse, status: number, error: { readonly code: string; readonly message: string }, options: { readonly close?: boolean } = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...(options.close ? { connection: 'close' } : {}) });
-  res.end(JSON.stringify({ error }));
+  res.end(JSON.stringify(errorBody(error.code, error.message)));
 }
 
 /** A port that cannot be listened on, as the user's error it is (`port_in_use`, `port_not_allowed`). */

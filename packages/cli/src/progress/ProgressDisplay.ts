@@ -1,5 +1,8 @@
-import type { StepProgress, StepState } from './StepProgress.js';
-import { readableCause } from './readableCause.js';
+import type { StepProgress, StepState } from '@stepforge/functions';
+import { readableCause } from '@stepforge/functions/runs/readableCause';
+import { truncate } from '@stepforge/functions/runs/runJson';
+
+export { truncate };
 
 const MARK: Record<StepState, string> = { pending: '·', running: '▸', succeeded: '✓', failed: '✗', skipped: '-' };
 
@@ -19,11 +22,6 @@ export function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
-/** Cuts a string to `max` characters with an ellipsis. */
-export function truncate(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ');
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
-}
 
 /** Depth of each step under its parents (nested steps print indented). */
 function depthOf(p: StepProgress, byId: Map<string, StepProgress>): number {

@@ -1,12 +1,12 @@
 import type { CliIo } from '../CliIo.js';
 import type { EmbeddedStack, OpenStackOptions } from './EmbeddedStack.js';
-import type { RunService } from './RunService.js';
+import type { EmbeddedRunService } from './RunService.js';
 import { isLostConnection } from './isLostConnection.js';
 
 /** What a command works with: the project's stack and a RunService on it. */
 export interface OpenedStack {
   readonly stack: EmbeddedStack;
-  readonly service: RunService;
+  readonly service: EmbeddedRunService;
 }
 
 
@@ -39,7 +39,7 @@ export class StackSession {
     return this.opened.stack;
   }
 
-  get service(): RunService {
+  get service(): EmbeddedRunService {
     return this.opened.service;
   }
 
@@ -76,7 +76,7 @@ export class StackSession {
  * stack (`graph`, `compile`) do not pay for the engine, the emulators and the AWS SDK.
  */
 export async function openService(options: OpenStackOptions): Promise<OpenedStack> {
-  const [{ openStack }, { RunService }] = await Promise.all([import('./EmbeddedStack.js'), import('./RunService.js')]);
+  const [{ openStack }, { EmbeddedRunService }] = await Promise.all([import('./EmbeddedStack.js'), import('./RunService.js')]);
   const stack = await openStack(options);
-  return { stack, service: new RunService(stack, options.projectDir, options.env ?? process.env) };
+  return { stack, service: new EmbeddedRunService(stack, options.projectDir, options.env ?? process.env) };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { CODE_CALL_SITE, codeToIr, compileIr, isStepforgeError, StepforgeError, type CodeWorkflowValue } from '@stepforge/compiler';
 import { forgetLiveWorkflow, idempotencyKeyError, registerLiveWorkflow } from '@stepforge/contract';
 import { openStack, type EmbeddedStack } from './EmbeddedStack.js';
-import { RunService } from './RunService.js';
+import { EmbeddedRunService } from './RunService.js';
 import type { RunRecordView } from './functionsRuntime.js';
 
 /** What `.run()` passes besides the input: a state graph's start node and maxIterations, and Stepforge's idempotencyKey. */
@@ -14,15 +14,15 @@ export interface CodeRunOptions {
 
 // One in-memory stack for the program's runs at a time, opened by the first and closed after the
 // last settles, so a program that calls .run() ends when its work does.
-let shared: Promise<{ stack: EmbeddedStack; service: RunService }> | undefined;
+let shared: Promise<{ stack: EmbeddedStack; service: EmbeddedRunService }> | undefined;
 let users = 0;
 
-async function acquire(): Promise<{ stack: EmbeddedStack; service: RunService }> {
+async function acquire(): Promise<{ stack: EmbeddedStack; service: EmbeddedRunService }> {
   users++;
   shared ??= (async () => {
     const env = { ...process.env, STEPFORGE_LOG_LEVEL: process.env.STEPFORGE_LOG_LEVEL ?? 'SILENT' };
     const stack = await openStack({ projectDir: process.cwd(), inMemory: true, env });
-    return { stack, service: new RunService(stack, process.cwd(), env) };
+    return { stack, service: new EmbeddedRunService(stack, process.cwd(), env) };
   })();
   try {
     return await shared;
@@ -117,7 +117,7 @@ async function runKeyed(value: CodeWorkflowValue, input: unknown, options: CodeR
         hint: 'stop that process (stepforge serve, a run), or call .run() without an idempotencyKey (an in-memory stack of its own)',
       });
     }
-    const service = new RunService(stack, process.cwd(), env);
+    const service = new EmbeddedRunService(stack, process.cwd(), env);
     const { entry } = await service.catalog.registerText('', `${value.kind}.run()`, { compiled });
     const runInput = value.kind === 'stateGraph' ? input : { input };
     const { run, reused } = await service.start(entry, runInput, { idempotencyKey: key });

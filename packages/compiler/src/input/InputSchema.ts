@@ -1,29 +1,7 @@
 import { z } from 'zod';
-import type { SourceLocation } from '@stepforge/contract';
+import { INPUT_FIELD_TYPES, type InputField, type InputSchema, type SourceLocation } from '@stepforge/contract';
 
-/** The value types an `input:` field can declare. */
-export const INPUT_FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'any'] as const;
-
-/** One input field type. */
-export type InputFieldType = (typeof INPUT_FIELD_TYPES)[number];
-
-/** One declared input field, normalised from the shorthand or mapping form. */
-export interface InputField {
-  readonly name: string;
-  readonly type: InputFieldType;
-  /** Missing required fields fail the run at start; a field with a default is never missing. */
-  readonly required: boolean;
-  readonly description?: string;
-  /** Present only when declared (`null` is a valid default). */
-  readonly default?: unknown;
-  readonly hasDefault: boolean;
-  readonly location?: SourceLocation;
-}
-
-/** The `input:` section of a chain or DSL document: fields in source order. */
-export interface InputSchema {
-  readonly fields: readonly InputField[];
-}
+export { INPUT_FIELD_TYPES, describeType, matchesInputType, type InputField, type InputFieldType, type InputSchema } from '@stepforge/contract';
 
 /** Zod schema of one `input:` field: a type name (shorthand) or `{type, required, description, default}`. */
 export const InputFieldSpec = z.union([
@@ -38,27 +16,6 @@ export const InputFieldSpec = z.union([
 
 /** Zod schema of the whole `input:` section. */
 export const InputSectionSpec = z.record(z.string(), InputFieldSpec);
-
-/** True when `value` has the declared type. */
-export function matchesInputType(type: InputFieldType, value: unknown): boolean {
-  switch (type) {
-    case 'any': return true;
-    case 'string': return typeof value === 'string';
-    case 'number': return typeof value === 'number' && Number.isFinite(value);
-    case 'integer': return typeof value === 'number' && Number.isInteger(value);
-    case 'boolean': return typeof value === 'boolean';
-    case 'array': return Array.isArray(value);
-    case 'object': return value !== null && typeof value === 'object' && !Array.isArray(value);
-  }
-}
-
-/** A short description of a value's JSON type, for messages. */
-export function describeType(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number' && Number.isInteger(value)) return 'integer';
-  return typeof value;
-}
 
 /**
  * Normalises an `input:` section (plain data, already checked by InputSectionSpec) into an

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { API_BODIES, parseApiBody } from '../src/handlers/apiBodies.js';
+import { API_BODIES, parseApiBody } from '../src/apiBodies.js';
 
 describe('Function: parseApiBody', () => {
   it('refuses a start-run body that holds the input fields themselves, and says where they go', () => {

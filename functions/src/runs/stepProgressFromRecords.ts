@@ -1,4 +1,4 @@
-import type { StepRecordView } from '../stack/functionsRuntime.js';
+import type { StepRecord as StepRecordView } from '../persistence/RunStore.js';
 import type { ProgressStep, StepProgress, StepState } from './StepProgress.js';
 
 /** The step id of a step instance id (`review[2]:generator#turn1` → `review`). */

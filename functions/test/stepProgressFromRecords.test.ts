@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { answerRecord, baseStepId, recordsByStep, stepProgressFromRecords } from '../src/progress/stepProgressFromRecords.js';
-import type { StepRecordView } from '../src/stack/functionsRuntime.js';
-import type { ProgressStep } from '../src/progress/StepProgress.js';
+import { answerRecord, baseStepId, recordsByStep, stepProgressFromRecords } from '../src/runs/stepProgressFromRecords.js';
+import type { StepRecord as StepRecordView } from '../src/persistence/RunStore.js';
+import type { ProgressStep } from '../src/runs/StepProgress.js';
 
 const step = (id: string, lambda: boolean, parent?: string): ProgressStep => ({ id, kind: lambda ? 'model' : 'for_each', state: id, states: [id], lambda, ...(parent ? { parent } : {}) });
 const STEPS = [step('plan', true), step('each', false), step('review', true, 'each'), step('judge', true)];

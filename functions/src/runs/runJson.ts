@@ -1,8 +1,13 @@
-// The JSON shapes of runs, shared by `runs list/show --json` and the HTTP API.
-import { truncate } from '../progress/ProgressDisplay.js';
-import { recordsByStep } from '../progress/stepProgressFromRecords.js';
+// The JSON shapes of runs, shared by `runs list/show --json` and the HTTP API (embedded and on AWS).
+import type { RunRecord as RunRecordView } from '../persistence/RunStore.js';
 import type { RunDetails } from './RunService.js';
-import type { RunRecordView } from './functionsRuntime.js';
+import { recordsByStep } from './stepProgressFromRecords.js';
+
+/** `text` on one line, cut to `max` characters (an ellipsis marks the cut). */
+export function truncate(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
 
 /** One run in a list. */
 export function runSummary(r: RunRecordView) {

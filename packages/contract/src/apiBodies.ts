@@ -1,8 +1,8 @@
 // The request bodies of the Stepforge HTTP API (the routes API Gateway serves on AWS and
 // `stepforge serve` serves locally), with the one parser both use, so a body the embedded API
 // refuses is refused on AWS with the same code and message. The OpenAPI document's schemas are
-// generated from these (packages/cli/src/stack/openApiDocument.ts).
-import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INPUT_DEPTH, inputDepthError } from '@stepforge/contract';
+// generated from these.
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INPUT_DEPTH, inputDepthError } from './runStart.js';
 import { z } from 'zod';
 
 const StartRunBody = z.strictObject({

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { BatchWriteItemCommand, GetItemCommand, ScanCommand, type BatchWriteItemCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   CreateStateMachineCommand,
   DescribeStateMachineCommand,
@@ -20,6 +19,9 @@ import {
 import { codeChildren } from '@stepforge/compiler';
 import { workflowNameClash } from '../workflowNameClash.js';
 import { loadFunctionsRuntime } from './functionsRuntime.js';
+import type { CatalogStep, WorkflowCatalog, WorkflowEntry, WorkflowStore } from '@stepforge/functions';
+
+export type { CatalogStep, WorkflowEntry } from '@stepforge/functions';
 import { CODE_MODULE, compileCodeModule } from './compileCodeModule.js';
 import { gatedTools, requirePolicyFor, resolvePolicy, type ResolvedPolicy } from './resolvePolicy.js';
 
@@ -42,62 +44,18 @@ export interface RegisterOptions {
   readonly compiled?: CompileResult;
 }
 
-/** One step of a registered workflow: what progress displays and forks need. */
-export interface CatalogStep {
-  readonly id: string;
-  readonly kind: string;
-  /** The state standing for the step, then every helper state it became. */
-  readonly state: string;
-  readonly states: readonly string[];
-  readonly parent?: string;
-  /** True when the step reaches a Lambda (so it has step records). */
-  readonly lambda: boolean;
-}
-
-/** A workflow registered with the engine. */
-export interface WorkflowEntry {
-  /** The workflow name: the state machine's, and what runs record. */
-  readonly name: string;
-  /** The name for people to read (the DSL's `document.name` as written); absent on entries registered before it was kept. */
-  readonly displayName?: string;
-  readonly file?: string;
-  readonly format: 'chain' | 'dsl' | 'contenox' | 'code';
-  readonly stateMachineArn: string;
-  readonly inputSchema: InputSchema;
-  readonly steps: readonly CatalogStep[];
-  /** `[from, to]` by step id: `to` runs after (and may read) `from`; nested bodies included. */
-  readonly edges: readonly (readonly [string, string])[];
-  readonly updatedAt: string;
-  /**
-   * A hash of what a run of it is (the ASL, the steps and edges, the input schema): a run records
-   * the version it ran (RunRecord.workflowVersion), so that it is shown with its own steps after
-   * the workflow has changed. Absent on entries registered before versions were kept.
-   */
-  readonly version?: string;
-  /**
-   * The approval policy its runs are held to (resolvePolicy, when it was registered): each run
-   * records it, so the handlers gate that run's tool calls by it, whichever process runs them.
-   */
-  readonly policy?: { readonly sources: ResolvedPolicy['sources']; readonly rules: readonly unknown[] };
-}
-
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/StepforgeEmbedded';
-const pk = (name: string) => `WORKFLOW#${name}`;
-/** The sort key of the current entry, and of each version's (one per hash, so its steps and ASL never change). */
-const LATEST_SK = 'WORKFLOW';
-const versionSk = (version: string) => `VERSION#${version}`;
 
 /**
- * Compiles documents and registers them as state machines, keeping a small record per workflow
- * (steps, edges, input schema) in the runtime table under `WORKFLOW#<name>`, so that any process
- * — `runs restart` computing a downstream set, `serve` listing workflows — knows the topology
- * without the source file.
+ * The embedded stack's WorkflowCatalog: compiles documents and registers them as state machines
+ * with the engine, keeping a small record per workflow (steps, edges, input schema) in the
+ * runtime table (WorkflowStore), so that any process — `runs restart` computing a downstream set,
+ * `serve` listing workflows — knows the topology without the source file.
  */
-export class WorkflowCatalog {
+export class RegisteredCatalog implements WorkflowCatalog {
   constructor(
     private readonly sfn: SFNClient,
-    private readonly dynamodb: DynamoDBClient,
-    private readonly tableName: string,
+    private readonly store: WorkflowStore,
     private readonly projectDir: string,
     private readonly env: Readonly<Record<string, string | undefined>> = process.env,
   ) {}
@@ -162,22 +120,14 @@ export class WorkflowCatalog {
       version,
       policy: { sources: policy.sources, rules: policy.rules },
     };
-    const body = { S: JSON.stringify(entry) };
-    let items: BatchWriteItemCommandInput['RequestItems'] = {
-      [this.tableName]: [LATEST_SK, versionSk(version)].map((sk) => ({ PutRequest: { Item: { pk: { S: pk(entry.name) }, sk: { S: sk }, body } } })),
-    };
-    // One request for both; what DynamoDB leaves unprocessed (throttling) is sent again.
-    while (items && Object.keys(items).length > 0) items = (await this.dynamodb.send(new BatchWriteItemCommand({ RequestItems: items }))).UnprocessedItems;
+    await this.store.put(entry.name, version, entry);
     options.project?.set(compiled.name, named);
     return { entry, compiled };
   }
 
   /** The workflow as registered now, or as it was at `version` (undefined when that version is not kept). */
-  async get(name: string, version?: string): Promise<WorkflowEntry | undefined> {
-    const sk = version === undefined ? LATEST_SK : versionSk(version);
-    const r = await this.dynamodb.send(new GetItemCommand({ TableName: this.tableName, Key: { pk: { S: pk(name) }, sk: { S: sk } }, ConsistentRead: true }));
-    const body = r.Item?.body?.S;
-    return body ? (JSON.parse(body) as WorkflowEntry) : undefined;
+  get(name: string, version?: string): Promise<WorkflowEntry | undefined> {
+    return this.store.get<WorkflowEntry>(name, version);
   }
 
   /** The workflow as the run ran it: its version, or for a run that recorded none, as registered now. */
@@ -191,20 +141,7 @@ export class WorkflowCatalog {
 
   /** Every registered workflow, by name. */
   async list(): Promise<WorkflowEntry[]> {
-    const out: WorkflowEntry[] = [];
-    let start: Record<string, never> | undefined;
-    do {
-      // A small table of workflows in the runs table: a filtered scan is fine embedded.
-      const r = await this.dynamodb.send(new ScanCommand({
-        TableName: this.tableName,
-        FilterExpression: 'sk = :sk',
-        ExpressionAttributeValues: { ':sk': { S: LATEST_SK } },
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }));
-      for (const it of r.Items ?? []) if (it.body?.S) out.push(JSON.parse(it.body.S) as WorkflowEntry);
-      start = r.LastEvaluatedKey as Record<string, never> | undefined;
-    } while (start);
-    return out.sort((a, b) => a.name.localeCompare(b.name));
+    return (await this.store.list<WorkflowEntry>()).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   async #upsertStateMachine(name: string, definition: string): Promise<string> {
@@ -231,32 +168,6 @@ function edgesOf(wf: IrWorkflow): [string, string][] {
   };
   visit(wf);
   return out;
-}
-
-/**
- * The steps `restart --from step` re-runs: the step, everything downstream of it, every step
- * nested inside one of those, and — when the step is nested — its enclosing steps and their
- * downstream, because their outputs change too.
- */
-export function downstreamSet(entry: WorkflowEntry, step: string): Set<string> {
-  const set = new Set<string>();
-  const children = new Map<string, string[]>();
-  for (const [a, b] of entry.edges) children.set(a, [...(children.get(a) ?? []), b]);
-  const parentOf = new Map(entry.steps.filter((s) => s.parent !== undefined).map((s) => [s.id, s.parent!]));
-  const seen = new Set<string>();
-  const add = (id: string, nested: boolean): void => {
-    const key = `${id}/${nested}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    set.add(id);
-    for (const c of children.get(id) ?? []) add(c, true);
-    // Siblings inside an enclosing loop keep their records: only what reads the step re-runs.
-    if (nested) for (const s of entry.steps) if (s.parent === id) add(s.id, true);
-    const p = parentOf.get(id);
-    if (p !== undefined) add(p, false);
-  };
-  add(step, true);
-  return set;
 }
 
 /**

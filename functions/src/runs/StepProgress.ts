@@ -1,5 +1,5 @@
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
-import type { CatalogStep } from '../stack/WorkflowCatalog.js';
+import type { CatalogStep } from './ports.js';
 
 /** What a step is doing, as the progress display and `runs show` print it. */
 export type StepState = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';

@@ -1,0 +1,15 @@
+import type { Runtime } from '../runtime/Runtime.js';
+import { deployedCatalog } from './deployedCatalog.js';
+import { RunService } from './RunService.js';
+import { sfnExecutions } from './sfnExecutions.js';
+
+/** How often a wait on AWS asks Step Functions whether the execution has ended. */
+const AWS_POLL_MS = 1000;
+
+/**
+ * The run service of a deployed stack (the api and trigger Lambdas): Step Functions through the
+ * runtime's client, the deployed workflows. Runs settle when they are read or waited for.
+ */
+export function deployedRunService(rt: Runtime): RunService {
+  return new RunService({ runtime: rt, executions: sfnExecutions(rt.sfn()), catalog: deployedCatalog(rt), pollMs: AWS_POLL_MS });
+}
