@@ -1,5 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { REPO, example, spawnStepforge, tempProject } from './support/testIo.js';
 
@@ -53,10 +54,33 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     expect(head.startsWith("'use strict';\n")).toBe(true);
   });
 
-  it('is ASCII only, so V8 holds its source as a one-byte string', () => {
-    const bundle = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'latin1');
-    const first = /[^\x00-\x7f]/.exec(bundle);
-    expect(first === null ? 'ascii' : `byte ${first.index}: ${JSON.stringify(bundle.slice(first.index - 40, first.index + 10))}`).toBe('ascii');
+  it('is ASCII only, so V8 holds its source as a one-byte string (every bundle)', () => {
+    const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.cjs') && f.startsWith('stepforge'));
+    expect(files.sort()).toEqual(['stepforge-compile.cjs', 'stepforge-graph.cjs', 'stepforge-help.cjs', 'stepforge-new.cjs', 'stepforge-validate.cjs', 'stepforge.cjs']);
+    for (const f of files) {
+      const bundle = readFileSync(join(dir, f), 'latin1');
+      const first = /[^\x00-\x7f]/.exec(bundle);
+      expect(first === null ? 'ascii' : `${f} byte ${first.index}: ${JSON.stringify(bundle.slice(first.index - 40, first.index + 10))}`).toBe('ascii');
+    }
+  });
+
+  it('serves the commands that run no workflow from bundles without the AWS SDK or the embedded stack', async () => {
+    const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
+    const table = JSON.parse(readFileSync(join(dir, 'bundles.json'), 'utf8')) as { commands: Record<string, string>; otherwise: string };
+    expect([table.otherwise, table.commands.validate, table.commands.graph, table.commands.compile, table.commands.new, table.commands.run, table.commands.serve])
+      .toEqual(['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new', 'stepforge', 'stepforge']);
+    for (const name of ['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new']) {
+      const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
+      expect({ name, sdk: text.includes('node_modules/@aws-sdk/'), engine: text.includes('packages/engine/dist/'), fauxqs: text.includes('node_modules/fauxqs/') }).toEqual({ name, sdk: false, engine: false, fauxqs: false });
+    }
+    // --help reads neither the compiler nor zod.
+    const help = readFileSync(join(dir, 'stepforge-help.cjs'), 'utf8');
+    expect({ compiler: help.includes('packages/compiler/dist/'), zod: help.includes('node_modules/zod/') }).toEqual({ compiler: false, zod: false });
+    // A command routed to a bundle that does not hold it fails, naming it (never runs another command).
+    const helpCli = createRequire(import.meta.url)(join(dir, 'stepforge-help.cjs')) as { main: (argv: string[], io: unknown) => Promise<number> };
+    const io = { out: () => undefined, err: () => undefined, isTTY: false, cwd: project.dir, env: {} };
+    await expect(helpCli.main(['validate', 'bad.chain.yaml'], io)).rejects.toThrow("stepforge: the command 'validate' is not in this bundle");
   });
 
   it('holds undici\'s connection pool without its index (fetch, cookies, WebSocket)', () => {
