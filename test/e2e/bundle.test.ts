@@ -1,8 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { REPO, example, spawnStepforge, tempProject } from './support/testIo.js';
+import { REPO, STEPFORGE_BIN, example, spawnStepforge, tempProject } from './support/testIo.js';
 
 const bundled = existsSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'));
 
@@ -133,6 +134,18 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     expect(ahead((await stepforge('bundle', 'runs', '--help')).stderr)).toBeUndefined();
     expect(JSON.parse(again.stdout).runs.map((r: { workflow: string; status: string }) => [r.workflow, r.status])).toEqual([['fn-demo', 'SUCCEEDED'], ['fn-demo', 'SUCCEEDED']]);
   }, 180_000);
+
+  it('starts no dynalite worker ahead for a command that finds the project\'s stack live (a serve), and connects to it', async () => {
+    const serve = spawn(process.execPath, [STEPFORGE_BIN, 'serve', '--port', '0'], { cwd: project.dir, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_CODE_CACHE_DIR: caches } });
+    try {
+      await expect.poll(() => existsSync(join(project.dir, '.stepforge', 'stack.json')), { timeout: 60_000, interval: 200 }).toBe(true);
+      const r = await stepforge('bundle', 'run', 'fn.yaml', '--input', '{"n":5}', '--json');
+      expect({ code: r.code, output: JSON.parse(r.stdout).output, ahead: ahead(r.stderr) }).toEqual({ code: 0, output: { doubled: 10 }, ahead: undefined });
+    } finally {
+      serve.kill('SIGTERM');
+      await new Promise((resolve) => serve.once('exit', resolve));
+    }
+  }, 120_000);
 
   it('uses a command\'s cache once written, and writes it whole', async () => {
     await stepforge('bundle', 'graph', example('quickstart.chain.yaml'));

@@ -17,7 +17,9 @@
 // (dist/bundle/dynaliteWorker.cjs): the thread loads dynalite (~200 files) on the other core while
 // this one reads and runs the bundle, and the stack takes it over when it opens (startDynaliteWorker)
 // instead of starting one then and waiting for it. It opens nothing until asked, and is unref'd, so
-// a command that connects to another process's stack, or fails first, exits as before.
+// a command that connects to another process's stack, or fails first, exits as before. It is not
+// started when the project already has a live stack (a `serve`, or another command's), which the
+// command will connect to instead.
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -64,6 +66,28 @@ function bundleIsCurrent(BUNDLE) {
 
 /** The commands that open the embedded stack, and so start dynalite. */
 const STACK_COMMANDS = new Set(['run', 'runs', 'approvals', 'serve']);
+/**
+ * Whether the project in the working directory has a live stack (`.stepforge/stack.json` naming a
+ * process that is alive): a stack command then connects to it (StackRegistry.findLive, which
+ * checks the stack further) and opens no dynalite of its own, so none is started ahead. A wrong
+ * guess costs only the head start: the stack starts its worker when it opens, as without one.
+ */
+function liveStackHere() {
+  let pid;
+  try {
+    pid = JSON.parse(readFileSync(join(process.cwd(), '.stepforge', 'stack.json'), 'utf8')).pid;
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+}
+
 /** The slot startDynaliteWorker takes a started worker from (see there). */
 const PREWARMED = Symbol.for('stepforge.prewarmedDynaliteWorker');
 
@@ -112,7 +136,7 @@ export async function loadCli(command, argv = []) {
     return { cli: await import('../dist/main.js'), how: 'dist', settle() {}, prewarmed: () => undefined };
   }
   const { file: BUNDLE, idFile: BUNDLE_ID } = bundle;
-  const ahead = STACK_COMMANDS.has(command) && !argv.includes('--help') && !argv.includes('-h') ? prewarmDynaliteWorker(BUNDLE) : undefined;
+  const ahead = STACK_COMMANDS.has(command) && !argv.includes('--help') && !argv.includes('-h') && !liveStackHere() ? prewarmDynaliteWorker(BUNDLE) : undefined;
   const name = /^[a-z]+$/.test(command ?? '') ? command : 'default';
   // Named by the bundle's content (stepforge.id, see scripts/bundleCli.mjs): V8 would take the
   // cache of another bundle of the same length.
