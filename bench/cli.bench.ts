@@ -13,8 +13,10 @@
 //
 //   npm run bench -- cli                 # ROUNDS=9 by default
 //   ROUNDS=15 npm run bench -- cli
+//   CLI_BENCH_BASELINE=/path/to/other/checkout npm run bench -- cli   # also that tree's built binary,
+//     command by command in the same rounds (its code caches go to a scratch folder, not its tree)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(REPO, 'packages', 'cli', 'bin', 'stepforge.js');
 
-interface Case { readonly label: string; readonly argv: readonly string[]; readonly target?: number; readonly live?: boolean }
+interface Case { readonly label: string; readonly argv: readonly string[]; readonly target?: number; readonly live?: boolean; readonly bin?: string; readonly cacheDir?: string }
 
 /** CPU ms (user + system) of this process's waited-for children so far, from /proc (Linux), else undefined. */
 function childrenCpuMs(): number | undefined {
@@ -44,11 +46,11 @@ const median = (xs: readonly number[]): number => {
 function runOnce(c: Case, cwd: string, round: number): { wallMs: number; cpuMs: number | undefined } {
   // `new` refuses to overwrite its output: each round writes a file of its own.
   const argv = c.argv.map((a) => a.replace('{round}', String(round)));
-  const env: NodeJS.ProcessEnv = { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+  const env: NodeJS.ProcessEnv = { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...(c.cacheDir ? { STEPFORGE_CODE_CACHE_DIR: c.cacheDir } : {}) };
   delete env.STEPFORGE_NO_BUNDLE;
   const cpu0 = childrenCpuMs();
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, argv[0] === '-e' ? [...argv] : [BIN, ...argv], { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync(process.execPath, argv[0] === '-e' ? [...argv] : [c.bin ?? BIN, ...argv], { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const wallMs = performance.now() - t0;
   const cpu1 = childrenCpuMs();
   if (r.status !== 0) {
@@ -92,17 +94,26 @@ export default async function cliBench(): Promise<void> {
       { label: 'stepforge new swarm', argv: ['new', 'swarm', '-o', 'swarm-{round}.chain.yaml'] },
       { label: 'stepforge run quickstart (5 steps, offline)', argv: ['run', 'quickstart.chain.yaml', '--input', '{"topic":"tide pools"}', '--json'], target: 3 },
     ];
+    const baseline = process.env.CLI_BENCH_BASELINE;
+    if (baseline) {
+      const bin = join(baseline, 'packages', 'cli', 'bin', 'stepforge.js');
+      if (!existsSync(bin)) throw new Error(`cli bench: CLI_BENCH_BASELINE has no ${bin}`);
+      // Its own project folder, so that the two trees' run stores never meet.
+      mkdirSync(join(project, 'baseline', 'caches'), { recursive: true });
+      copyFileSync(join(REPO, 'examples', 'quickstart.chain.yaml'), join(project, 'baseline', 'quickstart.chain.yaml'));
+      for (const c of cases.slice(1)) cases.push({ label: `${c.label} [baseline]`, argv: c.argv, bin, cacheDir: join(project, 'baseline', 'caches') });
+    }
     const samples = new Map<string, { wall: number[]; cpu: number[] }>(cases.map((c) => [c.label, { wall: [], cpu: [] }]));
     for (let round = -1; round < rounds; round++) {
       for (const c of cases) {
-        const s = runOnce(c, project, round);
+        const s = runOnce(c, c.bin ? join(project, 'baseline') : project, round);
         if (round < 0) continue;
         samples.get(c.label)!.wall.push(s.wallMs);
         if (s.cpuMs !== undefined) samples.get(c.label)!.cpu.push(s.cpuMs);
       }
     }
     // `run` with a live stack: the same project with `serve` up, again interleaved with the floor.
-    const live: Case = { label: 'stepforge run quickstart, `serve` up', argv: cases[cases.length - 1]!.argv, live: true };
+    const live: Case = { label: 'stepforge run quickstart, `serve` up', argv: cases.find((c) => c.argv[0] === 'run' && c.bin === undefined)!.argv, live: true };
     samples.set(live.label, { wall: [], cpu: [] });
     samples.set('node -e 0 (beside serve)', { wall: [], cpu: [] });
     serve = await startServe(project);
