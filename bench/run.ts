@@ -10,9 +10,10 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const dir = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
-const files = readdirSync(dir)
-  .filter((f) => f.endsWith('.bench.ts'))
-  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+const names = readdirSync(dir).filter((f) => f.endsWith('.bench.ts'));
+// A bench's whole name picks that bench alone (`run` is not also `peer-run`); any other text, every bench whose name holds it.
+const files = names
+  .filter((f) => only.length === 0 || only.some((o) => f === `${o}.bench.ts` || (!names.includes(`${o}.bench.ts`) && f.includes(o))))
   .sort();
 if (files.length === 0) console.log('no benchmarks found');
 for (const f of files) {

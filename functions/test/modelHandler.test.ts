@@ -109,8 +109,8 @@ describe('Function: createModelHandler', () => {
     }));
   });
 
-  it('reads STEPFORGE_CLAIM_AFTER_MS (default 50); with 0 a first try claims before its body, as every step did before', async () => {
-    expect(runtimeConfigFromEnv({}).claimAfterMs).toBe(50);
+  it('reads STEPFORGE_CLAIM_AFTER_MS (default 1000); with 0 a first try claims before its body, as every step did before', async () => {
+    expect(runtimeConfigFromEnv({}).claimAfterMs).toBe(1000);
     expect(() => runtimeConfigFromEnv({ STEPFORGE_CLAIM_AFTER_MS: 'soon' })).toThrow(expect.objectContaining({
       name: 'ConfigError', message: 'STEPFORGE_CLAIM_AFTER_MS must be a non-negative number, got "soon"',
     }));

@@ -4,7 +4,7 @@ import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
 import { approvalIdFor } from '../src/persistence/ApprovalStore.js';
 import { IdempotencyItemAlreadyExistsError } from '../src/persistence/IdempotencyRecord.js';
-import { runIdempotent } from '../src/runtime/runIdempotent.js';
+import { markOutcomeUnknown, runIdempotent } from '../src/runtime/runIdempotent.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
 
 /** A step record's item as stored, keys and `idem` included. */
@@ -194,6 +194,81 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
           expect((err as Error).name).toBe('StepInProgress');
           expect(ran).toBe(0);
         });
+      });
+
+      describe('a claim at dispatch (claimAtDispatch)', () => {
+        const atDispatch = (rt: Runtime, key: string) => ({ layer: rt.idempotency, key, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600, claimAtDispatch: true, committedStep: (v: unknown) => ({ output: v }) });
+        /** Counts the layer's claims and separate dispatch markers while `run` runs. */
+        const writesDuring = async <T>(rt: Runtime, run: () => Promise<T>): Promise<{ result: T; claims: number; marks: number }> => {
+          const layer = rt.idempotency;
+          const [claim, mark] = [layer.saveInProgress, layer.markDispatched];
+          let claims = 0;
+          let marks = 0;
+          layer.saveInProgress = function (this: typeof layer, ...args: Parameters<typeof claim>) { claims++; return claim.apply(this, args); };
+          layer.markDispatched = function (this: typeof layer, ...args: Parameters<typeof mark>) { marks++; return mark.apply(this, args); };
+          try {
+            return { result: await run(), claims, marks };
+          } finally {
+            layer.saveInProgress = claim;
+            layer.markDispatched = mark;
+          }
+        };
+        // A plain key (an IDEM# item) and a step key (the record on the step's item).
+        for (const [kind, keyOf] of [['plain key', (n: string) => `ad-${n}`], ['step key', (n: string) => `run-ad-${n}:call#${n}:${'0'.repeat(24)}`]] as const) {
+          it(`writes the claim and the dispatch marker in one write, held until the commit (${kind})`, async () => {
+            const rt = get();
+            const key = keyOf('1');
+            const seen: unknown[] = [];
+            const r = await writesDuring(rt, () => runIdempotent(atDispatch(rt, key), async (guard) => {
+              seen.push(await rt.idempotency.getRecord(key));
+              await guard.dispatch('slack webhook');
+              const held = await rt.idempotency.getRecord(key);
+              seen.push(held && { status: held.status, dispatchTarget: held.dispatchTarget, dispatched: typeof held.dispatchedAt === 'number', idempotent: held.idempotent });
+              return 'posted';
+            }));
+            expect(r).toEqual({ result: { value: 'posted', reused: false }, claims: 1, marks: 0 });
+            expect(seen).toEqual([undefined, { status: 'INPROGRESS', dispatchTarget: 'slack webhook', dispatched: true, idempotent: false }]);
+            expect(await rt.idempotency.getRecord(key)).toMatchObject({ status: 'COMPLETED', output: 'posted' });
+          });
+
+          it(`refuses to repeat a call whose attempt dispatched and never heard back (${kind})`, async () => {
+            const rt = get();
+            const key = keyOf('2');
+            const first = await runIdempotent(atDispatch(rt, key), async (guard) => {
+              await guard.dispatch('http POST https://example.invalid/hook');
+              throw markOutcomeUnknown(new Error('socket hang up'));
+            }).catch((e: unknown) => e);
+            expect((first as Error).name).toBe('StepOutcomeUnknown');
+            let called = 0;
+            const second = await runIdempotent(atDispatch(rt, key), async (guard) => {
+              await guard.dispatch('http POST https://example.invalid/hook');
+              called++;
+              return 'again';
+            }).catch((e: unknown) => e);
+            expect({ name: (second as Error).name, called }).toEqual({ name: 'StepOutcomeUnknown', called: 0 });
+            expect((second as Error).message).toContain('called http POST https://example.invalid/hook at ');
+          });
+
+          it(`stops at the dispatch while another attempt holds the step, and returns a commit found there (${kind})`, async () => {
+            const rt = get();
+            const key = keyOf('3');
+            await rt.idempotency.saveInProgress(key, { leaseId: 'other', nowMs: Date.now(), leaseSeconds: 60, ttlSeconds: 3600, idempotent: false });
+            let called = 0;
+            const busy = await runIdempotent(atDispatch(rt, key), async (guard) => { await guard.dispatch('shell: ls'); called++; return 'x'; }).catch((e: unknown) => e);
+            expect({ name: (busy as Error).name, called }).toEqual({ name: 'StepInProgress', called: 0 });
+            await rt.idempotency.saveSuccess(key, { leaseId: 'other', output: 'theirs', nowMs: Date.now(), ttlSeconds: 3600 });
+            const reused = await runIdempotent(atDispatch(rt, key), async (guard) => { await guard.dispatch('shell: ls'); called++; return 'mine'; });
+            expect({ reused, called }).toEqual({ reused: { value: 'theirs', reused: true }, called: 0 });
+          });
+
+          it(`commits a body that never dispatches in one write, with no claim (${kind})`, async () => {
+            const rt = get();
+            const key = keyOf('4');
+            const r = await writesDuring(rt, () => runIdempotent(atDispatch(rt, key), async () => 'local only'));
+            expect(r).toEqual({ result: { value: 'local only', reused: false }, claims: 0, marks: 0 });
+            expect(await rt.idempotency.getRecord(key)).toMatchObject({ status: 'COMPLETED', output: 'local only' });
+          });
+        }
       });
 
       it('deletes the record after a definite failure so a retry runs again', async () => {

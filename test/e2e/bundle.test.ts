@@ -1,7 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { REPO, example, spawnStepforge, tempProject } from './support/testIo.js';
+import { REPO, STEPFORGE_BIN, example, spawnStepforge, tempProject } from './support/testIo.js';
 
 const bundled = existsSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'));
 
@@ -53,10 +55,33 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     expect(head.startsWith("'use strict';\n")).toBe(true);
   });
 
-  it('is ASCII only, so V8 holds its source as a one-byte string', () => {
-    const bundle = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'latin1');
-    const first = /[^\x00-\x7f]/.exec(bundle);
-    expect(first === null ? 'ascii' : `byte ${first.index}: ${JSON.stringify(bundle.slice(first.index - 40, first.index + 10))}`).toBe('ascii');
+  it('is ASCII only, so V8 holds its source as a one-byte string (every bundle)', () => {
+    const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.cjs') && f.startsWith('stepforge'));
+    expect(files.sort()).toEqual(['stepforge-compile.cjs', 'stepforge-graph.cjs', 'stepforge-help.cjs', 'stepforge-new.cjs', 'stepforge-validate.cjs', 'stepforge.cjs']);
+    for (const f of files) {
+      const bundle = readFileSync(join(dir, f), 'latin1');
+      const first = /[^\x00-\x7f]/.exec(bundle);
+      expect(first === null ? 'ascii' : `${f} byte ${first.index}: ${JSON.stringify(bundle.slice(first.index - 40, first.index + 10))}`).toBe('ascii');
+    }
+  });
+
+  it('serves the commands that run no workflow from bundles without the AWS SDK or the embedded stack', async () => {
+    const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
+    const table = JSON.parse(readFileSync(join(dir, 'bundles.json'), 'utf8')) as { commands: Record<string, string>; otherwise: string };
+    expect([table.otherwise, table.commands.validate, table.commands.graph, table.commands.compile, table.commands.new, table.commands.run, table.commands.serve])
+      .toEqual(['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new', 'stepforge', 'stepforge']);
+    for (const name of ['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new']) {
+      const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
+      expect({ name, sdk: text.includes('node_modules/@aws-sdk/'), engine: text.includes('packages/engine/dist/'), fauxqs: text.includes('node_modules/fauxqs/') }).toEqual({ name, sdk: false, engine: false, fauxqs: false });
+    }
+    // --help reads neither the compiler nor zod.
+    const help = readFileSync(join(dir, 'stepforge-help.cjs'), 'utf8');
+    expect({ compiler: help.includes('packages/compiler/dist/'), zod: help.includes('node_modules/zod/') }).toEqual({ compiler: false, zod: false });
+    // A command routed to a bundle that does not hold it fails, naming it (never runs another command).
+    const helpCli = createRequire(import.meta.url)(join(dir, 'stepforge-help.cjs')) as { main: (argv: string[], io: unknown) => Promise<number> };
+    const io = { out: () => undefined, err: () => undefined, isTTY: false, cwd: project.dir, env: {} };
+    await expect(helpCli.main(['validate', 'bad.chain.yaml'], io)).rejects.toThrow("stepforge: the command 'validate' is not in this bundle");
   });
 
   it('holds undici\'s connection pool without its index (fetch, cookies, WebSocket)', () => {
@@ -109,6 +134,18 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     expect(ahead((await stepforge('bundle', 'runs', '--help')).stderr)).toBeUndefined();
     expect(JSON.parse(again.stdout).runs.map((r: { workflow: string; status: string }) => [r.workflow, r.status])).toEqual([['fn-demo', 'SUCCEEDED'], ['fn-demo', 'SUCCEEDED']]);
   }, 180_000);
+
+  it('starts no dynalite worker ahead for a command that finds the project\'s stack live (a serve), and connects to it', async () => {
+    const serve = spawn(process.execPath, [STEPFORGE_BIN, 'serve', '--port', '0'], { cwd: project.dir, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_CODE_CACHE_DIR: caches } });
+    try {
+      await expect.poll(() => existsSync(join(project.dir, '.stepforge', 'stack.json')), { timeout: 60_000, interval: 200 }).toBe(true);
+      const r = await stepforge('bundle', 'run', 'fn.yaml', '--input', '{"n":5}', '--json');
+      expect({ code: r.code, output: JSON.parse(r.stdout).output, ahead: ahead(r.stderr) }).toEqual({ code: 0, output: { doubled: 10 }, ahead: undefined });
+    } finally {
+      serve.kill('SIGTERM');
+      await new Promise((resolve) => serve.once('exit', resolve));
+    }
+  }, 120_000);
 
   it('uses a command\'s cache once written, and writes it whole', async () => {
     await stepforge('bundle', 'graph', example('quickstart.chain.yaml'));

@@ -227,7 +227,7 @@ export function runtimeConfigFromEnv(
     inlineOutputMaxBytes: inlineOutputMaxBytes(env),
     maxEnvelopeBytes: int(env, 'STEPFORGE_MAX_ENVELOPE_BYTES', 256 * 1024),
     leaseSeconds: int(env, 'STEPFORGE_LEASE_SECONDS', 900),
-    claimAfterMs: int(env, 'STEPFORGE_CLAIM_AFTER_MS', 50),
+    claimAfterMs: int(env, 'STEPFORGE_CLAIM_AFTER_MS', 1000),
     idempotencyTtlSeconds: int(env, 'STEPFORGE_IDEMPOTENCY_TTL_SECONDS', 7 * 24 * 3600),
     approvalTimeoutSeconds: int(env, 'STEPFORGE_APPROVAL_TIMEOUT_SECONDS', 24 * 3600),
     logLevel: oneOf(env, 'STEPFORGE_LOG_LEVEL', ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const, 'INFO'),

@@ -5,6 +5,7 @@ import {
   IdempotencyItemAlreadyExistsError,
   IdempotencyLeaseLostError,
   idempotencyRecordOf,
+  type ClaimParams,
   type IdempotencyRecord,
   type UnclaimedSuccess,
 } from './IdempotencyRecord.js';
@@ -20,10 +21,7 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
     super();
   }
 
-  async saveInProgress(
-    key: string,
-    p: { leaseId: string; nowMs: number; leaseSeconds: number; ttlSeconds: number; idempotent: boolean; runId?: string; stepId?: string; leaseEpoch?: number },
-  ): Promise<void> {
+  async saveInProgress(key: string, p: ClaimParams): Promise<void> {
     const expiresAt = Math.floor(p.nowMs / 1000) + p.ttlSeconds;
     // A lease that ran out may be taken over — but only if its holder never reached outside,
     // unless the call is idempotent. This is the whole crash-safety rule, in one condition.
@@ -40,6 +38,8 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
             leaseExpiresAt: p.nowMs + p.leaseSeconds * 1000, leaseId: p.leaseId,
             runId: p.runId, stepId: p.stepId, idempotent: p.idempotent,
             ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}),
+            // The marker as markDispatched writes it (its `idempotent` is the call's).
+            ...(p.dispatch ? { dispatchedAt: p.dispatch.atMs, dispatchTarget: this.db.redactor.redactText(p.dispatch.target), idempotent: p.dispatch.idempotent } : {}),
           },
           ConditionExpression: `attribute_not_exists(pk) OR expiresAt < :nowS OR ${takeover}`,
           ExpressionAttributeNames: { '#status': 'status', '#lease': 'leaseExpiresAt' },

@@ -65,6 +65,34 @@ export interface UnclaimedSuccess {
   readonly step?: CommittedStep;
 }
 
+/** The "about to call outside" marker (see markDispatched), when a claim records it in the same write. */
+export interface DispatchMarker {
+  /** What is about to be called, for the StepOutcomeUnknown message. */
+  readonly target: string;
+  /** Epoch ms. */
+  readonly atMs: number;
+  /** The call declared itself idempotent (recorded on the marker, as markDispatched records it). */
+  readonly idempotent: boolean;
+}
+
+/** What a claim (saveInProgress) records. */
+export interface ClaimParams {
+  readonly leaseId: string;
+  readonly nowMs: number;
+  readonly leaseSeconds: number;
+  readonly ttlSeconds: number;
+  /** Decides whether a lapsed lease that had dispatched may be taken over (see saveInProgress). */
+  readonly idempotent: boolean;
+  readonly runId?: string;
+  readonly stepId?: string;
+  readonly leaseEpoch?: number;
+  /**
+   * The dispatch marker, written with the claim: one conditional write where a claim and then
+   * markDispatched took two, for an attempt whose first act under its claim is the outside call.
+   */
+  readonly dispatch?: DispatchMarker;
+}
+
 /**
  * The abstract persistence layer (Powertools idempotency model): providers implement these
  * operations with ONE conditional write each — never read-then-write.
@@ -78,12 +106,10 @@ export abstract class BasePersistenceLayer {
   /**
    * Claims `key` for this attempt. Succeeds when there is no record, the record has expired, or
    * an earlier attempt's lease has run out without reaching outside (or with `idempotent`).
-   * Otherwise throws IdempotencyItemAlreadyExistsError carrying the existing record.
+   * Otherwise throws IdempotencyItemAlreadyExistsError carrying the existing record. With
+   * `dispatch`, the record it writes carries the dispatch marker too.
    */
-  abstract saveInProgress(
-    key: string,
-    params: { leaseId: string; nowMs: number; leaseSeconds: number; ttlSeconds: number; idempotent: boolean; runId?: string; stepId?: string; leaseEpoch?: number },
-  ): Promise<void>;
+  abstract saveInProgress(key: string, params: ClaimParams): Promise<void>;
   /** Records that the holder is about to call `target` outside the process. */
   abstract markDispatched(key: string, params: { leaseId: string; nowMs: number; target: string; idempotent: boolean }): Promise<void>;
   /**

@@ -7,6 +7,7 @@ import {
   IdempotencyItemAlreadyExistsError,
   IdempotencyLeaseLostError,
   idempotencyRecordOf,
+  type ClaimParams,
   type CommittedStep,
   type IdempotencyRecord,
   type UnclaimedSuccess,
@@ -55,10 +56,7 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     super();
   }
 
-  async saveInProgress(
-    key: string,
-    p: { leaseId: string; nowMs: number; leaseSeconds: number; ttlSeconds: number; idempotent: boolean; runId?: string; stepId?: string; leaseEpoch?: number },
-  ): Promise<void> {
+  async saveInProgress(key: string, p: ClaimParams): Promise<void> {
     const at = parseStepKey(key);
     if (!at) return this.generic.saveInProgress(key, p);
     const expiresAt = Math.floor(p.nowMs / 1000) + p.ttlSeconds;
@@ -70,6 +68,8 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     const idem = {
       key, status: 'INPROGRESS', expiresAt, leaseExpiresAt: p.nowMs + p.leaseSeconds * 1000, leaseId: p.leaseId, idempotent: p.idempotent,
       ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}),
+      // The marker as markDispatched writes it (its `idempotent` is the call's).
+      ...(p.dispatch ? { dispatchedAt: p.dispatch.atMs, dispatchTarget: this.db.redactor.redactText(p.dispatch.target), idempotent: p.dispatch.idempotent } : {}),
     };
     const now = new Date(p.nowMs).toISOString();
     const item = { pk: runPk(at.runId), sk: stepSk(at.stepId) };

@@ -86,6 +86,13 @@ export async function executeStep(
      * default, what `idempotent` says.
      */
     repeatable?: boolean;
+    /**
+     * The body reaches outside only through `guard.dispatch` (a tool or a connector), so its claim
+     * may wait for the first dispatch and be written with the dispatch marker, one write instead of
+     * two (see runIdempotent's claimAtDispatch). Not for a body with effects it does not dispatch
+     * (a user function, a code node): those claim before they start.
+     */
+    claimsAtDispatch?: boolean;
   },
   body: (guard: DispatchGuard) => Promise<StepBodyResult>,
 ): Promise<ExecutedStep> {
@@ -98,7 +105,9 @@ export async function executeStep(
   // attempt (a Step Functions retry may follow an attempt that committed), in a run that is not a
   // fork (a fork finds its carried-over results under its own keys). Those are found, never
   // recomputed; an envelope that does not say which attempt it is claims first.
-  const claimAfterMs = (options.repeatable ?? options.idempotent) && env.attempt === 0 && !env.run.parentRunId ? rt.config.claimAfterMs : undefined;
+  const firstTry = env.attempt === 0 && !env.run.parentRunId;
+  const claimAfterMs = (options.repeatable ?? options.idempotent) && firstTry ? rt.config.claimAfterMs : undefined;
+  const claimAtDispatch = options.claimsAtDispatch === true && firstTry;
   try {
     const { value, reused } = await runIdempotent<CommittedValue>(
       {
@@ -108,6 +117,7 @@ export async function executeStep(
         ...(rt.config.leaseEpoch !== undefined ? { leaseEpoch: rt.config.leaseEpoch } : {}),
         ...(folded ? { committedStep: stepEnd } : {}),
         ...(claimAfterMs !== undefined ? { claimAfterMs } : {}),
+        ...(claimAtDispatch ? { claimAtDispatch } : {}),
         onClaim: () => { claimed = true; },
       },
       async (guard) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { RuntimeError } from '../errors/RuntimeError.js';
-import { BasePersistenceLayer, IdempotencyItemAlreadyExistsError, effectiveStatus, type CommittedStep, type IdempotencyRecord } from '../persistence/IdempotencyRecord.js';
+import { BasePersistenceLayer, IdempotencyItemAlreadyExistsError, effectiveStatus, type CommittedStep, type DispatchMarker, type IdempotencyRecord } from '../persistence/IdempotencyRecord.js';
 
 /** Handed to the guarded function: call `dispatch` right before reaching outside the process. */
 export interface DispatchGuard {
@@ -44,6 +44,15 @@ export interface RunIdempotentStepOptions<T> extends RunIdempotentOptions {
    * of it (a fork's carried-over results, a retried state's commit, would be recomputed first).
    */
   readonly claimAfterMs?: number;
+  /**
+   * Claim at the first `dispatch` (or `hold`), with the dispatch marker in the same conditional
+   * write, instead of before `fn` starts. Only for an `fn` that reaches outside through `dispatch`
+   * alone, so that what it does before is local and harmless to repeat (a tool or connector call
+   * checking and preparing its request); an `fn` that never dispatches commits as an unclaimed one
+   * does. The same proviso as `claimAfterMs`: a repeat finds a commit ahead of it only once it
+   * dispatches or ends.
+   */
+  readonly claimAtDispatch?: boolean;
   /** Called once this attempt has counted itself on the record: its claim, or its unclaimed commit. */
   readonly onClaim?: () => void;
 }
@@ -91,18 +100,18 @@ export async function runIdempotent<T>(
   // The claim, once made: the committed record it found instead, or undefined when this attempt
   // holds the lease. Rejected with StepInProgress / StepOutcomeUnknown as the claim decides.
   let claim: Promise<IdempotencyRecord | undefined> | undefined;
-  const claimNow = () => (claim ??= acquireLease(opts, leaseId, idempotent).then((committed) => {
+  const claimNow = (marker?: DispatchMarker) => (claim ??= acquireLease(opts, leaseId, idempotent, marker).then((committed) => {
     if (committed === undefined) opts.onClaim?.();
     return committed;
   }));
-  const late = opts.claimAfterMs !== undefined && opts.claimAfterMs > 0;
+  const late = (opts.claimAfterMs !== undefined && opts.claimAfterMs > 0) || opts.claimAtDispatch === true;
   if (!late) {
     const committed = await claimNow();
     if (committed) return { value: committed.output as T, reused: true };
   }
   const startedAtMs = opts.clock();
   // The background claim's own failure surfaces where the claim is awaited (dispatch, the end).
-  const timer = late ? setTimeout(() => void claimNow().catch(() => undefined), opts.claimAfterMs) : undefined;
+  const timer = late && opts.claimAfterMs !== undefined && opts.claimAfterMs > 0 ? setTimeout(() => void claimNow().catch(() => undefined), opts.claimAfterMs) : undefined;
   timer?.unref?.();
 
   let dispatched: { target: string; at: number } | undefined;
@@ -113,9 +122,16 @@ export async function runIdempotent<T>(
       if (committed) throw new CommittedAhead(committed);
     },
     async dispatch(target, o = {}) {
-      await guard.hold();
       const at = opts.clock();
-      await opts.layer.markDispatched(opts.key, { leaseId, nowMs: at, target, idempotent: o.idempotent ?? idempotent });
+      const marker: DispatchMarker = { target, atMs: at, idempotent: o.idempotent ?? idempotent };
+      if (claim === undefined) {
+        // Not claimed yet (a late claim): the claim carries the marker, one write instead of two.
+        const committed = await claimNow(marker);
+        if (committed) throw new CommittedAhead(committed);
+      } else {
+        await guard.hold();
+        await opts.layer.markDispatched(opts.key, { leaseId, nowMs: at, target, idempotent: marker.idempotent });
+      }
       dispatched = { target, at };
     },
   };
@@ -161,10 +177,11 @@ export async function runIdempotent<T>(
  * when the step is done already; StepInProgress while another attempt holds it, StepOutcomeUnknown
  * when a crashed attempt had reached outside.
  */
-async function acquireLease(opts: RunIdempotentOptions, leaseId: string, idempotent: boolean): Promise<IdempotencyRecord | undefined> {
+async function acquireLease(opts: RunIdempotentOptions, leaseId: string, idempotent: boolean, marker?: DispatchMarker): Promise<IdempotencyRecord | undefined> {
   const claim = () => opts.layer.saveInProgress(opts.key, {
     leaseId, nowMs: opts.clock(), leaseSeconds: opts.leaseSeconds, ttlSeconds: opts.ttlSeconds, idempotent,
     runId: opts.runId, stepId: opts.stepId, ...(opts.leaseEpoch !== undefined ? { leaseEpoch: opts.leaseEpoch } : {}),
+    ...(marker ? { dispatch: marker } : {}),
   });
   try {
     try {

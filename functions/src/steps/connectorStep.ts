@@ -25,7 +25,7 @@ export async function runConnectorStep(rt: Runtime, rawEnv: StepEnvelope): Promi
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new RuntimeError('InvalidInput', `connector ${name}.${actionName} input must be an object`);
   const input = raw as Record<string, unknown>;
   const key = stepIdempotencyKey(env);
-  const done = await executeStep(rt, env, { idempotent: act.idempotent(input) }, async (guard) => {
+  const done = await executeStep(rt, env, { idempotent: act.idempotent(input), claimsAtDispatch: true }, async (guard) => {
     const resolved = await rt.secrets.resolveDeep(input);
     return { output: await act.run(resolved, { runtime: rt, runId: env.run.id, stepId: env.step.id, idempotencyKey: key, guard }) };
   });

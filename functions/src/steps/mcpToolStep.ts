@@ -33,7 +33,7 @@ export async function runMcpToolStep(rt: Runtime, rawEnv: StepEnvelope): Promise
   const rawArgs = env.inputs.value ?? env.config.args ?? {};
   if (rawArgs === null || typeof rawArgs !== 'object' || Array.isArray(rawArgs)) throw new RuntimeError('InvalidInput', 'mcp_tool arguments must be an object');
   const readOnly = env.config.read_only === true;
-  const done = await executeStep(rt, env, { idempotent: readOnly }, async (guard) => {
+  const done = await executeStep(rt, env, { idempotent: readOnly, claimsAtDispatch: true }, async (guard) => {
     const args = await rt.secrets.resolveDeep(rawArgs as Record<string, unknown>);
     if (!readOnly) await guard.dispatch(`MCP tool ${tool} on ${'url' in server ? server.url : server.command}`);
     const r = await rt.mcp.callTool(server, tool, args);

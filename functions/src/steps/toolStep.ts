@@ -123,7 +123,7 @@ async function madeAlready(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, 
 
 /** Runs an authorised call under the step's idempotency guard, with secrets resolved for the call only. */
 export async function performToolCall(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, tool: ToolDefinition): Promise<{ result: unknown; status: 'succeeded' | 'reused' }> {
-  const done = await executeStep(rt, env, { sub: callSub(inv), idempotent: tool.idempotent?.(inv.args) ?? !tool.sideEffect }, async (guard) => {
+  const done = await executeStep(rt, env, { sub: callSub(inv), idempotent: tool.idempotent?.(inv.args) ?? !tool.sideEffect, claimsAtDispatch: true }, async (guard) => {
     // Every secret of the project, so that one the tool meets some other way (a copy of it in a
     // file it reads) is redacted from its output as well as those its arguments name.
     await rt.secrets.registerKnown();

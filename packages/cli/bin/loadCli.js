@@ -17,7 +17,9 @@
 // (dist/bundle/dynaliteWorker.cjs): the thread loads dynalite (~200 files) on the other core while
 // this one reads and runs the bundle, and the stack takes it over when it opens (startDynaliteWorker)
 // instead of starting one then and waiting for it. It opens nothing until asked, and is unref'd, so
-// a command that connects to another process's stack, or fails first, exits as before.
+// a command that connects to another process's stack, or fails first, exits as before. It is not
+// started when the project already has a live stack (a `serve`, or another command's), which the
+// command will connect to instead.
 import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -26,8 +28,7 @@ import vm from 'node:vm';
 import { Worker } from 'node:worker_threads';
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BUNDLE = join(cli, 'dist', 'bundle', 'stepforge.cjs');
-const BUNDLE_ID = join(cli, 'dist', 'bundle', 'stepforge.id');
+const BUNDLE_DIR = join(cli, 'dist', 'bundle');
 /** The build records of the workspace packages the bundle holds (tsc -b rewrites them when it builds). */
 const BUILDS = [join(cli, 'dist'), join(cli, '..', 'compiler', 'dist'), join(cli, '..', 'engine', 'dist'), join(cli, '..', '..', 'functions', 'dist')].map((d) => join(d, '.tsbuildinfo'));
 
@@ -39,8 +40,25 @@ function mtimeOf(file) {
   }
 }
 
+/**
+ * The bundle that serves `command`: scripts/bundleCli.mjs writes one per command that runs no
+ * workflow (holding that command alone) and one holding every command, and names in bundles.json
+ * which serves which. Undefined when there is no usable table (an older build): dist/ then.
+ */
+function bundleFor(command) {
+  let table;
+  try {
+    table = JSON.parse(readFileSync(join(BUNDLE_DIR, 'bundles.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const name = (typeof command === 'string' && Object.hasOwn(table.commands ?? {}, command)) ? table.commands[command] : table.otherwise;
+  if (typeof name !== 'string' || !/^stepforge(-[a-z]+)?$/.test(name)) return undefined;
+  return { file: join(BUNDLE_DIR, `${name}.cjs`), idFile: join(BUNDLE_DIR, `${name}.id`) };
+}
+
 /** Whether the bundle is there and no package it holds was built after it. */
-function bundleIsCurrent() {
+function bundleIsCurrent(BUNDLE) {
   const bundled = mtimeOf(BUNDLE);
   if (bundled === undefined) return false;
   return BUILDS.every((f) => (mtimeOf(f) ?? 0) <= bundled);
@@ -48,11 +66,33 @@ function bundleIsCurrent() {
 
 /** The commands that open the embedded stack, and so start dynalite. */
 const STACK_COMMANDS = new Set(['run', 'runs', 'approvals', 'serve']);
+/**
+ * Whether the project in the working directory has a live stack (`.stepforge/stack.json` naming a
+ * process that is alive): a stack command then connects to it (StackRegistry.findLive, which
+ * checks the stack further) and opens no dynalite of its own, so none is started ahead. A wrong
+ * guess costs only the head start: the stack starts its worker when it opens, as without one.
+ */
+function liveStackHere() {
+  let pid;
+  try {
+    pid = JSON.parse(readFileSync(join(process.cwd(), '.stepforge', 'stack.json'), 'utf8')).pid;
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+}
+
 /** The slot startDynaliteWorker takes a started worker from (see there). */
 const PREWARMED = Symbol.for('stepforge.prewarmedDynaliteWorker');
 
 /** Starts the bundle's dynalite worker, loading dynalite and nothing more, for the stack to take over. */
-function prewarmDynaliteWorker() {
+function prewarmDynaliteWorker(BUNDLE) {
   const dir = dirname(BUNDLE);
   const script = join(dir, 'dynaliteWorker.cjs');
   const expressionCache = join(dir, 'dynaliteExpressionCache.cjs');
@@ -91,10 +131,12 @@ function prewarmDynaliteWorker() {
  * says what became of a dynalite worker started ahead (`taken` by the stack, or `unused`), if one was.
  */
 export async function loadCli(command, argv = []) {
-  if (process.env.STEPFORGE_NO_BUNDLE === '1' || !bundleIsCurrent()) {
+  const bundle = process.env.STEPFORGE_NO_BUNDLE === '1' ? undefined : bundleFor(command);
+  if (bundle === undefined || !bundleIsCurrent(bundle.file)) {
     return { cli: await import('../dist/main.js'), how: 'dist', settle() {}, prewarmed: () => undefined };
   }
-  const ahead = STACK_COMMANDS.has(command) && !argv.includes('--help') && !argv.includes('-h') ? prewarmDynaliteWorker() : undefined;
+  const { file: BUNDLE, idFile: BUNDLE_ID } = bundle;
+  const ahead = STACK_COMMANDS.has(command) && !argv.includes('--help') && !argv.includes('-h') && !liveStackHere() ? prewarmDynaliteWorker(BUNDLE) : undefined;
   const name = /^[a-z]+$/.test(command ?? '') ? command : 'default';
   // Named by the bundle's content (stepforge.id, see scripts/bundleCli.mjs): V8 would take the
   // cache of another bundle of the same length.

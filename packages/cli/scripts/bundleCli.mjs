@@ -1,6 +1,7 @@
 // Bundles the built CLI (dist/main.js and everything it imports from the workspace and npm) into
-// one CommonJS file, dist/bundle/stepforge.cjs, which bin/stepforge.js loads with V8's code cache
-// (see bin/loadCli.js). Run by `npm run build` after tsc.
+// CommonJS files, dist/bundle/stepforge.cjs (every command) and one smaller file per command that runs
+// no workflow (stepforge-validate.cjs, ..., stepforge-help.cjs; see BUNDLES), which bin/stepforge.js
+// loads with V8's code cache (see bin/loadCli.js). Run by `npm run build` after tsc.
 //
 // Why: a command spent most of its time loading modules: finding, reading and compiling some 1,500
 // files (1.75 s for `stepforge run` of the quickstart, 0.67 s for `--help`, on the 2-core build
@@ -26,59 +27,120 @@ import { build } from 'esbuild';
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(cli, 'dist', 'bundle');
 mkdirSync(outdir, { recursive: true });
-await build({
-  entryPoints: [join(cli, 'dist', 'main.js')],
-  outfile: join(outdir, 'stepforge.cjs'),
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  // esbuild runs its own native binary, found from its package: it cannot be inside a bundle.
-  external: ['dynalite', 'esbuild'],
-  define: { 'import.meta.url': '__stepforge_bundle_url' },
-  // "use strict" first: esbuild marks the bundle strict (its entry is an ES module), and a directive
-  // only counts before any statement, so the banner's own line must not come ahead of it.
-  banner: { js: "'use strict';\nconst __stepforge_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
-  supported: { 'dynamic-import': false },
-  plugins: [{
-    name: 'import-file-through-launcher',
+
+/**
+ * The commands each bundle holds. `stepforge.cjs` holds every command (the stack's commands share
+ * the embedded stack, so one bundle serves them all); the commands that run no workflow each get a
+ * bundle of their own, holding that command and what it imports, and `help` holds none (it prints
+ * the command table, `--version` and the unknown-command error). bin/loadCli.js picks the bundle
+ * by the command's name, from the same table (bundles.json, written below).
+ *
+ * Why: a command pays for reading and compiling its bundle before it runs a line. `--help` in
+ * the one 7 MB bundle read and ran the AWS SDK, the engine and the emulators' clients it never
+ * uses; `validate` needs the compiler only.
+ */
+const ALL = ['asl', 'compile', 'graph', 'validate', 'new', 'run', 'runs', 'approvals', 'serve', 'store'];
+const BUNDLES = [
+  { name: 'stepforge', commands: ALL },
+  { name: 'stepforge-help', commands: [] },
+  { name: 'stepforge-validate', commands: ['validate'] },
+  { name: 'stepforge-graph', commands: ['graph'] },
+  { name: 'stepforge-compile', commands: ['compile'] },
+  { name: 'stepforge-new', commands: ['new'] },
+];
+
+/**
+ * Leaves out of a bundle the command modules it does not hold: commands/registry.js imports each
+ * command lazily, and an import of one left out becomes a module that throws when loaded, naming
+ * the command (only a launcher that picked the wrong bundle could reach it).
+ */
+function onlyCommands(commands) {
+  return {
+    name: 'only-commands',
     setup(b) {
-      let replaced = false;
-      let pythonReplaced = false;
-      b.onLoad({ filter: /[\\/]functions[\\/]dist[\\/]userfn[\\/]importFile\.js$/ }, () => {
-        replaced = true;
-        return { contents: 'export const importFile = (url) => __stepforge_import(url);', loader: 'js' };
+      b.onResolve({ filter: /^\.\/[a-z]+\.js$/ }, (args) => {
+        if (!/[\\/]cli[\\/]dist[\\/]commands[\\/]registry\.js$/.test(args.importer)) return undefined;
+        const name = args.path.slice(2, -3);
+        if (!ALL.includes(name)) throw new Error(`bundleCli: commands/registry.js imports ./${name}.js, which is not in the command list here`);
+        return commands.includes(name) ? undefined : { path: name, namespace: 'absent-command' };
       });
-      // The Python worker's files are copied beside the bundle (below): found there, not two folders up.
-      b.onLoad({ filter: /[\\/]functions[\\/]dist[\\/]userfn[\\/]pythonSourceDir\.js$/ }, () => {
-        pythonReplaced = true;
-        return { contents: "import { fileURLToPath } from 'node:url';\nexport const pythonSourceDir = () => fileURLToPath(new URL('./python/', import.meta.url));", loader: 'js' };
-      });
-      // Without the replacement the bundle would fail at run time, on the first user function.
-      b.onEnd((r) => {
-        if (r.errors.length === 0 && !replaced) throw new Error('bundleCli: functions/dist/userfn/importFile.js was not in the bundle to replace');
-        if (r.errors.length === 0 && !pythonReplaced) throw new Error('bundleCli: functions/dist/userfn/pythonSourceDir.js was not in the bundle to replace');
-      });
+      b.onLoad({ filter: /.*/, namespace: 'absent-command' }, (args) => ({
+        contents: `throw new Error(${JSON.stringify(`stepforge: the command '${args.path}' is not in this bundle; bin/loadCli.js picks the bundle by the command's name (reinstall, or run with STEPFORGE_NO_BUNDLE=1)`)});`,
+        loader: 'js',
+      }));
     },
-  }],
-  legalComments: 'none',
-  logLevel: 'warning',
-});
-// ASCII only: one character above U+007F anywhere in the file makes V8 hold the whole 7 MB source
-// as a two-byte string, which costs every command ~100 ms and ~15 MB before it runs a line. esbuild
-// already escapes strings; what is left is in comments, and in two regular expressions (µs), where
-// a \u escape means the same character.
-const bundlePath = join(outdir, 'stepforge.cjs');
-const text = readFileSync(bundlePath, 'utf8');
-writeFileSync(bundlePath, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  };
+}
+
+const ids = {};
+for (const bundle of BUNDLES) {
+  const result = await build({
+    entryPoints: [join(cli, 'dist', 'main.js')],
+    outfile: join(outdir, `${bundle.name}.cjs`),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    // esbuild runs its own native binary, found from its package: it cannot be inside a bundle.
+    external: ['dynalite', 'esbuild'],
+    define: { 'import.meta.url': '__stepforge_bundle_url' },
+    // "use strict" first: esbuild marks the bundle strict (its entry is an ES module), and a directive
+    // only counts before any statement, so the banner's own line must not come ahead of it.
+    banner: { js: "'use strict';\nconst __stepforge_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
+    supported: { 'dynamic-import': false },
+    metafile: true,
+    plugins: [onlyCommands(bundle.commands), {
+      name: 'import-file-through-launcher',
+      setup(b) {
+        let replaced = false;
+        let pythonReplaced = false;
+        b.onLoad({ filter: /[\\/]functions[\\/]dist[\\/]userfn[\\/]importFile\.js$/ }, () => {
+          replaced = true;
+          return { contents: 'export const importFile = (url) => __stepforge_import(url);', loader: 'js' };
+        });
+        // The Python worker's files are copied beside the bundle (below): found there, not two folders up.
+        b.onLoad({ filter: /[\\/]functions[\\/]dist[\\/]userfn[\\/]pythonSourceDir\.js$/ }, () => {
+          pythonReplaced = true;
+          return { contents: "import { fileURLToPath } from 'node:url';\nexport const pythonSourceDir = () => fileURLToPath(new URL('./python/', import.meta.url));", loader: 'js' };
+        });
+        // Without the replacement the full bundle would fail at run time, on the first user function
+        // (a command bundle that imports neither module has nothing to replace).
+        b.onEnd((r) => {
+          if (bundle.name !== 'stepforge') return;
+          if (r.errors.length === 0 && !replaced) throw new Error('bundleCli: functions/dist/userfn/importFile.js was not in the bundle to replace');
+          if (r.errors.length === 0 && !pythonReplaced) throw new Error('bundleCli: functions/dist/userfn/pythonSourceDir.js was not in the bundle to replace');
+        });
+      },
+    }],
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  // A bundle for commands that run no workflow must not hold the AWS SDK or the embedded stack.
+  if (bundle.name !== 'stepforge') {
+    const heavy = Object.keys(result.metafile.inputs).filter((f) => /node_modules[\\/]@aws-sdk[\\/]|node_modules[\\/]fauxqs[\\/]|[\\/]engine[\\/]dist[\\/]|[\\/]cli[\\/]dist[\\/]stack[\\/]EmbeddedStack\.js$/.test(f));
+    if (heavy.length > 0) throw new Error(`bundleCli: ${bundle.name}.cjs holds ${heavy.slice(0, 3).join(', ')}${heavy.length > 3 ? ` and ${heavy.length - 3} more` : ''}: the commands ${JSON.stringify(bundle.commands)} must not import the embedded stack`);
+  }
+  // ASCII only: one character above U+007F anywhere in the file makes V8 hold the whole source as a
+  // two-byte string, which costs every command ~100 ms and ~15 MB before it runs a line. esbuild
+  // already escapes strings; what is left is in comments, and in two regular expressions (\u00b5s),
+  // where a \u escape means the same character.
+  const bundlePath = join(outdir, `${bundle.name}.cjs`);
+  const text = readFileSync(bundlePath, 'utf8');
+  writeFileSync(bundlePath, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  // The bundle's id names its code caches. V8 checks a cache only against the source's length (and
+  // its own version and flags), so a rebuilt bundle of the same length would take a stale cache and
+  // run old compiled code: caches are kept per bundle content instead, and older ones removed.
+  ids[bundle.name] = createHash('sha256').update(readFileSync(bundlePath)).digest('hex').slice(0, 16);
+}
 for (const file of ['dynaliteExpressionCache.cjs', 'dynaliteWorker.cjs', 'loopbackGuard.cjs']) copyFileSync(join(cli, 'dist', 'stack', file), join(outdir, file));
 const pythonSrc = join(cli, '..', '..', 'functions', 'python');
 rmSync(join(outdir, 'python'), { recursive: true, force: true });
 mkdirSync(join(outdir, 'python'));
 for (const file of readdirSync(pythonSrc).filter((f) => f.endsWith('.py'))) copyFileSync(join(pythonSrc, file), join(outdir, 'python', file));
-// The bundle's id names its code caches. V8 checks a cache only against the source's length (and
-// its own version and flags), so a rebuilt bundle of the same length would take a stale cache and
-// run old compiled code: caches are kept per bundle content instead, and older ones removed.
-const id = createHash('sha256').update(readFileSync(join(outdir, 'stepforge.cjs'))).digest('hex').slice(0, 16);
 for (const f of readdirSync(outdir)) if (f.endsWith('.v8cache')) rmSync(join(outdir, f), { force: true });
-writeFileSync(join(outdir, 'stepforge.id'), `${id}\n`);
+for (const [name, id] of Object.entries(ids)) writeFileSync(join(outdir, `${name}.id`), `${id}\n`);
+// Which bundle serves which command; a command in none (or none given) is served by stepforge-help.
+const commands = {};
+for (const bundle of BUNDLES.slice(1)) for (const c of bundle.commands) commands[c] = bundle.name;
+for (const c of ALL) commands[c] ??= 'stepforge';
+writeFileSync(join(outdir, 'bundles.json'), `${JSON.stringify({ commands, otherwise: 'stepforge-help' }, null, 2)}\n`);

@@ -1,5 +1,5 @@
 import { fstatSync, readFileSync } from 'node:fs';
-import { isStepforgeError } from '@stepforge/compiler';
+import { isStepforgeError } from '@stepforge/contract';
 
 /** Where a command writes; tests pass buffers, the binary passes the process streams. */
 export interface CliIo {

@@ -1,24 +1,25 @@
 import { processIo, reportError, EXIT_USAGE, type CliIo } from './CliIo.js';
-import { loadCommands } from './commands/registry.js';
+import { COMMANDS, type CommandEntry } from './commands/registry.js';
 import { onStackFailure } from './stack/stackFailure.js';
 
 /** Entry point of the `stepforge` binary; returns the process exit code. */
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   const [name, ...rest] = argv;
-  const commands = await loadCommands();
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.out(helpText(commands));
+    io.out(helpText(COMMANDS));
     return name === undefined ? EXIT_USAGE : 0;
   }
   if (name === '--version') {
     io.out('stepforge 0.1.0\n');
     return 0;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (!entry) {
     io.err(`error[usage] unknown command '${name}'. Run 'stepforge --help' for the list of commands.\n`);
     return EXIT_USAGE;
   }
+  // Only the command named is loaded: the others' modules (the embedded stack, the compiler) stay unread.
+  const command = await entry.load();
   // `stepforge run --help` (anywhere after the command) asks for that command's help, not a run.
   if (rest.includes('--help') || rest.includes('-h')) {
     io.out(command.help ?? `Usage: stepforge ${command.usage}\n\n${command.summary.charAt(0).toUpperCase()}${command.summary.slice(1)}.\n`);
@@ -35,7 +36,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   }
 }
 
-function helpText(commands: readonly { name: string; summary: string; usage: string }[]): string {
+function helpText(commands: readonly CommandEntry[]): string {
   const lines = ['Usage: stepforge <command> [options]', '', 'Commands:'];
   for (const c of commands) lines.push(`  ${c.usage.padEnd(58)} ${c.summary}`);
   return lines.join('\n') + '\n';

@@ -427,12 +427,15 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials });
     closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
-    const leaseEpoch = await nextLeaseEpoch(dynamodb);
     // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
     // checks it there before it trusts the endpoints (see stackIdentity).
     const stackId = randomUUID();
-    await dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) } }));
-    const queue = await sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE }));
+    // Three requests that depend on nothing but the table: side by side, not one after another.
+    const [leaseEpoch, , queue] = await Promise.all([
+      nextLeaseEpoch(dynamodb),
+      dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) } })),
+      sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE })),
+    ]);
     const approvalQueueUrl = queue.QueueUrl ?? `${emulators.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
     const substitutions = substitutionsFor(EMBEDDED_TABLE, approvalQueueUrl);
 

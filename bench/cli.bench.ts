@@ -1,0 +1,149 @@
+// Whole-process start-up of the built `stepforge` binary, as a user meets it: each command a fresh
+// `node packages/cli/bin/stepforge.js …` process, next to the floor every Node program pays (`node -e
+// 0`), in one run, interleaved (round by round, every command once per round, so that the host's
+// load moves all of them alike). Prints the median wall time, the median CPU (user + system, of the
+// process and its threads) and the ratio of each median to the floor's, next to the targets
+// (`--help` ≤ 1.5×, `validate` ≤ 2×, `run` of the quickstart ≤ 3×). Figures are printed, never asserted.
+//
+// The commands run in a scratch project (mkdtemp): `run` keeps its store under that project's
+// `.stepforge/` (on disk, the CLI's default), and the model steps run on the deterministic local
+// provider (offline). A first round, not counted, writes each command's V8 code cache, as a user's
+// first run of a command does. `run (live serve)` runs the same workflow while a `stepforge serve`
+// of the same project is up, so `run` connects to its stack instead of opening one.
+//
+//   npm run bench -- cli                 # ROUNDS=9 by default
+//   ROUNDS=15 npm run bench -- cli
+//   CLI_BENCH_BASELINE=/path/to/other/checkout npm run bench -- cli   # also that tree's built binary,
+//     command by command in the same rounds (its code caches go to a scratch folder, not its tree)
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(REPO, 'packages', 'cli', 'bin', 'stepforge.js');
+
+interface Case { readonly label: string; readonly argv: readonly string[]; readonly target?: number; readonly live?: boolean; readonly bin?: string; readonly cacheDir?: string }
+
+/** CPU ms (user + system) of this process's waited-for children so far, from /proc (Linux), else undefined. */
+function childrenCpuMs(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // cutime and cstime: the 14th and 15th fields after the command name, in clock ticks (100 a second).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+function runOnce(c: Case, cwd: string, round: number): { wallMs: number; cpuMs: number | undefined } {
+  // `new` refuses to overwrite its output: each round writes a file of its own.
+  const argv = c.argv.map((a) => a.replace('{round}', String(round)));
+  const env: NodeJS.ProcessEnv = { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...(c.cacheDir ? { STEPFORGE_CODE_CACHE_DIR: c.cacheDir } : {}) };
+  delete env.STEPFORGE_NO_BUNDLE;
+  const cpu0 = childrenCpuMs();
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, argv[0] === '-e' ? [...argv] : [c.bin ?? BIN, ...argv], { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const wallMs = performance.now() - t0;
+  const cpu1 = childrenCpuMs();
+  if (r.status !== 0) {
+    throw new Error(`cli bench: \`${c.label}\` exited ${r.status}: ${r.stderr.slice(0, 400)}`);
+  }
+  return { wallMs, cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 };
+}
+
+/** Starts `stepforge serve` in `cwd` and resolves once its stack answers (its stack.json is written). */
+async function startServe(cwd: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], { cwd, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const onData = (b: Buffer) => {
+      out += b.toString();
+      if (/listening|http:\/\/127\.0\.0\.1/i.test(out)) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`cli bench: serve exited ${code} before it listened: ${out.slice(0, 400)}`)));
+  });
+  return child;
+}
+
+export default async function cliBench(): Promise<void> {
+  if (!existsSync(join(REPO, 'packages', 'cli', 'dist', 'main.js'))) {
+    console.log('cli bench: the CLI is not built (npm run build); skipped');
+    return;
+  }
+  const rounds = Number(process.env.ROUNDS ?? 9);
+  const project = mkdtempSync(join(tmpdir(), 'sf-cli-bench-'));
+  let serve: ChildProcess | undefined;
+  try {
+    copyFileSync(join(REPO, 'examples', 'quickstart.chain.yaml'), join(project, 'quickstart.chain.yaml'));
+    const cases: Case[] = [
+      { label: 'node -e 0 (the floor)', argv: ['-e', '0'] },
+      { label: 'stepforge --help', argv: ['--help'], target: 1.5 },
+      { label: 'stepforge validate quickstart', argv: ['validate', 'quickstart.chain.yaml'], target: 2 },
+      { label: 'stepforge graph quickstart', argv: ['graph', 'quickstart.chain.yaml'] },
+      { label: 'stepforge compile quickstart', argv: ['compile', 'quickstart.chain.yaml', '-o', 'out'] },
+      { label: 'stepforge new swarm', argv: ['new', 'swarm', '-o', 'swarm-{round}.chain.yaml'] },
+      { label: 'stepforge run quickstart (5 steps, offline)', argv: ['run', 'quickstart.chain.yaml', '--input', '{"topic":"tide pools"}', '--json'], target: 3 },
+    ];
+    const baseline = process.env.CLI_BENCH_BASELINE;
+    if (baseline) {
+      const bin = join(baseline, 'packages', 'cli', 'bin', 'stepforge.js');
+      if (!existsSync(bin)) throw new Error(`cli bench: CLI_BENCH_BASELINE has no ${bin}`);
+      // Its own project folder, so that the two trees' run stores never meet.
+      mkdirSync(join(project, 'baseline', 'caches'), { recursive: true });
+      copyFileSync(join(REPO, 'examples', 'quickstart.chain.yaml'), join(project, 'baseline', 'quickstart.chain.yaml'));
+      for (const c of cases.slice(1)) cases.push({ label: `${c.label} [baseline]`, argv: c.argv, bin, cacheDir: join(project, 'baseline', 'caches') });
+    }
+    const samples = new Map<string, { wall: number[]; cpu: number[] }>(cases.map((c) => [c.label, { wall: [], cpu: [] }]));
+    for (let round = -1; round < rounds; round++) {
+      for (const c of cases) {
+        const s = runOnce(c, c.bin ? join(project, 'baseline') : project, round);
+        if (round < 0) continue;
+        samples.get(c.label)!.wall.push(s.wallMs);
+        if (s.cpuMs !== undefined) samples.get(c.label)!.cpu.push(s.cpuMs);
+      }
+    }
+    // `run` with a live stack: the same project with `serve` up, again interleaved with the floor.
+    const live: Case = { label: 'stepforge run quickstart, `serve` up', argv: cases.find((c) => c.argv[0] === 'run' && c.bin === undefined)!.argv, live: true };
+    samples.set(live.label, { wall: [], cpu: [] });
+    samples.set('node -e 0 (beside serve)', { wall: [], cpu: [] });
+    serve = await startServe(project);
+    for (let round = -1; round < rounds; round++) {
+      const floor = runOnce(cases[0]!, project, round);
+      const s = runOnce(live, project, round);
+      if (round < 0) continue;
+      samples.get('node -e 0 (beside serve)')!.wall.push(floor.wallMs);
+      samples.get(live.label)!.wall.push(s.wallMs);
+      if (s.cpuMs !== undefined) samples.get(live.label)!.cpu.push(s.cpuMs);
+      if (floor.cpuMs !== undefined) samples.get('node -e 0 (beside serve)')!.cpu.push(floor.cpuMs);
+    }
+
+    const floor = median(samples.get(cases[0]!.label)!.wall);
+    const floorServe = median(samples.get('node -e 0 (beside serve)')!.wall);
+    console.log(`cli: ${rounds} interleaved rounds after one uncounted round; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log('| command | wall median | CPU median | wall ÷ floor | target |');
+    console.log('|---|---|---|---|---|');
+    for (const [label, s] of samples) {
+      const c = [...cases, live].find((x) => x.label === label);
+      const base = label === live.label || label === 'node -e 0 (beside serve)' ? floorServe : floor;
+      const cpu = s.cpu.length > 0 ? `${median(s.cpu).toFixed(0)} ms` : 'n/a';
+      const target = c?.target !== undefined ? `≤ ${c.target}×` : '';
+      console.log(`| ${label} | ${median(s.wall).toFixed(0)} ms | ${cpu} | ${(median(s.wall) / base).toFixed(2)}× | ${target} |`);
+    }
+  } finally {
+    if (serve) {
+      serve.kill('SIGTERM');
+      await new Promise((r) => serve!.once('exit', r));
+    }
+    rmSync(project, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { COMMANDS, loadCommands } from './registry.js';
+
+describe('Module: commands/registry', () => {
+  describe('Const: COMMANDS', () => {
+    it('lists each command once, with the name, summary and usage its own module declares', async () => {
+      const loaded = await loadCommands();
+      expect(COMMANDS.map((c) => c.name)).toEqual([...new Set(COMMANDS.map((c) => c.name))]);
+      expect(COMMANDS.map((c) => ({ name: c.name, summary: c.summary, usage: c.usage })))
+        .toEqual(loaded.map((c) => ({ name: c.name, summary: c.summary, usage: c.usage })));
+    });
+  });
+});
