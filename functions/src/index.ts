@@ -32,6 +32,8 @@ export * from './providers/LocalProvider.js';
 export * from './providers/OpenAiProvider.js';
 export * from './providers/BedrockProvider.js';
 export * from './providers/selectProvider.js';
+export * from './providers/parseModelSpec.js';
+export { modelSettings } from './steps/modelSettings.js';
 export * from './mcp/McpClientPool.js';
 export * from './userfn/loadUserFunction.js';
 export * from './userfn/resolveUserFunction.js';

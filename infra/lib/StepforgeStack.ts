@@ -17,6 +17,8 @@ import { StepHandlers } from './constructs/StepHandlers.js';
 import { WorkflowStateMachine } from './constructs/WorkflowStateMachine.js';
 import { WorkflowTriggers } from './constructs/WorkflowTriggers.js';
 import { addNagSuppressions } from './nag/addNagSuppressions.js';
+import { modelSteps } from './models/modelSteps.js';
+import { planModels, type ModelOptions, type ModelPlan } from './models/planModels.js';
 import { PYTHON_FUNCTION_HANDLER, STEP_HANDLERS, type HandlerId, type TaskHandlerId } from '@stepforge/contract';
 import { routePythonFunctions } from './workflows/routePythonFunctions.js';
 import type { WorkflowSpec } from './workflows/WorkflowSpec.js';
@@ -43,8 +45,10 @@ export interface StepforgeStackProps extends StackProps {
   readonly alarmEmail?: string;
   /** Tool approval policy rules (workflows/policy.json), passed to the handlers as STEPFORGE_POLICY. */
   readonly policyRules?: readonly unknown[];
-  /** Extra environment for every handler (e.g. STEPFORGE_MODEL_PROVIDER). */
+  /** Extra environment for every handler. */
   readonly handlerEnvironment?: Readonly<Record<string, string>>;
+  /** The project's model settings; every model step must resolve to a real model unless `allowOffline`. */
+  readonly models?: ModelOptions;
 }
 
 /** Stepforge on AWS. */
@@ -59,6 +63,8 @@ export class StepforgeStack extends Stack {
 
   /** The workflows as deployed: function steps whose function is Python point at the Python function Lambda. */
   readonly workflows: readonly WorkflowSpec[];
+  /** Which model each model step calls once deployed, and what the model handler was granted for it. */
+  readonly models: ModelPlan;
 
   constructor(scope: Construct, id: string, props: StepforgeStackProps) {
     super(scope, id, props);
@@ -66,6 +72,8 @@ export class StepforgeStack extends Stack {
     const routed = props.workflows.map((wf) => routePythonFunctions(wf, props.userFunctionsDir));
     const workflows = routed.map((r) => r.workflow);
     this.workflows = workflows;
+    // Decided before any resource: a stack that would answer with the echo provider is refused whole.
+    this.models = planModels(workflows.flatMap((wf) => modelSteps(wf)), props.models ?? {});
     this.store = new RunStore(this, 'Store', { destroyOnRemoval });
     // Visibility timeouts are 6× the consuming Lambda's 30 s timeout (AWS guidance for SQS event sources).
     this.approvalQueue = new QueueWithDlq(this, 'Approvals', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: 5 });
@@ -91,6 +99,7 @@ export class StepforgeStack extends Stack {
       },
     });
     const fns = this.handlers.functions;
+    for (const [key, value] of Object.entries(this.models.environment)) fns.model.addEnvironment(key, value);
     const mcpServers: Record<string, unknown> = {};
     for (const wf of workflows) {
       for (const [name, config] of Object.entries(wf.mcpServers)) {
@@ -133,7 +142,8 @@ export class StepforgeStack extends Stack {
       // An approved tool call runs in the API Lambda (the approver's request), with the tool's secrets.
       if (h === 'tool') this.handlers.grantSecrets('api', ids, SSM_PREFIX);
     }
-    this.handlers.grantBedrockModels([...new Set(workflows.flatMap((wf) => wf.bedrockModels))].sort());
+    this.handlers.grantBedrockModels(this.models.bedrockModels);
+    this.handlers.grantSecrets('model', this.models.secrets, SSM_PREFIX);
 
     // The API starts, inspects, forks and cancels executions of these machines, and resolves approvals.
     const all = [...machines.values()].map((m) => m.stateMachine);

@@ -33,6 +33,7 @@ function statementsOf(rolePrefix: string): { Action: string | string[]; Resource
     .flatMap((p) => p.Properties.PolicyDocument.Statement);
 }
 
+const resources_ = (id: string) => resources[id]!.Properties as Record<string, any>;
 const actionsOf = (s: { Action: string | string[] }) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 
 beforeAll(() => {
@@ -167,11 +168,45 @@ describe('Class: StepforgeStack', () => {
       expect(JSON.stringify(ssm)).toContain(':parameter/stepforge/crm/api-key');
     });
 
-    it('grants Bedrock only on the models the workflows name, to the model handler only', () => {
-      const bedrock = statementsOf('HandlersModelRole').filter((s) => actionsOf(s).includes('bedrock:InvokeModel'));
+    it('grants bedrock:InvokeModel (what Converse needs) on exactly the models the steps and the project name, to the model handler only', () => {
+      const bedrock = statementsOf('HandlersModelRole').filter((s) => actionsOf(s).some((a) => a.startsWith('bedrock:')));
       expect(bedrock).toHaveLength(1);
-      expect(JSON.stringify(bedrock[0]!.Resource)).toContain('::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
-      expect(statementsOf('HandlersToolRole').some((s) => actionsOf(s).includes('bedrock:InvokeModel'))).toBe(false);
+      expect(actionsOf(bedrock[0]!)).toEqual(['bedrock:InvokeModel']);
+      const resources = (bedrock[0]!.Resource as unknown[]).map((r) => JSON.stringify(r));
+      expect(resources).toHaveLength(2);
+      expect(resources[0]).toContain(':bedrock:\",{\"Ref\":\"AWS::Region\"},\"::foundation-model/amazon.nova-micro-v1:0');
+      expect(resources[1]).toContain('::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
+      for (const role of ['HandlersToolRole', 'HandlersApiRole', 'HandlersFunctionRole']) {
+        expect(statementsOf(role).some((s) => actionsOf(s).some((a) => a.startsWith('bedrock:'))), role).toBe(false);
+      }
+      // The model handler knows the project model; the step that names none calls it.
+      const env = resources_(logicalId('AWS::Lambda::Function', 'HandlersModel')).Environment.Variables;
+      expect(env).toMatchObject({ STEPFORGE_MODEL_PROVIDER: 'bedrock', STEPFORGE_MODEL: 'amazon.nova-micro-v1:0' });
+      expect(stack.models.offlineSteps).toEqual([]);
+    });
+
+    it('refuses to synthesize a stack whose model steps would run on the echo provider, unless allowOfflineModel=true', () => {
+      let error: { code?: string; message?: string; hint?: string; location?: unknown } = {};
+      try { synthFixtureStack({ model: undefined }); } catch (e) { error = e as never; }
+      expect(error.code).toBe('offline_model');
+      expect(error.message).toMatch(/^2 model steps: step "write" of workflow brief \(infra\/test\/fixtures\/workflows\/brief\.chain\.yaml\), step "decide" of workflow refund .* would run on the offline echo provider/);
+      expect(error.hint).toContain('-c allowOfflineModel=true');
+      const { stack: s, template: t } = synthFixtureStack({ model: undefined, allowOfflineModel: 'true' });
+      expect(s.models.offlineSteps.map((m) => `${m.workflow}.${m.step}`)).toEqual(['brief.write', 'refund.decide']);
+      const model = Object.entries(t.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('HandlersModel'))![1];
+      expect(model.Properties.Environment.Variables.STEPFORGE_MODEL_PROVIDER).toBe('local');
+    });
+
+    it('reads the OpenAI-compatible key from a secret the model handler alone may read', () => {
+      const { template: t } = synthFixtureStack({ model: 'openai:gpt-4o-mini', openaiApiKeySecret: 'stepforge/openai-key' });
+      const [id, model] = Object.entries(t.findResources('AWS::Lambda::Function')).find(([k]) => k.startsWith('HandlersModel'))!;
+      expect(model.Properties.Environment.Variables).toMatchObject({ STEPFORGE_MODEL_PROVIDER: 'openai', STEPFORGE_MODEL: 'gpt-4o-mini', STEPFORGE_OPENAI_API_KEY: '$secret:stepforge/openai-key' });
+      const roleId = (model.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]!;
+      const statements = Object.values(t.findResources('AWS::IAM::Policy'))
+        .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+      expect(JSON.stringify(statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue')))).toContain(':secret:stepforge/openai-key-??????');
+      expect(id).toMatch(/^HandlersModel/);
     });
 
     it('expires pending approvals on a schedule through the approvals handler', () => {

@@ -14,6 +14,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { bedrockResourceArns } from '../models/bedrockResourceArns.js';
 import { pythonSourceDir } from '@stepforge/functions';
 import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, STEP_HANDLER_TABLE, type HandlerId } from '@stepforge/contract';
 import { CODE_BUNDLE_ALIAS } from '../workflows/loadCodeWorkflows.js';
@@ -214,24 +215,16 @@ export class StepHandlers extends Construct {
     );
   }
 
-  /** Let the model handler call exactly the Bedrock models the workflows name. */
+  /**
+   * Let the model handler call exactly these Bedrock models (ids or inference profiles). Converse,
+   * the only Bedrock call the provider makes, is authorised by `bedrock:InvokeModel` (IAM has no
+   * separate Converse action); the provider never streams, so no InvokeModelWithResponseStream.
+   */
   grantBedrockModels(modelIds: readonly string[]): void {
     if (modelIds.length === 0) return;
     const stack = Stack.of(this);
-    const resources: string[] = [];
-    for (const id of modelIds) {
-      const profile = /^(us|eu|apac|global)\.(.+)$/.exec(id);
-      if (profile) {
-        // Cross-region inference profiles route to the base model in any of the profile's regions.
-        resources.push(stack.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: id, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }));
-        resources.push(`arn:${stack.partition}:bedrock:*::foundation-model/${profile[2]}`);
-      } else {
-        resources.push(stack.formatArn({ service: 'bedrock', resource: 'foundation-model', resourceName: id, account: '', arnFormat: ArnFormat.SLASH_RESOURCE_NAME }));
-      }
-    }
-    this.functions.model.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resources }),
-    );
+    const resources = [...new Set(modelIds.flatMap((id) => bedrockResourceArns(stack, id)))];
+    this.functions.model.addToRolePolicy(new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources }));
   }
 }
 
