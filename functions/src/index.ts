@@ -7,6 +7,7 @@ export * from './runtime/Runtime.js';
 export * from './runtime/runIdempotent.js';
 export * from './runtime/executeStep.js';
 export * from './persistence/Tables.js';
+export * from './persistence/tableAccess.js';
 export * from './persistence/Db.js';
 export * from './persistence/IdempotencyRecord.js';
 export * from './persistence/DynamoDBPersistenceLayer.js';

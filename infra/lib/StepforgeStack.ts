@@ -6,11 +6,16 @@ import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
+import { grantTableAccess } from './constructs/grantTableAccess.js';
 import { QueueWithDlq } from './constructs/QueueWithDlq.js';
+import { RETENTION_DAYS } from './constructs/StackLogGroup.js';
+import { StepforgeError } from '@stepforge/contract';
+import { TABLE_ACCESS } from '@stepforge/functions';
 import { RunStore } from './constructs/RunStore.js';
 import { StepforgeApi, type ApiAuthMode } from './constructs/StepforgeApi.js';
 import { StepHandlers } from './constructs/StepHandlers.js';
@@ -47,6 +52,10 @@ export interface StepforgeStackProps extends StackProps {
   readonly policyRules?: readonly unknown[];
   /** Extra environment for every handler. */
   readonly handlerEnvironment?: Readonly<Record<string, string>>;
+  /** Days the stack's log groups keep events (a CloudWatch Logs retention value; default 365). */
+  readonly logRetentionDays?: number;
+  /** State machines log each state's input and output too (default false: transitions and errors only). */
+  readonly logExecutionData?: boolean;
   /** The project's model settings; every model step must resolve to a real model unless `allowOffline`. */
   readonly models?: ModelOptions;
 }
@@ -79,6 +88,12 @@ export class StepforgeStack extends Stack {
     this.approvalQueue = new QueueWithDlq(this, 'Approvals', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: 5 });
     this.triggerQueue = new QueueWithDlq(this, 'Triggers', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: 3 });
     const table = this.store.table;
+    const retentionDays = props.logRetentionDays ?? 365;
+    if (!RETENTION_DAYS.includes(retentionDays)) {
+      throw new StepforgeError('invalid_log_retention', `log retention of ${retentionDays} days is not one CloudWatch Logs offers`, { hint: `use one of ${RETENTION_DAYS.join(', ')}` });
+    }
+    const logSettings = { encryptionKey: this.store.key, retention: retentionDays as logs.RetentionDays };
+    this.store.allowLogsService();
 
     this.handlers = new StepHandlers(this, 'Handlers', {
       projectRoot: props.projectRoot,
@@ -88,6 +103,7 @@ export class StepforgeStack extends Stack {
       python: routed.some((r) => r.pythonModules.length > 0),
       entryOverrides: props.apiEntry ? { api: props.apiEntry } : undefined,
       destroyOnRemoval,
+      logs: logSettings,
       environment: {
         STEPFORGE_MODE: 'aws',
         STEPFORGE_TABLE: table.tableName,
@@ -110,8 +126,9 @@ export class StepforgeStack extends Stack {
       }
     }
     if (Object.keys(mcpServers).length > 0) fns.mcpTool.addEnvironment('STEPFORGE_MCP_SERVERS', JSON.stringify(mcpServers));
-    for (const name of Object.keys(fns) as HandlerId[]) table.grantReadWriteData(fns[name]);
-    if (this.handlers.pythonFunction) table.grantReadWriteData(this.handlers.pythonFunction);
+    // Each role reaches only the item collections its handler uses, with only the actions it uses.
+    for (const name of Object.keys(fns) as HandlerId[]) grantTableAccess(fns[name], table, this.store.key, TABLE_ACCESS[name]!);
+    if (this.handlers.pythonFunction) grantTableAccess(this.handlers.pythonFunction, table, this.store.key, TABLE_ACCESS[PYTHON_FUNCTION_HANDLER]!);
     // A tool call that policy gates asks for approval through the queue (with the task token).
     this.approvalQueue.queue.grantSendMessages(fns.tool);
     fns.approvals.addEventSource(new SqsEventSource(this.approvalQueue.queue, { batchSize: 10, reportBatchItemFailures: true }));
@@ -129,7 +146,8 @@ export class StepforgeStack extends Stack {
           stepFunctions,
           approvalQueue: this.approvalQueue.queue,
           table,
-          destroyOnRemoval,
+          logs: { ...logSettings, destroyOnRemoval },
+          logExecutionData: props.logExecutionData ?? false,
         }),
       );
     }
@@ -169,7 +187,7 @@ export class StepforgeStack extends Stack {
       fns.trigger.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: triggered.map((m) => m.stateMachineArn) }));
     }
 
-    this.api = new StepforgeApi(this, 'Http', { handler: fns.api, auth: props.apiAuth ?? 'iam', destroyOnRemoval });
+    this.api = new StepforgeApi(this, 'Http', { handler: fns.api, auth: props.apiAuth ?? 'iam', destroyOnRemoval, logs: logSettings });
     new WorkflowTriggers(this, 'Triggers-', { workflows, queue: this.triggerQueue.queue, starter: fns.trigger });
 
     // Pending approvals past their deadline time out (a timeout is a denial): the approvals handler
@@ -186,7 +204,7 @@ export class StepforgeStack extends Stack {
 
     // Alarms → an encrypted, TLS-only topic.
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: 'Stepforge alarms', masterKey: this.store.key, enforceSSL: true });
-    this.store.key.grantEncryptDecrypt(new iam.ServicePrincipal('cloudwatch.amazonaws.com'));
+    this.store.allowAlarmsToTopic();
     if (props.alarmEmail) this.alarmTopic.addSubscription(new subs.EmailSubscription(props.alarmEmail));
     const action = new cwActions.SnsAction(this.alarmTopic);
     for (const m of machines.values()) m.failedAlarm.addAlarmAction(action);

@@ -46,6 +46,14 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
   if (allowOffline !== undefined && allowOffline !== 'true' && allowOffline !== 'false') {
     throw new StepforgeError('invalid_model_option', `context allowOfflineModel must be true or false (got "${allowOffline}")`, { hint: '-c allowOfflineModel=true' });
   }
+  const retention = ctx('logRetentionDays');
+  if (retention !== undefined && !/^\d+$/.test(retention)) {
+    throw new StepforgeError('invalid_log_retention', `context logRetentionDays must be a number of days (got "${retention}")`, { hint: '-c logRetentionDays=365' });
+  }
+  const logExecutionData = ctx('logExecutionData');
+  if (logExecutionData !== undefined && logExecutionData !== 'true' && logExecutionData !== 'false') {
+    throw new StepforgeError('invalid_log_option', `context logExecutionData must be true or false (got "${logExecutionData}")`, { hint: '-c logExecutionData=true' });
+  }
   const models: ModelOptions = {
     ...(ctx('modelProvider') !== undefined ? { provider: ctx('modelProvider') } : {}),
     ...(ctx('model') !== undefined ? { model: ctx('model') } : {}),
@@ -64,6 +72,8 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
     destroyOnRemoval: ctx('destroyOnRemoval') === 'true',
     alarmEmail: ctx('alarmEmail'),
     models,
+    ...(retention !== undefined ? { logRetentionDays: Number(retention) } : {}),
+    logExecutionData: logExecutionData === 'true',
     policyRules,
     env: { account: process.env['CDK_DEFAULT_ACCOUNT'], region: process.env['CDK_DEFAULT_REGION'] },
     description: 'Stepforge: agent workflows on Step Functions, Lambda, DynamoDB, SQS, API Gateway and EventBridge',

@@ -339,6 +339,83 @@ describe('Class: StepforgeStack', () => {
   });
 });
 
+describe('least privilege, key policy and logs', () => {
+  type Statement = { Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+  /** (key prefix, action) pairs a role may use on the table itself. */
+  function tableAccess(rolePrefix: string): string[] {
+    const pairs = new Set<string>();
+    for (const st of statementsOf(rolePrefix) as Statement[]) {
+      const dynamo = actionsOf(st).filter((a) => a.startsWith('dynamodb:'));
+      if (dynamo.length === 0 || JSON.stringify(st.Resource).includes('/index/')) continue;
+      const prefixes = st.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined;
+      expect(prefixes, `${rolePrefix}: every table statement is confined to item collections`).toBeDefined();
+      for (const p of prefixes!) for (const a of dynamo) pairs.add(`${p} ${a.slice(9)}`);
+    }
+    return [...pairs].sort();
+  }
+  const STEP = ['BLOB#* PutItem', 'BLOB#* Query', 'IDEM#* DeleteItem', 'IDEM#* GetItem', 'IDEM#* PutItem', 'IDEM#* UpdateItem', 'RUN#* GetItem', 'RUN#* PutItem', 'RUN#* Query', 'RUN#* UpdateItem'];
+
+  it('gives each handler only the item collections and actions it uses, never Scan, batch writes or whole-table access', () => {
+    expect(tableAccess('HandlersModelRole')).toEqual([...STEP, 'CONV#* PutItem', 'CONV#* Query'].sort());
+    expect(tableAccess('HandlersToolRole')).toEqual([...STEP, 'APPROVAL#* GetItem', 'APPROVAL#* PutItem', 'APPROVAL#* UpdateItem'].sort());
+    expect(tableAccess('HandlersConnectorRole')).toEqual(STEP);
+    expect(tableAccess('HandlersFunctionRole')).toEqual(STEP);
+    expect(tableAccess('HandlersTriggerRole')).toEqual(['RUN#* GetItem', 'RUN#* PutItem', 'RUN#* UpdateItem', 'RUNKEY#* GetItem', 'RUNKEY#* PutItem']);
+    expect(tableAccess('HandlersApprovalsRole')).toEqual(['APPROVAL#* GetItem', 'APPROVAL#* UpdateItem', 'RUN#* GetItem', 'RUN#* PutItem', 'RUN#* Query']);
+    expect(tableAccess('HandlersApiRole')).not.toContain('CONV#* Query');
+    const all = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+    const dynamoActions = new Set(all.flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:')));
+    for (const banned of ['dynamodb:Scan', 'dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:*', 'dynamodb:DescribeTable']) expect(dynamoActions.has(banned), banned).toBe(false);
+    // Index queries only where a handler lists or finds by index, on the named indexes.
+    const indexQueries = (role: string) => (statementsOf(role) as Statement[]).filter((s) => JSON.stringify(s.Resource).includes('/index/')).map((s) => JSON.stringify(s.Resource));
+    expect(indexQueries('HandlersModelRole')).toEqual([]);
+    expect(indexQueries('HandlersApprovalsRole').join()).toMatch(/\/index\/gsi2/);
+    expect(indexQueries('HandlersApprovalsRole').join()).not.toMatch(/gsi1|index\/\*/);
+    // The key only through DynamoDB, and read-only roles never get data keys.
+    const kms = (statementsOf('HandlersModelRole') as Statement[]).filter((s) => actionsOf(s).some((a) => a.startsWith('kms:')));
+    expect(kms).toHaveLength(1);
+    expect(actionsOf(kms[0]!)).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
+    expect(JSON.stringify(kms[0]!.Condition)).toContain('kms:ViaService');
+  });
+
+  it('lets the logs and alarm services use the stack key only for this account', () => {
+    const key = Object.values(template.findResources('AWS::KMS::Key'))[0]!.Properties.KeyPolicy.Statement as (Statement & { Principal?: { Service?: unknown } })[];
+    const byService = (svc: string) => key.filter((s) => JSON.stringify(s.Principal?.Service ?? '').includes(svc));
+    const logs = byService('logs.');
+    expect(logs).toHaveLength(1);
+    expect(JSON.stringify(logs[0]!.Condition!['ArnLike'])).toMatch(/kms:EncryptionContext:aws:logs:arn.*:logs:.*AWS::Region.*AWS::AccountId.*:log-group:\*/);
+    const alarms = byService('cloudwatch.amazonaws.com');
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]!.Condition!['StringEquals']).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+    expect(JSON.stringify(alarms[0]!.Condition!['ArnLike'])).toMatch(/aws:SourceArn.*:cloudwatch:.*:alarm:\*/);
+  });
+
+  it('encrypts every log group with the stack key, keeps them 365 days and logs no execution data by default', () => {
+    const keyId = logicalId('AWS::KMS::Key', 'StoreKey');
+    const groups = Object.values(template.findResources('AWS::Logs::LogGroup'));
+    expect(groups.length).toBe(Object.keys(template.findResources('AWS::Lambda::Function')).length + Object.keys(template.findResources('AWS::StepFunctions::StateMachine')).length + 1);
+    for (const g of groups) {
+      expect(g.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+      expect(g.Properties.RetentionInDays).toBe(365);
+    }
+    for (const sm of Object.values(template.findResources('AWS::StepFunctions::StateMachine'))) {
+      expect(sm.Properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
+    }
+  });
+
+  it('takes the retention and execution-data logging from the context, and refuses a retention CloudWatch does not offer', () => {
+    const { template: t } = synthFixtureStack({ logRetentionDays: '90', logExecutionData: 'true' });
+    for (const g of Object.values(t.findResources('AWS::Logs::LogGroup'))) expect(g.Properties.RetentionInDays).toBe(90);
+    for (const sm of Object.values(t.findResources('AWS::StepFunctions::StateMachine'))) expect(sm.Properties.LoggingConfiguration.IncludeExecutionData).toBe(true);
+    let error: { code?: string; message?: string; hint?: string } = {};
+    try { synthFixtureStack({ logRetentionDays: '45' }); } catch (e) { error = e as never; }
+    expect(error.code).toBe('invalid_log_retention');
+    expect(error.message).toBe('log retention of 45 days is not one CloudWatch Logs offers');
+    expect(error.hint).toMatch(/^use one of 1, 3, 5, 7, 14, 30, 60, 90,/);
+    expect(() => synthFixtureStack({ logExecutionData: 'yes' })).toThrowError('context logExecutionData must be true or false (got "yes")');
+  });
+});
+
 describe('Class: StepforgeApi', () => {
   it('requires an API key bound to a throttled usage plan with apiAuth=apiKey', () => {
     const { template: t, stack: s } = synthFixtureStack({ apiAuth: 'apiKey' });

@@ -15,6 +15,7 @@ import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-n
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { bedrockResourceArns } from '../models/bedrockResourceArns.js';
+import { StackLogGroup, type LogSettings } from './StackLogGroup.js';
 import { pythonSourceDir } from '@stepforge/functions';
 import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, STEP_HANDLER_TABLE, type HandlerId } from '@stepforge/contract';
 import { CODE_BUNDLE_ALIAS } from '../workflows/loadCodeWorkflows.js';
@@ -42,6 +43,8 @@ export interface StepHandlersProps {
   readonly environment: Readonly<Record<string, string>>;
   /** Destroy log groups with the stack. */
   readonly destroyOnRemoval?: boolean;
+  /** The handlers' log groups: key and retention (the log groups are destroyed with the stack when `destroyOnRemoval`). */
+  readonly logs: Omit<LogSettings, 'destroyOnRemoval'>;
   /** Entry files that replace `<handlersDir>/<name>.ts` for some handlers (the API adapter). */
   readonly entryOverrides?: Partial<Record<HandlerId, string>>;
   /** User function modules (functions/user), bundled into the function Lambda under `user/`. */
@@ -92,10 +95,7 @@ export class StepHandlers extends Construct {
   }
 
   private roleAndLogs(id: string, name: string, props: StepHandlersProps): { role: iam.Role; logGroup: logs.LogGroup } {
-    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    });
+    const logGroup = new StackLogGroup(this, `${id}Logs`, { ...props.logs, destroyOnRemoval: props.destroyOnRemoval });
     // An explicit role instead of AWSLambdaBasicExecutionRole: logs only to this function's own group.
     const role = new iam.Role(this, `${id}Role`, {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
