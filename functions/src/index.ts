@@ -20,6 +20,7 @@ export * from './persistence/BlobStore.js';
 export * from './secrets/Redactor.js';
 export * from './secrets/SecretResolver.js';
 export * from './logging/createLogger.js';
+export * from './logging/Telemetry.js';
 export * from './tools/ToolDefinition.js';
 export * from './tools/ToolPolicy.js';
 export * from './tools/PolicyDocument.js';

@@ -6,6 +6,7 @@ import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -17,6 +18,7 @@ import { RETENTION_DAYS } from './constructs/StackLogGroup.js';
 import { StepforgeError } from '@stepforge/contract';
 import { TABLE_ACCESS } from '@stepforge/functions';
 import { RunStore } from './constructs/RunStore.js';
+import { StepforgeDashboard } from './constructs/StepforgeDashboard.js';
 import { StepforgeApi, type ApiAuthMode } from './constructs/StepforgeApi.js';
 import { StepHandlers } from './constructs/StepHandlers.js';
 import { WorkflowStateMachine } from './constructs/WorkflowStateMachine.js';
@@ -69,6 +71,7 @@ export class StepforgeStack extends Stack {
   readonly machines: ReadonlyMap<string, WorkflowStateMachine>;
   readonly api: StepforgeApi;
   readonly alarmTopic: sns.Topic;
+  readonly dashboard: StepforgeDashboard;
 
   /** The workflows as deployed: function steps whose function is Python point at the Python function Lambda. */
   readonly workflows: readonly WorkflowSpec[];
@@ -218,6 +221,14 @@ export class StepforgeStack extends Stack {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }).addAlarmAction(action);
     }
+
+    const dashboardHandlers: Record<string, lambda.IFunction> = { ...fns };
+    if (this.handlers.pythonFunction) dashboardHandlers[PYTHON_FUNCTION_HANDLER] = this.handlers.pythonFunction;
+    this.dashboard = new StepforgeDashboard(this, 'Dashboard', {
+      machines: new Map([...machines].map(([n, m]) => [n, m.stateMachine])),
+      handlers: dashboardHandlers,
+      deadLetterQueues: { approvals: this.approvalQueue.deadLetterQueue, triggers: this.triggerQueue.deadLetterQueue },
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.api.url });
     new CfnOutput(this, 'RestApiId', { value: this.api.api.restApiId });

@@ -416,6 +416,27 @@ describe('least privilege, key policy and logs', () => {
   });
 });
 
+describe('observability', () => {
+  it('names the metrics namespace and service for Powertools on every handler, with X-Ray active', () => {
+    for (const [id, fn] of Object.entries(template.findResources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      expect(fn.Properties.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE, id).toBe('Stepforge');
+      expect(fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, id).toMatch(/^stepforge-/);
+    }
+  });
+
+  it('puts the handlers\' metrics, each workflow\'s executions and the dead-letter queues on one dashboard', () => {
+    const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0]!.Properties.DashboardBody);
+    for (const metric of ['StepsSucceeded', 'StepErrors', 'ModelInputTokens', 'ModelOutputTokens', 'ApprovalsWaiting']) expect(body, metric).toContain(`\\"Stepforge\\",\\"${metric}\\"`);
+    expect(body).toContain('stepforge-model');
+    for (const name of stack.machines.keys()) expect(body, name).toContain(name);
+    expect(body).toContain('ExecutionsFailed');
+    expect(body).toContain('ApproximateNumberOfMessagesVisible');
+  });
+});
+
 describe('Class: StepforgeApi', () => {
   it('requires an API key bound to a throttled usage plan with apiAuth=apiKey', () => {
     const { template: t, stack: s } = synthFixtureStack({ apiAuth: 'apiKey' });

@@ -16,7 +16,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { bedrockResourceArns } from '../models/bedrockResourceArns.js';
 import { StackLogGroup, type LogSettings } from './StackLogGroup.js';
-import { pythonSourceDir } from '@stepforge/functions';
+import { METRICS_NAMESPACE, pythonSourceDir } from '@stepforge/functions';
 import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, STEP_HANDLER_TABLE, type HandlerId } from '@stepforge/contract';
 import { CODE_BUNDLE_ALIAS } from '../workflows/loadCodeWorkflows.js';
 
@@ -124,6 +124,7 @@ export class StepHandlers extends Construct {
         ...props.environment,
         STEPFORGE_HANDLER: name,
         POWERTOOLS_SERVICE_NAME: `stepforge-${name}`,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         NODE_OPTIONS: '--enable-source-maps',
         ...(name === 'function' ? { STEPFORGE_FUNCTIONS_DIR: LAMBDA_USER_FUNCTIONS_DIR } : {}),
       },
