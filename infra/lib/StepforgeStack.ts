@@ -6,7 +6,7 @@ import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -54,6 +54,8 @@ export interface StepforgeStackProps extends StackProps {
   readonly policyRules?: readonly unknown[];
   /** Extra environment for every handler. */
   readonly handlerEnvironment?: Readonly<Record<string, string>>;
+  /** Ship source maps with the handler bundles (off by default; see StepHandlers). */
+  readonly sourceMaps?: boolean;
   /** Days the stack's log groups keep events (a CloudWatch Logs retention value; default 365). */
   readonly logRetentionDays?: number;
   /** State machines log each state's input and output too (default false: transitions and errors only). */
@@ -107,6 +109,7 @@ export class StepforgeStack extends Stack {
       entryOverrides: props.apiEntry ? { api: props.apiEntry } : undefined,
       destroyOnRemoval,
       logs: logSettings,
+      sourceMaps: props.sourceMaps ?? false,
       environment: {
         STEPFORGE_MODE: 'aws',
         STEPFORGE_TABLE: table.tableName,
@@ -192,6 +195,11 @@ export class StepforgeStack extends Stack {
 
     this.api = new StepforgeApi(this, 'Http', { handler: fns.api, auth: props.apiAuth ?? 'iam', destroyOnRemoval, logs: logSettings });
     new WorkflowTriggers(this, 'Triggers-', { workflows, queue: this.triggerQueue.queue, starter: fns.trigger });
+    // API Gateway may invoke the API Lambda only for this account: CDK's permissions name the API's
+    // execute-api ARN (an Fn::Join, which Control Tower's rule cannot read); the account says it plainly.
+    for (const c of this.node.findAll()) {
+      if (c instanceof lambda.CfnPermission && c.principal === 'apigateway.amazonaws.com' && c.sourceAccount === undefined) c.sourceAccount = this.account;
+    }
 
     // Pending approvals past their deadline time out (a timeout is a denial): the approvals handler
     // expires them on every scheduled event. A schedule rather than the waiting state's

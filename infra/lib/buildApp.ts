@@ -74,6 +74,7 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
     models,
     ...(retention !== undefined ? { logRetentionDays: Number(retention) } : {}),
     logExecutionData: logExecutionData === 'true',
+    sourceMaps: ctx('sourceMaps') === 'true',
     policyRules,
     env: { account: process.env['CDK_DEFAULT_ACCOUNT'], region: process.env['CDK_DEFAULT_REGION'] },
     description: 'Stepforge: agent workflows on Step Functions, Lambda, DynamoDB, SQS, API Gateway and EventBridge',

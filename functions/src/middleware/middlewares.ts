@@ -1,5 +1,5 @@
 import { StepEnvelope } from '@stepforge/contract';
-import { z } from 'zod';
+import * as z from 'zod';
 import { userStackFrames } from '../errors/userStackFrames.js';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import type { Runtime } from '../runtime/Runtime.js';

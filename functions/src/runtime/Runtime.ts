@@ -79,7 +79,7 @@ export class Runtime {
     this.config = config;
     this.#deps = deps;
     this.redactor = new Redactor();
-    this.secrets = new SecretResolver(config, this.redactor, deps.env);
+    this.secrets = new SecretResolver(config, this.redactor, deps.env, (client) => this.#telemetry.captureClient(client));
     this.logger = createLogger(this.redactor, { logLevel: config.logLevel });
     const ddb = deps.dynamodb ?? new DynamoDBClient(awsClientConfig(config.region, config.endpoints.dynamodb));
     // An injected client may point anywhere, so without an injected commands client it serves both.

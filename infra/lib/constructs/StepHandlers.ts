@@ -15,6 +15,7 @@ import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-n
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { bedrockResourceArns } from '../models/bedrockResourceArns.js';
+import { HANDLER_BUNDLE, SOURCE_MAP } from '../bundling/handlerBundling.js';
 import { StackLogGroup, type LogSettings } from './StackLogGroup.js';
 import { METRICS_NAMESPACE, pythonSourceDir } from '@stepforge/functions';
 import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, STEP_HANDLER_TABLE, type HandlerId } from '@stepforge/contract';
@@ -47,6 +48,8 @@ export interface StepHandlersProps {
   readonly logs: Omit<LogSettings, 'destroyOnRemoval'>;
   /** Entry files that replace `<handlersDir>/<name>.ts` for some handlers (the API adapter). */
   readonly entryOverrides?: Partial<Record<HandlerId, string>>;
+  /** Ship source maps with the bundles and turn them on (`--enable-source-maps`); off by default: they more than double each asset and slow cold starts. */
+  readonly sourceMaps?: boolean;
   /** User function modules (functions/user), bundled into the function Lambda under `user/`. */
   readonly userFunctionsDir?: string;
   /** Modules of workflows written in code, each bundled whole into the function Lambda as `code/<bundle>`. */
@@ -125,7 +128,7 @@ export class StepHandlers extends Construct {
         STEPFORGE_HANDLER: name,
         POWERTOOLS_SERVICE_NAME: `stepforge-${name}`,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-        NODE_OPTIONS: '--enable-source-maps',
+        ...(props.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
         ...(name === 'function' ? { STEPFORGE_FUNCTIONS_DIR: LAMBDA_USER_FUNCTIONS_DIR } : {}),
       },
       projectRoot: props.projectRoot,
@@ -136,19 +139,16 @@ export class StepHandlers extends Construct {
         // the construct from preparing a Docker build image when esbuild detection fails.
         dockerImage: DockerImage.fromRegistry('stepforge/no-docker-bundling'),
         format: OutputFormat.ESM,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        // Source maps map to file names and lines without embedding the sources: 3× smaller assets.
-        sourcesContent: false,
+        target: HANDLER_BUNDLE.target,
+        minify: HANDLER_BUNDLE.minify,
+        sourceMap: props.sourceMaps === true,
+        ...(props.sourceMaps ? { sourcesContent: SOURCE_MAP.sourcesContent } : {}),
         logLevel: LogLevel.WARNING,
-        mainFields: ['module', 'main'],
+        mainFields: [...HANDLER_BUNDLE.mainFields],
         // The root tsconfig maps @stepforge/* to their sources, so bundles never pick up a stale dist/.
         tsconfig: join(props.projectRoot, 'tsconfig.json'),
-        // The Node.js 22 runtime ships AWS SDK v3; leaving it out keeps bundles small and synth fast.
-        externalModules: ['@aws-sdk/*', '@smithy/*'],
-        // ESM bundles of CommonJS dependencies still call require().
-        banner: "import{createRequire as __sfCreateRequire}from'module';const require=__sfCreateRequire(import.meta.url);",
+        externalModules: [...HANDLER_BUNDLE.external],
+        banner: HANDLER_BUNDLE.banner,
         // The runtime imports user functions from a folder at run time; compile each into the asset's user/.
         // A code workflow's module goes into code/, self-contained (packages included but the AWS SDK):
         // its nodes name it there (loadCodeWorkflows).
