@@ -41,6 +41,16 @@ export class RunStore extends Construct {
       pendingWindow: Duration.days(7),
       removalPolicy,
     });
+    // Grants on the key only for AWS resources (DynamoDB makes its own for the table) or to AWS
+    // services: no principal of the account can hand the key on to another with CreateGrant.
+    this.key.addToResourcePolicy(new iam.PolicyStatement({
+      sid: 'DenyGrantsExceptForAwsResources',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['kms:CreateGrant'],
+      resources: ['*'],
+      conditions: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } },
+    }));
     this.table = new dynamodb.Table(this, 'Runs', {
       partitionKey: { name: RUN_TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
       sortKey: { name: RUN_TABLE_KEYS.sortKey, type: dynamodb.AttributeType.STRING },
