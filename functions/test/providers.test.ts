@@ -133,3 +133,16 @@ describe('Class: BedrockProvider', () => {
     ]);
   });
 });
+
+describe('Function: parseModelSpec', () => {
+  it('splits a provider prefix, maps ollama and vllm to the OpenAI-compatible provider, and reads anything else as a bare id', async () => {
+    const { parseModelSpec } = await import('../src/providers/parseModelSpec.js');
+    expect(parseModelSpec('bedrock:us.anthropic.claude-3-5-haiku-20241022-v1:0')).toEqual({ prefix: 'bedrock', modelId: 'us.anthropic.claude-3-5-haiku-20241022-v1:0' });
+    expect(parseModelSpec('ollama:llama3')).toEqual({ prefix: 'openai', modelId: 'llama3' });
+    expect(parseModelSpec('vllm:m')).toEqual({ prefix: 'openai', modelId: 'm' });
+    expect(parseModelSpec('local:echo')).toEqual({ prefix: 'local', modelId: 'echo' });
+    expect(parseModelSpec('anthropic.claude-v2:1')).toEqual({ modelId: 'anthropic.claude-v2:1' });
+    expect(parseModelSpec(undefined)).toEqual({ modelId: 'default' });
+    expect(parseModelSpec('')).toEqual({ modelId: 'default' });
+  });
+});

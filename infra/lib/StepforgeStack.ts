@@ -6,17 +6,26 @@ import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
+import { grantTableAccess } from './constructs/grantTableAccess.js';
 import { QueueWithDlq } from './constructs/QueueWithDlq.js';
+import { RETENTION_DAYS } from './constructs/StackLogGroup.js';
+import { StepforgeError } from '@stepforge/contract';
+import { TABLE_ACCESS } from '@stepforge/functions';
 import { RunStore } from './constructs/RunStore.js';
+import { StepforgeDashboard } from './constructs/StepforgeDashboard.js';
 import { StepforgeApi, type ApiAuthMode } from './constructs/StepforgeApi.js';
 import { StepHandlers } from './constructs/StepHandlers.js';
 import { WorkflowStateMachine } from './constructs/WorkflowStateMachine.js';
 import { WorkflowTriggers } from './constructs/WorkflowTriggers.js';
 import { addNagSuppressions } from './nag/addNagSuppressions.js';
+import { modelSteps } from './models/modelSteps.js';
+import { planModels, type ModelOptions, type ModelPlan } from './models/planModels.js';
 import { PYTHON_FUNCTION_HANDLER, STEP_HANDLERS, type HandlerId, type TaskHandlerId } from '@stepforge/contract';
 import { routePythonFunctions } from './workflows/routePythonFunctions.js';
 import type { WorkflowSpec } from './workflows/WorkflowSpec.js';
@@ -43,8 +52,16 @@ export interface StepforgeStackProps extends StackProps {
   readonly alarmEmail?: string;
   /** Tool approval policy rules (workflows/policy.json), passed to the handlers as STEPFORGE_POLICY. */
   readonly policyRules?: readonly unknown[];
-  /** Extra environment for every handler (e.g. STEPFORGE_MODEL_PROVIDER). */
+  /** Extra environment for every handler. */
   readonly handlerEnvironment?: Readonly<Record<string, string>>;
+  /** Ship source maps with the handler bundles (off by default; see StepHandlers). */
+  readonly sourceMaps?: boolean;
+  /** Days the stack's log groups keep events (a CloudWatch Logs retention value; default 365). */
+  readonly logRetentionDays?: number;
+  /** State machines log each state's input and output too (default false: transitions and errors only). */
+  readonly logExecutionData?: boolean;
+  /** The project's model settings; every model step must resolve to a real model unless `allowOffline`. */
+  readonly models?: ModelOptions;
 }
 
 /** Stepforge on AWS. */
@@ -56,9 +73,12 @@ export class StepforgeStack extends Stack {
   readonly machines: ReadonlyMap<string, WorkflowStateMachine>;
   readonly api: StepforgeApi;
   readonly alarmTopic: sns.Topic;
+  readonly dashboard: StepforgeDashboard;
 
   /** The workflows as deployed: function steps whose function is Python point at the Python function Lambda. */
   readonly workflows: readonly WorkflowSpec[];
+  /** Which model each model step calls once deployed, and what the model handler was granted for it. */
+  readonly models: ModelPlan;
 
   constructor(scope: Construct, id: string, props: StepforgeStackProps) {
     super(scope, id, props);
@@ -66,11 +86,19 @@ export class StepforgeStack extends Stack {
     const routed = props.workflows.map((wf) => routePythonFunctions(wf, props.userFunctionsDir));
     const workflows = routed.map((r) => r.workflow);
     this.workflows = workflows;
+    // Decided before any resource: a stack that would answer with the echo provider is refused whole.
+    this.models = planModels(workflows.flatMap((wf) => modelSteps(wf)), props.models ?? {});
     this.store = new RunStore(this, 'Store', { destroyOnRemoval });
     // Visibility timeouts are 6× the consuming Lambda's 30 s timeout (AWS guidance for SQS event sources).
     this.approvalQueue = new QueueWithDlq(this, 'Approvals', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: 5 });
     this.triggerQueue = new QueueWithDlq(this, 'Triggers', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: 3 });
     const table = this.store.table;
+    const retentionDays = props.logRetentionDays ?? 365;
+    if (!RETENTION_DAYS.includes(retentionDays)) {
+      throw new StepforgeError('invalid_log_retention', `log retention of ${retentionDays} days is not one CloudWatch Logs offers`, { hint: `use one of ${RETENTION_DAYS.join(', ')}` });
+    }
+    const logSettings = { encryptionKey: this.store.key, retention: retentionDays as logs.RetentionDays };
+    this.store.allowLogsService();
 
     this.handlers = new StepHandlers(this, 'Handlers', {
       projectRoot: props.projectRoot,
@@ -80,6 +108,8 @@ export class StepforgeStack extends Stack {
       python: routed.some((r) => r.pythonModules.length > 0),
       entryOverrides: props.apiEntry ? { api: props.apiEntry } : undefined,
       destroyOnRemoval,
+      logs: logSettings,
+      sourceMaps: props.sourceMaps ?? false,
       environment: {
         STEPFORGE_MODE: 'aws',
         STEPFORGE_TABLE: table.tableName,
@@ -91,6 +121,7 @@ export class StepforgeStack extends Stack {
       },
     });
     const fns = this.handlers.functions;
+    for (const [key, value] of Object.entries(this.models.environment)) fns.model.addEnvironment(key, value);
     const mcpServers: Record<string, unknown> = {};
     for (const wf of workflows) {
       for (const [name, config] of Object.entries(wf.mcpServers)) {
@@ -101,8 +132,9 @@ export class StepforgeStack extends Stack {
       }
     }
     if (Object.keys(mcpServers).length > 0) fns.mcpTool.addEnvironment('STEPFORGE_MCP_SERVERS', JSON.stringify(mcpServers));
-    for (const name of Object.keys(fns) as HandlerId[]) table.grantReadWriteData(fns[name]);
-    if (this.handlers.pythonFunction) table.grantReadWriteData(this.handlers.pythonFunction);
+    // Each role reaches only the item collections its handler uses, with only the actions it uses.
+    for (const name of Object.keys(fns) as HandlerId[]) grantTableAccess(fns[name], table, this.store.key, TABLE_ACCESS[name]!);
+    if (this.handlers.pythonFunction) grantTableAccess(this.handlers.pythonFunction, table, this.store.key, TABLE_ACCESS[PYTHON_FUNCTION_HANDLER]!);
     // A tool call that policy gates asks for approval through the queue (with the task token).
     this.approvalQueue.queue.grantSendMessages(fns.tool);
     fns.approvals.addEventSource(new SqsEventSource(this.approvalQueue.queue, { batchSize: 10, reportBatchItemFailures: true }));
@@ -120,7 +152,8 @@ export class StepforgeStack extends Stack {
           stepFunctions,
           approvalQueue: this.approvalQueue.queue,
           table,
-          destroyOnRemoval,
+          logs: { ...logSettings, destroyOnRemoval },
+          logExecutionData: props.logExecutionData ?? false,
         }),
       );
     }
@@ -133,7 +166,8 @@ export class StepforgeStack extends Stack {
       // An approved tool call runs in the API Lambda (the approver's request), with the tool's secrets.
       if (h === 'tool') this.handlers.grantSecrets('api', ids, SSM_PREFIX);
     }
-    this.handlers.grantBedrockModels([...new Set(workflows.flatMap((wf) => wf.bedrockModels))].sort());
+    this.handlers.grantBedrockModels(this.models.bedrockModels);
+    this.handlers.grantSecrets('model', this.models.secrets, SSM_PREFIX);
 
     // The API starts, inspects, forks and cancels executions of these machines, and resolves approvals.
     const all = [...machines.values()].map((m) => m.stateMachine);
@@ -165,8 +199,13 @@ export class StepforgeStack extends Stack {
       fns.trigger.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: triggered.map((m) => m.stateMachineArn) }));
     }
 
-    this.api = new StepforgeApi(this, 'Http', { handler: fns.api, auth: props.apiAuth ?? 'iam', destroyOnRemoval });
+    this.api = new StepforgeApi(this, 'Http', { handler: fns.api, auth: props.apiAuth ?? 'iam', destroyOnRemoval, logs: logSettings });
     new WorkflowTriggers(this, 'Triggers-', { workflows, queue: this.triggerQueue.queue, starter: fns.trigger });
+    // API Gateway may invoke the API Lambda only for this account: CDK's permissions name the API's
+    // execute-api ARN (an Fn::Join, which Control Tower's rule cannot read); the account says it plainly.
+    for (const c of this.node.findAll()) {
+      if (c instanceof lambda.CfnPermission && c.principal === 'apigateway.amazonaws.com' && c.sourceAccount === undefined) c.sourceAccount = this.account;
+    }
 
     // Pending approvals past their deadline time out (a timeout is a denial): the approvals handler
     // expires them on every scheduled event. A schedule rather than the waiting state's
@@ -182,7 +221,7 @@ export class StepforgeStack extends Stack {
 
     // Alarms → an encrypted, TLS-only topic.
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: 'Stepforge alarms', masterKey: this.store.key, enforceSSL: true });
-    this.store.key.grantEncryptDecrypt(new iam.ServicePrincipal('cloudwatch.amazonaws.com'));
+    this.store.allowAlarmsToTopic();
     if (props.alarmEmail) this.alarmTopic.addSubscription(new subs.EmailSubscription(props.alarmEmail));
     const action = new cwActions.SnsAction(this.alarmTopic);
     for (const m of machines.values()) m.failedAlarm.addAlarmAction(action);
@@ -196,6 +235,14 @@ export class StepforgeStack extends Stack {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }).addAlarmAction(action);
     }
+
+    const dashboardHandlers: Record<string, lambda.IFunction> = { ...fns };
+    if (this.handlers.pythonFunction) dashboardHandlers[PYTHON_FUNCTION_HANDLER] = this.handlers.pythonFunction;
+    this.dashboard = new StepforgeDashboard(this, 'Dashboard', {
+      machines: new Map([...machines].map(([n, m]) => [n, m.stateMachine])),
+      handlers: dashboardHandlers,
+      deadLetterQueues: { approvals: this.approvalQueue.deadLetterQueue, triggers: this.triggerQueue.deadLetterQueue },
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.api.url });
     new CfnOutput(this, 'RestApiId', { value: this.api.api.restApiId });

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { readPolicyText } from '@stepforge/functions';
+import { StepforgeError } from '@stepforge/contract';
 import { StepforgeStack } from './StepforgeStack.js';
+import type { ModelOptions } from './models/planModels.js';
 import type { ApiAuthMode } from './constructs/StepforgeApi.js';
 import type { CompileDocumentFn } from './workflows/compilerBinding.js';
 import { loadWorkflows } from './workflows/loadWorkflows.js';
@@ -40,9 +42,25 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
   // Read as the runtime reads it: a policy that is not a valid array of rules fails the synth
   // (policy_invalid, with its line and column) rather than deploying handlers that gate nothing.
   if (existsSync(policyFile)) policyRules = readPolicyText(readFileSync(policyFile, 'utf8'), { file: policyFile });
-  const handlerEnvironment: Record<string, string> = {};
-  const provider = ctx('modelProvider');
-  if (provider) handlerEnvironment['STEPFORGE_MODEL_PROVIDER'] = provider;
+  const allowOffline = ctx('allowOfflineModel');
+  if (allowOffline !== undefined && allowOffline !== 'true' && allowOffline !== 'false') {
+    throw new StepforgeError('invalid_model_option', `context allowOfflineModel must be true or false (got "${allowOffline}")`, { hint: '-c allowOfflineModel=true' });
+  }
+  const retention = ctx('logRetentionDays');
+  if (retention !== undefined && !/^\d+$/.test(retention)) {
+    throw new StepforgeError('invalid_log_retention', `context logRetentionDays must be a number of days (got "${retention}")`, { hint: '-c logRetentionDays=365' });
+  }
+  const logExecutionData = ctx('logExecutionData');
+  if (logExecutionData !== undefined && logExecutionData !== 'true' && logExecutionData !== 'false') {
+    throw new StepforgeError('invalid_log_option', `context logExecutionData must be true or false (got "${logExecutionData}")`, { hint: '-c logExecutionData=true' });
+  }
+  const models: ModelOptions = {
+    ...(ctx('modelProvider') !== undefined ? { provider: ctx('modelProvider') } : {}),
+    ...(ctx('model') !== undefined ? { model: ctx('model') } : {}),
+    ...(ctx('openaiApiKeySecret') !== undefined ? { openaiApiKeySecret: ctx('openaiApiKeySecret') } : {}),
+    ...(ctx('openaiBaseUrl') !== undefined ? { openaiBaseUrl: ctx('openaiBaseUrl') } : {}),
+    allowOffline: allowOffline === 'true',
+  };
   const stack = new StepforgeStack(app, ctx('stackName') ?? 'Stepforge', {
     workflows,
     projectRoot: options.projectRoot,
@@ -51,7 +69,10 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
     apiAuth,
     destroyOnRemoval: ctx('destroyOnRemoval') === 'true',
     alarmEmail: ctx('alarmEmail'),
-    handlerEnvironment,
+    models,
+    ...(retention !== undefined ? { logRetentionDays: Number(retention) } : {}),
+    logExecutionData: logExecutionData === 'true',
+    sourceMaps: ctx('sourceMaps') === 'true',
     policyRules,
     env: { account: process.env['CDK_DEFAULT_ACCOUNT'], region: process.env['CDK_DEFAULT_REGION'] },
     description: 'Stepforge: agent workflows on Step Functions, Lambda, DynamoDB, SQS, API Gateway and EventBridge',

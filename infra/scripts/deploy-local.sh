@@ -19,8 +19,9 @@ fi
 mkdir -p .stepforge
 npx cdklocal bootstrap "aws://000000000000/$AWS_DEFAULT_REGION"
 # destroyOnRemoval: LocalStack is disposable. modelProvider=local: model steps use the deterministic
-# offline provider (LocalStack has no Bedrock), so runs finish without credentials.
-npx cdklocal deploy --require-approval never \
+# offline provider (LocalStack has no Bedrock), so runs finish without credentials; allowOfflineModel=true
+# says so on purpose (the app refuses to deploy the echo provider unasked).
+npx cdklocal deploy --require-approval never -c allowOfflineModel=true \
   -c destroyOnRemoval=true -c modelProvider=local \
   --outputs-file .stepforge/localstack-outputs.json "$@"
 echo "Outputs written to .stepforge/localstack-outputs.json; now: npm run test:localstack"

@@ -8,7 +8,7 @@ import { handlerEntry, LAMBDA_USER_FUNCTIONS_DIR, listUserFunctions } from '../l
 import { StepforgeStack } from '../lib/StepforgeStack.js';
 import { loadWorkflows } from '../lib/workflows/loadWorkflows.js';
 import { fixtureCompile } from './fixtures/fixtureCompile.js';
-import { FIXTURE_WORKFLOWS, ROOT } from './synthFixtureStack.js';
+import { FIXTURE_MODEL, FIXTURE_WORKFLOWS, ROOT } from './synthFixtureStack.js';
 
 const USER = join(ROOT, 'infra/test/fixtures/user');
 
@@ -25,6 +25,7 @@ describe('Class: StepHandlers', () => {
       projectRoot: ROOT,
       handlersDir: join(ROOT, 'infra/test/fixtures/handlers'),
       userFunctionsDir: USER,
+      models: { model: FIXTURE_MODEL },
     });
     template = Template.fromStack(stack);
   }, 300_000);

@@ -33,6 +33,7 @@ function statementsOf(rolePrefix: string): { Action: string | string[]; Resource
     .flatMap((p) => p.Properties.PolicyDocument.Statement);
 }
 
+const resources_ = (id: string) => resources[id]!.Properties as Record<string, any>;
 const actionsOf = (s: { Action: string | string[] }) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 
 beforeAll(() => {
@@ -167,11 +168,45 @@ describe('Class: StepforgeStack', () => {
       expect(JSON.stringify(ssm)).toContain(':parameter/stepforge/crm/api-key');
     });
 
-    it('grants Bedrock only on the models the workflows name, to the model handler only', () => {
-      const bedrock = statementsOf('HandlersModelRole').filter((s) => actionsOf(s).includes('bedrock:InvokeModel'));
+    it('grants bedrock:InvokeModel (what Converse needs) on exactly the models the steps and the project name, to the model handler only', () => {
+      const bedrock = statementsOf('HandlersModelRole').filter((s) => actionsOf(s).some((a) => a.startsWith('bedrock:')));
       expect(bedrock).toHaveLength(1);
-      expect(JSON.stringify(bedrock[0]!.Resource)).toContain('::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
-      expect(statementsOf('HandlersToolRole').some((s) => actionsOf(s).includes('bedrock:InvokeModel'))).toBe(false);
+      expect(actionsOf(bedrock[0]!)).toEqual(['bedrock:InvokeModel']);
+      const resources = (bedrock[0]!.Resource as unknown[]).map((r) => JSON.stringify(r));
+      expect(resources).toHaveLength(2);
+      expect(resources[0]).toContain(':bedrock:\",{\"Ref\":\"AWS::Region\"},\"::foundation-model/amazon.nova-micro-v1:0');
+      expect(resources[1]).toContain('::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
+      for (const role of ['HandlersToolRole', 'HandlersApiRole', 'HandlersFunctionRole']) {
+        expect(statementsOf(role).some((s) => actionsOf(s).some((a) => a.startsWith('bedrock:'))), role).toBe(false);
+      }
+      // The model handler knows the project model; the step that names none calls it.
+      const env = resources_(logicalId('AWS::Lambda::Function', 'HandlersModel')).Environment.Variables;
+      expect(env).toMatchObject({ STEPFORGE_MODEL_PROVIDER: 'bedrock', STEPFORGE_MODEL: 'amazon.nova-micro-v1:0' });
+      expect(stack.models.offlineSteps).toEqual([]);
+    });
+
+    it('refuses to synthesize a stack whose model steps would run on the echo provider, unless allowOfflineModel=true', () => {
+      let error: { code?: string; message?: string; hint?: string; location?: unknown } = {};
+      try { synthFixtureStack({ model: undefined }); } catch (e) { error = e as never; }
+      expect(error.code).toBe('offline_model');
+      expect(error.message).toMatch(/^2 model steps: step "write" of workflow brief \(infra\/test\/fixtures\/workflows\/brief\.chain\.yaml\), step "decide" of workflow refund .* would run on the offline echo provider/);
+      expect(error.hint).toContain('-c allowOfflineModel=true');
+      const { stack: s, template: t } = synthFixtureStack({ model: undefined, allowOfflineModel: 'true' });
+      expect(s.models.offlineSteps.map((m) => `${m.workflow}.${m.step}`)).toEqual(['brief.write', 'refund.decide']);
+      const model = Object.entries(t.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('HandlersModel'))![1];
+      expect(model.Properties.Environment.Variables.STEPFORGE_MODEL_PROVIDER).toBe('local');
+    });
+
+    it('reads the OpenAI-compatible key from a secret the model handler alone may read', () => {
+      const { template: t } = synthFixtureStack({ model: 'openai:gpt-4o-mini', openaiApiKeySecret: 'stepforge/openai-key' });
+      const [id, model] = Object.entries(t.findResources('AWS::Lambda::Function')).find(([k]) => k.startsWith('HandlersModel'))!;
+      expect(model.Properties.Environment.Variables).toMatchObject({ STEPFORGE_MODEL_PROVIDER: 'openai', STEPFORGE_MODEL: 'gpt-4o-mini', STEPFORGE_OPENAI_API_KEY: '$secret:stepforge/openai-key' });
+      const roleId = (model.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]!;
+      const statements = Object.values(t.findResources('AWS::IAM::Policy'))
+        .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+      expect(JSON.stringify(statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue')))).toContain(':secret:stepforge/openai-key-??????');
+      expect(id).toMatch(/^HandlersModel/);
     });
 
     it('expires pending approvals on a schedule through the approvals handler', () => {
@@ -303,6 +338,110 @@ describe('Class: StepforgeStack', () => {
         expect(JSON.stringify(reason).length, rule).toBeGreaterThan(30);
       }
     });
+  });
+});
+
+describe('least privilege, key policy and logs', () => {
+  type Statement = { Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+  /** (key prefix, action) pairs a role may use on the table itself. */
+  function tableAccess(rolePrefix: string): string[] {
+    const pairs = new Set<string>();
+    for (const st of statementsOf(rolePrefix) as Statement[]) {
+      const dynamo = actionsOf(st).filter((a) => a.startsWith('dynamodb:'));
+      if (dynamo.length === 0 || JSON.stringify(st.Resource).includes('/index/')) continue;
+      const prefixes = st.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined;
+      expect(prefixes, `${rolePrefix}: every table statement is confined to item collections`).toBeDefined();
+      for (const p of prefixes!) for (const a of dynamo) pairs.add(`${p} ${a.slice(9)}`);
+    }
+    return [...pairs].sort();
+  }
+  const STEP = ['BLOB#* PutItem', 'BLOB#* Query', 'IDEM#* DeleteItem', 'IDEM#* GetItem', 'IDEM#* PutItem', 'IDEM#* UpdateItem', 'RUN#* GetItem', 'RUN#* PutItem', 'RUN#* Query', 'RUN#* UpdateItem'];
+
+  it('gives each handler only the item collections and actions it uses, never batch writes or whole-table access, Scan only to the API (forks)', () => {
+    expect(tableAccess('HandlersModelRole')).toEqual([...STEP, 'CONV#* PutItem', 'CONV#* Query'].sort());
+    expect(tableAccess('HandlersToolRole')).toEqual([...STEP, 'APPROVAL#* GetItem', 'APPROVAL#* PutItem', 'APPROVAL#* UpdateItem'].sort());
+    expect(tableAccess('HandlersConnectorRole')).toEqual(STEP);
+    expect(tableAccess('HandlersFunctionRole')).toEqual(STEP);
+    expect(tableAccess('HandlersTriggerRole')).toEqual(['RUN#* GetItem', 'RUN#* PutItem', 'RUN#* UpdateItem', 'RUNKEY#* GetItem', 'RUNKEY#* PutItem', 'WORKFLOW#* GetItem']);
+    expect(tableAccess('HandlersApprovalsRole')).toEqual(['APPROVAL#* GetItem', 'APPROVAL#* UpdateItem', 'RUN#* GetItem', 'RUN#* PutItem', 'RUN#* Query']);
+    expect(tableAccess('HandlersApiRole')).not.toContain('CONV#* Query');
+    expect(tableAccess('HandlersApiRole')).toContain('WORKFLOW#* GetItem');
+    const all = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+    const scanners = Object.entries(template.findResources('AWS::IAM::Policy'))
+      .filter(([, p]) => (p.Properties.PolicyDocument.Statement as Statement[]).some((st) => actionsOf(st).includes('dynamodb:Scan')))
+      .map(([id]) => id);
+    expect(scanners.length).toBe(1);
+    expect(scanners[0]).toMatch(/^HandlersApiRole/);
+    const dynamoActions = new Set(all.flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:')));
+    for (const banned of ['dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:*', 'dynamodb:DescribeTable']) expect(dynamoActions.has(banned), banned).toBe(false);
+    // Index queries only where a handler lists or finds by index, on the named indexes.
+    const indexQueries = (role: string) => (statementsOf(role) as Statement[]).filter((s) => JSON.stringify(s.Resource).includes('/index/')).map((s) => JSON.stringify(s.Resource));
+    expect(indexQueries('HandlersModelRole')).toEqual([]);
+    expect(indexQueries('HandlersApprovalsRole').join()).toMatch(/\/index\/gsi2/);
+    expect(indexQueries('HandlersApprovalsRole').join()).not.toMatch(/gsi1|index\/\*/);
+    // The key only through DynamoDB, and read-only roles never get data keys.
+    const kms = (statementsOf('HandlersModelRole') as Statement[]).filter((s) => actionsOf(s).some((a) => a.startsWith('kms:')));
+    expect(kms).toHaveLength(1);
+    expect(actionsOf(kms[0]!)).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey']);
+    expect(JSON.stringify(kms[0]!.Condition)).toContain('kms:ViaService');
+  });
+
+  it('lets the logs and alarm services use the stack key only for this account', () => {
+    const key = Object.values(template.findResources('AWS::KMS::Key'))[0]!.Properties.KeyPolicy.Statement as (Statement & { Principal?: { Service?: unknown } })[];
+    const byService = (svc: string) => key.filter((s) => JSON.stringify(s.Principal?.Service ?? '').includes(svc));
+    const logs = byService('logs.');
+    expect(logs).toHaveLength(1);
+    expect(JSON.stringify(logs[0]!.Condition!['ArnLike'])).toMatch(/kms:EncryptionContext:aws:logs:arn.*:logs:.*AWS::Region.*AWS::AccountId.*:log-group:\*/);
+    const alarms = byService('cloudwatch.amazonaws.com');
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]!.Condition!['StringEquals']).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+    expect(JSON.stringify(alarms[0]!.Condition!['ArnLike'])).toMatch(/aws:SourceArn.*:cloudwatch:.*:alarm:\*/);
+  });
+
+  it('encrypts every log group with the stack key, keeps them 365 days and logs no execution data by default', () => {
+    const keyId = logicalId('AWS::KMS::Key', 'StoreKey');
+    const groups = Object.values(template.findResources('AWS::Logs::LogGroup'));
+    expect(groups.length).toBe(Object.keys(template.findResources('AWS::Lambda::Function')).length + Object.keys(template.findResources('AWS::StepFunctions::StateMachine')).length + 1);
+    for (const g of groups) {
+      expect(g.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+      expect(g.Properties.RetentionInDays).toBe(365);
+    }
+    for (const sm of Object.values(template.findResources('AWS::StepFunctions::StateMachine'))) {
+      expect(sm.Properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
+    }
+  });
+
+  it('takes the retention and execution-data logging from the context, and refuses a retention CloudWatch does not offer', () => {
+    const { template: t } = synthFixtureStack({ logRetentionDays: '90', logExecutionData: 'true' });
+    for (const g of Object.values(t.findResources('AWS::Logs::LogGroup'))) expect(g.Properties.RetentionInDays).toBe(90);
+    for (const sm of Object.values(t.findResources('AWS::StepFunctions::StateMachine'))) expect(sm.Properties.LoggingConfiguration.IncludeExecutionData).toBe(true);
+    let error: { code?: string; message?: string; hint?: string } = {};
+    try { synthFixtureStack({ logRetentionDays: '45' }); } catch (e) { error = e as never; }
+    expect(error.code).toBe('invalid_log_retention');
+    expect(error.message).toBe('log retention of 45 days is not one CloudWatch Logs offers');
+    expect(error.hint).toMatch(/^use one of 1, 3, 5, 7, 14, 30, 60, 90,/);
+    expect(() => synthFixtureStack({ logExecutionData: 'yes' })).toThrowError('context logExecutionData must be true or false (got "yes")');
+  });
+});
+
+describe('observability', () => {
+  it('names the metrics namespace and service for Powertools on every handler, with X-Ray active', () => {
+    for (const [id, fn] of Object.entries(template.findResources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      expect(fn.Properties.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE, id).toBe('Stepforge');
+      expect(fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, id).toMatch(/^stepforge-/);
+    }
+  });
+
+  it('puts the handlers\' metrics, each workflow\'s executions and the dead-letter queues on one dashboard', () => {
+    const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0]!.Properties.DashboardBody);
+    for (const metric of ['StepsSucceeded', 'StepErrors', 'ModelInputTokens', 'ModelOutputTokens', 'ApprovalsWaiting']) expect(body, metric).toContain(`\\"Stepforge\\",\\"${metric}\\"`);
+    expect(body).toContain('stepforge-model');
+    for (const name of stack.machines.keys()) expect(body, name).toContain(name);
+    expect(body).toContain('ExecutionsFailed');
+    expect(body).toContain('ApproximateNumberOfMessagesVisible');
   });
 });
 

@@ -24,7 +24,7 @@ describe.skipIf(missing.length > 0)('Function: buildApp (workflows/, real handle
   beforeAll(() => {
     delete process.env['CDK_VALIDATION'];
     outdir = mkdtempSync(join(tmpdir(), 'stepforge-synth-'));
-    const { app, stack } = buildApp({ projectRoot: ROOT, appProps: { outdir, context: { 'aws:cdk:enable-asset-metadata': true } } });
+    const { app, stack } = buildApp({ projectRoot: ROOT, appProps: { outdir, context: { 'aws:cdk:enable-asset-metadata': true, model: 'bedrock:amazon.nova-micro-v1:0' } } });
     // Throws when cdk-nag or CloudFormation validation reports an unacknowledged finding.
     const assembly = app.synth();
     template = Template.fromJSON(assembly.getStackByName(stack.stackName).template);

@@ -13,6 +13,9 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Fixture workflow documents. */
 export const FIXTURE_WORKFLOWS = join(ROOT, 'infra/test/fixtures/workflows');
 
+/** The project model the fixture app deploys with (two fixture steps name none). */
+export const FIXTURE_MODEL = 'bedrock:amazon.nova-micro-v1:0';
+
 /** Synthesize the fixture app with the given context; bundling is skipped. */
 export function synthFixtureStack(context: Record<string, unknown> = {}): { app: App; stack: StepforgeStack; template: Template } {
   const { app, stack } = buildApp({
@@ -20,7 +23,7 @@ export function synthFixtureStack(context: Record<string, unknown> = {}): { app:
     workflowsDir: FIXTURE_WORKFLOWS,
     handlersDir: join(ROOT, 'infra/test/fixtures/handlers'),
     compile: fixtureCompile,
-    appProps: { context: { 'aws:cdk:bundling-stacks': [], ...context } },
+    appProps: { context: { 'aws:cdk:bundling-stacks': [], model: FIXTURE_MODEL, ...context } },
   });
   return { app, stack, template: Template.fromStack(stack) };
 }

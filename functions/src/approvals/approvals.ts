@@ -97,6 +97,9 @@ export async function expireDueApprovals(rt: Runtime): Promise<string[]> {
     await answerApproval(rt, a).catch(() => undefined);
     await rt.runs.recordEvent({ runId: a.runId, stepId: a.stepId, type: 'ApprovalTimedOut', detail: { approvalId: a.approvalId } });
   }
+  // Each scheduled expiry also says how many calls wait for a person (a gauge for the dashboard):
+  // on Lambda only, where the metric is read, as it costs a query.
+  if (rt.telemetry.enabled) rt.telemetry.addMetric('ApprovalsWaiting', (await rt.approvals.list('PENDING', 1000)).length);
   return expired.map((a) => a.approvalId);
 }
 

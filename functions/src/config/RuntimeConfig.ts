@@ -64,6 +64,8 @@ export interface RuntimeConfig {
     readonly backend: 'env' | 'secretsmanager' | 'ssm';
     readonly file: string;
     readonly ssmPrefix: string;
+    /** Seconds a secret's value is reused before it is read again (so a rotated secret is seen); 0 reads every time. */
+    readonly ttlSeconds: number;
   };
   /** JSON approval policy rules (see ToolPolicy); empty = allow everything granted. */
   readonly policyRules: readonly unknown[];
@@ -217,6 +219,7 @@ export function runtimeConfigFromEnv(
       backend: oneOf(env, 'STEPFORGE_SECRETS_BACKEND', ['env', 'secretsmanager', 'ssm'] as const, mode === 'aws' ? 'secretsmanager' : 'env'),
       file: env.STEPFORGE_SECRETS_FILE ?? `${cwd}/.stepforge/secrets.json`,
       ssmPrefix: env.STEPFORGE_SSM_PREFIX ?? '/stepforge/',
+      ttlSeconds: int(env, 'STEPFORGE_SECRETS_TTL_SECONDS', 300),
     },
     policyRules,
     mcpServers,

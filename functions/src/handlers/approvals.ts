@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import { z } from 'zod';
+import * as z from 'zod';
 import { decideApproval, expireDueApprovals, publicApproval } from '../approvals/approvals.js';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { logStep, redactSecrets } from '../middleware/middlewares.js';

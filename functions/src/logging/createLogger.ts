@@ -16,6 +16,11 @@ class RedactingLogFormatter extends LogFormatter {
       message: attributes.message,
       timestamp: this.formatTimestamp(attributes.timestamp),
       service: attributes.serviceName,
+      // The Lambda context (set per invocation on Lambda; absent embedded), as Powertools names it.
+      cold_start: attributes.lambdaContext?.coldStart,
+      function_name: attributes.lambdaContext?.functionName,
+      function_memory_size: attributes.lambdaContext?.memoryLimitInMB,
+      function_arn: attributes.lambdaContext?.invokedFunctionArn,
       function_request_id: attributes.lambdaContext?.awsRequestId,
       xray_trace_id: attributes.xRayTraceId,
     };

@@ -1,5 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { RuntimeError } from '../errors/RuntimeError.js';
 
 /** How to reach one MCP server: streamable HTTP, or a stdio child process. */
@@ -17,18 +17,22 @@ export interface McpCallResult {
   readonly isError: boolean;
 }
 
+/** The MCP SDK's client and transports (what `mcpSdk.ts` loads). */
+export interface McpSdk {
+  readonly Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
+  readonly StdioClientTransport: typeof import('@modelcontextprotocol/sdk/client/stdio.js').StdioClientTransport;
+  readonly StreamableHTTPClientTransport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
+}
+
+let sdkLoader: (() => Promise<McpSdk>) | undefined;
+
 /**
- * The MCP SDK's client and transports, loaded when the first MCP server is reached: the SDK takes
- * about a quarter of the runtime package's load time (every CLI command that opens the stack, every
- * Lambda cold start) and most runs call no MCP server.
+ * Give the pool the MCP SDK. Only the modules that call MCP servers (the tool and mcp_tool steps)
+ * do, through `mcpSdk.ts`: so the SDK (and the JSON Schema validator it brings) is bundled into
+ * the Lambdas that use it and no other.
  */
-async function loadMcpSdk() {
-  const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/stdio.js'),
-    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-  ]);
-  return { Client, StdioClientTransport, StreamableHTTPClientTransport };
+export function provideMcpSdk(load: () => Promise<McpSdk>): void {
+  sdkLoader = load;
 }
 
 /**
@@ -43,7 +47,8 @@ export class McpClientPool {
     let p = this.#clients.get(key);
     if (!p) {
       p = (async () => {
-        const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await loadMcpSdk();
+        if (!sdkLoader) throw new RuntimeError('ConfigError', 'this handler was built without the MCP SDK: MCP servers are reached from the tool and mcp_tool steps');
+        const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await sdkLoader();
         const client = new Client({ name: 'stepforge', version: '0.1.0' });
         const transport = 'url' in server
           ? new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } })

@@ -1,5 +1,5 @@
 import type middy from '@middy/core';
-import { z } from 'zod';
+import * as z from 'zod';
 import { RuntimeError } from '../errors/RuntimeError.js';
 
 /** A middy middleware as this runtime builds them. */

@@ -1,5 +1,5 @@
 import { StepEnvelope } from '@stepforge/contract';
-import { z } from 'zod';
+import * as z from 'zod';
 import { userStackFrames } from '../errors/userStackFrames.js';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import type { Runtime } from '../runtime/Runtime.js';
@@ -73,10 +73,15 @@ export const logStep = defineMiddleware(
       after: (request) => {
         const r = stateOf(request);
         if (runtime.logger.level <= INFO_LEVEL) childOf(r).info('step finished', { durationMs: Date.now() - r.started });
+        runtime.telemetry.addMetric('StepsSucceeded', 1);
+        const usage = (request.response as { usage?: { inputTokens?: unknown; outputTokens?: unknown } } | undefined)?.usage;
+        if (typeof usage?.inputTokens === 'number') runtime.telemetry.addMetric('ModelInputTokens', usage.inputTokens);
+        if (typeof usage?.outputTokens === 'number') runtime.telemetry.addMetric('ModelOutputTokens', usage.outputTokens);
       },
       onError: (request) => {
         const err = request.error;
         const r = stateOf(request);
+        runtime.telemetry.addMetric('StepErrors', 1);
         const fields = { errorName: err?.name, errorMessage: err?.message, durationMs: Date.now() - r.started, ...(isRuntimeError(err) && err.details ? { details: err.details } : {}) };
         // Embedded, a named failure (a user function that threw, a refused call…) is the run's to
         // tell: its record, its history and the CLI's display carry it, so a log line on stderr

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from './ModelProvider.js';
 

@@ -3,6 +3,7 @@ import type { Runtime } from '../runtime/Runtime.js';
 import { BedrockProvider } from './BedrockProvider.js';
 import { LocalProvider } from './LocalProvider.js';
 import type { ModelProvider } from './ModelProvider.js';
+import { parseModelSpec } from './parseModelSpec.js';
 import { OpenAiProvider } from './OpenAiProvider.js';
 
 const cache = new WeakMap<Runtime, Map<string, ModelProvider>>();
@@ -13,15 +14,8 @@ const cache = new WeakMap<Runtime, Map<string, ModelProvider>>();
  * configured at all, every step runs on the offline local provider.
  */
 export async function selectProvider(rt: Runtime, model: unknown): Promise<{ provider: ModelProvider; modelId: string }> {
-  const spec = typeof model === 'string' && model.length > 0 ? model : 'default';
-  const colon = spec.indexOf(':');
-  let prefix = colon > 0 ? spec.slice(0, colon) : '';
-  let modelId = colon > 0 ? spec.slice(colon + 1) : spec;
-  if (!['bedrock', 'openai', 'ollama', 'vllm', 'local'].includes(prefix)) {
-    prefix = '';
-    modelId = spec;
-  }
-  let name = prefix === '' ? rt.config.provider.default : prefix === 'ollama' || prefix === 'vllm' ? 'openai' : prefix;
+  const { prefix, modelId } = parseModelSpec(model);
+  let name: string = prefix ?? rt.config.provider.default;
   if (!rt.config.provider.configured) name = 'local';
   const byName = cache.get(rt) ?? new Map<string, ModelProvider>();
   cache.set(rt, byName);

@@ -8,6 +8,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { RuntimeConfig } from '../config/RuntimeConfig.js';
 import { awsClientConfig } from '../config/awsClientConfig.js';
 import { createLogger } from '../logging/createLogger.js';
+import { NO_TELEMETRY, type Telemetry } from '../logging/Telemetry.js';
 import { ApprovalStore } from '../persistence/ApprovalStore.js';
 import { BlobStore } from '../persistence/BlobStore.js';
 import { WorkflowStore } from '../persistence/WorkflowStore.js';
@@ -43,6 +44,8 @@ export interface RuntimeDeps {
   readonly bedrock?: BedrockRuntimeClient;
   readonly tools?: ToolRegistry;
   readonly env?: Record<string, string | undefined>;
+  /** Traces and metrics (default: Powertools Tracer and Metrics on Lambda, nothing elsewhere). */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -72,12 +75,14 @@ export class Runtime {
   #sfn?: SFNClient;
   #bedrock?: BedrockRuntimeClient;
   #python?: PythonWorker;
+  #telemetry: Telemetry;
+  readonly #telemetryReady: Promise<void>;
 
   constructor(config: RuntimeConfig, deps: RuntimeDeps = {}) {
     this.config = config;
     this.#deps = deps;
     this.redactor = new Redactor();
-    this.secrets = new SecretResolver(config, this.redactor, deps.env);
+    this.secrets = new SecretResolver(config, this.redactor, deps.env, (client) => this.#telemetry.captureClient(client));
     this.logger = createLogger(this.redactor, { logLevel: config.logLevel });
     const ddb = deps.dynamodb ?? new DynamoDBClient(awsClientConfig(config.region, config.endpoints.dynamodb));
     // An injected client may point anywhere, so without an injected commands client it serves both.
@@ -92,6 +97,33 @@ export class Runtime {
     this.workflows = new WorkflowStore(this.db);
     this.policyRules = parsePolicyRules(config.policyRules);
     this.tools = deps.tools ?? builtinTools(config);
+    this.#telemetry = deps.telemetry ?? NO_TELEMETRY;
+    const env = deps.env ?? process.env;
+    if (deps.telemetry === undefined && config.mode === 'aws' && env['AWS_LAMBDA_FUNCTION_NAME']) {
+      const service = env['POWERTOOLS_SERVICE_NAME'] ?? 'stepforge';
+      this.#telemetryReady = import('../logging/lambdaTelemetry.js').then((m) => {
+        this.#telemetry = m.lambdaTelemetry(service);
+        // The clients made before it loaded are traced from now on (capturing adds a middleware).
+        for (const c of [this.db.client, this.db.commands, this.#sqs, this.#eb, this.#sfn, this.#bedrock]) if (c) this.#telemetry.captureClient(c);
+      });
+    } else {
+      this.#telemetryReady = Promise.resolve();
+    }
+  }
+
+  /** Traces and metrics (nothing until `telemetryReady()` resolves, and off the Lambda runtime). */
+  get telemetry(): Telemetry {
+    return this.#telemetry;
+  }
+
+  /** Resolves once the Lambda telemetry has loaded (at once elsewhere). */
+  telemetryReady(): Promise<void> {
+    return this.#telemetryReady;
+  }
+
+  /** A client this Runtime made, traced when telemetry is on (an injected client is left as it is). */
+  #traced<T extends object>(client: T): T {
+    return this.#telemetry.captureClient(client);
   }
 
   /** Runs' own policies, parsed, by run id (a run's policy never changes once it is recorded). */
@@ -139,25 +171,25 @@ export class Runtime {
   }
 
   sqs(): SQSClient {
-    return (this.#sqs ??= this.#deps.sqs ?? new SQSClient(awsClientConfig(this.config.region, this.config.endpoints.sqs)));
+    return (this.#sqs ??= this.#deps.sqs ?? this.#traced(new SQSClient(awsClientConfig(this.config.region, this.config.endpoints.sqs))));
   }
 
   eventbridge(): EventBridgeClient {
-    return (this.#eb ??= this.#deps.eventbridge ?? new EventBridgeClient(awsClientConfig(this.config.region, this.config.endpoints.eventbridge)));
+    return (this.#eb ??= this.#deps.eventbridge ?? this.#traced(new EventBridgeClient(awsClientConfig(this.config.region, this.config.endpoints.eventbridge))));
   }
 
   sfn(): SFNClient {
-    return (this.#sfn ??= this.#deps.sfn ?? new SFNClient(awsClientConfig(this.config.region, this.config.endpoints.stepfunctions)));
+    return (this.#sfn ??= this.#deps.sfn ?? this.#traced(new SFNClient(awsClientConfig(this.config.region, this.config.endpoints.stepfunctions))));
   }
 
   bedrock(): BedrockRuntimeClient {
     const endpoint = this.config.endpoints.bedrock;
     // The Bedrock runtime client defaults to HTTP/2; a plain-http endpoint (an emulator or a
     // gateway on loopback) speaks HTTP/1.1.
-    return (this.#bedrock ??= this.#deps.bedrock ?? new BedrockRuntimeClient({
+    return (this.#bedrock ??= this.#deps.bedrock ?? this.#traced(new BedrockRuntimeClient({
       ...awsClientConfig(this.config.region, endpoint),
       ...(endpoint?.startsWith('http:') ? { requestHandler: new NodeHttpHandler() } : {}),
-    }));
+    })));
   }
 }
 

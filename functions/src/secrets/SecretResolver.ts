@@ -1,8 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { RuntimeConfig } from '../config/RuntimeConfig.js';
-import { awsClientConfig } from '../config/awsClientConfig.js';
+import type { SecretStore } from './awsSecretStores.js';
 import { jsonErrorOffset } from '../config/jsonErrorOffset.js';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { Redactor } from './Redactor.js';
@@ -26,15 +24,18 @@ export class SecretResolver {
   readonly #config: RuntimeConfig;
   readonly #redactor: Redactor;
   readonly #env: Record<string, string | undefined>;
-  readonly #cache = new Map<string, string>();
-  #file?: Promise<Record<string, unknown>>;
-  #sm?: SecretsManagerClient;
-  #ssm?: SSMClient;
+  readonly #capture: <T extends object>(client: T) => T;
+  /** Values by id with the time they are read again (the TTL applies to every backend). */
+  readonly #cache = new Map<string, { value: string; until: number }>();
+  #file?: { values: Promise<Record<string, unknown>>; until: number };
+  #store?: Promise<SecretStore>;
 
-  constructor(config: RuntimeConfig, redactor: Redactor, env: Record<string, string | undefined> = process.env) {
+  /** `capture` is given each AWS SDK client the resolver makes (the runtime traces them on Lambda). */
+  constructor(config: RuntimeConfig, redactor: Redactor, env: Record<string, string | undefined> = process.env, capture: <T extends object>(client: T) => T = (c) => c) {
     this.#config = config;
     this.#redactor = redactor;
     this.#env = env;
+    this.#capture = capture;
   }
 
   /** True when `value` is a `$secret:<id>` reference. */
@@ -46,7 +47,7 @@ export class SecretResolver {
   async resolve(id: string): Promise<string> {
     if (!SECRET_ID.test(id)) throw new RuntimeError('SecretNotFound', `invalid secret id "${id}"`);
     const cached = this.#cache.get(id);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined && Date.now() < cached.until) return cached.value;
     const value = await this.#lookup(id);
     if (value === undefined) {
       throw new RuntimeError('SecretNotFound', `secret "${id}" is not defined (${this.#where(id)})`, { details: { secret: id } });
@@ -56,7 +57,8 @@ export class SecretResolver {
       throw new RuntimeError('SecretNotFound', `secret "${id}" is shorter than 4 characters; refusing to use it`, { details: { secret: id } });
     }
     this.#redactor.add(value);
-    this.#cache.set(id, value);
+    // Secrets Manager and SSM values are cached by Powertools Parameters with the same TTL.
+    if (this.#config.secrets.backend === 'env') this.#cache.set(id, { value, until: Date.now() + this.#config.secrets.ttlSeconds * 1000 });
     return value;
   }
 
@@ -105,40 +107,28 @@ export class SecretResolver {
 
   async #lookup(id: string): Promise<string | undefined> {
     const { backend } = this.#config.secrets;
-    if (backend === 'secretsmanager') {
-      // Each backend's client is loaded on first use: every process loads this module, few use either.
-      const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-      this.#sm ??= new SecretsManagerClient(awsClientConfig(this.#config.region, this.#config.endpoints.secretsmanager));
-      try {
-        const r = await this.#sm.send(new GetSecretValueCommand({ SecretId: id }));
-        return r.SecretString;
-      } catch (e) {
-        if ((e as { name?: string }).name === 'ResourceNotFoundException') return undefined;
-        throw e;
-      }
-    }
-    if (backend === 'ssm') {
-      const { SSMClient, GetParameterCommand } = await import('@aws-sdk/client-ssm');
-      this.#ssm ??= new SSMClient(awsClientConfig(this.#config.region, this.#config.endpoints.ssm));
-      try {
-        const r = await this.#ssm.send(new GetParameterCommand({ Name: `${this.#config.secrets.ssmPrefix}${id}`, WithDecryption: true }));
-        return r.Parameter?.Value;
-      } catch (e) {
-        if ((e as { name?: string }).name === 'ParameterNotFound') return undefined;
-        throw e;
-      }
+    if (backend === 'secretsmanager' || backend === 'ssm') {
+      // The stores (and their SDK clients) are loaded on first use: every process loads this module, few use either.
+      this.#store ??= import('./awsSecretStores.js').then((m) => m.awsSecretStore(backend, this.#config, this.#capture));
+      return (await this.#store)(id);
     }
     const fromEnv = this.#env[secretEnvName(id)];
     if (fromEnv !== undefined) return fromEnv;
     const file = this.#config.secrets.file;
-    this.#file ??= readFile(file, 'utf8').then(
-      (t) => parseSecretsFile(t, file),
-      (e: NodeJS.ErrnoException) => {
-        if (e.code === 'ENOENT') return {};
-        throw new RuntimeError('ConfigError', `cannot read ${file}: ${e.message}`);
-      },
-    );
-    const v = (await this.#file)[id];
+    // Read again once the TTL has passed, so a secret changed in the file is seen by a long-lived `serve`.
+    if (!this.#file || Date.now() >= this.#file.until) {
+      this.#file = {
+        until: Date.now() + this.#config.secrets.ttlSeconds * 1000,
+        values: readFile(file, 'utf8').then(
+          (t) => parseSecretsFile(t, file),
+          (e: NodeJS.ErrnoException) => {
+            if (e.code === 'ENOENT') return {};
+            throw new RuntimeError('ConfigError', `cannot read ${file}: ${e.message}`);
+          },
+        ),
+      };
+    }
+    const v = (await this.#file.values)[id];
     return typeof v === 'string' ? v : undefined;
   }
 }

@@ -1,6 +1,7 @@
 import type { StepEnvelope, StepResult } from '@stepforge/contract';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
+import '../mcp/mcpSdk.js';
 import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer, refuseWorkflowCommand } from '../mcp/namedMcpServer.js';
 import { executeStep } from '../runtime/executeStep.js';
 import { isRecord } from './isRecord.js';

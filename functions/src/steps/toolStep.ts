@@ -3,6 +3,7 @@ import { SendTaskFailureCommand, SendTaskHeartbeatCommand, SendTaskSuccessComman
 import { mcpToolName, type StepEnvelope, type StepResult, type ToolCallResult } from '@stepforge/contract';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
+import '../mcp/mcpSdk.js';
 import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer, refuseWorkflowCommand } from '../mcp/namedMcpServer.js';
 import { approvalIdFor, type ApprovalRecord } from '../persistence/ApprovalStore.js';
 import { effectiveStatus } from '../persistence/IdempotencyRecord.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { canonicalArgument, canonicalPattern, patternNamesOptions, type CanonicalContext } from './canonicalArgument.js';
 

@@ -1,5 +1,6 @@
 // The run-history table (runs, steps, idempotency records, approvals, agent conversations).
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
@@ -40,6 +41,16 @@ export class RunStore extends Construct {
       pendingWindow: Duration.days(7),
       removalPolicy,
     });
+    // Grants on the key only for AWS resources (DynamoDB makes its own for the table) or to AWS
+    // services: no principal of the account can hand the key on to another with CreateGrant.
+    this.key.addToResourcePolicy(new iam.PolicyStatement({
+      sid: 'DenyGrantsExceptForAwsResources',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['kms:CreateGrant'],
+      resources: ['*'],
+      conditions: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } },
+    }));
     this.table = new dynamodb.Table(this, 'Runs', {
       partitionKey: { name: RUN_TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
       sortKey: { name: RUN_TABLE_KEYS.sortKey, type: dynamodb.AttributeType.STRING },
@@ -58,5 +69,42 @@ export class RunStore extends Construct {
         sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
       });
     }
+  }
+
+  /**
+   * Let CloudWatch Logs encrypt this account's log groups in this region with the key. The
+   * encryption context names the log group, so the condition confines the service to log groups
+   * of this account and region (the condition AWS documents for log group keys).
+   */
+  allowLogsService(): void {
+    const stack = Stack.of(this);
+    this.key.addToResourcePolicy(new iam.PolicyStatement({
+      sid: 'CloudWatchLogsOfThisAccount',
+      principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
+      actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+      resources: ['*'],
+      conditions: {
+        ArnLike: { 'kms:EncryptionContext:aws:logs:arn': stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+      },
+    }));
+  }
+
+  /**
+   * Let CloudWatch alarms of this account publish to the topic encrypted with the key: only on
+   * behalf of this account (aws:SourceAccount) and of its alarms in this region (aws:SourceArn),
+   * so no other account's alarm can use the key through the service (the confused deputy).
+   */
+  allowAlarmsToTopic(): void {
+    const stack = Stack.of(this);
+    this.key.addToResourcePolicy(new iam.PolicyStatement({
+      sid: 'CloudWatchAlarmsOfThisAccount',
+      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      resources: ['*'],
+      conditions: {
+        StringEquals: { 'aws:SourceAccount': stack.account },
+        ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+      },
+    }));
   }
 }

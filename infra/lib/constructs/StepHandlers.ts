@@ -14,7 +14,10 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { pythonSourceDir } from '@stepforge/functions';
+import { bedrockResourceArns } from '../models/bedrockResourceArns.js';
+import { HANDLER_BUNDLE, SOURCE_MAP } from '../bundling/handlerBundling.js';
+import { StackLogGroup, type LogSettings } from './StackLogGroup.js';
+import { METRICS_NAMESPACE, pythonSourceDir } from '@stepforge/functions';
 import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, STEP_HANDLER_TABLE, type HandlerId } from '@stepforge/contract';
 import { CODE_BUNDLE_ALIAS } from '../workflows/loadCodeWorkflows.js';
 
@@ -41,8 +44,12 @@ export interface StepHandlersProps {
   readonly environment: Readonly<Record<string, string>>;
   /** Destroy log groups with the stack. */
   readonly destroyOnRemoval?: boolean;
+  /** The handlers' log groups: key and retention (the log groups are destroyed with the stack when `destroyOnRemoval`). */
+  readonly logs: Omit<LogSettings, 'destroyOnRemoval'>;
   /** Entry files that replace `<handlersDir>/<name>.ts` for some handlers (the API adapter). */
   readonly entryOverrides?: Partial<Record<HandlerId, string>>;
+  /** Ship source maps with the bundles and turn them on (`--enable-source-maps`); off by default: they more than double each asset and slow cold starts. */
+  readonly sourceMaps?: boolean;
   /** User function modules (functions/user), bundled into the function Lambda under `user/`. */
   readonly userFunctionsDir?: string;
   /** Modules of workflows written in code, each bundled whole into the function Lambda as `code/<bundle>`. */
@@ -91,10 +98,7 @@ export class StepHandlers extends Construct {
   }
 
   private roleAndLogs(id: string, name: string, props: StepHandlersProps): { role: iam.Role; logGroup: logs.LogGroup } {
-    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    });
+    const logGroup = new StackLogGroup(this, `${id}Logs`, { ...props.logs, destroyOnRemoval: props.destroyOnRemoval });
     // An explicit role instead of AWSLambdaBasicExecutionRole: logs only to this function's own group.
     const role = new iam.Role(this, `${id}Role`, {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -123,7 +127,8 @@ export class StepHandlers extends Construct {
         ...props.environment,
         STEPFORGE_HANDLER: name,
         POWERTOOLS_SERVICE_NAME: `stepforge-${name}`,
-        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        ...(props.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
         ...(name === 'function' ? { STEPFORGE_FUNCTIONS_DIR: LAMBDA_USER_FUNCTIONS_DIR } : {}),
       },
       projectRoot: props.projectRoot,
@@ -134,19 +139,16 @@ export class StepHandlers extends Construct {
         // the construct from preparing a Docker build image when esbuild detection fails.
         dockerImage: DockerImage.fromRegistry('stepforge/no-docker-bundling'),
         format: OutputFormat.ESM,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        // Source maps map to file names and lines without embedding the sources: 3× smaller assets.
-        sourcesContent: false,
+        target: HANDLER_BUNDLE.target,
+        minify: HANDLER_BUNDLE.minify,
+        sourceMap: props.sourceMaps === true,
+        ...(props.sourceMaps ? { sourcesContent: SOURCE_MAP.sourcesContent } : {}),
         logLevel: LogLevel.WARNING,
-        mainFields: ['module', 'main'],
+        mainFields: [...HANDLER_BUNDLE.mainFields],
         // The root tsconfig maps @stepforge/* to their sources, so bundles never pick up a stale dist/.
         tsconfig: join(props.projectRoot, 'tsconfig.json'),
-        // The Node.js 22 runtime ships AWS SDK v3; leaving it out keeps bundles small and synth fast.
-        externalModules: ['@aws-sdk/*', '@smithy/*'],
-        // ESM bundles of CommonJS dependencies still call require().
-        banner: "import{createRequire as __sfCreateRequire}from'module';const require=__sfCreateRequire(import.meta.url);",
+        externalModules: [...HANDLER_BUNDLE.external],
+        banner: HANDLER_BUNDLE.banner,
         // The runtime imports user functions from a folder at run time; compile each into the asset's user/.
         // A code workflow's module goes into code/, self-contained (packages included but the AWS SDK):
         // its nodes name it there (loadCodeWorkflows).
@@ -214,24 +216,16 @@ export class StepHandlers extends Construct {
     );
   }
 
-  /** Let the model handler call exactly the Bedrock models the workflows name. */
+  /**
+   * Let the model handler call exactly these Bedrock models (ids or inference profiles). Converse,
+   * the only Bedrock call the provider makes, is authorised by `bedrock:InvokeModel` (IAM has no
+   * separate Converse action); the provider never streams, so no InvokeModelWithResponseStream.
+   */
   grantBedrockModels(modelIds: readonly string[]): void {
     if (modelIds.length === 0) return;
     const stack = Stack.of(this);
-    const resources: string[] = [];
-    for (const id of modelIds) {
-      const profile = /^(us|eu|apac|global)\.(.+)$/.exec(id);
-      if (profile) {
-        // Cross-region inference profiles route to the base model in any of the profile's regions.
-        resources.push(stack.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: id, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }));
-        resources.push(`arn:${stack.partition}:bedrock:*::foundation-model/${profile[2]}`);
-      } else {
-        resources.push(stack.formatArn({ service: 'bedrock', resource: 'foundation-model', resourceName: id, account: '', arnFormat: ArnFormat.SLASH_RESOURCE_NAME }));
-      }
-    }
-    this.functions.model.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'], resources }),
-    );
+    const resources = [...new Set(modelIds.flatMap((id) => bedrockResourceArns(stack, id)))];
+    this.functions.model.addToRolePolicy(new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources }));
   }
 }
 

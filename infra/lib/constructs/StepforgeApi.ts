@@ -7,6 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { API_ROUTES as CONTRACT_ROUTES, type ApiRoute as ContractRoute } from '@stepforge/contract';
+import { StackLogGroup, type LogSettings } from './StackLogGroup.js';
 
 /** How callers authenticate. */
 export type ApiAuthMode = 'iam' | 'apiKey' | 'cognito';
@@ -20,6 +21,8 @@ export interface StepforgeApiProps {
   /** Burst (default 100). */
   readonly burstLimit?: number;
   readonly destroyOnRemoval?: boolean;
+  /** The access log group's key and retention (the stack's); unencrypted with a year's retention without. */
+  readonly logs?: Omit<LogSettings, 'destroyOnRemoval'>;
 }
 
 /** A route of the API: method, path, the JSON body model it validates (if any). */
@@ -81,10 +84,9 @@ export class StepforgeApi extends Construct {
 
   constructor(scope: Construct, id: string, props: StepforgeApiProps) {
     super(scope, id);
-    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    });
+    const accessLogs = props.logs
+      ? new StackLogGroup(this, 'AccessLogs', { ...props.logs, destroyOnRemoval: props.destroyOnRemoval })
+      : new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.ONE_YEAR, removalPolicy: props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN });
     const rateLimit = props.rateLimit ?? 50;
     const burstLimit = props.burstLimit ?? 100;
 

@@ -1,15 +1,15 @@
 // One Step Functions state machine for one compiled workflow: the compiler's ASL as is, with the
 // placeholders filled through DefinitionSubstitutions, logging ALL to CloudWatch and X-Ray tracing.
-import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { LAMBDA_PLACEHOLDERS, type TaskHandlerId } from '@stepforge/contract';
+import { StackLogGroup, type LogSettings } from './StackLogGroup.js';
 import { workflowLabel, type WorkflowSpec } from '../workflows/WorkflowSpec.js';
 
 /** Options for WorkflowStateMachine. */
@@ -19,7 +19,10 @@ export interface WorkflowStateMachineProps {
   readonly stepFunctions: Readonly<Partial<Record<TaskHandlerId, lambda.IFunction>>>;
   readonly approvalQueue: sqs.IQueue;
   readonly table: dynamodb.ITable;
-  readonly destroyOnRemoval?: boolean;
+  /** The state machine's log group: key, retention, removal. */
+  readonly logs: LogSettings;
+  /** Log each state's input and output too (prompts, model answers, tool results); off by default. */
+  readonly logExecutionData?: boolean;
 }
 
 /** A workflow's state machine, its log group and its failed-executions alarm. */
@@ -31,11 +34,7 @@ export class WorkflowStateMachine extends Construct {
     super(scope, id);
     const { workflow } = props;
     // The /aws/vendedlogs/ prefix keeps the log group's resource policy small (AWS guidance for Step Functions).
-    const logGroup = new logs.LogGroup(this, 'Logs', {
-      logGroupName: `/aws/vendedlogs/states/stepforge-${workflow.name}`,
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    });
+    const logGroup = new StackLogGroup(this, 'Logs', props.logs, { logGroupName: `/aws/vendedlogs/states/stepforge-${workflow.name}` });
 
     const substitutions: Record<string, string> = {};
     const lambdaOf = (handler: TaskHandlerId): lambda.IFunction => {
@@ -60,7 +59,7 @@ export class WorkflowStateMachine extends Construct {
       stateMachineType: workflow.express ? sfn.StateMachineType.EXPRESS : sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromString(JSON.stringify(workflow.asl)),
       definitionSubstitutions: substitutions,
-      logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: true },
+      logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: props.logExecutionData ?? false },
       tracingEnabled: true,
       // No `comment`: CDK puts it only into definitions it builds from states. This definition's own
       // Comment, the compiler's, names the workflow by its display name and its source file.

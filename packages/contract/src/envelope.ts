@@ -2,7 +2,7 @@
 // StepEnvelope as the Lambda `Payload`; the handlers in functions/ validate it with exactly these
 // schemas and answer with one of the result schemas below. Keep this file stable: ASL already
 // deployed and handlers bundled at different times must keep agreeing.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Step kinds that reach a Lambda (pure / conditional / control steps never do). */
 export const LambdaStepKind = z.enum(['model', 'agent', 'tool', 'connector', 'function', 'mcp_tool']);

@@ -1,0 +1,19 @@
+// How each handler's Lambda bundle is built: one esbuild bundle per entry file, holding only what
+// that entry imports, with the pinned AWS SDK (functions/package.json) inside rather than the
+// runtime's, so what runs on Lambda is the SDK the tests ran with. StepHandlers and
+// `npm run bench -- bundles` both use these settings, so the bench measures what deploys.
+
+/** esbuild settings shared by every handler bundle (the CLI flags NodejsFunction passes, as options). */
+export const HANDLER_BUNDLE = {
+  format: 'esm',
+  target: 'node22',
+  minify: true,
+  mainFields: ['module', 'main'] as string[],
+  // ESM bundles of CommonJS dependencies still call require().
+  banner: "import{createRequire as __sfCreateRequire}from'module';const require=__sfCreateRequire(import.meta.url);",
+  // Nothing is left out: the AWS SDK is bundled, pinned, tree-shaken to the commands each handler sends.
+  external: [] as string[],
+} as const;
+
+/** Source maps, when asked for: file names and lines, not the sources (3× smaller). */
+export const SOURCE_MAP = { sourceMap: true, sourcesContent: false } as const;
