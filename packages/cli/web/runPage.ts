@@ -51,7 +51,9 @@ export function runPage(root: HTMLElement, runId: string, setLive: (live: boolea
     const runs = stateRuns(v.history, v.run.status);
     // States of steps whose guard skipped them: not entered because the run chose not to.
     const skipped = new Set<string>();
-    for (const p of v.progress) if (p.state === 'skipped') for (const st of v.steps.find((s) => s.id === p.id)?.states ?? []) skipped.add(st);
+    // A step that did not run in a run that succeeded was skipped (a guard, a branch not taken); in
+    // a run that failed or was stopped, it was not reached.
+    if (v.run.status === 'SUCCEEDED') for (const p of v.progress) if (p.state === 'skipped') for (const st of v.steps.find((s) => s.id === p.id)?.states ?? []) skipped.add(st);
     const state = { status: (n: string) => statusOf(n, runs, skipped), run: (n: string) => runs.get(n) };
     const key = JSON.stringify(v.definition);
     if (!graph || key !== graphKey) {
@@ -64,7 +66,7 @@ export function runPage(root: HTMLElement, runId: string, setLive: (live: boolea
     const ended = v.run.endedAt ? Date.parse(v.run.endedAt) : Date.now();
     const tokens = v.progress.reduce((n, p) => n + p.inputTokens + p.outputTokens, 0);
     const stepOfState = (name: string) => v.steps.find((s) => s.states.includes(name));
-    const header = h('section', { class: 'runhead', 'aria-labelledby': 'run-h' },
+    const header = h('section', { class: 'runhead', 'aria-labelledby': 'run-h', 'data-run': v.run.runId },
       h('h1', { id: 'run-h' }, `${v.run.displayName} `, h('span', { class: `pill s-${RUN_STATUS_CLASS[v.run.status] ?? 'notreached'}`, id: 'run-status' }, v.run.status)),
       h('dl', { class: 'facts' },
         h('dt', {}, 'Run'), h('dd', { class: 'mono' }, v.run.runId),
