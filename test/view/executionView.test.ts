@@ -156,7 +156,8 @@ describe.skipIf(!existsSync(CHROMIUM))(`Execution view in Chromium${existsSync(C
     await page.locator('g.state[data-state="Failed"]').click();
     expect(await page.locator('#state-status').textContent()).toBe('Failed');
     expect(await page.locator('#state-error strong').textContent()).toBe('ApprovalRejected');
-    expect(await page.locator('#run-error').textContent()).toMatch(/^ApprovalRejected: .*not today/);
+    expect(await page.locator('#run-error').textContent()).toContain(`ApprovalRejected: step 'publish' failed: approval ${approvalId} was rejected`);
+    expect((await stack.runtime.approvals.get(approvalId))).toMatchObject({ status: 'REJECTED', decidedBy: 'api', reason: 'not today' });
     await shot('3-failed');
   });
 

@@ -13,12 +13,14 @@ function stepOf(e: HistoryEvent): string {
  * The event history as a table with AWS's event names, filterable by type and text. Only the rows
  * in view are in the document, so 10,000 events scroll as smoothly as ten.
  */
-export function historyTable(events: readonly HistoryEvent[], startedAt: number): HTMLElement {
+export function historyTable(events: readonly HistoryEvent[], startedAt: number, filter: { type: string; text: string } = { type: '', text: '' }): HTMLElement {
   const rows = events.map((e) => ({ e, step: stepOf(e), at: (typeof e.timestamp === 'number' ? e.timestamp : Date.parse(e.timestamp)) - startedAt }));
   const types = [...new Set(events.map((e) => e.type))].sort();
   let shown = rows;
   const typeSel = h('select', { id: 'history-type', 'aria-label': 'Event type' }, h('option', { value: '' }, 'All event types'), ...types.map((t) => h('option', { value: t }, t)));
   const text = h('input', { id: 'history-filter', type: 'search', placeholder: 'Filter by state or text', 'aria-label': 'Filter events' });
+  typeSel.value = types.includes(filter.type) ? filter.type : '';
+  text.value = filter.text;
   const count = h('span', { class: 'muted', 'aria-live': 'polite' });
   const spacer = h('div', { class: 'vspacer' });
   const body = h('div', { class: 'vrows', role: 'rowgroup' });
@@ -37,7 +39,8 @@ export function historyTable(events: readonly HistoryEvent[], startedAt: number)
     }));
   };
   const apply = () => {
-    const t = typeSel.value;
+    const t = (filter.type = typeSel.value);
+    filter.text = text.value;
     const q = text.value.trim().toLowerCase();
     shown = rows.filter((r) => (t === '' || r.e.type === t) && (q === '' || r.step.toLowerCase().includes(q) || r.e.type.toLowerCase().includes(q)));
     spacer.style.height = `${shown.length * ROW}px`;

@@ -22,6 +22,11 @@ const RUN_STATUS_CLASS: Record<string, StateStatus> = { RUNNING: 'running', SUCC
 /** The run page: graph, state details, source, approvals, retry and restart, history; live while the run runs. */
 export function runPage(root: HTMLElement, runId: string, setLive: (live: boolean) => void): () => void {
   let selected: string | undefined;
+  // What the user has typed or chosen survives a live re-render: the restart step, approval
+  // comments, the history's filters.
+  let restartFrom: string | undefined;
+  const comments = new Map<string, string>();
+  const historyFilter = { type: '', text: '' };
   let graph: GraphView | undefined;
   let graphKey = '';
   let last: RunView | undefined;
@@ -34,8 +39,13 @@ export function runPage(root: HTMLElement, runId: string, setLive: (live: boolea
     }
     loading = true;
     try {
+      performance.mark('sf:fetch-start');
       last = await api<RunView>('GET', `/view/runs/${encodeURIComponent(runId)}`);
+      performance.mark('sf:render-start');
       render(last);
+      performance.mark('sf:render-end');
+      // Marks for the bench (bench/view.bench.ts): fetched, drawn, and painted (the next frame).
+      requestAnimationFrame(() => setTimeout(() => performance.mark('sf:painted'), 0));
     } catch (e) {
       root.replaceChildren(h('p', { class: 'error', role: 'alert' }, e instanceof ApiFailure ? `${e.code}: ${e.message}` : String(e)));
     } finally {
@@ -57,11 +67,14 @@ export function runPage(root: HTMLElement, runId: string, setLive: (live: boolea
     const state = { status: (n: string) => statusOf(n, runs, skipped), run: (n: string) => runs.get(n) };
     const key = JSON.stringify(v.definition);
     if (!graph || key !== graphKey) {
+      performance.mark('sf:graph-start');
       graph = v.definition ? drawGraph(v.definition, state, (n) => { selected = n; render(last!); }) : undefined;
       graphKey = key;
+      performance.mark('sf:graph-end');
     } else graph.update(state);
     graph?.select(selected);
     const focusedState = (document.activeElement as Element | null)?.getAttribute?.('data-state');
+    const focusedControl = (document.activeElement as Element | null)?.id || undefined;
     const started = Date.parse(v.run.startedAt);
     const ended = v.run.endedAt ? Date.parse(v.run.endedAt) : Date.now();
     const tokens = v.progress.reduce((n, p) => n + p.inputTokens + p.outputTokens, 0);
@@ -86,7 +99,9 @@ export function runPage(root: HTMLElement, runId: string, setLive: (live: boolea
       graphPanel,
       h('section', { class: 'panel detail', 'aria-labelledby': 'detail-h', id: 'state-detail' }, h('h2', { id: 'detail-h' }, selected ? `State: ${selected}` : 'State'), detail),
       sourcePanel(v.source, step?.location?.line));
-    root.replaceChildren(header, v.approvals.length ? approvalsPanel(v.approvals) : '', main, historyTable(v.history, started));
+    root.replaceChildren(header, v.approvals.length ? approvalsPanel(v.approvals) : '', main, historyTable(v.history, started, historyFilter));
+    const focusedId = focusedControl;
+    if (focusedId) (document.getElementById(focusedId) as HTMLElement | null)?.focus();
     if (focusedState) (root.querySelector(`[data-state="${CSS.escape(focusedState)}"]`) as SVGGElement | null)?.focus();
     root.querySelector('.srcline.hit')?.scrollIntoView({ block: 'center' });
   };
@@ -102,7 +117,8 @@ export function runPage(root: HTMLElement, runId: string, setLive: (live: boolea
         msg.textContent = e instanceof ApiFailure ? `${e.code}: ${e.message}` : String(e);
       }
     };
-    const from = h('select', { id: 'restart-from', 'aria-label': 'Restart from step' }, ...v.steps.filter((s) => s.parent === undefined).map((s) => h('option', { value: s.id }, s.id)));
+    const from = h('select', { id: 'restart-from', 'aria-label': 'Restart from step', onchange: () => { restartFrom = from.value; } },
+      ...v.steps.filter((s) => s.parent === undefined).map((s) => h('option', { value: s.id, selected: s.id === restartFrom }, s.id)));
     return h('div', { class: 'actions' },
       h('button', { type: 'button', id: 'retry', disabled: !ended, onclick: () => fork(`/runs/${v.run.runId}/retry`, {}) }, 'Retry unfinished steps'),
       h('label', { for: 'restart-from' }, 'Restart from'), from,
@@ -114,7 +130,8 @@ export function runPage(root: HTMLElement, runId: string, setLive: (live: boolea
   const approvalsPanel = (list: Approval[]): HTMLElement => h('section', { class: 'panel approvals', 'aria-labelledby': 'approvals-h' },
     h('h2', { id: 'approvals-h' }, 'Waiting for approval'),
     ...list.map((a) => {
-      const comment = h('textarea', { id: `comment-${a.approvalId}`, rows: 2, 'aria-label': `Comment on the ${a.tool} call of ${a.stepId}` });
+      const comment = h('textarea', { id: `comment-${a.approvalId}`, rows: 2, 'aria-label': `Comment on the ${a.tool} call of ${a.stepId}`, oninput: () => comments.set(a.approvalId, comment.value) });
+      comment.value = comments.get(a.approvalId) ?? '';
       const status = h('p', { role: 'status', class: 'muted' });
       const decide = (decision: 'approve' | 'reject') => async () => {
         try {
