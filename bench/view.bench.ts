@@ -3,7 +3,8 @@
 // by dagre) and a 10,000-event history. The page is the built one (packages/cli/dist/web), served
 // from loopback with a synthetic run answering its data routes. Targets: the graph drawn in under
 // 1 s; no task blocking the page for long while the history loads, is filtered and scrolled
-// ("without freezing": the longest task is printed, beside the 50 ms a long task starts at).
+// ("without freezing": the page's longest stall is printed, measured as the largest gap between
+// ticks of a 10 ms timer, beside the 50 ms a long task starts at).
 // Never asserts. Skipped, saying so, without /usr/bin/chromium.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -18,10 +19,10 @@ const WEB = fileURLToPath(new URL('../packages/cli/dist/web/', import.meta.url))
 
 type State = Record<string, unknown>;
 
-/** A machine of about `n` states: a sequence of segments, each a Task, a Parallel of two three-Task branches, a Map of two Tasks and a Choice. */
+/** A machine of about `n` states: a sequence of segments of 12 (a Task, a Parallel of two three-Task branches, a Map of two states, a Choice), then Done and Failed. */
 function machine(n: number): { StartAt: string; States: Record<string, State> } {
   const States: Record<string, State> = {};
-  const segments = Math.ceil(n / 14);
+  const segments = Math.ceil((n - 2) / 12);
   for (let i = 0; i < segments; i++) {
     const next = i + 1 < segments ? `task ${i + 1}` : undefined;
     const branch = (b: number) => ({ StartAt: `p${i}.${b}.0`, States: Object.fromEntries([0, 1, 2].map((k) => [`p${i}.${b}.${k}`, { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', ...(k < 2 ? { Next: `p${i}.${b}.${k + 1}` } : { End: true }) }])) });
@@ -114,36 +115,37 @@ export default async function bench(): Promise<void> {
       const def = machine(states);
       const body = JSON.stringify(runView(def, history(events, allNames(def.States))));
       const served = await serveBench(body);
-      const page = await context.newPage();
-      page.on('pageerror', (e) => console.log('page error:', e.message));
-      // Every task over 50 ms the page runs, from the start (the long-task API).
-      await page.addInitScript(() => {
-        (window as unknown as { longTasks: number[] }).longTasks = [];
-        new PerformanceObserver((l) => { for (const e of l.getEntries()) (window as unknown as { longTasks: number[] }).longTasks.push(e.duration); }).observe({ type: 'longtask', buffered: true });
-        sessionStorage.setItem('stepforge.apiToken', 'bench');
-      });
       const samples: { graph: number; total: number; loadTask: number; interactTask: number }[] = [];
       for (let round = 0; round < 3; round++) {
+        // A page of its own per round: each load is a first load.
+        const page = await context.newPage();
+        page.on('pageerror', (e) => console.log('page error:', e.message));
+        // Page code as text: functions handed over would carry tsx's helpers, which the page lacks.
+        await page.addInitScript({ content: `
+          // The page's longest stall: the largest gap between ticks of a 10 ms timer, less the 10 ms.
+          window.longTasks = [];
+          let last = performance.now();
+          setInterval(() => { const now = performance.now(); window.longTasks.push(now - last - 10); last = now; }, 10);
+          sessionStorage.setItem('stepforge.apiToken', 'bench');` });
         await page.goto(`${served.url}/#/runs/bench`);
-        await page.waitForFunction(() => performance.getEntriesByName('sf:painted').length > 0, undefined, { timeout: 60_000 });
-        const t = await page.evaluate(() => {
-          const at = (n: string) => performance.getEntriesByName(n)[0]!.startTime;
-          const lt = (window as unknown as { longTasks: number[] }).longTasks;
-          const loadTask = Math.max(0, ...lt);
-          lt.length = 0;
+        await page.waitForFunction("performance.getEntriesByName('sf:painted').length > 0", undefined, { timeout: 120_000 });
+        const t = (await page.evaluate(`(() => {
+          const at = (n) => performance.getEntriesByName(n)[0].startTime;
+          const loadTask = Math.max(0, ...window.longTasks);
+          window.longTasks.length = 0;
           return { graph: at('sf:graph-end') - at('sf:graph-start'), total: at('sf:painted') - at('sf:render-start'), loadTask };
-        });
+        })()`)) as { graph: number; total: number; loadTask: number };
         // Using the history: filter by type and by text, then scroll through it.
         await page.selectOption('#history-type', 'LambdaFunctionSucceeded');
         await page.fill('#history-filter', 'p1');
         await page.fill('#history-filter', '');
         await page.selectOption('#history-type', '');
-        for (let k = 1; k <= 10; k++) await page.evaluate((f) => { const el = document.querySelector('.vscroll')!; el.scrollTop = el.scrollHeight * f; }, k / 10);
+        for (let k = 1; k <= 10; k++) await page.evaluate(`document.querySelector('.vscroll').scrollTop = document.querySelector('.vscroll').scrollHeight * ${k / 10}`);
         await page.waitForTimeout(100);
-        const interactTask = await page.evaluate(() => Math.max(0, ...(window as unknown as { longTasks: number[] }).longTasks));
+        const interactTask = (await page.evaluate('Math.max(0, ...window.longTasks)')) as number;
         samples.push({ ...t, interactTask });
+        await page.close();
       }
-      await page.close();
       await served.close();
       const med = (k: keyof (typeof samples)[number]) => samples.map((s) => s[k]).sort((a, b) => a - b)[1]!;
       rows.push([String(countStates(def.States)), String(events), `${med('graph').toFixed(0)} ms`, `${med('total').toFixed(0)} ms`, `${med('loadTask').toFixed(0)} ms`, `${med('interactTask').toFixed(0)} ms`]);
@@ -152,8 +154,8 @@ export default async function bench(): Promise<void> {
     await context.close();
     rmSync(profile, { recursive: true, force: true });
   }
-  console.log('Execution view in headless Chromium (median of 3 loads; target: graph drawn < 1000 ms; a long task starts at 50 ms)');
-  const head = ['states', 'events', 'layout+draw', 'data→painted', 'longest task (load)', 'longest task (filter+scroll)'];
+  console.log('Execution view in headless Chromium (median of 3 loads; target: graph drawn < 1000 ms; a stall over 50 ms is a long task)');
+  const head = ['states', 'events', 'layout+draw', 'data→painted', 'longest stall (load)', 'longest stall (filter+scroll)'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   for (const r of [head, ...rows]) console.log(r.map((c, i) => c.padStart(widths[i]!)).join('  '));
 }

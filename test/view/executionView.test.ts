@@ -165,7 +165,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`Execution view in Chromium${existsSync(C
     await openRun(approvedRun);
     await page.locator('#restart-from').selectOption('receipt');
     await page.locator('#restart').click();
-    await page.waitForFunction((old) => !location.hash.includes(old), approvedRun);
+    await page.waitForFunction((old) => !(globalThis as any).location.hash.includes(old), approvedRun);
     const forkId = /#\/runs\/([^?]+)/.exec(page.url())![1]!;
     await runStatus(forkId, 'SUCCEEDED');
     const details = await service.details(forkId);
@@ -188,7 +188,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`Execution view in Chromium${existsSync(C
     await page.setViewportSize({ width: 420, height: 800 });
     await openRun(approvedRun);
     // Nothing wider than the window but what scrolls inside its own box (the graph, the tables).
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    expect(await page.evaluate(() => { const w = globalThis as any; return w.document.documentElement.scrollWidth <= w.innerWidth; })).toBe(true);
     await shot('6-narrow');
     await page.setViewportSize({ width: 1280, height: 800 });
   });

@@ -2,6 +2,9 @@ import { s } from './dom.js';
 import { layoutGraph, stateGraph, type Layout, type StateGraph } from './stateGraph.js';
 import { STATUS_LABEL, type StateRun, type StateStatus } from './stateStatus.js';
 
+/** A graph of at most this many states is scaled to fit its panel; a larger one keeps its size and scrolls. */
+const FIT_NODES = 80;
+
 /** What the graph shows per state: its status, and for a Map its iterations. */
 export interface GraphState {
   status(name: string): StateStatus;
@@ -22,7 +25,7 @@ export interface GraphView {
 export function drawGraph(definition: { StartAt: string; States: Record<string, never> }, state: GraphState, onSelect: (name: string) => void): GraphView {
   const graph = stateGraph(definition);
   const layout = layoutGraph(graph);
-  const svg = s('svg', { viewBox: `0 0 ${Math.ceil(layout.width)} ${Math.ceil(layout.height)}`, width: Math.ceil(layout.width), height: Math.ceil(layout.height), role: 'group', 'aria-label': 'State machine graph', class: 'graph' }) as SVGSVGElement;
+  const svg = s('svg', { viewBox: `0 0 ${Math.ceil(layout.width)} ${Math.ceil(layout.height)}`, width: Math.ceil(layout.width), height: Math.ceil(layout.height), role: 'group', 'aria-label': 'State machine graph', class: graph.nodes.length <= FIT_NODES ? 'graph fit' : 'graph' }) as SVGSVGElement;
   svg.append(s('defs', {}, s('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, s('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'arrowhead' }))));
   for (const grp of graph.groups) {
     const b = layout.groups.get(grp.id)!;

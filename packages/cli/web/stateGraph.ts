@@ -121,7 +121,7 @@ export const NODE_HEIGHT = 34;
 
 const PAD = 10;
 /** The most members of one scope dagre lays out at once. */
-const CHUNK = 40;
+const CHUNK = 24;
 
 /** Members in the order the edges run (a breadth-first walk from those nothing leads to), then any left. */
 function flowOrder(ids: readonly string[], es: readonly { from: string; to: string }[]): string[] {

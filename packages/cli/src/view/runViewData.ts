@@ -73,7 +73,7 @@ export class RunViewData {
       events: details.events,
       approvals,
       source: compiled && entry?.file !== undefined
-        ? { file: entry.file, format: compiled.format, text: compiled.text, changed: definition !== undefined && definition !== compiled.definition }
+        ? { file: entry.file, format: compiled.format, text: compiled.text, changed: definition !== undefined && skeleton(JSON.parse(definition)) !== skeleton(JSON.parse(compiled.definition)) }
         : null,
     };
   }
@@ -143,6 +143,21 @@ export class RunViewData {
     this.#compiled.set(path, entry);
     return entry;
   }
+}
+
+/**
+ * A definition's shape: its states' names, types and transitions, nested. The engine's copy has the
+ * Lambda placeholders filled in, so the text differs from the compiler's even when nothing changed.
+ */
+function skeleton(definition: unknown): string {
+  const walk = (states: unknown): unknown => Object.entries((states ?? {}) as Record<string, Record<string, unknown>>).map(([name, st]) => [
+    name, st.Type, st.Next ?? null, st.Default ?? null,
+    ((st.Choices as { Next?: string }[] | undefined) ?? []).map((c) => c.Next ?? null),
+    ((st.Catch as { Next?: string }[] | undefined) ?? []).map((c) => c.Next ?? null),
+    ((st.Branches as { States?: unknown }[] | undefined) ?? []).map((b) => walk(b.States)),
+    st.ItemProcessor !== undefined ? walk((st.ItemProcessor as { States?: unknown }).States) : null,
+  ]);
+  return JSON.stringify(walk((definition as { States?: unknown }).States));
 }
 
 /** The execution a run is (as RunService names it when the record has none). */
