@@ -96,8 +96,10 @@ export function stateGraph(definition: { StartAt: string; States: Record<string,
     const target = typeOf.get(e.to)!;
     if ((target.type === 'Fail' || target.type === 'Succeed') && incoming.get(e.to)! > 1) {
       const id = `${e.to}#${e.from}`;
-      const from = typeOf.get(e.from)!;
-      nodes.push({ id, name: target.name, type: target.type, ...(from.group !== undefined ? { group: from.group } : {}) });
+      // Beside the state: for a Parallel or Map (whose node is inside its own box), beside the box.
+      const box = groups.find((x) => x.state === e.from);
+      const group = box ? box.group : typeOf.get(e.from)!.group;
+      nodes.push({ id, name: target.name, type: target.type, ...(group !== undefined ? { group } : {}) });
       kept.push({ from: e.from, to: id, kind: e.kind });
       aliased.add(e.to);
     } else kept.push(e);
