@@ -139,7 +139,7 @@ function decodePathParameter(text: string): string {
 }
 
 /** The answer for an error: its own code and status, a StepforgeError's by the table, anything else 500 `internal`. */
-function errorAnswer(e: unknown, options: RouterOptions): ServeResponse {
+export function errorAnswer(e: unknown, options: RouterOptions = {}): ServeResponse {
   if (e instanceof ApiError) return apiError(e.code, e.message, e.details, e.statusCode);
   if (isStepforgeError(e)) return apiError(e.code, e.message, e.details ?? undefined);
   options.onInternalError?.(e);

@@ -19,7 +19,7 @@ import type { Command } from './registry.js';
 
 const STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
 
-const USAGE = 'runs list [--workflow W] [--status S] [--limit N] | show ID | retry ID | restart ID --from STEP | cancel ID [--reason R] | resolve ID --step S --output JSON|@file|-';
+const USAGE = 'runs list [--workflow W] [--status S] [--limit N] | show ID [--open] | retry ID | restart ID --from STEP | cancel ID [--reason R] | resolve ID --step S --output JSON|@file|-';
 /** Runs `runs list` shows unless told otherwise, and the most it shows. */
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 10_000;
@@ -57,6 +57,7 @@ const command: Command = {
           step: { type: 'string' },
           output: { type: 'string' },
           json: { type: 'boolean', default: false },
+          open: { type: 'boolean', default: false },
           'in-memory': { type: 'boolean', default: false },
         }, USAGE);
     const { values, positionals } = parsed;
@@ -76,6 +77,13 @@ const command: Command = {
         throw new UsageError(`--from goes with runs restart: runs retry re-runs only the steps that did not finish; to re-run from a step, use runs restart ${id} --from ${values.from}`);
       }
       throw new UsageError(`--${flag} goes with runs ${SUBCOMMAND_OF_FLAG[flag]}`);
+    }
+    if (values.open && sub !== 'show') throw new UsageError('--open goes with runs show');
+    if (sub === 'show' && values.open) {
+      // The page is served by serve, which holds the stack: nothing is opened here.
+      const { openRunPage } = await import('../view/openRunPage.js');
+      await openRunPage(io, id!);
+      return EXIT_OK;
     }
     if (sub === 'restart' && values.from === undefined) throw new UsageError('runs restart needs --from STEP');
     if (sub === 'resolve' && (values.step === undefined || values.output === undefined)) {

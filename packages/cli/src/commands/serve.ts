@@ -88,6 +88,7 @@ const command: Command = {
       handle = await startServe(io, service, port, only !== undefined ? { only } : {});
       stack.publishApi(handle.url);
       io.out(`Stepforge API      ${handle.url}   (OpenAPI: ${handle.url}/openapi.json)\n`);
+      io.out(`Execution view     ${handle.url}/   (stepforge runs show ID --open opens a run there, signed in)\n`);
       io.out(`Step Functions API ${handle.sfnEndpoint}   (also on ${handle.url} for requests with an X-Amz-Target header)\n`);
       io.out('API token          apiToken in .stepforge/stack.json (send Authorization: Bearer <token>); the Step Functions API takes SigV4 with its credentials\n');
       io.out(`workflows: ${handle.workflows.join(', ') || '(none)'}\n`);
@@ -228,6 +229,8 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
   const backend = runServiceBackend(service, { openApi: OPENAPI_DOCUMENT });
   // Another handler of this server (pages, static files) goes in `fallback`: asked for a path no API route has.
   const api = (req: ServeRequest): Promise<ServeResponse> => routeRequest(backend, req, options);
+  const { createViewServer } = await import('../view/viewServer.js');
+  const view = createViewServer(service, io.cwd);
   const { sfnEndpoint, credentials, apiToken } = service.stack.endpoints;
   const token = Buffer.from(apiToken);
   const server = createServer((req, res) => {
@@ -239,6 +242,8 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
       req.resume();
       return;
     }
+    // The execution view's page: files that hold no data, so a browser loads them without the token.
+    if (view.serveAsset(req, res)) return;
     const target = req.headers['x-amz-target'];
     const sfnRequest = typeof target === 'string' && target.startsWith('AWSStepFunctions.');
     // Nor is it private from the machine's other users and programs: the API answers only requests
@@ -255,6 +260,7 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
       return;
     }
     void (async () => {
+      if (!sfnRequest && (await view.serveData(req, res))) return;
       const body = await readBody(req);
       if (body === undefined) {
         // Stop reading (and close the connection) rather than hold the rest in memory.
@@ -301,6 +307,7 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
     workflows,
     policies,
     close: () => new Promise<void>((resolve) => {
+      view.close();
       server.close(() => resolve());
       server.closeAllConnections();
     }),
