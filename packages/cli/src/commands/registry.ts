@@ -40,7 +40,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'run', summary: 'compile a workflow, run it on the embedded stack and show live progress', usage: 'run FILE|--chain FILE [--input JSON|@file|-] [--var NAME=VALUE]... [--idempotency-key K] [--export NAME] [--provider P] [--json]', load: () => import('./run.js').then(loaded) },
   { name: 'runs', summary: 'list runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step\'s outcome by hand', usage: 'runs list [--workflow W] [--status S] [--limit N] | show ID [--open] | retry ID | restart ID --from STEP | cancel ID [--reason R] | resolve ID --step S --output JSON|@file|-', load: () => import('./runs.js').then(loaded) },
   { name: 'approvals', summary: 'list tool calls waiting for a human, approve or reject one', usage: 'approvals list | approve ID [--comment C] | reject ID [--comment C]', load: () => import('./approvals.js').then(loaded) },
-  { name: 'serve', summary: 'serve the HTTP API (and the engine\'s Step Functions API) on loopback', usage: 'serve [--port N] [--provider P]', load: () => import('./serve.js').then(loaded) },
+  { name: 'serve', summary: 'serve the HTTP API (and the engine\'s Step Functions API) on loopback', usage: 'serve [FILE] [--export NAME] [--port N] [--provider P]', load: () => import('./serve.js').then(loaded) },
   { name: 'store', summary: 'repair the project\'s run store (.stepforge/dynamodb) in place, after copying it as it was', usage: 'store repair [--json]', load: () => import('./store.js').then(loaded) },
 ];
 
