@@ -109,6 +109,23 @@ export async function makeRuntime(
 }
 
 /**
+ * For the test file that calls it: dynalite and a Runtime on a fresh table, both gone after the
+ * file. Read `.rt` inside tests (it is set before the first one runs).
+ */
+export function dynaliteRuntime(): { readonly rt: Runtime } {
+  let ddb: DynamoEndpoint | undefined;
+  const holder = { rt: undefined as unknown as Runtime };
+  beforeAll(async () => {
+    ddb = await startDynalite();
+    holder.rt = await makeRuntime(ddb.endpoint);
+  });
+  afterAll(async () => {
+    await ddb?.stop();
+  });
+  return holder;
+}
+
+/**
  * For the test file that calls it: user function files written into `dir` (`{"text/words.py": …}`),
  * dynalite, and a Runtime serving those functions with `env` as its environment; all gone after the file.
  */

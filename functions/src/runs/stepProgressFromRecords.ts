@@ -37,6 +37,18 @@ export function answerRecord<R extends { readonly stepId: string }>(records: rea
   return answer ?? records.at(-1);
 }
 
+/** The model tokens step records used, summed (records without usage count none). */
+export function tokensOf(records: readonly Pick<StepRecordView, 'usage'>[]): { inputTokens: number; outputTokens: number } {
+  let inputTokens = 0;
+  let outputTokens = 0;
+  for (const r of records) {
+    const u = r.usage as { inputTokens?: unknown; outputTokens?: unknown } | undefined;
+    if (typeof u?.inputTokens === 'number') inputTokens += u.inputTokens;
+    if (typeof u?.outputTokens === 'number') outputTokens += u.outputTokens;
+  }
+  return { inputTokens, outputTokens };
+}
+
 /**
  * Per-step progress from the step records in DynamoDB, for a run whose execution history is gone:
  * dropped after the retention period (docs/embedded.md, Retention), or unreadable. A step with no
@@ -60,13 +72,7 @@ export function stepProgressFromRecords(steps: readonly ProgressStep[], records:
     else state = 'succeeded';
     const starts = recs.map((r) => Date.parse(r.startedAt)).filter(Number.isFinite);
     const ends = recs.map((r) => (r.endedAt !== undefined ? Date.parse(r.endedAt) : NaN)).filter(Number.isFinite);
-    let inputTokens = 0;
-    let outputTokens = 0;
-    for (const r of recs) {
-      const u = r.usage as { inputTokens?: unknown; outputTokens?: unknown } | undefined;
-      if (typeof u?.inputTokens === 'number') inputTokens += u.inputTokens;
-      if (typeof u?.outputTokens === 'number') outputTokens += u.outputTokens;
-    }
+    const { inputTokens, outputTokens } = tokensOf(recs);
     return {
       id: s.id,
       kind: s.kind,

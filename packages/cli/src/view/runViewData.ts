@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { DescribeStateMachineCommand, DescribeStateMachineForExecutionCommand, GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import type { SourceLocation } from '@stepforge/contract';
-import { runSummary } from '@stepforge/functions';
+import { runSummary, tokensOf } from '@stepforge/functions';
 import type { EmbeddedRunService as RunService } from '../stack/RunService.js';
 import { compileWorkflowFile, type WorkflowEntry } from '../stack/RegisteredCatalog.js';
 import type { RunRecordView, StepRecordView } from '../stack/functionsRuntime.js';
@@ -83,13 +83,7 @@ export class RunViewData {
     const runs = await this.service.listRuns(filter);
     return Promise.all(runs.map(async (r) => {
       const records = await this.service.runs.listSteps(r.runId).catch(() => [] as StepRecordView[]);
-      let inputTokens = 0;
-      let outputTokens = 0;
-      for (const rec of records) {
-        const u = rec.usage as { inputTokens?: unknown; outputTokens?: unknown } | undefined;
-        if (typeof u?.inputTokens === 'number') inputTokens += u.inputTokens;
-        if (typeof u?.outputTokens === 'number') outputTokens += u.outputTokens;
-      }
+      const { inputTokens, outputTokens } = tokensOf(records);
       return { ...runSummary(r), tokens: { input: inputTokens, output: outputTokens } };
     }));
   }
