@@ -178,7 +178,8 @@ export class StepforgeStack extends Stack {
       fns.api.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution', 'states:ListExecutions', 'states:DescribeStateMachine'], resources: all.map((m) => m.stateMachineArn) }));
       fns.api.addToRolePolicy(
         new iam.PolicyStatement({
-          actions: ['states:DescribeExecution', 'states:StopExecution', 'states:GetExecutionHistory', 'states:RedriveExecution'],
+          // Retry and restart fork a new run (the run service), so no redrive.
+          actions: ['states:DescribeExecution', 'states:StopExecution', 'states:GetExecutionHistory'],
           resources: [...machines.keys()].map((name) => executionArnPattern(this, name)),
         }),
       );
@@ -197,6 +198,10 @@ export class StepforgeStack extends Stack {
     }
     if (triggered.length > 0) {
       fns.trigger.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: triggered.map((m) => m.stateMachineArn) }));
+      // A redelivered event whose start was interrupted finds its run recorded: the run service asks
+      // for the execution before it completes that start (or answers the run as it is).
+      const triggeredNames = workflows.filter((wf) => wf.triggers.length > 0).map((wf) => wf.name);
+      fns.trigger.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution'], resources: triggeredNames.map((name) => executionArnPattern(this, name)) }));
     }
 
     this.api = new StepforgeApi(this, 'Http', { handler: fns.api, auth: props.apiAuth ?? 'iam', destroyOnRemoval, logs: logSettings });

@@ -219,6 +219,16 @@ describe('Class: StepforgeStack', () => {
     it('lets the trigger starter start only workflows that have triggers', () => {
       const start = statementsOf('HandlersTriggerRole').filter((s) => actionsOf(s).includes('states:StartExecution'));
       expect(start.flatMap((s) => s.Resource as unknown[])).toEqual([{ Ref: logicalId('AWS::StepFunctions::StateMachine', 'WorkflowordersStateMachine') }]);
+      // It may ask for those executions (completing an interrupted start), and nothing else's.
+      const describe = statementsOf('HandlersTriggerRole').filter((s) => actionsOf(s).includes('states:DescribeExecution'));
+      expect(describe).toHaveLength(1);
+      expect(JSON.stringify(describe[0]!.Resource)).toContain(':execution:orders:*');
+    });
+
+    it('gives the API no redrive: retry and restart fork a new run', () => {
+      const all = statementsOf('HandlersApiRole').flatMap(actionsOf);
+      expect(all).toContain('states:StartExecution');
+      expect(all).not.toContain('states:RedriveExecution');
     });
   });
 

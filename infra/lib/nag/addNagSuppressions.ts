@@ -59,6 +59,11 @@ export const NAG_ACKNOWLEDGEMENTS: readonly NagAcknowledgement[] = [
     reason: 'A retried parent\'s useWorkflow node reads (states:DescribeExecution only) the child execution it started before, whose name it generated per node run; the wildcard covers the executions of one named child state machine.',
   },
   {
+    finding: /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
+    path: /\/Handlers\/TriggerRole\/DefaultPolicy\/Resource$/,
+    reason: 'A redelivered trigger event whose start was interrupted reads (states:DescribeExecution only) the execution named after its run before completing the start; run ids are generated per run, and the wildcard covers the executions of one triggered state machine.',
+  },
+  {
     finding: /^AwsSolutions-IAM5\[Resource::\*\]$/,
     path: /\/StateMachine\/Role\/DefaultPolicy\/Resource$/,
     reason: 'Step Functions log delivery (logs:CreateLogDelivery etc.) and X-Ray tracing require Resource "*" (AWS documentation for state machine logging and tracing).',
