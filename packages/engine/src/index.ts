@@ -42,7 +42,17 @@ export type { ChildExecutions, ChildExecutionDescription } from './resources/Sta
 
 // The Step Functions executions API and its stores.
 export { SfnApiError, isSfnApiError } from './executions/SfnApiError.js';
-export type { ExecutionRecord, ExecutionRecordStatus, ExecutionStore, StateMachineRecord, StoreSnapshot } from './executions/ExecutionStore.js';
+export type {
+  AliasRoute,
+  ExecutionRecord,
+  ExecutionRecordStatus,
+  ExecutionStore,
+  ResourceTag,
+  StateMachineAlias,
+  StateMachineRecord,
+  StateMachineVersion,
+  StoreSnapshot,
+} from './executions/ExecutionStore.js';
 export { MemoryExecutionStore } from './executions/MemoryExecutionStore.js';
 export { DirectoryExecutionStore } from './executions/DirectoryExecutionStore.js';
 export type { DamagedLine } from './executions/journalLines.js';
@@ -51,4 +61,5 @@ export { ExecutionManager, type ExecuteFn, type ExecutionManagerOptions, type Va
 // The loopback server speaking the Step Functions JSON protocol.
 export { startEngineServer, type EngineServer, type EngineServerOptions } from './server/startEngineServer.js';
 export { isLoopbackHostname, localRequestRefusal, type LocalRequestRefusal } from './server/localRequestRefusal.js';
+export { syncHostLookup, syncLoopbackHost } from './server/syncHost.js';
 export { defaultEngine, type EngineFunctions, type LambdaHandlers } from './server/defaultEngine.js';
