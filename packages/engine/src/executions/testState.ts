@@ -18,8 +18,6 @@ type Obj = Record<string, unknown>;
 
 const STATE_TYPES = new Set(['Task', 'Pass', 'Wait', 'Choice', 'Succeed', 'Fail', 'Parallel', 'Map']);
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** The name of the variables prologue; a name no ASL state can take (`$` is not allowed in names). */
-const PROLOGUE = '$stepforge$variables';
 
 /**
  * TestState: runs one state on its own and says what it did — its output, the state it would go
@@ -55,18 +53,24 @@ export async function testState(req: Obj, deps: TestStateDeps): Promise<Obj> {
   const states: Obj = { [name]: tested };
   for (const t of targets) if (t !== name) states[t] = { Type: 'Pass', End: true, ...(queryLanguage === 'JSONata' ? { QueryLanguage: 'JSONata' } : {}) };
   let startAt = name;
+  // The state that sets `variables` before the tested state runs.
+  const prologue = pickName([...targets, name], 'TestStateVariables');
   let runInput: unknown = input;
   if (variables !== undefined && Object.keys(variables as Obj).length > 0) {
-    // Variables come in through a JSONPath Pass that assigns each from its own input field and
-    // hands the state its real input: values are data, never evaluated as templates.
+    // Variables come in through a Pass that assigns each from its own input field and hands the
+    // state its real input: values are data, never evaluated as templates.
+    const keys = Object.keys(variables as Obj);
     const assign: Obj = {};
-    for (const k of Object.keys(variables as Obj)) assign[`${k}.$`] = `$.variables.${k}`;
-    states[PROLOGUE] = { Type: 'Pass', QueryLanguage: 'JSONPath', Assign: assign, OutputPath: '$.input', Next: name };
-    startAt = PROLOGUE;
+    if (queryLanguage === 'JSONata') for (const k of keys) assign[k] = `{% $states.input.variables.${k} %}`;
+    else for (const k of keys) assign[`${k}.$`] = `$.variables.${k}`;
+    states[prologue] = queryLanguage === 'JSONata'
+      ? { Type: 'Pass', Assign: assign, Output: '{% $states.input.input %}', Next: name }
+      : { Type: 'Pass', Assign: assign, OutputPath: '$.input', Next: name };
+    startAt = prologue;
     runInput = { variables, input };
   }
   const definition: AslDefinition = { ...(queryLanguage ? { QueryLanguage: queryLanguage } : {}), StartAt: startAt, States: states };
-  const problems = (deps.validate?.(definition) ?? []).filter((p) => !p.path.startsWith(`/States/${PROLOGUE}`));
+  const problems = [...(deps.validate?.(definition) ?? [])];
   for (const r of type === 'Task' && typeof state.Resource === 'string' ? [state.Resource] : []) {
     const why = deps.supports(r);
     if (why !== undefined) problems.push({ code: 'SCHEMA_VALIDATION_FAILED', message: why, path: `/States/${name}/Resource` });
@@ -75,15 +79,21 @@ export async function testState(req: Obj, deps: TestStateDeps): Promise<Obj> {
     throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: '${problems.map((p) => `${p.code}: ${p.message} at ${p.path}`).join(', ')}'`);
   }
 
-  const result: ExecutionResult = await deps.execute(definition, runInput, {
-    ...deps.baseOptions,
-    clock: createVirtualClock(Date.now()),
-    collectEvents: true,
-    stateMachineType: 'EXPRESS',
-    newTaskToken: () => 'test-state-token',
-  });
+  let result: ExecutionResult;
+  try {
+    result = await deps.execute(definition, runInput, {
+      ...deps.baseOptions,
+      clock: createVirtualClock(Date.now()),
+      collectEvents: true,
+      stateMachineType: 'EXPRESS',
+      newTaskToken: () => 'test-state-token',
+    });
+  } catch (e) {
+    // The interpreter refuses a definition it cannot run before the first state: the state's fault.
+    throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: '${e instanceof Error ? e.message : String(e)}'`);
+  }
   const entered = result.events.filter((e) => e.type.endsWith('StateEntered')).map((e) => detail(e, 'stateEnteredEventDetails'));
-  const next = entered.map((d) => d?.name).find((n, i) => i > 0 && n !== name && n !== PROLOGUE) as string | undefined;
+  const next = entered.map((d) => d?.name).find((n, i) => i > 0 && n !== name && n !== prologue) as string | undefined;
   const caught = lastError(result.events);
   const inspectionData = inspection(result.events, name, input, state);
   const wantsInspection = req.inspectionLevel === undefined || req.inspectionLevel === 'INFO' || req.inspectionLevel === 'DEBUG' || req.inspectionLevel === 'TRACE';
@@ -171,9 +181,10 @@ function catchTargets(st: Obj): Set<string> {
   return out;
 }
 
-function pickName(taken: readonly string[]): string {
-  let name = 'TestState';
-  for (let i = 2; taken.includes(name); i++) name = `TestState${i}`;
+/** `base`, or `base2`, `base3`… whichever no other state of the test machine has. */
+function pickName(taken: readonly string[], base = 'TestState'): string {
+  let name = base;
+  for (let i = 2; taken.includes(name); i++) name = `${base}${i}`;
   return name;
 }
 
