@@ -34,6 +34,7 @@ export {
   type LambdaRuntime,
   type LambdaRuntimeError,
 } from './lambda/createLambdaInvoker.js';
+export { loadLambdaModules, parseLambdaSpec, LambdaModuleError, type LambdaModuleErrorCode } from './lambda/loadLambdaModules.js';
 export { createTaskInvoker, type ComposedTaskInvoker, type TaskInvokerOptions } from './resources/createTaskInvoker.js';
 export { parseServiceResource, type IntegrationPattern, type ServiceResource } from './resources/parseServiceResource.js';
 export { TaskTokenRegistry } from './resources/TaskTokenRegistry.js';
