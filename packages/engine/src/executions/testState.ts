@@ -29,6 +29,11 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * with the catcher's output and its Next. Waits end at once (a virtual clock).
  */
 export async function testState(req: Obj, deps: TestStateDeps): Promise<Obj> {
+  for (const field of ['mock', 'context', 'stateConfiguration'] as const) {
+    if (req[field] !== undefined && req[field] !== null) {
+      throw new SfnApiError('ValidationException', `TestState in the embedded engine does not take '${field}': it runs the state with the engine's own task integrations and context; leave '${field}' out`);
+    }
+  }
   const { state, queryLanguage } = stateOf(req);
   const type = state.Type;
   if (typeof type !== 'string' || !STATE_TYPES.has(type)) {

@@ -88,6 +88,7 @@ describe('TestState', () => {
     // A function nobody registered fails the task, as a missing function does on AWS.
     expect(await test({ definition: { Type: 'Task', Resource: `${FN}missing`, End: true } })).toMatchObject({ status: 'FAILED', error: expect.stringMatching(/^Lambda\./) });
     expect(await sdkError(test({ definition: { Type: 'Pass', Next: 'X', End: true } }))).toMatchObject({ name: 'InvalidDefinition' });
+    expect(await sdkError(test({ definition: { Type: 'Pass', End: true }, mock: { result: '{}' } }))).toMatchObject({ name: 'ValidationException', message: expect.stringContaining("does not take 'mock'") });
     expect(await sdkError(test({ definition: { Type: 'Pass', End: true }, variables: JSON.stringify({ 'bad-name': 1 }) }))).toMatchObject({ name: 'ValidationException', message: expect.stringContaining("'bad-name' is not a variable name") });
   });
 });
