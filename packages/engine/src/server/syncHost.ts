@@ -1,8 +1,8 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isLoopbackHostname } from './localRequestRefusal.js';
 
-// StartSyncExecution is the one Step Functions operation with a host prefix: the AWS SDKs and the
-// AWS CLI send it to `sync-<endpoint host>`, so against `http://127.0.0.1:PORT` they dial
+// StartSyncExecution and TestState are the Step Functions operations with a host prefix: the AWS
+// SDKs and the AWS CLI send them to `sync-<endpoint host>`, so against `http://127.0.0.1:PORT` they dial
 // `sync-127.0.0.1`, a name no resolver knows, and the call fails before it reaches the server.
 // Nothing on the server can change what the client resolves; what it can do is (1) answer requests
 // whose Host is a `sync-` loopback name, for clients that do reach it under that name, and (2) give
