@@ -33,7 +33,7 @@ export default async function bundles(): Promise<void> {
       const r = await build({
         entryPoints: [entry], outfile, bundle: true, platform: 'node', logLevel: 'error', metafile: true,
         format: HANDLER_BUNDLE.format, target: HANDLER_BUNDLE.target, minify: HANDLER_BUNDLE.minify, mainFields: HANDLER_BUNDLE.mainFields,
-        banner: { js: HANDLER_BUNDLE.banner }, external: HANDLER_BUNDLE.external, tsconfig: join(ROOT, 'tsconfig.json'),
+        banner: { js: HANDLER_BUNDLE.banner }, external: HANDLER_BUNDLE.external, define: HANDLER_BUNDLE.define, tsconfig: join(ROOT, 'tsconfig.json'),
         sourcemap: SOURCE_MAP.sourceMap, sourcesContent: SOURCE_MAP.sourcesContent,
       });
       const code = statSync(outfile).size;

@@ -149,6 +149,7 @@ export class StepHandlers extends Construct {
         tsconfig: join(props.projectRoot, 'tsconfig.json'),
         externalModules: [...HANDLER_BUNDLE.external],
         banner: HANDLER_BUNDLE.banner,
+        define: { ...HANDLER_BUNDLE.define },
         // The runtime imports user functions from a folder at run time; compile each into the asset's user/.
         // A code workflow's module goes into code/, self-contained (packages included but the AWS SDK):
         // its nodes name it there (loadCodeWorkflows).
