@@ -20,6 +20,7 @@ import { openService, type OpenedStack } from '../stack/StackSession.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { stackOptions } from './run.js';
 import type { Command } from './registry.js';
+import { COMMAND_TEXT } from './commandText.js';
 
 /** The default port of `stepforge serve`. */
 export const DEFAULT_PORT = 8787;
@@ -53,13 +54,13 @@ export const serveHooks: { onListening?: (h: ServeHandle) => void } = {};
 
 const command: Command = {
   name: 'serve',
-  summary: 'serve the HTTP API (and the engine\'s Step Functions API) on loopback',
-  usage: 'serve [FILE] [--export NAME] [--port N] [--provider P] [--lambda NAME=MODULE]...',
+  summary: COMMAND_TEXT.serve.summary,
+  usage: COMMAND_TEXT.serve.usage,
   async run(argv, io) {
     const parsed = parseCommandArgs(
       argv,
       { port: { type: 'string' }, provider: { type: 'string' }, export: { type: 'string' }, lambda: { type: 'string', multiple: true }, 'in-memory': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
-      'serve [FILE] [--export NAME] [--port N] [--provider P] [--lambda NAME=MODULE]...',
+      COMMAND_TEXT.serve.usage,
     );
     const userLambdas = await userLambdasOf(parsed.values.lambda, io.cwd);
     if (parsed.positionals.length > 1) throw new UsageError(`serve takes at most one FILE (got ${parsed.positionals.join(' ')})`);
