@@ -120,8 +120,10 @@ export default command;
 async function userLambdasOf(specs: readonly string[] | undefined, cwd: string): Promise<Record<string, (event: unknown, context: unknown) => unknown> | undefined> {
   if (!specs || specs.length === 0) return undefined;
   const { STEP_HANDLER_TABLE } = await import('@stepforge/contract');
+  // Through the runtime's importFile, which the CLI's bundle routes through its launcher.
+  const { importFile } = await import('@stepforge/functions/userfn/importFile');
   try {
-    return (await loadLambdaModules(specs, cwd, new Set(STEP_HANDLER_TABLE.map((h) => h.functionName)))) as Record<string, (event: unknown, context: unknown) => unknown>;
+    return (await loadLambdaModules(specs, cwd, new Set(STEP_HANDLER_TABLE.map((h) => h.functionName)), importFile)) as Record<string, (event: unknown, context: unknown) => unknown>;
   } catch (e) {
     if ((e as { name?: unknown }).name === 'LambdaModuleError') {
       const { code, message, file } = e as LambdaModuleError;

@@ -40,7 +40,13 @@ export function parseLambdaSpec(spec: string): { name: string; module: string } 
  * them by function name or ARN, directly or through `arn:aws:states:::lambda:invoke`. `reserved`
  * names are taken by the stack's own handlers.
  */
-export async function loadLambdaModules(specs: readonly string[], cwd: string, reserved: ReadonlySet<string> = new Set()): Promise<Record<string, LambdaHandler>> {
+export async function loadLambdaModules(
+  specs: readonly string[],
+  cwd: string,
+  reserved: ReadonlySet<string> = new Set(),
+  /** How a module is imported by its file URL (a bundled CLI routes it through its launcher). */
+  importModule: (url: string) => Promise<Record<string, unknown>> = (url) => import(url) as Promise<Record<string, unknown>>,
+): Promise<Record<string, LambdaHandler>> {
   const handlers: Record<string, LambdaHandler> = {};
   for (const spec of specs) {
     const { name, module } = parseLambdaSpec(spec);
@@ -56,7 +62,7 @@ export async function loadLambdaModules(specs: readonly string[], cwd: string, r
     }
     let mod: Record<string, unknown>;
     try {
-      mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+      mod = await importModule(pathToFileURL(file).href);
     } catch (e) {
       throw new LambdaModuleError('lambda_module_not_loadable', `--lambda ${spec}: ${file} failed to load: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`, file);
     }
