@@ -3,12 +3,9 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { compileDocument, duplicateWorkflowError, SourceText } from '@stepforge/compiler';
 import { EXIT_OK, reportError, UsageError, type CliIo } from '../CliIo.js';
-import { ensureDirectory, ioError } from '../ensureDirectory.js';
-import { errnoReason } from '../errnoReason.js';
+import { ensureDirectory, ioError, errnoReason, CODE_MODULE, compileCodeModule, workflowNameClash } from '@stepforge/embedded/project';
 import { formatWarning, readDocumentFile } from './documentIo.js';
-import { CODE_MODULE, compileCodeModule } from '../stack/compileCodeModule.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { workflowNameClash } from '../workflowNameClash.js';
 import { userFunctionsFolder } from '../userFunctionsFolder.js';
 import type { Command } from './registry.js';
 

@@ -3,7 +3,7 @@ import { codeGraphView, graphViewToJson, isStepforgeError, kortecxLowering, load
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
-import { CODE_MODULE, codeModuleIr } from '../stack/compileCodeModule.js';
+import { CODE_MODULE, codeModuleIr } from '@stepforge/embedded/project';
 
 const USAGE = 'graph FILE|--expr EXPR [--json | --format text|json|mermaid|dot|kortecx] [--export NAME]';
 

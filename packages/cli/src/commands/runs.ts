@@ -1,19 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { errnoReason } from '../errnoReason.js';
-import { isStdinInput, readStdinText } from '../stack/readInput.js';
+import { errnoReason } from '@stepforge/embedded/project';
+import { isStdinInput, readStdinText } from '../readInput.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { readableCause } from '@stepforge/functions/runs/readableCause';
+import { readableCause } from '@stepforge/runtime/runs/readableCause';
 import { StepforgeError, workflowSlug } from '@stepforge/compiler';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
-import { answerRecord, recordsByStep } from '@stepforge/functions/runs/stepProgressFromRecords';
-import type { RunDetails } from '../stack/RunService.js';
-import type { RunRecordView } from '../stack/functionsRuntime.js';
-import { runDetailsJson, runSummary } from '@stepforge/functions/runs/runJson';
-import { StackSession } from '../stack/StackSession.js';
-import type { RegisteredCatalog } from '../stack/RegisteredCatalog.js';
+import { answerRecord, recordsByStep } from '@stepforge/runtime/runs/stepProgressFromRecords';
+import { type RunDetails, type RunRecordView, StackSession, type RegisteredCatalog } from '@stepforge/embedded';
+import { runDetailsJson, runSummary } from '@stepforge/runtime/runs/runJson';
 import { follow, stackOptions } from './run.js';
 import type { Command } from './registry.js';
 

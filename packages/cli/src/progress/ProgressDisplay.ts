@@ -1,6 +1,6 @@
-import type { StepProgress, StepState } from '@stepforge/functions';
-import { readableCause } from '@stepforge/functions/runs/readableCause';
-import { truncate } from '@stepforge/functions/runs/runJson';
+import type { StepProgress, StepState } from '@stepforge/runtime';
+import { readableCause } from '@stepforge/runtime/runs/readableCause';
+import { truncate } from '@stepforge/runtime/runs/runJson';
 
 export { truncate };
 
