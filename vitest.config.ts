@@ -11,6 +11,7 @@ export default defineConfig({
       { find: /^@stepforge\/compiler$/, replacement: src('./packages/compiler/src/index.ts') },
       { find: /^@stepforge\/engine$/, replacement: src('./packages/engine/src/index.ts') },
       { find: /^@stepforge\/runtime$/, replacement: src('./packages/runtime/src/index.ts') },
+      { find: /^@stepforge\/runtime\/importFile$/, replacement: src('./packages/runtime/src/userfn/importFile.ts') },
       { find: /^@stepforge\/embedded$/, replacement: src('./packages/embedded/src/index.ts') },
       { find: /^@stepforge\/embedded\/project$/, replacement: src('./packages/embedded/src/project.ts') },
       { find: /^@stepforge\/embedded\/stackFailure$/, replacement: src('./packages/embedded/src/stackFailure.ts') },

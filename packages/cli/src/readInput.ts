@@ -4,7 +4,7 @@ import { MAX_INPUT_DEPTH, StepforgeError, inputDepthError } from '@stepforge/con
 import { UsageError } from './CliIo.js';
 import { errnoReason } from '@stepforge/embedded/project';
 // The scan alone (no runtime behind it): JSON.parse names no position on some Node versions.
-import { jsonErrorOffset } from '@stepforge/runtime/config/jsonErrorOffset';
+import { jsonErrorOffset } from '@stepforge/runtime';
 
 /** `--input -` and `--input @-`: the input is standard input (`@-` as a file name, the way `@FILE` reads FILE). */
 export function isStdinInput(raw: string): boolean {

@@ -2,7 +2,7 @@ import { pathToFileURL } from 'node:url';
 import { codeToIr, codeWorkflowExports, compileIr, KORTYX_WORKFLOW_FILE, kortyxFileModule, StepforgeError, type CompileResult, type IrDocument } from '@stepforge/compiler';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { importFile } from '@stepforge/runtime/userfn/importFile';
+import { importFile } from '@stepforge/runtime/importFile';
 import { bundleCodeModule } from './bundleCodeModule.js';
 
 /** A file the code front-end reads (a TypeScript or JavaScript module, or a Kortyx workflow file) rather than a document. */

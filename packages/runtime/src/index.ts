@@ -1,78 +1,42 @@
-// Public API of @stepforge/runtime: the step runtime (handlers, providers, tools, connectors,
-// persistence, secrets) shared by the Lambda bundles and the embedded stack.
-export * from './errors/RuntimeError.js';
-export * from './config/RuntimeConfig.js';
-export * from './config/awsClientConfig.js';
-export * from './runtime/Runtime.js';
-export * from './runtime/runIdempotent.js';
-export * from './runtime/executeStep.js';
-export * from './persistence/Tables.js';
-export * from './persistence/tableAccess.js';
-export * from './persistence/Db.js';
-export * from './persistence/IdempotencyRecord.js';
-export * from './persistence/DynamoDBPersistenceLayer.js';
-export * from './persistence/StepRecordPersistenceLayer.js';
-export * from './persistence/RunStore.js';
-export * from './persistence/ApprovalStore.js';
-export * from './persistence/WorkflowStore.js';
-export * from './persistence/ConversationStore.js';
-export * from './persistence/BlobStore.js';
-export * from './secrets/Redactor.js';
-export * from './secrets/SecretResolver.js';
-export * from './logging/createLogger.js';
-export * from './logging/Telemetry.js';
-export * from './tools/ToolDefinition.js';
-export * from './tools/ToolPolicy.js';
-export * from './tools/PolicyDocument.js';
-export * from './tools/fsTools.js';
-export * from './tools/shellTool.js';
-export * from './tools/httpTools.js';
-export * from './connectors/Connector.js';
-export * from './connectors/builtinConnectors.js';
-export * from './providers/ModelProvider.js';
-export * from './providers/LocalProvider.js';
-export * from './providers/OpenAiProvider.js';
-export * from './providers/BedrockProvider.js';
-export * from './providers/selectProvider.js';
-export * from './providers/parseModelSpec.js';
+// Public API of @stepforge/runtime: what the embedded stack, the CLI and the CDK app use of the step
+// runtime. The Lambda entry points are files (src/handlers/<name>.ts) that infra bundles by path, not
+// names of this index; everything else stays inside the package.
+
+// Configuration, the composition root and the table.
+export { runtimeConfigFromEnv, type RuntimeConfig, type ProviderName } from './config/RuntimeConfig.js';
+export { jsonErrorOffset } from './config/jsonErrorOffset.js';
+export { Runtime } from './runtime/Runtime.js';
+export { ensureTables } from './persistence/Tables.js';
+export { TABLE_ACCESS, ITEM_COLLECTIONS, type TableAccess } from './persistence/tableAccess.js';
+export type { RunRecord, StepRecord, RunEvent } from './persistence/RunStore.js';
+export type { ApprovalRecord } from './persistence/ApprovalStore.js';
+export type { WorkflowStore } from './persistence/WorkflowStore.js';
+export { METRICS_NAMESPACE, type MetricName } from './logging/Telemetry.js';
+
+// Policies, secrets, models and user functions, as the stack and the CDK app read them.
+export { readPolicyText, readPolicyEnv } from './tools/PolicyDocument.js';
+export { parseSecretsFile } from './secrets/SecretResolver.js';
+export { LocalProvider } from './providers/LocalProvider.js';
+export { parseModelSpec } from './providers/parseModelSpec.js';
 export { modelSettings } from './steps/modelSettings.js';
-export * from './mcp/McpClientPool.js';
-export * from './userfn/loadUserFunction.js';
-export * from './userfn/resolveUserFunction.js';
-export * from './userfn/PythonWorker.js';
-export * from './userfn/pythonSourceDir.js';
-export * from './userfn/importFile.js';
-export * from './middleware/defineMiddleware.js';
-export * from './middleware/middlewares.js';
-export * from './steps/modelStep.js';
-export * from './steps/checkCandidate.js';
-export * from './steps/toolStep.js';
-export * from './steps/connectorStep.js';
-export * from './steps/functionStep.js';
-export * from './steps/mcpToolStep.js';
-export { createStepHandler, defaultRuntime, type StepHandler } from './handlers/stepHandler.js';
-export { createModelHandler } from './handlers/model.js';
-export { createToolHandler } from './handlers/tool.js';
-export { createConnectorHandler } from './handlers/connector.js';
-export { createFunctionHandler } from './handlers/function.js';
-export { createMcpToolHandler } from './handlers/mcp_tool.js';
-export * from './createLocalHandlers.js';
-export * from './runs/ports.js';
-export * from './runs/RunService.js';
-export * from './runs/sfnExecutions.js';
-export * from './runs/deployedCatalog.js';
-export * from './runs/deployedRunService.js';
-export * from './runs/downstreamSet.js';
-export * from './runs/StepProgress.js';
-export * from './runs/stepProgressFromRecords.js';
-export * from './runs/readableCause.js';
-export * from './runs/runJson.js';
-export * from './approvals/approvals.js';
-export * from './runs/inputDiffers.js';
-export * from './runs/idempotencyKeyConflict.js';
-export * from './runs/orphanedStart.js';
-export { handleApiEvent, type ApiEvent, type ApiResponse } from './handlers/api.js';
-export * from './http/routeRequest.js';
-export * from './http/runServiceBackend.js';
-export { createTriggerHandler, handleTrigger, type TriggerEvent, type TriggeredRun } from './handlers/trigger.js';
-export { createApprovalsHandler, handleApprovals, ApprovalCommand } from './handlers/approvals.js';
+export { checkCandidate } from './steps/checkCandidate.js';
+export { resolveUserFunction } from './userfn/resolveUserFunction.js';
+export { pythonSourceDir } from './userfn/pythonSourceDir.js';
+export { importFile } from './userfn/importFile.js';
+
+// The same handlers, in process, for the embedded engine.
+export { createLocalHandlers } from './createLocalHandlers.js';
+
+// The one run service, its ports and the SFN adapter, and what the faces show of a run.
+export type { Executions, ExecutionEnd, WorkflowCatalog, WorkflowEntry, CatalogStep } from './runs/ports.js';
+export { RunService, type RunDetails, type StartedRun, type StartOptions } from './runs/RunService.js';
+export { sfnExecutions } from './runs/sfnExecutions.js';
+export { computeStepProgress, type StepProgress, type StepState, type ProgressStep } from './runs/StepProgress.js';
+export { tokensOf, answerRecord, recordsByStep } from './runs/stepProgressFromRecords.js';
+export { readableCause } from './runs/readableCause.js';
+export { truncate, runDetailsJson, runSummary } from './runs/runJson.js';
+export { expireDueApprovals } from './approvals/approvals.js';
+
+// The one HTTP router and its backend over the run service (`stepforge serve`; API Gateway's entry is handlers/api.ts).
+export { routeRequest, errorAnswer, type ServeRequest, type ServeResponse } from './http/routeRequest.js';
+export { runServiceBackend } from './http/runServiceBackend.js';

@@ -4,13 +4,11 @@ import { isAbsolute, join } from 'node:path';
 import { errnoReason } from '@stepforge/embedded/project';
 import { isStdinInput, readStdinText } from '../readInput.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { readableCause } from '@stepforge/runtime/runs/readableCause';
+import { readableCause, answerRecord, recordsByStep, runDetailsJson, runSummary } from '@stepforge/runtime';
 import { StepforgeError, workflowSlug } from '@stepforge/compiler';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
-import { answerRecord, recordsByStep } from '@stepforge/runtime/runs/stepProgressFromRecords';
 import { type RunDetails, type RunRecordView, StackSession, type RegisteredCatalog } from '@stepforge/embedded';
-import { runDetailsJson, runSummary } from '@stepforge/runtime/runs/runJson';
 import { follow, stackOptions } from './run.js';
 import type { Command } from './registry.js';
 

@@ -1,6 +1,4 @@
-import type { StepProgress, StepState } from '@stepforge/runtime';
-import { readableCause } from '@stepforge/runtime/runs/readableCause';
-import { truncate } from '@stepforge/runtime/runs/runJson';
+import { type StepProgress, type StepState, readableCause, truncate } from '@stepforge/runtime';
 
 export { truncate };
 
