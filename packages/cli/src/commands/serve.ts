@@ -13,6 +13,7 @@ import { errorBody } from '@stepforge/contract';
 import { localRequestRefusal } from '@stepforge/engine';
 import { stackOptions } from './run.js';
 import type { Command } from './registry.js';
+import { COMMAND_TEXT } from './commandText.js';
 
 /** The default port of `stepforge serve`. */
 export const DEFAULT_PORT = 8787;
@@ -46,8 +47,8 @@ export const serveHooks: { onListening?: (h: ServeHandle) => void } = {};
 
 const command: Command = {
   name: 'serve',
-  summary: 'serve the HTTP API (and the engine\'s Step Functions API) on loopback',
-  usage: 'serve [FILE] [--export NAME] [--port N] [--provider P]',
+  summary: COMMAND_TEXT.serve.summary,
+  usage: COMMAND_TEXT.serve.usage,
   async run(argv, io) {
     const parsed = parseCommandArgs(
       argv,
