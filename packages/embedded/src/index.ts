@@ -9,7 +9,10 @@ export { EmbeddedRunService, type RunDetails, type StartedRun, type StartOptions
 export { RegisteredCatalog, compileWorkflowFile, type RegisterOptions, type CatalogStep, type WorkflowEntry } from './RegisteredCatalog.js';
 export { engineExecutions } from './engineExecutions.js';
 export { runCodeWorkflow, type CodeRunOptions } from './runCodeWorkflow.js';
-export { loadFunctionsRuntime, type FunctionsRuntime, type LocalHandlers, type RunRecordView, type StepRecordView, type RunEventView, type ApprovalRecordView } from './functionsRuntime.js';
+export {
+  loadFunctionsRuntime, type FunctionsRuntime, type LocalHandlers, type RunRecordView, type StepRecordView,
+  type RunEventView, type ApprovalRecordView,
+} from './functionsRuntime.js';
 export { resolvePolicy, describePolicy, type ResolvedPolicy } from './resolvePolicy.js';
 export { LOOPBACK_REGION, loopbackDynamoClients, loopbackSfnClient } from './loopbackClients.js';
 export { signatureRefusal, type LoopbackCredentials } from './loopbackRequestGuard.js';

@@ -6,7 +6,10 @@ import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause, type StepProgress } from '@stepforge/runtime';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay.js';
-import { type OpenStackOptions, loadFunctionsRuntime, describePolicy, resolvePolicy, StackSession, type EmbeddedRunService, type RunRecordView, type WorkflowEntry } from '@stepforge/embedded';
+import {
+  type OpenStackOptions, loadFunctionsRuntime, describePolicy, resolvePolicy, StackSession,
+  type EmbeddedRunService, type RunRecordView, type WorkflowEntry,
+} from '@stepforge/embedded';
 import { readInput } from '../readInput.js';
 import { checkSecretsFile } from './checkSecretsFile.js';
 import type { Command } from './registry.js';

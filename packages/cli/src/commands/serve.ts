@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ServeRequest, ServeResponse } from '@stepforge/runtime';
-import { type EmbeddedRunService, describePolicy, type WorkflowEntry, StackRegistry, signatureRefusal, type LoopbackCredentials, LOOPBACK_REGION, openService, type OpenedStack, type OpenStackOptions } from '@stepforge/embedded';
+import {
+  type EmbeddedRunService, describePolicy, type WorkflowEntry, StackRegistry, signatureRefusal,
+  type LoopbackCredentials, LOOPBACK_REGION, openService, type OpenedStack, type OpenStackOptions,
+} from '@stepforge/embedded';
 import { codeWorkflowExports, StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
 import { errorBody } from '@stepforge/contract';
 import { localRequestRefusal } from '@stepforge/engine';
