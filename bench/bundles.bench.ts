@@ -27,8 +27,8 @@ export default async function bundles(): Promise<void> {
     console.log('handler    | code KiB | map KiB (optional) | asset now | asset before (code + map) | now / before | target ≤ 40 % | biggest inputs');
     console.log('---------- | -------- | ------------------ | --------- | ------------------------- | ------------ | ------------- | --------------');
     for (const h of ALL_HANDLERS) {
-      // The entry StepHandlers deploys (the api handler's too: functions/src/handlers/api.ts).
-      const entry = handlerEntry(join(ROOT, 'functions/src/handlers'), h)!;
+      // The entry StepHandlers deploys (the api handler's too: packages/runtime/src/handlers/api.ts).
+      const entry = handlerEntry(join(ROOT, 'packages/runtime/src/handlers'), h)!;
       const outfile = join(out, h, 'index.mjs');
       const r = await build({
         entryPoints: [entry], outfile, bundle: true, platform: 'node', logLevel: 'error', metafile: true,
