@@ -26,6 +26,9 @@ describe('Function: loadWorkflows (modules)', () => {
     ]);
     // The useWorkflow child is deployed as its own state machine, which the parent's nested execution starts.
     expect(specs.find((s) => s.name === 'refund')!.childWorkflows).toEqual(['refund-quote']);
+    // Each Kortyx workflow of a module may hand the run over to the others (transitionTo): a nested execution too.
+    expect(specs.find((s) => s.name === 'refund-quote')!.childWorkflows).toEqual(['refund']);
+    expect(Object.keys(specs.find((s) => s.name === 'refund-quote')!.asl.States as object)).toEqual(expect.arrayContaining(['refund-quote: hand off?', 'refund-quote: hand off to refund']));
     const triage = JSON.stringify(specs[4]!.asl);
     expect(triage).toContain('"codeModule":"/var/task/code/examples__code__triage.mjs"');
     expect(specs[4]!.placeholders).toEqual(expect.arrayContaining(['FunctionStepFunctionArn', 'ModelStepFunctionArn']));
