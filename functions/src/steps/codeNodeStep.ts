@@ -1,11 +1,12 @@
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
-import { LIVE_MODULE_PREFIX, liveWorkflow, type StepEnvelope, type StepResult } from '@stepforge/contract';
+import { LIVE_MODULE_PREFIX, liveWorkflow, parseLiveModule, type StepEnvelope, type StepResult } from '@stepforge/contract';
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { executeStep } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { importFile } from '../userfn/importFile.js';
+import { reloadLiveWorkflow } from '../userfn/reloadLiveWorkflow.js';
 import { resolveInputs } from './resolveInputs.js';
 
 /**
@@ -43,7 +44,16 @@ export async function runCodeNodeStep(rt: Runtime, rawEnv: StepEnvelope): Promis
 /** The module a code step names: a file (imported), or a workflow `.run()` holds in this process. */
 async function loadCodeModule(codeModule: string, codeExport: string, codeNode: string): Promise<Record<string, unknown>> {
   if (codeModule.startsWith(LIVE_MODULE_PREFIX)) {
-    const live = liveWorkflow(codeModule);
+    let live = liveWorkflow(codeModule);
+    const from = parseLiveModule(codeModule)?.from;
+    // A keyed .run() records where the program built the workflow: loaded again from there.
+    if (live === undefined && from !== undefined) {
+      try {
+        live = await reloadLiveWorkflow(codeModule);
+      } catch (e) {
+        throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the workflow was started by .run() in a program that is no longer running, and loading it again from ${from} failed: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode, module: codeModule } });
+      }
+    }
     if (live === undefined) {
       throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the workflow was started by .run() in a program that is no longer running, and only that process holds its functions`, { details: { node: codeNode, module: codeModule } });
     }
