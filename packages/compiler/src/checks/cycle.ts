@@ -1,6 +1,7 @@
 // Steps that depend on one another in a circle can never start. Every front-end with a dependency
 // graph finds the cycle with graph/findCycle and reports it here, in its own notation: the chain as
-// it writes edges (`a > b > a`), the workflow DSL with arrows from the cycle's earliest step.
+// it writes edges (`a > b > a`), the workflow DSL with arrows from the cycle's earliest step. Code
+// workflows that start one another (useWorkflow) would nest executions without end: callCycle.
 import { findCycle } from '../graph/findCycle.js';
 import type { CheckFinding } from './CheckFinding.js';
 
@@ -50,4 +51,21 @@ export function readsItself(step: string, reader: string): CheckFinding {
     message: step === reader ? `step '${reader}' depends on itself` : `step '${reader}' inside '${step}' reads '${step}', which finishes only after its body`,
     details: { path: [step, reader, step] },
   };
+}
+
+/**
+ * The ids from `path` through `workflow` and the workflows it starts (`childrenOf`) back to `target`,
+ * if they lead there: a workflow that, through its children, starts itself.
+ */
+export function callCycle<W>(workflow: W, target: string, idOf: (w: W) => string, childrenOf: (w: W) => Iterable<W>,
+  path: readonly string[] = [], seen: Set<string> = new Set()): string[] | undefined {
+  const id = idOf(workflow);
+  if (id === target) return [...path, id];
+  if (seen.has(id)) return undefined;
+  seen.add(id);
+  for (const child of childrenOf(workflow)) {
+    const found = callCycle(child, target, idOf, childrenOf, [...path, id], seen);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

@@ -3,7 +3,7 @@
 import { isStepforgeError } from '@stepforge/contract';
 import { describe, expect, it } from 'vitest';
 import { agenticNonModel } from '../../src/checks/agenticNonModel.js';
-import { chainCycle, dependencyCycle, readsItself, stepCycle } from '../../src/checks/cycle.js';
+import { callCycle, chainCycle, dependencyCycle, readsItself, stepCycle } from '../../src/checks/cycle.js';
 import { checkDefinitionSize, MAX_DEFINITION_BYTES } from '../../src/checks/quotas/definitionSize.js';
 import { checkExpress, expressBlocker } from '../../src/checks/quotas/express.js';
 import { historyLimit, MAX_HISTORY_EVENTS } from '../../src/checks/quotas/historyLimit.js';
@@ -69,6 +69,17 @@ describe('checks/cycle', () => {
     });
     expect(readsItself('a', 'a')).toEqual({ code: 'cycle', message: "step 'a' depends on itself", details: { path: ['a', 'a', 'a'] } });
     expect(readsItself('loop', 'inner').message).toBe("step 'inner' inside 'loop' reads 'loop', which finishes only after its body");
+  });
+
+  it('finds workflows that start one another, each visited once', () => {
+    interface Wf { id: string; children: Wf[] }
+    const a: Wf = { id: 'a', children: [] };
+    const c: Wf = { id: 'c', children: [] };
+    const b: Wf = { id: 'b', children: [c, a] };
+    c.children.push(c);
+    const children = (w: Wf) => w.children;
+    expect(callCycle(b, 'a', (w) => w.id, children, ['a'])).toEqual(['a', 'b', 'a']);
+    expect(callCycle(c, 'a', (w) => w.id, children, ['a'])).toBeUndefined();
   });
 });
 
