@@ -227,11 +227,17 @@ class ChainLoader {
         tierName = tier.name;
         // With a task whose kind is wrong the count is unreliable; its invalid_task error comes first.
         const kindsOk = graph.nodes.every((n) => parsedTasks.has(n.handle) || (CHAIN_TASK_KINDS as readonly string[]).includes(kindOf(n.handle)!));
-        const steps = graph.nodes.map((n) => ({ handle: n.handle, start: n.start, kind: kindOf(n.handle)!, tools: toolsOf.get(n.handle)!, task: parsedTasks.get(n.handle) }));
+        const steps = graph.nodes.map((n) => ({
+          handle: n.handle, start: n.start, kind: kindOf(n.handle)!, tools: toolsOf.get(n.handle)!, task: parsedTasks.get(n.handle),
+        }));
         const limits = tierLimits(tier, steps, kindsOk, (handle, field) => formatPath(this.budgetPath(handle, field)));
         for (const { finding, at } of limits.findings) {
-          if ('expression' in at) this.error(finding.code, finding.message, map[at.expression]!, at.length);
-          else this.error(finding.code, finding.message, this.loc.offsetAt(this.budgetPath(at.handle, at.field)), this.loc.scalarLength(this.budgetPath(at.handle, at.field)));
+          if ('expression' in at) {
+            this.error(finding.code, finding.message, map[at.expression]!, at.length);
+            continue;
+          }
+          const path = this.budgetPath(at.handle, at.field);
+          this.error(finding.code, finding.message, this.loc.offsetAt(path), this.loc.scalarLength(path));
         }
         for (const [handle, budget] of limits.budgets) budgets.set(handle, budget);
       }

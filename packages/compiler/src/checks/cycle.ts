@@ -16,7 +16,9 @@ export interface Cycle {
  * smallest index (the DSL names a cycle from its earliest step); otherwise its last pair is the edge that
  * closed it (where the chain points its caret).
  */
-export function dependencyCycle(n: number, edges: readonly (readonly [number, number])[], nameOf: (node: number) => string, fromEarliest = false): Cycle | undefined {
+export function dependencyCycle(
+  n: number, edges: readonly (readonly [number, number])[], nameOf: (node: number) => string, fromEarliest = false,
+): Cycle | undefined {
   const nodes = findCycle(n, edges, { startAtSmallest: fromEarliest });
   return nodes === undefined ? undefined : { nodes, names: nodes.map(nameOf) };
 }

@@ -30,7 +30,10 @@ export function payloadBudget(doc: IrDocument, readInline: (step: IrStep) => boo
 }
 
 /** Upper bound of each step's value (bytes) in state, and the largest payload any state carries. */
-function workflowPayload(doc: IrDocument, wf: IrWorkflow, outer: Map<string, number>, max: { bytes: number; step: string | undefined }, readInline: (step: IrStep) => boolean, inMap = false): number {
+function workflowPayload(
+  doc: IrDocument, wf: IrWorkflow, outer: Map<string, number>, max: { bytes: number; step: string | undefined },
+  readInline: (step: IrStep) => boolean, inMap = false,
+): number {
   const sizes = new Map(outer);
   let all = 0;
   for (const s of wf.steps) {
