@@ -13,8 +13,8 @@ const FS = ['node:fs', 'fs', 'node:fs/promises'];
  * The import bans, one row per folder: `scopes` are folders (or files) relative to the repository root,
  * `paths` exact module names, `patterns` gitignore-style ones. In a flat config a later block's options
  * for a rule replace an earlier one's for the same file, so a block per row would let a subfolder's row
- * drop its ancestors' bans; `importRules` gives each row the union of its own bans and those of every
- * row whose scope contains it, and orders the blocks from the outermost folder in.
+ * drop its ancestors' bans; `importRules` gives each scope the union of the bans of every row whose scope
+ * contains it (its own included), and orders the blocks from the outermost folder in.
  */
 export const BANS = [
   {
@@ -82,16 +82,16 @@ function within(inner, outer) {
 }
 
 /**
- * One `no-restricted-imports` block per row, each carrying every ban that applies to its files: its own
- * and its ancestors'. Blocks run from the outermost scope in, so where several match a file the last
- * one (the innermost, whose bans include the others') is the one ESLint applies.
+ * One `no-restricted-imports` block per scope, carrying every ban that applies to its files: its row's
+ * and those of every row whose scope contains it. Blocks run from the outermost scope in, so where
+ * several match a file the last one (the innermost, whose bans include the others') is what ESLint applies.
  */
 export function importRules(rows = BANS) {
-  const depth = (row) => Math.min(...row.scopes.map((s) => s.split('/').length));
-  return [...rows].sort((a, b) => depth(a) - depth(b)).map((row) => {
-    const applying = rows.filter((r) => row.scopes.every((s) => r.scopes.some((o) => within(s, o))));
+  const scopes = [...new Set(rows.flatMap((row) => row.scopes))].sort((a, b) => a.split('/').length - b.split('/').length);
+  return scopes.map((scope) => {
+    const applying = rows.filter((r) => r.scopes.some((outer) => within(scope, outer)));
     return {
-      files: row.scopes.map((s) => (s.endsWith('.ts') ? s : `${s}/**`)),
+      files: [scope.endsWith('.ts') ? scope : `${scope}/**`],
       rules: {
         'no-restricted-imports': ['error', {
           paths: applying.flatMap((r) => (r.paths ?? []).map((name) => ({ name, message: r.why }))),
