@@ -23,7 +23,7 @@ export const BANS = [
   },
   {
     scopes: ['packages/compiler/src'], why: 'compiling is pure: no other Stepforge package but the contract, no AWS SDK, no file system',
-    paths: [...ours('engine', 'functions', 'cli', 'infra'), ...FS], patterns: AWS_SDK,
+    paths: [...ours('engine', 'runtime', 'embedded', 'cli', 'infra'), ...FS], patterns: AWS_SDK,
   },
   {
     scopes: ['packages/compiler/src/source'], why: "the compiler's source/ sits below every front-end, the checks, the IR and the lowering",
@@ -47,24 +47,31 @@ export const BANS = [
     patterns: ['**/Execution.js', './*'],
   },
   {
-    scopes: ['functions/src'], why: 'Lambda bundles carry the handlers and the contract, not the compiler; AWS has no engine',
-    paths: ours('compiler', 'engine', 'cli', 'infra'),
+    scopes: ['packages/runtime/src'], why: 'Lambda bundles carry the handlers and the contract, not the compiler; AWS has no engine and no embedded stack',
+    paths: ours('compiler', 'engine', 'embedded', 'cli', 'infra'), patterns: ['@stepforge/compiler/*', '@stepforge/engine/*', '@stepforge/embedded/*', '@stepforge/cli/*'],
   },
-  { scopes: ['functions/src/steps'], why: 'a step knows its envelope, not how it was invoked', patterns: ['../handlers/*', '../runs/*', '../http/*', '../approvals/*'] },
+  { scopes: ['packages/runtime/src/steps'], why: 'a step knows its envelope, not how it was invoked', patterns: ['../handlers/*', '../runs/*', '../http/*', '../approvals/*'] },
   {
-    scopes: ['functions/src/persistence'], why: 'the stores are the bottom of the runtime',
+    scopes: ['packages/runtime/src/persistence'], why: 'the stores are the bottom of the runtime',
     patterns: ['../steps/*', '../runs/*', '../handlers/*', '../http/*', '../approvals/*'],
   },
   {
-    scopes: ['functions/src/runs', 'functions/src/approvals'], why: 'the run service and the approvals rules are below every face (handlers, the HTTP router)',
+    scopes: ['packages/runtime/src/runs', 'packages/runtime/src/approvals'], why: 'the run service and the approvals rules are below every face (handlers, the HTTP router)',
     patterns: ['../handlers/*', '../http/*'],
+  },
+  {
+    scopes: ['packages/embedded/src'], why: 'the embedded stack (the local AWS) is a library: serve, the tests and the benches use it without the command line',
+    paths: ours('cli', 'infra'), patterns: ['@stepforge/cli/*', '@stepforge/runtime/persistence/*'],
   },
   {
     scopes: ['packages/cli/src'],
     why: 'the CLI is a face over the runtime and the embedded stack: it calls the run service, never the stores, and the AWS app is not its business',
-    paths: ours('infra'), patterns: ['@stepforge/functions/persistence/*'],
+    paths: ours('infra'), patterns: ['@stepforge/runtime/persistence/*'],
   },
-  { scopes: ['infra'], why: 'the AWS app knows no embedded stack and no command line', paths: ours('cli') },
+  {
+    scopes: ['infra'], why: 'the AWS app knows no embedded stack and no command line',
+    paths: ours('embedded', 'cli'), patterns: ['@stepforge/embedded/*', '@stepforge/cli/*'],
+  },
 ];
 
 /** A front-end's row: front-ends share through source/ and checks/, never through each other. */
