@@ -11,9 +11,11 @@ import { workflowSlug } from './workflowSlug.js';
 import type { IrDocument } from './ir/Ir.js';
 import { loadDocument } from './loadDocument.js';
 import type { UserFunctionsFolder } from './dsl/loadDslDocument.js';
-import { checkQuotas, type QuotaReport } from './lower/checkQuotas.js';
-import { expressBlocker } from './lower/expressBlocker.js';
+import { checkQuotas, type QuotaReport } from './checks/quotas/checkQuotas.js';
+import { checkExpress } from './checks/quotas/express.js';
 import { lowerWorkflow } from './lower/lowerWorkflow.js';
+import { worstCaseAttempts } from './lower/renderRetry.js';
+import { routesOnItsAgents } from './lower/stateReadSteps.js';
 import { buildStepManifest, type StepManifest } from './lower/StepManifest.js';
 import { serialisedDefinition } from './lower/serialisedDefinition.js';
 import { workflowNameFromFile } from './workflowNameFromFile.js';
@@ -88,15 +90,14 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
 /** Compiles an IR document (front-ends and tests that build IR directly). */
 export function compileIr(ir: IrDocument, options: { express?: boolean } = {}, warnings: Diagnostic[] = []): CompileResult {
   const lowered = lowerWorkflow(ir, options);
-  const blocker = options.express ? expressBlocker(lowered.definition) : undefined;
-  if (blocker !== undefined) {
-    throw new StepforgeError('express_unsupported', `workflow '${ir.name}' cannot run as an Express workflow: ${blocker}`, {
-      hint: 'compile it without --express, as a Standard workflow (what the CDK app deploys it as, too); only a workflow without tool calls, an agent\'s included, can run as Express',
-    });
-  }
+  if (options.express) checkExpress(ir.name, lowered.definition);
   // Serialised once: the size quota and the manifest's placeholder list both read it.
   const serialised = serialisedDefinition(lowered.definition);
-  const quotas = checkQuotas(ir, lowered.definition, { ...options, definitionBytes: serialised.bytes, stateReads: lowered.stateReads });
+  // The lowering decides how often a Task may run and which outputs the state machine reads inline.
+  const quotas = checkQuotas(ir, lowered.definition, {
+    ...options, definitionBytes: serialised.bytes, attemptsOf: worstCaseAttempts,
+    readInline: (step) => lowered.stateReads.has(step.id) || routesOnItsAgents(step),
+  });
   const manifest = buildStepManifest(ir, lowered, options.express ?? false, serialised.placeholders);
   const notes: string[] = [];
   if (lowered.addedEdges.length > 0) {

@@ -11,6 +11,7 @@ export { buildChainGraph, type ChainGraph } from './chain/buildChainGraph.js';
 export { kortecxLowering } from './chain/kortecxLowering.js';
 export { loadChainDocument, loadChainDocumentFast, loadChainDocumentPrecise, loadChainExpression, type LoadChainOptions } from './chain/loadChainDocument.js';
 export { parseChain } from './chain/parseChain.js';
+export { expressBlocker } from './checks/quotas/express.js';
 export { isEventPattern, TRIGGER_DESCRIPTION_MAX, TRIGGER_FIELDS, TRIGGER_NAME } from './checks/triggers.js';
 export { agent, type Agent, agentNode, CODE_CALL_SITE, type CodeWorkflowValue, END, parallel, setCodeRunner, stateGraph, type StateGraph, workflow } from './code/agentSdk.js';
 export { KORTYX_WORKFLOW_FILE, kortyxFileModule } from './code/kortyxFile.js';
@@ -38,7 +39,6 @@ export { controlSteps, levelMakespan, makespanOf, scheduleDag } from './ir/sched
 export { canonicalJson, stepIdentity } from './ir/stepIdentity.js';
 export { loadDocument, type LoadDocumentOptions, type LoadDocumentResult } from './loadDocument.js';
 export { type StepHandler, type StepManifest, type StepManifestEntry } from './lower/StepManifest.js';
-export { expressBlocker } from './lower/expressBlocker.js';
 export { chainDocumentToYaml } from './shapes/ChainDocumentSource.js';
 export { consensus, MAJORITY_JSONATA } from './shapes/consensus.js';
 export { fanOutGather } from './shapes/fanOutGather.js';

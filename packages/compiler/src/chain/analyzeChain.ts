@@ -1,10 +1,9 @@
 import type { ChainNode } from './ChainAst.js';
 import { buildChainGraph, findEdgeOperator, type ChainGraph } from './buildChainGraph.js';
-import { didYouMean } from '@stepforge/contract';
-import { findCycle } from '../graph/findCycle.js';
+import { agenticNonModel } from '../checks/agenticNonModel.js';
+import { chainCycle, dependencyCycle } from '../checks/cycle.js';
+import { unknownHandle, withSuggestion } from '../checks/unknownReference.js';
 import { parseChain } from './parseChain.js';
-
-const NON_MODEL_KINDS = new Set(['tool', 'connector', 'pure']);
 
 /** A chain error located by offsets into the expression (the caller maps them to file positions). */
 export interface ChainExpressionError {
@@ -48,39 +47,18 @@ export function analyzeChain(expression: string, tasks: ChainTaskLookup): ChainA
   for (const node of graph.nodes) {
     const kind = tasks.kindOf(node.handle);
     if (kind === undefined) {
-      const suggestion = didYouMean(node.handle, tasks.handles);
-      errors.push({
-        code: 'unknown_handle',
-        // No close match: the handle is most likely a step not written yet.
-        message: `unknown task handle '${node.handle}'; ${suggestion === undefined ? 'define it under tasks:' : `did you mean '${suggestion}'?`}`,
-        offset: node.start,
-        length: node.handle.length,
-        details: { handle: node.handle, ...(suggestion === undefined ? {} : { suggestion }) },
-      });
-    } else if (node.tools.length > 0 && NON_MODEL_KINDS.has(kind)) {
-      // Only known non-model kinds: a misspelt kind is reported by the task check instead.
-      errors.push({
-        code: 'agentic_non_model',
-        message: `'${node.handle}' is a ${kind} step; only model steps can be granted tools (${node.tools.map((t) => '@' + t).join(' ')})`,
-        offset: node.firstToolOffset ?? node.start,
-        length: 1,
-        details: { handle: node.handle, kind, tools: node.tools },
-      });
+      errors.push({ ...unknownHandle(withSuggestion(node.handle, tasks.handles)), offset: node.start, length: node.handle.length });
+      continue;
     }
+    const agentic = agenticNonModel(node.handle, kind, node.tools);
+    if (agentic) errors.push({ ...agentic, offset: node.firstToolOffset ?? node.start, length: 1 });
   }
-  const cycle = findCycle(graph.nodes.length, graph.edges);
+  const cycle = dependencyCycle(graph.nodes.length, graph.edges, (i) => graph.nodes[i]!.handle);
   if (cycle !== undefined) {
-    const names = cycle.map((i) => graph.nodes[i]!.handle);
-    const from = cycle[cycle.length - 2]!;
-    const to = cycle[cycle.length - 1]!;
+    const from = cycle.nodes[cycle.nodes.length - 2]!;
+    const to = cycle.nodes[cycle.nodes.length - 1]!;
     const offset = findEdgeOperator(ast, graph, from, to) ?? graph.nodes[to]!.start;
-    errors.push({
-      code: 'cycle',
-      message: cycle.length === 2 ? `cycle: '${names[0]}' depends on itself (${names.join(' > ')})` : `cycle: ${names.join(' > ')}`,
-      offset,
-      length: 1,
-      details: { path: names },
-    });
+    errors.push({ ...chainCycle(cycle), offset, length: 1 });
   }
   return { ast, graph, errors };
 }

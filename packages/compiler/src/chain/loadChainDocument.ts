@@ -13,6 +13,7 @@ import { analyzeChain, type ChainExpressionError } from './analyzeChain.js';
 import type { ChainLocator, ChainPath } from './ChainLocator.js';
 import type { ChainDocument, ChainStep } from './ChainDocument.js';
 import { CHAIN_TASK_KINDS, ChainTaskSchema, NAME_PATTERN, type ChainTask } from './ChainTask.js';
+import { tierLimits, unknownTier } from '../checks/tierLimit.js';
 import { TriggersSchema } from '../checks/triggers.js';
 import { describeZodIssue, valueAtPath, zodObjectAt } from '../source/zodIssues.js';
 import { FastChainLocator } from './FastChainLocator.js';
@@ -224,41 +225,21 @@ class ChainLoader {
       // The tier counts agentic steps of a sound graph; with unknown handles or a cycle the count would mislead.
       if (tier !== undefined && topologyOk) {
         tierName = tier.name;
-        const agentic = graph.nodes.filter((n) => toolsOf.get(n.handle)!.length > 0 && kindOf(n.handle) === 'model');
         // With a task whose kind is wrong the count is unreliable; its invalid_task error comes first.
         const kindsOk = graph.nodes.every((n) => parsedTasks.has(n.handle) || (CHAIN_TASK_KINDS as readonly string[]).includes(kindOf(n.handle)!));
-        if (kindsOk && agentic.length < tier.minAgenticSteps) {
-          this.error(
-            'tier_limit',
-            `the ${tier.name} tier needs at least ${tier.minAgenticSteps} model step(s) granted a tool, found ${agentic.length}; grant one with '@', e.g. '${graph.nodes.find((n) => kindOf(n.handle) === 'model')?.handle ?? 'plan'}@web-search'`,
-            map[0]!,
-            1,
-          );
-        }
-        if (agentic.length > tier.maxAgenticSteps) {
-          const extra = agentic[tier.maxAgenticSteps]!;
-          this.error(
-            'tier_limit',
-            `the ${tier.name} tier allows at most ${tier.maxAgenticSteps} model steps granted tools, found ${agentic.length} ('${extra.handle}' is number ${tier.maxAgenticSteps + 1})`,
-            map[extra.start]!,
-            extra.handle.length,
-          );
-        }
-        for (const n of graph.nodes) {
-          const task = parsedTasks.get(n.handle);
-          if (task?.kind !== 'model') continue;
-          const turns = task.max_turns ?? tier.maxTurns;
-          const calls = task.max_tool_calls ?? tier.maxToolCalls;
-          const turnsAt = this.budgetPaths.get(n.handle)?.max_turns ?? ['tasks', n.handle, 'max_turns'];
-          const callsAt = this.budgetPaths.get(n.handle)?.max_tool_calls ?? ['tasks', n.handle, 'max_tool_calls'];
-          if (turns > tier.maxTurns) {
-            this.error('tier_limit', `${formatPath(turnsAt)}: ${turns} exceeds the ${tier.name} tier's budget of ${tier.maxTurns} turns per agentic step (it may narrow the budget, never widen it)`, this.loc.offsetAt(turnsAt), this.loc.scalarLength(turnsAt));
+        const steps = graph.nodes.map((n) => ({
+          handle: n.handle, start: n.start, kind: kindOf(n.handle)!, tools: toolsOf.get(n.handle)!, task: parsedTasks.get(n.handle),
+        }));
+        const limits = tierLimits(tier, steps, kindsOk, (handle, field) => formatPath(this.budgetPath(handle, field)));
+        for (const { finding, at } of limits.findings) {
+          if ('expression' in at) {
+            this.error(finding.code, finding.message, map[at.expression]!, at.length);
+            continue;
           }
-          if (calls > tier.maxToolCalls) {
-            this.error('tier_limit', `${formatPath(callsAt)}: ${calls} exceeds the ${tier.name} tier's budget of ${tier.maxToolCalls} tool calls per agentic step (it may narrow the budget, never widen it)`, this.loc.offsetAt(callsAt), this.loc.scalarLength(callsAt));
-          }
-          if (toolsOf.get(n.handle)!.length > 0) budgets.set(n.handle, { maxTurns: Math.min(turns, tier.maxTurns), maxToolCalls: Math.min(calls, tier.maxToolCalls) });
+          const path = this.budgetPath(at.handle, at.field);
+          this.error(finding.code, finding.message, this.loc.offsetAt(path), this.loc.scalarLength(path));
         }
+        for (const [handle, budget] of limits.budgets) budgets.set(handle, budget);
       }
       if (topologyOk) this.checkSelect(graph, parsedTasks);
       this.checkDocumentFields(js);
@@ -401,14 +382,14 @@ class ChainLoader {
     if (kind === undefined) return tiers[DEFAULT_TIER_NAME];
     const name = kind === 'scalar' ? js.tier : undefined;
     if (typeof name === 'string' && Object.prototype.hasOwnProperty.call(tiers, name)) return tiers[name];
-    const known = Object.keys(tiers);
-    const suggestion = typeof name === 'string' ? didYouMean(name, known) : undefined;
-    this.error(
-      'tier_limit',
-      `unknown tier ${JSON.stringify(name ?? null)}${suggestion ? `; did you mean '${suggestion}'?` : ''} (known tiers: ${known.join(', ')})`,
-      this.loc.offsetOf(['tier']),
-    );
+    const finding = unknownTier(name, tiers);
+    this.error(finding.code, finding.message, this.loc.offsetOf(['tier']));
     return undefined;
+  }
+
+  /** Where a task's `max_turns` / `max_tool_calls` is written (Kortecx may put it in `params`). */
+  private budgetPath(handle: string, field: 'max_turns' | 'max_tool_calls'): Path {
+    return this.budgetPaths.get(handle)?.[field] ?? ['tasks', handle, field];
   }
 
   /** `select: verbatim` chooses among the task's parents' outputs: it needs at least one. */

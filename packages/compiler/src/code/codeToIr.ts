@@ -1,6 +1,7 @@
 // Code workflows → IR. A Kortyx workflow becomes one `code_graph` step: its nodes run in the
 // function handler (which imports the module and calls the node by name), its edges become Choices
 // on what the node returned. Pure: the module was imported by the caller; only its data is read here.
+import { callCycle } from '../checks/cycle.js';
 import { stepIdentity } from '../ir/stepIdentity.js';
 import { StepforgeError } from '@stepforge/contract';
 import type { IrCodeChild, IrCodeEdge, IrCodeNode, IrDocument, IrRetry } from '../ir/Ir.js';
@@ -117,7 +118,7 @@ function handoffsOf(def: WorkflowDefinition, options: CodeToIrOptions): { handof
  * the module does not export, or the workflow calling itself, is refused (invalid_workflow).
  */
 function childOf(child: WorkflowDefinition, node: string, parent: WorkflowDefinition, options: CodeToIrOptions, location: { file: string; line: number; column: number }): IrCodeChild {
-  const cycle = callCycle(child, parent.id, [parent.id]);
+  const cycle = callCycle(child, parent.id, (w) => w.id, useWorkflowChildren, [parent.id]);
   if (cycle !== undefined) {
     throw new StepforgeError('invalid_workflow', `export '${options.exportName}': node '${node}' calls workflow '${child.id}' with useWorkflow, which leads back to '${parent.id}' (${cycle.join(' → ')}): nested executions would start one another without end`, { location });
   }
@@ -133,17 +134,9 @@ function childOf(child: WorkflowDefinition, node: string, parent: WorkflowDefini
   return { name: workflowSlug(child.id), id: child.id, exportName };
 }
 
-/** The chain of workflow ids from `path` through `wf`'s useWorkflow children back to `target`, if there is one. */
-function callCycle(wf: WorkflowDefinition, target: string, path: readonly string[], seen: Set<string> = new Set()): string[] | undefined {
-  if (wf.id === target) return [...path, wf.id];
-  if (seen.has(wf.id)) return undefined;
-  seen.add(wf.id);
-  for (const n of Object.values(wf.nodes ?? {})) {
-    if (!isWorkflowCall(n?.run)) continue;
-    const found = callCycle(n.run.child, target, [...path, wf.id], seen);
-    if (found !== undefined) return found;
-  }
-  return undefined;
+/** The workflows a Kortyx workflow's nodes start with useWorkflow. */
+function useWorkflowChildren(wf: WorkflowDefinition): WorkflowDefinition[] {
+  return Object.values(wf.nodes ?? {}).flatMap((n) => (isWorkflowCall(n?.run) ? [n.run.child] : []));
 }
 
 /** `behavior.retry`: `maxAttempts` total attempts, `delayMs` apart (Kortyx waits a fixed delay: no backoff, no jitter). */

@@ -16,7 +16,8 @@ import {
 } from './ContenoxDocument.js';
 import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool } from '@stepforge/contract';
 import { fillMacros } from './expandMacros.js';
-import { stronglyConnectedComponents } from '../graph/stronglyConnectedComponents.js';
+import { unboundedCycles } from '../checks/unboundedCycle.js';
+import { danglingGoto, withSuggestion } from '../checks/unknownReference.js';
 
 /** Options of loadContenoxDocument. */
 export interface LoadContenoxOptions {
@@ -161,9 +162,8 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Loca
     }
     const to = index.get(raw);
     if (to !== undefined) return to;
-    const near = didYouMean(raw, index.keys());
-    fail('dangling_goto', `task '${from}' goes to '${raw}', which is no task of this chain${near ? ` (did you mean '${near}'?)` : ''}`, at(path),
-      `name one of: ${[...index.keys()].join(', ')}, or "end"`, { goto: raw });
+    const f = danglingGoto(from, withSuggestion(raw, index.keys()), index.keys());
+    fail(f.code, f.message, at(path), f.hint, f.details);
     return undefined;
   };
   const tasks: ContenoxTask[] = [];
@@ -220,7 +220,7 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Loca
       tasks.push({ id, index: i, handler: handler as ContenoxHandler, data: t, branches, ...(onFailure !== undefined ? { onFailure } : {}), tools, location: at(['tasks', i]) });
     }
   });
-  if (errors.length === 0) checkCycles(tasks, fail);
+  if (errors.length === 0) for (const { finding: f, location } of unboundedCycles(tasks)) fail(f.code, f.message, location, f.hint, f.details);
   const document: ContenoxDocument = {
     ...(typeof root.id === 'string' ? { id: root.id } : {}),
     ...(typeof root.description === 'string' ? { description: root.description } : {}),
@@ -302,40 +302,6 @@ function checkToolsPolicies(t: Obj, i: number, id: string, at: (p: DataPath) => 
           at([...base, set, key]), `write "${key}": "ls,cat"`);
       }
     }
-  }
-}
-
-/**
- * Cycles are allowed when something ends them: every strongly connected part of the transition
- * graph needs an `edge_traversed_at_least` branch (before any `default`) that leaves it. Without one
- * the loop may spin until Step Functions' 25,000-event history cap fails the run, so it is refused.
- */
-function checkCycles(tasks: readonly ContenoxTask[], fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void): void {
-  const byIndex = new Map(tasks.map((t, k) => [t.index, k]));
-  const succ = tasks.map((t) => {
-    const s = new Set<number>();
-    for (const b of t.branches) if (b.goto !== 'end' && byIndex.has(b.goto)) s.add(byIndex.get(b.goto)!);
-    if (t.onFailure !== undefined && byIndex.has(t.onFailure)) s.add(byIndex.get(t.onFailure)!);
-    return [...s];
-  });
-  const { components: comps, componentOf: comp } = stronglyConnectedComponents(succ);
-  for (const c of comps) {
-    const cyclic = c.length > 1 || succ[c[0]!]!.includes(c[0]!);
-    if (!cyclic) continue;
-    const id = comp[c[0]!]!;
-    const inside = (g: ContenoxTarget) => g !== 'end' && byIndex.has(g) && comp[byIndex.get(g)!] === id;
-    const bounded = c.some((k) => {
-      for (const b of tasks[k]!.branches) {
-        if (b.operator === 'default') return false;
-        if (b.operator === 'edge_traversed_at_least' && !inside(b.goto) && b.edge && inside(b.edge[0]) && inside(b.edge[1])) return true;
-      }
-      return false;
-    });
-    if (bounded) continue;
-    const members = [...c].sort((a, b) => a - b).map((k) => tasks[k]!);
-    fail('unbounded_cycle', `tasks ${members.map((t) => `'${t.id}'`).join(' → ')} form a cycle that nothing bounds`, members[0]!.location,
-      `add a first branch {"operator": "edge_traversed_at_least", "edge": "${members[0]!.id}->${members[1 % members.length]!.id}", "when": "5", "goto": "end"} to one of them (before any default): a run's history is capped at 25,000 events`,
-      { cycle: members.map((t) => t.id) });
   }
 }
 

@@ -18,7 +18,9 @@ import { offsetLocation, PRECISE_PARSE_OPTIONS } from '../source/yamlNodes.js';
 import { FastPathDeclined, type DataPath, type Locator } from '../source/Locator.js';
 import { YamlDocumentLocator } from '../source/YamlDocumentLocator.js';
 import { parseFastYaml, type FastYaml } from '../source/fastYaml.js';
-import { findCycle } from '../graph/findCycle.js';
+import { dependencyCycle, readsItself, stepCycle } from '../checks/cycle.js';
+import type { CheckFinding } from '../checks/CheckFinding.js';
+import { declarationHint, unknownDeclaration, unknownReference, withSuggestion } from '../checks/unknownReference.js';
 import { topologicalOrder } from '../graph/topologicalOrder.js';
 import { dslGraphView } from './dslGraphView.js';
 import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
@@ -181,6 +183,14 @@ class DslLoader {
   private error(code: string, message: string, location: SourceLocation | undefined, extra: { hint?: string; details?: Record<string, unknown> } = {}): void {
     if (this.fast) throw new FastPathDeclined(code);
     this.errors.push(new StepforgeError(code, message, { location, source: this.src, ...extra }));
+  }
+
+  /** A check's finding, as an error at `location`. */
+  private report(finding: CheckFinding, location: SourceLocation | undefined): void {
+    this.error(finding.code, finding.message, location, {
+      ...(finding.hint !== undefined ? { hint: finding.hint } : {}),
+      ...(finding.details !== undefined ? { details: finding.details } : {}),
+    });
   }
 
   /** A warning, or an error under --strict. */
@@ -536,13 +546,11 @@ class DslLoader {
       }
       rec.fields[list === 'specialists' ? 'specialists' : 'analysts'] = out;
     }
-    if (rec.kind === 'function' && !Object.prototype.hasOwnProperty.call(decl.functions, d.function as string)) {
-      this.error('unknown_function', `unknown function '${String(d.function)}'`, this.locAt([...path, 'function']), { hint: hintFor(d.function as string, Object.keys(decl.functions), 'functions') });
-    }
+    const fn = rec.kind === 'function' ? unknownReference(d.function as string, decl.functions) : undefined;
+    if (fn) this.report(unknownDeclaration('function', fn), this.locAt([...path, 'function']));
     if (rec.kind === 'function' && typeof d.function === 'string') this.checkFunctionModules(d.function, [...path, 'function']);
-    if (rec.kind === 'mcp_tool' && !Object.prototype.hasOwnProperty.call(decl.mcpServers, d.server as string)) {
-      this.error('unknown_mcp_server', `unknown MCP server '${String(d.server)}'`, this.locAt([...path, 'server']), { hint: hintFor(d.server as string, Object.keys(decl.mcpServers), 'mcp_servers') });
-    }
+    const server = rec.kind === 'mcp_tool' ? unknownReference(d.server as string, decl.mcpServers) : undefined;
+    if (server) this.report(unknownDeclaration('MCP server', server), this.locAt([...path, 'server']));
     // Step secrets: NAME: $secret:<id> | NAME: <declared secret>, or a list of either.
     const secrets: DslSecret[] = [];
     const sec = d.secrets;
@@ -635,13 +643,12 @@ class DslLoader {
 
   /** An `unknown_agent` error unless `name` is declared; `at` is located only then. */
   private checkAgent(name: string, agents: Record<string, DslResource>, at: DataPath | SourceLocation): void {
-    if (!Object.prototype.hasOwnProperty.call(agents, name)) {
-      const sharing = Object.values(agents).filter((a) => a.uri === name).map((a) => `'${a.name}'`);
-      const hint = sharing.length > 1
-        ? `${sharing.join(' and ')} are each declared as ${name}: name one of them`
-        : hintFor(name, Object.keys(agents), 'agents');
-      this.error('unknown_agent', `unknown agent '${name}'`, Array.isArray(at) ? this.locAt(at) : (at as SourceLocation), { hint });
-    }
+    const ref = unknownReference(name, agents);
+    if (!ref) return;
+    const finding = unknownDeclaration('agent', ref);
+    const sharing = Object.values(agents).filter((a) => a.uri === name).map((a) => `'${a.name}'`);
+    const hint = sharing.length > 1 ? `${sharing.join(' and ')} are each declared as ${name}: name one of them` : finding.hint;
+    this.report({ ...finding, hint }, Array.isArray(at) ? this.locAt(at) : (at as SourceLocation));
   }
 
   /** Binds one step secret (`$secret:<id>` or a declared secret's name) or reports it. */
@@ -653,7 +660,7 @@ class DslLoader {
       out.push({ ...declared[value]!, name, location: this.locAt(p) });
     } else {
       this.error('invalid_secret', `'${value}' is neither a $secret:<id> binding nor a declared secret`, this.locAt(p), {
-        hint: Object.keys(declared).length > 0 ? hintFor(value, Object.keys(declared), 'secrets') : 'write $secret:<id>',
+        hint: Object.keys(declared).length > 0 ? declarationHint(withSuggestion(value, Object.keys(declared)), 'secrets') : 'write $secret:<id>',
       });
     }
   }
@@ -823,7 +830,7 @@ class DslLoader {
   }
 
   private unknownStep(target: string, location: SourceLocation): void {
-    this.error('unknown_step', `unknown step '${target}'`, location, { hint: hintFor(target, [...this.byName.keys()], 'steps') });
+    this.report(unknownDeclaration('step', withSuggestion(target, this.byName.keys())), location);
   }
 
   /** Turns references into edges of the right scope (lifting nested readers to their ancestor). */
@@ -845,10 +852,7 @@ class DslLoader {
       }
       if (u === t) {
         if (readsOwnLatest(t, rec, ref)) continue;
-        const msg = u === rec
-          ? `step '${rec.name}' depends on itself`
-          : `step '${rec.name}' inside '${t.name}' reads '${t.name}', which finishes only after its body`;
-        this.error('cycle', msg, this.refLocation(ref), { details: { path: [t.name, rec.name, t.name] } });
+        this.report(readsItself(t.name, rec.name), this.refLocation(ref));
         continue;
       }
       // t and u are siblings: (t, u) numbers a pair of the scope; ×3 leaves room for the edge and both vias.
@@ -871,13 +875,8 @@ class DslLoader {
     scope.edges.sort(byEdge);
     const order = topologicalOrder(scope.steps.length, scope.edges);
     if (!order) {
-      const cycle = findCycle(scope.steps.length, scope.edges, { startAtSmallest: true })!;
-      const names = cycle.map((i) => scope.steps[i]!.name);
-      const first = scope.steps[cycle[0]!]!;
-      this.error('cycle', `dependency cycle: ${names.join(' → ')}`, first.location, {
-        details: { path: names },
-        hint: 'dependencies come from after: and from every steps.<name> reference',
-      });
+      const cycle = dependencyCycle(scope.steps.length, scope.edges, (i) => scope.steps[i]!.name, true)!;
+      this.report(stepCycle(cycle), scope.steps[cycle.nodes[0]!]!.location);
     } else {
       scope.order = order;
     }
@@ -1002,12 +1001,6 @@ function mappingForm(field: 'steps' | 'do', list: readonly unknown[]): string {
   const rest = list.length - 2;
   const more = rest > 0 ? `\n  # … and the other ${rest === 1 ? 'step' : `${rest} steps`} the same way` : '';
   return stringify({ [field]: shown }, { lineWidth: 0 }).trimEnd() + more;
-}
-
-/** "did you mean …?" for a misspelt name, or where to declare it. */
-function hintFor(name: string, known: readonly string[], section: string): string {
-  const best = didYouMean(name, known);
-  return best !== undefined ? `did you mean '${best}'?` : `declare it under ${section}:`;
 }
 
 /**

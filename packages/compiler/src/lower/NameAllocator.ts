@@ -7,9 +7,8 @@
 // could shadow any of them. None of those names contains `_`, and no name handed out here lacks one:
 // step outputs live in `s_<step>`, derived variables extend such a name, and a base without `_` gets a
 // numeric suffix.
+import { MAX_STATE_NAME } from '../checks/quotas/stateName.js';
 
-/** Longest state name Step Functions accepts. */
-export const MAX_STATE_NAME = 80;
 /** Longest variable name Step Functions accepts. */
 export const MAX_VARIABLE_NAME = 80;
 

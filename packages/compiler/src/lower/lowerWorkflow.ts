@@ -11,7 +11,9 @@ import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrRoute, IrStep, IrWork
 import { CONTENOX_FIRST_INPUT } from '../ir/contenoxToIr.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
 import { LayeredMap } from './LayeredMap.js';
-import { NameAllocator, asciiOnly, MAX_STATE_NAME } from './NameAllocator.js';
+import { NameAllocator, asciiOnly } from './NameAllocator.js';
+import type { CheckFinding } from '../checks/CheckFinding.js';
+import { duplicateStateName, MAX_STATE_NAME, nonAsciiStateName, reservedStateName, stateNameTooLong } from '../checks/quotas/stateName.js';
 import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';
 import { renderRetry } from './renderRetry.js';
 import { type AslState, type Frag, type LowerContext, type PayloadExtra, type Scope, type Tail, type TurnVariables } from './LowerContext.js';
@@ -104,7 +106,7 @@ class Lowerer implements LowerContext {
     // What the front-end parsed already (the same parse of the same text) is not parsed again.
     for (const t of this.doc.templates ?? []) this.templates.set(t.text, t);
     this.stateReads = stateReadSteps(this.doc.workflow, (t) => this.parse(t));
-    this.names.claimState(START_STATE) || this.fail('state_name', `a step is named '${START_STATE}'`, undefined);
+    this.names.claimState(START_STATE) || this.failWith(reservedStateName(START_STATE), undefined);
     const outputName = this.names.state(OUTPUT_STATE);
     const top: Scope = {
       label: this.doc.name, top: true, states: {}, env: new LayeredMap<string>(), inputVar: '$input', iterVars: [], produced: [],
@@ -263,20 +265,13 @@ class Lowerer implements LowerContext {
   private reserveStepNames(wf: IrWorkflow, parent: IrStep | undefined): void {
     for (const step of wf.steps) {
       if (parent) this.parents.set(step, parent);
-      if (/[^\x20-\x7e]/.test(step.id)) {
-        this.fail('state_name', `step '${step.id}' has a name with non-ASCII characters; Step Functions state names must be ASCII`, step,
-          'rename the step using ASCII letters, digits, spaces, "-" or "_"');
-      }
+      const ascii = nonAsciiStateName(step.id);
+      if (ascii) this.failWith(ascii, step);
       let name = step.id;
       if (this.names.hasState(name) && parent) name = `${this.stepNames.get(parent) ?? parent.id}/${step.id}`;
-      if (name.length > MAX_STATE_NAME) {
-        this.fail('state_name', `step '${step.id}' gives a state name of ${name.length} characters; Step Functions allows at most ${MAX_STATE_NAME}`, step,
-          'shorten the step name');
-      }
-      if (!this.names.claimState(name)) {
-        this.fail('state_name', `step '${step.id}' gives the state name '${name}' twice; state names must be unique in a state machine`, step,
-          'give nested steps distinct names');
-      }
+      const long = stateNameTooLong(step.id, name);
+      if (long) this.failWith(long, step);
+      if (!this.names.claimState(name)) this.failWith(duplicateStateName(step.id, name), step);
       this.stepNames.set(step, name);
       this.stepStates.set(step, [name]);
       const body = step.composite?.body;
@@ -290,6 +285,11 @@ class Lowerer implements LowerContext {
     const name = this.names.state(`${base.length > room ? base.slice(0, room) : base}: ${suffix}`);
     this.stepStates.get(step)!.push(name);
     return name;
+  }
+
+  /** Throws a check's finding about `step` (or the whole workflow). */
+  private failWith(finding: CheckFinding, step: IrStep | undefined): never {
+    return this.fail(finding.code, finding.message, step, finding.hint);
   }
 
   fail(code: string, message: string, step: IrStep | undefined, hint?: string): never {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonLength } from '../../src/lower/jsonLength.js';
+import { jsonLength } from '../../src/checks/quotas/jsonLength.js';
 
 describe('Function: jsonLength', () => {
   it('is the length of JSON.stringify for escapes, surrogates, numbers and empty containers', () => {
