@@ -423,7 +423,8 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   const closers: (() => Promise<void>)[] = [() => emulators.close()];
   if (snapshot !== undefined) closers.push(async () => rmSync(snapshot, { recursive: true, force: true }));
   try {
-    const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials);
+    // This process runs dynalite's worker: its own clients talk to it over private ports, not HTTP.
+    const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials, () => emulators.connectDynamodb());
     const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials });
     closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);

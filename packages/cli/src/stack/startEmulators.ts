@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { MessagePort } from 'node:worker_threads';
 import { ensureDirectory } from '../ensureDirectory.js';
 import { startDynaliteWorker, storeError } from './startDynaliteWorker.js';
 import { storeState } from './storeState.js';
@@ -9,6 +10,8 @@ import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 export interface Emulators {
   /** DynamoDB endpoint (dynalite), e.g. http://127.0.0.1:43121 */
   readonly dynamodbEndpoint: string;
+  /** A private channel to dynalite for this process's own clients (startDynaliteWorker's connect). */
+  connectDynamodb(): MessagePort;
   /** SQS endpoint (fauxqs). */
   readonly sqsEndpoint: string;
   close(): Promise<void>;
@@ -60,6 +63,7 @@ export async function startEmulators(options: EmulatorOptions): Promise<Emulator
   const sqs = sqsResult.value;
   return {
     dynamodbEndpoint: dynamo.endpoint,
+    connectDynamodb: () => dynamo.connect(),
     sqsEndpoint: sqs.endpoint,
     async close() {
       await Promise.allSettled([sqs.stop(), dynamo.close()]);
