@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { StepforgeError, STEP_HANDLER_TABLE } from '@stepforge/contract';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
+import { sqsQueueUrl } from './startSqsEmulator.js';
 import { readProjectSettings } from './projectSettings.js';
 import { storeState } from './storeState.js';
 import { storeError } from './startDynaliteWorker.js';
@@ -414,7 +415,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   // The stack's secret, new for each owner: only a process that can read stack.json reaches it.
   const credentials = newStackCredentials();
   const apiToken = newApiToken();
-  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir: snapshot ?? dataDir, access: options.access ?? 'write' } : {}), credentials })]);
+  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir: snapshot ?? dataDir, access: options.access ?? 'write' } : {}), credentials, queues: [EMBEDDED_APPROVAL_QUEUE] })]);
   if (frResult.status === 'rejected') {
     if (emuResult.status === 'fulfilled') await emuResult.value.close();
     throw frResult.reason;
@@ -425,20 +426,22 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
   const closers: (() => Promise<void>)[] = [() => emulators.close()];
   if (snapshot !== undefined) closers.push(async () => rmSync(snapshot, { recursive: true, force: true }));
   try {
-    const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials);
+    // This process runs dynalite's worker: its own clients talk to it over private ports, not HTTP.
+    const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials, () => emulators.connectDynamodb());
     const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials });
     closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
     // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
     // checks it there before it trusts the endpoints (see stackIdentity).
     const stackId = randomUUID();
-    // Three requests that depend on nothing but the table: side by side, not one after another.
-    const [leaseEpoch, , queue] = await Promise.all([
+    // Two requests that depend on nothing but the table: side by side, not one after another.
+    const [leaseEpoch] = await Promise.all([
       nextLeaseEpoch(dynamodb),
       dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) } })),
-      sqs.send(new CreateQueueCommand({ QueueName: EMBEDDED_APPROVAL_QUEUE })),
     ]);
-    const approvalQueueUrl = queue.QueueUrl ?? `${emulators.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
+    // The approval queue exists from the SQS emulator's first request on (startSqsEmulator): a run
+    // that sends no message never loads the emulator.
+    const approvalQueueUrl = emulators.sqsQueueUrl(EMBEDDED_APPROVAL_QUEUE);
     const substitutions = substitutionsFor(EMBEDDED_TABLE, approvalQueueUrl);
 
     // The handlers need the engine's endpoint (task-token callbacks) and the engine needs the
@@ -547,7 +550,7 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints, reg
   const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
   const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials });
   const sfn = sfnClient(live.sfnEndpoint, credentials);
-  const approvalQueueUrl = `${live.sqsEndpoint}/${ACCOUNT}/${EMBEDDED_APPROVAL_QUEUE}`;
+  const approvalQueueUrl = sqsQueueUrl(live.sqsEndpoint, EMBEDDED_APPROVAL_QUEUE);
   const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl, live.leaseEpoch);
   const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;

@@ -63,11 +63,63 @@ async function openStore(db) {
   }
 }
 
+const { EventEmitter } = require('node:events');
+
 let server;
+/** dynalite's own request listener, without the loopback guard: what a private port's requests reach. */
+let serve;
+
+/**
+ * A response as dynalite writes one (statusCode, setHeader, end), answered over `port` as
+ * `{ id, statusCode, headers, body }` instead of HTTP: see answerPort.
+ */
+function portResponse(port, id) {
+  const headers = {};
+  return {
+    statusCode: 200,
+    setHeader(name, value) {
+      headers[String(name).toLowerCase()] = String(value);
+    },
+    getHeader(name) {
+      return headers[String(name).toLowerCase()];
+    },
+    end(body) {
+      port.postMessage({ id, statusCode: this.statusCode, headers, body: body === undefined ? '' : String(body) });
+    },
+  };
+}
+
+/**
+ * Answers the DynamoDB requests of the stack's owner that come over a MessagePort (`{ connect:
+ * port }`; WorkerPortHttpHandler.ts is the other end): each message `{ id, method, url, headers,
+ * body }` is the HTTP request the SDK built and signed, handed to dynalite's request listener as a
+ * request object that emits the body, with a response object that posts the answer back. No socket,
+ * no HTTP framing or parsing on either side. The loopback guard is not in this path: it keeps out
+ * browsers and other users of the machine, who can reach a TCP port but never this port, whose
+ * other end only the owner's thread holds.
+ */
+function answerPort(port) {
+  port.on('message', (m) => {
+    const req = new EventEmitter();
+    req.method = m.method;
+    req.url = m.url;
+    req.headers = m.headers;
+    serve(req, portResponse(port, m.id));
+    if (m.body) req.emit('data', Buffer.from(m.body));
+    req.emit('end');
+  });
+}
+
 parentPort.on('message', (m) => {
+  if (m && m.connect) {
+    if (serve) answerPort(m.connect);
+    else m.connect.close();
+    return;
+  }
   if (m && m.listen && !server) {
     createIfMissing = m.listen.createIfMissing !== false;
     server = dynalite(m.listen.options);
+    serve = server.listeners('request')[0];
     // Browsers refused and, with the stack's credentials, every request's signature verified,
     // before dynalite (which answers any Origin with `Access-Control-Allow-Origin: *`) sees it.
     require('./loopbackGuard.cjs').guardServer(server, m.listen.guard || {});

@@ -1,7 +1,9 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { Aws4HttpSigner } from './Aws4HttpSigner.js';
+import type { MessagePort } from 'node:worker_threads';
 import { LoopbackHttpHandler } from './LoopbackHttpHandler.js';
+import { WorkerPortHttpHandler } from './WorkerPortHttpHandler.js';
 import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 
 // The SDK clients the embedded stack talks to its loopback emulators and engine with: the real
@@ -23,9 +25,9 @@ const LOOPBACK_AUTH_SCHEMES: NonNullable<DynamoDBClientConfig['httpAuthSchemes']
  * (the services refuse a request not SigV4-signed with them; Aws4HttpSigner signs), and a
  * LoopbackHttpHandler of its own (a client's destroy() closes its handler).
  */
-function loopbackClientOptions(endpoint: string, credentials: LoopbackCredentials) {
+function loopbackClientOptions(endpoint: string, credentials: LoopbackCredentials, port?: MessagePort) {
   return {
-    endpoint, region: LOOPBACK_REGION, credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey }, requestHandler: new LoopbackHttpHandler(),
+    endpoint, region: LOOPBACK_REGION, credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey }, requestHandler: port ? new WorkerPortHttpHandler(port) : new LoopbackHttpHandler(),
     httpAuthSchemes: LOOPBACK_AUTH_SCHEMES,
   };
 }
@@ -78,11 +80,14 @@ export function loopbackSfnClient(endpoint: string, credentials: LoopbackCredent
 
 /**
  * The DynamoDB clients of the runtime: one for the DocumentClient, and one with cacheMiddleware
- * for the writes every step makes (the DocumentClient refuses a client with that setting).
+ * for the writes every step makes (the DocumentClient refuses a client with that setting). With
+ * `connect` (the stack's owner, which runs the dynalite worker), each client sends its requests
+ * over a private MessagePort of its own rather than loopback HTTP (WorkerPortHttpHandler); the
+ * endpoint is still the one the requests are signed for.
  */
-export function loopbackDynamoClients(endpoint: string, credentials: LoopbackCredentials): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
+export function loopbackDynamoClients(endpoint: string, credentials: LoopbackCredentials, connect?: () => MessagePort): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
   return {
-    dynamodb: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient(loopbackClientOptions(endpoint, credentials)))),
-    dynamodbCommands: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient({ ...loopbackClientOptions(endpoint, credentials), cacheMiddleware: true }))),
+    dynamodb: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient(loopbackClientOptions(endpoint, credentials, connect?.())))),
+    dynamodbCommands: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient({ ...loopbackClientOptions(endpoint, credentials, connect?.()), cacheMiddleware: true }))),
   };
 }

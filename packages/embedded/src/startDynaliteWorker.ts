@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { StepforgeError } from '@stepforge/compiler';
 import { stackFailed } from './stackFailure.js';
 import type { LoopbackCredentials } from './loopbackRequestGuard.js';
@@ -11,6 +11,12 @@ const require = createRequire(import.meta.url);
 export interface DynaliteWorker {
   /** e.g. http://127.0.0.1:43121 */
   readonly endpoint: string;
+  /**
+   * A private channel to dynalite: the port to hand a WorkerPortHttpHandler, whose requests reach
+   * dynalite's request handler without HTTP (see dynaliteWorker.cjs). One per client; closing it
+   * ends that channel only.
+   */
+  connect(): MessagePort;
   close(): Promise<void>;
 }
 
@@ -102,6 +108,11 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
   });
   return {
     endpoint: `http://${host}:${port}`,
+    connect() {
+      const { port1, port2 } = new MessageChannel();
+      worker.postMessage({ connect: port2 }, [port2]);
+      return port1;
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { MessagePort } from 'node:worker_threads';
 import { ensureDirectory } from './ensureDirectory.js';
 import { startDynaliteWorker, storeError } from './startDynaliteWorker.js';
 import { storeState } from './storeState.js';
@@ -9,8 +10,14 @@ import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 export interface Emulators {
   /** DynamoDB endpoint (dynalite), e.g. http://127.0.0.1:43121 */
   readonly dynamodbEndpoint: string;
-  /** SQS endpoint (fauxqs). */
+  /** A private channel to dynalite for this process's own clients (startDynaliteWorker's connect). */
+  connectDynamodb(): MessagePort;
+  /** SQS endpoint (fauxqs, loaded on its first request). */
   readonly sqsEndpoint: string;
+  /** The URL of one of the queues the emulators were started with (`queues`). */
+  sqsQueueUrl(name: string): string;
+  /** Whether the SQS emulator has been needed (and so loaded) yet. */
+  readonly sqsLoaded: boolean;
   close(): Promise<void>;
 }
 
@@ -26,10 +33,12 @@ export interface EmulatorOptions {
   readonly access?: 'read' | 'write';
   /** The stack's credentials: both emulators refuse requests not SigV4-signed with them. */
   readonly credentials: LoopbackCredentials;
+  /** SQS queues that exist from the first SQS request on (their URLs are known at once). */
+  readonly queues?: readonly string[];
 }
 
 /**
- * Starts dynalite (DynamoDB, in a worker thread of its own) and fauxqs (SQS) on random loopback
+ * Starts dynalite (DynamoDB, in a worker thread of its own) and fauxqs (SQS, loaded on its first request) on random loopback
  * ports, each behind the loopback guard (browsers refused, requests signed with `credentials`
  * only). dynalite keeps its data on disk under dataDir so run history survives from one command
  * to the next; fauxqs is in-memory, which is fine because approvals and runs of record live in
@@ -50,7 +59,7 @@ export async function startEmulators(options: EmulatorOptions): Promise<Emulator
     if (createIfMissing) ensureDirectory(path, "dynalite's store directory");
     dynamoOptions.path = path;
   }
-  const [dynamoResult, sqsResult] = await Promise.allSettled([startDynaliteWorker(host, dynamoOptions, { createIfMissing, credentials: options.credentials }), startSqsEmulator(host, { credentials: options.credentials })]);
+  const [dynamoResult, sqsResult] = await Promise.allSettled([startDynaliteWorker(host, dynamoOptions, { createIfMissing, credentials: options.credentials }), startSqsEmulator(host, { credentials: options.credentials, ...(options.queues ? { queues: options.queues } : {}) })]);
   if (dynamoResult.status === 'rejected' || sqsResult.status === 'rejected') {
     if (dynamoResult.status === 'fulfilled') await dynamoResult.value.close();
     if (sqsResult.status === 'fulfilled') await sqsResult.value.stop();
@@ -60,7 +69,12 @@ export async function startEmulators(options: EmulatorOptions): Promise<Emulator
   const sqs = sqsResult.value;
   return {
     dynamodbEndpoint: dynamo.endpoint,
+    connectDynamodb: () => dynamo.connect(),
     sqsEndpoint: sqs.endpoint,
+    sqsQueueUrl: (name) => sqs.queueUrl(name),
+    get sqsLoaded() {
+      return sqs.loaded;
+    },
     async close() {
       await Promise.allSettled([sqs.stop(), dynamo.close()]);
     },

@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { DynamoDBClient, CreateTableCommand, DescribeTableCommand, PutItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { SQSClient, CreateQueueCommand, SendMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { SQSClient, CreateQueueCommand, GetQueueUrlCommand, SendMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { startEmulators } from '../src/startEmulators.js';
 
 const creds = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -61,6 +62,36 @@ describe('Function: startEmulators', () => {
       await second.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('loads the SQS emulator on its first request only, with the queues it was given there at the URLs handed out before', async () => {
+    const emulators = await startEmulators({ credentials: creds, queues: ['approvals'] });
+    const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: 'us-east-1', credentials: creds });
+    try {
+      const url = emulators.sqsQueueUrl('approvals');
+      expect(url).toBe(`http://sqs.us-east-1.localhost:${new URL(emulators.sqsEndpoint).port}/000000000000/approvals`);
+      expect(emulators.sqsLoaded).toBe(false);
+      // The first request (a message to the given queue) waits for fauxqs to load, and finds the queue.
+      await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'first' }));
+      expect(emulators.sqsLoaded).toBe(true);
+      expect((await sqs.send(new GetQueueUrlCommand({ QueueName: 'approvals' }))).QueueUrl).toBe(url);
+      expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 0 }))).Messages?.map((m) => m.Body)).toEqual(['first']);
+      // Unsigned requests are still refused before fauxqs sees them.
+      const unsigned = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+        const req = httpRequest(emulators.sqsEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ListQueues' } }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode, body }));
+        });
+        req.on('error', reject);
+        req.end('{}');
+      });
+      expect(unsigned.status).toBe(403);
+      expect((JSON.parse(unsigned.body) as { __type: string }).__type).toBe('MissingAuthenticationTokenException');
+    } finally {
+      sqs.destroy();
+      await emulators.close();
     }
   });
 

@@ -2,6 +2,7 @@
 // object, checkpoints and resumes, the execution's time-out and the history quota. What each
 // state type does lives in states/, Retry/Catch in retryCatch.ts, input/output in stateIo.ts.
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { systemClock } from './clocks.js';
 import type { JsonataBindings } from './jsonataFields.js';
 import type { PathEnv } from './pathEnv.js';
@@ -32,6 +33,15 @@ import {
   type Thread,
 } from './ExecutionContext.js';
 import type { AslDefinition, Checkpoint, Clock, ContextObject, ExecuteOptions, ExecutionResult, HistoryEvent, QueryLanguage, TaskInvoker } from './types.js';
+
+/**
+ * The stop signal of an execution that nothing can stop: no caller's signal and no TimeoutSeconds.
+ * One for all of them, since an AbortController per run costs more than a short run's transitions;
+ * every listener a state adds to it is removed when that state settles, and many executions' states
+ * may listen at once, so Node's leak warning (past 10 listeners) is off for it.
+ */
+const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+setMaxListeners(0, NEVER_ABORTED);
 
 /** AWS's hard quota of history events per Standard execution. */
 export const MAX_HISTORY_EVENTS = 25_000;
@@ -100,7 +110,9 @@ export class Execution implements ExecutionContext {
   private readonly historyLimit: number;
   /** No one reads events (collectEvents: false, no onEvent): ids are still counted, nothing is built. */
   private readonly quiet: boolean;
-  private readonly abort = new AbortController();
+  /** What stops the execution (the caller's signal, or the time-out), when anything can. */
+  private readonly abort?: AbortController;
+  private readonly signal: AbortSignal;
   private readonly execCtx: ContextObject['Execution'];
   private readonly smCtx: ContextObject['StateMachine'];
   /** The last top-level state entered, with its input, variables and transition count: a failed run's redrive point. */
@@ -140,11 +152,13 @@ export class Execution implements ExecutionContext {
     this.invoker = opts.invoker ?? {
       invoke: (inv) => Promise.reject(new TaskFailure('States.Runtime', `No task invoker is configured for resource ${inv.resource}`)),
     };
-    if (opts.signal) {
+    if (opts.signal || typeof def.TimeoutSeconds === 'number') {
+      const abort = (this.abort = new AbortController());
       const s = opts.signal;
-      if (s.aborted) this.abort.abort(s.reason);
-      else s.addEventListener('abort', () => this.abort.abort(s.reason), { once: true });
+      if (s?.aborted) abort.abort(s.reason);
+      else s?.addEventListener('abort', () => abort.abort(s.reason), { once: true });
     }
+    this.signal = this.abort?.signal ?? NEVER_ABORTED;
   }
 
   newTaskToken(): string {
@@ -178,7 +192,7 @@ export class Execution implements ExecutionContext {
   async run(): Promise<ExecutionResult> {
     const thread: Thread = { prev: 0 };
     const topQl = (this.def.QueryLanguage as QueryLanguage | undefined) ?? 'JSONPath';
-    const frame: Frame = { scope: this.topScope, thread, signal: this.abort.signal, ql: topQl, top: true };
+    const frame: Frame = { scope: this.topScope, thread, signal: this.signal, ql: topQl, top: true };
     let startName = this.def.StartAt as string;
     let startInput = this.input;
     const resume = this.opts.resumeFrom ?? this.opts.redriveFrom;
@@ -203,7 +217,7 @@ export class Execution implements ExecutionContext {
       void this.clock.sleep(Math.max(0, ms), timer.signal).then(() => {
         if (timer.signal.aborted) return;
         timedOut = true;
-        this.abort.abort({ error: 'States.Timeout' });
+        this.abort?.abort({ error: 'States.Timeout' });
       });
     }
     try {
@@ -211,8 +225,8 @@ export class Execution implements ExecutionContext {
       this.emit(thread, 'ExecutionSucceeded', { output: json(output), outputDetails: NOT_TRUNCATED });
       result = this.result('SUCCEEDED', { output });
     } catch (e) {
-      if (e instanceof Aborted || (this.abort.signal.aborted && !isTaskFailure(e))) {
-        const reason = this.abort.signal.reason as { error?: string; cause?: string } | undefined;
+      if (e instanceof Aborted || (this.signal.aborted && !isTaskFailure(e))) {
+        const reason = this.signal.reason as { error?: string; cause?: string } | undefined;
         const d: Obj = {};
         if (typeof reason?.error === 'string') d.error = reason.error;
         if (typeof reason?.cause === 'string') d.cause = reason.cause;
@@ -260,7 +274,11 @@ export class Execution implements ExecutionContext {
       if (r.next === undefined) return r.output;
       name = r.next;
       cur = r.output;
-      if (frame.top && this.opts.checkpoint) await this.opts.checkpoint(this.checkpointAt(name, cur, frame));
+      if (frame.top && this.opts.checkpoint) {
+        await this.opts.checkpoint(this.checkpointAt(name, cur, frame));
+        // Time passed writing the checkpoint: the next state's entry reads the clock again.
+        frame.thread.exitedAt = undefined;
+      }
     }
   }
 
@@ -294,7 +312,11 @@ export class Execution implements ExecutionContext {
       enteredAt = this.clock.now();
     } else {
       const input = t.lastText !== undefined && t.lastValue === raw ? t.lastText : json(raw);
-      enteredAt = this.clock.now();
+      // The state that just exited on this thread did so at the same moment: only synchronous
+      // work (or promise hand-offs) lies between the two events, so its timestamp is reused
+      // rather than the clock read twice a transition (a clock read is a syscall on some hosts).
+      enteredAt = t.exitedAt ?? this.clock.now();
+      t.exitedAt = undefined;
       enteredId = ++this.counter;
       // Built as one literal (not through emit's keyed store): the two events of every transition stay on one fast shape.
       const ev: HistoryEvent = {
@@ -342,7 +364,9 @@ export class Execution implements ExecutionContext {
       d.assignedVariablesDetails = NOT_TRUNCATED;
     }
     const id = ++this.counter;
-    const ev: HistoryEvent = { timestamp: this.clock.now(), type: STATE_TYPES[run.st.Type as string]!.exited, id, previousEventId: thread.prev, stateExitedEventDetails: d };
+    const at = this.clock.now();
+    thread.exitedAt = at;
+    const ev: HistoryEvent = { timestamp: at, type: STATE_TYPES[run.st.Type as string]!.exited, id, previousEventId: thread.prev, stateExitedEventDetails: d };
     thread.prev = id;
     this.push(ev);
   }

@@ -14,6 +14,11 @@ export interface Thread {
   /** The last state output and its JSON text, reused for the next StateEntered input. */
   lastValue?: unknown;
   lastText?: string;
+  /**
+   * When the last state on this thread exited, until the next one enters (which takes it as its
+   * entry time) or something that takes real time (a checkpoint) clears it.
+   */
+  exitedAt?: number;
   /** Events of a distributed Map's child executions are not part of this history. */
   silent?: boolean;
 }

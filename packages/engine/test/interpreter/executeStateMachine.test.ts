@@ -315,4 +315,51 @@ describe('Function: prepareStateMachine', () => {
     expect(r.status).toBe('FAILED');
     expect(r.redrivePoint).toMatchObject({ stateName: 'Boom', variables: { n: 2, m: 'x' }, transitions: 2 });
   });
+
+  it('reads the clock once a transition: a state enters at the time the one before it exited, unless a checkpoint came between', async () => {
+    let t = 1000;
+    const clock = { now: () => t++, sleep: () => Promise.resolve() };
+    const plain = await executeStateMachine(passChain(3), {}, { clock });
+    const times = (r: typeof plain) => r.events.map((e) => [e.type, e.timestamp]);
+    // The start time (1000), ExecutionStarted, S0's entry and exit, S1's entry at S0's exit, and so on.
+    expect(times(plain)).toEqual([
+      ['ExecutionStarted', 1001], ['PassStateEntered', 1002], ['PassStateExited', 1003],
+      ['PassStateEntered', 1003], ['PassStateExited', 1004],
+      ['PassStateEntered', 1004], ['PassStateExited', 1005], ['ExecutionSucceeded', 1006],
+    ]);
+    t = 2000;
+    const checkpointed = await executeStateMachine(passChain(2), {}, { clock, checkpoint: () => Promise.resolve() });
+    expect(times(checkpointed)).toEqual([
+      ['ExecutionStarted', 2001], ['PassStateEntered', 2002], ['PassStateExited', 2003],
+      ['PassStateEntered', 2004], ['PassStateExited', 2005], ['ExecutionSucceeded', 2006],
+    ]);
+  });
+
+  it('stops executions that share no signal of their own, with no listener-leak warning for many tasks in flight', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const release: (() => void)[] = [];
+      const invoker: TaskInvoker = { invoke: () => new Promise((r) => release.push(() => r({ ok: true }))) };
+      const def = { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:f', End: true } } };
+      const runs = Array.from({ length: 25 }, () => executeStateMachine(def, {}, { invoker }));
+      await expect.poll(() => release.length).toBe(25);
+      for (const r of release) r();
+      expect((await Promise.all(runs)).map((r) => r.status)).toEqual(Array(25).fill('SUCCEEDED'));
+      // A caller's signal still stops its own execution, and only it.
+      const stop = new AbortController();
+      const stopped = executeStateMachine(def, {}, { invoker, signal: stop.signal });
+      const other = executeStateMachine(def, {}, { invoker });
+      await expect.poll(() => release.length).toBe(27);
+      stop.abort();
+      expect((await stopped).status).toBe('ABORTED');
+      release.at(-1)!();
+      expect((await other).status).toBe('SUCCEEDED');
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });
