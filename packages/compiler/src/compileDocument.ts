@@ -21,8 +21,12 @@ import { workflowNameFromFile } from './workflowNameFromFile.js';
 /** Options of compileDocument. */
 export interface CompileOptions {
   readonly file?: string;
-  /** Compile for an Express state machine (no 25,000-event history bound). */
-  readonly express?: boolean;
+  /**
+   * Compile for an Express state machine (no 25,000-event history bound). `'requested'`: as the CDK
+   * app deploys a document, Express when the document asks for it (`express: true`) and the
+   * definition can run as one, Standard otherwise (the manifest's `express.blocker` says why).
+   */
+  readonly express?: boolean | 'requested';
   /** Unknown fields are errors. */
   readonly strict?: boolean;
   /** Contenox chains: values for `{{var:NAME}}` macros. */
@@ -86,23 +90,26 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
 }
 
 /** Compiles an IR document (front-ends and tests that build IR directly). */
-export function compileIr(ir: IrDocument, options: { express?: boolean } = {}, warnings: Diagnostic[] = []): CompileResult {
-  const lowered = lowerWorkflow(ir, options);
-  const blocker = options.express ? expressBlocker(lowered.definition) : undefined;
-  if (blocker !== undefined) {
+export function compileIr(ir: IrDocument, options: { express?: boolean | 'requested' } = {}, warnings: Diagnostic[] = []): CompileResult {
+  const requested = ir.deployment?.express === true;
+  // Lowering is the same for both types: only the quotas, the blocker and the manifest differ.
+  const lowered = lowerWorkflow(ir, {});
+  const blocker = options.express === true || requested ? expressBlocker(lowered.definition) : undefined;
+  const express = options.express === 'requested' ? requested && blocker === undefined : options.express === true;
+  if (options.express === true && blocker !== undefined) {
     throw new StepforgeError('express_unsupported', `workflow '${ir.name}' cannot run as an Express workflow: ${blocker}`, {
       hint: 'compile it without --express, as a Standard workflow (what the CDK app deploys it as, too); only a workflow without tool calls, an agent\'s included, can run as Express',
     });
   }
   // Serialised once: the size quota and the manifest's placeholder list both read it.
   const serialised = serialisedDefinition(lowered.definition);
-  const quotas = checkQuotas(ir, lowered.definition, { ...options, definitionBytes: serialised.bytes, stateReads: lowered.stateReads });
-  const manifest = buildStepManifest(ir, lowered, options.express ?? false, serialised.placeholders);
+  const quotas = checkQuotas(ir, lowered.definition, { express, definitionBytes: serialised.bytes, stateReads: lowered.stateReads });
+  const manifest = buildStepManifest(ir, lowered, { express, ...(blocker !== undefined ? { blocker } : {}) }, serialised.placeholders);
   const notes: string[] = [];
   if (lowered.addedEdges.length > 0) {
     notes.push(`the graph is not series-parallel: ${lowered.addedEdges.length} synchronisation edge(s) added`);
   } else notes.push('the graph is series-parallel: no synchronisation edges added');
-  notes.push(`worst-case history events: ${quotas.worstCaseHistoryEvents}${options.express ? ' (express: not bounded)' : ' of 25000'}`);
+  notes.push(`worst-case history events: ${quotas.worstCaseHistoryEvents}${express ? ' (express: not bounded)' : ' of 25000'}`);
   notes.push(`definition size: ${quotas.definitionBytes} bytes of 1048576`);
   if (quotas.largestPayloadStep) notes.push(`largest payload budget: ${Math.ceil(quotas.largestPayloadBytes / 1024)} KiB of 256 (step '${quotas.largestPayloadStep}')`);
   return {

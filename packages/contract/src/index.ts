@@ -13,6 +13,7 @@ export * from './placeholders.js';
 export * from './liveWorkflows.js';
 export * from './contenoxTools.js';
 export * from './inputSchema.js';
+export * from './manifest.js';
 export * from './apiBodies.js';
 export * from './apiRoutes.js';
 export * from './apiErrors.js';

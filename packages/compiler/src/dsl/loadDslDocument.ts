@@ -24,6 +24,7 @@ import { dslGraphView } from './dslGraphView.js';
 import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
 import { unsupportedYamlKeys } from '../source/unsupportedYamlKey.js';
 import { workflowSlug } from '../workflowSlug.js';
+import { manifestTriggers } from '../checks/triggers.js';
 import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../source/yamlValueIssues.js';
 
 /** Options for loadDslDocument. */
@@ -406,6 +407,8 @@ class DslLoader {
       workflow,
       ...(output ? { output } : {}),
       dependencies: this.dependencies,
+      ...(data.express !== undefined ? { express: data.express } : {}),
+      ...(data.triggers !== undefined ? { triggers: manifestTriggers(data.triggers, (i) => this.locAt(['triggers', i])) } : {}),
     };
   }
 
