@@ -287,7 +287,11 @@ class DslLoader {
       for (const key of (issue as z.core.$ZodIssueUnrecognizedKeys).keys) {
         const where = issue.path.length > 0 ? ` in ${formatPath(issue.path)}` : '';
         const best = didYouMean(key, known);
-        this.warn('unknown_field', `unknown field '${key}'${where}${best ? `; did you mean '${best}'?` : ''}`, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
+        const message = `unknown field '${key}'${where}${best ? `; did you mean '${best}'?` : ''}`;
+        // A trigger becomes an EventBridge rule as written: one with a misspelt field would deploy
+        // another rule than the one meant, so it is refused even without strict (as in a chain).
+        if (issue.path[0] === 'triggers') this.error('schema', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
+        else this.warn('unknown_field', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
       }
     }
     const others = issues.filter((i) => i.code !== 'unrecognized_keys');
