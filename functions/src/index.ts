@@ -61,6 +61,7 @@ export * from './runs/ports.js';
 export * from './runs/RunService.js';
 export * from './runs/sfnExecutions.js';
 export * from './runs/deployedCatalog.js';
+export * from './runs/workflowRecord.js';
 export * from './runs/deployedRunService.js';
 export * from './runs/downstreamSet.js';
 export * from './runs/StepProgress.js';
@@ -75,4 +76,5 @@ export { handleApiEvent, type ApiEvent, type ApiResponse } from './handlers/api.
 export * from './http/routeRequest.js';
 export * from './http/runServiceBackend.js';
 export { createTriggerHandler, handleTrigger, type TriggerEvent, type TriggeredRun } from './handlers/trigger.js';
+export { handleWorkflowRecordEvent, putResponse, type CustomResourceResponse, type WorkflowRecordEvent, type WorkflowRecordProperties } from './handlers/workflowRecord.js';
 export { createApprovalsHandler, handleApprovals, ApprovalCommand } from './handlers/approvals.js';
