@@ -80,7 +80,7 @@ describe('Function: loadWorkflow', () => {
     });
     // A misspelt field would deploy another rule than the one meant: refused without strict too, in both formats.
     expect(at(`${dsl}triggers:\n  - event_pattern: { source: [x] }\n    schedule: daily\n`)).toEqual({
-      code: 'schema', message: "unknown field 'schedule' in triggers[0]", location: { file: 'w.yaml', line: 7, column: 5, length: 8 },
+      code: 'unknown_field', message: "unknown field 'schedule' in triggers[0]", location: { file: 'w.yaml', line: 7, column: 5, length: 8 },
     });
     expect(at('chain: a@x\ntasks:\n  a: { kind: model, prompt: p }\ntriggers:\n  - event_pattern: { source: [x] }\n    schedule: daily\n', 'w.chain.yaml')).toEqual({
       code: 'invalid_document', message: 'triggers[0].schedule: unknown field (a trigger has name, description, event_pattern, event_bus)', location: { file: 'w.chain.yaml', line: 6, column: 5, length: 8 },

@@ -45,7 +45,7 @@ export interface ManifestTrigger {
   /** The event bus as written (`default` included); absent: the account's default bus. */
   readonly eventBus?: string;
   readonly description?: string;
-  /** Where the entry is written. */
+  /** Where the entry's `event_pattern` is written. */
   readonly location?: SourceLocation;
 }
 

@@ -295,7 +295,7 @@ class ChainLoader {
       tasks,
       ...(Array.isArray(js.context_bundles) ? { contextBundles: js.context_bundles as string[] } : {}),
       ...(typeof js.express === 'boolean' ? { express: js.express } : {}),
-      ...(Array.isArray(js.triggers) ? { triggers: manifestTriggers(js.triggers, (i) => this.location(this.loc.offsetOf(['triggers', i]))) } : {}),
+      ...(Array.isArray(js.triggers) ? { triggers: manifestTriggers(js.triggers, (i) => this.location(this.loc.keyOffset(['triggers', i, 'event_pattern']), 'event_pattern'.length)) } : {}),
     };
     return { ...this.result(graphView), document };
   }

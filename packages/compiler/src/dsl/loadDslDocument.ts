@@ -290,7 +290,7 @@ class DslLoader {
         const message = `unknown field '${key}'${where}${best ? `; did you mean '${best}'?` : ''}`;
         // A trigger becomes an EventBridge rule as written: one with a misspelt field would deploy
         // another rule than the one meant, so it is refused even without strict (as in a chain).
-        if (issue.path[0] === 'triggers') this.error('schema', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
+        if (issue.path[0] === 'triggers') this.error('unknown_field', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
         else this.warn('unknown_field', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
       }
     }
@@ -412,7 +412,7 @@ class DslLoader {
       ...(output ? { output } : {}),
       dependencies: this.dependencies,
       ...(data.express !== undefined ? { express: data.express } : {}),
-      ...(data.triggers !== undefined ? { triggers: manifestTriggers(data.triggers, (i) => this.locAt(['triggers', i])) } : {}),
+      ...(data.triggers !== undefined ? { triggers: manifestTriggers(data.triggers, (i) => this.loc.keyAt(['triggers', i], 'event_pattern')) } : {}),
     };
   }
 
