@@ -1,7 +1,7 @@
 // Chain-language benchmark: parse + validate (graph, unknown handles, agentic check, cycle check) on
 // (1) a chain of 2,000 handles and (2) a random expression of 10,000 tokens, both as a bare expression
 // and as a full chain document (YAML parse + task/tier checks). Prints µs per token and tokens/s next
-// to the target of issue 2 (≥ 1 M tokens/s). Figures are printed, never asserted.
+// to the target of ≥ 1 M tokens/s. Figures are printed, never asserted.
 //
 // Both CPU time (process.cpuUsage: what the work costs) and wall time are shown: on a shared, loaded
 // machine wall time mostly measures waiting for a core. The document rows also show the `yaml`
@@ -162,6 +162,6 @@ export default async function chainBench(): Promise<void> {
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of rows) console.log(line(r));
   console.log(`Load average while measuring: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} core(s).`);
-  console.log('Target (issue 2): ≥ 1 M tokens/s for parse + validate of the chain language. No peer implementation of this');
+  console.log('Target: ≥ 1 M tokens/s for parse + validate of the chain language. No peer implementation of this');
   console.log('language exists; the document rows are bounded by YAML parsing of the task map (compare the yaml-alone row).');
 }

@@ -1,4 +1,4 @@
-// Compile benchmark (issue 5): full compile (load + checks + IR + schedule + lower + quotas + manifest)
+// Compile benchmark: full compile (load + checks + IR + schedule + lower + quotas + manifest)
 // of (1) a 1,000-step DSL workflow, (2) a chain document whose graph is a random 500-node DAG and
 // (3) a 1,000-task Contenox task chain (route / chat_completion / noop tasks, bounded loops back).
 // Prints the median and best of several runs next to the target (≤ 100 ms each); never asserts.

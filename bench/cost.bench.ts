@@ -67,7 +67,7 @@ export default async function costBench(): Promise<void> {
     const values = ratios.map((r) => r.ratio);
     const mean = values.reduce((a, b) => a + b, 0) / values.length;
     const worst = ratios.reduce((a, b) => (b.ratio > a.ratio ? b : a));
-    console.log(`\nTransitions per plain step run — target (issue 5): at most 2 per plain step, plus the agent loops' own states.`);
+    console.log(`\nTransitions per plain step run — target: at most 2 per plain step, plus the agent loops' own states.`);
     console.log('  plain step run: one entry of a state doing a step\'s work outside agent loops: a Lambda Task (plain steps, and the');
     console.log('    generator / evaluator / analyst / aggregator / hand-off agents of composite steps) or the Pass of a pure / conditional step;');
     console.log('    or one time a step\'s `when` guard skipped it (shown as "incl. N skipped"); iterations count each time.');

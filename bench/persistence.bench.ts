@@ -4,7 +4,7 @@
 // clients: undici transport, aws4 signer), which the target is read against, and dynalite in this
 // thread with the SDK's default clients (what a plain test setup does, and this bench's only row
 // before). Peer in each: a bare unconditional DocumentClient PutItem on the same dynalite (the floor
-// our code adds to). Target from issue 6: at least 500 conditional writes per second.
+// our code adds to). Target: at least 500 conditional writes per second.
 import { createRequire } from 'node:module';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -99,5 +99,5 @@ export default async function persistenceBench(): Promise<void> {
     console.log(`${name.padEnd(40)} ${value(embedded).toFixed(0).padStart(15)} ${value(plain).toFixed(0).padStart(16)}   ${peerText}`);
   }
   const writes = embedded.claims;
-  console.log(`target (issue 6): >= 500 conditional writes/s — embedded stack ${writes.toFixed(0)}/s ${writes >= 500 ? 'met' : 'NOT met'}; in-thread ${plain.claims.toFixed(0)}/s ${plain.claims >= 500 ? 'met' : 'NOT met'}`);
+  console.log(`target: >= 500 conditional writes/s — embedded stack ${writes.toFixed(0)}/s ${writes >= 500 ? 'met' : 'NOT met'}; in-thread ${plain.claims.toFixed(0)}/s ${plain.claims >= 500 ? 'met' : 'NOT met'}`);
 }

@@ -1,4 +1,4 @@
-// Schedule benchmark (issue 5): 200 random DAGs (half series-parallel by construction, half not),
+// Schedule benchmark: 200 random DAGs (half series-parallel by construction, half not),
 // random step durations. Each DAG is compiled to ASL; the ASL's makespan (Task durations summed along
 // each state path, Parallel = its slowest branch) is divided by the DAG's critical path. Printed beside a
 // naive level-by-level lowering (one Parallel per longest-path level). "ours": the compiler is given the

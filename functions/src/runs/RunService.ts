@@ -351,14 +351,18 @@ export class RunService {
   }
 
   /**
-   * A run's details as a person reads them (`runs show`, the HTTP API): its output with the values of
-   * outputs that travelled by reference; a value whose stored copy cannot be read stays the reference.
+   * A run's details as a person reads them (`runs show`, the HTTP API, the view): its output and its
+   * steps' outputs with the values of outputs that travelled by reference (the reference itself stays
+   * on the record as `outputRef`); a value whose stored copy cannot be read stays the reference.
    */
   async readableDetails(runId: string): Promise<RunDetails> {
     const found = await this.details(runId);
-    if (found.run.output === undefined) return found;
-    const output = await this.readableOutput(found.run.output).catch(() => found.run.output);
-    return { ...found, run: { ...found.run, output } };
+    const readable = (v: unknown): Promise<unknown> => (v === undefined ? Promise.resolve(v) : this.readableOutput(v).catch(() => v));
+    const [output, records] = await Promise.all([
+      readable(found.run.output),
+      Promise.all(found.records.map(async (r) => (r.output === undefined ? r : { ...r, output: await readable(r.output) }))),
+    ]);
+    return { ...found, run: { ...found.run, output }, records };
   }
 
   /** DescribeExecution, or undefined when it does not exist (yet). */

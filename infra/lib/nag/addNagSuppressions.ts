@@ -20,7 +20,7 @@ export const NAG_ACKNOWLEDGEMENTS: readonly NagAcknowledgement[] = [
   {
     finding: /^AwsSolutions-L1$/,
     path: /\/Handlers\/\w+\/Resource$/,
-    reason: 'Node.js 22.x and, for Python function steps, Python 3.12 are the runtimes the project targets and tests on (issue 8); newer runtimes are adopted deliberately, not by default.',
+    reason: 'Node.js 22.x and, for Python function steps, Python 3.12 are the runtimes the project targets and tests on; newer runtimes are adopted deliberately, not by default.',
   },
   {
     finding: /^AwsSolutions-IAM5\[Resource::<Handlers\w+Logs\w+\.Arn>:log-stream:\*\]$/,

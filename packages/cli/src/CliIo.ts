@@ -14,7 +14,7 @@ export interface CliIo {
   readonly stdinPiped?: boolean;
 }
 
-/** Exit codes from DESIGN.md §5. */
+/** Exit codes: 0 success, 1 the workflow or the document failed, 2 a usage error */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
@@ -72,7 +72,7 @@ export function processIo(): CliIo {
 }
 
 /**
- * Prints an error the DESIGN.md §5 way — `error[class] FILE:LINE:COL: message` with a caret excerpt,
+ * Prints an error as every command does — `error[class] FILE:LINE:COL: message` with a caret excerpt,
  * or `{"error":{…}}` with --json — and returns the exit code it deserves.
  */
 export function reportError(io: CliIo, e: unknown, json: boolean): number {

@@ -51,7 +51,7 @@ export class StepforgeError extends Error {
     return formatDiagnostic('error', this.code, this.message, this.location, this.source, this.hint);
   }
 
-  /** The DESIGN.md §5 JSON shape (inside `{"error": …}`). */
+  /** The JSON shape of an error (inside `{"error": …}`), for `--json` and the HTTP API alike. */
   toJSON(): { class: string; message: string; line: number | null; column: number | null; file?: string; hint?: string } {
     return {
       class: this.code,

@@ -24,10 +24,10 @@ export { TaskFailure } from './interpreter/TaskFailure.js';
 export { createVirtualClock } from './interpreter/clocks.js';
 
 // Task invokers: Lambda handlers in-process, service integrations, task tokens.
+export { substitutePlaceholders } from './substitutePlaceholders.js';
 export {
   createLambdaInvoker,
   LambdaRawResponse,
-  substitutePlaceholders,
   type LambdaContext,
   type LambdaHandler,
   type LambdaInvokerOptions,

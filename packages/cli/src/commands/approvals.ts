@@ -6,11 +6,12 @@ import type { RunRecordView } from '../stack/functionsRuntime.js';
 import { openService } from '../stack/StackSession.js';
 import { follow, stackOptions } from './run.js';
 import type { Command } from './registry.js';
+import { COMMAND_TEXT } from './commandText.js';
 
 const command: Command = {
   name: 'approvals',
-  summary: 'list tool calls waiting for a human, approve or reject one',
-  usage: 'approvals list | approve ID [--comment C] | reject ID [--comment C]',
+  summary: COMMAND_TEXT.approvals.summary,
+  usage: COMMAND_TEXT.approvals.usage,
   async run(argv, io) {
     const parsed = parseCommandArgs(argv, {
           comment: { type: 'string' },

@@ -8,8 +8,9 @@ import { loadFunctionsRuntime } from '../stack/functionsRuntime.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { isStdinInput, readStdinText } from '../stack/readInput.js';
 import type { Command } from './registry.js';
+import { COMMAND_TEXT } from './commandText.js';
 
-const USAGE = 'asl run DEFINITION.json --input JSON|@FILE|- [--handlers MODULE] [--history]';
+const { summary: SUMMARY, usage: USAGE } = COMMAND_TEXT.asl;
 
 const HELP = `Usage: stepforge asl run DEFINITION.json [options]
 
@@ -34,7 +35,7 @@ Exit status: 0 when the execution succeeds, 1 when it fails or the input is inva
 /** `stepforge asl run`: one raw ASL definition through the embedded engine. */
 const asl: Command = {
   name: 'asl',
-  summary: 'Run a raw ASL definition in the embedded engine',
+  summary: SUMMARY,
   usage: USAGE,
   help: HELP,
   async run(argv: readonly string[], io: CliIo): Promise<number> {

@@ -11,8 +11,9 @@ import { parseCommandArgs } from './parseCommandArgs.js';
 import { workflowNameClash } from '../workflowNameClash.js';
 import { userFunctionsFolder } from '../userFunctionsFolder.js';
 import type { Command } from './registry.js';
+import { COMMAND_TEXT } from './commandText.js';
 
-const USAGE = 'compile FILE [-o DIR] [--explain] [--express] [--strict] [--export NAME] [--json]';
+const { summary: SUMMARY, usage: USAGE } = COMMAND_TEXT.compile;
 
 const HELP = `Usage: stepforge ${USAGE}
 
@@ -34,7 +35,7 @@ Exit status: 0 compiled, 1 invalid document or quota exceeded, 2 usage errors.
 /** `stepforge compile FILE`: writes `<name>.asl.json` and `<name>.manifest.json`. */
 const compile: Command = {
   name: 'compile',
-  summary: 'Compile a chain or DSL document to Step Functions ASL + step manifest',
+  summary: SUMMARY,
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
     let parsed;

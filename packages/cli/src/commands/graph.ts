@@ -4,8 +4,9 @@ import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
 import { CODE_MODULE, codeModuleIr } from '../stack/compileCodeModule.js';
+import { COMMAND_TEXT } from './commandText.js';
 
-const USAGE = 'graph FILE|--expr EXPR [--json | --format text|json|mermaid|dot|kortecx] [--export NAME]';
+const { summary: SUMMARY, usage: USAGE } = COMMAND_TEXT.graph;
 
 const HELP = `Usage: stepforge graph FILE [--json | --format text|json|mermaid|dot|kortecx]
        stepforge graph --expr "a > [b & c]" [--json | --format …]
@@ -31,7 +32,7 @@ type Format = (typeof FORMATS)[number];
 /** `stepforge graph`: a document's (or a bare expression's) step graph as text, JSON, Mermaid or DOT. */
 const graph: Command = {
   name: 'graph',
-  summary: 'Print the step graph of a chain or DSL document (text, JSON, Mermaid, DOT)',
+  summary: SUMMARY,
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
     const parsed = parseCommandArgs(argv, {

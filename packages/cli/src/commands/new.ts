@@ -5,8 +5,9 @@ import { chainDocumentToYaml, compileDocument, isStepforgeError, loadChainDocume
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
+import { COMMAND_TEXT } from './commandText.js';
 
-const USAGE = 'new SHAPE [--count N] [--tools a,b] [--model ID] [--name NAME] [-o FILE]';
+const { summary: SUMMARY, usage: USAGE } = COMMAND_TEXT.new;
 
 const COUNT_OPTIONS = ['agents', 'workers', 'voters', 'rounds', 'mappers', 'branches'] as const;
 
@@ -39,7 +40,7 @@ Exit status: 0 written, 1 the shape does not validate (e.g. over the tier's limi
 /** `stepforge new SHAPE`: writes a chain document for one of the reusable shapes. */
 const newCommand: Command = {
   name: 'new',
-  summary: 'Write a chain document for a reusable shape (swarm, supervisor, consensus, …)',
+  summary: SUMMARY,
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
     const parsed = parseCommandArgs(argv, {

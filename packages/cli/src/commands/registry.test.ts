@@ -3,7 +3,7 @@ import { COMMANDS, loadCommands } from './registry.js';
 
 describe('Module: commands/registry', () => {
   describe('Const: COMMANDS', () => {
-    it('lists each command once, with the name, summary and usage its own module declares', async () => {
+    it('lists each command once; each module is the command its entry names, with the texts of commandText.ts', async () => {
       const loaded = await loadCommands();
       expect(COMMANDS.map((c) => c.name)).toEqual([...new Set(COMMANDS.map((c) => c.name))]);
       expect(COMMANDS.map((c) => ({ name: c.name, summary: c.summary, usage: c.usage })))

@@ -17,6 +17,7 @@ import type { EmbeddedRunService } from '../stack/RunService.js';
 import type { RunRecordView } from '../stack/functionsRuntime.js';
 import type { WorkflowEntry } from '../stack/RegisteredCatalog.js';
 import type { Command } from './registry.js';
+import { COMMAND_TEXT } from './commandText.js';
 
 const PROVIDERS = ['local', 'bedrock', 'openai'] as const;
 
@@ -34,7 +35,7 @@ export function stackOptions(io: CliIo, values: { provider?: string | undefined;
   };
 }
 
-const USAGE = 'run FILE|--chain FILE [--input JSON|@file|-] [--var NAME=VALUE]... [--idempotency-key K] [--export NAME] [--provider P] [--json]';
+const { summary: SUMMARY, usage: USAGE } = COMMAND_TEXT.run;
 
 /** `--var NAME=VALUE` flags over the environment: the values of `{{var:NAME}}` macros. */
 export function macroVars(flags: readonly string[] | undefined, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
@@ -50,7 +51,7 @@ export function macroVars(flags: readonly string[] | undefined, env: Readonly<Re
 
 const command: Command = {
   name: 'run',
-  summary: 'compile a workflow, run it on the embedded stack and show live progress',
+  summary: SUMMARY,
   usage: USAGE,
   async run(argv, io) {
     const parsed = parseCommandArgs(argv, {

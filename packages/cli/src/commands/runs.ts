@@ -16,10 +16,11 @@ import { StackSession } from '../stack/StackSession.js';
 import type { RegisteredCatalog } from '../stack/RegisteredCatalog.js';
 import { follow, stackOptions } from './run.js';
 import type { Command } from './registry.js';
+import { COMMAND_TEXT } from './commandText.js';
 
 const STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
 
-const USAGE = 'runs list [--workflow W] [--status S] [--limit N] | show ID [--open] | retry ID | restart ID --from STEP | cancel ID [--reason R] | resolve ID --step S --output JSON|@file|-';
+const { summary: SUMMARY, usage: USAGE } = COMMAND_TEXT.runs;
 /** Runs `runs list` shows unless told otherwise, and the most it shows. */
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 10_000;
@@ -45,7 +46,7 @@ const quoteList = (args: readonly string[]) => args.map((a) => `'${a}'`).join(',
 
 const command: Command = {
   name: 'runs',
-  summary: 'list runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step\'s outcome by hand',
+  summary: SUMMARY,
   usage: USAGE,
   async run(argv, io) {
     const parsed = parseCommandArgs(argv, {

@@ -20,6 +20,7 @@ import { openService, type OpenedStack } from '../stack/StackSession.js';
 import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { stackOptions } from './run.js';
 import type { Command } from './registry.js';
+import { COMMAND_TEXT } from './commandText.js';
 
 /** The default port of `stepforge serve`. */
 export const DEFAULT_PORT = 8787;
@@ -53,8 +54,8 @@ export const serveHooks: { onListening?: (h: ServeHandle) => void } = {};
 
 const command: Command = {
   name: 'serve',
-  summary: 'serve the HTTP API (and the engine\'s Step Functions API) on loopback',
-  usage: 'serve [FILE] [--export NAME] [--port N] [--provider P]',
+  summary: COMMAND_TEXT.serve.summary,
+  usage: COMMAND_TEXT.serve.usage,
   async run(argv, io) {
     const parsed = parseCommandArgs(
       argv,

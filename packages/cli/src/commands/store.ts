@@ -1,13 +1,14 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError } from '../CliIo.js';
 import type { Command } from './registry.js';
+import { COMMAND_TEXT } from './commandText.js';
 
-const USAGE = 'store repair [--json]';
+const { summary: SUMMARY, usage: USAGE } = COMMAND_TEXT.store;
 
 /** `stepforge store repair`: repairs a damaged run store in place, keeping a copy of it as it was. */
 const command: Command = {
   name: 'store',
-  summary: 'repair the project\'s run store (.stepforge/dynamodb) in place, after copying it as it was',
+  summary: SUMMARY,
   usage: USAGE,
   async run(argv, io) {
     const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean', default: false } }, USAGE);

@@ -5,8 +5,9 @@ import { formatWarning, readDocumentFile, reportErrors, usageFrom } from './docu
 import type { Command } from './registry.js';
 import { CODE_MODULE, compileCodeModule } from '../stack/compileCodeModule.js';
 import { userFunctionsFolder } from '../userFunctionsFolder.js';
+import { COMMAND_TEXT } from './commandText.js';
 
-const USAGE = 'validate FILE [--json] [--strict] [--export NAME]';
+const { summary: SUMMARY, usage: USAGE } = COMMAND_TEXT.validate;
 
 const HELP = `Usage: stepforge validate FILE [--json] [--strict] [--export NAME]
 
@@ -28,7 +29,7 @@ Exit status: 0 valid, 1 invalid, 2 usage errors.
 /** `stepforge validate FILE`: all checks, `ok` or located errors. */
 const validate: Command = {
   name: 'validate',
-  summary: 'Check a chain or DSL document (all checks); prints ok or located errors',
+  summary: SUMMARY,
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
     const parsed = parseCommandArgs(argv, {

@@ -15,7 +15,8 @@ import type { ServiceEndpointOptions } from '../resources/SqsResource.js';
 import type { ChildExecutionDescription, ChildExecutions } from '../resources/StartExecutionResource.js';
 import { TaskTokenRegistry } from '../resources/TaskTokenRegistry.js';
 import { checkExecutionArn, checkName, checkStateMachineArn, executionArn, stateMachineArn, type ArnScope } from './arns.js';
-import { applySubstitutions, collectTaskResources } from './definitionText.js';
+import { collectTaskResources } from './definitionText.js';
+import { substitutePlaceholders } from '../substitutePlaceholders.js';
 import type { ExecutionRecord, ExecutionStore, StateMachineRecord } from './ExecutionStore.js';
 import { MemoryExecutionStore } from './MemoryExecutionStore.js';
 import { SfnApiError } from './SfnApiError.js';
@@ -666,13 +667,13 @@ export class ExecutionManager implements ChildExecutions {
     if (problems.length > 0) {
       throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: '${problems.map((p) => `${p.code}: ${p.message}${p.path ? ` at ${p.path}` : ''}`).join(', ')}'`);
     }
-    return applySubstitutions(raw, this.options.substitutions);
+    return substitutePlaceholders(raw, this.options.substitutions);
   }
 
   /** Everything wrong with a definition text (after substitutions): JSON, interpreter validation, resources. */
   private definitionProblems(raw: unknown): { code: string; message: string; path?: string }[] {
     if (typeof raw !== 'string') return [{ code: 'SCHEMA_VALIDATION_FAILED', message: 'The definition must be a string' }];
-    const text = applySubstitutions(raw, this.options.substitutions);
+    const text = substitutePlaceholders(raw, this.options.substitutions);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);

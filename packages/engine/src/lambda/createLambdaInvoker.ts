@@ -6,6 +6,7 @@ import type { TaskInvocation, TaskInvoker } from '../interpreter/types.js';
 import { TaskFailure } from '../interpreter/TaskFailure.js';
 import { MAX_PAYLOAD_BYTES } from '../interpreter/executeStateMachine.js';
 import { pythonJsonDumps } from './pythonJson.js';
+import { substitutePlaceholders } from '../substitutePlaceholders.js';
 
 /** A local Lambda handler: receives the event and a minimal context. */
 export type LambdaHandler = (event: unknown, context: LambdaContext) => unknown;
@@ -52,12 +53,6 @@ export interface LambdaInvokerOptions {
   region?: string;
   account?: string;
   partition?: string;
-}
-
-/** Replaces `${Name}` placeholders with values from the map (unknown ones stay as they are). */
-export function substitutePlaceholders(text: string, subs: Record<string, string> | undefined): string {
-  if (!subs || !text.includes('${')) return text;
-  return text.replace(/\$\{([A-Za-z0-9_]+)\}/g, (m, k: string) => subs[k] ?? m);
 }
 
 const FN_ARN = /^arn:([^:]+):lambda:([^:]*):([^:]*):function:([^:]+)(?::([^:]+))?$/;

@@ -54,7 +54,9 @@ export class StartExecutionResource {
       started = await executions.startChild({ stateMachineArn: p.StateMachineArn, input, ...(typeof p.Name === 'string' ? { name: p.Name } : {}) }, inv.context);
     } catch (e) {
       const err = e as { type?: string; message?: string };
-      throw new TaskFailure(`SFN.${err.type ?? 'SfnException'}`, `${err.message ?? String(e)} (Service: AWSStepFunctions; Status Code: 400; Error Code: ${err.type ?? 'Unknown'}; Proxy: null)`);
+      // As AWS names an optimized integration's error: the service, then the SDK's exception class.
+      const type = err.type ?? 'AWSStepFunctions';
+      throw new TaskFailure(`StepFunctions.${type.endsWith('Exception') ? type : `${type}Exception`}`, `${err.message ?? String(e)} (Service: AWSStepFunctions; Status Code: 400; Error Code: ${err.type ?? 'Unknown'}; Proxy: null)`);
     }
     if (r.pattern === 'request' || r.pattern === 'waitForTaskToken') {
       return withSdkMetadata({ ExecutionArn: started.executionArn, StartDate: started.startDate }, 'states');

@@ -412,5 +412,23 @@ describe('Function: startEngineServer', () => {
       expect(done.error).toBe('States.TaskFailed');
       expect(JSON.parse(done.cause!)).toMatchObject({ Status: 'FAILED', Error: 'ChildErr', Cause: 'child cause' });
     });
+
+    it('names a refused child start as AWS names the integration error (StepFunctions.<Exception>)', async () => {
+      const child = await machine('child-named', PASS_CHAIN);
+      // The second start reuses the name of a closed execution with other input: the service refuses it.
+      const start = (n: number) => ({
+        Type: 'Task', Resource: 'arn:aws:states:::states:startExecution.sync:2',
+        Parameters: { StateMachineArn: child, Input: { n }, Name: 'same-name' },
+      });
+      const parent = await machine(
+        'parent-twice',
+        JSON.stringify({ StartAt: 'First', States: { First: { ...start(1), ResultPath: null, Next: 'Second' }, Second: { ...start(2), End: true } } }),
+      );
+      const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: parent }));
+      const done = await waitForStatus(sfn, executionArn!);
+      expect(done.status).toBe('FAILED');
+      expect(done.error).toBe('StepFunctions.ExecutionAlreadyExistsException');
+      expect(done.cause).toMatch(/\(Service: AWSStepFunctions; Status Code: 400; Error Code: ExecutionAlreadyExists; Proxy: null\)$/);
+    });
   });
 });

@@ -129,8 +129,7 @@ function lowerChildNode(ctx: LowerContext, step: IrStep, scope: Scope, node: IrS
   if (retry.length > 0) start.Retry = retry;
   const earlierName = ctx.helper(step, `${nodeName} earlier`);
   start.Catch = [
-    // AWS names the integration's error StepFunctions.ExecutionAlreadyExistsException; the embedded engine SFN.ExecutionAlreadyExists.
-    { ErrorEquals: ['StepFunctions.ExecutionAlreadyExistsException', 'SFN.ExecutionAlreadyExists'], Next: earlierName },
+    { ErrorEquals: ['StepFunctions.ExecutionAlreadyExistsException'], Next: earlierName },
     { ErrorEquals: ['States.ALL'], Output: `{% [${JSON.stringify(node.id)}, $states.errorOutput] %}`, Next: ctx.failState(scope) },
   ];
   scope.states[startName] = start;
