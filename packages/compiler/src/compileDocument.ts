@@ -101,10 +101,10 @@ export function compileIr(ir: IrDocument, options: { express?: boolean | 'reques
       hint: 'compile it without --express, as a Standard workflow (what the CDK app deploys it as, too); only a workflow without tool calls, an agent\'s included, can run as Express',
     });
   }
-  // Serialised once: the size quota and the manifest's placeholder list both read it.
+  // Serialised once: the size quota and the manifest's placeholders and models all read it.
   const serialised = serialisedDefinition(lowered.definition);
   const quotas = checkQuotas(ir, lowered.definition, { express, definitionBytes: serialised.bytes, stateReads: lowered.stateReads });
-  const manifest = buildStepManifest(ir, lowered, { express, ...(blocker !== undefined ? { blocker } : {}) }, serialised.placeholders);
+  const manifest = buildStepManifest(ir, lowered, { express, ...(blocker !== undefined ? { blocker } : {}) }, serialised);
   const notes: string[] = [];
   if (lowered.addedEdges.length > 0) {
     notes.push(`the graph is not series-parallel: ${lowered.addedEdges.length} synchronisation edge(s) added`);

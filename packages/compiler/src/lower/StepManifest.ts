@@ -8,7 +8,7 @@ import {
 } from '@stepforge/contract';
 import type { IrDocument, IrStep, IrStepKind, IrWorkflow } from '../ir/Ir.js';
 import type { LoweredWorkflow } from './lowerWorkflow.js';
-import { serialisedDefinition } from './serialisedDefinition.js';
+import { serialisedDefinition, type SerialisedDefinition } from './serialisedDefinition.js';
 
 export type { ManifestStepHandler as StepHandler, StepManifest, StepManifestEntry } from '@stepforge/contract';
 
@@ -27,8 +27,9 @@ export interface ManifestExpressFacts {
 /** Builds the manifest from the IR and what lowering produced. */
 export function buildStepManifest(
   doc: IrDocument, lowered: LoweredWorkflow, express: ManifestExpressFacts,
-  placeholders: readonly string[] = serialisedDefinition(lowered.definition).placeholders,
+  serialised: Pick<SerialisedDefinition, 'placeholders' | 'bedrockModels'> = serialisedDefinition(lowered.definition),
 ): StepManifest {
+  const { placeholders } = serialised;
   const steps: StepManifestEntry[] = [];
   const edges: [string, string][] = [];
   // Steps and edges in one walk: a body's after the step holding it, as the run service lists them.
@@ -58,7 +59,7 @@ export function buildStepManifest(
     express: { requested, ...(requested && express.blocker !== undefined ? { blocker: express.blocker } : {}) },
     triggers: deployment.triggers ?? [],
     mcpServers: deployment.mcpServers ?? {},
-    bedrockModels: bedrockModels(lowered.definition),
+    bedrockModels: [...serialised.bedrockModels],
   };
 }
 
@@ -114,17 +115,4 @@ function secretsByHandler(steps: readonly StepManifestEntry[], documentSecrets: 
   }
   // Handlers in the table's order, ids sorted: the manifest reads the same for the same workflow.
   return Object.fromEntries(STEP_HANDLERS.filter((h) => out.has(h)).map((h) => [h, [...out.get(h)!].sort()]));
-}
-
-/** `bedrock:<id>` values anywhere in the definition (a step's or an agent's `model`), as sorted ids. */
-function bedrockModels(definition: unknown): string[] {
-  const ids = new Set<string>();
-  const visit = (v: unknown): void => {
-    if (typeof v === 'string') {
-      if (v.startsWith('bedrock:') && v.length > 'bedrock:'.length) ids.add(v.slice('bedrock:'.length));
-    } else if (Array.isArray(v)) for (const x of v) visit(x);
-    else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) visit(x);
-  };
-  visit(definition);
-  return [...ids].sort();
 }
