@@ -38,7 +38,7 @@ export default [
     paths: ['yaml', 'js-yaml', 'jsonata', 'node:fs', 'fs'], patterns: ['@stepforge/*', ...AWS_SDK],
   }),
   never(['packages/compiler/src/**'], 'compiling is pure: no other Stepforge package but the contract, no AWS SDK, no file system', {
-    paths: [...ours('engine', 'functions', 'cli', 'infra'), 'node:fs', 'fs', 'node:fs/promises'], patterns: AWS_SDK,
+    paths: [...ours('engine', 'runtime', 'embedded', 'cli', 'infra'), 'node:fs', 'fs', 'node:fs/promises'], patterns: AWS_SDK,
   }),
   never(['packages/compiler/src/source/**'], "the compiler's source/ sits below every front-end, the IR and the lowering", {
     patterns: ['../chain/*', '../dsl/*', '../contenox/*', '../code/*', '../ir/*', '../lower/*'],
@@ -51,7 +51,7 @@ export default [
   // Restates the compiler-wide paths: a later block's options for the same rule replace an earlier one's.
   never(['packages/compiler/src/lower/steps/**', 'packages/compiler/src/lower/optimize/**'],
     'a step kind or a fold receives what it needs (a LowerContext, ASL); it never imports the orchestrator, another kind or a fold', {
-      paths: [...ours('engine', 'functions', 'cli', 'infra'), 'node:fs', 'fs', 'node:fs/promises'],
+      paths: [...ours('engine', 'runtime', 'embedded', 'cli', 'infra'), 'node:fs', 'fs', 'node:fs/promises'],
       patterns: [...AWS_SDK, './*', '../lowerWorkflow.js', '../steps/*', '../optimize/*'],
     }),
   never(['packages/engine/src/**'], 'the engine runs any ASL and knows no Stepforge package', { patterns: ['@stepforge/*'] }),
@@ -61,14 +61,17 @@ export default [
   never(['packages/engine/src/interpreter/states/**'], 'a state type receives an ExecutionContext: it never imports Execution.ts or another state type', {
     patterns: ['@stepforge/*', '**/executions/*', '**/server/*', '**/Execution.js', './*'],
   }),
-  never(['functions/src/**'], 'Lambda bundles carry the handlers and the contract, not the compiler; AWS has no engine', {
-    paths: ours('compiler', 'engine', 'cli', 'infra'),
+  never(['packages/runtime/src/**'], 'Lambda bundles carry the handlers and the contract, not the compiler; AWS has no engine and no embedded stack', {
+    paths: ours('compiler', 'engine', 'embedded', 'cli', 'infra'), patterns: ['@stepforge/compiler/*', '@stepforge/engine/*', '@stepforge/embedded/*', '@stepforge/cli/*'],
   }),
-  never(['functions/src/steps/**'], 'a step knows its envelope, not how it was invoked', { patterns: ['../handlers/*', '../runs/*', '../http/*', '../approvals/*'] }),
-  never(['functions/src/persistence/**'], 'the stores are the bottom of the runtime', { patterns: ['../steps/*', '../runs/*', '../handlers/*', '../http/*', '../approvals/*'] }),
-  never(['functions/src/runs/**', 'functions/src/approvals/**'], 'the run service and the approvals rules are below every face (handlers, the HTTP router)', { patterns: ['../handlers/*', '../http/*'] }),
+  never(['packages/runtime/src/steps/**'], 'a step knows its envelope, not how it was invoked', { patterns: ['../handlers/*', '../runs/*', '../http/*', '../approvals/*'] }),
+  never(['packages/runtime/src/persistence/**'], 'the stores are the bottom of the runtime', { patterns: ['../steps/*', '../runs/*', '../handlers/*', '../http/*', '../approvals/*'] }),
+  never(['packages/runtime/src/runs/**', 'packages/runtime/src/approvals/**'], 'the run service and the approvals rules are below every face (handlers, the HTTP router)', { patterns: ['../handlers/*', '../http/*'] }),
+  never(['packages/embedded/src/**'], 'the embedded stack (the local AWS) is a library: serve, the tests and the benches use it without the command line', {
+    paths: ours('cli', 'infra'), patterns: ['@stepforge/cli/*', '@stepforge/runtime/persistence/*'],
+  }),
   never(['packages/cli/src/**'], 'the CLI is a face over the runtime and the embedded stack: it calls the run service, never the stores, and the AWS app is not its business', {
-    paths: ours('infra'), patterns: ['@stepforge/functions/persistence/*'],
+    paths: ours('infra'), patterns: ['@stepforge/runtime/persistence/*'],
   }),
-  never(['infra/**'], 'the AWS app knows no embedded stack and no command line', { paths: ours('cli') }),
+  never(['infra/**'], 'the AWS app knows no embedded stack and no command line', { paths: ours('embedded', 'cli'), patterns: ['@stepforge/embedded/*', '@stepforge/cli/*'] }),
 ];

@@ -27,7 +27,7 @@ export default async function bundles(): Promise<void> {
     console.log('handler    | code KiB | map KiB (optional) | asset now | asset before (code + map) | now / before | target ≤ 40 % | biggest inputs');
     console.log('---------- | -------- | ------------------ | --------- | ------------------------- | ------------ | ------------- | --------------');
     for (const h of ALL_HANDLERS) {
-      const entry = h === 'api' ? join(ROOT, 'infra/lib/lambda/api.ts') : handlerEntry(join(ROOT, 'functions/src/handlers'), h)!;
+      const entry = h === 'api' ? join(ROOT, 'infra/lib/lambda/api.ts') : handlerEntry(join(ROOT, 'packages/runtime/src/handlers'), h)!;
       const outfile = join(out, h, 'index.mjs');
       const r = await build({
         entryPoints: [entry], outfile, bundle: true, platform: 'node', logLevel: 'error', metafile: true,

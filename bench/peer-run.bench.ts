@@ -22,9 +22,9 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { openStack, type EmbeddedStack } from '../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../packages/cli/src/stack/RunService.js';
-import type { WorkflowEntry } from '../packages/cli/src/stack/RegisteredCatalog.js';
+import { openStack, type EmbeddedStack } from '../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../packages/embedded/src/RunService.js';
+import type { WorkflowEntry } from '../packages/embedded/src/RegisteredCatalog.js';
 
 interface Shape {
   readonly name: string;

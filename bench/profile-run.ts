@@ -13,8 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openStack } from '../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../packages/cli/src/stack/RunService.js';
+import { openStack } from '../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../packages/embedded/src/RunService.js';
 import { FIVE_STEP_CHAIN as DOC, FIVE_STEPS as STEPS } from './support/fiveStepChain.js';
 
 const { values: args } = parseArgs({ options: { disk: { type: 'boolean' }, warm: { type: 'string', default: '250' }, runs: { type: 'string', default: '150' } } });

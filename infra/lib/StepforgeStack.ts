@@ -16,7 +16,7 @@ import { grantTableAccess } from './constructs/grantTableAccess.js';
 import { QueueWithDlq } from './constructs/QueueWithDlq.js';
 import { RETENTION_DAYS } from './constructs/StackLogGroup.js';
 import { StepforgeError } from '@stepforge/contract';
-import { TABLE_ACCESS } from '@stepforge/functions';
+import { TABLE_ACCESS } from '@stepforge/runtime';
 import { RunStore } from './constructs/RunStore.js';
 import { StepforgeDashboard } from './constructs/StepforgeDashboard.js';
 import { StepforgeApi, type ApiAuthMode } from './constructs/StepforgeApi.js';
@@ -39,7 +39,7 @@ export interface StepforgeStackProps extends StackProps {
   readonly workflows: readonly WorkflowSpec[];
   /** Repository root (esbuild working directory, package-lock.json). */
   readonly projectRoot: string;
-  /** Directory with the handler entry files (functions/src/handlers). */
+  /** Directory with the handler entry files (packages/runtime/src/handlers). */
   readonly handlersDir: string;
   /** Entry of the API Lambda when not `<handlersDir>/api.ts` (buildApp: the serve-routes adapter). */
   readonly apiEntry?: string;

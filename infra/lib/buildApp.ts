@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { readPolicyText } from '@stepforge/functions';
+import { readPolicyText } from '@stepforge/runtime';
 import { StepforgeError } from '@stepforge/contract';
 import { StepforgeStack } from './StepforgeStack.js';
 import type { ModelOptions } from './models/planModels.js';
@@ -64,7 +64,7 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
   const stack = new StepforgeStack(app, ctx('stackName') ?? 'Stepforge', {
     workflows,
     projectRoot: options.projectRoot,
-    handlersDir: options.handlersDir ?? join(options.projectRoot, 'functions', 'src', 'handlers'),
+    handlersDir: options.handlersDir ?? join(options.projectRoot, 'packages', 'runtime', 'src', 'handlers'),
     userFunctionsDir: options.userFunctionsDir ?? join(options.projectRoot, 'functions', 'user'),
     apiAuth,
     destroyOnRemoval: ctx('destroyOnRemoval') === 'true',

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { buildApp } from '../lib/buildApp.js';
 import { codeModuleBundleArgs } from '../lib/constructs/StepHandlers.js';
 import { loadWorkflows } from '../lib/workflows/loadWorkflows.js';
-import { codeFunction } from '../../functions/src/steps/codeNodeStep.js';
+import { codeFunction } from '../../packages/runtime/src/steps/codeNodeStep.js';
 import { ROOT } from './synthFixtureStack.js';
 
 const EXAMPLES = join(ROOT, 'examples', 'code');

@@ -12,7 +12,7 @@ import { ALL_HANDLERS } from '@stepforge/contract';
 import { isWorkflowFile } from '../lib/workflows/loadWorkflows.js';
 import { ROOT } from './synthFixtureStack.js';
 
-const HANDLERS = join(ROOT, 'functions/src/handlers');
+const HANDLERS = join(ROOT, 'packages/runtime/src/handlers');
 const missing = ALL_HANDLERS.filter((h) => !handlerEntry(HANDLERS, h));
 if (missing.length > 0) console.warn(`[infra] real synth skipped: handler entries not written yet: ${missing.join(', ')}`);
 

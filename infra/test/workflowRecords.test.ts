@@ -13,11 +13,13 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileDocument } from '@stepforge/compiler';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
-import { handleApiEvent, handleWorkflowRecordEvent, ITEM_COLLECTIONS, type Runtime } from '@stepforge/functions';
+import { ITEM_COLLECTIONS, type Runtime } from '@stepforge/runtime';
+import { handleApiEvent } from '../../packages/runtime/src/handlers/api.js';
+import { handleWorkflowRecordEvent } from '../../packages/runtime/src/handlers/workflowRecord.js';
 import { buildApp } from '../lib/buildApp.js';
 import { WORKFLOW_RECORD_RESOURCE_TYPE } from '../lib/constructs/WorkflowRecord.js';
 import type { StepforgeStack } from '../lib/StepforgeStack.js';
-import { json, makeRuntime, startDynalite, startHttpServer, type DynamoEndpoint } from '../../functions/test/emulators.js';
+import { json, makeRuntime, startDynalite, startHttpServer, type DynamoEndpoint } from '../../packages/runtime/test/emulators.js';
 import { ROOT } from './synthFixtureStack.js';
 
 const ORDERS = `document: { dsl: "1.0", name: orders, version: "1" }

@@ -1,9 +1,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
-import type { WorkflowEntry } from '../../packages/cli/src/stack/RegisteredCatalog.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../packages/embedded/src/RunService.js';
+import type { WorkflowEntry } from '../../packages/embedded/src/RegisteredCatalog.js';
 import { cliIn, REPO, tempProject } from './support/testIo.js';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { openStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
+import { openStack } from '../../packages/embedded/src/EmbeddedStack.js';
 import { leaveRunAtApproval } from './support/leaveRunAtApproval.js';
 import { cliIn, REPO, tempProject } from './support/testIo.js';
 

@@ -2,8 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '@stepforge/cli';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import type { RunRecordView } from '../../packages/cli/src/stack/functionsRuntime.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import type { RunRecordView } from '../../packages/embedded/src/functionsRuntime.js';
 import { bufferIo, cliIn, example, tempProject } from './support/testIo.js';
 
 const QUICKSTART = example('quickstart.chain.yaml');

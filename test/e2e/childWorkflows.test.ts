@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { DescribeExecutionCommand, ListExecutionsCommand } from '@aws-sdk/client-sfn';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
 import { cliIn, tempProject } from './support/testIo.js';
 
 const repo = join(__dirname, '..', '..');

@@ -7,8 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../packages/embedded/src/RunService.js';
 import { REFERENCE_CASES, caseDocument, type ReferenceCase } from '../../packages/compiler/test/dsl/graphn-reference/cases.js';
 import { tempProject } from './support/testIo.js';
 // @ts-expect-error — a plain .mjs fixture without type declarations

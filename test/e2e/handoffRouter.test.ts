@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '@stepforge/cli';
-import { openStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
+import { openStack } from '../../packages/embedded/src/EmbeddedStack.js';
 import { bufferIo, tempProject } from './support/testIo.js';
 
 /** The entry agent's answer, as chat-completions `message` fields. */

@@ -1,11 +1,11 @@
 import { describe, it, expect, beforeAll, afterAll, vi } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LocalProvider } from '@stepforge/functions';
+import { LocalProvider } from '@stepforge/runtime';
 import { ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { main } from '@stepforge/cli';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../packages/embedded/src/RunService.js';
 import { bufferIo, example, tempProject } from './support/testIo.js';
 import { handlerProbe } from './support/countingHandlers.js';
 

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileDocument } from '@stepforge/compiler';
 import { ITERATION_INLINE_OUTPUT_MAX_BYTES } from '@stepforge/contract';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../packages/embedded/src/RunService.js';
 import { main } from '@stepforge/cli';
 import { bufferIo, tempProject } from './support/testIo.js';
 

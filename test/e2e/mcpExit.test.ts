@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, STEPFORGE_BIN, tempProject } from './support/testIo.js';
 import { isProcessAlive } from '../support/isProcessAlive.js';
 // @ts-expect-error — a plain .mjs fixture without type declarations
-import { startHttpMcpServer } from '../../functions/test/fixtures/mcpServer.mjs';
+import { startHttpMcpServer } from '../../packages/runtime/test/fixtures/mcpServer.mjs';
 
-const FIXTURE = join(REPO, 'functions', 'test', 'fixtures', 'mcpServer.mjs');
+const FIXTURE = join(REPO, 'packages', 'runtime', 'test', 'fixtures', 'mcpServer.mjs');
 /** How long the command may take, start to exit, before the test calls it hung. */
 const EXIT_WITHIN_MS = 45_000;
 

@@ -2,10 +2,10 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '@stepforge/cli';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
 import { bufferIo, tempProject } from './support/testIo.js';
 // @ts-expect-error — a plain .mjs fixture without type declarations
-import { startHttpMcpServer } from '../../functions/test/fixtures/mcpServer.mjs';
+import { startHttpMcpServer } from '../../packages/runtime/test/fixtures/mcpServer.mjs';
 
 /** A DSL workflow's own `mcp_servers` reach the mcp_tool step that names them, with no runtime setting. */
 describe('Embedded stack: an mcp_tool step on the server its document declares', () => {

@@ -154,7 +154,7 @@ describe('CLI: Python function steps on the embedded stack', () => {
       .filter((e) => e.isFile()).map((e) => readFileSync(join(e.parentPath, e.name), 'utf8')).join('\n');
     expect(history).toContain('function validate threw ValueError: bad input');
     expect(history).not.toContain(join(project.dir, 'functions'));
-    expect(history).not.toContain(join(REPO, 'functions', 'python'));
+    expect(history).not.toContain(join(REPO, 'packages', 'runtime', 'python'));
   }, 120_000);
 
   it('names a missing python3 with ConfigError', async () => {

@@ -2,8 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '@stepforge/cli';
-import { openStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
+import { openStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../packages/embedded/src/RunService.js';
 import { bufferIo, tempProject } from './support/testIo.js';
 
 /**

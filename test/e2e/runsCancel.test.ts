@@ -1,8 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { openStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
+import { openStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../packages/embedded/src/RunService.js';
 import { leaveRunAtApproval } from './support/leaveRunAtApproval.js';
 import { cliIn, REPO, tempProject } from './support/testIo.js';
 

@@ -2,8 +2,8 @@
 // --export names), as `run FILE` runs them, instead of the project's workflows/ and examples/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../packages/embedded/src/RunService.js';
 import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
 import { REPO, bufferIo, cliIn, tempProject } from './support/testIo.js';
 

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../packages/embedded/src/RunService.js';
 import { cliIn, tempProject } from './support/testIo.js';
 
 // Two versions of one workflow (one name): the second renames step `b` to `c`. The tier policy

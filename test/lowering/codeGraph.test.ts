@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { codeChildren, codeToIr, compileIr, defineWorkflow, useWorkflow, type WorkflowDefinition } from '@stepforge/compiler';
 import { type StepEnvelope } from '@stepforge/contract';
-import { codeFunction } from '../../functions/src/steps/codeNodeStep.js';
+import { codeFunction } from '../../packages/runtime/src/steps/codeNodeStep.js';
 import { runScripted, type Script } from './scriptedRuntime.js';
 
 const named = (name: string, message = 'boom') => Object.assign(new Error(message), { name });

@@ -3,7 +3,7 @@
 // the envelope, so a run's output proves the data flow the ASL implements.
 import { type CompileResult } from '@stepforge/compiler';
 import { StepEnvelope } from '@stepforge/contract';
-import { checkCandidate } from '@stepforge/functions';
+import { checkCandidate } from '@stepforge/runtime';
 import { createLambdaInvoker, createTaskInvoker, createVirtualClock, executeStateMachine, substitutePlaceholders, type ExecutionResult } from '@stepforge/engine';
 
 /** One scripted answer: return the handler result, or throw an Error whose name is the step error. */

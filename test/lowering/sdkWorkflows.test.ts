@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { agent, agentNode, codeToIr, compileIr, END, parallel, stateGraph, workflow, type CodeWorkflowValue } from '@stepforge/compiler';
 import type { StepEnvelope } from '@stepforge/contract';
-import { codeFunction } from '../../functions/src/steps/codeNodeStep.js';
+import { codeFunction } from '../../packages/runtime/src/steps/codeNodeStep.js';
 import { defaultAnswer, runScripted, type Script } from './scriptedRuntime.js';
 
 const aslValidator = createRequire(import.meta.url)('asl-validator') as (d: unknown) => { isValid: boolean; errorsText(sep?: string): string };

@@ -1,11 +1,11 @@
 // The persistence suite on dynalite as the embedded stack runs it: in its worker thread, with the
-// expression parse cache installed (packages/cli/src/stack/dynaliteExpressionCache.cjs). The
+// expression parse cache installed (packages/embedded/src/dynaliteExpressionCache.cjs). The
 // conditional claims, lease updates and takeovers must decide exactly as on plain dynalite.
 import { afterAll, beforeAll } from 'vitest';
-import { startDynaliteWorker, type DynaliteWorker } from '../../packages/cli/src/stack/startDynaliteWorker.js';
-import type { Runtime } from '../../functions/src/runtime/Runtime.js';
-import { makeRuntime } from '../../functions/test/emulators.js';
-import { persistenceSuite } from '../../functions/test/persistenceSuite.js';
+import { startDynaliteWorker, type DynaliteWorker } from '../../packages/embedded/src/startDynaliteWorker.js';
+import type { Runtime } from '../../packages/runtime/src/runtime/Runtime.js';
+import { makeRuntime } from '../../packages/runtime/test/emulators.js';
+import { persistenceSuite } from '../../packages/runtime/test/persistenceSuite.js';
 
 let ddb: DynaliteWorker;
 let rt: Runtime;

@@ -6,8 +6,8 @@ import aws4 from 'aws4';
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ListQueuesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ListStateMachinesCommand, SFNClient } from '@aws-sdk/client-sfn';
-import { openStack, EMBEDDED_TABLE, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../../packages/cli/src/stack/RunService.js';
+import { openStack, EMBEDDED_TABLE, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../packages/embedded/src/RunService.js';
 import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
 import { bufferIo, tempProject } from '../e2e/support/testIo.js';
 

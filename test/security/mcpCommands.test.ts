@@ -3,10 +3,10 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '@stepforge/cli';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
 import { bufferIo, tempProject } from '../e2e/support/testIo.js';
 
-const FIXTURE = fileURLToPath(new URL('../../functions/test/fixtures/mcpServer.mjs', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../../packages/runtime/test/fixtures/mcpServer.mjs', import.meta.url));
 const refusal = (server: string, command: string) =>
   `MCP server "${server}": the workflow names the command '${command}' to start it, and workflows may not start processes: a stdio MCP server's command comes only from the project's configuration; define "${server}" under "mcpServers" in stepforge.config.json at the project root (or in STEPFORGE_MCP_SERVERS), or reach the server over HTTP ({url})`;
 

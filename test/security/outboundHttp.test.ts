@@ -3,9 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { BUILTIN_CONNECTORS } from '../../functions/src/connectors/builtinConnectors.js';
-import { outboundRequest } from '../../functions/src/net/outboundRequest.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { BUILTIN_CONNECTORS } from '../../packages/runtime/src/connectors/builtinConnectors.js';
+import { outboundRequest } from '../../packages/runtime/src/net/outboundRequest.js';
 import { tempProject } from '../e2e/support/testIo.js';
 
 /** A loopback HTTP server of the test, and how many bytes it managed to send. */

@@ -9,8 +9,8 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evaluatePolicy, parsePolicyRules } from '../../functions/src/tools/ToolPolicy.js';
-import { startHttpServer } from '../../functions/test/emulators.js';
+import { evaluatePolicy, parsePolicyRules } from '../../packages/runtime/src/tools/ToolPolicy.js';
+import { startHttpServer } from '../../packages/runtime/test/emulators.js';
 import { AttackTally, openAttackProject, type AttackProject } from './support/toolAttacks.js';
 
 const tally = new AttackTally('policy matching');

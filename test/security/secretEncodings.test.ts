@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { main } from '@stepforge/cli';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { startHttpServer } from '../../functions/test/emulators.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { startHttpServer } from '../../packages/runtime/test/emulators.js';
 import { bufferIo, REPO, tempProject } from '../e2e/support/testIo.js';
 import { AttackTally } from './support/toolAttacks.js';
 
@@ -218,7 +218,7 @@ describe('Security: every encoding of a secret, everywhere it is stored or print
       const page = await stack.runtime.db.doc.send(new ScanCommand({ TableName: stack.runtime.db.tableName }));
       return page.Items;
     })()) + filesUnder(join(project.dir, '.stepforge', 'engine')).map((f) => readFileSync(f, 'utf8')).join('\n') + printed;
-    for (const installPath of [join(REPO, 'functions', 'src'), join(REPO, 'node_modules'), 'node:internal', join(REPO, 'packages')]) {
+    for (const installPath of [join(REPO, 'packages', 'runtime', 'src'), join(REPO, 'node_modules'), 'node:internal', join(REPO, 'packages')]) {
       const found = text.includes(installPath);
       tally.record(!found);
       expect([installPath, found]).toEqual([installPath, false]);
@@ -240,7 +240,7 @@ describe('Security: every encoding of a secret, everywhere it is stored or print
       '         "POST %s://%s%s" % (u.scheme, u.netloc, u.path), u.path + "?" + u.query]',
       'print(json.dumps([r.text(t) for t in texts]))',
     ].join('\n');
-    const r = spawnSync('python3', ['-c', script, SECRET, 'https://hooks.example.com/services/T0K3N-path?sig=abc'], { cwd: join(REPO, 'functions', 'python'), encoding: 'utf8' });
+    const r = spawnSync('python3', ['-c', script, SECRET, 'https://hooks.example.com/services/T0K3N-path?sig=abc'], { cwd: join(REPO, 'packages', 'runtime', 'python'), encoding: 'utf8' });
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout) as string[];
     const leaked = out.filter((t) => /w.{0,4}rd|T0K3N|sig=abc|cEBzcyAid1xy|dXNlcjpwQHNz/.test(t));

@@ -3,8 +3,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { openStack, type EmbeddedStack } from '../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService as RunService } from '../../packages/cli/src/stack/RunService.js';
+import { openStack, type EmbeddedStack } from '../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService as RunService } from '../../packages/embedded/src/RunService.js';
 import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
 import { REPO, bufferIo, tempProject } from '../e2e/support/testIo.js';
 

@@ -1,5 +1,5 @@
 // How each handler's Lambda bundle is built: one esbuild bundle per entry file, holding only what
-// that entry imports, with the pinned AWS SDK (functions/package.json) inside rather than the
+// that entry imports, with the pinned AWS SDK (packages/runtime/package.json) inside rather than the
 // runtime's, so what runs on Lambda is the SDK the tests ran with. StepHandlers and
 // `npm run bench -- bundles` both use these settings, so the bench measures what deploys.
 

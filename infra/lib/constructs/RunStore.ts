@@ -11,7 +11,7 @@ export interface RunStoreProps {
   readonly destroyOnRemoval?: boolean;
 }
 
-/** Attribute names shared with the runtime's DynamoDB persistence layer (functions/src/persistence). */
+/** Attribute names shared with the runtime's DynamoDB persistence layer (packages/runtime/src/persistence). */
 export const RUN_TABLE_KEYS = {
   partitionKey: 'pk',
   sortKey: 'sk',

@@ -2,7 +2,7 @@
 // the approvals consumer. One NodejsFunction per handler, bundled once by the local esbuild and shared by
 // every workflow; each with its own role and log group so its permissions can be read off one policy.
 // Beside them, when a workflow calls a Python function, the Python function Lambda (Python 3.12, a
-// plain directory asset: the bootstrap in functions/python and the user's .py files, no Docker).
+// plain directory asset: the bootstrap in packages/runtime/python and the user's .py files, no Docker).
 import { createRequire } from 'node:module';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { Construct } from 'constructs';
 import { bedrockResourceArns } from '../models/bedrockResourceArns.js';
 import { HANDLER_BUNDLE, SOURCE_MAP } from '../bundling/handlerBundling.js';
 import { StackLogGroup, type LogSettings } from './StackLogGroup.js';
-import { METRICS_NAMESPACE, pythonSourceDir } from '@stepforge/functions';
+import { METRICS_NAMESPACE, pythonSourceDir } from '@stepforge/runtime';
 import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, STEP_HANDLER_TABLE, WORKFLOW_RECORD_HANDLER, type HandlerId } from '@stepforge/contract';
 import { CODE_BUNDLE_ALIAS } from '../workflows/loadCodeWorkflows.js';
 
@@ -43,7 +43,7 @@ const SIZING: Readonly<Record<NodeLambdaId, { memory: number; timeout: Duration 
 export interface StepHandlersProps {
   /** Repository root: the esbuild working directory and where package-lock.json lives. */
   readonly projectRoot: string;
-  /** Directory holding `<handler>.ts` entry files (functions/src/handlers). */
+  /** Directory holding `<handler>.ts` entry files (packages/runtime/src/handlers). */
   readonly handlersDir: string;
   /** Environment shared by every handler (table name, queue URL, …). */
   readonly environment: Readonly<Record<string, string>>;
@@ -61,7 +61,7 @@ export interface StepHandlersProps {
   readonly codeModules?: readonly { readonly source: string; readonly bundle: string }[];
   /**
    * Deploy the Python function Lambda too (a workflow has a function step whose function is a
-   * Python module): Python 3.12, its code the bootstrap (functions/python) and the `.py` files of
+   * Python module): Python 3.12, its code the bootstrap (packages/runtime/python) and the `.py` files of
    * `userFunctionsDir` under `user/`, a plain asset (no Docker, no wheels).
    */
   readonly python?: boolean;
@@ -70,7 +70,7 @@ export interface StepHandlersProps {
 /** Where the function Lambda finds the bundled user functions (its code root is /var/task). */
 export const LAMBDA_USER_FUNCTIONS_DIR = '/var/task/user';
 
-/** The Python function Lambda's entry point (functions/python/stepforge_lambda.py). */
+/** The Python function Lambda's entry point (packages/runtime/python/stepforge_lambda.py). */
 export const PYTHON_FUNCTION_ENTRY = 'stepforge_lambda.handler';
 /** The bootstrap's files, at the root of the Python function Lambda's code. */
 const PYTHON_BOOTSTRAP = ['stepforge_lambda.py', 'stepforge_userfn.py'] as const;

@@ -7,7 +7,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, type MetricName } from '@stepforge/functions';
+import { METRICS_NAMESPACE, type MetricName } from '@stepforge/runtime';
 
 /** Options for StepforgeDashboard. */
 export interface StepforgeDashboardProps {

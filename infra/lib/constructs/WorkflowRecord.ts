@@ -6,7 +6,7 @@
 import { CustomResource } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { workflowRecord, type WorkflowRecord as Record } from '@stepforge/functions';
+import { workflowRecord, type WorkflowRecord as Record } from '@stepforge/runtime';
 import type { WorkflowSpec } from '../workflows/WorkflowSpec.js';
 
 /** The custom resource type (CloudFormation's `Custom::` namespace). */

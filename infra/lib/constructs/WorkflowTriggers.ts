@@ -16,7 +16,7 @@ export interface WorkflowTriggersProps {
 }
 
 /**
- * The message every rule puts on the trigger queue (what functions/src/handlers/trigger.ts reads):
+ * The message every rule puts on the trigger queue (what packages/runtime/src/handlers/trigger.ts reads):
  * `workflow` picks the state machine, `input` (the event's detail) is the run input, and
  * `idempotencyKey` is EventBridge's event id, so a redelivered event never starts a second run.
  */

@@ -5,7 +5,7 @@ import { Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import { ITEM_COLLECTIONS, type TableAccess } from '@stepforge/functions';
+import { ITEM_COLLECTIONS, type TableAccess } from '@stepforge/runtime';
 
 /** Add the statements of `access` to `grantee`'s policy. */
 export function grantTableAccess(grantee: iam.IGrantable, table: dynamodb.ITable, key: kms.IKey, access: TableAccess): void {

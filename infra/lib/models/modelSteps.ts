@@ -1,7 +1,7 @@
 // The model calls a compiled workflow makes, read from its ASL: every Task that invokes the model
 // handler carries the step's configuration in its payload, and the model it names is what the
 // handler will call (the runtime's own modelSettings rule: the step's `model`, else its agent's).
-import { modelSettings } from '@stepforge/functions';
+import { modelSettings } from '@stepforge/runtime';
 import type { SourceLocation } from '@stepforge/contract';
 import type { WorkflowSpec } from '../workflows/WorkflowSpec.js';
 

@@ -3,7 +3,7 @@
 // A deployment must never answer with the offline echo provider by accident: it only repeats its
 // prompt, which looks like a working model in a quick test and is useless to a real user.
 import { StepforgeError } from '@stepforge/contract';
-import { parseModelSpec, type ProviderName } from '@stepforge/functions';
+import { parseModelSpec, type ProviderName } from '@stepforge/runtime';
 import type { ModelStep } from './modelSteps.js';
 
 /** The project's model settings (`cdk.json` context or `-c key=value`). */

@@ -3,7 +3,7 @@
 // is written; here, at synth time, a step whose function resolves to a Python module in the user
 // functions folder is pointed at the Python function Lambda instead (`${PythonFunctionStepFunctionArn}`),
 // by the same rule the runtime resolves names with (resolveUserFunction), so the two agree.
-import { resolveUserFunction } from '@stepforge/functions';
+import { resolveUserFunction } from '@stepforge/runtime';
 import { findPlaceholders, kindPlaceholder, placeholder, PYTHON_FUNCTION_HANDLER, PYTHON_FUNCTION_PLACEHOLDER } from '@stepforge/contract';
 import type { WorkflowSpec } from './WorkflowSpec.js';
 

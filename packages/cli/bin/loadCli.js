@@ -30,7 +30,7 @@ import { Worker } from 'node:worker_threads';
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BUNDLE_DIR = join(cli, 'dist', 'bundle');
 /** The build records of the workspace packages the bundle holds (tsc -b rewrites them when it builds). */
-const BUILDS = [join(cli, 'dist'), join(cli, '..', 'compiler', 'dist'), join(cli, '..', 'engine', 'dist'), join(cli, '..', '..', 'functions', 'dist')].map((d) => join(d, '.tsbuildinfo'));
+const BUILDS = [join(cli, 'dist'), join(cli, '..', 'compiler', 'dist'), join(cli, '..', 'engine', 'dist'), join(cli, '..', 'runtime', 'dist'), join(cli, '..', 'embedded', 'dist')].map((d) => join(d, '.tsbuildinfo'));
 
 function mtimeOf(file) {
   try {

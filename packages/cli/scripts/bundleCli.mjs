@@ -10,13 +10,13 @@
 // CommonJS, because V8's code cache (vm.Script cachedData) serves scripts, not ES modules, on Node
 // 20. `import.meta.url` (four uses: module resolution and a file next to the module) becomes the
 // bundle's own URL, and the file it names is copied beside the bundle; so is the Python worker's
-// folder (functions/python), which functions' userfn/pythonSourceDir then names as `./python/` beside
+// folder (packages/runtime/python), which the runtime's userfn/pythonSourceDir then names as `./python/` beside
 // the bundle. dynalite stays outside: the emulator worker requires it by its resolved path, in another thread.
 //
 // No `import()` is left in the bundle: Node 20 loses the callback an `import()` needs in code
 // loaded from the code cache. Imports of bundled modules and Node's own become requires
 // (`dynamic-import: false`); the one import of files outside the code (user functions, `asl run
-// --handlers`), functions' userfn/importFile, is replaced by a module that calls
+// --handlers`), the runtime's userfn/importFile, is replaced by a module that calls
 // `__stepforge_import`, which the launcher passes in with the module wrapper's arguments.
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -94,12 +94,12 @@ for (const bundle of BUNDLES) {
       setup(b) {
         let replaced = false;
         let pythonReplaced = false;
-        b.onLoad({ filter: /[\\/]functions[\\/]dist[\\/]userfn[\\/]importFile\.js$/ }, () => {
+        b.onLoad({ filter: /[\\/]runtime[\\/]dist[\\/]userfn[\\/]importFile\.js$/ }, () => {
           replaced = true;
           return { contents: 'export const importFile = (url) => __stepforge_import(url);', loader: 'js' };
         });
         // The Python worker's files are copied beside the bundle (below): found there, not two folders up.
-        b.onLoad({ filter: /[\\/]functions[\\/]dist[\\/]userfn[\\/]pythonSourceDir\.js$/ }, () => {
+        b.onLoad({ filter: /[\\/]runtime[\\/]dist[\\/]userfn[\\/]pythonSourceDir\.js$/ }, () => {
           pythonReplaced = true;
           return { contents: "import { fileURLToPath } from 'node:url';\nexport const pythonSourceDir = () => fileURLToPath(new URL('./python/', import.meta.url));", loader: 'js' };
         });
@@ -107,8 +107,8 @@ for (const bundle of BUNDLES) {
         // (a command bundle that imports neither module has nothing to replace).
         b.onEnd((r) => {
           if (bundle.name !== 'stepforge') return;
-          if (r.errors.length === 0 && !replaced) throw new Error('bundleCli: functions/dist/userfn/importFile.js was not in the bundle to replace');
-          if (r.errors.length === 0 && !pythonReplaced) throw new Error('bundleCli: functions/dist/userfn/pythonSourceDir.js was not in the bundle to replace');
+          if (r.errors.length === 0 && !replaced) throw new Error('bundleCli: packages/runtime/dist/userfn/importFile.js was not in the bundle to replace');
+          if (r.errors.length === 0 && !pythonReplaced) throw new Error('bundleCli: packages/runtime/dist/userfn/pythonSourceDir.js was not in the bundle to replace');
         });
       },
     }],
@@ -117,7 +117,7 @@ for (const bundle of BUNDLES) {
   });
   // A bundle for commands that run no workflow must not hold the AWS SDK or the embedded stack.
   if (bundle.name !== 'stepforge') {
-    const heavy = Object.keys(result.metafile.inputs).filter((f) => /node_modules[\\/]@aws-sdk[\\/]|node_modules[\\/]fauxqs[\\/]|[\\/]engine[\\/]dist[\\/]|[\\/]cli[\\/]dist[\\/]stack[\\/]EmbeddedStack\.js$/.test(f));
+    const heavy = Object.keys(result.metafile.inputs).filter((f) => /node_modules[\\/]@aws-sdk[\\/]|node_modules[\\/]fauxqs[\\/]|[\\/]engine[\\/]dist[\\/]|[\\/]embedded[\\/]dist[\\/]EmbeddedStack\.js$/.test(f));
     if (heavy.length > 0) throw new Error(`bundleCli: ${bundle.name}.cjs holds ${heavy.slice(0, 3).join(', ')}${heavy.length > 3 ? ` and ${heavy.length - 3} more` : ''}: the commands ${JSON.stringify(bundle.commands)} must not import the embedded stack`);
   }
   // ASCII only: one character above U+007F anywhere in the file makes V8 hold the whole source as a
@@ -132,8 +132,8 @@ for (const bundle of BUNDLES) {
   // run old compiled code: caches are kept per bundle content instead, and older ones removed.
   ids[bundle.name] = createHash('sha256').update(readFileSync(bundlePath)).digest('hex').slice(0, 16);
 }
-for (const file of ['dynaliteExpressionCache.cjs', 'dynaliteWorker.cjs', 'loopbackGuard.cjs']) copyFileSync(join(cli, 'dist', 'stack', file), join(outdir, file));
-const pythonSrc = join(cli, '..', '..', 'functions', 'python');
+for (const file of ['dynaliteExpressionCache.cjs', 'dynaliteWorker.cjs', 'loopbackGuard.cjs']) copyFileSync(join(cli, '..', 'embedded', 'dist', file), join(outdir, file));
+const pythonSrc = join(cli, '..', 'runtime', 'python');
 rmSync(join(outdir, 'python'), { recursive: true, force: true });
 mkdirSync(join(outdir, 'python'));
 for (const file of readdirSync(pythonSrc).filter((f) => f.endsWith('.py'))) copyFileSync(join(pythonSrc, file), join(outdir, 'python', file));

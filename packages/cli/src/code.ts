@@ -9,4 +9,4 @@ export {
 
 // `.run()` starts the workflow on the embedded stack. The stack is loaded on the first run only:
 // modules the CLI compiles import this entry too, and must stay quick to load.
-setCodeRunner((workflow, input, options) => import('./stack/runCodeWorkflow.js').then((m) => m.runCodeWorkflow(workflow, input, options)));
+setCodeRunner((workflow, input, options) => import('@stepforge/embedded').then((m) => m.runCodeWorkflow(workflow, input, options)));

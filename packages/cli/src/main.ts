@@ -1,6 +1,6 @@
 import { processIo, reportError, EXIT_USAGE, type CliIo } from './CliIo.js';
 import { COMMANDS, type CommandEntry } from './commands/registry.js';
-import { onStackFailure } from './stack/stackFailure.js';
+import { onStackFailure } from '@stepforge/embedded/stackFailure';
 
 /** Entry point of the `stepforge` binary; returns the process exit code. */
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {

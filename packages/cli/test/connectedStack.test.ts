@@ -5,8 +5,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../src/main.js';
 import { serveHooks, type ServeHandle } from '../src/commands/serve.js';
-import { openStack } from '../src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../src/stack/RunService.js';
+import { openStack } from '../../embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../embedded/src/RunService.js';
 
 const QUICKSTART = resolve(fileURLToPath(new URL('../../../examples/quickstart.chain.yaml', import.meta.url)));
 

@@ -1,4 +1,4 @@
-import { computeStepProgress, readableCause, type ProgressStep } from '@stepforge/functions';
+import { computeStepProgress, readableCause, type ProgressStep } from '@stepforge/runtime';
 import { describe, it, expect } from 'vitest';
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
 import { ProgressDisplay, formatStepLine } from '../src/progress/ProgressDisplay.js';

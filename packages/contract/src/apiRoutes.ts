@@ -1,5 +1,5 @@
 // The routes of the Stepforge HTTP API, once: `stepforge serve` and the API Gateway Lambda route by
-// this table (functions/src/http/routeRequest.ts), API Gateway's resources and the OpenAPI document
+// this table (packages/runtime/src/http/routeRequest.ts), API Gateway's resources and the OpenAPI document
 // are derived from it. A route names its operation; each place that serves the API implements the
 // operations (the run service's backend does, for both).
 import { API_BODIES } from './apiBodies.js';

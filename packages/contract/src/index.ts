@@ -2,19 +2,46 @@
 // envelope and results, the handler table and placeholders, the run-start limits, and the one
 // error class with its source locations. Depends on zod only.
 export { SourceText } from './SourceText.js';
-export * from './StepforgeError.js';
-export * from './didYouMean.js';
-export * from './envelope.js';
+export {
+  isStepforgeError, formatDiagnostic, type SourceLocation, type StepforgeErrorOptions, StepforgeError,
+  type Diagnostic,
+} from './StepforgeError.js';
+export { didYouMean } from './didYouMean.js';
+export {
+  isRefValue, LambdaStepKind, OutputRef, RefValue, EnvelopeRun, EnvelopeStep, Budget, EnvelopeInputs,
+  INLINE_OUTPUT_MAX_BYTES, STATE_READ_OUTPUT_MAX_BYTES, ITERATION_INLINE_OUTPUT_MAX_BYTES, ENVELOPE_VERSION,
+  ToolCall, Usage, EnvelopeTurn, StepEnvelope, type StepEnvelopeInput, StepResult, ModelTurnResult,
+  ToolCallResult, RUN_META_KEY, RunMeta,
+} from './envelope.js';
 export { mcpToolName } from './mcpToolName.js';
 export { mcpServerProblem, MCP_SERVER_SHAPE, type McpServerProblem } from './mcpServerConfig.js';
-export * from './runStart.js';
-export * from './handlers.js';
-export * from './placeholders.js';
-export * from './liveWorkflows.js';
-export * from './contenoxTools.js';
-export * from './inputSchema.js';
-export * from './manifest.js';
-export * from './apiBodies.js';
-export * from './apiRoutes.js';
-export * from './apiErrors.js';
+export {
+  executionInputSizeError, idempotencyKeyError, inputDepthError, MAX_EXECUTION_INPUT_BYTES,
+  MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INPUT_DEPTH,
+} from './runStart.js';
+export {
+  handlerOfKind, handlerById, stepHandlerIdOf, type StepHandlerId, type StepHandlerRow, STEP_HANDLER_TABLE,
+  STEP_HANDLERS, ALL_HANDLERS, type HandlerId, PYTHON_FUNCTION_HANDLER, PYTHON_FUNCTION_PLACEHOLDER,
+  type TaskHandlerId, LAMBDA_PLACEHOLDERS, WORKFLOW_RECORD_HANDLER,
+} from './handlers.js';
+export {
+  placeholder, kindPlaceholder, placeholderNames, findPlaceholders, substitutePlaceholders,
+  RESOURCE_PLACEHOLDERS, ALL_PLACEHOLDERS,
+} from './placeholders.js';
+export { registerLiveWorkflow, liveWorkflow, forgetLiveWorkflow, LIVE_MODULE_PREFIX } from './liveWorkflows.js';
+export {
+  contenoxToolSetOf, mapContenoxTool, knownToolNames, CONTENOX_TOOLS, OWN_TOOLS, CONTENOX_POLICY_KEYS,
+  CONTENOX_ENFORCED_POLICY_KEYS,
+} from './contenoxTools.js';
+export {
+  matchesInputType, describeType, applyInputSchema, INPUT_FIELD_TYPES, type InputFieldType, type InputField,
+  type InputSchema,
+} from './inputSchema.js';
+export {
+  type ManifestExpress, type ManifestStepHandler, type ManifestStepKind, type ManifestTrigger, type StepManifest,
+  type StepManifestEntry,
+} from './manifest.js';
+export { parseApiBody, type ApiBodySchema, API_BODIES, type ApiBodyError } from './apiBodies.js';
+export { type ApiOperation, RUN_STATUSES, APPROVAL_STATUSES, type ApiRoute, API_ROUTES } from './apiRoutes.js';
+export { httpStatusOf, errorBody, type ErrorBody, HTTP_STATUS_OF } from './apiErrors.js';
 export { OPENAPI_DOCUMENT } from './openApiDocument.js';

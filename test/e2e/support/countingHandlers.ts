@@ -1,6 +1,6 @@
 // Wraps the real step handlers to count calls per step id and, on demand, fail a step — the only
 // test double in the end-to-end suite, and it still calls the real handler when not failing.
-import type { LocalHandlers } from '../../../packages/cli/src/stack/functionsRuntime.js';
+import type { LocalHandlers } from '../../../packages/embedded/src/functionsRuntime.js';
 
 /** Call counts per `step.id` of the envelope, and the failure switch. */
 export interface HandlerProbe {

@@ -1,5 +1,5 @@
-import { openStack } from '../../../packages/cli/src/stack/EmbeddedStack.js';
-import { EmbeddedRunService } from '../../../packages/cli/src/stack/RunService.js';
+import { openStack } from '../../../packages/embedded/src/EmbeddedStack.js';
+import { EmbeddedRunService } from '../../../packages/embedded/src/RunService.js';
 
 /**
  * What an interrupted `stepforge run` of examples/approval-gate.chain.yaml leaves on the project's

@@ -4,7 +4,7 @@
 import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '@stepforge/cli';
-import { openStack, type EmbeddedStack } from '../../../packages/cli/src/stack/EmbeddedStack.js';
+import { openStack, type EmbeddedStack } from '../../../packages/embedded/src/EmbeddedStack.js';
 import { bufferIo, tempProject } from '../../e2e/support/testIo.js';
 
 /** The value in the secret store; no attack may bring it back. */

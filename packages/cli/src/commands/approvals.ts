@@ -1,9 +1,7 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { truncate } from '../progress/ProgressDisplay.js';
-import type { EmbeddedRunService } from '../stack/RunService.js';
-import type { RunRecordView } from '../stack/functionsRuntime.js';
-import { openService } from '../stack/StackSession.js';
+import { type EmbeddedRunService, type RunRecordView, openService } from '@stepforge/embedded';
 import { follow, stackOptions } from './run.js';
 import type { Command } from './registry.js';
 import { COMMAND_TEXT } from './commandText.js';

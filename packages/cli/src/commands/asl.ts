@@ -4,9 +4,9 @@ import { pathToFileURL } from 'node:url';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { SourceText, StepforgeError } from '@stepforge/compiler';
 import { ExecutionManager, defaultEngine, isSfnApiError, type LambdaHandlers } from '@stepforge/engine';
-import { loadFunctionsRuntime } from '../stack/functionsRuntime.js';
+import { loadFunctionsRuntime } from '@stepforge/embedded';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
-import { isStdinInput, readStdinText } from '../stack/readInput.js';
+import { isStdinInput, readStdinText } from '../readInput.js';
 import type { Command } from './registry.js';
 import { COMMAND_TEXT } from './commandText.js';
 

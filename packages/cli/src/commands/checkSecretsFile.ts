@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { StepforgeError } from '@stepforge/compiler';
-import type { FunctionsRuntime } from '../stack/functionsRuntime.js';
+import type { FunctionsRuntime } from '@stepforge/embedded';
 
 /**
  * Before a run of a workflow that names secrets (`$secret:ID` anywhere in its text): the embedded

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { formatDiagnostic, SourceText, StepforgeError, type Diagnostic } from '@stepforge/compiler';
 import { EXIT_FAILURE, UsageError, type CliIo } from '../CliIo.js';
-import { errnoReason } from '../errnoReason.js';
+import { errnoReason } from '@stepforge/embedded/project';
 
 /** Reads a document named on the command line (relative to the CLI's cwd); a missing file is an `io` error. */
 export async function readDocumentFile(io: CliIo, file: string): Promise<string> {

@@ -3,7 +3,7 @@ import { codeGraphView, graphViewToJson, isStepforgeError, kortecxLowering, load
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
-import { CODE_MODULE, codeModuleIr } from '../stack/compileCodeModule.js';
+import { CODE_MODULE, codeModuleIr } from '@stepforge/embedded/project';
 import { COMMAND_TEXT } from './commandText.js';
 
 const { summary: SUMMARY, usage: USAGE } = COMMAND_TEXT.graph;

@@ -3,19 +3,15 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { idempotencyKeyError } from '@stepforge/contract';
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { readableCause } from '@stepforge/functions/runs/readableCause';
+import { readableCause, type StepProgress } from '@stepforge/runtime';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay.js';
-import type { StepProgress } from '@stepforge/functions';
-import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
-import { readInput } from '../stack/readInput.js';
-import { loadFunctionsRuntime } from '../stack/functionsRuntime.js';
+import {
+  type OpenStackOptions, loadFunctionsRuntime, describePolicy, resolvePolicy, StackSession,
+  type EmbeddedRunService, type RunRecordView, type WorkflowEntry,
+} from '@stepforge/embedded';
+import { readInput } from '../readInput.js';
 import { checkSecretsFile } from './checkSecretsFile.js';
-import { describePolicy, resolvePolicy } from '../stack/resolvePolicy.js';
-import { StackSession } from '../stack/StackSession.js';
-import type { EmbeddedRunService } from '../stack/RunService.js';
-import type { RunRecordView } from '../stack/functionsRuntime.js';
-import type { WorkflowEntry } from '../stack/RegisteredCatalog.js';
 import type { Command } from './registry.js';
 import { COMMAND_TEXT } from './commandText.js';
 
@@ -80,7 +76,7 @@ const command: Command = {
     checkSecretsFile(fr, readDocumentText(resolve(io.cwd, positionals[0]!)), io.cwd, io.env);
     // Compiled before the stack opens: a workflow refused at compile time creates no .stepforge/.
     const registerOptions = { vars, requireMacros: true, ...(values.export !== undefined ? { exportName: values.export as string } : {}) };
-    const { compileWorkflowFile } = await import('../stack/RegisteredCatalog.js');
+    const { compileWorkflowFile } = await import('@stepforge/embedded');
     const { compiled } = await compileWorkflowFile(io.cwd, positionals[0]!, registerOptions);
     const session = await StackSession.open(stackOptions(io, values));
     try {

@@ -6,18 +6,14 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
-import type { ServeRequest, ServeResponse } from '@stepforge/functions';
-import type { EmbeddedRunService } from '../stack/RunService.js';
-import { describePolicy } from '../stack/resolvePolicy.js';
+import type { ServeRequest, ServeResponse } from '@stepforge/runtime';
+import {
+  type EmbeddedRunService, describePolicy, type WorkflowEntry, StackRegistry, signatureRefusal,
+  type LoopbackCredentials, LOOPBACK_REGION, openService, type OpenedStack, type OpenStackOptions,
+} from '@stepforge/embedded';
 import { codeWorkflowExports, StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
 import { errorBody } from '@stepforge/contract';
-import type { WorkflowEntry } from '../stack/RegisteredCatalog.js';
 import { localRequestRefusal } from '@stepforge/engine';
-import { StackRegistry } from '../stack/StackRegistry.js';
-import { signatureRefusal, type LoopbackCredentials } from '../stack/loopbackRequestGuard.js';
-import { LOOPBACK_REGION } from '../stack/loopbackClients.js';
-import { openService, type OpenedStack } from '../stack/StackSession.js';
-import type { OpenStackOptions } from '../stack/EmbeddedStack.js';
 import { stackOptions } from './run.js';
 import type { Command } from './registry.js';
 import { COMMAND_TEXT } from './commandText.js';
@@ -68,8 +64,8 @@ const command: Command = {
     const only = file === undefined ? undefined : { file, ...(parsed.values.export !== undefined ? { exportName: parsed.values.export } : {}) };
     // A file that does not compile is refused before the stack opens, as run refuses it.
     if (only !== undefined) {
-      const { compileWorkflowFile } = await import('../stack/RegisteredCatalog.js');
-      const { CODE_MODULE } = await import('../stack/compileCodeModule.js');
+      const { compileWorkflowFile } = await import('@stepforge/embedded');
+      const { CODE_MODULE } = await import('@stepforge/embedded/project');
       if (!CODE_MODULE.test(only.file) || only.exportName !== undefined) await compileWorkflowFile(io.cwd, only.file, only);
     }
     const port = parsed.values.port === undefined ? DEFAULT_PORT : Number(parsed.values.port);
@@ -182,7 +178,7 @@ function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
  * engine, so one port speaks both.
  */
 export async function startServe(io: CliIo, service: EmbeddedRunService, port: number, options: ServeOptions = {}): Promise<ServeHandle> {
-  const [{ routeRequest, runServiceBackend }, { OPENAPI_DOCUMENT }] = await Promise.all([import('@stepforge/functions'), import('@stepforge/contract')]);
+  const [{ routeRequest, runServiceBackend }, { OPENAPI_DOCUMENT }] = await Promise.all([import('@stepforge/runtime'), import('@stepforge/contract')]);
   const only = options.only;
   const workflows: string[] = [];
   const policies: string[] = [];
@@ -195,7 +191,7 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
   };
   if (only !== undefined) {
     // Unlike the folders' files, the file asked for must load: its errors stop serve.
-    const { CODE_MODULE, loadCodeModule } = await import('../stack/compileCodeModule.js');
+    const { CODE_MODULE, loadCodeModule } = await import('@stepforge/embedded/project');
     const exportNames = only.exportName !== undefined || !CODE_MODULE.test(only.file)
       ? [only.exportName]
       : codeWorkflowExports((await loadCodeModule(io.cwd, only.file)).mod);

@@ -15,7 +15,7 @@ const command: Command = {
     if (positionals.length !== 1 || positionals[0] !== 'repair') {
       throw new UsageError(`store needs repair${positionals.length > 0 ? ` (got ${positionals.map((p) => `'${p}'`).join(' ')})` : ''}`);
     }
-    const { repairStore } = await import('../stack/repairStore.js');
+    const { repairStore } = await import('@stepforge/embedded');
     const r = await repairStore(io.cwd);
     if (values.json) io.out(JSON.stringify({ store: r.store, state: r.state, copy: r.copy ?? null }) + '\n');
     else if (r.state === 'absent') io.out(`no run store in ${r.store}: nothing to repair\n`);

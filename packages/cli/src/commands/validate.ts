@@ -3,7 +3,7 @@ import { compileDocument, isStepforgeError, loadDocument, MISSING_VERSION, Sourc
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatWarning, readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
-import { CODE_MODULE, compileCodeModule } from '../stack/compileCodeModule.js';
+import { CODE_MODULE, compileCodeModule } from '@stepforge/embedded/project';
 import { userFunctionsFolder } from '../userFunctionsFolder.js';
 import { COMMAND_TEXT } from './commandText.js';
 

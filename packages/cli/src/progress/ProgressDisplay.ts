@@ -1,6 +1,4 @@
-import type { StepProgress, StepState } from '@stepforge/functions';
-import { readableCause } from '@stepforge/functions/runs/readableCause';
-import { truncate } from '@stepforge/functions/runs/runJson';
+import { type StepProgress, type StepState, readableCause, truncate } from '@stepforge/runtime';
 
 export { truncate };
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { StepforgeError } from '@stepforge/contract';
 import type { CliIo } from '../CliIo.js';
-import { StackRegistry } from '../stack/StackRegistry.js';
+import { StackRegistry } from '@stepforge/embedded';
 
 /** The command that opens a URL in the user's browser: $BROWSER when set, else the platform's opener. */
 function opener(env: Readonly<Record<string, string | undefined>>): string {

@@ -2,10 +2,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { DescribeStateMachineCommand, DescribeStateMachineForExecutionCommand, GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import type { SourceLocation } from '@stepforge/contract';
-import { runSummary, tokensOf } from '@stepforge/functions';
-import type { EmbeddedRunService as RunService } from '../stack/RunService.js';
-import { compileWorkflowFile, type WorkflowEntry } from '../stack/RegisteredCatalog.js';
-import type { RunRecordView, StepRecordView } from '../stack/functionsRuntime.js';
+import { runSummary, tokensOf } from '@stepforge/runtime';
+import { type EmbeddedRunService as RunService, compileWorkflowFile, type WorkflowEntry, type RunRecordView, type StepRecordView } from '@stepforge/embedded';
 
 /** One step of the manifest as the view reads it: the states it became and where it is written. */
 export interface ViewStep {

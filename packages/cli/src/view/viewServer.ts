@@ -3,9 +3,8 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { errorAnswer } from '@stepforge/functions';
-import type { EmbeddedRunService as RunService } from '../stack/RunService.js';
-import type { RunRecordView } from '../stack/functionsRuntime.js';
+import { errorAnswer } from '@stepforge/runtime';
+import type { EmbeddedRunService as RunService, RunRecordView } from '@stepforge/embedded';
 import { RunViewData } from './runViewData.js';
 
 /**

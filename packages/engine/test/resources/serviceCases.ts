@@ -16,7 +16,7 @@ import {
   type LambdaHandler,
 } from '@stepforge/engine';
 // The embedded stack's own way to run fauxqs (on loopback only; fauxqs's startFauxqs binds 0.0.0.0).
-import { startSqsEmulator } from '../../../cli/src/stack/startSqsEmulator.js';
+import { startSqsEmulator } from '../../../embedded/src/startSqsEmulator.js';
 
 // dynalite ships no types; it is a CommonJS factory returning an http.Server.
 const dynalite = createRequire(import.meta.url)('dynalite') as (options: Record<string, unknown>) => Server;

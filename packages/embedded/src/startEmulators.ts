@@ -1,0 +1,68 @@
+import { join } from 'node:path';
+import { ensureDirectory } from './ensureDirectory.js';
+import { startDynaliteWorker, storeError } from './startDynaliteWorker.js';
+import { storeState } from './storeState.js';
+import { startSqsEmulator } from './startSqsEmulator.js';
+import type { LoopbackCredentials } from './loopbackRequestGuard.js';
+
+/** The loopback emulators the embedded stack runs in-process. */
+export interface Emulators {
+  /** DynamoDB endpoint (dynalite), e.g. http://127.0.0.1:43121 */
+  readonly dynamodbEndpoint: string;
+  /** SQS endpoint (fauxqs). */
+  readonly sqsEndpoint: string;
+  close(): Promise<void>;
+}
+
+/** Options of startEmulators. */
+export interface EmulatorOptions {
+  /** Directory for dynalite's LevelDB files; omit for in-memory (tests, benchmarks). */
+  readonly dataDir?: string;
+  readonly host?: string;
+  /**
+   * 'read': the store must be there already; it is opened, never created. 'write' (the default)
+   * creates it when there is none. Either way damaged files are never opened (storeState.ts).
+   */
+  readonly access?: 'read' | 'write';
+  /** The stack's credentials: both emulators refuse requests not SigV4-signed with them. */
+  readonly credentials: LoopbackCredentials;
+}
+
+/**
+ * Starts dynalite (DynamoDB, in a worker thread of its own) and fauxqs (SQS) on random loopback
+ * ports, each behind the loopback guard (browsers refused, requests signed with `credentials`
+ * only). dynalite keeps its data on disk under dataDir so run history survives from one command
+ * to the next; fauxqs is in-memory, which is fine because approvals and runs of record live in
+ * DynamoDB, and SQS only carries notifications.
+ */
+export async function startEmulators(options: EmulatorOptions): Promise<Emulators> {
+  const host = options.host ?? '127.0.0.1';
+  const dynamoOptions: Record<string, unknown> = { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 };
+  let createIfMissing = true;
+  if (options.dataDir) {
+    const path = join(options.dataDir, 'dynamodb');
+    const state = storeState(path);
+    if (state.kind === 'damaged') throw storeError('store_damaged', `the run store in ${path} cannot be opened: ${state.reason}`);
+    if (state.kind === 'absent' && options.access === 'read') {
+      throw storeError('store_damaged', `the run store in ${path} is not there; a command that only reads does not create one`);
+    }
+    createIfMissing = state.kind === 'absent';
+    if (createIfMissing) ensureDirectory(path, "dynalite's store directory");
+    dynamoOptions.path = path;
+  }
+  const [dynamoResult, sqsResult] = await Promise.allSettled([startDynaliteWorker(host, dynamoOptions, { createIfMissing, credentials: options.credentials }), startSqsEmulator(host, { credentials: options.credentials })]);
+  if (dynamoResult.status === 'rejected' || sqsResult.status === 'rejected') {
+    if (dynamoResult.status === 'fulfilled') await dynamoResult.value.close();
+    if (sqsResult.status === 'fulfilled') await sqsResult.value.stop();
+    throw dynamoResult.status === 'rejected' ? dynamoResult.reason : (sqsResult as PromiseRejectedResult).reason;
+  }
+  const dynamo = dynamoResult.value;
+  const sqs = sqsResult.value;
+  return {
+    dynamodbEndpoint: dynamo.endpoint,
+    sqsEndpoint: sqs.endpoint,
+    async close() {
+      await Promise.allSettled([sqs.stop(), dynamo.close()]);
+    },
+  };
+}
