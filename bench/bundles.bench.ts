@@ -27,12 +27,13 @@ export default async function bundles(): Promise<void> {
     console.log('handler    | code KiB | map KiB (optional) | asset now | asset before (code + map) | now / before | target ≤ 40 % | biggest inputs');
     console.log('---------- | -------- | ------------------ | --------- | ------------------------- | ------------ | ------------- | --------------');
     for (const h of ALL_HANDLERS) {
-      const entry = h === 'api' ? join(ROOT, 'infra/lib/lambda/api.ts') : handlerEntry(join(ROOT, 'packages/runtime/src/handlers'), h)!;
+      // The entry StepHandlers deploys (the api handler's too: packages/runtime/src/handlers/api.ts).
+      const entry = handlerEntry(join(ROOT, 'packages/runtime/src/handlers'), h)!;
       const outfile = join(out, h, 'index.mjs');
       const r = await build({
         entryPoints: [entry], outfile, bundle: true, platform: 'node', logLevel: 'error', metafile: true,
         format: HANDLER_BUNDLE.format, target: HANDLER_BUNDLE.target, minify: HANDLER_BUNDLE.minify, mainFields: HANDLER_BUNDLE.mainFields,
-        banner: { js: HANDLER_BUNDLE.banner }, external: HANDLER_BUNDLE.external, tsconfig: join(ROOT, 'tsconfig.json'),
+        banner: { js: HANDLER_BUNDLE.banner }, external: HANDLER_BUNDLE.external, define: HANDLER_BUNDLE.define, tsconfig: join(ROOT, 'tsconfig.json'),
         sourcemap: SOURCE_MAP.sourceMap, sourcesContent: SOURCE_MAP.sourcesContent,
       });
       const code = statSync(outfile).size;

@@ -21,6 +21,7 @@ import { RunStore } from './constructs/RunStore.js';
 import { StepforgeDashboard } from './constructs/StepforgeDashboard.js';
 import { StepforgeApi, type ApiAuthMode } from './constructs/StepforgeApi.js';
 import { StepHandlers } from './constructs/StepHandlers.js';
+import { DEPLOYED_SECRETS_BACKEND } from './bundling/handlerBundling.js';
 import { WorkflowRecord } from './constructs/WorkflowRecord.js';
 import { WorkflowStateMachine } from './constructs/WorkflowStateMachine.js';
 import { WorkflowTriggers } from './constructs/WorkflowTriggers.js';
@@ -116,7 +117,7 @@ export class StepforgeStack extends Stack {
       environment: {
         STEPFORGE_MODE: 'aws',
         STEPFORGE_TABLE: table.tableName,
-        STEPFORGE_SECRETS_BACKEND: 'secretsmanager',
+        STEPFORGE_SECRETS_BACKEND: DEPLOYED_SECRETS_BACKEND,
         STEPFORGE_SSM_PREFIX: SSM_PREFIX,
         STEPFORGE_APPROVAL_QUEUE_URL: this.approvalQueue.queue.queueUrl,
         ...(props.policyRules ? { STEPFORGE_POLICY: JSON.stringify(props.policyRules) } : {}),

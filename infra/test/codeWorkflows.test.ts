@@ -26,6 +26,9 @@ describe('Function: loadWorkflows (modules)', () => {
     ]);
     // The useWorkflow child is deployed as its own state machine, which the parent's nested execution starts.
     expect(specs.find((s) => s.name === 'refund')!.childWorkflows).toEqual(['refund-quote']);
+    // Each Kortyx workflow of a module may hand the run over to the others (transitionTo): a nested execution too.
+    expect(specs.find((s) => s.name === 'refund-quote')!.childWorkflows).toEqual(['refund']);
+    expect(Object.keys(specs.find((s) => s.name === 'refund-quote')!.asl.States as object)).toEqual(expect.arrayContaining(['refund-quote: hand off?', 'refund-quote: hand off to refund']));
     const triage = JSON.stringify(specs[4]!.asl);
     expect(triage).toContain('"codeModule":"/var/task/code/examples__code__triage.mjs"');
     expect(specs[4]!.placeholders).toEqual(expect.arrayContaining(['FunctionStepFunctionArn', 'ModelStepFunctionArn']));
@@ -94,4 +97,35 @@ describe('Function: buildApp (a workflows folder of modules, bundled)', () => {
       rmSync(outdir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('Function: buildApp (Kortyx workflow files, bundled)', () => {
+  it('bundles each *.workflow.yaml|json as the module made of it into the function Lambda, where its nodes find it and its functions run', async () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'sf-kortyx-synth-'));
+    try {
+      const { app, stack } = buildApp({
+        projectRoot: ROOT,
+        workflowsDir: join(ROOT, 'examples', 'kortyx'),
+        handlersDir: join(ROOT, 'infra/test/fixtures/handlers'),
+        appProps: { outdir, context: { 'aws:cdk:enable-asset-metadata': true } },
+      });
+      app.synth();
+      expect(stack.workflows.map((w) => [w.name, w.format, w.codeModule?.bundle])).toEqual([
+        ['support-json', 'code', 'examples__kortyx__support.workflow.json.mjs'],
+        ['support-file', 'code', 'examples__kortyx__support.workflow.yaml.mjs'],
+      ]);
+      expect(JSON.stringify(stack.workflows[1]!.asl)).toContain('"codeModule":"/var/task/code/examples__kortyx__support.workflow.yaml.mjs"');
+      const assets = readdirSync(outdir).filter((d) => d.startsWith('asset.') && existsSync(join(outdir, d, 'code')));
+      expect(assets).toHaveLength(1);
+      const dir = join(outdir, assets[0]!);
+      expect(readdirSync(join(dir, 'code')).sort()).toEqual(['examples__kortyx__support.workflow.json.mjs', 'examples__kortyx__support.workflow.yaml.mjs']);
+      for (const bundle of readdirSync(join(dir, 'code'))) {
+        const mod = await import(pathToFileURL(join(dir, 'code', bundle)).href) as Record<string, unknown>;
+        const classify = codeFunction(mod.workflow, 'classify', {});
+        expect(await classify!({ message: 'I want a refund' })).toEqual({ condition: 'refund', data: { topic: 'refund' } });
+      }
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

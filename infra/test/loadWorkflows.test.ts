@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -28,12 +28,21 @@ describe('Function: loadWorkflows', () => {
     ]);
   });
 
-  it('refuses a Kortyx workflow file by name (unsupported_format) rather than reading it as another format', () => {
+  it('reads a Kortyx workflow file by name as the module made of it, not as another format; one that does not parse is invalid_yaml at its line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sf-kortyx-cdk-'));
     try {
-      writeFileSync(join(dir, 'support.workflow.yaml'), 'id: support\nversion: "1"\nnodes: {}\nedges: []\n');
-      const e = caught(() => loadWorkflows(dir, { rootDir: dir, compile: fixtureCompile }));
-      expect([e.code, e.message, e.location]).toEqual(['unsupported_format', 'support.workflow.yaml is a Kortyx workflow file, which the CDK app does not deploy yet (stepforge run, compile and serve take it)', { file: 'support.workflow.yaml', line: 1, column: 1 }]);
+      // Outside the workflows folder, where it would be deployed as a module of its own.
+      mkdirSync(join(dir, 'nodes'));
+      writeFileSync(join(dir, 'nodes', 'hello.mjs'), 'export function hello() { return { data: { hi: true } }; }\n');
+      mkdirSync(join(dir, 'workflows'));
+      writeFileSync(join(dir, 'workflows', 'support.workflow.yaml'), 'id: support\nversion: "1"\nnodes:\n  greet: { run: ../nodes/hello.mjs#hello }\nedges: [["__start__", "greet"], ["greet", "__end__"]]\n');
+      const [spec] = loadWorkflows(join(dir, 'workflows'), { rootDir: dir, compile: fixtureCompile });
+      expect([spec!.name, spec!.format, spec!.file, spec!.codeModule!.bundle]).toEqual(['support', 'code', 'workflows/support.workflow.yaml', 'workflows__support.workflow.yaml.mjs']);
+      // Its imports are absolute: the function Lambda's bundling bundles it from a folder of its own.
+      expect(spec!.codeModule!.generated).toContain(`import * as m0 from ${JSON.stringify(join(dir, 'nodes', 'hello.mjs'))};`);
+      writeFileSync(join(dir, 'workflows', 'support.workflow.yaml'), 'id: support\nnodes: [\n');
+      const e = caught(() => loadWorkflows(join(dir, 'workflows'), { rootDir: dir, compile: fixtureCompile }));
+      expect([e.code, e.location]).toEqual(['invalid_yaml', { file: 'workflows/support.workflow.yaml', line: 3, column: 1 }]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

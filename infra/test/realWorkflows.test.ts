@@ -71,6 +71,10 @@ describe.skipIf(missing.length > 0)('Function: buildApp (workflows/, real handle
       expect(statSync(code).size).toBeGreaterThan(1000);
       expect(fn.Properties.Handler).toBe('index.handler');
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
+      // The stack deploys the Secrets Manager backend, so the bundle carries its store and not SSM's.
+      const text = readFileSync(code, 'utf8');
+      expect(text).toContain('GetSecretValue');
+      expect(text).not.toContain('GetParametersByPath');
       assets.add(asset);
     }
     expect(assets.size).toBe(lambdas);

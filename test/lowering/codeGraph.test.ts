@@ -133,11 +133,28 @@ describe('Function: codeToIr (useWorkflow)', () => {
     });
   });
 
-  it('refuses at run time a node returning transitionTo (HandoffNotSupported, naming the node and the workflow), rather than ignoring it', async () => {
+  it('compiles a hand-off to each other Kortyx workflow of the module: a Choice at the end, a nested execution per workflow', () => {
+    const billing = defineWorkflow({ id: 'billing', version: '1', nodes: { b: { run: () => ({}) } }, edges: [['__start__', 'b'], ['b', '__end__']] });
+    const desk = defineWorkflow({ id: 'desk', version: '1', nodes: { a: { run: () => ({ transitionTo: 'billing' }) } }, edges: [['__start__', 'a'], ['a', '__end__']] });
+    const ir = codeToIr(desk, { module: '/project/flow.ts', exportName: 'desk', exports: { desk, billing, helper: () => 1 } });
+    expect(codeChildren(ir)).toEqual([{ name: 'billing', id: 'billing', exportName: 'billing' }]);
+    const states = compileIr(ir).asl.States as Record<string, { Type: string; Next?: string; Default?: string; Resource?: string; Arguments?: Record<string, string>; Choices?: { Condition: string; Next: string }[] }>;
+    expect(states.a!.Next).toBe('desk: hand off?');
+    expect(states['desk: hand off?']).toMatchObject({ Type: 'Choice', Default: 'desk: end', Choices: [{ Next: 'desk: hand off to billing' }] });
+    expect(states['desk: hand off to billing']).toMatchObject({ Type: 'Task', Resource: 'arn:aws:states:::states:startExecution.sync:2', Next: 'desk: end' });
+    expect(states['desk: hand off to billing']!.Arguments!.StateMachineArn).toContain('":stateMachine:" & "billing"');
+    // Without other workflows in the module there is nothing to hand over to: no hand-off states.
+    expect(Object.keys(compile(desk as WorkflowDefinition).asl.States as object).some((n) => n.includes('hand off'))).toBe(false);
+  });
+
+  it('refuses at run time a transitionTo naming no workflow it may hand over to (HandoffTargetUnknown, naming the node)', async () => {
     const handsOff = defineWorkflow({ id: 'p', version: '1', nodes: { a: { run: () => ({ transitionTo: 'billing', data: { x: 1 } }) } }, edges: [['__start__', 'a'], ['a', '__end__']] });
     await expect(codeFunction(handsOff, 'a', {})!({})).rejects.toMatchObject({
-      name: 'HandoffNotSupported', message: "node 'a' returned transitionTo 'billing': handing a run over to another workflow is not supported on Step Functions yet; call it as a child instead (nodes: { a: { run: useWorkflow(billing, input) } }) or route to it with an edge",
+      name: 'HandoffTargetUnknown', details: { node: 'a', workflow: 'billing', workflows: [] },
+      message: "node 'a' returned transitionTo \"billing\", but the module exports no other Kortyx workflow to hand the run over to: export the workflow with that id (defineWorkflow) from the same module",
     });
+    await expect(codeFunction(handsOff, 'a', { codeHandoffs: ['sales'] })!({})).rejects.toMatchObject({ name: 'HandoffTargetUnknown', message: expect.stringContaining('which is no other Kortyx workflow the module exports (sales)') });
+    expect(await codeFunction(handsOff, 'a', { codeHandoffs: ['billing'] })!({})).toEqual({ transitionTo: 'billing', data: { x: 1 } });
   });
 
   it('refuses useWorkflow given a workflow id rather than the workflow', () => {

@@ -3,6 +3,9 @@
 // runtime's, so what runs on Lambda is the SDK the tests ran with. StepHandlers and
 // `npm run bench -- bundles` both use these settings, so the bench measures what deploys.
 
+/** The secrets backend the stack deploys its handlers with (their STEPFORGE_SECRETS_BACKEND). */
+export const DEPLOYED_SECRETS_BACKEND = 'secretsmanager';
+
 /** esbuild settings shared by every handler bundle (the CLI flags NodejsFunction passes, as options). */
 export const HANDLER_BUNDLE = {
   format: 'esm',
@@ -13,6 +16,9 @@ export const HANDLER_BUNDLE = {
   banner: "import{createRequire as __sfCreateRequire}from'module';const require=__sfCreateRequire(import.meta.url);",
   // Nothing is left out: the AWS SDK is bundled, pinned, tree-shaken to the commands each handler sends.
   external: [] as string[],
+  // The stack deploys one secrets backend (STEPFORGE_SECRETS_BACKEND): the runtime's SecretResolver
+  // reads this at bundle time, so the other backend's store and SDK client (SSM's ~170 KiB) stay out.
+  define: { 'process.env.STEPFORGE_BUNDLED_SECRETS_BACKEND': JSON.stringify(DEPLOYED_SECRETS_BACKEND) } as Record<string, string>,
 } as const;
 
 /** Source maps, when asked for: file names and lines, not the sources (3× smaller). */

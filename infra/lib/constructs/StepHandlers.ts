@@ -57,8 +57,11 @@ export interface StepHandlersProps {
   readonly sourceMaps?: boolean;
   /** User function modules (functions/user), bundled into the function Lambda under `user/`. */
   readonly userFunctionsDir?: string;
-  /** Modules of workflows written in code, each bundled whole into the function Lambda as `code/<bundle>`. */
-  readonly codeModules?: readonly { readonly source: string; readonly bundle: string }[];
+  /**
+   * Modules of workflows written in code, each bundled whole into the function Lambda as
+   * `code/<bundle>`; a Kortyx workflow file as the module made of it (`generated`, imports absolute).
+   */
+  readonly codeModules?: readonly { readonly source: string; readonly bundle: string; readonly generated?: string }[];
   /**
    * Deploy the Python function Lambda too (a workflow has a function step whose function is a
    * Python module): Python 3.12, its code the bootstrap (packages/runtime/python) and the `.py` files of
@@ -157,6 +160,7 @@ export class StepHandlers extends Construct {
         tsconfig: join(props.projectRoot, 'tsconfig.json'),
         externalModules: [...HANDLER_BUNDLE.external],
         banner: HANDLER_BUNDLE.banner,
+        define: { ...HANDLER_BUNDLE.define },
         // The runtime imports user functions from a folder at run time; compile each into the asset's user/.
         // A code workflow's module goes into code/, self-contained (packages included but the AWS SDK):
         // its nodes name it there (loadCodeWorkflows).
@@ -166,7 +170,7 @@ export class StepHandlers extends Construct {
                 beforeBundling: () => [],
                 beforeInstall: () => [],
                 afterBundling: (inputDir: string, outputDir: string) => [
-                  ...codeModules.map((m) => codeModuleBundleArgs(esbuildBin, join(inputDir, relative(props.projectRoot, m.source)), join(outputDir, 'code', m.bundle)).map(shellQuote).join(' ')),
+                  ...codeModules.flatMap((m) => codeModuleBundleCommands(esbuildBin, m, join(inputDir, relative(props.projectRoot, m.source)), join(outputDir, 'code', m.bundle))),
                   ...(userFunctions.length === 0 ? [] : [[
                     esbuildBin,
                     ...userFunctions.map((f) => join(inputDir, relative(props.projectRoot, f))),
@@ -295,6 +299,19 @@ export function codeModuleBundleArgs(esbuildBin: string, source: string, outFile
     // ESM bundles of CommonJS dependencies still call require().
     "--banner:js=import{createRequire as __sfCreateRequire}from'module';const require=__sfCreateRequire(import.meta.url);",
   ];
+}
+
+/**
+ * The commands that bundle one code module into the asset. A Kortyx workflow file has no module on
+ * disk: the module made of it is written to a folder of its own when the commands are made, bundled
+ * from there (its imports are absolute) and the folder removed.
+ */
+function codeModuleBundleCommands(esbuildBin: string, m: { readonly generated?: string }, source: string, outFile: string): string[] {
+  if (m.generated === undefined) return [codeModuleBundleArgs(esbuildBin, source, outFile).map(shellQuote).join(' ')];
+  const dir = mkdtempSync(join(tmpdir(), 'stepforge-kortyx-'));
+  const entry = join(dir, 'workflow.mjs');
+  writeFileSync(entry, m.generated);
+  return [codeModuleBundleArgs(esbuildBin, entry, outFile).map(shellQuote).join(' '), ['rm', '-rf', dir].map(shellQuote).join(' ')];
 }
 
 function shellQuote(arg: string): string {

@@ -40,8 +40,11 @@ export interface WorkflowSpec {
   readonly mcpServers: Readonly<Record<string, unknown>>;
   /** The `${Name}` placeholders the ASL uses. */
   readonly placeholders: readonly string[];
-  /** A workflow written in code: its module (absolute path) and the bundle the function Lambda imports. */
-  readonly codeModule?: { readonly source: string; readonly bundle: string };
+  /**
+   * A workflow written in code: its module (absolute path) and the bundle the function Lambda
+   * imports; for a Kortyx workflow file, the module made of it (`generated`, its imports absolute).
+   */
+  readonly codeModule?: { readonly source: string; readonly bundle: string; readonly generated?: string };
   /** The state machines its nested executions start (a Kortyx node's useWorkflow child), by workflow name. */
   readonly childWorkflows?: readonly string[];
 }

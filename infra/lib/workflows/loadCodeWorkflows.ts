@@ -1,12 +1,13 @@
 // Workflows written in code (Kortyx's defineWorkflow, the agent SDK's builders) in workflows/: each
 // module is bundled and loaded at synth time, and every workflow it exports is compiled with its
 // functions named as the function Lambda will find them: in the module's bundle under /var/task/code/.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// A Kortyx workflow file (`*.workflow.yaml|yml|json`) is the module the compiler makes of it.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { extname, join } from 'node:path';
+import { dirname, extname, join, resolve } from 'node:path';
 import { buildSync } from 'esbuild';
-import { codeChildren, codeToIr, codeWorkflowExports, compileIr, StepforgeError } from '@stepforge/compiler';
+import { codeChildren, codeToIr, codeWorkflowExports, compileIr, KORTYX_WORKFLOW_FILE, kortyxFileModule, StepforgeError } from '@stepforge/compiler';
 import type { WorkflowSpec } from './WorkflowSpec.js';
 import { toWorkflowSpec } from './toWorkflowSpec.js';
 
@@ -24,7 +25,9 @@ export function isCodeWorkflowFile(name: string): boolean {
  * of the same name in different folders never share one.
  */
 export function codeBundleName(file: string): string {
-  return `${file.slice(0, file.length - extname(file).length).split(/[\\/]/).filter((p) => p !== '' && p !== '..' && p !== '.').join('__')}.mjs`;
+  // A Kortyx workflow file keeps its extension: support.workflow.yaml and support.workflow.json may sit side by side.
+  const stem = KORTYX_WORKFLOW_FILE.test(file) ? file : file.slice(0, file.length - extname(file).length);
+  return `${stem.split(/[\\/]/).filter((p) => p !== '' && p !== '..' && p !== '.').join('__')}.mjs`;
 }
 
 /**
@@ -38,14 +41,18 @@ export const CODE_BUNDLE_ALIAS = { stepforge: '@stepforge/compiler' } as const;
  * A module that cannot be bundled or loaded is `module_load_failed`; one that exports no workflow is
  * `invalid_document`.
  */
-export function loadCodeWorkflows(source: string, file: string): WorkflowSpec[] {
+export function loadCodeWorkflows(source: string, file: string, generated?: string): WorkflowSpec[] {
   const location = { file, line: 1, column: 1 };
   const dir = mkdtempSync(join(tmpdir(), 'stepforge-code-'));
   let mod: Record<string, unknown>;
   try {
+    // `generated`: the module made from a Kortyx workflow file, which stands in for the file.
+    const entry = generated === undefined
+      ? { entryPoints: [source] }
+      : { stdin: { contents: generated, resolveDir: dirname(source), sourcefile: source, loader: 'js' as const } };
     // CommonJS, so that the synth (which is synchronous) can require it.
     const out = buildSync({
-      entryPoints: [source], bundle: true, platform: 'node', format: 'cjs', target: 'node20',
+      ...entry, bundle: true, platform: 'node', format: 'cjs', target: 'node20',
       write: false, logLevel: 'silent', alias: { ...CODE_BUNDLE_ALIAS }, external: ['@aws-sdk/*'],
     });
     const bundled = join(dir, 'module.cjs');
@@ -64,6 +71,25 @@ export function loadCodeWorkflows(source: string, file: string): WorkflowSpec[] 
     // With the module's exports, a useWorkflow child is found among them: it is deployed as its own state machine here too.
     const compiled = compileIr(codeToIr(mod[exportName], { module: `${LAMBDA_CODE_DIR}/${bundle}`, exportName, file, exports: mod }));
     const children = [...new Set(codeChildren(compiled.ir).map((c) => c.name))];
-    return toWorkflowSpec(compiled, file, { codeModule: { source, bundle }, ...(children.length > 0 ? { childWorkflows: children } : {}) });
+    return toWorkflowSpec(compiled, file, {
+      codeModule: { source, bundle, ...(generated !== undefined ? { generated } : {}) },
+      ...(children.length > 0 ? { childWorkflows: children } : {}),
+    });
   });
+}
+
+/**
+ * Loads a Kortyx workflow file (`*.workflow.yaml|yml|json`) as the module the compiler makes of it
+ * (kortyxFileModule): its nodes' functions imported from the paths their `run` entries name,
+ * resolved from the file's folder as Kortyx resolves them. The module's imports are made absolute,
+ * so that the function Lambda's bundling can bundle it from a folder of its own. Errors as
+ * `stepforge run` gives them: `invalid_yaml` / `invalid_json` at the parse error, `invalid_workflow`
+ * naming the path, `module_load_failed` when a node's module cannot be loaded.
+ */
+export function loadKortyxWorkflowFile(source: string, file: string): WorkflowSpec[] {
+  const text = readFileSync(source, 'utf8');
+  const generated = kortyxFileModule(text, file, {
+    resolveImport: (spec) => (spec.startsWith('./') || spec.startsWith('../') ? resolve(dirname(source), spec) : spec),
+  });
+  return loadCodeWorkflows(source, file, generated);
 }

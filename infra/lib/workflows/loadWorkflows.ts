@@ -6,11 +6,11 @@
 // result's manifest: documents are read by the compiler alone, which names every error at its place.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { KORTYX_WORKFLOW_FILE, StepforgeError, duplicateWorkflowError, expressBlocker } from '@stepforge/compiler';
+import { KORTYX_WORKFLOW_FILE, duplicateWorkflowError, expressBlocker } from '@stepforge/compiler';
 import { compilerCompileDocument, type CompileDocumentFn } from './compilerBinding.js';
 import type { WorkflowSpec } from './WorkflowSpec.js';
 import { toWorkflowSpec } from './toWorkflowSpec.js';
-import { isCodeWorkflowFile, loadCodeWorkflows } from './loadCodeWorkflows.js';
+import { isCodeWorkflowFile, loadCodeWorkflows, loadKortyxWorkflowFile } from './loadCodeWorkflows.js';
 
 /** Options for loadWorkflows. */
 export interface LoadWorkflowsOptions {
@@ -40,15 +40,10 @@ export function loadWorkflows(dir: string, options: LoadWorkflowsOptions): Workf
   for (const f of files) {
     const text = readFileSync(join(dir, f), 'utf8');
     const file = relative(options.rootDir, join(dir, f));
-    // Read as a document it would be taken for another format and fail with a misleading error.
-    if (KORTYX_WORKFLOW_FILE.test(f)) {
-      throw new StepforgeError('unsupported_format', `${file} is a Kortyx workflow file, which the CDK app does not deploy yet (stepforge run, compile and serve take it)`, {
-        location: { file, line: 1, column: 1 },
-        hint: 'deploy it as a module instead: export const wf = defineWorkflow({...}) in a .ts file in workflows/, importing the node functions its run entries name',
-      });
-    }
     // A module may export several workflows: one spec each, all from its one bundle.
-    const loaded = isCodeWorkflowFile(f) ? loadCodeWorkflows(join(dir, f), file) : [loadWorkflow(text, file, compile, vars)];
+    // A Kortyx workflow file is recognised by its name before it could be read as another format.
+    const loaded = KORTYX_WORKFLOW_FILE.test(f) ? loadKortyxWorkflowFile(join(dir, f), file)
+      : isCodeWorkflowFile(f) ? loadCodeWorkflows(join(dir, f), file) : [loadWorkflow(text, file, compile, vars)];
     for (const spec of loaded) { specs.push(spec); texts.push(text); }
   }
   // State machine names (and the construct ids and log groups made from them) are unique in a stack.

@@ -3,7 +3,7 @@
 // refuses is refused on AWS with the same code and message. The OpenAPI document's schemas are
 // generated from these.
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INPUT_DEPTH, inputDepthError } from './runStart.js';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const StartRunBody = z.strictObject({
   input: z.record(z.string(), z.unknown()).optional(),

@@ -28,7 +28,9 @@ export {
   placeholder, kindPlaceholder, placeholderNames, findPlaceholders, substitutePlaceholders,
   RESOURCE_PLACEHOLDERS, ALL_PLACEHOLDERS,
 } from './placeholders.js';
-export { registerLiveWorkflow, liveWorkflow, forgetLiveWorkflow, LIVE_MODULE_PREFIX } from './liveWorkflows.js';
+export {
+  registerLiveWorkflow, liveWorkflow, forgetLiveWorkflow, keepLiveWorkflow, parseLiveModule, LIVE_MODULE_PREFIX, LIVE_RELOAD, LIVE_RELOADED, type LiveReload,
+} from './liveWorkflows.js';
 export {
   contenoxToolSetOf, mapContenoxTool, knownToolNames, CONTENOX_TOOLS, OWN_TOOLS, CONTENOX_POLICY_KEYS,
   CONTENOX_ENFORCED_POLICY_KEYS,

@@ -2,7 +2,7 @@
 // as docs/openapi.json (a test keeps the two equal). Request bodies come from the zod schemas both
 // the embedded routes and the AWS API handler validate with (API_BODIES), so
 // the document cannot drift from the code.
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './runStart.js';
 import { API_BODIES } from './apiBodies.js';
 

@@ -42,6 +42,8 @@ export interface OpenStackOptions {
   readonly env?: Record<string, string | undefined>;
   /** Handlers to use instead of the runtime's `createLocalHandlers` (tests). */
   readonly handlers?: LocalHandlers;
+  /** The user's own Lambdas by function name (`serve --lambda NAME=module`), beside the step handlers. */
+  readonly userLambdas?: Readonly<Record<string, (event: unknown, context: unknown) => unknown>>;
   /** Wraps the handlers (tests count calls or force failures through this). */
   readonly wrapHandlers?: (handlers: LocalHandlers, runtime: RuntimeLike) => LocalHandlers;
   /** How long to wait for another process that is starting the stack. */
@@ -451,7 +453,7 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       };
     }
     const engine = await startEngineServer({
-      handlers,
+      handlers: { ...options.userLambdas, ...handlers },
       substitutions,
       sqsEndpoint: emulators.sqsEndpoint,
       dynamodbEndpoint: emulators.dynamodbEndpoint,

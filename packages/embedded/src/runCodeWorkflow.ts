@@ -104,8 +104,11 @@ async function runKeyed(value: CodeWorkflowValue, input: unknown, options: CodeR
   const bad = idempotencyKeyError(key);
   if (bad !== undefined) throw Object.assign(new Error(`idempotencyKey: ${bad}`), { name: 'invalid_idempotency_key', code: 'invalid_idempotency_key' });
   const shape = codeToIr(value, { module: 'stepforge-live:', exportName: value.kind, ...graphOptions(options) }).workflow.steps[0]!.identity;
-  const id = createHash('sha256').update(`${shape}\n${String((value as unknown as Record<symbol, unknown>)[CODE_CALL_SITE] ?? '')}`).digest('hex').slice(0, 16);
-  const module = registerLiveWorkflow(value, id);
+  const site = (value as unknown as Record<symbol, unknown>)[CODE_CALL_SITE];
+  const id = createHash('sha256').update(`${shape}\n${String(site ?? '')}`).digest('hex').slice(0, 16);
+  // Where the program built it, in the compiled workflow: `stepforge runs retry` of this run, in
+  // another process after the program exited, loads the workflow again from there.
+  const module = registerLiveWorkflow(value, id, typeof site === 'string' && isFileSite(site) ? site : undefined);
   const env = { ...process.env, STEPFORGE_LOG_LEVEL: process.env.STEPFORGE_LOG_LEVEL ?? 'SILENT' };
   let stack: EmbeddedStack | undefined;
   try {
@@ -148,4 +151,9 @@ async function runKeyed(value: CodeWorkflowValue, input: unknown, options: CodeR
     await stack?.close();
     forgetLiveWorkflow(module);
   }
+}
+
+/** A call site in a file (`file:///…/prog.mjs:12:20`, `/…/prog.mjs:12:20`), not in eval'd code or Node's own. */
+function isFileSite(site: string): boolean {
+  return /^(file:\/\/|\/).+:\d+:\d+$/.test(site);
 }

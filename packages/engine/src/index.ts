@@ -34,6 +34,7 @@ export {
   type LambdaRuntime,
   type LambdaRuntimeError,
 } from './lambda/createLambdaInvoker.js';
+export { loadLambdaModules, parseLambdaSpec, LambdaModuleError, type LambdaModuleErrorCode } from './lambda/loadLambdaModules.js';
 export { createTaskInvoker, type ComposedTaskInvoker, type TaskInvokerOptions } from './resources/createTaskInvoker.js';
 export { parseServiceResource, type IntegrationPattern, type ServiceResource } from './resources/parseServiceResource.js';
 export { TaskTokenRegistry } from './resources/TaskTokenRegistry.js';
@@ -42,7 +43,17 @@ export type { ChildExecutions, ChildExecutionDescription } from './resources/Sta
 
 // The Step Functions executions API and its stores.
 export { SfnApiError, isSfnApiError } from './executions/SfnApiError.js';
-export type { ExecutionRecord, ExecutionRecordStatus, ExecutionStore, StateMachineRecord, StoreSnapshot } from './executions/ExecutionStore.js';
+export type {
+  AliasRoute,
+  ExecutionRecord,
+  ExecutionRecordStatus,
+  ExecutionStore,
+  ResourceTag,
+  StateMachineAlias,
+  StateMachineRecord,
+  StateMachineVersion,
+  StoreSnapshot,
+} from './executions/ExecutionStore.js';
 export { MemoryExecutionStore } from './executions/MemoryExecutionStore.js';
 export { DirectoryExecutionStore } from './executions/DirectoryExecutionStore.js';
 export type { DamagedLine } from './executions/journalLines.js';
@@ -51,4 +62,5 @@ export { ExecutionManager, type ExecuteFn, type ExecutionManagerOptions, type Va
 // The loopback server speaking the Step Functions JSON protocol.
 export { startEngineServer, type EngineServer, type EngineServerOptions } from './server/startEngineServer.js';
 export { isLoopbackHostname, localRequestRefusal, type LocalRequestRefusal } from './server/localRequestRefusal.js';
+export { syncHostLookup, syncLoopbackHost } from './server/syncHost.js';
 export { defaultEngine, type EngineFunctions, type LambdaHandlers } from './server/defaultEngine.js';

@@ -57,6 +57,24 @@ describe('Class: SecretResolver', () => {
     });
   });
 
+  describe('Method: resolve (in a Lambda bundle built for one backend)', () => {
+    it('refuses the other backend by name rather than reading nothing', async () => {
+      // What esbuild's `define` makes of the bundle (handlerBundling.ts), here set at run time.
+      vi.stubEnv('STEPFORGE_BUNDLED_SECRETS_BACKEND', 'secretsmanager');
+      try {
+        await expect(resolver('ssm', '60').resolve('stepforge/openai-key')).rejects.toMatchObject({
+          name: 'ConfigError',
+          message: "STEPFORGE_SECRETS_BACKEND is 'ssm', but this Lambda bundle was built with the secretsmanager store only: deploy with the backend the stack sets, or rebuild the bundle for 'ssm'",
+        });
+        // Its own backend still reads.
+        values['stepforge/openai-key'] = 'sk-first-value';
+        expect(await resolver('secretsmanager', '60').resolve('stepforge/openai-key')).toBe('sk-first-value');
+      } finally {
+        vi.unstubAllEnvs();
+      }
+    });
+  });
+
   describe('Method: resolve (the secrets file)', () => {
     it('reads the file again once the TTL has passed', async () => {
       let now = 1_800_000_000_000;

@@ -38,7 +38,7 @@ export const COMMAND_TEXT = {
   },
   serve: {
     summary: 'serve the HTTP API (and the engine\'s Step Functions API) on loopback',
-    usage: 'serve [FILE] [--export NAME] [--port N] [--provider P]',
+    usage: 'serve [FILE] [--export NAME] [--port N] [--provider P] [--lambda NAME=MODULE]...',
   },
   store: {
     summary: 'repair the project\'s run store (.stepforge/dynamodb) in place, after copying it as it was',

@@ -13,7 +13,7 @@ import {
 } from '@stepforge/embedded';
 import { codeWorkflowExports, StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
 import { errorBody } from '@stepforge/contract';
-import { localRequestRefusal } from '@stepforge/engine';
+import { loadLambdaModules, localRequestRefusal, type LambdaModuleError } from '@stepforge/engine';
 import { stackOptions } from './run.js';
 import type { Command } from './registry.js';
 import { COMMAND_TEXT } from './commandText.js';
@@ -55,9 +55,10 @@ const command: Command = {
   async run(argv, io) {
     const parsed = parseCommandArgs(
       argv,
-      { port: { type: 'string' }, provider: { type: 'string' }, export: { type: 'string' }, 'in-memory': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
-      'serve [FILE] [--export NAME] [--port N] [--provider P]',
+      { port: { type: 'string' }, provider: { type: 'string' }, export: { type: 'string' }, lambda: { type: 'string', multiple: true }, 'in-memory': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+      COMMAND_TEXT.serve.usage,
     );
+    const userLambdas = await userLambdasOf(parsed.values.lambda, io.cwd);
     if (parsed.positionals.length > 1) throw new UsageError(`serve takes at most one FILE (got ${parsed.positionals.join(' ')})`);
     const file = parsed.positionals[0];
     if (file === undefined && parsed.values.export !== undefined) throw new UsageError('--export names a workflow of the FILE given to serve: give the FILE too');
@@ -74,7 +75,7 @@ const command: Command = {
     let opened: OpenedStack | undefined;
     try {
       // Stopping serve stops it: the commands connected to it take the stack over.
-      opened = await holdStack(io, { ...stackOptions(io, parsed.values), linger: false }, stop.stopped);
+      opened = await holdStack(io, { ...stackOptions(io, parsed.values), linger: false, ...(userLambdas ? { userLambdas } : {}) }, stop.stopped);
       if (!opened) return EXIT_OK;
     } finally {
       if (!opened) stop.dispose();
@@ -89,6 +90,7 @@ const command: Command = {
       io.out(`Step Functions API ${handle.sfnEndpoint}   (also on ${handle.url} for requests with an X-Amz-Target header)\n`);
       io.out('API token          apiToken in .stepforge/stack.json (send Authorization: Bearer <token>); the Step Functions API takes SigV4 with its credentials\n');
       io.out(`workflows: ${handle.workflows.join(', ') || '(none)'}\n`);
+      if (userLambdas) io.out(`lambdas: ${Object.keys(userLambdas).join(', ')}\n`);
       for (const line of handle.policies) io.out(`  ${line}\n`);
       if (serveHooks.onListening) {
         const h = handle;
@@ -109,6 +111,23 @@ const command: Command = {
   },
 };
 export default command;
+
+/** `--lambda NAME=MODULE` flags loaded (engine's loadLambdaModules), its errors as StepforgeErrors of the same code. */
+async function userLambdasOf(specs: readonly string[] | undefined, cwd: string): Promise<Record<string, (event: unknown, context: unknown) => unknown> | undefined> {
+  if (!specs || specs.length === 0) return undefined;
+  const { STEP_HANDLER_TABLE } = await import('@stepforge/contract');
+  // Through the runtime's importFile, which the CLI's bundle routes through its launcher.
+  const { importFile } = await import('@stepforge/runtime/importFile');
+  try {
+    return (await loadLambdaModules(specs, cwd, new Set(STEP_HANDLER_TABLE.map((h) => h.functionName)), importFile)) as Record<string, (event: unknown, context: unknown) => unknown>;
+  } catch (e) {
+    if ((e as { name?: unknown }).name === 'LambdaModuleError') {
+      const { code, message, file } = e as LambdaModuleError;
+      throw new StepforgeError(code, message, file !== undefined ? { details: { file } } : {});
+    }
+    throw e;
+  }
+}
 
 /** How often serve looks again while another command holds the stack. */
 const HOLDER_POLL_MS = 250;

@@ -2,6 +2,7 @@
 // data builders: each records its structure and the user's function references. Nothing runs here:
 // the code front-end compiles the structure, and `.run()` hands the workflow to the runner the
 // `stepforge` entry installs (the embedded stack), so this module stays pure.
+import { LIVE_RELOAD, LIVE_RELOADED, type LiveReload } from '@stepforge/contract';
 import { CODE_WORKFLOW } from './defineWorkflow.js';
 
 /** Where a graph goes when it is done. */
@@ -44,6 +45,11 @@ let runner: CodeRunner | undefined;
 export function setCodeRunner(r: CodeRunner | undefined): void { runner = r; }
 
 function run(w: CodeWorkflowValue, input: unknown, options?: Record<string, unknown>): Promise<unknown> {
+  // Built while a process loads the program again to find its workflows: the program stops here, no run starts.
+  if ((w as unknown as Record<symbol, unknown>)[LIVE_RELOADED] === true) {
+    (globalThis as { [LIVE_RELOAD]?: LiveReload })[LIVE_RELOAD]?.ran(w);
+    return new Promise(() => {});
+  }
   if (!runner) {
     const e = Object.assign(new Error('no runner: import workflow builders from "stepforge" (its entry starts the embedded stack) to call .run()'), { name: 'runner_unavailable', code: 'runner_unavailable' });
     return Promise.reject(e);
@@ -121,6 +127,11 @@ function callSite(): string | undefined {
 
 const mark = <T extends object>(o: T, kind: string): T => {
   Object.defineProperty(o, CODE_CALL_SITE, { value: callSite(), enumerable: false });
+  const reload = (globalThis as { [LIVE_RELOAD]?: LiveReload })[LIVE_RELOAD];
+  if (reload !== undefined) {
+    Object.defineProperty(o, LIVE_RELOADED, { value: true, enumerable: false });
+    reload.built.push(o);
+  }
   return Object.defineProperty(o, CODE_WORKFLOW, { value: kind, enumerable: false });
 };
 

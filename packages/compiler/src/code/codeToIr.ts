@@ -72,7 +72,7 @@ export function codeToIr(value: unknown, options: CodeToIrOptions): IrDocument {
     workflow: {
       steps: [{
         id: def.id, kind: 'code_graph', identity: stepIdentity('code_graph', { ...config, version: def.version }, []), config, tools: [], secrets: [], location,
-        composite: { graph: { module: options.module, exportName: options.exportName, nodes, edges, start, maxIterations: KORTYX_MAX_ITERATIONS } },
+        composite: { graph: { module: options.module, exportName: options.exportName, nodes, edges, start, maxIterations: KORTYX_MAX_ITERATIONS, ...handoffsOf(def, options) } },
       }],
       edges: [],
       resultStep: 0,
@@ -80,9 +80,35 @@ export function codeToIr(value: unknown, options: CodeToIrOptions): IrDocument {
   };
 }
 
-/** The child workflows a compiled code workflow's nodes call with useWorkflow (each to be registered or deployed beside it). */
+/**
+ * The workflows a compiled code workflow starts as nested executions, each to be registered or
+ * deployed beside it: the children its nodes call with useWorkflow, then the workflows it may hand
+ * the run over to (transitionTo), without repeats.
+ */
 export function codeChildren(doc: IrDocument): IrCodeChild[] {
-  return doc.workflow.steps.flatMap((s) => (s.composite?.graph?.nodes ?? []).flatMap((n) => (n.child ? [n.child] : [])));
+  const all = doc.workflow.steps.flatMap((s) => [
+    ...(s.composite?.graph?.nodes ?? []).flatMap((n) => (n.child ? [n.child] : [])),
+    ...(s.composite?.graph?.handoffs ?? []),
+  ]);
+  return all.filter((c, i) => all.findIndex((o) => o.name === c.name) === i);
+}
+
+/**
+ * The workflows a Kortyx workflow's nodes may hand the run over to with `transitionTo`: the other
+ * Kortyx workflows the module exports, by id. Kortyx's orchestrator looks the id up in its workflow
+ * registry; here the module is the registry, because each of those workflows is compiled, registered
+ * and deployed as a state machine beside this one, which the hand-off starts by name.
+ */
+function handoffsOf(def: WorkflowDefinition, options: CodeToIrOptions): { handoffs?: IrCodeChild[] } {
+  if (options.exports === undefined) return {};
+  const found: IrCodeChild[] = [];
+  for (const [exportName, v] of Object.entries(options.exports)) {
+    if (v === null || typeof v !== 'object' || (v as Record<symbol, unknown>)[CODE_WORKFLOW] !== 'kortyx') continue;
+    const id = (v as { id?: unknown }).id;
+    if (typeof id !== 'string' || id === def.id || found.some((f) => f.id === id)) continue;
+    found.push({ name: workflowSlug(id), id, exportName });
+  }
+  return found.length > 0 ? { handoffs: found } : {};
 }
 
 /**

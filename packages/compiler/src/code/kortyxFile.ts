@@ -28,6 +28,16 @@ export function isModuleRef(run: string): boolean {
   return run.startsWith('file:') || run.startsWith('./') || run.startsWith('../') || run.startsWith('/') || run.includes('/');
 }
 
+/** Options of kortyxFileModule. */
+export interface KortyxFileModuleOptions {
+  /**
+   * What the module imports for a node's module path (default: the path as written, resolved from
+   * the file's folder by whoever bundles the module). The CDK app gives absolute paths, so that the
+   * module bundles from wherever it is written.
+   */
+  readonly resolveImport?: (spec: string) => string;
+}
+
 /**
  * Parses a Kortyx workflow file (JSON when its text starts with `{` or `[`, else YAML, as Kortyx's
  * loadWorkflow decides) and returns the source of an ES module exporting it as `workflow`. A node's
@@ -36,7 +46,7 @@ export function isModuleRef(run: string): boolean {
  * Errors: `invalid_yaml` / `invalid_json` at the parse error, `invalid_workflow` naming the path
  * (a key Kortyx does not define, a registry key rather than a module path, a malformed graph).
  */
-export function kortyxFileModule(text: string, file: string): string {
+export function kortyxFileModule(text: string, file: string, options: KortyxFileModuleOptions = {}): string {
   const location = { file, line: 1, column: 1 };
   const trimmed = text.trim();
   let raw: unknown;
@@ -91,7 +101,7 @@ export function kortyxFileModule(text: string, file: string): string {
     if (id === undefined) {
       id = `m${modules.size}`;
       modules.set(spec, id);
-      imports.push(`import * as ${id} from ${JSON.stringify(spec)};`);
+      imports.push(`import * as ${id} from ${JSON.stringify(options.resolveImport ? options.resolveImport(spec) : spec)};`);
     }
     runs[name] = `__pick(${id}, ${JSON.stringify(exportName ?? null)}, ${JSON.stringify(name)}, ${JSON.stringify(n.run)})`;
   }

@@ -168,6 +168,11 @@ export interface IrCodeGraph {
   readonly start: string;
   /** Node runs before the run fails with MaxIterationsExceeded. */
   readonly maxIterations: number;
+  /**
+   * The workflows a node may hand the run over to (Kortyx's `transitionTo`): the module's other
+   * Kortyx workflows, each started as a nested execution when the workflow ends with one pending.
+   */
+  readonly handoffs?: readonly IrCodeChild[];
 }
 
 /** One step. */

@@ -14,12 +14,29 @@ import { createTaskInvoker, type ComposedTaskInvoker } from '../resources/create
 import type { ServiceEndpointOptions } from '../resources/SqsResource.js';
 import type { ChildExecutionDescription, ChildExecutions } from '../resources/StartExecutionResource.js';
 import { TaskTokenRegistry } from '../resources/TaskTokenRegistry.js';
-import { checkExecutionArn, checkName, checkStateMachineArn, executionArn, stateMachineArn, type ArnScope } from './arns.js';
+import { checkExecutionArn, checkName, checkStateMachineArn, executionArn, parseStateMachineArn, stateMachineArn, type ArnScope } from './arns.js';
 import { collectTaskResources } from './definitionText.js';
 import { substitutePlaceholders } from '../substitutePlaceholders.js';
 import type { ExecutionRecord, ExecutionStore, StateMachineRecord } from './ExecutionStore.js';
 import { MemoryExecutionStore } from './MemoryExecutionStore.js';
 import { SfnApiError } from './SfnApiError.js';
+import {
+  aliasArn,
+  checkRouting,
+  checkTags,
+  createAlias,
+  deleteAlias,
+  deleteVersion,
+  findVersion,
+  publishVersion,
+  requireAlias,
+  routeAlias,
+  tagRecord,
+  untagRecord,
+  updateAlias,
+  versionArn,
+} from './stateMachineVersions.js';
+import { testState } from './testState.js';
 
 /** The interpreter's entry point (injected so the manager can be tested and benchmarked on its own). */
 export type ExecuteFn = (definition: AslDefinition, input: unknown, options: ExecuteOptions) => Promise<ExecutionResult>;
@@ -44,6 +61,17 @@ export interface ExecutionManagerOptions {
   readonly partition?: string;
   readonly region?: string;
   readonly account?: string;
+  /** The draw that splits an alias's executions between its versions (default Math.random). */
+  readonly random?: () => number;
+}
+
+/** What StartExecution runs: a state machine's current revision, or a version (directly or through an alias). */
+interface StartTarget {
+  readonly sm: StateMachineRecord;
+  readonly definition: string;
+  readonly roleArn: string;
+  readonly stateMachineVersionArn?: string;
+  readonly stateMachineAliasArn?: string;
 }
 
 /** API-shaped values: dates are epoch milliseconds (the server turns them into seconds). */
@@ -146,11 +174,13 @@ export class ExecutionManager implements ChildExecutions {
     const type = checkType(req.type);
     const definition = this.checkDefinition(req.definition);
     const roleArn = checkRole(req.roleArn, this.scope);
+    const publish = checkPublish(req);
+    const tags = checkTags(req.tags);
     const arn = stateMachineArn(this.scope, name);
     const existing = this.machines.get(arn);
     if (existing) {
       if (existing.definition === definition && existing.roleArn === roleArn && existing.type === type) {
-        return { stateMachineArn: arn, creationDate: existing.creationDate };
+        return { stateMachineArn: arn, creationDate: existing.creationDate, ...(publish ? this.publish(existing, req.versionDescription) : {}) };
       }
       throw new SfnApiError('StateMachineAlreadyExists', `State Machine Already Exists: '${arn}'`);
     }
@@ -166,14 +196,16 @@ export class ExecutionManager implements ChildExecutions {
       ...(req.loggingConfiguration !== undefined ? { loggingConfiguration: req.loggingConfiguration } : {}),
       ...(req.tracingConfiguration !== undefined ? { tracingConfiguration: req.tracingConfiguration } : {}),
     };
-    this.store.putStateMachine(record);
-    this.machines.set(arn, record);
+    const tagged = tags.length > 0 ? tagRecord(record, tags) : record;
+    if (publish) return { stateMachineArn: arn, creationDate: record.creationDate, ...this.publish(tagged, req.versionDescription) };
+    this.putMachine(tagged);
     return { stateMachineArn: arn, creationDate: record.creationDate };
   }
 
   /** UpdateStateMachine: running executions keep the definition they started with. */
   updateStateMachine(req: Json): Json {
     const sm = this.machine(req.stateMachineArn);
+    const publish = checkPublish(req);
     if (req.definition === undefined && req.roleArn === undefined && req.loggingConfiguration === undefined && req.tracingConfiguration === undefined) {
       throw new SfnApiError('MissingRequiredParameter', 'Either the definition, the roleArn, the loggingConfiguration or the tracingConfiguration must be specified.');
     }
@@ -186,14 +218,35 @@ export class ExecutionManager implements ChildExecutions {
       updateDate: Date.now(),
       revisionId: randomUUID(),
     };
-    this.store.putStateMachine(updated);
-    this.machines.set(sm.stateMachineArn, updated);
+    if (publish) return { updateDate: updated.updateDate, revisionId: updated.revisionId, ...this.publish(updated, req.versionDescription) };
+    this.putMachine(updated);
     return { updateDate: updated.updateDate, revisionId: updated.revisionId };
   }
 
-  /** DescribeStateMachine. */
+  /** DescribeStateMachine; a version ARN describes that version (its definition, revision and description). */
   describeStateMachine(req: Json): Json {
-    const sm = this.machine(req.stateMachineArn);
+    const parts = parseStateMachineArn(req.stateMachineArn);
+    if (parts.alias !== undefined) {
+      throw new SfnApiError('InvalidArn', `Invalid Arn: '${String(req.stateMachineArn)}' is an alias ARN; describe an alias with DescribeStateMachineAlias`);
+    }
+    const sm = this.machine(parts.stateMachineArn);
+    if (parts.version !== undefined) {
+      const v = findVersion(sm, parts.version);
+      if (!v) throw new SfnApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(req.stateMachineArn)}'`);
+      return {
+        stateMachineArn: versionArn(sm, v.version),
+        name: sm.name,
+        status: 'ACTIVE',
+        definition: v.definition,
+        roleArn: v.roleArn,
+        type: sm.type,
+        creationDate: v.creationDate,
+        loggingConfiguration: v.loggingConfiguration ?? { level: 'OFF', includeExecutionData: false },
+        tracingConfiguration: v.tracingConfiguration ?? { enabled: false },
+        revisionId: v.revisionId,
+        ...(v.description !== undefined ? { description: v.description } : {}),
+      };
+    }
     return {
       stateMachineArn: sm.stateMachineArn,
       name: sm.name,
@@ -213,6 +266,19 @@ export class ExecutionManager implements ChildExecutions {
   describeStateMachineForExecution(req: Json): Json {
     const e = this.execution(req.executionArn);
     const sm = this.machines.get(e.stateMachineArn);
+    const version = sm && e.stateMachineVersionArn !== undefined ? findVersion(sm, Number(e.stateMachineVersionArn.slice(e.stateMachineVersionArn.lastIndexOf(':') + 1))) : undefined;
+    if (version) {
+      return {
+        stateMachineArn: e.stateMachineArn,
+        name: e.stateMachineName,
+        definition: e.definition,
+        roleArn: e.roleArn,
+        updateDate: version.creationDate,
+        loggingConfiguration: version.loggingConfiguration ?? { level: 'OFF', includeExecutionData: false },
+        tracingConfiguration: version.tracingConfiguration ?? { enabled: false },
+        revisionId: version.revisionId,
+      };
+    }
     return {
       stateMachineArn: e.stateMachineArn,
       name: e.stateMachineName,
@@ -249,17 +315,139 @@ export class ExecutionManager implements ChildExecutions {
 
   /** DeleteStateMachine: running executions continue; the machine is gone at once. */
   deleteStateMachine(req: Json): Json {
+    // Its versions and aliases live in its record and go with it, as on AWS.
     const arn = checkStateMachineArn(req.stateMachineArn);
     this.machines.delete(arn);
     this.store.deleteStateMachine(arn);
     return {};
   }
 
+  // ---------------------------------------------------------------- versions, aliases, tags
+
+  /** PublishStateMachineVersion. */
+  publishStateMachineVersion(req: Json): Json {
+    const sm = this.machine(req.stateMachineArn);
+    const { record, version } = publishVersion(sm, { revisionId: req.revisionId, description: req.description }, Date.now());
+    if (record !== sm) this.putMachine(record);
+    return { stateMachineVersionArn: versionArn(sm, version.version), creationDate: version.creationDate };
+  }
+
+  /** ListStateMachineVersions: newest first (paged). */
+  listStateMachineVersions(req: Json): Json {
+    const sm = this.machine(req.stateMachineArn);
+    const all = [...(sm.versions ?? [])].reverse();
+    const { items, nextToken } = page(all, req, `ListStateMachineVersions:${sm.stateMachineArn}`);
+    return { stateMachineVersions: items.map((v) => ({ stateMachineVersionArn: versionArn(sm, v.version), creationDate: v.creationDate })), ...(nextToken ? { nextToken } : {}) };
+  }
+
+  /** DeleteStateMachineVersion: refused while an alias routes to the version. */
+  deleteStateMachineVersion(req: Json): Json {
+    const parts = parseStateMachineArn(req.stateMachineVersionArn, 'stateMachineVersionArn');
+    if (parts.version === undefined) throw new SfnApiError('InvalidArn', `Invalid Arn: '${String(req.stateMachineVersionArn)}' is not a version ARN (arn:…:stateMachine:<name>:<version>)`);
+    const sm = this.machines.get(parts.stateMachineArn);
+    if (!sm) return {};
+    const record = deleteVersion(sm, parts.version);
+    if (record !== sm) this.putMachine(record);
+    return {};
+  }
+
+  /** CreateStateMachineAlias: the state machine is the one whose versions the routing names. */
+  createStateMachineAlias(req: Json): Json {
+    const { sm, routes } = checkRouting(req.routingConfiguration, (arn) => this.machines.get(arn));
+    const { record, alias } = createAlias(sm, { name: req.name, description: req.description }, routes, Date.now());
+    if (record !== sm) this.putMachine(record);
+    return { stateMachineAliasArn: aliasArn(sm, alias.name), creationDate: alias.creationDate };
+  }
+
+  /** DescribeStateMachineAlias. */
+  describeStateMachineAlias(req: Json): Json {
+    const { sm, name } = this.aliasOf(req.stateMachineAliasArn);
+    const a = requireAlias(sm, name);
+    return {
+      stateMachineAliasArn: aliasArn(sm, a.name),
+      name: a.name,
+      ...(a.description !== undefined ? { description: a.description } : {}),
+      routingConfiguration: a.routingConfiguration,
+      creationDate: a.creationDate,
+      ...(a.updateDate !== undefined ? { updateDate: a.updateDate } : {}),
+    };
+  }
+
+  /** UpdateStateMachineAlias. */
+  updateStateMachineAlias(req: Json): Json {
+    const { sm, name } = this.aliasOf(req.stateMachineAliasArn);
+    requireAlias(sm, name);
+    let routes;
+    if (req.routingConfiguration !== undefined) {
+      const routing = checkRouting(req.routingConfiguration, (arn) => this.machines.get(arn));
+      if (routing.sm.stateMachineArn !== sm.stateMachineArn) {
+        throw new SfnApiError('ValidationException', `routingConfiguration: the alias '${String(req.stateMachineAliasArn)}' can route only to versions of its own state machine '${sm.stateMachineArn}'`);
+      }
+      routes = routing.routes;
+    }
+    const { record, alias } = updateAlias(sm, name, { description: req.description }, routes, Date.now());
+    this.putMachine(record);
+    return { updateDate: alias.updateDate };
+  }
+
+  /** DeleteStateMachineAlias. */
+  deleteStateMachineAlias(req: Json): Json {
+    const { sm, name } = this.aliasOf(req.stateMachineAliasArn);
+    this.putMachine(deleteAlias(sm, name));
+    return {};
+  }
+
+  /** ListStateMachineAliases (paged). */
+  listStateMachineAliases(req: Json): Json {
+    const sm = this.machine(req.stateMachineArn);
+    const { items, nextToken } = page(sm.aliases ?? [], req, `ListStateMachineAliases:${sm.stateMachineArn}`);
+    return { stateMachineAliases: items.map((a) => ({ stateMachineAliasArn: aliasArn(sm, a.name), creationDate: a.creationDate })), ...(nextToken ? { nextToken } : {}) };
+  }
+
+  /** TagResource: state machines are the resources this engine has that take tags. */
+  tagResource(req: Json): Json {
+    const sm = this.taggable(req.resourceArn);
+    if (!Array.isArray(req.tags)) throw new SfnApiError('ValidationException', "1 validation error detected: Value null at 'tags' failed to satisfy constraint: Member must not be null");
+    this.putMachine(tagRecord(sm, checkTags(req.tags)));
+    return {};
+  }
+
+  /** UntagResource. */
+  untagResource(req: Json): Json {
+    const sm = this.taggable(req.resourceArn);
+    this.putMachine(untagRecord(sm, req.tagKeys));
+    return {};
+  }
+
+  /** ListTagsForResource. */
+  listTagsForResource(req: Json): Json {
+    return { tags: this.taggable(req.resourceArn).tags ?? [] };
+  }
+
+  /** TestState: one state run on its own (testState.ts), with this engine's task integrations. */
+  async testState(req: Json): Promise<Json> {
+    return testState(req, {
+      execute: this.options.execute,
+      ...(this.options.validate ? { validate: this.options.validate } : {}),
+      supports: (resource) => this.invoker.supports(resource),
+      baseOptions: {
+        ...this.baseOptions(),
+        invoker: this.invoker,
+        roleArn: checkRole(req.roleArn, this.scope),
+        stateMachineName: 'TestState',
+        stateMachineArn: stateMachineArn(this.scope, 'TestState'),
+        executionName: 'test-state',
+        executionArn: executionArn(stateMachineArn(this.scope, 'TestState'), 'test-state', { id: randomUUID() }),
+      },
+    });
+  }
+
   // ---------------------------------------------------------------- executions
 
   /** StartExecution; same name and input while RUNNING returns the same execution (AWS idempotency). */
   startExecution(req: Json, parentExecutionArn?: string): Json {
-    const sm = this.machine(req.stateMachineArn);
+    const target = this.startTarget(req.stateMachineArn);
+    const sm = target.sm;
     const name = req.name === undefined ? randomUUID() : checkName(req.name, 'execution');
     const input = checkInput(req.input);
     const arn = executionArn(sm.stateMachineArn, name);
@@ -274,23 +462,26 @@ export class ExecutionManager implements ChildExecutions {
       stateMachineName: sm.name,
       name,
       type: sm.type,
-      definition: sm.definition,
-      roleArn: sm.roleArn,
+      definition: target.definition,
+      roleArn: target.roleArn,
       status: 'RUNNING',
       input,
       startDate: Date.now(),
       redriveCount: 0,
       ...(parentExecutionArn !== undefined ? { parentExecutionArn } : {}),
+      ...(target.stateMachineVersionArn !== undefined ? { stateMachineVersionArn: target.stateMachineVersionArn } : {}),
+      ...(target.stateMachineAliasArn !== undefined ? { stateMachineAliasArn: target.stateMachineAliasArn } : {}),
     };
     this.executions.set(arn, record);
     if (this.durable(record)) this.store.putExecution(record);
-    this.launch(record, this.definitionOf(sm.definition), {});
+    this.launch(record, this.definitionOf(target.definition), {});
     return { executionArn: arn, startDate: record.startDate };
   }
 
   /** StartSyncExecution (Express only): runs to the end and returns the result. */
   async startSyncExecution(req: Json): Promise<Json> {
-    const sm = this.machine(req.stateMachineArn);
+    const target = this.startTarget(req.stateMachineArn);
+    const sm = target.sm;
     if (sm.type !== 'EXPRESS') {
       throw new SfnApiError('StateMachineTypeNotSupported', 'This operation is not supported by this type of state machine');
     }
@@ -299,14 +490,14 @@ export class ExecutionManager implements ChildExecutions {
     const arn = executionArn(sm.stateMachineArn, name, { id: randomUUID() });
     const startDate = Date.now();
     let tokenSeq = 0;
-    const result = await this.options.execute(this.definitionOf(sm.definition), JSON.parse(input), {
+    const result = await this.options.execute(this.definitionOf(target.definition), JSON.parse(input), {
       ...this.baseOptions(),
       invoker: this.invoker,
       executionArn: arn,
       executionName: name,
       stateMachineArn: sm.stateMachineArn,
       stateMachineName: sm.name,
-      roleArn: sm.roleArn,
+      roleArn: target.roleArn,
       startTime: startDate,
       stateMachineType: 'EXPRESS',
       collectEvents: false,
@@ -349,18 +540,24 @@ export class ExecutionManager implements ChildExecutions {
       ...(e.redriveDate !== undefined ? { redriveDate: e.redriveDate } : {}),
       redriveStatus,
       ...(redriveStatusReason !== undefined ? { redriveStatusReason } : {}),
+      ...(e.stateMachineVersionArn !== undefined ? { stateMachineVersionArn: e.stateMachineVersionArn } : {}),
+      ...(e.stateMachineAliasArn !== undefined ? { stateMachineAliasArn: e.stateMachineAliasArn } : {}),
     };
   }
 
   /** ListExecutions (newest first, optional statusFilter, paged). */
   listExecutions(req: Json): Json {
-    const sm = this.machine(req.stateMachineArn);
+    // A version or alias ARN lists the executions started through it.
+    const parts = parseStateMachineArn(req.stateMachineArn);
+    const sm = this.machine(parts.stateMachineArn);
+    const through = (e: ExecutionRecord) =>
+      parts.version !== undefined ? e.stateMachineVersionArn === req.stateMachineArn : parts.alias !== undefined ? e.stateMachineAliasArn === req.stateMachineArn : true;
     const filter = req.statusFilter;
     if (filter !== undefined && !['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING_REDRIVE'].includes(String(filter))) {
       throw new SfnApiError('ValidationException', `1 validation error detected: Value '${String(filter)}' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]`);
     }
     const all = [...this.executions.values()]
-      .filter((e) => e.stateMachineArn === sm.stateMachineArn && (filter === undefined || e.status === filter))
+      .filter((e) => e.stateMachineArn === sm.stateMachineArn && through(e) && (filter === undefined || e.status === filter))
       .sort((a, b) => b.startDate - a.startDate || b.name.localeCompare(a.name));
     const { items, nextToken } = page(all, req, 'ListExecutions');
     return {
@@ -373,6 +570,8 @@ export class ExecutionManager implements ChildExecutions {
         ...(e.stopDate !== undefined ? { stopDate: e.stopDate } : {}),
         redriveCount: e.redriveCount,
         ...(e.redriveDate !== undefined ? { redriveDate: e.redriveDate } : {}),
+        ...(e.stateMachineVersionArn !== undefined ? { stateMachineVersionArn: e.stateMachineVersionArn } : {}),
+        ...(e.stateMachineAliasArn !== undefined ? { stateMachineAliasArn: e.stateMachineAliasArn } : {}),
       })),
       ...(nextToken ? { nextToken } : {}),
     };
@@ -692,6 +891,59 @@ export class ExecutionManager implements ChildExecutions {
     return problems;
   }
 
+  private putMachine(record: StateMachineRecord): void {
+    this.store.putStateMachine(record);
+    this.machines.set(record.stateMachineArn, record);
+  }
+
+  /** Publishes the record's current revision (storing the record) and returns the version's ARN. */
+  private publish(record: StateMachineRecord, description: unknown): { stateMachineVersionArn: string } {
+    const { record: published, version } = publishVersion(record, { description }, Date.now());
+    this.putMachine(published);
+    return { stateMachineVersionArn: versionArn(published, version.version) };
+  }
+
+  /** What a state machine, version or alias ARN starts: an alias picks one of its versions. */
+  private startTarget(arn: unknown): StartTarget {
+    const parts = parseStateMachineArn(arn);
+    const sm = this.machines.get(parts.stateMachineArn);
+    if (!sm) throw new SfnApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(arn)}'`);
+    if (parts.version === undefined && parts.alias === undefined) return { sm, definition: sm.definition, roleArn: sm.roleArn };
+    let version = parts.version;
+    let alias: string | undefined;
+    if (parts.alias !== undefined) {
+      const a = sm.aliases?.find((x) => x.name === parts.alias);
+      if (!a) throw new SfnApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(arn)}' (no such alias)`);
+      const routed = routeAlias(a, this.options.random);
+      version = Number(routed.slice(routed.lastIndexOf(':') + 1));
+      alias = aliasArn(sm, a.name);
+    }
+    const v = findVersion(sm, version!);
+    if (!v) throw new SfnApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(arn)}' (no such version)`);
+    return { sm, definition: v.definition, roleArn: v.roleArn, stateMachineVersionArn: versionArn(sm, v.version), ...(alias !== undefined ? { stateMachineAliasArn: alias } : {}) };
+  }
+
+  /** An alias ARN's state machine and alias name. */
+  private aliasOf(arn: unknown): { sm: StateMachineRecord; name: string } {
+    const parts = parseStateMachineArn(arn, 'stateMachineAliasArn');
+    if (parts.alias === undefined) throw new SfnApiError('InvalidArn', `Invalid Arn: '${String(arn)}' is not an alias ARN (arn:…:stateMachine:<name>:<alias>)`);
+    const sm = this.machines.get(parts.stateMachineArn);
+    if (!sm) throw new SfnApiError('ResourceNotFound', `Resource not found: '${String(arn)}'`);
+    return { sm, name: parts.alias };
+  }
+
+  /** The state machine a tag operation names (ResourceNotFound when it does not exist). */
+  private taggable(arn: unknown): StateMachineRecord {
+    if (typeof arn !== 'string' || arn === '') throw new SfnApiError('ValidationException', "1 validation error detected: Value null at 'resourceArn' failed to satisfy constraint: Member must not be null");
+    const parts = parseStateMachineArn(arn, 'resourceArn');
+    if (parts.version !== undefined || parts.alias !== undefined) {
+      throw new SfnApiError('InvalidArn', `Invalid Arn: '${arn}': tags belong to the state machine; tag '${parts.stateMachineArn}'`);
+    }
+    const sm = this.machines.get(parts.stateMachineArn);
+    if (!sm) throw new SfnApiError('ResourceNotFound', `Resource not found: '${arn}'`);
+    return sm;
+  }
+
   private machine(arn: unknown): StateMachineRecord {
     const a = checkStateMachineArn(arn);
     const m = this.machines.get(a);
@@ -726,6 +978,17 @@ function checkType(t: unknown): 'STANDARD' | 'EXPRESS' {
   if (t === undefined) return 'STANDARD';
   if (t === 'STANDARD' || t === 'EXPRESS') return t;
   throw new SfnApiError('ValidationException', `1 validation error detected: Value '${String(t)}' at 'type' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, EXPRESS]`);
+}
+
+/** `publish` and `versionDescription` of CreateStateMachine and UpdateStateMachine. */
+function checkPublish(req: Json): boolean {
+  if (req.publish !== undefined && typeof req.publish !== 'boolean') {
+    throw new SfnApiError('ValidationException', `1 validation error detected: Value '${String(req.publish)}' at 'publish' failed to satisfy constraint: Member must be a boolean`);
+  }
+  if (req.versionDescription !== undefined && req.publish !== true) {
+    throw new SfnApiError('ValidationException', 'Version description can only be set when publish is true');
+  }
+  return req.publish === true;
 }
 
 function checkRole(r: unknown, s: ArnScope): string {

@@ -14,6 +14,47 @@ export interface StateMachineRecord {
   readonly description?: string;
   readonly loggingConfiguration?: unknown;
   readonly tracingConfiguration?: unknown;
+  /** Published versions, oldest first (PublishStateMachineVersion, `publish: true`). */
+  readonly versions?: readonly StateMachineVersion[];
+  /** The highest version number ever published: numbers are not reused after a delete. */
+  readonly lastVersion?: number;
+  readonly aliases?: readonly StateMachineAlias[];
+  /** Tags, in the order they were first set. */
+  readonly tags?: readonly ResourceTag[];
+}
+
+/** A published version: a read-only snapshot of one revision of a state machine. */
+export interface StateMachineVersion {
+  readonly version: number;
+  /** The revision it snapshots. */
+  readonly revisionId: string;
+  readonly definition: string;
+  readonly roleArn: string;
+  readonly creationDate: number;
+  readonly description?: string;
+  readonly loggingConfiguration?: unknown;
+  readonly tracingConfiguration?: unknown;
+}
+
+/** One version an alias routes to, and the share of executions it gets (percent). */
+export interface AliasRoute {
+  readonly stateMachineVersionArn: string;
+  readonly weight: number;
+}
+
+/** An alias: a name that routes StartExecution to one version, or splits it between two. */
+export interface StateMachineAlias {
+  readonly name: string;
+  readonly routingConfiguration: readonly AliasRoute[];
+  readonly creationDate: number;
+  readonly updateDate?: number;
+  readonly description?: string;
+}
+
+/** A tag as the API carries it. */
+export interface ResourceTag {
+  readonly key: string;
+  readonly value: string;
 }
 
 /** Execution statuses as the API reports them (PENDING_REDRIVE while a redrive starts). */
@@ -42,6 +83,10 @@ export interface ExecutionRecord {
   readonly redrivePoint?: Checkpoint;
   /** The execution that started this one through states:startExecution, if any. */
   readonly parentExecutionArn?: string;
+  /** The version it runs, when started through a version or an alias ARN. */
+  readonly stateMachineVersionArn?: string;
+  /** The alias it was started through, if any. */
+  readonly stateMachineAliasArn?: string;
 }
 
 /** Everything a store holds, as loaded at start-up. */

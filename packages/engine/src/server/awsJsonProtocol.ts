@@ -16,7 +16,7 @@ const MAX_BODY = 2 * 1024 * 1024;
  * `application/x-amz-json-1.0` body. Errors go back as HTTP 400 with `{"__type", "message"}` and
  * an `x-amzn-ErrorType` header, which is how the AWS SDKs recognise the error class.
  */
-export function createProtocolHandler(operations: Readonly<Record<string, Operation>>) {
+export function createProtocolHandler(operations: Readonly<Record<string, Operation>>, unsupported: Readonly<Record<string, string>> = {}) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const requestId = randomUUID();
     const chunks: Buffer[] = [];
@@ -31,8 +31,12 @@ export function createProtocolHandler(operations: Readonly<Record<string, Operat
           if (req.method !== 'POST') throw apiError('UnknownOperationException', `Only POST is supported (got ${req.method ?? '?'})`, 404);
           const target = String(req.headers['x-amz-target'] ?? '');
           if (!target.startsWith(TARGET_PREFIX)) throw apiError('UnknownOperationException', `Missing or unknown X-Amz-Target header: '${target}'`);
-          const op = operations[target.slice(TARGET_PREFIX.length)];
-          if (!op) throw apiError('UnknownOperationException', `Operation '${target.slice(TARGET_PREFIX.length)}' is not supported by the embedded engine`);
+          const name = target.slice(TARGET_PREFIX.length);
+          const op = Object.prototype.hasOwnProperty.call(operations, name) ? operations[name] : undefined;
+          if (!op) {
+            const why = Object.prototype.hasOwnProperty.call(unsupported, name) ? `: ${unsupported[name]}` : '';
+            throw apiError('UnknownOperationException', `Operation '${name}' is not supported by the embedded engine${why}`);
+          }
           if (size > MAX_BODY) throw apiError('ValidationException', `Request body is larger than ${MAX_BODY} bytes`);
           const text = Buffer.concat(chunks).toString('utf8');
           let body: unknown = {};

@@ -6,6 +6,7 @@ import type { Clock, TaskInvoker } from '../interpreter/types.js';
 import { isLoopbackHostname, localRequestRefusal } from './localRequestRefusal.js';
 import { createProtocolHandler, type Operation } from './awsJsonProtocol.js';
 import { defaultEngine, type LambdaHandlers } from './defaultEngine.js';
+import { withoutSyncPrefix } from './syncHost.js';
 
 /** Options of the embedded Step Functions API server. */
 export interface EngineServerOptions {
@@ -29,6 +30,8 @@ export interface EngineServerOptions {
   readonly account?: string;
   readonly partition?: string;
   readonly clock?: Clock;
+  /** The draw that splits an alias's executions between its versions (default Math.random; tests pin it). */
+  readonly random?: () => number;
   /** Override the interpreter (tests). */
   readonly execute?: ExecuteFn;
   readonly validate?: ValidateFn;
@@ -54,7 +57,10 @@ export interface EngineServerOptions {
 
 /** A running server. */
 export interface EngineServer {
-  /** `http://127.0.0.1:<port>`: point `@aws-sdk/client-sfn` here (with `disableHostPrefix: true` for StartSyncExecution). */
+  /**
+   * `http://127.0.0.1:<port>`: point `@aws-sdk/client-sfn` here; for StartSyncExecution, with
+   * `disableHostPrefix: true` or an agent using `syncHostLookup` (syncHost.ts says why).
+   */
   readonly url: string;
   readonly port: number;
   readonly manager: ExecutionManager;
@@ -71,8 +77,21 @@ export const SUPPORTED_OPERATIONS = [
   'CreateStateMachine', 'UpdateStateMachine', 'DescribeStateMachine', 'ListStateMachines', 'DeleteStateMachine',
   'StartExecution', 'StartSyncExecution', 'DescribeExecution', 'ListExecutions', 'GetExecutionHistory',
   'StopExecution', 'RedriveExecution', 'SendTaskSuccess', 'SendTaskFailure', 'SendTaskHeartbeat',
-  'DescribeStateMachineForExecution', 'ValidateStateMachineDefinition',
+  'DescribeStateMachineForExecution', 'ValidateStateMachineDefinition', 'TestState',
+  'PublishStateMachineVersion', 'ListStateMachineVersions', 'DeleteStateMachineVersion',
+  'CreateStateMachineAlias', 'DescribeStateMachineAlias', 'UpdateStateMachineAlias', 'DeleteStateMachineAlias', 'ListStateMachineAliases',
+  'TagResource', 'UntagResource', 'ListTagsForResource',
 ] as const;
+
+/**
+ * Operations the engine cannot answer truthfully, with the reason it refuses them: its distributed
+ * Map runs the items inside the execution (no child executions, no run record to describe or tune).
+ */
+const UNSUPPORTED_OPERATIONS: Readonly<Record<string, string>> = {
+  ListMapRuns: 'the embedded engine runs a distributed Map\'s items inside its execution, so there are no Map Runs to list; the items\' events are in GetExecutionHistory (MapRunStarted/MapRunSucceeded/MapRunFailed)',
+  DescribeMapRun: 'the embedded engine runs a distributed Map\'s items inside its execution and keeps no Map Run record (item and child execution counts); see GetExecutionHistory',
+  UpdateMapRun: 'the embedded engine cannot change a running distributed Map\'s concurrency or failure tolerance: set MaxConcurrency and ToleratedFailure* in the definition',
+};
 
 /**
  * Starts the embedded Step Functions API (AWS JSON 1.0) on loopback, backed by the executions
@@ -94,6 +113,7 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
     ...(options.account !== undefined ? { account: options.account } : {}),
     ...(options.partition !== undefined ? { partition: options.partition } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.random ? { random: options.random } : {}),
   });
   manager.load();
   const resumed = options.resumeOnStart === false ? 0 : manager.resumeUnfinished();
@@ -115,13 +135,26 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
     SendTaskHeartbeat: (r) => manager.sendTaskHeartbeat(r),
     DescribeStateMachineForExecution: (r) => manager.describeStateMachineForExecution(r),
     ValidateStateMachineDefinition: (r) => manager.validateStateMachineDefinition(r),
+    TestState: (r) => manager.testState(r),
+    PublishStateMachineVersion: (r) => manager.publishStateMachineVersion(r),
+    ListStateMachineVersions: (r) => manager.listStateMachineVersions(r),
+    DeleteStateMachineVersion: (r) => manager.deleteStateMachineVersion(r),
+    CreateStateMachineAlias: (r) => manager.createStateMachineAlias(r),
+    DescribeStateMachineAlias: (r) => manager.describeStateMachineAlias(r),
+    UpdateStateMachineAlias: (r) => manager.updateStateMachineAlias(r),
+    DeleteStateMachineAlias: (r) => manager.deleteStateMachineAlias(r),
+    ListStateMachineAliases: (r) => manager.listStateMachineAliases(r),
+    TagResource: (r) => manager.tagResource(r),
+    UntagResource: (r) => manager.untagResource(r),
+    ListTagsForResource: (r) => manager.listTagsForResource(r),
   };
-  const handle = createProtocolHandler(operations);
+  const handle = createProtocolHandler(operations, UNSUPPORTED_OPERATIONS);
   // On loopback, refuse what a web page sends through the user's browser (localRequestRefusal); a
   // server the caller put on another address is meant to be reached by other names.
   const guarded = isLoopbackHostname(options.host ?? '127.0.0.1');
   const listener: RequestListener = (req, res) => {
-    const refusal = guarded ? localRequestRefusal(req.headers) : undefined;
+    // `sync-127.0.0.1` is the Host StartSyncExecution arrives with (syncHost.ts): loopback too.
+    const refusal = guarded ? localRequestRefusal({ ...req.headers, host: withoutSyncPrefix(req.headers.host) }) : undefined;
     if (refusal === undefined) return handle(req, res);
     res.writeHead(403, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': 'AccessDeniedException', connection: 'close' });
     res.end(JSON.stringify({ __type: 'AccessDeniedException', message: refusal.message }));

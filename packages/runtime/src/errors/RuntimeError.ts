@@ -30,7 +30,7 @@ export const RUNTIME_ERROR_NAMES = [
   'WorkflowOutputInvalid',
   'WorkflowCallNotDeclared',
   'WorkflowChildAttemptsExhausted',
-  'HandoffNotSupported',
+  'HandoffTargetUnknown',
 ] as const;
 
 /** One of the stable runtime error names. */

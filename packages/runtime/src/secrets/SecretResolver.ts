@@ -107,10 +107,20 @@ export class SecretResolver {
 
   async #lookup(id: string): Promise<string | undefined> {
     const { backend } = this.#config.secrets;
-    if (backend === 'secretsmanager' || backend === 'ssm') {
-      // The stores (and their SDK clients) are loaded on first use: every process loads this module, few use either.
-      this.#store ??= import('./awsSecretStores.js').then((m) => m.awsSecretStore(backend, this.#config, this.#capture));
+    // The stores (and their SDK clients) are loaded on first use: every process loads this module, few
+    // use either. A Lambda bundle is built with STEPFORGE_BUNDLED_SECRETS_BACKEND defined as the one
+    // backend its stack deploys (handlerBundling.ts), which makes the other store's import dead code
+    // that esbuild leaves out; a bundle asked for the other backend says so rather than reading nothing.
+    if (backend === 'ssm' && process.env.STEPFORGE_BUNDLED_SECRETS_BACKEND !== 'secretsmanager') {
+      this.#store ??= import('./awsSsmSecretStore.js').then((m) => m.awsSsmSecretStore(this.#config, this.#capture));
       return (await this.#store)(id);
+    }
+    if (backend === 'secretsmanager' && process.env.STEPFORGE_BUNDLED_SECRETS_BACKEND !== 'ssm') {
+      this.#store ??= import('./awsSecretStores.js').then((m) => m.awsSecretStore(this.#config, this.#capture));
+      return (await this.#store)(id);
+    }
+    if (backend === 'secretsmanager' || backend === 'ssm') {
+      throw new RuntimeError('ConfigError', `STEPFORGE_SECRETS_BACKEND is '${backend}', but this Lambda bundle was built with the ${String(process.env.STEPFORGE_BUNDLED_SECRETS_BACKEND)} store only: deploy with the backend the stack sets, or rebuild the bundle for '${backend}'`);
     }
     const fromEnv = this.#env[secretEnvName(id)];
     if (fromEnv !== undefined) return fromEnv;

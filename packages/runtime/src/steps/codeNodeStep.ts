@@ -1,11 +1,12 @@
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
-import { LIVE_MODULE_PREFIX, liveWorkflow, type StepEnvelope, type StepResult } from '@stepforge/contract';
+import { LIVE_MODULE_PREFIX, liveWorkflow, parseLiveModule, type StepEnvelope, type StepResult } from '@stepforge/contract';
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { executeStep } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { importFile } from '../userfn/importFile.js';
+import { reloadLiveWorkflow } from '../userfn/reloadLiveWorkflow.js';
 import { resolveInputs } from './resolveInputs.js';
 
 /**
@@ -43,7 +44,16 @@ export async function runCodeNodeStep(rt: Runtime, rawEnv: StepEnvelope): Promis
 /** The module a code step names: a file (imported), or a workflow `.run()` holds in this process. */
 async function loadCodeModule(codeModule: string, codeExport: string, codeNode: string): Promise<Record<string, unknown>> {
   if (codeModule.startsWith(LIVE_MODULE_PREFIX)) {
-    const live = liveWorkflow(codeModule);
+    let live = liveWorkflow(codeModule);
+    const from = parseLiveModule(codeModule)?.from;
+    // A keyed .run() records where the program built the workflow: loaded again from there.
+    if (live === undefined && from !== undefined) {
+      try {
+        live = await reloadLiveWorkflow(codeModule);
+      } catch (e) {
+        throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the workflow was started by .run() in a program that is no longer running, and loading it again from ${from} failed: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode, module: codeModule } });
+      }
+    }
     if (live === undefined) {
       throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the workflow was started by .run() in a program that is no longer running, and only that process holds its functions`, { details: { node: codeNode, module: codeModule } });
     }
@@ -66,7 +76,7 @@ export type CodeCall = (value: unknown) => Promise<unknown>;
  */
 export function codeFunction(wf: unknown, node: string, config: Readonly<Record<string, unknown>>): CodeCall | undefined {
   if (config.codeFn === 'childInput' || config.codeFn === 'childOutput') return kortyxChildCheck(wf, node, config.codeFn);
-  return typeof config.codeFn === 'string' ? sdkFunction(wf, node, config.codeFn, config.codePath) : kortyxNode(wf, node, config.params);
+  return typeof config.codeFn === 'string' ? sdkFunction(wf, node, config.codeFn, config.codePath) : kortyxNode(wf, node, config.params, config.codeHandoffs);
 }
 
 /** A zod-like schema: what useWorkflow's checks call. */
@@ -117,8 +127,12 @@ function checked(schema: Schema | undefined, value: unknown, name: 'WorkflowInpu
   });
 }
 
-/** A Kortyx node: `run({input, params})`, its NodeResult the output (`{}` for none). */
-function kortyxNode(wf: unknown, node: string, params: unknown): CodeCall | undefined {
+/**
+ * A Kortyx node: `run({input, params})`, its NodeResult the output (`{}` for none). A returned
+ * `transitionTo` must name one of `handoffs`, the workflows the compiler gave the state machine a
+ * hand-off to (the module's other Kortyx workflows): HandoffTargetUnknown otherwise, naming the node.
+ */
+function kortyxNode(wf: unknown, node: string, params: unknown, handoffs: unknown): CodeCall | undefined {
   const run = (wf as { nodes?: Record<string, { run?: unknown }> } | undefined)?.nodes?.[node]?.run;
   if (typeof run !== 'function') return undefined;
   return async (value) => {
@@ -129,11 +143,20 @@ function kortyxNode(wf: unknown, node: string, params: unknown): CodeCall | unde
       const child = String((result as { workflow?: unknown }).workflow);
       throw new RuntimeError('WorkflowCallNotDeclared', `node '${node}' returned useWorkflow('${child}') from its function: give it as the node's run instead (nodes: { ${node}: { run: useWorkflow(${child}, input) } }), which compiles to a nested execution`, { details: { node, workflow: child } });
     }
-    // Kortyx hands the session over to another workflow (transitionTo) in its chat orchestrator,
-    // which a state machine has no counterpart of here: refused by name rather than ignored.
+    // The state machine starts the named workflow when this one ends; one it has no hand-off to
+    // would otherwise be dropped there without a word.
     const to = (result as { transitionTo?: unknown } | null)?.transitionTo;
-    if (typeof to === 'string' && to !== '') {
-      throw new RuntimeError('HandoffNotSupported', `node '${node}' returned transitionTo '${to}': handing a run over to another workflow is not supported on Step Functions yet; call it as a child instead (nodes: { ${node}: { run: useWorkflow(${to}, input) } }) or route to it with an edge`, { details: { node, workflow: to } });
+    if (to !== undefined && to !== null && to !== '') {
+      const known = Array.isArray(handoffs) ? handoffs.filter((h): h is string => typeof h === 'string') : [];
+      if (typeof to !== 'string' || !known.includes(to)) {
+        const self = (wf as { id?: unknown } | undefined)?.id;
+        const why = to === self
+          ? 'which is this workflow itself: route back to a node with an edge instead'
+          : known.length === 0
+            ? 'but the module exports no other Kortyx workflow to hand the run over to: export the workflow with that id (defineWorkflow) from the same module'
+            : `which is no other Kortyx workflow the module exports (${known.join(', ')}): export the workflow with that id from the same module`;
+        throw new RuntimeError('HandoffTargetUnknown', `node '${node}' returned transitionTo ${JSON.stringify(to) ?? String(to)}, ${why}`, { details: { node, workflow: to, workflows: known } });
+      }
     }
     return result;
   };

@@ -10,6 +10,13 @@ import { renderRetry } from '../renderRetry.js';
  * its returned `data` is merged in. An edge's `when` matches the returned `condition` first (all
  * those rules come first), then `intent`; an edge without `when` is the Choice's Default. Cycles
  * are bounded by a node-run counter (MaxIterationsExceeded past the bound).
+ *
+ * Hand-offs (Kortyx's `transitionTo`): a node's returned `transitionTo` is kept as the pending
+ * hand-off (the last one returned wins) with the node's `data` as its payload, and the workflow runs
+ * on to its end, as Kortyx's orchestrator lets the graph finish before it starts the next workflow.
+ * At the end a Choice starts the named workflow as a nested execution (startExecution.sync:2) with
+ * the run state and the payload merged over it, and that workflow's output is the run's result.
+ * The function handler has refused a target that is none of `handoffs` (HandoffTargetUnknown).
  */
 export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v: string): Frag {
   const g = step.composite?.graph;
@@ -30,20 +37,32 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
   const exitName = ctx.helper(step, 'end');
   const exit: AslState = { Type: 'Pass', Comment: ctx.comment(step, 'the run state is the result'), Assign: { [v]: `{% $${state} %}` } };
   scope.states[exitName] = exit;
+  const handoffs = g.handoffs ?? [];
+  const handoff = handoffs.length > 0 ? ctx.names.variable(`${v}_handoff`) : undefined;
+  // Where the graph ends: the hand-off check when a node may hand the run over, else the result.
+  const endName = handoff !== undefined ? lowerHandoffs(ctx, step, scope, handoffs, state, handoff, exitName) : exitName;
   const tooMany = ctx.helper(step, 'too many iterations');
   scope.states[tooMany] = {
     Type: 'Fail', Comment: ctx.comment(step, `more than ${g.maxIterations} node runs`),
     Error: 'MaxIterationsExceeded', Cause: `workflow '${step.id}' ran more than ${g.maxIterations} nodes: a cycle in its edges did not end`,
   };
-  const target = (to: string) => (to === '__end__' ? exitName : entryName.get(to) ?? ctx.fail('invalid_workflow', `edge to unknown node '${to}'`, step));
+  const target = (to: string) => (to === '__end__' ? endName : entryName.get(to) ?? ctx.fail('invalid_workflow', `edge to unknown node '${to}'`, step));
   const merged = {
     [state]: `{% $merge([$${state}, $type($states.result.output.data) = "object" ? $states.result.output.data : {}]) %}`,
     [last]: `{% ${RESULT_VALUE} %}`,
     [runs]: `{% $${runs} + 1 %}`,
+    // The last transitionTo a node returned, with its data (Kortyx's transition payload).
+    ...(handoff !== undefined ? {
+      [handoff]: `{% $type($states.result.output) = "object" and $type($states.result.output.transitionTo) = "string" and $states.result.output.transitionTo != "" ? {"to": $states.result.output.transitionTo, "payload": $type($states.result.output.data) = "object" ? $states.result.output.data : {}} : $${handoff} %}`,
+    } : {}),
   };
   for (const n of g.nodes) {
     const node: IrStep = { ...step, id: `${step.id}.${n.name}`, retry: n.retry, identity: stepIdentity('code_node', { graph: step.identity, node: n.name }, []) };
-    const config = { codeModule: g.module, codeExport: g.exportName, codeNode: n.name, ...(n.params !== undefined ? { params: n.params } : {}) };
+    const config = {
+      codeModule: g.module, codeExport: g.exportName, codeNode: n.name, ...(n.params !== undefined ? { params: n.params } : {}),
+      // The ids a returned transitionTo may name: the handler refuses any other, naming the node.
+      ...(handoffs.length > 0 ? { codeHandoffs: handoffs.map((h) => h.id) } : {}),
+    };
     // Routing follows the state that ends the node: its Task, or a child's output check.
     let name = taskName.get(n.name)!;
     if (n.child) {
@@ -57,8 +76,8 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
     const routed = out.filter((e) => e.when !== undefined);
     const plain = out.find((e) => e.when === undefined);
     if (routed.length === 0) {
-      const next = plain ? target(plain.to) : exitName;
-      task.Next = next === exitName ? next : boundedNext(ctx, step, scope, n.name, runs, g.maxIterations, tooMany, next);
+      const next = plain ? target(plain.to) : endName;
+      task.Next = next === endName ? next : boundedNext(ctx, step, scope, n.name, runs, g.maxIterations, tooMany, next);
       continue;
     }
     const route = ctx.helper(step, `${n.name} next?`);
@@ -73,7 +92,7 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
         { Condition: `{% $${runs} >= ${g.maxIterations} %}`, Next: tooMany },
         ...routed.map(rule('condition')), ...routed.map(rule('intent')),
       ],
-      Default: plain ? target(plain.to) : exitName,
+      Default: plain ? target(plain.to) : endName,
     };
   }
   const first = entryName.get(g.start) ?? ctx.fail('invalid_workflow', `the workflow starts at unknown node '${g.start}'`, step);
@@ -82,7 +101,7 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
   const entry = ctx.stepNames.get(step)!;
   scope.states[entry] = {
     Type: 'Pass', Comment: ctx.comment(step, 'the run state starts as the input'),
-    Assign: { [state]: `{% ${scope.inputVar} %}`, [last]: null, [runs]: 0 }, Next: first,
+    Assign: { [state]: `{% ${scope.inputVar} %}`, [last]: null, [runs]: 0, ...(handoff !== undefined ? { [handoff]: null } : {}) }, Next: first,
   };
   return { entry, tails: [{ holder: exit, field: 'Next' }] };
 }
@@ -155,6 +174,40 @@ function lowerChildNode(ctx: LowerContext, step: IrStep, scope: Scope, node: IrS
   start.Next = outputName;
   scope.states[outputName] = checkOut;
   return outputName;
+}
+
+/**
+ * The end of a graph whose nodes may hand the run over: `hand off?` (Choice) on the pending
+ * hand-off's workflow id, to one `hand off to <id>` Task per workflow, which starts it as a nested
+ * execution (startExecution.sync:2) with the run state and the payload merged over it (Kortyx
+ * merges the transition payload over the run's data) and makes its output the run state; with none
+ * pending, the run state is the result. Returns the Choice's name.
+ */
+function lowerHandoffs(ctx: LowerContext, step: IrStep, scope: Scope, handoffs: readonly IrCodeChild[], state: string, handoff: string, exitName: string): string {
+  const choiceName = ctx.helper(step, 'hand off?');
+  const choices: { Condition: string; Next: string }[] = [];
+  for (const h of handoffs) {
+    const name = ctx.helper(step, `hand off to ${h.id}`);
+    scope.states[name] = {
+      Type: 'Task',
+      Comment: ctx.comment(step, `a node handed the run over to workflow '${h.id}' (transitionTo): it runs as a nested execution, and its output is the result`),
+      Resource: 'arn:aws:states:::states:startExecution.sync:2',
+      Arguments: {
+        // Deployed beside this workflow, in its account and region, under its workflow name.
+        StateMachineArn: `{% $substringBefore($states.context.StateMachine.Id, ":stateMachine:") & ":stateMachine:" & ${JSON.stringify(h.name)} %}`,
+        Input: `{% $merge([$${state}, $${handoff}.payload]) %}`,
+      },
+      Assign: { [state]: '{% $states.result.Output %}' },
+      Catch: [{ ErrorEquals: ['States.ALL'], Output: `{% [${JSON.stringify(`${step.id}.${h.id}`)}, $states.errorOutput] %}`, Next: ctx.failState(scope) }],
+      Next: exitName,
+    };
+    choices.push({ Condition: `{% $type($${handoff}) = "object" and $${handoff}.to = ${JSON.stringify(h.id)} %}`, Next: name });
+  }
+  scope.states[choiceName] = {
+    Type: 'Choice', Comment: ctx.comment(step, 'a node handed the run over to another workflow (transitionTo), or the run state is the result'),
+    Choices: choices, Default: exitName,
+  };
+  return choiceName;
 }
 
 /** A fixed edge inside a possibly cyclic graph: a Choice that stops the run past the bound. */
