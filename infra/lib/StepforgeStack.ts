@@ -22,12 +22,13 @@ import { StepforgeDashboard } from './constructs/StepforgeDashboard.js';
 import { StepforgeApi, type ApiAuthMode } from './constructs/StepforgeApi.js';
 import { StepHandlers } from './constructs/StepHandlers.js';
 import { DEPLOYED_SECRETS_BACKEND } from './bundling/handlerBundling.js';
+import { WorkflowRecord } from './constructs/WorkflowRecord.js';
 import { WorkflowStateMachine } from './constructs/WorkflowStateMachine.js';
 import { WorkflowTriggers } from './constructs/WorkflowTriggers.js';
 import { addNagSuppressions } from './nag/addNagSuppressions.js';
 import { modelSteps } from './models/modelSteps.js';
 import { planModels, type ModelOptions, type ModelPlan } from './models/planModels.js';
-import { PYTHON_FUNCTION_HANDLER, STEP_HANDLERS, type HandlerId, type TaskHandlerId } from '@stepforge/contract';
+import { PYTHON_FUNCTION_HANDLER, STEP_HANDLERS, WORKFLOW_RECORD_HANDLER, type HandlerId, type TaskHandlerId } from '@stepforge/contract';
 import { routePythonFunctions } from './workflows/routePythonFunctions.js';
 import type { WorkflowSpec } from './workflows/WorkflowSpec.js';
 
@@ -72,6 +73,8 @@ export class StepforgeStack extends Stack {
   readonly triggerQueue: QueueWithDlq;
   readonly handlers: StepHandlers;
   readonly machines: ReadonlyMap<string, WorkflowStateMachine>;
+  /** Each workflow's record in the runs table, by workflow name. */
+  readonly records: ReadonlyMap<string, WorkflowRecord>;
   readonly api: StepforgeApi;
   readonly alarmTopic: sns.Topic;
   readonly dashboard: StepforgeDashboard;
@@ -136,6 +139,7 @@ export class StepforgeStack extends Stack {
     // Each role reaches only the item collections its handler uses, with only the actions it uses.
     for (const name of Object.keys(fns) as HandlerId[]) grantTableAccess(fns[name], table, this.store.key, TABLE_ACCESS[name]!);
     if (this.handlers.pythonFunction) grantTableAccess(this.handlers.pythonFunction, table, this.store.key, TABLE_ACCESS[PYTHON_FUNCTION_HANDLER]!);
+    grantTableAccess(this.handlers.workflowRecord, table, this.store.key, TABLE_ACCESS[WORKFLOW_RECORD_HANDLER]!);
     // A tool call that policy gates asks for approval through the queue (with the task token).
     this.approvalQueue.queue.grantSendMessages(fns.tool);
     fns.approvals.addEventSource(new SqsEventSource(this.approvalQueue.queue, { batchSize: 10, reportBatchItemFailures: true }));
@@ -159,6 +163,14 @@ export class StepforgeStack extends Stack {
       );
     }
     this.machines = machines;
+    // Each workflow's record (input schema, steps, edges), written at deploy time once the writer may write it.
+    const records = new Map<string, WorkflowRecord>();
+    for (const wf of workflows) {
+      const record = new WorkflowRecord(this, `Record-${wf.name}`, { workflow: wf, writer: this.handlers.workflowRecord });
+      record.node.addDependency(this.handlers.workflowRecord.role!);
+      records.set(wf.name, record);
+    }
+    this.records = records;
 
     // Secrets and models: each step handler may read only what the workflows it serves reference.
     for (const h of [...STEP_HANDLERS, ...(this.handlers.pythonFunction ? [PYTHON_FUNCTION_HANDLER] as const : [])]) {

@@ -372,7 +372,7 @@ describe('least privilege, key policy and logs', () => {
   }
   const STEP = ['BLOB#* PutItem', 'BLOB#* Query', 'IDEM#* DeleteItem', 'IDEM#* GetItem', 'IDEM#* PutItem', 'IDEM#* UpdateItem', 'RUN#* GetItem', 'RUN#* PutItem', 'RUN#* Query', 'RUN#* UpdateItem'];
 
-  it('gives each handler only the item collections and actions it uses, never batch writes or whole-table access, Scan only to the API (forks)', () => {
+  it('gives each handler only the item collections and actions it uses, batch writes only to the record writer (WORKFLOW items), never whole-table access, Scan only to the API (forks)', () => {
     expect(tableAccess('HandlersModelRole')).toEqual([...STEP, 'CONV#* PutItem', 'CONV#* Query'].sort());
     expect(tableAccess('HandlersToolRole')).toEqual([...STEP, 'APPROVAL#* GetItem', 'APPROVAL#* PutItem', 'APPROVAL#* UpdateItem'].sort());
     expect(tableAccess('HandlersConnectorRole')).toEqual(STEP);
@@ -386,7 +386,10 @@ describe('least privilege, key policy and logs', () => {
     const all = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
     expect(all.filter((st) => actionsOf(st).includes('dynamodb:Scan'))).toHaveLength(1);
     const dynamoActions = new Set(all.flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:')));
-    for (const banned of ['dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:*', 'dynamodb:DescribeTable']) expect(dynamoActions.has(banned), banned).toBe(false);
+    for (const banned of ['dynamodb:BatchGetItem', 'dynamodb:*', 'dynamodb:DescribeTable']) expect(dynamoActions.has(banned), banned).toBe(false);
+    // The deploy-time writer of workflow records batches the current and the version's record, and touches nothing else.
+    expect(tableAccess('HandlersWorkflowRecordRole')).toEqual(['WORKFLOW#* BatchWriteItem']);
+    expect(all.filter((st) => actionsOf(st).includes('dynamodb:BatchWriteItem'))).toHaveLength(1);
     // Index queries only where a handler lists or finds by index, on the named indexes.
     const indexQueries = (role: string) => (statementsOf(role) as Statement[]).filter((s) => JSON.stringify(s.Resource).includes('/index/')).map((s) => JSON.stringify(s.Resource));
     expect(indexQueries('HandlersModelRole')).toEqual([]);

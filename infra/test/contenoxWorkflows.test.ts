@@ -42,9 +42,9 @@ describe('Contenox chains in workflows/', () => {
       ['review', 'review.json', 'contenox', false, []],
       ['triage', 'triage.yaml', 'contenox', false, []],
     ]);
-    expect(specs[0]!.bedrockModels).toEqual(['anthropic.claude-3-5-haiku-20241022-v1:0']);
+    expect(specs[0]!.manifest.bedrockModels).toEqual(['anthropic.claude-3-5-haiku-20241022-v1:0']);
     expect(specs[0]!.placeholders).toEqual(['ModelStepFunctionArn', 'ToolStepFunctionArn']);
-    expect(specs[1]!.bedrockModels).toEqual(['anthropic.claude-3-5-haiku-20241022-v1:0']);
+    expect(specs[1]!.manifest.bedrockModels).toEqual(['anthropic.claude-3-5-haiku-20241022-v1:0']);
   });
 
   it('refuses a chain with a macro the synth environment does not fill, at the macro', () => {

@@ -63,7 +63,6 @@ describe('Function: loadWorkflows', () => {
   it('collects placeholders, secrets per handler and Bedrock models', () => {
     const [brief, orders, refund] = loadWorkflows(FIXTURE_WORKFLOWS, { rootDir: ROOT, compile: fixtureCompile });
     expect(brief!.placeholders).toEqual(['ModelStepFunctionArn']);
-    expect(brief!.bedrockModels).toEqual(['anthropic.claude-3-5-haiku-20241022-v1:0']);
     expect(orders!.placeholders).toEqual(['ConnectorStepFunctionArn', 'FunctionStepFunctionArn']);
     expect(orders!.secretsByHandler).toEqual({ function: ['crm/api-key'] });
     expect(orders!.mcpServers).toEqual({ catalog: { url: 'https://mcp.example.com/mcp' } });
@@ -73,28 +72,32 @@ describe('Function: loadWorkflows', () => {
 });
 
 describe('Function: loadWorkflow', () => {
-  const base = 'document: { name: w }\nsteps:\n  a: { call: function }\n';
+  // The compiler reads the document and checks its deployment settings by the rules `validate`
+  // applies: the errors here are its own, located in the document.
+  const dsl = 'document: { dsl: "1.0", name: w, version: "1" }\nfunctions: { f: {} }\nsteps:\n  a: { call: function, function: f }\n';
+  const at = (text: string, file = 'w.yaml') => {
+    const e = caught(() => loadWorkflow(text, file, compileDocument));
+    return { code: e.code, message: e.message, location: e.location };
+  };
 
-  it('rejects a trigger without an event pattern, pointing at the trigger', () => {
-    const e = caught(() => loadWorkflow(`${base}triggers:\n  - name: t\n`, 'w.yaml', fixtureCompile));
-    expect(e.code).toBe('invalid_trigger');
-    expect(e.message).toBe('`event_pattern` must be a non-empty mapping (an EventBridge event pattern)');
-    expect(e.location).toEqual({ file: 'w.yaml', line: 5, column: 5 });
-  });
-
-  it('rejects unknown trigger fields and a non-list triggers value', () => {
-    const unknown = caught(() => loadWorkflow(`${base}triggers:\n  - event_pattern: { source: [x] }\n    schedule: daily\n`, 'w.yaml', fixtureCompile));
-    expect(unknown.code).toBe('invalid_trigger');
-    expect(unknown.message).toBe('unknown trigger field "schedule" (expected name, description, event_pattern, event_bus)');
-    expect(unknown.location).toEqual({ file: 'w.yaml', line: 6, column: 15 });
-    const notList = caught(() => loadWorkflow(`${base}triggers: { source: x }\n`, 'w.yaml', fixtureCompile));
-    expect(notList.message).toBe('`triggers` must be a list');
-    expect(notList.location?.line).toBe(4);
+  it('rejects a trigger without an event pattern, a non-list triggers value and an unknown trigger field, at their place', () => {
+    expect(at(`${dsl}triggers:\n  - name: t\n`)).toEqual({
+      code: 'schema', message: "missing required field 'event_pattern' in triggers[0]", location: { file: 'w.yaml', line: 6, column: 5, length: 7 },
+    });
+    expect(at(`${dsl}triggers: { source: x }\n`)).toEqual({
+      code: 'schema', message: 'triggers: expected a list, got a mapping', location: { file: 'w.yaml', line: 5, column: 11, length: 13 },
+    });
+    // A misspelt field would deploy another rule than the one meant: refused without strict too, in both formats.
+    expect(at(`${dsl}triggers:\n  - event_pattern: { source: [x] }\n    schedule: daily\n`)).toEqual({
+      code: 'unknown_field', message: "unknown field 'schedule' in triggers[0]", location: { file: 'w.yaml', line: 7, column: 5, length: 8 },
+    });
+    expect(at('chain: a@x\ntasks:\n  a: { kind: model, prompt: p }\ntriggers:\n  - event_pattern: { source: [x] }\n    schedule: daily\n', 'w.chain.yaml')).toEqual({
+      code: 'invalid_document', message: 'triggers[0].schedule: unknown field (a trigger has name, description, event_pattern, event_bus)', location: { file: 'w.chain.yaml', line: 6, column: 5, length: 8 },
+    });
   });
 
   it('checks a trigger by the rules validate --strict applies: a description passes both, an empty pattern or a long description fails both', () => {
     const strictErrors = (text: string) => loadDocument(text, { file: 'w.yaml', strict: true }).errors.map((e) => e.message);
-    const dsl = 'document: { dsl: "1.0", name: w }\nfunctions: { f: {} }\nsteps:\n  a: { call: function, function: f }\n';
     const described = `${dsl}triggers:\n  - name: t\n    description: Starts w on new orders\n    event_pattern: { source: [x] }\n`;
     expect(strictErrors(described)).toEqual([]);
     expect(loadWorkflow(described, 'w.yaml', compileDocument).triggers).toEqual([
@@ -105,27 +108,26 @@ describe('Function: loadWorkflow', () => {
     expect(loadWorkflow(chain, 'w.chain.yaml', compileDocument).triggers[0]!.description).toBe('Starts w on new orders');
 
     const long = `${dsl}triggers:\n  - description: ${'x'.repeat(513)}\n    event_pattern: { source: [x] }\n`;
-    expect(strictErrors(long)).toEqual(["triggers[0].description: at most 512 characters (EventBridge's limit on a rule's description)"]);
-    const tooLong = caught(() => loadWorkflow(long, 'w.yaml', compileDocument));
-    expect([tooLong.code, tooLong.message, tooLong.location?.line, tooLong.location?.column]).toEqual([
-      'invalid_trigger', 'trigger `description` must be text of at most 512 characters', 6, 18,
-    ]);
+    const longMessage = "triggers[0].description: at most 512 characters (EventBridge's limit on a rule's description)";
+    expect(strictErrors(long)).toEqual([longMessage]);
+    expect(at(long)).toEqual({ code: 'schema', message: longMessage, location: { file: 'w.yaml', line: 6, column: 18, length: 513 } });
     const empty = `${dsl}triggers:\n  - event_pattern: {}\n`;
-    expect(strictErrors(empty)).toEqual(['triggers[0].event_pattern: expected a non-empty mapping (an EventBridge event pattern), got a mapping']);
-    expect(caught(() => loadWorkflow(empty, 'w.yaml', compileDocument)).code).toBe('invalid_trigger');
+    const emptyMessage = 'triggers[0].event_pattern: expected a non-empty mapping (an EventBridge event pattern), got a mapping';
+    expect(strictErrors(empty)).toEqual([emptyMessage]);
+    expect(at(empty)).toEqual({ code: 'schema', message: emptyMessage, location: { file: 'w.yaml', line: 6, column: 20, length: 2 } });
   });
 
-  it('rejects a non-boolean express flag', () => {
-    const e = caught(() => loadWorkflow(`${base}express: yes please\n`, 'w.yaml', fixtureCompile));
-    expect(e.code).toBe('invalid_express');
-    expect(e.location).toEqual({ file: 'w.yaml', line: 4, column: 10 });
+  it('rejects a non-boolean express flag at its value', () => {
+    expect(at(`${dsl}express: yes please\n`)).toEqual({
+      code: 'schema', message: 'express: expected true or false, got "yes please"', location: { file: 'w.yaml', line: 5, column: 10, length: 10 },
+    });
   });
 
   it('keeps a named custom event bus and drops "default"', () => {
     const spec = loadWorkflow(
-      `${base}triggers:\n  - event_pattern: { source: [a] }\n    event_bus: orders-bus\n  - event_pattern: { source: [b] }\n    event_bus: default\n`,
+      `${dsl}triggers:\n  - event_pattern: { source: [a] }\n    event_bus: orders-bus\n  - event_pattern: { source: [b] }\n    event_bus: default\n`,
       'w.yaml',
-      fixtureCompile,
+      compileDocument,
     );
     expect(spec.triggers.map((t) => [t.name, t.eventBus])).toEqual([
       ['trigger1', 'orders-bus'],
@@ -134,35 +136,36 @@ describe('Function: loadWorkflow', () => {
   });
 
   it('names an alias without its anchor, an alias inside its own value, a tag and runaway aliases at their place', () => {
-    const at = (text: string) => {
-      const e = caught(() => loadWorkflow(text, 'w.yaml', fixtureCompile));
-      return { code: e.code, message: e.message, location: e.location };
-    };
-    expect(at(`${base}triggers: *t\n`)).toEqual({
-      code: 'invalid_document',
+    expect(at(`${dsl}triggers: *t\n`)).toEqual({
+      code: 'yaml',
       message: "alias '*t' has no anchor: no value before it is marked '&t'; mark the value to repeat with &t earlier in the file, or write the value out here",
-      location: { file: 'w.yaml', line: 4, column: 11 },
+      location: { file: 'w.yaml', line: 5, column: 11, length: 2 },
     });
-    expect(at(`${base}mcp_servers: &m\n  catalog: *m\n`)).toMatchObject({ code: 'invalid_document', message: expect.stringMatching(/^alias '\*m' is inside the value its anchor '&m' marks/), location: { line: 5, column: 12 } });
-    expect(at(`${base}express: !flag true\n`)).toMatchObject({ code: 'invalid_document', message: expect.stringMatching(/^YAML tag '!flag' is not supported/), location: { line: 4, column: 10 } });
+    expect(at(`${dsl}mcp_servers: &m\n  catalog: *m\n`)).toMatchObject({ code: 'yaml', message: expect.stringMatching(/^alias '\*m' is inside the value its anchor '&m' marks/), location: { line: 6, column: 12 } });
+    expect(at(`${dsl}express: !flag true\n`)).toMatchObject({ code: 'yaml', message: expect.stringMatching(/^YAML tag '!flag' is not supported/), location: { line: 5, column: 10 } });
     const laughs = ['x: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]', ...['b', 'c', 'd'].map((n, i) => `${n}: &${n} [${Array(10).fill(`*${'abc'[i]}`).join(', ')}]`)].join('\n');
-    expect(at(`${laughs}\n${base}`)).toMatchObject({ code: 'invalid_document', message: expect.stringMatching(/^the aliases in this document expand to too many values/), location: { line: 2, column: 8 } });
-    expect(at(`${base}triggers: [\n`)).toMatchObject({ code: 'invalid_document', message: expect.stringMatching(/^invalid YAML: /) });
+    expect(at(`${laughs}\n${dsl}`)).toMatchObject({ code: 'yaml', message: expect.stringMatching(/^the aliases in this document expand to too many values/), location: { line: 2 } });
+    expect(at(`${dsl}triggers: [\n`)).toMatchObject({ code: 'yaml', location: { line: 6, column: 1 } });
   });
 
   it('reads triggers and MCP servers given through aliases', () => {
     const spec = loadWorkflow(
-      `shared: &p { source: [a] }\nservers: &s { catalog: { url: "https://mcp.example.com/mcp" } }\n${base}triggers:\n  - event_pattern: *p\n  - &second { event_pattern: { source: [b] } }\nmcp_servers: *s\n`,
+      `${dsl}x-shared: &p { source: [a] }\nx-servers: &s { catalog: { url: "https://mcp.example.com/mcp" } }\ntriggers:\n  - event_pattern: *p\n  - &second { event_pattern: { source: [b] } }\nmcp_servers: *s\n`,
       'w.yaml',
-      fixtureCompile,
+      compileDocument,
     );
     expect(spec.triggers.map((t) => [t.name, t.eventPattern])).toEqual([['trigger1', { source: ['a'] }], ['trigger2', { source: ['b'] }]]);
     expect(spec.mcpServers).toEqual({ catalog: { url: 'https://mcp.example.com/mcp' } });
   });
 
-  it('gives secrets found only in the text to every step handler the workflow uses', () => {
-    const spec = loadWorkflow('document: { name: w }\nsecrets: { token: "$secret:slack/token" }\nsteps:\n  a: { call: connector }\n  b: { call: agent }\n', 'w.yaml', fixtureCompile);
-    expect(spec.secretsByHandler).toEqual({ connector: ['slack/token'], model: ['slack/token'] });
+  it('gives secrets the document binds for no step to every step handler the workflow uses, and a step\'s own to its handler', () => {
+    const spec = loadWorkflow(
+      'document: { dsl: "1.0", name: w, version: "1" }\nagents: { helper: {} }\nfunctions: { f: {} }\nsecrets: { token: "$secret:slack/token", crm: "$secret:crm/key" }\n' +
+        'steps:\n  a: { call: function, function: f, secrets: { key: crm } }\n  b: { call: agent, agent: helper }\n',
+      'w.yaml',
+      compileDocument,
+    );
+    expect(spec.secretsByHandler).toEqual({ model: ['slack/token'], function: ['crm/key', 'slack/token'] });
   });
 });
 

@@ -18,11 +18,14 @@ import { bedrockResourceArns } from '../models/bedrockResourceArns.js';
 import { HANDLER_BUNDLE, SOURCE_MAP } from '../bundling/handlerBundling.js';
 import { StackLogGroup, type LogSettings } from './StackLogGroup.js';
 import { METRICS_NAMESPACE, pythonSourceDir } from '@stepforge/runtime';
-import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, STEP_HANDLER_TABLE, type HandlerId } from '@stepforge/contract';
+import { ALL_HANDLERS, PYTHON_FUNCTION_HANDLER, STEP_HANDLER_TABLE, WORKFLOW_RECORD_HANDLER, type HandlerId } from '@stepforge/contract';
 import { CODE_BUNDLE_ALIAS } from '../workflows/loadCodeWorkflows.js';
 
+/** A Node Lambda of the stack: a handler, or the deploy-time writer of workflow records. */
+type NodeLambdaId = HandlerId | typeof WORKFLOW_RECORD_HANDLER;
+
 /** Sizing per handler: model and user-function steps get more memory and time than the glue handlers. */
-const SIZING: Readonly<Record<HandlerId, { memory: number; timeout: Duration }>> = {
+const SIZING: Readonly<Record<NodeLambdaId, { memory: number; timeout: Duration }>> = {
   model: { memory: 512, timeout: Duration.minutes(5) },
   tool: { memory: 256, timeout: Duration.minutes(2) },
   connector: { memory: 256, timeout: Duration.minutes(1) },
@@ -32,6 +35,8 @@ const SIZING: Readonly<Record<HandlerId, { memory: number; timeout: Duration }>>
   api: { memory: 256, timeout: Duration.seconds(29) },
   trigger: { memory: 256, timeout: Duration.seconds(30) },
   approvals: { memory: 256, timeout: Duration.seconds(30) },
+  // A few small writes per workflow at deploy time.
+  workflowRecord: { memory: 256, timeout: Duration.minutes(1) },
 };
 
 /** Options for StepHandlers. */
@@ -78,18 +83,21 @@ export class StepHandlers extends Construct {
   readonly functions: Readonly<Record<HandlerId, NodejsFunction>>;
   /** The Python function Lambda, when the stack has Python function steps. */
   readonly pythonFunction?: lambda.Function;
+  /** The custom resource Lambda that writes each workflow's record at deploy time (`<handlersDir>/workflowRecord.ts`). */
+  readonly workflowRecord: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: StepHandlersProps) {
     super(scope, id);
     assertLocalEsbuild();
-    const entry = (h: HandlerId) => props.entryOverrides?.[h] ?? handlerEntry(props.handlersDir, h);
-    const missing = ALL_HANDLERS.filter((h) => entry(h) === undefined || !existsSync(entry(h)!));
+    const entry = (h: NodeLambdaId) => (h === WORKFLOW_RECORD_HANDLER ? undefined : props.entryOverrides?.[h]) ?? handlerEntry(props.handlersDir, h);
+    const missing = ([...ALL_HANDLERS, WORKFLOW_RECORD_HANDLER] as NodeLambdaId[]).filter((h) => entry(h) === undefined || !existsSync(entry(h)!));
     if (missing.length > 0) {
       throw new Error(`handler entry files missing in ${props.handlersDir}: ${missing.map((h) => `${h}.ts`).join(', ')}`);
     }
     const fns = {} as Record<HandlerId, NodejsFunction>;
     for (const name of ALL_HANDLERS) fns[name] = this.handler(name, entry(name)!, props);
     this.functions = fns;
+    this.workflowRecord = this.handler(WORKFLOW_RECORD_HANDLER, entry(WORKFLOW_RECORD_HANDLER)!, props);
     if (props.python) this.pythonFunction = this.pythonHandler(props);
   }
 
@@ -116,7 +124,7 @@ export class StepHandlers extends Construct {
     return { role, logGroup };
   }
 
-  private handler(name: HandlerId, entry: string, props: StepHandlersProps): NodejsFunction {
+  private handler(name: NodeLambdaId, entry: string, props: StepHandlersProps): NodejsFunction {
     const id = name[0]!.toUpperCase() + name.slice(1);
     const userFunctions = name === 'function' ? listUserFunctions(props.userFunctionsDir) : [];
     const codeModules = name === 'function' ? props.codeModules ?? [] : [];
@@ -311,7 +319,7 @@ function shellQuote(arg: string): string {
 }
 
 /** The entry file of a handler: a step handler's from the handler table, `<name>.ts` for the others. */
-export function handlerEntry(dir: string, name: HandlerId): string | undefined {
+export function handlerEntry(dir: string, name: HandlerId | typeof WORKFLOW_RECORD_HANDLER): string | undefined {
   const step = STEP_HANDLER_TABLE.find((h) => h.id === name);
   const path = join(dir, `${step?.entry ?? name}.ts`);
   return existsSync(path) ? path : undefined;

@@ -1,6 +1,7 @@
-// What the CDK app needs to know about one workflow: the compiled ASL and manifest plus the
-// deployment-only settings read from the document (`express:`, `triggers:`) and what it references.
+// What the CDK app needs to know about one workflow: the compiled ASL and manifest, and the
+// deployment settings the manifest carries (`express:`, `triggers:`) and what the workflow references.
 import type { SourceLocation } from '@stepforge/compiler';
+import type { StepManifest } from '@stepforge/contract';
 
 /** One EventBridge trigger from a workflow's `triggers:` list. */
 export interface TriggerSpec {
@@ -27,7 +28,7 @@ export interface WorkflowSpec {
   readonly format: 'chain' | 'dsl' | 'contenox' | 'code';
   /** The ASL definition with `${…}` placeholders still in place. */
   readonly asl: Readonly<Record<string, unknown>>;
-  readonly manifest: object;
+  readonly manifest: StepManifest;
   /** True when the workflow asked for Express and can run as Express. */
   readonly express: boolean;
   /** Why an Express request fell back to Standard (undefined when not asked or honoured). */
@@ -35,8 +36,6 @@ export interface WorkflowSpec {
   readonly triggers: readonly TriggerSpec[];
   /** Secret ids referenced through `$secret:<id>`, by the step handler that resolves them. */
   readonly secretsByHandler: Readonly<Record<string, readonly string[]>>;
-  /** Bedrock model ids referenced as `bedrock:<id>`. */
-  readonly bedrockModels: readonly string[];
   /** DSL `mcp_servers:` declarations that are mappings (e.g. `{url}`), by server name. */
   readonly mcpServers: Readonly<Record<string, unknown>>;
   /** The `${Name}` placeholders the ASL uses. */

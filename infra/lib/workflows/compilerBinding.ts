@@ -1,6 +1,7 @@
 // The compiler's compileDocument as infra calls it. Tests inject a hand-written stand-in through the
 // same signature to exercise infra's own logic independently of the lowering.
 import { compileDocument, type SourceLocation } from '@stepforge/compiler';
+import type { StepManifest } from '@stepforge/contract';
 
 /** What infra needs from a compile result (a subset of the compiler's CompileResult). */
 export interface CompiledDocument {
@@ -11,14 +12,15 @@ export interface CompiledDocument {
   /** Where the document writes its name. */
   readonly ir?: { readonly nameLocation?: SourceLocation };
   readonly asl: Record<string, unknown>;
-  readonly manifest: object;
+  /** The deployment facts (Express, triggers, MCP servers, secrets by handler) are read from here. */
+  readonly manifest: StepManifest;
   readonly warnings: readonly { readonly message: string }[];
 }
 
 /** The compiler's `compileDocument(text, options)` signature as infra calls it. */
 export type CompileDocumentFn = (
   text: string,
-  options: { file?: string; express?: boolean; strict?: boolean; vars?: Readonly<Record<string, string>>; requireMacros?: boolean },
+  options: { file?: string; express?: boolean | 'requested'; strict?: boolean; vars?: Readonly<Record<string, string>>; requireMacros?: boolean },
 ) => CompiledDocument;
 
 /** The compiler's compileDocument. */

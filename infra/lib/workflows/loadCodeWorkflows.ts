@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { buildSync } from 'esbuild';
 import { codeChildren, codeToIr, codeWorkflowExports, compileIr, KORTYX_WORKFLOW_FILE, kortyxFileModule, StepforgeError } from '@stepforge/compiler';
-import { findPlaceholders } from '@stepforge/contract';
 import type { WorkflowSpec } from './WorkflowSpec.js';
+import { toWorkflowSpec } from './toWorkflowSpec.js';
 
 /** Where the function Lambda finds the bundled workflow modules (its code root is /var/task). */
 export const LAMBDA_CODE_DIR = '/var/task/code';
@@ -71,23 +71,10 @@ export function loadCodeWorkflows(source: string, file: string, generated?: stri
     // With the module's exports, a useWorkflow child is found among them: it is deployed as its own state machine here too.
     const compiled = compileIr(codeToIr(mod[exportName], { module: `${LAMBDA_CODE_DIR}/${bundle}`, exportName, file, exports: mod }));
     const children = [...new Set(codeChildren(compiled.ir).map((c) => c.name))];
-    const text = JSON.stringify(compiled.asl);
-    return {
-      name: compiled.name,
-      displayName: compiled.displayName ?? compiled.name,
-      file,
-      format: 'code',
-      asl: compiled.asl,
-      manifest: compiled.manifest,
-      express: false,
-      triggers: [],
-      secretsByHandler: {},
-      bedrockModels: [...new Set([...text.matchAll(/\bbedrock:([A-Za-z0-9._:-]+)/g)].map((m) => m[1]!))].sort(),
-      placeholders: findPlaceholders(compiled.asl),
-      mcpServers: {},
+    return toWorkflowSpec(compiled, file, {
       codeModule: { source, bundle, ...(generated !== undefined ? { generated } : {}) },
       ...(children.length > 0 ? { childWorkflows: children } : {}),
-    };
+    });
   });
 }
 

@@ -12,7 +12,7 @@ import type { IrDocument } from './ir/Ir.js';
 import { loadDocument } from './loadDocument.js';
 import type { UserFunctionsFolder } from './dsl/loadDslDocument.js';
 import { checkQuotas, type QuotaReport } from './checks/quotas/checkQuotas.js';
-import { checkExpress } from './checks/quotas/express.js';
+import { checkExpress, expressBlocker } from './checks/quotas/express.js';
 import { lowerWorkflow } from './lower/lowerWorkflow.js';
 import { worstCaseAttempts } from './lower/renderRetry.js';
 import { routesOnItsAgents } from './lower/stateReadSteps.js';
@@ -23,8 +23,12 @@ import { workflowNameFromFile } from './workflowNameFromFile.js';
 /** Options of compileDocument. */
 export interface CompileOptions {
   readonly file?: string;
-  /** Compile for an Express state machine (no 25,000-event history bound). */
-  readonly express?: boolean;
+  /**
+   * Compile for an Express state machine (no 25,000-event history bound). `'requested'`: as the CDK
+   * app deploys a document, Express when the document asks for it (`express: true`) and the
+   * definition can run as one, Standard otherwise (the manifest's `express.blocker` says why).
+   */
+  readonly express?: boolean | 'requested';
   /** Unknown fields are errors. */
   readonly strict?: boolean;
   /** Contenox chains: values for `{{var:NAME}}` macros. */
@@ -88,22 +92,26 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
 }
 
 /** Compiles an IR document (front-ends and tests that build IR directly). */
-export function compileIr(ir: IrDocument, options: { express?: boolean } = {}, warnings: Diagnostic[] = []): CompileResult {
-  const lowered = lowerWorkflow(ir, options);
-  if (options.express) checkExpress(ir.name, lowered.definition);
-  // Serialised once: the size quota and the manifest's placeholder list both read it.
+export function compileIr(ir: IrDocument, options: { express?: boolean | 'requested' } = {}, warnings: Diagnostic[] = []): CompileResult {
+  const requested = ir.deployment?.express === true;
+  // Lowering is the same for both types: only the quotas, the blocker and the manifest differ.
+  const lowered = lowerWorkflow(ir, {});
+  if (options.express === true) checkExpress(ir.name, lowered.definition);
+  const blocker = requested ? expressBlocker(lowered.definition) : undefined;
+  const express = options.express === 'requested' ? requested && blocker === undefined : options.express === true;
+  // Serialised once: the size quota and the manifest's placeholders and models all read it.
   const serialised = serialisedDefinition(lowered.definition);
   // The lowering decides how often a Task may run and which outputs the state machine reads inline.
   const quotas = checkQuotas(ir, lowered.definition, {
-    ...options, definitionBytes: serialised.bytes, attemptsOf: worstCaseAttempts,
+    express, definitionBytes: serialised.bytes, attemptsOf: worstCaseAttempts,
     readInline: (step) => lowered.stateReads.has(step.id) || routesOnItsAgents(step),
   });
-  const manifest = buildStepManifest(ir, lowered, options.express ?? false, serialised.placeholders);
+  const manifest = buildStepManifest(ir, lowered, { express, ...(blocker !== undefined ? { blocker } : {}) }, serialised);
   const notes: string[] = [];
   if (lowered.addedEdges.length > 0) {
     notes.push(`the graph is not series-parallel: ${lowered.addedEdges.length} synchronisation edge(s) added`);
   } else notes.push('the graph is series-parallel: no synchronisation edges added');
-  notes.push(`worst-case history events: ${quotas.worstCaseHistoryEvents}${options.express ? ' (express: not bounded)' : ' of 25000'}`);
+  notes.push(`worst-case history events: ${quotas.worstCaseHistoryEvents}${express ? ' (express: not bounded)' : ' of 25000'}`);
   notes.push(`definition size: ${quotas.definitionBytes} bytes of 1048576`);
   if (quotas.largestPayloadStep) notes.push(`largest payload budget: ${Math.ceil(quotas.largestPayloadBytes / 1024)} KiB of 256 (step '${quotas.largestPayloadStep}')`);
   return {

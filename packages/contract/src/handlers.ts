@@ -38,6 +38,12 @@ export const ALL_HANDLERS = [...STEP_HANDLERS, 'api', 'trigger', 'approvals'] as
 export type HandlerId = (typeof ALL_HANDLERS)[number];
 
 /**
+ * The deploy-time Lambda of the AWS stack that writes each workflow's record (input schema, steps,
+ * edges) into the runs table: a CloudFormation custom resource, invoked by no state machine or API.
+ */
+export const WORKFLOW_RECORD_HANDLER = 'workflowRecord' as const;
+
+/**
  * The Python function Lambda: deployed on AWS beside the Node handlers when a function step's
  * function is a Python module (embedded, the function handler runs Python in a worker process).
  */

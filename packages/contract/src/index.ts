@@ -22,7 +22,7 @@ export {
 export {
   handlerOfKind, handlerById, stepHandlerIdOf, type StepHandlerId, type StepHandlerRow, STEP_HANDLER_TABLE,
   STEP_HANDLERS, ALL_HANDLERS, type HandlerId, PYTHON_FUNCTION_HANDLER, PYTHON_FUNCTION_PLACEHOLDER,
-  type TaskHandlerId, LAMBDA_PLACEHOLDERS,
+  type TaskHandlerId, LAMBDA_PLACEHOLDERS, WORKFLOW_RECORD_HANDLER,
 } from './handlers.js';
 export {
   placeholder, kindPlaceholder, placeholderNames, findPlaceholders, substitutePlaceholders,
@@ -39,6 +39,10 @@ export {
   matchesInputType, describeType, applyInputSchema, INPUT_FIELD_TYPES, type InputFieldType, type InputField,
   type InputSchema,
 } from './inputSchema.js';
+export {
+  type ManifestExpress, type ManifestStepHandler, type ManifestStepKind, type ManifestTrigger, type StepManifest,
+  type StepManifestEntry,
+} from './manifest.js';
 export { parseApiBody, type ApiBodySchema, API_BODIES, type ApiBodyError } from './apiBodies.js';
 export { type ApiOperation, RUN_STATUSES, APPROVAL_STATUSES, type ApiRoute, API_ROUTES } from './apiRoutes.js';
 export { httpStatusOf, errorBody, type ErrorBody, HTTP_STATUS_OF } from './apiErrors.js';

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import {
@@ -12,14 +11,12 @@ import {
   compileDocument,
   duplicateWorkflowError,
   type CompileResult,
-  type InputSchema,
-  type IrWorkflow,
   type NamedWorkflow,
 } from '@stepforge/compiler';
 import { codeChildren } from '@stepforge/compiler';
 import { workflowNameClash } from './workflowNameClash.js';
 import { loadFunctionsRuntime } from './functionsRuntime.js';
-import type { CatalogStep, WorkflowCatalog, WorkflowEntry, WorkflowStore } from '@stepforge/runtime';
+import { workflowRecord, type WorkflowCatalog, type WorkflowEntry, type WorkflowStore } from '@stepforge/runtime';
 
 export type { CatalogStep, WorkflowEntry } from '@stepforge/runtime';
 import { CODE_MODULE, compileCodeModule } from './compileCodeModule.js';
@@ -95,29 +92,16 @@ export class RegisteredCatalog implements WorkflowCatalog {
       const clash = registered && workflowNameClash(this.projectDir, registered, named);
       if (clash) throw duplicateWorkflowError(clash, named);
     }
-    // The schema the front-end read while compiling: the document is not parsed a second time.
-    const inputSchema = compiled.ir.inputSchema ?? { fields: [] };
     const definition = JSON.stringify(compiled.asl);
     const stateMachineArn = await this.#upsertStateMachine(compiled.name, definition);
-    const steps: CatalogStep[] = compiled.manifest.steps.map((s) => ({
-      id: s.id, kind: s.kind, state: s.state, states: s.states,
-      ...(s.parent !== undefined ? { parent: s.parent } : {}),
-      lambda: s.handler !== null,
-    }));
-    const edges = edgesOf(compiled.ir.workflow);
-    const format = compiled.manifest.format;
-    const version = createHash('sha256').update(JSON.stringify({ definition, format, inputSchema, steps, edges })).digest('hex').slice(0, 16);
+    // The record the AWS stack writes at deploy time, from the same manifest (input schema, steps, edges, version).
+    const record = workflowRecord(compiled.manifest, definition, file);
+    const version = record.version!;
     const entry: WorkflowEntry = {
-      name: compiled.name,
+      ...record,
       displayName: compiled.displayName,
-      ...(file !== undefined ? { file } : {}),
-      format,
       stateMachineArn,
-      inputSchema,
-      steps,
-      edges,
       updatedAt: new Date().toISOString(),
-      version,
       policy: { sources: policy.sources, rules: policy.rules },
     };
     await this.store.put(entry.name, version, entry);
@@ -158,16 +142,6 @@ export class RegisteredCatalog implements WorkflowCatalog {
     }
     return arn;
   }
-}
-
-function edgesOf(wf: IrWorkflow): [string, string][] {
-  const out: [string, string][] = [];
-  const visit = (w: IrWorkflow): void => {
-    for (const [a, b] of w.edges) out.push([w.steps[a]!.id, w.steps[b]!.id]);
-    for (const s of w.steps) if (s.composite?.body) visit(s.composite.body);
-  };
-  visit(wf);
-  return out;
 }
 
 /**

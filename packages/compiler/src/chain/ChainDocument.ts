@@ -1,4 +1,4 @@
-import type { SourceLocation } from '@stepforge/contract';
+import type { ManifestTrigger, SourceLocation } from '@stepforge/contract';
 import type { InputSchema } from '../input/InputSchema.js';
 import type { ChainTask } from './ChainTask.js';
 
@@ -43,4 +43,8 @@ export interface ChainDocument {
   readonly tasks: Readonly<Record<string, unknown>>;
   /** Kortecx's `context_bundles` as written (no effect here; kept for the Kortecx lowering). */
   readonly contextBundles?: readonly string[];
+  /** `express:` as written (a deployment setting the CDK app reads from the manifest). */
+  readonly express?: boolean;
+  /** `triggers:`, checked, with names defaulted. */
+  readonly triggers?: readonly ManifestTrigger[];
 }

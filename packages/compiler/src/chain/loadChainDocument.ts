@@ -14,7 +14,7 @@ import type { ChainLocator, ChainPath } from './ChainLocator.js';
 import type { ChainDocument, ChainStep } from './ChainDocument.js';
 import { CHAIN_TASK_KINDS, ChainTaskSchema, NAME_PATTERN, type ChainTask } from './ChainTask.js';
 import { tierLimits, unknownTier } from '../checks/tierLimit.js';
-import { TriggersSchema } from '../checks/triggers.js';
+import { manifestTriggers, TriggersSchema } from '../checks/triggers.js';
 import { describeZodIssue, valueAtPath, zodObjectAt } from '../source/zodIssues.js';
 import { FastChainLocator } from './FastChainLocator.js';
 import { scalarOffsets } from '../source/scalarOffsets.js';
@@ -275,6 +275,8 @@ class ChainLoader {
       edges: graph.edges,
       tasks,
       ...(Array.isArray(js.context_bundles) ? { contextBundles: js.context_bundles as string[] } : {}),
+      ...(typeof js.express === 'boolean' ? { express: js.express } : {}),
+      ...(Array.isArray(js.triggers) ? { triggers: manifestTriggers(js.triggers, (i) => this.location(this.loc.keyOffset(['triggers', i, 'event_pattern']), 'event_pattern'.length)) } : {}),
     };
     return { ...this.result(graphView), document };
   }

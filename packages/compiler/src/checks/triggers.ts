@@ -3,6 +3,7 @@
 // it deploys them, so a document that validates also synthesises, and one that does not is refused
 // by both for the same reason.
 import { z } from 'zod';
+import type { ManifestTrigger, SourceLocation } from '@stepforge/contract';
 
 /** The fields a trigger may have. */
 export const TRIGGER_FIELDS = ['name', 'description', 'event_pattern', 'event_bus'] as const;
@@ -32,3 +33,22 @@ export const TriggerSchema = z.strictObject({
 
 /** The `triggers:` list. */
 export const TriggersSchema = z.array(TriggerSchema);
+
+/**
+ * A checked `triggers:` list as the manifest carries it: each entry's name defaulted to
+ * `trigger<N>` by its position, and where it is written. Absent or not a list: none.
+ */
+export function manifestTriggers(value: unknown, locate: (index: number) => SourceLocation | undefined): ManifestTrigger[] {
+  if (!Array.isArray(value)) return [];
+  return value.map((raw, i) => {
+    const t = raw as { name?: string; description?: string; event_pattern: Record<string, unknown>; event_bus?: string };
+    const location = locate(i);
+    return {
+      name: t.name ?? `trigger${i + 1}`,
+      eventPattern: t.event_pattern,
+      ...(t.event_bus !== undefined ? { eventBus: t.event_bus } : {}),
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      ...(location !== undefined ? { location } : {}),
+    };
+  });
+}

@@ -2,7 +2,7 @@
 // carrying its source location. Values that may contain `${ }` are kept as authored (JSON whose string
 // leaves may hold templates) together with the parsed templates, so a back end can translate them per
 // scope (see dsl/valueTemplates.ts) without re-reading the YAML.
-import type { SourceLocation } from '@stepforge/contract';
+import type { ManifestTrigger, SourceLocation } from '@stepforge/contract';
 import type { Template } from '../expr/ExpressionAst.js';
 import type { InputSchema } from '../input/InputSchema.js';
 
@@ -246,4 +246,8 @@ export interface DslDocument {
   readonly output?: DslValue;
   /** Every inferred dependency (`[from, to]` step names, all scopes), for `graph` to list. */
   readonly dependencies: readonly { readonly from: string; readonly to: string; readonly via: 'after' | 'reference' }[];
+  /** `express:` as written (a deployment setting the CDK app reads from the manifest). */
+  readonly express?: boolean;
+  /** `triggers:`, checked, with names defaulted. */
+  readonly triggers?: readonly ManifestTrigger[];
 }

@@ -26,6 +26,7 @@ import { dslGraphView } from './dslGraphView.js';
 import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
 import { unsupportedYamlKeys } from '../source/unsupportedYamlKey.js';
 import { workflowSlug } from '../workflowSlug.js';
+import { manifestTriggers } from '../checks/triggers.js';
 import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../source/yamlValueIssues.js';
 
 /** Options for loadDslDocument. */
@@ -296,7 +297,11 @@ class DslLoader {
       for (const key of (issue as z.core.$ZodIssueUnrecognizedKeys).keys) {
         const where = issue.path.length > 0 ? ` in ${formatPath(issue.path)}` : '';
         const best = didYouMean(key, known);
-        this.warn('unknown_field', `unknown field '${key}'${where}${best ? `; did you mean '${best}'?` : ''}`, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
+        const message = `unknown field '${key}'${where}${best ? `; did you mean '${best}'?` : ''}`;
+        // A trigger becomes an EventBridge rule as written: one with a misspelt field would deploy
+        // another rule than the one meant, so it is refused even without strict (as in a chain).
+        if (issue.path[0] === 'triggers') this.error('unknown_field', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
+        else this.warn('unknown_field', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
       }
     }
     const others = issues.filter((i) => i.code !== 'unrecognized_keys');
@@ -416,6 +421,8 @@ class DslLoader {
       workflow,
       ...(output ? { output } : {}),
       dependencies: this.dependencies,
+      ...(data.express !== undefined ? { express: data.express } : {}),
+      ...(data.triggers !== undefined ? { triggers: manifestTriggers(data.triggers, (i) => this.loc.keyAt(['triggers', i], 'event_pattern')) } : {}),
     };
   }
 

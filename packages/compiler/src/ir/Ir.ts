@@ -1,6 +1,6 @@
 // The intermediate representation every front-end lowers into and the one back end consumes.
 // Plain readonly data only: behaviour lives in functions over it (schedule, lower, quotas).
-import type { SourceLocation } from '@stepforge/contract';
+import type { ManifestTrigger, SourceLocation } from '@stepforge/contract';
 import type { Template } from '../expr/ExpressionAst.js';
 import type { InputSchema } from '../input/InputSchema.js';
 
@@ -279,6 +279,20 @@ export interface IrDocument {
    * them rather than parsing every template a second time, and parses any string not listed.
    */
   readonly templates?: readonly Template[];
+  /** What the document asks of its deployment (chain and DSL documents); absent: nothing. */
+  readonly deployment?: IrDeployment;
+}
+
+/** A document's deployment settings, which the manifest hands to the CDK app. */
+export interface IrDeployment {
+  /** `express: true`: deploy as Express when the workflow can run as one. */
+  readonly express?: boolean;
+  /** `triggers:`, checked and normalised. */
+  readonly triggers?: readonly ManifestTrigger[];
+  /** DSL `mcp_servers:` declared as mappings, by name. */
+  readonly mcpServers?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** Secret ids the document binds for no step in particular (DSL top-level `secrets:`). */
+  readonly secrets?: readonly string[];
 }
 
 /** Structured control derived from a workflow's DAG (series-parallel form). */

@@ -33,6 +33,9 @@ export function chainToIr(doc: ChainDocument, options: { name: string; file?: st
     file: options.file,
     source: options.source,
     templates,
+    ...(doc.express !== undefined || doc.triggers !== undefined
+      ? { deployment: { ...(doc.express !== undefined ? { express: doc.express } : {}), ...(doc.triggers !== undefined ? { triggers: doc.triggers } : {}) } }
+      : {}),
   };
 }
 

@@ -7,7 +7,7 @@ import type { DslDocument, DslScope, DslStep, DslTemplateField, DslValue } from 
 import { templateStepReferences } from '../expr/collectReferences.js';
 import type { Template } from '../expr/ExpressionAst.js';
 import { parseDurationSeconds } from '../source/durations.js';
-import type { IrAgentRef, IrComposite, IrDocument, IrExpr, IrRetry, IrStep, IrWorkflow } from './Ir.js';
+import type { IrAgentRef, IrComposite, IrDeployment, IrDocument, IrExpr, IrRetry, IrStep, IrWorkflow } from './Ir.js';
 import { DEFAULT_AGENT_BUDGET, inputDefaults } from './chainToIr.js';
 
 /** Lowers a loaded DSL document into the IR. */
@@ -27,6 +27,20 @@ export function dslToIr(doc: DslDocument, options: { file?: string; source?: str
     file: options.file ?? doc.file,
     source: options.source,
     templates: ctx.templates,
+    deployment: deployment(doc),
+  };
+}
+
+/** The document's deployment settings: `express:`, `triggers:`, the mapping-form `mcp_servers:` and the top-level secret ids. */
+function deployment(doc: DslDocument): IrDeployment {
+  const mcpServers = Object.fromEntries(Object.values(doc.mcpServers)
+    .filter((r) => r.uri === undefined && Object.keys(r.config).length > 0)
+    .map((r) => [r.name, r.config]));
+  return {
+    ...(doc.express !== undefined ? { express: doc.express } : {}),
+    ...(doc.triggers !== undefined ? { triggers: doc.triggers } : {}),
+    mcpServers,
+    secrets: [...new Set(Object.values(doc.secrets).map((s) => s.id))].sort(),
   };
 }
 

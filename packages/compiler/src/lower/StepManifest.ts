@@ -1,79 +1,65 @@
-// The step manifest written beside the ASL: one entry per step with what CDK (which Lambdas and
-// secrets a state machine needs) and the run history (identity, source location) use.
-import { type SourceLocation, kindPlaceholder } from '@stepforge/contract';
+// Builds the step manifest written beside the ASL (its type is the contract's): one entry per step
+// with what CDK (which Lambdas and secrets a state machine needs) and the run history (identity,
+// source location) use, and the workflow's facts that the CDK app and the run service read rather
+// than the source: edges by id, the input schema, and the document's deployment settings.
+import {
+  type ManifestStepHandler, type StepHandlerId, type StepManifest, type StepManifestEntry,
+  LAMBDA_PLACEHOLDERS, STEP_HANDLERS, kindPlaceholder, stepHandlerIdOf,
+} from '@stepforge/contract';
 import type { IrDocument, IrStep, IrStepKind, IrWorkflow } from '../ir/Ir.js';
 import type { LoweredWorkflow } from './lowerWorkflow.js';
-import { serialisedDefinition } from './serialisedDefinition.js';
+import { serialisedDefinition, type SerialisedDefinition } from './serialisedDefinition.js';
 
-/** Which handler module serves a step (null: no Lambda, the state machine does it itself). */
-export type StepHandler = 'model' | 'tool' | 'connector' | 'function' | 'mcp_tool' | null;
+export type { ManifestStepHandler as StepHandler, StepManifest, StepManifestEntry } from '@stepforge/contract';
 
-/** One step of the manifest. */
-export interface StepManifestEntry {
-  readonly id: string;
-  readonly kind: IrStepKind;
-  readonly identity: string;
-  /** The state that stands for the step in the console, then every helper state it became. */
-  readonly state: string;
-  readonly states: readonly string[];
-  readonly parent?: string;
-  readonly location?: SourceLocation;
-  /** DSL: the name of the step's output (GraphN's canvas node id; the step name when `output:` is omitted). */
-  readonly output?: string;
-  readonly handler: StepHandler;
-  /** Lambda placeholders the step's states invoke. */
-  readonly functions: readonly string[];
-  readonly tools: readonly string[];
-  readonly secrets: readonly string[];
-  readonly budget?: { readonly maxTurns: number; readonly maxToolCalls: number };
-}
-
-/** The manifest of one compiled workflow. */
-export interface StepManifest {
-  readonly version: 1;
-  /** The workflow name (the state machine's). */
-  readonly workflow: string;
-  /** The name for people to read: the DSL's `document.name` as written (the workflow name otherwise). */
-  readonly displayName: string;
-  readonly format: 'chain' | 'dsl' | 'contenox' | 'code';
-  readonly file?: string;
-  readonly type: 'STANDARD' | 'EXPRESS';
-  readonly steps: readonly StepManifestEntry[];
-  /** Every `${…}` placeholder the ASL uses (for DefinitionSubstitutions). */
-  readonly placeholders: readonly string[];
-  /** Every secret id referenced by any step. */
-  readonly secrets: readonly string[];
-}
-
-const HANDLER: Record<IrStepKind, StepHandler> = {
+const HANDLER: Record<IrStepKind, ManifestStepHandler> = {
   model: 'model', agent: 'model', tool: 'tool', connector: 'connector', function: 'function', mcp_tool: 'mcp_tool',
   pure: null, conditional: null, for_each: null, while: null,
   parallel_analyzer: 'model', handoff_router: 'model', judge_loop: 'model', code_graph: 'function',
 };
 
+/** What compileIr decided about Express: the type compiled for, and why the definition cannot run as Express. */
+export interface ManifestExpressFacts {
+  readonly express: boolean;
+  readonly blocker?: string;
+}
+
 /** Builds the manifest from the IR and what lowering produced. */
 export function buildStepManifest(
-  doc: IrDocument, lowered: LoweredWorkflow, express: boolean,
-  placeholders: readonly string[] = serialisedDefinition(lowered.definition).placeholders,
+  doc: IrDocument, lowered: LoweredWorkflow, express: ManifestExpressFacts,
+  serialised: Pick<SerialisedDefinition, 'placeholders' | 'bedrockModels'> = serialisedDefinition(lowered.definition),
 ): StepManifest {
+  const { placeholders } = serialised;
   const steps: StepManifestEntry[] = [];
+  const edges: [string, string][] = [];
+  // Steps and edges in one walk: a body's after the step holding it, as the run service lists them.
   const visit = (wf: IrWorkflow): void => {
+    for (const [a, b] of wf.edges) edges.push([wf.steps[a]!.id, wf.steps[b]!.id]);
     for (const s of wf.steps) {
       steps.push(entry(s, lowered));
       if (s.composite?.body) visit(s.composite.body);
     }
   };
   visit(doc.workflow);
+  const deployment = doc.deployment ?? {};
+  const requested = deployment.express === true;
   return {
     version: 1,
     workflow: doc.name,
     displayName: doc.displayName ?? doc.name,
     format: doc.format,
     ...(doc.file !== undefined ? { file: doc.file } : {}),
-    type: express ? 'EXPRESS' : 'STANDARD',
+    type: express.express ? 'EXPRESS' : 'STANDARD',
     steps,
+    edges,
+    inputSchema: doc.inputSchema ?? { fields: [] },
     placeholders: [...placeholders],
     secrets: [...new Set(steps.flatMap((s) => s.secrets))].sort(),
+    secretsByHandler: secretsByHandler(steps, deployment.secrets ?? [], placeholders),
+    express: { requested, ...(requested && express.blocker !== undefined ? { blocker: express.blocker } : {}) },
+    triggers: deployment.triggers ?? [],
+    mcpServers: deployment.mcpServers ?? {},
+    bedrockModels: [...serialised.bedrockModels],
   };
 }
 
@@ -98,4 +84,35 @@ function entry(s: IrStep, lowered: LoweredWorkflow): StepManifestEntry {
     secrets: s.secrets,
     ...(s.budget ? { budget: s.budget } : {}),
   };
+}
+
+/**
+ * Each step's secrets under its handler; a document-level id no step lists under every step handler
+ * the definition invokes (which of them resolves it is only known at run time).
+ */
+function secretsByHandler(steps: readonly StepManifestEntry[], documentSecrets: readonly string[], placeholders: readonly string[]): Partial<Record<StepHandlerId, string[]>> {
+  const out = new Map<StepHandlerId, Set<string>>();
+  const add = (handler: StepHandlerId, id: string) => {
+    let ids = out.get(handler);
+    if (!ids) out.set(handler, (ids = new Set()));
+    ids.add(id);
+  };
+  const listed = new Set<string>();
+  for (const s of steps) {
+    const handler = stepHandlerIdOf(s.handler);
+    if (handler === undefined) continue;
+    for (const id of s.secrets) {
+      add(handler, id);
+      listed.add(id);
+    }
+  }
+  const invoked = placeholders
+    .map((p) => LAMBDA_PLACEHOLDERS[p.replace(/^\$\{|\}$/g, '')])
+    .filter((h): h is StepHandlerId => h !== undefined && (STEP_HANDLERS as readonly string[]).includes(h));
+  for (const id of documentSecrets) {
+    if (listed.has(id)) continue;
+    for (const h of invoked) add(h, id);
+  }
+  // Handlers in the table's order, ids sorted: the manifest reads the same for the same workflow.
+  return Object.fromEntries(STEP_HANDLERS.filter((h) => out.has(h)).map((h) => [h, [...out.get(h)!].sort()]));
 }

@@ -266,5 +266,10 @@ describe('Function: loadDslDocument (deployment settings)', () => {
       ['schema', "missing required field 'event_pattern' in triggers[0]", 6, 5],
       ['unknown_field', "unknown field 'pattern' in triggers[0]", 7, 5],
     ]);
+    // Without strict too: a misspelt trigger field would deploy another rule than the one meant.
+    const lax = loadDslDocument(base + 'triggers:\n  - event_pattern: {source: ["x"]}\n    schedule: daily\n');
+    expect(lax.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
+      ['unknown_field', "unknown field 'schedule' in triggers[0]", 7, 5],
+    ]);
   });
 });

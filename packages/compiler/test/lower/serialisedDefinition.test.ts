@@ -2,10 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { serialisedDefinition } from '../../src/lower/serialisedDefinition.js';
 import { compileCase, goldenCases } from '../golden/goldenCases.js';
 
-/** What serialisedDefinition stands for: one JSON.stringify of the whole definition. */
+/** What serialisedDefinition stands for: one JSON.stringify of the whole definition, and a walk of its string values. */
 function whole(definition: Record<string, unknown>) {
   const json = JSON.stringify(definition);
-  return { bytes: Buffer.byteLength(json, 'utf8'), placeholders: [...new Set(json.match(/\$\{[A-Za-z0-9]+\}/g) ?? [])].sort() };
+  const models = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') {
+      if (v.startsWith('bedrock:') && v.length > 'bedrock:'.length) models.add(v.slice('bedrock:'.length));
+    } else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) walk(x);
+  };
+  walk(JSON.parse(json));
+  return { bytes: Buffer.byteLength(json, 'utf8'), placeholders: [...new Set(json.match(/\$\{[A-Za-z0-9]+\}/g) ?? [])].sort(), bedrockModels: [...models].sort() };
 }
 
 describe('Function: serialisedDefinition', () => {
@@ -24,6 +31,20 @@ describe('Function: serialisedDefinition', () => {
       After: 'tail ${Tail9}',
     };
     expect(serialisedDefinition(definition)).toEqual(whole(definition));
+  });
+
+  it('finds the Bedrock models named as whole string values, escaped or not, and neither keys nor text that mentions one', () => {
+    const definition = {
+      Comment: 'compiled, mentioning bedrock:in.a.comment',
+      StartAt: 'a',
+      States: {
+        a: { Type: 'Task', Arguments: { Payload: { config: { model: 'bedrock:anthropic.claude-3-5-haiku-20241022-v1:0', agentConfig: { model: 'bedrock:us.amazon.nova-"q"-v1:0' } } } }, End: true },
+        b: { Type: 'Pass', Output: { 'bedrock:not-a-model': 'use bedrock:nor-this', models: ['bedrock:amazon.nova-micro-v1:0', 'bedrock:'] } },
+      },
+    };
+    const found = serialisedDefinition(definition);
+    expect(found).toEqual(whole(definition));
+    expect(found.bedrockModels).toEqual(['amazon.nova-micro-v1:0', 'anthropic.claude-3-5-haiku-20241022-v1:0', 'us.amazon.nova-"q"-v1:0']);
   });
 
   it('serialises a definition without States in one piece', () => {

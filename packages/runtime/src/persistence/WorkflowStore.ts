@@ -7,10 +7,12 @@ const LATEST_SK = 'WORKFLOW';
 const versionSk = (version: string) => `VERSION#${version}`;
 
 /**
- * The workflows registered in the embedded stack, one small record per workflow (its catalog
- * entry, as JSON) under `WORKFLOW#<name>`, and one per version, so that any process — `runs
- * restart` computing a downstream set, `serve` listing workflows — knows the topology without the
- * source file. The entry's shape is the run service's (WorkflowEntry); the store keeps it whole.
+ * The workflows' records, one small record per workflow (its catalog entry, as JSON) under
+ * `WORKFLOW#<name>`, and one per version, so that any process — `runs restart` computing a
+ * downstream set, `serve` listing workflows, the deployed API checking a start's input — knows the
+ * topology without the source file. The embedded stack writes them when it registers a workflow,
+ * the AWS stack when it deploys one (handlers/workflowRecord.ts). The entry's shape is the run
+ * service's (WorkflowEntry); the store keeps it whole.
  */
 export class WorkflowStore {
   constructor(private readonly db: Db) {}

@@ -21,8 +21,12 @@ export const ITEM_COLLECTIONS = {
   workflow: 'WORKFLOW#',
 } as const;
 
-/** A DynamoDB data-plane action the runtime uses (it never scans, batches or transacts). */
-export type TableAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query';
+/**
+ * A DynamoDB data-plane action the runtime uses. It never transacts, scans only where a handler
+ * says why (TableAccess.scan), and batches only to write a workflow's record (current and version
+ * in one request).
+ */
+export type TableAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'BatchWriteItem';
 
 /** The actions a handler uses on some item collections. */
 export interface CollectionAccess {
@@ -84,6 +88,9 @@ export const TABLE_ACCESS: Readonly<Record<string, TableAccess>> = {
     ],
     indexes: [GSI_BY_STATUS],
   },
+  // The deploy-time writer of workflow records (a custom resource): a workflow's current record
+  // and its version's, in one batch, and nothing else of the table.
+  workflowRecord: { items: [{ collections: ['workflow'], actions: ['BatchWriteItem'] }], indexes: [] },
   // The HTTP API starts, lists, shows and forks runs and decides approvals; an approved tool call
   // runs here, as a tool step (step records, idempotency, blobs). It never reads conversations.
   api: {

@@ -11,8 +11,9 @@ function nameOf(workflow: string): string {
  * machines come from the environment the stack gives its Lambdas (STEPFORGE_STATE_MACHINES, or
  * STEPFORGE_STATE_MACHINE_ARN_PREFIX); what a run needs beyond that (input schema, steps and edges
  * for progress and `restart --from`, versions) from the workflow's record in the runs table
- * (WorkflowStore), where one was written. A workflow with no record is served with no declared
- * input and no steps: its runs start, and forks of them re-run every step.
+ * (WorkflowStore), which the stack writes at deploy time (handlers/workflowRecord.ts). A workflow
+ * with no record (a state machine the stack did not deploy, named by the ARN prefix) is served with
+ * no declared input and no steps: its runs start, and forks of them re-run every step.
  */
 export function deployedCatalog(rt: Runtime): WorkflowCatalog {
   const machines = rt.config.stateMachines;

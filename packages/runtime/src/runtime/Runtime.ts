@@ -63,7 +63,7 @@ export class Runtime {
   readonly approvals: ApprovalStore;
   readonly conversations: ConversationStore;
   readonly blobs: BlobStore;
-  /** The embedded stack's registered workflows (WORKFLOW# records). */
+  /** The workflows' records (WORKFLOW# items): registered by the embedded stack, written at deploy time on AWS. */
   readonly workflows: WorkflowStore;
   readonly tools: ToolRegistry;
   readonly policyRules: readonly PolicyRule[];
