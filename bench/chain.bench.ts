@@ -154,14 +154,28 @@ export default async function chainBench(): Promise<void> {
       ]);
     }
   });
-  const header = ['case', 'what is timed', 'tokens', 'handles', 'edges', 'CPU µs/token', 'wall µs/token', 'tokens/s (CPU)', `target ≥ ${TARGET_TOKENS_PER_SECOND.toLocaleString('en-US')} tokens/s`];
+  const header = [
+    'case',
+    'what is timed',
+    'tokens',
+    'handles',
+    'edges',
+    'CPU µs/token',
+    'wall µs/token',
+    'tokens/s (CPU)',
+    `target ≥ ${TARGET_TOKENS_PER_SECOND.toLocaleString('en-US')} tokens/s`,
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((v, i) => (i >= 2 && i <= 7 ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ');
   console.log('Chain language: parse + validate (median of repeated runs, one process)');
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of rows) console.log(line(r));
-  console.log(`Load average while measuring: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} core(s).`);
+  console.log(
+    `Load average while measuring: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} on ${cpus().length} core(s).`,
+  );
   console.log('Target: ≥ 1 M tokens/s for parse + validate of the chain language. No peer implementation of this');
   console.log('language exists; the document rows are bounded by YAML parsing of the task map (compare the yaml-alone row).');
 }

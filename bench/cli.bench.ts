@@ -24,7 +24,14 @@ import { fileURLToPath } from 'node:url';
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(REPO, 'packages', 'cli', 'bin', 'stepforge.js');
 
-interface Case { readonly label: string; readonly argv: readonly string[]; readonly target?: number; readonly live?: boolean; readonly bin?: string; readonly cacheDir?: string }
+interface Case {
+  readonly label: string;
+  readonly argv: readonly string[];
+  readonly target?: number;
+  readonly live?: boolean;
+  readonly bin?: string;
+  readonly cacheDir?: string;
+}
 
 /** CPU ms (user + system) of this process's waited-for children so far, from /proc (Linux), else undefined. */
 function childrenCpuMs(): number | undefined {
@@ -46,11 +53,21 @@ const median = (xs: readonly number[]): number => {
 function runOnce(c: Case, cwd: string, round: number): { wallMs: number; cpuMs: number | undefined } {
   // `new` refuses to overwrite its output: each round writes a file of its own.
   const argv = c.argv.map((a) => a.replace('{round}', String(round)));
-  const env: NodeJS.ProcessEnv = { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...(c.cacheDir ? { STEPFORGE_CODE_CACHE_DIR: c.cacheDir } : {}) };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    STEPFORGE_LOG_LEVEL: 'SILENT',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...(c.cacheDir ? { STEPFORGE_CODE_CACHE_DIR: c.cacheDir } : {}),
+  };
   delete env.STEPFORGE_NO_BUNDLE;
   const cpu0 = childrenCpuMs();
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, argv[0] === '-e' ? [...argv] : [c.bin ?? BIN, ...argv], { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync(process.execPath, argv[0] === '-e' ? [...argv] : [c.bin ?? BIN, ...argv], {
+    cwd,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const wallMs = performance.now() - t0;
   const cpu1 = childrenCpuMs();
   if (r.status !== 0) {
@@ -61,7 +78,11 @@ function runOnce(c: Case, cwd: string, round: number): { wallMs: number; cpuMs: 
 
 /** Starts `stepforge serve` in `cwd` and resolves once its stack answers (its stack.json is written). */
 async function startServe(cwd: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], { cwd, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+    cwd,
+    env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     const onData = (b: Buffer) => {
@@ -92,7 +113,11 @@ export default async function cliBench(): Promise<void> {
       { label: 'stepforge graph quickstart', argv: ['graph', 'quickstart.chain.yaml'] },
       { label: 'stepforge compile quickstart', argv: ['compile', 'quickstart.chain.yaml', '-o', 'out'] },
       { label: 'stepforge new swarm', argv: ['new', 'swarm', '-o', 'swarm-{round}.chain.yaml'] },
-      { label: 'stepforge run quickstart (5 steps, offline)', argv: ['run', 'quickstart.chain.yaml', '--input', '{"topic":"tide pools"}', '--json'], target: 3 },
+      {
+        label: 'stepforge run quickstart (5 steps, offline)',
+        argv: ['run', 'quickstart.chain.yaml', '--input', '{"topic":"tide pools"}', '--json'],
+        target: 3,
+      },
     ];
     const baseline = process.env.CLI_BENCH_BASELINE;
     if (baseline) {
@@ -101,7 +126,8 @@ export default async function cliBench(): Promise<void> {
       // Its own project folder, so that the two trees' run stores never meet.
       mkdirSync(join(project, 'baseline', 'caches'), { recursive: true });
       copyFileSync(join(REPO, 'examples', 'quickstart.chain.yaml'), join(project, 'baseline', 'quickstart.chain.yaml'));
-      for (const c of cases.slice(1)) cases.push({ label: `${c.label} [baseline]`, argv: c.argv, bin, cacheDir: join(project, 'baseline', 'caches') });
+      for (const c of cases.slice(1))
+        cases.push({ label: `${c.label} [baseline]`, argv: c.argv, bin, cacheDir: join(project, 'baseline', 'caches') });
     }
     const samples = new Map<string, { wall: number[]; cpu: number[] }>(cases.map((c) => [c.label, { wall: [], cpu: [] }]));
     for (let round = -1; round < rounds; round++) {
@@ -113,7 +139,11 @@ export default async function cliBench(): Promise<void> {
       }
     }
     // `run` with a live stack: the same project with `serve` up, again interleaved with the floor.
-    const live: Case = { label: 'stepforge run quickstart, `serve` up', argv: cases.find((c) => c.argv[0] === 'run' && c.bin === undefined)!.argv, live: true };
+    const live: Case = {
+      label: 'stepforge run quickstart, `serve` up',
+      argv: cases.find((c) => c.argv[0] === 'run' && c.bin === undefined)!.argv,
+      live: true,
+    };
     samples.set(live.label, { wall: [], cpu: [] });
     samples.set('node -e 0 (beside serve)', { wall: [], cpu: [] });
     serve = await startServe(project);
@@ -129,7 +159,11 @@ export default async function cliBench(): Promise<void> {
 
     const floor = median(samples.get(cases[0]!.label)!.wall);
     const floorServe = median(samples.get('node -e 0 (beside serve)')!.wall);
-    console.log(`cli: ${rounds} interleaved rounds after one uncounted round; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `cli: ${rounds} interleaved rounds after one uncounted round; ${cpus().length} cores, load ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     console.log('| command | wall median | CPU median | wall ÷ floor | target |');
     console.log('|---|---|---|---|---|');
     for (const [label, s] of samples) {

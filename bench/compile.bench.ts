@@ -11,7 +11,13 @@ const TARGET_MS = 100;
 /** 1,000 agent/function steps; each reads one or two random earlier steps (a random DAG). */
 export function thousandStepDsl(steps = 1000, seed = 5): string {
   const rand = mulberry32(seed);
-  const lines = ['document: { dsl: "1.0", name: bench-1000 }', 'agents: { worker: {} }', 'functions: { f: {} }', 'input: { topic: string }', 'steps:'];
+  const lines = [
+    'document: { dsl: "1.0", name: bench-1000 }',
+    'agents: { worker: {} }',
+    'functions: { f: {} }',
+    'input: { topic: string }',
+    'steps:',
+  ];
   for (let i = 0; i < steps; i++) {
     const refs = new Set<number>();
     if (i > 0) refs.add(i - 1 - Math.floor(rand() * Math.min(i, 8)));
@@ -44,10 +50,21 @@ export function thousandTaskContenox(n = 1000): string {
   const handlers = ['chat_completion', 'route', 'noop'];
   const tasks = Array.from({ length: n }, (_, i) => {
     const next = i + 1 < n ? `t${i + 1}` : 'end';
-    const branches = i % 10 === 9
-      ? [{ operator: 'edge_traversed_at_least', edge: `t${i}->t${i - 9}`, when: '2', goto: next }, { operator: 'equals', when: 'again', goto: `t${i - 9}` }, { operator: 'default', goto: next }]
-      : [{ operator: 'default', goto: next }];
-    return { id: `t${i}`, handler: handlers[i % 3], system_instruction: `task ${i}`, execute_config: { model: '{{var:model|local}}' }, transition: { branches } };
+    const branches =
+      i % 10 === 9
+        ? [
+            { operator: 'edge_traversed_at_least', edge: `t${i}->t${i - 9}`, when: '2', goto: next },
+            { operator: 'equals', when: 'again', goto: `t${i - 9}` },
+            { operator: 'default', goto: next },
+          ]
+        : [{ operator: 'default', goto: next }];
+    return {
+      id: `t${i}`,
+      handler: handlers[i % 3],
+      system_instruction: `task ${i}`,
+      execute_config: { model: '{{var:model|local}}' },
+      transition: { branches },
+    };
   });
   return JSON.stringify({ id: 'bench-contenox-1000', token_limit: 8192, tasks }, null, 2);
 }
@@ -58,7 +75,10 @@ function compileOnce(text: string): { ms: number; outcome: string } {
   try {
     const r = compileDocument(text);
     const ms = performance.now() - t0;
-    return { ms, outcome: `ok: ${Math.round(r.explain.quotas.definitionBytes / 1024)} KiB ASL, ${r.explain.addedEdges.length} sync edges, slowdown ${r.explain.estimatedSlowdown}` };
+    return {
+      ms,
+      outcome: `ok: ${Math.round(r.explain.quotas.definitionBytes / 1024)} KiB ASL, ${r.explain.addedEdges.length} sync edges, slowdown ${r.explain.estimatedSlowdown}`,
+    };
   } catch (e) {
     const ms = performance.now() - t0;
     const err = e as { code?: string; message?: string };
@@ -94,7 +114,17 @@ function time(label: string, text: string, runs: number): string[] {
   load.sort((a, b) => a - b);
   const median = ms[Math.floor(ms.length / 2)]!;
   const loadMedian = load[Math.floor(load.length / 2)]!;
-  return [label, cold.toFixed(1), median.toFixed(1), ms[0]!.toFixed(1), loadMedian.toFixed(1), (median - loadMedian).toFixed(1), String(TARGET_MS), median <= TARGET_MS ? 'yes' : 'NO', outcome];
+  return [
+    label,
+    cold.toFixed(1),
+    median.toFixed(1),
+    ms[0]!.toFixed(1),
+    loadMedian.toFixed(1),
+    (median - loadMedian).toFixed(1),
+    String(TARGET_MS),
+    median <= TARGET_MS ? 'yes' : 'NO',
+    outcome,
+  ];
 }
 
 /** Prints the table. */
@@ -107,5 +137,7 @@ export default async function compileBench(): Promise<void> {
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));
-  console.log(`median of ${RUNS} compiles after ${WARMUP} warm-ups ('met' reads the median); 'first (cold)' is the first compile in this process; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`);
+  console.log(
+    `median of ${RUNS} compiles after ${WARMUP} warm-ups ('met' reads the median); 'first (cold)' is the first compile in this process; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`,
+  );
 }

@@ -62,7 +62,8 @@ function mapShape(items: number, concurrency: number): Shape {
 function parallelShape(branches: number, depth: number): Shape {
   const Branches = Array.from({ length: branches }, (_, b) => {
     const States: Record<string, unknown> = {};
-    for (let i = 0; i < depth; i++) States[`B${b}S${i}`] = i === depth - 1 ? { Type: 'Pass', End: true } : { Type: 'Pass', Next: `B${b}S${i + 1}` };
+    for (let i = 0; i < depth; i++)
+      States[`B${b}S${i}`] = i === depth - 1 ? { Type: 'Pass', End: true } : { Type: 'Pass', Next: `B${b}S${i + 1}` };
     return { StartAt: `B${b}S0`, States };
   });
   return {
@@ -164,7 +165,9 @@ export default async function engineBench(): Promise<void> {
   const budget = quick ? 200 : 2000;
   const shapes = [passChain(200), passChain(5000), mapShape(1000, 10), parallelShape(8, 20), choiceLoop(1000)];
   const peer = await peerRunner();
-  console.log('Engine: µs per state transition (lower is better; median of 7 interleaved rounds), identical JSONPath definitions, same process, history kept on both sides, definitions checked before timing');
+  console.log(
+    'Engine: µs per state transition (lower is better; median of 7 interleaved rounds), identical JSONPath definitions, same process, history kept on both sides, definitions checked before timing',
+  );
   console.log(`${'shape'.padEnd(38)} ${'stepforge'.padStart(10)} ${'aws-local-sfn'.padStart(14)} ${'speed-up'.padStart(9)}  target`);
   for (const s of shapes) {
     // Correctness first: both engines must produce the same output for the same definition.
@@ -197,7 +200,11 @@ export default async function engineBench(): Promise<void> {
   console.log(`Pass chain, stepforge µs per transition by history length (median of 5): ${growth.join(', ')}; target: flat`);
   // Measured in a fresh process: in this one, the benchmarks before it have already grown the heap and RSS.
   const mem = JSON.parse(
-    execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./support/engineMemory.ts', import.meta.url)), '10000'], { encoding: 'utf8' }),
+    execFileSync(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./support/engineMemory.ts', import.meta.url)), '10000'],
+      { encoding: 'utf8' },
+    ),
   ) as { heapMB: number; rssMB: number; baselineRssMB: number; inFlight: number; ms: number };
   console.log(
     `Map with ${mem.inFlight} iterations in flight: heap ${fmt(mem.heapMB, 0)} MB, rss ${fmt(mem.rssMB, 0)} MB (rss before ${fmt(mem.baselineRssMB, 0)} MB, fresh process), ` +

@@ -73,9 +73,11 @@ const median = (xs: readonly number[]): number => {
 async function batch(runs: number, inFlight: number, steps: number, once: (i: number) => Promise<void>): Promise<number> {
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: inFlight }, async () => {
-    while (next < runs) await once(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < runs) await once(next++);
+    }),
+  );
   return (performance.now() - t0) / (runs * steps);
 }
 
@@ -87,10 +89,15 @@ interface Contender {
 }
 
 async function stepforge(label: string, dir: string, inMemory: boolean): Promise<Contender> {
-  const stack: EmbeddedStack = await openStack({ projectDir: dir, ...(inMemory ? { inMemory: true } : {}), env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+  const stack: EmbeddedStack = await openStack({
+    projectDir: dir,
+    ...(inMemory ? { inMemory: true } : {}),
+    env: { STEPFORGE_LOG_LEVEL: 'SILENT' },
+  });
   const service = new EmbeddedRunService(stack, dir);
   const entries = new Map<string, WorkflowEntry>();
-  for (const s of SHAPES) entries.set(s.name, (await service.catalog.registerText(s.doc, `${s.name.replace(/[^a-z0-9]+/g, '-')}.chain.yaml`)).entry);
+  for (const s of SHAPES)
+    entries.set(s.name, (await service.catalog.registerText(s.doc, `${s.name.replace(/[^a-z0-9]+/g, '-')}.chain.yaml`)).entry);
   return {
     label,
     async run(shape, i) {
@@ -103,7 +110,10 @@ async function stepforge(label: string, dir: string, inMemory: boolean): Promise
 }
 
 /** The peer graph's state: the topic, and each node's output by node. */
-interface PeerState { readonly topic: string; readonly outputs: Record<string, string> }
+interface PeerState {
+  readonly topic: string;
+  readonly outputs: Record<string, string>;
+}
 
 /** What the LangGraph.js packages give this bench, loaded only when installed. */
 interface LangGraph {
@@ -122,7 +132,7 @@ const importPeer = (name: string): Promise<unknown> => import(pathToFileURL(peer
 
 async function loadLangGraph(): Promise<LangGraph | string> {
   try {
-    const lg = await importPeer('@langchain/langgraph') as any;
+    const lg = (await importPeer('@langchain/langgraph')) as any;
     const version = (peerRequire('@langchain/langgraph/package.json') as { version: string }).version;
     const State = lg.Annotation.Root({
       topic: lg.Annotation(),
@@ -158,7 +168,7 @@ async function loadLangGraph(): Promise<LangGraph | string> {
 /** LangGraph's SQLite checkpointer on a file, if it loads and runs here; else why not. */
 async function sqliteSaver(file: string): Promise<{ saver: unknown; close(): void } | string> {
   try {
-    const { SqliteSaver } = await importPeer('@langchain/langgraph-checkpoint-sqlite') as any;
+    const { SqliteSaver } = (await importPeer('@langchain/langgraph-checkpoint-sqlite')) as any;
     const saver = SqliteSaver.fromConnString(file);
     return { saver, close: () => (saver as unknown as { db: { close(): void } }).db.close() };
   } catch (e) {
@@ -172,8 +182,13 @@ function langGraph(label: string, lg: LangGraph, checkpointer: unknown, close: (
   return {
     label,
     async run(shape, i) {
-      const out = await graphs.get(shape.name)!.invoke({ topic: `t${i}` }, { configurable: { thread_id: `run-${thread++}` }, recursionLimit: shape.steps + 10 }) as { outputs: Record<string, string> };
-      if (Object.keys(out.outputs).length !== shape.steps) throw new Error(`${label}: ${shape.name} ran ${Object.keys(out.outputs).length} of ${shape.steps} steps`);
+      const out = (await graphs
+        .get(shape.name)!
+        .invoke({ topic: `t${i}` }, { configurable: { thread_id: `run-${thread++}` }, recursionLimit: shape.steps + 10 })) as {
+        outputs: Record<string, string>;
+      };
+      if (Object.keys(out.outputs).length !== shape.steps)
+        throw new Error(`${label}: ${shape.name} ran ${Object.keys(out.outputs).length} of ${shape.steps} steps`);
     },
     async close() {
       close();
@@ -200,7 +215,9 @@ export default async function peerRunBench(): Promise<void> {
         notes.push(`LangGraph.js ${lg.version}: ${sqlite}; its durable row uses MemorySaver instead (in memory, NOT durable)`);
         contenders.push(langGraph(`LangGraph.js ${lg.version} + MemorySaver (instead of SQLite)`, lg, new lg.MemorySaver()));
       } else {
-        notes.push(`LangGraph.js ${lg.version}: durable row = SqliteSaver (@langchain/langgraph-checkpoint-sqlite on better-sqlite3, a file, WAL journal as it sets it), one checkpoint a super-step`);
+        notes.push(
+          `LangGraph.js ${lg.version}: durable row = SqliteSaver (@langchain/langgraph-checkpoint-sqlite on better-sqlite3, a file, WAL journal as it sets it), one checkpoint a super-step`,
+        );
         contenders.push(langGraph(`LangGraph.js ${lg.version} + SQLite checkpointer`, lg, sqlite.saver, sqlite.close));
       }
       contenders.push(langGraph(`LangGraph.js ${lg.version} + MemorySaver`, lg, new lg.MemorySaver()));
@@ -215,12 +232,18 @@ export default async function peerRunBench(): Promise<void> {
         const order = round % 2 === 0 ? contenders : [...contenders].reverse();
         for (const c of order) {
           const key = `${c.label}|${s.name}`;
-          const ms = await batch(s.steps >= 50 ? Math.max(5, Math.round(runs / 3)) : runs, inFlight, s.steps, (i) => c.run(s, round * 10_000 + i));
+          const ms = await batch(s.steps >= 50 ? Math.max(5, Math.round(runs / 3)) : runs, inFlight, s.steps, (i) =>
+            c.run(s, round * 10_000 + i),
+          );
           samples.set(key, [...(samples.get(key) ?? []), ms]);
         }
       }
     }
-    console.log(`peer-run: ${rounds} interleaved rounds; a batch is ${runs} runs (${Math.max(5, Math.round(runs / 3))} of the 50-step chain), ${inFlight} in flight; the model answers at once; ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `peer-run: ${rounds} interleaved rounds; a batch is ${runs} runs (${Math.max(5, Math.round(runs / 3))} of the 50-step chain), ${inFlight} in flight; the model answers at once; ${cpus().length} cores, load ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     for (const n of notes) console.log(n);
     console.log(`| configuration | ${SHAPES.map((s) => `${s.name} (ms/step)`).join(' | ')} |`);
     console.log(`|---|${SHAPES.map(() => '---').join('|')}|`);

@@ -24,14 +24,25 @@ const CONCURRENCY = 16;
 async function pool(n: number, f: (i: number) => Promise<unknown>): Promise<number> {
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    for (let i = next++; i < n; i = next++) await f(i);
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < n; i = next++) await f(i);
+    }),
+  );
   return n / ((performance.now() - t0) / 1000);
 }
 
 /** One wiring's figures (ops/s). */
-interface Figures { peer: number; claims: number; conflicts: number; cycles: number; replays: number; stepWrites: number; stepReads: number; peerReads: number }
+interface Figures {
+  peer: number;
+  claims: number;
+  conflicts: number;
+  cycles: number;
+  replays: number;
+  stepWrites: number;
+  stepReads: number;
+  peerReads: number;
+}
 
 async function measure(endpoint: string, deps: { dynamodb: DynamoDBClient; dynamodbCommands?: DynamoDBClient }): Promise<Figures> {
   const config = runtimeConfigFromEnv({ STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_DYNAMODB_ENDPOINT: endpoint, STEPFORGE_TABLE: 'bench' });
@@ -40,17 +51,31 @@ async function measure(endpoint: string, deps: { dynamodb: DynamoDBClient; dynam
     await ensureTables(rt.db.client, 'bench');
     const now = Date.now();
     // Warm-up (JIT, sockets).
-    await pool(200, (i) => rt.idempotency.saveInProgress(`warm-${i}`, { leaseId: 'w', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }));
+    await pool(200, (i) =>
+      rt.idempotency.saveInProgress(`warm-${i}`, { leaseId: 'w', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }),
+    );
     const peer = await pool(N, (i) => rt.db.doc.send(new PutCommand({ TableName: 'bench', Item: { pk: `RAW#${i}`, sk: 'RAW', v: i } })));
-    const claims = await pool(N, (i) => rt.idempotency.saveInProgress(`claim-${i}`, { leaseId: 'l', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }));
-    const conflicts = await pool(N, (i) => rt.idempotency.saveInProgress(`claim-${i}`, { leaseId: 'x', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }).catch((e: Error) => {
-      if (e.name !== 'IdempotencyItemAlreadyExistsError') throw e;
-    }));
-    const cycles = await pool(N, (i) => runIdempotent({ layer: rt.idempotency, key: `cycle-${i}`, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 }, async () => ({ i })));
-    const stepWrites = await pool(N, (i) => rt.runs.stepFinished('bench-run', `step-${i}`, { status: 'SUCCEEDED', output: { i }, usage: { inputTokens: 1, outputTokens: 1 } }));
+    const claims = await pool(N, (i) =>
+      rt.idempotency.saveInProgress(`claim-${i}`, { leaseId: 'l', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false }),
+    );
+    const conflicts = await pool(N, (i) =>
+      rt.idempotency
+        .saveInProgress(`claim-${i}`, { leaseId: 'x', nowMs: now, leaseSeconds: 60, ttlSeconds: 3600, idempotent: false })
+        .catch((e: Error) => {
+          if (e.name !== 'IdempotencyItemAlreadyExistsError') throw e;
+        }),
+    );
+    const cycles = await pool(N, (i) =>
+      runIdempotent({ layer: rt.idempotency, key: `cycle-${i}`, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 }, async () => ({ i })),
+    );
+    const stepWrites = await pool(N, (i) =>
+      rt.runs.stepFinished('bench-run', `step-${i}`, { status: 'SUCCEEDED', output: { i }, usage: { inputTokens: 1, outputTokens: 1 } }),
+    );
     const stepReads = await pool(N, (i) => rt.runs.getStep('bench-run', `step-${i}`));
     const peerReads = await pool(N, (i) => rt.db.doc.send(new GetCommand({ TableName: 'bench', Key: { pk: `RAW#${i}`, sk: 'RAW' } })));
-    const replays = await pool(N, (i) => runIdempotent({ layer: rt.idempotency, key: `cycle-${i}`, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 }, async () => ({ i })));
+    const replays = await pool(N, (i) =>
+      runIdempotent({ layer: rt.idempotency, key: `cycle-${i}`, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 }, async () => ({ i })),
+    );
     return { peer, claims, conflicts, cycles, replays, stepWrites, stepReads, peerReads };
   } finally {
     await rt.close();
@@ -77,7 +102,9 @@ export default async function persistenceBench(): Promise<void> {
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let plain: Figures;
   try {
-    plain = await measure(endpoint, { dynamodb: new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }) });
+    plain = await measure(endpoint, {
+      dynamodb: new DynamoDBClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),
+    });
   } finally {
     await new Promise<void>((r) => server.close(() => r()));
   }
@@ -92,12 +119,18 @@ export default async function persistenceBench(): Promise<void> {
     ['step record read (RunStore)', (f) => f.stepReads, `peer GetItem ${both((f) => f.peerReads)}`],
   ];
   const os = await import('node:os');
-  console.log(`dynalite 4.0.0 on loopback, ${N} ops per row, concurrency ${CONCURRENCY}, load average ${(os.loadavg()[0] ?? 0).toFixed(1)} on ${os.cpus().length} cores`);
-  console.log('embedded: the embedded stack\'s wiring (dynalite worker thread, loopback clients); in-thread: dynalite in this thread, the SDK\'s default clients');
+  console.log(
+    `dynalite 4.0.0 on loopback, ${N} ops per row, concurrency ${CONCURRENCY}, load average ${(os.loadavg()[0] ?? 0).toFixed(1)} on ${os.cpus().length} cores`,
+  );
+  console.log(
+    "embedded: the embedded stack's wiring (dynalite worker thread, loopback clients); in-thread: dynalite in this thread, the SDK's default clients",
+  );
   console.log(`${'operation'.padEnd(40)} ${'embedded ops/s'.padStart(15)} ${'in-thread ops/s'.padStart(16)}   vs (embedded / in-thread)`);
   for (const [name, value, peerText] of rows) {
     console.log(`${name.padEnd(40)} ${value(embedded).toFixed(0).padStart(15)} ${value(plain).toFixed(0).padStart(16)}   ${peerText}`);
   }
   const writes = embedded.claims;
-  console.log(`target: >= 500 conditional writes/s — embedded stack ${writes.toFixed(0)}/s ${writes >= 500 ? 'met' : 'NOT met'}; in-thread ${plain.claims.toFixed(0)}/s ${plain.claims >= 500 ? 'met' : 'NOT met'}`);
+  console.log(
+    `target: >= 500 conditional writes/s — embedded stack ${writes.toFixed(0)}/s ${writes >= 500 ? 'met' : 'NOT met'}; in-thread ${plain.claims.toFixed(0)}/s ${plain.claims >= 500 ? 'met' : 'NOT met'}`,
+  );
 }

@@ -17,19 +17,31 @@ import { openStack } from '../packages/embedded/src/EmbeddedStack.js';
 import { EmbeddedRunService } from '../packages/embedded/src/RunService.js';
 import { FIVE_STEP_CHAIN as DOC, FIVE_STEPS as STEPS } from './support/fiveStepChain.js';
 
-const { values: args } = parseArgs({ options: { disk: { type: 'boolean' }, warm: { type: 'string', default: '250' }, runs: { type: 'string', default: '150' } } });
+const { values: args } = parseArgs({
+  options: { disk: { type: 'boolean' }, warm: { type: 'string', default: '250' }, runs: { type: 'string', default: '150' } },
+});
 
 const dir = mkdtempSync(join(tmpdir(), 'sf-profile-run-'));
 let timing = false;
 const spans = new Map<string, number>();
-const add = (k: string, ms: number) => { if (timing) spans.set(k, (spans.get(k) ?? 0) + ms); };
+const add = (k: string, ms: number) => {
+  if (timing) spans.set(k, (spans.get(k) ?? 0) + ms);
+};
 let requests = 0;
 
 // Marks at the edges of the SDK's middleware steps and around the named middlewares of interest.
 let marks: [string, number][] = [];
 const mark = (label: string) => marks.push([label, performance.now()]);
 type Mw = (next: (a: unknown) => Promise<unknown>) => (a: unknown) => Promise<unknown>;
-const marker = (label: string): Mw => (next) => async (a) => { mark(label); const r = await next(a); mark(`${label} (back)`); return r; };
+const marker =
+  (label: string): Mw =>
+  (next) =>
+  async (a) => {
+    mark(label);
+    const r = await next(a);
+    mark(`${label} (back)`);
+    return r;
+  };
 
 // Handler entry/exit, for the gaps between a step's requests and between steps.
 let handlerIn = 0;
@@ -37,7 +49,9 @@ let lastOut = 0;
 let firstRequestAt = 0;
 let lastResponseAt = 0;
 const stack = await openStack({
-  projectDir: dir, inMemory: !args.disk, env: { STEPFORGE_LOG_LEVEL: 'SILENT' },
+  projectDir: dir,
+  inMemory: !args.disk,
+  env: { STEPFORGE_LOG_LEVEL: 'SILENT' },
   wrapHandlers: (hs) => {
     const model = hs['ModelStepFunction']!;
     return {
@@ -45,7 +59,11 @@ const stack = await openStack({
       ModelStepFunction: async (event, context) => {
         handlerIn = performance.now();
         const first = (event as { step?: { id?: string } }).step?.id?.startsWith('s1') ?? false;
-        if (lastOut) add(first ? 'between runs: last handler return → next run\'s first handler' : 'engine: handler return → next handler entry', handlerIn - lastOut);
+        if (lastOut)
+          add(
+            first ? "between runs: last handler return → next run's first handler" : 'engine: handler return → next handler entry',
+            handlerIn - lastOut,
+          );
         firstRequestAt = 0;
         const r = await model(event, context);
         lastOut = performance.now();
@@ -64,7 +82,14 @@ const ms = client.middlewareStack as unknown as {
 for (const step of ['serialize', 'build', 'finalizeRequest'] as const) {
   ms.add(marker(`${step} step`), { step, priority: 'high', name: `profile_${step}_high` });
 }
-for (const name of ['httpAuthSchemeMiddleware', 'endpointV2Middleware', 'serializerMiddleware', 'retryMiddleware', 'httpSigningMiddleware', 'deserializerMiddleware']) {
+for (const name of [
+  'httpAuthSchemeMiddleware',
+  'endpointV2Middleware',
+  'serializerMiddleware',
+  'retryMiddleware',
+  'httpSigningMiddleware',
+  'deserializerMiddleware',
+]) {
   ms.addRelativeTo(marker(`before ${name}`), { relation: 'before', toMiddleware: name, name: `profile_before_${name}` });
 }
 const handler = client.config.requestHandler as unknown as { handle(...a: unknown[]): Promise<unknown> };
@@ -110,9 +135,17 @@ const window1 = process.hrtime.bigint() / 1000n;
 await stack.close();
 rmSync(dir, { recursive: true, force: true });
 
-console.log(`${args.disk ? 'on disk' : 'in memory'}; ${args.warm} warm-up runs, then ${runs} timed: ${(wall / runs / STEPS).toFixed(2)} ms/step, ${(requests / runs / STEPS).toFixed(2)} DynamoDB requests/step (runtime client)`);
+console.log(
+  `${args.disk ? 'on disk' : 'in memory'}; ${args.warm} warm-up runs, then ${runs} timed: ${(wall / runs / STEPS).toFixed(2)} ms/step, ${(requests / runs / STEPS).toFixed(2)} DynamoDB requests/step (runtime client)`,
+);
 console.log(`CPU profile window (µs, as in --cpu-prof files): ${window0}–${window1}`);
 console.log('\nper DynamoDB request, µs (wall, from one mark to the next; segments under 2 µs left out):');
-for (const [k, v] of spans) if (k.startsWith('sdk request: ') && (v / requests) * 1000 >= 2) console.log(`  ${(v / requests * 1000).toFixed(0).padStart(6)}  ${k.slice(13)}`);
+for (const [k, v] of spans)
+  if (k.startsWith('sdk request: ') && (v / requests) * 1000 >= 2)
+    console.log(`  ${((v / requests) * 1000).toFixed(0).padStart(6)}  ${k.slice(13)}`);
 console.log('\nper step, ms:');
-for (const [k, v] of spans) if (!k.startsWith('sdk request: ')) console.log(`  ${(v / (k.startsWith('between runs') ? runs : k.startsWith('engine') ? runs * (STEPS - 1) : runs * STEPS)).toFixed(3).padStart(7)}  ${k}${k.startsWith('between runs') ? ' (per run)' : ''}`);
+for (const [k, v] of spans)
+  if (!k.startsWith('sdk request: '))
+    console.log(
+      `  ${(v / (k.startsWith('between runs') ? runs : k.startsWith('engine') ? runs * (STEPS - 1) : runs * STEPS)).toFixed(3).padStart(7)}  ${k}${k.startsWith('between runs') ? ' (per run)' : ''}`,
+    );

@@ -31,7 +31,16 @@ import { mainThreadCpuMs } from './support/mainThreadCpuMs.js';
 const TARGET_MS_PER_STEP = 5;
 const TARGET_RUNS_PER_SECOND = 50;
 
-interface Row { readonly label: string; readonly msPerStep: number; readonly cpuMsPerStep: number; readonly mainCpuMsPerStep: number | undefined; readonly runsPerSecond: number; readonly p50: number; readonly p95: number; readonly ddbPerStep: number }
+interface Row {
+  readonly label: string;
+  readonly msPerStep: number;
+  readonly cpuMsPerStep: number;
+  readonly mainCpuMsPerStep: number | undefined;
+  readonly runsPerSecond: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly ddbPerStep: number;
+}
 
 /**
  * Counts the requests sent through the runtime's DynamoDB clients (the DocumentClient shares `client`'s
@@ -46,15 +55,26 @@ function countDynamoRequests(stack: EmbeddedStack): { readonly count: number } {
   COUNTERS.set(stack, counter);
   const clients = new Set([stack.runtime.db.client, stack.runtime.db.commands]);
   for (const c of clients) {
-    c.middlewareStack.add((next) => async (args) => {
-      counter.count++;
-      return next(args);
-    }, { step: 'initialize', name: 'benchRequestCounter' });
+    c.middlewareStack.add(
+      (next) => async (args) => {
+        counter.count++;
+        return next(args);
+      },
+      { step: 'initialize', name: 'benchRequestCounter' },
+    );
   }
   return counter;
 }
 
-async function measure(label: string, stack: EmbeddedStack, dir: string, sequential: number, concurrent: number, inFlight: number, warmup = 5): Promise<Row> {
+async function measure(
+  label: string,
+  stack: EmbeddedStack,
+  dir: string,
+  sequential: number,
+  concurrent: number,
+  inFlight: number,
+  warmup = 5,
+): Promise<Row> {
   const requests = countDynamoRequests(stack);
   const service = new EmbeddedRunService(stack, dir);
   const { entry } = await service.catalog.registerText(DOC, 'bench-five.chain.yaml');
@@ -80,9 +100,11 @@ async function measure(label: string, stack: EmbeddedStack, dir: string, sequent
   const mean = times.reduce((a, b) => a + b, 0) / times.length;
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: inFlight }, async () => {
-    while (next < concurrent) await once(1000 + next++);
-  }));
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < concurrent) await once(1000 + next++);
+    }),
+  );
   const seconds = (performance.now() - t0) / 1000;
   return {
     label,
@@ -96,7 +118,11 @@ async function measure(label: string, stack: EmbeddedStack, dir: string, sequent
   };
 }
 
-const quick = async (event: unknown) => ({ done: true, output: `ok ${(event as { step: { id: string } }).step.id}`, usage: { inputTokens: 1, outputTokens: 1 } });
+const quick = async (event: unknown) => ({
+  done: true,
+  output: `ok ${(event as { step: { id: string } }).step.id}`,
+  usage: { inputTokens: 1, outputTokens: 1 },
+});
 
 export default async function runBench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sf-bench-run-'));
@@ -111,7 +137,17 @@ export default async function runBench(): Promise<void> {
       // The same stack once it has run 200 runs (a `serve` process, or CI's test run): V8 has
       // compiled the hot paths, which the fresh rows are still doing in the background. More
       // sequential runs than the fresh row, since nothing changes under them any more.
-      rows.unshift(await measure('warm stack, in memory (serve --in-memory)', full, join(dir, 'full'), 2 * sequential, concurrent, 10, Math.max(0, 200 - (5 + sequential + concurrent))));
+      rows.unshift(
+        await measure(
+          'warm stack, in memory (serve --in-memory)',
+          full,
+          join(dir, 'full'),
+          2 * sequential,
+          concurrent,
+          10,
+          Math.max(0, 200 - (5 + sequential + concurrent)),
+        ),
+      );
     } finally {
       await full.close();
     }
@@ -121,7 +157,12 @@ export default async function runBench(): Promise<void> {
     } finally {
       await disk.close();
     }
-    const bare = await openStack({ projectDir: join(dir, 'bare'), inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' }, handlers: { ModelStepFunction: quick } });
+    const bare = await openStack({
+      projectDir: join(dir, 'bare'),
+      inMemory: true,
+      env: { STEPFORGE_LOG_LEVEL: 'SILENT' },
+      handlers: { ModelStepFunction: quick },
+    });
     try {
       rows.push(await measure('peer: same runs, handlers answer at once', bare, join(dir, 'bare'), sequential, concurrent, 10));
     } finally {
@@ -132,19 +173,35 @@ export default async function runBench(): Promise<void> {
   }
   // Measured last, on a quiet process, as the peer of a request's transport.
   const roundTrip = await loopbackRoundTripMicros();
-  console.log(`5-step chain, deterministic local provider; ${sequential} sequential runs (latency; ${2 * sequential} on the warm stack), ${concurrent} runs 10 in flight (throughput)`);
-  console.log(`machine: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} (wall times on a loaded machine mostly measure waiting for a core; CPU ms/step is the cost)`);
-  console.log(`cpu ms/step counts every thread of the process; main: the engine, the handlers and the SDK clients' thread alone (the rest is the dynalite worker and V8's background compiler and GC threads); ddb req/step: DynamoDB requests per step, run record writes included`);
-  console.log(`${'configuration'.padEnd(44)} ${'ms/step'.padStart(8)} ${'cpu ms/step'.padStart(12)} ${'main'.padStart(6)} ${'run p50'.padStart(9)} ${'run p95'.padStart(9)} ${'runs/s'.padStart(8)} ${'ddb req/step'.padStart(13)}`);
+  console.log(
+    `5-step chain, deterministic local provider; ${sequential} sequential runs (latency; ${2 * sequential} on the warm stack), ${concurrent} runs 10 in flight (throughput)`,
+  );
+  console.log(
+    `machine: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} (wall times on a loaded machine mostly measure waiting for a core; CPU ms/step is the cost)`,
+  );
+  console.log(
+    `cpu ms/step counts every thread of the process; main: the engine, the handlers and the SDK clients' thread alone (the rest is the dynalite worker and V8's background compiler and GC threads); ddb req/step: DynamoDB requests per step, run record writes included`,
+  );
+  console.log(
+    `${'configuration'.padEnd(44)} ${'ms/step'.padStart(8)} ${'cpu ms/step'.padStart(12)} ${'main'.padStart(6)} ${'run p50'.padStart(9)} ${'run p95'.padStart(9)} ${'runs/s'.padStart(8)} ${'ddb req/step'.padStart(13)}`,
+  );
   for (const r of rows) {
-    console.log(`${r.label.padEnd(44)} ${r.msPerStep.toFixed(2).padStart(8)} ${r.cpuMsPerStep.toFixed(2).padStart(12)} ${(r.mainCpuMsPerStep?.toFixed(2) ?? '-').padStart(6)} ${r.p50.toFixed(1).padStart(9)} ${r.p95.toFixed(1).padStart(9)} ${r.runsPerSecond.toFixed(1).padStart(8)} ${r.ddbPerStep.toFixed(2).padStart(13)}`);
+    console.log(
+      `${r.label.padEnd(44)} ${r.msPerStep.toFixed(2).padStart(8)} ${r.cpuMsPerStep.toFixed(2).padStart(12)} ${(r.mainCpuMsPerStep?.toFixed(2) ?? '-').padStart(6)} ${r.p50.toFixed(1).padStart(9)} ${r.p95.toFixed(1).padStart(9)} ${r.runsPerSecond.toFixed(1).padStart(8)} ${r.ddbPerStep.toFixed(2).padStart(13)}`,
+    );
   }
-  console.log(`${'target'.padEnd(44)} ${`≤${TARGET_MS_PER_STEP}`.padStart(8)} ${''.padStart(12)} ${''.padStart(6)} ${''.padStart(9)} ${''.padStart(9)} ${`≥${TARGET_RUNS_PER_SECOND}`.padStart(8)} ${''.padStart(13)}`);
+  console.log(
+    `${'target'.padEnd(44)} ${`≤${TARGET_MS_PER_STEP}`.padStart(8)} ${''.padStart(12)} ${''.padStart(6)} ${''.padStart(9)} ${''.padStart(9)} ${`≥${TARGET_RUNS_PER_SECOND}`.padStart(8)} ${''.padStart(13)}`,
+  );
   const warm = rows[0]!;
   // What no change in Stepforge's code removes: the host's cost of the round trips themselves.
-  console.log(`transport floor: a bare loopback HTTP round trip to another thread (undici → node:http answering at once; no SDK, signing or dynalite) takes ${roundTrip.toFixed(0)} µs here;` +
-    ` at ${warm.ddbPerStep.toFixed(2)} DynamoDB requests a step that is ${((roundTrip * warm.ddbPerStep) / 1000).toFixed(2)} ms of the warm stack's ${warm.msPerStep.toFixed(2)} ms/step`);
+  console.log(
+    `transport floor: a bare loopback HTTP round trip to another thread (undici → node:http answering at once; no SDK, signing or dynalite) takes ${roundTrip.toFixed(0)} µs here;` +
+      ` at ${warm.ddbPerStep.toFixed(2)} DynamoDB requests a step that is ${((roundTrip * warm.ddbPerStep) / 1000).toFixed(2)} ms of the warm stack's ${warm.msPerStep.toFixed(2)} ms/step`,
+  );
   const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
-  console.log(`targets, warm stack: ${warm.msPerStep.toFixed(2)} ms/step ${verdict(warm.msPerStep <= TARGET_MS_PER_STEP)}, ${warm.runsPerSecond.toFixed(1)} runs/s ${verdict(warm.runsPerSecond >= TARGET_RUNS_PER_SECOND)}` +
-    `; fresh process: ${verdict(rows[1]!.msPerStep <= TARGET_MS_PER_STEP)} / ${verdict(rows[1]!.runsPerSecond >= TARGET_RUNS_PER_SECOND)}`);
+  console.log(
+    `targets, warm stack: ${warm.msPerStep.toFixed(2)} ms/step ${verdict(warm.msPerStep <= TARGET_MS_PER_STEP)}, ${warm.runsPerSecond.toFixed(1)} runs/s ${verdict(warm.runsPerSecond >= TARGET_RUNS_PER_SECOND)}` +
+      `; fresh process: ${verdict(rows[1]!.msPerStep <= TARGET_MS_PER_STEP)} / ${verdict(rows[1]!.runsPerSecond >= TARGET_RUNS_PER_SECOND)}`,
+  );
 }

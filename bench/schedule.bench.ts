@@ -29,7 +29,10 @@ function spDag(n: number, rand: () => number): Dag {
       for (const x of a[1]) for (const y of b[0]) edges.push([x, y]);
       return [a[0], b[1]];
     }
-    return [[...a[0], ...b[0]], [...a[1], ...b[1]]];
+    return [
+      [...a[0], ...b[0]],
+      [...a[1], ...b[1]],
+    ];
   };
   build(n);
   return { n, edges };
@@ -56,7 +59,12 @@ function irOf(d: Dag, dur?: readonly number[]): IrDocument {
     format: 'chain',
     workflow: {
       steps: Array.from({ length: d.n }, (_, i) => ({
-        id: `n${i}`, kind: 'function' as const, identity: `i${i}`, config: {}, tools: [], secrets: [],
+        id: `n${i}`,
+        kind: 'function' as const,
+        identity: `i${i}`,
+        config: {},
+        tools: [],
+        secrets: [],
         ...(dur ? { estimatedDuration: dur[i]! } : {}),
       })),
       edges: d.edges,
@@ -108,16 +116,31 @@ export default async function scheduleBench(): Promise<void> {
   }
   const stat = (xs: number[]) => ({ mean: xs.reduce((a, b) => a + b, 0) / xs.length, max: Math.max(...xs) });
   const table = [['DAGs', 'count', 'ours mean', 'ours max', 'unit-estimate mean', 'unit-estimate max', 'naive mean', 'naive max']];
-  for (const [label, sel] of [['all', () => true], ['series-parallel', (r: { sp: boolean }) => r.sp], ['not series-parallel', (r: { sp: boolean }) => !r.sp]] as const) {
+  for (const [label, sel] of [
+    ['all', () => true],
+    ['series-parallel', (r: { sp: boolean }) => r.sp],
+    ['not series-parallel', (r: { sp: boolean }) => !r.sp],
+  ] as const) {
     const picked = rows.filter(sel);
     const o = stat(picked.map((r) => r.ours));
     const b = stat(picked.map((r) => r.blind));
     const v = stat(picked.map((r) => r.naive));
-    table.push([label, String(picked.length), o.mean.toFixed(3), o.max.toFixed(3), b.mean.toFixed(3), b.max.toFixed(3), v.mean.toFixed(3), v.max.toFixed(3)]);
+    table.push([
+      label,
+      String(picked.length),
+      o.mean.toFixed(3),
+      o.max.toFixed(3),
+      b.mean.toFixed(3),
+      b.max.toFixed(3),
+      v.mean.toFixed(3),
+      v.max.toFixed(3),
+    ]);
   }
   const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
   for (const r of table) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));
   const all = stat(rows.map((r) => r.ours));
   const naive = stat(rows.map((r) => r.naive));
-  console.log(`makespan ÷ critical path — target: mean ≤ ${TARGET_MEAN} (${all.mean <= TARGET_MEAN ? 'met' : 'NOT met'}), max ≤ ${TARGET_MAX} (${all.max <= TARGET_MAX ? 'met' : 'NOT met'}), better than naive (${all.mean < naive.mean && all.max <= naive.max ? 'yes' : 'NO'})`);
+  console.log(
+    `makespan ÷ critical path — target: mean ≤ ${TARGET_MEAN} (${all.mean <= TARGET_MEAN ? 'met' : 'NOT met'}), max ≤ ${TARGET_MAX} (${all.max <= TARGET_MAX ? 'met' : 'NOT met'}), better than naive (${all.mean < naive.mean && all.max <= naive.max ? 'yes' : 'NO'})`,
+  );
 }

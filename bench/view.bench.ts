@@ -25,10 +25,33 @@ function machine(n: number): { StartAt: string; States: Record<string, State> } 
   const segments = Math.ceil((n - 2) / 12);
   for (let i = 0; i < segments; i++) {
     const next = i + 1 < segments ? `task ${i + 1}` : undefined;
-    const branch = (b: number) => ({ StartAt: `p${i}.${b}.0`, States: Object.fromEntries([0, 1, 2].map((k) => [`p${i}.${b}.${k}`, { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', ...(k < 2 ? { Next: `p${i}.${b}.${k + 1}` } : { End: true }) }])) });
-    States[`task ${i}`] = { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Next: `parallel ${i}`, Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Failed' }] };
+    const branch = (b: number) => ({
+      StartAt: `p${i}.${b}.0`,
+      States: Object.fromEntries(
+        [0, 1, 2].map((k) => [
+          `p${i}.${b}.${k}`,
+          { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', ...(k < 2 ? { Next: `p${i}.${b}.${k + 1}` } : { End: true }) },
+        ]),
+      ),
+    });
+    States[`task ${i}`] = {
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke',
+      Next: `parallel ${i}`,
+      Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Failed' }],
+    };
     States[`parallel ${i}`] = { Type: 'Parallel', Branches: [branch(0), branch(1)], Next: `map ${i}` };
-    States[`map ${i}`] = { Type: 'Map', ItemProcessor: { StartAt: `m${i}.a`, States: { [`m${i}.a`]: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Next: `m${i}.b` }, [`m${i}.b`]: { Type: 'Pass', End: true } } }, Next: `choice ${i}` };
+    States[`map ${i}`] = {
+      Type: 'Map',
+      ItemProcessor: {
+        StartAt: `m${i}.a`,
+        States: {
+          [`m${i}.a`]: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Next: `m${i}.b` },
+          [`m${i}.b`]: { Type: 'Pass', End: true },
+        },
+      },
+      Next: `choice ${i}`,
+    };
     States[`choice ${i}`] = { Type: 'Choice', Choices: [{ Condition: '{% true %}', Next: next ?? 'Done' }], Default: 'Done' };
   }
   States.Done = { Type: 'Succeed' };
@@ -49,15 +72,41 @@ function countStates(states: Record<string, State>): number {
 
 /** `n` history events: states entered and exited with Lambda calls between, in order. */
 function history(n: number, names: readonly string[]): unknown[] {
-  const out: unknown[] = [{ id: 1, previousEventId: 0, type: 'ExecutionStarted', timestamp: 0, executionStartedEventDetails: { input: '{}' } }];
+  const out: unknown[] = [
+    { id: 1, previousEventId: 0, type: 'ExecutionStarted', timestamp: 0, executionStartedEventDetails: { input: '{}' } },
+  ];
   let i = 0;
   while (out.length < n) {
     const name = names[i++ % names.length]!;
     const id = out.length + 1;
-    out.push({ id, previousEventId: id - 1, type: 'TaskStateEntered', timestamp: id, stateEnteredEventDetails: { name, input: '{"x":1}' } });
-    out.push({ id: id + 1, previousEventId: id, type: 'LambdaFunctionScheduled', timestamp: id + 1, lambdaFunctionScheduledEventDetails: { resource: 'arn:aws:lambda:us-east-1:123456789012:function:F' } });
-    out.push({ id: id + 2, previousEventId: id + 1, type: 'LambdaFunctionSucceeded', timestamp: id + 2, lambdaFunctionSucceededEventDetails: { output: '{"ok":true}' } });
-    out.push({ id: id + 3, previousEventId: id + 2, type: 'TaskStateExited', timestamp: id + 3, stateExitedEventDetails: { name, output: '{"ok":true}' } });
+    out.push({
+      id,
+      previousEventId: id - 1,
+      type: 'TaskStateEntered',
+      timestamp: id,
+      stateEnteredEventDetails: { name, input: '{"x":1}' },
+    });
+    out.push({
+      id: id + 1,
+      previousEventId: id,
+      type: 'LambdaFunctionScheduled',
+      timestamp: id + 1,
+      lambdaFunctionScheduledEventDetails: { resource: 'arn:aws:lambda:us-east-1:123456789012:function:F' },
+    });
+    out.push({
+      id: id + 2,
+      previousEventId: id + 1,
+      type: 'LambdaFunctionSucceeded',
+      timestamp: id + 2,
+      lambdaFunctionSucceededEventDetails: { output: '{"ok":true}' },
+    });
+    out.push({
+      id: id + 3,
+      previousEventId: id + 2,
+      type: 'TaskStateExited',
+      timestamp: id + 3,
+      stateExitedEventDetails: { name, output: '{"ok":true}' },
+    });
   }
   return out.slice(0, n);
 }
@@ -74,8 +123,28 @@ function allNames(states: Record<string, State>, into: string[] = []): string[] 
 
 function runView(definition: unknown, events: unknown[]) {
   return {
-    run: { runId: 'bench', workflow: 'bench', displayName: 'bench', status: 'RUNNING', startedAt: new Date(0).toISOString(), endedAt: null, idempotencyKey: null, parentRunId: null, input: {}, output: null, error: null, executionArn: null },
-    definition, steps: [], progress: [], records: [], history: events, events: [], approvals: [], source: null,
+    run: {
+      runId: 'bench',
+      workflow: 'bench',
+      displayName: 'bench',
+      status: 'RUNNING',
+      startedAt: new Date(0).toISOString(),
+      endedAt: null,
+      idempotencyKey: null,
+      parentRunId: null,
+      input: {},
+      output: null,
+      error: null,
+      executionArn: null,
+    },
+    definition,
+    steps: [],
+    progress: [],
+    records: [],
+    history: events,
+    events: [],
+    approvals: [],
+    source: null,
   };
 }
 
@@ -92,7 +161,14 @@ async function serveBench(body: string): Promise<{ url: string; close(): Promise
     else res.writeHead(200, { 'content-type': 'application/json' }).end('{"approvals":[]}');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 export default async function bench(): Promise<void> {
@@ -106,12 +182,27 @@ export default async function bench(): Promise<void> {
   }
   const profile = mkdtempSync(join(tmpdir(), 'sf-bench-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1280, height: 800 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const rows: string[][] = [];
   try {
-    for (const [states, events] of [[1_000, 200], [100, 10_000], [1_000, 10_000]] as const) {
+    for (const [states, events] of [
+      [1_000, 200],
+      [100, 10_000],
+      [1_000, 10_000],
+    ] as const) {
       const def = machine(states);
       const body = JSON.stringify(runView(def, history(events, allNames(def.States))));
       const served = await serveBench(body);
@@ -121,12 +212,14 @@ export default async function bench(): Promise<void> {
         const page = await context.newPage();
         page.on('pageerror', (e) => console.log('page error:', e.message));
         // Page code as text: functions handed over would carry tsx's helpers, which the page lacks.
-        await page.addInitScript({ content: `
+        await page.addInitScript({
+          content: `
           // The page's longest stall: the largest gap between ticks of a 10 ms timer, less the 10 ms.
           window.longTasks = [];
           let last = performance.now();
           setInterval(() => { const now = performance.now(); window.longTasks.push(now - last - 10); last = now; }, 10);
-          sessionStorage.setItem('stepforge.apiToken', 'bench');` });
+          sessionStorage.setItem('stepforge.apiToken', 'bench');`,
+        });
         await page.goto(`${served.url}/#/runs/bench`);
         await page.waitForFunction("performance.getEntriesByName('sf:painted').length > 0", undefined, { timeout: 120_000 });
         const t = (await page.evaluate(`(() => {
@@ -140,7 +233,8 @@ export default async function bench(): Promise<void> {
         await page.fill('#history-filter', 'p1');
         await page.fill('#history-filter', '');
         await page.selectOption('#history-type', '');
-        for (let k = 1; k <= 10; k++) await page.evaluate(`document.querySelector('.vscroll').scrollTop = document.querySelector('.vscroll').scrollHeight * ${k / 10}`);
+        for (let k = 1; k <= 10; k++)
+          await page.evaluate(`document.querySelector('.vscroll').scrollTop = document.querySelector('.vscroll').scrollHeight * ${k / 10}`);
         await page.waitForTimeout(100);
         const interactTask = (await page.evaluate('Math.max(0, ...window.longTasks)')) as number;
         samples.push({ ...t, interactTask });
@@ -148,7 +242,14 @@ export default async function bench(): Promise<void> {
       }
       await served.close();
       const med = (k: keyof (typeof samples)[number]) => samples.map((s) => s[k]).sort((a, b) => a - b)[1]!;
-      rows.push([String(countStates(def.States)), String(events), `${med('graph').toFixed(0)} ms`, `${med('total').toFixed(0)} ms`, `${med('loadTask').toFixed(0)} ms`, `${med('interactTask').toFixed(0)} ms`]);
+      rows.push([
+        String(countStates(def.States)),
+        String(events),
+        `${med('graph').toFixed(0)} ms`,
+        `${med('total').toFixed(0)} ms`,
+        `${med('loadTask').toFixed(0)} ms`,
+        `${med('interactTask').toFixed(0)} ms`,
+      ]);
     }
   } finally {
     await context.close();

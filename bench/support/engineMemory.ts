@@ -3,7 +3,9 @@
 import { createLambdaInvoker, executeStateMachine, type AslDefinition } from '@stepforge/engine';
 
 /** Starts 10,000 Map iterations that all block in a Task until every one has started; samples memory then. */
-export async function mapMemory(items: number): Promise<{ heapMB: number; rssMB: number; baselineRssMB: number; inFlight: number; ms: number }> {
+export async function mapMemory(
+  items: number,
+): Promise<{ heapMB: number; rssMB: number; baselineRssMB: number; inFlight: number; ms: number }> {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   const baselineRssMB = process.memoryUsage().rss / 2 ** 20;
@@ -37,7 +39,11 @@ export async function mapMemory(items: number): Promise<{ heapMB: number; rssMB:
     },
   };
   const t0 = Date.now();
-  const done = executeStateMachine(definition, { items: Array.from({ length: items }, (_, i) => ({ id: i, payload: 'x'.repeat(32) })) }, { invoker, collectEvents: false });
+  const done = executeStateMachine(
+    definition,
+    { items: Array.from({ length: items }, (_, i) => ({ id: i, payload: 'x'.repeat(32) })) },
+    { invoker, collectEvents: false },
+  );
   await allStarted;
   gc?.();
   const m = process.memoryUsage();
@@ -47,7 +53,6 @@ export async function mapMemory(items: number): Promise<{ heapMB: number; rssMB:
   if (result.status !== 'SUCCEEDED') throw new Error(`memory run ended ${result.status}: ${result.error} ${result.cause}`);
   return { ...peak, baselineRssMB, inFlight: started, ms: Date.now() - t0 };
 }
-
 
 const items = Number(process.argv[2] ?? 10_000);
 console.log(JSON.stringify(await mapMemory(items)));

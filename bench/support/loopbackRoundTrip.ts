@@ -19,7 +19,15 @@ parentPort.on('message', () => { server.close(); server.closeAllConnections(); p
 `;
 
 /** A body the size of a step's claim (a PutItem of its step record). */
-const BODY = JSON.stringify({ TableName: 'stepforge', Item: { pk: { S: 'RUN#00000000-0000-4000-8000-000000000000' }, sk: { S: 'STEP#s1' }, status: { S: 'RUNNING' }, pad: { S: 'x'.repeat(400) } } });
+const BODY = JSON.stringify({
+  TableName: 'stepforge',
+  Item: {
+    pk: { S: 'RUN#00000000-0000-4000-8000-000000000000' },
+    sk: { S: 'STEP#s1' },
+    status: { S: 'RUNNING' },
+    pad: { S: 'x'.repeat(400) },
+  },
+});
 
 /** Mean µs per sequential round trip (after a warm-up), over `requests` requests. */
 export async function loopbackRoundTripMicros(requests = 3000, warmup = 500): Promise<number> {
@@ -30,16 +38,32 @@ export async function loopbackRoundTripMicros(requests = 3000, warmup = 500): Pr
   });
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 });
   // As LoopbackHttpHandler sends a request: a dispatch whose handler collects the answer's chunks.
-  const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.PutItem', 'content-length': String(Buffer.byteLength(BODY)) };
-  const once = () => new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    pool.dispatch({ method: 'POST', path: '/', headers, body: BODY }, {
-      onRequestStart() { /* nothing to abort */ },
-      onResponseData(_c, chunk) { chunks.push(chunk); },
-      onResponseEnd() { resolve(Buffer.concat(chunks)); },
-      onResponseError(_c, e) { reject(e); },
+  const headers = {
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amz-target': 'DynamoDB_20120810.PutItem',
+    'content-length': String(Buffer.byteLength(BODY)),
+  };
+  const once = () =>
+    new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      pool.dispatch(
+        { method: 'POST', path: '/', headers, body: BODY },
+        {
+          onRequestStart() {
+            /* nothing to abort */
+          },
+          onResponseData(_c, chunk) {
+            chunks.push(chunk);
+          },
+          onResponseEnd() {
+            resolve(Buffer.concat(chunks));
+          },
+          onResponseError(_c, e) {
+            reject(e);
+          },
+        },
+      );
     });
-  });
   try {
     for (let i = 0; i < warmup; i++) await once();
     const t0 = performance.now();

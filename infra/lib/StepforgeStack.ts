@@ -91,7 +91,10 @@ export class StepforgeStack extends Stack {
     const workflows = routed.map((r) => r.workflow);
     this.workflows = workflows;
     // Decided before any resource: a stack that would answer with the echo provider is refused whole.
-    this.models = planModels(workflows.flatMap((wf) => modelSteps(wf)), props.models ?? {});
+    this.models = planModels(
+      workflows.flatMap((wf) => modelSteps(wf)),
+      props.models ?? {},
+    );
     this.store = new RunStore(this, 'Store', { destroyOnRemoval });
     // Visibility timeouts are 6× the consuming Lambda's 30 s timeout (AWS guidance for SQS event sources).
     this.approvalQueue = new QueueWithDlq(this, 'Approvals', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: 5 });
@@ -99,7 +102,9 @@ export class StepforgeStack extends Stack {
     const table = this.store.table;
     const retentionDays = props.logRetentionDays ?? 365;
     if (!RETENTION_DAYS.includes(retentionDays)) {
-      throw new StepforgeError('invalid_log_retention', `log retention of ${retentionDays} days is not one CloudWatch Logs offers`, { hint: `use one of ${RETENTION_DAYS.join(', ')}` });
+      throw new StepforgeError('invalid_log_retention', `log retention of ${retentionDays} days is not one CloudWatch Logs offers`, {
+        hint: `use one of ${RETENTION_DAYS.join(', ')}`,
+      });
     }
     const logSettings = { encryptionKey: this.store.key, retention: retentionDays as logs.RetentionDays };
     this.store.allowLogsService();
@@ -138,7 +143,8 @@ export class StepforgeStack extends Stack {
     if (Object.keys(mcpServers).length > 0) fns.mcpTool.addEnvironment('STEPFORGE_MCP_SERVERS', JSON.stringify(mcpServers));
     // Each role reaches only the item collections its handler uses, with only the actions it uses.
     for (const name of Object.keys(fns) as HandlerId[]) grantTableAccess(fns[name], table, this.store.key, TABLE_ACCESS[name]!);
-    if (this.handlers.pythonFunction) grantTableAccess(this.handlers.pythonFunction, table, this.store.key, TABLE_ACCESS[PYTHON_FUNCTION_HANDLER]!);
+    if (this.handlers.pythonFunction)
+      grantTableAccess(this.handlers.pythonFunction, table, this.store.key, TABLE_ACCESS[PYTHON_FUNCTION_HANDLER]!);
     grantTableAccess(this.handlers.workflowRecord, table, this.store.key, TABLE_ACCESS[WORKFLOW_RECORD_HANDLER]!);
     // A tool call that policy gates asks for approval through the queue (with the task token).
     this.approvalQueue.queue.grantSendMessages(fns.tool);
@@ -173,7 +179,7 @@ export class StepforgeStack extends Stack {
     this.records = records;
 
     // Secrets and models: each step handler may read only what the workflows it serves reference.
-    for (const h of [...STEP_HANDLERS, ...(this.handlers.pythonFunction ? [PYTHON_FUNCTION_HANDLER] as const : [])]) {
+    for (const h of [...STEP_HANDLERS, ...(this.handlers.pythonFunction ? ([PYTHON_FUNCTION_HANDLER] as const) : [])]) {
       const ids = [...new Set(workflows.flatMap((wf) => wf.secretsByHandler[h] ?? []))].sort();
       this.handlers.grantSecrets(h, ids, SSM_PREFIX);
       // An approved tool call runs in the API Lambda (the approver's request), with the tool's secrets.
@@ -185,10 +191,25 @@ export class StepforgeStack extends Stack {
     // The API starts, inspects, forks and cancels executions of these machines, and resolves approvals.
     const all = [...machines.values()].map((m) => m.stateMachine);
     const triggered = workflows.filter((wf) => wf.triggers.length > 0).map((wf) => machines.get(wf.name)!.stateMachine);
-    fns.api.addEnvironment('STEPFORGE_STATE_MACHINES', Stack.of(this).toJsonString(Object.fromEntries([...machines].map(([n, m]) => [n, m.stateMachine.stateMachineArn]))));
-    fns.trigger.addEnvironment('STEPFORGE_STATE_MACHINES', Stack.of(this).toJsonString(Object.fromEntries(workflows.filter((wf) => wf.triggers.length > 0).map((wf) => [wf.name, machines.get(wf.name)!.stateMachine.stateMachineArn]))));
+    fns.api.addEnvironment(
+      'STEPFORGE_STATE_MACHINES',
+      Stack.of(this).toJsonString(Object.fromEntries([...machines].map(([n, m]) => [n, m.stateMachine.stateMachineArn]))),
+    );
+    fns.trigger.addEnvironment(
+      'STEPFORGE_STATE_MACHINES',
+      Stack.of(this).toJsonString(
+        Object.fromEntries(
+          workflows.filter((wf) => wf.triggers.length > 0).map((wf) => [wf.name, machines.get(wf.name)!.stateMachine.stateMachineArn]),
+        ),
+      ),
+    );
     if (all.length > 0) {
-      fns.api.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution', 'states:ListExecutions', 'states:DescribeStateMachine'], resources: all.map((m) => m.stateMachineArn) }));
+      fns.api.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['states:StartExecution', 'states:ListExecutions', 'states:DescribeStateMachine'],
+          resources: all.map((m) => m.stateMachineArn),
+        }),
+      );
       fns.api.addToRolePolicy(
         new iam.PolicyStatement({
           // Retry and restart fork a new run (the run service), so no redrive.
@@ -201,20 +222,37 @@ export class StepforgeStack extends Stack {
     // it started before did (its output is reused when it succeeded).
     const childNames = [...new Set(workflows.flatMap((wf) => wf.childWorkflows ?? []))].sort();
     if (childNames.length > 0) {
-      fns.function.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution'], resources: childNames.map((name) => executionArnPattern(this, name)) }));
+      fns.function.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['states:DescribeExecution'],
+          resources: childNames.map((name) => executionArnPattern(this, name)),
+        }),
+      );
     }
     // Task-token calls have no resource-level permissions in IAM: the token itself is the capability.
     // Gated tool calls arrive with a task token: the tool handlers answer it themselves when policy
     // allows, the API when a human decides, the approvals consumer when the approval times out.
     for (const h of ['api', 'approvals', 'tool', 'mcpTool'] as const) {
-      fns[h].addToRolePolicy(new iam.PolicyStatement({ actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'], resources: ['*'] }));
+      fns[h].addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'],
+          resources: ['*'],
+        }),
+      );
     }
     if (triggered.length > 0) {
-      fns.trigger.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: triggered.map((m) => m.stateMachineArn) }));
+      fns.trigger.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: triggered.map((m) => m.stateMachineArn) }),
+      );
       // A redelivered event whose start was interrupted finds its run recorded: the run service asks
       // for the execution before it completes that start (or answers the run as it is).
       const triggeredNames = workflows.filter((wf) => wf.triggers.length > 0).map((wf) => wf.name);
-      fns.trigger.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution'], resources: triggeredNames.map((name) => executionArnPattern(this, name)) }));
+      fns.trigger.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['states:DescribeExecution'],
+          resources: triggeredNames.map((name) => executionArnPattern(this, name)),
+        }),
+      );
     }
 
     this.api = new StepforgeApi(this, 'Http', { handler: fns.api, auth: props.apiAuth ?? 'iam', destroyOnRemoval, logs: logSettings });
@@ -222,7 +260,8 @@ export class StepforgeStack extends Stack {
     // API Gateway may invoke the API Lambda only for this account: CDK's permissions name the API's
     // execute-api ARN (an Fn::Join, which Control Tower's rule cannot read); the account says it plainly.
     for (const c of this.node.findAll()) {
-      if (c instanceof lambda.CfnPermission && c.principal === 'apigateway.amazonaws.com' && c.sourceAccount === undefined) c.sourceAccount = this.account;
+      if (c instanceof lambda.CfnPermission && c.principal === 'apigateway.amazonaws.com' && c.sourceAccount === undefined)
+        c.sourceAccount = this.account;
     }
 
     // Pending approvals past their deadline time out (a timeout is a denial): the approvals handler
@@ -243,7 +282,10 @@ export class StepforgeStack extends Stack {
     if (props.alarmEmail) this.alarmTopic.addSubscription(new subs.EmailSubscription(props.alarmEmail));
     const action = new cwActions.SnsAction(this.alarmTopic);
     for (const m of machines.values()) m.failedAlarm.addAlarmAction(action);
-    for (const [name, q] of [['Approvals', this.approvalQueue], ['Triggers', this.triggerQueue]] as const) {
+    for (const [name, q] of [
+      ['Approvals', this.approvalQueue],
+      ['Triggers', this.triggerQueue],
+    ] as const) {
       new cloudwatch.Alarm(this, `${name}DlqAlarm`, {
         alarmDescription: `Stepforge ${name.toLowerCase()} dead-letter queue has messages`,
         metric: q.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
@@ -268,7 +310,9 @@ export class StepforgeStack extends Stack {
     new CfnOutput(this, 'RunsTableName', { value: table.tableName });
     new CfnOutput(this, 'ApprovalQueueUrl', { value: this.approvalQueue.queue.queueUrl });
     new CfnOutput(this, 'TriggerQueueUrl', { value: this.triggerQueue.queue.queueUrl });
-    new CfnOutput(this, 'StateMachines', { value: Stack.of(this).toJsonString(Object.fromEntries([...machines].map(([n, m]) => [n, m.stateMachine.stateMachineArn]))) });
+    new CfnOutput(this, 'StateMachines', {
+      value: Stack.of(this).toJsonString(Object.fromEntries([...machines].map(([n, m]) => [n, m.stateMachine.stateMachineArn]))),
+    });
 
     addNagSuppressions(this);
   }
@@ -276,5 +320,10 @@ export class StepforgeStack extends Stack {
 
 /** `arn:…:execution:<machine>:*` — every execution of one state machine. */
 function executionArnPattern(stack: Stack, stateMachineName: string): string {
-  return stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+  return stack.formatArn({
+    service: 'states',
+    resource: 'execution',
+    resourceName: `${stateMachineName}:*`,
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
 }

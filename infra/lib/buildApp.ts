@@ -44,15 +44,21 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
   if (existsSync(policyFile)) policyRules = readPolicyText(readFileSync(policyFile, 'utf8'), { file: policyFile });
   const allowOffline = ctx('allowOfflineModel');
   if (allowOffline !== undefined && allowOffline !== 'true' && allowOffline !== 'false') {
-    throw new StepforgeError('invalid_model_option', `context allowOfflineModel must be true or false (got "${allowOffline}")`, { hint: '-c allowOfflineModel=true' });
+    throw new StepforgeError('invalid_model_option', `context allowOfflineModel must be true or false (got "${allowOffline}")`, {
+      hint: '-c allowOfflineModel=true',
+    });
   }
   const retention = ctx('logRetentionDays');
   if (retention !== undefined && !/^\d+$/.test(retention)) {
-    throw new StepforgeError('invalid_log_retention', `context logRetentionDays must be a number of days (got "${retention}")`, { hint: '-c logRetentionDays=365' });
+    throw new StepforgeError('invalid_log_retention', `context logRetentionDays must be a number of days (got "${retention}")`, {
+      hint: '-c logRetentionDays=365',
+    });
   }
   const logExecutionData = ctx('logExecutionData');
   if (logExecutionData !== undefined && logExecutionData !== 'true' && logExecutionData !== 'false') {
-    throw new StepforgeError('invalid_log_option', `context logExecutionData must be true or false (got "${logExecutionData}")`, { hint: '-c logExecutionData=true' });
+    throw new StepforgeError('invalid_log_option', `context logExecutionData must be true or false (got "${logExecutionData}")`, {
+      hint: '-c logExecutionData=true',
+    });
   }
   const models: ModelOptions = {
     ...(ctx('modelProvider') !== undefined ? { provider: ctx('modelProvider') } : {}),
@@ -80,7 +86,10 @@ export function buildApp(options: BuildAppOptions): { app: App; stack: Stepforge
   for (const wf of workflows) {
     if (wf.expressFallbackReason) {
       // Visible in `cdk synth` output; the machine is deployed as Standard.
-      Annotations.of(stack).addWarningV2('stepforge:expressFallback', `workflow ${wf.name} asked for Express but deploys as Standard: ${wf.expressFallbackReason}`);
+      Annotations.of(stack).addWarningV2(
+        'stepforge:expressFallback',
+        `workflow ${wf.name} asked for Express but deploys as Standard: ${wf.expressFallbackReason}`,
+      );
     }
   }
   // cdk-nag v3 runs as a policy-validation plugin: any unacknowledged finding fails `cdk synth`.

@@ -99,27 +99,38 @@ const statementsOf = (prefix: string) => {
 };
 
 describe('Construct: the Python function Lambda', () => {
-  it('is a Python 3.12 Lambda whose handler is the bootstrap, with the runtime\'s environment', () => {
+  it("is a Python 3.12 Lambda whose handler is the bootstrap, with the runtime's environment", () => {
     const fn = resources[logicalId('AWS::Lambda::Function', 'HandlersPythonFunction')]!;
     expect(fn.Properties).toMatchObject({
-      Runtime: 'python3.12', Handler: PYTHON_FUNCTION_ENTRY, Architectures: ['arm64'], MemorySize: 512, Timeout: 300, TracingConfig: { Mode: 'Active' },
+      Runtime: 'python3.12',
+      Handler: PYTHON_FUNCTION_ENTRY,
+      Architectures: ['arm64'],
+      MemorySize: 512,
+      Timeout: 300,
+      TracingConfig: { Mode: 'Active' },
     });
     expect(PYTHON_FUNCTION_ENTRY).toBe('stepforge_lambda.handler');
     expect(fn.Properties.Environment.Variables).toMatchObject({
-      STEPFORGE_MODE: 'aws', STEPFORGE_FUNCTIONS_DIR: LAMBDA_USER_FUNCTIONS_DIR, STEPFORGE_SECRETS_BACKEND: 'secretsmanager', STEPFORGE_HANDLER: 'pythonFunction',
+      STEPFORGE_MODE: 'aws',
+      STEPFORGE_FUNCTIONS_DIR: LAMBDA_USER_FUNCTIONS_DIR,
+      STEPFORGE_SECRETS_BACKEND: 'secretsmanager',
+      STEPFORGE_HANDLER: 'pythonFunction',
       STEPFORGE_TABLE: { Ref: expect.stringMatching(/^StoreRuns/) },
     });
   });
 
-  it('is a plain directory asset: the bootstrap at its root, the user\'s Python modules under user/, nothing else', () => {
+  it("is a plain directory asset: the bootstrap at its root, the user's Python modules under user/, nothing else", () => {
     const fn = resources[logicalId('AWS::Lambda::Function', 'HandlersPythonFunction')]!;
     const asset = join(outdir, fn.Metadata!['aws:asset:path'] as string);
-    const files = readdirSync(asset, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(asset, join(e.parentPath, e.name))).sort();
+    const files = readdirSync(asset, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => relative(asset, join(e.parentPath, e.name)))
+      .sort();
     expect(files).toEqual(['stepforge_lambda.py', 'stepforge_userfn.py', 'user/fetch_news.py', 'user/text/summarise.py']);
     expect(listPythonFunctions(userDir).map((f) => relative(userDir, f))).toEqual(['fetch_news.py', 'text/summarise.py']);
   });
 
-  it('is the Resource of the Python steps\' Tasks, inside the Map too, while the JavaScript step keeps the Node function Lambda', () => {
+  it("is the Resource of the Python steps' Tasks, inside the Map too, while the JavaScript step keeps the Node function Lambda", () => {
     const sm = resources[logicalId('AWS::StepFunctions::StateMachine', 'WorkflownewsdigestStateMachine')]!.Properties;
     const definition = JSON.parse(sm.DefinitionString as string) as { States: Record<string, any> };
     const map = definition.States['each']!;
@@ -127,10 +138,16 @@ describe('Construct: the Python function Lambda', () => {
     expect(map.ItemProcessor.States['fetch'].Resource).toBe('${PythonFunctionStepFunctionArn}');
     expect(definition.States['summary'].Resource).toBe('${PythonFunctionStepFunctionArn}');
     expect(definition.States['render'].Resource).toBe('${FunctionStepFunctionArn}');
-    expect(sm.DefinitionSubstitutions.PythonFunctionStepFunctionArn).toEqual({ 'Fn::GetAtt': [logicalId('AWS::Lambda::Function', 'HandlersPythonFunction'), 'Arn'] });
-    expect(sm.DefinitionSubstitutions.FunctionStepFunctionArn).toEqual({ 'Fn::GetAtt': [logicalId('AWS::Lambda::Function', 'HandlersFunction'), 'Arn'] });
+    expect(sm.DefinitionSubstitutions.PythonFunctionStepFunctionArn).toEqual({
+      'Fn::GetAtt': [logicalId('AWS::Lambda::Function', 'HandlersPythonFunction'), 'Arn'],
+    });
+    expect(sm.DefinitionSubstitutions.FunctionStepFunctionArn).toEqual({
+      'Fn::GetAtt': [logicalId('AWS::Lambda::Function', 'HandlersFunction'), 'Arn'],
+    });
     // Nothing else of the definition changed: it is the compiler's, with those Resources.
-    const compiled = compileDocument(WORKFLOW, { file: relative(ROOT, join(workflowsDir, 'news.yaml')) }).asl as { States: Record<string, any> };
+    const compiled = compileDocument(WORKFLOW, { file: relative(ROOT, join(workflowsDir, 'news.yaml')) }).asl as {
+      States: Record<string, any>;
+    };
     compiled.States['each'].ItemProcessor.States['fetch'].Resource = '${PythonFunctionStepFunctionArn}';
     compiled.States['summary'].Resource = '${PythonFunctionStepFunctionArn}';
     expect(definition).toEqual(compiled);
@@ -141,7 +158,8 @@ describe('Construct: the Python function Lambda', () => {
     expect(JSON.stringify(invoke)).toContain(logicalId('AWS::Lambda::Function', 'HandlersPythonFunction'));
     const python = statementsOf('HandlersPythonFunctionRole');
     expect(python.some((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toBe(true);
-    const secretsOf = (prefix: string) => JSON.stringify(statementsOf(prefix).filter((s) => [s.Action].flat().includes('secretsmanager:GetSecretValue')));
+    const secretsOf = (prefix: string) =>
+      JSON.stringify(statementsOf(prefix).filter((s) => [s.Action].flat().includes('secretsmanager:GetSecretValue')));
     expect(secretsOf('HandlersPythonFunctionRole')).toContain('news/api-key-??????');
     expect(secretsOf('HandlersPythonFunctionRole')).not.toContain('crm/token');
     expect(secretsOf('HandlersFunctionRole')).toContain('crm/token-??????');
@@ -176,8 +194,10 @@ describe('Function: routePythonFunctions', () => {
       } catch (e) {
         message = (e as Error).message;
       }
-      expect(message).toBe(`workflows/news.yaml: function "format" is ambiguous: the functions folder (${basename(both)}) has both format.py and format.ts; `
-        + 'name the one to run with its extension (function: format.py or function: format.ts, declared under functions: with the same name), or remove the other');
+      expect(message).toBe(
+        `workflows/news.yaml: function "format" is ambiguous: the functions folder (${basename(both)}) has both format.py and format.ts; ` +
+          'name the one to run with its extension (function: format.py or function: format.ts, declared under functions: with the same name), or remove the other',
+      );
     } finally {
       rmSync(both, { recursive: true, force: true });
     }
@@ -185,7 +205,20 @@ describe('Function: routePythonFunctions', () => {
 
   it('points a lambda:invoke Task (FunctionName) at the Python Lambda too', () => {
     const s = spec();
-    const asl = { StartAt: 'a', States: { a: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Arguments: { FunctionName: '${FunctionStepFunctionArn}', Payload: { config: { function: 'fetch_news' }, secrets: ['news/api-key'] } }, End: true } } };
+    const asl = {
+      StartAt: 'a',
+      States: {
+        a: {
+          Type: 'Task',
+          Resource: 'arn:aws:states:::lambda:invoke',
+          Arguments: {
+            FunctionName: '${FunctionStepFunctionArn}',
+            Payload: { config: { function: 'fetch_news' }, secrets: ['news/api-key'] },
+          },
+          End: true,
+        },
+      },
+    };
     const routed = routePythonFunctions({ ...s, asl, secretsByHandler: { function: ['news/api-key'] } }, userDir);
     expect((routed.workflow.asl as typeof asl).States.a.Arguments.FunctionName).toBe('${PythonFunctionStepFunctionArn}');
     expect(routed.workflow.placeholders).toEqual(['PythonFunctionStepFunctionArn']);

@@ -64,8 +64,12 @@ describe('Function: listUserFunctions', () => {
 
 describe('Function: handlerEntry', () => {
   it("finds a step handler's entry by the handler table's file name, and the others by their id", () => {
-    expect(handlerEntry(join(ROOT, 'infra/test/fixtures/handlers'), 'mcpTool')).toBe(join(ROOT, 'infra/test/fixtures/handlers/mcp_tool.ts'));
-    expect(handlerEntry(join(ROOT, 'packages/runtime/src/handlers'), 'mcpTool')).toBe(join(ROOT, 'packages/runtime/src/handlers/mcp_tool.ts'));
+    expect(handlerEntry(join(ROOT, 'infra/test/fixtures/handlers'), 'mcpTool')).toBe(
+      join(ROOT, 'infra/test/fixtures/handlers/mcp_tool.ts'),
+    );
+    expect(handlerEntry(join(ROOT, 'packages/runtime/src/handlers'), 'mcpTool')).toBe(
+      join(ROOT, 'packages/runtime/src/handlers/mcp_tool.ts'),
+    );
     expect(handlerEntry(join(ROOT, 'packages/runtime/src/handlers'), 'api')).toBe(join(ROOT, 'packages/runtime/src/handlers/api.ts'));
     expect(handlerEntry(join(ROOT, 'no/such/dir'), 'model')).toBeUndefined();
   });

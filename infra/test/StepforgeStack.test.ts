@@ -59,20 +59,22 @@ describe('Class: StepforgeStack', () => {
         const expected: Record<string, unknown> = {};
         for (const p of spec.placeholders) {
           expected[p] =
-            p === 'ApprovalQueueUrl'
-              ? { Ref: logicalId('AWS::SQS::Queue', 'ApprovalsQueue') }
-              : { 'Fn::GetAtt': [handlerIds[p], 'Arn'] };
+            p === 'ApprovalQueueUrl' ? { Ref: logicalId('AWS::SQS::Queue', 'ApprovalsQueue') } : { 'Fn::GetAtt': [handlerIds[p], 'Arn'] };
         }
         // Bare `${word}` template text maps to itself (identity), so no deploy target rewrites or rejects it.
         const identity = spec.name === 'brief' ? { topic: '${topic}' } : {};
         expect(sm['DefinitionSubstitutions']).toEqual({ ...expected, ...identity });
         // What CloudFormation deploys (template definition with its substitutions applied) equals a fresh
         // compile of the source with the same values put in place of the placeholders.
-        const values = Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, `resolved:${JSON.stringify(v).replace(/\W+/g, '.')}`]));
+        const values = Object.fromEntries(
+          Object.entries(expected).map(([k, v]) => [k, `resolved:${JSON.stringify(v).replace(/\W+/g, '.')}`]),
+        );
         const deployed = substitutePlaceholders(sm['DefinitionString'] as string, values);
         const compiled = fixtureCompile(readFileSync(join(ROOT, spec.file), 'utf8'), { file: spec.file, express: spec.express });
         expect(JSON.parse(deployed)).toEqual(JSON.parse(substitutePlaceholders(JSON.stringify(compiled.asl), values)));
-        expect(deployed).not.toMatch(/\$\{(ModelStepFunctionArn|ToolStepFunctionArn|ConnectorStepFunctionArn|FunctionStepFunctionArn|McpToolStepFunctionArn|ApprovalQueueUrl|RunsTableName)\}/);
+        expect(deployed).not.toMatch(
+          /\$\{(ModelStepFunctionArn|ToolStepFunctionArn|ConnectorStepFunctionArn|FunctionStepFunctionArn|McpToolStepFunctionArn|ApprovalQueueUrl|RunsTableName)\}/,
+        );
       }
     });
 
@@ -122,10 +124,21 @@ describe('Class: StepforgeStack', () => {
   describe('IAM', () => {
     it('never grants a wildcard action, and Resource "*" only for actions without resource-level permissions', () => {
       const allowedStar = new Set([
-        'xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'xray:GetSamplingRules', 'xray:GetSamplingTargets',
-        'states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat',
-        'logs:CreateLogDelivery', 'logs:GetLogDelivery', 'logs:UpdateLogDelivery', 'logs:DeleteLogDelivery',
-        'logs:ListLogDeliveries', 'logs:PutResourcePolicy', 'logs:DescribeResourcePolicies', 'logs:DescribeLogGroups',
+        'xray:PutTraceSegments',
+        'xray:PutTelemetryRecords',
+        'xray:GetSamplingRules',
+        'xray:GetSamplingTargets',
+        'states:SendTaskSuccess',
+        'states:SendTaskFailure',
+        'states:SendTaskHeartbeat',
+        'logs:CreateLogDelivery',
+        'logs:GetLogDelivery',
+        'logs:UpdateLogDelivery',
+        'logs:DeleteLogDelivery',
+        'logs:ListLogDeliveries',
+        'logs:PutResourcePolicy',
+        'logs:DescribeResourcePolicies',
+        'logs:DescribeLogGroups',
       ]);
       for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
         for (const s of policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]) {
@@ -160,7 +173,10 @@ describe('Class: StepforgeStack', () => {
 
     it('grants secret reads only to the handler whose steps reference them', () => {
       for (const h of ['Model', 'Tool', 'Connector', 'McpTool', 'Api', 'Trigger', 'Approvals']) {
-        expect(statementsOf(`Handlers${h}Role`).some((s) => actionsOf(s).includes('secretsmanager:GetSecretValue')), h).toBe(false);
+        expect(
+          statementsOf(`Handlers${h}Role`).some((s) => actionsOf(s).includes('secretsmanager:GetSecretValue')),
+          h,
+        ).toBe(false);
       }
       const fnSecrets = statementsOf('HandlersFunctionRole').filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue'));
       expect(JSON.stringify(fnSecrets)).toContain(':secret:crm/api-key-??????');
@@ -177,7 +193,10 @@ describe('Class: StepforgeStack', () => {
       expect(resources[0]).toContain(':bedrock:\",{\"Ref\":\"AWS::Region\"},\"::foundation-model/amazon.nova-micro-v1:0');
       expect(resources[1]).toContain('::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0');
       for (const role of ['HandlersToolRole', 'HandlersApiRole', 'HandlersFunctionRole']) {
-        expect(statementsOf(role).some((s) => actionsOf(s).some((a) => a.startsWith('bedrock:'))), role).toBe(false);
+        expect(
+          statementsOf(role).some((s) => actionsOf(s).some((a) => a.startsWith('bedrock:'))),
+          role,
+        ).toBe(false);
       }
       // The model handler knows the project model; the step that names none calls it.
       const env = resources_(logicalId('AWS::Lambda::Function', 'HandlersModel')).Environment.Variables;
@@ -187,9 +206,15 @@ describe('Class: StepforgeStack', () => {
 
     it('refuses to synthesize a stack whose model steps would run on the echo provider, unless allowOfflineModel=true', () => {
       let error: { code?: string; message?: string; hint?: string; location?: unknown } = {};
-      try { synthFixtureStack({ model: undefined }); } catch (e) { error = e as never; }
+      try {
+        synthFixtureStack({ model: undefined });
+      } catch (e) {
+        error = e as never;
+      }
       expect(error.code).toBe('offline_model');
-      expect(error.message).toMatch(/^2 model steps: step "write" of workflow brief \(infra\/test\/fixtures\/workflows\/brief\.chain\.yaml\), step "decide" of workflow refund .* would run on the offline echo provider/);
+      expect(error.message).toMatch(
+        /^2 model steps: step "write" of workflow brief \(infra\/test\/fixtures\/workflows\/brief\.chain\.yaml\), step "decide" of workflow refund .* would run on the offline echo provider/,
+      );
       expect(error.hint).toContain('-c allowOfflineModel=true');
       const { stack: s, template: t } = synthFixtureStack({ model: undefined, allowOfflineModel: 'true' });
       expect(s.models.offlineSteps.map((m) => `${m.workflow}.${m.step}`)).toEqual(['brief.write', 'refund.decide']);
@@ -200,12 +225,18 @@ describe('Class: StepforgeStack', () => {
     it('reads the OpenAI-compatible key from a secret the model handler alone may read', () => {
       const { template: t } = synthFixtureStack({ model: 'openai:gpt-4o-mini', openaiApiKeySecret: 'stepforge/openai-key' });
       const [id, model] = Object.entries(t.findResources('AWS::Lambda::Function')).find(([k]) => k.startsWith('HandlersModel'))!;
-      expect(model.Properties.Environment.Variables).toMatchObject({ STEPFORGE_MODEL_PROVIDER: 'openai', STEPFORGE_MODEL: 'gpt-4o-mini', STEPFORGE_OPENAI_API_KEY: '$secret:stepforge/openai-key' });
+      expect(model.Properties.Environment.Variables).toMatchObject({
+        STEPFORGE_MODEL_PROVIDER: 'openai',
+        STEPFORGE_MODEL: 'gpt-4o-mini',
+        STEPFORGE_OPENAI_API_KEY: '$secret:stepforge/openai-key',
+      });
       const roleId = (model.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]!;
       const statements = Object.values(t.findResources('AWS::IAM::Policy'))
         .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
         .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
-      expect(JSON.stringify(statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue')))).toContain(':secret:stepforge/openai-key-??????');
+      expect(JSON.stringify(statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue')))).toContain(
+        ':secret:stepforge/openai-key-??????',
+      );
       expect(id).toMatch(/^HandlersModel/);
     });
 
@@ -218,7 +249,9 @@ describe('Class: StepforgeStack', () => {
 
     it('lets the trigger starter start only workflows that have triggers', () => {
       const start = statementsOf('HandlersTriggerRole').filter((s) => actionsOf(s).includes('states:StartExecution'));
-      expect(start.flatMap((s) => s.Resource as unknown[])).toEqual([{ Ref: logicalId('AWS::StepFunctions::StateMachine', 'WorkflowordersStateMachine') }]);
+      expect(start.flatMap((s) => s.Resource as unknown[])).toEqual([
+        { Ref: logicalId('AWS::StepFunctions::StateMachine', 'WorkflowordersStateMachine') },
+      ]);
       // It may ask for those executions (completing an interrupted start), and nothing else's.
       const describe = statementsOf('HandlersTriggerRole').filter((s) => actionsOf(s).includes('states:DescribeExecution'));
       expect(describe).toHaveLength(1);
@@ -259,11 +292,16 @@ describe('Class: StepforgeStack', () => {
       });
       template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
         ResponseType: 'DEFAULT_4XX',
-        ResponseTemplates: { 'application/json': '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}' },
+        ResponseTemplates: {
+          'application/json': '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}',
+        },
       });
       template.hasResourceProperties('AWS::ApiGateway::Model', {
         Name: 'ApprovalDecisionBody',
-        Schema: Match.objectLike({ required: ['decision'], properties: { decision: { type: 'string', enum: ['approve', 'reject'] }, comment: Match.anyValue() } }),
+        Schema: Match.objectLike({
+          required: ['decision'],
+          properties: { decision: { type: 'string', enum: ['approve', 'reject'] }, comment: Match.anyValue() },
+        }),
       });
     });
 
@@ -282,7 +320,11 @@ describe('Class: StepforgeStack', () => {
       template.hasResourceProperties('AWS::DynamoDB::Table', {
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
-        SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: { 'Fn::GetAtt': [logicalId('AWS::KMS::Key', 'StoreKey'), 'Arn'] } },
+        SSESpecification: {
+          SSEEnabled: true,
+          SSEType: 'KMS',
+          KMSMasterKeyId: { 'Fn::GetAtt': [logicalId('AWS::KMS::Key', 'StoreKey'), 'Arn'] },
+        },
         BillingMode: 'PAY_PER_REQUEST',
       });
       template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
@@ -297,7 +339,9 @@ describe('Class: StepforgeStack', () => {
         });
         expect(q['SqsManagedSseEnabled']).toBe(true);
         const dlqAlarm = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter(
-          (a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' && JSON.stringify(a.Properties.Dimensions).includes(`${name}Dlq`),
+          (a) =>
+            a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+            JSON.stringify(a.Properties.Dimensions).includes(`${name}Dlq`),
         );
         expect(dlqAlarm).toHaveLength(1);
       }
@@ -332,7 +376,11 @@ describe('Class: StepforgeStack', () => {
   describe('cdk-nag', () => {
     it('leaves no AwsSolutions finding unacknowledged', () => {
       const report = new AwsSolutionsChecks(stack).validateScope(stack);
-      expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => (r as { constructPath?: string }).constructPath).join(',')}`)).toEqual([]);
+      expect(
+        report.violations.map(
+          (v) => `${v.ruleName} ${v.violatingResources.map((r) => (r as { constructPath?: string }).constructPath).join(',')}`,
+        ),
+      ).toEqual([]);
     });
 
     it('acknowledges findings only through the reviewed list, each with a reason', () => {
@@ -344,7 +392,10 @@ describe('Class: StepforgeStack', () => {
       for (const [id, reason] of acks) {
         const rule = id.replace(/^annotation::/i, '');
         if (rule.startsWith('CloudFormation-Validate::')) continue;
-        expect(NAG_ACKNOWLEDGEMENTS.some((a) => a.finding.test(rule)), rule).toBe(true);
+        expect(
+          NAG_ACKNOWLEDGEMENTS.some((a) => a.finding.test(rule)),
+          rule,
+        ).toBe(true);
         expect(JSON.stringify(reason).length, rule).toBeGreaterThan(30);
       }
     });
@@ -370,28 +421,59 @@ describe('least privilege, key policy and logs', () => {
     }
     return [...pairs].sort();
   }
-  const STEP = ['BLOB#* PutItem', 'BLOB#* Query', 'IDEM#* DeleteItem', 'IDEM#* GetItem', 'IDEM#* PutItem', 'IDEM#* UpdateItem', 'RUN#* GetItem', 'RUN#* PutItem', 'RUN#* Query', 'RUN#* UpdateItem'];
+  const STEP = [
+    'BLOB#* PutItem',
+    'BLOB#* Query',
+    'IDEM#* DeleteItem',
+    'IDEM#* GetItem',
+    'IDEM#* PutItem',
+    'IDEM#* UpdateItem',
+    'RUN#* GetItem',
+    'RUN#* PutItem',
+    'RUN#* Query',
+    'RUN#* UpdateItem',
+  ];
 
   it('gives each handler only the item collections and actions it uses, batch writes only to the record writer (WORKFLOW items), never whole-table access, Scan only to the API (forks)', () => {
     expect(tableAccess('HandlersModelRole')).toEqual([...STEP, 'CONV#* PutItem', 'CONV#* Query'].sort());
     expect(tableAccess('HandlersToolRole')).toEqual([...STEP, 'APPROVAL#* GetItem', 'APPROVAL#* PutItem', 'APPROVAL#* UpdateItem'].sort());
     expect(tableAccess('HandlersConnectorRole')).toEqual(STEP);
     expect(tableAccess('HandlersFunctionRole')).toEqual(STEP);
-    expect(tableAccess('HandlersTriggerRole')).toEqual(['RUN#* GetItem', 'RUN#* PutItem', 'RUN#* UpdateItem', 'RUNKEY#* GetItem', 'RUNKEY#* PutItem', 'WORKFLOW#* GetItem']);
-    expect(tableAccess('HandlersApprovalsRole')).toEqual(['APPROVAL#* GetItem', 'APPROVAL#* UpdateItem', 'RUN#* GetItem', 'RUN#* PutItem', 'RUN#* Query']);
+    expect(tableAccess('HandlersTriggerRole')).toEqual([
+      'RUN#* GetItem',
+      'RUN#* PutItem',
+      'RUN#* UpdateItem',
+      'RUNKEY#* GetItem',
+      'RUNKEY#* PutItem',
+      'WORKFLOW#* GetItem',
+    ]);
+    expect(tableAccess('HandlersApprovalsRole')).toEqual([
+      'APPROVAL#* GetItem',
+      'APPROVAL#* UpdateItem',
+      'RUN#* GetItem',
+      'RUN#* PutItem',
+      'RUN#* Query',
+    ]);
     expect(tableAccess('HandlersApiRole')).not.toContain('CONV#* Query');
     expect(tableAccess('HandlersApiRole')).toContain('WORKFLOW#* GetItem');
     expect(tableAccess('HandlersApiRole')).toContain('(table) Scan');
-    for (const role of ['HandlersModelRole', 'HandlersToolRole', 'HandlersTriggerRole', 'HandlersApprovalsRole']) expect(tableAccess(role), role).not.toContain('(table) Scan');
-    const all = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+    for (const role of ['HandlersModelRole', 'HandlersToolRole', 'HandlersTriggerRole', 'HandlersApprovalsRole'])
+      expect(tableAccess(role), role).not.toContain('(table) Scan');
+    const all = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+      (p) => p.Properties.PolicyDocument.Statement as Statement[],
+    );
     expect(all.filter((st) => actionsOf(st).includes('dynamodb:Scan'))).toHaveLength(1);
     const dynamoActions = new Set(all.flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:')));
-    for (const banned of ['dynamodb:BatchGetItem', 'dynamodb:*', 'dynamodb:DescribeTable']) expect(dynamoActions.has(banned), banned).toBe(false);
+    for (const banned of ['dynamodb:BatchGetItem', 'dynamodb:*', 'dynamodb:DescribeTable'])
+      expect(dynamoActions.has(banned), banned).toBe(false);
     // The deploy-time writer of workflow records batches the current and the version's record, and touches nothing else.
     expect(tableAccess('HandlersWorkflowRecordRole')).toEqual(['WORKFLOW#* BatchWriteItem']);
     expect(all.filter((st) => actionsOf(st).includes('dynamodb:BatchWriteItem'))).toHaveLength(1);
     // Index queries only where a handler lists or finds by index, on the named indexes.
-    const indexQueries = (role: string) => (statementsOf(role) as Statement[]).filter((s) => JSON.stringify(s.Resource).includes('/index/')).map((s) => JSON.stringify(s.Resource));
+    const indexQueries = (role: string) =>
+      (statementsOf(role) as Statement[])
+        .filter((s) => JSON.stringify(s.Resource).includes('/index/'))
+        .map((s) => JSON.stringify(s.Resource));
     expect(indexQueries('HandlersModelRole')).toEqual([]);
     expect(indexQueries('HandlersApprovalsRole').join()).toMatch(/\/index\/gsi2/);
     expect(indexQueries('HandlersApprovalsRole').join()).not.toMatch(/gsi1|index\/\*/);
@@ -403,11 +485,15 @@ describe('least privilege, key policy and logs', () => {
   });
 
   it('lets the logs and alarm services use the stack key only for this account', () => {
-    const key = Object.values(template.findResources('AWS::KMS::Key'))[0]!.Properties.KeyPolicy.Statement as (Statement & { Principal?: { Service?: unknown } })[];
+    const key = Object.values(template.findResources('AWS::KMS::Key'))[0]!.Properties.KeyPolicy.Statement as (Statement & {
+      Principal?: { Service?: unknown };
+    })[];
     const byService = (svc: string) => key.filter((s) => JSON.stringify(s.Principal?.Service ?? '').includes(svc));
     const logs = byService('logs.');
     expect(logs).toHaveLength(1);
-    expect(JSON.stringify(logs[0]!.Condition!['ArnLike'])).toMatch(/kms:EncryptionContext:aws:logs:arn.*:logs:.*AWS::Region.*AWS::AccountId.*:log-group:\*/);
+    expect(JSON.stringify(logs[0]!.Condition!['ArnLike'])).toMatch(
+      /kms:EncryptionContext:aws:logs:arn.*:logs:.*AWS::Region.*AWS::AccountId.*:log-group:\*/,
+    );
     const alarms = byService('cloudwatch.amazonaws.com');
     expect(alarms).toHaveLength(1);
     expect(alarms[0]!.Condition!['StringEquals']).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
@@ -417,7 +503,11 @@ describe('least privilege, key policy and logs', () => {
   it('encrypts every log group with the stack key, keeps them 365 days and logs no execution data by default', () => {
     const keyId = logicalId('AWS::KMS::Key', 'StoreKey');
     const groups = Object.values(template.findResources('AWS::Logs::LogGroup'));
-    expect(groups.length).toBe(Object.keys(template.findResources('AWS::Lambda::Function')).length + Object.keys(template.findResources('AWS::StepFunctions::StateMachine')).length + 1);
+    expect(groups.length).toBe(
+      Object.keys(template.findResources('AWS::Lambda::Function')).length +
+        Object.keys(template.findResources('AWS::StepFunctions::StateMachine')).length +
+        1,
+    );
     for (const g of groups) {
       expect(g.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
       expect(g.Properties.RetentionInDays).toBe(365);
@@ -430,9 +520,14 @@ describe('least privilege, key policy and logs', () => {
   it('takes the retention and execution-data logging from the context, and refuses a retention CloudWatch does not offer', () => {
     const { template: t } = synthFixtureStack({ logRetentionDays: '90', logExecutionData: 'true' });
     for (const g of Object.values(t.findResources('AWS::Logs::LogGroup'))) expect(g.Properties.RetentionInDays).toBe(90);
-    for (const sm of Object.values(t.findResources('AWS::StepFunctions::StateMachine'))) expect(sm.Properties.LoggingConfiguration.IncludeExecutionData).toBe(true);
+    for (const sm of Object.values(t.findResources('AWS::StepFunctions::StateMachine')))
+      expect(sm.Properties.LoggingConfiguration.IncludeExecutionData).toBe(true);
     let error: { code?: string; message?: string; hint?: string } = {};
-    try { synthFixtureStack({ logRetentionDays: '45' }); } catch (e) { error = e as never; }
+    try {
+      synthFixtureStack({ logRetentionDays: '45' });
+    } catch (e) {
+      error = e as never;
+    }
     expect(error.code).toBe('invalid_log_retention');
     expect(error.message).toBe('log retention of 45 days is not one CloudWatch Logs offers');
     expect(error.hint).toMatch(/^use one of 1, 3, 5, 7, 14, 30, 60, 90,/);
@@ -449,11 +544,12 @@ describe('observability', () => {
     }
   });
 
-  it('puts the handlers\' metrics, each workflow\'s executions and the dead-letter queues on one dashboard', () => {
+  it("puts the handlers' metrics, each workflow's executions and the dead-letter queues on one dashboard", () => {
     const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(dashboards[0]!.Properties.DashboardBody);
-    for (const metric of ['StepsSucceeded', 'StepErrors', 'ModelInputTokens', 'ModelOutputTokens', 'ApprovalsWaiting']) expect(body, metric).toContain(`\\"Stepforge\\",\\"${metric}\\"`);
+    for (const metric of ['StepsSucceeded', 'StepErrors', 'ModelInputTokens', 'ModelOutputTokens', 'ApprovalsWaiting'])
+      expect(body, metric).toContain(`\\"Stepforge\\",\\"${metric}\\"`);
     expect(body).toContain('stepforge-model');
     for (const name of stack.machines.keys()) expect(body, name).toContain(name);
     expect(body).toContain('ExecutionsFailed');
@@ -490,7 +586,10 @@ describe('Class: StepforgeApi', () => {
       expect(s.region).toBe('eu-west-1');
       expect(new AwsSolutionsChecks(s).validateScope(s).violations.map((v) => v.ruleName)).toEqual([]);
     } finally {
-      for (const [k, v] of [['CDK_DEFAULT_REGION', saved.region], ['CDK_DEFAULT_ACCOUNT', saved.account]] as const) {
+      for (const [k, v] of [
+        ['CDK_DEFAULT_REGION', saved.region],
+        ['CDK_DEFAULT_ACCOUNT', saved.account],
+      ] as const) {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }

@@ -28,7 +28,9 @@ describe('Function: loadWorkflows (modules)', () => {
     expect(specs.find((s) => s.name === 'refund')!.childWorkflows).toEqual(['refund-quote']);
     // Each Kortyx workflow of a module may hand the run over to the others (transitionTo): a nested execution too.
     expect(specs.find((s) => s.name === 'refund-quote')!.childWorkflows).toEqual(['refund']);
-    expect(Object.keys(specs.find((s) => s.name === 'refund-quote')!.asl.States as object)).toEqual(expect.arrayContaining(['refund-quote: hand off?', 'refund-quote: hand off to refund']));
+    expect(Object.keys(specs.find((s) => s.name === 'refund-quote')!.asl.States as object)).toEqual(
+      expect.arrayContaining(['refund-quote: hand off?', 'refund-quote: hand off to refund']),
+    );
     const triage = JSON.stringify(specs[4]!.asl);
     expect(triage).toContain('"codeModule":"/var/task/code/examples__code__triage.mjs"');
     expect(specs[4]!.placeholders).toEqual(expect.arrayContaining(['FunctionStepFunctionArn', 'ModelStepFunctionArn']));
@@ -42,8 +44,10 @@ describe('Function: codeModuleBundleArgs', () => {
     execFileSync(bin!, args, { cwd: ROOT, stdio: 'pipe' });
     const text = readFileSync(out, 'utf8');
     // Only Node's own modules are imported: stepforge (the compiler's builders) is inside.
-    expect([...text.matchAll(/^import .* from ["']([^"']+)["']/gm)].map((m) => m[1]).filter((s) => !/^(node:|module$)/.test(s!))).toEqual([]);
-    const mod = await import(pathToFileURL(out).href) as Record<string, unknown>;
+    expect([...text.matchAll(/^import .* from ["']([^"']+)["']/gm)].map((m) => m[1]).filter((s) => !/^(node:|module$)/.test(s!))).toEqual(
+      [],
+    );
+    const mod = (await import(pathToFileURL(out).href)) as Record<string, unknown>;
     const classify = codeFunction(mod.triageGraph, 'classify', { codeFn: 'node' });
     expect(await classify!({ complaint: 'chest pain' })).toEqual({ category: 'urgent', reviews: 0 });
   }, 60_000);
@@ -57,16 +61,26 @@ describe('Function: buildApp (a workflows folder of modules, bundling skipped)',
       handlersDir: join(ROOT, 'infra/test/fixtures/handlers'),
       appProps: { context: { 'aws:cdk:bundling-stacks': [] } },
     });
-    const template = app.synth().getStackByName(stack.stackName).template as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    const template = app.synth().getStackByName(stack.stackName).template as {
+      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    };
     const machines = Object.values(template.Resources).filter((r) => r.Type === 'AWS::StepFunctions::StateMachine');
     expect(machines).toHaveLength(5);
     expect(stack.workflows.filter((w) => w.codeModule).map((w) => w.codeModule!.bundle)).toHaveLength(5);
     // The parent's role may start the child (startExecution.sync:2) and use the rule that reports its end.
-    const statements = Object.values(template.Resources).filter((r) => r.Type === 'AWS::IAM::Policy')
+    const statements = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
       .flatMap((r) => (r.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement);
     const start = statements.find((st) => st.Action === 'states:StartExecution');
     expect(JSON.stringify(start!.Resource)).toContain(':stateMachine:refund-quote');
-    expect(statements.some((st) => Array.isArray(st.Action) && st.Action.includes('events:PutRule') && JSON.stringify(st.Resource).includes('StepFunctionsGetEventsForStepFunctionsExecutionRule'))).toBe(true);
+    expect(
+      statements.some(
+        (st) =>
+          Array.isArray(st.Action) &&
+          st.Action.includes('events:PutRule') &&
+          JSON.stringify(st.Resource).includes('StepFunctionsGetEventsForStepFunctionsExecutionRule'),
+      ),
+    ).toBe(true);
     // The function Lambda may read the child's executions: a retried parent reuses the output of the one it started before.
     const describe = statements.find((st) => st.Action === 'states:DescribeExecution');
     expect(JSON.stringify(describe!.Resource)).toContain(':execution:refund-quote:');
@@ -88,9 +102,14 @@ describe('Function: buildApp (a workflows folder of modules, bundled)', () => {
       // One Lambda carries the modules: the function handler's.
       expect(assets).toHaveLength(1);
       const dir = join(outdir, assets[0]!);
-      expect(readFileSync(join(dir, 'index.mjs'), 'utf8')).toContain("handler:\"function\"");
-      expect(readdirSync(join(dir, 'code')).sort()).toEqual(['examples__code__clinical.mjs', 'examples__code__refund.mjs', 'examples__code__support.mjs', 'examples__code__triage.mjs']);
-      const mod = await import(pathToFileURL(join(dir, 'code', 'examples__code__support.mjs')).href) as Record<string, unknown>;
+      expect(readFileSync(join(dir, 'index.mjs'), 'utf8')).toContain('handler:"function"');
+      expect(readdirSync(join(dir, 'code')).sort()).toEqual([
+        'examples__code__clinical.mjs',
+        'examples__code__refund.mjs',
+        'examples__code__support.mjs',
+        'examples__code__triage.mjs',
+      ]);
+      const mod = (await import(pathToFileURL(join(dir, 'code', 'examples__code__support.mjs')).href)) as Record<string, unknown>;
       const classify = codeFunction(mod.supportWorkflow, 'classify', {});
       expect(await classify!({ message: 'I want a refund' })).toEqual({ condition: 'refund', data: { topic: 'refund' } });
     } finally {
@@ -114,13 +133,18 @@ describe('Function: buildApp (Kortyx workflow files, bundled)', () => {
         ['support-json', 'code', 'examples__kortyx__support.workflow.json.mjs'],
         ['support-file', 'code', 'examples__kortyx__support.workflow.yaml.mjs'],
       ]);
-      expect(JSON.stringify(stack.workflows[1]!.asl)).toContain('"codeModule":"/var/task/code/examples__kortyx__support.workflow.yaml.mjs"');
+      expect(JSON.stringify(stack.workflows[1]!.asl)).toContain(
+        '"codeModule":"/var/task/code/examples__kortyx__support.workflow.yaml.mjs"',
+      );
       const assets = readdirSync(outdir).filter((d) => d.startsWith('asset.') && existsSync(join(outdir, d, 'code')));
       expect(assets).toHaveLength(1);
       const dir = join(outdir, assets[0]!);
-      expect(readdirSync(join(dir, 'code')).sort()).toEqual(['examples__kortyx__support.workflow.json.mjs', 'examples__kortyx__support.workflow.yaml.mjs']);
+      expect(readdirSync(join(dir, 'code')).sort()).toEqual([
+        'examples__kortyx__support.workflow.json.mjs',
+        'examples__kortyx__support.workflow.yaml.mjs',
+      ]);
       for (const bundle of readdirSync(join(dir, 'code'))) {
-        const mod = await import(pathToFileURL(join(dir, 'code', bundle)).href) as Record<string, unknown>;
+        const mod = (await import(pathToFileURL(join(dir, 'code', bundle)).href)) as Record<string, unknown>;
         const classify = codeFunction(mod.workflow, 'classify', {});
         expect(await classify!({ message: 'I want a refund' })).toEqual({ condition: 'refund', data: { topic: 'refund' } });
       }

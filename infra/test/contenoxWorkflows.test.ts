@@ -33,7 +33,13 @@ describe('Contenox chains in workflows/', () => {
   const vars = { model: 'anthropic.claude-3-5-haiku-20241022-v1:0', provider: 'bedrock' };
 
   it('takes .json files as workflows, but not the approval policy', () => {
-    expect(['review.json', 'triage.yaml', 'a.yml', 'policy.json', '.hidden.json'].map(isWorkflowFile)).toEqual([true, true, true, false, false]);
+    expect(['review.json', 'triage.yaml', 'a.yml', 'policy.json', '.hidden.json'].map(isWorkflowFile)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 
   it('compiles a JSON and a YAML chain with the compiler, macros from the environment', () => {
@@ -55,13 +61,31 @@ describe('Contenox chains in workflows/', () => {
       error = e;
     }
     expect(isStepforgeError(error)).toBe(true);
-    expect(error).toMatchObject({ code: 'unfilled_macro', message: 'macro {{var:model}} has no value', location: { file: 'review.json', line: 10, column: 19 } });
+    expect(error).toMatchObject({
+      code: 'unfilled_macro',
+      message: 'macro {{var:model}} has no value',
+      location: { file: 'review.json', line: 10, column: 19 },
+    });
   });
 
   it('synthesises a state machine per chain', () => {
-    writeFileSync(join(dir, 'review.json'), JSON.stringify({ id: 'review', tasks: [{ id: 'review', handler: 'chat_completion', execute_config: { model: '{{var:model|anthropic.claude-3-5-haiku-20241022-v1:0}}', provider: 'bedrock' } }] }));
+    writeFileSync(
+      join(dir, 'review.json'),
+      JSON.stringify({
+        id: 'review',
+        tasks: [
+          {
+            id: 'review',
+            handler: 'chat_completion',
+            execute_config: { model: '{{var:model|anthropic.claude-3-5-haiku-20241022-v1:0}}', provider: 'bedrock' },
+          },
+        ],
+      }),
+    );
     const { stack } = buildApp({
-      projectRoot: ROOT, workflowsDir: dir, handlersDir: join(ROOT, 'infra/test/fixtures/handlers'),
+      projectRoot: ROOT,
+      workflowsDir: dir,
+      handlersDir: join(ROOT, 'infra/test/fixtures/handlers'),
       appProps: { context: { 'aws:cdk:bundling-stacks': [] } },
     });
     const machines = Template.fromStack(stack).findResources('AWS::StepFunctions::StateMachine');

@@ -81,7 +81,14 @@ describe('Function: estimateRunCost', () => {
           Items: '{% $reply.toolCalls %}',
           ItemProcessor: {
             StartAt: 'tool',
-            States: { tool: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Arguments: { FunctionName: '${ToolStepFunctionArn}', Payload: { toolCall: '{% $states.input %}' } }, End: true } },
+            States: {
+              tool: {
+                Type: 'Task',
+                Resource: 'arn:aws:states:::lambda:invoke',
+                Arguments: { FunctionName: '${ToolStepFunctionArn}', Payload: { toolCall: '{% $states.input %}' } },
+                End: true,
+              },
+            },
           },
           Assign: { turn: '{% $turn + 1 %}' },
           Next: 'plan',
@@ -89,7 +96,12 @@ describe('Function: estimateRunCost', () => {
         Done: { Type: 'Succeed' },
       },
     };
-    const est = await estimateRunCost(asl, { steps: [{ id: 'plan', handler: 'model', states: ['plan', 'more?', 'tools', 'tool'], tools: ['web-search'] }] }, {}, false);
+    const est = await estimateRunCost(
+      asl,
+      { steps: [{ id: 'plan', handler: 'model', states: ['plan', 'more?', 'tools', 'tool'], tools: ['web-search'] }] },
+      {},
+      false,
+    );
     expect(est.status).toBe('SUCCEEDED');
     expect(est.invocationsByHandler).toEqual({ model: 2, tool: 2 });
     // Start, plan, more?, tools, tool ×2, plan, more?, Done
@@ -115,7 +127,12 @@ describe('Function: estimateRunCost (loops)', () => {
         },
       },
     };
-    const manifest = { steps: [{ id: 'each', handler: null, state: 'each file', states: ['each file'], tools: [] }, { id: 'review', handler: 'model', state: 'review', states: ['review'], tools: [] }] };
+    const manifest = {
+      steps: [
+        { id: 'each', handler: null, state: 'each file', states: ['each file'], tools: [] },
+        { id: 'review', handler: 'model', state: 'review', states: ['review'], tools: [] },
+      ],
+    };
     const est = await estimateRunCost(asl, manifest, { files: ['a', 'b', 'c'] }, false);
     expect(est.status).toBe('SUCCEEDED');
     expect(est.transitions).toBe(4);
@@ -141,7 +158,12 @@ describe('Function: estimateRunCost (guards and loop exits)', () => {
       Output: { Type: 'Pass', End: true },
     },
   });
-  const manifest = { steps: [{ id: 'write', handler: 'model', states: ['write'], tools: [] }, { id: 'notify', handler: 'connector', states: ['notify', 'notify: when'], tools: [] }] };
+  const manifest = {
+    steps: [
+      { id: 'write', handler: 'model', states: ['write'], tools: [] },
+      { id: 'notify', handler: 'connector', states: ['notify', 'notify: when'], tools: [] },
+    ],
+  };
 
   it('counts a step its guard skipped as one visit, and a step that ran once', async () => {
     const skipped = await estimateRunCost(guarded(false), manifest, {}, false);
@@ -155,31 +177,42 @@ describe('Function: estimateRunCost (guards and loop exits)', () => {
     expect(ran.plainStepRuns).toBe(2);
   });
 
-  it('counts the Pass that ends a branch after an agent loop as the loop\'s own, and reports it apart', async () => {
+  it("counts the Pass that ends a branch after an agent loop as the loop's own, and reports it apart", async () => {
     const asl = {
       QueryLanguage: 'JSONata',
       StartAt: 'fan out',
       States: {
         'fan out': {
           Type: 'Parallel',
-          Branches: [{
-            StartAt: 'plan',
-            States: {
-              plan: { ...task('ModelStepFunctionArn', 'plan', 'plan: tool calls?'), Arguments: { FunctionName: '${ModelStepFunctionArn}', Payload: { tools: ['web-search'], turn: { index: 1 } } } },
-              'plan: tool calls?': { Type: 'Choice', Choices: [{ Condition: '{% true %}', Next: 'plan: end' }], Default: 'plan: end' },
-              'plan: end': { Type: 'Pass', End: true },
+          Branches: [
+            {
+              StartAt: 'plan',
+              States: {
+                plan: {
+                  ...task('ModelStepFunctionArn', 'plan', 'plan: tool calls?'),
+                  Arguments: { FunctionName: '${ModelStepFunctionArn}', Payload: { tools: ['web-search'], turn: { index: 1 } } },
+                },
+                'plan: tool calls?': { Type: 'Choice', Choices: [{ Condition: '{% true %}', Next: 'plan: end' }], Default: 'plan: end' },
+                'plan: end': { Type: 'Pass', End: true },
+              },
             },
-          }, { StartAt: 'store', States: { store: task('FunctionStepFunctionArn', 'store') } }],
+            { StartAt: 'store', States: { store: task('FunctionStepFunctionArn', 'store') } },
+          ],
           End: true,
         },
       },
     };
-    const est = await estimateRunCost(asl, {
-      steps: [
-        { id: 'plan', handler: 'model', states: ['plan', 'plan: tool calls?', 'plan: end'], tools: ['web-search'] },
-        { id: 'store', handler: 'function', states: ['store'], tools: [] },
-      ],
-    }, {}, false);
+    const est = await estimateRunCost(
+      asl,
+      {
+        steps: [
+          { id: 'plan', handler: 'model', states: ['plan', 'plan: tool calls?', 'plan: end'], tools: ['web-search'] },
+          { id: 'store', handler: 'function', states: ['store'], tools: [] },
+        ],
+      },
+      {},
+      false,
+    );
     expect(est.transitions).toBe(5);
     expect(est.agentLoopTransitions).toBe(3);
     expect(est.agentLoopExitTransitions).toBe(1);
@@ -190,7 +223,16 @@ describe('Function: estimateRunCost (guards and loop exits)', () => {
 
 describe('Function: sampleInput', () => {
   it('gives each declared field a value of its type, defaults first', () => {
-    expect(sampleInput({ topic: 'string', n: 'integer', flag: { type: 'boolean' }, items: 'array', o: 'object', r: { type: 'string', default: 'x' } })).toEqual({
+    expect(
+      sampleInput({
+        topic: 'string',
+        n: 'integer',
+        flag: { type: 'boolean' },
+        items: 'array',
+        o: 'object',
+        r: { type: 'string', default: 'x' },
+      }),
+    ).toEqual({
       topic: 'sample',
       n: 3,
       flag: true,

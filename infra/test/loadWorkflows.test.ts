@@ -35,9 +35,17 @@ describe('Function: loadWorkflows', () => {
       mkdirSync(join(dir, 'nodes'));
       writeFileSync(join(dir, 'nodes', 'hello.mjs'), 'export function hello() { return { data: { hi: true } }; }\n');
       mkdirSync(join(dir, 'workflows'));
-      writeFileSync(join(dir, 'workflows', 'support.workflow.yaml'), 'id: support\nversion: "1"\nnodes:\n  greet: { run: ../nodes/hello.mjs#hello }\nedges: [["__start__", "greet"], ["greet", "__end__"]]\n');
+      writeFileSync(
+        join(dir, 'workflows', 'support.workflow.yaml'),
+        'id: support\nversion: "1"\nnodes:\n  greet: { run: ../nodes/hello.mjs#hello }\nedges: [["__start__", "greet"], ["greet", "__end__"]]\n',
+      );
       const [spec] = loadWorkflows(join(dir, 'workflows'), { rootDir: dir, compile: fixtureCompile });
-      expect([spec!.name, spec!.format, spec!.file, spec!.codeModule!.bundle]).toEqual(['support', 'code', 'workflows/support.workflow.yaml', 'workflows__support.workflow.yaml.mjs']);
+      expect([spec!.name, spec!.format, spec!.file, spec!.codeModule!.bundle]).toEqual([
+        'support',
+        'code',
+        'workflows/support.workflow.yaml',
+        'workflows__support.workflow.yaml.mjs',
+      ]);
       // Its imports are absolute: the function Lambda's bundling bundles it from a folder of its own.
       expect(spec!.codeModule!.generated).toContain(`import * as m0 from ${JSON.stringify(join(dir, 'nodes', 'hello.mjs'))};`);
       writeFileSync(join(dir, 'workflows', 'support.workflow.yaml'), 'id: support\nnodes: [\n');
@@ -54,7 +62,12 @@ describe('Function: loadWorkflows', () => {
     expect(brief!.expressFallbackReason).toBeUndefined();
     expect(orders!.express).toBe(true);
     expect(orders!.triggers).toEqual([
-      { name: 'placed', eventPattern: { source: ['acme.orders'], 'detail-type': ['OrderPlaced'] }, eventBus: undefined, description: 'New orders start the orders workflow' },
+      {
+        name: 'placed',
+        eventPattern: { source: ['acme.orders'], 'detail-type': ['OrderPlaced'] },
+        eventBus: undefined,
+        description: 'New orders start the orders workflow',
+      },
     ]);
     expect(refund!.express).toBe(false);
     expect(refund!.expressFallbackReason).toBe('step pay waits for approval');
@@ -82,17 +95,30 @@ describe('Function: loadWorkflow', () => {
 
   it('rejects a trigger without an event pattern, a non-list triggers value and an unknown trigger field, at their place', () => {
     expect(at(`${dsl}triggers:\n  - name: t\n`)).toEqual({
-      code: 'schema', message: "missing required field 'event_pattern' in triggers[0]", location: { file: 'w.yaml', line: 6, column: 5, length: 7 },
+      code: 'schema',
+      message: "missing required field 'event_pattern' in triggers[0]",
+      location: { file: 'w.yaml', line: 6, column: 5, length: 7 },
     });
     expect(at(`${dsl}triggers: { source: x }\n`)).toEqual({
-      code: 'schema', message: 'triggers: expected a list, got a mapping', location: { file: 'w.yaml', line: 5, column: 11, length: 13 },
+      code: 'schema',
+      message: 'triggers: expected a list, got a mapping',
+      location: { file: 'w.yaml', line: 5, column: 11, length: 13 },
     });
     // A misspelt field would deploy another rule than the one meant: refused without strict too, in both formats.
     expect(at(`${dsl}triggers:\n  - event_pattern: { source: [x] }\n    schedule: daily\n`)).toEqual({
-      code: 'unknown_field', message: "unknown field 'schedule' in triggers[0]", location: { file: 'w.yaml', line: 7, column: 5, length: 8 },
+      code: 'unknown_field',
+      message: "unknown field 'schedule' in triggers[0]",
+      location: { file: 'w.yaml', line: 7, column: 5, length: 8 },
     });
-    expect(at('chain: a@x\ntasks:\n  a: { kind: model, prompt: p }\ntriggers:\n  - event_pattern: { source: [x] }\n    schedule: daily\n', 'w.chain.yaml')).toEqual({
-      code: 'invalid_document', message: 'triggers[0].schedule: unknown field (a trigger has name, description, event_pattern, event_bus)', location: { file: 'w.chain.yaml', line: 6, column: 5, length: 8 },
+    expect(
+      at(
+        'chain: a@x\ntasks:\n  a: { kind: model, prompt: p }\ntriggers:\n  - event_pattern: { source: [x] }\n    schedule: daily\n',
+        'w.chain.yaml',
+      ),
+    ).toEqual({
+      code: 'invalid_document',
+      message: 'triggers[0].schedule: unknown field (a trigger has name, description, event_pattern, event_bus)',
+      location: { file: 'w.chain.yaml', line: 6, column: 5, length: 8 },
     });
   });
 
@@ -119,7 +145,9 @@ describe('Function: loadWorkflow', () => {
 
   it('rejects a non-boolean express flag at its value', () => {
     expect(at(`${dsl}express: yes please\n`)).toEqual({
-      code: 'schema', message: 'express: expected true or false, got "yes please"', location: { file: 'w.yaml', line: 5, column: 10, length: 10 },
+      code: 'schema',
+      message: 'express: expected true or false, got "yes please"',
+      location: { file: 'w.yaml', line: 5, column: 10, length: 10 },
     });
   });
 
@@ -138,13 +166,29 @@ describe('Function: loadWorkflow', () => {
   it('names an alias without its anchor, an alias inside its own value, a tag and runaway aliases at their place', () => {
     expect(at(`${dsl}triggers: *t\n`)).toEqual({
       code: 'yaml',
-      message: "alias '*t' has no anchor: no value before it is marked '&t'; mark the value to repeat with &t earlier in the file, or write the value out here",
+      message:
+        "alias '*t' has no anchor: no value before it is marked '&t'; mark the value to repeat with &t earlier in the file, or write the value out here",
       location: { file: 'w.yaml', line: 5, column: 11, length: 2 },
     });
-    expect(at(`${dsl}mcp_servers: &m\n  catalog: *m\n`)).toMatchObject({ code: 'yaml', message: expect.stringMatching(/^alias '\*m' is inside the value its anchor '&m' marks/), location: { line: 6, column: 12 } });
-    expect(at(`${dsl}express: !flag true\n`)).toMatchObject({ code: 'yaml', message: expect.stringMatching(/^YAML tag '!flag' is not supported/), location: { line: 5, column: 10 } });
-    const laughs = ['x: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]', ...['b', 'c', 'd'].map((n, i) => `${n}: &${n} [${Array(10).fill(`*${'abc'[i]}`).join(', ')}]`)].join('\n');
-    expect(at(`${laughs}\n${dsl}`)).toMatchObject({ code: 'yaml', message: expect.stringMatching(/^the aliases in this document expand to too many values/), location: { line: 2 } });
+    expect(at(`${dsl}mcp_servers: &m\n  catalog: *m\n`)).toMatchObject({
+      code: 'yaml',
+      message: expect.stringMatching(/^alias '\*m' is inside the value its anchor '&m' marks/),
+      location: { line: 6, column: 12 },
+    });
+    expect(at(`${dsl}express: !flag true\n`)).toMatchObject({
+      code: 'yaml',
+      message: expect.stringMatching(/^YAML tag '!flag' is not supported/),
+      location: { line: 5, column: 10 },
+    });
+    const laughs = [
+      'x: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]',
+      ...['b', 'c', 'd'].map((n, i) => `${n}: &${n} [${Array(10).fill(`*${'abc'[i]}`).join(', ')}]`),
+    ].join('\n');
+    expect(at(`${laughs}\n${dsl}`)).toMatchObject({
+      code: 'yaml',
+      message: expect.stringMatching(/^the aliases in this document expand to too many values/),
+      location: { line: 2 },
+    });
     expect(at(`${dsl}triggers: [\n`)).toMatchObject({ code: 'yaml', location: { line: 6, column: 1 } });
   });
 
@@ -154,11 +198,14 @@ describe('Function: loadWorkflow', () => {
       'w.yaml',
       compileDocument,
     );
-    expect(spec.triggers.map((t) => [t.name, t.eventPattern])).toEqual([['trigger1', { source: ['a'] }], ['trigger2', { source: ['b'] }]]);
+    expect(spec.triggers.map((t) => [t.name, t.eventPattern])).toEqual([
+      ['trigger1', { source: ['a'] }],
+      ['trigger2', { source: ['b'] }],
+    ]);
     expect(spec.mcpServers).toEqual({ catalog: { url: 'https://mcp.example.com/mcp' } });
   });
 
-  it('gives secrets the document binds for no step to every step handler the workflow uses, and a step\'s own to its handler', () => {
+  it("gives secrets the document binds for no step to every step handler the workflow uses, and a step's own to its handler", () => {
     const spec = loadWorkflow(
       'document: { dsl: "1.0", name: w, version: "1" }\nagents: { helper: {} }\nfunctions: { f: {} }\nsecrets: { token: "$secret:slack/token", crm: "$secret:crm/key" }\n' +
         'steps:\n  a: { call: function, function: f, secrets: { key: crm } }\n  b: { call: agent, agent: helper }\n',

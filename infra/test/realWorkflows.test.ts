@@ -24,7 +24,10 @@ describe.skipIf(missing.length > 0)('Function: buildApp (workflows/, real handle
   beforeAll(() => {
     delete process.env['CDK_VALIDATION'];
     outdir = mkdtempSync(join(tmpdir(), 'stepforge-synth-'));
-    const { app, stack } = buildApp({ projectRoot: ROOT, appProps: { outdir, context: { 'aws:cdk:enable-asset-metadata': true, model: 'bedrock:amazon.nova-micro-v1:0' } } });
+    const { app, stack } = buildApp({
+      projectRoot: ROOT,
+      appProps: { outdir, context: { 'aws:cdk:enable-asset-metadata': true, model: 'bedrock:amazon.nova-micro-v1:0' } },
+    });
     // Throws when cdk-nag or CloudFormation validation reports an unacknowledged finding.
     const assembly = app.synth();
     template = Template.fromJSON(assembly.getStackByName(stack.stackName).template);
@@ -53,7 +56,9 @@ describe.skipIf(missing.length > 0)('Function: buildApp (workflows/, real handle
   });
 
   it('deploys order-triage as Express with its EventBridge trigger', () => {
-    const sm = Object.values(template.findResources('AWS::StepFunctions::StateMachine')).find((m) => m.Properties.StateMachineName === 'order-triage');
+    const sm = Object.values(template.findResources('AWS::StepFunctions::StateMachine')).find(
+      (m) => m.Properties.StateMachineName === 'order-triage',
+    );
     expect(sm!.Properties.StateMachineType).toBe('EXPRESS');
     template.hasResourceProperties('AWS::Events::Rule', { EventPattern: { source: ['acme.orders'], 'detail-type': ['OrderPlaced'] } });
   });

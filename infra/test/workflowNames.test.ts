@@ -14,20 +14,21 @@ import type { StepforgeStack } from '../lib/StepforgeStack.js';
 import { ROOT } from './synthFixtureStack.js';
 
 /** A DSL document named `name` (one agent step). */
-const dsl = (name: string) => [
-  'document:',
-  '  dsl: "1.0.0"',
-  `  name: ${name}`,
-  '  version: "0.1.0"',
-  'agents:',
-  '  Triage_Agent: {}',
-  'steps:',
-  '  greet:',
-  '    call: agent',
-  '    agent: Triage_Agent',
-  '    input_template: "User said: ${ input.message }"',
-  '',
-].join('\n');
+const dsl = (name: string) =>
+  [
+    'document:',
+    '  dsl: "1.0.0"',
+    `  name: ${name}`,
+    '  version: "0.1.0"',
+    'agents:',
+    '  Triage_Agent: {}',
+    'steps:',
+    '  greet:',
+    '    call: agent',
+    '    agent: Triage_Agent',
+    '    input_template: "User said: ${ input.message }"',
+    '',
+  ].join('\n');
 
 /** The extra documents, by file: display names with spaces, punctuation and accents. */
 const EXTRA: Record<string, [display: string, slug: string]> = {
@@ -62,7 +63,7 @@ describe('Function: buildApp (workflow names derived from display names)', () =>
   }, 120_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('names each state machine by the workflow name, and its definition\'s Comment by the display name', () => {
+  it("names each state machine by the workflow name, and its definition's Comment by the display name", () => {
     const machines = Object.values(first.template.findResources('AWS::StepFunctions::StateMachine'));
     expect(machines).toHaveLength(repoFiles.length + Object.keys(EXTRA).length);
     const expected = [
@@ -91,7 +92,9 @@ describe('Function: buildApp (workflow names derived from display names)', () =>
       const again = second.stack.machines.get(slug)!;
       expect(Stack.of(again).getLogicalId(again.stateMachine.node.defaultChild as never)).toBe(logicalId);
       first.template.hasResourceProperties('AWS::Logs::LogGroup', { LogGroupName: `/aws/vendedlogs/states/stepforge-${slug}` });
-      first.template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmDescription: `Stepforge workflow '${display}' (${slug}): an execution failed, timed out or was aborted` });
+      first.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmDescription: `Stepforge workflow '${display}' (${slug}): an execution failed, timed out or was aborted`,
+      });
     }
     // The whole template is the same on every synth: nothing in it depends on when or how often it is built.
     expect(second.template.toJSON()).toEqual(first.template.toJSON());
@@ -115,7 +118,8 @@ describe('Function: loadWorkflows (two workflows, one workflow name)', () => {
       expect(err).toMatchObject({
         name: 'StepforgeError',
         code: 'duplicate_workflow',
-        message: "b.yaml names its workflow 'Triage EU' (workflow name 'Triage-EU'), which gives the same workflow name as 'Triage — EU' (workflow name 'Triage-EU') of a.yaml: state machine names must be unique in a project",
+        message:
+          "b.yaml names its workflow 'Triage EU' (workflow name 'Triage-EU'), which gives the same workflow name as 'Triage — EU' (workflow name 'Triage-EU') of a.yaml: state machine names must be unique in a project",
         location: { file: 'b.yaml', line: 3, column: 9 },
       });
     } finally {

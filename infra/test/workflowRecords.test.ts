@@ -40,7 +40,10 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'sf-records-'));
   writeFileSync(join(dir, 'orders.yaml'), ORDERS);
   ({ stack } = buildApp({
-    projectRoot: ROOT, workflowsDir: dir, handlersDir: join(ROOT, 'infra/test/fixtures/handlers'), compile: compileDocument,
+    projectRoot: ROOT,
+    workflowsDir: dir,
+    handlersDir: join(ROOT, 'infra/test/fixtures/handlers'),
+    compile: compileDocument,
     appProps: { context: { 'aws:cdk:bundling-stacks': [] } },
   }));
   template = Template.fromStack(stack);
@@ -63,36 +66,65 @@ describe('Construct: WorkflowRecord (synth)', () => {
     expect(r.Properties.ServiceToken).toEqual({ 'Fn::GetAtt': [writer, 'Arn'] });
     const record = JSON.parse(r.Properties.Record) as Record<string, unknown>;
     expect(record).toEqual({
-      name: 'orders', displayName: 'orders', file: expect.stringMatching(/orders\.yaml$/), format: 'dsl',
+      name: 'orders',
+      displayName: 'orders',
+      file: expect.stringMatching(/orders\.yaml$/),
+      format: 'dsl',
       inputSchema: {
         fields: [
           { name: 'order', type: 'string', required: true, hasDefault: false, location: expect.objectContaining({ line: 3 }) },
-          { name: 'currency', type: 'string', required: false, default: 'EUR', hasDefault: true, location: expect.objectContaining({ line: 4 }) },
+          {
+            name: 'currency',
+            type: 'string',
+            required: false,
+            default: 'EUR',
+            hasDefault: true,
+            location: expect.objectContaining({ line: 4 }),
+          },
         ],
       },
       steps: ['check', 'charge', 'notify'].map((id) => ({ id, kind: 'connector', state: id, states: [id], lambda: true })),
-      edges: [['check', 'charge'], ['charge', 'notify']],
+      edges: [
+        ['check', 'charge'],
+        ['charge', 'notify'],
+      ],
       version: expect.stringMatching(/^[0-9a-f]{16}$/),
     });
     // The record the stack deploys is the one the construct built from the manifest.
     expect(record).toEqual(JSON.parse(JSON.stringify(stack.records.get('orders')!.record)));
     // Written only once the writer's role (and its policy) exists.
-    expect(r.DependsOn).toEqual(expect.arrayContaining([stack.getLogicalId(stack.handlers.workflowRecord.role!.node.defaultChild as never)]));
+    expect(r.DependsOn).toEqual(
+      expect.arrayContaining([stack.getLogicalId(stack.handlers.workflowRecord.role!.node.defaultChild as never)]),
+    );
   });
 
   it('lets the writer batch-write WORKFLOW items and nothing else of the table', () => {
     const role = stack.getLogicalId(stack.handlers.workflowRecord.role!.node.defaultChild as never);
-    const policies = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: role }] } })) as { Properties: { PolicyDocument: { Statement: { Action: string | string[]; Condition?: unknown }[] } } }[];
+    const policies = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: role }] } })) as {
+      Properties: { PolicyDocument: { Statement: { Action: string | string[]; Condition?: unknown }[] } };
+    }[];
     const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement);
     const table = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
     expect(table).toEqual([
-      expect.objectContaining({ Action: 'dynamodb:BatchWriteItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${ITEM_COLLECTIONS.workflow}*`] } } }),
+      expect.objectContaining({
+        Action: 'dynamodb:BatchWriteItem',
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${ITEM_COLLECTIONS.workflow}*`] } },
+      }),
     ]);
     expect(statements.flatMap((s) => [s.Action].flat()).sort()).toEqual([
-      'dynamodb:BatchWriteItem', 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'logs:CreateLogStream', 'logs:PutLogEvents',
-      'xray:PutTelemetryRecords', 'xray:PutTraceSegments',
+      'dynamodb:BatchWriteItem',
+      'kms:Decrypt',
+      'kms:Encrypt',
+      'kms:GenerateDataKey',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      'xray:PutTelemetryRecords',
+      'xray:PutTraceSegments',
     ]);
-    template.hasResourceProperties('AWS::Lambda::Function', Match.objectLike({ Environment: { Variables: Match.objectLike({ STEPFORGE_HANDLER: 'workflowRecord' }) } }));
+    template.hasResourceProperties(
+      'AWS::Lambda::Function',
+      Match.objectLike({ Environment: { Variables: Match.objectLike({ STEPFORGE_HANDLER: 'workflowRecord' }) } }),
+    );
   });
 });
 
@@ -107,13 +139,19 @@ describe('Function: the deployed API over a deployed record', () => {
     ddb = await startDynalite();
     // The connector fails every call: the run ends FAILED, which is what a fork needs of its parent.
     engine = await startEngineServer({
-      handlers: { ConnectorStepFunction: () => { throw Object.assign(new Error('slack is down'), { name: 'ConnectorError' }); } },
+      handlers: {
+        ConnectorStepFunction: () => {
+          throw Object.assign(new Error('slack is down'), { name: 'ConnectorError' });
+        },
+      },
       substitutions: { ConnectorStepFunctionArn: FN },
     });
     cfn = await startHttpServer((_req, res) => json(res, 200, {}));
     const sfn = new SFNClient({ region: 'us-east-1', endpoint: engine.url, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
     const wf = stack.workflows.find((w) => w.name === 'orders')!;
-    const { stateMachineArn } = await sfn.send(new CreateStateMachineCommand({ name: 'orders', definition: JSON.stringify(wf.asl), roleArn: 'arn:aws:iam::123456789012:role/x' }));
+    const { stateMachineArn } = await sfn.send(
+      new CreateStateMachineCommand({ name: 'orders', definition: JSON.stringify(wf.asl), roleArn: 'arn:aws:iam::123456789012:role/x' }),
+    );
     sfn.destroy();
     // As the stack configures the api Lambda: its state machines by name.
     rt = await makeRuntime(ddb.endpoint, { endpoints: { stepfunctions: engine.url }, stateMachines: { orders: stateMachineArn! } });
@@ -126,7 +164,12 @@ describe('Function: the deployed API over a deployed record', () => {
   });
 
   const api = async (httpMethod: string, path: string, body?: unknown) => {
-    const r = await handleApiEvent(rt, { httpMethod, path, headers: { 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const r = await handleApiEvent(rt, {
+      httpMethod,
+      path,
+      headers: { 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
     return { status: r.statusCode, body: JSON.parse(r.body) as Record<string, any> };
   };
 
@@ -138,7 +181,11 @@ describe('Function: the deployed API over a deployed record', () => {
   it('checks starts against the declared input and finds the steps restart --from names, once the record is written', async () => {
     const { Properties } = recordResource('orders');
     const written = await handleWorkflowRecordEvent(rt, {
-      RequestType: 'Create', ResponseURL: `${cfn.url}/response`, StackId: 'stack', RequestId: 'r1', LogicalResourceId: 'Recordorders',
+      RequestType: 'Create',
+      ResponseURL: `${cfn.url}/response`,
+      StackId: 'stack',
+      RequestId: 'r1',
+      LogicalResourceId: 'Recordorders',
       ResourceProperties: { Workflow: Properties.Workflow, Record: Properties.Record },
     });
     expect(written.Status).toBe('SUCCESS');
@@ -154,7 +201,11 @@ describe('Function: the deployed API over a deployed record', () => {
     const shown = await api('GET', `/runs/${runId}`);
     expect(shown.body.run).toMatchObject({ workflow: 'orders', status: 'FAILED', input: { order: 'o-1', currency: 'EUR' } });
     // Progress knows the workflow's steps too.
-    expect(shown.body.steps.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([['check', 'failed'], ['charge', 'skipped'], ['notify', 'skipped']]);
+    expect(shown.body.steps.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([
+      ['check', 'failed'],
+      ['charge', 'skipped'],
+      ['notify', 'skipped'],
+    ]);
 
     const unknown = await api('POST', `/runs/${runId}/restart`, { from: 'refund' });
     expect(unknown.status).toBe(400);

@@ -48,7 +48,14 @@ describe('CLI: validate and compile report a function name that finds a Python a
 
   it('validate --json: the class, message and location', async () => {
     const r = await stepforge('validate', 'flow.yaml', '--json');
-    expect(JSON.parse(r.out)).toMatchObject({ error: { class: 'ambiguous_function', message: "function 'echo' is ambiguous: functions/user has both echo.py and echo.js", line: 6, column: 15 } });
+    expect(JSON.parse(r.out)).toMatchObject({
+      error: {
+        class: 'ambiguous_function',
+        message: "function 'echo' is ambiguous: functions/user has both echo.py and echo.js",
+        line: 6,
+        column: 15,
+      },
+    });
   });
 
   it('compile: the same error, and nothing written', async () => {

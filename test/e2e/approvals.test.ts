@@ -40,7 +40,13 @@ describe('Approvals: the approval gate end to end', () => {
   const cli = cliIn(project.dir);
   const pendingFor = async (runId: string) => {
     for (let i = 0; i < 400; i++) {
-      const list = JSON.parse((await cli('approvals', 'list', '--json')).out).approvals as { approvalId: string; runId: string; tool: string; args: unknown; status: string }[];
+      const list = JSON.parse((await cli('approvals', 'list', '--json')).out).approvals as {
+        approvalId: string;
+        runId: string;
+        tool: string;
+        args: unknown;
+        status: string;
+      }[];
       const mine = list.filter((a) => a.runId === runId);
       if (mine.length > 0) return mine;
       await new Promise((r) => setTimeout(r, 25));
@@ -63,14 +69,24 @@ describe('Approvals: the approval gate end to end', () => {
     const decided = await stack.runtime.approvals.get(approval!.approvalId);
     expect(decided).toMatchObject({ status: 'APPROVED', decidedBy: 'cli', reason: 'ship it' });
     const listed = JSON.parse((await cli('approvals', 'list', '--status', 'approved', '--json')).out).approvals as { approvalId: string }[];
-    expect(listed.find((a) => a.approvalId === approval!.approvalId)).toMatchObject({ status: 'APPROVED', decidedAt: decided!.decidedAt, decidedBy: 'cli', reason: 'ship it' });
-    expect((await cli('approvals', 'list', '--status', 'approved')).out).toContain(`${approval!.approvalId}  run ${run.runId}  step publish  shell {"command":"echo announcing release 1.2.0"}  (APPROVED by cli at ${decided!.decidedAt}: ship it)\n`);
+    expect(listed.find((a) => a.approvalId === approval!.approvalId)).toMatchObject({
+      status: 'APPROVED',
+      decidedAt: decided!.decidedAt,
+      decidedBy: 'cli',
+      reason: 'ship it',
+    });
+    expect((await cli('approvals', 'list', '--status', 'approved')).out).toContain(
+      `${approval!.approvalId}  run ${run.runId}  step publish  shell {"command":"echo announcing release 1.2.0"}  (APPROVED by cli at ${decided!.decidedAt}: ship it)\n`,
+    );
     expect(JSON.parse((await cli('approvals', 'list', '--json')).out).approvals).toEqual([]);
 
     // A second decision is refused by name.
     const again = await cli('approvals', 'reject', approval!.approvalId, '--json');
     expect(again.code).toBe(1);
-    expect(JSON.parse(again.out).error).toMatchObject({ class: 'approval_decided', message: `approval '${approval!.approvalId}' was already decided: APPROVED` });
+    expect(JSON.parse(again.out).error).toMatchObject({
+      class: 'approval_decided',
+      message: `approval '${approval!.approvalId}' was already decided: APPROVED`,
+    });
   });
 
   it('forks an approved run without asking again: the call approved and made is reused, not made or approved twice', async () => {
@@ -86,7 +102,11 @@ describe('Approvals: the approval gate end to end', () => {
     expect(done.status).toBe('SUCCEEDED');
     expect(done.output).toEqual({ version: '3.0.0', announced: { exitCode: 0, stdout: 'announcing release 3.0.0\n', stderr: '' } });
     const details = await service.details(fork.run.runId);
-    expect(details.steps.map((s) => [s.id, s.state, s.reused])).toEqual([['notes', 'succeeded', true], ['publish', 'succeeded', true], ['receipt', 'succeeded', false]]);
+    expect(details.steps.map((s) => [s.id, s.state, s.reused])).toEqual([
+      ['notes', 'succeeded', true],
+      ['publish', 'succeeded', true],
+      ['receipt', 'succeeded', false],
+    ]);
     // No approval was asked for (none pending, none decided), and no ApprovalRequested event.
     expect((await stack.runtime.approvals.list('PENDING')).filter((a) => a.runId === fork.run.runId)).toEqual([]);
     expect(await stack.runtime.approvals.list('APPROVED')).toHaveLength(approvalsBefore);
@@ -103,7 +123,11 @@ describe('Approvals: the approval gate end to end', () => {
     expect(done.error?.name).toBe('ApprovalRejected');
     expect(done.error?.message).toContain('not today');
     const details = await service.details(run.runId);
-    expect(details.steps.map((s) => [s.id, s.state])).toEqual([['notes', 'succeeded'], ['publish', 'failed'], ['receipt', 'skipped']]);
+    expect(details.steps.map((s) => [s.id, s.state])).toEqual([
+      ['notes', 'succeeded'],
+      ['publish', 'failed'],
+      ['receipt', 'skipped'],
+    ]);
   });
 
   it('refuses to decide for a run that has ended, and no longer lists its approval', async () => {
@@ -114,7 +138,10 @@ describe('Approvals: the approval gate end to end', () => {
     expect(listed.filter((a) => a.runId === run.runId)).toEqual([]);
     const r = await cli('approvals', 'approve', approval!.approvalId, '--json');
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.out).error).toMatchObject({ class: 'run_ended', message: `run '${run.runId}' has ended (ABORTED), so nothing waits for approval '${approval!.approvalId}'; the call was not made` });
+    expect(JSON.parse(r.out).error).toMatchObject({
+      class: 'run_ended',
+      message: `run '${run.runId}' has ended (ABORTED), so nothing waits for approval '${approval!.approvalId}'; the call was not made`,
+    });
     expect((await stack.runtime.approvals.get(approval!.approvalId))?.status).toBe('PENDING');
     expect((await stack.runtime.runs.listSteps(run.runId)).map((s) => [s.stepId, s.status])).toEqual([['notes:reason#turn0', 'SUCCEEDED']]);
   });
@@ -123,10 +150,16 @@ describe('Approvals: the approval gate end to end', () => {
     const { run } = await service.start(entry, { version: '5.0.0' });
     const [approval] = await pendingFor(run.runId);
     const before = (await stack.runtime.runs.listRuns()).length;
-    for (const [fork, argv] of [['retry', ['runs', 'retry', run.runId]], ['restart', ['runs', 'restart', run.runId, '--from', 'publish']]] as const) {
+    for (const [fork, argv] of [
+      ['retry', ['runs', 'retry', run.runId]],
+      ['restart', ['runs', 'restart', run.runId, '--from', 'publish']],
+    ] as const) {
       const r = await cli(...argv, '--json');
       expect(r.code).toBe(1);
-      expect(JSON.parse(r.out).error).toMatchObject({ class: 'run_running', message: `run '${run.runId}' is still running; ${fork} forks a run that has ended` });
+      expect(JSON.parse(r.out).error).toMatchObject({
+        class: 'run_running',
+        message: `run '${run.runId}' is still running; ${fork} forks a run that has ended`,
+      });
     }
     expect(await stack.runtime.runs.listRuns()).toHaveLength(before);
     expect((await cli('approvals', 'reject', approval!.approvalId)).code).toBe(0);
@@ -138,21 +171,34 @@ describe('Approvals: the approval gate end to end', () => {
     const [approval] = await pendingFor(run.runId);
     const r = await cli('runs', 'cancel', run.runId, '--json');
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out)).toEqual({ runId: run.runId, status: 'ABORTED', cancelled: true, error: { name: 'Cancelled', message: 'cancelled by the user' } });
+    expect(JSON.parse(r.out)).toEqual({
+      runId: run.runId,
+      status: 'ABORTED',
+      cancelled: true,
+      error: { name: 'Cancelled', message: 'cancelled by the user' },
+    });
     // The process that runs it settles it too, and its approval waits for nobody any more.
     expect((await service.wait(run.runId)).status).toBe('ABORTED');
-    expect((JSON.parse((await cli('approvals', 'list', '--json')).out).approvals as { runId: string }[]).filter((a) => a.runId === run.runId)).toEqual([]);
+    expect(
+      (JSON.parse((await cli('approvals', 'list', '--json')).out).approvals as { runId: string }[]).filter((a) => a.runId === run.runId),
+    ).toEqual([]);
     expect((await stack.runtime.approvals.get(approval!.approvalId))?.status).toBe('PENDING');
   });
 
   it('lets one of several deciders at once decide, and tells the others approval_decided', async () => {
     const { run } = await service.start(entry, { version: '6.0.0' });
     const [approval] = await pendingFor(run.runId);
-    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => service.decideApproval(approval!.approvalId, i % 2 === 0 ? 'APPROVED' : 'REJECTED')));
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => service.decideApproval(approval!.approvalId, i % 2 === 0 ? 'APPROVED' : 'REJECTED')),
+    );
     const won = results.filter((r) => r.status === 'fulfilled');
     expect(won).toHaveLength(1);
     for (const r of results) {
-      if (r.status === 'rejected') expect([(r.reason as { code?: string }).code, (r.reason as Error).message]).toEqual(['approval_decided', expect.stringMatching(/^approval '.+' was already decided: (APPROVED|REJECTED)$/)]);
+      if (r.status === 'rejected')
+        expect([(r.reason as { code?: string }).code, (r.reason as Error).message]).toEqual([
+          'approval_decided',
+          expect.stringMatching(/^approval '.+' was already decided: (APPROVED|REJECTED)$/),
+        ]);
     }
     const decided = (won[0] as PromiseFulfilledResult<{ approval: { status: string } }>).value.approval.status;
     expect((await service.wait(run.runId)).status).toBe(decided === 'APPROVED' ? 'SUCCEEDED' : 'FAILED');

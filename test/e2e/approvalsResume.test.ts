@@ -26,7 +26,13 @@ describe('Approvals: a run waiting for approval across processes', () => {
   const approvalsOf = async (id: string) => {
     const all = [];
     for (const status of ['PENDING', 'APPROVED', 'REJECTED', 'TIMED_OUT']) {
-      all.push(...(JSON.parse((await cli('approvals', 'list', '--status', status, '--json')).out).approvals as { approvalId: string; runId: string; status: string }[]));
+      all.push(
+        ...(JSON.parse((await cli('approvals', 'list', '--status', status, '--json')).out).approvals as {
+          approvalId: string;
+          runId: string;
+          status: string;
+        }[]),
+      );
     }
     return all.filter((a) => a.runId === id).map((a) => [a.approvalId, a.status]);
   };
@@ -43,7 +49,8 @@ describe('Approvals: a run waiting for approval across processes', () => {
   it('finds the same approval when a later process resumes the run and dispatches the gated task again', async () => {
     let toolCalls = 0;
     const stack = await openStack({
-      projectDir: project.dir, env,
+      projectDir: project.dir,
+      env,
       wrapHandlers: (handlers) => ({
         ...handlers,
         ToolStepFunction: async (event: unknown, context: unknown) => {
@@ -71,7 +78,10 @@ describe('Approvals: a run waiting for approval across processes', () => {
     expect(approved.out).toMatch(new RegExp(`\\nSUCCEEDED  run ${runId} `));
     expect(approved.out).toContain('"stdout": "announcing release 3.1.0\\n"');
     const shown = (JSON.parse((await cli('runs', 'show', runId, '--json')).out) as { run: { status: string; output: unknown } }).run;
-    expect(shown).toMatchObject({ status: 'SUCCEEDED', output: { version: '3.1.0', announced: { exitCode: 0, stdout: 'announcing release 3.1.0\n', stderr: '' } } });
+    expect(shown).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { version: '3.1.0', announced: { exitCode: 0, stdout: 'announcing release 3.1.0\n', stderr: '' } },
+    });
     expect(await approvalsOf(runId)).toEqual([[approvalId, 'APPROVED']]);
   });
 });

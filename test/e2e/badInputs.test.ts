@@ -33,11 +33,16 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
   it('reports a missing file as file_not_found', async () => {
     const r = await cli('run', 'nope.chain.yaml', '--json');
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.out)).toEqual({ error: { class: 'file_not_found', message: 'cannot read nope.chain.yaml: ENOENT', line: 1, column: 1, file: 'nope.chain.yaml' } });
+    expect(JSON.parse(r.out)).toEqual({
+      error: { class: 'file_not_found', message: 'cannot read nope.chain.yaml: ENOENT', line: 1, column: 1, file: 'nope.chain.yaml' },
+    });
   });
 
   it('reports an invalid document with its location', async () => {
-    writeFileSync(join(project.dir, 'bad.chain.yaml'), 'chain: "a > > b"\ntasks:\n  a: { kind: model, prompt: hi }\n  b: { kind: model, prompt: hi }\n');
+    writeFileSync(
+      join(project.dir, 'bad.chain.yaml'),
+      'chain: "a > > b"\ntasks:\n  a: { kind: model, prompt: hi }\n  b: { kind: model, prompt: hi }\n',
+    );
     const r = await cli('run', 'bad.chain.yaml');
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^error\[parse\] bad\.chain\.yaml:1:\d+: /);
@@ -55,12 +60,18 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
   it('reports input that does not match the schema as invalid_input', async () => {
     const r = await cli('run', QUICKSTART, '--input', '{"topic": 42}', '--json');
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.out).error).toMatchObject({ class: 'invalid_input', message: "invalid workflow input: field 'topic' must be a string, got integer" });
+    expect(JSON.parse(r.out).error).toMatchObject({
+      class: 'invalid_input',
+      message: "invalid workflow input: field 'topic' must be a string, got integer",
+    });
     const missing = await cli('run', QUICKSTART, '--json');
-    expect(JSON.parse(missing.out).error).toMatchObject({ class: 'invalid_input', message: expect.stringContaining("missing required field 'topic' (string)") });
+    expect(JSON.parse(missing.out).error).toMatchObject({
+      class: 'invalid_input',
+      message: expect.stringContaining("missing required field 'topic' (string)"),
+    });
   });
 
-  it('refuses an input over Step Functions\' 256 KiB execution input as input_too_large, before recording a run', async () => {
+  it("refuses an input over Step Functions' 256 KiB execution input as input_too_large, before recording a run", async () => {
     const topic = 'x'.repeat(300 * 1024);
     writeFileSync(join(project.dir, 'big.json'), JSON.stringify({ topic }));
     const r = await cli('run', QUICKSTART, '--input', '@big.json', '--json');
@@ -80,7 +91,8 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
     expect(r.code).toBe(1);
     expect(JSON.parse(r.out).error).toMatchObject({
       class: 'input_too_deep',
-      message: "the input is nested more than 32 levels deep (objects and arrays inside one another); a run's input may nest at most 32 levels",
+      message:
+        "the input is nested more than 32 levels deep (objects and arrays inside one another); a run's input may nest at most 32 levels",
     });
     const text = await cli('run', QUICKSTART, '--input', '@deep.json');
     expect(text.err).toMatch(/^error\[input_too_deep\] /);
@@ -88,7 +100,11 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
   });
 
   it('reports an unknown run as unknown_run for show, retry and restart', async () => {
-    for (const argv of [['runs', 'show', 'no-such-run'], ['runs', 'retry', 'no-such-run'], ['runs', 'restart', 'no-such-run', '--from', 'plan']]) {
+    for (const argv of [
+      ['runs', 'show', 'no-such-run'],
+      ['runs', 'retry', 'no-such-run'],
+      ['runs', 'restart', 'no-such-run', '--from', 'plan'],
+    ]) {
       const r = await cli(...argv, '--json');
       expect(r.code).toBe(1);
       expect(JSON.parse(r.out).error).toMatchObject({ class: 'unknown_run', message: "no run with id 'no-such-run'" });
@@ -113,7 +129,12 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
     const r = await cli('runs', 'show', runId, '--json');
     const shown = JSON.parse(r.out);
     expect(shown.run).toMatchObject({ runId, workflow: 'quickstart', status: 'SUCCEEDED' });
-    expect(shown.steps.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([['plan', 'succeeded'], ['draft', 'succeeded'], ['critique', 'succeeded'], ['judge', 'succeeded']]);
+    expect(shown.steps.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([
+      ['plan', 'succeeded'],
+      ['draft', 'succeeded'],
+      ['critique', 'succeeded'],
+      ['judge', 'succeeded'],
+    ]);
     expect(shown.steps[0].records[0]).toMatchObject({ stepId: 'plan:reason#turn0', status: 'SUCCEEDED', attempts: 1 });
     const text = await cli('runs', 'show', runId);
     expect(text.out).toContain(`run ${runId}  quickstart  SUCCEEDED`);
@@ -124,7 +145,11 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
 
   it('says so when the workflow a list asks for never ran here, naming the ones that did', async () => {
     const r = await cli('runs', 'list', '--workflow', 'quickstrat');
-    expect([r.code, r.out, r.err]).toEqual([0, "no runs: no workflow named 'quickstrat' has run here (the workflows here: quickstart)\n", '']);
+    expect([r.code, r.out, r.err]).toEqual([
+      0,
+      "no runs: no workflow named 'quickstrat' has run here (the workflows here: quickstart)\n",
+      '',
+    ]);
     expect(JSON.parse((await cli('runs', 'list', '--workflow', 'quickstrat', '--json')).out)).toEqual({ runs: [] });
     // A workflow that ran, filtered to a status none of its runs has: just none.
     const none = await cli('runs', 'list', '--workflow', 'quickstart', '--status', 'FAILED');
@@ -142,7 +167,7 @@ describe('Embedded stack: a project whose .stepforge is a file', () => {
     expect(await main(['run', QUICKSTART, '--input', '{"topic":"tides"}'], io)).toBe(1);
     expect(io.stderr()).toBe(
       `error[io] the embedded stack's data directory ${join(project.dir, '.stepforge')} cannot be created: ${join(project.dir, '.stepforge')} is a file, not a directory\n` +
-      '  = help: the embedded stack keeps its runs under .stepforge/ in the project directory: move what is in the way aside, or run from a directory you can write to\n',
+        '  = help: the embedded stack keeps its runs under .stepforge/ in the project directory: move what is in the way aside, or run from a directory you can write to\n',
     );
     expect(readFileSync(join(project.dir, '.stepforge'), 'utf8')).toBe('not a directory\n');
   });
@@ -154,11 +179,21 @@ describe('Command: run (a workflow refused at compile time)', () => {
   afterAll(() => project.remove());
 
   it('creates no .stepforge/ folder for a tier_limit or an invalid document', async () => {
-    writeFileSync(join(project.dir, 'notools.chain.yaml'), 'chain: "a > b"\ntasks:\n  a: { kind: model, prompt: hi }\n  b: { kind: model, prompt: there }\n');
+    writeFileSync(
+      join(project.dir, 'notools.chain.yaml'),
+      'chain: "a > b"\ntasks:\n  a: { kind: model, prompt: hi }\n  b: { kind: model, prompt: there }\n',
+    );
     const r = await cli('run', 'notools.chain.yaml', '--json');
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.out).error).toMatchObject({ class: 'tier_limit', message: expect.stringMatching(/^the standard tier needs at least 1 model step\(s\) granted a tool, found 0/), file: 'notools.chain.yaml' });
-    writeFileSync(join(project.dir, 'bad.chain.yaml'), 'chain: "a > > b"\ntasks:\n  a: { kind: model, prompt: hi }\n  b: { kind: model, prompt: hi }\n');
+    expect(JSON.parse(r.out).error).toMatchObject({
+      class: 'tier_limit',
+      message: expect.stringMatching(/^the standard tier needs at least 1 model step\(s\) granted a tool, found 0/),
+      file: 'notools.chain.yaml',
+    });
+    writeFileSync(
+      join(project.dir, 'bad.chain.yaml'),
+      'chain: "a > > b"\ntasks:\n  a: { kind: model, prompt: hi }\n  b: { kind: model, prompt: hi }\n',
+    );
     const bad = await cli('run', 'bad.chain.yaml', '--json');
     expect([bad.code, JSON.parse(bad.out).error.file]).toEqual([1, 'bad.chain.yaml']);
     // Before: the stack was opened first, and made .stepforge/ (its store and engine folders).

@@ -20,33 +20,57 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
   beforeAll(() => {
     mkdirSync(join(project.dir, 'functions', 'user'), { recursive: true });
     mkdirSync(caches);
-    writeFileSync(join(project.dir, 'functions', 'user', 'double.mjs'), 'export default async function (input) { return { doubled: input.n * 2 }; }\n');
-    writeFileSync(join(project.dir, 'fn.yaml'), [
-      'document: { dsl: "1.0", name: fn-demo, version: "1" }',
-      'functions:',
-      '  double: {}',
-      'input:',
-      '  n: integer',
-      'steps:',
-      '  twice: { call: function, function: double, input: { n: "${ input.n }" } }',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(project.dir, 'functions', 'user', 'double.mjs'),
+      'export default async function (input) { return { doubled: input.n * 2 }; }\n',
+    );
+    writeFileSync(
+      join(project.dir, 'fn.yaml'),
+      [
+        'document: { dsl: "1.0", name: fn-demo, version: "1" }',
+        'functions:',
+        '  double: {}',
+        'input:',
+        '  n: integer',
+        'steps:',
+        '  twice: { call: function, function: double, input: { n: "${ input.n }" } }',
+        '',
+      ].join('\n'),
+    );
     writeFileSync(join(project.dir, 'handlers.mjs'), "export default { greet: async (e) => ({ greeting: 'hello ' + e.name }) };\n");
-    writeFileSync(join(project.dir, 'greet.asl.json'), JSON.stringify({ StartAt: 'Greet', States: { Greet: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:greet', End: true } } }));
+    writeFileSync(
+      join(project.dir, 'greet.asl.json'),
+      JSON.stringify({
+        StartAt: 'Greet',
+        States: { Greet: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:greet', End: true } },
+      }),
+    );
     writeFileSync(join(project.dir, 'bad.chain.yaml'), 'chain: "a > [b & c"\ntasks:\n  a: { kind: model }\n');
   });
   afterAll(() => project.remove());
 
-  const stepforge = (mode: 'bundle' | 'dist', ...argv: string[]) => spawnStepforge(project.dir, {
-    ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_DEBUG_LOADER: '1', STEPFORGE_CODE_CACHE_DIR: caches, ...(mode === 'dist' ? { STEPFORGE_NO_BUNDLE: '1' } : {}),
-  }, argv);
+  const stepforge = (mode: 'bundle' | 'dist', ...argv: string[]) =>
+    spawnStepforge(
+      project.dir,
+      {
+        ...process.env,
+        STEPFORGE_LOG_LEVEL: 'SILENT',
+        STEPFORGE_DEBUG_LOADER: '1',
+        STEPFORGE_CODE_CACHE_DIR: caches,
+        ...(mode === 'dist' ? { STEPFORGE_NO_BUNDLE: '1' } : {}),
+      },
+      argv,
+    );
   /** stderr without the loader's own line, which says where the CLI came from. */
   const loadedFrom = (stderr: string) => /^stepforge loaded from (.*)$/m.exec(stderr)?.[1];
   /** What became of the dynalite worker the launcher started ahead, if it started one. */
   const ahead = (stderr: string) => /^stepforge dynalite worker started ahead: (.*)$/m.exec(stderr)?.[1];
-  const rest = (stderr: string) => stderr.replace(/^stepforge loaded from .*\n/m, '').replace(/^stepforge dynalite worker started ahead: .*\n/m, '')
-    // With --json, the line naming the approval policy in force goes to stderr.
-    .replace(/^policy: .*\n/m, '');
+  const rest = (stderr: string) =>
+    stderr
+      .replace(/^stepforge loaded from .*\n/m, '')
+      .replace(/^stepforge dynalite worker started ahead: .*\n/m, '')
+      // With --json, the line naming the approval policy in force goes to stderr.
+      .replace(/^policy: .*\n/m, '');
 
   it('is strict code, as the ES modules it was built from are', () => {
     // A directive counts only before any statement: a banner line ahead of it would leave all of
@@ -58,33 +82,61 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
   it('is ASCII only, so V8 holds its source as a one-byte string (every bundle)', () => {
     const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
     const files = readdirSync(dir).filter((f) => f.endsWith('.cjs') && f.startsWith('stepforge'));
-    expect(files.sort()).toEqual(['stepforge-compile.cjs', 'stepforge-graph.cjs', 'stepforge-help.cjs', 'stepforge-new.cjs', 'stepforge-validate.cjs', 'stepforge.cjs']);
+    expect(files.sort()).toEqual([
+      'stepforge-compile.cjs',
+      'stepforge-graph.cjs',
+      'stepforge-help.cjs',
+      'stepforge-new.cjs',
+      'stepforge-validate.cjs',
+      'stepforge.cjs',
+    ]);
     for (const f of files) {
       const bundle = readFileSync(join(dir, f), 'latin1');
       const first = /[^\x00-\x7f]/.exec(bundle);
-      expect(first === null ? 'ascii' : `${f} byte ${first.index}: ${JSON.stringify(bundle.slice(first.index - 40, first.index + 10))}`).toBe('ascii');
+      expect(
+        first === null ? 'ascii' : `${f} byte ${first.index}: ${JSON.stringify(bundle.slice(first.index - 40, first.index + 10))}`,
+      ).toBe('ascii');
     }
   });
 
   it('serves the commands that run no workflow from bundles without the AWS SDK or the embedded stack', async () => {
     const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
     const table = JSON.parse(readFileSync(join(dir, 'bundles.json'), 'utf8')) as { commands: Record<string, string>; otherwise: string };
-    expect([table.otherwise, table.commands.validate, table.commands.graph, table.commands.compile, table.commands.new, table.commands.run, table.commands.serve])
-      .toEqual(['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new', 'stepforge', 'stepforge']);
+    expect([
+      table.otherwise,
+      table.commands.validate,
+      table.commands.graph,
+      table.commands.compile,
+      table.commands.new,
+      table.commands.run,
+      table.commands.serve,
+    ]).toEqual(['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new', 'stepforge', 'stepforge']);
     for (const name of ['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new']) {
       const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
-      expect({ name, sdk: text.includes('node_modules/@aws-sdk/'), engine: text.includes('packages/engine/dist/'), fauxqs: text.includes('node_modules/fauxqs/') }).toEqual({ name, sdk: false, engine: false, fauxqs: false });
+      expect({
+        name,
+        sdk: text.includes('node_modules/@aws-sdk/'),
+        engine: text.includes('packages/engine/dist/'),
+        fauxqs: text.includes('node_modules/fauxqs/'),
+      }).toEqual({ name, sdk: false, engine: false, fauxqs: false });
     }
     // --help reads neither the compiler nor zod.
     const help = readFileSync(join(dir, 'stepforge-help.cjs'), 'utf8');
-    expect({ compiler: help.includes('packages/compiler/dist/'), zod: help.includes('node_modules/zod/') }).toEqual({ compiler: false, zod: false });
+    expect({ compiler: help.includes('packages/compiler/dist/'), zod: help.includes('node_modules/zod/') }).toEqual({
+      compiler: false,
+      zod: false,
+    });
     // A command routed to a bundle that does not hold it fails, naming it (never runs another command).
-    const helpCli = createRequire(import.meta.url)(join(dir, 'stepforge-help.cjs')) as { main: (argv: string[], io: unknown) => Promise<number> };
+    const helpCli = createRequire(import.meta.url)(join(dir, 'stepforge-help.cjs')) as {
+      main: (argv: string[], io: unknown) => Promise<number>;
+    };
     const io = { out: () => undefined, err: () => undefined, isTTY: false, cwd: project.dir, env: {} };
-    await expect(helpCli.main(['validate', 'bad.chain.yaml'], io)).rejects.toThrow("stepforge: the command 'validate' is not in this bundle");
+    await expect(helpCli.main(['validate', 'bad.chain.yaml'], io)).rejects.toThrow(
+      "stepforge: the command 'validate' is not in this bundle",
+    );
   });
 
-  it('holds undici\'s connection pool without its index (fetch, cookies, WebSocket)', () => {
+  it("holds undici's connection pool without its index (fetch, cookies, WebSocket)", () => {
     // The index costs every stack command ~70 ms to load and nothing uses it (undiciPool.d.ts).
     const bundle = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'utf8');
     expect(bundle).toContain('"node_modules/undici/lib/dispatcher/pool.js"');
@@ -106,7 +158,12 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       const [fromBundle, fromDist] = [await stepforge('bundle', ...argv), await stepforge('dist', ...argv)];
       expect(loadedFrom(fromBundle.stderr), argv.join(' ')).toMatch(/^bundle, code cache (none yet|used)$/);
       expect(loadedFrom(fromDist.stderr)).toBe('dist');
-      expect({ argv, code: fromBundle.code, stdout: fromBundle.stdout, stderr: rest(fromBundle.stderr) }).toEqual({ argv, code: fromDist.code, stdout: fromDist.stdout, stderr: rest(fromDist.stderr) });
+      expect({ argv, code: fromBundle.code, stdout: fromBundle.stdout, stderr: rest(fromBundle.stderr) }).toEqual({
+        argv,
+        code: fromDist.code,
+        stdout: fromDist.stdout,
+        stderr: rest(fromDist.stderr),
+      });
     }
   }, 180_000);
 
@@ -132,27 +189,41 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     // Commands that open no stack start no worker.
     expect(ahead((await stepforge('bundle', 'graph', example('quickstart.chain.yaml'))).stderr)).toBeUndefined();
     expect(ahead((await stepforge('bundle', 'runs', '--help')).stderr)).toBeUndefined();
-    expect(JSON.parse(again.stdout).runs.map((r: { workflow: string; status: string }) => [r.workflow, r.status])).toEqual([['fn-demo', 'SUCCEEDED'], ['fn-demo', 'SUCCEEDED']]);
+    expect(JSON.parse(again.stdout).runs.map((r: { workflow: string; status: string }) => [r.workflow, r.status])).toEqual([
+      ['fn-demo', 'SUCCEEDED'],
+      ['fn-demo', 'SUCCEEDED'],
+    ]);
   }, 180_000);
 
-  it('starts no dynalite worker ahead for a command that finds the project\'s stack live (a serve), and connects to it', async () => {
-    const serve = spawn(process.execPath, [STEPFORGE_BIN, 'serve', '--port', '0'], { cwd: project.dir, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_CODE_CACHE_DIR: caches } });
+  it("starts no dynalite worker ahead for a command that finds the project's stack live (a serve), and connects to it", async () => {
+    const serve = spawn(process.execPath, [STEPFORGE_BIN, 'serve', '--port', '0'], {
+      cwd: project.dir,
+      env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_CODE_CACHE_DIR: caches },
+    });
     try {
       await expect.poll(() => existsSync(join(project.dir, '.stepforge', 'stack.json')), { timeout: 60_000, interval: 200 }).toBe(true);
       const r = await stepforge('bundle', 'run', 'fn.yaml', '--input', '{"n":5}', '--json');
-      expect({ code: r.code, output: JSON.parse(r.stdout).output, ahead: ahead(r.stderr) }).toEqual({ code: 0, output: { doubled: 10 }, ahead: undefined });
+      expect({ code: r.code, output: JSON.parse(r.stdout).output, ahead: ahead(r.stderr) }).toEqual({
+        code: 0,
+        output: { doubled: 10 },
+        ahead: undefined,
+      });
     } finally {
       serve.kill('SIGTERM');
       await new Promise((resolve) => serve.once('exit', resolve));
     }
   }, 120_000);
 
-  it('uses a command\'s cache once written, and writes it whole', async () => {
+  it("uses a command's cache once written, and writes it whole", async () => {
     await stepforge('bundle', 'graph', example('quickstart.chain.yaml'));
     const second = await stepforge('bundle', 'graph', example('quickstart.chain.yaml'));
     expect(loadedFrom(second.stderr)).toBe('bundle, code cache used');
     // No temporary file left behind by the atomic write.
     expect(readdirSync(caches).filter((f) => f.endsWith('.tmp'))).toEqual([]);
-    expect(readdirSync(caches).filter((f) => /^stepforge\.graph\.[0-9a-f]{16}\.v8cache$/.test(f)).map((f) => readFileSync(join(caches, f)).length > 0)).toEqual([true]);
+    expect(
+      readdirSync(caches)
+        .filter((f) => /^stepforge\.graph\.[0-9a-f]{16}\.v8cache$/.test(f))
+        .map((f) => readFileSync(join(caches, f)).length > 0),
+    ).toEqual([true]);
   }, 120_000);
 });

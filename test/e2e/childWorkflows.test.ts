@@ -27,7 +27,9 @@ describe('Kortyx useWorkflow (run FILE.ts, embedded)', () => {
   async function run(file: string, exportName: string, input: unknown) {
     const r = await cli('run', file, '--export', exportName, '--input', JSON.stringify(input), '--json');
     const started = JSON.parse(r.out) as { runId: string; status: string; output: unknown };
-    const shown = JSON.parse((await cli('runs', 'show', started.runId, '--json')).out) as { run: { error?: { name: string; message: string } } };
+    const shown = JSON.parse((await cli('runs', 'show', started.runId, '--json')).out) as {
+      run: { error?: { name: string; message: string } };
+    };
     return { code: r.code, ...started, error: shown.run.error };
   }
 
@@ -49,7 +51,8 @@ describe('Kortyx useWorkflow (run FILE.ts, embedded)', () => {
     expect(r.status).toBe('FAILED');
     expect(r.error).toEqual({
       name: 'WorkflowOutputInvalid',
-      message: "step 'bad-output.total' failed: node 'total': the output of workflow 'broken-total' does not match its outputSchema at total: Invalid input: expected number, received string",
+      message:
+        "step 'bad-output.total' failed: node 'total': the output of workflow 'broken-total' does not match its outputSchema at total: Invalid input: expected number, received string",
     });
     // The child itself succeeded: it is the caller's check that refuses its output.
     const children = await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('broken-total') }));
@@ -62,7 +65,8 @@ describe('Kortyx useWorkflow (run FILE.ts, embedded)', () => {
     expect(r.status).toBe('FAILED');
     expect(r.error).toEqual({
       name: 'WorkflowInputInvalid',
-      message: "step 'bad-input.total' failed: node 'total': the input of workflow 'broken-total' does not match its inputSchema at items.0: Invalid input: expected number, received string (and 1 more issue)",
+      message:
+        "step 'bad-input.total' failed: node 'total': the input of workflow 'broken-total' does not match its inputSchema at items.0: Invalid input: expected number, received string (and 1 more issue)",
     });
     expect((await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('broken-total') }))).executions).toHaveLength(before);
   });
@@ -72,7 +76,7 @@ describe('Kortyx useWorkflow (run FILE.ts, embedded)', () => {
     return JSON.parse(r.out) as { runId: string; status: string; output: unknown };
   }
 
-  it('a retried parent reuses its child\'s result: the child, named by the committed input check, is not started again', async () => {
+  it("a retried parent reuses its child's result: the child, named by the committed input check, is not started again", async () => {
     const first = await run(FIXTURE, 'replyAfterChild', { items: [1, 2, 3] });
     expect(first.status).toBe('FAILED');
     expect(first.error?.message).toContain('the first reply fails');
@@ -96,7 +100,10 @@ describe('Kortyx useWorkflow (run FILE.ts, embedded)', () => {
     expect(again.status).toBe('SUCCEEDED');
     expect(again.output).toEqual({ worked: true });
     const both = (await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('flaky-child') }))).executions!;
-    expect(both.map((e) => [e.name, e.status]).sort()).toEqual([[failed[0]!.name, 'FAILED'], [`${failed[0]!.name}.2`, 'SUCCEEDED']]);
+    expect(both.map((e) => [e.name, e.status]).sort()).toEqual([
+      [failed[0]!.name, 'FAILED'],
+      [`${failed[0]!.name}.2`, 'SUCCEEDED'],
+    ]);
     // Retrying the retry (which succeeded) is a new run reusing everything: still two child executions.
     const third = await retry(again.runId);
     expect(third.status).toBe('SUCCEEDED');

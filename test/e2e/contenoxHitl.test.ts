@@ -7,17 +7,33 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnStepforge, tempProject } from './support/testIo.js';
 
-const chain = (onFailure?: string) => JSON.stringify({ id: 'gated', tasks: [
-  { id: 'list', handler: 'tools', tools: { name: 'local_shell', args: { command: 'ls sub' } },
-    transition: { ...(onFailure ? { on_failure: onFailure } : {}), branches: [{ operator: 'default', goto: 'end' }] } },
-  { id: 'denied', handler: 'noop' },
-] });
+const chain = (onFailure?: string) =>
+  JSON.stringify({
+    id: 'gated',
+    tasks: [
+      {
+        id: 'list',
+        handler: 'tools',
+        tools: { name: 'local_shell', args: { command: 'ls sub' } },
+        transition: { ...(onFailure ? { on_failure: onFailure } : {}), branches: [{ operator: 'default', goto: 'end' }] },
+      },
+      { id: 'denied', handler: 'noop' },
+    ],
+  });
 
-const policy = (timeoutS?: number) => JSON.stringify({
-  $schema: 'https://contenox.com/schema/hitl-policy-v1.schema.json',
-  default_action: 'allow',
-  rules: [{ tools: 'local_shell', tool: 'local_shell', action: 'approve', ...(timeoutS !== undefined ? { timeout_s: timeoutS, on_timeout: 'deny' } : {}) }],
-});
+const policy = (timeoutS?: number) =>
+  JSON.stringify({
+    $schema: 'https://contenox.com/schema/hitl-policy-v1.schema.json',
+    default_action: 'allow',
+    rules: [
+      {
+        tools: 'local_shell',
+        tool: 'local_shell',
+        action: 'approve',
+        ...(timeoutS !== undefined ? { timeout_s: timeoutS, on_timeout: 'deny' } : {}),
+      },
+    ],
+  });
 
 describe('Contenox HITL policy: approve, deny and timeout (embedded, real CLI)', () => {
   const projects: { remove(): void }[] = [];
@@ -36,7 +52,11 @@ describe('Contenox HITL policy: approve, deny and timeout (embedded, real CLI)',
 
   type Approval = { approvalId: string; tool: string; status: string; expiresAt: string; createdAt: string };
   const listed = async (dir: string, status = 'PENDING'): Promise<Approval[]> =>
-    (JSON.parse((await spawnStepforge(dir, env(), ['approvals', 'list', '--status', status, '--json'])).stdout || '{}') as { approvals?: Approval[] }).approvals ?? [];
+    (
+      JSON.parse((await spawnStepforge(dir, env(), ['approvals', 'list', '--status', status, '--json'])).stdout || '{}') as {
+        approvals?: Approval[];
+      }
+    ).approvals ?? [];
   async function pending(dir: string): Promise<Approval> {
     for (let i = 0; i < 600; i++) {
       const list = await listed(dir);
@@ -46,7 +66,11 @@ describe('Contenox HITL policy: approve, deny and timeout (embedded, real CLI)',
     throw new Error('no approval appeared');
   }
   const runError = async (dir: string, runId: string) =>
-    (JSON.parse((await spawnStepforge(dir, env(), ['runs', 'show', runId, '--json'])).stdout) as { run: { error?: { name: string; message: string } } }).run.error;
+    (
+      JSON.parse((await spawnStepforge(dir, env(), ['runs', 'show', runId, '--json'])).stdout) as {
+        run: { error?: { name: string; message: string } };
+      }
+    ).run.error;
 
   it('runs the gated call once approved', async () => {
     const dir = project();
@@ -92,6 +116,9 @@ describe('Contenox HITL policy: approve, deny and timeout (embedded, real CLI)',
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout) as { runId: string; status: string };
     expect(out.status).toBe('FAILED');
-    expect(await runError(dir, out.runId)).toMatchObject({ name: 'ApprovalRejected', message: `step 'list' failed: approval ${a!.approvalId} timed out (a timeout is a denial)` });
+    expect(await runError(dir, out.runId)).toMatchObject({
+      name: 'ApprovalRejected',
+      message: `step 'list' failed: approval ${a!.approvalId} timed out (a timeout is a denial)`,
+    });
   }, 200_000);
 });

@@ -8,14 +8,25 @@ import { STEPFORGE_BIN, tempProject } from './support/testIo.js';
 
 const DIFF = 'diff --git a/x.go b/x.go\n+func add(a, b int) int { return a - b }\n';
 
-function stepforge(cwd: string, argv: readonly string[], stdin = '', env: Record<string, string> = {}): { code: number | null; out: string; err: string } {
+function stepforge(
+  cwd: string,
+  argv: readonly string[],
+  stdin = '',
+  env: Record<string, string> = {},
+): { code: number | null; out: string; err: string } {
   // Standard input is a file, as in `stepforge run review.json < diff` (a shell pipe reads the same):
   // a socket, what Node hands a child for `input:`, is read only when --input - asks for it.
   const file = join(cwd, '.stdin.txt');
   writeFileSync(file, stdin);
   const fd = openSync(file, 'r');
   try {
-    const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], { cwd, stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8', timeout: 90_000, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', ...env } });
+    const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], {
+      cwd,
+      stdio: [fd, 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 90_000,
+      env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', ...env },
+    });
     return { code: r.status, out: r.stdout, err: r.stderr };
   } finally {
     closeSync(fd);
@@ -30,7 +41,11 @@ describe('Command: run (a Contenox task chain)', () => {
   const vars = ['--var', 'model=any-model-id', '--var', 'provider=local'];
 
   it('runs the review chain with a diff piped on standard input, as Contenox users type it', () => {
-    for (const argv of [['run', 'review.json'], ['run', '--chain', 'review.json'], ['run', 'review.json', '--input', '-']]) {
+    for (const argv of [
+      ['run', 'review.json'],
+      ['run', '--chain', 'review.json'],
+      ['run', 'review.json', '--input', '-'],
+    ]) {
       const r = stepforge(project.dir, [...argv, ...vars, '--json'], DIFF);
       expect(r.code, `${argv.join(' ')}: ${r.err}`).toBe(0);
       // The offline provider echoes its prompt: the diff reached the review task as its input.
@@ -56,23 +71,44 @@ describe('Command: run (a Contenox task chain)', () => {
   it("hands a chat_completion's tool calls to the execute_tool_calls task its tool_call branch goes to, as Contenox runs them", () => {
     writeFileSync(join(project.dir, 'a.go'), 'package x\n');
     // The offline provider's script: the first turn asks for two calls, the second answers.
-    writeFileSync(join(project.dir, 'script.json'), JSON.stringify({ steps: { review: [
-      { text: '', toolCalls: [{ tool: 'shell', args: { command: 'cat a.go' } }, { tool: 'shell', args: { command: 'ls' } }] },
-      { text: 'LGTM' },
-    ] } }));
+    writeFileSync(
+      join(project.dir, 'script.json'),
+      JSON.stringify({
+        steps: {
+          review: [
+            {
+              text: '',
+              toolCalls: [
+                { tool: 'shell', args: { command: 'cat a.go' } },
+                { tool: 'shell', args: { command: 'ls' } },
+              ],
+            },
+            { text: 'LGTM' },
+          ],
+        },
+      }),
+    );
     const r = stepforge(project.dir, ['run', 'review.json', ...vars, '--json'], DIFF, { STEPFORGE_LOCAL_SCRIPT: 'script.json' });
     expect(r.code, r.err).toBe(0);
     const out = JSON.parse(r.out) as { runId: string };
     expect(out).toMatchObject({ status: 'SUCCEEDED', output: '[offline:script] LGTM' });
     const shown = JSON.parse(stepforge(project.dir, ['runs', 'show', out.runId, '--json']).out) as {
-      steps: { id: string; records: { output: unknown }[] }[]; events: { type: string; stepId: string; detail: { args: unknown; message: string } }[];
+      steps: { id: string; records: { output: unknown }[] }[];
+      events: { type: string; stepId: string; detail: { args: unknown; message: string } }[];
     };
     // review ran twice (asked for tools, then answered), run_tools once in between.
-    expect(shown.steps.map((s) => [s.id, s.records.length])).toEqual([['review', 2], ['run_tools', 2]]);
+    expect(shown.steps.map((s) => [s.id, s.records.length])).toEqual([
+      ['review', 2],
+      ['run_tools', 2],
+    ]);
     expect(JSON.parse(shown.steps[1]!.records[0]!.output as string)).toEqual({ exitCode: 0, stdout: 'package x\n', stderr: '' });
     // The calls run under the chat's tools_policies: `ls` is not among its allowed commands.
     expect(shown.events.filter((e) => e.type === 'PolicyDenied').map((e) => [e.stepId, e.detail.args, e.detail.message])).toEqual([
-      ['run_tools:tool', { command: 'ls' }, `shell: command "ls" is not in the allowed list (go, make, npm, cargo, grep, cat) (this task's tools_policies)`],
+      [
+        'run_tools:tool',
+        { command: 'ls' },
+        `shell: command "ls" is not in the allowed list (go, make, npm, cargo, grep, cat) (this task's tools_policies)`,
+      ],
     ]);
   }, 200_000);
 
@@ -84,7 +120,11 @@ describe('Command: run (a Contenox task chain)', () => {
       stepforge(project.dir, ['run', 'n.json', '--input', '-', '--json'], ''),
     ];
     const devNull = spawnSync(process.execPath, [STEPFORGE_BIN, 'run', 'n.json', '--json'], {
-      cwd: project.dir, stdio: [openSync('/dev/null', 'r'), 'pipe', 'pipe'], encoding: 'utf8', timeout: 90_000, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' },
+      cwd: project.dir,
+      stdio: [openSync('/dev/null', 'r'), 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 90_000,
+      env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' },
     });
     runs.push({ code: devNull.status, out: devNull.stdout, err: devNull.stderr });
     for (const r of runs) {
@@ -94,12 +134,36 @@ describe('Command: run (a Contenox task chain)', () => {
   }, 200_000);
 
   it('runs a bounded loop to its end by its edge counter, and raise_error fails the run by name', () => {
-    writeFileSync(join(project.dir, 'loop.json'), JSON.stringify({ id: 'loop', tasks: [
-      { id: 'a', handler: 'noop', transition: { branches: [{ operator: 'edge_traversed_at_least', edge: 'a->b', when: '3', goto: 'done' }, { operator: 'equals', when: 'noop', goto: 'b' }] } },
-      { id: 'b', handler: 'noop', transition: { branches: [{ operator: 'default', goto: 'a' }] } },
-      { id: 'done', handler: 'route', transition: { branches: [{ operator: 'starts_with', when: 'nothing', goto: 'boom' }, { operator: 'default', goto: 'end' }] } },
-      { id: 'boom', handler: 'raise_error' },
-    ] }));
+    writeFileSync(
+      join(project.dir, 'loop.json'),
+      JSON.stringify({
+        id: 'loop',
+        tasks: [
+          {
+            id: 'a',
+            handler: 'noop',
+            transition: {
+              branches: [
+                { operator: 'edge_traversed_at_least', edge: 'a->b', when: '3', goto: 'done' },
+                { operator: 'equals', when: 'noop', goto: 'b' },
+              ],
+            },
+          },
+          { id: 'b', handler: 'noop', transition: { branches: [{ operator: 'default', goto: 'a' }] } },
+          {
+            id: 'done',
+            handler: 'route',
+            transition: {
+              branches: [
+                { operator: 'starts_with', when: 'nothing', goto: 'boom' },
+                { operator: 'default', goto: 'end' },
+              ],
+            },
+          },
+          { id: 'boom', handler: 'raise_error' },
+        ],
+      }),
+    );
     const r = stepforge(project.dir, ['run', 'loop.json', '--json'], 'tide pools');
     expect(r.code, r.err).toBe(0);
     // noop and route pass their input on: the loop went round and the text came out unchanged.
@@ -107,11 +171,16 @@ describe('Command: run (a Contenox task chain)', () => {
     const history = stepforge(project.dir, ['runs', 'show', JSON.parse(r.out).runId, '--json']);
     const steps = (JSON.parse(history.out) as { steps: { id: string; status: string }[] }).steps;
     expect(steps.find((s) => s.id === 'boom')?.status).not.toBe('succeeded');
-    writeFileSync(join(project.dir, 'fail.json'), JSON.stringify({ id: 'fail', tasks: [{ id: 'x', handler: 'raise_error', prompt_template: 'ignored' }] }));
+    writeFileSync(
+      join(project.dir, 'fail.json'),
+      JSON.stringify({ id: 'fail', tasks: [{ id: 'x', handler: 'raise_error', prompt_template: 'ignored' }] }),
+    );
     const f = stepforge(project.dir, ['run', 'fail.json', '--json'], 'bad input');
     expect(f.code).toBe(1);
     expect(JSON.parse(f.out)).toMatchObject({ status: 'FAILED' });
-    const shown = JSON.parse(stepforge(project.dir, ['runs', 'show', JSON.parse(f.out).runId, '--json']).out) as { run: { error: unknown } };
+    const shown = JSON.parse(stepforge(project.dir, ['runs', 'show', JSON.parse(f.out).runId, '--json']).out) as {
+      run: { error: unknown };
+    };
     // The run's error is the named one, with the task's input as its message.
     expect(shown.run.error).toEqual({ name: 'ContenoxRaiseError', message: 'bad input' });
   }, 120_000);

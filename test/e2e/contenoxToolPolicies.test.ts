@@ -12,7 +12,13 @@ function stepforge(cwd: string, argv: readonly string[], stdin = ''): { code: nu
   writeFileSync(file, stdin);
   const fd = openSync(file, 'r');
   try {
-    const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], { cwd, stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8', timeout: 90_000, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], {
+      cwd,
+      stdio: [fd, 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 90_000,
+      env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' },
+    });
     return { code: r.status, out: r.stdout, err: r.stderr };
   } finally {
     closeSync(fd);
@@ -21,10 +27,22 @@ function stepforge(cwd: string, argv: readonly string[], stdin = ''): { code: nu
 
 /** A one-task chain calling `set`'s tool with `args`, under the task's `policies`. */
 function toolChain(set: string, toolName: string, args: Record<string, unknown>, policies: Record<string, unknown>): string {
-  return JSON.stringify({ id: 'pol', tasks: [{
-    id: 'call', handler: 'tools', tools: { name: set, tool_name: toolName, args },
-    execute_config: { tools_policies: policies }, transition: { branches: [{ operator: 'default', goto: 'end' }] },
-  }] }, null, 2);
+  return JSON.stringify(
+    {
+      id: 'pol',
+      tasks: [
+        {
+          id: 'call',
+          handler: 'tools',
+          tools: { name: set, tool_name: toolName, args },
+          execute_config: { tools_policies: policies },
+          transition: { branches: [{ operator: 'default', goto: 'end' }] },
+        },
+      ],
+    },
+    null,
+    2,
+  );
 }
 
 describe('Contenox tools_policies (embedded, real CLI)', () => {
@@ -40,7 +58,9 @@ describe('Contenox tools_policies (embedded, real CLI)', () => {
     writeFileSync(join(project.dir, name), chain);
     const r = stepforge(project.dir, ['run', name, '--json'], 'x');
     const result = JSON.parse(r.out) as { runId: string; status: string; output: unknown };
-    const shown = JSON.parse(stepforge(project.dir, ['runs', 'show', result.runId, '--json']).out) as { run: { error?: { name: string; message: string } } };
+    const shown = JSON.parse(stepforge(project.dir, ['runs', 'show', result.runId, '--json']).out) as {
+      run: { error?: { name: string; message: string } };
+    };
     return { code: r.code, result, error: shown.run.error };
   };
 
@@ -48,7 +68,10 @@ describe('Contenox tools_policies (embedded, real CLI)', () => {
     const r = run('deny.json', toolChain('local_shell', 'local_shell', { command: 'echo PWNED' }, shellPolicy));
     expect(r.code).toBe(1);
     expect(r.result.status).toBe('FAILED');
-    expect(r.error).toEqual({ name: 'PolicyDenied', message: `step 'call' failed: shell: command "echo" is denied (this task's tools_policies)` });
+    expect(r.error).toEqual({
+      name: 'PolicyDenied',
+      message: `step 'call' failed: shell: command "echo" is denied (this task's tools_policies)`,
+    });
   }, 120_000);
 
   it('refuses a command outside the task allow-list, and runs one inside it', () => {
@@ -61,10 +84,16 @@ describe('Contenox tools_policies (embedded, real CLI)', () => {
   }, 120_000);
 
   it('confines the shell and the filesystem tools to _allowed_dir', () => {
-    const shell = run('shelldir.json', toolChain('local_shell', 'local_shell', { command: 'cat ../big.txt' }, { local_shell: { _allowed_dir: 'sub' } }));
+    const shell = run(
+      'shelldir.json',
+      toolChain('local_shell', 'local_shell', { command: 'cat ../big.txt' }, { local_shell: { _allowed_dir: 'sub' } }),
+    );
     expect(shell.error?.name).toBe('PolicyDenied');
     expect(shell.error?.message).toContain('../big.txt');
-    const ok = run('shellok.json', toolChain('local_shell', 'local_shell', { command: 'cat small.txt' }, { local_shell: { _allowed_dir: 'sub' } }));
+    const ok = run(
+      'shellok.json',
+      toolChain('local_shell', 'local_shell', { command: 'cat small.txt' }, { local_shell: { _allowed_dir: 'sub' } }),
+    );
     expect(ok.result).toMatchObject({ status: 'SUCCEEDED', output: { stdout: 'small\n' } });
     const fs = run('fsdir.json', toolChain('local_fs', 'read_file', { path: '../big.txt' }, { local_fs: { _allowed_dir: './sub' } }));
     expect(fs.error?.name).toBe('PolicyDenied');
@@ -76,18 +105,31 @@ describe('Contenox tools_policies (embedded, real CLI)', () => {
 
   it('caps a read at _max_read_bytes', () => {
     const capped = run('cap.json', toolChain('local_fs', 'read_file', { path: 'big.txt' }, { local_fs: { _max_read_bytes: '1024' } }));
-    expect(capped.error).toEqual({ name: 'PolicyDenied', message: `step 'call' failed: "big.txt" is 3000 bytes, over the 1024-byte read limit` });
-    const under = run('under.json', toolChain('local_fs', 'read_file', { path: 'sub/small.txt' }, { local_fs: { _max_read_bytes: '1024' } }));
+    expect(capped.error).toEqual({
+      name: 'PolicyDenied',
+      message: `step 'call' failed: "big.txt" is 3000 bytes, over the 1024-byte read limit`,
+    });
+    const under = run(
+      'under.json',
+      toolChain('local_fs', 'read_file', { path: 'sub/small.txt' }, { local_fs: { _max_read_bytes: '1024' } }),
+    );
     expect(under.result).toMatchObject({ status: 'SUCCEEDED', output: { content: 'small\n' } });
   }, 120_000);
 
   it('refuses an unknown policy key before the run, at its line and column', () => {
-    writeFileSync(join(project.dir, 'typo.json'), toolChain('local_shell', 'local_shell', { command: 'ls' }, { local_shell: { _alowed_commands: 'ls' } }));
+    writeFileSync(
+      join(project.dir, 'typo.json'),
+      toolChain('local_shell', 'local_shell', { command: 'ls' }, { local_shell: { _alowed_commands: 'ls' } }),
+    );
     const r = stepforge(project.dir, ['validate', 'typo.json', '--json']);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.out).error).toMatchObject({
-      class: 'unknown_policy_key', file: 'typo.json', line: 17, column: 33,
-      message: "task 'call': tools_policies.local_shell has key '_alowed_commands', which local_shell does not define (did you mean '_allowed_commands'?)",
+      class: 'unknown_policy_key',
+      file: 'typo.json',
+      line: 17,
+      column: 33,
+      message:
+        "task 'call': tools_policies.local_shell has key '_alowed_commands', which local_shell does not define (did you mean '_allowed_commands'?)",
     });
   }, 60_000);
 });

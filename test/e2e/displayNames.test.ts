@@ -10,7 +10,8 @@ import { EmbeddedRunService } from '../../packages/embedded/src/RunService.js';
 import { startServe, type ServeHandle } from '../../packages/cli/src/commands/serve.js';
 import { bufferIo, cliIn, tempProject } from './support/testIo.js';
 
-const STEPS = 'agents: { Triage_Agent: {} }\nsteps:\n  greet:\n    call: agent\n    agent: Triage_Agent\n    input_template: "User said: ${ input.message }"\n';
+const STEPS =
+  'agents: { Triage_Agent: {} }\nsteps:\n  greet:\n    call: agent\n    agent: Triage_Agent\n    input_template: "User said: ${ input.message }"\n';
 const doc = (name: string) => `document:\n  dsl: "1.0.0"\n  name: ${name}\n  version: "0.1.0"\n${STEPS}`;
 
 describe('CLI: display names (compile, run, runs list/show)', () => {
@@ -31,14 +32,16 @@ describe('CLI: display names (compile, run, runs list/show)', () => {
     expect(JSON.parse(readFileSync(out.files[1]!, 'utf8'))).toMatchObject({ workflow: 'Triage-EU', displayName: 'Triage — EU' });
   });
 
-  it('shows the display name in the run\'s progress and runs it as the state machine of the workflow name', async () => {
+  it("shows the display name in the run's progress and runs it as the state machine of the workflow name", async () => {
     const r = await stepforge('run', 'triage.yaml', '--input', '{"message":"my parcel is late"}');
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const started = /^run ([0-9a-f-]{36}) \(Triage — EU\) started$/m.exec(r.out);
     expect(started, r.out).not.toBeNull();
     runId = started![1]!;
-    const shown = JSON.parse((await stepforge('runs', 'show', runId, '--json')).out) as { run: { workflow: string; displayName: string; executionArn: string } };
+    const shown = JSON.parse((await stepforge('runs', 'show', runId, '--json')).out) as {
+      run: { workflow: string; displayName: string; executionArn: string };
+    };
     expect(shown.run).toMatchObject({ workflow: 'Triage-EU', displayName: 'Triage — EU' });
     expect(shown.run.executionArn).toMatch(/:execution:Triage-EU:/);
   });
@@ -49,8 +52,13 @@ describe('CLI: display names (compile, run, runs list/show)', () => {
     const line = list.out.split('\n').find((l) => l.startsWith(runId));
     expect(line).toMatch(new RegExp(`^${runId}  Triage — EU {9}  SUCCEEDED`));
     for (const workflow of ['Triage — EU', 'Triage-EU']) {
-      const r = JSON.parse((await stepforge('runs', 'list', '--workflow', workflow, '--json')).out) as { runs: { runId: string; workflow: string; displayName: string }[] };
-      expect(r.runs.map((x) => [x.runId, x.workflow, x.displayName]), workflow).toEqual([[runId, 'Triage-EU', 'Triage — EU']]);
+      const r = JSON.parse((await stepforge('runs', 'list', '--workflow', workflow, '--json')).out) as {
+        runs: { runId: string; workflow: string; displayName: string }[];
+      };
+      expect(
+        r.runs.map((x) => [x.runId, x.workflow, x.displayName]),
+        workflow,
+      ).toEqual([[runId, 'Triage-EU', 'Triage — EU']]);
     }
     const none = await stepforge('runs', 'list', '--workflow', 'Triage UK');
     expect(none.out).toBe("no runs: no workflow named 'Triage UK' has run here (the workflows here: Triage — EU (Triage-EU))\n");
@@ -70,8 +78,10 @@ describe('CLI: run and compile -o refuse a second document whose name gives the 
     writeFileSync(join(project.dir, 'triage-copy.yaml'), doc('Triage EU'));
   });
   afterAll(() => project.remove());
-  const refusal = "error[duplicate_workflow] triage-copy.yaml:3:9: triage-copy.yaml names its workflow 'Triage EU' (workflow name 'Triage-EU'), which gives the same workflow name as 'Triage — EU' (workflow name 'Triage-EU') of triage.yaml: state machine names must be unique in a project";
-  const hint = '= help: give one of them another name (document.name), one that differs in letters or digits, not only in spaces, punctuation or accents';
+  const refusal =
+    "error[duplicate_workflow] triage-copy.yaml:3:9: triage-copy.yaml names its workflow 'Triage EU' (workflow name 'Triage-EU'), which gives the same workflow name as 'Triage — EU' (workflow name 'Triage-EU') of triage.yaml: state machine names must be unique in a project";
+  const hint =
+    '= help: give one of them another name (document.name), one that differs in letters or digits, not only in spaces, punctuation or accents';
 
   it('run: runs the first, refuses the second at its document.name naming both files, and runs the first again', async () => {
     const input = ['--input', '{"message":"hi"}'];
@@ -101,7 +111,10 @@ describe('CLI: run and compile -o refuse a second document whose name gives the 
     const second = await stepforge('compile', 'triage-copy.yaml', '-o', 'out');
     expect(second.code).toBe(1);
     expect(second.err).toContain(refusal);
-    expect(JSON.parse(readFileSync(join(project.dir, 'out', 'Triage-EU.manifest.json'), 'utf8'))).toMatchObject({ file: 'triage.yaml', displayName: 'Triage — EU' });
+    expect(JSON.parse(readFileSync(join(project.dir, 'out', 'Triage-EU.manifest.json'), 'utf8'))).toMatchObject({
+      file: 'triage.yaml',
+      displayName: 'Triage — EU',
+    });
     // Another directory holds no files of the first.
     expect((await stepforge('compile', 'triage-copy.yaml', '-o', 'other')).code).toBe(0);
   });
@@ -136,15 +149,23 @@ describe('Command: serve (display names and duplicate workflow names)', () => {
   });
 
   it('lists workflows with both names, and starts them by the workflow name', async () => {
-    const list = await (await fetch(`${handle.url}/workflows`, { headers: { authorization: `Bearer ${handle.token}` } })).json() as { workflows: { name: string; displayName: string; file: string }[] };
+    const list = (await (await fetch(`${handle.url}/workflows`, { headers: { authorization: `Bearer ${handle.token}` } })).json()) as {
+      workflows: { name: string; displayName: string; file: string }[];
+    };
     expect(list.workflows.map((w) => [w.name, w.displayName, w.file])).toEqual([
       ['Document-analysis', 'Document analysis', join('examples', 'analysis.yaml')],
       ['Triage-EU', 'Triage — EU', join('workflows', 'triage.yaml')],
     ]);
-    const r = await fetch(`${handle.url}/workflows/Document-analysis/runs`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${handle.token}` }, body: JSON.stringify({ input: { message: 'hi' }, wait: true }) });
+    const r = await fetch(`${handle.url}/workflows/Document-analysis/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${handle.token}` },
+      body: JSON.stringify({ input: { message: 'hi' }, wait: true }),
+    });
     expect(r.status).toBe(200);
     expect(((await r.json()) as { status: string }).status).toBe('SUCCEEDED');
-    const runs = await (await fetch(`${handle.url}/workflows/Document-analysis/runs`, { headers: { authorization: `Bearer ${handle.token}` } })).json() as { runs: { workflow: string; displayName: string }[] };
+    const runs = (await (
+      await fetch(`${handle.url}/workflows/Document-analysis/runs`, { headers: { authorization: `Bearer ${handle.token}` } })
+    ).json()) as { runs: { workflow: string; displayName: string }[] };
     expect(runs.runs.map((x) => [x.workflow, x.displayName])).toEqual([['Document-analysis', 'Document analysis']]);
     expect(existsSync(join(project.dir, 'examples', 'analysis.yaml'))).toBe(true);
   });

@@ -75,12 +75,9 @@ function placed(ex: Example): string {
   return stringify(doc);
 }
 
-const EXAMPLES = [
-  ...yamlExamples('docs/dsl.md'),
-  ...yamlExamples('README.md', { from: /^## The workflow DSL/, to: /^## / }),
-];
+const EXAMPLES = [...yamlExamples('docs/dsl.md'), ...yamlExamples('README.md', { from: /^## The workflow DSL/, to: /^## / })];
 
-describe('The YAML examples of docs/dsl.md and the README\'s workflow DSL section', () => {
+describe("The YAML examples of docs/dsl.md and the README's workflow DSL section", () => {
   const project = tempProject('sf-docs-examples-');
   const posted: unknown[] = [];
   let slack: Server;
@@ -90,16 +87,22 @@ describe('The YAML examples of docs/dsl.md and the README\'s workflow DSL sectio
   beforeAll(async () => {
     slack = createServer((req, res) => {
       let body = '';
-      req.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => {
-        posted.push(JSON.parse(body));
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      });
+      req
+        .setEncoding('utf8')
+        .on('data', (c: string) => (body += c))
+        .on('end', () => {
+          posted.push(JSON.parse(body));
+          res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        });
     });
     await new Promise<void>((r) => slack.listen(0, '127.0.0.1', () => r()));
     stack = await openStack({
-      projectDir: project.dir, inMemory: true, provider: 'local',
+      projectDir: project.dir,
+      inMemory: true,
+      provider: 'local',
       env: {
-        STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR,
+        STEPFORGE_LOG_LEVEL: 'SILENT',
+        STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR,
         STEPFORGE_SLACK_WEBHOOK_URL: `http://127.0.0.1:${(slack.address() as AddressInfo).port}/hook`,
         STEPFORGE_SECRET_PROD_SLACK_TOKEN: 'docs-example-token',
       },
@@ -112,7 +115,7 @@ describe('The YAML examples of docs/dsl.md and the README\'s workflow DSL sectio
     project.remove();
   });
 
-  it('finds the examples (the main one of docs/dsl.md, its fragments, and the README\'s)', () => {
+  it("finds the examples (the main one of docs/dsl.md, its fragments, and the README's)", () => {
     expect(EXAMPLES.filter((e) => e.file === 'docs/dsl.md').length).toBeGreaterThanOrEqual(4);
     expect(EXAMPLES.filter((e) => e.file === 'README.md').length).toBeGreaterThanOrEqual(1);
   });
@@ -131,7 +134,10 @@ describe('The YAML examples of docs/dsl.md and the README\'s workflow DSL sectio
       const data = parse(ex.text) as Record<string, unknown> | null;
       const whole = data !== null && typeof data === 'object' && 'document' in data && 'steps' in data;
       // An unmarked block must be a whole document; a fragment must be marked as one.
-      expect(whole, `${title}: ${whole ? 'a whole document marked as a fragment' : 'not a whole document: mark it <!-- example: fragment --> or make it one'}`).toBe(ex.mark === undefined);
+      expect(
+        whole,
+        `${title}: ${whole ? 'a whole document marked as a fragment' : 'not a whole document: mark it <!-- example: fragment --> or make it one'}`,
+      ).toBe(ex.mark === undefined);
       const text = whole ? ex.text : placed(ex);
       const loaded = loadDocument(text, { file: 'example.yaml' });
       expect(loaded.errors.map((e) => `${e.code} ${e.location?.line}:${e.location?.column} ${e.message}`)).toEqual([]);
@@ -146,7 +152,9 @@ describe('The YAML examples of docs/dsl.md and the README\'s workflow DSL sectio
     });
   }
 
-  it('ran the main example\'s notify step, which posted the draft to Slack (its when holds at the default depth)', () => {
-    expect(posted).toContainEqual(expect.objectContaining({ text: expect.stringContaining('[offline:echo] Write about otters.\nSources: []') }));
+  it("ran the main example's notify step, which posted the draft to Slack (its when holds at the default depth)", () => {
+    expect(posted).toContainEqual(
+      expect.objectContaining({ text: expect.stringContaining('[offline:echo] Write about otters.\nSources: []') }),
+    );
   });
 });

@@ -14,19 +14,28 @@ describe('Embedded stack: a DSL agent step with the tools its agent declares', (
   let stack: EmbeddedStack;
   beforeAll(async () => {
     writeFileSync(join(project.dir, 'notes.txt'), 'hello\n');
-    writeFileSync(join(project.dir, 'script.json'), JSON.stringify({
-      steps: { look: [{ text: 'Let me look.', toolCalls: [{ tool: 'fs-list', args: { path: '.' } }] }, { text: 'There is a notes file.' }] },
-    }));
-    writeFileSync(join(project.dir, 'agent.yaml'), [
-      'document: { dsl: "1.0", name: agent-tools }',
-      'agents:',
-      '  lister: { instructions: "List files.", tools: [fs-list] }',
-      'steps:',
-      '  look: { call: agent, agent: lister, input_template: "what is here?" }',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(project.dir, 'script.json'),
+      JSON.stringify({
+        steps: {
+          look: [{ text: 'Let me look.', toolCalls: [{ tool: 'fs-list', args: { path: '.' } }] }, { text: 'There is a notes file.' }],
+        },
+      }),
+    );
+    writeFileSync(
+      join(project.dir, 'agent.yaml'),
+      [
+        'document: { dsl: "1.0", name: agent-tools }',
+        'agents:',
+        '  lister: { instructions: "List files.", tools: [fs-list] }',
+        'steps:',
+        '  look: { call: agent, agent: lister, input_template: "what is here?" }',
+        '',
+      ].join('\n'),
+    );
     stack = await openStack({
-      projectDir: project.dir, inMemory: true,
+      projectDir: project.dir,
+      inMemory: true,
       env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_LOCAL_SCRIPT: join(project.dir, 'script.json'), STEPFORGE_FS_ROOT: project.dir },
     });
   });
@@ -44,7 +53,12 @@ describe('Embedded stack: a DSL agent step with the tools its agent declares', (
     const tool = steps.find((s) => s.stepId.startsWith('look:tool'));
     expect(tool).toMatchObject({ status: 'SUCCEEDED' });
     expect(JSON.stringify(tool?.output)).toContain('notes.txt');
-    expect(steps.filter((s) => s.stepId.startsWith('look:reason')).map((s) => s.stepId).sort()).toEqual(['look:reason#turn0', 'look:reason#turn1']);
+    expect(
+      steps
+        .filter((s) => s.stepId.startsWith('look:reason'))
+        .map((s) => s.stepId)
+        .sort(),
+    ).toEqual(['look:reason#turn0', 'look:reason#turn1']);
     // runs show gives the step's answer (its last turn), not the listing its tool call returned.
     const shown = bufferIo(project.dir);
     expect(await main(['runs', 'show', runId], shown)).toBe(0);

@@ -138,7 +138,12 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
   let service: EmbeddedRunService;
 
   beforeAll(async () => {
-    stack = await openStack({ projectDir: project.dir, inMemory: true, provider: 'local', env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR } });
+    stack = await openStack({
+      projectDir: project.dir,
+      inMemory: true,
+      provider: 'local',
+      env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR },
+    });
     service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
@@ -159,17 +164,20 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     expect(on.run.output).toEqual({ result: '[offline:echo] Summarise (flag true)' });
     const off = await runText(BY_OUTPUT_NAME, 'maybe.yaml', { include_summary: false });
     expect(off.run.status).toBe('SUCCEEDED');
-    expect(off.details.steps.map((s) => [s.id, s.state])).toEqual([['step_name', 'succeeded'], ['summarise', 'skipped']]);
+    expect(off.details.steps.map((s) => [s.id, s.state])).toEqual([
+      ['step_name', 'succeeded'],
+      ['summarise', 'skipped'],
+    ]);
   });
 
-  it('runs a while whose body reads the previous iteration\'s result (null in the first) and whose condition reads the latest', async () => {
+  it("runs a while whose body reads the previous iteration's result (null in the first) and whose condition reads the latest", async () => {
     const { run } = await runText(WHILE_READS_ITSELF, 'count.yaml');
     expect(run.status).toBe('SUCCEEDED');
     // Three iterations: the body saw null, then {n: 1}, then {n: 2}; the condition stopped at n = 3.
     expect(run.output).toEqual({ n: 3, saw: { n: 2, saw: { n: 1, saw: null } } });
   });
 
-  it('runs the then: step of a conditional whose condition holds, skips its else:, and outputs the branch\'s output', async () => {
+  it("runs the then: step of a conditional whose condition holds, skips its else:, and outputs the branch's output", async () => {
     const { run, details } = await runText(THEN_ELSE, 'route.yaml', { severity: 'P1' });
     expect(run.status).toBe('SUCCEEDED');
     expect(run.output).toEqual({ result: { label: 'urgent' }, paged: { label: 'paged after urgent' } });
@@ -189,24 +197,37 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     const { run } = await runText(FOR_EACH_OVER_JSON_TEXT, 'each.yaml');
     expect(run.status).toBe('SUCCEEDED');
     // Two iterations, each given one parsed element (not one iteration given the whole string).
-    expect(run.output).toEqual([{ id: 7, kind: 'dict' }, { id: 8, kind: 'dict' }]);
+    expect(run.output).toEqual([
+      { id: 7, kind: 'dict' },
+      { id: 8, kind: 'dict' },
+    ]);
   });
 
   it('reports a conditional step whose when guard is false as skipped, as it does a function step', async () => {
     const { run, details } = await runText(GUARDED_OFF, 'guarded.yaml', { go: false });
     expect(run.status).toBe('SUCCEEDED');
-    expect(details.steps.map((s) => [s.id, s.state])).toEqual([['maybe', 'skipped'], ['also', 'skipped'], ['decided', 'succeeded']]);
+    expect(details.steps.map((s) => [s.id, s.state])).toEqual([
+      ['maybe', 'skipped'],
+      ['also', 'skipped'],
+      ['decided', 'succeeded'],
+    ]);
   });
 
-  it('puts each parallel_analyzer analyst\'s focus before the shared input in its prompt', async () => {
+  it("puts each parallel_analyzer analyst's focus before the shared input in its prompt", async () => {
     const { run, details } = await runText(FOCUSED_ANALYSTS, 'review.yaml', { diff: 'the diff' });
     expect(run.status).toBe('SUCCEEDED');
     // The offline provider echoes each prompt: the analysts' answers show what they were sent.
-    const analyses = details.records.filter((r) => r.stepId.startsWith('review') && !r.stepId.includes('aggregator')).map((r) => r.output).sort();
-    expect(analyses).toEqual(['[offline:echo] Focus: performance issues\n\nthe diff', '[offline:echo] Focus: security vulnerabilities\n\nthe diff']);
+    const analyses = details.records
+      .filter((r) => r.stepId.startsWith('review') && !r.stepId.includes('aggregator'))
+      .map((r) => r.output)
+      .sort();
+    expect(analyses).toEqual([
+      '[offline:echo] Focus: performance issues\n\nthe diff',
+      '[offline:echo] Focus: security vulnerabilities\n\nthe diff',
+    ]);
   });
 
-  it('sends a judge_loop\'s worker the input_template text, then that text with the previous feedback, and its evaluator the worker\'s output', async () => {
+  it("sends a judge_loop's worker the input_template text, then that text with the previous feedback, and its evaluator the worker's output", async () => {
     // The offline provider echoes each prompt, so every answer shows the prompt it was sent.
     const { run } = await runText(JUDGE_LOOP_TWO_ROUNDS, 'draft.yaml', { topic: 'otters' });
     expect(run.status).toBe('SUCCEEDED');
@@ -222,12 +243,25 @@ describe('Embedded stack: a judge_loop without pass_condition (scripted offline 
   let stack: EmbeddedStack;
   let service: EmbeddedRunService;
   // Each judge_loop's worker and evaluator both give the scripted answer (labelled `[offline:script] `).
-  const ANSWERS: Record<string, string> = { dot: 'PASS.', newline: 'PASS\n', reason: 'PASS: clear and short', spaced: '  PASS  ', longer: 'PASSABLE, but redo the ending', lower: 'pass', later: 'Not a PASS' };
+  const ANSWERS: Record<string, string> = {
+    dot: 'PASS.',
+    newline: 'PASS\n',
+    reason: 'PASS: clear and short',
+    spaced: '  PASS  ',
+    longer: 'PASSABLE, but redo the ending',
+    lower: 'pass',
+    later: 'Not a PASS',
+  };
 
   beforeAll(async () => {
     const script = join(project.dir, 'script.json');
     writeFileSync(script, JSON.stringify({ steps: Object.fromEntries(Object.entries(ANSWERS).map(([step, text]) => [step, [{ text }]])) }));
-    stack = await openStack({ projectDir: project.dir, inMemory: true, provider: 'local', env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_LOCAL_SCRIPT: script } });
+    stack = await openStack({
+      projectDir: project.dir,
+      inMemory: true,
+      provider: 'local',
+      env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_LOCAL_SCRIPT: script },
+    });
     service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
@@ -235,8 +269,9 @@ describe('Embedded stack: a judge_loop without pass_condition (scripted offline 
     project.remove();
   });
 
-  it('passes when the evaluator\'s trimmed answer, past the offline label, starts with the word PASS', async () => {
-    const { entry } = await service.catalog.registerText(`document: {dsl: "1.0.0", name: Judge answers, version: "0.1.0"}
+  it("passes when the evaluator's trimmed answer, past the offline label, starts with the word PASS", async () => {
+    const { entry } = await service.catalog.registerText(
+      `document: {dsl: "1.0.0", name: Judge answers, version: "0.1.0"}
 agents: {Writer: "", Critic: ""}
 steps:
   dot:
@@ -283,15 +318,24 @@ steps:
     input_template: Draft
 output:
   result: "\${steps.dot.output}"
-`, 'judge.yaml');
+`,
+      'judge.yaml',
+    );
     const started = await service.start(entry, {});
     const run = await service.wait(started.run.runId);
     expect(run.status).toBe('SUCCEEDED');
     const details = await service.details(run.runId);
     // Rounds each loop ran (its evaluator's records): one when the answer passed, both (the maximum) otherwise.
-    const rounds = (step: string) => details.records.filter((r) => r.stepId.startsWith(`${step}[`) && r.stepId.endsWith(':evaluator')).length;
+    const rounds = (step: string) =>
+      details.records.filter((r) => r.stepId.startsWith(`${step}[`) && r.stepId.endsWith(':evaluator')).length;
     expect(Object.fromEntries(Object.keys(ANSWERS).map((step) => [step, rounds(step)]))).toEqual({
-      dot: 1, newline: 1, reason: 1, spaced: 1, longer: 2, lower: 2, later: 2,
+      dot: 1,
+      newline: 1,
+      reason: 1,
+      spaced: 1,
+      longer: 2,
+      lower: 2,
+      later: 2,
     });
   });
 });

@@ -19,32 +19,46 @@ const echo = (text: string) => `[offline:echo] ${text}`;
 
 const CASES: readonly Case[] = [
   {
-    file: 'quickstart.chain.yaml', input: { topic: 'tide pools' }, lambdaSteps: ['plan', 'draft', 'critique', 'judge'],
+    file: 'quickstart.chain.yaml',
+    input: { topic: 'tide pools' },
+    lambdaSteps: ['plan', 'draft', 'critique', 'judge'],
     check: (o) => {
       expect(typeof o).toBe('string');
-      expect(o as string).toMatch(/^\[offline:echo\] Revise the draft using the critique\. Draft: \[offline:echo\] Write a draft about tide pools/);
+      expect(o as string).toMatch(
+        /^\[offline:echo\] Revise the draft using the critique\. Draft: \[offline:echo\] Write a draft about tide pools/,
+      );
     },
   },
   {
-    file: 'research-swarm.chain.yaml', input: { task: 'tides' }, lambdaSteps: ['agent_1', 'agent_2', 'agent_3', 'gather'],
+    file: 'research-swarm.chain.yaml',
+    input: { task: 'tides' },
+    lambdaSteps: ['agent_1', 'agent_2', 'agent_3', 'gather'],
     check: (o) => {
       expect(o as string).toContain('agent_2: [offline:echo] You are agent 2 of 3 in a swarm. Work independently on: tides');
     },
   },
   {
-    file: 'supervisor.chain.yaml', input: { task: 'tides' }, lambdaSteps: ['planner', 'worker_1', 'worker_2', 'worker_3', 'integrate'],
+    file: 'supervisor.chain.yaml',
+    input: { task: 'tides' },
+    lambdaSteps: ['planner', 'worker_1', 'worker_2', 'worker_3', 'integrate'],
     check: (o) => expect(o as string).toMatch(/^\[offline:echo\] Integrate the workers' results/),
   },
   {
-    file: 'consensus-majority.chain.yaml', input: { task: 'capital of France?' }, lambdaSteps: ['voter_1', 'voter_2', 'voter_3'],
+    file: 'consensus-majority.chain.yaml',
+    input: { task: 'capital of France?' },
+    lambdaSteps: ['voter_1', 'voter_2', 'voter_3'],
     check: (o) => expect(o).toBe(echo('Answer independently and concisely: capital of France?')),
   },
   {
-    file: 'review-loop.chain.yaml', input: { task: 'a haiku' }, lambdaSteps: ['worker', 'review_1', 'revise_1', 'review_2', 'revise_2'],
+    file: 'review-loop.chain.yaml',
+    input: { task: 'a haiku' },
+    lambdaSteps: ['worker', 'review_1', 'revise_1', 'review_2', 'revise_2'],
     check: (o) => expect(o as string).toMatch(/^\[offline:echo\] Revise the version below/),
   },
   {
-    file: 'customer-support.yaml', input: { message: 'I was charged twice' }, lambdaSteps: ['route', 'reply'],
+    file: 'customer-support.yaml',
+    input: { message: 'I was charged twice' },
+    lambdaSteps: ['route', 'reply'],
     check: (o) => {
       const out = o as { reply: string; handled_by: string };
       expect(Object.keys(out).sort()).toEqual(['handled_by', 'reply']);
@@ -53,21 +67,32 @@ const CASES: readonly Case[] = [
     },
   },
   {
-    file: 'file-review.yaml', input: { files: ['src/a.ts', 'src/b.ts', 'src/c.ts'] }, lambdaSteps: ['review', 'summary'],
+    file: 'file-review.yaml',
+    input: { files: ['src/a.ts', 'src/b.ts', 'src/c.ts'] },
+    lambdaSteps: ['review', 'summary'],
     check: (o) => {
       const out = o as { reviews: string[]; summary: string };
       // One review per file, in item order (Map with MaxConcurrency 10).
-      expect(out.reviews).toEqual(['src/a.ts', 'src/b.ts', 'src/c.ts'].map((f) => echo(`Review the file ${f} for bugs and style problems.`)));
+      expect(out.reviews).toEqual(
+        ['src/a.ts', 'src/b.ts', 'src/c.ts'].map((f) => echo(`Review the file ${f} for bugs and style problems.`)),
+      );
       expect(out.summary).toMatch(/^\[offline:echo\] Summarise these reviews/);
     },
   },
   {
-    file: 'judge-loop.yaml', input: { subject: 'tide pools' }, lambdaSteps: ['haiku'],
+    file: 'judge-loop.yaml',
+    input: { subject: 'tide pools' },
+    lambdaSteps: ['haiku'],
     check: (o) => expect(JSON.stringify(o)).toContain('A haiku about tide pools'),
   },
   {
-    file: 'while-loop.yaml', input: { question: 'Why is the sky blue?' }, lambdaSteps: ['improve', 'final'],
-    check: (o) => expect(o).toMatch(/^\[offline:echo\] State the final answer to 'Why is the sky blue\?' in one sentence\. Notes: \[offline:echo\] Round \d: improve/),
+    file: 'while-loop.yaml',
+    input: { question: 'Why is the sky blue?' },
+    lambdaSteps: ['improve', 'final'],
+    check: (o) =>
+      expect(o).toMatch(
+        /^\[offline:echo\] State the final answer to 'Why is the sky blue\?' in one sentence\. Notes: \[offline:echo\] Round \d: improve/,
+      ),
   },
 ];
 
@@ -77,7 +102,12 @@ describe('Examples: every example runs offline on the embedded stack', () => {
   let stack: EmbeddedStack;
   let service: EmbeddedRunService;
   beforeAll(async () => {
-    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' }, wrapHandlers: (h) => probe.wrap(h) });
+    stack = await openStack({
+      projectDir: project.dir,
+      inMemory: true,
+      env: { STEPFORGE_LOG_LEVEL: 'SILENT' },
+      wrapHandlers: (h) => probe.wrap(h),
+    });
     service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
@@ -122,10 +152,14 @@ describe('Examples: every example runs offline on the embedded stack', () => {
       expect(types.filter((t) => t === 'TaskSucceeded' || t === 'LambdaFunctionSucceeded').length).toBe(probe.total());
       expect(JSON.parse(details.history.at(-1)!.executionSucceededEventDetails!.output!)).toEqual(result.output);
       expect(details.steps.filter((s) => c.lambdaSteps.includes(s.id)).every((s) => s.state === 'succeeded')).toBe(true);
-      if (c.file === 'file-review.yaml') expect(records.map((r) => r.stepId).sort()).toEqual(['review[0]', 'review[1]', 'review[2]', 'summary']);
+      if (c.file === 'file-review.yaml')
+        expect(records.map((r) => r.stepId).sort()).toEqual(['review[0]', 'review[1]', 'review[2]', 'summary']);
       if (c.file === 'while-loop.yaml') {
         // One record per iteration, numbered from 0; the final step quotes the last round.
-        const rounds = records.filter((r) => r.stepId.startsWith('improve[')).map((r) => Number(/\[(\d+)\]/.exec(r.stepId)![1])).sort();
+        const rounds = records
+          .filter((r) => r.stepId.startsWith('improve['))
+          .map((r) => Number(/\[(\d+)\]/.exec(r.stepId)![1]))
+          .sort();
         expect(rounds.length).toBe(3); // rounds defaults to 3: `iteration < rounds` runs three
         expect(rounds).toEqual(rounds.map((_, i) => i));
         expect(result.output as string).toContain(`Round ${rounds.at(-1)}: improve`);
@@ -146,7 +180,9 @@ describe('Example: consensus-judge (scripted local provider)', () => {
       expect(result).toMatchObject({ status: 'SUCCEEDED', output: '[offline:script] Paris' });
       expect(code).toBe(0);
       const records = await stack.runtime.runs.listSteps(result.runId);
-      expect(records.map((r) => /^[^[:#]+/.exec(r.stepId)![0]).sort()).toEqual(expect.arrayContaining(['judge', 'voter_1', 'voter_2', 'voter_3']));
+      expect(records.map((r) => /^[^[:#]+/.exec(r.stepId)![0]).sort()).toEqual(
+        expect.arrayContaining(['judge', 'voter_1', 'voter_2', 'voter_3']),
+      );
     } finally {
       await stack.close();
       project.remove();

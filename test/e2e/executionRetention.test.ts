@@ -21,7 +21,11 @@ describe('Embedded stack: execution retention', () => {
   const executionDirs = () => readdirSync(join(project.dir, '.stepforge', 'engine', 'executions'));
 
   it('keeps a run whose execution has expired, and forks it from its recorded input', async () => {
-    const first = JSON.parse((await cli({}, 'run', example('quickstart.chain.yaml'), '--input', '{"topic":"tides"}', '--json')).out) as { runId: string; status: string; output: string };
+    const first = JSON.parse((await cli({}, 'run', example('quickstart.chain.yaml'), '--input', '{"topic":"tides"}', '--json')).out) as {
+      runId: string;
+      status: string;
+      output: string;
+    };
     expect(first.status).toBe('SUCCEEDED');
     expect(executionDirs()).toHaveLength(1);
     // Kept for 90 days: the next process loads it.
@@ -33,10 +37,19 @@ describe('Embedded stack: execution retention', () => {
     // process that holds the stack to write drops it.
     const shown = await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: '0.00000001' }, 'runs', 'show', first.runId, '--json');
     expect(shown.code).toBe(0);
-    const details = JSON.parse(shown.out) as { run: { status: string; output: string }; historyEvents: number; steps: { id: string; status: string; tokens: { input: number; output: number }; records: unknown[] }[] };
+    const details = JSON.parse(shown.out) as {
+      run: { status: string; output: string };
+      historyEvents: number;
+      steps: { id: string; status: string; tokens: { input: number; output: number }; records: unknown[] }[];
+    };
     expect(details.run).toMatchObject({ status: 'SUCCEEDED', output: first.output });
     expect(details.historyEvents).toBe(0);
-    expect(details.steps.map((s) => [s.id, s.records.length])).toEqual([['plan', 1], ['draft', 1], ['critique', 1], ['judge', 1]]);
+    expect(details.steps.map((s) => [s.id, s.records.length])).toEqual([
+      ['plan', 1],
+      ['draft', 1],
+      ['critique', 1],
+      ['judge', 1],
+    ]);
     // With no history, the steps are as their records say (succeeded, with their tokens), not "skipped".
     expect(details.steps.map((s) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
     expect(details.steps.every((s) => s.tokens.input > 0 && s.tokens.output > 0)).toBe(true);
@@ -46,7 +59,9 @@ describe('Embedded stack: execution retention', () => {
     expect(text).toMatch(/^ {2}✓ plan +succeeded /m);
     expect(text).toMatch(/^ {6}output: \[offline:echo\] Plan a short research note on tides/m);
     expect(text).not.toContain('skipped');
-    expect(text).toContain('history: none kept (dropped after the retention period, or unreadable); steps as their records in DynamoDB say');
+    expect(text).toContain(
+      'history: none kept (dropped after the retention period, or unreadable); steps as their records in DynamoDB say',
+    );
 
     const retried = await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: '0.00000001' }, 'runs', 'retry', first.runId, '--json');
     expect(retried.code).toBe(0);
@@ -59,7 +74,10 @@ describe('Embedded stack: execution retention', () => {
   it('refuses a retention that is not a number of days, and opens nothing', async () => {
     const r = await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: 'a week' }, 'runs', 'list', '--json');
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.out).error).toMatchObject({ class: 'invalid_config', message: "STEPFORGE_EXECUTION_RETENTION_DAYS must be a number of days, 0 or more, got 'a week'" });
+    expect(JSON.parse(r.out).error).toMatchObject({
+      class: 'invalid_config',
+      message: "STEPFORGE_EXECUTION_RETENTION_DAYS must be a number of days, 0 or more, got 'a week'",
+    });
     expect(existsSync(join(project.dir, '.stepforge', 'stack.json'))).toBe(false);
     expect(existsSync(join(project.dir, '.stepforge', 'stack.lock'))).toBe(false);
   });

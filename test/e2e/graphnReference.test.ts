@@ -31,10 +31,13 @@ describe('Embedded stack: the GraphN reference examples run offline', () => {
     mcp = await startGraphnMcpServer();
     slack = createServer((req, res) => {
       let body = '';
-      req.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => {
-        posted.push(JSON.parse(body) as { text?: string });
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      });
+      req
+        .setEncoding('utf8')
+        .on('data', (c: string) => (body += c))
+        .on('end', () => {
+          posted.push(JSON.parse(body) as { text?: string });
+          res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        });
     });
     await new Promise<void>((r) => slack.listen(0, '127.0.0.1', () => r()));
     const env: Record<string, string> = {
@@ -54,9 +57,11 @@ describe('Embedded stack: the GraphN reference examples run offline', () => {
     project.remove();
   });
 
-  const runs = REFERENCE_CASES.filter((c): c is ReferenceCase & { outcome: Extract<ReferenceCase['outcome'], { runs: true }> } => 'runs' in c.outcome);
+  const runs = REFERENCE_CASES.filter(
+    (c): c is ReferenceCase & { outcome: Extract<ReferenceCase['outcome'], { runs: true }> } => 'runs' in c.outcome,
+  );
 
-  it('runs more than twenty of the reference\'s examples', () => {
+  it("runs more than twenty of the reference's examples", () => {
     expect(runs.length).toBeGreaterThan(20);
   });
 
@@ -79,7 +84,7 @@ describe('Embedded stack: the GraphN reference examples run offline', () => {
     });
   }
 
-  it('posted the Slack connector examples\' messages to the webhook, templates filled', () => {
+  it("posted the Slack connector examples' messages to the webhook, templates filled", () => {
     expect(posted.map((p) => p.text).sort()).toEqual(['Done: all checks green', 'Incident: db-1 down', 'Result: 3 alerts correlated']);
   });
 });

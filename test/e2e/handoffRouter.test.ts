@@ -30,19 +30,36 @@ const seen: Seen[] = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
     let body = '';
-    req.on('data', (c: Buffer) => { body += c.toString('utf8'); });
+    req.on('data', (c: Buffer) => {
+      body += c.toString('utf8');
+    });
     req.on('end', () => {
-      const r = JSON.parse(body) as { model: string; messages: { role: string; content: string }[]; tools?: { function: { name: string } }[] };
+      const r = JSON.parse(body) as {
+        model: string;
+        messages: { role: string; content: string }[];
+        tools?: { function: { name: string } }[];
+      };
       const system = r.messages.find((m) => m.role === 'system')?.content ?? '';
       const agent = AGENTS.find((a) => system.includes(a)) ?? 'unknown';
-      seen.push({ agent, tools: (r.tools ?? []).map((t) => t.function.name), user: r.messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n') });
+      seen.push({
+        agent,
+        tools: (r.tools ?? []).map((t) => t.function.name),
+        user: r.messages
+          .filter((m) => m.role === 'user')
+          .map((m) => m.content)
+          .join('\n'),
+      });
       const message = agent === 'front desk' ? entryAnswer : { content: `${agent} handled it` };
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({
-        model: r.model,
-        choices: [{ message: { role: 'assistant', content: null, ...message }, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
-        usage: { prompt_tokens: 10, completion_tokens: 5 },
-      }));
+      res.end(
+        JSON.stringify({
+          model: r.model,
+          choices: [
+            { message: { role: 'assistant', content: null, ...message }, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' },
+          ],
+          usage: { prompt_tokens: 10, completion_tokens: 5 },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -115,7 +132,9 @@ describe('Function: handoff_router (OpenAI-compatible stub model on loopback)', 
   it('hands off on a transfer_to_<role> tool call', async () => {
     const run = await runDesk({
       content: null,
-      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'transfer_to_invoices_and_refunds', arguments: '{"reason":"charged twice"}' } }],
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'transfer_to_invoices_and_refunds', arguments: '{"reason":"charged twice"}' } },
+      ],
     });
     expect(run.agents).toEqual(['front desk', 'billing desk']);
     expect(run.output).toEqual({ answer: 'billing desk handled it' });

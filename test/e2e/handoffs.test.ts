@@ -25,7 +25,9 @@ describe('Kortyx transitionTo (run FILE.ts, embedded)', () => {
   async function run(input: unknown) {
     const r = await cli('run', FIXTURE, '--export', 'frontDesk', '--input', JSON.stringify(input), '--json');
     const started = JSON.parse(r.out) as { runId: string; status: string; output: unknown };
-    const shown = JSON.parse((await cli('runs', 'show', started.runId, '--json')).out) as { run: { error?: { name: string; message: string } } };
+    const shown = JSON.parse((await cli('runs', 'show', started.runId, '--json')).out) as {
+      run: { error?: { name: string; message: string } };
+    };
     return { code: r.code, ...started, error: shown.run.error };
   }
   const billingRuns = async () => (await stack.sfn.send(new ListExecutionsCommand({ stateMachineArn: arnOf('billing-desk') }))).executions!;
@@ -34,7 +36,13 @@ describe('Kortyx transitionTo (run FILE.ts, embedded)', () => {
     const r = await run({ topic: 'billing' });
     expect(r.status).toBe('SUCCEEDED');
     // The front desk's last node ran before the hand-off, as Kortyx lets the graph finish first.
-    expect(r.output).toEqual({ topic: 'billing', reason: 'a billing question', noted: true, reply: 'billing handles a billing question', sawNote: true });
+    expect(r.output).toEqual({
+      topic: 'billing',
+      reason: 'a billing question',
+      noted: true,
+      reply: 'billing handles a billing question',
+      sawNote: true,
+    });
     const started = await billingRuns();
     expect(started).toHaveLength(1);
     const nested = await stack.sfn.send(new DescribeExecutionCommand({ executionArn: started[0]!.executionArn }));
@@ -42,7 +50,7 @@ describe('Kortyx transitionTo (run FILE.ts, embedded)', () => {
     expect(JSON.parse(nested.input!)).toEqual({ topic: 'billing', reason: 'a billing question', noted: true });
   });
 
-  it('hands over to the last workflow a node named, with that node\'s payload', async () => {
+  it("hands over to the last workflow a node named, with that node's payload", async () => {
     const r = await run({ topic: 'twice' });
     expect(r.status).toBe('SUCCEEDED');
     expect(r.output).toMatchObject({ reason: 'second', reply: 'billing handles second' });
@@ -61,7 +69,8 @@ describe('Kortyx transitionTo (run FILE.ts, embedded)', () => {
     expect(r.status).toBe('FAILED');
     expect(r.error).toEqual({
       name: 'HandoffTargetUnknown',
-      message: "step 'front-desk.classify' failed: node 'classify' returned transitionTo \"lost-and-found\", which is no other Kortyx workflow the module exports (billing-desk): export the workflow with that id from the same module",
+      message:
+        "step 'front-desk.classify' failed: node 'classify' returned transitionTo \"lost-and-found\", which is no other Kortyx workflow the module exports (billing-desk): export the workflow with that id from the same module",
     });
   });
 
@@ -70,7 +79,8 @@ describe('Kortyx transitionTo (run FILE.ts, embedded)', () => {
     expect(r.status).toBe('FAILED');
     expect(r.error).toEqual({
       name: 'HandoffTargetUnknown',
-      message: "step 'front-desk.classify' failed: node 'classify' returned transitionTo \"front-desk\", which is this workflow itself: route back to a node with an edge instead",
+      message:
+        "step 'front-desk.classify' failed: node 'classify' returned transitionTo \"front-desk\", which is this workflow itself: route back to a node with an edge instead",
     });
   });
 });

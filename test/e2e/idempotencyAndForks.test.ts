@@ -23,11 +23,20 @@ describe('Embedded stack: idempotency and forks', () => {
     modelCalls.set(req.stepId ?? '?', (modelCalls.get(req.stepId ?? '?') ?? 0) + 1);
     return converse.call(this, req);
   });
-  const modelCallsNow = () => { const o = Object.fromEntries(modelCalls); modelCalls.clear(); return o; };
+  const modelCallsNow = () => {
+    const o = Object.fromEntries(modelCalls);
+    modelCalls.clear();
+    return o;
+  };
   let stack: EmbeddedStack;
   let service: EmbeddedRunService;
   beforeAll(async () => {
-    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' }, wrapHandlers: (h) => probe.wrap(h) });
+    stack = await openStack({
+      projectDir: project.dir,
+      inMemory: true,
+      env: { STEPFORGE_LOG_LEVEL: 'SILENT' },
+      wrapHandlers: (h) => probe.wrap(h),
+    });
     service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
@@ -74,10 +83,15 @@ describe('Embedded stack: idempotency and forks', () => {
     expect(JSON.parse(other.io.stdout())).toEqual({ runId: a.runId, status: 'SUCCEEDED', output: a.output, reused: true });
     // After the policy in force, which every run states at its start (on stderr with --json).
     expect(other.io.stderr()).toMatch(/^policy: .*\n/);
-    expect(other.io.stderr().replace(/^policy: .*\n/, '')).toBe(`note: idempotency key 'same-key' was first used with another input; this is that run (${a.runId}), as it ran then\n`);
+    expect(other.io.stderr().replace(/^policy: .*\n/, '')).toBe(
+      `note: idempotency key 'same-key' was first used with another input; this is that run (${a.runId}), as it ran then\n`,
+    );
 
     // A key names one run: another workflow cannot have it.
-    writeFileSync(join(project.dir, 'other.chain.yaml'), 'name: other\nchain: "solo@web-search"\ntasks:\n  solo: { kind: model, prompt: "hi" }\n');
+    writeFileSync(
+      join(project.dir, 'other.chain.yaml'),
+      'name: other\nchain: "solo@web-search"\ntasks:\n  solo: { kind: model, prompt: "hi" }\n',
+    );
     const conflict = await run('run', 'other.chain.yaml', '--idempotency-key', 'same-key', '--json');
     expect(conflict.code).toBe(1);
     expect(JSON.parse(conflict.io.stdout()).error).toMatchObject({
@@ -90,7 +104,9 @@ describe('Embedded stack: idempotency and forks', () => {
   it('starts exactly one execution for 20 concurrent starts with one key', async () => {
     probe.reset();
     const before = (await executions()).length;
-    const results = await Promise.all(Array.from({ length: 20 }, () => run('run', QUICKSTART, '--input', INPUT, '--idempotency-key', 'burst', '--json')));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => run('run', QUICKSTART, '--input', INPUT, '--idempotency-key', 'burst', '--json')),
+    );
     const parsed = results.map((r) => JSON.parse(r.io.stdout()) as { runId: string; status: string; reused: boolean });
     expect(new Set(parsed.map((p) => p.runId)).size).toBe(1);
     expect(parsed.filter((p) => !p.reused)).toHaveLength(1);

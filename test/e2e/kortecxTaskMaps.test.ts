@@ -8,12 +8,21 @@ import { parse } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO, cliIn, tempProject } from './support/testIo.js';
 
-interface KortecxCase { name: string; document: string; kortecx_error?: string; run?: boolean }
+interface KortecxCase {
+  name: string;
+  document: string;
+  kortecx_error?: string;
+  run?: boolean;
+}
 
 const CORPUS_DIR = join(REPO, 'packages', 'compiler', 'test', 'kortecx');
 const corpus = parse(readFileSync(join(CORPUS_DIR, 'corpus.yaml'), 'utf8')) as KortecxCase[];
 const expected = JSON.parse(readFileSync(join(CORPUS_DIR, 'expected.json'), 'utf8')) as Record<string, unknown>;
-const slug = (name: string) => name.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60);
+const slug = (name: string) =>
+  name
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 60);
 
 describe('Command: graph --format kortecx', () => {
   const project = tempProject('sf-kortecx-');
@@ -39,37 +48,60 @@ describe('Command: graph --format kortecx', () => {
     const bare = await stepforge('graph', '--expr', 'a > b', '--format', 'kortecx');
     expect(bare.code).toBe(2);
     expect(bare.err).toContain('--format kortecx needs a chain document (FILE)');
-    writeFileSync(join(project.dir, 'flow.yaml'), 'document: { dsl: "1.0.0", name: Flow, version: "0.1.0" }\nfunctions: { echo: {} }\nsteps:\n  a: { call: function, function: echo, input: {} }\n');
+    writeFileSync(
+      join(project.dir, 'flow.yaml'),
+      'document: { dsl: "1.0.0", name: Flow, version: "0.1.0" }\nfunctions: { echo: {} }\nsteps:\n  a: { call: function, function: echo, input: {} }\n',
+    );
     const dsl = await stepforge('graph', 'flow.yaml', '--format', 'kortecx');
     expect(dsl.code).toBe(1);
-    expect(dsl.err).toContain("error[invalid_document]");
+    expect(dsl.err).toContain('error[invalid_document]');
     expect(dsl.err).toContain('is a dsl document (use --format json)');
   });
 
   const upstream = process.env.STEPFORGE_KORTECX_CORPUS;
   const haveUpstream = upstream !== undefined && existsSync(upstream);
-  it.skipIf(!haveUpstream)(`matches Kortecx's own corpus case by case (STEPFORGE_KORTECX_CORPUS${haveUpstream ? '' : ' not set: skipped'})`, async () => {
-    const cases = JSON.parse(readFileSync(upstream!, 'utf8')) as { name: string; dsl: string; seed?: number; context_bundles?: string[]; tasks: unknown; expect?: unknown; error?: string }[];
-    // Kortecx's error classes are ours, by name; `parse` covers an empty expression too.
-    const mismatches: string[] = [];
-    for (const c of cases) {
-      const doc = { chain: c.dsl, ...(c.seed !== undefined ? { seed: c.seed } : {}), ...(c.context_bundles ? { context_bundles: c.context_bundles } : {}), tasks: c.tasks };
-      const file = `upstream-${slug(c.name)}.chain.json`;
-      writeFileSync(join(project.dir, file), JSON.stringify(doc, null, 2));
-      const r = await stepforge('graph', file, '--format', 'kortecx');
-      if (c.error !== undefined) {
-        if (r.code !== 1 || !r.err.includes(`error[${c.error}]`)) mismatches.push(`${c.name}: expected error[${c.error}], got ${r.code} ${r.out}${r.err}`);
-      } else if (r.code !== 0 || JSON.stringify(JSON.parse(r.out)) !== JSON.stringify(c.expect)) {
-        mismatches.push(`${c.name}: expected ${JSON.stringify(c.expect)}, got ${r.out}${r.err}`);
+  it.skipIf(!haveUpstream)(
+    `matches Kortecx's own corpus case by case (STEPFORGE_KORTECX_CORPUS${haveUpstream ? '' : ' not set: skipped'})`,
+    async () => {
+      const cases = JSON.parse(readFileSync(upstream!, 'utf8')) as {
+        name: string;
+        dsl: string;
+        seed?: number;
+        context_bundles?: string[];
+        tasks: unknown;
+        expect?: unknown;
+        error?: string;
+      }[];
+      // Kortecx's error classes are ours, by name; `parse` covers an empty expression too.
+      const mismatches: string[] = [];
+      for (const c of cases) {
+        const doc = {
+          chain: c.dsl,
+          ...(c.seed !== undefined ? { seed: c.seed } : {}),
+          ...(c.context_bundles ? { context_bundles: c.context_bundles } : {}),
+          tasks: c.tasks,
+        };
+        const file = `upstream-${slug(c.name)}.chain.json`;
+        writeFileSync(join(project.dir, file), JSON.stringify(doc, null, 2));
+        const r = await stepforge('graph', file, '--format', 'kortecx');
+        if (c.error !== undefined) {
+          if (r.code !== 1 || !r.err.includes(`error[${c.error}]`))
+            mismatches.push(`${c.name}: expected error[${c.error}], got ${r.code} ${r.out}${r.err}`);
+        } else if (r.code !== 0 || JSON.stringify(JSON.parse(r.out)) !== JSON.stringify(c.expect)) {
+          mismatches.push(`${c.name}: expected ${JSON.stringify(c.expect)}, got ${r.out}${r.err}`);
+        }
       }
-    }
-    expect(mismatches).toEqual([]);
-  });
+      expect(mismatches).toEqual([]);
+    },
+  );
 });
 
 // The offline provider echoes its prompt (and the parents' outputs it was shown).
-const fromInput = (prompt: string) => `[offline:echo] ${prompt}\n\nContext from earlier steps:\n--- Output of step "a" ---\n{\n  "topic": "tide pools"\n}`;
-const listed = expect.stringMatching(/^\[offline:echo\] Summarize\.\n\nContext from earlier steps:\n--- Output of step "t" ---\n\{\n  "path": "\.",\n  "entries": \[/);
+const fromInput = (prompt: string) =>
+  `[offline:echo] ${prompt}\n\nContext from earlier steps:\n--- Output of step "a" ---\n{\n  "topic": "tide pools"\n}`;
+const listed = expect.stringMatching(
+  /^\[offline:echo\] Summarize\.\n\nContext from earlier steps:\n--- Output of step "t" ---\n\{\n  "path": "\.",\n  "entries": \[/,
+);
 const RUN_OUTPUTS: Record<string, unknown> = {
   // A bare pure step with one parent passes that parent's output through.
   'agentic model step then a bare pure step': '[offline:echo] Research the topic.',
@@ -91,15 +123,19 @@ describe('Command: run (Kortecx task maps, embedded, local provider)', () => {
   afterAll(() => project.remove());
   const stepforge = cliIn(project.dir);
 
-  it.each(corpus.filter((c) => c.run).map((c) => [c.name, c] as const))('%s', async (name, c) => {
-    const file = `${slug(name)}.chain.yaml`;
-    writeFileSync(join(project.dir, file), c.document);
-    const r = await stepforge('run', file, '--input', '{"topic":"tide pools"}', '--json');
-    expect(r.err).not.toContain('error[');
-    const result = JSON.parse(r.out) as { status: string; output: unknown };
-    expect(result.status).toBe('SUCCEEDED');
-    const expectation = RUN_OUTPUTS[name];
-    expect(expectation, `no expected output for '${name}'`).toBeDefined();
-    expect(result.output).toEqual(expectation);
-  }, 120_000);
+  it.each(corpus.filter((c) => c.run).map((c) => [c.name, c] as const))(
+    '%s',
+    async (name, c) => {
+      const file = `${slug(name)}.chain.yaml`;
+      writeFileSync(join(project.dir, file), c.document);
+      const r = await stepforge('run', file, '--input', '{"topic":"tide pools"}', '--json');
+      expect(r.err).not.toContain('error[');
+      const result = JSON.parse(r.out) as { status: string; output: unknown };
+      expect(result.status).toBe('SUCCEEDED');
+      const expectation = RUN_OUTPUTS[name];
+      expect(expectation, `no expected output for '${name}'`).toBeDefined();
+      expect(result.output).toEqual(expectation);
+    },
+    120_000,
+  );
 });

@@ -17,7 +17,9 @@ describe.skipIf(!existsSync(CODE))('Command: runs retry of a .run() run whose pr
     try {
       // The graph's second node fails until the file `fixed` exists; every call is counted in a file,
       // since the program and the CLI are separate processes.
-      writeFileSync(join(dir, 'program.mjs'), `import { appendFileSync, existsSync } from 'node:fs';
+      writeFileSync(
+        join(dir, 'program.mjs'),
+        `import { appendFileSync, existsSync } from 'node:fs';
 import { stateGraph, END } from ${JSON.stringify(CODE)};
 appendFileSync('program.starts', 'x');
 const graph = stateGraph()
@@ -30,7 +32,8 @@ try {
   console.log(JSON.stringify({ error: e.name, message: e.message, runId: e.runId }));
 }
 appendFileSync('program.ends', 'x');
-`);
+`,
+      );
       const calls = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').length : 0);
       const program = spawnSync(process.execPath, ['program.mjs'], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: ENV });
       expect([program.status, program.stderr]).toEqual([0, '']);
@@ -39,7 +42,12 @@ appendFileSync('program.ends', 'x');
       expect([calls('fetch.calls'), calls('ship.calls'), calls('program.ends')]).toEqual([1, 1, 1]);
 
       writeFileSync(join(dir, 'fixed'), '');
-      const retry = spawnSync(process.execPath, [STEPFORGE_BIN, 'runs', 'retry', failed.runId, '--json'], { cwd: dir, encoding: 'utf8', timeout: 90_000, env: ENV });
+      const retry = spawnSync(process.execPath, [STEPFORGE_BIN, 'runs', 'retry', failed.runId, '--json'], {
+        cwd: dir,
+        encoding: 'utf8',
+        timeout: 90_000,
+        env: ENV,
+      });
       expect([retry.status, retry.stderr, retry.stdout]).toEqual([0, '', expect.any(String)]);
       const retried = JSON.parse(retry.stdout) as { status: string; output: unknown };
       expect(retried.status).toBe('SUCCEEDED');
@@ -65,12 +73,27 @@ try { await graph.run('only', {}, { idempotencyKey: 'k-1' }); } catch (e) { cons
       const { runId } = JSON.parse(program.stdout) as { runId: string };
       // Moved down two lines: the call site the run recorded builds nothing now.
       writeFileSync(join(dir, 'program.mjs'), `\n\n${source}`);
-      const retry = spawnSync(process.execPath, [STEPFORGE_BIN, 'runs', 'retry', runId, '--json'], { cwd: dir, encoding: 'utf8', timeout: 90_000, env: ENV });
-      const shown = JSON.parse(spawnSync(process.execPath, [STEPFORGE_BIN, 'runs', 'show', (JSON.parse(retry.stdout) as { runId: string }).runId, '--json'], { cwd: dir, encoding: 'utf8', env: ENV }).stdout) as { run: { status: string; error?: { name: string; message: string } } };
+      const retry = spawnSync(process.execPath, [STEPFORGE_BIN, 'runs', 'retry', runId, '--json'], {
+        cwd: dir,
+        encoding: 'utf8',
+        timeout: 90_000,
+        env: ENV,
+      });
+      const shown = JSON.parse(
+        spawnSync(process.execPath, [STEPFORGE_BIN, 'runs', 'show', (JSON.parse(retry.stdout) as { runId: string }).runId, '--json'], {
+          cwd: dir,
+          encoding: 'utf8',
+          env: ENV,
+        }).stdout,
+      ) as { run: { status: string; error?: { name: string; message: string } } };
       expect(shown.run.status).toBe('FAILED');
       expect(shown.run.error).toEqual({
         name: 'CodeModuleLoadError',
-        message: expect.stringMatching(new RegExp(`node 'only': the workflow was started by \\.run\\(\\) in a program that is no longer running, and loading it again from file://.*program\\.mjs:2:\\d+ failed: .*program\\.mjs built no workflow at line 2 when imported again \\(was the program changed since the run started\\?\\)`)),
+        message: expect.stringMatching(
+          new RegExp(
+            `node 'only': the workflow was started by \\.run\\(\\) in a program that is no longer running, and loading it again from file://.*program\\.mjs:2:\\d+ failed: .*program\\.mjs built no workflow at line 2 when imported again \\(was the program changed since the run started\\?\\)`,
+          ),
+        ),
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });

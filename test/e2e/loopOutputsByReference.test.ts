@@ -49,7 +49,12 @@ describe('Embedded stack: a for_each of 50 large outputs read by a later step', 
   let service: EmbeddedRunService;
 
   beforeAll(async () => {
-    stack = await openStack({ projectDir: project.dir, inMemory: true, provider: 'local', env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR } });
+    stack = await openStack({
+      projectDir: project.dir,
+      inMemory: true,
+      provider: 'local',
+      env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR },
+    });
     service = new EmbeddedRunService(stack, project.dir);
   });
   afterAll(async () => {
@@ -100,13 +105,15 @@ describe('Embedded stack: a for_each of 50 large outputs read by a later step', 
   });
 });
 
-describe('CLI: run prints a for_each\'s outputs that went by reference as their values', () => {
+describe("CLI: run prints a for_each's outputs that went by reference as their values", () => {
   const project = tempProject('sf-large-loop-cli-');
   afterAll(() => project.remove());
 
   it('run --json: the output lists the values, not references', async () => {
     const { writeFileSync } = await import('node:fs');
-    writeFileSync(`${project.dir}/three.yaml`, `document: {dsl: "1.0.0", name: Three large, version: "0.1.0"}
+    writeFileSync(
+      `${project.dir}/three.yaml`,
+      `document: {dsl: "1.0.0", name: Three large, version: "0.1.0"}
 functions: {make_big: ""}
 steps:
   loop:
@@ -116,16 +123,21 @@ steps:
       make: {call: function, function: make_big, input: {i: "\${ input.item }"}}
 output:
   result: "\${ steps.loop.output }"
-`);
+`,
+    );
     const io = bufferIo(project.dir, { STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR });
     const code = await main(['run', 'three.yaml', '--json', '--in-memory'], io);
     expect({ code, err: io.stderr() }).toMatchObject({ code: 0 });
     const out = JSON.parse(io.stdout()) as { status: string; output: { result: string[] } };
     expect(out.status).toBe('SUCCEEDED');
-    expect(out.output.result.map((v) => [v.slice(0, 7), v.length])).toEqual([['item 0 ', 8007], ['item 1 ', 8007], ['item 2 ', 8007]]);
+    expect(out.output.result.map((v) => [v.slice(0, 7), v.length])).toEqual([
+      ['item 0 ', 8007],
+      ['item 1 ', 8007],
+      ['item 2 ', 8007],
+    ]);
   });
 
-  it('runs show --json: the stored run\'s output lists the values too', async () => {
+  it("runs show --json: the stored run's output lists the values too", async () => {
     const env = { STEPFORGE_FUNCTIONS_DIR: FUNCTIONS_DIR };
     const ran = bufferIo(project.dir, env);
     expect(await main(['run', 'three.yaml', '--json'], ran)).toBe(0);
@@ -134,6 +146,10 @@ output:
     expect(await main(['runs', 'show', runId, '--json'], shown)).toBe(0);
     const details = JSON.parse(shown.stdout()) as { run?: { output: { result: string[] } }; output?: { result: string[] } };
     const output = details.run?.output ?? details.output!;
-    expect(output.result.map((v) => [v.slice(0, 7), v.length])).toEqual([['item 0 ', 8007], ['item 1 ', 8007], ['item 2 ', 8007]]);
+    expect(output.result.map((v) => [v.slice(0, 7), v.length])).toEqual([
+      ['item 0 ', 8007],
+      ['item 1 ', 8007],
+      ['item 2 ', 8007],
+    ]);
   });
 });

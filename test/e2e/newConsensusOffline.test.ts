@@ -9,7 +9,7 @@ describe('Command: new consensus, then run with the offline provider', () => {
   const project = tempProject('sf-new-consensus-');
   afterAll(() => project.remove());
 
-  it('succeeds with one of the voters\' answers, verbatim, as the output', async () => {
+  it("succeeds with one of the voters' answers, verbatim, as the output", async () => {
     const made = bufferIo(project.dir);
     expect(await main(['new', 'consensus', '-o', 'c.chain.yaml'], made)).toBe(0);
     const io = bufferIo(project.dir, { STEPFORGE_LOG_LEVEL: 'SILENT' });

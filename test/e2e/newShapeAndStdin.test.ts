@@ -7,7 +7,13 @@ import { STEPFORGE_BIN, tempProject } from './support/testIo.js';
 
 /** Runs the real CLI in `cwd` with `stdin` as its standard input. */
 function stepforge(cwd: string, argv: readonly string[], stdin = ''): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], { cwd, input: stdin, encoding: 'utf8', timeout: 90_000, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' } });
+  const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], {
+    cwd,
+    input: stdin,
+    encoding: 'utf8',
+    timeout: 90_000,
+    env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' },
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -15,7 +21,7 @@ describe('Command: new map-reduce, then run with --input from standard input', (
   const project = tempProject('sf-new-stdin-');
   afterAll(() => project.remove());
 
-  it('reduces with a pure step: the run\'s output is the mappers\' results in order, and no model wrote it', () => {
+  it("reduces with a pure step: the run's output is the mappers' results in order, and no model wrote it", () => {
     const made = stepforge(project.dir, ['new', 'map-reduce', '-o', 'mr.chain.yaml']);
     expect(made.code, made.err).toBe(0);
     expect(made.out).toBe('wrote mr.chain.yaml (map-reduce: split > [map_1@web-search & map_2@web-search & map_3@web-search] > reduce)\n');
@@ -28,8 +34,14 @@ describe('Command: new map-reduce, then run with --input from standard input', (
     expect(result.output).toEqual([1, 2, 3].map((i) => `[offline:echo] Process part ${i} (only that part) of:\n${split}`));
     // The reduce made no Lambda call: a pure step that succeeded with no step record and no tokens.
     const shown = stepforge(project.dir, ['runs', 'show', result.runId, '--json']);
-    const steps = (JSON.parse(shown.out) as { steps: { id: string; kind: string; status: string; records: unknown[]; tokens: unknown }[] }).steps;
-    expect(steps.find((s) => s.id === 'reduce')).toMatchObject({ kind: 'pure', status: 'succeeded', records: [], tokens: { input: 0, output: 0 } });
+    const steps = (JSON.parse(shown.out) as { steps: { id: string; kind: string; status: string; records: unknown[]; tokens: unknown }[] })
+      .steps;
+    expect(steps.find((s) => s.id === 'reduce')).toMatchObject({
+      kind: 'pure',
+      status: 'succeeded',
+      records: [],
+      tokens: { input: 0, output: 0 },
+    });
   }, 120_000);
 
   it('reads --input - and --input @- from standard input, and locates bad JSON there', () => {

@@ -4,9 +4,15 @@ import { join } from 'node:path';
 import { REPO, spawnStepforge, tempProject } from './support/testIo.js';
 
 const built = existsSync(join(REPO, 'packages', 'cli', 'dist', 'main.js'));
-const WORKFLOW = 'chain: "plan@web-search > write"\ntasks:\n  plan:\n    kind: model\n    prompt: "plan"\n  write:\n    kind: model\n    prompt: "write ${steps.plan.output}"\n';
+const WORKFLOW =
+  'chain: "plan@web-search > write"\ntasks:\n  plan:\n    kind: model\n    prompt: "plan"\n  write:\n    kind: model\n    prompt: "write ${steps.plan.output}"\n';
 
-interface ListedRun { runId: string; status: string; idempotencyKey?: string; error?: { name: string; message: string } | null }
+interface ListedRun {
+  runId: string;
+  status: string;
+  idempotencyKey?: string;
+  error?: { name: string; message: string } | null;
+}
 
 /**
  * A `stepforge run` killed (SIGKILL) between writing its run record and starting the execution
@@ -19,7 +25,14 @@ describe.skipIf(!built)('Class: RunService', () => {
     const project = tempProject();
     const env = { ...process.env, STEPFORGE_LOG_LEVEL: undefined };
     const stepforge = (...argv: string[]) => spawnStepforge(project.dir, env, argv);
-    const crashed = (key: string) => spawnStepforge(project.dir, { ...env, STEPFORGE_TEST_CRASH_AT: 'after-run-record' }, ['run', 'wf.chain.yaml', '--idempotency-key', key, '--json']);
+    const crashed = (key: string) =>
+      spawnStepforge(project.dir, { ...env, STEPFORGE_TEST_CRASH_AT: 'after-run-record' }, [
+        'run',
+        'wf.chain.yaml',
+        '--idempotency-key',
+        key,
+        '--json',
+      ]);
     const list = async () => (JSON.parse((await stepforge('runs', 'list', '--json')).stdout) as { runs: ListedRun[] }).runs;
     beforeAll(() => writeFileSync(join(project.dir, 'wf.chain.yaml'), WORKFLOW));
     afterAll(() => project.remove());
@@ -44,7 +57,9 @@ describe.skipIf(!built)('Class: RunService', () => {
       expect(shown.code, shown.stderr).toBe(0);
       const { run } = JSON.parse(shown.stdout) as { run: ListedRun };
       expect(run.error?.name).toBe('RunNotStarted');
-      expect(run.error?.message).toMatch(/^the process that started it \(\d+@.+\) ended after recording the run and before starting its execution, so nothing of it ran/);
+      expect(run.error?.message).toMatch(
+        /^the process that started it \(\d+@.+\) ended after recording the run and before starting its execution, so nothing of it ran/,
+      );
       const again = await stepforge('run', 'wf.chain.yaml', '--idempotency-key', 'k-list', '--json');
       expect(again.code, again.stderr).toBe(0);
       expect(JSON.parse(again.stdout)).toMatchObject({ runId: found!.runId, status: 'SUCCEEDED' });

@@ -21,7 +21,7 @@ const FUNCTIONS: Record<string, string> = {
     '    return {"count": len(input["items"]), "step": context.step_id}',
   ].join('\n'),
   'fetch_news.py': [
-    '# GraphN\'s way: the input fields and the step\'s secret bindings as keyword arguments',
+    "# GraphN's way: the input fields and the step's secret bindings as keyword arguments",
     'import asyncio',
     'async def fetch_news(query: str = "", API_KEY: str = "", **kwargs) -> dict:',
     '    await asyncio.sleep(0)',
@@ -50,33 +50,40 @@ function workflow(name: string, functions: string[], steps: string[]): string {
   ].join('\n');
 }
 
-const NEWS = workflow('py-news', ['fetch_news', 'summarise'], [
-  '  fetch:',
-  '    call: function',
-  '    function: fetch_news',
-  '    secrets: { API_KEY: news }',
-  '    input: { query: "${ input.topic }" }',
-  '  summary:',
-  '    call: function',
-  '    function: summarise',
-  '    input: { items: "${ steps.fetch.output.headlines }" }',
-]);
-const PIDS = workflow('py-pids', ['worker_pid'], [
-  '  each:',
-  '    call: for_each',
-  '    items: ${ input.items }',
-  '    do:',
-  '      pid:',
-  '        call: function',
-  '        function: worker_pid',
-  '        input: { item: "${ input.item }" }',
-]);
-const FAILING = workflow('py-fails', ['validate'], [
-  '  check:',
-  '    call: function',
-  '    function: validate',
-  '    input: { ok: false }',
-]);
+const NEWS = workflow(
+  'py-news',
+  ['fetch_news', 'summarise'],
+  [
+    '  fetch:',
+    '    call: function',
+    '    function: fetch_news',
+    '    secrets: { API_KEY: news }',
+    '    input: { query: "${ input.topic }" }',
+    '  summary:',
+    '    call: function',
+    '    function: summarise',
+    '    input: { items: "${ steps.fetch.output.headlines }" }',
+  ],
+);
+const PIDS = workflow(
+  'py-pids',
+  ['worker_pid'],
+  [
+    '  each:',
+    '    call: for_each',
+    '    items: ${ input.items }',
+    '    do:',
+    '      pid:',
+    '        call: function',
+    '        function: worker_pid',
+    '        input: { item: "${ input.item }" }',
+  ],
+);
+const FAILING = workflow(
+  'py-fails',
+  ['validate'],
+  ['  check:', '    call: function', '    function: validate', '    input: { ok: false }'],
+);
 
 const project = tempProject('sf-py-e2e-');
 
@@ -123,7 +130,10 @@ describe('CLI: Python function steps on the embedded stack', () => {
     expect(result.status).toBe('SUCCEEDED');
     expect(result.output).toEqual({ count: 2, step: 'summary' });
     // print() reached the log (redacted), not the protocol nor the result.
-    const printed = r.log.split('\n').filter((l) => l.includes('"function output"')).map((l) => (JSON.parse(l) as { text: string }).text);
+    const printed = r.log
+      .split('\n')
+      .filter((l) => l.includes('"function output"'))
+      .map((l) => (JSON.parse(l) as { text: string }).text);
     expect(printed).toEqual(['calling the news API with ***\n', `summarising 2 items for ${result.runId}\n`]);
     expect(r.out + r.err + r.log).not.toContain(SECRET);
     const { steps } = await shown(result.runId);
@@ -134,7 +144,7 @@ describe('CLI: Python function steps on the embedded stack', () => {
     ]);
   }, 120_000);
 
-  it('fails the run with FunctionError carrying the Python exception\'s type and message, and no path of this machine', async () => {
+  it("fails the run with FunctionError carrying the Python exception's type and message, and no path of this machine", async () => {
     const r = await stepforge({}, 'run', 'fails.yaml', '--json');
     expect(r.code).toBe(1);
     const { runId, status } = JSON.parse(r.out) as { runId: string; status: string };
@@ -145,13 +155,20 @@ describe('CLI: Python function steps on the embedded stack', () => {
     const cause = JSON.parse(steps[0]!.error!.cause) as { errorType: string; errorMessage: string; stackTrace: string[] };
     // In the Python Lambda runtime's shape and text (json.dumps), as the deployed Python function Lambda reports it.
     expect(Object.keys(cause)).toEqual(['errorMessage', 'errorType', 'requestId', 'stackTrace']);
-    expect(steps[0]!.error!.cause.startsWith('{"errorMessage": "function validate threw ValueError: bad input", "errorType": "FunctionError", "requestId": "')).toBe(true);
+    expect(
+      steps[0]!.error!.cause.startsWith(
+        '{"errorMessage": "function validate threw ValueError: bad input", "errorType": "FunctionError", "requestId": "',
+      ),
+    ).toBe(true);
     expect(cause).toMatchObject({
-      errorType: 'FunctionError', errorMessage: 'function validate threw ValueError: bad input',
+      errorType: 'FunctionError',
+      errorMessage: 'function validate threw ValueError: bad input',
       stackTrace: ['  File "validate.py", line 3, in handler\n    raise ValueError("bad input")\n'],
     });
     const history = readdirSync(join(project.dir, '.stepforge', 'engine'), { recursive: true, withFileTypes: true })
-      .filter((e) => e.isFile()).map((e) => readFileSync(join(e.parentPath, e.name), 'utf8')).join('\n');
+      .filter((e) => e.isFile())
+      .map((e) => readFileSync(join(e.parentPath, e.name), 'utf8'))
+      .join('\n');
     expect(history).toContain('function validate threw ValueError: bad input');
     expect(history).not.toContain(join(project.dir, 'functions'));
     expect(history).not.toContain(join(REPO, 'packages', 'runtime', 'python'));
@@ -165,7 +182,8 @@ describe('CLI: Python function steps on the embedded stack', () => {
       const { run } = await shown((JSON.parse(r.out) as { runId: string }).runId);
       expect(run.error).toEqual({
         name: 'ConfigError',
-        message: "step 'check' failed: cannot run Python user functions: 'python3' was not found on PATH; install Python 3.8 or later, or set STEPFORGE_PYTHON to the interpreter to use",
+        message:
+          "step 'check' failed: cannot run Python user functions: 'python3' was not found on PATH; install Python 3.8 or later, or set STEPFORGE_PYTHON to the interpreter to use",
       });
     } finally {
       rmSync(empty, { recursive: true, force: true });
@@ -181,16 +199,26 @@ describe('CLI: Python function steps on the embedded stack', () => {
     expect(alive(output[0]!.pid)).toBe(false);
   }, 120_000);
 
-  it.skipIf(!bundled)('serves every call of a run from one worker process, which ends with the command', async () => {
-    const r = await spawnStepforge(project.dir, { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' }, ['run', 'pids.yaml', '--input', '{"items":["a","b","c","d"]}', '--json']);
-    // With --json, stderr carries only the line saying which approval policy is in force.
-    expect(r.stderr).toBe('policy: none (no policy.json found; every granted tool call is allowed)\n');
-    expect(r.code).toBe(0);
-    const output = (JSON.parse(r.stdout) as { output: { item: string; pid: number }[] }).output;
-    expect(output.map((o) => o.item)).toEqual(['a', 'b', 'c', 'd']);
-    const pids = new Set(output.map((o) => o.pid));
-    expect(pids.size).toBe(1);
-    // The command has exited (execFile returned): its worker went with it.
-    expect(alive([...pids][0]!)).toBe(false);
-  }, 120_000);
+  it.skipIf(!bundled)(
+    'serves every call of a run from one worker process, which ends with the command',
+    async () => {
+      const r = await spawnStepforge(project.dir, { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' }, [
+        'run',
+        'pids.yaml',
+        '--input',
+        '{"items":["a","b","c","d"]}',
+        '--json',
+      ]);
+      // With --json, stderr carries only the line saying which approval policy is in force.
+      expect(r.stderr).toBe('policy: none (no policy.json found; every granted tool call is allowed)\n');
+      expect(r.code).toBe(0);
+      const output = (JSON.parse(r.stdout) as { output: { item: string; pid: number }[] }).output;
+      expect(output.map((o) => o.item)).toEqual(['a', 'b', 'c', 'd']);
+      const pids = new Set(output.map((o) => o.pid));
+      expect(pids.size).toBe(1);
+      // The command has exited (execFile returned): its worker went with it.
+      expect(alive([...pids][0]!)).toBe(false);
+    },
+    120_000,
+  );
 });

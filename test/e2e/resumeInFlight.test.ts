@@ -30,7 +30,10 @@ const USER_FUNCTION = `export default async function work(input) {
 }
 `;
 
-interface Probe { calls: string[]; gate?: Promise<void> }
+interface Probe {
+  calls: string[];
+  gate?: Promise<void>;
+}
 
 describe('Runs: a step in flight when its process ends', () => {
   const project = tempProject();
@@ -50,7 +53,9 @@ describe('Runs: a step in flight when its process ends', () => {
   });
 
   it('runs the step again in the next process instead of failing it with StepInProgress', async () => {
-    probe.gate = new Promise<void>((r) => { release = r; });
+    probe.gate = new Promise<void>((r) => {
+      release = r;
+    });
     const first = await openStack({ projectDir: project.dir, env });
     try {
       const service = new EmbeddedRunService(first, project.dir);
@@ -72,7 +77,9 @@ describe('Runs: a step in flight when its process ends', () => {
     try {
       let execution;
       for (let i = 0; i < 400; i++) {
-        execution = await new EmbeddedRunService(second, project.dir).describeExecution(`arn:aws:states:us-east-1:123456789012:execution:inflight:${runId}`);
+        execution = await new EmbeddedRunService(second, project.dir).describeExecution(
+          `arn:aws:states:us-east-1:123456789012:execution:inflight:${runId}`,
+        );
         if (execution?.status !== 'RUNNING') break;
         await new Promise((r) => setTimeout(r, 25));
       }
@@ -95,11 +102,17 @@ describe('Runs: a step in flight when its process ends', () => {
     expect(run).toMatchObject({ runId, status: 'SUCCEEDED' });
     const shown = bufferIo(project.dir);
     expect(await main(['runs', 'show', runId, '--json'], shown)).toBe(0);
-    const details = JSON.parse(shown.stdout()) as { run: { status: string; endedAt: string; output: unknown }; steps: { id: string; status: string; records: { attempts: number }[] }[] };
+    const details = JSON.parse(shown.stdout()) as {
+      run: { status: string; endedAt: string; output: unknown };
+      steps: { id: string; status: string; records: { attempts: number }[] }[];
+    };
     expect(details.run).toMatchObject({ status: 'SUCCEEDED', output: { t: 'tides', call: 3 } });
     expect(Date.now() - Date.parse(details.run.endedAt)).toBeGreaterThan(0);
     expect(details.run.endedAt).toBe(run!.endedAt);
     // The first step's record counts both attempts.
-    expect(details.steps.map((s) => [s.id, s.status, s.records.map((r) => r.attempts)])).toEqual([['first', 'succeeded', [2]], ['second', 'succeeded', [1]]]);
+    expect(details.steps.map((s) => [s.id, s.status, s.records.map((r) => r.attempts)])).toEqual([
+      ['first', 'succeeded', [2]],
+      ['second', 'succeeded', [1]],
+    ]);
   });
 });

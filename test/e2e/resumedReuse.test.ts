@@ -25,7 +25,9 @@ describe('Command: run (an idempotency key naming a run that had not finished)',
     for (let i = 0; i < 400 && !pending; i++) {
       // While the run command is still opening the store, a list may find it held (store_in_use): look again.
       const listed = await cli('approvals', 'list', '--json');
-      pending = ((JSON.parse(listed.out) as { approvals?: { approvalId: string }[] }).approvals ?? []).some((a) => a.approvalId === approvalId);
+      pending = ((JSON.parse(listed.out) as { approvals?: { approvalId: string }[] }).approvals ?? []).some(
+        (a) => a.approvalId === approvalId,
+      );
       if (!pending) await new Promise((r) => setTimeout(r, 25));
     }
     expect(pending).toBe(true);
@@ -40,7 +42,9 @@ describe('Command: run (an idempotency key naming a run that had not finished)',
     const r = await following;
 
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toContain(`run ${runId} (approval-gate) reused: idempotency key 'rel-9.1' names this run, which had not finished; it goes on here (1 step finished before, kept)\n`);
+    expect(r.out).toContain(
+      `run ${runId} (approval-gate) reused: idempotency key 'rel-9.1' names this run, which had not finished; it goes on here (1 step finished before, kept)\n`,
+    );
     expect(r.out).not.toContain('nothing ran again');
     expect(r.out).toMatch(new RegExp(`\\nSUCCEEDED  run ${runId} `));
     expect(r.out).toContain('\nran now: publish, receipt; reused from before: notes\n');
@@ -48,7 +52,9 @@ describe('Command: run (an idempotency key naming a run that had not finished)',
     // Once it has ended, the same key shows the stored result, and then nothing runs again.
     const replay = await cli('run', 'examples/approval-gate.chain.yaml', '--input', '{"version":"9.1.0"}', '--idempotency-key', 'rel-9.1');
     expect(replay.code).toBe(0);
-    expect(replay.out).toContain(`run ${runId} (approval-gate) reused: idempotency key 'rel-9.1' already ran; showing its stored result, nothing ran again\n`);
+    expect(replay.out).toContain(
+      `run ${runId} (approval-gate) reused: idempotency key 'rel-9.1' already ran; showing its stored result, nothing ran again\n`,
+    );
     expect(replay.out).not.toContain('ran now:');
   }, 120_000);
 });

@@ -30,7 +30,9 @@ describe('runs cancel: a run left waiting by a process that ended', () => {
     expect(approvalId).not.toBe('');
     const r = await cli('runs', 'cancel', runId, '--reason', 'wrong version');
     expect(r).toMatchObject({ code: 0, out: `cancelled run ${runId} (approval-gate): ABORTED\n`, err: '' });
-    const shown = JSON.parse((await cli('runs', 'show', runId, '--json')).out) as { run: { status: string; error: unknown; endedAt?: string; executionArn: string } };
+    const shown = JSON.parse((await cli('runs', 'show', runId, '--json')).out) as {
+      run: { status: string; error: unknown; endedAt?: string; executionArn: string };
+    };
     expect(shown.run).toMatchObject({ status: 'ABORTED', error: { name: 'Cancelled', message: 'wrong version' } });
     expect(shown.run.endedAt).toEqual(expect.any(String));
     const text = (await cli('runs', 'show', runId)).out;
@@ -38,8 +40,15 @@ describe('runs cancel: a run left waiting by a process that ended', () => {
     // A process that holds the stack later has nothing of this run to resume.
     let toolCalls = 0;
     const stack = await openStack({
-      projectDir: project.dir, env,
-      wrapHandlers: (handlers) => ({ ...handlers, ToolStepFunction: async (e: unknown, c: unknown) => { toolCalls++; return handlers.ToolStepFunction!(e, c); } }),
+      projectDir: project.dir,
+      env,
+      wrapHandlers: (handlers) => ({
+        ...handlers,
+        ToolStepFunction: async (e: unknown, c: unknown) => {
+          toolCalls++;
+          return handlers.ToolStepFunction!(e, c);
+        },
+      }),
     });
     try {
       await new Promise((r) => setTimeout(r, 200));
@@ -48,12 +57,17 @@ describe('runs cancel: a run left waiting by a process that ended', () => {
       expect(approvals.map((a) => a.approvalId)).toEqual([approvalId]);
       expect((await stack.runtime.runs.getRun(runId))?.status).toBe('ABORTED');
       const history = await new EmbeddedRunService(stack, project.dir).history(shown.run.executionArn);
-      expect(history.at(-1)).toMatchObject({ type: 'ExecutionAborted', executionAbortedEventDetails: { error: 'Cancelled', cause: 'wrong version' } });
+      expect(history.at(-1)).toMatchObject({
+        type: 'ExecutionAborted',
+        executionAbortedEventDetails: { error: 'Cancelled', cause: 'wrong version' },
+      });
     } finally {
       await stack.close();
     }
     // Its approval is no longer offered, and deciding it is refused by name.
-    expect((JSON.parse((await cli('approvals', 'list', '--json')).out).approvals as { runId: string }[]).filter((a) => a.runId === runId)).toEqual([]);
+    expect(
+      (JSON.parse((await cli('approvals', 'list', '--json')).out).approvals as { runId: string }[]).filter((a) => a.runId === runId),
+    ).toEqual([]);
     const approve = await cli('approvals', 'approve', approvalId, '--json');
     expect(approve.code).toBe(1);
     expect(JSON.parse(approve.out).error).toMatchObject({ class: 'run_ended' });
@@ -62,7 +76,12 @@ describe('runs cancel: a run left waiting by a process that ended', () => {
   it('leaves a run that has ended as it is, and says so', async () => {
     const r = await cli('runs', 'cancel', runId, '--json');
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out)).toEqual({ runId, status: 'ABORTED', cancelled: false, error: { name: 'Cancelled', message: 'wrong version' } });
+    expect(JSON.parse(r.out)).toEqual({
+      runId,
+      status: 'ABORTED',
+      cancelled: false,
+      error: { name: 'Cancelled', message: 'wrong version' },
+    });
     const plain = await cli('runs', 'cancel', runId);
     expect(plain.out).toBe(`run ${runId} (approval-gate) had already ended: ABORTED; nothing to cancel\n`);
   });
@@ -75,7 +94,11 @@ describe('runs cancel: a run left waiting by a process that ended', () => {
     expect(none.code).toBe(2);
     expect(none.err).toContain('error[usage] runs cancel takes one run ID');
     const empty = await cli('runs', 'cancel', runId, '--reason', ' ');
-    expect(empty).toEqual({ code: 2, out: '', err: "error[usage] --reason cannot be empty: say why the run is cancelled, or leave --reason out to record 'cancelled by the user'\n" });
+    expect(empty).toEqual({
+      code: 2,
+      out: '',
+      err: "error[usage] --reason cannot be empty: say why the run is cancelled, or leave --reason out to record 'cancelled by the user'\n",
+    });
     const misplaced = await cli('runs', 'show', runId, '--reason', 'x');
     expect(misplaced.code).toBe(2);
     expect(misplaced.err).toContain('error[usage] --reason goes with runs cancel');

@@ -35,18 +35,28 @@ describe('Command: runs resolve (a step whose outcome is unknown)', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_SLACK_WEBHOOK_URL: `${url}/hook`, STEPFORGE_HTTP_ALLOW_HOSTS: new URL(url).host } });
-    writeFileSync(join(project.dir, 'announce.yaml'), [
-      'document: { dsl: "1.0", name: announce }',
-      'steps:',
-      '  post: { call: connector, connector: slack, action: send_message, input: { text: "release 9.1 is out" } }',
-      `  ack: { call: connector, connector: http, action: request, input: { url: "${url}/ack", body: { via: "\${ steps.post.output.via }" } } }`,
-      '',
-    ].join('\n'));
+    stack = await openStack({
+      projectDir: project.dir,
+      inMemory: true,
+      env: { STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_SLACK_WEBHOOK_URL: `${url}/hook`, STEPFORGE_HTTP_ALLOW_HOSTS: new URL(url).host },
+    });
+    writeFileSync(
+      join(project.dir, 'announce.yaml'),
+      [
+        'document: { dsl: "1.0", name: announce }',
+        'steps:',
+        '  post: { call: connector, connector: slack, action: send_message, input: { text: "release 9.1 is out" } }',
+        `  ack: { call: connector, connector: http, action: request, input: { url: "${url}/ack", body: { via: "\${ steps.post.output.via }" } } }`,
+        '',
+      ].join('\n'),
+    );
   });
   afterAll(async () => {
     await stack.close();
-    await new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+    await new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
     project.remove();
   });
 
@@ -57,7 +67,9 @@ describe('Command: runs resolve (a step whose outcome is unknown)', () => {
     const runId = /run (\S+) \(announce\) started/.exec(out)![1]!;
     expect(out).toContain('error: StepOutcomeUnknown: ');
     expect(out).toContain("  step post's call went out and its outcome is unknown: check the target first.\n");
-    expect(out).toContain(`    if it went through, record its result, then go on: stepforge runs resolve ${runId} --step post --output '<its result as JSON>'  and  stepforge runs retry ${runId}\n`);
+    expect(out).toContain(
+      `    if it went through, record its result, then go on: stepforge runs resolve ${runId} --step post --output '<its result as JSON>'  and  stepforge runs retry ${runId}\n`,
+    );
     expect(out).toContain(`    if it did not, call it again: stepforge runs retry ${runId}\n`);
     expect(posts).toHaveLength(1);
     expect(acks).toHaveLength(0);
@@ -67,7 +79,7 @@ describe('Command: runs resolve (a step whose outcome is unknown)', () => {
     expect(await main(['runs', 'resolve', runId, '--step', 'post', '--output', '{"ok":true,"via":"webhook"}'], resolved)).toBe(0);
     expect(resolved.stdout()).toBe(
       `resolved step post of run ${runId}: its call to slack incoming webhook is recorded as done, with the output given\n` +
-      `  go on from there (the step is not called again): stepforge runs retry ${runId}\n`,
+        `  go on from there (the step is not called again): stepforge runs retry ${runId}\n`,
     );
     const step = (await stack.runtime.runs.listSteps(runId)).find((r) => r.stepId === 'post');
     expect(step).toMatchObject({ status: 'SUCCEEDED', output: { ok: true, via: 'webhook' } });
@@ -77,11 +89,18 @@ describe('Command: runs resolve (a step whose outcome is unknown)', () => {
     // Resolving it again is refused: there is nothing left whose outcome is unknown.
     const again = bufferIo(project.dir);
     expect(await main(['runs', 'resolve', runId, '--step', 'post', '--output', '{}', '--json'], again)).toBe(1);
-    expect(JSON.parse(again.stdout()).error).toMatchObject({ class: 'nothing_to_resolve', message: expect.stringContaining("step 'post' of run ") });
+    expect(JSON.parse(again.stdout()).error).toMatchObject({
+      class: 'nothing_to_resolve',
+      message: expect.stringContaining("step 'post' of run "),
+    });
 
     const retry = bufferIo(project.dir);
     expect(await main(['runs', 'retry', runId, '--json'], retry)).toBe(0);
-    expect(JSON.parse(retry.stdout())).toMatchObject({ parentRunId: runId, status: 'SUCCEEDED', output: { status: 200, body: { acknowledged: true } } });
+    expect(JSON.parse(retry.stdout())).toMatchObject({
+      parentRunId: runId,
+      status: 'SUCCEEDED',
+      output: { status: 200, body: { acknowledged: true } },
+    });
     // One post in all; the step after it ran once, with the resolved output.
     expect(posts).toHaveLength(1);
     expect(acks.map((b) => JSON.parse(b) as unknown)).toEqual([{ via: 'webhook' }]);
@@ -93,10 +112,13 @@ describe('Command: runs resolve (a step whose outcome is unknown)', () => {
     const { runId } = JSON.parse(run.stdout()) as { runId: string };
     const unknownStep = bufferIo(project.dir);
     expect(await main(['runs', 'resolve', runId, '--step', 'psot', '--output', '{}', '--json'], unknownStep)).toBe(1);
-    expect(JSON.parse(unknownStep.stdout()).error).toMatchObject({ class: 'unknown_step', message: `run '${runId}' has no step 'psot' (its steps: post)` });
+    expect(JSON.parse(unknownStep.stdout()).error).toMatchObject({
+      class: 'unknown_step',
+      message: `run '${runId}' has no step 'psot' (its steps: post)`,
+    });
     const noOutput = bufferIo(project.dir);
     expect(await main(['runs', 'resolve', runId, '--step', 'post'], noOutput)).toBe(2);
-    expect(noOutput.stderr()).toContain("runs resolve needs --step S and --output JSON");
+    expect(noOutput.stderr()).toContain('runs resolve needs --step S and --output JSON');
     const badJson = bufferIo(project.dir);
     expect(await main(['runs', 'resolve', runId, '--step', 'post', '--output', '{ok}', '--json'], badJson)).toBe(1);
     expect(JSON.parse(badJson.stdout()).error).toMatchObject({ class: 'invalid_output_json' });

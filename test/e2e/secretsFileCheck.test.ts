@@ -7,17 +7,28 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '@stepforge/cli';
 import { bufferIo, tempProject } from './support/testIo.js';
 
-const HOOK = ['name: hook', 'chain: "note@web-search > fetch"', 'tasks:', '  note: { kind: model, prompt: "hook" }',
-  '  fetch: { kind: tool, tool: http_fetch, args: { url: "$secret:hook-url" } }', ''].join('\n');
+const HOOK = [
+  'name: hook',
+  'chain: "note@web-search > fetch"',
+  'tasks:',
+  '  note: { kind: model, prompt: "hook" }',
+  '  fetch: { kind: tool, tool: http_fetch, args: { url: "$secret:hook-url" } }',
+  '',
+].join('\n');
 
 describe('Command: run (a workflow that reads secrets)', () => {
   const projects: { dir: string; remove(): void }[] = [];
-  afterAll(() => { for (const p of projects) p.remove(); });
+  afterAll(() => {
+    for (const p of projects) p.remove();
+  });
   const project = (secrets: string | undefined, file = join('.stepforge', 'secrets.json')) => {
     const p = tempProject('sf-secrets-check-');
     projects.push(p);
     writeFileSync(join(p.dir, 'hook.chain.yaml'), HOOK);
-    writeFileSync(join(p.dir, 'plain.chain.yaml'), HOOK.replace('"$secret:hook-url"', '"http://127.0.0.1:9/x"').replace('note@web-search > fetch', 'note@web-search'));
+    writeFileSync(
+      join(p.dir, 'plain.chain.yaml'),
+      HOOK.replace('"$secret:hook-url"', '"http://127.0.0.1:9/x"').replace('note@web-search > fetch', 'note@web-search'),
+    );
     if (secrets !== undefined) {
       mkdirSync(join(p.dir, file, '..'), { recursive: true });
       writeFileSync(join(p.dir, file), secrets);
@@ -36,7 +47,10 @@ describe('Command: run (a workflow that reads secrets)', () => {
     expect(r.code).toBe(1);
     const file = join(dir, '.stepforge', 'secrets.json');
     expect(JSON.parse(r.out).error).toMatchObject({
-      class: 'invalid_secrets_file', file, line: 3, column: 12,
+      class: 'invalid_secrets_file',
+      file,
+      line: 3,
+      column: 12,
       message: `the secrets file is not valid JSON; it must be an object of secret id → string, e.g. {"slack_token": "xoxb-…"} (the secrets file ${file}, which this workflow's $secret: references read)`,
       hint: expect.stringContaining('or remove it and give the secrets as STEPFORGE_SECRET_<ID> environment variables; nothing ran'),
     });
@@ -47,7 +61,11 @@ describe('Command: run (a workflow that reads secrets)', () => {
   it('refuses the configured secrets file (STEPFORGE_SECRETS_FILE) of another shape, naming the secret', async () => {
     const dir = project('{"hook-url": 42}', 'conf/secrets.json');
     const r = await run(dir, 'hook.chain.yaml', { STEPFORGE_SECRETS_FILE: 'conf/secrets.json' });
-    expect(JSON.parse(r.out).error).toMatchObject({ class: 'invalid_secrets_file', file: join(dir, 'conf', 'secrets.json'), message: expect.stringMatching(/^secret "hook-url" must be a string, got number/) });
+    expect(JSON.parse(r.out).error).toMatchObject({
+      class: 'invalid_secrets_file',
+      file: join(dir, 'conf', 'secrets.json'),
+      message: expect.stringMatching(/^secret "hook-url" must be a string, got number/),
+    });
   });
 
   it('does not read the secrets file for a workflow that names no secret', async () => {

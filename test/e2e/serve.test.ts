@@ -22,7 +22,8 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect(io.stderr()).toBe('');
     api = async (method, path, body, headers = {}) => {
       const r = await fetch(`${handle.url}${path}`, {
-        method, headers: { 'content-type': 'application/json', authorization: `Bearer ${handle.token}`, ...headers },
+        method,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${handle.token}`, ...headers },
         ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       });
       return { status: r.status, json: await r.json() };
@@ -40,39 +41,70 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     const body = `{"input": {"topic": "tides", "x": ${'['.repeat(10_000)}1${']'.repeat(10_000)}}}`;
     const r = await api('POST', '/workflows/quickstart/runs', body);
     expect(r.status).toBe(400);
-    expect(r.json.error).toMatchObject({ code: 'input_too_deep', message: "the request body is nested more than 33 levels deep: a run's input may nest at most 32 levels" });
-    const justOver = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides', x: JSON.parse(`${'['.repeat(32)}1${']'.repeat(32)}`) } });
+    expect(r.json.error).toMatchObject({
+      code: 'input_too_deep',
+      message: "the request body is nested more than 33 levels deep: a run's input may nest at most 32 levels",
+    });
+    const justOver = await api('POST', '/workflows/quickstart/runs', {
+      input: { topic: 'tides', x: JSON.parse(`${'['.repeat(32)}1${']'.repeat(32)}`) },
+    });
     expect([justOver.status, justOver.json.error?.code]).toEqual([400, 'input_too_deep']);
     expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
   });
 
   it('names a port that is taken (port_in_use), with what to do', async () => {
     const port = Number(new URL(handle.url).port);
-    const err = await startServe(bufferIo(project.dir), new EmbeddedRunService(stack, project.dir), port).then(() => undefined, (e: unknown) => e as { code?: string; message?: string; hint?: string });
-    expect(err).toMatchObject({ name: 'StepforgeError', code: 'port_in_use', message: `port ${port} on 127.0.0.1 is in use by another program`, hint: 'pick another with --port N, or --port 0 for any free one' });
+    const err = await startServe(bufferIo(project.dir), new EmbeddedRunService(stack, project.dir), port).then(
+      () => undefined,
+      (e: unknown) => e as { code?: string; message?: string; hint?: string },
+    );
+    expect(err).toMatchObject({
+      name: 'StepforgeError',
+      code: 'port_in_use',
+      message: `port ${port} on 127.0.0.1 is in use by another program`,
+      hint: 'pick another with --port N, or --port 0 for any free one',
+    });
   });
 
   it('refuses what web pages of other sites send through the browser: another Host (DNS rebinding) or Origin', async () => {
     const { port } = new URL(handle.url);
     /** A raw request, so that the Host and Origin headers are exactly these. */
-    const raw = (path: string, headers: Record<string, string>, body?: string) => new Promise<{ status: number; json: any }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path, method: body === undefined ? 'GET' : 'POST', headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+    const raw = (path: string, headers: Record<string, string>, body?: string) =>
+      new Promise<{ status: number; json: any }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path, method: body === undefined ? 'GET' : 'POST', headers }, (res) => {
+          let text = '';
+          res
+            .setEncoding('utf8')
+            .on('data', (c: string) => (text += c))
+            .on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+        });
+        req.on('error', reject).end(body);
       });
-      req.on('error', reject).end(body);
-    });
     const before = (await api('GET', '/workflows/quickstart/runs')).json.runs.length;
     const rebound = await raw('/approvals', { host: `rebind.attacker.example:${port}` });
     expect([rebound.status, rebound.json.error.code]).toEqual([403, 'host_not_allowed']);
-    expect(rebound.json.error.message).toBe(`the Host header 'rebind.attacker.example:${port}' is not a loopback name: this server answers requests to 127.0.0.1, localhost or [::1] only (another name can be a web page reaching it through DNS rebinding)`);
+    expect(rebound.json.error.message).toBe(
+      `the Host header 'rebind.attacker.example:${port}' is not a loopback name: this server answers requests to 127.0.0.1, localhost or [::1] only (another name can be a web page reaching it through DNS rebinding)`,
+    );
     // A "simple" cross-site POST (text/plain, no preflight) starts nothing.
-    const crossSite = await raw('/workflows/quickstart/runs', { host: `127.0.0.1:${port}`, origin: 'https://attacker.example', 'content-type': 'text/plain' }, '{"input":{"topic":"x"}}');
+    const crossSite = await raw(
+      '/workflows/quickstart/runs',
+      { host: `127.0.0.1:${port}`, origin: 'https://attacker.example', 'content-type': 'text/plain' },
+      '{"input":{"topic":"x"}}',
+    );
     expect([crossSite.status, crossSite.json.error.code]).toEqual([403, 'origin_not_allowed']);
     const sandboxed = await raw('/approvals', { host: `localhost:${port}`, origin: 'null' });
     expect([sandboxed.status, sandboxed.json.error.code]).toEqual([403, 'origin_not_allowed']);
     // The Step Functions API on this port is behind the same check.
-    const sfn = await raw('/', { host: `rebind.attacker.example:${port}`, 'x-amz-target': 'AWSStepFunctions.ListStateMachines', 'content-type': 'application/x-amz-json-1.0' }, '{}');
+    const sfn = await raw(
+      '/',
+      {
+        host: `rebind.attacker.example:${port}`,
+        'x-amz-target': 'AWSStepFunctions.ListStateMachines',
+        'content-type': 'application/x-amz-json-1.0',
+      },
+      '{}',
+    );
     expect([sfn.status, sfn.json.error.code]).toEqual([403, 'host_not_allowed']);
     expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
     // Pages served from loopback, and the user's own tools under any loopback name, are answered
@@ -88,11 +120,19 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect(r.status).toBe(200);
     const names = r.json.workflows.map((w: { name: string }) => w.name);
     expect(names).toEqual(expect.arrayContaining(['quickstart', 'customer-support', 'file-review', 'approval-gate', 'research-swarm']));
-    expect(r.json.workflows.find((w: { name: string }) => w.name === 'quickstart')).toMatchObject({ format: 'chain', steps: ['plan', 'draft', 'critique', 'judge'] });
+    expect(r.json.workflows.find((w: { name: string }) => w.name === 'quickstart')).toMatchObject({
+      format: 'chain',
+      steps: ['plan', 'draft', 'critique', 'judge'],
+    });
   });
 
   it('starts a run, honours Idempotency-Key, and shows runs', async () => {
-    const first = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' }, wait: true }, { 'Idempotency-Key': 'http-1' });
+    const first = await api(
+      'POST',
+      '/workflows/quickstart/runs',
+      { input: { topic: 'tides' }, wait: true },
+      { 'Idempotency-Key': 'http-1' },
+    );
     expect(first.status).toBe(200);
     expect(first.json).toMatchObject({ status: 'SUCCEEDED', reused: false });
     expect(first.json.output).toMatch(/^\[offline:echo\] Revise the draft/);
@@ -100,12 +140,23 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect(again.status).toBe(200);
     expect(again.json).toEqual({ runId: first.json.runId, status: 'SUCCEEDED', reused: true });
     // Another input under the key: the run as it ran, and the answer says the input differed.
-    const otherInput = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'reefs' }, wait: true }, { 'Idempotency-Key': 'http-1' });
-    expect([otherInput.status, otherInput.json]).toEqual([200, { runId: first.json.runId, status: 'SUCCEEDED', output: first.json.output, reused: true, inputDiffers: true }]);
+    const otherInput = await api(
+      'POST',
+      '/workflows/quickstart/runs',
+      { input: { topic: 'reefs' }, wait: true },
+      { 'Idempotency-Key': 'http-1' },
+    );
+    expect([otherInput.status, otherInput.json]).toEqual([
+      200,
+      { runId: first.json.runId, status: 'SUCCEEDED', output: first.json.output, reused: true, inputDiffers: true },
+    ]);
     const elsewhere = await api('POST', '/workflows/research-swarm/runs', { input: { task: 'tides' } }, { 'Idempotency-Key': 'http-1' });
     expect([elsewhere.status, elsewhere.json.error.code]).toEqual([409, 'idempotency_key_conflict']);
     const long = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' } }, { 'Idempotency-Key': 'k'.repeat(300) });
-    expect([long.status, long.json.error]).toEqual([400, { code: 'invalid_request', message: 'Idempotency-Key header: an idempotency key is at most 256 characters, got 300' }]);
+    expect([long.status, long.json.error]).toEqual([
+      400,
+      { code: 'invalid_request', message: 'Idempotency-Key header: an idempotency key is at most 256 characters, got 300' },
+    ]);
 
     const shown = await api('GET', `/runs/${first.json.runId}`);
     expect(shown.status).toBe(200);
@@ -113,9 +164,14 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect(shown.json.steps.map((s: { id: string }) => s.id)).toEqual(['plan', 'draft', 'critique', 'judge']);
     const list = await api('GET', '/workflows/quickstart/runs');
     expect(list.json.runs.map((x: { runId: string }) => x.runId)).toContain(first.json.runId);
-    expect((await api('GET', '/workflows/quickstart/runs?status=succeeded')).json.runs.map((x: { runId: string }) => x.runId)).toContain(first.json.runId);
+    expect((await api('GET', '/workflows/quickstart/runs?status=succeeded')).json.runs.map((x: { runId: string }) => x.runId)).toContain(
+      first.json.runId,
+    );
     const badStatus = await api('GET', '/workflows/quickstart/runs?status=done');
-    expect([badStatus.status, badStatus.json.error]).toEqual([400, { code: 'invalid_request', message: "status must be one of RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, got 'done'" }]);
+    expect([badStatus.status, badStatus.json.error]).toEqual([
+      400,
+      { code: 'invalid_request', message: "status must be one of RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, got 'done'" },
+    ]);
     const unknown = await api('GET', '/workflows/nope/runs');
     expect([unknown.status, unknown.json.error]).toEqual([404, { code: 'unknown_workflow', message: "no workflow named 'nope'" }]);
     const badApprovals = await api('GET', '/approvals?status=waiting');
@@ -155,7 +211,10 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     }
     expect(waiting).toBe(true);
     await new Promise((r) => setTimeout(r, 300));
-    expect((await api('POST', `/runs/${started.json.runId}/cancel`, { reason: 'not this release' })).json).toEqual({ runId: started.json.runId, status: 'ABORTED' });
+    expect((await api('POST', `/runs/${started.json.runId}/cancel`, { reason: 'not this release' })).json).toEqual({
+      runId: started.json.runId,
+      status: 'ABORTED',
+    });
     const { run, steps } = (await api('GET', `/runs/${started.json.runId}`)).json as {
       run: { endedAt: string; error: unknown };
       steps: { id: string; status: string; startedAt: string | null; endedAt: string | null; durationMs: number | null; error: unknown }[];
@@ -173,20 +232,50 @@ describe('Command: serve (the HTTP API through fetch)', () => {
   });
 
   it('answers 405 with an Allow header, HEAD as GET without a body, and refuses two idempotency keys that disagree', async () => {
-    for (const [method, path, allow] of [['DELETE', '/workflows', 'GET, HEAD'], ['PUT', '/workflows/quickstart/runs', 'GET, HEAD, POST'], ['GET', '/runs/x/cancel', 'POST']] as const) {
+    for (const [method, path, allow] of [
+      ['DELETE', '/workflows', 'GET, HEAD'],
+      ['PUT', '/workflows/quickstart/runs', 'GET, HEAD, POST'],
+      ['GET', '/runs/x/cancel', 'POST'],
+    ] as const) {
       const r = await fetch(`${handle.url}${path}`, { method, headers: auth() });
-      expect([method, path, r.status, r.headers.get('allow'), ((await r.json()) as { error: { code: string } }).error.code]).toEqual([method, path, 405, allow, 'method_not_allowed']);
+      expect([method, path, r.status, r.headers.get('allow'), ((await r.json()) as { error: { code: string } }).error.code]).toEqual([
+        method,
+        path,
+        405,
+        allow,
+        'method_not_allowed',
+      ]);
     }
     const get = await fetch(`${handle.url}/workflows`, { headers: auth() });
     const head = await fetch(`${handle.url}/workflows`, { method: 'HEAD', headers: auth() });
-    expect([head.status, head.headers.get('content-type'), head.headers.get('content-length'), await head.text()]).toEqual([200, 'application/json', String(Buffer.byteLength(await get.text())), '']);
+    expect([head.status, head.headers.get('content-type'), head.headers.get('content-length'), await head.text()]).toEqual([
+      200,
+      'application/json',
+      String(Buffer.byteLength(await get.text())),
+      '',
+    ]);
     const before = (await api('GET', '/workflows/quickstart/runs')).json.runs.length;
-    const both = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' }, idempotencyKey: 'body-key' }, { 'Idempotency-Key': 'header-key' });
-    expect([both.status, both.json.error]).toEqual([400, {
-      code: 'invalid_request', message: "the Idempotency-Key header ('header-key') and the body's idempotencyKey ('body-key') disagree: send the key once, in either place",
-    }]);
+    const both = await api(
+      'POST',
+      '/workflows/quickstart/runs',
+      { input: { topic: 'tides' }, idempotencyKey: 'body-key' },
+      { 'Idempotency-Key': 'header-key' },
+    );
+    expect([both.status, both.json.error]).toEqual([
+      400,
+      {
+        code: 'invalid_request',
+        message:
+          "the Idempotency-Key header ('header-key') and the body's idempotencyKey ('body-key') disagree: send the key once, in either place",
+      },
+    ]);
     expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
-    const same = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'tides' }, idempotencyKey: 'same-key', wait: true }, { 'Idempotency-Key': 'same-key' });
+    const same = await api(
+      'POST',
+      '/workflows/quickstart/runs',
+      { input: { topic: 'tides' }, idempotencyKey: 'same-key', wait: true },
+      { 'Idempotency-Key': 'same-key' },
+    );
     expect(same.json).toMatchObject({ status: 'SUCCEEDED', reused: false });
     expect((await api('GET', `/runs/${same.json.runId}`)).json.run.idempotencyKey).toBe('same-key');
   });
@@ -215,10 +304,15 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     const before = (await api('GET', '/workflows/quickstart/runs')).json.runs.length;
     const big = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'x'.repeat(300 * 1024) } });
     expect([big.status, big.json.error.code]).toEqual([413, 'input_too_large']);
-    expect(big.json.error.message).toMatch(/^the run's input is 300\.0 KiB \(\d+ bytes\) as Step Functions execution input; Step Functions takes at most 256 KiB \(262144 bytes\)$/);
+    expect(big.json.error.message).toMatch(
+      /^the run's input is 300\.0 KiB \(\d+ bytes\) as Step Functions execution input; Step Functions takes at most 256 KiB \(262144 bytes\)$/,
+    );
     expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
     // A body over API Gateway's 10 MB is not read to its end, and the server goes on serving.
-    const huge = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'x'.repeat(11 * 1024 * 1024) } }).catch((e: Error) => ({ status: 0, json: { error: { code: e.message } } }));
+    const huge = await api('POST', '/workflows/quickstart/runs', { input: { topic: 'x'.repeat(11 * 1024 * 1024) } }).catch((e: Error) => ({
+      status: 0,
+      json: { error: { code: e.message } },
+    }));
     expect([huge.status, huge.json.error.code]).toEqual([413, 'request_too_large']);
     expect(huge.json.error.message).toBe('the request body is over 10 MiB, the most API Gateway accepts');
     expect((await api('GET', '/workflows/quickstart/runs')).json.runs.length).toBe(before);
@@ -245,7 +339,10 @@ describe('Command: serve (the HTTP API through fetch)', () => {
       run = (await api('GET', `/runs/${started.json.runId}`)).json.run;
       if (run.status === 'RUNNING') await new Promise((r) => setTimeout(r, 25));
     }
-    expect(run).toMatchObject({ status: 'SUCCEEDED', output: { version: '8.0.0', announced: { exitCode: 0, stdout: 'announcing release 8.0.0\n' } } });
+    expect(run).toMatchObject({
+      status: 'SUCCEEDED',
+      output: { version: '8.0.0', announced: { exitCode: 0, stdout: 'announcing release 8.0.0\n' } },
+    });
     const again = await api('POST', `/approvals/${pending!.approvalId}`, { decision: 'reject' });
     expect([again.status, again.json.error.code]).toEqual([409, 'approval_decided']);
     expect((await api('GET', '/approvals')).json.approvals).toEqual([]);
@@ -257,7 +354,15 @@ describe('Command: serve (the HTTP API through fetch)', () => {
     expect(r.json).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
     expect(JSON.parse(readFileSync(join(REPO, 'docs', 'openapi.json'), 'utf8'))).toEqual(r.json);
     expect(Object.keys(r.json.paths).sort()).toEqual([
-      '/approvals', '/approvals/{id}', '/openapi.json', '/runs/{id}', '/runs/{id}/cancel', '/runs/{id}/restart', '/runs/{id}/retry', '/workflows', '/workflows/{name}/runs',
+      '/approvals',
+      '/approvals/{id}',
+      '/openapi.json',
+      '/runs/{id}',
+      '/runs/{id}/cancel',
+      '/runs/{id}/restart',
+      '/runs/{id}/retry',
+      '/workflows',
+      '/workflows/{name}/runs',
     ]);
   });
 

@@ -23,16 +23,19 @@ describe('Command: serve FILE', () => {
   });
   const serve = async (file: string, exportName?: string) => {
     const io = bufferIo(project.dir);
-    const h = await startServe(io, new EmbeddedRunService(stack, project.dir), 0, { only: { file, ...(exportName !== undefined ? { exportName } : {}) } });
+    const h = await startServe(io, new EmbeddedRunService(stack, project.dir), 0, {
+      only: { file, ...(exportName !== undefined ? { exportName } : {}) },
+    });
     handles.push(h);
     return { h, io };
   };
   const api = async (h: ServeHandle, method: string, path: string, body?: unknown) => {
     const r = await fetch(`${h.url}${path}`, {
-      method, headers: { 'content-type': 'application/json', authorization: `Bearer ${h.token}` },
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${h.token}` },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
-    return { status: r.status, json: await r.json() as any };
+    return { status: r.status, json: (await r.json()) as any };
   };
 
   it('serves every workflow a module exports (with the children they call), and runs one through the API', async () => {
@@ -53,7 +56,10 @@ describe('Command: serve FILE', () => {
   });
 
   it('refuses a module that exports no workflow (invalid_document), and usage errors on the command line', async () => {
-    const err = await serve(join(REPO, 'test', 'e2e', 'support', 'testIo.ts')).then(() => undefined, (e: unknown) => e as { code?: string; message?: string });
+    const err = await serve(join(REPO, 'test', 'e2e', 'support', 'testIo.ts')).then(
+      () => undefined,
+      (e: unknown) => e as { code?: string; message?: string },
+    );
     expect(err).toMatchObject({ code: 'invalid_document', message: expect.stringContaining('exports no workflow') });
     const cli = cliIn(project.dir);
     const two = await cli('serve', 'a.yaml', 'b.yaml');

@@ -20,12 +20,18 @@ interface Serving {
 
 /** Starts the real `stepforge serve --port 0` in `cwd` and waits until it says where it listens. */
 async function startServe(cwd: string): Promise<Serving> {
-  const child = spawn(process.execPath, [STEPFORGE_BIN, 'serve', '--port', '0'], { cwd, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [STEPFORGE_BIN, 'serve', '--port', '0'], {
+    cwd,
+    env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const deadline = Date.now() + 60_000;
   let m: RegExpExecArray | null = null;
   while (!(m = /Stepforge API\s+(\S+)/.exec(out))) {
@@ -39,7 +45,10 @@ async function startServe(cwd: string): Promise<Serving> {
 async function interrupt(s: Serving): Promise<{ code: number | null; signal: NodeJS.Signals | null; hung: boolean }> {
   s.child.kill('SIGINT');
   let timer: NodeJS.Timeout | undefined;
-  const hung = await Promise.race([s.ended.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), STOP_WITHIN_MS)))]);
+  const hung = await Promise.race([
+    s.ended.then(() => false),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(true), STOP_WITHIN_MS))),
+  ]);
   clearTimeout(timer);
   if (hung) s.child.kill('SIGKILL');
   return { ...(await s.ended), hung };
@@ -50,7 +59,11 @@ let projectDir = '';
 
 async function api(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
   const { apiToken } = JSON.parse(readFileSync(join(projectDir, '.stepforge', 'stack.json'), 'utf8')) as { apiToken: string };
-  const r = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiToken}` }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const r = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiToken}` },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   return { status: r.status, json: await r.json() };
 }
 
@@ -73,42 +86,57 @@ describe('Command: serve (its own process, stopped with Ctrl-C)', () => {
     project.remove();
   });
 
-  it('stops on the first SIGINT while a run waits for an approval, and the run completes once serve is back and the approval is decided', async () => {
-    mkdirSync(join(project.dir, 'workflows'));
-    copyFileSync(join(REPO, 'examples', 'approval-gate.chain.yaml'), join(project.dir, 'workflows', 'approval-gate.chain.yaml'));
-    copyFileSync(join(REPO, 'examples', 'policy.json'), join(project.dir, 'workflows', 'policy.json'));
+  it(
+    'stops on the first SIGINT while a run waits for an approval, and the run completes once serve is back and the approval is decided',
+    async () => {
+      mkdirSync(join(project.dir, 'workflows'));
+      copyFileSync(join(REPO, 'examples', 'approval-gate.chain.yaml'), join(project.dir, 'workflows', 'approval-gate.chain.yaml'));
+      copyFileSync(join(REPO, 'examples', 'policy.json'), join(project.dir, 'workflows', 'policy.json'));
 
-    const first = await startServe(project.dir);
-    running.push(first);
-    const started = await api(first.url, 'POST', '/workflows/approval-gate/runs', { input: { version: '9.1.0' } });
-    expect(started.status).toBe(202);
-    const runId = started.json.runId as string;
-    const pending = await until('the approval', async () =>
-      ((await api(first.url, 'GET', '/approvals')).json.approvals as { runId: string; approvalId: string; status: string }[]).find((a) => a.runId === runId));
-    expect(pending.status).toBe('PENDING');
+      const first = await startServe(project.dir);
+      running.push(first);
+      const started = await api(first.url, 'POST', '/workflows/approval-gate/runs', { input: { version: '9.1.0' } });
+      expect(started.status).toBe(202);
+      const runId = started.json.runId as string;
+      const pending = await until('the approval', async () =>
+        ((await api(first.url, 'GET', '/approvals')).json.approvals as { runId: string; approvalId: string; status: string }[]).find(
+          (a) => a.runId === runId,
+        ),
+      );
+      expect(pending.status).toBe('PENDING');
 
-    const stopped = await interrupt(first);
-    expect(stopped.hung, `serve was still running ${STOP_WITHIN_MS} ms after one SIGINT; stderr: ${first.stderr()}`).toBe(false);
-    expect(stopped).toMatchObject({ code: 0, signal: null });
-    expect(first.stderr()).toContain('stopping: runs in progress stay resumable and go on when serve starts again (Ctrl-C again to force)');
+      const stopped = await interrupt(first);
+      expect(stopped.hung, `serve was still running ${STOP_WITHIN_MS} ms after one SIGINT; stderr: ${first.stderr()}`).toBe(false);
+      expect(stopped).toMatchObject({ code: 0, signal: null });
+      expect(first.stderr()).toContain(
+        'stopping: runs in progress stay resumable and go on when serve starts again (Ctrl-C again to force)',
+      );
 
-    // Back again: the run is still running, its approval still pending; deciding it finishes the run.
-    const second = await startServe(project.dir);
-    running.push(second);
-    expect((await api(second.url, 'GET', `/runs/${runId}`)).json.run.status).toBe('RUNNING');
-    const again = await until('the approval after the restart', async () =>
-      ((await api(second.url, 'GET', '/approvals')).json.approvals as { runId: string; approvalId: string; status: string }[]).find((a) => a.runId === runId));
-    expect(again).toMatchObject({ approvalId: pending.approvalId, status: 'PENDING' });
-    const decided = await api(second.url, 'POST', `/approvals/${again.approvalId}`, { decision: 'approve', comment: 'after the restart' });
-    expect(decided.status).toBe(200);
-    const done = await until('the run to end', async () => {
-      const r = (await api(second.url, 'GET', `/runs/${runId}`)).json.run as { status: string };
-      return r.status === 'RUNNING' ? undefined : r;
-    });
-    expect(done.status).toBe('SUCCEEDED');
+      // Back again: the run is still running, its approval still pending; deciding it finishes the run.
+      const second = await startServe(project.dir);
+      running.push(second);
+      expect((await api(second.url, 'GET', `/runs/${runId}`)).json.run.status).toBe('RUNNING');
+      const again = await until('the approval after the restart', async () =>
+        ((await api(second.url, 'GET', '/approvals')).json.approvals as { runId: string; approvalId: string; status: string }[]).find(
+          (a) => a.runId === runId,
+        ),
+      );
+      expect(again).toMatchObject({ approvalId: pending.approvalId, status: 'PENDING' });
+      const decided = await api(second.url, 'POST', `/approvals/${again.approvalId}`, {
+        decision: 'approve',
+        comment: 'after the restart',
+      });
+      expect(decided.status).toBe(200);
+      const done = await until('the run to end', async () => {
+        const r = (await api(second.url, 'GET', `/runs/${runId}`)).json.run as { status: string };
+        return r.status === 'RUNNING' ? undefined : r;
+      });
+      expect(done.status).toBe('SUCCEEDED');
 
-    const end = await interrupt(second);
-    expect(end.hung, `serve was still running ${STOP_WITHIN_MS} ms after one SIGINT; stderr: ${second.stderr()}`).toBe(false);
-    expect(end).toMatchObject({ code: 0, signal: null });
-  }, 4 * STOP_WITHIN_MS + 120_000);
+      const end = await interrupt(second);
+      expect(end.hung, `serve was still running ${STOP_WITHIN_MS} ms after one SIGINT; stderr: ${second.stderr()}`).toBe(false);
+      expect(end).toMatchObject({ code: 0, signal: null });
+    },
+    4 * STOP_WITHIN_MS + 120_000,
+  );
 });

@@ -30,15 +30,20 @@ describe.skipIf(!built)('Binary: a run outlives the process that held the stack 
     const child = spawn(process.execPath, [BIN, ...argv], { cwd: project.dir, env });
     children.push(child);
     const out = { stdout: '', stderr: '' };
-    child.stdout.on('data', (d: Buffer) => { out.stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { out.stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      out.stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out.stderr += d.toString();
+    });
     const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     return { child, out, exit };
   };
   const pending = async (version: string) => {
     for (let i = 0; i < 200; i++) {
       const listed = await stepforge('approvals', 'list', '--json');
-      const list = JSON.parse(listed.stdout || '{"approvals":[]}').approvals as { approvalId: string; runId: string; args: { command: string } }[] | undefined;
+      const list = JSON.parse(listed.stdout || '{"approvals":[]}').approvals as
+        { approvalId: string; runId: string; args: { command: string } }[] | undefined;
       if (list === undefined) throw new Error(`approvals list answered ${listed.code}: ${listed.stdout} ${listed.stderr}`);
       const mine = list.filter((a) => a.args.command === `echo announcing release ${version}`);
       if (mine.length > 0) return mine;
@@ -58,15 +63,24 @@ describe.skipIf(!built)('Binary: a run outlives the process that held the stack 
     const approved = await stepforge('approvals', 'approve', b!.approvalId);
     expect(approved.code).toBe(0);
     expect(await second.exit).toBe(0);
-    expect(second.out.stderr).toContain('note: the stepforge process that held this project\'s stack ended; this one takes it over');
-    expect(JSON.parse(second.out.stdout)).toMatchObject({ runId: b!.runId, status: 'SUCCEEDED', output: { version: 'B', announced: { stdout: 'announcing release B\n' } } });
+    expect(second.out.stderr).toContain("note: the stepforge process that held this project's stack ended; this one takes it over");
+    expect(JSON.parse(second.out.stdout)).toMatchObject({
+      runId: b!.runId,
+      status: 'SUCCEEDED',
+      output: { version: 'B', announced: { stdout: 'announcing release B\n' } },
+    });
 
     // The first run still waits on its one approval; approving it from a process that holds the
     // stack alone carries it on to its end.
     expect((await pending('A')).map((x) => x.approvalId)).toEqual([a!.approvalId]);
     const last = await stepforge('approvals', 'approve', a!.approvalId, '--json');
     expect(last.code).toBe(0);
-    expect(JSON.parse(last.stdout)).toMatchObject({ approvalId: a!.approvalId, status: 'APPROVED', runId: a!.runId, run: { status: 'SUCCEEDED' } });
+    expect(JSON.parse(last.stdout)).toMatchObject({
+      approvalId: a!.approvalId,
+      status: 'APPROVED',
+      runId: a!.runId,
+      run: { status: 'SUCCEEDED' },
+    });
     const runs = JSON.parse((await stepforge('runs', 'list', '--json')).stdout).runs as { runId: string; status: string }[];
     expect(runs.map((r) => r.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
   }, 180_000);

@@ -21,7 +21,11 @@ describe('Embedded stack: a stale stack.json pointing at another live process', 
     cpSync(join(REPO, 'workflows'), join(project.dir, 'workflows'), { recursive: true });
     // A server that answers every request with 200 and an empty JSON object, as a DynamoDB
     // endpoint with no items would; it logs what it was asked.
-    foreign = spawn(process.execPath, ['-e', `
+    foreign = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const fs = require('node:fs');
       const s = require('node:http').createServer((req, res) => {
         fs.appendFileSync(${JSON.stringify(join(project.dir, 'foreign.log'))}, (req.headers['x-amz-target'] || req.method + ' ' + req.url) + '\\n');
@@ -29,7 +33,10 @@ describe('Embedded stack: a stale stack.json pointing at another live process', 
         req.on('end', () => { res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }); res.end('{}'); });
       });
       s.listen(0, '127.0.0.1', () => console.log(s.address().port));
-    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    `,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     port = await new Promise<number>((resolve) => foreign.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
     writeFileSync(join(project.dir, 'foreign.log'), '');
   });
@@ -38,17 +45,27 @@ describe('Embedded stack: a stale stack.json pointing at another live process', 
     project.remove();
   });
 
-  it('lists the project\'s runs from its own store, reading nothing from the foreign endpoint', async () => {
+  it("lists the project's runs from its own store, reading nothing from the foreign endpoint", async () => {
     const first = await cli('run', 'workflows/research-brief.chain.yaml', '--input', '{"topic":"tides"}', '--json');
     expect(first.code).toBe(0);
     const { runId } = JSON.parse(first.out) as { runId: string };
     const dataDir = join(project.dir, '.stepforge');
     expect(existsSync(join(dataDir, 'stack.json'))).toBe(false);
     const endpoint = `http://127.0.0.1:${port}`;
-    writeFileSync(join(dataDir, 'stack.json'), JSON.stringify({
-      pid: foreign.pid, startedAt: new Date().toISOString(), dynamodbEndpoint: endpoint, sqsEndpoint: endpoint, sfnEndpoint: endpoint, leaseEpoch: 1, stackId: 'the-stack-that-ended',
-      credentials: { accessKeyId: 'AKIDTHEENDEDSTACK', secretAccessKey: 'its-secret' }, apiToken: 'its-token',
-    }));
+    writeFileSync(
+      join(dataDir, 'stack.json'),
+      JSON.stringify({
+        pid: foreign.pid,
+        startedAt: new Date().toISOString(),
+        dynamodbEndpoint: endpoint,
+        sqsEndpoint: endpoint,
+        sfnEndpoint: endpoint,
+        leaseEpoch: 1,
+        stackId: 'the-stack-that-ended',
+        credentials: { accessKeyId: 'AKIDTHEENDEDSTACK', secretAccessKey: 'its-secret' },
+        apiToken: 'its-token',
+      }),
+    );
     writeFileSync(join(dataDir, 'stack.lock'), String(foreign.pid));
 
     const listed = await cli('runs', 'list', '--json');
@@ -85,7 +102,13 @@ describe('Embedded stack: a stack.json copied from another project whose serve i
     for (const dir of [x.dir, y.dir]) cpSync(join(REPO, 'workflows'), join(dir, 'workflows'), { recursive: true });
     const runIn = async (cli: typeof inX, topic: string) => {
       const r = await cli('run', 'workflows/research-brief.chain.yaml', '--input', JSON.stringify({ topic }), '--json');
-      expect([r.code, r.err.split('\n').filter((l) => l.startsWith('error')).join('\n')]).toEqual([0, '']);
+      expect([
+        r.code,
+        r.err
+          .split('\n')
+          .filter((l) => l.startsWith('error'))
+          .join('\n'),
+      ]).toEqual([0, '']);
       return (JSON.parse(r.out) as { runId: string }).runId;
     };
     const listIn = async (cli: typeof inX) => {
@@ -94,9 +117,13 @@ describe('Embedded stack: a stack.json copied from another project whose serve i
       return (JSON.parse(r.out) as { runs: { runId: string }[] }).runs.map((x) => x.runId).sort();
     };
     const yFirst = await runIn(inY, 'tides');
-    serve = spawn(process.execPath, [join(REPO, 'packages', 'cli', 'bin', 'stepforge.js'), 'serve', '--port', '0'], { cwd: x.dir, stdio: 'ignore' });
+    serve = spawn(process.execPath, [join(REPO, 'packages', 'cli', 'bin', 'stepforge.js'), 'serve', '--port', '0'], {
+      cwd: x.dir,
+      stdio: 'ignore',
+    });
     const xStackJson = join(x.dir, '.stepforge', 'stack.json');
-    for (let i = 0; i < 1200 && !(existsSync(xStackJson) && JSON.parse(readFileSync(xStackJson, 'utf8')).apiUrl); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 1200 && !(existsSync(xStackJson) && JSON.parse(readFileSync(xStackJson, 'utf8')).apiUrl); i++)
+      await new Promise((r) => setTimeout(r, 50));
     const xRun = await runIn(inX, 'currents');
     const published = readFileSync(xStackJson, 'utf8');
     writeFileSync(join(y.dir, '.stepforge', 'stack.json'), published, { mode: 0o600 });

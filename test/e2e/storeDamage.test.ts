@@ -3,12 +3,25 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { join } from 'node:path';
 import { cliIn, tempProject } from './support/testIo.js';
 
-const WORKFLOW = 'chain: "plan@web-search > write"\ntasks:\n  plan:\n    kind: model\n    prompt: "plan"\n  write:\n    kind: model\n    prompt: "write ${steps.plan.output}"\n';
+const WORKFLOW =
+  'chain: "plan@web-search > write"\ntasks:\n  plan:\n    kind: model\n    prompt: "plan"\n  write:\n    kind: model\n    prompt: "write ${steps.plan.output}"\n';
 
 /** Every store file's bytes (LevelDB's info logs and lock aside), to show nothing was changed. */
-const contents = (dir: string) => Object.fromEntries(readdirSync(dir).filter((f) => f !== 'LOCK' && !f.startsWith('LOG')).sort().map((f) => [f, readFileSync(join(dir, f)).toString('base64')]));
+const contents = (dir: string) =>
+  Object.fromEntries(
+    readdirSync(dir)
+      .filter((f) => f !== 'LOCK' && !f.startsWith('LOG'))
+      .sort()
+      .map((f) => [f, readFileSync(join(dir, f)).toString('base64')]),
+  );
 /** Every file under `dir`, by relative path, with its bytes. */
-const treeContents = (dir: string) => Object.fromEntries((readdirSync(dir, { recursive: true }) as string[]).filter((f) => statSync(join(dir, f)).isFile()).sort().map((f) => [f, readFileSync(join(dir, f)).toString('base64')]));
+const treeContents = (dir: string) =>
+  Object.fromEntries(
+    (readdirSync(dir, { recursive: true }) as string[])
+      .filter((f) => statSync(join(dir, f)).isFile())
+      .sort()
+      .map((f) => [f, readFileSync(join(dir, f)).toString('base64')]),
+  );
 
 describe('Function: openStack', () => {
   describe('Method: a read-only command on a damaged store', () => {
@@ -30,7 +43,9 @@ describe('Function: openStack', () => {
     afterAll(() => project.remove());
 
     it('is store_damaged for a table file cut short, before LevelDB opens (and rewrites) the store', async () => {
-      const table = readdirSync(store).filter((f) => f.endsWith('.ldb')).sort()[0]!;
+      const table = readdirSync(store)
+        .filter((f) => f.endsWith('.ldb'))
+        .sort()[0]!;
       const whole = readFileSync(join(store, table));
       writeFileSync(join(store, table), whole.subarray(0, Math.floor(whole.length / 2)));
       try {
@@ -48,7 +63,11 @@ describe('Function: openStack', () => {
     it('leaves every file of a healthy store and of the engine as it was (runs list, runs show, approvals list)', async () => {
       const engine = join(project.dir, '.stepforge', 'engine');
       const before = [contents(store), treeContents(engine)];
-      for (const argv of [['runs', 'list', '--json'], ['runs', 'show', runIds[0]!, '--json'], ['approvals', 'list', '--json']]) {
+      for (const argv of [
+        ['runs', 'list', '--json'],
+        ['runs', 'show', runIds[0]!, '--json'],
+        ['approvals', 'list', '--json'],
+      ]) {
         const r = await cli(...argv);
         expect([argv.join(' '), r.code, r.err]).toEqual([argv.join(' '), 0, '']);
       }
@@ -58,7 +77,9 @@ describe('Function: openStack', () => {
     });
 
     it('takes a table file the MANIFEST does not list (a flush cut off by a crash) for the orphan it is', async () => {
-      const table = readdirSync(store).filter((f) => f.endsWith('.ldb')).sort()[0]!;
+      const table = readdirSync(store)
+        .filter((f) => f.endsWith('.ldb'))
+        .sort()[0]!;
       const whole = readFileSync(join(store, table));
       const orphan = join(store, '999990.ldb');
       writeFileSync(orphan, whole.subarray(0, Math.floor(whole.length / 2)));
@@ -73,7 +94,10 @@ describe('Function: openStack', () => {
     });
 
     it('is store_damaged for an overwritten record of the log, which LevelDB would skip (losing the writes in it)', async () => {
-      const log = readdirSync(store).filter((f) => f.endsWith('.log')).sort().at(-1)!;
+      const log = readdirSync(store)
+        .filter((f) => f.endsWith('.log'))
+        .sort()
+        .at(-1)!;
       const whole = readFileSync(join(store, log));
       expect(whole.length).toBeGreaterThan(40);
       const bad = Buffer.from(whole);
@@ -83,7 +107,11 @@ describe('Function: openStack', () => {
         const before = contents(store);
         const r = await cli('runs', 'list');
         expect([r.code, r.out]).toEqual([1, '']);
-        expect(r.err).toMatch(new RegExp(`^error\\[store_damaged\\] the run store in .* cannot be opened: log file ${log} has a record whose checksum fails at offset 0 \\(overwritten\\)`));
+        expect(r.err).toMatch(
+          new RegExp(
+            `^error\\[store_damaged\\] the run store in .* cannot be opened: log file ${log} has a record whose checksum fails at offset 0 \\(overwritten\\)`,
+          ),
+        );
         expect(contents(store)).toEqual(before);
       } finally {
         writeFileSync(join(store, log), whole);
@@ -93,10 +121,19 @@ describe('Function: openStack', () => {
     it('is store_damaged for a missing CURRENT, with a hint that keeps the data, and deletes nothing', async () => {
       rmSync(join(store, 'CURRENT'));
       const before = contents(store);
-      for (const argv of [['runs', 'list'], ['runs', 'show', runIds[0]!], ['approvals', 'list'], ['run', 'wf.chain.yaml']]) {
+      for (const argv of [
+        ['runs', 'list'],
+        ['runs', 'show', runIds[0]!],
+        ['approvals', 'list'],
+        ['run', 'wf.chain.yaml'],
+      ]) {
         const r = await cli(...argv);
         expect([argv.join(' '), r.code, r.out]).toEqual([argv.join(' '), 1, '']);
-        expect(r.err).toMatch(new RegExp(`^error\\[store_damaged\\] the run store in ${store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be opened: its CURRENT file is missing, while store files are there \\(`));
+        expect(r.err).toMatch(
+          new RegExp(
+            `^error\\[store_damaged\\] the run store in ${store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be opened: its CURRENT file is missing, while store files are there \\(`,
+          ),
+        );
         expect(r.err).toContain('help: no store file was deleted to get past the damage');
         expect(r.err).not.toMatch(/move (that|the) directory aside|delete (it|that|the)|start with an empty store|rm -rf/);
         // Before: `runs list` printed "no runs", exit 0, made an empty store and deleted the table files.

@@ -45,17 +45,27 @@ describe('Embedded stack: a run keeps the version of the workflow it ran', () =>
     expect((await stack.runtime.runs.getRun(first.runId))?.workflowVersion).toBe(first.entry.version);
 
     const shown = JSON.parse((await cli('runs', 'show', first.runId, '--json')).out) as { steps: { id: string; status: string }[] };
-    expect(shown.steps.map((s) => [s.id, s.status])).toEqual([['a', 'succeeded'], ['b', 'succeeded']]);
+    expect(shown.steps.map((s) => [s.id, s.status])).toEqual([
+      ['a', 'succeeded'],
+      ['b', 'succeeded'],
+    ]);
     const shownNow = JSON.parse((await cli('runs', 'show', second.runId, '--json')).out) as { steps: { id: string }[] };
     expect(shownNow.steps.map((s) => s.id)).toEqual(['a', 'c']);
 
     const runsBefore = (await stack.runtime.runs.listRuns()).length;
-    for (const argv of [['runs', 'retry', first.runId], ['runs', 'restart', first.runId, '--from', 'b']]) {
+    for (const argv of [
+      ['runs', 'retry', first.runId],
+      ['runs', 'restart', first.runId, '--from', 'b'],
+    ]) {
       const r = await cli(...argv, '--json');
       expect(r.code).toBe(1);
       const error = (JSON.parse(r.out) as { error: { class: string; message: string } }).error;
       expect(error.class).toBe('workflow_changed');
-      expect(error.message).toMatch(new RegExp(`^run '${first.runId}' ran another version of workflow 'versioned' \\(from one\\.chain\\.yaml\\) than the one registered now \\(from two\\.chain\\.yaml\\) at \\S+; (retry|restart) runs the workflow as registered now, so it cannot re-run that run's steps$`));
+      expect(error.message).toMatch(
+        new RegExp(
+          `^run '${first.runId}' ran another version of workflow 'versioned' \\(from one\\.chain\\.yaml\\) than the one registered now \\(from two\\.chain\\.yaml\\) at \\S+; (retry|restart) runs the workflow as registered now, so it cannot re-run that run's steps$`,
+        ),
+      );
     }
     const text = await cli('runs', 'retry', first.runId);
     expect(text.err).toContain('error[workflow_changed]');
@@ -69,6 +79,9 @@ describe('Embedded stack: a run keeps the version of the workflow it ran', () =>
     expect(fork.rerun).toEqual(['b']);
     const forked = await service.wait(fork.run.runId);
     expect(forked.status).toBe('SUCCEEDED');
-    expect((await service.details(fork.run.runId)).steps.map((s) => [s.id, s.reused])).toEqual([['a', true], ['b', false]]);
+    expect((await service.details(fork.run.runId)).steps.map((s) => [s.id, s.reused])).toEqual([
+      ['a', true],
+      ['b', false],
+    ]);
   });
 });

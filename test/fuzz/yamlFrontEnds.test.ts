@@ -10,7 +10,14 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { compileDocument, isStepforgeError, loadChainDocument, loadDocument, loadDslDocument, type StepforgeError } from '@stepforge/compiler';
+import {
+  compileDocument,
+  isStepforgeError,
+  loadChainDocument,
+  loadDocument,
+  loadDslDocument,
+  type StepforgeError,
+} from '@stepforge/compiler';
 import { loadContenoxDocument } from '../../packages/compiler/src/contenox/loadContenoxDocument.js';
 import { loadWorkflow } from '../../infra/lib/workflows/loadWorkflows.js';
 import { rng, type Rand } from '../../packages/compiler/test/dsl/exprCorpus.js';
@@ -18,7 +25,10 @@ import { DOCUMENT_SNIPPETS, mutateDocument } from '../../packages/compiler/test/
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const yamlIn = (dir: string) =>
-  readdirSync(root + dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => readFileSync(`${root}${dir}/${f}`, 'utf8'));
+  readdirSync(root + dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .map((f) => readFileSync(`${root}${dir}/${f}`, 'utf8'));
 
 /** The same document written the other way: YAML as JSON, JSON as block YAML (the fuzz mutates both syntaxes). */
 const otherSyntax = (text: string): string | undefined => {
@@ -46,7 +56,13 @@ function contenoxCorpus(): string[] {
 /** Contenox's own chains, when ../shared (beside the repository) holds them. */
 const PEER_CHAINS = join(root, '../shared/peers/contenox/chains');
 const PEERS = existsSync(PEER_CHAINS);
-const peerChains = () => (PEERS ? readdirSync(PEER_CHAINS).filter((f) => f.endsWith('.json')).sort().map((f) => readFileSync(join(PEER_CHAINS, f), 'utf8')) : []);
+const peerChains = () =>
+  PEERS
+    ? readdirSync(PEER_CHAINS)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+        .map((f) => readFileSync(join(PEER_CHAINS, f), 'utf8'))
+    : [];
 
 /** Kortecx task-map chain documents (the Kortecx corpus). */
 const kortecxCorpus = () =>
@@ -55,23 +71,64 @@ const kortecxCorpus = () =>
 const both = (texts: string[]) => texts.flatMap((t) => [t, otherSyntax(t)].filter((x): x is string => x !== undefined));
 /** Chain and DSL documents (the golden corpus, the DSL error corpus, the examples, the deployed workflows), Kortecx task maps and Contenox chains. */
 const SEEDS = [
-  ...yamlIn('packages/compiler/test/golden/cases'), ...yamlIn('packages/compiler/test/dsl/corpus'), ...yamlIn('examples'), ...yamlIn('workflows'),
-  ...both(kortecxCorpus()), ...both(contenoxCorpus()), ...both(peerChains()),
+  ...yamlIn('packages/compiler/test/golden/cases'),
+  ...yamlIn('packages/compiler/test/dsl/corpus'),
+  ...yamlIn('examples'),
+  ...yamlIn('workflows'),
+  ...both(kortecxCorpus()),
+  ...both(contenoxCorpus()),
+  ...both(peerChains()),
 ];
 
 /** What the mutations insert besides the general snippets: anchors, aliases, tags, merge keys, directives. */
 const YAML_SNIPPETS = [
   ...DOCUMENT_SNIPPETS,
-  '*a', '*t', '&a ', '&t ', '*a ', '&a [*a]', '&t { x: *t }', '<<: *a\n', '? *a\n', '*a: ',
-  '!!str ', '!!int ', '!!float ', '!!bool ', '!!null ', '!!map ', '!!seq ', '!!binary ', '!!timestamp ', '!!set ', '!!omap ', '!!pairs ',
-  '!foo ', '!e!tag ', '!<tag:yaml.org,2002:str> ', '!<x> ', '!!str &a ', '&a !!str ', '%YAML 1.2\n---\n', '%TAG !e! tag:example.com:\n---\n',
+  '*a',
+  '*t',
+  '&a ',
+  '&t ',
+  '*a ',
+  '&a [*a]',
+  '&t { x: *t }',
+  '<<: *a\n',
+  '? *a\n',
+  '*a: ',
+  '!!str ',
+  '!!int ',
+  '!!float ',
+  '!!bool ',
+  '!!null ',
+  '!!map ',
+  '!!seq ',
+  '!!binary ',
+  '!!timestamp ',
+  '!!set ',
+  '!!omap ',
+  '!!pairs ',
+  '!foo ',
+  '!e!tag ',
+  '!<tag:yaml.org,2002:str> ',
+  '!<x> ',
+  '!!str &a ',
+  '&a !!str ',
+  '%YAML 1.2\n---\n',
+  '%TAG !e! tag:example.com:\n---\n',
 ];
 const TAGS = ['!!str', '!!int', '!!float', '!!binary', '!!timestamp', '!!set', '!foo', '!!map', '!!seq', '!<x>'];
 /** `key: value` lines (a list item's first key too), where an anchor, alias or tag can replace or mark the value. */
 const VALUE_LINE = /^(\s*(?:- )?[A-Za-z_"][\w"-]*:[ \t]+)(\S.*)$/;
 /** `key:` lines that open a nested mapping or list. */
 const OPEN_LINE = /^(\s*(?:- )?[A-Za-z_"][\w"-]*:)[ \t]*$/;
-const LAUGHS = ['l0: &l0 [x, x, x, x, x, x, x, x, x, x]', ...[1, 2, 3, 4].map((i) => `l${i}: &l${i} [${Array(10).fill(`*l${i - 1}`).join(', ')}]`)].join('\n') + '\n';
+const LAUGHS =
+  [
+    'l0: &l0 [x, x, x, x, x, x, x, x, x, x]',
+    ...[1, 2, 3, 4].map(
+      (i) =>
+        `l${i}: &l${i} [${Array(10)
+          .fill(`*l${i - 1}`)
+          .join(', ')}]`,
+    ),
+  ].join('\n') + '\n';
 
 const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 
@@ -244,10 +301,14 @@ describe('Function: the YAML front-ends (fuzz with anchors, aliases and tags)', 
     expect(t.deployed).toBeGreaterThan(100);
   }, 600_000);
 
-  it.runIf(process.env.STEPFORGE_LONG)('answers 100,000 mutated documents (STEPFORGE_LONG)', () => {
-    const t = fuzz(12, 100_000);
-    console.log(`yaml front-end fuzz: ${summary(t)}`);
-    expect(crashReport(t)).toBe('');
-    expect(t.cases).toBe(100_000);
-  }, 3_600_000);
+  it.runIf(process.env.STEPFORGE_LONG)(
+    'answers 100,000 mutated documents (STEPFORGE_LONG)',
+    () => {
+      const t = fuzz(12, 100_000);
+      console.log(`yaml front-end fuzz: ${summary(t)}`);
+      expect(crashReport(t)).toBe('');
+      expect(t.cases).toBe(100_000);
+    },
+    3_600_000,
+  );
 });

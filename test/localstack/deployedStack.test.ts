@@ -53,7 +53,8 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
   throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
 }
 
-const finished = (status: unknown) => typeof status === 'string' && !['RUNNING', 'PENDING', 'WAITING', 'STARTED'].includes(status.toUpperCase());
+const finished = (status: unknown) =>
+  typeof status === 'string' && !['RUNNING', 'PENDING', 'WAITING', 'STARTED'].includes(status.toUpperCase());
 const runIdOf = (body: any): string => body?.runId ?? body?.id ?? body?.run?.id;
 
 describe.skipIf(!deployed)(`LocalStack: deployed stack${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
@@ -132,10 +133,16 @@ describe.skipIf(!deployed)(`LocalStack: deployed stack${skipReason ? ` (skipped:
   });
 
   it('starts a run from an EventBridge event, with the event id as idempotency key', async () => {
-    const eb = new EventBridgeClient({ endpoint: ENDPOINT, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    const eb = new EventBridgeClient({
+      endpoint: ENDPOINT,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
     const orderId = `o-${randomUUID()}`;
     const put = await eb.send(
-      new PutEventsCommand({ Entries: [{ Source: 'acme.orders', DetailType: 'OrderPlaced', Detail: JSON.stringify({ order: { id: orderId, total: 99 } }) }] }),
+      new PutEventsCommand({
+        Entries: [{ Source: 'acme.orders', DetailType: 'OrderPlaced', Detail: JSON.stringify({ order: { id: orderId, total: 99 } }) }],
+      }),
     );
     const eventId = put.Entries?.[0]?.EventId;
     expect(eventId).toBeTruthy();
@@ -150,7 +157,9 @@ describe.skipIf(!deployed)(`LocalStack: deployed stack${skipReason ? ` (skipped:
     const progressed = await until('order-triage to record its classify step', async () => {
       const r = await api('GET', `/runs/${encodeURIComponent(runIdOf(run))}`);
       const steps: any[] = r.body?.steps ?? [];
-      return steps.some((st) => String(st.stepId ?? st.id ?? '').startsWith('classify') && String(st.status).toUpperCase() === 'SUCCEEDED') ? r.body : undefined;
+      return steps.some((st) => String(st.stepId ?? st.id ?? '').startsWith('classify') && String(st.status).toUpperCase() === 'SUCCEEDED')
+        ? r.body
+        : undefined;
     });
     expect(progressed.workflow).toBe('order-triage');
   });

@@ -29,7 +29,14 @@ const SCRIPTS: Record<string, Record<string, Script>> = {
   // The judge answers with the second candidate, verbatim (its prompt places every candidate).
   'c08-consensus-judge': { judge: (env) => ({ output: /2: (.*) 3: /.exec(String(env.inputs.value))![1] }) },
   'c09-majority': { v1: () => ({ output: 'yes' }), v2: () => ({ output: 'no' }), v3: () => ({ output: 'no' }) },
-  'c15-pure-chain': { seed: (env) => (env.toolCall ? defaultAnswer(env) : env.turn!.index === 0 ? { done: false, toolCalls: [{ id: 'c0', tool: 'search', args: {} }] } : { done: true, output: 21 }) },
+  'c15-pure-chain': {
+    seed: (env) =>
+      env.toolCall
+        ? defaultAnswer(env)
+        : env.turn!.index === 0
+          ? { done: false, toolCalls: [{ id: 'c0', tool: 'search', args: {} }] }
+          : { done: true, output: 21 },
+  },
 };
 
 /** What a run is compared on: status, output or error, and the sorted list of Lambda calls. */
@@ -37,7 +44,9 @@ function summary(run: Awaited<ReturnType<typeof runScripted>>) {
   return {
     status: run.result.status,
     ...(run.result.status === 'SUCCEEDED' ? { output: run.result.output } : { error: run.result.error, cause: run.result.cause }),
-    calls: run.calls.map((c) => `${c.step.id}${c.step.role ? `/${c.step.role}` : ''}${c.step.iteration.length ? `[${c.step.iteration.join(',')}]` : ''}`).sort(),
+    calls: run.calls
+      .map((c) => `${c.step.id}${c.step.role ? `/${c.step.role}` : ''}${c.step.iteration.length ? `[${c.step.iteration.join(',')}]` : ''}`)
+      .sort(),
   };
 }
 

@@ -4,7 +4,14 @@
 import { type CompileResult } from '@stepforge/compiler';
 import { StepEnvelope } from '@stepforge/contract';
 import { checkCandidate } from '@stepforge/runtime';
-import { createLambdaInvoker, createTaskInvoker, createVirtualClock, executeStateMachine, substitutePlaceholders, type ExecutionResult } from '@stepforge/engine';
+import {
+  createLambdaInvoker,
+  createTaskInvoker,
+  createVirtualClock,
+  executeStateMachine,
+  substitutePlaceholders,
+  type ExecutionResult,
+} from '@stepforge/engine';
 
 /** One scripted answer: return the handler result, or throw an Error whose name is the step error. */
 export type Script = (env: StepEnvelope, call: number) => unknown;
@@ -23,7 +30,9 @@ const FUNCTIONS = {
   McpToolStepFunctionArn: 'mcp_tool',
 };
 /** Placeholders → function ARNs, as CDK's DefinitionSubstitutions fill them (plain steps name the function as Resource). */
-const SUBSTITUTIONS = Object.fromEntries(Object.entries(FUNCTIONS).map(([k, name]) => [k, `arn:aws:lambda:us-east-1:123456789012:function:${name}`]));
+const SUBSTITUTIONS = Object.fromEntries(
+  Object.entries(FUNCTIONS).map(([k, name]) => [k, `arn:aws:lambda:us-east-1:123456789012:function:${name}`]),
+);
 
 const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v ?? null));
 
@@ -31,7 +40,8 @@ const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify
 export function defaultAnswer(env: StepEnvelope): unknown {
   const { step, inputs } = env;
   if (step.role === 'reason') {
-    if (env.turn!.index === 0) return { done: false, toolCalls: env.tools.map((tool, i) => ({ id: `c${i}`, tool, args: { q: step.id } })), usage: {} };
+    if (env.turn!.index === 0)
+      return { done: false, toolCalls: env.tools.map((tool, i) => ({ id: `c${i}`, tool, args: { q: step.id } })), usage: {} };
     return { done: true, output: `${step.id}:done(${env.turn!.toolResults.map((r) => show(r.result)).join(',')})`, usage: {} };
   }
   if (env.toolCall) return { id: env.toolCall.id, tool: env.toolCall.tool, result: `${env.toolCall.tool}:ok` };
@@ -47,14 +57,16 @@ export function defaultAnswer(env: StepEnvelope): unknown {
   // Composite roles get `{task, …}`; show the task (and, for the aggregator, the headed analyses).
   const v = inputs.value;
   const obj = v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  const shown = step.role === 'aggregator' ? `${show(obj?.task)}|${show(obj?.analyses)}` : obj && step.role && 'task' in obj ? show(obj.task) : show(v);
+  const shown =
+    step.role === 'aggregator' ? `${show(obj?.task)}|${show(obj?.analyses)}` : obj && step.role && 'task' in obj ? show(obj.task) : show(v);
   return { output: `${step.id}${step.role ? `/${step.role}` : ''}<${shown}>` };
 }
 
 /** A consensus judge's answer goes through the model handler's own candidate check (a finished turn only). */
 function judged(env: StepEnvelope, answer: unknown): unknown {
   const a = answer as { output?: unknown; done?: boolean } | undefined;
-  if (env.inputs.candidates && a && (env.step.role !== 'reason' || a.done === true)) checkCandidate(env.step.id, a.output, env.inputs.candidates);
+  if (env.inputs.candidates && a && (env.step.role !== 'reason' || a.done === true))
+    checkCandidate(env.step.id, a.output, env.inputs.candidates);
   return answer;
 }
 
@@ -80,10 +92,9 @@ export async function runScripted(compiled: CompileResult, input: unknown, overr
     return { status: 'answered through the task token' };
   };
   invoker = createTaskInvoker({
-    lambda: createLambdaInvoker(
-      Object.fromEntries(Object.values(FUNCTIONS).map((name) => [name, handler])),
-      { substitutions: SUBSTITUTIONS },
-    ),
+    lambda: createLambdaInvoker(Object.fromEntries(Object.values(FUNCTIONS).map((name) => [name, handler])), {
+      substitutions: SUBSTITUTIONS,
+    }),
     sqs: false,
     dynamodb: false,
   });

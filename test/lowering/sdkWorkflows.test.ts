@@ -8,7 +8,10 @@ import type { StepEnvelope } from '@stepforge/contract';
 import { codeFunction } from '../../packages/runtime/src/steps/codeNodeStep.js';
 import { defaultAnswer, runScripted, type Script } from './scriptedRuntime.js';
 
-const aslValidator = createRequire(import.meta.url)('asl-validator') as (d: unknown) => { isValid: boolean; errorsText(sep?: string): string };
+const aslValidator = createRequire(import.meta.url)('asl-validator') as (d: unknown) => {
+  isValid: boolean;
+  errorsText(sep?: string): string;
+};
 const named = (name: string, message = 'boom') => Object.assign(new Error(message), { name });
 
 function compile(value: CodeWorkflowValue, options: { maxIterations?: number; start?: string } = {}) {
@@ -24,7 +27,9 @@ function scripts(value: CodeWorkflowValue, agents: Record<string, Script> = {}):
     if (env.step.role === 'reason' || env.toolCall) return defaultAnswer(env);
     if (env.step.role === 'agent') {
       const name = env.step.id.slice('flow.'.length);
-      return agents[name] ? agents[name]!(env, n) : { output: `${name}<${typeof env.inputs.value === 'string' ? env.inputs.value : JSON.stringify(env.inputs.value)}>` };
+      return agents[name]
+        ? agents[name]!(env, n)
+        : { output: `${name}<${typeof env.inputs.value === 'string' ? env.inputs.value : JSON.stringify(env.inputs.value)}>` };
     }
     const call = codeFunction(value, node!, env.config);
     if (!call) throw named('CodeModuleLoadError', `no function for ${node}`);
@@ -38,9 +43,20 @@ const a = (name: string) => agent({ name, model: 'local:test', instructions: `yo
 describe('Function: lowerSdk (ASL)', () => {
   it('emits ASL asl-validator accepts for each shape', () => {
     const shapes: CodeWorkflowValue[] = [
-      workflow([a('one'), { agent: a('two'), when: () => true, transform: String, retries: 1 }, parallel([a('x'), { agent: a('y'), transform: String }])]),
+      workflow([
+        a('one'),
+        { agent: a('two'), when: () => true, transform: String, retries: 1 },
+        parallel([a('x'), { agent: a('y'), transform: String }]),
+      ]),
       parallel([a('x'), a('y')]),
-      stateGraph().addNode('n', () => ({})).addNode('m', agentNode(a('w'), String, () => ({}))).addEdge('n', 'm').addEdge('m', () => END),
+      stateGraph()
+        .addNode('n', () => ({}))
+        .addNode(
+          'm',
+          agentNode(a('w'), String, () => ({})),
+        )
+        .addEdge('n', 'm')
+        .addEdge('m', () => END),
     ];
     for (const shape of shapes) {
       const v = aslValidator(structuredClone(compile(shape).asl));
@@ -69,17 +85,25 @@ describe('Function: lowerSdk (workflow)', () => {
       const tasks = Object.values(b.States).filter((s) => s.Type === 'Task');
       expect(tasks.every((t) => t.Catch?.[0]?.Next.endsWith('failed'))).toBe(true);
     }
-    expect((states.intake!.Arguments as { config: Record<string, unknown> }).config).toMatchObject({ agentConfig: { model: 'local:test', instructions: 'you are intake' } });
+    expect((states.intake!.Arguments as { config: Record<string, unknown> }).config).toMatchObject({
+      agentConfig: { model: 'local:test', instructions: 'you are intake' },
+    });
   });
 
   it('runs when, transform and the group, joining fulfilled outputs with newlines', async () => {
     const run = await runScripted(compile(flow), { input: 'chest pain' }, scripts(flow));
     expect(run.result.status).toBe('SUCCEEDED');
-    const out = run.result.output as { flow: { output: string; steps: unknown[]; stoppedEarly: boolean } } | { output: string; steps: unknown[]; stoppedEarly: boolean };
+    const out = run.result.output as
+      { flow: { output: string; steps: unknown[]; stoppedEarly: boolean } } | { output: string; steps: unknown[]; stoppedEarly: boolean };
     const r = 'flow' in out ? out.flow : out;
     expect(r.output).toBe('plan<notes:\ncardio<urgent<intake<chest pain>>>\nlabs<labs for urgent<intake<chest pain>>>>');
     expect(r.stoppedEarly).toBe(false);
-    expect(r.steps.map((s) => (s as { agent?: string; parallel?: string }).agent ?? (s as { parallel: string }).parallel)).toEqual(['intake', 'urgent', 'parallel 3', 'plan']);
+    expect(r.steps.map((s) => (s as { agent?: string; parallel?: string }).agent ?? (s as { parallel: string }).parallel)).toEqual([
+      'intake',
+      'urgent',
+      'parallel 3',
+      'plan',
+    ]);
   });
 
   it('skips a step whose when is false and passes the previous response on', async () => {
@@ -90,7 +114,15 @@ describe('Function: lowerSdk (workflow)', () => {
   });
 
   it('isolates a failing branch: the group goes on with the others', async () => {
-    const run = await runScripted(compile(flow), { input: 'x' }, scripts(flow, { cardio: () => { throw named('ProviderError', 'model down'); } }));
+    const run = await runScripted(
+      compile(flow),
+      { input: 'x' },
+      scripts(flow, {
+        cardio: () => {
+          throw named('ProviderError', 'model down');
+        },
+      }),
+    );
     expect(run.result.status).toBe('SUCCEEDED');
     const r = run.result.output as { output: string; steps: { results?: unknown[] }[] };
     expect(r.steps[2]!.results).toEqual([
@@ -101,7 +133,9 @@ describe('Function: lowerSdk (workflow)', () => {
   });
 
   it('fails the workflow with ParallelAllFailed when every branch fails', async () => {
-    const down = () => { throw named('ProviderError', 'model down'); };
+    const down = () => {
+      throw named('ProviderError', 'model down');
+    };
     const run = await runScripted(compile(flow), { input: 'x' }, scripts(flow, { cardio: down, labs: down }));
     expect(run.result.status).toBe('FAILED');
     expect(run.result.error).toBe('ParallelAllFailed');
@@ -115,7 +149,14 @@ describe('Function: lowerSdk (when on a parallel branch)', () => {
     parallel([
       { agent: a('cardio'), when: (prev) => String(prev).includes('chest') },
       { agent: a('labs'), when: (prev) => String(prev).includes('fever'), transform: (s) => `labs for ${String(s)}` },
-      { agent: a('pharmacy'), input: 'the medication list', when: (own) => { if (own === 'boom') throw new Error('no'); return true; } },
+      {
+        agent: a('pharmacy'),
+        input: 'the medication list',
+        when: (own) => {
+          if (own === 'boom') throw new Error('no');
+          return true;
+        },
+      },
     ]),
   ]);
 
@@ -123,7 +164,9 @@ describe('Function: lowerSdk (when on a parallel branch)', () => {
     const c = compile(flow);
     const v = aslValidator(structuredClone(c.asl));
     expect(v.isValid ? '' : v.errorsText('\n')).toBe('');
-    const group = (c.asl.States as Record<string, { Branches: { StartAt: string; States: Record<string, { Type: string }> }[] }>)['parallel 2']!;
+    const group = (c.asl.States as Record<string, { Branches: { StartAt: string; States: Record<string, { Type: string }> }[] }>)[
+      'parallel 2'
+    ]!;
     expect(group.Branches.map((b) => b.StartAt)).toEqual(['flow: cardio when?', 'flow: labs when?', 'flow: pharmacy when?']);
     expect(group.Branches[1]!.States['flow: labs run?']!.Type).toBe('Choice');
   });
@@ -144,10 +187,22 @@ describe('Function: lowerSdk (when on a parallel branch)', () => {
   });
 
   it('rejects only its branch when a when throws', async () => {
-    const g = parallel([{ agent: a('x'), when: () => { throw new Error('when broke'); } }, a('y')]);
+    const g = parallel([
+      {
+        agent: a('x'),
+        when: () => {
+          throw new Error('when broke');
+        },
+      },
+      a('y'),
+    ]);
     const run = await runScripted(compile(g), { input: 'q' }, scripts(g));
     expect(run.result.status).toBe('SUCCEEDED');
-    const r = run.result.output as { results: { status: string; agent: string; reason?: { error: string; cause: string } }[]; fulfilled: number; rejected: number };
+    const r = run.result.output as {
+      results: { status: string; agent: string; reason?: { error: string; cause: string } }[];
+      fulfilled: number;
+      rejected: number;
+    };
     // The harness calls the function as is (the function handler would name it NodeError).
     expect(r.results[0]).toEqual({ status: 'rejected', agent: 'x', reason: { error: 'Error', cause: 'when broke' } });
     expect([r.fulfilled, r.rejected]).toEqual([1, 1]);
@@ -171,7 +226,14 @@ describe('Function: lowerSdk (agents granted tools)', () => {
 
   it('runs an agent node granted tools between its inputFn and mergeFn', async () => {
     const g = stateGraph<{ q: string; a?: string }>()
-      .addNode('ask', agentNode(tooled('asker'), (s) => s.q, (_s, out) => ({ a: String(out) })))
+      .addNode(
+        'ask',
+        agentNode(
+          tooled('asker'),
+          (s) => s.q,
+          (_s, out) => ({ a: String(out) }),
+        ),
+      )
       .addEdge('ask', END);
     const run = await runScripted(compile(g), { q: 'why' }, scripts(g));
     expect(run.result.output).toMatchObject({ state: { q: 'why', a: 'flow.ask:done(web-search:ok)' }, iterations: 1, terminatedBy: 'end' });
@@ -183,7 +245,15 @@ describe('Function: lowerSdk (agents granted tools)', () => {
 describe('Function: lowerSdk (parallel)', () => {
   it('settles every branch: { results, fulfilled, rejected }', async () => {
     const group = parallel([a('one'), { agent: a('two'), input: 'own input' }, a('three')]);
-    const run = await runScripted(compile(group), { input: 'shared' }, scripts(group, { three: () => { throw named('ProviderError', 'no'); } }));
+    const run = await runScripted(
+      compile(group),
+      { input: 'shared' },
+      scripts(group, {
+        three: () => {
+          throw named('ProviderError', 'no');
+        },
+      }),
+    );
     expect(run.result.status).toBe('SUCCEEDED');
     expect(run.result.output).toEqual({
       results: [
@@ -191,30 +261,51 @@ describe('Function: lowerSdk (parallel)', () => {
         { status: 'fulfilled', agent: 'two', value: 'two<own input>' },
         { status: 'rejected', agent: 'three', reason: { error: 'ProviderError', cause: 'no' } },
       ],
-      fulfilled: 2, rejected: 1,
+      fulfilled: 2,
+      rejected: 1,
     });
   });
 });
 
-interface Review { text: string; reviews: number; approved?: boolean; draft?: string }
+interface Review {
+  text: string;
+  reviews: number;
+  approved?: boolean;
+  draft?: string;
+}
 
 describe('Function: lowerSdk (stateGraph)', () => {
-  const graph = (approveAt: number) => stateGraph<Review>()
-    .addNode('draft', agentNode(a('writer'), (s) => `write: ${s.text}`, (_s, out) => ({ draft: String(out) })))
-    .addNode('review', (s) => ({ reviews: s.reviews + 1, approved: s.reviews + 1 >= approveAt }))
-    .addEdge('draft', 'review')
-    .addEdge('review', (s) => (s.approved ? END : 'draft'));
+  const graph = (approveAt: number) =>
+    stateGraph<Review>()
+      .addNode(
+        'draft',
+        agentNode(
+          a('writer'),
+          (s) => `write: ${s.text}`,
+          (_s, out) => ({ draft: String(out) }),
+        ),
+      )
+      .addNode('review', (s) => ({ reviews: s.reviews + 1, approved: s.reviews + 1 >= approveAt }))
+      .addEdge('draft', 'review')
+      .addEdge('review', (s) => (s.approved ? END : 'draft'));
 
   it('loops through the router until END: terminatedBy "end"', async () => {
     const g = graph(2);
     const run = await runScripted(compile(g), { text: 'hi', reviews: 0 }, scripts(g));
     expect(run.result.status).toBe('SUCCEEDED');
     expect(run.result.output).toMatchObject({
-      state: { text: 'hi', reviews: 2, approved: true, draft: 'draft<write: hi>' }, iterations: 4, terminatedBy: 'end',
+      state: { text: 'hi', reviews: 2, approved: true, draft: 'draft<write: hi>' },
+      iterations: 4,
+      terminatedBy: 'end',
     });
     expect((run.result.output as { steps: { node: string }[] }).steps.map((s) => s.node)).toEqual(['draft', 'review', 'draft', 'review']);
     // The agent node is inputFn (function) → the agent (model) → mergeFn (function).
-    expect(run.calls.slice(0, 4).map((c) => `${c.step.kind}:${c.step.role}`)).toEqual(['function:input', 'agent:agent', 'function:merge', 'function:node']);
+    expect(run.calls.slice(0, 4).map((c) => `${c.step.kind}:${c.step.role}`)).toEqual([
+      'function:input',
+      'agent:agent',
+      'function:merge',
+      'function:node',
+    ]);
   });
 
   it('stops at maxIterations: terminatedBy "maxIterations"', async () => {
@@ -231,30 +322,55 @@ describe('Function: lowerSdk (stateGraph)', () => {
   });
 
   it('stops at a node without an edge: terminatedBy "noEdge"', async () => {
-    const g = stateGraph<{ n: number }>().addNode('inc', (s) => ({ n: s.n + 1 })).addNode('done', () => ({}))
+    const g = stateGraph<{ n: number }>()
+      .addNode('inc', (s) => ({ n: s.n + 1 }))
+      .addNode('done', () => ({}))
       .addEdge('inc', 'done');
     const run = await runScripted(compile(g), { n: 1 }, scripts(g));
-    expect(run.result.output).toEqual({ state: { n: 2 }, steps: [{ node: 'inc', update: { n: 2 } }, { node: 'done', update: {} }], iterations: 2, terminatedBy: 'noEdge' });
+    expect(run.result.output).toEqual({
+      state: { n: 2 },
+      steps: [
+        { node: 'inc', update: { n: 2 } },
+        { node: 'done', update: {} },
+      ],
+      iterations: 2,
+      terminatedBy: 'noEdge',
+    });
   });
 
   it('fails with UnknownNode naming the node when its router returns a name that is no node', async () => {
-    const g = stateGraph<{ n: number }>().addNode('pick', () => ({})).addEdge('pick', () => 'nowhere');
+    const g = stateGraph<{ n: number }>()
+      .addNode('pick', () => ({}))
+      .addEdge('pick', () => 'nowhere');
     const run = await runScripted(compile(g), { n: 1 }, scripts(g));
     expect(run.result.status).toBe('FAILED');
     expect(run.result.error).toBe('UnknownNode');
-    expect(JSON.parse(run.result.cause!.slice(run.result.cause!.indexOf('{'))).errorMessage).toBe(`node 'pick': its router returned "nowhere", which is no node of the graph (nodes: pick; or END)`);
+    expect(JSON.parse(run.result.cause!.slice(run.result.cause!.indexOf('{'))).errorMessage).toBe(
+      `node 'pick': its router returned "nowhere", which is no node of the graph (nodes: pick; or END)`,
+    );
   });
 
   it('refuses an edge to an unknown node and a start that is no node with invalid_workflow', () => {
-    const g = stateGraph().addNode('a', () => ({})).addEdge('a', 'b');
-    expect(() => compile(g)).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: "export 'flow': edges.a: edge to unknown node 'b'" }));
+    const g = stateGraph()
+      .addNode('a', () => ({}))
+      .addEdge('a', 'b');
+    expect(() => compile(g)).toThrow(
+      expect.objectContaining({ code: 'invalid_workflow', message: "export 'flow': edges.a: edge to unknown node 'b'" }),
+    );
     const h = stateGraph().addNode('a', () => ({}));
-    expect(() => compile(h, { start: 'z' })).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: "export 'flow': start: the graph starts at unknown node 'z'" }));
+    expect(() => compile(h, { start: 'z' })).toThrow(
+      expect.objectContaining({ code: 'invalid_workflow', message: "export 'flow': start: the graph starts at unknown node 'z'" }),
+    );
   });
 });
 
 describe('Function: sdkToIr (refusals)', () => {
   it('refuses tools on a parallel branch with invalid_workflow naming the place', () => {
-    expect(() => compile(parallel([agent({ name: 't', tools: ['web-search'] })]))).toThrow(expect.objectContaining({ code: 'invalid_workflow', message: expect.stringContaining("export 'flow': (root).steps.0: an agent granted tools in a parallel branch is not supported yet") }));
+    expect(() => compile(parallel([agent({ name: 't', tools: ['web-search'] })]))).toThrow(
+      expect.objectContaining({
+        code: 'invalid_workflow',
+        message: expect.stringContaining("export 'flow': (root).steps.0: an agent granted tools in a parallel branch is not supported yet"),
+      }),
+    );
   });
 });

@@ -17,7 +17,29 @@ function jsonataBuiltins(): string[] {
 const STATES_FUNCTIONS = ['partition', 'range', 'hash', 'random', 'uuid', 'parse'];
 /** Our helpers, the locals they and the compiled expressions bind, and the variables every run has. */
 const HELPERS = Object.keys(JSONATA_HELPERS).map((h) => h.slice(1));
-const LOCALS = ['v', 'k', 'c', 't', 'j', 's', 'e', 'a', 'b', 'ta', 'tb', 'i', 'p', 'o', 'sfV0', 'sfV1', 'sfV2', 'states', 'input', 'run', 'steps'];
+const LOCALS = [
+  'v',
+  'k',
+  'c',
+  't',
+  'j',
+  's',
+  'e',
+  'a',
+  'b',
+  'ta',
+  'tb',
+  'i',
+  'p',
+  'o',
+  'sfV0',
+  'sfV1',
+  'sfV2',
+  'states',
+  'input',
+  'run',
+  'steps',
+];
 /** Names that look like the variables derived from a step's (`<step>_turn`) or a Parallel's. */
 const DERIVED = ['s_plan', 'plan_turn', 's_plan_turn', 'par_x', 'input_2'];
 
@@ -63,7 +85,9 @@ const inputOf = (run: Awaited<ReturnType<typeof runScripted>>, id: string) => ru
 
 describe('Function: lowerWorkflow (step names, run on the embedded engine)', () => {
   it('covers every JSONata built-in, Step Functions function and helper name', () => {
-    expect(builtins).toEqual(expect.arrayContaining(['string', 'count', 'lookup', 'type', 'exists', 'contains', 'sift', 'merge', 'now', 'millis']));
+    expect(builtins).toEqual(
+      expect.arrayContaining(['string', 'count', 'lookup', 'type', 'exists', 'contains', 'sift', 'merge', 'now', 'millis']),
+    );
     expect(builtins.length).toBeGreaterThan(60);
     expect(HELPERS).toEqual(expect.arrayContaining(['sfStep', 'sfJson', 'sfStr', 'sfTruthy', 'sfEq']));
   });
@@ -94,14 +118,21 @@ describe('Function: lowerWorkflow (step names, run on the embedded engine)', () 
 
     const ref = (n: string) => `steps[${JSON.stringify(n)}].output.items.0.id`;
     const fn = (id: string, value: string, reads: readonly string[]) => ({
-      id, kind: 'function' as const, identity: `i-${id}`, config: { function: 'f' }, tools: [], secrets: [], input: { kind: 'template' as const, value, reads },
+      id,
+      kind: 'function' as const,
+      identity: `i-${id}`,
+      config: { function: 'f' },
+      tools: [],
+      secrets: [],
+      input: { kind: 'template' as const, value, reads },
     });
 
     /** The named steps side by side, and a reader of all of them that is also the result. */
     function fanIn(names: readonly string[]): IrDocument {
       const reader = fn('reader', names.map((n) => `\${ ${ref(n)} }`).join('|'), names);
       return {
-        name: 'odd-names', format: 'dsl',
+        name: 'odd-names',
+        format: 'dsl',
         workflow: { steps: [...names.map((n) => fn(n, 'go', [])), reader], edges: names.map((_, i) => [i, names.length] as const) },
       };
     }

@@ -21,7 +21,12 @@ const ATTACKS: readonly [string, string, string, RegExp][] = [
   ['fs-read', 'a relative path out of the root', '../outside/secret.txt', /is outside the allowed directory$/],
   ['fs-read', 'a symlink to a file outside', 'link.txt', /resolves outside the allowed directory \(symlink escape\)$/],
   ['fs-read', 'a symlink to a folder outside', 'linkdir/secret.txt', /resolves outside the allowed directory \(symlink escape\)$/],
-  ['fs-read', 'a relative symlink out, from a subfolder', 'sub/up/secret.txt', /resolves outside the allowed directory \(symlink escape\)$/],
+  [
+    'fs-read',
+    'a relative symlink out, from a subfolder',
+    'sub/up/secret.txt',
+    /resolves outside the allowed directory \(symlink escape\)$/,
+  ],
   ['fs-read', "a symlink's `..`", 'linkdir/../outside/secret.txt', /resolves outside the allowed directory \(symlink escape\)$/],
   ['fs-read', 'a dangling symlink', 'dangling.txt', /goes through a dangling symlink$/],
   ['fs-read', 'a hard link to a file outside', 'hard.txt', /is a file with 2 hard links; tools refuse such files/],
@@ -36,7 +41,9 @@ describe('Security: fs confinement', () => {
   for (const [tool, what, path, message] of ATTACKS) {
     it(`${tool} refuses ${what}: ${path}`, async () => {
       const r = await p.attack(tool, { path });
-      tally.record(r.status === 'FAILED' && r.errorName === 'PolicyDenied' && !r.seen.includes(OUTSIDE_TEXT) && !r.seen.includes('root:x:0:0'));
+      tally.record(
+        r.status === 'FAILED' && r.errorName === 'PolicyDenied' && !r.seen.includes(OUTSIDE_TEXT) && !r.seen.includes('root:x:0:0'),
+      );
       expect({ status: r.status, errorName: r.errorName }).toEqual({ status: 'FAILED', errorName: 'PolicyDenied' });
       expect(r.message).toMatch(message);
       expect(r.seen).not.toContain(OUTSIDE_TEXT);

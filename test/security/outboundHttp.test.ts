@@ -19,7 +19,12 @@ interface Target {
 
 async function target(handler: (t: Target, res: import('node:http').ServerResponse, path: string) => void): Promise<Target> {
   let onClosed: () => void = () => undefined;
-  const t = { sent: 0, closed: new Promise<void>((r) => { onClosed = r; }) } as Target;
+  const t = {
+    sent: 0,
+    closed: new Promise<void>((r) => {
+      onClosed = r;
+    }),
+  } as Target;
   const server = createServer((req, res) => {
     res.on('close', () => onClosed());
     handler(t, res, req.url ?? '/');
@@ -61,7 +66,14 @@ describe('Security: outbound HTTP of http_fetch and the connectors', () => {
     if (got.name === expected.name && (expected.reason === undefined || got.reason === expected.reason)) refused++;
     return { what, ...got };
   };
-  const ctx = () => ({ runtime: stack.runtime, runId: 'run-net', stepId: 'net', idempotencyKey: 'k', guard: { dispatch: async () => undefined, claim: async () => undefined } }) as never;
+  const ctx = () =>
+    ({
+      runtime: stack.runtime,
+      runId: 'run-net',
+      stepId: 'net',
+      idempotencyKey: 'k',
+      guard: { dispatch: async () => undefined, claim: async () => undefined },
+    }) as never;
   const fetchTool = (url: string) => stack.runtime.tools.get('http_fetch')!.run({ url }, ctx());
   const webhook = (url: string) => BUILTIN_CONNECTORS.http!.actions.request!.run({ url, body: { paid: 1 } }, ctx());
 
@@ -83,14 +95,31 @@ describe('Security: outbound HTTP of http_fetch and the connectors', () => {
       pump();
     });
     redirector = await target((_t, res, path) => {
-      res.writeHead(302, { location: path === '/ipv6' ? 'http://[fd00:ec2::254]/latest/' : 'http://169.254.169.254/latest/meta-data/iam/security-credentials/' });
+      res.writeHead(302, {
+        location: path === '/ipv6' ? 'http://[fd00:ec2::254]/latest/' : 'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+      });
       res.end();
     });
     unlisted = await target((_t, res) => res.end('private'));
     // The project lists its loopback test hosts, and (to show they are refused even then) metadata ones.
-    writeFileSync(join(project.dir, 'stepforge.config.json'), JSON.stringify({
-      http: { allowHosts: [good.host, huge.host, redirector.host, '169.254.169.254', '[fd00:ec2::254]', 'metadata.google.internal', '[::ffff:a9fe:a9fe]', 'rebind.example', '0.0.0.0'] },
-    }));
+    writeFileSync(
+      join(project.dir, 'stepforge.config.json'),
+      JSON.stringify({
+        http: {
+          allowHosts: [
+            good.host,
+            huge.host,
+            redirector.host,
+            '169.254.169.254',
+            '[fd00:ec2::254]',
+            'metadata.google.internal',
+            '[::ffff:a9fe:a9fe]',
+            'rebind.example',
+            '0.0.0.0',
+          ],
+        },
+      }),
+    );
     stack = await openStack({ projectDir: project.dir, inMemory: true, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
   });
   afterAll(async () => {
@@ -100,18 +129,32 @@ describe('Security: outbound HTTP of http_fetch and the connectors', () => {
       t.server.close();
     }
     project.remove();
-    console.log(`security: outbound HTTP — ${refused}/${attacks} attacks refused (endless answer: the server got ${(huge.sent / 1048576).toFixed(1)} MiB out before the read stopped at the 256 KiB cap)`);
+    console.log(
+      `security: outbound HTTP — ${refused}/${attacks} attacks refused (endless answer: the server got ${(huge.sent / 1048576).toFixed(1)} MiB out before the read stopped at the 256 KiB cap)`,
+    );
   });
 
   it('refuses cloud metadata addresses in every spelling, even when listed, with PolicyDenied before connecting', async () => {
     const results = [
       await attack('AWS metadata', fetchTool('http://169.254.169.254/latest/meta-data/'), { name: 'PolicyDenied', reason: 'metadata' }),
-      await attack('AWS metadata as a decimal number', fetchTool('http://2852039166/latest/'), { name: 'PolicyDenied', reason: 'metadata' }),
+      await attack('AWS metadata as a decimal number', fetchTool('http://2852039166/latest/'), {
+        name: 'PolicyDenied',
+        reason: 'metadata',
+      }),
       await attack('AWS metadata in hex', fetchTool('http://0xA9FEA9FE/latest/'), { name: 'PolicyDenied', reason: 'metadata' }),
       await attack('AWS metadata over IPv6', fetchTool('http://[fd00:ec2::254]/latest/'), { name: 'PolicyDenied', reason: 'metadata' }),
-      await attack('AWS metadata as IPv4-mapped IPv6', fetchTool('http://[::ffff:169.254.169.254]/latest/'), { name: 'PolicyDenied', reason: 'metadata' }),
-      await attack('GCP metadata by name', fetchTool('http://metadata.google.internal/computeMetadata/v1/'), { name: 'PolicyDenied', reason: 'metadata' }),
-      await attack('connector to AWS metadata', webhook('http://169.254.169.254/latest/meta-data/'), { name: 'PolicyDenied', reason: 'metadata' }),
+      await attack('AWS metadata as IPv4-mapped IPv6', fetchTool('http://[::ffff:169.254.169.254]/latest/'), {
+        name: 'PolicyDenied',
+        reason: 'metadata',
+      }),
+      await attack('GCP metadata by name', fetchTool('http://metadata.google.internal/computeMetadata/v1/'), {
+        name: 'PolicyDenied',
+        reason: 'metadata',
+      }),
+      await attack('connector to AWS metadata', webhook('http://169.254.169.254/latest/meta-data/'), {
+        name: 'PolicyDenied',
+        reason: 'metadata',
+      }),
       await attack('connector to 0.0.0.0', webhook('http://0.0.0.0:80/'), { name: 'PolicyDenied', reason: 'reserved' }),
     ];
     expect(results.filter((r) => r.name !== 'PolicyDenied')).toEqual([]);
@@ -134,15 +177,41 @@ describe('Security: outbound HTTP of http_fetch and the connectors', () => {
       await attack('unlisted loopback host (connector)', webhook(`${unlisted.url}/`), { name: 'PolicyDenied', reason: 'not_allowed' }),
     ];
     // An attacker's DNS: the listed name answers with the loopback address of a local service.
-    const rebinding = { allowHosts: ['rebind.example'], what: 'http_fetch', lookup: (_h: string, _o: { all: true }, cb: (e: null, a: { address: string; family: number }[]) => void) => cb(null, [{ address: '127.0.0.1', family: 4 }]) };
-    const rebound = await attack('DNS rebinding to loopback', outboundRequest(new URL(`http://rebind.example:${new URL(unlisted.url).port}/`), { maxBodyBytes: 1000 }, rebinding), { name: 'PolicyDenied', reason: 'private' });
-    const toMetadata = { ...rebinding, lookup: (_h: string, _o: { all: true }, cb: (e: null, a: { address: string; family: number }[]) => void) => cb(null, [{ address: '93.184.215.14', family: 4 }, { address: '169.254.169.254', family: 4 }]) };
-    const mixed = await attack('DNS answer with a metadata address among public ones', outboundRequest(new URL('http://rebind.example/'), { maxBodyBytes: 1000 }, toMetadata), { name: 'PolicyDenied', reason: 'metadata' });
+    const rebinding = {
+      allowHosts: ['rebind.example'],
+      what: 'http_fetch',
+      lookup: (_h: string, _o: { all: true }, cb: (e: null, a: { address: string; family: number }[]) => void) =>
+        cb(null, [{ address: '127.0.0.1', family: 4 }]),
+    };
+    const rebound = await attack(
+      'DNS rebinding to loopback',
+      outboundRequest(new URL(`http://rebind.example:${new URL(unlisted.url).port}/`), { maxBodyBytes: 1000 }, rebinding),
+      { name: 'PolicyDenied', reason: 'private' },
+    );
+    const toMetadata = {
+      ...rebinding,
+      lookup: (_h: string, _o: { all: true }, cb: (e: null, a: { address: string; family: number }[]) => void) =>
+        cb(null, [
+          { address: '93.184.215.14', family: 4 },
+          { address: '169.254.169.254', family: 4 },
+        ]),
+    };
+    const mixed = await attack(
+      'DNS answer with a metadata address among public ones',
+      outboundRequest(new URL('http://rebind.example/'), { maxBodyBytes: 1000 }, toMetadata),
+      { name: 'PolicyDenied', reason: 'metadata' },
+    );
     expect([...results, rebound, mixed].map((r) => r.name)).toEqual(['PolicyDenied', 'PolicyDenied', 'PolicyDenied', 'PolicyDenied']);
     expect(results[1]!.message).toBe(`host ${unlisted.host} is not on the http.request allow-list`);
-    expect(rebound.message).toBe(`http_fetch refuses rebind.example:${new URL(unlisted.url).port}: rebind.example resolves to 127.0.0.1, which is a private or loopback address (allow it by listing that address in http.allowHosts, or set http.allowPrivateNetworks, in stepforge.config.json)`);
+    expect(rebound.message).toBe(
+      `http_fetch refuses rebind.example:${new URL(unlisted.url).port}: rebind.example resolves to 127.0.0.1, which is a private or loopback address (allow it by listing that address in http.allowHosts, or set http.allowPrivateNetworks, in stepforge.config.json)`,
+    );
     // With private networks allowed, the same name reaches the service at the address that was checked.
-    const allowed = await outboundRequest(new URL(`http://rebind.example:${new URL(unlisted.url).port}/`), { maxBodyBytes: 1000 }, { ...rebinding, allowPrivateNetworks: true });
+    const allowed = await outboundRequest(
+      new URL(`http://rebind.example:${new URL(unlisted.url).port}/`),
+      { maxBodyBytes: 1000 },
+      { ...rebinding, allowPrivateNetworks: true },
+    );
     expect([allowed.status, allowed.body.toString()]).toEqual([200, 'private']);
   });
 
@@ -150,7 +219,11 @@ describe('Security: outbound HTTP of http_fetch and the connectors', () => {
     const before = process.memoryUsage().rss;
     const r = await attack('endless answer', fetchTool(`${huge.url}/`), { name: 'OutputTooLarge' });
     await huge.closed;
-    expect([r.name, r.code, r.message]).toEqual(['OutputTooLarge', 'response_too_large', `http_fetch: the answer of ${huge.host} is over the 262144-byte cap; the rest was not read`]);
+    expect([r.name, r.code, r.message]).toEqual([
+      'OutputTooLarge',
+      'response_too_large',
+      `http_fetch: the answer of ${huge.host} is over the 262144-byte cap; the rest was not read`,
+    ]);
     // The server could write only what the socket buffers took before the connection closed.
     expect(huge.sent).toBeLessThan(16 * 1024 * 1024);
     expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024);

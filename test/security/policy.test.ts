@@ -40,7 +40,13 @@ const GATE = ['run', 'examples/approval-gate.chain.yaml', '--input', '{"version"
  */
 async function attack(name: string, dir: string, env: NodeJS.ProcessEnv, argv: readonly string[] = GATE) {
   const r = await stepforge(dir, env, ...argv);
-  const error = r.out.trim() ? (JSON.parse(r.out.trim().split('\n').pop()!) as { error?: { class: string; message: string; file?: string; line?: number; column?: number } }).error : undefined;
+  const error = r.out.trim()
+    ? (
+        JSON.parse(r.out.trim().split('\n').pop()!) as {
+          error?: { class: string; message: string; file?: string; line?: number; column?: number };
+        }
+      ).error
+    : undefined;
   const refused = r.code === 1 && error?.class === 'policy_invalid' && !r.out.includes('announcing release 6.6.6');
   attacks.push({ name, refused });
   return { ...r, error };
@@ -48,27 +54,52 @@ async function attack(name: string, dir: string, env: NodeJS.ProcessEnv, argv: r
 
 describe('Security: the approval policy fails closed', () => {
   it('refuses a malformed Contenox HITL policy in STEPFORGE_POLICY, before the gated call runs', async () => {
-    const r = await attack('malformed Contenox HITL policy in STEPFORGE_POLICY', project(), { STEPFORGE_POLICY: '{"rules":[{"tool":"shell","action":"ask"}]}' });
+    const r = await attack('malformed Contenox HITL policy in STEPFORGE_POLICY', project(), {
+      STEPFORGE_POLICY: '{"rules":[{"tool":"shell","action":"ask"}]}',
+    });
     expect(r.code).toBe(1);
-    expect(r.error).toMatchObject({ class: 'policy_invalid', message: 'STEPFORGE_POLICY (the approval policy): rules[0].action: action must be approve, allow or deny, got "ask"' });
+    expect(r.error).toMatchObject({
+      class: 'policy_invalid',
+      message: 'STEPFORGE_POLICY (the approval policy): rules[0].action: action must be approve, allow or deny, got "ask"',
+    });
   });
 
   it('refuses a Contenox HITL rule with a field Contenox does not have (our args, a misspelt when), at the field, before the stack opens', async () => {
     const dir = project();
     const value = '{"rules":[{"tool":"shell","args":{"command":"ls*"},"action":"allow"}]}';
     // Not --in-memory: opening the stack would make .stepforge/ in the project (and join other runs' lines).
-    const r = await attack('Contenox HITL rule with args in STEPFORGE_POLICY', dir, { STEPFORGE_POLICY: value }, GATE.filter((a) => a !== '--in-memory'));
-    expect(r.error).toMatchObject({ class: 'policy_invalid', file: 'STEPFORGE_POLICY', line: 1, column: value.indexOf('"args"') + 1,
-      message: expect.stringMatching(/^STEPFORGE_POLICY \(the approval policy\): rules\[0\]\.args: unknown field 'args' in rule;/) });
+    const r = await attack(
+      'Contenox HITL rule with args in STEPFORGE_POLICY',
+      dir,
+      { STEPFORGE_POLICY: value },
+      GATE.filter((a) => a !== '--in-memory'),
+    );
+    expect(r.error).toMatchObject({
+      class: 'policy_invalid',
+      file: 'STEPFORGE_POLICY',
+      line: 1,
+      column: value.indexOf('"args"') + 1,
+      message: expect.stringMatching(/^STEPFORGE_POLICY \(the approval policy\): rules\[0\]\.args: unknown field 'args' in rule;/),
+    });
     expect(r.err).not.toContain('policy: STEPFORGE_POLICY');
     expect(existsSync(join(dir, '.stepforge'))).toBe(false);
-    const whenn = await attack('Contenox HITL rule with whenn in STEPFORGE_POLICY', dir, { STEPFORGE_POLICY: '{"rules":[{"tool":"shell","whenn":[{"key":"command","op":"glob","value":"ls*"}],"action":"allow"}]}' });
+    const whenn = await attack('Contenox HITL rule with whenn in STEPFORGE_POLICY', dir, {
+      STEPFORGE_POLICY: '{"rules":[{"tool":"shell","whenn":[{"key":"command","op":"glob","value":"ls*"}],"action":"allow"}]}',
+    });
     expect(whenn.error?.message).toContain("rules[0].whenn: unknown field 'whenn' in rule (did you mean 'when'?)");
   });
 
   it('refuses STEPFORGE_POLICY values that are not an array of rules', async () => {
     const dir = project();
-    for (const value of ['{}', '"approve"', 'null', '{"tool":"shell","action":"approve"}', '[{"tool":"shell","action":"ask"}]', '[{"tool":"shell"', '[{"tool":"shell","acton":"approve"}]']) {
+    for (const value of [
+      '{}',
+      '"approve"',
+      'null',
+      '{"tool":"shell","action":"approve"}',
+      '[{"tool":"shell","action":"ask"}]',
+      '[{"tool":"shell"',
+      '[{"tool":"shell","acton":"approve"}]',
+    ]) {
       const r = await attack(`STEPFORGE_POLICY=${value}`, dir, { STEPFORGE_POLICY: value });
       expect([r.code, r.error?.class]).toEqual([1, 'policy_invalid']);
     }
@@ -76,7 +107,10 @@ describe('Security: the approval policy fails closed', () => {
 
   it('refuses a malformed Contenox HITL policy in workflows/policy.json with its file and location, not an internal error', async () => {
     const dir = project();
-    writeFileSync(join(dir, 'workflows', 'policy.json'), '{\n  "default_action": "approve",\n  "rules": [{"tools": "local_shell", "tool": "*", "action": "approve", "when": [{"op": "regex"}]}]\n}\n');
+    writeFileSync(
+      join(dir, 'workflows', 'policy.json'),
+      '{\n  "default_action": "approve",\n  "rules": [{"tools": "local_shell", "tool": "*", "action": "approve", "when": [{"op": "regex"}]}]\n}\n',
+    );
     const r = await attack('malformed Contenox HITL policy in workflows/policy.json', dir, {});
     expect(r.error).toMatchObject({ class: 'policy_invalid', file: join(dir, 'workflows', 'policy.json'), line: 3 });
     const text = await stepforge(dir, {}, ...GATE.filter((a) => a !== '--json'));
@@ -87,9 +121,17 @@ describe('Security: the approval policy fails closed', () => {
 
   it('refuses a misspelt rule in examples/policy.json at the field', async () => {
     const dir = project();
-    writeFileSync(join(dir, 'examples', 'policy.json'), '[\n  { "tool": "shell", "args": { "command": "echo announcing*" }, "acton": "approve" }\n]\n');
+    writeFileSync(
+      join(dir, 'examples', 'policy.json'),
+      '[\n  { "tool": "shell", "args": { "command": "echo announcing*" }, "acton": "approve" }\n]\n',
+    );
     const r = await attack('misspelt field in examples/policy.json', dir, {});
-    expect(r.error).toMatchObject({ class: 'policy_invalid', message: "approval policy: [0].acton: unknown field 'acton' (a rule has name, tool, args, action and timeoutSeconds)", line: 2, column: 65 });
+    expect(r.error).toMatchObject({
+      class: 'policy_invalid',
+      message: "approval policy: [0].acton: unknown field 'acton' (a rule has name, tool, args, action and timeoutSeconds)",
+      line: 2,
+      column: 65,
+    });
   });
 
   it('refuses examples/policy.json that is not JSON at its line and column', async () => {
@@ -110,7 +152,9 @@ async function gateFrom(name: string, cwd: string, file: string, env: NodeJS.Pro
   const running = main(['run', file, '--input', '{"version":"6.6.6"}', '--in-memory', '--json'], io);
   let asked: { approvalId: string; tool: string } | undefined;
   let ended = false;
-  void running.finally(() => { ended = true; });
+  void running.finally(() => {
+    ended = true;
+  });
   for (let i = 0; i < 400 && !asked && !ended; i++) {
     await new Promise((r) => setTimeout(r, 25));
     // Only once the run holds its in-memory stack (it prints the policy then): before, `approvals` would open one of its own.
@@ -121,11 +165,14 @@ async function gateFrom(name: string, cwd: string, file: string, env: NodeJS.Pro
   if (asked) expect((await stepforge(cwd, env, 'approvals', 'reject', asked.approvalId)).code).toBe(0);
   const code = await running;
   const result = JSON.parse(io.stdout()) as { status: string; output: unknown };
-  attacks.push({ name, refused: asked?.tool === 'shell' && result.status === 'FAILED' && !io.stdout().includes('announcing release 6.6.6') });
+  attacks.push({
+    name,
+    refused: asked?.tool === 'shell' && result.status === 'FAILED' && !io.stdout().includes('announcing release 6.6.6'),
+  });
   return { code, asked, result, stderr: io.stderr() };
 }
 
-describe('Security: the approval policy is the workflow\'s, wherever the command runs', () => {
+describe("Security: the approval policy is the workflow's, wherever the command runs", () => {
   it('gates examples/approval-gate.chain.yaml run from another folder by its own policy, and says which', async () => {
     const dir = project();
     const elsewhere = tempProject('sf-sec-elsewhere-');
@@ -133,7 +180,9 @@ describe('Security: the approval policy is the workflow\'s, wherever the command
     const r = await gateFrom('approval gate run from another folder', elsewhere.dir, join(dir, 'examples', 'approval-gate.chain.yaml'));
     expect(r.asked).toMatchObject({ tool: 'shell' });
     expect([r.code, r.result.status]).toEqual([1, 'FAILED']);
-    expect(r.stderr).toContain(`policy: ${join(dir, 'examples', 'policy.json')} (1 rule), then ${join(dir, 'workflows', 'policy.json')} (1 rule)\n`);
+    expect(r.stderr).toContain(
+      `policy: ${join(dir, 'examples', 'policy.json')} (1 rule), then ${join(dir, 'workflows', 'policy.json')} (1 rule)\n`,
+    );
   });
 
   it('gates it from a sub-folder of the project too (the policy does not follow the current folder)', async () => {
@@ -183,7 +232,18 @@ describe('Security: a malformed policy stops only the commands that need it', ()
     expect([listed.code, (JSON.parse(listed.out) as { runs: { runId: string }[] }).runs.map((r) => r.runId)]).toEqual([0, [runId]]);
     expect((await stepforge(dir, {}, 'runs', 'show', runId, '--json')).code).toBe(0);
     expect((await stepforge(dir, {}, 'approvals', 'list', '--json')).code).toBe(0);
-    const again = await attack('malformed workflows/policy.json at run', dir, {}, ['run', 'workflows/research-brief.chain.yaml', '--input', '{"topic":"x"}', '--json']);
-    expect(again.error).toMatchObject({ class: 'policy_invalid', file: join(dir, 'workflows', 'policy.json'), line: 1, column: broken.indexOf(',,') + 2 });
+    const again = await attack('malformed workflows/policy.json at run', dir, {}, [
+      'run',
+      'workflows/research-brief.chain.yaml',
+      '--input',
+      '{"topic":"x"}',
+      '--json',
+    ]);
+    expect(again.error).toMatchObject({
+      class: 'policy_invalid',
+      file: join(dir, 'workflows', 'policy.json'),
+      line: 1,
+      column: broken.indexOf(',,') + 2,
+    });
   });
 });

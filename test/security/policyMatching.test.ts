@@ -112,12 +112,18 @@ const VARIANTS: Record<string, readonly [string, string, string][]> = {
 };
 
 const EXPECTED: Record<string, string> = {
-  'shell, deny': 'deny', 'shell, approve': 'approve', 'URL, deny': 'deny', 'URL, approve': 'approve', 'path, approve': 'approve',
+  'shell, deny': 'deny',
+  'shell, approve': 'approve',
+  'URL, deny': 'deny',
+  'URL, approve': 'approve',
+  'path, approve': 'approve',
 };
 
 describe('Function: evaluatePolicy (spelling variants)', () => {
   it('spells /etc/passwd relative to the root from any checkout depth', () => {
-    const relative = VARIANTS['shell, deny']!.map(([, , v]) => v).find((v) => v.startsWith('cat ../'))!.slice('cat '.length);
+    const relative = VARIANTS['shell, deny']!.map(([, , v]) => v)
+      .find((v) => v.startsWith('cat ../'))!
+      .slice('cat '.length);
     expect(resolve(ROOT, relative)).toBe('/etc/passwd');
   });
 
@@ -134,10 +140,23 @@ describe('Function: evaluatePolicy (spelling variants)', () => {
   }
 
   it('denies what a rule constrains but cannot be parsed, naming why', () => {
-    for (const command of ['echo announcing; cat /etc/passwd', 'echo announcing $(id)', 'echo announcing `id`', 'echo announcing > out', 'echo "announcing', 'echo announcing | tee x']) {
+    for (const command of [
+      'echo announcing; cat /etc/passwd',
+      'echo announcing $(id)',
+      'echo announcing `id`',
+      'echo announcing > out',
+      'echo "announcing',
+      'echo announcing | tee x',
+    ]) {
       const d = evaluatePolicy(rules, 'shell', { command }, { fsRoot: ROOT });
       tally.record(d.action === 'deny');
-      expect(d).toMatchObject({ action: 'deny', rule: 'no passwd', reason: expect.stringMatching(/^argument "command" cannot be parsed \((shell refuses .+|unterminated quote in command)\), so policy no passwd cannot be checked against it$/) });
+      expect(d).toMatchObject({
+        action: 'deny',
+        rule: 'no passwd',
+        reason: expect.stringMatching(
+          /^argument "command" cannot be parsed \((shell refuses .+|unterminated quote in command)\), so policy no passwd cannot be checked against it$/,
+        ),
+      });
     }
     const d = evaluatePolicy(rules, 'http_fetch', { url: 'not a url' });
     tally.record(d.action === 'deny');
@@ -173,7 +192,10 @@ describe('Function: evaluatePolicy (spelling variants)', () => {
     expect(evaluatePolicy(rules, 'http_fetch', { url: 'http://[::1]/admin' })).toEqual({ action: 'allow' });
     expect(evaluatePolicy(rules, 'shell', { command: 'cat notes.txt' }, { fsRoot: ROOT })).toEqual({ action: 'allow' });
     expect(evaluatePolicy(rules, 'http_fetch', { url: 'https://api.example.com/status' })).toEqual({ action: 'allow' });
-    const allowLs = parsePolicyRules([{ tool: 'shell', args: { command: 'ls *' }, action: 'allow' }, { tool: 'shell', action: 'deny' }]);
+    const allowLs = parsePolicyRules([
+      { tool: 'shell', args: { command: 'ls *' }, action: 'allow' },
+      { tool: 'shell', action: 'deny' },
+    ]);
     expect(evaluatePolicy(allowLs, 'shell', { command: 'ls   -la' })).toEqual({ action: 'allow', rule: 'rule 0' });
     expect(evaluatePolicy(allowLs, 'shell', { command: '"ls *"' })).toEqual({ action: 'deny', rule: 'rule 1' });
   });
@@ -183,7 +205,10 @@ describe('Security: policy matching on the embedded stack', () => {
   let p: AttackProject;
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   beforeAll(async () => {
-    server = await startHttpServer((_req, res) => { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('paid'); });
+    server = await startHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('paid');
+    });
     p = await openAttackProject({
       STEPFORGE_HTTP_ALLOW_HOSTS: `127.0.0.1:${server.port}`,
       STEPFORGE_POLICY: JSON.stringify([
@@ -199,11 +224,28 @@ describe('Security: policy matching on the embedded stack', () => {
   });
 
   it('denies every spelling of a denied command, which never runs', async () => {
-    const variants = ['cat -- notes.txt', 'cat -u notes.txt', 'cat  notes.txt', 'cat ./notes.txt', 'cat "notes.txt"', "'cat' notes.txt", 'cat sub/../notes.txt', 'cat .//notes.txt', 'c\\at notes\\.txt', `cat ${p.root}/notes.txt`, 'cat\tnotes.txt'];
+    const variants = [
+      'cat -- notes.txt',
+      'cat -u notes.txt',
+      'cat  notes.txt',
+      'cat ./notes.txt',
+      'cat "notes.txt"',
+      "'cat' notes.txt",
+      'cat sub/../notes.txt',
+      'cat .//notes.txt',
+      'c\\at notes\\.txt',
+      `cat ${p.root}/notes.txt`,
+      'cat\tnotes.txt',
+    ];
     for (const command of variants) {
       const r = await p.attack('shell', { command });
       tally.record(r.status === 'FAILED' && !r.seen.includes('hello from inside'));
-      expect([command, r.status, r.errorName, r.message]).toEqual([command, 'FAILED', 'PolicyDenied', 'policy notes are private denies shell']);
+      expect([command, r.status, r.errorName, r.message]).toEqual([
+        command,
+        'FAILED',
+        'PolicyDenied',
+        'policy notes are private denies shell',
+      ]);
       expect(r.seen).not.toContain('hello from inside');
     }
   });
@@ -211,15 +253,28 @@ describe('Security: policy matching on the embedded stack', () => {
   it('denies every spelling of a denied URL, which is never requested', async () => {
     const base = `127.0.0.1:${server.port}`;
     const variants = [
-      `HTTP://${base}/pay/victim`, `http://${base}/pay/%76ictim`, `http://${base}/pay/%2576ictim`, `http://${base}/pay/x/../victim`,
-      `http://${base}/pay/%2e%2e/pay/victim`, `http://${base}//pay//victim`, `http://${base}/pay/victim#x`, `http://${base}\\pay\\victim`,
-      `http://2130706433:${server.port}/pay/victim`, `http://127.1:${server.port}/pay/victim`,
-      `http://[::ffff:127.0.0.1]:${server.port}/pay/victim`, `http://0x7f000001:${server.port}/pay/victim`,
+      `HTTP://${base}/pay/victim`,
+      `http://${base}/pay/%76ictim`,
+      `http://${base}/pay/%2576ictim`,
+      `http://${base}/pay/x/../victim`,
+      `http://${base}/pay/%2e%2e/pay/victim`,
+      `http://${base}//pay//victim`,
+      `http://${base}/pay/victim#x`,
+      `http://${base}\\pay\\victim`,
+      `http://2130706433:${server.port}/pay/victim`,
+      `http://127.1:${server.port}/pay/victim`,
+      `http://[::ffff:127.0.0.1]:${server.port}/pay/victim`,
+      `http://0x7f000001:${server.port}/pay/victim`,
     ];
     for (const url of variants) {
       const r = await p.attack('http_fetch', { url });
       tally.record(r.status === 'FAILED' && r.errorName === 'PolicyDenied');
-      expect([url, r.status, r.errorName, r.message]).toEqual([url, 'FAILED', 'PolicyDenied', 'policy no paying the victim denies http_fetch']);
+      expect([url, r.status, r.errorName, r.message]).toEqual([
+        url,
+        'FAILED',
+        'PolicyDenied',
+        'policy no paying the victim denies http_fetch',
+      ]);
     }
     expect(server.requests.map((q) => q.url)).toEqual([]);
     // The plain spelling of an allowed call still goes through.

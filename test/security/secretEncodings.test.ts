@@ -83,7 +83,11 @@ function dsl(name: string, steps: string[]): string {
   ].join('\n');
 }
 const step = (name: string, fn: string) => [
-  `  ${name}:`, '    call: function', `    function: ${fn}`, '    secrets: { KEY: key }', '    input: { encoding: "${ input.encoding }" }',
+  `  ${name}:`,
+  '    call: function',
+  `    function: ${fn}`,
+  '    secrets: { KEY: key }',
+  '    input: { encoding: "${ input.encoding }" }',
 ];
 
 /** Every file under `dir`, recursively. */
@@ -109,24 +113,46 @@ describe('Security: every encoding of a secret, everywhere it is stored or print
   };
 
   beforeAll(async () => {
-    server = await startHttpServer((_req, res) => { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('hooked'); });
+    server = await startHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('hooked');
+    });
     hookUrl = `http://127.0.0.1:${server.port}/hooks/T0K3N-path?sig=a b`;
     mkdirSync(join(project.dir, 'functions', 'user'), { recursive: true });
     mkdirSync(join(project.dir, '.stepforge'), { recursive: true });
-    writeFileSync(join(project.dir, 'functions', 'user', 'emit.mjs'), JS_FUNCTIONS.replace('export async function explode', 'async function explode') + '\nexport default emit;\n');
-    writeFileSync(join(project.dir, 'functions', 'user', 'explode.mjs'), JS_FUNCTIONS.replace('export async function emit', 'async function emit') + '\nexport default explode;\n');
+    writeFileSync(
+      join(project.dir, 'functions', 'user', 'emit.mjs'),
+      JS_FUNCTIONS.replace('export async function explode', 'async function explode') + '\nexport default emit;\n',
+    );
+    writeFileSync(
+      join(project.dir, 'functions', 'user', 'explode.mjs'),
+      JS_FUNCTIONS.replace('export async function emit', 'async function emit') + '\nexport default explode;\n',
+    );
     writeFileSync(join(project.dir, 'functions', 'user', 'py_emit.py'), PY_FUNCTION);
     writeFileSync(join(project.dir, 'functions', 'user', 'py_explode.py'), PY_FUNCTION);
     writeFileSync(join(project.dir, '.stepforge', 'secrets.json'), JSON.stringify({ 'leak-key': SECRET, 'hook-url': hookUrl }));
     writeFileSync(join(project.dir, 'emit.yaml'), dsl('emit', [...step('js', 'emit'), ...(hasPython ? step('py', 'py_emit') : [])]));
     writeFileSync(join(project.dir, 'explode.yaml'), dsl('explode', step('boom', 'explode')));
     writeFileSync(join(project.dir, 'py-explode.yaml'), dsl('py-explode', step('boom', 'py_explode')));
-    writeFileSync(join(project.dir, 'hook.chain.yaml'), [
-      'name: hook', 'chain: "note@web-search > fetch"', 'tasks:', '  note: { kind: model, prompt: "hook" }',
-      '  fetch:', '    kind: tool', '    tool: http_fetch', '    args: { url: "$secret:hook-url" }', '',
-    ].join('\n'));
+    writeFileSync(
+      join(project.dir, 'hook.chain.yaml'),
+      [
+        'name: hook',
+        'chain: "note@web-search > fetch"',
+        'tasks:',
+        '  note: { kind: model, prompt: "hook" }',
+        '  fetch:',
+        '    kind: tool',
+        '    tool: http_fetch',
+        '    args: { url: "$secret:hook-url" }',
+        '',
+      ].join('\n'),
+    );
     // Log at INFO, so what the functions print reaches the (redacted) log lines the CLI's process writes.
-    stack = await openStack({ projectDir: project.dir, env: { ...process.env, STEPFORGE_LOG_LEVEL: 'INFO', STEPFORGE_HTTP_ALLOW_HOSTS: `127.0.0.1:${server.port}` } });
+    stack = await openStack({
+      projectDir: project.dir,
+      env: { ...process.env, STEPFORGE_LOG_LEVEL: 'INFO', STEPFORGE_HTTP_ALLOW_HOSTS: `127.0.0.1:${server.port}` },
+    });
   });
   afterAll(async () => {
     await stack.close();
@@ -139,7 +165,10 @@ describe('Security: every encoding of a secret, everywhere it is stored or print
     // The runtime's log lines (what the functions printed among them) go to this process's stdout
     // and stderr: kept with the CLI output to be scanned.
     const writes = [process.stdout.write, process.stderr.write] as const;
-    const keep = (chunk: unknown) => { printed += String(chunk); return true; };
+    const keep = (chunk: unknown) => {
+      printed += String(chunk);
+      return true;
+    };
     process.stdout.write = keep as typeof process.stdout.write;
     process.stderr.write = keep as typeof process.stderr.write;
     try {
@@ -181,7 +210,11 @@ describe('Security: every encoding of a secret, everywhere it is stored or print
     const walk = (v: unknown): void => {
       if (typeof v === 'string') values.push(v);
       else if (Array.isArray(v)) v.forEach(walk);
-      else if (v && typeof v === 'object') Object.entries(v).forEach(([k, x]) => { values.push(k); walk(x); });
+      else if (v && typeof v === 'object')
+        Object.entries(v).forEach(([k, x]) => {
+          values.push(k);
+          walk(x);
+        });
     };
     walk(items);
     const blobs = items.filter((i) => String((i as { pk?: string }).pk).startsWith('BLOB#'));
@@ -196,11 +229,22 @@ describe('Security: every encoding of a secret, everywhere it is stored or print
     // Each encoding's part that carries the secret (written out here, not taken from the Redactor under test).
     const json = JSON.stringify(SECRET).slice(1, -1);
     const forms = [
-      SECRET, json, json.replace('é', '\\u00e9'), JSON.stringify(json).slice(1, -1), JSON.stringify(json.replace('é', '\\u00e9')).slice(1, -1),
-      encodeURIComponent(SECRET), new URLSearchParams({ k: SECRET }).toString().slice(2),
-      Buffer.from(SECRET).toString('base64'), Buffer.from(SECRET).toString('base64').replace(/=+$/, ''),
-      Buffer.from(`x${SECRET}`).toString('base64url').slice(2, -2), Buffer.from(`user:${SECRET}`).toString('base64').slice(8, -3),
-      hookUrl, new URL(hookUrl).href, `127.0.0.1:${server.port}/hooks/T0K3N-path`, '/hooks/T0K3N-path', 'T0K3N-path?sig=a%20b',
+      SECRET,
+      json,
+      json.replace('é', '\\u00e9'),
+      JSON.stringify(json).slice(1, -1),
+      JSON.stringify(json.replace('é', '\\u00e9')).slice(1, -1),
+      encodeURIComponent(SECRET),
+      new URLSearchParams({ k: SECRET }).toString().slice(2),
+      Buffer.from(SECRET).toString('base64'),
+      Buffer.from(SECRET).toString('base64').replace(/=+$/, ''),
+      Buffer.from(`x${SECRET}`).toString('base64url').slice(2, -2),
+      Buffer.from(`user:${SECRET}`).toString('base64').slice(8, -3),
+      hookUrl,
+      new URL(hookUrl).href,
+      `127.0.0.1:${server.port}/hooks/T0K3N-path`,
+      '/hooks/T0K3N-path',
+      'T0K3N-path?sig=a%20b',
     ];
     const hits: string[] = [];
     for (const [place, text] of Object.entries(places)) {
@@ -213,12 +257,24 @@ describe('Security: every encoding of a secret, everywhere it is stored or print
     expect(hits).toEqual([]);
   });
 
-  it('stores no path of this installation in a step error or its trace, only the user\'s own frames', async () => {
-    const text = JSON.stringify(await (async () => {
-      const page = await stack.runtime.db.doc.send(new ScanCommand({ TableName: stack.runtime.db.tableName }));
-      return page.Items;
-    })()) + filesUnder(join(project.dir, '.stepforge', 'engine')).map((f) => readFileSync(f, 'utf8')).join('\n') + printed;
-    for (const installPath of [join(REPO, 'packages', 'runtime', 'src'), join(REPO, 'node_modules'), 'node:internal', join(REPO, 'packages')]) {
+  it("stores no path of this installation in a step error or its trace, only the user's own frames", async () => {
+    const text =
+      JSON.stringify(
+        await (async () => {
+          const page = await stack.runtime.db.doc.send(new ScanCommand({ TableName: stack.runtime.db.tableName }));
+          return page.Items;
+        })(),
+      ) +
+      filesUnder(join(project.dir, '.stepforge', 'engine'))
+        .map((f) => readFileSync(f, 'utf8'))
+        .join('\n') +
+      printed;
+    for (const installPath of [
+      join(REPO, 'packages', 'runtime', 'src'),
+      join(REPO, 'node_modules'),
+      'node:internal',
+      join(REPO, 'packages'),
+    ]) {
       const found = text.includes(installPath);
       tally.record(!found);
       expect([installPath, found]).toEqual([installPath, false]);
@@ -240,7 +296,10 @@ describe('Security: every encoding of a secret, everywhere it is stored or print
       '         "POST %s://%s%s" % (u.scheme, u.netloc, u.path), u.path + "?" + u.query]',
       'print(json.dumps([r.text(t) for t in texts]))',
     ].join('\n');
-    const r = spawnSync('python3', ['-c', script, SECRET, 'https://hooks.example.com/services/T0K3N-path?sig=abc'], { cwd: join(REPO, 'packages', 'runtime', 'python'), encoding: 'utf8' });
+    const r = spawnSync('python3', ['-c', script, SECRET, 'https://hooks.example.com/services/T0K3N-path?sig=abc'], {
+      cwd: join(REPO, 'packages', 'runtime', 'python'),
+      encoding: 'utf8',
+    });
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout) as string[];
     const leaked = out.filter((t) => /w.{0,4}rd|T0K3N|sig=abc|cEBzcyAid1xy|dXNlcjpwQHNz/.test(t));

@@ -37,7 +37,8 @@ const PATHS = [
   'keys.json',
   'hard-keys.json',
 ];
-const PROTECTED = /^(path ".+" (is the secret store|is inside the project's \.stepforge folder|resolves into the project's \.stepforge folder), which tools may not touch|shell refuses ".+": the project's \.stepforge folder is not for tools)$/;
+const PROTECTED =
+  /^(path ".+" (is the secret store|is inside the project's \.stepforge folder|resolves into the project's \.stepforge folder), which tools may not touch|shell refuses ".+": the project's \.stepforge folder is not for tools)$/;
 
 async function expectRefused(project: AttackProject, tool: string, args: Record<string, string>, secret: string): Promise<void> {
   const r = await project.attack(tool, args);
@@ -83,7 +84,9 @@ describe('Security: the secret store and the .stepforge folder', () => {
       const r = await inside.attack('fs-read', { path: 'secrets.json' });
       tally.record(r.status === 'FAILED' && r.errorName === 'PolicyDenied' && !r.seen.includes(STORE_SECRET));
       expect([r.status, r.errorName]).toEqual(['FAILED', 'PolicyDenied']);
-      expect(r.message).toMatch(/^the allowed directory \/.+\/\.stepforge is inside a \.stepforge folder, which tools may not touch; set STEPFORGE_FS_ROOT to the project folder$/);
+      expect(r.message).toMatch(
+        /^the allowed directory \/.+\/\.stepforge is inside a \.stepforge folder, which tools may not touch; set STEPFORGE_FS_ROOT to the project folder$/,
+      );
       expect(r.seen).not.toContain(STORE_SECRET);
     } finally {
       await inside.close();

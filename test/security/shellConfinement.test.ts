@@ -12,7 +12,10 @@ let p: AttackProject;
 
 beforeAll(async () => {
   process.env.STEPFORGE_SECRET_SHELL_PROBE = 'probe-secret-value-5521';
-  p = await openAttackProject({ STEPFORGE_SHELL_ALLOW: 'ls,cat,echo,grep,wc,head,tail,pwd,env,find,sort,xargs', STEPFORGE_SECRET_SHELL_PROBE: 'probe-secret-value-5521' });
+  p = await openAttackProject({
+    STEPFORGE_SHELL_ALLOW: 'ls,cat,echo,grep,wc,head,tail,pwd,env,find,sort,xargs',
+    STEPFORGE_SECRET_SHELL_PROBE: 'probe-secret-value-5521',
+  });
   // File lists inside the root naming files outside it, for the programs that read names from a file.
   writeFileSync(join(p.root, 'names.txt'), '/etc/passwd\0../outside/secret.txt\0');
   writeFileSync(join(p.root, 'names-nl.txt'), '/etc/passwd\n../outside/secret.txt\n');
@@ -29,10 +32,13 @@ const MESSAGES: Record<string, RegExp> = {
   symlink: /^path ".+" (resolves outside the allowed directory \(symlink escape\)|goes through a dangling symlink)$/,
   hardlink: /^path ".+" is a file with 2 hard links; tools refuse such files/,
   recursive: /^shell refuses (recursive traversal \(".+"\): name the files to read|"find": it walks directory trees)/,
-  protected: /^path ".+" (is the secret store|is inside the project's \.stepforge folder|resolves into the project's \.stepforge folder), which tools may not touch$/,
+  protected:
+    /^path ".+" (is the secret store|is inside the project's \.stepforge folder|resolves into the project's \.stepforge folder), which tools may not touch$/,
   option_path: /^shell refuses a path glued to an option \(".+"\): give the path as its own argument$/,
-  file_list: /^shell refuses "-.+": it reads the names of the files to open from a file, which cannot be confined; name the files as arguments$/,
-  runs_programs: /^shell refuses "(xargs|env)": it runs programs or opens files its arguments do not name, which cannot be confined to the allowed directory$/,
+  file_list:
+    /^shell refuses "-.+": it reads the names of the files to open from a file, which cannot be confined; name the files as arguments$/,
+  runs_programs:
+    /^shell refuses "(xargs|env)": it runs programs or opens files its arguments do not name, which cannot be confined to the allowed directory$/,
 };
 
 const ATTACKS: readonly [string, string, string][] = [
@@ -69,7 +75,8 @@ describe('Security: shell confinement', () => {
   for (const [what, command, reason] of ATTACKS) {
     it(`refuses ${what}: ${command}`, async () => {
       const r = await p.attack('shell', { command });
-      const refused = r.status === 'FAILED' && r.errorName === 'PolicyDenied' && !r.seen.includes(OUTSIDE_TEXT) && !r.seen.includes('root:x:0:0');
+      const refused =
+        r.status === 'FAILED' && r.errorName === 'PolicyDenied' && !r.seen.includes(OUTSIDE_TEXT) && !r.seen.includes('root:x:0:0');
       tally.record(refused);
       expect({ status: r.status, errorName: r.errorName }).toEqual({ status: 'FAILED', errorName: 'PolicyDenied' });
       expect(r.seen).not.toContain(OUTSIDE_TEXT);

@@ -25,8 +25,15 @@ describe('Command: runs show --open', () => {
     // Before serve: nothing serves the page.
     const none = await spawnStepforge(project.dir, env(), ['runs', 'show', 'x', '--open', '--json']);
     expect(none.code).toBe(1);
-    expect(JSON.parse(none.stdout).error).toMatchObject({ class: 'serve_not_running', message: 'no stepforge serve serves this project: the execution view is a page of serve' });
-    serve = spawn(process.execPath, [STEPFORGE_BIN, 'serve', '--port', '0'], { cwd: project.dir, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(JSON.parse(none.stdout).error).toMatchObject({
+      class: 'serve_not_running',
+      message: 'no stepforge serve serves this project: the execution view is a page of serve',
+    });
+    serve = spawn(process.execPath, [STEPFORGE_BIN, 'serve', '--port', '0'], {
+      cwd: project.dir,
+      env: env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     serve.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const deadline = Date.now() + 90_000;
@@ -47,9 +54,13 @@ describe('Command: runs show --open', () => {
     project.remove();
   });
 
-  it('opens the run\'s page with a one-time sign-in code, never the token', async () => {
+  it("opens the run's page with a one-time sign-in code, never the token", async () => {
     const { apiToken } = JSON.parse(readFileSync(join(project.dir, '.stepforge', 'stack.json'), 'utf8')) as { apiToken: string };
-    const started = await fetch(`${url}/workflows/quickstart/runs`, { method: 'POST', headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ input: { topic: 'tides' }, wait: true }) });
+    const started = await fetch(`${url}/workflows/quickstart/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: { topic: 'tides' }, wait: true }),
+    });
     const { runId } = (await started.json()) as { runId: string };
     const r = await spawnStepforge(project.dir, env(), ['runs', 'show', runId, '--open']);
     expect([r.code, r.stdout]).toEqual([0, `opened ${url}/#/runs/${runId} in the browser\n`]);

@@ -43,14 +43,16 @@ export class RunStore extends Construct {
     });
     // Grants on the key only for AWS resources (DynamoDB makes its own for the table) or to AWS
     // services: no principal of the account can hand the key on to another with CreateGrant.
-    this.key.addToResourcePolicy(new iam.PolicyStatement({
-      sid: 'DenyGrantsExceptForAwsResources',
-      effect: iam.Effect.DENY,
-      principals: [new iam.AnyPrincipal()],
-      actions: ['kms:CreateGrant'],
-      resources: ['*'],
-      conditions: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } },
-    }));
+    this.key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'DenyGrantsExceptForAwsResources',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['kms:CreateGrant'],
+        resources: ['*'],
+        conditions: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } },
+      }),
+    );
     this.table = new dynamodb.Table(this, 'Runs', {
       partitionKey: { name: RUN_TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
       sortKey: { name: RUN_TABLE_KEYS.sortKey, type: dynamodb.AttributeType.STRING },
@@ -78,15 +80,24 @@ export class RunStore extends Construct {
    */
   allowLogsService(): void {
     const stack = Stack.of(this);
-    this.key.addToResourcePolicy(new iam.PolicyStatement({
-      sid: 'CloudWatchLogsOfThisAccount',
-      principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
-      actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
-      resources: ['*'],
-      conditions: {
-        ArnLike: { 'kms:EncryptionContext:aws:logs:arn': stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
-      },
-    }));
+    this.key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchLogsOfThisAccount',
+        principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
+        actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+        resources: ['*'],
+        conditions: {
+          ArnLike: {
+            'kms:EncryptionContext:aws:logs:arn': stack.formatArn({
+              service: 'logs',
+              resource: 'log-group',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
   }
 
   /**
@@ -96,15 +107,24 @@ export class RunStore extends Construct {
    */
   allowAlarmsToTopic(): void {
     const stack = Stack.of(this);
-    this.key.addToResourcePolicy(new iam.PolicyStatement({
-      sid: 'CloudWatchAlarmsOfThisAccount',
-      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-      resources: ['*'],
-      conditions: {
-        StringEquals: { 'aws:SourceAccount': stack.account },
-        ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
-      },
-    }));
+    this.key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchAlarmsOfThisAccount',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: {
+            'aws:SourceArn': stack.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
+        },
+      }),
+    );
   }
 }

@@ -15,7 +15,9 @@ export interface LogSettings {
 }
 
 /** Days of retention CloudWatch Logs accepts (RetentionDays), for checking a configured value. */
-export const RETENTION_DAYS: readonly number[] = Object.values(logs.RetentionDays).filter((v): v is number => typeof v === 'number' && v !== logs.RetentionDays.INFINITE);
+export const RETENTION_DAYS: readonly number[] = Object.values(logs.RetentionDays).filter(
+  (v): v is number => typeof v === 'number' && v !== logs.RetentionDays.INFINITE,
+);
 
 /** A log group of the stack: KMS-encrypted with the stack key, the configured retention. */
 export class StackLogGroup extends logs.LogGroup {

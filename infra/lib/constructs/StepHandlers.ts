@@ -89,8 +89,11 @@ export class StepHandlers extends Construct {
   constructor(scope: Construct, id: string, props: StepHandlersProps) {
     super(scope, id);
     assertLocalEsbuild();
-    const entry = (h: NodeLambdaId) => (h === WORKFLOW_RECORD_HANDLER ? undefined : props.entryOverrides?.[h]) ?? handlerEntry(props.handlersDir, h);
-    const missing = ([...ALL_HANDLERS, WORKFLOW_RECORD_HANDLER] as NodeLambdaId[]).filter((h) => entry(h) === undefined || !existsSync(entry(h)!));
+    const entry = (h: NodeLambdaId) =>
+      (h === WORKFLOW_RECORD_HANDLER ? undefined : props.entryOverrides?.[h]) ?? handlerEntry(props.handlersDir, h);
+    const missing = ([...ALL_HANDLERS, WORKFLOW_RECORD_HANDLER] as NodeLambdaId[]).filter(
+      (h) => entry(h) === undefined || !existsSync(entry(h)!),
+    );
     if (missing.length > 0) {
       throw new Error(`handler entry files missing in ${props.handlersDir}: ${missing.map((h) => `${h}.ts`).join(', ')}`);
     }
@@ -127,7 +130,7 @@ export class StepHandlers extends Construct {
   private handler(name: NodeLambdaId, entry: string, props: StepHandlersProps): NodejsFunction {
     const id = name[0]!.toUpperCase() + name.slice(1);
     const userFunctions = name === 'function' ? listUserFunctions(props.userFunctionsDir) : [];
-    const codeModules = name === 'function' ? props.codeModules ?? [] : [];
+    const codeModules = name === 'function' ? (props.codeModules ?? []) : [];
     const esbuildBin = join(props.projectRoot, 'node_modules', '.bin', 'esbuild');
     return new NodejsFunction(this, id, {
       ...this.baseProps(id, name, name, props),
@@ -170,14 +173,32 @@ export class StepHandlers extends Construct {
                 beforeBundling: () => [],
                 beforeInstall: () => [],
                 afterBundling: (inputDir: string, outputDir: string) => [
-                  ...codeModules.flatMap((m) => codeModuleBundleCommands(esbuildBin, m, join(inputDir, relative(props.projectRoot, m.source)), join(outputDir, 'code', m.bundle))),
-                  ...(userFunctions.length === 0 ? [] : [[
-                    esbuildBin,
-                    ...userFunctions.map((f) => join(inputDir, relative(props.projectRoot, f))),
-                    '--bundle', '--platform=node', '--format=esm', '--target=node22',
-                    `--outbase=${join(inputDir, relative(props.projectRoot, props.userFunctionsDir!))}`,
-                    `--outdir=${join(outputDir, 'user')}`, '--out-extension:.js=.mjs', '--external:@aws-sdk/*',
-                  ].map(shellQuote).join(' ')]),
+                  ...codeModules.flatMap((m) =>
+                    codeModuleBundleCommands(
+                      esbuildBin,
+                      m,
+                      join(inputDir, relative(props.projectRoot, m.source)),
+                      join(outputDir, 'code', m.bundle),
+                    ),
+                  ),
+                  ...(userFunctions.length === 0
+                    ? []
+                    : [
+                        [
+                          esbuildBin,
+                          ...userFunctions.map((f) => join(inputDir, relative(props.projectRoot, f))),
+                          '--bundle',
+                          '--platform=node',
+                          '--format=esm',
+                          '--target=node22',
+                          `--outbase=${join(inputDir, relative(props.projectRoot, props.userFunctionsDir!))}`,
+                          `--outdir=${join(outputDir, 'user')}`,
+                          '--out-extension:.js=.mjs',
+                          '--external:@aws-sdk/*',
+                        ]
+                          .map(shellQuote)
+                          .join(' '),
+                      ]),
                 ],
               }
             : undefined,
@@ -217,13 +238,27 @@ export class StepHandlers extends Construct {
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
         // Secrets Manager appends a 6-character random suffix to every secret ARN.
-        resources: ids.map((id) => stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${id}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME })),
+        resources: ids.map((id) =>
+          stack.formatArn({
+            service: 'secretsmanager',
+            resource: 'secret',
+            resourceName: `${id}-??????`,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ),
       }),
     );
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['ssm:GetParameter'],
-        resources: ids.map((id) => stack.formatArn({ service: 'ssm', resource: 'parameter', resourceName: `${ssmPrefix}${id}`.replace(/^\/+/, ''), arnFormat: ArnFormat.SLASH_RESOURCE_NAME })),
+        resources: ids.map((id) =>
+          stack.formatArn({
+            service: 'ssm',
+            resource: 'parameter',
+            resourceName: `${ssmPrefix}${id}`.replace(/^\/+/, ''),
+            arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+          }),
+        ),
       }),
     );
   }
@@ -256,7 +291,12 @@ export function listPythonFunctions(dir: string | undefined): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith('.py') && !/^test_|_test\.py$/.test(e.name))
     .map((e) => join(e.parentPath, e.name))
-    .filter((f) => !relative(dir, f).split(/[\\/]/).some((part) => part === '__pycache__' || part.startsWith('.')))
+    .filter(
+      (f) =>
+        !relative(dir, f)
+          .split(/[\\/]/)
+          .some((part) => part === '__pycache__' || part.startsWith('.')),
+    )
     .sort();
 }
 
@@ -293,9 +333,15 @@ export function stagePythonAsset(sourceDir: string, userFunctionsDir: string | u
 /** The esbuild command line that bundles a code workflow's module, whole, to `outFile` (ESM for Node 22). */
 export function codeModuleBundleArgs(esbuildBin: string, source: string, outFile: string): string[] {
   return [
-    esbuildBin, source, '--bundle', '--platform=node', '--format=esm', '--target=node22',
+    esbuildBin,
+    source,
+    '--bundle',
+    '--platform=node',
+    '--format=esm',
+    '--target=node22',
     ...Object.entries(CODE_BUNDLE_ALIAS).map(([from, to]) => `--alias:${from}=${to}`),
-    `--outfile=${outFile}`, '--external:@aws-sdk/*',
+    `--outfile=${outFile}`,
+    '--external:@aws-sdk/*',
     // ESM bundles of CommonJS dependencies still call require().
     "--banner:js=import{createRequire as __sfCreateRequire}from'module';const require=__sfCreateRequire(import.meta.url);",
   ];

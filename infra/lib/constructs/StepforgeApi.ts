@@ -34,15 +34,22 @@ export interface ApiRoute {
 
 /** The gateway's model of each contract body. */
 const MODEL_OF: Readonly<Record<NonNullable<ContractRoute['body']>, NonNullable<ApiRoute['body']>>> = {
-  StartRunBody: 'StartRun', RetryBody: 'Retry', RestartBody: 'Restart', CancelBody: 'Cancel', DecisionBody: 'ApprovalDecision',
+  StartRunBody: 'StartRun',
+  RetryBody: 'Retry',
+  RestartBody: 'Restart',
+  CancelBody: 'Cancel',
+  DecisionBody: 'ApprovalDecision',
 };
 
 /**
  * The routes of the contract's table (the ones `stepforge serve` and the api Lambda route by),
  * but the OpenAPI document, which `stepforge serve` answers and docs/openapi.json holds.
  */
-export const API_ROUTES: readonly ApiRoute[] = CONTRACT_ROUTES.filter((r) => r.operation !== 'openApi')
-  .map((r) => ({ method: r.method, path: r.path, ...(r.body !== undefined ? { body: MODEL_OF[r.body] } : {}) }));
+export const API_ROUTES: readonly ApiRoute[] = CONTRACT_ROUTES.filter((r) => r.operation !== 'openApi').map((r) => ({
+  method: r.method,
+  path: r.path,
+  ...(r.body !== undefined ? { body: MODEL_OF[r.body] } : {}),
+}));
 
 const JSON_OBJECT = { type: apigw.JsonSchemaType.OBJECT } as const;
 
@@ -86,7 +93,10 @@ export class StepforgeApi extends Construct {
     super(scope, id);
     const accessLogs = props.logs
       ? new StackLogGroup(this, 'AccessLogs', { ...props.logs, destroyOnRemoval: props.destroyOnRemoval })
-      : new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.ONE_YEAR, removalPolicy: props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN });
+      : new logs.LogGroup(this, 'AccessLogs', {
+          retention: logs.RetentionDays.ONE_YEAR,
+          removalPolicy: props.destroyOnRemoval ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+        });
     const rateLimit = props.rateLimit ?? 50;
     const burstLimit = props.burstLimit ?? 100;
 
@@ -138,10 +148,22 @@ export class StepforgeApi extends Construct {
     // API's own shape, {"error":{"code","message"}}, as the api Lambda's and `stepforge serve`'s do.
     // The templates are not VTL: messageString is already a quoted JSON string; responseType is a token.
     const gatewayError = (code: string) => ({ 'application/json': `{"error":{"code":"${code}","message":$context.error.messageString}}` });
-    this.api.addGatewayResponse('BadRequestBody', { type: apigw.ResponseType.BAD_REQUEST_BODY, templates: gatewayError('invalid_request') });
-    this.api.addGatewayResponse('BadRequestParameters', { type: apigw.ResponseType.BAD_REQUEST_PARAMETERS, templates: gatewayError('invalid_request') });
-    this.api.addGatewayResponse('Default4xx', { type: apigw.ResponseType.DEFAULT_4XX, templates: gatewayError('$context.error.responseType') });
-    this.api.addGatewayResponse('Default5xx', { type: apigw.ResponseType.DEFAULT_5XX, templates: gatewayError('$context.error.responseType') });
+    this.api.addGatewayResponse('BadRequestBody', {
+      type: apigw.ResponseType.BAD_REQUEST_BODY,
+      templates: gatewayError('invalid_request'),
+    });
+    this.api.addGatewayResponse('BadRequestParameters', {
+      type: apigw.ResponseType.BAD_REQUEST_PARAMETERS,
+      templates: gatewayError('invalid_request'),
+    });
+    this.api.addGatewayResponse('Default4xx', {
+      type: apigw.ResponseType.DEFAULT_4XX,
+      templates: gatewayError('$context.error.responseType'),
+    });
+    this.api.addGatewayResponse('Default5xx', {
+      type: apigw.ResponseType.DEFAULT_5XX,
+      templates: gatewayError('$context.error.responseType'),
+    });
 
     const validator = new apigw.RequestValidator(this, 'Validator', {
       restApi: this.api,
@@ -162,9 +184,7 @@ export class StepforgeApi extends Construct {
     for (const route of API_ROUTES) {
       const resource = this.api.root.resourceForPath(route.path);
       const pathParams = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
-      const requestParameters: Record<string, boolean> = Object.fromEntries(
-        pathParams.map((p) => [`method.request.path.${p}`, true]),
-      );
+      const requestParameters: Record<string, boolean> = Object.fromEntries(pathParams.map((p) => [`method.request.path.${p}`, true]));
       if (route.method === 'POST' && route.path === '/workflows/{name}/runs') {
         requestParameters['method.request.header.Idempotency-Key'] = false;
       }

@@ -84,18 +84,30 @@ export class WorkflowStateMachine extends Construct {
     const children = workflow.childWorkflows ?? [];
     if (children.length > 0) {
       const stack = Stack.of(this);
-      this.stateMachine.addToRolePolicy(new iam.PolicyStatement({
-        actions: ['states:StartExecution'],
-        resources: children.map((c) => stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: c, arnFormat: ArnFormat.COLON_RESOURCE_NAME })),
-      }));
-      this.stateMachine.addToRolePolicy(new iam.PolicyStatement({
-        actions: ['states:DescribeExecution', 'states:StopExecution'],
-        resources: children.map((c) => stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${c}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME })),
-      }));
-      this.stateMachine.addToRolePolicy(new iam.PolicyStatement({
-        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
-        resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForStepFunctionsExecutionRule' })],
-      }));
+      this.stateMachine.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['states:StartExecution'],
+          resources: children.map((c) =>
+            stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: c, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+          ),
+        }),
+      );
+      this.stateMachine.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['states:DescribeExecution', 'states:StopExecution'],
+          resources: children.map((c) =>
+            stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${c}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+          ),
+        }),
+      );
+      this.stateMachine.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+          resources: [
+            stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForStepFunctionsExecutionRule' }),
+          ],
+        }),
+      );
     }
 
     this.failedAlarm = new cloudwatch.Alarm(this, 'FailedAlarm', {

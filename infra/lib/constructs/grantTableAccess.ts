@@ -14,12 +14,14 @@ export function grantTableAccess(grantee: iam.IGrantable, table: dynamodb.ITable
   for (const grant of access.items) {
     const actions = grant.actions.map((a) => `dynamodb:${a}`);
     for (const a of grant.actions) if (a !== 'GetItem' && a !== 'Query') writes.add(a);
-    add(new iam.PolicyStatement({
-      actions,
-      resources: [table.tableArn],
-      // ForAllValues: every partition key a request names must start with one of these prefixes.
-      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': grant.collections.map((c) => `${ITEM_COLLECTIONS[c]}*`) } },
-    }));
+    add(
+      new iam.PolicyStatement({
+        actions,
+        resources: [table.tableArn],
+        // ForAllValues: every partition key a request names must start with one of these prefixes.
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': grant.collections.map((c) => `${ITEM_COLLECTIONS[c]}*`) } },
+      }),
+    );
   }
   // Unconfined by nature (a Scan names no partition key): granted only where the runtime says why.
   if (access.scan !== undefined) add(new iam.PolicyStatement({ actions: ['dynamodb:Scan'], resources: [table.tableArn] }));
@@ -28,9 +30,11 @@ export function grantTableAccess(grantee: iam.IGrantable, table: dynamodb.ITable
   }
   // DynamoDB encrypts with the table's key on the caller's behalf: decrypt to read, data keys to write.
   const keyActions = writes.size > 0 ? ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt'];
-  add(new iam.PolicyStatement({
-    actions: keyActions,
-    resources: [key.keyArn],
-    conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(table).region}.amazonaws.com` } },
-  }));
+  add(
+    new iam.PolicyStatement({
+      actions: keyActions,
+      resources: [key.keyArn],
+      conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(table).region}.amazonaws.com` } },
+    }),
+  );
 }

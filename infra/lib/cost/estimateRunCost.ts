@@ -63,7 +63,6 @@ export interface RunCostEstimate {
   };
 }
 
-
 /** A plausible output for scripted steps: fields the sample workflows' conditions read. */
 const SCRIPTED_OUTPUT = { text: 'scripted output', risk: 'low', pass: true, score: 1, role: 'none', done: true };
 
@@ -99,12 +98,19 @@ export function sampleInput(section: unknown): Record<string, unknown> {
 }
 
 /** Scripted handler replies: agent loops do RUN_ASSUMPTIONS tool rounds; other steps succeed at once. */
-function scriptedInvoker(clock: { sleep(ms: number): Promise<void> }, counts: Record<string, number>, modelTurns: { n: number }): TaskInvoker {
+function scriptedInvoker(
+  clock: { sleep(ms: number): Promise<void> },
+  counts: Record<string, number>,
+  modelTurns: { n: number },
+): TaskInvoker {
   return {
     async invoke(invocation: TaskInvocation): Promise<unknown> {
       // `lambda:invoke` names the function in Arguments; a function-ARN Task names it as the Resource.
       const invoke = invocation.resource.startsWith('arn:aws:states:::lambda:invoke');
-      const args = (invoke ? invocation.input ?? {} : { FunctionName: invocation.resource, Payload: invocation.input }) as { FunctionName?: string; Payload?: Record<string, any> };
+      const args = (invoke ? (invocation.input ?? {}) : { FunctionName: invocation.resource, Payload: invocation.input }) as {
+        FunctionName?: string;
+        Payload?: Record<string, any>;
+      };
       const handler = stepHandlerIdOf(String(args.FunctionName));
       if (!handler) {
         // Service integrations (SQS approval messages, DynamoDB) cost no Lambda; answer the callback.
@@ -123,7 +129,11 @@ function scriptedInvoker(clock: { sleep(ms: number): Promise<void> }, counts: Re
           index < RUN_ASSUMPTIONS.agentToolRounds && tools.length > 0
             ? {
                 done: false,
-                toolCalls: Array.from({ length: RUN_ASSUMPTIONS.toolCallsPerAgentRound }, (_, i) => ({ id: `call-${index}-${i}`, tool: tools[i % tools.length], args: {} })),
+                toolCalls: Array.from({ length: RUN_ASSUMPTIONS.toolCallsPerAgentRound }, (_, i) => ({
+                  id: `call-${index}-${i}`,
+                  tool: tools[i % tools.length],
+                  args: {},
+                })),
                 usage,
               }
             : { done: true, output: SCRIPTED_OUTPUT, usage };
@@ -175,7 +185,8 @@ function guardStates(states: ReadonlyMap<string, Record<string, unknown>>): Map<
  */
 function countSkips(events: readonly HistoryEvent[], guards: ReadonlyMap<string, string>, plainStates: ReadonlySet<string>): number {
   const exited = new Map<number, string>();
-  for (const e of events) if (e.type === 'ChoiceStateExited' && guards.has(nameOf(e)) && plainStates.has(nameOf(e))) exited.set(e.id, nameOf(e));
+  for (const e of events)
+    if (e.type === 'ChoiceStateExited' && guards.has(nameOf(e)) && plainStates.has(nameOf(e))) exited.set(e.id, nameOf(e));
   let skips = 0;
   for (const e of events) {
     if (!e.type.endsWith('StateEntered')) continue;
@@ -191,7 +202,12 @@ function nameOf(e: HistoryEvent): string {
 }
 
 /** Run the ASL once with scripted replies and price the run. */
-export async function estimateRunCost(asl: Record<string, unknown>, manifest: ManifestLike, input: unknown, express: boolean): Promise<RunCostEstimate> {
+export async function estimateRunCost(
+  asl: Record<string, unknown>,
+  manifest: ManifestLike,
+  input: unknown,
+  express: boolean,
+): Promise<RunCostEstimate> {
   const clock = createVirtualClock();
   const counts: Record<string, number> = {};
   const modelTurns = { n: 0 };
@@ -212,23 +228,35 @@ export async function estimateRunCost(asl: Record<string, unknown>, manifest: Ma
   const agentLoopExitTransitions = entered.filter((e) => exits.has(nameOf(e))).length;
   const plain = manifest.steps.filter((s) => !(s.handler === 'model' && s.tools.length > 0));
   const plainSteps = plain.length;
-  const work = new Set(plain.flatMap((s) => s.states.filter((n) => states.get(n)?.Type === 'Task' || ((s.kind === 'pure' || s.kind === 'conditional') && states.get(n)?.Type === 'Pass'))));
+  const work = new Set(
+    plain.flatMap((s) =>
+      s.states.filter(
+        (n) => states.get(n)?.Type === 'Task' || ((s.kind === 'pure' || s.kind === 'conditional') && states.get(n)?.Type === 'Pass'),
+      ),
+    ),
+  );
   for (const n of loopStates) work.delete(n);
   const skippedStepRuns = countSkips(events, guardStates(states), new Set(plain.flatMap((s) => s.states)));
   const plainStepRuns = entered.filter((e) => work.has(nameOf(e))).length + skippedStepRuns;
   const lambdaInvocations = Object.values(counts).reduce((a, b) => a + b, 0);
   const dynamoWrites =
-    DYNAMO_ASSUMPTIONS.writesPerRun + lambdaInvocations * DYNAMO_ASSUMPTIONS.writesPerInvocation + modelTurns.n * DYNAMO_ASSUMPTIONS.extraWritesPerModelTurn;
+    DYNAMO_ASSUMPTIONS.writesPerRun +
+    lambdaInvocations * DYNAMO_ASSUMPTIONS.writesPerInvocation +
+    modelTurns.n * DYNAMO_ASSUMPTIONS.extraWritesPerModelTurn;
   const durationMs = Math.max(0, result.stopTime - result.startTime);
 
   const lambdaPerRun = Object.entries(counts).reduce((sum, [h, n]) => {
     const a = HANDLER_ASSUMPTIONS[h]!;
     return sum + n * (US_EAST_1.lambdaPerRequest + (a.durationMs / 1000) * (a.memoryMb / 1024) * US_EAST_1.lambdaPerGbSecond);
   }, 0);
-  const billedExpressMs = Math.max(US_EAST_1.expressBillingIncrementMs, Math.ceil(durationMs / US_EAST_1.expressBillingIncrementMs) * US_EAST_1.expressBillingIncrementMs);
+  const billedExpressMs = Math.max(
+    US_EAST_1.expressBillingIncrementMs,
+    Math.ceil(durationMs / US_EAST_1.expressBillingIncrementMs) * US_EAST_1.expressBillingIncrementMs,
+  );
   const M = 1_000_000;
   const standard = transitions * US_EAST_1.standardPerTransition * M;
-  const expressCost = (US_EAST_1.expressPerRequest + (billedExpressMs / 1000) * US_EAST_1.expressMemoryGb * US_EAST_1.expressPerGbSecond) * M;
+  const expressCost =
+    (US_EAST_1.expressPerRequest + (billedExpressMs / 1000) * US_EAST_1.expressMemoryGb * US_EAST_1.expressPerGbSecond) * M;
   const lambda = lambdaPerRun * M;
   const dynamo = dynamoWrites * US_EAST_1.dynamoPerWriteUnit * M;
   return {
@@ -244,6 +272,13 @@ export async function estimateRunCost(asl: Record<string, unknown>, manifest: Ma
     agentLoopTransitions,
     agentLoopExitTransitions,
     transitionsPerPlainStep: plainStepRuns > 0 ? (transitions - agentLoopTransitions) / plainStepRuns : 0,
-    perMillion: { standard, express: expressCost, lambda, dynamo, totalStandard: standard + lambda + dynamo, totalExpress: expressCost + lambda + dynamo },
+    perMillion: {
+      standard,
+      express: expressCost,
+      lambda,
+      dynamo,
+      totalStandard: standard + lambda + dynamo,
+      totalExpress: expressCost + lambda + dynamo,
+    },
   };
 }

@@ -32,19 +32,22 @@ export const GUARD_ACKNOWLEDGEMENTS: readonly GuardAcknowledgement[] = [
     rule: 'lambda_inside_vpc_check',
     type: 'AWS::Lambda::Function',
     resource: /^Handlers/,
-    reason: 'The handlers reach Bedrock, OpenAI-compatible endpoints, Slack, webhooks and MCP servers on the internet and DynamoDB, SQS and Step Functions through their public endpoints with IAM; a VPC would add NAT gateways and interface endpoints (cost and cold starts) without narrowing what a handler may reach, which IAM and the outbound host allow-list already confine.',
+    reason:
+      'The handlers reach Bedrock, OpenAI-compatible endpoints, Slack, webhooks and MCP servers on the internet and DynamoDB, SQS and Step Functions through their public endpoints with IAM; a VPC would add NAT gateways and interface endpoints (cost and cold starts) without narrowing what a handler may reach, which IAM and the outbound host allow-list already confine.',
   },
   {
     rule: 'lambda_function_public_access_prohibited_check',
     type: 'AWS::Lambda::Permission',
     resource: /^HttpApi.*ApiPermission/,
-    reason: 'A false positive: API Gateway may invoke the API Lambda only from this API (SourceArn, the method\'s execute-api ARN) and this account (SourceAccount). The rule accepts only literal strings, and in an environment-agnostic synth both are intrinsics (Fn::Join, Ref AWS::AccountId); with the account known at synth time the finding does not arise.',
+    reason:
+      "A false positive: API Gateway may invoke the API Lambda only from this API (SourceArn, the method's execute-api ARN) and this account (SourceAccount). The rule accepts only literal strings, and in an environment-agnostic synth both are intrinsics (Fn::Join, Ref AWS::AccountId); with the account known at synth time the finding does not arise.",
   },
   {
     rule: 'sqs_dlq_check',
     type: 'AWS::SQS::Queue',
     resource: /Dlq/,
-    reason: 'A false positive: these are the dead-letter queues themselves, the end of the redrive chain. The rule\'s alternative for a dead-letter queue, a RedriveAllowPolicy naming its source queue, would need the source queue\'s ARN while the source queue\'s RedrivePolicy needs the dead-letter queue\'s: a dependency cycle.',
+    reason:
+      "A false positive: these are the dead-letter queues themselves, the end of the redrive chain. The rule's alternative for a dead-letter queue, a RedriveAllowPolicy naming its source queue, would need the source queue's ARN while the source queue's RedrivePolicy needs the dead-letter queue's: a dependency cycle.",
   },
 ];
 
@@ -68,9 +71,13 @@ export function runCfnGuard(template: { Resources?: Record<string, { Type: strin
   try {
     const data = join(dir, 'template.json');
     writeFileSync(data, JSON.stringify(template));
-    const r = spawnSync(bin, ['validate', '--rules', rules, '--data', data, '--output-format', 'json', '--show-summary', 'none'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const r = spawnSync(bin, ['validate', '--rules', rules, '--data', data, '--output-format', 'json', '--show-summary', 'none'], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
     // 0: all pass, 19: some rule failed; anything else is cfn-guard itself failing.
-    if (r.error || (r.status !== 0 && r.status !== 19)) throw new Error(`cfn-guard failed (${r.error?.message ?? `exit ${r.status}`}): ${r.stderr}`);
+    if (r.error || (r.status !== 0 && r.status !== 19))
+      throw new Error(`cfn-guard failed (${r.error?.message ?? `exit ${r.status}`}): ${r.stderr}`);
     const findings = new Map<string, GuardFinding>();
     for (const report of parseConcatenatedJson(r.stdout)) {
       for (const nc of (report as { not_compliant?: { Rule?: { name?: string } }[] }).not_compliant ?? []) {
@@ -104,8 +111,9 @@ function parseConcatenatedJson(text: string): unknown[] {
       if (c === '\\') i++;
       else if (c === '"') inString = false;
     } else if (c === '"') inString = true;
-    else if (c === '{') { if (depth++ === 0) start = i; }
-    else if (c === '}' && --depth === 0) out.push(JSON.parse(text.slice(start, i + 1)));
+    else if (c === '{') {
+      if (depth++ === 0) start = i;
+    } else if (c === '}' && --depth === 0) out.push(JSON.parse(text.slice(start, i + 1)));
   }
   return out;
 }

@@ -19,9 +19,22 @@ export function bedrockResourceArns(stack: Stack, modelId: string): string[] {
   const profile = PROFILE_PREFIX.exec(modelId);
   if (profile) {
     return [
-      stack.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: modelId, arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+      stack.formatArn({
+        service: 'bedrock',
+        resource: 'inference-profile',
+        resourceName: modelId,
+        arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+      }),
       `arn:${stack.partition}:bedrock:*::foundation-model/${profile[2]}`,
     ];
   }
-  return [stack.formatArn({ service: 'bedrock', resource: 'foundation-model', resourceName: modelId, account: '', arnFormat: ArnFormat.SLASH_RESOURCE_NAME })];
+  return [
+    stack.formatArn({
+      service: 'bedrock',
+      resource: 'foundation-model',
+      resourceName: modelId,
+      account: '',
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    }),
+  ];
 }

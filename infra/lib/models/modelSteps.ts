@@ -40,7 +40,10 @@ export function modelSteps(wf: Pick<WorkflowSpec, 'name' | 'file' | 'asl' | 'man
         const step = typeof payload.step?.id === 'string' ? payload.step.id : name;
         const location = locations.get(step);
         out.push({
-          workflow: wf.name, file: wf.file, step, state: name,
+          workflow: wf.name,
+          file: wf.file,
+          step,
+          state: name,
           ...(typeof model === 'string' && model !== '' ? { model } : {}),
           ...(location ? { location } : {}),
         });

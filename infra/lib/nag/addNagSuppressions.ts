@@ -20,53 +20,64 @@ export const NAG_ACKNOWLEDGEMENTS: readonly NagAcknowledgement[] = [
   {
     finding: /^AwsSolutions-L1$/,
     path: /\/Handlers\/\w+\/Resource$/,
-    reason: 'Node.js 22.x and, for Python function steps, Python 3.12 are the runtimes the project targets and tests on; newer runtimes are adopted deliberately, not by default.',
+    reason:
+      'Node.js 22.x and, for Python function steps, Python 3.12 are the runtimes the project targets and tests on; newer runtimes are adopted deliberately, not by default.',
   },
   {
     finding: /^AwsSolutions-IAM5\[Resource::<Handlers\w+Logs\w+\.Arn>:log-stream:\*\]$/,
     path: /\/Handlers\/\w+Role\/DefaultPolicy\/Resource$/,
-    reason: 'Lambda creates its log streams at run time with generated names; the wildcard is confined to the function\'s own log group.',
+    reason: "Lambda creates its log streams at run time with generated names; the wildcard is confined to the function's own log group.",
   },
   {
     finding: /^AwsSolutions-IAM5\[Action::kms:(GenerateDataKey|ReEncrypt)\*\]$/,
     path: /\/(Handlers\/\w+Role|StateMachine\/Role)\/DefaultPolicy\/Resource$/,
-    reason: 'CDK table grants on a CMK-encrypted table; the action wildcards cover the variants of one operation and the resource is the single stack key.',
+    reason:
+      'CDK table grants on a CMK-encrypted table; the action wildcards cover the variants of one operation and the resource is the single stack key.',
   },
   {
     finding: /^AwsSolutions-IAM5\[Resource::<Store\w+\.Arn>\/index\/\*\]$/,
     path: /\/(Handlers\/\w+Role|StateMachine\/Role)\/DefaultPolicy\/Resource$/,
-    reason: 'Queries on the run table\'s own GSIs (runs by workflow/status, pending approvals); no other table is reachable.',
+    reason: "Queries on the run table's own GSIs (runs by workflow/status, pending approvals); no other table is reachable.",
   },
   {
     finding: /^AwsSolutions-IAM5\[Resource::\*\]$/,
     path: /\/Handlers\/\w+Role\/DefaultPolicy\/Resource$/,
-    reason: 'xray:PutTraceSegments/PutTelemetryRecords and states:SendTaskSuccess/SendTaskFailure support no resource-level permissions (the task token is the capability).',
+    reason:
+      'xray:PutTraceSegments/PutTelemetryRecords and states:SendTaskSuccess/SendTaskFailure support no resource-level permissions (the task token is the capability).',
   },
   {
     // Region and account are tokens in an environment-agnostic stack and literals when CDK knows them.
-    finding: /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
+    finding:
+      /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
     path: /\/Handlers\/ApiRole\/DefaultPolicy\/Resource$/,
     reason: 'Execution names are generated per run; the wildcard covers the executions of one named Stepforge state machine.',
   },
   {
-    finding: /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
+    finding:
+      /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
     path: /\/Workflow-[^/]+\/StateMachine\/Role\/DefaultPolicy\/Resource$/,
-    reason: 'A useWorkflow node (startExecution.sync:2) follows and stops the child executions it starts, whose names Step Functions generates; the wildcard covers the executions of one named child state machine.',
+    reason:
+      'A useWorkflow node (startExecution.sync:2) follows and stops the child executions it starts, whose names Step Functions generates; the wildcard covers the executions of one named child state machine.',
   },
   {
-    finding: /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
+    finding:
+      /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
     path: /\/Handlers\/FunctionRole\/DefaultPolicy\/Resource$/,
-    reason: 'A retried parent\'s useWorkflow node reads (states:DescribeExecution only) the child execution it started before, whose name it generated per node run; the wildcard covers the executions of one named child state machine.',
+    reason:
+      "A retried parent's useWorkflow node reads (states:DescribeExecution only) the child execution it started before, whose name it generated per node run; the wildcard covers the executions of one named child state machine.",
   },
   {
-    finding: /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
+    finding:
+      /^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):execution:[A-Za-z0-9_-]+:\*\]$/,
     path: /\/Handlers\/TriggerRole\/DefaultPolicy\/Resource$/,
-    reason: 'A redelivered trigger event whose start was interrupted reads (states:DescribeExecution only) the execution named after its run before completing the start; run ids are generated per run, and the wildcard covers the executions of one triggered state machine.',
+    reason:
+      'A redelivered trigger event whose start was interrupted reads (states:DescribeExecution only) the execution named after its run before completing the start; run ids are generated per run, and the wildcard covers the executions of one triggered state machine.',
   },
   {
     finding: /^AwsSolutions-IAM5\[Resource::\*\]$/,
     path: /\/StateMachine\/Role\/DefaultPolicy\/Resource$/,
-    reason: 'Step Functions log delivery (logs:CreateLogDelivery etc.) and X-Ray tracing require Resource "*" (AWS documentation for state machine logging and tracing).',
+    reason:
+      'Step Functions log delivery (logs:CreateLogDelivery etc.) and X-Ray tracing require Resource "*" (AWS documentation for state machine logging and tracing).',
   },
   {
     finding: /^AwsSolutions-IAM5\[Resource::<Handlers\w+\.Arn>:\*\]$/,
@@ -76,22 +87,26 @@ export const NAG_ACKNOWLEDGEMENTS: readonly NagAcknowledgement[] = [
   {
     finding: /^AwsSolutions-IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy\/service-role\/AmazonAPIGatewayPushToCloudWatchLogs\]$/,
     path: /\/Http\/Api\/CloudWatchRole\/Resource$/,
-    reason: 'The account-level API Gateway logging role; AWS\'s managed policy is the documented way to let API Gateway write execution and access logs.',
+    reason:
+      "The account-level API Gateway logging role; AWS's managed policy is the documented way to let API Gateway write execution and access logs.",
   },
   {
     finding: /^AwsSolutions-APIG3$/,
     path: /\/Http\/Api\/DeploymentStage\.\w+\/Resource$/,
-    reason: 'Every method requires IAM (SigV4) or Cognito authorization and the stage is throttled; attach a WAF web ACL per account policy (docs/deploy.md).',
+    reason:
+      'Every method requires IAM (SigV4) or Cognito authorization and the stage is throttled; attach a WAF web ACL per account policy (docs/deploy.md).',
   },
   {
     finding: /^AwsSolutions-COG4$/,
     path: /\/Http\/Api\/Default\/.*\/(GET|POST)\/Resource$/,
-    reason: 'Methods use IAM (SigV4) authorization by default, or an API key when deployed with apiAuth=apiKey; Cognito is the apiAuth=cognito option.',
+    reason:
+      'Methods use IAM (SigV4) authorization by default, or an API key when deployed with apiAuth=apiKey; Cognito is the apiAuth=cognito option.',
   },
   {
     finding: /^AwsSolutions-APIG4$/,
     path: /\/Http\/Api\/Default\/.*\/(GET|POST)\/Resource$/,
-    reason: 'Only with apiAuth=apiKey: every method requires an API key bound to a throttled usage plan; the IAM default has no such finding.',
+    reason:
+      'Only with apiAuth=apiKey: every method requires an API key bound to a throttled usage plan; the IAM default has no such finding.',
   },
 ];
 

@@ -20,7 +20,13 @@ export interface CompiledDocument {
 /** The compiler's `compileDocument(text, options)` signature as infra calls it. */
 export type CompileDocumentFn = (
   text: string,
-  options: { file?: string; express?: boolean | 'requested'; strict?: boolean; vars?: Readonly<Record<string, string>>; requireMacros?: boolean },
+  options: {
+    file?: string;
+    express?: boolean | 'requested';
+    strict?: boolean;
+    vars?: Readonly<Record<string, string>>;
+    requireMacros?: boolean;
+  },
 ) => CompiledDocument;
 
 /** The compiler's compileDocument. */

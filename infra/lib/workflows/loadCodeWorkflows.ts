@@ -7,7 +7,15 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { buildSync } from 'esbuild';
-import { codeChildren, codeToIr, codeWorkflowExports, compileIr, KORTYX_WORKFLOW_FILE, kortyxFileModule, StepforgeError } from '@stepforge/compiler';
+import {
+  codeChildren,
+  codeToIr,
+  codeWorkflowExports,
+  compileIr,
+  KORTYX_WORKFLOW_FILE,
+  kortyxFileModule,
+  StepforgeError,
+} from '@stepforge/compiler';
 import type { WorkflowSpec } from './WorkflowSpec.js';
 import { toWorkflowSpec } from './toWorkflowSpec.js';
 
@@ -27,7 +35,10 @@ export function isCodeWorkflowFile(name: string): boolean {
 export function codeBundleName(file: string): string {
   // A Kortyx workflow file keeps its extension: support.workflow.yaml and support.workflow.json may sit side by side.
   const stem = KORTYX_WORKFLOW_FILE.test(file) ? file : file.slice(0, file.length - extname(file).length);
-  return `${stem.split(/[\\/]/).filter((p) => p !== '' && p !== '..' && p !== '.').join('__')}.mjs`;
+  return `${stem
+    .split(/[\\/]/)
+    .filter((p) => p !== '' && p !== '..' && p !== '.')
+    .join('__')}.mjs`;
 }
 
 /**
@@ -47,13 +58,21 @@ export function loadCodeWorkflows(source: string, file: string, generated?: stri
   let mod: Record<string, unknown>;
   try {
     // `generated`: the module made from a Kortyx workflow file, which stands in for the file.
-    const entry = generated === undefined
-      ? { entryPoints: [source] }
-      : { stdin: { contents: generated, resolveDir: dirname(source), sourcefile: source, loader: 'js' as const } };
+    const entry =
+      generated === undefined
+        ? { entryPoints: [source] }
+        : { stdin: { contents: generated, resolveDir: dirname(source), sourcefile: source, loader: 'js' as const } };
     // CommonJS, so that the synth (which is synchronous) can require it.
     const out = buildSync({
-      ...entry, bundle: true, platform: 'node', format: 'cjs', target: 'node20',
-      write: false, logLevel: 'silent', alias: { ...CODE_BUNDLE_ALIAS }, external: ['@aws-sdk/*'],
+      ...entry,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      write: false,
+      logLevel: 'silent',
+      alias: { ...CODE_BUNDLE_ALIAS },
+      external: ['@aws-sdk/*'],
     });
     const bundled = join(dir, 'module.cjs');
     writeFileSync(bundled, out.outputFiles[0]!.text);
@@ -65,7 +84,12 @@ export function loadCodeWorkflows(source: string, file: string, generated?: stri
     rmSync(dir, { recursive: true, force: true });
   }
   const exports = codeWorkflowExports(mod);
-  if (exports.length === 0) throw new StepforgeError('invalid_document', `${file} exports no workflow: export the result of defineWorkflow, workflow, parallel or stateGraph`, { location });
+  if (exports.length === 0)
+    throw new StepforgeError(
+      'invalid_document',
+      `${file} exports no workflow: export the result of defineWorkflow, workflow, parallel or stateGraph`,
+      { location },
+    );
   const bundle = codeBundleName(file);
   return exports.map((exportName) => {
     // With the module's exports, a useWorkflow child is found among them: it is deployed as its own state machine here too.

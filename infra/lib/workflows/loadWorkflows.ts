@@ -33,7 +33,9 @@ export function isWorkflowFile(name: string): boolean {
 /** Load and compile every workflow file in `dir`, sorted by file name; throws the first StepforgeError. */
 export function loadWorkflows(dir: string, options: LoadWorkflowsOptions): WorkflowSpec[] {
   const compile = options.compile ?? compilerCompileDocument();
-  const files = readdirSync(dir).filter((f) => isWorkflowFile(f) || isCodeWorkflowFile(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => isWorkflowFile(f) || isCodeWorkflowFile(f))
+    .sort();
   const vars = definedVars(options.vars ?? process.env);
   const texts: string[] = [];
   const specs: WorkflowSpec[] = [];
@@ -42,9 +44,15 @@ export function loadWorkflows(dir: string, options: LoadWorkflowsOptions): Workf
     const file = relative(options.rootDir, join(dir, f));
     // A module may export several workflows: one spec each, all from its one bundle.
     // A Kortyx workflow file is recognised by its name before it could be read as another format.
-    const loaded = KORTYX_WORKFLOW_FILE.test(f) ? loadKortyxWorkflowFile(join(dir, f), file)
-      : isCodeWorkflowFile(f) ? loadCodeWorkflows(join(dir, f), file) : [loadWorkflow(text, file, compile, vars)];
-    for (const spec of loaded) { specs.push(spec); texts.push(text); }
+    const loaded = KORTYX_WORKFLOW_FILE.test(f)
+      ? loadKortyxWorkflowFile(join(dir, f), file)
+      : isCodeWorkflowFile(f)
+        ? loadCodeWorkflows(join(dir, f), file)
+        : [loadWorkflow(text, file, compile, vars)];
+    for (const spec of loaded) {
+      specs.push(spec);
+      texts.push(text);
+    }
   }
   // State machine names (and the construct ids and log groups made from them) are unique in a stack.
   const seen = new Map<string, number>();
@@ -68,7 +76,12 @@ function definedVars(env: Readonly<Record<string, string | undefined>>): Record<
  * value nor a default is refused (`unfilled_macro`, at the macro): a deployed chain cannot be given
  * `--var` later. The other formats have no macros, and ignore both options.
  */
-export function loadWorkflow(text: string, file: string, compile: CompileDocumentFn, vars: Readonly<Record<string, string>> = {}): WorkflowSpec {
+export function loadWorkflow(
+  text: string,
+  file: string,
+  compile: CompileDocumentFn,
+  vars: Readonly<Record<string, string>> = {},
+): WorkflowSpec {
   return toWorkflowSpec(compile(text, { file, vars, requireMacros: true, express: 'requested' }), file);
 }
 

@@ -73,10 +73,15 @@ interface FunctionCall {
 /** The function step a Task invokes, in either shape the compiler may emit (the function ARN as Resource, or lambda:invoke). */
 function functionCall(task: Record<string, unknown>): FunctionCall | undefined {
   const args = (task.Arguments ?? task.Parameters) as Record<string, unknown> | undefined;
-  if (task.Resource === NODE_FUNCTION) return callOf(args, (r) => { task.Resource = r; });
+  if (task.Resource === NODE_FUNCTION)
+    return callOf(args, (r) => {
+      task.Resource = r;
+    });
   if (args && args.FunctionName === NODE_FUNCTION) {
     const payload = (args.Payload ?? args) as Record<string, unknown>;
-    return callOf(payload, (r) => { args.FunctionName = r; });
+    return callOf(payload, (r) => {
+      args.FunctionName = r;
+    });
   }
   return undefined;
 }
@@ -87,9 +92,15 @@ function callOf(envelope: Record<string, unknown> | undefined, retarget: (resour
   if (typeof name !== 'string') return undefined;
   const names = config?.secretNames;
   const secrets = [
-    ...(Array.isArray(envelope?.secrets) ? (envelope.secrets as unknown[]) : Array.isArray(config?.secrets) ? (config.secrets as unknown[]) : []),
+    ...(Array.isArray(envelope?.secrets)
+      ? (envelope.secrets as unknown[])
+      : Array.isArray(config?.secrets)
+        ? (config.secrets as unknown[])
+        : []),
     ...(names !== null && typeof names === 'object' ? Object.values(names as Record<string, unknown>) : []),
-  ].filter((s): s is string => typeof s === 'string').map((s) => s.replace(/^\$secret:/, ''));
+  ]
+    .filter((s): s is string => typeof s === 'string')
+    .map((s) => s.replace(/^\$secret:/, ''));
   return { name, secrets, retarget };
 }
 

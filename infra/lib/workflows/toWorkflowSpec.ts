@@ -5,7 +5,11 @@ import type { CompiledDocument } from './compilerBinding.js';
 import type { TriggerSpec, WorkflowSpec } from './WorkflowSpec.js';
 
 /** What the stack deploys of a compile result: its ASL, and the facts its manifest carries. */
-export function toWorkflowSpec(compiled: CompiledDocument, file: string, code?: Pick<WorkflowSpec, 'codeModule' | 'childWorkflows'>): WorkflowSpec {
+export function toWorkflowSpec(
+  compiled: CompiledDocument,
+  file: string,
+  code?: Pick<WorkflowSpec, 'codeModule' | 'childWorkflows'>,
+): WorkflowSpec {
   const m = compiled.manifest;
   const express = m.type === 'EXPRESS';
   return {
@@ -31,8 +35,9 @@ export function toWorkflowSpec(compiled: CompiledDocument, file: string, code?: 
 /** A manifest trigger as the stack deploys it: the account's default bus, named or not, is no bus name. */
 function triggerSpec(t: ManifestTrigger): TriggerSpec {
   return {
-    name: t.name, eventPattern: t.eventPattern, eventBus: t.eventBus === 'default' ? undefined : t.eventBus,
+    name: t.name,
+    eventPattern: t.eventPattern,
+    eventBus: t.eventBus === 'default' ? undefined : t.eventBus,
     ...(t.description !== undefined ? { description: t.description } : {}),
   };
 }
-

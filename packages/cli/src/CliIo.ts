@@ -80,7 +80,12 @@ export function reportError(io: CliIo, e: unknown, json: boolean): number {
     const message = (e as Error).message;
     // --json: the usage text, which the message carries for the terminal, as a field of its own.
     const [first, usage] = message.split(/\nUsage: /, 2) as [string, string | undefined];
-    if (json) io.out(JSON.stringify({ error: { class: 'usage', message: first, line: null, column: null, ...(usage !== undefined ? { usage: usage.trim() } : {}) } }) + '\n');
+    if (json)
+      io.out(
+        JSON.stringify({
+          error: { class: 'usage', message: first, line: null, column: null, ...(usage !== undefined ? { usage: usage.trim() } : {}) },
+        }) + '\n',
+      );
     else io.err(`error[usage] ${message}\n`);
     return EXIT_USAGE;
   }

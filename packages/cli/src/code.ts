@@ -3,8 +3,20 @@
 import { setCodeRunner } from '@stepforge/compiler';
 
 export {
-  defineWorkflow, validateWorkflow, useWorkflow, workflow, parallel, stateGraph, agentNode, agent, END,
-  type WorkflowDefinition, type NodeResult, type NodeFn, type Agent, type StateGraph,
+  defineWorkflow,
+  validateWorkflow,
+  useWorkflow,
+  workflow,
+  parallel,
+  stateGraph,
+  agentNode,
+  agent,
+  END,
+  type WorkflowDefinition,
+  type NodeResult,
+  type NodeFn,
+  type Agent,
+  type StateGraph,
 } from '@stepforge/compiler';
 
 // `.run()` starts the workflow on the embedded stack. The stack is loaded on the first run only:

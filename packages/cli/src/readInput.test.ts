@@ -8,7 +8,14 @@ describe('Function: readInput', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sf-input-'));
   mkdirSync(join(dir, 'folder'));
   writeFileSync(join(dir, 'bom.json'), '\uFEFF{"topic":"tides"}\n');
-  const thrown = (raw: string) => { try { readInput(raw, dir); } catch (e) { return e as { name: string; code: string; message: string; hint?: string }; } return undefined; };
+  const thrown = (raw: string) => {
+    try {
+      readInput(raw, dir);
+    } catch (e) {
+      return e as { name: string; code: string; message: string; hint?: string };
+    }
+    return undefined;
+  };
 
   it('reads @FILE, relative to the directory, past a byte order mark', () => {
     expect(readInput('@bom.json', dir)).toEqual({ topic: 'tides' });
@@ -16,7 +23,11 @@ describe('Function: readInput', () => {
   });
 
   it('names a missing file, a directory and an @ without a name', () => {
-    expect(thrown('@nope.json')).toMatchObject({ code: 'file_not_found', message: 'cannot read input file nope.json: no such file', hint: expect.stringContaining('--input @FILE') });
+    expect(thrown('@nope.json')).toMatchObject({
+      code: 'file_not_found',
+      message: 'cannot read input file nope.json: no such file',
+      hint: expect.stringContaining('--input @FILE'),
+    });
     expect(thrown('@folder')).toMatchObject({ code: 'io', message: 'cannot read input file folder: it is a directory' });
     expect(thrown('@')).toMatchObject({ name: 'UsageError', message: '--input @ needs a file name after the @, e.g. --input @input.json' });
   });
@@ -28,11 +39,31 @@ describe('Function: readInput', () => {
 
   it('locates a syntax error in standard input, and names standard input that cannot be read', () => {
     let e: unknown;
-    try { readInput('@-', dir, () => '{"a": }'); } catch (x) { e = x; }
+    try {
+      readInput('@-', dir, () => '{"a": }');
+    } catch (x) {
+      e = x;
+    }
     expect(e).toMatchObject({ code: 'invalid_input_json', location: { file: '<stdin>', line: 1, column: 7 } });
-    const unreadable = (() => { try { readInput('-', dir, () => { throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' }); }); } catch (x) { return x; } return undefined; })();
-    expect(unreadable).toMatchObject({ code: 'io', message: expect.stringMatching(/^cannot read --input from standard input: /), hint: expect.stringContaining('--input -') });
-    expect(thrown('-')).toMatchObject({ code: 'io', message: 'cannot read --input from standard input: this command was given no standard input' });
+    const unreadable = (() => {
+      try {
+        readInput('-', dir, () => {
+          throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' });
+        });
+      } catch (x) {
+        return x;
+      }
+      return undefined;
+    })();
+    expect(unreadable).toMatchObject({
+      code: 'io',
+      message: expect.stringMatching(/^cannot read --input from standard input: /),
+      hint: expect.stringContaining('--input -'),
+    });
+    expect(thrown('-')).toMatchObject({
+      code: 'io',
+      message: 'cannot read --input from standard input: this command was given no standard input',
+    });
   });
 
   it('locates a JSON syntax error in the text', () => {

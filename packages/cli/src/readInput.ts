@@ -48,9 +48,13 @@ export function readInput(raw: string | undefined, cwd: string, stdin?: () => st
       // An editor's byte order mark is not JSON, and not the user's input either.
       text = readFileSync(isAbsolute(file) ? file : join(cwd, file), 'utf8').replace(/^\uFEFF/, '');
     } catch (e) {
-      throw new StepforgeError((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file_not_found' : 'io', `cannot read input file ${file}: ${errnoReason(e)}`, {
-        hint: '--input @FILE reads the run input from FILE (a JSON object), relative to the current directory',
-      });
+      throw new StepforgeError(
+        (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file_not_found' : 'io',
+        `cannot read input file ${file}: ${errnoReason(e)}`,
+        {
+          hint: '--input @FILE reads the run input from FILE (a JSON object), relative to the current directory',
+        },
+      );
     }
   }
   let value: unknown;

@@ -23,7 +23,9 @@ export function userFunctionsFolder(cwd: string, env: Readonly<Record<string, st
       const base = resolve(dir, name);
       const inside = relative(dir, base);
       if (inside.startsWith('..') || isAbsolute(inside)) return [];
-      return MODULE_EXTENSIONS.filter((ext) => statSync(base + ext, { throwIfNoEntry: false })?.isFile()).map((ext) => `${inside.split(sep).join('/')}${ext}`);
+      return MODULE_EXTENSIONS.filter((ext) => statSync(base + ext, { throwIfNoEntry: false })?.isFile()).map(
+        (ext) => `${inside.split(sep).join('/')}${ext}`,
+      );
     },
   };
 }

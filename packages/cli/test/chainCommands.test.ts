@@ -109,7 +109,13 @@ describe('Function: main (stepforge graph)', () => {
     expect(t.err).toBe("error[parse] <expr>:1:5: unbalanced bracket: '[' is never closed\n  |\n1 | a > [b & c\n  |     ^\n");
     const j = await run(['graph', '--expr', 'a > [b & c', '--json'], dir);
     expect(j.code).toBe(1);
-    expect(JSON.parse(j.out).error).toEqual({ class: 'parse', message: "unbalanced bracket: '[' is never closed", line: 1, column: 5, file: '<expr>' });
+    expect(JSON.parse(j.out).error).toEqual({
+      class: 'parse',
+      message: "unbalanced bracket: '[' is never closed",
+      line: 1,
+      column: 5,
+      file: '<expr>',
+    });
   });
 
   it('reports an unknown handle at its line and column in the file', async () => {
@@ -191,10 +197,15 @@ describe('Function: main (stepforge graph)', () => {
 describe('Function: main (stepforge validate)', () => {
   it('warns about a DSL document without document.version, and does not fail it with --strict', async () => {
     write('noversion.yaml', 'document:\n  dsl: "1.0"\n  name: nv\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n');
-    for (const argv of [['validate', 'noversion.yaml'], ['validate', 'noversion.yaml', '--strict']]) {
+    for (const argv of [
+      ['validate', 'noversion.yaml'],
+      ['validate', 'noversion.yaml', '--strict'],
+    ]) {
       const r = await run(argv, dir);
       expect([argv, r.code, r.out]).toEqual([argv, 0, 'ok\n']);
-      expect(r.err).toContain('warning[missing_version] noversion.yaml:2:3: document has no version; GraphN requires document.version (e.g. version: "0.1.0")');
+      expect(r.err).toContain(
+        'warning[missing_version] noversion.yaml:2:3: document has no version; GraphN requires document.version (e.g. version: "0.1.0")',
+      );
     }
   });
 
@@ -236,17 +247,21 @@ describe('Function: main (stepforge validate)', () => {
     const f = write('bad.chain.yaml', 'chain: "a@web > b > a"\ntasks:\n  a: {kind: model, prompt: x}\n  b: {kind: tool, tool: fetch}\n');
     const r = await run(['validate', f], dir);
     expect(r.code).toBe(1);
-    expect(r.err).toBe(
-      'error[cycle] bad.chain.yaml:1:19: cycle: a > b > a\n  |\n1 | chain: "a@web > b > a"\n  |                   ^\n',
-    );
+    expect(r.err).toBe('error[cycle] bad.chain.yaml:1:19: cycle: a > b > a\n  |\n1 | chain: "a@web > b > a"\n  |                   ^\n');
   });
 
   it('runs the checks compile runs on the state machine too: a state name over 80 characters, history over the quota', async () => {
     const long = 'h'.repeat(100);
-    const named = await run(['validate', write('long.chain.yaml', `chain: "${long}@web"\ntasks:\n  ${long}: { kind: model, prompt: x }\n`), '--json'], dir);
+    const named = await run(
+      ['validate', write('long.chain.yaml', `chain: "${long}@web"\ntasks:\n  ${long}: { kind: model, prompt: x }\n`), '--json'],
+      dir,
+    );
     expect(named.code).toBe(1);
     expect(JSON.parse(named.out).error).toMatchObject({ class: 'state_name', line: 1, column: 9 });
-    const loop = write('long-loop.yaml', 'document: {dsl: "1.0", name: long-loop}\nagents: {w: {}}\nsteps:\n  l: {call: while, condition: "${ true }", max_iterations: 100000, do: {a: {call: agent, agent: w, input_template: x}}}\n');
+    const loop = write(
+      'long-loop.yaml',
+      'document: {dsl: "1.0", name: long-loop}\nagents: {w: {}}\nsteps:\n  l: {call: while, condition: "${ true }", max_iterations: 100000, do: {a: {call: agent, agent: w, input_template: x}}}\n',
+    );
     const history = await run(['validate', loop], dir);
     expect(history.code).toBe(1);
     expect(history.err).toMatch(/^error\[history_limit\] long-loop\.yaml:4:/);
@@ -255,15 +270,47 @@ describe('Function: main (stepforge validate)', () => {
   it('gives a usage error with --json its usage as a field, and a located error its hint', async () => {
     const usage = await run(['graph', 'good.chain.yaml', '--json', '--format', 'dot'], dir);
     expect(usage.code).toBe(2);
-    expect(JSON.parse(usage.out)).toEqual({ error: { class: 'usage', message: '--json conflicts with --format dot', line: null, column: null, usage: expect.stringMatching(/^stepforge graph /) } });
-    const hinted = await run(['validate', write('typo.yaml', 'document: {dsl: "1.0", name: typo}\nagents: {writer: {}}\nsteps:\n  a: {call: agent, agent: writr, input_template: x}\n'), '--json'], dir);
-    expect(JSON.parse(hinted.out).error).toEqual({ class: 'unknown_agent', message: "unknown agent 'writr'", line: 4, column: 27, file: 'typo.yaml', hint: "did you mean 'writer'?" });
+    expect(JSON.parse(usage.out)).toEqual({
+      error: {
+        class: 'usage',
+        message: '--json conflicts with --format dot',
+        line: null,
+        column: null,
+        usage: expect.stringMatching(/^stepforge graph /),
+      },
+    });
+    const hinted = await run(
+      [
+        'validate',
+        write(
+          'typo.yaml',
+          'document: {dsl: "1.0", name: typo}\nagents: {writer: {}}\nsteps:\n  a: {call: agent, agent: writr, input_template: x}\n',
+        ),
+        '--json',
+      ],
+      dir,
+    );
+    expect(JSON.parse(hinted.out).error).toEqual({
+      class: 'unknown_agent',
+      message: "unknown agent 'writr'",
+      line: 4,
+      column: 27,
+      file: 'typo.yaml',
+      hint: "did you mean 'writer'?",
+    });
   });
 
   it('refuses a value option given twice rather than keep the last one (exit 2)', async () => {
-    for (const argv of [['compile', 'good.chain.yaml', '-o', 'a', '-o', 'b'], ['graph', 'good.chain.yaml', '--format', 'dot', '--format', 'mermaid'], ['run', 'good.chain.yaml', '--input', '{}', '--input', '{"topic":"x"}']]) {
+    for (const argv of [
+      ['compile', 'good.chain.yaml', '-o', 'a', '-o', 'b'],
+      ['graph', 'good.chain.yaml', '--format', 'dot', '--format', 'mermaid'],
+      ['run', 'good.chain.yaml', '--input', '{}', '--input', '{"topic":"x"}'],
+    ]) {
       const r = await run(argv, dir);
-      expect([r.code, r.err.split('\n')[0]]).toEqual([2, `error[usage] ${argv.includes('-o') ? '-o' : argv.includes('--format') ? '--format' : '--input'} is given more than once: give it once`]);
+      expect([r.code, r.err.split('\n')[0]]).toEqual([
+        2,
+        `error[usage] ${argv.includes('-o') ? '-o' : argv.includes('--format') ? '--format' : '--input'} is given more than once: give it once`,
+      ]);
     }
     expect((await run(['validate', 'good.chain.yaml', '--json', '--json'], dir)).code).toBe(0);
   });
@@ -289,7 +336,15 @@ describe('Function: main (stepforge new)', () => {
   });
 
   it('writes every shape to a file that validate accepts', async () => {
-    for (const [shape, ...opts] of [['swarm'], ['supervisor'], ['consensus'], ['consensus', '--mode', 'majority'], ['review-loop', '--rounds', '3'], ['map-reduce'], ['fan-out', '--branches', 'pros,cons']]) {
+    for (const [shape, ...opts] of [
+      ['swarm'],
+      ['supervisor'],
+      ['consensus'],
+      ['consensus', '--mode', 'majority'],
+      ['review-loop', '--rounds', '3'],
+      ['map-reduce'],
+      ['fan-out', '--branches', 'pros,cons'],
+    ]) {
       const file = `shapes/${shape}${opts.length}.chain.yaml`;
       const w = await run(['new', shape!, ...opts, '-o', file], dir);
       expect(w.code, w.err).toBe(0);
@@ -301,7 +356,9 @@ describe('Function: main (stepforge new)', () => {
       'chain: worker@web-search > review_1 > revise_1 > review_2 > revise_2 > review_3 > revise_3',
     );
     // The consensus judge is marked as one; the majority tally is a pure step.
-    expect(readFileSync(join(dir, 'shapes/consensus0.chain.yaml'), 'utf8')).toMatch(/\n  judge:\n    kind: model\n    prompt: [^]*\n    select: verbatim\n/);
+    expect(readFileSync(join(dir, 'shapes/consensus0.chain.yaml'), 'utf8')).toMatch(
+      /\n  judge:\n    kind: model\n    prompt: [^]*\n    select: verbatim\n/,
+    );
     expect(readFileSync(join(dir, 'shapes/consensus2.chain.yaml'), 'utf8')).not.toContain('select:');
   });
 
@@ -318,7 +375,9 @@ describe('Function: main (stepforge new)', () => {
       const over = await run(['new', shape!, ...opts, '--count', '4', '-o', file], dir);
       expect(over.code).toBe(2);
       const [option, step] = shape === 'map-reduce' ? ['mappers', 'reduce'] : ['voters', 'tally'];
-      expect(over.err).toContain(`${shape}: option '${option}': at most 3, got 4: the pure '${step}' step reads every output in the state machine`);
+      expect(over.err).toContain(
+        `${shape}: option '${option}': at most 3, got 4: the pure '${step}' step reads every output in the state machine`,
+      );
       expect(over.err).toContain("may exceed Step Functions' 256 KiB payload, so the document would not compile");
       expect(existsSync(join(dir, file))).toBe(false);
     }
@@ -326,8 +385,13 @@ describe('Function: main (stepforge new)', () => {
 
   it('writes every shape at the limits of its size option to a document validate accepts, or refuses it and writes nothing', async () => {
     const limits: [string, string[], number[]][] = [
-      ['swarm', [], [1, 8]], ['supervisor', [], [1, 8]], ['consensus', [], [1, 8]], ['consensus', ['--mode', 'majority'], [1, 3]],
-      ['review-loop', [], [1, 32]], ['map-reduce', [], [1, 3]], ['fan-out', [], [1, 8]],
+      ['swarm', [], [1, 8]],
+      ['supervisor', [], [1, 8]],
+      ['consensus', [], [1, 8]],
+      ['consensus', ['--mode', 'majority'], [1, 3]],
+      ['review-loop', [], [1, 32]],
+      ['map-reduce', [], [1, 3]],
+      ['fan-out', [], [1, 8]],
     ];
     for (const [shape, opts, counts] of limits) {
       for (const n of counts) {
@@ -376,9 +440,14 @@ describe('Function: main (stepforge new)', () => {
 });
 
 describe('Function: main (COMMAND --help)', () => {
-  it('prints the command\'s usage and summary on stdout and exits 0, running nothing', async () => {
+  it("prints the command's usage and summary on stdout and exits 0, running nothing", async () => {
     // `serve` and `runs` would open the embedded stack if they ran: nothing is opened here.
-    for (const [name, usage] of [['run', 'run FILE|--chain FILE [--input JSON|@file|-]'], ['runs', 'runs list [--workflow W]'], ['serve', 'serve'], ['approvals', 'approvals list']] as const) {
+    for (const [name, usage] of [
+      ['run', 'run FILE|--chain FILE [--input JSON|@file|-]'],
+      ['runs', 'runs list [--workflow W]'],
+      ['serve', 'serve'],
+      ['approvals', 'approvals list'],
+    ] as const) {
       const r = await run([name, '--help'], dir);
       expect({ name, code: r.code, err: r.err }).toEqual({ name, code: 0, err: '' });
       expect(r.out.startsWith(`Usage: stepforge ${usage}`)).toBe(true);
@@ -386,10 +455,12 @@ describe('Function: main (COMMAND --help)', () => {
     expect(existsSync(join(dir, '.stepforge'))).toBe(false);
     const after = await run(['runs', 'show', 'some-id', '-h'], dir);
     expect(after.code).toBe(0);
-    expect(after.out).toMatch(/^Usage: stepforge runs list .*\n\nList runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step's outcome by hand\.\n$/);
+    expect(after.out).toMatch(
+      /^Usage: stepforge runs list .*\n\nList runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step's outcome by hand\.\n$/,
+    );
   });
 
-  it('prints a command\'s own longer help where it has one', async () => {
+  it("prints a command's own longer help where it has one", async () => {
     const r = await run(['asl', '--help'], dir);
     expect(r.code).toBe(0);
     expect(r.out).toContain('Runs a raw ASL definition in the embedded engine');
@@ -400,9 +471,16 @@ describe('Function: main (run and runs: usage checked before the stack opens)', 
   it('refuses a --limit that is not a whole number from 1 to 10000, and --limit outside list', async () => {
     for (const bad of ['abc', '0', '-1', '2.5', '10001', '']) {
       const r = await run(['runs', 'list', `--limit=${bad}`], dir);
-      expect({ bad, code: r.code, err: r.err.split('\n')[0] }).toEqual({ bad, code: 2, err: `error[usage] --limit must be a whole number from 1 to 10000, got '${bad}'` });
+      expect({ bad, code: r.code, err: r.err.split('\n')[0] }).toEqual({
+        bad,
+        code: 2,
+        err: `error[usage] --limit must be a whole number from 1 to 10000, got '${bad}'`,
+      });
     }
-    for (const [key, message] of [['', 'an idempotency key cannot be empty'], ['k'.repeat(3000), 'an idempotency key is at most 256 characters, got 3000']]) {
+    for (const [key, message] of [
+      ['', 'an idempotency key cannot be empty'],
+      ['k'.repeat(3000), 'an idempotency key is at most 256 characters, got 3000'],
+    ]) {
       const r = await run(['run', 'wf.yaml', '--idempotency-key', key!], dir);
       expect({ code: r.code, err: r.err.split('\n')[0] }).toEqual({ code: 2, err: `error[usage] --idempotency-key: ${message}` });
     }

@@ -20,7 +20,10 @@ describe('Function: openStack', () => {
       // Another live process owns the client's project: here the owner above, published under the
       // parent process's pid (alive, and not ours, exactly as a second terminal would see it).
       mkdirSync(join(clientDir, '.stepforge'), { recursive: true });
-      writeFileSync(join(clientDir, '.stepforge', 'stack.json'), JSON.stringify({ pid: process.ppid, startedAt: new Date().toISOString(), ...owner.endpoints }));
+      writeFileSync(
+        join(clientDir, '.stepforge', 'stack.json'),
+        JSON.stringify({ pid: process.ppid, startedAt: new Date().toISOString(), ...owner.endpoints }),
+      );
       const client = await openStack({ projectDir: clientDir, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
       try {
         expect(client.owner).toBe(false);
@@ -33,7 +36,12 @@ describe('Function: openStack', () => {
         const done = await service.wait(run.runId);
         expect(done.status).toBe('SUCCEEDED');
         expect((await owner.runtime.runs.getRun(run.runId))?.status).toBe('SUCCEEDED');
-        expect((await owner.runtime.runs.listSteps(run.runId)).map((s) => s.stepId).sort()).toEqual(['critique', 'draft', 'judge', 'plan:reason#turn0']);
+        expect((await owner.runtime.runs.listSteps(run.runId)).map((s) => s.stepId).sort()).toEqual([
+          'critique',
+          'draft',
+          'judge',
+          'plan:reason#turn0',
+        ]);
       } finally {
         await client.close();
       }
@@ -53,7 +61,10 @@ describe('Function: openStack', () => {
     const file = join(clientDir, '.stepforge', 'stack.json');
     try {
       mkdirSync(join(clientDir, '.stepforge'), { recursive: true });
-      writeFileSync(file, JSON.stringify({ pid: process.ppid, startedAt: new Date().toISOString(), ...owner.endpoints, ...(apiUrl ? { apiUrl } : {}) }));
+      writeFileSync(
+        file,
+        JSON.stringify({ pid: process.ppid, startedAt: new Date().toISOString(), ...owner.endpoints, ...(apiUrl ? { apiUrl } : {}) }),
+      );
       await f(clientDir, () => rmSync(file));
     } finally {
       await owner.close();
@@ -66,10 +77,22 @@ describe('Function: openStack', () => {
     await holding('http://127.0.0.1:8787', async (clientDir) => {
       let out = '';
       let err = '';
-      const code = await main(['serve', '--port', '0'], { out: (t) => { out += t; }, err: (t) => { err += t; }, isTTY: false, cwd: clientDir, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+      const code = await main(['serve', '--port', '0'], {
+        out: (t) => {
+          out += t;
+        },
+        err: (t) => {
+          err += t;
+        },
+        isTTY: false,
+        cwd: clientDir,
+        env: { STEPFORGE_LOG_LEVEL: 'SILENT' },
+      });
       expect(code).toBe(1);
       expect(out).toBe('');
-      expect(err).toContain(`error[stack_in_use] another stepforge serve (pid ${process.ppid}) serves this project's stack at http://127.0.0.1:8787`);
+      expect(err).toContain(
+        `error[stack_in_use] another stepforge serve (pid ${process.ppid}) serves this project's stack at http://127.0.0.1:8787`,
+      );
       expect(err).toContain('= help: use that one (every command of this project connects to it), or stop it before starting serve here');
     });
   });
@@ -79,11 +102,25 @@ describe('Function: openStack', () => {
       let out = '';
       let err = '';
       let served: ServeHandle | undefined;
-      serveHooks.onListening = (h) => { served = h; };
+      serveHooks.onListening = (h) => {
+        served = h;
+      };
       try {
-        const code = main(['serve', '--port', '0'], { out: (t) => { out += t; }, err: (t) => { err += t; }, isTTY: false, cwd: clientDir, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+        const code = main(['serve', '--port', '0'], {
+          out: (t) => {
+            out += t;
+          },
+          err: (t) => {
+            err += t;
+          },
+          isTTY: false,
+          cwd: clientDir,
+          env: { STEPFORGE_LOG_LEVEL: 'SILENT' },
+        });
         for (let i = 0; i < 200 && err === ''; i++) await new Promise((r) => setTimeout(r, 10));
-        expect(err).toBe(`note: another stepforge command (pid ${process.ppid}) holds this project's stack; serve starts once it ends (Ctrl-C to give up)\n`);
+        expect(err).toBe(
+          `note: another stepforge command (pid ${process.ppid}) holds this project's stack; serve starts once it ends (Ctrl-C to give up)\n`,
+        );
         await new Promise((r) => setTimeout(r, 600));
         expect(served).toBeUndefined();
         release();

@@ -12,17 +12,28 @@ const STEPS: ProgressStep[] = [
 let nextId = 0;
 const ev = (type: string, extra: Partial<HistoryEvent> = {}, at = 1000): HistoryEvent =>
   ({ id: ++nextId, previousEventId: nextId - 1, type, timestamp: new Date(at), ...extra }) as HistoryEvent;
-const entered = (name: string, at: number) => ev(name === 'c' ? 'PassStateEntered' : 'TaskStateEntered', { stateEnteredEventDetails: { name } }, at);
-const exited = (name: string, at: number) => ev(name === 'c' ? 'PassStateExited' : 'TaskStateExited', { stateExitedEventDetails: { name } }, at);
-const succeeded = (payload: unknown, at: number) => ev('TaskSucceeded', { taskSucceededEventDetails: { resource: 'invoke', resourceType: 'lambda', output: JSON.stringify({ Payload: payload }) } }, at);
+const entered = (name: string, at: number) =>
+  ev(name === 'c' ? 'PassStateEntered' : 'TaskStateEntered', { stateEnteredEventDetails: { name } }, at);
+const exited = (name: string, at: number) =>
+  ev(name === 'c' ? 'PassStateExited' : 'TaskStateExited', { stateExitedEventDetails: { name } }, at);
+const succeeded = (payload: unknown, at: number) =>
+  ev(
+    'TaskSucceeded',
+    { taskSucceededEventDetails: { resource: 'invoke', resourceType: 'lambda', output: JSON.stringify({ Payload: payload }) } },
+    at,
+  );
 
 describe('Function: computeStepProgress', () => {
   it('derives running, succeeded, reused and pending from the history, with durations and tokens', () => {
     nextId = 0;
     const events = [
       ev('ExecutionStarted', {}, 1000),
-      entered('a', 1000), ev('TaskScheduled', {}, 1001), succeeded({ status: 'reused', output: 1, usage: { inputTokens: 5, outputTokens: 7 } }, 1010), exited('a', 1012),
-      entered('b', 1020), ev('TaskScheduled', {}, 1021),
+      entered('a', 1000),
+      ev('TaskScheduled', {}, 1001),
+      succeeded({ status: 'reused', output: 1, usage: { inputTokens: 5, outputTokens: 7 } }, 1010),
+      exited('a', 1012),
+      entered('b', 1020),
+      ev('TaskScheduled', {}, 1021),
     ];
     const p = computeStepProgress(STEPS, events, { status: 'RUNNING' }, 1100);
     expect(p.map((s) => [s.id, s.state, s.reused, s.durationMs, s.inputTokens, s.outputTokens])).toEqual([
@@ -35,13 +46,21 @@ describe('Function: computeStepProgress', () => {
   it('marks the step named by the failure failed and the unreached ones skipped when the run ends', () => {
     nextId = 0;
     const events = [
-      entered('a', 1000), ev('TaskScheduled', {}, 1001), succeeded({ output: 1, usage: { inputTokens: 1, outputTokens: 1 } }, 1002), exited('a', 1003),
-      entered('b', 1004), ev('TaskScheduled', {}, 1005),
+      entered('a', 1000),
+      ev('TaskScheduled', {}, 1001),
+      succeeded({ output: 1, usage: { inputTokens: 1, outputTokens: 1 } }, 1002),
+      exited('a', 1003),
+      entered('b', 1004),
+      ev('TaskScheduled', {}, 1005),
       ev('TaskFailed', { taskFailedEventDetails: { resourceType: 'lambda', resource: 'invoke', error: 'ToolError', cause: 'boom' } }, 1006),
       ev('ExecutionFailed', { executionFailedEventDetails: { error: 'ToolError', cause: "step 'b' failed: boom" } }, 1007),
     ];
     const p = computeStepProgress(STEPS, events, { status: 'FAILED', error: 'ToolError', cause: "step 'b' failed: boom" }, 2000);
-    expect(p.map((s) => [s.id, s.state])).toEqual([['a', 'succeeded'], ['b', 'failed'], ['c', 'skipped']]);
+    expect(p.map((s) => [s.id, s.state])).toEqual([
+      ['a', 'succeeded'],
+      ['b', 'failed'],
+      ['c', 'skipped'],
+    ]);
     expect(p[1]!.error).toEqual({ error: 'ToolError', cause: 'boom' });
   });
 
@@ -64,11 +83,18 @@ describe('Function: computeStepProgress', () => {
       ev(`PassState${type}`, type === 'Entered' ? { stateEnteredEventDetails: { name } } : { stateExitedEventDetails: { name } }, at);
     // `maybe`'s guard said no (straight on to `sure`); `sure`'s said yes and its Pass ran.
     const events = [
-      choice('maybe: when', 'Entered', 1), choice('maybe: when', 'Exited', 2),
-      choice('sure: when', 'Entered', 3), choice('sure: when', 'Exited', 4), pass('sure', 'Entered', 5), pass('sure', 'Exited', 6),
+      choice('maybe: when', 'Entered', 1),
+      choice('maybe: when', 'Exited', 2),
+      choice('sure: when', 'Entered', 3),
+      choice('sure: when', 'Exited', 4),
+      pass('sure', 'Entered', 5),
+      pass('sure', 'Exited', 6),
     ];
     const p = computeStepProgress(steps, events, { status: 'SUCCEEDED' });
-    expect(p.map((s) => [s.id, s.state])).toEqual([['maybe', 'skipped'], ['sure', 'succeeded']]);
+    expect(p.map((s) => [s.id, s.state])).toEqual([
+      ['maybe', 'skipped'],
+      ['sure', 'succeeded'],
+    ]);
   });
 });
 
@@ -87,16 +113,29 @@ describe('Function: computeStepProgress (a run that ended while steps ran)', () 
   // task token until POST /runs/{id}/cancel stops the execution 2 s later.
   const gateUntilWaiting = [
     h(1, 0, 'ExecutionStarted', 1000),
-    named(2, 1, 'TaskStateEntered', 'notes', 1000), h(3, 2, 'LambdaFunctionScheduled', 1001), h(4, 3, 'LambdaFunctionStarted', 1001),
-    h(5, 4, 'LambdaFunctionSucceeded', 1010, { lambdaFunctionSucceededEventDetails: { output: JSON.stringify({ output: 'n', usage: { inputTokens: 13, outputTokens: 17 } }) } }),
-    named(6, 5, 'TaskStateExited', 'notes', 1011), named(7, 6, 'ChoiceStateEntered', 'notes: tool calls?', 1011), named(8, 7, 'ChoiceStateExited', 'notes: tool calls?', 1012),
-    named(9, 8, 'TaskStateEntered', 'publish', 1012), h(10, 9, 'TaskScheduled', 1012), h(11, 10, 'TaskStarted', 1013), h(12, 11, 'TaskSubmitted', 1030),
+    named(2, 1, 'TaskStateEntered', 'notes', 1000),
+    h(3, 2, 'LambdaFunctionScheduled', 1001),
+    h(4, 3, 'LambdaFunctionStarted', 1001),
+    h(5, 4, 'LambdaFunctionSucceeded', 1010, {
+      lambdaFunctionSucceededEventDetails: { output: JSON.stringify({ output: 'n', usage: { inputTokens: 13, outputTokens: 17 } }) },
+    }),
+    named(6, 5, 'TaskStateExited', 'notes', 1011),
+    named(7, 6, 'ChoiceStateEntered', 'notes: tool calls?', 1011),
+    named(8, 7, 'ChoiceStateExited', 'notes: tool calls?', 1012),
+    named(9, 8, 'TaskStateEntered', 'publish', 1012),
+    h(10, 9, 'TaskScheduled', 1012),
+    h(11, 10, 'TaskStarted', 1013),
+    h(12, 11, 'TaskSubmitted', 1030),
   ];
 
   it('ends a step stopped mid-wait by a cancel when its state was aborted, with the stop as its error', () => {
     // The reason quotes a failure's wording: a cancel's reason is the user's text, not a failed step.
     const stop = { error: 'Cancelled', cause: "step 'notes' failed, so stop" };
-    const events = [...gateUntilWaiting, h(13, 12, 'TaskStateAborted', 3012), h(14, 13, 'ExecutionAborted', 3013, { executionAbortedEventDetails: stop })];
+    const events = [
+      ...gateUntilWaiting,
+      h(13, 12, 'TaskStateAborted', 3012),
+      h(14, 13, 'ExecutionAborted', 3013, { executionAbortedEventDetails: stop }),
+    ];
     const p = computeStepProgress(GATE, events, { status: 'ABORTED', ...stop, stopDate: new Date(3013) }, 9000);
     expect(p.map((s) => [s.id, s.state, s.startedAt, s.endedAt, s.durationMs, s.error])).toEqual([
       ['notes', 'succeeded', 1000, 1012, 12, undefined],
@@ -106,11 +145,21 @@ describe('Function: computeStepProgress (a run that ended while steps ran)', () 
     expect(formatStepLine(p[1]!)).toMatch(/^ {2}✗ publish\s+failed\s+2\.00 s {2}Cancelled: step 'notes' failed, so stop$/);
   });
 
-  it('ends a step of a run stopped while no process ran it when the execution was aborted, with the abort event\'s error', () => {
+  it("ends a step of a run stopped while no process ran it when the execution was aborted, with the abort event's error", () => {
     // A dormant execution aborted by `runs cancel`: the engine appends ExecutionAborted to the last checkpoint.
-    const events = [...gateUntilWaiting, h(13, 12, 'ExecutionAborted', 60_000, { executionAbortedEventDetails: { error: 'Cancelled', cause: 'wrong version' } })];
+    const events = [
+      ...gateUntilWaiting,
+      h(13, 12, 'ExecutionAborted', 60_000, { executionAbortedEventDetails: { error: 'Cancelled', cause: 'wrong version' } }),
+    ];
     const p = computeStepProgress(GATE, events, { status: 'ABORTED' }, 90_000);
-    expect(p[1]).toMatchObject({ id: 'publish', state: 'failed', startedAt: 1012, endedAt: 60_000, durationMs: 58_988, error: { error: 'Cancelled', cause: 'wrong version' } });
+    expect(p[1]).toMatchObject({
+      id: 'publish',
+      state: 'failed',
+      startedAt: 1012,
+      endedAt: 60_000,
+      durationMs: 58_988,
+      error: { error: 'Cancelled', cause: 'wrong version' },
+    });
     // Without the event (a history cut short), DescribeExecution's stop date and status.
     const described = computeStepProgress(GATE, gateUntilWaiting, { status: 'TIMED_OUT', stopDate: 5012 }, 90_000);
     expect(described[1]).toMatchObject({ state: 'failed', endedAt: 5012, durationMs: 4000, error: { error: 'TIMED_OUT', cause: '' } });
@@ -122,21 +171,36 @@ describe('Function: computeStepProgress (a run that ended while steps ran)', () 
       { id: 'body', kind: 'function', state: 'body', parent: 'loop', states: ['body'], lambda: true },
       { id: 'after', kind: 'agent', state: 'after', states: ['after'], lambda: true },
     ];
-    const failure = { error: 'FunctionError', cause: `step 'body' failed: ${JSON.stringify({ errorMessage: 'boom', errorType: 'FunctionError' })}` };
+    const failure = {
+      error: 'FunctionError',
+      cause: `step 'body' failed: ${JSON.stringify({ errorMessage: 'boom', errorType: 'FunctionError' })}`,
+    };
     // `[loop & after]` runs both branches; body's failure is caught into the unowned Fail state
     // `loop: failed`, which fails the Map (MapStateFailed follows the iteration's events), aborts
     // `after` and fails the Parallel.
     const events = [
-      h(1, 0, 'ExecutionStarted', 2000), named(2, 1, 'PassStateEntered', 'Start', 2000), named(3, 2, 'PassStateExited', 'Start', 2001),
-      named(4, 3, 'ParallelStateEntered', '[loop & after]', 2001), h(5, 4, 'ParallelStateStarted', 2001),
-      named(6, 5, 'MapStateEntered', 'loop', 2001), named(7, 5, 'TaskStateEntered', 'after', 2002),
-      h(8, 7, 'LambdaFunctionScheduled', 2002), h(9, 8, 'LambdaFunctionStarted', 2002),
-      h(10, 6, 'MapStateStarted', 2004), h(11, 10, 'MapIterationStarted', 2004), named(12, 11, 'TaskStateEntered', 'body', 2004),
-      h(13, 12, 'LambdaFunctionScheduled', 2004), h(14, 13, 'LambdaFunctionStarted', 2004),
+      h(1, 0, 'ExecutionStarted', 2000),
+      named(2, 1, 'PassStateEntered', 'Start', 2000),
+      named(3, 2, 'PassStateExited', 'Start', 2001),
+      named(4, 3, 'ParallelStateEntered', '[loop & after]', 2001),
+      h(5, 4, 'ParallelStateStarted', 2001),
+      named(6, 5, 'MapStateEntered', 'loop', 2001),
+      named(7, 5, 'TaskStateEntered', 'after', 2002),
+      h(8, 7, 'LambdaFunctionScheduled', 2002),
+      h(9, 8, 'LambdaFunctionStarted', 2002),
+      h(10, 6, 'MapStateStarted', 2004),
+      h(11, 10, 'MapIterationStarted', 2004),
+      named(12, 11, 'TaskStateEntered', 'body', 2004),
+      h(13, 12, 'LambdaFunctionScheduled', 2004),
+      h(14, 13, 'LambdaFunctionStarted', 2004),
       h(15, 14, 'LambdaFunctionFailed', 2012, { lambdaFunctionFailedEventDetails: { error: 'FunctionError', cause: 'boom' } }),
-      named(16, 15, 'TaskStateExited', 'body', 2013), named(17, 16, 'FailStateEntered', 'loop: failed', 2013),
-      h(18, 17, 'MapIterationFailed', 2013), h(19, 17, 'MapStateFailed', 2014), h(20, 9, 'TaskStateAborted', 2015),
-      h(21, 19, 'ParallelStateFailed', 2016), h(22, 21, 'ExecutionFailed', 2016, { executionFailedEventDetails: failure }),
+      named(16, 15, 'TaskStateExited', 'body', 2013),
+      named(17, 16, 'FailStateEntered', 'loop: failed', 2013),
+      h(18, 17, 'MapIterationFailed', 2013),
+      h(19, 17, 'MapStateFailed', 2014),
+      h(20, 9, 'TaskStateAborted', 2015),
+      h(21, 19, 'ParallelStateFailed', 2016),
+      h(22, 21, 'ExecutionFailed', 2016, { executionFailedEventDetails: failure }),
     ];
     const p = computeStepProgress(steps, events, { status: 'FAILED', ...failure }, 9000);
     expect(p.map((s) => [s.id, s.state, s.startedAt, s.endedAt, s.durationMs, s.error])).toEqual([
@@ -155,9 +219,13 @@ describe('Function: computeStepProgress (a run that ended while steps ran)', () 
     ];
     const failure = { error: 'ModelError', cause: "step 'improve' failed: model down" };
     const events = [
-      h(1, 0, 'ExecutionStarted', 100), named(2, 1, 'TaskStateEntered', 'improve', 101), h(3, 2, 'LambdaFunctionScheduled', 101),
+      h(1, 0, 'ExecutionStarted', 100),
+      named(2, 1, 'TaskStateEntered', 'improve', 101),
+      h(3, 2, 'LambdaFunctionScheduled', 101),
       h(4, 3, 'LambdaFunctionFailed', 400, { lambdaFunctionFailedEventDetails: { error: 'ModelError', cause: 'model down' } }),
-      named(5, 4, 'TaskStateExited', 'improve', 401), named(6, 5, 'FailStateEntered', 'Failed', 401), h(7, 6, 'ExecutionFailed', 402, { executionFailedEventDetails: failure }),
+      named(5, 4, 'TaskStateExited', 'improve', 401),
+      named(6, 5, 'FailStateEntered', 'Failed', 401),
+      h(7, 6, 'ExecutionFailed', 402, { executionFailedEventDetails: failure }),
     ];
     const p = computeStepProgress(steps, events, { status: 'FAILED', ...failure }, 9000);
     expect(p.map((s) => [s.id, s.state, s.startedAt, s.endedAt, s.error])).toEqual([
@@ -178,17 +246,27 @@ describe('Function: computeStepProgress (a step whose call failed, before the ru
     const cause = "step 'judge' must answer with one of the candidates";
     const failure = { error: 'JudgeChoiceNotCandidate', cause: `step 'judge' failed: ${cause}` };
     const events = [
-      h(1, 0, 'ExecutionStarted', 100), named(2, 1, 'TaskStateEntered', 'judge', 101), h(3, 2, 'LambdaFunctionScheduled', 101),
+      h(1, 0, 'ExecutionStarted', 100),
+      named(2, 1, 'TaskStateEntered', 'judge', 101),
+      h(3, 2, 'LambdaFunctionScheduled', 101),
       h(4, 3, 'LambdaFunctionFailed', 400, { lambdaFunctionFailedEventDetails: { error: 'JudgeChoiceNotCandidate', cause } }),
-      named(5, 4, 'TaskStateExited', 'judge', 401), named(6, 5, 'FailStateEntered', 'Failed', 401),
+      named(5, 4, 'TaskStateExited', 'judge', 401),
+      named(6, 5, 'FailStateEntered', 'Failed', 401),
     ];
     // Caught into the Fail state, the execution not yet ended.
     const mid = computeStepProgress(steps, events, { status: 'RUNNING' }, 9000);
     expect(mid.map((s) => [s.state, s.error])).toEqual([['failed', { error: 'JudgeChoiceNotCandidate', cause }]]);
-    const end = computeStepProgress(steps, [...events, h(7, 6, 'ExecutionFailed', 402, { executionFailedEventDetails: failure })], { status: 'FAILED', ...failure }, 9000);
+    const end = computeStepProgress(
+      steps,
+      [...events, h(7, 6, 'ExecutionFailed', 402, { executionFailedEventDetails: failure })],
+      { status: 'FAILED', ...failure },
+      9000,
+    );
     expect(end.map((s) => s.state)).toEqual(['failed']);
     let out = '';
-    const d = new ProgressDisplay((t) => { out += t; }, false);
+    const d = new ProgressDisplay((t) => {
+      out += t;
+    }, false);
     d.update(mid);
     d.update(end);
     expect(out).not.toContain('succeeded');
@@ -198,9 +276,12 @@ describe('Function: computeStepProgress (a step whose call failed, before the ru
   it('is succeeded when a retry succeeded after a failed call', () => {
     const steps: ProgressStep[] = [{ id: 'a', kind: 'model', state: 'a', states: ['a'], lambda: true }];
     const events = [
-      h(1, 0, 'ExecutionStarted', 100), named(2, 1, 'TaskStateEntered', 'a', 101), h(3, 2, 'LambdaFunctionScheduled', 101),
+      h(1, 0, 'ExecutionStarted', 100),
+      named(2, 1, 'TaskStateEntered', 'a', 101),
+      h(3, 2, 'LambdaFunctionScheduled', 101),
       h(4, 3, 'LambdaFunctionFailed', 200, { lambdaFunctionFailedEventDetails: { error: 'ModelThrottled', cause: 'slow down' } }),
-      h(5, 4, 'LambdaFunctionScheduled', 300), h(6, 5, 'LambdaFunctionSucceeded', 400, { lambdaFunctionSucceededEventDetails: { output: '{}' } }),
+      h(5, 4, 'LambdaFunctionScheduled', 300),
+      h(6, 5, 'LambdaFunctionSucceeded', 400, { lambdaFunctionSucceededEventDetails: { output: '{}' } }),
       named(7, 6, 'TaskStateExited', 'a', 401),
     ];
     expect(computeStepProgress(steps, events, { status: 'RUNNING' }, 9000).map((s) => s.state)).toEqual(['succeeded']);
@@ -208,16 +289,20 @@ describe('Function: computeStepProgress (a step whose call failed, before the ru
 });
 
 describe('Class: ProgressDisplay', () => {
-  const progress = (state: 'running' | 'succeeded') => computeStepProgress(
-    STEPS.slice(0, 1),
-    (nextId = 0, state === 'running' ? [entered('a', 0)] : [entered('a', 0), ev('TaskScheduled', {}, 1), succeeded({ output: 1 }, 2), exited('a', 3)]),
-    { status: state === 'running' ? 'RUNNING' : 'SUCCEEDED' },
-    10,
-  );
+  const progress = (state: 'running' | 'succeeded') =>
+    computeStepProgress(
+      STEPS.slice(0, 1),
+      ((nextId = 0),
+      state === 'running' ? [entered('a', 0)] : [entered('a', 0), ev('TaskScheduled', {}, 1), succeeded({ output: 1 }, 2), exited('a', 3)]),
+      { status: state === 'running' ? 'RUNNING' : 'SUCCEEDED' },
+      10,
+    );
 
   it('redraws the step block in place on a TTY', () => {
     let out = '';
-    const d = new ProgressDisplay((t) => { out += t; }, true);
+    const d = new ProgressDisplay((t) => {
+      out += t;
+    }, true);
     d.update(progress('running'));
     d.update(progress('succeeded'));
     const [first, second] = out.split('\x1b[1F\x1b[J');
@@ -227,7 +312,9 @@ describe('Class: ProgressDisplay', () => {
 
   it('prints one plain line per change elsewhere', () => {
     let out = '';
-    const d = new ProgressDisplay((t) => { out += t; }, false);
+    const d = new ProgressDisplay((t) => {
+      out += t;
+    }, false);
     d.update(progress('running'));
     d.update(progress('running'));
     d.update(progress('succeeded'));
@@ -247,7 +334,11 @@ describe('Function: readableCause', () => {
     expect(readableCause(`step 'second' failed: ${lambda}`)).toBe("step 'second' failed: the function refused");
     expect(readableCause(lambda)).toBe('the function refused');
     // The Node.js runtime's shape, which JavaScript step handlers report.
-    const node = JSON.stringify({ errorType: 'ShoutFailed', errorMessage: 'the function refused', trace: ['ShoutFailed: the function refused', '    at x'] });
+    const node = JSON.stringify({
+      errorType: 'ShoutFailed',
+      errorMessage: 'the function refused',
+      trace: ['ShoutFailed: the function refused', '    at x'],
+    });
     expect(readableCause(`step 'second' failed: ${node}`)).toBe("step 'second' failed: the function refused");
   });
 

@@ -12,7 +12,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function run(...argv: string[]) {
   let out = '';
   let err = '';
-  const io: CliIo = { out: (t) => { out += t; }, err: (t) => { err += t; }, isTTY: false, cwd: dir, env: {} };
+  const io: CliIo = {
+    out: (t) => {
+      out += t;
+    },
+    err: (t) => {
+      err += t;
+    },
+    isTTY: false,
+    cwd: dir,
+    env: {},
+  };
   const code = await main(argv, io);
   return { code, out, err };
 }
@@ -20,15 +30,24 @@ async function run(...argv: string[]) {
 /** Asserts a usage error (exit 2) with this first line, in text and in --json, and that no stack was opened. */
 async function expectUsage(argv: string[], message: string) {
   const text = await run(...argv);
-  expect({ argv, code: text.code, out: text.out, err: text.err.split('\n')[0] }).toEqual({ argv, code: 2, out: '', err: `error[usage] ${message}` });
+  expect({ argv, code: text.code, out: text.out, err: text.err.split('\n')[0] }).toEqual({
+    argv,
+    code: 2,
+    out: '',
+    err: `error[usage] ${message}`,
+  });
   const json = await run(...argv, '--json');
-  expect({ argv, code: json.code, error: JSON.parse(json.out).error }).toEqual({ argv, code: 2, error: { class: 'usage', message, line: null, column: null } });
+  expect({ argv, code: json.code, error: JSON.parse(json.out).error }).toEqual({
+    argv,
+    code: 2,
+    error: { class: 'usage', message, line: null, column: null },
+  });
   expect(existsSync(join(dir, '.stepforge'))).toBe(false);
 }
 
 describe('Command: runs (usage errors, checked before the stack opens)', () => {
   describe('cancel --reason', () => {
-    it('refuses an empty or blank reason, which would be recorded as the run\'s error message', async () => {
+    it("refuses an empty or blank reason, which would be recorded as the run's error message", async () => {
       const message = "--reason cannot be empty: say why the run is cancelled, or leave --reason out to record 'cancelled by the user'";
       await expectUsage(['runs', 'cancel', 'run-1', '--reason', ''], message);
       await expectUsage(['runs', 'cancel', 'run-1', '--reason=   '], message);
@@ -62,8 +81,12 @@ describe('Command: runs (usage errors, checked before the stack opens)', () => {
     it('refuses stray arguments on every subcommand', async () => {
       await expectUsage(['runs', 'list', 'extra'], "runs list takes no arguments (got 'extra')");
       await expectUsage(['runs', 'list', 'a', 'b'], "runs list takes no arguments (got 'a', 'b')");
-      for (const sub of ['show', 'retry', 'cancel']) await expectUsage(['runs', sub, 'run-1', 'extra'], `runs ${sub} takes one run ID (got 2: 'run-1', 'extra')`);
-      await expectUsage(['runs', 'restart', 'run-1', 'draft', '--from', 'draft'], "runs restart takes one run ID (got 2: 'run-1', 'draft')");
+      for (const sub of ['show', 'retry', 'cancel'])
+        await expectUsage(['runs', sub, 'run-1', 'extra'], `runs ${sub} takes one run ID (got 2: 'run-1', 'extra')`);
+      await expectUsage(
+        ['runs', 'restart', 'run-1', 'draft', '--from', 'draft'],
+        "runs restart takes one run ID (got 2: 'run-1', 'draft')",
+      );
       for (const sub of ['show', 'retry', 'restart', 'cancel']) await expectUsage(['runs', sub], `runs ${sub} takes one run ID`);
     });
   });
@@ -91,7 +114,7 @@ describe('Command: runs (usage errors, checked before the stack opens)', () => {
 });
 
 describe('Command: approvals (usage errors, checked before the stack opens)', () => {
-  it('refuses a stray argument and another subcommand\'s flag rather than ignore them', async () => {
+  it("refuses a stray argument and another subcommand's flag rather than ignore them", async () => {
     await expectUsage(['approvals', 'list', 'extra'], "approvals list takes no arguments (got 'extra')");
     await expectUsage(['approvals', 'list', '--comment', 'x'], '--comment goes with approvals approve or reject');
     await expectUsage(['approvals', 'approve', 'a-1', '--status', 'PENDING'], '--status goes with approvals list');

@@ -9,7 +9,11 @@ import { serveHooks, type ServeHandle } from '../src/commands/serve.js';
 const ROLE = 'arn:aws:iam::123456789012:role/test';
 
 /** Runs `serve` with `args` in `dir`; resolves with the exit code and what it printed (closing it once listening). */
-async function serve(dir: string, args: string[], whileListening?: (h: ServeHandle) => Promise<void>): Promise<{ code: number; out: string; err: string }> {
+async function serve(
+  dir: string,
+  args: string[],
+  whileListening?: (h: ServeHandle) => Promise<void>,
+): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
   serveHooks.onListening = (h) => {
@@ -22,7 +26,17 @@ async function serve(dir: string, args: string[], whileListening?: (h: ServeHand
     })();
   };
   try {
-    const code = await main(['serve', '--port', '0', ...args], { out: (t) => { out += t; }, err: (t) => { err += t; }, isTTY: false, cwd: dir, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
+    const code = await main(['serve', '--port', '0', ...args], {
+      out: (t) => {
+        out += t;
+      },
+      err: (t) => {
+        err += t;
+      },
+      isTTY: false,
+      cwd: dir,
+      env: { STEPFORGE_LOG_LEVEL: 'SILENT' },
+    });
     return { code, out, err };
   } finally {
     delete serveHooks.onListening;
@@ -30,21 +44,37 @@ async function serve(dir: string, args: string[], whileListening?: (h: ServeHand
 }
 
 describe('serve --lambda NAME=MODULE', () => {
-  it('registers the module\'s handler, which state machines call by name, by ARN and through lambda:invoke', async () => {
+  it("registers the module's handler, which state machines call by name, by ARN and through lambda:invoke", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sf-lambda-'));
     try {
-      writeFileSync(join(dir, 'greet.mjs'), 'export async function handler(event, context) { return { greeting: `hello ${event.who}`, fn: context.functionName }; }\n');
+      writeFileSync(
+        join(dir, 'greet.mjs'),
+        'export async function handler(event, context) { return { greeting: `hello ${event.who}`, fn: context.functionName }; }\n',
+      );
       writeFileSync(join(dir, 'shout.cjs'), 'exports.handler = async (event) => String(event.text).toUpperCase();\n');
       const outputs: unknown[] = [];
       const { code, out, err } = await serve(dir, ['--lambda', 'greet=greet.mjs', '--lambda', 'shout=./shout.cjs'], async (h) => {
-        const { credentials } = JSON.parse(readFileSync(join(dir, '.stepforge', 'stack.json'), 'utf8')) as { credentials: { accessKeyId: string; secretAccessKey: string } };
+        const { credentials } = JSON.parse(readFileSync(join(dir, '.stepforge', 'stack.json'), 'utf8')) as {
+          credentials: { accessKeyId: string; secretAccessKey: string };
+        };
         const sfn = new SFNClient({ endpoint: h.sfnEndpoint, region: 'us-east-1', credentials, maxAttempts: 1 });
         try {
           const definition = JSON.stringify({
             StartAt: 'ByName',
             States: {
-              ByName: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: 'greet', 'Payload.$': '$' }, OutputPath: '$.Payload', Next: 'ByArn' },
-              ByArn: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:shout', Parameters: { 'text.$': '$.greeting' }, End: true },
+              ByName: {
+                Type: 'Task',
+                Resource: 'arn:aws:states:::lambda:invoke',
+                Parameters: { FunctionName: 'greet', 'Payload.$': '$' },
+                OutputPath: '$.Payload',
+                Next: 'ByArn',
+              },
+              ByArn: {
+                Type: 'Task',
+                Resource: 'arn:aws:lambda:us-east-1:123456789012:function:shout',
+                Parameters: { 'text.$': '$.greeting' },
+                End: true,
+              },
             },
           });
           const { stateMachineArn } = await sfn.send(new CreateStateMachineCommand({ name: 'user-lambdas', definition, roleArn: ROLE }));

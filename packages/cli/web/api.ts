@@ -4,7 +4,11 @@ const KEY = 'stepforge.apiToken';
 /** An answer the API refused, by its code. */
 export class ApiFailure extends Error {
   override readonly name = 'ApiFailure';
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -21,7 +25,11 @@ export function clearToken(): void {
 
 /** Trades a one-time sign-in code (from `runs show --open`) for the token. */
 export async function redeemCode(code: string): Promise<void> {
-  const r = await fetch('/view/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+  const r = await fetch('/view/session', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code }),
+  });
   const body = (await r.json()) as { token?: string; error?: { code: string; message: string } };
   if (!r.ok || !body.token) throw new ApiFailure(r.status, body.error?.code ?? 'invalid_code', body.error?.message ?? 'sign-in failed');
   setToken(body.token);
@@ -49,7 +57,10 @@ export function subscribe(path: string, onChange: () => void, onState: (live: bo
   const loop = async (): Promise<void> => {
     while (!stopped) {
       try {
-        const r = await fetch(path, { headers: { authorization: `Bearer ${token() ?? ''}`, accept: 'text/event-stream' }, signal: abort.signal });
+        const r = await fetch(path, {
+          headers: { authorization: `Bearer ${token() ?? ''}`, accept: 'text/event-stream' },
+          signal: abort.signal,
+        });
         if (!r.ok || !r.body) throw new Error(`HTTP ${r.status}`);
         onState(true);
         const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -22,27 +22,69 @@ export interface GraphView {
 }
 
 /** Lays out and draws a state machine definition. */
-export function drawGraph(definition: { StartAt: string; States: Record<string, never> }, state: GraphState, onSelect: (name: string) => void): GraphView {
+export function drawGraph(
+  definition: { StartAt: string; States: Record<string, never> },
+  state: GraphState,
+  onSelect: (name: string) => void,
+): GraphView {
   const graph = stateGraph(definition);
   const layout = layoutGraph(graph);
-  const svg = s('svg', { viewBox: `0 0 ${Math.ceil(layout.width)} ${Math.ceil(layout.height)}`, width: Math.ceil(layout.width), height: Math.ceil(layout.height), role: 'group', 'aria-label': 'State machine graph', class: graph.nodes.length <= FIT_NODES ? 'graph fit' : 'graph' }) as SVGSVGElement;
-  svg.append(s('defs', {}, s('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, s('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'arrowhead' }))));
+  const svg = s('svg', {
+    viewBox: `0 0 ${Math.ceil(layout.width)} ${Math.ceil(layout.height)}`,
+    width: Math.ceil(layout.width),
+    height: Math.ceil(layout.height),
+    role: 'group',
+    'aria-label': 'State machine graph',
+    class: graph.nodes.length <= FIT_NODES ? 'graph fit' : 'graph',
+  }) as SVGSVGElement;
+  svg.append(
+    s(
+      'defs',
+      {},
+      s(
+        'marker',
+        { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
+        s('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'arrowhead' }),
+      ),
+    ),
+  );
   for (const grp of graph.groups) {
     const b = layout.groups.get(grp.id)!;
-    svg.append(s('rect', { x: b.x - b.width / 2, y: b.y - b.height / 2, width: b.width, height: b.height, rx: 6, class: `group group-${grp.type.toLowerCase()}`, 'data-group': grp.id }));
+    svg.append(
+      s('rect', {
+        x: b.x - b.width / 2,
+        y: b.y - b.height / 2,
+        width: b.width,
+        height: b.height,
+        rx: 6,
+        class: `group group-${grp.type.toLowerCase()}`,
+        'data-group': grp.id,
+      }),
+    );
   }
   for (const { edge, points } of layout.edges) {
     if (points.length === 0) continue;
-    svg.append(s('path', { d: `M ${points.map((p) => `${p.x} ${p.y}`).join(' L ')}`, class: `edge edge-${edge.kind}`, 'marker-end': 'url(#arrow)' }));
+    svg.append(
+      s('path', { d: `M ${points.map((p) => `${p.x} ${p.y}`).join(' L ')}`, class: `edge edge-${edge.kind}`, 'marker-end': 'url(#arrow)' }),
+    );
   }
   const byName = new Map<string, SVGGElement[]>();
   for (const n of graph.nodes) {
     const b = layout.nodes.get(n.id)!;
-    const label = s('text', { x: b.x, y: b.y + 4, 'text-anchor': 'middle', class: 'label' }, n.name.length > 34 ? `${n.name.slice(0, 33)}…` : n.name);
+    const label = s(
+      'text',
+      { x: b.x, y: b.y + 4, 'text-anchor': 'middle', class: 'label' },
+      n.name.length > 34 ? `${n.name.slice(0, 33)}…` : n.name,
+    );
     const badge = s('text', { x: b.x + b.width / 2 - 6, y: b.y - b.height / 2 - 4, 'text-anchor': 'end', class: 'badge' });
-    const g = s('g', { class: 'state', tabindex: 0, role: 'button', 'data-state': n.name, 'data-type': n.type },
+    const g = s(
+      'g',
+      { class: 'state', tabindex: 0, role: 'button', 'data-state': n.name, 'data-type': n.type },
       s('title', {}, n.name),
-      s('rect', { x: b.x - b.width / 2, y: b.y - b.height / 2, width: b.width, height: b.height, rx: n.type === 'Choice' ? 16 : 4 }), label, badge) as SVGGElement;
+      s('rect', { x: b.x - b.width / 2, y: b.y - b.height / 2, width: b.width, height: b.height, rx: n.type === 'Choice' ? 16 : 4 }),
+      label,
+      badge,
+    ) as SVGGElement;
     g.addEventListener('click', () => onSelect(n.name));
     g.addEventListener('keydown', (ev) => {
       if ((ev as KeyboardEvent).key === 'Enter' || (ev as KeyboardEvent).key === ' ') {
@@ -54,7 +96,9 @@ export function drawGraph(definition: { StartAt: string; States: Record<string, 
     svg.append(g);
   }
   const view: GraphView = {
-    element: svg, graph, layout,
+    element: svg,
+    graph,
+    layout,
     update(st) {
       for (const [name, gs] of byName) {
         const status = st.status(name);
@@ -62,7 +106,10 @@ export function drawGraph(definition: { StartAt: string; States: Record<string, 
         const it = run?.iterations;
         for (const g of gs) {
           g.setAttribute('data-status', status);
-          g.setAttribute('aria-label', `${name}: ${STATUS_LABEL[status]}${it ? `, ${it.succeeded} of ${it.started} iterations succeeded` : ''}`);
+          g.setAttribute(
+            'aria-label',
+            `${name}: ${STATUS_LABEL[status]}${it ? `, ${it.succeeded} of ${it.started} iterations succeeded` : ''}`,
+          );
           const badge = g.querySelector('.badge')!;
           badge.textContent = it ? `${it.succeeded + it.failed}/${it.started} iterations` : run && run.entered > 1 ? `×${run.entered}` : '';
         }

@@ -34,7 +34,7 @@ async function route(): Promise<void> {
   } catch (e) {
     if (e instanceof ApiFailure && e.status === 401) {
       clearToken();
-      return signIn('That token is not this serve\'s.');
+      return signIn("That token is not this serve's.");
     }
   }
   const m = /^\/runs\/([^/]+)$/.exec(path ?? '');
@@ -43,11 +43,25 @@ async function route(): Promise<void> {
 
 function signIn(problem?: string): void {
   const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', required: true });
-  main.replaceChildren(h('form', { class: 'panel signin', onsubmit: (ev: Event) => { ev.preventDefault(); setToken(input.value.trim()); void route(); } },
-    h('h1', {}, 'Sign in'),
-    problem ? h('p', { class: 'error', role: 'alert' }, problem) : null,
-    h('p', {}, 'Open a run with ', h('code', {}, 'stepforge runs show ID --open'), ', or paste apiToken from .stepforge/stack.json.'),
-    h('label', { for: 'token' }, 'API token'), input, h('button', { type: 'submit' }, 'Sign in')));
+  main.replaceChildren(
+    h(
+      'form',
+      {
+        class: 'panel signin',
+        onsubmit: (ev: Event) => {
+          ev.preventDefault();
+          setToken(input.value.trim());
+          void route();
+        },
+      },
+      h('h1', {}, 'Sign in'),
+      problem ? h('p', { class: 'error', role: 'alert' }, problem) : null,
+      h('p', {}, 'Open a run with ', h('code', {}, 'stepforge runs show ID --open'), ', or paste apiToken from .stepforge/stack.json.'),
+      h('label', { for: 'token' }, 'API token'),
+      input,
+      h('button', { type: 'submit' }, 'Sign in'),
+    ),
+  );
   input.focus();
 }
 

@@ -54,7 +54,7 @@ export function stateGraph(definition: { StartAt: string; States: Record<string,
     const id = (name: string) => `${prefix}${name}`;
     for (const [name, st] of Object.entries(states)) {
       const sid = id(name);
-      const inner = st.Branches ?? (st.ItemProcessor ?? st.Iterator ? [st.ItemProcessor ?? st.Iterator!] : undefined);
+      const inner = st.Branches ?? ((st.ItemProcessor ?? st.Iterator) ? [st.ItemProcessor ?? st.Iterator!] : undefined);
       if (inner) {
         const gid = `group:${sid}`;
         groups.push({ id: gid, state: sid, type: st.Type === 'Parallel' ? 'Parallel' : 'Map', ...(group !== undefined ? { group } : {}) });
@@ -64,7 +64,8 @@ export function stateGraph(definition: { StartAt: string; States: Record<string,
           const p = `${sid}/${i}/`;
           scope(p, b.States, gid);
           edges.push({ from: sid, to: `${p}${b.StartAt}`, kind: 'branch' });
-          for (const [n, s2] of Object.entries(b.States)) if (s2.End || s2.Type === 'Succeed') ends.push(...(exits.get(`${p}${n}`) ?? [`${p}${n}`]));
+          for (const [n, s2] of Object.entries(b.States))
+            if (s2.End || s2.Type === 'Succeed') ends.push(...(exits.get(`${p}${n}`) ?? [`${p}${n}`]));
         });
         exits.set(sid, ends.length ? ends : [sid]);
       } else {
@@ -107,7 +108,11 @@ export function stateGraph(definition: { StartAt: string; States: Record<string,
   const reached = new Set(kept.map((e) => e.to));
   const shown = nodes.filter((n) => !aliased.has(n.id) || reached.has(n.id));
   const seen = new Set<string>();
-  return { nodes: shown, groups, edges: kept.filter((e) => (seen.has(`${e.from}>${e.to}`) ? false : (seen.add(`${e.from}>${e.to}`), true))) };
+  return {
+    nodes: shown,
+    groups,
+    edges: kept.filter((e) => (seen.has(`${e.from}>${e.to}`) ? false : (seen.add(`${e.from}>${e.to}`), true))),
+  };
 }
 
 /** Where each node and group is drawn. */
@@ -147,7 +152,12 @@ function flowOrder(ids: readonly string[], es: readonly { from: string; to: stri
   return order;
 }
 
-interface Box { x: number; y: number; width: number; height: number }
+interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
 
 /**
  * Lays the graph out top to bottom with dagre, one scope at a time: each Parallel or Map group is
@@ -176,7 +186,10 @@ export function layoutGraph(g: StateGraph): Layout {
   const isGroup = new Set(g.groups.map((x) => x.id));
   const nodeWidth = new Map(g.nodes.map((n) => [n.id, Math.min(260, Math.max(90, n.name.length * 7.2 + 28))]));
   // Relative layouts per scope: member boxes, and edge points.
-  const local = new Map<string | undefined, { width: number; height: number; boxes: Map<string, Box>; edges: { edge: GraphEdge; points: { x: number; y: number }[] }[] }>();
+  const local = new Map<
+    string | undefined,
+    { width: number; height: number; boxes: Map<string, Box>; edges: { edge: GraphEdge; points: { x: number; y: number }[] }[] }
+  >();
   const edgesByScope = new Map<string | undefined, { edge: GraphEdge; from: string; to: string }[]>();
   for (const e of g.edges) {
     // The innermost scope holding both ends, seen from which they are two different members.
@@ -206,7 +219,12 @@ export function layoutGraph(g: StateGraph): Layout {
       boxes.set(id, { x: v.x, y: v.y, width: v.width, height: v.height });
     }
     const gr = d.graph();
-    return { width: gr.width ?? 0, height: gr.height ?? 0, boxes, edges: es.map((e) => ({ edge: e.edge, points: (d.edge(e.from, e.to)?.points ?? []) as { x: number; y: number }[] })) };
+    return {
+      width: gr.width ?? 0,
+      height: gr.height ?? 0,
+      boxes,
+      edges: es.map((e) => ({ edge: e.edge, points: (d.edge(e.from, e.to)?.points ?? []) as { x: number; y: number }[] })),
+    };
   };
   const layoutScope = (sc: string | undefined): { width: number; height: number } => {
     const ids = members.get(sc) ?? [];
@@ -226,7 +244,13 @@ export function layoutGraph(g: StateGraph): Layout {
     const chunks: ReturnType<typeof dagreLayout>[] = [];
     for (let c = 0; c * CHUNK < order.length; c++) {
       const part = order.slice(c * CHUNK, (c + 1) * CHUNK);
-      chunks.push(dagreLayout(part, es.filter((e) => chunkOf.get(e.from) === c && chunkOf.get(e.to) === c), margin));
+      chunks.push(
+        dagreLayout(
+          part,
+          es.filter((e) => chunkOf.get(e.from) === c && chunkOf.get(e.to) === c),
+          margin,
+        ),
+      );
     }
     const width = Math.max(...chunks.map((c) => c.width));
     const boxes = new Map<string, Box>();
@@ -242,7 +266,13 @@ export function layoutGraph(g: StateGraph): Layout {
       if (chunkOf.get(e.from) === chunkOf.get(e.to)) continue;
       const a = boxes.get(e.from)!;
       const b = boxes.get(e.to)!;
-      edgesOut.push({ edge: e.edge, points: [{ x: a.x, y: a.y + a.height / 2 }, { x: b.x, y: b.y - b.height / 2 }] });
+      edgesOut.push({
+        edge: e.edge,
+        points: [
+          { x: a.x, y: a.y + a.height / 2 },
+          { x: b.x, y: b.y - b.height / 2 },
+        ],
+      });
     }
     local.set(sc, { width, height: y, boxes, edges: edgesOut });
     return { width, height: y };

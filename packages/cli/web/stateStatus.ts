@@ -55,7 +55,21 @@ export function stateRuns(history: readonly HistoryEvent[], executionStatus: str
   const open = new Map<StateRun, number>();
   const get = (name: string): StateRun => {
     let r = runs.get(name);
-    if (!r) runs.set(name, (r = { name, status: 'running', entered: 0, exited: 0, scheduled: 0, retries: 0, failures: 0, waitingForToken: false, lastFailed: false }));
+    if (!r)
+      runs.set(
+        name,
+        (r = {
+          name,
+          status: 'running',
+          entered: 0,
+          exited: 0,
+          scheduled: 0,
+          retries: 0,
+          failures: 0,
+          waitingForToken: false,
+          lastFailed: false,
+        }),
+      );
     return r;
   };
   for (const e of history) {
@@ -77,7 +91,12 @@ export function stateRuns(history: readonly HistoryEvent[], executionStatus: str
       r.output = d?.output;
       r.endedAt = time(e.timestamp);
       r.waitingForToken = false;
-    } else if (e.type === 'MapIterationStarted' || e.type === 'MapIterationSucceeded' || e.type === 'MapIterationFailed' || e.type === 'MapIterationAborted') {
+    } else if (
+      e.type === 'MapIterationStarted' ||
+      e.type === 'MapIterationSucceeded' ||
+      e.type === 'MapIterationFailed' ||
+      e.type === 'MapIterationAborted'
+    ) {
       const r = get(String(d?.name));
       r.iterations ??= { started: 0, succeeded: 0, failed: 0 };
       if (e.type === 'MapIterationStarted') r.iterations.started++;
@@ -102,12 +121,20 @@ export function stateRuns(history: readonly HistoryEvent[], executionStatus: str
         prev.failures++;
         prev.waitingForToken = false;
         prev.lastFailed = true;
-        if (d && (d.error !== undefined || d.cause !== undefined)) prev.error = { ...(typeof d.error === 'string' ? { error: d.error } : {}), ...(typeof d.cause === 'string' ? { cause: d.cause } : {}) };
+        if (d && (d.error !== undefined || d.cause !== undefined))
+          prev.error = {
+            ...(typeof d.error === 'string' ? { error: d.error } : {}),
+            ...(typeof d.cause === 'string' ? { cause: d.cause } : {}),
+          };
       }
     }
     if (e.type === 'ExecutionFailed' || e.type === 'ExecutionAborted' || e.type === 'ExecutionTimedOut') {
       const r = prev;
-      if (r && d && !r.error) r.error = { ...(typeof d.error === 'string' ? { error: d.error } : {}), ...(typeof d.cause === 'string' ? { cause: d.cause } : {}) };
+      if (r && d && !r.error)
+        r.error = {
+          ...(typeof d.error === 'string' ? { error: d.error } : {}),
+          ...(typeof d.cause === 'string' ? { cause: d.cause } : {}),
+        };
     }
   }
   const ended = executionStatus !== 'RUNNING';
@@ -129,5 +156,11 @@ export function statusOf(name: string, runs: ReadonlyMap<string, StateRun>, skip
 
 /** People's words for each status (the legend and the accessible names). */
 export const STATUS_LABEL: Record<StateStatus, string> = {
-  succeeded: 'Succeeded', failed: 'Failed', caught: 'Caught error', running: 'In progress', waiting: 'Waiting for approval', skipped: 'Skipped', notreached: 'Not reached',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  caught: 'Caught error',
+  running: 'In progress',
+  waiting: 'Waiting for approval',
+  skipped: 'Skipped',
+  notreached: 'Not reached',
 };

@@ -65,29 +65,40 @@ export interface CompileResult {
 /** Compiles a chain or DSL document to ASL. Throws the first StepforgeError on invalid input. */
 export function compileDocument(text: string, options: CompileOptions = {}): CompileResult {
   const loaded = loadDocument(text, {
-    file: options.file, strict: options.strict, level: 'full',
-    ...(options.vars !== undefined ? { vars: options.vars } : {}), ...(options.requireMacros !== undefined ? { requireMacros: options.requireMacros } : {}),
+    file: options.file,
+    strict: options.strict,
+    level: 'full',
+    ...(options.vars !== undefined ? { vars: options.vars } : {}),
+    ...(options.requireMacros !== undefined ? { requireMacros: options.requireMacros } : {}),
     ...(options.functions !== undefined ? { functions: options.functions } : {}),
   });
   if (loaded.errors.length > 0) {
     const first = loaded.errors[0]!;
     if (loaded.errors.length === 1) throw first;
     throw new StepforgeError(first.code, first.message, {
-      location: first.location, source: first.source, hint: first.hint,
+      location: first.location,
+      source: first.source,
+      hint: first.hint,
       details: { ...first.details, moreErrors: loaded.errors.slice(1).map((e) => e.toJSON()) },
     });
   }
-  if (!loaded.document) throw new StepforgeError('invalid_document', 'nothing to compile', { location: { file: options.file, line: 1, column: 1 } });
-  const ir = loaded.format === 'contenox'
-    ? contenoxToIr(loaded.document as ContenoxDocument, { name: workflowSlugOf((loaded.document as ContenoxDocument).id, options.file), file: options.file, source: text })
-    : loaded.format === 'chain'
-    ? chainToIr(loaded.document as ChainDocument, {
-      name: (loaded.document as ChainDocument).name ?? workflowNameFromFile(options.file),
-      file: options.file,
-      source: text,
-      inputSchema: chainInputSchema((loaded.document as ChainDocument).input),
-    })
-    : dslToIr(loaded.document as DslDocument, { file: options.file, source: text });
+  if (!loaded.document)
+    throw new StepforgeError('invalid_document', 'nothing to compile', { location: { file: options.file, line: 1, column: 1 } });
+  const ir =
+    loaded.format === 'contenox'
+      ? contenoxToIr(loaded.document as ContenoxDocument, {
+          name: workflowSlugOf((loaded.document as ContenoxDocument).id, options.file),
+          file: options.file,
+          source: text,
+        })
+      : loaded.format === 'chain'
+        ? chainToIr(loaded.document as ChainDocument, {
+            name: (loaded.document as ChainDocument).name ?? workflowNameFromFile(options.file),
+            file: options.file,
+            source: text,
+            inputSchema: chainInputSchema((loaded.document as ChainDocument).input),
+          })
+        : dslToIr(loaded.document as DslDocument, { file: options.file, source: text });
   return compileIr(ir, options, loaded.warnings);
 }
 
@@ -103,7 +114,9 @@ export function compileIr(ir: IrDocument, options: { express?: boolean | 'reques
   const serialised = serialisedDefinition(lowered.definition);
   // The lowering decides how often a Task may run and which outputs the state machine reads inline.
   const quotas = checkQuotas(ir, lowered.definition, {
-    express, definitionBytes: serialised.bytes, attemptsOf: worstCaseAttempts,
+    express,
+    definitionBytes: serialised.bytes,
+    attemptsOf: worstCaseAttempts,
     readInline: (step) => lowered.stateReads.has(step.id) || routesOnItsAgents(step),
   });
   const manifest = buildStepManifest(ir, lowered, { express, ...(blocker !== undefined ? { blocker } : {}) }, serialised);
@@ -113,7 +126,8 @@ export function compileIr(ir: IrDocument, options: { express?: boolean | 'reques
   } else notes.push('the graph is series-parallel: no synchronisation edges added');
   notes.push(`worst-case history events: ${quotas.worstCaseHistoryEvents}${express ? ' (express: not bounded)' : ' of 25000'}`);
   notes.push(`definition size: ${quotas.definitionBytes} bytes of 1048576`);
-  if (quotas.largestPayloadStep) notes.push(`largest payload budget: ${Math.ceil(quotas.largestPayloadBytes / 1024)} KiB of 256 (step '${quotas.largestPayloadStep}')`);
+  if (quotas.largestPayloadStep)
+    notes.push(`largest payload budget: ${Math.ceil(quotas.largestPayloadBytes / 1024)} KiB of 256 (step '${quotas.largestPayloadStep}')`);
   return {
     name: ir.name,
     displayName: ir.displayName ?? ir.name,

@@ -21,7 +21,8 @@ export interface NamedWorkflow {
 export function duplicateWorkflowError(first: NamedWorkflow, second: NamedWorkflow): StepforgeError {
   const shown = (w: NamedWorkflow) => (w.displayName === w.name ? `'${w.name}'` : `'${w.displayName}' (workflow name '${w.name}')`);
   const same = first.displayName === second.displayName;
-  return new StepforgeError('duplicate_workflow',
+  return new StepforgeError(
+    'duplicate_workflow',
     same
       ? `${second.file} and ${first.file} both name their workflow ${shown(second)}: state machine names must be unique in a project`
       : `${second.file} names its workflow ${shown(second)}, which gives the same workflow name as ${shown(first)} of ${first.file}: state machine names must be unique in a project`,
@@ -30,5 +31,6 @@ export function duplicateWorkflowError(first: NamedWorkflow, second: NamedWorkfl
       ...(second.source !== undefined ? { source: second.source } : {}),
       hint: `give one of them another name (document.name), one that differs in letters or digits, not only in spaces, punctuation or accents`,
       details: { workflow: second.name, files: [first.file, second.file] },
-    });
+    },
+  );
 }

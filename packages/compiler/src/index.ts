@@ -2,25 +2,65 @@
 // A curated surface: what the CLI, the CDK app, the `stepforge` package and the tests import, and the
 // types of what they are given. Everything else is the compiler's own business.
 // Diagnostics are part of the compiler's API; their class lives in the contract, which every package shares.
-export { type Diagnostic, didYouMean, formatDiagnostic, isStepforgeError, type SourceLocation, SourceText, StepforgeError } from '@stepforge/contract';
+export {
+  type Diagnostic,
+  didYouMean,
+  formatDiagnostic,
+  isStepforgeError,
+  type SourceLocation,
+  SourceText,
+  StepforgeError,
+} from '@stepforge/contract';
 export { formatChainNode } from './chain/ChainAst.js';
 export { type ChainDocument } from './chain/ChainDocument.js';
 export { ChainLexer, ChainTokenKind } from './chain/ChainLexer.js';
 export { analyzeChain } from './chain/analyzeChain.js';
 export { buildChainGraph, type ChainGraph } from './chain/buildChainGraph.js';
 export { kortecxLowering } from './chain/kortecxLowering.js';
-export { loadChainDocument, loadChainDocumentFast, loadChainDocumentPrecise, loadChainExpression, type LoadChainOptions } from './chain/loadChainDocument.js';
+export {
+  loadChainDocument,
+  loadChainDocumentFast,
+  loadChainDocumentPrecise,
+  loadChainExpression,
+  type LoadChainOptions,
+} from './chain/loadChainDocument.js';
 export { parseChain } from './chain/parseChain.js';
 export { expressBlocker } from './checks/quotas/express.js';
 export { isEventPattern, TRIGGER_DESCRIPTION_MAX, TRIGGER_FIELDS, TRIGGER_NAME } from './checks/triggers.js';
-export { agent, type Agent, agentNode, CODE_CALL_SITE, type CodeWorkflowValue, END, parallel, setCodeRunner, stateGraph, type StateGraph, workflow } from './code/agentSdk.js';
+export {
+  agent,
+  type Agent,
+  agentNode,
+  CODE_CALL_SITE,
+  type CodeWorkflowValue,
+  END,
+  parallel,
+  setCodeRunner,
+  stateGraph,
+  type StateGraph,
+  workflow,
+} from './code/agentSdk.js';
 export { KORTYX_WORKFLOW_FILE, kortyxFileModule } from './code/kortyxFile.js';
 export { codeGraphView } from './code/codeGraphView.js';
 export { codeChildren, codeToIr, codeWorkflowExports } from './code/codeToIr.js';
-export { defineWorkflow, type NodeFn, type NodeResult, useWorkflow, validateWorkflow, type WorkflowDefinition } from './code/defineWorkflow.js';
+export {
+  defineWorkflow,
+  type NodeFn,
+  type NodeResult,
+  useWorkflow,
+  validateWorkflow,
+  type WorkflowDefinition,
+} from './code/defineWorkflow.js';
 export { type CompileExplain, compileDocument, compileIr, type CompileOptions, type CompileResult } from './compileDocument.js';
 export { type DslDocument, type DslForEachStep, type DslStep } from './dsl/DslDocument.js';
-export { loadDslDocument, loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions, MISSING_VERSION, type UserFunctionsFolder } from './dsl/loadDslDocument.js';
+export {
+  loadDslDocument,
+  loadDslDocumentFast,
+  loadDslDocumentPrecise,
+  type LoadDslOptions,
+  MISSING_VERSION,
+  type UserFunctionsFolder,
+} from './dsl/loadDslDocument.js';
 export { workflowJsonSchemaText } from './dsl/workflowJsonSchema.js';
 export { duplicateWorkflowError, type NamedWorkflow } from './duplicateWorkflowError.js';
 export { type PathRoot } from './expr/ExpressionAst.js';

@@ -52,7 +52,8 @@ export interface LoadDocumentResult {
 export function loadDocument(text: string, options: LoadDocumentOptions = {}): LoadDocumentResult {
   const source = new SourceText(text, options.file);
   const dslOptions: LoadDslOptions = {
-    ...(options.file !== undefined ? { file: options.file } : {}), ...(options.strict !== undefined ? { strict: options.strict } : {}),
+    ...(options.file !== undefined ? { file: options.file } : {}),
+    ...(options.strict !== undefined ? { strict: options.strict } : {}),
     ...(options.functions !== undefined ? { functions: options.functions } : {}),
   };
   // The fast parse tells the format of a well-formed document and feeds that front-end's fast path;
@@ -61,17 +62,22 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   // A Contenox chain written as JSON (as Contenox writes them): JSON.parse and a lazy locator, far
   // cheaper than a YAML parse of a large chain. Other JSON documents take the YAML paths below.
   const json = parseJsonFast(text, source);
-  if (json && isContenoxChainData(json.data) && !Object.prototype.hasOwnProperty.call(json.data, 'chain')) return { format: 'contenox', ...contenox(text, options, source, undefined, json) };
+  if (json && isContenoxChainData(json.data) && !Object.prototype.hasOwnProperty.call(json.data, 'chain'))
+    return { format: 'contenox', ...contenox(text, options, source, undefined, json) };
   const fast = parseFastYaml(text, source);
   const data = fast?.data;
   if (fast && data !== null && typeof data === 'object' && !Array.isArray(data)) {
-    if (!Object.prototype.hasOwnProperty.call(data, 'chain') && isContenoxChainData(data)) return { format: 'contenox', ...contenox(text, options, source, undefined, fast) };
+    if (!Object.prototype.hasOwnProperty.call(data, 'chain') && isContenoxChainData(data))
+      return { format: 'contenox', ...contenox(text, options, source, undefined, fast) };
     if (Object.prototype.hasOwnProperty.call(data, 'chain')) {
       const loaded = loadChainDocumentFast(text, options, fast, source);
       if (loaded) return { format: 'chain', ...loaded };
       chainLikely = true;
     } else if (!chainLikely && Object.prototype.hasOwnProperty.call(data, 'steps')) {
-      return { format: 'dsl', ...(loadDslDocumentFast(text, dslOptions, fast, source) ?? loadDslDocumentPrecise(text, dslOptions, undefined, source)) };
+      return {
+        format: 'dsl',
+        ...(loadDslDocumentFast(text, dslOptions, fast, source) ?? loadDslDocumentPrecise(text, dslOptions, undefined, source)),
+      };
     }
   }
   // One `yaml` parse with the options of the front-end the text most likely belongs to (they differ
@@ -80,7 +86,11 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   const root = parsed.contents;
   const keys = isMap(root) ? root.items.map((p) => (p.key as { value?: unknown } | null)?.value) : [];
   // A document with YAML errors still goes to the front-end its keys point at, which reports them located.
-  if (!keys.includes('chain') && !keys.includes('steps') && (isContenoxChainData(plainData(parsed, text)) || isContenoxChainNode(parsed) || (parsed.errors.length > 0 && sniffContenox(text)))) {
+  if (
+    !keys.includes('chain') &&
+    !keys.includes('steps') &&
+    (isContenoxChainData(plainData(parsed, text)) || isContenoxChainNode(parsed) || (parsed.errors.length > 0 && sniffContenox(text)))
+  ) {
     return { format: 'contenox', ...contenox(text, options, source, chainLikely ? undefined : parsed) };
   }
   const format = keys.includes('chain') ? 'chain' : keys.includes('steps') ? 'dsl' : sniffFormat(text);
@@ -91,7 +101,15 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   if (plain.errors.length > 0) {
     const e = plain.errors[0]!;
     const { line, column } = source.position(e.pos[0]);
-    return { errors: [new StepforgeError('invalid_document', `invalid YAML: ${yamlErrorMessage(e)}`, { location: { file: options.file, line, column }, source })], warnings: [] };
+    return {
+      errors: [
+        new StepforgeError('invalid_document', `invalid YAML: ${yamlErrorMessage(e)}`, {
+          location: { file: options.file, line, column },
+          source,
+        }),
+      ],
+      warnings: [],
+    };
   }
   const offset = root?.range?.[0] ?? 0;
   const { line, column } = source.position(offset);
@@ -116,12 +134,24 @@ function sniffFormat(text: string): 'chain' | 'dsl' | undefined {
   return undefined;
 }
 
-function contenox(text: string, options: LoadDocumentOptions, source: SourceText, parsed?: ReturnType<typeof parseDocument>, fast?: { readonly data: unknown; readonly locator: Locator }) {
-  return loadContenoxDocument(text, {
-    ...(options.file !== undefined ? { file: options.file } : {}),
-    ...(options.vars !== undefined ? { vars: options.vars } : {}),
-    ...(options.requireMacros !== undefined ? { requireMacros: options.requireMacros } : {}),
-  }, parsed, source, fast ?? undefined);
+function contenox(
+  text: string,
+  options: LoadDocumentOptions,
+  source: SourceText,
+  parsed?: ReturnType<typeof parseDocument>,
+  fast?: { readonly data: unknown; readonly locator: Locator },
+) {
+  return loadContenoxDocument(
+    text,
+    {
+      ...(options.file !== undefined ? { file: options.file } : {}),
+      ...(options.vars !== undefined ? { vars: options.vars } : {}),
+      ...(options.requireMacros !== undefined ? { requireMacros: options.requireMacros } : {}),
+    },
+    parsed,
+    source,
+    fast ?? undefined,
+  );
 }
 
 // A Contenox chain with a syntax error still goes to the Contenox front-end, which reports it located.
@@ -141,7 +171,14 @@ function isContenoxChainNode(doc: Document.Parsed): boolean {
   // A task may be an alias of one written before it (`- *t`): its anchor's node decides.
   const node = (n: unknown): unknown => (isAlias(n) ? n.resolve(doc) : n);
   const tasks = node(root.items.find((p) => keyIs(p.key, 'tasks'))?.value);
-  return isSeq(tasks) && tasks.items.length > 0 && tasks.items.every((t) => { const m = node(t); return isMap(m) && m.items.some((p) => keyIs(p.key, 'handler')); });
+  return (
+    isSeq(tasks) &&
+    tasks.items.length > 0 &&
+    tasks.items.every((t) => {
+      const m = node(t);
+      return isMap(m) && m.items.some((p) => keyIs(p.key, 'handler'));
+    })
+  );
 }
 
 /**

@@ -16,6 +16,10 @@ export function workflowNameFromFile(file: string | undefined): string {
 
 /** A valid workflow name close to `name` (runs of other characters become '-'), to suggest as `name:`. */
 export function sanitiseWorkflowName(name: string): string {
-  const cleaned = name.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80).replace(/-+$/, '');
+  const cleaned = name
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80)
+    .replace(/-+$/, '');
   return cleaned === '' ? 'workflow' : cleaned;
 }

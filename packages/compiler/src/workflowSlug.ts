@@ -13,9 +13,31 @@ export const WORKFLOW_NAME_MAX = 80;
  * they are usually written in ASCII.
  */
 const TRANSLITERATION: Readonly<Record<string, string>> = {
-  ß: 'ss', ẞ: 'SS', æ: 'ae', Æ: 'AE', œ: 'oe', Œ: 'OE', ø: 'o', Ø: 'O', ł: 'l', Ł: 'L',
-  đ: 'd', Đ: 'D', ð: 'd', Ð: 'D', þ: 'th', Þ: 'TH', ı: 'i', ħ: 'h', Ħ: 'H', ŧ: 't', Ŧ: 'T',
-  ĸ: 'k', ŋ: 'ng', Ŋ: 'NG', ſ: 's',
+  ß: 'ss',
+  ẞ: 'SS',
+  æ: 'ae',
+  Æ: 'AE',
+  œ: 'oe',
+  Œ: 'OE',
+  ø: 'o',
+  Ø: 'O',
+  ł: 'l',
+  Ł: 'L',
+  đ: 'd',
+  Đ: 'D',
+  ð: 'd',
+  Ð: 'D',
+  þ: 'th',
+  Þ: 'TH',
+  ı: 'i',
+  ħ: 'h',
+  Ħ: 'H',
+  ŧ: 't',
+  Ŧ: 'T',
+  ĸ: 'k',
+  ŋ: 'ng',
+  Ŋ: 'NG',
+  ſ: 's',
 };
 const TRANSLITERABLE = new RegExp(`[${Object.keys(TRANSLITERATION).join('')}]`, 'gu');
 

@@ -2,7 +2,10 @@
 export class SourceText {
   readonly lineStarts: readonly number[];
 
-  constructor(readonly text: string, readonly file?: string) {
+  constructor(
+    readonly text: string,
+    readonly file?: string,
+  ) {
     // A byte order mark takes no column: line 1 starts after it, as an editor shows it.
     const starts = [text.charCodeAt(0) === 0xfeff ? 1 : 0];
     for (let i = 0; i < text.length; i++) {

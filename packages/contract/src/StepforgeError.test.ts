@@ -29,9 +29,7 @@ describe('Class: StepforgeError', () => {
         location: { file: 'a.chain.yaml', line: 1, column: 8 },
         source: 'chain: a % b',
       });
-      expect(e.toString()).toBe(
-        "error[parse] a.chain.yaml:1:8: unexpected character '%'\n  |\n1 | chain: a % b\n  |        ^",
-      );
+      expect(e.toString()).toBe("error[parse] a.chain.yaml:1:8: unexpected character '%'\n  |\n1 | chain: a % b\n  |        ^");
       expect(e.toJSON()).toEqual({ class: 'parse', message: "unexpected character '%'", line: 1, column: 8, file: 'a.chain.yaml' });
       expect(isStepforgeError(e)).toBe(true);
       expect(isStepforgeError(new Error('x'))).toBe(false);

@@ -39,10 +39,7 @@ export class StepforgeError extends Error {
     this.hint = options.hint;
     this.details = options.details;
     if (options.source !== undefined) {
-      this.source =
-        typeof options.source === 'string'
-          ? new SourceText(options.source, options.location?.file)
-          : options.source;
+      this.source = typeof options.source === 'string' ? new SourceText(options.source, options.location?.file) : options.source;
     }
   }
 
@@ -67,8 +64,12 @@ export class StepforgeError extends Error {
 
 /** True when `e` is a StepforgeError (by name, so duplicated bundles still match). */
 export function isStepforgeError(e: unknown): e is StepforgeError {
-  return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'StepforgeError' &&
-    typeof (e as { code?: unknown }).code === 'string';
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    (e as { name?: unknown }).name === 'StepforgeError' &&
+    typeof (e as { code?: unknown }).code === 'string'
+  );
 }
 
 /** A non-fatal finding (warnings such as unknown fields or unused tasks). */

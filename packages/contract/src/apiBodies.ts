@@ -12,7 +12,13 @@ const StartRunBody = z.strictObject({
 });
 const RestartBody = z.strictObject({ from: z.string().min(1).max(256), wait: z.boolean().optional() });
 const RetryBody = z.strictObject({ wait: z.boolean().optional() });
-const CancelBody = z.strictObject({ reason: z.string().regex(/\S/, { error: 'a reason must say why the run is cancelled (not only spaces); leave it out to record "cancelled by the user"' }).max(2000).optional() });
+const CancelBody = z.strictObject({
+  reason: z
+    .string()
+    .regex(/\S/, { error: 'a reason must say why the run is cancelled (not only spaces); leave it out to record "cancelled by the user"' })
+    .max(2000)
+    .optional(),
+});
 const DecisionBody = z.strictObject({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
 
 /**
@@ -22,7 +28,13 @@ const DecisionBody = z.strictObject({ decision: z.enum(['approve', 'reject']), c
  * no hint.
  */
 const UNRECOGNISED_HINTS = new Map<unknown, (keys: readonly string[], body: Record<string, unknown>) => string | undefined>([
-  [StartRunBody, (keys, body) => ('input' in body ? undefined : `the workflow's input goes under "input", e.g. {"input": {${keys.map((k) => `${JSON.stringify(k)}: …`).join(', ')}}}`)],
+  [
+    StartRunBody,
+    (keys, body) =>
+      'input' in body
+        ? undefined
+        : `the workflow's input goes under "input", e.g. {"input": {${keys.map((k) => `${JSON.stringify(k)}: …`).join(', ')}}}`,
+  ],
 ]);
 
 /** A request body schema (one of API_BODIES). */
@@ -43,7 +55,10 @@ export interface ApiBodyError {
  * Parses and validates a request body. An absent or blank body is `{}` (every route's fields are
  * optional or the schema says which are not); anything else must be JSON of the route's shape.
  */
-export function parseApiBody<T>(schema: ApiBodySchema<T>, text: string | null | undefined): { ok: true; value: T } | { ok: false; error: ApiBodyError } {
+export function parseApiBody<T>(
+  schema: ApiBodySchema<T>,
+  text: string | null | undefined,
+): { ok: true; value: T } | { ok: false; error: ApiBodyError } {
   let raw: unknown = {};
   if (text !== undefined && text !== null && text.trim() !== '') {
     try {
@@ -55,7 +70,13 @@ export function parseApiBody<T>(schema: ApiBodySchema<T>, text: string | null | 
   // The body holds the input one level down; deeper than that, validating it would overflow the stack.
   const tooDeep = inputDepthError(raw, MAX_INPUT_DEPTH + 1);
   if (tooDeep !== undefined) {
-    return { ok: false, error: { code: 'input_too_deep', message: `the request body is nested more than ${MAX_INPUT_DEPTH + 1} levels deep: a run's input may nest at most ${MAX_INPUT_DEPTH} levels` } };
+    return {
+      ok: false,
+      error: {
+        code: 'input_too_deep',
+        message: `the request body is nested more than ${MAX_INPUT_DEPTH + 1} levels deep: a run's input may nest at most ${MAX_INPUT_DEPTH} levels`,
+      },
+    };
   }
   const r = schema.safeParse(raw);
   if (r.success) return { ok: true, value: r.data };
@@ -63,5 +84,8 @@ export function parseApiBody<T>(schema: ApiBodySchema<T>, text: string | null | 
   const unrecognised = r.error.issues.flatMap((i) => (i.code === 'unrecognized_keys' && i.path.length === 0 ? i.keys : []));
   const hint = unrecognised.length > 0 ? UNRECOGNISED_HINTS.get(schema)?.(unrecognised, raw as Record<string, unknown>) : undefined;
   const advice = hint ? ` (${hint})` : '';
-  return { ok: false, error: { code: 'invalid_request', message: `invalid request body: ${issues.join('; ')}${advice}`, issues: r.error.issues } };
+  return {
+    ok: false,
+    error: { code: 'invalid_request', message: `invalid request body: ${issues.join('; ')}${advice}`, issues: r.error.issues },
+  };
 }

@@ -6,7 +6,7 @@ import { API_BODIES } from './apiBodies.js';
 
 /** The operations of the API, by name. */
 export type ApiOperation =
-  | 'openApi' | 'listWorkflows' | 'startRun' | 'listRuns' | 'getRun' | 'retry' | 'restart' | 'cancel' | 'listApprovals' | 'decide';
+  'openApi' | 'listWorkflows' | 'startRun' | 'listRuns' | 'getRun' | 'retry' | 'restart' | 'cancel' | 'listApprovals' | 'decide';
 
 /** Run statuses a `?status=` filter takes. */
 export const RUN_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const;
@@ -31,12 +31,42 @@ export interface ApiRoute {
 export const API_ROUTES: readonly ApiRoute[] = [
   { operation: 'openApi', method: 'GET', path: '/openapi.json', summary: 'This API as an OpenAPI document' },
   { operation: 'listWorkflows', method: 'GET', path: '/workflows', summary: 'The workflows runs can be started of' },
-  { operation: 'startRun', method: 'POST', path: '/workflows/{name}/runs', body: 'StartRunBody', summary: 'Start a run (idempotent by key)' },
-  { operation: 'listRuns', method: 'GET', path: '/workflows/{name}/runs', statusQuery: RUN_STATUSES, summary: "A workflow's runs, newest first" },
+  {
+    operation: 'startRun',
+    method: 'POST',
+    path: '/workflows/{name}/runs',
+    body: 'StartRunBody',
+    summary: 'Start a run (idempotent by key)',
+  },
+  {
+    operation: 'listRuns',
+    method: 'GET',
+    path: '/workflows/{name}/runs',
+    statusQuery: RUN_STATUSES,
+    summary: "A workflow's runs, newest first",
+  },
   { operation: 'getRun', method: 'GET', path: '/runs/{id}', summary: 'A run with its steps and events' },
-  { operation: 'retry', method: 'POST', path: '/runs/{id}/retry', body: 'RetryBody', summary: "A new run that re-runs only the run's unfinished steps" },
-  { operation: 'restart', method: 'POST', path: '/runs/{id}/restart', body: 'RestartBody', summary: 'A new run that re-runs a step and everything downstream of it' },
+  {
+    operation: 'retry',
+    method: 'POST',
+    path: '/runs/{id}/retry',
+    body: 'RetryBody',
+    summary: "A new run that re-runs only the run's unfinished steps",
+  },
+  {
+    operation: 'restart',
+    method: 'POST',
+    path: '/runs/{id}/restart',
+    body: 'RestartBody',
+    summary: 'A new run that re-runs a step and everything downstream of it',
+  },
   { operation: 'cancel', method: 'POST', path: '/runs/{id}/cancel', body: 'CancelBody', summary: 'Stop a running run' },
-  { operation: 'listApprovals', method: 'GET', path: '/approvals', statusQuery: APPROVAL_STATUSES, summary: 'Approvals (by default the pending ones of running runs)' },
+  {
+    operation: 'listApprovals',
+    method: 'GET',
+    path: '/approvals',
+    statusQuery: APPROVAL_STATUSES,
+    summary: 'Approvals (by default the pending ones of running runs)',
+  },
   { operation: 'decide', method: 'POST', path: '/approvals/{id}', body: 'DecisionBody', summary: 'Approve or reject a pending approval' },
 ];

@@ -116,12 +116,14 @@ export const ToolCall = z.object({
 export type ToolCall = z.infer<typeof ToolCall>;
 
 /** Token / call usage reported by a handler. */
-export const Usage = z.object({
-  inputTokens: z.number().int().nonnegative().default(0),
-  outputTokens: z.number().int().nonnegative().default(0),
-  turns: z.number().int().nonnegative().optional(),
-  toolCalls: z.number().int().nonnegative().optional(),
-}).default({ inputTokens: 0, outputTokens: 0 });
+export const Usage = z
+  .object({
+    inputTokens: z.number().int().nonnegative().default(0),
+    outputTokens: z.number().int().nonnegative().default(0),
+    turns: z.number().int().nonnegative().optional(),
+    toolCalls: z.number().int().nonnegative().optional(),
+  })
+  .default({ inputTokens: 0, outputTokens: 0 });
 /** Token / call usage reported by a handler. */
 export type Usage = z.infer<typeof Usage>;
 

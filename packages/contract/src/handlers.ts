@@ -24,7 +24,13 @@ export interface StepHandlerRow {
 export const STEP_HANDLER_TABLE: readonly StepHandlerRow[] = [
   { id: 'model', kinds: ['model', 'agent'], placeholder: 'ModelStepFunctionArn', functionName: 'ModelStepFunction', entry: 'model' },
   { id: 'tool', kinds: ['tool'], placeholder: 'ToolStepFunctionArn', functionName: 'ToolStepFunction', entry: 'tool' },
-  { id: 'connector', kinds: ['connector'], placeholder: 'ConnectorStepFunctionArn', functionName: 'ConnectorStepFunction', entry: 'connector' },
+  {
+    id: 'connector',
+    kinds: ['connector'],
+    placeholder: 'ConnectorStepFunctionArn',
+    functionName: 'ConnectorStepFunction',
+    entry: 'connector',
+  },
   { id: 'function', kinds: ['function'], placeholder: 'FunctionStepFunctionArn', functionName: 'FunctionStepFunction', entry: 'function' },
   { id: 'mcpTool', kinds: ['mcp_tool'], placeholder: 'McpToolStepFunctionArn', functionName: 'McpToolStepFunction', entry: 'mcp_tool' },
 ];

@@ -3,44 +3,108 @@
 // error class with its source locations. Depends on zod only.
 export { SourceText } from './SourceText.js';
 export {
-  isStepforgeError, formatDiagnostic, type SourceLocation, type StepforgeErrorOptions, StepforgeError,
+  isStepforgeError,
+  formatDiagnostic,
+  type SourceLocation,
+  type StepforgeErrorOptions,
+  StepforgeError,
   type Diagnostic,
 } from './StepforgeError.js';
 export { didYouMean } from './didYouMean.js';
 export {
-  isRefValue, LambdaStepKind, OutputRef, RefValue, EnvelopeRun, EnvelopeStep, Budget, EnvelopeInputs,
-  INLINE_OUTPUT_MAX_BYTES, STATE_READ_OUTPUT_MAX_BYTES, ITERATION_INLINE_OUTPUT_MAX_BYTES, ENVELOPE_VERSION,
-  ToolCall, Usage, EnvelopeTurn, StepEnvelope, type StepEnvelopeInput, StepResult, ModelTurnResult,
-  ToolCallResult, RUN_META_KEY, RunMeta,
+  isRefValue,
+  LambdaStepKind,
+  OutputRef,
+  RefValue,
+  EnvelopeRun,
+  EnvelopeStep,
+  Budget,
+  EnvelopeInputs,
+  INLINE_OUTPUT_MAX_BYTES,
+  STATE_READ_OUTPUT_MAX_BYTES,
+  ITERATION_INLINE_OUTPUT_MAX_BYTES,
+  ENVELOPE_VERSION,
+  ToolCall,
+  Usage,
+  EnvelopeTurn,
+  StepEnvelope,
+  type StepEnvelopeInput,
+  StepResult,
+  ModelTurnResult,
+  ToolCallResult,
+  RUN_META_KEY,
+  RunMeta,
 } from './envelope.js';
 export { mcpToolName } from './mcpToolName.js';
 export { mcpServerProblem, MCP_SERVER_SHAPE, type McpServerProblem } from './mcpServerConfig.js';
 export {
-  executionInputSizeError, idempotencyKeyError, inputDepthError, MAX_EXECUTION_INPUT_BYTES,
-  MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INPUT_DEPTH,
+  executionInputSizeError,
+  idempotencyKeyError,
+  inputDepthError,
+  MAX_EXECUTION_INPUT_BYTES,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+  MAX_INPUT_DEPTH,
 } from './runStart.js';
 export {
-  handlerOfKind, handlerById, stepHandlerIdOf, type StepHandlerId, type StepHandlerRow, STEP_HANDLER_TABLE,
-  STEP_HANDLERS, ALL_HANDLERS, type HandlerId, PYTHON_FUNCTION_HANDLER, PYTHON_FUNCTION_PLACEHOLDER,
-  type TaskHandlerId, LAMBDA_PLACEHOLDERS, WORKFLOW_RECORD_HANDLER,
+  handlerOfKind,
+  handlerById,
+  stepHandlerIdOf,
+  type StepHandlerId,
+  type StepHandlerRow,
+  STEP_HANDLER_TABLE,
+  STEP_HANDLERS,
+  ALL_HANDLERS,
+  type HandlerId,
+  PYTHON_FUNCTION_HANDLER,
+  PYTHON_FUNCTION_PLACEHOLDER,
+  type TaskHandlerId,
+  LAMBDA_PLACEHOLDERS,
+  WORKFLOW_RECORD_HANDLER,
 } from './handlers.js';
 export {
-  placeholder, kindPlaceholder, placeholderNames, findPlaceholders, substitutePlaceholders,
-  RESOURCE_PLACEHOLDERS, ALL_PLACEHOLDERS,
+  placeholder,
+  kindPlaceholder,
+  placeholderNames,
+  findPlaceholders,
+  substitutePlaceholders,
+  RESOURCE_PLACEHOLDERS,
+  ALL_PLACEHOLDERS,
 } from './placeholders.js';
 export {
-  registerLiveWorkflow, liveWorkflow, forgetLiveWorkflow, keepLiveWorkflow, parseLiveModule, LIVE_MODULE_PREFIX, LIVE_RELOAD, LIVE_RELOADED, type LiveReload,
+  registerLiveWorkflow,
+  liveWorkflow,
+  forgetLiveWorkflow,
+  keepLiveWorkflow,
+  parseLiveModule,
+  LIVE_MODULE_PREFIX,
+  LIVE_RELOAD,
+  LIVE_RELOADED,
+  type LiveReload,
 } from './liveWorkflows.js';
 export {
-  contenoxToolSetOf, mapContenoxTool, knownToolNames, CONTENOX_TOOLS, OWN_TOOLS, CONTENOX_POLICY_KEYS,
+  contenoxToolSetOf,
+  mapContenoxTool,
+  knownToolNames,
+  CONTENOX_TOOLS,
+  OWN_TOOLS,
+  CONTENOX_POLICY_KEYS,
   CONTENOX_ENFORCED_POLICY_KEYS,
 } from './contenoxTools.js';
 export {
-  matchesInputType, describeType, applyInputSchema, INPUT_FIELD_TYPES, type InputFieldType, type InputField,
+  matchesInputType,
+  describeType,
+  applyInputSchema,
+  INPUT_FIELD_TYPES,
+  type InputFieldType,
+  type InputField,
   type InputSchema,
 } from './inputSchema.js';
 export {
-  type ManifestExpress, type ManifestStepHandler, type ManifestStepKind, type ManifestTrigger, type StepManifest,
+  type ManifestExpress,
+  type ManifestStepHandler,
+  type ManifestStepKind,
+  type ManifestTrigger,
+  type StepManifest,
   type StepManifestEntry,
 } from './manifest.js';
 export { parseApiBody, type ApiBodySchema, API_BODIES, type ApiBodyError } from './apiBodies.js';

@@ -7,7 +7,9 @@ describe('Function: inputDepthError', () => {
   it('takes input nested up to the limit, and refuses one level more', () => {
     expect(MAX_INPUT_DEPTH).toBe(32);
     expect(inputDepthError({ x: nested(31) })).toBeUndefined();
-    expect(inputDepthError({ x: nested(32) })).toBe("the input is nested more than 32 levels deep (objects and arrays inside one another); a run's input may nest at most 32 levels");
+    expect(inputDepthError({ x: nested(32) })).toBe(
+      "the input is nested more than 32 levels deep (objects and arrays inside one another); a run's input may nest at most 32 levels",
+    );
     expect(inputDepthError('text')).toBeUndefined();
     expect(inputDepthError({ a: [{ b: {} }], c: null })).toBeUndefined();
   });

@@ -30,13 +30,20 @@ export interface InputSchema {
 /** True when `value` has the declared type. */
 export function matchesInputType(type: InputFieldType, value: unknown): boolean {
   switch (type) {
-    case 'any': return true;
-    case 'string': return typeof value === 'string';
-    case 'number': return typeof value === 'number' && Number.isFinite(value);
-    case 'integer': return typeof value === 'number' && Number.isInteger(value);
-    case 'boolean': return typeof value === 'boolean';
-    case 'array': return Array.isArray(value);
-    case 'object': return value !== null && typeof value === 'object' && !Array.isArray(value);
+    case 'any':
+      return true;
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return value !== null && typeof value === 'object' && !Array.isArray(value);
   }
 }
 

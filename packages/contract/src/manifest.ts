@@ -8,9 +8,19 @@ import type { StepHandlerId } from './handlers.js';
 
 /** Every step kind a manifest names: chain kinds, then DSL kinds, then workflows written in code. */
 export type ManifestStepKind =
-  | 'model' | 'tool' | 'connector' | 'pure'
-  | 'agent' | 'function' | 'mcp_tool' | 'conditional'
-  | 'for_each' | 'while' | 'parallel_analyzer' | 'handoff_router' | 'judge_loop'
+  | 'model'
+  | 'tool'
+  | 'connector'
+  | 'pure'
+  | 'agent'
+  | 'function'
+  | 'mcp_tool'
+  | 'conditional'
+  | 'for_each'
+  | 'while'
+  | 'parallel_analyzer'
+  | 'handoff_router'
+  | 'judge_loop'
   | 'code_graph';
 
 /** Which handler module serves a step (null: no Lambda, the state machine does it itself). */

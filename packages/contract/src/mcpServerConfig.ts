@@ -6,7 +6,8 @@ export const HTTP_MCP_SERVER_FIELDS: readonly string[] = ['url', 'headers'];
 export const STDIO_MCP_SERVER_FIELDS: readonly string[] = ['command', 'args', 'env', 'cwd'];
 
 /** How an MCP server is configured, said in every error about one. */
-export const MCP_SERVER_SHAPE = 'an MCP server is {"url": "http…", "headers"?: {…}} or {"command": "…", "args"?: [...], "env"?: {…}, "cwd"?: "…"}';
+export const MCP_SERVER_SHAPE =
+  'an MCP server is {"url": "http…", "headers"?: {…}} or {"command": "…", "args"?: [...], "env"?: {…}, "cwd"?: "…"}';
 
 /** What is wrong with one MCP server's configuration: the field (absent: the server as a whole) and why. */
 export interface McpServerProblem {
@@ -14,7 +15,8 @@ export interface McpServerProblem {
   readonly message: string;
 }
 
-const stringMap = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+const stringMap = (v: unknown) =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
 
 /**
  * Checks one MCP server as configured by the project (`mcpServers` in its settings file, or
@@ -23,7 +25,8 @@ const stringMap = (v: unknown) => v !== null && typeof v === 'object' && !Array.
  * no command. Undefined: the server is well formed.
  */
 export function mcpServerProblem(server: unknown): McpServerProblem | undefined {
-  if (server === null || typeof server !== 'object' || Array.isArray(server)) return { message: `must be an object, got ${JSON.stringify(server)}` };
+  if (server === null || typeof server !== 'object' || Array.isArray(server))
+    return { message: `must be an object, got ${JSON.stringify(server)}` };
   const s = server as Record<string, unknown>;
   const kind = 'url' in s ? HTTP_MCP_SERVER_FIELDS : 'command' in s ? STDIO_MCP_SERVER_FIELDS : undefined;
   const allowed = kind ?? [...HTTP_MCP_SERVER_FIELDS, ...STDIO_MCP_SERVER_FIELDS];
@@ -38,8 +41,10 @@ export function mcpServerProblem(server: unknown): McpServerProblem | undefined 
     if (s.headers !== undefined && !stringMap(s.headers)) return { field: 'headers', message: 'must be an object of header name → string' };
     return undefined;
   }
-  if (typeof s.command !== 'string' || s.command === '') return { field: 'command', message: `must be a non-empty string, got ${JSON.stringify(s.command)}` };
-  if (s.args !== undefined && !(Array.isArray(s.args) && s.args.every((a) => typeof a === 'string'))) return { field: 'args', message: 'must be a list of strings' };
+  if (typeof s.command !== 'string' || s.command === '')
+    return { field: 'command', message: `must be a non-empty string, got ${JSON.stringify(s.command)}` };
+  if (s.args !== undefined && !(Array.isArray(s.args) && s.args.every((a) => typeof a === 'string')))
+    return { field: 'args', message: 'must be a list of strings' };
   if (s.env !== undefined && !stringMap(s.env)) return { field: 'env', message: 'must be an object of variable name → string' };
   if (s.cwd !== undefined && typeof s.cwd !== 'string') return { field: 'cwd', message: 'must be a string' };
   return undefined;

@@ -29,7 +29,8 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
 /** Why an idempotency key cannot name a run, or undefined when it can: 1 to 256 characters. */
 export function idempotencyKeyError(key: string): string | undefined {
   if (key.length === 0) return 'an idempotency key cannot be empty';
-  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return `an idempotency key is at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${key.length}`;
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+    return `an idempotency key is at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${key.length}`;
   return undefined;
 }
 
@@ -50,7 +51,8 @@ export function inputDepthError(value: unknown, max = MAX_INPUT_DEPTH): string |
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!;
     if (v === null || typeof v !== 'object') continue;
-    if (depth + 1 > max) return `the input is nested more than ${max} levels deep (objects and arrays inside one another); a run's input may nest at most ${max} levels`;
+    if (depth + 1 > max)
+      return `the input is nested more than ${max} levels deep (objects and arrays inside one another); a run's input may nest at most ${max} levels`;
     for (const child of Array.isArray(v) ? v : Object.values(v)) {
       if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
     }

@@ -27,8 +27,13 @@ describe('Function: parseApiBody', () => {
   it('refuses a cancel reason that is empty or only spaces, as runs cancel --reason does', () => {
     for (const reason of ['', '   ']) {
       const r = parseApiBody(API_BODIES.CancelBody, JSON.stringify({ reason }));
-      expect(!r.ok && r.error.message).toBe('invalid request body: reason: a reason must say why the run is cancelled (not only spaces); leave it out to record "cancelled by the user"');
+      expect(!r.ok && r.error.message).toBe(
+        'invalid request body: reason: a reason must say why the run is cancelled (not only spaces); leave it out to record "cancelled by the user"',
+      );
     }
-    expect(parseApiBody(API_BODIES.CancelBody, JSON.stringify({ reason: 'not today' }))).toEqual({ ok: true, value: { reason: 'not today' } });
+    expect(parseApiBody(API_BODIES.CancelBody, JSON.stringify({ reason: 'not today' }))).toEqual({
+      ok: true,
+      value: { reason: 'not today' },
+    });
   });
 });

@@ -35,8 +35,10 @@ describe('Function: StepResult.parse', () => {
     expect(r.usage).toEqual({ inputTokens: 0, outputTokens: 0 });
   });
   it('rejects a malformed hash', () => {
-    expect(StepResult.safeParse({ outputRef: { ref: 'x', bytes: 1, sha256: 'zz' } }).error?.issues[0]?.path)
-      .toEqual(['outputRef', 'sha256']);
+    expect(StepResult.safeParse({ outputRef: { ref: 'x', bytes: 1, sha256: 'zz' } }).error?.issues[0]?.path).toEqual([
+      'outputRef',
+      'sha256',
+    ]);
   });
 });
 

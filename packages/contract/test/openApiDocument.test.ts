@@ -34,7 +34,7 @@ describe('Constant: OPENAPI_DOCUMENT', () => {
     expect(doc.security).toEqual([{ iamSigV4: [] }, { apiKey: [] }, { cognito: [] }, { serveToken: [] }]);
   });
 
-  it('documents every status the API answers with (the contract\'s status table), and 400 on retry', () => {
+  it("documents every status the API answers with (the contract's status table), and 400 on retry", () => {
     const doc = copy();
     const documented = new Set<number>();
     for (const item of Object.values(doc.paths) as Record<string, { responses?: Record<string, unknown> }>[]) {

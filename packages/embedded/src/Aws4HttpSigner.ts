@@ -47,8 +47,22 @@ export class Aws4HttpSigner {
     const query = request.query ? buildQueryString(request.query) : '';
     const headers: Record<string, string> = { ...request.headers, 'x-amz-date': amzDate(new Date()) };
     const signed = aws4.sign(
-      { service, region, method: request.method, host: headers.host ?? request.hostname, path: query ? `${request.path}?${query}` : request.path, headers, ...(body !== undefined && body !== null ? { body: Buffer.isBuffer(body) || typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength) } : {}) },
-      { accessKeyId: identity.accessKeyId, secretAccessKey: identity.secretAccessKey, ...(identity.sessionToken ? { sessionToken: identity.sessionToken } : {}) },
+      {
+        service,
+        region,
+        method: request.method,
+        host: headers.host ?? request.hostname,
+        path: query ? `${request.path}?${query}` : request.path,
+        headers,
+        ...(body !== undefined && body !== null
+          ? { body: Buffer.isBuffer(body) || typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength) }
+          : {}),
+      },
+      {
+        accessKeyId: identity.accessKeyId,
+        secretAccessKey: identity.secretAccessKey,
+        ...(identity.sessionToken ? { sessionToken: identity.sessionToken } : {}),
+      },
     );
     // Send exactly what was signed: aws4 adds Authorization, and whatever it signed that was missing
     // (Content-Length of the body, X-Amz-Security-Token), under its own capitalisation.

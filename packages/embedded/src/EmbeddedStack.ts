@@ -25,7 +25,6 @@ export const EMBEDDED_TABLE = 'stepforge-runs';
 export const EMBEDDED_APPROVAL_QUEUE = 'stepforge-approvals';
 const ACCOUNT = '123456789012';
 
-
 /**
  * How long to wait for another live process that claimed the stack to publish it. Starting the
  * stack takes ~1 s, but much longer when dozens of commands start at once on a loaded machine.
@@ -135,7 +134,8 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
     }
     // Nothing recorded yet and nobody to ask: an empty stack of this command's own, untracked (a
     // later command in this process that writes opens the real one) and unpublished.
-    if (!live && reading && storeState(join(dataDir, 'dynamodb')).kind === 'absent') return ownStack({ ...options, resume: false }, undefined, undefined);
+    if (!live && reading && storeState(join(dataDir, 'dynamodb')).kind === 'absent')
+      return ownStack({ ...options, resume: false }, undefined, undefined);
     if (!live && registry.tryClaim()) {
       // A command that only reads works on a copy of the store, taken while the claim keeps
       // every other process from opening it: LevelDB opens a store read-write, and each open
@@ -159,10 +159,14 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
     // publishes or ends, and a lock whose process ended is broken by the next tryClaim.
     if (Date.now() > deadline) {
       const holder = registry.lockHolder();
-      throw new StepforgeError('stack_in_use', `stepforge process ${holder ?? '?'} claimed this project's stack (${join(dataDir, 'stack.lock')}) but has not published it in ${Math.round((options.claimTimeoutMs ?? CLAIM_TIMEOUT_MS) / 1000)} s`, {
-        hint: `that process is still running: let it finish (or end it), then run the command again; the lock is taken over by itself once the process has ended`,
-        details: { pid: holder ?? null },
-      });
+      throw new StepforgeError(
+        'stack_in_use',
+        `stepforge process ${holder ?? '?'} claimed this project's stack (${join(dataDir, 'stack.lock')}) but has not published it in ${Math.round((options.claimTimeoutMs ?? CLAIM_TIMEOUT_MS) / 1000)} s`,
+        {
+          hint: `that process is still running: let it finish (or end it), then run the command again; the lock is taken over by itself once the process has ended`,
+          details: { pid: holder ?? null },
+        },
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -237,10 +241,13 @@ const IDENTITY_KEY = { pk: { S: 'STACK#embedded' }, sk: { S: 'IDENTITY' } } as c
 async function stackIdentity(live: StackEndpoints, project: string): Promise<'ours' | 'foreign' | 'unreachable'> {
   const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
   // Without an id or credentials to ask with, connectStack says what is missing.
-  if (live.stackId === undefined || typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') return 'ours';
+  if (live.stackId === undefined || typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string')
+    return 'ours';
   const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
   try {
-    const r = await dynamodb.send(new GetItemCommand({ TableName: EMBEDDED_TABLE, Key: IDENTITY_KEY, ConsistentRead: true }), { abortSignal: AbortSignal.timeout(5000) });
+    const r = await dynamodb.send(new GetItemCommand({ TableName: EMBEDDED_TABLE, Key: IDENTITY_KEY, ConsistentRead: true }), {
+      abortSignal: AbortSignal.timeout(5000),
+    });
     if (r.Item?.stackId?.S !== live.stackId) return 'foreign';
     // The stack of another project, whose stack.json was copied here: its runs are not this
     // project's, nor is its store the place for this project's runs. (An owner of an earlier
@@ -265,10 +272,16 @@ async function stackIdentity(live: StackEndpoints, project: string): Promise<'ou
 async function lingerForClients(registry: StackRegistry): Promise<void> {
   const since = Date.now();
   let noted = false;
-  for (let clients = registry.attachedClients(); clients.length > 0 && Date.now() - since < OWNER_LINGER_MS; clients = registry.attachedClients()) {
+  for (
+    let clients = registry.attachedClients();
+    clients.length > 0 && Date.now() - since < OWNER_LINGER_MS;
+    clients = registry.attachedClients()
+  ) {
     if (!noted && Date.now() - since > 1000) {
       noted = true;
-      process.stderr.write(`note: waiting for ${clients.length} stepforge command(s) using this project's stack (pid ${clients.join(', ')}) to end, at most ${OWNER_LINGER_MS / 1000} s; after that they carry on without this process\n`);
+      process.stderr.write(
+        `note: waiting for ${clients.length} stepforge command(s) using this project's stack (pid ${clients.join(', ')}) to end, at most ${OWNER_LINGER_MS / 1000} s; after that they carry on without this process\n`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -310,32 +323,35 @@ function runtimeConfig(
   // recorded on each run), not this process's: a command that starts nothing never reads it.
   delete env.STEPFORGE_POLICY;
   const base = namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }));
-  const provider = options.provider
-    ? { ...base.provider, default: options.provider, configured: true }
-    : base.provider;
+  const provider = options.provider ? { ...base.provider, default: options.provider, configured: true } : base.provider;
   const settings = readProjectSettings(options.projectDir);
-  return namedConfigError(() => fr.runtimeConfigFromEnv({ ...env, STEPFORGE_MODE: 'embedded' }, {
-    // The project's servers, and STEPFORGE_MCP_SERVERS over them (a setting of this one run).
-    mcpServers: { ...(settings.mcpServers ?? {}), ...base.mcpServers },
-    // Only for a run whose record carries no policy (one started before runs recorded theirs):
-    // nothing says what gates it, so each of its tool calls asks a human rather than running unasked.
-    policyRules: [{ name: 'this run recorded no approval policy: each tool call asks', tool: '*', action: 'approve' }],
-    tableName: EMBEDDED_TABLE,
-    region: REGION,
-    endpoints: { ...base.endpoints, ...endpoints },
-    approvalQueueUrl,
-    provider,
-    tools: {
-      ...base.tools,
-      fsRoot: (env.STEPFORGE_FS_ROOT ?? options.projectDir),
-      // The project's allow-list with STEPFORGE_HTTP_ALLOW_HOSTS; private networks when either allows them.
-      httpAllowHosts: [...(settings.http?.allowHosts ?? []), ...base.tools.httpAllowHosts],
-      httpAllowPrivateNetworks: (base.tools.httpAllowPrivateNetworks ?? false) || settings.http?.allowPrivateNetworks === true,
-    },
-    secrets: { ...base.secrets, file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
-    userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
-    ...(leaseEpoch !== undefined ? { leaseEpoch } : {}),
-  }));
+  return namedConfigError(() =>
+    fr.runtimeConfigFromEnv(
+      { ...env, STEPFORGE_MODE: 'embedded' },
+      {
+        // The project's servers, and STEPFORGE_MCP_SERVERS over them (a setting of this one run).
+        mcpServers: { ...(settings.mcpServers ?? {}), ...base.mcpServers },
+        // Only for a run whose record carries no policy (one started before runs recorded theirs):
+        // nothing says what gates it, so each of its tool calls asks a human rather than running unasked.
+        policyRules: [{ name: 'this run recorded no approval policy: each tool call asks', tool: '*', action: 'approve' }],
+        tableName: EMBEDDED_TABLE,
+        region: REGION,
+        endpoints: { ...base.endpoints, ...endpoints },
+        approvalQueueUrl,
+        provider,
+        tools: {
+          ...base.tools,
+          fsRoot: env.STEPFORGE_FS_ROOT ?? options.projectDir,
+          // The project's allow-list with STEPFORGE_HTTP_ALLOW_HOSTS; private networks when either allows them.
+          httpAllowHosts: [...(settings.http?.allowHosts ?? []), ...base.tools.httpAllowHosts],
+          httpAllowPrivateNetworks: (base.tools.httpAllowPrivateNetworks ?? false) || settings.http?.allowPrivateNetworks === true,
+        },
+        secrets: { ...base.secrets, file: env.STEPFORGE_SECRETS_FILE ?? join(options.projectDir, '.stepforge', 'secrets.json') },
+        userFunctionsDir: env.STEPFORGE_FUNCTIONS_DIR ?? join(options.projectDir, 'functions', 'user'),
+        ...(leaseEpoch !== undefined ? { leaseEpoch } : {}),
+      },
+    ),
+  );
 }
 
 /**
@@ -344,13 +360,15 @@ function runtimeConfig(
  * earlier owner (a process that has ended) are known as such.
  */
 async function nextLeaseEpoch(client: DynamoDBClient): Promise<number> {
-  const r = await client.send(new UpdateItemCommand({
-    TableName: EMBEDDED_TABLE,
-    Key: { pk: { S: 'STACK#embedded' }, sk: { S: 'LEASE_EPOCH' } },
-    UpdateExpression: 'ADD epoch :one',
-    ExpressionAttributeValues: { ':one': { N: '1' } },
-    ReturnValues: 'UPDATED_NEW',
-  }));
+  const r = await client.send(
+    new UpdateItemCommand({
+      TableName: EMBEDDED_TABLE,
+      Key: { pk: { S: 'STACK#embedded' }, sk: { S: 'LEASE_EPOCH' } },
+      UpdateExpression: 'ADD epoch :one',
+      ExpressionAttributeValues: { ':one': { N: '1' } },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
   return Number(r.Attributes?.epoch?.N ?? 1);
 }
 
@@ -363,7 +381,9 @@ function namedConfigError<T>(f: () => T): T {
     return f();
   } catch (e) {
     if ((e as { name?: unknown }).name !== 'ConfigError') throw e;
-    throw new StepforgeError('invalid_config', (e as Error).message, { hint: 'fix or unset that environment variable (docs/runtime.md lists them); nothing ran' });
+    throw new StepforgeError('invalid_config', (e as Error).message, {
+      hint: 'fix or unset that environment variable (docs/runtime.md lists them); nothing ran',
+    });
   }
 }
 
@@ -409,13 +429,25 @@ async function ownSnapshot(options: OpenStackOptions, dataDir: string): Promise<
  * Starts the stack in this process. With `snapshot`, dynalite opens the store copied there and the
  * engine only reads `dataDir/engine` (ownSnapshot); the copy is removed when the stack closes.
  */
-async function ownStack(options: OpenStackOptions, dataDir: string | undefined, registry: StackRegistry | undefined, snapshot?: string): Promise<EmbeddedStack> {
+async function ownStack(
+  options: OpenStackOptions,
+  dataDir: string | undefined,
+  registry: StackRegistry | undefined,
+  snapshot?: string,
+): Promise<EmbeddedStack> {
   const retentionMs = executionRetentionMs(options.env ?? process.env);
   // Loading the runtime package and starting the emulators are both slow; do them side by side.
   // The stack's secret, new for each owner: only a process that can read stack.json reaches it.
   const credentials = newStackCredentials();
   const apiToken = newApiToken();
-  const [frResult, emuResult] = await Promise.allSettled([loadFunctionsRuntime(), startEmulators({ ...(dataDir ? { dataDir: snapshot ?? dataDir, access: options.access ?? 'write' } : {}), credentials, queues: [EMBEDDED_APPROVAL_QUEUE] })]);
+  const [frResult, emuResult] = await Promise.allSettled([
+    loadFunctionsRuntime(),
+    startEmulators({
+      ...(dataDir ? { dataDir: snapshot ?? dataDir, access: options.access ?? 'write' } : {}),
+      credentials,
+      queues: [EMBEDDED_APPROVAL_QUEUE],
+    }),
+  ]);
   if (frResult.status === 'rejected') {
     if (emuResult.status === 'fulfilled') await emuResult.value.close();
     throw frResult.reason;
@@ -429,7 +461,11 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     // This process runs dynalite's worker: its own clients talk to it over private ports, not HTTP.
     const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials, () => emulators.connectDynamodb());
     const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials });
-    closers.unshift(async () => { dynamodb.destroy(); dynamodbCommands.destroy(); sqs.destroy(); });
+    closers.unshift(async () => {
+      dynamodb.destroy();
+      dynamodbCommands.destroy();
+      sqs.destroy();
+    });
     await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
     // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
     // checks it there before it trusts the endpoints (see stackIdentity).
@@ -437,7 +473,12 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     // Two requests that depend on nothing but the table: side by side, not one after another.
     const [leaseEpoch] = await Promise.all([
       nextLeaseEpoch(dynamodb),
-      dynamodb.send(new PutItemCommand({ TableName: EMBEDDED_TABLE, Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) } })),
+      dynamodb.send(
+        new PutItemCommand({
+          TableName: EMBEDDED_TABLE,
+          Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) },
+        }),
+      ),
     ]);
     // The approval queue exists from the SQS emulator's first request on (startSqsEmulator): a run
     // that sends no message never loads the emulator.
@@ -464,7 +505,13 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
       account: ACCOUNT,
       credentials,
       requestGuard: (listener) => guardListener(listener, { credentials }),
-      ...(dataDir ? { dataDir: join(dataDir, 'engine'), ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}), ...(snapshot !== undefined ? { readOnlyDataDir: true } : {}) } : {}),
+      ...(dataDir
+        ? {
+            dataDir: join(dataDir, 'engine'),
+            ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}),
+            ...(snapshot !== undefined ? { readOnlyDataDir: true } : {}),
+          }
+        : {}),
       // The handler table is filled below, once the runtime exists: executions left unfinished by a
       // previous process resume only after that, so none can call a handler that is not there yet.
       resumeOnStart: false,
@@ -473,7 +520,13 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     closers.unshift(engineCloser);
     const sfn = sfnClient(engine.url, credentials);
     closers.unshift(async () => sfn.destroy());
-    const config = runtimeConfig(fr, options, { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint, stepfunctions: engine.url }, approvalQueueUrl, leaseEpoch);
+    const config = runtimeConfig(
+      fr,
+      options,
+      { dynamodb: emulators.dynamodbEndpoint, sqs: emulators.sqsEndpoint, stepfunctions: engine.url },
+      approvalQueueUrl,
+      leaseEpoch,
+    );
     const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
     // After the engine (closed first, so no step is still calling), before the clients the runtime shares:
     // the processes it started (the Python worker, stdio MCP servers) end with the stack.
@@ -481,9 +534,22 @@ async function ownStack(options: OpenStackOptions, dataDir: string | undefined, 
     const local: LocalHandlers = options.handlers ?? fr.createLocalHandlers(runtime).handlers;
     Object.assign(table, options.wrapHandlers ? options.wrapHandlers(local, runtime) : local);
     if (options.resume !== false && options.access !== 'read') engine.resumeUnfinished();
-    if (options.access !== 'read') closers.splice(closers.indexOf(engineCloser), 0, expireApprovalsEvery(APPROVAL_EXPIRY_MS, () => fr.expireDueApprovals(runtime)));
+    if (options.access !== 'read')
+      closers.splice(
+        closers.indexOf(engineCloser),
+        0,
+        expireApprovalsEvery(APPROVAL_EXPIRY_MS, () => fr.expireDueApprovals(runtime)),
+      );
 
-    const endpoints = { dynamodbEndpoint: emulators.dynamodbEndpoint, sqsEndpoint: emulators.sqsEndpoint, sfnEndpoint: engine.url, leaseEpoch, credentials, apiToken, stackId };
+    const endpoints = {
+      dynamodbEndpoint: emulators.dynamodbEndpoint,
+      sqsEndpoint: emulators.sqsEndpoint,
+      sfnEndpoint: engine.url,
+      leaseEpoch,
+      credentials,
+      apiToken,
+      stackId,
+    };
     registry?.publish(endpoints);
     let closed = false;
     return {
@@ -529,7 +595,11 @@ function expireApprovalsEvery(ms: number, expire: () => Promise<unknown>): () =>
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     // A pass that fails (the store closing under it) is tried again at the next tick.
-    running ??= expire().catch(() => undefined).finally(() => { running = undefined; });
+    running ??= expire()
+      .catch(() => undefined)
+      .finally(() => {
+        running = undefined;
+      });
   }, ms);
   timer.unref();
   return async () => {
@@ -541,9 +611,13 @@ function expireApprovalsEvery(ms: number, expire: () => Promise<unknown>): () =>
 async function connectStack(options: OpenStackOptions, live: StackEndpoints, registry: StackRegistry): Promise<EmbeddedStack> {
   const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
   if (typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') {
-    throw new StepforgeError('stack_credentials_missing', `the stepforge process (pid ${live.pid}) that holds this project's stack published no credentials in .stepforge/stack.json, so its services cannot be reached`, {
-      hint: 'it is an older stepforge: end it (or wait for it to end), then run the command again',
-    });
+    throw new StepforgeError(
+      'stack_credentials_missing',
+      `the stepforge process (pid ${live.pid}) that holds this project's stack published no credentials in .stepforge/stack.json, so its services cannot be reached`,
+      {
+        hint: 'it is an older stepforge: end it (or wait for it to end), then run the command again',
+      },
+    );
   }
   const fr = await loadFunctionsRuntime();
   const detach = registry.attach();
@@ -551,7 +625,13 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints, reg
   const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials });
   const sfn = sfnClient(live.sfnEndpoint, credentials);
   const approvalQueueUrl = sqsQueueUrl(live.sqsEndpoint, EMBEDDED_APPROVAL_QUEUE);
-  const config = runtimeConfig(fr, options, { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint }, approvalQueueUrl, live.leaseEpoch);
+  const config = runtimeConfig(
+    fr,
+    options,
+    { dynamodb: live.dynamodbEndpoint, sqs: live.sqsEndpoint, stepfunctions: live.sfnEndpoint },
+    approvalQueueUrl,
+    live.leaseEpoch,
+  );
   const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
   let closed = false;

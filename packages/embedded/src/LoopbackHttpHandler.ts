@@ -50,8 +50,12 @@ export class LoopbackHttpHandler {
     this.#requestTimeoutMs = options.requestTimeoutMs;
   }
 
-  handle(request: SdkHttpRequest, options: { abortSignal?: AbortSignalLike; requestTimeout?: number } = {}): Promise<{ response: SdkHttpResponse }> {
-    if (request.protocol !== 'http:') return Promise.reject(new Error(`LoopbackHttpHandler speaks plain http only, not ${request.protocol}`));
+  handle(
+    request: SdkHttpRequest,
+    options: { abortSignal?: AbortSignalLike; requestTimeout?: number } = {},
+  ): Promise<{ response: SdkHttpResponse }> {
+    if (request.protocol !== 'http:')
+      return Promise.reject(new Error(`LoopbackHttpHandler speaks plain http only, not ${request.protocol}`));
     const { abortSignal } = options;
     if (abortSignal?.aborted) return Promise.reject(abortError());
     let path = request.path;
@@ -85,35 +89,41 @@ export class LoopbackHttpHandler {
       let reason: string | undefined;
       let responseHeaders: Record<string, string> = {};
       const chunks: Buffer[] = [];
-      pool.dispatch({ path, method: request.method, headers, body: bodyOf(request.body) }, {
-        onRequestStart(c) {
-          controller = c;
-          if (stopped) c.abort(stopped);
+      pool.dispatch(
+        { path, method: request.method, headers, body: bodyOf(request.body) },
+        {
+          onRequestStart(c) {
+            controller = c;
+            if (stopped) c.abort(stopped);
+          },
+          onResponseStart(_c, status, h, statusMessage) {
+            statusCode = status;
+            reason = statusMessage || undefined;
+            responseHeaders = {};
+            for (const name in h) {
+              const v = h[name];
+              if (v !== undefined) responseHeaders[name] = Array.isArray(v) ? v.join(', ') : v;
+            }
+          },
+          onResponseData(_c, chunk) {
+            chunks.push(chunk);
+          },
+          onResponseEnd() {
+            settle();
+            const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+            resolve({ response: { statusCode, ...(reason ? { reason } : {}), headers: responseHeaders, body } });
+          },
+          onResponseError(_c, e) {
+            settle();
+            reject(stopped ?? transportError(e));
+          },
         },
-        onResponseStart(_c, status, h, statusMessage) {
-          statusCode = status;
-          reason = statusMessage || undefined;
-          responseHeaders = {};
-          for (const name in h) {
-            const v = h[name];
-            if (v !== undefined) responseHeaders[name] = Array.isArray(v) ? v.join(', ') : v;
-          }
-        },
-        onResponseData(_c, chunk) {
-          chunks.push(chunk);
-        },
-        onResponseEnd() {
-          settle();
-          const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-          resolve({ response: { statusCode, ...(reason ? { reason } : {}), headers: responseHeaders, body } });
-        },
-        onResponseError(_c, e) {
-          settle();
-          reject(stopped ?? transportError(e));
-        },
-      });
+      );
       if (timeout !== undefined && timeout > 0) {
-        timer = setTimeout(() => stop(Object.assign(new Error(`no response within ${timeout} ms`), { name: 'TimeoutError', code: 'ETIMEDOUT' })), timeout);
+        timer = setTimeout(
+          () => stop(Object.assign(new Error(`no response within ${timeout} ms`), { name: 'TimeoutError', code: 'ETIMEDOUT' })),
+          timeout,
+        );
       }
       if (abortSignal) {
         onAbort = () => stop(abortError());

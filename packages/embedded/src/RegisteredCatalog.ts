@@ -1,18 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import {
-  CreateStateMachineCommand,
-  DescribeStateMachineCommand,
-  UpdateStateMachineCommand,
-  type SFNClient,
-} from '@aws-sdk/client-sfn';
-import {
-  StepforgeError,
-  compileDocument,
-  duplicateWorkflowError,
-  type CompileResult,
-  type NamedWorkflow,
-} from '@stepforge/compiler';
+import { CreateStateMachineCommand, DescribeStateMachineCommand, UpdateStateMachineCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { StepforgeError, compileDocument, duplicateWorkflowError, type CompileResult, type NamedWorkflow } from '@stepforge/compiler';
 import { codeChildren } from '@stepforge/compiler';
 import { workflowNameClash } from './workflowNameClash.js';
 import { loadFunctionsRuntime } from './functionsRuntime.js';
@@ -58,30 +47,52 @@ export class RegisteredCatalog implements WorkflowCatalog {
   ) {}
 
   /** Reads, compiles (StepforgeError on invalid documents) and registers `file`. */
-  async registerFile(file: string, options: RegisterOptions = {}, registering: Set<string> = new Set()): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
+  async registerFile(
+    file: string,
+    options: RegisterOptions = {},
+    registering: Set<string> = new Set(),
+  ): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
     const { text, compiled } = await compileWorkflowFile(this.projectDir, file, options);
     registering.add(compiled.name);
     // The child workflows its nodes call with useWorkflow run as state machines of their own, which
     // the parent's nested executions start by name: registered first, from the same module.
     for (const child of codeChildren(compiled.ir)) {
       if (registering.has(child.name)) continue;
-      await this.registerFile(file, { ...(options.project !== undefined ? { project: options.project } : {}), exportName: child.exportName }, registering);
+      await this.registerFile(
+        file,
+        { ...(options.project !== undefined ? { project: options.project } : {}), exportName: child.exportName },
+        registering,
+      );
     }
     return this.registerText(text, file, { ...options, compiled });
   }
 
   /** Compiles and registers a document's text. */
-  async registerText(text: string, file?: string, options: RegisterOptions = {}): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
-    const compiled = options.compiled ?? compileDocument(text, {
-      ...(file !== undefined ? { file } : {}),
-      ...(options.vars !== undefined ? { vars: options.vars } : {}), ...(options.requireMacros ? { requireMacros: true } : {}),
-    });
+  async registerText(
+    text: string,
+    file?: string,
+    options: RegisterOptions = {},
+  ): Promise<{ entry: WorkflowEntry; compiled: CompileResult }> {
+    const compiled =
+      options.compiled ??
+      compileDocument(text, {
+        ...(file !== undefined ? { file } : {}),
+        ...(options.vars !== undefined ? { vars: options.vars } : {}),
+        ...(options.requireMacros ? { requireMacros: true } : {}),
+      });
     // Before anything is registered: a policy that cannot be read, or a workflow that can change
     // things with no policy at all, stops here.
-    const policy = resolvePolicy(await loadFunctionsRuntime(), { ...(file !== undefined ? { file } : {}), baseDir: this.projectDir, env: this.env });
+    const policy = resolvePolicy(await loadFunctionsRuntime(), {
+      ...(file !== undefined ? { file } : {}),
+      baseDir: this.projectDir,
+      env: this.env,
+    });
     requirePolicyFor(compiled.name, gatedTools(compiled.ir.workflow), policy, file);
     const named: NamedWorkflow = {
-      name: compiled.name, displayName: compiled.displayName, file: file ?? '<input>', source: text,
+      name: compiled.name,
+      displayName: compiled.displayName,
+      file: file ?? '<input>',
+      source: text,
       ...(compiled.ir.nameLocation !== undefined ? { nameLocation: compiled.ir.nameLocation } : {}),
     };
     const other = options.project?.get(compiled.name);
@@ -149,9 +160,14 @@ export class RegisteredCatalog implements WorkflowCatalog {
  * `projectDir`, with no stack: StepforgeError on a file that cannot be read or does not compile.
  * Already compiled (`options.compiled`), it is only read.
  */
-export async function compileWorkflowFile(projectDir: string, file: string, options: Pick<RegisterOptions, 'vars' | 'requireMacros' | 'exportName' | 'compiled'> = {}): Promise<{ text: string; compiled: CompileResult }> {
+export async function compileWorkflowFile(
+  projectDir: string,
+  file: string,
+  options: Pick<RegisterOptions, 'vars' | 'requireMacros' | 'exportName' | 'compiled'> = {},
+): Promise<{ text: string; compiled: CompileResult }> {
   // A TypeScript or JavaScript module: the code front-end imports it and compiles its workflow.
-  if (CODE_MODULE.test(file)) return { text: '', compiled: options.compiled ?? await compileCodeModule(projectDir, file, options.exportName) };
+  if (CODE_MODULE.test(file))
+    return { text: '', compiled: options.compiled ?? (await compileCodeModule(projectDir, file, options.exportName)) };
   let text: string;
   try {
     text = readFileSync(isAbsolute(file) ? file : join(projectDir, file), 'utf8');
@@ -160,9 +176,12 @@ export async function compileWorkflowFile(projectDir: string, file: string, opti
       location: { file, line: 1, column: 1 },
     });
   }
-  const compiled = options.compiled ?? compileDocument(text, {
-    file,
-    ...(options.vars !== undefined ? { vars: options.vars } : {}), ...(options.requireMacros ? { requireMacros: true } : {}),
-  });
+  const compiled =
+    options.compiled ??
+    compileDocument(text, {
+      file,
+      ...(options.vars !== undefined ? { vars: options.vars } : {}),
+      ...(options.requireMacros ? { requireMacros: true } : {}),
+    });
   return { text, compiled };
 }

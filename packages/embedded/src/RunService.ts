@@ -13,7 +13,11 @@ export type { RunDetails, StartedRun, StartOptions } from '@stepforge/runtime';
 export class EmbeddedRunService extends RunService {
   declare readonly catalog: RegisteredCatalog;
 
-  constructor(readonly stack: EmbeddedStack, projectDir: string, env: Readonly<Record<string, string | undefined>> = process.env) {
+  constructor(
+    readonly stack: EmbeddedStack,
+    projectDir: string,
+    env: Readonly<Record<string, string | undefined>> = process.env,
+  ) {
     // The caller's STEPFORGE_POLICY, else the one the stack was opened with in this process.
     const policyEnv = env.STEPFORGE_POLICY || stack.policyFromEnv === undefined ? env : { ...env, STEPFORGE_POLICY: stack.policyFromEnv };
     super({

@@ -1,4 +1,17 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { ensureDirectory } from './ensureDirectory.js';
 import type { LoopbackCredentials } from './loopbackRequestGuard.js';
@@ -61,7 +74,11 @@ export class StackRegistry {
    * without it, one could remove the lock another had just claimed, and both would own the stack.
    */
   tryClaim(): boolean {
-    ensureDirectory(this.dataDir, 'the embedded stack\'s data directory', 'the embedded stack keeps its runs under .stepforge/ in the project directory: move what is in the way aside, or run from a directory you can write to');
+    ensureDirectory(
+      this.dataDir,
+      "the embedded stack's data directory",
+      'the embedded stack keeps its runs under .stepforge/ in the project directory: move what is in the way aside, or run from a directory you can write to',
+    );
     ownerOnly(this.dataDir, 0o700);
     if (createExclusive(this.lockFile)) return true;
     if (this.lockHolderAlive()) return false;

@@ -13,7 +13,6 @@ export interface OpenedStack {
   readonly service: EmbeddedRunService;
 }
 
-
 /**
  * How many times a command opens the stack again after losing the owner it was connected to.
  * Many commands started at once hand the stack on from one to the next as each ends, so one
@@ -53,16 +52,22 @@ export class StackSession {
    * stderr unless `quiet` (a `runs cancel` whose owner was the `run` of the run it stopped, which
    * ends because of it, expects to lose it).
    */
-  async untilDone<T>(io: SessionNotes, f: (opened: OpenedStack, again: boolean) => Promise<T>, options: { readonly quiet?: boolean } = {}): Promise<T> {
+  async untilDone<T>(
+    io: SessionNotes,
+    f: (opened: OpenedStack, again: boolean) => Promise<T>,
+    options: { readonly quiet?: boolean } = {},
+  ): Promise<T> {
     for (let takeovers = 0; ; takeovers++) {
       try {
         return await f(this.opened, takeovers > 0);
       } catch (e) {
         if (this.opened.stack.owner || !isLostConnection(e) || takeovers >= MAX_TAKEOVERS) throw e;
         if (!options.quiet) {
-          io.err(this.options.resume === false
-            ? `note: the stepforge process that held this project's stack ended; this one opens it in its place (and resumes nothing)\n`
-            : `note: the stepforge process that held this project's stack ended; this one takes it over and carries on (a run that had started resumes from its last checkpoint)\n`);
+          io.err(
+            this.options.resume === false
+              ? `note: the stepforge process that held this project's stack ended; this one opens it in its place (and resumes nothing)\n`
+              : `note: the stepforge process that held this project's stack ended; this one takes it over and carries on (a run that had started resumes from its last checkpoint)\n`,
+          );
         }
         await this.opened.stack.close();
         this.opened = await openService(this.options);

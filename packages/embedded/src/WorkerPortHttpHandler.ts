@@ -63,7 +63,10 @@ export class WorkerPortHttpHandler {
     port.unref();
   }
 
-  handle(request: SdkHttpRequest, options: { abortSignal?: AbortSignalLike; requestTimeout?: number } = {}): Promise<{ response: SdkHttpResponse }> {
+  handle(
+    request: SdkHttpRequest,
+    options: { abortSignal?: AbortSignalLike; requestTimeout?: number } = {},
+  ): Promise<{ response: SdkHttpResponse }> {
     if (this.#closed) return Promise.reject(Object.assign(new Error('the DynamoDB worker port is closed'), { code: 'ECONNRESET' }));
     const { abortSignal } = options;
     if (abortSignal?.aborted) return Promise.reject(abortError());
@@ -73,7 +76,13 @@ export class WorkerPortHttpHandler {
     if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
       return Promise.reject(new Error('WorkerPortHttpHandler sends text or byte bodies only, not a stream'));
     }
-    const message: PortRequest = { id, method: request.method, url: query ? `${request.path}?${query}` : request.path, headers: request.headers, body: body ?? undefined };
+    const message: PortRequest = {
+      id,
+      method: request.method,
+      url: query ? `${request.path}?${query}` : request.path,
+      headers: request.headers,
+      body: body ?? undefined,
+    };
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       let onAbort: (() => void) | undefined;
@@ -90,14 +99,23 @@ export class WorkerPortHttpHandler {
         reject(e);
       };
       this.#pending.set(id, {
-        resolve: (r) => { settle(); resolve(r); },
-        reject: (e) => { settle(); reject(e); },
+        resolve: (r) => {
+          settle();
+          resolve(r);
+        },
+        reject: (e) => {
+          settle();
+          reject(e);
+        },
       });
       if (this.#pending.size === 1) this.#port.ref();
       this.#port.postMessage(message);
       const timeout = options.requestTimeout;
       if (timeout !== undefined && timeout > 0) {
-        timer = setTimeout(() => stop(Object.assign(new Error(`no response within ${timeout} ms`), { name: 'TimeoutError', code: 'ETIMEDOUT' })), timeout);
+        timer = setTimeout(
+          () => stop(Object.assign(new Error(`no response within ${timeout} ms`), { name: 'TimeoutError', code: 'ETIMEDOUT' })),
+          timeout,
+        );
       }
       if (abortSignal) {
         onAbort = () => stop(abortError());

@@ -24,9 +24,10 @@ export async function bundleCodeModule(projectDir: string, file: string, generat
   if (!existsSync(source)) throw new StepforgeError('module_load_failed', `cannot load the module ${file}: no such file`, { location });
   // `generated`: the module's source made from `file` (a Kortyx workflow file), whose relative
   // imports resolve from the file's folder.
-  const entry = generated === undefined
-    ? { entryPoints: [source] }
-    : { stdin: { contents: generated, resolveDir: dirname(source), sourcefile: source, loader: 'js' as const } };
+  const entry =
+    generated === undefined
+      ? { entryPoints: [source] }
+      : { stdin: { contents: generated, resolveDir: dirname(source), sourcefile: source, loader: 'js' as const } };
   // Loaded when a module is first bundled: the documents' commands never pay for it.
   const { build } = await import('esbuild');
   let text: string;
@@ -41,24 +42,33 @@ export async function bundleCodeModule(projectDir: string, file: string, generat
       logLevel: 'silent',
       // Error stacks point at the user's lines, not the bundle's.
       sourcemap: 'inline',
-      plugins: [{
-        name: 'packages-by-url',
-        setup(b) {
-          b.onResolve({ filter: /^[^./]/ }, async (args) => {
-            if (args.pluginData?.byUrl || args.path.startsWith('node:') || builtinModules.includes(args.path)) return undefined;
-            const r = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { byUrl: true } });
-            if (r.errors.length > 0) return { errors: r.errors };
-            return { path: pathToFileURL(r.path).href, external: true };
-          });
+      plugins: [
+        {
+          name: 'packages-by-url',
+          setup(b) {
+            b.onResolve({ filter: /^[^./]/ }, async (args) => {
+              if (args.pluginData?.byUrl || args.path.startsWith('node:') || builtinModules.includes(args.path)) return undefined;
+              const r = await b.resolve(args.path, {
+                kind: args.kind,
+                resolveDir: args.resolveDir,
+                importer: args.importer,
+                pluginData: { byUrl: true },
+              });
+              if (r.errors.length > 0) return { errors: r.errors };
+              return { path: pathToFileURL(r.path).href, external: true };
+            });
+          },
         },
-      }],
+      ],
     });
     text = out.outputFiles[0]!.text;
   } catch (e) {
     const errors = (e as { errors?: { text: string; location?: { file: string; line: number; column: number } | null }[] }).errors;
     const first = errors?.[0];
     const where = first?.location ? { file: first.location.file, line: first.location.line, column: first.location.column + 1 } : location;
-    throw new StepforgeError('module_load_failed', `cannot load the module ${file}: ${first?.text ?? (e as Error).message}`, { location: where });
+    throw new StepforgeError('module_load_failed', `cannot load the module ${file}: ${first?.text ?? (e as Error).message}`, {
+      location: where,
+    });
   }
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
   const dir = join(projectDir, '.stepforge', 'code');

@@ -1,5 +1,14 @@
 import { pathToFileURL } from 'node:url';
-import { codeToIr, codeWorkflowExports, compileIr, KORTYX_WORKFLOW_FILE, kortyxFileModule, StepforgeError, type CompileResult, type IrDocument } from '@stepforge/compiler';
+import {
+  codeToIr,
+  codeWorkflowExports,
+  compileIr,
+  KORTYX_WORKFLOW_FILE,
+  kortyxFileModule,
+  StepforgeError,
+  type CompileResult,
+  type IrDocument,
+} from '@stepforge/compiler';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { importFile } from '@stepforge/runtime/importFile';
@@ -26,7 +35,9 @@ export async function loadCodeModule(cwd: string, file: string): Promise<LoadedC
   try {
     return { mod: await importFile(pathToFileURL(bundle).href), bundle };
   } catch (e) {
-    throw new StepforgeError('module_load_failed', `cannot load the module ${file}: ${(e as Error).message ?? String(e)}`, { location: { file, line: 1, column: 1 } });
+    throw new StepforgeError('module_load_failed', `cannot load the module ${file}: ${(e as Error).message ?? String(e)}`, {
+      location: { file, line: 1, column: 1 },
+    });
   }
 }
 
@@ -38,9 +49,13 @@ export function chooseCodeExport(mod: Readonly<Record<string, unknown>>, file: s
   const found = codeWorkflowExports(mod);
   const chosen = exportName ?? (found.length === 1 ? found[0] : undefined);
   if (chosen === undefined) {
-    throw new StepforgeError('invalid_document', found.length === 0
-      ? `${file} exports no workflow: export the result of defineWorkflow, workflow, parallel or stateGraph`
-      : `${file} exports several workflows (${found.join(', ')}): name one with --export NAME`, { location: { file, line: 1, column: 1 } });
+    throw new StepforgeError(
+      'invalid_document',
+      found.length === 0
+        ? `${file} exports no workflow: export the result of defineWorkflow, workflow, parallel or stateGraph`
+        : `${file} exports several workflows (${found.join(', ')}): name one with --export NAME`,
+      { location: { file, line: 1, column: 1 } },
+    );
   }
   return chosen;
 }
@@ -49,7 +64,12 @@ export function chooseCodeExport(mod: Readonly<Record<string, unknown>>, file: s
  * Loads a module exporting workflows written in code and compiles the one `exportName` names.
  * The compiled workflow's nodes name the module's bundle, which the function handler imports.
  */
-export async function compileCodeModule(cwd: string, file: string, exportName?: string, options: { express?: boolean } = {}): Promise<CompileResult> {
+export async function compileCodeModule(
+  cwd: string,
+  file: string,
+  exportName?: string,
+  options: { express?: boolean } = {},
+): Promise<CompileResult> {
   return compileIr(await codeModuleIr(cwd, file, exportName), options);
 }
 
@@ -65,6 +85,10 @@ function readKortyxFile(cwd: string, file: string): string {
   try {
     return readFileSync(resolve(cwd, file), 'utf8');
   } catch (e) {
-    throw new StepforgeError('module_load_failed', `cannot load the workflow file ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { location: { file, line: 1, column: 1 } });
+    throw new StepforgeError(
+      'module_load_failed',
+      `cannot load the workflow file ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
+      { location: { file, line: 1, column: 1 } },
+    );
   }
 }

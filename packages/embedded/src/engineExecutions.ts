@@ -22,7 +22,8 @@ export function engineExecutions(stack: EmbeddedStack): Executions {
       } catch (e) {
         // The engine refused the start itself: a client fault, as the SDK reports the API's 4xx
         // answers, so the run service fails the run for it (startRefused) as it would over HTTP.
-        if (isSfnApiError(e)) throw Object.assign(new Error(e.message), { name: e.type, $fault: 'client', $metadata: { httpStatusCode: 400 } });
+        if (isSfnApiError(e))
+          throw Object.assign(new Error(e.message), { name: e.type, $fault: 'client', $metadata: { httpStatusCode: 400 } });
         throw e;
       }
     },

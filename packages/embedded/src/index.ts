@@ -10,8 +10,13 @@ export { RegisteredCatalog, compileWorkflowFile, type RegisterOptions, type Cata
 export { engineExecutions } from './engineExecutions.js';
 export { runCodeWorkflow, type CodeRunOptions } from './runCodeWorkflow.js';
 export {
-  loadFunctionsRuntime, type FunctionsRuntime, type LocalHandlers, type RunRecordView, type StepRecordView,
-  type RunEventView, type ApprovalRecordView,
+  loadFunctionsRuntime,
+  type FunctionsRuntime,
+  type LocalHandlers,
+  type RunRecordView,
+  type StepRecordView,
+  type RunEventView,
+  type ApprovalRecordView,
 } from './functionsRuntime.js';
 export { resolvePolicy, describePolicy, type ResolvedPolicy } from './resolvePolicy.js';
 export { LOOPBACK_REGION, loopbackDynamoClients, loopbackSfnClient } from './loopbackClients.js';

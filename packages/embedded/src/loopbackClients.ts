@@ -14,11 +14,13 @@ import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 export const LOOPBACK_REGION = 'us-east-1';
 
 /** The SigV4 auth scheme of the loopback clients: the SDK's identity resolution, signed by Aws4HttpSigner. */
-const LOOPBACK_AUTH_SCHEMES: NonNullable<DynamoDBClientConfig['httpAuthSchemes']> = [{
-  schemeId: 'aws.auth#sigv4',
-  identityProvider: (config) => config.getIdentityProvider('aws.auth#sigv4'),
-  signer: new Aws4HttpSigner(),
-}];
+const LOOPBACK_AUTH_SCHEMES: NonNullable<DynamoDBClientConfig['httpAuthSchemes']> = [
+  {
+    schemeId: 'aws.auth#sigv4',
+    identityProvider: (config) => config.getIdentityProvider('aws.auth#sigv4'),
+    signer: new Aws4HttpSigner(),
+  },
+];
 
 /**
  * Options every SDK client of the stack shares: the loopback endpoint, the stack's credentials
@@ -27,7 +29,10 @@ const LOOPBACK_AUTH_SCHEMES: NonNullable<DynamoDBClientConfig['httpAuthSchemes']
  */
 function loopbackClientOptions(endpoint: string, credentials: LoopbackCredentials, port?: MessagePort) {
   return {
-    endpoint, region: LOOPBACK_REGION, credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey }, requestHandler: port ? new WorkerPortHttpHandler(port) : new LoopbackHttpHandler(),
+    endpoint,
+    region: LOOPBACK_REGION,
+    credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey },
+    requestHandler: port ? new WorkerPortHttpHandler(port) : new LoopbackHttpHandler(),
     httpAuthSchemes: LOOPBACK_AUTH_SCHEMES,
   };
 }
@@ -61,7 +66,9 @@ function withoutCloudOnlyHeaders<C extends { middlewareStack: { remove(name: str
  * properties and what the middleware captured are unchanged.
  */
 function withFastConfig<C extends { config: object }>(client: C): C {
-  function Probe(this: object) { /* a constructor whose prototype is the config */ }
+  function Probe(this: object) {
+    /* a constructor whose prototype is the config */
+  }
   Probe.prototype = client.config;
   const probe = new (Probe as unknown as new () => { readonly probe?: unknown })();
   // Loads through the instance: a load IC with feedback is what makes V8 turn the prototype fast,
@@ -75,7 +82,11 @@ function withFastConfig<C extends { config: object }>(client: C): C {
 export function loopbackSfnClient(endpoint: string, credentials: LoopbackCredentials): SFNClient {
   // disableHostPrefix: StartSyncExecution would otherwise go to sync-<host>. cacheMiddleware: the
   // middleware stack is resolved once per command class rather than on every call.
-  return withFastConfig(withoutCloudOnlyHeaders(new SFNClient({ ...loopbackClientOptions(endpoint, credentials), disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true })));
+  return withFastConfig(
+    withoutCloudOnlyHeaders(
+      new SFNClient({ ...loopbackClientOptions(endpoint, credentials), disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true }),
+    ),
+  );
 }
 
 /**
@@ -85,9 +96,15 @@ export function loopbackSfnClient(endpoint: string, credentials: LoopbackCredent
  * over a private MessagePort of its own rather than loopback HTTP (WorkerPortHttpHandler); the
  * endpoint is still the one the requests are signed for.
  */
-export function loopbackDynamoClients(endpoint: string, credentials: LoopbackCredentials, connect?: () => MessagePort): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
+export function loopbackDynamoClients(
+  endpoint: string,
+  credentials: LoopbackCredentials,
+  connect?: () => MessagePort,
+): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
   return {
     dynamodb: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient(loopbackClientOptions(endpoint, credentials, connect?.())))),
-    dynamodbCommands: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient({ ...loopbackClientOptions(endpoint, credentials, connect?.()), cacheMiddleware: true }))),
+    dynamodbCommands: withFastConfig(
+      withoutCloudOnlyHeaders(new DynamoDBClient({ ...loopbackClientOptions(endpoint, credentials, connect?.()), cacheMiddleware: true })),
+    ),
   };
 }

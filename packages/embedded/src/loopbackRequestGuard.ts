@@ -22,7 +22,12 @@ export interface GuardOptions {
 
 interface GuardModule {
   browserRefusal(req: Pick<IncomingMessage, 'method' | 'headers'>, localPort: number | undefined): GuardRefusal | undefined;
-  signatureRefusal(req: Pick<IncomingMessage, 'method' | 'url' | 'headers'>, body: Buffer, credentials: LoopbackCredentials, now?: number): GuardRefusal | undefined;
+  signatureRefusal(
+    req: Pick<IncomingMessage, 'method' | 'url' | 'headers'>,
+    body: Buffer,
+    credentials: LoopbackCredentials,
+    now?: number,
+  ): GuardRefusal | undefined;
   guardListener(listener: RequestListener, options?: GuardOptions): RequestListener;
   guardServer(server: Server, options?: GuardOptions): void;
 }
@@ -53,6 +58,11 @@ export function newApiToken(): string {
 /** Answers a refusal as the guard does (403, AWS JSON error shape), for servers that check themselves. */
 export function sendRefusal(res: ServerResponse, status: number, refusal: GuardRefusal): void {
   const text = JSON.stringify({ __type: refusal.type, message: refusal.message });
-  res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-errortype': refusal.type, 'content-length': Buffer.byteLength(text), connection: 'close' });
+  res.writeHead(status, {
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amzn-errortype': refusal.type,
+    'content-length': Buffer.byteLength(text),
+    connection: 'close',
+  });
   res.end(text);
 }

@@ -15,12 +15,14 @@ const ProjectSettingsSpec = z.strictObject({
    */
   mcpServers: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   /** Outbound HTTP of `http_fetch` and the connectors. */
-  http: z.strictObject({
-    /** Hosts that may be reached: `api.example.com`, `127.0.0.1:8080`, `*.example.org`. */
-    allowHosts: z.array(z.string().min(1)).optional(),
-    /** Let names resolve to private networks (10/8, 172.16/12, 192.168/16, fc00::/7, loopback). */
-    allowPrivateNetworks: z.boolean().optional(),
-  }).optional(),
+  http: z
+    .strictObject({
+      /** Hosts that may be reached: `api.example.com`, `127.0.0.1:8080`, `*.example.org`. */
+      allowHosts: z.array(z.string().min(1)).optional(),
+      /** Let names resolve to private networks (10/8, 172.16/12, 192.168/16, fc00::/7, loopback). */
+      allowPrivateNetworks: z.boolean().optional(),
+    })
+    .optional(),
 });
 
 /** The project's settings (`stepforge.config.json`); every field optional. */
@@ -73,7 +75,8 @@ function checkMcpServer(name: string, server: Record<string, unknown>, file: str
   if (problem === undefined) return;
   const key = problem.field;
   throw new StepforgeError('invalid_config', `${file}: mcpServers.${name}${key !== undefined ? `.${key}` : ''}: ${problem.message}`, {
-    location: { file, ...lineColumn(text, fieldOffset(text, name, key)) }, source: text,
+    location: { file, ...lineColumn(text, fieldOffset(text, name, key)) },
+    source: text,
     hint: `${MCP_SERVER_SHAPE}; fix it in ${PROJECT_SETTINGS_FILE} (nothing ran)`,
   });
 }

@@ -16,7 +16,10 @@ export interface StoreRepair {
 
 /** LevelDB as dynalite loads it (classic-level in Node), for its RepairDB. */
 interface LevelModule {
-  readonly Level: { repair(location: string): Promise<void>; new (location: string, options: Record<string, unknown>): { open(): Promise<void>; close(): Promise<void> } };
+  readonly Level: {
+    repair(location: string): Promise<void>;
+    new (location: string, options: Record<string, unknown>): { open(): Promise<void>; close(): Promise<void> };
+  };
 }
 
 /**

@@ -38,7 +38,10 @@ function isDir(p: string): boolean {
  * the policy the CDK stack deploys). It never depends on the folder the command runs in, except for
  * a document with no file (its folder is `baseDir`). A policy that cannot be read is `policy_invalid`.
  */
-export function resolvePolicy(fr: Pick<FunctionsRuntime, 'readPolicyText' | 'readPolicyEnv'>, options: { readonly file?: string; readonly baseDir: string; readonly env: Readonly<Record<string, string | undefined>> }): ResolvedPolicy {
+export function resolvePolicy(
+  fr: Pick<FunctionsRuntime, 'readPolicyText' | 'readPolicyEnv'>,
+  options: { readonly file?: string; readonly baseDir: string; readonly env: Readonly<Record<string, string | undefined>> },
+): ResolvedPolicy {
   const fromEnv = options.env.STEPFORGE_POLICY;
   if (fromEnv) {
     // JSON text, or a path to a policy file (relative to the folder the command runs in).
@@ -48,7 +51,8 @@ export function resolvePolicy(fr: Pick<FunctionsRuntime, 'readPolicyText' | 'rea
   const folder = options.file !== undefined ? dirname(resolve(options.baseDir, options.file)) : resolve(options.baseDir);
   const searched = [join(folder, 'policy.json')];
   const root = findProjectRoot(folder);
-  if (root !== undefined && !searched.includes(join(root, 'workflows', 'policy.json'))) searched.push(join(root, 'workflows', 'policy.json'));
+  if (root !== undefined && !searched.includes(join(root, 'workflows', 'policy.json')))
+    searched.push(join(root, 'workflows', 'policy.json'));
   const sources: { origin: string; rules: number }[] = [];
   const rules: unknown[] = [];
   for (const file of searched) {
@@ -57,10 +61,14 @@ export function resolvePolicy(fr: Pick<FunctionsRuntime, 'readPolicyText' | 'rea
       text = readFileSync(file, 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      throw new StepforgeError('policy_invalid', `cannot read the approval policy ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
-        location: { file, line: 1, column: 1 },
-        hint: 'make it readable, or remove it; nothing ran',
-      });
+      throw new StepforgeError(
+        'policy_invalid',
+        `cannot read the approval policy ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        {
+          location: { file, line: 1, column: 1 },
+          hint: 'make it readable, or remove it; nothing ran',
+        },
+      );
     }
     const read = fr.readPolicyText(text, { file });
     sources.push({ origin: file, rules: read.length });
@@ -95,14 +103,23 @@ export function gatedTools(workflow: IrWorkflow): { tool: string; step: string }
 }
 
 /** Refuses a workflow with gated tools and no policy at all: its gated calls would run unasked. */
-export function requirePolicyFor(workflow: string, tools: readonly { tool: string; step: string }[], policy: ResolvedPolicy, file?: string): void {
+export function requirePolicyFor(
+  workflow: string,
+  tools: readonly { tool: string; step: string }[],
+  policy: ResolvedPolicy,
+  file?: string,
+): void {
   if (tools.length === 0 || policy.sources.length > 0) return;
   const uses = tools.map((t) => `${t.tool} (step ${t.step})`).join(', ');
-  throw new StepforgeError('policy_missing', `workflow '${workflow}' uses ${uses}, which can change things outside the run, but no approval policy was found (looked for ${policy.searched.join(', ')}); without one every such call would run unasked`, {
-    ...(file !== undefined ? { location: { file, line: 1, column: 1 } } : {}),
-    hint: `add ${policy.searched[0] ?? 'a policy.json next to the workflow'}, e.g. [{"tool":"shell","action":"approve"}] ([] allows every granted call), or set STEPFORGE_POLICY`,
-    details: { tools },
-  });
+  throw new StepforgeError(
+    'policy_missing',
+    `workflow '${workflow}' uses ${uses}, which can change things outside the run, but no approval policy was found (looked for ${policy.searched.join(', ')}); without one every such call would run unasked`,
+    {
+      ...(file !== undefined ? { location: { file, line: 1, column: 1 } } : {}),
+      hint: `add ${policy.searched[0] ?? 'a policy.json next to the workflow'}, e.g. [{"tool":"shell","action":"approve"}] ([] allows every granted call), or set STEPFORGE_POLICY`,
+      details: { tools },
+    },
+  );
 }
 
 /** One line saying which policy is in force, for the start of a run. */

@@ -79,7 +79,10 @@ export async function runCodeWorkflow(value: CodeWorkflowValue, input: unknown, 
 
 /** A state graph's run options, without Stepforge's own. */
 function graphOptions(options: CodeRunOptions): { start?: string; maxIterations?: number } {
-  return { ...(options.start !== undefined ? { start: options.start } : {}), ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}) };
+  return {
+    ...(options.start !== undefined ? { start: options.start } : {}),
+    ...(options.maxIterations !== undefined ? { maxIterations: options.maxIterations } : {}),
+  };
 }
 
 /** A UUID-shaped id from text: the same text, the same id. */
@@ -102,10 +105,15 @@ const ENDED_BADLY = new Set(['FAILED', 'TIMED_OUT', 'ABORTED']);
  */
 async function runKeyed(value: CodeWorkflowValue, input: unknown, options: CodeRunOptions, key: string): Promise<unknown> {
   const bad = idempotencyKeyError(key);
-  if (bad !== undefined) throw Object.assign(new Error(`idempotencyKey: ${bad}`), { name: 'invalid_idempotency_key', code: 'invalid_idempotency_key' });
-  const shape = codeToIr(value, { module: 'stepforge-live:', exportName: value.kind, ...graphOptions(options) }).workflow.steps[0]!.identity;
+  if (bad !== undefined)
+    throw Object.assign(new Error(`idempotencyKey: ${bad}`), { name: 'invalid_idempotency_key', code: 'invalid_idempotency_key' });
+  const shape = codeToIr(value, { module: 'stepforge-live:', exportName: value.kind, ...graphOptions(options) }).workflow.steps[0]!
+    .identity;
   const site = (value as unknown as Record<symbol, unknown>)[CODE_CALL_SITE];
-  const id = createHash('sha256').update(`${shape}\n${String(site ?? '')}`).digest('hex').slice(0, 16);
+  const id = createHash('sha256')
+    .update(`${shape}\n${String(site ?? '')}`)
+    .digest('hex')
+    .slice(0, 16);
   // Where the program built it, in the compiled workflow: `stepforge runs retry` of this run, in
   // another process after the program exited, loads the workflow again from there.
   const module = registerLiveWorkflow(value, id, typeof site === 'string' && isFileSite(site) ? site : undefined);
@@ -116,9 +124,13 @@ async function runKeyed(value: CodeWorkflowValue, input: unknown, options: CodeR
     const compiled = compileIr(codeToIr(value, { module, exportName, file: `${value.kind}.run()`, ...graphOptions(options) }));
     stack = await openStack({ projectDir: process.cwd(), env });
     if (!stack.owner) {
-      throw new StepforgeError('stack_in_use', 'another stepforge process holds this project\'s stack: a .run() with an idempotencyKey runs its functions in this program, so it needs the stack to itself', {
-        hint: 'stop that process (stepforge serve, a run), or call .run() without an idempotencyKey (an in-memory stack of its own)',
-      });
+      throw new StepforgeError(
+        'stack_in_use',
+        "another stepforge process holds this project's stack: a .run() with an idempotencyKey runs its functions in this program, so it needs the stack to itself",
+        {
+          hint: 'stop that process (stepforge serve, a run), or call .run() without an idempotencyKey (an in-memory stack of its own)',
+        },
+      );
     }
     const service = new EmbeddedRunService(stack, process.cwd(), env);
     const { entry } = await service.catalog.registerText('', `${value.kind}.run()`, { compiled });
@@ -129,7 +141,9 @@ async function runKeyed(value: CodeWorkflowValue, input: unknown, options: CodeR
     // ended badly, following the retries earlier calls made to the last one.
     while (reused && ENDED_BADLY.has(done.status)) {
       const retryId = derivedId(`${key}\n${done.runId}`);
-      const earlier = await service.getRun(retryId).catch((e: unknown) => ((e as { code?: string }).code === 'unknown_run' ? undefined : Promise.reject(e)));
+      const earlier = await service
+        .getRun(retryId)
+        .catch((e: unknown) => ((e as { code?: string }).code === 'unknown_run' ? undefined : Promise.reject(e)));
       if (earlier !== undefined) {
         done = await service.wait(retryId);
         continue;

@@ -19,7 +19,8 @@ export function onStackFailure(h: StackFailureHandler): () => void {
 /** Reports such a failure to the handler, or, with none (a library user), as an uncaught error. */
 export function stackFailed(e: StepforgeError): void {
   if (handler) handler(e);
-  else setImmediate(() => {
-    throw e;
-  });
+  else
+    setImmediate(() => {
+      throw e;
+    });
 }

@@ -73,9 +73,17 @@ export interface DynaliteWorkerTuning {
  * `expressionCache` (the default) its expression parsers answer repeated expressions from a cache.
  * A worker the launcher started already (dynalite loaded, nothing open) is used when there is one.
  */
-export async function startDynaliteWorker(host: string, options: Record<string, unknown>, tuning: DynaliteWorkerTuning = {}): Promise<DynaliteWorker> {
+export async function startDynaliteWorker(
+  host: string,
+  options: Record<string, unknown>,
+  tuning: DynaliteWorkerTuning = {},
+): Promise<DynaliteWorker> {
   const withCache = tuning.expressionCache !== false;
-  const worker = takePrewarmed(withCache) ?? new Worker(WORKER_SCRIPT, { workerData: { module: require.resolve('dynalite'), expressionCache: withCache ? EXPRESSION_CACHE : undefined } });
+  const worker =
+    takePrewarmed(withCache) ??
+    new Worker(WORKER_SCRIPT, {
+      workerData: { module: require.resolve('dynalite'), expressionCache: withCache ? EXPRESSION_CACHE : undefined },
+    });
   // The launcher's worker is unref'd so that a command that never needs it can exit.
   worker.ref();
   const port = await new Promise<number>((resolve, reject) => {
@@ -86,12 +94,21 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
       worker.off('exit', onExit);
       worker.off('error', reject);
       if (m.port !== undefined) resolve(m.port);
-      else if (m.code === 'store_unreadable') reject(storeError('store_damaged', `the run store in ${String(options.path)} cannot be opened: ${m.error}`));
-      else if (m.code === 'store_in_use') reject(storeError('store_in_use', `the run store in ${String(options.path)} is held by another process: ${m.error}`));
+      else if (m.code === 'store_unreadable')
+        reject(storeError('store_damaged', `the run store in ${String(options.path)} cannot be opened: ${m.error}`));
+      else if (m.code === 'store_in_use')
+        reject(storeError('store_in_use', `the run store in ${String(options.path)} is held by another process: ${m.error}`));
       else reject(new Error(`dynalite could not listen on ${host}: ${m.error}`));
     });
     // An existing store is opened as it is, never created anew over damaged files (storeState.ts).
-    worker.postMessage({ listen: { host, options, createIfMissing: tuning.createIfMissing !== false, guard: tuning.credentials ? { credentials: tuning.credentials } : {} } });
+    worker.postMessage({
+      listen: {
+        host,
+        options,
+        createIfMissing: tuning.createIfMissing !== false,
+        guard: tuning.credentials ? { credentials: tuning.credentials } : {},
+      },
+    });
   }).catch(async (e: unknown) => {
     await worker.terminate();
     throw e;
@@ -129,11 +146,13 @@ export async function startDynaliteWorker(host: string, options: Record<string, 
  * files, and a store LevelDB cannot open is most often one small file away from whole (a lost
  * CURRENT names a MANIFEST that is still there).
  */
-const DAMAGED = 'no store file was deleted to get past the damage: the files under .stepforge/dynamodb are kept. Restore that directory from a backup if you have one; otherwise `stepforge store repair` copies it to .stepforge/dynamodb.damaged-<time> and repairs it in place (the copy keeps every file as it was)';
+const DAMAGED =
+  'no store file was deleted to get past the damage: the files under .stepforge/dynamodb are kept. Restore that directory from a backup if you have one; otherwise `stepforge store repair` copies it to .stepforge/dynamodb.damaged-<time> and repairs it in place (the copy keeps every file as it was)';
 /** What to do about a store that cannot be used, by how it showed. */
 const STORE_HINTS = {
   store_damaged: DAMAGED,
-  store_in_use: 'another program has this project\'s .stepforge/dynamodb open (a stepforge process that never published its stack, or a tool reading the store): end it, then run the command again',
+  store_in_use:
+    "another program has this project's .stepforge/dynamodb open (a stepforge process that never published its stack, or a tool reading the store): end it, then run the command again",
 } as const;
 
 /** A store that cannot be used, as the user's error with its fix. */

@@ -59,7 +59,10 @@ export async function startEmulators(options: EmulatorOptions): Promise<Emulator
     if (createIfMissing) ensureDirectory(path, "dynalite's store directory");
     dynamoOptions.path = path;
   }
-  const [dynamoResult, sqsResult] = await Promise.allSettled([startDynaliteWorker(host, dynamoOptions, { createIfMissing, credentials: options.credentials }), startSqsEmulator(host, { credentials: options.credentials, ...(options.queues ? { queues: options.queues } : {}) })]);
+  const [dynamoResult, sqsResult] = await Promise.allSettled([
+    startDynaliteWorker(host, dynamoOptions, { createIfMissing, credentials: options.credentials }),
+    startSqsEmulator(host, { credentials: options.credentials, ...(options.queues ? { queues: options.queues } : {}) }),
+  ]);
   if (dynamoResult.status === 'rejected' || sqsResult.status === 'rejected') {
     if (dynamoResult.status === 'fulfilled') await dynamoResult.value.close();
     if (sqsResult.status === 'fulfilled') await sqsResult.value.stop();

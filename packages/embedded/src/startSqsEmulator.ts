@@ -31,7 +31,12 @@ export function sqsQueueUrl(endpoint: string, name: string): string {
 interface FauxqsApp {
   readonly server: { emit(event: 'request', req: IncomingMessage, res: ServerResponse): boolean };
   ready(): PromiseLike<unknown>;
-  inject(request: { method: string; url: string; headers: Record<string, string>; payload: string }): PromiseLike<{ statusCode: number; body: string; json(): unknown }>;
+  inject(request: {
+    method: string;
+    url: string;
+    headers: Record<string, string>;
+    payload: string;
+  }): PromiseLike<{ statusCode: number; body: string; json(): unknown }>;
   close(): PromiseLike<unknown>;
 }
 
@@ -52,7 +57,10 @@ interface FauxqsApp {
  * guard (loopbackGuard.cjs): browsers' requests are refused, and with `credentials` every request
  * must be signed by them.
  */
-export async function startSqsEmulator(host = '127.0.0.1', options: { readonly credentials?: LoopbackCredentials; readonly queues?: readonly string[] } = {}): Promise<SqsEmulator> {
+export async function startSqsEmulator(
+  host = '127.0.0.1',
+  options: { readonly credentials?: LoopbackCredentials; readonly queues?: readonly string[] } = {},
+): Promise<SqsEmulator> {
   let app: Promise<FauxqsApp> | undefined;
   let loaded: FauxqsApp | undefined;
   const server = createServer();
@@ -64,24 +72,29 @@ export async function startSqsEmulator(host = '127.0.0.1', options: { readonly c
     for (const name of options.queues ?? []) {
       // As the SDK's CreateQueue would send it; fauxqs names the queue's URL after the Host header.
       const r = await built.inject({
-        method: 'POST', url: '/',
+        method: 'POST',
+        url: '/',
         headers: { host: `${host}:${port}`, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.CreateQueue' },
         payload: JSON.stringify({ QueueName: name }),
       });
       if (r.statusCode !== 200) throw new Error(`the SQS emulator could not create queue ${name}: ${r.statusCode} ${r.body}`);
       // The URL handed out before fauxqs loaded must be the one it made, or messages would go nowhere.
       const made = (r.json() as { QueueUrl?: string }).QueueUrl;
-      if (made !== sqsQueueUrl(`http://${host}:${port}`, name)) throw new Error(`the SQS emulator named queue ${name} ${String(made)}, not ${sqsQueueUrl(`http://${host}:${port}`, name)}`);
+      if (made !== sqsQueueUrl(`http://${host}:${port}`, name))
+        throw new Error(`the SQS emulator named queue ${name} ${String(made)}, not ${sqsQueueUrl(`http://${host}:${port}`, name)}`);
     }
     loaded = built;
     return built;
   };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     app ??= load();
-    app.then((a) => a.server.emit('request', req, res), (e: unknown) => {
-      res.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
-      res.end(JSON.stringify({ __type: 'InternalFailure', message: `the SQS emulator did not start: ${(e as Error).message}` }));
-    });
+    app.then(
+      (a) => a.server.emit('request', req, res),
+      (e: unknown) => {
+        res.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end(JSON.stringify({ __type: 'InternalFailure', message: `the SQS emulator did not start: ${(e as Error).message}` }));
+      },
+    );
   });
   guardServer(server, options.credentials ? { credentials: options.credentials } : {});
   await new Promise<void>((resolve, reject) => {
@@ -109,7 +122,11 @@ export async function startSqsEmulator(host = '127.0.0.1', options: { readonly c
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
-      if (app) await app.then((a) => a.close(), () => undefined);
+      if (app)
+        await app.then(
+          (a) => a.close(),
+          () => undefined,
+        );
     },
   };
 }

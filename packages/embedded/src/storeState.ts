@@ -2,10 +2,7 @@ import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } f
 import { join } from 'node:path';
 
 /** What is on disk where dynalite keeps its LevelDB store. */
-export type StoreState =
-  | { readonly kind: 'absent' }
-  | { readonly kind: 'present' }
-  | { readonly kind: 'damaged'; readonly reason: string };
+export type StoreState = { readonly kind: 'absent' } | { readonly kind: 'present' } | { readonly kind: 'damaged'; readonly reason: string };
 
 /**
  * LevelDB's own bookkeeping, which says nothing about whether a store holds data: the lock, the
@@ -69,12 +66,17 @@ function liveFilesDamage(path: string, entries: readonly string[]): string | und
       continue;
     }
     if (!hasTableFooter(join(path, name))) cut.push(name);
-    else if (fileSize(join(path, name)) !== size) problems.push(`table file ${name} is ${fileSize(join(path, name))} bytes, not the ${size} bytes ${manifest} records (overwritten)`);
+    else if (fileSize(join(path, name)) !== size)
+      problems.push(`table file ${name} is ${fileSize(join(path, name))} bytes, not the ${size} bytes ${manifest} records (overwritten)`);
   }
-  if (cut.length > 0) problems.unshift(`table file${cut.length > 1 ? 's' : ''} ${cut.join(', ')} ${cut.length > 1 ? 'are' : 'is'} cut short or overwritten (no LevelDB table footer)`);
+  if (cut.length > 0)
+    problems.unshift(
+      `table file${cut.length > 1 ? 's' : ''} ${cut.join(', ')} ${cut.length > 1 ? 'are' : 'is'} cut short or overwritten (no LevelDB table footer)`,
+    );
   // The log LevelDB replays on open (and any newer one): a record lost there is a write lost.
   // A store repaired by RepairDB records log number 0: it has no log to replay yet.
-  if (version.logNumber > 0 && !entries.includes(fileName(version.logNumber, 'log'))) problems.push(`log file ${fileName(version.logNumber, 'log')} that ${manifest} names is missing`);
+  if (version.logNumber > 0 && !entries.includes(fileName(version.logNumber, 'log')))
+    problems.push(`log file ${fileName(version.logNumber, 'log')} that ${manifest} names is missing`);
   for (const f of entries) {
     const m = /^(\d+)\.log$/.exec(f);
     if (m === null || Number(m[1]) < version.logNumber) continue;
@@ -123,7 +125,8 @@ export function readLogRecords(bytes: Buffer): { readonly records: Buffer[]; rea
     const left = BLOCK - (offset % BLOCK);
     if (left < HEADER) {
       // A block's trailer: too short for a header, written as zeros.
-      if (bytes.subarray(offset, offset + left).some((b) => b !== 0)) return { records, damage: `has bytes that are no record at offset ${offset}` };
+      if (bytes.subarray(offset, offset + left).some((b) => b !== 0))
+        return { records, damage: `has bytes that are no record at offset ${offset}` };
       offset += left;
       continue;
     }
@@ -163,7 +166,16 @@ interface LiveVersion {
 }
 
 /** VersionEdit tags (LevelDB's db/version_edit.cc). */
-const TAG = { comparator: 1, logNumber: 2, nextFile: 3, lastSequence: 4, compactPointer: 5, deletedFile: 6, newFile: 7, prevLogNumber: 9 } as const;
+const TAG = {
+  comparator: 1,
+  logNumber: 2,
+  nextFile: 3,
+  lastSequence: 4,
+  compactPointer: 5,
+  deletedFile: 6,
+  newFile: 7,
+  prevLogNumber: 9,
+} as const;
 
 /** Applies the MANIFEST's version edits in order: each adds and deletes table files. */
 function replayEdits(records: readonly Buffer[]): LiveVersion {
@@ -285,4 +297,3 @@ function hasTableFooter(file: string): boolean {
     if (fd !== undefined) closeSync(fd);
   }
 }
-

@@ -13,7 +13,11 @@ import { CODE_MODULE } from './compileCodeModule.js';
  * or edited, its display name too), the same display name (a copy or a move of one workflow), or a
  * file since deleted or renamed inside (the record is stale and is replaced).
  */
-export function workflowNameClash(baseDir: string, previous: { readonly file?: string; readonly displayName?: string }, current: NamedWorkflow): NamedWorkflow | undefined {
+export function workflowNameClash(
+  baseDir: string,
+  previous: { readonly file?: string; readonly displayName?: string },
+  current: NamedWorkflow,
+): NamedWorkflow | undefined {
   const file = previous.file;
   if (file === undefined || previous.displayName === undefined || /^<.*>$/.test(file) || /^<.*>$/.test(current.file)) return undefined;
   if (previous.displayName === current.displayName) return undefined;
@@ -35,7 +39,10 @@ export function workflowNameClash(baseDir: string, previous: { readonly file?: s
   }
   if (now.name !== current.name) return undefined;
   return {
-    name: now.name, displayName: now.displayName, file, source: text,
+    name: now.name,
+    displayName: now.displayName,
+    file,
+    source: text,
     ...(now.ir.nameLocation !== undefined ? { nameLocation: now.ir.nameLocation } : {}),
   };
 }

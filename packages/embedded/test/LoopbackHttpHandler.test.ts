@@ -10,7 +10,10 @@ let port: number;
 beforeAll(async () => {
   rec = await startRecordingServer((req, res) => {
     if (req.url.startsWith('/slow')) return; // never answers
-    if (req.url.startsWith('/drop')) { res.socket?.destroy(); return; } // closes the connection instead
+    if (req.url.startsWith('/drop')) {
+      res.socket?.destroy();
+      return;
+    } // closes the connection instead
     res.setHeader('x-multi', ['a', 'b']);
     res.setHeader('content-type', 'application/x-amz-json-1.0');
     res.statusCode = req.url.startsWith('/missing') ? 404 : 200;
@@ -21,7 +24,14 @@ beforeAll(async () => {
 afterAll(() => rec.close());
 
 const request = (over: Partial<Parameters<LoopbackHttpHandler['handle']>[0]> = {}) => ({
-  protocol: 'http:', hostname: '127.0.0.1', port, method: 'POST', path: '/', headers: { 'content-type': 'application/x-amz-json-1.0', host: `127.0.0.1:${port}` }, body: '{"a":1}', ...over,
+  protocol: 'http:',
+  hostname: '127.0.0.1',
+  port,
+  method: 'POST',
+  path: '/',
+  headers: { 'content-type': 'application/x-amz-json-1.0', host: `127.0.0.1:${port}` },
+  body: '{"a":1}',
+  ...over,
 });
 
 describe('Class: LoopbackHttpHandler', () => {
@@ -29,7 +39,13 @@ describe('Class: LoopbackHttpHandler', () => {
     it('sends the method, path, query, headers and body, and returns status, headers and the body as bytes', async () => {
       const h = new LoopbackHttpHandler();
       try {
-        const { response } = await h.handle(request({ path: '/p', query: { b: '2 3', a: ['x', 'y'] }, headers: { 'x-amz-target': 'DynamoDB_20120810.PutItem', host: `127.0.0.1:${port}` } }));
+        const { response } = await h.handle(
+          request({
+            path: '/p',
+            query: { b: '2 3', a: ['x', 'y'] },
+            headers: { 'x-amz-target': 'DynamoDB_20120810.PutItem', host: `127.0.0.1:${port}` },
+          }),
+        );
         const last = rec.seen.at(-1)!;
         expect(last).toMatchObject({ method: 'POST', url: '/p?a=x&a=y&b=2%203', body: '{"a":1}' });
         expect(last.headers['x-amz-target']).toBe('DynamoDB_20120810.PutItem');
@@ -116,7 +132,12 @@ describe('Class: LoopbackHttpHandler', () => {
     let client: DynamoDBClient;
     beforeAll(async () => {
       dynalite = await startDynaliteWorker('127.0.0.1', { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-      client = new DynamoDBClient({ endpoint: dynalite.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, requestHandler: new LoopbackHttpHandler() });
+      client = new DynamoDBClient({
+        endpoint: dynalite.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        requestHandler: new LoopbackHttpHandler(),
+      });
       await ensureTables(client, 'loopback');
     });
     afterAll(async () => {
@@ -129,7 +150,9 @@ describe('Class: LoopbackHttpHandler', () => {
       await client.send(new PutItemCommand({ TableName: 'loopback', Item, ConditionExpression: 'attribute_not_exists(pk)' }));
       const got = await client.send(new GetItemCommand({ TableName: 'loopback', Key: { pk: Item.pk, sk: Item.sk }, ConsistentRead: true }));
       expect(got.Item).toEqual(Item);
-      const err = await client.send(new PutItemCommand({ TableName: 'loopback', Item, ConditionExpression: 'attribute_not_exists(pk)' })).catch((e: unknown) => e);
+      const err = await client
+        .send(new PutItemCommand({ TableName: 'loopback', Item, ConditionExpression: 'attribute_not_exists(pk)' }))
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ConditionalCheckFailedException);
       expect((err as Error).name).toBe('ConditionalCheckFailedException');
       expect((err as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(400);

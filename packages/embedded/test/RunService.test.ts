@@ -35,7 +35,10 @@ describe('Class: EmbeddedRunService (owner of the engine)', () => {
   it("fails with the API's error name when the engine refuses the start, and records the run as FAILED", async () => {
     const { entry } = await service.catalog.registerFile(QUICKSTART);
     const gone = { ...entry, stateMachineArn: entry.stateMachineArn.replace(/:[^:]+$/, ':no-such-machine') };
-    const err = await service.start(gone, { topic: 'tides' }).then(() => undefined, (e: unknown) => e as Error);
+    const err = await service.start(gone, { topic: 'tides' }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     expect(err?.name).toBe('StateMachineDoesNotExist');
     expect(err?.message).toContain('no-such-machine');
     const failed = (await stack.runtime.runs.listRuns()).filter((r) => r.status === 'FAILED');
@@ -47,7 +50,12 @@ describe('Class: EmbeddedRunService (owner of the engine)', () => {
     const { entry } = await service.catalog.registerFile(QUICKSTART);
     const runId = '5f6e1c2a-0000-4000-8000-000000000001';
     // As if the first attempt wrote the run record and lost the stack before StartExecution.
-    await stack.runtime.runs.startRun({ workflow: entry.name, runId, executionArn: `${entry.stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`, input: { topic: 'tides' } });
+    await stack.runtime.runs.startRun({
+      workflow: entry.name,
+      runId,
+      executionArn: `${entry.stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`,
+      input: { topic: 'tides' },
+    });
     const again = await service.start(entry, { topic: 'tides' }, { runId });
     expect(again).toMatchObject({ reused: false, run: { runId, status: 'RUNNING' } });
     expect((await service.wait(runId)).status).toBe('SUCCEEDED');

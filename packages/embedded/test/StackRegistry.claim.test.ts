@@ -30,14 +30,19 @@ async function claimAtOnce(dataDir: string, n: number): Promise<boolean[]> {
   // Each stays alive (holding what it won) until every one has answered, then all are ended.
   const children = Array.from({ length: n }, () => spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] }));
   try {
-    return await Promise.all(children.map((c) => new Promise<boolean>((resolve, reject) => {
-      let out = '';
-      c.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('\n')) resolve(out.trim() === 'won');
-      });
-      c.once('exit', () => reject(new Error(`a claimer ended without answering: ${out}`)));
-    })));
+    return await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<boolean>((resolve, reject) => {
+            let out = '';
+            c.stdout.on('data', (d: Buffer) => {
+              out += d.toString();
+              if (out.includes('\n')) resolve(out.trim() === 'won');
+            });
+            c.once('exit', () => reject(new Error(`a claimer ended without answering: ${out}`)));
+          }),
+      ),
+    );
   } finally {
     for (const c of children) c.kill('SIGKILL');
   }
@@ -45,7 +50,9 @@ async function claimAtOnce(dataDir: string, n: number): Promise<boolean[]> {
 
 describe.skipIf(!existsSync(DIST))('Class: StackRegistry (built dist/)', () => {
   const dirs: string[] = [];
-  afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
 
   describe('Method: tryClaim', () => {
     it('lets one of many processes claiming at once own the stack, on a fresh project', async () => {
@@ -55,7 +62,7 @@ describe.skipIf(!existsSync(DIST))('Class: StackRegistry (built dist/)', () => {
       expect(won.filter(Boolean)).toHaveLength(1);
     }, 60_000);
 
-    it('lets one of many processes break a lock left by a process that ended (before: several removed each other\'s lock and all owned it)', async () => {
+    it("lets one of many processes break a lock left by a process that ended (before: several removed each other's lock and all owned it)", async () => {
       for (let round = 0; round < 2; round++) {
         const dataDir = mkdtempSync(join(tmpdir(), 'sf-claim-'));
         dirs.push(dataDir);

@@ -1,7 +1,13 @@
 // The stack owner's DynamoDB clients reach the dynalite worker over a private MessagePort: the same
 // SDK calls and dynalite's own answers (conditions, errors), with no socket in between.
 import { describe, expect, it } from 'vitest';
-import { ConditionalCheckFailedException, CreateTableCommand, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  CreateTableCommand,
+  GetItemCommand,
+  ListTablesCommand,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { loopbackDynamoClients } from '../src/loopbackClients.js';
 import { startDynaliteWorker } from '../src/startDynaliteWorker.js';
 
@@ -14,8 +20,22 @@ describe('Class: WorkerPortHttpHandler', () => {
     const w = await startDynaliteWorker('127.0.0.1', { createTableMs: 0 });
     const { dynamodb, dynamodbCommands: db } = loopbackDynamoClients(NOWHERE, CREDENTIALS, () => w.connect());
     try {
-      await db.send(new CreateTableCommand({ TableName: 'items', BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
-      const put = (v: string) => db.send(new PutItemCommand({ TableName: 'items', Item: { pk: { S: 'a' }, v: { S: v } }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      await db.send(
+        new CreateTableCommand({
+          TableName: 'items',
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        }),
+      );
+      const put = (v: string) =>
+        db.send(
+          new PutItemCommand({
+            TableName: 'items',
+            Item: { pk: { S: 'a' }, v: { S: v } },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
       // Requests in flight at once are told apart by their ids.
       const results = await Promise.allSettled([put('first'), dynamodb.send(new ListTablesCommand({}))]);
       expect(results[0].status).toBe('fulfilled');
@@ -29,7 +49,9 @@ describe('Class: WorkerPortHttpHandler', () => {
       // The same store is there over HTTP for the project's other processes.
       const http = loopbackDynamoClients(w.endpoint, CREDENTIALS);
       try {
-        expect((await http.dynamodbCommands.send(new GetItemCommand({ TableName: 'items', Key: { pk: { S: 'a' } } }))).Item?.v).toEqual({ S: 'first' });
+        expect((await http.dynamodbCommands.send(new GetItemCommand({ TableName: 'items', Key: { pk: { S: 'a' } } }))).Item?.v).toEqual({
+          S: 'first',
+        });
       } finally {
         http.dynamodb.destroy();
         http.dynamodbCommands.destroy();

@@ -18,7 +18,11 @@ let endpoint: string;
 beforeAll(async () => {
   rec = await startRecordingServer((req, res) => {
     res.setHeader('content-type', 'application/x-amz-json-1.0');
-    res.end(String(req.headers['x-amz-target']).startsWith('AWSStepFunctions') ? JSON.stringify({ executionArn: 'arn:x', stateMachineArn: 'arn:y', status: 'RUNNING', startDate: 1 }) : '{}');
+    res.end(
+      String(req.headers['x-amz-target']).startsWith('AWSStepFunctions')
+        ? JSON.stringify({ executionArn: 'arn:x', stateMachineArn: 'arn:y', status: 'RUNNING', startDate: 1 })
+        : '{}',
+    );
   });
   endpoint = rec.url;
 });
@@ -33,10 +37,16 @@ describe('Function: loopbackDynamoClients', () => {
     try {
       for (const client of [dynamodb, dynamodbCommands]) {
         for (let i = 0; i < 2; i++) {
-          await client.send(new PutItemCommand({ TableName: 't', Item: { pk: { S: `a${i}` } }, ConditionExpression: 'attribute_not_exists(pk)' }));
+          await client.send(
+            new PutItemCommand({ TableName: 't', Item: { pk: { S: `a${i}` } }, ConditionExpression: 'attribute_not_exists(pk)' }),
+          );
           const r = rec.seen.at(-1)!;
           expect(r.headers['x-amz-target']).toBe('DynamoDB_20120810.PutItem');
-          expect(String(r.headers.authorization)).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=local/\\d{8}/us-east-1/dynamodb/aws4_request, SignedHeaders=[^,]*host[^,]*x-amz-date[^,]*, Signature=[0-9a-f]{64}$`));
+          expect(String(r.headers.authorization)).toMatch(
+            new RegExp(
+              `^AWS4-HMAC-SHA256 Credential=local/\\d{8}/us-east-1/dynamodb/aws4_request, SignedHeaders=[^,]*host[^,]*x-amz-date[^,]*, Signature=[0-9a-f]{64}$`,
+            ),
+          );
           expect(/Signature=([0-9a-f]{64})/.exec(String(r.headers.authorization))![1]).toBe(expectedSignature(r, 'dynamodb'));
           expect(r.headers['user-agent']).toBeUndefined();
           expect(r.headers['x-amz-user-agent']).toBeUndefined();
@@ -47,7 +57,7 @@ describe('Function: loopbackDynamoClients', () => {
       dynamodbCommands.destroy();
     }
   });
-  it('sends no trace headers from a Lambda environment (recursion detection is off), where the SDK\'s own client would', async () => {
+  it("sends no trace headers from a Lambda environment (recursion detection is off), where the SDK's own client would", async () => {
     const env = { AWS_LAMBDA_FUNCTION_NAME: 'StepFunction', _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1' };
     const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
     Object.assign(process.env, env);
@@ -86,7 +96,7 @@ describe('Function: loopbackSfnClient', () => {
 });
 
 describe('Function: withFastConfig (through the loopback clients)', () => {
-  it('leaves every loopback client with a fast-mode config, so the middleware\'s spreads take the fast path', () => {
+  it("leaves every loopback client with a fast-mode config, so the middleware's spreads take the fast path", () => {
     // %HasFastProperties needs --allow-natives-syntax, so the check runs in a node of its own.
     const module = fileURLToPath(new URL('../src/loopbackClients.ts', import.meta.url));
     const script = `
@@ -96,7 +106,11 @@ describe('Function: withFastConfig (through the loopback clients)', () => {
       const sfn = loopbackSfnClient('http://127.0.0.1:1', credentials);
       const raw = new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient({ region: 'us-east-1' });
       console.log(JSON.stringify([dynamodb, dynamodbCommands, sfn, raw].map((c) => %HasFastProperties(c.config))));`;
-    const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--no-warnings', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const out = execFileSync(
+      process.execPath,
+      ['--allow-natives-syntax', '--no-warnings', '--import', 'tsx', '--input-type=module', '-e', script],
+      { encoding: 'utf8' },
+    );
     // The last one is a client as the SDK leaves it: dictionary mode, the case this exists for.
     expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual([true, true, true, false]);
   });

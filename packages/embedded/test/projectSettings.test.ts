@@ -11,7 +11,12 @@ function failure(dir: string) {
     return undefined;
   } catch (e) {
     const err = e as { code?: string; message: string; hint?: string; location?: { line: number; column: number } };
-    return { code: err.code, message: err.message, hint: err.hint, location: err.location && { line: err.location.line, column: err.location.column } };
+    return {
+      code: err.code,
+      message: err.message,
+      hint: err.hint,
+      location: err.location && { line: err.location.line, column: err.location.column },
+    };
   }
 }
 
@@ -28,9 +33,15 @@ describe('Function: readProjectSettings', () => {
 
   it('reads the MCP servers and the outbound HTTP settings, and is empty without a file', () => {
     withFile(undefined, (dir) => expect(readProjectSettings(dir)).toEqual({}));
-    withFile('{"http": {"allowHosts": ["api.example.com"], "allowPrivateNetworks": false}, "mcpServers": {"files": {"command": "node", "args": ["s.js"]}}}', (dir) => {
-      expect(readProjectSettings(dir)).toEqual({ http: { allowHosts: ['api.example.com'], allowPrivateNetworks: false }, mcpServers: { files: { command: 'node', args: ['s.js'] } } });
-    });
+    withFile(
+      '{"http": {"allowHosts": ["api.example.com"], "allowPrivateNetworks": false}, "mcpServers": {"files": {"command": "node", "args": ["s.js"]}}}',
+      (dir) => {
+        expect(readProjectSettings(dir)).toEqual({
+          http: { allowHosts: ['api.example.com'], allowPrivateNetworks: false },
+          mcpServers: { files: { command: 'node', args: ['s.js'] } },
+        });
+      },
+    );
   });
 
   it('fails closed on a file that is not JSON, with its line and column', () => {
@@ -44,19 +55,32 @@ describe('Function: readProjectSettings', () => {
 
   it('fails closed on a misspelt or mistyped field, naming it', () => {
     withFile('{"http": {"allowHost": ["a"]}}', (dir) => {
-      expect(failure(dir)).toMatchObject({ code: 'invalid_config', message: expect.stringMatching(/stepforge\.config\.json: http: Unrecognized key: "allowHost"$/) });
+      expect(failure(dir)).toMatchObject({
+        code: 'invalid_config',
+        message: expect.stringMatching(/stepforge\.config\.json: http: Unrecognized key: "allowHost"$/),
+      });
     });
     withFile('{"http": {"allowPrivateNetworks": "yes"}}', (dir) => {
-      expect(failure(dir)).toMatchObject({ code: 'invalid_config', message: expect.stringMatching(/stepforge\.config\.json: http\.allowPrivateNetworks: Invalid input: expected boolean, received string$/) });
+      expect(failure(dir)).toMatchObject({
+        code: 'invalid_config',
+        message: expect.stringMatching(
+          /stepforge\.config\.json: http\.allowPrivateNetworks: Invalid input: expected boolean, received string$/,
+        ),
+      });
     });
   });
 
   it('fails closed on an MCP server entry with a misspelt or mistyped field, at the field, when the file is read', () => {
     withFile('{\n  "mcpServers": {\n    "files": {"comand": "node", "args": ["s.js"]}\n  }\n}\n', (dir) => {
       expect(failure(dir)).toMatchObject({
-        code: 'invalid_config', location: { line: 3, column: 15 },
-        message: expect.stringMatching(/stepforge\.config\.json: mcpServers\.files\.comand: unknown field 'comand' \(did you mean 'command'\?\)$/),
-        hint: expect.stringContaining('an MCP server is {"url": "http…", "headers"?: {…}} or {"command": "…", "args"?: [...], "env"?: {…}, "cwd"?: "…"}'),
+        code: 'invalid_config',
+        location: { line: 3, column: 15 },
+        message: expect.stringMatching(
+          /stepforge\.config\.json: mcpServers\.files\.comand: unknown field 'comand' \(did you mean 'command'\?\)$/,
+        ),
+        hint: expect.stringContaining(
+          'an MCP server is {"url": "http…", "headers"?: {…}} or {"command": "…", "args"?: [...], "env"?: {…}, "cwd"?: "…"}',
+        ),
       });
     });
     withFile('{"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp", "header": {"a": "b"}}}}', (dir) => {
@@ -76,7 +100,11 @@ describe('Function: readProjectSettings', () => {
   it.skipIf(process.getuid?.() === 0)('fails closed on a file it cannot read', () => {
     withFile('{}', (dir) => {
       chmodSync(join(dir, 'stepforge.config.json'), 0o000);
-      expect(failure(dir)).toMatchObject({ code: 'invalid_config', message: expect.stringContaining('stepforge.config.json cannot be read: EACCES'), hint: 'make it readable, or remove it to run with no project settings' });
+      expect(failure(dir)).toMatchObject({
+        code: 'invalid_config',
+        message: expect.stringContaining('stepforge.config.json cannot be read: EACCES'),
+        hint: 'make it readable, or remove it to run with no project settings',
+      });
     });
   });
 });

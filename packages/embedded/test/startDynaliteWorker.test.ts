@@ -23,9 +23,20 @@ const DYNALITE = createRequire(import.meta.url).resolve('dynalite');
 function prewarm(module = DYNALITE) {
   const worker = new Worker(SCRIPT, { workerData: { module, expressionCache: CACHE } });
   worker.unref();
-  const state = { worker, ended: false, detached: 0, detach() { state.detached++; } };
-  worker.on('error', () => { state.ended = true; });
-  worker.on('exit', () => { state.ended = true; });
+  const state = {
+    worker,
+    ended: false,
+    detached: 0,
+    detach() {
+      state.detached++;
+    },
+  };
+  worker.on('error', () => {
+    state.ended = true;
+  });
+  worker.on('exit', () => {
+    state.ended = true;
+  });
   (globalThis as Record<symbol, unknown>)[SLOT] = state;
   const exited = new Promise<number>((r) => worker.once('exit', r));
   return { state, exited };
@@ -77,9 +88,17 @@ describe('Function: startDynaliteWorker', () => {
       const path = mkdtempSync(join(tmpdir(), 'sf-store-'));
       const first = await startDynaliteWorker('127.0.0.1', { path, createTableMs: 0 });
       const { dynamodbCommands: db } = loopbackDynamoClients(first.endpoint, { accessKeyId: 'local', secretAccessKey: 'local' });
-      await db.send(new CreateTableCommand({ TableName: 'items', BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
+      await db.send(
+        new CreateTableCommand({
+          TableName: 'items',
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        }),
+      );
       // As on DynamoDB, a table takes writes once ACTIVE.
-      for (let i = 0; i < 200 && (await db.send(new DescribeTableCommand({ TableName: 'items' }))).Table?.TableStatus !== 'ACTIVE'; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 200 && (await db.send(new DescribeTableCommand({ TableName: 'items' }))).Table?.TableStatus !== 'ACTIVE'; i++)
+        await new Promise((r) => setTimeout(r, 10));
       await db.send(new PutItemCommand({ TableName: 'items', Item: { pk: { S: 'a' } } }));
       db.destroy();
       await first.close();
@@ -88,15 +107,25 @@ describe('Function: startDynaliteWorker', () => {
       expect(readdirSync(path).some((f) => f.endsWith('.ldb'))).toBe(true);
       return path;
     }
-    const contents = (path: string) => Object.fromEntries(readdirSync(path).filter((f) => f !== 'LOCK' && !f.startsWith('LOG')).map((f) => [f, readFileSync(join(path, f)).toString('base64')]));
+    const contents = (path: string) =>
+      Object.fromEntries(
+        readdirSync(path)
+          .filter((f) => f !== 'LOCK' && !f.startsWith('LOG'))
+          .map((f) => [f, readFileSync(join(path, f)).toString('base64')]),
+      );
 
-    it('held by another process (LevelDB\'s LOCK) is waited for, as a previous owner ends', async () => {
+    it("held by another process (LevelDB's LOCK) is waited for, as a previous owner ends", async () => {
       const path = await storeOnDisk();
       const level = createRequire(DYNALITE).resolve('level');
       // Another process opens the store and keeps it until told to end, as an owner in its last moments.
-      const holder = spawn(process.execPath, ['-e', `const { Level } = require(${JSON.stringify(level)}); new Level(${JSON.stringify(path)}).open().then(() => { console.log('held'); process.stdin.once('data', () => process.exit(0)); });`]);
+      const holder = spawn(process.execPath, [
+        '-e',
+        `const { Level } = require(${JSON.stringify(level)}); new Level(${JSON.stringify(path)}).open().then(() => { console.log('held'); process.stdin.once('data', () => process.exit(0)); });`,
+      ]);
       let holderEnded = false;
-      holder.once('exit', () => { holderEnded = true; });
+      holder.once('exit', () => {
+        holderEnded = true;
+      });
       try {
         await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
         const opening = startDynaliteWorker('127.0.0.1', { path });
@@ -112,7 +141,7 @@ describe('Function: startDynaliteWorker', () => {
       }
     });
 
-    it('that cannot be opened is store_damaged, with LevelDB\'s reason, and left as it was', async () => {
+    it("that cannot be opened is store_damaged, with LevelDB's reason, and left as it was", async () => {
       const path = await storeOnDisk();
       try {
         writeFileSync(join(path, 'CURRENT'), 'MANIFEST-999999\n');
@@ -120,14 +149,16 @@ describe('Function: startDynaliteWorker', () => {
         const err = (await startDynaliteWorker('127.0.0.1', { path }).catch((e: unknown) => e)) as StepforgeError;
         expect([err.name, err.code]).toEqual(['StepforgeError', 'store_damaged']);
         expect(err.message).toBe(`the run store in ${path} cannot be opened: IO error: ${path}/MANIFEST-999999: No such file or directory`);
-        expect(err.hint).toMatch(/^no store file was deleted to get past the damage: the files under \.stepforge\/dynamodb are kept\. Restore that directory from a backup/);
+        expect(err.hint).toMatch(
+          /^no store file was deleted to get past the damage: the files under \.stepforge\/dynamodb are kept\. Restore that directory from a backup/,
+        );
         expect(contents(path)).toEqual(before);
       } finally {
         rmSync(path, { recursive: true, force: true });
       }
     });
 
-    it('that fails under a request is reported as store_damaged to the stack\'s failure handler', async () => {
+    it("that fails under a request is reported as store_damaged to the stack's failure handler", async () => {
       const path = await storeOnDisk();
       const failed = new Promise<StepforgeError>((resolve) => {
         const off = onStackFailure((e) => {

@@ -12,7 +12,9 @@ import { startEmulators } from '../src/startEmulators.js';
 const creds = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /** This machine's first address that is not loopback, if it has one. */
-const outsideAddress = Object.values(networkInterfaces()).flat().find((a) => a !== undefined && !a.internal && a.family === 'IPv4')?.address;
+const outsideAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a !== undefined && !a.internal && a.family === 'IPv4')?.address;
 
 /** What connecting to host:port gives: 'connected', or the error code. */
 function tryConnect(host: string, port: number): Promise<string> {
@@ -32,11 +34,14 @@ describe('Function: startEmulators', () => {
       const first = await startEmulators({ dataDir: dir, credentials: creds });
       expect(first.dynamodbEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const ddb = new DynamoDBClient({ endpoint: first.dynamodbEndpoint, region: 'us-east-1', credentials: creds });
-      await ddb.send(new CreateTableCommand({
-        TableName: 'items', BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-      }));
+      await ddb.send(
+        new CreateTableCommand({
+          TableName: 'items',
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        }),
+      );
       // As on DynamoDB, a table takes writes once ACTIVE (dynalite runs in its own thread, so the
       // next request can arrive before it gets there).
       for (let i = 0; i < 200; i++) {
@@ -76,14 +81,20 @@ describe('Function: startEmulators', () => {
       await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'first' }));
       expect(emulators.sqsLoaded).toBe(true);
       expect((await sqs.send(new GetQueueUrlCommand({ QueueName: 'approvals' }))).QueueUrl).toBe(url);
-      expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 0 }))).Messages?.map((m) => m.Body)).toEqual(['first']);
+      expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 0 }))).Messages?.map((m) => m.Body)).toEqual([
+        'first',
+      ]);
       // Unsigned requests are still refused before fauxqs sees them.
       const unsigned = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
-        const req = httpRequest(emulators.sqsEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ListQueues' } }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode, body }));
-        });
+        const req = httpRequest(
+          emulators.sqsEndpoint,
+          { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ListQueues' } },
+          (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode, body }));
+          },
+        );
         req.on('error', reject);
         req.end('{}');
       });
@@ -96,7 +107,7 @@ describe('Function: startEmulators', () => {
   });
 
   // fauxqs's own startFauxqs listens on 0.0.0.0 whatever host it is given (startSqsEmulator).
-  it.skipIf(outsideAddress === undefined)('listens on loopback only, not on the machine\'s other addresses', async () => {
+  it.skipIf(outsideAddress === undefined)("listens on loopback only, not on the machine's other addresses", async () => {
     const emulators = await startEmulators({ credentials: creds });
     try {
       const ports = [emulators.dynamodbEndpoint, emulators.sqsEndpoint].map((e) => Number(new URL(e).port));

@@ -18,7 +18,12 @@ export type {
   TaskInvocation,
   TaskInvoker,
 } from './interpreter/types.js';
-export { executeStateMachine, prepareStateMachine, assertSupportedResources, type PreparedStateMachine } from './interpreter/executeStateMachine.js';
+export {
+  executeStateMachine,
+  prepareStateMachine,
+  assertSupportedResources,
+  type PreparedStateMachine,
+} from './interpreter/executeStateMachine.js';
 export { validateDefinition } from './interpreter/validateDefinition.js';
 export { TaskFailure } from './interpreter/TaskFailure.js';
 export { createVirtualClock } from './interpreter/clocks.js';

@@ -11,7 +11,9 @@ describe('substitutePlaceholders', () => {
   });
 
   it("leaves unknown names, the map's inherited keys and other text as written", () => {
-    expect(substitutePlaceholders('${Nope} ${constructor} ${__proto__} $ {ToolFn} ${Tool Fn}', subs)).toBe('${Nope} ${constructor} ${__proto__} $ {ToolFn} ${Tool Fn}');
+    expect(substitutePlaceholders('${Nope} ${constructor} ${__proto__} $ {ToolFn} ${Tool Fn}', subs)).toBe(
+      '${Nope} ${constructor} ${__proto__} $ {ToolFn} ${Tool Fn}',
+    );
     expect(substitutePlaceholders('${ToolFn}', undefined)).toBe('${ToolFn}');
   });
 });

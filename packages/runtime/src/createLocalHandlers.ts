@@ -27,7 +27,10 @@ const CREATE: Readonly<Record<StepHandlerId, (rt: Runtime) => LocalHandler>> = {
  * built from `config` (pointed at the loopback emulators). The engine registers these by name.
  * Pass a Runtime instead of a config to share one (and close it with `runtime.close()`).
  */
-export function createLocalHandlers(config: RuntimeConfig | Runtime, deps: RuntimeDeps = {}): { readonly runtime: Runtime; readonly handlers: LocalHandlers } {
+export function createLocalHandlers(
+  config: RuntimeConfig | Runtime,
+  deps: RuntimeDeps = {},
+): { readonly runtime: Runtime; readonly handlers: LocalHandlers } {
   const rt = config instanceof Runtime ? config : new Runtime(config, deps);
   return { runtime: rt, handlers: Object.fromEntries(STEP_HANDLER_TABLE.map((h) => [h.functionName, CREATE[h.id](rt)])) };
 }

@@ -5,7 +5,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateStateMachineCommand, DescribeExecutionCommand, SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
+import {
+  CreateStateMachineCommand,
+  DescribeExecutionCommand,
+  SFNClient,
+  StartExecutionCommand,
+  StopExecutionCommand,
+} from '@aws-sdk/client-sfn';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
@@ -28,7 +34,13 @@ let gateArn: string;
 let passArn: string;
 let tool: ReturnType<typeof createToolHandler>;
 
-const FN_ENV = () => envelope({ kind: 'tool', step: 'read_report', tools: ['fs-read'], toolCall: { id: 'c1', tool: 'fs-read', args: { path: 'report.txt' } } });
+const FN_ENV = () =>
+  envelope({
+    kind: 'tool',
+    step: 'read_report',
+    tools: ['fs-read'],
+    toolCall: { id: 'c1', tool: 'fs-read', args: { path: 'report.txt' } },
+  });
 
 const FN = 'arn:aws:lambda:us-east-1:123456789012:function:ToolStepFunction';
 
@@ -46,24 +58,50 @@ beforeAll(async () => {
     endpoints: { sqs: sqs.endpoint, stepfunctions: engine.url },
     approvalQueueUrl: queueUrl,
     policyRules: [{ name: 'reads need a human', tool: 'fs-read', args: { path: '*.txt' }, action: 'approve' }],
-    tools: { httpAllowHosts: [], fsRoot: root, fsMaxReadBytes: 10_000, shellEnabled: false, shellAllow: [], shellDeny: [], maxArgsBytes: 10_000 },
+    tools: {
+      httpAllowHosts: [],
+      fsRoot: root,
+      fsMaxReadBytes: 10_000,
+      shellEnabled: false,
+      shellAllow: [],
+      shellDeny: [],
+      maxArgsBytes: 10_000,
+    },
     stateMachineArnPrefix: 'arn:aws:states:us-east-1:123456789012:stateMachine:',
   });
   tool = createToolHandler(rt);
   sfn = new SFNClient({ region: 'us-east-1', endpoint: engine.url, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
   const gate = {
-    QueryLanguage: 'JSONata', StartAt: 'ReadReport',
+    QueryLanguage: 'JSONata',
+    StartAt: 'ReadReport',
     States: {
       ReadReport: {
-        Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', TimeoutSeconds: 300,
-        Arguments: { FunctionName: '${ToolStepFunctionArn}', Payload: { ...env, run: { id: '{% $states.context.Execution.Name %}', workflow: 'gate' }, taskToken: '{% $states.context.Task.Token %}' } },
+        Type: 'Task',
+        Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+        TimeoutSeconds: 300,
+        Arguments: {
+          FunctionName: '${ToolStepFunctionArn}',
+          Payload: {
+            ...env,
+            run: { id: '{% $states.context.Execution.Name %}', workflow: 'gate' },
+            taskToken: '{% $states.context.Task.Token %}',
+          },
+        },
         End: true,
       },
     },
   };
-  gateArn = (await sfn.send(new CreateStateMachineCommand({ name: 'gate', definition: JSON.stringify(gate), roleArn: 'arn:aws:iam::123456789012:role/x' }))).stateMachineArn as string;
+  gateArn = (
+    await sfn.send(
+      new CreateStateMachineCommand({ name: 'gate', definition: JSON.stringify(gate), roleArn: 'arn:aws:iam::123456789012:role/x' }),
+    )
+  ).stateMachineArn as string;
   const pass = { StartAt: 'P', States: { P: { Type: 'Pass', End: true } } };
-  passArn = (await sfn.send(new CreateStateMachineCommand({ name: 'hello', definition: JSON.stringify(pass), roleArn: 'arn:aws:iam::123456789012:role/x' }))).stateMachineArn as string;
+  passArn = (
+    await sfn.send(
+      new CreateStateMachineCommand({ name: 'hello', definition: JSON.stringify(pass), roleArn: 'arn:aws:iam::123456789012:role/x' }),
+    )
+  ).stateMachineArn as string;
 });
 afterAll(async () => {
   await rt.close();
@@ -153,7 +191,13 @@ describe('Function: createApprovalsHandler', () => {
   it('announces a pending approval again when the process that recorded it ended before announcing it', async () => {
     const { executionArn, approvalId, token } = await startGate('appr-4b');
     // As the record stands when its requester ended between the put and the announcement.
-    await rt.db.doc.send(new UpdateCommand({ TableName: rt.db.tableName, Key: { pk: `APPROVAL#${approvalId}`, sk: 'APPROVAL' }, UpdateExpression: 'REMOVE announcedAt' }));
+    await rt.db.doc.send(
+      new UpdateCommand({
+        TableName: rt.db.tableName,
+        Key: { pk: `APPROVAL#${approvalId}`, sk: 'APPROVAL' },
+        UpdateExpression: 'REMOVE announcedAt',
+      }),
+    );
     expect(await dispatchAgain('appr-4b', token)).toEqual({ status: 'waiting_approval', approvalId });
     const [message, ...more] = await noMessage();
     expect(more).toEqual([]);
@@ -176,7 +220,11 @@ describe('Function: createApprovalsHandler', () => {
     expect(JSON.parse(d.output ?? '{}')).toMatchObject({ id: 'c1', tool: 'fs-read', result: { content: 'quarterly numbers' } });
     // The token is closed now: a later decider's answer is not an error, and the call is not run again.
     const late = await createApprovalsHandler(rt)({ action: 'approve', approvalId }).catch((e: unknown) => e);
-    expect([(late as Error).name, (late as { code?: string }).code, (late as Error).message]).toEqual(['StepforgeError', 'approval_decided', `approval '${approvalId}' was already decided: APPROVED`]);
+    expect([(late as Error).name, (late as { code?: string }).code, (late as Error).message]).toEqual([
+      'StepforgeError',
+      'approval_decided',
+      `approval '${approvalId}' was already decided: APPROVED`,
+    ]);
     const [step] = await rt.runs.listSteps('appr-5');
     expect([step?.status, step?.attempts]).toEqual(['SUCCEEDED', 1]);
     expect(await dispatchAgain('appr-5', token)).toEqual({ status: 'waiting_approval', approvalId });
@@ -196,7 +244,11 @@ describe('Function: createApprovalsHandler', () => {
   it('does not make an approved call whose task no longer waits (the execution was stopped)', async () => {
     const { executionArn, approvalId } = await startGate('appr-8');
     await sfn.send(new StopExecutionCommand({ executionArn }));
-    const r = (await createApprovalsHandler(rt)({ action: 'approve', approvalId, by: 'alice' })) as { status: string; delivered: boolean; result?: unknown };
+    const r = (await createApprovalsHandler(rt)({ action: 'approve', approvalId, by: 'alice' })) as {
+      status: string;
+      delivered: boolean;
+      result?: unknown;
+    };
     expect(r).toEqual({ approvalId, status: 'APPROVED', delivered: false });
     // The call never ran: no step record for it.
     expect(await rt.runs.listSteps('appr-8')).toEqual([]);
@@ -228,23 +280,36 @@ describe('Function: handleApiEvent (the HTTP API on AWS: the one router over the
   };
   // What a deployment records of its workflow in the runs table: its input schema, steps and edges.
   const hello = {
-    name: 'hello', format: 'dsl', stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:hello',
+    name: 'hello',
+    format: 'dsl',
+    stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:hello',
     inputSchema: { fields: [{ name: 'x', type: 'number', required: false, hasDefault: false }] },
-    steps: [{ id: 'P', kind: 'task', state: 'P', states: ['P'], lambda: false }], edges: [], updatedAt: '2026-01-01T00:00:00.000Z', version: 'v1',
+    steps: [{ id: 'P', kind: 'task', state: 'P', states: ['P'], lambda: false }],
+    edges: [],
+    updatedAt: '2026-01-01T00:00:00.000Z',
+    version: 'v1',
   };
   beforeAll(async () => {
     await rt.workflows.put('hello', 'v1', hello);
   });
 
   it('starts a run once per idempotency key and shows it, as stepforge serve does', async () => {
-    const post: ApiEvent = { httpMethod: 'POST', path: '/workflows/hello/runs', headers: { 'Idempotency-Key': 'api-key-1' }, body: JSON.stringify({ input: { x: 1 } }) };
+    const post: ApiEvent = {
+      httpMethod: 'POST',
+      path: '/workflows/hello/runs',
+      headers: { 'Idempotency-Key': 'api-key-1' },
+      body: JSON.stringify({ input: { x: 1 } }),
+    };
     const first = await api(post);
     expect(first).toEqual({ status: 202, body: { runId: expect.any(String), status: 'RUNNING', reused: false } });
     const runId = first.body.runId as string;
     expect((await rt.runs.getRun(runId))?.executionArn).toBe(`${passArn.replace(':stateMachine:', ':execution:')}:${runId}`);
     expect(await api(post)).toEqual({ status: 200, body: { runId, status: 'RUNNING', reused: true } });
     // The key again with another input: that run as it ran, saying the input differed.
-    expect(await api({ ...post, body: JSON.stringify({ input: { x: 2 } }) })).toEqual({ status: 200, body: { runId, status: 'RUNNING', reused: true, inputDiffers: true } });
+    expect(await api({ ...post, body: JSON.stringify({ input: { x: 2 } }) })).toEqual({
+      status: 200,
+      body: { runId, status: 'RUNNING', reused: true, inputDiffers: true },
+    });
     // Read, the run settles from its execution (nobody watches it on AWS).
     const shown = await waitFor(async () => {
       const r = await api({ httpMethod: 'GET', path: `/runs/${runId}` });
@@ -252,56 +317,119 @@ describe('Function: handleApiEvent (the HTTP API on AWS: the one router over the
     });
     expect(shown.body.run).toMatchObject({ workflow: 'hello', idempotencyKey: 'api-key-1', input: { x: 1 } });
     expect(shown.body.steps.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([['P', 'succeeded']]);
-    expect((await api({ httpMethod: 'GET', path: '/workflows/hello/runs' })).body.runs.map((r: { runId: string }) => r.runId)).toContain(runId);
-    expect(await api({ httpMethod: 'GET', path: '/runs/nope' })).toEqual({ status: 404, body: { error: { code: 'unknown_run', message: "no run with id 'nope'" } } });
+    expect((await api({ httpMethod: 'GET', path: '/workflows/hello/runs' })).body.runs.map((r: { runId: string }) => r.runId)).toContain(
+      runId,
+    );
+    expect(await api({ httpMethod: 'GET', path: '/runs/nope' })).toEqual({
+      status: 404,
+      body: { error: { code: 'unknown_run', message: "no run with id 'nope'" } },
+    });
     // The key names that run: another workflow cannot have it.
     expect(await api({ ...post, path: '/workflows/gate/runs', body: JSON.stringify({ input: { x: 1 } }) })).toEqual({
       status: 409,
-      body: { error: { code: 'idempotency_key_conflict', message: `idempotency key 'api-key-1' names run ${runId} of workflow 'hello', not a run of 'gate'`, details: { runId, workflow: 'hello' } } },
+      body: {
+        error: {
+          code: 'idempotency_key_conflict',
+          message: `idempotency key 'api-key-1' names run ${runId} of workflow 'hello', not a run of 'gate'`,
+          details: { runId, workflow: 'hello' },
+        },
+      },
     });
     const long = await api({ ...post, headers: { 'Idempotency-Key': 'k'.repeat(3000) } });
-    expect(long).toEqual({ status: 400, body: { error: { code: 'invalid_request', message: 'Idempotency-Key header: an idempotency key is at most 256 characters, got 3000' } } });
+    expect(long).toEqual({
+      status: 400,
+      body: {
+        error: { code: 'invalid_request', message: 'Idempotency-Key header: an idempotency key is at most 256 characters, got 3000' },
+      },
+    });
   });
 
   it("checks the input against the workflow's schema, and refuses an input over Step Functions' 256 KiB, before recording a run", async () => {
     const before = (await rt.runs.listRuns({ workflow: 'hello', limit: 1000 })).length;
     const typed = await api({ httpMethod: 'POST', path: '/workflows/hello/runs', body: JSON.stringify({ input: { x: 'one' } }) });
-    expect(typed).toEqual({ status: 400, body: { error: { code: 'invalid_input', message: "invalid workflow input: field 'x' must be a number, got string", details: { problems: [{ field: 'x', problem: 'type', expected: 'number', got: 'string' }] } } } });
-    const big = await api({ httpMethod: 'POST', path: '/workflows/hello/runs', body: JSON.stringify({ input: { text: 'x'.repeat(300 * 1024) } }) });
+    expect(typed).toEqual({
+      status: 400,
+      body: {
+        error: {
+          code: 'invalid_input',
+          message: "invalid workflow input: field 'x' must be a number, got string",
+          details: { problems: [{ field: 'x', problem: 'type', expected: 'number', got: 'string' }] },
+        },
+      },
+    });
+    const big = await api({
+      httpMethod: 'POST',
+      path: '/workflows/hello/runs',
+      body: JSON.stringify({ input: { text: 'x'.repeat(300 * 1024) } }),
+    });
     expect(big.status).toBe(413);
-    expect(big.body.error).toMatchObject({ code: 'input_too_large', message: expect.stringMatching(/^the run's input is 300\.\d KiB \(\d+ bytes\) as Step Functions execution input; Step Functions takes at most 256 KiB \(262144 bytes\)$/) });
+    expect(big.body.error).toMatchObject({
+      code: 'input_too_large',
+      message: expect.stringMatching(
+        /^the run's input is 300\.\d KiB \(\d+ bytes\) as Step Functions execution input; Step Functions takes at most 256 KiB \(262144 bytes\)$/,
+      ),
+    });
     expect(await rt.runs.listRuns({ workflow: 'hello', limit: 1000 })).toHaveLength(before);
   });
 
   it('forks with restart --from and retry, and answers wait: true when the fork ends', async () => {
     const started = await api({ httpMethod: 'POST', path: '/workflows/hello/runs', body: JSON.stringify({ input: { x: 5 }, wait: true }) });
-    expect(started).toEqual({ status: 200, body: { runId: expect.any(String), status: 'SUCCEEDED', output: expect.objectContaining({ x: 5 }), reused: false } });
+    expect(started).toEqual({
+      status: 200,
+      body: { runId: expect.any(String), status: 'SUCCEEDED', output: expect.objectContaining({ x: 5 }), reused: false },
+    });
     const parent = started.body.runId as string;
     const restarted = await api({ httpMethod: 'POST', path: `/runs/${parent}/restart`, body: JSON.stringify({ from: 'P', wait: true }) });
-    expect(restarted).toEqual({ status: 200, body: { runId: expect.any(String), parentRunId: parent, status: 'SUCCEEDED', output: expect.objectContaining({ x: 5 }), rerun: ['P'] } });
+    expect(restarted).toEqual({
+      status: 200,
+      body: {
+        runId: expect.any(String),
+        parentRunId: parent,
+        status: 'SUCCEEDED',
+        output: expect.objectContaining({ x: 5 }),
+        rerun: ['P'],
+      },
+    });
     expect((await rt.runs.getRun(restarted.body.runId))?.parentRunId).toBe(parent);
     const unknownStep = await api({ httpMethod: 'POST', path: `/runs/${parent}/restart`, body: JSON.stringify({ from: 'Q' }) });
-    expect(unknownStep).toEqual({ status: 400, body: { error: { code: 'unknown_step', message: "workflow 'hello' has no step 'Q'", details: { runId: parent, step: 'Q' } } } });
+    expect(unknownStep).toEqual({
+      status: 400,
+      body: { error: { code: 'unknown_step', message: "workflow 'hello' has no step 'Q'", details: { runId: parent, step: 'Q' } } },
+    });
     const retried = await api({ httpMethod: 'POST', path: `/runs/${parent}/retry`, body: '{}' });
     expect(retried).toEqual({ status: 202, body: { runId: expect.any(String), parentRunId: parent, status: 'RUNNING' } });
   });
 
   it('lists and decides approvals by the same rules as stepforge serve', async () => {
     expect(await api({ httpMethod: 'GET', path: '/approvals', queryStringParameters: { status: 'maybe' } })).toEqual({
-      status: 400, body: { error: { code: 'invalid_request', message: "status must be one of PENDING, APPROVED, REJECTED, TIMED_OUT, got 'maybe'" } },
+      status: 400,
+      body: { error: { code: 'invalid_request', message: "status must be one of PENDING, APPROVED, REJECTED, TIMED_OUT, got 'maybe'" } },
     });
     const refused = await api({ httpMethod: 'POST', path: '/approvals/ap-1', body: JSON.stringify({ decision: 'approve', coment: 'ok' }) });
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toContain('coment');
-    expect(await api({ httpMethod: 'POST', path: '/approvals/nope', body: JSON.stringify({ decision: 'approve' }) })).toEqual({ status: 404, body: { error: { code: 'unknown_approval', message: "no approval with id 'nope'" } } });
+    expect(await api({ httpMethod: 'POST', path: '/approvals/nope', body: JSON.stringify({ decision: 'approve' }) })).toEqual({
+      status: 404,
+      body: { error: { code: 'unknown_approval', message: "no approval with id 'nope'" } },
+    });
   });
 });
 
 describe('Function: createTriggerHandler', () => {
   it('starts one run per EventBridge event, even when SQS delivers it twice', async () => {
     const trig = createTriggerHandler(rt);
-    const body = JSON.stringify({ id: 'evt-123', 'detail-type': 'OrderPlaced', source: 'shop', detail: { workflow: 'hello', input: { order: 1 } } });
-    const r1 = (await trig({ Records: [{ messageId: 'm1', body }, { messageId: 'm2', body: '{"nope":true}' }] })) as { batchItemFailures: unknown[]; started: { runId: string; reused: boolean }[] };
+    const body = JSON.stringify({
+      id: 'evt-123',
+      'detail-type': 'OrderPlaced',
+      source: 'shop',
+      detail: { workflow: 'hello', input: { order: 1 } },
+    });
+    const r1 = (await trig({
+      Records: [
+        { messageId: 'm1', body },
+        { messageId: 'm2', body: '{"nope":true}' },
+      ],
+    })) as { batchItemFailures: unknown[]; started: { runId: string; reused: boolean }[] };
     expect(r1.batchItemFailures).toEqual([{ itemIdentifier: 'm2' }]);
     const r2 = (await trig({ Records: [{ messageId: 'm1-again', body }] })) as { started: { runId: string; reused: boolean }[] };
     expect(r2.started[0]).toMatchObject({ runId: r1.started[0]?.runId, reused: true });

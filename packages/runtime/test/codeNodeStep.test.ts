@@ -16,10 +16,13 @@ let dir: string;
 beforeAll(async () => {
   ddb = await startDynalite();
   dir = mkdtempSync(join(tmpdir(), 'sf-code-'));
-  writeFileSync(join(dir, 'flow.mjs'), `export const flow = { nodes: {
+  writeFileSync(
+    join(dir, 'flow.mjs'),
+    `export const flow = { nodes: {
   classify: { run: ({ input, params }) => ({ intent: 'support.answer', data: { seen: input.message, tone: params.tone } }) },
   explode: { run: () => { throw new RangeError('quota gone'); } },
-} };\n`);
+} };\n`,
+  );
   writeFileSync(join(dir, 'broken.mjs'), 'throw new Error("no database configured");\n');
   rt = await makeRuntime(ddb.endpoint, { userFunctionsDir: dir });
 });
@@ -28,9 +31,13 @@ afterAll(async () => {
   await ddb.stop();
 });
 
-const node = (module: string, codeNode: string, value: unknown = {}) => envelope({
-  kind: 'function', step: `support.${codeNode}`, config: { codeModule: join(dir, module), codeExport: 'flow', codeNode, params: { tone: 'warm' } }, inputs: { value },
-});
+const node = (module: string, codeNode: string, value: unknown = {}) =>
+  envelope({
+    kind: 'function',
+    step: `support.${codeNode}`,
+    config: { codeModule: join(dir, module), codeExport: 'flow', codeNode, params: { tone: 'warm' } },
+    inputs: { value },
+  });
 
 describe('Function: runCodeNodeStep', () => {
   it('calls the named node with the run state as input and its params', async () => {

@@ -35,7 +35,12 @@ beforeAll(async () => {
     json(res, 200, { ok: true });
   });
   // The target is a loopback server: outbound calls reach it only when its host is allow-listed.
-  rt = await makeRuntime(ddb.endpoint, { leaseSeconds: 1, connectors: { slackApiUrl: 'https://slack.invalid/api', slackWebhookUrl: `${target.url}/slack` } }, {}, { STEPFORGE_HTTP_ALLOW_HOSTS: new URL(target.url).host });
+  rt = await makeRuntime(
+    ddb.endpoint,
+    { leaseSeconds: 1, connectors: { slackApiUrl: 'https://slack.invalid/api', slackWebhookUrl: `${target.url}/slack` } },
+    {},
+    { STEPFORGE_HTTP_ALLOW_HOSTS: new URL(target.url).host },
+  );
 });
 afterAll(async () => {
   await rt.close();
@@ -53,15 +58,28 @@ function runChild(env: Record<string, string>): ChildProcess {
 
 async function crashDuringCall(stepEnv: unknown): Promise<void> {
   holdFirst = true;
-  const reached = new Promise<void>((r) => { onFirst = r; });
+  const reached = new Promise<void>((r) => {
+    onFirst = r;
+  });
   const child = runChild({
-    STEPFORGE_DYNAMODB_ENDPOINT: ddb.endpoint, STEPFORGE_TABLE: rt.config.tableName, STEPFORGE_LEASE_SECONDS: '1',
-    STEPFORGE_SLACK_WEBHOOK_URL: `${target.url}/slack`, STEPFORGE_HTTP_ALLOW_HOSTS: new URL(target.url).host, CRASH_ENVELOPE: JSON.stringify(stepEnv),
+    STEPFORGE_DYNAMODB_ENDPOINT: ddb.endpoint,
+    STEPFORGE_TABLE: rt.config.tableName,
+    STEPFORGE_LEASE_SECONDS: '1',
+    STEPFORGE_SLACK_WEBHOOK_URL: `${target.url}/slack`,
+    STEPFORGE_HTTP_ALLOW_HOSTS: new URL(target.url).host,
+    CRASH_ENVELOPE: JSON.stringify(stepEnv),
   });
   let stderr = '';
-  child.stderr?.on('data', (c: Buffer) => { stderr += c.toString(); });
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  await Promise.race([reached, exited.then(() => { throw new Error(`child exited before the call: ${stderr}`); })]);
+  await Promise.race([
+    reached,
+    exited.then(() => {
+      throw new Error(`child exited before the call: ${stderr}`);
+    }),
+  ]);
   child.kill('SIGKILL');
   await exited;
   // Let the child's 1 s lease run out.
@@ -70,14 +88,22 @@ async function crashDuringCall(stepEnv: unknown): Promise<void> {
 
 describe('Crash: handler killed between dispatch and commit', () => {
   it('does not repeat a non-idempotent call (Slack webhook): the re-run fails with StepOutcomeUnknown', async () => {
-    const env = envelope({ kind: 'connector', step: 'notify', runId: 'run-crash-1', config: { connector: 'slack', action: 'send_message' }, inputs: { value: { text: 'deploy done' } } });
+    const env = envelope({
+      kind: 'connector',
+      step: 'notify',
+      runId: 'run-crash-1',
+      config: { connector: 'slack', action: 'send_message' },
+      inputs: { value: { text: 'deploy done' } },
+    });
     await crashDuringCall(env);
     const before = target.requests.filter((r) => r.url === '/slack').length;
     expect(before).toBe(1);
     const rerun = createConnectorHandler(rt);
     const err = await rerun(env).catch((e: unknown) => e);
     expect((err as Error).name).toBe('StepOutcomeUnknown');
-    expect((err as Error).message).toMatch(/^step notify called slack incoming webhook at \S+ and never recorded the outcome .*check slack incoming webhook for that request/);
+    expect((err as Error).message).toMatch(
+      /^step notify called slack incoming webhook at \S+ and never recorded the outcome .*check slack incoming webhook for that request/,
+    );
     expect(target.requests.filter((r) => r.url === '/slack')).toHaveLength(1);
     // It stays refused: a second re-run does not call either.
     expect(((await rerun(env).catch((e: unknown) => e)) as Error).name).toBe('StepOutcomeUnknown');
@@ -91,7 +117,13 @@ describe('Crash: handler killed between dispatch and commit', () => {
   }, 60_000);
 
   it('repeats an idempotent call (http + Idempotency-Key) with the same key, so the effect happens once', async () => {
-    const env = envelope({ kind: 'connector', step: 'webhook', runId: 'run-crash-2', config: { connector: 'http', action: 'request' }, inputs: { value: { url: `${target.url}/hook`, body: { n: 1 } } } });
+    const env = envelope({
+      kind: 'connector',
+      step: 'webhook',
+      runId: 'run-crash-2',
+      config: { connector: 'http', action: 'request' },
+      inputs: { value: { url: `${target.url}/hook`, body: { n: 1 } } },
+    });
     await crashDuringCall(env);
     const rerun = createConnectorHandler(rt);
     const r = (await rerun(env)) as { status: string; output: { status: number; idempotencyKey: string } };

@@ -41,7 +41,11 @@ export interface SqsEndpoint {
 /** Starts fauxqs on 127.0.0.1 with a free port. */
 export async function startSqs(): Promise<SqsEndpoint> {
   const sqs = await startSqsEmulator('127.0.0.1');
-  const client = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = new SQSClient({
+    endpoint: sqs.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   return {
     endpoint: sqs.endpoint,
     createQueue: async (name) => (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl as string,
@@ -72,11 +76,12 @@ export async function startDynamoDbLocal(): Promise<DynamoEndpoint> {
   client.destroy();
   return {
     endpoint,
-    stop: () => new Promise<void>((r) => {
-      if (child.exitCode !== null) return r();
-      child.once('exit', () => r());
-      child.kill('SIGKILL');
-    }),
+    stop: () =>
+      new Promise<void>((r) => {
+        if (child.exitCode !== null) return r();
+        child.once('exit', () => r());
+        child.kill('SIGKILL');
+      }),
   };
 }
 
@@ -98,10 +103,13 @@ export async function makeRuntime(
   deps: RuntimeDeps = {},
   env: Record<string, string | undefined> = {},
 ): Promise<Runtime> {
-  const config = runtimeConfigFromEnv({ STEPFORGE_LOG_LEVEL: 'SILENT', ...env }, {
-    tableName: `t${Date.now().toString(36)}${(tableSeq++).toString(36)}`,
-    ...overrides,
-  });
+  const config = runtimeConfigFromEnv(
+    { STEPFORGE_LOG_LEVEL: 'SILENT', ...env },
+    {
+      tableName: `t${Date.now().toString(36)}${(tableSeq++).toString(36)}`,
+      ...overrides,
+    },
+  );
   const cfg: RuntimeConfig = { ...config, endpoints: { ...config.endpoints, dynamodb: endpoint, ...overrides.endpoints } };
   const rt = new Runtime(cfg, { env, ...deps });
   await ensureTables(rt.db.client, cfg.tableName);
@@ -129,7 +137,11 @@ export function dynaliteRuntime(): { readonly rt: Runtime } {
  * For the test file that calls it: user function files written into `dir` (`{"text/words.py": …}`),
  * dynalite, and a Runtime serving those functions with `env` as its environment; all gone after the file.
  */
-export function userFunctionsFixture(dir: string, files: Record<string, string>, env: Record<string, string>): { readonly rt: Runtime; readonly ddb: DynamoEndpoint } {
+export function userFunctionsFixture(
+  dir: string,
+  files: Record<string, string>,
+  env: Record<string, string>,
+): { readonly rt: Runtime; readonly ddb: DynamoEndpoint } {
   const held: { rt?: Runtime; ddb?: DynamoEndpoint } = {};
   beforeAll(async () => {
     for (const [name, text] of Object.entries(files)) {
@@ -144,7 +156,14 @@ export function userFunctionsFixture(dir: string, files: Record<string, string>,
     await held.ddb?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { get rt() { return held.rt!; }, get ddb() { return held.ddb!; } };
+  return {
+    get rt() {
+      return held.rt!;
+    },
+    get ddb() {
+      return held.ddb!;
+    },
+  };
 }
 
 /** A recorded request to a loopback HTTP server. */
@@ -166,14 +185,23 @@ export async function startHttpServer(
     req.on('end', () => {
       const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       requests.push(seen);
-      void Promise.resolve(handle(seen, res)).catch((e: Error) => { res.statusCode = 500; res.end(e.message); });
+      void Promise.resolve(handle(seen, res)).catch((e: Error) => {
+        res.statusCode = 500;
+        res.end(e.message);
+      });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`, port, requests,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

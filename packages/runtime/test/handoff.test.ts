@@ -13,7 +13,9 @@ const SPECIALISTS = [
 describe('Function: handoffTargets', () => {
   it('gives the entry agent every specialist and a specialist the others, with unique provider-safe tool names', () => {
     expect(handoffTargets(env('entry', SPECIALISTS)).map((t) => t.tool)).toEqual([
-      'transfer_to_invoices__refunds_and_double_charges', 'transfer_to_product_problems_and_bugs', 'transfer_to_product_problems_and_bugs_2',
+      'transfer_to_invoices__refunds_and_double_charges',
+      'transfer_to_product_problems_and_bugs',
+      'transfer_to_product_problems_and_bugs_2',
     ]);
     expect(handoffTargets(env('product problems and bugs', SPECIALISTS)).map((t) => t.agent)).toEqual(['billing', 'tech2']);
     expect(handoffTargets(env('entry', [{ agent: 'a', role: 'r'.repeat(100) }]))[0]!.tool).toHaveLength(64);
@@ -32,13 +34,20 @@ describe('Function: handoffChoice', () => {
 
   it('reads JSON text, fenced or in prose, by role or agent name, and keeps the other fields', () => {
     expect(text('{"handoff":"Product problems and bugs "}')).toEqual({ handoff: 'product problems and bugs' });
-    expect(text('Sure.\n```json\n{"transfer_to": "billing", "reason": "refund"}\n```')).toEqual({ handoff: 'invoices, refunds and double charges', reason: 'refund' });
+    expect(text('Sure.\n```json\n{"transfer_to": "billing", "reason": "refund"}\n```')).toEqual({
+      handoff: 'invoices, refunds and double charges',
+      reason: 'refund',
+    });
     expect(text('I think {"note": "a } in a string"} then {"handoff": "tech2"} fits')).toEqual({ handoff: 'product.problems and bugs' });
   });
 
   it('reads a transfer tool call, with its arguments and any text', () => {
     const call = { id: 'c', tool: 'transfer_to_product_problems_and_bugs', args: { reason: 'crash' } };
-    expect(handoffChoice({ text: 'Passing you on.', toolCalls: [call] }, targets)).toEqual({ handoff: 'product problems and bugs', reason: 'crash', message: 'Passing you on.' });
+    expect(handoffChoice({ text: 'Passing you on.', toolCalls: [call] }, targets)).toEqual({
+      handoff: 'product problems and bugs',
+      reason: 'crash',
+      message: 'Passing you on.',
+    });
   });
 
   it('is undefined for an answer, an unknown role, or a step without targets', () => {

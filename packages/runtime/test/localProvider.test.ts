@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { LocalProvider } from '../src/providers/LocalProvider.js';
 
 const ask = (p: LocalProvider, extra: { selectFrom?: unknown[]; stepId?: string } = {}) =>
-  p.converse({ model: 'local:any', messages: [{ role: 'user', content: 'Select the best candidate verbatim.' }], tools: [], stepId: 'judge', ...extra });
+  p.converse({
+    model: 'local:any',
+    messages: [{ role: 'user', content: 'Select the best candidate verbatim.' }],
+    tools: [],
+    stepId: 'judge',
+    ...extra,
+  });
 
 describe('Class: LocalProvider', () => {
   describe('Method: converse', () => {

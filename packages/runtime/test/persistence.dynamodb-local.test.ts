@@ -26,10 +26,16 @@ describe.skipIf(skip)('DynamoDB Local', () => {
 describe.skipIf(skip)('Function: conditionFailureItem (DynamoDB Local)', () => {
   it('gets the old item back from the failed conditional put itself', async () => {
     await rt.db.doc.send(new PutCommand({ TableName: rt.db.tableName, Item: { pk: 'X', sk: 'Y', v: 1 } }));
-    const err = await rt.db.doc.send(new PutCommand({
-      TableName: rt.db.tableName, Item: { pk: 'X', sk: 'Y', v: 2 },
-      ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    })).catch((e: unknown) => e);
+    const err = await rt.db.doc
+      .send(
+        new PutCommand({
+          TableName: rt.db.tableName,
+          Item: { pk: 'X', sk: 'Y', v: 2 },
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      )
+      .catch((e: unknown) => e);
     expect((err as { name: string }).name).toBe('ConditionalCheckFailedException');
     expect((err as { Item?: Record<string, unknown> }).Item?.v).toEqual({ N: '1' });
   });

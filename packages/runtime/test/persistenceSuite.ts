@@ -9,7 +9,9 @@ import type { Runtime } from '../src/runtime/Runtime.js';
 
 /** A step record's item as stored, keys and `idem` included. */
 async function rawStep(rt: Runtime, runId: string, stepId: string): Promise<Record<string, unknown>> {
-  const r = await rt.db.doc.send(new GetCommand({ TableName: rt.db.tableName, Key: { pk: `RUN#${runId}`, sk: `STEP#${stepId}` }, ConsistentRead: true }));
+  const r = await rt.db.doc.send(
+    new GetCommand({ TableName: rt.db.tableName, Key: { pk: `RUN#${runId}`, sk: `STEP#${stepId}` }, ConsistentRead: true }),
+  );
   return r.Item ?? {};
 }
 
@@ -33,7 +35,13 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       it('takes over an expired lease that never dispatched, but not one that did', async () => {
         const rt = get();
         const now = Date.now();
-        await rt.idempotency.saveInProgress('k2', { leaseId: 'a', nowMs: now - 120_000, leaseSeconds: 1, ttlSeconds: 3600, idempotent: false });
+        await rt.idempotency.saveInProgress('k2', {
+          leaseId: 'a',
+          nowMs: now - 120_000,
+          leaseSeconds: 1,
+          ttlSeconds: 3600,
+          idempotent: false,
+        });
         await rt.idempotency.saveInProgress('k2', { leaseId: 'b', nowMs: now, leaseSeconds: 1, ttlSeconds: 3600, idempotent: false });
         expect((await rt.idempotency.getRecord('k2'))?.leaseId).toBe('b');
         await rt.idempotency.markDispatched('k2', { leaseId: 'b', nowMs: now, target: 'http POST https://x', idempotent: false });
@@ -42,14 +50,26 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
           .catch((e: unknown) => e);
         expect((err as IdempotencyItemAlreadyExistsError).existingRecord.dispatchTarget).toBe('http POST https://x');
         // An idempotent caller may take it over.
-        await rt.idempotency.saveInProgress('k2', { leaseId: 'd', nowMs: now + 5_000, leaseSeconds: 1, ttlSeconds: 3600, idempotent: true });
+        await rt.idempotency.saveInProgress('k2', {
+          leaseId: 'd',
+          nowMs: now + 5_000,
+          leaseSeconds: 1,
+          ttlSeconds: 3600,
+          idempotent: true,
+        });
         expect((await rt.idempotency.getRecord('k2'))?.leaseId).toBe('d');
       });
 
       it('treats a completed record past its expiry as EXPIRED and lets a new attempt claim it', async () => {
         const rt = get();
         const now = Date.now();
-        await rt.idempotency.saveInProgress('k3', { leaseId: 'a', nowMs: now - 10_000_000, leaseSeconds: 60, ttlSeconds: 10, idempotent: false });
+        await rt.idempotency.saveInProgress('k3', {
+          leaseId: 'a',
+          nowMs: now - 10_000_000,
+          leaseSeconds: 60,
+          ttlSeconds: 10,
+          idempotent: false,
+        });
         await rt.idempotency.saveSuccess('k3', { leaseId: 'a', output: { v: 1 }, nowMs: now - 10_000_000, ttlSeconds: 10 });
         await rt.idempotency.saveInProgress('k3', { leaseId: 'b', nowMs: now, leaseSeconds: 60, ttlSeconds: 10, idempotent: false });
         expect((await rt.idempotency.getRecord('k3'))?.status).toBe('INPROGRESS');
@@ -61,8 +81,14 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         const rt = get();
         let calls = 0;
         const opts = { layer: rt.idempotency, key: 'r1', clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 };
-        const a = await runIdempotent(opts, async () => { calls++; return { n: 42 }; });
-        const b = await runIdempotent(opts, async () => { calls++; return { n: 43 }; });
+        const a = await runIdempotent(opts, async () => {
+          calls++;
+          return { n: 42 };
+        });
+        const b = await runIdempotent(opts, async () => {
+          calls++;
+          return { n: 43 };
+        });
         expect(a).toEqual({ value: { n: 42 }, reused: false });
         expect(b).toEqual({ value: { n: 42 }, reused: true });
         expect(calls).toBe(1);
@@ -72,7 +98,13 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         const rt = get();
         const opts = { layer: rt.idempotency, key: 'r2', clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 };
         let release!: () => void;
-        const first = runIdempotent(opts, () => new Promise<string>((r) => { release = () => r('first'); }));
+        const first = runIdempotent(
+          opts,
+          () =>
+            new Promise<string>((r) => {
+              release = () => r('first');
+            }),
+        );
         await new Promise((r) => setTimeout(r, 50));
         const second = await runIdempotent(opts, async () => 'second').catch((e: unknown) => e);
         expect((second as Error).name).toBe('StepInProgress');
@@ -82,11 +114,29 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
 
       // Embedded stack: a lease of an earlier generation of the stack's owner belongs to a process
       // that has ended (RuntimeConfig.leaseEpoch), on an IDEM# item or on a step record.
-      for (const [where, key] of [['IDEM# item', 'e1'], ['step record', 'run-e1:plan:000000000000000000000001']] as const) {
+      for (const [where, key] of [
+        ['IDEM# item', 'e1'],
+        ['step record', 'run-e1:plan:000000000000000000000001'],
+      ] as const) {
         it(`takes over a running lease of an earlier stack generation at once, on a ${where}, unless it dispatched a call that is not idempotent`, async () => {
           const rt = get();
-          const held = (k: string, epoch: number) => rt.idempotency.saveInProgress(k, { leaseId: `held-${k}`, nowMs: Date.now(), leaseSeconds: 900, ttlSeconds: 3600, idempotent: false, leaseEpoch: epoch });
-          const opts = (k: string, epoch: number) => ({ layer: rt.idempotency, key: k, clock: Date.now, leaseSeconds: 900, ttlSeconds: 3600, leaseEpoch: epoch });
+          const held = (k: string, epoch: number) =>
+            rt.idempotency.saveInProgress(k, {
+              leaseId: `held-${k}`,
+              nowMs: Date.now(),
+              leaseSeconds: 900,
+              ttlSeconds: 3600,
+              idempotent: false,
+              leaseEpoch: epoch,
+            });
+          const opts = (k: string, epoch: number) => ({
+            layer: rt.idempotency,
+            key: k,
+            clock: Date.now,
+            leaseSeconds: 900,
+            ttlSeconds: 3600,
+            leaseEpoch: epoch,
+          });
           // Same generation: the holder may be alive, so the usual rule (wait for the lease).
           await held(key, 7);
           expect(((await runIdempotent(opts(key, 7), async () => 'no').catch((e: unknown) => e)) as Error).name).toBe('StepInProgress');
@@ -108,13 +158,24 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       }
 
       describe('a late claim (claimAfterMs)', () => {
-        const late = (rt: Runtime, key: string, extra: object = {}) => ({ layer: rt.idempotency, key, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600, claimAfterMs: 30, ...extra });
+        const late = (rt: Runtime, key: string, extra: object = {}) => ({
+          layer: rt.idempotency,
+          key,
+          clock: Date.now,
+          leaseSeconds: 60,
+          ttlSeconds: 3600,
+          claimAfterMs: 30,
+          ...extra,
+        });
         /** Counts the layer's writes of one kind while `run` runs. */
         const claimsDuring = async <T>(rt: Runtime, run: () => Promise<T>): Promise<{ result: T; claims: number }> => {
           const layer = rt.idempotency;
           const original = layer.saveInProgress;
           let claims = 0;
-          layer.saveInProgress = function (this: typeof layer, ...args: Parameters<typeof original>) { claims++; return original.apply(this, args); };
+          layer.saveInProgress = function (this: typeof layer, ...args: Parameters<typeof original>) {
+            claims++;
+            return original.apply(this, args);
+          };
           try {
             return { result: await run(), claims };
           } finally {
@@ -138,7 +199,13 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         it('claims a call still running after claimAfterMs while it runs, so a concurrent attempt is refused', async () => {
           const rt = get();
           let release!: () => void;
-          const first = runIdempotent(late(rt, 'lc2'), () => new Promise<string>((r) => { release = () => r('first'); }));
+          const first = runIdempotent(
+            late(rt, 'lc2'),
+            () =>
+              new Promise<string>((r) => {
+                release = () => r('first');
+              }),
+          );
           await expect.poll(async () => (await rt.idempotency.getRecord('lc2'))?.status, { timeout: 5000 }).toBe('INPROGRESS');
           const second = await runIdempotent(late(rt, 'lc2'), async () => 'second').catch((e: unknown) => e);
           expect((second as Error).name).toBe('StepInProgress');
@@ -166,16 +233,28 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
 
         it('holds the claim before a write another attempt must not interleave with: hold() refuses while another attempt holds it', async () => {
           const rt = get();
-          await rt.idempotency.saveInProgress('lc4', { leaseId: 'other', nowMs: Date.now(), leaseSeconds: 60, ttlSeconds: 3600, idempotent: false });
+          await rt.idempotency.saveInProgress('lc4', {
+            leaseId: 'other',
+            nowMs: Date.now(),
+            leaseSeconds: 60,
+            ttlSeconds: 3600,
+            idempotent: false,
+          });
           let wrote = 0;
-          const err = await runIdempotent(late(rt, 'lc4'), async (guard) => { await guard.hold(); wrote++; return 'x'; }).catch((e: unknown) => e);
+          const err = await runIdempotent(late(rt, 'lc4'), async (guard) => {
+            await guard.hold();
+            wrote++;
+            return 'x';
+          }).catch((e: unknown) => e);
           expect((err as Error).name).toBe('StepInProgress');
           expect(wrote).toBe(0);
         });
 
         it('leaves no record after a quick failure, and deletes its claim after a slow one', async () => {
           const rt = get();
-          const quick = await runIdempotent(late(rt, 'lc5'), async () => { throw new Error('quick boom'); }).catch((e: unknown) => e);
+          const quick = await runIdempotent(late(rt, 'lc5'), async () => {
+            throw new Error('quick boom');
+          }).catch((e: unknown) => e);
           expect((quick as Error).message).toBe('quick boom');
           expect(await rt.idempotency.getRecord('lc5')).toBeUndefined();
           const slow = await runIdempotent(late(rt, 'lc6'), async () => {
@@ -188,24 +267,47 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
 
         it('with claimAfterMs 0, claims before the call as without it', async () => {
           const rt = get();
-          await rt.idempotency.saveInProgress('lc7', { leaseId: 'other', nowMs: Date.now(), leaseSeconds: 60, ttlSeconds: 3600, idempotent: false });
+          await rt.idempotency.saveInProgress('lc7', {
+            leaseId: 'other',
+            nowMs: Date.now(),
+            leaseSeconds: 60,
+            ttlSeconds: 3600,
+            idempotent: false,
+          });
           let ran = 0;
-          const err = await runIdempotent(late(rt, 'lc7', { claimAfterMs: 0 }), async () => { ran++; return 'x'; }).catch((e: unknown) => e);
+          const err = await runIdempotent(late(rt, 'lc7', { claimAfterMs: 0 }), async () => {
+            ran++;
+            return 'x';
+          }).catch((e: unknown) => e);
           expect((err as Error).name).toBe('StepInProgress');
           expect(ran).toBe(0);
         });
       });
 
       describe('a claim at dispatch (claimAtDispatch)', () => {
-        const atDispatch = (rt: Runtime, key: string) => ({ layer: rt.idempotency, key, clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600, claimAtDispatch: true, committedStep: (v: unknown) => ({ output: v }) });
+        const atDispatch = (rt: Runtime, key: string) => ({
+          layer: rt.idempotency,
+          key,
+          clock: Date.now,
+          leaseSeconds: 60,
+          ttlSeconds: 3600,
+          claimAtDispatch: true,
+          committedStep: (v: unknown) => ({ output: v }),
+        });
         /** Counts the layer's claims and separate dispatch markers while `run` runs. */
         const writesDuring = async <T>(rt: Runtime, run: () => Promise<T>): Promise<{ result: T; claims: number; marks: number }> => {
           const layer = rt.idempotency;
           const [claim, mark] = [layer.saveInProgress, layer.markDispatched];
           let claims = 0;
           let marks = 0;
-          layer.saveInProgress = function (this: typeof layer, ...args: Parameters<typeof claim>) { claims++; return claim.apply(this, args); };
-          layer.markDispatched = function (this: typeof layer, ...args: Parameters<typeof mark>) { marks++; return mark.apply(this, args); };
+          layer.saveInProgress = function (this: typeof layer, ...args: Parameters<typeof claim>) {
+            claims++;
+            return claim.apply(this, args);
+          };
+          layer.markDispatched = function (this: typeof layer, ...args: Parameters<typeof mark>) {
+            marks++;
+            return mark.apply(this, args);
+          };
           try {
             return { result: await run(), claims, marks };
           } finally {
@@ -214,20 +316,35 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
           }
         };
         // A plain key (an IDEM# item) and a step key (the record on the step's item).
-        for (const [kind, keyOf] of [['plain key', (n: string) => `ad-${n}`], ['step key', (n: string) => `run-ad-${n}:call#${n}:${'0'.repeat(24)}`]] as const) {
+        for (const [kind, keyOf] of [
+          ['plain key', (n: string) => `ad-${n}`],
+          ['step key', (n: string) => `run-ad-${n}:call#${n}:${'0'.repeat(24)}`],
+        ] as const) {
           it(`writes the claim and the dispatch marker in one write, held until the commit (${kind})`, async () => {
             const rt = get();
             const key = keyOf('1');
             const seen: unknown[] = [];
-            const r = await writesDuring(rt, () => runIdempotent(atDispatch(rt, key), async (guard) => {
-              seen.push(await rt.idempotency.getRecord(key));
-              await guard.dispatch('slack webhook');
-              const held = await rt.idempotency.getRecord(key);
-              seen.push(held && { status: held.status, dispatchTarget: held.dispatchTarget, dispatched: typeof held.dispatchedAt === 'number', idempotent: held.idempotent });
-              return 'posted';
-            }));
+            const r = await writesDuring(rt, () =>
+              runIdempotent(atDispatch(rt, key), async (guard) => {
+                seen.push(await rt.idempotency.getRecord(key));
+                await guard.dispatch('slack webhook');
+                const held = await rt.idempotency.getRecord(key);
+                seen.push(
+                  held && {
+                    status: held.status,
+                    dispatchTarget: held.dispatchTarget,
+                    dispatched: typeof held.dispatchedAt === 'number',
+                    idempotent: held.idempotent,
+                  },
+                );
+                return 'posted';
+              }),
+            );
             expect(r).toEqual({ result: { value: 'posted', reused: false }, claims: 1, marks: 0 });
-            expect(seen).toEqual([undefined, { status: 'INPROGRESS', dispatchTarget: 'slack webhook', dispatched: true, idempotent: false }]);
+            expect(seen).toEqual([
+              undefined,
+              { status: 'INPROGRESS', dispatchTarget: 'slack webhook', dispatched: true, idempotent: false },
+            ]);
             expect(await rt.idempotency.getRecord(key)).toMatchObject({ status: 'COMPLETED', output: 'posted' });
           });
 
@@ -252,12 +369,26 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
           it(`stops at the dispatch while another attempt holds the step, and returns a commit found there (${kind})`, async () => {
             const rt = get();
             const key = keyOf('3');
-            await rt.idempotency.saveInProgress(key, { leaseId: 'other', nowMs: Date.now(), leaseSeconds: 60, ttlSeconds: 3600, idempotent: false });
+            await rt.idempotency.saveInProgress(key, {
+              leaseId: 'other',
+              nowMs: Date.now(),
+              leaseSeconds: 60,
+              ttlSeconds: 3600,
+              idempotent: false,
+            });
             let called = 0;
-            const busy = await runIdempotent(atDispatch(rt, key), async (guard) => { await guard.dispatch('shell: ls'); called++; return 'x'; }).catch((e: unknown) => e);
+            const busy = await runIdempotent(atDispatch(rt, key), async (guard) => {
+              await guard.dispatch('shell: ls');
+              called++;
+              return 'x';
+            }).catch((e: unknown) => e);
             expect({ name: (busy as Error).name, called }).toEqual({ name: 'StepInProgress', called: 0 });
             await rt.idempotency.saveSuccess(key, { leaseId: 'other', output: 'theirs', nowMs: Date.now(), ttlSeconds: 3600 });
-            const reused = await runIdempotent(atDispatch(rt, key), async (guard) => { await guard.dispatch('shell: ls'); called++; return 'mine'; });
+            const reused = await runIdempotent(atDispatch(rt, key), async (guard) => {
+              await guard.dispatch('shell: ls');
+              called++;
+              return 'mine';
+            });
             expect({ reused, called }).toEqual({ reused: { value: 'theirs', reused: true }, called: 0 });
           });
 
@@ -274,7 +405,9 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       it('deletes the record after a definite failure so a retry runs again', async () => {
         const rt = get();
         const opts = { layer: rt.idempotency, key: 'r3', clock: Date.now, leaseSeconds: 60, ttlSeconds: 3600 };
-        const err = await runIdempotent(opts, async () => { throw Object.assign(new Error('boom'), { name: 'ToolError' }); }).catch((e: unknown) => e);
+        const err = await runIdempotent(opts, async () => {
+          throw Object.assign(new Error('boom'), { name: 'ToolError' });
+        }).catch((e: unknown) => e);
         expect((err as Error).message).toBe('boom');
         expect(await rt.idempotency.getRecord('r3')).toBeUndefined();
         expect((await runIdempotent(opts, async () => 'ok')).value).toBe('ok');
@@ -291,7 +424,12 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         const rt = get();
         await rt.idempotency.saveInProgress(keyOf('run-l1', 'plan', 1), claim('a'));
         expect(await rt.runs.getStep('run-l1', 'plan')).toMatchObject({ runId: 'run-l1', stepId: 'plan', status: 'RUNNING', attempts: 1 });
-        expect(await rt.idempotency.getRecord(keyOf('run-l1', 'plan', 1))).toMatchObject({ status: 'INPROGRESS', leaseId: 'a', runId: 'run-l1', stepId: 'plan' });
+        expect(await rt.idempotency.getRecord(keyOf('run-l1', 'plan', 1))).toMatchObject({
+          status: 'INPROGRESS',
+          leaseId: 'a',
+          runId: 'run-l1',
+          stepId: 'plan',
+        });
         const err = await rt.idempotency.saveInProgress(keyOf('run-l1', 'plan', 1), claim('b')).catch((e: unknown) => e);
         expect((err as Error).name).toBe('IdempotencyItemAlreadyExistsError');
         expect((err as IdempotencyItemAlreadyExistsError).existingRecord).toMatchObject({ status: 'INPROGRESS', leaseId: 'a' });
@@ -303,7 +441,13 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         await rt.idempotency.saveInProgress(keyOf('run-l2', 'tool', 2), claim('b'));
         expect((await rt.idempotency.getRecord(keyOf('run-l2', 'tool', 1)))?.leaseId).toBe('a');
         expect((await rt.idempotency.getRecord(keyOf('run-l2', 'tool', 2)))?.leaseId).toBe('b');
-        await rt.idempotency.saveSuccess(keyOf('run-l2', 'tool', 2), { leaseId: 'b', output: { v: 2 }, nowMs: Date.now(), ttlSeconds: 3600, step: { output: 'two' } });
+        await rt.idempotency.saveSuccess(keyOf('run-l2', 'tool', 2), {
+          leaseId: 'b',
+          output: { v: 2 },
+          nowMs: Date.now(),
+          ttlSeconds: 3600,
+          step: { output: 'two' },
+        });
         expect(await rt.idempotency.getRecord(keyOf('run-l2', 'tool', 2))).toMatchObject({ status: 'COMPLETED', output: { v: 2 } });
         expect(await rt.idempotency.getRecord(keyOf('run-l2', 'tool', 1))).toMatchObject({ status: 'INPROGRESS', leaseId: 'a' });
         expect(await rt.runs.getStep('run-l2', 'tool')).toMatchObject({ status: 'SUCCEEDED', output: 'two', attempts: 2 });
@@ -311,28 +455,46 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
     });
 
     describe('Method: saveSuccess', () => {
-      it('commits the output and the step record\'s end in one write, and refuses a lost lease', async () => {
+      it("commits the output and the step record's end in one write, and refuses a lost lease", async () => {
         const rt = get();
         const key = keyOf('run-l3', 'draft', 3);
         await rt.idempotency.saveInProgress(key, claim('a'));
-        const lost = await rt.idempotency.saveSuccess(key, { leaseId: 'x', output: 1, nowMs: Date.now(), ttlSeconds: 3600 }).catch((e: unknown) => e);
+        const lost = await rt.idempotency
+          .saveSuccess(key, { leaseId: 'x', output: 1, nowMs: Date.now(), ttlSeconds: 3600 })
+          .catch((e: unknown) => e);
         expect((lost as Error).name).toBe('IdempotencyLeaseLostError');
-        await rt.idempotency.saveSuccess(key, { leaseId: 'a', output: { output: 'text' }, nowMs: Date.now(), ttlSeconds: 3600, step: { output: 'text', usage: { inputTokens: 1, outputTokens: 2 } } });
+        await rt.idempotency.saveSuccess(key, {
+          leaseId: 'a',
+          output: { output: 'text' },
+          nowMs: Date.now(),
+          ttlSeconds: 3600,
+          step: { output: 'text', usage: { inputTokens: 1, outputTokens: 2 } },
+        });
         expect(await rt.idempotency.getRecord(key)).toMatchObject({ status: 'COMPLETED', output: { output: 'text' } });
         const step = await rt.runs.getStep('run-l3', 'draft');
         expect(step).toMatchObject({ status: 'SUCCEEDED', output: 'text', usage: { inputTokens: 1, outputTokens: 2 }, attempts: 1 });
         expect(Object.keys(step ?? {})).not.toContain('idem');
       });
-      it('keeps the step\'s output once, in the committed value, and the step record reads it from there', async () => {
+      it("keeps the step's output once, in the committed value, and the step record reads it from there", async () => {
         const rt = get();
         const key = keyOf('run-l5', 'draft', 5);
         const output = { text: 'x'.repeat(200), n: 5 };
         await rt.idempotency.saveInProgress(key, claim('a'));
-        await rt.idempotency.saveSuccess(key, { leaseId: 'a', output: { output, usage: { inputTokens: 1, outputTokens: 2 } }, nowMs: Date.now(), ttlSeconds: 3600, step: { output, usage: { inputTokens: 1, outputTokens: 2 } } });
+        await rt.idempotency.saveSuccess(key, {
+          leaseId: 'a',
+          output: { output, usage: { inputTokens: 1, outputTokens: 2 } },
+          nowMs: Date.now(),
+          ttlSeconds: 3600,
+          step: { output, usage: { inputTokens: 1, outputTokens: 2 } },
+        });
         const raw = await rawStep(rt, 'run-l5', 'draft');
         expect(raw).not.toHaveProperty('output');
         expect(raw.idem).toMatchObject({ status: 'COMPLETED', output: { output } });
-        expect(await rt.runs.getStep('run-l5', 'draft')).toMatchObject({ status: 'SUCCEEDED', output, usage: { inputTokens: 1, outputTokens: 2 } });
+        expect(await rt.runs.getStep('run-l5', 'draft')).toMatchObject({
+          status: 'SUCCEEDED',
+          output,
+          usage: { inputTokens: 1, outputTokens: 2 },
+        });
         expect((await rt.runs.listSteps('run-l5')).map((s) => s.output)).toEqual([output]);
         expect((await rt.idempotency.getRecord(key))?.output).toEqual({ output, usage: { inputTokens: 1, outputTokens: 2 } });
       });
@@ -342,20 +504,38 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         await rt.runs.stepFinished('run-l6', 'draft', { status: 'SUCCEEDED', output: 'stale' });
         const key = keyOf('run-l6', 'draft', 6);
         await rt.idempotency.saveInProgress(key, claim('a'));
-        await rt.idempotency.saveSuccess(key, { leaseId: 'a', output: { output: 'fresh' }, nowMs: Date.now(), ttlSeconds: 3600, step: { output: 'fresh' } });
+        await rt.idempotency.saveSuccess(key, {
+          leaseId: 'a',
+          output: { output: 'fresh' },
+          nowMs: Date.now(),
+          ttlSeconds: 3600,
+          step: { output: 'fresh' },
+        });
         expect(await rawStep(rt, 'run-l6', 'draft')).not.toHaveProperty('output');
         expect(await rt.runs.getStep('run-l6', 'draft')).toMatchObject({ status: 'SUCCEEDED', output: 'fresh', attempts: 1 });
       });
 
-      it('shows the output of another key committed later on the same step instance, and keeps the first key\'s', async () => {
+      it("shows the output of another key committed later on the same step instance, and keeps the first key's", async () => {
         const rt = get();
         const first = keyOf('run-l7', 'tool', 1);
         const second = keyOf('run-l7', 'tool', 2);
         await rt.idempotency.saveInProgress(first, claim('a'));
-        await rt.idempotency.saveSuccess(first, { leaseId: 'a', output: { output: 'one' }, nowMs: Date.now(), ttlSeconds: 3600, step: { output: 'one' } });
+        await rt.idempotency.saveSuccess(first, {
+          leaseId: 'a',
+          output: { output: 'one' },
+          nowMs: Date.now(),
+          ttlSeconds: 3600,
+          step: { output: 'one' },
+        });
         await rt.idempotency.saveInProgress(second, claim('b'));
         expect((await rt.runs.getStep('run-l7', 'tool'))?.output).toBeUndefined();
-        await rt.idempotency.saveSuccess(second, { leaseId: 'b', output: { output: 'two' }, nowMs: Date.now(), ttlSeconds: 3600, step: { output: 'two' } });
+        await rt.idempotency.saveSuccess(second, {
+          leaseId: 'b',
+          output: { output: 'two' },
+          nowMs: Date.now(),
+          ttlSeconds: 3600,
+          step: { output: 'two' },
+        });
         expect(await rt.runs.getStep('run-l7', 'tool')).toMatchObject({ status: 'SUCCEEDED', output: 'two', attempts: 2 });
         expect((await rt.idempotency.getRecord(first))?.output).toEqual({ output: 'one' });
         expect((await rt.idempotency.getRecord(second))?.output).toEqual({ output: 'two' });
@@ -382,7 +562,11 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
         expect(await rt.idempotency.saveUnclaimedSuccess(unclaimed, p)).toBe(true);
         const raw = await rawStep(rt, 'run-u2', 'draft');
         expect(comparable(raw)).toEqual(comparable(await rawStep(rt, 'run-u1', 'draft')));
-        expect(raw).toMatchObject({ runId: 'run-u2', startedAt: new Date(started).toISOString(), idem: { key: unclaimed, status: 'COMPLETED' } });
+        expect(raw).toMatchObject({
+          runId: 'run-u2',
+          startedAt: new Date(started).toISOString(),
+          idem: { key: unclaimed, status: 'COMPLETED' },
+        });
         expect(await rt.runs.getStep('run-u2', 'draft')).toMatchObject({ status: 'SUCCEEDED', output: 'text', attempts: 1 });
         // Any record there (here, the one just written) and the put is refused, changing nothing.
         expect(await rt.idempotency.saveUnclaimedSuccess(unclaimed, { ...p, leaseId: 'c', output: { output: 'other' } })).toBe(false);
@@ -449,7 +633,10 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       await rt.runs.stepFinished('run-s', 'plan', { status: 'SUCCEEDED', output: 'done', usage: { inputTokens: 3, outputTokens: 4 } });
       await rt.runs.stepFinished('run-s', 'judge', { status: 'FAILED', error: { name: 'ToolError', message: 'x' } });
       const steps = await rt.runs.listSteps('run-s');
-      expect(steps.map((s) => [s.stepId, s.status, s.attempts ?? 0])).toEqual([['judge', 'FAILED', 0], ['plan', 'SUCCEEDED', 2]]);
+      expect(steps.map((s) => [s.stepId, s.status, s.attempts ?? 0])).toEqual([
+        ['judge', 'FAILED', 0],
+        ['plan', 'SUCCEEDED', 2],
+      ]);
     });
   });
 
@@ -468,7 +655,15 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
   describe(`Class: ApprovalStore (${label})`, () => {
     it('lists pending approvals and accepts only the first decision', async () => {
       const rt = get();
-      const { record: a, created } = await rt.approvals.request({ runId: 'r', stepId: 's', tool: 'shell', args: { command: 'ls' }, taskToken: 'tok', timeoutSeconds: 60, envelope: '{"secret":"kept for the decision only"}' });
+      const { record: a, created } = await rt.approvals.request({
+        runId: 'r',
+        stepId: 's',
+        tool: 'shell',
+        args: { command: 'ls' },
+        taskToken: 'tok',
+        timeoutSeconds: 60,
+        envelope: '{"secret":"kept for the decision only"}',
+      });
       expect(created).toBe(true);
       expect(a.approvalId).toBe(approvalIdFor('tok'));
       const listed = await rt.approvals.list('PENDING');
@@ -484,7 +679,8 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
 
     it('records one approval per task token: asking again returns it as it is now', async () => {
       const rt = get();
-      const ask = () => rt.approvals.request({ runId: 'r2', stepId: 's', tool: 'shell', args: { command: 'ls' }, taskToken: 'tok-2', timeoutSeconds: 60 });
+      const ask = () =>
+        rt.approvals.request({ runId: 'r2', stepId: 's', tool: 'shell', args: { command: 'ls' }, taskToken: 'tok-2', timeoutSeconds: 60 });
       const first = await ask();
       const second = await ask();
       expect(second).toEqual({ record: first.record, created: false, announced: false });
@@ -518,7 +714,10 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       const a = await rt.blobs.maybeStore(text, 1024);
       const b = await rt.blobs.maybeStore(obj, 1024);
       // As the compiled ASL renders a template that places step values in text.
-      const rendered = await jsonata('"Summarise " & $string($a) & " and " & $string($b) & "."').evaluate({}, { a: a.value, b: b.value }) as string;
+      const rendered = (await jsonata('"Summarise " & $string($a) & " and " & $string($b) & "."').evaluate(
+        {},
+        { a: a.value, b: b.value },
+      )) as string;
       expect(rendered).toContain('{"$ref":{"ref":');
       expect(await rt.blobs.resolveRefs({ value: rendered })).toEqual({ value: `Summarise ${text} and ${JSON.stringify(obj)}.` });
       // Text that only looks like a reference (no such blob shape) stays as it is.
@@ -535,8 +734,8 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       // A for_each's output (one value per iteration, some by reference), placed in a prompt.
       const list = [a.value, 'inline "quoted"', b.value, 3];
       const template = '"Sources: " & $string($l) & " | one: " & $string($l[0]) & " | in {braces}: {" & $string($o) & "}"';
-      const rendered = await jsonata(template).evaluate({}, { l: list, o: { k: a.value } }) as string;
-      const inline = await jsonata(template).evaluate({}, { l: [first, 'inline "quoted"', second, 3], o: { k: first } }) as string;
+      const rendered = (await jsonata(template).evaluate({}, { l: list, o: { k: a.value } })) as string;
+      const inline = (await jsonata(template).evaluate({}, { l: [first, 'inline "quoted"', second, 3], o: { k: first } })) as string;
       expect(await rt.blobs.resolveRefs(rendered)).toBe(inline);
     });
   });

@@ -36,17 +36,8 @@ const files: Record<string, string> = {
     '    print("a warning", file=sys.stderr)',
     '    return {"done": True}',
   ].join('\n'),
-  'boom.py': [
-    'def handler(input, context):',
-    '    check(input)',
-    '',
-    'def check(value):',
-    '    raise ValueError("bad input")',
-  ].join('\n'),
-  'leaky_error.py': [
-    'def handler(input, context):',
-    '    raise RuntimeError("refused key " + context.secrets["news-key"])',
-  ].join('\n'),
+  'boom.py': ['def handler(input, context):', '    check(input)', '', 'def check(value):', '    raise ValueError("bad input")'].join('\n'),
+  'leaky_error.py': ['def handler(input, context):', '    raise RuntimeError("refused key " + context.secrets["news-key"])'].join('\n'),
   'returns_secret.py': 'def handler(input, context):\n    return {"token": context.secrets["news-key"]}\n',
   'returns_set.py': 'def handler(input, context):\n    return {"tags": {"a", "b"}}\n',
   'nothing_to_call.py': 'VALUE = 1\n',
@@ -85,7 +76,10 @@ beforeAll(() => {
 });
 
 const call = (module: string, input: unknown = {}, kwargs: Record<string, string> = {}): PythonCall => ({
-  module, input, kwargs, context: { secrets: {}, runId: 'run-1', stepId: 'step-1', workflow: 'wf' },
+  module,
+  input,
+  kwargs,
+  context: { secrets: {}, runId: 'run-1', stepId: 'step-1', workflow: 'wf' },
 });
 
 /** The runtime's log lines (at INFO) written while `fn` runs. */
@@ -129,7 +123,9 @@ describe('Class: PythonWorker', () => {
         const first = await worker.call(call('pid.py'));
         const err = await worker.call(call('crash.py')).catch((e: unknown) => e);
         expect((err as Error).name).toBe('FunctionError');
-        expect((err as Error).message).toBe(`the Python worker (pid ${first.pid}) was killed by SIGKILL while crash.py was running; the next call starts a new worker`);
+        expect((err as Error).message).toBe(
+          `the Python worker (pid ${first.pid}) was killed by SIGKILL while crash.py was running; the next call starts a new worker`,
+        );
         expect(alive(first.pid)).toBe(false);
         const next = await worker.call(call('pid.py'));
         expect(next.ok).toBe(true);
@@ -146,7 +142,8 @@ describe('Class: PythonWorker', () => {
         const err = await worker.call(call('pid.py')).catch((e: unknown) => e);
         expect((err as Error).name).toBe('ConfigError');
         expect((err as Error).message).toBe(
-          "cannot run Python user functions: 'python3' was not found on PATH; install Python 3.8 or later, or set STEPFORGE_PYTHON to the interpreter to use");
+          "cannot run Python user functions: 'python3' was not found on PATH; install Python 3.8 or later, or set STEPFORGE_PYTHON to the interpreter to use",
+        );
       } finally {
         await worker.close();
         rmSync(empty, { recursive: true, force: true });
@@ -183,23 +180,51 @@ describe('Class: PythonWorker', () => {
 });
 
 describe('Function: createFunctionHandler (Python)', () => {
-  const run = (fn: string, p: { input?: unknown; secrets?: string[]; secretNames?: Record<string, string>; runId?: string; step?: string } = {}) =>
-    createFunctionHandler(rt)(envelope({
-      kind: 'function', step: p.step ?? fn.replace(/\W/g, '_'), ...(p.runId ? { runId: p.runId } : {}),
-      config: { function: fn, ...(p.secretNames ? { secretNames: p.secretNames } : {}) },
-      secrets: p.secrets ?? [], inputs: { value: p.input ?? {} },
-    })) as Promise<{ status: string; output: unknown }>;
-  const failure = (fn: string, p: Parameters<typeof run>[1] = {}) => run(fn, p).then(() => undefined, (e: unknown) => e as Error & { stackTrace?: string[] });
+  const run = (
+    fn: string,
+    p: { input?: unknown; secrets?: string[]; secretNames?: Record<string, string>; runId?: string; step?: string } = {},
+  ) =>
+    createFunctionHandler(rt)(
+      envelope({
+        kind: 'function',
+        step: p.step ?? fn.replace(/\W/g, '_'),
+        ...(p.runId ? { runId: p.runId } : {}),
+        config: { function: fn, ...(p.secretNames ? { secretNames: p.secretNames } : {}) },
+        secrets: p.secrets ?? [],
+        inputs: { value: p.input ?? {} },
+      }),
+    ) as Promise<{ status: string; output: unknown }>;
+  const failure = (fn: string, p: Parameters<typeof run>[1] = {}) =>
+    run(fn, p).then(
+      () => undefined,
+      (e: unknown) => e as Error & { stackTrace?: string[] },
+    );
 
   it('calls handler(input, context) with the secrets by id and binding name, the run and the step', async () => {
-    const r = await run('context_echo', { runId: 'run-py-ctx', step: 'echo', input: { a: [1, 2] }, secrets: ['news-key'], secretNames: { API_KEY: 'news-key' } });
+    const r = await run('context_echo', {
+      runId: 'run-py-ctx',
+      step: 'echo',
+      input: { a: [1, 2] },
+      secrets: ['news-key'],
+      secretNames: { API_KEY: 'news-key' },
+    });
     expect(r.status).toBe('succeeded');
     // The secret's value never leaves the step: redacted in the output it was returned in.
-    expect(r.output).toEqual({ input: { a: [1, 2] }, secrets: { 'news-key': '***', API_KEY: '***' }, run: 'run-py-ctx', step: 'echo', workflow: 'test-wf' });
+    expect(r.output).toEqual({
+      input: { a: [1, 2] },
+      secrets: { 'news-key': '***', API_KEY: '***' },
+      run: 'run-py-ctx',
+      step: 'echo',
+      workflow: 'test-wf',
+    });
   });
 
   it('calls an async function named like the module with the input fields and secret bindings as keyword arguments', async () => {
-    const r = await run('fetch_news', { input: { query: 'stepforge', page: 2 }, secrets: ['news-key'], secretNames: { API_KEY: 'news-key' } });
+    const r = await run('fetch_news', {
+      input: { query: 'stepforge', page: 2 },
+      secrets: ['news-key'],
+      secretNames: { API_KEY: 'news-key' },
+    });
     expect(r.output).toEqual({ query: 'stepforge', has_key: true, extra: ['page'] });
     expect((await run('text/words', { input: { text: 'one two three' } })).output).toBe(3);
   });
@@ -210,16 +235,25 @@ describe('Function: createFunctionHandler (Python)', () => {
       r = await run('chatty', { input: { topic: 'tides' }, secrets: ['news-key'] });
     });
     expect(r?.output).toEqual({ done: true });
-    const lines = log.split('\n').filter((l) => l.includes('"function output"')).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.map((l) => [l.stream, l.text])).toEqual([['stdout', 'working on tides with ***\n'], ['stderr', 'a warning\n']]);
+    const lines = log
+      .split('\n')
+      .filter((l) => l.includes('"function output"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.stream, l.text])).toEqual([
+      ['stdout', 'working on tides with ***\n'],
+      ['stderr', 'a warning\n'],
+    ]);
     expect(log).not.toContain(SECRET);
   });
 
-  it('turns a raised exception into FunctionError with its type and message, and a trace of the user\'s frames only', async () => {
+  it("turns a raised exception into FunctionError with its type and message, and a trace of the user's frames only", async () => {
     const err = await failure('boom');
     expect(err?.name).toBe('FunctionError');
     expect(err?.message).toBe('function boom threw ValueError: bad input');
-    expect(err?.stackTrace).toEqual(['  File "boom.py", line 2, in handler\n    check(input)\n', '  File "boom.py", line 5, in check\n    raise ValueError("bad input")\n']);
+    expect(err?.stackTrace).toEqual([
+      '  File "boom.py", line 2, in handler\n    check(input)\n',
+      '  File "boom.py", line 5, in check\n    raise ValueError("bad input")\n',
+    ]);
     expect(JSON.stringify(err?.stackTrace)).not.toContain(dir);
     // The engine reports it in the Python Lambda's error shape, as the deployed Python function Lambda would.
     expect((err as { lambdaRuntime?: string }).lambdaRuntime).toBe('python');
@@ -235,22 +269,36 @@ describe('Function: createFunctionHandler (Python)', () => {
 
   it('names what it cannot call or return', async () => {
     expect((await failure('returns_set'))?.message).toBe(
-      'function returns_set returned a dict, which is not JSON-serialisable (Object of type set is not JSON serializable): return dicts, lists, strings, numbers, booleans or None');
+      'function returns_set returned a dict, which is not JSON-serialisable (Object of type set is not JSON serializable): return dicts, lists, strings, numbers, booleans or None',
+    );
     expect((await failure('nothing_to_call'))?.message).toBe(
-      'function nothing_to_call: nothing_to_call.py defines neither handler(input, context) nor a function named nothing_to_call: define one of them (for example `async def nothing_to_call(**kwargs) -> dict`)');
+      'function nothing_to_call: nothing_to_call.py defines neither handler(input, context) nor a function named nothing_to_call: define one of them (for example `async def nothing_to_call(**kwargs) -> dict`)',
+    );
     expect((await failure('broken_import'))?.message).toBe(
-      "function broken_import: importing broken_import.py failed: ModuleNotFoundError: No module named 'stepforge_no_such_module'");
+      "function broken_import: importing broken_import.py failed: ModuleNotFoundError: No module named 'stepforge_no_such_module'",
+    );
     const notMapping = await failure('fetch_news', { input: ['a'] });
     expect(notMapping?.name).toBe('FunctionError');
-    expect(notMapping?.message).toBe("function fetch_news: fetch_news.py takes keyword arguments, but the step's input is a list, not a mapping: give the step an `input:` mapping, or define handler(input, context) to take any input");
+    expect(notMapping?.message).toBe(
+      "function fetch_news: fetch_news.py takes keyword arguments, but the step's input is a list, not a mapping: give the step an `input:` mapping, or define handler(input, context) to take any input",
+    );
   });
 
   it('returns the committed output on a retry instead of calling the function again', async () => {
-    const again = envelope({ kind: 'function', step: 'count', runId: 'run-py-idem', config: { function: 'counted' }, inputs: { value: { n: 7 } } });
+    const again = envelope({
+      kind: 'function',
+      step: 'count',
+      runId: 'run-py-idem',
+      config: { function: 'counted' },
+      inputs: { value: { n: 7 } },
+    });
     const h = createFunctionHandler(rt);
     const first = (await h(again)) as { status: string; output: unknown };
     const second = (await h(again)) as { status: string; output: unknown };
-    expect([first, second].map((r) => [r.status, r.output])).toEqual([['succeeded', { n: 7 }], ['reused', { n: 7 }]]);
+    expect([first, second].map((r) => [r.status, r.output])).toEqual([
+      ['succeeded', { n: 7 }],
+      ['reused', { n: 7 }],
+    ]);
     expect(readFileSync(counter, 'utf8')).toBe('x\n');
     const step = await rt.runs.getStep('run-py-idem', 'count');
     expect(step).toMatchObject({ status: 'SUCCEEDED', output: { n: 7 } });
@@ -258,7 +306,10 @@ describe('Function: createFunctionHandler (Python)', () => {
 
   it('records a raised exception on the step record', async () => {
     await failure('boom', { runId: 'run-py-fail', step: 'b' });
-    expect(await rt.runs.getStep('run-py-fail', 'b')).toMatchObject({ status: 'FAILED', error: { name: 'FunctionError', message: 'function boom threw ValueError: bad input' } });
+    expect(await rt.runs.getStep('run-py-fail', 'b')).toMatchObject({
+      status: 'FAILED',
+      error: { name: 'FunctionError', message: 'function boom threw ValueError: bad input' },
+    });
   });
 
   it('runs every Python call of the runtime in one worker process', async () => {
@@ -272,8 +323,10 @@ describe('Function: createFunctionHandler (Python)', () => {
     const err = await failure('echo');
     expect(err?.name).toBe('ConfigError');
     // The folder is outside the working directory here: named, never as an absolute path.
-    expect(err?.message).toBe(`function "echo" is ambiguous: the functions folder (${basename(dir)}) has both echo.py and echo.mjs; name the one to run with its extension `
-      + '(function: echo.py or function: echo.mjs, declared under functions: with the same name), or remove the other');
+    expect(err?.message).toBe(
+      `function "echo" is ambiguous: the functions folder (${basename(dir)}) has both echo.py and echo.mjs; name the one to run with its extension ` +
+        '(function: echo.py or function: echo.mjs, declared under functions: with the same name), or remove the other',
+    );
     expect((await run('echo.py')).output).toBe('python');
     expect((await run('echo.mjs')).output).toBe('javascript');
   });
@@ -281,9 +334,23 @@ describe('Function: createFunctionHandler (Python)', () => {
 
 describe('Function: resolveUserFunction', () => {
   it('finds a Python module, a JavaScript one, and one named with its extension or an export', () => {
-    expect(resolveUserFunction(dir, 'text/words')).toEqual({ language: 'python', path: join(dir, 'text', 'words.py'), relative: 'text/words.py' });
-    expect(resolveUserFunction(dir, 'echo.mjs#default')).toEqual({ language: 'javascript', path: join(dir, 'echo.mjs'), relative: 'echo.mjs', exportName: 'default' });
-    expect(resolveUserFunction(dir, 'gate#open_gate')).toEqual({ language: 'python', path: join(dir, 'gate.py'), relative: 'gate.py', exportName: 'open_gate' });
+    expect(resolveUserFunction(dir, 'text/words')).toEqual({
+      language: 'python',
+      path: join(dir, 'text', 'words.py'),
+      relative: 'text/words.py',
+    });
+    expect(resolveUserFunction(dir, 'echo.mjs#default')).toEqual({
+      language: 'javascript',
+      path: join(dir, 'echo.mjs'),
+      relative: 'echo.mjs',
+      exportName: 'default',
+    });
+    expect(resolveUserFunction(dir, 'gate#open_gate')).toEqual({
+      language: 'python',
+      path: join(dir, 'gate.py'),
+      relative: 'gate.py',
+      exportName: 'open_gate',
+    });
   });
 
   it('names what it looked for, and refuses names outside the folder', () => {
@@ -295,7 +362,10 @@ describe('Function: resolveUserFunction', () => {
       }
       return undefined;
     };
-    expect(refusal('absent')).toEqual(['FunctionError', `no user function "absent" in ${dir} (looked for absent.py, absent.ts, absent.mts, absent.js, absent.mjs)`]);
+    expect(refusal('absent')).toEqual([
+      'FunctionError',
+      `no user function "absent" in ${dir} (looked for absent.py, absent.ts, absent.mts, absent.js, absent.mjs)`,
+    ]);
     expect(refusal('absent.py')).toEqual(['FunctionError', `no user function "absent.py" in ${dir} (looked for absent.py)`]);
     expect(refusal('../etc/passwd')).toEqual(['PolicyDenied', 'invalid function name "../etc/passwd"']);
     expect(refusal('gate#open-gate')).toEqual(['PolicyDenied', 'invalid function name "gate#open-gate"']);

@@ -18,17 +18,31 @@ beforeAll(async () => {
     const id = (JSON.parse(req.body) as { SecretId: string }).SecretId;
     if (values[id] === undefined) {
       res.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' });
-      res.end(JSON.stringify({ __type: 'ResourceNotFoundException', message: 'Secrets Manager can\'t find the specified secret.' }));
+      res.end(JSON.stringify({ __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." }));
       return;
     }
     json(res, 200, { Name: id, SecretString: values[id] });
   });
 });
-afterAll(async () => { await server.close(); rmSync(dir, { recursive: true, force: true }); });
-afterEach(() => { vi.restoreAllMocks(); vi.useRealTimers(); });
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.useRealTimers();
+});
 
 function resolver(backend: string, ttl: string, extra: Record<string, string> = {}) {
-  const env = { STEPFORGE_SECRETS_BACKEND: backend, STEPFORGE_SECRETS_TTL_SECONDS: ttl, STEPFORGE_SECRETSMANAGER_ENDPOINT: server.url, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: 'us-east-1', ...extra };
+  const env = {
+    STEPFORGE_SECRETS_BACKEND: backend,
+    STEPFORGE_SECRETS_TTL_SECONDS: ttl,
+    STEPFORGE_SECRETSMANAGER_ENDPOINT: server.url,
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_REGION: 'us-east-1',
+    ...extra,
+  };
   return new SecretResolver(runtimeConfigFromEnv(env), new Redactor(), env);
 }
 
@@ -53,7 +67,10 @@ describe('Class: SecretResolver', () => {
     });
 
     it('answers SecretNotFound, naming the secret, for an id the store does not have', async () => {
-      await expect(resolver('secretsmanager', '60').resolve('no/such')).rejects.toMatchObject({ name: 'SecretNotFound', message: 'secret "no/such" is not defined (Secrets Manager secret "no/such")' });
+      await expect(resolver('secretsmanager', '60').resolve('no/such')).rejects.toMatchObject({
+        name: 'SecretNotFound',
+        message: 'secret "no/such" is not defined (Secrets Manager secret "no/such")',
+      });
     });
   });
 
@@ -64,7 +81,8 @@ describe('Class: SecretResolver', () => {
       try {
         await expect(resolver('ssm', '60').resolve('stepforge/openai-key')).rejects.toMatchObject({
           name: 'ConfigError',
-          message: "STEPFORGE_SECRETS_BACKEND is 'ssm', but this Lambda bundle was built with the secretsmanager store only: deploy with the backend the stack sets, or rebuild the bundle for 'ssm'",
+          message:
+            "STEPFORGE_SECRETS_BACKEND is 'ssm', but this Lambda bundle was built with the secretsmanager store only: deploy with the backend the stack sets, or rebuild the bundle for 'ssm'",
         });
         // Its own backend still reads.
         values['stepforge/openai-key'] = 'sk-first-value';
@@ -90,7 +108,9 @@ describe('Class: SecretResolver', () => {
     });
 
     it('refuses a TTL that is not a number of seconds', () => {
-      expect(() => runtimeConfigFromEnv({ STEPFORGE_SECRETS_TTL_SECONDS: 'soon' })).toThrowError('STEPFORGE_SECRETS_TTL_SECONDS must be a non-negative number, got "soon"');
+      expect(() => runtimeConfigFromEnv({ STEPFORGE_SECRETS_TTL_SECONDS: 'soon' })).toThrowError(
+        'STEPFORGE_SECRETS_TTL_SECONDS must be a non-negative number, got "soon"',
+      );
     });
   });
 });

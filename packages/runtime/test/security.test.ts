@@ -33,16 +33,30 @@ beforeAll(async () => {
   symlinkSync(outside, join(root, 'linkdir'));
   const fnDir = join(base, 'user');
   mkdirSync(fnDir);
-  writeFileSync(join(fnDir, 'leaky.mjs'), 'export default async function (input, { secrets }) { return { echoed: `token=${secrets.api_token}`, input }; }\n');
+  writeFileSync(
+    join(fnDir, 'leaky.mjs'),
+    'export default async function (input, { secrets }) { return { echoed: `token=${secrets.api_token}`, input }; }\n',
+  );
   hook = await startHttpServer((_req, res) => json(res, 200, { ok: true }));
-  rt = await makeRuntime(ddb.endpoint, {
-    tools: {
-      // The webhook target is on loopback: listed, as a project lists the hosts its connectors may reach.
-      httpAllowHosts: [new URL(hook.url).host], fsRoot: root, fsMaxReadBytes: 1000, shellEnabled: true, shellAllow: ['echo', 'ls'], shellDeny: ['rm'], maxArgsBytes: 2048,
+  rt = await makeRuntime(
+    ddb.endpoint,
+    {
+      tools: {
+        // The webhook target is on loopback: listed, as a project lists the hosts its connectors may reach.
+        httpAllowHosts: [new URL(hook.url).host],
+        fsRoot: root,
+        fsMaxReadBytes: 1000,
+        shellEnabled: true,
+        shellAllow: ['echo', 'ls'],
+        shellDeny: ['rm'],
+        maxArgsBytes: 2048,
+      },
+      userFunctionsDir: fnDir,
+      logLevel: 'INFO',
     },
-    userFunctionsDir: fnDir,
-    logLevel: 'INFO',
-  }, {}, { STEPFORGE_SECRET_API_TOKEN: SECRET });
+    {},
+    { STEPFORGE_SECRET_API_TOKEN: SECRET },
+  );
 });
 afterAll(async () => {
   await rt.close();
@@ -59,7 +73,13 @@ async function allItems(): Promise<string> {
 describe('Security: tool authorisation', () => {
   it('refuses an ungranted tool with ToolNotGranted and records the refusal', async () => {
     const h = createToolHandler(rt);
-    const env = envelope({ kind: 'tool', step: 'agent1', runId: 'run-sec-1', tools: ['fs-list'], toolCall: { id: 'c1', tool: 'shell', args: { command: 'ls' } } });
+    const env = envelope({
+      kind: 'tool',
+      step: 'agent1',
+      runId: 'run-sec-1',
+      tools: ['fs-list'],
+      toolCall: { id: 'c1', tool: 'shell', args: { command: 'ls' } },
+    });
     const r = (await h(env)) as { error?: { name: string; message: string } };
     expect(r.error).toEqual({ name: 'ToolNotGranted', message: 'step agent1 is not granted tool "shell" (granted: fs-list)' });
     const events = await rt.runs.listEvents('run-sec-1');
@@ -69,33 +89,60 @@ describe('Security: tool authorisation', () => {
 
   it('throws ToolNotGranted for a plain tool step whose tool is not in its grants', async () => {
     const h = createToolHandler(rt);
-    const err = await h(envelope({ kind: 'tool', step: 't', tools: ['fs-list'], config: { tool: 'fs-read', args: { path: 'notes.txt' } } })).catch((e: unknown) => e);
+    const err = await h(
+      envelope({ kind: 'tool', step: 't', tools: ['fs-list'], config: { tool: 'fs-read', args: { path: 'notes.txt' } } }),
+    ).catch((e: unknown) => e);
     expect((err as Error).name).toBe('ToolNotGranted');
   });
 
   it('refuses path traversal and symlink escapes from fs-read and fs-list', async () => {
     const h = createToolHandler(rt);
     const call = async (tool: string, path: string) => {
-      const r = (await h(envelope({ kind: 'tool', step: 'fs', runId: 'run-sec-fs', tools: [tool], toolCall: { id: `c-${tool}-${path}`, tool, args: { path } } }))) as { result: unknown; error?: { name: string; message: string } };
+      const r = (await h(
+        envelope({
+          kind: 'tool',
+          step: 'fs',
+          runId: 'run-sec-fs',
+          tools: [tool],
+          toolCall: { id: `c-${tool}-${path}`, tool, args: { path } },
+        }),
+      )) as { result: unknown; error?: { name: string; message: string } };
       return r;
     };
     expect((await call('fs-read', 'notes.txt')).result).toMatchObject({ content: 'inside' });
-    expect((await call('fs-read', '../outside/secret.txt')).error).toEqual({ name: 'PolicyDenied', message: 'path "../outside/secret.txt" is outside the allowed directory' });
+    expect((await call('fs-read', '../outside/secret.txt')).error).toEqual({
+      name: 'PolicyDenied',
+      message: 'path "../outside/secret.txt" is outside the allowed directory',
+    });
     expect((await call('fs-read', join(outside, 'secret.txt'))).error?.name).toBe('PolicyDenied');
-    expect((await call('fs-read', 'link.txt')).error).toEqual({ name: 'PolicyDenied', message: 'path "link.txt" resolves outside the allowed directory (symlink escape)' });
-    expect((await call('fs-list', 'linkdir')).error?.message).toBe('path "linkdir" resolves outside the allowed directory (symlink escape)');
-    expect((await call('fs-read', 'big.bin')).error).toEqual({ name: 'PolicyDenied', message: '"big.bin" is 5000 bytes, over the 1000-byte read limit' });
+    expect((await call('fs-read', 'link.txt')).error).toEqual({
+      name: 'PolicyDenied',
+      message: 'path "link.txt" resolves outside the allowed directory (symlink escape)',
+    });
+    expect((await call('fs-list', 'linkdir')).error?.message).toBe(
+      'path "linkdir" resolves outside the allowed directory (symlink escape)',
+    );
+    expect((await call('fs-read', 'big.bin')).error).toEqual({
+      name: 'PolicyDenied',
+      message: '"big.bin" is 5000 bytes, over the 1000-byte read limit',
+    });
     const types = (await rt.runs.listEvents('run-sec-fs')).map((e) => e.type);
     expect(types.filter((t) => t === 'PolicyDenied')).toHaveLength(5);
   });
 
   it('refuses denied commands, command substitution and chaining in the shell tool', async () => {
     const h = createToolHandler(rt);
-    const run = async (command: string) => (await h(envelope({ kind: 'tool', step: 'sh', tools: ['shell'], toolCall: { id: `c-${command}`, tool: 'shell', args: { command } } }))) as { result: unknown; error?: { name: string; message: string } };
+    const run = async (command: string) =>
+      (await h(
+        envelope({ kind: 'tool', step: 'sh', tools: ['shell'], toolCall: { id: `c-${command}`, tool: 'shell', args: { command } } }),
+      )) as { result: unknown; error?: { name: string; message: string } };
     expect((await run('echo hello')).result).toMatchObject({ exitCode: 0, stdout: 'hello\n' });
     expect((await run('rm -rf /')).error).toEqual({ name: 'PolicyDenied', message: 'command "rm" is denied' });
     expect((await run('cat /etc/passwd')).error).toEqual({ name: 'PolicyDenied', message: 'command "cat" is not in the allowed list' });
-    expect((await run('echo $(cat /etc/passwd)')).error).toEqual({ name: 'PolicyDenied', message: 'shell refuses command substitution ($( ))' });
+    expect((await run('echo $(cat /etc/passwd)')).error).toEqual({
+      name: 'PolicyDenied',
+      message: 'shell refuses command substitution ($( ))',
+    });
     expect((await run('echo `id`')).error?.message).toBe('shell refuses command substitution (backticks)');
     expect((await run('echo a; rm x')).error?.message).toBe('shell refuses command chaining (;)');
     expect((await run('ls && rm x')).error?.message).toBe('shell refuses command chaining (&& / ||)');
@@ -105,7 +152,9 @@ describe('Security: tool authorisation', () => {
 
   it('refuses oversized tool arguments and an oversized envelope', async () => {
     const h = createToolHandler(rt);
-    const r = (await h(envelope({ kind: 'tool', step: 'big', tools: ['fs-list'], toolCall: { id: 'c', tool: 'fs-list', args: { path: 'x'.repeat(3000) } } }))) as { error?: { name: string; message: string } };
+    const r = (await h(
+      envelope({ kind: 'tool', step: 'big', tools: ['fs-list'], toolCall: { id: 'c', tool: 'fs-list', args: { path: 'x'.repeat(3000) } } }),
+    )) as { error?: { name: string; message: string } };
     expect(r.error?.name).toBe('PolicyDenied');
     expect(r.error?.message).toMatch(/^tool "fs-list" arguments are 30\d\d bytes, over the 2048-byte limit$/);
     const err = await h(envelope({ kind: 'tool', step: 'huge', inputs: { value: 'y'.repeat(300 * 1024) } })).catch((e: unknown) => e);
@@ -134,13 +183,32 @@ describe('Security: secrets', () => {
     });
     try {
       const fn = createFunctionHandler(rt);
-      const out = (await fn(envelope({ kind: 'function', step: 'leak', runId: 'run-sec-secret', config: { function: 'leaky' }, secrets: ['api_token'], inputs: { value: { note: 'hi' } } }))) as { output: { echoed: string } };
+      const out = (await fn(
+        envelope({
+          kind: 'function',
+          step: 'leak',
+          runId: 'run-sec-secret',
+          config: { function: 'leaky' },
+          secrets: ['api_token'],
+          inputs: { value: { note: 'hi' } },
+        }),
+      )) as { output: { echoed: string } };
       expect(out.output.echoed).toBe('token=***');
       // A connector sending the secret outward: the target gets it; records and logs do not.
       const conn = createConnectorHandler(rt);
-      await conn(envelope({ kind: 'connector', step: 'hook', runId: 'run-sec-secret', config: { connector: 'http', action: 'request' }, inputs: { value: { url: `${hook.url}/hook`, body: { auth: '$secret:api_token' } } } }));
+      await conn(
+        envelope({
+          kind: 'connector',
+          step: 'hook',
+          runId: 'run-sec-secret',
+          config: { connector: 'http', action: 'request' },
+          inputs: { value: { url: `${hook.url}/hook`, body: { auth: '$secret:api_token' } } },
+        }),
+      );
       // An error message carrying the secret is redacted before it leaves the handler.
-      const err = await fn(envelope({ kind: 'function', step: 'missing', runId: 'run-sec-secret', config: { function: `nope-${SECRET}` } })).catch((e: unknown) => e);
+      const err = await fn(
+        envelope({ kind: 'function', step: 'missing', runId: 'run-sec-secret', config: { function: `nope-${SECRET}` } }),
+      ).catch((e: unknown) => e);
       expect((err as Error).message).not.toContain(SECRET);
     } finally {
       spy.mockRestore();
@@ -153,7 +221,13 @@ describe('Security: secrets', () => {
     const items = await allItems();
     expect(items).toContain('token=***');
     expect(items).not.toContain(SECRET);
-    const steps = await rt.db.doc.send(new QueryCommand({ TableName: rt.db.tableName, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'RUN#run-sec-secret' } }));
+    const steps = await rt.db.doc.send(
+      new QueryCommand({
+        TableName: rt.db.tableName,
+        KeyConditionExpression: 'pk = :p',
+        ExpressionAttributeValues: { ':p': 'RUN#run-sec-secret' },
+      }),
+    );
     expect(steps.Items?.length).toBeGreaterThan(1);
   });
 });

@@ -15,7 +15,9 @@ describe('Function: startRefused', () => {
   it('is false for a lost connection, a timeout or a server fault', () => {
     expect(startRefused(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4010'), { code: 'ECONNREFUSED' }))).toBe(false);
     expect(startRefused(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET', $metadata: {} }))).toBe(false);
-    expect(startRefused(new SFNServiceException({ name: 'InternalFailure', $fault: 'server', $metadata: { httpStatusCode: 500 } }))).toBe(false);
+    expect(startRefused(new SFNServiceException({ name: 'InternalFailure', $fault: 'server', $metadata: { httpStatusCode: 500 } }))).toBe(
+      false,
+    );
     expect(startRefused(undefined)).toBe(false);
   });
 });

@@ -3,14 +3,26 @@ import { answerRecord, baseStepId, recordsByStep, stepProgressFromRecords } from
 import type { StepRecord as StepRecordView } from '../src/persistence/RunStore.js';
 import type { ProgressStep } from '../src/runs/StepProgress.js';
 
-const step = (id: string, lambda: boolean, parent?: string): ProgressStep => ({ id, kind: lambda ? 'model' : 'for_each', state: id, states: [id], lambda, ...(parent ? { parent } : {}) });
+const step = (id: string, lambda: boolean, parent?: string): ProgressStep => ({
+  id,
+  kind: lambda ? 'model' : 'for_each',
+  state: id,
+  states: [id],
+  lambda,
+  ...(parent ? { parent } : {}),
+});
 const STEPS = [step('plan', true), step('each', false), step('review', true, 'each'), step('judge', true)];
-const rec = (stepId: string, status: StepRecordView['status'], startedAt: string, endedAt?: string, extra: Partial<StepRecordView> = {}): StepRecordView =>
-  ({ runId: 'r', stepId, status, attempts: 1, startedAt, ...(endedAt ? { endedAt } : {}), ...extra }) as StepRecordView;
+const rec = (
+  stepId: string,
+  status: StepRecordView['status'],
+  startedAt: string,
+  endedAt?: string,
+  extra: Partial<StepRecordView> = {},
+): StepRecordView => ({ runId: 'r', stepId, status, attempts: 1, startedAt, ...(endedAt ? { endedAt } : {}), ...extra }) as StepRecordView;
 const t = (ms: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, 0, ms)).toISOString();
 
 describe('Function: stepProgressFromRecords', () => {
-  it('gives the steps of an ended run the states, spans and tokens of their records; a group takes its nested steps\'', () => {
+  it("gives the steps of an ended run the states, spans and tokens of their records; a group takes its nested steps'", () => {
     const records = [
       rec('plan', 'SUCCEEDED', t(0), t(40), { usage: { inputTokens: 10, outputTokens: 20 } }),
       rec('review[0]', 'SUCCEEDED', t(50), t(80), { usage: { inputTokens: 1, outputTokens: 2 } }),
@@ -27,7 +39,11 @@ describe('Function: stepProgressFromRecords', () => {
   });
 
   it('fails a step with a failed instance (with its error), and its group', () => {
-    const records = [rec('plan', 'SUCCEEDED', t(0), t(40)), rec('review[0]', 'SUCCEEDED', t(50), t(80)), rec('review[1]', 'FAILED', t(50), t(90), { error: { name: 'ModelError', message: 'no answer' } })];
+    const records = [
+      rec('plan', 'SUCCEEDED', t(0), t(40)),
+      rec('review[0]', 'SUCCEEDED', t(50), t(80)),
+      rec('review[1]', 'FAILED', t(50), t(90), { error: { name: 'ModelError', message: 'no answer' } }),
+    ];
     const p = stepProgressFromRecords(STEPS, records, 'FAILED');
     expect(p.map((s) => s.state)).toEqual(['succeeded', 'failed', 'failed', 'skipped']);
     expect(p[2]!.error).toEqual({ error: 'ModelError', cause: 'no answer' });
@@ -47,7 +63,10 @@ describe('Function: recordsByStep', () => {
   it('groups step instances under their step', () => {
     expect(baseStepId('review[2]:generator#turn1')).toBe('review');
     const grouped = recordsByStep([{ stepId: 'a' }, { stepId: 'b[0]' }, { stepId: 'b[1]:x#t2' }]);
-    expect([...grouped].map(([k, v]) => [k, v.length])).toEqual([['a', 1], ['b', 2]]);
+    expect([...grouped].map(([k, v]) => [k, v.length])).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ]);
   });
 });
 

@@ -10,7 +10,22 @@ const REPO = join(import.meta.dirname, '..', '..', '..');
 const OWNER = join('packages', 'runtime', 'src', 'persistence') + sep;
 const ROOTS = ['packages', 'infra/lib', 'infra/bin'];
 /** Every key prefix of the runs table (persistence/Tables.ts). */
-const PREFIXES = ['RUN#', 'STEP#', 'IDEM#', 'APPROVAL#', 'WORKFLOW#', 'VERSION#', 'RUNKEY#', 'EVENT#', 'CONV#', 'MSG#', 'BLOB#', 'CHUNK#', 'RUNSTATUS#', 'WF#'];
+const PREFIXES = [
+  'RUN#',
+  'STEP#',
+  'IDEM#',
+  'APPROVAL#',
+  'WORKFLOW#',
+  'VERSION#',
+  'RUNKEY#',
+  'EVENT#',
+  'CONV#',
+  'MSG#',
+  'BLOB#',
+  'CHUNK#',
+  'RUNSTATUS#',
+  'WF#',
+];
 const KEY = new RegExp(`(^|[^A-Za-z_])(${PREFIXES.map((p) => p.replace('#', '\\#')).join('|')})`);
 
 function sourceFiles(dir: string): string[] {
@@ -40,7 +55,9 @@ function literalsOf(text: string): { text: string; line: number }[] {
 
 describe('the table keys have one owner (packages/runtime/src/persistence)', () => {
   it('finds a key prefix in a literal and not in a comment', () => {
-    const found = literalsOf("// RUN# in a comment\nconst a = `RUN#${id}`;\nconst b = 'STEP#';\nconst c = `x ${y} IDEM#${z}`;\nconst d = 'not a key';\n").filter((l) => KEY.test(l.text));
+    const found = literalsOf(
+      "// RUN# in a comment\nconst a = `RUN#${id}`;\nconst b = 'STEP#';\nconst c = `x ${y} IDEM#${z}`;\nconst d = 'not a key';\n",
+    ).filter((l) => KEY.test(l.text));
     expect(found.map((l) => l.line)).toEqual([2, 3, 4]);
   });
 

@@ -7,12 +7,18 @@ import { EmbeddedRunService } from '../../../packages/embedded/src/RunService.js
  * PENDING approval, and ends (closes the stack) with the run still waiting. The project must hold
  * a copy of examples/. Returns the run id and its approval id ('' if none appeared within 10 s).
  */
-export async function leaveRunAtApproval(projectDir: string, version: string, options: { idempotencyKey?: string } = {}): Promise<{ runId: string; approvalId: string }> {
+export async function leaveRunAtApproval(
+  projectDir: string,
+  version: string,
+  options: { idempotencyKey?: string } = {},
+): Promise<{ runId: string; approvalId: string }> {
   const stack = await openStack({ projectDir, env: { STEPFORGE_LOG_LEVEL: 'SILENT' } });
   try {
     const service = new EmbeddedRunService(stack, projectDir);
     const { entry } = await service.catalog.registerFile('examples/approval-gate.chain.yaml');
-    const runId = (await service.start(entry, { version }, options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {})).run.runId;
+    const runId = (
+      await service.start(entry, { version }, options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {})
+    ).run.runId;
     let approvalId = '';
     for (let i = 0; i < 400 && !approvalId; i++) {
       approvalId = (await service.listApprovals('PENDING')).find((a) => a.runId === runId)?.approvalId ?? '';

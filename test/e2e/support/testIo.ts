@@ -24,14 +24,21 @@ export function bufferIo(cwd: string, env: NodeJS.ProcessEnv = {}): BufferIo {
   let out = '';
   let err = '';
   return {
-    out: (t) => { out += t; },
-    err: (t) => { err += t; },
+    out: (t) => {
+      out += t;
+    },
+    err: (t) => {
+      err += t;
+    },
     isTTY: false,
     cwd,
     env: { STEPFORGE_LOG_LEVEL: 'SILENT', ...env },
     stdout: () => out,
     stderr: () => err,
-    reset() { out = ''; err = ''; },
+    reset() {
+      out = '';
+      err = '';
+    },
   };
 }
 

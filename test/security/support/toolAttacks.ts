@@ -32,7 +32,9 @@ export interface AttackProject {
 }
 
 /** Lays out the project and opens its stack. `env` adds to the stack's environment (the shell allow list, say; given the root). */
-export async function openAttackProject(env: Record<string, string> | ((root: string) => Record<string, string>) = {}): Promise<AttackProject> {
+export async function openAttackProject(
+  env: Record<string, string> | ((root: string) => Record<string, string>) = {},
+): Promise<AttackProject> {
   const project = tempProject('sf-sec-tools-');
   const root = join(project.dir, 'root');
   const outside = join(project.dir, 'outside');
@@ -56,29 +58,35 @@ export async function openAttackProject(env: Record<string, string> | ((root: st
   // STEPFORGE_POLICY, else one that gates nothing, as the attacks are on the tools' own confinement.
   const extra = typeof env === 'function' ? env(root) : env;
   writeFileSync(join(project.dir, 'policy.json'), extra.STEPFORGE_POLICY ?? '[]');
-  const chain = (tool: string, args: Record<string, string>) => [
-    `name: attack-${tool}`,
-    // The standard tier wants one model step granted a tool; it runs offline and calls none.
-    'chain: "note@web-search > call"',
-    'tasks:',
-    '  note: { kind: model, prompt: "attack" }',
-    '  call:',
-    '    kind: tool',
-    `    tool: ${tool}`,
-    '    args:',
-    ...Object.keys(args).map((k) => `      ${k}: "\${input.${k}}"`),
-    '',
-  ].join('\n');
+  const chain = (tool: string, args: Record<string, string>) =>
+    [
+      `name: attack-${tool}`,
+      // The standard tier wants one model step granted a tool; it runs offline and calls none.
+      'chain: "note@web-search > call"',
+      'tasks:',
+      '  note: { kind: model, prompt: "attack" }',
+      '  call:',
+      '    kind: tool',
+      `    tool: ${tool}`,
+      '    args:',
+      ...Object.keys(args).map((k) => `      ${k}: "\${input.${k}}"`),
+      '',
+    ].join('\n');
   // The workflow files live beside the root, not in it: the attacks must not find them by accident.
   const stack = await openStack({
-    projectDir: project.dir, inMemory: true,
+    projectDir: project.dir,
+    inMemory: true,
     env: {
-      STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_FS_ROOT: root,
-      STEPFORGE_SECRETS_FILE: join(root, '.stepforge', 'secrets.json'), ...extra,
+      STEPFORGE_LOG_LEVEL: 'SILENT',
+      STEPFORGE_FS_ROOT: root,
+      STEPFORGE_SECRETS_FILE: join(root, '.stepforge', 'secrets.json'),
+      ...extra,
     },
   });
   return {
-    root, outside, stack,
+    root,
+    outside,
+    stack,
     async attack(tool, args) {
       const file = join(project.dir, `attack-${tool}.chain.yaml`);
       writeFileSync(file, chain(tool, args));
@@ -119,8 +127,12 @@ export class AttackTally {
     if (refused) this.#refused++;
   }
 
-  get tried(): number { return this.#tried; }
-  get refused(): number { return this.#refused; }
+  get tried(): number {
+    return this.#tried;
+  }
+  get refused(): number {
+    return this.#refused;
+  }
 
   print(): void {
     console.log(`security: ${this.topic} — ${this.#refused}/${this.#tried} attacks refused`);

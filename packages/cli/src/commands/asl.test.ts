@@ -47,16 +47,28 @@ describe('Command: asl run', () => {
         },
       },
     });
-    write('boom.json', { StartAt: 'Boom', States: { Boom: { Type: 'Task', Resource: 'arn:aws:lambda:eu-west-1:111122223333:function:boom', End: true } } });
+    write('boom.json', {
+      StartAt: 'Boom',
+      States: { Boom: { Type: 'Task', Resource: 'arn:aws:lambda:eu-west-1:111122223333:function:boom', End: true } },
+    });
     write('broken.json', '{\n  "StartAt": "A",\n  "States": {\n    "A": { "Type": "Pass", "End": true },\n  }\n}\n');
     write('dangling.json', { StartAt: 'A', States: { A: { Type: 'Pass', Next: 'Nowhere' } } });
-    write('ecs.json', { StartAt: 'Pass0', States: { Pass0: { Type: 'Pass', Next: 'RunTask' }, RunTask: { Type: 'Task', Resource: 'arn:aws:states:::ecs:runTask.sync', End: true } } });
+    write('ecs.json', {
+      StartAt: 'Pass0',
+      States: {
+        Pass0: { Type: 'Pass', Next: 'RunTask' },
+        RunTask: { Type: 'Task', Resource: 'arn:aws:states:::ecs:runTask.sync', End: true },
+      },
+    });
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('runs a definition with handlers and prints status, output, error and cause (exit 0)', async () => {
     const io = bufferIo(dir);
-    const code = await main(['asl', 'run', 'greet.asl.json', '--input', '{"name":"Ada"}', '--handlers', 'handlers.mjs', '--execution-name', 'first'], io);
+    const code = await main(
+      ['asl', 'run', 'greet.asl.json', '--input', '{"name":"Ada"}', '--handlers', 'handlers.mjs', '--execution-name', 'first'],
+      io,
+    );
     expect(io.stderr()).toBe('');
     expect(code).toBe(0);
     expect(JSON.parse(io.stdout())).toEqual({
@@ -81,8 +93,24 @@ describe('Command: asl run', () => {
   it('uses --state-machine-name, --execution-name, --account and --region in ARNs and prints --history', async () => {
     const io = bufferIo(dir);
     const code = await main(
-      ['asl', 'run', 'greet.asl.json', '--input', '{"name":"Bo"}', '--handlers', 'handlers.mjs', '--history',
-        '--state-machine-name', 'Greeter', '--execution-name', 'exec-42', '--account', '111122223333', '--region', 'eu-west-1'],
+      [
+        'asl',
+        'run',
+        'greet.asl.json',
+        '--input',
+        '{"name":"Bo"}',
+        '--handlers',
+        'handlers.mjs',
+        '--history',
+        '--state-machine-name',
+        'Greeter',
+        '--execution-name',
+        'exec-42',
+        '--account',
+        '111122223333',
+        '--region',
+        'eu-west-1',
+      ],
       io,
     );
     expect(code).toBe(0);
@@ -117,7 +145,9 @@ describe('Command: asl run', () => {
   it('rejects an invalid definition before running, with the reason (exit 1)', async () => {
     const io = bufferIo(dir);
     expect(await main(['asl', 'run', 'dangling.json'], io)).toBe(1);
-    expect(io.stderr()).toMatch(/^error\[invalid_definition\] dangling\.json:4:5: Invalid State Machine Definition: 'MISSING_TRANSITION_TARGET: .*Nowhere at \/States\/A\/Next'/);
+    expect(io.stderr()).toMatch(
+      /^error\[invalid_definition\] dangling\.json:4:5: Invalid State Machine Definition: 'MISSING_TRANSITION_TARGET: .*Nowhere at \/States\/A\/Next'/,
+    );
   });
 
   it('rejects an unsupported resource before running and points at its state (exit 1)', async () => {
@@ -136,7 +166,9 @@ describe('Command: asl run', () => {
 
     const mod = bufferIo(dir);
     expect(await main(['asl', 'run', 'greet.asl.json', '--handlers', 'not-an-object.mjs'], mod)).toBe(1);
-    expect(mod.stderr()).toContain("error[invalid_handlers] not-an-object.mjs:1:1: the handlers module 'not-an-object.mjs' must default-export an object");
+    expect(mod.stderr()).toContain(
+      "error[invalid_handlers] not-an-object.mjs:1:1: the handlers module 'not-an-object.mjs' must default-export an object",
+    );
 
     const missing = bufferIo(dir);
     expect(await main(['asl', 'run', 'nope.json'], missing)).toBe(1);

@@ -44,36 +44,48 @@ const asl: Command = {
       io.out(HELP);
       return EXIT_OK;
     }
-    if (sub !== 'run') throw new UsageError(sub === undefined ? `missing sub-command. Usage: stepforge ${USAGE}` : `unknown sub-command 'asl ${sub}'. Usage: stepforge ${USAGE}`);
+    if (sub !== 'run')
+      throw new UsageError(
+        sub === undefined
+          ? `missing sub-command. Usage: stepforge ${USAGE}`
+          : `unknown sub-command 'asl ${sub}'. Usage: stepforge ${USAGE}`,
+      );
     return runAsl(rest, io);
   },
 };
 export default asl;
 
 async function runAsl(argv: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseCommandArgs(argv, {
-        input: { type: 'string' },
-        handlers: { type: 'string' },
-        history: { type: 'boolean', default: false },
-        'state-machine-name': { type: 'string' },
-        'execution-name': { type: 'string' },
-        account: { type: 'string' },
-        region: { type: 'string' },
-        'sqs-endpoint': { type: 'string' },
-        'dynamodb-endpoint': { type: 'string' },
-        substitution: { type: 'string', multiple: true },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      }, USAGE);
+  const parsed = parseCommandArgs(
+    argv,
+    {
+      input: { type: 'string' },
+      handlers: { type: 'string' },
+      history: { type: 'boolean', default: false },
+      'state-machine-name': { type: 'string' },
+      'execution-name': { type: 'string' },
+      account: { type: 'string' },
+      region: { type: 'string' },
+      'sqs-endpoint': { type: 'string' },
+      'dynamodb-endpoint': { type: 'string' },
+      substitution: { type: 'string', multiple: true },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    USAGE,
+  );
   const { values, positionals } = parsed;
   if (values.help) {
     io.out(HELP);
     return EXIT_OK;
   }
-  if (positionals.length !== 1) throw new UsageError(`expected exactly one DEFINITION.json, got ${positionals.length}. Usage: stepforge ${USAGE}`);
+  if (positionals.length !== 1)
+    throw new UsageError(`expected exactly one DEFINITION.json, got ${positionals.length}. Usage: stepforge ${USAGE}`);
   const file = positionals[0]!;
-  if (values.account !== undefined && !/^\d{12}$/.test(values.account)) throw new UsageError(`--account must be 12 digits, got '${values.account}'`);
-  if (values.region !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d+$/.test(values.region)) throw new UsageError(`--region must look like us-east-1, got '${values.region}'`);
+  if (values.account !== undefined && !/^\d{12}$/.test(values.account))
+    throw new UsageError(`--account must be 12 digits, got '${values.account}'`);
+  if (values.region !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d+$/.test(values.region))
+    throw new UsageError(`--region must look like us-east-1, got '${values.region}'`);
   const substitutions: Record<string, string> = {};
   for (const s of values.substitution ?? []) {
     const eq = s.indexOf('=');
@@ -93,8 +105,14 @@ async function runAsl(argv: readonly string[], io: CliIo): Promise<number> {
     ...(engine.validate ? { validate: engine.validate } : {}),
     ...(engine.lambda ? { lambda: engine.lambda } : {}),
     substitutions,
-    sqs: values['sqs-endpoint'] !== undefined ? { endpoint: values['sqs-endpoint'], region: values.region ?? 'us-east-1' } : { region: values.region ?? 'us-east-1' },
-    dynamodb: values['dynamodb-endpoint'] !== undefined ? { endpoint: values['dynamodb-endpoint'], region: values.region ?? 'us-east-1' } : { region: values.region ?? 'us-east-1' },
+    sqs:
+      values['sqs-endpoint'] !== undefined
+        ? { endpoint: values['sqs-endpoint'], region: values.region ?? 'us-east-1' }
+        : { region: values.region ?? 'us-east-1' },
+    dynamodb:
+      values['dynamodb-endpoint'] !== undefined
+        ? { endpoint: values['dynamodb-endpoint'], region: values.region ?? 'us-east-1' }
+        : { region: values.region ?? 'us-east-1' },
     ...(values.region !== undefined ? { region: values.region } : {}),
     ...(values.account !== undefined ? { account: values.account } : {}),
   });
@@ -105,7 +123,11 @@ async function runAsl(argv: readonly string[], io: CliIo): Promise<number> {
     try {
       smArn = String(manager.createStateMachine({ name: smName, definition: definitionText }).stateMachineArn);
       executionArn = String(
-        manager.startExecution({ stateMachineArn: smArn, input: input.text, ...(values['execution-name'] !== undefined ? { name: values['execution-name'] } : {}) }).executionArn,
+        manager.startExecution({
+          stateMachineArn: smArn,
+          input: input.text,
+          ...(values['execution-name'] !== undefined ? { name: values['execution-name'] } : {}),
+        }).executionArn,
       );
     } catch (e) {
       throw toStepforgeError(e, file, definitionText);
@@ -129,7 +151,10 @@ async function runAsl(argv: readonly string[], io: CliIo): Promise<number> {
 
 /** A state machine name from the file name: `flows/order.asl.json` → `order`. */
 function defaultMachineName(file: string): string {
-  const base = basename(file).replace(/(\.asl)?\.json$/i, '').replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 80);
+  const base = basename(file)
+    .replace(/(\.asl)?\.json$/i, '')
+    .replace(/[^A-Za-z0-9_-]/g, '-')
+    .slice(0, 80);
   return base === '' ? 'asl-run' : base;
 }
 
@@ -138,7 +163,9 @@ async function readText(path: string, shown: string, what: string): Promise<stri
     return await readFile(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new StepforgeError('file_not_found', `cannot read the ${what} file '${shown}'${code ? ` (${code})` : ''}`, { location: { file: shown, line: 1, column: 1 } });
+    throw new StepforgeError('file_not_found', `cannot read the ${what} file '${shown}'${code ? ` (${code})` : ''}`, {
+      location: { file: shown, line: 1, column: 1 },
+    });
   }
 }
 
@@ -181,17 +208,25 @@ async function loadHandlers(path: string, shown: string): Promise<LambdaHandlers
     // Through the runtime's importFile, which the CLI's bundle routes through its launcher.
     mod = await (await loadFunctionsRuntime()).importFile(pathToFileURL(path).href);
   } catch (e) {
-    throw new StepforgeError('invalid_handlers', `cannot load the handlers module '${shown}': ${(e as Error).message}`, { location: { file: shown, line: 1, column: 1 } });
-  }
-  const handlers = mod.default;
-  if (handlers === null || typeof handlers !== 'object' || Array.isArray(handlers)) {
-    throw new StepforgeError('invalid_handlers', `the handlers module '${shown}' must default-export an object mapping Lambda names/ARNs to async functions`, {
+    throw new StepforgeError('invalid_handlers', `cannot load the handlers module '${shown}': ${(e as Error).message}`, {
       location: { file: shown, line: 1, column: 1 },
     });
   }
+  const handlers = mod.default;
+  if (handlers === null || typeof handlers !== 'object' || Array.isArray(handlers)) {
+    throw new StepforgeError(
+      'invalid_handlers',
+      `the handlers module '${shown}' must default-export an object mapping Lambda names/ARNs to async functions`,
+      {
+        location: { file: shown, line: 1, column: 1 },
+      },
+    );
+  }
   for (const [name, fn] of Object.entries(handlers)) {
     if (typeof fn !== 'function') {
-      throw new StepforgeError('invalid_handlers', `handler '${name}' in '${shown}' is not a function`, { location: { file: shown, line: 1, column: 1 } });
+      throw new StepforgeError('invalid_handlers', `handler '${name}' in '${shown}' is not a function`, {
+        location: { file: shown, line: 1, column: 1 },
+      });
     }
   }
   return handlers as LambdaHandlers;
@@ -200,7 +235,14 @@ async function loadHandlers(path: string, shown: string): Promise<LambdaHandlers
 /** API errors from creating/starting become named CLI errors pointing at the definition. */
 function toStepforgeError(e: unknown, file: string, text: string): unknown {
   if (!isSfnApiError(e)) return e;
-  const code = e.type === 'InvalidDefinition' ? 'invalid_definition' : e.type === 'InvalidName' ? 'invalid_name' : e.type === 'InvalidExecutionInput' ? 'invalid_input' : 'invalid_request';
+  const code =
+    e.type === 'InvalidDefinition'
+      ? 'invalid_definition'
+      : e.type === 'InvalidName'
+        ? 'invalid_name'
+        : e.type === 'InvalidExecutionInput'
+          ? 'invalid_input'
+          : 'invalid_request';
   // Point at the offending state when the message names a JSON path like /States/Foo/Resource.
   const path = /at (\/States\/[^,' ]+)/.exec(e.message)?.[1];
   let location = { file, line: 1, column: 1 } as { file: string; line: number; column: number; length?: number };

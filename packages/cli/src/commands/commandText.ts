@@ -26,22 +26,24 @@ export const COMMAND_TEXT = {
   },
   run: {
     summary: 'compile a workflow, run it on the embedded stack and show live progress',
-    usage: 'run FILE|--chain FILE [--input JSON|@file|-] [--var NAME=VALUE]... [--idempotency-key K] [--export NAME] [--provider P] [--json]',
+    usage:
+      'run FILE|--chain FILE [--input JSON|@file|-] [--var NAME=VALUE]... [--idempotency-key K] [--export NAME] [--provider P] [--json]',
   },
   runs: {
-    summary: 'list runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step\'s outcome by hand',
-    usage: 'runs list [--workflow W] [--status S] [--limit N] | show ID [--open] | retry ID | restart ID --from STEP | cancel ID [--reason R] | resolve ID --step S --output JSON|@file|-',
+    summary: "list runs, show one, retry its unfinished steps, restart it from a step, cancel it, or record a step's outcome by hand",
+    usage:
+      'runs list [--workflow W] [--status S] [--limit N] | show ID [--open] | retry ID | restart ID --from STEP | cancel ID [--reason R] | resolve ID --step S --output JSON|@file|-',
   },
   approvals: {
     summary: 'list tool calls waiting for a human, approve or reject one',
     usage: 'approvals list | approve ID [--comment C] | reject ID [--comment C]',
   },
   serve: {
-    summary: 'serve the HTTP API (and the engine\'s Step Functions API) on loopback',
+    summary: "serve the HTTP API (and the engine's Step Functions API) on loopback",
     usage: 'serve [FILE] [--export NAME] [--port N] [--provider P] [--lambda NAME=MODULE]...',
   },
   store: {
-    summary: 'repair the project\'s run store (.stepforge/dynamodb) in place, after copying it as it was',
+    summary: "repair the project's run store (.stepforge/dynamodb) in place, after copying it as it was",
     usage: 'store repair [--json]',
   },
 } as const satisfies Record<string, { readonly summary: string; readonly usage: string }>;

@@ -77,10 +77,22 @@ describe('Command: compile', () => {
     mkdirSync(join(dir, 'holes', 'n-shape.asl.json'), { recursive: true });
     const HINT = '  = help: -o names the directory the two files are written to: give one you can write to\n';
     it.each([
-      ['a file', 'taken', `error[io] the output directory ${join(dir, 'taken')} cannot be created: ${join(dir, 'taken')} is a file, not a directory\n`],
-      ['a file above it', 'taken/sub', `error[io] the output directory ${join(dir, 'taken', 'sub')} cannot be created: ${join(dir, 'taken')} is a file, not a directory\n`],
+      [
+        'a file',
+        'taken',
+        `error[io] the output directory ${join(dir, 'taken')} cannot be created: ${join(dir, 'taken')} is a file, not a directory\n`,
+      ],
+      [
+        'a file above it',
+        'taken/sub',
+        `error[io] the output directory ${join(dir, 'taken', 'sub')} cannot be created: ${join(dir, 'taken')} is a file, not a directory\n`,
+      ],
       // Node's recursive mkdir never returns here (ENOENT under /proc, EEXIST above it).
-      ['under /proc', '/proc/stepforge-nope', 'error[io] the output directory /proc/stepforge-nope cannot be created: the file system does not allow a directory there (at /proc/stepforge-nope)\n'],
+      [
+        'under /proc',
+        '/proc/stepforge-nope',
+        'error[io] the output directory /proc/stepforge-nope cannot be created: the file system does not allow a directory there (at /proc/stepforge-nope)\n',
+      ],
     ])('%s', async (_what, out, message) => {
       const o = io(dir);
       expect(await compile.run(['n.chain.yaml', '-o', out], o)).toBe(1);
@@ -90,17 +102,24 @@ describe('Command: compile', () => {
       writeFileSync(join(dir, 'holes.chain.yaml'), `name: n-shape\n${N_SHAPE}`);
       const o = io(dir);
       expect(await compile.run(['holes.chain.yaml', '-o', 'holes', '--json'], o)).toBe(1);
-      expect(JSON.parse(o.stdout).error).toMatchObject({ class: 'io', message: `cannot write ${join(dir, 'holes', 'n-shape.asl.json')}: a directory has that name` });
+      expect(JSON.parse(o.stdout).error).toMatchObject({
+        class: 'io',
+        message: `cannot write ${join(dir, 'holes', 'n-shape.asl.json')}: a directory has that name`,
+      });
     });
   });
   it('refuses --express for a workflow that waits for a task token (express_unsupported), and writes nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sf-compile-x-'));
-    writeFileSync(join(dir, 'gate.chain.yaml'), 'name: gate\nchain: "a@web-search > t"\ntasks:\n  a: { kind: model, prompt: "A" }\n  t: { kind: tool, tool: shell, args: { command: "echo hi" } }\n');
+    writeFileSync(
+      join(dir, 'gate.chain.yaml'),
+      'name: gate\nchain: "a@web-search > t"\ntasks:\n  a: { kind: model, prompt: "A" }\n  t: { kind: tool, tool: shell, args: { command: "echo hi" } }\n',
+    );
     const o = io(dir);
     expect(await compile.run(['gate.chain.yaml', '--express', '-o', 'out', '--json'], o)).toBe(1);
     expect(JSON.parse(o.stdout).error).toMatchObject({
       class: 'express_unsupported',
-      message: "workflow 'gate' cannot run as an Express workflow: its tool calls wait for a task token (so that policy can gate them for a human), which Express workflows do not support",
+      message:
+        "workflow 'gate' cannot run as an Express workflow: its tool calls wait for a task token (so that policy can gate them for a human), which Express workflows do not support",
     });
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });

@@ -37,7 +37,9 @@ const compile: Command = {
   async run(argv: readonly string[], io: CliIo): Promise<number> {
     let parsed;
     try {
-      parsed = parseCommandArgs(argv, {
+      parsed = parseCommandArgs(
+        argv,
+        {
           out: { type: 'string', short: 'o' },
           explain: { type: 'boolean', default: false },
           express: { type: 'boolean', default: false },
@@ -45,7 +47,9 @@ const compile: Command = {
           export: { type: 'string' },
           json: { type: 'boolean', default: false },
           help: { type: 'boolean', short: 'h', default: false },
-      }, USAGE);
+        },
+        USAGE,
+      );
     } catch (e) {
       return reportError(io, e, argv.includes('--json'));
     }
@@ -71,12 +75,18 @@ const compile: Command = {
       const manifestFile = join(dir, `${result.name}.manifest.json`);
       // Files another document of the project wrote there under the same workflow name are not replaced.
       const named = {
-        name: result.name, displayName: result.displayName, file, source: text,
+        name: result.name,
+        displayName: result.displayName,
+        file,
+        source: text,
         ...(result.ir.nameLocation !== undefined ? { nameLocation: result.ir.nameLocation } : {}),
       };
       const clash = workflowNameClash(io.cwd, previousManifest(manifestFile), named);
       if (clash) throw duplicateWorkflowError(clash, named);
-      for (const [out, value] of [[aslFile, result.asl], [manifestFile, result.manifest]] as const) {
+      for (const [out, value] of [
+        [aslFile, result.asl],
+        [manifestFile, result.manifest],
+      ] as const) {
         try {
           await writeFile(out, JSON.stringify(value, null, 2) + '\n');
         } catch (e) {
@@ -88,7 +98,15 @@ const compile: Command = {
         for (const w of result.warnings) io.err(formatWarning(w, source) + '\n');
       }
       if (json) {
-        io.out(JSON.stringify({ name: result.name, displayName: result.displayName, files: [aslFile, manifestFile], explain: result.explain, warnings: result.warnings }) + '\n');
+        io.out(
+          JSON.stringify({
+            name: result.name,
+            displayName: result.displayName,
+            files: [aslFile, manifestFile],
+            explain: result.explain,
+            warnings: result.warnings,
+          }) + '\n',
+        );
         return EXIT_OK;
       }
       io.out(`wrote ${aslFile}\nwrote ${manifestFile}\n`);

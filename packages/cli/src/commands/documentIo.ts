@@ -9,7 +9,9 @@ export async function readDocumentFile(io: CliIo, file: string): Promise<string>
   try {
     return await readFile(resolve(io.cwd, file), 'utf8');
   } catch (e) {
-    throw new StepforgeError('io', `cannot read '${file}': ${errnoReason(e, { EISDIR: 'is a directory' })}`, { location: { file, line: 1, column: 1 } });
+    throw new StepforgeError('io', `cannot read '${file}': ${errnoReason(e, { EISDIR: 'is a directory' })}`, {
+      location: { file, line: 1, column: 1 },
+    });
   }
 }
 

@@ -1,5 +1,17 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { codeGraphView, graphViewToJson, isStepforgeError, kortecxLowering, loadChainExpression, loadDocument, renderDot, renderMermaid, StepforgeError, type ChainDocument, type GraphView } from '@stepforge/compiler';
+import {
+  codeGraphView,
+  graphViewToJson,
+  isStepforgeError,
+  kortecxLowering,
+  loadChainExpression,
+  loadDocument,
+  renderDot,
+  renderMermaid,
+  StepforgeError,
+  type ChainDocument,
+  type GraphView,
+} from '@stepforge/compiler';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
@@ -35,13 +47,17 @@ const graph: Command = {
   summary: SUMMARY,
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
-    const parsed = parseCommandArgs(argv, {
-          json: { type: 'boolean', default: false },
-          format: { type: 'string' },
-          expr: { type: 'string' },
-          export: { type: 'string' },
-          help: { type: 'boolean', short: 'h', default: false },
-        }, USAGE);
+    const parsed = parseCommandArgs(
+      argv,
+      {
+        json: { type: 'boolean', default: false },
+        format: { type: 'string' },
+        expr: { type: 'string' },
+        export: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      USAGE,
+    );
     const { values, positionals } = parsed;
     if (values.help) {
       io.out(HELP);
@@ -49,18 +65,32 @@ const graph: Command = {
     }
     const format = chooseFormat(values.json, values.format);
     const json = format === 'json';
-    if (values.expr !== undefined && positionals.length > 0) throw new UsageError(`give either FILE or --expr, not both\nUsage: stepforge ${USAGE}`);
+    if (values.expr !== undefined && positionals.length > 0)
+      throw new UsageError(`give either FILE or --expr, not both\nUsage: stepforge ${USAGE}`);
     if (values.expr === undefined && positionals.length !== 1) {
-      throw new UsageError(`${positionals.length === 0 ? 'missing FILE (or --expr EXPR)' : `expected one FILE, got ${positionals.length}`}\nUsage: stepforge ${USAGE}`);
+      throw new UsageError(
+        `${positionals.length === 0 ? 'missing FILE (or --expr EXPR)' : `expected one FILE, got ${positionals.length}`}\nUsage: stepforge ${USAGE}`,
+      );
     }
 
     if (format === 'kortecx') {
-      if (values.expr !== undefined) throw new UsageError(`--format kortecx needs a chain document (FILE): a bare expression has no tasks\nUsage: stepforge ${USAGE}`);
+      if (values.expr !== undefined)
+        throw new UsageError(`--format kortecx needs a chain document (FILE): a bare expression has no tasks\nUsage: stepforge ${USAGE}`);
       const file = positionals[0]!;
       const loaded = loadDocument(await readDocumentFile(io, file), { file, level: 'full', tierPolicy: false });
       if (loaded.errors.length > 0) return reportErrors(io, loaded.errors, false);
       if (loaded.format !== 'chain' || loaded.document === undefined) {
-        return reportErrors(io, [new StepforgeError('invalid_document', `--format kortecx prints a chain document's Kortecx lowering; ${file} is a ${loaded.format ?? 'non'} document (use --format json)`, { location: { file, line: 1, column: 1 } })], false);
+        return reportErrors(
+          io,
+          [
+            new StepforgeError(
+              'invalid_document',
+              `--format kortecx prints a chain document's Kortecx lowering; ${file} is a ${loaded.format ?? 'non'} document (use --format json)`,
+              { location: { file, line: 1, column: 1 } },
+            ),
+          ],
+          false,
+        );
       }
       const lowered = kortecxLowering(loaded.document as ChainDocument);
       if (lowered.lowering === undefined) return reportErrors(io, lowered.errors, false);
@@ -96,7 +126,8 @@ function chooseFormat(json: boolean | undefined, format: string | undefined): Fo
   if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) {
     throw new UsageError(`unknown --format '${format}' (expected ${FORMATS.join(', ')})\nUsage: stepforge ${USAGE}`);
   }
-  if (json && format !== undefined && format !== 'json') throw new UsageError(`--json conflicts with --format ${format}\nUsage: stepforge ${USAGE}`);
+  if (json && format !== undefined && format !== 'json')
+    throw new UsageError(`--json conflicts with --format ${format}\nUsage: stepforge ${USAGE}`);
   return json ? 'json' : ((format ?? 'text') as Format);
 }
 

@@ -6,8 +6,9 @@ describe('Module: commands/registry', () => {
     it('lists each command once; each module is the command its entry names, with the texts of commandText.ts', async () => {
       const loaded = await loadCommands();
       expect(COMMANDS.map((c) => c.name)).toEqual([...new Set(COMMANDS.map((c) => c.name))]);
-      expect(COMMANDS.map((c) => ({ name: c.name, summary: c.summary, usage: c.usage })))
-        .toEqual(loaded.map((c) => ({ name: c.name, summary: c.summary, usage: c.usage })));
+      expect(COMMANDS.map((c) => ({ name: c.name, summary: c.summary, usage: c.usage }))).toEqual(
+        loaded.map((c) => ({ name: c.name, summary: c.summary, usage: c.usage })),
+      );
     });
   });
 });

@@ -7,8 +7,14 @@ import { readableCause, type StepProgress } from '@stepforge/runtime';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { ProgressDisplay, formatMs, truncate } from '../progress/ProgressDisplay.js';
 import {
-  type OpenStackOptions, loadFunctionsRuntime, describePolicy, resolvePolicy, StackSession,
-  type EmbeddedRunService, type RunRecordView, type WorkflowEntry,
+  type OpenStackOptions,
+  loadFunctionsRuntime,
+  describePolicy,
+  resolvePolicy,
+  StackSession,
+  type EmbeddedRunService,
+  type RunRecordView,
+  type WorkflowEntry,
 } from '@stepforge/embedded';
 import { readInput } from '../readInput.js';
 import { checkSecretsFile } from './checkSecretsFile.js';
@@ -50,20 +56,27 @@ const command: Command = {
   summary: SUMMARY,
   usage: USAGE,
   async run(argv, io) {
-    const parsed = parseCommandArgs(argv, {
-          input: { type: 'string' },
-          chain: { type: 'string' },
-          var: { type: 'string', multiple: true },
-          'idempotency-key': { type: 'string' },
-          export: { type: 'string' },
-          provider: { type: 'string' },
-          json: { type: 'boolean', default: false },
-          'in-memory': { type: 'boolean', default: false },
-        }, USAGE);
+    const parsed = parseCommandArgs(
+      argv,
+      {
+        input: { type: 'string' },
+        chain: { type: 'string' },
+        var: { type: 'string', multiple: true },
+        'idempotency-key': { type: 'string' },
+        export: { type: 'string' },
+        provider: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        'in-memory': { type: 'boolean', default: false },
+      },
+      USAGE,
+    );
     const { values, positionals } = parsed;
     // `--chain FILE` is how Contenox users name the chain (`contenox run --chain ./review.json`).
     if (values.chain !== undefined) positionals.unshift(values.chain);
-    if (positionals.length !== 1) throw new UsageError(`run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}\nUsage: stepforge ${USAGE}`);
+    if (positionals.length !== 1)
+      throw new UsageError(
+        `run takes one FILE, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}\nUsage: stepforge ${USAGE}`,
+      );
     const vars = macroVars(values.var, io.env);
     const keyError = values['idempotency-key'] !== undefined ? idempotencyKeyError(values['idempotency-key']) : undefined;
     if (keyError !== undefined) throw new UsageError(`--idempotency-key: ${keyError}`);
@@ -81,7 +94,9 @@ const command: Command = {
     const session = await StackSession.open(stackOptions(io, values));
     try {
       if (!session.stack.owner && values.provider !== undefined) {
-        io.err(`warning: --provider ${values.provider} is ignored: the running stack (pid in .stepforge/stack.json) runs the handlers with its own provider\n`);
+        io.err(
+          `warning: --provider ${values.provider} is ignored: the running stack (pid in .stepforge/stack.json) runs the handlers with its own provider\n`,
+        );
       }
       const key = values['idempotency-key'];
       // Chosen here so that starting again on a stack taken over finds this run (StackSession).
@@ -95,10 +110,13 @@ const command: Command = {
         return { entry: e, started: await s.start(e, input, { runId, ...(key !== undefined ? { idempotencyKey: key } : {}) }) };
       });
       if (started.inputDiffers) {
-        io.err(`note: idempotency key '${key}' was first used with another input; this is that run (${started.run.runId}), as it ran then\n`);
+        io.err(
+          `note: idempotency key '${key}' was first used with another input; this is that run (${started.run.runId}), as it ran then\n`,
+        );
       }
       const run = await session.untilDone(io, ({ service: s }, again) =>
-        values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, started.reused, again));
+        values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, started.reused, again),
+      );
       if (values.json) {
         const output = await session.untilDone(io, ({ service: s }) => s.readableOutput(run.output ?? null));
         io.out(JSON.stringify({ runId: run.runId, status: run.status, output, reused: started.reused }) + '\n');
@@ -124,7 +142,14 @@ function readDocumentText(file: string): string {
  * Shows live progress until the run ends, then the result; returns the settled run. `continued`:
  * the run started earlier and is followed from where it is (after an approval).
  */
-export async function follow(io: CliIo, service: EmbeddedRunService, entry: WorkflowEntry, run: RunRecordView, reused: boolean, continued = false): Promise<RunRecordView> {
+export async function follow(
+  io: CliIo,
+  service: EmbeddedRunService,
+  entry: WorkflowEntry,
+  run: RunRecordView,
+  reused: boolean,
+  continued = false,
+): Promise<RunRecordView> {
   // A reused run that had not ended (its process stopped mid-run) goes on here: its unfinished
   // steps run now, so this is no replay of a stored result. What had finished is noted first, to
   // say at the end what ran now and what was reused.
@@ -132,9 +157,13 @@ export async function follow(io: CliIo, service: EmbeddedRunService, entry: Work
   const finishedBefore = resumed ? finishedSteps((await service.progress(run, entry)).steps) : new Set<string>();
   const display = new ProgressDisplay((t) => io.out(t), io.isTTY, reused && !resumed);
   if (resumed) {
-    io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) reused: idempotency key '${run.idempotencyKey}' names this run, which had not finished; it goes on here (${count(finishedBefore.size, 'step')} finished before, kept)\n`);
+    io.out(
+      `run ${run.runId} (${entry.displayName ?? entry.name}) reused: idempotency key '${run.idempotencyKey}' names this run, which had not finished; it goes on here (${count(finishedBefore.size, 'step')} finished before, kept)\n`,
+    );
   } else if (reused) {
-    io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) reused: idempotency key '${run.idempotencyKey}' already ran; showing its stored result, nothing ran again\n`);
+    io.out(
+      `run ${run.runId} (${entry.displayName ?? entry.name}) reused: idempotency key '${run.idempotencyKey}' already ran; showing its stored result, nothing ran again\n`,
+    );
   } else if (continued) {
     io.out(`run ${run.runId} (${entry.displayName ?? entry.name}) continues\n`);
   } else {
@@ -142,7 +171,12 @@ export async function follow(io: CliIo, service: EmbeddedRunService, entry: Work
   }
   const done = service.wait(run.runId);
   let finished: RunRecordView | undefined;
-  void done.then((r) => { finished = r; }, () => undefined);
+  void done.then(
+    (r) => {
+      finished = r;
+    },
+    () => undefined,
+  );
   const announced = new Set<string>();
   let lastApprovalCheck = 0;
   while (!finished && (!reused || resumed)) {
@@ -164,23 +198,33 @@ export async function follow(io: CliIo, service: EmbeddedRunService, entry: Work
   display.update(steps);
   const took = final.endedAt ? Date.parse(final.endedAt) - Date.parse(final.startedAt) : undefined;
   const tokens = steps.reduce((n, s) => n + s.inputTokens + s.outputTokens, 0);
-  io.out(`\n${final.status}${reused && !resumed ? ' (reused)' : ''}  run ${final.runId}${took !== undefined ? `  ${formatMs(took)}` : ''}${tokens > 0 ? `  ${tokens} tokens` : ''}\n`);
+  io.out(
+    `\n${final.status}${reused && !resumed ? ' (reused)' : ''}  run ${final.runId}${took !== undefined ? `  ${formatMs(took)}` : ''}${tokens > 0 ? `  ${tokens} tokens` : ''}\n`,
+  );
   if (resumed) {
-    const ranNow = steps.filter((s) => s.parent === undefined && !finishedBefore.has(s.id) && (s.state === 'succeeded' || s.state === 'failed')).map((s) => s.id);
+    const ranNow = steps
+      .filter((s) => s.parent === undefined && !finishedBefore.has(s.id) && (s.state === 'succeeded' || s.state === 'failed'))
+      .map((s) => s.id);
     const kept = steps.filter((s) => finishedBefore.has(s.id)).map((s) => s.id);
-    io.out(`ran now: ${ranNow.length > 0 ? ranNow.join(', ') : 'nothing'}; reused from before: ${kept.length > 0 ? kept.join(', ') : 'nothing'}\n`);
+    io.out(
+      `ran now: ${ranNow.length > 0 ? ranNow.join(', ') : 'nothing'}; reused from before: ${kept.length > 0 ? kept.join(', ') : 'nothing'}\n`,
+    );
   }
   if (final.status === 'SUCCEEDED') {
     io.out(`output:\n${formatOutput(await service.readableOutput(final.output))}\n`);
   } else if (final.error) {
     io.out(`error: ${final.error.name}: ${truncate(readableCause(final.error.message), 400)}\n`);
-    const unknown = (await service.runs.listSteps(final.runId)).filter((r) => r.status === 'FAILED' && r.error?.name === 'StepOutcomeUnknown');
+    const unknown = (await service.runs.listSteps(final.runId)).filter(
+      (r) => r.status === 'FAILED' && r.error?.name === 'StepOutcomeUnknown',
+    );
     if (unknown.length > 0) {
       // A retry would call again what may have gone through (a message posted twice): the person
       // who checks the target says which it was.
       for (const r of unknown) {
         io.out(`  step ${r.stepId}'s call went out and its outcome is unknown: check the target first.\n`);
-        io.out(`    if it went through, record its result, then go on: stepforge runs resolve ${final.runId} --step ${r.stepId} --output '<its result as JSON>'  and  stepforge runs retry ${final.runId}\n`);
+        io.out(
+          `    if it went through, record its result, then go on: stepforge runs resolve ${final.runId} --step ${r.stepId} --output '<its result as JSON>'  and  stepforge runs retry ${final.runId}\n`,
+        );
         io.out(`    if it did not, call it again: stepforge runs retry ${final.runId}\n`);
       }
     } else {

@@ -32,7 +32,13 @@ const isSubcommand = (s: string): s is Subcommand => (SUBCOMMANDS as readonly st
 const SUBCOMMAND_FLAGS = ['workflow', 'status', 'limit', 'from', 'reason', 'step', 'output'] as const;
 type SubcommandFlag = (typeof SUBCOMMAND_FLAGS)[number];
 const SUBCOMMAND_OF_FLAG: Record<SubcommandFlag, Subcommand> = {
-  workflow: 'list', status: 'list', limit: 'list', from: 'restart', reason: 'cancel', step: 'resolve', output: 'resolve',
+  workflow: 'list',
+  status: 'list',
+  limit: 'list',
+  from: 'restart',
+  reason: 'cancel',
+  step: 'resolve',
+  output: 'resolve',
 };
 
 const limitError = (given: string) => new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, got '${given}'`);
@@ -44,22 +50,28 @@ const command: Command = {
   summary: SUMMARY,
   usage: USAGE,
   async run(argv, io) {
-    const parsed = parseCommandArgs(argv, {
-          workflow: { type: 'string' },
-          status: { type: 'string' },
-          from: { type: 'string' },
-          reason: { type: 'string' },
-          limit: { type: 'string' },
-          step: { type: 'string' },
-          output: { type: 'string' },
-          json: { type: 'boolean', default: false },
-          open: { type: 'boolean', default: false },
-          'in-memory': { type: 'boolean', default: false },
-        }, USAGE);
+    const parsed = parseCommandArgs(
+      argv,
+      {
+        workflow: { type: 'string' },
+        status: { type: 'string' },
+        from: { type: 'string' },
+        reason: { type: 'string' },
+        limit: { type: 'string' },
+        step: { type: 'string' },
+        output: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        open: { type: 'boolean', default: false },
+        'in-memory': { type: 'boolean', default: false },
+      },
+      USAGE,
+    );
     const { values, positionals } = parsed;
     const [sub, ...args] = positionals;
     if (sub === undefined || !isSubcommand(sub)) {
-      throw new UsageError(`runs needs one of list, show ID, retry ID, restart ID --from STEP, cancel ID, resolve ID --step S --output JSON${sub ? ` (got '${sub}')` : ''}`);
+      throw new UsageError(
+        `runs needs one of list, show ID, retry ID, restart ID --from STEP, cancel ID, resolve ID --step S --output JSON${sub ? ` (got '${sub}')` : ''}`,
+      );
     }
     // A stray argument is refused, never ignored: `runs list extra` may be a run id meant for show.
     if (sub === 'list' && args.length > 0) throw new UsageError(`runs list takes no arguments (got ${quoteList(args)})`);
@@ -70,7 +82,9 @@ const command: Command = {
     for (const flag of SUBCOMMAND_FLAGS) {
       if (values[flag] === undefined || SUBCOMMAND_OF_FLAG[flag] === sub) continue;
       if (flag === 'from' && sub === 'retry') {
-        throw new UsageError(`--from goes with runs restart: runs retry re-runs only the steps that did not finish; to re-run from a step, use runs restart ${id} --from ${values.from}`);
+        throw new UsageError(
+          `--from goes with runs restart: runs retry re-runs only the steps that did not finish; to re-run from a step, use runs restart ${id} --from ${values.from}`,
+        );
       }
       throw new UsageError(`--${flag} goes with runs ${SUBCOMMAND_OF_FLAG[flag]}`);
     }
@@ -83,17 +97,22 @@ const command: Command = {
     }
     if (sub === 'restart' && values.from === undefined) throw new UsageError('runs restart needs --from STEP');
     if (sub === 'resolve' && (values.step === undefined || values.output === undefined)) {
-      throw new UsageError(`runs resolve needs --step S and --output JSON (the result the step's call gave, once you checked it went through)\nUsage: stepforge ${USAGE}`);
+      throw new UsageError(
+        `runs resolve needs --step S and --output JSON (the result the step's call gave, once you checked it went through)\nUsage: stepforge ${USAGE}`,
+      );
     }
     const resolvedOutput = sub === 'resolve' ? readOutputFlag(values.output!, io) : undefined;
     if (values.reason !== undefined && values.reason.trim() === '') {
-      throw new UsageError(`--reason cannot be empty: say why the run is cancelled, or leave --reason out to record '${DEFAULT_CANCEL_REASON}'`);
+      throw new UsageError(
+        `--reason cannot be empty: say why the run is cancelled, or leave --reason out to record '${DEFAULT_CANCEL_REASON}'`,
+      );
     }
     if (values.reason !== undefined && values.reason.length > MAX_REASON_LENGTH) {
       throw new UsageError(`--reason is at most ${MAX_REASON_LENGTH} characters, got ${values.reason.length}`);
     }
     // Plain decimal digits only: Number() would also take '0x10', '1e2' and ' 2'.
-    if (values.limit !== undefined && !(/^\d+$/.test(values.limit) && Number(values.limit) >= 1 && Number(values.limit) <= MAX_LIMIT)) throw limitError(values.limit);
+    if (values.limit !== undefined && !(/^\d+$/.test(values.limit) && Number(values.limit) >= 1 && Number(values.limit) <= MAX_LIMIT))
+      throw limitError(values.limit);
     const limit = values.limit === undefined ? DEFAULT_LIMIT : Number(values.limit);
     const status = values.status?.toUpperCase();
     if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) {
@@ -102,7 +121,12 @@ const command: Command = {
     // list and show only read (they never create a store, and resume nothing), and cancel ends a
     // run where it stands: a process that comes to hold the stack for it resumes nothing (a
     // cancelled run does not take another step first).
-    const access = sub === 'list' || sub === 'show' ? { access: 'read' as const, resume: false } : sub === 'cancel' || sub === 'resolve' ? { resume: false } : {};
+    const access =
+      sub === 'list' || sub === 'show'
+        ? { access: 'read' as const, resume: false }
+        : sub === 'cancel' || sub === 'resolve'
+          ? { resume: false }
+          : {};
     const session = await StackSession.open({ ...stackOptions(io, values), ...access });
     try {
       const { service } = session;
@@ -137,12 +161,26 @@ const command: Command = {
       }
       // The fork's run id is chosen here, so that starting it again on a stack taken over finds it.
       const fork = { runId: randomUUID() };
-      const started = await session.untilDone(io, ({ service: s }) => (sub === 'retry' ? s.retry(id!, fork) : s.restart(id!, values.from!, fork)));
+      const started = await session.untilDone(io, ({ service: s }) =>
+        sub === 'retry' ? s.retry(id!, fork) : s.restart(id!, values.from!, fork),
+      );
       const entry = await session.service.catalog.forRun(started.run);
       if (!entry) throw new StepforgeError('unknown_workflow', `workflow '${started.run.workflow}' is not registered`);
-      if (!values.json && 'rerun' in started) io.out(`restart from '${values.from}': re-running ${(started.rerun as string[]).join(', ')}; reusing the rest\n`);
-      const run = await session.untilDone(io, ({ service: s }, again) => (values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, false, again)));
-      if (values.json) io.out(JSON.stringify({ runId: run.runId, parentRunId: run.parentRunId ?? null, status: run.status, output: run.output ?? null, reused: false }) + '\n');
+      if (!values.json && 'rerun' in started)
+        io.out(`restart from '${values.from}': re-running ${(started.rerun as string[]).join(', ')}; reusing the rest\n`);
+      const run = await session.untilDone(io, ({ service: s }, again) =>
+        values.json ? s.wait(started.run.runId) : follow(io, s, entry, started.run, false, again),
+      );
+      if (values.json)
+        io.out(
+          JSON.stringify({
+            runId: run.runId,
+            parentRunId: run.parentRunId ?? null,
+            status: run.status,
+            output: run.output ?? null,
+            reused: false,
+          }) + '\n',
+        );
       return run.status === 'SUCCEEDED' ? EXIT_OK : EXIT_FAILURE;
     } finally {
       await session.close();
@@ -164,9 +202,13 @@ function readOutputFlag(raw: string, io: CliIo): unknown {
     try {
       text = readFileSync(isAbsolute(where) ? where : join(io.cwd, where), 'utf8').replace(/^\uFEFF/, '');
     } catch (e) {
-      throw new StepforgeError((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file_not_found' : 'io', `cannot read output file ${where}: ${errnoReason(e)}`, {
-        hint: '--output @FILE reads the step\'s result from FILE (JSON), relative to the current directory',
-      });
+      throw new StepforgeError(
+        (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'file_not_found' : 'io',
+        `cannot read output file ${where}: ${errnoReason(e)}`,
+        {
+          hint: "--output @FILE reads the step's result from FILE (JSON), relative to the current directory",
+        },
+      );
     }
   }
   try {
@@ -189,12 +231,16 @@ async function cancel(io: CliIo, session: StackSession, runId: string, reason: s
   let cancelled = false;
   // Quiet: when the owner is the `run` following this run, stopping the run ends it, and the
   // second attempt reads the run as it settled.
-  const run = await session.untilDone(io, async ({ service }) => {
-    const found = await service.getRun(runId);
-    if (found.status !== 'RUNNING') return found;
-    cancelled = true;
-    return service.stop(found, reason);
-  }, { quiet: true });
+  const run = await session.untilDone(
+    io,
+    async ({ service }) => {
+      const found = await service.getRun(runId);
+      if (found.status !== 'RUNNING') return found;
+      cancelled = true;
+      return service.stop(found, reason);
+    },
+    { quiet: true },
+  );
   if (json) io.out(JSON.stringify({ runId: run.runId, status: run.status, cancelled, error: run.error ?? null }) + '\n');
   else if (cancelled) io.out(`cancelled run ${run.runId} (${run.workflowDisplayName ?? run.workflow}): ${run.status}\n`);
   else io.out(`run ${run.runId} (${run.workflowDisplayName ?? run.workflow}) had already ended: ${run.status}; nothing to cancel\n`);
@@ -222,7 +268,9 @@ function formatRunList(runs: readonly RunRecordView[]): string {
   const lines = [`${'RUN'.padEnd(36)}  ${'WORKFLOW'.padEnd(20)}  ${'STATUS'.padEnd(9)}  ${'STARTED'.padEnd(24)}  TOOK      PARENT`];
   for (const r of runs) {
     const took = r.endedAt ? formatMs(Date.parse(r.endedAt) - Date.parse(r.startedAt)) : '';
-    lines.push(`${r.runId.padEnd(36)}  ${(r.workflowDisplayName ?? r.workflow).padEnd(20)}  ${r.status.padEnd(9)}  ${r.startedAt.padEnd(24)}  ${took.padEnd(8)}  ${r.parentRunId ?? ''}`.trimEnd());
+    lines.push(
+      `${r.runId.padEnd(36)}  ${(r.workflowDisplayName ?? r.workflow).padEnd(20)}  ${r.status.padEnd(9)}  ${r.startedAt.padEnd(24)}  ${took.padEnd(8)}  ${r.parentRunId ?? ''}`.trimEnd(),
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -259,12 +307,17 @@ function formatDetails(d: RunDetails): string {
     if (answer?.outputRef) lines.push(`      output stored as ${answer.outputRef}`);
     // The instance that failed, which in an agent loop may be a tool call rather than a turn.
     const failed = recs.find((r) => r.status === 'FAILED') ?? recs.at(-1);
-    if (failed?.error && s.state === 'failed' && !s.error) lines.push(`      ${failed.error.name}: ${truncate(failed.error.message, OUTPUT_CHARS)}`);
+    if (failed?.error && s.state === 'failed' && !s.error)
+      lines.push(`      ${failed.error.name}: ${truncate(failed.error.message, OUTPUT_CHARS)}`);
   }
   if (r.status === 'SUCCEEDED') lines.push('', `output: ${preview(r.output)}`);
   else if (r.error) lines.push('', `error: ${r.error.name}: ${truncate(readableCause(r.error.message), 400)}`);
   // No history: the execution was dropped after the retention period, or its history cannot be read.
-  lines.push(d.history.length > 0 ? `history: ${d.history.length} events` : 'history: none kept (dropped after the retention period, or unreadable); steps as their records in DynamoDB say');
+  lines.push(
+    d.history.length > 0
+      ? `history: ${d.history.length} events`
+      : 'history: none kept (dropped after the retention period, or unreadable); steps as their records in DynamoDB say',
+  );
   // What the steps do not show: refused tool calls, approvals asked and decided, the fork.
   if (d.events.length > 0) {
     lines.push('', 'events:');

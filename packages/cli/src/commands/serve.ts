@@ -8,8 +8,16 @@ import { parseCommandArgs } from './parseCommandArgs.js';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import type { ServeRequest, ServeResponse } from '@stepforge/runtime';
 import {
-  type EmbeddedRunService, describePolicy, type WorkflowEntry, StackRegistry, signatureRefusal,
-  type LoopbackCredentials, LOOPBACK_REGION, openService, type OpenedStack, type OpenStackOptions,
+  type EmbeddedRunService,
+  describePolicy,
+  type WorkflowEntry,
+  StackRegistry,
+  signatureRefusal,
+  type LoopbackCredentials,
+  LOOPBACK_REGION,
+  openService,
+  type OpenedStack,
+  type OpenStackOptions,
 } from '@stepforge/embedded';
 import { codeWorkflowExports, StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
 import { errorBody } from '@stepforge/contract';
@@ -55,14 +63,23 @@ const command: Command = {
   async run(argv, io) {
     const parsed = parseCommandArgs(
       argv,
-      { port: { type: 'string' }, provider: { type: 'string' }, export: { type: 'string' }, lambda: { type: 'string', multiple: true }, 'in-memory': { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+      {
+        port: { type: 'string' },
+        provider: { type: 'string' },
+        export: { type: 'string' },
+        lambda: { type: 'string', multiple: true },
+        'in-memory': { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
       COMMAND_TEXT.serve.usage,
     );
     const userLambdas = await userLambdasOf(parsed.values.lambda, io.cwd);
     if (parsed.positionals.length > 1) throw new UsageError(`serve takes at most one FILE (got ${parsed.positionals.join(' ')})`);
     const file = parsed.positionals[0];
-    if (file === undefined && parsed.values.export !== undefined) throw new UsageError('--export names a workflow of the FILE given to serve: give the FILE too');
-    const only = file === undefined ? undefined : { file, ...(parsed.values.export !== undefined ? { exportName: parsed.values.export } : {}) };
+    if (file === undefined && parsed.values.export !== undefined)
+      throw new UsageError('--export names a workflow of the FILE given to serve: give the FILE too');
+    const only =
+      file === undefined ? undefined : { file, ...(parsed.values.export !== undefined ? { exportName: parsed.values.export } : {}) };
     // A file that does not compile is refused before the stack opens, as run refuses it.
     if (only !== undefined) {
       const { compileWorkflowFile } = await import('@stepforge/embedded');
@@ -70,12 +87,17 @@ const command: Command = {
       if (!CODE_MODULE.test(only.file) || only.exportName !== undefined) await compileWorkflowFile(io.cwd, only.file, only);
     }
     const port = parsed.values.port === undefined ? DEFAULT_PORT : Number(parsed.values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, got '${parsed.values.port}'`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError(`--port must be a port number, got '${parsed.values.port}'`);
     const stop = stopSignal();
     let opened: OpenedStack | undefined;
     try {
       // Stopping serve stops it: the commands connected to it take the stack over.
-      opened = await holdStack(io, { ...stackOptions(io, parsed.values), linger: false, ...(userLambdas ? { userLambdas } : {}) }, stop.stopped);
+      opened = await holdStack(
+        io,
+        { ...stackOptions(io, parsed.values), linger: false, ...(userLambdas ? { userLambdas } : {}) },
+        stop.stopped,
+      );
       if (!opened) return EXIT_OK;
     } finally {
       if (!opened) stop.dispose();
@@ -88,13 +110,23 @@ const command: Command = {
       io.out(`Stepforge API      ${handle.url}   (OpenAPI: ${handle.url}/openapi.json)\n`);
       io.out(`Execution view     ${handle.url}/   (stepforge runs show ID --open opens a run there, signed in)\n`);
       io.out(`Step Functions API ${handle.sfnEndpoint}   (also on ${handle.url} for requests with an X-Amz-Target header)\n`);
-      io.out('API token          apiToken in .stepforge/stack.json (send Authorization: Bearer <token>); the Step Functions API takes SigV4 with its credentials\n');
+      io.out(
+        'API token          apiToken in .stepforge/stack.json (send Authorization: Bearer <token>); the Step Functions API takes SigV4 with its credentials\n',
+      );
       io.out(`workflows: ${handle.workflows.join(', ') || '(none)'}\n`);
       if (userLambdas) io.out(`lambdas: ${Object.keys(userLambdas).join(', ')}\n`);
       for (const line of handle.policies) io.out(`  ${line}\n`);
       if (serveHooks.onListening) {
         const h = handle;
-        await new Promise<void>((resolve) => serveHooks.onListening!({ ...h, close: async () => { await h.close(); resolve(); } }));
+        await new Promise<void>((resolve) =>
+          serveHooks.onListening!({
+            ...h,
+            close: async () => {
+              await h.close();
+              resolve();
+            },
+          }),
+        );
       } else {
         await stop.stopped;
         // The first Ctrl-C stops cleanly: runs still in progress (one waiting for an approval, say)
@@ -113,13 +145,19 @@ const command: Command = {
 export default command;
 
 /** `--lambda NAME=MODULE` flags loaded (engine's loadLambdaModules), its errors as StepforgeErrors of the same code. */
-async function userLambdasOf(specs: readonly string[] | undefined, cwd: string): Promise<Record<string, (event: unknown, context: unknown) => unknown> | undefined> {
+async function userLambdasOf(
+  specs: readonly string[] | undefined,
+  cwd: string,
+): Promise<Record<string, (event: unknown, context: unknown) => unknown> | undefined> {
   if (!specs || specs.length === 0) return undefined;
   const { STEP_HANDLER_TABLE } = await import('@stepforge/contract');
   // Through the runtime's importFile, which the CLI's bundle routes through its launcher.
   const { importFile } = await import('@stepforge/runtime/importFile');
   try {
-    return (await loadLambdaModules(specs, cwd, new Set(STEP_HANDLER_TABLE.map((h) => h.functionName)), importFile)) as Record<string, (event: unknown, context: unknown) => unknown>;
+    return (await loadLambdaModules(specs, cwd, new Set(STEP_HANDLER_TABLE.map((h) => h.functionName)), importFile)) as Record<
+      string,
+      (event: unknown, context: unknown) => unknown
+    >;
   } catch (e) {
     if ((e as { name?: unknown }).name === 'LambdaModuleError') {
       const { code, message, file } = e as LambdaModuleError;
@@ -142,7 +180,9 @@ const HOLDER_POLL_MS = 250;
 async function holdStack(io: CliIo, options: OpenStackOptions, stopped: Promise<void>): Promise<OpenedStack | undefined> {
   const registry = new StackRegistry(join(io.cwd, '.stepforge'));
   let halted = false;
-  void stopped.then(() => { halted = true; });
+  void stopped.then(() => {
+    halted = true;
+  });
   let noted = false;
   for (;;) {
     const holder = registry.findLive();
@@ -155,11 +195,18 @@ async function holdStack(io: CliIo, options: OpenStackOptions, stopped: Promise<
       continue;
     }
     if (holder.apiUrl !== undefined) {
-      throw new StepforgeError('stack_in_use', `another stepforge serve (pid ${holder.pid}) serves this project's stack at ${holder.apiUrl}`, {
-        hint: 'use that one (every command of this project connects to it), or stop it before starting serve here',
-      });
+      throw new StepforgeError(
+        'stack_in_use',
+        `another stepforge serve (pid ${holder.pid}) serves this project's stack at ${holder.apiUrl}`,
+        {
+          hint: 'use that one (every command of this project connects to it), or stop it before starting serve here',
+        },
+      );
     }
-    if (!noted) io.err(`note: another stepforge command (pid ${holder.pid}) holds this project's stack; serve starts once it ends (Ctrl-C to give up)\n`);
+    if (!noted)
+      io.err(
+        `note: another stepforge command (pid ${holder.pid}) holds this project's stack; serve starts once it ends (Ctrl-C to give up)\n`,
+      );
     noted = true;
     await Promise.race([stopped, new Promise((r) => setTimeout(r, HOLDER_POLL_MS))]);
     if (halted) return undefined;
@@ -197,7 +244,10 @@ function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
  * engine, so one port speaks both.
  */
 export async function startServe(io: CliIo, service: EmbeddedRunService, port: number, options: ServeOptions = {}): Promise<ServeHandle> {
-  const [{ routeRequest, runServiceBackend }, { OPENAPI_DOCUMENT }] = await Promise.all([import('@stepforge/runtime'), import('@stepforge/contract')]);
+  const [{ routeRequest, runServiceBackend }, { OPENAPI_DOCUMENT }] = await Promise.all([
+    import('@stepforge/runtime'),
+    import('@stepforge/contract'),
+  ]);
   const only = options.only;
   const workflows: string[] = [];
   const policies: string[] = [];
@@ -205,17 +255,24 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
   const project = new Map<string, NamedWorkflow>();
   const served = (entry: WorkflowEntry) => {
     if (workflows.some((w) => w === entry.name || w.startsWith(`${entry.name} (`))) return;
-    workflows.push(entry.displayName === undefined || entry.displayName === entry.name ? entry.name : `${entry.name} (${entry.displayName})`);
+    workflows.push(
+      entry.displayName === undefined || entry.displayName === entry.name ? entry.name : `${entry.name} (${entry.displayName})`,
+    );
     if (entry.policy) policies.push(`${entry.name}: ${describePolicy(entry.policy, io.cwd)}`);
   };
   if (only !== undefined) {
     // Unlike the folders' files, the file asked for must load: its errors stop serve.
     const { CODE_MODULE, loadCodeModule } = await import('@stepforge/embedded/project');
-    const exportNames = only.exportName !== undefined || !CODE_MODULE.test(only.file)
-      ? [only.exportName]
-      : codeWorkflowExports((await loadCodeModule(io.cwd, only.file)).mod);
+    const exportNames =
+      only.exportName !== undefined || !CODE_MODULE.test(only.file)
+        ? [only.exportName]
+        : codeWorkflowExports((await loadCodeModule(io.cwd, only.file)).mod);
     if (exportNames.length === 0) {
-      throw new StepforgeError('invalid_document', `${only.file} exports no workflow: export the result of defineWorkflow, workflow, parallel or stateGraph`, { location: { file: only.file, line: 1, column: 1 } });
+      throw new StepforgeError(
+        'invalid_document',
+        `${only.file} exports no workflow: export the result of defineWorkflow, workflow, parallel or stateGraph`,
+        { location: { file: only.file, line: 1, column: 1 } },
+      );
     }
     // One file: its exports cannot clash with another file's, and a child registered with its caller
     // is registered again, unchanged, as an export of its own (so no project map here).
@@ -227,7 +284,9 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
   for (const dir of only === undefined ? ['workflows', 'examples'] : []) {
     let files: string[] = [];
     try {
-      files = readdirSync(join(io.cwd, dir)).filter((f) => /\.ya?ml$/i.test(f)).sort();
+      files = readdirSync(join(io.cwd, dir))
+        .filter((f) => /\.ya?ml$/i.test(f))
+        .sort();
     } catch {
       continue;
     }
@@ -266,12 +325,18 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
     // that carry the stack's token (the Step Functions API: a signature by its credentials, below).
     if (!sfnRequest && !bearerMatches(req.headers.authorization, token)) {
       res.setHeader('www-authenticate', 'Bearer realm="stepforge"');
-      sendError(res, 401, {
-        code: 'unauthorized',
-        message: req.headers.authorization === undefined
-          ? 'this API needs its token: send Authorization: Bearer <token>, with the token from apiToken in .stepforge/stack.json (readable by the user who runs serve only)'
-          : 'the bearer token is not this serve\'s: take apiToken from the project\'s .stepforge/stack.json (a new one is made each time serve starts)',
-      }, { close: true });
+      sendError(
+        res,
+        401,
+        {
+          code: 'unauthorized',
+          message:
+            req.headers.authorization === undefined
+              ? 'this API needs its token: send Authorization: Bearer <token>, with the token from apiToken in .stepforge/stack.json (readable by the user who runs serve only)'
+              : "the bearer token is not this serve's: take apiToken from the project's .stepforge/stack.json (a new one is made each time serve starts)",
+        },
+        { close: true },
+      );
       req.resume();
       return;
     }
@@ -280,7 +345,15 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
       const body = await readBody(req);
       if (body === undefined) {
         // Stop reading (and close the connection) rather than hold the rest in memory.
-        sendError(res, 413, { code: 'request_too_large', message: `the request body is over ${MAX_BODY_BYTES / (1024 * 1024)} MiB, the most API Gateway accepts` }, { close: true });
+        sendError(
+          res,
+          413,
+          {
+            code: 'request_too_large',
+            message: `the request body is over ${MAX_BODY_BYTES / (1024 * 1024)} MiB, the most API Gateway accepts`,
+          },
+          { close: true },
+        );
         req.destroy();
         return;
       }
@@ -322,11 +395,12 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
     token: apiToken,
     workflows,
     policies,
-    close: () => new Promise<void>((resolve) => {
-      view.close();
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        view.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -339,26 +413,53 @@ function bearerMatches(header: string | undefined, token: Buffer): boolean {
 }
 
 /** A Step Functions API request sent on to the engine, SigV4-signed by the stack's credentials. */
-function forwardSigned(endpoint: string, target: string, body: string, credentials: LoopbackCredentials): Promise<{ status: number; contentType: string; body: Buffer }> {
+function forwardSigned(
+  endpoint: string,
+  target: string,
+  body: string,
+  credentials: LoopbackCredentials,
+): Promise<{ status: number; contentType: string; body: Buffer }> {
   const url = new URL(endpoint);
   const signed = aws4.sign(
-    { service: 'states', region: LOOPBACK_REGION, method: 'POST', host: url.host, path: '/', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target }, body },
+    {
+      service: 'states',
+      region: LOOPBACK_REGION,
+      method: 'POST',
+      host: url.host,
+      path: '/',
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target },
+      body,
+    },
     { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey },
   );
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path: '/', headers: signed.headers as Record<string, string> }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 502, contentType: String(res.headers['content-type'] ?? 'application/x-amz-json-1.0'), body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, method: 'POST', path: '/', headers: signed.headers as Record<string, string> },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 502,
+            contentType: String(res.headers['content-type'] ?? 'application/x-amz-json-1.0'),
+            body: Buffer.concat(chunks),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
 /** An error answer in the API's one shape (the contract's ErrorBody); `close` ends the connection after it. */
-function sendError(res: ServerResponse, status: number, error: { readonly code: string; readonly message: string }, options: { readonly close?: boolean } = {}): void {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  error: { readonly code: string; readonly message: string },
+  options: { readonly close?: boolean } = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json', ...(options.close ? { connection: 'close' } : {}) });
   res.end(JSON.stringify(errorBody(error.code, error.message)));
 }
@@ -366,10 +467,14 @@ function sendError(res: ServerResponse, status: number, error: { readonly code: 
 /** A port that cannot be listened on, as the user's error it is (`port_in_use`, `port_not_allowed`). */
 function listenError(e: NodeJS.ErrnoException, port: number): Error {
   if (e.code === 'EADDRINUSE') {
-    return new StepforgeError('port_in_use', `port ${port} on 127.0.0.1 is in use by another program`, { hint: 'pick another with --port N, or --port 0 for any free one' });
+    return new StepforgeError('port_in_use', `port ${port} on 127.0.0.1 is in use by another program`, {
+      hint: 'pick another with --port N, or --port 0 for any free one',
+    });
   }
   if (e.code === 'EACCES') {
-    return new StepforgeError('port_not_allowed', `this user may not listen on port ${port}`, { hint: 'ports below 1024 need privileges: pick another with --port N' });
+    return new StepforgeError('port_not_allowed', `this user may not listen on port ${port}`, {
+      hint: 'ports below 1024 need privileges: pick another with --port N',
+    });
   }
   return e;
 }

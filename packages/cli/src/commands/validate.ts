@@ -32,19 +32,25 @@ const validate: Command = {
   summary: SUMMARY,
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
-    const parsed = parseCommandArgs(argv, {
-          json: { type: 'boolean', default: false },
-          strict: { type: 'boolean', default: false },
-          export: { type: 'string' },
-          help: { type: 'boolean', short: 'h', default: false },
-        }, USAGE);
+    const parsed = parseCommandArgs(
+      argv,
+      {
+        json: { type: 'boolean', default: false },
+        strict: { type: 'boolean', default: false },
+        export: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      USAGE,
+    );
     const { values, positionals } = parsed;
     if (values.help) {
       io.out(HELP);
       return EXIT_OK;
     }
     if (positionals.length !== 1) {
-      throw new UsageError(`${positionals.length === 0 ? 'missing FILE' : `expected one FILE, got ${positionals.length}`}\nUsage: stepforge ${USAGE}`);
+      throw new UsageError(
+        `${positionals.length === 0 ? 'missing FILE' : `expected one FILE, got ${positionals.length}`}\nUsage: stepforge ${USAGE}`,
+      );
     }
     const file = positionals[0]!;
     const json = values.json;
@@ -67,7 +73,9 @@ const validate: Command = {
     if (values.strict) {
       // --strict: a warning fails validation like an error, reported in the same shape.
       // Except a missing document.version: GraphN requires it, Stepforge does not, so it never fails a document.
-      for (const w of result.warnings) if (w.code !== MISSING_VERSION) errors.push(new StepforgeError(w.code, w.message, { ...(w.location ? { location: w.location } : {}), source }));
+      for (const w of result.warnings)
+        if (w.code !== MISSING_VERSION)
+          errors.push(new StepforgeError(w.code, w.message, { ...(w.location ? { location: w.location } : {}), source }));
     }
     if (errors.length === 0) {
       // The checks that need the state machine itself (state names, definition size, history and
@@ -81,7 +89,18 @@ const validate: Command = {
     }
     if (errors.length > 0) return reportErrors(io, errors, json);
     if (json) {
-      io.out(JSON.stringify({ ok: true, format: result.format, warnings: result.warnings.map((w) => ({ class: w.code, message: w.message, line: w.location?.line ?? null, column: w.location?.column ?? null })) }) + '\n');
+      io.out(
+        JSON.stringify({
+          ok: true,
+          format: result.format,
+          warnings: result.warnings.map((w) => ({
+            class: w.code,
+            message: w.message,
+            line: w.location?.line ?? null,
+            column: w.location?.column ?? null,
+          })),
+        }) + '\n',
+      );
     } else {
       for (const w of result.warnings) io.err(formatWarning(w, source) + '\n');
       io.out('ok\n');

@@ -20,7 +20,6 @@ export function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
-
 /** Depth of each step under its parents (nested steps print indented). */
 function depthOf(p: StepProgress, byId: Map<string, StepProgress>): number {
   let d = 0;
@@ -41,7 +40,11 @@ export class ProgressDisplay {
   readonly #printed = new Map<string, string>();
 
   /** `runReused`: the whole run is an earlier run returned for its idempotency key. */
-  constructor(private readonly write: (text: string) => void, private readonly tty: boolean, private readonly runReused = false) {}
+  constructor(
+    private readonly write: (text: string) => void,
+    private readonly tty: boolean,
+    private readonly runReused = false,
+  ) {}
 
   update(steps: readonly StepProgress[]): void {
     const byId = new Map(steps.map((s) => [s.id, s]));

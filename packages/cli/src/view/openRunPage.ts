@@ -26,7 +26,11 @@ export async function openRunPage(io: CliIo, runId: string, env: Readonly<Record
   const run = await fetch(`${live.apiUrl}/runs/${encodeURIComponent(runId)}`, { headers: auth });
   if (!run.ok) {
     const err = ((await run.json().catch(() => ({}))) as { error?: { code?: string; message?: string } }).error;
-    throw new StepforgeError(err?.code ?? 'internal', err?.message ?? `serve answered ${run.status}`, err?.code === 'unknown_run' ? { hint: "'stepforge runs list' shows the runs" } : {});
+    throw new StepforgeError(
+      err?.code ?? 'internal',
+      err?.message ?? `serve answered ${run.status}`,
+      err?.code === 'unknown_run' ? { hint: "'stepforge runs list' shows the runs" } : {},
+    );
   }
   const minted = await fetch(`${live.apiUrl}/view/session-codes`, { method: 'POST', headers: auth });
   const { code } = (await minted.json()) as { code: string };
@@ -34,9 +38,13 @@ export async function openRunPage(io: CliIo, runId: string, env: Readonly<Record
   const command = opener(env);
   await new Promise<void>((resolve, reject) => {
     const child = spawn(command, [`${page}?code=${code}`], { detached: true, stdio: 'ignore', shell: false });
-    child.once('error', (e: NodeJS.ErrnoException) => reject(new StepforgeError('browser_not_opened', `cannot start ${command} to open the page: ${e.code ?? e.message}`, {
-      hint: `set BROWSER to your browser's command, or open ${page} and enter apiToken from .stepforge/stack.json`,
-    })));
+    child.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        new StepforgeError('browser_not_opened', `cannot start ${command} to open the page: ${e.code ?? e.message}`, {
+          hint: `set BROWSER to your browser's command, or open ${page} and enter apiToken from .stepforge/stack.json`,
+        }),
+      ),
+    );
     child.once('spawn', () => {
       child.unref();
       resolve();

@@ -3,7 +3,13 @@ import { isAbsolute, join } from 'node:path';
 import { DescribeStateMachineCommand, DescribeStateMachineForExecutionCommand, GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import type { SourceLocation } from '@stepforge/contract';
 import { runSummary, tokensOf } from '@stepforge/runtime';
-import { type EmbeddedRunService as RunService, compileWorkflowFile, type WorkflowEntry, type RunRecordView, type StepRecordView } from '@stepforge/embedded';
+import {
+  type EmbeddedRunService as RunService,
+  compileWorkflowFile,
+  type WorkflowEntry,
+  type RunRecordView,
+  type StepRecordView,
+} from '@stepforge/embedded';
 
 /** One step of the manifest as the view reads it: the states it became and where it is written. */
 export interface ViewStep {
@@ -37,7 +43,13 @@ export interface RunView {
   readonly source: ViewSource | null;
 }
 
-interface CompiledSource { readonly mtimeMs: number; readonly text: string; readonly definition: string; readonly steps: readonly ViewStep[]; readonly format: string }
+interface CompiledSource {
+  readonly mtimeMs: number;
+  readonly text: string;
+  readonly definition: string;
+  readonly steps: readonly ViewStep[];
+  readonly format: string;
+}
 
 /**
  * Reads what the view shows of runs from the run service, the engine and the workflow's file. The
@@ -47,7 +59,10 @@ interface CompiledSource { readonly mtimeMs: number; readonly text: string; read
 export class RunViewData {
   readonly #compiled = new Map<string, CompiledSource>();
 
-  constructor(private readonly service: RunService, private readonly projectDir: string) {}
+  constructor(
+    private readonly service: RunService,
+    private readonly projectDir: string,
+  ) {}
 
   /** A run with its definition, manifest steps with locations, history, approvals and source. */
   async run(runId: string): Promise<RunView> {
@@ -60,9 +75,23 @@ export class RunViewData {
       this.service.listApprovals('PENDING').then((list) => list.filter((a) => a.runId === runId).map(({ taskToken: _t, ...a }) => a)),
       entry?.file !== undefined ? this.#compile(entry.file).catch(() => undefined) : Promise.resolve(undefined),
     ]);
-    const steps: ViewStep[] = compiled?.steps.length ? [...compiled.steps] : (entry?.steps ?? []).map((s) => ({ id: s.id, kind: s.kind, state: s.state, states: s.states, ...(s.parent !== undefined ? { parent: s.parent } : {}) }));
+    const steps: ViewStep[] = compiled?.steps.length
+      ? [...compiled.steps]
+      : (entry?.steps ?? []).map((s) => ({
+          id: s.id,
+          kind: s.kind,
+          state: s.state,
+          states: s.states,
+          ...(s.parent !== undefined ? { parent: s.parent } : {}),
+        }));
     return {
-      run: { ...runSummary(run), input: run.input ?? null, output: run.output ?? null, error: run.error ?? null, executionArn: run.executionArn ?? null },
+      run: {
+        ...runSummary(run),
+        input: run.input ?? null,
+        output: run.output ?? null,
+        error: run.error ?? null,
+        executionArn: run.executionArn ?? null,
+      },
       definition: definition !== undefined ? JSON.parse(definition) : null,
       steps,
       progress: details.steps,
@@ -70,20 +99,28 @@ export class RunViewData {
       history: details.history,
       events: details.events,
       approvals,
-      source: compiled && entry?.file !== undefined
-        ? { file: entry.file, format: compiled.format, text: compiled.text, changed: definition !== undefined && skeleton(JSON.parse(definition)) !== skeleton(JSON.parse(compiled.definition)) }
-        : null,
+      source:
+        compiled && entry?.file !== undefined
+          ? {
+              file: entry.file,
+              format: compiled.format,
+              text: compiled.text,
+              changed: definition !== undefined && skeleton(JSON.parse(definition)) !== skeleton(JSON.parse(compiled.definition)),
+            }
+          : null,
     };
   }
 
   /** Runs, newest first, with their token use (summed over their step records). */
   async runs(filter: { workflow?: string; status?: RunRecordView['status']; limit?: number }): Promise<unknown[]> {
     const runs = await this.service.listRuns(filter);
-    return Promise.all(runs.map(async (r) => {
-      const records = await this.service.runs.listSteps(r.runId).catch(() => [] as StepRecordView[]);
-      const { inputTokens, outputTokens } = tokensOf(records);
-      return { ...runSummary(r), tokens: { input: inputTokens, output: outputTokens } };
-    }));
+    return Promise.all(
+      runs.map(async (r) => {
+        const records = await this.service.runs.listSteps(r.runId).catch(() => [] as StepRecordView[]);
+        const { inputTokens, outputTokens } = tokensOf(records);
+        return { ...runSummary(r), tokens: { input: inputTokens, output: outputTokens } };
+      }),
+    );
   }
 
   /**
@@ -94,7 +131,14 @@ export class RunViewData {
     const run = await this.service.getRun(runId);
     let last = 0;
     try {
-      const h = await this.service.stack.sfn.send(new GetExecutionHistoryCommand({ executionArn: executionArnOf(run), maxResults: 1, reverseOrder: true, includeExecutionData: false }));
+      const h = await this.service.stack.sfn.send(
+        new GetExecutionHistoryCommand({
+          executionArn: executionArnOf(run),
+          maxResults: 1,
+          reverseOrder: true,
+          includeExecutionData: false,
+        }),
+      );
       last = h.events?.[0]?.id ?? 0;
     } catch (e) {
       if ((e as { name?: string }).name !== 'ExecutionDoesNotExist') throw e;
@@ -127,11 +171,21 @@ export class RunViewData {
     if (cached && cached.mtimeMs === mtimeMs) return cached;
     const { text, compiled } = await compileWorkflowFile(this.projectDir, file);
     const steps = compiled.manifest.steps.map((s) => ({
-      id: s.id, kind: s.kind, state: s.state, states: s.states,
-      ...(s.parent !== undefined ? { parent: s.parent } : {}), ...(s.location !== undefined ? { location: s.location } : {}),
+      id: s.id,
+      kind: s.kind,
+      state: s.state,
+      states: s.states,
+      ...(s.parent !== undefined ? { parent: s.parent } : {}),
+      ...(s.location !== undefined ? { location: s.location } : {}),
     }));
     // A code module has no document text: its source is the module itself.
-    const entry: CompiledSource = { mtimeMs, text: text || readFileSync(path, 'utf8'), definition: JSON.stringify(compiled.asl), steps, format: compiled.manifest.format };
+    const entry: CompiledSource = {
+      mtimeMs,
+      text: text || readFileSync(path, 'utf8'),
+      definition: JSON.stringify(compiled.asl),
+      steps,
+      format: compiled.manifest.format,
+    };
     this.#compiled.set(path, entry);
     return entry;
   }
@@ -142,13 +196,17 @@ export class RunViewData {
  * Lambda placeholders filled in, so the text differs from the compiler's even when nothing changed.
  */
 function skeleton(definition: unknown): string {
-  const walk = (states: unknown): unknown => Object.entries((states ?? {}) as Record<string, Record<string, unknown>>).map(([name, st]) => [
-    name, st.Type, st.Next ?? null, st.Default ?? null,
-    ((st.Choices as { Next?: string }[] | undefined) ?? []).map((c) => c.Next ?? null),
-    ((st.Catch as { Next?: string }[] | undefined) ?? []).map((c) => c.Next ?? null),
-    ((st.Branches as { States?: unknown }[] | undefined) ?? []).map((b) => walk(b.States)),
-    st.ItemProcessor !== undefined ? walk((st.ItemProcessor as { States?: unknown }).States) : null,
-  ]);
+  const walk = (states: unknown): unknown =>
+    Object.entries((states ?? {}) as Record<string, Record<string, unknown>>).map(([name, st]) => [
+      name,
+      st.Type,
+      st.Next ?? null,
+      st.Default ?? null,
+      ((st.Choices as { Next?: string }[] | undefined) ?? []).map((c) => c.Next ?? null),
+      ((st.Catch as { Next?: string }[] | undefined) ?? []).map((c) => c.Next ?? null),
+      ((st.Branches as { States?: unknown }[] | undefined) ?? []).map((b) => walk(b.States)),
+      st.ItemProcessor !== undefined ? walk((st.ItemProcessor as { States?: unknown }).States) : null,
+    ]);
   return JSON.stringify(walk((definition as { States?: unknown }).States));
 }
 

@@ -13,13 +13,20 @@ import { RunViewData } from './runViewData.js';
  */
 export const WEB_DIR = fileURLToPath(new URL('../../dist/web/', import.meta.url));
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.png': 'image/png', '.svg': 'image/svg+xml' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+};
 
 /**
  * The page may run its own scripts and styles and talk to this origin, nothing else: no inline
  * script, no other site, no frames (a page of another site cannot frame it to click for the user).
  */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const STATUSES = new Set(['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']);
 /** How long a sign-in code of `runs show --open` can be redeemed: the browser it opens does so at once. */
@@ -73,16 +80,23 @@ export function createViewServer(service: RunService, projectDir: string, webDir
       if (name === undefined) return false;
       const body = asset(name);
       if (body === undefined) {
-        const text = name === 'index.html'
-          ? JSON.stringify({ error: { code: 'view_not_built', message: `the execution view is not built (no ${webDir}index.html): run npm run build` } })
-          : JSON.stringify({ error: { code: 'not_found', message: `no asset ${path}` } });
+        const text =
+          name === 'index.html'
+            ? JSON.stringify({
+                error: { code: 'view_not_built', message: `the execution view is not built (no ${webDir}index.html): run npm run build` },
+              })
+            : JSON.stringify({ error: { code: 'not_found', message: `no asset ${path}` } });
         res.writeHead(name === 'index.html' ? 503 : 404, { 'content-type': 'application/json' });
         res.end(text);
         return true;
       }
       res.writeHead(200, {
-        'content-type': TYPES[extname(name)] ?? 'application/octet-stream', 'content-length': body.length,
-        'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'cache-control': 'no-cache',
+        'content-type': TYPES[extname(name)] ?? 'application/octet-stream',
+        'content-length': body.length,
+        'content-security-policy': CSP,
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'cache-control': 'no-cache',
       });
       res.end(method === 'HEAD' ? undefined : body);
       return true;
@@ -167,7 +181,19 @@ function redeem(req: IncomingMessage, res: ServerResponse, codes: Map<string, nu
     if (typeof code === 'string') codes.delete(code);
     const ok = at !== undefined && Date.now() - at <= CODE_TTL_MS;
     res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-    res.end(JSON.stringify(ok ? { token } : { error: { code: 'invalid_code', message: 'this sign-in code is unknown, used or expired: open the run again with stepforge runs show ID --open, or enter apiToken from .stepforge/stack.json' } }));
+    res.end(
+      JSON.stringify(
+        ok
+          ? { token }
+          : {
+              error: {
+                code: 'invalid_code',
+                message:
+                  'this sign-in code is unknown, used or expired: open the run again with stepforge runs show ID --open, or enter apiToken from .stepforge/stack.json',
+              },
+            },
+      ),
+    );
   });
 }
 
@@ -175,7 +201,8 @@ function redeem(req: IncomingMessage, res: ServerResponse, codes: Map<string, nu
 function statusFilter(given: string | null): RunRecordView['status'] | undefined {
   if (given === null || given === '') return undefined;
   const upper = given.toUpperCase();
-  if (!STATUSES.has(upper)) throw Object.assign(new Error(`status must be one of ${[...STATUSES].join(', ')}, got '${given}'`), { name: 'ViewRequestError' });
+  if (!STATUSES.has(upper))
+    throw Object.assign(new Error(`status must be one of ${[...STATUSES].join(', ')}, got '${given}'`), { name: 'ViewRequestError' });
   return upper as RunRecordView['status'];
 }
 
@@ -184,7 +211,12 @@ function statusFilter(given: string | null): RunRecordView['status'] | undefined
  * last one sent (the first is sent at once). The page reloads what it shows on each change.
  */
 function stream(req: IncomingMessage, res: ServerResponse, streams: Set<() => void>, fingerprint: () => Promise<string>): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
   let last: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let sinceKeepalive = 0;

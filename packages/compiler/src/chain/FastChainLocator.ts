@@ -8,7 +8,10 @@ import type { ScalarSpan } from '../source/scalarOffsets.js';
  * scalar, task and input keys); the offsets only errors use decline, since errors are the precise path's.
  */
 export class FastChainLocator implements ChainLocator {
-  constructor(private readonly data: unknown, private readonly loc: FastLocator) {}
+  constructor(
+    private readonly data: unknown,
+    private readonly loc: FastLocator,
+  ) {}
 
   topLevelKeys(): { key: string; offset: number }[] {
     // parseFastYaml proved every key a string; an unknown one warns, which declines anyway.

@@ -6,7 +6,10 @@ import { scalarOffsets, type ScalarSpan } from '../source/scalarOffsets.js';
 export class YamlChainLocator implements ChainLocator {
   private readonly keyOffsetCache = new Map<unknown, Map<unknown, number>>();
 
-  constructor(private readonly doc: Document.Parsed, private readonly text: string) {}
+  constructor(
+    private readonly doc: Document.Parsed,
+    private readonly text: string,
+  ) {}
 
   topLevelKeys(): { key: string | undefined; offset: number }[] {
     const root = this.doc.contents;

@@ -10,10 +10,19 @@ import { TriggersSchema as ChainTriggersSchema } from '../checks/triggers.js';
  * JSON Schema comes from the task schemas the loader uses.
  */
 const ChainDocumentSpec = z.strictObject({
-  name: z.string().regex(WORKFLOW_NAME_PATTERN).describe('the workflow name: 1–80 letters, digits, "-" and "_" (it names the state machine); default: the file name').optional(),
+  name: z
+    .string()
+    .regex(WORKFLOW_NAME_PATTERN)
+    .describe('the workflow name: 1–80 letters, digits, "-" and "_" (it names the state machine); default: the file name')
+    .optional(),
   description: z.string().optional(),
-  chain: z.string().min(1).describe('the chain expression, e.g. "plan@web-search > [draft & critique] > judge": `@tool` tags, `[ ]`, `>`, `&` and `|`'),
-  tasks: z.record(z.string().regex(NAME_PATTERN), ChainTaskSchema).describe('each handle the chain names → its task (kind: model, tool, connector or pure)'),
+  chain: z
+    .string()
+    .min(1)
+    .describe('the chain expression, e.g. "plan@web-search > [draft & critique] > judge": `@tool` tags, `[ ]`, `>`, `&` and `|`'),
+  tasks: z
+    .record(z.string().regex(NAME_PATTERN), ChainTaskSchema)
+    .describe('each handle the chain names → its task (kind: model, tool, connector or pure)'),
   tier: z.string().min(1).describe('the tier whose budgets the agent steps get (default: standard)').optional(),
   input: z.record(z.string(), InputFieldSpec).describe('the run input: field name → type (`topic: string`) or declaration').optional(),
   seed: z.number().int().optional(),
@@ -32,7 +41,8 @@ export function chainJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(ChainDocumentSpec, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   const { $schema, ...rest } = schema;
   const out = { $schema, title: 'Stepforge chain document', ...rest } as Record<string, unknown>;
-  const tasks = (out.properties as Record<string, { additionalProperties?: { oneOf?: Record<string, unknown>[] } }>).tasks?.additionalProperties;
+  const tasks = (out.properties as Record<string, { additionalProperties?: { oneOf?: Record<string, unknown>[] } }>).tasks
+    ?.additionalProperties;
   for (const option of tasks?.oneOf ?? []) {
     const kind = (option.properties as Record<string, { const?: string }>).kind?.const;
     if (kind === undefined) continue;

@@ -37,7 +37,13 @@ export function kortecxLowering(doc: ChainDocument): { lowering?: KortecxLowerin
     const raw = (doc.tasks[s.handle] ?? {}) as Record<string, unknown>;
     const kind = raw.kind;
     if (kind !== 'pure' && kind !== 'model' && kind !== 'tool') {
-      errors.push(new StepforgeError('invalid_task', `tasks.${s.handle}: a ${String(kind)} task has no Kortecx form (Kortecx runs pure, model and tool steps)`, { location: s.taskLocation }));
+      errors.push(
+        new StepforgeError(
+          'invalid_task',
+          `tasks.${s.handle}: a ${String(kind)} task has no Kortecx form (Kortecx runs pure, model and tool steps)`,
+          { location: s.taskLocation },
+        ),
+      );
       continue;
     }
     const contract: Record<string, string> = { ...((raw.tool_contract as Record<string, string> | undefined) ?? {}) };

@@ -45,7 +45,12 @@ export function normalizeKortecxTask(handle: string, task: ChainTask): Normalize
   const warnings: KortecxFinding[] = [];
   const budgetPaths: NormalizedTask['budgetPaths'] = {};
   const out: Record<string, unknown> = {};
-  const t = task as ChainTask & { tool_contract?: Record<string, string>; params?: Record<string, string>; body_signature_id?: string | null; model_id?: string };
+  const t = task as ChainTask & {
+    tool_contract?: Record<string, string>;
+    params?: Record<string, string>;
+    body_signature_id?: string | null;
+    model_id?: string;
+  };
   for (const [k, v] of Object.entries(t)) if (!['model_id', 'tool_contract', 'params', 'body_signature_id'].includes(k)) out[k] = v;
   const params = t.params ?? {};
   const handled = new Set<string>();
@@ -61,7 +66,11 @@ export function normalizeKortecxTask(handle: string, task: ChainTask): Normalize
   if (t.kind === 'model') {
     for (const key of BUDGET_KEYS) budgetPaths[key] = [...base, key];
     if (t.model_id !== undefined && t.model !== undefined) {
-      errors.push({ code: 'invalid_task', message: `tasks.${handle}: give either 'model' or 'model_id' (Kortecx's name for it), not both`, path: [...base, 'model_id'] });
+      errors.push({
+        code: 'invalid_task',
+        message: `tasks.${handle}: give either 'model' or 'model_id' (Kortecx's name for it), not both`,
+        path: [...base, 'model_id'],
+      });
     } else if (t.model_id !== undefined && t.model_id !== '') {
       // Not checked against our "<provider>:<id>" form: a Kortecx id ("kx-serve:qwen3-4b") goes to the project's provider as written.
       out.model = t.model_id;
@@ -72,13 +81,21 @@ export function normalizeKortecxTask(handle: string, task: ChainTask): Normalize
       handled.add(key);
       const path = [...base, 'params', key];
       if (!/^(0|[1-9][0-9]{0,8})$/.test(raw)) {
-        errors.push({ code: 'invalid_task', message: `tasks.${handle}.params.${key}: expected a whole number written as a string (e.g. "4"), got ${JSON.stringify(raw)}`, path });
+        errors.push({
+          code: 'invalid_task',
+          message: `tasks.${handle}.params.${key}: expected a whole number written as a string (e.g. "4"), got ${JSON.stringify(raw)}`,
+          path,
+        });
         continue;
       }
       const n = Number(raw);
       const own = (t as { max_turns?: number; max_tool_calls?: number })[key];
       if (own !== undefined && own !== n) {
-        errors.push({ code: 'invalid_task', message: `tasks.${handle}.params.${key}: ${raw} disagrees with ${key}: ${own}; keep one of them`, path });
+        errors.push({
+          code: 'invalid_task',
+          message: `tasks.${handle}.params.${key}: ${raw} disagrees with ${key}: ${own}; keep one of them`,
+          path,
+        });
         continue;
       }
       if (key === 'max_turns' && n < 1) {
@@ -92,13 +109,25 @@ export function normalizeKortecxTask(handle: string, task: ChainTask): Normalize
   } else if (t.kind === 'tool') {
     const contract = Object.keys(t.tool_contract ?? {});
     if (contract.length > 1) {
-      errors.push({ code: 'invalid_task', message: `tasks.${handle}.tool_contract: a tool task fires one tool, got ${contract.length} (${contract.join(', ')}); split it into one task per tool`, path: [...base, 'tool_contract'] });
+      errors.push({
+        code: 'invalid_task',
+        message: `tasks.${handle}.tool_contract: a tool task fires one tool, got ${contract.length} (${contract.join(', ')}); split it into one task per tool`,
+        path: [...base, 'tool_contract'],
+      });
     } else if (contract.length === 1 && t.tool !== undefined && t.tool !== contract[0]) {
-      errors.push({ code: 'invalid_task', message: `tasks.${handle}: 'tool' (${t.tool}) and 'tool_contract' (${contract[0]}) name different tools; keep one`, path: [...base, 'tool_contract'] });
+      errors.push({
+        code: 'invalid_task',
+        message: `tasks.${handle}: 'tool' (${t.tool}) and 'tool_contract' (${contract[0]}) name different tools; keep one`,
+        path: [...base, 'tool_contract'],
+      });
     } else if (contract.length === 1) {
       out.tool = contract[0];
     } else if (t.tool === undefined) {
-      errors.push({ code: 'invalid_task', message: `tasks.${handle}: a tool task names its tool: 'tool: NAME' or Kortecx's 'tool_contract: {NAME: "1"}'`, path: base });
+      errors.push({
+        code: 'invalid_task',
+        message: `tasks.${handle}: a tool task names its tool: 'tool: NAME' or Kortecx's 'tool_contract: {NAME: "1"}'`,
+        path: base,
+      });
     }
     versionWarnings(handle, t.tool_contract, warnings);
     const folded = params[KORTECX_TOOL_ARGS_KEY];
@@ -112,9 +141,17 @@ export function normalizeKortecxTask(handle: string, task: ChainTask): Normalize
         parsed = undefined;
       }
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        errors.push({ code: 'invalid_task', message: `tasks.${handle}.params.${KORTECX_TOOL_ARGS_KEY}: expected a JSON object in a string (e.g. '{"q":"hi"}'), got ${JSON.stringify(folded)}`, path });
+        errors.push({
+          code: 'invalid_task',
+          message: `tasks.${handle}.params.${KORTECX_TOOL_ARGS_KEY}: expected a JSON object in a string (e.g. '{"q":"hi"}'), got ${JSON.stringify(folded)}`,
+          path,
+        });
       } else if (t.args !== undefined) {
-        errors.push({ code: 'invalid_task', message: `tasks.${handle}.params.${KORTECX_TOOL_ARGS_KEY}: the arguments are given twice (also in 'args'); keep one`, path });
+        errors.push({
+          code: 'invalid_task',
+          message: `tasks.${handle}.params.${KORTECX_TOOL_ARGS_KEY}: the arguments are given twice (also in 'args'); keep one`,
+          path,
+        });
       } else {
         out.args = parsed;
       }
@@ -125,8 +162,15 @@ export function normalizeKortecxTask(handle: string, task: ChainTask): Normalize
 
   for (const key of Object.keys(params)) {
     if (handled.has(key)) continue;
-    const why = (BUDGET_KEYS as readonly string[]).includes(key) || key === KORTECX_TOOL_ARGS_KEY ? `Kortecx reads it only on a ${key === KORTECX_TOOL_ARGS_KEY ? 'tool' : 'model'} step` : 'Stepforge reads no free params';
-    warnings.push({ code: 'no_effect', message: `tasks.${handle}.params.${key}: has no effect here (${why}); it is kept only in the Kortecx lowering (graph --format kortecx)`, path: [...base, 'params', key] });
+    const why =
+      (BUDGET_KEYS as readonly string[]).includes(key) || key === KORTECX_TOOL_ARGS_KEY
+        ? `Kortecx reads it only on a ${key === KORTECX_TOOL_ARGS_KEY ? 'tool' : 'model'} step`
+        : 'Stepforge reads no free params';
+    warnings.push({
+      code: 'no_effect',
+      message: `tasks.${handle}.params.${key}: has no effect here (${why}); it is kept only in the Kortecx lowering (graph --format kortecx)`,
+      path: [...base, 'params', key],
+    });
   }
   return { task: errors.length > 0 ? undefined : (out as ChainTask), errors, warnings, budgetPaths };
 }

@@ -52,7 +52,18 @@ export interface LoadChainResult {
 // `express` and `triggers` are deployment settings read by the CDK app (infra/); checked like the rest so
 // `validate` refuses what synth would.
 // `context_bundles` is Kortecx's run-level grounding, accepted so its documents load (it has no effect here).
-export const CHAIN_DOCUMENT_FIELDS = ['name', 'description', 'chain', 'tasks', 'tier', 'input', 'seed', 'express', 'triggers', 'context_bundles'] as const;
+export const CHAIN_DOCUMENT_FIELDS = [
+  'name',
+  'description',
+  'chain',
+  'tasks',
+  'tier',
+  'input',
+  'seed',
+  'express',
+  'triggers',
+  'context_bundles',
+] as const;
 
 /** Errors collected beyond this many are dropped (graphql-js style cap). */
 const MAX_ERRORS = 50;
@@ -70,14 +81,21 @@ export const CHAIN_PARSE_OPTIONS = { prettyErrors: false, keepSourceTokens: fals
  */
 export function loadChainDocument(text: string, options: LoadChainOptions = {}, parsed?: Document.Parsed): LoadChainResult {
   const src = new SourceText(text, options.file);
-  return (parsed ? undefined : loadChainDocumentFast(text, options, undefined, src)) ?? loadChainDocumentPrecise(text, options, parsed, src);
+  return (
+    (parsed ? undefined : loadChainDocumentFast(text, options, undefined, src)) ?? loadChainDocumentPrecise(text, options, parsed, src)
+  );
 }
 
 /**
  * The fast path alone: the result when the document has no error and no warning and every location it
  * needs was found exactly, else undefined. `parsed` reuses parseFastYaml of the same text (loadDocument).
  */
-export function loadChainDocumentFast(text: string, options: LoadChainOptions = {}, parsed?: FastYaml, src = new SourceText(text, options.file)): LoadChainResult | undefined {
+export function loadChainDocumentFast(
+  text: string,
+  options: LoadChainOptions = {},
+  parsed?: FastYaml,
+  src = new SourceText(text, options.file),
+): LoadChainResult | undefined {
   const fast = parsed ?? parseFastYaml(text, src);
   if (!fast) return undefined;
   try {
@@ -89,7 +107,12 @@ export function loadChainDocumentFast(text: string, options: LoadChainOptions = 
 }
 
 /** The precise path alone (`yaml`): reports every error and warning. `parsed` as for loadChainDocument. */
-export function loadChainDocumentPrecise(text: string, options: LoadChainOptions = {}, parsed?: Document.Parsed, src = new SourceText(text, options.file)): LoadChainResult {
+export function loadChainDocumentPrecise(
+  text: string,
+  options: LoadChainOptions = {},
+  parsed?: Document.Parsed,
+  src = new SourceText(text, options.file),
+): LoadChainResult {
   // yaml's own duplicate-key check is quadratic in the map size; checkKeys does it with a Set.
   const doc = parsed ?? parseDocument(text, CHAIN_PARSE_OPTIONS);
   const complexKeys: UnsupportedYamlKey[] = [];
@@ -120,10 +143,17 @@ export function loadChainExpression(expression: string, options: { file?: string
   const analysis = analyzeChain(expression, { kindOf: () => 'model', handles: [] });
   const errors = analysis.errors.map((e) => {
     const { line, column } = source.position(e.offset);
-    return new StepforgeError(e.code, e.message, { location: { file: options.file, line, column, length: Math.max(1, e.length) }, source, details: e.details });
+    return new StepforgeError(e.code, e.message, {
+      location: { file: options.file, line, column, length: Math.max(1, e.length) },
+      source,
+      details: e.details,
+    });
   });
   if (errors.length > 0 || analysis.graph === undefined) return { errors };
-  return { graph: { nodes: analysis.graph.nodes.map((n) => ({ handle: n.handle, kind: 'model', tools: n.tools })), edges: analysis.graph.edges }, errors };
+  return {
+    graph: { nodes: analysis.graph.nodes.map((n) => ({ handle: n.handle, kind: 'model', tools: n.tools })), edges: analysis.graph.edges },
+    errors,
+  };
 }
 
 /** ChainLoader's checks read plain data and ask `loc` for offsets; `fast` declines at the first finding. */
@@ -144,8 +174,12 @@ class ChainLoader {
   }
 
   /** Reports the YAML parser's errors and the keys that are not plain strings (the precise path's, before any check runs). */
-  yamlErrors(errors: readonly { message: string; pos: readonly [number, number] }[], complexKeys: readonly UnsupportedYamlKey[] = []): LoadChainResult {
-    for (const e of errors) this.error('invalid_document', `invalid YAML: ${yamlErrorMessage(e)}`, e.pos[0], Math.max(1, e.pos[1] - e.pos[0]));
+  yamlErrors(
+    errors: readonly { message: string; pos: readonly [number, number] }[],
+    complexKeys: readonly UnsupportedYamlKey[] = [],
+  ): LoadChainResult {
+    for (const e of errors)
+      this.error('invalid_document', `invalid YAML: ${yamlErrorMessage(e)}`, e.pos[0], Math.max(1, e.pos[1] - e.pos[0]));
     for (const k of complexKeys) this.error('invalid_document', k.message, k.offset, k.length);
     return this.result();
   }
@@ -162,7 +196,7 @@ class ChainLoader {
 
     const chainKind = loc.kindAt(['chain']);
     if (chainKind === undefined) {
-      this.error('invalid_document', "missing 'chain:' (the chain expression, e.g. \"plan@web-search > [draft & critique] > judge\")", 0);
+      this.error('invalid_document', 'missing \'chain:\' (the chain expression, e.g. "plan@web-search > [draft & critique] > judge")', 0);
       return this.result();
     }
     const chainScalar = chainKind === 'scalar' ? loc.scalar(['chain']) : undefined;
@@ -196,10 +230,12 @@ class ChainLoader {
     if (graph === undefined) return this.result();
 
     // Kortecx grants a model step tools in its task (`tool_contract`) as well as with `@` tags.
-    const toolsOf = new Map(graph.nodes.map((n) => {
-      const extra = contractGrants(tasks[n.handle]).filter((t) => !n.tools.includes(t));
-      return [n.handle, extra.length > 0 ? [...n.tools, ...extra] : n.tools] as const;
-    }));
+    const toolsOf = new Map(
+      graph.nodes.map((n) => {
+        const extra = contractGrants(tasks[n.handle]).filter((t) => !n.tools.includes(t));
+        return [n.handle, extra.length > 0 ? [...n.tools, ...extra] : n.tools] as const;
+      }),
+    );
     const used = new Set(graph.nodes.map((n) => n.handle));
     for (const h of taskNames) {
       if (!used.has(h)) {
@@ -208,7 +244,10 @@ class ChainLoader {
     }
     const topologyOk = this.errors.length === 0;
     const graphView: GraphView | undefined = topologyOk
-      ? { nodes: graph.nodes.map((n) => ({ handle: n.handle, kind: kindOf(n.handle)!, tools: toolsOf.get(n.handle)! })), edges: graph.edges }
+      ? {
+          nodes: graph.nodes.map((n) => ({ handle: n.handle, kind: kindOf(n.handle)!, tools: toolsOf.get(n.handle)! })),
+          edges: graph.edges,
+        }
       : undefined;
 
     // Full checks: tier policy and the used tasks' fields.
@@ -226,9 +265,15 @@ class ChainLoader {
       if (tier !== undefined && topologyOk) {
         tierName = tier.name;
         // With a task whose kind is wrong the count is unreliable; its invalid_task error comes first.
-        const kindsOk = graph.nodes.every((n) => parsedTasks.has(n.handle) || (CHAIN_TASK_KINDS as readonly string[]).includes(kindOf(n.handle)!));
+        const kindsOk = graph.nodes.every(
+          (n) => parsedTasks.has(n.handle) || (CHAIN_TASK_KINDS as readonly string[]).includes(kindOf(n.handle)!),
+        );
         const steps = graph.nodes.map((n) => ({
-          handle: n.handle, start: n.start, kind: kindOf(n.handle)!, tools: toolsOf.get(n.handle)!, task: parsedTasks.get(n.handle),
+          handle: n.handle,
+          start: n.start,
+          kind: kindOf(n.handle)!,
+          tools: toolsOf.get(n.handle)!,
+          task: parsedTasks.get(n.handle),
         }));
         const limits = tierLimits(tier, steps, kindsOk, (handle, field) => formatPath(this.budgetPath(handle, field)));
         for (const { finding, at } of limits.findings) {
@@ -276,7 +321,13 @@ class ChainLoader {
       tasks,
       ...(Array.isArray(js.context_bundles) ? { contextBundles: js.context_bundles as string[] } : {}),
       ...(typeof js.express === 'boolean' ? { express: js.express } : {}),
-      ...(Array.isArray(js.triggers) ? { triggers: manifestTriggers(js.triggers, (i) => this.location(this.loc.keyOffset(['triggers', i, 'event_pattern']), 'event_pattern'.length)) } : {}),
+      ...(Array.isArray(js.triggers)
+        ? {
+            triggers: manifestTriggers(js.triggers, (i) =>
+              this.location(this.loc.keyOffset(['triggers', i, 'event_pattern']), 'event_pattern'.length),
+            ),
+          }
+        : {}),
     };
     return { ...this.result(graphView), document };
   }
@@ -307,19 +358,37 @@ class ChainLoader {
     }
     for (const field of ['name', 'description'] as const) {
       const kind = loc.kindAt([field]);
-      if (kind !== undefined && !(kind === 'scalar' && typeof js[field] === 'string')) this.error('invalid_document', `'${field}' must be a string`, loc.offsetOf([field]));
+      if (kind !== undefined && !(kind === 'scalar' && typeof js[field] === 'string'))
+        this.error('invalid_document', `'${field}' must be a string`, loc.offsetOf([field]));
     }
     if (loc.kindAt(['name']) === 'scalar' && typeof js.name === 'string' && !WORKFLOW_NAME_PATTERN.test(js.name)) {
-      this.error('invalid_document', "'name' must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine)", loc.offsetOf(['name']));
+      this.error(
+        'invalid_document',
+        "'name' must be 1–80 characters of letters, digits, '-' and '_' (it names the state machine)",
+        loc.offsetOf(['name']),
+      );
     }
     if (loc.kindAt(['name']) === undefined) this.checkDerivedName();
     if (loc.kindAt(['express']) !== undefined) this.checkValue('invalid_document', ['express'], js.express, z.boolean(), 'express');
     if (loc.kindAt(['triggers']) !== undefined) this.checkValue('invalid_document', ['triggers'], js.triggers, TriggersSchema, 'triggers');
     if (loc.kindAt(['context_bundles']) !== undefined) {
       const r = z.array(z.string().min(1)).safeParse(js.context_bundles);
-      if (!r.success) this.reportIssues('invalid_document', ['context_bundles'], js.context_bundles, r.error.issues, z.array(z.string()), 'context_bundles');
+      if (!r.success)
+        this.reportIssues(
+          'invalid_document',
+          ['context_bundles'],
+          js.context_bundles,
+          r.error.issues,
+          z.array(z.string()),
+          'context_bundles',
+        );
       else if (r.data.length > 0) {
-        this.warn('no_effect', "context_bundles: has no effect here (Kortecx's server injects these bundles into entry steps; Stepforge has no bundles); it is kept only in the Kortecx lowering (graph --format kortecx)", loc.keyOffset(['context_bundles']), 'context_bundles'.length);
+        this.warn(
+          'no_effect',
+          "context_bundles: has no effect here (Kortecx's server injects these bundles into entry steps; Stepforge has no bundles); it is kept only in the Kortecx lowering (graph --format kortecx)",
+          loc.keyOffset(['context_bundles']),
+          'context_bundles'.length,
+        );
       }
     }
     this.checkInput(js);
@@ -340,7 +409,11 @@ class ChainLoader {
     const kind = this.loc.kindAt(['input']);
     if (kind === undefined) return;
     if (kind !== 'map') {
-      this.error('invalid_document', "'input' must be a mapping from field name to type (e.g. `topic: string`)", this.loc.offsetOf(['input']));
+      this.error(
+        'invalid_document',
+        "'input' must be a mapping from field name to type (e.g. `topic: string`)",
+        this.loc.offsetOf(['input']),
+      );
       return;
     }
     const valid: Record<string, z.input<typeof InputFieldSpec>> = {};
@@ -395,7 +468,10 @@ class ChainLoader {
   }
 
   /** `select: verbatim` chooses among the task's parents' outputs: it needs at least one. */
-  private checkSelect(graph: { readonly nodes: readonly { readonly handle: string }[]; readonly edges: readonly (readonly [number, number])[] }, tasks: ReadonlyMap<string, ChainTask>): void {
+  private checkSelect(
+    graph: { readonly nodes: readonly { readonly handle: string }[]; readonly edges: readonly (readonly [number, number])[] },
+    tasks: ReadonlyMap<string, ChainTask>,
+  ): void {
     graph.nodes.forEach((n, i) => {
       const task = tasks.get(n.handle);
       if (task?.kind !== 'model' || task.select !== 'verbatim') return;
@@ -413,7 +489,12 @@ class ChainLoader {
   private checkTask(handle: string, value: unknown): ChainTask | undefined {
     if (value !== null && typeof value === 'object' && (value as { kind?: unknown }).kind === 'exec') {
       const path = ['tasks', handle, 'kind'];
-      this.error('invalid_task', `tasks.${handle}.kind: 'exec' is reserved in Kortecx (a registered body, not yet runnable there) and Stepforge does not run it; use model, tool, connector or pure`, this.loc.offsetAt(path), this.loc.scalarLength(path));
+      this.error(
+        'invalid_task',
+        `tasks.${handle}.kind: 'exec' is reserved in Kortecx (a registered body, not yet runnable there) and Stepforge does not run it; use model, tool, connector or pure`,
+        this.loc.offsetAt(path),
+        this.loc.scalarLength(path),
+      );
       return undefined;
     }
     // Kortecx tool ids may hold characters our tool names cannot ("mcp-echo/echo"): say so at the id.
@@ -421,7 +502,12 @@ class ChainLoader {
     if (contract !== null && typeof contract === 'object' && !Array.isArray(contract)) {
       const bad = Object.keys(contract).filter((k) => !NAME_PATTERN.test(k));
       for (const k of bad) {
-        this.error('invalid_task', `tasks.${handle}.tool_contract: '${k}' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. echo, web-search)`, this.loc.keyOffset(['tasks', handle, 'tool_contract', k]), k.length);
+        this.error(
+          'invalid_task',
+          `tasks.${handle}.tool_contract: '${k}' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. echo, web-search)`,
+          this.loc.keyOffset(['tasks', handle, 'tool_contract', k]),
+          k.length,
+        );
       }
       if (bad.length > 0) return undefined;
     }
@@ -447,7 +533,11 @@ class ChainLoader {
           parseTemplate(text);
         } catch (e) {
           const err = e as { message?: string; details?: { offset?: unknown } };
-          this.error('invalid_task', `tasks.${handle}.${field}: ${err.message ?? String(e)}`, this.loc.offsetInside(['tasks', handle, field], err.details?.offset));
+          this.error(
+            'invalid_task',
+            `tasks.${handle}.${field}: ${err.message ?? String(e)}`,
+            this.loc.offsetInside(['tasks', handle, field], err.details?.offset),
+          );
           return undefined;
         }
       }
@@ -458,7 +548,11 @@ class ChainLoader {
       } catch (e) {
         const err = e as { message?: string; position?: number };
         const position = typeof err.position === 'number' ? err.position - 1 : undefined;
-        this.error('invalid_task', `tasks.${handle}.expr: invalid JSONata: ${err.message ?? String(e)}`, this.loc.offsetInside(['tasks', handle, 'expr'], position));
+        this.error(
+          'invalid_task',
+          `tasks.${handle}.expr: invalid JSONata: ${err.message ?? String(e)}`,
+          this.loc.offsetInside(['tasks', handle, 'expr'], position),
+        );
         return undefined;
       }
     }
@@ -477,7 +571,14 @@ class ChainLoader {
    * names the outermost one; nested ones are named by their schema's description), anything else at the
    * value with "expected …, got …".
    */
-  private reportIssues(code: string, base: Path, value: unknown, issues: readonly z.core.$ZodIssue[], schema: z.ZodType, what: string): void {
+  private reportIssues(
+    code: string,
+    base: Path,
+    value: unknown,
+    issues: readonly z.core.$ZodIssue[],
+    schema: z.ZodType,
+    what: string,
+  ): void {
     for (const issue of issues) {
       const at = issue.path as (string | number)[];
       if (issue.code === 'unrecognized_keys') {
@@ -501,7 +602,10 @@ class ChainLoader {
       // A misspelt choice (`kind: modle`, `jitter: full`) gets the closest allowed one.
       const choices = (issue as { values?: unknown[] }).values ?? (issue as { options?: unknown[] }).options;
       if (typeof got === 'string' && Array.isArray(choices)) {
-        const s = didYouMean(got, choices.filter((c): c is string => typeof c === 'string'));
+        const s = didYouMean(
+          got,
+          choices.filter((c): c is string => typeof c === 'string'),
+        );
         if (s) message += `; did you mean '${s}'?`;
       }
       this.error(code, message, this.loc.offsetAt(path), this.loc.scalarLength(path));
@@ -515,7 +619,9 @@ class ChainLoader {
     const a = this.source.position(start);
     const b = this.source.position(endChar);
     const length = a.line === b.line ? Math.max(1, b.column - a.column + 1) : 1;
-    this.errors.push(new StepforgeError(e.code, e.message, { location: { ...this.fileField(), ...a, length }, source: this.source, details: e.details }));
+    this.errors.push(
+      new StepforgeError(e.code, e.message, { location: { ...this.fileField(), ...a, length }, source: this.source, details: e.details }),
+    );
   }
 
   /** A Kortecx mapping finding: a warning (or an error about a whole field) at the field's key, an error about a value at the value. */
@@ -553,7 +659,6 @@ class ChainLoader {
 /** The mapping form of an `input:` field, `{type, required, description, default}` (InputFieldSpec's second form). */
 const INPUT_DECLARATION = InputFieldSpec.options[1];
 
-
 function formatPath(path: Path): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
@@ -573,7 +678,11 @@ function checkKeys(doc: Document.Parsed, node: unknown, complex: UnsupportedYaml
         const key = (k as Scalar | null)?.value ?? null;
         if (seen.has(key)) {
           const at = k?.range?.[0] ?? 0;
-          doc.errors.push(Object.assign(new Error(`Map keys must be unique; '${String(key)}' appears twice`), { pos: [at, at + String(key).length] as [number, number] }) as never);
+          doc.errors.push(
+            Object.assign(new Error(`Map keys must be unique; '${String(key)}' appears twice`), {
+              pos: [at, at + String(key).length] as [number, number],
+            }) as never,
+          );
         }
         seen.add(key);
       }

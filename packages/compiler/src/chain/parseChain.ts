@@ -22,9 +22,7 @@ export interface ChainSyntaxError {
 }
 
 /** The outcome of parsing: a syntax tree, or the first syntax error. */
-export type ParseChainResult =
-  | { readonly ok: true; readonly ast: ChainNode }
-  | { readonly ok: false; readonly error: ChainSyntaxError };
+export type ParseChainResult = { readonly ok: true; readonly ast: ChainNode } | { readonly ok: false; readonly error: ChainSyntaxError };
 
 /** Brackets nested deeper than this are refused, so later tree walks cannot overflow the stack. */
 export const MAX_CHAIN_NESTING = 512;
@@ -141,7 +139,8 @@ function parseOrThrow(text: string): ChainNode {
           break;
         case ChainTokenKind.RBracket:
           if (!ops.includes('[')) fail('unbalanced_bracket', "unbalanced bracket: ']' has no matching '['", start);
-          if (prev === ChainTokenKind.LBracket) fail('empty_group', "empty group: '[ ]' contains no steps", prevStart, start - prevStart + 1);
+          if (prev === ChainTokenKind.LBracket)
+            fail('empty_group', "empty group: '[ ]' contains no steps", prevStart, start - prevStart + 1);
           fail('missing_operand', `missing operand: expected a handle or '[' after '${text[prevStart]}', found ']'`, start);
           break;
         case ChainTokenKind.Gt:

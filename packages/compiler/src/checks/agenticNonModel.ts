@@ -5,7 +5,11 @@ import type { CheckFinding } from './CheckFinding.js';
 const NON_MODEL_KINDS: ReadonlySet<string> = new Set(['tool', 'connector', 'pure']);
 
 /** An `agentic_non_model` finding when step `handle` of `kind` is granted `tools` but is not a model step. */
-export function agenticNonModel(handle: string, kind: string, tools: readonly string[]): (CheckFinding & { readonly code: 'agentic_non_model' }) | undefined {
+export function agenticNonModel(
+  handle: string,
+  kind: string,
+  tools: readonly string[],
+): (CheckFinding & { readonly code: 'agentic_non_model' }) | undefined {
   if (tools.length === 0 || !NON_MODEL_KINDS.has(kind)) return undefined;
   return {
     code: 'agentic_non_model',

@@ -17,7 +17,10 @@ export interface Cycle {
  * closed it (where the chain points its caret).
  */
 export function dependencyCycle(
-  n: number, edges: readonly (readonly [number, number])[], nameOf: (node: number) => string, fromEarliest = false,
+  n: number,
+  edges: readonly (readonly [number, number])[],
+  nameOf: (node: number) => string,
+  fromEarliest = false,
 ): Cycle | undefined {
   const nodes = findCycle(n, edges, { startAtSmallest: fromEarliest });
   return nodes === undefined ? undefined : { nodes, names: nodes.map(nameOf) };
@@ -50,7 +53,10 @@ export function stepCycle(cycle: Cycle): CheckFinding {
 export function readsItself(step: string, reader: string): CheckFinding {
   return {
     code: 'cycle',
-    message: step === reader ? `step '${reader}' depends on itself` : `step '${reader}' inside '${step}' reads '${step}', which finishes only after its body`,
+    message:
+      step === reader
+        ? `step '${reader}' depends on itself`
+        : `step '${reader}' inside '${step}' reads '${step}', which finishes only after its body`,
     details: { path: [step, reader, step] },
   };
 }
@@ -59,8 +65,14 @@ export function readsItself(step: string, reader: string): CheckFinding {
  * The ids from `path` through `workflow` and the workflows it starts (`childrenOf`) back to `target`,
  * if they lead there: a workflow that, through its children, starts itself.
  */
-export function callCycle<W>(workflow: W, target: string, idOf: (w: W) => string, childrenOf: (w: W) => Iterable<W>,
-  path: readonly string[] = [], seen: Set<string> = new Set()): string[] | undefined {
+export function callCycle<W>(
+  workflow: W,
+  target: string,
+  idOf: (w: W) => string,
+  childrenOf: (w: W) => Iterable<W>,
+  path: readonly string[] = [],
+  seen: Set<string> = new Set(),
+): string[] | undefined {
   const id = idOf(workflow);
   if (id === target) return [...path, id];
   if (seen.has(id)) return undefined;

@@ -18,8 +18,7 @@ export interface TierStep {
 
 /** Where a tier finding points: into the chain expression, or at a step's budget field. */
 export type TierFindingAt =
-  | { readonly expression: number; readonly length: number }
-  | { readonly handle: string; readonly field: 'max_turns' | 'max_tool_calls' };
+  { readonly expression: number; readonly length: number } | { readonly handle: string; readonly field: 'max_turns' | 'max_tool_calls' };
 
 /** The agentic steps' budgets under the tier, and every way the workflow breaks it, in order. */
 export interface TierLimits {
@@ -41,27 +40,36 @@ export function tierLimits(tier: Tier, steps: readonly TierStep[], kindsKnown: b
   const limit = (message: string, at: TierFindingAt) => findings.push({ finding: { code: 'tier_limit', message }, at });
   const agentic = steps.filter((s) => s.tools.length > 0 && s.kind === 'model');
   if (kindsKnown && agentic.length < tier.minAgenticSteps) {
-    limit(`the ${tier.name} tier needs at least ${tier.minAgenticSteps} model step(s) granted a tool, found ${agentic.length}; grant one with '@', e.g. '${steps.find((s) => s.kind === 'model')?.handle ?? 'plan'}@web-search'`,
-      { expression: 0, length: 1 });
+    limit(
+      `the ${tier.name} tier needs at least ${tier.minAgenticSteps} model step(s) granted a tool, found ${agentic.length}; grant one with '@', e.g. '${steps.find((s) => s.kind === 'model')?.handle ?? 'plan'}@web-search'`,
+      { expression: 0, length: 1 },
+    );
   }
   if (agentic.length > tier.maxAgenticSteps) {
     const extra = agentic[tier.maxAgenticSteps]!;
-    limit(`the ${tier.name} tier allows at most ${tier.maxAgenticSteps} model steps granted tools, found ${agentic.length} ('${extra.handle}' is number ${tier.maxAgenticSteps + 1})`,
-      { expression: extra.start, length: extra.handle.length });
+    limit(
+      `the ${tier.name} tier allows at most ${tier.maxAgenticSteps} model steps granted tools, found ${agentic.length} ('${extra.handle}' is number ${tier.maxAgenticSteps + 1})`,
+      { expression: extra.start, length: extra.handle.length },
+    );
   }
   for (const s of steps) {
     if (s.task?.kind !== 'model') continue;
     const turns = s.task.max_turns ?? tier.maxTurns;
     const calls = s.task.max_tool_calls ?? tier.maxToolCalls;
     if (turns > tier.maxTurns) {
-      limit(`${fieldName(s.handle, 'max_turns')}: ${turns} exceeds the ${tier.name} tier's budget of ${tier.maxTurns} turns per agentic step (it may narrow the budget, never widen it)`,
-        { handle: s.handle, field: 'max_turns' });
+      limit(
+        `${fieldName(s.handle, 'max_turns')}: ${turns} exceeds the ${tier.name} tier's budget of ${tier.maxTurns} turns per agentic step (it may narrow the budget, never widen it)`,
+        { handle: s.handle, field: 'max_turns' },
+      );
     }
     if (calls > tier.maxToolCalls) {
-      limit(`${fieldName(s.handle, 'max_tool_calls')}: ${calls} exceeds the ${tier.name} tier's budget of ${tier.maxToolCalls} tool calls per agentic step (it may narrow the budget, never widen it)`,
-        { handle: s.handle, field: 'max_tool_calls' });
+      limit(
+        `${fieldName(s.handle, 'max_tool_calls')}: ${calls} exceeds the ${tier.name} tier's budget of ${tier.maxToolCalls} tool calls per agentic step (it may narrow the budget, never widen it)`,
+        { handle: s.handle, field: 'max_tool_calls' },
+      );
     }
-    if (s.tools.length > 0) budgets.set(s.handle, { maxTurns: Math.min(turns, tier.maxTurns), maxToolCalls: Math.min(calls, tier.maxToolCalls) });
+    if (s.tools.length > 0)
+      budgets.set(s.handle, { maxTurns: Math.min(turns, tier.maxTurns), maxToolCalls: Math.min(calls, tier.maxToolCalls) });
   }
   return { findings, budgets };
 }
@@ -70,6 +78,8 @@ export function tierLimits(tier: Tier, steps: readonly TierStep[], kindsKnown: b
 export function unknownTier(name: unknown, tiers: TierTable): CheckFinding {
   const known = Object.keys(tiers);
   const suggestion = typeof name === 'string' ? didYouMean(name, known) : undefined;
-  return { code: 'tier_limit', message: `unknown tier ${JSON.stringify(name ?? null)}${suggestion ? `; did you mean '${suggestion}'?` : ''} (known tiers: ${known.join(', ')})` };
+  return {
+    code: 'tier_limit',
+    message: `unknown tier ${JSON.stringify(name ?? null)}${suggestion ? `; did you mean '${suggestion}'?` : ''} (known tiers: ${known.join(', ')})`,
+  };
 }
-

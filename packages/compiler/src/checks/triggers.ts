@@ -20,16 +20,31 @@ export function isEventPattern(value: unknown): value is Record<string, unknown>
 }
 
 /** One `triggers:` entry. */
-export const TriggerSchema = z.strictObject({
-  name: z.string().regex(TRIGGER_NAME, { error: "1–40 letters, digits, '-' or '_' (a trigger name becomes part of the EventBridge rule's id)" })
-    .optional().describe('Rule id suffix (default trigger<N>).'),
-  description: z.string().max(TRIGGER_DESCRIPTION_MAX, { error: `at most ${TRIGGER_DESCRIPTION_MAX} characters (EventBridge's limit on a rule's description)` })
-    .optional().describe("The EventBridge rule's description."),
-  event_pattern: z.record(z.string(), z.unknown())
-    .refine(isEventPattern, { message: 'expected a non-empty mapping (an EventBridge event pattern)' })
-    .describe('EventBridge event pattern; matching events start a run.'),
-  event_bus: z.string().min(1, { error: 'an event bus name' }).optional().describe('Event bus name (default: the account\'s default bus).'),
-}).describe('a trigger');
+export const TriggerSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(TRIGGER_NAME, { error: "1–40 letters, digits, '-' or '_' (a trigger name becomes part of the EventBridge rule's id)" })
+      .optional()
+      .describe('Rule id suffix (default trigger<N>).'),
+    description: z
+      .string()
+      .max(TRIGGER_DESCRIPTION_MAX, {
+        error: `at most ${TRIGGER_DESCRIPTION_MAX} characters (EventBridge's limit on a rule's description)`,
+      })
+      .optional()
+      .describe("The EventBridge rule's description."),
+    event_pattern: z
+      .record(z.string(), z.unknown())
+      .refine(isEventPattern, { message: 'expected a non-empty mapping (an EventBridge event pattern)' })
+      .describe('EventBridge event pattern; matching events start a run.'),
+    event_bus: z
+      .string()
+      .min(1, { error: 'an event bus name' })
+      .optional()
+      .describe("Event bus name (default: the account's default bus)."),
+  })
+  .describe('a trigger');
 
 /** The `triggers:` list. */
 export const TriggersSchema = z.array(TriggerSchema);

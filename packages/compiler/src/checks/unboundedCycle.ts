@@ -19,7 +19,9 @@ export interface LoopingTask {
 }
 
 /** One `unbounded_cycle` finding per loop nothing ends, at its first task, in the order of the parts found. */
-export function unboundedCycles(tasks: readonly LoopingTask[]): { finding: CheckFinding & { readonly hint: string }; location: SourceLocation }[] {
+export function unboundedCycles(
+  tasks: readonly LoopingTask[],
+): { finding: CheckFinding & { readonly hint: string }; location: SourceLocation }[] {
   const byIndex = new Map(tasks.map((t, k) => [t.index, k]));
   const succ = tasks.map((t) => {
     const s = new Set<number>();

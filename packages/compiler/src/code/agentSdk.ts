@@ -42,7 +42,9 @@ export type WorkflowStep = Agent | ParallelGroup | WorkflowStepSpec;
 export type CodeRunner = (workflow: CodeWorkflowValue, input: unknown, options?: Record<string, unknown>) => Promise<unknown>;
 let runner: CodeRunner | undefined;
 /** Installs the runner `.run()` calls (the embedded stack, or AWS when configured). */
-export function setCodeRunner(r: CodeRunner | undefined): void { runner = r; }
+export function setCodeRunner(r: CodeRunner | undefined): void {
+  runner = r;
+}
 
 function run(w: CodeWorkflowValue, input: unknown, options?: Record<string, unknown>): Promise<unknown> {
   // Built while a process loads the program again to find its workflows: the program stops here, no run starts.
@@ -51,7 +53,10 @@ function run(w: CodeWorkflowValue, input: unknown, options?: Record<string, unkn
     return new Promise(() => {});
   }
   if (!runner) {
-    const e = Object.assign(new Error('no runner: import workflow builders from "stepforge" (its entry starts the embedded stack) to call .run()'), { name: 'runner_unavailable', code: 'runner_unavailable' });
+    const e = Object.assign(
+      new Error('no runner: import workflow builders from "stepforge" (its entry starts the embedded stack) to call .run()'),
+      { name: 'runner_unavailable', code: 'runner_unavailable' },
+    );
     return Promise.reject(e);
   }
   return runner(w, input, options);
@@ -109,7 +114,11 @@ export interface StateGraph<S> {
   readonly edges: ReadonlyMap<string, EdgeTarget<S>>;
   addNode(name: string, node: GraphNode<S>): StateGraph<S>;
   addEdge(from: string, to: EdgeTarget<S>): StateGraph<S>;
-  run(start: string, initialState: S, options?: { maxIterations?: number } & CodeRunOptions): Promise<{ state: S; steps: unknown[]; iterations: number; terminatedBy: 'end' | 'maxIterations' | 'noEdge' }>;
+  run(
+    start: string,
+    initialState: S,
+    options?: { maxIterations?: number } & CodeRunOptions,
+  ): Promise<{ state: S; steps: unknown[]; iterations: number; terminatedBy: 'end' | 'maxIterations' | 'noEdge' }>;
 }
 
 export type CodeWorkflowValue = SequentialWorkflow | ParallelGroup | StateGraph<any>;
@@ -120,7 +129,10 @@ export const CODE_CALL_SITE = Symbol.for('stepforge.codeCallSite');
 // The builder's caller: the first stack frame outside this module. It tells apart workflows of the
 // same structure in one program, and finds the same one again in a later run of the program.
 function callSite(): string | undefined {
-  const frames = (new Error().stack ?? '').split('\n').slice(1).map((l) => l.trim());
+  const frames = (new Error().stack ?? '')
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim());
   const here = frames[0]?.replace(/^at .*?\(?(\S+?):\d+:\d+\)?$/, '$1');
   return frames.find((f) => here === undefined || !f.includes(here))?.replace(/^at (.*\()?|\)$/g, '');
 }
@@ -155,9 +167,17 @@ export function stateGraph<S = Record<string, unknown>>(): StateGraph<S> {
   const edges = new Map<string, EdgeTarget<S>>();
   const g = mark({ kind: 'stateGraph', nodes, edges } as unknown as StateGraph<S>, 'stateGraph');
   Object.assign(g, {
-    addNode(name: string, node: GraphNode<S>) { nodes.set(name, node); return g; },
-    addEdge(from: string, to: EdgeTarget<S>) { edges.set(from, to); return g; },
-    run(start: string, initialState: S, options?: { maxIterations?: number } & CodeRunOptions) { return run(g, initialState, { start, ...options }); },
+    addNode(name: string, node: GraphNode<S>) {
+      nodes.set(name, node);
+      return g;
+    },
+    addEdge(from: string, to: EdgeTarget<S>) {
+      edges.set(from, to);
+      return g;
+    },
+    run(start: string, initialState: S, options?: { maxIterations?: number } & CodeRunOptions) {
+      return run(g, initialState, { start, ...options });
+    },
   });
   return g;
 }

@@ -25,13 +25,18 @@ export function codeGraphView(ir: IrDocument): GraphView {
         }
         continue;
       }
-      const branches = (parent: string, bs: readonly { name: string; agent: { tools: readonly string[] } }[]) => bs.map((b) => add({ handle: b.name, kind: 'agent', tools: [...b.agent.tools], parent }));
-      if (sdk.shape === 'parallel') { branches(step.id, sdk.branches ?? []); continue; }
+      const branches = (parent: string, bs: readonly { name: string; agent: { tools: readonly string[] } }[]) =>
+        bs.map((b) => add({ handle: b.name, kind: 'agent', tools: [...b.agent.tools], parent }));
+      if (sdk.shape === 'parallel') {
+        branches(step.id, sdk.branches ?? []);
+        continue;
+      }
       let prev: number | undefined;
       for (const item of sdk.items ?? []) {
-        const at = item.kind === 'step'
-          ? add({ handle: item.step.name, kind: 'agent', tools: [...item.step.agent.tools] })
-          : add({ handle: item.name, kind: 'parallel', tools: [] });
+        const at =
+          item.kind === 'step'
+            ? add({ handle: item.step.name, kind: 'agent', tools: [...item.step.agent.tools] })
+            : add({ handle: item.name, kind: 'parallel', tools: [] });
         if (item.kind === 'parallel') branches(item.name, item.branches);
         if (prev !== undefined) edges.push([prev, at]);
         prev = at;

@@ -40,13 +40,17 @@ export function codeToIr(value: unknown, options: CodeToIrOptions): IrDocument {
   if (kind === 'workflow' || kind === 'parallel' || kind === 'stateGraph') return sdkToIr(value as CodeWorkflowValue, options);
   if (kind !== 'kortyx') {
     throw new StepforgeError('invalid_document', `export '${options.exportName}' is not a workflow`, {
-      location, hint: 'export the result of defineWorkflow({...}) from the module, and name it with --export',
+      location,
+      hint: 'export the result of defineWorkflow({...}) from the module, and name it with --export',
     });
   }
   const checked = validateWorkflow(value);
   if (!checked.ok) {
     const first = checked.errors[0]!;
-    throw new StepforgeError('invalid_workflow', `export '${options.exportName}': ${first.path.join('.')}: ${first.message}`, { location, details: { errors: checked.errors } });
+    throw new StepforgeError('invalid_workflow', `export '${options.exportName}': ${first.path.join('.')}: ${first.message}`, {
+      location,
+      details: { errors: checked.errors },
+    });
   }
   const def: WorkflowDefinition = checked.value;
   const nodes: IrCodeNode[] = Object.entries(def.nodes).map(([name, n]) => ({
@@ -59,10 +63,18 @@ export function codeToIr(value: unknown, options: CodeToIrOptions): IrDocument {
   let start = '';
   for (const e of def.edges) {
     const when = e[2]?.when;
-    if (e[0] === START_NODE) { start = e[1]; continue; }
+    if (e[0] === START_NODE) {
+      start = e[1];
+      continue;
+    }
     edges.push({ from: e[0], to: e[1], ...(when !== undefined ? { when } : {}) });
   }
-  if (start === END_NODE) throw new StepforgeError('invalid_workflow', `export '${options.exportName}': the workflow goes from ${START_NODE} straight to ${END_NODE}`, { location });
+  if (start === END_NODE)
+    throw new StepforgeError(
+      'invalid_workflow',
+      `export '${options.exportName}': the workflow goes from ${START_NODE} straight to ${END_NODE}`,
+      { location },
+    );
   const config = { module: options.module, export: options.exportName, nodes: nodes.map((n) => n.name), edges };
   const name = workflowSlug(def.id);
   return {
@@ -71,10 +83,28 @@ export function codeToIr(value: unknown, options: CodeToIrOptions): IrDocument {
     format: 'code',
     file: options.file,
     workflow: {
-      steps: [{
-        id: def.id, kind: 'code_graph', identity: stepIdentity('code_graph', { ...config, version: def.version }, []), config, tools: [], secrets: [], location,
-        composite: { graph: { module: options.module, exportName: options.exportName, nodes, edges, start, maxIterations: KORTYX_MAX_ITERATIONS, ...handoffsOf(def, options) } },
-      }],
+      steps: [
+        {
+          id: def.id,
+          kind: 'code_graph',
+          identity: stepIdentity('code_graph', { ...config, version: def.version }, []),
+          config,
+          tools: [],
+          secrets: [],
+          location,
+          composite: {
+            graph: {
+              module: options.module,
+              exportName: options.exportName,
+              nodes,
+              edges,
+              start,
+              maxIterations: KORTYX_MAX_ITERATIONS,
+              ...handoffsOf(def, options),
+            },
+          },
+        },
+      ],
       edges: [],
       resultStep: 0,
     },
@@ -117,18 +147,33 @@ function handoffsOf(def: WorkflowDefinition, options: CodeToIrOptions): { handof
  * and the CDK app deploys beside the parent by compiling the module export that holds it: a child
  * the module does not export, or the workflow calling itself, is refused (invalid_workflow).
  */
-function childOf(child: WorkflowDefinition, node: string, parent: WorkflowDefinition, options: CodeToIrOptions, location: { file: string; line: number; column: number }): IrCodeChild {
+function childOf(
+  child: WorkflowDefinition,
+  node: string,
+  parent: WorkflowDefinition,
+  options: CodeToIrOptions,
+  location: { file: string; line: number; column: number },
+): IrCodeChild {
   const cycle = callCycle(child, parent.id, (w) => w.id, useWorkflowChildren, [parent.id]);
   if (cycle !== undefined) {
-    throw new StepforgeError('invalid_workflow', `export '${options.exportName}': node '${node}' calls workflow '${child.id}' with useWorkflow, which leads back to '${parent.id}' (${cycle.join(' → ')}): nested executions would start one another without end`, { location });
+    throw new StepforgeError(
+      'invalid_workflow',
+      `export '${options.exportName}': node '${node}' calls workflow '${child.id}' with useWorkflow, which leads back to '${parent.id}' (${cycle.join(' → ')}): nested executions would start one another without end`,
+      { location },
+    );
   }
   let exportName: string | undefined = child.id;
   if (options.exports !== undefined) {
     exportName = Object.keys(options.exports).find((k) => options.exports![k] === child);
     if (exportName === undefined) {
-      throw new StepforgeError('invalid_workflow', `export '${options.exportName}': node '${node}' calls workflow '${child.id}' with useWorkflow, which the module does not export`, {
-        location, hint: `export the child workflow from the module (export const ... = defineWorkflow({ id: '${child.id}', ... })) so it is compiled as its own state machine`,
-      });
+      throw new StepforgeError(
+        'invalid_workflow',
+        `export '${options.exportName}': node '${node}' calls workflow '${child.id}' with useWorkflow, which the module does not export`,
+        {
+          location,
+          hint: `export the child workflow from the module (export const ... = defineWorkflow({ id: '${child.id}', ... })) so it is compiled as its own state machine`,
+        },
+      );
     }
   }
   return { name: workflowSlug(child.id), id: child.id, exportName };
@@ -141,5 +186,10 @@ function useWorkflowChildren(wf: WorkflowDefinition): WorkflowDefinition[] {
 
 /** `behavior.retry`: `maxAttempts` total attempts, `delayMs` apart (Kortyx waits a fixed delay: no backoff, no jitter). */
 function kortyxRetry(r: { maxAttempts?: number; delayMs?: number }): IrRetry {
-  return { maxAttempts: Math.max(1, r.maxAttempts ?? 1), intervalSeconds: Math.max(1, Math.ceil((r.delayMs ?? 1000) / 1000)), backoffRate: 1, jitter: false };
+  return {
+    maxAttempts: Math.max(1, r.maxAttempts ?? 1),
+    intervalSeconds: Math.max(1, Math.ceil((r.delayMs ?? 1000) / 1000)),
+    backoffRate: 1,
+    jitter: false,
+  };
 }

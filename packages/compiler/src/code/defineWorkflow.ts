@@ -37,7 +37,11 @@ export type WorkflowEdge = readonly [string, string] | readonly [string, string,
 
 /** A schema with zod's `safeParse` (the workflow's inputSchema / outputSchema). */
 export interface SchemaLike {
-  safeParse(v: unknown): { success: boolean; data?: unknown; error?: { issues?: readonly { path: readonly PropertyKey[]; message: string }[] } };
+  safeParse(v: unknown): {
+    success: boolean;
+    data?: unknown;
+    error?: { issues?: readonly { path: readonly PropertyKey[]; message: string }[] };
+  };
 }
 
 /** A Kortyx workflow definition as its authors write it. */
@@ -69,10 +73,13 @@ export interface WorkflowValidationError {
 }
 
 /** Checks a candidate definition: `{ok: true, value}` or `{ok: false, errors}`, as Kortyx's validateWorkflow answers. */
-export function validateWorkflow(candidate: unknown): { ok: true; value: WorkflowDefinition } | { ok: false; errors: WorkflowValidationError[] } {
+export function validateWorkflow(
+  candidate: unknown,
+): { ok: true; value: WorkflowDefinition } | { ok: false; errors: WorkflowValidationError[] } {
   const errors: WorkflowValidationError[] = [];
   const err = (path: (string | number)[], message: string, code = 'invalid_type') => errors.push({ path, message, code });
-  if (candidate === null || typeof candidate !== 'object') return { ok: false, errors: [{ path: [], message: 'a workflow definition must be an object', code: 'invalid_type' }] };
+  if (candidate === null || typeof candidate !== 'object')
+    return { ok: false, errors: [{ path: [], message: 'a workflow definition must be an object', code: 'invalid_type' }] };
   const c = candidate as Record<string, unknown>;
   if (typeof c.id !== 'string' || c.id === '') err(['id'], 'id must be a non-empty string');
   if (typeof c.version !== 'string') err(['version'], 'version must be a string');
@@ -81,18 +88,29 @@ export function validateWorkflow(candidate: unknown): { ok: true; value: Workflo
   const names = new Set(nodes && typeof nodes === 'object' ? Object.keys(nodes) : []);
   for (const n of names) {
     const def = (nodes as Record<string, unknown>)[n] as Record<string, unknown> | null;
-    if (def === null || typeof def !== 'object') { err(['nodes', n], `node '${n}' must be an object with run`); continue; }
+    if (def === null || typeof def !== 'object') {
+      err(['nodes', n], `node '${n}' must be an object with run`);
+      continue;
+    }
     if (isWorkflowCall(def.run)) {
       const child = def.run.child;
-      if (child === null || typeof child !== 'object' || typeof (child as { id?: unknown }).id !== 'string') err(['nodes', n, 'run'], `node '${n}': useWorkflow needs the child workflow itself (the value defineWorkflow returned), not its id`, 'custom');
-    } else if (typeof def.run !== 'function' && typeof def.run !== 'string') err(['nodes', n, 'run'], `node '${n}' needs run: a node function or useWorkflow(child, input)`);
+      if (child === null || typeof child !== 'object' || typeof (child as { id?: unknown }).id !== 'string')
+        err(
+          ['nodes', n, 'run'],
+          `node '${n}': useWorkflow needs the child workflow itself (the value defineWorkflow returned), not its id`,
+          'custom',
+        );
+    } else if (typeof def.run !== 'function' && typeof def.run !== 'string')
+      err(['nodes', n, 'run'], `node '${n}' needs run: a node function or useWorkflow(child, input)`);
     const checkpoint = (def.behavior as { checkpoint?: unknown } | undefined)?.checkpoint;
-    if (checkpoint !== undefined && typeof checkpoint !== 'boolean') err(['nodes', n, 'behavior', 'checkpoint'], 'checkpoint must be true or false');
+    if (checkpoint !== undefined && typeof checkpoint !== 'boolean')
+      err(['nodes', n, 'behavior', 'checkpoint'], 'checkpoint must be true or false');
     const retry = (def.behavior as { retry?: Record<string, unknown> } | undefined)?.retry;
     if (retry !== undefined) {
       for (const k of ['maxAttempts', 'delayMs'] as const) {
         const v = retry[k];
-        if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0)) err(['nodes', n, 'behavior', 'retry', k], `${k} must be a non-negative integer`);
+        if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0))
+          err(['nodes', n, 'behavior', 'retry', k], `${k} must be a non-negative integer`);
       }
     }
     if (n === START_NODE || n === END_NODE) err(['nodes', n], `'${n}' is reserved for the graph's ends`, 'custom');
@@ -101,12 +119,21 @@ export function validateWorkflow(candidate: unknown): { ok: true; value: Workflo
   else {
     let starts = 0;
     c.edges.forEach((e: unknown, i: number) => {
-      if (!Array.isArray(e) || e.length < 2 || e.length > 3 || typeof e[0] !== 'string' || typeof e[1] !== 'string') { err(['edges', i], 'an edge is [from, to] or [from, to, {when}]'); return; }
+      if (!Array.isArray(e) || e.length < 2 || e.length > 3 || typeof e[0] !== 'string' || typeof e[1] !== 'string') {
+        err(['edges', i], 'an edge is [from, to] or [from, to, {when}]');
+        return;
+      }
       const [from, to, opts] = e as [string, string, unknown];
       if (from === START_NODE) starts++;
       if (from !== START_NODE && !names.has(from)) err(['edges', i, 0], `edge from unknown node '${from}'`, 'custom');
       if (to !== END_NODE && !names.has(to)) err(['edges', i, 1], `edge to unknown node '${to}'`, 'custom');
-      if (opts !== undefined && (opts === null || typeof opts !== 'object' || ((opts as { when?: unknown }).when !== undefined && typeof (opts as { when?: unknown }).when !== 'string'))) err(['edges', i, 2], 'edge options are {when: "<condition or intent>"}');
+      if (
+        opts !== undefined &&
+        (opts === null ||
+          typeof opts !== 'object' ||
+          ((opts as { when?: unknown }).when !== undefined && typeof (opts as { when?: unknown }).when !== 'string'))
+      )
+        err(['edges', i, 2], 'edge options are {when: "<condition or intent>"}');
     });
     if (starts !== 1) err(['edges'], `exactly one edge must leave '${START_NODE}' (found ${starts})`, 'custom');
   }
@@ -117,7 +144,9 @@ export function validateWorkflow(candidate: unknown): { ok: true; value: Workflo
 export function defineWorkflow<T extends WorkflowDefinition>(definition: T): T & KortyxWorkflow {
   const checked = validateWorkflow(definition);
   if (!checked.ok) {
-    const e = new Error(`invalid workflow '${String((definition as { id?: unknown }).id)}': ${checked.errors.map((x) => `${x.path.join('.') || '(root)'}: ${x.message}`).join('; ')}`);
+    const e = new Error(
+      `invalid workflow '${String((definition as { id?: unknown }).id)}': ${checked.errors.map((x) => `${x.path.join('.') || '(root)'}: ${x.message}`).join('; ')}`,
+    );
     e.name = 'invalid_workflow';
     throw Object.assign(e, { code: 'invalid_workflow', errors: checked.errors });
   }
@@ -151,5 +180,8 @@ export function isWorkflowCall(v: unknown): v is WorkflowCall {
  * node's `data` is.
  */
 export function useWorkflow(child: WorkflowDefinition, input?: ((state: any) => unknown) | Record<string, unknown>): WorkflowCall {
-  return Object.defineProperty({ workflow: child?.id, child, ...(input !== undefined ? { input } : {}) }, WORKFLOW_CALL, { value: true, enumerable: false }) as WorkflowCall;
+  return Object.defineProperty({ workflow: child?.id, child, ...(input !== undefined ? { input } : {}) }, WORKFLOW_CALL, {
+    value: true,
+    enumerable: false,
+  }) as WorkflowCall;
 }

@@ -68,30 +68,43 @@ export function kortyxFileModule(text: string, file: string, options: KortyxFile
   const bad = (path: string, message: string): never => {
     throw new StepforgeError('invalid_workflow', `${file}: ${path}: ${message}`, { location });
   };
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) bad('(root)', 'a Kortyx workflow file holds one object: {id, version, nodes, edges}');
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    bad('(root)', 'a Kortyx workflow file holds one object: {id, version, nodes, edges}');
   const wf = raw as Record<string, unknown>;
   for (const k of Object.keys(wf)) {
     if (!WORKFLOW_KEYS.has(k)) {
-      bad(k, k === 'inputSchema' || k === 'outputSchema'
-        ? `${k} is a zod schema, which a YAML or JSON file cannot hold: define the workflow in a module (defineWorkflow) to give it one`
-        : `unknown key (a Kortyx workflow has ${[...WORKFLOW_KEYS].join(', ')})`);
+      bad(
+        k,
+        k === 'inputSchema' || k === 'outputSchema'
+          ? `${k} is a zod schema, which a YAML or JSON file cannot hold: define the workflow in a module (defineWorkflow) to give it one`
+          : `unknown key (a Kortyx workflow has ${[...WORKFLOW_KEYS].join(', ')})`,
+      );
     }
   }
-  const nodes = wf.nodes !== null && typeof wf.nodes === 'object' && !Array.isArray(wf.nodes) ? wf.nodes as Record<string, unknown> : {};
+  const nodes = wf.nodes !== null && typeof wf.nodes === 'object' && !Array.isArray(wf.nodes) ? (wf.nodes as Record<string, unknown>) : {};
   const imports: string[] = [];
   const modules = new Map<string, string>();
   const runs: Record<string, string> = {};
   for (const [name, def] of Object.entries(nodes)) {
     if (def === null || typeof def !== 'object' || Array.isArray(def)) continue;
     const n = def as Record<string, unknown>;
-    for (const k of Object.keys(n)) if (!NODE_KEYS.has(k)) bad(`nodes.${name}.${k}`, `unknown key (a node has ${[...NODE_KEYS].join(', ')})`);
+    for (const k of Object.keys(n))
+      if (!NODE_KEYS.has(k)) bad(`nodes.${name}.${k}`, `unknown key (a node has ${[...NODE_KEYS].join(', ')})`);
     const behavior = n.behavior;
     if (behavior !== null && typeof behavior === 'object' && !Array.isArray(behavior)) {
-      for (const k of Object.keys(behavior)) if (!BEHAVIOR_KEYS.has(k)) bad(`nodes.${name}.behavior.${k}`, `unknown key (a node's behavior has ${[...BEHAVIOR_KEYS].join(', ')})`);
+      for (const k of Object.keys(behavior))
+        if (!BEHAVIOR_KEYS.has(k))
+          bad(`nodes.${name}.behavior.${k}`, `unknown key (a node's behavior has ${[...BEHAVIOR_KEYS].join(', ')})`);
     }
-    if (typeof n.run !== 'string') { bad(`nodes.${name}.run`, 'run must be a module path with an optional #export, e.g. ./nodes/classify.ts#classifyNode'); continue; }
+    if (typeof n.run !== 'string') {
+      bad(`nodes.${name}.run`, 'run must be a module path with an optional #export, e.g. ./nodes/classify.ts#classifyNode');
+      continue;
+    }
     if (!isModuleRef(n.run)) {
-      bad(`nodes.${name}.run`, `'${n.run}' is a key of Kortyx's in-process node registry (registerNode), which a workflow file run on Step Functions cannot reach: name the module instead, e.g. ./nodes/${n.run}.ts#${n.run}`);
+      bad(
+        `nodes.${name}.run`,
+        `'${n.run}' is a key of Kortyx's in-process node registry (registerNode), which a workflow file run on Step Functions cannot reach: name the module instead, e.g. ./nodes/${n.run}.ts#${n.run}`,
+      );
     }
     const hash = n.run.indexOf('#');
     const spec = hash < 0 ? n.run : n.run.slice(0, hash);
@@ -122,7 +135,7 @@ export function kortyxFileModule(text: string, file: string, options: KortyxFile
     'function __pick(mod, exportName, node, ref) {',
     '  if (exportName !== null) {',
     '    if (typeof mod[exportName] === "function") return mod[exportName];',
-    '    throw new Error(`node \'${node}\': run \'${ref}\': the module exports no function \'${exportName}\'`);',
+    "    throw new Error(`node '${node}': run '${ref}': the module exports no function '${exportName}'`);",
     '  }',
     '  if (typeof mod.default === "function") return mod.default;',
     '  const fns = Object.keys(mod).filter((k) => typeof mod[k] === "function");',

@@ -33,18 +33,24 @@ export function sdkToIr(value: CodeWorkflowValue, options: SdkToIrOptions): IrDo
     return n;
   };
   const toStep = (s: unknown, path: number[], where: string, fallback: string, inGroup: boolean): IrSdkStep => {
-    const spec = isAgent(s) ? { agent: s } as WorkflowStepSpec : s as WorkflowStepSpec;
-    if (spec === null || typeof spec !== 'object' || !isAgent(spec.agent)) return bad(where, 'a step is an agent(...), a parallel([...]) group, or { agent, when, transform, retries, retryDelay }');
-    for (const k of ['when', 'transform'] as const) if (spec[k] !== undefined && typeof spec[k] !== 'function') bad(`${where}.${k}`, `${k} must be a function`);
+    const spec = isAgent(s) ? ({ agent: s } as WorkflowStepSpec) : (s as WorkflowStepSpec);
+    if (spec === null || typeof spec !== 'object' || !isAgent(spec.agent))
+      return bad(where, 'a step is an agent(...), a parallel([...]) group, or { agent, when, transform, retries, retryDelay }');
+    for (const k of ['when', 'transform'] as const)
+      if (spec[k] !== undefined && typeof spec[k] !== 'function') bad(`${where}.${k}`, `${k} must be a function`);
     const retries = spec.retries ?? 0;
     if (!Number.isInteger(retries) || retries < 0) bad(`${where}.retries`, 'retries must be a non-negative integer');
     const delay = spec.retryDelay ?? 1000;
     if (typeof delay !== 'number' || delay < 0) bad(`${where}.retryDelay`, 'retryDelay must be a non-negative number of milliseconds');
     const agent = sdkAgent(spec.agent, spec.name ?? fallback);
-    if (inGroup && agent.tools.length > 0) bad(where, 'an agent granted tools in a parallel branch is not supported yet (its agent loop would have to run inside the branch)');
+    if (inGroup && agent.tools.length > 0)
+      bad(where, 'an agent granted tools in a parallel branch is not supported yet (its agent loop would have to run inside the branch)');
     return {
-      name: unique(spec.name ?? agent.name, fallback), path, agent,
-      when: spec.when !== undefined, transform: spec.transform !== undefined,
+      name: unique(spec.name ?? agent.name, fallback),
+      path,
+      agent,
+      when: spec.when !== undefined,
+      transform: spec.transform !== undefined,
       ...(retries > 0 ? { retry: sdkRetry(retries, delay) } : {}),
       ...(spec.input !== undefined ? { input: spec.input } : {}),
     };
@@ -58,9 +64,11 @@ export function sdkToIr(value: CodeWorkflowValue, options: SdkToIrOptions): IrDo
   let id: string;
   if (value.kind === 'workflow') {
     if (!Array.isArray(value.steps) || value.steps.length === 0) bad('steps', 'a workflow needs at least one step');
-    const items: IrSdkItem[] = value.steps.map((s, i) => (isGroup(s)
-      ? { kind: 'parallel', name: unique(`parallel ${i + 1}`, `step ${i + 1}`), branches: group(s.steps, [i], `steps.${i}`) }
-      : { kind: 'step', step: toStep(s, [i], `steps.${i}`, `step ${i + 1}`, false) }));
+    const items: IrSdkItem[] = value.steps.map((s, i) =>
+      isGroup(s)
+        ? { kind: 'parallel', name: unique(`parallel ${i + 1}`, `step ${i + 1}`), branches: group(s.steps, [i], `steps.${i}`) }
+        : { kind: 'step', step: toStep(s, [i], `steps.${i}`, `step ${i + 1}`, false) },
+    );
     sdk = { module: options.module, exportName: options.exportName, shape: 'workflow', items };
     id = options.exportName;
   } else if (value.kind === 'parallel') {
@@ -73,11 +81,17 @@ export function sdkToIr(value: CodeWorkflowValue, options: SdkToIrOptions): IrDo
     for (const [name, node] of g.nodes) {
       if (name === END) bad(`nodes.${name}`, `'${END}' is where a graph ends; it cannot be a node`);
       names.add(name);
-      const agentNode = typeof node === 'object' && node !== null && (node as { kind?: string }).kind === 'agentNode' ? node as { agent: Agent; inputFn: unknown; mergeFn: unknown } : undefined;
-      if (!agentNode && typeof node !== 'function') bad(`nodes.${name}`, 'a node is a function over the state or agentNode(agent, inputFn, mergeFn)');
-      if (agentNode && (typeof agentNode.inputFn !== 'function' || typeof agentNode.mergeFn !== 'function' || !isAgent(agentNode.agent))) bad(`nodes.${name}`, 'agentNode takes (agent, inputFn, mergeFn)');
+      const agentNode =
+        typeof node === 'object' && node !== null && (node as { kind?: string }).kind === 'agentNode'
+          ? (node as { agent: Agent; inputFn: unknown; mergeFn: unknown })
+          : undefined;
+      if (!agentNode && typeof node !== 'function')
+        bad(`nodes.${name}`, 'a node is a function over the state or agentNode(agent, inputFn, mergeFn)');
+      if (agentNode && (typeof agentNode.inputFn !== 'function' || typeof agentNode.mergeFn !== 'function' || !isAgent(agentNode.agent)))
+        bad(`nodes.${name}`, 'agentNode takes (agent, inputFn, mergeFn)');
       const edge = g.edges.get(name);
-      if (edge !== undefined && typeof edge !== 'function' && typeof edge !== 'string') bad(`edges.${name}`, 'an edge goes to a node name, END, or a router function');
+      if (edge !== undefined && typeof edge !== 'function' && typeof edge !== 'string')
+        bad(`edges.${name}`, 'an edge goes to a node name, END, or a router function');
       if (typeof edge === 'string' && edge !== END && !g.nodes.has(edge)) bad(`edges.${name}`, `edge to unknown node '${edge}'`);
       nodes.push({
         name,
@@ -100,10 +114,18 @@ export function sdkToIr(value: CodeWorkflowValue, options: SdkToIrOptions): IrDo
     format: 'code',
     file: options.file,
     workflow: {
-      steps: [{
-        id, kind: 'code_graph', identity: stepIdentity('code_graph', { ...config, sdk: JSON.stringify(sdk) }, []), config, tools: [], secrets: [], location,
-        composite: { sdk },
-      }],
+      steps: [
+        {
+          id,
+          kind: 'code_graph',
+          identity: stepIdentity('code_graph', { ...config, sdk: JSON.stringify(sdk) }, []),
+          config,
+          tools: [],
+          secrets: [],
+          location,
+          composite: { sdk },
+        },
+      ],
       edges: [],
       resultStep: 0,
     },

@@ -11,8 +11,14 @@ import { unsupportedYamlKeys } from '../source/unsupportedYamlKey.js';
 import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
 import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../source/yamlValueIssues.js';
 import {
-  CONTENOX_HANDLERS, CONTENOX_OPERATORS, type ContenoxBranch, type ContenoxDocument, type ContenoxHandler, type ContenoxOperator,
-  type ContenoxTarget, type ContenoxTask,
+  CONTENOX_HANDLERS,
+  CONTENOX_OPERATORS,
+  type ContenoxBranch,
+  type ContenoxDocument,
+  type ContenoxHandler,
+  type ContenoxOperator,
+  type ContenoxTarget,
+  type ContenoxTask,
 } from './ContenoxDocument.js';
 import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool } from '@stepforge/contract';
 import { fillMacros } from './expandMacros.js';
@@ -43,14 +49,23 @@ export interface LoadContenoxResult {
 export function isContenoxChainData(data: unknown): boolean {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return false;
   const tasks = (data as { tasks?: unknown }).tasks;
-  return Array.isArray(tasks) && tasks.length > 0 && tasks.every((t) => t !== null && typeof t === 'object' && !Array.isArray(t) && 'handler' in t);
+  return (
+    Array.isArray(tasks) &&
+    tasks.length > 0 &&
+    tasks.every((t) => t !== null && typeof t === 'object' && !Array.isArray(t) && 'handler' in t)
+  );
 }
 
 type Obj = Record<string, unknown>;
 
 /** Loads a Contenox chain; `parsed` is a `yaml` parse of `text` the caller already made. */
-export function loadContenoxDocument(text: string, options: LoadContenoxOptions = {}, parsed?: Document, source?: SourceText,
-  fast?: { readonly data: unknown; readonly locator: Locator }): LoadContenoxResult {
+export function loadContenoxDocument(
+  text: string,
+  options: LoadContenoxOptions = {},
+  parsed?: Document,
+  source?: SourceText,
+  fast?: { readonly data: unknown; readonly locator: Locator },
+): LoadContenoxResult {
   const src = source ?? new SourceText(text, options.file);
   // The fast parse serves a valid chain; any error is reported from the precise `yaml` parse.
   if (fast !== undefined && parsed === undefined) {
@@ -86,16 +101,33 @@ function yamlIssue(src: SourceText, offset: number, length: number, message: str
   return new StepforgeError('invalid_document', message, { location: { file: src.file, line, column, length }, source: src });
 }
 
-function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Locator, src: SourceText, options: LoadContenoxOptions): LoadContenoxResult {
+function loadParsed(
+  data: unknown,
+  yamlErrors: Document['errors'],
+  locator: Locator,
+  src: SourceText,
+  options: LoadContenoxOptions,
+): LoadContenoxResult {
   const errors: StepforgeError[] = [];
   const warnings: Diagnostic[] = [];
   const at = (path: DataPath): SourceLocation => locator.at(path).location;
   const fail = (code: string, message: string, location: SourceLocation, hint?: string, details?: Record<string, unknown>): void => {
-    errors.push(new StepforgeError(code, message, { location, source: src, ...(hint !== undefined ? { hint } : {}), ...(details ? { details } : {}) }));
+    errors.push(
+      new StepforgeError(code, message, {
+        location,
+        source: src,
+        ...(hint !== undefined ? { hint } : {}),
+        ...(details ? { details } : {}),
+      }),
+    );
   };
   if (yamlErrors.length > 0) {
     const e = yamlErrors[0]!;
-    fail('invalid_document', `invalid JSON/YAML: ${yamlErrorMessage(e)}`, nodeLocation(src, { range: [e.pos[0], e.pos[1], e.pos[1]] } as never));
+    fail(
+      'invalid_document',
+      `invalid JSON/YAML: ${yamlErrorMessage(e)}`,
+      nodeLocation(src, { range: [e.pos[0], e.pos[1], e.pos[1]] } as never),
+    );
     return { errors, warnings };
   }
   const vars = options.vars ?? {};
@@ -134,8 +166,12 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Loca
   };
   const root = fill(data, []) as Obj;
   if (!isContenoxChainData(root)) {
-    fail('invalid_document', 'not a Contenox task chain: expected `tasks`, a list of objects each with a `handler`', at(['tasks']),
-      'write {"id": "…", "tasks": [{"id": "…", "handler": "chat_completion", "transition": {"branches": [{"operator": "default", "goto": "end"}]}}]}');
+    fail(
+      'invalid_document',
+      'not a Contenox task chain: expected `tasks`, a list of objects each with a `handler`',
+      at(['tasks']),
+      'write {"id": "…", "tasks": [{"id": "…", "handler": "chat_completion", "transition": {"branches": [{"operator": "default", "goto": "end"}]}}]}',
+    );
     return { errors, warnings };
   }
   const rawTasks = root.tasks as Obj[];
@@ -144,12 +180,24 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Loca
   rawTasks.forEach((t, i) => {
     const id = t.id;
     if (typeof id !== 'string' || id === '') {
-      fail('invalid_document', 'a task needs an `id` (a non-empty string)', at(['tasks', i]), 'give every task a unique id; branches name it in `goto`');
+      fail(
+        'invalid_document',
+        'a task needs an `id` (a non-empty string)',
+        at(['tasks', i]),
+        'give every task a unique id; branches name it in `goto`',
+      );
       return;
     }
-    if (id === 'end') fail('invalid_document', "a task cannot be named 'end': `goto: \"end\"` ends the chain", at(['tasks', i, 'id']), 'rename the task');
+    if (id === 'end')
+      fail('invalid_document', 'a task cannot be named \'end\': `goto: "end"` ends the chain', at(['tasks', i, 'id']), 'rename the task');
     if (index.has(id)) {
-      fail('duplicate_task_id', `task id '${id}' is used twice (first by task ${index.get(id)! + 1})`, at(['tasks', i, 'id']), 'task ids must be unique: a goto names exactly one task', { id });
+      fail(
+        'duplicate_task_id',
+        `task id '${id}' is used twice (first by task ${index.get(id)! + 1})`,
+        at(['tasks', i, 'id']),
+        'task ids must be unique: a goto names exactly one task',
+        { id },
+      );
       return;
     }
     index.set(id, i);
@@ -172,20 +220,31 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Loca
     const handler = t.handler;
     if (typeof handler !== 'string' || !(CONTENOX_HANDLERS as readonly string[]).includes(handler)) {
       const near = typeof handler === 'string' ? didYouMean(handler, CONTENOX_HANDLERS) : undefined;
-      fail('unknown_handler', `task '${id}' has handler ${JSON.stringify(handler)}, which Contenox does not define${near ? ` (did you mean '${near}'?)` : ''}`,
-        at(['tasks', i, 'handler']), `use one of: ${CONTENOX_HANDLERS.join(', ')}`, { handler });
+      fail(
+        'unknown_handler',
+        `task '${id}' has handler ${JSON.stringify(handler)}, which Contenox does not define${near ? ` (did you mean '${near}'?)` : ''}`,
+        at(['tasks', i, 'handler']),
+        `use one of: ${CONTENOX_HANDLERS.join(', ')}`,
+        { handler },
+      );
     }
     const transition = (t.transition ?? {}) as Obj;
-    const rawBranches = Array.isArray(transition.branches) ? transition.branches as Obj[] : [];
-    if (transition.branches !== undefined && !Array.isArray(transition.branches)) fail('invalid_document', '`transition.branches` must be a list', at(['tasks', i, 'transition', 'branches']));
+    const rawBranches = Array.isArray(transition.branches) ? (transition.branches as Obj[]) : [];
+    if (transition.branches !== undefined && !Array.isArray(transition.branches))
+      fail('invalid_document', '`transition.branches` must be a list', at(['tasks', i, 'transition', 'branches']));
     const branches: ContenoxBranch[] = [];
     rawBranches.forEach((b, j) => {
       const path = ['tasks', i, 'transition', 'branches', j];
       const op = b.operator;
       if (typeof op !== 'string' || !(CONTENOX_OPERATORS as readonly string[]).includes(op)) {
         const near = typeof op === 'string' ? didYouMean(op, CONTENOX_OPERATORS) : undefined;
-        fail('unknown_operator', `branch ${j + 1} of task '${id}' has operator ${JSON.stringify(op)}${near ? ` (did you mean '${near}'?)` : ''}`,
-          at([...path, 'operator']), `use one of: ${CONTENOX_OPERATORS.join(', ')}`, { operator: op });
+        fail(
+          'unknown_operator',
+          `branch ${j + 1} of task '${id}' has operator ${JSON.stringify(op)}${near ? ` (did you mean '${near}'?)` : ''}`,
+          at([...path, 'operator']),
+          `use one of: ${CONTENOX_OPERATORS.join(', ')}`,
+          { operator: op },
+        );
         return;
       }
       const goto = target(b.goto, [...path, 'goto'], id);
@@ -196,17 +255,27 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Loca
         const a = m ? index.get(m[1]!) : undefined;
         const z = m ? index.get(m[2]!) : undefined;
         if (a === undefined || z === undefined) {
-          fail('invalid_edge', `branch ${j + 1} of task '${id}' counts edge ${JSON.stringify(b.edge)}: expected "FROM->TO" naming two tasks of this chain`, at([...path, 'edge']),
-            'write "edge": "review->run_tools" (the counter goes up each time that transition is taken)');
+          fail(
+            'invalid_edge',
+            `branch ${j + 1} of task '${id}' counts edge ${JSON.stringify(b.edge)}: expected "FROM->TO" naming two tasks of this chain`,
+            at([...path, 'edge']),
+            'write "edge": "review->run_tools" (the counter goes up each time that transition is taken)',
+          );
           return;
         }
         if (!/^\d+$/.test(when.trim())) {
-          fail('invalid_document', `branch ${j + 1} of task '${id}': edge_traversed_at_least needs a whole number in \`when\`, got ${JSON.stringify(b.when)}`, at([...path, 'when']), 'write "when": "6"');
+          fail(
+            'invalid_document',
+            `branch ${j + 1} of task '${id}': edge_traversed_at_least needs a whole number in \`when\`, got ${JSON.stringify(b.when)}`,
+            at([...path, 'when']),
+            'write "when": "6"',
+          );
           return;
         }
         edge = [a, z];
       }
-      if (goto !== undefined) branches.push({ operator: op as ContenoxOperator, when, goto, ...(edge ? { edge } : {}), location: at(path) });
+      if (goto !== undefined)
+        branches.push({ operator: op as ContenoxOperator, when, goto, ...(edge ? { edge } : {}), location: at(path) });
     });
     const onFailureRaw = transition.on_failure;
     let onFailure: number | undefined;
@@ -217,10 +286,20 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Loca
     const tools = taskTools(t, i, id, at, fail, warnings, options);
     checkToolsPolicies(t, i, id, at, fail);
     if (typeof handler === 'string' && (CONTENOX_HANDLERS as readonly string[]).includes(handler)) {
-      tasks.push({ id, index: i, handler: handler as ContenoxHandler, data: t, branches, ...(onFailure !== undefined ? { onFailure } : {}), tools, location: at(['tasks', i]) });
+      tasks.push({
+        id,
+        index: i,
+        handler: handler as ContenoxHandler,
+        data: t,
+        branches,
+        ...(onFailure !== undefined ? { onFailure } : {}),
+        tools,
+        location: at(['tasks', i]),
+      });
     }
   });
-  if (errors.length === 0) for (const { finding: f, location } of unboundedCycles(tasks)) fail(f.code, f.message, location, f.hint, f.details);
+  if (errors.length === 0)
+    for (const { finding: f, location } of unboundedCycles(tasks)) fail(f.code, f.message, location, f.hint, f.details);
   const document: ContenoxDocument = {
     ...(typeof root.id === 'string' ? { id: root.id } : {}),
     ...(typeof root.description === 'string' ? { description: root.description } : {}),
@@ -234,31 +313,58 @@ function loadParsed(data: unknown, yamlErrors: Document['errors'], locator: Loca
 /** Tool sets Contenox's own host provides to its chains (missions, the oracle, git, sessions). */
 const HOST_TOOL_SETS = ['oracle', 'mission', 'git', 'shell_session', 'native-fs-browse'];
 
-function taskTools(t: Obj, i: number, id: string, at: (p: DataPath) => SourceLocation, fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void,
-  warnings: Diagnostic[], options: LoadContenoxOptions): string[] {
+function taskTools(
+  t: Obj,
+  i: number,
+  id: string,
+  at: (p: DataPath) => SourceLocation,
+  fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void,
+  warnings: Diagnostic[],
+  options: LoadContenoxOptions,
+): string[] {
   const out: string[] = [];
   const add = (name: unknown, path: PropertyKey[]): void => {
     if (typeof name !== 'string') return;
     const mapped = mapContenoxTool(name);
     if (!mapped && HOST_TOOL_SETS.includes(name) && !options.requireMacros) {
       // Contenox's host supplies these (missions, the oracle): the chain is valid; a run needs the tool.
-      warnings.push({ severity: 'warning', code: 'unknown_tool', message: `task '${id}' names Contenox's host tool set '${name}', which has no counterpart here: a run refuses it (tools that exist: ${knownToolNames().join(', ')})`, location: at(path) });
+      warnings.push({
+        severity: 'warning',
+        code: 'unknown_tool',
+        message: `task '${id}' names Contenox's host tool set '${name}', which has no counterpart here: a run refuses it (tools that exist: ${knownToolNames().join(', ')})`,
+        location: at(path),
+      });
       return;
     }
     if (!mapped) {
       const near = didYouMean(name, knownToolNames());
-      fail('unknown_tool', `task '${id}' names tool '${name}', which does not exist here${near ? ` (did you mean '${near}'?)` : ''}`, at(path),
-        `tools that exist: ${knownToolNames().join(', ')}`, { tool: name });
+      fail(
+        'unknown_tool',
+        `task '${id}' names tool '${name}', which does not exist here${near ? ` (did you mean '${near}'?)` : ''}`,
+        at(path),
+        `tools that exist: ${knownToolNames().join(', ')}`,
+        { tool: name },
+      );
       return;
     }
     for (const m of mapped) if (!out.includes(m)) out.push(m);
   };
   const config = t.execute_config as Obj | undefined;
-  const hidden = new Set(Array.isArray(config?.hide_tools) ? (config!.hide_tools as unknown[]).flatMap((h) => (typeof h === 'string' ? mapContenoxTool(h) ?? [] : [])) : []);
-  if (config && Array.isArray(config.tools)) (config.tools as unknown[]).forEach((n, k) => add(n, ['tasks', i, 'execute_config', 'tools', k]));
+  const hidden = new Set(
+    Array.isArray(config?.hide_tools)
+      ? (config!.hide_tools as unknown[]).flatMap((h) => (typeof h === 'string' ? (mapContenoxTool(h) ?? []) : []))
+      : [],
+  );
+  if (config && Array.isArray(config.tools))
+    (config.tools as unknown[]).forEach((n, k) => add(n, ['tasks', i, 'execute_config', 'tools', k]));
   if (t.handler === 'tools') {
     const call = t.tools as Obj | undefined;
-    if (!call || typeof call.name !== 'string') fail('invalid_document', `task '${id}' (handler tools) needs \`tools\`: {"name": "<tool set>", "tool_name": "<tool>", "args": {…}}`, at(['tasks', i]));
+    if (!call || typeof call.name !== 'string')
+      fail(
+        'invalid_document',
+        `task '${id}' (handler tools) needs \`tools\`: {"name": "<tool set>", "tool_name": "<tool>", "args": {…}}`,
+        at(['tasks', i]),
+      );
     else add(call.name, ['tasks', i, 'tools', 'name']);
   }
   return out.filter((n) => !hidden.has(n));
@@ -269,22 +375,37 @@ function taskTools(t: Obj, i: number, id: string, at: (p: DataPath) => SourceLoc
  * Contenox defines for that set, each value a scalar. The runtime narrows the project's policy with
  * them, so a misspelt key would be a limit that silently does not hold: it is refused here.
  */
-function checkToolsPolicies(t: Obj, i: number, id: string, at: (p: DataPath) => SourceLocation,
-  fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void): void {
+function checkToolsPolicies(
+  t: Obj,
+  i: number,
+  id: string,
+  at: (p: DataPath) => SourceLocation,
+  fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void,
+): void {
   const config = t.execute_config as Obj | undefined;
   const policies = config?.tools_policies;
   if (policies === undefined || policies === null) return;
   const base = ['tasks', i, 'execute_config', 'tools_policies'];
   if (typeof policies !== 'object' || Array.isArray(policies)) {
-    fail('invalid_document', `task '${id}': \`tools_policies\` must map a tool set to its policy keys`, at(base), 'write "tools_policies": {"local_shell": {"_allowed_commands": "ls,cat"}}');
+    fail(
+      'invalid_document',
+      `task '${id}': \`tools_policies\` must map a tool set to its policy keys`,
+      at(base),
+      'write "tools_policies": {"local_shell": {"_allowed_commands": "ls,cat"}}',
+    );
     return;
   }
   for (const [set, keys] of Object.entries(policies as Obj)) {
     const known = contenoxToolSetOf(set);
     if (known === undefined) {
       const near = didYouMean(set, Object.keys(CONTENOX_POLICY_KEYS));
-      fail('unknown_tool', `task '${id}' sets tools_policies for '${set}', which has no policy keys here${near ? ` (did you mean '${near}'?)` : ''}`, at([...base, set]),
-        `tool sets with policies: ${Object.keys(CONTENOX_POLICY_KEYS).join(', ')}`, { tool: set });
+      fail(
+        'unknown_tool',
+        `task '${id}' sets tools_policies for '${set}', which has no policy keys here${near ? ` (did you mean '${near}'?)` : ''}`,
+        at([...base, set]),
+        `tool sets with policies: ${Object.keys(CONTENOX_POLICY_KEYS).join(', ')}`,
+        { tool: set },
+      );
       continue;
     }
     if (keys === null || typeof keys !== 'object' || Array.isArray(keys)) {
@@ -295,11 +416,20 @@ function checkToolsPolicies(t: Obj, i: number, id: string, at: (p: DataPath) => 
     for (const [key, value] of Object.entries(keys as Obj)) {
       if (!allowed.includes(key)) {
         const near = didYouMean(key, allowed);
-        fail('unknown_policy_key', `task '${id}': tools_policies.${set} has key '${key}', which ${known} does not define${near ? ` (did you mean '${near}'?)` : ''}`,
-          at([...base, set, key]), `keys of ${known}: ${allowed.join(', ')}`, { tool: set, key });
+        fail(
+          'unknown_policy_key',
+          `task '${id}': tools_policies.${set} has key '${key}', which ${known} does not define${near ? ` (did you mean '${near}'?)` : ''}`,
+          at([...base, set, key]),
+          `keys of ${known}: ${allowed.join(', ')}`,
+          { tool: set, key },
+        );
       } else if (value !== null && typeof value === 'object') {
-        fail('invalid_document', `task '${id}': tools_policies.${set}.${key} must be a string (a comma-separated list or a number), not ${Array.isArray(value) ? 'a list' : 'an object'}`,
-          at([...base, set, key]), `write "${key}": "ls,cat"`);
+        fail(
+          'invalid_document',
+          `task '${id}': tools_policies.${set}.${key} must be a string (a comma-separated list or a number), not ${Array.isArray(value) ? 'a list' : 'an object'}`,
+          at([...base, set, key]),
+          `write "${key}": "ls,cat"`,
+        );
       }
     }
   }
@@ -313,7 +443,10 @@ export function contenoxGraphView(doc: ContenoxDocument): GraphView {
   const add = (a: number, b: number | undefined) => {
     if (b === undefined) return;
     const key = `${a},${b}`;
-    if (!edges.has(key)) { edges.add(key); list.push([a, b]); }
+    if (!edges.has(key)) {
+      edges.add(key);
+      list.push([a, b]);
+    }
   };
   doc.tasks.forEach((t, k) => {
     for (const b of t.branches) if (b.goto !== 'end') add(k, pos.get(b.goto));

@@ -8,8 +8,16 @@ import type { InputSchema } from '../input/InputSchema.js';
 
 /** The ten DSL step kinds. */
 export const DSL_STEP_KINDS = [
-  'agent', 'function', 'mcp_tool', 'connector', 'conditional',
-  'for_each', 'while', 'parallel_analyzer', 'handoff_router', 'judge_loop',
+  'agent',
+  'function',
+  'mcp_tool',
+  'connector',
+  'conditional',
+  'for_each',
+  'while',
+  'parallel_analyzer',
+  'handoff_router',
+  'judge_loop',
 ] as const;
 
 /** One DSL step kind. */
@@ -47,7 +55,11 @@ export interface DslTemplateField {
  */
 export interface DslValue {
   readonly value: unknown;
-  readonly templates: readonly { readonly path: readonly (string | number)[]; readonly template: Template; readonly location: SourceLocation }[];
+  readonly templates: readonly {
+    readonly path: readonly (string | number)[];
+    readonly template: Template;
+    readonly location: SourceLocation;
+  }[];
   /** Step names the value reads (`steps.<name>.output`). */
   readonly reads: readonly string[];
   readonly location: SourceLocation;
@@ -200,8 +212,16 @@ export interface DslJudgeLoopStep extends DslStepBase {
 
 /** Any DSL step. */
 export type DslStep =
-  | DslAgentStep | DslFunctionStep | DslMcpToolStep | DslConnectorStep | DslConditionalStep
-  | DslForEachStep | DslWhileStep | DslParallelAnalyzerStep | DslHandoffRouterStep | DslJudgeLoopStep;
+  | DslAgentStep
+  | DslFunctionStep
+  | DslMcpToolStep
+  | DslConnectorStep
+  | DslConditionalStep
+  | DslForEachStep
+  | DslWhileStep
+  | DslParallelAnalyzerStep
+  | DslHandoffRouterStep
+  | DslJudgeLoopStep;
 
 /** A list of sibling steps (the top level, or a `do` body) with the dependency DAG between them. */
 export interface DslScope {

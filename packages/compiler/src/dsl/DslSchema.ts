@@ -12,7 +12,8 @@ import { TriggersSchema } from '../checks/triggers.js';
 export const STEP_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 /** A step's name: the key of its entry in `steps:` (or in a `do:` body). */
-const StepName = z.string()
+const StepName = z
+  .string()
   .regex(STEP_NAME, { error: 'a step name must start with a letter or _ and contain only letters, digits, _ and -' })
   .max(80, { error: 'a step name must be at most 80 characters (Step Functions state names)' })
   .describe('Unique step name; read its result as ${ steps.<name>.output }.');
@@ -40,18 +41,31 @@ const Resource = z.union([ByName, ResourceUri, z.record(z.string(), z.unknown())
  */
 const AgentConfig = z.strictObject({
   description: z.string().optional().describe('What the agent does (for people and chat front-ends).'),
-  model: z.string({ error: 'expected a model id such as "bedrock:<model id>"' }).min(1, { error: 'expected a model id such as "bedrock:<model id>"' }).optional()
-    .describe('The model, e.g. bedrock:<model id> (default: the provider\'s).'),
+  model: z
+    .string({ error: 'expected a model id such as "bedrock:<model id>"' })
+    .min(1, { error: 'expected a model id such as "bedrock:<model id>"' })
+    .optional()
+    .describe("The model, e.g. bedrock:<model id> (default: the provider's)."),
   instructions: z.string({ error: 'expected the system prompt as a string' }).optional().describe('The system prompt.'),
   // 0–2 is the widest range of the providers (OpenAI); which one runs is chosen at run time.
-  temperature: z.number({ error: 'expected a number from 0 to 2' })
-    .min(0, { error: 'expected a number from 0 to 2' }).max(2, { error: 'expected a number from 0 to 2' }).optional()
+  temperature: z
+    .number({ error: 'expected a number from 0 to 2' })
+    .min(0, { error: 'expected a number from 0 to 2' })
+    .max(2, { error: 'expected a number from 0 to 2' })
+    .optional()
     .describe('Sampling temperature, 0–2.'),
-  max_tokens: z.number({ error: 'expected a positive whole number of tokens' }).int({ error: 'expected a positive whole number of tokens' })
-    .min(1, { error: 'expected a positive whole number of tokens' }).optional().describe('Cap on the tokens of each reply.'),
-  tools: z.array(z.string({ error: 'expected a tool name (e.g. web-search or mcp.<server>.<tool>)' }).min(1), {
-    error: 'expected a list of tool names, e.g. [web-search, fs-read]',
-  }).optional().describe('Tools granted to its agent steps: registry tools (web-search, fs-read…) or mcp.<server>.<tool>.'),
+  max_tokens: z
+    .number({ error: 'expected a positive whole number of tokens' })
+    .int({ error: 'expected a positive whole number of tokens' })
+    .min(1, { error: 'expected a positive whole number of tokens' })
+    .optional()
+    .describe('Cap on the tokens of each reply.'),
+  tools: z
+    .array(z.string({ error: 'expected a tool name (e.g. web-search or mcp.<server>.<tool>)' }).min(1), {
+      error: 'expected a list of tool names, e.g. [web-search, fs-read]',
+    })
+    .optional()
+    .describe('Tools granted to its agent steps: registry tools (web-search, fs-read…) or mcp.<server>.<tool>.'),
 });
 
 /** A declared agent: `""`, a configuration mapping (possibly empty), a `res://…` URI, or nothing. */
@@ -64,7 +78,8 @@ const Agent = z.union([ByName, ResourceUri, AgentConfig, z.null()], {
  * an unreadable one would otherwise be replaced by the default without a word.
  */
 const DURATION_FORMS = 'a duration: seconds (2) or a string such as "500ms", "3s" or "1m"';
-const Duration = z.union([z.string(), z.number()], { error: `expected ${DURATION_FORMS}` })
+const Duration = z
+  .union([z.string(), z.number()], { error: `expected ${DURATION_FORMS}` })
   .refine((v) => parseDurationSeconds(v) !== undefined, { error: `expected ${DURATION_FORMS}` });
 
 /** A condition: a `${ }` template, a bare expression, or a boolean. */
@@ -72,7 +87,9 @@ const Condition = z.union([z.string(), z.boolean()], { error: 'expected an expre
 
 const PositiveInt = z.number().int().min(1);
 
-const Role = z.string().regex(/\S/, { error: 'a role must not be empty: say what this agent does (e.g. role: billing)' })
+const Role = z
+  .string()
+  .regex(/\S/, { error: 'a role must not be empty: say what this agent does (e.g. role: billing)' })
   .describe('What this agent does in the group; unique within the list.');
 
 const AgentRole = z.strictObject({
@@ -91,22 +108,36 @@ const Analyst = z.strictObject({
 const common = {
   description: z.string().optional(),
   input: z.unknown().optional().describe('Input passed to the step; strings may contain ${ } expressions.'),
-  input_template: z.string().optional().describe('A template rendered into the step\'s input text.'),
-  secrets: z.union([z.record(z.string(), z.string()), z.array(z.string())]).optional()
+  input_template: z.string().optional().describe("A template rendered into the step's input text."),
+  secrets: z
+    .union([z.record(z.string(), z.string()), z.array(z.string())])
+    .optional()
     .describe('Secret bindings: NAME: $secret:<id> (or the name of a top-level secret).'),
-  output: z.string({ error: "expected the name of this step's output (its canvas node id), e.g. output: summary" })
+  output: z
+    .string({ error: "expected the name of this step's output (its canvas node id), e.g. output: summary" })
     .regex(/\S/, { error: "expected the name of this step's output (its canvas node id), e.g. output: summary" })
-    .optional().describe('The name of this step\'s output (its canvas node id); default: the step name. It is not a dependency: read results as ${ steps.<step name>.output }.'),
-  after: z.union([StepRef, z.array(StepRef)], { error: 'expected a step name or a list of step names' })
-    .optional().describe('Steps that must finish first.'),
+    .optional()
+    .describe(
+      "The name of this step's output (its canvas node id); default: the step name. It is not a dependency: read results as ${ steps.<step name>.output }.",
+    ),
+  after: z
+    .union([StepRef, z.array(StepRef)], { error: 'expected a step name or a list of step names' })
+    .optional()
+    .describe('Steps that must finish first.'),
   when: Condition.optional().describe('Run only when truthy; otherwise the step is skipped (output null).'),
-  retry: z.strictObject({
-    max_attempts: PositiveInt.optional().describe('Total attempts including the first (default 3).'),
-    initial_backoff: Duration.optional().describe('First retry delay: seconds or "500ms", "2s", "1m".'),
-    max_backoff: Duration.optional().describe('Cap on the retry delay: seconds or "500ms", "2s", "1m".'),
-    backoff_rate: z.number().min(1).optional().describe('Delay multiplier per attempt (default 2).'),
-    jitter: z.union([z.boolean(), z.enum(['FULL', 'NONE'])], { error: 'expected true or false (or FULL / NONE)' }).optional().describe('Randomise delays (default true).'),
-  }).optional().describe('Retry policy for handler failures (Step Functions Retry).'),
+  retry: z
+    .strictObject({
+      max_attempts: PositiveInt.optional().describe('Total attempts including the first (default 3).'),
+      initial_backoff: Duration.optional().describe('First retry delay: seconds or "500ms", "2s", "1m".'),
+      max_backoff: Duration.optional().describe('Cap on the retry delay: seconds or "500ms", "2s", "1m".'),
+      backoff_rate: z.number().min(1).optional().describe('Delay multiplier per attempt (default 2).'),
+      jitter: z
+        .union([z.boolean(), z.enum(['FULL', 'NONE'])], { error: 'expected true or false (or FULL / NONE)' })
+        .optional()
+        .describe('Randomise delays (default true).'),
+    })
+    .optional()
+    .describe('Retry policy for handler failures (Step Functions Retry).'),
 };
 
 /**
@@ -114,7 +145,12 @@ const common = {
  * is the order that breaks ties wherever order matters.
  */
 function stepMap(empty: string): z.ZodType<Record<string, unknown>> {
-  return z.record(StepName, z.lazy(() => DslStepSpec), { error: 'expected a mapping of step name to step definition (name: {call: …})' })
+  return z
+    .record(
+      StepName,
+      z.lazy(() => DslStepSpec),
+      { error: 'expected a mapping of step name to step definition (name: {call: …})' },
+    )
     .refine((m) => Object.keys(m).length > 0, { error: empty });
 }
 
@@ -128,20 +164,36 @@ const Branch: z.ZodType<Record<string, unknown>> = z.lazy(() => DslStepSpec);
 const kinds = [
   z.strictObject({ call: z.literal('agent'), ...common, agent: Name.describe('A declared agent.') }),
   z.strictObject({ call: z.literal('function'), ...common, function: Name.describe('A declared function.') }),
-  z.strictObject({ call: z.literal('mcp_tool'), ...common, server: Name.describe('A declared MCP server.'), tool: Name.describe('The tool to call on it.') }),
-  z.strictObject({ call: z.literal('connector'), ...common, connector: Name.describe('slack, http, sqs, eventbridge…'), action: Name.describe('The connector action, e.g. send_message.') }),
+  z.strictObject({
+    call: z.literal('mcp_tool'),
+    ...common,
+    server: Name.describe('A declared MCP server.'),
+    tool: Name.describe('The tool to call on it.'),
+  }),
+  z.strictObject({
+    call: z.literal('connector'),
+    ...common,
+    connector: Name.describe('slack, http, sqs, eventbridge…'),
+    action: Name.describe('The connector action, e.g. send_message.'),
+  }),
   z.strictObject({
     call: z.literal('conditional'),
     ...common,
     condition: Condition.default(true).describe('Without then/else its output is this boolean; later steps branch with when:.'),
-    then: Branch.optional().describe('A step (call: …) run when the condition holds; the conditional\'s output is then its output.'),
-    else: Branch.optional().describe('A step (call: …) run when the condition does not hold; the conditional\'s output is then its output.'),
+    then: Branch.optional().describe("A step (call: …) run when the condition holds; the conditional's output is then its output."),
+    else: Branch.optional().describe("A step (call: …) run when the condition does not hold; the conditional's output is then its output."),
   }),
   z.strictObject({
     call: z.literal('for_each'),
     ...common,
-    items: z.union([z.string(), z.array(z.unknown())], { error: 'expected an expression or a list' }).describe('The list to loop over (a single value runs once).'),
-    as: z.string().regex(STEP_NAME, { error: 'as must be an identifier' }).default('item').describe('The loop variable, read as ${ input.<as> } (default item).'),
+    items: z
+      .union([z.string(), z.array(z.unknown())], { error: 'expected an expression or a list' })
+      .describe('The list to loop over (a single value runs once).'),
+    as: z
+      .string()
+      .regex(STEP_NAME, { error: 'as must be an identifier' })
+      .default('item')
+      .describe('The loop variable, read as ${ input.<as> } (default item).'),
     max_iterations: PositiveInt.default(50).describe('At most this many items (default 50).'),
     parallel: z.boolean().default(false).describe('Run iterations at once (at most 10 at a time).'),
     do: Body.describe('The steps run for each item: a mapping of step name to step definition.'),
@@ -181,39 +233,47 @@ const kinds = [
 
 /** One step (any of the ten kinds, discriminated by `call`). */
 export const DslStepSpec = z.discriminatedUnion('call', kinds, {
-  error: (iss) => iss.code === 'invalid_union' && iss.input !== undefined ? unknownKind((iss.input as { call?: unknown }).call) : undefined,
+  error: (iss) =>
+    iss.code === 'invalid_union' && iss.input !== undefined ? unknownKind((iss.input as { call?: unknown }).call) : undefined,
 });
 
 /** The message for a `call:` value that names no step kind. */
 export function unknownKind(kind: unknown): string {
   const best = typeof kind === 'string' ? didYouMean(kind, DSL_STEP_KINDS) : undefined;
-  const what = typeof kind === 'string' ? `'${kind}'` : JSON.stringify(kind) ?? String(kind);
+  const what = typeof kind === 'string' ? `'${kind}'` : (JSON.stringify(kind) ?? String(kind));
   return `unknown step kind call: ${what}${best ? `; did you mean '${best}'?` : ''} (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)`;
 }
 
 /** The whole DSL document. */
-export const DslDocumentSpec = z.strictObject({
-  document: z.strictObject({
-    dsl: z.union([z.string(), z.number()], { error: 'expected a DSL version such as "1.0"' }).describe('DSL version, e.g. "1.0".'),
-    // A display name, any text: the state machine's name is derived from it (workflowSlug).
-    name: z.string({ error: 'expected the workflow\'s display name as text, e.g. name: Document analysis' })
-      .regex(/\S/, { error: 'document.name must not be empty: give the workflow a display name, e.g. name: Document analysis' })
-      .describe('The workflow\'s display name, any text ("Document analysis"); the state machine name is an ASCII slug of it ("Document-analysis").'),
-    version: z.union([z.string(), z.number()]).optional(),
-    description: z.string().optional(),
-  }),
-  agents: z.record(z.string(), Agent).optional(),
-  functions: z.record(z.string(), Resource).optional(),
-  mcp_servers: z.record(z.string(), Resource).optional(),
-  secrets: z.record(z.string(), z.string()).optional().describe('name: $secret:<id>'),
-  input: InputSectionSpec.optional(),
-  chat_hints: z.unknown().optional(),
-  steps: stepMap('a workflow needs at least one step').describe('The steps: a mapping of step name to step definition (each with call:).'),
-  output: z.unknown().optional().describe('The workflow result; default: the last step\'s output.'),
-  // Deployment settings: read by the CDK app (infra/), accepted here so `--strict` passes them.
-  express: z.boolean().optional().describe('Deploy as an Express state machine when the workflow can run as one.'),
-  triggers: TriggersSchema.optional().describe('EventBridge rules that start this workflow (event id = idempotency key).'),
-}).describe('A Stepforge workflow DSL document.');
+export const DslDocumentSpec = z
+  .strictObject({
+    document: z.strictObject({
+      dsl: z.union([z.string(), z.number()], { error: 'expected a DSL version such as "1.0"' }).describe('DSL version, e.g. "1.0".'),
+      // A display name, any text: the state machine's name is derived from it (workflowSlug).
+      name: z
+        .string({ error: "expected the workflow's display name as text, e.g. name: Document analysis" })
+        .regex(/\S/, { error: 'document.name must not be empty: give the workflow a display name, e.g. name: Document analysis' })
+        .describe(
+          'The workflow\'s display name, any text ("Document analysis"); the state machine name is an ASCII slug of it ("Document-analysis").',
+        ),
+      version: z.union([z.string(), z.number()]).optional(),
+      description: z.string().optional(),
+    }),
+    agents: z.record(z.string(), Agent).optional(),
+    functions: z.record(z.string(), Resource).optional(),
+    mcp_servers: z.record(z.string(), Resource).optional(),
+    secrets: z.record(z.string(), z.string()).optional().describe('name: $secret:<id>'),
+    input: InputSectionSpec.optional(),
+    chat_hints: z.unknown().optional(),
+    steps: stepMap('a workflow needs at least one step').describe(
+      'The steps: a mapping of step name to step definition (each with call:).',
+    ),
+    output: z.unknown().optional().describe("The workflow result; default: the last step's output."),
+    // Deployment settings: read by the CDK app (infra/), accepted here so `--strict` passes them.
+    express: z.boolean().optional().describe('Deploy as an Express state machine when the workflow can run as one.'),
+    triggers: TriggersSchema.optional().describe('EventBridge rules that start this workflow (event id = idempotency key).'),
+  })
+  .describe('A Stepforge workflow DSL document.');
 
 /** The parsed (defaults applied) shape of a step. */
 export type DslStepData = z.output<typeof DslStepSpec>;

@@ -25,7 +25,9 @@ function flattenUnionIssues(issues: readonly z.core.$ZodIssue[], base: readonly 
   for (const issue of issues) {
     const path = [...base, ...issue.path];
     if (issue.code === 'invalid_union') {
-      const matching = issue.errors.filter((option) => option.length > 0 && option.every((i) => i.path.length > 0 || i.code === 'unrecognized_keys'));
+      const matching = issue.errors.filter(
+        (option) => option.length > 0 && option.every((i) => i.path.length > 0 || i.code === 'unrecognized_keys'),
+      );
       if (matching.length === 1) {
         out.push(...flattenUnionIssues(matching[0]!, path));
         continue;

@@ -15,9 +15,11 @@ export function dslGraphView(doc: DslDocument): GraphView {
     for (const s of scope.steps) {
       index.push(nodes.length);
       // Assigned rather than spread in: one object per step, `parent` last and only when present.
-      nodes.push(s.parent === undefined
-        ? { handle: s.name, kind: s.kind, tools: toolsOf(doc, s), output: s.output }
-        : { handle: s.name, kind: s.kind, tools: toolsOf(doc, s), output: s.output, parent: s.parent });
+      nodes.push(
+        s.parent === undefined
+          ? { handle: s.name, kind: s.kind, tools: toolsOf(doc, s), output: s.output }
+          : { handle: s.name, kind: s.kind, tools: toolsOf(doc, s), output: s.output, parent: s.parent },
+      );
       if (s.kind === 'for_each' || s.kind === 'while') visit(s.do);
       if (s.kind === 'conditional' && s.branches) visit(s.branches);
     }

@@ -8,7 +8,16 @@ import type { GraphView } from '../graph/GraphView.js';
 import { checkInputDefaults } from '../input/checkInputDefaults.js';
 import { toInputSchema, type InputSchema } from '../input/InputSchema.js';
 import type {
-  DslAgentRole, DslDocument, DslResource, DslRetry, DslScope, DslSecret, DslStep, DslStepKind, DslTemplateField, DslValue,
+  DslAgentRole,
+  DslDocument,
+  DslResource,
+  DslRetry,
+  DslScope,
+  DslSecret,
+  DslStep,
+  DslStepKind,
+  DslTemplateField,
+  DslValue,
 } from './DslDocument.js';
 import { valueAtPath } from '../source/zodIssues.js';
 import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
@@ -64,7 +73,16 @@ const SUPPORTED_DSL_VERSION = /^1(\.\d+){0,2}$/;
 /** `$secret:<id>` where id is a Secrets Manager / SSM style name. */
 export const SECRET_BINDING = /^\$secret:([A-Za-z0-9][A-Za-z0-9/_+=.@:-]*)$/;
 
-const AGENT_FIELDS = ['agent', 'aggregator', 'aggregator_agent', 'entry_agent', 'generator', 'evaluator', 'worker_agent', 'judge_agent'] as const;
+const AGENT_FIELDS = [
+  'agent',
+  'aggregator',
+  'aggregator_agent',
+  'entry_agent',
+  'generator',
+  'evaluator',
+  'worker_agent',
+  'judge_agent',
+] as const;
 
 /** The warning a document without `document.version` gets (GraphN requires it; Stepforge does not). */
 export const MISSING_VERSION = 'missing_version';
@@ -93,7 +111,12 @@ export function loadDslDocument(text: string, options: LoadDslOptions = {}): Dsl
  * The fast path alone: the result when the document is valid and free of warnings (but `missing_version`) and every location
  * it needs was found exactly, else undefined. `parsed` reuses a parse of the same text (loadDocument).
  */
-export function loadDslDocumentFast(text: string, options: LoadDslOptions = {}, parsed?: FastYaml, src = new SourceText(text, options.file)): DslLoadResult | undefined {
+export function loadDslDocumentFast(
+  text: string,
+  options: LoadDslOptions = {},
+  parsed?: FastYaml,
+  src = new SourceText(text, options.file),
+): DslLoadResult | undefined {
   const fast = parsed ?? parseFastYaml(text, src);
   if (!fast) return undefined;
   try {
@@ -108,7 +131,12 @@ export function loadDslDocumentFast(text: string, options: LoadDslOptions = {}, 
  * The precise path alone: parses with `yaml` (source ranges for every node) and reports every error and
  * warning. `parsed` reuses a Document parsed from the same text with PRECISE_PARSE_OPTIONS.
  */
-export function loadDslDocumentPrecise(text: string, options: LoadDslOptions = {}, parsed?: Document.Parsed, src = new SourceText(text, options.file)): DslLoadResult {
+export function loadDslDocumentPrecise(
+  text: string,
+  options: LoadDslOptions = {},
+  parsed?: Document.Parsed,
+  src = new SourceText(text, options.file),
+): DslLoadResult {
   const doc = parsed ?? parseDocument(text, PRECISE_PARSE_OPTIONS);
   const loader = new DslLoader(src, options, new YamlDocumentLocator((doc.contents ?? undefined) as Node | undefined, src), false);
   return loader.loadYaml(doc);
@@ -181,7 +209,12 @@ class DslLoader {
     private readonly fast: boolean,
   ) {}
 
-  private error(code: string, message: string, location: SourceLocation | undefined, extra: { hint?: string; details?: Record<string, unknown> } = {}): void {
+  private error(
+    code: string,
+    message: string,
+    location: SourceLocation | undefined,
+    extra: { hint?: string; details?: Record<string, unknown> } = {},
+  ): void {
     if (this.fast) throw new FastPathDeclined(code);
     this.errors.push(new StepforgeError(code, message, { location, source: this.src, ...extra }));
   }
@@ -204,7 +237,8 @@ class DslLoader {
   private result(document?: DslDocument): DslLoadResult {
     // Checks run section by section (shape, references, cycles); users read diagnostics top to bottom.
     // Sorted (stably) before the cap, so the errors kept are the first ones in the file.
-    if (this.errors.length > 0 || !document) return { errors: this.errors.sort(byPosition).slice(0, MAX_ERRORS), warnings: this.warnings.sort(byPosition) };
+    if (this.errors.length > 0 || !document)
+      return { errors: this.errors.sort(byPosition).slice(0, MAX_ERRORS), warnings: this.warnings.sort(byPosition) };
     this.warnings.sort(byPosition);
     // `graph --json` prints extra graph fields after nodes/edges: the inferred dependencies, by name.
     const graph = { ...dslGraphView(document), dependencies: document.dependencies };
@@ -224,7 +258,8 @@ class DslLoader {
     }
     // Before toJS, which would stringify a complex key (and the yaml package print a warning about it),
     // throw on an alias without its anchor and loop on one inside its own value.
-    for (const k of unsupportedYamlKeys(doc.contents)) this.error('yaml', k.message, offsetLocation(this.src, k.offset, k.offset + k.length));
+    for (const k of unsupportedYamlKeys(doc.contents))
+      this.error('yaml', k.message, offsetLocation(this.src, k.offset, k.offset + k.length));
     if (this.errors.length > 0) return this.result();
     const values = yamlValueIssues(doc, text);
     for (const k of values.issues) this.error('yaml', k.message, offsetLocation(this.src, k.offset, k.offset + k.length));
@@ -267,9 +302,14 @@ class DslLoader {
       if (Array.isArray(steps)) {
         found = true;
         const field = path[path.length - 1] === 'do' ? 'do' : 'steps';
-        this.error('schema', `${formatPath(path)} is a list (- name: … kind: …), but steps are written as a mapping of step name to step definition, with call: naming the kind`, this.locAt(path), {
-          hint: `write it as:\n${mappingForm(field, steps).replace(/^/gm, '      ')}`,
-        });
+        this.error(
+          'schema',
+          `${formatPath(path)} is a list (- name: … kind: …), but steps are written as a mapping of step name to step definition, with call: naming the kind`,
+          this.locAt(path),
+          {
+            hint: `write it as:\n${mappingForm(field, steps).replace(/^/gm, '      ')}`,
+          },
+        );
         return;
       }
       if (steps === null || typeof steps !== 'object') return;
@@ -337,19 +377,34 @@ class DslLoader {
         // A step without call: is located at its name (the key), where the definition starts.
         const stepPath = issue.path.slice(0, -1);
         const name = stepPath[stepPath.length - 1];
-        const at = typeof name === 'string' ? this.loc.keyAt(stepPath.slice(0, -1), name) ?? location : location;
+        const at = typeof name === 'string' ? (this.loc.keyAt(stepPath.slice(0, -1), name) ?? location) : location;
         const def = (valueAtPath(raw, stepPath) ?? {}) as Record<string, unknown>;
         const misspelt = Object.keys(def).find((k) => k !== 'kind' && didYouMean(k, ['call']) === 'call');
-        const was = typeof def.kind === 'string' ? `; its kind is written with call:, not kind: (call: ${String(def.kind)})`
-          : misspelt !== undefined ? `; did you mean 'call' rather than '${misspelt}'?` : '';
-        this.error('schema', `missing required field 'call'${owner} (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)${was}`, at);
+        const was =
+          typeof def.kind === 'string'
+            ? `; its kind is written with call:, not kind: (call: ${String(def.kind)})`
+            : misspelt !== undefined
+              ? `; did you mean 'call' rather than '${misspelt}'?`
+              : '';
+        this.error(
+          'schema',
+          `missing required field 'call'${owner} (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)${was}`,
+          at,
+        );
         return;
       }
       // A field missing from a step: at the step's name (its key), where the definition starts.
       const stepPath = issue.path.slice(0, -1);
       const key = stepPath[stepPath.length - 1];
-      const inStep = stepPath.length >= 2 && typeof key === 'string' && (stepPath[stepPath.length - 2] === 'steps' || stepPath[stepPath.length - 2] === 'do' || key === 'then' || key === 'else');
-      this.error('schema', `missing required field '${field}'${owner}`, (inStep ? this.loc.keyAt(stepPath.slice(0, -1), key) : undefined) ?? location);
+      const inStep =
+        stepPath.length >= 2 &&
+        typeof key === 'string' &&
+        (stepPath[stepPath.length - 2] === 'steps' || stepPath[stepPath.length - 2] === 'do' || key === 'then' || key === 'else');
+      this.error(
+        'schema',
+        `missing required field '${field}'${owner}`,
+        (inStep ? this.loc.keyAt(stepPath.slice(0, -1), key) : undefined) ?? location,
+      );
       return;
     }
     this.error('schema', `${formatPath(issue.path)}: ${describeDslIssue(issue, valueAtPath(raw, issue.path))}`, location);
@@ -388,7 +443,13 @@ class DslLoader {
       const r = ref.target;
       const t = this.byName.get(r);
       if (!t) this.unknownStep(r, this.refLocation(ref));
-      else if (t.parent) this.error('unknown_step', `output reads steps.${r}.output, but '${r}' is inside the body of '${t.parent.name}' and is not visible at the top level`, this.refLocation(ref), { hint: `read steps.${rootOf(t).name}.output instead` });
+      else if (t.parent)
+        this.error(
+          'unknown_step',
+          `output reads steps.${r}.output, but '${r}' is inside the body of '${t.parent.name}' and is not visible at the top level`,
+          this.refLocation(ref),
+          { hint: `read steps.${rootOf(t).name}.output instead` },
+        );
     }
     for (const rec of this.byName.values()) this.resolveRefs(rec);
     this.orderScope(top);
@@ -397,12 +458,21 @@ class DslLoader {
     const workflow = this.freeze(top);
     const dsl = String(data.document.dsl);
     if (!SUPPORTED_DSL_VERSION.test(dsl)) {
-      this.warn('unsupported_dsl_version', `document.dsl is '${dsl}', but this Stepforge reads DSL 1.x documents (e.g. "1.0"); it is read as 1.x`, this.locAt(['document', 'dsl']));
+      this.warn(
+        'unsupported_dsl_version',
+        `document.dsl is '${dsl}', but this Stepforge reads DSL 1.x documents (e.g. "1.0"); it is read as 1.x`,
+        this.locAt(['document', 'dsl']),
+      );
     }
     // GraphN requires document.version; Stepforge runs without it (many documents omit it), so it
     // stays a warning even with strict, and the fast path reports it too rather than declining.
     if (data.document.version === undefined) {
-      this.warnings.push({ severity: 'warning', code: MISSING_VERSION, message: 'document has no version; GraphN requires document.version (e.g. version: "0.1.0")', location: this.locAt(['document']) });
+      this.warnings.push({
+        severity: 'warning',
+        code: MISSING_VERSION,
+        message: 'document has no version; GraphN requires document.version (e.g. version: "0.1.0")',
+        location: this.locAt(['document']),
+      });
     }
     return {
       format: 'dsl',
@@ -416,13 +486,19 @@ class DslLoader {
         ...(data.document.version !== undefined ? { version: String(data.document.version) } : {}),
         ...(data.document.description !== undefined ? { description: data.document.description } : {}),
       },
-      agents, functions, mcpServers, secrets, input,
+      agents,
+      functions,
+      mcpServers,
+      secrets,
+      input,
       ...(data.chat_hints !== undefined ? { chatHints: data.chat_hints } : {}),
       workflow,
       ...(output ? { output } : {}),
       dependencies: this.dependencies,
       ...(data.express !== undefined ? { express: data.express } : {}),
-      ...(data.triggers !== undefined ? { triggers: manifestTriggers(data.triggers, (i) => this.loc.keyAt(['triggers', i], 'event_pattern')) } : {}),
+      ...(data.triggers !== undefined
+        ? { triggers: manifestTriggers(data.triggers, (i) => this.loc.keyAt(['triggers', i], 'event_pattern')) }
+        : {}),
     };
   }
 
@@ -430,9 +506,10 @@ class DslLoader {
     const out: Record<string, DslResource> = {};
     for (const [name, v] of Object.entries(section ?? {})) {
       const location = this.keyLocAt([key], name);
-      out[name] = typeof v === 'string' && v !== ''
-        ? { name, uri: v, config: {}, location }
-        : { name, config: (v || {}) as Record<string, unknown>, location };
+      out[name] =
+        typeof v === 'string' && v !== ''
+          ? { name, uri: v, config: {}, location }
+          : { name, config: (v || {}) as Record<string, unknown>, location };
     }
     return out;
   }
@@ -455,7 +532,12 @@ class DslLoader {
     return schema;
   }
 
-  private registerScope(map: Record<string, Record<string, unknown>>, path: (string | number)[], owner: StepRec | undefined, bound: ReadonlySet<string>): ScopeRec {
+  private registerScope(
+    map: Record<string, Record<string, unknown>>,
+    path: (string | number)[],
+    owner: StepRec | undefined,
+    bound: ReadonlySet<string>,
+  ): ScopeRec {
     // Plain literals (no conditional spreads) keep these records in V8's fast object layout.
     const scope: ScopeRec = { owner, steps: [], bound, edges: [], order: [], seen: new Set() };
     // The mapping's source order (object keys keep insertion order: step names are never integers).
@@ -466,8 +548,17 @@ class DslLoader {
       const location = this.keyLocAt(path, name);
       const at = scope.steps.length;
       const rec: StepRec = {
-        name, kind: data.call as DslStepKind, data, location, parent: owner,
-        scope, index: at, path: stepPath, refs: [], fields: {}, deps: [],
+        name,
+        kind: data.call as DslStepKind,
+        data,
+        location,
+        parent: owner,
+        scope,
+        index: at,
+        path: stepPath,
+        refs: [],
+        fields: {},
+        deps: [],
       };
       const prior = this.byName.get(name);
       if (prior) {
@@ -495,8 +586,17 @@ class DslLoader {
       if (!isMapping(data)) continue;
       const name = `${owner.name}.${branch}`;
       const rec: StepRec = {
-        name, kind: data.call as DslStepKind, data, location: this.keyLocAt(owner.path, branch), parent: owner,
-        scope, index: scope.steps.length, path: [...owner.path, branch], refs: [], fields: {}, deps: [],
+        name,
+        kind: data.call as DslStepKind,
+        data,
+        location: this.keyLocAt(owner.path, branch),
+        parent: owner,
+        scope,
+        index: scope.steps.length,
+        path: [...owner.path, branch],
+        refs: [],
+        fields: {},
+        deps: [],
       };
       this.byName.set(name, rec);
       scope.steps.push(rec);
@@ -517,7 +617,15 @@ class DslLoader {
     if (rec.kind === 'conditional' && (isMapping(data.then) || isMapping(data.else))) rec.body = this.registerBranches(rec, bound);
   }
 
-  private checkStep(rec: StepRec, decl: { agents: Record<string, DslResource>; functions: Record<string, DslResource>; mcpServers: Record<string, DslResource>; secrets: Record<string, DslSecret> }): void {
+  private checkStep(
+    rec: StepRec,
+    decl: {
+      agents: Record<string, DslResource>;
+      functions: Record<string, DslResource>;
+      mcpServers: Record<string, DslResource>;
+      secrets: Record<string, DslSecret>;
+    },
+  ): void {
     // Loops and helper methods rather than closures: this runs once per step of large documents.
     const d = rec.data;
     const path = rec.path;
@@ -531,7 +639,8 @@ class DslLoader {
       rec.fields.generator = d[this.oneOf(rec, 'generator', 'worker_agent')];
       rec.fields.evaluator = d[this.oneOf(rec, 'evaluator', 'judge_agent')];
     }
-    for (const k of AGENT_FIELDS) if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) this.checkAgent(d[k], decl.agents, [...path, k]);
+    for (const k of AGENT_FIELDS)
+      if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) this.checkAgent(d[k], decl.agents, [...path, k]);
     for (const list of ['analysts', 'agents', 'specialists'] as const) {
       const roles = d[list] as { agent: string; role?: string; focus?: string }[] | undefined;
       if (!Array.isArray(roles) || (list === 'agents' && rec.kind !== 'parallel_analyzer')) continue;
@@ -567,16 +676,19 @@ class DslLoader {
         this.bindSecret(secrets, decl.secrets, v.startsWith('$secret:') ? v.slice(8) : v, v, [...path, 'secrets', i]);
       }
     } else if (sec && typeof sec === 'object') {
-      for (const [k, v] of Object.entries(sec as Record<string, string>)) this.bindSecret(secrets, decl.secrets, k, v, [...path, 'secrets', k]);
+      for (const [k, v] of Object.entries(sec as Record<string, string>))
+        this.bindSecret(secrets, decl.secrets, k, v, [...path, 'secrets', k]);
     }
     rec.fields.secrets = secrets;
 
     // Expressions: what the step (not its body) reads.
     const bound = rec.scope.bound;
     if (d.input !== undefined) rec.fields.input = this.value(d.input, [...path, 'input'], bound, rec.refs);
-    if (d.input_template !== undefined) rec.fields.inputTemplate = this.value(d.input_template, [...path, 'input_template'], bound, rec.refs);
+    if (d.input_template !== undefined)
+      rec.fields.inputTemplate = this.value(d.input_template, [...path, 'input_template'], bound, rec.refs);
     if (d.when !== undefined) rec.fields.when = this.condition(d.when as string | boolean, [...path, 'when'], bound, rec);
-    if (rec.kind === 'conditional') rec.fields.condition = this.condition(d.condition as string | boolean, [...path, 'condition'], bound, rec);
+    if (rec.kind === 'conditional')
+      rec.fields.condition = this.condition(d.condition as string | boolean, [...path, 'condition'], bound, rec);
     if (rec.kind === 'while') {
       // The condition is checked after each iteration: it may read the body's steps and input.iteration.
       const inner = new Set(bound).add('iteration');
@@ -584,7 +696,12 @@ class DslLoader {
     }
     if (rec.kind === 'judge_loop') {
       const inner = new Set(bound).add('evaluation').add('candidate').add('iteration');
-      rec.fields.passCondition = this.condition((d.pass_condition ?? EVALUATOR_SAYS_PASS) as string | boolean, [...path, 'pass_condition'], inner, rec);
+      rec.fields.passCondition = this.condition(
+        (d.pass_condition ?? EVALUATOR_SAYS_PASS) as string | boolean,
+        [...path, 'pass_condition'],
+        inner,
+        rec,
+      );
     }
     if (rec.kind === 'for_each') {
       const items = d.items;
@@ -602,9 +719,14 @@ class DslLoader {
   /** Roles key a router's specialists: it hands off by role, so a second `role: a` could never be reached. */
   private duplicateRole(path: DataPath, first: number, at: number, role: string): void {
     const firstLine = this.locAt([...path, 'specialists', first, 'role']).line;
-    this.error('schema', `${formatPath([...path, 'specialists', at, 'role'])}: duplicate role '${role}' (first used by specialists[${first}] at line ${firstLine}); the router hands off by role, so this specialist could never be reached`, this.locAt([...path, 'specialists', at, 'role']), {
-      hint: 'give each of the specialists its own role',
-    });
+    this.error(
+      'schema',
+      `${formatPath([...path, 'specialists', at, 'role'])}: duplicate role '${role}' (first used by specialists[${first}] at line ${firstLine}); the router hands off by role, so this specialist could never be reached`,
+      this.locAt([...path, 'specialists', at, 'role']),
+      {
+        hint: 'give each of the specialists its own role',
+      },
+    );
   }
 
   /**
@@ -614,7 +736,11 @@ class DslLoader {
   private oneOf(rec: StepRec, field: string, other: string): string {
     const d = rec.data;
     if (d[field] !== undefined && d[other] !== undefined) {
-      this.error('schema', `${formatPath([...rec.path, other])}: write either ${field}: or ${other}: (two spellings of one field), not both`, this.keyLocAt(rec.path, other));
+      this.error(
+        'schema',
+        `${formatPath([...rec.path, other])}: write either ${field}: or ${other}: (two spellings of one field), not both`,
+        this.keyLocAt(rec.path, other),
+      );
     } else if (d[field] === undefined && d[other] === undefined) {
       this.error('schema', `missing required field '${field}' in ${formatPath(rec.path)} (or its other spelling '${other}')`, rec.location);
     }
@@ -653,7 +779,9 @@ class DslLoader {
     const ref = unknownReference(name, agents);
     if (!ref) return;
     const finding = unknownDeclaration('agent', ref);
-    const sharing = Object.values(agents).filter((a) => a.uri === name).map((a) => `'${a.name}'`);
+    const sharing = Object.values(agents)
+      .filter((a) => a.uri === name)
+      .map((a) => `'${a.name}'`);
     const hint = sharing.length > 1 ? `${sharing.join(' and ')} are each declared as ${name}: name one of them` : finding.hint;
     this.report({ ...finding, hint }, Array.isArray(at) ? this.locAt(at) : (at as SourceLocation));
   }
@@ -667,7 +795,10 @@ class DslLoader {
       out.push({ ...declared[value]!, name, location: this.locAt(p) });
     } else {
       this.error('invalid_secret', `'${value}' is neither a $secret:<id> binding nor a declared secret`, this.locAt(p), {
-        hint: Object.keys(declared).length > 0 ? declarationHint(withSuggestion(value, Object.keys(declared)), 'secrets') : 'write $secret:<id>',
+        hint:
+          Object.keys(declared).length > 0
+            ? declarationHint(withSuggestion(value, Object.keys(declared)), 'secrets')
+            : 'write $secret:<id>',
       });
     }
   }
@@ -696,11 +827,21 @@ class DslLoader {
   }
 
   /** A condition-like field: boolean, bare expression or `${ }` template. */
-  private condition(v: string | boolean, path: (string | number)[], bound: ReadonlySet<string>, rec: StepRec, body?: ScopeRec): DslTemplateField {
+  private condition(
+    v: string | boolean,
+    path: (string | number)[],
+    bound: ReadonlySet<string>,
+    rec: StepRec,
+    body?: ScopeRec,
+  ): DslTemplateField {
     const location = this.locAt(path);
     if (typeof v === 'boolean') {
       const expr: Expr = { kind: 'literal', value: v, offset: 0, length: String(v).length };
-      return { text: `\${ ${v} }`, template: { kind: 'template', text: String(v), parts: [{ kind: 'expr', expr, offset: 0, end: String(v).length }], whole: true }, location };
+      return {
+        text: `\${ ${v} }`,
+        template: { kind: 'template', text: String(v), parts: [{ kind: 'expr', expr, offset: 0, end: String(v).length }], whole: true },
+        location,
+      };
     }
     const t = this.template(v, path, true) ?? emptyTemplate(v);
     const aliased: Aliased[] = [];
@@ -778,7 +919,11 @@ class DslLoader {
         const name = p.segments[0];
         if (!this.inputNames.has(name) && !bound.has(name)) {
           const spelled = p.implicitInput ? name : `input.${name}`;
-          this.warn('unknown_input', `'${spelled}' is not a declared input field${bound.size > 0 ? ` nor bound by an enclosing loop (${[...bound].join(', ')})` : ''}`, this.loc.inString(path, t.text, p.offset, p.offset + p.length));
+          this.warn(
+            'unknown_input',
+            `'${spelled}' is not a declared input field${bound.size > 0 ? ` nor bound by an enclosing loop (${[...bound].join(', ')})` : ''}`,
+            this.loc.inString(path, t.text, p.offset, p.offset + p.length),
+          );
         }
       }
     }
@@ -797,8 +942,12 @@ class DslLoader {
     if (!owners) return name;
     if (owners.length === 1) return owners[0]!.name;
     const listed = owners.map((o) => `'${o.name}'`);
-    this.error('unknown_step', `no step is named '${name}', and ${listed.slice(0, -1).join(', ')} and ${listed[listed.length - 1]} all have output: ${name}`,
-      this.loc.inString(path, text, p.offset, p.offset + p.length), { hint: `read one of them by its step name: ${owners.map((o) => `steps.${o.name}.output`).join(' or ')}` });
+    this.error(
+      'unknown_step',
+      `no step is named '${name}', and ${listed.slice(0, -1).join(', ')} and ${listed[listed.length - 1]} all have output: ${name}`,
+      this.loc.inString(path, text, p.offset, p.offset + p.length),
+      { hint: `read one of them by its step name: ${owners.map((o) => `steps.${o.name}.output`).join(' or ')}` },
+    );
     return undefined;
   }
 
@@ -852,9 +1001,14 @@ class DslLoader {
       let u: StepRec | undefined = rec;
       while (u && u.scope !== t.scope) u = u.parent;
       if (!u) {
-        this.error('unknown_step', `step '${ref.target}' is inside the body of '${t.parent!.name}' and is not visible from '${rec.name}'`, this.refLocation(ref), {
-          hint: 'a step can read its siblings and the steps of enclosing scopes',
-        });
+        this.error(
+          'unknown_step',
+          `step '${ref.target}' is inside the body of '${t.parent!.name}' and is not visible from '${rec.name}'`,
+          this.refLocation(ref),
+          {
+            hint: 'a step can read its siblings and the steps of enclosing scopes',
+          },
+        );
         continue;
       }
       if (u === t) {
@@ -919,10 +1073,20 @@ class DslLoader {
     step.dependencies = names;
     step.location = r.location;
     switch (r.kind) {
-      case 'agent': step.agent = d.agent; break;
-      case 'function': step.function = d.function; break;
-      case 'mcp_tool': step.server = d.server; step.tool = d.tool; break;
-      case 'connector': step.connector = d.connector; step.action = d.action; break;
+      case 'agent':
+        step.agent = d.agent;
+        break;
+      case 'function':
+        step.function = d.function;
+        break;
+      case 'mcp_tool':
+        step.server = d.server;
+        step.tool = d.tool;
+        break;
+      case 'connector':
+        step.connector = d.connector;
+        step.action = d.action;
+        break;
       case 'conditional': {
         step.condition = f.condition;
         const branches = r.body ? this.freeze(r.body) : undefined;
@@ -942,9 +1106,19 @@ class DslLoader {
         step.do = this.freeze(r.body!);
         break;
       }
-      case 'while': step.condition = f.condition; step.maxIterations = d.max_iterations; step.do = this.freeze(r.body!); break;
-      case 'parallel_analyzer': step.analysts = f.analysts; step.aggregator = f.aggregator; break;
-      case 'handoff_router': step.entryAgent = d.entry_agent; step.specialists = f.specialists; break;
+      case 'while':
+        step.condition = f.condition;
+        step.maxIterations = d.max_iterations;
+        step.do = this.freeze(r.body!);
+        break;
+      case 'parallel_analyzer':
+        step.analysts = f.analysts;
+        step.aggregator = f.aggregator;
+        break;
+      case 'handoff_router':
+        step.entryAgent = d.entry_agent;
+        step.specialists = f.specialists;
+        break;
       case 'judge_loop':
         step.generator = f.generator;
         step.evaluator = f.evaluator;
@@ -999,7 +1173,11 @@ function mappingForm(field: 'steps' | 'do', list: readonly unknown[]): string {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) return;
       const { name, kind, call, do: body, ...rest } = item as Record<string, unknown>;
       const key = typeof name === 'string' && name !== '' ? name : `step_${i + 1}`;
-      out[key] = { call: call ?? kind ?? 'agent', ...rest, ...(Array.isArray(body) ? { do: convert(body, Infinity) } : body !== undefined ? { do: body } : {}) };
+      out[key] = {
+        call: call ?? kind ?? 'agent',
+        ...rest,
+        ...(Array.isArray(body) ? { do: convert(body, Infinity) } : body !== undefined ? { do: body } : {}),
+      };
     });
     return out;
   };

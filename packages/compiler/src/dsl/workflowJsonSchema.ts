@@ -6,8 +6,14 @@ import { DslDocumentSpec } from './DslSchema.js';
  * exactly one of each pair. zod cannot say so in JSON Schema; these become `oneOf` of `required`.
  */
 const SPELLINGS: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
-  parallel_analyzer: [['analysts', 'agents'], ['aggregator', 'aggregator_agent']],
-  judge_loop: [['generator', 'worker_agent'], ['evaluator', 'judge_agent']],
+  parallel_analyzer: [
+    ['analysts', 'agents'],
+    ['aggregator', 'aggregator_agent'],
+  ],
+  judge_loop: [
+    ['generator', 'worker_agent'],
+    ['evaluator', 'judge_agent'],
+  ],
 };
 
 /**
@@ -31,7 +37,11 @@ export function workflowJsonSchema(): Record<string, unknown> {
   const renamedDefs = renamed.$defs as Record<string, unknown>;
   const kinds = (renamedDefs.step = renamedDefs[stepKey]) as { oneOf: Record<string, unknown>[] };
   delete renamedDefs[stepKey];
-  Object.assign(kinds, { title: 'Step', description: 'A step: call: names its kind (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop), then that kind\'s fields.' });
+  Object.assign(kinds, {
+    title: 'Step',
+    description:
+      "A step: call: names its kind (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop), then that kind's fields.",
+  });
   for (const option of kinds.oneOf) {
     const props = option.properties as Record<string, { const?: string }>;
     const call = props.call?.const;

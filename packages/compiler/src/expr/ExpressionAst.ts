@@ -5,9 +5,7 @@
 export type LiteralValue = string | number | boolean | null | Readonly<Record<string, never>> | readonly never[];
 
 /** Where a path starts: the run input (also for bare paths) or one step's output. */
-export type PathRoot =
-  | { readonly kind: 'input' }
-  | { readonly kind: 'step'; readonly step: string };
+export type PathRoot = { readonly kind: 'input' } | { readonly kind: 'step'; readonly step: string };
 
 interface NodeBase {
   /** Offset of the node's first character in the template text. */

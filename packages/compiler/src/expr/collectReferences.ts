@@ -3,10 +3,20 @@ import type { Expr, PathExpr, Template } from './ExpressionAst.js';
 /** Every path in an expression, left to right. */
 export function collectPaths(e: Expr, out: PathExpr[] = []): PathExpr[] {
   switch (e.kind) {
-    case 'path': out.push(e); break;
-    case 'literal': break;
-    case 'default': collectPaths(e.expr, out); break;
-    case 'and': case 'or': case 'compare': collectPaths(e.left, out); collectPaths(e.right, out); break;
+    case 'path':
+      out.push(e);
+      break;
+    case 'literal':
+      break;
+    case 'default':
+      collectPaths(e.expr, out);
+      break;
+    case 'and':
+    case 'or':
+    case 'compare':
+      collectPaths(e.left, out);
+      collectPaths(e.right, out);
+      break;
   }
   return out;
 }

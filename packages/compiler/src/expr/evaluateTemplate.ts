@@ -95,10 +95,14 @@ export function compareValues(op: '<' | '>' | '<=' | '>=', a: unknown, b: unknow
   const x = a as number | string;
   const y = b as number | string;
   switch (op) {
-    case '<': return x < y;
-    case '>': return x > y;
-    case '<=': return x <= y;
-    case '>=': return x >= y;
+    case '<':
+      return x < y;
+    case '>':
+      return x > y;
+    case '<=':
+      return x <= y;
+    case '>=':
+      return x >= y;
   }
 }
 

@@ -17,16 +17,13 @@ export const JSONATA_HELPERS: Readonly<Record<string, string>> = {
   $sfTruthy:
     'function($v){($t:=$type($v);$t="string"?$v!="":$t="number"?$v!=0:$t="boolean"?$v:$t="array"?$count($v)>0:$t="object"?$count($keys($v))>0:false)}',
   // `$string` returns a string unchanged, and `!=` is false when a side is undefined, so a missing value also gives "".
-  $sfStr:
-    'function($v){$type($v)!="null"?$string($v):""}',
-  $sfQuote:
-    'function($s){($j:=$string([$s]);$substring($j,1,$length($j)-2))}',
+  $sfStr: 'function($v){$type($v)!="null"?$string($v):""}',
+  $sfQuote: 'function($s){($j:=$string([$s]);$substring($j,1,$length($j)-2))}',
   $sfCanon:
     'function($v){($t:=$type($v);$t="array"?"["&$join($map($v,function($e){$sfCanon($e)}),",")&"]":$t="object"?"{"&$join($map($sort($keys($v)),function($k){$sfQuote($k)&":"&$sfCanon($lookup($v,$k))}),",")&"}":$t="string"?$sfQuote($v):$exists($v) and $t!="null"?$string($v):"null")}',
   $sfEq:
     'function($a,$b){($ta:=$exists($a)?$type($a):"null";$tb:=$exists($b)?$type($b):"null";$ta!=$tb?false:$ta="null"?true:($ta="array" or $ta="object")?$sfCanon($a)=$sfCanon($b):$a=$b)}',
-  $sfOrd:
-    'function($a,$b){($type($a)="number" and $type($b)="number") or ($type($a)="string" and $type($b)="string")}',
+  $sfOrd: 'function($a,$b){($type($a)="number" and $type($b)="number") or ($type($a)="string" and $type($b)="string")}',
 };
 
 /** Which helpers each helper calls (so binding one binds its dependencies first). */

@@ -2,9 +2,25 @@ import { StepforgeError } from '@stepforge/contract';
 
 /** Token kinds of the `${ }` language. */
 export type TokenKind =
-  | 'ident' | 'number' | 'string'
-  | '.' | '[' | ']' | '(' | ')' | '{' | '}'
-  | '|' | '||' | '&&' | '==' | '!=' | '<' | '<=' | '>' | '>='
+  | 'ident'
+  | 'number'
+  | 'string'
+  | '.'
+  | '['
+  | ']'
+  | '('
+  | ')'
+  | '{'
+  | '}'
+  | '|'
+  | '||'
+  | '&&'
+  | '=='
+  | '!='
+  | '<'
+  | '<='
+  | '>'
+  | '>='
   | 'eof';
 
 /** One token; `value` is the decoded value for strings and numbers, the spelling otherwise. */
@@ -38,13 +54,26 @@ function isIdentPart(c: number): boolean {
 }
 /** Two-character operators by their first character: `||`, `&&`, `==`, `!=`, `<=`, `>=`. */
 const TWO_CHAR: Readonly<Record<string, '||' | '&&' | '==' | '!=' | '<=' | '>='>> = {
-  '|': '||', '&': '&&', '=': '==', '!': '!=', '<': '<=', '>': '>=',
+  '|': '||',
+  '&': '&&',
+  '=': '==',
+  '!': '!=',
+  '<': '<=',
+  '>': '>=',
 };
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const INDEX = /[0-9]+/y;
 
 const ESCAPES: Readonly<Record<string, string>> = {
-  n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '\\': '\\', '/': '/', "'": "'", '"': '"',
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  b: '\b',
+  f: '\f',
+  '\\': '\\',
+  '/': '/',
+  "'": "'",
+  '"': '"',
 };
 
 function pushToken(tokens: Token[], kind: TokenKind, value: string | number, offset: number, length: number): void {
@@ -64,7 +93,10 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
   while (i < text.length) {
     const c = text[i]!;
     const code = text.charCodeAt(i);
-    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') { i++; continue; }
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
+      i++;
+      continue;
+    }
     if (c === '}' && depth === 0) {
       pushToken(tokens, 'eof', '', i, 1);
       return { tokens, close: i };
@@ -137,8 +169,18 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
       i++;
       continue;
     }
-    if (c === '{') { depth++; pushToken(tokens, '{', c, i, 1); i++; continue; }
-    if (c === '}') { depth--; pushToken(tokens, '}', c, i, 1); i++; continue; }
+    if (c === '{') {
+      depth++;
+      pushToken(tokens, '{', c, i, 1);
+      i++;
+      continue;
+    }
+    if (c === '}') {
+      depth--;
+      pushToken(tokens, '}', c, i, 1);
+      i++;
+      continue;
+    }
     if (c === '&') throw expressionError(`unexpected '&' (did you mean '&&'?)`, i);
     if (c === '=') throw expressionError(`unexpected '=' (did you mean '=='?)`, i);
     if (c === '!') throw expressionError(`unexpected '!' (did you mean '!='?)`, i);

@@ -1,6 +1,4 @@
-import type {
-  CompareOp, Expr, ExprPart, LiteralExpr, PathExpr, Template, TextPart,
-} from './ExpressionAst.js';
+import type { CompareOp, Expr, ExprPart, LiteralExpr, PathExpr, Template, TextPart } from './ExpressionAst.js';
 import { expressionError, lexExpression, type Token } from './lexExpression.js';
 
 const COMPARE_OPS = new Set(['==', '!=', '<', '>', '<=', '>=']);
@@ -72,7 +70,10 @@ function literal(t: Token, value: LiteralExpr['value'], length = t.length): Lite
 class Parser {
   private pos = 0;
 
-  constructor(private readonly tokens: readonly Token[], private readonly start: number) {}
+  constructor(
+    private readonly tokens: readonly Token[],
+    private readonly start: number,
+  ) {}
 
   private peek(): Token {
     return this.tokens[this.pos]!;
@@ -92,7 +93,11 @@ class Parser {
 
   private unexpected(t: Token, expected: string): Error {
     if (t.kind === 'eof') return expressionError(`unexpected end of expression, expected ${expected}`, t.offset, 1);
-    return expressionError(`unexpected '${String(t.kind === 'string' ? JSON.stringify(t.value) : t.value)}', expected ${expected}`, t.offset, t.length);
+    return expressionError(
+      `unexpected '${String(t.kind === 'string' ? JSON.stringify(t.value) : t.value)}', expected ${expected}`,
+      t.offset,
+      t.length,
+    );
   }
 
   /** Whole : Expression EOF */
@@ -137,8 +142,12 @@ class Parser {
       throw expressionError('comparisons cannot be chained; use && between them', this.peek().offset, this.peek().length);
     }
     return {
-      kind: 'compare', op: t.kind as CompareOp, left, right,
-      offset: left.offset, length: right.offset + right.length - left.offset,
+      kind: 'compare',
+      op: t.kind as CompareOp,
+      left,
+      right,
+      offset: left.offset,
+      length: right.offset + right.length - left.offset,
     };
   }
 

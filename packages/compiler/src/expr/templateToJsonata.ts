@@ -63,7 +63,10 @@ export function expressionToJsonata(e: Expr, options: Omit<JsonataOptions, 'mode
 class Translator {
   private n = 0;
 
-  constructor(private readonly resolveRoot: (root: PathRoot) => string, private readonly objectInput: boolean) {}
+  constructor(
+    private readonly resolveRoot: (root: PathRoot) => string,
+    private readonly objectInput: boolean,
+  ) {}
 
   /** A fresh block variable; unique names keep nested blocks readable and shadowing-free. */
   fresh(): string {

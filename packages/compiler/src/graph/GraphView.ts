@@ -22,7 +22,11 @@ export interface GraphView {
 export function graphViewToJson(g: GraphView): { nodes: GraphViewNode[]; edges: [number, number][] } {
   return {
     nodes: g.nodes.map((n) => {
-      const node: { handle: string; kind: string; tools: string[]; output?: string; parent?: string } = { handle: n.handle, kind: n.kind, tools: [...n.tools] };
+      const node: { handle: string; kind: string; tools: string[]; output?: string; parent?: string } = {
+        handle: n.handle,
+        kind: n.kind,
+        tools: [...n.tools],
+      };
       if (n.output !== undefined) node.output = n.output;
       if (n.parent !== undefined) node.parent = n.parent;
       return node;

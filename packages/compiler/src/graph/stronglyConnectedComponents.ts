@@ -25,7 +25,11 @@ export function stronglyConnectedComponents(succ: readonly (readonly number[])[]
     while (work.length > 0) {
       const top = work[work.length - 1]!;
       const [v, k] = top;
-      if (k === 0) { idx[v] = low[v] = counter++; stack.push(v); on[v] = true; }
+      if (k === 0) {
+        idx[v] = low[v] = counter++;
+        stack.push(v);
+        on[v] = true;
+      }
       if (k < succ[v]!.length) {
         top[1] = k + 1;
         const w = succ[v]![k]!;
@@ -34,11 +38,19 @@ export function stronglyConnectedComponents(succ: readonly (readonly number[])[]
         continue;
       }
       work.pop();
-      if (work.length > 0) { const p = work[work.length - 1]![0]; low[p] = Math.min(low[p]!, low[v]!); }
+      if (work.length > 0) {
+        const p = work[work.length - 1]![0];
+        low[p] = Math.min(low[p]!, low[v]!);
+      }
       if (low[v] === idx[v]) {
         const c: number[] = [];
         let w: number;
-        do { w = stack.pop()!; on[w] = false; comp[w] = comps.length; c.push(w); } while (w !== v);
+        do {
+          w = stack.pop()!;
+          on[w] = false;
+          comp[w] = comps.length;
+          c.push(w);
+        } while (w !== v);
         comps.push(c);
       }
     }

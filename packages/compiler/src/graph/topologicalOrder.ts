@@ -15,8 +15,15 @@ export function topologicalOrder(n: number, edges: readonly (readonly [number, n
 }
 
 /** The same order over adjacency lists the caller already holds (`succ[v]` and `pred[v]`). */
-export function topologicalOrderOfAdjacency(succ: readonly (readonly number[])[], pred: readonly (readonly number[])[]): number[] | undefined {
-  return kahn(succ.length, succ, pred.map((p) => p.length));
+export function topologicalOrderOfAdjacency(
+  succ: readonly (readonly number[])[],
+  pred: readonly (readonly number[])[],
+): number[] | undefined {
+  return kahn(
+    succ.length,
+    succ,
+    pred.map((p) => p.length),
+  );
 }
 
 function kahn(n: number, out: readonly (readonly number[])[], indegree: number[]): number[] | undefined {

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { INPUT_FIELD_TYPES, type InputField, type InputSchema, type SourceLocation } from '@stepforge/contract';
 
-export { INPUT_FIELD_TYPES, describeType, matchesInputType, type InputField, type InputFieldType, type InputSchema } from '@stepforge/contract';
+export {
+  INPUT_FIELD_TYPES,
+  describeType,
+  matchesInputType,
+  type InputField,
+  type InputFieldType,
+  type InputSchema,
+} from '@stepforge/contract';
 
 /** Zod schema of one `input:` field: a type name (shorthand) or `{type, required, description, default}`. */
 export const InputFieldSpec = z.union([

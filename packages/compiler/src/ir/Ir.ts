@@ -6,9 +6,19 @@ import type { InputSchema } from '../input/InputSchema.js';
 
 /** Every step kind the back end knows: chain kinds, then DSL kinds. */
 export type IrStepKind =
-  | 'model' | 'tool' | 'connector' | 'pure'
-  | 'agent' | 'function' | 'mcp_tool' | 'conditional'
-  | 'for_each' | 'while' | 'parallel_analyzer' | 'handoff_router' | 'judge_loop'
+  | 'model'
+  | 'tool'
+  | 'connector'
+  | 'pure'
+  | 'agent'
+  | 'function'
+  | 'mcp_tool'
+  | 'conditional'
+  | 'for_each'
+  | 'while'
+  | 'parallel_analyzer'
+  | 'handoff_router'
+  | 'judge_loop'
   | 'code_graph';
 
 /** A retry policy, already normalised from the source's field names. */

@@ -13,7 +13,10 @@ import type { IrDocument, IrExpr, IrRetry, IrStep } from './Ir.js';
 /** An agent loop's bounds when its document sets none (a chain task granted tools, a DSL agent with tools). */
 export const DEFAULT_AGENT_BUDGET = { maxTurns: 16, maxToolCalls: 20 } as const;
 
-export function chainToIr(doc: ChainDocument, options: { name: string; file?: string; source?: string; inputSchema?: InputSchema }): IrDocument {
+export function chainToIr(
+  doc: ChainDocument,
+  options: { name: string; file?: string; source?: string; inputSchema?: InputSchema },
+): IrDocument {
   const parents = doc.steps.map(() => [] as string[]);
   for (const [a, b] of doc.edges) parents[b]!.push(doc.steps[a]!.handle);
   const templates: Template[] = [];
@@ -21,9 +24,14 @@ export function chainToIr(doc: ChainDocument, options: { name: string; file?: st
   const hasChild = new Set(doc.edges.map(([a]) => a));
   const sinks = doc.steps.filter((s) => !hasChild.has(s.index));
   // One sink: its output is the result. Several: an object of their outputs by handle.
-  const output: IrExpr | undefined = sinks.length > 1
-    ? { kind: 'template', value: Object.fromEntries(sinks.map((s) => [s.handle, `\${steps.${s.handle}.output}`])), reads: sinks.map((s) => s.handle) }
-    : undefined;
+  const output: IrExpr | undefined =
+    sinks.length > 1
+      ? {
+          kind: 'template',
+          value: Object.fromEntries(sinks.map((s) => [s.handle, `\${steps.${s.handle}.output}`])),
+          reads: sinks.map((s) => s.handle),
+        }
+      : undefined;
   return {
     name: options.name,
     format: 'chain',
@@ -34,7 +42,12 @@ export function chainToIr(doc: ChainDocument, options: { name: string; file?: st
     source: options.source,
     templates,
     ...(doc.express !== undefined || doc.triggers !== undefined
-      ? { deployment: { ...(doc.express !== undefined ? { express: doc.express } : {}), ...(doc.triggers !== undefined ? { triggers: doc.triggers } : {}) } }
+      ? {
+          deployment: {
+            ...(doc.express !== undefined ? { express: doc.express } : {}),
+            ...(doc.triggers !== undefined ? { triggers: doc.triggers } : {}),
+          },
+        }
       : {}),
   };
 }
@@ -61,7 +74,7 @@ function chainStep(s: ChainStep, parents: readonly string[], templates: Template
       break;
     case 'model':
       step.input = template(task.prompt, parents, templates);
-      step.budget = s.tools.length > 0 ? s.budget ?? DEFAULT_AGENT_BUDGET : undefined;
+      step.budget = s.tools.length > 0 ? (s.budget ?? DEFAULT_AGENT_BUDGET) : undefined;
       // A consensus judge says so (`select: verbatim`); the loader has checked it has candidates.
       step.chooseFrom = task.select === 'verbatim' ? parents : undefined;
       break;

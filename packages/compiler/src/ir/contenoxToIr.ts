@@ -25,10 +25,15 @@ export function contenoxToIr(doc: ContenoxDocument, options: { name: string; fil
   const handOvers = toolHandOvers(doc);
   const steps = doc.tasks.map((t) => taskStep(t, doc, handOvers));
   const routes: IrRoute[] = doc.tasks.map((t) => ({
-    ...(handOvers.chats.has(t.id) ? { evaluate: HANDED_OVER_EVALUATION } : handOvers.executors.has(t.id) ? { evaluate: EXECUTED_EVALUATION } : evaluation(t)),
+    ...(handOvers.chats.has(t.id)
+      ? { evaluate: HANDED_OVER_EVALUATION }
+      : handOvers.executors.has(t.id)
+        ? { evaluate: EXECUTED_EVALUATION }
+        : evaluation(t)),
     branches: t.branches.map((b) => ({
-      operator: b.operator, when: b.when.trim() === '' ? b.when : b.operator === 'edge_traversed_at_least' ? b.when.trim() : b.when,
-      goto: b.goto === 'end' ? 'end' as const : pos.get(b.goto)!,
+      operator: b.operator,
+      when: b.when.trim() === '' ? b.when : b.operator === 'edge_traversed_at_least' ? b.when.trim() : b.when,
+      goto: b.goto === 'end' ? ('end' as const) : pos.get(b.goto)!,
       ...(b.edge ? { edge: [pos.get(b.edge[0])!, pos.get(b.edge[1])!] as const } : {}),
     })),
     ...(t.onFailure !== undefined ? { onFailure: pos.get(t.onFailure)! } : {}),
@@ -72,7 +77,13 @@ function toolHandOvers(doc: ContenoxDocument): { chats: Set<string>; executors: 
       if (b.operator === 'edge_traversed_at_least' || b.when.trim() !== 'tool_call' || to?.handler !== 'execute_tool_calls') continue;
       chats.add(t.id);
       const named = to.data.input_var;
-      if (!executors.has(to.id) || named === t.id) executors.set(to.id, typeof named === 'string' && doc.tasks.some((x) => x.id === named && x.handler === 'chat_completion') && chats.has(named) ? named : t.id);
+      if (!executors.has(to.id) || named === t.id)
+        executors.set(
+          to.id,
+          typeof named === 'string' && doc.tasks.some((x) => x.id === named && x.handler === 'chat_completion') && chats.has(named)
+            ? named
+            : t.id,
+        );
     }
   }
   return { chats, executors };
@@ -81,13 +92,19 @@ function toolHandOvers(doc: ContenoxDocument): { chats: Set<string>; executors: 
 /** What the branches of a task compare: the handler's transition token, or the route's label. */
 function evaluation(t: ContenoxTask): Pick<IrRoute, 'evaluate' | 'ignoreCase'> {
   switch (t.handler) {
-    case 'route': return { evaluate: '$trim($string($out))', ignoreCase: true };
+    case 'route':
+      return { evaluate: '$trim($string($out))', ignoreCase: true };
     // Our agent loop has run the tool calls by the time the step ends: a turn without pending calls.
-    case 'chat_completion': return { evaluate: '"executed"' };
-    case 'tools': return { evaluate: '"tools_executed"' };
-    case 'execute_tool_calls': return { evaluate: '"no_calls_found"' };
-    case 'noop': return { evaluate: '"noop"' };
-    case 'raise_error': return { evaluate: '""' };
+    case 'chat_completion':
+      return { evaluate: '"executed"' };
+    case 'tools':
+      return { evaluate: '"tools_executed"' };
+    case 'execute_tool_calls':
+      return { evaluate: '"no_calls_found"' };
+    case 'noop':
+      return { evaluate: '"noop"' };
+    case 'raise_error':
+      return { evaluate: '""' };
   }
 }
 
@@ -134,20 +151,30 @@ function taskStep(t: ContenoxTask, doc: ContenoxDocument, handOvers: ReturnType<
   switch (t.handler) {
     case 'chat_completion':
     case 'route': {
-      const prompt = typeof t.data.prompt_template === 'string' && t.data.prompt_template !== ''
-        ? promptJsonata(t.data.prompt_template, input.jsonata, doc, reads)
-        : `$string(${input.jsonata})`;
-      const labels = t.handler === 'route' ? [...new Set(t.branches.filter((b) => b.operator !== 'default' && b.when !== '').map((b) => b.when))] : [];
-      const system = [typeof t.data.system_instruction === 'string' ? t.data.system_instruction : '', labels.length > 0 ? `Answer with exactly one of: ${labels.join(', ')}.` : '']
-        .filter((x) => x !== '').join('\n\n');
+      const prompt =
+        typeof t.data.prompt_template === 'string' && t.data.prompt_template !== ''
+          ? promptJsonata(t.data.prompt_template, input.jsonata, doc, reads)
+          : `$string(${input.jsonata})`;
+      const labels =
+        t.handler === 'route' ? [...new Set(t.branches.filter((b) => b.operator !== 'default' && b.when !== '').map((b) => b.when))] : [];
+      const system = [
+        typeof t.data.system_instruction === 'string' ? t.data.system_instruction : '',
+        labels.length > 0 ? `Answer with exactly one of: ${labels.join(', ')}.` : '',
+      ]
+        .filter((x) => x !== '')
+        .join('\n\n');
       const config: Record<string, unknown> = { handler: t.handler };
       const model = modelSpec(exec);
       if (model !== undefined) config.model = model;
       if (system !== '') config.system = aslText(system);
-      for (const k of ['temperature', 'max_tokens', 'think', 'models', 'providers', 'tools_policies'] as const) if (exec[k] !== undefined) config[k] = exec[k];
+      for (const k of ['temperature', 'max_tokens', 'think', 'models', 'providers', 'tools_policies'] as const)
+        if (exec[k] !== undefined) config[k] = exec[k];
       const tools = t.handler === 'route' ? [] : t.tools;
       const step: IrStep = {
-        ...base, kind: 'model', config, tools,
+        ...base,
+        kind: 'model',
+        config,
+        tools,
         input: { kind: 'jsonata', jsonata: prompt, reads },
         ...(tools.length > 0 ? { budget: DEFAULT_AGENT_BUDGET } : {}),
         ...(handOvers.chats.has(t.id) ? { handsOverToolCalls: true } : {}),
@@ -159,7 +186,10 @@ function taskStep(t: ContenoxTask, doc: ContenoxDocument, handOvers: ReturnType<
       const tool = pickTool(t.tools, typeof call.tool_name === 'string' ? call.tool_name : '');
       const args = (call.args ?? {}) as Obj;
       return {
-        ...base, kind: 'tool', config: { tool, ...(exec.tools_policies !== undefined ? { tools_policies: exec.tools_policies } : {}) }, tools: [tool],
+        ...base,
+        kind: 'tool',
+        config: { tool, ...(exec.tools_policies !== undefined ? { tools_policies: exec.tools_policies } : {}) },
+        tools: [tool],
         input: { kind: 'template', value: args, reads: [] } satisfies IrExpr,
       };
     }
@@ -171,8 +201,11 @@ function taskStep(t: ContenoxTask, doc: ContenoxDocument, handOvers: ReturnType<
       const chatExec = (chat.data.execute_config ?? {}) as Obj;
       const policies = exec.tools_policies ?? chatExec.tools_policies;
       return {
-        ...base, kind: 'tool', config: { handler: t.handler, ...(policies !== undefined ? { tools_policies: policies } : {}) },
-        tools: t.tools.length > 0 ? t.tools : chat.tools, runsToolCallsOf: chatId,
+        ...base,
+        kind: 'tool',
+        config: { handler: t.handler, ...(policies !== undefined ? { tools_policies: policies } : {}) },
+        tools: t.tools.length > 0 ? t.tools : chat.tools,
+        runsToolCallsOf: chatId,
       };
     }
   }
@@ -194,7 +227,12 @@ const KNOWN_PROVIDERS = ['bedrock', 'openai', 'ollama', 'vllm', 'local'];
 
 /** `provider:model` where the provider is one of ours; a bare model id otherwise (the project's provider). */
 function modelSpec(exec: Obj): string | undefined {
-  const model = typeof exec.model === 'string' && exec.model !== '' ? exec.model : Array.isArray(exec.models) && typeof exec.models[0] === 'string' ? exec.models[0] : undefined;
+  const model =
+    typeof exec.model === 'string' && exec.model !== ''
+      ? exec.model
+      : Array.isArray(exec.models) && typeof exec.models[0] === 'string'
+        ? exec.models[0]
+        : undefined;
   const provider = typeof exec.provider === 'string' ? exec.provider : undefined;
   if (model === undefined) return provider !== undefined && KNOWN_PROVIDERS.includes(provider) ? `${provider}:default` : undefined;
   return provider !== undefined && KNOWN_PROVIDERS.includes(provider) ? `${provider}:${model}` : model;
@@ -206,10 +244,16 @@ function retryOf(t: ContenoxTask, exec: Obj): IrRetry | undefined {
   if (p && typeof p === 'object') {
     const attempts = typeof p.max_attempts === 'number' ? p.max_attempts : 3;
     if (attempts <= 1) return undefined;
-    const initial = typeof p.initial_backoff === 'string' ? durationSeconds(p.initial_backoff) ?? 0.5 : 0.5;
+    const initial = typeof p.initial_backoff === 'string' ? (durationSeconds(p.initial_backoff) ?? 0.5) : 0.5;
     const max = typeof p.max_backoff === 'string' ? durationSeconds(p.max_backoff) : undefined;
     const jitter = typeof p.jitter === 'number' ? p.jitter > 0 : false;
-    return { maxAttempts: attempts, intervalSeconds: Math.max(1, Math.round(initial)), backoffRate: 2, ...(max !== undefined ? { maxDelaySeconds: Math.max(1, Math.round(max)) } : {}), jitter };
+    return {
+      maxAttempts: attempts,
+      intervalSeconds: Math.max(1, Math.round(initial)),
+      backoffRate: 2,
+      ...(max !== undefined ? { maxDelaySeconds: Math.max(1, Math.round(max)) } : {}),
+      jitter,
+    };
   }
   const n = t.data.retry_on_failure;
   if (typeof n === 'number' && n > 0) return { maxAttempts: n + 1, intervalSeconds: 1, backoffRate: 2, jitter: false };
@@ -218,7 +262,7 @@ function retryOf(t: ContenoxTask, exec: Obj): IrRetry | undefined {
 
 /** A Go duration (`500ms`, `1s`, `2m30s`, `1h`) in seconds; undefined when it is not one. */
 export function durationSeconds(text: string): number | undefined {
-  const unit: Record<string, number> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+  const unit: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
   const t = text.trim();
   if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(t)) return undefined;
   let total = 0;

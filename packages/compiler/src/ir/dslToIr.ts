@@ -33,9 +33,11 @@ export function dslToIr(doc: DslDocument, options: { file?: string; source?: str
 
 /** The document's deployment settings: `express:`, `triggers:`, the mapping-form `mcp_servers:` and the top-level secret ids. */
 function deployment(doc: DslDocument): IrDeployment {
-  const mcpServers = Object.fromEntries(Object.values(doc.mcpServers)
-    .filter((r) => r.uri === undefined && Object.keys(r.config).length > 0)
-    .map((r) => [r.name, r.config]));
+  const mcpServers = Object.fromEntries(
+    Object.values(doc.mcpServers)
+      .filter((r) => r.uri === undefined && Object.keys(r.config).length > 0)
+      .map((r) => [r.name, r.config]),
+  );
   return {
     ...(doc.express !== undefined ? { express: doc.express } : {}),
     ...(doc.triggers !== undefined ? { triggers: doc.triggers } : {}),
@@ -85,7 +87,8 @@ function grantedMcpServers(doc: DslDocument, tools: readonly string[]): Record<s
   const out: Record<string, unknown> = {};
   for (const t of tools) {
     const server = mcpToolName(t)?.server;
-    const declared = server !== undefined && Object.prototype.hasOwnProperty.call(doc.mcpServers, server) ? doc.mcpServers[server] : undefined;
+    const declared =
+      server !== undefined && Object.prototype.hasOwnProperty.call(doc.mcpServers, server) ? doc.mcpServers[server] : undefined;
     if (declared && Object.keys(declared.config).length > 0) out[server!] = declared.config;
   }
   return Object.keys(out).length > 0 ? out : undefined;
@@ -94,15 +97,27 @@ function grantedMcpServers(doc: DslDocument, tools: readonly string[]): Record<s
 function agentRef(ctx: Context, agent: string, role: string, focus?: string): IrAgentRef {
   const config = ctx.doc.agents[agent]?.config ?? {};
   return {
-    agent, role, identity: stepIdentity('agent', { agent, role, config, ...(focus !== undefined ? { focus } : {}) }, []),
-    ...(Object.keys(config).length > 0 ? { agentConfig: config } : {}), ...(focus !== undefined ? { focus } : {}),
+    agent,
+    role,
+    identity: stepIdentity('agent', { agent, role, config, ...(focus !== undefined ? { focus } : {}) }, []),
+    ...(Object.keys(config).length > 0 ? { agentConfig: config } : {}),
+    ...(focus !== undefined ? { focus } : {}),
   };
 }
 
 function step(ctx: Context, s: DslStep): IrStep {
-  const input = s.inputTemplate && s.input
-    ? { kind: 'template' as const, value: { input: authored(ctx, s.input), prompt: authored(ctx, s.inputTemplate) }, reads: [...new Set([...s.input.reads, ...s.inputTemplate.reads])] }
-    : s.inputTemplate ? value(ctx, s.inputTemplate) : s.input ? value(ctx, s.input) : undefined;
+  const input =
+    s.inputTemplate && s.input
+      ? {
+          kind: 'template' as const,
+          value: { input: authored(ctx, s.input), prompt: authored(ctx, s.inputTemplate) },
+          reads: [...new Set([...s.input.reads, ...s.inputTemplate.reads])],
+        }
+      : s.inputTemplate
+        ? value(ctx, s.inputTemplate)
+        : s.input
+          ? value(ctx, s.input)
+          : undefined;
   const { config, composite } = kindFields(ctx, s);
   // An agent step is granted the tools its agent declares: it runs as an agent loop (reason, the
   // tool calls it asks for, again), as a chain task granted tools with `@` does.
@@ -135,7 +150,9 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
       const servers = grantedMcpServers(doc, agentTools(a?.config));
       return {
         config: {
-          agent: s.agent, ...(a?.uri ? { uri: a.uri } : {}), ...(a && Object.keys(a.config).length > 0 ? { agentConfig: a.config } : {}),
+          agent: s.agent,
+          ...(a?.uri ? { uri: a.uri } : {}),
+          ...(a && Object.keys(a.config).length > 0 ? { agentConfig: a.config } : {}),
           ...(servers !== undefined ? { mcpServers: servers } : {}),
         },
       };
@@ -143,10 +160,22 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
     case 'function':
       // Binding name → secret id: a Python function called GraphN's way gets each binding as the
       // keyword argument of that name (`secrets: {API_KEY: $secret:news-key}` → API_KEY=…).
-      return { config: { function: s.function, ...(s.secrets.length > 0 ? { secretNames: Object.fromEntries(s.secrets.map((x) => [x.name, x.id])) } : {}) } };
+      return {
+        config: {
+          function: s.function,
+          ...(s.secrets.length > 0 ? { secretNames: Object.fromEntries(s.secrets.map((x) => [x.name, x.id])) } : {}),
+        },
+      };
     case 'mcp_tool': {
       const srv = doc.mcpServers[s.server];
-      return { config: { server: s.server, tool: s.tool, ...(srv?.uri ? { uri: srv.uri } : {}), ...(srv && Object.keys(srv.config).length > 0 ? { serverConfig: srv.config } : {}) } };
+      return {
+        config: {
+          server: s.server,
+          tool: s.tool,
+          ...(srv?.uri ? { uri: srv.uri } : {}),
+          ...(srv && Object.keys(srv.config).length > 0 ? { serverConfig: srv.config } : {}),
+        },
+      };
     }
     case 'connector':
       return { config: { connector: s.connector, action: s.action } };
@@ -157,8 +186,10 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
       return {
         config: { condition: s.condition.text },
         composite: {
-          condition, body: scope(ctx, s.branches),
-          ...(s.then ? { thenStep: at(s.then) } : {}), ...(s.else ? { elseStep: at(s.else) } : {}),
+          condition,
+          body: scope(ctx, s.branches),
+          ...(s.then ? { thenStep: at(s.then) } : {}),
+          ...(s.else ? { elseStep: at(s.else) } : {}),
         },
       };
     }
@@ -176,8 +207,16 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
       };
     case 'parallel_analyzer':
       return {
-        config: { analysts: s.analysts.map((a) => (a.focus !== undefined ? { agent: a.agent, role: a.role, focus: a.focus } : { agent: a.agent, role: a.role })), aggregator: s.aggregator },
-        composite: { analysts: s.analysts.map((a) => agentRef(ctx, a.agent, a.role, a.focus)), aggregator: agentRef(ctx, s.aggregator, 'aggregator') },
+        config: {
+          analysts: s.analysts.map((a) =>
+            a.focus !== undefined ? { agent: a.agent, role: a.role, focus: a.focus } : { agent: a.agent, role: a.role },
+          ),
+          aggregator: s.aggregator,
+        },
+        composite: {
+          analysts: s.analysts.map((a) => agentRef(ctx, a.agent, a.role, a.focus)),
+          aggregator: agentRef(ctx, s.aggregator, 'aggregator'),
+        },
       };
     case 'handoff_router':
       return {
@@ -205,7 +244,8 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
  */
 const EVALUATOR_SAYS_PASS: IrExpr = {
   kind: 'jsonata',
-  jsonata: '( $e := $input.evaluation; $t := $type($e) = "string" ? $replace($trim($e), /^\\[offline:\\w+\\] */, "") : ""; $contains($t, /^PASS\\b/) )',
+  jsonata:
+    '( $e := $input.evaluation; $t := $type($e) = "string" ? $replace($trim($e), /^\\[offline:\\w+\\] */, "") : ""; $contains($t, /^PASS\\b/) )',
   reads: [],
 };
 

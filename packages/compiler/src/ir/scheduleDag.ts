@@ -35,11 +35,7 @@ const LOOKAHEAD_MAX_GRAPH = 200;
  * Series-parallel schedule of `n` nodes with `edges` (`[from, to]`, acyclic) and per-node durations
  * (default 1). Deterministic: branches are ordered by their smallest node index.
  */
-export function scheduleDag(
-  n: number,
-  edges: readonly (readonly [number, number])[],
-  durations?: readonly number[],
-): Schedule {
+export function scheduleDag(n: number, edges: readonly (readonly [number, number])[], durations?: readonly number[]): Schedule {
   const dur = durations ?? new Array<number>(n).fill(1);
   const succ: number[][] = Array.from({ length: n }, () => []);
   const pred: number[][] = Array.from({ length: n }, () => []);
@@ -251,7 +247,8 @@ export function scheduleDag(
         // Without lookahead only the best cut matters: keep it (and the best balanced one) instead of sorting them all.
         if (lookahead) scored.push({ cut: { late: isLate, t }, score, added, imbalance });
         else {
-          if (bestAll === undefined || compareScore(score, added, imbalance, bestAll) < 0) bestAll = { cut: { late: isLate, t }, score, added, imbalance };
+          if (bestAll === undefined || compareScore(score, added, imbalance, bestAll) < 0)
+            bestAll = { cut: { late: isLate, t }, score, added, imbalance };
           if (imbalance <= balancedLimit && (bestBalanced === undefined || compareScore(score, added, imbalance, bestBalanced) < 0)) {
             bestBalanced = { cut: { late: isLate, t }, score, added, imbalance };
           }
@@ -262,7 +259,8 @@ export function scheduleDag(
     sweep(late, true);
     // Equal scores: fewer synchronisation edges (an exact series split adds none), then the more
     // balanced cut, which keeps the recursion shallow on long chains.
-    if (!lookahead && bestAll !== undefined) scored.push(bestBalanced !== undefined && bestBalanced.score === bestAll.score ? bestBalanced : bestAll);
+    if (!lookahead && bestAll !== undefined)
+      scored.push(bestBalanced !== undefined && bestBalanced.score === bestAll.score ? bestBalanced : bestAll);
     scored.sort(byScore);
     const split = (c: Cut): { a: number[]; b: number[] } => {
       const a: number[] = [];
@@ -323,8 +321,8 @@ export function scheduleDag(
       comp[root] = count;
       while (stack.length > 0) {
         const v = stack.pop()!;
-        for (const w of succ[v]!) if (mark[w] === s && seen[w] !== s) (seen[w] = s), (comp[w] = count), stack.push(w);
-        for (const w of pred[v]!) if (mark[w] === s && seen[w] !== s) (seen[w] = s), (comp[w] = count), stack.push(w);
+        for (const w of succ[v]!) if (mark[w] === s && seen[w] !== s) ((seen[w] = s), (comp[w] = count), stack.push(w));
+        for (const w of pred[v]!) if (mark[w] === s && seen[w] !== s) ((seen[w] = s), (comp[w] = count), stack.push(w));
       }
       count++;
     }
@@ -387,11 +385,7 @@ export function makespanOf(control: IrControl, durations: readonly number[]): nu
 }
 
 /** The naive lowering peer: one Parallel per longest-path level, levels in sequence. */
-export function levelMakespan(
-  n: number,
-  edges: readonly (readonly [number, number])[],
-  durations: readonly number[],
-): number {
+export function levelMakespan(n: number, edges: readonly (readonly [number, number])[], durations: readonly number[]): number {
   const succ: number[][] = Array.from({ length: n }, () => []);
   const pred: number[][] = Array.from({ length: n }, () => []);
   for (const [a, b] of edges) {

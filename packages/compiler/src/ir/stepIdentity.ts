@@ -28,8 +28,9 @@ export function stepIdentity(kind: string, config: unknown, tools: readonly stri
   // canonicalJson({ kind, config, tools }) with its keys in their sorted order written out: the
   // object and its key sort cost more than the rest. The one-shot `hash` (Node ≥ 20.12) costs
   // about half of a createHash object.
-  const canonical = config === undefined
-    ? canonicalJson({ kind, tools })
-    : `{"config":${canonicalJson(config)},"kind":${JSON.stringify(kind)},"tools":${canonicalJson(tools)}}`;
+  const canonical =
+    config === undefined
+      ? canonicalJson({ kind, tools })
+      : `{"config":${canonicalJson(config)},"kind":${JSON.stringify(kind)},"tools":${canonicalJson(tools)}}`;
   return hash('sha256', canonical, 'hex');
 }

@@ -71,8 +71,15 @@ export interface TurnVariables {
 
 /** What the envelope of a Lambda step may override (see LowerContext.payload). */
 export interface PayloadExtra {
-  kind?: LambdaStepKind; role?: string; identity?: string; config?: Record<string, unknown>; value?: unknown;
-  iterVars?: readonly string[]; turn?: unknown; toolCall?: unknown; budget?: unknown;
+  kind?: LambdaStepKind;
+  role?: string;
+  identity?: string;
+  config?: Record<string, unknown>;
+  value?: unknown;
+  iterVars?: readonly string[];
+  turn?: unknown;
+  toolCall?: unknown;
+  budget?: unknown;
 }
 
 /** The plumbing a step kind's lowering receives. */
@@ -130,11 +137,34 @@ export interface LowerContext {
   /** The step envelope a Lambda receives. */
   payload(step: IrStep, scope: Scope, extra?: PayloadExtra): Record<string, unknown>;
   /** A Lambda Task with its Retry and its Catch into the scope's Fail state. */
-  taskState(step: IrStep, scope: Scope, kind: LambdaStepKind, payload: Record<string, unknown>, assign: Record<string, unknown>, what: string | undefined): AslState;
+  taskState(
+    step: IrStep,
+    scope: Scope,
+    kind: LambdaStepKind,
+    payload: Record<string, unknown>,
+    assign: Record<string, unknown>,
+    what: string | undefined,
+  ): AslState;
   /** A Pass that assigns the step's variable. */
   lowerPass(step: IrStep, scope: Scope, v: string, jsonata: string, what: string): Frag;
   /** An agent's model Task (judge loops, analysts, hand-offs, SDK agents), written into `scope` as `stateName`. */
-  agentTask(step: IrStep, scope: Scope, ref: IrAgentRef, stateName: string, value: unknown, assign: Record<string, unknown>, iterVars?: readonly string[]): AslState;
+  agentTask(
+    step: IrStep,
+    scope: Scope,
+    ref: IrAgentRef,
+    stateName: string,
+    value: unknown,
+    assign: Record<string, unknown>,
+    iterVars?: readonly string[],
+  ): AslState;
   /** The one tool call inside an agent loop's Map over its calls. */
-  toolCallState(step: IrStep, scope: Scope, iterScope: Scope, budget: { readonly maxTurns: number; readonly maxToolCalls: number }, turnVar: string, callsVar: string, granted: 'task' | 'step'): AslState;
+  toolCallState(
+    step: IrStep,
+    scope: Scope,
+    iterScope: Scope,
+    budget: { readonly maxTurns: number; readonly maxToolCalls: number },
+    turnVar: string,
+    callsVar: string,
+    granted: 'task' | 'step',
+  ): AslState;
 }

@@ -3,8 +3,14 @@
 // source location) use, and the workflow's facts that the CDK app and the run service read rather
 // than the source: edges by id, the input schema, and the document's deployment settings.
 import {
-  type ManifestStepHandler, type StepHandlerId, type StepManifest, type StepManifestEntry,
-  LAMBDA_PLACEHOLDERS, STEP_HANDLERS, kindPlaceholder, stepHandlerIdOf,
+  type ManifestStepHandler,
+  type StepHandlerId,
+  type StepManifest,
+  type StepManifestEntry,
+  LAMBDA_PLACEHOLDERS,
+  STEP_HANDLERS,
+  kindPlaceholder,
+  stepHandlerIdOf,
 } from '@stepforge/contract';
 import type { IrDocument, IrStep, IrStepKind, IrWorkflow } from '../ir/Ir.js';
 import type { LoweredWorkflow } from './lowerWorkflow.js';
@@ -13,9 +19,20 @@ import { serialisedDefinition, type SerialisedDefinition } from './serialisedDef
 export type { ManifestStepHandler as StepHandler, StepManifest, StepManifestEntry } from '@stepforge/contract';
 
 const HANDLER: Record<IrStepKind, ManifestStepHandler> = {
-  model: 'model', agent: 'model', tool: 'tool', connector: 'connector', function: 'function', mcp_tool: 'mcp_tool',
-  pure: null, conditional: null, for_each: null, while: null,
-  parallel_analyzer: 'model', handoff_router: 'model', judge_loop: 'model', code_graph: 'function',
+  model: 'model',
+  agent: 'model',
+  tool: 'tool',
+  connector: 'connector',
+  function: 'function',
+  mcp_tool: 'mcp_tool',
+  pure: null,
+  conditional: null,
+  for_each: null,
+  while: null,
+  parallel_analyzer: 'model',
+  handoff_router: 'model',
+  judge_loop: 'model',
+  code_graph: 'function',
 };
 
 /** What compileIr decided about Express: the type compiled for, and why the definition cannot run as Express. */
@@ -26,7 +43,9 @@ export interface ManifestExpressFacts {
 
 /** Builds the manifest from the IR and what lowering produced. */
 export function buildStepManifest(
-  doc: IrDocument, lowered: LoweredWorkflow, express: ManifestExpressFacts,
+  doc: IrDocument,
+  lowered: LoweredWorkflow,
+  express: ManifestExpressFacts,
   serialised: Pick<SerialisedDefinition, 'placeholders' | 'bedrockModels'> = serialisedDefinition(lowered.definition),
 ): StepManifest {
   const { placeholders } = serialised;
@@ -90,7 +109,11 @@ function entry(s: IrStep, lowered: LoweredWorkflow): StepManifestEntry {
  * Each step's secrets under its handler; a document-level id no step lists under every step handler
  * the definition invokes (which of them resolves it is only known at run time).
  */
-function secretsByHandler(steps: readonly StepManifestEntry[], documentSecrets: readonly string[], placeholders: readonly string[]): Partial<Record<StepHandlerId, string[]>> {
+function secretsByHandler(
+  steps: readonly StepManifestEntry[],
+  documentSecrets: readonly string[],
+  placeholders: readonly string[],
+): Partial<Record<StepHandlerId, string[]>> {
   const out = new Map<StepHandlerId, Set<string>>();
   const add = (handler: StepHandlerId, id: string) => {
     let ids = out.get(handler);

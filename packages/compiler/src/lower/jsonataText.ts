@@ -15,7 +15,10 @@ export function valueOf(expr: string, assigns: Record<string, unknown>): string 
 export function asJsonata(v: unknown): string {
   if (typeof v === 'string') return v.startsWith('{%') && v.endsWith('%}') ? `(${v.slice(2, -2).trim()})` : JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(asJsonata).join(', ')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${asJsonata(x)}`).join(', ')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${asJsonata(x)}`)
+      .join(', ')}}`;
   return JSON.stringify(v ?? null);
 }
 
@@ -37,7 +40,8 @@ export function replaceVariable(expr: string, name: string, replacement: string)
     for (; scanned < at; scanned++) {
       const c = expr.charCodeAt(scanned);
       if (quote !== 0) {
-        if (c === 92) scanned++; // a backslash escapes the next character
+        if (c === 92)
+          scanned++; // a backslash escapes the next character
         else if (c === quote) quote = 0;
       } else if (c === 34 || c === 39 || c === 96) quote = c; // " ' and ` (a quoted field name)
     }

@@ -2,7 +2,14 @@
 // (the Next fields still to fill); a sequence patches tails to the next entry, a Parallel lowers each
 // branch into its own scope and copies the branch outputs into fresh variables, because an inner scope
 // can read but never write the outer scope's variables.
-import { StepforgeError, ENVELOPE_VERSION, ITERATION_INLINE_OUTPUT_MAX_BYTES, kindPlaceholder, RUN_META_KEY, type LambdaStepKind } from '@stepforge/contract';
+import {
+  StepforgeError,
+  ENVELOPE_VERSION,
+  ITERATION_INLINE_OUTPUT_MAX_BYTES,
+  kindPlaceholder,
+  RUN_META_KEY,
+  type LambdaStepKind,
+} from '@stepforge/contract';
 import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
 import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
@@ -16,7 +23,15 @@ import type { CheckFinding } from '../checks/CheckFinding.js';
 import { duplicateStateName, MAX_STATE_NAME, nonAsciiStateName, reservedStateName, stateNameTooLong } from '../checks/quotas/stateName.js';
 import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';
 import { renderRetry } from './renderRetry.js';
-import { type AslState, type Frag, type LowerContext, type PayloadExtra, type Scope, type Tail, type TurnVariables } from './LowerContext.js';
+import {
+  type AslState,
+  type Frag,
+  type LowerContext,
+  type PayloadExtra,
+  type Scope,
+  type Tail,
+  type TurnVariables,
+} from './LowerContext.js';
 import { replaceVariable, valueOf, mentions } from './jsonataText.js';
 import { foldEntryPass, foldStartIntoParallel } from './optimize/foldPasses.js';
 import { lowerAgentLoop } from './steps/agentLoop.js';
@@ -98,7 +113,10 @@ class Lowerer implements LowerContext {
   private slowdown = 1;
   private stateReads: ReadonlySet<string> = new Set();
 
-  constructor(readonly doc: IrDocument, private readonly options: { express?: boolean }) {}
+  constructor(
+    readonly doc: IrDocument,
+    private readonly options: { express?: boolean },
+  ) {}
 
   run(): LoweredWorkflow {
     this.reserveStepNames(this.doc.workflow, undefined);
@@ -109,7 +127,13 @@ class Lowerer implements LowerContext {
     this.names.claimState(START_STATE) || this.failWith(reservedStateName(START_STATE), undefined);
     const outputName = this.names.state(OUTPUT_STATE);
     const top: Scope = {
-      label: this.doc.name, top: true, states: {}, env: new LayeredMap<string>(), inputVar: '$input', iterVars: [], produced: [],
+      label: this.doc.name,
+      top: true,
+      states: {},
+      env: new LayeredMap<string>(),
+      inputVar: '$input',
+      iterVars: [],
+      produced: [],
     };
     const body = this.lowerWorkflowBody(this.doc.workflow, top, true);
     const result = this.resultExpr(this.doc.workflow, top);
@@ -131,7 +155,7 @@ class Lowerer implements LowerContext {
     };
     const start = top.states[START_STATE]!;
     if (this.routedInit) Object.assign(start.Assign as Record<string, unknown>, this.routedInit);
-    const outputComment = this.doc.workflow.output ? 'The workflow result (output:)' : 'The workflow result: the last step\'s output';
+    const outputComment = this.doc.workflow.output ? 'The workflow result (output:)' : "The workflow result: the last step's output";
     if (body) {
       this.connect([{ holder: start, field: 'Next' }], body);
       // The last states build the result themselves (Output + End): no separate Output Pass to enter,
@@ -149,7 +173,8 @@ class Lowerer implements LowerContext {
       top.states[outputName] = { Type: 'Pass', Comment: outputComment, Output: `{% ${result} %}`, End: true };
     }
     let startAt = body && !body.init ? foldEntryPass(top.states, START_STATE) : START_STATE;
-    if (startAt === START_STATE && body && !body.init) startAt = foldStartIntoParallel(top.states, START_STATE, (name) => this.names.variable(name));
+    if (startAt === START_STATE && body && !body.init)
+      startAt = foldStartIntoParallel(top.states, START_STATE, (name) => this.names.variable(name));
     const ordered: Record<string, AslState> = { [startAt]: top.states[startAt]! };
     // Fail states last, so the definition reads top to bottom in execution order.
     for (const [k, v] of Object.entries(top.states)) if (k !== startAt && v.Type !== 'Fail') ordered[k] = v;
@@ -173,7 +198,11 @@ class Lowerer implements LowerContext {
       }
     };
     collect(ordered);
-    for (const [step, names] of this.stepStates) this.stepStates.set(step, names.filter((n) => emitted.has(n)));
+    for (const [step, names] of this.stepStates)
+      this.stepStates.set(
+        step,
+        names.filter((n) => emitted.has(n)),
+      );
     return {
       definition,
       stepStates: this.stepStates,
@@ -331,7 +360,8 @@ class Lowerer implements LowerContext {
     const vars = wf.steps.map((s) => this.names.stepVariable(s.id));
     wf.steps.forEach((s, i) => scope.env.set(s.id, `$${vars[i]}`));
     const counters = new Map<string, string>();
-    for (const r of routes) for (const b of r.branches) if (b.edge) counters.set(`${b.edge[0]}>${b.edge[1]}`, `edge${b.edge[0]}to${b.edge[1]}`);
+    for (const r of routes)
+      for (const b of r.branches) if (b.edge) counters.set(`${b.edge[0]}>${b.edge[1]}`, `edge${b.edge[0]}to${b.edge[1]}`);
     const init: Record<string, unknown> = { prev: `{% ${CONTENOX_FIRST_INPUT} %}` };
     for (const v of vars) init[v] = null;
     for (const c of counters.values()) init[c] = 0;
@@ -341,8 +371,10 @@ class Lowerer implements LowerContext {
     wf.steps.forEach((s, i) => {
       if (!s.handsOverToolCalls) return;
       const t: TurnVariables = {
-        turn: this.names.variable(`${vars[i]}_turn`), calls: this.names.variable(`${vars[i]}_calls`),
-        results: this.names.variable(`${vars[i]}_results`), reply: this.names.variable(`${vars[i]}_reply`),
+        turn: this.names.variable(`${vars[i]}_turn`),
+        calls: this.names.variable(`${vars[i]}_calls`),
+        results: this.names.variable(`${vars[i]}_results`),
+        reply: this.names.variable(`${vars[i]}_reply`),
       };
       turns.set(s.id, t);
       Object.assign(init, { [t.turn]: 0, [t.calls]: 0, [t.results]: [], [t.reply]: null });
@@ -362,12 +394,18 @@ class Lowerer implements LowerContext {
       if (route.onFailure !== undefined) {
         for (const name of this.stepStates.get(step) ?? []) {
           const st = scope.states[name];
-          if (st?.Catch) st.Catch = [{ ErrorEquals: ['States.ALL'], Assign: { prev: '{% $states.errorOutput %}' }, Next: entries[route.onFailure]! }];
+          if (st?.Catch)
+            st.Catch = [{ ErrorEquals: ['States.ALL'], Assign: { prev: '{% $states.errorOutput %}' }, Next: entries[route.onFailure]! }];
         }
       }
       if (route.raise !== undefined) {
         const name = this.helper(step, 'raise_error');
-        scope.states[name] = { Type: 'Fail', Comment: this.comment(step, 'raise_error ends the run failed'), Error: route.raise, Cause: `{% $string(${v}) %}` };
+        scope.states[name] = {
+          Type: 'Fail',
+          Comment: this.comment(step, 'raise_error ends the run failed'),
+          Error: route.raise,
+          Cause: `{% $string(${v}) %}`,
+        };
         this.patch(frags[i]!.tails, name);
         return;
       }
@@ -381,23 +419,41 @@ class Lowerer implements LowerContext {
         const w = JSON.stringify(route.ignoreCase && b.operator !== 'edge_traversed_at_least' ? b.when.toLowerCase() : b.when);
         let cond: string;
         switch (b.operator) {
-          case 'equals': cond = `$e = ${w}`; break;
-          case 'contains': cond = `$contains($e, ${w})`; break;
-          case 'starts_with': cond = `$substring($e, 0, $length(${w})) = ${w}`; break;
-          case 'ends_with': cond = `$length($e) >= $length(${w}) and $substring($e, $length($e) - $length(${w})) = ${w}`; break;
-          case 'edge_traversed_at_least': cond = `$${counters.get(`${b.edge![0]}>${b.edge![1]}`)!} >= ${Number(b.when)}`; break;
-          default: cond = 'true';
+          case 'equals':
+            cond = `$e = ${w}`;
+            break;
+          case 'contains':
+            cond = `$contains($e, ${w})`;
+            break;
+          case 'starts_with':
+            cond = `$substring($e, 0, $length(${w})) = ${w}`;
+            break;
+          case 'ends_with':
+            cond = `$length($e) >= $length(${w}) and $substring($e, $length($e) - $length(${w})) = ${w}`;
+            break;
+          case 'edge_traversed_at_least':
+            cond = `$${counters.get(`${b.edge![0]}>${b.edge![1]}`)!} >= ${Number(b.when)}`;
+            break;
+          default:
+            cond = 'true';
         }
         const assign: Record<string, unknown> = { prev: `{% ${out} %}` };
         const counted = b.goto === 'end' ? undefined : counters.get(`${i}>${b.goto}`);
         if (counted !== undefined) assign[counted] = `{% $${counted} + 1 %}`;
-        const rule: Record<string, unknown> = { Condition: b.operator === 'default' || b.operator === 'edge_traversed_at_least' ? `{% ${cond} %}` : `{% ( ${bind}; ${cond} ) %}`, Assign: assign };
+        const rule: Record<string, unknown> = {
+          Condition: b.operator === 'default' || b.operator === 'edge_traversed_at_least' ? `{% ${cond} %}` : `{% ( ${bind}; ${cond} ) %}`,
+          Assign: assign,
+        };
         if (b.goto === 'end') endTails.push({ holder: rule, field: 'rule' });
         else rule.Next = entries[b.goto]!;
         return rule;
       });
       const name = this.helper(step, 'route');
-      scope.states[name] = { Type: 'Choice', Comment: this.comment(step, 'transition: the first branch that matches, in order'), Choices: rules };
+      scope.states[name] = {
+        Type: 'Choice',
+        Comment: this.comment(step, 'transition: the first branch that matches, in order'),
+        Choices: rules,
+      };
       this.patch(frags[i]!.tails, name);
     });
     // Tasks no transition reaches never run: their states would be unreachable, which Step Functions refuses.
@@ -405,7 +461,10 @@ class Lowerer implements LowerContext {
     for (const todo = [0]; todo.length > 0;) {
       const r = routes[todo.pop()!]!;
       for (const next of [...r.branches.map((b) => b.goto), r.onFailure]) {
-        if (typeof next === 'number' && !reached.has(next)) { reached.add(next); todo.push(next); }
+        if (typeof next === 'number' && !reached.has(next)) {
+          reached.add(next);
+          todo.push(next);
+        }
       }
     }
     wf.steps.forEach((step, i) => {
@@ -415,7 +474,11 @@ class Lowerer implements LowerContext {
     });
     // Every failure may have gone to an on_failure task: then no state leads to the Fail state.
     const fail = scope.failState;
-    if (fail !== undefined && routes.some((r) => r.onFailure !== undefined) && !JSON.stringify(scope.states).includes(`"Next":${JSON.stringify(fail)}`)) {
+    if (
+      fail !== undefined &&
+      routes.some((r) => r.onFailure !== undefined) &&
+      !JSON.stringify(scope.states).includes(`"Next":${JSON.stringify(fail)}`)
+    ) {
       delete scope.states[fail];
       scope.failState = undefined;
     }
@@ -454,13 +517,22 @@ class Lowerer implements LowerContext {
     branches.forEach((branch, i) => {
       const inner: Scope = {
         // Named after the branch's first steps: its Fail / join states read "<branch>: failed".
-        label: this.controlLabel(branch, wf), states: {}, env: scope.env.child(),
-        inputVar: scope.inputVar, iterVars: scope.iterVars, inMap: scope.inMap, produced: [],
+        label: this.controlLabel(branch, wf),
+        states: {},
+        env: scope.env.child(),
+        inputVar: scope.inputVar,
+        iterVars: scope.iterVars,
+        inMap: scope.inMap,
+        produced: [],
       };
       const frag = this.lowerControl(branch, wf, inner)!;
       // Only values read after the Parallel (or results) leave the branch: keeps definitions small.
       const exports = inner.produced.filter((p) => p.steps.some((id) => this.mustExport(id, wf, branch)));
-      this.closeScope(frag, inner, (assigns) => `{${exports.map((p) => `${JSON.stringify(p.variable)}: ${valueOf(`$${p.variable}`, assigns)}`).join(', ')}}`);
+      this.closeScope(
+        frag,
+        inner,
+        (assigns) => `{${exports.map((p) => `${JSON.stringify(p.variable)}: ${valueOf(`$${p.variable}`, assigns)}`).join(', ')}}`,
+      );
       rendered.push({ StartAt: this.entryOf(frag), States: inner.states });
       for (const p of exports) {
         const outer = `$lookup($${result}[${i}], ${JSON.stringify(p.variable)})`;
@@ -487,7 +559,8 @@ class Lowerer implements LowerContext {
     let label = this.labels.get(c);
     if (label !== undefined) return label;
     if (c.type === 'step') label = asciiOnly(wf.steps[c.step]!.id);
-    else if (c.type === 'sequence') label = c.items.length === 1 ? this.controlLabel(c.items[0]!, wf) : `${this.controlLabel(c.items[0]!, wf)} > ...`;
+    else if (c.type === 'sequence')
+      label = c.items.length === 1 ? this.controlLabel(c.items[0]!, wf) : `${this.controlLabel(c.items[0]!, wf)} > ...`;
     else label = `[${c.branches.map((b) => this.controlLabel(b, wf)).join(' & ')}]`;
     this.labels.set(c, label);
     return label;
@@ -497,7 +570,8 @@ class Lowerer implements LowerContext {
   connect(tails: readonly Tail[], frag: Frag): void {
     const init = frag.init;
     if (init === undefined) return this.patch(tails, frag.entry);
-    const clash = (t: Tail) => t.field === 'Default' || Object.keys(init.assign).some((k) => k in ((t.holder.Assign as object | undefined) ?? {}));
+    const clash = (t: Tail) =>
+      t.field === 'Default' || Object.keys(init.assign).some((k) => k in ((t.holder.Assign as object | undefined) ?? {}));
     if (tails.some(clash)) return this.patch(tails, init.materialize());
     for (const t of tails) t.holder.Assign = { ...((t.holder.Assign as Record<string, unknown> | undefined) ?? {}), ...init.assign };
     this.patch(tails, frag.entry);
@@ -540,7 +614,13 @@ class Lowerer implements LowerContext {
       // A Choice cannot end a branch: an agent loop that ends one needs this Pass, which is then its own state.
       const loop = loopClosedBy(choiceTails);
       if (loop !== undefined) this.stepStates.get(loop)!.push(end);
-      const pass: AslState = { Type: 'Pass', Comment: loop !== undefined ? this.comment(loop, 'the agent loop is done; ends the branch with its output') : 'Joins the paths of this branch' };
+      const pass: AslState = {
+        Type: 'Pass',
+        Comment:
+          loop !== undefined
+            ? this.comment(loop, 'the agent loop is done; ends the branch with its output')
+            : 'Joins the paths of this branch',
+      };
       scope.states[end] = pass;
       this.patch(choiceTails, end);
       terminals.push(pass);
@@ -557,7 +637,7 @@ class Lowerer implements LowerContext {
     if (scope.failState === undefined) {
       const name = this.names.state(scope.top ? 'Failed' : `${scope.label}: failed`);
       const fail: AslState = { Type: 'Fail' };
-      if (scope.top) fail.Comment = 'The run ends failed with the failing step\'s error; the cause names the step';
+      if (scope.top) fail.Comment = "The run ends failed with the failing step's error; the cause names the step";
       fail.Error = '{% $states.input[1].Error %}';
       fail.Cause = '{% "step \'" & $states.input[0] & "\' failed: " & $states.input[1].Cause %}';
       scope.states[name] = fail;
@@ -573,8 +653,12 @@ class Lowerer implements LowerContext {
       if (root.kind === 'input') return scope.inputVar;
       const v = scope.env.get(root.step);
       if (v === undefined) {
-        this.fail('unknown_step', `step '${root.step}' is not available here${step ? ` (read by '${step.id}')` : ''}`, step,
-          'a step can read steps that run before it in its own body or in an enclosing scope');
+        this.fail(
+          'unknown_step',
+          `step '${root.step}' is not available here${step ? ` (read by '${step.id}')` : ''}`,
+          step,
+          'a step can read steps that run before it in its own body or in an enclosing scope',
+        );
       }
       return v;
     };
@@ -618,7 +702,10 @@ class Lowerer implements LowerContext {
     const walk = (v: unknown): string => {
       if (typeof v === 'string') return this.templateJsonata(v, scope, 'value', step);
       if (Array.isArray(v)) return `[${v.map(walk).join(', ')}]`;
-      if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${walk(x)}`).join(', ')}}`;
+      if (v !== null && typeof v === 'object')
+        return `{${Object.entries(v)
+          .map(([k, x]) => `${JSON.stringify(k)}: ${walk(x)}`)
+          .join(', ')}}`;
       return JSON.stringify(v ?? null);
     };
     return walk(e.value);
@@ -752,14 +839,22 @@ class Lowerer implements LowerContext {
       const nullable = (model || kind === 'function') && mayBeNull(step, extra.value, (t) => this.parse(t));
       if (nullable) inputs.input = `{% ${scope.inputVar} %}`;
       // The prompt is sent rendered as `inputs.value`, always a string here, so the handler never reads `config.prompt`.
-      if (model && extra.value === undefined && step.input?.kind === 'template' && typeof step.input.value === 'string' && !nullable) config = omit(config, 'prompt');
+      if (model && extra.value === undefined && step.input?.kind === 'template' && typeof step.input.value === 'string' && !nullable)
+        config = omit(config, 'prompt');
     }
     if (kind === 'model' || kind === 'tool') config = omit(config, 'max_turns', 'max_tool_calls');
     const stepField: Record<string, unknown> = { id: step.id, kind, identity: extra.identity ?? step.identity };
     // Empty lists are the schema defaults: left out to keep large definitions under 1 MB.
     if (iter.length > 0) stepField.iteration = `{% [${iter.map((x) => `$${x}`).join(', ')}] %}`;
     if (extra.role !== undefined) stepField.role = extra.role;
-    const out: Record<string, unknown> = { version: ENVELOPE_VERSION, run: '{% $run %}', step: stepField, config, inputs, attempt: ATTEMPT };
+    const out: Record<string, unknown> = {
+      version: ENVELOPE_VERSION,
+      run: '{% $run %}',
+      step: stepField,
+      config,
+      inputs,
+      attempt: ATTEMPT,
+    };
     if (step.tools.length > 0) out.tools = [...step.tools];
     if (step.secrets.length > 0) out.secrets = [...step.secrets];
     const budget = extra.budget ?? (step.budget ? { maxTurns: step.budget.maxTurns, maxToolCalls: step.budget.maxToolCalls } : undefined);
@@ -773,7 +868,14 @@ class Lowerer implements LowerContext {
     return out;
   }
 
-  taskState(step: IrStep, scope: Scope, kind: LambdaStepKind, payload: Record<string, unknown>, assign: Record<string, unknown>, what: string | undefined): AslState {
+  taskState(
+    step: IrStep,
+    scope: Scope,
+    kind: LambdaStepKind,
+    payload: Record<string, unknown>,
+    assign: Record<string, unknown>,
+    what: string | undefined,
+  ): AslState {
     const callback = kind === 'tool';
     const timeout = step.timeoutSeconds ?? (callback ? CALLBACK_TIMEOUT_SECONDS : undefined);
     // Fields set one by one rather than spread in (a spread in the middle of a literal built every
@@ -789,12 +891,14 @@ class Lowerer implements LowerContext {
     if (timeout !== undefined) state.TimeoutSeconds = timeout;
     state.Assign = assign;
     state.Retry = renderRetry(step.retry);
-    state.Catch = [{
-      ErrorEquals: ['States.ALL'],
-      // [step id, error output]: the scope's Fail state turns it into the run's error and cause.
-      Output: `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`,
-      Next: this.failState(scope),
-    }];
+    state.Catch = [
+      {
+        ErrorEquals: ['States.ALL'],
+        // [step id, error output]: the scope's Fail state turns it into the run's error and cause.
+        Output: `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`,
+        Next: this.failState(scope),
+      },
+    ];
     return state;
   }
 
@@ -802,14 +906,34 @@ class Lowerer implements LowerContext {
    * The one tool call inside an agent loop's Map over its calls: the tool Lambda, answered through a
    * task token, its result the iteration's output. `granted` names what holds the grants in the comment.
    */
-  toolCallState(step: IrStep, scope: Scope, iterScope: Scope, budget: { readonly maxTurns: number; readonly maxToolCalls: number }, turnVar: string, callsVar: string, granted: 'task' | 'step'): AslState {
-    const toolState = this.taskState(step, iterScope, 'tool', this.payload(step, scope, {
-      kind: 'tool',
-      role: 'tool',
-      value: undefined,
-      toolCall: '{% $states.input %}',
-      budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${turnVar} %}`, toolCallsUsed: `{% $${callsVar} %}` },
-    }), {}, `one tool call (tool Lambda, answered through a task token; the runtime refuses tools the ${granted} was not granted, and a gated call waits for a human)`);
+  toolCallState(
+    step: IrStep,
+    scope: Scope,
+    iterScope: Scope,
+    budget: { readonly maxTurns: number; readonly maxToolCalls: number },
+    turnVar: string,
+    callsVar: string,
+    granted: 'task' | 'step',
+  ): AslState {
+    const toolState = this.taskState(
+      step,
+      iterScope,
+      'tool',
+      this.payload(step, scope, {
+        kind: 'tool',
+        role: 'tool',
+        value: undefined,
+        toolCall: '{% $states.input %}',
+        budget: {
+          maxTurns: budget.maxTurns,
+          maxToolCalls: budget.maxToolCalls,
+          turnsUsed: `{% $${turnVar} %}`,
+          toolCallsUsed: `{% $${callsVar} %}`,
+        },
+      }),
+      {},
+      `one tool call (tool Lambda, answered through a task token; the runtime refuses tools the ${granted} was not granted, and a gated call waits for a human)`,
+    );
     delete toolState.Assign;
     toolState.Output = '{% $states.result %}';
     toolState.End = true;
@@ -835,18 +959,43 @@ class Lowerer implements LowerContext {
     return frag;
   }
 
-  agentTask(step: IrStep, scope: Scope, ref: IrAgentRef, stateName: string, value: unknown, assign: Record<string, unknown>, iterVars?: readonly string[]): AslState {
+  agentTask(
+    step: IrStep,
+    scope: Scope,
+    ref: IrAgentRef,
+    stateName: string,
+    value: unknown,
+    assign: Record<string, unknown>,
+    iterVars?: readonly string[],
+  ): AslState {
     // The agent's own configuration travels with each call of it, as it does on an agent step.
-    const config = { ...step.config, agent: ref.agent, role: ref.role, ...(ref.agentConfig ? { agentConfig: ref.agentConfig } : {}), ...(ref.focus !== undefined ? { focus: ref.focus } : {}) };
-    const state = this.taskState(step, scope, 'agent', this.payload(step, scope, {
-      kind: 'agent', role: ref.role, identity: ref.identity, config, value, iterVars,
-    }), assign, `agent '${ref.agent}' as ${ref.role}`);
+    const config = {
+      ...step.config,
+      agent: ref.agent,
+      role: ref.role,
+      ...(ref.agentConfig ? { agentConfig: ref.agentConfig } : {}),
+      ...(ref.focus !== undefined ? { focus: ref.focus } : {}),
+    };
+    const state = this.taskState(
+      step,
+      scope,
+      'agent',
+      this.payload(step, scope, {
+        kind: 'agent',
+        role: ref.role,
+        identity: ref.identity,
+        config,
+        value,
+        iterVars,
+      }),
+      assign,
+      `agent '${ref.agent}' as ${ref.role}`,
+    );
     scope.states[stateName] = state;
     return state;
   }
 
   // ---- the agent SDK (workflow, parallel, stateGraph) -----------------------------------------
-
 }
 
 /** The agent loop whose exit every one of `tails` is, if they all are one loop's. */
@@ -860,9 +1009,12 @@ function loopClosedBy(tails: readonly Tail[]): IrStep | undefined {
  * not mention (the rule handlers applied to envelope version 1 themselves, now decided here).
  */
 function unplacedReads(step: IrStep, config: Readonly<Record<string, unknown>>): string[] {
-  const template = step.input?.kind === 'template' && typeof step.input.value === 'string' && hasExpression(step.input.value)
-    ? step.input.value
-    : typeof config.prompt === 'string' ? config.prompt : '';
+  const template =
+    step.input?.kind === 'template' && typeof step.input.value === 'string' && hasExpression(step.input.value)
+      ? step.input.value
+      : typeof config.prompt === 'string'
+        ? config.prompt
+        : '';
   return allReads(step).filter((name) => !mentions(template, name));
 }
 

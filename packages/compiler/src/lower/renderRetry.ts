@@ -37,15 +37,17 @@ export function renderRetry(policy: IrRetry | undefined): Record<string, unknown
   // Object.assign onto a literal rather than a spread: this runs for every Lambda Task.
   const out: Record<string, unknown>[] = [Object.assign({ ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals] }, TRANSIENT_RETRIER)];
   if (policy !== undefined && policy.maxAttempts > 1) {
-    out.push(dropUndefined({
-      // States.TaskFailed matches any task error except timeouts; a source list narrows it.
-      ErrorEquals: policy.errors !== undefined && policy.errors.length > 0 ? [...policy.errors] : ['States.TaskFailed', 'States.Timeout'],
-      IntervalSeconds: Math.max(1, Math.ceil(policy.intervalSeconds)),
-      MaxAttempts: policy.maxAttempts - 1,
-      BackoffRate: policy.backoffRate,
-      MaxDelaySeconds: policy.maxDelaySeconds === undefined ? undefined : Math.max(1, Math.ceil(policy.maxDelaySeconds)),
-      JitterStrategy: policy.jitter ? 'FULL' : 'NONE',
-    }));
+    out.push(
+      dropUndefined({
+        // States.TaskFailed matches any task error except timeouts; a source list narrows it.
+        ErrorEquals: policy.errors !== undefined && policy.errors.length > 0 ? [...policy.errors] : ['States.TaskFailed', 'States.Timeout'],
+        IntervalSeconds: Math.max(1, Math.ceil(policy.intervalSeconds)),
+        MaxAttempts: policy.maxAttempts - 1,
+        BackoffRate: policy.backoffRate,
+        MaxDelaySeconds: policy.maxDelaySeconds === undefined ? undefined : Math.max(1, Math.ceil(policy.maxDelaySeconds)),
+        JitterStrategy: policy.jitter ? 'FULL' : 'NONE',
+      }),
+    );
   }
   return out;
 }
@@ -54,7 +56,6 @@ export function renderRetry(policy: IrRetry | undefined): Record<string, unknown
 export function worstCaseAttempts(policy: IrRetry | undefined): number {
   return 1 + DEFAULT_LAMBDA_RETRY.MaxAttempts + (policy !== undefined && policy.maxAttempts > 1 ? policy.maxAttempts - 1 : 0);
 }
-
 
 /** Returns a copy without undefined-valued keys (ASL rejects `null` where a field is optional). */
 export function dropUndefined<T extends Record<string, unknown>>(o: T): T {

@@ -43,7 +43,7 @@ export function stateReadSteps(wf: IrWorkflow, parse: (text: string) => Template
   // A for_each or while step's output is made of its body's result (the array of every iteration's,
   // or the last one's), so when the state machine reads it, it reads those. Marks are added in
   // source order and a later step may mark an earlier composite: repeat until nothing changes.
-  for (let before = -1; before !== out.size; ) {
+  for (let before = -1; before !== out.size;) {
     before = out.size;
     for (const step of wf.steps) if (step.composite?.body && out.has(step.id)) bodyResultReads(step.composite.body, out);
   }

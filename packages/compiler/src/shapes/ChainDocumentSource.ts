@@ -22,6 +22,12 @@ export function chainDocumentToYaml(doc: ChainDocumentSource, comment?: string):
     tasks: doc.tasks,
   };
   const body = stringify(ordered, { lineWidth: 0, defaultStringType: 'PLAIN', defaultKeyType: 'PLAIN' });
-  const header = comment === undefined ? '' : comment.split('\n').map((l) => `# ${l}`.trimEnd()).join('\n') + '\n';
+  const header =
+    comment === undefined
+      ? ''
+      : comment
+          .split('\n')
+          .map((l) => `# ${l}`.trimEnd())
+          .join('\n') + '\n';
   return header + body;
 }

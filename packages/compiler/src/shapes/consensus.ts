@@ -1,6 +1,17 @@
 import { z } from 'zod';
 import type { ChainDocumentSource } from './ChainDocumentSource.js';
-import { checkPureReads, CommonShapeOptions, count, DEFAULT_TOOLS, modelTask, numbered, parallel, parseShapeOptions, tagged, TASK_INPUT } from './shapeOptions.js';
+import {
+  checkPureReads,
+  CommonShapeOptions,
+  count,
+  DEFAULT_TOOLS,
+  modelTask,
+  numbered,
+  parallel,
+  parseShapeOptions,
+  tagged,
+  TASK_INPUT,
+} from './shapeOptions.js';
 
 /**
  * The `majority` reduce: `$` is the parents' outputs keyed by handle, in parent order. Picks the most
@@ -31,7 +42,14 @@ export const ConsensusOptions = z.strictObject({
 /** Consensus: N voters answer independently; a judge selects one candidate verbatim, or a pure majority reduce picks one. */
 export function consensus(options: z.input<typeof ConsensusOptions> = {}): ChainDocumentSource {
   const o = parseShapeOptions('consensus', ConsensusOptions, options);
-  if (o.mode === 'majority') checkPureReads('consensus', 'voters', o.voters, 'tally', 'for more voters use --mode judge, whose judge is a model step (up to 8 voters)');
+  if (o.mode === 'majority')
+    checkPureReads(
+      'consensus',
+      'voters',
+      o.voters,
+      'tally',
+      'for more voters use --mode judge, whose judge is a model step (up to 8 voters)',
+    );
   const tools = o.tools ?? [...DEFAULT_TOOLS];
   const voters = numbered('voter', o.voters);
   const final = o.mode === 'judge' ? 'judge' : 'tally';

@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { NAME_PATTERN } from '../chain/ChainTask.js';
 import type { ChainDocumentSource } from './ChainDocumentSource.js';
-import { CommonShapeOptions, count, DEFAULT_TOOLS, modelTask, numbered, parallel, parseShapeOptions, tagged, TASK_INPUT } from './shapeOptions.js';
+import {
+  CommonShapeOptions,
+  count,
+  DEFAULT_TOOLS,
+  modelTask,
+  numbered,
+  parallel,
+  parseShapeOptions,
+  tagged,
+  TASK_INPUT,
+} from './shapeOptions.js';
 
 /** Options of the fan-out/gather shape: a number of branches, or their names (each becomes a perspective). */
 export const FanOutGatherOptions = z.strictObject({
@@ -22,9 +32,20 @@ export function fanOutGather(options: z.input<typeof FanOutGatherOptions> = {}):
     ['source', modelTask('State the question precisely and list what each branch should examine: ${input.task}', o.model)],
     ...branches.map((b, i) => [
       b,
-      modelTask(named ? `Examine the question from the "${b}" perspective:\n\${steps.source.output}` : `Branch ${i + 1} of ${branches.length}: examine the question:\n\${steps.source.output}`, o.model),
+      modelTask(
+        named
+          ? `Examine the question from the "${b}" perspective:\n\${steps.source.output}`
+          : `Branch ${i + 1} of ${branches.length}: examine the question:\n\${steps.source.output}`,
+        o.model,
+      ),
     ]),
-    ['gather', modelTask(`Gather the branches into one answer to "\${input.task}".\n${branches.map((b) => `${b}: \${steps.${b}.output}`).join('\n')}`, o.model)],
+    [
+      'gather',
+      modelTask(
+        `Gather the branches into one answer to "\${input.task}".\n${branches.map((b) => `${b}: \${steps.${b}.output}`).join('\n')}`,
+        o.model,
+      ),
+    ],
   ]);
   return {
     name: o.name ?? 'fan-out',

@@ -27,9 +27,24 @@ export interface ShapeInfo {
 /** Every shape by its `stepforge new` name. */
 export const SHAPES: readonly ShapeInfo[] = [
   { name: 'swarm', summary: 'N agents in parallel, then a gather step', countOption: 'agents', build: (o) => swarm(o) },
-  { name: 'supervisor', summary: 'a planner, N workers in parallel, an integrating step', countOption: 'workers', build: (o) => supervisor(o) },
-  { name: 'consensus', summary: 'N voters, then a judge (or --mode majority: a pure majority vote)', countOption: 'voters', build: (o) => consensus(o) },
+  {
+    name: 'supervisor',
+    summary: 'a planner, N workers in parallel, an integrating step',
+    countOption: 'workers',
+    build: (o) => supervisor(o),
+  },
+  {
+    name: 'consensus',
+    summary: 'N voters, then a judge (or --mode majority: a pure majority vote)',
+    countOption: 'voters',
+    build: (o) => consensus(o),
+  },
   { name: 'review-loop', summary: 'a worker, then N review/revise rounds, unrolled', countOption: 'rounds', build: (o) => reviewLoop(o) },
   { name: 'map-reduce', summary: 'split, N mappers in parallel, reduce', countOption: 'mappers', build: (o) => mapReduce(o) },
-  { name: 'fan-out', summary: 'a source, N (or named) branches in parallel, a gather step', countOption: 'branches', build: (o) => fanOutGather(o) },
+  {
+    name: 'fan-out',
+    summary: 'a source, N (or named) branches in parallel, a gather step',
+    countOption: 'branches',
+    build: (o) => fanOutGather(o),
+  },
 ];

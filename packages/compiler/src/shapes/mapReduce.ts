@@ -1,6 +1,17 @@
 import { z } from 'zod';
 import type { ChainDocumentSource } from './ChainDocumentSource.js';
-import { checkPureReads, CommonShapeOptions, count, DEFAULT_TOOLS, modelTask, numbered, parallel, parseShapeOptions, tagged, TASK_INPUT } from './shapeOptions.js';
+import {
+  checkPureReads,
+  CommonShapeOptions,
+  count,
+  DEFAULT_TOOLS,
+  modelTask,
+  numbered,
+  parallel,
+  parseShapeOptions,
+  tagged,
+  TASK_INPUT,
+} from './shapeOptions.js';
 
 /**
  * Options of the map-reduce shape. The pure reduce carries every mapper's output through one state
@@ -19,7 +30,13 @@ export const REDUCE_JSONATA = ['(', '  $o := $;', '  [$map($keys($o), function($
 /** Map-reduce: a split step partitions the work, N mappers each process one partition in parallel, a pure reduce collects their results in order. */
 export function mapReduce(options: z.input<typeof MapReduceOptions> = {}): ChainDocumentSource {
   const o = parseShapeOptions('map-reduce', MapReduceOptions, options);
-  checkPureReads('map-reduce', 'mappers', o.mappers, 'reduce', 'for more parts use fan-out, whose gather is a model step (up to 8 branches)');
+  checkPureReads(
+    'map-reduce',
+    'mappers',
+    o.mappers,
+    'reduce',
+    'for more parts use fan-out, whose gather is a model step (up to 8 branches)',
+  );
   const tools = o.tools ?? [...DEFAULT_TOOLS];
   const mappers = numbered('map', o.mappers);
   const tasks: ChainDocumentSource['tasks'] = Object.fromEntries([

@@ -13,14 +13,25 @@ export const ReviewLoopOptions = z.strictObject({ ...CommonShapeOptions, rounds:
 export function reviewLoop(options: z.input<typeof ReviewLoopOptions> = {}): ChainDocumentSource {
   const o = parseShapeOptions('review-loop', ReviewLoopOptions, options);
   const tools = o.tools ?? [...DEFAULT_TOOLS];
-  const entries: [string, ChainDocumentSource['tasks'][string]][] = [['worker', modelTask('Produce a first version for: ${input.task}', o.model)]];
+  const entries: [string, ChainDocumentSource['tasks'][string]][] = [
+    ['worker', modelTask('Produce a first version for: ${input.task}', o.model)],
+  ];
   const chain = [tagged('worker', tools)];
   let latest = 'worker';
   for (let r = 1; r <= o.rounds; r++) {
     const review = `review_${r}`;
     const revise = `revise_${r}`;
-    entries.push([review, modelTask(`Review round ${r}: list concrete problems with this version of "\${input.task}":\n\${steps.${latest}.output}`, o.model)]);
-    entries.push([revise, modelTask(`Revise the version below to fix every problem the review lists.\nVersion:\n\${steps.${latest}.output}\nReview:\n\${steps.${review}.output}`, o.model)]);
+    entries.push([
+      review,
+      modelTask(`Review round ${r}: list concrete problems with this version of "\${input.task}":\n\${steps.${latest}.output}`, o.model),
+    ]);
+    entries.push([
+      revise,
+      modelTask(
+        `Revise the version below to fix every problem the review lists.\nVersion:\n\${steps.${latest}.output}\nReview:\n\${steps.${review}.output}`,
+        o.model,
+      ),
+    ]);
     chain.push(review, revise);
     latest = revise;
   }

@@ -10,9 +10,15 @@ export const CommonShapeOptions = {
   /** Tools granted to the agentic steps (default `web-search`); an empty list grants none. */
   tools: z.array(name).optional(),
   /** Model id for every model step (`<provider>:<model-id>`); default: the project's configured provider. */
-  model: z.string().regex(/^[A-Za-z0-9_.-]+:\S+$/, { message: 'a model id "<provider>:<model-id>"' }).optional(),
+  model: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+:\S+$/, { message: 'a model id "<provider>:<model-id>"' })
+    .optional(),
   /** The document's `name:` (names the state machine). */
-  name: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, { message: "1-80 letters, digits, '-' or '_'" }).optional(),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,80}$/, { message: "1-80 letters, digits, '-' or '_'" })
+    .optional(),
 };
 
 /**
@@ -25,9 +31,11 @@ export const MAX_PURE_READS = 3;
 /** Refuses a count a pure step that reads every part could not carry, saying why and what to use instead. */
 export function checkPureReads(shape: string, option: string, n: number, step: string, instead: string): void {
   if (n <= MAX_PURE_READS) return;
-  throw new StepforgeError('invalid_shape_option',
+  throw new StepforgeError(
+    'invalid_shape_option',
     `${shape}: option '${option}': at most ${MAX_PURE_READS}, got ${n}: the pure '${step}' step reads every output in the state machine (each kept inline, up to 32 KiB) and more than ${MAX_PURE_READS} may exceed Step Functions' 256 KiB payload, so the document would not compile; ${instead}`,
-    { details: { shape, option, max: MAX_PURE_READS } });
+    { details: { shape, option, max: MAX_PURE_READS } },
+  );
 }
 
 /** A count option: an integer from 1 to `max`. */

@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import type { ChainDocumentSource } from './ChainDocumentSource.js';
-import { CommonShapeOptions, count, DEFAULT_TOOLS, modelTask, numbered, parallel, parseShapeOptions, tagged, TASK_INPUT } from './shapeOptions.js';
+import {
+  CommonShapeOptions,
+  count,
+  DEFAULT_TOOLS,
+  modelTask,
+  numbered,
+  parallel,
+  parseShapeOptions,
+  tagged,
+  TASK_INPUT,
+} from './shapeOptions.js';
 
 /** Options of the supervisor shape. */
 export const SupervisorOptions = z.strictObject({ ...CommonShapeOptions, workers: count(64).default(3) });
@@ -13,7 +23,13 @@ export function supervisor(options: z.input<typeof SupervisorOptions> = {}): Cha
   const tasks: ChainDocumentSource['tasks'] = Object.fromEntries([
     ['planner', modelTask(`Split this task into ${o.workers} independent parts, numbered 1 to ${o.workers}: \${input.task}`, o.model)],
     ...workers.map((w, i) => [w, modelTask(`Do part ${i + 1} of this plan and nothing else:\n\${steps.planner.output}`, o.model)]),
-    ['integrate', modelTask(`Integrate the workers' results into one answer to "\${input.task}".\n${workers.map((w) => `${w}: \${steps.${w}.output}`).join('\n')}`, o.model)],
+    [
+      'integrate',
+      modelTask(
+        `Integrate the workers' results into one answer to "\${input.task}".\n${workers.map((w) => `${w}: \${steps.${w}.output}`).join('\n')}`,
+        o.model,
+      ),
+    ],
   ]);
   return {
     name: o.name ?? 'supervisor',

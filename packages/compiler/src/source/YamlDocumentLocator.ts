@@ -6,7 +6,10 @@ import { keyNode, nodeAtPath, nodeLocation, offsetLocation } from './yamlNodes.j
 
 /** The precise locator: walks the `yaml` package's Document nodes and their source ranges. */
 export class YamlDocumentLocator implements Locator {
-  constructor(private readonly root: Node | undefined, private readonly src: SourceText) {}
+  constructor(
+    private readonly root: Node | undefined,
+    private readonly src: SourceText,
+  ) {}
 
   at(path: DataPath): { location: SourceLocation; depth: number } {
     const { node, depth } = nodeAtPath(this.root, path);

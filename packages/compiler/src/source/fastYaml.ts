@@ -133,7 +133,7 @@ export function parseFastYaml(text: string, src: SourceText): FastYaml | undefin
           return;
         }
         const id = stack.pop()!;
-        const kind = state.kind === null ? NONE : KINDS[state.kind] ?? NONE;
+        const kind = state.kind === null ? NONE : (KINDS[state.kind] ?? NONE);
         nodes.close[id] = state.position;
         nodes.kind[id] = kind;
         nodes.results[id] = state.result;
@@ -141,7 +141,8 @@ export function parseFastYaml(text: string, src: SourceText): FastYaml | undefin
         if (state.anchor !== null || (tag !== null && tag !== '?' && !tag.startsWith(FAST_TAG_PREFIX))) unsupported = true;
         // `yaml` holds quoted scalars and flow collections that span lines to indentation rules js-yaml
         // does not check; such nodes are rare in workflows, so leave them to the precise path.
-        else if (kind !== NONE && state.lineStart > nodes.open[id]! && spansLines(state.input, nodes.open[id]!, state.lineStart)) unsupported = true;
+        else if (kind !== NONE && state.lineStart > nodes.open[id]! && spansLines(state.input, nodes.open[id]!, state.lineStart))
+          unsupported = true;
         if (stack.length > 0) nodes.append(stack[stack.length - 1]!, id);
         else root = id;
       },
@@ -215,7 +216,12 @@ function pairAll(nodes: NodeTable, root: number): void {
 
 /** Locations from js-yaml's node positions, matching YamlDocumentLocator's wherever it answers. */
 class FastYamlLocator implements FastLocator {
-  constructor(private readonly nodes: NodeTable, private readonly root: number, private readonly src: SourceText, private readonly shift: number) {}
+  constructor(
+    private readonly nodes: NodeTable,
+    private readonly root: number,
+    private readonly src: SourceText,
+    private readonly shift: number,
+  ) {}
 
   at(path: DataPath): { location: SourceLocation; depth: number } {
     const { node, depth } = this.walk(path);
@@ -243,7 +249,8 @@ class FastYamlLocator implements FastLocator {
     const [end, quoted] = this.scalarEnd(node, start);
     // Block and multi-line scalars: `yaml`'s range and folding are the precise path's to reproduce.
     const c = text.charCodeAt(start);
-    if (c === 0x7c /* | */ || c === 0x3e /* > */ || end <= start || text.slice(start, end).includes('\n')) throw new FastPathDeclined('multi-line scalar');
+    if (c === 0x7c /* | */ || c === 0x3e /* > */ || end <= start || text.slice(start, end).includes('\n'))
+      throw new FastPathDeclined('multi-line scalar');
     const type = !quoted ? 'PLAIN' : c === 0x22 ? 'QUOTE_DOUBLE' : 'QUOTE_SINGLE';
     return { value: this.nodes.results[node], range: [start, end, end], type };
   }

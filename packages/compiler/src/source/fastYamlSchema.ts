@@ -16,8 +16,10 @@ const CORE_SCALARS: readonly (readonly [RegExp, (s: string) => unknown])[] = [
   [/^0o[0-7]+$/, (s) => parseInt(s.substring(2), 8)],
   [/^[-+]?[0-9]+$/, (s) => parseInt(s, 10)],
   [/^0x[0-9a-fA-F]+$/, (s) => parseInt(s.substring(2), 16)],
-  [/^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/, (s) =>
-    s.slice(-3).toLowerCase() === 'nan' ? NaN : s[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY],
+  [
+    /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
+    (s) => (s.slice(-3).toLowerCase() === 'nan' ? NaN : s[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY),
+  ],
   [/^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/, (s) => parseFloat(s)],
   [/^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/, (s) => parseFloat(s)],
 ];

@@ -45,7 +45,10 @@ export function parseJsonFast(text: string, src: SourceText): FastJson | undefin
 class JsonLocator implements Locator {
   #root?: JsonNode;
 
-  constructor(private readonly text: string, private readonly src: SourceText) {}
+  constructor(
+    private readonly text: string,
+    private readonly src: SourceText,
+  ) {}
 
   at(path: DataPath): { location: SourceLocation; depth: number } {
     const { node, depth } = this.walk(path);
@@ -87,7 +90,9 @@ const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 /** One pass over text JSON.parse accepted: every value's range, iteratively (deep nesting cannot overflow the stack). */
 function scan(text: string): JsonNode {
   let i = 0;
-  const skip = () => { while (i < text.length && isWs(text.charCodeAt(i))) i++; };
+  const skip = () => {
+    while (i < text.length && isWs(text.charCodeAt(i))) i++;
+  };
   const stringEnd = (from: number): number => {
     let j = from + 1;
     for (;;) {
@@ -102,7 +107,10 @@ function scan(text: string): JsonNode {
   let root: JsonNode | undefined;
   const attach = (child: JsonNode) => {
     const top = stack[stack.length - 1];
-    if (!top) { root = child; return; }
+    if (!top) {
+      root = child;
+      return;
+    }
     if (top.node.items) top.node.items.push(child);
     else {
       const [k, ks, ke] = top.key!;
@@ -116,8 +124,11 @@ function scan(text: string): JsonNode {
     skip();
     const top = stack[stack.length - 1];
     const c = text.charCodeAt(i);
-    if (top && (c === 0x2c /* , */)) { i++; continue; }
-    if (top && (c === 0x7d /* } */ || c === 0x5d /* ] */)) {
+    if (top && c === 0x2c /* , */) {
+      i++;
+      continue;
+    }
+    if (top && (c === 0x7d /* } */ || c === 0x5d) /* ] */) {
       i++;
       top.node.end = i;
       stack.pop();

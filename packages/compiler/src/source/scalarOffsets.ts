@@ -1,4 +1,3 @@
-
 const SIMPLE_ESCAPES = new Set(['0', 'a', 'b', 't', '\t', 'n', 'v', 'f', 'r', 'e', ' ', '"', '/', '\\', 'N', '_', 'L', 'P']);
 const HEX_ESCAPES: Record<string, number> = { x: 2, u: 4, U: 8 };
 

@@ -19,10 +19,17 @@ export function unsupportedYamlKey(pair: Pair<Node | null, unknown>): Unsupporte
   const at = { offset: start, length: Math.max(1, end - start) };
   if (!isScalar(k)) {
     const what = isSeq(k) ? 'a list' : isMap(k) ? 'a mapping' : 'an alias';
-    return { ...at, message: `mapping keys must be plain strings (field names and task handles), but this key is ${what}; write it as plain text (quoted if it starts with '[', '{', '?', '*' or '&')` };
+    return {
+      ...at,
+      message: `mapping keys must be plain strings (field names and task handles), but this key is ${what}; write it as plain text (quoted if it starts with '[', '{', '?', '*' or '&')`,
+    };
   }
   if (k.value === '<<' && (k as Scalar).type === 'PLAIN') {
-    return { ...at, message: "YAML merge keys ('<<') are not supported: the anchor's fields are not merged in here; write the fields out (an alias of a whole value, such as `a: *base`, does work)" };
+    return {
+      ...at,
+      message:
+        "YAML merge keys ('<<') are not supported: the anchor's fields are not merged in here; write the fields out (an alias of a whole value, such as `a: *base`, does work)",
+    };
   }
   return undefined;
 }

@@ -40,9 +40,15 @@ export function yamlValueIssues(doc: Document, text: string): YamlValueIssues {
       firstAlias ??= where;
       // The nearest anchor before the alias is an open one when the alias is inside its value.
       if (open.has(node.source)) {
-        issues.push({ ...where, message: `alias '*${node.source}' is inside the value its anchor '&${node.source}' marks, so that value would contain itself; write the inner value out` });
+        issues.push({
+          ...where,
+          message: `alias '*${node.source}' is inside the value its anchor '&${node.source}' marks, so that value would contain itself; write the inner value out`,
+        });
       } else if (!anchors.has(node.source)) {
-        issues.push({ ...where, message: `alias '*${node.source}' has no anchor: no value before it is marked '&${node.source}'; mark the value to repeat with &${node.source} earlier in the file, or write the value out here` });
+        issues.push({
+          ...where,
+          message: `alias '*${node.source}' has no anchor: no value before it is marked '&${node.source}'; mark the value to repeat with &${node.source} earlier in the file, or write the value out here`,
+        });
       }
       return;
     }
@@ -50,7 +56,10 @@ export function yamlValueIssues(doc: Document, text: string): YamlValueIssues {
     const tag = node.tag;
     if (tag !== undefined && !PLAIN_TAGS.has(tag)) {
       const shown = tag.startsWith(CORE_PREFIX) ? `!!${tag.slice(CORE_PREFIX.length)}` : tag;
-      issues.push({ ...tagAt(text, at(node).offset), message: `YAML tag '${shown}' is not supported: a workflow document holds plain data (strings, numbers, true/false, null, lists and mappings); remove the tag` });
+      issues.push({
+        ...tagAt(text, at(node).offset),
+        message: `YAML tag '${shown}' is not supported: a workflow document holds plain data (strings, numbers, true/false, null, lists and mappings); remove the tag`,
+      });
     }
     const anchor = node.anchor;
     if (anchor !== undefined) open.set(anchor, (open.get(anchor) ?? 0) + 1);
@@ -80,7 +89,11 @@ export function yamlValueIssues(doc: Document, text: string): YamlValueIssues {
     const tag = /tag:yaml\.org,2002:(\w+)/.exec(w.message)?.[1];
     if (tag === undefined || !PLAIN_TAGS.has(CORE_PREFIX + tag)) continue;
     const [start, end] = w.pos;
-    issues.push({ offset: start, length: Math.max(1, end - start), message: `the value does not fit its YAML tag '!!${tag}'; remove the tag, or write a value of that type` });
+    issues.push({
+      offset: start,
+      length: Math.max(1, end - start),
+      message: `the value does not fit its YAML tag '!!${tag}'; remove the tag, or write a value of that type`,
+    });
   }
   issues.sort((a, b) => a.offset - b.offset);
   return { issues, firstAlias };

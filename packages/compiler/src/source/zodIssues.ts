@@ -53,7 +53,9 @@ export function describeZodIssue(issue: z.core.$ZodIssue, value: unknown): strin
       const options = (issue as { options?: unknown[] }).options;
       if (Array.isArray(options)) {
         const list = options.map((o) => JSON.stringify(o)).join(', ');
-        return value === undefined ? `missing required field; expected one of ${list}` : `expected one of ${list}, got ${describeValue(value)}`;
+        return value === undefined
+          ? `missing required field; expected one of ${list}`
+          : `expected one of ${list}, got ${describeValue(value)}`;
       }
       return `expected ${custom ?? 'a different value'}, got ${describeValue(value)}`;
     }

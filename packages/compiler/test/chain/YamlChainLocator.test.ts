@@ -11,7 +11,7 @@ describe('Class: YamlChainLocator', () => {
       expect(locator.offsetInside(['tasks', 'b', 'expr'], 2)).toBe(text.indexOf('"1 +"') + 3);
     });
 
-    it('points at the value itself when the error has no position (it used to answer the value\'s length)', () => {
+    it("points at the value itself when the error has no position (it used to answer the value's length)", () => {
       expect(locator.offsetInside(['tasks', 'b', 'expr'], undefined)).toBe(text.indexOf('"1 +"'));
       expect(locator.offsetInside(['tasks', 'b', 'kind'], undefined)).toBe(text.indexOf('pure'));
     });

@@ -13,12 +13,16 @@ const text = readFileSync(`${ROOT}schemas/chain.schema.json`, 'utf8');
 const validate = new Ajv2020({ allErrors: true, strict: false }).compile(JSON.parse(text) as object);
 
 describe('File: schemas/chain.schema.json', () => {
-  it('is what the generator writes from the loader\'s schemas (npx tsx schemas/generate.ts)', () => {
+  it("is what the generator writes from the loader's schemas (npx tsx schemas/generate.ts)", () => {
     expect(text).toBe(chainJsonSchemaText());
   });
 
   it('accepts every chain document in examples/ and workflows/', () => {
-    const files = ['examples', 'workflows'].flatMap((d) => readdirSync(`${ROOT}${d}`).filter((f) => f.endsWith('.chain.yaml')).map((f) => `${d}/${f}`));
+    const files = ['examples', 'workflows'].flatMap((d) =>
+      readdirSync(`${ROOT}${d}`)
+        .filter((f) => f.endsWith('.chain.yaml'))
+        .map((f) => `${d}/${f}`),
+    );
     expect(files.length).toBeGreaterThanOrEqual(8);
     for (const f of files) {
       const ok = validate(parse(readFileSync(`${ROOT}${f}`, 'utf8')));

@@ -26,14 +26,26 @@ function compact(n: string): { handle: string; tools: string[] } {
 function load(c: CorpusCase): { graph?: GraphView; errors: StepforgeError[]; warnings: string[] } {
   if (c.expr !== undefined) return { ...loadChainExpression(c.expr), warnings: [] };
   const r = loadChainDocument(c.document!, { level: c.level ?? 'full' });
-  return { graph: r.graph, errors: r.errors, warnings: r.warnings.map((w) => `${w.code} ${w.location?.line}:${w.location?.column} ${w.message}`) };
+  return {
+    graph: r.graph,
+    errors: r.errors,
+    warnings: r.warnings.map((w) => `${w.code} ${w.location?.line}:${w.location?.column} ${w.message}`),
+  };
 }
 
 describe('Function: loadChainDocument (golden corpus)', () => {
   it('has at least 40 cases covering graphs and every error class', () => {
     expect(corpus.length).toBeGreaterThanOrEqual(40);
     const classes = new Set(corpus.flatMap((c) => (c.error ? [c.error.class] : [])));
-    expect([...classes].sort()).toEqual(['agentic_non_model', 'cycle', 'invalid_document', 'invalid_task', 'parse', 'tier_limit', 'unknown_handle']);
+    expect([...classes].sort()).toEqual([
+      'agentic_non_model',
+      'cycle',
+      'invalid_document',
+      'invalid_task',
+      'parse',
+      'tier_limit',
+      'unknown_handle',
+    ]);
   });
 
   it.each(corpus.map((c) => [c.name, c] as const))('%s', (_name, c) => {
@@ -41,7 +53,9 @@ describe('Function: loadChainDocument (golden corpus)', () => {
     if (c.error) {
       expect(r.graph === undefined || r.errors.length > 0).toBe(true);
       const first = r.errors[0];
-      expect(first && { class: first.code, line: first.location?.line, column: first.location?.column, message: first.message }).toEqual(c.error);
+      expect(first && { class: first.code, line: first.location?.line, column: first.location?.column, message: first.message }).toEqual(
+        c.error,
+      );
       return;
     }
     expect(r.errors.map(String)).toEqual([]);

@@ -6,7 +6,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Document, parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { loadChainDocument, loadChainDocumentFast, loadChainDocumentPrecise, loadDocument, type LoadChainOptions } from '../../src/index.js';
+import {
+  loadChainDocument,
+  loadChainDocumentFast,
+  loadChainDocumentPrecise,
+  loadDocument,
+  type LoadChainOptions,
+} from '../../src/index.js';
 import { randomDagChain } from '../../../../bench/compile.bench.js';
 import { rng, type Rand } from '../dsl/exprCorpus.js';
 import { pick, restyle } from '../dsl/restyleDocument.js';
@@ -24,7 +30,10 @@ interface CorpusCase {
 const corpus = parse(readFileSync(new URL('./corpus.yaml', import.meta.url), 'utf8')) as CorpusCase[];
 
 function read(dir: string): [string, string][] {
-  return readdirSync(dir).filter((f) => f.endsWith('.chain.yaml')).sort().map((f) => [f, readFileSync(dir + f, 'utf8')]);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.chain.yaml'))
+    .sort()
+    .map((f) => [f, readFileSync(dir + f, 'utf8')]);
 }
 
 /** Every chain document the precise path loads without errors (warnings allowed), with its level. */
@@ -32,7 +41,14 @@ const VALID: [string, string, LoadChainOptions][] = [
   // Case names become file names a workflow can be named after (a chain without `name:` takes its file's).
   ...corpus
     .filter((c) => c.document !== undefined && c.error === undefined)
-    .map((c) => [`${c.name.replace(/[^A-Za-z0-9_-]+/g, '-')}.chain.yaml`, c.document!, { level: c.level ?? 'full' }] as [string, string, LoadChainOptions]),
+    .map(
+      (c) =>
+        [`${c.name.replace(/[^A-Za-z0-9_-]+/g, '-')}.chain.yaml`, c.document!, { level: c.level ?? 'full' }] as [
+          string,
+          string,
+          LoadChainOptions,
+        ],
+    ),
   ...[...read(`${root}examples/`), ...read(`${root}workflows/`)].map(([f, t]) => [f, t, {}] as [string, string, LoadChainOptions]),
 ];
 
@@ -45,7 +61,6 @@ function compare(text: string, options: LoadChainOptions) {
   expect(loadDocument(text, options)).toStrictEqual({ format: 'chain', ...precise });
   return { precise, fast, clean };
 }
-
 
 const STRING_TYPES = ['PLAIN', 'QUOTE_DOUBLE', 'QUOTE_SINGLE'] as const;
 

@@ -40,7 +40,12 @@ describe('Function: loadChainDocument', () => {
       [2, 'critique', 'tool', []],
       [3, 'judge', 'pure', []],
     ]);
-    expect(d.edges).toEqual([[0, 1], [0, 2], [1, 3], [2, 3]]);
+    expect(d.edges).toEqual([
+      [0, 1],
+      [0, 2],
+      [1, 3],
+      [2, 3],
+    ]);
     expect(d.steps[0]!.budget).toEqual({ maxTurns: 4, maxToolCalls: 20 });
     expect(d.steps[1]!.budget).toBeUndefined();
     expect(d.steps[0]!.location).toEqual({ file: 'r.chain.yaml', line: 5, column: 9, length: 4 });
@@ -126,8 +131,12 @@ chain: >-
     expect(loadChainDocument('tasks: {}\n').errors.map((e) => e.message)).toEqual([
       `missing 'chain:' (the chain expression, e.g. "plan@web-search > [draft & critique] > judge")`,
     ]);
-    expect(loadChainDocument('chain: [a, b]\ntasks: {}\n').errors.map((e) => [e.code, e.location?.column])).toEqual([['invalid_document', 8]]);
-    expect(loadChainDocument('chain: a\n').errors.map((e) => e.message)).toEqual(["missing 'tasks:' (a mapping from each handle to its task)"]);
+    expect(loadChainDocument('chain: [a, b]\ntasks: {}\n').errors.map((e) => [e.code, e.location?.column])).toEqual([
+      ['invalid_document', 8],
+    ]);
+    expect(loadChainDocument('chain: a\n').errors.map((e) => e.message)).toEqual([
+      "missing 'tasks:' (a mapping from each handle to its task)",
+    ]);
   });
 
   it('warns about unknown top-level fields, and fails on them with strict', () => {
@@ -135,7 +144,11 @@ chain: >-
     const r = loadChainDocument(doc);
     expect(r.errors).toEqual([]);
     expect(r.warnings.map((w) => [w.code, w.message, w.location?.line])).toEqual([
-      ['unknown_field', "unknown top-level field 'tsks'; did you mean 'tasks'? (expected name, description, chain, tasks, tier, input, seed, express, triggers, context_bundles)", 2],
+      [
+        'unknown_field',
+        "unknown top-level field 'tsks'; did you mean 'tasks'? (expected name, description, chain, tasks, tier, input, seed, express, triggers, context_bundles)",
+        2,
+      ],
     ]);
     expect(loadChainDocument(doc, { strict: true }).errors.map((e) => e.code)).toEqual(['invalid_document']);
   });
@@ -159,15 +172,30 @@ chain: >-
   });
 
   it('reports each wrong field of an input declaration at its own node', () => {
-    const doc = 'input:\n  m: {type: number, requried: false}\n  k: {required: "no"}\n  s: 5\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n';
-    expect(loadChainDocument(doc).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length, e.message])).toEqual([
-      ['invalid_document', 2, 21, 8, "input.m.requried: unknown field; did you mean 'required'? (an input declaration has type, required, description, default)"],
-      ['invalid_document', 3, 17, 4, 'input.k.required: expected a boolean, got "no"'],
-      ['invalid_document', 4, 6, 1, 'input.s: expected a type (string, number, integer, boolean, object, array, any) or {type, required, description, default}, got 5'],
-    ]);
+    const doc =
+      'input:\n  m: {type: number, requried: false}\n  k: {required: "no"}\n  s: 5\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n';
+    expect(loadChainDocument(doc).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length, e.message])).toEqual(
+      [
+        [
+          'invalid_document',
+          2,
+          21,
+          8,
+          "input.m.requried: unknown field; did you mean 'required'? (an input declaration has type, required, description, default)",
+        ],
+        ['invalid_document', 3, 17, 4, 'input.k.required: expected a boolean, got "no"'],
+        [
+          'invalid_document',
+          4,
+          6,
+          1,
+          'input.s: expected a type (string, number, integer, boolean, object, array, any) or {type, required, description, default}, got 5',
+        ],
+      ],
+    );
   });
 
-  it('refuses an input default of the wrong type with the DSL\'s message, at the default', () => {
+  it("refuses an input default of the wrong type with the DSL's message, at the default", () => {
     const input = 'input:\n  n: {type: integer, default: "x"}\n  o:\n    type: object\n    default: [1]\n  ok: {type: any, default: 3}\n';
     const chain = loadChainDocument(`${input}chain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n`, { file: 'c.chain.yaml' });
     expect(chain.errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length, e.message])).toEqual([
@@ -175,43 +203,89 @@ chain: >-
       ['invalid_document', 5, 14, 1, 'input.o: the default does not match the declared type object'],
     ]);
     // The input schema is shared: the DSL front-end refuses the same defaults, at the same columns.
-    const dsl = loadDslDocument(`document: {dsl: "1.0", name: g}\nagents: {w: {}}\n${input}steps:\n  a: {call: agent, agent: w}\n`, { file: 'g.yaml' });
+    const dsl = loadDslDocument(`document: {dsl: "1.0", name: g}\nagents: {w: {}}\n${input}steps:\n  a: {call: agent, agent: w}\n`, {
+      file: 'g.yaml',
+    });
     expect(dsl.errors.map((e) => [e.message, e.location?.column])).toEqual(chain.errors.map((e) => [e.message, e.location?.column]));
   });
 
   it('reports an unknown field in any nested mapping of a task at its key', () => {
-    const doc = 'chain: a@x > b\ntasks:\n  a:\n    kind: model\n    prompt: p\n    retry:\n      intervl_seconds: 3\n      errors: [""]\n  b: {kind: tool, tool: t, retry: {max_attempts: 2, foo: 1}, args: 5}\n';
-    expect(loadChainDocument(doc).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length, e.message])).toEqual([
-      ['invalid_task', 7, 7, 15, "tasks.a.retry.intervl_seconds: unknown field; did you mean 'interval_seconds'? (a retry policy has max_attempts, interval_seconds, backoff_rate, max_delay_seconds, jitter, errors)"],
-      ['invalid_task', 8, 16, 2, 'tasks.a.retry.errors[0]: expected at least 1 character(s), got ""'],
-      ['invalid_task', 9, 53, 3, 'tasks.b.retry.foo: unknown field (a retry policy has max_attempts, interval_seconds, backoff_rate, max_delay_seconds, jitter, errors)'],
-      ['invalid_task', 9, 68, 1, 'tasks.b.args: expected a mapping, got 5'],
-    ]);
+    const doc =
+      'chain: a@x > b\ntasks:\n  a:\n    kind: model\n    prompt: p\n    retry:\n      intervl_seconds: 3\n      errors: [""]\n  b: {kind: tool, tool: t, retry: {max_attempts: 2, foo: 1}, args: 5}\n';
+    expect(loadChainDocument(doc).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length, e.message])).toEqual(
+      [
+        [
+          'invalid_task',
+          7,
+          7,
+          15,
+          "tasks.a.retry.intervl_seconds: unknown field; did you mean 'interval_seconds'? (a retry policy has max_attempts, interval_seconds, backoff_rate, max_delay_seconds, jitter, errors)",
+        ],
+        ['invalid_task', 8, 16, 2, 'tasks.a.retry.errors[0]: expected at least 1 character(s), got ""'],
+        [
+          'invalid_task',
+          9,
+          53,
+          3,
+          'tasks.b.retry.foo: unknown field (a retry policy has max_attempts, interval_seconds, backoff_rate, max_delay_seconds, jitter, errors)',
+        ],
+        ['invalid_task', 9, 68, 1, 'tasks.b.args: expected a mapping, got 5'],
+      ],
+    );
   });
 
   it('refuses a file name that cannot name the workflow when there is no name:, and suggests one', () => {
     const doc = 'chain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n';
     const r = loadChainDocument(doc, { file: 'flows/my file!.chain.yaml' });
     expect(r.errors.map((e) => [e.code, e.location?.file, e.location?.line, e.location?.column, e.message])).toEqual([
-      ['invalid_document', 'flows/my file!.chain.yaml', 1, 1, "the file name cannot be used as a workflow name: 'my file!' is not 1–80 characters of letters, digits, '-' and '_' (without `name:`, the workflow is named after its file); add `name: my-file`"],
+      [
+        'invalid_document',
+        'flows/my file!.chain.yaml',
+        1,
+        1,
+        "the file name cannot be used as a workflow name: 'my file!' is not 1–80 characters of letters, digits, '-' and '_' (without `name:`, the workflow is named after its file); add `name: my-file`",
+      ],
     ]);
     const long = loadChainDocument(doc, { file: `${'x'.repeat(90)}.chain.yaml` }).errors[0]!;
-    expect([long.code, long.location?.line, long.location?.column, long.message.endsWith(`add \`name: ${'x'.repeat(80)}\``)]).toEqual(['invalid_document', 1, 1, true]);
+    expect([long.code, long.location?.line, long.location?.column, long.message.endsWith(`add \`name: ${'x'.repeat(80)}\``)]).toEqual([
+      'invalid_document',
+      1,
+      1,
+      true,
+    ]);
     // compile refuses it too, before writing anything.
-    expect(() => compileDocument(doc, { file: 'my file!.chain.yaml' })).toThrowError(expect.objectContaining({ code: 'invalid_document', location: expect.objectContaining({ line: 1, column: 1 }) }));
+    expect(() => compileDocument(doc, { file: 'my file!.chain.yaml' })).toThrowError(
+      expect.objectContaining({ code: 'invalid_document', location: expect.objectContaining({ line: 1, column: 1 }) }),
+    );
     // An explicit name, a valid file name, no file or a `<…>` pseudo-source are fine.
-    for (const [text, file] of [[`name: ok\n${doc}`, 'my file!.chain.yaml'], [doc, 'dir.v2/research_2-b.chain.yaml'], [doc, undefined], [doc, '<new swarm>']] as const) {
+    for (const [text, file] of [
+      [`name: ok\n${doc}`, 'my file!.chain.yaml'],
+      [doc, 'dir.v2/research_2-b.chain.yaml'],
+      [doc, undefined],
+      [doc, '<new swarm>'],
+    ] as const) {
       expect([file, loadChainDocument(text, file === undefined ? {} : { file }).errors]).toEqual([file, []]);
     }
   });
 
   it('checks the triggers: entries the CDK app deploys, each problem at its node', () => {
-    const doc = 'triggers:\n  - name: "a b"\n    event_pattern: {source: [x]}\n  - {event_pattern: {}}\n  - 7\n  - event_pattern: {source: [x]}\n    evnt_bus: orders\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n';
+    const doc =
+      'triggers:\n  - name: "a b"\n    event_pattern: {source: [x]}\n  - {event_pattern: {}}\n  - 7\n  - event_pattern: {source: [x]}\n    evnt_bus: orders\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n';
     expect(loadChainDocument(doc).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.message])).toEqual([
-      ['invalid_document', 2, 11, "triggers[0].name: expected 1–40 letters, digits, '-' or '_' (a trigger name becomes part of the EventBridge rule's id), got \"a b\""],
+      [
+        'invalid_document',
+        2,
+        11,
+        "triggers[0].name: expected 1–40 letters, digits, '-' or '_' (a trigger name becomes part of the EventBridge rule's id), got \"a b\"",
+      ],
       ['invalid_document', 4, 6, 'triggers[1].event_pattern: expected a non-empty mapping (an EventBridge event pattern)'],
       ['invalid_document', 5, 5, 'triggers[2]: expected a mapping, got 7'],
-      ['invalid_document', 7, 5, "triggers[3].evnt_bus: unknown field; did you mean 'event_bus'? (a trigger has name, description, event_pattern, event_bus)"],
+      [
+        'invalid_document',
+        7,
+        5,
+        "triggers[3].evnt_bus: unknown field; did you mean 'event_bus'? (a trigger has name, description, event_pattern, event_bus)",
+      ],
     ]);
   });
 
@@ -234,7 +308,8 @@ chain: >-
       const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
       const doc = '? [x]\n: 1\nchain: a@x\ntasks:\n  a: {kind: model, prompt: p, {b: 1}: 2}\n';
       const r = loadDocument(doc, { file: 'k.chain.yaml' });
-      const message = (what: string) => `mapping keys must be plain strings (field names and task handles), but this key is ${what}; write it as plain text (quoted if it starts with '[', '{', '?', '*' or '&')`;
+      const message = (what: string) =>
+        `mapping keys must be plain strings (field names and task handles), but this key is ${what}; write it as plain text (quoted if it starts with '[', '{', '?', '*' or '&')`;
       expect(r.errors.map((e) => [e.code, e.location?.line, e.location?.column, e.location?.length, e.message])).toEqual([
         ['invalid_document', 1, 3, 3, message('a list')],
         ['invalid_document', 5, 31, 6, message('a mapping')],
@@ -260,18 +335,32 @@ describe('Function: loadDocument', () => {
   it("tells a file with a second YAML document what to change, not the YAML library's API, in both front-ends", () => {
     const chain = loadDocument('chain: "a@web"\ntasks:\n  a: {kind: model, prompt: x}\n---\nchain: b\n', { file: 'm.chain.yaml' });
     const dsl = loadDocument('document: {dsl: "1.0", name: m}\nsteps: []\n---\nx: 1\n', { file: 'm.yaml' });
-    const message = "a workflow file holds one YAML document, and a second one starts here: remove this '---' line and what follows, or put it in a file of its own";
-    expect(chain.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([['invalid_document', `invalid YAML: ${message}`, 4, 1]]);
+    const message =
+      "a workflow file holds one YAML document, and a second one starts here: remove this '---' line and what follows, or put it in a file of its own";
+    expect(chain.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
+      ['invalid_document', `invalid YAML: ${message}`, 4, 1],
+    ]);
     expect(dsl.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([['yaml', message, 3, 1]]);
   });
 
   it("names YAML merge keys ('<<') as unsupported at the key in both front-ends, and a DSL complex key without a process warning", () => {
     const warn = vi.spyOn(process, 'emitWarning');
-    const merge = "YAML merge keys ('<<') are not supported: the anchor's fields are not merged in here; write the fields out (an alias of a whole value, such as `a: *base`, does work)";
-    const at = (text: string, file: string) => loadDocument(text, { file }).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.message]);
-    expect(at('chain: "a@web > c"\ntasks:\n  a: &base {kind: model, prompt: x}\n  c:\n    <<: *base\n    prompt: y\n', 'm.chain.yaml')).toEqual([['invalid_document', 5, 5, merge]]);
-    expect(at('document: {dsl: "1.0", name: m}\nagents: {w: {}}\nsteps:\n  a: &s {call: agent, agent: w, input_template: x}\n  b:\n    <<: *s\n', 'm.yaml')).toEqual([['yaml', 6, 5, merge]]);
-    expect(at('document: {dsl: "1.0", name: m}\nsteps:\n  - ? [x]\n    : 1\n', 'c.yaml')).toEqual([['yaml', 3, 7, expect.stringMatching(/^mapping keys must be plain strings .* this key is a list/)]]);
+    const merge =
+      "YAML merge keys ('<<') are not supported: the anchor's fields are not merged in here; write the fields out (an alias of a whole value, such as `a: *base`, does work)";
+    const at = (text: string, file: string) =>
+      loadDocument(text, { file }).errors.map((e) => [e.code, e.location?.line, e.location?.column, e.message]);
+    expect(
+      at('chain: "a@web > c"\ntasks:\n  a: &base {kind: model, prompt: x}\n  c:\n    <<: *base\n    prompt: y\n', 'm.chain.yaml'),
+    ).toEqual([['invalid_document', 5, 5, merge]]);
+    expect(
+      at(
+        'document: {dsl: "1.0", name: m}\nagents: {w: {}}\nsteps:\n  a: &s {call: agent, agent: w, input_template: x}\n  b:\n    <<: *s\n',
+        'm.yaml',
+      ),
+    ).toEqual([['yaml', 6, 5, merge]]);
+    expect(at('document: {dsl: "1.0", name: m}\nsteps:\n  - ? [x]\n    : 1\n', 'c.yaml')).toEqual([
+      ['yaml', 3, 7, expect.stringMatching(/^mapping keys must be plain strings .* this key is a list/)],
+    ]);
     expect(warn).not.toHaveBeenCalled();
     warn.mockRestore();
   });
@@ -280,9 +369,16 @@ describe('Function: loadDocument', () => {
     const r = loadDocument('a: 1\n', { file: 'f.yaml' });
     expect(r.format).toBeUndefined();
     expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
-      ['invalid_document', 'not a Stepforge document: expected a `chain:` key (chain document), a `steps:` key (workflow DSL) or `tasks:`, a list of tasks with a `handler` (Contenox task chain)', 1, 1],
+      [
+        'invalid_document',
+        'not a Stepforge document: expected a `chain:` key (chain document), a `steps:` key (workflow DSL) or `tasks:`, a list of tasks with a `handler` (Contenox task chain)',
+        1,
+        1,
+      ],
     ]);
-    expect(loadDocument('- 1\n').errors[0]!.message).toBe('not a Stepforge document: expected a YAML or JSON mapping with a `chain:`, `steps:` or `tasks:` key');
+    expect(loadDocument('- 1\n').errors[0]!.message).toBe(
+      'not a Stepforge document: expected a YAML or JSON mapping with a `chain:`, `steps:` or `tasks:` key',
+    );
   });
 
   it('still routes a chain document with a YAML error to the chain front-end', () => {
@@ -311,7 +407,15 @@ describe('Function: parseChain', () => {
       return r.ok ? 'ok' : r.error.reason;
     };
     expect(['', '[]', '[a', 'a]', '@a', 'a@', 'a$', 'a >', 'a b'].map(reason)).toEqual([
-      'empty_expression', 'empty_group', 'unbalanced_bracket', 'unbalanced_bracket', 'stray_at', 'dangling_at', 'unexpected_character', 'missing_operand', 'missing_operator',
+      'empty_expression',
+      'empty_group',
+      'unbalanced_bracket',
+      'unbalanced_bracket',
+      'stray_at',
+      'dangling_at',
+      'unexpected_character',
+      'missing_operand',
+      'missing_operator',
     ]);
   });
 
@@ -325,9 +429,21 @@ describe('Function: parseChain', () => {
 
 describe('Function: findCycle', () => {
   it('returns a path that starts and ends at the same node, or undefined', () => {
-    expect(findCycle(3, [[0, 1], [1, 2]])).toBeUndefined();
+    expect(
+      findCycle(3, [
+        [0, 1],
+        [1, 2],
+      ]),
+    ).toBeUndefined();
     expect(findCycle(1, [[0, 0]])).toEqual([0, 0]);
-    expect(findCycle(4, [[0, 1], [1, 2], [2, 3], [3, 1]])).toEqual([1, 2, 3, 1]);
+    expect(
+      findCycle(4, [
+        [0, 1],
+        [1, 2],
+        [2, 3],
+        [3, 1],
+      ]),
+    ).toEqual([1, 2, 3, 1]);
   });
 
   it('handles a 100k-node path without recursion', () => {

@@ -1,13 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  buildChainGraph,
-  loadChainDocument,
-  loadChainExpression,
-  loadDocument,
-  parseChain,
-  type ChainGraph,
-} from '../../src/index.js';
+import { buildChainGraph, loadChainDocument, loadChainExpression, loadDocument, parseChain, type ChainGraph } from '../../src/index.js';
 
 // Long runs (100k random strings) only under STEPFORGE_LONG; the default run stays fast.
 const LONG = process.env.STEPFORGE_LONG !== undefined && process.env.STEPFORGE_LONG !== '';
@@ -52,95 +45,123 @@ function edgeSet(g: ChainGraph): string[] {
 const NAMED = new Set(['parse', 'unknown_handle', 'cycle', 'agentic_non_model', 'tier_limit', 'invalid_task', 'invalid_document']);
 
 describe('Function: loadChainExpression (properties)', () => {
-  it('does not change the graph when whitespace is inserted between tokens', () => {
-    fc.assert(
-      fc.property(expression, fc.array(whitespace, { minLength: 64, maxLength: 64 }), (tokens, spaces) => {
-        const compact = tokens.join('');
-        const spaced = tokens.map((t, i) => spaces[i % spaces.length] + t).join('') + spaces[0];
-        const a = loadChainExpression(compact);
-        const b = loadChainExpression(spaced);
-        expect(b.graph).toEqual(a.graph);
-        expect(b.errors.map((e) => [e.code, e.message])).toEqual(a.errors.map((e) => [e.code, e.message]));
-      }),
-      { numRuns: SMALL_RUNS },
-    );
-  }, TIMEOUT);
+  it(
+    'does not change the graph when whitespace is inserted between tokens',
+    () => {
+      fc.assert(
+        fc.property(expression, fc.array(whitespace, { minLength: 64, maxLength: 64 }), (tokens, spaces) => {
+          const compact = tokens.join('');
+          const spaced = tokens.map((t, i) => spaces[i % spaces.length] + t).join('') + spaces[0];
+          const a = loadChainExpression(compact);
+          const b = loadChainExpression(spaced);
+          expect(b.graph).toEqual(a.graph);
+          expect(b.errors.map((e) => [e.code, e.message])).toEqual(a.errors.map((e) => [e.code, e.message]));
+        }),
+        { numRuns: SMALL_RUNS },
+      );
+    },
+    TIMEOUT,
+  );
 
-  it('treats & and | as commutative, as sets of edges', () => {
-    fc.assert(
-      fc.property(expression, expression, fc.constantFrom('&', '|'), (a, b, op) => {
-        const left = `[${a.join(' ')}] ${op} [${b.join(' ')}]`;
-        const right = `[${b.join(' ')}] ${op} [${a.join(' ')}]`;
-        const gl = graphOf(left);
-        const gr = graphOf(right);
-        expect(edgeSet(gr)).toEqual(edgeSet(gl));
-        expect(gr.nodes.map((n) => n.handle).sort()).toEqual(gl.nodes.map((n) => n.handle).sort());
-      }),
-      { numRuns: SMALL_RUNS },
-    );
-  }, TIMEOUT);
+  it(
+    'treats & and | as commutative, as sets of edges',
+    () => {
+      fc.assert(
+        fc.property(expression, expression, fc.constantFrom('&', '|'), (a, b, op) => {
+          const left = `[${a.join(' ')}] ${op} [${b.join(' ')}]`;
+          const right = `[${b.join(' ')}] ${op} [${a.join(' ')}]`;
+          const gl = graphOf(left);
+          const gr = graphOf(right);
+          expect(edgeSet(gr)).toEqual(edgeSet(gl));
+          expect(gr.nodes.map((n) => n.handle).sort()).toEqual(gl.nodes.map((n) => n.handle).sort());
+        }),
+        { numRuns: SMALL_RUNS },
+      );
+    },
+    TIMEOUT,
+  );
 
-  it('gives & and | the same graph', () => {
-    fc.assert(
-      fc.property(expression, (tokens) => {
-        const amp = tokens.map((t) => (t === '|' ? '&' : t)).join(' ');
-        const pipe = tokens.map((t) => (t === '&' ? '|' : t)).join(' ');
-        expect(graphOf(pipe)).toEqual(graphOf(amp));
-      }),
-      { numRuns: SMALL_RUNS },
-    );
-  }, TIMEOUT);
+  it(
+    'gives & and | the same graph',
+    () => {
+      fc.assert(
+        fc.property(expression, (tokens) => {
+          const amp = tokens.map((t) => (t === '|' ? '&' : t)).join(' ');
+          const pipe = tokens.map((t) => (t === '&' ? '|' : t)).join(' ');
+          expect(graphOf(pipe)).toEqual(graphOf(amp));
+        }),
+        { numRuns: SMALL_RUNS },
+      );
+    },
+    TIMEOUT,
+  );
 
-  it('only ever produces named, located errors for random strings', () => {
-    const chainish = fc.string({ unit: fc.constantFrom(...'ab_x-1 @[]>&|\n\t%"\'#:{},é'.split(''), '😀'), maxLength: 40 });
-    fc.assert(
-      fc.property(fc.oneof(chainish, fc.string({ unit: 'binary', maxLength: 30 })), (text) => {
-        const r = loadChainExpression(text);
-        expect(r.errors.length > 0 || r.graph !== undefined).toBe(true);
-        for (const e of r.errors) {
-          expect(NAMED.has(e.code)).toBe(true);
-          expect(e.location!.line).toBeGreaterThanOrEqual(1);
-          expect(e.location!.column).toBeGreaterThanOrEqual(1);
-          expect(e.toString()).toContain(`error[${e.code}]`);
-        }
-      }),
-      { numRuns: RUNS },
-    );
-  }, TIMEOUT);
+  it(
+    'only ever produces named, located errors for random strings',
+    () => {
+      const chainish = fc.string({ unit: fc.constantFrom(...'ab_x-1 @[]>&|\n\t%"\'#:{},é'.split(''), '😀'), maxLength: 40 });
+      fc.assert(
+        fc.property(fc.oneof(chainish, fc.string({ unit: 'binary', maxLength: 30 })), (text) => {
+          const r = loadChainExpression(text);
+          expect(r.errors.length > 0 || r.graph !== undefined).toBe(true);
+          for (const e of r.errors) {
+            expect(NAMED.has(e.code)).toBe(true);
+            expect(e.location!.line).toBeGreaterThanOrEqual(1);
+            expect(e.location!.column).toBeGreaterThanOrEqual(1);
+            expect(e.toString()).toContain(`error[${e.code}]`);
+          }
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    TIMEOUT,
+  );
 
-  it('only ever produces named errors for random expressions inside a document', () => {
-    const chainish = fc.string({ unit: fc.constantFrom(...'ab_x @[]>&|\n%"\\'.split('')), maxLength: 30 });
-    fc.assert(
-      fc.property(chainish, fc.constantFrom('json', 'single', 'block'), (expr, style) => {
-        const scalar =
-          style === 'json' ? JSON.stringify(expr) : style === 'single' ? `'${expr.replace(/'/g, "''").replace(/\n/g, '\n\n')}'` : `|-\n  ${expr.replace(/\n/g, '\n  ')}`;
-        const doc = `chain: ${scalar}\ntasks:\n  a: {kind: model, prompt: p}\n  b: {kind: tool, tool: t}\n`;
-        const r = loadChainDocument(doc);
-        for (const e of r.errors) {
-          expect(NAMED.has(e.code)).toBe(true);
-          expect(e.location!.line).toBeGreaterThanOrEqual(1);
-        }
-        // In a JSON-quoted scalar, a parse error's caret sits on the very character the expression has there.
-        const parsed = parseChain(expr);
-        if (style === 'json' && !parsed.ok && parsed.error.offset < expr.length) {
-          const ch = expr[parsed.error.offset]!;
-          const first = r.errors.find((e) => e.code === 'parse')!;
-          const line = doc.split('\n')[first.location!.line - 1]!;
-          const expected = ch === '"' || ch === '\\' || ch === '\n' ? '\\' : ch;
-          expect(line[first.location!.column - 1]).toBe(expected);
-        }
-      }),
-      { numRuns: SMALL_RUNS },
-    );
-  }, TIMEOUT);
+  it(
+    'only ever produces named errors for random expressions inside a document',
+    () => {
+      const chainish = fc.string({ unit: fc.constantFrom(...'ab_x @[]>&|\n%"\\'.split('')), maxLength: 30 });
+      fc.assert(
+        fc.property(chainish, fc.constantFrom('json', 'single', 'block'), (expr, style) => {
+          const scalar =
+            style === 'json'
+              ? JSON.stringify(expr)
+              : style === 'single'
+                ? `'${expr.replace(/'/g, "''").replace(/\n/g, '\n\n')}'`
+                : `|-\n  ${expr.replace(/\n/g, '\n  ')}`;
+          const doc = `chain: ${scalar}\ntasks:\n  a: {kind: model, prompt: p}\n  b: {kind: tool, tool: t}\n`;
+          const r = loadChainDocument(doc);
+          for (const e of r.errors) {
+            expect(NAMED.has(e.code)).toBe(true);
+            expect(e.location!.line).toBeGreaterThanOrEqual(1);
+          }
+          // In a JSON-quoted scalar, a parse error's caret sits on the very character the expression has there.
+          const parsed = parseChain(expr);
+          if (style === 'json' && !parsed.ok && parsed.error.offset < expr.length) {
+            const ch = expr[parsed.error.offset]!;
+            const first = r.errors.find((e) => e.code === 'parse')!;
+            const line = doc.split('\n')[first.location!.line - 1]!;
+            const expected = ch === '"' || ch === '\\' || ch === '\n' ? '\\' : ch;
+            expect(line[first.location!.column - 1]).toBe(expected);
+          }
+        }),
+        { numRuns: SMALL_RUNS },
+      );
+    },
+    TIMEOUT,
+  );
 
-  it('never throws on random documents', () => {
-    fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom(...'chain: steps tasks\n -[]{}"\'a>b@x&|#'.split('')), maxLength: 60 }), (text) => {
-        const r = loadDocument(text);
-        for (const e of r.errors) expect(typeof e.code).toBe('string');
-      }),
-      { numRuns: SMALL_RUNS },
-    );
-  }, TIMEOUT);
+  it(
+    'never throws on random documents',
+    () => {
+      fc.assert(
+        fc.property(fc.string({ unit: fc.constantFrom(...'chain: steps tasks\n -[]{}"\'a>b@x&|#'.split('')), maxLength: 60 }), (text) => {
+          const r = loadDocument(text);
+          for (const e of r.errors) expect(typeof e.code).toBe('string');
+        }),
+        { numRuns: SMALL_RUNS },
+      );
+    },
+    TIMEOUT,
+  );
 });

@@ -34,13 +34,20 @@ describe('Function: swarm / supervisor / consensus / reviewLoop / mapReduce / fa
     }
     expect(validate(chainDocumentToYaml(consensus({ mode: 'majority', voters: 3 }))).messages).toEqual([]);
     for (const f of [() => consensus({ mode: 'majority', voters: 4 }), () => mapReduce({ mappers: 5 })]) {
-      expect(f).toThrow(expect.objectContaining({ code: 'invalid_shape_option', message: expect.stringMatching(/: at most 3, got \d: the pure '(tally|reduce)' step reads every output/) }));
+      expect(f).toThrow(
+        expect.objectContaining({
+          code: 'invalid_shape_option',
+          message: expect.stringMatching(/: at most 3, got \d: the pure '(tally|reduce)' step reads every output/),
+        }),
+      );
     }
   });
 
   it('builds the documented topologies', () => {
     expect(swarm({ agents: 2 }).chain).toBe('[agent_1@web-search & agent_2@web-search] > gather');
-    expect(supervisor({ workers: 2, tools: ['fs-list', 'grep'] }).chain).toBe('planner > [worker_1@fs-list@grep & worker_2@fs-list@grep] > integrate');
+    expect(supervisor({ workers: 2, tools: ['fs-list', 'grep'] }).chain).toBe(
+      'planner > [worker_1@fs-list@grep & worker_2@fs-list@grep] > integrate',
+    );
     expect(consensus().chain).toBe('[voter_1@web-search & voter_2@web-search & voter_3@web-search] > judge');
     expect(consensus({ mode: 'majority' }).chain).toBe('[voter_1@web-search & voter_2@web-search & voter_3@web-search] > tally');
     expect(mapReduce({ mappers: 2 }).chain).toBe('split > [map_1@web-search & map_2@web-search] > reduce');
@@ -52,7 +59,14 @@ describe('Function: swarm / supervisor / consensus / reviewLoop / mapReduce / fa
     const doc = reviewLoop({ rounds: 3 });
     expect(doc.chain).toBe('worker@web-search > review_1 > revise_1 > review_2 > revise_2 > review_3 > revise_3');
     const r = validate(chainDocumentToYaml(doc));
-    expect(r.document!.edges).toEqual([[0, 1], [1, 2], [2, 3], [3, 4], [4, 5], [5, 6]]);
+    expect(r.document!.edges).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+      [3, 4],
+      [4, 5],
+      [5, 6],
+    ]);
     // Each reviser sees the previous version and its own review.
     expect((doc.tasks.revise_2 as { prompt: string }).prompt).toContain('${steps.revise_1.output}');
     expect((doc.tasks.revise_2 as { prompt: string }).prompt).toContain('${steps.review_2.output}');
@@ -76,17 +90,17 @@ describe('Function: swarm / supervisor / consensus / reviewLoop / mapReduce / fa
       }
     };
     expect(codeOf(() => swarm({ agents: 0 }))).toBe("invalid_shape_option: swarm: option 'agents': Too small: expected number to be >=1");
-    expect(codeOf(() => swarm({ agnets: 3 } as never))).toBe("invalid_shape_option: swarm: option 'agnets': Unrecognized key: \"agnets\"");
+    expect(codeOf(() => swarm({ agnets: 3 } as never))).toBe('invalid_shape_option: swarm: option \'agnets\': Unrecognized key: "agnets"');
     expect(codeOf(() => consensus({ mode: 'vote' as never }))).toMatch(/^invalid_shape_option: consensus: option 'mode'/);
   });
 });
 
-describe('Constant: REDUCE_JSONATA (the map-reduce shape\'s reduce)', () => {
+describe("Constant: REDUCE_JSONATA (the map-reduce shape's reduce)", () => {
   it('is the reduce task of map-reduce: a pure step, no model call', () => {
     expect(mapReduce({ mappers: 3 }).tasks.reduce).toEqual({ kind: 'pure', expr: REDUCE_JSONATA });
   });
 
-  it('lists the mappers\' results in mapper order, a list even for one mapper', async () => {
+  it("lists the mappers' results in mapper order, a list even for one mapper", async () => {
     const reduce = (outputs: Record<string, unknown>) => jsonata(REDUCE_JSONATA).evaluate(outputs);
     expect(await reduce({ map_1: 'a', map_2: { b: 2 }, map_3: ['c'] })).toEqual(['a', { b: 2 }, ['c']]);
     expect(await reduce({ map_1: 'only' })).toEqual(['only']);

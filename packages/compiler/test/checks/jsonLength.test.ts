@@ -5,9 +5,27 @@ import { jsonLength } from '../../src/checks/quotas/jsonLength.js';
 describe('Function: jsonLength', () => {
   it('is the length of JSON.stringify for escapes, surrogates, numbers and empty containers', () => {
     const values: unknown[] = [
-      '', 'plain', 'quote " and \\ backslash', 'controls \b\f\n\r\t \u0000 \u001f', 'é — 😀', 'lone \ud800 high', 'lone \udc00 low', 'end \ud83d',
-      0, -0, 1.5e-7, 123456789012345680000, NaN, Infinity, true, false, null,
-      [], {}, [1, 'a', null], { a: 1, b: [true, { c: 'd' }] },
+      '',
+      'plain',
+      'quote " and \\ backslash',
+      'controls \b\f\n\r\t \u0000 \u001f',
+      'é — 😀',
+      'lone \ud800 high',
+      'lone \udc00 low',
+      'end \ud83d',
+      0,
+      -0,
+      1.5e-7,
+      123456789012345680000,
+      NaN,
+      Infinity,
+      true,
+      false,
+      null,
+      [],
+      {},
+      [1, 'a', null],
+      { a: 1, b: [true, { c: 'd' }] },
     ];
     for (const v of values) expect(jsonLength(v), JSON.stringify(v)).toBe(JSON.stringify(v).length);
   });
@@ -24,7 +42,13 @@ describe('Function: jsonLength', () => {
   });
 
   it('agrees with JSON.stringify on arbitrary JSON values', () => {
-    fc.assert(fc.property(fc.jsonValue(), (v) => jsonLength(v) === JSON.stringify(v).length), { numRuns: 500 });
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), (s) => jsonLength(s) === JSON.stringify(s).length), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => jsonLength(v) === JSON.stringify(v).length),
+      { numRuns: 500 },
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (s) => jsonLength(s) === JSON.stringify(s).length),
+      { numRuns: 500 },
+    );
   });
 });

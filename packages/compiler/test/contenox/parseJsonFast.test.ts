@@ -33,8 +33,14 @@ function compare(text: string, file: string): number {
       for (const k of [...Object.keys(value), 'missing']) expect(fast.locator.keyAt(path, k)).toEqual(precise.keyAt(path, k));
     }
     if (typeof value === 'string') {
-      for (const [s, e] of [[0, 1], [Math.floor(value.length / 2), value.length], [value.length, value.length]] as const) {
-        expect(fast.locator.inString(path, value, s, e), `${file} ${path.join('.')} [${s},${e})`).toEqual(precise.inString(path, value, s, e));
+      for (const [s, e] of [
+        [0, 1],
+        [Math.floor(value.length / 2), value.length],
+        [value.length, value.length],
+      ] as const) {
+        expect(fast.locator.inString(path, value, s, e), `${file} ${path.join('.')} [${s},${e})`).toEqual(
+          precise.inString(path, value, s, e),
+        );
       }
     }
     n++;
@@ -44,7 +50,8 @@ function compare(text: string, file: string): number {
 
 describe('Function: parseJsonFast', () => {
   it('locates every value, key and string position as the yaml Document does', () => {
-    const text = `{\n  "id": "esc",\n  "tasks": [\n    {"id": "a", "handler": "noop", "prompt_template": "tab\\there \\"q\\" \\u00e9\\ud83d\\ude00 {{var:x|d}} / \\/ end",\n` +
+    const text =
+      `{\n  "id": "esc",\n  "tasks": [\n    {"id": "a", "handler": "noop", "prompt_template": "tab\\there \\"q\\" \\u00e9\\ud83d\\ude00 {{var:x|d}} / \\/ end",\n` +
       `      "n": -1.5e3, "t": true, "z": null, "e": {}, "l": [], "nested": [[1, [2]], {"k": {"k2": "v"}}]},\n    { "id" :"b","handler":"route" , "transition":{"branches":[{"operator":"default","goto":"end"}]}}\n  ]\n}\n`;
     expect(compare(text, 'esc.json')).toBe(28);
     // The benchmark's chain, pretty-printed as JSON.stringify writes it.

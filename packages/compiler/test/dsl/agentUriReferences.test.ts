@@ -24,7 +24,7 @@ steps:
 `;
 
 describe('Function: loadDslDocument (agents named by their res:// URI)', () => {
-  it('reads a step\'s agent written as its declared URI as the declared agent, in every agent field', () => {
+  it("reads a step's agent written as its declared URI as the declared agent, in every agent field", () => {
     const r = loadDslDocument(BY_URI, { file: 'u.yaml' });
     expect(r.errors).toEqual([]);
     const [draft, review, panel] = r.document!.workflow.steps as DslStep[];
@@ -36,13 +36,24 @@ describe('Function: loadDslDocument (agents named by their res:// URI)', () => {
   });
 
   it('refuses a URI two agents are declared with, at the reference, naming both', () => {
-    const r = loadDocument(`document: {dsl: "1.0.0", name: Shared URI, version: "0.1.0"}
+    const r = loadDocument(
+      `document: {dsl: "1.0.0", name: Shared URI, version: "0.1.0"}
 agents: {Writer: res://agents/writer, Author: res://agents/writer}
 steps:
   draft: {call: agent, agent: res://agents/writer}
-`, { file: 'v.yaml' });
-    expect(r.errors.map((e) => ({ code: e.code, message: e.message, hint: e.hint, line: e.location?.line, column: e.location?.column }))).toEqual([{
-      code: 'unknown_agent', message: "unknown agent 'res://agents/writer'", hint: "'Writer' and 'Author' are each declared as res://agents/writer: name one of them", line: 4, column: 31,
-    }]);
+`,
+      { file: 'v.yaml' },
+    );
+    expect(
+      r.errors.map((e) => ({ code: e.code, message: e.message, hint: e.hint, line: e.location?.line, column: e.location?.column })),
+    ).toEqual([
+      {
+        code: 'unknown_agent',
+        message: "unknown agent 'res://agents/writer'",
+        hint: "'Writer' and 'Author' are each declared as res://agents/writer: name one of them",
+        line: 4,
+        column: 31,
+      },
+    ]);
   });
 });

@@ -72,8 +72,13 @@ steps:
 `);
     expect(r.errors).toEqual([]);
     const fields = r.document!.input.fields;
-    expect(fields.map((f) => [f.name, f.type, f.required, f.location?.line])).toEqual([['topic', 'string', true, 4], ['n', 'number', false, 5]]);
+    expect(fields.map((f) => [f.name, f.type, f.required, f.location?.line])).toEqual([
+      ['topic', 'string', true, 4],
+      ['n', 'number', false, 5],
+    ]);
     expect(applyInputSchema(r.document!.input, { topic: 'x' })).toEqual({ topic: 'x', n: 1 });
-    expect(failure(() => applyInputSchema(r.document!.input, { topic: 5 })).message).toBe("invalid workflow input: field 'topic' must be a string, got integer");
+    expect(failure(() => applyInputSchema(r.document!.input, { topic: 5 })).message).toBe(
+      "invalid workflow input: field 'topic' must be a string, got integer",
+    );
   });
 });

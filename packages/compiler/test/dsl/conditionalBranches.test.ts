@@ -19,11 +19,16 @@ const diagnostics = (text: string) => {
 
 describe('Function: loadDocument (conditional then/else)', () => {
   it('graphs the branches as steps nested under the conditional, their reads lifted to it', () => {
-    const text = doc('    then: {call: agent, agent: a, input_template: "URGENT: ${steps.triage.output}"}\n    else: {call: agent, agent: b}\n');
+    const text = doc(
+      '    then: {call: agent, agent: a, input_template: "URGENT: ${steps.triage.output}"}\n    else: {call: agent, agent: b}\n',
+    );
     expect(diagnostics(text)).toEqual([]);
     const graph = loadDocument(text, { file: 'x.yaml', level: 'topology' }).graph!;
     expect(graph.nodes.map((n) => [n.handle, n.kind, n.parent])).toEqual([
-      ['triage', 'agent', undefined], ['r', 'conditional', undefined], ['r.then', 'agent', 'r'], ['r.else', 'agent', 'r'],
+      ['triage', 'agent', undefined],
+      ['r', 'conditional', undefined],
+      ['r.then', 'agent', 'r'],
+      ['r.else', 'agent', 'r'],
     ]);
     expect(graph.edges).toEqual([[0, 1]]);
   });
@@ -33,7 +38,10 @@ describe('Function: loadDocument (conditional then/else)', () => {
     const states = c.asl['States'] as Record<string, Record<string, unknown>>;
     expect(states['r: then or else?']).toMatchObject({
       Type: 'Choice',
-      Choices: [{ Condition: '{% $s_r %}', Next: 'r.then' }, { Condition: '{% true %}', Assign: { s_r_then: null }, Next: 'r: output' }],
+      Choices: [
+        { Condition: '{% $s_r %}', Next: 'r.then' },
+        { Condition: '{% true %}', Assign: { s_r_then: null }, Next: 'r: output' },
+      ],
     });
     expect(states['r: output']!['Assign']).toEqual({ s_r: '{% $s_r ? $s_r_then : null %}' });
     expect(c.manifest.steps.map((s) => s.id)).toEqual(['triage', 'r', 'r.then']);
@@ -41,11 +49,21 @@ describe('Function: loadDocument (conditional then/else)', () => {
 
   it('reports errors inside a branch where they are', () => {
     expect(diagnostics(doc('    then: {call: agnet, agent: a}\n'))).toEqual([
-      ['schema', "steps.r.then.call: unknown step kind call: 'agnet'; did you mean 'agent'? (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)", 8, 18],
+      [
+        'schema',
+        "steps.r.then.call: unknown step kind call: 'agnet'; did you mean 'agent'? (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)",
+        8,
+        18,
+      ],
     ]);
     expect(diagnostics(doc('    else: {call: agent, agent: nobody}\n'))).toEqual([['unknown_agent', "unknown agent 'nobody'", 8, 32]]);
     expect(diagnostics(doc('    then: {agent: a}\n'))).toEqual([
-      ['schema', "missing required field 'call' in steps.r.then (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)", 8, 5],
+      [
+        'schema',
+        "missing required field 'call' in steps.r.then (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)",
+        8,
+        5,
+      ],
     ]);
     expect(diagnostics(doc('    then: {call: agent, agent: a, input_template: "${steps.r.output}"}\n'))).toEqual([
       ['cycle', "step 'r.then' inside 'r' reads 'r', which finishes only after its body", 8, 54],

@@ -4,7 +4,12 @@
 import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
 import {
-  evaluateCondition, evaluateTemplate, isStepforgeError, parseTemplate, templateToJsonata, type PathRoot,
+  evaluateCondition,
+  evaluateTemplate,
+  isStepforgeError,
+  parseTemplate,
+  templateToJsonata,
+  type PathRoot,
 } from '@stepforge/compiler';
 import { context, rng, template } from './exprCorpus.js';
 
@@ -42,7 +47,19 @@ async function differential(seed: number, expressions: number, contextsPer: numb
   const mismatches: string[] = [];
   const kinds = new Map<string, number>();
   const tally = (o: Outcome): void => {
-    const k = !o.ok ? 'error' : o.value === 'null' ? 'null' : o.value === '""' ? 'blank' : o.value.startsWith('"') ? 'string' : o.value === 'true' || o.value === 'false' ? o.value : /^[-\d]/.test(o.value) ? 'number' : 'json';
+    const k = !o.ok
+      ? 'error'
+      : o.value === 'null'
+        ? 'null'
+        : o.value === '""'
+          ? 'blank'
+          : o.value.startsWith('"')
+            ? 'string'
+            : o.value === 'true' || o.value === 'false'
+              ? o.value
+              : /^[-\d]/.test(o.value)
+                ? 'number'
+                : 'json';
     kinds.set(k, (kinds.get(k) ?? 0) + 1);
   };
   let cases = 0;
@@ -57,10 +74,12 @@ async function differential(seed: number, expressions: number, contextsPer: numb
       const a = runTs(() => evaluateTemplate(t, ctx));
       const b = await runJsonata(value, ctx);
       tally(a);
-      if (JSON.stringify(a) !== JSON.stringify(b)) mismatches.push(`${text}\n  ctx=${JSON.stringify(ctx)}\n  ts=${JSON.stringify(a)} jsonata=${JSON.stringify(b)}`);
+      if (JSON.stringify(a) !== JSON.stringify(b))
+        mismatches.push(`${text}\n  ctx=${JSON.stringify(ctx)}\n  ts=${JSON.stringify(a)} jsonata=${JSON.stringify(b)}`);
       const c = runTs(() => evaluateCondition(t, ctx));
       const d = await runJsonata(cond, ctx);
-      if (JSON.stringify(c) !== JSON.stringify(d)) mismatches.push(`[condition] ${text}\n  ctx=${JSON.stringify(ctx)}\n  ts=${JSON.stringify(c)} jsonata=${JSON.stringify(d)}`);
+      if (JSON.stringify(c) !== JSON.stringify(d))
+        mismatches.push(`[condition] ${text}\n  ctx=${JSON.stringify(ctx)}\n  ts=${JSON.stringify(c)} jsonata=${JSON.stringify(d)}`);
     }
   }
   return { cases, mismatches, kinds };
@@ -71,13 +90,18 @@ describe('Function: templateToJsonata (differential against evaluateTemplate)', 
     const { cases, mismatches, kinds } = await differential(20261130, 600, 3);
     expect(cases).toBe(1800);
     // The corpus must exercise every kind of outcome, or agreement would prove little.
-    for (const k of ['null', 'blank', 'string', 'true', 'false', 'number', 'json', 'error']) expect([k, kinds.get(k) ?? 0]).not.toEqual([k, 0]);
+    for (const k of ['null', 'blank', 'string', 'true', 'false', 'number', 'json', 'error'])
+      expect([k, kinds.get(k) ?? 0]).not.toEqual([k, 0]);
     expect(mismatches.slice(0, 5)).toEqual([]);
   });
 
-  it.runIf(process.env.STEPFORGE_LONG)('agrees on 10,000 expressions × 5 contexts, both modes: 100,000 comparisons (STEPFORGE_LONG)', async () => {
-    const { cases, mismatches } = await differential(7, 10_000, 5);
-    expect(cases).toBe(50_000);
-    expect(mismatches.slice(0, 5)).toEqual([]);
-  }, 3_000_000);
+  it.runIf(process.env.STEPFORGE_LONG)(
+    'agrees on 10,000 expressions × 5 contexts, both modes: 100,000 comparisons (STEPFORGE_LONG)',
+    async () => {
+      const { cases, mismatches } = await differential(7, 10_000, 5);
+      expect(cases).toBe(50_000);
+      expect(mismatches.slice(0, 5)).toEqual([]);
+    },
+    3_000_000,
+  );
 });

@@ -49,7 +49,13 @@ describe('Function: workflowSlug', () => {
   it('always gives a valid state machine name (random Unicode text)', () => {
     let seed = 42;
     const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
-    const pools = [[0x20, 0x7e], [0xa0, 0x24f], [0x2000, 0x206f], [0x3040, 0x30ff], [0x1f300, 0x1f5ff]] as const;
+    const pools = [
+      [0x20, 0x7e],
+      [0xa0, 0x24f],
+      [0x2000, 0x206f],
+      [0x3040, 0x30ff],
+      [0x1f300, 0x1f5ff],
+    ] as const;
     for (let i = 0; i < 2000; i++) {
       let s = '';
       const len = 1 + (next() % 120);
@@ -66,12 +72,22 @@ describe('Function: workflowSlug', () => {
 
 describe('Function: loadDslDocument (document.name)', () => {
   it('accepts any non-empty text as the display name and derives the workflow name from it', () => {
-    for (const [name, slug] of [['Document analysis', 'Document-analysis'], ['Seq infer', 'Seq-infer'], ['"Triage — EU"', 'Triage-EU'], ['order-triage', 'order-triage']] as const) {
+    for (const [name, slug] of [
+      ['Document analysis', 'Document-analysis'],
+      ['Seq infer', 'Seq-infer'],
+      ['"Triage — EU"', 'Triage-EU'],
+      ['order-triage', 'order-triage'],
+    ] as const) {
       const r = loadDslDocument(doc(name), { file: 'w.yaml' });
       expect(r.errors).toEqual([]);
       expect(r.warnings).toEqual([]);
       const display = name.replace(/^"|"$/g, '');
-      expect(r.document).toMatchObject({ name: slug, displayName: display, metadata: { name: display }, nameLocation: { file: 'w.yaml', line: 3, column: 9 } });
+      expect(r.document).toMatchObject({
+        name: slug,
+        displayName: display,
+        metadata: { name: display },
+        nameLocation: { file: 'w.yaml', line: 3, column: 9 },
+      });
     }
   });
 
@@ -87,7 +103,7 @@ describe('Function: loadDslDocument (document.name)', () => {
   it('refuses a name that is not text, at the name', () => {
     const r = loadDslDocument(doc('[a, b]'), { file: 'w.yaml' });
     expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
-      ['schema', 'document.name: expected the workflow\'s display name as text, e.g. name: Document analysis, got a list', 3, 9],
+      ['schema', "document.name: expected the workflow's display name as text, e.g. name: Document analysis, got a list", 3, 9],
     ]);
   });
 });
@@ -111,22 +127,28 @@ describe('Function: compileDocument (display names)', () => {
     expect(b.manifest).toEqual(a.manifest);
   });
 
-  it('keeps a chain document\'s name as both names', () => {
+  it("keeps a chain document's name as both names", () => {
     const r = compileDocument('name: quick\nchain: "a@web-search"\ntasks:\n  a: {kind: model, prompt: hi}\n', { file: 'q.chain.yaml' });
     expect([r.name, r.displayName, r.manifest.displayName]).toEqual(['quick', 'quick', 'quick']);
   });
 });
 
 describe('Function: duplicateWorkflowError', () => {
-  it('names both files and both display names, at the second one\'s name', () => {
+  it("names both files and both display names, at the second one's name", () => {
     const e = duplicateWorkflowError(
       { name: 'Triage-EU', displayName: 'Triage — EU', file: 'workflows/a.yaml' },
-      { name: 'Triage-EU', displayName: 'Triage EU', file: 'workflows/b.yaml', nameLocation: { file: 'workflows/b.yaml', line: 3, column: 9 } },
+      {
+        name: 'Triage-EU',
+        displayName: 'Triage EU',
+        file: 'workflows/b.yaml',
+        nameLocation: { file: 'workflows/b.yaml', line: 3, column: 9 },
+      },
     );
     expect(e).toMatchObject({
       name: 'StepforgeError',
       code: 'duplicate_workflow',
-      message: "workflows/b.yaml names its workflow 'Triage EU' (workflow name 'Triage-EU'), which gives the same workflow name as 'Triage — EU' (workflow name 'Triage-EU') of workflows/a.yaml: state machine names must be unique in a project",
+      message:
+        "workflows/b.yaml names its workflow 'Triage EU' (workflow name 'Triage-EU'), which gives the same workflow name as 'Triage — EU' (workflow name 'Triage-EU') of workflows/a.yaml: state machine names must be unique in a project",
       location: { file: 'workflows/b.yaml', line: 3, column: 9 },
       hint: 'give one of them another name (document.name), one that differs in letters or digits, not only in spaces, punctuation or accents',
       details: { workflow: 'Triage-EU', files: ['workflows/a.yaml', 'workflows/b.yaml'] },

@@ -13,7 +13,24 @@ const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)
 export const KEYS = ['a', 'b', 'name', 'items', 'n', 'flag', 'obj', 'json', 'empty', 'odd key', 'missing'] as const;
 export const STEP_NAMES = ['plan', 'fetch', 'judge', 'nothing'] as const;
 
-const STRINGS = ['[oops]', '{"a":}', '', 'x', 'hello world', 'true', '0', '{"a":1,"items":[1,{"b":"deep"}]}', '[1,2,{"name":"n"}]', '{not json}', ' [ ] ', 'a"quote', 'ünï', '{}', '[offline:echo] {"a":1}', '{"a":1} [note]'];
+const STRINGS = [
+  '[oops]',
+  '{"a":}',
+  '',
+  'x',
+  'hello world',
+  'true',
+  '0',
+  '{"a":1,"items":[1,{"b":"deep"}]}',
+  '[1,2,{"name":"n"}]',
+  '{not json}',
+  ' [ ] ',
+  'a"quote',
+  'ünï',
+  '{}',
+  '[offline:echo] {"a":1}',
+  '{"a":1} [note]',
+];
 const NUMBERS = [0, 1, -1, 2, 3, 10, 0.5, 0.1 + 0.2, 1e21, -7.25, 100];
 
 /** A random JSON value of bounded depth. */
@@ -32,7 +49,13 @@ export function jsonValue(r: Rand, depth = 0): unknown {
   }
   const o: Record<string, unknown> = {};
   const len = Math.floor(r() * 4);
-  for (let i = 0; i < len; i++) o[pick(r, KEYS.filter((x) => x !== 'missing'))] = jsonValue(r, depth + 1);
+  for (let i = 0; i < len; i++)
+    o[
+      pick(
+        r,
+        KEYS.filter((x) => x !== 'missing'),
+      )
+    ] = jsonValue(r, depth + 1);
   return o;
 }
 
@@ -63,14 +86,25 @@ function segment(r: Rand): string {
   if (p < 0.2) return `[${Math.floor(r() * 3)}]`;
   if (p < 0.3) return `.${Math.floor(r() * 3)}`;
   if (p < 0.35) return `["odd key"]`;
-  return `.${pick(r, KEYS.filter((k) => k !== 'odd key'))}`;
+  return `.${pick(
+    r,
+    KEYS.filter((k) => k !== 'odd key'),
+  )}`;
 }
 
 function path(r: Rand): string {
   const p = r();
   let head: string;
-  if (p < 0.4) head = `input.${pick(r, KEYS.filter((k) => k !== 'odd key'))}`;
-  else if (p < 0.6) head = pick(r, KEYS.filter((k) => k !== 'odd key'));
+  if (p < 0.4)
+    head = `input.${pick(
+      r,
+      KEYS.filter((k) => k !== 'odd key'),
+    )}`;
+  else if (p < 0.6)
+    head = pick(
+      r,
+      KEYS.filter((k) => k !== 'odd key'),
+    );
   else if (p < 0.65) head = 'input';
   else head = `steps.${pick(r, STEP_NAMES)}.output`;
   const n = Math.floor(r() * 3);

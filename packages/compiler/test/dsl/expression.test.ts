@@ -1,13 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import {
-  evaluateCondition, evaluateTemplate, expressionToJsonata, isStepforgeError, jsonataHelpersUsed, parseExpression,
-  parseTemplate, templateStepReferences, templateToJsonata, withJsonataHelpers, type StepforgeError,
+  evaluateCondition,
+  evaluateTemplate,
+  expressionToJsonata,
+  isStepforgeError,
+  jsonataHelpersUsed,
+  parseExpression,
+  parseTemplate,
+  templateStepReferences,
+  templateToJsonata,
+  withJsonataHelpers,
+  type StepforgeError,
 } from '@stepforge/compiler';
 
 const ctx = {
   input: {
-    topic: 'tides', n: 3, zero: 0, empty: '', nothing: null, list: [10, [20, 30], { k: 'v' }],
-    obj: { a: { b: 'deep' } }, emptyList: [], emptyObj: {}, ratio: 0.1 + 0.2, flag: false,
+    topic: 'tides',
+    n: 3,
+    zero: 0,
+    empty: '',
+    nothing: null,
+    list: [10, [20, 30], { k: 'v' }],
+    obj: { a: { b: 'deep' } },
+    emptyList: [],
+    emptyObj: {},
+    ratio: 0.1 + 0.2,
+    flag: false,
   },
   steps: {
     plan: { output: '{"sources":[{"url":"u1"},{"url":"u2"}],"count":2}' },
@@ -58,7 +76,7 @@ describe('Function: parseTemplate', () => {
       ['${ }', 'empty expression', 0],
       ['${ steps.plan.result }', 'steps.plan.output', 3],
       ['${ a[-1] }', 'non-negative integer', 5],
-      ['${ [1] }', "only the empty array", 4],
+      ['${ [1] }', 'only the empty array', 4],
       ['${ a # }', "unexpected character '#'", 5],
     ];
     for (const [text, message, offset] of cases) {
@@ -79,8 +97,9 @@ describe('Function: evaluateTemplate', () => {
   it('keeps the type of a whole-string expression and interpolates embedded ones', () => {
     expect(ev('${ input.n }')).toBe(3);
     expect(ev('${ input.list }')).toEqual(ctx.input.list);
-    expect(ev('n=${ input.n }, list=${ input.list }, none=[${ input.nothing }], miss=[${ input.missing }]'))
-      .toBe('n=3, list=[10,[20,30],{"k":"v"}], none=[], miss=[]');
+    expect(ev('n=${ input.n }, list=${ input.list }, none=[${ input.nothing }], miss=[${ input.missing }]')).toBe(
+      'n=3, list=[10,[20,30],{"k":"v"}], none=[], miss=[]',
+    );
     expect(ev('${ input.missing }')).toBeNull();
   });
 

@@ -5,7 +5,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadChainDocument, loadDocument, loadDslDocument, loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions } from '@stepforge/compiler';
+import {
+  loadChainDocument,
+  loadDocument,
+  loadDslDocument,
+  loadDslDocumentFast,
+  loadDslDocumentPrecise,
+  type LoadDslOptions,
+} from '@stepforge/compiler';
 import { generateDslDocument } from '../../../../bench/dsl.bench.js';
 import { rng } from './exprCorpus.js';
 import { DOCUMENT_SNIPPETS, mutateDocument } from './mutateDocument.js';
@@ -16,7 +23,10 @@ const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const corpusDir = fileURLToPath(new URL('./corpus/', import.meta.url));
 
 function read(dir: string, filter: (f: string) => boolean): [string, string][] {
-  return readdirSync(dir).filter(filter).sort().map((f) => [f, readFileSync(dir + f, 'utf8')]);
+  return readdirSync(dir)
+    .filter(filter)
+    .sort()
+    .map((f) => [f, readFileSync(dir + f, 'utf8')]);
 }
 
 /** Every DSL document that the precise path loads without errors (warnings allowed). */
@@ -34,11 +44,28 @@ function compare(text: string, options: LoadDslOptions) {
   return { precise, fast, clean };
 }
 
-
 /** Plus what separates the two parsers: number and boolean spellings, line ends, directives, markers. */
 const SNIPPETS = [
-  ...DOCUMENT_SNIPPETS, ' # c', '\r\n', '0x1F', '0o17', '.5', '+12', '-0', '1_000', '0b11', 'True', 'yes', '\\', '\\u0041',
-  ',', ': ', '---\n', '...\n', '%YAML 1.1\n', '__proto__: ',
+  ...DOCUMENT_SNIPPETS,
+  ' # c',
+  '\r\n',
+  '0x1F',
+  '0o17',
+  '.5',
+  '+12',
+  '-0',
+  '1_000',
+  '0b11',
+  'True',
+  'yes',
+  '\\',
+  '\\u0041',
+  ',',
+  ': ',
+  '---\n',
+  '...\n',
+  '%YAML 1.1\n',
+  '__proto__: ',
 ];
 
 describe('Function: loadDslDocumentFast', () => {
@@ -59,7 +86,12 @@ describe('Function: loadDslDocumentFast', () => {
     const fast = loadDslDocumentFast(text, { file: 'v14.yaml' })!;
     const each = fast.document!.workflow.steps[1]!;
     expect(each.location).toEqual({ file: 'v14.yaml', line: 8, column: 3, length: 4 });
-    expect(each.kind === 'for_each' && each.do.steps[0]!.inputTemplate?.templates[0]?.location).toEqual({ file: 'v14.yaml', line: 15, column: 25, length: 58 });
+    expect(each.kind === 'for_each' && each.do.steps[0]!.inputTemplate?.templates[0]?.location).toEqual({
+      file: 'v14.yaml',
+      line: 15,
+      column: 25,
+      length: 58,
+    });
     expect(fast.document!.agents.planner!.location).toEqual({ file: 'v14.yaml', line: 3, column: 11, length: 7 });
   });
 
@@ -115,19 +147,31 @@ describe('Function: loadDslDocumentFast', () => {
     }
   });
 
-  it('reads plain scalars with the yaml package\'s core schema, not js-yaml\'s', () => {
+  it("reads plain scalars with the yaml package's core schema, not js-yaml's", () => {
     const base = 'document: { dsl: "1.0", name: x }\nagents: { a: {} }\nsteps:\n  s:\n    call: agent\n    agent: a\n';
-    const text = base + '    input: { bin: 0b11, under: 1_000, oct: 0o17, hex: 0x1F, exp: .5e3, t: True, n: NULL, ninf: -.inf, nan: .NaN, s: 1:20, e: "" }\n';
+    const text =
+      base +
+      '    input: { bin: 0b11, under: 1_000, oct: 0o17, hex: 0x1F, exp: .5e3, t: True, n: NULL, ninf: -.inf, nan: .NaN, s: 1:20, e: "" }\n';
     const fast = loadDslDocumentFast(text)!;
     expect(fast.document!.workflow.steps[0]!.input!.value).toStrictEqual({
-      bin: '0b11', under: '1_000', oct: 15, hex: 31, exp: 500, t: true, n: null, ninf: -Infinity, nan: NaN, s: '1:20', e: '',
+      bin: '0b11',
+      under: '1_000',
+      oct: 15,
+      hex: 31,
+      exp: 500,
+      t: true,
+      n: null,
+      ninf: -Infinity,
+      nan: NaN,
+      s: '1:20',
+      e: '',
     });
     expect(fast).toStrictEqual(loadDslDocumentPrecise(text));
   });
 });
 
 describe('Function: loadDocument (one parse)', () => {
-  it('gives the DSL front-end\'s own answer for valid and invalid documents, and the chain front-end\'s for chains', () => {
+  it("gives the DSL front-end's own answer for valid and invalid documents, and the chain front-end's for chains", () => {
     const notDocuments: string[] = [];
     for (const [file, text] of [...VALID, ...read(corpusDir, (f) => f.startsWith('e'))]) {
       const r = loadDocument(text, { file });
@@ -142,7 +186,11 @@ describe('Function: loadDocument (one parse)', () => {
     // A bare scalar and a mapping with neither `chain:` nor `steps:` are not Stepforge documents.
     expect(notDocuments).toEqual(['e03-not-a-mapping.yaml: invalid_document', 'e04-missing-steps.yaml: invalid_document']);
     // A chain document, and one in flow style whose `chain:` the line sniff does not see.
-    const chains = [readFileSync(`${root}examples/quickstart.chain.yaml`, 'utf8'), '{"tasks": {"a": {"kind": "model", "prompt": "hi"}}, "chain": "a@web"}'];
-    for (const text of chains) expect(loadDocument(text, { file: 'c.yaml' })).toStrictEqual({ format: 'chain', ...loadChainDocument(text, { file: 'c.yaml' }) });
+    const chains = [
+      readFileSync(`${root}examples/quickstart.chain.yaml`, 'utf8'),
+      '{"tasks": {"a": {"kind": "model", "prompt": "hi"}}, "chain": "a@web"}',
+    ];
+    for (const text of chains)
+      expect(loadDocument(text, { file: 'c.yaml' })).toStrictEqual({ format: 'chain', ...loadChainDocument(text, { file: 'c.yaml' }) });
   });
 });

@@ -9,12 +9,26 @@ import { context, expression, rng, type Rand } from './exprCorpus.js';
 import { mutateDocument } from './mutateDocument.js';
 
 const DSL_CODES = new Set([
-  'yaml', 'schema', 'unknown_field', 'unknown_agent', 'unknown_function', 'unknown_mcp_server', 'unknown_step',
-  'invalid_secret', 'expression', 'cycle', 'duplicate_step', 'unknown_input', 'unsupported_dsl_version',
+  'yaml',
+  'schema',
+  'unknown_field',
+  'unknown_agent',
+  'unknown_function',
+  'unknown_mcp_server',
+  'unknown_step',
+  'invalid_secret',
+  'expression',
+  'cycle',
+  'duplicate_step',
+  'unknown_input',
+  'unsupported_dsl_version',
 ]);
 
 const dir = fileURLToPath(new URL('./corpus/', import.meta.url));
-const seeds = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort().map((f) => readFileSync(dir + f, 'utf8'));
+const seeds = readdirSync(dir)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort()
+  .map((f) => readFileSync(dir + f, 'utf8'));
 
 function fuzzDocuments(seed: number, count: number): Map<string, number> {
   const r = rng(seed);
@@ -41,7 +55,31 @@ function fuzzDocuments(seed: number, count: number): Map<string, number> {
 }
 
 function mutateExpression(r: Rand, text: string): string {
-  const chars = ['$', '{', '}', '(', ')', '[', ']', '.', '|', '&', '=', '!', '<', '>', '"', "'", '\\', ' ', '0', '-', 'a', 'default', 'null'];
+  const chars = [
+    '$',
+    '{',
+    '}',
+    '(',
+    ')',
+    '[',
+    ']',
+    '.',
+    '|',
+    '&',
+    '=',
+    '!',
+    '<',
+    '>',
+    '"',
+    "'",
+    '\\',
+    ' ',
+    '0',
+    '-',
+    'a',
+    'default',
+    'null',
+  ];
   let t = text;
   const n = 1 + Math.floor(r() * 3);
   for (let i = 0; i < n; i++) {
@@ -73,7 +111,8 @@ async function fuzzExpressions(seed: number, count: number): Promise<{ parsed: n
     try {
       evaluateTemplate(t, context(r));
     } catch (e) {
-      if (!isStepforgeError(e) || e.code !== 'expression_eval') throw new Error(`evaluation crash for ${JSON.stringify(text)}: ${String(e)}`);
+      if (!isStepforgeError(e) || e.code !== 'expression_eval')
+        throw new Error(`evaluation crash for ${JSON.stringify(text)}: ${String(e)}`);
     }
     // Every accepted expression must translate to JSONata that compiles.
     if (i % 10 === 0) jsonata(templateToJsonata(t));
@@ -88,9 +127,13 @@ describe('Function: loadDslDocument (fuzz)', () => {
     for (const c of ['yaml', 'schema', 'expression']) expect([c, (codes.get(c) ?? 0) > 0]).toEqual([c, true]);
   });
 
-  it.runIf(process.env.STEPFORGE_LONG)('answers 100,000 mutated documents (STEPFORGE_LONG)', () => {
-    fuzzDocuments(2, 100_000);
-  }, 1_200_000);
+  it.runIf(process.env.STEPFORGE_LONG)(
+    'answers 100,000 mutated documents (STEPFORGE_LONG)',
+    () => {
+      fuzzDocuments(2, 100_000);
+    },
+    1_200_000,
+  );
 });
 
 describe('Function: parseTemplate (fuzz)', () => {
@@ -100,7 +143,11 @@ describe('Function: parseTemplate (fuzz)', () => {
     expect(rejected).toBeGreaterThan(500);
   });
 
-  it.runIf(process.env.STEPFORGE_LONG)('handles 100,000 mutated expressions (STEPFORGE_LONG)', async () => {
-    await fuzzExpressions(4, 100_000);
-  }, 1_200_000);
+  it.runIf(process.env.STEPFORGE_LONG)(
+    'handles 100,000 mutated expressions (STEPFORGE_LONG)',
+    async () => {
+      await fuzzExpressions(4, 100_000);
+    },
+    1_200_000,
+  );
 });

@@ -27,7 +27,9 @@ const fileOf = (c: ReferenceCase) => (c.form === 'document' ? c.file : `${c.file
 
 describe('Corpus: the GraphN reference examples', () => {
   it('has a case for every example in the folder, and the README names each one with its source', () => {
-    const examples = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
+    const examples = readdirSync(DIR)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     expect(examples.length).toBeGreaterThanOrEqual(30);
     expect([...REFERENCE_CASES.map((c) => c.file), WRAPPER_FILE].sort()).toEqual(examples);
     const readme = readFileSync(`${DIR}README.md`, 'utf8');
@@ -35,7 +37,11 @@ describe('Corpus: the GraphN reference examples', () => {
   });
 
   it('gives every case that runs its own workflow name (each is its own state machine on one stack)', () => {
-    const slugs = REFERENCE_CASES.filter((c) => 'runs' in c.outcome).map((c) => workflowSlug(c.form === 'document' ? String((parse(exampleText(c.file)) as { document: { name: string } }).document.name) : displayNameOf(c)));
+    const slugs = REFERENCE_CASES.filter((c) => 'runs' in c.outcome).map((c) =>
+      workflowSlug(
+        c.form === 'document' ? String((parse(exampleText(c.file)) as { document: { name: string } }).document.name) : displayNameOf(c),
+      ),
+    );
     expect(new Set(slugs).size).toBe(slugs.length);
   });
 
@@ -56,7 +62,10 @@ describe('Corpus: the GraphN reference examples', () => {
     }
     it(`validates, graphs and compiles ${fileOf(c)} to ASL that asl-validator accepts`, () => {
       const loaded = loadDocument(text, { file: c.file });
-      expect(loaded.errors.map((e) => `${e.code} ${e.location?.line}:${e.location?.column} ${e.message}`), text).toEqual([]);
+      expect(
+        loaded.errors.map((e) => `${e.code} ${e.location?.line}:${e.location?.column} ${e.message}`),
+        text,
+      ).toEqual([]);
       const warnings = (c.outcome as { warnings?: readonly { class: string; line?: number; message?: string }[] }).warnings ?? [];
       expect(loaded.warnings.map((w) => [w.code, w.location!.line - offset])).toEqual(warnings.map((w) => [w.class, w.line]));
       warnings.forEach((w, i) => expect(loaded.warnings[i]!.message).toContain(w.message ?? ''));
@@ -75,7 +84,9 @@ describe('Corpus: the GraphN reference examples', () => {
       expect(v.isValid, v.errorsText('\n')).toBe(true);
       const display = c.form === 'document' ? String((parse(text) as { document: { name: string } }).document.name) : displayNameOf(c);
       expect([compiled.name, compiled.displayName]).toEqual([workflowSlug(display), display]);
-      expect(String(compiled.asl['Comment'])).toMatch(new RegExp(`^${display.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} — compiled by Stepforge`));
+      expect(String(compiled.asl['Comment'])).toMatch(
+        new RegExp(`^${display.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} — compiled by Stepforge`),
+      );
       expect(compiled.manifest.steps.map((s) => s.id)).toEqual(expect.arrayContaining(steps.map(([n]) => n)));
     });
   }

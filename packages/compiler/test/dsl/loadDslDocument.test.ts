@@ -66,7 +66,10 @@ steps:
   it('resolves secrets to $secret:<id> bindings, never values', () => {
     const r = loadDslDocument(corpus('v20-secrets-list.yaml'));
     const step = r.document!.workflow.steps[0]!;
-    expect(step.secrets.map((s) => [s.name, s.id])).toEqual([['api_key', 'api/key'], ['other/token', 'other/token']]);
+    expect(step.secrets.map((s) => [s.name, s.id])).toEqual([
+      ['api_key', 'api/key'],
+      ['other/token', 'other/token'],
+    ]);
     expect(r.document!.secrets.api_key?.id).toBe('api/key');
   });
 
@@ -74,7 +77,12 @@ steps:
     const text = corpus('v18-unknown-field-warning.yaml');
     const loose = loadDslDocument(text, { file: 'w.yaml' });
     expect(loose.warnings).toEqual([
-      { severity: 'warning', code: 'unknown_field', message: "unknown field 'retries' in steps.one", location: { file: 'w.yaml', line: 8, column: 5, length: 7 } },
+      {
+        severity: 'warning',
+        code: 'unknown_field',
+        message: "unknown field 'retries' in steps.one",
+        location: { file: 'w.yaml', line: 8, column: 5, length: 7 },
+      },
     ]);
     expect(loose.document).toBeDefined();
     const strict = loadDslDocument(text, { file: 'w.yaml', strict: true });
@@ -83,14 +91,17 @@ steps:
   });
 
   it('reads DSL 1.x documents, and warns about another version (an error with strict)', () => {
-    const doc = (dsl: string) => `document: { dsl: ${dsl}, name: v, version: "1" }\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n`;
+    const doc = (dsl: string) =>
+      `document: { dsl: ${dsl}, name: v, version: "1" }\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n`;
     for (const v of ['"1.0"', '"1"', '"1.0.0"', '1.0', '1']) {
       const r = loadDslDocument(doc(v));
       expect([v, r.errors, r.warnings]).toEqual([v, [], []]);
     }
     const message = 'document.dsl is \'2.0\', but this Stepforge reads DSL 1.x documents (e.g. "1.0"); it is read as 1.x';
     const loose = loadDslDocument(doc('"2.0"'), { file: 'v.yaml' });
-    expect(loose.warnings).toEqual([{ severity: 'warning', code: 'unsupported_dsl_version', message, location: { file: 'v.yaml', line: 1, column: 18, length: 5 } }]);
+    expect(loose.warnings).toEqual([
+      { severity: 'warning', code: 'unsupported_dsl_version', message, location: { file: 'v.yaml', line: 1, column: 18, length: 5 } },
+    ]);
     expect(loose.document?.metadata.dsl).toBe('2.0');
     const strict = loadDslDocument(doc('"2.0"'), { strict: true });
     expect(strict.errors.map((e) => [e.code, e.message])).toEqual([['unsupported_dsl_version', message]]);
@@ -99,7 +110,8 @@ steps:
   it('warns about a document without version, at document, and keeps it a warning with strict', () => {
     const text = 'document:\n  dsl: "1.0"\n  name: v\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n';
     const warning = {
-      severity: 'warning', code: 'missing_version',
+      severity: 'warning',
+      code: 'missing_version',
       message: 'document has no version; GraphN requires document.version (e.g. version: "0.1.0")',
       location: { file: 'v.yaml', line: 2, column: 3, length: expect.any(Number) },
     };
@@ -111,14 +123,22 @@ steps:
     expect(loadDslDocument(text.replace('name: v\n', 'name: v\n  version: "0.1.0"\n')).warnings).toEqual([]);
   });
 
-  it('says what a field should be and what it got where the schema gives zod\'s default wording', () => {
+  it("says what a field should be and what it got where the schema gives zod's default wording", () => {
     const messages = (text: string) => loadDslDocument(text).errors.map((e) => e.message);
-    expect(messages('document: { dsl: "1.0", name: x, version: "1" }\nsteps: 7\n')).toEqual(['steps: expected a mapping of step name to step definition (name: {call: …}), got 7']);
-    expect(messages('document: "x"\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n')).toEqual(['document: expected a mapping, got "x"']);
-    expect(messages('document: { dsl: "1.0", name: x, version: "1" }\nagents: { a: {} }\nsteps:\n  5: { call: agent, agent: a }\n')).toEqual(["steps: step '5': a step name must start with a letter or _ and contain only letters, digits, _ and -"]);
+    expect(messages('document: { dsl: "1.0", name: x, version: "1" }\nsteps: 7\n')).toEqual([
+      'steps: expected a mapping of step name to step definition (name: {call: …}), got 7',
+    ]);
+    expect(messages('document: "x"\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n')).toEqual([
+      'document: expected a mapping, got "x"',
+    ]);
+    expect(
+      messages('document: { dsl: "1.0", name: x, version: "1" }\nagents: { a: {} }\nsteps:\n  5: { call: agent, agent: a }\n'),
+    ).toEqual(["steps: step '5': a step name must start with a letter or _ and contain only letters, digits, _ and -"]);
     // The schema's own sentences stay as they are.
     expect(messages('document: { dsl: "1.0", name: x, version: "1" }\nsteps: {}\n')).toEqual(['steps: a workflow needs at least one step']);
-    expect(messages('document: { dsl: "1.0", name: x, version: "1" }\nsteps: []\n')).toEqual(['steps is a list (- name: … kind: …), but steps are written as a mapping of step name to step definition, with call: naming the kind']);
+    expect(messages('document: { dsl: "1.0", name: x, version: "1" }\nsteps: []\n')).toEqual([
+      'steps is a list (- name: … kind: …), but steps are written as a mapping of step name to step definition, with call: naming the kind',
+    ]);
   });
 
   it('points expression errors into plain, quoted, folded and literal scalars', () => {
@@ -148,7 +168,16 @@ steps:
     expect(r.format).toBe('dsl');
     expect(r.graph?.edges).toEqual([[0, 1]]);
     const bad = loadDocument(corpus('e09-unknown-agent.yaml'), { file: 'e09.yaml' });
-    expect(bad.errors.map((e) => e.toJSON())).toEqual([{ class: 'unknown_agent', message: "unknown agent 'reseacher'", line: 6, column: 12, file: 'e09.yaml', hint: "did you mean 'researcher'?" }]);
+    expect(bad.errors.map((e) => e.toJSON())).toEqual([
+      {
+        class: 'unknown_agent',
+        message: "unknown agent 'reseacher'",
+        line: 6,
+        column: 12,
+        file: 'e09.yaml',
+        hint: "did you mean 'researcher'?",
+      },
+    ]);
   });
 
   it('handles long dependency chains and names long cycles without recursion limits', () => {
@@ -186,7 +215,7 @@ steps:
     ]);
   });
 
-  it('lets a while\'s condition and body, and a judge_loop\'s pass_condition, read the loop\'s own output (no dependency)', () => {
+  it("lets a while's condition and body, and a judge_loop's pass_condition, read the loop's own output (no dependency)", () => {
     const r = loadDslDocument(`document: { dsl: "1.0", name: x, version: "1" }
 agents: { a: {}, b: {} }
 steps:
@@ -247,9 +276,32 @@ describe('Function: workflowJsonSchemaText', () => {
 
   it('describes every step kind and the top-level sections', () => {
     const schema = JSON.parse(workflowJsonSchemaText()) as { properties: Record<string, unknown> };
-    expect(Object.keys(schema.properties)).toEqual(['document', 'agents', 'functions', 'mcp_servers', 'secrets', 'input', 'chat_hints', 'steps', 'output', 'express', 'triggers']);
+    expect(Object.keys(schema.properties)).toEqual([
+      'document',
+      'agents',
+      'functions',
+      'mcp_servers',
+      'secrets',
+      'input',
+      'chat_hints',
+      'steps',
+      'output',
+      'express',
+      'triggers',
+    ]);
     const text = workflowJsonSchemaText();
-    for (const k of ['agent', 'function', 'mcp_tool', 'connector', 'conditional', 'for_each', 'while', 'parallel_analyzer', 'handoff_router', 'judge_loop']) {
+    for (const k of [
+      'agent',
+      'function',
+      'mcp_tool',
+      'connector',
+      'conditional',
+      'for_each',
+      'while',
+      'parallel_analyzer',
+      'handoff_router',
+      'judge_loop',
+    ]) {
       expect(text).toContain(`"const": "${k}"`);
     }
   });

@@ -39,7 +39,7 @@ describe('Function: loadDslDocument (steps.<output name>)', () => {
     ]);
   });
 
-  it('compiles the references to the step\'s value (a guard, a bare guard, a template and the output)', () => {
+  it("compiles the references to the step's value (a guard, a bare guard, a template and the output)", () => {
     const { asl } = compileDocument(BY_OUTPUT, { file: 'f.yaml' });
     const text = JSON.stringify(asl);
     expect(text).not.toContain('should_summarize');
@@ -47,20 +47,30 @@ describe('Function: loadDslDocument (steps.<output name>)', () => {
   });
 
   it('refuses an output: name that several steps share, naming them, at the reference', () => {
-    const r = loadDocument(`document: {dsl: "1.0.0", name: Shared output, version: "0.1.0"}
+    const r = loadDocument(
+      `document: {dsl: "1.0.0", name: Shared output, version: "0.1.0"}
 agents: {Writer: ""}
 steps:
   a: {call: conditional, output: flag}
   b: {call: conditional, output: flag}
   c: {call: agent, agent: Writer, when: "\${steps.flag.output}"}
-`, { file: 'g.yaml' });
-    expect(r.errors.map((e) => ({ code: e.code, message: e.message, hint: e.hint, line: e.location?.line, column: e.location?.column }))).toEqual([{
-      code: 'unknown_step', message: "no step is named 'flag', and 'a' and 'b' all have output: flag",
-      hint: 'read one of them by its step name: steps.a.output or steps.b.output', line: 6, column: 44,
-    }]);
+`,
+      { file: 'g.yaml' },
+    );
+    expect(
+      r.errors.map((e) => ({ code: e.code, message: e.message, hint: e.hint, line: e.location?.line, column: e.location?.column })),
+    ).toEqual([
+      {
+        code: 'unknown_step',
+        message: "no step is named 'flag', and 'a' and 'b' all have output: flag",
+        hint: 'read one of them by its step name: steps.a.output or steps.b.output',
+        line: 6,
+        column: 44,
+      },
+    ]);
   });
 
-  it('keeps a step\'s own name first: a step named like another\'s output is the one read', () => {
+  it("keeps a step's own name first: a step named like another's output is the one read", () => {
     const r = loadDslDocument(`document: {dsl: "1.0.0", name: Name first, version: "0.1.0"}
 steps:
   a: {call: conditional, output: b}

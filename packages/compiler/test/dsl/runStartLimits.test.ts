@@ -5,7 +5,9 @@ describe('Function: executionInputSizeError', () => {
   it('accepts an input of exactly 256 KiB of UTF-8 and refuses one byte more, counting bytes, not characters', () => {
     expect(MAX_EXECUTION_INPUT_BYTES).toBe(262144);
     expect(executionInputSizeError('a'.repeat(262144))).toBeUndefined();
-    expect(executionInputSizeError('a'.repeat(262145))).toBe("the run's input is 256.0 KiB (262145 bytes) as Step Functions execution input; Step Functions takes at most 256 KiB (262144 bytes)");
+    expect(executionInputSizeError('a'.repeat(262145))).toBe(
+      "the run's input is 256.0 KiB (262145 bytes) as Step Functions execution input; Step Functions takes at most 256 KiB (262144 bytes)",
+    );
     // 'é' is 2 bytes in UTF-8: 131073 of them are over the limit though far fewer characters.
     expect(executionInputSizeError('é'.repeat(131072))).toBeUndefined();
     expect(executionInputSizeError('é'.repeat(131073))).toMatch(/^the run's input is 256\.0 KiB \(262146 bytes\)/);

@@ -14,7 +14,8 @@ const AGENT_STEP = 'steps:\n  s: {call: agent, agent: a}\n';
 describe('Function: loadDslDocument (schema errors)', () => {
   it('rejects retry durations it cannot read, with the accepted forms, at the value', () => {
     const forms = 'expected a duration: seconds (2) or a string such as "500ms", "3s" or "1m"';
-    const doc = (retry: string) => `document: {dsl: "1.0", name: r, version: "1"}\nagents: {a: {}}\nsteps:\n  s:\n    call: agent\n    agent: a\n    retry:\n${retry}`;
+    const doc = (retry: string) =>
+      `document: {dsl: "1.0", name: r, version: "1"}\nagents: {a: {}}\nsteps:\n  s:\n    call: agent\n    agent: a\n    retry:\n${retry}`;
     expect(diagnostics(doc('      initial_backoff: forever\n      max_backoff: -3s\n      jitter: maybe\n'))).toEqual([
       ['schema', `steps.s.retry.initial_backoff: ${forms}, got "forever"`, 8, 24],
       ['schema', `steps.s.retry.max_backoff: ${forms}, got "-3s"`, 9, 20],
@@ -29,7 +30,8 @@ describe('Function: loadDslDocument (schema errors)', () => {
   });
 
   it('type-checks agent settings, at each setting, so tools are never dropped silently', () => {
-    const doc = (agent: string) => `document: {dsl: "1.0", name: a, version: "1"}\nagents:\n  writer: ${agent}\nsteps:\n  s: {call: agent, agent: writer}\n`;
+    const doc = (agent: string) =>
+      `document: {dsl: "1.0", name: a, version: "1"}\nagents:\n  writer: ${agent}\nsteps:\n  s: {call: agent, agent: writer}\n`;
     expect(diagnostics(doc('{tools: web-search, model: 5, temperature: hot}'))).toEqual([
       ['schema', 'agents.writer.tools: expected a list of tool names, e.g. [web-search, fs-read], got "web-search"', 3, 19],
       ['schema', 'agents.writer.model: expected a model id such as "bedrock:<model id>", got 5', 3, 38],
@@ -41,9 +43,16 @@ describe('Function: loadDslDocument (schema errors)', () => {
       ['schema', 'agents.writer.max_tokens: expected a positive whole number of tokens, got 0.5', 3, 64],
     ]);
     expect(diagnostics(doc('5'))).toEqual([
-      ['schema', 'agents.writer: expected "" (declared by name), a mapping ({} or {model, instructions, tools…}) or a res://… URI, got 5', 3, 11],
+      [
+        'schema',
+        'agents.writer: expected "" (declared by name), a mapping ({} or {model, instructions, tools…}) or a res://… URI, got 5',
+        3,
+        11,
+      ],
     ]);
-    const ok = loadDslDocument(doc('{model: "bedrock:x", instructions: Be brief., temperature: 0.2, max_tokens: 500, tools: [web-search], description: d}'));
+    const ok = loadDslDocument(
+      doc('{model: "bedrock:x", instructions: Be brief., temperature: 0.2, max_tokens: 500, tools: [web-search], description: d}'),
+    );
     expect(ok.errors).toEqual([]);
     expect(ok.graph!.nodes[0]!.tools).toEqual(['web-search']);
     expect(diagnostics(doc('{modle: x}'), { warnings: true })).toEqual([
@@ -52,16 +61,22 @@ describe('Function: loadDslDocument (schema errors)', () => {
   });
 
   it('rejects empty and duplicate roles, at the role', () => {
-    const doc = (kind: string) => `document: {dsl: "1.0", name: h, version: "1"}\nagents: {a: {}, b: {}}\nsteps:\n  s:\n    ${kind}\n      - {agent: a, role: x}\n      - {agent: b, role: x}\n      - {agent: b, role: ""}\n`;
+    const doc = (kind: string) =>
+      `document: {dsl: "1.0", name: h, version: "1"}\nagents: {a: {}, b: {}}\nsteps:\n  s:\n    ${kind}\n      - {agent: a, role: x}\n      - {agent: b, role: x}\n      - {agent: b, role: ""}\n`;
     const router = 'call: handoff_router\n    entry_agent: a\n    specialists:';
     expect(diagnostics(doc(router))).toEqual([
       ['schema', 'steps.s.specialists[2].role: a role must not be empty: say what this agent does (e.g. role: billing)', 10, 26],
     ]);
     const r = loadDslDocument(doc(router).replace('role: ""', 'role: y'), { file: 'w.yaml' });
-    expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column, e.hint])).toEqual([[
-      'schema', "steps.s.specialists[1].role: duplicate role 'x' (first used by specialists[0] at line 8); the router hands off by role, so this specialist could never be reached",
-      9, 26, 'give each of the specialists its own role',
-    ]]);
+    expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column, e.hint])).toEqual([
+      [
+        'schema',
+        "steps.s.specialists[1].role: duplicate role 'x' (first used by specialists[0] at line 8); the router hands off by role, so this specialist could never be reached",
+        9,
+        26,
+        'give each of the specialists its own role',
+      ],
+    ]);
     // An analyzer collects its analyses per analyst (GraphN's `## <agent>` sections), so roles may repeat.
     const analyzer = 'call: parallel_analyzer\n    aggregator: a\n    analysts:';
     expect(diagnostics(doc(analyzer).replace('role: ""', 'role: y'))).toEqual([]);
@@ -70,13 +85,15 @@ describe('Function: loadDslDocument (schema errors)', () => {
     ]);
   });
 
-  it('checks trigger names like the deployment does, and a step\'s output name', () => {
+  it("checks trigger names like the deployment does, and a step's output name", () => {
     const base = `document: {dsl: "1.0", name: t, version: "1"}\nagents: {a: {}}\n`;
     expect(diagnostics(`${base}triggers:\n  - name: "bad name!"\n    event_pattern: {source: [x]}\n${AGENT_STEP}`)).toEqual([
       ['schema', "triggers[0].name: 1–40 letters, digits, '-' or '_' (a trigger name becomes part of the EventBridge rule's id)", 4, 11],
     ]);
     // docs/deploy.md: the name is optional and event_bus is a setting.
-    expect(diagnostics(`${base}triggers:\n  - event_pattern: {source: [x]}\n    event_bus: orders\n${AGENT_STEP}`, { strict: true })).toEqual([]);
+    expect(
+      diagnostics(`${base}triggers:\n  - event_pattern: {source: [x]}\n    event_bus: orders\n${AGENT_STEP}`, { strict: true }),
+    ).toEqual([]);
     const step = (output: string) => `${base}steps:\n  s:\n    call: agent\n    agent: a\n    output: ${output}\n`;
     // `output:` names the step's output (GraphN's canvas node id): a name, not a shape.
     const named = "steps.s.output: expected the name of this step's output (its canvas node id), e.g. output: summary";
@@ -105,7 +122,8 @@ ${AGENT_STEP}output:
   });
 
   it('says what is expected instead of "a different value", at the offending sub-value', () => {
-    const doc = (top: string, step = '{call: agent, agent: a}') => `document: {dsl: "1.0", name: x, version: "1"}\nagents: {a: {}}\n${top}steps:\n  s: ${step}\n`;
+    const doc = (top: string, step = '{call: agent, agent: a}') =>
+      `document: {dsl: "1.0", name: x, version: "1"}\nagents: {a: {}}\n${top}steps:\n  s: ${step}\n`;
     expect(diagnostics(doc('', '{call: agent, agent: a, after: 5}'))).toEqual([
       ['schema', 'steps.s.after: expected a step name or a list of step names, got 5', 4, 37],
     ]);
@@ -116,21 +134,39 @@ ${AGENT_STEP}output:
       ['schema', 'document.dsl: expected a DSL version such as "1.0", got true', 1, 17],
     ]);
     expect(diagnostics(doc('input:\n  a: {type: strin}\n  b: {type: string, required: maybe}\n  c: strin\n'))).toEqual([
-      ['schema', "input.a.type: expected one of the types string, number, integer, boolean, object, array or any, got \"strin\"; did you mean 'string'?", 4, 13],
+      [
+        'schema',
+        'input.a.type: expected one of the types string, number, integer, boolean, object, array or any, got "strin"; did you mean \'string\'?',
+        4,
+        13,
+      ],
       ['schema', 'input.b.required: expected true or false, got "maybe"', 5, 31],
-      ['schema', "input.c: expected one of the types string, number, integer, boolean, object, array or any, or a mapping, got \"strin\"; did you mean 'string'?", 6, 6],
+      [
+        'schema',
+        'input.c: expected one of the types string, number, integer, boolean, object, array or any, or a mapping, got "strin"; did you mean \'string\'?',
+        6,
+        6,
+      ],
     ]);
   });
 
   it('suggests the closest step kind and field name', () => {
     const doc = (step: string) => `document: {dsl: "1.0", name: x, version: "1"}\nagents: {a: {}}\nsteps:\n  s: ${step}\n`;
     expect(diagnostics(doc('{call: agnet, agent: a}'))).toEqual([
-      ['schema', "steps.s.call: unknown step kind call: 'agnet'; did you mean 'agent'? (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)", 4, 13],
+      [
+        'schema',
+        "steps.s.call: unknown step kind call: 'agnet'; did you mean 'agent'? (expected agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)",
+        4,
+        13,
+      ],
     ]);
     // A step without call: is located at its name; a misspelt call or the old kind: field is named.
-    const missing = "missing required field 'call' in steps.s (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)";
+    const missing =
+      "missing required field 'call' in steps.s (agent, function, mcp_tool, connector, conditional, for_each, while, parallel_analyzer, handoff_router or judge_loop)";
     expect(diagnostics(doc('{cal: agent, agent: a}'))).toEqual([['schema', `${missing}; did you mean 'call' rather than 'cal'?`, 4, 3]]);
-    expect(diagnostics(doc('{kind: agent, agent: a}'))).toEqual([['schema', `${missing}; its kind is written with call:, not kind: (call: agent)`, 4, 3]]);
+    expect(diagnostics(doc('{kind: agent, agent: a}'))).toEqual([
+      ['schema', `${missing}; its kind is written with call:, not kind: (call: agent)`, 4, 3],
+    ]);
     expect(diagnostics(doc('{agent: a}'))).toEqual([['schema', missing, 4, 3]]);
     expect(diagnostics(doc('{call: agent, agent: a, input_templte: hi, retry: {max_atempts: 2}}'), { warnings: true })).toEqual([
       ['unknown_field', "unknown field 'input_templte' in steps.s; did you mean 'input_template'?", 4, 30],
@@ -148,7 +184,10 @@ steps:
 output: \${ steps.gone.output }
 `;
     expect(diagnostics(text).map(([code, , line]) => [code, line])).toEqual([
-      ['unknown_step', 4], ['unknown_agent', 5], ['unknown_step', 6], ['unknown_step', 7],
+      ['unknown_step', 4],
+      ['unknown_agent', 5],
+      ['unknown_step', 6],
+      ['unknown_step', 7],
     ]);
   });
 });

@@ -7,14 +7,18 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 
-const schema = JSON.parse(readFileSync(fileURLToPath(new URL('../../../../schemas/workflow.schema.json', import.meta.url)), 'utf8')) as object;
+const schema = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../../../schemas/workflow.schema.json', import.meta.url)), 'utf8'),
+) as object;
 const dir = fileURLToPath(new URL('./corpus/', import.meta.url));
 const validate = new Ajv2020({ allErrors: true, strict: false }).compile(schema);
 
 describe('File: schemas/workflow.schema.json', () => {
   it('accepts every valid corpus document except the one with an unknown field', () => {
     const rejected: string[] = [];
-    for (const f of readdirSync(dir).filter((x) => x.startsWith('v')).sort()) {
+    for (const f of readdirSync(dir)
+      .filter((x) => x.startsWith('v'))
+      .sort()) {
       if (!validate(parse(readFileSync(dir + f, 'utf8')))) rejected.push(f);
     }
     expect(rejected).toEqual(['v18-unknown-field-warning.yaml']);
@@ -22,9 +26,19 @@ describe('File: schemas/workflow.schema.json', () => {
 
   it('rejects wrong shapes the loader reports as schema errors', () => {
     for (const f of [
-      'e05-wrong-type.yaml', 'e06-unknown-kind.yaml', 'e07-missing-required-field.yaml', 'e30-bad-step-name.yaml', 'e33-bad-retry.yaml',
-      'e34-list-form.yaml', 'e35-kind-instead-of-call.yaml', 'e36-do-list.yaml', 'e38-both-spellings.yaml', 'e39-missing-aggregator.yaml',
-      'e40-output-not-a-name.yaml', 'e41-empty-steps.yaml', 'e43-misspelt-call-nested.yaml',
+      'e05-wrong-type.yaml',
+      'e06-unknown-kind.yaml',
+      'e07-missing-required-field.yaml',
+      'e30-bad-step-name.yaml',
+      'e33-bad-retry.yaml',
+      'e34-list-form.yaml',
+      'e35-kind-instead-of-call.yaml',
+      'e36-do-list.yaml',
+      'e38-both-spellings.yaml',
+      'e39-missing-aggregator.yaml',
+      'e40-output-not-a-name.yaml',
+      'e41-empty-steps.yaml',
+      'e43-misspelt-call-nested.yaml',
     ]) {
       expect([f, validate(parse(readFileSync(dir + f, 'utf8')))]).toEqual([f, false]);
     }
@@ -32,7 +46,10 @@ describe('File: schemas/workflow.schema.json', () => {
 
   it('checks names, agent settings, roles, output names and spellings as the loader does', () => {
     const doc = (over: Record<string, unknown>, step: Record<string, unknown> = {}) => ({
-      document: { dsl: '1.0', name: 'ok' }, agents: { a: {} }, steps: { s: { call: 'agent', agent: 'a', ...step } }, ...over,
+      document: { dsl: '1.0', name: 'ok' },
+      agents: { a: {} },
+      steps: { s: { call: 'agent', agent: 'a', ...step } },
+      ...over,
     });
     expect(validate(doc({}))).toBe(true);
     const bad = [
@@ -61,24 +78,53 @@ describe('File: schemas/workflow.schema.json', () => {
     expect(good.map((d) => validate(JSON.parse(JSON.stringify(d))))).toEqual(good.map(() => true));
   });
 
-  it('offers the call: values and each kind\'s fields, as yaml-language-server completes them', () => {
+  it("offers the call: values and each kind's fields, as yaml-language-server completes them", () => {
     // A step is a oneOf discriminated by its `call` constant: the language server offers the constants
     // for `call:`, then the properties of the option whose constant matches.
-    const root = schema as { properties: { steps: { additionalProperties: { $ref: string }; minProperties: number } }; $defs: Record<string, { oneOf: { properties: Record<string, { const?: string }>; required: string[] }[] }> };
+    const root = schema as {
+      properties: { steps: { additionalProperties: { $ref: string }; minProperties: number } };
+      $defs: Record<string, { oneOf: { properties: Record<string, { const?: string }>; required: string[] }[] }>;
+    };
     expect(root.properties.steps.additionalProperties.$ref).toBe('#/$defs/step');
     expect(root.properties.steps.minProperties).toBe(1);
     const options = root.$defs.step!.oneOf;
-    expect(options.map((o) => o.properties.call!.const)).toEqual(['agent', 'function', 'mcp_tool', 'connector', 'conditional', 'for_each', 'while', 'parallel_analyzer', 'handoff_router', 'judge_loop']);
-    const fields = Object.fromEntries(options.map((o) => [o.properties.call!.const, Object.keys(o.properties).filter((k) => !['call', 'description', 'input', 'input_template', 'secrets', 'output', 'after', 'when', 'retry'].includes(k))]));
+    expect(options.map((o) => o.properties.call!.const)).toEqual([
+      'agent',
+      'function',
+      'mcp_tool',
+      'connector',
+      'conditional',
+      'for_each',
+      'while',
+      'parallel_analyzer',
+      'handoff_router',
+      'judge_loop',
+    ]);
+    const fields = Object.fromEntries(
+      options.map((o) => [
+        o.properties.call!.const,
+        Object.keys(o.properties).filter(
+          (k) => !['call', 'description', 'input', 'input_template', 'secrets', 'output', 'after', 'when', 'retry'].includes(k),
+        ),
+      ]),
+    );
     expect(fields).toEqual({
-      agent: ['agent'], function: ['function'], mcp_tool: ['server', 'tool'], connector: ['connector', 'action'], conditional: ['condition', 'then', 'else'],
-      for_each: ['items', 'as', 'max_iterations', 'parallel', 'do'], while: ['condition', 'max_iterations', 'do'],
-      parallel_analyzer: ['analysts', 'aggregator', 'agents', 'aggregator_agent'], handoff_router: ['entry_agent', 'specialists'],
+      agent: ['agent'],
+      function: ['function'],
+      mcp_tool: ['server', 'tool'],
+      connector: ['connector', 'action'],
+      conditional: ['condition', 'then', 'else'],
+      for_each: ['items', 'as', 'max_iterations', 'parallel', 'do'],
+      while: ['condition', 'max_iterations', 'do'],
+      parallel_analyzer: ['analysts', 'aggregator', 'agents', 'aggregator_agent'],
+      handoff_router: ['entry_agent', 'specialists'],
       judge_loop: ['generator', 'evaluator', 'worker_agent', 'judge_agent', 'pass_condition', 'max_iterations'],
     });
     for (const o of options) expect(o.required[0]).toBe('call');
     // `do:` bodies are step mappings of the same shape.
-    const forEach = options.find((o) => o.properties.call!.const === 'for_each')!.properties as unknown as { do: { additionalProperties: { $ref: string } } };
+    const forEach = options.find((o) => o.properties.call!.const === 'for_each')!.properties as unknown as {
+      do: { additionalProperties: { $ref: string } };
+    };
     expect(forEach.do.additionalProperties.$ref).toBe('#/$defs/step');
   });
 });

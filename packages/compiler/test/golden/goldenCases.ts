@@ -9,7 +9,9 @@ export const GOLDEN_DIR = dirname(fileURLToPath(import.meta.url));
 
 /** Case file names, sorted. */
 export function goldenCases(): string[] {
-  return readdirSync(join(GOLDEN_DIR, 'cases')).filter((f) => f.endsWith('.yaml')).sort();
+  return readdirSync(join(GOLDEN_DIR, 'cases'))
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
 }
 
 /** The case's base name (`c01-sequence.chain.yaml` → `c01-sequence`). */

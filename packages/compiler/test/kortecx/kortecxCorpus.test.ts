@@ -2,7 +2,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { compileDocument, kortecxLowering, loadChainDocument, loadChainDocumentFast, loadChainDocumentPrecise, type ChainDocument } from '../../src/index.js';
+import {
+  compileDocument,
+  kortecxLowering,
+  loadChainDocument,
+  loadChainDocumentFast,
+  loadChainDocumentPrecise,
+  type ChainDocument,
+} from '../../src/index.js';
 import { expectFastPathAgrees } from '../expectFastPathAgrees.js';
 
 const require = createRequire(import.meta.url);
@@ -41,7 +48,11 @@ describe('Function: kortecxLowering (Kortecx task-map corpus)', () => {
   it.each(corpus.map((c) => [c.name, c] as const))('%s', (name, c) => {
     const r = loadChainDocument(c.document, { file: FILE });
     // Kortecx fields load the same on the fast path (clean documents) as on the precise one.
-    expectFastPathAgrees(c.document, loadChainDocumentPrecise(c.document, { file: FILE }), loadChainDocumentFast(c.document, { file: FILE }));
+    expectFastPathAgrees(
+      c.document,
+      loadChainDocumentPrecise(c.document, { file: FILE }),
+      loadChainDocumentFast(c.document, { file: FILE }),
+    );
     if (c.error) {
       const first = r.errors[0];
       expect(first && { class: first.code, line: first.location?.line, column: first.location?.column }).toEqual(c.error);

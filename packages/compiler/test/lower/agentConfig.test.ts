@@ -11,7 +11,7 @@ function payloads(states: Record<string, any>, out: Record<string, any> = {}): R
   return out;
 }
 
-describe('Lowering: a DSL agent\'s declared configuration', () => {
+describe("Lowering: a DSL agent's declared configuration", () => {
   it('travels with every call of the agent, on agent steps and inside multi-agent steps', () => {
     const r = compileDocument(`document: { dsl: "1.0", name: cfg }
 agents:
@@ -25,14 +25,20 @@ steps:
     aggregator: terse
     input_template: "judge this"
 `);
-    const byAgent = Object.values(payloads(r.asl.States as Record<string, any>)).map((p: any) => [p.step.role ?? p.step.id, p.config.agent, p.config.agentConfig]);
+    const byAgent = Object.values(payloads(r.asl.States as Record<string, any>)).map((p: any) => [
+      p.step.role ?? p.step.id,
+      p.config.agent,
+      p.config.agentConfig,
+    ]);
     const terse = { model: 'bedrock:anthropic.claude-3-5-haiku-20241022-v1:0', instructions: 'Be terse.' };
-    expect(byAgent).toEqual(expect.arrayContaining([
-      ['one', 'terse', terse],
-      ['skeptic', 'terse', terse],
-      ['fan', 'plain', undefined],
-      ['aggregator', 'terse', terse],
-    ]));
+    expect(byAgent).toEqual(
+      expect.arrayContaining([
+        ['one', 'terse', terse],
+        ['skeptic', 'terse', terse],
+        ['fan', 'plain', undefined],
+        ['aggregator', 'terse', terse],
+      ]),
+    );
   });
 
   it('makes an agent step whose agent declares tools an agent loop granted exactly those tools', () => {
@@ -57,8 +63,8 @@ steps:
   });
 });
 
-describe('Lowering: the MCP servers a DSL agent\'s tools name', () => {
-  it('travel with the agent\'s turns and tool calls: the declared entries its `mcp.<server>.<tool>` grants name, no others', () => {
+describe("Lowering: the MCP servers a DSL agent's tools name", () => {
+  it("travel with the agent's turns and tool calls: the declared entries its `mcp.<server>.<tool>` grants name, no others", () => {
     const r = compileDocument(`document: { dsl: "1.0", name: mcp-grants }
 mcp_servers:
   calc: { url: "http://127.0.0.1:9/mcp" }
@@ -73,7 +79,10 @@ steps:
 `);
     const all = Object.values(payloads(r.asl.States as Record<string, any>));
     const servers = { calc: { url: 'http://127.0.0.1:9/mcp' }, docs: { command: 'node', args: ['docs.js'] } };
-    expect(all.filter((p: any) => p.step.id === 'sum').map((p: any) => [p.step.kind, p.config.mcpServers])).toEqual([['model', servers], ['tool', servers]]);
+    expect(all.filter((p: any) => p.step.id === 'sum').map((p: any) => [p.step.kind, p.config.mcpServers])).toEqual([
+      ['model', servers],
+      ['tool', servers],
+    ]);
     expect(all.filter((p: any) => p.step.id === 'look').every((p: any) => p.config.mcpServers === undefined)).toBe(true);
   });
 });

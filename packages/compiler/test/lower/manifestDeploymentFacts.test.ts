@@ -29,13 +29,23 @@ steps:
 `;
 
 describe('Function: compileDocument (manifest deployment facts)', () => {
-  it('carries a DSL document\'s deployment settings, its input schema, edges, models and secrets by handler', () => {
+  it("carries a DSL document's deployment settings, its input schema, edges, models and secrets by handler", () => {
     const m = compileDocument(DSL, { file: 'workflows/orders.yaml' }).manifest;
     expect(m.edges).toEqual([['pay', 'ask']]);
     expect(m.inputSchema.fields.map((f) => [f.name, f.type, f.required])).toEqual([['order', 'string', true]]);
     expect(m.triggers).toEqual([
-      { name: 'placed', eventPattern: { source: ['acme.orders'] }, description: 'New orders', location: expect.objectContaining({ file: 'workflows/orders.yaml', line: 17, column: 5, length: 13 }) },
-      { name: 'trigger2', eventPattern: { source: ['acme.refunds'] }, eventBus: 'default', location: expect.objectContaining({ line: 18, column: 5 }) },
+      {
+        name: 'placed',
+        eventPattern: { source: ['acme.orders'] },
+        description: 'New orders',
+        location: expect.objectContaining({ file: 'workflows/orders.yaml', line: 17, column: 5, length: 13 }),
+      },
+      {
+        name: 'trigger2',
+        eventPattern: { source: ['acme.refunds'] },
+        eventBus: 'default',
+        location: expect.objectContaining({ line: 18, column: 5 }),
+      },
     ]);
     expect(m.mcpServers).toEqual({ catalog: { url: 'https://mcp.example.com/mcp' } });
     expect(m.bedrockModels).toEqual(['anthropic.claude-3-5-haiku-20241022-v1:0']);
@@ -46,7 +56,7 @@ describe('Function: compileDocument (manifest deployment facts)', () => {
     expect(m.express).toEqual({ requested: true, blocker: expect.stringMatching(/task token/) });
   });
 
-  it("compiles as requested: Express when the document asks and can, Standard (with the blocker) when it cannot, Standard when it does not ask", () => {
+  it('compiles as requested: Express when the document asks and can, Standard (with the blocker) when it cannot, Standard when it does not ask', () => {
     const plain = 'document: { dsl: "1.0", name: w, version: "1" }\nfunctions: { f: {} }\nsteps:\n  a: { call: function, function: f }\n';
     const asked = compileDocument(`${plain}express: true\n`, { express: 'requested' });
     expect([asked.manifest.type, asked.manifest.express]).toEqual(['EXPRESS', { requested: true }]);
@@ -58,21 +68,41 @@ describe('Function: compileDocument (manifest deployment facts)', () => {
   });
 
   it("carries a chain document's express and triggers, and its edges by handle", () => {
-    const m = compileDocument('chain: "plan@web-search > write"\nexpress: false\ntriggers:\n  - event_pattern: { source: [x] }\ntasks:\n  plan: { kind: model, model: "bedrock:amazon.nova-micro-v1:0", prompt: p }\n  write: { kind: model, prompt: w }\n', { file: 'c.chain.yaml' }).manifest;
+    const m = compileDocument(
+      'chain: "plan@web-search > write"\nexpress: false\ntriggers:\n  - event_pattern: { source: [x] }\ntasks:\n  plan: { kind: model, model: "bedrock:amazon.nova-micro-v1:0", prompt: p }\n  write: { kind: model, prompt: w }\n',
+      { file: 'c.chain.yaml' },
+    ).manifest;
     expect(m.edges).toEqual([['plan', 'write']]);
     expect(m.express).toEqual({ requested: false });
-    expect(m.triggers).toEqual([{ name: 'trigger1', eventPattern: { source: ['x'] }, location: expect.objectContaining({ line: 4, column: 5 }) }]);
+    expect(m.triggers).toEqual([
+      { name: 'trigger1', eventPattern: { source: ['x'] }, location: expect.objectContaining({ line: 4, column: 5 }) },
+    ]);
     expect(m.bedrockModels).toEqual(['amazon.nova-micro-v1:0']);
     expect([m.mcpServers, m.secretsByHandler, m.inputSchema]).toEqual([{}, {}, { fields: [] }]);
   });
 
   it('gives a Contenox chain and a workflow in code no deployment settings, and their models', () => {
-    const cx = compileDocument(JSON.stringify({
-      id: 'triage', tasks: [{ id: 'classify', handler: 'noop', transition: { branches: [{ operator: 'default', goto: 'end' }] } }],
-    }), { file: 'triage.json' }).manifest;
+    const cx = compileDocument(
+      JSON.stringify({
+        id: 'triage',
+        tasks: [{ id: 'classify', handler: 'noop', transition: { branches: [{ operator: 'default', goto: 'end' }] } }],
+      }),
+      { file: 'triage.json' },
+    ).manifest;
     expect([cx.format, cx.edges, cx.triggers, cx.express, cx.mcpServers]).toEqual(['contenox', [], [], { requested: false }, {}]);
-    const code = compileIr(codeToIr(workflow([agent({ name: 'writer', model: 'bedrock:amazon.nova-lite-v1:0', instructions: 'write' })]), { module: '/p/flow.ts', exportName: 'flow', file: 'flow.ts' })).manifest;
-    expect([code.format, code.triggers, code.express, code.bedrockModels]).toEqual(['code', [], { requested: false }, ['amazon.nova-lite-v1:0']]);
+    const code = compileIr(
+      codeToIr(workflow([agent({ name: 'writer', model: 'bedrock:amazon.nova-lite-v1:0', instructions: 'write' })]), {
+        module: '/p/flow.ts',
+        exportName: 'flow',
+        file: 'flow.ts',
+      }),
+    ).manifest;
+    expect([code.format, code.triggers, code.express, code.bedrockModels]).toEqual([
+      'code',
+      [],
+      { requested: false },
+      ['amazon.nova-lite-v1:0'],
+    ]);
     expect([code.steps.map((s) => s.kind), code.edges]).toEqual([['code_graph'], []]);
   });
 });

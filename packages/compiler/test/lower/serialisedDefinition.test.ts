@@ -12,7 +12,11 @@ function whole(definition: Record<string, unknown>) {
     } else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) walk(x);
   };
   walk(JSON.parse(json));
-  return { bytes: Buffer.byteLength(json, 'utf8'), placeholders: [...new Set(json.match(/\$\{[A-Za-z0-9]+\}/g) ?? [])].sort(), bedrockModels: [...models].sort() };
+  return {
+    bytes: Buffer.byteLength(json, 'utf8'),
+    placeholders: [...new Set(json.match(/\$\{[A-Za-z0-9]+\}/g) ?? [])].sort(),
+    bedrockModels: [...models].sort(),
+  };
 }
 
 describe('Function: serialisedDefinition', () => {
@@ -38,8 +42,22 @@ describe('Function: serialisedDefinition', () => {
       Comment: 'compiled, mentioning bedrock:in.a.comment',
       StartAt: 'a',
       States: {
-        a: { Type: 'Task', Arguments: { Payload: { config: { model: 'bedrock:anthropic.claude-3-5-haiku-20241022-v1:0', agentConfig: { model: 'bedrock:us.amazon.nova-"q"-v1:0' } } } }, End: true },
-        b: { Type: 'Pass', Output: { 'bedrock:not-a-model': 'use bedrock:nor-this', models: ['bedrock:amazon.nova-micro-v1:0', 'bedrock:'] } },
+        a: {
+          Type: 'Task',
+          Arguments: {
+            Payload: {
+              config: {
+                model: 'bedrock:anthropic.claude-3-5-haiku-20241022-v1:0',
+                agentConfig: { model: 'bedrock:us.amazon.nova-"q"-v1:0' },
+              },
+            },
+          },
+          End: true,
+        },
+        b: {
+          Type: 'Pass',
+          Output: { 'bedrock:not-a-model': 'use bedrock:nor-this', models: ['bedrock:amazon.nova-micro-v1:0', 'bedrock:'] },
+        },
       },
     };
     const found = serialisedDefinition(definition);

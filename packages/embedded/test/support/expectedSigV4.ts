@@ -24,14 +24,21 @@ export function expectedSigV4(r: ReceivedRequest, scope: { region: string; servi
   const date = amzDate.slice(0, 8);
   const [path, query = ''] = r.url.split('?');
   const canonicalQuery = query
-    ? query.split('&').map((p) => p.split('=').map((x) => rfc3986(decodeURIComponent(x))) as [string, string?])
-      .sort(([a, av = ''], [b, bv = '']) => (a < b ? -1 : a > b ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
-      .map(([k, v = '']) => `${k}=${v}`).join('&')
+    ? query
+        .split('&')
+        .map((p) => p.split('=').map((x) => rfc3986(decodeURIComponent(x))) as [string, string?])
+        .sort(([a, av = ''], [b, bv = '']) => (a < b ? -1 : a > b ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
+        .map(([k, v = '']) => `${k}=${v}`)
+        .join('&')
     : '';
   const canonical = [
-    r.method, path, canonicalQuery,
-    ...signedHeaders.map((h) => `${h}:${String(r.headers[h]).trim()}`), '',
-    signedHeaders.join(';'), sha256(r.body),
+    r.method,
+    path,
+    canonicalQuery,
+    ...signedHeaders.map((h) => `${h}:${String(r.headers[h]).trim()}`),
+    '',
+    signedHeaders.join(';'),
+    sha256(r.body),
   ].join('\n');
   const credentialScope = `${date}/${scope.region}/${scope.service}/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', amzDate, credentialScope, sha256(canonical)].join('\n');

@@ -25,7 +25,9 @@ export async function startRecordingServer(answer: (req: SeenRequest, res: Serve
   const seen: SeenRequest[] = [];
   const server = createServer((req, res) => {
     let body = '';
-    req.on('data', (c: Buffer) => { body += c.toString('utf8'); });
+    req.on('data', (c: Buffer) => {
+      body += c.toString('utf8');
+    });
     req.on('end', () => {
       const r = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
       seen.push(r);
@@ -35,7 +37,14 @@ export async function startRecordingServer(answer: (req: SeenRequest, res: Serve
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const { port } = server.address() as AddressInfo;
   return {
-    server, port, url: `http://127.0.0.1:${port}`, seen,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    server,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -1,5 +1,18 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Checkpoint, HistoryEvent } from '../interpreter/types.js';
 import type { ExecutionRecord, ExecutionStore, StateMachineRecord, StoreSnapshot } from './ExecutionStore.js';
@@ -78,7 +91,11 @@ export class DirectoryExecutionStore implements ExecutionStore {
    */
   private readonly readOnly: boolean;
 
-  constructor(readonly dir: string, private readonly retention: { readonly ms?: number; readonly now?: () => number } = {}, options: { readonly onDamaged?: (d: DamagedLine) => void; readonly readOnly?: boolean } = {}) {
+  constructor(
+    readonly dir: string,
+    private readonly retention: { readonly ms?: number; readonly now?: () => number } = {},
+    options: { readonly onDamaged?: (d: DamagedLine) => void; readonly readOnly?: boolean } = {},
+  ) {
     this.onDamaged = options.onDamaged ?? warnDamaged;
     this.readOnly = options.readOnly === true;
     this.machinesDir = join(dir, 'state-machines');
@@ -102,7 +119,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
       else if (r) this.damage({ file, line: 1, reason: 'it is not a state machine record' });
     }
     const executions = new Map<string, ExecutionRecord>();
-    const stored = existsSync(this.journal) ? this.lines(this.journal, isStoredExecution) as unknown as StoredExecution[] : [];
+    const stored = existsSync(this.journal) ? (this.lines(this.journal, isStoredExecution) as unknown as StoredExecution[]) : [];
     for (const line of stored) {
       const r = this.hydrate(line);
       executions.set(r.executionArn, r);
@@ -307,7 +324,12 @@ const MAX_CHECKPOINT_FILE = 1 << 20;
 
 /** A file-system-safe, collision-free name for an ARN: a readable tail plus a hash. */
 function key(arn: string): string {
-  const tail = arn.split(':').slice(-2).join('_').replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 60);
+  const tail = arn
+    .split(':')
+    .slice(-2)
+    .join('_')
+    .replace(/[^A-Za-z0-9_.-]/g, '_')
+    .slice(0, 60);
   return `${tail}-${createHash('sha256').update(arn).digest('hex').slice(0, 16)}`;
 }
 
@@ -321,7 +343,13 @@ function writeAtomic(file: string, text: string): void {
 /** A state machine record's identity and definition, as a file of state-machines/ must hold. */
 function isStateMachine(r: unknown): r is StateMachineRecord {
   const v = r as Record<string, unknown>;
-  return v !== null && typeof v === 'object' && typeof v.stateMachineArn === 'string' && typeof v.name === 'string' && typeof v.definition === 'string';
+  return (
+    v !== null &&
+    typeof v === 'object' &&
+    typeof v.stateMachineArn === 'string' &&
+    typeof v.name === 'string' &&
+    typeof v.definition === 'string'
+  );
 }
 
 /** The default report of a damaged line: a warning on stderr, which names the file and line. */

@@ -14,7 +14,15 @@ import { createTaskInvoker, type ComposedTaskInvoker } from '../resources/create
 import type { ServiceEndpointOptions } from '../resources/SqsResource.js';
 import type { ChildExecutionDescription, ChildExecutions } from '../resources/StartExecutionResource.js';
 import { TaskTokenRegistry } from '../resources/TaskTokenRegistry.js';
-import { checkExecutionArn, checkName, checkStateMachineArn, executionArn, parseStateMachineArn, stateMachineArn, type ArnScope } from './arns.js';
+import {
+  checkExecutionArn,
+  checkName,
+  checkStateMachineArn,
+  executionArn,
+  parseStateMachineArn,
+  stateMachineArn,
+  type ArnScope,
+} from './arns.js';
 import { collectTaskResources } from './definitionText.js';
 import { substitutePlaceholders } from '../substitutePlaceholders.js';
 import type { ExecutionRecord, ExecutionStore, StateMachineRecord } from './ExecutionStore.js';
@@ -109,7 +117,11 @@ export class ExecutionManager implements ChildExecutions {
 
   constructor(private readonly options: ExecutionManagerOptions) {
     this.store = options.store ?? new MemoryExecutionStore();
-    this.scope = { partition: options.partition ?? 'aws', region: options.region ?? 'us-east-1', account: options.account ?? '123456789012' };
+    this.scope = {
+      partition: options.partition ?? 'aws',
+      region: options.region ?? 'us-east-1',
+      account: options.account ?? '123456789012',
+    };
     this.tokens = new TaskTokenRegistry((token) => {
       const arn = executionOfToken(token);
       return arn !== undefined && this.live.has(arn);
@@ -180,7 +192,11 @@ export class ExecutionManager implements ChildExecutions {
     const existing = this.machines.get(arn);
     if (existing) {
       if (existing.definition === definition && existing.roleArn === roleArn && existing.type === type) {
-        return { stateMachineArn: arn, creationDate: existing.creationDate, ...(publish ? this.publish(existing, req.versionDescription) : {}) };
+        return {
+          stateMachineArn: arn,
+          creationDate: existing.creationDate,
+          ...(publish ? this.publish(existing, req.versionDescription) : {}),
+        };
       }
       throw new SfnApiError('StateMachineAlreadyExists', `State Machine Already Exists: '${arn}'`);
     }
@@ -206,8 +222,16 @@ export class ExecutionManager implements ChildExecutions {
   updateStateMachine(req: Json): Json {
     const sm = this.machine(req.stateMachineArn);
     const publish = checkPublish(req);
-    if (req.definition === undefined && req.roleArn === undefined && req.loggingConfiguration === undefined && req.tracingConfiguration === undefined) {
-      throw new SfnApiError('MissingRequiredParameter', 'Either the definition, the roleArn, the loggingConfiguration or the tracingConfiguration must be specified.');
+    if (
+      req.definition === undefined &&
+      req.roleArn === undefined &&
+      req.loggingConfiguration === undefined &&
+      req.tracingConfiguration === undefined
+    ) {
+      throw new SfnApiError(
+        'MissingRequiredParameter',
+        'Either the definition, the roleArn, the loggingConfiguration or the tracingConfiguration must be specified.',
+      );
     }
     const updated: StateMachineRecord = {
       ...sm,
@@ -218,7 +242,8 @@ export class ExecutionManager implements ChildExecutions {
       updateDate: Date.now(),
       revisionId: randomUUID(),
     };
-    if (publish) return { updateDate: updated.updateDate, revisionId: updated.revisionId, ...this.publish(updated, req.versionDescription) };
+    if (publish)
+      return { updateDate: updated.updateDate, revisionId: updated.revisionId, ...this.publish(updated, req.versionDescription) };
     this.putMachine(updated);
     return { updateDate: updated.updateDate, revisionId: updated.revisionId };
   }
@@ -227,7 +252,10 @@ export class ExecutionManager implements ChildExecutions {
   describeStateMachine(req: Json): Json {
     const parts = parseStateMachineArn(req.stateMachineArn);
     if (parts.alias !== undefined) {
-      throw new SfnApiError('InvalidArn', `Invalid Arn: '${String(req.stateMachineArn)}' is an alias ARN; describe an alias with DescribeStateMachineAlias`);
+      throw new SfnApiError(
+        'InvalidArn',
+        `Invalid Arn: '${String(req.stateMachineArn)}' is an alias ARN; describe an alias with DescribeStateMachineAlias`,
+      );
     }
     const sm = this.machine(parts.stateMachineArn);
     if (parts.version !== undefined) {
@@ -266,7 +294,10 @@ export class ExecutionManager implements ChildExecutions {
   describeStateMachineForExecution(req: Json): Json {
     const e = this.execution(req.executionArn);
     const sm = this.machines.get(e.stateMachineArn);
-    const version = sm && e.stateMachineVersionArn !== undefined ? findVersion(sm, Number(e.stateMachineVersionArn.slice(e.stateMachineVersionArn.lastIndexOf(':') + 1))) : undefined;
+    const version =
+      sm && e.stateMachineVersionArn !== undefined
+        ? findVersion(sm, Number(e.stateMachineVersionArn.slice(e.stateMachineVersionArn.lastIndexOf(':') + 1)))
+        : undefined;
     if (version) {
       return {
         stateMachineArn: e.stateMachineArn,
@@ -298,7 +329,12 @@ export class ExecutionManager implements ChildExecutions {
       return { result: 'OK', diagnostics: [], truncated: false };
     } catch (e) {
       if ((e as { type?: string }).type !== 'InvalidDefinition') throw e;
-      const diagnostics = this.definitionProblems(req.definition).map((p) => ({ severity: 'ERROR', code: p.code, message: p.message, ...(p.path ? { location: p.path } : {}) }));
+      const diagnostics = this.definitionProblems(req.definition).map((p) => ({
+        severity: 'ERROR',
+        code: p.code,
+        message: p.message,
+        ...(p.path ? { location: p.path } : {}),
+      }));
       return { result: 'FAIL', diagnostics, truncated: false };
     }
   }
@@ -337,13 +373,20 @@ export class ExecutionManager implements ChildExecutions {
     const sm = this.machine(req.stateMachineArn);
     const all = [...(sm.versions ?? [])].reverse();
     const { items, nextToken } = page(all, req, `ListStateMachineVersions:${sm.stateMachineArn}`);
-    return { stateMachineVersions: items.map((v) => ({ stateMachineVersionArn: versionArn(sm, v.version), creationDate: v.creationDate })), ...(nextToken ? { nextToken } : {}) };
+    return {
+      stateMachineVersions: items.map((v) => ({ stateMachineVersionArn: versionArn(sm, v.version), creationDate: v.creationDate })),
+      ...(nextToken ? { nextToken } : {}),
+    };
   }
 
   /** DeleteStateMachineVersion: refused while an alias routes to the version. */
   deleteStateMachineVersion(req: Json): Json {
     const parts = parseStateMachineArn(req.stateMachineVersionArn, 'stateMachineVersionArn');
-    if (parts.version === undefined) throw new SfnApiError('InvalidArn', `Invalid Arn: '${String(req.stateMachineVersionArn)}' is not a version ARN (arn:…:stateMachine:<name>:<version>)`);
+    if (parts.version === undefined)
+      throw new SfnApiError(
+        'InvalidArn',
+        `Invalid Arn: '${String(req.stateMachineVersionArn)}' is not a version ARN (arn:…:stateMachine:<name>:<version>)`,
+      );
     const sm = this.machines.get(parts.stateMachineArn);
     if (!sm) return {};
     const record = deleteVersion(sm, parts.version);
@@ -381,7 +424,10 @@ export class ExecutionManager implements ChildExecutions {
     if (req.routingConfiguration !== undefined) {
       const routing = checkRouting(req.routingConfiguration, (arn) => this.machines.get(arn));
       if (routing.sm.stateMachineArn !== sm.stateMachineArn) {
-        throw new SfnApiError('ValidationException', `routingConfiguration: the alias '${String(req.stateMachineAliasArn)}' can route only to versions of its own state machine '${sm.stateMachineArn}'`);
+        throw new SfnApiError(
+          'ValidationException',
+          `routingConfiguration: the alias '${String(req.stateMachineAliasArn)}' can route only to versions of its own state machine '${sm.stateMachineArn}'`,
+        );
       }
       routes = routing.routes;
     }
@@ -401,13 +447,20 @@ export class ExecutionManager implements ChildExecutions {
   listStateMachineAliases(req: Json): Json {
     const sm = this.machine(req.stateMachineArn);
     const { items, nextToken } = page(sm.aliases ?? [], req, `ListStateMachineAliases:${sm.stateMachineArn}`);
-    return { stateMachineAliases: items.map((a) => ({ stateMachineAliasArn: aliasArn(sm, a.name), creationDate: a.creationDate })), ...(nextToken ? { nextToken } : {}) };
+    return {
+      stateMachineAliases: items.map((a) => ({ stateMachineAliasArn: aliasArn(sm, a.name), creationDate: a.creationDate })),
+      ...(nextToken ? { nextToken } : {}),
+    };
   }
 
   /** TagResource: state machines are the resources this engine has that take tags. */
   tagResource(req: Json): Json {
     const sm = this.taggable(req.resourceArn);
-    if (!Array.isArray(req.tags)) throw new SfnApiError('ValidationException', "1 validation error detected: Value null at 'tags' failed to satisfy constraint: Member must not be null");
+    if (!Array.isArray(req.tags))
+      throw new SfnApiError(
+        'ValidationException',
+        "1 validation error detected: Value null at 'tags' failed to satisfy constraint: Member must not be null",
+      );
     this.putMachine(tagRecord(sm, checkTags(req.tags)));
     return {};
   }
@@ -516,7 +569,10 @@ export class ExecutionManager implements ChildExecutions {
       ...(result.status === 'SUCCEEDED' ? { output: JSON.stringify(result.output ?? null), outputDetails: { included: true } } : {}),
       ...(result.error !== undefined ? { error: result.error } : {}),
       ...(result.cause !== undefined ? { cause: result.cause } : {}),
-      billingDetails: { billedMemoryUsedInMB: 64, billedDurationInMilliseconds: Math.max(100, Math.ceil((result.stopTime - startDate) / 100) * 100) },
+      billingDetails: {
+        billedMemoryUsedInMB: 64,
+        billedDurationInMilliseconds: Math.max(100, Math.ceil((result.stopTime - startDate) / 100) * 100),
+      },
     };
   }
 
@@ -551,10 +607,17 @@ export class ExecutionManager implements ChildExecutions {
     const parts = parseStateMachineArn(req.stateMachineArn);
     const sm = this.machine(parts.stateMachineArn);
     const through = (e: ExecutionRecord) =>
-      parts.version !== undefined ? e.stateMachineVersionArn === req.stateMachineArn : parts.alias !== undefined ? e.stateMachineAliasArn === req.stateMachineArn : true;
+      parts.version !== undefined
+        ? e.stateMachineVersionArn === req.stateMachineArn
+        : parts.alias !== undefined
+          ? e.stateMachineAliasArn === req.stateMachineArn
+          : true;
     const filter = req.statusFilter;
     if (filter !== undefined && !['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING_REDRIVE'].includes(String(filter))) {
-      throw new SfnApiError('ValidationException', `1 validation error detected: Value '${String(filter)}' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]`);
+      throw new SfnApiError(
+        'ValidationException',
+        `1 validation error detected: Value '${String(filter)}' at 'statusFilter' failed to satisfy constraint: Member must satisfy enum value set: [RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, PENDING_REDRIVE]`,
+      );
     }
     const all = [...this.executions.values()]
       .filter((e) => e.stateMachineArn === sm.stateMachineArn && through(e) && (filter === undefined || e.status === filter))
@@ -619,7 +682,13 @@ export class ExecutionManager implements ChildExecutions {
     const last = this.store.readEvents(e.executionArn).at(-1);
     const id = (last?.id ?? 0) + 1;
     this.store.appendEvents(e.executionArn, [
-      { timestamp: stopDate, type: 'ExecutionAborted', id, previousEventId: cp?.previousEventId ?? last?.id ?? 0, executionAbortedEventDetails: reason },
+      {
+        timestamp: stopDate,
+        type: 'ExecutionAborted',
+        id,
+        previousEventId: cp?.previousEventId ?? last?.id ?? 0,
+        executionAbortedEventDetails: reason,
+      },
     ]);
     const record: ExecutionRecord = {
       ...e,
@@ -708,8 +777,14 @@ export class ExecutionManager implements ChildExecutions {
   }
 
   /** ChildExecutions: states:startExecution from a parent execution. */
-  async startChild(params: { stateMachineArn: string; input: string; name?: string }, parent: ContextObject): Promise<{ executionArn: string; startDate: number }> {
-    const r = this.startExecution({ stateMachineArn: params.stateMachineArn, input: params.input, ...(params.name !== undefined ? { name: params.name } : {}) }, parent.Execution.Id);
+  async startChild(
+    params: { stateMachineArn: string; input: string; name?: string },
+    parent: ContextObject,
+  ): Promise<{ executionArn: string; startDate: number }> {
+    const r = this.startExecution(
+      { stateMachineArn: params.stateMachineArn, input: params.input, ...(params.name !== undefined ? { name: params.name } : {}) },
+      parent.Execution.Id,
+    );
     return { executionArn: String(r.executionArn), startDate: Number(r.startDate) };
   }
 
@@ -820,20 +895,24 @@ export class ExecutionManager implements ChildExecutions {
       input = {};
     }
     this.live.set(arn, live);
-    live.done = this.options
-      .execute(definition, input, options)
-      .then(
-        (result) => this.finish(arn, live, result, persist, flush),
-        (e: unknown) =>
-          this.finish(arn, live, {
+    live.done = this.options.execute(definition, input, options).then(
+      (result) => this.finish(arn, live, result, persist, flush),
+      (e: unknown) =>
+        this.finish(
+          arn,
+          live,
+          {
             status: 'FAILED',
             error: 'States.Runtime',
             cause: `The engine failed: ${e instanceof Error ? e.message : String(e)}`,
             events: [],
             startTime: record.startDate,
             stopTime: Date.now(),
-          }, persist, flush),
-      );
+          },
+          persist,
+          flush,
+        ),
+    );
   }
 
   private finish(arn: string, live: Live, result: ExecutionResult, persist: boolean, flush: () => void): void {
@@ -860,11 +939,17 @@ export class ExecutionManager implements ChildExecutions {
 
   private checkDefinition(raw: unknown): string {
     if (typeof raw !== 'string' || raw === '') {
-      throw new SfnApiError('ValidationException', "1 validation error detected: Value null at 'definition' failed to satisfy constraint: Member must not be null");
+      throw new SfnApiError(
+        'ValidationException',
+        "1 validation error detected: Value null at 'definition' failed to satisfy constraint: Member must not be null",
+      );
     }
     const problems = this.definitionProblems(raw);
     if (problems.length > 0) {
-      throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: '${problems.map((p) => `${p.code}: ${p.message}${p.path ? ` at ${p.path}` : ''}`).join(', ')}'`);
+      throw new SfnApiError(
+        'InvalidDefinition',
+        `Invalid State Machine Definition: '${problems.map((p) => `${p.code}: ${p.message}${p.path ? ` at ${p.path}` : ''}`).join(', ')}'`,
+      );
     }
     return substitutePlaceholders(raw, this.options.substitutions);
   }
@@ -883,10 +968,12 @@ export class ExecutionManager implements ChildExecutions {
       return [{ code: 'SCHEMA_VALIDATION_FAILED', message: 'The definition must be a JSON object' }];
     }
     const problems: { code: string; message: string; path?: string }[] = [];
-    for (const d of this.options.validate?.(parsed as AslDefinition) ?? []) problems.push({ code: d.code, message: d.message, path: d.path });
+    for (const d of this.options.validate?.(parsed as AslDefinition) ?? [])
+      problems.push({ code: d.code, message: d.message, path: d.path });
     for (const { resource, path } of collectTaskResources(parsed)) {
       const why = this.invoker.supports(resource);
-      if (why !== undefined && !problems.some((p) => p.path === path)) problems.push({ code: 'SCHEMA_VALIDATION_FAILED', message: why, path });
+      if (why !== undefined && !problems.some((p) => p.path === path))
+        problems.push({ code: 'SCHEMA_VALIDATION_FAILED', message: why, path });
     }
     return problems;
   }
@@ -920,13 +1007,20 @@ export class ExecutionManager implements ChildExecutions {
     }
     const v = findVersion(sm, version!);
     if (!v) throw new SfnApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(arn)}' (no such version)`);
-    return { sm, definition: v.definition, roleArn: v.roleArn, stateMachineVersionArn: versionArn(sm, v.version), ...(alias !== undefined ? { stateMachineAliasArn: alias } : {}) };
+    return {
+      sm,
+      definition: v.definition,
+      roleArn: v.roleArn,
+      stateMachineVersionArn: versionArn(sm, v.version),
+      ...(alias !== undefined ? { stateMachineAliasArn: alias } : {}),
+    };
   }
 
   /** An alias ARN's state machine and alias name. */
   private aliasOf(arn: unknown): { sm: StateMachineRecord; name: string } {
     const parts = parseStateMachineArn(arn, 'stateMachineAliasArn');
-    if (parts.alias === undefined) throw new SfnApiError('InvalidArn', `Invalid Arn: '${String(arn)}' is not an alias ARN (arn:…:stateMachine:<name>:<alias>)`);
+    if (parts.alias === undefined)
+      throw new SfnApiError('InvalidArn', `Invalid Arn: '${String(arn)}' is not an alias ARN (arn:…:stateMachine:<name>:<alias>)`);
     const sm = this.machines.get(parts.stateMachineArn);
     if (!sm) throw new SfnApiError('ResourceNotFound', `Resource not found: '${String(arn)}'`);
     return { sm, name: parts.alias };
@@ -934,7 +1028,11 @@ export class ExecutionManager implements ChildExecutions {
 
   /** The state machine a tag operation names (ResourceNotFound when it does not exist). */
   private taggable(arn: unknown): StateMachineRecord {
-    if (typeof arn !== 'string' || arn === '') throw new SfnApiError('ValidationException', "1 validation error detected: Value null at 'resourceArn' failed to satisfy constraint: Member must not be null");
+    if (typeof arn !== 'string' || arn === '')
+      throw new SfnApiError(
+        'ValidationException',
+        "1 validation error detected: Value null at 'resourceArn' failed to satisfy constraint: Member must not be null",
+      );
     const parts = parseStateMachineArn(arn, 'resourceArn');
     if (parts.version !== undefined || parts.alias !== undefined) {
       throw new SfnApiError('InvalidArn', `Invalid Arn: '${arn}': tags belong to the state machine; tag '${parts.stateMachineArn}'`);
@@ -977,13 +1075,19 @@ function executionOfToken(token: string): string | undefined {
 function checkType(t: unknown): 'STANDARD' | 'EXPRESS' {
   if (t === undefined) return 'STANDARD';
   if (t === 'STANDARD' || t === 'EXPRESS') return t;
-  throw new SfnApiError('ValidationException', `1 validation error detected: Value '${String(t)}' at 'type' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, EXPRESS]`);
+  throw new SfnApiError(
+    'ValidationException',
+    `1 validation error detected: Value '${String(t)}' at 'type' failed to satisfy constraint: Member must satisfy enum value set: [STANDARD, EXPRESS]`,
+  );
 }
 
 /** `publish` and `versionDescription` of CreateStateMachine and UpdateStateMachine. */
 function checkPublish(req: Json): boolean {
   if (req.publish !== undefined && typeof req.publish !== 'boolean') {
-    throw new SfnApiError('ValidationException', `1 validation error detected: Value '${String(req.publish)}' at 'publish' failed to satisfy constraint: Member must be a boolean`);
+    throw new SfnApiError(
+      'ValidationException',
+      `1 validation error detected: Value '${String(req.publish)}' at 'publish' failed to satisfy constraint: Member must be a boolean`,
+    );
   }
   if (req.versionDescription !== undefined && req.publish !== true) {
     throw new SfnApiError('ValidationException', 'Version description can only be set when publish is true');
@@ -993,14 +1097,16 @@ function checkPublish(req: Json): boolean {
 
 function checkRole(r: unknown, s: ArnScope): string {
   if (r === undefined) return `arn:${s.partition}:iam::${s.account}:role/stepforge-local`;
-  if (typeof r !== 'string' || !/^arn:[^:]+:iam::[^:]*:role\/.+$/.test(r)) throw new SfnApiError('InvalidArn', `Invalid Arn: 'Role ARN is not valid: ${String(r)}'`);
+  if (typeof r !== 'string' || !/^arn:[^:]+:iam::[^:]*:role\/.+$/.test(r))
+    throw new SfnApiError('InvalidArn', `Invalid Arn: 'Role ARN is not valid: ${String(r)}'`);
   return r;
 }
 
 function checkInput(input: unknown): string {
   if (input === undefined || input === null) return '{}';
   if (typeof input !== 'string') throw new SfnApiError('InvalidExecutionInput', 'Invalid execution input: the input must be a JSON text.');
-  if (Buffer.byteLength(input) > MAX_INPUT_BYTES) throw new SfnApiError('InvalidExecutionInput', `Invalid execution input: the input is larger than ${MAX_INPUT_BYTES} bytes.`);
+  if (Buffer.byteLength(input) > MAX_INPUT_BYTES)
+    throw new SfnApiError('InvalidExecutionInput', `Invalid execution input: the input is larger than ${MAX_INPUT_BYTES} bytes.`);
   try {
     JSON.parse(input);
   } catch (e) {
@@ -1010,13 +1116,18 @@ function checkInput(input: unknown): string {
 }
 
 function requireString(v: unknown, field: string): string {
-  if (typeof v !== 'string') throw new SfnApiError('ValidationException', `1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`);
+  if (typeof v !== 'string')
+    throw new SfnApiError(
+      'ValidationException',
+      `1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`,
+    );
   return v;
 }
 
 function redriveState(e: ExecutionRecord): { redriveStatus: string; redriveStatusReason?: string } {
   if (e.type === 'EXPRESS') return { redriveStatus: 'NOT_REDRIVABLE', redriveStatusReason: 'Express executions cannot be redriven' };
-  if (!TERMINAL_REDRIVABLE.has(e.status)) return { redriveStatus: 'NOT_REDRIVABLE', redriveStatusReason: `Execution is ${e.status} and cannot be redriven` };
+  if (!TERMINAL_REDRIVABLE.has(e.status))
+    return { redriveStatus: 'NOT_REDRIVABLE', redriveStatusReason: `Execution is ${e.status} and cannot be redriven` };
   if (!e.redrivePoint) return { redriveStatus: 'NOT_REDRIVABLE', redriveStatusReason: 'Execution has no state to redrive from' };
   return { redriveStatus: 'REDRIVABLE' };
 }
@@ -1025,7 +1136,10 @@ function redriveState(e: ExecutionRecord): { redriveStatus: string; redriveStatu
 function page<T>(all: readonly T[], req: Json, listing: string): { items: T[]; nextToken?: string } {
   const max = req.maxResults === undefined || req.maxResults === 0 ? 100 : Number(req.maxResults);
   if (!Number.isInteger(max) || max < 0 || max > 1000) {
-    throw new SfnApiError('ValidationException', `1 validation error detected: Value '${String(req.maxResults)}' at 'maxResults' failed to satisfy constraint: Member must have value less than or equal to 1000`);
+    throw new SfnApiError(
+      'ValidationException',
+      `1 validation error detected: Value '${String(req.maxResults)}' at 'maxResults' failed to satisfy constraint: Member must have value less than or equal to 1000`,
+    );
   }
   let offset = 0;
   if (req.nextToken !== undefined && req.nextToken !== null) {

@@ -31,7 +31,11 @@ export class MemoryExecutionStore implements ExecutionStore {
   }
   truncateEvents(arn: string, lastEventId: number): void {
     const list = this.events.get(arn);
-    if (list) this.events.set(arn, list.filter((e) => e.id <= lastEventId));
+    if (list)
+      this.events.set(
+        arn,
+        list.filter((e) => e.id <= lastEventId),
+      );
   }
   putCheckpoint(arn: string, cp: Checkpoint | undefined): void {
     if (cp === undefined) this.checkpoints.delete(arn);

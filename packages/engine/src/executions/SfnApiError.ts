@@ -15,5 +15,10 @@ export class SfnApiError extends Error {
 
 /** True for an SfnApiError (by name, bundles duplicate classes). */
 export function isSfnApiError(e: unknown): e is SfnApiError {
-  return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'SfnApiError' && typeof (e as { type?: unknown }).type === 'string';
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    (e as { name?: unknown }).name === 'SfnApiError' &&
+    typeof (e as { type?: unknown }).type === 'string'
+  );
 }

@@ -46,7 +46,11 @@ const QUALIFIED_SM_ARN = /^(arn:[^:]+:states:[^:]*:[^:]*:stateMachine:([^:]+)):(
  * names made of digits only. Throws InvalidArn for anything else.
  */
 export function parseStateMachineArn(arn: unknown, field = 'stateMachineArn'): StateMachineArnParts {
-  if (typeof arn !== 'string' || arn === '') throw new SfnApiError('ValidationException', `1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`);
+  if (typeof arn !== 'string' || arn === '')
+    throw new SfnApiError(
+      'ValidationException',
+      `1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`,
+    );
   const plain = SM_ARN.exec(arn);
   if (plain) return { stateMachineArn: arn, name: plain[2]! };
   const q = QUALIFIED_SM_ARN.exec(arn);
@@ -58,14 +62,22 @@ export function parseStateMachineArn(arn: unknown, field = 'stateMachineArn'): S
 
 /** Throws InvalidArn unless `arn` is a state machine ARN (a version/alias suffix is refused too). */
 export function checkStateMachineArn(arn: unknown): string {
-  if (typeof arn !== 'string' || arn === '') throw new SfnApiError('ValidationException', "1 validation error detected: Value null at 'stateMachineArn' failed to satisfy constraint: Member must not be null");
+  if (typeof arn !== 'string' || arn === '')
+    throw new SfnApiError(
+      'ValidationException',
+      "1 validation error detected: Value null at 'stateMachineArn' failed to satisfy constraint: Member must not be null",
+    );
   splitStateMachineArn(arn);
   return arn;
 }
 
 /** Throws InvalidArn unless `arn` is an execution ARN. */
 export function checkExecutionArn(arn: unknown): string {
-  if (typeof arn !== 'string' || arn === '') throw new SfnApiError('ValidationException', "1 validation error detected: Value null at 'executionArn' failed to satisfy constraint: Member must not be null");
+  if (typeof arn !== 'string' || arn === '')
+    throw new SfnApiError(
+      'ValidationException',
+      "1 validation error detected: Value null at 'executionArn' failed to satisfy constraint: Member must not be null",
+    );
   if (!EXEC_ARN.test(arn)) throw new SfnApiError('InvalidArn', `Invalid Arn: 'Resource type not valid in this context: ${arn}'`);
   return arn;
 }
@@ -79,7 +91,10 @@ const ALIAS_NAME = /^(?=.*[A-Za-z_-])[A-Za-z0-9_-]{1,80}$/;
 /** Throws InvalidName unless `name` is a valid alias name. */
 export function checkAliasName(name: unknown): string {
   if (typeof name !== 'string' || !ALIAS_NAME.test(name)) {
-    throw new SfnApiError('InvalidName', `Invalid Name: '${String(name)}' (an alias name must be 1-80 letters, digits, '-' or '_', and not digits alone, which name versions)`);
+    throw new SfnApiError(
+      'InvalidName',
+      `Invalid Name: '${String(name)}' (an alias name must be 1-80 letters, digits, '-' or '_', and not digits alone, which name versions)`,
+    );
   }
   return name;
 }
@@ -87,7 +102,10 @@ export function checkAliasName(name: unknown): string {
 /** Throws InvalidName unless `name` is 1–80 characters without the characters AWS forbids. */
 export function checkName(name: unknown, what: 'state machine' | 'execution'): string {
   if (typeof name !== 'string' || name.length === 0 || name.length > 80 || BAD_NAME.test(name)) {
-    throw new SfnApiError('InvalidName', `Invalid Name: '${String(name)}' (a ${what} name must be 1-80 characters and must not contain whitespace, brackets, wildcards or special characters)`);
+    throw new SfnApiError(
+      'InvalidName',
+      `Invalid Name: '${String(name)}' (a ${what} name must be 1-80 characters and must not contain whitespace, brackets, wildcards or special characters)`,
+    );
   }
   return name;
 }

@@ -69,19 +69,41 @@ export function readLines<T>(text: string, file: string, isShape: (v: unknown) =
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** A line of the execution journal: a record with its identity, state machine and status. */
-export function isStoredExecution(v: unknown): v is { executionArn: string; stateMachineArn: string; status: string; name: string; startDate: number } {
-  return isObject(v) && typeof v.executionArn === 'string' && typeof v.stateMachineArn === 'string' && typeof v.status === 'string'
-    && typeof v.name === 'string' && typeof v.startDate === 'number' && (v.definitionSha256 === undefined || typeof v.definitionSha256 === 'string')
-    && (v.definition === undefined || typeof v.definition === 'string') && typeof v.input === 'string';
+export function isStoredExecution(
+  v: unknown,
+): v is { executionArn: string; stateMachineArn: string; status: string; name: string; startDate: number } {
+  return (
+    isObject(v) &&
+    typeof v.executionArn === 'string' &&
+    typeof v.stateMachineArn === 'string' &&
+    typeof v.status === 'string' &&
+    typeof v.name === 'string' &&
+    typeof v.startDate === 'number' &&
+    (v.definitionSha256 === undefined || typeof v.definitionSha256 === 'string') &&
+    (v.definition === undefined || typeof v.definition === 'string') &&
+    typeof v.input === 'string'
+  );
 }
 
 /** A history line: an event with its id, type and time. */
 export function isHistoryEvent(v: unknown): v is { id: number; type: string; timestamp: number; previousEventId: number } {
-  return isObject(v) && Number.isInteger(v.id) && typeof v.type === 'string' && typeof v.timestamp === 'number' && typeof v.previousEventId === 'number';
+  return (
+    isObject(v) &&
+    Number.isInteger(v.id) &&
+    typeof v.type === 'string' &&
+    typeof v.timestamp === 'number' &&
+    typeof v.previousEventId === 'number'
+  );
 }
 
 /** A checkpoint line: where to resume (the state, the event counters). */
 export function isCheckpoint(v: unknown): v is { stateName: string; eventCounter: number; previousEventId: number; transitions: number } {
-  return isObject(v) && typeof v.stateName === 'string' && Number.isInteger(v.eventCounter) && typeof v.previousEventId === 'number'
-    && typeof v.transitions === 'number' && isObject(v.variables ?? {});
+  return (
+    isObject(v) &&
+    typeof v.stateName === 'string' &&
+    Number.isInteger(v.eventCounter) &&
+    typeof v.previousEventId === 'number' &&
+    typeof v.transitions === 'number' &&
+    isObject(v.variables ?? {})
+  );
 }

@@ -31,16 +31,25 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export async function testState(req: Obj, deps: TestStateDeps): Promise<Obj> {
   for (const field of ['mock', 'context', 'stateConfiguration'] as const) {
     if (req[field] !== undefined && req[field] !== null) {
-      throw new SfnApiError('ValidationException', `TestState in the embedded engine does not take '${field}': it runs the state with the engine's own task integrations and context; leave '${field}' out`);
+      throw new SfnApiError(
+        'ValidationException',
+        `TestState in the embedded engine does not take '${field}': it runs the state with the engine's own task integrations and context; leave '${field}' out`,
+      );
     }
   }
   const { state, queryLanguage } = stateOf(req);
   const type = state.Type;
   if (typeof type !== 'string' || !STATE_TYPES.has(type)) {
-    throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: the state's Type must be one of ${[...STATE_TYPES].join(', ')} (got ${JSON.stringify(type)})'`);
+    throw new SfnApiError(
+      'InvalidDefinition',
+      `Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: the state's Type must be one of ${[...STATE_TYPES].join(', ')} (got ${JSON.stringify(type)})'`,
+    );
   }
   if (type === 'Task' && typeof state.Resource === 'string' && /\.(sync(:2)?|waitForTaskToken)$/.test(state.Resource)) {
-    throw new SfnApiError('ValidationException', `TestState does not run '.sync' or '.waitForTaskToken' tasks (Resource '${state.Resource}'): test the request-response form of the task, or run the state machine`);
+    throw new SfnApiError(
+      'ValidationException',
+      `TestState does not run '.sync' or '.waitForTaskToken' tasks (Resource '${state.Resource}'): test the request-response form of the task, or run the state machine`,
+    );
   }
   const input = parseJson(req.input, 'input', 'InvalidExecutionInput') ?? {};
   const variables = parseJson(req.variables, 'variables', 'ValidationException');
@@ -48,7 +57,11 @@ export async function testState(req: Obj, deps: TestStateDeps): Promise<Obj> {
     throw new SfnApiError('ValidationException', 'variables must be a JSON object of variable names and values');
   }
   for (const name of Object.keys((variables as Obj | undefined) ?? {})) {
-    if (!VARIABLE_NAME.test(name)) throw new SfnApiError('ValidationException', `variables: '${name}' is not a variable name (letters, digits and '_', not starting with a digit)`);
+    if (!VARIABLE_NAME.test(name))
+      throw new SfnApiError(
+        'ValidationException',
+        `variables: '${name}' is not a variable name (letters, digits and '_', not starting with a digit)`,
+      );
   }
 
   // The state under test keeps its own name when it has one, so `$$.State.Name` reads as on AWS.
@@ -56,7 +69,8 @@ export async function testState(req: Obj, deps: TestStateDeps): Promise<Obj> {
   const name = typeof req.stateName === 'string' && !targets.includes(req.stateName) ? req.stateName : pickName(targets);
   const { Retry: retry, ...tested } = state;
   const states: Obj = { [name]: tested };
-  for (const t of targets) if (t !== name) states[t] = { Type: 'Pass', End: true, ...(queryLanguage === 'JSONata' ? { QueryLanguage: 'JSONata' } : {}) };
+  for (const t of targets)
+    if (t !== name) states[t] = { Type: 'Pass', End: true, ...(queryLanguage === 'JSONata' ? { QueryLanguage: 'JSONata' } : {}) };
   let startAt = name;
   // The state that sets `variables` before the tested state runs.
   const prologue = pickName([...targets, name], 'TestStateVariables');
@@ -68,9 +82,10 @@ export async function testState(req: Obj, deps: TestStateDeps): Promise<Obj> {
     const assign: Obj = {};
     if (queryLanguage === 'JSONata') for (const k of keys) assign[k] = `{% $states.input.variables.${k} %}`;
     else for (const k of keys) assign[`${k}.$`] = `$.variables.${k}`;
-    states[prologue] = queryLanguage === 'JSONata'
-      ? { Type: 'Pass', Assign: assign, Output: '{% $states.input.input %}', Next: name }
-      : { Type: 'Pass', Assign: assign, OutputPath: '$.input', Next: name };
+    states[prologue] =
+      queryLanguage === 'JSONata'
+        ? { Type: 'Pass', Assign: assign, Output: '{% $states.input.input %}', Next: name }
+        : { Type: 'Pass', Assign: assign, OutputPath: '$.input', Next: name };
     startAt = prologue;
     runInput = { variables, input };
   }
@@ -81,7 +96,10 @@ export async function testState(req: Obj, deps: TestStateDeps): Promise<Obj> {
     if (why !== undefined) problems.push({ code: 'SCHEMA_VALIDATION_FAILED', message: why, path: `/States/${name}/Resource` });
   }
   if (problems.length > 0) {
-    throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: '${problems.map((p) => `${p.code}: ${p.message} at ${p.path}`).join(', ')}'`);
+    throw new SfnApiError(
+      'InvalidDefinition',
+      `Invalid State Machine Definition: '${problems.map((p) => `${p.code}: ${p.message} at ${p.path}`).join(', ')}'`,
+    );
   }
 
   let result: ExecutionResult;
@@ -101,7 +119,11 @@ export async function testState(req: Obj, deps: TestStateDeps): Promise<Obj> {
   const next = entered.map((d) => d?.name).find((n, i) => i > 0 && n !== name && n !== prologue) as string | undefined;
   const caught = lastError(result.events);
   const inspectionData = inspection(result.events, name, input, state);
-  const wantsInspection = req.inspectionLevel === undefined || req.inspectionLevel === 'INFO' || req.inspectionLevel === 'DEBUG' || req.inspectionLevel === 'TRACE';
+  const wantsInspection =
+    req.inspectionLevel === undefined ||
+    req.inspectionLevel === 'INFO' ||
+    req.inspectionLevel === 'DEBUG' ||
+    req.inspectionLevel === 'TRACE';
 
   if (result.status !== 'SUCCEEDED') {
     const error = result.error ?? 'States.Runtime';
@@ -134,7 +156,10 @@ export async function testState(req: Obj, deps: TestStateDeps): Promise<Obj> {
 /** The state to test: `definition` is the state itself, or with `stateName` a whole state machine. */
 function stateOf(req: Obj): { state: Obj; queryLanguage?: string } {
   if (typeof req.definition !== 'string' || req.definition === '') {
-    throw new SfnApiError('ValidationException', "1 validation error detected: Value null at 'definition' failed to satisfy constraint: Member must not be null");
+    throw new SfnApiError(
+      'ValidationException',
+      "1 validation error detected: Value null at 'definition' failed to satisfy constraint: Member must not be null",
+    );
   }
   let parsed: unknown;
   try {
@@ -143,14 +168,20 @@ function stateOf(req: Obj): { state: Obj; queryLanguage?: string } {
     throw new SfnApiError('InvalidDefinition', `Invalid State Machine Definition: 'INVALID_JSON_DESCRIPTION: ${(e as Error).message}'`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new SfnApiError('InvalidDefinition', "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: the definition must be a JSON object'");
+    throw new SfnApiError(
+      'InvalidDefinition',
+      "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: the definition must be a JSON object'",
+    );
   }
   const d = parsed as Obj;
   if (req.stateName === undefined) return { state: d, ...(typeof d.QueryLanguage === 'string' ? { queryLanguage: d.QueryLanguage } : {}) };
   const states = d.States as Obj | undefined;
   const state = typeof req.stateName === 'string' && states && typeof states === 'object' ? states[req.stateName] : undefined;
   if (state === null || typeof state !== 'object' || Array.isArray(state)) {
-    throw new SfnApiError('ValidationException', `stateName '${String(req.stateName)}' names no state of the definition (its states: ${Object.keys(states ?? {}).join(', ') || 'none'})`);
+    throw new SfnApiError(
+      'ValidationException',
+      `stateName '${String(req.stateName)}' names no state of the definition (its states: ${Object.keys(states ?? {}).join(', ') || 'none'})`,
+    );
   }
   const ql = (state as Obj).QueryLanguage ?? d.QueryLanguage;
   return { state: state as Obj, ...(typeof ql === 'string' ? { queryLanguage: ql } : {}) };
@@ -218,11 +249,14 @@ function lastError(events: readonly HistoryEvent[]): { error: string; cause?: st
 function inspection(events: readonly HistoryEvent[], name: string, input: unknown, state: Obj): Obj {
   const out: Obj = { input: JSON.stringify(input) };
   const task = events.find((e) => /^(Task|LambdaFunction)Succeeded$/.test(e.type));
-  const taskOutput = task ? (detail(task, 'taskSucceededEventDetails') ?? detail(task, 'lambdaFunctionSucceededEventDetails'))?.output : undefined;
+  const taskOutput = task
+    ? (detail(task, 'taskSucceededEventDetails') ?? detail(task, 'lambdaFunctionSucceededEventDetails'))?.output
+    : undefined;
   if (taskOutput !== undefined) out.result = typeof taskOutput === 'string' ? taskOutput : JSON.stringify(taskOutput);
   const exited = events.find((e) => e.type.endsWith('StateExited') && detail(e, 'stateExitedEventDetails')?.name === name);
   const exitedOutput = exited ? detail(exited, 'stateExitedEventDetails')?.output : undefined;
   const plainOutput = state.OutputPath === undefined && state.Output === undefined && state.QueryLanguage !== 'JSONata';
-  if (exitedOutput !== undefined && plainOutput) out.afterResultPath = typeof exitedOutput === 'string' ? exitedOutput : JSON.stringify(exitedOutput);
+  if (exitedOutput !== undefined && plainOutput)
+    out.afterResultPath = typeof exitedOutput === 'string' ? exitedOutput : JSON.stringify(exitedOutput);
   return out;
 }

@@ -32,7 +32,17 @@ import {
   type StepResult,
   type Thread,
 } from './ExecutionContext.js';
-import type { AslDefinition, Checkpoint, Clock, ContextObject, ExecuteOptions, ExecutionResult, HistoryEvent, QueryLanguage, TaskInvoker } from './types.js';
+import type {
+  AslDefinition,
+  Checkpoint,
+  Clock,
+  ContextObject,
+  ExecuteOptions,
+  ExecutionResult,
+  HistoryEvent,
+  QueryLanguage,
+  TaskInvoker,
+} from './types.js';
 
 /**
  * The stop signal of an execution that nothing can stop: no caller's signal and no TimeoutSeconds.
@@ -55,7 +65,12 @@ interface StateType {
   readonly exited: string;
 }
 
-const stateType = (type: string, run: StateHandler, retryCatch: boolean): StateType => ({ run, retryCatch, entered: `${type}StateEntered`, exited: `${type}StateExited` });
+const stateType = (type: string, run: StateHandler, retryCatch: boolean): StateType => ({
+  run,
+  retryCatch,
+  entered: `${type}StateEntered`,
+  exited: `${type}StateExited`,
+});
 
 /** Each state type's code. */
 const STATE_TYPES: Readonly<Record<string, StateType>> = {
@@ -242,7 +257,12 @@ export class Execution implements ExecutionContext {
         result = this.result('FAILED', d as { error?: string; cause?: string });
       }
       if (this.redriveAt) {
-        result.redrivePoint = { ...this.redriveAt, variables: this.redriveAt.variables as Obj, eventCounter: this.counter, previousEventId: this.counter };
+        result.redrivePoint = {
+          ...this.redriveAt,
+          variables: this.redriveAt.variables as Obj,
+          eventCounter: this.counter,
+          previousEventId: this.counter,
+        };
       }
     } finally {
       timer?.abort(TIMERS_DONE);
@@ -345,7 +365,12 @@ export class Execution implements ExecutionContext {
     const thread = run.frame.thread;
     // Values are never mutated in place, so an output that is the previous output object needs no new text or size check.
     // (Task results are excluded: an in-process handler may have mutated and returned its event.)
-    const same = output === thread.lastValue && thread.lastText !== undefined && output !== null && typeof output === 'object' && run.st.Type !== 'Task';
+    const same =
+      output === thread.lastValue &&
+      thread.lastText !== undefined &&
+      output !== null &&
+      typeof output === 'object' &&
+      run.st.Type !== 'Task';
     const text = same ? thread.lastText! : json(output);
     if (!same) checkSize(run, output, text);
     thread.lastValue = output;
@@ -366,7 +391,13 @@ export class Execution implements ExecutionContext {
     const id = ++this.counter;
     const at = this.clock.now();
     thread.exitedAt = at;
-    const ev: HistoryEvent = { timestamp: at, type: STATE_TYPES[run.st.Type as string]!.exited, id, previousEventId: thread.prev, stateExitedEventDetails: d };
+    const ev: HistoryEvent = {
+      timestamp: at,
+      type: STATE_TYPES[run.st.Type as string]!.exited,
+      id,
+      previousEventId: thread.prev,
+      stateExitedEventDetails: d,
+    };
     thread.prev = id;
     this.push(ev);
   }

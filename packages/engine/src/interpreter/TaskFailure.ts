@@ -15,7 +15,12 @@ export class TaskFailure extends Error {
 
 /** True for anything shaped like a TaskFailure (matched by name, bundles duplicate classes). */
 export function isTaskFailure(e: unknown): e is TaskFailure {
-  return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'TaskFailure' && typeof (e as { error?: unknown }).error === 'string';
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    (e as { name?: unknown }).name === 'TaskFailure' &&
+    typeof (e as { error?: unknown }).error === 'string'
+  );
 }
 
 /** Turns anything thrown by a resource into {error, cause}: a TaskFailure, `{error, cause}`, or an Error (its `name`). */

@@ -64,7 +64,10 @@ const COMPARATORS = [
 ] as const;
 
 /** Every comparison operator name (with and without the Path suffix). */
-export const CHOICE_OPERATORS: ReadonlySet<string> = new Set([...COMPARATORS, ...COMPARATORS.filter((c) => !c.startsWith('Is') && c !== 'StringMatches').map((c) => c + 'Path')]);
+export const CHOICE_OPERATORS: ReadonlySet<string> = new Set([
+  ...COMPARATORS,
+  ...COMPARATORS.filter((c) => !c.startsWith('Is') && c !== 'StringMatches').map((c) => c + 'Path'),
+]);
 
 /** Evaluates one JSONPath choice rule against the state input. */
 export function evaluateChoiceRule(rule: Rule, input: unknown, env: PathEnv): boolean {

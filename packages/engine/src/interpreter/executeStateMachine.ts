@@ -9,7 +9,11 @@ export { MAX_HISTORY_EVENTS } from './Execution.js';
 export { MAX_PAYLOAD_BYTES } from './ExecutionContext.js';
 
 /** Runs an ASL definition to completion in-process. Rejects the definition first if it is invalid. */
-export async function executeStateMachine(definition: AslDefinition, input: unknown, options: ExecuteOptions = {}): Promise<ExecutionResult> {
+export async function executeStateMachine(
+  definition: AslDefinition,
+  input: unknown,
+  options: ExecuteOptions = {},
+): Promise<ExecutionResult> {
   assertValidDefinition(definition);
   if (options.invoker?.supports) assertSupportedResources(definition, options.invoker);
   return new Execution(definition, input, options).run();

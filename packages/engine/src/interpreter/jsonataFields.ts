@@ -24,10 +24,18 @@ export async function evalField(expr: string, field: string, bindings: JsonataBi
     throw e;
   }
   if (v === undefined && !allowUndefined) {
-    throw new RuntimeFailure('States.QueryEvaluationError', `The JSONata expression '${expr}' specified for the field '${field}' returned nothing (undefined).`, field);
+    throw new RuntimeFailure(
+      'States.QueryEvaluationError',
+      `The JSONata expression '${expr}' specified for the field '${field}' returned nothing (undefined).`,
+      field,
+    );
   }
   if (v === FUNCTION_RESULT) {
-    throw new RuntimeFailure('States.QueryEvaluationError', `The JSONata expression '${expr}' specified for the field '${field}' returned an unsupported result type.`, field);
+    throw new RuntimeFailure(
+      'States.QueryEvaluationError',
+      `The JSONata expression '${expr}' specified for the field '${field}' returned an unsupported result type.`,
+      field,
+    );
   }
   return v;
 }

@@ -69,7 +69,10 @@ export function resolveDollarField(expr: string, field: string, input: unknown, 
     return evaluateIntrinsic(node, (p) => {
       const r = lookupPathSafe(p, input, env);
       if (!r.found) {
-        throw new RuntimeFailure('States.Runtime', `The JSONPath '${p}' specified for the field '${field}' could not be found in the input '${JSON.stringify(p.startsWith('$$') ? env.context : input)}'`);
+        throw new RuntimeFailure(
+          'States.Runtime',
+          `The JSONPath '${p}' specified for the field '${field}' could not be found in the input '${JSON.stringify(p.startsWith('$$') ? env.context : input)}'`,
+        );
       }
       return r.value;
     });

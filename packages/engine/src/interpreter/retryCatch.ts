@@ -13,7 +13,13 @@ interface Failure {
 }
 
 /** Errors `States.TaskFailed` does not match (AWS: it matches any error but these). */
-const NOT_TASK_FAILED = new Set(['States.Timeout', 'States.Runtime', 'States.HeartbeatTimeout', 'States.DataLimitExceeded', 'States.QueryEvaluationError']);
+const NOT_TASK_FAILED = new Set([
+  'States.Timeout',
+  'States.Runtime',
+  'States.HeartbeatTimeout',
+  'States.DataLimitExceeded',
+  'States.QueryEvaluationError',
+]);
 
 /** True when a retrier's or catcher's ErrorEquals matches the error name. */
 export function matchesError(errorEquals: unknown, error: string): boolean {

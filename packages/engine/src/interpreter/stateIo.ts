@@ -12,7 +12,10 @@ import { MAX_PAYLOAD_BYTES, json, type ExecutionContext, type Obj, type StateRun
 export function checkSize(run: StateRun, value: unknown, text?: string): void {
   const s = text ?? json(value);
   if (s.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(s) > MAX_PAYLOAD_BYTES) {
-    throw new TaskFailure('States.DataLimitExceeded', `The state/task '${run.name}' returned a result with a size exceeding the maximum number of bytes service limit.`);
+    throw new TaskFailure(
+      'States.DataLimitExceeded',
+      `The state/task '${run.name}' returned a result with a size exceeding the maximum number of bytes service limit.`,
+    );
   }
 }
 
@@ -61,7 +64,13 @@ export function assignPath(ctx: ExecutionContext, run: StateRun, tpl: unknown, v
 }
 
 /** JSONata Assign: evaluated against `$states.input` (plus `$states.result` / `$states.errorOutput` when given). */
-export async function assignJsonata(ctx: ExecutionContext, run: StateRun, tpl: unknown, raw: unknown, extra?: Obj): Promise<Obj | undefined> {
+export async function assignJsonata(
+  ctx: ExecutionContext,
+  run: StateRun,
+  tpl: unknown,
+  raw: unknown,
+  extra?: Obj,
+): Promise<Obj | undefined> {
   if (tpl === undefined || tpl === null) return undefined;
   return (await evalTemplate(tpl, 'Assign', ctx.bindings(run, raw, extra))) as Obj;
 }
@@ -70,7 +79,15 @@ export async function assignJsonata(ctx: ExecutionContext, run: StateRun, tpl: u
  * The JSONata tail of every state that has one: Assign, then Output (or `fallback`), then exit.
  * `holder` carries the Assign and Output fields (the state, a matched Choice rule, a catcher).
  */
-export async function jsonataExit(ctx: ExecutionContext, run: StateRun, holder: Obj, raw: unknown, fallback: unknown, next: string | undefined, extra?: Obj): Promise<StepResult> {
+export async function jsonataExit(
+  ctx: ExecutionContext,
+  run: StateRun,
+  holder: Obj,
+  raw: unknown,
+  fallback: unknown,
+  next: string | undefined,
+  extra?: Obj,
+): Promise<StepResult> {
   const b = ctx.bindings(run, raw, extra);
   const assigned = await assignJsonata(ctx, run, holder.Assign, raw, extra);
   const output = holder.Output !== undefined ? await evalTemplate(holder.Output, 'Output', b) : fallback;

@@ -18,23 +18,98 @@ const STATE_TYPES = new Set(['Pass', 'Task', 'Choice', 'Wait', 'Succeed', 'Fail'
 const COMMON = ['Type', 'Comment', 'QueryLanguage'];
 const JSONPATH_IO = ['InputPath', 'OutputPath'];
 const FIELDS: Record<string, { jsonpath: string[]; jsonata: string[] }> = {
-  Pass: { jsonpath: [...JSONPATH_IO, 'Parameters', 'Result', 'ResultPath', 'Next', 'End', 'Assign'], jsonata: ['Output', 'Next', 'End', 'Assign'] },
+  Pass: {
+    jsonpath: [...JSONPATH_IO, 'Parameters', 'Result', 'ResultPath', 'Next', 'End', 'Assign'],
+    jsonata: ['Output', 'Next', 'End', 'Assign'],
+  },
   Task: {
-    jsonpath: [...JSONPATH_IO, 'Resource', 'Parameters', 'ResultSelector', 'ResultPath', 'Next', 'End', 'Retry', 'Catch', 'TimeoutSeconds', 'TimeoutSecondsPath', 'HeartbeatSeconds', 'HeartbeatSecondsPath', 'Credentials', 'Assign'],
-    jsonata: ['Resource', 'Arguments', 'Output', 'Next', 'End', 'Retry', 'Catch', 'TimeoutSeconds', 'HeartbeatSeconds', 'Credentials', 'Assign'],
+    jsonpath: [
+      ...JSONPATH_IO,
+      'Resource',
+      'Parameters',
+      'ResultSelector',
+      'ResultPath',
+      'Next',
+      'End',
+      'Retry',
+      'Catch',
+      'TimeoutSeconds',
+      'TimeoutSecondsPath',
+      'HeartbeatSeconds',
+      'HeartbeatSecondsPath',
+      'Credentials',
+      'Assign',
+    ],
+    jsonata: [
+      'Resource',
+      'Arguments',
+      'Output',
+      'Next',
+      'End',
+      'Retry',
+      'Catch',
+      'TimeoutSeconds',
+      'HeartbeatSeconds',
+      'Credentials',
+      'Assign',
+    ],
   },
   Choice: { jsonpath: [...JSONPATH_IO, 'Choices', 'Default', 'Assign'], jsonata: ['Choices', 'Default', 'Output', 'Assign'] },
-  Wait: { jsonpath: [...JSONPATH_IO, 'Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath', 'Next', 'End', 'Assign'], jsonata: ['Seconds', 'Timestamp', 'Output', 'Next', 'End', 'Assign'] },
+  Wait: {
+    jsonpath: [...JSONPATH_IO, 'Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath', 'Next', 'End', 'Assign'],
+    jsonata: ['Seconds', 'Timestamp', 'Output', 'Next', 'End', 'Assign'],
+  },
   Succeed: { jsonpath: [...JSONPATH_IO], jsonata: ['Output'] },
   Fail: { jsonpath: ['Error', 'ErrorPath', 'Cause', 'CausePath'], jsonata: ['Error', 'Cause'] },
-  Parallel: { jsonpath: [...JSONPATH_IO, 'Branches', 'Parameters', 'ResultSelector', 'ResultPath', 'Next', 'End', 'Retry', 'Catch', 'Assign'], jsonata: ['Branches', 'Arguments', 'Output', 'Next', 'End', 'Retry', 'Catch', 'Assign'] },
+  Parallel: {
+    jsonpath: [...JSONPATH_IO, 'Branches', 'Parameters', 'ResultSelector', 'ResultPath', 'Next', 'End', 'Retry', 'Catch', 'Assign'],
+    jsonata: ['Branches', 'Arguments', 'Output', 'Next', 'End', 'Retry', 'Catch', 'Assign'],
+  },
   Map: {
     jsonpath: [
       ...JSONPATH_IO,
-      'ItemsPath', 'ItemSelector', 'Parameters', 'ItemProcessor', 'Iterator', 'ItemReader', 'ResultWriter', 'ItemBatcher', 'Label', 'MaxConcurrency', 'MaxConcurrencyPath',
-      'ToleratedFailureCount', 'ToleratedFailureCountPath', 'ToleratedFailurePercentage', 'ToleratedFailurePercentagePath', 'ResultSelector', 'ResultPath', 'Next', 'End', 'Retry', 'Catch', 'Assign',
+      'ItemsPath',
+      'ItemSelector',
+      'Parameters',
+      'ItemProcessor',
+      'Iterator',
+      'ItemReader',
+      'ResultWriter',
+      'ItemBatcher',
+      'Label',
+      'MaxConcurrency',
+      'MaxConcurrencyPath',
+      'ToleratedFailureCount',
+      'ToleratedFailureCountPath',
+      'ToleratedFailurePercentage',
+      'ToleratedFailurePercentagePath',
+      'ResultSelector',
+      'ResultPath',
+      'Next',
+      'End',
+      'Retry',
+      'Catch',
+      'Assign',
     ],
-    jsonata: ['Items', 'ItemSelector', 'ItemProcessor', 'Iterator', 'ItemReader', 'ResultWriter', 'ItemBatcher', 'Label', 'MaxConcurrency', 'ToleratedFailureCount', 'ToleratedFailurePercentage', 'Output', 'Next', 'End', 'Retry', 'Catch', 'Assign'],
+    jsonata: [
+      'Items',
+      'ItemSelector',
+      'ItemProcessor',
+      'Iterator',
+      'ItemReader',
+      'ResultWriter',
+      'ItemBatcher',
+      'Label',
+      'MaxConcurrency',
+      'ToleratedFailureCount',
+      'ToleratedFailurePercentage',
+      'Output',
+      'Next',
+      'End',
+      'Retry',
+      'Catch',
+      'Assign',
+    ],
   },
 };
 
@@ -50,7 +125,8 @@ export function validateDefinition(definition: unknown): DefinitionError[] {
   }
   const def = definition as Obj;
   const ql = def.QueryLanguage ?? 'JSONPath';
-  if (ql !== 'JSONPath' && ql !== 'JSONata') add('SCHEMA_VALIDATION_FAILED', `Value is not a valid query language: ${show(ql)}`, '/QueryLanguage');
+  if (ql !== 'JSONPath' && ql !== 'JSONata')
+    add('SCHEMA_VALIDATION_FAILED', `Value is not a valid query language: ${show(ql)}`, '/QueryLanguage');
   if (def.TimeoutSeconds !== undefined && (typeof def.TimeoutSeconds !== 'number' || def.TimeoutSeconds <= 0)) {
     add('SCHEMA_VALIDATION_FAILED', 'TimeoutSeconds must be a positive integer', '/TimeoutSeconds');
   }
@@ -98,7 +174,8 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
     return;
   }
   const names = new Set(Object.keys(states));
-  if (typeof m.StartAt === 'string' && !names.has(m.StartAt)) add('MISSING_TRANSITION_TARGET', `Missing 'StartAt' target: ${m.StartAt}`, `${at}/StartAt`);
+  if (typeof m.StartAt === 'string' && !names.has(m.StartAt))
+    add('MISSING_TRANSITION_TARGET', `Missing 'StartAt' target: ${m.StartAt}`, `${at}/StartAt`);
   const target = (t: unknown, path: string, field: string) => {
     if (typeof t !== 'string' || !names.has(t)) add('MISSING_TRANSITION_TARGET', `Missing '${field}' target: ${show(t)}`, path);
   };
@@ -134,28 +211,61 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
       }
     }
     if (sql === 'JSONPath') {
-      for (const f of ['InputPath', 'OutputPath', 'ItemsPath', 'SecondsPath', 'TimestampPath', 'TimeoutSecondsPath', 'HeartbeatSecondsPath', 'MaxConcurrencyPath', 'ToleratedFailureCountPath', 'ToleratedFailurePercentagePath']) {
+      for (const f of [
+        'InputPath',
+        'OutputPath',
+        'ItemsPath',
+        'SecondsPath',
+        'TimestampPath',
+        'TimeoutSecondsPath',
+        'HeartbeatSecondsPath',
+        'MaxConcurrencyPath',
+        'ToleratedFailureCountPath',
+        'ToleratedFailurePercentagePath',
+      ]) {
         const v = st[f];
-        if (v !== undefined && v !== null && (typeof v !== 'string' || !isPathOrVariable(v))) add('INVALID_JSONPATH', `Invalid JSONPath: ${show(v)}`, `${p}/${f}`);
+        if (v !== undefined && v !== null && (typeof v !== 'string' || !isPathOrVariable(v)))
+          add('INVALID_JSONPATH', `Invalid JSONPath: ${show(v)}`, `${p}/${f}`);
       }
       if (st.ResultPath !== undefined && st.ResultPath !== null && (typeof st.ResultPath !== 'string' || !isReferencePath(st.ResultPath))) {
         add('INVALID_JSONPATH', `Invalid ResultPath: ${show(st.ResultPath)}`, `${p}/ResultPath`);
       }
-      for (const f of ['Parameters', 'ResultSelector', 'ItemSelector', 'Assign']) if (st[f] !== undefined) checkTemplate(st[f], `${p}/${f}`, add);
+      for (const f of ['Parameters', 'ResultSelector', 'ItemSelector', 'Assign'])
+        if (st[f] !== undefined) checkTemplate(st[f], `${p}/${f}`, add);
     } else {
-      for (const f of ['Arguments', 'Output', 'Assign', 'Items', 'ItemSelector', 'TimeoutSeconds', 'HeartbeatSeconds', 'Seconds', 'Timestamp', 'Error', 'Cause', 'MaxConcurrency', 'ToleratedFailureCount', 'ToleratedFailurePercentage']) {
+      for (const f of [
+        'Arguments',
+        'Output',
+        'Assign',
+        'Items',
+        'ItemSelector',
+        'TimeoutSeconds',
+        'HeartbeatSeconds',
+        'Seconds',
+        'Timestamp',
+        'Error',
+        'Cause',
+        'MaxConcurrency',
+        'ToleratedFailureCount',
+        'ToleratedFailurePercentage',
+      ]) {
         if (st[f] !== undefined) checkJsonata(st[f], `${p}/${f}`, add);
       }
     }
     if (type === 'Task') {
       if (typeof st.Resource !== 'string') add('SCHEMA_VALIDATION_FAILED', 'The field "Resource" is required', `${p}/Resource`);
-      if (st.TimeoutSeconds !== undefined && st.TimeoutSecondsPath !== undefined) add('SCHEMA_VALIDATION_FAILED', 'TimeoutSeconds and TimeoutSecondsPath are mutually exclusive', p);
-      if (st.HeartbeatSeconds !== undefined && st.HeartbeatSecondsPath !== undefined) add('SCHEMA_VALIDATION_FAILED', 'HeartbeatSeconds and HeartbeatSecondsPath are mutually exclusive', p);
-      if (typeof st.TimeoutSeconds === 'number' && (!Number.isInteger(st.TimeoutSeconds) || st.TimeoutSeconds <= 0)) add('SCHEMA_VALIDATION_FAILED', 'TimeoutSeconds must be a positive integer', `${p}/TimeoutSeconds`);
-      if (typeof st.HeartbeatSeconds === 'number' && (!Number.isInteger(st.HeartbeatSeconds) || st.HeartbeatSeconds <= 0)) add('SCHEMA_VALIDATION_FAILED', 'HeartbeatSeconds must be a positive integer', `${p}/HeartbeatSeconds`);
+      if (st.TimeoutSeconds !== undefined && st.TimeoutSecondsPath !== undefined)
+        add('SCHEMA_VALIDATION_FAILED', 'TimeoutSeconds and TimeoutSecondsPath are mutually exclusive', p);
+      if (st.HeartbeatSeconds !== undefined && st.HeartbeatSecondsPath !== undefined)
+        add('SCHEMA_VALIDATION_FAILED', 'HeartbeatSeconds and HeartbeatSecondsPath are mutually exclusive', p);
+      if (typeof st.TimeoutSeconds === 'number' && (!Number.isInteger(st.TimeoutSeconds) || st.TimeoutSeconds <= 0))
+        add('SCHEMA_VALIDATION_FAILED', 'TimeoutSeconds must be a positive integer', `${p}/TimeoutSeconds`);
+      if (typeof st.HeartbeatSeconds === 'number' && (!Number.isInteger(st.HeartbeatSeconds) || st.HeartbeatSeconds <= 0))
+        add('SCHEMA_VALIDATION_FAILED', 'HeartbeatSeconds must be a positive integer', `${p}/HeartbeatSeconds`);
     }
     if (type === 'Choice') {
-      if (!Array.isArray(st.Choices) || st.Choices.length === 0) add('SCHEMA_VALIDATION_FAILED', 'The field "Choices" must be a non-empty array', `${p}/Choices`);
+      if (!Array.isArray(st.Choices) || st.Choices.length === 0)
+        add('SCHEMA_VALIDATION_FAILED', 'The field "Choices" must be a non-empty array', `${p}/Choices`);
       else
         (st.Choices as unknown[]).forEach((c0, i) => {
           if (!isObj(c0)) return add('SCHEMA_VALIDATION_FAILED', 'A choice rule must be an object', `${p}/Choices/${i}`);
@@ -171,17 +281,21 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
       if (n !== 1) add('SCHEMA_VALIDATION_FAILED', 'A Wait state needs exactly one of Seconds, SecondsPath, Timestamp, TimestampPath', p);
     }
     if (type === 'Parallel') {
-      if (!Array.isArray(st.Branches) || st.Branches.length === 0) add('SCHEMA_VALIDATION_FAILED', 'The field "Branches" must be a non-empty array', `${p}/Branches`);
+      if (!Array.isArray(st.Branches) || st.Branches.length === 0)
+        add('SCHEMA_VALIDATION_FAILED', 'The field "Branches" must be a non-empty array', `${p}/Branches`);
       else
         (st.Branches as unknown[]).forEach((b, i) =>
-          isObj(b) ? checkMachine(b, `${p}/Branches/${i}`, asQl(b.QueryLanguage, sql), add) : add('SCHEMA_VALIDATION_FAILED', 'A branch must be an object', `${p}/Branches/${i}`),
+          isObj(b)
+            ? checkMachine(b, `${p}/Branches/${i}`, asQl(b.QueryLanguage, sql), add)
+            : add('SCHEMA_VALIDATION_FAILED', 'A branch must be an object', `${p}/Branches/${i}`),
         );
     }
     if (type === 'Map') {
       const proc = (st.ItemProcessor ?? st.Iterator) as Obj | undefined;
       if (!isObj(proc)) add('SCHEMA_VALIDATION_FAILED', 'The field "ItemProcessor" is required', `${p}/ItemProcessor`);
       else checkMachine(proc, `${p}/${st.ItemProcessor ? 'ItemProcessor' : 'Iterator'}`, asQl(proc.QueryLanguage, sql), add);
-      if (st.ItemReader !== undefined) add('UNSUPPORTED_FEATURE', 'ItemReader (distributed Map over S3) is not supported by the embedded engine', `${p}/ItemReader`);
+      if (st.ItemReader !== undefined)
+        add('UNSUPPORTED_FEATURE', 'ItemReader (distributed Map over S3) is not supported by the embedded engine', `${p}/ItemReader`);
     }
     for (const key of ['Retry', 'Catch'] as const) {
       const list = st[key];
@@ -193,15 +307,19 @@ function checkMachine(m: Obj, at: string, ql: QueryLanguage, add: Add): void {
       (list as unknown[]).forEach((r0, i) => {
         if (!isObj(r0)) return add('SCHEMA_VALIDATION_FAILED', `Each ${key} entry must be an object`, `${p}/${key}/${i}`);
         const r = r0;
-        if (!Array.isArray(r.ErrorEquals) || r.ErrorEquals.length === 0) add('SCHEMA_VALIDATION_FAILED', 'The field "ErrorEquals" must be a non-empty array', `${p}/${key}/${i}/ErrorEquals`);
+        if (!Array.isArray(r.ErrorEquals) || r.ErrorEquals.length === 0)
+          add('SCHEMA_VALIDATION_FAILED', 'The field "ErrorEquals" must be a non-empty array', `${p}/${key}/${i}/ErrorEquals`);
         else if ((r.ErrorEquals as unknown[]).includes('States.ALL') && (r.ErrorEquals as unknown[]).length > 1) {
           add('SCHEMA_VALIDATION_FAILED', 'States.ALL must appear alone in ErrorEquals', `${p}/${key}/${i}/ErrorEquals`);
         }
         if (key === 'Catch') target(r.Next, `${p}/Catch/${i}/Next`, 'Next');
         if (key === 'Retry') {
-          if (r.MaxAttempts !== undefined && (typeof r.MaxAttempts !== 'number' || r.MaxAttempts < 0)) add('SCHEMA_VALIDATION_FAILED', 'MaxAttempts must be a non-negative integer', `${p}/Retry/${i}/MaxAttempts`);
-          if (r.BackoffRate !== undefined && (typeof r.BackoffRate !== 'number' || r.BackoffRate < 1)) add('SCHEMA_VALIDATION_FAILED', 'BackoffRate must be at least 1.0', `${p}/Retry/${i}/BackoffRate`);
-          if (r.JitterStrategy !== undefined && r.JitterStrategy !== 'FULL' && r.JitterStrategy !== 'NONE') add('SCHEMA_VALIDATION_FAILED', 'JitterStrategy must be FULL or NONE', `${p}/Retry/${i}/JitterStrategy`);
+          if (r.MaxAttempts !== undefined && (typeof r.MaxAttempts !== 'number' || r.MaxAttempts < 0))
+            add('SCHEMA_VALIDATION_FAILED', 'MaxAttempts must be a non-negative integer', `${p}/Retry/${i}/MaxAttempts`);
+          if (r.BackoffRate !== undefined && (typeof r.BackoffRate !== 'number' || r.BackoffRate < 1))
+            add('SCHEMA_VALIDATION_FAILED', 'BackoffRate must be at least 1.0', `${p}/Retry/${i}/BackoffRate`);
+          if (r.JitterStrategy !== undefined && r.JitterStrategy !== 'FULL' && r.JitterStrategy !== 'NONE')
+            add('SCHEMA_VALIDATION_FAILED', 'JitterStrategy must be FULL or NONE', `${p}/Retry/${i}/JitterStrategy`);
         }
       });
     }
@@ -219,7 +337,18 @@ function checkRule(rule: unknown, p: string, add: Add, top: boolean): void {
   if (rule.Not !== undefined) return checkRule(rule.Not, `${p}/Not`, add, false);
   const ops = Object.keys(rule).filter((k) => CHOICE_OPERATORS.has(k));
   if (ops.length !== 1) add('SCHEMA_VALIDATION_FAILED', 'A choice rule needs exactly one comparison operator', p);
-  if (typeof rule.Variable !== 'string' || !isValidPath(rule.Variable.startsWith('$') && !rule.Variable.startsWith('$.') && !rule.Variable.startsWith('$$') && !rule.Variable.startsWith('$[') && rule.Variable !== '$' ? '$' + rule.Variable.replace(/^\$[A-Za-z_][A-Za-z0-9_]*/, '') : rule.Variable)) {
+  if (
+    typeof rule.Variable !== 'string' ||
+    !isValidPath(
+      rule.Variable.startsWith('$') &&
+        !rule.Variable.startsWith('$.') &&
+        !rule.Variable.startsWith('$$') &&
+        !rule.Variable.startsWith('$[') &&
+        rule.Variable !== '$'
+        ? '$' + rule.Variable.replace(/^\$[A-Za-z_][A-Za-z0-9_]*/, '')
+        : rule.Variable,
+    )
+  ) {
     add('SCHEMA_VALIDATION_FAILED', 'A choice rule needs a valid "Variable" path', `${p}/Variable`);
   }
   void top;
@@ -237,7 +366,8 @@ function checkTemplate(tpl: unknown, p: string, add: Add): void {
         } catch (e) {
           add('SCHEMA_VALIDATION_FAILED', (e as Error).message, `${p}/${k}`);
         }
-      } else if (!v.startsWith('$')) add('INVALID_JSONPATH', `The value for the field '${k}' must be a valid JSONPath or a valid intrinsic function call`, `${p}/${k}`);
+      } else if (!v.startsWith('$'))
+        add('INVALID_JSONPATH', `The value for the field '${k}' must be a valid JSONPath or a valid intrinsic function call`, `${p}/${k}`);
     } else checkTemplate(v, `${p}/${k}`, add);
   }
 }

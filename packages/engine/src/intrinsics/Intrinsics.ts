@@ -154,7 +154,8 @@ export function evaluateIntrinsic(node: IntrinsicNode, resolve: PathResolver): u
 }
 
 function argCount(name: string, a: unknown[], min: number, max = min): void {
-  if (a.length < min || a.length > max) intrinsicFailure(`Function ${name} expects ${min === max ? min : `${min} to ${max}`} argument(s), got ${a.length}.`);
+  if (a.length < min || a.length > max)
+    intrinsicFailure(`Function ${name} expects ${min === max ? min : `${min} to ${max}`} argument(s), got ${a.length}.`);
 }
 
 function num(name: string, v: unknown): number {
@@ -228,7 +229,8 @@ export function callIntrinsic(name: string, a: unknown[]): unknown {
       argCount(name, a, 2);
       const xs = arr(name, a[0]);
       const size = num(name, a[1]);
-      if (!Number.isInteger(size) || size <= 0) intrinsicFailure(`Function States.ArrayPartition chunk size must be a positive integer, got ${size}.`);
+      if (!Number.isInteger(size) || size <= 0)
+        intrinsicFailure(`Function States.ArrayPartition chunk size must be a positive integer, got ${size}.`);
       const out: unknown[][] = [];
       for (let j = 0; j < xs.length; j += size) out.push(xs.slice(j, j + size));
       return out;
@@ -254,7 +256,8 @@ export function callIntrinsic(name: string, a: unknown[]): unknown {
       argCount(name, a, 2);
       const xs = arr(name, a[0]);
       const idx = num(name, a[1]);
-      if (!Number.isInteger(idx) || idx < 0 || idx >= xs.length) intrinsicFailure(`Function States.ArrayGetItem index ${idx} is out of bounds.`);
+      if (!Number.isInteger(idx) || idx < 0 || idx >= xs.length)
+        intrinsicFailure(`Function States.ArrayGetItem index ${idx} is out of bounds.`);
       return xs[idx];
     }
     case 'States.ArrayLength':

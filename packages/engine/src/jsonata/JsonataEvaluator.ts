@@ -128,16 +128,14 @@ function fail(code: string, message: string): never {
 }
 
 function registerStatesFunctions(c: jsonata.Expression): void {
-  c.registerFunction(
-    'partition',
-    (arr: unknown, size: unknown) => {
-      if (!Array.isArray(arr)) fail('States.QueryEvaluationError', 'The first argument of $partition must be an array.');
-      if (typeof size !== 'number' || !Number.isInteger(size) || size <= 0) fail('States.QueryEvaluationError', 'The chunk size of $partition must be a positive integer.');
-      const out: unknown[][] = [];
-      for (let i = 0; i < arr.length; i += size) out.push(arr.slice(i, i + size));
-      return out;
-    },
-  );
+  c.registerFunction('partition', (arr: unknown, size: unknown) => {
+    if (!Array.isArray(arr)) fail('States.QueryEvaluationError', 'The first argument of $partition must be an array.');
+    if (typeof size !== 'number' || !Number.isInteger(size) || size <= 0)
+      fail('States.QueryEvaluationError', 'The chunk size of $partition must be a positive integer.');
+    const out: unknown[][] = [];
+    for (let i = 0; i < arr.length; i += size) out.push(arr.slice(i, i + size));
+    return out;
+  });
   c.registerFunction('range', (start: unknown, end: unknown, step: unknown) => {
     if (typeof start !== 'number' || typeof end !== 'number' || typeof step !== 'number' || step === 0) {
       fail('States.QueryEvaluationError', '$range expects numeric start, end and a non-zero step.');

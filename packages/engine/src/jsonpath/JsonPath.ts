@@ -317,7 +317,11 @@ export function evaluatePath(path: CompiledPath, root: unknown): PathResult {
           }
           cur = cur[idx];
         } else {
-          return { found: false, value: undefined, reason: `Filter: [${seg.index}] can only be applied to arrays. Current context is: ${JSON.stringify(cur)}` };
+          return {
+            found: false,
+            value: undefined,
+            reason: `Filter: [${seg.index}] can only be applied to arrays. Current context is: ${JSON.stringify(cur)}`,
+          };
         }
       } else if (seg.k === 'length') {
         if (Array.isArray(cur)) cur = cur.length;
@@ -340,7 +344,8 @@ export function evaluatePath(path: CompiledPath, root: unknown): PathResult {
 function step(seg: PathSegment, v: unknown, out: unknown[], root: unknown): void {
   switch (seg.k) {
     case 'prop':
-      if (v !== null && typeof v === 'object' && !Array.isArray(v) && hasOwn.call(v, seg.name)) out.push((v as Record<string, unknown>)[seg.name]);
+      if (v !== null && typeof v === 'object' && !Array.isArray(v) && hasOwn.call(v, seg.name))
+        out.push((v as Record<string, unknown>)[seg.name]);
       return;
     case 'index':
       if (Array.isArray(v)) {

@@ -83,7 +83,8 @@ export function createLambdaInvoker(handlers: Record<string, LambdaHandler>, opt
     if (!table.has(lambdaFunctionName(key))) table.set(lambdaFunctionName(key), entry);
   }
   const find = (nameOrArn: string) => table.get(nameOrArn) ?? table.get(lambdaFunctionName(nameOrArn));
-  const arnOf = (nameOrArn: string) => (FN_ARN.test(nameOrArn) ? nameOrArn : `arn:${partition}:lambda:${region}:${account}:function:${nameOrArn}`);
+  const arnOf = (nameOrArn: string) =>
+    FN_ARN.test(nameOrArn) ? nameOrArn : `arn:${partition}:lambda:${region}:${account}:function:${nameOrArn}`;
 
   const call = async (fnRef: string, event: unknown, inv: TaskInvocation, label: string): Promise<{ value: unknown; text: string }> => {
     const found = find(fnRef);
@@ -98,14 +99,34 @@ export function createLambdaInvoker(handlers: Record<string, LambdaHandler>, opt
     const requestId = randomUUID();
     let out: unknown;
     try {
-      out = await handler(event, { functionName: lambdaFunctionName(fnRef), invokedFunctionArn: arnOf(fnRef), awsRequestId: requestId, signal: inv.signal });
+      out = await handler(event, {
+        functionName: lambdaFunctionName(fnRef),
+        invokedFunctionArn: arnOf(fnRef),
+        awsRequestId: requestId,
+        signal: inv.signal,
+      });
     } catch (e) {
-      const { error, cause } = lambdaErrorPayload(e, (e as LambdaRuntimeError | null)?.lambdaRuntime ?? runtime, requestId, label === 'lambda' ? 'invoke' : 'arn');
+      const { error, cause } = lambdaErrorPayload(
+        e,
+        (e as LambdaRuntimeError | null)?.lambdaRuntime ?? runtime,
+        requestId,
+        label === 'lambda' ? 'invoke' : 'arn',
+      );
       throw new TaskFailure(error, cause);
     }
-    const text = out instanceof LambdaRawResponse ? out.body : out === undefined ? 'null' : runtime === 'python' ? pythonJsonDumps(out) : JSON.stringify(out);
+    const text =
+      out instanceof LambdaRawResponse
+        ? out.body
+        : out === undefined
+          ? 'null'
+          : runtime === 'python'
+            ? pythonJsonDumps(out)
+            : JSON.stringify(out);
     if (text.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
-      throw new TaskFailure('States.DataLimitExceeded', `The state/task '${label}' returned a result with a size exceeding the maximum number of bytes service limit.`);
+      throw new TaskFailure(
+        'States.DataLimitExceeded',
+        `The state/task '${label}' returned a result with a size exceeding the maximum number of bytes service limit.`,
+      );
     }
     let value: unknown = out;
     if (out instanceof LambdaRawResponse) {
@@ -119,7 +140,8 @@ export function createLambdaInvoker(handlers: Record<string, LambdaHandler>, opt
   };
 
   return {
-    supports: (resource) => (isLambdaResource(substitutePlaceholders(resource, options.substitutions)) ? undefined : `Unsupported resource: ${resource}`),
+    supports: (resource) =>
+      isLambdaResource(substitutePlaceholders(resource, options.substitutions)) ? undefined : `Unsupported resource: ${resource}`,
     async invoke(inv) {
       const resource = substitutePlaceholders(inv.resource, options.substitutions);
       if (FN_ARN.test(resource)) return (await call(resource, inv.input, inv, resource)).value;
@@ -190,7 +212,12 @@ export function createLambdaInvoker(handlers: Record<string, LambdaHandler>, opt
  * Resource passes on the runtime's bytes (Python's json.dumps text, with ", " and ": "); the
  * `lambda:invoke` integration records the payload as compact JSON (as AWS recorded both).
  */
-export function lambdaErrorPayload(thrown: unknown, runtime: LambdaRuntime, requestId: string, integration: 'arn' | 'invoke' = 'invoke'): { error: string; cause: string } {
+export function lambdaErrorPayload(
+  thrown: unknown,
+  runtime: LambdaRuntime,
+  requestId: string,
+  integration: 'arn' | 'invoke' = 'invoke',
+): { error: string; cause: string } {
   const err = (thrown ?? {}) as { name?: unknown; message?: unknown; errorType?: unknown; stackTrace?: unknown; stack?: unknown };
   if (runtime === 'python') {
     const errorType = typeof err.errorType === 'string' ? err.errorType : typeof err.name === 'string' ? err.name : 'Exception';
@@ -201,7 +228,13 @@ export function lambdaErrorPayload(thrown: unknown, runtime: LambdaRuntime, requ
   }
   // The Node.js runtime's own rule: an Error (or anything with a string name, message and stack)
   // reports those, its trace being the stack's lines; any other thrown value reports its type.
-  const isErrorLike = thrown instanceof Error || (typeof err.name === 'string' && typeof err.message === 'string' && typeof err.stack === 'string' && err.name !== '' && err.message !== '');
+  const isErrorLike =
+    thrown instanceof Error ||
+    (typeof err.name === 'string' &&
+      typeof err.message === 'string' &&
+      typeof err.stack === 'string' &&
+      err.name !== '' &&
+      err.message !== '');
   if (isErrorLike) {
     const errorType = typeof err.name === 'string' ? err.name : 'Error';
     const errorMessage = typeof err.message === 'string' ? err.message : '';

@@ -12,10 +12,19 @@ const OPTIMIZED = new Set(['putItem', 'getItem', 'updateItem', 'deleteItem']);
 
 // Java SDK v1 exception classes (optimized integration); ValidationException has none → AmazonDynamoDBException.
 const DDB_V1_CLASSES = new Set([
-  'ConditionalCheckFailedException', 'ResourceNotFoundException', 'ProvisionedThroughputExceededException',
-  'ItemCollectionSizeLimitExceededException', 'TransactionConflictException', 'RequestLimitExceededException',
-  'InternalServerErrorException', 'ResourceInUseException', 'LimitExceededException', 'TransactionCanceledException',
-  'TransactionInProgressException', 'IdempotentParameterMismatchException', 'DuplicateItemException',
+  'ConditionalCheckFailedException',
+  'ResourceNotFoundException',
+  'ProvisionedThroughputExceededException',
+  'ItemCollectionSizeLimitExceededException',
+  'TransactionConflictException',
+  'RequestLimitExceededException',
+  'InternalServerErrorException',
+  'ResourceInUseException',
+  'LimitExceededException',
+  'TransactionCanceledException',
+  'TransactionInProgressException',
+  'IdempotentParameterMismatchException',
+  'DuplicateItemException',
 ]);
 
 /** `arn:aws:states:::dynamodb:putItem|getItem|updateItem|deleteItem` and `aws-sdk:dynamodb:*`, via the real client. */
@@ -28,9 +37,12 @@ export class DynamoDbResource {
   supports(r: ServiceResource): string | undefined {
     if (r.pattern !== 'request') return `${r.service}:${r.action} supports only the request-response pattern, not .${r.pattern}`;
     if (r.service === 'dynamodb') {
-      return OPTIMIZED.has(r.action) ? undefined : `dynamodb:${r.action} is not an optimized DynamoDB integration (use putItem, getItem, updateItem, deleteItem, or aws-sdk:dynamodb:${r.action})`;
+      return OPTIMIZED.has(r.action)
+        ? undefined
+        : `dynamodb:${r.action} is not an optimized DynamoDB integration (use putItem, getItem, updateItem, deleteItem, or aws-sdk:dynamodb:${r.action})`;
     }
-    if (r.service === 'aws-sdk:dynamodb') return commandFor(loadSdk(), r.action) ? undefined : `aws-sdk:dynamodb has no action '${r.action}'`;
+    if (r.service === 'aws-sdk:dynamodb')
+      return commandFor(loadSdk(), r.action) ? undefined : `aws-sdk:dynamodb has no action '${r.action}'`;
     return 'not a DynamoDB resource';
   }
 
@@ -48,7 +60,12 @@ export class DynamoDbResource {
     } catch (e) {
       if (inv.signal.aborted) throw inv.signal.reason;
       throw optimized
-        ? optimizedServiceFailure(e, { prefix: 'DynamoDB', sdkService: 'AmazonDynamoDBv2', baseClass: 'AmazonDynamoDBException', classes: DDB_V1_CLASSES })
+        ? optimizedServiceFailure(e, {
+            prefix: 'DynamoDB',
+            sdkService: 'AmazonDynamoDBv2',
+            baseClass: 'AmazonDynamoDBException',
+            classes: DDB_V1_CLASSES,
+          })
         : awsSdkServiceFailure(e, { prefix: 'DynamoDb', baseClass: 'DynamoDbException', classes: DDB_V1_CLASSES });
     }
   }

@@ -21,19 +21,63 @@ export function withSdkMetadata<T extends object>(
   let all: Record<string, unknown>;
   let flat: Record<string, string>;
   if (flavour === 'sqs') {
-    all = { 'x-amzn-RequestId': [requestId], connection: ['keep-alive'], 'Content-Length': [length], Date: [httpDate], 'Content-Type': ['application/x-amz-json-1.0'] };
-    flat = { connection: 'keep-alive', 'Content-Length': length, 'Content-Type': 'application/x-amz-json-1.0', Date: httpDate, 'x-amzn-RequestId': requestId };
+    all = {
+      'x-amzn-RequestId': [requestId],
+      connection: ['keep-alive'],
+      'Content-Length': [length],
+      Date: [httpDate],
+      'Content-Type': ['application/x-amz-json-1.0'],
+    };
+    flat = {
+      connection: 'keep-alive',
+      'Content-Length': length,
+      'Content-Type': 'application/x-amz-json-1.0',
+      Date: httpDate,
+      'x-amzn-RequestId': requestId,
+    };
   } else if (flavour === 'states') {
-    all = { 'x-amzn-RequestId': [requestId], Connection: ['keep-alive'], 'Content-Length': [length], Date: [httpDate], 'Content-Type': ['application/x-amz-json-1.0'] };
-    flat = { Connection: 'keep-alive', 'Content-Length': length, 'Content-Type': 'application/x-amz-json-1.0', Date: httpDate, 'x-amzn-RequestId': requestId };
+    all = {
+      'x-amzn-RequestId': [requestId],
+      Connection: ['keep-alive'],
+      'Content-Length': [length],
+      Date: [httpDate],
+      'Content-Type': ['application/x-amz-json-1.0'],
+    };
+    flat = {
+      Connection: 'keep-alive',
+      'Content-Length': length,
+      'Content-Type': 'application/x-amz-json-1.0',
+      Date: httpDate,
+      'x-amzn-RequestId': requestId,
+    };
   } else {
     // DynamoDB's GetItem answers with a lower-case request-id header (as recorded against AWS).
     const rid = flavour === 'dynamodb-lowercase' ? 'x-amzn-requestid' : 'x-amzn-RequestId';
     const crc = String(crc32(text));
-    all = { Server: ['Server'], Connection: ['keep-alive'], [rid]: [requestId], 'x-amz-crc32': [crc], 'Content-Length': [length], Date: [httpDate], 'Content-Type': ['application/x-amz-json-1.0'] };
-    flat = { Connection: 'keep-alive', 'Content-Length': length, 'Content-Type': 'application/x-amz-json-1.0', Date: httpDate, Server: 'Server', 'x-amz-crc32': crc, [rid]: requestId };
+    all = {
+      Server: ['Server'],
+      Connection: ['keep-alive'],
+      [rid]: [requestId],
+      'x-amz-crc32': [crc],
+      'Content-Length': [length],
+      Date: [httpDate],
+      'Content-Type': ['application/x-amz-json-1.0'],
+    };
+    flat = {
+      Connection: 'keep-alive',
+      'Content-Length': length,
+      'Content-Type': 'application/x-amz-json-1.0',
+      Date: httpDate,
+      Server: 'Server',
+      'x-amz-crc32': crc,
+      [rid]: requestId,
+    };
   }
-  return { ...body, SdkHttpMetadata: { AllHttpHeaders: all, HttpHeaders: flat, HttpStatusCode: 200 }, SdkResponseMetadata: { RequestId: requestId } };
+  return {
+    ...body,
+    SdkHttpMetadata: { AllHttpHeaders: all, HttpHeaders: flat, HttpStatusCode: 200 },
+    SdkResponseMetadata: { RequestId: requestId },
+  };
 }
 
 /** A service response from an AWS SDK v3 client, minus `$metadata` and undefined members. */

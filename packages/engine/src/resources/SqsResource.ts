@@ -15,10 +15,19 @@ export interface ServiceEndpointOptions {
 
 // Exception classes of the Java SDK v1 for SQS; any other error code maps to AmazonSQSException.
 const SQS_V1_CLASSES = new Set([
-  'QueueDoesNotExistException', 'InvalidMessageContentsException', 'UnsupportedOperationException',
-  'KmsAccessDeniedException', 'KmsDisabledException', 'KmsInvalidStateException', 'KmsNotFoundException',
-  'KmsThrottledException', 'RequestThrottledException', 'InvalidSecurityException', 'KmsOptInRequiredException',
-  'KmsInvalidKeyUsageException', 'InvalidAddressException',
+  'QueueDoesNotExistException',
+  'InvalidMessageContentsException',
+  'UnsupportedOperationException',
+  'KmsAccessDeniedException',
+  'KmsDisabledException',
+  'KmsInvalidStateException',
+  'KmsNotFoundException',
+  'KmsThrottledException',
+  'RequestThrottledException',
+  'InvalidSecurityException',
+  'KmsOptInRequiredException',
+  'KmsInvalidKeyUsageException',
+  'InvalidAddressException',
 ]);
 const SQS_V2_CLASSES = new Set([...SQS_V1_CLASSES, 'QueueDoesNotExistException', 'InvalidMessageContentsException']);
 
@@ -73,7 +82,12 @@ export class SqsResource {
       return withSdkMetadata(result, 'sqs', out.$metadata.requestId);
     } catch (e) {
       if (inv.signal.aborted) throw inv.signal.reason;
-      throw optimizedServiceFailure(e, { prefix: 'SQS', sdkService: 'AmazonSQS', baseClass: 'AmazonSQSException', classes: SQS_V1_CLASSES });
+      throw optimizedServiceFailure(e, {
+        prefix: 'SQS',
+        sdkService: 'AmazonSQS',
+        baseClass: 'AmazonSQSException',
+        classes: SQS_V1_CLASSES,
+      });
     }
   }
 
@@ -95,7 +109,9 @@ export function clientConfig(o: ServiceEndpointOptions): Record<string, unknown>
   return {
     region: o.region ?? 'us-east-1',
     maxAttempts: 1,
-    ...(o.endpoint !== undefined ? { endpoint: o.endpoint, credentials: o.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    ...(o.endpoint !== undefined
+      ? { endpoint: o.endpoint, credentials: o.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' } }
+      : {}),
     ...(o.credentials !== undefined ? { credentials: o.credentials } : {}),
   };
 }
@@ -105,7 +121,6 @@ function commandFor(sdk: typeof SqsSdk, action: string): (new (input: never) => 
   const C = (sdk as unknown as Record<string, unknown>)[name];
   return typeof C === 'function' ? (C as new (input: never) => unknown) : undefined;
 }
-
 
 // Loaded on first use (synchronously, so the pre-run check can look actions up): importing the
 // engine stays cheap for runs that never touch this service.

@@ -23,7 +23,10 @@ export interface ChildExecutionDescription {
 /** What `arn:aws:states:::states:startExecution` needs from the executions manager. */
 export interface ChildExecutions {
   /** Starts an execution (StartExecution semantics, incl. name idempotency and its errors). */
-  startChild(params: { stateMachineArn: string; input: string; name?: string }, parent: ContextObject): Promise<{ executionArn: string; startDate: number }>;
+  startChild(
+    params: { stateMachineArn: string; input: string; name?: string },
+    parent: ContextObject,
+  ): Promise<{ executionArn: string; startDate: number }>;
   /** Resolves once the execution is no longer RUNNING. */
   waitForExecution(executionArn: string, signal: AbortSignal): Promise<ChildExecutionDescription>;
   /** Stops a child whose parent task was aborted. */
@@ -51,12 +54,18 @@ export class StartExecutionResource {
     const input = p.Input === undefined ? '{}' : typeof p.Input === 'string' ? p.Input : JSON.stringify(p.Input);
     let started: { executionArn: string; startDate: number };
     try {
-      started = await executions.startChild({ stateMachineArn: p.StateMachineArn, input, ...(typeof p.Name === 'string' ? { name: p.Name } : {}) }, inv.context);
+      started = await executions.startChild(
+        { stateMachineArn: p.StateMachineArn, input, ...(typeof p.Name === 'string' ? { name: p.Name } : {}) },
+        inv.context,
+      );
     } catch (e) {
       const err = e as { type?: string; message?: string };
       // As AWS names an optimized integration's error: the service, then the SDK's exception class.
       const type = err.type ?? 'AWSStepFunctions';
-      throw new TaskFailure(`StepFunctions.${type.endsWith('Exception') ? type : `${type}Exception`}`, `${err.message ?? String(e)} (Service: AWSStepFunctions; Status Code: 400; Error Code: ${err.type ?? 'Unknown'}; Proxy: null)`);
+      throw new TaskFailure(
+        `StepFunctions.${type.endsWith('Exception') ? type : `${type}Exception`}`,
+        `${err.message ?? String(e)} (Service: AWSStepFunctions; Status Code: 400; Error Code: ${err.type ?? 'Unknown'}; Proxy: null)`,
+      );
     }
     if (r.pattern === 'request' || r.pattern === 'waitForTaskToken') {
       return withSdkMetadata({ ExecutionArn: started.executionArn, StartDate: started.startDate }, 'states');

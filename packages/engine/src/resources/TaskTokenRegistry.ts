@@ -7,9 +7,7 @@ interface Waiter {
   heartbeat(): void;
 }
 
-type Completion =
-  | { kind: 'success'; output: unknown }
-  | { kind: 'failure'; error: string | null; cause: string | null };
+type Completion = { kind: 'success'; output: unknown } | { kind: 'failure'; error: string | null; cause: string | null };
 
 /** How many closed tokens to remember so late callers get TaskTimedOut rather than TaskDoesNotExist. */
 const CLOSED_MEMORY = 10_000;
@@ -58,8 +56,14 @@ export class TaskTokenRegistry {
       }
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiting.set(token, {
-        resolve: (v) => { finish(); resolve(v); },
-        reject: (e) => { finish(); reject(e); },
+        resolve: (v) => {
+          finish();
+          resolve(v);
+        },
+        reject: (e) => {
+          finish();
+          reject(e);
+        },
         heartbeat: onHeartbeat,
       });
     });
@@ -112,7 +116,11 @@ export class TaskTokenRegistry {
 
   private unknown(token: string): SfnApiError {
     checkToken(token);
-    if (this.closed.has(token)) return new SfnApiError('TaskTimedOut', 'Task Timed Out: the task token has either expired or the task associated with the token has already been closed.');
+    if (this.closed.has(token))
+      return new SfnApiError(
+        'TaskTimedOut',
+        'Task Timed Out: the task token has either expired or the task associated with the token has already been closed.',
+      );
     return new SfnApiError('TaskDoesNotExist', 'Task does not exist: no task is waiting for this token.');
   }
 
@@ -135,5 +143,8 @@ function settle(c: Completion, resolve: (v: unknown) => void, reject: (e: unknow
   if (c.kind === 'success') resolve(c.output);
   // A failure without an Error name still has to be catchable by States.ALL; TaskFailure needs a
   // string, so the null pair rides along in `details` for the interpreter to surface as null.
-  else reject(Object.assign(new TaskFailure(c.error ?? '', c.cause ?? undefined), { nullError: c.error === null, nullCause: c.cause === null }));
+  else
+    reject(
+      Object.assign(new TaskFailure(c.error ?? '', c.cause ?? undefined), { nullError: c.error === null, nullCause: c.cause === null }),
+    );
 }

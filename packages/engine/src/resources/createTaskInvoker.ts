@@ -97,7 +97,8 @@ export function createTaskInvoker(options: TaskInvokerOptions = {}): ComposedTas
       if (problem !== undefined) throw new TaskFailure('States.Runtime', problem);
       if (r!.pattern !== 'waitForTaskToken') return dispatch(r!, inv, hooks);
       const token = inv.taskToken;
-      if (token === undefined) throw new TaskFailure('States.Runtime', `No task token was issued for the .waitForTaskToken resource '${inv.resource}'.`);
+      if (token === undefined)
+        throw new TaskFailure('States.Runtime', `No task token was issued for the .waitForTaskToken resource '${inv.resource}'.`);
       const waiting = tokens.wait(token, inv.signal, () => hooks.heartbeat());
       waiting.catch(() => undefined); // observed below; avoids an unhandled rejection if dispatch throws first
       let submitted: unknown;

@@ -45,7 +45,10 @@ export function optimizedServiceFailure(
  * How an AWS SDK integration (`arn:aws:states:::aws-sdk:<service>:<action>`) reports a service
  * error: the Java SDK v2 naming, `<Service>.<Exception>` with `<Service>Exception` as the base.
  */
-export function awsSdkServiceFailure(e: unknown, service: { prefix: string; baseClass: string; classes: ReadonlySet<string> }): TaskFailure {
+export function awsSdkServiceFailure(
+  e: unknown,
+  service: { prefix: string; baseClass: string; classes: ReadonlySet<string> },
+): TaskFailure {
   const err = e as SdkError;
   if (!isServiceError(e)) {
     return new TaskFailure(`${service.prefix}.SdkClientException`, `Unable to execute HTTP request: ${err?.message ?? String(e)}`);
@@ -53,7 +56,10 @@ export function awsSdkServiceFailure(e: unknown, service: { prefix: string; base
   const code = sdkErrorCode(e);
   const status = err.$metadata?.httpStatusCode ?? 400;
   const cls = service.classes.has(code) ? code : service.classes.has(`${code}Exception`) ? `${code}Exception` : service.baseClass;
-  return new TaskFailure(`${service.prefix}.${cls}`, `${err.message ?? ''} (Service: ${service.prefix}, Status Code: ${status}, Request ID: ${err.$metadata?.requestId ?? ''})`);
+  return new TaskFailure(
+    `${service.prefix}.${cls}`,
+    `${err.message ?? ''} (Service: ${service.prefix}, Status Code: ${status}, Request ID: ${err.$metadata?.requestId ?? ''})`,
+  );
 }
 
 /** Makes an SDK output plain JSON: bytes become base64, dates ISO strings. */

@@ -30,7 +30,8 @@ export function createProtocolHandler(operations: Readonly<Record<string, Operat
         try {
           if (req.method !== 'POST') throw apiError('UnknownOperationException', `Only POST is supported (got ${req.method ?? '?'})`, 404);
           const target = String(req.headers['x-amz-target'] ?? '');
-          if (!target.startsWith(TARGET_PREFIX)) throw apiError('UnknownOperationException', `Missing or unknown X-Amz-Target header: '${target}'`);
+          if (!target.startsWith(TARGET_PREFIX))
+            throw apiError('UnknownOperationException', `Missing or unknown X-Amz-Target header: '${target}'`);
           const name = target.slice(TARGET_PREFIX.length);
           const op = Object.prototype.hasOwnProperty.call(operations, name) ? operations[name] : undefined;
           if (!op) {
@@ -47,7 +48,8 @@ export function createProtocolHandler(operations: Readonly<Record<string, Operat
               throw apiError('SerializationException', 'The request body is not valid JSON');
             }
           }
-          if (body === null || typeof body !== 'object' || Array.isArray(body)) throw apiError('SerializationException', 'The request body must be a JSON object');
+          if (body === null || typeof body !== 'object' || Array.isArray(body))
+            throw apiError('SerializationException', 'The request body must be a JSON object');
           const result = await op(body as Record<string, unknown>);
           send(res, 200, toWire(result), requestId);
         } catch (e) {

@@ -16,5 +16,9 @@ export interface EngineFunctions {
 
 /** The interpreter, its validator and a Lambda invoker over `handlers`. */
 export async function defaultEngine(handlers?: LambdaHandlers): Promise<EngineFunctions> {
-  return { execute: executeStateMachine as ExecuteFn, validate: validateDefinition as ValidateFn, lambda: createLambdaInvoker(handlers ?? {}) };
+  return {
+    execute: executeStateMachine as ExecuteFn,
+    validate: validateDefinition as ValidateFn,
+    lambda: createLambdaInvoker(handlers ?? {}),
+  };
 }

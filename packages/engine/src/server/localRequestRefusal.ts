@@ -9,7 +9,10 @@ export interface LocalRequestRefusal {
 
 /** Whether a host name (as in a Host header or a URL, IPv6 in brackets or not) is this machine's loopback. */
 export function isLoopbackHostname(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const h = hostname
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   return h === 'localhost' || h.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(h) || h === '::1';
 }
 

@@ -74,13 +74,35 @@ export interface EngineServer {
 
 /** The operations this server speaks, by X-Amz-Target name. */
 export const SUPPORTED_OPERATIONS = [
-  'CreateStateMachine', 'UpdateStateMachine', 'DescribeStateMachine', 'ListStateMachines', 'DeleteStateMachine',
-  'StartExecution', 'StartSyncExecution', 'DescribeExecution', 'ListExecutions', 'GetExecutionHistory',
-  'StopExecution', 'RedriveExecution', 'SendTaskSuccess', 'SendTaskFailure', 'SendTaskHeartbeat',
-  'DescribeStateMachineForExecution', 'ValidateStateMachineDefinition', 'TestState',
-  'PublishStateMachineVersion', 'ListStateMachineVersions', 'DeleteStateMachineVersion',
-  'CreateStateMachineAlias', 'DescribeStateMachineAlias', 'UpdateStateMachineAlias', 'DeleteStateMachineAlias', 'ListStateMachineAliases',
-  'TagResource', 'UntagResource', 'ListTagsForResource',
+  'CreateStateMachine',
+  'UpdateStateMachine',
+  'DescribeStateMachine',
+  'ListStateMachines',
+  'DeleteStateMachine',
+  'StartExecution',
+  'StartSyncExecution',
+  'DescribeExecution',
+  'ListExecutions',
+  'GetExecutionHistory',
+  'StopExecution',
+  'RedriveExecution',
+  'SendTaskSuccess',
+  'SendTaskFailure',
+  'SendTaskHeartbeat',
+  'DescribeStateMachineForExecution',
+  'ValidateStateMachineDefinition',
+  'TestState',
+  'PublishStateMachineVersion',
+  'ListStateMachineVersions',
+  'DeleteStateMachineVersion',
+  'CreateStateMachineAlias',
+  'DescribeStateMachineAlias',
+  'UpdateStateMachineAlias',
+  'DeleteStateMachineAlias',
+  'ListStateMachineAliases',
+  'TagResource',
+  'UntagResource',
+  'ListTagsForResource',
 ] as const;
 
 /**
@@ -88,9 +110,12 @@ export const SUPPORTED_OPERATIONS = [
  * Map runs the items inside the execution (no child executions, no run record to describe or tune).
  */
 const UNSUPPORTED_OPERATIONS: Readonly<Record<string, string>> = {
-  ListMapRuns: 'the embedded engine runs a distributed Map\'s items inside its execution, so there are no Map Runs to list; the items\' events are in GetExecutionHistory (MapRunStarted/MapRunSucceeded/MapRunFailed)',
-  DescribeMapRun: 'the embedded engine runs a distributed Map\'s items inside its execution and keeps no Map Run record (item and child execution counts); see GetExecutionHistory',
-  UpdateMapRun: 'the embedded engine cannot change a running distributed Map\'s concurrency or failure tolerance: set MaxConcurrency and ToleratedFailure* in the definition',
+  ListMapRuns:
+    "the embedded engine runs a distributed Map's items inside its execution, so there are no Map Runs to list; the items' events are in GetExecutionHistory (MapRunStarted/MapRunSucceeded/MapRunFailed)",
+  DescribeMapRun:
+    "the embedded engine runs a distributed Map's items inside its execution and keeps no Map Run record (item and child execution counts); see GetExecutionHistory",
+  UpdateMapRun:
+    "the embedded engine cannot change a running distributed Map's concurrency or failure tolerance: set MaxConcurrency and ToleratedFailure* in the definition",
 };
 
 /**
@@ -104,11 +129,27 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
   const manager = new ExecutionManager({
     execute: options.execute ?? engine.execute,
     validate: options.validate ?? engine.validate,
-    ...(options.lambda ?? engine.lambda ? { lambda: options.lambda ?? engine.lambda } : {}),
-    ...(options.dataDir !== undefined ? { store: new DirectoryExecutionStore(options.dataDir, options.executionRetentionMs !== undefined ? { ms: options.executionRetentionMs } : {}, { readOnly: options.readOnlyDataDir === true }) } : {}),
+    ...((options.lambda ?? engine.lambda) ? { lambda: options.lambda ?? engine.lambda } : {}),
+    ...(options.dataDir !== undefined
+      ? {
+          store: new DirectoryExecutionStore(
+            options.dataDir,
+            options.executionRetentionMs !== undefined ? { ms: options.executionRetentionMs } : {},
+            { readOnly: options.readOnlyDataDir === true },
+          ),
+        }
+      : {}),
     ...(options.substitutions ? { substitutions: options.substitutions } : {}),
-    sqs: { ...(options.sqsEndpoint !== undefined ? { endpoint: options.sqsEndpoint } : {}), region, ...(options.credentials ? { credentials: options.credentials } : {}) },
-    dynamodb: { ...(options.dynamodbEndpoint !== undefined ? { endpoint: options.dynamodbEndpoint } : {}), region, ...(options.credentials ? { credentials: options.credentials } : {}) },
+    sqs: {
+      ...(options.sqsEndpoint !== undefined ? { endpoint: options.sqsEndpoint } : {}),
+      region,
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+    },
+    dynamodb: {
+      ...(options.dynamodbEndpoint !== undefined ? { endpoint: options.dynamodbEndpoint } : {}),
+      region,
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+    },
     region,
     ...(options.account !== undefined ? { account: options.account } : {}),
     ...(options.partition !== undefined ? { partition: options.partition } : {}),

@@ -17,7 +17,14 @@ const EXEC: ExecutionRecord = {
   startDate: 1_700_000_000_000,
   redriveCount: 0,
 };
-const cp = (n: number, variables: Record<string, unknown> = { n }): Checkpoint => ({ stateName: `S${n}`, input: {}, variables, eventCounter: n, previousEventId: n, transitions: n });
+const cp = (n: number, variables: Record<string, unknown> = { n }): Checkpoint => ({
+  stateName: `S${n}`,
+  input: {},
+  variables,
+  eventCounter: n,
+  previousEventId: n,
+  transitions: n,
+});
 const ev = (id: number): HistoryEvent => ({ id, previousEventId: id - 1, timestamp: 1_700_000_000_000 + id, type: 'PassStateEntered' });
 
 describe('Class: DirectoryExecutionStore', () => {
@@ -29,11 +36,26 @@ describe('Class: DirectoryExecutionStore', () => {
 
   it('keeps state machines, executions, events and checkpoints for the next instance', () => {
     const a = new DirectoryExecutionStore(dir);
-    a.putStateMachine({ stateMachineArn: EXEC.stateMachineArn, name: 'sm', type: 'STANDARD', definition: EXEC.definition, roleArn: EXEC.roleArn, creationDate: 1, revisionId: 'r1' });
+    a.putStateMachine({
+      stateMachineArn: EXEC.stateMachineArn,
+      name: 'sm',
+      type: 'STANDARD',
+      definition: EXEC.definition,
+      roleArn: EXEC.roleArn,
+      creationDate: 1,
+      revisionId: 'r1',
+    });
     a.putExecution(EXEC);
     a.appendEvents(EXEC.executionArn, [ev(1), ev(2)]);
     a.appendEvents(EXEC.executionArn, [ev(3)]);
-    a.putCheckpoint(EXEC.executionArn, { stateName: 'P', input: {}, variables: { v: 1 }, eventCounter: 3, previousEventId: 3, transitions: 1 });
+    a.putCheckpoint(EXEC.executionArn, {
+      stateName: 'P',
+      input: {},
+      variables: { v: 1 },
+      eventCounter: 3,
+      previousEventId: 3,
+      transitions: 1,
+    });
 
     const b = new DirectoryExecutionStore(dir);
     const snap = b.load();
@@ -164,7 +186,12 @@ describe('Class: DirectoryExecutionStore', () => {
     it('drops ended executions past the retention period, with their files, and keeps running ones however old', () => {
       const DAY = 24 * 3600 * 1000;
       const now = EXEC.startDate + 100 * DAY;
-      const ended = (n: number, daysAgo: number): ExecutionRecord => ({ ...other(n), status: 'SUCCEEDED', output: '{}', stopDate: now - daysAgo * DAY });
+      const ended = (n: number, daysAgo: number): ExecutionRecord => ({
+        ...other(n),
+        status: 'SUCCEEDED',
+        output: '{}',
+        stopDate: now - daysAgo * DAY,
+      });
       const s = new DirectoryExecutionStore(dir);
       for (const r of [ended(1, 91), ended(2, 89), other(3), { ...other(4), status: 'FAILED' as const, stopDate: now - 200 * DAY }]) {
         s.putExecution(r);
@@ -173,9 +200,17 @@ describe('Class: DirectoryExecutionStore', () => {
       const dirs = () => readdirSync(join(dir, 'executions')).length;
       expect(dirs()).toBe(4);
       // 0 keeps everything.
-      expect(new DirectoryExecutionStore(dir, { ms: 0, now: () => now }).load().executions.map((r) => r.name)).toEqual(['e1', 'e2', 'e3', 'e4']);
+      expect(new DirectoryExecutionStore(dir, { ms: 0, now: () => now }).load().executions.map((r) => r.name)).toEqual([
+        'e1',
+        'e2',
+        'e3',
+        'e4',
+      ]);
       const kept = new DirectoryExecutionStore(dir, { now: () => now }).load().executions;
-      expect(kept.map((r) => [r.name, r.status])).toEqual([['e2', 'SUCCEEDED'], ['e3', 'RUNNING']]);
+      expect(kept.map((r) => [r.name, r.status])).toEqual([
+        ['e2', 'SUCCEEDED'],
+        ['e3', 'RUNNING'],
+      ]);
       expect(dirs()).toBe(2);
       expect(readFileSync(journal(), 'utf8').trimEnd().split('\n')).toHaveLength(2);
       const next = new DirectoryExecutionStore(dir, { now: () => now });
@@ -230,8 +265,13 @@ describe('Class: DirectoryExecutionStore', () => {
       const loaded = new DirectoryExecutionStore(dir, {}, options).load().executions;
       expect(loaded.map((r) => r.name)).toEqual(['e1', 'e2']);
       expect(damaged.map((d) => [d.line, d.reason])).toEqual([
-        [2, 'it is not a record of this file'], [3, 'it is not a record of this file'], [4, 'it is not a record of this file'],
-        [5, 'it is not a record of this file'], [6, 'it is not a record of this file'], [7, 'it is not JSON'], [8, 'its length is not the 12 bytes its frame says'],
+        [2, 'it is not a record of this file'],
+        [3, 'it is not a record of this file'],
+        [4, 'it is not a record of this file'],
+        [5, 'it is not a record of this file'],
+        [6, 'it is not a record of this file'],
+        [7, 'it is not JSON'],
+        [8, 'its length is not the 12 bytes its frame says'],
       ]);
     });
 
@@ -277,7 +317,10 @@ describe('Class: DirectoryExecutionStore', () => {
       appendFileSync(file, 'garbage\n');
       const written: string[] = [];
       const write = process.stderr.write.bind(process.stderr);
-      process.stderr.write = ((t: string) => { written.push(t); return true; }) as typeof process.stderr.write;
+      process.stderr.write = ((t: string) => {
+        written.push(t);
+        return true;
+      }) as typeof process.stderr.write;
       try {
         const r = new DirectoryExecutionStore(dir);
         r.readEvents(EXEC.executionArn);

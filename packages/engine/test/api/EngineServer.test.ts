@@ -55,7 +55,13 @@ const PASS_CHAIN = JSON.stringify({
   States: {
     A: { Type: 'Pass', Result: 1, ResultPath: '$.a', Next: 'B' },
     B: { Type: 'Pass', Result: 2, ResultPath: '$.b', Next: 'C' },
-    C: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:double', Parameters: { 'n.$': '$.n' }, ResultPath: '$.c', End: true },
+    C: {
+      Type: 'Task',
+      Resource: 'arn:aws:lambda:us-east-1:123456789012:function:double',
+      Parameters: { 'n.$': '$.n' },
+      ResultPath: '$.c',
+      End: true,
+    },
   },
 });
 
@@ -108,7 +114,9 @@ describe('Function: startEngineServer', () => {
       // Same request again is idempotent; a different definition under the same name is refused.
       const again = await sfn.send(new CreateStateMachineCommand({ name: 'crud', definition: PASS_CHAIN, roleArn: ROLE }));
       expect(again.stateMachineArn).toBe(created.stateMachineArn);
-      const clash = await sdkError(sfn.send(new CreateStateMachineCommand({ name: 'crud', definition: WAIT_FOR_TOKEN('x'), roleArn: ROLE })));
+      const clash = await sdkError(
+        sfn.send(new CreateStateMachineCommand({ name: 'crud', definition: WAIT_FOR_TOKEN('x'), roleArn: ROLE })),
+      );
       expect(clash.name).toBe('StateMachineAlreadyExists');
 
       const list = await sfn.send(new ListStateMachinesCommand({}));
@@ -147,7 +155,13 @@ describe('Function: startEngineServer', () => {
       expect(notJson.message).toContain('INVALID_JSON_DESCRIPTION');
 
       const missing = await sdkError(
-        sfn.send(new CreateStateMachineCommand({ name: 'bad2', definition: JSON.stringify({ StartAt: 'Nope', States: { A: { Type: 'Pass', End: true } } }), roleArn: ROLE })),
+        sfn.send(
+          new CreateStateMachineCommand({
+            name: 'bad2',
+            definition: JSON.stringify({ StartAt: 'Nope', States: { A: { Type: 'Pass', End: true } } }),
+            roleArn: ROLE,
+          }),
+        ),
       );
       expect(missing.name).toBe('InvalidDefinition');
       expect(missing.message).toMatch(/Nope/);
@@ -156,7 +170,10 @@ describe('Function: startEngineServer', () => {
         sfn.send(
           new CreateStateMachineCommand({
             name: 'bad3',
-            definition: JSON.stringify({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::ecs:runTask.sync', End: true } } }),
+            definition: JSON.stringify({
+              StartAt: 'T',
+              States: { T: { Type: 'Task', Resource: 'arn:aws:states:::ecs:runTask.sync', End: true } },
+            }),
             roleArn: ROLE,
           }),
         ),
@@ -171,7 +188,10 @@ describe('Function: startEngineServer', () => {
       expect(ok).toMatchObject({ result: 'OK', diagnostics: [] });
       const bad = await sfn.send(
         new ValidateStateMachineDefinitionCommand({
-          definition: JSON.stringify({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::glue:startJobRun', End: true } } }),
+          definition: JSON.stringify({
+            StartAt: 'T',
+            States: { T: { Type: 'Task', Resource: 'arn:aws:states:::glue:startJobRun', End: true } },
+          }),
         }),
       );
       expect(bad.result).toBe('FAIL');
@@ -180,10 +200,17 @@ describe('Function: startEngineServer', () => {
     });
 
     it('rejects bad names, ARNs and types with the AWS error codes', async () => {
-      expect((await sdkError(sfn.send(new CreateStateMachineCommand({ name: 'has space', definition: PASS_CHAIN, roleArn: ROLE })))).name).toBe('InvalidName');
+      expect(
+        (await sdkError(sfn.send(new CreateStateMachineCommand({ name: 'has space', definition: PASS_CHAIN, roleArn: ROLE })))).name,
+      ).toBe('InvalidName');
       expect((await sdkError(sfn.send(new DescribeStateMachineCommand({ stateMachineArn: 'not-an-arn' })))).name).toBe('InvalidArn');
-      expect((await sdkError(sfn.send(new DescribeExecutionCommand({ executionArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:x' })))).name).toBe('InvalidArn');
-      const badType = await sdkError(sfn.send(new CreateStateMachineCommand({ name: 'typed', definition: PASS_CHAIN, roleArn: ROLE, type: 'BATCH' as never })));
+      expect(
+        (await sdkError(sfn.send(new DescribeExecutionCommand({ executionArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:x' }))))
+          .name,
+      ).toBe('InvalidArn');
+      const badType = await sdkError(
+        sfn.send(new CreateStateMachineCommand({ name: 'typed', definition: PASS_CHAIN, roleArn: ROLE, type: 'BATCH' as never })),
+      );
       expect(badType.name).toBe('ValidationException');
       expect(badType.message).toContain("Value 'BATCH' at 'type'");
     });
@@ -219,13 +246,19 @@ describe('Function: startEngineServer', () => {
         nextToken = p.nextToken;
       } while (nextToken);
       expect(paged).toEqual(all.events!.map((e) => e.id));
-      const reversed = await sfn.send(new GetExecutionHistoryCommand({ executionArn: started.executionArn, reverseOrder: true, maxResults: 2 }));
+      const reversed = await sfn.send(
+        new GetExecutionHistoryCommand({ executionArn: started.executionArn, reverseOrder: true, maxResults: 2 }),
+      );
       expect(reversed.events!.map((e) => e.type)).toEqual(['ExecutionSucceeded', types.at(-2)]);
 
-      const noData = await sfn.send(new GetExecutionHistoryCommand({ executionArn: started.executionArn, includeExecutionData: false, maxResults: 1 }));
+      const noData = await sfn.send(
+        new GetExecutionHistoryCommand({ executionArn: started.executionArn, includeExecutionData: false, maxResults: 1 }),
+      );
       expect(noData.events![0]!.executionStartedEventDetails?.input).toBeUndefined();
 
-      const badToken = await sdkError(sfn.send(new GetExecutionHistoryCommand({ executionArn: started.executionArn, nextToken: 'garbage' })));
+      const badToken = await sdkError(
+        sfn.send(new GetExecutionHistoryCommand({ executionArn: started.executionArn, nextToken: 'garbage' })),
+      );
       expect(badToken.name).toBe('InvalidToken');
     });
 
@@ -262,7 +295,9 @@ describe('Function: startEngineServer', () => {
         name: 'ExecutionDoesNotExist',
         message: `Execution Does Not Exist: '${missing}'`,
       });
-      expect((await sdkError(sfn.send(new StartExecutionCommand({ stateMachineArn: arn, input: '{not json' })))).name).toBe('InvalidExecutionInput');
+      expect((await sdkError(sfn.send(new StartExecutionCommand({ stateMachineArn: arn, input: '{not json' })))).name).toBe(
+        'InvalidExecutionInput',
+      );
       expect((await sdkError(sfn.send(new StartExecutionCommand({ stateMachineArn: arn, name: 'a/b' })))).name).toBe('InvalidName');
       const noSm = arn.replace(':errs', ':does-not-exist');
       expect((await sdkError(sfn.send(new StartExecutionCommand({ stateMachineArn: noSm })))).name).toBe('StateMachineDoesNotExist');
@@ -277,12 +312,18 @@ describe('Function: startEngineServer', () => {
       expect(r.executionArn).toMatch(/^arn:aws:states:us-east-1:123456789012:express:sync-express:sync-1:[0-9a-f-]{36}$/);
       expect(r.billingDetails?.billedDurationInMilliseconds).toBeGreaterThanOrEqual(100);
 
-      const failing = await machine('sync-fail', JSON.stringify({ StartAt: 'F', States: { F: { Type: 'Fail', Error: 'Oops', Cause: 'because' } } }), 'EXPRESS');
+      const failing = await machine(
+        'sync-fail',
+        JSON.stringify({ StartAt: 'F', States: { F: { Type: 'Fail', Error: 'Oops', Cause: 'because' } } }),
+        'EXPRESS',
+      );
       const f = await sfn.send(new StartSyncExecutionCommand({ stateMachineArn: failing }));
       expect(f).toMatchObject({ status: 'FAILED', error: 'Oops', cause: 'because' });
 
       const standard = await machine('sync-standard', PASS_CHAIN);
-      expect((await sdkError(sfn.send(new StartSyncExecutionCommand({ stateMachineArn: standard })))).name).toBe('StateMachineTypeNotSupported');
+      expect((await sdkError(sfn.send(new StartSyncExecutionCommand({ stateMachineArn: standard })))).name).toBe(
+        'StateMachineTypeNotSupported',
+      );
     });
   });
 
@@ -312,7 +353,9 @@ describe('Function: startEngineServer', () => {
       await sfn.send(new SendTaskFailureCommand({ taskToken: tokens.fail![0]!, error: 'Rejected', cause: 'a human said no' }));
       const done = await waitForStatus(sfn, executionArn!);
       expect(done).toMatchObject({ status: 'FAILED', error: 'Rejected', cause: 'a human said no' });
-      expect((await sdkError(sfn.send(new SendTaskSuccessCommand({ taskToken: 'no-such-token', output: '{}' })))).name).toBe('TaskDoesNotExist');
+      expect((await sdkError(sfn.send(new SendTaskSuccessCommand({ taskToken: 'no-such-token', output: '{}' })))).name).toBe(
+        'TaskDoesNotExist',
+      );
       expect((await sdkError(sfn.send(new SendTaskHeartbeatCommand({ taskToken: 'no-such-token' })))).name).toBe('TaskDoesNotExist');
     });
 
@@ -320,7 +363,9 @@ describe('Function: startEngineServer', () => {
       const arn = await machine('token-badout', WAIT_FOR_TOKEN('badout'));
       const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: arn }));
       await eventually(() => (tokens.badout?.length ?? 0) === 1);
-      expect((await sdkError(sfn.send(new SendTaskSuccessCommand({ taskToken: tokens.badout![0]!, output: 'nope' })))).name).toBe('InvalidOutput');
+      expect((await sdkError(sfn.send(new SendTaskSuccessCommand({ taskToken: tokens.badout![0]!, output: 'nope' })))).name).toBe(
+        'InvalidOutput',
+      );
       await sfn.send(new StopExecutionCommand({ executionArn }));
     });
   });
@@ -337,7 +382,9 @@ describe('Function: startEngineServer', () => {
       const h = await sfn.send(new GetExecutionHistoryCommand({ executionArn, reverseOrder: true, maxResults: 1 }));
       expect(h.events![0]!.type).toBe('ExecutionAborted');
       // The token died with the execution.
-      expect((await sdkError(sfn.send(new SendTaskSuccessCommand({ taskToken: tokens.stop![0]!, output: '{}' })))).name).toBe('TaskTimedOut');
+      expect((await sdkError(sfn.send(new SendTaskSuccessCommand({ taskToken: tokens.stop![0]!, output: '{}' })))).name).toBe(
+        'TaskTimedOut',
+      );
     });
 
     it('redrives a failed execution from the failed state only', async () => {
@@ -401,10 +448,18 @@ describe('Function: startEngineServer', () => {
     });
 
     it('fails the parent with States.TaskFailed when the .sync child fails', async () => {
-      const child = await machine('child-fails', JSON.stringify({ StartAt: 'F', States: { F: { Type: 'Fail', Error: 'ChildErr', Cause: 'child cause' } } }));
+      const child = await machine(
+        'child-fails',
+        JSON.stringify({ StartAt: 'F', States: { F: { Type: 'Fail', Error: 'ChildErr', Cause: 'child cause' } } }),
+      );
       const parent = await machine(
         'parent-of-failing',
-        JSON.stringify({ StartAt: 'C', States: { C: { Type: 'Task', Resource: 'arn:aws:states:::states:startExecution.sync', Parameters: { StateMachineArn: child }, End: true } } }),
+        JSON.stringify({
+          StartAt: 'C',
+          States: {
+            C: { Type: 'Task', Resource: 'arn:aws:states:::states:startExecution.sync', Parameters: { StateMachineArn: child }, End: true },
+          },
+        }),
       );
       const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: parent }));
       const done = await waitForStatus(sfn, executionArn!);
@@ -417,12 +472,16 @@ describe('Function: startEngineServer', () => {
       const child = await machine('child-named', PASS_CHAIN);
       // The second start reuses the name of a closed execution with other input: the service refuses it.
       const start = (n: number) => ({
-        Type: 'Task', Resource: 'arn:aws:states:::states:startExecution.sync:2',
+        Type: 'Task',
+        Resource: 'arn:aws:states:::states:startExecution.sync:2',
         Parameters: { StateMachineArn: child, Input: { n }, Name: 'same-name' },
       });
       const parent = await machine(
         'parent-twice',
-        JSON.stringify({ StartAt: 'First', States: { First: { ...start(1), ResultPath: null, Next: 'Second' }, Second: { ...start(2), End: true } } }),
+        JSON.stringify({
+          StartAt: 'First',
+          States: { First: { ...start(1), ResultPath: null, Next: 'Second' }, Second: { ...start(2), End: true } },
+        }),
       );
       const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: parent }));
       const done = await waitForStatus(sfn, executionArn!);

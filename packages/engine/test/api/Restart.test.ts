@@ -58,7 +58,9 @@ describe('Function: startEngineServer (restart)', () => {
   it('resumes an unfinished Standard execution from its last completed transition', async () => {
     const first = await startEngineServer({ dataDir, handlers });
     const sfn1 = sfnClient(first.url);
-    const { stateMachineArn } = await sfn1.send(new CreateStateMachineCommand({ name: 'approval', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+    const { stateMachineArn } = await sfn1.send(
+      new CreateStateMachineCommand({ name: 'approval', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }),
+    );
     const { executionArn } = await sfn1.send(new StartExecutionCommand({ stateMachineArn, name: 'order-7', input: '{"id":"o-7"}' }));
     await eventually(() => asked.length === 1);
     const before = (await sfn1.send(new GetExecutionHistoryCommand({ executionArn }))).events!.map((e) => e.type);
@@ -98,7 +100,9 @@ describe('Function: startEngineServer (restart)', () => {
   it('waits for resumeUnfinished() when started with resumeOnStart: false', async () => {
     const first = await startEngineServer({ dataDir, handlers });
     const sfn1 = sfnClient(first.url);
-    const { stateMachineArn } = await sfn1.send(new CreateStateMachineCommand({ name: 'later', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+    const { stateMachineArn } = await sfn1.send(
+      new CreateStateMachineCommand({ name: 'later', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }),
+    );
     const { executionArn } = await sfn1.send(new StartExecutionCommand({ stateMachineArn, input: '{"id":"o-9"}' }));
     await eventually(() => asked.length === 1);
     sfn1.destroy();
@@ -127,7 +131,9 @@ describe('Function: startEngineServer (restart)', () => {
     askFails = true;
     const first = await startEngineServer({ dataDir, handlers });
     const sfn1 = sfnClient(first.url);
-    const { stateMachineArn } = await sfn1.send(new CreateStateMachineCommand({ name: 'redrive-restart', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+    const { stateMachineArn } = await sfn1.send(
+      new CreateStateMachineCommand({ name: 'redrive-restart', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }),
+    );
     const { executionArn } = await sfn1.send(new StartExecutionCommand({ stateMachineArn, input: '{"id":"o-3"}' }));
     expect(await waitForStatus(sfn1, executionArn!)).toMatchObject({ status: 'FAILED', error: 'ServiceDown' });
     askFails = false;
@@ -160,7 +166,9 @@ describe('Function: startEngineServer (restart)', () => {
   it('stops a loaded execution that was not resumed, and can redrive it later', async () => {
     const first = await startEngineServer({ dataDir, handlers });
     const sfn1 = sfnClient(first.url);
-    const { stateMachineArn } = await sfn1.send(new CreateStateMachineCommand({ name: 'dormant', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+    const { stateMachineArn } = await sfn1.send(
+      new CreateStateMachineCommand({ name: 'dormant', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }),
+    );
     const { executionArn } = await sfn1.send(new StartExecutionCommand({ stateMachineArn, input: '{"id":"o-5"}' }));
     await eventually(() => asked.length === 1);
     sfn1.destroy();
@@ -170,10 +178,17 @@ describe('Function: startEngineServer (restart)', () => {
     const sfn2 = sfnClient(second.url);
     try {
       await sfn2.send(new StopExecutionCommand({ executionArn, error: 'Cancelled', cause: 'operator' }));
-      expect(await sfn2.send(new DescribeExecutionCommand({ executionArn }))).toMatchObject({ status: 'ABORTED', error: 'Cancelled', redriveStatus: 'REDRIVABLE' });
+      expect(await sfn2.send(new DescribeExecutionCommand({ executionArn }))).toMatchObject({
+        status: 'ABORTED',
+        error: 'Cancelled',
+        redriveStatus: 'REDRIVABLE',
+      });
       const events = (await sfn2.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }))).events!;
       expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
-      expect(events.at(-1)).toMatchObject({ type: 'ExecutionAborted', executionAbortedEventDetails: { error: 'Cancelled', cause: 'operator' } });
+      expect(events.at(-1)).toMatchObject({
+        type: 'ExecutionAborted',
+        executionAbortedEventDetails: { error: 'Cancelled', cause: 'operator' },
+      });
       expect(second.resumeUnfinished()).toBe(0);
 
       await sfn2.send(new RedriveExecutionCommand({ executionArn }));
@@ -191,7 +206,9 @@ describe('Function: startEngineServer (restart)', () => {
     const simple = JSON.stringify({ StartAt: 'P', States: { P: { Type: 'Pass', Result: 'x', End: true } } });
     const first = await startEngineServer({ dataDir });
     const sfn1 = sfnClient(first.url);
-    const { stateMachineArn } = await sfn1.send(new CreateStateMachineCommand({ name: 'simple', definition: simple, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+    const { stateMachineArn } = await sfn1.send(
+      new CreateStateMachineCommand({ name: 'simple', definition: simple, roleArn: 'arn:aws:iam::123456789012:role/r' }),
+    );
     const { executionArn } = await sfn1.send(new StartExecutionCommand({ stateMachineArn, name: 'e1' }));
     await waitForStatus(sfn1, executionArn!);
     const history = (await sfn1.send(new GetExecutionHistoryCommand({ executionArn }))).events!;

@@ -22,7 +22,10 @@ const DEFINITION = JSON.stringify({
     Approve: {
       Type: 'Task',
       Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken',
-      Arguments: { QueueUrl: '${ApprovalQueueUrl}', MessageBody: { id: '{% $states.input.id %}', token: '{% $states.context.Task.Token %}' } },
+      Arguments: {
+        QueueUrl: '${ApprovalQueueUrl}',
+        MessageBody: { id: '{% $states.input.id %}', token: '{% $states.context.Task.Token %}' },
+      },
       TimeoutSeconds: 60,
       End: true,
     },
@@ -59,7 +62,9 @@ describe('Function: startEngineServer (SQS and DynamoDB resources)', () => {
   it('writes to DynamoDB, sends the token over SQS and completes on SendTaskSuccess', async () => {
     const sfn = sfnClient(server.url);
     try {
-      const { stateMachineArn } = await sfn.send(new CreateStateMachineCommand({ name: 'approval', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }));
+      const { stateMachineArn } = await sfn.send(
+        new CreateStateMachineCommand({ name: 'approval', definition: DEFINITION, roleArn: 'arn:aws:iam::123456789012:role/r' }),
+      );
       const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, input: '{"id":"run-1"}' }));
       let body: { id: string; token: string } | undefined;
       for (let i = 0; i < 200 && !body; i++) {

@@ -51,7 +51,10 @@ describe('TestState', () => {
     expect(end).toMatchObject({ status: 'SUCCEEDED', output: '{"ok":true}' });
     expect(end.nextState).toBeUndefined();
     // A Wait does not hold the test up (its clock is virtual).
-    expect(await test({ definition: { Type: 'Wait', Seconds: 3600, Next: 'After' } })).toMatchObject({ status: 'SUCCEEDED', nextState: 'After' });
+    expect(await test({ definition: { Type: 'Wait', Seconds: 3600, Next: 'After' } })).toMatchObject({
+      status: 'SUCCEEDED',
+      nextState: 'After',
+    });
   });
 
   it('reports RETRIABLE for an error a retrier matches, CAUGHT_ERROR with the catcher, FAILED otherwise; never retries', async () => {
@@ -60,11 +63,18 @@ describe('TestState', () => {
     const retried = await test({ definition: { ...base, Retry: [{ ErrorEquals: ['ModelDown'], MaxAttempts: 5 }] } });
     expect(retried).toMatchObject({ status: 'RETRIABLE', error: 'ModelDown', cause: expect.stringContaining('the model is down') });
     expect(calls).toBe(1);
-    const caught = await test({ definition: { ...base, Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.err', Next: 'Recover' }] }, input: '{"k":1}' });
+    const caught = await test({
+      definition: { ...base, Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.err', Next: 'Recover' }] },
+      input: '{"k":1}',
+    });
     expect(caught).toMatchObject({ status: 'CAUGHT_ERROR', error: 'ModelDown', nextState: 'Recover' });
     expect(JSON.parse(caught.output!)).toMatchObject({ k: 1, err: { Error: 'ModelDown' } });
     expect(await test({ definition: base })).toMatchObject({ status: 'FAILED', error: 'ModelDown' });
-    expect(await test({ definition: { Type: 'Fail', Error: 'Bad', Cause: 'input was bad' } })).toMatchObject({ status: 'FAILED', error: 'Bad', cause: 'input was bad' });
+    expect(await test({ definition: { Type: 'Fail', Error: 'Bad', Cause: 'input was bad' } })).toMatchObject({
+      status: 'FAILED',
+      error: 'Bad',
+      cause: 'input was bad',
+    });
   });
 
   it('tests a state of a whole definition by stateName, with variables', async () => {
@@ -76,19 +86,42 @@ describe('TestState', () => {
         Greet: { Type: 'Pass', Output: '{% $greeting & ", " & $states.input.who %}', Next: 'First' },
       },
     };
-    const out = await test({ definition: machine, stateName: 'Greet', input: '{"who":"Ada"}', variables: JSON.stringify({ greeting: 'Hello' }) });
+    const out = await test({
+      definition: machine,
+      stateName: 'Greet',
+      input: '{"who":"Ada"}',
+      variables: JSON.stringify({ greeting: 'Hello' }),
+    });
     expect(out).toMatchObject({ status: 'SUCCEEDED', output: '"Hello, Ada"', nextState: 'First' });
   });
 
   it('refuses what it cannot test, with the API error names', async () => {
-    expect(await sdkError(test({ definition: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', End: true } }))).toMatchObject({ name: 'ValidationException', message: expect.stringContaining('.waitForTaskToken') });
-    expect(await sdkError(test({ definition: { Type: 'Teleport', End: true } }))).toMatchObject({ name: 'InvalidDefinition', message: expect.stringContaining('"Teleport"') });
-    expect(await sdkError(test({ definition: { StartAt: 'A', States: { A: { Type: 'Pass', End: true } } }, stateName: 'B' }))).toMatchObject({ name: 'ValidationException', message: expect.stringContaining('its states: A') });
-    expect(await sdkError(test({ definition: { Type: 'Pass', End: true }, input: '{nope' }))).toMatchObject({ name: 'InvalidExecutionInput' });
+    expect(
+      await sdkError(test({ definition: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken', End: true } })),
+    ).toMatchObject({ name: 'ValidationException', message: expect.stringContaining('.waitForTaskToken') });
+    expect(await sdkError(test({ definition: { Type: 'Teleport', End: true } }))).toMatchObject({
+      name: 'InvalidDefinition',
+      message: expect.stringContaining('"Teleport"'),
+    });
+    expect(
+      await sdkError(test({ definition: { StartAt: 'A', States: { A: { Type: 'Pass', End: true } } }, stateName: 'B' })),
+    ).toMatchObject({ name: 'ValidationException', message: expect.stringContaining('its states: A') });
+    expect(await sdkError(test({ definition: { Type: 'Pass', End: true }, input: '{nope' }))).toMatchObject({
+      name: 'InvalidExecutionInput',
+    });
     // A function nobody registered fails the task, as a missing function does on AWS.
-    expect(await test({ definition: { Type: 'Task', Resource: `${FN}missing`, End: true } })).toMatchObject({ status: 'FAILED', error: expect.stringMatching(/^Lambda\./) });
+    expect(await test({ definition: { Type: 'Task', Resource: `${FN}missing`, End: true } })).toMatchObject({
+      status: 'FAILED',
+      error: expect.stringMatching(/^Lambda\./),
+    });
     expect(await sdkError(test({ definition: { Type: 'Pass', Next: 'X', End: true } }))).toMatchObject({ name: 'InvalidDefinition' });
-    expect(await sdkError(test({ definition: { Type: 'Pass', End: true }, mock: { result: '{}' } }))).toMatchObject({ name: 'ValidationException', message: expect.stringContaining("does not take 'mock'") });
-    expect(await sdkError(test({ definition: { Type: 'Pass', End: true }, variables: JSON.stringify({ 'bad-name': 1 }) }))).toMatchObject({ name: 'ValidationException', message: expect.stringContaining("'bad-name' is not a variable name") });
+    expect(await sdkError(test({ definition: { Type: 'Pass', End: true }, mock: { result: '{}' } }))).toMatchObject({
+      name: 'ValidationException',
+      message: expect.stringContaining("does not take 'mock'"),
+    });
+    expect(await sdkError(test({ definition: { Type: 'Pass', End: true }, variables: JSON.stringify({ 'bad-name': 1 }) }))).toMatchObject({
+      name: 'ValidationException',
+      message: expect.stringContaining("'bad-name' is not a variable name"),
+    });
   });
 });

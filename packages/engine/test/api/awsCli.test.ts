@@ -16,111 +16,214 @@ if (!AWS_VERSION) console.warn(`awsCli.test.ts ${SKIP_REASON}`);
 
 const ROLE = 'arn:aws:iam::123456789012:role/test';
 
-describe.skipIf(!AWS_VERSION)(`the AWS CLI against the embedded engine${AWS_VERSION ? ` (${AWS_VERSION.split(' ')[0]})` : ` (${SKIP_REASON})`}`, () => {
-  let server: EngineServer;
-  let home: string;
-  beforeAll(async () => {
-    home = mkdtempSync(join(tmpdir(), 'stepforge-awscli-'));
-    server = await startEngineServer({
-      handlers: {
-        async double(e: unknown) {
-          return { n: (e as { n: number }).n * 2 };
+describe.skipIf(!AWS_VERSION)(
+  `the AWS CLI against the embedded engine${AWS_VERSION ? ` (${AWS_VERSION.split(' ')[0]})` : ` (${SKIP_REASON})`}`,
+  () => {
+    let server: EngineServer;
+    let home: string;
+    beforeAll(async () => {
+      home = mkdtempSync(join(tmpdir(), 'stepforge-awscli-'));
+      server = await startEngineServer({
+        handlers: {
+          async double(e: unknown) {
+            return { n: (e as { n: number }).n * 2 };
+          },
         },
-      },
-    });
-  });
-  afterAll(async () => {
-    await server.close();
-    rmSync(home, { recursive: true, force: true });
-  });
-
-  /** Runs `aws stepfunctions …`; resolves with its JSON output, or rejects with its stderr. */
-  const aws = (args: string[], endpoint = server.url, extraEnv: Record<string, string> = {}): Promise<Record<string, unknown>> =>
-    new Promise((resolve, reject) => {
-      execFile('aws', ['stepfunctions', ...args, '--endpoint-url', endpoint, '--output', 'json'], {
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: home,
-          // pyenv's shim finds its Python through these.
-          ...(process.env.PYENV_ROOT ? { PYENV_ROOT: process.env.PYENV_ROOT } : {}),
-          AWS_ACCESS_KEY_ID: 'local',
-          AWS_SECRET_ACCESS_KEY: 'local',
-          AWS_DEFAULT_REGION: 'us-east-1',
-          AWS_CONFIG_FILE: join(home, 'config'),
-          AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
-          AWS_PAGER: '',
-          AWS_MAX_ATTEMPTS: '1',
-          ...extraEnv,
-        },
-        timeout: 30_000,
-      }, (err, stdout, stderr) => {
-        if (err) return reject(new Error(`aws ${args[0]} (endpoint ${endpoint}): ${stderr.trim() || err.message}`));
-        resolve(stdout.trim() === '' ? {} : (JSON.parse(stdout) as Record<string, unknown>));
       });
     });
-  const awsError = (args: string[]) => aws(args).then(() => { throw new Error(`aws ${args[0]} succeeded`); }, (e: Error) => e.message);
+    afterAll(async () => {
+      await server.close();
+      rmSync(home, { recursive: true, force: true });
+    });
 
-  it('versions, aliases, qualified ARNs, tags, TestState and StartSyncExecution', async () => {
-    const def = (value: string) => JSON.stringify({ StartAt: 'A', States: { A: { Type: 'Pass', Result: value, End: true } } });
-    const created = await aws(['create-state-machine', '--name', 'cli', '--type', 'EXPRESS', '--definition', def('v1'), '--role-arn', ROLE, '--publish', '--version-description', 'first', '--tags', JSON.stringify([{ key: 'team', value: 'core' }])]);
-    const sm = created.stateMachineArn as string;
-    expect(created.stateMachineVersionArn).toBe(`${sm}:1`);
-    const updated = await aws(['update-state-machine', '--state-machine-arn', sm, '--definition', def('v2'), '--publish', '--version-description', 'second']);
-    expect(updated.stateMachineVersionArn).toBe(`${sm}:2`);
-    await aws(['update-state-machine', '--state-machine-arn', sm, '--definition', def('v3')]);
-    expect(await aws(['publish-state-machine-version', '--state-machine-arn', sm, '--description', 'third'])).toMatchObject({ stateMachineVersionArn: `${sm}:3` });
-    const versions = await aws(['list-state-machine-versions', '--state-machine-arn', sm]);
-    expect((versions.stateMachineVersions as { stateMachineVersionArn: string }[]).map((v) => v.stateMachineVersionArn)).toEqual([`${sm}:3`, `${sm}:2`, `${sm}:1`]);
-    expect(await aws(['describe-state-machine', '--state-machine-arn', `${sm}:1`])).toMatchObject({ stateMachineArn: `${sm}:1`, description: 'first', definition: def('v1') });
+    /** Runs `aws stepfunctions …`; resolves with its JSON output, or rejects with its stderr. */
+    const aws = (args: string[], endpoint = server.url, extraEnv: Record<string, string> = {}): Promise<Record<string, unknown>> =>
+      new Promise((resolve, reject) => {
+        execFile(
+          'aws',
+          ['stepfunctions', ...args, '--endpoint-url', endpoint, '--output', 'json'],
+          {
+            env: {
+              PATH: process.env.PATH ?? '',
+              HOME: home,
+              // pyenv's shim finds its Python through these.
+              ...(process.env.PYENV_ROOT ? { PYENV_ROOT: process.env.PYENV_ROOT } : {}),
+              AWS_ACCESS_KEY_ID: 'local',
+              AWS_SECRET_ACCESS_KEY: 'local',
+              AWS_DEFAULT_REGION: 'us-east-1',
+              AWS_CONFIG_FILE: join(home, 'config'),
+              AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
+              AWS_PAGER: '',
+              AWS_MAX_ATTEMPTS: '1',
+              ...extraEnv,
+            },
+            timeout: 30_000,
+          },
+          (err, stdout, stderr) => {
+            if (err) return reject(new Error(`aws ${args[0]} (endpoint ${endpoint}): ${stderr.trim() || err.message}`));
+            resolve(stdout.trim() === '' ? {} : (JSON.parse(stdout) as Record<string, unknown>));
+          },
+        );
+      });
+    const awsError = (args: string[]) =>
+      aws(args).then(
+        () => {
+          throw new Error(`aws ${args[0]} succeeded`);
+        },
+        (e: Error) => e.message,
+      );
 
-    const alias = await aws(['create-state-machine-alias', '--name', 'live', '--description', 'what users get', '--routing-configuration', JSON.stringify([{ stateMachineVersionArn: `${sm}:1`, weight: 100 }])]);
-    expect(alias.stateMachineAliasArn).toBe(`${sm}:live`);
-    await aws(['update-state-machine-alias', '--state-machine-alias-arn', `${sm}:live`, '--routing-configuration', JSON.stringify([{ stateMachineVersionArn: `${sm}:2`, weight: 100 }])]);
-    expect(await aws(['describe-state-machine-alias', '--state-machine-alias-arn', `${sm}:live`])).toMatchObject({ name: 'live', description: 'what users get', routingConfiguration: [{ stateMachineVersionArn: `${sm}:2`, weight: 100 }] });
-    expect((await aws(['list-state-machine-aliases', '--state-machine-arn', sm])).stateMachineAliases).toMatchObject([{ stateMachineAliasArn: `${sm}:live` }]);
+    it('versions, aliases, qualified ARNs, tags, TestState and StartSyncExecution', async () => {
+      const def = (value: string) => JSON.stringify({ StartAt: 'A', States: { A: { Type: 'Pass', Result: value, End: true } } });
+      const created = await aws([
+        'create-state-machine',
+        '--name',
+        'cli',
+        '--type',
+        'EXPRESS',
+        '--definition',
+        def('v1'),
+        '--role-arn',
+        ROLE,
+        '--publish',
+        '--version-description',
+        'first',
+        '--tags',
+        JSON.stringify([{ key: 'team', value: 'core' }]),
+      ]);
+      const sm = created.stateMachineArn as string;
+      expect(created.stateMachineVersionArn).toBe(`${sm}:1`);
+      const updated = await aws([
+        'update-state-machine',
+        '--state-machine-arn',
+        sm,
+        '--definition',
+        def('v2'),
+        '--publish',
+        '--version-description',
+        'second',
+      ]);
+      expect(updated.stateMachineVersionArn).toBe(`${sm}:2`);
+      await aws(['update-state-machine', '--state-machine-arn', sm, '--definition', def('v3')]);
+      expect(await aws(['publish-state-machine-version', '--state-machine-arn', sm, '--description', 'third'])).toMatchObject({
+        stateMachineVersionArn: `${sm}:3`,
+      });
+      const versions = await aws(['list-state-machine-versions', '--state-machine-arn', sm]);
+      expect((versions.stateMachineVersions as { stateMachineVersionArn: string }[]).map((v) => v.stateMachineVersionArn)).toEqual([
+        `${sm}:3`,
+        `${sm}:2`,
+        `${sm}:1`,
+      ]);
+      expect(await aws(['describe-state-machine', '--state-machine-arn', `${sm}:1`])).toMatchObject({
+        stateMachineArn: `${sm}:1`,
+        description: 'first',
+        definition: def('v1'),
+      });
 
-    // StartSyncExecution: the CLI prefixes `sync-` to the endpoint's host. With the endpoint's user
-    // part set, the prefix lands there and the CLI dials 127.0.0.1; with host prefix injection off,
-    // there is no prefix at all. Either way through the alias, to the version it routes to.
-    const viaUser = await aws(['start-sync-execution', '--state-machine-arn', `${sm}:live`, '--input', '{}'], server.url.replace('http://', 'http://sfn@'));
-    expect(viaUser).toMatchObject({ status: 'SUCCEEDED', output: '"v2"' });
-    const noPrefix = await aws(['start-sync-execution', '--state-machine-arn', `${sm}:1`, '--input', '{}'], server.url, { AWS_DISABLE_HOST_PREFIX_INJECTION: 'true' });
-    expect(noPrefix).toMatchObject({ status: 'SUCCEEDED', output: '"v1"' });
+      const alias = await aws([
+        'create-state-machine-alias',
+        '--name',
+        'live',
+        '--description',
+        'what users get',
+        '--routing-configuration',
+        JSON.stringify([{ stateMachineVersionArn: `${sm}:1`, weight: 100 }]),
+      ]);
+      expect(alias.stateMachineAliasArn).toBe(`${sm}:live`);
+      await aws([
+        'update-state-machine-alias',
+        '--state-machine-alias-arn',
+        `${sm}:live`,
+        '--routing-configuration',
+        JSON.stringify([{ stateMachineVersionArn: `${sm}:2`, weight: 100 }]),
+      ]);
+      expect(await aws(['describe-state-machine-alias', '--state-machine-alias-arn', `${sm}:live`])).toMatchObject({
+        name: 'live',
+        description: 'what users get',
+        routingConfiguration: [{ stateMachineVersionArn: `${sm}:2`, weight: 100 }],
+      });
+      expect((await aws(['list-state-machine-aliases', '--state-machine-arn', sm])).stateMachineAliases).toMatchObject([
+        { stateMachineAliasArn: `${sm}:live` },
+      ]);
 
-    // A Standard machine: StartExecution by version and by alias ARN; DescribeExecution and
-    // DescribeStateMachineForExecution say what ran.
-    const std = (await aws(['create-state-machine', '--name', 'cli-std', '--definition', def('s1'), '--role-arn', ROLE, '--publish'])).stateMachineArn as string;
-    await aws(['create-state-machine-alias', '--name', 'prod', '--routing-configuration', JSON.stringify([{ stateMachineVersionArn: `${std}:1`, weight: 100 }])]);
-    await aws(['update-state-machine', '--state-machine-arn', std, '--definition', def('s2')]);
-    const started = await aws(['start-execution', '--state-machine-arn', `${std}:prod`, '--name', 'through-alias']);
-    let described: Record<string, unknown> = {};
-    for (let i = 0; i < 50; i++) {
-      described = await aws(['describe-execution', '--execution-arn', started.executionArn as string]);
-      if (described.status !== 'RUNNING') break;
-    }
-    expect(described).toMatchObject({ status: 'SUCCEEDED', output: '"s1"', stateMachineArn: std, stateMachineVersionArn: `${std}:1`, stateMachineAliasArn: `${std}:prod` });
-    expect(await aws(['describe-state-machine-for-execution', '--execution-arn', started.executionArn as string])).toMatchObject({ stateMachineArn: std, definition: def('s1') });
-    expect((await aws(['list-executions', '--state-machine-arn', `${std}:prod`])).executions).toMatchObject([{ name: 'through-alias' }]);
+      // StartSyncExecution: the CLI prefixes `sync-` to the endpoint's host. With the endpoint's user
+      // part set, the prefix lands there and the CLI dials 127.0.0.1; with host prefix injection off,
+      // there is no prefix at all. Either way through the alias, to the version it routes to.
+      const viaUser = await aws(
+        ['start-sync-execution', '--state-machine-arn', `${sm}:live`, '--input', '{}'],
+        server.url.replace('http://', 'http://sfn@'),
+      );
+      expect(viaUser).toMatchObject({ status: 'SUCCEEDED', output: '"v2"' });
+      const noPrefix = await aws(['start-sync-execution', '--state-machine-arn', `${sm}:1`, '--input', '{}'], server.url, {
+        AWS_DISABLE_HOST_PREFIX_INJECTION: 'true',
+      });
+      expect(noPrefix).toMatchObject({ status: 'SUCCEEDED', output: '"v1"' });
 
-    // Deleting a version an alias routes to is refused; after the alias goes, it is not.
-    expect(await awsError(['delete-state-machine-version', '--state-machine-version-arn', `${std}:1`])).toContain('ConflictException');
-    await aws(['delete-state-machine-alias', '--state-machine-alias-arn', `${std}:prod`]);
-    await aws(['delete-state-machine-version', '--state-machine-version-arn', `${std}:1`]);
-    expect((await aws(['list-state-machine-versions', '--state-machine-arn', std])).stateMachineVersions).toEqual([]);
+      // A Standard machine: StartExecution by version and by alias ARN; DescribeExecution and
+      // DescribeStateMachineForExecution say what ran.
+      const std = (await aws(['create-state-machine', '--name', 'cli-std', '--definition', def('s1'), '--role-arn', ROLE, '--publish']))
+        .stateMachineArn as string;
+      await aws([
+        'create-state-machine-alias',
+        '--name',
+        'prod',
+        '--routing-configuration',
+        JSON.stringify([{ stateMachineVersionArn: `${std}:1`, weight: 100 }]),
+      ]);
+      await aws(['update-state-machine', '--state-machine-arn', std, '--definition', def('s2')]);
+      const started = await aws(['start-execution', '--state-machine-arn', `${std}:prod`, '--name', 'through-alias']);
+      let described: Record<string, unknown> = {};
+      for (let i = 0; i < 50; i++) {
+        described = await aws(['describe-execution', '--execution-arn', started.executionArn as string]);
+        if (described.status !== 'RUNNING') break;
+      }
+      expect(described).toMatchObject({
+        status: 'SUCCEEDED',
+        output: '"s1"',
+        stateMachineArn: std,
+        stateMachineVersionArn: `${std}:1`,
+        stateMachineAliasArn: `${std}:prod`,
+      });
+      expect(await aws(['describe-state-machine-for-execution', '--execution-arn', started.executionArn as string])).toMatchObject({
+        stateMachineArn: std,
+        definition: def('s1'),
+      });
+      expect((await aws(['list-executions', '--state-machine-arn', `${std}:prod`])).executions).toMatchObject([{ name: 'through-alias' }]);
 
-    // Tags.
-    await aws(['tag-resource', '--resource-arn', sm, '--tags', JSON.stringify([{ key: 'stage', value: 'dev' }])]);
-    expect((await aws(['list-tags-for-resource', '--resource-arn', sm])).tags).toEqual([{ key: 'team', value: 'core' }, { key: 'stage', value: 'dev' }]);
-    await aws(['untag-resource', '--resource-arn', sm, '--tag-keys', 'team']);
-    expect((await aws(['list-tags-for-resource', '--resource-arn', sm])).tags).toEqual([{ key: 'stage', value: 'dev' }]);
-    expect(await awsError(['list-tags-for-resource', '--resource-arn', `${sm}-gone`])).toContain('ResourceNotFound');
+      // Deleting a version an alias routes to is refused; after the alias goes, it is not.
+      expect(await awsError(['delete-state-machine-version', '--state-machine-version-arn', `${std}:1`])).toContain('ConflictException');
+      await aws(['delete-state-machine-alias', '--state-machine-alias-arn', `${std}:prod`]);
+      await aws(['delete-state-machine-version', '--state-machine-version-arn', `${std}:1`]);
+      expect((await aws(['list-state-machine-versions', '--state-machine-arn', std])).stateMachineVersions).toEqual([]);
 
-    // TestState with a Lambda task (TestState has the `sync-` host prefix too).
-    const tested = await aws(['test-state', '--role-arn', ROLE, '--input', '{"n":21}', '--definition', JSON.stringify({ Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:double', Next: 'Report' })], server.url.replace('http://', 'http://sfn@'));
-    expect(tested).toMatchObject({ status: 'SUCCEEDED', output: '{"n":42}', nextState: 'Report' });
+      // Tags.
+      await aws(['tag-resource', '--resource-arn', sm, '--tags', JSON.stringify([{ key: 'stage', value: 'dev' }])]);
+      expect((await aws(['list-tags-for-resource', '--resource-arn', sm])).tags).toEqual([
+        { key: 'team', value: 'core' },
+        { key: 'stage', value: 'dev' },
+      ]);
+      await aws(['untag-resource', '--resource-arn', sm, '--tag-keys', 'team']);
+      expect((await aws(['list-tags-for-resource', '--resource-arn', sm])).tags).toEqual([{ key: 'stage', value: 'dev' }]);
+      expect(await awsError(['list-tags-for-resource', '--resource-arn', `${sm}-gone`])).toContain('ResourceNotFound');
 
-    // Map runs are refused with the reason.
-    expect(await awsError(['list-map-runs', '--execution-arn', started.executionArn as string])).toContain('runs a distributed Map');
-    // Some forty CLI processes, each starting Python: minutes on a busy machine.
-  }, 600_000);
-});
+      // TestState with a Lambda task (TestState has the `sync-` host prefix too).
+      const tested = await aws(
+        [
+          'test-state',
+          '--role-arn',
+          ROLE,
+          '--input',
+          '{"n":21}',
+          '--definition',
+          JSON.stringify({ Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:double', Next: 'Report' }),
+        ],
+        server.url.replace('http://', 'http://sfn@'),
+      );
+      expect(tested).toMatchObject({ status: 'SUCCEEDED', output: '{"n":42}', nextState: 'Report' });
+
+      // Map runs are refused with the reason.
+      expect(await awsError(['list-map-runs', '--execution-arn', started.executionArn as string])).toContain('runs a distributed Map');
+      // Some forty CLI processes, each starting Python: minutes on a busy machine.
+    }, 600_000);
+  },
+);

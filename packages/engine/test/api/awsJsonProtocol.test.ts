@@ -17,7 +17,10 @@ describe('Function: startEngineServer (AWS JSON 1.0 protocol)', () => {
     });
 
   it('answers with application/x-amz-json-1.0 and epoch-second dates', async () => {
-    const res = await call('AWSStepFunctions.CreateStateMachine', JSON.stringify({ name: 'p', definition: '{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}' }));
+    const res = await call(
+      'AWSStepFunctions.CreateStateMachine',
+      JSON.stringify({ name: 'p', definition: '{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}' }),
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/x-amz-json-1.0');
     const body = (await res.json()) as { stateMachineArn: string; creationDate: number };
@@ -26,7 +29,10 @@ describe('Function: startEngineServer (AWS JSON 1.0 protocol)', () => {
   });
 
   it('sends AWS-shaped errors with __type, message and x-amzn-ErrorType', async () => {
-    const res = await call('AWSStepFunctions.DescribeStateMachine', JSON.stringify({ stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:none' }));
+    const res = await call(
+      'AWSStepFunctions.DescribeStateMachine',
+      JSON.stringify({ stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:none' }),
+    );
     expect(res.status).toBe(400);
     expect(res.headers.get('x-amzn-errortype')).toBe('StateMachineDoesNotExist');
     expect(await res.json()).toEqual({
@@ -37,15 +43,31 @@ describe('Function: startEngineServer (AWS JSON 1.0 protocol)', () => {
 
   it('refuses requests that web pages of other sites send (another Host, a foreign Origin) with AccessDeniedException', async () => {
     const { port } = new URL(server.url);
-    const raw = (headers: Record<string, string>) => new Promise<{ status: number; type: unknown; body: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AWSStepFunctions.ListStateMachines', ...headers } }, (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['x-amzn-errortype'], body }));
+    const raw = (headers: Record<string, string>) =>
+      new Promise<{ status: number; type: unknown; body: string }>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AWSStepFunctions.ListStateMachines', ...headers },
+          },
+          (res) => {
+            let body = '';
+            res
+              .setEncoding('utf8')
+              .on('data', (c: string) => (body += c))
+              .on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['x-amzn-errortype'], body }));
+          },
+        );
+        req.on('error', reject).end('{}');
       });
-      req.on('error', reject).end('{}');
-    });
     const rebound = await raw({ host: `sfn.attacker.example:${port}` });
-    expect([rebound.status, rebound.type, JSON.parse(rebound.body).__type]).toEqual([403, 'AccessDeniedException', 'AccessDeniedException']);
+    expect([rebound.status, rebound.type, JSON.parse(rebound.body).__type]).toEqual([
+      403,
+      'AccessDeniedException',
+      'AccessDeniedException',
+    ]);
     expect((await raw({ host: `127.0.0.1:${port}`, origin: 'https://attacker.example' })).status).toBe(403);
     expect((await raw({ host: `localhost:${port}` })).status).toBe(200);
   });
@@ -62,7 +84,16 @@ describe('Function: startEngineServer (AWS JSON 1.0 protocol)', () => {
 
 describe('Function: localRequestRefusal', () => {
   it('passes loopback names and pages, and no Host at all', () => {
-    for (const host of ['127.0.0.1:8787', 'localhost', 'LOCALHOST:1', 'app.localhost:3000', '127.1.2.3', '[::1]:8787', '[::1]', 'localhost.']) {
+    for (const host of [
+      '127.0.0.1:8787',
+      'localhost',
+      'LOCALHOST:1',
+      'app.localhost:3000',
+      '127.1.2.3',
+      '[::1]:8787',
+      '[::1]',
+      'localhost.',
+    ]) {
       expect([host, localRequestRefusal({ host })]).toEqual([host, undefined]);
     }
     expect(localRequestRefusal({})).toBeUndefined();

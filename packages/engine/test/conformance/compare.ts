@@ -16,7 +16,8 @@ const WORD_PLACEHOLDERS = new Set([
   'map_run_arn',
   'request-id',
 ]);
-const TOKEN_RE = /<(?:uuid|json-input|resource|task_token|LogResult|m-d5-of-message-body|m-d5-of-message-attributes|sender-id|message_id|receipt-handle|task-handle|sequence-number|[a-z][a-z0-9-]*):\d+>|<MapRunArnPart\d_\d+idx>|<timestamp>|<request-id>|<request_id>|<extended_request_id>|<start-time>|<entered-time>/g;
+const TOKEN_RE =
+  /<(?:uuid|json-input|resource|task_token|LogResult|m-d5-of-message-body|m-d5-of-message-attributes|sender-id|message_id|receipt-handle|task-handle|sequence-number|[a-z][a-z0-9-]*):\d+>|<MapRunArnPart\d_\d+idx>|<timestamp>|<request-id>|<request_id>|<extended_request_id>|<start-time>|<entered-time>/g;
 const ISO_RE = /[1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?(?:\d{2})?)/g;
 
 /** STEPFORGE_CONFORMANCE_LENIENT_JSON_TEXT=1 compares object JSON text as parsed values (separators and key order ignored). */
@@ -76,7 +77,16 @@ export function compareValues(expected: unknown, actual: unknown, path: string, 
       // output) is what AWS sent byte for byte: separators and key order are part of it, since a
       // workflow can compare or search that text. The top-level expect.cause is the exception: the
       // recorder parsed it and the corpus wrote it back in compact form (normalisation.md §1).
-      if (EXACT_JSON_TEXT && path !== 'cause' && e.ok && a.ok && e.value !== null && typeof e.value === 'object' && !Array.isArray(e.value) && expected.startsWith('{')) {
+      if (
+        EXACT_JSON_TEXT &&
+        path !== 'cause' &&
+        e.ok &&
+        a.ok &&
+        e.value !== null &&
+        typeof e.value === 'object' &&
+        !Array.isArray(e.value) &&
+        expected.startsWith('{')
+      ) {
         out.push({ path, expected, actual });
         return;
       }
@@ -84,7 +94,8 @@ export function compareValues(expected: unknown, actual: unknown, path: string, 
         if (typeof e.value === 'object' || typeof a.value === 'object') return compareValues(e.value, a.value, path, out, skip);
         return;
       }
-      if (e.ok && a.ok && typeof e.value === 'string' && typeof a.value === 'string') return compareValues(e.value, a.value, path, out, skip);
+      if (e.ok && a.ok && typeof e.value === 'string' && typeof a.value === 'string')
+        return compareValues(e.value, a.value, path, out, skip);
       out.push({ path, expected, actual });
       return;
     }

@@ -46,7 +46,9 @@ describe('Function: executeStateMachine (conformance corpus)', () => {
       const listed = EXPECTED_FAILURES[o.file];
       const kind = !o.endOk ? 'end' : o.hasHistory && !o.historyOk ? 'history' : undefined;
       if (kind && (!listed || listed.kind !== kind)) {
-        unexpected.push(`${o.file} (${kind}): ${JSON.stringify((kind === 'end' ? o.endMismatches : o.historyMismatches).slice(0, 2)).slice(0, 400)}`);
+        unexpected.push(
+          `${o.file} (${kind}): ${JSON.stringify((kind === 'end' ? o.endMismatches : o.historyMismatches).slice(0, 2)).slice(0, 400)}`,
+        );
       }
       if (!kind && listed) nowPassing.push(o.file);
     }

@@ -51,12 +51,21 @@ describe('Function: corpusMissingReason', () => {
 describe('Suite: conformance tests without the corpus', () => {
   it('report the corpus as missing in the test output, as a skipped test with the reason', () => {
     const missing = join(tmpdir(), 'stepforge-no-such-corpus');
-    const r = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'packages/engine/test/conformance/conformance.test.ts', 'packages/engine/test/resources/ServiceConformance.test.ts'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, STEPFORGE_CONFORMANCE_DIR: missing, CI: 'true', NO_COLOR: '1' },
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+        'run',
+        'packages/engine/test/conformance/conformance.test.ts',
+        'packages/engine/test/resources/ServiceConformance.test.ts',
+      ],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, STEPFORGE_CONFORMANCE_DIR: missing, CI: 'true', NO_COLOR: '1' },
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
     const out = `${r.stdout}${r.stderr}`;
     expect(r.status, out).toBe(0);
     expect(out).toContain(`[conformance] SKIPPED: conformance corpus not found at ${join(missing, 'cases')}`);

@@ -24,7 +24,9 @@ export function conformanceLambda(kind: string, clock: Clock): LambdaHandler | u
       return () => ({ Return: 'HelloWorld' });
     case 'raise_exception':
       return () => {
-        throw new PythonError('Exception', 'Some exception was raised.', ['  File "/var/task/handler.py", line 2, in handler\n    raise Exception("Some exception was raised.")\n']);
+        throw new PythonError('Exception', 'Some exception was raised.', [
+          '  File "/var/task/handler.py", line 2, in handler\n    raise Exception("Some exception was raised.")\n',
+        ]);
       };
     case 'raise_custom_exception':
       return () => {

@@ -36,10 +36,14 @@ export function summarise(outcomes: readonly CaseOutcome[]): string {
   const lines = ['category             cases  run  end-results        histories'];
   const tot = { n: 0, run: 0, end: 0, hist: 0, histN: 0 };
   for (const [cat, s] of [...cats].sort()) {
-    lines.push(`${cat.padEnd(20)} ${String(s.n).padStart(5)} ${String(s.run).padStart(4)}  ${String(s.end).padStart(4)}/${String(s.run).padEnd(4)} ${pct(s.end, s.run)}  ${String(s.hist).padStart(4)}/${String(s.histN).padEnd(4)} ${pct(s.hist, s.histN)}`);
+    lines.push(
+      `${cat.padEnd(20)} ${String(s.n).padStart(5)} ${String(s.run).padStart(4)}  ${String(s.end).padStart(4)}/${String(s.run).padEnd(4)} ${pct(s.end, s.run)}  ${String(s.hist).padStart(4)}/${String(s.histN).padEnd(4)} ${pct(s.hist, s.histN)}`,
+    );
     for (const k of Object.keys(tot) as (keyof typeof tot)[]) tot[k] += s[k];
   }
-  lines.push(`${'TOTAL'.padEnd(20)} ${String(tot.n).padStart(5)} ${String(tot.run).padStart(4)}  ${String(tot.end).padStart(4)}/${String(tot.run).padEnd(4)} ${pct(tot.end, tot.run)}  ${String(tot.hist).padStart(4)}/${String(tot.histN).padEnd(4)} ${pct(tot.hist, tot.histN)}`);
+  lines.push(
+    `${'TOTAL'.padEnd(20)} ${String(tot.n).padStart(5)} ${String(tot.run).padStart(4)}  ${String(tot.end).padStart(4)}/${String(tot.run).padEnd(4)} ${pct(tot.end, tot.run)}  ${String(tot.hist).padStart(4)}/${String(tot.histN).padEnd(4)} ${pct(tot.hist, tot.histN)}`,
+  );
   return lines.join('\n');
 }
 
@@ -55,7 +59,8 @@ if (process.argv[1]?.endsWith('report.ts')) {
       continue;
     }
     if (!o.endOk) console.log(`END  ${o.file}\n     ${JSON.stringify(o.endMismatches.slice(0, 3)).slice(0, verbose ? 3000 : 600)}`);
-    else if (o.hasHistory && !o.historyOk) console.log(`HIST ${o.file}\n     ${JSON.stringify(o.historyMismatches.slice(0, 3)).slice(0, verbose ? 3000 : 600)}`);
+    else if (o.hasHistory && !o.historyOk)
+      console.log(`HIST ${o.file}\n     ${JSON.stringify(o.historyMismatches.slice(0, 3)).slice(0, verbose ? 3000 : 600)}`);
   }
   console.log(summarise(outcomes));
   console.log(`(${outcomes.length} cases in ${Date.now() - t0} ms)`);

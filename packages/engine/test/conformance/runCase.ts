@@ -63,8 +63,15 @@ export interface CaseOutcome {
  * (fauxqs + dynalite) when given, else report `notRun` with the reason.
  */
 export async function runCase(c: ConformanceCase, emulators?: ServiceEmulators): Promise<CaseOutcome> {
-  const base: CaseOutcome = { file: c.file, category: c.category, hasHistory: c.history !== null, endMismatches: [], historyMismatches: [] };
-  if (c.services.length > 0 && !emulators) return { ...base, notRun: `needs ${c.services.join('+')} task resources: run with the fauxqs/dynalite emulators` };
+  const base: CaseOutcome = {
+    file: c.file,
+    category: c.category,
+    hasHistory: c.history !== null,
+    endMismatches: [],
+    historyMismatches: [],
+  };
+  if (c.services.length > 0 && !emulators)
+    return { ...base, notRun: `needs ${c.services.join('+')} task resources: run with the fauxqs/dynalite emulators` };
   const clock = c.services.length > 0 ? fastClock() : createVirtualClock(Date.UTC(2024, 0, 1));
   const handlers: Record<string, LambdaHandler> = {};
   for (const [key, kind] of Object.entries(c.lambdas)) {
@@ -78,25 +85,35 @@ export async function runCase(c: ConformanceCase, emulators?: ServiceEmulators):
   const express = c.stateMachineType === 'EXPRESS';
   const execArn =
     c.naming.executionArn ??
-    (express ? `${smArn.replace(':stateMachine:', ':express:')}:<SyncExecArn_Part1_0idx>:<SyncExecArn_Part2_0idx>` : `${smArn.replace(':stateMachine:', ':execution:')}:<ExecArnPart_0idx>`);
+    (express
+      ? `${smArn.replace(':stateMachine:', ':express:')}:<SyncExecArn_Part1_0idx>:<SyncExecArn_Part2_0idx>`
+      : `${smArn.replace(':stateMachine:', ':execution:')}:<ExecArnPart_0idx>`);
   const execName = express ? '<SyncExecArn_Part1_0idx>' : execArn.split(':').pop()!;
   // The recorded functions are Python 3.12 handlers (lambdas.md): errors and results reach the state machine as that runtime sends them.
-  const invoker = createLambdaInvoker(handlers, { partition: '<partition>', region: '<region>', account: '111111111111', runtime: 'python' });
+  const invoker = createLambdaInvoker(handlers, {
+    partition: '<partition>',
+    region: '<region>',
+    account: '111111111111',
+    runtime: 'python',
+  });
   let result;
   try {
-    result = emulators && c.services.length > 0 ? await runServiceCase({ ...c, file: c.file }, emulators, handlers) : await executeStateMachine(c.definition, c.input, {
-      invoker,
-      clock,
-      partition: '<partition>',
-      region: '<region>',
-      account: '111111111111',
-      stateMachineName: smName,
-      stateMachineArn: smArn,
-      executionArn: execArn,
-      executionName: execName,
-      roleArn: c.naming.roleArn,
-      stateMachineType: c.stateMachineType,
-    });
+    result =
+      emulators && c.services.length > 0
+        ? await runServiceCase({ ...c, file: c.file }, emulators, handlers)
+        : await executeStateMachine(c.definition, c.input, {
+            invoker,
+            clock,
+            partition: '<partition>',
+            region: '<region>',
+            account: '111111111111',
+            stateMachineName: smName,
+            stateMachineArn: smArn,
+            executionArn: execArn,
+            executionName: execName,
+            roleArn: c.naming.roleArn,
+            stateMachineType: c.stateMachineType,
+          });
   } catch (e) {
     const m: Mismatch = { path: 'run', expected: c.expect.status, actual: `${(e as Error).name}: ${(e as Error).message}` };
     return { ...base, endOk: false, historyOk: c.history ? false : undefined, endMismatches: [m] } as CaseOutcome;
@@ -112,7 +129,12 @@ export async function runCase(c: ConformanceCase, emulators?: ServiceEmulators):
   if (c.expect.status === 'SUCCEEDED') compareValues(c.expect.output, result.output, 'output', endMismatches, () => false);
   const out: CaseOutcome = { ...base, endOk: endMismatches.length === 0, endMismatches };
   if (c.history) {
-    const hm = compareHistory(c.history, result.events, c.notes.some((n) => n.includes('sorted')), skip);
+    const hm = compareHistory(
+      c.history,
+      result.events,
+      c.notes.some((n) => n.includes('sorted')),
+      skip,
+    );
     out.historyOk = hm.length === 0;
     out.historyMismatches = hm;
   }
@@ -125,8 +147,15 @@ function stripIds(e: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Compares histories event by event; runs of events the recorder sorted (id `[0]`) match as a multiset. */
-export function compareHistory(expected: Record<string, unknown>[], actualEvents: readonly HistoryEvent[], sorted: boolean, skip: (p: string) => boolean): Mismatch[] {
-  const actual = sorted ? actualEvents.filter((e) => e.type !== 'ParallelStateSucceeded' && e.type !== 'ParallelStateFailed') : [...actualEvents];
+export function compareHistory(
+  expected: Record<string, unknown>[],
+  actualEvents: readonly HistoryEvent[],
+  sorted: boolean,
+  skip: (p: string) => boolean,
+): Mismatch[] {
+  const actual = sorted
+    ? actualEvents.filter((e) => e.type !== 'ParallelStateSucceeded' && e.type !== 'ParallelStateFailed')
+    : [...actualEvents];
   const out: Mismatch[] = [];
   let i = 0;
   let j = 0;

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateIntrinsic, javaString, parseIntrinsic } from '../../src/intrinsics/Intrinsics.js';
 
-const run = (expr: string, data: Record<string, unknown> = {}) =>
-  evaluateIntrinsic(parseIntrinsic(expr), (p) => data[p]);
+const run = (expr: string, data: Record<string, unknown> = {}) => evaluateIntrinsic(parseIntrinsic(expr), (p) => data[p]);
 
 describe('Function: evaluateIntrinsic', () => {
   it('formats with Java-style rendering of non-string arguments', () => {
@@ -21,7 +20,7 @@ describe('Function: evaluateIntrinsic', () => {
 
   it('implements the string, JSON, math, hash and encoding functions', () => {
     expect(run("States.StringSplit('a,b;;c', ',;')")).toEqual(['a', 'b', 'c']);
-    expect(run("States.StringToJson('{\"a\":1}')")).toEqual({ a: 1 });
+    expect(run('States.StringToJson(\'{"a":1}\')')).toEqual({ a: 1 });
     expect(run('States.JsonToString($.v)', { '$.v': { a: [1] } })).toBe('{"a":[1]}');
     expect(run('States.MathAdd(1.5, 1.49)')).toBe(3);
     expect(run("States.Hash('input data', 'SHA-1')")).toBe('aaff4a450a104cd177d28d18d74485e8cae074b7');
@@ -35,7 +34,7 @@ describe('Function: evaluateIntrinsic', () => {
   it('fails with States.IntrinsicFailure on bad arguments', () => {
     let err: unknown;
     try {
-      run("States.ArrayGetItem(States.Array(1), 3)");
+      run('States.ArrayGetItem(States.Array(1), 3)');
     } catch (e) {
       err = e;
     }

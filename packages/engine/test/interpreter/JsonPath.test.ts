@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { compilePath, evaluatePath, isReferencePath, JsonPathError, setAtPath } from '../../src/jsonpath/JsonPath.js';
 
-const doc = { a: { b: [1, 2, 3], c: 'x' }, users: [{ name: 'a', status: 0 }, { name: 'b', status: 1 }], 'odd key': 5 };
+const doc = {
+  a: { b: [1, 2, 3], c: 'x' },
+  users: [
+    { name: 'a', status: 0 },
+    { name: 'b', status: 1 },
+  ],
+  'odd key': 5,
+};
 
 describe('Function: evaluatePath', () => {
   it('returns one value for a definite path', () => {

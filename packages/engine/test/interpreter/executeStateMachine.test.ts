@@ -53,7 +53,9 @@ describe('Function: executeStateMachine', () => {
     const r = await executeStateMachine({ StartAt: 'P', States: { P: { Type: 'Pass', InputPath: '$.nope', End: true } } }, {});
     expect(r.status).toBe('FAILED');
     expect(r.error).toBe('States.Runtime');
-    expect(r.cause).toBe("An error occurred while executing the state 'P' (entered at the event id #2). Invalid path '$.nope' : No results for path: $['nope']");
+    expect(r.cause).toBe(
+      "An error occurred while executing the state 'P' (entered at the event id #2). Invalid path '$.nope' : No results for path: $['nope']",
+    );
   });
 
   it('lets a Parallel branch read outer variables but not write them', async () => {
@@ -109,11 +111,18 @@ describe('Function: executeStateMachine', () => {
   it('times a task out with States.Timeout (TaskTimedOut for service integrations)', async () => {
     const clock = createVirtualClock(0);
     const invoker: TaskInvoker = { invoke: (inv) => clock.sleep(60_000, inv.signal).then(() => 'late') };
-    const def = { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage', TimeoutSeconds: 5, End: true } } };
+    const def = {
+      StartAt: 'T',
+      States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage', TimeoutSeconds: 5, End: true } },
+    };
     const r = await executeStateMachine(def, {}, { invoker, clock });
     expect(r.status).toBe('FAILED');
     expect(r.error).toBe('States.Timeout');
-    expect(r.events.find((e) => e.type === 'TaskTimedOut')?.taskTimedOutEventDetails).toEqual({ error: 'States.Timeout', resource: 'sendMessage', resourceType: 'sqs' });
+    expect(r.events.find((e) => e.type === 'TaskTimedOut')?.taskTimedOutEventDetails).toEqual({
+      error: 'States.Timeout',
+      resource: 'sendMessage',
+      resourceType: 'sqs',
+    });
     expect(clock.advanced()).toBe(5_000);
   });
 
@@ -127,7 +136,10 @@ describe('Function: executeStateMachine', () => {
         return 'never';
       },
     };
-    const def = { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken', HeartbeatSeconds: 3, End: true } } };
+    const def = {
+      StartAt: 'T',
+      States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken', HeartbeatSeconds: 3, End: true } },
+    };
     const r = await executeStateMachine(def, {}, { invoker, clock, newTaskToken: () => 'tok-1' });
     expect(r.error).toBe('States.HeartbeatTimeout');
     expect(clock.advanced()).toBe(5_000);
@@ -143,7 +155,14 @@ describe('Function: executeStateMachine', () => {
     };
     const def = {
       StartAt: 'T',
-      States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken', Parameters: { 'token.$': '$$.Task.Token' }, End: true } },
+      States: {
+        T: {
+          Type: 'Task',
+          Resource: 'arn:aws:states:::sqs:sendMessage.waitForTaskToken',
+          Parameters: { 'token.$': '$$.Task.Token' },
+          End: true,
+        },
+      },
     };
     const r = await executeStateMachine(def, {}, { invoker, newTaskToken: () => 'tok-42' });
     expect(seen).toBe('tok-42');
@@ -203,7 +222,10 @@ describe('Function: executeStateMachine', () => {
     const r = await p;
     expect(r.status).toBe('ABORTED');
     expect(r.error).toBe('Stopped');
-    expect(r.events.at(-1)).toMatchObject({ type: 'ExecutionAborted', executionAbortedEventDetails: { error: 'Stopped', cause: 'by test' } });
+    expect(r.events.at(-1)).toMatchObject({
+      type: 'ExecutionAborted',
+      executionAbortedEventDetails: { error: 'Stopped', cause: 'by test' },
+    });
     expect(r.events.map((e) => e.type)).toEqual(['ExecutionStarted', 'WaitStateEntered', 'WaitStateAborted', 'ExecutionAborted']);
   });
 
@@ -292,16 +314,24 @@ describe('Function: prepareStateMachine', () => {
       err = e;
     }
     expect((err as Error).name).toBe('InvalidDefinition');
-    expect((err as { errors: { code: string; path: string }[] }).errors).toEqual([expect.objectContaining({ code: 'MISSING_TRANSITION_TARGET', path: '/States/A/Next' })]);
+    expect((err as { errors: { code: string; path: string }[] }).errors).toEqual([
+      expect.objectContaining({ code: 'MISSING_TRANSITION_TARGET', path: '/States/A/Next' }),
+    ]);
   });
 
   it('still checks the invoker supports every Task resource on each run', async () => {
-    const sm = prepareStateMachine({ StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage', End: true } } });
+    const sm = prepareStateMachine({
+      StartAt: 'T',
+      States: { T: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage', End: true } },
+    });
     const invoker: TaskInvoker = { invoke: async () => ({}), supports: () => 'Unsupported resource: sqs' };
-    await expect(sm.execute({}, { invoker })).rejects.toMatchObject({ name: 'InvalidDefinition', errors: [{ code: 'UNSUPPORTED_RESOURCE', path: '/States/T/Resource' }] });
+    await expect(sm.execute({}, { invoker })).rejects.toMatchObject({
+      name: 'InvalidDefinition',
+      errors: [{ code: 'UNSUPPORTED_RESOURCE', path: '/States/T/Resource' }],
+    });
   });
 
-  it('keeps the variables of the last top-level state entered in a failed run\'s redrive point', async () => {
+  it("keeps the variables of the last top-level state entered in a failed run's redrive point", async () => {
     const sm = prepareStateMachine({
       QueryLanguage: 'JSONata',
       StartAt: 'Set',
@@ -323,15 +353,24 @@ describe('Function: prepareStateMachine', () => {
     const times = (r: typeof plain) => r.events.map((e) => [e.type, e.timestamp]);
     // The start time (1000), ExecutionStarted, S0's entry and exit, S1's entry at S0's exit, and so on.
     expect(times(plain)).toEqual([
-      ['ExecutionStarted', 1001], ['PassStateEntered', 1002], ['PassStateExited', 1003],
-      ['PassStateEntered', 1003], ['PassStateExited', 1004],
-      ['PassStateEntered', 1004], ['PassStateExited', 1005], ['ExecutionSucceeded', 1006],
+      ['ExecutionStarted', 1001],
+      ['PassStateEntered', 1002],
+      ['PassStateExited', 1003],
+      ['PassStateEntered', 1003],
+      ['PassStateExited', 1004],
+      ['PassStateEntered', 1004],
+      ['PassStateExited', 1005],
+      ['ExecutionSucceeded', 1006],
     ]);
     t = 2000;
     const checkpointed = await executeStateMachine(passChain(2), {}, { clock, checkpoint: () => Promise.resolve() });
     expect(times(checkpointed)).toEqual([
-      ['ExecutionStarted', 2001], ['PassStateEntered', 2002], ['PassStateExited', 2003],
-      ['PassStateEntered', 2004], ['PassStateExited', 2005], ['ExecutionSucceeded', 2006],
+      ['ExecutionStarted', 2001],
+      ['PassStateEntered', 2002],
+      ['PassStateExited', 2003],
+      ['PassStateEntered', 2004],
+      ['PassStateExited', 2005],
+      ['ExecutionSucceeded', 2006],
     ]);
   });
 
@@ -342,7 +381,10 @@ describe('Function: prepareStateMachine', () => {
     try {
       const release: (() => void)[] = [];
       const invoker: TaskInvoker = { invoke: () => new Promise((r) => release.push(() => r({ ok: true }))) };
-      const def = { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:f', End: true } } };
+      const def = {
+        StartAt: 'T',
+        States: { T: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:f', End: true } },
+      };
       const runs = Array.from({ length: 25 }, () => executeStateMachine(def, {}, { invoker }));
       await expect.poll(() => release.length).toBe(25);
       for (const r of release) r();

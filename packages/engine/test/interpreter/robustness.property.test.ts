@@ -6,7 +6,14 @@ import { corpusMissingReason, warnCorpusMissing } from '../conformance/corpusDir
 const runs = Number(process.env.STEPFORGE_FUZZ_RUNS) || (process.env.STEPFORGE_LONG ? 100_000 : 300);
 const names = ['A', 'B', 'C', 'D'];
 const pathish = fc.constantFrom('$', '$.a', '$.a.b', '$.x[0]', '$[*]', '$$.Execution.Id', '$.nope', 'not a path', '$..a', '$.a[?(@ > 1)]');
-const jsonata = fc.constantFrom('{% $states.input %}', '{% $states.input.a %}', '{% 1 + %}', '{% $x %}', '{% [1,2] %}', '{% $states.input.a > 1 %}');
+const jsonata = fc.constantFrom(
+  '{% $states.input %}',
+  '{% $states.input.a %}',
+  '{% 1 + %}',
+  '{% $x %}',
+  '{% [1,2] %}',
+  '{% $states.input.a > 1 %}',
+);
 const subMachine = fc.constantFrom(
   { StartAt: 'P', States: { P: { Type: 'Pass', End: true } } },
   { StartAt: 'P', States: { P: { Type: 'Fail', Error: 'E' } } },
@@ -27,25 +34,67 @@ const anyValue = fc.oneof(
   fc.array(subMachine, { maxLength: 2 }),
   subMachine,
   fc.array(choiceRule, { maxLength: 3 }),
-  fc.array(fc.record({ ErrorEquals: fc.constantFrom(['States.ALL'], ['E'], []), Next: fc.constantFrom('A', 'B'), MaxAttempts: fc.integer({ min: -1, max: 2 }) }), { maxLength: 2 }),
+  fc.array(
+    fc.record({
+      ErrorEquals: fc.constantFrom(['States.ALL'], ['E'], []),
+      Next: fc.constantFrom('A', 'B'),
+      MaxAttempts: fc.integer({ min: -1, max: 2 }),
+    }),
+    { maxLength: 2 },
+  ),
 );
 const fieldNames = [
-  'Next', 'End', 'InputPath', 'OutputPath', 'ResultPath', 'Parameters', 'Result', 'ResultSelector', 'Assign', 'Output', 'Arguments',
-  'Choices', 'Default', 'Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath', 'Error', 'Cause', 'ErrorPath', 'CausePath',
-  'Resource', 'Retry', 'Catch', 'TimeoutSeconds', 'HeartbeatSeconds', 'Branches', 'ItemProcessor', 'ItemsPath', 'Items', 'MaxConcurrency', 'QueryLanguage',
+  'Next',
+  'End',
+  'InputPath',
+  'OutputPath',
+  'ResultPath',
+  'Parameters',
+  'Result',
+  'ResultSelector',
+  'Assign',
+  'Output',
+  'Arguments',
+  'Choices',
+  'Default',
+  'Seconds',
+  'SecondsPath',
+  'Timestamp',
+  'TimestampPath',
+  'Error',
+  'Cause',
+  'ErrorPath',
+  'CausePath',
+  'Resource',
+  'Retry',
+  'Catch',
+  'TimeoutSeconds',
+  'HeartbeatSeconds',
+  'Branches',
+  'ItemProcessor',
+  'ItemsPath',
+  'Items',
+  'MaxConcurrency',
+  'QueryLanguage',
 ];
-const state = fc.record(
-  {
+const state = fc
+  .record({
     Type: fc.constantFrom('Pass', 'Task', 'Choice', 'Wait', 'Succeed', 'Fail', 'Parallel', 'Map', 'Bogus'),
     fields: fc.dictionary(fc.constantFrom(...fieldNames), anyValue, { maxKeys: 4 }),
     next: fc.constantFrom(...names, 'Missing'),
     end: fc.boolean(),
-  },
-).map(({ Type, fields, next, end }) => ({ ...fields, Type, ...(end ? { End: true } : { Next: next }) }));
-const definition = fc.record({
-  QueryLanguage: fc.constantFrom(undefined, 'JSONPath', 'JSONata'),
-  States: fc.tuple(state, state, state, state),
-}).map(({ QueryLanguage, States }) => ({ ...(QueryLanguage ? { QueryLanguage } : {}), StartAt: 'A', States: Object.fromEntries(States.map((s, i) => [names[i]!, s])) }));
+  })
+  .map(({ Type, fields, next, end }) => ({ ...fields, Type, ...(end ? { End: true } : { Next: next }) }));
+const definition = fc
+  .record({
+    QueryLanguage: fc.constantFrom(undefined, 'JSONPath', 'JSONata'),
+    States: fc.tuple(state, state, state, state),
+  })
+  .map(({ QueryLanguage, States }) => ({
+    ...(QueryLanguage ? { QueryLanguage } : {}),
+    StartAt: 'A',
+    States: Object.fromEntries(States.map((s, i) => [names[i]!, s])),
+  }));
 
 const invoker: TaskInvoker = { invoke: async (inv) => ({ echoed: inv.input }), supports: () => undefined };
 
@@ -73,27 +122,35 @@ warnCorpusMissing(corpusMissing);
 
 describe('Function: executeStateMachine (robustness on recorded definitions)', () => {
   // Without the corpus this shows as skipped, with where it looked, rather than as a pass.
-  it.skipIf(corpusMissing !== undefined)(`runs any corpus definition on any JSON input to a terminal status with a named error${corpusMissing ? ` (skipped: ${corpusMissing})` : ''}`, async () => {
-    const { loadCases } = await import('../conformance/runCase.js');
-    const { createLambdaInvoker } = await import('@stepforge/engine');
-    const { conformanceLambda } = await import('../conformance/lambdas.js');
-    const cases = loadCases().filter((c) => c.services.length === 0);
-    await fc.assert(
-      fc.asyncProperty(fc.nat({ max: cases.length - 1 }), fc.jsonValue({ maxDepth: 3 }), async (i, input) => {
-        const c = cases[i]!;
-        const clock = createVirtualClock(0);
-        const handlers = Object.fromEntries(Object.entries(c.lambdas).map(([k, kind]) => [k, conformanceLambda(kind, clock)!]));
-        const r = await executeStateMachine(c.definition, input, {
-          invoker: createLambdaInvoker(handlers, { partition: '<partition>', region: '<region>', account: '111111111111', runtime: 'python' }),
-          clock,
-          maxHistoryEvents: 2000,
-        });
-        expect(['SUCCEEDED', 'FAILED']).toContain(r.status);
-        // A failure is reported as data (status/error/cause), never as a rejected promise.
-        if (r.status === 'FAILED') expect(['string', 'undefined']).toContain(typeof r.error);
-        expect(r.events.at(-1)?.type).toBe(r.status === 'SUCCEEDED' ? 'ExecutionSucceeded' : 'ExecutionFailed');
-      }),
-      { numRuns: Math.min(runs, 500) },
-    );
-  });
+  it.skipIf(corpusMissing !== undefined)(
+    `runs any corpus definition on any JSON input to a terminal status with a named error${corpusMissing ? ` (skipped: ${corpusMissing})` : ''}`,
+    async () => {
+      const { loadCases } = await import('../conformance/runCase.js');
+      const { createLambdaInvoker } = await import('@stepforge/engine');
+      const { conformanceLambda } = await import('../conformance/lambdas.js');
+      const cases = loadCases().filter((c) => c.services.length === 0);
+      await fc.assert(
+        fc.asyncProperty(fc.nat({ max: cases.length - 1 }), fc.jsonValue({ maxDepth: 3 }), async (i, input) => {
+          const c = cases[i]!;
+          const clock = createVirtualClock(0);
+          const handlers = Object.fromEntries(Object.entries(c.lambdas).map(([k, kind]) => [k, conformanceLambda(kind, clock)!]));
+          const r = await executeStateMachine(c.definition, input, {
+            invoker: createLambdaInvoker(handlers, {
+              partition: '<partition>',
+              region: '<region>',
+              account: '111111111111',
+              runtime: 'python',
+            }),
+            clock,
+            maxHistoryEvents: 2000,
+          });
+          expect(['SUCCEEDED', 'FAILED']).toContain(r.status);
+          // A failure is reported as data (status/error/cause), never as a rejected promise.
+          if (r.status === 'FAILED') expect(['string', 'undefined']).toContain(typeof r.error);
+          expect(r.events.at(-1)?.type).toBe(r.status === 'SUCCEEDED' ? 'ExecutionSucceeded' : 'ExecutionFailed');
+        }),
+        { numRuns: Math.min(runs, 500) },
+      );
+    },
+  );
 });

@@ -16,10 +16,12 @@ interface Case extends ServiceCase {
   history: Record<string, unknown>[] | null;
 }
 
-const cases: Case[] = missing ? [] : readdirSync(DIR)
-  .filter((f) => f.endsWith('.json'))
-  .sort()
-  .map((f) => ({ ...(JSON.parse(readFileSync(join(DIR, f), 'utf8')) as Case), file: `services/${f}` }));
+const cases: Case[] = missing
+  ? []
+  : readdirSync(DIR)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+      .map((f) => ({ ...(JSON.parse(readFileSync(join(DIR, f), 'utf8')) as Case), file: `services/${f}` }));
 
 /**
  * Cases whose end result is known not to match, each with the reason. The test fails on a new

@@ -150,7 +150,9 @@ export async function runServiceCase(
       executionArn: execArn,
       executionName: execArn.split(':').pop()!,
       // The SQS tests' recorder masked the role ARN's last segment (`role/<resource:1>`), so it was an ARN there.
-      roleArn: c.resources.some((r) => r.kind === 'sqs_queue') ? `arn:<partition>:iam::111111111111:role/${c.naming.roleArn}` : c.naming.roleArn,
+      roleArn: c.resources.some((r) => r.kind === 'sqs_queue')
+        ? `arn:<partition>:iam::111111111111:role/${c.naming.roleArn}`
+        : c.naming.roleArn,
       stateMachineType: c.stateMachineType,
     });
     return JSON.parse(swap(JSON.stringify(result), 1)) as ExecutionResult;
@@ -184,7 +186,9 @@ function startCallbackWorker(file: string, sqs: SQSClient, queueUrl: string | un
   let stopped = false;
   void (async () => {
     while (!stopped) {
-      const r = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 })).catch(() => ({ Messages: [] }));
+      const r = await sqs
+        .send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }))
+        .catch(() => ({ Messages: [] }));
       for (const msg of r.Messages ?? []) {
         await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: msg.ReceiptHandle! })).catch(() => undefined);
         try {

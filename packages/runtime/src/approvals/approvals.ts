@@ -39,7 +39,10 @@ export async function decideApproval(
   p: { readonly by?: string; readonly comment?: string; readonly endedStatusOf: EndedStatusOf },
 ): Promise<{ approval: ApprovalRecord; delivered: boolean; result?: unknown }> {
   const existing = await rt.approvals.get(approvalId);
-  if (!existing) throw new StepforgeError('unknown_approval', `no approval with id '${approvalId}'`, { hint: "'stepforge approvals list' shows the pending ones" });
+  if (!existing)
+    throw new StepforgeError('unknown_approval', `no approval with id '${approvalId}'`, {
+      hint: "'stepforge approvals list' shows the pending ones",
+    });
   if (existing.status !== 'PENDING') throw approvalDecided(approvalId, existing.status);
   const ended = await p.endedStatusOf(existing.runId).catch(() => undefined);
   if (ended !== undefined) {
@@ -53,17 +56,33 @@ export async function decideApproval(
   } catch (e) {
     // Another decision won the conditional update since the read above (two deciders at once).
     const status = (e as { details?: { status?: string } }).details?.status;
-    if (isRuntimeError(e) && e.name === 'PolicyDenied' && status !== undefined && status !== 'PENDING') throw approvalDecided(approvalId, status);
+    if (isRuntimeError(e) && e.name === 'PolicyDenied' && status !== undefined && status !== 'PENDING')
+      throw approvalDecided(approvalId, status);
     throw e;
   }
 }
 
 /** The decision recorded (one conditional update), its run event, and the task token answered. */
-async function recordDecision(rt: Runtime, approvalId: string, decision: ApprovalDecision | 'TIMED_OUT', by?: string, reason?: string): Promise<{ record: ApprovalRecord; result?: unknown; delivered: boolean }> {
-  const rec = await rt.approvals.decide(approvalId, { decision, ...(by !== undefined ? { by } : {}), ...(reason !== undefined ? { reason } : {}) });
-  await rt.runs.recordEvent({ runId: rec.runId, stepId: rec.stepId, type: `Approval${rec.status === 'APPROVED' ? 'Granted' : rec.status === 'REJECTED' ? 'Rejected' : 'TimedOut'}`, detail: { approvalId, by, reason } });
+async function recordDecision(
+  rt: Runtime,
+  approvalId: string,
+  decision: ApprovalDecision | 'TIMED_OUT',
+  by?: string,
+  reason?: string,
+): Promise<{ record: ApprovalRecord; result?: unknown; delivered: boolean }> {
+  const rec = await rt.approvals.decide(approvalId, {
+    decision,
+    ...(by !== undefined ? { by } : {}),
+    ...(reason !== undefined ? { reason } : {}),
+  });
+  await rt.runs.recordEvent({
+    runId: rec.runId,
+    stepId: rec.stepId,
+    type: `Approval${rec.status === 'APPROVED' ? 'Granted' : rec.status === 'REJECTED' ? 'Rejected' : 'TimedOut'}`,
+    detail: { approvalId, by, reason },
+  });
   const text = rec.status === 'APPROVED' ? await rt.approvals.envelopeOf(approvalId) : undefined;
-  const answered = await answerApproval(rt, rec, text !== undefined ? JSON.parse(text) as StepEnvelope : undefined);
+  const answered = await answerApproval(rt, rec, text !== undefined ? (JSON.parse(text) as StepEnvelope) : undefined);
   return { record: rec, ...(answered.result !== undefined ? { result: answered.result } : {}), delivered: answered.delivered };
 }
 
@@ -72,7 +91,11 @@ async function recordDecision(rt: Runtime, approvalId: string, decision: Approva
  * failed in another branch) waits for nobody, so it is not listed; `endedStatusOf` is asked once
  * per run.
  */
-export async function listApprovals(rt: Runtime, status: ApprovalRecord['status'], endedStatusOf: EndedStatusOf): Promise<ApprovalRecord[]> {
+export async function listApprovals(
+  rt: Runtime,
+  status: ApprovalRecord['status'],
+  endedStatusOf: EndedStatusOf,
+): Promise<ApprovalRecord[]> {
   const list = await rt.approvals.list(status);
   if (status !== 'PENDING') return list;
   const ended = new Map<string, Promise<string | undefined>>();

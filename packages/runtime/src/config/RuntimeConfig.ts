@@ -107,7 +107,10 @@ export interface RuntimeConfig {
 }
 
 function list(v: string | undefined): string[] {
-  return (v ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  return (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 }
 
 function int(env: Record<string, string | undefined>, name: string, dflt: number): number {
@@ -122,7 +125,10 @@ function int(env: Record<string, string | undefined>, name: string, dflt: number
 function inlineOutputMaxBytes(env: Record<string, string | undefined>): number {
   const n = int(env, 'STEPFORGE_INLINE_OUTPUT_MAX_BYTES', INLINE_OUTPUT_MAX_BYTES);
   if (n > INLINE_OUTPUT_MAX_BYTES) {
-    throw new RuntimeError('ConfigError', `STEPFORGE_INLINE_OUTPUT_MAX_BYTES must be at most ${INLINE_OUTPUT_MAX_BYTES}, got ${n}: the compiled state machines' payload budgets assume step outputs above ${INLINE_OUTPUT_MAX_BYTES} bytes travel by reference; unset it, or lower it`);
+    throw new RuntimeError(
+      'ConfigError',
+      `STEPFORGE_INLINE_OUTPUT_MAX_BYTES must be at most ${INLINE_OUTPUT_MAX_BYTES}, got ${n}: the compiled state machines' payload budgets assume step outputs above ${INLINE_OUTPUT_MAX_BYTES} bytes travel by reference; unset it, or lower it`,
+    );
   }
   return n;
 }
@@ -140,7 +146,11 @@ function oneOf<T extends string>(env: Record<string, string | undefined>, name: 
  * A JSON object from an environment variable, each member checked by `check` (which names what is
  * wrong): anything else is a ConfigError naming the variable, never an empty object in its place.
  */
-function jsonObjectOf(env: Record<string, string | undefined>, name: string, check: (key: string, value: unknown) => string | undefined): Record<string, unknown> {
+function jsonObjectOf(
+  env: Record<string, string | undefined>,
+  name: string,
+  check: (key: string, value: unknown) => string | undefined,
+): Record<string, unknown> {
   const raw = env[name];
   if (raw === undefined || raw === '') return {};
   let parsed: unknown;
@@ -171,10 +181,15 @@ export function runtimeConfigFromEnv(
   const policyRules: unknown[] = env.STEPFORGE_POLICY ? readPolicyEnv(env.STEPFORGE_POLICY, 'STEPFORGE_POLICY') : [];
   const mcpServers = jsonObjectOf(env, 'STEPFORGE_MCP_SERVERS', (name, v) => {
     const problem = mcpServerProblem(v);
-    return problem === undefined ? undefined : `server "${name}"${problem.field !== undefined ? ` field ${problem.field}` : ''}: ${problem.message}; ${MCP_SERVER_SHAPE}`;
+    return problem === undefined
+      ? undefined
+      : `server "${name}"${problem.field !== undefined ? ` field ${problem.field}` : ''}: ${problem.message}; ${MCP_SERVER_SHAPE}`;
   });
   const stateMachines = jsonObjectOf(env, 'STEPFORGE_STATE_MACHINES', (name, v) =>
-    typeof v === 'string' && v.startsWith('arn:') ? undefined : `workflow "${name}" must map to a state machine ARN, got ${JSON.stringify(v)}`) as Record<string, string>;
+    typeof v === 'string' && v.startsWith('arn:')
+      ? undefined
+      : `workflow "${name}" must map to a state machine ARN, got ${JSON.stringify(v)}`,
+  ) as Record<string, string>;
   const cwd = process.cwd();
   const base: RuntimeConfig = {
     mode,
@@ -216,7 +231,12 @@ export function runtimeConfigFromEnv(
       slackToken: env.STEPFORGE_SLACK_TOKEN,
     },
     secrets: {
-      backend: oneOf(env, 'STEPFORGE_SECRETS_BACKEND', ['env', 'secretsmanager', 'ssm'] as const, mode === 'aws' ? 'secretsmanager' : 'env'),
+      backend: oneOf(
+        env,
+        'STEPFORGE_SECRETS_BACKEND',
+        ['env', 'secretsmanager', 'ssm'] as const,
+        mode === 'aws' ? 'secretsmanager' : 'env',
+      ),
       file: env.STEPFORGE_SECRETS_FILE ?? `${cwd}/.stepforge/secrets.json`,
       ssmPrefix: env.STEPFORGE_SSM_PREFIX ?? '/stepforge/',
       ttlSeconds: int(env, 'STEPFORGE_SECRETS_TTL_SECONDS', 300),

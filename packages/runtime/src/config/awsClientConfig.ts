@@ -3,7 +3,10 @@
  * and, for endpoints without real AWS behind them, static dummy credentials so the SDK never goes
  * looking for a profile or instance metadata.
  */
-export function awsClientConfig(region: string, endpoint: string | undefined): {
+export function awsClientConfig(
+  region: string,
+  endpoint: string | undefined,
+): {
   region: string;
   endpoint?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string };

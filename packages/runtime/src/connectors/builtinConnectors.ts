@@ -30,7 +30,10 @@ function awsFailure(what: string, e: unknown): never {
     // No answer at all: the request may or may not have been applied.
     throw markOutcomeUnknown(new RuntimeError('ConnectorError', `${what}: ${(e as Error).message}`, { retryable: true, cause: e }));
   }
-  throw new RuntimeError('ConnectorError', `${what}: ${name}: ${(e as Error).message}`, { retryable: status >= 500, details: { status, code: name } });
+  throw new RuntimeError('ConnectorError', `${what}: ${name}: ${(e as Error).message}`, {
+    retryable: status >= 500,
+    details: { status, code: name },
+  });
 }
 
 /** `http`: a webhook call that always sends an `Idempotency-Key` header (so it is safe to repeat). */
@@ -44,7 +47,7 @@ export const httpConnector: Connector = {
         const method = typeof input.method === 'string' ? input.method.toUpperCase() : 'POST';
         const key = typeof input.idempotencyKey === 'string' ? input.idempotencyKey : ctx.idempotencyKey;
         const headers: Record<string, string> = {
-          ...(typeof input.headers === 'object' && input.headers !== null ? input.headers as Record<string, string> : {}),
+          ...(typeof input.headers === 'object' && input.headers !== null ? (input.headers as Record<string, string>) : {}),
           ...(input.idempotencyKey !== false ? { 'Idempotency-Key': key } : {}),
         };
         let body: string | undefined;
@@ -52,7 +55,9 @@ export const httpConnector: Connector = {
           body = typeof input.body === 'string' ? input.body : JSON.stringify(input.body);
           headers['content-type'] ??= typeof input.body === 'string' ? 'text/plain' : 'application/json';
         }
-        await ctx.guard.dispatch(`http ${method} ${new URL(url).origin}${new URL(url).pathname}`, { idempotent: input.idempotencyKey !== false });
+        await ctx.guard.dispatch(`http ${method} ${new URL(url).origin}${new URL(url).pathname}`, {
+          idempotent: input.idempotencyKey !== false,
+        });
         const r = await sendHttp('http.request', url, { method, headers, body }, workflowUrlPolicy(ctx.runtime));
         return { status: r.status, body: r.body, idempotencyKey: input.idempotencyKey !== false ? key : undefined };
       },
@@ -76,21 +81,38 @@ export const slackConnector: Connector = {
           const channel = str(input, 'channel', 'slack.send_message');
           const url = `${cfg.slackApiUrl.replace(/\/$/, '')}/chat.postMessage`;
           await ctx.guard.dispatch(`slack chat.postMessage to ${channel}`);
-          const r = await sendHttp('slack.send_message', url, {
-            headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${token}` },
-            body: JSON.stringify({ channel, text, ...(input.blocks ? { blocks: input.blocks } : {}) }),
-          }, CONFIGURED_URL_POLICY);
+          const r = await sendHttp(
+            'slack.send_message',
+            url,
+            {
+              headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${token}` },
+              body: JSON.stringify({ channel, text, ...(input.blocks ? { blocks: input.blocks } : {}) }),
+            },
+            CONFIGURED_URL_POLICY,
+          );
           const b = r.body as { ok?: boolean; error?: string; ts?: string; channel?: string };
-          if (!b || b.ok !== true) throw new RuntimeError('ConnectorError', `slack.send_message: Slack answered ${b?.error ?? 'not ok'}`, { details: { slackError: b?.error } });
+          if (!b || b.ok !== true)
+            throw new RuntimeError('ConnectorError', `slack.send_message: Slack answered ${b?.error ?? 'not ok'}`, {
+              details: { slackError: b?.error },
+            });
           return { ok: true, channel: b.channel ?? channel, ts: b.ts };
         }
-        if (!webhook) throw new RuntimeError('ConfigError', 'slack.send_message needs a bot token (STEPFORGE_SLACK_TOKEN) or an incoming webhook URL (STEPFORGE_SLACK_WEBHOOK_URL)');
+        if (!webhook)
+          throw new RuntimeError(
+            'ConfigError',
+            'slack.send_message needs a bot token (STEPFORGE_SLACK_TOKEN) or an incoming webhook URL (STEPFORGE_SLACK_WEBHOOK_URL)',
+          );
         const hookUrl = webhook.startsWith('$secret:') ? await ctx.runtime.secrets.resolve(webhook.slice(8)) : webhook;
         await ctx.guard.dispatch('slack incoming webhook');
-        await sendHttp('slack.send_message', hookUrl, {
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ text, ...(input.blocks ? { blocks: input.blocks } : {}) }),
-        }, typeof input.webhookUrl === 'string' ? workflowUrlPolicy(ctx.runtime) : CONFIGURED_URL_POLICY);
+        await sendHttp(
+          'slack.send_message',
+          hookUrl,
+          {
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ text, ...(input.blocks ? { blocks: input.blocks } : {}) }),
+          },
+          typeof input.webhookUrl === 'string' ? workflowUrlPolicy(ctx.runtime) : CONFIGURED_URL_POLICY,
+        );
         return { ok: true, via: 'webhook' };
       },
     },
@@ -108,12 +130,15 @@ export const sqsConnector: Connector = {
         const body = typeof input.body === 'string' ? input.body : JSON.stringify(input.body ?? null);
         await ctx.guard.dispatch(`sqs SendMessage to ${queueUrl}`, { idempotent: typeof input.deduplicationId === 'string' });
         try {
-          const r = await ctx.runtime.sqs().send(new SendMessageCommand({
-            QueueUrl: queueUrl, MessageBody: body,
-            ...(typeof input.groupId === 'string' ? { MessageGroupId: input.groupId } : {}),
-            ...(typeof input.deduplicationId === 'string' ? { MessageDeduplicationId: input.deduplicationId } : {}),
-            ...(typeof input.delaySeconds === 'number' ? { DelaySeconds: input.delaySeconds } : {}),
-          }));
+          const r = await ctx.runtime.sqs().send(
+            new SendMessageCommand({
+              QueueUrl: queueUrl,
+              MessageBody: body,
+              ...(typeof input.groupId === 'string' ? { MessageGroupId: input.groupId } : {}),
+              ...(typeof input.deduplicationId === 'string' ? { MessageDeduplicationId: input.deduplicationId } : {}),
+              ...(typeof input.delaySeconds === 'number' ? { DelaySeconds: input.delaySeconds } : {}),
+            }),
+          );
           return { messageId: r.MessageId };
         } catch (e) {
           return awsFailure('sqs.send_message', e);
@@ -137,7 +162,8 @@ export const eventBridgeConnector: Connector = {
             throw new RuntimeError('InvalidInput', `eventbridge.put_events: entry ${i} needs "source" and "detailType"`);
           }
           return {
-            Source: x.source, DetailType: x.detailType,
+            Source: x.source,
+            DetailType: x.detailType,
             Detail: typeof x.detail === 'string' ? x.detail : JSON.stringify(x.detail ?? {}),
             ...(typeof x.eventBusName === 'string' ? { EventBusName: x.eventBusName } : {}),
           };
@@ -150,7 +176,9 @@ export const eventBridgeConnector: Connector = {
           return awsFailure('eventbridge.put_events', e);
         }
         if ((r.FailedEntryCount ?? 0) > 0) {
-          throw new RuntimeError('ConnectorError', `eventbridge.put_events: ${r.FailedEntryCount} of ${entries.length} entries failed`, { details: { entries: r.Entries } });
+          throw new RuntimeError('ConnectorError', `eventbridge.put_events: ${r.FailedEntryCount} of ${entries.length} entries failed`, {
+            details: { entries: r.Entries },
+          });
         }
         return { eventIds: (r.Entries ?? []).map((e) => e.EventId) };
       },

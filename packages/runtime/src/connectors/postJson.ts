@@ -26,27 +26,41 @@ export async function sendHttp(
   }
   let res;
   try {
-    res = await outboundRequest(target, {
-      method: init.method ?? 'POST',
-      ...(init.headers ? { headers: init.headers } : {}),
-      ...(init.body !== undefined ? { body: init.body } : {}),
-      timeoutMs: init.timeoutMs ?? 30_000,
-      maxBodyBytes: init.maxBodyBytes ?? CONNECTOR_MAX_RESPONSE_BYTES,
-    }, { ...policy, what });
+    res = await outboundRequest(
+      target,
+      {
+        method: init.method ?? 'POST',
+        ...(init.headers ? { headers: init.headers } : {}),
+        ...(init.body !== undefined ? { body: init.body } : {}),
+        timeoutMs: init.timeoutMs ?? 30_000,
+        maxBodyBytes: init.maxBodyBytes ?? CONNECTOR_MAX_RESPONSE_BYTES,
+      },
+      { ...policy, what },
+    );
   } catch (e) {
     if (isRuntimeError(e)) throw e;
-    throw markOutcomeUnknown(new RuntimeError('ConnectorError', `${what}: request to ${target.host} failed: ${(e as Error).message}`, { retryable: true, cause: e }));
+    throw markOutcomeUnknown(
+      new RuntimeError('ConnectorError', `${what}: request to ${target.host} failed: ${(e as Error).message}`, {
+        retryable: true,
+        cause: e,
+      }),
+    );
   }
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
   const text = res.body.toString('utf8');
   let body: unknown = text;
   if ((headers['content-type'] ?? '').includes('json')) {
-    try { body = JSON.parse(text); } catch { /* keep the text */ }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* keep the text */
+    }
   }
   if (res.status < 200 || res.status >= 300) {
     throw new RuntimeError('ConnectorError', `${what}: ${target.host} answered HTTP ${res.status}`, {
-      retryable: res.status >= 500 || res.status === 429, details: { status: res.status },
+      retryable: res.status >= 500 || res.status === 429,
+      details: { status: res.status },
     });
   }
   return { status: res.status, body, headers };

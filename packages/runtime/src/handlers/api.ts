@@ -31,16 +31,24 @@ export async function handleApiEvent(rt: Runtime, event: ApiEvent): Promise<ApiR
   for (const [k, v] of Object.entries(event.headers ?? {})) headers[k.toLowerCase()] = v;
   const body = event.body && event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   const backend = runServiceBackend(deployedRunService(rt), { waitLimitMs: WAIT_LIMIT_MS });
-  return routeRequest(backend, {
-    method: event.httpMethod ?? 'GET',
-    path: event.path ?? '/',
-    query: event.queryStringParameters ?? {},
-    headers,
-    ...(body !== undefined ? { body } : {}),
-  }, {
-    onInternalError: (e) => rt.logger.error('api request failed', { errorName: (e as Error).name, errorMessage: rt.redactor.redactText((e as Error).message ?? String(e)) }),
-    redact: (text) => rt.redactor.redactText(text),
-  });
+  return routeRequest(
+    backend,
+    {
+      method: event.httpMethod ?? 'GET',
+      path: event.path ?? '/',
+      query: event.queryStringParameters ?? {},
+      headers,
+      ...(body !== undefined ? { body } : {}),
+    },
+    {
+      onInternalError: (e) =>
+        rt.logger.error('api request failed', {
+          errorName: (e as Error).name,
+          errorMessage: rt.redactor.redactText((e as Error).message ?? String(e)),
+        }),
+      redact: (text) => rt.redactor.redactText(text),
+    },
+  );
 }
 
 /** Lambda entry point (API Gateway REST proxy integration). */

@@ -16,10 +16,12 @@ export const ApprovalCommand = z.discriminatedUnion('action', [
 ]);
 
 /** How a run ended, as its record says (the approvals Lambda reads no executions). */
-const endedStatusOf = (rt: Runtime) => async (runId: string): Promise<string | undefined> => {
-  const run = await rt.runs.getRun(runId);
-  return run && run.status !== 'RUNNING' ? run.status : undefined;
-};
+const endedStatusOf =
+  (rt: Runtime) =>
+  async (runId: string): Promise<string | undefined> => {
+    const run = await rt.runs.getRun(runId);
+    return run && run.status !== 'RUNNING' ? run.status : undefined;
+  };
 
 /**
  * Approvals: `list`, `approve` (runs the gated call and answers its task token), `reject`,
@@ -45,9 +47,16 @@ export async function handleApprovals(rt: Runtime, event: unknown): Promise<unkn
     case 'approve':
     case 'reject': {
       const decided = await decideApproval(rt, cmd.approvalId, cmd.action === 'approve' ? 'APPROVED' : 'REJECTED', {
-        ...(cmd.by !== undefined ? { by: cmd.by } : {}), ...(cmd.reason !== undefined ? { comment: cmd.reason } : {}), endedStatusOf: endedStatusOf(rt),
+        ...(cmd.by !== undefined ? { by: cmd.by } : {}),
+        ...(cmd.reason !== undefined ? { comment: cmd.reason } : {}),
+        endedStatusOf: endedStatusOf(rt),
       });
-      return { approvalId: cmd.approvalId, status: decided.approval.status, ...(decided.result !== undefined ? { result: decided.result } : {}), delivered: decided.delivered };
+      return {
+        approvalId: cmd.approvalId,
+        status: decided.approval.status,
+        ...(decided.result !== undefined ? { result: decided.result } : {}),
+        delivered: decided.delivered,
+      };
     }
     case 'expire':
       return { expired: await expireDueApprovals(rt) };

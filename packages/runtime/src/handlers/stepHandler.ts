@@ -18,7 +18,9 @@ export function createStepHandler(
   name: string,
   body: (rt: Runtime, env: StepEnvelope, taskToken: string | undefined) => Promise<unknown>,
 ): StepHandler {
-  const h = middy<unknown, unknown, Error, StepContext>(async (event: unknown, context: StepContext) => body(rt, event as StepEnvelope, context.stepforgeTaskToken))
+  const h = middy<unknown, unknown, Error, StepContext>(async (event: unknown, context: StepContext) =>
+    body(rt, event as StepEnvelope, context.stepforgeTaskToken),
+  )
     .use(logStep({ runtime: rt, handler: name }))
     .use(validateEnvelope({ runtime: rt }))
     .use(redactSecrets({ runtime: rt }));

@@ -25,7 +25,10 @@ export interface TriggerEvent {
  * a second run. The run service checks the input against the workflow's schema, as for any start.
  * Failed records are reported as `batchItemFailures` for SQS to redeliver.
  */
-export async function handleTrigger(rt: Runtime, event: TriggerEvent): Promise<{ batchItemFailures: { itemIdentifier: string }[]; started: TriggeredRun[] }> {
+export async function handleTrigger(
+  rt: Runtime,
+  event: TriggerEvent,
+): Promise<{ batchItemFailures: { itemIdentifier: string }[]; started: TriggeredRun[] }> {
   const failures: { itemIdentifier: string }[] = [];
   const started: TriggeredRun[] = [];
   const service = deployedRunService(rt);
@@ -35,11 +38,23 @@ export async function handleTrigger(rt: Runtime, event: TriggerEvent): Promise<{
       const isEventBridge = typeof body['detail-type'] === 'string' && typeof body.detail === 'object';
       const spec = (isEventBridge ? body.detail : body) as { workflow?: unknown; input?: unknown; idempotencyKey?: unknown };
       if (typeof spec.workflow !== 'string') throw new Error('trigger message has no "workflow"');
-      const key = typeof spec.idempotencyKey === 'string' ? spec.idempotencyKey : `trigger:${isEventBridge && typeof body.id === 'string' ? body.id : rec.messageId}`;
+      const key =
+        typeof spec.idempotencyKey === 'string'
+          ? spec.idempotencyKey
+          : `trigger:${isEventBridge && typeof body.id === 'string' ? body.id : rec.messageId}`;
       const run = await service.start(await service.workflow(spec.workflow), spec.input ?? {}, { idempotencyKey: key });
-      started.push({ runId: run.run.runId, ...(run.run.executionArn !== undefined ? { executionArn: run.run.executionArn } : {}), status: run.run.status, reused: run.reused });
+      started.push({
+        runId: run.run.runId,
+        ...(run.run.executionArn !== undefined ? { executionArn: run.run.executionArn } : {}),
+        status: run.run.status,
+        reused: run.reused,
+      });
     } catch (e) {
-      rt.logger.error('trigger record failed', { messageId: rec.messageId, errorName: (e as Error).name, errorMessage: (e as Error).message });
+      rt.logger.error('trigger record failed', {
+        messageId: rec.messageId,
+        errorName: (e as Error).name,
+        errorMessage: (e as Error).message,
+      });
       failures.push({ itemIdentifier: rec.messageId });
     }
   }

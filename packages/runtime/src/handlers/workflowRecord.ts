@@ -55,14 +55,18 @@ export async function putResponse(url: string, response: CustomResourceResponse)
  * one fails the deployment (FAILED, with the reason), rather than leave the workflow unchecked.
  */
 export async function handleWorkflowRecordEvent(
-  rt: Runtime, event: WorkflowRecordEvent, respond: typeof putResponse = putResponse,
+  rt: Runtime,
+  event: WorkflowRecordEvent,
+  respond: typeof putResponse = putResponse,
 ): Promise<CustomResourceResponse> {
   const name = event.ResourceProperties?.Workflow;
   const answer = (status: CustomResourceResponse['Status'], reason?: string): CustomResourceResponse => ({
     Status: status,
     ...(reason !== undefined ? { Reason: reason } : {}),
     PhysicalResourceId: event.PhysicalResourceId ?? `stepforge-workflow-record-${name}`,
-    StackId: event.StackId, RequestId: event.RequestId, LogicalResourceId: event.LogicalResourceId,
+    StackId: event.StackId,
+    RequestId: event.RequestId,
+    LogicalResourceId: event.LogicalResourceId,
   });
   let response: CustomResourceResponse;
   try {
@@ -84,4 +88,5 @@ export async function handleWorkflowRecordEvent(
 }
 
 /** Lambda entry point (CloudFormation custom resource). */
-export const handler = async (event: WorkflowRecordEvent): Promise<CustomResourceResponse> => handleWorkflowRecordEvent(defaultRuntime(), event);
+export const handler = async (event: WorkflowRecordEvent): Promise<CustomResourceResponse> =>
+  handleWorkflowRecordEvent(defaultRuntime(), event);

@@ -3,8 +3,16 @@
 // event). The routes, bodies, error shape and statuses are the contract's (API_ROUTES, API_BODIES,
 // ErrorBody, HTTP_STATUS_OF); what each operation does is the backend's (runServiceBackend.ts).
 import {
-  API_BODIES, API_ROUTES, errorBody, httpStatusOf, idempotencyKeyError, isStepforgeError, parseApiBody,
-  type ApiBodySchema, type ApiOperation, type ApiRoute,
+  API_BODIES,
+  API_ROUTES,
+  errorBody,
+  httpStatusOf,
+  idempotencyKeyError,
+  isStepforgeError,
+  parseApiBody,
+  type ApiBodySchema,
+  type ApiOperation,
+  type ApiRoute,
 } from '@stepforge/contract';
 
 /** An HTTP request reduced to what the routes read. */
@@ -59,7 +67,12 @@ export interface RouterOptions {
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   readonly statusCode: number;
-  constructor(readonly code: string, message: string, readonly details?: unknown, statusCode?: number) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+    statusCode?: number,
+  ) {
     super(message);
     this.statusCode = statusCode ?? httpStatusOf(code);
   }
@@ -93,7 +106,10 @@ function idempotencyKeyOf(req: ServeRequest, bodyKey: string | undefined): strin
   const headerError = idempotencyKeyError(header);
   if (headerError !== undefined) throw new ApiError('invalid_request', `Idempotency-Key header: ${headerError}`);
   if (bodyKey !== undefined && bodyKey !== header) {
-    throw new ApiError('invalid_request', `the Idempotency-Key header ('${header}') and the body's idempotencyKey ('${bodyKey}') disagree: send the key once, in either place`);
+    throw new ApiError(
+      'invalid_request',
+      `the Idempotency-Key header ('${header}') and the body's idempotencyKey ('${bodyKey}') disagree: send the key once, in either place`,
+    );
   }
   return header;
 }
@@ -111,7 +127,9 @@ function statusQuery(req: ServeRequest, allowed: readonly string[]): string | un
 }
 
 /** What each operation calls on the backend, from the matched route, the request and the path parameters. */
-const DISPATCH: Readonly<Record<ApiOperation, (b: ServeBackend, req: ServeRequest, p: readonly string[], route: ApiRoute) => Promise<ServeResponse>>> = {
+const DISPATCH: Readonly<
+  Record<ApiOperation, (b: ServeBackend, req: ServeRequest, p: readonly string[], route: ApiRoute) => Promise<ServeResponse>>
+> = {
   openApi: (b) => b.openApi!(),
   listWorkflows: (b) => b.listWorkflows(),
   startRun: (b, req, [name]) => {
@@ -167,7 +185,8 @@ export async function routeRequest(backend: ServeBackend, req: ServeRequest, opt
     const path = req.path.replace(/\/+$/, '') || '/';
     const routes = API_ROUTES.filter((r) => PATTERNS.get(r)!.test(path) && (r.operation !== 'openApi' || backend.openApi !== undefined));
     const route = routes.find((r) => r.method === method);
-    if (route) return await DISPATCH[route.operation](backend, req, PATTERNS.get(route)!.exec(path)!.slice(1).map(decodePathParameter), route);
+    if (route)
+      return await DISPATCH[route.operation](backend, req, PATTERNS.get(route)!.exec(path)!.slice(1).map(decodePathParameter), route);
     if (routes.length > 0) {
       const answer = apiError('method_not_allowed', `${method} is not allowed on ${path}`);
       return { ...answer, headers: { ...answer.headers, allow: allowedMethods(routes) } };

@@ -41,17 +41,24 @@ export function runServiceBackend(service: RunService, options: RunServiceBacken
   };
   return {
     ...(options.openApi !== undefined ? { openApi: async () => apiJson(200, options.openApi) } : {}),
-    listWorkflows: async () => apiJson(200, {
-      workflows: (await service.catalog.list()).map((w) => ({
-        name: w.name, displayName: w.displayName ?? w.name, file: w.file ?? null, format: w.format ?? null, steps: w.steps.map((s) => s.id), input: w.inputSchema.fields,
-      })),
-    }),
+    listWorkflows: async () =>
+      apiJson(200, {
+        workflows: (await service.catalog.list()).map((w) => ({
+          name: w.name,
+          displayName: w.displayName ?? w.name,
+          file: w.file ?? null,
+          format: w.format ?? null,
+          steps: w.steps.map((s) => s.id),
+          input: w.inputSchema.fields,
+        })),
+      }),
     async startRun(name, body, key) {
       const entry = await service.workflow(name);
       const started = await service.start(entry, body.input ?? {}, key !== undefined ? { idempotencyKey: key } : {});
       // A reused key started with another input: the run as it ran, saying so (as `run` does on stderr).
       const differs = started.inputDiffers ? { inputDiffers: true } : {};
-      const answer = () => apiJson(started.reused ? 200 : 202, { runId: started.run.runId, status: started.run.status, reused: started.reused, ...differs });
+      const answer = () =>
+        apiJson(started.reused ? 200 : 202, { runId: started.run.runId, status: started.run.status, reused: started.reused, ...differs });
       if (!body.wait) return answer();
       const run = await waitFor(started.run.runId);
       if (!run) return answer();

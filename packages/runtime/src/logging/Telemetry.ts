@@ -2,7 +2,13 @@
 export type MetricName = 'StepsSucceeded' | 'StepErrors' | 'ModelInputTokens' | 'ModelOutputTokens' | 'ApprovalsWaiting';
 
 /** The metric names, for the dashboard and tests. */
-export const METRIC_NAMES: readonly MetricName[] = ['StepsSucceeded', 'StepErrors', 'ModelInputTokens', 'ModelOutputTokens', 'ApprovalsWaiting'];
+export const METRIC_NAMES: readonly MetricName[] = [
+  'StepsSucceeded',
+  'StepErrors',
+  'ModelInputTokens',
+  'ModelOutputTokens',
+  'ApprovalsWaiting',
+];
 
 /** The CloudWatch namespace of the metrics. */
 export const METRICS_NAMESPACE = 'Stepforge';

@@ -5,7 +5,12 @@ import { RuntimeError } from '../errors/RuntimeError.js';
 /** How to reach one MCP server: streamable HTTP, or a stdio child process. */
 export const McpServerConfig = z.union([
   z.strictObject({ url: z.string().url(), headers: z.record(z.string(), z.string()).optional() }),
-  z.strictObject({ command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).optional(), cwd: z.string().optional() }),
+  z.strictObject({
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().optional(),
+  }),
 ]);
 /** How to reach one MCP server. */
 export type McpServerConfig = z.infer<typeof McpServerConfig>;
@@ -47,12 +52,23 @@ export class McpClientPool {
     let p = this.#clients.get(key);
     if (!p) {
       p = (async () => {
-        if (!sdkLoader) throw new RuntimeError('ConfigError', 'this handler was built without the MCP SDK: MCP servers are reached from the tool and mcp_tool steps');
+        if (!sdkLoader)
+          throw new RuntimeError(
+            'ConfigError',
+            'this handler was built without the MCP SDK: MCP servers are reached from the tool and mcp_tool steps',
+          );
         const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await sdkLoader();
         const client = new Client({ name: 'stepforge', version: '0.1.0' });
-        const transport = 'url' in server
-          ? new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } })
-          : new StdioClientTransport({ command: server.command, args: server.args, env: { PATH: process.env.PATH ?? '', ...(server.env ?? {}) }, cwd: server.cwd, stderr: 'ignore' });
+        const transport =
+          'url' in server
+            ? new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } })
+            : new StdioClientTransport({
+                command: server.command,
+                args: server.args,
+                env: { PATH: process.env.PATH ?? '', ...(server.env ?? {}) },
+                cwd: server.cwd,
+                stderr: 'ignore',
+              });
         await client.connect(transport);
         return client;
       })();
@@ -62,7 +78,11 @@ export class McpClientPool {
     try {
       return await p;
     } catch (e) {
-      throw new RuntimeError('McpError', `cannot connect to MCP server ${'url' in server ? server.url : server.command}: ${(e as Error).message}`, { retryable: true, cause: e });
+      throw new RuntimeError(
+        'McpError',
+        `cannot connect to MCP server ${'url' in server ? server.url : server.command}: ${(e as Error).message}`,
+        { retryable: true, cause: e },
+      );
     }
   }
 
@@ -82,12 +102,19 @@ export class McpClientPool {
       throw new RuntimeError('McpError', `MCP tool ${tool}: ${(e as Error).message}`, { cause: e });
     }
     const content = (r.content ?? []) as { type: string; text?: string }[];
-    const text = content.filter((b) => b.type === 'text').map((b) => b.text ?? '').join('\n');
+    const text = content
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text ?? '')
+      .join('\n');
     if (r.isError) throw new RuntimeError('McpError', `MCP tool ${tool} failed: ${text.slice(0, 500)}`, { details: { tool } });
     // Structured content when the tool gives it; else its text (parsed when it is JSON).
     let value: unknown = r.structuredContent;
     if (value === undefined) {
-      try { value = JSON.parse(text); } catch { value = text; }
+      try {
+        value = JSON.parse(text);
+      } catch {
+        value = text;
+      }
     }
     return { content: value, text, isError: false };
   }
@@ -102,6 +129,10 @@ export class McpClientPool {
 /** Parses a server configuration (strict: a misspelt key fails at once). */
 export function parseMcpServer(raw: unknown, name: string): McpServerConfig {
   const r = McpServerConfig.safeParse(raw);
-  if (!r.success) throw new RuntimeError('ConfigError', `MCP server "${name}": ${r.error.issues.map((i) => `${i.path.join('.') || '(server)'}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new RuntimeError(
+      'ConfigError',
+      `MCP server "${name}": ${r.error.issues.map((i) => `${i.path.join('.') || '(server)'}: ${i.message}`).join('; ')}`,
+    );
   return r.data;
 }

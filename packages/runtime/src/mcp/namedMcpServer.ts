@@ -38,7 +38,11 @@ export function namedMcpServer(rt: Runtime, name: string, declared: unknown, ove
  */
 export function refuseWorkflowCommand(server: unknown, name: string, fromProject: boolean): void {
   if (fromProject || !isRecord(server) || !('command' in server)) return;
-  throw new RuntimeError('PolicyDenied', `MCP server "${name}": the workflow names the command '${String(server.command)}' to start it, and workflows may not start processes: a stdio MCP server's command comes only from the project's configuration; define "${name}" under "mcpServers" in stepforge.config.json at the project root (or in STEPFORGE_MCP_SERVERS), or reach the server over HTTP ({url})`, {
-    details: { code: 'mcp_command_not_configured', server: name, command: server.command },
-  });
+  throw new RuntimeError(
+    'PolicyDenied',
+    `MCP server "${name}": the workflow names the command '${String(server.command)}' to start it, and workflows may not start processes: a stdio MCP server's command comes only from the project's configuration; define "${name}" under "mcpServers" in stepforge.config.json at the project root (or in STEPFORGE_MCP_SERVERS), or reach the server over HTTP ({url})`,
+    {
+      details: { code: 'mcp_command_not_configured', server: name, command: server.command },
+    },
+  );
 }

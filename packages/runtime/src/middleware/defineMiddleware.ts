@@ -28,7 +28,10 @@ export function defineMiddleware<S extends z.ZodObject>(
   return (options) => {
     const parsed = strict.safeParse(options);
     if (!parsed.success) {
-      throw new RuntimeError('ConfigError', `middleware ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ')}`);
+      throw new RuntimeError(
+        'ConfigError',
+        `middleware ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ')}`,
+      );
     }
     return build(parsed.data as z.infer<S>);
   };

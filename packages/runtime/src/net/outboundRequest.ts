@@ -15,21 +15,33 @@ export interface OutboundPolicy {
   /** Who asks, for messages: `http_fetch`, `http.request`. */
   readonly what: string;
   /** The resolver (dns.lookup's shape); tests give one that answers as an attacker's DNS would. */
-  readonly lookup?: (hostname: string, options: { all: true }, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+  readonly lookup?: (
+    hostname: string,
+    options: { all: true },
+    callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+  ) => void;
 }
 
 /** What an address is, for the policy: public, private (RFC 1918, ULA, CGNAT, loopback), or never reachable. */
 export type AddressClass = 'public' | 'private' | 'metadata' | 'link-local' | 'reserved';
 
 /** Names of cloud metadata services, refused whatever they resolve to. */
-const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.internal']);
+const METADATA_NAMES = new Set([
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.azure.internal',
+]);
 
 function ipv4Class(ip: string): AddressClass {
   const [a, b] = ip.split('.').map(Number) as [number, number, number, number];
   if (ip === '169.254.169.254' || ip === '169.254.170.2' || ip === '100.100.100.200') return 'metadata';
   if (a === 169 && b === 254) return 'link-local';
   if (a === 0 || a >= 224) return 'reserved';
-  if (a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127)) return 'private';
+  if (a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127))
+    return 'private';
   if (a === 192 && b === 0) return 'reserved';
   if (a === 198 && (b === 18 || b === 19)) return 'private';
   return 'public';
@@ -101,7 +113,10 @@ export function checkOutboundHost(url: URL, policy: OutboundPolicy): { readonly 
   if (listed === undefined && (policy.requireListed || policy.allowHosts.length > 0)) {
     throw refused(policy, url, `host ${url.host} is not on the ${policy.what} allow-list`, { reason: 'not_allowed' });
   }
-  const hostname = url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const hostname = url.hostname
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   if (METADATA_NAMES.has(hostname)) {
     throw refused(policy, url, `${policy.what} never reaches ${url.host}: it is a cloud metadata service`, { reason: 'metadata' });
   }
@@ -114,18 +129,26 @@ export function checkOutboundHost(url: URL, policy: OutboundPolicy): { readonly 
 function checkAddress(url: URL, policy: OutboundPolicy, address: string, privateAllowed: boolean): void {
   const kind = addressClass(address);
   if (kind === 'public' || (kind === 'private' && privateAllowed)) return;
-  const why = kind === 'metadata' ? 'a cloud metadata service address'
-    : kind === 'link-local' ? 'a link-local address'
-      : kind === 'private' ? 'a private or loopback address (allow it by listing that address in http.allowHosts, or set http.allowPrivateNetworks, in stepforge.config.json)'
-        : 'not a routable address';
-  const what = address === url.hostname.replace(/^\[(.*)\]$/, '$1') ? `${url.hostname} is` : `${url.hostname} resolves to ${address}, which is`;
+  const why =
+    kind === 'metadata'
+      ? 'a cloud metadata service address'
+      : kind === 'link-local'
+        ? 'a link-local address'
+        : kind === 'private'
+          ? 'a private or loopback address (allow it by listing that address in http.allowHosts, or set http.allowPrivateNetworks, in stepforge.config.json)'
+          : 'not a routable address';
+  const what =
+    address === url.hostname.replace(/^\[(.*)\]$/, '$1') ? `${url.hostname} is` : `${url.hostname} resolves to ${address}, which is`;
   throw refused(policy, url, `${policy.what} refuses ${url.host}: ${what} ${why}`, { reason: kind, address });
 }
 
 /** A DNS lookup whose every answer is checked, so the connection goes to an address the policy allowed (no rebinding between check and connect). */
 function checkedLookup(url: URL, policy: OutboundPolicy, privateAllowed: boolean): LookupFunction {
   return (hostname, options, callback) => {
-    const resolve = policy.lookup ?? ((h: string, o: { all: true }, cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => dnsLookup(h, { ...options, ...o }, cb));
+    const resolve =
+      policy.lookup ??
+      ((h: string, o: { all: true }, cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) =>
+        dnsLookup(h, { ...options, ...o }, cb));
     resolve(hostname, { all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       const list = addresses;
@@ -157,11 +180,20 @@ export interface OutboundResponse {
  */
 export function outboundRequest(
   url: URL,
-  init: { readonly method?: string; readonly headers?: Record<string, string>; readonly body?: string; readonly timeoutMs?: number; readonly signal?: AbortSignal; readonly maxBodyBytes: number },
+  init: {
+    readonly method?: string;
+    readonly headers?: Record<string, string>;
+    readonly body?: string;
+    readonly timeoutMs?: number;
+    readonly signal?: AbortSignal;
+    readonly maxBodyBytes: number;
+  },
   policy: OutboundPolicy,
 ): Promise<OutboundResponse> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return Promise.reject(refused(policy, url, `${policy.what}: only http and https URLs are allowed, got ${url.protocol}`, { reason: 'scheme' }));
+    return Promise.reject(
+      refused(policy, url, `${policy.what}: only http and https URLs are allowed, got ${url.protocol}`, { reason: 'scheme' }),
+    );
   }
   let privateAllowed: boolean;
   try {
@@ -171,32 +203,44 @@ export function outboundRequest(
   }
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<OutboundResponse>((resolve, reject) => {
-    const req = send(url, {
-      method: init.method ?? 'GET',
-      headers: init.headers ?? {},
-      lookup: checkedLookup(url, policy, privateAllowed),
-      timeout: init.timeoutMs ?? 30_000,
-      ...(init.signal ? { signal: init.signal } : {}),
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > init.maxBodyBytes) {
-          chunks.length = 0;
-          req.destroy();
-          res.destroy();
-          reject(new RuntimeError('OutputTooLarge', `${policy.what}: the answer of ${url.host} is over the ${init.maxBodyBytes}-byte cap; the rest was not read`, {
-            details: { host: url.host, limit: init.maxBodyBytes, code: 'response_too_large' },
-          }));
-          return;
-        }
-        chunks.push(c);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${init.timeoutMs ?? 30_000} ms`), { code: 'ETIMEDOUT' })));
+    const req = send(
+      url,
+      {
+        method: init.method ?? 'GET',
+        headers: init.headers ?? {},
+        lookup: checkedLookup(url, policy, privateAllowed),
+        timeout: init.timeoutMs ?? 30_000,
+        ...(init.signal ? { signal: init.signal } : {}),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > init.maxBodyBytes) {
+            chunks.length = 0;
+            req.destroy();
+            res.destroy();
+            reject(
+              new RuntimeError(
+                'OutputTooLarge',
+                `${policy.what}: the answer of ${url.host} is over the ${init.maxBodyBytes}-byte cap; the rest was not read`,
+                {
+                  details: { host: url.host, limit: init.maxBodyBytes, code: 'response_too_large' },
+                },
+              ),
+            );
+            return;
+          }
+          chunks.push(c);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(Object.assign(new Error(`no answer within ${init.timeoutMs ?? 30_000} ms`), { code: 'ETIMEDOUT' })),
+    );
     req.on('error', reject);
     req.end(init.body);
   });

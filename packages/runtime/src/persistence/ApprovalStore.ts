@@ -66,22 +66,46 @@ export class ApprovalStore {
    * the approval was announced (`announced()` ran for it): false for a new one, and for one whose
    * requester ended between recording it and announcing it, which the next request announces.
    */
-  async request(p: { runId: string; stepId: string; tool: string; args: unknown; taskToken: string; timeoutSeconds: number; rule?: string; envelope?: string }): Promise<{ record: ApprovalRecord; created: boolean; announced: boolean }> {
+  async request(p: {
+    runId: string;
+    stepId: string;
+    tool: string;
+    args: unknown;
+    taskToken: string;
+    timeoutSeconds: number;
+    rule?: string;
+    envelope?: string;
+  }): Promise<{ record: ApprovalRecord; created: boolean; announced: boolean }> {
     const now = this.db.clock();
     const createdAt = new Date(now).toISOString();
     const rec: ApprovalRecord = {
-      approvalId: approvalIdFor(p.taskToken), runId: p.runId, stepId: p.stepId, tool: p.tool,
-      args: this.db.redactor.redact(p.args), taskToken: p.taskToken, status: 'PENDING', createdAt,
+      approvalId: approvalIdFor(p.taskToken),
+      runId: p.runId,
+      stepId: p.stepId,
+      tool: p.tool,
+      args: this.db.redactor.redact(p.args),
+      taskToken: p.taskToken,
+      status: 'PENDING',
+      createdAt,
       expiresAt: new Date(now + p.timeoutSeconds * 1000).toISOString(),
       ...(p.rule !== undefined ? { rule: p.rule } : {}),
     };
     try {
-      await this.db.doc.send(new PutCommand({
-        TableName: this.db.tableName,
-        Item: { pk: pk(rec.approvalId), sk: SK, ...rec, ...(p.envelope !== undefined ? { envelope: p.envelope } : {}), gsi2pk: 'APPROVALSTATUS#PENDING', gsi2sk: `${createdAt}#${rec.approvalId}` },
-        ConditionExpression: 'attribute_not_exists(pk)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }));
+      await this.db.doc.send(
+        new PutCommand({
+          TableName: this.db.tableName,
+          Item: {
+            pk: pk(rec.approvalId),
+            sk: SK,
+            ...rec,
+            ...(p.envelope !== undefined ? { envelope: p.envelope } : {}),
+            gsi2pk: 'APPROVALSTATUS#PENDING',
+            gsi2sk: `${createdAt}#${rec.approvalId}`,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
       return { record: rec, created: true, announced: false };
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
@@ -93,18 +117,27 @@ export class ApprovalStore {
 
   /** Records that the approval was announced (its run event written, its queue message sent). */
   async announced(approvalId: string): Promise<void> {
-    await this.db.doc.send(new UpdateCommand({
-      TableName: this.db.tableName,
-      Key: { pk: pk(approvalId), sk: SK },
-      UpdateExpression: 'SET announcedAt = :now',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':now': new Date(this.db.clock()).toISOString() },
-    }));
+    await this.db.doc.send(
+      new UpdateCommand({
+        TableName: this.db.tableName,
+        Key: { pk: pk(approvalId), sk: SK },
+        UpdateExpression: 'SET announcedAt = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': new Date(this.db.clock()).toISOString() },
+      }),
+    );
   }
 
   /** The step envelope kept with an approval (JSON), which the decision runs the call with. */
   async envelopeOf(approvalId: string): Promise<string | undefined> {
-    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: pk(approvalId), sk: SK }, ConsistentRead: true, ProjectionExpression: 'envelope' }));
+    const r = await this.db.doc.send(
+      new GetCommand({
+        TableName: this.db.tableName,
+        Key: { pk: pk(approvalId), sk: SK },
+        ConsistentRead: true,
+        ProjectionExpression: 'envelope',
+      }),
+    );
     return typeof r.Item?.envelope === 'string' ? r.Item.envelope : undefined;
   }
 
@@ -116,7 +149,9 @@ export class ApprovalStore {
 
   async #item(approvalId: string): Promise<Record<string, unknown> | undefined> {
     if (!couldBeRecordId(approvalId)) return undefined;
-    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: pk(approvalId), sk: SK }, ConsistentRead: true }));
+    const r = await this.db.doc.send(
+      new GetCommand({ TableName: this.db.tableName, Key: { pk: pk(approvalId), sk: SK }, ConsistentRead: true }),
+    );
     return r.Item;
   }
 
@@ -127,11 +162,15 @@ export class ApprovalStore {
 
   /** Oldest first. */
   async list(status: ApprovalStatus = 'PENDING', limit = 100): Promise<ApprovalRecord[]> {
-    const r = await this.db.doc.send(new QueryCommand({
-      TableName: this.db.tableName, IndexName: GSI_BY_STATUS,
-      KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': `APPROVALSTATUS#${status}` },
-      Limit: limit,
-    }));
+    const r = await this.db.doc.send(
+      new QueryCommand({
+        TableName: this.db.tableName,
+        IndexName: GSI_BY_STATUS,
+        KeyConditionExpression: 'gsi2pk = :pk',
+        ExpressionAttributeValues: { ':pk': `APPROVALSTATUS#${status}` },
+        Limit: limit,
+      }),
+    );
     return (r.Items ?? []).map(toRecord);
   }
 
@@ -139,31 +178,42 @@ export class ApprovalStore {
    * Decides a PENDING approval (one conditional update: only the first decision counts). A
    * decision after `expiresAt` is recorded as TIMED_OUT instead — a timeout means deny.
    */
-  async decide(approvalId: string, p: { decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT'; by?: string; reason?: string }): Promise<ApprovalRecord> {
+  async decide(
+    approvalId: string,
+    p: { decision: 'APPROVED' | 'REJECTED' | 'TIMED_OUT'; by?: string; reason?: string },
+  ): Promise<ApprovalRecord> {
     const now = this.db.clock();
     const nowIso = new Date(now).toISOString();
     const existing = await this.get(approvalId);
     if (!existing) throw new RuntimeError('NotFound', `no approval with id ${approvalId}`);
     const decision = p.decision !== 'TIMED_OUT' && existing.expiresAt < nowIso ? 'TIMED_OUT' : p.decision;
     try {
-      const r = await this.db.doc.send(new UpdateCommand({
-        TableName: this.db.tableName,
-        Key: { pk: pk(approvalId), sk: SK },
-        UpdateExpression: 'SET #status = :d, decidedAt = :now, decidedBy = :by, reason = :reason, gsi2pk = :g',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':d': decision, ':now': nowIso, ':by': p.by ?? 'unknown', ':pending': 'PENDING', ':g': `APPROVALSTATUS#${decision}`,
-          ':reason': this.db.redactor.redactText(p.reason ?? (decision === 'TIMED_OUT' ? 'approval timed out' : '')),
-        },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }));
+      const r = await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.tableName,
+          Key: { pk: pk(approvalId), sk: SK },
+          UpdateExpression: 'SET #status = :d, decidedAt = :now, decidedBy = :by, reason = :reason, gsi2pk = :g',
+          ConditionExpression: '#status = :pending',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':d': decision,
+            ':now': nowIso,
+            ':by': p.by ?? 'unknown',
+            ':pending': 'PENDING',
+            ':g': `APPROVALSTATUS#${decision}`,
+            ':reason': this.db.redactor.redactText(p.reason ?? (decision === 'TIMED_OUT' ? 'approval timed out' : '')),
+          },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
       return toRecord(r.Attributes ?? {});
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
       const old = await this.#conflictItem(e, approvalId);
-      throw new RuntimeError('PolicyDenied', `approval ${approvalId} was already decided (${old?.status ?? 'unknown'})`, { details: { approvalId, status: old?.status } });
+      throw new RuntimeError('PolicyDenied', `approval ${approvalId} was already decided (${old?.status ?? 'unknown'})`, {
+        details: { approvalId, status: old?.status },
+      });
     }
   }
 

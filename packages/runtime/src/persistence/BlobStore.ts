@@ -27,10 +27,12 @@ export class BlobStore {
     const id = createHash('sha256').update(safe).digest('hex');
     const n = Math.max(1, Math.ceil(safe.length / CHUNK));
     for (let i = 0; i < n; i++) {
-      await this.db.doc.send(new PutCommand({
-        TableName: this.db.tableName,
-        Item: { pk: `BLOB#${id}`, sk: `CHUNK#${String(i).padStart(5, '0')}`, data: safe.slice(i * CHUNK, (i + 1) * CHUNK), chunks: n },
-      }));
+      await this.db.doc.send(
+        new PutCommand({
+          TableName: this.db.tableName,
+          Item: { pk: `BLOB#${id}`, sk: `CHUNK#${String(i).padStart(5, '0')}`, data: safe.slice(i * CHUNK, (i + 1) * CHUNK), chunks: n },
+        }),
+      );
     }
     return { ref: `dynamodb:${this.db.tableName}/BLOB#${id}`, bytes: Buffer.byteLength(safe), sha256: id };
   }
@@ -41,14 +43,19 @@ export class BlobStore {
     let start: Record<string, unknown> | undefined;
     let expected = 0;
     do {
-      const r = await this.db.doc.send(new QueryCommand({
-        TableName: this.db.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': `BLOB#${id}` },
-        ConsistentRead: true,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }));
-      for (const it of r.Items ?? []) { parts.push(String(it.data)); expected = Number(it.chunks); }
+      const r = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': `BLOB#${id}` },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      for (const it of r.Items ?? []) {
+        parts.push(String(it.data));
+        expected = Number(it.chunks);
+      }
       start = r.LastEvaluatedKey;
     } while (start);
     if (parts.length === 0 || parts.length !== expected) {
@@ -107,7 +114,12 @@ export class BlobStore {
  * time the nearest opening bracket whose matching close lies beyond the span, while what they
  * enclose parses as JSON.
  */
-function enclosingJson(text: string, start: number, end: number, floor: number): { start: number; end: number; value: unknown } | undefined {
+function enclosingJson(
+  text: string,
+  start: number,
+  end: number,
+  floor: number,
+): { start: number; end: number; value: unknown } | undefined {
   let found: { start: number; end: number; value: unknown } | undefined;
   let s = start;
   let e = end;
@@ -122,7 +134,10 @@ function enclosingJson(text: string, start: number, end: number, floor: number):
       const c = text[i];
       if (c !== '[' && c !== '{') continue;
       const j = matchingClose(text, i);
-      if (j >= e) { open = i; close = j; }
+      if (j >= e) {
+        open = i;
+        close = j;
+      }
     }
     if (open < 0) return found;
     let value: unknown;

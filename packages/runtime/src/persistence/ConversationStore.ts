@@ -23,13 +23,15 @@ export class ConversationStore {
     const out: ChatMessage[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const r = await this.db.doc.send(new QueryCommand({
-        TableName: this.db.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': `CONV#${conversationId}` },
-        ConsistentRead: true,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }));
+      const r = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': `CONV#${conversationId}` },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
       // An item holds one message (`message`, as earlier versions wrote them) or a turn's (`messages`).
       for (const it of r.Items ?? []) {
         if (Array.isArray(it.messages)) out.push(...(it.messages as ChatMessage[]));
@@ -50,11 +52,13 @@ export class ConversationStore {
     let at = from;
     for (const group of packed(messages.map((m) => this.db.redactor.redact(m)))) {
       try {
-        await this.db.doc.send(new PutCommand({
-          TableName: this.db.tableName,
-          Item: { pk: `CONV#${conversationId}`, sk: `MSG#${String(at).padStart(6, '0')}`, messages: group },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }));
+        await this.db.doc.send(
+          new PutCommand({
+            TableName: this.db.tableName,
+            Item: { pk: `CONV#${conversationId}`, sk: `MSG#${String(at).padStart(6, '0')}`, messages: group },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
       } catch (e) {
         if ((e as { name?: string }).name !== 'ConditionalCheckFailedException') throw e;
       }

@@ -21,7 +21,13 @@ export interface Db {
 }
 
 /** Builds a Db around a DynamoDB client (and the client for `commands`, by default the same one). */
-export function createDb(client: DynamoDBClient, tableName: string, redactor: Redactor, clock: () => number = Date.now, commands: DynamoDBClient = client): Db {
+export function createDb(
+  client: DynamoDBClient,
+  tableName: string,
+  redactor: Redactor,
+  clock: () => number = Date.now,
+  commands: DynamoDBClient = client,
+): Db {
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
   });

@@ -34,12 +34,26 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
         new PutCommand({
           TableName: this.db.tableName,
           Item: {
-            pk: pk(key), sk: SK, key, status: 'INPROGRESS', expiresAt, ttl: expiresAt,
-            leaseExpiresAt: p.nowMs + p.leaseSeconds * 1000, leaseId: p.leaseId,
-            runId: p.runId, stepId: p.stepId, idempotent: p.idempotent,
+            pk: pk(key),
+            sk: SK,
+            key,
+            status: 'INPROGRESS',
+            expiresAt,
+            ttl: expiresAt,
+            leaseExpiresAt: p.nowMs + p.leaseSeconds * 1000,
+            leaseId: p.leaseId,
+            runId: p.runId,
+            stepId: p.stepId,
+            idempotent: p.idempotent,
             ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}),
             // The marker as markDispatched writes it (its `idempotent` is the call's).
-            ...(p.dispatch ? { dispatchedAt: p.dispatch.atMs, dispatchTarget: this.db.redactor.redactText(p.dispatch.target), idempotent: p.dispatch.idempotent } : {}),
+            ...(p.dispatch
+              ? {
+                  dispatchedAt: p.dispatch.atMs,
+                  dispatchTarget: this.db.redactor.redactText(p.dispatch.target),
+                  idempotent: p.dispatch.idempotent,
+                }
+              : {}),
           },
           ConditionExpression: `attribute_not_exists(pk) OR expiresAt < :nowS OR ${takeover}`,
           ExpressionAttributeNames: { '#status': 'status', '#lease': 'leaseExpiresAt' },
@@ -61,15 +75,28 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
   override async saveUnclaimedSuccess(key: string, p: UnclaimedSuccess): Promise<boolean> {
     const expiresAt = Math.floor(p.nowMs / 1000) + p.ttlSeconds;
     try {
-      await this.db.doc.send(new PutCommand({
-        TableName: this.db.tableName,
-        Item: {
-          pk: pk(key), sk: SK, key, status: 'COMPLETED', expiresAt, ttl: expiresAt, leaseExpiresAt: p.nowMs, leaseId: p.leaseId,
-          runId: p.runId, stepId: p.stepId, idempotent: p.idempotent, ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}),
-          output: this.db.redactor.redact(p.output) ?? null, completedAt: p.nowMs,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }));
+      await this.db.doc.send(
+        new PutCommand({
+          TableName: this.db.tableName,
+          Item: {
+            pk: pk(key),
+            sk: SK,
+            key,
+            status: 'COMPLETED',
+            expiresAt,
+            ttl: expiresAt,
+            leaseExpiresAt: p.nowMs,
+            leaseId: p.leaseId,
+            runId: p.runId,
+            stepId: p.stepId,
+            idempotent: p.idempotent,
+            ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}),
+            output: this.db.redactor.redact(p.output) ?? null,
+            completedAt: p.nowMs,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
       return true;
     } catch (e) {
       if (isConditionFailure(e)) return false;
@@ -79,15 +106,26 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
 
   async markDispatched(key: string, p: { leaseId: string; nowMs: number; target: string; idempotent: boolean }): Promise<void> {
     await this.#leaseUpdate(key, p.leaseId, 'SET dispatchedAt = :at, dispatchTarget = :target, idempotent = :idem', {
-      ':at': p.nowMs, ':target': this.db.redactor.redactText(p.target), ':idem': p.idempotent,
+      ':at': p.nowMs,
+      ':target': this.db.redactor.redactText(p.target),
+      ':idem': p.idempotent,
     });
   }
 
   async saveSuccess(key: string, p: { leaseId: string; output: unknown; nowMs: number; ttlSeconds: number }): Promise<void> {
     const expiresAt = Math.floor(p.nowMs / 1000) + p.ttlSeconds;
-    await this.#leaseUpdate(key, p.leaseId, 'SET #status = :completed, #output = :output, expiresAt = :exp, #ttl = :exp, completedAt = :now', {
-      ':completed': 'COMPLETED', ':output': this.db.redactor.redact(p.output) ?? null, ':exp': expiresAt, ':now': p.nowMs,
-    }, { '#status': 'status', '#output': 'output', '#ttl': 'ttl' });
+    await this.#leaseUpdate(
+      key,
+      p.leaseId,
+      'SET #status = :completed, #output = :output, expiresAt = :exp, #ttl = :exp, completedAt = :now',
+      {
+        ':completed': 'COMPLETED',
+        ':output': this.db.redactor.redact(p.output) ?? null,
+        ':exp': expiresAt,
+        ':now': p.nowMs,
+      },
+      { '#status': 'status', '#output': 'output', '#ttl': 'ttl' },
+    );
   }
 
   async releaseLease(key: string, p: { leaseId: string }): Promise<void> {
@@ -96,13 +134,15 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
 
   async deleteRecord(key: string, p: { leaseId?: string }): Promise<void> {
     try {
-      await this.db.doc.send(new DeleteCommand({
-        TableName: this.db.tableName,
-        Key: { pk: pk(key), sk: SK },
-        ...(p.leaseId !== undefined
-          ? { ConditionExpression: 'leaseId = :lease', ExpressionAttributeValues: { ':lease': p.leaseId } }
-          : {}),
-      }));
+      await this.db.doc.send(
+        new DeleteCommand({
+          TableName: this.db.tableName,
+          Key: { pk: pk(key), sk: SK },
+          ...(p.leaseId !== undefined
+            ? { ConditionExpression: 'leaseId = :lease', ExpressionAttributeValues: { ':lease': p.leaseId } }
+            : {}),
+        }),
+      );
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
     }
@@ -113,16 +153,24 @@ export class DynamoDBPersistenceLayer extends BasePersistenceLayer {
     return r.Item ? idempotencyRecordOf(r.Item) : undefined;
   }
 
-  async #leaseUpdate(key: string, leaseId: string, update: string, values: Record<string, unknown>, names?: Record<string, string>): Promise<void> {
+  async #leaseUpdate(
+    key: string,
+    leaseId: string,
+    update: string,
+    values: Record<string, unknown>,
+    names?: Record<string, string>,
+  ): Promise<void> {
     try {
-      await this.db.doc.send(new UpdateCommand({
-        TableName: this.db.tableName,
-        Key: { pk: pk(key), sk: SK },
-        UpdateExpression: update,
-        ConditionExpression: 'leaseId = :lease',
-        ExpressionAttributeValues: { ...values, ':lease': leaseId },
-        ...(names ? { ExpressionAttributeNames: names } : {}),
-      }));
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.tableName,
+          Key: { pk: pk(key), sk: SK },
+          UpdateExpression: update,
+          ConditionExpression: 'leaseId = :lease',
+          ExpressionAttributeValues: { ...values, ':lease': leaseId },
+          ...(names ? { ExpressionAttributeNames: names } : {}),
+        }),
+      );
     } catch (e) {
       if (isConditionFailure(e)) throw new IdempotencyLeaseLostError(key);
       throw e;

@@ -123,7 +123,10 @@ export abstract class BasePersistenceLayer {
     return Promise.resolve(false);
   }
   /** Commits the output: status COMPLETED. */
-  abstract saveSuccess(key: string, params: { leaseId: string; output: unknown; nowMs: number; ttlSeconds: number; step?: CommittedStep }): Promise<void>;
+  abstract saveSuccess(
+    key: string,
+    params: { leaseId: string; output: unknown; nowMs: number; ttlSeconds: number; step?: CommittedStep },
+  ): Promise<void>;
   /** Ends the lease early but keeps the dispatch marker (the outcome of the outside call is unknown). */
   abstract releaseLease(key: string, params: { leaseId: string }): Promise<void>;
   /** Removes the holder's record after a definite failure, so a retry starts clean. */

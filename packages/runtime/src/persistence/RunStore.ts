@@ -34,7 +34,10 @@ export interface RunRecord {
    * policy files or STEPFORGE_POLICY): the tool handler gates the run's calls by these rules, not
    * by its own process's. Absent: the runtime's configured policy (on AWS, STEPFORGE_POLICY).
    */
-  readonly policy?: { readonly sources: readonly { readonly origin: string; readonly rules: number }[]; readonly rules: readonly unknown[] };
+  readonly policy?: {
+    readonly sources: readonly { readonly origin: string; readonly rules: number }[];
+    readonly rules: readonly unknown[];
+  };
   readonly input?: unknown;
   readonly output?: unknown;
   readonly error?: { readonly name: string; readonly message: string };
@@ -91,22 +94,43 @@ export class RunStore {
    * Starts a run. With an idempotency key, one conditional put claims the key; when the key is
    * taken the existing run is returned with `reused: true` (same key → same run).
    */
-  async startRun(p: { workflow: string; workflowDisplayName?: string; runId?: string; idempotencyKey?: string; parentRunId?: string; workflowVersion?: string; executionArn?: string; startedBy?: string; policy?: RunRecord['policy']; input?: unknown }): Promise<{ run: RunRecord; reused: boolean }> {
+  async startRun(p: {
+    workflow: string;
+    workflowDisplayName?: string;
+    runId?: string;
+    idempotencyKey?: string;
+    parentRunId?: string;
+    workflowVersion?: string;
+    executionArn?: string;
+    startedBy?: string;
+    policy?: RunRecord['policy'];
+    input?: unknown;
+  }): Promise<{ run: RunRecord; reused: boolean }> {
     let runId = p.runId ?? randomUUID();
     if (p.idempotencyKey !== undefined) {
       try {
-        await this.db.doc.send(new PutCommand({
-          TableName: this.db.tableName,
-          Item: { pk: `RUNKEY#${p.idempotencyKey}`, sk: 'RUNKEY', runId, workflow: p.workflow },
-          ConditionExpression: 'attribute_not_exists(pk)',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }));
+        await this.db.doc.send(
+          new PutCommand({
+            TableName: this.db.tableName,
+            Item: { pk: `RUNKEY#${p.idempotencyKey}`, sk: 'RUNKEY', runId, workflow: p.workflow },
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
       } catch (e) {
         if (!isConditionFailure(e)) throw e;
         const raw = conditionFailureItem(e);
-        const old = raw ? unmarshallItem(raw) : (await this.db.doc.send(new GetCommand({
-          TableName: this.db.tableName, Key: { pk: `RUNKEY#${p.idempotencyKey}`, sk: 'RUNKEY' }, ConsistentRead: true,
-        }))).Item;
+        const old = raw
+          ? unmarshallItem(raw)
+          : (
+              await this.db.doc.send(
+                new GetCommand({
+                  TableName: this.db.tableName,
+                  Key: { pk: `RUNKEY#${p.idempotencyKey}`, sk: 'RUNKEY' },
+                  ConsistentRead: true,
+                }),
+              )
+            ).Item;
         runId = String(old?.runId);
         const existing = await this.getRun(runId);
         if (existing) return { run: existing, reused: true };
@@ -115,7 +139,10 @@ export class RunStore {
     }
     const startedAt = this.#iso();
     const run: RunRecord = {
-      runId, workflow: p.workflow, status: 'RUNNING', startedAt,
+      runId,
+      workflow: p.workflow,
+      status: 'RUNNING',
+      startedAt,
       ...(p.workflowDisplayName !== undefined ? { workflowDisplayName: p.workflowDisplayName } : {}),
       ...(p.idempotencyKey !== undefined ? { idempotencyKey: p.idempotencyKey } : {}),
       ...(p.parentRunId !== undefined ? { parentRunId: p.parentRunId } : {}),
@@ -126,11 +153,13 @@ export class RunStore {
       ...(p.input !== undefined ? { input: this.db.redactor.redact(p.input) } : {}),
     };
     try {
-      await this.db.commands.send(new PutItemCommand({
-        TableName: this.db.tableName,
-        Item: marshallItem({ pk: runPk(runId), sk: RUN_SK, type: 'run', ...run, ...indexKeys(run) }),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }));
+      await this.db.commands.send(
+        new PutItemCommand({
+          TableName: this.db.tableName,
+          Item: marshallItem({ pk: runPk(runId), sk: RUN_SK, type: 'run', ...run, ...indexKeys(run) }),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
       const existing = await this.getRun(runId);
@@ -144,24 +173,52 @@ export class RunStore {
    * Moves a run to a final (or any) status, with its output or error, and returns the record as
    * written. `startedAt` (the run's, for the by-status index key) saves a read when the caller has it.
    */
-  async finishRun(runId: string, p: { status: RunStatus; output?: unknown; error?: { name: string; message: string }; executionArn?: string; startedAt?: string; endedAt?: string }): Promise<RunRecord> {
+  async finishRun(
+    runId: string,
+    p: {
+      status: RunStatus;
+      output?: unknown;
+      error?: { name: string; message: string };
+      executionArn?: string;
+      startedAt?: string;
+      endedAt?: string;
+    },
+  ): Promise<RunRecord> {
     const startedAt = p.startedAt ?? (await this.getRun(runId))?.startedAt ?? this.#iso();
     const sets = ['#status = :status', 'gsi2pk = :g2', 'gsi2sk = :g2s'];
     const values: Record<string, unknown> = { ':status': p.status, ':g2': `RUNSTATUS#${p.status}`, ':g2s': `${startedAt}#${runId}` };
-    if (p.status !== 'RUNNING') { sets.push('endedAt = :ended'); values[':ended'] = p.endedAt ?? this.#iso(); }
-    if (p.output !== undefined) { sets.push('#output = :output'); values[':output'] = this.db.redactor.redact(p.output); }
-    if (p.error !== undefined) { sets.push('#error = :error'); values[':error'] = this.db.redactor.redact(p.error); }
-    if (p.executionArn !== undefined) { sets.push('executionArn = :arn'); values[':arn'] = p.executionArn; }
-    const r = await this.db.commands.send(new UpdateItemCommand({
-      TableName: this.db.tableName,
-      Key: marshallItem({ pk: runPk(runId), sk: RUN_SK }),
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#status': 'status', ...(p.output !== undefined ? { '#output': 'output' } : {}), ...(p.error !== undefined ? { '#error': 'error' } : {}) },
-      ExpressionAttributeValues: marshallItem(values),
-      // The record as written comes back with the update, so nobody has to read it again.
-      ReturnValues: 'ALL_NEW',
-    }));
+    if (p.status !== 'RUNNING') {
+      sets.push('endedAt = :ended');
+      values[':ended'] = p.endedAt ?? this.#iso();
+    }
+    if (p.output !== undefined) {
+      sets.push('#output = :output');
+      values[':output'] = this.db.redactor.redact(p.output);
+    }
+    if (p.error !== undefined) {
+      sets.push('#error = :error');
+      values[':error'] = this.db.redactor.redact(p.error);
+    }
+    if (p.executionArn !== undefined) {
+      sets.push('executionArn = :arn');
+      values[':arn'] = p.executionArn;
+    }
+    const r = await this.db.commands.send(
+      new UpdateItemCommand({
+        TableName: this.db.tableName,
+        Key: marshallItem({ pk: runPk(runId), sk: RUN_SK }),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          ...(p.output !== undefined ? { '#output': 'output' } : {}),
+          ...(p.error !== undefined ? { '#error': 'error' } : {}),
+        },
+        ExpressionAttributeValues: marshallItem(values),
+        // The record as written comes back with the update, so nobody has to read it again.
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
     return stripKeys(unmarshallItem(r.Attributes ?? {})) as unknown as RunRecord;
   }
 
@@ -172,26 +229,47 @@ export class RunStore {
    * `to: 'fail'` fails it with `error`. Undefined when the run is no longer as found (another
    * finder, or its starter, got there first).
    */
-  async takeOverStart(found: RunRecord, p: { to: 'start'; starter: string } | { to: 'fail'; error: { name: string; message: string } }): Promise<RunRecord | undefined> {
+  async takeOverStart(
+    found: RunRecord,
+    p: { to: 'start'; starter: string } | { to: 'fail'; error: { name: string; message: string } },
+  ): Promise<RunRecord | undefined> {
     const status: RunStatus = p.to === 'start' ? 'RUNNING' : 'FAILED';
     const names: Record<string, string> = { '#status': 'status', '#error': 'error' };
-    const values: Record<string, unknown> = { ':status': status, ':was': found.status, ':g2': `RUNSTATUS#${status}`, ':g2s': `${found.startedAt}#${found.runId}` };
+    const values: Record<string, unknown> = {
+      ':status': status,
+      ':was': found.status,
+      ':g2': `RUNSTATUS#${status}`,
+      ':g2s': `${found.startedAt}#${found.runId}`,
+    };
     const conditions = ['#status = :was'];
-    if (found.startedBy !== undefined) { conditions.push('startedBy = :by'); values[':by'] = found.startedBy; } else conditions.push('attribute_not_exists(startedBy)');
-    if (found.status === 'FAILED') { conditions.push('#error.#name = :notStarted'); names['#name'] = 'name'; values[':notStarted'] = found.error?.name; }
-    const update = p.to === 'start'
-      ? (values[':starter'] = p.starter, 'SET #status = :status, gsi2pk = :g2, gsi2sk = :g2s, startedBy = :starter REMOVE endedAt, #error')
-      : (values[':ended'] = this.#iso(), values[':error'] = this.db.redactor.redact(p.error), 'SET #status = :status, gsi2pk = :g2, gsi2sk = :g2s, endedAt = :ended, #error = :error');
+    if (found.startedBy !== undefined) {
+      conditions.push('startedBy = :by');
+      values[':by'] = found.startedBy;
+    } else conditions.push('attribute_not_exists(startedBy)');
+    if (found.status === 'FAILED') {
+      conditions.push('#error.#name = :notStarted');
+      names['#name'] = 'name';
+      values[':notStarted'] = found.error?.name;
+    }
+    const update =
+      p.to === 'start'
+        ? ((values[':starter'] = p.starter),
+          'SET #status = :status, gsi2pk = :g2, gsi2sk = :g2s, startedBy = :starter REMOVE endedAt, #error')
+        : ((values[':ended'] = this.#iso()),
+          (values[':error'] = this.db.redactor.redact(p.error)),
+          'SET #status = :status, gsi2pk = :g2, gsi2sk = :g2s, endedAt = :ended, #error = :error');
     try {
-      const r = await this.db.commands.send(new UpdateItemCommand({
-        TableName: this.db.tableName,
-        Key: marshallItem({ pk: runPk(found.runId), sk: RUN_SK }),
-        UpdateExpression: update,
-        ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: marshallItem(values),
-        ReturnValues: 'ALL_NEW',
-      }));
+      const r = await this.db.commands.send(
+        new UpdateItemCommand({
+          TableName: this.db.tableName,
+          Key: marshallItem({ pk: runPk(found.runId), sk: RUN_SK }),
+          UpdateExpression: update,
+          ConditionExpression: conditions.join(' AND '),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: marshallItem(values),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
       return stripKeys(unmarshallItem(r.Attributes ?? {})) as unknown as RunRecord;
     } catch (e) {
       if (isConditionFailure(e)) return undefined;
@@ -201,8 +279,10 @@ export class RunStore {
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
     if (!couldBeRecordId(runId)) return undefined;
-    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(runId), sk: RUN_SK }, ConsistentRead: true }));
-    return r.Item ? stripKeys(r.Item) as unknown as RunRecord : undefined;
+    const r = await this.db.doc.send(
+      new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(runId), sk: RUN_SK }, ConsistentRead: true }),
+    );
+    return r.Item ? (stripKeys(r.Item) as unknown as RunRecord) : undefined;
   }
 
   /** Newest first. `workflow` uses the by-workflow index (status filtered); `status` alone the by-status index. */
@@ -211,8 +291,10 @@ export class RunStore {
     let input: ConstructorParameters<typeof QueryCommand>[0];
     if (p.workflow !== undefined) {
       input = {
-        TableName: this.db.tableName, IndexName: GSI_BY_WORKFLOW,
-        KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': `WF#${p.workflow}` },
+        TableName: this.db.tableName,
+        IndexName: GSI_BY_WORKFLOW,
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': `WF#${p.workflow}` },
         ScanIndexForward: false,
       };
       if (p.status !== undefined) {
@@ -222,14 +304,21 @@ export class RunStore {
       }
     } else if (p.status !== undefined) {
       input = {
-        TableName: this.db.tableName, IndexName: GSI_BY_STATUS,
-        KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': `RUNSTATUS#${p.status}` },
+        TableName: this.db.tableName,
+        IndexName: GSI_BY_STATUS,
+        KeyConditionExpression: 'gsi2pk = :pk',
+        ExpressionAttributeValues: { ':pk': `RUNSTATUS#${p.status}` },
         ScanIndexForward: false,
       };
     } else {
       // All runs: gsi1 has one partition per workflow, so query the "all runs" partition kept in gsi2 per status.
-      const all = await Promise.all((['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const).map((s) => this.listRuns({ status: s, limit })));
-      return all.flat().sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0)).slice(0, limit);
+      const all = await Promise.all(
+        (['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'] as const).map((s) => this.listRuns({ status: s, limit })),
+      );
+      return all
+        .flat()
+        .sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0))
+        .slice(0, limit);
     }
     const out: RunRecord[] = [];
     let start: Record<string, unknown> | undefined;
@@ -243,36 +332,76 @@ export class RunStore {
 
   /** Marks a step RUNNING and counts the attempt. */
   async stepStarted(runId: string, stepId: string): Promise<void> {
-    await this.db.doc.send(new UpdateCommand({
-      TableName: this.db.tableName,
-      Key: { pk: runPk(runId), sk: stepSk(stepId) },
-      UpdateExpression: 'SET #status = :s, startedAt = if_not_exists(startedAt, :now), runId = :run, stepId = :step, #type = :type ADD attempts :one',
-      ExpressionAttributeNames: { '#status': 'status', '#type': 'type' },
-      ExpressionAttributeValues: { ':s': 'RUNNING', ':now': this.#iso(), ':run': runId, ':step': stepId, ':one': 1, ':type': 'step' },
-    }));
+    await this.db.doc.send(
+      new UpdateCommand({
+        TableName: this.db.tableName,
+        Key: { pk: runPk(runId), sk: stepSk(stepId) },
+        UpdateExpression:
+          'SET #status = :s, startedAt = if_not_exists(startedAt, :now), runId = :run, stepId = :step, #type = :type ADD attempts :one',
+        ExpressionAttributeNames: { '#status': 'status', '#type': 'type' },
+        ExpressionAttributeValues: { ':s': 'RUNNING', ':now': this.#iso(), ':run': runId, ':step': stepId, ':one': 1, ':type': 'step' },
+      }),
+    );
   }
 
   /** Records a step's end: output (or its reference), usage, or error; `countAttempt` when no claim counted it. */
-  async stepFinished(runId: string, stepId: string, p: { status: StepStatus; output?: unknown; outputRef?: string; usage?: unknown; error?: { name: string; message: string }; countAttempt?: boolean }): Promise<void> {
-    const sets = ['#status = :s', 'endedAt = :now', 'runId = :run', 'stepId = :step', '#type = :type', 'startedAt = if_not_exists(startedAt, :now)'];
+  async stepFinished(
+    runId: string,
+    stepId: string,
+    p: {
+      status: StepStatus;
+      output?: unknown;
+      outputRef?: string;
+      usage?: unknown;
+      error?: { name: string; message: string };
+      countAttempt?: boolean;
+    },
+  ): Promise<void> {
+    const sets = [
+      '#status = :s',
+      'endedAt = :now',
+      'runId = :run',
+      'stepId = :step',
+      '#type = :type',
+      'startedAt = if_not_exists(startedAt, :now)',
+    ];
     const names: Record<string, string> = { '#status': 'status', '#type': 'type' };
     const values: Record<string, unknown> = { ':s': p.status, ':now': this.#iso(), ':run': runId, ':step': stepId, ':type': 'step' };
-    if (p.output !== undefined) { sets.push('#output = :output'); names['#output'] = 'output'; values[':output'] = this.db.redactor.redact(p.output); }
-    if (p.outputRef !== undefined) { sets.push('outputRef = :ref'); values[':ref'] = p.outputRef; }
-    if (p.usage !== undefined) { sets.push('#usage = :usage'); names['#usage'] = 'usage'; values[':usage'] = p.usage; }
-    if (p.error !== undefined) { sets.push('#error = :error'); names['#error'] = 'error'; values[':error'] = this.db.redactor.redact(p.error); }
+    if (p.output !== undefined) {
+      sets.push('#output = :output');
+      names['#output'] = 'output';
+      values[':output'] = this.db.redactor.redact(p.output);
+    }
+    if (p.outputRef !== undefined) {
+      sets.push('outputRef = :ref');
+      values[':ref'] = p.outputRef;
+    }
+    if (p.usage !== undefined) {
+      sets.push('#usage = :usage');
+      names['#usage'] = 'usage';
+      values[':usage'] = p.usage;
+    }
+    if (p.error !== undefined) {
+      sets.push('#error = :error');
+      names['#error'] = 'error';
+      values[':error'] = this.db.redactor.redact(p.error);
+    }
     if (p.countAttempt) values[':one'] = 1;
-    await this.db.doc.send(new UpdateCommand({
-      TableName: this.db.tableName,
-      Key: { pk: runPk(runId), sk: stepSk(stepId) },
-      UpdateExpression: `SET ${sets.join(', ')}${p.countAttempt ? ' ADD attempts :one' : ''}`,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    }));
+    await this.db.doc.send(
+      new UpdateCommand({
+        TableName: this.db.tableName,
+        Key: { pk: runPk(runId), sk: stepSk(stepId) },
+        UpdateExpression: `SET ${sets.join(', ')}${p.countAttempt ? ' ADD attempts :one' : ''}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
   }
 
   async getStep(runId: string, stepId: string): Promise<StepRecord | undefined> {
-    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(runId), sk: stepSk(stepId) }, ConsistentRead: true }));
+    const r = await this.db.doc.send(
+      new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(runId), sk: stepSk(stepId) }, ConsistentRead: true }),
+    );
     return r.Item && r.Item.status !== undefined ? stepRecordOf(r.Item) : undefined;
   }
 
@@ -284,14 +413,30 @@ export class RunStore {
   /** Appends an audit event (refusals, policy decisions, approvals). */
   async recordEvent(e: { runId: string; stepId?: string; type: string; detail?: unknown }): Promise<void> {
     const at = this.#iso();
-    await this.db.doc.send(new PutCommand({
-      TableName: this.db.tableName,
-      Item: this.db.redactor.redact({ pk: runPk(e.runId), sk: `EVENT#${at}#${randomUUID()}`, eventType: e.type, runId: e.runId, stepId: e.stepId, at, detail: e.detail }),
-    }));
+    await this.db.doc.send(
+      new PutCommand({
+        TableName: this.db.tableName,
+        Item: this.db.redactor.redact({
+          pk: runPk(e.runId),
+          sk: `EVENT#${at}#${randomUUID()}`,
+          eventType: e.type,
+          runId: e.runId,
+          stepId: e.stepId,
+          at,
+          detail: e.detail,
+        }),
+      }),
+    );
   }
 
   async listEvents(runId: string): Promise<RunEvent[]> {
-    return (await this.#queryPrefix(runId, 'EVENT#')).map((i) => ({ runId: String(i.runId), ...(i.stepId ? { stepId: String(i.stepId) } : {}), type: String(i.eventType), at: String(i.at), detail: i.detail }));
+    return (await this.#queryPrefix(runId, 'EVENT#')).map((i) => ({
+      runId: String(i.runId),
+      ...(i.stepId ? { stepId: String(i.stepId) } : {}),
+      type: String(i.eventType),
+      at: String(i.at),
+      detail: i.detail,
+    }));
   }
 
   /**
@@ -304,37 +449,49 @@ export class RunStore {
       return {
         stepId: String(item.sk).slice(STEP_PREFIX.length),
         ...(typeof item.status === 'string' ? { status: item.status as StepStatus } : {}),
-        ...(idem?.key !== undefined ? {
-          call: {
-            key: idem.key, status: idem.status ?? '', dispatched: idem.dispatchedAt !== undefined,
-            ...(idem.dispatchTarget !== undefined ? { dispatchTarget: idem.dispatchTarget } : {}),
-          },
-        } : {}),
+        ...(idem?.key !== undefined
+          ? {
+              call: {
+                key: idem.key,
+                status: idem.status ?? '',
+                dispatched: idem.dispatchedAt !== undefined,
+                ...(idem.dispatchTarget !== undefined ? { dispatchTarget: idem.dispatchTarget } : {}),
+              },
+            }
+          : {}),
       };
     });
   }
 
   /** Removes the error a step record keeps (its failure is no longer the step's state). */
   async clearStepError(runId: string, stepId: string): Promise<void> {
-    await this.db.doc.send(new UpdateCommand({
-      TableName: this.db.tableName,
-      Key: { pk: runPk(runId), sk: stepSk(stepId) },
-      UpdateExpression: 'REMOVE #error',
-      ExpressionAttributeNames: { '#error': 'error' },
-    }));
+    await this.db.doc.send(
+      new UpdateCommand({
+        TableName: this.db.tableName,
+        Key: { pk: runPk(runId), sk: stepSk(stepId) },
+        UpdateExpression: 'REMOVE #error',
+        ExpressionAttributeNames: { '#error': 'error' },
+      }),
+    );
   }
 
-  async #queryPrefix(runId: string, prefix: string, view: (item: Record<string, unknown>) => Record<string, unknown> = stripKeys): Promise<Record<string, unknown>[]> {
+  async #queryPrefix(
+    runId: string,
+    prefix: string,
+    view: (item: Record<string, unknown>) => Record<string, unknown> = stripKeys,
+  ): Promise<Record<string, unknown>[]> {
     const out: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const r = await this.db.doc.send(new QueryCommand({
-        TableName: this.db.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': runPk(runId), ':p': prefix },
-        ConsistentRead: true,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }));
+      const r = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+          ExpressionAttributeValues: { ':pk': runPk(runId), ':p': prefix },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
       for (const it of r.Items ?? []) out.push(view(it));
       start = r.LastEvaluatedKey;
     } while (start);
@@ -344,8 +501,10 @@ export class RunStore {
 
 function indexKeys(run: RunRecord): Record<string, string> {
   return {
-    gsi1pk: `WF#${run.workflow}`, gsi1sk: `${run.startedAt}#${run.runId}`,
-    gsi2pk: `RUNSTATUS#${run.status}`, gsi2sk: `${run.startedAt}#${run.runId}`,
+    gsi1pk: `WF#${run.workflow}`,
+    gsi1sk: `${run.startedAt}#${run.runId}`,
+    gsi2pk: `RUNSTATUS#${run.status}`,
+    gsi2sk: `${run.startedAt}#${run.runId}`,
   };
 }
 
@@ -360,7 +519,8 @@ export function stepRecordOf(item: Record<string, unknown>): StepRecord {
   if (step.status === 'SUCCEEDED' && !('output' in step)) {
     const idem = item.idem as { status?: unknown; output?: unknown } | undefined;
     const committed = idem?.status === 'COMPLETED' ? idem.output : undefined;
-    if (typeof committed === 'object' && committed !== null && 'output' in committed) step.output = (committed as { output: unknown }).output;
+    if (typeof committed === 'object' && committed !== null && 'output' in committed)
+      step.output = (committed as { output: unknown }).output;
   }
   return step as unknown as StepRecord;
 }

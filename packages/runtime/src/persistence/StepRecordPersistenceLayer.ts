@@ -66,39 +66,77 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     const mine = 'idem.#key = :key AND';
     const takeover = `${mine} idem.#status = :inprogress AND idem.leaseExpiresAt < :nowMs${p.idempotent ? '' : ' AND attribute_not_exists(idem.dispatchedAt)'}`;
     const idem = {
-      key, status: 'INPROGRESS', expiresAt, leaseExpiresAt: p.nowMs + p.leaseSeconds * 1000, leaseId: p.leaseId, idempotent: p.idempotent,
+      key,
+      status: 'INPROGRESS',
+      expiresAt,
+      leaseExpiresAt: p.nowMs + p.leaseSeconds * 1000,
+      leaseId: p.leaseId,
+      idempotent: p.idempotent,
       ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}),
       // The marker as markDispatched writes it (its `idempotent` is the call's).
-      ...(p.dispatch ? { dispatchedAt: p.dispatch.atMs, dispatchTarget: this.db.redactor.redactText(p.dispatch.target), idempotent: p.dispatch.idempotent } : {}),
+      ...(p.dispatch
+        ? {
+            dispatchedAt: p.dispatch.atMs,
+            dispatchTarget: this.db.redactor.redactText(p.dispatch.target),
+            idempotent: p.dispatch.idempotent,
+          }
+        : {}),
     };
     const now = new Date(p.nowMs).toISOString();
     const item = { pk: runPk(at.runId), sk: stepSk(at.stepId) };
     // A step's first attempt finds no record: one conditional put creates it (the commonest case,
     // and the cheapest write). A record that exists goes through the update below, whose
     // condition decides; a record of this key that is completed and current is returned as is.
-    const created = await this.#conditional(at, () => this.db.commands.send(new PutItemCommand({
-      TableName: this.db.tableName,
-      Item: marshallItem({ ...item, type: 'step', runId: at.runId, stepId: at.stepId, status: 'RUNNING', attempts: 1, startedAt: now, idem }),
-      ConditionExpression: 'attribute_not_exists(pk)',
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    })));
+    const created = await this.#conditional(at, () =>
+      this.db.commands.send(
+        new PutItemCommand({
+          TableName: this.db.tableName,
+          Item: marshallItem({
+            ...item,
+            type: 'step',
+            runId: at.runId,
+            stepId: at.stepId,
+            status: 'RUNNING',
+            attempts: 1,
+            startedAt: now,
+            idem,
+          }),
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
     if (created === undefined) return;
     const first = created.idem as Record<string, unknown> | undefined;
     if (first?.key === key && first.status === 'COMPLETED' && Number(first.expiresAt) * 1000 >= p.nowMs) {
       throw new IdempotencyItemAlreadyExistsError(toRecord(first, at));
     }
-    const old = await this.#conditional(at, () => this.db.doc.send(new UpdateCommand({
-      TableName: this.db.tableName,
-      Key: item,
-      UpdateExpression: 'SET idem = :idem, #status = :running, startedAt = if_not_exists(startedAt, :now), runId = :run, stepId = :step, #type = :type ADD attempts :one',
-      ConditionExpression: `attribute_not_exists(idem) OR ${mine} idem.expiresAt < :nowS OR ${takeover}`,
-      ExpressionAttributeNames: { ...NAMES, '#type': 'type' },
-      ExpressionAttributeValues: {
-        ':idem': idem, ':running': 'RUNNING', ':now': now, ':run': at.runId, ':step': at.stepId, ':type': 'step', ':one': 1,
-        ':key': key, ':nowS': Math.floor(p.nowMs / 1000), ':nowMs': p.nowMs, ':inprogress': 'INPROGRESS',
-      },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    })));
+    const old = await this.#conditional(at, () =>
+      this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.tableName,
+          Key: item,
+          UpdateExpression:
+            'SET idem = :idem, #status = :running, startedAt = if_not_exists(startedAt, :now), runId = :run, stepId = :step, #type = :type ADD attempts :one',
+          ConditionExpression: `attribute_not_exists(idem) OR ${mine} idem.expiresAt < :nowS OR ${takeover}`,
+          ExpressionAttributeNames: { ...NAMES, '#type': 'type' },
+          ExpressionAttributeValues: {
+            ':idem': idem,
+            ':running': 'RUNNING',
+            ':now': now,
+            ':run': at.runId,
+            ':step': at.stepId,
+            ':type': 'step',
+            ':one': 1,
+            ':key': key,
+            ':nowS': Math.floor(p.nowMs / 1000),
+            ':nowMs': p.nowMs,
+            ':inprogress': 'INPROGRESS',
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
     if (old === undefined) return;
     const held = old.idem as Record<string, unknown> | undefined;
     if (held?.key === key) throw new IdempotencyItemAlreadyExistsError(toRecord(held, at));
@@ -120,19 +158,36 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     if (!p.step) return false;
     const output = this.db.redactor.redact(p.output) ?? null;
     const idem = {
-      key, status: 'COMPLETED', expiresAt: Math.floor(p.nowMs / 1000) + p.ttlSeconds, leaseExpiresAt: p.nowMs, leaseId: p.leaseId, idempotent: p.idempotent,
-      ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}), output, completedAt: p.nowMs,
+      key,
+      status: 'COMPLETED',
+      expiresAt: Math.floor(p.nowMs / 1000) + p.ttlSeconds,
+      leaseExpiresAt: p.nowMs,
+      leaseId: p.leaseId,
+      idempotent: p.idempotent,
+      ...(p.leaseEpoch !== undefined ? { leaseEpoch: p.leaseEpoch } : {}),
+      output,
+      completedAt: p.nowMs,
     };
     const item = {
-      pk: runPk(at.runId), sk: stepSk(at.stepId), type: 'step', runId: at.runId, stepId: at.stepId, status: 'SUCCEEDED', attempts: 1,
-      startedAt: new Date(p.startedAtMs).toISOString(), endedAt: new Date(this.db.clock()).toISOString(), idem,
+      pk: runPk(at.runId),
+      sk: stepSk(at.stepId),
+      type: 'step',
+      runId: at.runId,
+      stepId: at.stepId,
+      status: 'SUCCEEDED',
+      attempts: 1,
+      startedAt: new Date(p.startedAtMs).toISOString(),
+      endedAt: new Date(this.db.clock()).toISOString(),
+      idem,
       // As saveSuccess keeps it: the output once, in the committed value, when that holds it.
       ...(holdsStepOutput(p.output, p.step.output) ? {} : { output: this.db.redactor.redact(p.step.output) ?? null }),
       ...(p.step.outputRef !== undefined ? { outputRef: p.step.outputRef } : {}),
       ...(p.step.usage !== undefined ? { usage: p.step.usage } : {}),
     };
     try {
-      await this.db.commands.send(new PutItemCommand({ TableName: this.db.tableName, Item: marshallItem(item), ConditionExpression: 'attribute_not_exists(pk)' }));
+      await this.db.commands.send(
+        new PutItemCommand({ TableName: this.db.tableName, Item: marshallItem(item), ConditionExpression: 'attribute_not_exists(pk)' }),
+      );
       return true;
     } catch (e) {
       if (isConditionFailure(e)) return false;
@@ -154,16 +209,33 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
   }
 
   async markDispatched(key: string, p: { leaseId: string; nowMs: number; target: string; idempotent: boolean }): Promise<void> {
-    await this.#leaseUpdate(key, p.leaseId, 'SET idem.dispatchedAt = :at, idem.dispatchTarget = :target, idem.idempotent = :idem', {
-      ':at': p.nowMs, ':target': this.db.redactor.redactText(p.target), ':idem': p.idempotent,
-    }, () => this.generic.markDispatched(key, p), {});
+    await this.#leaseUpdate(
+      key,
+      p.leaseId,
+      'SET idem.dispatchedAt = :at, idem.dispatchTarget = :target, idem.idempotent = :idem',
+      {
+        ':at': p.nowMs,
+        ':target': this.db.redactor.redactText(p.target),
+        ':idem': p.idempotent,
+      },
+      () => this.generic.markDispatched(key, p),
+      {},
+    );
   }
 
-  async saveSuccess(key: string, p: { leaseId: string; output: unknown; nowMs: number; ttlSeconds: number; step?: CommittedStep }): Promise<void> {
+  async saveSuccess(
+    key: string,
+    p: { leaseId: string; output: unknown; nowMs: number; ttlSeconds: number; step?: CommittedStep },
+  ): Promise<void> {
     const at = parseStepKey(key);
     const expiresAt = Math.floor(p.nowMs / 1000) + p.ttlSeconds;
     const sets = ['idem.#status = :completed', 'idem.#output = :output', 'idem.expiresAt = :exp', 'idem.completedAt = :nowMs'];
-    const values: Record<string, unknown> = { ':completed': 'COMPLETED', ':output': this.db.redactor.redact(p.output) ?? null, ':exp': expiresAt, ':nowMs': p.nowMs };
+    const values: Record<string, unknown> = {
+      ':completed': 'COMPLETED',
+      ':output': this.db.redactor.redact(p.output) ?? null,
+      ':exp': expiresAt,
+      ':nowMs': p.nowMs,
+    };
     const names: Record<string, string> = { '#output': 'output' };
     const removes: string[] = [];
     if (p.step) {
@@ -179,13 +251,27 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
         sets.push('#output = :stepOutput');
         values[':stepOutput'] = this.db.redactor.redact(p.step.output) ?? null;
       }
-      if (p.step.outputRef !== undefined) { sets.push('outputRef = :ref'); values[':ref'] = p.step.outputRef; }
-      if (p.step.usage !== undefined) { sets.push('#usage = :usage'); names['#usage'] = 'usage'; values[':usage'] = p.step.usage; }
+      if (p.step.outputRef !== undefined) {
+        sets.push('outputRef = :ref');
+        values[':ref'] = p.step.outputRef;
+      }
+      if (p.step.usage !== undefined) {
+        sets.push('#usage = :usage');
+        names['#usage'] = 'usage';
+        values[':usage'] = p.step.usage;
+      }
     }
-    await this.#leaseUpdate(key, p.leaseId, `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`, values, async () => {
-      await this.generic.saveSuccess(key, p);
-      if (p.step && at) await this.runs.stepFinished(at.runId, at.stepId, { status: 'SUCCEEDED', ...p.step });
-    }, { '#status': 'status', ...names });
+    await this.#leaseUpdate(
+      key,
+      p.leaseId,
+      `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      values,
+      async () => {
+        await this.generic.saveSuccess(key, p);
+        if (p.step && at) await this.runs.stepFinished(at.runId, at.stepId, { status: 'SUCCEEDED', ...p.step });
+      },
+      { '#status': 'status', ...names },
+    );
   }
 
   async releaseLease(key: string, p: { leaseId: string }): Promise<void> {
@@ -197,14 +283,16 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
     if (!at) return this.generic.deleteRecord(key, p);
     try {
       // The step record stays (it records the attempt); only this key's idempotency record goes.
-      await this.db.doc.send(new UpdateCommand({
-        TableName: this.db.tableName,
-        Key: { pk: runPk(at.runId), sk: stepSk(at.stepId) },
-        UpdateExpression: 'REMOVE idem',
-        ConditionExpression: p.leaseId !== undefined ? 'idem.#key = :key AND idem.leaseId = :lease' : 'idem.#key = :key',
-        ExpressionAttributeNames: { '#key': 'key' },
-        ExpressionAttributeValues: { ':key': key, ...(p.leaseId !== undefined ? { ':lease': p.leaseId } : {}) },
-      }));
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.tableName,
+          Key: { pk: runPk(at.runId), sk: stepSk(at.stepId) },
+          UpdateExpression: 'REMOVE idem',
+          ConditionExpression: p.leaseId !== undefined ? 'idem.#key = :key AND idem.leaseId = :lease' : 'idem.#key = :key',
+          ExpressionAttributeNames: { '#key': 'key' },
+          ExpressionAttributeValues: { ':key': key, ...(p.leaseId !== undefined ? { ':lease': p.leaseId } : {}) },
+        }),
+      );
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
       await this.generic.deleteRecord(key, p);
@@ -221,25 +309,34 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
   }
 
   async #item(at: StepKeyParts): Promise<Record<string, unknown> | undefined> {
-    const r = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(at.runId), sk: stepSk(at.stepId) }, ConsistentRead: true }));
+    const r = await this.db.doc.send(
+      new GetCommand({ TableName: this.db.tableName, Key: { pk: runPk(at.runId), sk: stepSk(at.stepId) }, ConsistentRead: true }),
+    );
     return r.Item;
   }
 
   /** An update of this key's record conditional on holding its lease; `elsewhere` when it lives on an IDEM# item. */
   async #leaseUpdate(
-    key: string, leaseId: string, update: string, values: Record<string, unknown>, elsewhere: () => Promise<void>, names: Record<string, string>,
+    key: string,
+    leaseId: string,
+    update: string,
+    values: Record<string, unknown>,
+    elsewhere: () => Promise<void>,
+    names: Record<string, string>,
   ): Promise<void> {
     const at = parseStepKey(key);
     if (!at) return elsewhere();
     try {
-      await this.db.commands.send(new UpdateItemCommand({
-        TableName: this.db.tableName,
-        Key: marshallItem({ pk: runPk(at.runId), sk: stepSk(at.stepId) }),
-        UpdateExpression: update,
-        ConditionExpression: 'idem.#key = :key AND idem.leaseId = :lease',
-        ExpressionAttributeNames: { '#key': 'key', ...names },
-        ExpressionAttributeValues: marshallItem({ ...values, ':key': key, ':lease': leaseId }),
-      }));
+      await this.db.commands.send(
+        new UpdateItemCommand({
+          TableName: this.db.tableName,
+          Key: marshallItem({ pk: runPk(at.runId), sk: stepSk(at.stepId) }),
+          UpdateExpression: update,
+          ConditionExpression: 'idem.#key = :key AND idem.leaseId = :lease',
+          ExpressionAttributeNames: { '#key': 'key', ...names },
+          ExpressionAttributeValues: marshallItem({ ...values, ':key': key, ':lease': leaseId }),
+        }),
+      );
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
       // Not (or no longer) this key's record here: it is on its IDEM# item, or the lease is lost
@@ -256,8 +353,12 @@ export class StepRecordPersistenceLayer extends BasePersistenceLayer {
 
 /** Whether a committed value (`{ output, … }`, as executeStep commits) holds the step's output itself. */
 function holdsStepOutput(committed: unknown, stepOutput: unknown): boolean {
-  return typeof committed === 'object' && committed !== null && Object.prototype.hasOwnProperty.call(committed, 'output')
-    && (committed as { output?: unknown }).output === stepOutput;
+  return (
+    typeof committed === 'object' &&
+    committed !== null &&
+    Object.prototype.hasOwnProperty.call(committed, 'output') &&
+    (committed as { output?: unknown }).output === stepOutput
+  );
 }
 
 /** The record of a step key, from its step record's `idem`. */

@@ -1,9 +1,4 @@
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  DynamoDBClient,
-  type CreateTableCommandInput,
-} from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
 /** GSI over (workflow, start time): `runs list --workflow W`. */
 export const GSI_BY_WORKFLOW = 'gsi1';

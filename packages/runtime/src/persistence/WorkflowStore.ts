@@ -1,4 +1,10 @@
-import { BatchWriteItemCommand, GetItemCommand, ScanCommand, type AttributeValue, type BatchWriteItemCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteItemCommand,
+  GetItemCommand,
+  ScanCommand,
+  type AttributeValue,
+  type BatchWriteItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import type { Db } from './Db.js';
 
 const pk = (name: string) => `WORKFLOW#${name}`;
@@ -21,16 +27,21 @@ export class WorkflowStore {
   async put(name: string, version: string, entry: object): Promise<void> {
     const body = { S: JSON.stringify(entry) };
     let items: BatchWriteItemCommandInput['RequestItems'] = {
-      [this.db.tableName]: [LATEST_SK, versionSk(version)].map((sk) => ({ PutRequest: { Item: { pk: { S: pk(name) }, sk: { S: sk }, body } } })),
+      [this.db.tableName]: [LATEST_SK, versionSk(version)].map((sk) => ({
+        PutRequest: { Item: { pk: { S: pk(name) }, sk: { S: sk }, body } },
+      })),
     };
     // One request for both; what DynamoDB leaves unprocessed (throttling) is sent again.
-    while (items && Object.keys(items).length > 0) items = (await this.db.client.send(new BatchWriteItemCommand({ RequestItems: items }))).UnprocessedItems;
+    while (items && Object.keys(items).length > 0)
+      items = (await this.db.client.send(new BatchWriteItemCommand({ RequestItems: items }))).UnprocessedItems;
   }
 
   /** The current entry, or the one of `version` (undefined when that version is not kept). */
   async get<T>(name: string, version?: string): Promise<T | undefined> {
     const sk = version === undefined ? LATEST_SK : versionSk(version);
-    const r = await this.db.client.send(new GetItemCommand({ TableName: this.db.tableName, Key: { pk: { S: pk(name) }, sk: { S: sk } }, ConsistentRead: true }));
+    const r = await this.db.client.send(
+      new GetItemCommand({ TableName: this.db.tableName, Key: { pk: { S: pk(name) }, sk: { S: sk } }, ConsistentRead: true }),
+    );
     const body = r.Item?.body?.S;
     return body ? (JSON.parse(body) as T) : undefined;
   }
@@ -41,12 +52,14 @@ export class WorkflowStore {
     let start: Record<string, AttributeValue> | undefined;
     do {
       // A small set of records in the runs table: a filtered scan is fine embedded.
-      const r = await this.db.client.send(new ScanCommand({
-        TableName: this.db.tableName,
-        FilterExpression: 'sk = :sk',
-        ExpressionAttributeValues: { ':sk': { S: LATEST_SK } },
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }));
+      const r = await this.db.client.send(
+        new ScanCommand({
+          TableName: this.db.tableName,
+          FilterExpression: 'sk = :sk',
+          ExpressionAttributeValues: { ':sk': { S: LATEST_SK } },
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
       for (const it of r.Items ?? []) if (it.body?.S) out.push(JSON.parse(it.body.S) as T);
       start = r.LastEvaluatedKey;
     } while (start);

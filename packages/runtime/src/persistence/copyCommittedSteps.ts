@@ -1,4 +1,11 @@
-import { PutItemCommand, QueryCommand, ScanCommand, type AttributeValue, type QueryCommandOutput, type ScanCommandOutput } from '@aws-sdk/client-dynamodb';
+import {
+  PutItemCommand,
+  QueryCommand,
+  ScanCommand,
+  type AttributeValue,
+  type QueryCommandOutput,
+  type ScanCommandOutput,
+} from '@aws-sdk/client-dynamodb';
 import type { Db } from './Db.js';
 import { IDEM_PREFIX } from './DynamoDBPersistenceLayer.js';
 import { runPk, stepSk, STEP_PREFIX } from './RunStore.js';
@@ -13,22 +20,29 @@ import { parseStepKey } from './StepRecordPersistenceLayer.js';
  * written before step records kept them) go to the fork's step item when it has none. Written with
  * the low-level client, so every attribute keeps its exact DynamoDB type. Returns how many it copied.
  */
-export async function copyCommittedSteps(db: Db, parentRunId: string, runId: string, carry: (stepInstance: string) => boolean): Promise<number> {
+export async function copyCommittedSteps(
+  db: Db,
+  parentRunId: string,
+  runId: string,
+  carry: (stepInstance: string) => boolean,
+): Promise<number> {
   const placed = new Set<string>();
   let copied = 0;
   const fork = (key: string) => `${runId}:${key.slice(parentRunId.length + 1)}`;
   const put = (item: Record<string, AttributeValue>) => db.client.send(new PutItemCommand({ TableName: db.tableName, Item: item }));
   let start: Record<string, AttributeValue> | undefined;
   do {
-    const r: QueryCommandOutput = await db.client.send(new QueryCommand({
-      TableName: db.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :step)',
-      FilterExpression: 'idem.#status = :done',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pk': { S: runPk(parentRunId) }, ':step': { S: STEP_PREFIX }, ':done': { S: 'COMPLETED' } },
-      ConsistentRead: true,
-      ...(start ? { ExclusiveStartKey: start } : {}),
-    }));
+    const r: QueryCommandOutput = await db.client.send(
+      new QueryCommand({
+        TableName: db.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :step)',
+        FilterExpression: 'idem.#status = :done',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pk': { S: runPk(parentRunId) }, ':step': { S: STEP_PREFIX }, ':done': { S: 'COMPLETED' } },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
     for (const item of r.Items ?? []) {
       const idem = item.idem?.M;
       const key = idem?.key?.S;
@@ -41,13 +55,15 @@ export async function copyCommittedSteps(db: Db, parentRunId: string, runId: str
     start = r.LastEvaluatedKey;
   } while (start);
   do {
-    const r: ScanCommandOutput = await db.client.send(new ScanCommand({
-      TableName: db.tableName,
-      FilterExpression: 'runId = :run AND begins_with(pk, :idem) AND #status = :done',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':run': { S: parentRunId }, ':idem': { S: IDEM_PREFIX }, ':done': { S: 'COMPLETED' } },
-      ...(start ? { ExclusiveStartKey: start } : {}),
-    }));
+    const r: ScanCommandOutput = await db.client.send(
+      new ScanCommand({
+        TableName: db.tableName,
+        FilterExpression: 'runId = :run AND begins_with(pk, :idem) AND #status = :done',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':run': { S: parentRunId }, ':idem': { S: IDEM_PREFIX }, ':done': { S: 'COMPLETED' } },
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
     for (const item of r.Items ?? []) {
       const key = item.key?.S;
       const instance = item.stepId?.S ?? '';

@@ -104,6 +104,6 @@ export const TABLE_ACCESS: Readonly<Record<string, TableAccess>> = {
       { collections: ['workflow'], actions: ['GetItem'] },
     ],
     indexes: [GSI_BY_WORKFLOW, GSI_BY_STATUS],
-    scan: 'a fork (retry, restart --from) copies the parent run\'s committed results; those a step instance committed under other inputs sit in IDEM# items that only a filtered scan finds (copyCommittedSteps)',
+    scan: "a fork (retry, restart --from) copies the parent run's committed results; those a step instance committed under other inputs sit in IDEM# items that only a filtered scan finds (copyCommittedSteps)",
   },
 };

@@ -12,36 +12,65 @@ export class BedrockProvider implements ModelProvider {
     const names = new Map(req.tools.map((t) => [providerToolName(t.name), t.name]));
     let out;
     try {
-      out = await this.client.send(new ConverseCommand({
-        modelId: req.model,
-        messages: toBedrockMessages(req.messages),
-        ...(req.system ? { system: [{ text: req.system }] } : {}),
-        ...(req.tools.length > 0
-          ? { toolConfig: { tools: req.tools.map((t) => ({ toolSpec: { name: providerToolName(t.name), description: t.description, inputSchema: { json: t.inputSchema as never } } })) } }
-          : {}),
-        ...(req.maxTokens !== undefined || req.temperature !== undefined
-          ? { inferenceConfig: { ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}), ...(req.temperature !== undefined ? { temperature: req.temperature } : {}) } }
-          : {}),
-      }));
+      out = await this.client.send(
+        new ConverseCommand({
+          modelId: req.model,
+          messages: toBedrockMessages(req.messages),
+          ...(req.system ? { system: [{ text: req.system }] } : {}),
+          ...(req.tools.length > 0
+            ? {
+                toolConfig: {
+                  tools: req.tools.map((t) => ({
+                    toolSpec: { name: providerToolName(t.name), description: t.description, inputSchema: { json: t.inputSchema as never } },
+                  })),
+                },
+              }
+            : {}),
+          ...(req.maxTokens !== undefined || req.temperature !== undefined
+            ? {
+                inferenceConfig: {
+                  ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}),
+                  ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+                },
+              }
+            : {}),
+        }),
+      );
     } catch (e) {
       const name = (e as { name?: string }).name ?? 'Error';
       // The SDK's own wording ("Could not load credentials from any providers") does not say what to set.
       if (name === 'CredentialsProviderError') {
-        throw new RuntimeError('ConfigError', `bedrock ${req.model}: no AWS credentials: ${(e as Error).message}; set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION), or run offline without --provider bedrock`, { cause: e });
+        throw new RuntimeError(
+          'ConfigError',
+          `bedrock ${req.model}: no AWS credentials: ${(e as Error).message}; set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION), or run offline without --provider bedrock`,
+          { cause: e },
+        );
       }
-      const retryable = ['ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ModelNotReadyException'].includes(name) ||
+      const retryable =
+        ['ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ModelNotReadyException'].includes(name) ||
         (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === undefined;
-      throw new RuntimeError('ProviderError', `bedrock ${req.model}: ${name}: ${(e as Error).message}`, { retryable, cause: e, details: { code: name } });
+      throw new RuntimeError('ProviderError', `bedrock ${req.model}: ${name}: ${(e as Error).message}`, {
+        retryable,
+        cause: e,
+        details: { code: name },
+      });
     }
     const content = out.output?.message?.content ?? [];
     const text = content.map((b) => b.text ?? '').join('');
-    const toolCalls = content.filter((b) => b.toolUse).map((b) => ({
-      id: b.toolUse?.toolUseId ?? '', tool: names.get(b.toolUse?.name ?? '') ?? b.toolUse?.name ?? '', args: b.toolUse?.input ?? {},
-    }));
+    const toolCalls = content
+      .filter((b) => b.toolUse)
+      .map((b) => ({
+        id: b.toolUse?.toolUseId ?? '',
+        tool: names.get(b.toolUse?.name ?? '') ?? b.toolUse?.name ?? '',
+        args: b.toolUse?.input ?? {},
+      }));
     return {
-      text, toolCalls,
+      text,
+      toolCalls,
       usage: { inputTokens: out.usage?.inputTokens ?? 0, outputTokens: out.usage?.outputTokens ?? 0 },
-      provider: 'bedrock', model: req.model, stopReason: out.stopReason,
+      provider: 'bedrock',
+      model: req.model,
+      stopReason: out.stopReason,
     };
   }
 }
@@ -60,7 +89,8 @@ function toBedrockMessages(messages: readonly ChatMessage[]): Message[] {
       push('user', { toolResult: { toolUseId: m.toolCallId ?? '', content: [{ text: m.content }] } });
     } else if (m.role === 'assistant') {
       if (m.content) push('assistant', { text: m.content });
-      for (const c of m.toolCalls ?? []) push('assistant', { toolUse: { toolUseId: c.id, name: providerToolName(c.tool), input: (c.args ?? {}) as never } });
+      for (const c of m.toolCalls ?? [])
+        push('assistant', { toolUse: { toolUseId: c.id, name: providerToolName(c.tool), input: (c.args ?? {}) as never } });
     } else {
       push('user', { text: m.content });
     }

@@ -39,7 +39,11 @@ export class LocalProvider implements ModelProvider {
         throw new RuntimeError('ConfigError', `cannot read local provider script ${script}: ${(e as Error).message}`);
       }
       const parsed = LocalScript.safeParse(raw);
-      if (!parsed.success) throw new RuntimeError('ConfigError', `local provider script ${script}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      if (!parsed.success)
+        throw new RuntimeError(
+          'ConfigError',
+          `local provider script ${script}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+        );
       this.#script = parsed.data;
     } else {
       this.#script = script;
@@ -57,16 +61,32 @@ export class LocalProvider implements ModelProvider {
         text,
         toolCalls: scripted.toolCalls.map((c, i) => ({ id: c.id ?? `call_${turn}_${i}`, tool: c.tool, args: c.args })),
         usage: { inputTokens, outputTokens: Math.ceil(text.length / 4) },
-        provider: 'local', model: `local:script`, stopReason: scripted.toolCalls.length > 0 ? 'tool_use' : 'end_turn',
+        provider: 'local',
+        model: `local:script`,
+        stopReason: scripted.toolCalls.length > 0 ? 'tool_use' : 'end_turn',
       };
     }
     const chosen = pickCandidate(req.selectFrom);
     if (chosen !== undefined) {
-      return { text: chosen, toolCalls: [], usage: { inputTokens, outputTokens: Math.ceil(chosen.length / 4) }, provider: 'local', model: 'local:select', stopReason: 'end_turn' };
+      return {
+        text: chosen,
+        toolCalls: [],
+        usage: { inputTokens, outputTokens: Math.ceil(chosen.length / 4) },
+        provider: 'local',
+        model: 'local:select',
+        stopReason: 'end_turn',
+      };
     }
     const lastUser = [...req.messages].reverse().find((m) => m.role === 'user' || m.role === 'tool');
     const text = `[offline:echo] ${lastUser?.content ?? ''}`;
-    return { text, toolCalls: [], usage: { inputTokens, outputTokens: Math.ceil(text.length / 4) }, provider: 'local', model: 'local:echo', stopReason: 'end_turn' };
+    return {
+      text,
+      toolCalls: [],
+      usage: { inputTokens, outputTokens: Math.ceil(text.length / 4) },
+      provider: 'local',
+      model: 'local:echo',
+      stopReason: 'end_turn',
+    };
   }
 }
 

@@ -3,7 +3,6 @@ import type { ProviderName } from '../config/RuntimeConfig.js';
 /** The model providers a step's `model` string may name as its prefix. */
 export const MODEL_PROVIDERS = ['bedrock', 'openai', 'ollama', 'vllm', 'local'] as const;
 
-
 /** A step's `model` string split as the runtime reads it. */
 export interface ModelSpec {
   /** The provider (`ollama` and `vllm` speak the OpenAI-compatible API: `openai`), or undefined for a bare id (or no model): the configured default provider serves it. */

@@ -31,7 +31,11 @@ export async function selectProvider(rt: Runtime, model: unknown): Promise<{ pro
       case 'openai': {
         const keyRef = rt.config.provider.openaiApiKey;
         const apiKey = keyRef?.startsWith('$secret:') ? await rt.secrets.resolve(keyRef.slice(8)) : keyRef;
-        provider = new OpenAiProvider({ baseUrl: rt.config.provider.openaiBaseUrl, apiKey, timeoutMs: rt.config.provider.requestTimeoutMs });
+        provider = new OpenAiProvider({
+          baseUrl: rt.config.provider.openaiBaseUrl,
+          apiKey,
+          timeoutMs: rt.config.provider.requestTimeoutMs,
+        });
         break;
       }
       default:
@@ -44,7 +48,10 @@ export async function selectProvider(rt: Runtime, model: unknown): Promise<{ pro
   // A real provider has no model called "default": it would refuse the call, after the step started.
   const fallback = rt.config.provider.defaultModel;
   if (fallback === undefined) {
-    throw new RuntimeError('ConfigError', `the step names no model for the ${name} provider: give the task a model (e.g. model: "${name === 'bedrock' ? 'bedrock:anthropic.claude-3-5-haiku-20241022-v1:0' : 'openai:gpt-4o-mini'}") or set STEPFORGE_MODEL to the model id steps without one use`);
+    throw new RuntimeError(
+      'ConfigError',
+      `the step names no model for the ${name} provider: give the task a model (e.g. model: "${name === 'bedrock' ? 'bedrock:anthropic.claude-3-5-haiku-20241022-v1:0' : 'openai:gpt-4o-mini'}") or set STEPFORGE_MODEL to the model id steps without one use`,
+    );
   }
   return { provider, modelId: fallback };
 }

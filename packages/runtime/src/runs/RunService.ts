@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
-import { MAX_INPUT_DEPTH, RUN_META_KEY, StepforgeError, applyInputSchema, executionInputSizeError, idempotencyKeyError, inputDepthError } from '@stepforge/contract';
+import {
+  MAX_INPUT_DEPTH,
+  RUN_META_KEY,
+  StepforgeError,
+  applyInputSchema,
+  executionInputSizeError,
+  idempotencyKeyError,
+  inputDepthError,
+} from '@stepforge/contract';
 import { decideApproval, listApprovals, type ApprovalDecision } from '../approvals/approvals.js';
 import type { ApprovalRecord } from '../persistence/ApprovalStore.js';
 import { copyCommittedSteps } from '../persistence/copyCommittedSteps.js';
@@ -54,7 +62,6 @@ export interface StartOptions {
    */
   readonly runId?: string;
 }
-
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -117,18 +124,27 @@ export class RunService {
   /** The workflow named `name`, or StepforgeError `unknown_workflow`. */
   async workflow(name: string): Promise<WorkflowEntry> {
     const entry = await this.catalog.get(name);
-    if (!entry) throw new StepforgeError('unknown_workflow', `no workflow named '${name}'`, { hint: 'GET /workflows lists the workflows there are' });
+    if (!entry)
+      throw new StepforgeError('unknown_workflow', `no workflow named '${name}'`, { hint: 'GET /workflows lists the workflows there are' });
     return entry;
   }
 
   /** Starts a run of a registered workflow; the same idempotency key returns the same run. */
   async start(entry: WorkflowEntry, input: unknown, options: StartOptions = {}): Promise<StartedRun> {
     const keyError = options.idempotencyKey !== undefined ? idempotencyKeyError(options.idempotencyKey) : undefined;
-    if (keyError !== undefined) throw new StepforgeError('invalid_idempotency_key', keyError, { hint: 'use a shorter key of printable characters', details: { idempotencyKey: options.idempotencyKey } });
+    if (keyError !== undefined)
+      throw new StepforgeError('invalid_idempotency_key', keyError, {
+        hint: 'use a shorter key of printable characters',
+        details: { idempotencyKey: options.idempotencyKey },
+      });
     // Before anything walks it: input nested deeper than a run record can hold would overflow
     // the recursive code on the way (and DynamoDB would refuse the record).
     const tooDeep = options.validated ? undefined : inputDepthError(input);
-    if (tooDeep !== undefined) throw new StepforgeError('input_too_deep', tooDeep, { hint: 'flatten the input, or pass the nested data by reference (a file path or URL)', details: { limit: MAX_INPUT_DEPTH } });
+    if (tooDeep !== undefined)
+      throw new StepforgeError('input_too_deep', tooDeep, {
+        hint: 'flatten the input, or pass the nested data by reference (a file path or URL)',
+        details: { limit: MAX_INPUT_DEPTH },
+      });
     const value = options.validated ? (input as Record<string, unknown>) : this.validateInput(entry, input);
     const runId = options.runId ?? randomUUID();
     // The execution ARN follows from the state machine and the run id, so the run record carries
@@ -142,7 +158,9 @@ export class RunService {
     // Refused before anything is stored: StartExecution would refuse it after the run was recorded.
     const tooLarge = executionInputSizeError(executionInput);
     if (tooLarge !== undefined) {
-      throw new StepforgeError('input_too_large', tooLarge, { hint: 'pass large data by reference (a file path, a URL, an S3 key) in the input rather than inline' });
+      throw new StepforgeError('input_too_large', tooLarge, {
+        hint: 'pass large data by reference (a file path, a URL, an S3 key) in the input rather than inline',
+      });
     }
     const { run, reused } = await this.runs.startRun({
       workflow: entry.name,
@@ -174,7 +192,8 @@ export class RunService {
       if (!(again && (e as Error).name === 'ExecutionAlreadyExists')) {
         // Only a refusal fails the run (orphanedStart.ts, startRefused): after a lost connection
         // the execution may have started, and the run is left for whoever finds it to resolve.
-        if (startRefused(e)) await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
+        if (startRefused(e))
+          await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
         throw e;
       }
     }
@@ -192,7 +211,13 @@ export class RunService {
    * another input than the run was recorded with, the orphan is failed instead (starting it would
    * run it on an input its record does not show). Undefined: nothing to complete.
    */
-  async #completeOrphan(entry: WorkflowEntry, run: RunRecordView, value: Record<string, unknown>, executionInput: string, key: string | undefined): Promise<StartedRun | undefined> {
+  async #completeOrphan(
+    entry: WorkflowEntry,
+    run: RunRecordView,
+    value: Record<string, unknown>,
+    executionInput: string,
+    key: string | undefined,
+  ): Promise<StartedRun | undefined> {
     if (idempotencyKeyConflict(key, run, entry.name) !== undefined || run.parentRunId !== undefined) return undefined;
     const failed = failedBeforeStart(run);
     if (!failed) {
@@ -323,10 +348,14 @@ export class RunService {
       // and goes on when a process holds the stack again, so there is nothing left to wait for here,
       // and a wait that went on would keep the process from ending.
       if (this.#closed()) {
-        throw new StepforgeError('stack_closed', `the stack closed while run '${runId}' was running; it goes on when a command of this project holds the stack again`, {
-          hint: `start stepforge serve again, or follow it with: stepforge runs show ${runId}`,
-          details: { runId },
-        });
+        throw new StepforgeError(
+          'stack_closed',
+          `the stack closed while run '${runId}' was running; it goes on when a command of this project holds the stack again`,
+          {
+            hint: `start stepforge serve again, or follow it with: stepforge runs show ${runId}`,
+            details: { runId },
+          },
+        );
       }
       await sleep(d ? this.#pollMs : Math.max(1, this.#pollMs / 2));
     }
@@ -397,7 +426,10 @@ export class RunService {
   }
 
   /** Per-step progress of a run, from its execution history. */
-  async progress(run: RunRecordView, entry?: WorkflowEntry): Promise<{ steps: StepProgress[]; history: HistoryEvent[]; execution?: ExecutionDescription }> {
+  async progress(
+    run: RunRecordView,
+    entry?: WorkflowEntry,
+  ): Promise<{ steps: StepProgress[]; history: HistoryEvent[]; execution?: ExecutionDescription }> {
     const wf = entry ?? (await this.catalog.forRun(run));
     const arn = run.executionArn ?? this.#executionArn(run);
     const execution = await this.describeExecution(arn);
@@ -410,10 +442,15 @@ export class RunService {
   async details(runId: string): Promise<RunDetails> {
     const run = await this.getRun(runId);
     const wf = await this.catalog.forRun(run);
-    const [{ steps, history }, records, events] = await Promise.all([this.progress(run, wf), this.runs.listSteps(runId), this.runs.listEvents(runId)]);
+    const [{ steps, history }, records, events] = await Promise.all([
+      this.progress(run, wf),
+      this.runs.listSteps(runId),
+      this.runs.listEvents(runId),
+    ]);
     // No history (the execution was dropped after the retention period, or its history cannot be
     // read): the steps as their records in DynamoDB tell it, rather than every one "skipped".
-    if (history.length === 0 && records.length > 0 && wf) return { run, steps: stepProgressFromRecords(wf.steps, records, run.status), records, history, events };
+    if (history.length === 0 && records.length > 0 && wf)
+      return { run, steps: stepProgressFromRecords(wf.steps, records, run.status), records, history, events };
     return { run, steps, records, history, events };
   }
 
@@ -435,7 +472,12 @@ export class RunService {
       });
     }
     const rerun = downstreamSet(entry, fromStep);
-    const started = await this.start(entry, await this.#parentInput(parent), { parentRunId: parent.runId, rerun, validated: true, ...fork });
+    const started = await this.start(entry, await this.#parentInput(parent), {
+      parentRunId: parent.runId,
+      rerun,
+      validated: true,
+      ...fork,
+    });
     return { ...started, rerun: [...rerun].sort() };
   }
 
@@ -456,41 +498,61 @@ export class RunService {
   async resolve(runId: string, step: string, output: unknown): Promise<{ run: RunRecordView; stepId: string; target: string }> {
     const run = await this.getRun(runId);
     if (run.status === 'RUNNING') {
-      throw new StepforgeError('run_running', `run '${runId}' is still running; resolve records the outcome of a step of a run that has ended`, {
-        hint: `wait for it to end, or cancel it: stepforge runs cancel ${runId}`,
-        details: { runId },
-      });
+      throw new StepforgeError(
+        'run_running',
+        `run '${runId}' is still running; resolve records the outcome of a step of a run that has ended`,
+        {
+          hint: `wait for it to end, or cancel it: stepforge runs cancel ${runId}`,
+          details: { runId },
+        },
+      );
     }
     const rt = this.runtime;
     const items = await rt.runs.listStepCalls(runId);
     const named = items.filter((x) => x.stepId === step || baseStepId(x.stepId) === step);
     if (named.length === 0) {
       const known = [...new Set(items.map((x) => baseStepId(x.stepId)))].sort();
-      throw new StepforgeError('unknown_step', `run '${runId}' has no step '${step}'${known.length > 0 ? ` (its steps: ${known.join(', ')})` : ''}`, {
-        hint: `stepforge runs show ${runId} lists its steps`,
-        details: { runId, step },
-      });
+      throw new StepforgeError(
+        'unknown_step',
+        `run '${runId}' has no step '${step}'${known.length > 0 ? ` (its steps: ${known.join(', ')})` : ''}`,
+        {
+          hint: `stepforge runs show ${runId} lists its steps`,
+          details: { runId, step },
+        },
+      );
     }
     const unknown = named.filter((x) => x.call?.status === 'INPROGRESS' && x.call.dispatched);
     if (unknown.length === 0) {
       const status = named.map((x) => `${x.stepId} ${x.status ?? 'pending'}`).join(', ');
-      throw new StepforgeError('nothing_to_resolve', `step '${step}' of run '${runId}' has no call whose outcome is unknown (${status}); only a step that failed with StepOutcomeUnknown is resolved by hand`, {
-        hint: `to run the unfinished steps again: stepforge runs retry ${runId}`,
-        details: { runId, step },
-      });
+      throw new StepforgeError(
+        'nothing_to_resolve',
+        `step '${step}' of run '${runId}' has no call whose outcome is unknown (${status}); only a step that failed with StepOutcomeUnknown is resolved by hand`,
+        {
+          hint: `to run the unfinished steps again: stepforge runs retry ${runId}`,
+          details: { runId, step },
+        },
+      );
     }
     if (unknown.length > 1) {
-      throw new StepforgeError('ambiguous_step', `step '${step}' of run '${runId}' has ${unknown.length} calls whose outcome is unknown: ${unknown.map((x) => x.stepId).join(', ')}`, {
-        hint: `resolve them one by one: --step ${unknown[0]!.stepId}`,
-        details: { runId, step, instances: unknown.map((x) => x.stepId) },
-      });
+      throw new StepforgeError(
+        'ambiguous_step',
+        `step '${step}' of run '${runId}' has ${unknown.length} calls whose outcome is unknown: ${unknown.map((x) => x.stepId).join(', ')}`,
+        {
+          hint: `resolve them one by one: --step ${unknown[0]!.stepId}`,
+          details: { runId, step, instances: unknown.map((x) => x.stepId) },
+        },
+      );
     }
     const { stepId, call } = unknown[0]!;
     const key = call!.key;
     const target = call!.dispatchTarget ?? 'an external service';
     const record = await rt.idempotency.getRecord(key);
     if (!record || record.status !== 'INPROGRESS') {
-      throw new StepforgeError('nothing_to_resolve', `step '${stepId}' of run '${runId}' was settled meanwhile (${record?.status ?? 'no record'})`, { details: { runId, step: stepId } });
+      throw new StepforgeError(
+        'nothing_to_resolve',
+        `step '${stepId}' of run '${runId}' was settled meanwhile (${record?.status ?? 'no record'})`,
+        { details: { runId, step: stepId } },
+      );
     }
     // Committed as the step itself commits (executeStep): the output (a large one as a blob), no tokens used.
     const stored = await rt.blobs.maybeStore(rt.redactor.redact(output), rt.config.inlineOutputMaxBytes);
@@ -498,12 +560,20 @@ export class RunService {
     const committed = { output: stored.value, ...(stored.ref ? { outputRef: stored.ref } : {}), usage, extra: { resolvedByHand: true } };
     const nowMs = rt.config.clock();
     await rt.idempotency.saveSuccess(key, {
-      leaseId: record.leaseId, output: committed, nowMs, ttlSeconds: rt.config.idempotencyTtlSeconds,
+      leaseId: record.leaseId,
+      output: committed,
+      nowMs,
+      ttlSeconds: rt.config.idempotencyTtlSeconds,
       step: { output: stored.value, ...(stored.ref ? { outputRef: stored.ref.ref } : {}), usage },
     });
     // The failure it recorded is no longer the step's state.
     await rt.runs.clearStepError(runId, stepId);
-    await rt.runs.recordEvent({ runId, stepId, type: 'StepResolved', detail: { message: `the outcome of ${target} was recorded by hand as done`, target } });
+    await rt.runs.recordEvent({
+      runId,
+      stepId,
+      type: 'StepResolved',
+      detail: { message: `the outcome of ${target} was recorded by hand as done`, target },
+    });
     return { run, stepId, target };
   }
 
@@ -517,10 +587,14 @@ export class RunService {
       // is about to start, which cannot be stopped before it exists.
       const now = await this.#orphanOrRunning(await this.#record(run.runId));
       if (TERMINAL.has(now.status)) return now;
-      throw new StepforgeError('run_not_started', `run '${run.runId}' has no execution yet: ${now.startedBy ?? 'the process starting it'} is starting it`, {
-        hint: `run the cancel again in a moment: stepforge runs cancel ${run.runId}`,
-        details: { runId: run.runId },
-      });
+      throw new StepforgeError(
+        'run_not_started',
+        `run '${run.runId}' has no execution yet: ${now.startedBy ?? 'the process starting it'} is starting it`,
+        {
+          hint: `run the cancel again in a moment: stepforge runs cancel ${run.runId}`,
+          details: { runId: run.runId },
+        },
+      );
     }
     return this.wait(run.runId);
   }
@@ -533,16 +607,22 @@ export class RunService {
    */
   async #entry(run: RunRecordView, fork: 'retry' | 'restart'): Promise<WorkflowEntry> {
     const entry = await this.catalog.get(run.workflow);
-    if (!entry) throw new StepforgeError('unknown_workflow', `workflow '${run.workflow}' of run '${run.runId}' is not registered; run its file once to register it`);
+    if (!entry)
+      throw new StepforgeError(
+        'unknown_workflow',
+        `workflow '${run.workflow}' of run '${run.runId}' is not registered; run its file once to register it`,
+      );
     if (run.workflowVersion !== undefined && entry.version !== run.workflowVersion) {
       const ran = await this.catalog.get(run.workflow, run.workflowVersion);
       const from = (e: WorkflowEntry | undefined) => (e?.file !== undefined ? ` (from ${e.file})` : '');
-      throw new StepforgeError('workflow_changed',
+      throw new StepforgeError(
+        'workflow_changed',
         `run '${run.runId}' ran another version of workflow '${run.workflow}'${from(ran)} than the one registered now${from(entry)} at ${entry.updatedAt}; ${fork} runs the workflow as registered now, so it cannot re-run that run's steps`,
         {
           hint: `to ${fork} it, bring back the workflow as the run ran it (the file as it was) and run that file once, which registers it again; or start a new run of the workflow as it is now`,
           details: { runId: run.runId, workflow: run.workflow, ranVersion: run.workflowVersion, currentVersion: entry.version ?? null },
-        });
+        },
+      );
     }
     return entry;
   }
@@ -583,8 +663,17 @@ export class RunService {
    * Approves or rejects (approvals.ts: the rules every face decides by). `delivered` is false when
    * no execution waits on the token now: the run takes the decision when its execution resumes.
    */
-  async decideApproval(approvalId: string, decision: ApprovalDecision, comment?: string, by: 'cli' | 'api' = 'cli'): Promise<{ approval: ApprovalRecordView; delivered: boolean }> {
-    const { approval, delivered } = await decideApproval(this.runtime, approvalId, decision, { by, ...(comment !== undefined ? { comment } : {}), endedStatusOf: this.#endedStatus });
+  async decideApproval(
+    approvalId: string,
+    decision: ApprovalDecision,
+    comment?: string,
+    by: 'cli' | 'api' = 'cli',
+  ): Promise<{ approval: ApprovalRecordView; delivered: boolean }> {
+    const { approval, delivered } = await decideApproval(this.runtime, approvalId, decision, {
+      by,
+      ...(comment !== undefined ? { comment } : {}),
+      endedStatusOf: this.#endedStatus,
+    });
     return { approval, delivered };
   }
 
@@ -605,7 +694,6 @@ function ended(run: RunRecordView, fork: 'retry' | 'restart'): RunRecordView {
     details: { runId: run.runId, status: run.status },
   });
 }
-
 
 function safeJson(text: string): unknown {
   try {

@@ -49,11 +49,17 @@ const NAME_DETAILS = ['stateEnteredEventDetails', 'stateExitedEventDetails'] as 
 
 /** A Map or Parallel state ending without an exit, by the type it ends. These events name no state and may follow an event of a nested step. */
 const CONTAINER_ENDS = new Map<string, 'Map' | 'Parallel'>([
-  ['MapStateFailed', 'Map'], ['MapStateAborted', 'Map'], ['ParallelStateFailed', 'Parallel'], ['ParallelStateAborted', 'Parallel'],
+  ['MapStateFailed', 'Map'],
+  ['MapStateAborted', 'Map'],
+  ['ParallelStateFailed', 'Parallel'],
+  ['ParallelStateAborted', 'Parallel'],
 ]);
 /** A Map or Parallel state entered or exited (these name the state). */
 const CONTAINER_OF = new Map<string, 'Map' | 'Parallel'>([
-  ['MapStateEntered', 'Map'], ['MapStateExited', 'Map'], ['ParallelStateEntered', 'Parallel'], ['ParallelStateExited', 'Parallel'],
+  ['MapStateEntered', 'Map'],
+  ['MapStateExited', 'Map'],
+  ['ParallelStateEntered', 'Parallel'],
+  ['ParallelStateExited', 'Parallel'],
 ]);
 const EXECUTION_ENDS = new Set(['ExecutionSucceeded', 'ExecutionFailed', 'ExecutionAborted', 'ExecutionTimedOut']);
 
@@ -98,7 +104,12 @@ export function computeStepProgress(
     const guard = s.states.find((st) => st !== s.state && /: when( \d+)?$/.test(st));
     if (guard !== undefined) guardOf.set(s.id, guard);
   }
-  const accs = new Map<string, Acc>(steps.map((s) => [s.id, { entered: 0, exited: 0, enteredBody: 0, tasks: 0, reusedTasks: 0, inTok: 0, outTok: 0, open: { Map: 0, Parallel: 0 } }]));
+  const accs = new Map<string, Acc>(
+    steps.map((s) => [
+      s.id,
+      { entered: 0, exited: 0, enteredBody: 0, tasks: 0, reusedTasks: 0, inTok: 0, outTok: 0, open: { Map: 0, Parallel: 0 } },
+    ]),
+  );
   const stepOfEvent = new Map<number, string | undefined>();
   const previousOf = new Map<number, number | undefined>();
   /** The step of the nearest event before this one that has a step. */
@@ -150,16 +161,26 @@ export function computeStepProgress(
       acc.inTok += Number(usage.inputTokens ?? 0) || 0;
       acc.outTok += Number(usage.outputTokens ?? 0) || 0;
       if (payload?.status === 'reused') acc.reusedTasks++;
-    } else if (e.type === 'TaskFailed' || e.type === 'TaskTimedOut' || e.type === 'LambdaFunctionFailed' || e.type === 'LambdaFunctionTimedOut') {
+    } else if (
+      e.type === 'TaskFailed' ||
+      e.type === 'TaskTimedOut' ||
+      e.type === 'LambdaFunctionFailed' ||
+      e.type === 'LambdaFunctionTimedOut'
+    ) {
       // Plain steps are function-ARN Tasks (LambdaFunction* events); tool calls use lambda:invoke (Task* events).
-      const d = e.taskFailedEventDetails ?? e.taskTimedOutEventDetails ?? e.lambdaFunctionFailedEventDetails ?? e.lambdaFunctionTimedOutEventDetails;
+      const d =
+        e.taskFailedEventDetails ??
+        e.taskTimedOutEventDetails ??
+        e.lambdaFunctionFailedEventDetails ??
+        e.lambdaFunctionTimedOutEventDetails;
       acc.error = { error: d?.error ?? 'States.TaskFailed', cause: d?.cause ?? '' };
       acc.lastFailed = true;
     }
   }
   const ended = execution.status !== undefined && execution.status !== 'RUNNING' && execution.status !== 'PENDING_REDRIVE';
   // What the execution ended with, from DescribeExecution or else its last event.
-  const endDetails = endEvent?.executionFailedEventDetails ?? endEvent?.executionAbortedEventDetails ?? endEvent?.executionTimedOutEventDetails;
+  const endDetails =
+    endEvent?.executionFailedEventDetails ?? endEvent?.executionAbortedEventDetails ?? endEvent?.executionTimedOutEventDetails;
   const endError = execution.error ?? endDetails?.error;
   const endCause = execution.cause ?? endDetails?.cause;
   const stopDate = execution.stopDate instanceof Date ? execution.stopDate.getTime() : execution.stopDate;
@@ -170,11 +191,19 @@ export function computeStepProgress(
   for (let id = failedStep; id !== undefined && !onFailedPath.has(id); id = parentOf.get(id)) onFailedPath.add(id);
   const stoppedError = (id: string): { error: string; cause: string } => {
     if (onFailedPath.has(id)) return { error: endError ?? 'States.TaskFailed', cause: endCause ?? '' };
-    if (execution.status === 'ABORTED' || execution.status === 'TIMED_OUT') return { error: endError ?? execution.status, cause: endCause ?? '' };
-    return { error: 'Aborted', cause: failedStep !== undefined ? `stopped when step '${failedStep}' failed` : 'stopped when the run failed' };
+    if (execution.status === 'ABORTED' || execution.status === 'TIMED_OUT')
+      return { error: endError ?? execution.status, cause: endCause ?? '' };
+    return {
+      error: 'Aborted',
+      cause: failedStep !== undefined ? `stopped when step '${failedStep}' failed` : 'stopped when the run failed',
+    };
   };
 
-  interface Own { state: StepState; first?: number; endedAt?: number }
+  interface Own {
+    state: StepState;
+    first?: number;
+    endedAt?: number;
+  }
   const own = new Map<string, Own>();
   for (const s of steps) {
     const a = accs.get(s.id)!;
@@ -193,13 +222,14 @@ export function computeStepProgress(
     else state = 'succeeded';
     let endedAt: number | undefined;
     if (state === 'failed' && open) endedAt = Math.max(a.last ?? -Infinity, a.cutAt ?? executionEndedAt ?? a.first!);
-    else if (state !== 'running') endedAt = a.last ?? (state === 'failed' ? a.cutAt ?? a.first : undefined);
+    else if (state !== 'running') endedAt = a.last ?? (state === 'failed' ? (a.cutAt ?? a.first) : undefined);
     own.set(s.id, { state, ...(a.first !== undefined ? { first: a.first } : {}), ...(endedAt !== undefined ? { endedAt } : {}) });
   }
 
   // Steps with nested steps: their span covers the nested ones', and a nested failure fails them.
   const childrenOf = new Map<string, string[]>();
-  for (const s of steps) if (s.parent !== undefined && accs.has(s.parent)) childrenOf.set(s.parent, [...(childrenOf.get(s.parent) ?? []), s.id]);
+  for (const s of steps)
+    if (s.parent !== undefined && accs.has(s.parent)) childrenOf.set(s.parent, [...(childrenOf.get(s.parent) ?? []), s.id]);
   const spans = new Map<string, Own>();
   const spanOf = (id: string, seen: Set<string> = new Set()): Own => {
     const known = spans.get(id);
@@ -221,7 +251,7 @@ export function computeStepProgress(
   return steps.map((s) => {
     const a = accs.get(s.id)!;
     const { state, first, endedAt } = spanOf(s.id);
-    const error = state === 'failed' ? a.error ?? stoppedError(s.id) : undefined;
+    const error = state === 'failed' ? (a.error ?? stoppedError(s.id)) : undefined;
     return {
       id: s.id,
       kind: s.kind,

@@ -20,7 +20,12 @@ export function deployedCatalog(rt: Runtime): WorkflowCatalog {
   const arnOf = (name: string): string | undefined =>
     machines[name] ?? (rt.config.stateMachineArnPrefix ? `${rt.config.stateMachineArnPrefix}${name}` : undefined);
   const bare = (name: string, stateMachineArn: string): WorkflowEntry => ({
-    name, stateMachineArn, inputSchema: { fields: [] }, steps: [], edges: [], updatedAt: new Date(0).toISOString(),
+    name,
+    stateMachineArn,
+    inputSchema: { fields: [] },
+    steps: [],
+    edges: [],
+    updatedAt: new Date(0).toISOString(),
   });
   const get = async (workflow: string, version?: string): Promise<WorkflowEntry | undefined> => {
     const name = nameOf(workflow);

@@ -12,8 +12,14 @@ export function truncate(text: string, max: number): string {
 /** One run in a list. */
 export function runSummary(r: RunRecordView) {
   return {
-    runId: r.runId, workflow: r.workflow, displayName: r.workflowDisplayName ?? r.workflow, status: r.status, startedAt: r.startedAt, endedAt: r.endedAt ?? null,
-    idempotencyKey: r.idempotencyKey ?? null, parentRunId: r.parentRunId ?? null,
+    runId: r.runId,
+    workflow: r.workflow,
+    displayName: r.workflowDisplayName ?? r.workflow,
+    status: r.status,
+    startedAt: r.startedAt,
+    endedAt: r.endedAt ?? null,
+    idempotencyKey: r.idempotencyKey ?? null,
+    parentRunId: r.parentRunId ?? null,
   };
 }
 
@@ -27,21 +33,36 @@ function preview(v: unknown): string {
 export function runDetailsJson(d: RunDetails) {
   const byStep = recordsByStep(d.records);
   return {
-    run: { ...runSummary(d.run), input: d.run.input ?? null, output: d.run.output ?? null, error: d.run.error ?? null, executionArn: d.run.executionArn ?? null },
+    run: {
+      ...runSummary(d.run),
+      input: d.run.input ?? null,
+      output: d.run.output ?? null,
+      error: d.run.error ?? null,
+      executionArn: d.run.executionArn ?? null,
+    },
     steps: d.steps.map((s) => ({
-      id: s.id, kind: s.kind, parent: s.parent ?? null, status: s.state, reused: s.reused,
+      id: s.id,
+      kind: s.kind,
+      parent: s.parent ?? null,
+      status: s.state,
+      reused: s.reused,
       startedAt: s.startedAt !== undefined ? new Date(s.startedAt).toISOString() : null,
       endedAt: s.endedAt !== undefined ? new Date(s.endedAt).toISOString() : null,
       durationMs: s.durationMs ?? null,
       tokens: { input: s.inputTokens, output: s.outputTokens },
       error: s.error ?? null,
       records: (byStep.get(s.id) ?? []).map((r) => ({
-        stepId: r.stepId, status: r.status, attempts: r.attempts, startedAt: r.startedAt, endedAt: r.endedAt ?? null,
-        output: r.output !== undefined ? preview(r.output) : null, outputRef: r.outputRef ?? null, error: r.error ?? null,
+        stepId: r.stepId,
+        status: r.status,
+        attempts: r.attempts,
+        startedAt: r.startedAt,
+        endedAt: r.endedAt ?? null,
+        output: r.output !== undefined ? preview(r.output) : null,
+        outputRef: r.outputRef ?? null,
+        error: r.error ?? null,
       })),
     })),
     historyEvents: d.history.length,
     events: d.events.map((e) => ({ at: e.at, type: e.type, stepId: e.stepId ?? null, detail: e.detail ?? null })),
   };
 }
-

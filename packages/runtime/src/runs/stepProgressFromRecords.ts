@@ -59,7 +59,11 @@ export function tokensOf(records: readonly Pick<StepRecordView, 'usage'>[]): { i
  * Lambda has no records of its own (a conditional, a loop, a parallel group): it takes the state
  * and span of the steps nested in it.
  */
-export function stepProgressFromRecords(steps: readonly ProgressStep[], records: readonly StepRecordView[], runStatus: string): StepProgress[] {
+export function stepProgressFromRecords(
+  steps: readonly ProgressStep[],
+  records: readonly StepRecordView[],
+  runStatus: string,
+): StepProgress[] {
   const byStep = recordsByStep(records);
   const running = runStatus === 'RUNNING';
   const own = steps.map((s): StepProgress => {
@@ -100,14 +104,26 @@ export function stepProgressFromRecords(steps: readonly ProgressStep[], records:
 /** The state and span of a step with no records of its own, from the steps nested in it. */
 function groupOf(nested: readonly StepProgress[], running: boolean): Pick<StepProgress, 'state'> & Partial<StepProgress> {
   const has = (state: StepState) => nested.some((n) => n.state === state);
-  const state: StepState = has('failed') ? 'failed' : has('running') ? 'running' : has('succeeded') ? 'succeeded' : running ? 'pending' : 'skipped';
+  const state: StepState = has('failed')
+    ? 'failed'
+    : has('running')
+      ? 'running'
+      : has('succeeded')
+        ? 'succeeded'
+        : running
+          ? 'pending'
+          : 'skipped';
   const starts = nested.flatMap((n) => (n.startedAt !== undefined ? [n.startedAt] : []));
   const ends = nested.flatMap((n) => (n.endedAt !== undefined ? [n.endedAt] : []));
   return { state, ...spanOf(starts, ends, state) };
 }
 
 /** From the earliest start to the latest end (no end while the step is still running). */
-function spanOf(starts: readonly number[], ends: readonly number[], state: StepState): Pick<StepProgress, 'startedAt' | 'endedAt' | 'durationMs'> {
+function spanOf(
+  starts: readonly number[],
+  ends: readonly number[],
+  state: StepState,
+): Pick<StepProgress, 'startedAt' | 'endedAt' | 'durationMs'> {
   const startedAt = starts.length > 0 ? Math.min(...starts) : undefined;
   const endedAt = ends.length > 0 && state !== 'running' ? Math.max(...ends) : undefined;
   return {

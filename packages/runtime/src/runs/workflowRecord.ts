@@ -13,7 +13,10 @@ export type WorkflowRecord = Omit<WorkflowEntry, 'stateMachineArn' | 'updatedAt'
 /** The record of a compiled workflow: its manifest, and its definition as the state machine gets it. */
 export function workflowRecord(manifest: StepManifest, definition: string, file?: string): WorkflowRecord {
   const steps: CatalogStep[] = manifest.steps.map((s) => ({
-    id: s.id, kind: s.kind, state: s.state, states: s.states,
+    id: s.id,
+    kind: s.kind,
+    state: s.state,
+    states: s.states,
     ...(s.parent !== undefined ? { parent: s.parent } : {}),
     lambda: s.handler !== null,
   }));
@@ -39,8 +42,13 @@ export function workflowRecordProblem(value: unknown, name: string): string | un
   const r = value as Record<string, unknown>;
   if (r.name !== name) return `the record names workflow ${JSON.stringify(r.name)}, not '${name}'`;
   if (typeof r.version !== 'string' || r.version === '') return 'the record has no version';
-  if (!Array.isArray(r.steps) || !r.steps.every((s) => s !== null && typeof s === 'object' && typeof (s as { id?: unknown }).id === 'string')) return 'the record\'s steps are not a list of steps with ids';
-  if (!Array.isArray(r.edges) || !r.edges.every((e) => Array.isArray(e) && e.length === 2 && e.every((x) => typeof x === 'string'))) return 'the record\'s edges are not [from, to] step id pairs';
+  if (
+    !Array.isArray(r.steps) ||
+    !r.steps.every((s) => s !== null && typeof s === 'object' && typeof (s as { id?: unknown }).id === 'string')
+  )
+    return "the record's steps are not a list of steps with ids";
+  if (!Array.isArray(r.edges) || !r.edges.every((e) => Array.isArray(e) && e.length === 2 && e.every((x) => typeof x === 'string')))
+    return "the record's edges are not [from, to] step id pairs";
   const schema = r.inputSchema as { fields?: unknown } | null | undefined;
   if (schema === null || typeof schema !== 'object' || !Array.isArray(schema.fields)) return 'the record has no input schema';
   return undefined;

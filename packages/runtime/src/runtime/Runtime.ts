@@ -86,7 +86,9 @@ export class Runtime {
     this.logger = createLogger(this.redactor, { logLevel: config.logLevel });
     const ddb = deps.dynamodb ?? new DynamoDBClient(awsClientConfig(config.region, config.endpoints.dynamodb));
     // An injected client may point anywhere, so without an injected commands client it serves both.
-    const commands = deps.dynamodbCommands ?? (deps.dynamodb ? ddb : new DynamoDBClient({ ...awsClientConfig(config.region, config.endpoints.dynamodb), cacheMiddleware: true }));
+    const commands =
+      deps.dynamodbCommands ??
+      (deps.dynamodb ? ddb : new DynamoDBClient({ ...awsClientConfig(config.region, config.endpoints.dynamodb), cacheMiddleware: true }));
     this.db = createDb(ddb, config.tableName, this.redactor, config.clock, commands);
     this.runs = new RunStore(this.db);
     // Step keys keep their idempotency record on the step record; other keys use IDEM# items.
@@ -104,7 +106,8 @@ export class Runtime {
       this.#telemetryReady = import('../logging/lambdaTelemetry.js').then((m) => {
         this.#telemetry = m.lambdaTelemetry(service);
         // The clients made before it loaded are traced from now on (capturing adds a middleware).
-        for (const c of [this.db.client, this.db.commands, this.#sqs, this.#eb, this.#sfn, this.#bedrock]) if (c) this.#telemetry.captureClient(c);
+        for (const c of [this.db.client, this.db.commands, this.#sqs, this.#eb, this.#sfn, this.#bedrock])
+          if (c) this.#telemetry.captureClient(c);
       });
     } else {
       this.#telemetryReady = Promise.resolve();
@@ -175,21 +178,28 @@ export class Runtime {
   }
 
   eventbridge(): EventBridgeClient {
-    return (this.#eb ??= this.#deps.eventbridge ?? this.#traced(new EventBridgeClient(awsClientConfig(this.config.region, this.config.endpoints.eventbridge))));
+    return (this.#eb ??=
+      this.#deps.eventbridge ??
+      this.#traced(new EventBridgeClient(awsClientConfig(this.config.region, this.config.endpoints.eventbridge))));
   }
 
   sfn(): SFNClient {
-    return (this.#sfn ??= this.#deps.sfn ?? this.#traced(new SFNClient(awsClientConfig(this.config.region, this.config.endpoints.stepfunctions))));
+    return (this.#sfn ??=
+      this.#deps.sfn ?? this.#traced(new SFNClient(awsClientConfig(this.config.region, this.config.endpoints.stepfunctions))));
   }
 
   bedrock(): BedrockRuntimeClient {
     const endpoint = this.config.endpoints.bedrock;
     // The Bedrock runtime client defaults to HTTP/2; a plain-http endpoint (an emulator or a
     // gateway on loopback) speaks HTTP/1.1.
-    return (this.#bedrock ??= this.#deps.bedrock ?? this.#traced(new BedrockRuntimeClient({
-      ...awsClientConfig(this.config.region, endpoint),
-      ...(endpoint?.startsWith('http:') ? { requestHandler: new NodeHttpHandler() } : {}),
-    })));
+    return (this.#bedrock ??=
+      this.#deps.bedrock ??
+      this.#traced(
+        new BedrockRuntimeClient({
+          ...awsClientConfig(this.config.region, endpoint),
+          ...(endpoint?.startsWith('http:') ? { requestHandler: new NodeHttpHandler() } : {}),
+        }),
+      ));
   }
 }
 
@@ -199,12 +209,19 @@ export function builtinTools(config: RuntimeConfig): ToolRegistry {
   const protectedPaths = [config.secrets.file];
   const fs = { root: config.tools.fsRoot, maxReadBytes: config.tools.fsMaxReadBytes, protectedPaths };
   return new ToolRegistry()
-    .register(httpFetchTool({ allowHosts: config.tools.httpAllowHosts, allowPrivateNetworks: config.tools.httpAllowPrivateNetworks ?? false }))
+    .register(
+      httpFetchTool({ allowHosts: config.tools.httpAllowHosts, allowPrivateNetworks: config.tools.httpAllowPrivateNetworks ?? false }),
+    )
     .register(webSearchTool({ url: config.tools.webSearchUrl }))
     .register(fsListTool(fs))
     .register(fsReadTool(fs))
-    .register(shellTool({
-      enabled: config.tools.shellEnabled && config.mode === 'embedded',
-      allow: config.tools.shellAllow, deny: config.tools.shellDeny, cwd: config.tools.fsRoot, protectedPaths,
-    }));
+    .register(
+      shellTool({
+        enabled: config.tools.shellEnabled && config.mode === 'embedded',
+        allow: config.tools.shellAllow,
+        deny: config.tools.shellDeny,
+        cwd: config.tools.fsRoot,
+        protectedPaths,
+      }),
+    );
 }

@@ -9,7 +9,10 @@ import { runIdempotent, type DispatchGuard } from './runIdempotent.js';
 export function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (v !== null && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v ?? null);
 }
@@ -29,7 +32,15 @@ export function stepInstanceId(env: StepEnvelope, sub?: string): string {
  */
 export function stepIdempotencyKey(env: StepEnvelope, sub?: string): string {
   const h = createHash('sha256')
-    .update(stableJson({ identity: env.step.identity, config: env.config, inputs: env.inputs, toolCall: env.toolCall ?? null, turn: env.turn?.index ?? null }))
+    .update(
+      stableJson({
+        identity: env.step.identity,
+        config: env.config,
+        inputs: env.inputs,
+        toolCall: env.toolCall ?? null,
+        turn: env.turn?.index ?? null,
+      }),
+    )
     .digest('hex')
     .slice(0, 24);
   return `${env.run.id}:${stepInstanceId(env, sub)}:${h}`;
@@ -39,9 +50,11 @@ export function stepIdempotencyKey(env: StepEnvelope, sub?: string): string {
 function keptInline(env: StepEnvelope, output: unknown): unknown {
   const bytes = Buffer.byteLength(JSON.stringify(output ?? null));
   if (bytes <= STATE_READ_OUTPUT_MAX_BYTES) return output;
-  throw new RuntimeError('OutputTooLarge',
+  throw new RuntimeError(
+    'OutputTooLarge',
     `step '${env.step.id}' returned ${Math.ceil(bytes / 1024)} KiB, but the state machine reads its output itself (a guard, condition, for_each items, a pure step or hand-off routing), where a reference cannot be followed: it must stay under ${STATE_READ_OUTPUT_MAX_BYTES / 1024} KiB; return less (ids or a summary rather than whole documents) and let a later step fetch the rest`,
-    { details: { bytes, maxBytes: STATE_READ_OUTPUT_MAX_BYTES } });
+    { details: { bytes, maxBytes: STATE_READ_OUTPUT_MAX_BYTES } },
+  );
 }
 
 /** The inline output limit of a step: the runtime's, or the envelope's when lower (a for_each iteration's). */
@@ -111,19 +124,28 @@ export async function executeStep(
   try {
     const { value, reused } = await runIdempotent<CommittedValue>(
       {
-        layer: rt.idempotency, key: stepIdempotencyKey(env, options.sub), clock: rt.config.clock,
-        leaseSeconds: rt.config.leaseSeconds, ttlSeconds: rt.config.idempotencyTtlSeconds,
-        idempotent: options.idempotent ?? false, runId: env.run.id, stepId: instance,
+        layer: rt.idempotency,
+        key: stepIdempotencyKey(env, options.sub),
+        clock: rt.config.clock,
+        leaseSeconds: rt.config.leaseSeconds,
+        ttlSeconds: rt.config.idempotencyTtlSeconds,
+        idempotent: options.idempotent ?? false,
+        runId: env.run.id,
+        stepId: instance,
         ...(rt.config.leaseEpoch !== undefined ? { leaseEpoch: rt.config.leaseEpoch } : {}),
         ...(folded ? { committedStep: stepEnd } : {}),
         ...(claimAfterMs !== undefined ? { claimAfterMs } : {}),
         ...(claimAtDispatch ? { claimAtDispatch } : {}),
-        onClaim: () => { claimed = true; },
+        onClaim: () => {
+          claimed = true;
+        },
       },
       async (guard) => {
         const r = await body(guard);
         const output = rt.redactor.redact(r.output);
-        const stored = env.readByStateMachine ? { value: keptInline(env, output) } : await rt.blobs.maybeStore(output, inlineLimit(rt, env));
+        const stored = env.readByStateMachine
+          ? { value: keptInline(env, output) }
+          : await rt.blobs.maybeStore(output, inlineLimit(rt, env));
         return {
           output: stored.value,
           ...(stored.ref ? { outputRef: stored.ref } : {}),
@@ -136,10 +158,22 @@ export async function executeStep(
     if (!folded || reused) {
       await rt.runs.stepFinished(env.run.id, instance, { status: 'SUCCEEDED', ...stepEnd(v), ...(claimed ? {} : { countAttempt: true }) });
     }
-    return { status: reused ? 'reused' : 'succeeded', output: v.output, ...(v.outputRef ? { outputRef: v.outputRef } : {}), usage: v.usage, extra: v.extra ?? {} };
+    return {
+      status: reused ? 'reused' : 'succeeded',
+      output: v.output,
+      ...(v.outputRef ? { outputRef: v.outputRef } : {}),
+      usage: v.usage,
+      extra: v.extra ?? {},
+    };
   } catch (e) {
     const err = e as Error;
-    await rt.runs.stepFinished(env.run.id, instance, { status: 'FAILED', error: { name: err.name, message: err.message }, ...(claimed ? {} : { countAttempt: true }) }).catch(() => undefined);
+    await rt.runs
+      .stepFinished(env.run.id, instance, {
+        status: 'FAILED',
+        error: { name: err.name, message: err.message },
+        ...(claimed ? {} : { countAttempt: true }),
+      })
+      .catch(() => undefined);
     throw e;
   }
 }

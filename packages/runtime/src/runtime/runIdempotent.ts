@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { RuntimeError } from '../errors/RuntimeError.js';
-import { BasePersistenceLayer, IdempotencyItemAlreadyExistsError, effectiveStatus, type CommittedStep, type DispatchMarker, type IdempotencyRecord } from '../persistence/IdempotencyRecord.js';
+import {
+  BasePersistenceLayer,
+  IdempotencyItemAlreadyExistsError,
+  effectiveStatus,
+  type CommittedStep,
+  type DispatchMarker,
+  type IdempotencyRecord,
+} from '../persistence/IdempotencyRecord.js';
 
 /** Handed to the guarded function: call `dispatch` right before reaching outside the process. */
 export interface DispatchGuard {
@@ -100,10 +107,11 @@ export async function runIdempotent<T>(
   // The claim, once made: the committed record it found instead, or undefined when this attempt
   // holds the lease. Rejected with StepInProgress / StepOutcomeUnknown as the claim decides.
   let claim: Promise<IdempotencyRecord | undefined> | undefined;
-  const claimNow = (marker?: DispatchMarker) => (claim ??= acquireLease(opts, leaseId, idempotent, marker).then((committed) => {
-    if (committed === undefined) opts.onClaim?.();
-    return committed;
-  }));
+  const claimNow = (marker?: DispatchMarker) =>
+    (claim ??= acquireLease(opts, leaseId, idempotent, marker).then((committed) => {
+      if (committed === undefined) opts.onClaim?.();
+      return committed;
+    }));
   const late = (opts.claimAfterMs !== undefined && opts.claimAfterMs > 0) || opts.claimAtDispatch === true;
   if (!late) {
     const committed = await claimNow();
@@ -111,7 +119,10 @@ export async function runIdempotent<T>(
   }
   const startedAtMs = opts.clock();
   // The background claim's own failure surfaces where the claim is awaited (dispatch, the end).
-  const timer = late && opts.claimAfterMs !== undefined && opts.claimAfterMs > 0 ? setTimeout(() => void claimNow().catch(() => undefined), opts.claimAfterMs) : undefined;
+  const timer =
+    late && opts.claimAfterMs !== undefined && opts.claimAfterMs > 0
+      ? setTimeout(() => void claimNow().catch(() => undefined), opts.claimAfterMs)
+      : undefined;
   timer?.unref?.();
 
   let dispatched: { target: string; at: number } | undefined;
@@ -158,8 +169,16 @@ export async function runIdempotent<T>(
   const output = value ?? null;
   if (claim === undefined) {
     const committed = await opts.layer.saveUnclaimedSuccess(opts.key, {
-      leaseId, output, startedAtMs, nowMs: opts.clock(), ttlSeconds: opts.ttlSeconds, idempotent,
-      runId: opts.runId, stepId: opts.stepId, ...(opts.leaseEpoch !== undefined ? { leaseEpoch: opts.leaseEpoch } : {}), ...(step ? { step } : {}),
+      leaseId,
+      output,
+      startedAtMs,
+      nowMs: opts.clock(),
+      ttlSeconds: opts.ttlSeconds,
+      idempotent,
+      runId: opts.runId,
+      stepId: opts.stepId,
+      ...(opts.leaseEpoch !== undefined ? { leaseEpoch: opts.leaseEpoch } : {}),
+      ...(step ? { step } : {}),
     });
     if (committed) {
       opts.onClaim?.();
@@ -177,12 +196,24 @@ export async function runIdempotent<T>(
  * when the step is done already; StepInProgress while another attempt holds it, StepOutcomeUnknown
  * when a crashed attempt had reached outside.
  */
-async function acquireLease(opts: RunIdempotentOptions, leaseId: string, idempotent: boolean, marker?: DispatchMarker): Promise<IdempotencyRecord | undefined> {
-  const claim = () => opts.layer.saveInProgress(opts.key, {
-    leaseId, nowMs: opts.clock(), leaseSeconds: opts.leaseSeconds, ttlSeconds: opts.ttlSeconds, idempotent,
-    runId: opts.runId, stepId: opts.stepId, ...(opts.leaseEpoch !== undefined ? { leaseEpoch: opts.leaseEpoch } : {}),
-    ...(marker ? { dispatch: marker } : {}),
-  });
+async function acquireLease(
+  opts: RunIdempotentOptions,
+  leaseId: string,
+  idempotent: boolean,
+  marker?: DispatchMarker,
+): Promise<IdempotencyRecord | undefined> {
+  const claim = () =>
+    opts.layer.saveInProgress(opts.key, {
+      leaseId,
+      nowMs: opts.clock(),
+      leaseSeconds: opts.leaseSeconds,
+      ttlSeconds: opts.ttlSeconds,
+      idempotent,
+      runId: opts.runId,
+      stepId: opts.stepId,
+      ...(opts.leaseEpoch !== undefined ? { leaseEpoch: opts.leaseEpoch } : {}),
+      ...(marker ? { dispatch: marker } : {}),
+    });
   try {
     try {
       await claim();
@@ -208,15 +239,26 @@ async function acquireLease(opts: RunIdempotentOptions, leaseId: string, idempot
     if (existing.dispatchedAt !== undefined && (existing.leaseExpiresAt < now || heldByEndedProcess(existing, opts, now))) {
       throw outcomeUnknownError(opts, existing.dispatchTarget ?? 'an external service', existing.dispatchedAt);
     }
-    throw new RuntimeError('StepInProgress', `step ${opts.stepId ?? opts.key} is already running in another attempt (lease until ${new Date(existing.leaseExpiresAt).toISOString()})`, {
-      retryable: true, details: { key: opts.key, leaseExpiresAt: existing.leaseExpiresAt },
-    });
+    throw new RuntimeError(
+      'StepInProgress',
+      `step ${opts.stepId ?? opts.key} is already running in another attempt (lease until ${new Date(existing.leaseExpiresAt).toISOString()})`,
+      {
+        retryable: true,
+        details: { key: opts.key, leaseExpiresAt: existing.leaseExpiresAt },
+      },
+    );
   }
 }
 
 /** An INPROGRESS lease still running that an earlier generation of the embedded stack holds. */
 function heldByEndedProcess(r: IdempotencyRecord, opts: RunIdempotentOptions, nowMs: number): boolean {
-  return r.status === 'INPROGRESS' && r.leaseExpiresAt >= nowMs && opts.leaseEpoch !== undefined && r.leaseEpoch !== undefined && r.leaseEpoch < opts.leaseEpoch;
+  return (
+    r.status === 'INPROGRESS' &&
+    r.leaseExpiresAt >= nowMs &&
+    opts.leaseEpoch !== undefined &&
+    r.leaseEpoch !== undefined &&
+    r.leaseEpoch < opts.leaseEpoch
+  );
 }
 
 function outcomeUnknownError(opts: RunIdempotentOptions, target: string, at: number, cause?: unknown): RuntimeError {
@@ -245,7 +287,10 @@ export async function settleUnknownOutcome(
   const rec = await layer.getRecord(key);
   if (!rec) throw new RuntimeError('NotFound', `no idempotency record ${key}`);
   if (rec.status !== 'INPROGRESS' || rec.dispatchedAt === undefined) {
-    throw new RuntimeError('InvalidInput', `step ${key} is ${rec.status}${rec.dispatchedAt === undefined ? ' and never dispatched' : ''}; nothing to settle`);
+    throw new RuntimeError(
+      'InvalidInput',
+      `step ${key} is ${rec.status}${rec.dispatchedAt === undefined ? ' and never dispatched' : ''}; nothing to settle`,
+    );
   }
   if (decision.action === 'retry') {
     await layer.deleteRecord(key, { leaseId: rec.leaseId });

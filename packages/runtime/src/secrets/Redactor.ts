@@ -6,7 +6,9 @@ function base64Fragments(value: string): string[] {
   const bytes = Buffer.from(value, 'utf8');
   const out: string[] = [];
   for (let k = 0; k < 3; k++) {
-    const b64 = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64').replace(/=+$/, '');
+    const b64 = Buffer.concat([Buffer.alloc(k), bytes])
+      .toString('base64')
+      .replace(/=+$/, '');
     // Only the characters every bit of which comes from the secret: they are the same whatever
     // precedes or follows it (`Basic base64(user:SECRET)`).
     const fragment = b64.slice(Math.ceil((8 * k) / 6), Math.floor((8 * (k + bytes.length)) / 6));
@@ -31,15 +33,26 @@ export function secretEncodings(value: string): string[] {
   const urlish: string[] = [encodeURIComponent(value), encodeURI(value), new URLSearchParams({ v: value }).toString().slice(2)];
   try {
     // A special scheme's path also turns `\` into `/`; a non-special one's keeps it.
-    urlish.push(new URL(`http://h/${value}`).pathname.slice(1), new URL(`stepforge:/${value}`).pathname.slice(1), new URL(`http://h/?${value}`).search.slice(1));
+    urlish.push(
+      new URL(`http://h/${value}`).pathname.slice(1),
+      new URL(`stepforge:/${value}`).pathname.slice(1),
+      new URL(`http://h/?${value}`).search.slice(1),
+    );
   } catch {
     // A value no URL can hold is not in one.
   }
   const base64 = Buffer.from(value, 'utf8').toString('base64');
   const all = [
-    value, json, asciiJson, JSON.stringify(json).slice(1, -1), JSON.stringify(asciiJson).slice(1, -1),
-    ...urlish, ...urlish.map(lowerHex),
-    base64, base64.replace(/=+$/, ''), Buffer.from(value, 'utf8').toString('base64url'),
+    value,
+    json,
+    asciiJson,
+    JSON.stringify(json).slice(1, -1),
+    JSON.stringify(asciiJson).slice(1, -1),
+    ...urlish,
+    ...urlish.map(lowerHex),
+    base64,
+    base64.replace(/=+$/, ''),
+    Buffer.from(value, 'utf8').toString('base64url'),
     // Fragments shorter than 8 characters would redact ordinary text; a short secret's whole encodings above still count.
     ...(value.length >= 8 ? base64Fragments(value) : []),
   ];
@@ -59,7 +72,14 @@ export function secretUrlParts(value: string): string[] {
     return [];
   }
   if (!url.host) return [];
-  const parts = [url.href, `${url.origin}${url.pathname}`, `${url.pathname}${url.search}`, url.search, decodeURIComponent(url.username), decodeURIComponent(url.password)];
+  const parts = [
+    url.href,
+    `${url.origin}${url.pathname}`,
+    `${url.pathname}${url.search}`,
+    url.search,
+    decodeURIComponent(url.username),
+    decodeURIComponent(url.password),
+  ];
   if (url.pathname.length > 1) parts.push(url.pathname);
   return parts.filter((p) => p.length >= 8 && p !== url.origin && p !== `${url.origin}/` && p !== '/');
 }
@@ -106,7 +126,7 @@ export class Redactor {
   /** True when `value` (deeply) contains a known secret. */
   contains(value: unknown): boolean {
     if (this.#values.size === 0) return false;
-    const text = typeof value === 'string' ? value : JSON.stringify(value) ?? '';
+    const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
     return this.#spellings.some((v) => text.includes(v));
   }
 

@@ -31,7 +31,12 @@ export class SecretResolver {
   #store?: Promise<SecretStore>;
 
   /** `capture` is given each AWS SDK client the resolver makes (the runtime traces them on Lambda). */
-  constructor(config: RuntimeConfig, redactor: Redactor, env: Record<string, string | undefined> = process.env, capture: <T extends object>(client: T) => T = (c) => c) {
+  constructor(
+    config: RuntimeConfig,
+    redactor: Redactor,
+    env: Record<string, string | undefined> = process.env,
+    capture: <T extends object>(client: T) => T = (c) => c,
+  ) {
     this.#config = config;
     this.#redactor = redactor;
     this.#env = env;
@@ -54,7 +59,9 @@ export class SecretResolver {
     }
     if (value.length < 4) {
       // A 1–3 character value would redact ordinary text all over the logs; refuse it instead.
-      throw new RuntimeError('SecretNotFound', `secret "${id}" is shorter than 4 characters; refusing to use it`, { details: { secret: id } });
+      throw new RuntimeError('SecretNotFound', `secret "${id}" is shorter than 4 characters; refusing to use it`, {
+        details: { secret: id },
+      });
     }
     this.#redactor.add(value);
     // Secrets Manager and SSM values are cached by Powertools Parameters with the same TTL.
@@ -99,9 +106,12 @@ export class SecretResolver {
 
   #where(id: string): string {
     switch (this.#config.secrets.backend) {
-      case 'secretsmanager': return `Secrets Manager secret "${id}"`;
-      case 'ssm': return `SSM parameter "${this.#config.secrets.ssmPrefix}${id}"`;
-      default: return `set ${secretEnvName(id)} or add "${id}" to ${this.#config.secrets.file}`;
+      case 'secretsmanager':
+        return `Secrets Manager secret "${id}"`;
+      case 'ssm':
+        return `SSM parameter "${this.#config.secrets.ssmPrefix}${id}"`;
+      default:
+        return `set ${secretEnvName(id)} or add "${id}" to ${this.#config.secrets.file}`;
     }
   }
 
@@ -120,7 +130,10 @@ export class SecretResolver {
       return (await this.#store)(id);
     }
     if (backend === 'secretsmanager' || backend === 'ssm') {
-      throw new RuntimeError('ConfigError', `STEPFORGE_SECRETS_BACKEND is '${backend}', but this Lambda bundle was built with the ${String(process.env.STEPFORGE_BUNDLED_SECRETS_BACKEND)} store only: deploy with the backend the stack sets, or rebuild the bundle for '${backend}'`);
+      throw new RuntimeError(
+        'ConfigError',
+        `STEPFORGE_SECRETS_BACKEND is '${backend}', but this Lambda bundle was built with the ${String(process.env.STEPFORGE_BUNDLED_SECRETS_BACKEND)} store only: deploy with the backend the stack sets, or rebuild the bundle for '${backend}'`,
+      );
     }
     const fromEnv = this.#env[secretEnvName(id)];
     if (fromEnv !== undefined) return fromEnv;
@@ -156,13 +169,26 @@ export function parseSecretsFile(text: string, file: string): Record<string, unk
     const pos = jsonErrorOffset(text);
     const line = text.slice(0, pos).split('\n').length;
     const column = pos - text.lastIndexOf('\n', pos - 1);
-    throw new RuntimeError('ConfigError', `${file}:${line}:${column}: the secrets file is not valid JSON; it must be an object of secret id → string, e.g. {"slack_token": "xoxb-…"}`, { details: { file, line, column } });
+    throw new RuntimeError(
+      'ConfigError',
+      `${file}:${line}:${column}: the secrets file is not valid JSON; it must be an object of secret id → string, e.g. {"slack_token": "xoxb-…"}`,
+      { details: { file, line, column } },
+    );
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new RuntimeError('ConfigError', `${file}: the secrets file must be a JSON object of secret id → string, e.g. {"slack_token": "xoxb-…"}`, { details: { file } });
+    throw new RuntimeError(
+      'ConfigError',
+      `${file}: the secrets file must be a JSON object of secret id → string, e.g. {"slack_token": "xoxb-…"}`,
+      { details: { file } },
+    );
   }
   for (const [id, v] of Object.entries(parsed)) {
-    if (typeof v !== 'string') throw new RuntimeError('ConfigError', `${file}: secret "${id}" must be a string, got ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`, { details: { file, secret: id } });
+    if (typeof v !== 'string')
+      throw new RuntimeError(
+        'ConfigError',
+        `${file}: secret "${id}" must be a string, got ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`,
+        { details: { file, secret: id } },
+      );
   }
   return parsed as Record<string, unknown>;
 }

@@ -14,7 +14,9 @@ export type SecretStore = (id: string) => Promise<string | undefined>;
 /** The Secrets Manager store, its SDK client made with the runtime's endpoint and passed through `capture` (tracing). */
 export function awsSecretStore(config: RuntimeConfig, capture: <T extends object>(client: T) => T = (c) => c): SecretStore {
   const maxAge = config.secrets.ttlSeconds;
-  const provider = new SecretsProvider({ awsSdkV3Client: capture(new SecretsManagerClient(awsClientConfig(config.region, config.endpoints.secretsmanager))) });
+  const provider = new SecretsProvider({
+    awsSdkV3Client: capture(new SecretsManagerClient(awsClientConfig(config.region, config.endpoints.secretsmanager))),
+  });
   return async (id) => {
     try {
       const v = await provider.get(id, { maxAge });

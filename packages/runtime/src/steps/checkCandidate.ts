@@ -9,8 +9,11 @@ import { RuntimeError } from '../errors/RuntimeError.js';
 export function checkCandidate(stepId: string, answer: unknown, candidates: Readonly<Record<string, unknown>>): void {
   if (Object.values(candidates).some((c) => isDeepStrictEqual(c, answer))) return;
   const ids = Object.keys(candidates);
-  const shown = typeof answer === 'string' ? JSON.stringify(answer.length > 120 ? `${answer.slice(0, 117)}...` : answer) : 'a non-text answer';
-  throw new RuntimeError('JudgeChoiceNotCandidate',
+  const shown =
+    typeof answer === 'string' ? JSON.stringify(answer.length > 120 ? `${answer.slice(0, 117)}...` : answer) : 'a non-text answer';
+  throw new RuntimeError(
+    'JudgeChoiceNotCandidate',
     `step '${stepId}' must answer with one of the candidates (${ids.join(', ')}) verbatim, but answered ${shown}; tell the judge to repeat one candidate exactly, without edits or commentary`,
-    { details: { candidates: ids } });
+    { details: { candidates: ids } },
+  );
 }

@@ -24,18 +24,31 @@ export async function runCodeNodeStep(rt: Runtime, rawEnv: StepEnvelope): Promis
   }
   const codeFn = env.config.codeFn;
   // Not committed: on a retried run it must look again at what the earlier child did since.
-  if (codeFn === 'childEarlier') return { status: 'succeeded', output: await earlierChild(rt, env.inputs.value, codeNode, String(env.config.codeChild)), usage: { inputTokens: 0, outputTokens: 0 } };
+  if (codeFn === 'childEarlier')
+    return {
+      status: 'succeeded',
+      output: await earlierChild(rt, env.inputs.value, codeNode, String(env.config.codeChild)),
+      usage: { inputTokens: 0, outputTokens: 0 },
+    };
   const mod = await loadCodeModule(codeModule, codeExport, codeNode);
   const call = codeFunction(mod[codeExport], codeNode, env.config);
   if (call === undefined) {
-    throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} exports no workflow '${codeExport}' with that node${typeof codeFn === 'string' ? ` and its ${codeFn} function` : ''} (was it renamed since the workflow was compiled?)`, { details: { node: codeNode, module: codeModule } });
+    throw new RuntimeError(
+      'CodeModuleLoadError',
+      `node '${codeNode}': the module ${codeModule} exports no workflow '${codeExport}' with that node${typeof codeFn === 'string' ? ` and its ${codeFn} function` : ''} (was it renamed since the workflow was compiled?)`,
+      { details: { node: codeNode, module: codeModule } },
+    );
   }
   const done = await executeStep(rt, env, { idempotent: false }, async () => {
     try {
       return { output: await call(env.inputs.value) };
     } catch (e) {
       if (isRuntimeError(e)) throw e;
-      throw new RuntimeError('NodeError', `node '${codeNode}' threw ${(e as Error).name ?? 'an error'}: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode } });
+      throw new RuntimeError(
+        'NodeError',
+        `node '${codeNode}' threw ${(e as Error).name ?? 'an error'}: ${(e as Error).message ?? String(e)}`,
+        { cause: e, details: { node: codeNode } },
+      );
     }
   });
   return { status: done.status, output: done.output, ...(done.outputRef ? { outputRef: done.outputRef } : {}), usage: done.usage };
@@ -51,18 +64,30 @@ async function loadCodeModule(codeModule: string, codeExport: string, codeNode: 
       try {
         live = await reloadLiveWorkflow(codeModule);
       } catch (e) {
-        throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the workflow was started by .run() in a program that is no longer running, and loading it again from ${from} failed: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode, module: codeModule } });
+        throw new RuntimeError(
+          'CodeModuleLoadError',
+          `node '${codeNode}': the workflow was started by .run() in a program that is no longer running, and loading it again from ${from} failed: ${(e as Error).message ?? String(e)}`,
+          { cause: e, details: { node: codeNode, module: codeModule } },
+        );
       }
     }
     if (live === undefined) {
-      throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the workflow was started by .run() in a program that is no longer running, and only that process holds its functions`, { details: { node: codeNode, module: codeModule } });
+      throw new RuntimeError(
+        'CodeModuleLoadError',
+        `node '${codeNode}': the workflow was started by .run() in a program that is no longer running, and only that process holds its functions`,
+        { details: { node: codeNode, module: codeModule } },
+      );
     }
     return { [codeExport]: live };
   }
   try {
     return await importFile(codeModule.startsWith('file:') ? codeModule : pathToFileURL(codeModule).href);
   } catch (e) {
-    throw new RuntimeError('CodeModuleLoadError', `node '${codeNode}': the module ${codeModule} could not be loaded: ${(e as Error).message ?? String(e)}`, { cause: e, details: { node: codeNode, module: codeModule } });
+    throw new RuntimeError(
+      'CodeModuleLoadError',
+      `node '${codeNode}': the module ${codeModule} could not be loaded: ${(e as Error).message ?? String(e)}`,
+      { cause: e, details: { node: codeNode, module: codeModule } },
+    );
   }
 }
 
@@ -76,11 +101,19 @@ export type CodeCall = (value: unknown) => Promise<unknown>;
  */
 export function codeFunction(wf: unknown, node: string, config: Readonly<Record<string, unknown>>): CodeCall | undefined {
   if (config.codeFn === 'childInput' || config.codeFn === 'childOutput') return kortyxChildCheck(wf, node, config.codeFn);
-  return typeof config.codeFn === 'string' ? sdkFunction(wf, node, config.codeFn, config.codePath) : kortyxNode(wf, node, config.params, config.codeHandoffs);
+  return typeof config.codeFn === 'string'
+    ? sdkFunction(wf, node, config.codeFn, config.codePath)
+    : kortyxNode(wf, node, config.params, config.codeHandoffs);
 }
 
 /** A zod-like schema: what useWorkflow's checks call. */
-interface Schema { safeParse(v: unknown): { success: boolean; data?: unknown; error?: { issues?: readonly { path?: readonly PropertyKey[]; message?: string }[] } } }
+interface Schema {
+  safeParse(v: unknown): {
+    success: boolean;
+    data?: unknown;
+    error?: { issues?: readonly { path?: readonly PropertyKey[]; message?: string }[] };
+  };
+}
 
 /**
  * The checks around a Kortyx node given `useWorkflow(child, input)` (the `run` is the descriptor,
@@ -92,16 +125,27 @@ interface Schema { safeParse(v: unknown): { success: boolean; data?: unknown; er
  * A schema's parsed value (defaults, transforms) is what goes on.
  */
 function kortyxChildCheck(wf: unknown, node: string, fn: 'childInput' | 'childOutput'): CodeCall | undefined {
-  const call = (wf as { nodes?: Record<string, { run?: unknown }> } | undefined)?.nodes?.[node]?.run as { child?: { id?: unknown; inputSchema?: Schema; outputSchema?: Schema }; input?: unknown } | undefined;
-  if (call === null || typeof call !== 'object' || (call as Record<symbol, unknown>)[Symbol.for('stepforge.workflowCall')] !== true) return undefined;
+  const call = (wf as { nodes?: Record<string, { run?: unknown }> } | undefined)?.nodes?.[node]?.run as
+    { child?: { id?: unknown; inputSchema?: Schema; outputSchema?: Schema }; input?: unknown } | undefined;
+  if (call === null || typeof call !== 'object' || (call as Record<symbol, unknown>)[Symbol.for('stepforge.workflowCall')] !== true)
+    return undefined;
   const child = call.child ?? {};
   const id = String(child.id);
   if (fn === 'childInput') {
     return async (state) => {
-      const input = typeof call.input === 'function' ? await (call.input as (s: unknown) => unknown)(state ?? {}) : call.input !== undefined ? call.input : state ?? {};
+      const input =
+        typeof call.input === 'function'
+          ? await (call.input as (s: unknown) => unknown)(state ?? {})
+          : call.input !== undefined
+            ? call.input
+            : (state ?? {});
       const value = checked(child.inputSchema, input, 'WorkflowInputInvalid', `node '${node}': the input of workflow '${id}'`, node, id);
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        throw new RuntimeError('WorkflowInputInvalid', `node '${node}': the input of workflow '${id}' must be an object (a run's input is), not ${Array.isArray(value) ? 'a list' : JSON.stringify(value) ?? String(value)}`, { details: { node, workflow: id } });
+        throw new RuntimeError(
+          'WorkflowInputInvalid',
+          `node '${node}': the input of workflow '${id}' must be an object (a run's input is), not ${Array.isArray(value) ? 'a list' : (JSON.stringify(value) ?? String(value))}`,
+          { details: { node, workflow: id } },
+        );
       }
       // The child execution's name, committed with the input: a retried parent starts the child
       // under the same name, and so finds the execution it started before (earlierChild).
@@ -115,16 +159,27 @@ function kortyxChildCheck(wf: unknown, node: string, fn: 'childInput' | 'childOu
 }
 
 /** The schema's parsed value, or a RuntimeError `name` naming the first zod issue (path and message). */
-function checked(schema: Schema | undefined, value: unknown, name: 'WorkflowInputInvalid' | 'WorkflowOutputInvalid', what: string, node: string, workflow: string): unknown {
+function checked(
+  schema: Schema | undefined,
+  value: unknown,
+  name: 'WorkflowInputInvalid' | 'WorkflowOutputInvalid',
+  what: string,
+  node: string,
+  workflow: string,
+): unknown {
   if (schema === undefined || typeof schema.safeParse !== 'function') return value;
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const issues = r.error?.issues ?? [];
   const first = issues[0];
   const at = first?.path && first.path.length > 0 ? ` at ${first.path.map(String).join('.')}` : '';
-  throw new RuntimeError(name, `${what} does not match its ${name === 'WorkflowInputInvalid' ? 'inputSchema' : 'outputSchema'}${at}: ${first?.message ?? 'invalid'}${issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? 's' : ''})` : ''}`, {
-    details: { node, workflow, issues: issues.map((i) => ({ path: (i.path ?? []).map(String), message: i.message ?? '' })) },
-  });
+  throw new RuntimeError(
+    name,
+    `${what} does not match its ${name === 'WorkflowInputInvalid' ? 'inputSchema' : 'outputSchema'}${at}: ${first?.message ?? 'invalid'}${issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? 's' : ''})` : ''}`,
+    {
+      details: { node, workflow, issues: issues.map((i) => ({ path: (i.path ?? []).map(String), message: i.message ?? '' })) },
+    },
+  );
 }
 
 /**
@@ -139,9 +194,17 @@ function kortyxNode(wf: unknown, node: string, params: unknown, handoffs: unknow
     const result = (await run({ input: value ?? {}, params: params ?? {} })) ?? {};
     // A child workflow runs as a nested execution, which the compiler emits only for a node declared
     // with it: one returned from a node's body at run time has no state machine to start.
-    if (result !== null && typeof result === 'object' && (result as Record<symbol, unknown>)[Symbol.for('stepforge.workflowCall')] === true) {
+    if (
+      result !== null &&
+      typeof result === 'object' &&
+      (result as Record<symbol, unknown>)[Symbol.for('stepforge.workflowCall')] === true
+    ) {
       const child = String((result as { workflow?: unknown }).workflow);
-      throw new RuntimeError('WorkflowCallNotDeclared', `node '${node}' returned useWorkflow('${child}') from its function: give it as the node's run instead (nodes: { ${node}: { run: useWorkflow(${child}, input) } }), which compiles to a nested execution`, { details: { node, workflow: child } });
+      throw new RuntimeError(
+        'WorkflowCallNotDeclared',
+        `node '${node}' returned useWorkflow('${child}') from its function: give it as the node's run instead (nodes: { ${node}: { run: useWorkflow(${child}, input) } }), which compiles to a nested execution`,
+        { details: { node, workflow: child } },
+      );
     }
     // The state machine starts the named workflow when this one ends; one it has no hand-off to
     // would otherwise be dropped there without a word.
@@ -150,12 +213,15 @@ function kortyxNode(wf: unknown, node: string, params: unknown, handoffs: unknow
       const known = Array.isArray(handoffs) ? handoffs.filter((h): h is string => typeof h === 'string') : [];
       if (typeof to !== 'string' || !known.includes(to)) {
         const self = (wf as { id?: unknown } | undefined)?.id;
-        const why = to === self
-          ? 'which is this workflow itself: route back to a node with an edge instead'
-          : known.length === 0
-            ? 'but the module exports no other Kortyx workflow to hand the run over to: export the workflow with that id (defineWorkflow) from the same module'
-            : `which is no other Kortyx workflow the module exports (${known.join(', ')}): export the workflow with that id from the same module`;
-        throw new RuntimeError('HandoffTargetUnknown', `node '${node}' returned transitionTo ${JSON.stringify(to) ?? String(to)}, ${why}`, { details: { node, workflow: to, workflows: known } });
+        const why =
+          to === self
+            ? 'which is this workflow itself: route back to a node with an edge instead'
+            : known.length === 0
+              ? 'but the module exports no other Kortyx workflow to hand the run over to: export the workflow with that id (defineWorkflow) from the same module'
+              : `which is no other Kortyx workflow the module exports (${known.join(', ')}): export the workflow with that id from the same module`;
+        throw new RuntimeError('HandoffTargetUnknown', `node '${node}' returned transitionTo ${JSON.stringify(to) ?? String(to)}, ${why}`, {
+          details: { node, workflow: to, workflows: known },
+        });
       }
     }
     return result;
@@ -172,7 +238,8 @@ const END = '__end__';
  * whose answer must name a node of the graph or END (UnknownNode otherwise, naming the node).
  */
 function sdkFunction(wf: unknown, node: string, fn: string, path: unknown): CodeCall | undefined {
-  const w = wf as { kind?: string; steps?: unknown[]; nodes?: ReadonlyMap<string, unknown>; edges?: ReadonlyMap<string, unknown> } | undefined;
+  const w = wf as
+    { kind?: string; steps?: unknown[]; nodes?: ReadonlyMap<string, unknown>; edges?: ReadonlyMap<string, unknown> } | undefined;
   if (w?.kind === 'workflow' || w?.kind === 'parallel') {
     if (!Array.isArray(path)) return undefined;
     let s: unknown = { steps: w.steps };
@@ -184,9 +251,14 @@ function sdkFunction(wf: unknown, node: string, fn: string, path: unknown): Code
   if (w?.kind !== 'stateGraph' || !w.nodes || !w.edges) return undefined;
   const n = w.nodes.get(node) as ((s: unknown) => unknown) | { inputFn?: unknown; mergeFn?: unknown } | undefined;
   if (fn === 'node' && typeof n === 'function') return async (state) => (await n(state)) ?? {};
-  if (fn === 'input' && typeof (n as { inputFn?: unknown })?.inputFn === 'function') return async (state) => (await (n as { inputFn: (s: unknown) => unknown }).inputFn(state)) ?? null;
+  if (fn === 'input' && typeof (n as { inputFn?: unknown })?.inputFn === 'function')
+    return async (state) => (await (n as { inputFn: (s: unknown) => unknown }).inputFn(state)) ?? null;
   if (fn === 'merge' && typeof (n as { mergeFn?: unknown })?.mergeFn === 'function') {
-    return async (v) => (await (n as { mergeFn: (s: unknown, o: unknown) => unknown }).mergeFn((v as { state?: unknown })?.state, (v as { output?: unknown })?.output)) ?? {};
+    return async (v) =>
+      (await (n as { mergeFn: (s: unknown, o: unknown) => unknown }).mergeFn(
+        (v as { state?: unknown })?.state,
+        (v as { output?: unknown })?.output,
+      )) ?? {};
   }
   const router = w.edges.get(node);
   if (fn === 'route' && typeof router === 'function') {
@@ -194,7 +266,11 @@ function sdkFunction(wf: unknown, node: string, fn: string, path: unknown): Code
     return async (state) => {
       const to = await router(state);
       if (to !== END && (typeof to !== 'string' || !nodes.has(to))) {
-        throw new RuntimeError('UnknownNode', `node '${node}': its router returned ${JSON.stringify(to) ?? String(to)}, which is no node of the graph (nodes: ${[...nodes.keys()].join(', ')}; or END)`, { details: { node, returned: to ?? null } });
+        throw new RuntimeError(
+          'UnknownNode',
+          `node '${node}': its router returned ${JSON.stringify(to) ?? String(to)}, which is no node of the graph (nodes: ${[...nodes.keys()].join(', ')}; or END)`,
+          { details: { node, returned: to ?? null } },
+        );
       }
       return to;
     };
@@ -217,7 +293,12 @@ const MAX_CHILD_ATTEMPTS = 20;
  * the same name and input then waits on it), else the next of `<name>.2`, `<name>.3`, … that has
  * no closed unsuccessful execution, since a closed execution's name cannot be reused.
  */
-async function earlierChild(rt: Runtime, value: unknown, node: string, child: string): Promise<{ reused: boolean; output: unknown; name: string }> {
+async function earlierChild(
+  rt: Runtime,
+  value: unknown,
+  node: string,
+  child: string,
+): Promise<{ reused: boolean; output: unknown; name: string }> {
   const arn = (value as { executionArn?: unknown } | null)?.executionArn;
   if (typeof arn !== 'string') throw new RuntimeError('InvalidEnvelope', `node '${node}': the earlier child check needs the execution ARN`);
   const base = arn.slice(arn.lastIndexOf(':') + 1).replace(/\.\d+$/, '');
@@ -234,5 +315,9 @@ async function earlierChild(rt: Runtime, value: unknown, node: string, child: st
     if (d.status === 'SUCCEEDED') return { reused: true, output: d.output === undefined ? null : JSON.parse(d.output), name };
     if (d.status === 'RUNNING' || d.status === 'PENDING_REDRIVE') return { reused: false, output: null, name };
   }
-  throw new RuntimeError('WorkflowChildAttemptsExhausted', `node '${node}': workflow '${child}' was started ${MAX_CHILD_ATTEMPTS} times for this node and never succeeded; restart the run from the node (stepforge runs restart RUN --from ${node}) to start it under a new name`, { details: { node, workflow: child } });
+  throw new RuntimeError(
+    'WorkflowChildAttemptsExhausted',
+    `node '${node}': workflow '${child}' was started ${MAX_CHILD_ATTEMPTS} times for this node and never succeeded; restart the run from the node (stepforge runs restart RUN --from ${node}) to start it under a new name`,
+    { details: { node, workflow: child } },
+  );
 }

@@ -17,12 +17,18 @@ export async function runConnectorStep(rt: Runtime, rawEnv: StepEnvelope): Promi
   if (typeof name === 'string' && action === undefined && name.includes('.')) [name, action] = name.split('.', 2);
   if (typeof name !== 'string') throw new RuntimeError('InvalidEnvelope', 'connector step has no config.connector');
   const connector = BUILTIN_CONNECTORS[name];
-  if (!connector) throw new RuntimeError('ConnectorError', `unknown connector "${name}" (known: ${Object.keys(BUILTIN_CONNECTORS).join(', ')})`);
+  if (!connector)
+    throw new RuntimeError('ConnectorError', `unknown connector "${name}" (known: ${Object.keys(BUILTIN_CONNECTORS).join(', ')})`);
   const actionName = typeof action === 'string' ? action : name === 'http' || name === 'webhook' ? 'request' : '';
   const act = connector.actions[actionName];
-  if (!act) throw new RuntimeError('ConnectorError', `connector "${name}" has no action "${actionName}" (known: ${Object.keys(connector.actions).join(', ')})`);
+  if (!act)
+    throw new RuntimeError(
+      'ConnectorError',
+      `connector "${name}" has no action "${actionName}" (known: ${Object.keys(connector.actions).join(', ')})`,
+    );
   const raw = env.inputs.value ?? env.config.input ?? {};
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new RuntimeError('InvalidInput', `connector ${name}.${actionName} input must be an object`);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new RuntimeError('InvalidInput', `connector ${name}.${actionName} input must be an object`);
   const input = raw as Record<string, unknown>;
   const key = stepIdempotencyKey(env);
   const done = await executeStep(rt, env, { idempotent: act.idempotent(input), claimsAtDispatch: true }, async (guard) => {

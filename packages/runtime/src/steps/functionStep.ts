@@ -37,10 +37,14 @@ export async function runFunctionStep(rt: Runtime, rawEnv: StepEnvelope): Promis
       else printed[stream] += `${text}\n`;
     };
     try {
-      return { output: await captureConsole(sink, () => js(input, context)) ?? null };
+      return { output: (await captureConsole(sink, () => js(input, context))) ?? null };
     } catch (e) {
       if (isRuntimeError(e)) throw e;
-      throw new RuntimeError('FunctionError', `function ${name} threw ${(e as Error).name ?? 'an error'}: ${(e as Error).message ?? String(e)}`, { cause: e });
+      throw new RuntimeError(
+        'FunctionError',
+        `function ${name} threw ${(e as Error).name ?? 'an error'}: ${(e as Error).message ?? String(e)}`,
+        { cause: e },
+      );
     } finally {
       ended = true;
       logFunctionOutput(rt, name, context, printed);
@@ -54,7 +58,10 @@ export async function runFunctionStep(rt: Runtime, rawEnv: StepEnvelope): Promis
  * as the DSL's step `secrets:` mapping names them), and the bindings alone (name → value), which a
  * Python function called GraphN's way receives as keyword arguments. Without names, the ids name them.
  */
-async function functionSecrets(rt: Runtime, env: StepEnvelope): Promise<{ secrets: Record<string, string>; bindings: Record<string, string> }> {
+async function functionSecrets(
+  rt: Runtime,
+  env: StepEnvelope,
+): Promise<{ secrets: Record<string, string>; bindings: Record<string, string> }> {
   const secrets: Record<string, string> = {};
   for (const id of env.secrets) secrets[id] = await rt.secrets.resolve(id);
   const names = env.config.secretNames;
@@ -68,17 +75,30 @@ async function functionSecrets(rt: Runtime, env: StepEnvelope): Promise<{ secret
 }
 
 /** What a user function printed, to the runtime's log (redacted there, in every encoding of a secret). */
-function logFunctionOutput(rt: Runtime, name: string, context: UserFunctionContext, printed: { readonly stdout: string; readonly stderr: string }): void {
+function logFunctionOutput(
+  rt: Runtime,
+  name: string,
+  context: UserFunctionContext,
+  printed: { readonly stdout: string; readonly stderr: string },
+): void {
   for (const stream of ['stdout', 'stderr'] as const) {
-    if (printed[stream] !== '') rt.logger.info('function output', { function: name, stepId: context.stepId, runId: context.runId, stream, text: printed[stream] });
+    if (printed[stream] !== '')
+      rt.logger.info('function output', { function: name, stepId: context.stepId, runId: context.runId, stream, text: printed[stream] });
   }
 }
 
 /** Calls a Python user function in the runtime's worker; what it printed goes to the log (redacted there). */
 async function runPythonFunction(
-  rt: Runtime, name: string, file: UserFunctionFile, input: unknown, context: UserFunctionContext, kwargs: Record<string, string>,
+  rt: Runtime,
+  name: string,
+  file: UserFunctionFile,
+  input: unknown,
+  context: UserFunctionContext,
+  kwargs: Record<string, string>,
 ): Promise<unknown> {
-  const answer = await rt.python().call({ module: file.relative, ...(file.exportName ? { callable: file.exportName } : {}), input, context, kwargs });
+  const answer = await rt
+    .python()
+    .call({ module: file.relative, ...(file.exportName ? { callable: file.exportName } : {}), input, context, kwargs });
   logFunctionOutput(rt, name, context, answer);
   if (answer.ok) return answer.output;
   throw pythonFunctionError(rt, name, file, answer.error);
@@ -86,11 +106,20 @@ async function runPythonFunction(
 
 /** The FunctionError of a Python call that produced no value: `function NAME threw ValueError: bad input`, with its traceback. */
 function pythonFunctionError(rt: Runtime, name: string, file: UserFunctionFile, error: PythonCallError): RuntimeError {
-  const message = error.kind === 'raised' ? `function ${name} threw ${error.message}`
-    : error.kind === 'not_json' ? `function ${name} ${error.message}`
-      : `function ${name}: ${error.message}`;
+  const message =
+    error.kind === 'raised'
+      ? `function ${name} threw ${error.message}`
+      : error.kind === 'not_json'
+        ? `function ${name} ${error.message}`
+        : `function ${name}: ${error.message}`;
   const err = new RuntimeError('FunctionError', message, {
-    details: { function: name, module: file.relative, language: 'python', reason: error.kind, ...(error.type ? { exception: error.type } : {}) },
+    details: {
+      function: name,
+      module: file.relative,
+      language: 'python',
+      reason: error.kind,
+      ...(error.type ? { exception: error.type } : {}),
+    },
   });
   // The trace the execution's cause carries, as a Python Lambda's does: the user's own frames only,
   // relative to the functions folder, so no install path of this machine is stored with the run.

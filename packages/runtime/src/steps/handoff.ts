@@ -31,17 +31,21 @@ export function handoffTargets(env: StepEnvelope): HandoffTarget[] {
   const list = env.config.specialists;
   const role = env.step.role;
   if (env.step.kind !== 'agent' || !Array.isArray(list) || role === undefined) return [];
-  const specialists = list.filter((s): s is { agent: string; role: string } => isRecord(s) && typeof s.role === 'string' && typeof s.agent === 'string');
+  const specialists = list.filter(
+    (s): s is { agent: string; role: string } => isRecord(s) && typeof s.role === 'string' && typeof s.agent === 'string',
+  );
   if (role !== 'entry' && !specialists.some((s) => s.role === role)) return [];
   const taken = new Set<string>();
-  return specialists.filter((s) => s.role !== role).map((s) => {
-    // Roles are free text ("invoices and refunds"): the tool name keeps what providers accept, unique.
-    const base = `${TOOL_PREFIX}${providerToolName(s.role)}`.slice(0, MAX_TOOL_NAME);
-    let tool = base;
-    for (let i = 2; taken.has(tool); i++) tool = `${base.slice(0, MAX_TOOL_NAME - String(i).length - 1)}_${i}`;
-    taken.add(tool);
-    return { role: s.role, agent: s.agent, tool };
-  });
+  return specialists
+    .filter((s) => s.role !== role)
+    .map((s) => {
+      // Roles are free text ("invoices and refunds"): the tool name keeps what providers accept, unique.
+      const base = `${TOOL_PREFIX}${providerToolName(s.role)}`.slice(0, MAX_TOOL_NAME);
+      let tool = base;
+      for (let i = 2; taken.has(tool); i++) tool = `${base.slice(0, MAX_TOOL_NAME - String(i).length - 1)}_${i}`;
+      taken.add(tool);
+      return { role: s.role, agent: s.agent, tool };
+    });
 }
 
 /** The `transfer_to_<role>` tools offered to a handing-off agent. */
@@ -49,7 +53,11 @@ export function handoffTools(targets: readonly HandoffTarget[]): ModelTool[] {
   return targets.map((t) => ({
     name: t.tool,
     description: `Hand the request over to the specialist for "${t.role}" (agent ${t.agent}) instead of answering it yourself. Call it with no other tool, and say why in "reason".`,
-    inputSchema: { type: 'object', properties: { reason: { type: 'string', description: 'Why this specialist should take over' } }, additionalProperties: true },
+    inputSchema: {
+      type: 'object',
+      properties: { reason: { type: 'string', description: 'Why this specialist should take over' } },
+      additionalProperties: true,
+    },
   }));
 }
 
@@ -58,7 +66,10 @@ export function handoffTools(targets: readonly HandoffTarget[]): ModelTool[] {
  * otherwise the first JSON object in the text whose `handoff` (or `transfer_to`) names a target by
  * role or agent name (letter case and surrounding spaces aside).
  */
-export function handoffChoice(resp: Pick<ModelResponse, 'text' | 'toolCalls'>, targets: readonly HandoffTarget[]): HandoffChoice | undefined {
+export function handoffChoice(
+  resp: Pick<ModelResponse, 'text' | 'toolCalls'>,
+  targets: readonly HandoffTarget[],
+): HandoffChoice | undefined {
   if (targets.length === 0) return undefined;
   for (const call of resp.toolCalls) {
     const target = targets.find((t) => t.tool === call.tool || t.tool === providerToolName(call.tool));

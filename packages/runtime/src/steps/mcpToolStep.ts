@@ -19,11 +19,22 @@ export async function runMcpToolStep(rt: Runtime, rawEnv: StepEnvelope): Promise
   const serverRef = env.config.server;
   // A named server as the project, the step or the document defines it (see namedMcpServer); an
   // inline one is the workflow's own.
-  const named = typeof serverRef === 'string'
-    ? namedMcpServer(rt, serverRef, isRecord(env.config.serverConfig) ? { [serverRef]: env.config.serverConfig } : undefined, env.config.servers)
-    : serverRef === undefined ? undefined : { raw: serverRef, fromProject: false };
+  const named =
+    typeof serverRef === 'string'
+      ? namedMcpServer(
+          rt,
+          serverRef,
+          isRecord(env.config.serverConfig) ? { [serverRef]: env.config.serverConfig } : undefined,
+          env.config.servers,
+        )
+      : serverRef === undefined
+        ? undefined
+        : { raw: serverRef, fromProject: false };
   if (named === undefined) {
-    throw new RuntimeError('ConfigError', `mcp_tool step ${env.step.id}: unknown MCP server "${String(serverRef)}": ${UNDEFINED_MCP_SERVER_HINT}`);
+    throw new RuntimeError(
+      'ConfigError',
+      `mcp_tool step ${env.step.id}: unknown MCP server "${String(serverRef)}": ${UNDEFINED_MCP_SERVER_HINT}`,
+    );
   }
   const serverName = String(typeof serverRef === 'string' ? serverRef : 'inline');
   // Before anything is resolved, claimed or started: the step fails as refused, and no process runs.
@@ -32,7 +43,8 @@ export async function runMcpToolStep(rt: Runtime, rawEnv: StepEnvelope): Promise
   const tool = env.config.tool;
   if (typeof tool !== 'string') throw new RuntimeError('InvalidEnvelope', 'mcp_tool step has no config.tool');
   const rawArgs = env.inputs.value ?? env.config.args ?? {};
-  if (rawArgs === null || typeof rawArgs !== 'object' || Array.isArray(rawArgs)) throw new RuntimeError('InvalidInput', 'mcp_tool arguments must be an object');
+  if (rawArgs === null || typeof rawArgs !== 'object' || Array.isArray(rawArgs))
+    throw new RuntimeError('InvalidInput', 'mcp_tool arguments must be an object');
   const readOnly = env.config.read_only === true;
   const done = await executeStep(rt, env, { idempotent: readOnly, claimsAtDispatch: true }, async (guard) => {
     const args = await rt.secrets.resolveDeep(rawArgs as Record<string, unknown>);

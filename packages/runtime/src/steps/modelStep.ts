@@ -19,10 +19,16 @@ export type ModelStepResult = (StepResult | ModelTurnResult) & { provider: strin
  */
 export function buildPrompt(env: StepEnvelope): string {
   const value = env.inputs.value;
-  const base = typeof value === 'string' ? value : typeof env.config.prompt === 'string' ? env.config.prompt : renderForPrompt(value ?? env.inputs.input ?? '');
+  const base =
+    typeof value === 'string'
+      ? value
+      : typeof env.config.prompt === 'string'
+        ? env.config.prompt
+        : renderForPrompt(value ?? env.inputs.input ?? '');
   // A parallel_analyzer's analyst listed with `focus:` is told what to look at, before the shared input.
   const prompt = typeof env.config.focus === 'string' && env.config.focus.trim() !== '' ? `Focus: ${env.config.focus}\n\n${base}` : base;
-  const template = typeof env.inputs.template === 'string' ? env.inputs.template : typeof env.config.prompt === 'string' ? env.config.prompt : '';
+  const template =
+    typeof env.inputs.template === 'string' ? env.inputs.template : typeof env.config.prompt === 'string' ? env.config.prompt : '';
   const context: string[] = [];
   for (const [name, out] of Object.entries(env.inputs.steps)) {
     // Version 2 envelopes carry only the steps to append (the compiler applied this test); version 1 carries every read step.
@@ -40,7 +46,8 @@ function offeredTools(rt: Runtime, env: StepEnvelope): ModelTool[] {
   return env.tools.flatMap((name) => {
     const t = rt.tools.get(name);
     if (t) return [{ name: t.name, description: t.description, inputSchema: t.inputSchema }];
-    if (isMcpToolName(name)) return [{ name, description: `MCP tool ${name}`, inputSchema: { type: 'object', additionalProperties: true } }];
+    if (isMcpToolName(name))
+      return [{ name, description: `MCP tool ${name}`, inputSchema: { type: 'object', additionalProperties: true } }];
     return [];
   });
 }
@@ -54,15 +61,21 @@ function offeredTools(rt: Runtime, env: StepEnvelope): ModelTool[] {
 async function recordMissingTools(rt: Runtime, env: StepEnvelope): Promise<void> {
   const missing = env.tools.filter((name) => !rt.tools.has(name) && !isMcpToolName(name));
   if (missing.length === 0 || env.turn?.index !== 0 || (env.attempt ?? 0) !== 0) return;
-  const installed = rt.tools.list().map((t) => t.name).sort();
+  const installed = rt.tools
+    .list()
+    .map((t) => t.name)
+    .sort();
   const named = missing.map((name) => {
     const close = didYouMean(name, installed);
     return `'${name}'${close ? ` (did you mean '${close}'?)` : ''}`;
   });
   await rt.runs.recordEvent({
-    runId: env.run.id, stepId: stepInstanceId(env), type: 'ToolNotInstalled',
+    runId: env.run.id,
+    stepId: stepInstanceId(env),
+    type: 'ToolNotInstalled',
     detail: {
-      tools: missing, installed,
+      tools: missing,
+      installed,
       message: `step ${env.step.id} is granted ${named.join(', ')}, which this runtime has no tool for, so the model is not offered ${missing.length === 1 ? 'it' : 'them'} (tools here: ${installed.join(', ')}; MCP tools are named mcp.<server>.<tool>)`,
     },
   });
@@ -78,7 +91,9 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
   const turn = env.turn;
   const budget = env.budget;
   if (turn && budget && turn.index >= budget.maxTurns) {
-    throw new RuntimeError('BudgetExceeded', `step ${env.step.id} used its ${budget.maxTurns} turns`, { details: { maxTurns: budget.maxTurns, turn: turn.index } });
+    throw new RuntimeError('BudgetExceeded', `step ${env.step.id} used its ${budget.maxTurns} turns`, {
+      details: { maxTurns: budget.maxTurns, turn: turn.index },
+    });
   }
   const settings = modelSettings(env.config);
   const { provider, modelId } = await selectProvider(rt, settings.model);
@@ -104,20 +119,28 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
     const resp = await provider.converse({
       model: modelId,
       system: settings.system,
-      messages, tools,
+      messages,
+      tools,
       maxTokens: settings.maxTokens,
       temperature: settings.temperature,
-      stepId: env.step.id, turn: turn?.index ?? 0,
+      stepId: env.step.id,
+      turn: turn?.index ?? 0,
       ...(env.inputs.candidates ? { selectFrom: Object.values(env.inputs.candidates) } : {}),
     });
     const toolCalls = turn ? resp.toolCalls : [];
     if (turn && budget && toolCalls.length > 0 && budget.toolCallsUsed + toolCalls.length > budget.maxToolCalls) {
-      throw new RuntimeError('BudgetExceeded', `step ${env.step.id} asked for ${toolCalls.length} tool calls with ${budget.maxToolCalls - budget.toolCallsUsed} left of its ${budget.maxToolCalls}`, {
-        details: { maxToolCalls: budget.maxToolCalls, used: budget.toolCallsUsed, asked: toolCalls.length },
-      });
+      throw new RuntimeError(
+        'BudgetExceeded',
+        `step ${env.step.id} asked for ${toolCalls.length} tool calls with ${budget.maxToolCalls - budget.toolCallsUsed} left of its ${budget.maxToolCalls}`,
+        {
+          details: { maxToolCalls: budget.maxToolCalls, used: budget.toolCallsUsed, asked: toolCalls.length },
+        },
+      );
     }
     if (turn && turn.index + 1 >= (budget?.maxTurns ?? Infinity) && toolCalls.length > 0) {
-      throw new RuntimeError('BudgetExceeded', `step ${env.step.id} still wants tools on its last allowed turn (${budget?.maxTurns})`, { details: { maxTurns: budget?.maxTurns } });
+      throw new RuntimeError('BudgetExceeded', `step ${env.step.id} still wants tools on its last allowed turn (${budget?.maxTurns})`, {
+        details: { maxTurns: budget?.maxTurns },
+      });
     }
     if (toolCalls.length === 0 && env.inputs.candidates) checkCandidate(env.step.id, resp.text, env.inputs.candidates);
     // A first turn that needs no tools is the whole conversation: no later turn will load it, so
@@ -125,18 +148,25 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
     if (turn && (turn.index > 0 || toolCalls.length > 0)) {
       // Under this attempt's claim: a duplicate attempt's messages must not interleave with these.
       await guard.hold();
-      await rt.conversations.append(convId, history.length, [...fresh, { role: 'assistant', content: resp.text, ...(toolCalls.length ? { toolCalls } : {}) }]);
+      await rt.conversations.append(convId, history.length, [
+        ...fresh,
+        { role: 'assistant', content: resp.text, ...(toolCalls.length ? { toolCalls } : {}) },
+      ]);
     }
     return {
       // A hand-off becomes the `{"handoff": "<role>"}` object the state machine routes on.
       output: handoffChoice(resp, handoffs) ?? resp.text,
       usage: {
-        inputTokens: resp.usage.inputTokens, outputTokens: resp.usage.outputTokens,
+        inputTokens: resp.usage.inputTokens,
+        outputTokens: resp.usage.outputTokens,
         ...(turn ? { turns: turn.index + 1, toolCalls: (budget?.toolCallsUsed ?? 0) + toolCalls.length } : {}),
       },
       extra: {
-        provider: resp.provider, model: resp.model,
-        ...(turn ? { done: toolCalls.length === 0, toolCalls: toolCalls.map((c) => ({ id: c.id, tool: c.tool, args: c.args ?? {} })) } : {}),
+        provider: resp.provider,
+        model: resp.model,
+        ...(turn
+          ? { done: toolCalls.length === 0, toolCalls: toolCalls.map((c) => ({ id: c.id, tool: c.tool, args: c.args ?? {} })) }
+          : {}),
       },
     };
   });
@@ -156,7 +186,10 @@ export async function runModelStep(rt: Runtime, rawEnv: StepEnvelope): Promise<M
     } as ModelStepResult;
   }
   return {
-    status: done.status, output: done.output, ...(done.outputRef ? { outputRef: done.outputRef } : {}), usage: done.usage, ...provenance,
+    status: done.status,
+    output: done.output,
+    ...(done.outputRef ? { outputRef: done.outputRef } : {}),
+    usage: done.usage,
+    ...provenance,
   } as ModelStepResult;
 }
-

@@ -11,5 +11,5 @@ export async function resolveInputs(rt: Runtime, env: StepEnvelope): Promise<Ste
 
 /** Renders a value for a prompt: strings as they are, anything else as pretty JSON. */
 export function renderForPrompt(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v, null, 2) ?? '';
+  return typeof v === 'string' ? v : (JSON.stringify(v, null, 2) ?? '');
 }

@@ -25,12 +25,16 @@ interface ToolInvocation {
 function invocationOf(env: StepEnvelope): ToolInvocation {
   if (env.toolCall) {
     const args = env.toolCall.args;
-    return { tool: env.toolCall.tool, args: args !== null && typeof args === 'object' && !Array.isArray(args) ? args as Record<string, unknown> : {}, callId: env.toolCall.id };
+    return {
+      tool: env.toolCall.tool,
+      args: args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {},
+      callId: env.toolCall.id,
+    };
   }
   const tool = env.config.tool;
   if (typeof tool !== 'string' || tool.length === 0) throw new RuntimeError('InvalidEnvelope', 'tool step has no config.tool');
   const v = env.inputs.value ?? env.config.args ?? {};
-  return { tool, args: v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {} };
+  return { tool, args: v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {} };
 }
 
 /**
@@ -51,7 +55,10 @@ function mcpToolDefinition(rt: Runtime, env: StepEnvelope, name: string): ToolDe
   // Refused (and recorded, by definedMcpTool) before the tool exists, so no process is started.
   refuseWorkflowCommand(server.raw, serverName, server.fromProject);
   return {
-    name, description: `MCP tool ${toolName} on ${serverName}`, inputSchema: { type: 'object' }, sideEffect: true,
+    name,
+    description: `MCP tool ${toolName} on ${serverName}`,
+    inputSchema: { type: 'object' },
+    sideEffect: true,
     async run(args, ctx) {
       const config = parseMcpServer(await rt.secrets.resolveDeep(server.raw), serverName);
       await ctx.guard.dispatch(`MCP ${serverName}.${toolName}`);
@@ -72,7 +79,9 @@ async function definedMcpTool(rt: Runtime, env: StepEnvelope, inv: ToolInvocatio
 
 async function refuse(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, err: RuntimeError): Promise<never> {
   await rt.runs.recordEvent({
-    runId: env.run.id, stepId: stepInstanceId(env), type: err.name,
+    runId: env.run.id,
+    stepId: stepInstanceId(env),
+    type: err.name,
     detail: { tool: inv.tool, callId: inv.callId, args: inv.args, message: err.message, ...(err.details ?? {}) },
   });
   throw err;
@@ -83,23 +92,62 @@ async function refuse(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, err: 
  * the size cap, and the approval policy (first matching rule: allow / deny / approve).
  * Refusals are recorded as run events before they are thrown.
  */
-export async function authorizeToolCall(rt: Runtime, env: StepEnvelope, inv: ToolInvocation): Promise<{ tool: ToolDefinition; decision: ReturnType<typeof evaluatePolicy> }> {
+export async function authorizeToolCall(
+  rt: Runtime,
+  env: StepEnvelope,
+  inv: ToolInvocation,
+): Promise<{ tool: ToolDefinition; decision: ReturnType<typeof evaluatePolicy> }> {
   const granted = env.toolCall ? env.tools.includes(inv.tool) : env.tools.length === 0 || env.tools.includes(inv.tool);
   if (!granted) {
-    await refuse(rt, env, inv, new RuntimeError('ToolNotGranted', `step ${env.step.id} is not granted tool "${inv.tool}" (granted: ${env.tools.join(', ') || 'none'})`, { details: { tool: inv.tool, granted: env.tools } }));
+    await refuse(
+      rt,
+      env,
+      inv,
+      new RuntimeError(
+        'ToolNotGranted',
+        `step ${env.step.id} is not granted tool "${inv.tool}" (granted: ${env.tools.join(', ') || 'none'})`,
+        { details: { tool: inv.tool, granted: env.tools } },
+      ),
+    );
   }
   const bytes = Buffer.byteLength(JSON.stringify(inv.args));
   if (bytes > rt.config.tools.maxArgsBytes) {
-    await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `tool "${inv.tool}" arguments are ${bytes} bytes, over the ${rt.config.tools.maxArgsBytes}-byte limit`, { details: { bytes, limit: rt.config.tools.maxArgsBytes, reason: 'oversized' } }));
+    await refuse(
+      rt,
+      env,
+      inv,
+      new RuntimeError(
+        'PolicyDenied',
+        `tool "${inv.tool}" arguments are ${bytes} bytes, over the ${rt.config.tools.maxArgsBytes}-byte limit`,
+        { details: { bytes, limit: rt.config.tools.maxArgsBytes, reason: 'oversized' } },
+      ),
+    );
   }
   // A task's own tools_policies narrow the project's policy for this call (see taskToolPolicy).
-  const narrowed = rt.tools.has(inv.tool) ? await narrowedTool(rt.config, env.config, inv.tool).catch((e: unknown) => (isRuntimeError(e) ? refuse(rt, env, inv, e) : Promise.reject(e))) : undefined;
-  const tool = narrowed ?? rt.tools.get(inv.tool) ?? await definedMcpTool(rt, env, inv);
-  if (!tool) await refuse(rt, env, inv, new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`, { details: { tool: inv.tool } }));
+  const narrowed = rt.tools.has(inv.tool)
+    ? await narrowedTool(rt.config, env.config, inv.tool).catch((e: unknown) =>
+        isRuntimeError(e) ? refuse(rt, env, inv, e) : Promise.reject(e),
+      )
+    : undefined;
+  const tool = narrowed ?? rt.tools.get(inv.tool) ?? (await definedMcpTool(rt, env, inv));
+  if (!tool)
+    await refuse(
+      rt,
+      env,
+      inv,
+      new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`, { details: { tool: inv.tool } }),
+    );
   const decision = evaluatePolicy(await rt.policyFor(env.run.id), inv.tool, inv.args, { fsRoot: rt.config.tools.fsRoot });
   if (decision.action === 'deny') {
     const message = decision.reason ? `policy denies ${inv.tool}: ${decision.reason}` : `policy ${decision.rule} denies ${inv.tool}`;
-    await refuse(rt, env, inv, new RuntimeError('PolicyDenied', message, { details: { tool: inv.tool, rule: decision.rule, ...(decision.reason ? { reason: 'unparseable' } : {}) } }));
+    await refuse(
+      rt,
+      env,
+      inv,
+      new RuntimeError('PolicyDenied', message, {
+        details: { tool: inv.tool, rule: decision.rule, ...(decision.reason ? { reason: 'unparseable' } : {}) },
+      }),
+    );
   }
   return { tool: tool as ToolDefinition, decision };
 }
@@ -123,21 +171,36 @@ async function madeAlready(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, 
 }
 
 /** Runs an authorised call under the step's idempotency guard, with secrets resolved for the call only. */
-export async function performToolCall(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, tool: ToolDefinition): Promise<{ result: unknown; status: 'succeeded' | 'reused' }> {
-  const done = await executeStep(rt, env, { sub: callSub(inv), idempotent: tool.idempotent?.(inv.args) ?? !tool.sideEffect, claimsAtDispatch: true }, async (guard) => {
-    // Every secret of the project, so that one the tool meets some other way (a copy of it in a
-    // file it reads) is redacted from its output as well as those its arguments name.
-    await rt.secrets.registerKnown();
-    const args = await rt.secrets.resolveDeep(inv.args);
-    try {
-      return { output: await tool.run(args, { runtime: rt, runId: env.run.id, stepId: env.step.id, guard }) };
-    } catch (e) {
-      if (isRuntimeError(e) && (e.name === 'PolicyDenied' || e.name === 'ToolNotGranted')) {
-        await rt.runs.recordEvent({ runId: env.run.id, stepId: stepInstanceId(env), type: e.name, detail: { tool: inv.tool, callId: inv.callId, args: inv.args, message: e.message, ...(e.details ?? {}) } });
+export async function performToolCall(
+  rt: Runtime,
+  env: StepEnvelope,
+  inv: ToolInvocation,
+  tool: ToolDefinition,
+): Promise<{ result: unknown; status: 'succeeded' | 'reused' }> {
+  const done = await executeStep(
+    rt,
+    env,
+    { sub: callSub(inv), idempotent: tool.idempotent?.(inv.args) ?? !tool.sideEffect, claimsAtDispatch: true },
+    async (guard) => {
+      // Every secret of the project, so that one the tool meets some other way (a copy of it in a
+      // file it reads) is redacted from its output as well as those its arguments name.
+      await rt.secrets.registerKnown();
+      const args = await rt.secrets.resolveDeep(inv.args);
+      try {
+        return { output: await tool.run(args, { runtime: rt, runId: env.run.id, stepId: env.step.id, guard }) };
+      } catch (e) {
+        if (isRuntimeError(e) && (e.name === 'PolicyDenied' || e.name === 'ToolNotGranted')) {
+          await rt.runs.recordEvent({
+            runId: env.run.id,
+            stepId: stepInstanceId(env),
+            type: e.name,
+            detail: { tool: inv.tool, callId: inv.callId, args: inv.args, message: e.message, ...(e.details ?? {}) },
+          });
+        }
+        throw e;
       }
-      throw e;
-    }
-  });
+    },
+  );
   const result = done.outputRef ? { $ref: done.outputRef } : done.output;
   return { result, status: done.status };
 }
@@ -148,15 +211,28 @@ export async function performToolCall(rt: Runtime, env: StepEnvelope, inv: ToolI
  * recorded either way). Invoked with a task token (`.waitForTaskToken`), it answers through the
  * token, and a call the policy gates waits for a human: an approval record plus an SQS message.
  */
-export async function runToolStep(rt: Runtime, rawEnv: StepEnvelope, taskToken?: string): Promise<StepResult | ToolCallResult | { status: 'waiting_approval'; approvalId: string }> {
+export async function runToolStep(
+  rt: Runtime,
+  rawEnv: StepEnvelope,
+  taskToken?: string,
+): Promise<StepResult | ToolCallResult | { status: 'waiting_approval'; approvalId: string }> {
   const env = await resolveInputs(rt, rawEnv);
   const inv = invocationOf(env);
   let answer: StepResult | ToolCallResult;
   try {
     const { tool, decision } = await authorizeToolCall(rt, env, inv);
-    if (decision.action === 'approve' && !(taskToken && await madeAlready(rt, env, inv, taskToken))) {
+    if (decision.action === 'approve' && !(taskToken && (await madeAlready(rt, env, inv, taskToken)))) {
       if (!taskToken) {
-        await refuse(rt, env, inv, new RuntimeError('PolicyDenied', `policy ${decision.rule} requires human approval for ${inv.tool}, but this state does not wait for a task token`, { details: { rule: decision.rule } }));
+        await refuse(
+          rt,
+          env,
+          inv,
+          new RuntimeError(
+            'PolicyDenied',
+            `policy ${decision.rule} requires human approval for ${inv.tool}, but this state does not wait for a task token`,
+            { details: { rule: decision.rule } },
+          ),
+        );
       }
       const approval = await requestApproval(rt, rawEnv, inv, taskToken as string, decision.rule, decision.timeoutSeconds);
       // Decided before this dispatch of the task: its answer went to the token already, to an
@@ -167,7 +243,11 @@ export async function runToolStep(rt: Runtime, rawEnv: StepEnvelope, taskToken?:
     }
     answer = await answerFor(rt, env, inv, tool);
   } catch (e) {
-    if (env.toolCall && isRuntimeError(e) && ['ToolNotGranted', 'PolicyDenied', 'UnknownTool', 'ToolError', 'InvalidInput'].includes(e.name)) {
+    if (
+      env.toolCall &&
+      isRuntimeError(e) &&
+      ['ToolNotGranted', 'PolicyDenied', 'UnknownTool', 'ToolError', 'InvalidInput'].includes(e.name)
+    ) {
       answer = { id: inv.callId as string, tool: inv.tool, result: null, error: { name: e.name, message: e.message } };
     } else {
       if (taskToken) {
@@ -186,13 +266,22 @@ async function answerFor(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, to
   const { result, status } = await performToolCall(rt, env, inv, tool);
   if (env.toolCall) return { ...(status === 'reused' ? { status } : {}), id: inv.callId as string, tool: inv.tool, result };
   const isRef = result !== null && typeof result === 'object' && '$ref' in result;
-  return { status, output: result, ...(isRef ? { outputRef: (result as { $ref: StepResult['outputRef'] }).$ref } : {}), usage: { inputTokens: 0, outputTokens: 0 } };
+  return {
+    status,
+    output: result,
+    ...(isRef ? { outputRef: (result as { $ref: StepResult['outputRef'] }).$ref } : {}),
+    usage: { inputTokens: 0, outputTokens: 0 },
+  };
 }
 
 async function sendTaskFailure(rt: Runtime, taskToken: string, e: Error): Promise<void> {
-  await rt.sfn().send(new SendTaskFailureCommand({
-    taskToken, error: e.name, cause: rt.redactor.redactText(e.message).slice(0, 32_000),
-  }));
+  await rt.sfn().send(
+    new SendTaskFailureCommand({
+      taskToken,
+      error: e.name,
+      cause: rt.redactor.redactText(e.message).slice(0, 32_000),
+    }),
+  );
 }
 
 /**
@@ -203,22 +292,52 @@ async function sendTaskFailure(rt: Runtime, taskToken: string, e: Error): Promis
  * ended before announcing it, and otherwise nobody would hear of it. So announcing is at least once
  * (twice if that process ended between sending the message and marking it).
  */
-async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, taskToken: string, rule?: string, ruleTimeoutSeconds?: number): Promise<ApprovalRecord> {
+async function requestApproval(
+  rt: Runtime,
+  env: StepEnvelope,
+  inv: ToolInvocation,
+  taskToken: string,
+  rule?: string,
+  ruleTimeoutSeconds?: number,
+): Promise<ApprovalRecord> {
   const { record: rec, announced } = await rt.approvals.request({
-    runId: env.run.id, stepId: stepInstanceId(env), tool: inv.tool, args: inv.args, taskToken,
+    runId: env.run.id,
+    stepId: stepInstanceId(env),
+    tool: inv.tool,
+    args: inv.args,
+    taskToken,
     // The rule's own deadline, never past the runtime's (the operator's ceiling).
-    timeoutSeconds: Math.min(ruleTimeoutSeconds ?? rt.config.approvalTimeoutSeconds, rt.config.approvalTimeoutSeconds), envelope: JSON.stringify(env), ...(rule ? { rule } : {}),
+    timeoutSeconds: Math.min(ruleTimeoutSeconds ?? rt.config.approvalTimeoutSeconds, rt.config.approvalTimeoutSeconds),
+    envelope: JSON.stringify(env),
+    ...(rule ? { rule } : {}),
   });
   if (announced || rec.status !== 'PENDING') return rec;
-  await rt.runs.recordEvent({ runId: env.run.id, stepId: stepInstanceId(env), type: 'ApprovalRequested', detail: { approvalId: rec.approvalId, tool: inv.tool, args: inv.args, rule } });
+  await rt.runs.recordEvent({
+    runId: env.run.id,
+    stepId: stepInstanceId(env),
+    type: 'ApprovalRequested',
+    detail: { approvalId: rec.approvalId, tool: inv.tool, args: inv.args, rule },
+  });
   if (rt.config.approvalQueueUrl) {
-    await rt.sqs().send(new SendMessageCommand({
-      QueueUrl: rt.config.approvalQueueUrl,
-      MessageBody: JSON.stringify(rt.redactor.redact({
-        type: 'stepforge.approval', approvalId: rec.approvalId, runId: env.run.id, stepId: rec.stepId, workflow: env.run.workflow,
-        tool: inv.tool, args: inv.args, rule, taskToken, expiresAt: rec.expiresAt,
-      })),
-    }));
+    await rt.sqs().send(
+      new SendMessageCommand({
+        QueueUrl: rt.config.approvalQueueUrl,
+        MessageBody: JSON.stringify(
+          rt.redactor.redact({
+            type: 'stepforge.approval',
+            approvalId: rec.approvalId,
+            runId: env.run.id,
+            stepId: rec.stepId,
+            workflow: env.run.workflow,
+            tool: inv.tool,
+            args: inv.args,
+            rule,
+            taskToken,
+            expiresAt: rec.expiresAt,
+          }),
+        ),
+      }),
+    );
   }
   await rt.approvals.announced(rec.approvalId);
   return rec;
@@ -231,12 +350,25 @@ async function requestApproval(rt: Runtime, env: StepEnvelope, inv: ToolInvocati
  * not an error here (`delivered: false`); nor is a call that another answer of the same approval
  * is running at this moment (that one sends its result).
  */
-export async function answerApproval(rt: Runtime, rec: ApprovalRecord, env?: StepEnvelope): Promise<{ delivered: boolean; result?: unknown }> {
+export async function answerApproval(
+  rt: Runtime,
+  rec: ApprovalRecord,
+  env?: StepEnvelope,
+): Promise<{ delivered: boolean; result?: unknown }> {
   if (rec.status !== 'APPROVED') {
-    const rejection = new RuntimeError('ApprovalRejected', rec.status === 'TIMED_OUT' ? `approval ${rec.approvalId} timed out (a timeout is a denial)` : `approval ${rec.approvalId} was rejected${rec.reason ? `: ${rec.reason}` : ''}`);
+    const rejection = new RuntimeError(
+      'ApprovalRejected',
+      rec.status === 'TIMED_OUT'
+        ? `approval ${rec.approvalId} timed out (a timeout is a denial)`
+        : `approval ${rec.approvalId} was rejected${rec.reason ? `: ${rec.reason}` : ''}`,
+    );
     return { delivered: await toToken(() => sendTaskFailure(rt, rec.taskToken, rejection)) };
   }
-  if (!env) throw new RuntimeError('InvalidInput', `approval ${rec.approvalId} was approved, but its record keeps no step envelope to run the call with`);
+  if (!env)
+    throw new RuntimeError(
+      'InvalidInput',
+      `approval ${rec.approvalId} was approved, but its record keeps no step envelope to run the call with`,
+    );
   // The call runs only for a task that still waits on its token. One that is closed (the run was
   // cancelled or timed out, or the task answered) must not cause it; one no execution waits on now
   // (its process ended) causes it when the execution resumes and asks again.
@@ -245,7 +377,10 @@ export async function answerApproval(rt: Runtime, rec: ApprovalRecord, env?: Ste
   const inv = invocationOf(resolved);
   let answer: StepResult | ToolCallResult;
   try {
-    const tool = (rt.tools.has(inv.tool) ? await narrowedTool(rt.config, resolved.config, inv.tool) : undefined) ?? rt.tools.get(inv.tool) ?? mcpToolDefinition(rt, resolved, inv.tool);
+    const tool =
+      (rt.tools.has(inv.tool) ? await narrowedTool(rt.config, resolved.config, inv.tool) : undefined) ??
+      rt.tools.get(inv.tool) ??
+      mcpToolDefinition(rt, resolved, inv.tool);
     if (!tool) throw new RuntimeError('UnknownTool', `no tool named "${inv.tool}" is installed`);
     answer = await answerFor(rt, resolved, inv, tool);
   } catch (e) {
@@ -254,7 +389,9 @@ export async function answerApproval(rt: Runtime, rec: ApprovalRecord, env?: Ste
     throw e;
   }
   const result = rt.redactor.redact(answer);
-  const delivered = await toToken(() => rt.sfn().send(new SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(result) })));
+  const delivered = await toToken(() =>
+    rt.sfn().send(new SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(result) })),
+  );
   return { delivered, result };
 }
 

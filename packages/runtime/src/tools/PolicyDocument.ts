@@ -8,7 +8,8 @@ import { PolicyRule } from './ToolPolicy.js';
 /** Where a policy text came from: a file (locations are line:column in it) or an environment variable. */
 export type PolicyOrigin = { readonly file: string } | { readonly env: string };
 
-const RULE_SHAPE = '[{"name"?: "…", "tool": "<glob>", "args"?: {"<arg>": "<glob>|/regex/"}, "action": "allow"|"deny"|"approve", "timeoutSeconds"?: <seconds>}]';
+const RULE_SHAPE =
+  '[{"name"?: "…", "tool": "<glob>", "args"?: {"<arg>": "<glob>|/regex/"}, "action": "allow"|"deny"|"approve", "timeoutSeconds"?: <seconds>}]';
 
 function originName(origin: PolicyOrigin): string {
   return 'file' in origin ? origin.file : origin.env;
@@ -37,10 +38,24 @@ export function readPolicyText(text: string, origin: PolicyOrigin): PolicyRule[]
     if (isContenoxHitlPolicy(parsed)) {
       return hitlPolicyRules(parsed as Record<string, unknown>, (path, message) => {
         const p = pathText(path);
-        throw invalid(origin, src, where.get(p) ?? offsetOf('$'), p, message, 'a Contenox HITL policy (hitl-policy-v1) has "default_action" and ordered "rules" of {tools, tool, when, action, timeout_s, on_timeout}; fix that field, nothing ran');
+        throw invalid(
+          origin,
+          src,
+          where.get(p) ?? offsetOf('$'),
+          p,
+          message,
+          'a Contenox HITL policy (hitl-policy-v1) has "default_action" and ordered "rules" of {tools, tool, when, action, timeout_s, on_timeout}; fix that field, nothing ran',
+        );
       });
     }
-    throw invalid(origin, src, offsetOf('$'), '$', `must be a JSON array of policy rules, got ${describe(parsed)}`, `write ${RULE_SHAPE}; [] allows every granted call`);
+    throw invalid(
+      origin,
+      src,
+      offsetOf('$'),
+      '$',
+      `must be a JSON array of policy rules, got ${describe(parsed)}`,
+      `write ${RULE_SHAPE}; [] allows every granted call`,
+    );
   }
   return parsed.map((raw, i) => {
     const r = PolicyRule.safeParse(raw);
@@ -51,10 +66,14 @@ export function readPolicyText(text: string, origin: PolicyOrigin): PolicyRule[]
     const fieldPath = [i, ...issue.path, ...(unknownKey !== undefined ? [unknownKey] : [])];
     const path = pathText(fieldPath);
     const offset = where.get(path) ?? where.get(pathText([i, ...issue.path])) ?? offsetOf(pathText([i]));
-    const missing = unknownKey === undefined && issue.path.length === 1 && raw !== null && typeof raw === 'object' && !(String(issue.path[0]) in raw);
-    const message = unknownKey !== undefined
-      ? `unknown field '${unknownKey}' (a rule has name, tool, args, action and timeoutSeconds)`
-      : missing ? `missing field '${String(issue.path[0])}'` : issue.message;
+    const missing =
+      unknownKey === undefined && issue.path.length === 1 && raw !== null && typeof raw === 'object' && !(String(issue.path[0]) in raw);
+    const message =
+      unknownKey !== undefined
+        ? `unknown field '${unknownKey}' (a rule has name, tool, args, action and timeoutSeconds)`
+        : missing
+          ? `missing field '${String(issue.path[0])}'`
+          : issue.message;
     throw invalid(origin, src, offset, path, message, `each rule is {"name"?, "tool", "args"?, "action": "allow"|"deny"|"approve"}`);
   });
 }
@@ -74,16 +93,25 @@ export function readPolicyEnv(value: string, name: string, cwd: string = process
     try {
       text = readFileSync(file, 'utf8');
     } catch (e) {
-      throw new StepforgeError('policy_invalid', `${name} names the policy file ${file}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, {
-        hint: `point ${name} at an existing policy file, or put the policy's JSON text in it; nothing ran`, details: { origin: name, file },
-      });
+      throw new StepforgeError(
+        'policy_invalid',
+        `${name} names the policy file ${file}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+        {
+          hint: `point ${name} at an existing policy file, or put the policy's JSON text in it; nothing ran`,
+          details: { origin: name, file },
+        },
+      );
     }
     return readPolicyText(text, { file });
   }
-  throw new StepforgeError('policy_invalid', `${name} holds the approval policy as JSON text (a rules array, or a hitl-policy-v1 object) or a path to a policy file, got ${JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v)}`, {
-    hint: `write ${name}='[{"tool":"shell","action":"approve"}]', or point it at a file: ${name}=./policy.json (a path starts with / or ., or ends in .json); nothing ran`,
-    details: { origin: name },
-  });
+  throw new StepforgeError(
+    'policy_invalid',
+    `${name} holds the approval policy as JSON text (a rules array, or a hitl-policy-v1 object) or a path to a policy file, got ${JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v)}`,
+    {
+      hint: `write ${name}='[{"tool":"shell","action":"approve"}]', or point it at a file: ${name}=./policy.json (a path starts with / or ., or ends in .json); nothing ran`,
+      details: { origin: name },
+    },
+  );
 }
 
 /** A Contenox HITL policy document (hitl-policy-v1): an object with its rules and default action. */
@@ -96,7 +124,12 @@ export function isContenoxHitlPolicy(v: unknown): boolean {
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
-  if (typeof v === 'object') return `an object with ${Object.keys(v as object).map((k) => `"${k}"`).join(', ') || 'no fields'}`;
+  if (typeof v === 'object')
+    return `an object with ${
+      Object.keys(v as object)
+        .map((k) => `"${k}"`)
+        .join(', ') || 'no fields'
+    }`;
   return `a ${typeof v} (${JSON.stringify(v).slice(0, 40)})`;
 }
 
@@ -105,17 +138,25 @@ function invalid(origin: PolicyOrigin, src: SourceText, offset: number, path: st
   const inFile = 'file' in origin;
   // An environment variable's text has lines and columns too: the caret shows the field in it.
   const location: SourceLocation = { file: name, ...src.position(offset) };
-  return new StepforgeError('policy_invalid', `${inFile ? 'approval policy' : `${name} (the approval policy)`}: ${path === '$' ? '' : `${path}: `}${message}`, {
-    location, source: src,
-    hint: hint ?? `fix ${name}, or remove it; nothing ran`,
-    details: { origin: name, path },
-  });
+  return new StepforgeError(
+    'policy_invalid',
+    `${inFile ? 'approval policy' : `${name} (the approval policy)`}: ${path === '$' ? '' : `${path}: `}${message}`,
+    {
+      location,
+      source: src,
+      hint: hint ?? `fix ${name}, or remove it; nothing ran`,
+      details: { origin: name, path },
+    },
+  );
 }
 
 /** `[0].args.command` style paths. */
 function pathText(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '$';
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+    .join('')
+    .replace(/^\./, '');
 }
 
 /**
@@ -125,7 +166,9 @@ function pathText(path: readonly PropertyKey[]): string {
 function jsonOffsets(text: string): Map<string, number> {
   const out = new Map<string, number>();
   let i = 0;
-  const ws = () => { while (i < text.length && ' \t\r\n\uFEFF'.includes(text[i]!)) i++; };
+  const ws = () => {
+    while (i < text.length && ' \t\r\n\uFEFF'.includes(text[i]!)) i++;
+  };
   const str = (): string => {
     const start = i;
     i++;
@@ -140,7 +183,10 @@ function jsonOffsets(text: string): Map<string, number> {
     if (c === '{') {
       i++;
       ws();
-      if (text[i] === '}') { i++; return; }
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
       for (;;) {
         ws();
         const keyAt = i;
@@ -158,17 +204,22 @@ function jsonOffsets(text: string): Map<string, number> {
     if (c === '[') {
       i++;
       ws();
-      if (text[i] === ']') { i++; return; }
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
       for (let n = 0; ; n++) {
         value([...path, n]);
         ws();
         if (text[i++] === ']') return;
       }
     }
-    if (c === '"') { str(); return; }
+    if (c === '"') {
+      str();
+      return;
+    }
     while (i < text.length && !',]} \t\r\n'.includes(text[i]!)) i++;
   };
   value([]);
   return out;
 }
-

@@ -32,7 +32,10 @@ export interface PolicyDecision {
 }
 
 function globToRegExp(glob: string): RegExp {
-  const esc = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const esc = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${esc}$`, 's');
 }
 
@@ -51,7 +54,15 @@ function globOrRegexMatches(pattern: string, text: string, canonical: string): b
  * matches the raw text as written: a rule never catches fewer spellings than it names literally;
  * and, naming no option, the command without its options (canonicalCommand's operands).
  */
-function patternMatches(rule: PolicyRule, tool: string, key: string, pattern: string, raw: unknown, canonical: { text: string; loose?: string; operands?: readonly string[]; words?: readonly string[] }, ctx: CanonicalContext): boolean {
+function patternMatches(
+  rule: PolicyRule,
+  tool: string,
+  key: string,
+  pattern: string,
+  raw: unknown,
+  canonical: { text: string; loose?: string; operands?: readonly string[]; words?: readonly string[] },
+  ctx: CanonicalContext,
+): boolean {
   const canonicalGlob = canonicalPattern(tool, key, pattern, ctx);
   if (globOrRegexMatches(pattern, canonical.text, canonicalGlob)) return true;
   if (rule.action === 'allow') return false;
@@ -61,7 +72,10 @@ function patternMatches(rule: PolicyRule, tool: string, key: string, pattern: st
     if (canonical.words !== undefined && namesAmong(tool, key, pattern, canonical.words, ctx)) return true;
   }
   const text = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
-  return (canonical.loose !== undefined && globOrRegexMatches(pattern, canonical.loose, canonicalGlob)) || globOrRegexMatches(pattern, text, pattern);
+  return (
+    (canonical.loose !== undefined && globOrRegexMatches(pattern, canonical.loose, canonicalGlob)) ||
+    globOrRegexMatches(pattern, text, pattern)
+  );
 }
 
 /**
@@ -82,7 +96,10 @@ export function parsePolicyRules(raw: readonly unknown[]): PolicyRule[] {
   return raw.map((r, i) => {
     const parsed = PolicyRule.safeParse(r);
     if (!parsed.success) {
-      throw new RuntimeError('ConfigError', `policy rule ${i}: ${parsed.error.issues.map((x) => `${x.path.join('.') || '(rule)'}: ${x.message}`).join('; ')}`);
+      throw new RuntimeError(
+        'ConfigError',
+        `policy rule ${i}: ${parsed.error.issues.map((x) => `${x.path.join('.') || '(rule)'}: ${x.message}`).join('; ')}`,
+      );
     }
     return parsed.data;
   });
@@ -94,7 +111,12 @@ export function parsePolicyRules(raw: readonly unknown[]): PolicyRule[] {
  * substitution, a URL that is not one) is denied: its canonical form, and so the rules' verdict,
  * is unknown.
  */
-export function evaluatePolicy(rules: readonly PolicyRule[], tool: string, args: Record<string, unknown>, ctx: CanonicalContext = {}): PolicyDecision {
+export function evaluatePolicy(
+  rules: readonly PolicyRule[],
+  tool: string,
+  args: Record<string, unknown>,
+  ctx: CanonicalContext = {},
+): PolicyDecision {
   const canonical = new Map<string, ReturnType<typeof canonicalArgument>>();
   const canonicalOf = (key: string) => {
     if (!canonical.has(key)) canonical.set(key, canonicalArgument(tool, key, args[key], ctx));
@@ -105,12 +127,24 @@ export function evaluatePolicy(rules: readonly PolicyRule[], tool: string, args:
     const name = rule.name ?? `rule ${i}`;
     let matches = true;
     for (const [k, p] of Object.entries(rule.args ?? {})) {
-      if (!(k in args)) { matches = false; break; }
+      if (!(k in args)) {
+        matches = false;
+        break;
+      }
       const c = canonicalOf(k);
-      if ('unparseable' in c) return { action: 'deny', rule: name, reason: `argument "${k}" cannot be parsed (${c.unparseable}), so policy ${name} cannot be checked against it` };
-      if (!patternMatches(rule, tool, k, p, args[k], c, ctx)) { matches = false; break; }
+      if ('unparseable' in c)
+        return {
+          action: 'deny',
+          rule: name,
+          reason: `argument "${k}" cannot be parsed (${c.unparseable}), so policy ${name} cannot be checked against it`,
+        };
+      if (!patternMatches(rule, tool, k, p, args[k], c, ctx)) {
+        matches = false;
+        break;
+      }
     }
-    if (matches) return { action: rule.action, rule: name, ...(rule.timeoutSeconds !== undefined ? { timeoutSeconds: rule.timeoutSeconds } : {}) };
+    if (matches)
+      return { action: rule.action, rule: name, ...(rule.timeoutSeconds !== undefined ? { timeoutSeconds: rule.timeoutSeconds } : {}) };
   }
   return { action: 'allow' };
 }

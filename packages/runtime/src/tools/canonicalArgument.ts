@@ -7,7 +7,9 @@ import { parseCommand } from './shellTool.js';
  * none. `loose` is a wider reading deny and approve rules also match (a command's words joined
  * without their quotes), so they never catch fewer calls than a reader of the rule would expect.
  */
-export type CanonicalArgument = { readonly text: string; readonly loose?: string; readonly operands?: readonly string[]; readonly words?: readonly string[] } | { readonly unparseable: string };
+export type CanonicalArgument =
+  | { readonly text: string; readonly loose?: string; readonly operands?: readonly string[]; readonly words?: readonly string[] }
+  | { readonly unparseable: string };
 
 /** Facts canonical paths depend on. */
 export interface CanonicalContext {
@@ -61,7 +63,8 @@ export function canonicalHost(hostname: string): string {
   const g = ipv6Groups(host.slice(1, -1));
   if (g === undefined) return host;
   const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
-  const carriesIpv4 = (zeros(5) && g[5] === 0xffff) || (zeros(4) && g[4] === 0xffff && g[5] === 0) || (zeros(6) && (g[6] !== 0 || g[7]! > 1));
+  const carriesIpv4 =
+    (zeros(5) && g[5] === 0xffff) || (zeros(4) && g[4] === 0xffff && g[5] === 0) || (zeros(6) && (g[6] !== 0 || g[7]! > 1));
   if (!carriesIpv4) return host;
   return [g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff].join('.');
 }
@@ -75,7 +78,11 @@ export function canonicalUrl(raw: string): string {
   const url = new URL(raw.trim());
   const host = canonicalHost(url.hostname);
   const port = url.port ? `:${url.port}` : '';
-  const path = posix.normalize(decodeFully(url.pathname).replace(/\\/g, '/').replace(/\/{2,}/g, '/'));
+  const path = posix.normalize(
+    decodeFully(url.pathname)
+      .replace(/\\/g, '/')
+      .replace(/\/{2,}/g, '/'),
+  );
   const trimmed = path.length > 1 ? path.replace(/\/$/, '') : path;
   const query = url.search ? decodeFully(url.search) : '';
   return `${url.protocol}//${host}${port}${trimmed}${query}`;
@@ -127,7 +134,10 @@ function quoteWord(word: string): string {
  * values among them), one by one: such a rule also gates its operands among others
  * (`cat other.txt notes.txt` reads notes.txt too).
  */
-export function canonicalCommand(command: string, ctx: CanonicalContext): { text: string; loose: string; operands: string[]; words: string[] } {
+export function canonicalCommand(
+  command: string,
+  ctx: CanonicalContext,
+): { text: string; loose: string; operands: string[]; words: string[] } {
   const argv = parseCommand(command);
   const rest = argv.slice(1);
   const marker = rest.indexOf('--');
@@ -197,5 +207,5 @@ export function canonicalArgument(tool: string, key: string, value: unknown, ctx
  */
 export function canonicalPattern(tool: string, key: string, pattern: string, ctx: CanonicalContext = {}): string {
   const c = canonicalArgument(tool, key, pattern, ctx);
-  return 'text' in c ? c.loose ?? c.text : pattern;
+  return 'text' in c ? (c.loose ?? c.text) : pattern;
 }

@@ -69,7 +69,11 @@ export async function confinePath(jail: PathJail, requested: unknown, options: C
   const root = await realpath(jail.root);
   if (namesStateDir(root)) {
     // A root chosen inside the state folder would make everything in it look like ordinary files.
-    throw denied(requested, `the allowed directory ${root} is inside a ${STATE_DIR_NAME} folder, which tools may not touch; set STEPFORGE_FS_ROOT to the project folder`, 'protected');
+    throw denied(
+      requested,
+      `the allowed directory ${root} is inside a ${STATE_DIR_NAME} folder, which tools may not touch; set STEPFORGE_FS_ROOT to the project folder`,
+      'protected',
+    );
   }
   const raw = isAbsolute(requested) ? requested : `${root}${sep}${requested}`;
   const lexical = resolve(raw);
@@ -88,12 +92,20 @@ export async function confinePath(jail: PathJail, requested: unknown, options: C
     throw denied(requested, `path "${requested}" is in a system tree (${SYSTEM_TREES.join(', ')})`, 'system');
   }
   if (namesStateDir(relative(root, real))) {
-    throw denied(requested, `path "${requested}" resolves into the project's ${STATE_DIR_NAME} folder, which tools may not touch`, 'protected');
+    throw denied(
+      requested,
+      `path "${requested}" resolves into the project's ${STATE_DIR_NAME} folder, which tools may not touch`,
+      'protected',
+    );
   }
   await refuseProtected(jail, requested, real, true);
   const s = await lstat(real).catch(() => undefined);
   if (s?.isFile() && s.nlink > 1) {
-    throw denied(requested, `path "${requested}" is a file with ${s.nlink} hard links; tools refuse such files, whose other names may be outside the allowed directory (copy the file instead of linking it)`, 'hardlink');
+    throw denied(
+      requested,
+      `path "${requested}" is a file with ${s.nlink} hard links; tools refuse such files, whose other names may be outside the allowed directory (copy the file instead of linking it)`,
+      'hardlink',
+    );
   }
   return real;
 }

@@ -16,7 +16,11 @@ export function fsListTool(policy: FsPolicy): ToolDefinition {
   return {
     name: 'fs-list',
     description: 'List the entries of a directory inside the allowed workspace directory.',
-    inputSchema: { type: 'object', properties: { path: { type: 'string', description: 'directory, relative to the workspace' } }, additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { path: { type: 'string', description: 'directory, relative to the workspace' } },
+      additionalProperties: false,
+    },
     sideEffect: false,
     async run(args) {
       const dir = await confinePath(policy, args.path ?? '.');
@@ -25,7 +29,13 @@ export function fsListTool(policy: FsPolicy): ToolDefinition {
       const shown = [];
       for (const e of entries) {
         if (namesStateDir(e.name)) continue;
-        if (await confinePath(policy, join(dir, e.name), { allowMissing: true }).then(() => false, (err: unknown) => (err as { details?: { reason?: string } }).details?.reason === 'protected')) continue;
+        if (
+          await confinePath(policy, join(dir, e.name), { allowMissing: true }).then(
+            () => false,
+            (err: unknown) => (err as { details?: { reason?: string } }).details?.reason === 'protected',
+          )
+        )
+          continue;
         shown.push(e);
       }
       return {
@@ -50,7 +60,11 @@ export function fsReadTool(policy: FsPolicy): ToolDefinition {
       const s = await stat(file);
       if (!s.isFile()) throw new RuntimeError('ToolError', `"${String(args.path)}" is not a file`);
       if (s.size > policy.maxReadBytes) {
-        throw new RuntimeError('PolicyDenied', `"${String(args.path)}" is ${s.size} bytes, over the ${policy.maxReadBytes}-byte read limit`, { details: { path: args.path, size: s.size, limit: policy.maxReadBytes } });
+        throw new RuntimeError(
+          'PolicyDenied',
+          `"${String(args.path)}" is ${s.size} bytes, over the ${policy.maxReadBytes}-byte read limit`,
+          { details: { path: args.path, size: s.size, limit: policy.maxReadBytes } },
+        );
       }
       return { path: String(args.path), bytes: s.size, content: await readFile(file, 'utf8') };
     },

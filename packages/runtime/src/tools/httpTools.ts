@@ -26,7 +26,8 @@ function parseUrl(raw: unknown): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new RuntimeError('PolicyDenied', `only http and https URLs are allowed, got ${url.protocol}`, { details: { url: raw } });
   }
-  if (url.username || url.password) throw new RuntimeError('PolicyDenied', 'URLs with credentials are refused', { details: { url: url.host } });
+  if (url.username || url.password)
+    throw new RuntimeError('PolicyDenied', 'URLs with credentials are refused', { details: { url: url.host } });
   return url;
 }
 
@@ -38,7 +39,12 @@ function parseUrl(raw: unknown): URL {
  */
 export function httpFetchTool(policy: HttpFetchPolicy): ToolDefinition {
   const max = policy.maxBodyBytes ?? 256 * 1024;
-  const outbound: OutboundPolicy = { allowHosts: policy.allowHosts, allowPrivateNetworks: policy.allowPrivateNetworks ?? false, requireListed: true, what: 'http_fetch' };
+  const outbound: OutboundPolicy = {
+    allowHosts: policy.allowHosts,
+    allowPrivateNetworks: policy.allowPrivateNetworks ?? false,
+    requireListed: true,
+    what: 'http_fetch',
+  };
   return {
     name: 'http_fetch',
     description: `HTTP GET a URL on an allow-listed host (${policy.allowHosts.join(', ') || 'none configured'}).`,
@@ -50,7 +56,11 @@ export function httpFetchTool(policy: HttpFetchPolicy): ToolDefinition {
         policy.checkUrl?.(url);
         let res: OutboundResponse;
         try {
-          res = await outboundRequest(url, { method: 'GET', maxBodyBytes: max, timeoutMs: policy.timeoutMs ?? 30_000, ...(ctx.signal ? { signal: ctx.signal } : {}) }, outbound);
+          res = await outboundRequest(
+            url,
+            { method: 'GET', maxBodyBytes: max, timeoutMs: policy.timeoutMs ?? 30_000, ...(ctx.signal ? { signal: ctx.signal } : {}) },
+            outbound,
+          );
         } catch (e) {
           if (isRuntimeError(e)) throw e;
           throw new RuntimeError('ToolError', `http_fetch ${url.host}: ${(e as Error).message}`, { retryable: true });
@@ -61,7 +71,12 @@ export function httpFetchTool(policy: HttpFetchPolicy): ToolDefinition {
           continue;
         }
         const contentType = res.headers['content-type'];
-        return { url: url.toString(), status: res.status, contentType: typeof contentType === 'string' ? contentType : null, body: res.body.toString('utf8') };
+        return {
+          url: url.toString(),
+          status: res.status,
+          contentType: typeof contentType === 'string' ? contentType : null,
+          body: res.body.toString('utf8'),
+        };
       }
       throw new RuntimeError('ToolError', 'http_fetch: too many redirects');
     },
@@ -80,11 +95,17 @@ export function webSearchTool(policy: WebSearchPolicy): ToolDefinition {
   return {
     name: 'web-search',
     description: 'Search the web; returns a list of {title, url, snippet}.',
-    inputSchema: { type: 'object', properties: { query: { type: 'string' }, count: { type: 'integer', minimum: 1, maximum: 20 } }, required: ['query'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { query: { type: 'string' }, count: { type: 'integer', minimum: 1, maximum: 20 } },
+      required: ['query'],
+      additionalProperties: false,
+    },
     sideEffect: false,
     async run(args, ctx) {
       if (!policy.url) throw new RuntimeError('ConfigError', 'web-search has no provider configured (set STEPFORGE_WEB_SEARCH_URL)');
-      if (typeof args.query !== 'string' || args.query.length === 0) throw new RuntimeError('InvalidInput', 'query must be a non-empty string');
+      if (typeof args.query !== 'string' || args.query.length === 0)
+        throw new RuntimeError('InvalidInput', 'query must be a non-empty string');
       const url = new URL(policy.url);
       url.searchParams.set('q', args.query);
       url.searchParams.set('n', String(typeof args.count === 'number' ? args.count : 5));
@@ -99,7 +120,7 @@ export function webSearchTool(policy: WebSearchPolicy): ToolDefinition {
       }
       if (!res.ok) throw new RuntimeError('ToolError', `web-search provider answered HTTP ${res.status}`, { retryable: res.status >= 500 });
       const body = (await res.json()) as { results?: unknown[] } | unknown[];
-      const results = Array.isArray(body) ? body : body.results ?? [];
+      const results = Array.isArray(body) ? body : (body.results ?? []);
       return { query: args.query, results };
     },
   };

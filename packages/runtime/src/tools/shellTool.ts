@@ -88,7 +88,38 @@ const TRAVERSERS = new Set(['find', 'tree', 'du', 'tar', 'zip', 'rsync', 'rgrep'
  * FILE, nice…): whatever they open is not among the arguments checked here. `env` runs its
  * arguments as a command; alone, it only prints the (scrubbed) environment.
  */
-const RUNNERS = new Set(['xargs', 'nice', 'nohup', 'timeout', 'stdbuf', 'time', 'watch', 'sudo', 'doas', 'su', 'chroot', 'parallel', 'sh', 'bash', 'dash', 'zsh', 'ksh', 'fish', 'awk', 'gawk', 'mawk', 'sed', 'perl', 'python', 'python3', 'node', 'ruby', 'php', 'lua', 'make']);
+const RUNNERS = new Set([
+  'xargs',
+  'nice',
+  'nohup',
+  'timeout',
+  'stdbuf',
+  'time',
+  'watch',
+  'sudo',
+  'doas',
+  'su',
+  'chroot',
+  'parallel',
+  'sh',
+  'bash',
+  'dash',
+  'zsh',
+  'ksh',
+  'fish',
+  'awk',
+  'gawk',
+  'mawk',
+  'sed',
+  'perl',
+  'python',
+  'python3',
+  'node',
+  'ruby',
+  'php',
+  'lua',
+  'make',
+]);
 
 /**
  * Long options that read the names of the files to open from a file (or from standard input):
@@ -105,7 +136,11 @@ const NO_FILE_LISTS = new Set(['ls', 'cat', 'echo', 'grep', 'egrep', 'fgrep', 'h
 const RECURSIVE_SHORT: Readonly<Record<string, string>> = { ls: 'R', cat: '', echo: '', head: '', tail: '', wc: '', pwd: '', date: '' };
 
 function fileListRefusal(arg: string): RuntimeError {
-  return refusal(`shell refuses "${arg}": it reads the names of the files to open from a file, which cannot be confined; name the files as arguments`, 'file_list', arg);
+  return refusal(
+    `shell refuses "${arg}": it reads the names of the files to open from a file, which cannot be confined; name the files as arguments`,
+    'file_list',
+    arg,
+  );
 }
 
 function refusal(message: string, reason: string, arg?: string): RuntimeError {
@@ -147,14 +182,22 @@ function checkOption(program: string, arg: string): string[] {
  * and does no harm) and must pass confinePath; options may not recurse or carry paths.
  */
 export async function confineArguments(jail: PathJail, program: string, args: readonly string[]): Promise<void> {
-  if (TRAVERSERS.has(program)) throw refusal(`shell refuses "${program}": it walks directory trees, which cannot be confined to the allowed directory`, 'recursive');
-  if (RUNNERS.has(program) || (program === 'env' && args.length > 0)) throw refusal(`shell refuses "${program}": it runs programs or opens files its arguments do not name, which cannot be confined to the allowed directory`, 'runs_programs');
+  if (TRAVERSERS.has(program))
+    throw refusal(`shell refuses "${program}": it walks directory trees, which cannot be confined to the allowed directory`, 'recursive');
+  if (RUNNERS.has(program) || (program === 'env' && args.length > 0))
+    throw refusal(
+      `shell refuses "${program}": it runs programs or opens files its arguments do not name, which cannot be confined to the allowed directory`,
+      'runs_programs',
+    );
   let operands = false;
   for (const arg of args) {
     if (arg.toLowerCase().includes(STATE_DIR_NAME)) {
       throw refusal(`shell refuses "${arg}": the project's ${STATE_DIR_NAME} folder is not for tools`, 'protected', arg);
     }
-    if (!operands && arg === '--') { operands = true; continue; }
+    if (!operands && arg === '--') {
+      operands = true;
+      continue;
+    }
     const paths = !operands && arg.startsWith('-') && arg !== '-' ? checkOption(program, arg) : [arg];
     for (const path of paths) if (path !== '-') await confinePath(jail, path, { allowMissing: true });
   }
@@ -178,24 +221,39 @@ export function shellTool(policy: ShellPolicy): ToolDefinition {
       const argv = parseCommand(args.command);
       const program = argv[0] as string;
       const name = basename(program);
-      if (program.includes('/')) throw new RuntimeError('PolicyDenied', `shell refuses program paths ("${program}"); name an allowed program`, { details: { program } });
-      if (policy.deny.includes(name)) throw new RuntimeError('PolicyDenied', `command "${name}" is denied`, { details: { program: name, reason: 'denied' } });
-      if (!policy.allow.includes(name)) throw new RuntimeError('PolicyDenied', `command "${name}" is not in the allowed list`, { details: { program: name, reason: 'not_allowed' } });
+      if (program.includes('/'))
+        throw new RuntimeError('PolicyDenied', `shell refuses program paths ("${program}"); name an allowed program`, {
+          details: { program },
+        });
+      if (policy.deny.includes(name))
+        throw new RuntimeError('PolicyDenied', `command "${name}" is denied`, { details: { program: name, reason: 'denied' } });
+      if (!policy.allow.includes(name))
+        throw new RuntimeError('PolicyDenied', `command "${name}" is not in the allowed list`, {
+          details: { program: name, reason: 'not_allowed' },
+        });
       const jail: PathJail = { root: policy.cwd, protectedPaths: policy.protectedPaths ?? [] };
       await confineArguments(jail, name, argv.slice(1));
       const root = await realpath(policy.cwd);
       await ctx.guard.dispatch(`shell: ${name}`);
       return await new Promise((resolveP, reject) => {
-        const child = execFile(name, argv.slice(1), {
-          cwd: root, timeout: policy.timeoutMs ?? 30_000, maxBuffer: policy.maxOutputBytes ?? 1024 * 1024, shell: false,
-          env: scrubbedEnv(root),
-        }, (err, stdout, stderr) => {
-          if (err && typeof (err as { code?: unknown }).code !== 'number') {
-            reject(new RuntimeError('ToolError', `shell: ${err.message}`));
-            return;
-          }
-          resolveP({ exitCode: err ? (err as { code: number }).code : 0, stdout, stderr });
-        });
+        const child = execFile(
+          name,
+          argv.slice(1),
+          {
+            cwd: root,
+            timeout: policy.timeoutMs ?? 30_000,
+            maxBuffer: policy.maxOutputBytes ?? 1024 * 1024,
+            shell: false,
+            env: scrubbedEnv(root),
+          },
+          (err, stdout, stderr) => {
+            if (err && typeof (err as { code?: unknown }).code !== 'number') {
+              reject(new RuntimeError('ToolError', `shell: ${err.message}`));
+              return;
+            }
+            resolveP({ exitCode: err ? (err as { code: number }).code : 0, stdout, stderr });
+          },
+        );
         // No input: a program that would read stdin (grep without a file) ends at once instead of at the timeout.
         child.stdin?.end();
       });

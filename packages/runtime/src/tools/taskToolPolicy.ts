@@ -37,7 +37,12 @@ function text(v: unknown): string | undefined {
 
 function list(v: unknown): string[] | undefined {
   const s = text(v);
-  return s === undefined ? undefined : s.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  return s === undefined
+    ? undefined
+    : s
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
 }
 
 /** A positive byte count; undefined for absent, unparsable or non-positive (Contenox's "unlimited", which here leaves the project's cap). */
@@ -49,7 +54,9 @@ function positive(v: unknown): number | undefined {
 }
 
 function denied(tool: string, message: string, details: Record<string, unknown>): RuntimeError {
-  return new RuntimeError('PolicyDenied', `${tool}: ${message} (this task's tools_policies)`, { details: { tool, source: 'tools_policies', ...details } });
+  return new RuntimeError('PolicyDenied', `${tool}: ${message} (this task's tools_policies)`, {
+    details: { tool, source: 'tools_policies', ...details },
+  });
 }
 
 /**
@@ -65,7 +72,10 @@ async function narrowedRoot(config: RuntimeConfig, tool: string, dir: unknown): 
   try {
     return await confinePath({ root, protectedPaths }, isAbsolute(d) ? d : resolve(root, d));
   } catch (e) {
-    throw denied(tool, `_allowed_dir "${d}" is not a directory inside the project's allowed directory, so it cannot narrow it`, { allowedDir: d, reason: 'allowed_dir' });
+    throw denied(tool, `_allowed_dir "${d}" is not a directory inside the project's allowed directory, so it cannot narrow it`, {
+      allowedDir: d,
+      reason: 'allowed_dir',
+    });
   }
 }
 
@@ -73,7 +83,11 @@ async function narrowedRoot(config: RuntimeConfig, tool: string, dir: unknown): 
  * The tool `name` as the project configures it, narrowed by the task's policy keys; undefined when
  * the step's config sets none for it (the caller uses the registry's tool).
  */
-export async function narrowedTool(config: RuntimeConfig, stepConfig: Readonly<Record<string, unknown>> | undefined, name: string): Promise<ToolDefinition | undefined> {
+export async function narrowedTool(
+  config: RuntimeConfig,
+  stepConfig: Readonly<Record<string, unknown>> | undefined,
+  name: string,
+): Promise<ToolDefinition | undefined> {
   const keys = taskPolicyFor(stepConfig, name);
   if (keys === undefined) return undefined;
   const protectedPaths = [config.secrets.file];
@@ -86,7 +100,9 @@ export async function narrowedTool(config: RuntimeConfig, stepConfig: Readonly<R
         enabled: config.tools.shellEnabled && config.mode === 'embedded',
         // Narrowing only: a command the task allows but the project does not stays refused.
         allow: allow === undefined ? config.tools.shellAllow : config.tools.shellAllow.filter((c) => allow.includes(c)),
-        deny: [...config.tools.shellDeny, ...deny], cwd, protectedPaths,
+        deny: [...config.tools.shellDeny, ...deny],
+        cwd,
+        protectedPaths,
       });
       return {
         ...inner,
@@ -95,7 +111,11 @@ export async function narrowedTool(config: RuntimeConfig, stepConfig: Readonly<R
           if (typeof args.command === 'string') {
             const program = parseCommand(args.command)[0]!.split('/').pop()!;
             if (deny.includes(program)) throw denied('shell', `command "${program}" is denied`, { program, reason: 'denied' });
-            if (allow !== undefined && !allow.includes(program)) throw denied('shell', `command "${program}" is not in the allowed list (${allow.join(', ')})`, { program, reason: 'not_allowed' });
+            if (allow !== undefined && !allow.includes(program))
+              throw denied('shell', `command "${program}" is not in the allowed list (${allow.join(', ')})`, {
+                program,
+                reason: 'not_allowed',
+              });
           }
           return inner.run(args, ctx);
         },
@@ -105,7 +125,11 @@ export async function narrowedTool(config: RuntimeConfig, stepConfig: Readonly<R
     case 'fs-read': {
       const root = await narrowedRoot(config, name, keys._allowed_dir);
       const cap = positive(keys._max_read_bytes);
-      const policy: FsPolicy = { root, protectedPaths, maxReadBytes: cap !== undefined ? Math.min(cap, config.tools.fsMaxReadBytes) : config.tools.fsMaxReadBytes };
+      const policy: FsPolicy = {
+        root,
+        protectedPaths,
+        maxReadBytes: cap !== undefined ? Math.min(cap, config.tools.fsMaxReadBytes) : config.tools.fsMaxReadBytes,
+      };
       const inner = name === 'fs-read' ? fsReadTool(policy) : fsListTool(policy);
       const deniedParts = list(keys._denied_path_substrings) ?? [];
       const maxOutput = positive(keys._max_output_bytes);
@@ -117,7 +141,12 @@ export async function narrowedTool(config: RuntimeConfig, stepConfig: Readonly<R
           if (hit !== undefined) throw denied(name, `path "${path}" contains "${hit}", which is denied`, { path, reason: 'denied_path' });
           const out = await inner.run(args, ctx);
           const bytes = Buffer.byteLength(JSON.stringify(out));
-          if (maxOutput !== undefined && bytes > maxOutput) throw denied(name, `the result is ${bytes} bytes, over the ${maxOutput}-byte output limit`, { bytes, limit: maxOutput, reason: 'output_limit' });
+          if (maxOutput !== undefined && bytes > maxOutput)
+            throw denied(name, `the result is ${bytes} bytes, over the ${maxOutput}-byte output limit`, {
+              bytes,
+              limit: maxOutput,
+              reason: 'output_limit',
+            });
           return out;
         },
       };
@@ -126,22 +155,26 @@ export async function narrowedTool(config: RuntimeConfig, stepConfig: Readonly<R
       const allowHosts = list(keys._allowed_hosts);
       const deniedHosts = list(keys._denied_hosts) ?? [];
       const schemes = list(keys._allowed_schemes)?.map((s) => s.toLowerCase());
-      const matches = (host: string, patterns: readonly string[]) => patterns.some((p) => {
-        const q = p.toLowerCase().replace(/^\*\./, '');
-        return host === q || host.endsWith(`.${q}`);
-      });
+      const matches = (host: string, patterns: readonly string[]) =>
+        patterns.some((p) => {
+          const q = p.toLowerCase().replace(/^\*\./, '');
+          return host === q || host.endsWith(`.${q}`);
+        });
       const cap = positive(keys._max_response_bytes);
       const timeout = positive(keys._request_timeout_seconds);
       return httpFetchTool({
-        allowHosts: config.tools.httpAllowHosts, allowPrivateNetworks: config.tools.httpAllowPrivateNetworks ?? false,
+        allowHosts: config.tools.httpAllowHosts,
+        allowPrivateNetworks: config.tools.httpAllowPrivateNetworks ?? false,
         ...(cap !== undefined ? { maxBodyBytes: Math.min(cap, 256 * 1024) } : {}),
         ...(timeout !== undefined ? { timeoutMs: Math.min(timeout * 1000, 30_000) } : {}),
         // Every hop, redirects included, passes the task's lists as well as the project's.
         checkUrl(url) {
           const host = url.hostname.toLowerCase();
-          if (schemes !== undefined && !schemes.includes(url.protocol.replace(/:$/, ''))) throw denied(name, `scheme ${url.protocol.replace(/:$/, '')} is not allowed`, { url: url.host, reason: 'scheme' });
+          if (schemes !== undefined && !schemes.includes(url.protocol.replace(/:$/, '')))
+            throw denied(name, `scheme ${url.protocol.replace(/:$/, '')} is not allowed`, { url: url.host, reason: 'scheme' });
           if (matches(host, deniedHosts)) throw denied(name, `host ${host} is denied`, { host, reason: 'denied_host' });
-          if (allowHosts !== undefined && !matches(host, allowHosts)) throw denied(name, `host ${host} is not in the allowed hosts (${allowHosts.join(', ')})`, { host, reason: 'not_allowed' });
+          if (allowHosts !== undefined && !matches(host, allowHosts))
+            throw denied(name, `host ${host} is not in the allowed hosts (${allowHosts.join(', ')})`, { host, reason: 'not_allowed' });
         },
       });
     }

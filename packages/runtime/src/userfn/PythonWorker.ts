@@ -11,7 +11,12 @@ export interface PythonCall {
   /** The function named after `#`, if any. */
   readonly callable?: string;
   readonly input: unknown;
-  readonly context: { readonly secrets: Record<string, string>; readonly runId: string; readonly stepId: string; readonly workflow: string };
+  readonly context: {
+    readonly secrets: Record<string, string>;
+    readonly runId: string;
+    readonly stepId: string;
+    readonly workflow: string;
+  };
   /** Secret binding name → value: keyword arguments of a function called GraphN's way. */
   readonly kwargs: Record<string, string>;
 }
@@ -86,7 +91,10 @@ export class PythonWorker {
 
   /** Runs one call; rejects only when the worker itself fails (ConfigError: no interpreter; FunctionError: it died). */
   call(request: PythonCall): Promise<PythonAnswer> {
-    if (this.#closed) return Promise.reject(new RuntimeError('FunctionError', `the Python worker is closed (the stack is shutting down); ${request.module} did not run`));
+    if (this.#closed)
+      return Promise.reject(
+        new RuntimeError('FunctionError', `the Python worker is closed (the stack is shutting down); ${request.module} did not run`),
+      );
     const proc = (this.#proc ??= this.#start());
     if (proc.failure) return Promise.reject(proc.failure);
     const id = this.#nextId++;
@@ -120,11 +128,14 @@ export class PythonWorker {
     // A write to a worker that has just died: the close below reports it, to the calls it concerns.
     child.stdin.on('error', () => undefined);
     child.on('error', (e: NodeJS.ErrnoException) => {
-      proc.failure ??= e.code === 'ENOENT'
-        ? new RuntimeError('ConfigError',
-          `cannot run Python user functions: '${command}' was not found on PATH; install Python 3.8 or later, or set STEPFORGE_PYTHON to the interpreter to use`,
-          { details: { command } })
-        : new RuntimeError('FunctionError', `cannot start the Python worker '${command}': ${e.message}`, { details: { command } });
+      proc.failure ??=
+        e.code === 'ENOENT'
+          ? new RuntimeError(
+              'ConfigError',
+              `cannot run Python user functions: '${command}' was not found on PATH; install Python 3.8 or later, or set STEPFORGE_PYTHON to the interpreter to use`,
+              { details: { command } },
+            )
+          : new RuntimeError('FunctionError', `cannot start the Python worker '${command}': ${e.message}`, { details: { command } });
     });
     createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (line) => this.#answer(proc, line));
     createInterface({ input: child.stderr, crlfDelay: Infinity }).on('line', (line) => {
@@ -142,7 +153,16 @@ export class PythonWorker {
   }
 
   #answer(proc: Process, line: string): void {
-    let msg: { id?: unknown; ready?: unknown; pid?: unknown; ok?: unknown; output?: unknown; error?: PythonCallError; stdout?: unknown; stderr?: unknown };
+    let msg: {
+      id?: unknown;
+      ready?: unknown;
+      pid?: unknown;
+      ok?: unknown;
+      output?: unknown;
+      error?: PythonCallError;
+      stdout?: unknown;
+      stderr?: unknown;
+    };
     try {
       msg = JSON.parse(line) as typeof msg;
     } catch {
@@ -164,10 +184,13 @@ export class PythonWorker {
   #exitError(proc: Process, code: number | null, signal: NodeJS.Signals | null, module: string): RuntimeError {
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const said = proc.lastStderr ? `; the last line it wrote to stderr: ${proc.lastStderr}` : '';
-    return new RuntimeError('FunctionError', proc.ready
-      ? `the Python worker (pid ${proc.pid}) ${how} while ${module} was running${said}; the next call starts a new worker`
-      : `the Python worker '${this.#options.command}' could not start: it ${how}${said}`,
-    { details: { module, exitCode: code, signal } });
+    return new RuntimeError(
+      'FunctionError',
+      proc.ready
+        ? `the Python worker (pid ${proc.pid}) ${how} while ${module} was running${said}; the next call starts a new worker`
+        : `the Python worker '${this.#options.command}' could not start: it ${how}${said}`,
+      { details: { module, exitCode: code, signal } },
+    );
   }
 }
 

@@ -18,7 +18,14 @@ function deliver(sink: ConsoleSink, stream: 'stdout' | 'stderr', text: string): 
   }
 }
 
-const METHODS = [['log', 'stdout'], ['info', 'stdout'], ['debug', 'stdout'], ['warn', 'stderr'], ['error', 'stderr'], ['trace', 'stderr']] as const;
+const METHODS = [
+  ['log', 'stdout'],
+  ['info', 'stdout'],
+  ['debug', 'stdout'],
+  ['warn', 'stderr'],
+  ['error', 'stderr'],
+  ['trace', 'stderr'],
+] as const;
 
 /**
  * Routes what `console.*` (or a direct `process.stdout.write` / `process.stderr.write`) prints inside a call (and the promises it starts) to that call's sink,
@@ -38,12 +45,23 @@ export async function captureConsole<T>(sink: ConsoleSink, run: () => T | Promis
         else original(...args);
       };
     }
-    for (const [name, stream] of [['stdout', process.stdout], ['stderr', process.stderr]] as const) {
+    for (const [name, stream] of [
+      ['stdout', process.stdout],
+      ['stderr', process.stderr],
+    ] as const) {
       const original = stream.write.bind(stream) as (...a: unknown[]) => boolean;
       stream.write = ((chunk: unknown, ...rest: unknown[]) => {
         const to = inSink ? undefined : current.getStore();
         if (!to) return original(chunk, ...rest);
-        deliver(to, name, typeof chunk === 'string' ? chunk.replace(/\n$/, '') : Buffer.from(chunk as Uint8Array).toString('utf8').replace(/\n$/, ''));
+        deliver(
+          to,
+          name,
+          typeof chunk === 'string'
+            ? chunk.replace(/\n$/, '')
+            : Buffer.from(chunk as Uint8Array)
+                .toString('utf8')
+                .replace(/\n$/, ''),
+        );
         const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
         done?.();
         return true;

@@ -24,15 +24,20 @@ export type UserFunction = (input: unknown, context: UserFunctionContext) => unk
  */
 export async function loadUserFunction(dir: string, name: string): Promise<UserFunction> {
   const file = resolveUserFunction(dir, name);
-  if (file.language === 'python') throw new RuntimeError('FunctionError', `function "${name}" is the Python module ${join(dir, file.relative)}, not a JavaScript one`);
+  if (file.language === 'python')
+    throw new RuntimeError('FunctionError', `function "${name}" is the Python module ${join(dir, file.relative)}, not a JavaScript one`);
   return importUserFunction(dir, file);
 }
 
 /** Imports a JavaScript user function module and picks its export. */
 export async function importUserFunction(dir: string, file: UserFunctionFile): Promise<UserFunction> {
   const mod = await importFile(pathToFileURL(file.path).href);
-  const base = file.relative.split('/').pop()!.replace(/\.m?[jt]s$/, '');
-  const fn = file.exportName ? mod[file.exportName] : mod.default ?? mod.handler ?? mod[base];
-  if (typeof fn !== 'function') throw new RuntimeError('FunctionError', `module ${join(dir, file.relative)} has no function export ${file.exportName ?? 'default'}`);
+  const base = file.relative
+    .split('/')
+    .pop()!
+    .replace(/\.m?[jt]s$/, '');
+  const fn = file.exportName ? mod[file.exportName] : (mod.default ?? mod.handler ?? mod[base]);
+  if (typeof fn !== 'function')
+    throw new RuntimeError('FunctionError', `module ${join(dir, file.relative)} has no function export ${file.exportName ?? 'default'}`);
   return fn as UserFunction;
 }

@@ -36,7 +36,10 @@ export async function reloadLiveWorkflow(module: string): Promise<unknown> {
     p = queue.then(() => load(from));
     queue = p.catch(() => undefined);
     loading.set(parsed.id, p);
-    p.then((value) => keepLiveWorkflow(module, value), () => undefined).finally(() => loading.delete(parsed.id));
+    p.then(
+      (value) => keepLiveWorkflow(module, value),
+      () => undefined,
+    ).finally(() => loading.delete(parsed.id));
   }
   return p;
 }
@@ -50,8 +53,15 @@ async function load(from: string): Promise<unknown> {
   const siteOf = (v: unknown) => String((v as Record<symbol, unknown>)[CALL_SITE] ?? '').replace(/\?stepforge-reload=\d+(?=:\d+:\d+$)/, '');
   let wake = () => {};
   let ran = false;
-  const state: LiveReload = { built: [], ran: () => { ran = true; wake(); } };
-  const found = () => state.built.find((v) => siteOf(v) === from) ?? state.built.find((v) => siteOf(v).replace(/:\d+$/, '') === `${file}:${line}`);
+  const state: LiveReload = {
+    built: [],
+    ran: () => {
+      ran = true;
+      wake();
+    },
+  };
+  const found = () =>
+    state.built.find((v) => siteOf(v) === from) ?? state.built.find((v) => siteOf(v).replace(/:\d+$/, '') === `${file}:${line}`);
   const g = globalThis as { [LIVE_RELOAD]?: LiveReload };
   g[LIVE_RELOAD] = state;
   let timer: NodeJS.Timeout | undefined;
@@ -59,10 +69,22 @@ async function load(from: string): Promise<unknown> {
     let settled = false;
     let failure: unknown;
     // A query Node has not cached: the file is evaluated again, not answered from a cache.
-    const imported = importFile(`${url}?stepforge-reload=${Date.now()}`).then(() => { settled = true; }, (e: unknown) => { settled = true; failure = e; });
-    const timedOut = new Promise<void>((resolve) => { timer = setTimeout(resolve, RELOAD_WAIT_MS); });
+    const imported = importFile(`${url}?stepforge-reload=${Date.now()}`).then(
+      () => {
+        settled = true;
+      },
+      (e: unknown) => {
+        settled = true;
+        failure = e;
+      },
+    );
+    const timedOut = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, RELOAD_WAIT_MS);
+    });
     let expired = false;
-    void timedOut.then(() => { expired = true; });
+    void timedOut.then(() => {
+      expired = true;
+    });
     // Until the workflow is built: each `.run()` the program reaches, or its end, is a moment to look.
     // A program that reached a `.run()` waits there for good (its run never settles), so what it
     // has not built by then (and by the next turn, for runs it did not await) it never builds.
@@ -70,15 +92,23 @@ async function load(from: string): Promise<unknown> {
       const hit = found();
       if (hit !== undefined) return hit;
       if (settled || expired || ran) break;
-      await Promise.race([imported, timedOut, new Promise<void>((resolve) => { wake = resolve; })]);
+      await Promise.race([
+        imported,
+        timedOut,
+        new Promise<void>((resolve) => {
+          wake = resolve;
+        }),
+      ]);
     }
     if (ran && !settled) await new Promise<void>((resolve) => setImmediate(resolve));
     const late = found();
     if (late !== undefined) return late;
     if (failure !== undefined) throw new Error(`importing ${file} failed: ${(failure as Error).message ?? String(failure)}`);
-    throw new Error(settled || ran
-      ? `${file} built no workflow at line ${line} when imported again (was the program changed since the run started?)`
-      : `${file} did not build the workflow within ${RELOAD_WAIT_MS / 1000} s of being imported again`);
+    throw new Error(
+      settled || ran
+        ? `${file} built no workflow at line ${line} when imported again (was the program changed since the run started?)`
+        : `${file} did not build the workflow within ${RELOAD_WAIT_MS / 1000} s of being imported again`,
+    );
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     if (g[LIVE_RELOAD] === state) delete g[LIVE_RELOAD];

@@ -41,7 +41,9 @@ export function resolveUserFunction(dir: string, name: string): UserFunctionFile
     return statSync(p, { throwIfNoEntry: false })?.isFile() ? { path: p, relative: rel.split(sep).join('/') } : undefined;
   };
   const found = (language: UserFunctionLanguage, hit: { path: string; relative: string }): UserFunctionFile => ({
-    language, ...hit, ...(exportName !== undefined ? { exportName } : {}),
+    language,
+    ...hit,
+    ...(exportName !== undefined ? { exportName } : {}),
   });
   if (EXTENSION.test(file)) {
     const hit = at(file);
@@ -52,15 +54,20 @@ export function resolveUserFunction(dir: string, name: string): UserFunctionFile
   let js: { path: string; relative: string } | undefined;
   for (const ext of JS_EXTENSIONS) if ((js = at(`${file}${ext}`))) break;
   if (py && js) {
-    throw new RuntimeError('ConfigError',
+    throw new RuntimeError(
+      'ConfigError',
       `function "${file}" is ambiguous: ${shownFolder(root)} has both ${py.relative} and ${js.relative}; ` +
-      `name the one to run with its extension (function: ${file}.py or function: ${file}${js.relative.slice(js.relative.lastIndexOf('.'))}, ` +
-      'declared under functions: with the same name), or remove the other', { details: { function: file, candidates: [py.relative, js.relative] } });
+        `name the one to run with its extension (function: ${file}.py or function: ${file}${js.relative.slice(js.relative.lastIndexOf('.'))}, ` +
+        'declared under functions: with the same name), or remove the other',
+      { details: { function: file, candidates: [py.relative, js.relative] } },
+    );
   }
   if (py) return found('python', py);
   if (js) return found('javascript', js);
-  throw new RuntimeError('FunctionError',
-    `no user function "${name}" in ${dir} (looked for ${[`${file}.py`, ...JS_EXTENSIONS.map((e) => `${file}${e}`)].join(', ')})`);
+  throw new RuntimeError(
+    'FunctionError',
+    `no user function "${name}" in ${dir} (looked for ${[`${file}.py`, ...JS_EXTENSIONS.map((e) => `${file}${e}`)].join(', ')})`,
+  );
 }
 
 /**

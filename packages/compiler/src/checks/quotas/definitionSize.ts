@@ -8,7 +8,11 @@ export const MAX_DEFINITION_BYTES = 1024 * 1024;
 /** Throws a `definition_too_large` error when the serialised definition exceeds the quota. */
 export function checkDefinitionSize(doc: IrDocument, definitionBytes: number): void {
   if (definitionBytes <= MAX_DEFINITION_BYTES) return;
-  throw quotaError(doc, 'definition_too_large', undefined,
+  throw quotaError(
+    doc,
+    'definition_too_large',
+    undefined,
     `the compiled definition is ${definitionBytes} bytes; Step Functions accepts at most ${MAX_DEFINITION_BYTES}`,
-    'split the workflow into smaller workflows, or shorten long prompts/configuration (move them into agent declarations)');
+    'split the workflow into smaller workflows, or shorten long prompts/configuration (move them into agent declarations)',
+  );
 }

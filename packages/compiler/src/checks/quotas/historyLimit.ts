@@ -25,10 +25,14 @@ export function historyLimit(doc: IrDocument, attemptsOf: AttemptsOf, express: b
   const events = 3 + EV_PASS * 2 + workflowEvents(doc.workflow, contributions, attemptsOf);
   if (express || events <= MAX_HISTORY_EVENTS) return events;
   const worst = contributions.sort((a, b) => b.events - a.events)[0];
-  throw quotaError(doc, 'history_limit', worst?.step,
+  throw quotaError(
+    doc,
+    'history_limit',
+    worst?.step,
     `a run can write up to ${events} history events in the worst case; Standard workflows allow ${MAX_HISTORY_EVENTS}` +
       (worst ? ` (step '${worst.step.id}' alone: ${worst.events})` : ''),
-    'lower max_iterations / max_turns / max_tool_calls or retry max_attempts of that step, split the workflow, or compile with --express');
+    'lower max_iterations / max_turns / max_tool_calls or retry max_attempts of that step, split the workflow, or compile with --express',
+  );
 }
 
 function workflowEvents(wf: IrWorkflow, out: { step: IrStep; events: number }[], attemptsOf: AttemptsOf): number {

@@ -54,7 +54,8 @@ function stringLength(s: string): number {
     if (c >= 0x20 && c !== 0x22 && c !== 0x5c && (c < 0xd800 || c > 0xdfff)) continue;
     if (c === 0x22 || c === 0x5c || c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d) n += 1;
     else if (c < 0x20) n += 5;
-    else if (c <= 0xdbff && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++; // a surrogate pair stays as it is
+    else if (c <= 0xdbff && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00)
+      i++; // a surrogate pair stays as it is
     else n += 5;
   }
   return n;

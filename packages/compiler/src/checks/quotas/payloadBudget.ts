@@ -1,6 +1,11 @@
 // Step Functions' payload quota (256 KiB per state input/output and Task payload), budgeted per state
 // from upper bounds of what each step reads and produces.
-import { INLINE_OUTPUT_MAX_BYTES, ITERATION_INLINE_OUTPUT_MAX_BYTES, MAX_EXECUTION_INPUT_BYTES, STATE_READ_OUTPUT_MAX_BYTES } from '@stepforge/contract';
+import {
+  INLINE_OUTPUT_MAX_BYTES,
+  ITERATION_INLINE_OUTPUT_MAX_BYTES,
+  MAX_EXECUTION_INPUT_BYTES,
+  STATE_READ_OUTPUT_MAX_BYTES,
+} from '@stepforge/contract';
 import type { IrDocument, IrStep, IrWorkflow } from '../../ir/Ir.js';
 import { jsonLength } from './jsonLength.js';
 import { quotaError } from './quotaError.js';
@@ -31,8 +36,12 @@ export function payloadBudget(doc: IrDocument, readInline: (step: IrStep) => boo
 
 /** Upper bound of each step's value (bytes) in state, and the largest payload any state carries. */
 function workflowPayload(
-  doc: IrDocument, wf: IrWorkflow, outer: Map<string, number>, max: { bytes: number; step: string | undefined },
-  readInline: (step: IrStep) => boolean, inMap = false,
+  doc: IrDocument,
+  wf: IrWorkflow,
+  outer: Map<string, number>,
+  max: { bytes: number; step: string | undefined },
+  readInline: (step: IrStep) => boolean,
+  inMap = false,
 ): number {
   const sizes = new Map(outer);
   let all = 0;
@@ -59,16 +68,20 @@ function workflowPayload(
       max.step = s.id;
     }
     if (payload > MAX_PAYLOAD_BYTES) {
-      throw quotaError(doc, 'payload_budget', s,
+      throw quotaError(
+        doc,
+        'payload_budget',
+        s,
         `step '${s.id}' may carry up to ${Math.ceil(payload / 1024)} KiB through one state; Step Functions allows ${MAX_PAYLOAD_BYTES / 1024} KiB`,
         s.kind === 'for_each'
-          ? `lower max_iterations (each item may add up to ${Math.ceil((value / Math.max(1, c.maxIterations ?? 50)) / 1024)} KiB), or aggregate inside the loop`
-          : 'read fewer step outputs in this step, or split it');
+          ? `lower max_iterations (each item may add up to ${Math.ceil(value / Math.max(1, c.maxIterations ?? 50) / 1024)} KiB), or aggregate inside the loop`
+          : 'read fewer step outputs in this step, or split it',
+      );
     }
     sizes.set(s.id, value);
     all = value;
   }
-  return wf.resultStep !== undefined ? sizes.get(wf.steps[wf.resultStep]!.id) ?? all : all;
+  return wf.resultStep !== undefined ? (sizes.get(wf.steps[wf.resultStep]!.id) ?? all) : all;
 }
 
 /** Sum of the value bounds of the steps `s` reads, each counted once (no flattened array per step). */

@@ -9,7 +9,8 @@ export const MAX_STATE_NAME = 80;
 export function nonAsciiStateName(stepId: string): CheckFinding | undefined {
   if (!/[^\x20-\x7e]/.test(stepId)) return undefined;
   return {
-    code: 'state_name', message: `step '${stepId}' has a name with non-ASCII characters; Step Functions state names must be ASCII`,
+    code: 'state_name',
+    message: `step '${stepId}' has a name with non-ASCII characters; Step Functions state names must be ASCII`,
     hint: 'rename the step using ASCII letters, digits, spaces, "-" or "_"',
   };
 }
@@ -18,7 +19,8 @@ export function nonAsciiStateName(stepId: string): CheckFinding | undefined {
 export function stateNameTooLong(stepId: string, name: string): CheckFinding | undefined {
   if (name.length <= MAX_STATE_NAME) return undefined;
   return {
-    code: 'state_name', message: `step '${stepId}' gives a state name of ${name.length} characters; Step Functions allows at most ${MAX_STATE_NAME}`,
+    code: 'state_name',
+    message: `step '${stepId}' gives a state name of ${name.length} characters; Step Functions allows at most ${MAX_STATE_NAME}`,
     hint: 'shorten the step name',
   };
 }
@@ -26,7 +28,8 @@ export function stateNameTooLong(stepId: string, name: string): CheckFinding | u
 /** A step whose state name another state already has. */
 export function duplicateStateName(stepId: string, name: string): CheckFinding {
   return {
-    code: 'state_name', message: `step '${stepId}' gives the state name '${name}' twice; state names must be unique in a state machine`,
+    code: 'state_name',
+    message: `step '${stepId}' gives the state name '${name}' twice; state names must be unique in a state machine`,
     hint: 'give nested steps distinct names',
   };
 }

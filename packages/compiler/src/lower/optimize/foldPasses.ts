@@ -59,13 +59,17 @@ export function foldStartIntoParallel(states: Record<string, AslState>, passName
     const entry = b.States[b.StartAt]!;
     inlineInto(entry, locals, ['Arguments', 'Assign', 'Output']);
     // The entry reads its copies inline; only what later states of the branch read is assigned.
-    const later = Object.entries(b.States).filter(([n]) => n !== b.StartAt).map(([, st]) => st);
+    const later = Object.entries(b.States)
+      .filter(([n]) => n !== b.StartAt)
+      .map(([, st]) => st);
     const kept = Object.fromEntries(Object.entries(locals).filter(([local]) => mentionsVariable(later, local)));
     if (Object.keys(kept).length > 0) entry.Assign = { ...kept, ...(entry.Assign as Record<string, unknown> | undefined) };
   }
   // The Parallel's own Output and Assign see the variables as they were before it: inline there too.
   inlineInto(par, assign, ['Output', 'Assign']);
-  const after = Object.entries(states).filter(([n]) => n !== passName && n !== parName).map(([, st]) => st);
+  const after = Object.entries(states)
+    .filter(([n]) => n !== passName && n !== parName)
+    .map(([, st]) => st);
   const read = Object.fromEntries(Object.entries(assign).filter(([name]) => mentionsVariable(after, name)));
   if (Object.keys(read).length > 0) par.Assign = { ...read, ...(par.Assign as Record<string, unknown> | undefined) };
   delete states[passName];

@@ -18,15 +18,32 @@ export function lowerAgentLoop(ctx: LowerContext, step: IrStep, scope: Scope, v:
   const counters = { [turn]: 0, [calls]: 0, [results]: [] };
   const init = {
     assign: counters,
-    materialize: ctx.initPass(scope, () => ctx.helper(step, 'start'),
-      ctx.comment(step, `agent loop: at most ${budget.maxTurns} turns and ${budget.maxToolCalls} tool calls`), () => counters, reason),
+    materialize: ctx.initPass(
+      scope,
+      () => ctx.helper(step, 'start'),
+      ctx.comment(step, `agent loop: at most ${budget.maxTurns} turns and ${budget.maxToolCalls} tool calls`),
+      () => counters,
+      reason,
+    ),
   };
-  scope.states[reason] = ctx.taskState(step, scope, 'model', ctx.payload(step, scope, {
-    kind: 'model',
-    role: 'reason',
-    turn: { index: `{% $${turn} %}`, toolResults: `{% $${results} %}` },
-    budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${turn} %}`, toolCallsUsed: `{% $${calls} %}` },
-  }), { [reply]: '{% $states.result %}' }, 'agent turn (model Lambda); the conversation lives in DynamoDB');
+  scope.states[reason] = ctx.taskState(
+    step,
+    scope,
+    'model',
+    ctx.payload(step, scope, {
+      kind: 'model',
+      role: 'reason',
+      turn: { index: `{% $${turn} %}`, toolResults: `{% $${results} %}` },
+      budget: {
+        maxTurns: budget.maxTurns,
+        maxToolCalls: budget.maxToolCalls,
+        turnsUsed: `{% $${turn} %}`,
+        toolCallsUsed: `{% $${calls} %}`,
+      },
+    }),
+    { [reply]: '{% $states.result %}' },
+    'agent turn (model Lambda); the conversation lives in DynamoDB',
+  );
   scope.states[reason]!.Next = check;
   const done: Record<string, unknown> = {
     Condition: `{% $${reply}.done = true or $count($${reply}.toolCalls) = 0 %}`,

@@ -43,23 +43,36 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
   const endName = handoff !== undefined ? lowerHandoffs(ctx, step, scope, handoffs, state, handoff, exitName) : exitName;
   const tooMany = ctx.helper(step, 'too many iterations');
   scope.states[tooMany] = {
-    Type: 'Fail', Comment: ctx.comment(step, `more than ${g.maxIterations} node runs`),
-    Error: 'MaxIterationsExceeded', Cause: `workflow '${step.id}' ran more than ${g.maxIterations} nodes: a cycle in its edges did not end`,
+    Type: 'Fail',
+    Comment: ctx.comment(step, `more than ${g.maxIterations} node runs`),
+    Error: 'MaxIterationsExceeded',
+    Cause: `workflow '${step.id}' ran more than ${g.maxIterations} nodes: a cycle in its edges did not end`,
   };
-  const target = (to: string) => (to === '__end__' ? endName : entryName.get(to) ?? ctx.fail('invalid_workflow', `edge to unknown node '${to}'`, step));
+  const target = (to: string) =>
+    to === '__end__' ? endName : (entryName.get(to) ?? ctx.fail('invalid_workflow', `edge to unknown node '${to}'`, step));
   const merged = {
     [state]: `{% $merge([$${state}, $type($states.result.output.data) = "object" ? $states.result.output.data : {}]) %}`,
     [last]: `{% ${RESULT_VALUE} %}`,
     [runs]: `{% $${runs} + 1 %}`,
     // The last transitionTo a node returned, with its data (Kortyx's transition payload).
-    ...(handoff !== undefined ? {
-      [handoff]: `{% $type($states.result.output) = "object" and $type($states.result.output.transitionTo) = "string" and $states.result.output.transitionTo != "" ? {"to": $states.result.output.transitionTo, "payload": $type($states.result.output.data) = "object" ? $states.result.output.data : {}} : $${handoff} %}`,
-    } : {}),
+    ...(handoff !== undefined
+      ? {
+          [handoff]: `{% $type($states.result.output) = "object" and $type($states.result.output.transitionTo) = "string" and $states.result.output.transitionTo != "" ? {"to": $states.result.output.transitionTo, "payload": $type($states.result.output.data) = "object" ? $states.result.output.data : {}} : $${handoff} %}`,
+        }
+      : {}),
   };
   for (const n of g.nodes) {
-    const node: IrStep = { ...step, id: `${step.id}.${n.name}`, retry: n.retry, identity: stepIdentity('code_node', { graph: step.identity, node: n.name }, []) };
+    const node: IrStep = {
+      ...step,
+      id: `${step.id}.${n.name}`,
+      retry: n.retry,
+      identity: stepIdentity('code_node', { graph: step.identity, node: n.name }, []),
+    };
     const config = {
-      codeModule: g.module, codeExport: g.exportName, codeNode: n.name, ...(n.params !== undefined ? { params: n.params } : {}),
+      codeModule: g.module,
+      codeExport: g.exportName,
+      codeNode: n.name,
+      ...(n.params !== undefined ? { params: n.params } : {}),
       // The ids a returned transitionTo may name: the handler refuses any other, naming the node.
       ...(handoffs.length > 0 ? { codeHandoffs: handoffs.map((h) => h.id) } : {}),
     };
@@ -83,14 +96,16 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
     const route = ctx.helper(step, `${n.name} next?`);
     task.Next = route;
     const rule = (field: string) => (e: { when?: string; to: string }) => ({
-      Condition: `{% $type($${last}) = "object" and $${last}.${field} = ${JSON.stringify(e.when)} %}`, Next: target(e.to),
+      Condition: `{% $type($${last}) = "object" and $${last}.${field} = ${JSON.stringify(e.when)} %}`,
+      Next: target(e.to),
     });
     scope.states[route] = {
       Type: 'Choice',
       Comment: ctx.comment(step, `after '${n.name}': its condition, then its intent, picks the edge`),
       Choices: [
         { Condition: `{% $${runs} >= ${g.maxIterations} %}`, Next: tooMany },
-        ...routed.map(rule('condition')), ...routed.map(rule('intent')),
+        ...routed.map(rule('condition')),
+        ...routed.map(rule('intent')),
       ],
       Default: plain ? target(plain.to) : endName,
     };
@@ -100,8 +115,10 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
   // input variable, which a state assigning `input` itself could not read yet.
   const entry = ctx.stepNames.get(step)!;
   scope.states[entry] = {
-    Type: 'Pass', Comment: ctx.comment(step, 'the run state starts as the input'),
-    Assign: { [state]: `{% ${scope.inputVar} %}`, [last]: null, [runs]: 0, ...(handoff !== undefined ? { [handoff]: null } : {}) }, Next: first,
+    Type: 'Pass',
+    Comment: ctx.comment(step, 'the run state starts as the input'),
+    Assign: { [state]: `{% ${scope.inputVar} %}`, [last]: null, [runs]: 0, ...(handoff !== undefined ? { [handoff]: null } : {}) },
+    Next: first,
   };
   return { entry, tails: [{ holder: exit, field: 'Next' }] };
 }
@@ -121,14 +138,35 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
  * goes to `<node> earlier` (function Task, never committed), which answers the earlier child's
  * output when it succeeded, or the next name to start under when it did not.
  */
-function lowerChildNode(ctx: LowerContext, step: IrStep, scope: Scope, node: IrStep, nodeName: string, child: IrCodeChild, config: Record<string, unknown>,
-  state: string, startName: string, inputName: string, merged: Record<string, unknown>): string {
+function lowerChildNode(
+  ctx: LowerContext,
+  step: IrStep,
+  scope: Scope,
+  node: IrStep,
+  nodeName: string,
+  child: IrCodeChild,
+  config: Record<string, unknown>,
+  state: string,
+  startName: string,
+  inputName: string,
+  merged: Record<string, unknown>,
+): string {
   const childIn = ctx.names.variable(`${state}_child_in`);
   const childName = ctx.names.variable(`${state}_child_name`);
   const childOut = ctx.names.variable(`${state}_child_out`);
-  const checkIn = ctx.taskState({ ...node, retry: undefined, identity: stepIdentity('code_child_input', { node: node.identity }, []) }, scope, 'function',
-    ctx.payload(node, scope, { kind: 'function', identity: stepIdentity('code_child_input', { node: node.identity }, []), value: `{% $${state} %}`, config: { ...config, codeFn: 'childInput', codeChild: child.id } }),
-    { [childIn]: `{% ${RESULT_VALUE}.input %}`, [childName]: `{% ${RESULT_VALUE}.name %}` }, `node '${nodeName}': the input of workflow '${child.id}', checked against its inputSchema, and the name of its execution (function handler)`);
+  const checkIn = ctx.taskState(
+    { ...node, retry: undefined, identity: stepIdentity('code_child_input', { node: node.identity }, []) },
+    scope,
+    'function',
+    ctx.payload(node, scope, {
+      kind: 'function',
+      identity: stepIdentity('code_child_input', { node: node.identity }, []),
+      value: `{% $${state} %}`,
+      config: { ...config, codeFn: 'childInput', codeChild: child.id },
+    }),
+    { [childIn]: `{% ${RESULT_VALUE}.input %}`, [childName]: `{% ${RESULT_VALUE}.name %}` },
+    `node '${nodeName}': the input of workflow '${child.id}', checked against its inputSchema, and the name of its execution (function handler)`,
+  );
   checkIn.Next = startName;
   scope.states[inputName] = checkIn;
   const start: AslState = {
@@ -155,22 +193,48 @@ function lowerChildNode(ctx: LowerContext, step: IrStep, scope: Scope, node: IrS
   const outputName = ctx.helper(step, `${nodeName} output`);
   const childReused = ctx.names.variable(`${state}_child_reused`);
   const earlierIdentity = stepIdentity('code_child_earlier', { node: node.identity }, []);
-  const earlier = ctx.taskState({ ...node, retry: undefined, identity: earlierIdentity }, scope, 'function',
+  const earlier = ctx.taskState(
+    { ...node, retry: undefined, identity: earlierIdentity },
+    scope,
+    'function',
     ctx.payload(node, scope, {
-      kind: 'function', identity: earlierIdentity, config: { ...config, codeFn: 'childEarlier', codeChild: child.id },
+      kind: 'function',
+      identity: earlierIdentity,
+      config: { ...config, codeFn: 'childEarlier', codeChild: child.id },
       value: `{% {"executionArn": $substringBefore($states.context.StateMachine.Id, ":stateMachine:") & ":execution:" & ${JSON.stringify(child.name)} & ":" & $${childName}} %}`,
     }),
-    { [childOut]: `{% ${RESULT_VALUE}.output %}`, [childName]: `{% ${RESULT_VALUE}.name %}`, [childReused]: `{% ${RESULT_VALUE}.reused %}` }, `node '${nodeName}': an execution of '${child.id}' under this name exists already (a retried run): its output, or the name to start under`);
+    {
+      [childOut]: `{% ${RESULT_VALUE}.output %}`,
+      [childName]: `{% ${RESULT_VALUE}.name %}`,
+      [childReused]: `{% ${RESULT_VALUE}.reused %}`,
+    },
+    `node '${nodeName}': an execution of '${child.id}' under this name exists already (a retried run): its output, or the name to start under`,
+  );
   const earlierDone = ctx.helper(step, `${nodeName} earlier done?`);
   earlier.Next = earlierDone;
   scope.states[earlierName] = earlier;
   scope.states[earlierDone] = {
-    Type: 'Choice', Comment: ctx.comment(node, `node '${nodeName}': the earlier child succeeded (its output is reused), or it is started under the next name`),
-    Choices: [{ Condition: `{% $${childReused} %}`, Next: outputName }], Default: startName,
+    Type: 'Choice',
+    Comment: ctx.comment(
+      node,
+      `node '${nodeName}': the earlier child succeeded (its output is reused), or it is started under the next name`,
+    ),
+    Choices: [{ Condition: `{% $${childReused} %}`, Next: outputName }],
+    Default: startName,
   };
-  const checkOut = ctx.taskState({ ...node, retry: undefined, identity: stepIdentity('code_child_output', { node: node.identity }, []) }, scope, 'function',
-    ctx.payload(node, scope, { kind: 'function', identity: stepIdentity('code_child_output', { node: node.identity }, []), value: `{% $${childOut} %}`, config: { ...config, codeFn: 'childOutput', codeChild: child.id } }),
-    merged, `node '${nodeName}': the output of workflow '${child.id}', checked against its outputSchema (function handler)`);
+  const checkOut = ctx.taskState(
+    { ...node, retry: undefined, identity: stepIdentity('code_child_output', { node: node.identity }, []) },
+    scope,
+    'function',
+    ctx.payload(node, scope, {
+      kind: 'function',
+      identity: stepIdentity('code_child_output', { node: node.identity }, []),
+      value: `{% $${childOut} %}`,
+      config: { ...config, codeFn: 'childOutput', codeChild: child.id },
+    }),
+    merged,
+    `node '${nodeName}': the output of workflow '${child.id}', checked against its outputSchema (function handler)`,
+  );
   start.Next = outputName;
   scope.states[outputName] = checkOut;
   return outputName;
@@ -183,14 +247,25 @@ function lowerChildNode(ctx: LowerContext, step: IrStep, scope: Scope, node: IrS
  * merges the transition payload over the run's data) and makes its output the run state; with none
  * pending, the run state is the result. Returns the Choice's name.
  */
-function lowerHandoffs(ctx: LowerContext, step: IrStep, scope: Scope, handoffs: readonly IrCodeChild[], state: string, handoff: string, exitName: string): string {
+function lowerHandoffs(
+  ctx: LowerContext,
+  step: IrStep,
+  scope: Scope,
+  handoffs: readonly IrCodeChild[],
+  state: string,
+  handoff: string,
+  exitName: string,
+): string {
   const choiceName = ctx.helper(step, 'hand off?');
   const choices: { Condition: string; Next: string }[] = [];
   for (const h of handoffs) {
     const name = ctx.helper(step, `hand off to ${h.id}`);
     scope.states[name] = {
       Type: 'Task',
-      Comment: ctx.comment(step, `a node handed the run over to workflow '${h.id}' (transitionTo): it runs as a nested execution, and its output is the result`),
+      Comment: ctx.comment(
+        step,
+        `a node handed the run over to workflow '${h.id}' (transitionTo): it runs as a nested execution, and its output is the result`,
+      ),
       Resource: 'arn:aws:states:::states:startExecution.sync:2',
       Arguments: {
         // Deployed beside this workflow, in its account and region, under its workflow name.
@@ -198,24 +273,43 @@ function lowerHandoffs(ctx: LowerContext, step: IrStep, scope: Scope, handoffs: 
         Input: `{% $merge([$${state}, $${handoff}.payload]) %}`,
       },
       Assign: { [state]: '{% $states.result.Output %}' },
-      Catch: [{ ErrorEquals: ['States.ALL'], Output: `{% [${JSON.stringify(`${step.id}.${h.id}`)}, $states.errorOutput] %}`, Next: ctx.failState(scope) }],
+      Catch: [
+        {
+          ErrorEquals: ['States.ALL'],
+          Output: `{% [${JSON.stringify(`${step.id}.${h.id}`)}, $states.errorOutput] %}`,
+          Next: ctx.failState(scope),
+        },
+      ],
       Next: exitName,
     };
     choices.push({ Condition: `{% $type($${handoff}) = "object" and $${handoff}.to = ${JSON.stringify(h.id)} %}`, Next: name });
   }
   scope.states[choiceName] = {
-    Type: 'Choice', Comment: ctx.comment(step, 'a node handed the run over to another workflow (transitionTo), or the run state is the result'),
-    Choices: choices, Default: exitName,
+    Type: 'Choice',
+    Comment: ctx.comment(step, 'a node handed the run over to another workflow (transitionTo), or the run state is the result'),
+    Choices: choices,
+    Default: exitName,
   };
   return choiceName;
 }
 
 /** A fixed edge inside a possibly cyclic graph: a Choice that stops the run past the bound. */
-function boundedNext(ctx: LowerContext, step: IrStep, scope: Scope, from: string, runs: string, max: number, tooMany: string, next: string): string {
+function boundedNext(
+  ctx: LowerContext,
+  step: IrStep,
+  scope: Scope,
+  from: string,
+  runs: string,
+  max: number,
+  tooMany: string,
+  next: string,
+): string {
   const name = ctx.helper(step, `${from} next?`);
   scope.states[name] = {
-    Type: 'Choice', Comment: ctx.comment(step, `after '${from}'`),
-    Choices: [{ Condition: `{% $${runs} >= ${max} %}`, Next: tooMany }], Default: next,
+    Type: 'Choice',
+    Comment: ctx.comment(step, `after '${from}'`),
+    Choices: [{ Condition: `{% $${runs} >= ${max} %}`, Next: tooMany }],
+    Default: next,
   };
   return name;
 }

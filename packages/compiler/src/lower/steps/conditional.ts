@@ -4,7 +4,13 @@ import { type AslState, type Frag, type LowerContext, type Scope } from '../Lowe
 
 /** The condition's value in the step's variable; with inline branches, the Choice that runs one. */
 export function lowerConditional(ctx: LowerContext, step: IrStep, scope: Scope, v: string): Frag {
-  const cond = ctx.lowerPass(step, scope, v, ctx.conditionJsonata(step.composite?.condition, scope, step), 'Condition evaluated in JSONata (no Lambda)');
+  const cond = ctx.lowerPass(
+    step,
+    scope,
+    v,
+    ctx.conditionJsonata(step.composite?.condition, scope, step),
+    'Condition evaluated in JSONata (no Lambda)',
+  );
   return step.composite?.body ? lowerBranches(ctx, step, scope, v, cond) : cond;
 }
 

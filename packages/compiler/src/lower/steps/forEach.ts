@@ -13,8 +13,13 @@ export function lowerForEach(ctx: LowerContext, step: IrStep, scope: Scope, v: s
   const inputVar = ctx.names.variable(`${v}_input`);
   const index = ctx.names.variable(`${v}_index`);
   const inner: Scope = {
-    label: name, states: {}, env: scope.env.child(),
-    inputVar: `$${inputVar}`, iterVars: [...scope.iterVars, index], inMap: true, produced: [],
+    label: name,
+    states: {},
+    env: scope.env.child(),
+    inputVar: `$${inputVar}`,
+    iterVars: [...scope.iterVars, index],
+    inMap: true,
+    produced: [],
   };
   const body = c.body ?? { steps: [], edges: [] };
   const bodyFrag = ctx.lowerWorkflowBody(body, inner, false);
@@ -27,7 +32,9 @@ export function lowerForEach(ctx: LowerContext, step: IrStep, scope: Scope, v: s
     },
   };
   inner.states[itemState] = first;
-  const frag: Frag = bodyFrag ? (ctx.connect([{ holder: first, field: 'Next' }], bodyFrag), bodyFrag) : { entry: itemState, tails: [{ holder: first, field: 'Next' }] };
+  const frag: Frag = bodyFrag
+    ? (ctx.connect([{ holder: first, field: 'Next' }], bodyFrag), bodyFrag)
+    : { entry: itemState, tails: [{ holder: first, field: 'Next' }] };
   const result = bodyFrag ? ctx.resultExpr(body, inner) : 'null';
   ctx.closeScope(frag, inner, (assigns) => valueOf(result, assigns));
   const items = c.items ? ctx.valueJsonata(c.items, scope, step) : '[]';

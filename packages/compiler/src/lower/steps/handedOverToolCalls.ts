@@ -11,15 +11,27 @@ import { type AslState, type Frag, type LowerContext, type Scope, type TurnVaria
 export function lowerHandedOverTurn(ctx: LowerContext, step: IrStep, scope: Scope, v: string, t: TurnVariables): Frag {
   const name = ctx.stepNames.get(step)!;
   const budget = step.budget ?? { maxTurns: 16, maxToolCalls: 20 };
-  const state = ctx.taskState(step, scope, 'model', ctx.payload(step, scope, {
-    kind: 'model',
-    role: 'reason',
-    turn: { index: `{% $${t.turn} %}`, toolResults: `{% $${t.results} %}` },
-    budget: { maxTurns: budget.maxTurns, maxToolCalls: budget.maxToolCalls, turnsUsed: `{% $${t.turn} %}`, toolCallsUsed: `{% $${t.calls} %}` },
-  }), {
-    [v]: '{% $states.result.done = true ? $states.result.output : null %}',
-    [t.reply]: '{% $states.result %}',
-  }, 'one model turn (model Lambda); the tool calls it asks for are run by the task its tool_call branch goes to');
+  const state = ctx.taskState(
+    step,
+    scope,
+    'model',
+    ctx.payload(step, scope, {
+      kind: 'model',
+      role: 'reason',
+      turn: { index: `{% $${t.turn} %}`, toolResults: `{% $${t.results} %}` },
+      budget: {
+        maxTurns: budget.maxTurns,
+        maxToolCalls: budget.maxToolCalls,
+        turnsUsed: `{% $${t.turn} %}`,
+        toolCallsUsed: `{% $${t.calls} %}`,
+      },
+    }),
+    {
+      [v]: '{% $states.result.done = true ? $states.result.output : null %}',
+      [t.reply]: '{% $states.result %}',
+    },
+    'one model turn (model Lambda); the tool calls it asks for are run by the task its tool_call branch goes to',
+  );
   scope.states[name] = state;
   scope.env.set(step.id, `$${v}`);
   scope.produced.push({ variable: v, steps: [step.id] });

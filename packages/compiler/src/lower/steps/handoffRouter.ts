@@ -11,15 +11,28 @@ export function lowerHandoff(ctx: LowerContext, step: IrStep, scope: Scope, v: s
   const last = ctx.names.variable(`${v}_last`);
   const hops = ctx.names.variable(`${v}_handoffs`);
   const input = step.input ? ctx.field(step.input, scope, step) : undefined;
-  const entry = ctx.agentTask(step, scope, c.entry ?? { agent: 'entry', role: 'entry', identity: step.identity }, entryName,
-    { task: input ?? null }, { [last]: `{% ${RESULT_VALUE} %}`, [hops]: 0 });
+  const entry = ctx.agentTask(
+    step,
+    scope,
+    c.entry ?? { agent: 'entry', role: 'entry', identity: step.identity },
+    entryName,
+    { task: input ?? null },
+    { [last]: `{% ${RESULT_VALUE} %}`, [hops]: 0 },
+  );
   entry.Next = route;
   // The role an agent transfers to: `{"handoff": "<role>"}` (or `transfer_to`) in its output.
   const roleOf = `( $o := $${last}; $type($o) = "object" ? ($exists($o.handoff) ? $o.handoff : $o.transfer_to) : null )`;
   const choices: Record<string, unknown>[] = specialists.map((s) => {
     const sName = ctx.helper(step, s.role);
-    const st = ctx.agentTask(step, scope, s, sName, { task: input ?? null, handoff: `{% $${last} %}` },
-      { [last]: `{% ${RESULT_VALUE} %}`, [hops]: `{% $${hops} + 1 %}` }, [...scope.iterVars, hops]);
+    const st = ctx.agentTask(
+      step,
+      scope,
+      s,
+      sName,
+      { task: input ?? null, handoff: `{% $${last} %}` },
+      { [last]: `{% ${RESULT_VALUE} %}`, [hops]: `{% $${hops} + 1 %}` },
+      [...scope.iterVars, hops],
+    );
     st.Next = route;
     return { Condition: `{% $${hops} < ${max} and ${roleOf} = ${JSON.stringify(s.role)} %}`, Next: sName };
   });

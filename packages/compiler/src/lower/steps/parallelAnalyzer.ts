@@ -21,7 +21,9 @@ export function lowerAnalyzer(ctx: LowerContext, step: IrStep, scope: Scope, v: 
     return { StartAt: sName, States: inner.states };
   });
   // Each analyst's output under its own header (`## <agent>`, as GraphN writes it), in list order.
-  const headed = keys.map((k, i) => `${JSON.stringify(`## ${k}\n`)} & ( $o := $states.result[${i}]; $type($o) = "string" ? $o : $string($o) )`).join(' & "\\n\\n" & ');
+  const headed = keys
+    .map((k, i) => `${JSON.stringify(`## ${k}\n`)} & ( $o := $states.result[${i}]; $type($o) = "string" ? $o : $string($o) )`)
+    .join(' & "\\n\\n" & ');
   scope.states[par] = {
     Type: 'Parallel',
     Comment: ctx.comment(step, `${analysts.length} analysts in parallel`),
@@ -32,8 +34,13 @@ export function lowerAnalyzer(ctx: LowerContext, step: IrStep, scope: Scope, v: 
     Next: agg,
   };
   const aggRef = c.aggregator ?? { agent: 'aggregator', role: 'aggregator', identity: step.identity };
-  const aggState = ctx.agentTask(step, scope, aggRef, agg,
+  const aggState = ctx.agentTask(
+    step,
+    scope,
+    aggRef,
+    agg,
     { task: input ?? null, analyses: `{% $${collected}.text %}`, byAnalyst: `{% $${collected}.byAnalyst %}` },
-    { [v]: `{% ${RESULT_VALUE} %}` });
+    { [v]: `{% ${RESULT_VALUE} %}` },
+  );
   return { entry: par, tails: [{ holder: aggState, field: 'Next' }] };
 }

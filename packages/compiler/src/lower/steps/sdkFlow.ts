@@ -20,12 +20,16 @@ export function lowerSdk(ctx: LowerContext, step: IrStep, scope: Scope, v: strin
   const ok = ctx.names.variable(`${v}_ok`);
   // States (and Choice rules) that go on to whatever comes next, linked once that is known.
   let pending: { holder: object; field: 'Next' | 'Default' }[] = [];
-  const reach = (name: string) => { for (const p of pending) (p.holder as Record<string, unknown>)[p.field] = name; pending = []; };
+  const reach = (name: string) => {
+    for (const p of pending) (p.holder as Record<string, unknown>)[p.field] = name;
+    pending = [];
+  };
   // A run's input is an object; the SDK's input is often text, which a run carries as {"input": …}
   // (as `run` does with text on standard input, and `.run(text)` does).
   const i = scope.inputVar;
   const start: AslState = {
-    Type: 'Pass', Comment: ctx.comment(step, 'the first step gets the workflow input'),
+    Type: 'Pass',
+    Comment: ctx.comment(step, 'the first step gets the workflow input'),
     Assign: { [prev]: `{% $type(${i}) = "object" and $count($keys(${i})) = 1 and $exists(${i}.input) ? ${i}.input : ${i} %}`, [steps]: [] },
   };
   scope.states[entry] = start;
@@ -34,8 +38,11 @@ export function lowerSdk(ctx: LowerContext, step: IrStep, scope: Scope, v: strin
     const group = sdkParallel(ctx, step, scope, sdk, entry, sdk.branches ?? [], `$${prev}`);
     reach(group.name);
     const exit: AslState = {
-      Type: 'Pass', Comment: ctx.comment(step, 'each branch settled: fulfilled with its value or rejected with its error'),
-      Assign: { [v]: `{% {"results": $${group.results}, "fulfilled": $count($${group.results}[status = "fulfilled"]), "rejected": $count($${group.results}[status = "rejected"])} %}` },
+      Type: 'Pass',
+      Comment: ctx.comment(step, 'each branch settled: fulfilled with its value or rejected with its error'),
+      Assign: {
+        [v]: `{% {"results": $${group.results}, "fulfilled": $count($${group.results}[status = "fulfilled"]), "rejected": $count($${group.results}[status = "rejected"])} %}`,
+      },
     };
     const exitName = ctx.helper(step, 'results');
     scope.states[exitName] = exit;
@@ -49,7 +56,7 @@ export function lowerSdk(ctx: LowerContext, step: IrStep, scope: Scope, v: strin
       // Inside a workflow a group answers with its fulfilled outputs, one per line; none fails the run.
       const fulfilled = `$${group.results}[status = "fulfilled"]`;
       group.state.Assign = {
-        ...group.state.Assign as Record<string, unknown>,
+        ...(group.state.Assign as Record<string, unknown>),
         // Assign reads the variables as they were before the state: the group's results are $states.result here.
         [prev]: `{% $join($append([], $map($states.result[status = "fulfilled"], function($r) { $type($r.value) = "string" ? $r.value : $string($r.value) })), "\\n") %}`,
         [steps]: `{% $append($${steps}, [{"parallel": ${JSON.stringify(item.name)}, "results": $states.result}]) %}`,
@@ -57,11 +64,17 @@ export function lowerSdk(ctx: LowerContext, step: IrStep, scope: Scope, v: strin
       const check = ctx.helper(step, `${item.name} any?`);
       const none = ctx.helper(step, `${item.name} all failed`);
       scope.states[none] = {
-        Type: 'Fail', Comment: ctx.comment(step, `every branch of '${item.name}' failed`),
-        Error: 'ParallelAllFailed', Cause: `every branch of the parallel group '${item.name}' failed`,
+        Type: 'Fail',
+        Comment: ctx.comment(step, `every branch of '${item.name}' failed`),
+        Error: 'ParallelAllFailed',
+        Cause: `every branch of the parallel group '${item.name}' failed`,
       };
       const rule: Record<string, unknown> = { Condition: `{% $count(${fulfilled}) = 0 %}`, Next: none };
-      const choice: AslState = { Type: 'Choice', Comment: ctx.comment(step, `'${item.name}' fails the run only when no branch was fulfilled`), Choices: [rule] };
+      const choice: AslState = {
+        Type: 'Choice',
+        Comment: ctx.comment(step, `'${item.name}' fails the run only when no branch was fulfilled`),
+        Choices: [rule],
+      };
       scope.states[check] = choice;
       group.state.Next = check;
       pending.push({ holder: choice, field: 'Default' });
@@ -77,19 +90,26 @@ export function lowerSdk(ctx: LowerContext, step: IrStep, scope: Scope, v: strin
     let first = agentRun.entry;
     if (s.transform) {
       const t = ctx.helper(step, `${s.name} transform`);
-      sdkFunctionTask(ctx, step, scope, sdk, t, s.name, 'transform', s.path, `{% $${prev} %}`, { [input]: `{% ${RESULT_VALUE} %}` }).Next = first;
+      sdkFunctionTask(ctx, step, scope, sdk, t, s.name, 'transform', s.path, `{% $${prev} %}`, { [input]: `{% ${RESULT_VALUE} %}` }).Next =
+        first;
       first = t;
     }
     if (s.when) {
       const w = ctx.helper(step, `${s.name} when?`);
       const run = ctx.helper(step, `${s.name} run?`);
-      sdkFunctionTask(ctx, step, scope, sdk, w, s.name, 'when', s.path, `{% $${prev} %}`, { [ok]: `{% ${RESULT_VALUE} = true %}` }).Next = run;
+      sdkFunctionTask(ctx, step, scope, sdk, w, s.name, 'when', s.path, `{% $${prev} %}`, { [ok]: `{% ${RESULT_VALUE} = true %}` }).Next =
+        run;
       // A false `when` skips the step: the previous response is passed on.
       const skip: Record<string, unknown> = {
         Condition: `{% $not($${ok}) %}`,
         Assign: { [steps]: `{% $append($${steps}, [{"agent": ${JSON.stringify(s.name)}, "skipped": true}]) %}` },
       };
-      scope.states[run] = { Type: 'Choice', Comment: ctx.comment(step, `'${s.name}' runs only when its when(prev) is true`), Choices: [skip], Default: first };
+      scope.states[run] = {
+        Type: 'Choice',
+        Comment: ctx.comment(step, `'${s.name}' runs only when its when(prev) is true`),
+        Choices: [skip],
+        Default: first,
+      };
       reach(w);
       pending.push({ holder: skip, field: 'Next' });
     } else {
@@ -99,7 +119,8 @@ export function lowerSdk(ctx: LowerContext, step: IrStep, scope: Scope, v: strin
   }
   const exitName = ctx.helper(step, 'result');
   const exit: AslState = {
-    Type: 'Pass', Comment: ctx.comment(step, 'the last response is the output'),
+    Type: 'Pass',
+    Comment: ctx.comment(step, 'the last response is the output'),
     Assign: { [v]: `{% {"output": $${prev}, "steps": $${steps}, "stoppedEarly": false} %}` },
   };
   scope.states[exitName] = exit;
@@ -112,7 +133,15 @@ export function lowerSdk(ctx: LowerContext, step: IrStep, scope: Scope, v: strin
  * own failure (isolation), so the group settles like Promise.allSettled: `{status: "fulfilled",
  * agent, value}` or `{status: "rejected", agent, reason: {error, cause}}`, in branch order.
  */
-function sdkParallel(ctx: LowerContext, step: IrStep, scope: Scope, sdk: IrSdkFlow, name: string, branches: readonly IrSdkStep[], groupInput: string): { name: string; state: AslState; results: string } {
+function sdkParallel(
+  ctx: LowerContext,
+  step: IrStep,
+  scope: Scope,
+  sdk: IrSdkFlow,
+  name: string,
+  branches: readonly IrSdkStep[],
+  groupInput: string,
+): { name: string; state: AslState; results: string } {
   const stateName = name === ctx.stepNames.get(step) ? ctx.helper(step, 'parallel') : ctx.names.state(name);
   if (stateName !== ctx.stepNames.get(step)) ctx.stepStates.get(step)!.push(stateName);
   const results = ctx.names.variable(`${ctx.names.stepVariable(step.id)}_group`);
@@ -148,13 +177,18 @@ function sdkParallel(ctx: LowerContext, step: IrStep, scope: Scope, sdk: IrSdkFl
       w.Catch = [{ ErrorEquals: ['States.ALL'], Output: '{% $states.errorOutput %}', Next: failed }];
       w.Next = run;
       states[run] = {
-        Type: 'Choice', Comment: ctx.comment(step, `'${b.name}' runs only when its when(input) is true`),
-        Choices: [{ Condition: '{% $states.input.run %}', Next: startAt }], Default: skipped,
+        Type: 'Choice',
+        Comment: ctx.comment(step, `'${b.name}' runs only when its when(input) is true`),
+        Choices: [{ Condition: '{% $states.input.run %}', Next: startAt }],
+        Default: skipped,
       };
-      const passed = typeof branchValue === 'string' && branchValue.startsWith('{% ') ? branchValue.slice(3, -3) : JSON.stringify(branchValue);
+      const passed =
+        typeof branchValue === 'string' && branchValue.startsWith('{% ') ? branchValue.slice(3, -3) : JSON.stringify(branchValue);
       states[skipped] = {
-        Type: 'Pass', Comment: ctx.comment(step, `'${b.name}' skipped: its input is its value`),
-        Output: `{% {"status": "fulfilled", "agent": ${JSON.stringify(b.name)}, "value": ${passed}, "skipped": true} %}`, End: true,
+        Type: 'Pass',
+        Comment: ctx.comment(step, `'${b.name}' skipped: its input is its value`),
+        Output: `{% {"status": "fulfilled", "agent": ${JSON.stringify(b.name)}, "value": ${passed}, "skipped": true} %}`,
+        End: true,
       };
       startAt = decide;
     }
@@ -164,7 +198,8 @@ function sdkParallel(ctx: LowerContext, step: IrStep, scope: Scope, sdk: IrSdkFl
     task.End = true;
     task.Catch = [{ ErrorEquals: ['States.ALL'], Output: '{% $states.errorOutput %}', Next: failed }];
     states[failed] = {
-      Type: 'Pass', Comment: ctx.comment(step, `'${b.name}' failed: the group goes on without it`),
+      Type: 'Pass',
+      Comment: ctx.comment(step, `'${b.name}' failed: the group goes on without it`),
       // A Lambda's Cause is its error as JSON ({errorType, errorMessage, trace}): the reason keeps the message.
       Output: `{% ( $c := $states.input.Cause; $m := $type($c) = "string" and $substring($c, 0, 13) = "{\\"errorType\\":" ? $eval($c).errorMessage : $c; {"status": "rejected", "agent": ${JSON.stringify(b.name)}, "reason": {"error": $states.input.Error, "cause": $exists($m) ? $m : $c}} ) %}`,
       End: true,
@@ -172,8 +207,10 @@ function sdkParallel(ctx: LowerContext, step: IrStep, scope: Scope, sdk: IrSdkFl
     return { StartAt: startAt, States: states };
   });
   const state: AslState = {
-    Type: 'Parallel', Comment: ctx.comment(step, `${branches.length} agents at once; a failing one does not stop the others`),
-    Branches, Assign: { [results]: '{% $states.result %}' },
+    Type: 'Parallel',
+    Comment: ctx.comment(step, `${branches.length} agents at once; a failing one does not stop the others`),
+    Branches,
+    Assign: { [results]: '{% $states.result %}' },
   };
   scope.states[stateName] = state;
   return { name: stateName, state, results };
@@ -185,14 +222,30 @@ function sdkParallel(ctx: LowerContext, step: IrStep, scope: Scope, sdk: IrSdkFl
  * becomes (reason → the tool calls → back, within the tier budget), its reason Task named after
  * the agent. `assign(result)` says what its answer sets; `next` is where to link what follows.
  */
-function sdkAgent(ctx: LowerContext, step: IrStep, scope: Scope, s: { name: string; agent: IrSdkAgent; retry?: IrRetry }, stateName: string, input: string, assign: (result: string) => Record<string, unknown>, iterVars?: readonly string[]): { entry: string; next: { holder: object; field: 'Next' } } {
+function sdkAgent(
+  ctx: LowerContext,
+  step: IrStep,
+  scope: Scope,
+  s: { name: string; agent: IrSdkAgent; retry?: IrRetry },
+  stateName: string,
+  input: string,
+  assign: (result: string) => Record<string, unknown>,
+  iterVars?: readonly string[],
+): { entry: string; next: { holder: object; field: 'Next' } } {
   if (s.agent.tools.length === 0) {
     const task = sdkAgentTask(ctx, step, scope, s, stateName, `{% ${input} %}`, assign(RESULT_VALUE), iterVars);
     return { entry: stateName, next: { holder: task, field: 'Next' } };
   }
-  const agentConfig = { ...(s.agent.model !== undefined ? { model: s.agent.model } : {}), ...(s.agent.instructions !== undefined ? { instructions: s.agent.instructions } : {}) };
+  const agentConfig = {
+    ...(s.agent.model !== undefined ? { model: s.agent.model } : {}),
+    ...(s.agent.instructions !== undefined ? { instructions: s.agent.instructions } : {}),
+  };
   const sub: IrStep = {
-    ...step, id: `${step.id}.${s.name}`, kind: 'agent', tools: [...s.agent.tools], retry: s.retry,
+    ...step,
+    id: `${step.id}.${s.name}`,
+    kind: 'agent',
+    tools: [...s.agent.tools],
+    retry: s.retry,
     config: { agent: s.agent.name, ...(Object.keys(agentConfig).length > 0 ? { agentConfig } : {}) },
     identity: stepIdentity('code_agent', { sdk: step.identity, node: s.name }, s.agent.tools),
     input: { kind: 'jsonata', jsonata: input, reads: [] },
@@ -212,18 +265,39 @@ function sdkAgent(ctx: LowerContext, step: IrStep, scope: Scope, s: { name: stri
   const done = frag.tails[0]!.holder as Record<string, unknown>;
   // The loop's last turn answers in `$<reply>.output`, which the done rule assigns to the step variable.
   const answer = String(Object.values(done.Assign as Record<string, string>)[0]).replace(/^\{% | %\}$/g, '');
-  done.Assign = { ...done.Assign as Record<string, unknown>, ...assign(answer) };
+  done.Assign = { ...(done.Assign as Record<string, unknown>), ...assign(answer) };
   return { entry, next: { holder: done, field: 'Next' } };
 }
 
 /** An agent of an SDK workflow: a model Task named after it, with its model, instructions, tools and retry. */
-function sdkAgentTask(ctx: LowerContext, step: IrStep, scope: Scope, s: { name: string; agent: IrSdkAgent; retry?: IrRetry }, stateName: string, value: unknown, assign: Record<string, unknown>, iterVars?: readonly string[]): AslState {
+function sdkAgentTask(
+  ctx: LowerContext,
+  step: IrStep,
+  scope: Scope,
+  s: { name: string; agent: IrSdkAgent; retry?: IrRetry },
+  stateName: string,
+  value: unknown,
+  assign: Record<string, unknown>,
+  iterVars?: readonly string[],
+): AslState {
   const sub: IrStep = {
-    ...step, id: `${step.id}.${s.name}`, config: {}, tools: [...s.agent.tools], retry: s.retry,
+    ...step,
+    id: `${step.id}.${s.name}`,
+    config: {},
+    tools: [...s.agent.tools],
+    retry: s.retry,
     identity: stepIdentity('code_agent', { sdk: step.identity, node: s.name }, s.agent.tools),
   };
-  const agentConfig = { ...(s.agent.model !== undefined ? { model: s.agent.model } : {}), ...(s.agent.instructions !== undefined ? { instructions: s.agent.instructions } : {}) };
-  const ref: IrAgentRef = { agent: s.agent.name, role: 'agent', identity: sub.identity, ...(Object.keys(agentConfig).length > 0 ? { agentConfig } : {}) };
+  const agentConfig = {
+    ...(s.agent.model !== undefined ? { model: s.agent.model } : {}),
+    ...(s.agent.instructions !== undefined ? { instructions: s.agent.instructions } : {}),
+  };
+  const ref: IrAgentRef = {
+    agent: s.agent.name,
+    role: 'agent',
+    identity: sub.identity,
+    ...(Object.keys(agentConfig).length > 0 ? { agentConfig } : {}),
+  };
   const task = ctx.agentTask(sub, scope, ref, stateName, value, assign, iterVars);
   // The state machine passes the answer on itself (joins, merges): it must come back inline.
   (task.Arguments as Record<string, unknown>).readByStateMachine = true;
@@ -231,11 +305,39 @@ function sdkAgentTask(ctx: LowerContext, step: IrStep, scope: Scope, s: { name: 
 }
 
 /** One of the user's functions, called by the function handler: `codeNode` names the node or step, `codeFn` which function. */
-function sdkFunctionTask(ctx: LowerContext, step: IrStep, scope: Scope, sdk: IrSdkFlow, stateName: string, node: string, fn: string, path: readonly number[] | undefined, value: unknown, assign: Record<string, unknown>, iterVars?: readonly string[]): AslState {
-  const sub: IrStep = { ...step, id: `${step.id}.${node}`, tools: [], retry: undefined, identity: stepIdentity('code_fn', { sdk: step.identity, node, fn }, []) };
+function sdkFunctionTask(
+  ctx: LowerContext,
+  step: IrStep,
+  scope: Scope,
+  sdk: IrSdkFlow,
+  stateName: string,
+  node: string,
+  fn: string,
+  path: readonly number[] | undefined,
+  value: unknown,
+  assign: Record<string, unknown>,
+  iterVars?: readonly string[],
+): AslState {
+  const sub: IrStep = {
+    ...step,
+    id: `${step.id}.${node}`,
+    tools: [],
+    retry: undefined,
+    identity: stepIdentity('code_fn', { sdk: step.identity, node, fn }, []),
+  };
   const payload = ctx.payload(sub, scope, {
-    kind: 'function', role: fn, identity: sub.identity, value, iterVars,
-    config: { codeModule: sdk.module, codeExport: sdk.exportName, codeNode: node, codeFn: fn, ...(path !== undefined ? { codePath: [...path] } : {}) },
+    kind: 'function',
+    role: fn,
+    identity: sub.identity,
+    value,
+    iterVars,
+    config: {
+      codeModule: sdk.module,
+      codeExport: sdk.exportName,
+      codeNode: node,
+      codeFn: fn,
+      ...(path !== undefined ? { codePath: [...path] } : {}),
+    },
   });
   payload.readByStateMachine = true;
   const task = ctx.taskState(sub, scope, 'function', payload, assign, `${fn} of '${node}' (runs in the function handler)`);
@@ -267,7 +369,8 @@ function lowerSdkGraph(ctx: LowerContext, step: IrStep, scope: Scope, v: string,
     if (name === undefined) {
       name = ctx.helper(step, by === 'end' ? 'END' : by === 'maxIterations' ? 'max iterations' : 'no edge');
       const pass: AslState = {
-        Type: 'Pass', Comment: ctx.comment(step, `the graph stops: ${by}`),
+        Type: 'Pass',
+        Comment: ctx.comment(step, `the graph stops: ${by}`),
         Assign: { [v]: `{% {"state": $${state}, "steps": $${steps}, "iterations": $${iters}, "terminatedBy": ${JSON.stringify(by)}} %}` },
       };
       scope.states[name] = pass;
@@ -286,23 +389,59 @@ function lowerSdkGraph(ctx: LowerContext, step: IrStep, scope: Scope, v: string,
   for (const n of nodes) {
     const name = ctx.names.state(n.name);
     ctx.stepStates.get(step)!.push(name);
-    const assign = (partial: string) => Object.fromEntries(Object.entries(merge(partial)).map(([k, x]) => [k, x.replace('NODE', JSON.stringify(n.name))]));
+    const assign = (partial: string) =>
+      Object.fromEntries(Object.entries(merge(partial)).map(([k, x]) => [k, x.replace('NODE', JSON.stringify(n.name))]));
     let first = name;
     let last: AslState;
     if (n.agent) {
       const input = ctx.helper(step, `${n.name} input`);
       const mergeName = ctx.helper(step, `${n.name} merge`);
-      const agentRun = sdkAgent(ctx, step, scope, { name: n.name, agent: n.agent }, name, `$${hold}`, (result) => ({ [hold]: `{% ${result} %}` }), iterVars);
+      const agentRun = sdkAgent(
+        ctx,
+        step,
+        scope,
+        { name: n.name, agent: n.agent },
+        name,
+        `$${hold}`,
+        (result) => ({ [hold]: `{% ${result} %}` }),
+        iterVars,
+      );
       (agentRun.next.holder as Record<string, unknown>)[agentRun.next.field] = mergeName;
-      sdkFunctionTask(ctx, step, scope, sdk, input, n.name, 'input', undefined, `{% $${state} %}`, { [hold]: `{% ${RESULT_VALUE} %}` }, iterVars).Next = agentRun.entry;
-      last = sdkFunctionTask(ctx, step, scope, sdk, mergeName, n.name, 'merge', undefined, `{% {"state": $${state}, "output": $${hold}} %}`, assign(RESULT_VALUE), iterVars);
+      sdkFunctionTask(
+        ctx,
+        step,
+        scope,
+        sdk,
+        input,
+        n.name,
+        'input',
+        undefined,
+        `{% $${state} %}`,
+        { [hold]: `{% ${RESULT_VALUE} %}` },
+        iterVars,
+      ).Next = agentRun.entry;
+      last = sdkFunctionTask(
+        ctx,
+        step,
+        scope,
+        sdk,
+        mergeName,
+        n.name,
+        'merge',
+        undefined,
+        `{% {"state": $${state}, "output": $${hold}} %}`,
+        assign(RESULT_VALUE),
+        iterVars,
+      );
       first = input;
     } else {
       last = sdkFunctionTask(ctx, step, scope, sdk, name, n.name, 'node', undefined, `{% $${state} %}`, assign(RESULT_VALUE), iterVars);
     }
     scope.states[gate.get(n.name)!] = {
-      Type: 'Choice', Comment: ctx.comment(step, `'${n.name}' runs unless the graph has run ${max} nodes`),
-      Choices: [{ Condition: `{% $${iters} >= ${max} %}`, Next: exit('maxIterations') }], Default: first,
+      Type: 'Choice',
+      Comment: ctx.comment(step, `'${n.name}' runs unless the graph has run ${max} nodes`),
+      Choices: [{ Condition: `{% $${iters} >= ${max} %}`, Next: exit('maxIterations') }],
+      Default: first,
     };
     const next = n.next;
     if (next === undefined) last.Next = exit('noEdge');
@@ -311,14 +450,29 @@ function lowerSdkGraph(ctx: LowerContext, step: IrStep, scope: Scope, v: string,
       const route = ctx.helper(step, `${n.name} route`);
       const pick = ctx.helper(step, `${n.name} next`);
       last.Next = route;
-      sdkFunctionTask(ctx, step, scope, sdk, route, n.name, 'route', undefined, `{% $${state} %}`, { [hold]: `{% ${RESULT_VALUE} %}` }, iterVars).Next = pick;
+      sdkFunctionTask(
+        ctx,
+        step,
+        scope,
+        sdk,
+        route,
+        n.name,
+        'route',
+        undefined,
+        `{% $${state} %}`,
+        { [hold]: `{% ${RESULT_VALUE} %}` },
+        iterVars,
+      ).Next = pick;
       const unknown = ctx.helper(step, `${n.name} unknown node`);
       scope.states[unknown] = {
-        Type: 'Fail', Comment: ctx.comment(step, `the router after '${n.name}' named no node`),
-        Error: 'UnknownNode', Cause: `the router after node '${n.name}' returned a name that is no node of the graph`,
+        Type: 'Fail',
+        Comment: ctx.comment(step, `the router after '${n.name}' named no node`),
+        Error: 'UnknownNode',
+        Cause: `the router after node '${n.name}' returned a name that is no node of the graph`,
       };
       scope.states[pick] = {
-        Type: 'Choice', Comment: ctx.comment(step, `the router after '${n.name}' names the next node`),
+        Type: 'Choice',
+        Comment: ctx.comment(step, `the router after '${n.name}' names the next node`),
         Choices: [
           { Condition: `{% $${hold} = "__end__" %}`, Next: exit('end') },
           ...nodes.map((m) => ({ Condition: `{% $${hold} = ${JSON.stringify(m.name)} %}`, Next: gate.get(m.name)! })),
@@ -328,7 +482,8 @@ function lowerSdkGraph(ctx: LowerContext, step: IrStep, scope: Scope, v: string,
     }
   }
   scope.states[entry] = {
-    Type: 'Pass', Comment: ctx.comment(step, 'the state starts as the input'),
+    Type: 'Pass',
+    Comment: ctx.comment(step, 'the state starts as the input'),
     Assign: { [state]: `{% $type(${scope.inputVar}) = "object" ? ${scope.inputVar} : {} %}`, [steps]: [], [iters]: 0, [hold]: null },
     Next: gate.get(sdk.start ?? nodes[0]!.name)!,
   };

@@ -6,7 +6,14 @@ import { RESULT_VALUE, type Frag, type LowerContext, type Scope } from '../Lower
 export function lowerTask(ctx: LowerContext, step: IrStep, scope: Scope, v: string): Frag {
   const name = ctx.stepNames.get(step)!;
   const kind = (step.kind === 'agent' ? 'agent' : step.kind) as LambdaStepKind;
-  const state = ctx.taskState(step, scope, kind, ctx.payload(step, scope), { [v]: `{% ${RESULT_VALUE} %}` }, kind === 'tool' ? 'answered through a task token (a gated call waits for a human)' : undefined);
+  const state = ctx.taskState(
+    step,
+    scope,
+    kind,
+    ctx.payload(step, scope),
+    { [v]: `{% ${RESULT_VALUE} %}` },
+    kind === 'tool' ? 'answered through a task token (a gated call waits for a human)' : undefined,
+  );
   scope.states[name] = state;
   return { entry: name, tails: [{ holder: state, field: 'Next' }] };
 }

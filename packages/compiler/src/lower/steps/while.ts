@@ -47,7 +47,16 @@ export function lowerWhile(ctx: LowerContext, step: IrStep, scope: Scope, v: str
   const entry = bodyFrag?.entry ?? again;
   return {
     entry,
-    init: { assign, materialize: ctx.initPass(scope, () => name, ctx.comment(step, `loop: the body runs at least once and at most ${max} times`), () => assign, entry) },
+    init: {
+      assign,
+      materialize: ctx.initPass(
+        scope,
+        () => name,
+        ctx.comment(step, `loop: the body runs at least once and at most ${max} times`),
+        () => assign,
+        entry,
+      ),
+    },
     tails: [{ holder: exit, field: 'rule' }],
   };
 }
@@ -56,6 +65,9 @@ export function lowerWhile(ctx: LowerContext, step: IrStep, scope: Scope, v: str
 function workflowReads(wf: IrWorkflow, id: string): boolean {
   return wf.steps.some((s) => {
     const c = s.composite;
-    return [s.input, s.when, s.expr, c?.items, c?.condition].some((e) => e?.reads.includes(id)) || (c?.body !== undefined && workflowReads(c.body, id));
+    return (
+      [s.input, s.when, s.expr, c?.items, c?.condition].some((e) => e?.reads.includes(id)) ||
+      (c?.body !== undefined && workflowReads(c.body, id))
+    );
   });
 }

@@ -8,7 +8,17 @@ import { Scope } from '../Scope.js';
 import { RuntimeFailure } from '../StateError.js';
 import { finish, inputPath } from '../stateIo.js';
 import { TaskFailure, toFailure } from '../TaskFailure.js';
-import { Aborted, json, typeName, type ExecutionContext, type Frame, type Obj, type StateRun, type StepResult, type Thread } from '../ExecutionContext.js';
+import {
+  Aborted,
+  json,
+  typeName,
+  type ExecutionContext,
+  type Frame,
+  type Obj,
+  type StateRun,
+  type StepResult,
+  type Thread,
+} from '../ExecutionContext.js';
 import type { QueryLanguage } from '../types.js';
 
 const listenerCache = new WeakMap<object, boolean>();
@@ -17,14 +27,23 @@ const listenerCache = new WeakMap<object, boolean>();
 function listensForAbort(machine: Obj): boolean {
   let v = listenerCache.get(machine);
   if (v === undefined) {
-    v = Object.values((machine.States as Record<string, Obj> | undefined) ?? {}).some((st) => ['Task', 'Wait', 'Map', 'Parallel'].includes(st.Type as string));
+    v = Object.values((machine.States as Record<string, Obj> | undefined) ?? {}).some((st) =>
+      ['Task', 'Wait', 'Map', 'Parallel'].includes(st.Type as string),
+    );
     listenerCache.set(machine, v);
   }
   return v;
 }
 
 /** MaxConcurrency and the tolerated failures: a number, a `…Path`, or a JSONata expression. */
-async function mapNumber(ctx: ExecutionContext, run: StateRun, eff: unknown, raw: unknown, field: string, kind: 'integer' | 'float'): Promise<number | undefined> {
+async function mapNumber(
+  ctx: ExecutionContext,
+  run: StateRun,
+  eff: unknown,
+  raw: unknown,
+  field: string,
+  kind: 'integer' | 'float',
+): Promise<number | undefined> {
   const v = run.st[field];
   if (run.ql === 'JSONata' && jsonataBody(v) !== undefined) {
     const n = await evalTemplate(v, field, ctx.bindings(run, raw));
@@ -44,7 +63,10 @@ async function mapNumber(ctx: ExecutionContext, run: StateRun, eff: unknown, raw
     // Numeric text is accepted, as AWS parses the referenced value.
     if (typeof n === 'string' && n.trim() !== '' && !Number.isNaN(Number(n))) n = Number(n);
     if (typeof n !== 'number' || (kind === 'integer' && !Number.isInteger(n))) {
-      throw new RuntimeFailure('States.Runtime', `The ${field}Path field refers to value "${typeof n === 'string' ? n : json(n)}" which is not a valid ${kind}: ${p}`);
+      throw new RuntimeFailure(
+        'States.Runtime',
+        `The ${field}Path field refers to value "${typeof n === 'string' ? n : json(n)}" which is not a valid ${kind}: ${p}`,
+      );
     }
     return n;
   }
@@ -61,11 +83,15 @@ async function itemsOf(ctx: ExecutionContext, run: StateRun, raw: unknown): Prom
     return { eff, items };
   }
   if (st.Items === undefined) {
-    if (!Array.isArray(raw)) throw new RuntimeFailure('States.QueryEvaluationError', `Map state input must be an array but was: ${json(raw)}`);
+    if (!Array.isArray(raw))
+      throw new RuntimeFailure('States.QueryEvaluationError', `Map state input must be an array but was: ${json(raw)}`);
     return { eff: raw, items: raw };
   }
   const body = jsonataBody(st.Items);
-  const items = body !== undefined ? await evalField(body, 'Items', ctx.bindings(run, raw)) : await evalTemplate(st.Items, 'Items', ctx.bindings(run, raw));
+  const items =
+    body !== undefined
+      ? await evalField(body, 'Items', ctx.bindings(run, raw))
+      : await evalTemplate(st.Items, 'Items', ctx.bindings(run, raw));
   if (!Array.isArray(items)) {
     throw new RuntimeFailure(
       'States.QueryEvaluationError',
@@ -89,7 +115,8 @@ export async function runMap(ctx: ExecutionContext, run: StateRun, raw: unknown)
   const tolCount = await mapNumber(ctx, run, eff, raw, 'ToleratedFailureCount', 'integer');
   if (tolCount !== undefined && tolCount < 0) throw new RuntimeFailure('States.Runtime', 'ToleratedFailureCount cannot be negative.');
   const tolPct = await mapNumber(ctx, run, eff, raw, 'ToleratedFailurePercentage', 'float');
-  if (tolPct !== undefined && (tolPct < 0 || tolPct > 100)) throw new RuntimeFailure('States.Runtime', 'ToleratedFailurePercentage must be between 0 and 100.');
+  if (tolPct !== undefined && (tolPct < 0 || tolPct > 100))
+    throw new RuntimeFailure('States.Runtime', 'ToleratedFailurePercentage must be between 0 and 100.');
   let chainPrev = startedId;
   const distributed = mode === 'DISTRIBUTED';
   if (distributed) {
@@ -122,7 +149,10 @@ export async function runMap(ctx: ExecutionContext, run: StateRun, raw: unknown)
     let itemInput: unknown = value;
     if (selector !== undefined) {
       const itemRun: StateRun = { ...run, frame: { ...run.frame, mapItem: { Index: index, Value: value } } };
-      itemInput = run.ql === 'JSONata' ? await evalTemplate(selector, 'ItemSelector', ctx.bindings(itemRun, raw)) : evaluatePayloadTemplate(selector, eff, ctx.pathEnv(itemRun));
+      itemInput =
+        run.ql === 'JSONata'
+          ? await evalTemplate(selector, 'ItemSelector', ctx.bindings(itemRun, raw))
+          : evaluatePayloadTemplate(selector, eff, ctx.pathEnv(itemRun));
     }
     const thread: Thread = { prev: chainPrev, silent: distributed || run.frame.thread.silent };
     if (!distributed) ctx.emit(thread, 'MapIterationStarted', { index, name: run.name });
@@ -145,7 +175,10 @@ export async function runMap(ctx: ExecutionContext, run: StateRun, raw: unknown)
       const f = toFailure(e);
       results[index] = { Error: f.error, ...(f.cause !== undefined ? { Cause: f.cause } : {}) };
       if (!tolerated(failures) && failure === undefined) {
-        failure = tolCount === undefined && tolPct === undefined ? e : new TaskFailure('States.ExceedToleratedFailureThreshold', 'The specified tolerated failure threshold was exceeded');
+        failure =
+          tolCount === undefined && tolPct === undefined
+            ? e
+            : new TaskFailure('States.ExceedToleratedFailureThreshold', 'The specified tolerated failure threshold was exceeded');
         failureThread = thread;
         ac.abort();
       }

@@ -6,7 +6,18 @@ import { requirePath } from '../pathEnv.js';
 import { RuntimeFailure } from '../StateError.js';
 import { finish, inputPath, jsonataArguments, parameters } from '../stateIo.js';
 import { TaskFailure, toFailure } from '../TaskFailure.js';
-import { Aborted, MAX_PAYLOAD_BYTES, NOT_TRUNCATED, TIMERS_DONE, json, typeName, type ExecutionContext, type Obj, type StateRun, type StepResult } from '../ExecutionContext.js';
+import {
+  Aborted,
+  MAX_PAYLOAD_BYTES,
+  NOT_TRUNCATED,
+  TIMERS_DONE,
+  json,
+  typeName,
+  type ExecutionContext,
+  type Obj,
+  type StateRun,
+  type StepResult,
+} from '../ExecutionContext.js';
 
 /** `arn:aws:states:::lambda:invoke(.waitForTaskToken)` → {resourceType: lambda, resource: invoke(.waitForTaskToken)}; undefined for function ARNs. */
 export function serviceOf(resource: string): { resourceType: string; resource: string } | undefined {
@@ -146,12 +157,21 @@ export async function runTask(ctx: ExecutionContext, run: StateRun, raw: unknown
   run.frame.signal.removeEventListener('abort', onOuter);
   const outText = json(result);
   if (outText.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(outText) > MAX_PAYLOAD_BYTES) {
-    const f = new TaskFailure('States.DataLimitExceeded', `The state/task '${svc ? svc.resourceType : resource}' returned a result with a size exceeding the maximum number of bytes service limit.`);
+    const f = new TaskFailure(
+      'States.DataLimitExceeded',
+      `The state/task '${svc ? svc.resourceType : resource}' returned a result with a size exceeding the maximum number of bytes service limit.`,
+    );
     if (svc) ctx.emit(thread, 'TaskFailed', { error: f.error, cause: f.cause, resource: svc.resource, resourceType: svc.resourceType });
     else ctx.emit(thread, 'LambdaFunctionFailed', { error: f.error, cause: f.cause });
     throw f;
   }
-  if (svc) ctx.emit(thread, 'TaskSucceeded', { output: outText, outputDetails: NOT_TRUNCATED, resource: svc.resource, resourceType: svc.resourceType });
+  if (svc)
+    ctx.emit(thread, 'TaskSucceeded', {
+      output: outText,
+      outputDetails: NOT_TRUNCATED,
+      resource: svc.resource,
+      resourceType: svc.resourceType,
+    });
   else ctx.emit(thread, 'LambdaFunctionSucceeded', { output: outText, outputDetails: NOT_TRUNCATED });
   return finish(ctx, run, raw, result);
 }

@@ -17,9 +17,13 @@ export async function runWait(ctx: ExecutionContext, run: StateRun, raw: unknown
   else if (typeof st.SecondsPath === 'string') {
     const s = requirePath(st.SecondsPath, eff, env);
     if (typeof s !== 'number' || !Number.isInteger(s)) {
-      throw new RuntimeFailure('States.Runtime', `The SecondsPath parameter cannot be parsed as a long value: ${st.SecondsPath} == ${typeof s === 'string' ? s : json(s)}`);
+      throw new RuntimeFailure(
+        'States.Runtime',
+        `The SecondsPath parameter cannot be parsed as a long value: ${st.SecondsPath} == ${typeof s === 'string' ? s : json(s)}`,
+      );
     }
-    if (s < 0) throw new RuntimeFailure('States.Runtime', `The SecondsPath parameter references a negative value: ${st.SecondsPath} == ${s}`);
+    if (s < 0)
+      throw new RuntimeFailure('States.Runtime', `The SecondsPath parameter references a negative value: ${st.SecondsPath} == ${s}`);
     ms = s * 1000;
   } else if (typeof st.Timestamp === 'string') ms = parseTimestamp(st.Timestamp) - ctx.clock.now();
   else if (typeof st.TimestampPath === 'string') {
