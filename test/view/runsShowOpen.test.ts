@@ -38,7 +38,8 @@ describe('Command: runs show --open', () => {
     serve.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const deadline = Date.now() + 90_000;
     let m: RegExpExecArray | null = null;
-    while (!(m = /Stepforge API\s+(\S+)/.exec(out))) {
+    // The two banner lines may arrive in separate reads: wait for the second as well.
+    while (!(m = /Stepforge API\s+(\S+)[^]*Execution view .*\n/.exec(out))) {
       if (serve.exitCode !== null || Date.now() > deadline) throw new Error(`serve did not start: ${out}`);
       await new Promise((r) => setTimeout(r, 50));
     }
