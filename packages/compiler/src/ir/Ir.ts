@@ -1,25 +1,14 @@
 // The intermediate representation every front-end lowers into and the one back end consumes.
 // Plain readonly data only: behaviour lives in functions over it (schedule, lower, quotas).
-import type { ManifestTrigger, SourceLocation } from '@stepforge/contract';
+import type { ManifestStepKind, ManifestTrigger, SourceLocation } from '@stepforge/contract';
 import type { Template } from '../expr/ExpressionAst.js';
 import type { InputSchema } from '../input/InputSchema.js';
 
-/** Every step kind the back end knows: chain kinds, then DSL kinds. */
-export type IrStepKind =
-  | 'model'
-  | 'tool'
-  | 'connector'
-  | 'pure'
-  | 'agent'
-  | 'function'
-  | 'mcp_tool'
-  | 'conditional'
-  | 'for_each'
-  | 'while'
-  | 'parallel_analyzer'
-  | 'handoff_router'
-  | 'judge_loop'
-  | 'code_graph';
+/**
+ * Every step kind the back end knows: chain kinds, then DSL kinds, then workflows written in code. The
+ * contract names them, as the step manifest carries them.
+ */
+export type IrStepKind = ManifestStepKind;
 
 /** A retry policy, already normalised from the source's field names. */
 export interface IrRetry {
