@@ -1,12 +1,15 @@
 // Compile benchmark: full compile (load + checks + IR + schedule + lower + quotas + manifest)
 // of (1) a 1,000-step DSL workflow, (2) a chain document whose graph is a random 500-node DAG and
 // (3) a 1,000-task Contenox task chain (route / chat_completion / noop tasks, bounded loops back).
-// Prints the median and best of several runs next to the target (≤ 100 ms each); never asserts.
+// Prints the median and best of several runs next to the target (≤ 50 ms for the 1,000-step DSL
+// document, ≤ 100 ms for the others); never asserts.
 import { cpus, loadavg } from 'node:os';
 import { compileDocument, loadDocument } from '@stepforge/compiler';
 import { mulberry32 } from '../test/support/mulberry32.js';
 
+/** The median each workload is held to; the 1,000-step DSL document's is the tighter one. */
 const TARGET_MS = 100;
+const DSL_TARGET_MS = 50;
 
 /** 1,000 agent/function steps; each reads one or two random earlier steps (a random DAG). */
 export function thousandStepDsl(steps = 1000, seed = 5): string {
@@ -91,7 +94,7 @@ const WARMUP = 5;
 /** Timed compiles per workload (the median is what 'met' reads). */
 const RUNS = 7;
 
-function time(label: string, text: string, runs: number): string[] {
+function time(label: string, text: string, runs: number, target = TARGET_MS): string[] {
   // The first compile of the workload in this process is what a one-shot `stepforge compile` pays
   // (JIT not yet warm); it is printed beside the steady-state median rather than hidden by warm-up.
   const cold = compileOnce(text).ms;
@@ -121,8 +124,8 @@ function time(label: string, text: string, runs: number): string[] {
     ms[0]!.toFixed(1),
     loadMedian.toFixed(1),
     (median - loadMedian).toFixed(1),
-    String(TARGET_MS),
-    median <= TARGET_MS ? 'yes' : 'NO',
+    String(target),
+    median <= target ? 'yes' : 'NO',
     outcome,
   ];
 }
@@ -131,7 +134,7 @@ function time(label: string, text: string, runs: number): string[] {
 export default async function compileBench(): Promise<void> {
   const rows = [
     ['workload', 'first (cold) ms', 'median ms', 'best ms', 'front-end ms', 'back-end ms', 'target ms', 'met', 'outcome'],
-    time('DSL, 1,000 steps', thousandStepDsl(), RUNS),
+    time('DSL, 1,000 steps', thousandStepDsl(), RUNS, DSL_TARGET_MS),
     time('chain, random 500-node DAG', randomDagChain(), RUNS),
     time('Contenox chain, 1,000 tasks', thousandTaskContenox(), RUNS),
   ];
