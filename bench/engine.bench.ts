@@ -3,8 +3,7 @@
 // state transition for each and the ratio; then how the cost per transition grows with the
 // history's length; then peak memory with 10,000 Map iterations in flight.
 // Both sides record the full history (the peer always does) and both check the definition once,
-// outside the timed call (the peer in its StateMachine constructor, ours in prepareStateMachine);
-// each timed round starts from a collected heap, on both sides.
+// outside the timed call (the peer in its StateMachine constructor, ours in prepareStateMachine).
 // Targets: ≥10× faster than the peer on every shape, ≤10 µs/transition on the Pass chain, a flat
 // cost per transition up to the 25,000-event quota, <500 MB peak for 10,000 in-flight Map
 // iterations. Figures are printed, never asserted.
@@ -122,17 +121,8 @@ async function peerRunner(): Promise<Runner | undefined> {
   }
 }
 
-/**
- * Collects the heap (when the process runs with --expose-gc, as `npm run bench` does) before each
- * timed round, so neither engine's round pays for the garbage the other left: a major collection
- * the peer's allocations made due, or its incremental marking steps, otherwise land on whichever
- * engine happens to allocate next.
- */
-const collect = (globalThis as { gc?: () => void }).gc ?? (() => {});
-
-/** Runs the shape for about `budgetMs` (from a collected heap) and returns µs per transition. */
+/** Runs the shape for about `budgetMs` and returns µs per transition. */
 async function timeRuns(run: Runner, shape: Shape, budgetMs: number): Promise<number> {
-  collect();
   let runs = 0;
   const start = process.hrtime.bigint();
   let elapsedMs = 0;
@@ -176,7 +166,7 @@ export default async function engineBench(): Promise<void> {
   const shapes = [passChain(200), passChain(5000), mapShape(1000, 10), parallelShape(8, 20), choiceLoop(1000)];
   const peer = await peerRunner();
   console.log(
-    `Engine: µs per state transition (lower is better; median of 7 interleaved rounds), identical JSONPath definitions, same process, history kept on both sides, definitions checked before timing, ${(globalThis as { gc?: unknown }).gc ? 'each round from a collected heap' : 'heap NOT collected between rounds (run with --expose-gc)'}`,
+    'Engine: µs per state transition (lower is better; median of 7 interleaved rounds), identical JSONPath definitions, same process, history kept on both sides, definitions checked before timing',
   );
   console.log(`${'shape'.padEnd(38)} ${'stepforge'.padStart(10)} ${'aws-local-sfn'.padStart(14)} ${'speed-up'.padStart(9)}  target`);
   for (const s of shapes) {
