@@ -1,10 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { SFNClient } from '@aws-sdk/client-sfn';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { SFNClient } from '@aws-sdk/client-sfn';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { RuntimeConfig } from '../config/RuntimeConfig.js';
 import { awsClientConfig } from '../config/awsClientConfig.js';
 import { createLogger } from '../logging/createLogger.js';
@@ -31,6 +30,19 @@ import { parsePolicyRules, type PolicyRule } from '../tools/ToolPolicy.js';
 /** Something that can send Step Functions task-token callbacks (an SFNClient, or the embedded engine's). */
 export interface TaskTokenSender {
   send(command: unknown): Promise<unknown>;
+}
+
+/**
+ * The AWS clients other than DynamoDB's, by name. The Runtime holds them but never builds one
+ * itself: each is made by its own module (`sqsClient.ts`, `sfnClient.ts`, …), which the code that
+ * sends to that service imports, so a Lambda bundle carries only the clients its handler's code
+ * can reach.
+ */
+export interface AwsClients {
+  readonly sqs: SQSClient;
+  readonly eventbridge: EventBridgeClient;
+  readonly sfn: SFNClient;
+  readonly bedrock: BedrockRuntimeClient;
 }
 
 /** Optional injected dependencies (the embedded stack passes its own clients). */
@@ -70,10 +82,7 @@ export class Runtime {
   /** MCP clients, shared by mcp_tool steps and `mcp.<server>.<tool>` agent tools. */
   readonly mcp = new McpClientPool();
   readonly #deps: RuntimeDeps;
-  #sqs?: SQSClient;
-  #eb?: EventBridgeClient;
-  #sfn?: SFNClient;
-  #bedrock?: BedrockRuntimeClient;
+  readonly #clients: { -readonly [K in keyof AwsClients]?: AwsClients[K] } = {};
   #python?: PythonWorker;
   #telemetry: Telemetry;
   readonly #telemetryReady: Promise<void>;
@@ -106,8 +115,7 @@ export class Runtime {
       this.#telemetryReady = import('../logging/lambdaTelemetry.js').then((m) => {
         this.#telemetry = m.lambdaTelemetry(service);
         // The clients made before it loaded are traced from now on (capturing adds a middleware).
-        for (const c of [this.db.client, this.db.commands, this.#sqs, this.#eb, this.#sfn, this.#bedrock])
-          if (c) this.#telemetry.captureClient(c);
+        for (const c of [this.db.client, this.db.commands, ...Object.values(this.#clients)]) this.#telemetry.captureClient(c);
       });
     } else {
       this.#telemetryReady = Promise.resolve();
@@ -152,10 +160,7 @@ export class Runtime {
     await Promise.all([this.mcp.closeAll(), this.#python?.close()]);
     this.db.client.destroy();
     if (this.db.commands !== this.db.client) this.db.commands.destroy();
-    this.#sqs?.destroy();
-    this.#eb?.destroy();
-    this.#sfn?.destroy();
-    this.#bedrock?.destroy();
+    for (const c of Object.values(this.#clients)) c.destroy();
   }
 
   /**
@@ -173,33 +178,12 @@ export class Runtime {
     }));
   }
 
-  sqs(): SQSClient {
-    return (this.#sqs ??= this.#deps.sqs ?? this.#traced(new SQSClient(awsClientConfig(this.config.region, this.config.endpoints.sqs))));
-  }
-
-  eventbridge(): EventBridgeClient {
-    return (this.#eb ??=
-      this.#deps.eventbridge ??
-      this.#traced(new EventBridgeClient(awsClientConfig(this.config.region, this.config.endpoints.eventbridge))));
-  }
-
-  sfn(): SFNClient {
-    return (this.#sfn ??=
-      this.#deps.sfn ?? this.#traced(new SFNClient(awsClientConfig(this.config.region, this.config.endpoints.stepfunctions))));
-  }
-
-  bedrock(): BedrockRuntimeClient {
-    const endpoint = this.config.endpoints.bedrock;
-    // The Bedrock runtime client defaults to HTTP/2; a plain-http endpoint (an emulator or a
-    // gateway on loopback) speaks HTTP/1.1.
-    return (this.#bedrock ??=
-      this.#deps.bedrock ??
-      this.#traced(
-        new BedrockRuntimeClient({
-          ...awsClientConfig(this.config.region, endpoint),
-          ...(endpoint?.startsWith('http:') ? { requestHandler: new NodeHttpHandler() } : {}),
-        }),
-      ));
+  /**
+   * The client named `name`: the injected one, else the one `make` builds from the config (traced
+   * when telemetry is on), made once for this Runtime. Called through `sqsClient(rt)` and the like.
+   */
+  client<K extends keyof AwsClients>(name: K, make: (config: RuntimeConfig) => AwsClients[K]): AwsClients[K] {
+    return (this.#clients[name] ??= this.#deps[name] ?? this.#traced(make(this.config))) as AwsClients[K];
   }
 }
 

@@ -9,6 +9,8 @@ import { approvalIdFor, type ApprovalRecord } from '../persistence/ApprovalStore
 import { effectiveStatus } from '../persistence/IdempotencyRecord.js';
 import { executeStep, stepIdempotencyKey, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
+import { sfnClient } from '../runtime/sfnClient.js';
+import { sqsClient } from '../runtime/sqsClient.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
 import { narrowedTool } from '../tools/taskToolPolicy.js';
@@ -258,7 +260,7 @@ export async function runToolStep(
       throw e;
     }
   }
-  if (taskToken) await rt.sfn().send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(rt.redactor.redact(answer)) }));
+  if (taskToken) await sfnClient(rt).send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(rt.redactor.redact(answer)) }));
   return answer;
 }
 
@@ -275,7 +277,7 @@ async function answerFor(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, to
 }
 
 async function sendTaskFailure(rt: Runtime, taskToken: string, e: Error): Promise<void> {
-  await rt.sfn().send(
+  await sfnClient(rt).send(
     new SendTaskFailureCommand({
       taskToken,
       error: e.name,
@@ -319,7 +321,7 @@ async function requestApproval(
     detail: { approvalId: rec.approvalId, tool: inv.tool, args: inv.args, rule },
   });
   if (rt.config.approvalQueueUrl) {
-    await rt.sqs().send(
+    await sqsClient(rt).send(
       new SendMessageCommand({
         QueueUrl: rt.config.approvalQueueUrl,
         MessageBody: JSON.stringify(
@@ -372,7 +374,7 @@ export async function answerApproval(
   // The call runs only for a task that still waits on its token. One that is closed (the run was
   // cancelled or timed out, or the task answered) must not cause it; one no execution waits on now
   // (its process ended) causes it when the execution resumes and asks again.
-  if (!(await toToken(() => rt.sfn().send(new SendTaskHeartbeatCommand({ taskToken: rec.taskToken }))))) return { delivered: false };
+  if (!(await toToken(() => sfnClient(rt).send(new SendTaskHeartbeatCommand({ taskToken: rec.taskToken }))))) return { delivered: false };
   const resolved = await resolveInputs(rt, env);
   const inv = invocationOf(resolved);
   let answer: StepResult | ToolCallResult;
@@ -390,7 +392,7 @@ export async function answerApproval(
   }
   const result = rt.redactor.redact(answer);
   const delivered = await toToken(() =>
-    rt.sfn().send(new SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(result) })),
+    sfnClient(rt).send(new SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(result) })),
   );
   return { delivered, result };
 }
