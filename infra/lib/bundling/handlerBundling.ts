@@ -22,9 +22,12 @@ export const HANDLER_BUNDLE = {
   // The stack deploys one secrets backend (STEPFORGE_SECRETS_BACKEND): the runtime's SecretResolver
   // reads this at bundle time, so the other backend's store and SDK client (SSM's ~170 KiB) stay out.
   define: { 'process.env.STEPFORGE_BUNDLED_SECRETS_BACKEND': JSON.stringify(DEPLOYED_SECRETS_BACKEND) } as Record<string, string>,
-  // The MCP SDK's client imports its ajv-based default validator even when given another; the
-  // runtime gives it one over @cfworker/json-schema, and these put the same library in ajv's place.
+  // Packages a handler bundle replaces (packages/runtime/src/bundled/ says why each). The MCP SDK's
+  // client imports its ajv-based default validator even when given another; the runtime gives it
+  // one over @cfworker/json-schema, and these put the same library in ajv's place.
   alias: {
+    // The SDK's default credential chain, narrowed to what Lambda provides (see the module).
+    '@aws-sdk/credential-provider-node': `${BUNDLED}lambdaCredentialProvider.ts`,
     ajv: `${BUNDLED}CfworkerAjv.ts`,
     'ajv-formats': `${BUNDLED}addCfworkerFormats.ts`,
   } as Record<string, string>,
