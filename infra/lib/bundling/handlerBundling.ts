@@ -28,6 +28,8 @@ export const HANDLER_BUNDLE = {
   alias: {
     // The SDK's default credential chain, narrowed to what Lambda provides (see the module).
     '@aws-sdk/credential-provider-node': `${BUNDLED}lambdaCredentialProvider.ts`,
+    // X-Ray's SDK v2 patcher calls semver's gte alone.
+    semver: `${BUNDLED}semverGte.ts`,
     ajv: `${BUNDLED}CfworkerAjv.ts`,
     'ajv-formats': `${BUNDLED}addCfworkerFormats.ts`,
   } as Record<string, string>,
