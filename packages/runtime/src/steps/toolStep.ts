@@ -6,6 +6,7 @@ import { parseMcpServer } from '../mcp/McpClientPool.js';
 import '../mcp/mcpSdk.js';
 import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer, refuseWorkflowCommand } from '../mcp/namedMcpServer.js';
 import { approvalIdFor, type ApprovalRecord } from '../persistence/ApprovalStore.js';
+import { provideApprovalAnswerer } from './approvalAnswerer.js';
 import { effectiveStatus } from '../persistence/IdempotencyRecord.js';
 import { executeStep, stepIdempotencyKey, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
@@ -396,6 +397,8 @@ export async function answerApproval(
   );
   return { delivered, result };
 }
+
+provideApprovalAnswerer(answerApproval);
 
 /** Step Functions' answers for a token nothing waits on: closed already, or unknown to it now. */
 const UNANSWERABLE = new Set(['TaskTimedOut', 'TaskDoesNotExist']);
