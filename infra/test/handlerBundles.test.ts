@@ -12,16 +12,16 @@ import { HANDLER_BUNDLE } from '../lib/bundling/handlerBundling.js';
 import { handlerEntry } from '../lib/constructs/StepHandlers.js';
 import { ROOT } from './synthFixtureStack.js';
 
-/** The AWS SDK clients each handler's code reaches (DynamoDB and Secrets Manager: every handler). */
+/** The AWS SDK clients each handler's code reaches (DynamoDB and Secrets Manager: every handler); api and approvals run approved calls, never announce one on SQS. */
 const CLIENTS: Record<HandlerId, string[]> = {
   model: ['bedrock-runtime'],
   tool: ['sfn', 'sqs'],
   connector: ['eventbridge', 'sqs'],
   function: ['sfn'],
   mcpTool: [],
-  api: ['sfn', 'sqs'],
+  api: ['sfn'],
   trigger: ['sfn'],
-  approvals: ['sfn', 'sqs'],
+  approvals: ['sfn'],
 };
 
 /** The handlers that reach MCP servers: MCP tool steps, agents' MCP tools, and approved calls run by a decision. */
@@ -59,12 +59,13 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-/** The packages (node_modules/<name>) whose files a bundle holds. */
+/** The packages (node_modules/<name>) with code in a bundle (an import that tree-shaking emptied does not count). */
 function packagesOf(h: HandlerId): Set<string> {
   const names = new Set<string>();
-  for (const file of Object.keys(metafiles.get(h)!.inputs)) {
+  const output = Object.values(metafiles.get(h)!.outputs).find((o) => o.entryPoint)!;
+  for (const [file, input] of Object.entries(output.inputs)) {
     const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
-    if (m) names.add(m[1]!);
+    if (m && input.bytesInOutput > 0) names.add(m[1]!);
   }
   return names;
 }

@@ -10,6 +10,8 @@ import { provideApprovalAnswerer } from './approvalAnswerer.js';
 import { effectiveStatus } from '../persistence/IdempotencyRecord.js';
 import { executeStep, stepIdempotencyKey, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
+// The built-in tools this step calls or offers (see provideBuiltinTools).
+import '../tools/builtinTools.js';
 import { sfnClient } from '../runtime/sfnClient.js';
 import { sqsClient } from '../runtime/sqsClient.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
