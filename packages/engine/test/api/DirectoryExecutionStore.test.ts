@@ -82,6 +82,24 @@ describe('Class: DirectoryExecutionStore', () => {
     expect(readdirSync(execDir).sort()).toEqual(['history.ndjson']);
   });
 
+  it('appends to the file a truncate put in place of the old one, and opens its files again after close()', () => {
+    // The store keeps its files open between appends: a rename over one, or close(), must not lose a line.
+    const s = new DirectoryExecutionStore(dir);
+    s.putExecution(EXEC);
+    s.appendEvents(EXEC.executionArn, [ev(1), ev(2), ev(3)]);
+    s.putCheckpoint(EXEC.executionArn, cp(3));
+    s.truncateEvents(EXEC.executionArn, 2);
+    s.appendEvents(EXEC.executionArn, [ev(3)]);
+    s.close();
+    s.appendEvents(EXEC.executionArn, [ev(4)]);
+    s.putCheckpoint(EXEC.executionArn, cp(4));
+    s.putExecution({ ...EXEC, status: 'SUCCEEDED', stopDate: Date.now() });
+    const next = new DirectoryExecutionStore(dir);
+    expect(next.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3, 4]);
+    expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(4));
+    expect(next.load().executions.map((e) => e.status)).toEqual(['SUCCEEDED']);
+  });
+
   describe('Method: putCheckpoint / readCheckpoint', () => {
     const execDir = () => join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!);
 
