@@ -11,6 +11,7 @@ import {
   readSync,
   renameSync,
   rmSync,
+  unlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -297,8 +298,8 @@ export class DirectoryExecutionStore implements ExecutionStore {
       const d = this.execDir(arn, false);
       this.release(join(d, HISTORY));
       this.release(join(d, CHECKPOINTS));
-      rmSync(join(d, CHECKPOINTS), { force: true });
-      rmSync(join(d, LEGACY_CHECKPOINT), { force: true });
+      removeFile(join(d, CHECKPOINTS));
+      removeFile(join(d, LEGACY_CHECKPOINT));
       this.appendedSize.delete(join(d, CHECKPOINTS));
       return;
     }
@@ -391,6 +392,15 @@ function key(arn: string): string {
     .replace(/[^A-Za-z0-9_.-]/g, '_')
     .slice(0, 60);
   return `${tail}-${createHash('sha256').update(arn).digest('hex').slice(0, 16)}`;
+}
+
+/** Removes a file if it is there: one unlink (rmSync with force looks the path up first, every time). */
+function removeFile(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
 }
 
 let tmpCounter = 0;
