@@ -102,7 +102,8 @@ const UNSIGNED = {
 /**
  * Answers the DynamoDB requests of the stack's owner that come over a MessagePort (`{ connect:
  * port }`; WorkerPortHttpHandler.ts is the other end): each message `{ id, method, url, headers,
- * body }` is the HTTP request the SDK built and signed, handed to dynalite's request listener as a
+ * body }` is the HTTP request the SDK built and signed (or `{ id, target, body }`, an item
+ * operation sent as plain JSON by withPortCommands.ts), handed to dynalite's request listener as a
  * request object that emits the body, with a response object that posts the answer back. No socket,
  * no HTTP framing or parsing on either side. The loopback guard is not in this path: it keeps out
  * browsers and other users of the machine, who can reach a TCP port but never this port, whose
