@@ -22,9 +22,10 @@ const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 const NOWHERE = 'http://127.0.0.1:9';
 
 /** What a call gave: its output without the request id, or its error's identity and fields. */
-async function outcome(client: DynamoDBClient, command: Parameters<DynamoDBClient['send']>[0]): Promise<unknown> {
+async function outcome(client: DynamoDBClient, command: object): Promise<unknown> {
   try {
-    const out = (await client.send(command)) as unknown as { $metadata: Record<string, unknown> };
+    const send = client.send.bind(client) as unknown as (c: object) => Promise<{ $metadata: Record<string, unknown> }>;
+    const out = await send(command);
     const { requestId, ...meta } = out.$metadata;
     return { ok: { ...out, $metadata: { ...meta, requestId: typeof requestId } } };
   } catch (e) {
