@@ -1,7 +1,7 @@
 // The owner's commands client sends its item operations to the dynalite worker as plain JSON, past
 // the SDK's serializer and signer: what it gets back (outputs, bytes, errors) must be what the SDK's
 // own path over HTTP gives for the same calls on the same store.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   ConditionalCheckFailedException,
   CreateTableCommand,
@@ -86,6 +86,8 @@ describe('Function: withPortCommands', () => {
       byteSet: { BS: [new Uint8Array([1]), new Uint8Array([2, 3])] },
       nested: { M: { B: { S: 'a map key named B is not bytes' }, list: { L: [{ BOOL: true }, { NULL: true }, { SS: ['x', 'y'] }] } } },
     };
+    // The SDK's transport is not used for item operations: nothing reaches its request handler.
+    const sdkTransport = vi.spyOn(port.dynamodbCommands.config.requestHandler as { handle(...a: unknown[]): unknown }, 'handle');
     // Written by the port path, read by both: the stored item is the one the SDK would have stored.
     expect(await outcome(port.dynamodbCommands, new PutItemCommand({ TableName: 'items', Item: item }))).toEqual({
       ok: { $metadata: { httpStatusCode: 200, requestId: 'string', attempts: 1, totalRetryDelay: 0 } },
@@ -113,6 +115,8 @@ describe('Function: withPortCommands', () => {
       Limit: 1,
     });
     expect(await outcome(port.dynamodbCommands, query)).toEqual(await outcome(http.dynamodbCommands, query));
+    expect(sdkTransport).not.toHaveBeenCalled();
+    sdkTransport.mockRestore();
   });
 
   it("throws dynalite's refusals as the SDK's errors: the modelled class by name, or the generic one", async () => {
@@ -149,7 +153,10 @@ describe('Function: withPortCommands', () => {
   });
 
   it("leaves the table operations, whose answers hold dates, on the SDK's path", async () => {
+    const sdkTransport = vi.spyOn(port.dynamodbCommands.config.requestHandler as { handle(...a: unknown[]): unknown }, 'handle');
     const described = await port.dynamodbCommands.send(new DescribeTableCommand({ TableName: 'items' }));
     expect(described.Table?.CreationDateTime).toBeInstanceOf(Date);
+    expect(sdkTransport).toHaveBeenCalledTimes(1);
+    sdkTransport.mockRestore();
   });
 });
