@@ -6,10 +6,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { ALL_HANDLERS } from '@stepforge/contract';
-import { HANDLER_BUNDLE, SOURCE_MAP } from '../infra/lib/bundling/handlerBundling.js';
-import { handlerEntry } from '../infra/lib/constructs/StepHandlers.js';
+import { buildHandlerBundle } from '../infra/lib/bundling/buildHandlerBundle.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -38,27 +36,8 @@ export default async function bundles(): Promise<void> {
     );
     for (const h of ALL_HANDLERS) {
       // The entry StepHandlers deploys (the api handler's too: packages/runtime/src/handlers/api.ts).
-      const entry = handlerEntry(join(ROOT, 'packages/runtime/src/handlers'), h)!;
       const outfile = join(out, h, 'index.mjs');
-      const r = await build({
-        entryPoints: [entry],
-        outfile,
-        bundle: true,
-        platform: 'node',
-        logLevel: 'error',
-        metafile: true,
-        format: HANDLER_BUNDLE.format,
-        target: HANDLER_BUNDLE.target,
-        minify: HANDLER_BUNDLE.minify,
-        mainFields: HANDLER_BUNDLE.mainFields,
-        banner: { js: HANDLER_BUNDLE.banner },
-        external: HANDLER_BUNDLE.external,
-        define: HANDLER_BUNDLE.define,
-        alias: HANDLER_BUNDLE.alias,
-        tsconfig: join(ROOT, 'tsconfig.json'),
-        sourcemap: SOURCE_MAP.sourceMap,
-        sourcesContent: SOURCE_MAP.sourcesContent,
-      });
+      const r = await buildHandlerBundle(ROOT, h, outfile, { sourceMap: true, logLevel: 'error' });
       const code = statSync(outfile).size;
       const map = statSync(`${outfile}.map`).size;
       const before = BEFORE[h]!;

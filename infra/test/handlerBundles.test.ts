@@ -5,11 +5,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build, type Metafile } from 'esbuild';
+import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_HANDLERS, type HandlerId } from '@stepforge/contract';
-import { HANDLER_BUNDLE } from '../lib/bundling/handlerBundling.js';
-import { handlerEntry } from '../lib/constructs/StepHandlers.js';
+import { buildHandlerBundle } from '../lib/bundling/buildHandlerBundle.js';
 import { ROOT } from './synthFixtureStack.js';
 
 /** The AWS SDK clients each handler's code reaches (DynamoDB and Secrets Manager: every handler); api and approvals run approved calls, never announce one on SQS. */
@@ -35,23 +34,7 @@ const metafiles = new Map<HandlerId, Metafile>();
 
 beforeAll(async () => {
   for (const h of ALL_HANDLERS) {
-    const r = await build({
-      entryPoints: [handlerEntry(join(ROOT, 'packages/runtime/src/handlers'), h)!],
-      outfile: join(out, h, 'index.mjs'),
-      bundle: true,
-      platform: 'node',
-      logLevel: 'silent',
-      metafile: true,
-      format: HANDLER_BUNDLE.format,
-      target: HANDLER_BUNDLE.target,
-      minify: HANDLER_BUNDLE.minify,
-      mainFields: HANDLER_BUNDLE.mainFields,
-      banner: { js: HANDLER_BUNDLE.banner },
-      external: HANDLER_BUNDLE.external,
-      define: HANDLER_BUNDLE.define,
-      alias: HANDLER_BUNDLE.alias,
-      tsconfig: join(ROOT, 'tsconfig.json'),
-    });
+    const r = await buildHandlerBundle(ROOT, h, join(out, h, 'index.mjs'));
     expect(r.warnings).toEqual([]);
     metafiles.set(h, r.metafile);
   }
