@@ -86,7 +86,10 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       'stepforge-compile.cjs',
       'stepforge-graph.cjs',
       'stepforge-help.cjs',
+      'stepforge-mcp.cjs',
       'stepforge-new.cjs',
+      'stepforge-run.cjs',
+      'stepforge-sqs.cjs',
       'stepforge-validate.cjs',
       'stepforge.cjs',
     ]);
@@ -110,7 +113,15 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       table.commands.new,
       table.commands.run,
       table.commands.serve,
-    ]).toEqual(['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new', 'stepforge', 'stepforge']);
+    ]).toEqual([
+      'stepforge-help',
+      'stepforge-validate',
+      'stepforge-graph',
+      'stepforge-compile',
+      'stepforge-new',
+      'stepforge-run',
+      'stepforge',
+    ]);
     for (const name of ['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new']) {
       const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
       expect({
@@ -134,6 +145,28 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     await expect(helpCli.main(['validate', 'bad.chain.yaml'], io)).rejects.toThrow(
       "stepforge: the command 'validate' is not in this bundle",
     );
+  });
+
+  it('keeps the SQS emulator and the MCP SDK out of the command bundles, in side bundles required when a workflow needs them', () => {
+    const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
+    for (const name of ['stepforge-run', 'stepforge']) {
+      const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
+      expect({
+        name,
+        fauxqs: text.includes('node_modules/fauxqs/'),
+        mcp: text.includes('node_modules/@modelcontextprotocol/sdk/'),
+        requiresSqs: text.includes('require("./stepforge-sqs.cjs").m0'),
+        requiresMcp: ['m0', 'm1', 'm2'].map((m) => text.includes(`require("./stepforge-mcp.cjs").${m}`)),
+      }).toEqual({ name, fauxqs: false, mcp: false, requiresSqs: true, requiresMcp: [true, true, true] });
+    }
+    const req = createRequire(join(dir, 'stepforge.cjs'));
+    expect(typeof (req('./stepforge-sqs.cjs') as { m0: { buildApp?: unknown } }).m0.buildApp).toBe('function');
+    const mcp = req('./stepforge-mcp.cjs') as Record<string, Record<string, unknown>>;
+    expect([typeof mcp.m0!.Client, typeof mcp.m1!.StdioClientTransport, typeof mcp.m2!.StreamableHTTPClientTransport]).toEqual([
+      'function',
+      'function',
+      'function',
+    ]);
   });
 
   it("holds undici's connection pool without its index (fetch, cookies, WebSocket)", () => {
@@ -168,7 +201,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
   }, 180_000);
 
   it('imports a user function from the bundle, before and after its code cache is written', async () => {
-    const id = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.id'), 'utf8').trim();
+    const id = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-run.id'), 'utf8').trim();
     const cache = join(caches, `stepforge.run.${id}.v8cache`);
     const outputs = [];
     for (let i = 0; i < 2; i++) {
