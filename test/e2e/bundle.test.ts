@@ -186,6 +186,10 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       ['compile', example('quickstart.chain.yaml'), '--json'],
       ['runs', 'bogus'],
       ['asl', 'run', 'greet.asl.json', '--input', '{"name":"Ada"}', '--handlers', 'handlers.mjs'],
+      ['asl', '--help'],
+      ['run', '--help'],
+      ['run', 'fn.yaml', '-h'],
+      ['store', '--help'],
     ];
     for (const argv of commands) {
       const [fromBundle, fromDist] = [await stepforge('bundle', ...argv), await stepforge('dist', ...argv)];
@@ -199,6 +203,19 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       });
     }
   }, 180_000);
+
+  it("answers a stack command's --help from the help bundle, which holds no stack", async () => {
+    const id = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-help.id'), 'utf8').trim();
+    const r = await stepforge('bundle', 'run', '--help');
+    expect({ code: r.code, stdout: r.stdout.split('\n')[0], ahead: ahead(r.stderr) }).toEqual({
+      code: 0,
+      stdout:
+        'Usage: stepforge run FILE|--chain FILE [--input JSON|@file|-] [--var NAME=VALUE]... [--idempotency-key K] [--export NAME] [--provider P] [--json]',
+      ahead: undefined,
+    });
+    // The code cache of `run` that the help bundle wrote: only that bundle's id names it.
+    expect(existsSync(join(caches, `stepforge.run.${id}.v8cache`))).toBe(true);
+  });
 
   it('imports a user function from the bundle, before and after its code cache is written', async () => {
     const id = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-run.id'), 'utf8').trim();

@@ -68,6 +68,12 @@ function bundleIsCurrent(BUNDLE) {
 /** The commands that open the embedded stack, and so start dynalite. */
 const STACK_COMMANDS = new Set(['run', 'runs', 'approvals', 'serve']);
 /**
+ * The commands whose `--help` the help bundle answers: they have no help text of their own (the
+ * registry's `ownHelp`), so main prints their usage line and summary without loading them, and
+ * `stepforge run --help` reads no embedded stack.
+ */
+const HELP_FROM_TABLE = new Set([...STACK_COMMANDS, 'store']);
+/**
  * Whether the project in the working directory has a live stack (`.stepforge/stack.json` naming a
  * process that is alive): a stack command then connects to it (StackRegistry.findLive, which
  * checks the stack further) and opens no dynalite of its own, so none is started ahead. A wrong
@@ -143,12 +149,13 @@ function prewarmDynaliteWorker(BUNDLE) {
  * says what became of a dynalite worker started ahead (`taken` by the stack, or `unused`), if one was.
  */
 export async function loadCli(command, argv = []) {
-  const bundle = process.env.STEPFORGE_NO_BUNDLE === '1' ? undefined : bundleFor(command);
+  const helpAsked = argv.slice(1).includes('--help') || argv.slice(1).includes('-h');
+  const bundle = process.env.STEPFORGE_NO_BUNDLE === '1' ? undefined : bundleFor(helpAsked && HELP_FROM_TABLE.has(command) ? undefined : command);
   if (bundle === undefined || !bundleIsCurrent(bundle.file)) {
     return { cli: await import('../dist/main.js'), how: 'dist', settle() {}, prewarmed: () => undefined };
   }
   const { file: BUNDLE, idFile: BUNDLE_ID } = bundle;
-  const ahead = STACK_COMMANDS.has(command) && !argv.includes('--help') && !argv.includes('-h') && !liveStackHere() ? prewarmDynaliteWorker(BUNDLE) : undefined;
+  const ahead = STACK_COMMANDS.has(command) && !helpAsked && !liveStackHere() ? prewarmDynaliteWorker(BUNDLE) : undefined;
   const name = /^[a-z]+$/.test(command ?? '') ? command : 'default';
   // Named by the bundle's content (stepforge.id, see scripts/bundleCli.mjs): V8 would take the
   // cache of another bundle of the same length.
