@@ -466,20 +466,25 @@ async function ownStack(
       dynamodbCommands.destroy();
       sqs.destroy();
     });
-    await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
     // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
     // checks it there before it trusts the endpoints (see stackIdentity).
     const stackId = randomUUID();
-    // Two requests that depend on nothing but the table: side by side, not one after another.
-    const [leaseEpoch] = await Promise.all([
-      nextLeaseEpoch(dynamodb),
-      dynamodb.send(
-        new PutItemCommand({
-          TableName: EMBEDDED_TABLE,
-          Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) },
-        }),
-      ),
-    ]);
+    // The table and the engine's server depend on nothing of each other: dynalite's thread answers
+    // the table's requests while this one starts the engine, side by side, not one after another.
+    const tableReady = (async () => {
+      await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
+      // Two requests that depend on nothing but the table: side by side too.
+      const [epoch] = await Promise.all([
+        nextLeaseEpoch(dynamodb),
+        dynamodb.send(
+          new PutItemCommand({
+            TableName: EMBEDDED_TABLE,
+            Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) },
+          }),
+        ),
+      ]);
+      return epoch;
+    })();
     // The approval queue exists from the SQS emulator's first request on (startSqsEmulator): a run
     // that sends no message never loads the emulator.
     const approvalQueueUrl = emulators.sqsQueueUrl(EMBEDDED_APPROVAL_QUEUE);
@@ -496,28 +501,38 @@ async function ownStack(
         return h(event, context);
       };
     }
-    const engine = await startEngineServer({
-      handlers: { ...options.userLambdas, ...handlers },
-      substitutions,
-      sqsEndpoint: emulators.sqsEndpoint,
-      dynamodbEndpoint: emulators.dynamodbEndpoint,
-      region: REGION,
-      account: ACCOUNT,
-      credentials,
-      requestGuard: (listener) => guardListener(listener, { credentials }),
-      ...(dataDir
-        ? {
-            dataDir: join(dataDir, 'engine'),
-            ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}),
-            ...(snapshot !== undefined ? { readOnlyDataDir: true } : {}),
-          }
-        : {}),
-      // The handler table is filled below, once the runtime exists: executions left unfinished by a
-      // previous process resume only after that, so none can call a handler that is not there yet.
-      resumeOnStart: false,
-    });
-    const engineCloser = () => engine.close();
+    const [tableResult, engineResult] = await Promise.allSettled([
+      tableReady,
+      startEngineServer({
+        handlers: { ...options.userLambdas, ...handlers },
+        substitutions,
+        sqsEndpoint: emulators.sqsEndpoint,
+        dynamodbEndpoint: emulators.dynamodbEndpoint,
+        region: REGION,
+        account: ACCOUNT,
+        credentials,
+        requestGuard: (listener) => guardListener(listener, { credentials }),
+        ...(dataDir
+          ? {
+              dataDir: join(dataDir, 'engine'),
+              ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}),
+              ...(snapshot !== undefined ? { readOnlyDataDir: true } : {}),
+            }
+          : {}),
+        // The handler table is filled below, once the runtime exists: executions left unfinished by a
+        // previous process resume only after that, so none can call a handler that is not there yet.
+        resumeOnStart: false,
+      }),
+    ]);
+    // An engine that started is closed with the rest when the table failed (the catch below).
+    const engineCloser = async () => {
+      if (engineResult.status === 'fulfilled') await engineResult.value.close();
+    };
     closers.unshift(engineCloser);
+    if (tableResult.status === 'rejected') throw tableResult.reason;
+    if (engineResult.status === 'rejected') throw engineResult.reason;
+    const leaseEpoch = tableResult.value;
+    const engine = engineResult.value;
     const sfn = sfnClient(engine.url, credentials);
     closers.unshift(async () => sfn.destroy());
     const config = runtimeConfig(
