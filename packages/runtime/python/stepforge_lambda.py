@@ -31,7 +31,7 @@ import uuid
 
 import stepforge_userfn
 
-# Kept equal to the compiler's envelope limits (packages/compiler/src/envelope/StepEnvelope.ts).
+# Kept equal to the compiler's envelope limits (packages/contract/src/envelope.ts).
 INLINE_OUTPUT_MAX_BYTES = 4 * 1024
 STATE_READ_OUTPUT_MAX_BYTES = 32 * 1024
 LAMBDA_STEP_KINDS = ("model", "agent", "tool", "connector", "function", "mcp_tool")
@@ -543,7 +543,7 @@ def secret_env_name(sid):
     return "STEPFORGE_SECRET_" + re.sub(r"[^A-Z0-9]", "_", sid.upper())
 
 
-# ---- the envelope (packages/compiler/src/envelope/StepEnvelope.ts) ----------------------------------------------------------
+# ---- the envelope (packages/contract/src/envelope.ts) ----------------------------------------------------------
 
 
 def validate_envelope(rt, event):

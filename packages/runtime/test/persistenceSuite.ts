@@ -1,7 +1,7 @@
 // The persistence suite, shared so it runs on dynalite and on DynamoDB Local.
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import jsonata from 'jsonata';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { approvalIdFor } from '../src/persistence/ApprovalStore.js';
 import { IdempotencyItemAlreadyExistsError } from '../src/persistence/IdempotencyRecord.js';
 import { markOutcomeUnknown, runIdempotent } from '../src/runtime/runIdempotent.js';
@@ -705,6 +705,25 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       expect(stored.ref?.bytes).toBeGreaterThan(700_000);
       expect(await rt.blobs.resolveRefs({ prev: stored.value, n: 1 })).toEqual({ prev: big, n: 1 });
       expect((await rt.blobs.maybeStore({ small: 1 }, 1024)).ref).toBeUndefined();
+    });
+
+    it('reads a stored output from the table once, and hands every reader a copy of its own', async () => {
+      const rt = get();
+      const stored = await rt.blobs.maybeStore({ rows: ['r'.repeat(3_000)] }, 1024);
+      const sent: string[] = [];
+      const send = rt.db.doc.send.bind(rt.db.doc);
+      const spy = vi.spyOn(rt.db.doc, 'send').mockImplementation(((command: { constructor: { name: string } }) => {
+        sent.push(command.constructor.name);
+        return send(command as never);
+      }) as never);
+      try {
+        const first = (await rt.blobs.resolveRefs(stored.value)) as { rows: string[] };
+        first.rows.push('changed by a reader');
+        expect(await rt.blobs.resolveRefs(stored.value)).toEqual({ rows: ['r'.repeat(3_000)] });
+        expect(sent.filter((n) => n === 'QueryCommand')).toEqual(['QueryCommand']);
+      } finally {
+        spy.mockRestore();
+      }
     });
 
     it('puts the stored value in place of a reference that a template rendered into text', async () => {

@@ -941,14 +941,24 @@ class DslLoader {
     const owners = this.outputOwners().get(name);
     if (!owners) return name;
     if (owners.length === 1) return owners[0]!.name;
+    this.ambiguousOutput(
+      name,
+      owners,
+      this.loc.inString(path, text, p.offset, p.offset + p.length),
+      `read one of them by its step name: ${owners.map((o) => `steps.${o.name}.output`).join(' or ')}`,
+    );
+    return undefined;
+  }
+
+  /** An output name that several steps declare names none of them. */
+  private ambiguousOutput(name: string, owners: readonly StepRec[], location: SourceLocation, hint: string): void {
     const listed = owners.map((o) => `'${o.name}'`);
     this.error(
       'unknown_step',
       `no step is named '${name}', and ${listed.slice(0, -1).join(', ')} and ${listed[listed.length - 1]} all have output: ${name}`,
-      this.loc.inString(path, text, p.offset, p.offset + p.length),
-      { hint: `read one of them by its step name: ${owners.map((o) => `steps.${o.name}.output`).join(' or ')}` },
+      location,
+      { hint },
     );
-    return undefined;
   }
 
   /** Steps by their `output:` names (only names that differ from the step's own). */
@@ -992,7 +1002,13 @@ class DslLoader {
   /** Turns references into edges of the right scope (lifting nested readers to their ancestor). */
   private resolveRefs(rec: StepRec): void {
     for (const ref of rec.refs) {
-      const t = this.byName.get(ref.target);
+      // `after:` may name a step by its `output:` (GraphN's canvas node id), as `steps.<name>` may.
+      const owners = this.byName.has(ref.target) || ref.via !== 'after' ? undefined : this.outputOwners().get(ref.target);
+      if (owners && owners.length > 1) {
+        this.ambiguousOutput(ref.target, owners, this.refLocation(ref), 'name it in after: by its step name');
+        continue;
+      }
+      const t = this.byName.get(ref.target) ?? owners?.[0];
       if (!t) {
         this.unknownStep(ref.target, this.refLocation(ref));
         continue;

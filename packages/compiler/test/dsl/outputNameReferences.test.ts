@@ -80,4 +80,33 @@ steps:
     expect(r.errors).toEqual([]);
     expect(r.document!.dependencies).toEqual([{ from: 'b', to: 'c', via: 'reference' }]);
   });
+
+  it('orders a step after a step named by its output: name in after:, and refuses one that several steps share', () => {
+    const r = loadDslDocument(`document: {dsl: "1.0.0", name: After output, version: "0.1.0"}
+steps:
+  step_name: {call: conditional, output: should_summarize}
+  later: {call: conditional, after: [should_summarize]}
+`);
+    expect(r.errors).toEqual([]);
+    expect(r.document!.dependencies).toEqual([{ from: 'step_name', to: 'later', via: 'after' }]);
+    const shared = loadDocument(
+      `document: {dsl: "1.0.0", name: Shared output, version: "0.1.0"}
+steps:
+  a: {call: conditional, output: flag}
+  b: {call: conditional, output: flag}
+  c: {call: conditional, after: flag}
+  d: {call: conditional, after: [nope]}
+`,
+      { file: 'h.yaml' },
+    );
+    expect(shared.errors.map((e) => ({ code: e.code, message: e.message, hint: e.hint, line: e.location?.line }))).toEqual([
+      {
+        code: 'unknown_step',
+        message: "no step is named 'flag', and 'a' and 'b' all have output: flag",
+        hint: 'name it in after: by its step name',
+        line: 5,
+      },
+      expect.objectContaining({ code: 'unknown_step', line: 6 }),
+    ]);
+  });
 });

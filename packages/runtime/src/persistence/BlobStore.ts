@@ -6,12 +6,19 @@ import { isRefValue, type OutputRef, type RefValue } from '@stepforge/contract';
 
 // DynamoDB items are capped at 400 KB; stay well under with room for keys.
 const CHUNK = 300_000;
+// Stored texts kept in memory after a read, by total length: a run's view refreshes, `runs show` and the
+// steps that read one large output many times (a for_each's items) read each blob once.
+const READ_CACHE_CHARS = 32 * 1024 * 1024;
 
 /**
  * Large step outputs, stored content-addressed in chunks and passed between states as a small
  * reference; `resolveRefs` turns references back into values before the next step sees them.
  */
 export class BlobStore {
+  /** Blob text by sha256, oldest first. A blob is content-addressed and never rewritten, so a read text stays true. */
+  readonly #read = new Map<string, string>();
+  #readChars = 0;
+
   constructor(private readonly db: Db) {}
 
   /** Stores `value` when its JSON exceeds `maxInlineBytes`; returns either the value or a reference. */
@@ -37,7 +44,27 @@ export class BlobStore {
     return { ref: `dynamodb:${this.db.tableName}/BLOB#${id}`, bytes: Buffer.byteLength(safe), sha256: id };
   }
 
+  /** The stored value (a fresh copy on every call: callers may change what they get). */
   async get(ref: OutputRef): Promise<unknown> {
+    const cached = this.#read.get(ref.sha256);
+    if (cached !== undefined) return JSON.parse(cached);
+    const text = await this.#readText(ref);
+    this.#remember(ref.sha256, text);
+    return JSON.parse(text);
+  }
+
+  #remember(id: string, text: string): void {
+    if (text.length > READ_CACHE_CHARS / 4) return;
+    this.#read.set(id, text);
+    this.#readChars += text.length;
+    for (const [old, t] of this.#read) {
+      if (this.#readChars <= READ_CACHE_CHARS) break;
+      this.#read.delete(old);
+      this.#readChars -= t.length;
+    }
+  }
+
+  async #readText(ref: OutputRef): Promise<string> {
     const id = ref.sha256;
     const parts: string[] = [];
     let start: Record<string, unknown> | undefined;
@@ -61,7 +88,7 @@ export class BlobStore {
     if (parts.length === 0 || parts.length !== expected) {
       throw new RuntimeError('NotFound', `stored output ${ref.ref} is missing or incomplete (${parts.length}/${expected} chunks)`);
     }
-    return JSON.parse(parts.join(''));
+    return parts.join('');
   }
 
   /** Deeply replaces every OutputRef in `value` by the stored value. */
