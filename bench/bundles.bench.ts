@@ -54,6 +54,7 @@ export default async function bundles(): Promise<void> {
         banner: { js: HANDLER_BUNDLE.banner },
         external: HANDLER_BUNDLE.external,
         define: HANDLER_BUNDLE.define,
+        alias: HANDLER_BUNDLE.alias,
         tsconfig: join(ROOT, 'tsconfig.json'),
         sourcemap: SOURCE_MAP.sourceMap,
         sourcesContent: SOURCE_MAP.sourcesContent,

@@ -50,6 +50,9 @@ describe('Class: StepHandlers', () => {
       const code = readFileSync(join(outdir, fn.Metadata!['aws:asset:path'] as string, 'index.mjs'), 'utf8');
       expect(code.startsWith("import{createRequire as __sfCreateRequire}from'module'")).toBe(true);
       expect(code).toContain('export');
+      // ajv's own message: the --alias flags reached esbuild, so the MCP SDK's import of ajv
+      // resolved to the adapter over @cfworker/json-schema.
+      expect(code).not.toContain('schema with key or id');
     }
   });
 });

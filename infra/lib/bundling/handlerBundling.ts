@@ -2,6 +2,9 @@
 // that entry imports, with the pinned AWS SDK (packages/runtime/package.json) inside rather than the
 // runtime's, so what runs on Lambda is the SDK the tests ran with. StepHandlers and
 // `npm run bench -- bundles` both use these settings, so the bench measures what deploys.
+import { fileURLToPath } from 'node:url';
+
+const BUNDLED = fileURLToPath(new URL('../../../packages/runtime/src/bundled/', import.meta.url));
 
 /** The secrets backend the stack deploys its handlers with (their STEPFORGE_SECRETS_BACKEND). */
 export const DEPLOYED_SECRETS_BACKEND = 'secretsmanager';
@@ -19,6 +22,17 @@ export const HANDLER_BUNDLE = {
   // The stack deploys one secrets backend (STEPFORGE_SECRETS_BACKEND): the runtime's SecretResolver
   // reads this at bundle time, so the other backend's store and SDK client (SSM's ~170 KiB) stay out.
   define: { 'process.env.STEPFORGE_BUNDLED_SECRETS_BACKEND': JSON.stringify(DEPLOYED_SECRETS_BACKEND) } as Record<string, string>,
+  // Packages a handler bundle replaces (packages/runtime/src/bundled/ says why each). The MCP SDK's
+  // client imports its ajv-based default validator even when given another; the runtime gives it
+  // one over @cfworker/json-schema, and these put the same library in ajv's place.
+  alias: {
+    // The SDK's default credential chain, narrowed to what Lambda provides (see the module).
+    '@aws-sdk/credential-provider-node': `${BUNDLED}lambdaCredentialProvider.ts`,
+    // X-Ray's SDK v2 patcher calls semver's gte alone.
+    semver: `${BUNDLED}semverGte.ts`,
+    ajv: `${BUNDLED}CfworkerAjv.ts`,
+    'ajv-formats': `${BUNDLED}addCfworkerFormats.ts`,
+  } as Record<string, string>,
 } as const;
 
 /** Source maps, when asked for: file names and lines, not the sources (3× smaller). */

@@ -164,6 +164,8 @@ export class StepHandlers extends Construct {
         externalModules: [...HANDLER_BUNDLE.external],
         banner: HANDLER_BUNDLE.banner,
         define: { ...HANDLER_BUNDLE.define },
+        // NodejsFunction has no alias option: esbuild's own flag, one per package.
+        esbuildArgs: Object.fromEntries(Object.entries(HANDLER_BUNDLE.alias).map(([pkg, path]) => [`--alias:${pkg}`, path])),
         // The runtime imports user functions from a folder at run time; compile each into the asset's user/.
         // A code workflow's module goes into code/, self-contained (packages included but the AWS SDK):
         // its nodes name it there (loadCodeWorkflows).

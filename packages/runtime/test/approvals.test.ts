@@ -21,6 +21,7 @@ import { createApprovalsHandler } from '../src/handlers/approvals.js';
 import { createToolHandler } from '../src/handlers/tool.js';
 import { createTriggerHandler } from '../src/handlers/trigger.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
+import { sqsClient } from '../src/runtime/sqsClient.js';
 import { envelope } from './envelope.js';
 import { makeRuntime, startDynalite, type DynamoEndpoint, startSqs, type SqsEndpoint } from './emulators.js';
 
@@ -123,7 +124,7 @@ async function waitFor<T>(f: () => Promise<T | undefined>, ms = 15_000): Promise
 async function startGate(name: string): Promise<{ executionArn: string; approvalId: string; token: string }> {
   const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: gateArn, name, input: '{}' }));
   const msg = await waitFor(async () => {
-    const r = await rt.sqs().send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }));
+    const r = await sqsClient(rt).send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }));
     return r.Messages?.[0];
   });
   const body = JSON.parse(msg.Body ?? '{}') as { approvalId: string; taskToken: string; tool: string; runId: string; args: unknown };
@@ -176,7 +177,8 @@ describe('Function: createApprovalsHandler', () => {
   // A resumed execution (or a retried invocation) dispatches the gated task again with the same
   // token, as the engine re-issues it: the payload the gate state sends, for execution `name`.
   const dispatchAgain = (name: string, token: string) => tool({ ...FN_ENV(), run: { id: name, workflow: 'gate' }, taskToken: token });
-  const noMessage = async () => (await rt.sqs().send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }))).Messages ?? [];
+  const noMessage = async () =>
+    (await sqsClient(rt).send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }))).Messages ?? [];
 
   it('finds the pending approval again when the task is dispatched again with its token', async () => {
     const { executionArn, approvalId, token } = await startGate('appr-4');

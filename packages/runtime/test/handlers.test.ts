@@ -11,6 +11,7 @@ import { createFunctionHandler } from '../src/handlers/function.js';
 import { createMcpToolHandler } from '../src/handlers/mcp_tool.js';
 import { createLocalHandlers } from '../src/createLocalHandlers.js';
 import type { Runtime } from '../src/runtime/Runtime.js';
+import { sqsClient } from '../src/runtime/sqsClient.js';
 import { envelope } from './envelope.js';
 import { json, makeRuntime, startDynalite, startHttpServer, type DynamoEndpoint, startSqs, type SqsEndpoint } from './emulators.js';
 // @ts-expect-error — a plain .mjs fixture without type declarations
@@ -126,7 +127,7 @@ describe('Function: createConnectorHandler', () => {
       }),
     )) as { output: { messageId: string } };
     expect(r.output.messageId).toMatch(/.+/);
-    const got = await rt.sqs().send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }));
+    const got = await sqsClient(rt).send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }));
     expect(got.Messages?.map((m) => m.Body)).toEqual(['{"order":7}']);
   });
 

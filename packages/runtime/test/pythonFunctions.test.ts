@@ -13,6 +13,7 @@ import { resolveUserFunction } from '../src/userfn/resolveUserFunction.js';
 import { envelope } from './envelope.js';
 import { userFunctionsFixture } from './emulators.js';
 import { isProcessAlive as alive } from '../../../test/support/isProcessAlive.js';
+import { runtimePythonWorker } from '../src/userfn/runtimePythonWorker.js';
 
 const SECRET = 'news-api-key-1234567';
 const dir = mkdtempSync(join(tmpdir(), 'sf-py-'));
@@ -316,7 +317,7 @@ describe('Function: createFunctionHandler (Python)', () => {
     const pids = [];
     for (let i = 0; i < 3; i++) pids.push((await run('pid', { runId: `run-py-pid-${i}` })).output);
     expect(new Set(pids).size).toBe(1);
-    expect(pids[0]).toBe(rt.python().pid);
+    expect(pids[0]).toBe(runtimePythonWorker(rt).pid);
   });
 
   it('refuses a name that finds both a Python and a JavaScript module, and runs the one an extension names', async () => {

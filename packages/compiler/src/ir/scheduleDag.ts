@@ -58,6 +58,8 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
   // one node-sized copy serves every level (small typed arrays per sweep cost more than the sweep).
   const rankOf = new Int32Array(n);
   const bucket = new Int32Array(n + 1);
+  // Counts by key value (sortByKey's counting path: a span below twice the set's size).
+  const byValue = new Int32Array(2 * n + 1);
   const order = new Int32Array(n);
   const tailFrom = new Float64Array(n + 1);
   // The sorted distinct keys of the set being swept.
@@ -82,6 +84,30 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
         const x = key[order[j]!]!;
         if (distinct === 0 || keys[distinct - 1] !== x) keys[distinct++] = x;
       }
+      return distinct;
+    }
+    // Whole-number keys spanning at most twice the set (whole-number durations: earliest finishes
+    // and latest starts are then whole numbers no larger than the set's total duration) are
+    // counted by value: no comparison sort of the keys and no binary search per member.
+    let lo = key[0]!;
+    let hi = lo;
+    let whole = true;
+    for (let i = 0; i < m; i++) {
+      const x = key[i]!;
+      if (x < lo) lo = x;
+      else if (x > hi) hi = x;
+      if (whole && !Number.isInteger(x)) whole = false;
+    }
+    if (whole && hi - lo < 2 * m) {
+      const span = hi - lo + 1;
+      byValue.fill(0, 0, span + 1);
+      for (let i = 0; i < m; i++) byValue[key[i]! - lo + 1]!++;
+      let distinct = 0;
+      for (let v = 1; v <= span; v++) {
+        if (byValue[v] !== 0) keys[distinct++] = lo + v - 1;
+        byValue[v]! += byValue[v - 1]!;
+      }
+      for (let i = 0; i < m; i++) order[byValue[key[i]! - lo]!++] = i;
       return distinct;
     }
     const distinct = sortDistinct(key, keys);

@@ -12,6 +12,11 @@ import { MAX_STATE_NAME } from '../checks/quotas/stateName.js';
 /** Longest variable name Step Functions accepts. */
 export const MAX_VARIABLE_NAME = 80;
 
+/** A name made of letters, digits and `_` only, starting with a letter or `_`. */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A string of printable ASCII characters only. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** Hands out unique state names and variable names for one state machine. */
 export class NameAllocator {
   private readonly states = new Set<string>();
@@ -49,7 +54,8 @@ export class NameAllocator {
    * always contains `_`, so it cannot be the name of a function an expression calls).
    */
   variable(base: string): string {
-    let clean = base.replace(/[^A-Za-z0-9_]/g, '_');
+    // Most bases (`s_<step id>` of an identifier-like id) are clean already: one test, no new string.
+    let clean = IDENTIFIER.test(base) ? base : base.replace(/[^A-Za-z0-9_]/g, '_');
     if (!/^[A-Za-z_]/.test(clean)) clean = `_${clean}`;
     for (let i = 1; ; i++) {
       const suffix = i === 1 ? '' : `_${i}`;
@@ -64,7 +70,8 @@ export class NameAllocator {
 
 /** Replaces every non-printable-ASCII character with `_`. */
 export function asciiOnly(s: string): string {
-  return s.replace(/[^\x20-\x7e]/g, '_');
+  // Tested first: a global replace that matches nothing still builds a new string, and nearly every name is printable ASCII.
+  return PRINTABLE_ASCII.test(s) ? s : s.replace(/[^\x20-\x7e]/g, '_');
 }
 
 function truncate(s: string, max: number): string {

@@ -5,7 +5,7 @@ import { StepforgeError, type StepEnvelope } from '@stepforge/contract';
 import { isRuntimeError } from '../errors/RuntimeError.js';
 import type { ApprovalRecord } from '../persistence/ApprovalStore.js';
 import type { Runtime } from '../runtime/Runtime.js';
-import { answerApproval } from '../steps/toolStep.js';
+import { approvalAnswerer } from '../steps/approvalAnswerer.js';
 
 /** A decision on an approval. */
 export type ApprovalDecision = 'APPROVED' | 'REJECTED';
@@ -82,7 +82,7 @@ async function recordDecision(
     detail: { approvalId, by, reason },
   });
   const text = rec.status === 'APPROVED' ? await rt.approvals.envelopeOf(approvalId) : undefined;
-  const answered = await answerApproval(rt, rec, text !== undefined ? (JSON.parse(text) as StepEnvelope) : undefined);
+  const answered = await approvalAnswerer()(rt, rec, text !== undefined ? (JSON.parse(text) as StepEnvelope) : undefined);
   return { record: rec, ...(answered.result !== undefined ? { result: answered.result } : {}), delivered: answered.delivered };
 }
 
@@ -117,7 +117,7 @@ export async function expireDueApprovals(rt: Runtime): Promise<string[]> {
   const expired = await rt.approvals.expireDue();
   for (const a of expired) {
     // A token nothing waits on now is answered when its execution resumes and asks again.
-    await answerApproval(rt, a).catch(() => undefined);
+    await approvalAnswerer()(rt, a).catch(() => undefined);
     await rt.runs.recordEvent({ runId: a.runId, stepId: a.stepId, type: 'ApprovalTimedOut', detail: { approvalId: a.approvalId } });
   }
   // Each scheduled expiry also says how many calls wait for a person (a gauge for the dashboard):

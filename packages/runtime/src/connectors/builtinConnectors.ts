@@ -5,6 +5,8 @@ import { markOutcomeUnknown } from '../runtime/runIdempotent.js';
 import type { Connector } from './Connector.js';
 import { sendHttp } from './postJson.js';
 import type { Runtime } from '../runtime/Runtime.js';
+import { eventBridgeClient } from '../runtime/eventBridgeClient.js';
+import { sqsClient } from '../runtime/sqsClient.js';
 
 /** The outbound policy of a URL a workflow supplies: the project's allow-list and private-network setting. */
 function workflowUrlPolicy(rt: Runtime) {
@@ -130,7 +132,7 @@ export const sqsConnector: Connector = {
         const body = typeof input.body === 'string' ? input.body : JSON.stringify(input.body ?? null);
         await ctx.guard.dispatch(`sqs SendMessage to ${queueUrl}`, { idempotent: typeof input.deduplicationId === 'string' });
         try {
-          const r = await ctx.runtime.sqs().send(
+          const r = await sqsClient(ctx.runtime).send(
             new SendMessageCommand({
               QueueUrl: queueUrl,
               MessageBody: body,
@@ -171,7 +173,7 @@ export const eventBridgeConnector: Connector = {
         await ctx.guard.dispatch(`eventbridge PutEvents (${entries.length} entries)`);
         let r;
         try {
-          r = await ctx.runtime.eventbridge().send(new PutEventsCommand({ Entries: entries }));
+          r = await eventBridgeClient(ctx.runtime).send(new PutEventsCommand({ Entries: entries }));
         } catch (e) {
           return awsFailure('eventbridge.put_events', e);
         }

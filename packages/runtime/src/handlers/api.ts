@@ -4,7 +4,9 @@ import { routeRequest, type ServeResponse } from '../http/routeRequest.js';
 import { runServiceBackend } from '../http/runServiceBackend.js';
 import { deployedRunService } from '../runs/deployedRunService.js';
 import type { Runtime } from '../runtime/Runtime.js';
-import { defaultRuntime } from './stepHandler.js';
+import { defaultRuntime } from './defaultRuntime.js';
+// Deciding an approval runs the call it gated (see steps/approvalAnswerer.ts).
+import '../steps/toolStep.js';
 
 /** The fields of an API Gateway REST proxy event (v1) the adapter reads. */
 export interface ApiEvent {

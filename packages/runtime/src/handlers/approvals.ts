@@ -6,6 +6,8 @@ import { logStep, redactSecrets } from '../middleware/middlewares.js';
 import type { StepContext } from '../middleware/defineMiddleware.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { lazyHandler, type StepHandler } from './stepHandler.js';
+// Deciding or expiring an approval answers its task token (see steps/approvalAnswerer.ts).
+import '../steps/toolStep.js';
 
 /** A direct approvals command (CLI / console / API Gateway integration). */
 export const ApprovalCommand = z.discriminatedUnion('action', [

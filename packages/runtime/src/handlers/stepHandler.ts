@@ -1,10 +1,10 @@
 import middy from '@middy/core';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { StepEnvelope } from '@stepforge/contract';
-import { runtimeConfigFromEnv } from '../config/RuntimeConfig.js';
 import type { StepContext } from '../middleware/defineMiddleware.js';
 import { logStep, redactSecrets, validateEnvelope } from '../middleware/middlewares.js';
-import { Runtime } from '../runtime/Runtime.js';
+import type { Runtime } from '../runtime/Runtime.js';
+import { defaultRuntime } from './defaultRuntime.js';
 
 /** A step handler as the engine and Lambda call it. */
 export type StepHandler = (event: unknown, context?: unknown) => Promise<unknown>;
@@ -26,13 +26,6 @@ export function createStepHandler(
     .use(redactSecrets({ runtime: rt }));
   // Lambda passes a context; the embedded engine may pass none — give middy a fresh object each time.
   return (event, context) => h(event, { ...((context as object | undefined) ?? {}) } as StepContext);
-}
-
-let shared: Runtime | undefined;
-
-/** The process-wide Runtime built from the environment (one per Lambda container). */
-export function defaultRuntime(): Runtime {
-  return (shared ??= new Runtime(runtimeConfigFromEnv()));
 }
 
 /**

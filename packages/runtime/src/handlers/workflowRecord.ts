@@ -10,7 +10,7 @@
 // pre-signed ResponseURL itself.
 import type { Runtime } from '../runtime/Runtime.js';
 import { workflowRecordProblem, type WorkflowRecord } from '../runs/workflowRecord.js';
-import { defaultRuntime } from './stepHandler.js';
+import { defaultRuntime } from './defaultRuntime.js';
 
 /** The custom resource's properties (CloudFormation passes scalars as strings: the record travels as JSON text). */
 export interface WorkflowRecordProperties {

@@ -27,6 +27,12 @@ export interface McpSdk {
   readonly Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
   readonly StdioClientTransport: typeof import('@modelcontextprotocol/sdk/client/stdio.js').StdioClientTransport;
   readonly StreamableHTTPClientTransport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
+  /**
+   * What checks a tool's structured output against its declared output schema: the SDK's
+   * validator over @cfworker/json-schema (JSON Schema 2020-12, the MCP default dialect), a
+   * fraction of the size of its default over ajv, which handler bundles leave out.
+   */
+  readonly JsonSchemaValidator: typeof import('@modelcontextprotocol/sdk/validation/cfworker').CfWorkerJsonSchemaValidator;
 }
 
 let sdkLoader: (() => Promise<McpSdk>) | undefined;
@@ -46,6 +52,8 @@ export function provideMcpSdk(load: () => Promise<McpSdk>): void {
  */
 export class McpClientPool {
   readonly #clients = new Map<string, Promise<Client>>();
+  /** Each client's tools that declare an output schema: the check their structured output must pass. */
+  readonly #outputChecks = new WeakMap<Client, Map<string, (output: unknown) => { valid: boolean; errorMessage?: string }>>();
 
   async #client(server: McpServerConfig): Promise<Client> {
     const key = JSON.stringify(server);
@@ -57,8 +65,12 @@ export class McpClientPool {
             'ConfigError',
             'this handler was built without the MCP SDK: MCP servers are reached from the tool and mcp_tool steps',
           );
-        const { Client, StdioClientTransport, StreamableHTTPClientTransport } = await sdkLoader();
-        const client = new Client({ name: 'stepforge', version: '0.1.0' });
+        const { Client, StdioClientTransport, StreamableHTTPClientTransport, JsonSchemaValidator } = await sdkLoader();
+        // Every error, not the first only, so an output that fails its schema says all that is wrong.
+        const client = new Client(
+          { name: 'stepforge', version: '0.1.0' },
+          { jsonSchemaValidator: new JsonSchemaValidator({ shortcircuit: false }) },
+        );
         const transport =
           'url' in server
             ? new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } })
@@ -70,6 +82,20 @@ export class McpClientPool {
                 stderr: 'ignore',
               });
         await client.connect(transport);
+        // The SDK checks a tool's output against its schema only for tools it has listed, and
+        // only those of the last page it listed: so every page is listed here, once per client,
+        // and the pool checks each call itself.
+        const validator = new JsonSchemaValidator({ shortcircuit: false });
+        const checks = new Map<string, (output: unknown) => { valid: boolean; errorMessage?: string }>();
+        if (client.getServerCapabilities()?.tools) {
+          let cursor: string | undefined;
+          do {
+            const page = await client.listTools(cursor === undefined ? undefined : { cursor });
+            for (const t of page.tools) if (t.outputSchema) checks.set(t.name, validator.getValidator(t.outputSchema));
+            cursor = page.nextCursor;
+          } while (cursor !== undefined);
+        }
+        this.#outputChecks.set(client, checks);
         return client;
       })();
       this.#clients.set(key, p);
@@ -99,7 +125,7 @@ export class McpClientPool {
     try {
       r = await c.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs });
     } catch (e) {
-      throw new RuntimeError('McpError', `MCP tool ${tool}: ${(e as Error).message}`, { cause: e });
+      throw new RuntimeError('McpError', `MCP tool ${tool}: ${(e as Error).message}`, { cause: e, details: { tool } });
     }
     const content = (r.content ?? []) as { type: string; text?: string }[];
     const text = content
@@ -107,6 +133,20 @@ export class McpClientPool {
       .map((b) => b.text ?? '')
       .join('\n');
     if (r.isError) throw new RuntimeError('McpError', `MCP tool ${tool} failed: ${text.slice(0, 500)}`, { details: { tool } });
+    const check = this.#outputChecks.get(c)?.get(tool);
+    if (check) {
+      if (r.structuredContent === undefined)
+        throw new RuntimeError('McpError', `MCP tool ${tool} declares an output schema but returned no structured content`, {
+          details: { tool },
+        });
+      const v = check(r.structuredContent);
+      if (!v.valid)
+        throw new RuntimeError(
+          'McpError',
+          `MCP tool ${tool} returned structured content that does not match its output schema: ${v.errorMessage ?? 'invalid'}`,
+          { details: { tool } },
+        );
+    }
     // Structured content when the tool gives it; else its text (parsed when it is JSON).
     let value: unknown = r.structuredContent;
     if (value === undefined) {

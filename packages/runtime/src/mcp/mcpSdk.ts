@@ -5,10 +5,11 @@
 import { provideMcpSdk } from './McpClientPool.js';
 
 provideMcpSdk(async () => {
-  const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+  const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }, { CfWorkerJsonSchemaValidator }] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/stdio.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/validation/cfworker'),
   ]);
-  return { Client, StdioClientTransport, StreamableHTTPClientTransport };
+  return { Client, StdioClientTransport, StreamableHTTPClientTransport, JsonSchemaValidator: CfWorkerJsonSchemaValidator };
 });

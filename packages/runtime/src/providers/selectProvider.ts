@@ -1,5 +1,6 @@
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { Runtime } from '../runtime/Runtime.js';
+import { bedrockClient } from '../runtime/bedrockClient.js';
 import { BedrockProvider } from './BedrockProvider.js';
 import { LocalProvider } from './LocalProvider.js';
 import type { ModelProvider } from './ModelProvider.js';
@@ -26,7 +27,7 @@ export async function selectProvider(rt: Runtime, model: unknown): Promise<{ pro
         provider = new LocalProvider(rt.config.provider.localScript);
         break;
       case 'bedrock':
-        provider = new BedrockProvider(rt.bedrock());
+        provider = new BedrockProvider(bedrockClient(rt));
         break;
       case 'openai': {
         const keyRef = rt.config.provider.openaiApiKey;

@@ -1,4 +1,5 @@
 import type { Runtime } from '../runtime/Runtime.js';
+import { sfnClient } from '../runtime/sfnClient.js';
 import { deployedCatalog } from './deployedCatalog.js';
 import { RunService } from './RunService.js';
 import { sfnExecutions } from './sfnExecutions.js';
@@ -11,5 +12,5 @@ const AWS_POLL_MS = 1000;
  * runtime's client, the deployed workflows. Runs settle when they are read or waited for.
  */
 export function deployedRunService(rt: Runtime): RunService {
-  return new RunService({ runtime: rt, executions: sfnExecutions(rt.sfn()), catalog: deployedCatalog(rt), pollMs: AWS_POLL_MS });
+  return new RunService({ runtime: rt, executions: sfnExecutions(sfnClient(rt)), catalog: deployedCatalog(rt), pollMs: AWS_POLL_MS });
 }

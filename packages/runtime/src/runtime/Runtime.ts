@@ -1,10 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { SFNClient } from '@aws-sdk/client-sfn';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { SFNClient } from '@aws-sdk/client-sfn';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { RuntimeConfig } from '../config/RuntimeConfig.js';
 import { awsClientConfig } from '../config/awsClientConfig.js';
 import { createLogger } from '../logging/createLogger.js';
@@ -21,16 +20,41 @@ import { StepRecordPersistenceLayer } from '../persistence/StepRecordPersistence
 import { McpClientPool } from '../mcp/McpClientPool.js';
 import { Redactor } from '../secrets/Redactor.js';
 import { SecretResolver } from '../secrets/SecretResolver.js';
-import { fsListTool, fsReadTool } from '../tools/fsTools.js';
-import { httpFetchTool, webSearchTool } from '../tools/httpTools.js';
-import { shellTool } from '../tools/shellTool.js';
-import { ToolRegistry } from '../tools/ToolDefinition.js';
-import { PythonWorker } from '../userfn/PythonWorker.js';
+import { RuntimeError } from '../errors/RuntimeError.js';
+import type { ToolRegistry } from '../tools/ToolDefinition.js';
 import { parsePolicyRules, type PolicyRule } from '../tools/ToolPolicy.js';
 
 /** Something that can send Step Functions task-token callbacks (an SFNClient, or the embedded engine's). */
 export interface TaskTokenSender {
   send(command: unknown): Promise<unknown>;
+}
+
+/**
+ * The AWS clients other than DynamoDB's, by name. The Runtime holds them but never builds one
+ * itself: each is made by its own module (`sqsClient.ts`, `sfnClient.ts`, …), which the code that
+ * sends to that service imports, so a Lambda bundle carries only the clients its handler's code
+ * can reach.
+ */
+export interface AwsClients {
+  readonly sqs: SQSClient;
+  readonly eventbridge: EventBridgeClient;
+  readonly sfn: SFNClient;
+  readonly bedrock: BedrockRuntimeClient;
+}
+
+let builtinToolsOf: ((config: RuntimeConfig) => ToolRegistry) | undefined;
+
+/**
+ * Given by `tools/builtinTools.ts` when it loads, which the model and tool steps import: a handler
+ * that runs neither (mcp_tool, connector, function, trigger) carries no built-in tool.
+ */
+export function provideBuiltinTools(make: (config: RuntimeConfig) => ToolRegistry): void {
+  builtinToolsOf = make;
+}
+
+/** Something a Runtime keeps for its life and ends with it (the Python worker). */
+export interface Closeable {
+  close(): Promise<void> | void;
 }
 
 /** Optional injected dependencies (the embedded stack passes its own clients). */
@@ -65,16 +89,13 @@ export class Runtime {
   readonly blobs: BlobStore;
   /** The workflows' records (WORKFLOW# items): registered by the embedded stack, written at deploy time on AWS. */
   readonly workflows: WorkflowStore;
-  readonly tools: ToolRegistry;
+  #tools?: ToolRegistry;
   readonly policyRules: readonly PolicyRule[];
   /** MCP clients, shared by mcp_tool steps and `mcp.<server>.<tool>` agent tools. */
   readonly mcp = new McpClientPool();
   readonly #deps: RuntimeDeps;
-  #sqs?: SQSClient;
-  #eb?: EventBridgeClient;
-  #sfn?: SFNClient;
-  #bedrock?: BedrockRuntimeClient;
-  #python?: PythonWorker;
+  readonly #clients: { -readonly [K in keyof AwsClients]?: AwsClients[K] } = {};
+  readonly #kept = new Map<string, Closeable>();
   #telemetry: Telemetry;
   readonly #telemetryReady: Promise<void>;
 
@@ -98,7 +119,6 @@ export class Runtime {
     this.blobs = new BlobStore(this.db);
     this.workflows = new WorkflowStore(this.db);
     this.policyRules = parsePolicyRules(config.policyRules);
-    this.tools = deps.tools ?? builtinTools(config);
     this.#telemetry = deps.telemetry ?? NO_TELEMETRY;
     const env = deps.env ?? process.env;
     if (deps.telemetry === undefined && config.mode === 'aws' && env['AWS_LAMBDA_FUNCTION_NAME']) {
@@ -106,8 +126,7 @@ export class Runtime {
       this.#telemetryReady = import('../logging/lambdaTelemetry.js').then((m) => {
         this.#telemetry = m.lambdaTelemetry(service);
         // The clients made before it loaded are traced from now on (capturing adds a middleware).
-        for (const c of [this.db.client, this.db.commands, this.#sqs, this.#eb, this.#sfn, this.#bedrock])
-          if (c) this.#telemetry.captureClient(c);
+        for (const c of [this.db.client, this.db.commands, ...Object.values(this.#clients)]) this.#telemetry.captureClient(c);
       });
     } else {
       this.#telemetryReady = Promise.resolve();
@@ -149,79 +168,35 @@ export class Runtime {
 
   /** Closes long-lived connections and processes (MCP clients, the Python worker, SDK sockets). */
   async close(): Promise<void> {
-    await Promise.all([this.mcp.closeAll(), this.#python?.close()]);
+    await Promise.all([this.mcp.closeAll(), ...[...this.#kept.values()].map((k) => k.close())]);
     this.db.client.destroy();
     if (this.db.commands !== this.db.client) this.db.commands.destroy();
-    this.#sqs?.destroy();
-    this.#eb?.destroy();
-    this.#sfn?.destroy();
-    this.#bedrock?.destroy();
+    for (const c of Object.values(this.#clients)) c.destroy();
+  }
+
+  /** The tools agents and tool steps call: the injected registry, else the built-in tools from the config. */
+  get tools(): ToolRegistry {
+    if (this.#tools) return this.#tools;
+    if (!this.#deps.tools && !builtinToolsOf)
+      throw new RuntimeError('ConfigError', 'this handler was built without the built-in tools: the model and tool steps use them');
+    return (this.#tools = this.#deps.tools ?? builtinToolsOf!(this.config));
   }
 
   /**
-   * The Python worker that runs Python user functions: one process for this Runtime (the embedded
-   * stack's, or a Lambda container's), started by its first call and ended by `close()`.
+   * What `make` builds once for this Runtime under `key` (`runtimePythonWorker(rt)`: the Python worker),
+   * closed by `close()`. The injected environment is passed for it to build with.
    */
-  python(): PythonWorker {
-    return (this.#python ??= new PythonWorker({
-      command: this.config.pythonCommand,
-      functionsDir: this.config.userFunctionsDir,
-      // The injected environment over this process's: PATH and the rest come along unless it says otherwise.
-      env: { ...process.env, ...this.#deps.env },
-      // Output of no call in particular (a thread a function started, Python's own fatal errors).
-      onStderr: (text) => this.logger.info('python worker output', { text }),
-    }));
+  keep<T extends Closeable>(key: string, make: (env: Record<string, string | undefined>) => T): T {
+    let kept = this.#kept.get(key);
+    if (!kept) this.#kept.set(key, (kept = make({ ...process.env, ...this.#deps.env })));
+    return kept as T;
   }
 
-  sqs(): SQSClient {
-    return (this.#sqs ??= this.#deps.sqs ?? this.#traced(new SQSClient(awsClientConfig(this.config.region, this.config.endpoints.sqs))));
+  /**
+   * The client named `name`: the injected one, else the one `make` builds from the config (traced
+   * when telemetry is on), made once for this Runtime. Called through `sqsClient(rt)` and the like.
+   */
+  client<K extends keyof AwsClients>(name: K, make: (config: RuntimeConfig) => AwsClients[K]): AwsClients[K] {
+    return (this.#clients[name] ??= this.#deps[name] ?? this.#traced(make(this.config))) as AwsClients[K];
   }
-
-  eventbridge(): EventBridgeClient {
-    return (this.#eb ??=
-      this.#deps.eventbridge ??
-      this.#traced(new EventBridgeClient(awsClientConfig(this.config.region, this.config.endpoints.eventbridge))));
-  }
-
-  sfn(): SFNClient {
-    return (this.#sfn ??=
-      this.#deps.sfn ?? this.#traced(new SFNClient(awsClientConfig(this.config.region, this.config.endpoints.stepfunctions))));
-  }
-
-  bedrock(): BedrockRuntimeClient {
-    const endpoint = this.config.endpoints.bedrock;
-    // The Bedrock runtime client defaults to HTTP/2; a plain-http endpoint (an emulator or a
-    // gateway on loopback) speaks HTTP/1.1.
-    return (this.#bedrock ??=
-      this.#deps.bedrock ??
-      this.#traced(
-        new BedrockRuntimeClient({
-          ...awsClientConfig(this.config.region, endpoint),
-          ...(endpoint?.startsWith('http:') ? { requestHandler: new NodeHttpHandler() } : {}),
-        }),
-      ));
-  }
-}
-
-/** The built-in tools configured from the RuntimeConfig (shell only when embedded). */
-export function builtinTools(config: RuntimeConfig): ToolRegistry {
-  // The secret store is out of every tool's reach wherever it is configured (the state folder always is).
-  const protectedPaths = [config.secrets.file];
-  const fs = { root: config.tools.fsRoot, maxReadBytes: config.tools.fsMaxReadBytes, protectedPaths };
-  return new ToolRegistry()
-    .register(
-      httpFetchTool({ allowHosts: config.tools.httpAllowHosts, allowPrivateNetworks: config.tools.httpAllowPrivateNetworks ?? false }),
-    )
-    .register(webSearchTool({ url: config.tools.webSearchUrl }))
-    .register(fsListTool(fs))
-    .register(fsReadTool(fs))
-    .register(
-      shellTool({
-        enabled: config.tools.shellEnabled && config.mode === 'embedded',
-        allow: config.tools.shellAllow,
-        deny: config.tools.shellDeny,
-        cwd: config.tools.fsRoot,
-        protectedPaths,
-      }),
-    );
 }

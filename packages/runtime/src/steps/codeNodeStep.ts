@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { executeStep } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
+import { sfnClient } from '../runtime/sfnClient.js';
 import { importFile } from '../userfn/importFile.js';
 import { reloadLiveWorkflow } from '../userfn/reloadLiveWorkflow.js';
 import { resolveInputs } from './resolveInputs.js';
@@ -307,7 +308,7 @@ async function earlierChild(
     const name = n === 1 ? base : `${base}.${n}`;
     let d;
     try {
-      d = await rt.sfn().send(new DescribeExecutionCommand({ executionArn: `${prefix}${name}` }));
+      d = await sfnClient(rt).send(new DescribeExecutionCommand({ executionArn: `${prefix}${name}` }));
     } catch (e) {
       if ((e as Error).name === 'ExecutionDoesNotExist') return { reused: false, output: null, name };
       throw e;

@@ -5,6 +5,7 @@ import type { Runtime } from '../runtime/Runtime.js';
 import { importUserFunction, type UserFunctionContext } from '../userfn/loadUserFunction.js';
 import { captureConsole } from '../userfn/captureConsole.js';
 import type { PythonCallError } from '../userfn/PythonWorker.js';
+import { runtimePythonWorker } from '../userfn/runtimePythonWorker.js';
 import { resolveUserFunction, type UserFunctionFile } from '../userfn/resolveUserFunction.js';
 import { resolveInputs } from './resolveInputs.js';
 import { runCodeNodeStep } from './codeNodeStep.js';
@@ -96,9 +97,13 @@ async function runPythonFunction(
   context: UserFunctionContext,
   kwargs: Record<string, string>,
 ): Promise<unknown> {
-  const answer = await rt
-    .python()
-    .call({ module: file.relative, ...(file.exportName ? { callable: file.exportName } : {}), input, context, kwargs });
+  const answer = await runtimePythonWorker(rt).call({
+    module: file.relative,
+    ...(file.exportName ? { callable: file.exportName } : {}),
+    input,
+    context,
+    kwargs,
+  });
   logFunctionOutput(rt, name, context, answer);
   if (answer.ok) return answer.output;
   throw pythonFunctionError(rt, name, file, answer.error);

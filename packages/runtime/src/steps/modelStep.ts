@@ -5,6 +5,8 @@ import type { ModelTool } from '../providers/ModelProvider.js';
 import { selectProvider } from '../providers/selectProvider.js';
 import { executeStep, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
+// The built-in tools this step calls or offers (see provideBuiltinTools).
+import '../tools/builtinTools.js';
 import { checkCandidate } from './checkCandidate.js';
 import { handoffChoice, handoffTargets, handoffTools } from './handoff.js';
 import { modelSettings } from './modelSettings.js';

@@ -6,9 +6,14 @@ import { parseMcpServer } from '../mcp/McpClientPool.js';
 import '../mcp/mcpSdk.js';
 import { UNDEFINED_MCP_SERVER_HINT, namedMcpServer, refuseWorkflowCommand } from '../mcp/namedMcpServer.js';
 import { approvalIdFor, type ApprovalRecord } from '../persistence/ApprovalStore.js';
+import { provideApprovalAnswerer } from './approvalAnswerer.js';
 import { effectiveStatus } from '../persistence/IdempotencyRecord.js';
 import { executeStep, stepIdempotencyKey, stepInstanceId } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
+// The built-in tools this step calls or offers (see provideBuiltinTools).
+import '../tools/builtinTools.js';
+import { sfnClient } from '../runtime/sfnClient.js';
+import { sqsClient } from '../runtime/sqsClient.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
 import { narrowedTool } from '../tools/taskToolPolicy.js';
@@ -258,7 +263,7 @@ export async function runToolStep(
       throw e;
     }
   }
-  if (taskToken) await rt.sfn().send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(rt.redactor.redact(answer)) }));
+  if (taskToken) await sfnClient(rt).send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(rt.redactor.redact(answer)) }));
   return answer;
 }
 
@@ -275,7 +280,7 @@ async function answerFor(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, to
 }
 
 async function sendTaskFailure(rt: Runtime, taskToken: string, e: Error): Promise<void> {
-  await rt.sfn().send(
+  await sfnClient(rt).send(
     new SendTaskFailureCommand({
       taskToken,
       error: e.name,
@@ -319,7 +324,7 @@ async function requestApproval(
     detail: { approvalId: rec.approvalId, tool: inv.tool, args: inv.args, rule },
   });
   if (rt.config.approvalQueueUrl) {
-    await rt.sqs().send(
+    await sqsClient(rt).send(
       new SendMessageCommand({
         QueueUrl: rt.config.approvalQueueUrl,
         MessageBody: JSON.stringify(
@@ -372,7 +377,7 @@ export async function answerApproval(
   // The call runs only for a task that still waits on its token. One that is closed (the run was
   // cancelled or timed out, or the task answered) must not cause it; one no execution waits on now
   // (its process ended) causes it when the execution resumes and asks again.
-  if (!(await toToken(() => rt.sfn().send(new SendTaskHeartbeatCommand({ taskToken: rec.taskToken }))))) return { delivered: false };
+  if (!(await toToken(() => sfnClient(rt).send(new SendTaskHeartbeatCommand({ taskToken: rec.taskToken }))))) return { delivered: false };
   const resolved = await resolveInputs(rt, env);
   const inv = invocationOf(resolved);
   let answer: StepResult | ToolCallResult;
@@ -390,10 +395,12 @@ export async function answerApproval(
   }
   const result = rt.redactor.redact(answer);
   const delivered = await toToken(() =>
-    rt.sfn().send(new SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(result) })),
+    sfnClient(rt).send(new SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(result) })),
   );
   return { delivered, result };
 }
+
+provideApprovalAnswerer(answerApproval);
 
 /** Step Functions' answers for a token nothing waits on: closed already, or unknown to it now. */
 const UNANSWERABLE = new Set(['TaskTimedOut', 'TaskDoesNotExist']);

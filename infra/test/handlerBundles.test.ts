@@ -1,0 +1,94 @@
+// What each handler's Lambda bundle holds, built as StepHandlers deploys it (HANDLER_BUNDLE): the
+// AWS clients its code sends with and no other, the MCP SDK only where MCP servers are called or
+// approved calls are run, and none of the packages the bundles replace (packages/runtime/src/bundled/).
+// `npm run bench -- bundles` prints the sizes.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build, type Metafile } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_HANDLERS, type HandlerId } from '@stepforge/contract';
+import { HANDLER_BUNDLE } from '../lib/bundling/handlerBundling.js';
+import { handlerEntry } from '../lib/constructs/StepHandlers.js';
+import { ROOT } from './synthFixtureStack.js';
+
+/** The AWS SDK clients each handler's code reaches (DynamoDB and Secrets Manager: every handler); api and approvals run approved calls, never announce one on SQS. */
+const CLIENTS: Record<HandlerId, string[]> = {
+  model: ['bedrock-runtime'],
+  tool: ['sfn', 'sqs'],
+  connector: ['eventbridge', 'sqs'],
+  function: ['sfn'],
+  mcpTool: [],
+  api: ['sfn'],
+  trigger: ['sfn'],
+  approvals: ['sfn'],
+};
+
+/** The handlers that reach MCP servers: MCP tool steps, agents' MCP tools, and approved calls run by a decision. */
+const MCP: HandlerId[] = ['tool', 'mcpTool', 'api', 'approvals'];
+
+/** Replaced in every bundle (see HANDLER_BUNDLE.alias), or the chain that came with what was replaced. */
+const NEVER = ['ajv', 'ajv-formats', 'fast-uri', 'semver', '@aws-sdk/credential-provider-node', '@aws-sdk/credential-provider-ini'];
+
+const out = mkdtempSync(join(tmpdir(), 'stepforge-handler-bundles-'));
+const metafiles = new Map<HandlerId, Metafile>();
+
+beforeAll(async () => {
+  for (const h of ALL_HANDLERS) {
+    const r = await build({
+      entryPoints: [handlerEntry(join(ROOT, 'packages/runtime/src/handlers'), h)!],
+      outfile: join(out, h, 'index.mjs'),
+      bundle: true,
+      platform: 'node',
+      logLevel: 'silent',
+      metafile: true,
+      format: HANDLER_BUNDLE.format,
+      target: HANDLER_BUNDLE.target,
+      minify: HANDLER_BUNDLE.minify,
+      mainFields: HANDLER_BUNDLE.mainFields,
+      banner: { js: HANDLER_BUNDLE.banner },
+      external: HANDLER_BUNDLE.external,
+      define: HANDLER_BUNDLE.define,
+      alias: HANDLER_BUNDLE.alias,
+      tsconfig: join(ROOT, 'tsconfig.json'),
+    });
+    expect(r.warnings).toEqual([]);
+    metafiles.set(h, r.metafile);
+  }
+}, 300_000);
+
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+/** The packages (node_modules/<name>) with code in a bundle (an import that tree-shaking emptied does not count). */
+function packagesOf(h: HandlerId): Set<string> {
+  const names = new Set<string>();
+  const output = Object.values(metafiles.get(h)!.outputs).find((o) => o.entryPoint)!;
+  for (const [file, input] of Object.entries(output.inputs)) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
+    if (m && input.bytesInOutput > 0) names.add(m[1]!);
+  }
+  return names;
+}
+
+describe('Handler bundles', () => {
+  it.each(ALL_HANDLERS)('%s carries the AWS clients its code sends with, and no other', (h) => {
+    const clients = [...packagesOf(h)].filter((p) => p.startsWith('@aws-sdk/client-')).sort();
+    expect(clients).toEqual(['dynamodb', 'secrets-manager', ...CLIENTS[h]].map((c) => `@aws-sdk/client-${c}`).sort());
+  });
+
+  it.each(ALL_HANDLERS)('%s carries the MCP SDK only if it reaches MCP servers, with the cfworker validator', (h) => {
+    const pkgs = packagesOf(h);
+    expect(pkgs.has('@modelcontextprotocol/sdk')).toBe(MCP.includes(h));
+    expect(pkgs.has('@cfworker/json-schema')).toBe(MCP.includes(h));
+  });
+
+  it.each(ALL_HANDLERS)('%s holds none of the packages the bundles replace', (h) => {
+    const pkgs = packagesOf(h);
+    expect(NEVER.filter((p) => pkgs.has(p))).toEqual([]);
+    // The replacements are where their packages were imported: X-Ray's SDK v2 patcher is the
+    // only importer of the semver stand-in, whose gte alone it calls.
+    const inputs = metafiles.get(h)!.inputs;
+    const semverImporters = Object.keys(inputs).filter((f) => inputs[f]!.imports.some((i) => i.path.endsWith('bundled/semverGte.ts')));
+    expect(semverImporters).toEqual(['node_modules/aws-xray-sdk-core/dist/lib/patchers/aws_p.js']);
+  });
+});
