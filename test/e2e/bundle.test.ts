@@ -156,17 +156,18 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
         fauxqs: text.includes('node_modules/fauxqs/'),
         mcp: text.includes('node_modules/@modelcontextprotocol/sdk/'),
         requiresSqs: text.includes('require("./stepforge-sqs.cjs").m0'),
-        requiresMcp: ['m0', 'm1', 'm2'].map((m) => text.includes(`require("./stepforge-mcp.cjs").${m}`)),
-      }).toEqual({ name, fauxqs: false, mcp: false, requiresSqs: true, requiresMcp: [true, true, true] });
+        requiresMcp: ['m0', 'm1', 'm2', 'm3'].map((m) => text.includes(`require("./stepforge-mcp.cjs").${m}`)),
+      }).toEqual({ name, fauxqs: false, mcp: false, requiresSqs: true, requiresMcp: [true, true, true, true] });
     }
     const req = createRequire(join(dir, 'stepforge.cjs'));
     expect(typeof (req('./stepforge-sqs.cjs') as { m0: { buildApp?: unknown } }).m0.buildApp).toBe('function');
     const mcp = req('./stepforge-mcp.cjs') as Record<string, Record<string, unknown>>;
-    expect([typeof mcp.m0!.Client, typeof mcp.m1!.StdioClientTransport, typeof mcp.m2!.StreamableHTTPClientTransport]).toEqual([
-      'function',
-      'function',
-      'function',
-    ]);
+    expect([
+      typeof mcp.m0!.Client,
+      typeof mcp.m1!.StdioClientTransport,
+      typeof mcp.m2!.StreamableHTTPClientTransport,
+      typeof mcp.m3!.CfWorkerJsonSchemaValidator,
+    ]).toEqual(['function', 'function', 'function', 'function']);
   });
 
   it("holds undici's connection pool without its index (fetch, cookies, WebSocket)", () => {

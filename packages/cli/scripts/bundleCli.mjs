@@ -88,7 +88,12 @@ const SIDE_BUNDLES = [
   { file: 'stepforge-sqs.cjs', specifiers: ['fauxqs'] },
   {
     file: 'stepforge-mcp.cjs',
-    specifiers: ['@modelcontextprotocol/sdk/client/index.js', '@modelcontextprotocol/sdk/client/stdio.js', '@modelcontextprotocol/sdk/client/streamableHttp.js'],
+    specifiers: [
+      '@modelcontextprotocol/sdk/client/index.js',
+      '@modelcontextprotocol/sdk/client/stdio.js',
+      '@modelcontextprotocol/sdk/client/streamableHttp.js',
+      '@modelcontextprotocol/sdk/validation/cfworker',
+    ],
   },
 ];
 
@@ -118,7 +123,14 @@ function sideBundles() {
   return {
     name: 'side-bundles',
     setup(b) {
-      b.onResolve({ filter: /.*/ }, (args) => (index.has(args.path) && args.namespace !== 'side-bundle' ? { path: args.path, namespace: 'side-bundle' } : undefined));
+      b.onResolve({ filter: /.*/ }, (args) => {
+        if (args.namespace === 'side-bundle') return undefined;
+        if (index.has(args.path)) return { path: args.path, namespace: 'side-bundle' };
+        // Another module of a side bundle's package would put a second copy of it in the command bundle.
+        const side = SIDE_BUNDLES.find((x) => x.specifiers.some((spec) => args.path.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/') === spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/')));
+        if (side) throw new Error(`bundleCli: ${args.importer} imports ${args.path}, which is not in SIDE_BUNDLES: add it to ${side.file}'s specifiers`);
+        return undefined;
+      });
       b.onResolve({ filter: /^\.\/stepforge-[a-z]+\.cjs$/, namespace: 'side-bundle' }, (args) => ({ path: args.path, external: true }));
       b.onLoad({ filter: /.*/, namespace: 'side-bundle' }, (args) => {
         const { file, i } = index.get(args.path);
