@@ -92,16 +92,23 @@ for (const name of [
 ]) {
   ms.addRelativeTo(marker(`before ${name}`), { relation: 'before', toMiddleware: name, name: `profile_before_${name}` });
 }
-const handler = client.config.requestHandler as unknown as { handle(...a: unknown[]): Promise<unknown> };
-const handle = handler.handle.bind(handler);
-handler.handle = async (...a: unknown[]) => {
-  mark('request handler (transport + dynalite)');
-  if (!firstRequestAt) firstRequestAt = performance.now();
-  const r = await handle(...a);
-  mark('after the request handler');
-  lastResponseAt = performance.now();
-  return r;
+const handler = client.config.requestHandler as unknown as {
+  handle(...a: unknown[]): Promise<unknown>;
+  call?(...a: unknown[]): Promise<unknown>;
 };
+// The SDK's transport, and (the owner's item operations, sent as plain JSON) the port's call.
+for (const method of ['handle', 'call'] as const) {
+  const original = handler[method]?.bind(handler);
+  if (!original) continue;
+  handler[method] = async (...a: unknown[]) => {
+    mark(method === 'handle' ? 'request handler (transport + dynalite)' : 'port call (transport + dynalite)');
+    if (!firstRequestAt) firstRequestAt = performance.now();
+    const r = await original(...a);
+    mark(method === 'handle' ? 'after the request handler' : 'after the port call');
+    lastResponseAt = performance.now();
+    return r;
+  };
+}
 const send = client.send.bind(client) as (...a: unknown[]) => Promise<unknown>;
 (client as unknown as { send: typeof send }).send = async (...a: unknown[]) => {
   marks = [];

@@ -10,8 +10,15 @@ interface PortRequest {
   readonly body: string | Uint8Array | undefined;
 }
 
+/** An operation as it crosses the port without an HTTP request around it (see `call`). */
+interface PortCall {
+  readonly id: number;
+  readonly target: string;
+  readonly body: string;
+}
+
 /** An answer as it comes back over the port. */
-interface PortAnswer {
+export interface PortAnswer {
   readonly id: number;
   readonly statusCode: number;
   readonly headers: Record<string, string>;
@@ -20,7 +27,7 @@ interface PortAnswer {
 
 /** A request waiting for its answer. */
 interface Pending {
-  resolve(r: { response: SdkHttpResponse }): void;
+  resolve(r: PortAnswer): void;
   reject(e: Error): void;
 }
 
@@ -51,7 +58,7 @@ export class WorkerPortHttpHandler {
       const waiting = this.#pending.get(m.id);
       if (!waiting) return;
       this.#forget(m.id);
-      waiting.resolve({ response: { statusCode: m.statusCode, headers: m.headers, body: Buffer.from(m.body) } });
+      waiting.resolve(m);
     });
     port.on('close', () => {
       this.#closed = true;
@@ -67,22 +74,40 @@ export class WorkerPortHttpHandler {
     request: SdkHttpRequest,
     options: { abortSignal?: AbortSignalLike; requestTimeout?: number } = {},
   ): Promise<{ response: SdkHttpResponse }> {
-    if (this.#closed) return Promise.reject(Object.assign(new Error('the DynamoDB worker port is closed'), { code: 'ECONNRESET' }));
-    const { abortSignal } = options;
-    if (abortSignal?.aborted) return Promise.reject(abortError());
-    const query = request.query ? buildQueryString(request.query) : '';
-    const id = this.#nextId++;
     const body = request.body;
     if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
       return Promise.reject(new Error('WorkerPortHttpHandler sends text or byte bodies only, not a stream'));
     }
-    const message: PortRequest = {
-      id,
-      method: request.method,
-      url: query ? `${request.path}?${query}` : request.path,
-      headers: request.headers,
-      body: body ?? undefined,
-    };
+    const query = request.query ? buildQueryString(request.query) : '';
+    return this.#post(
+      (id) => ({
+        id,
+        method: request.method,
+        url: query ? `${request.path}?${query}` : request.path,
+        headers: request.headers,
+        body: body ?? undefined,
+      }),
+      options,
+    ).then((m) => ({ response: { statusCode: m.statusCode, headers: m.headers, body: Buffer.from(m.body) } }));
+  }
+
+  /**
+   * One DynamoDB operation by its target (`DynamoDB_20120810.PutItem`) and JSON body, answered by
+   * dynalite's request handler as an HTTP request would be, but built by no SDK: what
+   * `withPortCommands` sends. Resolves with dynalite's status and body, an error answer included.
+   */
+  call(target: string, body: string): Promise<PortAnswer> {
+    return this.#post((id) => ({ id, target, body }), {});
+  }
+
+  #post(
+    message: (id: number) => PortRequest | PortCall,
+    options: { abortSignal?: AbortSignalLike; requestTimeout?: number },
+  ): Promise<PortAnswer> {
+    if (this.#closed) return Promise.reject(Object.assign(new Error('the DynamoDB worker port is closed'), { code: 'ECONNRESET' }));
+    const { abortSignal } = options;
+    if (abortSignal?.aborted) return Promise.reject(abortError());
+    const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       let onAbort: (() => void) | undefined;
@@ -109,7 +134,7 @@ export class WorkerPortHttpHandler {
         },
       });
       if (this.#pending.size === 1) this.#port.ref();
-      this.#port.postMessage(message);
+      this.#port.postMessage(message(id));
       const timeout = options.requestTimeout;
       if (timeout !== undefined && timeout > 0) {
         timer = setTimeout(

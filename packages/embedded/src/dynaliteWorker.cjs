@@ -90,9 +90,20 @@ function portResponse(port, id) {
 }
 
 /**
+ * The authorization headers dynalite wants to see on a request (it refuses one without them as
+ * MissingAuthenticationToken, but never verifies the signature) for an operation that comes
+ * over the port unsigned: the port is not a place anyone but the owner's thread can reach.
+ */
+const UNSIGNED = {
+  authorization: 'AWS4-HMAC-SHA256 Credential=port/20000101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=unsigned',
+  'x-amz-date': '20000101T000000Z',
+};
+
+/**
  * Answers the DynamoDB requests of the stack's owner that come over a MessagePort (`{ connect:
  * port }`; WorkerPortHttpHandler.ts is the other end): each message `{ id, method, url, headers,
- * body }` is the HTTP request the SDK built and signed, handed to dynalite's request listener as a
+ * body }` is the HTTP request the SDK built and signed (or `{ id, target, body }`, an item
+ * operation sent as plain JSON by withPortCommands.ts), handed to dynalite's request listener as a
  * request object that emits the body, with a response object that posts the answer back. No socket,
  * no HTTP framing or parsing on either side. The loopback guard is not in this path: it keeps out
  * browsers and other users of the machine, who can reach a TCP port but never this port, whose
@@ -101,9 +112,18 @@ function portResponse(port, id) {
 function answerPort(port) {
   port.on('message', (m) => {
     const req = new EventEmitter();
-    req.method = m.method;
-    req.url = m.url;
-    req.headers = m.headers;
+    if (m.target !== undefined) {
+      // An operation sent without an HTTP request around it (WorkerPortHttpHandler's call): the
+      // request dynalite would get for it. Nothing on this path checks a signature (dynalite
+      // only checks that the headers of one are there), so it carries none.
+      req.method = 'POST';
+      req.url = '/';
+      req.headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': m.target, ...UNSIGNED };
+    } else {
+      req.method = m.method;
+      req.url = m.url;
+      req.headers = m.headers;
+    }
     serve(req, portResponse(port, m.id));
     if (m.body) req.emit('data', Buffer.from(m.body));
     req.emit('end');

@@ -4,6 +4,7 @@ import { Aws4HttpSigner } from './Aws4HttpSigner.js';
 import type { MessagePort } from 'node:worker_threads';
 import { LoopbackHttpHandler } from './LoopbackHttpHandler.js';
 import { WorkerPortHttpHandler } from './WorkerPortHttpHandler.js';
+import { withPortCommands } from './withPortCommands.js';
 import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 
 // The SDK clients the embedded stack talks to its loopback emulators and engine with: the real
@@ -94,17 +95,20 @@ export function loopbackSfnClient(endpoint: string, credentials: LoopbackCredent
  * for the writes every step makes (the DocumentClient refuses a client with that setting). With
  * `connect` (the stack's owner, which runs the dynalite worker), each client sends its requests
  * over a private MessagePort of its own rather than loopback HTTP (WorkerPortHttpHandler); the
- * endpoint is still the one the requests are signed for.
+ * endpoint is still the one the requests are signed for. The commands client, whose commands carry
+ * AttributeValues, sends its item operations as plain JSON besides, past the SDK's serializer and
+ * signer (withPortCommands).
  */
 export function loopbackDynamoClients(
   endpoint: string,
   credentials: LoopbackCredentials,
   connect?: () => MessagePort,
 ): { dynamodb: DynamoDBClient; dynamodbCommands: DynamoDBClient } {
+  const commandOptions = loopbackClientOptions(endpoint, credentials, connect?.());
+  const dynamodbCommands = withoutCloudOnlyHeaders(new DynamoDBClient({ ...commandOptions, cacheMiddleware: true }));
+  const port = commandOptions.requestHandler;
   return {
     dynamodb: withFastConfig(withoutCloudOnlyHeaders(new DynamoDBClient(loopbackClientOptions(endpoint, credentials, connect?.())))),
-    dynamodbCommands: withFastConfig(
-      withoutCloudOnlyHeaders(new DynamoDBClient({ ...loopbackClientOptions(endpoint, credentials, connect?.()), cacheMiddleware: true })),
-    ),
+    dynamodbCommands: withFastConfig(port instanceof WorkerPortHttpHandler ? withPortCommands(dynamodbCommands, port) : dynamodbCommands),
   };
 }

@@ -711,8 +711,8 @@ export function persistenceSuite(label: string, get: () => Runtime): void {
       const rt = get();
       const stored = await rt.blobs.maybeStore({ rows: ['r'.repeat(3_000)] }, 1024);
       const sent: string[] = [];
-      const send = rt.db.doc.send.bind(rt.db.doc);
-      const spy = vi.spyOn(rt.db.doc, 'send').mockImplementation(((command: { constructor: { name: string } }) => {
+      const send = rt.db.commands.send.bind(rt.db.commands);
+      const spy = vi.spyOn(rt.db.commands, 'send').mockImplementation(((command: { constructor: { name: string } }) => {
         sent.push(command.constructor.name);
         return send(command as never);
       }) as never);

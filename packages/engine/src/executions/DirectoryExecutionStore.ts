@@ -11,7 +11,9 @@ import {
   readSync,
   renameSync,
   rmSync,
+  unlinkSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import type { Checkpoint, HistoryEvent } from '../interpreter/types.js';
@@ -64,6 +66,15 @@ export class DirectoryExecutionStore implements ExecutionStore {
    * or rewritten: the first append to a file checks for a torn tail, later ones trust this.
    */
   private readonly appendedSize = new Map<string, number>();
+  /**
+   * Open descriptors (append mode) of the files this instance appends to, by path: a running
+   * execution appends to its history and its checkpoints at every top-level transition, and
+   * appendFileSync opens and closes the file each time (two more system calls and a path lookup
+   * per append, a third of the cost of the append itself). A descriptor is closed when its
+   * execution ends, when its file is replaced or removed (a rename over it would leave the
+   * descriptor on the old file), past MAX_OPEN_FILES (the oldest first), and on close().
+   */
+  private readonly fds = new Map<string, number>();
   private readonly journal: string;
   /** Only a directory without a journal can hold the per-execution records of earlier versions. */
   private readonly legacyRecords: boolean;
@@ -186,13 +197,40 @@ export class DirectoryExecutionStore implements ExecutionStore {
   }
 
   private append(file: string, line: string): void {
-    const size = this.sizeOf(file) + Buffer.byteLength(line);
-    appendFileSync(file, line);
-    this.appendedSize.set(file, size);
+    const size = this.sizeOf(file);
+    this.appendedSize.set(file, size + this.write(file, line));
+  }
+
+  /** Appends text to a file through its kept descriptor; the bytes written. */
+  private write(file: string, text: string): number {
+    const bytes = Buffer.from(text);
+    let fd = this.fds.get(file);
+    if (fd === undefined) {
+      fd = openSync(file, 'a');
+      if (this.fds.size >= MAX_OPEN_FILES) this.release(this.fds.keys().next().value!);
+      this.fds.set(file, fd);
+    }
+    // A regular file takes the whole buffer in one write but for a full disk; loop as writeFileSync does.
+    for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off);
+    return bytes.length;
+  }
+
+  /** Closes a file's kept descriptor, if any. */
+  private release(file: string): void {
+    const fd = this.fds.get(file);
+    if (fd === undefined) return;
+    this.fds.delete(file);
+    closeSync(fd);
+  }
+
+  /** Closes every kept descriptor (the files stay as they are; a later append opens them again). */
+  close(): void {
+    for (const file of [...this.fds.keys()]) this.release(file);
   }
 
   /** Replaces an append-only file's content (atomically). */
   private rewrite(file: string, text: string): void {
+    this.release(file);
     writeAtomic(file, text);
     this.appendedSize.set(file, Buffer.byteLength(text));
   }
@@ -234,11 +272,11 @@ export class DirectoryExecutionStore implements ExecutionStore {
     if (events.length === 0) return;
     let text = '';
     for (const e of events) text += frameLine(JSON.stringify(e));
-    this.inExecDir(arn, (d) => appendFileSync(join(d, 'history.ndjson'), text));
+    this.inExecDir(arn, (d) => this.write(join(d, HISTORY), text));
   }
 
   readEvents(arn: string): HistoryEvent[] {
-    const file = join(this.execDir(arn, false), 'history.ndjson');
+    const file = join(this.execDir(arn, false), HISTORY);
     if (!existsSync(file)) return [];
     return this.lines(file, isHistoryEvent) as unknown as HistoryEvent[];
   }
@@ -247,15 +285,21 @@ export class DirectoryExecutionStore implements ExecutionStore {
     if (this.readOnly) return;
     const kept = this.readEvents(arn).filter((e) => e.id <= lastEventId);
     const text = kept.map((e) => frameLine(JSON.stringify(e))).join('');
-    this.inExecDir(arn, (d) => writeAtomic(join(d, 'history.ndjson'), text));
+    this.inExecDir(arn, (d) => {
+      this.release(join(d, HISTORY));
+      writeAtomic(join(d, HISTORY), text);
+    });
   }
 
   putCheckpoint(arn: string, cp: Checkpoint | undefined): void {
     if (this.readOnly) return;
     if (cp === undefined) {
+      // The execution has ended: its files take no more appends but a redrive's, which opens them again.
       const d = this.execDir(arn, false);
-      rmSync(join(d, CHECKPOINTS), { force: true });
-      rmSync(join(d, LEGACY_CHECKPOINT), { force: true });
+      this.release(join(d, HISTORY));
+      this.release(join(d, CHECKPOINTS));
+      removeFile(join(d, CHECKPOINTS));
+      removeFile(join(d, LEGACY_CHECKPOINT));
       this.appendedSize.delete(join(d, CHECKPOINTS));
       return;
     }
@@ -292,12 +336,23 @@ export class DirectoryExecutionStore implements ExecutionStore {
     if (known !== undefined) return known;
     const d = join(this.executionsDir, key(arn));
     if (!create) return d;
-    mkdirSync(d, { recursive: true });
+    // executions/ exists (the constructor made it), so one mkdir, not a recursive walk (EEXIST: an
+    // execution resumed or redriven).
+    try {
+      mkdirSync(d);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') mkdirSync(d, { recursive: true });
+      else if (code !== 'EEXIST') throw e;
+    }
     this.dirs.set(arn, d);
     return d;
   }
 
-  /** Writes into the execution's directory, recreating it if it was removed under a known ARN. */
+  /**
+   * Writes into the execution's directory, recreating it if it was removed under a known ARN (and
+   * found so at the next open: a file already open takes its appends while its descriptor lasts).
+   */
   private inExecDir(arn: string, write: (dir: string) => void): void {
     try {
       write(this.execDir(arn, true));
@@ -312,6 +367,12 @@ export class DirectoryExecutionStore implements ExecutionStore {
 type StoredExecution = Omit<ExecutionRecord, 'definition'> & { readonly definition?: string; readonly definitionSha256?: string };
 
 const JOURNAL = 'executions.ndjson';
+const HISTORY = 'history.ndjson';
+/**
+ * At most this many descriptors kept open: the executions in flight at once, with room to spare
+ * under the usual limit of 1,024 a process (executions waiting for an approval keep theirs).
+ */
+const MAX_OPEN_FILES = 128;
 /** Step Functions keeps a Standard execution's history for 90 days after it closes. */
 const DEFAULT_RETENTION_MS = 90 * 24 * 3600 * 1000;
 /** The per-execution record file of earlier versions, moved into the journal on load. */
@@ -331,6 +392,15 @@ function key(arn: string): string {
     .replace(/[^A-Za-z0-9_.-]/g, '_')
     .slice(0, 60);
   return `${tail}-${createHash('sha256').update(arn).digest('hex').slice(0, 16)}`;
+}
+
+/** Removes a file if it is there: one unlink (rmSync with force looks the path up first, every time). */
+function removeFile(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
 }
 
 let tmpCounter = 0;

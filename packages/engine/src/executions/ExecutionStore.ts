@@ -113,4 +113,6 @@ export interface ExecutionStore {
   truncateEvents(executionArn: string, lastEventId: number): void;
   putCheckpoint(executionArn: string, cp: Checkpoint | undefined): void;
   readCheckpoint(executionArn: string): Checkpoint | undefined;
+  /** Lets go of what the store holds open (the manager closing); a later call opens it again. */
+  close?(): void;
 }

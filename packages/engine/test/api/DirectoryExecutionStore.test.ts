@@ -82,6 +82,43 @@ describe('Class: DirectoryExecutionStore', () => {
     expect(readdirSync(execDir).sort()).toEqual(['history.ndjson']);
   });
 
+  it('appends to the file a truncate put in place of the old one, and opens its files again after close()', () => {
+    // The store keeps its files open between appends: a rename over one, or close(), must not lose a line.
+    const s = new DirectoryExecutionStore(dir);
+    s.putExecution(EXEC);
+    s.appendEvents(EXEC.executionArn, [ev(1), ev(2), ev(3)]);
+    s.putCheckpoint(EXEC.executionArn, cp(3));
+    s.truncateEvents(EXEC.executionArn, 2);
+    s.appendEvents(EXEC.executionArn, [ev(3)]);
+    s.close();
+    s.appendEvents(EXEC.executionArn, [ev(4)]);
+    s.putCheckpoint(EXEC.executionArn, cp(4));
+    s.putExecution({ ...EXEC, status: 'SUCCEEDED', stopDate: Date.now() });
+    const next = new DirectoryExecutionStore(dir);
+    expect(next.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3, 4]);
+    expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(4));
+    expect(next.load().executions.map((e) => e.status)).toEqual(['SUCCEEDED']);
+  });
+
+  it('keeps every line of more executions in flight than it holds files open for', () => {
+    // Past its limit of open files the store closes the oldest; the next append opens it again.
+    const openFiles = () => (existsSync('/proc/self/fd') ? readdirSync('/proc/self/fd').length : 0);
+    const before = openFiles();
+    const s = new DirectoryExecutionStore(dir);
+    const arns = Array.from({ length: 150 }, (_, i) => `${EXEC.executionArn}-${i}`);
+    for (const arn of arns) s.appendEvents(arn, [ev(1)]);
+    for (const arn of arns) s.putCheckpoint(arn, cp(1));
+    for (const arn of arns) s.appendEvents(arn, [ev(2)]);
+    expect(openFiles() - before).toBeLessThanOrEqual(128);
+    s.close();
+    expect(openFiles()).toBe(before);
+    const next = new DirectoryExecutionStore(dir);
+    for (const arn of arns) {
+      expect(next.readEvents(arn).map((e) => e.id)).toEqual([1, 2]);
+      expect(next.readCheckpoint(arn)).toEqual(cp(1));
+    }
+  });
+
   describe('Method: putCheckpoint / readCheckpoint', () => {
     const execDir = () => join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!);
 

@@ -4,7 +4,7 @@ import { routeRequest, type ServeResponse } from '../http/routeRequest.js';
 import { runServiceBackend } from '../http/runServiceBackend.js';
 import { deployedRunService } from '../runs/deployedRunService.js';
 import type { Runtime } from '../runtime/Runtime.js';
-import { defaultRuntime } from './defaultRuntime.js';
+import { lazyHandler } from './lazyHandler.js';
 // Deciding an approval runs the call it gated (see steps/approvalAnswerer.ts).
 import '../steps/toolStep.js';
 
@@ -53,5 +53,11 @@ export async function handleApiEvent(rt: Runtime, event: ApiEvent): Promise<ApiR
   );
 }
 
-/** Lambda entry point (API Gateway REST proxy integration). */
-export const handler = async (event: ApiEvent): Promise<ApiResponse> => handleApiEvent(defaultRuntime(), event);
+/**
+ * Lambda entry point (API Gateway REST proxy integration), wrapped as every handler is: traced SDK
+ * clients, the Lambda context on every log line, the invocation's metrics published.
+ */
+export const handler = lazyHandler((rt) => (event) => handleApiEvent(rt, event as ApiEvent)) as (
+  event: ApiEvent,
+  context?: unknown,
+) => Promise<ApiResponse>;

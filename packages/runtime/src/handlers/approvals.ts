@@ -5,7 +5,8 @@ import { RuntimeError } from '../errors/RuntimeError.js';
 import { logStep, redactSecrets } from '../middleware/middlewares.js';
 import type { StepContext } from '../middleware/defineMiddleware.js';
 import type { Runtime } from '../runtime/Runtime.js';
-import { lazyHandler, type StepHandler } from './stepHandler.js';
+import { lazyHandler } from './lazyHandler.js';
+import type { StepHandler } from './stepHandler.js';
 // Deciding or expiring an approval answers its task token (see steps/approvalAnswerer.ts).
 import '../steps/toolStep.js';
 

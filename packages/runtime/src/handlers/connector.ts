@@ -1,6 +1,7 @@
 import type { Runtime } from '../runtime/Runtime.js';
 import { runConnectorStep } from '../steps/connectorStep.js';
-import { createStepHandler, lazyHandler, type StepHandler } from './stepHandler.js';
+import { lazyHandler } from './lazyHandler.js';
+import { createStepHandler, type StepHandler } from './stepHandler.js';
 
 /** The connector handler (http, slack, sqs, eventbridge). */
 export function createConnectorHandler(rt: Runtime): StepHandler {

@@ -1,6 +1,7 @@
 import type { Runtime } from '../runtime/Runtime.js';
 import { runFunctionStep } from '../steps/functionStep.js';
-import { createStepHandler, lazyHandler, type StepHandler } from './stepHandler.js';
+import { lazyHandler } from './lazyHandler.js';
+import { createStepHandler, type StepHandler } from './stepHandler.js';
 
 /** The user-function handler. */
 export function createFunctionHandler(rt: Runtime): StepHandler {

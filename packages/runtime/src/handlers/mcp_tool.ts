@@ -1,6 +1,7 @@
 import type { Runtime } from '../runtime/Runtime.js';
 import { runMcpToolStep } from '../steps/mcpToolStep.js';
-import { createStepHandler, lazyHandler, type StepHandler } from './stepHandler.js';
+import { lazyHandler } from './lazyHandler.js';
+import { createStepHandler, type StepHandler } from './stepHandler.js';
 
 /** The mcp_tool handler. */
 export function createMcpToolHandler(rt: Runtime): StepHandler {

@@ -1,6 +1,7 @@
 import type { Runtime } from '../runtime/Runtime.js';
 import { runToolStep } from '../steps/toolStep.js';
-import { createStepHandler, lazyHandler, type StepHandler } from './stepHandler.js';
+import { lazyHandler } from './lazyHandler.js';
+import { createStepHandler, type StepHandler } from './stepHandler.js';
 
 /** The tool handler (tool steps and agent tool calls; approval-gated calls with a task token). */
 export function createToolHandler(rt: Runtime): StepHandler {

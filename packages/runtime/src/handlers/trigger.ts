@@ -3,7 +3,8 @@ import { logStep, redactSecrets } from '../middleware/middlewares.js';
 import type { StepContext } from '../middleware/defineMiddleware.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { deployedRunService } from '../runs/deployedRunService.js';
-import { lazyHandler, type StepHandler } from './stepHandler.js';
+import { lazyHandler } from './lazyHandler.js';
+import type { StepHandler } from './stepHandler.js';
 
 /** A run a trigger started (or found under its idempotency key: `reused`). */
 export interface TriggeredRun {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { RuntimeError } from '../errors/RuntimeError.js';
-import type { Db } from './Db.js';
+import { marshallItem, type Db } from './Db.js';
 import { isRefValue, type OutputRef, type RefValue } from '@stepforge/contract';
 
 // DynamoDB items are capped at 400 KB; stay well under with room for keys.
@@ -33,11 +33,18 @@ export class BlobStore {
     const safe = this.db.redactor.redactText(json);
     const id = createHash('sha256').update(safe).digest('hex');
     const n = Math.max(1, Math.ceil(safe.length / CHUNK));
+    // Through the commands client (values marshalled here), as the step records it sits beside:
+    // on the embedded stack's owner that client sends item operations as plain JSON.
     for (let i = 0; i < n; i++) {
-      await this.db.doc.send(
-        new PutCommand({
+      await this.db.commands.send(
+        new PutItemCommand({
           TableName: this.db.tableName,
-          Item: { pk: `BLOB#${id}`, sk: `CHUNK#${String(i).padStart(5, '0')}`, data: safe.slice(i * CHUNK, (i + 1) * CHUNK), chunks: n },
+          Item: marshallItem({
+            pk: `BLOB#${id}`,
+            sk: `CHUNK#${String(i).padStart(5, '0')}`,
+            data: safe.slice(i * CHUNK, (i + 1) * CHUNK),
+            chunks: n,
+          }),
         }),
       );
     }
@@ -67,21 +74,21 @@ export class BlobStore {
   async #readText(ref: OutputRef): Promise<string> {
     const id = ref.sha256;
     const parts: string[] = [];
-    let start: Record<string, unknown> | undefined;
+    let start: Record<string, AttributeValue> | undefined;
     let expected = 0;
     do {
-      const r = await this.db.doc.send(
+      const r = await this.db.commands.send(
         new QueryCommand({
           TableName: this.db.tableName,
           KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': `BLOB#${id}` },
+          ExpressionAttributeValues: { ':pk': { S: `BLOB#${id}` } },
           ConsistentRead: true,
           ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       );
       for (const it of r.Items ?? []) {
-        parts.push(String(it.data));
-        expected = Number(it.chunks);
+        parts.push(String(it.data?.S));
+        expected = Number(it.chunks?.N);
       }
       start = r.LastEvaluatedKey;
     } while (start);
