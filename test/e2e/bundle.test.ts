@@ -86,7 +86,10 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       'stepforge-compile.cjs',
       'stepforge-graph.cjs',
       'stepforge-help.cjs',
+      'stepforge-mcp.cjs',
       'stepforge-new.cjs',
+      'stepforge-run.cjs',
+      'stepforge-sqs.cjs',
       'stepforge-validate.cjs',
       'stepforge.cjs',
     ]);
@@ -110,7 +113,15 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       table.commands.new,
       table.commands.run,
       table.commands.serve,
-    ]).toEqual(['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new', 'stepforge', 'stepforge']);
+    ]).toEqual([
+      'stepforge-help',
+      'stepforge-validate',
+      'stepforge-graph',
+      'stepforge-compile',
+      'stepforge-new',
+      'stepforge-run',
+      'stepforge',
+    ]);
     for (const name of ['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new']) {
       const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
       expect({
@@ -136,6 +147,29 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     );
   });
 
+  it('keeps the SQS emulator and the MCP SDK out of the command bundles, in side bundles required when a workflow needs them', () => {
+    const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
+    for (const name of ['stepforge-run', 'stepforge']) {
+      const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
+      expect({
+        name,
+        fauxqs: text.includes('node_modules/fauxqs/'),
+        mcp: text.includes('node_modules/@modelcontextprotocol/sdk/'),
+        requiresSqs: text.includes('require("./stepforge-sqs.cjs").m0'),
+        requiresMcp: ['m0', 'm1', 'm2', 'm3'].map((m) => text.includes(`require("./stepforge-mcp.cjs").${m}`)),
+      }).toEqual({ name, fauxqs: false, mcp: false, requiresSqs: true, requiresMcp: [true, true, true, true] });
+    }
+    const req = createRequire(join(dir, 'stepforge.cjs'));
+    expect(typeof (req('./stepforge-sqs.cjs') as { m0: { buildApp?: unknown } }).m0.buildApp).toBe('function');
+    const mcp = req('./stepforge-mcp.cjs') as Record<string, Record<string, unknown>>;
+    expect([
+      typeof mcp.m0!.Client,
+      typeof mcp.m1!.StdioClientTransport,
+      typeof mcp.m2!.StreamableHTTPClientTransport,
+      typeof mcp.m3!.CfWorkerJsonSchemaValidator,
+    ]).toEqual(['function', 'function', 'function', 'function']);
+  });
+
   it("holds undici's connection pool without its index (fetch, cookies, WebSocket)", () => {
     // The index costs every stack command ~70 ms to load and nothing uses it (undiciPool.d.ts).
     const bundle = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'utf8');
@@ -153,6 +187,10 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       ['compile', example('quickstart.chain.yaml'), '--json'],
       ['runs', 'bogus'],
       ['asl', 'run', 'greet.asl.json', '--input', '{"name":"Ada"}', '--handlers', 'handlers.mjs'],
+      ['asl', '--help'],
+      ['run', '--help'],
+      ['run', 'fn.yaml', '-h'],
+      ['store', '--help'],
     ];
     for (const argv of commands) {
       const [fromBundle, fromDist] = [await stepforge('bundle', ...argv), await stepforge('dist', ...argv)];
@@ -167,8 +205,21 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     }
   }, 180_000);
 
+  it("answers a stack command's --help from the help bundle, which holds no stack", async () => {
+    const id = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-help.id'), 'utf8').trim();
+    const r = await stepforge('bundle', 'run', '--help');
+    expect({ code: r.code, stdout: r.stdout.split('\n')[0], ahead: ahead(r.stderr) }).toEqual({
+      code: 0,
+      stdout:
+        'Usage: stepforge run FILE|--chain FILE [--input JSON|@file|-] [--var NAME=VALUE]... [--idempotency-key K] [--export NAME] [--provider P] [--json]',
+      ahead: undefined,
+    });
+    // The code cache of `run` that the help bundle wrote: only that bundle's id names it.
+    expect(existsSync(join(caches, `stepforge.run.${id}.v8cache`))).toBe(true);
+  });
+
   it('imports a user function from the bundle, before and after its code cache is written', async () => {
-    const id = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.id'), 'utf8').trim();
+    const id = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-run.id'), 'utf8').trim();
     const cache = join(caches, `stepforge.run.${id}.v8cache`);
     const outputs = [];
     for (let i = 0; i < 2; i++) {

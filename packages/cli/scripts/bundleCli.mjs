@@ -47,6 +47,7 @@ const BUNDLES = [
   { name: 'stepforge-graph', commands: ['graph'] },
   { name: 'stepforge-compile', commands: ['compile'] },
   { name: 'stepforge-new', commands: ['new'] },
+  { name: 'stepforge-run', commands: ['run'], stack: true },
 ];
 
 /**
@@ -72,24 +73,96 @@ function onlyCommands(commands) {
   };
 }
 
+/**
+ * Packages that only some workflows need, each loaded through an `import()` when first needed:
+ * fauxqs (the SQS emulator, with fastify and its schema compilers: a workflow that asks for no
+ * approval and has no trigger never sends an SQS request) and the MCP SDK (a workflow that calls no
+ * MCP server). Each goes into a file of its own beside the command bundles (`file`), which the
+ * bundles require when the import runs, instead of into every bundle that can reach it.
+ *
+ * Why: a command reads its whole bundle before it runs a line, and these are 1.6 MB of the 8 MB
+ * that `run` read on every start. Loaded when needed, they cost about what they did inside the
+ * bundle, once; they are plain requires, without the command's code cache.
+ */
+const SIDE_BUNDLES = [
+  { file: 'stepforge-sqs.cjs', specifiers: ['fauxqs'] },
+  {
+    file: 'stepforge-mcp.cjs',
+    specifiers: [
+      '@modelcontextprotocol/sdk/client/index.js',
+      '@modelcontextprotocol/sdk/client/stdio.js',
+      '@modelcontextprotocol/sdk/client/streamableHttp.js',
+      '@modelcontextprotocol/sdk/validation/cfworker',
+    ],
+  },
+];
+
+/** What every bundle is built with: CommonJS for Node 20, ASCII only, `import.meta.url` as the bundle's own URL. */
+const COMMON = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // esbuild runs its own native binary, found from its package: it cannot be inside a bundle.
+  external: ['dynalite', 'esbuild'],
+  define: { 'import.meta.url': '__stepforge_bundle_url' },
+  // "use strict" first: esbuild marks the bundle strict (its entry is an ES module), and a directive
+  // only counts before any statement, so the banner's own line must not come ahead of it.
+  banner: { js: "'use strict';\nconst __stepforge_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
+  supported: { 'dynamic-import': false },
+  legalComments: 'none',
+  logLevel: 'warning',
+};
+
+/**
+ * Makes each import of a SIDE_BUNDLES specifier a require of its side bundle, taking the export
+ * that holds that specifier's module (`m0`, `m1`, … in the order listed).
+ */
+function sideBundles() {
+  const index = new Map(SIDE_BUNDLES.flatMap((side) => side.specifiers.map((spec, i) => [spec, { file: side.file, i }])));
+  return {
+    name: 'side-bundles',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, (args) => {
+        if (args.namespace === 'side-bundle') return undefined;
+        if (index.has(args.path)) return { path: args.path, namespace: 'side-bundle' };
+        // Another module of a side bundle's package would put a second copy of it in the command bundle.
+        const side = SIDE_BUNDLES.find((x) => x.specifiers.some((spec) => args.path.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/') === spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/')));
+        if (side) throw new Error(`bundleCli: ${args.importer} imports ${args.path}, which is not in SIDE_BUNDLES: add it to ${side.file}'s specifiers`);
+        return undefined;
+      });
+      b.onResolve({ filter: /^\.\/stepforge-[a-z]+\.cjs$/, namespace: 'side-bundle' }, (args) => ({ path: args.path, external: true }));
+      b.onLoad({ filter: /.*/, namespace: 'side-bundle' }, (args) => {
+        const { file, i } = index.get(args.path);
+        return { contents: `module.exports = require('./${file}').m${i};`, loader: 'js' };
+      });
+    },
+  };
+}
+
+/** ASCII only: see the command bundles below. */
+function asciiOnly(path) {
+  const text = readFileSync(path, 'utf8');
+  writeFileSync(path, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}
+
+for (const side of SIDE_BUNDLES) {
+  await build({
+    ...COMMON,
+    stdin: { contents: side.specifiers.map((spec, i) => `export * as m${i} from ${JSON.stringify(spec)};`).join('\n'), resolveDir: cli, loader: 'js' },
+    outfile: join(outdir, side.file),
+  });
+  asciiOnly(join(outdir, side.file));
+}
+
 const ids = {};
 for (const bundle of BUNDLES) {
   const result = await build({
     entryPoints: [join(cli, 'dist', 'main.js')],
+    ...COMMON,
     outfile: join(outdir, `${bundle.name}.cjs`),
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    // esbuild runs its own native binary, found from its package: it cannot be inside a bundle.
-    external: ['dynalite', 'esbuild'],
-    define: { 'import.meta.url': '__stepforge_bundle_url' },
-    // "use strict" first: esbuild marks the bundle strict (its entry is an ES module), and a directive
-    // only counts before any statement, so the banner's own line must not come ahead of it.
-    banner: { js: "'use strict';\nconst __stepforge_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
-    supported: { 'dynamic-import': false },
     metafile: true,
-    plugins: [onlyCommands(bundle.commands), {
+    plugins: [onlyCommands(bundle.commands), sideBundles(), {
       name: 'import-file-through-launcher',
       setup(b) {
         let replaced = false;
@@ -106,17 +179,15 @@ for (const bundle of BUNDLES) {
         // Without the replacement the full bundle would fail at run time, on the first user function
         // (a command bundle that imports neither module has nothing to replace).
         b.onEnd((r) => {
-          if (bundle.name !== 'stepforge') return;
+          if (bundle.name !== 'stepforge' && !bundle.stack) return;
           if (r.errors.length === 0 && !replaced) throw new Error('bundleCli: packages/runtime/dist/userfn/importFile.js was not in the bundle to replace');
           if (r.errors.length === 0 && !pythonReplaced) throw new Error('bundleCli: packages/runtime/dist/userfn/pythonSourceDir.js was not in the bundle to replace');
         });
       },
     }],
-    legalComments: 'none',
-    logLevel: 'warning',
   });
   // A bundle for commands that run no workflow must not hold the AWS SDK or the embedded stack.
-  if (bundle.name !== 'stepforge') {
+  if (bundle.name !== 'stepforge' && !bundle.stack) {
     const heavy = Object.keys(result.metafile.inputs).filter((f) => /node_modules[\\/]@aws-sdk[\\/]|node_modules[\\/]fauxqs[\\/]|[\\/]engine[\\/]dist[\\/]|[\\/]embedded[\\/]dist[\\/]EmbeddedStack\.js$/.test(f));
     if (heavy.length > 0) throw new Error(`bundleCli: ${bundle.name}.cjs holds ${heavy.slice(0, 3).join(', ')}${heavy.length > 3 ? ` and ${heavy.length - 3} more` : ''}: the commands ${JSON.stringify(bundle.commands)} must not import the embedded stack`);
   }
@@ -125,8 +196,7 @@ for (const bundle of BUNDLES) {
   // already escapes strings; what is left is in comments, and in two regular expressions (\u00b5s),
   // where a \u escape means the same character.
   const bundlePath = join(outdir, `${bundle.name}.cjs`);
-  const text = readFileSync(bundlePath, 'utf8');
-  writeFileSync(bundlePath, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  asciiOnly(bundlePath);
   // The bundle's id names its code caches. V8 checks a cache only against the source's length (and
   // its own version and flags), so a rebuilt bundle of the same length would take a stale cache and
   // run old compiled code: caches are kept per bundle content instead, and older ones removed.

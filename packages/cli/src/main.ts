@@ -1,5 +1,5 @@
 import { processIo, reportError, EXIT_USAGE, type CliIo } from './CliIo.js';
-import { COMMANDS, type CommandEntry } from './commands/registry.js';
+import { COMMANDS, defaultHelp, type CommandEntry } from './commands/registry.js';
 import { onStackFailure } from '@stepforge/embedded/stackFailure';
 
 /** Entry point of the `stepforge` binary; returns the process exit code. */
@@ -18,11 +18,16 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     io.err(`error[usage] unknown command '${name}'. Run 'stepforge --help' for the list of commands.\n`);
     return EXIT_USAGE;
   }
+  // `stepforge run --help` (anywhere after the command) asks for that command's help, not a run.
+  const helpAsked = rest.includes('--help') || rest.includes('-h');
+  if (helpAsked && !entry.ownHelp) {
+    io.out(defaultHelp(entry));
+    return 0;
+  }
   // Only the command named is loaded: the others' modules (the embedded stack, the compiler) stay unread.
   const command = await entry.load();
-  // `stepforge run --help` (anywhere after the command) asks for that command's help, not a run.
-  if (rest.includes('--help') || rest.includes('-h')) {
-    io.out(command.help ?? `Usage: stepforge ${command.usage}\n\n${command.summary.charAt(0).toUpperCase()}${command.summary.slice(1)}.\n`);
+  if (helpAsked) {
+    io.out(command.help ?? defaultHelp(command));
     return 0;
   }
   // The stack failing on its own (its store, mid-command) ends the command with that named error.

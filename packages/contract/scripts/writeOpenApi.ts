@@ -1,7 +1,7 @@
-// Writes docs/openapi.json from the document `serve` answers at /openapi.json (OPENAPI_DOCUMENT), so
+// Writes docs/openapi.json from the document `serve` answers at /openapi.json (openApiDocument()), so
 // the two never drift: run it after changing packages/contract/src/openApiDocument.ts or an API body
 // schema (`npx tsx packages/contract/scripts/writeOpenApi.ts`); test/e2e/serve.test.ts compares them.
 import { writeFileSync } from 'node:fs';
-import { OPENAPI_DOCUMENT } from '../src/openApiDocument.js';
+import { openApiDocument } from '../src/openApiDocument.js';
 
-writeFileSync(new URL('../../../docs/openapi.json', import.meta.url), JSON.stringify(OPENAPI_DOCUMENT, null, 2) + '\n');
+writeFileSync(new URL('../../../docs/openapi.json', import.meta.url), JSON.stringify(openApiDocument(), null, 2) + '\n');

@@ -110,4 +110,4 @@ export {
 export { parseApiBody, type ApiBodySchema, API_BODIES, type ApiBodyError } from './apiBodies.js';
 export { type ApiOperation, RUN_STATUSES, APPROVAL_STATUSES, type ApiRoute, API_ROUTES } from './apiRoutes.js';
 export { httpStatusOf, errorBody, type ErrorBody, HTTP_STATUS_OF } from './apiErrors.js';
-export { OPENAPI_DOCUMENT } from './openApiDocument.js';
+export { openApiDocument } from './openApiDocument.js';

@@ -124,10 +124,10 @@ export async function openStack(options: OpenStackOptions): Promise<EmbeddedStac
     // An owner that is closing still has its stack.json (it is released last) but no longer answers.
     if (live && (await answers(live.sfnEndpoint))) {
       const identity = await stackIdentity(live, projectKey(dataDir));
-      if (identity === 'ours') return connectStack(options, live, registry);
+      if (identity.verdict === 'ours') return connectStack(options, live, registry, identity.clients);
       // Something else answers where stack.json points (its process ended; the pid and the port
       // went to others): nothing is read from it, and the stale claim gives way to a fresh stack.
-      if (identity === 'foreign') {
+      if (identity.verdict === 'foreign') {
         registry.discardStale(live);
         continue;
       }
@@ -237,32 +237,46 @@ const IDENTITY_KEY = { pk: { S: 'STACK#embedded' }, sk: { S: 'IDENTITY' } } as c
  * stack.json copied from another project, any other server); `unreachable`: nothing answered in time (an owner busy or closing: wait).
  * A stack.json of an owner that records no identity (an earlier version) is taken as it is. The
  * question is signed with the stack's credentials, as every request to its services must be.
+ * `ours` comes with the clients that asked, when there were credentials to ask with: the connection
+ * goes on with them (their connection made, their endpoint resolved) rather than building two more.
  */
-async function stackIdentity(live: StackEndpoints, project: string): Promise<'ours' | 'foreign' | 'unreachable'> {
+async function stackIdentity(
+  live: StackEndpoints,
+  project: string,
+): Promise<{ readonly verdict: 'ours'; readonly clients?: LoopbackDynamo } | { readonly verdict: 'foreign' | 'unreachable' }> {
   const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
   // Without an id or credentials to ask with, connectStack says what is missing.
   if (live.stackId === undefined || typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string')
-    return 'ours';
-  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
+    return { verdict: 'ours' };
+  const clients = dynamoClients(live.dynamodbEndpoint, credentials);
+  const { dynamodb, dynamodbCommands } = clients;
+  let kept = false;
   try {
     const r = await dynamodb.send(new GetItemCommand({ TableName: EMBEDDED_TABLE, Key: IDENTITY_KEY, ConsistentRead: true }), {
       abortSignal: AbortSignal.timeout(5000),
     });
-    if (r.Item?.stackId?.S !== live.stackId) return 'foreign';
+    if (r.Item?.stackId?.S !== live.stackId) return { verdict: 'foreign' };
     // The stack of another project, whose stack.json was copied here: its runs are not this
     // project's, nor is its store the place for this project's runs. (An owner of an earlier
     // version records no project.)
     const owner = r.Item?.project?.S;
-    return owner === undefined || owner === project ? 'ours' : 'foreign';
+    if (owner !== undefined && owner !== project) return { verdict: 'foreign' };
+    kept = true;
+    return { verdict: 'ours', clients };
   } catch (e) {
     const name = (e as { name?: string }).name;
-    if (isLostConnection(e) || name === 'AbortError' || name === 'TimeoutError') return 'unreachable';
-    return 'foreign';
+    if (isLostConnection(e) || name === 'AbortError' || name === 'TimeoutError') return { verdict: 'unreachable' };
+    return { verdict: 'foreign' };
   } finally {
-    dynamodb.destroy();
-    dynamodbCommands.destroy();
+    if (!kept) {
+      dynamodb.destroy();
+      dynamodbCommands.destroy();
+    }
   }
 }
+
+/** The DynamoDB clients of a process that connects to the stack (loopbackClients.ts). */
+type LoopbackDynamo = ReturnType<typeof dynamoClients>;
 
 /**
  * Waits while processes are attached to this owner's stack as clients (a `run` started while this
@@ -466,20 +480,25 @@ async function ownStack(
       dynamodbCommands.destroy();
       sqs.destroy();
     });
-    await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
     // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
     // checks it there before it trusts the endpoints (see stackIdentity).
     const stackId = randomUUID();
-    // Two requests that depend on nothing but the table: side by side, not one after another.
-    const [leaseEpoch] = await Promise.all([
-      nextLeaseEpoch(dynamodb),
-      dynamodb.send(
-        new PutItemCommand({
-          TableName: EMBEDDED_TABLE,
-          Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) },
-        }),
-      ),
-    ]);
+    // The table and the engine's server depend on nothing of each other: dynalite's thread answers
+    // the table's requests while this one starts the engine, side by side, not one after another.
+    const tableReady = (async () => {
+      await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
+      // Two requests that depend on nothing but the table: side by side too.
+      const [epoch] = await Promise.all([
+        nextLeaseEpoch(dynamodb),
+        dynamodb.send(
+          new PutItemCommand({
+            TableName: EMBEDDED_TABLE,
+            Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) },
+          }),
+        ),
+      ]);
+      return epoch;
+    })();
     // The approval queue exists from the SQS emulator's first request on (startSqsEmulator): a run
     // that sends no message never loads the emulator.
     const approvalQueueUrl = emulators.sqsQueueUrl(EMBEDDED_APPROVAL_QUEUE);
@@ -496,28 +515,38 @@ async function ownStack(
         return h(event, context);
       };
     }
-    const engine = await startEngineServer({
-      handlers: { ...options.userLambdas, ...handlers },
-      substitutions,
-      sqsEndpoint: emulators.sqsEndpoint,
-      dynamodbEndpoint: emulators.dynamodbEndpoint,
-      region: REGION,
-      account: ACCOUNT,
-      credentials,
-      requestGuard: (listener) => guardListener(listener, { credentials }),
-      ...(dataDir
-        ? {
-            dataDir: join(dataDir, 'engine'),
-            ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}),
-            ...(snapshot !== undefined ? { readOnlyDataDir: true } : {}),
-          }
-        : {}),
-      // The handler table is filled below, once the runtime exists: executions left unfinished by a
-      // previous process resume only after that, so none can call a handler that is not there yet.
-      resumeOnStart: false,
-    });
-    const engineCloser = () => engine.close();
+    const [tableResult, engineResult] = await Promise.allSettled([
+      tableReady,
+      startEngineServer({
+        handlers: { ...options.userLambdas, ...handlers },
+        substitutions,
+        sqsEndpoint: emulators.sqsEndpoint,
+        dynamodbEndpoint: emulators.dynamodbEndpoint,
+        region: REGION,
+        account: ACCOUNT,
+        credentials,
+        requestGuard: (listener) => guardListener(listener, { credentials }),
+        ...(dataDir
+          ? {
+              dataDir: join(dataDir, 'engine'),
+              ...(retentionMs !== undefined ? { executionRetentionMs: retentionMs } : {}),
+              ...(snapshot !== undefined ? { readOnlyDataDir: true } : {}),
+            }
+          : {}),
+        // The handler table is filled below, once the runtime exists: executions left unfinished by a
+        // previous process resume only after that, so none can call a handler that is not there yet.
+        resumeOnStart: false,
+      }),
+    ]);
+    // An engine that started is closed with the rest when the table failed (the catch below).
+    const engineCloser = async () => {
+      if (engineResult.status === 'fulfilled') await engineResult.value.close();
+    };
     closers.unshift(engineCloser);
+    if (tableResult.status === 'rejected') throw tableResult.reason;
+    if (engineResult.status === 'rejected') throw engineResult.reason;
+    const leaseEpoch = tableResult.value;
+    const engine = engineResult.value;
     const sfn = sfnClient(engine.url, credentials);
     closers.unshift(async () => sfn.destroy());
     const config = runtimeConfig(
@@ -608,7 +637,12 @@ function expireApprovalsEvery(ms: number, expire: () => Promise<unknown>): () =>
   };
 }
 
-async function connectStack(options: OpenStackOptions, live: StackEndpoints, registry: StackRegistry): Promise<EmbeddedStack> {
+async function connectStack(
+  options: OpenStackOptions,
+  live: StackEndpoints,
+  registry: StackRegistry,
+  clients?: LoopbackDynamo,
+): Promise<EmbeddedStack> {
   const credentials = live.credentials as StackEndpoints['credentials'] | undefined;
   if (typeof credentials?.accessKeyId !== 'string' || typeof credentials.secretAccessKey !== 'string') {
     throw new StepforgeError(
@@ -619,9 +653,13 @@ async function connectStack(options: OpenStackOptions, live: StackEndpoints, reg
       },
     );
   }
-  const fr = await loadFunctionsRuntime();
+  const fr = await loadFunctionsRuntime().catch((e: unknown) => {
+    clients?.dynamodb.destroy();
+    clients?.dynamodbCommands.destroy();
+    throw e;
+  });
   const detach = registry.attach();
-  const { dynamodb, dynamodbCommands } = dynamoClients(live.dynamodbEndpoint, credentials);
+  const { dynamodb, dynamodbCommands } = clients ?? dynamoClients(live.dynamodbEndpoint, credentials);
   const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials });
   const sfn = sfnClient(live.sfnEndpoint, credentials);
   const approvalQueueUrl = sqsQueueUrl(live.sqsEndpoint, EMBEDDED_APPROVAL_QUEUE);

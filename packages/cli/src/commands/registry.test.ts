@@ -10,5 +10,13 @@ describe('Module: commands/registry', () => {
         loaded.map((c) => ({ name: c.name, summary: c.summary, usage: c.usage })),
       );
     });
+
+    it("says which commands have a help text of their own, so that the others' --help loads nothing", async () => {
+      const loaded = await loadCommands();
+      expect(COMMANDS.map((c) => ({ name: c.name, ownHelp: c.ownHelp }))).toEqual(
+        loaded.map((c) => ({ name: c.name, ownHelp: c.help !== undefined })),
+      );
+      expect(COMMANDS.filter((c) => c.ownHelp).map((c) => c.name)).toEqual(['asl']);
+    });
   });
 });

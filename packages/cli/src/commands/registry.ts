@@ -16,12 +16,23 @@ export interface CommandEntry {
   readonly name: string;
   readonly summary: string;
   readonly usage: string;
+  /**
+   * Whether the command's module has a help text of its own (`Command.help`). Without one, `stepforge
+   * NAME --help` prints the usage line and the summary above, and loads nothing: `run --help` reads
+   * no embedded stack.
+   */
+  readonly ownHelp: boolean;
   /** Loads the command's module, and with it only what that command needs. */
   load(): Promise<Command>;
 }
 
-function entry(name: CommandName, load: () => Promise<{ default: Command }>): CommandEntry {
-  return { name, ...COMMAND_TEXT[name], load: () => load().then((m) => m.default) };
+function entry(name: CommandName, load: () => Promise<{ default: Command }>, ownHelp = false): CommandEntry {
+  return { name, ...COMMAND_TEXT[name], ownHelp, load: () => load().then((m) => m.default) };
+}
+
+/** What `stepforge NAME --help` prints for a command without a help text of its own. */
+export function defaultHelp(c: { readonly usage: string; readonly summary: string }): string {
+  return `Usage: stepforge ${c.usage}\n\n${c.summary.charAt(0).toUpperCase()}${c.summary.slice(1)}.\n`;
 }
 
 /**
@@ -31,7 +42,7 @@ function entry(name: CommandName, load: () => Promise<{ default: Command }>): Co
  * embedded stack, nor `--help` for the compiler.
  */
 export const COMMANDS: readonly CommandEntry[] = [
-  entry('asl', () => import('./asl.js')),
+  entry('asl', () => import('./asl.js'), true),
   entry('compile', () => import('./compile.js')),
   entry('graph', () => import('./graph.js')),
   entry('validate', () => import('./validate.js')),

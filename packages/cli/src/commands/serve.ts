@@ -244,7 +244,7 @@ function stopSignal(): { readonly stopped: Promise<void>; dispose(): void } {
  * engine, so one port speaks both.
  */
 export async function startServe(io: CliIo, service: EmbeddedRunService, port: number, options: ServeOptions = {}): Promise<ServeHandle> {
-  const [{ routeRequest, runServiceBackend }, { OPENAPI_DOCUMENT }] = await Promise.all([
+  const [{ routeRequest, runServiceBackend }, { openApiDocument }] = await Promise.all([
     import('@stepforge/runtime'),
     import('@stepforge/contract'),
   ]);
@@ -301,7 +301,7 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
     }
   }
   await service.watchRunning();
-  const backend = runServiceBackend(service, { openApi: OPENAPI_DOCUMENT });
+  const backend = runServiceBackend(service, { openApi: openApiDocument() });
   // Another handler of this server (pages, static files) goes in `fallback`: asked for a path no API route has.
   const api = (req: ServeRequest): Promise<ServeResponse> => routeRequest(backend, req, options);
   const { createViewServer } = await import('../view/viewServer.js');
