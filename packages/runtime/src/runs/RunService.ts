@@ -64,6 +64,8 @@ export interface StartOptions {
 }
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']);
+/** Runs this process is starting right now (between their record, or taking them over, and StartExecution's answer). */
+const STARTING = new Set<string>();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What a run service is built from: the runtime's stores, and the two ports. */
@@ -181,11 +183,12 @@ export class RunService {
       if (completed !== undefined) return completed;
       return this.#replay(entry, run, value, options.idempotencyKey);
     }
-    if (options.parentRunId !== undefined) await this.#carryOver(options.parentRunId, run.runId, options.rerun ?? new Set());
-    // Between the record and the execution: a process that ends here leaves an orphaned start,
-    // which whoever finds it completes or fails (#completeOrphan, #failOrphan).
-    crashPoint('after-run-record', `run ${run.runId}`);
+    STARTING.add(run.runId);
     try {
+      if (options.parentRunId !== undefined) await this.#carryOver(options.parentRunId, run.runId, options.rerun ?? new Set());
+      // Between the record and the execution: a process that ends here leaves an orphaned start,
+      // which whoever finds it completes or fails (#completeOrphan, #failOrphan).
+      crashPoint('after-run-record', `run ${run.runId}`);
       await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput });
     } catch (e) {
       // The earlier attempt started it, and it has ended since (a running one is returned as is).
@@ -196,6 +199,8 @@ export class RunService {
           await this.runs.finishRun(run.runId, { status: 'FAILED', error: { name: (e as Error).name, message: (e as Error).message } });
         throw e;
       }
+    } finally {
+      STARTING.delete(run.runId);
     }
     const started = run;
     this.#started.set(run.runId, run);
@@ -220,20 +225,33 @@ export class RunService {
   ): Promise<StartedRun | undefined> {
     if (idempotencyKeyConflict(key, run, entry.name) !== undefined || run.parentRunId !== undefined) return undefined;
     const failed = failedBeforeStart(run);
+    // Signed by this process, which is not starting it now: an earlier start here (this one's own
+    // attempt before the stack was taken over) recorded or took it over and lost the StartExecution
+    // with the stack. Waiting for it would wait for this process: it completes it instead.
+    const ours = !failed && run.startedBy === runStarter() && !STARTING.has(run.runId);
     if (!failed) {
-      if (run.status !== 'RUNNING' || !isOrphanedStart(run)) return undefined;
+      if (run.status !== 'RUNNING' || !(ours || isOrphanedStart(run))) return undefined;
       if (await this.describeExecution(run.executionArn ?? this.#executionArn(run))) return undefined;
     }
     if (inputDiffers(this.runtime.redactor, value, run.input)) {
       if (!failed) await this.#failOrphan(run);
       return undefined;
     }
-    const taken = await this.runs.takeOverStart(run, { to: 'start', starter: runStarter() });
-    if (taken === undefined) return undefined;
-    await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput }).catch((e: unknown) => {
-      // Another finder of the same orphan started it with the same input meanwhile.
-      if ((e as Error).name !== 'ExecutionAlreadyExists') throw e;
-    });
+    STARTING.add(run.runId);
+    try {
+      const taken = ours ? run : await this.runs.takeOverStart(run, { to: 'start', starter: runStarter() });
+      if (taken === undefined) return undefined;
+      await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput }).catch((e: unknown) => {
+        // Another finder of the same orphan started it with the same input meanwhile.
+        if ((e as Error).name !== 'ExecutionAlreadyExists') throw e;
+      });
+      return this.#startedNow(taken);
+    } finally {
+      STARTING.delete(run.runId);
+    }
+  }
+
+  #startedNow(taken: RunRecordView): StartedRun {
     this.#started.set(taken.runId, taken);
     if (this.#watchStarted) void this.wait(taken.runId).catch(() => undefined);
     return { run: taken, reused: false };
