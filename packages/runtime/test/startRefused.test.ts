@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { ExecutionLimitExceeded, InvalidExecutionInput, SFNServiceException } from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
-import { startRefused } from '../src/runs/orphanedStart.js';
+import { runStarter, starterEnded, startRefused } from '../src/runs/orphanedStart.js';
 
 /**
  * A run whose StartExecution failed is failed only when the service refused the start; after a
@@ -19,5 +22,34 @@ describe('Function: startRefused', () => {
       false,
     );
     expect(startRefused(undefined)).toBe(false);
+  });
+});
+
+/**
+ * A run's starter is signed `pid@host/start`: a pid the host has since given to another process
+ * (they wrap at 32,768 on a busy host) does not keep an orphaned start waiting for a starter that ended.
+ */
+describe('Function: starterEnded', () => {
+  it('tells a live starter from an ended one, and from another process that now has its pid', async () => {
+    const me = runStarter();
+    expect(me).toMatch(new RegExp(`^${process.pid}@${hostname()}/\\d+$`));
+    expect(starterEnded(me)).toBe(false);
+    // This process's pid, signed by a process that started at another time.
+    expect(starterEnded(`${process.pid}@${hostname()}/1`)).toBe(true);
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    try {
+      await new Promise((r) => child.once('spawn', r));
+      const start = readFileSync(`/proc/${child.pid}/stat`, 'latin1');
+      const ticks = start.slice(start.lastIndexOf(')') + 2).split(' ')[19];
+      expect(starterEnded(`${child.pid}@${hostname()}/${ticks}`)).toBe(false);
+      expect(starterEnded(`${child.pid}@${hostname()}/${Number(ticks) + 1}`)).toBe(true);
+      // Signed before starters carried their start: the pid alone.
+      expect(starterEnded(`${child.pid}@${hostname()}`)).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    }
+    expect(starterEnded(`${child.pid}@${hostname()}`)).toBe(true);
+    expect(starterEnded(`${child.pid}@another-host/5`)).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { writeSync } from 'node:fs';
+import { readFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { RunRecord } from '../persistence/RunStore.js';
 
@@ -20,22 +20,40 @@ export const RUN_NOT_STARTED = 'RunNotStarted';
  */
 export const START_GRACE_MS = 120_000;
 
-/** This process, as it signs the runs it starts (`startedBy`): `pid@host`. */
+/**
+ * This process, as it signs the runs it starts (`startedBy`): `pid@host`, and `/<start>` where the
+ * system says when a process started (Linux). Process ids are reused (a busy host wraps at 32,768),
+ * so a pid alone may name another, live process long after the starter ended.
+ */
 export function runStarter(): string {
-  return `${process.pid}@${hostname()}`;
+  const start = processStart(process.pid);
+  return `${process.pid}@${hostname()}${start !== undefined ? `/${start}` : ''}`;
 }
 
-/** Whether the process that signed `starter` (pid@host) has ended, when it is on this host; undefined when it cannot be told. */
+/** Whether the process that signed `starter` (pid@host[/start]) has ended, when it is on this host; undefined when it cannot be told. */
 export function starterEnded(starter: string | undefined): boolean | undefined {
-  const m = starter === undefined ? null : /^(\d+)@(.*)$/.exec(starter);
+  const m = starter === undefined ? null : /^(\d+)@([^/]*)(?:\/(\d+))?$/.exec(starter);
   if (!m || m[2] !== hostname()) return undefined;
   const pid = Number(m[1]);
-  if (pid === process.pid) return false;
+  if (pid === process.pid && (m[3] === undefined || m[3] === processStart(pid))) return false;
   try {
     process.kill(pid, 0);
-    return false;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code !== 'EPERM';
+  }
+  // Alive: the starter, unless that pid now names a process started at another time.
+  const start = m[3] === undefined ? undefined : processStart(pid);
+  return start !== undefined && start !== m[3];
+}
+
+/** When process `pid` started, in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined where that cannot be read. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
   }
 }
 
