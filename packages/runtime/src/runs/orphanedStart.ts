@@ -26,16 +26,22 @@ export const START_GRACE_MS = 120_000;
  * so a pid alone may name another, live process long after the starter ended.
  */
 export function runStarter(): string {
-  const start = processStart(process.pid);
-  return `${process.pid}@${hostname()}${start !== undefined ? `/${start}` : ''}`;
+  if (thisStarter === undefined) {
+    const start = processStart(process.pid);
+    thisStarter = `${process.pid}@${hostname()}${start !== undefined ? `/${start}` : ''}`;
+  }
+  return thisStarter;
 }
+
+/** runStarter's answer: a process's pid, host and start never change while it runs. */
+let thisStarter: string | undefined;
 
 /** Whether the process that signed `starter` (pid@host[/start]) has ended, when it is on this host; undefined when it cannot be told. */
 export function starterEnded(starter: string | undefined): boolean | undefined {
   const m = starter === undefined ? null : /^(\d+)@([^/]*)(?:\/(\d+))?$/.exec(starter);
   if (!m || m[2] !== hostname()) return undefined;
   const pid = Number(m[1]);
-  if (pid === process.pid && (m[3] === undefined || m[3] === processStart(pid))) return false;
+  if (starter === runStarter() || (pid === process.pid && m[3] === undefined)) return false;
   try {
     process.kill(pid, 0);
   } catch (e) {
