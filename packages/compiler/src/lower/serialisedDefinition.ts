@@ -16,34 +16,115 @@ export interface SerialisedDefinition {
 /** A JSON string value (never a key: no `:` follows) that is a whole `bedrock:<id>` model. */
 const BEDROCK_VALUE = /"bedrock:((?:[^"\\]|\\.)+)"(?!:)/g;
 
+/** The keys whose values hold states (or hold what holds them): the walk opens these instead of serialising them whole. */
+const HOLDS_STATES: ReadonlySet<string> = new Set(['States', 'Branches', 'ItemProcessor', 'Iterator']);
+
 /**
- * Measures JSON.stringify(definition) from two serialisations: its States, and the rest with a
- * one-character stand-in for them. One character outside Latin-1 (the definition's Comment has an em
- * dash) makes V8 build the whole megabyte as a two-byte string, which Buffer.byteLength then copies
- * once more to count; apart, the States stay one-byte for Latin-1 sources. Placeholders sit inside
- * JSON strings, which never span the cut, so scanning both parts finds what scanning the whole would.
+ * Measures JSON.stringify(definition) in pieces: the walk opens the definition, every States map, and
+ * every state or branch that holds states, and serialises everything else (a Task, a field of a
+ * Parallel) whole, adding the brackets, keys and commas JSON.stringify would put between them. One
+ * string of a whole megabyte cost more to read than to build: V8 returns it unflattened, and the
+ * first look at it (the byte count, a scan) copied it into a fresh large-object page; pieces of a
+ * state each stay small young strings, scanned where they are. Placeholders and models sit inside
+ * JSON strings, which never span two pieces, so scanning every piece finds what scanning the whole would.
  */
 export function serialisedDefinition(definition: Readonly<Record<string, unknown>>): SerialisedDefinition {
-  const states = definition.States;
-  if (states === null || typeof states !== 'object') {
-    const json = JSON.stringify(definition);
-    return { bytes: Buffer.byteLength(json, 'utf8'), placeholders: placeholdersIn([json]), bedrockModels: bedrockModelsIn([json]) };
-  }
-  const statesJson = JSON.stringify(states);
-  const rest = JSON.stringify({ ...definition, States: 0 });
+  const acc: Pieces = { bytes: 0, placeholders: new Set(), bedrockModels: new Set() };
+  if (opens(definition, true)) openObject(definition, acc);
+  else valuePiece(JSON.stringify(definition), acc);
   return {
-    bytes: Buffer.byteLength(rest, 'utf8') - 1 + Buffer.byteLength(statesJson, 'utf8'),
-    placeholders: placeholdersIn([rest, statesJson]),
-    bedrockModels: bedrockModelsIn([rest, statesJson]),
+    bytes: acc.bytes,
+    placeholders: [...acc.placeholders].sort().map(placeholder),
+    bedrockModels: [...acc.bedrockModels].sort(),
   };
 }
 
-function placeholdersIn(texts: readonly string[]): string[] {
-  return [...new Set(texts.flatMap((t) => placeholderNames(t)))].sort().map(placeholder);
+interface Pieces {
+  bytes: number;
+  readonly placeholders: Set<string>;
+  readonly bedrockModels: Set<string>;
 }
 
-function bedrockModelsIn(texts: readonly string[]): string[] {
-  const ids = new Set<string>();
-  for (const t of texts) for (const m of t.matchAll(BEDROCK_VALUE)) ids.add(JSON.parse(`"${m[1]!}"`) as string);
-  return [...ids].sort();
+/** Whether the walk opens `v` (a plain object or array holding states) rather than serialising it whole. */
+function opens(v: unknown, underStatesKey: boolean): boolean {
+  if (Array.isArray(v)) return underStatesKey;
+  if (v === null || typeof v !== 'object') return false;
+  // Only plain objects: anything else (a toJSON, a class) is serialised whole, as JSON.stringify sees it.
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+  if (underStatesKey) return true;
+  for (const k in v) if (HOLDS_STATES.has(k)) return true;
+  return false;
+}
+
+/**
+ * `{…}` of a plain object, as JSON.stringify writes it: its keys serialised as one array, the members
+ * it opens walked, and the rest serialised together as one array (`[a,b]` is `a`, `b` and their
+ * brackets and comma), so a States map of Tasks costs two serialisations, not one per state.
+ */
+function openObject(o: Readonly<Record<string, unknown>>, acc: Pieces): void {
+  const keys: string[] = [];
+  const leaves: unknown[] = [];
+  for (const k of Object.keys(o)) {
+    const v = o[k];
+    // What JSON.stringify leaves out of an object (it writes null for them in an array).
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    keys.push(k);
+    if (opens(v, HOLDS_STATES.has(k))) {
+      if (Array.isArray(v)) openArray(v, acc);
+      else openObject(v as Record<string, unknown>, acc);
+    } else if (v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+      // toJSON is called with the member's key, which an array would not give it: serialised as the member itself.
+      valuePiece(JSON.stringify({ [k]: v }), acc);
+      acc.bytes -= 2 + keyBytes(k);
+    } else if (leaves.push(v) === LEAVES_PER_PIECE) flushLeaves(leaves, acc);
+  }
+  // `{}`, a `:` per key and a `,` between members; the arrays' `[]` and commas are not the object's.
+  acc.bytes += 2 + keys.length + Math.max(0, keys.length - 1);
+  if (keys.length > 0) {
+    const json = JSON.stringify(keys);
+    acc.bytes += utf8Bytes(json) - 2 - (keys.length - 1);
+    if (json.includes('${')) for (const name of placeholderNames(json)) acc.placeholders.add(name);
+  }
+  flushLeaves(leaves, acc);
+}
+
+/**
+ * Members serialised together, then many at a time: a piece stays well under the size V8 puts in
+ * large-object space (a 1,000-task Contenox chain's one States map would be most of the megabyte).
+ */
+const LEAVES_PER_PIECE = 16;
+
+/** Counts and scans the values in `leaves` (`[a,b]` less its brackets and commas), then empties it. */
+function flushLeaves(leaves: unknown[], acc: Pieces): void {
+  if (leaves.length === 0) return;
+  valuePiece(JSON.stringify(leaves), acc);
+  acc.bytes -= 2 + (leaves.length - 1);
+  leaves.length = 0;
+}
+
+/** `[…]` of an array whose items may hold states (a Parallel's Branches). */
+function openArray(a: readonly unknown[], acc: Pieces): void {
+  acc.bytes += 2 + Math.max(0, a.length - 1); // [ ] and the commas
+  for (const v of a) {
+    if (opens(v, false)) openObject(v as Record<string, unknown>, acc);
+    else valuePiece(JSON.stringify(v) ?? 'null', acc);
+  }
+}
+
+/** UTF-8 size of a key's `"key"`. */
+function keyBytes(k: string): number {
+  return utf8Bytes(JSON.stringify(k));
+}
+
+/** A serialised value, counted and scanned. */
+function valuePiece(json: string, acc: Pieces): void {
+  acc.bytes += utf8Bytes(json);
+  if (json.includes('${')) for (const name of placeholderNames(json)) acc.placeholders.add(name);
+  if (json.includes('"bedrock:')) for (const m of json.matchAll(BEDROCK_VALUE)) acc.bedrockModels.add(JSON.parse(`"${m[1]!}"`) as string);
+}
+
+/** UTF-8 size of a string: its length when it is ASCII (nearly every piece), else what Buffer counts. */
+function utf8Bytes(s: string): number {
+  return Buffer.byteLength(s, 'utf8');
 }

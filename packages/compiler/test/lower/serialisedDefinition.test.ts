@@ -65,6 +65,34 @@ describe('Function: serialisedDefinition', () => {
     expect(found.bedrockModels).toEqual(['amazon.nova-micro-v1:0', 'anthropic.claude-3-5-haiku-20241022-v1:0', 'us.amazon.nova-"q"-v1:0']);
   });
 
+  it('adds up to the whole serialisation across nested Branches and Maps, skipped members, toJSON and many states', () => {
+    const task = (i: number) => ({ Type: 'Task', Resource: '${FunctionStepFunctionArn}', Comment: `tâche ${i} 😀`, Next: `t${i + 1}` });
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`t${i}`, task(i)]));
+    const definition = {
+      Comment: 'nested — ${Top}',
+      StartAt: 'par',
+      Skipped: undefined,
+      States: {
+        par: {
+          Type: 'Parallel',
+          Branches: [
+            { StartAt: 't0', States: many },
+            {
+              StartAt: 'map',
+              States: { map: { Type: 'Map', ItemProcessor: { StartAt: 'x', States: { x: { Type: 'Pass', End: true } } } } },
+            },
+            { StartAt: 'States', States: { States: { Type: 'Pass', Output: [1, undefined, () => 1, 'bedrock:m.one'], End: true } } },
+          ],
+          Assign: { when: new Date(0), 'key ${InKey}': 'bedrock:m.two', gone: undefined, fn: () => 0 },
+          End: true,
+        },
+        '${StateName}': { Type: 'Succeed', Comment: { toJSON: (key: string) => `member ${key}` } },
+      },
+    };
+    expect(serialisedDefinition(definition)).toEqual(whole(definition));
+    expect(serialisedDefinition(definition).placeholders).toEqual(['${FunctionStepFunctionArn}', '${InKey}', '${StateName}', '${Top}']);
+  });
+
   it('serialises a definition without States in one piece', () => {
     const definition = { Comment: 'no states', States: undefined };
     expect(serialisedDefinition(definition)).toEqual(whole(definition));
