@@ -44,6 +44,12 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     pred[b]!.push(a);
   }
   const topo = acyclicOrder(succ, pred);
+  // The same adjacency as offsets into one array per direction: every sweep below walks it for each
+  // member of each set it cuts, and indexed loops over typed arrays allocate no iterators.
+  const succAt = offsets(succ);
+  const predAt = offsets(pred);
+  const succTo = targets(succ, succAt);
+  const predTo = targets(pred, predAt);
   if (n === 0) return { control: { type: 'sequence', items: [] }, addedEdges: [], makespan: 0, criticalPath: 0 };
 
   const mark = new Int32Array(n).fill(-1);
@@ -122,11 +128,15 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
   const finish = new Float64Array(n);
   const criticalPathOf = (set: readonly number[]): number => {
     const s = ++stamp;
-    for (const v of set) mark[v] = s;
+    for (let i = 0; i < set.length; i++) mark[set[i]!] = s;
     let best = 0;
-    for (const v of set) {
+    for (let vi = 0; vi < set.length; vi++) {
+      const v = set[vi]!;
       let start = 0;
-      for (const p of pred[v]!) if (mark[p] === s && finish[p]! > start) start = finish[p]!;
+      for (let pe = predAt[v]!, pEnd = predAt[v + 1]!; pe < pEnd; pe++) {
+        const p = predTo[pe]!;
+        if (mark[p] === s && finish[p]! > start) start = finish[p]!;
+      }
       finish[v] = start + dur[v]!;
       if (finish[v]! > best) best = finish[v]!;
     }
@@ -144,7 +154,7 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     if (set.length === 1) return { type: 'step', step: set[0]! };
     if (!memoize) return decomposeOnce(set, depth);
     let h = 0x811c9dc5 ^ depth;
-    for (const v of set) h = Math.imul(h ^ v, 0x01000193);
+    for (let i = 0; i < set.length; i++) h = Math.imul(h ^ set[i]!, 0x01000193);
     const bucket = memo.get(h);
     const hit = bucket?.find((e) => e.depth === depth && sameMembers(e.set, set));
     if (hit !== undefined) return hit.control;
@@ -156,7 +166,7 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
   const decomposeOnce = (set: readonly number[], depth: number): IrControl => {
     // Members are marked once; the marks hold until the first recursive call below.
     const s = ++stamp;
-    for (const v of set) mark[v] = s;
+    for (let i = 0; i < set.length; i++) mark[set[i]!] = s;
     // A path becomes one flat sequence whatever cuts are chosen (sequenceOf flattens the halves), so
     // it skips the sweeps: about half the sets a large DAG breaks into are short paths.
     if (isPath(set, s)) return stepSequence(set);
@@ -180,7 +190,8 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       const v = set[i]!;
       let start = 0;
       let inSet = 0;
-      for (const p of pred[v]!) {
+      for (let pe = predAt[v]!, pEnd = predAt[v + 1]!; pe < pEnd; pe++) {
+        const p = predTo[pe]!;
         if (mark[p] !== s) continue;
         inSet++;
         if (eft[pos[p]!]! > start) start = eft[pos[p]!]!;
@@ -192,7 +203,10 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     for (let i = m - 1; i >= 0; i--) {
       const v = set[i]!;
       let rest = 0;
-      for (const c of succ[v]!) if (mark[c] === s && tail[pos[c]!]! > rest) rest = tail[pos[c]!]!;
+      for (let ce = succAt[v]!, cEnd = succAt[v + 1]!; ce < cEnd; ce++) {
+        const c = succTo[ce]!;
+        if (mark[c] === s && tail[pos[c]!]! > rest) rest = tail[pos[c]!]!;
+      }
       tail[i] = rest + dur[v]!;
     }
     let cp = 0;
@@ -250,19 +264,30 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
           side[v] = 1;
           if (predInB[v] === 0) {
             sources--;
-            for (const p of pred[v]!) if (isSinkA(p)) direct--;
+            for (let pe = predAt[v]!, pEnd = predAt[v + 1]!; pe < pEnd; pe++) {
+              const p = predTo[pe]!;
+              if (isSinkA(p)) direct--;
+            }
           }
-          for (const p of pred[v]!) {
+          for (let pe = predAt[v]!, pEnd = predAt[v + 1]!; pe < pEnd; pe++) {
+            const p = predTo[pe]!;
             if (mark[p] !== s || succInA[p]++ !== 0) continue;
             sinks--;
-            for (const c of succ[p]!) if (isSourceB(c)) direct--;
+            for (let ce = succAt[p]!, cEnd = succAt[p + 1]!; ce < cEnd; ce++) {
+              const c = succTo[ce]!;
+              if (isSourceB(c)) direct--;
+            }
           }
           // No successor has moved yet: v is a sink of A.
           sinks++;
-          for (const c of succ[v]!) {
+          for (let ce = succAt[v]!, cEnd = succAt[v + 1]!; ce < cEnd; ce++) {
+            const c = succTo[ce]!;
             if (mark[c] !== s || --predInB[c]! !== 0) continue;
             sources++;
-            for (const p of pred[c]!) if (isSinkA(p)) direct++;
+            for (let pe = predAt[c]!, pEnd = predAt[c + 1]!; pe < pEnd; pe++) {
+              const p = predTo[pe]!;
+              if (isSinkA(p)) direct++;
+            }
           }
         }
         if (j === 0 || j === m) continue;
@@ -325,7 +350,8 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
   const isPath = (set: readonly number[], s: number): boolean => {
     for (let i = 1; i < set.length; i++) {
       let inSet = 0;
-      for (const p of pred[set[i]!]!) {
+      for (let pe = predAt[set[i]!]!, pEnd = predAt[set[i]! + 1]!; pe < pEnd; pe++) {
+        const p = predTo[pe]!;
         if (mark[p] !== s) continue;
         if (p !== set[i - 1] || ++inSet > 1) return false;
       }
@@ -340,15 +366,22 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
   const weakComponents = (set: readonly number[], s: number): number[][] => {
     let count = 0;
     const stack: number[] = [];
-    for (const root of set) {
+    for (let r = 0; r < set.length; r++) {
+      const root = set[r]!;
       if (seen[root] === s) continue;
       stack.push(root);
       seen[root] = s;
       comp[root] = count;
       while (stack.length > 0) {
         const v = stack.pop()!;
-        for (const w of succ[v]!) if (mark[w] === s && seen[w] !== s) ((seen[w] = s), (comp[w] = count), stack.push(w));
-        for (const w of pred[v]!) if (mark[w] === s && seen[w] !== s) ((seen[w] = s), (comp[w] = count), stack.push(w));
+        for (let we = succAt[v]!, wEnd = succAt[v + 1]!; we < wEnd; we++) {
+          const w = succTo[we]!;
+          if (mark[w] === s && seen[w] !== s) ((seen[w] = s), (comp[w] = count), stack.push(w));
+        }
+        for (let we = predAt[v]!, wEnd = predAt[v + 1]!; we < wEnd; we++) {
+          const w = predTo[we]!;
+          if (mark[w] === s && seen[w] !== s) ((seen[w] = s), (comp[w] = count), stack.push(w));
+        }
       }
       count++;
     }
@@ -357,7 +390,8 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     // Built with push, not map (see stepSequence).
     const out: { members: number[]; min: number }[] = [];
     for (let c = 0; c < count; c++) out.push({ members: [], min: Infinity });
-    for (const v of set) {
+    for (let vi = 0; vi < set.length; vi++) {
+      const v = set[vi]!;
       const c = out[comp[v]!]!;
       c.members.push(v);
       if (v < c.min) c.min = v;
@@ -498,6 +532,20 @@ function sortDistinct(key: readonly number[], out: Float64Array): number {
   let count = 0;
   for (let i = 0; i < m; i++) if (i === 0 || out[i] !== out[count - 1]) out[count++] = out[i]!;
   return count;
+}
+
+/** Where each node's list starts in the flattened adjacency (`at[v]` … `at[v + 1]`). */
+function offsets(lists: readonly number[][]): Int32Array {
+  const at = new Int32Array(lists.length + 1);
+  for (let v = 0; v < lists.length; v++) at[v + 1] = at[v]! + lists[v]!.length;
+  return at;
+}
+
+/** The lists one after another, in their order. */
+function targets(lists: readonly number[][], at: Int32Array): Int32Array {
+  const to = new Int32Array(at[lists.length]!);
+  for (let v = 0; v < lists.length; v++) to.set(lists[v]!, at[v]!);
+  return to;
 }
 
 /** The shared topological order (smallest index first among ready nodes); the input must be a DAG. */
