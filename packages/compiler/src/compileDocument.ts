@@ -68,6 +68,7 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
     file: options.file,
     strict: options.strict,
     level: 'full',
+    graph: false,
     ...(options.vars !== undefined ? { vars: options.vars } : {}),
     ...(options.requireMacros !== undefined ? { requireMacros: options.requireMacros } : {}),
     ...(options.functions !== undefined ? { functions: options.functions } : {}),

@@ -32,6 +32,8 @@ export interface LoadDocumentOptions {
   readonly tierPolicy?: boolean;
   /** DSL documents: the project's user functions folder, when known (see LoadDslOptions). */
   readonly functions?: UserFunctionsFolder;
+  /** DSL documents: build the result's graph view (default true); compiling a document reads none. */
+  readonly graph?: boolean;
 }
 
 /** What loadDocument produced; `format` is absent only when the text is not a YAML/JSON mapping at all. */
@@ -55,6 +57,7 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
     ...(options.file !== undefined ? { file: options.file } : {}),
     ...(options.strict !== undefined ? { strict: options.strict } : {}),
     ...(options.functions !== undefined ? { functions: options.functions } : {}),
+    ...(options.graph !== undefined ? { graph: options.graph } : {}),
   };
   // The fast parse tells the format of a well-formed document and feeds that front-end's fast path;
   // a top-level `chain:` line is a cheap, reliable hint when it does not parse or the fast path declines.

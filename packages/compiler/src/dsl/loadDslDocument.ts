@@ -45,6 +45,8 @@ export interface LoadDslOptions {
   readonly strict?: boolean;
   /** The project's user functions folder, when known: `function:` names are checked against its modules. */
   readonly functions?: UserFunctionsFolder;
+  /** Build the result's graph view (default true); compiling a document reads none. */
+  readonly graph?: boolean;
 }
 
 /**
@@ -240,6 +242,7 @@ class DslLoader {
     if (this.errors.length > 0 || !document)
       return { errors: this.errors.sort(byPosition).slice(0, MAX_ERRORS), warnings: this.warnings.sort(byPosition) };
     this.warnings.sort(byPosition);
+    if (this.options.graph === false) return { document, errors: [], warnings: this.warnings };
     // `graph --json` prints extra graph fields after nodes/edges: the inferred dependencies, by name.
     const graph = { ...dslGraphView(document), dependencies: document.dependencies };
     return { document, graph, errors: [], warnings: this.warnings };
@@ -1083,7 +1086,11 @@ class DslLoader {
     step.after = f.after;
     if (f.when) step.when = f.when;
     if (d.retry !== undefined) step.retry = d.retry;
-    const deps = r.deps.sort(ascending);
+    // Most steps read one or two others: sort allocates a work array even for those.
+    const deps = r.deps;
+    if (deps.length === 2) {
+      if (deps[0]! > deps[1]!) deps.reverse();
+    } else if (deps.length > 2) deps.sort(ascending);
     const names: string[] = [];
     for (const i of deps) names.push(r.scope.steps[i]!.name);
     step.dependencies = names;

@@ -223,11 +223,11 @@ class Lowerer implements LowerContext {
     for (const r of wf.output?.reads ?? []) this.alwaysExport.add(r);
     for (const step of wf.steps) {
       // A read from inside a loop body counts as a read by the loop step itself (what runs in the outer scope).
-      for (const id of [step.id, ...(owner ? [owner] : [])]) {
-        for (const r of allReads(step)) {
-          if (!this.readers.has(r)) this.readers.set(r, new Set());
-          this.readers.get(r)!.add(id);
-        }
+      for (const r of allReads(step)) {
+        let readers = this.readers.get(r);
+        if (readers === undefined) this.readers.set(r, (readers = new Set()));
+        readers.add(step.id);
+        if (owner !== undefined) readers.add(owner);
       }
       if (step.composite?.body) this.collectReaders(step.composite.body, owner ?? step.id);
     }

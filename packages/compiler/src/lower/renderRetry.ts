@@ -32,10 +32,14 @@ const TRANSIENT_RETRIER: Readonly<Record<string, unknown>> = Object.fromEntries(
   Object.entries(DEFAULT_LAMBDA_RETRY).filter(([k, v]) => k !== 'ErrorEquals' && ASL_RETRY_DEFAULTS[k] !== v),
 );
 
+const TRANSIENT_FIELDS: readonly string[] = Object.keys(TRANSIENT_RETRIER);
+
 /** ASL `Retry` entries for a step: the transient retrier, then the source's policy (if any). */
 export function renderRetry(policy: IrRetry | undefined): Record<string, unknown>[] {
-  // Object.assign onto a literal rather than a spread: this runs for every Lambda Task.
-  const out: Record<string, unknown>[] = [Object.assign({ ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals] }, TRANSIENT_RETRIER)];
+  // Fields assigned onto a literal rather than spread or Object.assign'ed from a table: this runs for every Lambda Task.
+  const transient: Record<string, unknown> = { ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals] };
+  for (let i = 0; i < TRANSIENT_FIELDS.length; i++) transient[TRANSIENT_FIELDS[i]!] = TRANSIENT_RETRIER[TRANSIENT_FIELDS[i]!];
+  const out: Record<string, unknown>[] = [transient];
   if (policy !== undefined && policy.maxAttempts > 1) {
     out.push(
       dropUndefined({
