@@ -70,14 +70,23 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
   const tailFrom = new Float64Array(n + 1);
   // The sorted distinct keys of the set being swept.
   const keys = new Float64Array(n);
+  // Earliest finish, in-set predecessors, tail and latest start of the set being cut, by position.
+  // Without lookahead a level is done with them before it recurses, so one node-sized copy of each
+  // serves every level of a large graph; a small graph's lookahead recurses between its candidate
+  // cuts, so each level there gets its own.
+  const shareLevels = n > LOOKAHEAD_MAX_GRAPH;
+  const eftAll = new Float64Array(shareLevels ? n : 0);
+  const inDegreeAll = new Float64Array(shareLevels ? n : 0);
+  const tailAll = new Float64Array(shareLevels ? n : 0);
+  const lateAll = new Float64Array(shareLevels ? n : 0);
+  const levelArray = (shared: Float64Array, m: number): Float64Array => (shareLevels ? shared : new Float64Array(m));
 
   /**
    * Fills `order` with the positions 0…m-1 of `key` sorted by key, equal keys in position order, and
    * `keys` with the distinct keys ascending; returns how many. Small sets (most of them) use an
    * insertion sort; larger ones rank each member among the sorted distinct keys and counting-sort.
    */
-  const sortByKey = (key: readonly number[]): number => {
-    const m = key.length;
+  const sortByKey = (key: Float64Array, m: number): number => {
     if (m <= SMALL_SORT) {
       for (let i = 0; i < m; i++) {
         const x = key[i]!;
@@ -116,7 +125,7 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       for (let i = 0; i < m; i++) order[byValue[key[i]! - lo]!++] = i;
       return distinct;
     }
-    const distinct = sortDistinct(key, keys);
+    const distinct = sortDistinct(key, m, keys);
     bucket.fill(0, 0, distinct + 1);
     for (let i = 0; i < m; i++) bucket[(rankOf[i] = lowerBound(keys, distinct, key[i]!)) + 1]!++;
     for (let r = 1; r <= distinct; r++) bucket[r]! += bucket[r - 1]!;
@@ -178,14 +187,13 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     }
     // One connected, non-trivial component: choose a downward-closed cut A | B.
     // Earliest finish and longest tail of each member, indexed by its position in `set` (which is in
-    // topological order): per-level arrays of the set's size, because the recursion below reuses the
-    // node-indexed scratch arrays, and node-sized arrays per level would cost O(n) each. Plain arrays:
-    // most sets are a handful of members, and a typed array's buffer costs more to allocate than that.
+    // topological order): a large graph's levels share node-sized arrays (see eftAll), a small one's
+    // get arrays of the set's size.
     const m = set.length;
     for (let i = 0; i < m; i++) pos[set[i]!] = i;
-    const eft = new Array<number>(m);
+    const eft = levelArray(eftAll, m);
     // Predecessors inside the set, counted once for both sweeps.
-    const inDegree = new Array<number>(m);
+    const inDegree = levelArray(inDegreeAll, m);
     for (let i = 0; i < m; i++) {
       const v = set[i]!;
       let start = 0;
@@ -199,7 +207,7 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       eft[i] = start + dur[v]!;
       inDegree[i] = inSet;
     }
-    const tail = new Array<number>(m);
+    const tail = levelArray(tailAll, m);
     for (let i = m - 1; i >= 0; i--) {
       const v = set[i]!;
       let rest = 0;
@@ -212,7 +220,7 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     let cp = 0;
     for (let i = 0; i < m; i++) if (eft[i]! > cp) cp = eft[i]!;
     // Latest start (relative): a cut "must start before t" is downward closed like "finished by t".
-    const late = new Array<number>(m);
+    const late = levelArray(lateAll, m);
     for (let i = 0; i < m; i++) late[i] = cp - tail[i]!;
     // Candidate cuts: "finished by t" (earliest) and "must start before t" (latest) families. The
     // sweeps below score every threshold in one pass, so only sets that look ahead sample them.
@@ -231,9 +239,9 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     // counts. A is downward closed and B upward closed, so A's critical path is its largest earliest
     // finish and B's its largest tail; the edges a cut adds are sinks(A) × sources(B) minus the
     // direct edges between them, kept up to date as members move.
-    const sweep = (key: readonly number[], isLate: boolean): void => {
+    const sweep = (key: Float64Array, isLate: boolean): void => {
       // Members in key order, equal keys in topological (position) order.
-      const distinct = sortByKey(key);
+      const distinct = sortByKey(key, m);
       // Every distinct key but the last (earliest) or the first (latest) is a threshold, sampled to k.
       const from = isLate ? 1 : 0;
       const count = distinct - 1;
@@ -524,8 +532,7 @@ function lowerBound(xs: Float64Array, count: number, x: number): number {
 const SMALL_SORT = 32;
 
 /** Writes the distinct values of `key` (finite numbers) into `out` in ascending order; returns how many. */
-function sortDistinct(key: readonly number[], out: Float64Array): number {
-  const m = key.length;
+function sortDistinct(key: Float64Array, m: number, out: Float64Array): number {
   // Sorted in `out` itself: a sorted copy per sweep allocated a buffer each time.
   for (let i = 0; i < m; i++) out[i] = key[i]!;
   out.subarray(0, m).sort();
