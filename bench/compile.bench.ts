@@ -3,7 +3,12 @@
 // (3) a 1,000-task Contenox task chain (route / chat_completion / noop tasks, bounded loops back).
 // Prints the median and best of several runs next to the target (≤ 50 ms for the 1,000-step DSL
 // document, ≤ 100 ms for the others); never asserts.
+//   COMPILE_BENCH_BASELINE=/path/to/other/checkout npm run bench -- compile   # also that tree's built
+//     compiler, compile by compile in the same rounds, with the outputs compared
+import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { compileDocument, loadDocument, scheduleDag } from '@stepforge/compiler';
 import { mulberry32 } from '../test/support/mulberry32.js';
 import { dslToIr } from '../packages/compiler/src/ir/dslToIr.js';
@@ -190,6 +195,60 @@ function phaseSplit(text: string, runs: number): string {
   return names.map((n, k) => `${n} ${medians[k]!.toFixed(1)}`).join(', ');
 }
 
+/** Compile rounds of the baseline comparison (each round compiles with both trees, in alternating order). */
+const BASELINE_ROUNDS = 15;
+
+/**
+ * Before/after on one loaded host: each workload compiled by `dir`'s built compiler and by this
+ * tree's, one after the other (the order alternating by round) in the same process, medians side by
+ * side; the two compile results (ASL, manifest, explain, warnings) must serialise the same.
+ */
+async function baselineRows(dir: string): Promise<string[][]> {
+  const entry = join(dir, 'packages', 'compiler', 'dist', 'index.js');
+  if (!existsSync(entry)) throw new Error(`compile bench: COMPILE_BENCH_BASELINE has no ${entry} (build that tree first)`);
+  const baseline = (await import(pathToFileURL(entry).href)) as { compileDocument: typeof compileDocument };
+  const sides = [
+    ['baseline', baseline.compileDocument],
+    ['this tree', compileDocument],
+  ] as const;
+  const rows = [['workload', 'baseline median ms', 'this tree median ms', 'change', 'same output']];
+  for (const [label, text] of [
+    ['DSL, 1,000 steps', thousandStepDsl()],
+    ['chain, random 500-node DAG', randomDagChain()],
+    ['Contenox chain, 1,000 tasks', thousandTaskContenox()],
+  ] as const) {
+    const output = (compile: typeof compileDocument) => {
+      const r = compile(text);
+      return JSON.stringify([r.asl, r.manifest, r.explain, r.warnings]);
+    };
+    const same = output(baseline.compileDocument) === output(compileDocument);
+    for (let i = 0; i < WARMUP; i++) for (const [, compile] of sides) compile(text);
+    const ms: number[][] = [[], []];
+    for (let round = 0; round < BASELINE_ROUNDS; round++) {
+      for (let k = 0; k < 2; k++) {
+        const side = round % 2 === 0 ? k : 1 - k;
+        const t0 = performance.now();
+        sides[side]![1](text);
+        ms[side]!.push(performance.now() - t0);
+      }
+    }
+    const [before, after] = ms.map((m) => [...m].sort((a, b) => a - b)[Math.floor(m.length / 2)]!);
+    rows.push([
+      label,
+      before!.toFixed(1),
+      after!.toFixed(1),
+      `${(((after! - before!) / before!) * 100).toFixed(0)} %`,
+      same ? 'yes' : 'NO',
+    ]);
+  }
+  return rows;
+}
+
+function printTable(rows: readonly (readonly string[])[]): void {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));
+}
+
 /** Prints the table. */
 export default async function compileBench(): Promise<void> {
   const rows = [
@@ -198,10 +257,15 @@ export default async function compileBench(): Promise<void> {
     time('chain, random 500-node DAG', randomDagChain(), RUNS),
     time('Contenox chain, 1,000 tasks', thousandTaskContenox(), RUNS),
   ];
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));
+  printTable(rows);
   console.log(
     `median of ${RUNS} compiles after ${WARMUP} warm-ups ('met' reads the median); 'first (cold)' is the first compile in this process; load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`,
   );
   console.log(`DSL, 1,000 steps, by phase (median ms of ${RUNS}): ${phaseSplit(thousandStepDsl(), RUNS)}`);
+  const baseline = process.env.COMPILE_BENCH_BASELINE;
+  if (baseline) {
+    console.log(`\nagainst ${baseline} (median of ${BASELINE_ROUNDS} rounds, each compiling with both trees, the order alternating):`);
+    printTable(await baselineRows(baseline));
+    console.log(`load average ${loadavg()[0]!.toFixed(1)}`);
+  }
 }
