@@ -163,6 +163,20 @@ steps:
     ]);
   });
 
+  it('leaves the graph view out with graph: false (a compile reads none), on both paths', () => {
+    const text = corpus('v02-sequence-by-reference.yaml');
+    const full = loadDocument(text, { file: 'v02.yaml' });
+    const bare = loadDocument(text, { file: 'v02.yaml', graph: false });
+    expect(bare.graph).toBeUndefined();
+    expect(bare.document).toEqual(full.document);
+    expect(full.graph?.edges).toEqual([[0, 1]]);
+    // A warning sends the document to the precise path, which leaves it out too.
+    const warned = loadDslDocument(text.replace('steps:', 'extra_field: 1\nsteps:'), { graph: false });
+    expect(warned.warnings.map((w) => w.code)).toContain('unknown_field');
+    expect(warned.document).toBeDefined();
+    expect(warned.graph).toBeUndefined();
+  });
+
   it('is what loadDocument uses for documents with steps:', () => {
     const r = loadDocument(corpus('v02-sequence-by-reference.yaml'), { file: 'v02.yaml' });
     expect(r.format).toBe('dsl');
