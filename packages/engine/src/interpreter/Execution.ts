@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { systemClock } from './clocks.js';
 import type { JsonataBindings } from './jsonataFields.js';
+import type { MapRunListener } from './MapRun.js';
 import type { PathEnv } from './pathEnv.js';
 import { withRetryCatch } from './retryCatch.js';
 import { Scope } from './Scope.js';
@@ -117,6 +118,8 @@ export class Execution implements ExecutionContext {
   readonly invoker: TaskInvoker;
   readonly region: string;
   readonly stateMachineArn: string;
+  readonly executionArn: string;
+  readonly mapRuns?: MapRunListener;
   private counter = 0;
   private transitions = 0;
   private readonly collect: boolean;
@@ -152,6 +155,8 @@ export class Execution implements ExecutionContext {
     const execName = opts.executionName ?? randomUUID();
     this.stateMachineArn = opts.stateMachineArn ?? `arn:${partition}:states:${this.region}:${account}:stateMachine:${smName}`;
     const execArn = opts.executionArn ?? `arn:${partition}:states:${this.region}:${account}:execution:${smName}:${execName}`;
+    this.executionArn = execArn;
+    if (opts.mapRuns) this.mapRuns = opts.mapRuns;
     this.startTime = opts.startTime ?? this.clock.now();
     this.execCtx = {
       Id: execArn,

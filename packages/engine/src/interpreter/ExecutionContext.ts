@@ -2,6 +2,7 @@
 // the state being run, and the execution's services (history, context object, bindings, timers,
 // nested state machines). Each state type in states/ is written against this interface only.
 import type { JsonataBindings } from './jsonataFields.js';
+import type { MapRunListener } from './MapRun.js';
 import type { PathEnv } from './pathEnv.js';
 import type { Scope } from './Scope.js';
 import type { Clock, ContextObject, QueryLanguage, TaskInvoker } from './types.js';
@@ -94,6 +95,10 @@ export interface ExecutionContext {
   readonly region: string;
   /** The state machine's ARN (a distributed Map's run ARN is derived from it). */
   readonly stateMachineArn: string;
+  /** The execution's ARN (a Map Run records the execution that started it). */
+  readonly executionArn: string;
+  /** Told when a distributed Map's run starts and ends (the executions layer keeps the Map Run records). */
+  readonly mapRuns?: MapRunListener;
   /** A new task token for a `.waitForTaskToken` resource. */
   newTaskToken(): string;
   /** Writes a history event on the thread; `advance: false` leaves the thread's chain where it was. Returns the event id. */
