@@ -26,6 +26,7 @@ import {
 import { collectTaskResources } from './definitionText.js';
 import { substitutePlaceholders } from '../substitutePlaceholders.js';
 import type { ExecutionRecord, ExecutionStore, StateMachineRecord } from './ExecutionStore.js';
+import { MapRuns } from './MapRuns.js';
 import { MemoryExecutionStore } from './MemoryExecutionStore.js';
 import { SfnApiError } from './SfnApiError.js';
 import {
@@ -113,6 +114,7 @@ export class ExecutionManager implements ChildExecutions {
   private readonly live = new Map<string, Live>();
   /** Parsed definitions by text: the interpreter never changes one, and validates each object once. */
   private readonly definitions = new Map<string, AslDefinition>();
+  private readonly mapRuns: MapRuns;
   private closing = false;
 
   constructor(private readonly options: ExecutionManagerOptions) {
@@ -122,6 +124,15 @@ export class ExecutionManager implements ChildExecutions {
       region: options.region ?? 'us-east-1',
       account: options.account ?? '123456789012',
     };
+    this.mapRuns = new MapRuns({
+      record: (arn) => this.executions.get(arn),
+      save: (record, persist) => {
+        // A shutdown aborts the Map Runs it interrupts; their execution resumes next time, as a new Map Run.
+        if (this.closing) return;
+        this.executions.set(record.executionArn, record);
+        if (persist) this.store.putExecution(record);
+      },
+    });
     this.tokens = new TaskTokenRegistry((token) => {
       const arn = executionOfToken(token);
       return arn !== undefined && this.live.has(arn);
@@ -145,7 +156,10 @@ export class ExecutionManager implements ChildExecutions {
   load(): void {
     const snap = this.store.load();
     for (const m of snap.stateMachines) this.machines.set(m.stateMachineArn, m);
-    for (const e of snap.executions) this.executions.set(e.executionArn, e);
+    for (const e of snap.executions) {
+      this.executions.set(e.executionArn, e);
+      this.mapRuns.load(e);
+    }
   }
 
   /**
@@ -172,7 +186,12 @@ export class ExecutionManager implements ChildExecutions {
         transitions: 0,
       };
       this.store.truncateEvents(e.executionArn, cp.eventCounter);
-      this.launch(e, definition, { resumeFrom: cp });
+      const record = this.mapRuns.withStaleRunsAborted(e, Date.now());
+      if (record !== e) {
+        this.executions.set(record.executionArn, record);
+        this.store.putExecution(record);
+      }
+      this.launch(record, definition, { resumeFrom: cp });
       resumed++;
     }
     return resumed;
@@ -603,6 +622,16 @@ export class ExecutionManager implements ChildExecutions {
 
   /** ListExecutions (newest first, optional statusFilter, paged). */
   listExecutions(req: Json): Json {
+    if (req.mapRunArn !== undefined && req.mapRunArn !== null) {
+      if (req.stateMachineArn !== undefined && req.stateMachineArn !== null)
+        throw new SfnApiError('ValidationException', 'Specify either a mapRunArn or a stateMachineArn, but not both.');
+      // Known Map Runs only (InvalidArn, ResourceNotFound as DescribeMapRun answers them).
+      this.mapRuns.describe({ mapRunArn: req.mapRunArn });
+      throw new SfnApiError(
+        'ValidationException',
+        `The embedded engine runs a distributed Map's items inside the execution that started the Map Run, not as child workflow executions, so there are none to list for '${String(req.mapRunArn)}': DescribeMapRun gives its item counts, and GetExecutionHistory of its execution the Map state's events`,
+      );
+    }
     // A version or alias ARN lists the executions started through it.
     const parts = parseStateMachineArn(req.stateMachineArn);
     const sm = this.machine(parts.stateMachineArn);
@@ -650,6 +679,32 @@ export class ExecutionManager implements ChildExecutions {
     return { events: withData ? items : items.map(stripData), ...(nextToken ? { nextToken } : {}) };
   }
 
+  /** ListMapRuns: the Map Runs an execution's distributed Map states started, oldest first (paged). */
+  listMapRuns(req: Json): Json {
+    const e = this.execution(req.executionArn);
+    const { items, nextToken } = page(this.mapRuns.of(e), req, `ListMapRuns:${e.executionArn}`);
+    return {
+      mapRuns: items.map((r) => ({
+        executionArn: r.executionArn,
+        mapRunArn: r.mapRunArn,
+        stateMachineArn: r.stateMachineArn,
+        startDate: r.startDate,
+        ...(r.stopDate !== undefined ? { stopDate: r.stopDate } : {}),
+      })),
+      ...(nextToken ? { nextToken } : {}),
+    };
+  }
+
+  /** DescribeMapRun: a Map Run's status, dates, settings and item counts. */
+  describeMapRun(req: Json): Json {
+    return this.mapRuns.describe(req);
+  }
+
+  /** UpdateMapRun: changes a RUNNING Map Run's concurrency and tolerated failures for the items it has not started. */
+  updateMapRun(req: Json): Json {
+    return this.mapRuns.update(req);
+  }
+
   /** Every event of an execution so far, in order. */
   events(executionArn: string): HistoryEvent[] {
     const stored = this.store.readEvents(executionArn);
@@ -691,7 +746,7 @@ export class ExecutionManager implements ChildExecutions {
       },
     ]);
     const record: ExecutionRecord = {
-      ...e,
+      ...this.mapRuns.withStaleRunsAborted(e, stopDate),
       status: 'ABORTED',
       stopDate,
       ...reason,
@@ -864,6 +919,7 @@ export class ExecutionManager implements ChildExecutions {
       signal: controller.signal,
       collectEvents: false,
       redriveCount: record.redriveCount,
+      mapRuns: this.mapRuns.listener(arn, persist),
       onEvent: (event) => {
         live.lastEventId = event.id;
         if (!persist) return;
