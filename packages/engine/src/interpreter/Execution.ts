@@ -27,6 +27,7 @@ import {
   json,
   type ExecutionContext,
   type Frame,
+  type MapItemRun,
   type Obj,
   type StateHandler,
   type StateRun,
@@ -405,6 +406,51 @@ export class Execution implements ExecutionContext {
     };
     thread.prev = id;
     this.push(ev);
+  }
+
+  async runMapItem(processor: Obj, input: unknown, item: MapItemRun): Promise<unknown> {
+    const run = item.mapRun;
+    const name = randomUUID();
+    const executionArn = `${run.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+    const startTime = this.clock.now();
+    const sink = item.express
+      ? undefined
+      : this.mapRuns?.childStarted?.({
+          executionArn,
+          name,
+          stateMachineArn: run.stateMachineArn,
+          mapRunArn: run.mapRunArn,
+          definition: processor,
+          roleArn: this.execCtx.RoleArn,
+          input,
+          startDate: startTime,
+        });
+    const o = this.opts;
+    const child = new Execution(processor as AslDefinition, input, {
+      invoker: this.invoker,
+      clock: this.clock,
+      region: this.region,
+      ...(o.partition !== undefined ? { partition: o.partition } : {}),
+      ...(o.account !== undefined ? { account: o.account } : {}),
+      roleArn: this.execCtx.RoleArn,
+      executionArn,
+      executionName: name,
+      stateMachineArn: run.stateMachineArn,
+      stateMachineName: run.stateMachineArn.slice(run.stateMachineArn.lastIndexOf(':') + 1),
+      startTime,
+      stateMachineType: item.express ? 'EXPRESS' : 'STANDARD',
+      signal: item.signal,
+      collectEvents: false,
+      ...(sink ? { onEvent: sink.onEvent } : {}),
+      ...(o.newTaskToken ? { newTaskToken: o.newTaskToken } : {}),
+      ...(o.maxHistoryEvents !== undefined ? { maxHistoryEvents: o.maxHistoryEvents } : {}),
+      ...(this.mapRuns ? { mapRuns: this.mapRuns } : {}),
+    });
+    const r = await child.run();
+    sink?.ended(r);
+    if (r.status === 'SUCCEEDED') return r.output;
+    if (r.status === 'ABORTED') throw new Aborted();
+    throw new TaskFailure(r.error ?? '', r.cause);
   }
 
   async sleep(run: StateRun, ms: number): Promise<void> {

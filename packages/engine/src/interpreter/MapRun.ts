@@ -2,6 +2,7 @@
 // dates, settings and item counts), and the settings UpdateMapRun changes while it runs. The Map
 // state reads its concurrency and failure tolerance from here before each item it starts, so an
 // update takes effect for the items not yet started.
+import type { ExecutionResult, HistoryEvent } from './types.js';
 
 /** Map Run statuses as the API reports them. */
 export type MapRunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
@@ -45,10 +46,32 @@ export interface MapRunUpdate {
   readonly toleratedFailurePercentage?: number;
 }
 
+/** A child workflow execution a Map Run starts for one item. */
+export interface MapRunChild {
+  readonly executionArn: string;
+  readonly name: string;
+  /** The Map Run's state machine (`arn:…:stateMachine:<name>/<label>`). */
+  readonly stateMachineArn: string;
+  readonly mapRunArn: string;
+  /** The ItemProcessor, run as the child's state machine. */
+  readonly definition: Readonly<Record<string, unknown>>;
+  readonly roleArn: string;
+  readonly input: unknown;
+  readonly startDate: number;
+}
+
+/** Where a child execution's history goes, and what hears how it ended. */
+export interface MapRunChildSink {
+  onEvent(event: HistoryEvent): void;
+  ended(result: ExecutionResult): void;
+}
+
 /** Told when a Map Run starts, changes status or counts, and ends (the executions layer keeps its record). */
 export interface MapRunListener {
   started(run: MapRun): void;
   ended(run: MapRun): void;
+  /** A Standard child execution starts: the sink its history goes to (none: it is not recorded). */
+  childStarted?(child: MapRunChild): MapRunChildSink | undefined;
 }
 
 /** Raised by `MapRun.update` on a run that is no longer RUNNING. */

@@ -103,6 +103,19 @@ async function itemsOf(ctx: ExecutionContext, run: StateRun, raw: unknown): Prom
   return { eff: raw, items };
 }
 
+const childMachines = new WeakMap<object, Obj>();
+
+/** The ItemProcessor as a child execution's state machine (with the query language it inherits), made once. */
+function childMachine(processor: Obj, ql: QueryLanguage): Obj {
+  let m = childMachines.get(processor);
+  if (m === undefined || m.QueryLanguage !== ql) {
+    const { ProcessorConfig: _config, ...rest } = processor;
+    m = { ...rest, QueryLanguage: ql };
+    childMachines.set(processor, m);
+  }
+  return m;
+}
+
 const exceeded = (): TaskFailure =>
   new TaskFailure('States.ExceedToleratedFailureThreshold', 'The specified tolerated failure threshold was exceeded');
 
@@ -206,6 +219,9 @@ export async function runMap(ctx: ExecutionContext, run: StateRun, raw: unknown)
     return false;
   };
   const procQl = (processor.QueryLanguage as QueryLanguage | undefined) ?? run.ql;
+  // A distributed Map's items are child workflow executions of the ItemProcessor, as a state machine of its own.
+  const childDefinition = distributed ? childMachine(processor, procQl) : undefined;
+  const express = (processor.ProcessorConfig as Obj | undefined)?.ExecutionType === 'EXPRESS';
   const children = new Set<AbortController>();
   // Only processors with states that listen for aborts need per-iteration signals.
   const needsOwnSignal = listensForAbort(processor);
@@ -225,11 +241,13 @@ export async function runMap(ctx: ExecutionContext, run: StateRun, raw: unknown)
     mapRun?.itemStarted();
     if (!distributed) ctx.emit(thread, 'MapIterationStarted', { index, name: run.name });
     // Each iteration gets its own signal so tasks inside add listeners to a short list, not one shared by 10k iterations.
-    const child = needsOwnSignal ? new AbortController() : undefined;
+    const child = needsOwnSignal || distributed ? new AbortController() : undefined;
     if (child) children.add(child);
     const frame: Frame = { scope: new Scope(run.frame.scope), thread, signal: child ? child.signal : ac.signal, ql: procQl, top: false };
     try {
-      results[index] = await ctx.runStates(processor, processor.StartAt as string, itemInput, frame);
+      results[index] = childDefinition
+        ? await ctx.runMapItem(childDefinition, itemInput, { mapRun: mapRun!, signal: frame.signal, express })
+        : await ctx.runStates(processor, processor.StartAt as string, itemInput, frame);
       mapRun?.itemEnded('succeeded');
       chainPrev = thread.prev;
       if (!distributed) outer.prev = ctx.emit(thread, 'MapIterationSucceeded', { index, name: run.name }, false);
