@@ -88,6 +88,8 @@ export interface ExecutionRecord {
   readonly stateMachineVersionArn?: string;
   /** The alias it was started through, if any. */
   readonly stateMachineAliasArn?: string;
+  /** For a child workflow execution of a distributed Map: the Map Run that started it. */
+  readonly mapRunArn?: string;
   /** The Map Runs its distributed Map states started, oldest first (as of their last change). */
   readonly mapRuns?: readonly MapRunRecord[];
 }

@@ -1,6 +1,6 @@
 // The Map Runs of every execution: the live ones (their Map state is running them, UpdateMapRun
 // reaches them) and the records kept in their execution's record (ListMapRuns, DescribeMapRun).
-import type { MapRun, MapRunListener, MapRunRecord } from '../interpreter/MapRun.js';
+import type { MapRun, MapRunChild, MapRunChildSink, MapRunCounts, MapRunListener, MapRunRecord } from '../interpreter/MapRun.js';
 import { checkMapRunArn } from './arns.js';
 import type { ExecutionRecord } from './ExecutionStore.js';
 import { SfnApiError } from './SfnApiError.js';
@@ -12,6 +12,10 @@ export interface MapRunHost {
   record(executionArn: string): ExecutionRecord | undefined;
   /** Keeps the changed record; `persist` when the execution's records are stored (Standard). */
   save(record: ExecutionRecord, persist: boolean): void;
+  /** The recorded child executions of a Map Run. */
+  children(mapRunArn: string): ExecutionRecord[];
+  /** A child workflow execution starts: its record is kept, and its history goes to the sink. */
+  childStarted(child: MapRunChild): MapRunChildSink | undefined;
 }
 
 /** Index of Map Runs by ARN, and the three Map Run actions of the API. */
@@ -25,17 +29,22 @@ export class MapRuns {
     for (const r of e.mapRuns ?? []) if (!this.index.has(r.mapRunArn)) this.index.set(r.mapRunArn, { executionArn: e.executionArn });
   }
 
-  /** The listener an execution's run reports its Map Runs to. */
-  listener(executionArn: string, persist: boolean): MapRunListener {
+  /**
+   * The listener an execution's run reports its Map Runs to (and those of its child executions,
+   * whose own distributed Maps start Map Runs of theirs). `persist` for a Standard execution.
+   */
+  listener(persist: boolean): MapRunListener {
     return {
       started: (run) => {
-        this.index.set(run.mapRunArn, { executionArn, live: run });
-        this.keep(executionArn, run.snapshot(), persist);
+        this.index.set(run.mapRunArn, { executionArn: run.executionArn, live: run });
+        this.keep(run.executionArn, run.snapshot());
       },
       ended: (run) => {
-        this.index.set(run.mapRunArn, { executionArn });
-        this.keep(executionArn, run.snapshot(), persist);
+        this.index.set(run.mapRunArn, { executionArn: run.executionArn });
+        this.keep(run.executionArn, run.snapshot());
       },
+      // Children of a Standard execution are recorded (Express ones are not, as on AWS).
+      ...(persist ? { childStarted: (child: MapRunChild) => this.host.childStarted(child) } : {}),
     };
   }
 
@@ -50,19 +59,45 @@ export class MapRuns {
       mapRuns: e.mapRuns.map((r) =>
         r.status !== 'RUNNING' || this.index.get(r.mapRunArn)?.live
           ? r
-          : {
-              ...r,
-              status: 'ABORTED' as const,
-              stopDate: at,
-              itemCounts: { ...r.itemCounts, running: 0, aborted: r.itemCounts.aborted + r.itemCounts.running },
-            },
+          : { ...r, status: 'ABORTED' as const, stopDate: at, itemCounts: this.countsFromChildren(r, true) },
       ),
     };
   }
 
   /** An execution's Map Runs, oldest first, the live ones as of now. */
   of(e: ExecutionRecord): MapRunRecord[] {
-    return (e.mapRuns ?? []).map((r) => this.index.get(r.mapRunArn)?.live?.snapshot() ?? r);
+    return (e.mapRuns ?? []).map((r) => this.current(r));
+  }
+
+  /**
+   * A Map Run as of now: a live one's own counts; one RUNNING in another process (a reader of the
+   * same store), counted from its child executions' records, which are stored as each starts and ends.
+   */
+  private current(r: MapRunRecord): MapRunRecord {
+    const live = this.index.get(r.mapRunArn)?.live;
+    if (live) return live.snapshot();
+    return r.status === 'RUNNING' ? { ...r, itemCounts: this.countsFromChildren(r, false) } : r;
+  }
+
+  /** Item counts from a Map Run's recorded children (`aborting`: the running ones count as aborted). */
+  private countsFromChildren(r: MapRunRecord, aborting: boolean): MapRunCounts {
+    const children = this.host.children(r.mapRunArn);
+    if (children.length === 0)
+      return aborting ? { ...r.itemCounts, running: 0, aborted: r.itemCounts.aborted + r.itemCounts.running } : r.itemCounts;
+    const n = (status: string) => children.filter((c) => c.status === status).length;
+    return {
+      ...r.itemCounts,
+      succeeded: n('SUCCEEDED'),
+      failed: n('FAILED') + n('TIMED_OUT'),
+      aborted: n('ABORTED') + (aborting ? n('RUNNING') : 0),
+      running: aborting ? 0 : n('RUNNING'),
+      pending: r.itemCounts.total - children.length,
+    };
+  }
+
+  /** Throws ResourceNotFound (or InvalidArn) unless the Map Run exists. */
+  require(mapRunArn: unknown): string {
+    return this.find(mapRunArn).mapRunArn;
   }
 
   /** DescribeMapRun. */
@@ -111,7 +146,7 @@ export class MapRuns {
       ...(toleratedFailurePercentage !== undefined ? { toleratedFailurePercentage } : {}),
     });
     // Another process reading the store (a `runs` command) sees the new settings too.
-    if (run.status === 'RUNNING') this.keep(entry.executionArn, run.snapshot(), this.host.record(entry.executionArn)?.type === 'STANDARD');
+    if (run.status === 'RUNNING') this.keep(entry.executionArn, run.snapshot());
     return {};
   }
 
@@ -123,18 +158,18 @@ export class MapRuns {
     if (live) return live;
     const r = entry ? this.host.record(entry.executionArn)?.mapRuns?.find((x) => x.mapRunArn === arn) : undefined;
     if (!r) throw new SfnApiError('ResourceNotFound', `Resource not found: '${arn}' (ListMapRuns lists the Map Runs of an execution)`);
-    return r;
+    return this.current(r);
   }
 
   /** Writes a Map Run's snapshot into its execution's record. */
-  private keep(executionArn: string, snap: MapRunRecord, persist: boolean): void {
+  private keep(executionArn: string, snap: MapRunRecord): void {
     const e = this.host.record(executionArn);
     if (!e) return;
     const runs = [...(e.mapRuns ?? [])];
     const i = runs.findIndex((r) => r.mapRunArn === snap.mapRunArn);
     if (i >= 0) runs[i] = snap;
     else runs.push(snap);
-    this.host.save({ ...e, mapRuns: runs }, persist);
+    this.host.save({ ...e, mapRuns: runs }, e.type === 'STANDARD');
   }
 }
 

@@ -3,12 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   CreateStateMachineCommand,
+  DescribeExecutionCommand,
   DescribeMapRunCommand,
+  DescribeStateMachineForExecutionCommand,
   GetExecutionHistoryCommand,
   ListExecutionsCommand,
   ListMapRunsCommand,
   SFNClient,
   StartExecutionCommand,
+  StopExecutionCommand,
   UpdateMapRunCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,12 +38,14 @@ class Gate {
 }
 
 let gate = new Gate();
+/** Off: `hold` items run straight through (a resumed execution's second try). */
+let holding = true;
 
 const handlers = {
   /** Fails for `{ fail: true }`, else waits at the gate when asked to, then echoes. */
   item: async (event: unknown) => {
     const e = event as { fail?: boolean; hold?: boolean };
-    if (e.hold) await gate.pass();
+    if (e.hold && holding) await gate.pass();
     if (e.fail) throw Object.assign(new Error('item failed'), { name: 'ItemFailed' });
     return event;
   },
@@ -141,6 +146,43 @@ describe('Map Runs (ListMapRuns, DescribeMapRun, UpdateMapRun) through the AWS S
     expect(d.startDate).toEqual(item.startDate);
     expect(d.stopDate).toEqual(item.stopDate);
 
+    // Each item ran as a child workflow execution, listed by the Map Run and not by the state machine.
+    const children = (await client.send(new ListExecutionsCommand({ mapRunArn: item.mapRunArn }))).executions!;
+    expect(children).toHaveLength(3);
+    for (const c of children) {
+      expect(c.executionArn).toMatch(/^arn:aws:states:us-east-1:123456789012:execution:finished\/Items:[0-9a-f-]{36}$/);
+      expect(c).toMatchObject({ stateMachineArn: `${sm}/Items`, mapRunArn: item.mapRunArn, itemCount: 1 });
+    }
+    expect(children.map((c) => c.status).sort()).toEqual(['FAILED', 'SUCCEEDED', 'SUCCEEDED']);
+    expect((await client.send(new ListExecutionsCommand({ stateMachineArn: sm }))).executions!.map((e) => e.executionArn)).toEqual([exec]);
+    const failedChild = children.find((c) => c.status === 'FAILED')!;
+    expect(await client.send(new DescribeExecutionCommand({ executionArn: failedChild.executionArn }))).toMatchObject({
+      stateMachineArn: `${sm}/Items`,
+      mapRunArn: item.mapRunArn,
+      input: '{"fail":true}',
+      error: 'ItemFailed',
+      cause: expect.stringContaining('item failed'),
+      redriveStatus: 'NOT_REDRIVABLE',
+    });
+    const okChild = children.find((c) => c.status === 'SUCCEEDED')!;
+    const childHistory = await client.send(new GetExecutionHistoryCommand({ executionArn: okChild.executionArn }));
+    expect(childHistory.events!.map((e) => e.type)).toEqual([
+      'ExecutionStarted',
+      'TaskStateEntered',
+      'LambdaFunctionScheduled',
+      'LambdaFunctionStarted',
+      'LambdaFunctionSucceeded',
+      'TaskStateExited',
+      'ExecutionSucceeded',
+    ]);
+    const childMachine = await client.send(new DescribeStateMachineForExecutionCommand({ executionArn: okChild.executionArn }));
+    expect(childMachine).toMatchObject({ stateMachineArn: `${sm}/Items`, mapRunArn: item.mapRunArn, label: 'Items' });
+    expect(JSON.parse(childMachine.definition!)).toMatchObject({ StartAt: 'Work', States: { Work: { Type: 'Task' } } });
+    expect(await sdkError(client.send(new ListExecutionsCommand({ mapRunArn: item.mapRunArn, stateMachineArn: sm })))).toMatchObject({
+      name: 'ValidationException',
+      message: expect.stringContaining('not both'),
+    });
+
     // A finished Map Run cannot be tuned.
     const late = await sdkError(client.send(new UpdateMapRunCommand({ mapRunArn: item.mapRunArn, maxConcurrency: 5 })));
     expect(late.name).toBe('ValidationException');
@@ -161,6 +203,12 @@ describe('Map Runs (ListMapRuns, DescribeMapRun, UpdateMapRun) through the AWS S
     });
     expect(running.stopDate).toBeUndefined();
     expect((await client.send(new ListMapRunsCommand({ executionArn: exec }))).mapRuns![0]!.stopDate).toBeUndefined();
+
+    const [runningChild] = (await client.send(new ListExecutionsCommand({ mapRunArn: arn, statusFilter: 'RUNNING' }))).executions!;
+    expect(await sdkError(client.send(new StopExecutionCommand({ executionArn: runningChild!.executionArn })))).toMatchObject({
+      name: 'ValidationException',
+      message: expect.stringContaining('is a child execution of Map Run'),
+    });
 
     await client.send(new UpdateMapRunCommand({ mapRunArn: arn, maxConcurrency: 3 }));
     // The held item keeps running; two more start at once.
@@ -220,6 +268,12 @@ describe('Map Runs (ListMapRuns, DescribeMapRun, UpdateMapRun) through the AWS S
       itemCounts: { failed: 1, aborted: 1, pending: 2, running: 0, succeeded: 0, resultsWritten: 0, total: 4 },
     });
     gate.releaseAll();
+    // The child that was running is aborted with the Map Run; its history says so.
+    const strictChildren = (await client.send(new ListExecutionsCommand({ mapRunArn: strictRun }))).executions!;
+    expect(strictChildren.map((c) => c.status).sort()).toEqual(['ABORTED', 'FAILED']);
+    const aborted = strictChildren.find((c) => c.status === 'ABORTED')!;
+    const abortedHistory = await client.send(new GetExecutionHistoryCommand({ executionArn: aborted.executionArn }));
+    expect(abortedHistory.events!.at(-1)!.type).toBe('ExecutionAborted');
   });
 
   it('pages ListMapRuns and keeps Map Runs across a restart', async () => {
@@ -275,6 +329,50 @@ describe('Map Runs (ListMapRuns, DescribeMapRun, UpdateMapRun) through the AWS S
       maxConcurrency: 0,
       itemCounts: { succeeded: 2, total: 2, resultsWritten: 2 },
     });
+    const kept = (await client.send(new ListExecutionsCommand({ mapRunArn: arns[2] }))).executions!;
+    expect(kept.map((c) => c.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    const keptHistory = await client.send(new GetExecutionHistoryCommand({ executionArn: kept[0]!.executionArn }));
+    expect(keptHistory.events!.map((e) => e.type)).toEqual([
+      'ExecutionStarted',
+      'PassStateEntered',
+      'PassStateExited',
+      'ExecutionSucceeded',
+    ]);
+  });
+
+  it('a restart marks the Map Run and child it interrupted ABORTED, and the resumed execution runs its Map state as a new Map Run', async () => {
+    gate = new Gate();
+    const { exec } = await start('resumed', { MaxConcurrency: 1 }, [{ hold: true }, { n: 2 }]);
+    await eventually(() => gate.running === 1);
+    const first = await onlyMapRun(exec);
+    const [child] = (await client.send(new ListExecutionsCommand({ mapRunArn: first }))).executions!;
+    expect(child!.status).toBe('RUNNING');
+
+    client.destroy();
+    await server.close();
+    gate.releaseAll();
+    holding = false;
+    try {
+      server = await startEngineServer({ dataDir: dir, handlers });
+      client = sfnClient(server.url);
+      expect((await waitForStatus(client, exec)).status).toBe('SUCCEEDED');
+    } finally {
+      holding = true;
+    }
+    const runs = (await client.send(new ListMapRunsCommand({ executionArn: exec }))).mapRuns!;
+    expect(runs.map((r) => r.mapRunArn)[0]).toBe(first);
+    expect(runs).toHaveLength(2);
+    expect(await client.send(new DescribeMapRunCommand({ mapRunArn: first }))).toMatchObject({
+      status: 'ABORTED',
+      itemCounts: { aborted: 1, running: 0, pending: 1 },
+    });
+    expect(await client.send(new DescribeMapRunCommand({ mapRunArn: runs[1]!.mapRunArn }))).toMatchObject({
+      status: 'SUCCEEDED',
+      itemCounts: { succeeded: 2 },
+    });
+    expect(await client.send(new DescribeExecutionCommand({ executionArn: child!.executionArn }))).toMatchObject({ status: 'ABORTED' });
+    const history = await client.send(new GetExecutionHistoryCommand({ executionArn: child!.executionArn }));
+    expect(history.events!.at(-1)).toMatchObject({ type: 'ExecutionAborted' });
   });
 
   it('answers the AWS errors: InvalidArn, ResourceNotFound, ExecutionDoesNotExist and ValidationException', async () => {
