@@ -304,6 +304,19 @@ describe.skipIf(!AWS_VERSION)(
       // The CLI prints the wire's epoch seconds.
       expect(done.stopDate as number).toBeGreaterThanOrEqual(done.startDate as number);
 
+      // Each item ran as a child workflow execution, listed by its Map Run.
+      const children = (await aws(['list-executions', '--map-run-arn', mapRunArn])).executions as Record<string, unknown>[];
+      expect(children).toHaveLength(3);
+      expect(children.every((c) => c.status === 'SUCCEEDED' && c.mapRunArn === mapRunArn && c.itemCount === 1)).toBe(true);
+      expect(await aws(['describe-execution', '--execution-arn', children[0]!.executionArn as string])).toMatchObject({
+        stateMachineArn: `${sm}/Rows`,
+        mapRunArn,
+      });
+      const childEvents = (await aws(['get-execution-history', '--execution-arn', children[0]!.executionArn as string])).events as {
+        type: string;
+      }[];
+      expect(childEvents.map((e) => e.type).at(-1)).toBe('ExecutionSucceeded');
+
       expect(await awsError(['update-map-run', '--map-run-arn', mapRunArn, '--max-concurrency', '3'])).toContain('ValidationException');
       expect(await awsError(['describe-map-run', '--map-run-arn', exec])).toContain('InvalidArn');
       expect(await awsError(['describe-map-run', '--map-run-arn', mapRunArn.replace(/:[^:]+$/, ':0')])).toContain('ResourceNotFound');
