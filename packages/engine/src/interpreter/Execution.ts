@@ -173,13 +173,15 @@ export class Execution implements ExecutionContext {
     this.invoker = opts.invoker ?? {
       invoke: (inv) => Promise.reject(new TaskFailure('States.Runtime', `No task invoker is configured for resource ${inv.resource}`)),
     };
-    if (opts.signal || typeof def.TimeoutSeconds === 'number') {
+    // Only a time-out needs a controller of its own; otherwise the caller's signal is the execution's
+    // (a distributed Map's thousands of child executions would each make one for nothing).
+    if (typeof def.TimeoutSeconds === 'number') {
       const abort = (this.abort = new AbortController());
       const s = opts.signal;
       if (s?.aborted) abort.abort(s.reason);
       else s?.addEventListener('abort', () => abort.abort(s.reason), { once: true });
     }
-    this.signal = this.abort?.signal ?? NEVER_ABORTED;
+    this.signal = this.abort?.signal ?? opts.signal ?? NEVER_ABORTED;
   }
 
   newTaskToken(): string {

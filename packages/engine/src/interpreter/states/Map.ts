@@ -241,7 +241,7 @@ export async function runMap(ctx: ExecutionContext, run: StateRun, raw: unknown)
     mapRun?.itemStarted();
     if (!distributed) ctx.emit(thread, 'MapIterationStarted', { index, name: run.name });
     // Each iteration gets its own signal so tasks inside add listeners to a short list, not one shared by 10k iterations.
-    const child = needsOwnSignal || distributed ? new AbortController() : undefined;
+    const child = needsOwnSignal ? new AbortController() : undefined;
     if (child) children.add(child);
     const frame: Frame = { scope: new Scope(run.frame.scope), thread, signal: child ? child.signal : ac.signal, ql: procQl, top: false };
     try {
