@@ -904,7 +904,11 @@ export class ExecutionManager implements ChildExecutions {
     const pending: HistoryEvent[] = [];
     this.childEvents.set(arn, pending);
     return {
-      onEvent: (event) => pending.push(event),
+      onEvent: (event) => {
+        // ExecutionStarted goes to the store at once, so a child a restart interrupts still has a whole history.
+        if (event.type === 'ExecutionStarted' && !this.closing) this.store.appendEvents(arn, [event]);
+        else pending.push(event);
+      },
       ended: (result) => {
         this.childEvents.delete(arn);
         // A shutdown leaves the child RUNNING in the store; the next process marks it aborted.

@@ -372,7 +372,10 @@ describe('Map Runs (ListMapRuns, DescribeMapRun, UpdateMapRun) through the AWS S
     });
     expect(await client.send(new DescribeExecutionCommand({ executionArn: child!.executionArn }))).toMatchObject({ status: 'ABORTED' });
     const history = await client.send(new GetExecutionHistoryCommand({ executionArn: child!.executionArn }));
-    expect(history.events!.at(-1)).toMatchObject({ type: 'ExecutionAborted' });
+    expect(history.events!.map((e) => [e.id, e.previousEventId, e.type])).toEqual([
+      [1, 0, 'ExecutionStarted'],
+      [2, 1, 'ExecutionAborted'],
+    ]);
   });
 
   it('answers the AWS errors: InvalidArn, ResourceNotFound, ExecutionDoesNotExist and ValidationException', async () => {

@@ -88,6 +88,30 @@ describe('Class: MapRun (a distributed Map run by executeStateMachine)', () => {
     expect(rec.ended[0]!.stopDate).toBeGreaterThanOrEqual(rec.ended[0]!.startDate);
   });
 
+  it("gives a child execution no access to the parent's variables (it is an execution of its own)", async () => {
+    const def = {
+      QueryLanguage: 'JSONata',
+      StartAt: 'Set',
+      States: {
+        Set: { Type: 'Pass', Assign: { secret: 42 }, Next: 'Fan' },
+        Fan: {
+          Type: 'Map',
+          Items: [1],
+          ItemProcessor: {
+            ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' },
+            StartAt: 'Read',
+            States: { Read: { Type: 'Pass', Output: '{% $exists($secret) %}', End: true } },
+          },
+          End: true,
+        },
+      },
+    };
+    const inline = structuredClone(def);
+    (inline.States.Fan.ItemProcessor.ProcessorConfig as { Mode: string }).Mode = 'INLINE';
+    expect((await executeStateMachine(inline, {})).output).toEqual([true]);
+    expect((await executeStateMachine(def, {})).output).toEqual([false]);
+  });
+
   it('records no child history for ExecutionType EXPRESS (AWS lists no Express children), yet counts the items', async () => {
     const rec = recorder();
     const def = distributed({
