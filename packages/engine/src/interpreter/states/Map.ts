@@ -243,7 +243,14 @@ export async function runMap(ctx: ExecutionContext, run: StateRun, raw: unknown)
     // Each iteration gets its own signal so tasks inside add listeners to a short list, not one shared by 10k iterations.
     const child = needsOwnSignal ? new AbortController() : undefined;
     if (child) children.add(child);
-    const frame: Frame = { scope: new Scope(run.frame.scope), thread, signal: child ? child.signal : ac.signal, ql: procQl, top: false };
+    // A child execution has a scope of its own (it cannot read the parent's variables); an inline iteration reads them.
+    const frame: Frame = {
+      scope: childDefinition ? run.frame.scope : new Scope(run.frame.scope),
+      thread,
+      signal: child ? child.signal : ac.signal,
+      ql: procQl,
+      top: false,
+    };
     try {
       results[index] = childDefinition
         ? await ctx.runMapItem(childDefinition, itemInput, { mapRun: mapRun!, signal: frame.signal, express })
