@@ -181,6 +181,8 @@ interface ValueAcc {
   readonly refs: Ref[] | undefined;
   readonly templates: { path: (string | number)[]; template: Template; location: SourceLocation }[];
   readonly reads: string[];
+  /** Where the value is (a template that is the whole value is there too). */
+  readonly location: SourceLocation;
 }
 
 interface ScopeRec {
@@ -859,9 +861,9 @@ class DslLoader {
 
   /** A value whose string leaves may hold templates (input, input_template, output). */
   private value(v: unknown, path: readonly (string | number)[], bound: ReadonlySet<string>, refs?: Ref[]): DslValue {
-    const acc: ValueAcc = { path, bound, refs, templates: [], reads: [] };
+    const acc: ValueAcc = { path, bound, refs, templates: [], reads: [], location: this.locAt(path) };
     const value = this.valueTemplates(acc, v, []);
-    return { value, templates: acc.templates, reads: acc.reads, location: this.locAt(path) };
+    return { value, templates: acc.templates, reads: acc.reads, location: acc.location };
   }
 
   /**
@@ -871,17 +873,20 @@ class DslLoader {
   private valueTemplates(acc: ValueAcc, x: unknown, p: (string | number)[]): unknown {
     if (typeof x === 'string') {
       if (!hasExpression(x) && !x.includes('$${')) return x;
-      const at = [...acc.path, ...p];
+      // A string value (a prompt, most often) is its own template: its path and location are the value's.
+      const whole = p.length === 0;
+      const at = whole ? acc.path : [...acc.path, ...p];
       const t = this.template(x, at, false);
       if (!t) return x;
       const aliased: Aliased[] = [];
       for (const r of this.readsOf(t, at, acc.bound, acc.refs, undefined, aliased)) if (!acc.reads.includes(r)) acc.reads.push(r);
+      const location = whole ? acc.location : this.locAt(at);
       if (aliased.length === 0) {
-        acc.templates.push({ path: p, template: t, location: this.locAt(at) });
+        acc.templates.push({ path: p, template: t, location });
         return x;
       }
       const text = withStepNames(x, aliased);
-      acc.templates.push({ path: p, template: parseTemplate(text), location: this.locAt(at) });
+      acc.templates.push({ path: p, template: parseTemplate(text), location });
       return text;
     } else if (Array.isArray(x)) {
       let out: unknown[] | undefined;
