@@ -8,9 +8,10 @@ export class SourceText {
   ) {
     // A byte order mark takes no column: line 1 starts after it, as an editor shows it.
     const starts = [text.charCodeAt(0) === 0xfeff ? 1 : 0];
-    for (let i = 0; i < text.length; i++) {
-      if (text.charCodeAt(i) === 10) starts.push(i + 1);
-    }
+    // indexOf rather than a loop over every character: a compile makes one of these per document,
+    // and a loop run that rarely stays in the interpreter (a chain's one long `chain:` line was 2 %
+    // of its compile); indexOf scans in native code.
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
     this.lineStarts = starts;
   }
 
