@@ -63,29 +63,35 @@ function opens(v: unknown, underStatesKey: boolean): boolean {
  * brackets and comma), so a States map of Tasks costs two serialisations, not one per state.
  */
 function openObject(o: Readonly<Record<string, unknown>>, acc: Pieces): void {
-  const keys: string[] = [];
+  let members = 0;
   const leaves: unknown[] = [];
   for (const k of Object.keys(o)) {
     const v = o[k];
     // What JSON.stringify leaves out of an object (it writes null for them in an array).
     if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-    keys.push(k);
-    if (opens(v, HOLDS_STATES.has(k))) {
+    if (typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+      // toJSON is called with the member's key, which an array would not give it: serialised as the
+      // member itself (`{"key":…}`, or `{}` when it gives undefined), less its braces and colon.
+      const json = JSON.stringify({ [k]: v });
+      if (json === '{}') continue;
+      members++;
+      valuePiece(json, acc);
+      acc.bytes -= 3;
+      continue;
+    }
+    members++;
+    // A key, and a string or other plain member, are counted here: serialising each of these short
+    // values (a state name, a StartAt) cost more than counting its characters.
+    acc.bytes += stringBytes(k, acc, true);
+    if (typeof v === 'string') acc.bytes += stringBytes(v, acc, false);
+    else if (typeof v !== 'object' || v === null) acc.bytes += (JSON.stringify(v) as string).length;
+    else if (opens(v, HOLDS_STATES.has(k))) {
       if (Array.isArray(v)) openArray(v, acc);
       else openObject(v as Record<string, unknown>, acc);
-    } else if (v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
-      // toJSON is called with the member's key, which an array would not give it: serialised as the member itself.
-      valuePiece(JSON.stringify({ [k]: v }), acc);
-      acc.bytes -= 2 + keyBytes(k);
     } else if (leaves.push(v) === LEAVES_PER_PIECE) flushLeaves(leaves, acc);
   }
-  // `{}`, a `:` per key and a `,` between members; the arrays' `[]` and commas are not the object's.
-  acc.bytes += 2 + keys.length + Math.max(0, keys.length - 1);
-  if (keys.length > 0) {
-    const json = JSON.stringify(keys);
-    acc.bytes += utf8Bytes(json) - 2 - (keys.length - 1);
-    if (json.includes('${')) for (const name of placeholderNames(json)) acc.placeholders.add(name);
-  }
+  // `{}`, a `:` per key and a `,` between members.
+  acc.bytes += 2 + members + Math.max(0, members - 1);
   flushLeaves(leaves, acc);
 }
 
@@ -112,11 +118,6 @@ function openArray(a: readonly unknown[], acc: Pieces): void {
   }
 }
 
-/** UTF-8 size of a key's `"key"`. */
-function keyBytes(k: string): number {
-  return utf8Bytes(JSON.stringify(k));
-}
-
 /** A serialised value, counted and scanned. */
 function valuePiece(json: string, acc: Pieces): void {
   acc.bytes += utf8Bytes(json);
@@ -127,4 +128,69 @@ function valuePiece(json: string, acc: Pieces): void {
 /** UTF-8 size of a string: its length when it is ASCII (nearly every piece), else what Buffer counts. */
 function utf8Bytes(s: string): number {
   return Buffer.byteLength(s, 'utf8');
+}
+
+/**
+ * The UTF-8 bytes of `s` as a JSON string (quotes and escapes included, lone surrogates escaped as
+ * JSON.stringify does), recording the placeholders in it and, unless it is a key, the Bedrock model it names.
+ */
+function stringBytes(s: string, acc: Pieces, key: boolean): number {
+  let n = 2;
+  let dollar = false;
+  let quote = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) {
+      if (c >= 0x20) {
+        if (c === 34) {
+          n += 2;
+          quote = true;
+        } else if (c === 92) n += 2;
+        else {
+          n += 1;
+          if (c === 36) dollar = true;
+        }
+      } else n += c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 2 : 6;
+    } else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 4;
+        i++;
+      } else n += 6;
+    } else n += c >= 0xdc00 && c <= 0xdfff ? 6 : 3;
+  }
+  if (dollar) placeholdersIn(s, acc.placeholders);
+  if (!key) bedrockModel(s, quote, acc.bedrockModels);
+  return n;
+}
+
+/** `${Name}`: a letter, then letters and digits (the contract's placeholder pattern). */
+const PLACEHOLDER = /\$\{([A-Za-z][A-Za-z0-9]*)\}/g;
+
+function placeholdersIn(s: string, out: Set<string>): void {
+  if (!s.includes('${')) return;
+  for (const m of s.matchAll(PLACEHOLDER)) out.add(m[1]!);
+}
+
+const BEDROCK = 'bedrock:';
+
+/**
+ * The model `/"bedrock:((?:[^"\\]|\\.)+)"(?!:)/` finds in this string's JSON: the match starts at its
+ * opening quote or at an escaped quote inside it and always runs to its closing quote (every other
+ * quote in between is escaped), so the model is the rest of the string after the first `bedrock:`
+ * that starts it or follows a `"`, when anything is left.
+ */
+function bedrockModel(s: string, hasQuote: boolean, out: Set<string>): void {
+  if (s.startsWith(BEDROCK) && s.length > BEDROCK.length) {
+    out.add(s.slice(BEDROCK.length));
+    return;
+  }
+  if (!hasQuote) return;
+  for (let at = s.indexOf('"bedrock:'); at >= 0; at = s.indexOf('"bedrock:', at + 1)) {
+    if (s.length > at + 1 + BEDROCK.length) {
+      out.add(s.slice(at + 1 + BEDROCK.length));
+      return;
+    }
+  }
 }

@@ -71,6 +71,7 @@ describe('Function: serialisedDefinition', () => {
     const definition = {
       Comment: 'nested — ${Top}',
       StartAt: 'par',
+      Built: new Date(0),
       Skipped: undefined,
       States: {
         par: {
@@ -84,13 +85,21 @@ describe('Function: serialisedDefinition', () => {
             { StartAt: 'States', States: { States: { Type: 'Pass', Output: [1, undefined, () => 1, 'bedrock:m.one'], End: true } } },
           ],
           Assign: { when: new Date(0), 'key ${InKey}': 'bedrock:m.two', gone: undefined, fn: () => 0 },
+          Note: { toJSON: (key: string) => `note on ${key} — ${'${InNote}'}` },
+          Skip: { toJSON: () => undefined },
           End: true,
         },
         '${StateName}': { Type: 'Succeed', Comment: { toJSON: (key: string) => `member ${key}` } },
       },
     };
     expect(serialisedDefinition(definition)).toEqual(whole(definition));
-    expect(serialisedDefinition(definition).placeholders).toEqual(['${FunctionStepFunctionArn}', '${InKey}', '${StateName}', '${Top}']);
+    expect(serialisedDefinition(definition).placeholders).toEqual([
+      '${FunctionStepFunctionArn}',
+      '${InKey}',
+      '${InNote}',
+      '${StateName}',
+      '${Top}',
+    ]);
   });
 
   it('serialises a definition without States in one piece', () => {
