@@ -1,6 +1,7 @@
 // What each handler's Lambda bundle holds, built as StepHandlers deploys it (HANDLER_BUNDLE): the
 // AWS clients its code sends with and no other, the MCP SDK only where MCP servers are called or
-// approved calls are run, and none of the packages the bundles replace (packages/runtime/src/bundled/).
+// approved calls are run, and none of the packages (or parts of packages) the bundles replace
+// (packages/runtime/src/bundled/; infra/test/bundledStandIns.test.ts runs them in a bundle).
 // `npm run bench -- bundles` prints the sizes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,29 @@ const CLIENTS: Record<HandlerId, string[]> = {
 const MCP: HandlerId[] = ['tool', 'mcpTool', 'api', 'approvals'];
 
 /** Replaced in every bundle (see HANDLER_BUNDLE.alias), or the chain that came with what was replaced. */
-const NEVER = ['ajv', 'ajv-formats', 'fast-uri', 'semver', '@aws-sdk/credential-provider-node', '@aws-sdk/credential-provider-ini'];
+const NEVER = [
+  'ajv',
+  'ajv-formats',
+  'fast-uri',
+  'semver',
+  '@aws-sdk/credential-provider-node',
+  '@aws-sdk/credential-provider-ini',
+  'mnemonist',
+  'obliterator',
+  'cross-spawn',
+  'which',
+  'isexe',
+];
+
+/** Files of packages the bundles keep, but never these parts of them (what the stand-ins in packages/runtime/src/bundled/ leave out). */
+const NEVER_FILES = [
+  // X-Ray's sampling and request middleware, its EC2/ECS/Beanstalk plugins, its SDK v2 and promise patchers.
+  /aws-xray-sdk-core\/dist\/lib\/(middleware|segments\/plugins)\//,
+  /aws-xray-sdk-core\/dist\/lib\/(aws-xray|patchers\/aws_p|patchers\/promise_p)\.js$/,
+  // The SDK's event-stream codec and pure-JavaScript hashes.
+  /@smithy\/core\/dist-es\/submodules\/event-streams\//,
+  /@smithy\/core\/dist-es\/submodules\/checksum\//,
+];
 
 const out = mkdtempSync(join(tmpdir(), 'stepforge-handler-bundles-'));
 const metafiles = new Map<HandlerId, Metafile>();
@@ -68,10 +91,14 @@ describe('Handler bundles', () => {
   it.each(ALL_HANDLERS)('%s holds none of the packages the bundles replace', (h) => {
     const pkgs = packagesOf(h);
     expect(NEVER.filter((p) => pkgs.has(p))).toEqual([]);
-    // The replacements are where their packages were imported: X-Ray's SDK v2 patcher is the
-    // only importer of the semver stand-in, whose gte alone it calls.
+    const output = Object.values(metafiles.get(h)!.outputs).find((o) => o.entryPoint)!;
+    expect(Object.keys(output.inputs).filter((f) => NEVER_FILES.some((r) => r.test(f)))).toEqual([]);
+    // The stand-ins are where their packages were imported: X-Ray's entry under Powertools' Tracer.
     const inputs = metafiles.get(h)!.inputs;
-    const semverImporters = Object.keys(inputs).filter((f) => inputs[f]!.imports.some((i) => i.path.endsWith('bundled/semverGte.ts')));
-    expect(semverImporters).toEqual(['node_modules/aws-xray-sdk-core/dist/lib/patchers/aws_p.js']);
+    const xrayImporters = Object.keys(inputs).filter((f) => inputs[f]!.imports.some((i) => i.path.endsWith('bundled/xraySdkCore.ts')));
+    expect(xrayImporters.sort()).toEqual([
+      'node_modules/@aws-lambda-powertools/tracer/lib/esm/Tracer.js',
+      'node_modules/@aws-lambda-powertools/tracer/lib/esm/provider/ProviderService.js',
+    ]);
   });
 });

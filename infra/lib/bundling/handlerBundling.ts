@@ -2,9 +2,16 @@
 // that entry imports, with the pinned AWS SDK (packages/runtime/package.json) inside rather than the
 // runtime's, so what runs on Lambda is the SDK the tests ran with. StepHandlers and
 // `npm run bench -- bundles` both use these settings, so the bench measures what deploys.
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const BUNDLED = fileURLToPath(new URL('../../../packages/runtime/src/bundled/', import.meta.url));
+
+/** Where the runtime's aws-xray-sdk-core is: the bundles' stand-in for its entry imports its modules from there. */
+const XRAY = dirname(
+  createRequire(new URL('../../../packages/runtime/package.json', import.meta.url)).resolve('aws-xray-sdk-core/package.json'),
+);
 
 /** The secrets backend the stack deploys its handlers with (their STEPFORGE_SECRETS_BACKEND). */
 export const DEPLOYED_SECRETS_BACKEND = 'secretsmanager';
@@ -28,8 +35,20 @@ export const HANDLER_BUNDLE = {
   alias: {
     // The SDK's default credential chain, narrowed to what Lambda provides (see the module).
     '@aws-sdk/credential-provider-node': `${BUNDLED}lambdaCredentialProvider.ts`,
-    // X-Ray's SDK v2 patcher calls semver's gte alone.
-    semver: `${BUNDLED}semverGte.ts`,
+    // The clients' SHA-256 and MD5 over node:crypto, without the pure-JavaScript fallbacks.
+    '@smithy/core/checksum': `${BUNDLED}nodeChecksums.ts`,
+    // No handler sends an operation with an event stream.
+    '@smithy/core/event-streams': `${BUNDLED}noEventStreams.ts`,
+    // The MCP SDK's stdio transport spawns its servers through cross-spawn, which is spawn off Windows.
+    'cross-spawn': `${BUNDLED}crossSpawn.ts`,
+    // DynamoDB's endpoint cache calls five methods of mnemonist's LRU cache.
+    'mnemonist/lru-cache': `${BUNDLED}lruCache.ts`,
+    // Powertools' Tracer takes X-Ray's API from its entry, which requires the SDK's sampling,
+    // middleware and plugins too; the bundles give it the same API without what never runs in a Lambda.
+    'aws-xray-sdk-core': `${BUNDLED}xraySdkCore.ts`,
+    // ...whose own imports of the SDK's modules stay the SDK's (a longer alias wins).
+    'aws-xray-sdk-core/dist': `${XRAY}/dist`,
+    'aws-xray-sdk-core/package.json': `${XRAY}/package.json`,
     ajv: `${BUNDLED}CfworkerAjv.ts`,
     'ajv-formats': `${BUNDLED}addCfworkerFormats.ts`,
   } as Record<string, string>,
