@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { execFile } from 'node:child_process';
 import { createServer, type IncomingMessage } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,7 +105,11 @@ describe('What the bundles replace, in a bundle', () => {
           AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${(daemon.address() as AddressInfo).port}`,
         },
       });
+      const xrayVersion = (
+        JSON.parse(readFileSync(join(ROOT, 'node_modules/aws-xray-sdk-core/package.json'), 'utf8')) as { version: string }
+      ).version;
       expect(JSON.parse(stdout)).toEqual({
+        xray: { sdk: 'X-Ray for Node.js', sdk_version: xrayVersion, package: 'aws-xray-sdk-core' },
         sqs: 'message-1',
         converse: 'hello from loopback',
         stream: { name: 'ConfigError', message: expect.stringContaining('the Lambda bundles carry no AWS event-stream codec') },
@@ -129,6 +133,32 @@ describe('What the bundles replace, in a bundle', () => {
     } finally {
       server.close();
       daemon.close();
+    }
+  }, 60_000);
+
+  it('calls MCP tools over stdio and streamable HTTP as the tool and mcp_tool bundles do', async () => {
+    const mcpServer = join(ROOT, 'packages/runtime/test/fixtures/mcpServer.mjs');
+    const { startHttpMcpServer } = (await import(mcpServer)) as { startHttpMcpServer(): Promise<{ url: string; close(): Promise<void> }> };
+    const http = await startHttpMcpServer();
+    try {
+      const outfile = join(out, 'mcpClients.mjs');
+      const built = await buildWithHandlerSettings(ROOT, join(ROOT, 'infra/test/fixtures/bundled/mcpClients.ts'), outfile);
+      expect(built.warnings).toEqual([]);
+      const inputs = Object.keys(built.metafile.inputs);
+      expect(inputs.filter((f) => /node_modules\/(cross-spawn|pkce-challenge|zod-to-json-schema|ajv)\//.test(f))).toEqual([]);
+      const { stdout } = await promisify(execFile)(process.execPath, [outfile], {
+        env: { PATH: process.env.PATH, STEPFORGE_TEST_MCP_SERVER: mcpServer, STEPFORGE_TEST_MCP_URL: http.url },
+      });
+      expect(JSON.parse(stdout)).toEqual({
+        stdio: 'FROM A BUNDLE',
+        http: { sum: 42 },
+        missing: {
+          name: 'McpError',
+          message: expect.stringMatching(/^cannot connect to MCP server \/nonexistent\/stepforge-mcp-server: .*ENOENT/),
+        },
+      });
+    } finally {
+      await http.close();
     }
   }, 60_000);
 });

@@ -3,9 +3,11 @@
 // approved calls are run, and none of the packages (or parts of packages) the bundles replace
 // (packages/runtime/src/bundled/; infra/test/bundledStandIns.test.ts runs them in a bundle).
 // `npm run bench -- bundles` prints the sizes.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_HANDLERS, type HandlerId } from '@stepforge/contract';
@@ -40,6 +42,8 @@ const NEVER = [
   'cross-spawn',
   'which',
   'isexe',
+  'pkce-challenge',
+  'zod-to-json-schema',
 ];
 
 /** Files of packages the bundles keep, but never these parts of them (what the stand-ins in packages/runtime/src/bundled/ leave out). */
@@ -77,6 +81,21 @@ function packagesOf(h: HandlerId): Set<string> {
 }
 
 describe('Handler bundles', () => {
+  it.each(ALL_HANDLERS)('%s loads as Lambda loads it: the module evaluates and exports the handler', async (h) => {
+    // A module that fails while it loads fails every cold start (the bundles with the MCP SDK did,
+    // until zod was imported by the SDK's name: see zodAliases in handlerBundling.ts).
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(join(out, h, 'index.mjs'))}); process.stdout.write(typeof m.handler);`,
+      ],
+      { env: { PATH: process.env.PATH } },
+    );
+    expect(stdout).toBe('function');
+  });
+
   it.each(ALL_HANDLERS)('%s carries the AWS clients its code sends with, and no other', (h) => {
     const clients = [...packagesOf(h)].filter((p) => p.startsWith('@aws-sdk/client-')).sort();
     expect(clients).toEqual(['dynamodb', 'secrets-manager', ...CLIENTS[h]].map((c) => `@aws-sdk/client-${c}`).sort());

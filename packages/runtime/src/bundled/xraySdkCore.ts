@@ -23,7 +23,6 @@ import TraceID from 'aws-xray-sdk-core/dist/lib/segments/attributes/trace_id.js'
 import Segment from 'aws-xray-sdk-core/dist/lib/segments/segment.js';
 import segmentUtils from 'aws-xray-sdk-core/dist/lib/segments/segment_utils.js';
 import utils from 'aws-xray-sdk-core/dist/lib/utils.js';
-import xrayPackage from 'aws-xray-sdk-core/package.json' with { type: 'json' };
 
 const UNKNOWN = 'unknown';
 
@@ -169,7 +168,13 @@ const AWSXRay = {
   SegmentUtils: segmentUtils,
 };
 
-segmentUtils.setSDKData({ sdk: 'X-Ray for Node.js', sdk_version: xrayPackage.version ?? UNKNOWN, package: xrayPackage.name ?? UNKNOWN });
+// The SDK's entry reads its version from its package.json; the bundles set it at bundle time
+// (handlerBundling.ts), and elsewhere it is unknown, as the entry has it when that file is missing.
+segmentUtils.setSDKData({
+  sdk: 'X-Ray for Node.js',
+  sdk_version: process.env.STEPFORGE_BUNDLED_XRAY_SDK_VERSION ?? UNKNOWN,
+  package: 'aws-xray-sdk-core',
+});
 segmentUtils.setServiceData({
   runtime: process.release?.name ? process.release.name : UNKNOWN,
   runtime_version: process.version,
