@@ -62,9 +62,8 @@ export const HANDLER_BUNDLE = {
     'process.env.STEPFORGE_BUNDLED_SECRETS_BACKEND': JSON.stringify(DEPLOYED_SECRETS_BACKEND),
     'process.env.STEPFORGE_BUNDLED_XRAY_SDK_VERSION': JSON.stringify(XRAY_VERSION),
   } as Record<string, string>,
-  // Packages a handler bundle replaces (packages/runtime/src/bundled/ says why each). The MCP SDK's
-  // client imports its ajv-based default validator even when given another; the runtime gives it
-  // one over @cfworker/json-schema, and these put the same library in ajv's place.
+  // Packages, or parts of packages, a handler bundle replaces (packages/runtime/src/bundled/ says
+  // why each; infra/test/handlerBundles.test.ts checks they are gone).
   alias: {
     // The SDK's default credential chain, narrowed to what Lambda provides (see the module).
     '@aws-sdk/credential-provider-node': `${BUNDLED}lambdaCredentialProvider.ts`,
@@ -87,7 +86,8 @@ export const HANDLER_BUNDLE = {
     'aws-xray-sdk-core': `${BUNDLED}xraySdkCore.ts`,
     // ...whose own imports of the SDK's modules stay the SDK's (a longer alias wins).
     'aws-xray-sdk-core/dist': `${XRAY}/dist`,
-    'aws-xray-sdk-core/package.json': `${XRAY}/package.json`,
+    // The MCP SDK's client imports its ajv-based default validator even when given another; the
+    // runtime gives it one over @cfworker/json-schema, and these put the same library in ajv's place.
     ajv: `${BUNDLED}CfworkerAjv.ts`,
     'ajv-formats': `${BUNDLED}addCfworkerFormats.ts`,
   } as Record<string, string>,
