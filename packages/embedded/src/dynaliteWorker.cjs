@@ -8,11 +8,24 @@
 // holds nothing.
 'use strict';
 
+const { existsSync } = require('node:fs');
 const { createRequire } = require('node:module');
+const { join } = require('node:path');
 const { parentPort, workerData } = require('node:worker_threads');
 
+// dynalite as one file (dynalite.cjs, which the CLI's build writes beside this file in its bundle
+// folder; scripts/dynaliteEntry.cjs there says what it exports): one file to read and compile
+// instead of some 90 through the CommonJS loader. Elsewhere (src, dist) dynalite is required from
+// its package, by the resolved path the stack passes in.
+const ONE_FILE = join(__dirname, 'dynalite.cjs');
+const oneFile = existsSync(ONE_FILE) ? require(ONE_FILE) : undefined;
+
 // The parse cache goes on dynalite's expression parsers before dynalite loads them.
-if (workerData.expressionCache) require(workerData.expressionCache).installExpressionCache(workerData.module);
+if (workerData.expressionCache) {
+  const cache = require(workerData.expressionCache);
+  if (oneFile) cache.installExpressionCacheOn(oneFile.parsers());
+  else cache.installExpressionCache(workerData.module);
+}
 
 // The on-disk store dynalite opens, caught as it is made: dynalite opens it in the background and,
 // when that fails (a damaged or foreign .stepforge/dynamodb), only says "Database is closed" later,
@@ -24,7 +37,7 @@ if (workerData.expressionCache) require(workerData.expressionCache).installExpre
 // table files as obsolete, so an existing store is opened with it off.
 const stores = [];
 let createIfMissing = true;
-const levelModule = createRequire(workerData.module)('level');
+const levelModule = oneFile ? oneFile.level() : createRequire(workerData.module)('level');
 const { Level } = levelModule;
 levelModule.Level = class CaughtLevel extends Level {
   constructor(location, options) {
@@ -32,7 +45,7 @@ levelModule.Level = class CaughtLevel extends Level {
     stores.push(this);
   }
 };
-const dynalite = require(workerData.module);
+const dynalite = oneFile ? oneFile.dynalite() : require(workerData.module);
 
 /** LevelDB's own reason for a failed open (the cause), not abstract-level's wrapper. */
 function reasonOf(e) {
@@ -66,6 +79,8 @@ async function openStore(db) {
 const { EventEmitter } = require('node:events');
 
 let server;
+/** The private ports open to the owner's clients (answerPort), closed with the store. */
+const ports = new Set();
 /** dynalite's own request listener, without the loopback guard: what a private port's requests reach. */
 let serve;
 
@@ -110,6 +125,7 @@ const UNSIGNED = {
  * other end only the owner's thread holds.
  */
 function answerPort(port) {
+  ports.add(port);
   port.on('message', (m) => {
     const req = new EventEmitter();
     if (m.target !== undefined) {
@@ -151,15 +167,19 @@ parentPort.on('message', (m) => {
     return;
   }
   if (m !== 'close') return;
-  if (!server) {
+  // Once the store has closed (LevelDB's files written and closed), the owner goes on without
+  // waiting for this thread to end (startDynaliteWorker's close): with nothing left open here, the
+  // thread then ends on its own, on its own core, while the owner closes the rest.
+  const closed = () => {
     parentPort.postMessage({ closed: true });
+    for (const port of ports) port.close();
     parentPort.close();
+  };
+  if (!server) {
+    closed();
     return;
   }
   // Idle keep-alive sockets would hold close() for up to 30 s; the store closes in the callback.
-  server.close(() => {
-    parentPort.postMessage({ closed: true });
-    parentPort.close();
-  });
+  server.close(closed);
   if (server.closeAllConnections) server.closeAllConnections();
 });
