@@ -253,6 +253,22 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     }
   }, 60_000);
 
+  it("holds zod's English messages alone, not its other locales", () => {
+    const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
+    for (const name of ['stepforge-validate', 'stepforge-run', 'stepforge']) {
+      const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
+      expect({
+        name,
+        en: text.includes('// node_modules/zod/v4/locales/en.js'),
+        fr: text.includes('node_modules/zod/v4/locales/fr.js'),
+      }).toEqual({
+        name,
+        en: true,
+        fr: false,
+      });
+    }
+  });
+
   it("holds undici's connection pool without its index (fetch, cookies, WebSocket)", () => {
     // The index costs every stack command ~70 ms to load and nothing uses it (undiciPool.d.ts).
     const bundle = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'utf8');

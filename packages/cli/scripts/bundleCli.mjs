@@ -140,6 +140,30 @@ function sideBundles() {
   };
 }
 
+/**
+ * zod's message locales, English alone: zod's index re-exports every locale (`z.locales`, some 50
+ * languages, 394 KB of the 1.9 MB `validate` bundle and of `run`'s), while it speaks English unless
+ * told otherwise (`z.config(z.locales.xx())`) and nothing here tells it otherwise. Every command reads
+ * its whole bundle before it runs a line, so they were read on each start for nothing.
+ * `z.locales.en` stays; another locale is undefined (a call to one fails at once, naming it).
+ */
+function zodEnglishOnly() {
+  let replaced = false;
+  return {
+    name: 'zod-english-only',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => {
+        replaced = true;
+        return { contents: 'export { default as en } from "./en.js";\n', loader: 'js' };
+      });
+      b.onEnd((r) => {
+        if (r.errors.length === 0 && !replaced && r.metafile && Object.keys(r.metafile.inputs).some((f) => /node_modules[\\/]zod[\\/]/.test(f)))
+          throw new Error("bundleCli: zod is in the bundle but its locales' index was not replaced; see zodEnglishOnly");
+      });
+    },
+  };
+}
+
 /** ASCII only: see the command bundles below. */
 function asciiOnly(path) {
   const text = readFileSync(path, 'utf8');
@@ -224,7 +248,7 @@ for (const bundle of BUNDLES) {
     ...COMMON,
     outfile: join(outdir, `${bundle.name}.cjs`),
     metafile: true,
-    plugins: [onlyCommands(bundle.commands), sideBundles(), {
+    plugins: [onlyCommands(bundle.commands), sideBundles(), zodEnglishOnly(), {
       name: 'import-file-through-launcher',
       setup(b) {
         let replaced = false;
