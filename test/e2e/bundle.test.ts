@@ -180,6 +180,8 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     for (const folder of ['actions', 'validations'])
       for (const file of readdirSync(join(dynaliteDir, folder))) expect(oneFile).toContain(`"node_modules/dynalite/${folder}/${file}"`);
     expect(oneFile).not.toMatch(/require\("dynalite[/"]/);
+    const workerCaches = join(project.dir, 'worker-caches');
+    mkdirSync(workerCaches);
     for (const store of [undefined, join(project.dir, 'one-file-store')]) {
       // A path dynalite is not at: the worker must not fall back to requiring it.
       const worker = new Worker(join(dir, 'dynaliteWorker.cjs'), {
@@ -187,6 +189,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
           module: join(project.dir, 'no-dynalite-here', 'index.js'),
           expressionCache: join(dir, 'dynaliteExpressionCache.cjs'),
         },
+        env: { ...process.env, STEPFORGE_CODE_CACHE_DIR: workerCaches },
       });
       try {
         const listening = await new Promise<{ port?: number; error?: string }>((resolve, reject) => {
@@ -250,6 +253,9 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
         worker.postMessage('close');
         expect(await exited).toBe(0);
       }
+      // Its code cache, written when the first store closed (named by the file's content).
+      const id = readFileSync(join(dir, 'dynalite.id'), 'utf8').trim();
+      expect(readdirSync(workerCaches)).toEqual([`dynalite.${id}.v8cache`]);
     }
   }, 60_000);
 

@@ -289,6 +289,8 @@ for (const bundle of BUNDLES) {
   ids[bundle.name] = createHash('sha256').update(readFileSync(bundlePath)).digest('hex').slice(0, 16);
 }
 await bundleDynalite(join(outdir, 'dynalite.cjs'));
+// Names the worker's code cache of it, as for the command bundles.
+ids.dynalite = createHash('sha256').update(readFileSync(join(outdir, 'dynalite.cjs'))).digest('hex').slice(0, 16);
 for (const file of ['dynaliteExpressionCache.cjs', 'dynaliteWorker.cjs', 'loopbackGuard.cjs']) copyFileSync(join(cli, '..', 'embedded', 'dist', file), join(outdir, file));
 const pythonSrc = join(cli, '..', 'runtime', 'python');
 rmSync(join(outdir, 'python'), { recursive: true, force: true });

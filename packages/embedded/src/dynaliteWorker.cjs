@@ -8,17 +8,58 @@
 // holds nothing.
 'use strict';
 
-const { existsSync } = require('node:fs');
+const { existsSync, renameSync, rmSync, writeFileSync } = require('node:fs');
 const { createRequire } = require('node:module');
 const { join } = require('node:path');
 const { parentPort, workerData } = require('node:worker_threads');
+
+/** The one-file dynalite's code cache to write once its store has closed, when it had none (see loadOneFile). */
+let writeCacheAtClose;
 
 // dynalite as one file (dynalite.cjs, which the CLI's build writes beside this file in its bundle
 // folder; scripts/dynaliteEntry.cjs there says what it exports): one file to read and compile
 // instead of some 90 through the CommonJS loader. Elsewhere (src, dist) dynalite is required from
 // its package, by the resolved path the stack passes in.
 const ONE_FILE = join(__dirname, 'dynalite.cjs');
-const oneFile = existsSync(ONE_FILE) ? require(ONE_FILE) : undefined;
+const oneFile = existsSync(ONE_FILE) ? loadOneFile(ONE_FILE) : undefined;
+
+/**
+ * Runs the one-file dynalite as require would, but with V8's code cache, as bin/loadCli.js runs the
+ * command bundles: `dynalite.<id>.v8cache` (the id is the file's content hash, from `dynalite.id`
+ * beside it) next to it or in STEPFORGE_CODE_CACHE_DIR, written when the store closes (so that it
+ * holds the functions that served requests) if there was none or V8 refused it. Without an id it
+ * is required as it is.
+ */
+function loadOneFile(file) {
+  const { readFileSync } = require('node:fs');
+  const { dirname } = require('node:path');
+  const vm = require('node:vm');
+  let id = '';
+  try {
+    id = readFileSync(join(__dirname, 'dynalite.id'), 'utf8').trim();
+  } catch {
+    // No id (a folder put together by hand): no cache.
+  }
+  if (!/^[0-9a-f]{16}$/.test(id)) return require(file);
+  const cacheFile = join(process.env.STEPFORGE_CODE_CACHE_DIR || __dirname, `dynalite.${id}.v8cache`);
+  let cachedData;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    // None yet: written at close.
+  }
+  // The build leaves it ASCII only, which read as Latin-1 is the same text without decoding it.
+  const source = readFileSync(file, 'latin1');
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}
+})`, {
+    filename: file,
+    ...(cachedData ? { cachedData } : {}),
+  });
+  const module = { exports: {} };
+  script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file));
+  if (cachedData === undefined || script.cachedDataRejected === true) writeCacheAtClose = { script, cacheFile };
+  return module.exports;
+}
 
 // The parse cache goes on dynalite's expression parsers before dynalite loads them.
 if (workerData.expressionCache) {
@@ -171,6 +212,18 @@ parentPort.on('message', (m) => {
   // waiting for this thread to end (startDynaliteWorker's close): with nothing left open here, the
   // thread then ends on its own, on its own core, while the owner closes the rest.
   const closed = () => {
+    if (writeCacheAtClose && server) {
+      // Written whole and renamed, so a worker starting meanwhile reads the old cache or the new one.
+      const { script, cacheFile } = writeCacheAtClose;
+      const tmp = `${cacheFile}.${process.pid}.${require('node:worker_threads').threadId}.tmp`;
+      try {
+        writeFileSync(tmp, script.createCachedData());
+        renameSync(tmp, cacheFile);
+      } catch {
+        // Not writable here: the next start compiles again.
+        rmSync(tmp, { force: true });
+      }
+    }
     parentPort.postMessage({ closed: true });
     for (const port of ports) port.close();
     parentPort.close();
