@@ -21,6 +21,7 @@ export default defineConfig({
   test: {
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'infra/test/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', '**/cdk.out/**'],
+    globalSetup: ['test/support/tmpRoot.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -272,7 +272,9 @@ export class DirectoryExecutionStore implements ExecutionStore {
     if (events.length === 0) return;
     let text = '';
     for (const e of events) text += frameLine(JSON.stringify(e));
-    this.inExecDir(arn, (d) => this.write(join(d, HISTORY), text));
+    // Through append: a crash mid-append left a torn last line that the next event must not be glued to
+    // (an execution ended while dormant appends its last event without a checkpoint to truncate to).
+    this.inExecDir(arn, (d) => this.append(join(d, HISTORY), text));
   }
 
   readEvents(arn: string): HistoryEvent[] {
@@ -285,10 +287,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
     if (this.readOnly) return;
     const kept = this.readEvents(arn).filter((e) => e.id <= lastEventId);
     const text = kept.map((e) => frameLine(JSON.stringify(e))).join('');
-    this.inExecDir(arn, (d) => {
-      this.release(join(d, HISTORY));
-      writeAtomic(join(d, HISTORY), text);
-    });
+    this.inExecDir(arn, (d) => this.rewrite(join(d, HISTORY), text));
   }
 
   putCheckpoint(arn: string, cp: Checkpoint | undefined): void {
@@ -301,6 +300,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
       removeFile(join(d, CHECKPOINTS));
       removeFile(join(d, LEGACY_CHECKPOINT));
       this.appendedSize.delete(join(d, CHECKPOINTS));
+      this.appendedSize.delete(join(d, HISTORY));
       return;
     }
     const line = frameLine(JSON.stringify(cp));

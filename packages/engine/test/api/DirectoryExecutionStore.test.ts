@@ -82,6 +82,24 @@ describe('Class: DirectoryExecutionStore', () => {
     expect(readdirSync(execDir).sort()).toEqual(['history.ndjson']);
   });
 
+  it('appends an event after a torn last history line as a line of its own', () => {
+    // An execution that crashed before its first checkpoint and is then ended while dormant has
+    // nothing to truncate to: its last event is appended straight after the torn line.
+    const s = new DirectoryExecutionStore(dir);
+    s.putExecution(EXEC);
+    s.appendEvents(EXEC.executionArn, [ev(1), ev(2)]);
+    s.close();
+    const execDir = join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!);
+    appendFileSync(join(execDir, 'history.ndjson'), '{"id":3,"type":"Pass'); // crash mid-append
+    const next = new DirectoryExecutionStore(dir);
+    next.appendEvents(EXEC.executionArn, [ev(3)]);
+    next.appendEvents(EXEC.executionArn, [ev(4)]);
+    const reader = new DirectoryExecutionStore(dir, { onDamaged: () => {} });
+    expect(reader.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3, 4]);
+    // The torn line is now a damaged line of its own, reported and skipped; no event is lost to it.
+    expect(reader.damaged.map((d) => d.line)).toEqual([3]);
+  });
+
   it('appends to the file a truncate put in place of the old one, and opens its files again after close()', () => {
     // The store keeps its files open between appends: a rename over one, or close(), must not lose a line.
     const s = new DirectoryExecutionStore(dir);
