@@ -18,6 +18,15 @@ export type {
   TaskInvocation,
   TaskInvoker,
 } from './interpreter/types.js';
+export type {
+  MapRun,
+  MapRunChild,
+  MapRunChildSink,
+  MapRunCounts,
+  MapRunListener,
+  MapRunRecord,
+  MapRunStatus,
+} from './interpreter/MapRun.js';
 export {
   executeStateMachine,
   prepareStateMachine,

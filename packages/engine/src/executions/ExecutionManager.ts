@@ -10,6 +10,7 @@ import type {
   HistoryEvent,
   TaskInvoker,
 } from '../interpreter/types.js';
+import type { MapRunChild, MapRunChildSink } from '../interpreter/MapRun.js';
 import { createTaskInvoker, type ComposedTaskInvoker } from '../resources/createTaskInvoker.js';
 import type { ServiceEndpointOptions } from '../resources/SqsResource.js';
 import type { ChildExecutionDescription, ChildExecutions } from '../resources/StartExecutionResource.js';
@@ -26,6 +27,7 @@ import {
 import { collectTaskResources } from './definitionText.js';
 import { substitutePlaceholders } from '../substitutePlaceholders.js';
 import type { ExecutionRecord, ExecutionStore, StateMachineRecord } from './ExecutionStore.js';
+import { MapRuns } from './MapRuns.js';
 import { MemoryExecutionStore } from './MemoryExecutionStore.js';
 import { SfnApiError } from './SfnApiError.js';
 import {
@@ -113,6 +115,10 @@ export class ExecutionManager implements ChildExecutions {
   private readonly live = new Map<string, Live>();
   /** Parsed definitions by text: the interpreter never changes one, and validates each object once. */
   private readonly definitions = new Map<string, AslDefinition>();
+  private readonly mapRuns: MapRuns;
+  private readonly childDefinitions = new WeakMap<object, string>();
+  /** Events of running Map Run child executions, handed to the store when each ends. */
+  private readonly childEvents = new Map<string, HistoryEvent[]>();
   private closing = false;
 
   constructor(private readonly options: ExecutionManagerOptions) {
@@ -122,6 +128,17 @@ export class ExecutionManager implements ChildExecutions {
       region: options.region ?? 'us-east-1',
       account: options.account ?? '123456789012',
     };
+    this.mapRuns = new MapRuns({
+      record: (arn) => this.executions.get(arn),
+      save: (record, persist) => {
+        // A shutdown aborts the Map Runs it interrupts; their execution resumes next time, as a new Map Run.
+        if (this.closing) return;
+        this.executions.set(record.executionArn, record);
+        if (persist) this.store.putExecution(record);
+      },
+      children: (mapRunArn) => [...this.executions.values()].filter((e) => e.mapRunArn === mapRunArn),
+      childStarted: (child) => this.childStarted(child),
+    });
     this.tokens = new TaskTokenRegistry((token) => {
       const arn = executionOfToken(token);
       return arn !== undefined && this.live.has(arn);
@@ -145,7 +162,10 @@ export class ExecutionManager implements ChildExecutions {
   load(): void {
     const snap = this.store.load();
     for (const m of snap.stateMachines) this.machines.set(m.stateMachineArn, m);
-    for (const e of snap.executions) this.executions.set(e.executionArn, e);
+    for (const e of snap.executions) {
+      this.executions.set(e.executionArn, e);
+      this.mapRuns.load(e);
+    }
   }
 
   /**
@@ -156,6 +176,15 @@ export class ExecutionManager implements ChildExecutions {
     let resumed = 0;
     for (const e of this.executions.values()) {
       if (e.status !== 'RUNNING' || e.type !== 'STANDARD' || this.live.has(e.executionArn)) continue;
+      // A Map Run's child ended with the process that ran it; its parent runs the Map state again.
+      if (e.mapRunArn !== undefined) {
+        if (!this.childEvents.has(e.executionArn))
+          this.abortDormant(e, {
+            error: 'States.Aborted',
+            cause: 'The engine stopped while this child execution ran; its parent execution runs its Map state again.',
+          });
+        continue;
+      }
       let definition: AslDefinition;
       try {
         definition = JSON.parse(e.definition) as AslDefinition;
@@ -172,7 +201,12 @@ export class ExecutionManager implements ChildExecutions {
         transitions: 0,
       };
       this.store.truncateEvents(e.executionArn, cp.eventCounter);
-      this.launch(e, definition, { resumeFrom: cp });
+      const record = this.mapRuns.withStaleRunsAborted(e, Date.now());
+      if (record !== e) {
+        this.executions.set(record.executionArn, record);
+        this.store.putExecution(record);
+      }
+      this.launch(record, definition, { resumeFrom: cp });
       resumed++;
     }
     return resumed;
@@ -315,6 +349,9 @@ export class ExecutionManager implements ChildExecutions {
       name: e.stateMachineName,
       definition: e.definition,
       roleArn: e.roleArn,
+      ...(e.mapRunArn !== undefined
+        ? { mapRunArn: e.mapRunArn, label: e.stateMachineName.slice(e.stateMachineName.lastIndexOf('/') + 1) }
+        : {}),
       updateDate: sm?.updateDate ?? sm?.creationDate ?? e.startDate,
       loggingConfiguration: sm?.loggingConfiguration ?? { level: 'OFF', includeExecutionData: false },
       tracingConfiguration: sm?.tracingConfiguration ?? { enabled: false },
@@ -598,20 +635,35 @@ export class ExecutionManager implements ChildExecutions {
       ...(redriveStatusReason !== undefined ? { redriveStatusReason } : {}),
       ...(e.stateMachineVersionArn !== undefined ? { stateMachineVersionArn: e.stateMachineVersionArn } : {}),
       ...(e.stateMachineAliasArn !== undefined ? { stateMachineAliasArn: e.stateMachineAliasArn } : {}),
+      ...(e.mapRunArn !== undefined ? { mapRunArn: e.mapRunArn } : {}),
     };
   }
 
   /** ListExecutions (newest first, optional statusFilter, paged). */
   listExecutions(req: Json): Json {
-    // A version or alias ARN lists the executions started through it.
-    const parts = parseStateMachineArn(req.stateMachineArn);
-    const sm = this.machine(parts.stateMachineArn);
-    const through = (e: ExecutionRecord) =>
-      parts.version !== undefined
-        ? e.stateMachineVersionArn === req.stateMachineArn
-        : parts.alias !== undefined
-          ? e.stateMachineAliasArn === req.stateMachineArn
-          : true;
+    const byMapRun = req.mapRunArn !== undefined && req.mapRunArn !== null;
+    let listed: (e: ExecutionRecord) => boolean;
+    let listing: string;
+    if (byMapRun) {
+      // A Map Run's child executions (ResourceNotFound and InvalidArn as DescribeMapRun answers them).
+      if (req.stateMachineArn !== undefined && req.stateMachineArn !== null)
+        throw new SfnApiError('ValidationException', 'Specify either a mapRunArn or a stateMachineArn, but not both.');
+      const mapRunArn = this.mapRuns.require(req.mapRunArn);
+      listed = (e) => e.mapRunArn === mapRunArn;
+      listing = `ListExecutions:${mapRunArn}`;
+    } else {
+      // A version or alias ARN lists the executions started through it.
+      const parts = parseStateMachineArn(req.stateMachineArn);
+      const sm = this.machine(parts.stateMachineArn);
+      listed = (e) =>
+        e.stateMachineArn === sm.stateMachineArn &&
+        (parts.version !== undefined
+          ? e.stateMachineVersionArn === req.stateMachineArn
+          : parts.alias !== undefined
+            ? e.stateMachineAliasArn === req.stateMachineArn
+            : true);
+      listing = 'ListExecutions';
+    }
     const filter = req.statusFilter;
     if (filter !== undefined && !['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING_REDRIVE'].includes(String(filter))) {
       throw new SfnApiError(
@@ -620,9 +672,9 @@ export class ExecutionManager implements ChildExecutions {
       );
     }
     const all = [...this.executions.values()]
-      .filter((e) => e.stateMachineArn === sm.stateMachineArn && through(e) && (filter === undefined || e.status === filter))
+      .filter((e) => listed(e) && (filter === undefined || e.status === filter))
       .sort((a, b) => b.startDate - a.startDate || b.name.localeCompare(a.name));
-    const { items, nextToken } = page(all, req, 'ListExecutions');
+    const { items, nextToken } = page(all, req, listing);
     return {
       executions: items.map((e) => ({
         executionArn: e.executionArn,
@@ -635,6 +687,8 @@ export class ExecutionManager implements ChildExecutions {
         ...(e.redriveDate !== undefined ? { redriveDate: e.redriveDate } : {}),
         ...(e.stateMachineVersionArn !== undefined ? { stateMachineVersionArn: e.stateMachineVersionArn } : {}),
         ...(e.stateMachineAliasArn !== undefined ? { stateMachineAliasArn: e.stateMachineAliasArn } : {}),
+        // Listed by Map Run: the run, and the one item each child processes (no ItemBatcher).
+        ...(byMapRun ? { mapRunArn: e.mapRunArn, itemCount: 1 } : {}),
       })),
       ...(nextToken ? { nextToken } : {}),
     };
@@ -650,9 +704,37 @@ export class ExecutionManager implements ChildExecutions {
     return { events: withData ? items : items.map(stripData), ...(nextToken ? { nextToken } : {}) };
   }
 
+  /** ListMapRuns: the Map Runs an execution's distributed Map states started, oldest first (paged). */
+  listMapRuns(req: Json): Json {
+    const e = this.execution(req.executionArn);
+    const { items, nextToken } = page(this.mapRuns.of(e), req, `ListMapRuns:${e.executionArn}`);
+    return {
+      mapRuns: items.map((r) => ({
+        executionArn: r.executionArn,
+        mapRunArn: r.mapRunArn,
+        stateMachineArn: r.stateMachineArn,
+        startDate: r.startDate,
+        ...(r.stopDate !== undefined ? { stopDate: r.stopDate } : {}),
+      })),
+      ...(nextToken ? { nextToken } : {}),
+    };
+  }
+
+  /** DescribeMapRun: a Map Run's status, dates, settings and item counts. */
+  describeMapRun(req: Json): Json {
+    return this.mapRuns.describe(req);
+  }
+
+  /** UpdateMapRun: changes a RUNNING Map Run's concurrency and tolerated failures for the items it has not started. */
+  updateMapRun(req: Json): Json {
+    return this.mapRuns.update(req);
+  }
+
   /** Every event of an execution so far, in order. */
   events(executionArn: string): HistoryEvent[] {
     const stored = this.store.readEvents(executionArn);
+    const child = this.childEvents.get(executionArn);
+    if (child) return [...stored, ...child];
     const live = this.live.get(executionArn);
     return live && live.pending.length > 0 ? [...stored, ...live.pending] : stored;
   }
@@ -663,6 +745,12 @@ export class ExecutionManager implements ChildExecutions {
     const live = this.live.get(e.executionArn);
     if (e.status !== 'RUNNING') {
       throw new SfnApiError('ValidationException', `Execution is not running: '${e.executionArn}' is ${e.status}`);
+    }
+    if (e.mapRunArn !== undefined) {
+      throw new SfnApiError(
+        'ValidationException',
+        `'${e.executionArn}' is a child execution of Map Run '${e.mapRunArn}': stop the execution that started the Map Run, or lower its tolerated failures with UpdateMapRun`,
+      );
     }
     const reason = {
       ...(typeof req.error === 'string' ? { error: req.error } : {}),
@@ -691,7 +779,7 @@ export class ExecutionManager implements ChildExecutions {
       },
     ]);
     const record: ExecutionRecord = {
-      ...e,
+      ...this.mapRuns.withStaleRunsAborted(e, stopDate),
       status: 'ABORTED',
       stopDate,
       ...reason,
@@ -793,6 +881,64 @@ export class ExecutionManager implements ChildExecutions {
     if (this.live.has(executionArn)) await this.stopExecution({ executionArn, error, cause });
   }
 
+  /** A Map Run's Standard child execution starts: its record, and its history kept until it ends. */
+  private childStarted(child: MapRunChild): MapRunChildSink | undefined {
+    if (this.closing) return undefined;
+    const arn = child.executionArn;
+    const record: ExecutionRecord = {
+      executionArn: arn,
+      stateMachineArn: child.stateMachineArn,
+      stateMachineName: child.stateMachineArn.slice(child.stateMachineArn.lastIndexOf(':') + 1),
+      name: child.name,
+      type: 'STANDARD',
+      definition: this.childDefinitionText(child.definition),
+      roleArn: child.roleArn,
+      status: 'RUNNING',
+      input: JSON.stringify(child.input ?? null),
+      startDate: child.startDate,
+      redriveCount: 0,
+      mapRunArn: child.mapRunArn,
+    };
+    this.executions.set(arn, record);
+    this.store.putExecution(record);
+    const pending: HistoryEvent[] = [];
+    this.childEvents.set(arn, pending);
+    return {
+      onEvent: (event) => {
+        // ExecutionStarted goes to the store at once, so a child a restart interrupts still has a whole history.
+        if (event.type === 'ExecutionStarted' && !this.closing) this.store.appendEvents(arn, [event]);
+        else pending.push(event);
+      },
+      ended: (result) => {
+        this.childEvents.delete(arn);
+        // A shutdown leaves the child RUNNING in the store; the next process marks it aborted.
+        if (this.closing) return;
+        this.store.appendEvents(arn, pending);
+        const current = this.executions.get(arn) ?? record;
+        const ended: ExecutionRecord = {
+          ...current,
+          status: result.status,
+          stopDate: result.stopTime,
+          ...(result.status === 'SUCCEEDED' ? { output: JSON.stringify(result.output ?? null) } : {}),
+          ...(result.error !== undefined ? { error: result.error } : {}),
+          ...(result.cause !== undefined ? { cause: result.cause } : {}),
+        };
+        this.executions.set(arn, ended);
+        this.store.putExecution(ended);
+      },
+    };
+  }
+
+  /** A child's state machine as text, made once per ItemProcessor (a Map Run's children share it). */
+  private childDefinitionText(definition: Readonly<Record<string, unknown>>): string {
+    let text = this.childDefinitions.get(definition);
+    if (text === undefined) {
+      text = JSON.stringify(definition);
+      this.childDefinitions.set(definition, text);
+    }
+    return text;
+  }
+
   /** Number of executions running now. */
   get running(): number {
     return this.live.size;
@@ -864,6 +1010,7 @@ export class ExecutionManager implements ChildExecutions {
       signal: controller.signal,
       collectEvents: false,
       redriveCount: record.redriveCount,
+      mapRuns: this.mapRuns.listener(persist),
       onEvent: (event) => {
         live.lastEventId = event.id;
         if (!persist) return;
@@ -1126,6 +1273,11 @@ function requireString(v: unknown, field: string): string {
 }
 
 function redriveState(e: ExecutionRecord): { redriveStatus: string; redriveStatusReason?: string } {
+  if (e.mapRunArn !== undefined)
+    return {
+      redriveStatus: 'NOT_REDRIVABLE',
+      redriveStatusReason: 'A Map Run child execution is redriven with the execution that started it',
+    };
   if (e.type === 'EXPRESS') return { redriveStatus: 'NOT_REDRIVABLE', redriveStatusReason: 'Express executions cannot be redriven' };
   if (!TERMINAL_REDRIVABLE.has(e.status))
     return { redriveStatus: 'NOT_REDRIVABLE', redriveStatusReason: `Execution is ${e.status} and cannot be redriven` };

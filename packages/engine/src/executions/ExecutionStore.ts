@@ -1,3 +1,4 @@
+import type { MapRunRecord } from '../interpreter/MapRun.js';
 import type { Checkpoint, HistoryEvent } from '../interpreter/types.js';
 
 /** A state machine as the API describes it. Dates are epoch milliseconds. */
@@ -87,6 +88,10 @@ export interface ExecutionRecord {
   readonly stateMachineVersionArn?: string;
   /** The alias it was started through, if any. */
   readonly stateMachineAliasArn?: string;
+  /** For a child workflow execution of a distributed Map: the Map Run that started it. */
+  readonly mapRunArn?: string;
+  /** The Map Runs its distributed Map states started, oldest first (as of their last change). */
+  readonly mapRuns?: readonly MapRunRecord[];
 }
 
 /** Everything a store holds, as loaded at start-up. */

@@ -82,6 +82,23 @@ export function checkExecutionArn(arn: unknown): string {
   return arn;
 }
 
+const MAP_RUN_ARN = /^arn:[^:]+:states:[^:]*:[^:]*:mapRun:[^:/]+\/[^:]+:[^:]+$/;
+
+/** Throws InvalidArn unless `arn` is a Map Run ARN (`arn:…:mapRun:<state machine>/<label>:<id>`). */
+export function checkMapRunArn(arn: unknown, field = 'mapRunArn'): string {
+  if (typeof arn !== 'string' || arn === '')
+    throw new SfnApiError(
+      'ValidationException',
+      `1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`,
+    );
+  if (!MAP_RUN_ARN.test(arn))
+    throw new SfnApiError(
+      'InvalidArn',
+      `Invalid Arn: 'Resource type not valid in this context: ${arn}' (a Map Run ARN is arn:…:mapRun:<state machine>/<label>:<id>, as ListMapRuns lists them)`,
+    );
+  return arn;
+}
+
 // Characters AWS refuses in state machine and execution names (plus whitespace and control characters).
 const BAD_NAME = /[\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]/u;
 

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { systemClock } from './clocks.js';
 import type { JsonataBindings } from './jsonataFields.js';
+import type { MapRunListener } from './MapRun.js';
 import type { PathEnv } from './pathEnv.js';
 import { withRetryCatch } from './retryCatch.js';
 import { Scope } from './Scope.js';
@@ -26,6 +27,7 @@ import {
   json,
   type ExecutionContext,
   type Frame,
+  type MapItemRun,
   type Obj,
   type StateHandler,
   type StateRun,
@@ -117,6 +119,8 @@ export class Execution implements ExecutionContext {
   readonly invoker: TaskInvoker;
   readonly region: string;
   readonly stateMachineArn: string;
+  readonly executionArn: string;
+  readonly mapRuns?: MapRunListener;
   private counter = 0;
   private transitions = 0;
   private readonly collect: boolean;
@@ -152,6 +156,8 @@ export class Execution implements ExecutionContext {
     const execName = opts.executionName ?? randomUUID();
     this.stateMachineArn = opts.stateMachineArn ?? `arn:${partition}:states:${this.region}:${account}:stateMachine:${smName}`;
     const execArn = opts.executionArn ?? `arn:${partition}:states:${this.region}:${account}:execution:${smName}:${execName}`;
+    this.executionArn = execArn;
+    if (opts.mapRuns) this.mapRuns = opts.mapRuns;
     this.startTime = opts.startTime ?? this.clock.now();
     this.execCtx = {
       Id: execArn,
@@ -167,13 +173,15 @@ export class Execution implements ExecutionContext {
     this.invoker = opts.invoker ?? {
       invoke: (inv) => Promise.reject(new TaskFailure('States.Runtime', `No task invoker is configured for resource ${inv.resource}`)),
     };
-    if (opts.signal || typeof def.TimeoutSeconds === 'number') {
+    // Only a time-out needs a controller of its own; otherwise the caller's signal is the execution's
+    // (a distributed Map's thousands of child executions would each make one for nothing).
+    if (typeof def.TimeoutSeconds === 'number') {
       const abort = (this.abort = new AbortController());
       const s = opts.signal;
       if (s?.aborted) abort.abort(s.reason);
       else s?.addEventListener('abort', () => abort.abort(s.reason), { once: true });
     }
-    this.signal = this.abort?.signal ?? NEVER_ABORTED;
+    this.signal = this.abort?.signal ?? opts.signal ?? NEVER_ABORTED;
   }
 
   newTaskToken(): string {
@@ -400,6 +408,51 @@ export class Execution implements ExecutionContext {
     };
     thread.prev = id;
     this.push(ev);
+  }
+
+  async runMapItem(processor: Obj, input: unknown, item: MapItemRun): Promise<unknown> {
+    const run = item.mapRun;
+    const name = randomUUID();
+    const executionArn = `${run.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+    const startTime = this.clock.now();
+    const sink = item.express
+      ? undefined
+      : this.mapRuns?.childStarted?.({
+          executionArn,
+          name,
+          stateMachineArn: run.stateMachineArn,
+          mapRunArn: run.mapRunArn,
+          definition: processor,
+          roleArn: this.execCtx.RoleArn,
+          input,
+          startDate: startTime,
+        });
+    const o = this.opts;
+    const child = new Execution(processor as AslDefinition, input, {
+      invoker: this.invoker,
+      clock: this.clock,
+      region: this.region,
+      ...(o.partition !== undefined ? { partition: o.partition } : {}),
+      ...(o.account !== undefined ? { account: o.account } : {}),
+      roleArn: this.execCtx.RoleArn,
+      executionArn,
+      executionName: name,
+      stateMachineArn: run.stateMachineArn,
+      stateMachineName: run.stateMachineArn.slice(run.stateMachineArn.lastIndexOf(':') + 1),
+      startTime,
+      stateMachineType: item.express ? 'EXPRESS' : 'STANDARD',
+      signal: item.signal,
+      collectEvents: false,
+      ...(sink ? { onEvent: sink.onEvent } : {}),
+      ...(o.newTaskToken ? { newTaskToken: o.newTaskToken } : {}),
+      ...(o.maxHistoryEvents !== undefined ? { maxHistoryEvents: o.maxHistoryEvents } : {}),
+      ...(this.mapRuns ? { mapRuns: this.mapRuns } : {}),
+    });
+    const r = await child.run();
+    sink?.ended(r);
+    if (r.status === 'SUCCEEDED') return r.output;
+    if (r.status === 'ABORTED') throw new Aborted();
+    throw new TaskFailure(r.error ?? '', r.cause);
   }
 
   async sleep(run: StateRun, ms: number): Promise<void> {

@@ -2,6 +2,7 @@
 // the state being run, and the execution's services (history, context object, bindings, timers,
 // nested state machines). Each state type in states/ is written against this interface only.
 import type { JsonataBindings } from './jsonataFields.js';
+import type { MapRun, MapRunListener } from './MapRun.js';
 import type { PathEnv } from './pathEnv.js';
 import type { Scope } from './Scope.js';
 import type { Clock, ContextObject, QueryLanguage, TaskInvoker } from './types.js';
@@ -33,6 +34,13 @@ export interface Frame {
   readonly mapItem?: { Index: number; Value: unknown };
   /** Inside a Parallel branch, an uncaught Task failure is recorded as TaskStateAborted (as AWS does). */
   readonly parallelBranch?: boolean;
+}
+
+/** How a Map Run runs one item: its run, the signal that stops it, and the kind of child execution. */
+export interface MapItemRun {
+  readonly mapRun: MapRun;
+  readonly signal: AbortSignal;
+  readonly express: boolean;
 }
 
 /** A state's output and the state to run next (none at the end of a state machine). */
@@ -94,6 +102,10 @@ export interface ExecutionContext {
   readonly region: string;
   /** The state machine's ARN (a distributed Map's run ARN is derived from it). */
   readonly stateMachineArn: string;
+  /** The execution's ARN (a Map Run records the execution that started it). */
+  readonly executionArn: string;
+  /** Told when a distributed Map's run starts and ends (the executions layer keeps the Map Run records). */
+  readonly mapRuns?: MapRunListener;
   /** A new task token for a `.waitForTaskToken` resource. */
   newTaskToken(): string;
   /** Writes a history event on the thread; `advance: false` leaves the thread's chain where it was. Returns the event id. */
@@ -108,6 +120,12 @@ export interface ExecutionContext {
   exit(run: StateRun, output: unknown, assigned?: Obj): void;
   /** Runs the states of a (nested) state machine from `startAt` to its end; resolves with the last output. */
   runStates(machine: Obj, startAt: string, input: unknown, frame: Frame): Promise<unknown>;
+  /**
+   * Runs one item of a Map Run as a child workflow execution (its own ARN, context object and
+   * history) of the ItemProcessor; resolves with its output, rejects with its failure, or with
+   * Aborted when it was stopped.
+   */
+  runMapItem(processor: Obj, input: unknown, item: MapItemRun): Promise<unknown>;
   /** Waits `ms` on the execution's clock; rejects with Aborted when the frame's signal aborts. */
   sleep(run: StateRun, ms: number): Promise<void>;
 }

@@ -1,6 +1,8 @@
 // Contract of the in-process ASL interpreter. Engine engineer 2 (executions manager, API server,
 // non-Lambda resources) codes against these types: keep them stable and additive.
 
+import type { MapRunListener } from './MapRun.js';
+
 /** An ASL definition as parsed JSON (validated by `validateDefinition` before a run). */
 export type AslDefinition = Record<string, unknown>;
 
@@ -146,6 +148,8 @@ export interface ExecuteOptions {
   collectEvents?: boolean;
   /** History quota for Standard executions (default 25,000, as AWS); the run fails with States.Runtime past it. */
   maxHistoryEvents?: number;
+  /** Told when a distributed Map's run starts and ends (ListMapRuns, DescribeMapRun, UpdateMapRun read it). */
+  mapRuns?: MapRunListener;
   /** Partition, region and account used by `$partition`, ARNs and defaults. */
   partition?: string;
   region?: string;

@@ -103,20 +103,10 @@ export const SUPPORTED_OPERATIONS = [
   'TagResource',
   'UntagResource',
   'ListTagsForResource',
+  'ListMapRuns',
+  'DescribeMapRun',
+  'UpdateMapRun',
 ] as const;
-
-/**
- * Operations the engine cannot answer truthfully, with the reason it refuses them: its distributed
- * Map runs the items inside the execution (no child executions, no run record to describe or tune).
- */
-const UNSUPPORTED_OPERATIONS: Readonly<Record<string, string>> = {
-  ListMapRuns:
-    "the embedded engine runs a distributed Map's items inside its execution, so there are no Map Runs to list; the items' events are in GetExecutionHistory (MapRunStarted/MapRunSucceeded/MapRunFailed)",
-  DescribeMapRun:
-    "the embedded engine runs a distributed Map's items inside its execution and keeps no Map Run record (item and child execution counts); see GetExecutionHistory",
-  UpdateMapRun:
-    "the embedded engine cannot change a running distributed Map's concurrency or failure tolerance: set MaxConcurrency and ToleratedFailure* in the definition",
-};
 
 /**
  * Starts the embedded Step Functions API (AWS JSON 1.0) on loopback, backed by the executions
@@ -188,8 +178,11 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
     TagResource: (r) => manager.tagResource(r),
     UntagResource: (r) => manager.untagResource(r),
     ListTagsForResource: (r) => manager.listTagsForResource(r),
+    ListMapRuns: (r) => manager.listMapRuns(r),
+    DescribeMapRun: (r) => manager.describeMapRun(r),
+    UpdateMapRun: (r) => manager.updateMapRun(r),
   };
-  const handle = createProtocolHandler(operations, UNSUPPORTED_OPERATIONS);
+  const handle = createProtocolHandler(operations);
   // On loopback, refuse what a web page sends through the user's browser (localRequestRefusal); a
   // server the caller put on another address is meant to be reached by other names.
   const guarded = isLoopbackHostname(options.host ?? '127.0.0.1');

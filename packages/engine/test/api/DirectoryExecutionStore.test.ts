@@ -94,7 +94,7 @@ describe('Class: DirectoryExecutionStore', () => {
     const next = new DirectoryExecutionStore(dir);
     next.appendEvents(EXEC.executionArn, [ev(3)]);
     next.appendEvents(EXEC.executionArn, [ev(4)]);
-    const reader = new DirectoryExecutionStore(dir, { onDamaged: () => {} });
+    const reader = new DirectoryExecutionStore(dir, {}, { onDamaged: () => {} });
     expect(reader.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3, 4]);
     // The torn line is now a damaged line of its own, reported and skipped; no event is lost to it.
     expect(reader.damaged.map((d) => d.line)).toEqual([3]);

@@ -13,7 +13,6 @@ import {
   DescribeStateMachineCommand,
   DescribeStateMachineForExecutionCommand,
   ListExecutionsCommand,
-  ListMapRunsCommand,
   ListStateMachineAliasesCommand,
   ListStateMachineVersionsCommand,
   ListTagsForResourceCommand,
@@ -248,12 +247,6 @@ describe('state machine versions, aliases and tags', () => {
     expect(await sdkError(client.send(new StartExecutionCommand({ stateMachineArn: `${sm}:nope` })))).toMatchObject({
       name: 'StateMachineDoesNotExist',
     });
-    // Map runs: refused with the reason, not as an unknown operation.
-    const mapRuns = await sdkError(
-      client.send(new ListMapRunsCommand({ executionArn: `${sm.replace(':stateMachine:', ':execution:')}:x` })),
-    );
-    expect(mapRuns.name).toBe('UnknownOperationException');
-    expect(mapRuns.message).toContain('runs a distributed Map');
   });
 
   it('answers StartSyncExecution on the sync- host the SDK builds, through syncHostLookup', async () => {

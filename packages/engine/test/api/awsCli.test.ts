@@ -7,7 +7,8 @@ import { startEngineServer, type EngineServer } from '@stepforge/engine';
 
 // The AWS CLI drives the embedded engine with `--endpoint-url`, as a user would: every operation
 // the engine added for versions, aliases, tags, TestState and StartSyncExecution, through the
-// CLI's own serializer and parser (botocore), not the JS SDK the other tests use.
+// CLI's own serializer and parser (botocore), not the JS SDK the other tests use; and the Map Run
+// operations (list-map-runs, describe-map-run, update-map-run) on a distributed Map as it runs.
 
 const probe = spawnSync('aws', ['--version'], { encoding: 'utf8' });
 const AWS_VERSION = probe.status === 0 ? `${probe.stdout}${probe.stderr}`.trim() : undefined;
@@ -15,6 +16,10 @@ const SKIP_REASON = 'skipped: the AWS CLI (`aws`) is not on PATH; install it (De
 if (!AWS_VERSION) console.warn(`awsCli.test.ts ${SKIP_REASON}`);
 
 const ROLE = 'arn:aws:iam::123456789012:role/test';
+
+/** Items of the `held` Lambda wait here until the test lets them go. */
+const held = { running: 0, waiters: [] as (() => void)[] };
+const releaseHeld = () => held.waiters.splice(0).forEach((w) => w());
 
 describe.skipIf(!AWS_VERSION)(
   `the AWS CLI against the embedded engine${AWS_VERSION ? ` (${AWS_VERSION.split(' ')[0]})` : ` (${SKIP_REASON})`}`,
@@ -28,10 +33,19 @@ describe.skipIf(!AWS_VERSION)(
           async double(e: unknown) {
             return { n: (e as { n: number }).n * 2 };
           },
+          async held(e: unknown) {
+            if ((e as { hold?: boolean }).hold) {
+              held.running++;
+              await new Promise<void>((resolve) => held.waiters.push(resolve));
+              held.running--;
+            }
+            return e;
+          },
         },
       });
     });
     afterAll(async () => {
+      releaseHeld();
       await server.close();
       rmSync(home, { recursive: true, force: true });
     });
@@ -220,10 +234,92 @@ describe.skipIf(!AWS_VERSION)(
         server.url.replace('http://', 'http://sfn@'),
       );
       expect(tested).toMatchObject({ status: 'SUCCEEDED', output: '{"n":42}', nextState: 'Report' });
-
-      // Map runs are refused with the reason.
-      expect(await awsError(['list-map-runs', '--execution-arn', started.executionArn as string])).toContain('runs a distributed Map');
       // Some forty CLI processes, each starting Python: minutes on a busy machine.
     }, 600_000);
+
+    it('list-map-runs, describe-map-run and update-map-run on a distributed Map while it runs and after', async () => {
+      const definition = JSON.stringify({
+        StartAt: 'Fan',
+        States: {
+          Fan: {
+            Type: 'Map',
+            Label: 'Rows',
+            MaxConcurrency: 1,
+            ItemProcessor: {
+              ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' },
+              StartAt: 'Work',
+              States: { Work: { Type: 'Task', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:held', End: true } },
+            },
+            End: true,
+          },
+        },
+      });
+      const sm = (await aws(['create-state-machine', '--name', 'cli-map', '--definition', definition, '--role-arn', ROLE]))
+        .stateMachineArn as string;
+      const exec = (
+        await aws(['start-execution', '--state-machine-arn', sm, '--input', JSON.stringify([{ hold: true }, { n: 1 }, { n: 2 }])])
+      ).executionArn as string;
+      for (let i = 0; i < 500 && held.running === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(held.running).toBe(1);
+
+      const listed = (await aws(['list-map-runs', '--execution-arn', exec])).mapRuns as Record<string, unknown>[];
+      expect(listed).toHaveLength(1);
+      const mapRunArn = listed[0]!.mapRunArn as string;
+      expect(mapRunArn).toMatch(/^arn:aws:states:us-east-1:123456789012:mapRun:cli-map\/Rows:[0-9a-f-]{36}$/);
+      expect(listed[0]).toMatchObject({ executionArn: exec, stateMachineArn: `${sm}/Rows` });
+      expect(listed[0]!.stopDate).toBeUndefined();
+      expect(await aws(['describe-map-run', '--map-run-arn', mapRunArn])).toMatchObject({
+        status: 'RUNNING',
+        maxConcurrency: 1,
+        toleratedFailureCount: 0,
+        toleratedFailurePercentage: 0,
+        itemCounts: { running: 1, pending: 2, total: 3 },
+      });
+
+      await aws([
+        'update-map-run',
+        '--map-run-arn',
+        mapRunArn,
+        '--max-concurrency',
+        '2',
+        '--tolerated-failure-count',
+        '1',
+        '--tolerated-failure-percentage',
+        '12.5',
+      ]);
+      const updated = await aws(['describe-map-run', '--map-run-arn', mapRunArn]);
+      expect(updated).toMatchObject({ maxConcurrency: 2, toleratedFailureCount: 1, toleratedFailurePercentage: 12.5 });
+      releaseHeld();
+      let status = 'RUNNING';
+      for (let i = 0; i < 50 && status === 'RUNNING'; i++)
+        status = (await aws(['describe-execution', '--execution-arn', exec])).status as string;
+      expect(status).toBe('SUCCEEDED');
+      const done = await aws(['describe-map-run', '--map-run-arn', mapRunArn]);
+      expect(done).toMatchObject({
+        status: 'SUCCEEDED',
+        maxConcurrency: 2,
+        itemCounts: { succeeded: 3, running: 0, pending: 0, resultsWritten: 3, total: 3 },
+        executionCounts: { succeeded: 3, total: 3 },
+      });
+      // The CLI prints the wire's epoch seconds.
+      expect(done.stopDate as number).toBeGreaterThanOrEqual(done.startDate as number);
+
+      // Each item ran as a child workflow execution, listed by its Map Run.
+      const children = (await aws(['list-executions', '--map-run-arn', mapRunArn])).executions as Record<string, unknown>[];
+      expect(children).toHaveLength(3);
+      expect(children.every((c) => c.status === 'SUCCEEDED' && c.mapRunArn === mapRunArn && c.itemCount === 1)).toBe(true);
+      expect(await aws(['describe-execution', '--execution-arn', children[0]!.executionArn as string])).toMatchObject({
+        stateMachineArn: `${sm}/Rows`,
+        mapRunArn,
+      });
+      const childEvents = (await aws(['get-execution-history', '--execution-arn', children[0]!.executionArn as string])).events as {
+        type: string;
+      }[];
+      expect(childEvents.map((e) => e.type).at(-1)).toBe('ExecutionSucceeded');
+
+      expect(await awsError(['update-map-run', '--map-run-arn', mapRunArn, '--max-concurrency', '3'])).toContain('ValidationException');
+      expect(await awsError(['describe-map-run', '--map-run-arn', exec])).toContain('InvalidArn');
+      expect(await awsError(['describe-map-run', '--map-run-arn', mapRunArn.replace(/:[^:]+$/, ':0')])).toContain('ResourceNotFound');
+    }, 300_000);
   },
 );
