@@ -2,7 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import { REPO, STEPFORGE_BIN, example, spawnStepforge, tempProject } from './support/testIo.js';
 
 const bundled = existsSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'));
@@ -168,6 +169,110 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       typeof mcp.m2!.StreamableHTTPClientTransport,
       typeof mcp.m3!.CfWorkerJsonSchemaValidator,
     ]).toEqual(['function', 'function', 'function', 'function']);
+  });
+
+  it('runs the dynalite worker from one file: its requests answered, parse cache on, an in-memory and an on-disk store', async () => {
+    const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
+    const oneFile = readFileSync(join(dir, 'dynalite.cjs'), 'utf8');
+    // Every request handler is inside (dynalite requires them by a computed name), and no file of
+    // dynalite's folder is required from it.
+    const dynaliteDir = dirname(createRequire(join(dir, 'stepforge.cjs')).resolve('dynalite'));
+    for (const folder of ['actions', 'validations'])
+      for (const file of readdirSync(join(dynaliteDir, folder))) expect(oneFile).toContain(`"node_modules/dynalite/${folder}/${file}"`);
+    expect(oneFile).not.toMatch(/require\("dynalite[/"]/);
+    const workerCaches = join(project.dir, 'worker-caches');
+    mkdirSync(workerCaches);
+    for (const store of [undefined, join(project.dir, 'one-file-store')]) {
+      // A path dynalite is not at: the worker must not fall back to requiring it.
+      const worker = new Worker(join(dir, 'dynaliteWorker.cjs'), {
+        workerData: {
+          module: join(project.dir, 'no-dynalite-here', 'index.js'),
+          expressionCache: join(dir, 'dynaliteExpressionCache.cjs'),
+        },
+        env: { ...process.env, STEPFORGE_CODE_CACHE_DIR: workerCaches },
+      });
+      try {
+        const listening = await new Promise<{ port?: number; error?: string }>((resolve, reject) => {
+          worker.once('message', resolve);
+          worker.once('error', reject);
+          worker.postMessage({ listen: { host: '127.0.0.1', options: store ? { path: store, createTableMs: 0 } : { createTableMs: 0 } } });
+        });
+        expect(listening.port).toBeGreaterThan(0);
+        const { port1, port2 } = new MessageChannel();
+        worker.postMessage({ connect: port2 }, [port2]);
+        let id = 0;
+        const call = (target: string, body: unknown) =>
+          new Promise<{ statusCode: number; body: string }>((resolve) => {
+            const mine = ++id;
+            const onMessage = (m: { id: number; statusCode: number; body: string }) => {
+              if (m.id !== mine) return;
+              port1.off('message', onMessage);
+              resolve(m);
+            };
+            port1.on('message', onMessage);
+            port1.postMessage({ id: mine, target: `DynamoDB_20120810.${target}`, body: JSON.stringify(body) });
+          });
+        expect(
+          (
+            await call('CreateTable', {
+              TableName: 'runs',
+              AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+              KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+              ProvisionedThroughput: { ReadCapacityUnits: 5, WriteCapacityUnits: 5 },
+            })
+          ).statusCode,
+        ).toBe(200);
+        // createTableMs: 0 still makes the table ACTIVE on a timer, after the answer.
+        await expect
+          .poll(
+            async () =>
+              (JSON.parse((await call('DescribeTable', { TableName: 'runs' })).body) as { Table: { TableStatus: string } }).Table
+                .TableStatus,
+          )
+          .toBe('ACTIVE');
+        const put = {
+          TableName: 'runs',
+          Item: { pk: { S: 'a' }, n: { N: '1' } },
+          ConditionExpression: 'attribute_not_exists(#k)',
+          ExpressionAttributeNames: { '#k': 'pk' },
+        };
+        expect((await call('PutItem', put)).statusCode).toBe(200);
+        // The second time from the parse cache: the condition still holds, with dynalite's own error.
+        const again = await call('PutItem', put);
+        expect({ status: again.statusCode, type: (JSON.parse(again.body) as { __type: string }).__type }).toEqual({
+          status: 400,
+          type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException',
+        });
+        expect(JSON.parse((await call('GetItem', { TableName: 'runs', Key: { pk: { S: 'a' } } })).body)).toEqual({
+          Item: { pk: { S: 'a' }, n: { N: '1' } },
+        });
+        port1.close();
+      } finally {
+        // Closed, the worker ends by itself, without terminate().
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
+        worker.postMessage('close');
+        expect(await exited).toBe(0);
+      }
+      // Its code cache, written when the first store closed (named by the file's content).
+      const id = readFileSync(join(dir, 'dynalite.id'), 'utf8').trim();
+      expect(readdirSync(workerCaches)).toEqual([`dynalite.${id}.v8cache`]);
+    }
+  }, 60_000);
+
+  it("holds zod's English messages alone, not its other locales", () => {
+    const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
+    for (const name of ['stepforge-validate', 'stepforge-run', 'stepforge']) {
+      const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
+      expect({
+        name,
+        en: text.includes('// node_modules/zod/v4/locales/en.js'),
+        fr: text.includes('node_modules/zod/v4/locales/fr.js'),
+      }).toEqual({
+        name,
+        en: true,
+        fr: false,
+      });
+    }
   });
 
   it("holds undici's connection pool without its index (fetch, cookies, WebSocket)", () => {

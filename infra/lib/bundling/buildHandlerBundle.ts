@@ -6,15 +6,31 @@ import type { HandlerId } from '@stepforge/contract';
 import { handlerEntry } from '../constructs/StepHandlers.js';
 import { HANDLER_BUNDLE, SOURCE_MAP } from './handlerBundling.js';
 
+/** How to build: with a source map, and how much esbuild says. */
+export interface BundleOptions {
+  readonly sourceMap?: boolean;
+  readonly logLevel?: 'silent' | 'error';
+}
+
 /** Builds `handler`'s entry from the repository at `root` into `outfile`, with its metafile (and its source map when asked). */
 export function buildHandlerBundle(
   root: string,
   handler: HandlerId,
   outfile: string,
-  options: { readonly sourceMap?: boolean; readonly logLevel?: 'silent' | 'error' } = {},
+  options: BundleOptions = {},
+): Promise<BuildResult<{ metafile: true }>> {
+  return buildWithHandlerSettings(root, handlerEntry(join(root, 'packages/runtime/src/handlers'), handler)!, outfile, options);
+}
+
+/** Builds any entry file of the repository at `root` as a handler's is built (the checks of what the bundles replace run such bundles). */
+export function buildWithHandlerSettings(
+  root: string,
+  entry: string,
+  outfile: string,
+  options: BundleOptions = {},
 ): Promise<BuildResult<{ metafile: true }>> {
   return build({
-    entryPoints: [handlerEntry(join(root, 'packages/runtime/src/handlers'), handler)!],
+    entryPoints: [entry],
     outfile,
     bundle: true,
     platform: 'node',

@@ -9,11 +9,18 @@ const { loadCli } = await import('./loadCli.js');
 const { cli, how, settle, prewarmed } = await loadCli(argv[0], argv);
 const debug = process.env.STEPFORGE_DEBUG_LOADER === '1';
 if (debug) process.stderr.write(`stepforge loaded from ${how}\n`);
+// The commands that leave nothing behind once main() has resolved (`run` has closed its stack by
+// then: the store written and closed, the registry released). They end the process at once:
+// left to end by itself, Node first tears down the main thread's isolate and every worker's, tens
+// of ms after the last line is written (30-40 ms for `run`'s heap on the 2-core build machine),
+// which process.exit() skips. Output still queued (a pipe that was full) is waited for instead.
+const EXIT_WHEN_DONE = new Set(['run', 'validate', 'graph', 'compile', 'new']);
 cli.main(argv).then((code) => {
   settle();
   const ahead = prewarmed();
   if (debug && ahead !== undefined) process.stderr.write(`stepforge dynalite worker started ahead: ${ahead}\n`);
   process.exitCode = code;
+  if (EXIT_WHEN_DONE.has(argv[0]) && process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit(code);
 }, (err) => {
   process.stderr.write(`internal error: ${err && err.stack ? err.stack : String(err)}\n`);
   process.exitCode = 70;

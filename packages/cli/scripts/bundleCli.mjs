@@ -140,6 +140,30 @@ function sideBundles() {
   };
 }
 
+/**
+ * zod's message locales, English alone: zod's index re-exports every locale (`z.locales`, some 50
+ * languages, 394 KB of the 1.9 MB `validate` bundle and of `run`'s), while it speaks English unless
+ * told otherwise (`z.config(z.locales.xx())`) and nothing here tells it otherwise. Every command reads
+ * its whole bundle before it runs a line, so they were read on each start for nothing.
+ * `z.locales.en` stays; another locale is undefined (a call to one fails at once, naming it).
+ */
+function zodEnglishOnly() {
+  let replaced = false;
+  return {
+    name: 'zod-english-only',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => {
+        replaced = true;
+        return { contents: 'export { default as en } from "./en.js";\n', loader: 'js' };
+      });
+      b.onEnd((r) => {
+        if (r.errors.length === 0 && !replaced && r.metafile && Object.keys(r.metafile.inputs).some((f) => /node_modules[\\/]zod[\\/]/.test(f)))
+          throw new Error("bundleCli: zod is in the bundle but its locales' index was not replaced; see zodEnglishOnly");
+      });
+    },
+  };
+}
+
 /** ASCII only: see the command bundles below. */
 function asciiOnly(path) {
   const text = readFileSync(path, 'utf8');
@@ -155,6 +179,68 @@ for (const side of SIDE_BUNDLES) {
   asciiOnly(join(outdir, side.file));
 }
 
+/**
+ * dynalite, its store modules (level, classic-level's JavaScript, memory-level) and its other
+ * dependencies as one file, dist/bundle/dynalite.cjs, which the dynalite worker beside it loads
+ * instead of requiring dynalite (scripts/dynaliteEntry.cjs says what it exports).
+ *
+ * Why: the worker loaded some 90 files through the CommonJS loader (resolving, reading and
+ * compiling each) on every stack start, on the core the main thread was not using only when the
+ * host is idle. One file is read and compiled once.
+ *
+ * Two things a bundle cannot carry are put back: classic-level's native binding (node-gyp-build
+ * finds the prebuilt `.node` file from classic-level's own folder, which is resolved from the
+ * bundle's place when the binding is first needed, as `require('dynalite')` from here resolves),
+ * and dynalite's request handlers, which it requires by a computed name (`'./actions/' + action`):
+ * the extension is added so that esbuild bundles every file of those folders and finds them by
+ * name. A dynalite that no longer has those lines fails the build instead of a run.
+ */
+async function bundleDynalite(outfile) {
+  const binding = [
+    "const { createRequire } = require('node:module');",
+    "const { dirname } = require('node:path');",
+    "const fromLevel = createRequire(createRequire(createRequire(__filename).resolve('dynalite')).resolve('level'));",
+    "const classicLevel = fromLevel.resolve('classic-level');",
+    "module.exports = createRequire(classicLevel)('node-gyp-build')(dirname(classicLevel));",
+  ].join('\n');
+  const computed = [
+    ["require('./actions/' + action)", "require('./actions/' + action + '.js')"],
+    ["require('./validations/' + action)", "require('./validations/' + action + '.js')"],
+  ];
+  let bindingReplaced = false;
+  await build({
+    entryPoints: [join(cli, 'scripts', 'dynaliteEntry.cjs')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile,
+    legalComments: 'none',
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'dynalite-one-file',
+        setup(b) {
+          b.onLoad({ filter: /[\\/]classic-level[\\/]binding\.js$/ }, () => {
+            bindingReplaced = true;
+            return { contents: binding, loader: 'js' };
+          });
+          b.onLoad({ filter: /[\\/]dynalite[\\/]index\.js$/ }, (args) => {
+            let text = readFileSync(args.path, 'utf8');
+            for (const [from, to] of computed) {
+              if (!text.includes(from)) throw new Error(`bundleCli: dynalite's index.js no longer has ${from}; see bundleDynalite`);
+              text = text.replace(from, to);
+            }
+            return { contents: text, loader: 'js' };
+          });
+        },
+      },
+    ],
+  });
+  if (!bindingReplaced) throw new Error("bundleCli: classic-level's binding.js was not in dynalite's bundle to replace; see bundleDynalite");
+  asciiOnly(outfile);
+}
+
 const ids = {};
 for (const bundle of BUNDLES) {
   const result = await build({
@@ -162,7 +248,7 @@ for (const bundle of BUNDLES) {
     ...COMMON,
     outfile: join(outdir, `${bundle.name}.cjs`),
     metafile: true,
-    plugins: [onlyCommands(bundle.commands), sideBundles(), {
+    plugins: [onlyCommands(bundle.commands), sideBundles(), zodEnglishOnly(), {
       name: 'import-file-through-launcher',
       setup(b) {
         let replaced = false;
@@ -202,6 +288,9 @@ for (const bundle of BUNDLES) {
   // run old compiled code: caches are kept per bundle content instead, and older ones removed.
   ids[bundle.name] = createHash('sha256').update(readFileSync(bundlePath)).digest('hex').slice(0, 16);
 }
+await bundleDynalite(join(outdir, 'dynalite.cjs'));
+// Names the worker's code cache of it, as for the command bundles.
+ids.dynalite = createHash('sha256').update(readFileSync(join(outdir, 'dynalite.cjs'))).digest('hex').slice(0, 16);
 for (const file of ['dynaliteExpressionCache.cjs', 'dynaliteWorker.cjs', 'loopbackGuard.cjs']) copyFileSync(join(cli, '..', 'embedded', 'dist', file), join(outdir, file));
 const pythonSrc = join(cli, '..', 'runtime', 'python');
 rmSync(join(outdir, 'python'), { recursive: true, force: true });

@@ -146,9 +146,23 @@ function memoizeExpressionParser(parser, options) {
  */
 function installExpressionCache(dynaliteEntry, options) {
   const requireFromDynalite = createRequire(dynaliteEntry);
+  return installOn((name) => requireFromDynalite(`./db/${name}`), options);
+}
+
+/**
+ * The same, on parser modules given by name (`parsers`: `{ conditionParser, updateParser,
+ * projectionParser }`): those of the one-file dynalite (dist/bundle/dynalite.cjs), which are not
+ * files dynalite's folder can resolve.
+ */
+function installExpressionCacheOn(parsers, options) {
+  return installOn((name) => parsers[name], options);
+}
+
+function installOn(parserModule, options) {
   const installed = [];
   for (const name of ['conditionParser', 'updateParser', 'projectionParser']) {
-    const mod = requireFromDynalite(`./db/${name}`);
+    const mod = parserModule(name);
+    if (!mod || typeof mod.parse !== 'function') throw new Error(`dynalite's ${name} has no parse function to memoise`);
     if (mod.parse && mod.parse.memoized) continue;
     const memo = memoizeExpressionParser({ parse: mod.parse, SyntaxError: mod.SyntaxError }, options);
     memo.parse.memoized = true;
@@ -159,4 +173,4 @@ function installExpressionCache(dynaliteEntry, options) {
   return installed;
 }
 
-module.exports = { memoizeExpressionParser, installExpressionCache };
+module.exports = { memoizeExpressionParser, installExpressionCache, installExpressionCacheOn };

@@ -8,11 +8,65 @@
 // holds nothing.
 'use strict';
 
+const { existsSync, renameSync, rmSync, writeFileSync } = require('node:fs');
 const { createRequire } = require('node:module');
+const { join } = require('node:path');
 const { parentPort, workerData } = require('node:worker_threads');
 
+/** The one-file dynalite's code cache to write once its store has closed, when it had none (see loadOneFile). */
+let writeCacheAtClose;
+
+// dynalite as one file (dynalite.cjs, which the CLI's build writes beside this file in its bundle
+// folder; scripts/dynaliteEntry.cjs there says what it exports): one file to read and compile
+// instead of some 90 through the CommonJS loader. Elsewhere (src, dist) dynalite is required from
+// its package, by the resolved path the stack passes in.
+const ONE_FILE = join(__dirname, 'dynalite.cjs');
+const oneFile = existsSync(ONE_FILE) ? loadOneFile(ONE_FILE) : undefined;
+
+/**
+ * Runs the one-file dynalite as require would, but with V8's code cache, as bin/loadCli.js runs the
+ * command bundles: `dynalite.<id>.v8cache` (the id is the file's content hash, from `dynalite.id`
+ * beside it) next to it or in STEPFORGE_CODE_CACHE_DIR, written when the store closes (so that it
+ * holds the functions that served requests) if there was none or V8 refused it. Without an id it
+ * is required as it is.
+ */
+function loadOneFile(file) {
+  const { readFileSync } = require('node:fs');
+  const { dirname } = require('node:path');
+  const vm = require('node:vm');
+  let id = '';
+  try {
+    id = readFileSync(join(__dirname, 'dynalite.id'), 'utf8').trim();
+  } catch {
+    // No id (a folder put together by hand): no cache.
+  }
+  if (!/^[0-9a-f]{16}$/.test(id)) return require(file);
+  const cacheFile = join(process.env.STEPFORGE_CODE_CACHE_DIR || __dirname, `dynalite.${id}.v8cache`);
+  let cachedData;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    // None yet: written at close.
+  }
+  // The build leaves it ASCII only, which read as Latin-1 is the same text without decoding it.
+  const source = readFileSync(file, 'latin1');
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}
+})`, {
+    filename: file,
+    ...(cachedData ? { cachedData } : {}),
+  });
+  const module = { exports: {} };
+  script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file));
+  if (cachedData === undefined || script.cachedDataRejected === true) writeCacheAtClose = { script, cacheFile };
+  return module.exports;
+}
+
 // The parse cache goes on dynalite's expression parsers before dynalite loads them.
-if (workerData.expressionCache) require(workerData.expressionCache).installExpressionCache(workerData.module);
+if (workerData.expressionCache) {
+  const cache = require(workerData.expressionCache);
+  if (oneFile) cache.installExpressionCacheOn(oneFile.parsers());
+  else cache.installExpressionCache(workerData.module);
+}
 
 // The on-disk store dynalite opens, caught as it is made: dynalite opens it in the background and,
 // when that fails (a damaged or foreign .stepforge/dynamodb), only says "Database is closed" later,
@@ -24,7 +78,7 @@ if (workerData.expressionCache) require(workerData.expressionCache).installExpre
 // table files as obsolete, so an existing store is opened with it off.
 const stores = [];
 let createIfMissing = true;
-const levelModule = createRequire(workerData.module)('level');
+const levelModule = oneFile ? oneFile.level() : createRequire(workerData.module)('level');
 const { Level } = levelModule;
 levelModule.Level = class CaughtLevel extends Level {
   constructor(location, options) {
@@ -32,7 +86,7 @@ levelModule.Level = class CaughtLevel extends Level {
     stores.push(this);
   }
 };
-const dynalite = require(workerData.module);
+const dynalite = oneFile ? oneFile.dynalite() : require(workerData.module);
 
 /** LevelDB's own reason for a failed open (the cause), not abstract-level's wrapper. */
 function reasonOf(e) {
@@ -66,6 +120,8 @@ async function openStore(db) {
 const { EventEmitter } = require('node:events');
 
 let server;
+/** The private ports open to the owner's clients (answerPort), closed with the store. */
+const ports = new Set();
 /** dynalite's own request listener, without the loopback guard: what a private port's requests reach. */
 let serve;
 
@@ -110,6 +166,7 @@ const UNSIGNED = {
  * other end only the owner's thread holds.
  */
 function answerPort(port) {
+  ports.add(port);
   port.on('message', (m) => {
     const req = new EventEmitter();
     if (m.target !== undefined) {
@@ -151,15 +208,31 @@ parentPort.on('message', (m) => {
     return;
   }
   if (m !== 'close') return;
-  if (!server) {
+  // Once the store has closed (LevelDB's files written and closed), the owner goes on without
+  // waiting for this thread to end (startDynaliteWorker's close): with nothing left open here, the
+  // thread then ends on its own, on its own core, while the owner closes the rest.
+  const closed = () => {
+    if (writeCacheAtClose && server) {
+      // Written whole and renamed, so a worker starting meanwhile reads the old cache or the new one.
+      const { script, cacheFile } = writeCacheAtClose;
+      const tmp = `${cacheFile}.${process.pid}.${require('node:worker_threads').threadId}.tmp`;
+      try {
+        writeFileSync(tmp, script.createCachedData());
+        renameSync(tmp, cacheFile);
+      } catch {
+        // Not writable here: the next start compiles again.
+        rmSync(tmp, { force: true });
+      }
+    }
     parentPort.postMessage({ closed: true });
+    for (const port of ports) port.close();
     parentPort.close();
+  };
+  if (!server) {
+    closed();
     return;
   }
   // Idle keep-alive sockets would hold close() for up to 30 s; the store closes in the callback.
-  server.close(() => {
-    parentPort.postMessage({ closed: true });
-    parentPort.close();
-  });
+  server.close(closed);
   if (server.closeAllConnections) server.closeAllConnections();
 });

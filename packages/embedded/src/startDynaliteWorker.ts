@@ -131,9 +131,18 @@ export async function startDynaliteWorker(
       return port1;
     },
     close() {
+      // Done once the worker says its store has closed: LevelDB has written and closed its files,
+      // so nothing is left for the thread to lose, and the next owner can open the store. The
+      // thread then ends on its own (dynaliteWorker.cjs closes all it holds); it is not waited for
+      // nor terminated, since ending a thread whose dynalite served requests takes 30-280 ms of CPU
+      // (its isolate's teardown), which the process would otherwise spend before it could exit.
+      // Unref'd, it keeps no process alive; one that exits first stops it then.
       closing ??= new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());
-        worker.once('message', () => void worker.terminate());
+        worker.once('message', () => {
+          worker.unref();
+          resolve();
+        });
         worker.postMessage('close');
       });
       return closing;
