@@ -914,15 +914,8 @@ export class ExecutionManager implements ChildExecutions {
         // A shutdown leaves the child RUNNING in the store; the next process marks it aborted.
         if (this.closing) return;
         this.store.appendEvents(arn, pending);
-        const current = this.executions.get(arn) ?? record;
-        const ended: ExecutionRecord = {
-          ...current,
-          status: result.status,
-          stopDate: result.stopTime,
-          ...(result.status === 'SUCCEEDED' ? { output: JSON.stringify(result.output ?? null) } : {}),
-          ...(result.error !== undefined ? { error: result.error } : {}),
-          ...(result.cause !== undefined ? { cause: result.cause } : {}),
-        };
+        // A child is redriven through its parent's Map Run, never on its own: it keeps no redrive point.
+        const ended = endedRecord(this.executions.get(arn) ?? record, { ...result, redrivePoint: undefined });
         this.executions.set(arn, ended);
         this.store.putExecution(ended);
       },
@@ -1066,17 +1059,7 @@ export class ExecutionManager implements ChildExecutions {
   private finish(arn: string, live: Live, result: ExecutionResult, persist: boolean, flush: () => void): void {
     this.live.delete(arn);
     if (this.closing) return; // leave it RUNNING at its last checkpoint for the next process
-    const current = this.executions.get(arn) ?? live.record;
-    const { output: _o, error: _e, cause: _c, redrivePoint: _r, ...rest } = current;
-    const record: ExecutionRecord = {
-      ...rest,
-      status: result.status,
-      stopDate: result.stopTime,
-      ...(result.status === 'SUCCEEDED' ? { output: JSON.stringify(result.output ?? null) } : {}),
-      ...(result.error !== undefined ? { error: result.error } : {}),
-      ...(result.cause !== undefined ? { cause: result.cause } : {}),
-      ...(result.redrivePoint !== undefined ? { redrivePoint: result.redrivePoint } : {}),
-    };
+    const record = endedRecord(this.executions.get(arn) ?? live.record, result);
     this.executions.set(arn, record);
     if (persist) {
       flush();
@@ -1206,6 +1189,20 @@ export class ExecutionManager implements ChildExecutions {
 }
 
 /** Task tokens carry their execution, so a completion that races a resume can be held for it. */
+/** An execution's record once it has ended with a result: what an earlier end recorded is replaced. */
+function endedRecord(current: ExecutionRecord, result: ExecutionResult): ExecutionRecord {
+  const { output: _o, error: _e, cause: _c, redrivePoint: _r, ...rest } = current;
+  return {
+    ...rest,
+    status: result.status,
+    stopDate: result.stopTime,
+    ...(result.status === 'SUCCEEDED' ? { output: JSON.stringify(result.output ?? null) } : {}),
+    ...(result.error !== undefined ? { error: result.error } : {}),
+    ...(result.cause !== undefined ? { cause: result.cause } : {}),
+    ...(result.redrivePoint !== undefined ? { redrivePoint: result.redrivePoint } : {}),
+  };
+}
+
 function newToken(executionArn: string, lastEventId: number, seq = 0): string {
   return `${Buffer.from(executionArn).toString('base64url')}.${lastEventId}.${seq}`;
 }
