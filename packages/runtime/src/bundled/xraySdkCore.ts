@@ -9,6 +9,8 @@
 // AWS SDK v3 capture behave as the SDK's do. Only the Lambda start-up (the SDK's env/aws_lambda.js,
 // which requires the sampling middleware to switch it off) is written here, line for line but for
 // that call. packages/runtime/test/xraySdkCore.test.ts checks it against the SDK's entry.
+// That start-up is adapted from aws-xray-sdk-core 3.12.0, Copyright Amazon.com, Inc. or its affiliates,
+// licensed under the Apache License 2.0 (node_modules/aws-xray-sdk-core/LICENSE).
 import { RuntimeError } from '../errors/RuntimeError.js';
 import capture from 'aws-xray-sdk-core/dist/lib/capture.js';
 import contextUtils from 'aws-xray-sdk-core/dist/lib/context_utils.js';
