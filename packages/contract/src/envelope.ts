@@ -4,6 +4,14 @@
 // deployed and handlers bundled at different times must keep agreeing.
 import * as z from 'zod';
 
+export {
+  ENVELOPE_VERSION,
+  INLINE_OUTPUT_MAX_BYTES,
+  ITERATION_INLINE_OUTPUT_MAX_BYTES,
+  RUN_META_KEY,
+  STATE_READ_OUTPUT_MAX_BYTES,
+} from './envelopeLimits.js';
+
 /** Step kinds that reach a Lambda (pure / conditional / control steps never do). */
 export const LambdaStepKind = z.enum(['model', 'agent', 'tool', 'connector', 'function', 'mcp_tool']);
 /** A Lambda step kind. */
@@ -83,28 +91,6 @@ export const EnvelopeInputs = z.object({
    */
   candidates: z.record(z.string(), z.unknown()).optional(),
 });
-
-/**
- * Step outputs whose JSON is larger travel by reference (`{"$ref"}`, DESIGN §2). The compiler's payload
- * budgets (checkQuotas) assume every other output is at most this big, so the runtime may lower it, never raise it.
- */
-export const INLINE_OUTPUT_MAX_BYTES = 4 * 1024;
-/**
- * The most an output the state machine reads itself may be (`readByStateMachine`): JSONata in a guard,
- * condition, `for_each` items, a pure step or hand-off routing cannot follow a reference, so such an
- * output stays inline up to this size and fails the step with OutputTooLarge above it.
- */
-export const STATE_READ_OUTPUT_MAX_BYTES = 32 * 1024;
-/**
- * The inline limit of a step inside a `for_each` iteration (`inlineOutputMaxBytes`): the Map's result
- * holds one value per iteration (up to max_iterations, 50 by default), so each must be small for the
- * whole array, and the state that reads it, to stay within the 256 KiB payload quota. A reference is
- * under this size plus 200 bytes whatever the table's name (at most 255 characters).
- */
-export const ITERATION_INLINE_OUTPUT_MAX_BYTES = 512;
-
-/** The envelope version the compiler emits; handlers accept 1 and 2 (see EnvelopeInputs). */
-export const ENVELOPE_VERSION = 2;
 
 /** One tool call proposed by a model turn. */
 export const ToolCall = z.object({
@@ -220,9 +206,6 @@ export const ToolCallResult = z.object({
 });
 /** One tool call's result. */
 export type ToolCallResult = z.infer<typeof ToolCallResult>;
-
-/** Optional run metadata a starter may put in the execution input under this key (stripped from `input`). */
-export const RUN_META_KEY = '$stepforge';
 
 /** The run metadata carried under RUN_META_KEY in the execution input. */
 export const RunMeta = z.object({

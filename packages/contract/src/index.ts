@@ -20,10 +20,6 @@ export {
   EnvelopeStep,
   Budget,
   EnvelopeInputs,
-  INLINE_OUTPUT_MAX_BYTES,
-  STATE_READ_OUTPUT_MAX_BYTES,
-  ITERATION_INLINE_OUTPUT_MAX_BYTES,
-  ENVELOPE_VERSION,
   ToolCall,
   Usage,
   EnvelopeTurn,
@@ -32,9 +28,15 @@ export {
   StepResult,
   ModelTurnResult,
   ToolCallResult,
-  RUN_META_KEY,
   RunMeta,
 } from './envelope.js';
+export {
+  ENVELOPE_VERSION,
+  INLINE_OUTPUT_MAX_BYTES,
+  ITERATION_INLINE_OUTPUT_MAX_BYTES,
+  RUN_META_KEY,
+  STATE_READ_OUTPUT_MAX_BYTES,
+} from './envelopeLimits.js';
 export { mcpToolName } from './mcpToolName.js';
 export { mcpServerProblem, MCP_SERVER_SHAPE, type McpServerProblem } from './mcpServerConfig.js';
 export {
