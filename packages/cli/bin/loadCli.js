@@ -26,7 +26,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
-import { Worker } from 'node:worker_threads';
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BUNDLE_DIR = join(cli, 'dist', 'bundle');
@@ -122,6 +121,9 @@ function prewarmDynaliteWorker(BUNDLE) {
   } catch {
     return; // The stack reports a missing dynalite itself, as it always has.
   }
+  // Loaded here, not imported at the top: node:worker_threads and the internals it pulls in cost
+  // a few ms of start-up that the commands which start no worker (validate, graph, --help) skip.
+  const { Worker } = createRequire(import.meta.url)('node:worker_threads');
   const worker = new Worker(script, { workerData: { module, expressionCache } });
   worker.unref();
   // Whatever goes wrong in it before the stack takes it is the stack's to report, from a worker of
