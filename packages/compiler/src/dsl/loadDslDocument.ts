@@ -20,7 +20,7 @@ import type {
   DslValue,
 } from './DslDocument.js';
 import { valueAtPath } from '../source/zodIssues.js';
-import { DslDocumentSpec, type DslDocumentData } from './DslSchema.js';
+import { dslSchemas, type DslDocumentData } from './DslSchema.js';
 import { describeDslIssue, dslIssues } from './describeDslIssue.js';
 import { knownFields } from './knownFields.js';
 import { offsetLocation, PRECISE_PARSE_OPTIONS } from '../source/yamlNodes.js';
@@ -332,6 +332,7 @@ class DslLoader {
   }
 
   private checkShape(raw: Record<string, unknown>): DslDocumentData | undefined {
+    const { DslDocumentSpec } = dslSchemas();
     let parsed = DslDocumentSpec.safeParse(raw);
     if (parsed.success) return parsed.data;
     if (this.fast) throw new FastPathDeclined('schema');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DslDocumentSpec } from './DslSchema.js';
+import { dslSchemas } from './DslSchema.js';
 
 /**
  * Field pairs the loader reads as two spellings of one field (GraphN writes both): a step needs
@@ -26,7 +26,7 @@ const SPELLINGS: Readonly<Record<string, readonly (readonly [string, string])[]>
  * and one of each pair of spellings.
  */
 export function workflowJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(DslDocumentSpec, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(dslSchemas().DslDocumentSpec, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   const { $schema, ...rest } = schema;
   const out = { $schema, title: 'Stepforge workflow DSL document', ...rest } as Record<string, unknown>;
   const defs = (out.$defs ?? {}) as Record<string, unknown>;
