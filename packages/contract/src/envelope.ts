@@ -4,14 +4,6 @@
 // deployed and handlers bundled at different times must keep agreeing.
 import * as z from 'zod';
 
-export {
-  ENVELOPE_VERSION,
-  INLINE_OUTPUT_MAX_BYTES,
-  ITERATION_INLINE_OUTPUT_MAX_BYTES,
-  RUN_META_KEY,
-  STATE_READ_OUTPUT_MAX_BYTES,
-} from './envelopeLimits.js';
-
 /** Step kinds that reach a Lambda (pure / conditional / control steps never do). */
 export const LambdaStepKind = z.enum(['model', 'agent', 'tool', 'connector', 'function', 'mcp_tool']);
 /** A Lambda step kind. */
