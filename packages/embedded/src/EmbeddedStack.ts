@@ -194,22 +194,22 @@ function track(options: OpenStackOptions, stack: EmbeddedStack): EmbeddedStack {
 function borrow(slot: Slot): EmbeddedStack {
   slot.refs++;
   let closed = false;
-  return {
-    ...slot.stack,
-    get lastHolder() {
-      return !closed && slot.refs === 1;
+  // The stack's properties are read through it (not copied): what it builds on first use (its
+  // Step Functions client) is built once, when a holder first needs it.
+  return Object.create(slot.stack, {
+    lastHolder: { get: () => !closed && slot.refs === 1, enumerable: true },
+    closed: { get: () => closed, enumerable: true },
+    close: {
+      enumerable: true,
+      value: async () => {
+        if (closed) return;
+        closed = true;
+        if (--slot.refs > 0) return;
+        if (ownedHere.get(slot.key) === slot) ownedHere.delete(slot.key);
+        await slot.stack.close();
+      },
     },
-    get closed() {
-      return closed;
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      if (--slot.refs > 0) return;
-      if (ownedHere.get(slot.key) === slot) ownedHere.delete(slot.key);
-      await slot.stack.close();
-    },
-  };
+  }) as EmbeddedStack;
 }
 
 function policyFromEnvOf(options: OpenStackOptions): { policyFromEnv?: string } {
@@ -474,23 +474,30 @@ async function ownStack(
   try {
     // This process runs dynalite's worker: its own clients talk to it over private ports, not HTTP.
     const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials, () => emulators.connectDynamodb());
-    const sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials });
+    // Built when first used: only approvals and the `sqs` connector send to SQS, and most runs do neither.
+    let sqs: SQSClient | undefined;
+    const sqsClient = () => (sqs ??= new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials }));
     closers.unshift(async () => {
       dynamodb.destroy();
       dynamodbCommands.destroy();
-      sqs.destroy();
+      sqs?.destroy();
     });
     // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
     // checks it there before it trusts the endpoints (see stackIdentity).
     const stackId = randomUUID();
-    // The table and the engine's server depend on nothing of each other: dynalite's thread answers
-    // the table's requests while this one starts the engine, side by side, not one after another.
+    // The table and the engine's server depend on nothing of each other: dynalite's thread opens
+    // the store and answers the table's requests while this one starts the engine, side by side,
+    // not one after another.
     const tableReady = (async () => {
-      await fr.ensureTables(dynamodb, EMBEDDED_TABLE);
-      // Two requests that depend on nothing but the table: side by side too.
+      // The store's own failure (damaged, held by another process), rather than a request's.
+      await emulators.dynamodbOpened;
+      // A store this process has just created holds no table yet: it is created without asking.
+      await fr.ensureTables(dynamodb, EMBEDDED_TABLE, { absent: emulators.dynamodbCreated });
+      // Two item writes that depend on nothing but the table: side by side too, through the client
+      // whose item operations go to the worker as plain JSON (the one every step's writes use).
       const [epoch] = await Promise.all([
-        nextLeaseEpoch(dynamodb),
-        dynamodb.send(
+        nextLeaseEpoch(dynamodbCommands),
+        dynamodbCommands.send(
           new PutItemCommand({
             TableName: EMBEDDED_TABLE,
             Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) },
@@ -547,8 +554,11 @@ async function ownStack(
     if (engineResult.status === 'rejected') throw engineResult.reason;
     const leaseEpoch = tableResult.value;
     const engine = engineResult.value;
-    const sfn = sfnClient(engine.url, credentials);
-    closers.unshift(async () => sfn.destroy());
+    // Built when first used: the owner registers workflows and starts and waits for executions in
+    // process (engineStateMachines, engineExecutions), so a `run` may never send the engine a request.
+    let sfn: SFNClient | undefined;
+    const sfnOf = () => (sfn ??= sfnClient(engine.url, credentials));
+    closers.unshift(async () => sfn?.destroy());
     const config = runtimeConfig(
       fr,
       options,
@@ -556,7 +566,18 @@ async function ownStack(
       approvalQueueUrl,
       leaseEpoch,
     );
-    const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn, ...(options.env ? { env: options.env } : {}) });
+    const runtime = new fr.Runtime(config, {
+      dynamodb,
+      dynamodbCommands,
+      // Read by the Runtime when a handler first needs the client (Runtime.client), not before.
+      get sqs() {
+        return sqsClient();
+      },
+      get sfn() {
+        return sfnOf();
+      },
+      ...(options.env ? { env: options.env } : {}),
+    });
     // After the engine (closed first, so no step is still calling), before the clients the runtime shares:
     // the processes it started (the Python worker, stdio MCP servers) end with the stack.
     closers.splice(closers.indexOf(engineCloser) + 1, 0, () => runtime.close());
@@ -589,7 +610,9 @@ async function ownStack(
         return closed;
       },
       endpoints,
-      sfn,
+      get sfn() {
+        return sfnOf();
+      },
       runtime,
       config,
       engine,
@@ -660,7 +683,8 @@ async function connectStack(
   });
   const detach = registry.attach();
   const { dynamodb, dynamodbCommands } = clients ?? dynamoClients(live.dynamodbEndpoint, credentials);
-  const sqs = new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials });
+  // Built when first used, as the owner's (ownStack).
+  let sqs: SQSClient | undefined;
   const sfn = sfnClient(live.sfnEndpoint, credentials);
   const approvalQueueUrl = sqsQueueUrl(live.sqsEndpoint, EMBEDDED_APPROVAL_QUEUE);
   const config = runtimeConfig(
@@ -670,7 +694,14 @@ async function connectStack(
     approvalQueueUrl,
     live.leaseEpoch,
   );
-  const runtime = new fr.Runtime(config, { dynamodb, dynamodbCommands, sqs, sfn });
+  const runtime = new fr.Runtime(config, {
+    dynamodb,
+    dynamodbCommands,
+    get sqs() {
+      return (sqs ??= new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials }));
+    },
+    sfn,
+  });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
   let closed = false;
   return {
@@ -695,7 +726,7 @@ async function connectStack(
       await runtime.close().catch(() => undefined);
       dynamodb.destroy();
       dynamodbCommands.destroy();
-      sqs.destroy();
+      sqs?.destroy();
       sfn.destroy();
     },
   };

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { CreateStateMachineCommand, DescribeStateMachineCommand, UpdateStateMachineCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { StepforgeError, compileDocument, duplicateWorkflowError, type CompileResult, type NamedWorkflow } from '@stepforge/compiler';
 import { codeChildren } from '@stepforge/compiler';
 import { workflowNameClash } from './workflowNameClash.js';
 import { loadFunctionsRuntime } from './functionsRuntime.js';
+import type { StateMachineActions } from './engineStateMachines.js';
 import { workflowRecord, type WorkflowCatalog, type WorkflowEntry, type WorkflowStore } from '@stepforge/runtime';
 
 export type { CatalogStep, WorkflowEntry } from '@stepforge/runtime';
@@ -40,7 +40,7 @@ const ROLE_ARN = 'arn:aws:iam::123456789012:role/StepforgeEmbedded';
  */
 export class RegisteredCatalog implements WorkflowCatalog {
   constructor(
-    private readonly sfn: SFNClient,
+    private readonly stateMachines: StateMachineActions,
     private readonly store: WorkflowStore,
     private readonly projectDir: string,
     private readonly env: Readonly<Record<string, string | undefined>> = process.env,
@@ -141,15 +141,15 @@ export class RegisteredCatalog implements WorkflowCatalog {
 
   async #upsertStateMachine(name: string, definition: string): Promise<string> {
     try {
-      const r = await this.sfn.send(new CreateStateMachineCommand({ name, definition, roleArn: ROLE_ARN, type: 'STANDARD' }));
+      const r = await this.stateMachines.create({ name, definition, roleArn: ROLE_ARN, type: 'STANDARD' });
       return r.stateMachineArn!;
     } catch (e) {
       if ((e as { name?: string }).name !== 'StateMachineAlreadyExists') throw e;
     }
     const arn = `arn:aws:states:us-east-1:123456789012:stateMachine:${name}`;
-    const current = await this.sfn.send(new DescribeStateMachineCommand({ stateMachineArn: arn }));
+    const current = await this.stateMachines.describe({ stateMachineArn: arn });
     if (current.definition !== definition) {
-      await this.sfn.send(new UpdateStateMachineCommand({ stateMachineArn: arn, definition }));
+      await this.stateMachines.update({ stateMachineArn: arn, definition });
     }
     return arn;
   }

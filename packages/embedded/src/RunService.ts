@@ -1,6 +1,7 @@
 import { RunService } from '@stepforge/runtime';
 import type { EmbeddedStack } from './EmbeddedStack.js';
 import { engineExecutions } from './engineExecutions.js';
+import { engineStateMachines } from './engineStateMachines.js';
 import { RegisteredCatalog } from './RegisteredCatalog.js';
 
 export type { RunDetails, StartedRun, StartOptions } from '@stepforge/runtime';
@@ -23,7 +24,7 @@ export class EmbeddedRunService extends RunService {
     super({
       runtime: stack.runtime,
       executions: engineExecutions(stack),
-      catalog: new RegisteredCatalog(stack.sfn, stack.runtime.workflows, projectDir, policyEnv),
+      catalog: new RegisteredCatalog(engineStateMachines(stack), stack.runtime.workflows, projectDir, policyEnv),
       watchStarted: stack.owner,
       closed: () => stack.closed,
     });

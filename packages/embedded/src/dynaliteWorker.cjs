@@ -120,6 +120,19 @@ async function openStore(db) {
 const { EventEmitter } = require('node:events');
 
 let server;
+/** The store's open, once `listen` has started it; and whether it is done (requests then go straight to dynalite). */
+let storeOpening;
+let storeOpen = false;
+
+/**
+ * Runs `f` (answering a request) now if the store is open, else once its open has settled: in
+ * the order the requests came, since the callbacks of one promise run in the order they were
+ * added. After a failed open, dynalite answers from a closed store.
+ */
+function whenOpen(f) {
+  if (storeOpen) return f();
+  storeOpening.then(f, f);
+}
 /** The private ports open to the owner's clients (answerPort), closed with the store. */
 const ports = new Set();
 /** dynalite's own request listener, without the loopback guard: what a private port's requests reach. */
@@ -167,7 +180,8 @@ const UNSIGNED = {
  */
 function answerPort(port) {
   ports.add(port);
-  port.on('message', (m) => {
+  port.on('message', (m) => whenOpen(() => answer(m)));
+  function answer(m) {
     const req = new EventEmitter();
     if (m.target !== undefined) {
       // An operation sent without an HTTP request around it (WorkerPortHttpHandler's call): the
@@ -184,7 +198,7 @@ function answerPort(port) {
     serve(req, portResponse(port, m.id));
     if (m.body) req.emit('data', Buffer.from(m.body));
     req.emit('end');
-  });
+  }
 }
 
 parentPort.on('message', (m) => {
@@ -196,13 +210,26 @@ parentPort.on('message', (m) => {
   if (m && m.listen && !server) {
     createIfMissing = m.listen.createIfMissing !== false;
     server = dynalite(m.listen.options);
+    // The port is taken and said at once, and the store opens meanwhile (`{ opened: true }`, or
+    // the open's error, follows): the owner starts the rest of its stack while LevelDB opens, on
+    // this thread. A request that comes before the store is open (the owner's own, over a private
+    // port; nobody else knows the port until the owner publishes it, after the open) waits for
+    // it; after a failed open it meets a closed store, and the owner is closing the stack anyway.
+    storeOpening = Promise.all(stores.map(openStore));
     serve = server.listeners('request')[0];
+    server.removeAllListeners('request');
+    // An HTTP request's body stays in its stream until dynalite reads it.
+    server.on('request', (req, res) => whenOpen(() => serve(req, res)));
     // Browsers refused and, with the stack's credentials, every request's signature verified,
     // before dynalite (which answers any Origin with `Access-Control-Allow-Origin: *`) sees it.
     require('./loopbackGuard.cjs').guardServer(server, m.listen.guard || {});
     server.once('error', (e) => parentPort.postMessage({ error: String((e && e.message) || e) }));
-    Promise.all(stores.map(openStore)).then(
-      () => server.listen(0, m.listen.host, () => parentPort.postMessage({ port: server.address().port })),
+    server.listen(0, m.listen.host, () => parentPort.postMessage({ port: server.address().port }));
+    storeOpening.then(
+      () => {
+        storeOpen = true;
+        parentPort.postMessage({ opened: true });
+      },
       (e) => parentPort.postMessage({ error: e.message, code: e.code }),
     );
     return;

@@ -1,3 +1,4 @@
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import { isSfnApiError } from '@stepforge/engine';
 import { sfnExecutions, type ExecutionEnd, type Executions } from '@stepforge/runtime';
 import type { EmbeddedStack } from './EmbeddedStack.js';
@@ -11,7 +12,8 @@ import type { EmbeddedStack } from './EmbeddedStack.js';
  * (`ExecutionAlreadyExists`, `ExecutionDoesNotExist`), as the SDK's would.
  */
 export function engineExecutions(stack: EmbeddedStack): Executions {
-  const api = sfnExecutions(stack.sfn);
+  // The stack's client is read when a request goes (the owner builds it on first use).
+  const api = sfnExecutions({ send: ((command: never, options?: never) => stack.sfn.send(command, options)) as SFNClient['send'] });
   const engine = stack.engine;
   if (!engine) return api;
   return {

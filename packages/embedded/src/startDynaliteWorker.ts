@@ -12,6 +12,11 @@ export interface DynaliteWorker {
   /** e.g. http://127.0.0.1:43121 */
   readonly endpoint: string;
   /**
+   * Settles once the store has opened (StepforgeError `store_damaged` or `store_in_use` when it
+   * cannot be). The endpoint is known before: requests sent meanwhile wait for the open.
+   */
+  readonly opened: Promise<void>;
+  /**
    * A private channel to dynalite: the port to hand a WorkerPortHttpHandler, whose requests reach
    * dynalite's request handler without HTTP (see dynaliteWorker.cjs). One per client; closing it
    * ends that channel only.
@@ -86,45 +91,88 @@ export async function startDynaliteWorker(
     });
   // The launcher's worker is unref'd so that a command that never needs it can exit.
   worker.ref();
-  const port = await new Promise<number>((resolve, reject) => {
-    const onExit = (code: number) => reject(new Error(`dynalite worker exited with code ${code} before listening`));
-    worker.once('error', reject);
-    worker.once('exit', onExit);
-    worker.once('message', (m: { port?: number; error?: string; code?: string }) => {
+  // The worker says its port first, then that the store has opened (or why it could not): the
+  // caller goes on with the port while LevelDB opens on the worker's thread (`opened`).
+  const failure = (m: { error?: string; code?: string }): Error =>
+    m.code === 'store_unreadable'
+      ? storeError('store_damaged', `the run store in ${String(options.path)} cannot be opened: ${m.error}`)
+      : m.code === 'store_in_use'
+        ? storeError('store_in_use', `the run store in ${String(options.path)} is held by another process: ${m.error}`)
+        : new Error(`dynalite could not listen on ${host}: ${m.error}`);
+  let portSaid!: { resolve(port: number): void; reject(e: unknown): void };
+  let openSaid!: { resolve(): void; reject(e: unknown): void };
+  const portKnown = new Promise<number>((resolve, reject) => (portSaid = { resolve, reject }));
+  const opened = new Promise<void>((resolve, reject) => (openSaid = { resolve, reject }));
+  // A store that could not open leaves nothing to close in the worker: it is ended (whoever
+  // awaits `opened` gets the reason; the rejection is handled here either way).
+  let exited = false;
+  worker.once('exit', () => (exited = true));
+  opened.catch(() => void worker.terminate());
+  const onExit = (code: number) => {
+    const e = new Error(`dynalite worker exited with code ${code} before its store opened`);
+    portSaid.reject(e);
+    openSaid.reject(e);
+  };
+  const onError = (e: unknown) => {
+    portSaid.reject(e);
+    openSaid.reject(e);
+  };
+  // Either may come first (an in-memory store opens before the port is bound); listened for until both have.
+  let portHeard = false;
+  let openHeard = false;
+  const onMessage = (m: { port?: number; opened?: boolean; error?: string; code?: string }) => {
+    if (m.port !== undefined) {
+      portHeard = true;
+      portSaid.resolve(m.port);
+    } else if (m.opened === true) {
+      openHeard = true;
+      openSaid.resolve();
+    } else if (m.error !== undefined) {
+      // Before the port (dynalite could not listen) or after it (the store could not open).
+      portHeard = openHeard = true;
+      const e = failure(m);
+      portSaid.reject(e);
+      openSaid.reject(e);
+    }
+    if (portHeard && openHeard) {
+      worker.off('message', onMessage);
       worker.off('exit', onExit);
-      worker.off('error', reject);
-      if (m.port !== undefined) resolve(m.port);
-      else if (m.code === 'store_unreadable')
-        reject(storeError('store_damaged', `the run store in ${String(options.path)} cannot be opened: ${m.error}`));
-      else if (m.code === 'store_in_use')
-        reject(storeError('store_in_use', `the run store in ${String(options.path)} is held by another process: ${m.error}`));
-      else reject(new Error(`dynalite could not listen on ${host}: ${m.error}`));
-    });
-    // An existing store is opened as it is, never created anew over damaged files (storeState.ts).
-    worker.postMessage({
-      listen: {
-        host,
-        options,
-        createIfMissing: tuning.createIfMissing !== false,
-        guard: tuning.credentials ? { credentials: tuning.credentials } : {},
-      },
-    });
-  }).catch(async (e: unknown) => {
+      worker.off('error', onError);
+    }
+  };
+  worker.on('message', onMessage);
+  worker.once('exit', onExit);
+  worker.on('error', onError);
+  // An existing store is opened as it is, never created anew over damaged files (storeState.ts).
+  worker.postMessage({
+    listen: {
+      host,
+      options,
+      createIfMissing: tuning.createIfMissing !== false,
+      guard: tuning.credentials ? { credentials: tuning.credentials } : {},
+    },
+  });
+  const port = await portKnown.catch(async (e: unknown) => {
     await worker.terminate();
     throw e;
   });
   // From here on, an error in the worker is dynalite failing under a request (a store file damaged
   // after it opened): the request waits for an answer that never comes, so the command ends here.
   let closing: Promise<void> | undefined;
-  worker.on('error', (e: Error) => {
-    // A request that reaches the store while it closes finds it closed: that is the stack ending
-    // under a late request, not a damaged store.
-    if (closing !== undefined) return;
-    const where = options.path !== undefined ? `the run store in ${String(options.path)}` : 'the in-memory run store';
-    stackFailed(storeError('store_damaged', `${where} failed: ${e.message}`));
-  });
+  void opened.then(
+    () =>
+      worker.on('error', (e: Error) => {
+        // A request that reaches the store while it closes finds it closed: that is the stack ending
+        // under a late request, not a damaged store.
+        if (closing !== undefined) return;
+        const where = options.path !== undefined ? `the run store in ${String(options.path)}` : 'the in-memory run store';
+        stackFailed(storeError('store_damaged', `${where} failed: ${e.message}`));
+      }),
+    () => undefined,
+  );
   return {
     endpoint: `http://${host}:${port}`,
+    opened,
     connect() {
       const { port1, port2 } = new MessageChannel();
       worker.postMessage({ connect: port2 }, [port2]);
@@ -138,11 +186,16 @@ export async function startDynaliteWorker(
       // (its isolate's teardown), which the process would otherwise spend before it could exit.
       // Unref'd, it keeps no process alive; one that exits first stops it then.
       closing ??= new Promise<void>((resolve) => {
+        if (exited) return resolve();
         worker.once('exit', () => resolve());
-        worker.once('message', () => {
+        const onClosed = (m: { closed?: boolean }) => {
+          // Not the open's answer, if the stack closes before its store has opened.
+          if (m?.closed !== true) return;
+          worker.off('message', onClosed);
           worker.unref();
           resolve();
-        });
+        };
+        worker.on('message', onClosed);
         worker.postMessage('close');
       });
       return closing;

@@ -10,6 +10,13 @@ import type { LoopbackCredentials } from './loopbackRequestGuard.js';
 export interface Emulators {
   /** DynamoDB endpoint (dynalite), e.g. http://127.0.0.1:43121 */
   readonly dynamodbEndpoint: string;
+  /**
+   * Settles once dynalite's store has opened: the endpoints are known before (the store opens on
+   * the worker's thread meanwhile), and requests sent before wait for it (startDynaliteWorker).
+   */
+  readonly dynamodbOpened: Promise<void>;
+  /** Whether the store is new (in memory, or created on disk by this start), and so holds no table yet. */
+  readonly dynamodbCreated: boolean;
   /** A private channel to dynalite for this process's own clients (startDynaliteWorker's connect). */
   connectDynamodb(): MessagePort;
   /** SQS endpoint (fauxqs, loaded on its first request). */
@@ -40,7 +47,7 @@ export interface EmulatorOptions {
 /**
  * Starts dynalite (DynamoDB, in a worker thread of its own) and fauxqs (SQS, loaded on its first request) on random loopback
  * ports, each behind the loopback guard (browsers refused, requests signed with `credentials`
- * only). dynalite keeps its data on disk under dataDir so run history survives from one command
+ * only), resolving once both listen: dynalite's store may still be opening (`dynamodbOpened`). dynalite keeps its data on disk under dataDir so run history survives from one command
  * to the next; fauxqs is in-memory, which is fine because approvals and runs of record live in
  * DynamoDB, and SQS only carries notifications.
  */
@@ -72,6 +79,8 @@ export async function startEmulators(options: EmulatorOptions): Promise<Emulator
   const sqs = sqsResult.value;
   return {
     dynamodbEndpoint: dynamo.endpoint,
+    dynamodbOpened: dynamo.opened,
+    dynamodbCreated: createIfMissing,
     connectDynamodb: () => dynamo.connect(),
     sqsEndpoint: sqs.endpoint,
     sqsQueueUrl: (name) => sqs.queueUrl(name),

@@ -103,7 +103,9 @@ describe('Function: startDynaliteWorker', () => {
       db.destroy();
       await first.close();
       // Opening again moves the log into a table file.
-      await (await startDynaliteWorker('127.0.0.1', { path })).close();
+      const again = await startDynaliteWorker('127.0.0.1', { path });
+      await again.opened;
+      await again.close();
       expect(readdirSync(path).some((f) => f.endsWith('.ldb'))).toBe(true);
       return path;
     }
@@ -130,10 +132,14 @@ describe('Function: startDynaliteWorker', () => {
         await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
         const opening = startDynaliteWorker('127.0.0.1', { path });
         setTimeout(() => holder.stdin.write('end\n'), 400);
+        // The port is said at once; the store opens only once the other process has let go
+        // (before the fix: store_unreadable, at once).
         const w = await opening;
-        // It opened only once the other process had let go (before the fix: store_unreadable, at once).
+        // A request sent meanwhile waits for the store, and is answered from it.
+        const listed = tables(w.endpoint);
+        await w.opened;
         expect(holderEnded).toBe(true);
-        expect(await tables(w.endpoint)).toEqual(['items']);
+        expect(await listed).toEqual(['items']);
         await w.close();
       } finally {
         holder.kill();
@@ -146,7 +152,10 @@ describe('Function: startDynaliteWorker', () => {
       try {
         writeFileSync(join(path, 'CURRENT'), 'MANIFEST-999999\n');
         const before = contents(path);
-        const err = (await startDynaliteWorker('127.0.0.1', { path }).catch((e: unknown) => e)) as StepforgeError;
+        const w = await startDynaliteWorker('127.0.0.1', { path });
+        const err = (await w.opened.catch((e: unknown) => e)) as StepforgeError;
+        // Nothing is left to close: the worker ended with the failed open.
+        await w.close();
         expect([err.name, err.code]).toEqual(['StepforgeError', 'store_damaged']);
         expect(err.message).toBe(`the run store in ${path} cannot be opened: IO error: ${path}/MANIFEST-999999: No such file or directory`);
         expect(err.hint).toMatch(
@@ -167,6 +176,7 @@ describe('Function: startDynaliteWorker', () => {
         });
       });
       const w = await startDynaliteWorker('127.0.0.1', { path });
+      await w.opened;
       const { dynamodbCommands: db } = loopbackDynamoClients(w.endpoint, { accessKeyId: 'local', secretAccessKey: 'local' });
       try {
         for (const f of readdirSync(path).filter((n) => n.endsWith('.ldb'))) writeFileSync(join(path, f), Buffer.alloc(300, 7));

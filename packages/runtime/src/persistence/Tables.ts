@@ -1,4 +1,10 @@
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  type CreateTableCommandInput,
+  type TableDescription,
+} from '@aws-sdk/client-dynamodb';
 
 /** GSI over (workflow, start time): `runs list --workflow W`. */
 export const GSI_BY_WORKFLOW = 'gsi1';
@@ -36,23 +42,50 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
 /** The TTL attribute (epoch seconds) on idempotency records and blobs; the CDK stack enables it. */
 export const TTL_ATTRIBUTE = 'ttl';
 
+/** Options of ensureTables. */
+export interface EnsureTablesOptions {
+  /**
+   * The caller knows the store holds no table yet (it has just created it): the table is created
+   * without asking first. Otherwise it is described first, and created only when it is not there.
+   */
+  readonly absent?: boolean;
+}
+
 /**
  * Creates the runtime table (with its indexes) if it does not exist and waits until it is ACTIVE.
- * Returns the names of the tables it created (empty when everything was there already).
+ * Returns the names of the tables it created (empty when everything was there already). A table
+ * that is there and ACTIVE costs one request (DescribeTable), a new one two or more (CreateTable,
+ * then DescribeTable until ACTIVE).
  */
-export async function ensureTables(client: DynamoDBClient, tableName: string): Promise<string[]> {
+export async function ensureTables(client: DynamoDBClient, tableName: string, options: EnsureTablesOptions = {}): Promise<string[]> {
   const created: string[] = [];
-  try {
-    await client.send(new CreateTableCommand(tableDefinition(tableName)));
-    created.push(tableName);
-  } catch (e) {
-    if ((e as { name?: string }).name !== 'ResourceInUseException') throw e;
+  let described = options.absent ? undefined : await describe(client, tableName);
+  if (described === undefined) {
+    try {
+      await client.send(new CreateTableCommand(tableDefinition(tableName)));
+      created.push(tableName);
+    } catch (e) {
+      if ((e as { name?: string }).name !== 'ResourceInUseException') throw e;
+    }
   }
+  // Polled soon at first (an emulator makes a table ACTIVE within a tick or two), then every 50 ms.
   for (let i = 0; i < 600; i++) {
-    const d = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    const gsisActive = (d.Table?.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === undefined || g.IndexStatus === 'ACTIVE');
-    if (d.Table?.TableStatus === 'ACTIVE' && gsisActive) return created;
-    await new Promise((r) => setTimeout(r, 50));
+    described ??= await describe(client, tableName);
+    if (described === undefined) throw new Error(`table ${tableName} was created, then could not be found`);
+    const gsisActive = (described.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === undefined || g.IndexStatus === 'ACTIVE');
+    if (described.TableStatus === 'ACTIVE' && gsisActive) return created;
+    described = undefined;
+    await new Promise((r) => setTimeout(r, Math.min(50, 2 ** i)));
   }
   throw new Error(`table ${tableName} did not become ACTIVE`);
+}
+
+/** The table's description, or undefined when there is no such table. */
+async function describe(client: DynamoDBClient, tableName: string): Promise<TableDescription | undefined> {
+  try {
+    return (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+  } catch (e) {
+    if ((e as { name?: string }).name === 'ResourceNotFoundException') return undefined;
+    throw e;
+  }
 }

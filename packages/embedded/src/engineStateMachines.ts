@@ -1,0 +1,45 @@
+import { CreateStateMachineCommand, DescribeStateMachineCommand, UpdateStateMachineCommand } from '@aws-sdk/client-sfn';
+import { isSfnApiError } from '@stepforge/engine';
+import type { EmbeddedStack } from './EmbeddedStack.js';
+
+/** The state-machine actions the catalog registers workflows with, as the Step Functions API answers them. */
+export interface StateMachineActions {
+  create(input: { name: string; definition: string; roleArn: string; type: 'STANDARD' }): Promise<{ stateMachineArn?: string }>;
+  describe(input: { stateMachineArn: string }): Promise<{ definition?: string }>;
+  update(input: { stateMachineArn: string; definition: string }): Promise<unknown>;
+}
+
+/**
+ * The embedded stack's state-machine actions: the Step Functions API on loopback (a process
+ * connected to another's stack), or, in the process that owns the engine, its ExecutionManager
+ * directly, the code the API server runs for them: registering a workflow is then no HTTP request
+ * and no SDK client at all (a `run`'s first request to the engine cost more CPU than its five
+ * steps' engine work). The engine's errors keep their API names (`StateMachineAlreadyExists`,
+ * `InvalidDefinition`), as the SDK reports them.
+ */
+export function engineStateMachines(stack: Pick<EmbeddedStack, 'engine' | 'sfn'>): StateMachineActions {
+  const engine = stack.engine;
+  if (!engine) {
+    return {
+      create: (input) => stack.sfn.send(new CreateStateMachineCommand(input)),
+      describe: (input) => stack.sfn.send(new DescribeStateMachineCommand(input)),
+      update: (input) => stack.sfn.send(new UpdateStateMachineCommand(input)),
+    };
+  }
+  const m = engine.manager;
+  return {
+    create: async (input) => asSdk(() => m.createStateMachine({ ...input })) as { stateMachineArn?: string },
+    describe: async (input) => asSdk(() => m.describeStateMachine({ ...input })) as { definition?: string },
+    update: async (input) => asSdk(() => m.updateStateMachine({ ...input })),
+  };
+}
+
+/** Runs an engine action, its API error thrown as the SDK throws one (`name` the error type, a client fault). */
+function asSdk<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (!isSfnApiError(e)) throw e;
+    throw Object.assign(new Error(e.message), { name: e.type, $fault: 'client', $metadata: { httpStatusCode: e.status } });
+  }
+}
