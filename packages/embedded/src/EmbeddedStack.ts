@@ -15,6 +15,7 @@ import { storeState } from './storeState.js';
 import { storeError } from './startDynaliteWorker.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import { isLostConnection } from './isLostConnection.js';
+import { IDENTITY_KEY, identityPut, nextEpochUpdate, openingEpoch, stackOpeningRequests } from './stackOpeningRequests.js';
 import type * as Functions from '@stepforge/runtime';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
 import { LOOPBACK_REGION as REGION, loopbackDynamoClients as dynamoClients, loopbackSfnClient as sfnClient } from './loopbackClients.js';
@@ -226,9 +227,6 @@ function projectKey(dataDir: string): string {
   }
 }
 
-/** Where a stack keeps its identity in its own table. */
-const IDENTITY_KEY = { pk: { S: 'STACK#embedded' }, sk: { S: 'IDENTITY' } } as const;
-
 /**
  * Whether the endpoints stack.json names are that stack's: its DynamoDB endpoint must answer the
  * `stackId` the file records, and the project (the real path of its `.stepforge`) must be this
@@ -374,15 +372,7 @@ function runtimeConfig(
  * earlier owner (a process that has ended) are known as such.
  */
 async function nextLeaseEpoch(client: DynamoDBClient): Promise<number> {
-  const r = await client.send(
-    new UpdateItemCommand({
-      TableName: EMBEDDED_TABLE,
-      Key: { pk: { S: 'STACK#embedded' }, sk: { S: 'LEASE_EPOCH' } },
-      UpdateExpression: 'ADD epoch :one',
-      ExpressionAttributeValues: { ':one': { N: '1' } },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
+  const r = await client.send(new UpdateItemCommand(nextEpochUpdate(EMBEDDED_TABLE)));
   return Number(r.Attributes?.epoch?.N ?? 1);
 }
 
@@ -454,11 +444,16 @@ async function ownStack(
   // The stack's secret, new for each owner: only a process that can read stack.json reaches it.
   const credentials = newStackCredentials();
   const apiToken = newApiToken();
+  // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
+  // checks it there before it trusts the endpoints (see stackIdentity).
+  const stackId = randomUUID();
+  const project = dataDir ? projectKey(dataDir) : undefined;
   const [frResult, emuResult] = await Promise.allSettled([
     loadFunctionsRuntime(),
     startEmulators({
       ...(dataDir ? { dataDir: snapshot ?? dataDir, access: options.access ?? 'write' } : {}),
       credentials,
+      prepare: stackOpeningRequests(EMBEDDED_TABLE, stackId, project),
       queues: [EMBEDDED_APPROVAL_QUEUE],
     }),
   ]);
@@ -482,27 +477,20 @@ async function ownStack(
       dynamodbCommands.destroy();
       sqs?.destroy();
     });
-    // This stack's identity, answered by its DynamoDB endpoint: a process that finds stack.json
-    // checks it there before it trusts the endpoints (see stackIdentity).
-    const stackId = randomUUID();
     // The table and the engine's server depend on nothing of each other: dynalite's thread opens
-    // the store and answers the table's requests while this one starts the engine, side by side,
-    // not one after another.
+    // the store and answers the stack's opening requests while this one starts the engine, side
+    // by side, not one after another.
     const tableReady = (async () => {
       // The store's own failure (damaged, held by another process), rather than a request's.
-      await emulators.dynamodbOpened;
-      // A store this process has just created holds no table yet: it is created without asking.
+      const opened = openingEpoch(await emulators.dynamodbOpened);
+      if (opened !== undefined) return opened;
+      // No table there yet (a new store), or not ready: created (a store this process has just
+      // created is known to hold none), then the two writes, side by side, through the client
+      // whose item operations go to the worker as plain JSON.
       await fr.ensureTables(dynamodb, EMBEDDED_TABLE, { absent: emulators.dynamodbCreated });
-      // Two item writes that depend on nothing but the table: side by side too, through the client
-      // whose item operations go to the worker as plain JSON (the one every step's writes use).
       const [epoch] = await Promise.all([
         nextLeaseEpoch(dynamodbCommands),
-        dynamodbCommands.send(
-          new PutItemCommand({
-            TableName: EMBEDDED_TABLE,
-            Item: { ...IDENTITY_KEY, stackId: { S: stackId }, ...(dataDir ? { project: { S: projectKey(dataDir) } } : {}) },
-          }),
-        ),
+        dynamodbCommands.send(new PutItemCommand(identityPut(EMBEDDED_TABLE, stackId, project))),
       ]);
       return epoch;
     })();

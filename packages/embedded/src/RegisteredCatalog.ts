@@ -4,7 +4,7 @@ import { StepforgeError, compileDocument, duplicateWorkflowError, type CompileRe
 import { codeChildren } from '@stepforge/compiler';
 import { workflowNameClash } from './workflowNameClash.js';
 import { loadFunctionsRuntime } from './functionsRuntime.js';
-import type { StateMachineActions } from './engineStateMachines.js';
+import { embeddedStateMachineArn, type StateMachineActions } from './engineStateMachines.js';
 import { workflowRecord, type WorkflowCatalog, type WorkflowEntry, type WorkflowStore } from '@stepforge/runtime';
 
 export type { CatalogStep, WorkflowEntry } from '@stepforge/runtime';
@@ -146,7 +146,7 @@ export class RegisteredCatalog implements WorkflowCatalog {
     } catch (e) {
       if ((e as { name?: string }).name !== 'StateMachineAlreadyExists') throw e;
     }
-    const arn = `arn:aws:states:us-east-1:123456789012:stateMachine:${name}`;
+    const arn = embeddedStateMachineArn(name);
     const current = await this.stateMachines.describe({ stateMachineArn: arn });
     if (current.definition !== definition) {
       await this.stateMachines.update({ stateMachineArn: arn, definition });

@@ -143,6 +143,11 @@ let serve;
  * `{ id, statusCode, headers, body }` instead of HTTP: see answerPort.
  */
 function portResponse(port, id) {
+  return answerTo((answer) => port.postMessage({ id, ...answer }));
+}
+
+/** A response as dynalite writes one, handed to `done` as `{ statusCode, headers, body }`. */
+function answerTo(done) {
   const headers = {};
   return {
     statusCode: 200,
@@ -153,9 +158,23 @@ function portResponse(port, id) {
       return headers[String(name).toLowerCase()];
     },
     end(body) {
-      port.postMessage({ id, statusCode: this.statusCode, headers, body: body === undefined ? '' : String(body) });
+      done({ statusCode: this.statusCode, headers, body: body === undefined ? '' : String(body) });
     },
   };
+}
+
+/**
+ * Answers the requests the owner sent with `listen` (`prepare`: `{ target, body }` each, as
+ * withPortCommands sends an operation), one after the other, as soon as the store has opened:
+ * the stack's first requests (its table's description, the lease epoch, its identity) are answered
+ * on this thread while the owner starts the rest, instead of waiting for it to send them. Each
+ * answer is `{ statusCode, headers, body }`, an error answer included: what they mean is the
+ * owner's to say.
+ */
+async function prepareStore(requests) {
+  const answers = [];
+  for (const r of requests || []) answers.push(await new Promise((resolve) => dispatch(r, answerTo(resolve))));
+  return answers;
 }
 
 /**
@@ -180,25 +199,27 @@ const UNSIGNED = {
  */
 function answerPort(port) {
   ports.add(port);
-  port.on('message', (m) => whenOpen(() => answer(m)));
-  function answer(m) {
-    const req = new EventEmitter();
-    if (m.target !== undefined) {
-      // An operation sent without an HTTP request around it (WorkerPortHttpHandler's call): the
-      // request dynalite would get for it. Nothing on this path checks a signature (dynalite
-      // only checks that the headers of one are there), so it carries none.
-      req.method = 'POST';
-      req.url = '/';
-      req.headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': m.target, ...UNSIGNED };
-    } else {
-      req.method = m.method;
-      req.url = m.url;
-      req.headers = m.headers;
-    }
-    serve(req, portResponse(port, m.id));
-    if (m.body) req.emit('data', Buffer.from(m.body));
-    req.emit('end');
+  port.on('message', (m) => whenOpen(() => dispatch(m, portResponse(port, m.id))));
+}
+
+/** Hands one request that came without HTTP (over a port, or with `listen`) to dynalite, answering on `res`. */
+function dispatch(m, res) {
+  const req = new EventEmitter();
+  if (m.target !== undefined) {
+    // An operation sent without an HTTP request around it (WorkerPortHttpHandler's call): the
+    // request dynalite would get for it. Nothing on this path checks a signature (dynalite
+    // only checks that the headers of one are there), so it carries none.
+    req.method = 'POST';
+    req.url = '/';
+    req.headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': m.target, ...UNSIGNED };
+  } else {
+    req.method = m.method;
+    req.url = m.url;
+    req.headers = m.headers;
   }
+  serve(req, res);
+  if (m.body) req.emit('data', Buffer.from(m.body));
+  req.emit('end');
 }
 
 parentPort.on('message', (m) => {
@@ -226,9 +247,9 @@ parentPort.on('message', (m) => {
     server.once('error', (e) => parentPort.postMessage({ error: String((e && e.message) || e) }));
     server.listen(0, m.listen.host, () => parentPort.postMessage({ port: server.address().port }));
     storeOpening.then(
-      () => {
+      async () => {
         storeOpen = true;
-        parentPort.postMessage({ opened: true });
+        parentPort.postMessage({ opened: true, answers: await prepareStore(m.listen.prepare) });
       },
       (e) => parentPort.postMessage({ error: e.message, code: e.code }),
     );

@@ -1,5 +1,5 @@
 import { CreateStateMachineCommand, DescribeStateMachineCommand, UpdateStateMachineCommand } from '@aws-sdk/client-sfn';
-import { isSfnApiError } from '@stepforge/engine';
+import { isSfnApiError, substitutePlaceholders } from '@stepforge/engine';
 import type { EmbeddedStack } from './EmbeddedStack.js';
 
 /** The state-machine actions the catalog registers workflows with, as the Step Functions API answers them. */
@@ -17,7 +17,7 @@ export interface StateMachineActions {
  * steps' engine work). The engine's errors keep their API names (`StateMachineAlreadyExists`,
  * `InvalidDefinition`), as the SDK reports them.
  */
-export function engineStateMachines(stack: Pick<EmbeddedStack, 'engine' | 'sfn'>): StateMachineActions {
+export function engineStateMachines(stack: Pick<EmbeddedStack, 'engine' | 'sfn' | 'substitutions'>): StateMachineActions {
   const engine = stack.engine;
   if (!engine) {
     return {
@@ -28,7 +28,28 @@ export function engineStateMachines(stack: Pick<EmbeddedStack, 'engine' | 'sfn'>
   }
   const m = engine.manager;
   return {
-    create: async (input) => asSdk(() => m.createStateMachine({ ...input })) as { stateMachineArn?: string },
+    async create(input) {
+      // The same workflow registered again (each `run` of it registers it): the engine would check
+      // the whole definition again (its JSONata parsed, every state, every resource) before finding
+      // it has it already. What it stores is the definition with the stack's substitutions made,
+      // checked when it was stored; every execution checks its definition again as it starts.
+      const arn = embeddedStateMachineArn(input.name);
+      const there = asSdk(() => {
+        try {
+          return m.describeStateMachine({ stateMachineArn: arn });
+        } catch (e) {
+          if (isSfnApiError(e) && e.type === 'StateMachineDoesNotExist') return undefined;
+          throw e;
+        }
+      });
+      if (
+        there?.definition === substitutePlaceholders(input.definition, stack.substitutions) &&
+        there.roleArn === input.roleArn &&
+        there.type === input.type
+      )
+        return { stateMachineArn: arn };
+      return asSdk(() => m.createStateMachine({ ...input })) as { stateMachineArn?: string };
+    },
     describe: async (input) => asSdk(() => m.describeStateMachine({ ...input })) as { definition?: string },
     update: async (input) => asSdk(() => m.updateStateMachine({ ...input })),
   };
@@ -42,4 +63,9 @@ function asSdk<T>(f: () => T): T {
     if (!isSfnApiError(e)) throw e;
     throw Object.assign(new Error(e.message), { name: e.type, $fault: 'client', $metadata: { httpStatusCode: e.status } });
   }
+}
+
+/** The ARN the embedded engine gives state machine `name` (its region and account are the stack's). */
+export function embeddedStateMachineArn(name: string): string {
+  return `arn:aws:states:us-east-1:123456789012:stateMachine:${name}`;
 }

@@ -4,6 +4,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { StepforgeError } from '@stepforge/compiler';
 import { stackFailed } from './stackFailure.js';
 import type { LoopbackCredentials } from './loopbackRequestGuard.js';
+import type { PortAnswer } from './WorkerPortHttpHandler.js';
 
 const require = createRequire(import.meta.url);
 
@@ -15,7 +16,7 @@ export interface DynaliteWorker {
    * Settles once the store has opened (StepforgeError `store_damaged` or `store_in_use` when it
    * cannot be). The endpoint is known before: requests sent meanwhile wait for the open.
    */
-  readonly opened: Promise<void>;
+  readonly opened: Promise<readonly StoreAnswer[]>;
   /**
    * A private channel to dynalite: the port to hand a WorkerPortHttpHandler, whose requests reach
    * dynalite's request handler without HTTP (see dynaliteWorker.cjs). One per client; closing it
@@ -36,6 +37,16 @@ const EXPRESSION_CACHE = fileURLToPath(new URL('./dynaliteExpressionCache.cjs', 
  * module graph (the bundle or dist/ is loaded after it).
  */
 const PREWARMED = Symbol.for('stepforge.prewarmedDynaliteWorker');
+
+/** A request answered by the worker as soon as the store opens (DynaliteWorkerTuning's `prepare`): an operation and its JSON body. */
+export interface StoreRequest {
+  /** e.g. `DynamoDB_20120810.DescribeTable` */
+  readonly target: string;
+  readonly body: string;
+}
+
+/** dynalite's answer to a StoreRequest: its status and JSON body (an error's `__type` and message included). */
+export type StoreAnswer = Omit<PortAnswer, 'id'>;
 
 /** What the launcher leaves in the slot: the worker, whether it has failed or exited since, and how to drop the launcher's listeners. */
 interface PrewarmedWorker {
@@ -69,6 +80,11 @@ export interface DynaliteWorkerTuning {
    * Browsers' requests are refused either way.
    */
   readonly credentials?: LoopbackCredentials;
+  /**
+   * Requests the worker answers, in order, as soon as the store has opened, with `opened`: the
+   * caller's first requests, answered on the worker's thread while the caller goes on.
+   */
+  readonly prepare?: readonly StoreRequest[];
 }
 
 /**
@@ -100,9 +116,9 @@ export async function startDynaliteWorker(
         ? storeError('store_in_use', `the run store in ${String(options.path)} is held by another process: ${m.error}`)
         : new Error(`dynalite could not listen on ${host}: ${m.error}`);
   let portSaid!: { resolve(port: number): void; reject(e: unknown): void };
-  let openSaid!: { resolve(): void; reject(e: unknown): void };
+  let openSaid!: { resolve(answers: readonly StoreAnswer[]): void; reject(e: unknown): void };
   const portKnown = new Promise<number>((resolve, reject) => (portSaid = { resolve, reject }));
-  const opened = new Promise<void>((resolve, reject) => (openSaid = { resolve, reject }));
+  const opened = new Promise<readonly StoreAnswer[]>((resolve, reject) => (openSaid = { resolve, reject }));
   // A store that could not open leaves nothing to close in the worker: it is ended (whoever
   // awaits `opened` gets the reason; the rejection is handled here either way).
   let exited = false;
@@ -120,13 +136,13 @@ export async function startDynaliteWorker(
   // Either may come first (an in-memory store opens before the port is bound); listened for until both have.
   let portHeard = false;
   let openHeard = false;
-  const onMessage = (m: { port?: number; opened?: boolean; error?: string; code?: string }) => {
+  const onMessage = (m: { port?: number; opened?: boolean; answers?: StoreAnswer[]; error?: string; code?: string }) => {
     if (m.port !== undefined) {
       portHeard = true;
       portSaid.resolve(m.port);
     } else if (m.opened === true) {
       openHeard = true;
-      openSaid.resolve();
+      openSaid.resolve(m.answers ?? []);
     } else if (m.error !== undefined) {
       // Before the port (dynalite could not listen) or after it (the store could not open).
       portHeard = openHeard = true;
@@ -149,6 +165,7 @@ export async function startDynaliteWorker(
       host,
       options,
       createIfMissing: tuning.createIfMissing !== false,
+      prepare: tuning.prepare ?? [],
       guard: tuning.credentials ? { credentials: tuning.credentials } : {},
     },
   });

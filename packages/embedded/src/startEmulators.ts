@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { ensureDirectory } from './ensureDirectory.js';
-import { startDynaliteWorker, storeError } from './startDynaliteWorker.js';
+import { startDynaliteWorker, storeError, type StoreAnswer, type StoreRequest } from './startDynaliteWorker.js';
 import { storeState } from './storeState.js';
 import { startSqsEmulator } from './startSqsEmulator.js';
 import type { LoopbackCredentials } from './loopbackRequestGuard.js';
@@ -13,8 +13,9 @@ export interface Emulators {
   /**
    * Settles once dynalite's store has opened: the endpoints are known before (the store opens on
    * the worker's thread meanwhile), and requests sent before wait for it (startDynaliteWorker).
+   * With the answers to `prepare`.
    */
-  readonly dynamodbOpened: Promise<void>;
+  readonly dynamodbOpened: Promise<readonly StoreAnswer[]>;
   /** Whether the store is new (in memory, or created on disk by this start), and so holds no table yet. */
   readonly dynamodbCreated: boolean;
   /** A private channel to dynalite for this process's own clients (startDynaliteWorker's connect). */
@@ -40,6 +41,8 @@ export interface EmulatorOptions {
   readonly access?: 'read' | 'write';
   /** The stack's credentials: both emulators refuse requests not SigV4-signed with them. */
   readonly credentials: LoopbackCredentials;
+  /** Requests dynalite answers as soon as its store has opened (startDynaliteWorker's `prepare`). */
+  readonly prepare?: readonly StoreRequest[];
   /** SQS queues that exist from the first SQS request on (their URLs are known at once). */
   readonly queues?: readonly string[];
 }
@@ -67,7 +70,11 @@ export async function startEmulators(options: EmulatorOptions): Promise<Emulator
     dynamoOptions.path = path;
   }
   const [dynamoResult, sqsResult] = await Promise.allSettled([
-    startDynaliteWorker(host, dynamoOptions, { createIfMissing, credentials: options.credentials }),
+    startDynaliteWorker(host, dynamoOptions, {
+      createIfMissing,
+      credentials: options.credentials,
+      ...(options.prepare ? { prepare: options.prepare } : {}),
+    }),
     startSqsEmulator(host, { credentials: options.credentials, ...(options.queues ? { queues: options.queues } : {}) }),
   ]);
   if (dynamoResult.status === 'rejected' || sqsResult.status === 'rejected') {
