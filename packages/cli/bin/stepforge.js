@@ -18,16 +18,33 @@ const internalError = (err) => {
   process.stderr.write(`internal error: ${err && err.stack ? err.stack : String(err)}\n`);
   process.exitCode = 70;
 };
-require('./loadCli.js')
-  .loadCli(argv[0], argv)
-  .then(({ cli, how, settle, prewarmed }) => {
-    if (debug) process.stderr.write(`stepforge loaded from ${how}\n`);
-    return cli.main(argv).then((code) => {
-      settle();
-      const ahead = prewarmed();
-      if (debug && ahead !== undefined) process.stderr.write(`stepforge dynalite worker started ahead: ${ahead}\n`);
-      process.exitCode = code;
-      if (EXIT_WHEN_DONE.has(argv[0]) && process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit(code);
+/** Ends the process with `code` once stdout and stderr hold nothing queued (else when they drain, by itself). */
+const finish = (code) => {
+  process.exitCode = code;
+  if (EXIT_WHEN_DONE.has(argv[0]) && process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit(code);
+};
+/** The command run in this process, from its bundle (loadCli). */
+function runHere() {
+  return require('./loadCli.js')
+    .loadCli(argv[0], argv)
+    .then(({ cli, how, settle, prewarmed }) => {
+      if (debug) process.stderr.write(`stepforge loaded from ${how}\n`);
+      return cli.main(argv).then((code) => {
+        settle();
+        const ahead = prewarmed();
+        if (debug && ahead !== undefined) process.stderr.write(`stepforge dynalite worker started ahead: ${ahead}\n`);
+        finish(code);
+      });
     });
+}
+// `run` with the project's serve up runs there, through a thin client (relayRun.js says when it gives way).
+(argv[0] === 'run' ? require('./relayRun.js').relayRun(argv.slice(1)) : Promise.resolve(undefined))
+  .then((relayed) => {
+    if (relayed !== undefined) {
+      if (debug) process.stderr.write('stepforge ran the command on the project\'s serve (thin client)\n');
+      finish(relayed);
+      return;
+    }
+    return runHere();
   })
   .catch(internalError);
