@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { StepforgeError, STEP_HANDLER_TABLE } from '@stepforge/contract';
 import { startEngineServer, type EngineServer } from '@stepforge/engine';
 import { startEmulators, type Emulators } from './startEmulators.js';
@@ -15,6 +14,7 @@ import { storeState } from './storeState.js';
 import { storeError } from './startDynaliteWorker.js';
 import { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 import { isLostConnection } from './isLostConnection.js';
+import { lazySqsClient } from './lazySqsClient.js';
 import { IDENTITY_KEY, identityPut, nextEpochUpdate, openingEpoch, stackOpeningRequests } from './stackOpeningRequests.js';
 import type * as Functions from '@stepforge/runtime';
 import { loadFunctionsRuntime, type LocalHandlers, type RuntimeConfigLike, type RuntimeLike } from './functionsRuntime.js';
@@ -469,13 +469,12 @@ async function ownStack(
   try {
     // This process runs dynalite's worker: its own clients talk to it over private ports, not HTTP.
     const { dynamodb, dynamodbCommands } = dynamoClients(emulators.dynamodbEndpoint, credentials, () => emulators.connectDynamodb());
-    // Built when first used: only approvals and the `sqs` connector send to SQS, and most runs do neither.
-    let sqs: SQSClient | undefined;
-    const sqsClient = () => (sqs ??= new SQSClient({ endpoint: emulators.sqsEndpoint, region: REGION, credentials }));
+    // Built on its first message: only approvals and the `sqs` connector send to SQS, and most runs do neither.
+    const sqs = lazySqsClient(emulators.sqsEndpoint, REGION, credentials);
     closers.unshift(async () => {
       dynamodb.destroy();
       dynamodbCommands.destroy();
-      sqs?.destroy();
+      sqs.destroy();
     });
     // The table and the engine's server depend on nothing of each other: dynalite's thread opens
     // the store and answers the stack's opening requests while this one starts the engine, side
@@ -557,10 +556,8 @@ async function ownStack(
     const runtime = new fr.Runtime(config, {
       dynamodb,
       dynamodbCommands,
+      sqs,
       // Read by the Runtime when a handler first needs the client (Runtime.client), not before.
-      get sqs() {
-        return sqsClient();
-      },
       get sfn() {
         return sfnOf();
       },
@@ -671,8 +668,8 @@ async function connectStack(
   });
   const detach = registry.attach();
   const { dynamodb, dynamodbCommands } = clients ?? dynamoClients(live.dynamodbEndpoint, credentials);
-  // Built when first used, as the owner's (ownStack).
-  let sqs: SQSClient | undefined;
+  // Built on its first message, as the owner's (ownStack).
+  const sqs = lazySqsClient(live.sqsEndpoint, REGION, credentials);
   const sfn = sfnClient(live.sfnEndpoint, credentials);
   const approvalQueueUrl = sqsQueueUrl(live.sqsEndpoint, EMBEDDED_APPROVAL_QUEUE);
   const config = runtimeConfig(
@@ -685,9 +682,7 @@ async function connectStack(
   const runtime = new fr.Runtime(config, {
     dynamodb,
     dynamodbCommands,
-    get sqs() {
-      return (sqs ??= new SQSClient({ endpoint: live.sqsEndpoint, region: REGION, credentials }));
-    },
+    sqs,
     sfn,
   });
   const { pid: _pid, startedAt: _s, ...endpoints } = live;
@@ -714,7 +709,7 @@ async function connectStack(
       await runtime.close().catch(() => undefined);
       dynamodb.destroy();
       dynamodbCommands.destroy();
-      sqs?.destroy();
+      sqs.destroy();
       sfn.destroy();
     },
   };
