@@ -27,6 +27,7 @@ import {
   isStoredExecution,
   lineJson,
   readLines,
+  scanLines,
   type DamagedLine,
 } from './journalLines.js';
 
@@ -93,6 +94,8 @@ export class DirectoryExecutionStore implements ExecutionStore {
   private readonly appendedSize = new Map<string, number>();
   /** Bytes of checkpoint lines this instance appended to each history file since it was last written whole. */
   private readonly checkpointBytes = new Map<string, number>();
+  /** The last checkpoint line of each history file this instance wrote one to: what the next one's changes are taken against. */
+  private readonly lastCheckpoint = new Map<string, LastCheckpoint>();
   /**
    * Open descriptors (append mode) of the files this instance appends to, by path: a running
    * execution appends to its history at every top-level transition, and appendFileSync opens and
@@ -303,8 +306,40 @@ export class DirectoryExecutionStore implements ExecutionStore {
 
   appendCheckpoint(arn: string, events: readonly HistoryEvent[], cp: Checkpoint): void {
     if (this.readOnly) return;
+    const file = this.historyFile(arn);
+    const line = this.checkpointLineAfter(file, cp);
+    this.appendHistory(arn, eventLines(events) + line, Buffer.byteLength(line), cp);
+  }
+
+  /**
+   * A checkpoint as the next line of a file: its variables whole, or (after a checkpoint this
+   * instance wrote to it) only what changed in them. The top-level variables are a frozen object
+   * shared until the next Assign (Scope.ownValues), and each value is replaced, never changed in
+   * place, so a change is a value that is not the same object. Whole variables are written again
+   * once the changes since the last whole ones outgrow them, so a reader applies at most about as
+   * much as one whole checkpoint; a run that assigns a variable at every step writes each value
+   * once or twice, not once a step.
+   */
+  private checkpointLineAfter(file: string, cp: Checkpoint): string {
+    const last = this.lastCheckpoint.get(file);
+    if (last !== undefined) {
+      const { variables, ...rest } = cp;
+      const set: Record<string, unknown> = {};
+      const unset: string[] = [];
+      if (variables !== last.variables) {
+        for (const k of Object.keys(variables)) if (!(k in last.variables) || last.variables[k] !== variables[k]) set[k] = variables[k];
+        for (const k of Object.keys(last.variables)) if (!(k in variables)) unset.push(k);
+      }
+      const line = frameLine(JSON.stringify({ checkpoint: rest, ...(unset.length > 0 ? { set, unset } : { set }) }));
+      const changes = last.changes + Buffer.byteLength(line);
+      if (changes <= last.whole) {
+        this.lastCheckpoint.set(file, { variables, whole: last.whole, changes });
+        return line;
+      }
+    }
     const line = checkpointLine(cp);
-    this.appendHistory(arn, eventLines(events) + line, Buffer.byteLength(line));
+    this.lastCheckpoint.set(file, { variables: cp.variables, whole: Buffer.byteLength(line), changes: 0 });
+    return line;
   }
 
   putCheckpoint(arn: string, cp: Checkpoint | undefined): void {
@@ -320,11 +355,15 @@ export class DirectoryExecutionStore implements ExecutionStore {
     if (this.fds.has(file) || existsSync(file)) this.appendHistory(arn, ENDED_LINE, 0);
     this.release(file);
     this.checkpointBytes.delete(file);
+    this.lastCheckpoint.delete(file);
     this.files.delete(arn);
   }
 
-  /** Appends to an execution's history file (`checkpoint` bytes of it checkpoint lines), making histories/ again if it is gone. */
-  private appendHistory(arn: string, text: string, checkpoint: number): void {
+  /**
+   * Appends to an execution's history file (its last `checkpoint` bytes the line of `cp`), making
+   * histories/ again if it is gone.
+   */
+  private appendHistory(arn: string, text: string, checkpoint: number, cp?: Checkpoint): void {
     const file = this.historyFile(arn);
     try {
       this.append(file, text);
@@ -333,24 +372,34 @@ export class DirectoryExecutionStore implements ExecutionStore {
       mkdirSync(this.historiesDir, { recursive: true });
       this.append(file, text);
     }
-    if (checkpoint === 0) return;
+    if (cp === undefined) return;
     const since = (this.checkpointBytes.get(file) ?? 0) + checkpoint;
-    if (since > Math.max(CHECKPOINT_REWRITE_BYTES, this.appendedSize.get(file)! - since)) this.dropOldCheckpoints(file);
+    if (since > Math.max(CHECKPOINT_REWRITE_BYTES, this.appendedSize.get(file)! - since)) this.dropOldCheckpoints(file, cp);
     else this.checkpointBytes.set(file, since);
   }
 
-  /** Rewrites a history file with its last checkpoint line alone: the earlier ones are never read again. */
-  private dropOldCheckpoints(file: string): void {
-    const lines = readFileSync(file, 'utf8').split('\n');
+  /** Rewrites a history file with its events and `cp`, the checkpoint just appended, whole: the earlier ones are never read again. */
+  private dropOldCheckpoints(file: string, cp: Checkpoint): void {
     let text = '';
-    let last = '';
-    for (const line of lines) {
-      if (line === '') continue;
-      if (isCheckpointJson(lineJson(line))) last = line;
-      else text += `${line}\n`;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (line !== '' && !isCheckpointJson(lineJson(line))) text += `${line}\n`;
     }
-    this.rewrite(file, last === '' ? text : `${text}${last}\n`);
+    this.rewriteHistory(file, text, cp);
+  }
+
+  /** Replaces a history file with `events` (its lines) and, whole, the checkpoint they lead up to. */
+  private rewriteHistory(file: string, events: string, cp: Checkpoint | undefined): void {
+    const line = cp === undefined ? '' : checkpointLine(cp);
+    try {
+      this.rewrite(file, events + line);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      mkdirSync(this.historiesDir, { recursive: true });
+      this.rewrite(file, events + line);
+    }
     this.checkpointBytes.delete(file);
+    if (cp === undefined) this.lastCheckpoint.delete(file);
+    else this.lastCheckpoint.set(file, { variables: cp.variables, whole: Buffer.byteLength(line), changes: 0 });
   }
 
   readEvents(arn: string): HistoryEvent[] {
@@ -362,32 +411,49 @@ export class DirectoryExecutionStore implements ExecutionStore {
   truncateEvents(arn: string, lastEventId: number): void {
     if (this.readOnly) return;
     const cp = this.readCheckpoint(arn);
-    let text = eventLines(this.readEvents(arn).filter((e) => e.id <= lastEventId));
-    // The checkpoint the events lead up to stays: a crash before the next one resumes from it again.
-    if (cp !== undefined && cp.eventCounter <= lastEventId) text += checkpointLine(cp);
-    const file = this.historyFile(arn);
-    try {
-      this.rewrite(file, text);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      mkdirSync(this.historiesDir, { recursive: true });
-      this.rewrite(file, text);
-    }
-    this.checkpointBytes.delete(file);
+    const events = eventLines(this.readEvents(arn).filter((e) => e.id <= lastEventId));
+    // The checkpoint the events lead up to stays (whole): a crash before the next one resumes from it again.
+    this.rewriteHistory(this.historyFile(arn), events, cp !== undefined && cp.eventCounter <= lastEventId ? cp : undefined);
   }
 
   readCheckpoint(arn: string): Checkpoint | undefined {
     const found = this.historyText(arn);
     if (found === undefined) return undefined;
     if (found.legacy !== undefined) return this.legacyCheckpoint(found.legacy);
-    const lines = readLines(
+    // The last checkpoint, its variables put together from the last whole ones and the changes
+    // after them. A damaged line may have been a change: the changes after it, up to the next whole
+    // checkpoint, cannot be applied, and the checkpoint before it is where to resume.
+    const at: { current?: Checkpoint; broken: boolean } = { broken: false };
+    scanLines(
       found.text,
       found.file,
-      isCheckpointLine,
-      (d) => this.damage(d),
+      (v) => {
+        if (!isCheckpointLine(v)) return false;
+        // Whole (with its variables), or its variables as changes (without them).
+        const cp = v.checkpoint as (Omit<Checkpoint, 'variables'> & { variables?: Checkpoint['variables'] }) | null;
+        if (cp === null) {
+          at.current = undefined;
+          at.broken = false;
+        } else if (cp.variables !== undefined) {
+          at.current = cp as Checkpoint;
+          at.broken = false;
+        } else if (at.current !== undefined && !at.broken) {
+          const variables = { ...at.current.variables, ...v.set };
+          for (const k of v.unset ?? []) delete variables[k];
+          at.current = { ...cp, variables };
+        } else {
+          // Changes with nothing whole to apply them to (after a damaged line, or after the end).
+          at.broken = true;
+        }
+        return true;
+      },
+      (d) => {
+        at.broken = true;
+        this.damage(d);
+      },
       (json) => !isCheckpointJson(json),
     );
-    return (lines.at(-1)?.checkpoint ?? undefined) as Checkpoint | undefined;
+    return at.current;
   }
 
   /** An execution's history file. */
@@ -488,6 +554,13 @@ const CHECKPOINT_REWRITE_BYTES = 1 << 20;
 const NEWLINE = Buffer.from('\n');
 /** The history line that marks an execution's end: no checkpoint counts until the next one. */
 const ENDED_LINE = frameLine(JSON.stringify({ checkpoint: null }));
+
+/** A history file's last checkpoint line as this instance wrote it: its variables, and the bytes of its last whole line and of the changes since. */
+interface LastCheckpoint {
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly whole: number;
+  readonly changes: number;
+}
 
 /** Events as history lines. */
 function eventLines(events: readonly HistoryEvent[]): string {

@@ -59,6 +59,32 @@ export function readLines<T>(
   skip?: (json: string) => boolean,
 ): T[] {
   const out: T[] = [];
+  scanLines(
+    text,
+    file,
+    (v) => {
+      if (!isShape(v)) return false;
+      out.push(v);
+      return true;
+    },
+    damaged,
+    skip,
+  );
+  return out;
+}
+
+/**
+ * Goes through a file's lines in order, as readLines does: `visit` gets each whole line's value and
+ * says whether it is of the right shape; a line that is not (and is not the torn last line, nor one
+ * `skip` leaves to another reader) goes to `damaged`, in its place in the order.
+ */
+export function scanLines(
+  text: string,
+  file: string,
+  visit: (v: unknown) => boolean,
+  damaged: (d: DamagedLine) => void,
+  skip?: (json: string) => boolean,
+): void {
   const lines = text.split('\n');
   // The last element is either empty (the text ends with a newline) or a torn tail.
   const lastWhole = lines.length - 2;
@@ -67,15 +93,11 @@ export function readLines<T>(
     if (line === '') continue;
     const r = lineValue(line, i <= lastWhole ? skip : undefined);
     if (r === SKIPPED) continue;
-    if ('value' in r && isShape(r.value)) {
-      out.push(r.value);
-      continue;
-    }
+    if ('value' in r && visit(r.value)) continue;
     // The text after the last newline is the torn tail of an interrupted append.
     if (i > lastWhole) continue;
     damaged({ file, line: i + 1, reason: 'reason' in r ? r.reason : 'it is not a record of this file' });
   }
-  return out;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -111,7 +133,9 @@ export function isHistoryEvent(v: unknown): v is { id: number; type: string; tim
 /**
  * How a history file's checkpoint lines begin: `{"checkpoint":{…}}` (where to resume), or
  * `{"checkpoint":null}` (the execution ended; no checkpoint counts until the next one). Events never
- * have that key, so a reader tells the two kinds apart without parsing the line.
+ * have that key, so a reader tells the two kinds apart without parsing the line. A checkpoint
+ * without `variables` holds only what changed in them since the checkpoint line before it: `set`
+ * (variables with a new value) and `unset` (variables gone).
  */
 export const CHECKPOINT_LINE_START = '{"checkpoint":';
 
@@ -124,13 +148,18 @@ export function lineJson(line: string): string {
   return m ? line.slice(m[0].length) : line;
 }
 
-/** A checkpoint line of a history file: a checkpoint, or null for "ended". */
-export function isCheckpointLine(v: unknown): v is { checkpoint: CheckpointShape | null } {
-  return isObject(v) && (v.checkpoint === null || isCheckpoint(v.checkpoint));
+/** A checkpoint line of a history file: a checkpoint (whole, or its variables as changes), or null for "ended". */
+export function isCheckpointLine(v: unknown): v is { checkpoint: CheckpointShape | null; set?: Record<string, unknown>; unset?: string[] } {
+  return (
+    isObject(v) &&
+    (v.checkpoint === null || isCheckpoint(v.checkpoint)) &&
+    (v.set === undefined || isObject(v.set)) &&
+    (v.unset === undefined || (Array.isArray(v.unset) && v.unset.every((k) => typeof k === 'string')))
+  );
 }
 
 /** What a checkpoint is checked to hold on read. */
-type CheckpointShape = { stateName: string; eventCounter: number; previousEventId: number; transitions: number };
+type CheckpointShape = { stateName: string; eventCounter: number; previousEventId: number; transitions: number; variables?: unknown };
 
 /** A checkpoint line: where to resume (the state, the event counters). */
 export function isCheckpoint(v: unknown): v is CheckpointShape {

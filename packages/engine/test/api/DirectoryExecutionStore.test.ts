@@ -242,12 +242,12 @@ describe('Class: DirectoryExecutionStore', () => {
     it('rewrites the file with its events and the last checkpoint alone once checkpoints outgrow 1 MiB and the rest of it', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
-      const big = 'x'.repeat(100_000);
-      for (let n = 1; n <= 25; n++) s.appendCheckpoint(EXEC.executionArn, [ev(n)], cp(n, { big }));
+      const big = (n: number) => `${n}`.padEnd(100_000, 'x');
+      for (let n = 1; n <= 25; n++) s.appendCheckpoint(EXEC.executionArn, [ev(n)], cp(n, { big: big(n) }));
       const size = statSync(historyFile()).size;
       expect(size).toBeLessThanOrEqual((1 << 20) + 200_000);
       const next = new DirectoryExecutionStore(dir);
-      expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(25, { big }));
+      expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(25, { big: big(25) }));
       expect(next.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
       expect(next.damaged).toEqual([]);
       expect(readdirSync(join(dir, 'histories'))).toEqual([basename(historyFile())]);
@@ -261,9 +261,103 @@ describe('Class: DirectoryExecutionStore', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
       const big = { output: 'y'.repeat(200_000) };
-      for (let n = 1; n <= 12; n++) s.appendCheckpoint(EXEC.executionArn, [{ ...ev(n), ...big }], cp(n, { big: 'x'.repeat(150_000) }));
+      for (let n = 1; n <= 12; n++)
+        s.appendCheckpoint(EXEC.executionArn, [{ ...ev(n), ...big }], cp(n, { big: `${n}`.padEnd(150_000, 'x') }));
       // 1.8 MB of checkpoints, 2.4 MB of events: all kept.
       expect(readFileSync(historyFile(), 'utf8').match(/\{"checkpoint":/g)).toHaveLength(12);
+    });
+  });
+
+  describe('Method: appendCheckpoint, variables as changes', () => {
+    const checkpointLines = () =>
+      readFileSync(historyFile(), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map(
+          (l) =>
+            JSON.parse(l.replace(/^~\d+ [0-9a-f]{8} /, '')) as { checkpoint?: Record<string, unknown>; set?: unknown; unset?: unknown },
+        )
+        .filter((l) => 'checkpoint' in l);
+
+    it('writes the variables whole first, then only what changed, and reads them back whole', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      const v1 = Object.freeze({ a: { big: 'a'.repeat(500) }, b: 1 });
+      const v2 = Object.freeze({ ...v1, c: [1, 2] });
+      const v3 = Object.freeze({ a: v1.a, c: v2.c, d: null });
+      s.appendCheckpoint(EXEC.executionArn, [ev(1)], cp(1, v1));
+      s.appendCheckpoint(EXEC.executionArn, [ev(2)], cp(2, v1)); // no Assign since: the same object
+      s.appendCheckpoint(EXEC.executionArn, [ev(3)], cp(3, v2));
+      s.appendCheckpoint(EXEC.executionArn, [ev(4)], cp(4, v3));
+      expect(checkpointLines().map((l) => [l.checkpoint!.stateName, 'variables' in l.checkpoint!, l.set, l.unset])).toEqual([
+        ['S1', true, undefined, undefined],
+        ['S2', false, {}, undefined],
+        ['S3', false, { c: [1, 2] }, undefined],
+        ['S4', false, { d: null }, ['b']],
+      ]);
+      const next = new DirectoryExecutionStore(dir);
+      expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(4, { a: { big: 'a'.repeat(500) }, c: [1, 2], d: null }));
+      expect(next.damaged).toEqual([]);
+      // A truncation keeps the checkpoint whole.
+      next.truncateEvents(EXEC.executionArn, 4);
+      expect(checkpointLines().map((l) => 'variables' in l.checkpoint!)).toEqual([true]);
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(
+        cp(4, { a: { big: 'a'.repeat(500) }, c: [1, 2], d: null }),
+      );
+    });
+
+    it('writes them whole again once the changes since the last whole ones outgrow them', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      let vars: Record<string, unknown> = { seed: 's'.repeat(1000) };
+      for (let n = 1; n <= 12; n++) {
+        vars = Object.freeze({ ...vars, [`out${n}`]: `${n}`.padEnd(300, '.') });
+        s.appendCheckpoint(EXEC.executionArn, [ev(n)], cp(n, vars));
+      }
+      const whole = checkpointLines().map((l) => 'variables' in l.checkpoint!);
+      // Whole at 1; 300-byte changes until they pass the 1,300-byte whole line (at 5); and so on.
+      expect(whole.filter(Boolean).length).toBeGreaterThanOrEqual(2);
+      expect(whole.filter(Boolean).length).toBeLessThanOrEqual(4);
+      expect(whole[0]).toBe(true);
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(12, vars));
+    });
+
+    it('resumes from the checkpoint before a damaged line, never applying a change across it', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      const pad = 'p'.repeat(1000);
+      const v1 = Object.freeze({ x: 1, pad });
+      s.appendCheckpoint(EXEC.executionArn, [ev(1)], cp(1, v1));
+      s.appendCheckpoint(EXEC.executionArn, [ev(2)], cp(2, Object.freeze({ x: 2, pad })));
+      s.appendCheckpoint(EXEC.executionArn, [ev(3)], cp(3, Object.freeze({ x: 2, y: 3, pad })));
+      s.close();
+      // The change of line 4 (x: 2) is damaged: the checkpoint after it must not read x as 1.
+      const lines = readFileSync(historyFile(), 'utf8').split('\n');
+      lines[3] = lines[3]!.replace('"x":2', '"x":7');
+      writeFileSync(historyFile(), lines.join('\n'));
+      const { damaged, options } = { damaged: [] as number[], options: { onDamaged: (d: { line: number }) => damaged.push(d.line) } };
+      expect(new DirectoryExecutionStore(dir, {}, options).readCheckpoint(EXEC.executionArn)).toEqual(cp(1, { x: 1, pad }));
+      expect(damaged).toEqual([4]);
+      // The next whole checkpoint counts again.
+      const next = new DirectoryExecutionStore(dir, {}, { onDamaged: () => {} });
+      next.appendCheckpoint(EXEC.executionArn, [], cp(4, Object.freeze({ x: 4 })));
+      expect(new DirectoryExecutionStore(dir, {}, { onDamaged: () => {} }).readCheckpoint(EXEC.executionArn)).toEqual(cp(4, { x: 4 }));
+    });
+
+    it('writes the first checkpoint after an end whole (a redrive), and applies no change across an end', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      s.appendCheckpoint(EXEC.executionArn, [ev(1)], cp(1, Object.freeze({ x: 1 })));
+      s.putCheckpoint(EXEC.executionArn, undefined);
+      s.putCheckpoint(EXEC.executionArn, cp(2, Object.freeze({ x: 2 })));
+      expect(checkpointLines().map((l) => l.checkpoint !== null && 'variables' in l.checkpoint)).toEqual([true, false, true]);
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(2, { x: 2 }));
+      // A change line straight after the end (not something this store writes) has nothing to apply to.
+      appendFileSync(
+        historyFile(),
+        '{"checkpoint":null}\n{"checkpoint":{"stateName":"S3","input":{},"eventCounter":3,"previousEventId":3,"transitions":3},"set":{}}\n',
+      );
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toBeUndefined();
     });
   });
 
