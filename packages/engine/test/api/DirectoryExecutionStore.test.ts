@@ -275,7 +275,11 @@ describe('Class: DirectoryExecutionStore', () => {
         .split('\n')
         .map(
           (l) =>
-            JSON.parse(l.replace(/^~\d+ [0-9a-f]{8} /, '')) as { checkpoint?: Record<string, unknown>; set?: unknown; unset?: unknown },
+            JSON.parse(l.replace(/^~\d+ [0-9a-f]{8} /, '')) as {
+              checkpoint: Record<string, unknown> | null;
+              set?: unknown;
+              unset?: unknown;
+            },
         )
         .filter((l) => 'checkpoint' in l);
 
