@@ -86,6 +86,18 @@ const LAMBDA_INVOKE_CALLBACK = `${LAMBDA_INVOKE_CALLBACK_BASE}.waitForTaskToken`
 /** How long a gated tool call may wait: a little over the runtime's default approval timeout (24 h), whose expiry denies first. */
 const CALLBACK_TIMEOUT_SECONDS = 24 * 3600 + 300;
 
+/**
+ * Each Lambda kind's `${…}` placeholder, made once per process: kindPlaceholder builds a new string
+ * per call, and every Task of a large workflow held its own copy of one of a handful of texts.
+ */
+const KIND_PLACEHOLDERS = new Map<LambdaStepKind, string>();
+
+function kindResource(kind: LambdaStepKind): string {
+  let text = KIND_PLACEHOLDERS.get(kind);
+  if (text === undefined) KIND_PLACEHOLDERS.set(kind, (text = kindPlaceholder(kind)));
+  return text;
+}
+
 /** A workflow's execution order: each step's position, each control node's range of positions. */
 interface Layout {
   readonly position: Map<string, number>;
@@ -883,9 +895,9 @@ class Lowerer implements LowerContext {
     const state: AslState = {
       Type: 'Task',
       Comment: this.comment(step, what),
-      Resource: callback ? LAMBDA_INVOKE_CALLBACK : kindPlaceholder(kind),
+      Resource: callback ? LAMBDA_INVOKE_CALLBACK : kindResource(kind),
       Arguments: callback
-        ? { FunctionName: kindPlaceholder(kind), Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
+        ? { FunctionName: kindResource(kind), Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
         : payload,
     };
     if (timeout !== undefined) state.TimeoutSeconds = timeout;
