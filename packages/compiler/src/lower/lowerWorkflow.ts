@@ -200,11 +200,14 @@ class Lowerer implements LowerContext {
     };
     // Init Passes exist only where something needed them: list the states each step really has.
     const emitted = new Set<string>();
+    // for…in and indexed loops: a States map of a large workflow has thousands of keys, and a key
+    // array per map and an iterator per state's Branches were most of this walk.
     const collect = (states: Record<string, AslState>): void => {
-      for (const k of Object.keys(states)) {
+      for (const k in states) {
         emitted.add(k);
         const st = states[k]!;
-        for (const b of (st.Branches as { States: Record<string, AslState> }[] | undefined) ?? []) collect(b.States);
+        const branches = st.Branches as { States: Record<string, AslState> }[] | undefined;
+        if (branches !== undefined) for (let i = 0; i < branches.length; i++) collect(branches[i]!.States);
         const proc = st.ItemProcessor as { States: Record<string, AslState> } | undefined;
         if (proc) collect(proc.States);
       }
