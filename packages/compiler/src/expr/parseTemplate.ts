@@ -55,10 +55,13 @@ export function parseExpression(text: string): Expr {
   return new Parser(tokens, 0).parseWhole();
 }
 
+/** A `${` that is not the escaped `$${`. A literal in the function would be a new RegExp per call. */
+const EXPRESSION_OPEN = /(^|[^$])\$\{/;
+
 /** True when the text contains at least one `${ }` (ignoring escaped `$${`). */
 export function hasExpression(text: string): boolean {
   // The plain scan first: most strings a document holds have no `${` at all.
-  return text.includes('${') && /(^|[^$])\$\{/.test(text);
+  return text.includes('${') && EXPRESSION_OPEN.test(text);
 }
 
 /** A literal node starting at token `t`. */

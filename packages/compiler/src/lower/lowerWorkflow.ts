@@ -6,7 +6,6 @@ import {
   StepforgeError,
   ENVELOPE_VERSION,
   ITERATION_INLINE_OUTPUT_MAX_BYTES,
-  kindPlaceholder,
   RUN_META_KEY,
   type LambdaStepKind,
 } from '@stepforge/contract';
@@ -23,6 +22,7 @@ import type { CheckFinding } from '../checks/CheckFinding.js';
 import { duplicateStateName, MAX_STATE_NAME, nonAsciiStateName, reservedStateName, stateNameTooLong } from '../checks/quotas/stateName.js';
 import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';
 import { renderRetry } from './renderRetry.js';
+import { kindResource } from './kindResource.js';
 import {
   type AslState,
   type Frag,
@@ -85,18 +85,6 @@ const ATTEMPT = '{% $states.context.State.RetryCount %}';
 const LAMBDA_INVOKE_CALLBACK = `${LAMBDA_INVOKE_CALLBACK_BASE}.waitForTaskToken`;
 /** How long a gated tool call may wait: a little over the runtime's default approval timeout (24 h), whose expiry denies first. */
 const CALLBACK_TIMEOUT_SECONDS = 24 * 3600 + 300;
-
-/**
- * Each Lambda kind's `${…}` placeholder, made once per process: kindPlaceholder builds a new string
- * per call, and every Task of a large workflow held its own copy of one of a handful of texts.
- */
-const KIND_PLACEHOLDERS = new Map<LambdaStepKind, string>();
-
-function kindResource(kind: LambdaStepKind): string {
-  let text = KIND_PLACEHOLDERS.get(kind);
-  if (text === undefined) KIND_PLACEHOLDERS.set(kind, (text = kindPlaceholder(kind)));
-  return text;
-}
 
 /** A workflow's execution order: each step's position, each control node's range of positions. */
 interface Layout {
