@@ -9,8 +9,9 @@
 // The commands run in a scratch project (mkdtemp): `run` keeps its store under that project's
 // `.stepforge/` (on disk, the CLI's default), and the model steps run on the deterministic local
 // provider (offline). A first round, not counted, writes each command's V8 code cache, as a user's
-// first run of a command does. `run (live serve)` runs the same workflow while a `stepforge serve`
-// of the same project is up, so `run` connects to its stack instead of opening one.
+// first run of a command does. `run …, serve up` runs the same workflow while a `stepforge serve`
+// of the same project is up: through the thin client (the command runs on serve), and, with
+// STEPFORGE_NO_RELAY=1, in its own process connected to serve's stack.
 //
 //   npm run bench -- cli                 # ROUNDS=9 by default
 //   ROUNDS=15 npm run bench -- cli
@@ -30,6 +31,7 @@ interface Case {
   readonly argv: readonly string[];
   readonly target?: number;
   readonly live?: boolean;
+  readonly noRelay?: boolean;
   readonly bin?: string;
   readonly cacheDir?: string;
 }
@@ -59,7 +61,9 @@ function runOnce(c: Case, cwd: string, round: number): { wallMs: number; cpuMs: 
     STEPFORGE_LOG_LEVEL: 'SILENT',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     ...(c.cacheDir ? { STEPFORGE_CODE_CACHE_DIR: c.cacheDir } : {}),
+    ...(c.noRelay ? { STEPFORGE_NO_RELAY: '1' } : {}),
   };
+  if (!c.noRelay) delete env.STEPFORGE_NO_RELAY;
   delete env.STEPFORGE_NO_BUNDLE;
   const cpu0 = childrenCpuMs();
   const t0 = performance.now();
@@ -143,20 +147,29 @@ export default async function cliBench(): Promise<void> {
     }
     // `run` with a live stack: the same project with `serve` up, again interleaved with the floor.
     const live: Case = {
-      label: 'stepforge run quickstart, `serve` up',
+      label: 'stepforge run quickstart, `serve` up (thin client)',
       argv: cases.find((c) => c.label.startsWith('stepforge run quickstart') && c.bin === undefined)!.argv,
       live: true,
     };
+    // The same, run in its own process and connected to serve's stack, as before the thin client.
+    const connected: Case = { ...live, label: 'stepforge run quickstart, `serve` up, connected (STEPFORGE_NO_RELAY=1)', noRelay: true };
     samples.set(live.label, { wall: [], cpu: [] });
+    samples.set(connected.label, { wall: [], cpu: [] });
     samples.set('node -e 0 (beside serve)', { wall: [], cpu: [] });
     serve = await startServe(project);
     for (let round = -1; round < rounds; round++) {
       const floor = runOnce(cases[0]!, project, round);
       const s = runOnce(live, project, round);
+      const c = runOnce(connected, project, round);
       if (round < 0) continue;
       samples.get('node -e 0 (beside serve)')!.wall.push(floor.wallMs);
-      samples.get(live.label)!.wall.push(s.wallMs);
-      if (s.cpuMs !== undefined) samples.get(live.label)!.cpu.push(s.cpuMs);
+      for (const [x, r] of [
+        [live, s],
+        [connected, c],
+      ] as const) {
+        samples.get(x.label)!.wall.push(r.wallMs);
+        if (r.cpuMs !== undefined) samples.get(x.label)!.cpu.push(r.cpuMs);
+      }
       if (floor.cpuMs !== undefined) samples.get('node -e 0 (beside serve)')!.cpu.push(floor.cpuMs);
     }
 
@@ -170,8 +183,8 @@ export default async function cliBench(): Promise<void> {
     console.log('| command | wall median | CPU median | wall ÷ floor | target |');
     console.log('|---|---|---|---|---|');
     for (const [label, s] of samples) {
-      const c = [...cases, live].find((x) => x.label === label);
-      const base = label === live.label || label === 'node -e 0 (beside serve)' ? floorServe : floor;
+      const c = [...cases, live, connected].find((x) => x.label === label);
+      const base = label === live.label || label === connected.label || label === 'node -e 0 (beside serve)' ? floorServe : floor;
       const cpu = s.cpu.length > 0 ? `${median(s.cpu).toFixed(0)} ms` : 'n/a';
       const target = c?.target !== undefined ? `≤ ${c.target}×` : '';
       console.log(`| ${label} | ${median(s.wall).toFixed(0)} ms | ${cpu} | ${(median(s.wall) / base).toFixed(2)}× | ${target} |`);

@@ -358,7 +358,18 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     });
     try {
       await expect.poll(() => existsSync(join(project.dir, '.stepforge', 'stack.json')), { timeout: 60_000, interval: 200 }).toBe(true);
-      const r = await stepforge('bundle', 'run', 'fn.yaml', '--input', '{"n":5}', '--json');
+      // Connected as a command of its own (not through the thin client, which loads no bundle at all).
+      const r = await spawnStepforge(
+        project.dir,
+        {
+          ...process.env,
+          STEPFORGE_LOG_LEVEL: 'SILENT',
+          STEPFORGE_DEBUG_LOADER: '1',
+          STEPFORGE_CODE_CACHE_DIR: caches,
+          STEPFORGE_NO_RELAY: '1',
+        },
+        ['run', 'fn.yaml', '--input', '{"n":5}', '--json'],
+      );
       expect({ code: r.code, output: JSON.parse(r.stdout).output, ahead: ahead(r.stderr) }).toEqual({
         code: 0,
         output: { doubled: 10 },

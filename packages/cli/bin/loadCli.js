@@ -20,14 +20,16 @@
 // a command that connects to another process's stack, or fails first, exits as before. It is not
 // started when the project already has a live stack (a `serve`, or another command's), which the
 // command will connect to instead.
-import { isAscii } from 'node:buffer';
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
+'use strict';
+// CommonJS (bin/package.json): an ES-module entry starts Node's ES module loader, 10-20 ms of
+// every command's start-up on the 2-core build machine, before the bundle's first line.
+const { isAscii } = require('node:buffer');
+const { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } = require('node:fs');
+const { createRequire } = require('node:module');
+const { dirname, join } = require('node:path');
+const vm = require('node:vm');
 
-const cli = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cli = join(__dirname, '..');
 const BUNDLE_DIR = join(cli, 'dist', 'bundle');
 /** The build records of the workspace packages the bundle holds (tsc -b rewrites them when it builds). */
 const BUILDS = [join(cli, 'dist'), join(cli, '..', 'compiler', 'dist'), join(cli, '..', 'engine', 'dist'), join(cli, '..', 'runtime', 'dist'), join(cli, '..', 'embedded', 'dist')].map((d) => join(d, '.tsbuildinfo'));
@@ -98,11 +100,13 @@ function liveStackHere() {
  * The bundle's text. The build leaves it ASCII only (scripts/bundleCli.mjs), and ASCII bytes are the
  * same text read as Latin-1, which Node copies into a V8 string as they are; reading them as UTF-8
  * decodes every byte (about 100 ms for the 8 MB bundle on the 2-core build machine, against 2 ms).
- * A bundle with another byte (one built by hand) is read as UTF-8, as before.
+ * A bundle with another byte (one built by hand) is read as UTF-8, as before. `built`: the build
+ * named it (its .id file, written after the bundle was made ASCII only), so it is not checked
+ * again (isAscii reads every byte: ~8 ms of `run`'s start for its 5.5 MB bundle).
  */
-function readBundle(file) {
+function readBundle(file, built) {
   const bytes = readFileSync(file);
-  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+  return built || isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
 /** The slot startDynaliteWorker takes a started worker from (see there). */
@@ -123,7 +127,7 @@ function prewarmDynaliteWorker(BUNDLE) {
   }
   // Loaded here, not imported at the top: node:worker_threads and the internals it pulls in cost
   // a few ms of start-up that the commands which start no worker (validate, graph, --help) skip.
-  const { Worker } = createRequire(import.meta.url)('node:worker_threads');
+  const { Worker } = require('node:worker_threads');
   const worker = new Worker(script, { workerData: { module, expressionCache } });
   worker.unref();
   // Whatever goes wrong in it before the stack takes it is the stack's to report, from a worker of
@@ -150,7 +154,7 @@ function prewarmDynaliteWorker(BUNDLE) {
  * (the command line after `stepforge`) says whether the command opens the stack; `prewarmed()`
  * says what became of a dynalite worker started ahead (`taken` by the stack, or `unused`), if one was.
  */
-export async function loadCli(command, argv = []) {
+async function loadCli(command, argv = []) {
   const helpAsked = argv.slice(1).includes('--help') || argv.slice(1).includes('-h');
   const bundle = process.env.STEPFORGE_NO_BUNDLE === '1' ? undefined : bundleFor(helpAsked && HELP_FROM_TABLE.has(command) ? undefined : command);
   if (bundle === undefined || !bundleIsCurrent(bundle.file)) {
@@ -164,7 +168,7 @@ export async function loadCli(command, argv = []) {
   const id = existsSync(BUNDLE_ID) ? readFileSync(BUNDLE_ID, 'utf8').trim() : '';
   const cacheFile = /^[0-9a-f]{16}$/.test(id) ? join(process.env.STEPFORGE_CODE_CACHE_DIR || dirname(BUNDLE), `stepforge.${name}.${id}.v8cache`) : undefined;
   const cachedData = cacheFile !== undefined && existsSync(cacheFile) ? readFileSync(cacheFile) : undefined;
-  const source = `(function (exports, require, module, __filename, __dirname, __stepforge_import) {${readBundle(BUNDLE)}\n})`;
+  const source = `(function (exports, require, module, __filename, __dirname, __stepforge_import) {${readBundle(BUNDLE, /^[0-9a-f]{16}$/.test(id))}\n})`;
   const script = new vm.Script(source, { filename: BUNDLE, ...(cachedData ? { cachedData } : {}) });
   const module = { exports: {} };
   // The bundle imports files outside the code (user functions, handler modules) through this
@@ -190,3 +194,5 @@ export async function loadCli(command, argv = []) {
     },
   };
 }
+
+module.exports = { loadCli };

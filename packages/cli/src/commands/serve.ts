@@ -23,6 +23,7 @@ import { codeWorkflowExports, StepforgeError, type NamedWorkflow } from '@stepfo
 import { errorBody } from '@stepforge/contract';
 import { loadLambdaModules, localRequestRefusal, type LambdaModuleError } from '@stepforge/engine';
 import { stackOptions } from './run.js';
+import { answerRelayedRun, RELAYED_RUN_PATH } from './relayedRun.js';
 import type { Command } from './registry.js';
 import { COMMAND_TEXT } from './commandText.js';
 
@@ -372,6 +373,10 @@ export async function startServe(io: CliIo, service: EmbeddedRunService, port: n
         return;
       }
       const url = new URL(req.url ?? '/', 'http://localhost');
+      if (req.method === 'POST' && url.pathname === RELAYED_RUN_PATH) {
+        await answerRelayedRun(body, res, io.cwd, (status, error) => sendError(res, status, error));
+        return;
+      }
       const apiReq: ServeRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,

@@ -1,12 +1,8 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import { markOutcomeUnknown } from '../runtime/runIdempotent.js';
 import type { Connector } from './Connector.js';
 import { sendHttp } from './postJson.js';
 import type { Runtime } from '../runtime/Runtime.js';
-import { eventBridgeClient } from '../runtime/eventBridgeClient.js';
-import { sqsClient } from '../runtime/sqsClient.js';
 
 /** The outbound policy of a URL a workflow supplies: the project's allow-list and private-network setting. */
 function workflowUrlPolicy(rt: Runtime) {
@@ -130,6 +126,11 @@ export const sqsConnector: Connector = {
       async run(input, ctx) {
         const queueUrl = str(input, 'queueUrl', 'sqs.send_message');
         const body = typeof input.body === 'string' ? input.body : JSON.stringify(input.body ?? null);
+        // Loaded before the dispatch, as for EventBridge below.
+        const [{ SendMessageCommand }, { sqsClient }] = await Promise.all([
+          import('@aws-sdk/client-sqs'),
+          import('../runtime/sqsClient.js'),
+        ]);
         await ctx.guard.dispatch(`sqs SendMessage to ${queueUrl}`, { idempotent: typeof input.deduplicationId === 'string' });
         try {
           const r = await sqsClient(ctx.runtime).send(
@@ -170,6 +171,12 @@ export const eventBridgeConnector: Connector = {
             ...(typeof x.eventBusName === 'string' ? { EventBusName: x.eventBusName } : {}),
           };
         });
+        // Loaded here, before the dispatch: the EventBridge client is ~120 KB of SDK that a process
+        // whose workflows send no event (every `stepforge run` of them) never needs to compile.
+        const [{ PutEventsCommand }, { eventBridgeClient }] = await Promise.all([
+          import('@aws-sdk/client-eventbridge'),
+          import('../runtime/eventBridgeClient.js'),
+        ]);
         await ctx.guard.dispatch(`eventbridge PutEvents (${entries.length} entries)`);
         let r;
         try {

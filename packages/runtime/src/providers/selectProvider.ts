@@ -1,7 +1,5 @@
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { Runtime } from '../runtime/Runtime.js';
-import { bedrockClient } from '../runtime/bedrockClient.js';
-import { BedrockProvider } from './BedrockProvider.js';
 import { LocalProvider } from './LocalProvider.js';
 import type { ModelProvider } from './ModelProvider.js';
 import { parseModelSpec } from './parseModelSpec.js';
@@ -26,9 +24,16 @@ export async function selectProvider(rt: Runtime, model: unknown): Promise<{ pro
       case 'local':
         provider = new LocalProvider(rt.config.provider.localScript);
         break;
-      case 'bedrock':
+      case 'bedrock': {
+        // Loaded on first use: the Bedrock runtime client is ~115 KB of SDK that a process whose
+        // steps run on another provider (the offline one of every first `stepforge run`) never compiles.
+        const [{ BedrockProvider }, { bedrockClient }] = await Promise.all([
+          import('./BedrockProvider.js'),
+          import('../runtime/bedrockClient.js'),
+        ]);
         provider = new BedrockProvider(bedrockClient(rt));
         break;
+      }
       case 'openai': {
         const keyRef = rt.config.provider.openaiApiKey;
         const apiKey = keyRef?.startsWith('$secret:') ? await rt.secrets.resolve(keyRef.slice(8)) : keyRef;

@@ -1,4 +1,3 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { SendTaskFailureCommand, SendTaskHeartbeatCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { mcpToolName, type StepEnvelope, type StepResult, type ToolCallResult } from '@stepforge/contract';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
@@ -13,7 +12,6 @@ import type { Runtime } from '../runtime/Runtime.js';
 // The built-in tools this step calls or offers (see provideBuiltinTools).
 import '../tools/builtinTools.js';
 import { sfnClient } from '../runtime/sfnClient.js';
-import { sqsClient } from '../runtime/sqsClient.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
 import { narrowedTool } from '../tools/taskToolPolicy.js';
@@ -324,6 +322,8 @@ async function requestApproval(
     detail: { approvalId: rec.approvalId, tool: inv.tool, args: inv.args, rule },
   });
   if (rt.config.approvalQueueUrl) {
+    // Loaded here: a process whose workflows ask for no approval (most `stepforge run`s) never compiles the SQS client.
+    const [{ SendMessageCommand }, { sqsClient }] = await Promise.all([import('@aws-sdk/client-sqs'), import('../runtime/sqsClient.js')]);
     await sqsClient(rt).send(
       new SendMessageCommand({
         QueueUrl: rt.config.approvalQueueUrl,
