@@ -9,6 +9,14 @@ import { REPO, STEPFORGE_BIN, example, spawnStepforge, tempProject } from './sup
 const bundled = existsSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'));
 
 /**
+ * The files a bundle holds, as the build lists them (`<name>.inputs.json`: paths from the repository
+ * root, sorted), as one JSON text to search: the bundles are minified, so their text names no module.
+ */
+function inputsOf(name: string): string {
+  return readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', `${name}.inputs.json`), 'utf8');
+}
+
+/**
  * The built binary loads the CLI from its one-file bundle with V8's code cache (bin/loadCli.js),
  * and must behave exactly as dist/ does: the same output and exit code for each command, user
  * modules imported (a function step, `asl run --handlers`) with and without a cache, and the
@@ -124,20 +132,27 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       'stepforge',
     ]);
     for (const name of ['stepforge-help', 'stepforge-validate', 'stepforge-graph', 'stepforge-compile', 'stepforge-new']) {
-      const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
+      const text = inputsOf(name);
       expect({
         name,
+        cli: text.includes('packages/cli/dist/main.js'),
         sdk: text.includes('node_modules/@aws-sdk/'),
         engine: text.includes('packages/engine/dist/'),
         fauxqs: text.includes('node_modules/fauxqs/'),
-      }).toEqual({ name, sdk: false, engine: false, fauxqs: false });
+      }).toEqual({ name, cli: true, sdk: false, engine: false, fauxqs: false });
     }
-    // --help reads neither the compiler nor zod.
-    const help = readFileSync(join(dir, 'stepforge-help.cjs'), 'utf8');
-    expect({ compiler: help.includes('packages/compiler/dist/'), zod: help.includes('node_modules/zod/') }).toEqual({
-      compiler: false,
-      zod: false,
-    });
+    // --help reads neither the compiler nor zod; validate reads both.
+    for (const [name, holds] of [
+      ['stepforge-help', false],
+      ['stepforge-validate', true],
+    ] as const) {
+      const text = inputsOf(name);
+      expect({ name, compiler: text.includes('packages/compiler/dist/'), zod: text.includes('node_modules/zod/') }).toEqual({
+        name,
+        compiler: holds,
+        zod: holds,
+      });
+    }
     // A command routed to a bundle that does not hold it fails, naming it (never runs another command).
     const helpCli = createRequire(import.meta.url)(join(dir, 'stepforge-help.cjs')) as {
       main: (argv: string[], io: unknown) => Promise<number>;
@@ -152,10 +167,11 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
     for (const name of ['stepforge-run', 'stepforge']) {
       const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
+      const inputs = inputsOf(name);
       expect({
         name,
-        fauxqs: text.includes('node_modules/fauxqs/'),
-        mcp: text.includes('node_modules/@modelcontextprotocol/sdk/'),
+        fauxqs: inputs.includes('node_modules/fauxqs/'),
+        mcp: inputs.includes('node_modules/@modelcontextprotocol/sdk/'),
         requiresSqs: text.includes('require("./stepforge-sqs.cjs").m0'),
         requiresMcp: ['m0', 'm1', 'm2', 'm3'].map((m) => text.includes(`require("./stepforge-mcp.cjs").${m}`)),
       }).toEqual({ name, fauxqs: false, mcp: false, requiresSqs: true, requiresMcp: [true, true, true, true] });
@@ -260,13 +276,12 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
   }, 60_000);
 
   it("holds zod's English messages alone, not its other locales", () => {
-    const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
     for (const name of ['stepforge-validate', 'stepforge-run', 'stepforge']) {
-      const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
+      const text = inputsOf(name);
       expect({
         name,
-        en: text.includes('// node_modules/zod/v4/locales/en.js'),
-        fr: text.includes('node_modules/zod/v4/locales/fr.js'),
+        en: text.includes('"node_modules/zod/v4/locales/en.js"'),
+        fr: text.includes('"node_modules/zod/v4/locales/fr.js"'),
       }).toEqual({
         name,
         en: true,
@@ -277,7 +292,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
 
   it("holds undici's connection pool without its index (fetch, cookies, WebSocket)", () => {
     // The index costs every stack command ~70 ms to load and nothing uses it (undiciPool.d.ts).
-    const bundle = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'utf8');
+    const bundle = inputsOf('stepforge');
     expect(bundle).toContain('"node_modules/undici/lib/dispatcher/pool.js"');
     expect(bundle).not.toContain('"node_modules/undici/index.js"');
     expect(bundle).not.toContain('"node_modules/undici/lib/web/cookies/index.js"');

@@ -139,4 +139,50 @@ describe('Command: serve (its own process, stopped with Ctrl-C)', () => {
     },
     4 * STOP_WITHIN_MS + 120_000,
   );
+
+  it(
+    'stops on the first SIGINT while a `run` it runs for a thin client waits for an approval; the client says stack_closed and the run stays resumable',
+    async () => {
+      // The same workflow as above (this test also runs alone).
+      mkdirSync(join(project.dir, 'workflows'), { recursive: true });
+      copyFileSync(join(REPO, 'examples', 'approval-gate.chain.yaml'), join(project.dir, 'workflows', 'approval-gate.chain.yaml'));
+      copyFileSync(join(REPO, 'examples', 'policy.json'), join(project.dir, 'workflows', 'policy.json'));
+      const serving = await startServe(project.dir);
+      running.push(serving);
+      const client = spawn(
+        process.execPath,
+        [STEPFORGE_BIN, 'run', 'workflows/approval-gate.chain.yaml', '--input', '{"version":"9.2.0"}', '--json'],
+        {
+          cwd: project.dir,
+          env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', STEPFORGE_DEBUG_LOADER: '1' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      let err = '';
+      client.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      client.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const clientEnded = new Promise<number | null>((resolve) => client.on('exit', (code) => resolve(code)));
+      const pending = await until("the approval of the thin client's run", async () =>
+        ((await api(serving.url, 'GET', '/approvals')).json.approvals as { runId: string; status: string }[]).find(
+          (a) => a.status === 'PENDING',
+        ),
+      );
+
+      const stopped = await interrupt(serving);
+      expect(stopped.hung, `serve was still running ${STOP_WITHIN_MS} ms after one SIGINT; stderr: ${serving.stderr()}`).toBe(false);
+      expect(stopped).toMatchObject({ code: 0, signal: null });
+      expect(await clientEnded).toBe(1);
+      expect(err).toContain("stepforge ran the command on the project's serve (thin client)");
+      expect(JSON.parse(out.trim().split('\n').pop()!)).toMatchObject({ error: { class: 'stack_closed' } });
+
+      // The run it started is still there, running, its approval pending.
+      const again = await startServe(project.dir);
+      running.push(again);
+      expect((await api(again.url, 'GET', `/runs/${pending.runId}`)).json.run.status).toBe('RUNNING');
+      const end = await interrupt(again);
+      expect(end).toMatchObject({ code: 0, signal: null, hung: false });
+    },
+    4 * STOP_WITHIN_MS + 120_000,
+  );
 });

@@ -183,6 +183,22 @@ interface Slot {
   readonly key: string;
   readonly stack: EmbeddedStack;
   refs: number;
+  /** Shut down for every holder at once (closeOwnedStack). */
+  shut?: boolean;
+}
+
+/**
+ * Shuts down the stack this process owns for `projectDir` now, whatever else in the process still
+ * holds it: every handle on it then reads as closed, so what waits through one stops waiting.
+ * `serve` stops this way: the commands it runs for thin clients (a `run` waiting for an approval)
+ * would otherwise keep the stack, and serve's process, up after Ctrl-C until they ended.
+ */
+export async function closeOwnedStack(projectDir: string): Promise<void> {
+  const slot = ownedHere.get(resolve(projectDir));
+  if (!slot) return;
+  slot.shut = true;
+  ownedHere.delete(slot.key);
+  await slot.stack.close();
 }
 
 function track(options: OpenStackOptions, stack: EmbeddedStack): EmbeddedStack {
@@ -200,7 +216,7 @@ function borrow(slot: Slot): EmbeddedStack {
       return !closed && slot.refs === 1;
     },
     get closed() {
-      return closed;
+      return closed || slot.shut === true;
     },
     async close() {
       if (closed) return;

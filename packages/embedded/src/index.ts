@@ -2,7 +2,14 @@
 // SQS emulators on loopback, the runtime's handlers in process), its ownership across processes, and
 // the embedded adapters of the run service's ports. `serve`, the other commands, the tests and the
 // benches use it; it knows no command line.
-export { openStack, EMBEDDED_TABLE, EMBEDDED_APPROVAL_QUEUE, type EmbeddedStack, type OpenStackOptions } from './EmbeddedStack.js';
+export {
+  openStack,
+  closeOwnedStack,
+  EMBEDDED_TABLE,
+  EMBEDDED_APPROVAL_QUEUE,
+  type EmbeddedStack,
+  type OpenStackOptions,
+} from './EmbeddedStack.js';
 export { StackSession, openService, type OpenedStack, type SessionNotes } from './StackSession.js';
 export { StackRegistry, type StackEndpoints } from './StackRegistry.js';
 export { EmbeddedRunService, type RunDetails, type StartedRun, type StartOptions } from './RunService.js';

@@ -18,6 +18,7 @@ import {
   openService,
   type OpenedStack,
   type OpenStackOptions,
+  closeOwnedStack,
 } from '@stepforge/embedded';
 import { codeWorkflowExports, StepforgeError, type NamedWorkflow } from '@stepforge/compiler';
 import { errorBody } from '@stepforge/contract';
@@ -140,6 +141,8 @@ const command: Command = {
     } finally {
       stop.dispose();
       await stack.close();
+      // Also when commands run for thin clients still hold it: they end with it (stack_closed).
+      await closeOwnedStack(io.cwd);
     }
   },
 };
