@@ -196,7 +196,7 @@ function phaseSplit(text: string, runs: number): string {
 }
 
 /** Compile rounds of the baseline comparison (each round compiles with both trees, in alternating order). */
-const BASELINE_ROUNDS = 15;
+const BASELINE_ROUNDS = 25;
 
 /**
  * Before/after on one loaded host: each workload compiled by `dir`'s built compiler and by this
@@ -211,7 +211,9 @@ async function baselineRows(dir: string): Promise<string[][]> {
     ['baseline', baseline.compileDocument],
     ['this tree', compileDocument],
   ] as const;
-  const rows = [['workload', 'baseline median ms', 'this tree median ms', 'change', 'same output']];
+  const rows = [
+    ['workload', 'baseline median ms', 'this tree median ms', 'change', 'baseline CPU ms', 'this tree CPU ms', 'CPU change', 'same output'],
+  ];
   for (const [label, text] of [
     ['DSL, 1,000 steps', thousandStepDsl()],
     ['chain, random 500-node DAG', randomDagChain()],
@@ -224,20 +226,32 @@ async function baselineRows(dir: string): Promise<string[][]> {
     const same = output(baseline.compileDocument) === output(compileDocument);
     for (let i = 0; i < WARMUP; i++) for (const [, compile] of sides) compile(text);
     const ms: number[][] = [[], []];
+    // CPU time of the process during each compile (the collector's helper threads included): on a
+    // loaded host the wall time is mostly waiting for a core, the CPU time is the work done.
+    const cpu: number[][] = [[], []];
     for (let round = 0; round < BASELINE_ROUNDS; round++) {
       for (let k = 0; k < 2; k++) {
         const side = round % 2 === 0 ? k : 1 - k;
+        const c0 = process.cpuUsage();
         const t0 = performance.now();
         sides[side]![1](text);
         ms[side]!.push(performance.now() - t0);
+        const c = process.cpuUsage(c0);
+        cpu[side]!.push((c.user + c.system) / 1000);
       }
     }
-    const [before, after] = ms.map((m) => [...m].sort((a, b) => a - b)[Math.floor(m.length / 2)]!);
+    const median = (m: number[]) => [...m].sort((a, b) => a - b)[Math.floor(m.length / 2)]!;
+    const [before, after] = ms.map(median);
+    const [cpuBefore, cpuAfter] = cpu.map(median);
+    const change = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(0)} %`;
     rows.push([
       label,
       before!.toFixed(1),
       after!.toFixed(1),
-      `${(((after! - before!) / before!) * 100).toFixed(0)} %`,
+      change(before!, after!),
+      cpuBefore!.toFixed(1),
+      cpuAfter!.toFixed(1),
+      change(cpuBefore!, cpuAfter!),
       same ? 'yes' : 'NO',
     ]);
   }
@@ -264,7 +278,9 @@ export default async function compileBench(): Promise<void> {
   console.log(`DSL, 1,000 steps, by phase (median ms of ${RUNS}): ${phaseSplit(thousandStepDsl(), RUNS)}`);
   const baseline = process.env.COMPILE_BENCH_BASELINE;
   if (baseline) {
-    console.log(`\nagainst ${baseline} (median of ${BASELINE_ROUNDS} rounds, each compiling with both trees, the order alternating):`);
+    console.log(
+      `\nagainst ${baseline} (median of ${BASELINE_ROUNDS} rounds, each compiling with both trees, the order alternating; CPU: the process's user + system time during the compile):`,
+    );
     printTable(await baselineRows(baseline));
     console.log(`load average ${loadavg()[0]!.toFixed(1)}`);
   }

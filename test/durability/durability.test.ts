@@ -229,8 +229,7 @@ describe.skipIf(!built)('Durability: kills and corrupted stores (spawned, built 
           .sort()
           .map((f) => join('dynamodb', f)),
         ...oneOf(/^executions\.ndjson$/),
-        ...oneOf(/history\.ndjson$/),
-        ...oneOf(/checkpoints/),
+        ...oneOf(/^histories\//),
         ...oneOf(/^state-machines\//),
         ...oneOf(/^definitions\//),
       ].map((f) => (f.startsWith('dynamodb') ? f : join('engine', f)));

@@ -18,7 +18,8 @@ describe('Embedded stack: execution retention', () => {
     const code = await main(argv, io);
     return { code, out: io.stdout(), err: io.stderr() };
   };
-  const executionDirs = () => readdirSync(join(project.dir, '.stepforge', 'engine', 'executions'));
+  /** Each execution's one history file (events and checkpoints). */
+  const historyFiles = () => readdirSync(join(project.dir, '.stepforge', 'engine', 'histories'));
 
   it('keeps a run whose execution has expired, and forks it from its recorded input', async () => {
     const first = JSON.parse((await cli({}, 'run', example('quickstart.chain.yaml'), '--input', '{"topic":"tides"}', '--json')).out) as {
@@ -27,12 +28,12 @@ describe('Embedded stack: execution retention', () => {
       output: string;
     };
     expect(first.status).toBe('SUCCEEDED');
-    expect(executionDirs()).toHaveLength(1);
+    expect(historyFiles()).toHaveLength(1);
     // Kept for 90 days: the next process loads it.
     expect(JSON.parse((await cli({}, 'runs', 'show', first.runId, '--json')).out).historyEvents).toBeGreaterThan(10);
-    expect(executionDirs()).toHaveLength(1);
+    expect(historyFiles()).toHaveLength(1);
 
-    const [firstDir] = executionDirs();
+    const [firstFile] = historyFiles();
     // A retention of a millisecond or so: a command that reads no longer shows it, and the next
     // process that holds the stack to write drops it.
     const shown = await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: '0.00000001' }, 'runs', 'show', first.runId, '--json');
@@ -54,7 +55,7 @@ describe('Embedded stack: execution retention', () => {
     expect(details.steps.map((s) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
     expect(details.steps.every((s) => s.tokens.input > 0 && s.tokens.output > 0)).toBe(true);
     // A command that only reads writes nothing under .stepforge: the files stay until a writer drops them.
-    expect(executionDirs()).toEqual([firstDir]);
+    expect(historyFiles()).toEqual([firstFile]);
     const text = (await cli({ STEPFORGE_EXECUTION_RETENTION_DAYS: '0.00000001' }, 'runs', 'show', first.runId)).out;
     expect(text).toMatch(/^ {2}✓ plan +succeeded /m);
     expect(text).toMatch(/^ {6}output: \[offline:echo\] Plan a short research note on tides/m);
@@ -67,8 +68,8 @@ describe('Embedded stack: execution retention', () => {
     expect(retried.code).toBe(0);
     expect(JSON.parse(retried.out)).toMatchObject({ parentRunId: first.runId, status: 'SUCCEEDED', output: first.output });
     // The retry held the stack: the expired execution's files are gone, the retry's are there.
-    expect(executionDirs()).toHaveLength(1);
-    expect(executionDirs()).not.toContain(firstDir);
+    expect(historyFiles()).toHaveLength(1);
+    expect(historyFiles()).not.toContain(firstFile);
   }, 120_000);
 
   it('refuses a retention that is not a number of days, and opens nothing', async () => {

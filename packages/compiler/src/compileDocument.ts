@@ -64,6 +64,16 @@ export interface CompileResult {
 
 /** Compiles a chain or DSL document to ASL. Throws the first StepforgeError on invalid input. */
 export function compileDocument(text: string, options: CompileOptions = {}): CompileResult {
+  const { ir, warnings } = loadIr(text, options);
+  return compileIr(ir, options, warnings);
+}
+
+/**
+ * The document's IR and the loader's warnings. A function of its own so that nothing of the load
+ * but what the IR keeps (the parsed data, the loader's records) is still referenced while the
+ * lowering runs: the collector's young-generation passes copy whatever is alive then.
+ */
+function loadIr(text: string, options: CompileOptions): { ir: IrDocument; warnings: Diagnostic[] } {
   const loaded = loadDocument(text, {
     file: options.file,
     strict: options.strict,
@@ -100,7 +110,7 @@ export function compileDocument(text: string, options: CompileOptions = {}): Com
             inputSchema: chainInputSchema((loaded.document as ChainDocument).input),
           })
         : dslToIr(loaded.document as DslDocument, { file: options.file, source: text });
-  return compileIr(ir, options, loaded.warnings);
+  return { ir, warnings: loaded.warnings };
 }
 
 /** Compiles an IR document (front-ends and tests that build IR directly). */

@@ -132,11 +132,13 @@ function loadParsed(
   }
   const vars = options.vars ?? {};
   // Macros first: every later check sees the values the run will use.
+  // `path` is one stack, pushed and popped as the walk goes: a path array per value of the document
+  // was most of what loading a large chain allocated, and only an unfilled macro reads it (a copy).
   const fill = (v: unknown, path: PropertyKey[]): unknown => {
     if (typeof v === 'string') {
       if (!v.includes('{{')) return v;
       return fillMacros(v, vars, (use) => {
-        const location = locator.inString(path, v, use.start, use.end);
+        const location = locator.inString([...path], v, use.start, use.end);
         const message = `macro {{var:${use.name}}} has no value`;
         const hint = `pass --var ${use.name}=VALUE, set ${use.name} in the environment, or write a default: {{var:${use.name}|VALUE}}`;
         if (options.requireMacros) fail('unfilled_macro', message, location, hint, { name: use.name });
@@ -147,17 +149,22 @@ function loadParsed(
     // object was most of what loading it allocated.
     if (Array.isArray(v)) {
       let out: unknown[] | undefined;
-      v.forEach((x, i) => {
-        const y = fill(x, [...path, i]);
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i] as unknown;
+        path.push(i);
+        const y = fill(x, path);
+        path.pop();
         if (y !== x) (out ??= [...v])[i] = y;
-      });
+      }
       return out ?? v;
     }
     if (v !== null && typeof v === 'object') {
       let out: Obj | undefined;
       for (const k in v) {
         const x = (v as Obj)[k];
-        const y = fill(x, [...path, k]);
+        path.push(k);
+        const y = fill(x, path);
+        path.pop();
         if (y !== x) (out ??= { ...(v as Obj) })[k] = y;
       }
       return out ?? v;

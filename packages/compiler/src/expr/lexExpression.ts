@@ -44,12 +44,12 @@ function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
 }
 
-function isIdentStart(c: number): boolean {
+export function isIdentStart(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 }
 
 /** [A-Za-z0-9_-]; NaN (past the end) is not. */
-function isIdentPart(c: number): boolean {
+export function isIdentPart(c: number): boolean {
   return isIdentStart(c) || isDigit(c) || c === 45;
 }
 /** Two-character operators by their first character: `||`, `&&`, `==`, `!=`, `<=`, `>=`. */

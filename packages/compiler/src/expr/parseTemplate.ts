@@ -1,5 +1,5 @@
 import type { CompareOp, Expr, ExprPart, LiteralExpr, PathExpr, Template, TextPart } from './ExpressionAst.js';
-import { expressionError, lexExpression, type Token } from './lexExpression.js';
+import { expressionError, isIdentPart, isIdentStart, lexExpression, type Token } from './lexExpression.js';
 
 const COMPARE_OPS = new Set(['==', '!=', '<', '>', '<=', '>=']);
 
@@ -8,6 +8,15 @@ const COMPARE_OPS = new Set(['==', '!=', '<', '>', '<=', '>=']);
  * Throws a StepforgeError with code `expression` whose `details.offset` indexes `text`.
  */
 export function parseTemplate(text: string): Template {
+  return parseTemplateWith(text, true);
+}
+
+/** parseTemplate with every expression lexed and parsed (no simplePath): what simplePath is tested against. */
+export function parseTemplateByTokens(text: string): Template {
+  return parseTemplateWith(text, false);
+}
+
+function parseTemplateWith(text: string, simplePaths: boolean): Template {
   const parts: (TextPart | ExprPart)[] = [];
   let buf = '';
   let bufStart = 0;
@@ -31,6 +40,13 @@ export function parseTemplate(text: string): Template {
     if (text.startsWith('${', i)) {
       if (buf !== '') parts.push({ kind: 'text', value: buf, offset: bufStart });
       buf = '';
+      const simple = simplePaths ? simplePath(text, i + 2) : undefined;
+      if (simple !== undefined) {
+        parts.push({ kind: 'expr', expr: simple, offset: i, end: simpleClose + 1 });
+        i = simpleClose + 1;
+        bufStart = i;
+        continue;
+      }
       const { tokens, close } = lexExpression(text, i + 2);
       if (close < 0) throw expressionError("unterminated '${': missing '}'", i, 2);
       const expr = new Parser(tokens, i + 2).parseWhole();
@@ -48,6 +64,50 @@ export function parseTemplate(text: string): Template {
   return { kind: 'template', text, parts, whole };
 }
 
+/** Where the `}` after the last path simplePath read is. */
+let simpleClose = -1;
+
+/**
+ * The common expression, a dotted path alone between the braces (`${ steps.plan.output }`,
+ * `${ input.topic }`, `${ topic }`), read straight off the text: the node the lexer and the parser
+ * would build, without their tokens. Anything else (indices, brackets, operators, literals, spaces
+ * inside the path, a `steps.` path that is not `steps.<name>.output`) is left to them, undefined here.
+ * Sets simpleClose to the offset of the closing brace.
+ */
+function simplePath(text: string, from: number): PathExpr | undefined {
+  let i = from;
+  while (isSpace(text.charCodeAt(i))) i++;
+  const offset = i;
+  const names: string[] = [];
+  for (;;) {
+    if (!isIdentStart(text.charCodeAt(i))) return undefined;
+    const start = i;
+    i++;
+    while (isIdentPart(text.charCodeAt(i))) i++;
+    names.push(text.slice(start, i));
+    if (text.charCodeAt(i) !== 46) break; // '.'
+    i++;
+  }
+  const length = i - offset;
+  while (isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== 125) return undefined; // '}'
+  simpleClose = i;
+  const first = names[0]!;
+  if (first === 'input') return { kind: 'path', root: { kind: 'input' }, segments: names.slice(1), implicitInput: false, offset, length };
+  if (first === 'steps') {
+    if (names.length < 3 || names[2] !== 'output') return undefined;
+    return { kind: 'path', root: { kind: 'step', step: names[1]! }, segments: names.slice(3), implicitInput: false, offset, length };
+  }
+  // `true`, `false` and `null` alone are literals.
+  if (names.length === 1 && (first === 'true' || first === 'false' || first === 'null')) return undefined;
+  return { kind: 'path', root: { kind: 'input' }, segments: names, implicitInput: true, offset, length };
+}
+
+/** Whitespace between tokens (the lexer's). */
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13;
+}
+
 /** Parses a bare expression (the inside of `${ }`, e.g. a `condition:` without the braces). */
 export function parseExpression(text: string): Expr {
   const { tokens, close } = lexExpression(text, 0);
@@ -55,10 +115,13 @@ export function parseExpression(text: string): Expr {
   return new Parser(tokens, 0).parseWhole();
 }
 
+/** A `${` that is not the escaped `$${`. A literal in the function would be a new RegExp per call. */
+const EXPRESSION_OPEN = /(^|[^$])\$\{/;
+
 /** True when the text contains at least one `${ }` (ignoring escaped `$${`). */
 export function hasExpression(text: string): boolean {
   // The plain scan first: most strings a document holds have no `${` at all.
-  return text.includes('${') && /(^|[^$])\$\{/.test(text);
+  return text.includes('${') && EXPRESSION_OPEN.test(text);
 }
 
 /** A literal node starting at token `t`. */

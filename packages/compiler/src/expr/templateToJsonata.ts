@@ -23,6 +23,9 @@ export interface JsonataOptions {
   readonly objectInput?: boolean;
 }
 
+/** A plain variable (`$name`), which a whole template's value may read twice. */
+const PLAIN_VARIABLE = /^\$[A-Za-z_][A-Za-z0-9_]*$/;
+
 /** The default root layout (see JsonataOptions.resolveRoot). */
 export function defaultResolveRoot(root: PathRoot): string {
   return root.kind === 'input' ? '$states.input' : `$lookup($steps, ${JSON.stringify(root.step)})`;
@@ -38,7 +41,7 @@ export function templateToJsonata(t: Template, options: JsonataOptions = {}): st
   if (t.whole) {
     const inner = tr.expr((t.parts[0] as { expr: Expr }).expr);
     // A plain variable can be read twice; anything else is bound once.
-    if (/^\$[A-Za-z_][A-Za-z0-9_]*$/.test(inner)) body = `($exists(${inner}) ? ${inner} : null)`;
+    if (PLAIN_VARIABLE.test(inner)) body = `($exists(${inner}) ? ${inner} : null)`;
     else {
       const v = tr.fresh();
       body = `( ${v} := ${inner}; $exists(${v}) ? ${v} : null )`;

@@ -128,12 +128,17 @@ function chainRetry(r: RetryPolicy): IrRetry {
   };
 }
 
+/** A `$secret:<id>` binding (matchAll works on a copy, so one RegExp serves every string). */
+const SECRET_REF = /\$secret:([A-Za-z0-9_./-]+)/g;
+
 /** `$secret:<id>` bindings named anywhere in a task's configuration (ids only). */
 export function secretsIn(value: unknown): string[] {
   const out = new Set<string>();
   const visit = (v: unknown): void => {
-    if (typeof v === 'string') for (const m of v.matchAll(/\$secret:([A-Za-z0-9_./-]+)/g)) out.add(m[1]!);
-    else if (Array.isArray(v)) v.forEach(visit);
+    // Most strings name no secret: one scan says so, without a RegExp and an iterator per string.
+    if (typeof v === 'string') {
+      if (v.includes('$secret:')) for (const m of v.matchAll(SECRET_REF)) out.add(m[1]!);
+    } else if (Array.isArray(v)) v.forEach(visit);
     else if (v !== null && typeof v === 'object') Object.values(v).forEach(visit);
   };
   visit(value);

@@ -12,7 +12,7 @@ import { DEFAULT_AGENT_BUDGET, inputDefaults } from './chainToIr.js';
 
 /** Lowers a loaded DSL document into the IR. */
 export function dslToIr(doc: DslDocument, options: { file?: string; source?: string } = {}): IrDocument {
-  const ctx: Context = { doc, templates: [] };
+  const ctx: Context = { doc, templates: [], identities: new Map() };
   const top = scope(ctx, doc.workflow);
   return {
     name: doc.name,
@@ -50,6 +50,8 @@ function deployment(doc: DslDocument): IrDeployment {
 interface Context {
   readonly doc: DslDocument;
   readonly templates: Template[];
+  /** Step identities by canonical text, for this conversion (see stepIdentity). */
+  readonly identities: Map<string, string>;
 }
 
 function scope(ctx: Context, s: DslScope): IrWorkflow {
@@ -99,7 +101,7 @@ function agentRef(ctx: Context, agent: string, role: string, focus?: string): Ir
   return {
     agent,
     role,
-    identity: stepIdentity('agent', { agent, role, config, ...(focus !== undefined ? { focus } : {}) }, []),
+    identity: stepIdentity('agent', { agent, role, config, ...(focus !== undefined ? { focus } : {}) }, [], ctx.identities),
     ...(Object.keys(config).length > 0 ? { agentConfig: config } : {}),
     ...(focus !== undefined ? { focus } : {}),
   };
@@ -136,7 +138,7 @@ function step(ctx: Context, s: DslStep): IrStep {
     output: s.output,
     kind: s.kind,
     config,
-    identity: stepIdentity(s.kind, config, tools),
+    identity: stepIdentity(s.kind, config, tools, ctx.identities),
   };
   return composite === undefined ? out : { ...out, composite };
 }

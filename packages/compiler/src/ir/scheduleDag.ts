@@ -59,6 +59,8 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
   const pos = new Int32Array(n);
   const seen = new Int32Array(n).fill(-1);
   const comp = new Int32Array(n);
+  // weakComponents' search stack: it never recurses, so one serves every level.
+  const pending = new Int32Array(n);
   let stamp = 0;
   // Sweep scratch, indexed by position in the set being cut: a sweep ends before any recursion, so
   // one node-sized copy serves every level (small typed arrays per sweep cost more than the sweep).
@@ -373,22 +375,23 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
   // by smallest node.
   const weakComponents = (set: readonly number[], s: number): number[][] => {
     let count = 0;
-    const stack: number[] = [];
+    // The search stack is the node-sized `pending` (a node is pushed once, when first seen).
+    let top = 0;
     for (let r = 0; r < set.length; r++) {
       const root = set[r]!;
       if (seen[root] === s) continue;
-      stack.push(root);
+      pending[top++] = root;
       seen[root] = s;
       comp[root] = count;
-      while (stack.length > 0) {
-        const v = stack.pop()!;
+      while (top > 0) {
+        const v = pending[--top]!;
         for (let we = succAt[v]!, wEnd = succAt[v + 1]!; we < wEnd; we++) {
           const w = succTo[we]!;
-          if (mark[w] === s && seen[w] !== s) ((seen[w] = s), (comp[w] = count), stack.push(w));
+          if (mark[w] === s && seen[w] !== s) ((seen[w] = s), (comp[w] = count), (pending[top++] = w));
         }
         for (let we = predAt[v]!, wEnd = predAt[v + 1]!; we < wEnd; we++) {
           const w = predTo[we]!;
-          if (mark[w] === s && seen[w] !== s) ((seen[w] = s), (comp[w] = count), stack.push(w));
+          if (mark[w] === s && seen[w] !== s) ((seen[w] = s), (comp[w] = count), (pending[top++] = w));
         }
       }
       count++;

@@ -24,7 +24,7 @@ export function canonicalJson(value: unknown): string {
  * set. Formatting, key order and where the handle appears do not change it; any change to the
  * task's fields or its tool grants does.
  */
-export function stepIdentity(kind: string, config: unknown, tools: readonly string[]): string {
+export function stepIdentity(kind: string, config: unknown, tools: readonly string[], known?: Map<string, string>): string {
   // canonicalJson({ kind, config, tools }) with its keys in their sorted order written out: the
   // object and its key sort cost more than the rest. The one-shot `hash` (Node ≥ 20.12) costs
   // about half of a createHash object.
@@ -32,5 +32,12 @@ export function stepIdentity(kind: string, config: unknown, tools: readonly stri
     config === undefined
       ? canonicalJson({ kind, tools })
       : `{"config":${canonicalJson(config)},"kind":${JSON.stringify(kind)},"tools":${canonicalJson(tools)}}`;
-  return hash('sha256', canonical, 'hex');
+  // `known`: the identities one document's conversion has already hashed (its steps of one kind
+  // and configuration share one, and the hash cost more than the canonical text).
+  let identity = known?.get(canonical);
+  if (identity === undefined) {
+    identity = hash('sha256', canonical, 'hex');
+    known?.set(canonical, identity);
+  }
+  return identity;
 }

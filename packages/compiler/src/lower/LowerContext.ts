@@ -21,6 +21,8 @@ export const JUDGE_NOT_CANDIDATE = 'JudgeChoiceNotCandidate';
  * when the output is stored by reference (see StepResult).
  */
 export const RESULT_VALUE = '$states.result.output';
+/** `{% $states.result.output %}`, the Assign value of every plain Task, as one shared string. */
+export const RESULT_VALUE_LEAF = `{% ${RESULT_VALUE} %}`;
 
 /** A transition still to fill. */
 export interface Tail {

@@ -16,6 +16,8 @@ export const MAX_VARIABLE_NAME = 80;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A string of printable ASCII characters only. */
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+/** What a variable name may start with. */
+const VARIABLE_START = /^[A-Za-z_]/;
 
 /** Hands out unique state names and variable names for one state machine. */
 export class NameAllocator {
@@ -56,7 +58,7 @@ export class NameAllocator {
   variable(base: string): string {
     // Most bases (`s_<step id>` of an identifier-like id) are clean already: one test, no new string.
     let clean = IDENTIFIER.test(base) ? base : base.replace(/[^A-Za-z0-9_]/g, '_');
-    if (!/^[A-Za-z_]/.test(clean)) clean = `_${clean}`;
+    if (!VARIABLE_START.test(clean)) clean = `_${clean}`;
     for (let i = 1; ; i++) {
       const suffix = i === 1 ? '' : `_${i}`;
       const candidate = clean.slice(0, MAX_VARIABLE_NAME - suffix.length) + suffix;

@@ -9,12 +9,12 @@ import {
   type StepManifestEntry,
   LAMBDA_PLACEHOLDERS,
   STEP_HANDLERS,
-  kindPlaceholder,
   stepHandlerIdOf,
 } from '@stepforge/contract';
 import type { IrDocument, IrStep, IrStepKind, IrWorkflow } from '../ir/Ir.js';
 import type { LoweredWorkflow } from './lowerWorkflow.js';
 import { serialisedDefinition, type SerialisedDefinition } from './serialisedDefinition.js';
+import { kindResource } from './kindResource.js';
 
 export type { ManifestStepHandler as StepHandler, StepManifest, StepManifestEntry } from '@stepforge/contract';
 
@@ -86,23 +86,20 @@ function entry(s: IrStep, lowered: LoweredWorkflow): StepManifestEntry {
   const states = lowered.stepStates.get(s) ?? [s.id];
   const parent = lowered.parents.get(s);
   const handler = HANDLER[s.kind];
-  const functions = handler === null ? [] : [kindPlaceholder(handler)];
-  if (s.kind === 'model' && s.tools.length > 0) functions.push(kindPlaceholder('tool'));
-  return {
-    id: s.id,
-    kind: s.kind,
-    identity: s.identity,
-    state: states[0]!,
-    states,
-    ...(parent ? { parent: parent.id } : {}),
-    ...(s.location ? { location: s.location } : {}),
-    ...(s.output !== undefined ? { output: s.output } : {}),
-    handler,
-    functions,
-    tools: s.tools,
-    secrets: s.secrets,
-    ...(s.budget ? { budget: s.budget } : {}),
-  };
+  const functions = handler === null ? [] : [kindResource(handler)];
+  if (s.kind === 'model' && s.tools.length > 0) functions.push(kindResource('tool'));
+  // Assigned in the manifest's key order rather than spread from conditional literals (an object per
+  // optional field, copied through the generic spread, for every step).
+  const out: Record<string, unknown> = { id: s.id, kind: s.kind, identity: s.identity, state: states[0]!, states };
+  if (parent) out.parent = parent.id;
+  if (s.location) out.location = s.location;
+  if (s.output !== undefined) out.output = s.output;
+  out.handler = handler;
+  out.functions = functions;
+  out.tools = s.tools;
+  out.secrets = s.secrets;
+  if (s.budget) out.budget = s.budget;
+  return out as unknown as StepManifestEntry;
 }
 
 /**

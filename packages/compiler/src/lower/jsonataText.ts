@@ -7,7 +7,9 @@
  */
 export function valueOf(expr: string, assigns: Record<string, unknown>): string {
   let out = expr;
-  for (const [name, a] of Object.entries(assigns)) out = replaceVariable(out, name, asJsonata(a));
+  // A branch's every export is read off its terminal state's assigns: an assign's JSONata is built
+  // only for the exports that mention its variable, not once per export.
+  for (const name of Object.keys(assigns)) if (out.includes(`$${name}`)) out = replaceVariable(out, name, asJsonata(assigns[name]));
   return out;
 }
 

@@ -6,7 +6,6 @@ import {
   StepforgeError,
   ENVELOPE_VERSION,
   ITERATION_INLINE_OUTPUT_MAX_BYTES,
-  kindPlaceholder,
   RUN_META_KEY,
   type LambdaStepKind,
 } from '@stepforge/contract';
@@ -23,6 +22,7 @@ import type { CheckFinding } from '../checks/CheckFinding.js';
 import { duplicateStateName, MAX_STATE_NAME, nonAsciiStateName, reservedStateName, stateNameTooLong } from '../checks/quotas/stateName.js';
 import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';
 import { renderRetry } from './renderRetry.js';
+import { kindResource } from './kindResource.js';
 import {
   type AslState,
   type Frag,
@@ -188,11 +188,14 @@ class Lowerer implements LowerContext {
     };
     // Init Passes exist only where something needed them: list the states each step really has.
     const emitted = new Set<string>();
+    // for…in and indexed loops: a States map of a large workflow has thousands of keys, and a key
+    // array per map and an iterator per state's Branches were most of this walk.
     const collect = (states: Record<string, AslState>): void => {
-      for (const k of Object.keys(states)) {
+      for (const k in states) {
         emitted.add(k);
         const st = states[k]!;
-        for (const b of (st.Branches as { States: Record<string, AslState> }[] | undefined) ?? []) collect(b.States);
+        const branches = st.Branches as { States: Record<string, AslState> }[] | undefined;
+        if (branches !== undefined) for (let i = 0; i < branches.length; i++) collect(branches[i]!.States);
         const proc = st.ItemProcessor as { States: Record<string, AslState> } | undefined;
         if (proc) collect(proc.States);
       }
@@ -883,9 +886,9 @@ class Lowerer implements LowerContext {
     const state: AslState = {
       Type: 'Task',
       Comment: this.comment(step, what),
-      Resource: callback ? LAMBDA_INVOKE_CALLBACK : kindPlaceholder(kind),
+      Resource: callback ? LAMBDA_INVOKE_CALLBACK : kindResource(kind),
       Arguments: callback
-        ? { FunctionName: kindPlaceholder(kind), Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
+        ? { FunctionName: kindResource(kind), Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
         : payload,
     };
     if (timeout !== undefined) state.TimeoutSeconds = timeout;

@@ -1,6 +1,6 @@
 // What compileIr reads off the serialised definition: its UTF-8 size (the 1 MB quota), the
 // `${…}` placeholders it uses (the manifest's list for DefinitionSubstitutions) and the Bedrock
-// models its steps name (the manifest's bedrockModels), from the text it serialises anyway.
+// models its steps name (the manifest's bedrockModels), by walking the definition as the serialiser would.
 import { placeholder, placeholderNames } from '@stepforge/contract';
 
 /** The serialised definition's size and placeholders. */
@@ -13,121 +13,108 @@ export interface SerialisedDefinition {
   readonly bedrockModels: readonly string[];
 }
 
-/** A JSON string value (never a key: no `:` follows) that is a whole `bedrock:<id>` model. */
-const BEDROCK_VALUE = /"bedrock:((?:[^"\\]|\\.)+)"(?!:)/g;
+/**
+ * A character JSON.stringify escapes (`"`, `\\`, controls) or one outside ASCII: a string without any
+ * is its length plus two quotes. One native test per string, with no match object.
+ */
+const NOT_PLAIN = /["\\\u0000-\u001f\u007f-\uffff]/;
 
-/** The keys whose values hold states (or hold what holds them): the walk opens these instead of serialising them whole. */
-const HOLDS_STATES: ReadonlySet<string> = new Set(['States', 'Branches', 'ItemProcessor', 'Iterator']);
+/** What JSON.stringify writes as an escape sequence (a control) or as more than one UTF-8 byte. */
+const CONTROL_OR_WIDE = /[\u0000-\u001f\u0080-\uffff]/;
 
 /**
- * Measures JSON.stringify(definition) in pieces: the walk opens the definition, every States map, and
- * every state or branch that holds states, and serialises everything else (a Task, a field of a
- * Parallel) whole, adding the brackets, keys and commas JSON.stringify would put between them. One
- * string of a whole megabyte cost more to read than to build: V8 returns it unflattened, and the
- * first look at it (the byte count, a scan) copied it into a fresh large-object page; pieces of a
- * state each stay small young strings, scanned where they are. Placeholders and models sit inside
- * JSON strings, which never span two pieces, so scanning every piece finds what scanning the whole would.
+ * Measures JSON.stringify(definition) without serialising it: a walk that adds up what the
+ * serialiser would write (braces, brackets, keys, colons, commas, strings with their escapes,
+ * numbers), scanning each string for placeholders and each string value for a Bedrock model. A
+ * megabyte of JSON text that nothing else reads made a compile allocate several megabytes of young
+ * strings (the pieces the serialiser writes, copied again by their first read), which the
+ * scavenger then paid for; a string that needs no escape is counted by its length, so the walk
+ * costs less than the serialiser it replaces. Anything that is not plain data (a `toJSON`, a class
+ * instance) is serialised by JSON.stringify as it would see it, and that piece counted and scanned.
  */
 export function serialisedDefinition(definition: Readonly<Record<string, unknown>>): SerialisedDefinition {
-  const acc: Pieces = { bytes: 0, placeholders: new Set(), bedrockModels: new Set() };
-  if (opens(definition, true)) openObject(definition, acc);
-  else valuePiece(JSON.stringify(definition), acc);
+  const acc: Pieces = { placeholders: new Set(), bedrockModels: new Set(), scanned: new Set() };
+  let bytes: number;
+  try {
+    bytes = valueBytes(definition, acc);
+  } catch (e) {
+    // A cycle never ends the walk: JSON.stringify names it (and throws its own error for it).
+    if (!(e instanceof RangeError)) throw e;
+    bytes = pieceBytes(JSON.stringify(definition), acc);
+  }
   return {
-    bytes: acc.bytes,
+    bytes,
     placeholders: [...acc.placeholders].sort().map(placeholder),
     bedrockModels: [...acc.bedrockModels].sort(),
   };
 }
 
 interface Pieces {
-  bytes: number;
   readonly placeholders: Set<string>;
   readonly bedrockModels: Set<string>;
+  /** Strings holding `${` already scanned for placeholders (every Task's Resource is one of a few). */
+  readonly scanned: Set<string>;
 }
 
-/** Whether the walk opens `v` (a plain object or array holding states) rather than serialising it whole. */
-function opens(v: unknown, underStatesKey: boolean): boolean {
-  if (Array.isArray(v)) return underStatesKey;
-  if (v === null || typeof v !== 'object') return false;
-  // Only plain objects: anything else (a toJSON, a class) is serialised whole, as JSON.stringify sees it.
+/** A JSON string value (never a key: no `:` follows) that is a whole `bedrock:<id>` model. */
+const BEDROCK_VALUE = /"bedrock:((?:[^"\\]|\\.)+)"(?!:)/g;
+
+/** The UTF-8 bytes JSON.stringify writes for `v` (a member or item already known not to be skipped). */
+function valueBytes(v: unknown, acc: Pieces): number {
+  if (typeof v === 'string') return stringBytes(v, acc, false);
+  // JSON.stringify writes a finite number as String does, and anything else as null.
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v).length : 4;
+  if (typeof v === 'boolean') return v ? 4 : 5;
+  if (v === null) return 4;
+  if (typeof v !== 'object') return pieceBytes(JSON.stringify(v) ?? 'null', acc);
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return pieceBytes(JSON.stringify(v) ?? 'null', acc);
+  if (Array.isArray(v)) return arrayBytes(v, acc);
   const proto = Object.getPrototypeOf(v) as unknown;
-  if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
-  if (underStatesKey) return true;
-  for (const k in v) if (HOLDS_STATES.has(k)) return true;
-  return false;
+  // Only plain objects are walked: anything else is serialised whole, as JSON.stringify sees it.
+  if (proto !== Object.prototype && proto !== null) return pieceBytes(JSON.stringify(v) ?? 'null', acc);
+  return objectBytes(v as Readonly<Record<string, unknown>>, acc);
 }
 
-/**
- * `{…}` of a plain object, as JSON.stringify writes it: its keys serialised as one array, the members
- * it opens walked, and the rest serialised together as one array (`[a,b]` is `a`, `b` and their
- * brackets and comma), so a States map of Tasks costs two serialisations, not one per state.
- */
-function openObject(o: Readonly<Record<string, unknown>>, acc: Pieces): void {
+/** `{…}`: its members, a `:` each and the commas between them; skipped members count nothing. */
+function objectBytes(o: Readonly<Record<string, unknown>>, acc: Pieces): number {
+  let n = 2;
   let members = 0;
-  const leaves: unknown[] = [];
-  for (const k of Object.keys(o)) {
+  for (const k in o) {
+    if (!Object.hasOwn(o, k)) continue;
     const v = o[k];
     // What JSON.stringify leaves out of an object (it writes null for them in an array).
     if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
     if (typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
-      // toJSON is called with the member's key, which an array would not give it: serialised as the
-      // member itself (`{"key":…}`, or `{}` when it gives undefined), less its braces and colon.
+      // toJSON is called with the member's key: serialised as the member itself (`{"key":…}`, or
+      // `{}` when it gives undefined), less its braces; its colon and comma are counted here.
       const json = JSON.stringify({ [k]: v });
       if (json === '{}') continue;
-      members++;
-      valuePiece(json, acc);
-      acc.bytes -= 3;
-      continue;
-    }
+      n += pieceBytes(json, acc) - 3;
+    } else n += stringBytes(k, acc, true) + valueBytes(v, acc);
     members++;
-    // A key, and a string or other plain member, are counted here: serialising each of these short
-    // values (a state name, a StartAt) cost more than counting its characters.
-    acc.bytes += stringBytes(k, acc, true);
-    if (typeof v === 'string') acc.bytes += stringBytes(v, acc, false);
-    else if (typeof v !== 'object' || v === null) acc.bytes += (JSON.stringify(v) as string).length;
-    else if (opens(v, HOLDS_STATES.has(k))) {
-      if (Array.isArray(v)) openArray(v, acc);
-      else openObject(v as Record<string, unknown>, acc);
-    } else if (leaves.push(v) === LEAVES_PER_PIECE) flushLeaves(leaves, acc);
   }
-  // `{}`, a `:` per key and a `,` between members.
-  acc.bytes += 2 + members + Math.max(0, members - 1);
-  flushLeaves(leaves, acc);
+  return members === 0 ? n : n + members + members - 1;
 }
 
-/**
- * Members serialised together, then many at a time: a piece stays well under the size V8 puts in
- * large-object space (a 1,000-task Contenox chain's one States map would be most of the megabyte).
- */
-const LEAVES_PER_PIECE = 16;
-
-/** Counts and scans the values in `leaves` (`[a,b]` less its brackets and commas), then empties it. */
-function flushLeaves(leaves: unknown[], acc: Pieces): void {
-  if (leaves.length === 0) return;
-  valuePiece(JSON.stringify(leaves), acc);
-  acc.bytes -= 2 + (leaves.length - 1);
-  leaves.length = 0;
-}
-
-/** `[…]` of an array whose items may hold states (a Parallel's Branches). */
-function openArray(a: readonly unknown[], acc: Pieces): void {
-  acc.bytes += 2 + Math.max(0, a.length - 1); // [ ] and the commas
-  for (const v of a) {
-    if (opens(v, false)) openObject(v as Record<string, unknown>, acc);
-    else valuePiece(JSON.stringify(v) ?? 'null', acc);
+/** `[…]`: its items and the commas between them; a skipped item is `null`. */
+function arrayBytes(a: readonly unknown[], acc: Pieces): number {
+  let n = 2 + (a.length > 0 ? a.length - 1 : 0);
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i];
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') n += 4;
+    // toJSON would be called with the item's index: the array is serialised whole instead.
+    else if (typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function')
+      return pieceBytes(JSON.stringify(a), acc);
+    else n += valueBytes(v, acc);
   }
+  return n;
 }
 
-/** A serialised value, counted and scanned. */
-function valuePiece(json: string, acc: Pieces): void {
-  acc.bytes += utf8Bytes(json);
+/** A serialised piece's UTF-8 bytes, its placeholders and models recorded. */
+function pieceBytes(json: string, acc: Pieces): number {
   if (json.includes('${')) for (const name of placeholderNames(json)) acc.placeholders.add(name);
   if (json.includes('"bedrock:')) for (const m of json.matchAll(BEDROCK_VALUE)) acc.bedrockModels.add(JSON.parse(`"${m[1]!}"`) as string);
-}
-
-/** UTF-8 size of a string: its length when it is ASCII (nearly every piece), else what Buffer counts. */
-function utf8Bytes(s: string): number {
-  return Buffer.byteLength(s, 'utf8');
+  return Buffer.byteLength(json, 'utf8');
 }
 
 /**
@@ -135,6 +122,13 @@ function utf8Bytes(s: string): number {
  * JSON.stringify does), recording the placeholders in it and, unless it is a key, the Bedrock model it names.
  */
 function stringBytes(s: string, acc: Pieces, key: boolean): number {
+  if (!NOT_PLAIN.test(s)) return plainStringBytes(s, acc, key, 0, false);
+  // ASCII with quotes or backslashes (JSONata string literals): each is one more byte, counted by
+  // native scans; only text with controls or beyond ASCII is read character by character.
+  if (!CONTROL_OR_WIDE.test(s)) {
+    const quotes = occurrences(s, '"');
+    return plainStringBytes(s, acc, key, quotes + occurrences(s, '\\'), quotes > 0);
+  }
   let n = 2;
   let dollar = false;
   let quote = false;
@@ -162,6 +156,23 @@ function stringBytes(s: string, acc: Pieces, key: boolean): number {
   }
   if (dollar) placeholdersIn(s, acc.placeholders);
   if (!key) bedrockModel(s, quote, acc.bedrockModels);
+  return n;
+}
+
+/** A string's JSON bytes when only `"` and `\\` (`escaped` of them) need escaping, its placeholders and model recorded. */
+function plainStringBytes(s: string, acc: Pieces, key: boolean, escaped: number, hasQuote: boolean): number {
+  if (s.includes('${') && !acc.scanned.has(s)) {
+    acc.scanned.add(s);
+    placeholdersIn(s, acc.placeholders);
+  }
+  if (!key) bedrockModel(s, hasQuote, acc.bedrockModels);
+  return s.length + 2 + escaped;
+}
+
+/** How often `c` occurs in `s`. */
+function occurrences(s: string, c: string): number {
+  let n = 0;
+  for (let at = s.indexOf(c); at >= 0; at = s.indexOf(c, at + 1)) n++;
   return n;
 }
 

@@ -102,6 +102,37 @@ describe('Function: serialisedDefinition', () => {
     ]);
   });
 
+  it('counts numbers, escapes, null-prototype objects, class instances and toJSON items as JSON.stringify writes them', () => {
+    class Boxed {
+      readonly inner = '${InClass}';
+    }
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { a: 1, b: '${InBare}' });
+    const definition = {
+      StartAt: 'a',
+      States: {
+        a: {
+          Type: 'Pass',
+          Output: {
+            numbers: [0, -0, 1.5, -2e-7, 1e21, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53],
+            escapes: 'quote " backslash \\ tab \t newline \n nul \u0000 del \u007f ${Esc1} é 😀 \ud800 lone \udc00',
+            bare,
+            instance: new Boxed(),
+            items: [new Date(0), { toJSON: (key: string) => `item ${key}` }, 'bedrock:m.three'],
+            map: new Map([['k', 'v']]),
+          },
+          End: true,
+        },
+      },
+    };
+    expect(serialisedDefinition(definition)).toEqual(whole(definition));
+  });
+
+  it('refuses a definition that contains itself as JSON.stringify does', () => {
+    const definition: Record<string, unknown> = { StartAt: 'a', States: { a: { Type: 'Pass', End: true } } };
+    (definition.States as Record<string, Record<string, unknown>>).a!.Output = definition;
+    expect(() => serialisedDefinition(definition)).toThrow(/circular/);
+  });
+
   it('serialises a definition without States in one piece', () => {
     const definition = { Comment: 'no states', States: undefined };
     expect(serialisedDefinition(definition)).toEqual(whole(definition));

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import {
-  appendFileSync,
   closeSync,
   existsSync,
   fstatSync,
@@ -10,6 +9,7 @@ import {
   readFileSync,
   readSync,
   renameSync,
+  rmdirSync,
   rmSync,
   unlinkSync,
   writeFileSync,
@@ -18,17 +18,27 @@ import {
 import { join } from 'node:path';
 import type { Checkpoint, HistoryEvent } from '../interpreter/types.js';
 import type { ExecutionRecord, ExecutionStore, StateMachineRecord, StoreSnapshot } from './ExecutionStore.js';
-import { frameLine, isCheckpoint, isHistoryEvent, isStoredExecution, readLines, type DamagedLine } from './journalLines.js';
+import {
+  frameLine,
+  isCheckpoint,
+  isCheckpointJson,
+  isCheckpointLine,
+  isHistoryEvent,
+  isStoredExecution,
+  lineJson,
+  readLines,
+  scanLines,
+  type DamagedLine,
+} from './journalLines.js';
 
 /**
  * An ExecutionStore in a directory of JSON files, so a restarted server loses nothing:
  *
  * ```
- * <dir>/state-machines/<key>.json             one record per state machine
- * <dir>/executions.ndjson                     execution records, appended; the last line per ARN counts
- * <dir>/definitions/<sha256>.asl.json         each definition an execution runs, once
- * <dir>/executions/<key>/history.ndjson       history events, one per line, appended
- * <dir>/executions/<key>/checkpoints.ndjson   checkpoints (top-level transitions), appended; the last line counts
+ * <dir>/state-machines/<key>.json       one record per state machine
+ * <dir>/executions.ndjson               execution records, appended; the last line per ARN counts
+ * <dir>/definitions/<sha256>.asl.json   each definition an execution runs, once
+ * <dir>/histories/<key>.ndjson          an execution's history events and checkpoints, one per line, appended
  * ```
  *
  * State machine records are written to a temporary file and renamed over the old one, so a crash
@@ -37,14 +47,29 @@ import { frameLine, isCheckpoint, isHistoryEvent, isStoredExecution, readLines, 
  * ~0.4 ms each, and a running execution writes its record twice and a checkpoint at every
  * transition; and one journal of records, whose lines carry a definition's hash rather than its
  * text, is one file to read at start-up where a file per execution cost ~0.2 ms each (3,000 runs
- * added 0.6 s to every start). A torn last line (a crash mid-append) is ignored on read in every
- * file, and the next append starts a line of its own; events past the checkpoint are dropped on
- * resume. The journal is rewritten with the last record per execution once it holds more than twice
- * as many lines; the checkpoint file with its last line alone once it outgrows MAX_CHECKPOINT_FILE,
- * and it is removed when the execution ends. What earlier versions wrote (`executions/<key>/
- * execution.json`, `checkpoint.json`) is still read, and records move into the journal on the load
- * of a directory that has no journal yet. Ended executions past the retention period (90 days by
- * default) leave the journal and their files on load.
+ * added 0.6 s to every start).
+ *
+ * An execution's history file holds its events and, as lines of their own, its checkpoints
+ * (`{"checkpoint":{…}}`, the last one counting) and the mark of its end (`{"checkpoint":null}`): a
+ * completed transition is one append of its events and its checkpoint, and an execution is one file
+ * created, where a folder with a history file and a checkpoint file cost a mkdir, two creates and,
+ * at the end, two removes, each a metadata change the file system journals. A resume reads the
+ * history anyway; the events' reader skips checkpoint lines unparsed. Once the checkpoints appended
+ * since the file was last written whole outgrow both 1 MiB and the rest of the file, the file is
+ * rewritten with its last checkpoint alone (so a long loop over a large state does not keep every
+ * copy of it, and the rewrites cost at most twice what was appended).
+ *
+ * A torn last line (a crash mid-append) is ignored on read in every file, and the next append starts
+ * a line of its own; events past the checkpoint are dropped on resume. The journal is rewritten with
+ * the last record per execution once it holds more than twice as many lines. Ended executions past
+ * the retention period (90 days by default) leave the journal and their files on load.
+ *
+ * What earlier versions wrote is still read: `executions/<key>/history.ndjson` with
+ * `checkpoints.ndjson` (or `checkpoint.json`) beside it, and the per-execution records
+ * `executions/<key>/execution.json`. A store that may write moves them on load: records into the
+ * journal (when it has none yet), each history with its last checkpoint into its history file
+ * (written whole, then the old files removed, so a crash in between leaves both, and the next load
+ * removes the old ones); a read-only store reads them where they are.
  *
  * Each line of the append-only files is framed with its length and CRC-32 (journalLines.ts): a
  * damaged line (garbage, a flipped byte, a record of the wrong shape) is skipped and reported
@@ -55,24 +80,29 @@ import { frameLine, isCheckpoint, isHistoryEvent, isStoredExecution, readLines, 
 export class DirectoryExecutionStore implements ExecutionStore {
   readonly durable = true;
   private readonly machinesDir: string;
-  private readonly executionsDir: string;
+  private readonly historiesDir: string;
+  /** Where earlier versions kept a folder per execution (`executions/<key>/`). */
+  private readonly legacyDir: string;
+  /** Whether that folder was there (reads fall back to it until a load has moved what it held). */
+  private legacyFolders: boolean;
+  /** History files by ARN, once named: every top-level transition appends to one, and hashing the ARN each time cost more than the write. */
+  private readonly files = new Map<string, string>();
   /**
-   * Execution directories by ARN, once known to exist: every top-level transition writes a
-   * checkpoint, and hashing the ARN and a recursive mkdir each time cost more than the write.
-   */
-  private readonly dirs = new Map<string, string>();
-  /**
-   * The size in bytes of each append-only file (journal, checkpoints) this instance has appended to
+   * The size in bytes of each append-only file (journal, histories) this instance has appended to
    * or rewritten: the first append to a file checks for a torn tail, later ones trust this.
    */
   private readonly appendedSize = new Map<string, number>();
+  /** Bytes of checkpoint lines this instance appended to each history file since it was last written whole. */
+  private readonly checkpointBytes = new Map<string, number>();
+  /** The last checkpoint line of each history file this instance wrote one to: what the next one's changes are taken against. */
+  private readonly lastCheckpoint = new Map<string, LastCheckpoint>();
   /**
    * Open descriptors (append mode) of the files this instance appends to, by path: a running
-   * execution appends to its history and its checkpoints at every top-level transition, and
-   * appendFileSync opens and closes the file each time (two more system calls and a path lookup
-   * per append, a third of the cost of the append itself). A descriptor is closed when its
-   * execution ends, when its file is replaced or removed (a rename over it would leave the
-   * descriptor on the old file), past MAX_OPEN_FILES (the oldest first), and on close().
+   * execution appends to its history at every top-level transition, and appendFileSync opens and
+   * closes the file each time (two more system calls and a path lookup per append, a third of the
+   * cost of the append itself). A descriptor is closed when its execution ends, when its file is
+   * replaced (a rename over it would leave the descriptor on the old file), past MAX_OPEN_FILES (the
+   * oldest first), and on close().
    */
   private readonly fds = new Map<string, number>();
   private readonly journal: string;
@@ -84,12 +114,6 @@ export class DirectoryExecutionStore implements ExecutionStore {
   /** Hash → definition text, as loaded (records of one definition share the string). */
   private readonly definitionTexts = new Map<string, string>();
 
-  /**
-   * @param retention How long an ended execution's record and history are kept (default 90 days,
-   *   as Step Functions keeps a Standard execution's history after it closes; 0 keeps them for
-   *   good). Past it, load() drops them from the journal and removes their files. A running
-   *   execution is never dropped, however old.
-   */
   /** Every damaged line this instance skipped (each reported once). */
   readonly damaged: DamagedLine[] = [];
   private readonly reported = new Set<string>();
@@ -97,11 +121,18 @@ export class DirectoryExecutionStore implements ExecutionStore {
 
   /**
    * A read-only store (a command that only reads runs) loads what is there and never writes: no
-   * folder made, no journal compacted, no expired execution removed. What it is asked to write
-   * (the command's own bookkeeping) lives in memory only, and ends with the command.
+   * folder made, no journal compacted, no expired execution removed, nothing of an earlier version
+   * moved. What it is asked to write (the command's own bookkeeping) lives in memory only, and ends
+   * with the command.
    */
   private readonly readOnly: boolean;
 
+  /**
+   * @param retention How long an ended execution's record and history are kept (default 90 days,
+   *   as Step Functions keeps a Standard execution's history after it closes; 0 keeps them for
+   *   good). Past it, load() drops them from the journal and removes their files. A running
+   *   execution is never dropped, however old.
+   */
   constructor(
     readonly dir: string,
     private readonly retention: { readonly ms?: number; readonly now?: () => number } = {},
@@ -110,13 +141,15 @@ export class DirectoryExecutionStore implements ExecutionStore {
     this.onDamaged = options.onDamaged ?? warnDamaged;
     this.readOnly = options.readOnly === true;
     this.machinesDir = join(dir, 'state-machines');
-    this.executionsDir = join(dir, 'executions');
+    this.historiesDir = join(dir, 'histories');
+    this.legacyDir = join(dir, 'executions');
     this.definitionsDir = join(dir, 'definitions');
     this.journal = join(dir, JOURNAL);
     this.legacyRecords = !existsSync(this.journal);
+    this.legacyFolders = existsSync(this.legacyDir);
     if (this.readOnly) return;
     mkdirSync(this.machinesDir, { recursive: true });
-    mkdirSync(this.executionsDir, { recursive: true });
+    mkdirSync(this.historiesDir, { recursive: true });
     mkdirSync(this.definitionsDir, { recursive: true });
   }
 
@@ -147,9 +180,9 @@ export class DirectoryExecutionStore implements ExecutionStore {
     }
     // Executions an earlier version kept as executions/<key>/execution.json move into the journal.
     const moved: string[] = [];
-    if (this.legacyRecords && existsSync(this.executionsDir)) {
-      for (const d of readdirSync(this.executionsDir)) {
-        const file = join(this.executionsDir, d, LEGACY_RECORD);
+    if (this.legacyRecords && this.legacyFolders) {
+      for (const d of readdirSync(this.legacyDir)) {
+        const file = join(this.legacyDir, d, LEGACY_RECORD);
         const r = readJson<ExecutionRecord>(file);
         if (r !== undefined && !isStoredExecution(r)) this.damage({ file, line: 1, reason: 'it is not an execution record' });
         if (!r || !isStoredExecution(r) || executions.has(r.executionArn)) continue;
@@ -163,7 +196,12 @@ export class DirectoryExecutionStore implements ExecutionStore {
       for (const f of moved) rmSync(f, { force: true });
     }
     // After the journal no longer lists them, so a crash in between leaves files, never a record without its history.
-    for (const arn of expired) rmSync(join(this.executionsDir, key(arn)), { recursive: true, force: true });
+    for (const arn of expired) {
+      removeFile(this.historyFile(arn));
+      this.files.delete(arn);
+      if (this.legacyFolders) rmSync(join(this.legacyDir, key(arn)), { recursive: true, force: true });
+    }
+    if (this.legacyFolders) this.moveLegacyHistories();
     return { stateMachines, executions: [...executions.values()] };
   }
 
@@ -182,44 +220,35 @@ export class DirectoryExecutionStore implements ExecutionStore {
     this.append(this.journal, this.journalLine(r));
   }
 
-  /** The size of an append-only file; the first time, from disk, starting a new line after a torn tail. */
-  private sizeOf(file: string): number {
-    const known = this.appendedSize.get(file);
-    if (known !== undefined) return known;
-    let size = sizeEndingInNewline(file);
-    if (size < 0) {
-      // A crash mid-append left a torn line: the next line must not be glued to it.
-      appendFileSync(file, '\n');
-      size = -size + 1;
-    }
-    this.appendedSize.set(file, size);
-    return size;
-  }
-
-  private append(file: string, line: string): void {
-    const size = this.sizeOf(file);
-    this.appendedSize.set(file, size + this.write(file, line));
-  }
-
-  /** Appends text to a file through its kept descriptor; the bytes written. */
-  private write(file: string, text: string): number {
+  /** Appends a line (or lines) to an append-only file, after a newline if a crash left its last line torn. */
+  private append(file: string, text: string): void {
     const bytes = Buffer.from(text);
     let fd = this.fds.get(file);
     if (fd === undefined) {
-      fd = openSync(file, 'a');
+      // Read and append through one descriptor: its size, and last byte, say whether a torn line ends the file.
+      fd = openSync(file, 'a+');
       if (this.fds.size >= MAX_OPEN_FILES) this.release(this.fds.keys().next().value!);
       this.fds.set(file, fd);
     }
-    // A regular file takes the whole buffer in one write but for a full disk; loop as writeFileSync does.
-    for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off);
-    return bytes.length;
+    let size = this.appendedSize.get(file);
+    if (size === undefined) {
+      size = fstatSync(fd).size;
+      if (size > 0 && !endsWithNewline(fd, size)) {
+        // A crash mid-append left a torn line: the next line must not be glued to it.
+        writeAll(fd, NEWLINE);
+        size++;
+      }
+    }
+    writeAll(fd, bytes);
+    this.appendedSize.set(file, size + bytes.length);
   }
 
-  /** Closes a file's kept descriptor, if any. */
+  /** Closes a file's kept descriptor, if any; the next append, opening it again, checks its tail again. */
   private release(file: string): void {
     const fd = this.fds.get(file);
     if (fd === undefined) return;
     this.fds.delete(file);
+    this.appendedSize.delete(file);
     closeSync(fd);
   }
 
@@ -270,52 +299,221 @@ export class DirectoryExecutionStore implements ExecutionStore {
   appendEvents(arn: string, events: readonly HistoryEvent[]): void {
     if (this.readOnly) return;
     if (events.length === 0) return;
-    let text = '';
-    for (const e of events) text += frameLine(JSON.stringify(e));
     // Through append: a crash mid-append left a torn last line that the next event must not be glued to
     // (an execution ended while dormant appends its last event without a checkpoint to truncate to).
-    this.inExecDir(arn, (d) => this.append(join(d, HISTORY), text));
+    this.appendHistory(arn, eventLines(events), 0);
   }
 
-  readEvents(arn: string): HistoryEvent[] {
-    const file = join(this.execDir(arn, false), HISTORY);
-    if (!existsSync(file)) return [];
-    return this.lines(file, isHistoryEvent) as unknown as HistoryEvent[];
-  }
-
-  truncateEvents(arn: string, lastEventId: number): void {
+  appendCheckpoint(arn: string, events: readonly HistoryEvent[], cp: Checkpoint): void {
     if (this.readOnly) return;
-    const kept = this.readEvents(arn).filter((e) => e.id <= lastEventId);
-    const text = kept.map((e) => frameLine(JSON.stringify(e))).join('');
-    this.inExecDir(arn, (d) => this.rewrite(join(d, HISTORY), text));
+    const file = this.historyFile(arn);
+    const line = this.checkpointLineAfter(file, cp);
+    this.appendHistory(arn, eventLines(events) + line, Buffer.byteLength(line), cp);
+  }
+
+  /**
+   * A checkpoint as the next line of a file: its variables whole, or (after a checkpoint this
+   * instance wrote to it) only what changed in them. The top-level variables are a frozen object
+   * shared until the next Assign (Scope.ownValues), and each value is replaced, never changed in
+   * place, so a change is a value that is not the same object. Whole variables are written again
+   * once the changes since the last whole ones outgrow them, so a reader applies at most about as
+   * much as one whole checkpoint; a run that assigns a variable at every step writes each value
+   * once or twice, not once a step.
+   */
+  private checkpointLineAfter(file: string, cp: Checkpoint): string {
+    const last = this.lastCheckpoint.get(file);
+    if (last !== undefined) {
+      const { variables, ...rest } = cp;
+      const set: Record<string, unknown> = {};
+      const unset: string[] = [];
+      if (variables !== last.variables) {
+        for (const k of Object.keys(variables)) if (!(k in last.variables) || last.variables[k] !== variables[k]) set[k] = variables[k];
+        for (const k of Object.keys(last.variables)) if (!(k in variables)) unset.push(k);
+      }
+      const line = frameLine(JSON.stringify({ checkpoint: rest, ...(unset.length > 0 ? { set, unset } : { set }) }));
+      const changes = last.changes + Buffer.byteLength(line);
+      if (changes <= last.whole) {
+        this.lastCheckpoint.set(file, { variables, whole: last.whole, changes });
+        return line;
+      }
+    }
+    const line = checkpointLine(cp);
+    this.lastCheckpoint.set(file, { variables: cp.variables, whole: Buffer.byteLength(line), changes: 0 });
+    return line;
   }
 
   putCheckpoint(arn: string, cp: Checkpoint | undefined): void {
     if (this.readOnly) return;
-    if (cp === undefined) {
-      // The execution has ended: its files take no more appends but a redrive's, which opens them again.
-      const d = this.execDir(arn, false);
-      this.release(join(d, HISTORY));
-      this.release(join(d, CHECKPOINTS));
-      removeFile(join(d, CHECKPOINTS));
-      removeFile(join(d, LEGACY_CHECKPOINT));
-      this.appendedSize.delete(join(d, CHECKPOINTS));
-      this.appendedSize.delete(join(d, HISTORY));
+    if (cp !== undefined) {
+      this.appendCheckpoint(arn, [], cp);
       return;
     }
-    const line = frameLine(JSON.stringify(cp));
-    this.inExecDir(arn, (d) => {
-      const file = join(d, CHECKPOINTS);
-      if (this.sizeOf(file) + Buffer.byteLength(line) > MAX_CHECKPOINT_FILE) this.rewrite(file, line);
-      else this.append(file, line);
-    });
+    // The execution has ended: its file takes no more appends but a redrive's, which opens it again.
+    // The mark goes after its record's last line, so a crash before it leaves the record ended, and
+    // a checkpoint that counts for no one.
+    const file = this.historyFile(arn);
+    if (this.fds.has(file) || existsSync(file)) this.appendHistory(arn, ENDED_LINE, 0);
+    this.release(file);
+    this.checkpointBytes.delete(file);
+    this.lastCheckpoint.delete(file);
+    this.files.delete(arn);
+  }
+
+  /**
+   * Appends to an execution's history file (its last `checkpoint` bytes the line of `cp`), making
+   * histories/ again if it is gone.
+   */
+  private appendHistory(arn: string, text: string, checkpoint: number, cp?: Checkpoint): void {
+    const file = this.historyFile(arn);
+    try {
+      this.append(file, text);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      mkdirSync(this.historiesDir, { recursive: true });
+      this.append(file, text);
+    }
+    if (cp === undefined) return;
+    const since = (this.checkpointBytes.get(file) ?? 0) + checkpoint;
+    if (since > Math.max(CHECKPOINT_REWRITE_BYTES, this.appendedSize.get(file)! - since)) this.dropOldCheckpoints(file, cp);
+    else this.checkpointBytes.set(file, since);
+  }
+
+  /** Rewrites a history file with its events and `cp`, the checkpoint just appended, whole: the earlier ones are never read again. */
+  private dropOldCheckpoints(file: string, cp: Checkpoint): void {
+    let text = '';
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (line !== '' && !isCheckpointJson(lineJson(line))) text += `${line}\n`;
+    }
+    this.rewriteHistory(file, text, cp);
+  }
+
+  /** Replaces a history file with `events` (its lines) and, whole, the checkpoint they lead up to. */
+  private rewriteHistory(file: string, events: string, cp: Checkpoint | undefined): void {
+    const line = cp === undefined ? '' : checkpointLine(cp);
+    try {
+      this.rewrite(file, events + line);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      mkdirSync(this.historiesDir, { recursive: true });
+      this.rewrite(file, events + line);
+    }
+    this.checkpointBytes.delete(file);
+    if (cp === undefined) this.lastCheckpoint.delete(file);
+    else this.lastCheckpoint.set(file, { variables: cp.variables, whole: Buffer.byteLength(line), changes: 0 });
+  }
+
+  readEvents(arn: string): HistoryEvent[] {
+    const found = this.historyText(arn);
+    if (found === undefined) return [];
+    return readLines(found.text, found.file, isHistoryEvent, (d) => this.damage(d), isCheckpointJson) as unknown as HistoryEvent[];
+  }
+
+  truncateEvents(arn: string, lastEventId: number): void {
+    if (this.readOnly) return;
+    const cp = this.readCheckpoint(arn);
+    const events = eventLines(this.readEvents(arn).filter((e) => e.id <= lastEventId));
+    // The checkpoint the events lead up to stays (whole): a crash before the next one resumes from it again.
+    this.rewriteHistory(this.historyFile(arn), events, cp !== undefined && cp.eventCounter <= lastEventId ? cp : undefined);
   }
 
   readCheckpoint(arn: string): Checkpoint | undefined {
-    const d = this.execDir(arn, false);
-    const file = join(d, CHECKPOINTS);
-    if (!existsSync(file)) return readJson<Checkpoint>(join(d, LEGACY_CHECKPOINT));
+    const found = this.historyText(arn);
+    if (found === undefined) return undefined;
+    if (found.legacy !== undefined) return this.legacyCheckpoint(found.legacy);
+    // The last checkpoint, its variables put together from the last whole ones and the changes
+    // after them. A damaged line may have been a change: the changes after it, up to the next whole
+    // checkpoint, cannot be applied, and the checkpoint before it is where to resume.
+    const at: { current?: Checkpoint; broken: boolean } = { broken: false };
+    scanLines(
+      found.text,
+      found.file,
+      (v) => {
+        if (!isCheckpointLine(v)) return false;
+        // Whole (with its variables), or its variables as changes (without them).
+        const cp = v.checkpoint as (Omit<Checkpoint, 'variables'> & { variables?: Checkpoint['variables'] }) | null;
+        if (cp === null) {
+          at.current = undefined;
+          at.broken = false;
+        } else if (cp.variables !== undefined) {
+          at.current = cp as Checkpoint;
+          at.broken = false;
+        } else if (at.current !== undefined && !at.broken) {
+          const variables = { ...at.current.variables, ...v.set };
+          for (const k of v.unset ?? []) delete variables[k];
+          at.current = { ...cp, variables };
+        } else {
+          // Changes with nothing whole to apply them to (after a damaged line, or after the end).
+          at.broken = true;
+        }
+        return true;
+      },
+      (d) => {
+        at.broken = true;
+        this.damage(d);
+      },
+      (json) => !isCheckpointJson(json),
+    );
+    return at.current;
+  }
+
+  /** An execution's history file. */
+  private historyFile(arn: string): string {
+    let file = this.files.get(arn);
+    if (file === undefined) {
+      file = join(this.historiesDir, `${key(arn)}.ndjson`);
+      this.files.set(arn, file);
+    }
+    return file;
+  }
+
+  /**
+   * The text of an execution's history file; where there is none, that of an earlier version's
+   * `executions/<key>/history.ndjson` (with `legacy`, its folder, where its checkpoints are).
+   */
+  private historyText(arn: string): { file: string; text: string; legacy?: string } | undefined {
+    const file = this.historyFile(arn);
+    const text = readIfThere(file);
+    if (text !== undefined || !this.legacyFolders) return text === undefined ? undefined : { file, text };
+    const legacy = join(this.legacyDir, key(arn));
+    const old = join(legacy, LEGACY_HISTORY);
+    const oldText = readIfThere(old);
+    if (oldText !== undefined || existsSync(legacy)) return { file: old, text: oldText ?? '', legacy };
+    // Moved by the store that writes, between the two reads.
+    const moved = readIfThere(file);
+    return moved === undefined ? undefined : { file, text: moved };
+  }
+
+  /** The checkpoint an earlier version kept in an execution's folder: the last line of checkpoints.ndjson, or checkpoint.json. */
+  private legacyCheckpoint(folder: string): Checkpoint | undefined {
+    const file = join(folder, LEGACY_CHECKPOINTS);
+    if (!existsSync(file)) return readJson<Checkpoint>(join(folder, LEGACY_CHECKPOINT));
     return (this.lines(file, isCheckpoint) as unknown as Checkpoint[]).at(-1);
+  }
+
+  /**
+   * Moves each execution folder of an earlier version into a history file: its whole history lines
+   * and, after them, its last checkpoint. The file is written whole before the old ones go, so a
+   * crash in between leaves both, and the next load, finding the new file, removes the old ones.
+   * A folder left holding anything else (a damaged execution.json) stays, as does executions/.
+   */
+  private moveLegacyHistories(): void {
+    for (const entry of readdirSync(this.legacyDir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const folder = join(this.legacyDir, entry.name);
+      const file = join(this.historiesDir, `${entry.name}.ndjson`);
+      if (!existsSync(file)) {
+        const history = readIfThere(join(folder, LEGACY_HISTORY)) ?? '';
+        const cp = this.legacyCheckpoint(folder);
+        // A torn last line was never whole: it is left behind rather than made a damaged line in the middle.
+        const text = history.slice(0, history.lastIndexOf('\n') + 1) + (cp === undefined ? '' : checkpointLine(cp));
+        if (text !== '') writeAtomic(file, text);
+      }
+      for (const f of readdirSync(folder)) {
+        if (f === LEGACY_HISTORY || f === LEGACY_CHECKPOINTS || f === LEGACY_CHECKPOINT || f.endsWith('.tmp')) removeFile(join(folder, f));
+      }
+      removeEmptyFolder(folder);
+    }
+    if (removeEmptyFolder(this.legacyDir)) this.legacyFolders = false;
   }
 
   /** A file's whole lines of the right shape; the damaged ones are reported (once) and skipped. */
@@ -330,44 +528,12 @@ export class DirectoryExecutionStore implements ExecutionStore {
     this.damaged.push(d);
     this.onDamaged(d);
   }
-
-  private execDir(arn: string, create: boolean): string {
-    const known = this.dirs.get(arn);
-    if (known !== undefined) return known;
-    const d = join(this.executionsDir, key(arn));
-    if (!create) return d;
-    // executions/ exists (the constructor made it), so one mkdir, not a recursive walk (EEXIST: an
-    // execution resumed or redriven).
-    try {
-      mkdirSync(d);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') mkdirSync(d, { recursive: true });
-      else if (code !== 'EEXIST') throw e;
-    }
-    this.dirs.set(arn, d);
-    return d;
-  }
-
-  /**
-   * Writes into the execution's directory, recreating it if it was removed under a known ARN (and
-   * found so at the next open: a file already open takes its appends while its descriptor lasts).
-   */
-  private inExecDir(arn: string, write: (dir: string) => void): void {
-    try {
-      write(this.execDir(arn, true));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !this.dirs.delete(arn)) throw e;
-      write(this.execDir(arn, true));
-    }
-  }
 }
 
 /** A journal line: the record with its definition replaced by the definition's hash. */
 type StoredExecution = Omit<ExecutionRecord, 'definition'> & { readonly definition?: string; readonly definitionSha256?: string };
 
 const JOURNAL = 'executions.ndjson';
-const HISTORY = 'history.ndjson';
 /**
  * At most this many descriptors kept open: the executions in flight at once, with room to spare
  * under the usual limit of 1,024 a process (executions waiting for an approval keep theirs).
@@ -377,11 +543,36 @@ const MAX_OPEN_FILES = 128;
 const DEFAULT_RETENTION_MS = 90 * 24 * 3600 * 1000;
 /** The per-execution record file of earlier versions, moved into the journal on load. */
 const LEGACY_RECORD = 'execution.json';
-const CHECKPOINTS = 'checkpoints.ndjson';
-/** The single-checkpoint file of earlier versions, read when an execution has no checkpoints file. */
+/** An earlier version's history file, in the execution's folder. */
+const LEGACY_HISTORY = 'history.ndjson';
+/** An earlier version's checkpoint file, in the execution's folder: appended, the last line counting. */
+const LEGACY_CHECKPOINTS = 'checkpoints.ndjson';
+/** The single-checkpoint file of still earlier versions, read when an execution has no checkpoints file. */
 const LEGACY_CHECKPOINT = 'checkpoint.json';
-/** Past this size (bytes) the checkpoint file is rewritten with its last checkpoint alone. */
-const MAX_CHECKPOINT_FILE = 1 << 20;
+/** Checkpoint lines appended past this many bytes (and past the rest of the file) leave only the last one. */
+const CHECKPOINT_REWRITE_BYTES = 1 << 20;
+const NEWLINE = Buffer.from('\n');
+/** The history line that marks an execution's end: no checkpoint counts until the next one. */
+const ENDED_LINE = frameLine(JSON.stringify({ checkpoint: null }));
+
+/** A history file's last checkpoint line as this instance wrote it: its variables, and the bytes of its last whole line and of the changes since. */
+interface LastCheckpoint {
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly whole: number;
+  readonly changes: number;
+}
+
+/** Events as history lines. */
+function eventLines(events: readonly HistoryEvent[]): string {
+  let text = '';
+  for (const e of events) text += frameLine(JSON.stringify(e));
+  return text;
+}
+
+/** A checkpoint as a history line (see CHECKPOINT_LINE_START). */
+function checkpointLine(cp: Checkpoint): string {
+  return frameLine(JSON.stringify({ checkpoint: cp }));
+}
 
 /** A file-system-safe, collision-free name for an ARN: a readable tail plus a hash. */
 function key(arn: string): string {
@@ -427,22 +618,38 @@ function warnDamaged(d: DamagedLine): void {
   process.stderr.write(`warning: ${d.file}:${d.line}: skipped a damaged engine record (${d.reason}); the other records are kept\n`);
 }
 
-/** The file's size in bytes (0 when missing), negated when it does not end with a newline. */
-function sizeEndingInNewline(file: string): number {
-  let fd: number;
+/** Whether the file open at `fd`, `size` bytes long, ends with a newline. */
+function endsWithNewline(fd: number, size: number): boolean {
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  return last[0] === 0x0a;
+}
+
+/** Writes all of a buffer: a regular file takes it in one write but for a full disk; loop as writeFileSync does. */
+function writeAll(fd: number, bytes: Buffer): void {
+  for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off);
+}
+
+/** A file's text, or undefined when there is no such file (one read, no lookup first). */
+function readIfThere(file: string): string | undefined {
   try {
-    fd = openSync(file, 'r');
-  } catch {
-    return 0;
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
   }
+}
+
+/** Removes a folder if it is empty; whether it is gone. */
+function removeEmptyFolder(folder: string): boolean {
   try {
-    const size = fstatSync(fd).size;
-    if (size === 0) return 0;
-    const last = Buffer.alloc(1);
-    readSync(fd, last, 0, 1, size - 1);
-    return last[0] === 0x0a ? size : -size;
-  } finally {
-    closeSync(fd);
+    rmdirSync(folder);
+    return true;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return true;
+    if (code === 'ENOTEMPTY' || code === 'EEXIST') return false;
+    throw e;
   }
 }
 

@@ -1021,8 +1021,8 @@ export class ExecutionManager implements ChildExecutions {
         ? {
             checkpoint: (cp: Checkpoint) => {
               if (this.closing) return;
-              flush();
-              this.store.putCheckpoint(arn, cp);
+              this.store.appendCheckpoint(arn, live.pending, cp);
+              live.pending = [];
             },
           }
         : {}),

@@ -116,7 +116,13 @@ export interface ExecutionStore {
   readEvents(executionArn: string): HistoryEvent[];
   /** Drops events after `lastEventId` (work after the last checkpoint is redone on resume). */
   truncateEvents(executionArn: string, lastEventId: number): void;
+  /** Records where to resume; `undefined`: the execution has ended (no checkpoint counts until the next). */
   putCheckpoint(executionArn: string, cp: Checkpoint | undefined): void;
+  /**
+   * Appends the events that lead up to a checkpoint, then the checkpoint (what a completed top-level
+   * transition writes): as appendEvents then putCheckpoint, in one write for the directory store.
+   */
+  appendCheckpoint(executionArn: string, events: readonly HistoryEvent[], cp: Checkpoint): void;
   readCheckpoint(executionArn: string): Checkpoint | undefined;
   /** Lets go of what the store holds open (the manager closing); a later call opens it again. */
   close?(): void;

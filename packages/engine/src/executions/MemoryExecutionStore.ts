@@ -41,6 +41,10 @@ export class MemoryExecutionStore implements ExecutionStore {
     if (cp === undefined) this.checkpoints.delete(arn);
     else this.checkpoints.set(arn, cp);
   }
+  appendCheckpoint(arn: string, events: readonly HistoryEvent[], cp: Checkpoint): void {
+    this.appendEvents(arn, events);
+    this.putCheckpoint(arn, cp);
+  }
   readCheckpoint(arn: string): Checkpoint | undefined {
     return this.checkpoints.get(arn);
   }

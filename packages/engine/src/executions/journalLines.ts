@@ -1,8 +1,8 @@
 import { crc32 } from 'node:zlib';
 
 /**
- * The line framing of the engine's append-only files (execution journal, histories,
- * checkpoints): `~<bytes> <crc32> <json>\n`, the JSON's length in bytes and its CRC-32 (8 hex
+ * The line framing of the engine's append-only files (the execution journal, and each execution's
+ * history file, which holds its events and its checkpoints): `~<bytes> <crc32> <json>\n`, the JSON's length in bytes and its CRC-32 (8 hex
  * digits) before it. A line whose length or checksum does not match (a torn append, a flipped
  * byte, garbage written into the file), or whose value is not the shape its file holds, is
  * skipped and reported; the lines around it are whole and kept. Lines without the `~` (files
@@ -23,8 +23,10 @@ export interface DamagedLine {
 
 const FRAME = /^~(\d+) ([0-9a-f]{8}) /;
 
-/** The value of one line, or why it cannot be used. */
-function lineValue(line: string): { value: unknown } | { reason: string } {
+const SKIPPED = Symbol('skipped');
+
+/** The value of one line, or why it cannot be used, or SKIPPED when its JSON is one `skip` leaves to another reader. */
+function lineValue(line: string, skip?: (json: string) => boolean): { value: unknown } | { reason: string } | typeof SKIPPED {
   let json = line;
   const m = FRAME.exec(line);
   if (m) {
@@ -34,6 +36,7 @@ function lineValue(line: string): { value: unknown } | { reason: string } {
   } else if (line.startsWith('~')) {
     return { reason: 'its frame is damaged' };
   }
+  if (skip?.(json) === true) return SKIPPED;
   try {
     return { value: JSON.parse(json) as unknown };
   } catch {
@@ -44,26 +47,57 @@ function lineValue(line: string): { value: unknown } | { reason: string } {
 /**
  * The values of a file's lines that are whole and of the right shape (`isShape`), in order; each
  * other line is passed to `damaged`, except a torn last line (no newline after it: a crash
- * mid-append, expected after any crash, and not data that was ever whole).
+ * mid-append, expected after any crash, and not data that was ever whole). A whole line whose JSON
+ * `skip` accepts is another reader's (a history file's checkpoints, to its events' reader): it is
+ * checked against its frame but not parsed.
  */
-export function readLines<T>(text: string, file: string, isShape: (v: unknown) => v is T, damaged: (d: DamagedLine) => void): T[] {
+export function readLines<T>(
+  text: string,
+  file: string,
+  isShape: (v: unknown) => v is T,
+  damaged: (d: DamagedLine) => void,
+  skip?: (json: string) => boolean,
+): T[] {
   const out: T[] = [];
+  scanLines(
+    text,
+    file,
+    (v) => {
+      if (!isShape(v)) return false;
+      out.push(v);
+      return true;
+    },
+    damaged,
+    skip,
+  );
+  return out;
+}
+
+/**
+ * Goes through a file's lines in order, as readLines does: `visit` gets each whole line's value and
+ * says whether it is of the right shape; a line that is not (and is not the torn last line, nor one
+ * `skip` leaves to another reader) goes to `damaged`, in its place in the order.
+ */
+export function scanLines(
+  text: string,
+  file: string,
+  visit: (v: unknown) => boolean,
+  damaged: (d: DamagedLine) => void,
+  skip?: (json: string) => boolean,
+): void {
   const lines = text.split('\n');
   // The last element is either empty (the text ends with a newline) or a torn tail.
   const lastWhole = lines.length - 2;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line === '') continue;
-    const r = lineValue(line);
-    if ('value' in r && isShape(r.value)) {
-      out.push(r.value);
-      continue;
-    }
+    const r = lineValue(line, i <= lastWhole ? skip : undefined);
+    if (r === SKIPPED) continue;
+    if ('value' in r && visit(r.value)) continue;
     // The text after the last newline is the torn tail of an interrupted append.
     if (i > lastWhole) continue;
     damaged({ file, line: i + 1, reason: 'reason' in r ? r.reason : 'it is not a record of this file' });
   }
-  return out;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -96,8 +130,39 @@ export function isHistoryEvent(v: unknown): v is { id: number; type: string; tim
   );
 }
 
+/**
+ * How a history file's checkpoint lines begin: `{"checkpoint":{…}}` (where to resume), or
+ * `{"checkpoint":null}` (the execution ended; no checkpoint counts until the next one). Events never
+ * have that key, so a reader tells the two kinds apart without parsing the line. A checkpoint
+ * without `variables` holds only what changed in them since the checkpoint line before it: `set`
+ * (variables with a new value) and `unset` (variables gone).
+ */
+export const CHECKPOINT_LINE_START = '{"checkpoint":';
+
+/** Whether a line's JSON is a checkpoint line (see CHECKPOINT_LINE_START). */
+export const isCheckpointJson = (json: string): boolean => json.startsWith(CHECKPOINT_LINE_START);
+
+/** The JSON of one line of a file as written, its frame (if any) taken off; its checksum is not checked. */
+export function lineJson(line: string): string {
+  const m = FRAME.exec(line);
+  return m ? line.slice(m[0].length) : line;
+}
+
+/** A checkpoint line of a history file: a checkpoint (whole, or its variables as changes), or null for "ended". */
+export function isCheckpointLine(v: unknown): v is { checkpoint: CheckpointShape | null; set?: Record<string, unknown>; unset?: string[] } {
+  return (
+    isObject(v) &&
+    (v.checkpoint === null || isCheckpoint(v.checkpoint)) &&
+    (v.set === undefined || isObject(v.set)) &&
+    (v.unset === undefined || (Array.isArray(v.unset) && v.unset.every((k) => typeof k === 'string')))
+  );
+}
+
+/** What a checkpoint is checked to hold on read. */
+type CheckpointShape = { stateName: string; eventCounter: number; previousEventId: number; transitions: number; variables?: unknown };
+
 /** A checkpoint line: where to resume (the state, the event counters). */
-export function isCheckpoint(v: unknown): v is { stateName: string; eventCounter: number; previousEventId: number; transitions: number } {
+export function isCheckpoint(v: unknown): v is CheckpointShape {
   return (
     isObject(v) &&
     typeof v.stateName === 'string' &&

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DirectoryExecutionStore, type Checkpoint, type ExecutionRecord, type HistoryEvent } from '@stepforge/engine';
 
@@ -29,6 +31,8 @@ const ev = (id: number): HistoryEvent => ({ id, previousEventId: id - 1, timesta
 
 describe('Class: DirectoryExecutionStore', () => {
   let dir: string;
+  /** The one history file of the store's one execution. */
+  const historyFile = () => join(dir, 'histories', readdirSync(join(dir, 'histories'))[0]!);
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'stepforge-store-'));
   });
@@ -73,13 +77,77 @@ describe('Class: DirectoryExecutionStore', () => {
     const s = new DirectoryExecutionStore(dir);
     s.putExecution(EXEC);
     s.appendEvents(EXEC.executionArn, [ev(1), ev(2), ev(3)]);
-    const execDir = join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!);
-    appendFileSync(join(execDir, 'history.ndjson'), '{"id":4,"type":"Pass'); // crash mid-append
+    appendFileSync(historyFile(), '{"id":4,"type":"Pass'); // crash mid-append
     expect(s.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3]);
     s.truncateEvents(EXEC.executionArn, 2);
     expect(s.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2]);
     // Writes go through a temporary file that is renamed: none is left behind.
-    expect(readdirSync(execDir).sort()).toEqual(['history.ndjson']);
+    expect(readdirSync(join(dir, 'histories'))).toEqual([basename(historyFile())]);
+  });
+
+  it('keeps an execution in one history file: its events, and its checkpoints as lines of their own', () => {
+    const s = new DirectoryExecutionStore(dir);
+    s.putExecution(EXEC);
+    s.appendEvents(EXEC.executionArn, [ev(1)]);
+    s.appendCheckpoint(EXEC.executionArn, [ev(2), ev(3)], cp(3));
+    s.appendCheckpoint(EXEC.executionArn, [], cp(3, { again: true }));
+    s.appendCheckpoint(EXEC.executionArn, [ev(4)], cp(4));
+    // No folder per execution, and nothing but the one file.
+    expect(readdirSync(dir).sort()).toEqual(['definitions', 'executions.ndjson', 'histories', 'state-machines']);
+    expect(readdirSync(join(dir, 'histories'))).toEqual([basename(historyFile())]);
+    const lines = readFileSync(historyFile(), 'utf8').trimEnd().split('\n');
+    expect(lines.map((l) => l.replace(/^~\d+ [0-9a-f]{8} /, '').slice(0, 14))).toEqual([
+      '{"id":1,"previ',
+      '{"id":2,"previ',
+      '{"id":3,"previ',
+      '{"checkpoint":',
+      '{"checkpoint":',
+      '{"id":4,"previ',
+      '{"checkpoint":',
+    ]);
+    const next = new DirectoryExecutionStore(dir);
+    // The events' reader skips the checkpoints, and reports none of them as damaged.
+    expect(next.readEvents(EXEC.executionArn)).toEqual([ev(1), ev(2), ev(3), ev(4)]);
+    expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(4));
+    expect(next.damaged).toEqual([]);
+  });
+
+  it('keeps the checkpoint a truncation goes back to, so a crash before the next one resumes there again', () => {
+    const s = new DirectoryExecutionStore(dir);
+    s.putExecution(EXEC);
+    s.appendCheckpoint(EXEC.executionArn, [ev(1), ev(2)], cp(2));
+    s.appendEvents(EXEC.executionArn, [ev(3), ev(4)]);
+    const next = new DirectoryExecutionStore(dir);
+    next.load();
+    next.truncateEvents(EXEC.executionArn, next.readCheckpoint(EXEC.executionArn)!.eventCounter);
+    const again = new DirectoryExecutionStore(dir);
+    expect(again.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2]);
+    expect(again.readCheckpoint(EXEC.executionArn)).toEqual(cp(2));
+    // A checkpoint past the kept events goes with them.
+    again.truncateEvents(EXEC.executionArn, 1);
+    expect(again.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1]);
+    expect(again.readCheckpoint(EXEC.executionArn)).toBeUndefined();
+  });
+
+  it('marks the end with a line: no checkpoint counts after it, in this instance or the next, until a redrive writes one', () => {
+    const s = new DirectoryExecutionStore(dir);
+    s.putExecution(EXEC);
+    s.appendCheckpoint(EXEC.executionArn, [ev(1), ev(2)], cp(2));
+    s.appendEvents(EXEC.executionArn, [ev(3)]);
+    s.putExecution({ ...EXEC, status: 'FAILED', stopDate: EXEC.startDate + 1 });
+    s.putCheckpoint(EXEC.executionArn, undefined);
+    expect(s.readCheckpoint(EXEC.executionArn)).toBeUndefined();
+    expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toBeUndefined();
+    expect(readFileSync(historyFile(), 'utf8').trimEnd().split('\n').at(-1)).toMatch(/ \{"checkpoint":null\}$/);
+    // The file is not removed: the history stays readable, and an end takes no metadata change.
+    expect(new DirectoryExecutionStore(dir).readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3]);
+    const redrive = new DirectoryExecutionStore(dir);
+    redrive.putCheckpoint(EXEC.executionArn, cp(4));
+    expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(4));
+    // An execution with no file gets none for its end.
+    const other = `${EXEC.executionArn}-none`;
+    redrive.putCheckpoint(other, undefined);
+    expect(readdirSync(join(dir, 'histories'))).toHaveLength(1);
   });
 
   it('appends an event after a torn last history line as a line of its own', () => {
@@ -89,8 +157,7 @@ describe('Class: DirectoryExecutionStore', () => {
     s.putExecution(EXEC);
     s.appendEvents(EXEC.executionArn, [ev(1), ev(2)]);
     s.close();
-    const execDir = join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!);
-    appendFileSync(join(execDir, 'history.ndjson'), '{"id":3,"type":"Pass'); // crash mid-append
+    appendFileSync(historyFile(), '{"id":3,"type":"Pass'); // crash mid-append
     const next = new DirectoryExecutionStore(dir);
     next.appendEvents(EXEC.executionArn, [ev(3)]);
     next.appendEvents(EXEC.executionArn, [ev(4)]);
@@ -138,17 +205,15 @@ describe('Class: DirectoryExecutionStore', () => {
   });
 
   describe('Method: putCheckpoint / readCheckpoint', () => {
-    const execDir = () => join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!);
-
     it('appends each checkpoint and reads the last one, in this instance and the next', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
       for (let n = 1; n <= 5; n++) s.putCheckpoint(EXEC.executionArn, cp(n));
       expect(s.readCheckpoint(EXEC.executionArn)).toEqual(cp(5));
       expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(5));
-      expect(readFileSync(join(execDir(), 'checkpoints.ndjson'), 'utf8').trimEnd().split('\n')).toHaveLength(5);
+      expect(readFileSync(historyFile(), 'utf8').trimEnd().split('\n')).toHaveLength(5);
       // No temporary files: appends only.
-      expect(readdirSync(execDir()).sort()).toEqual(['checkpoints.ndjson']);
+      expect(readdirSync(join(dir, 'histories'))).toEqual([basename(historyFile())]);
     });
 
     it('reads the checkpoint before a torn last line, and appends after it as a line of its own', () => {
@@ -156,7 +221,7 @@ describe('Class: DirectoryExecutionStore', () => {
       s.putExecution(EXEC);
       s.putCheckpoint(EXEC.executionArn, cp(1));
       s.putCheckpoint(EXEC.executionArn, cp(2));
-      appendFileSync(join(execDir(), 'checkpoints.ndjson'), '{"stateName":"S3","inp'); // crash mid-append
+      appendFileSync(historyFile(), '~90 01234567 {"checkpoint":{"stateName":"S3","inp'); // crash mid-append
       const next = new DirectoryExecutionStore(dir);
       expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(2));
       next.putCheckpoint(EXEC.executionArn, cp(3));
@@ -167,34 +232,233 @@ describe('Class: DirectoryExecutionStore', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
       s.appendEvents(EXEC.executionArn, [ev(1)]);
-      writeFileSync(join(execDir(), 'checkpoints.ndjson'), '{"stateName":');
+      s.close();
+      writeFileSync(historyFile(), '{"checkpoint":{"stateName":');
       expect(s.readCheckpoint(EXEC.executionArn)).toBeUndefined();
       s.putCheckpoint(EXEC.executionArn, cp(1));
       expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(1));
     });
 
-    it('rewrites the file with the last checkpoint alone once it outgrows 1 MiB', () => {
+    it('rewrites the file with its events and the last checkpoint alone once checkpoints outgrow 1 MiB and the rest of it', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
-      const big = 'x'.repeat(100_000);
-      for (let n = 1; n <= 25; n++) s.putCheckpoint(EXEC.executionArn, cp(n, { big }));
-      const size = statSync(join(execDir(), 'checkpoints.ndjson')).size;
-      expect(size).toBeLessThanOrEqual(1 << 20);
-      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(25, { big }));
-      expect(readdirSync(execDir()).sort()).toEqual(['checkpoints.ndjson']);
+      const big = (n: number) => `${n}`.padEnd(100_000, 'x');
+      for (let n = 1; n <= 25; n++) s.appendCheckpoint(EXEC.executionArn, [ev(n)], cp(n, { big: big(n) }));
+      const size = statSync(historyFile()).size;
+      expect(size).toBeLessThanOrEqual((1 << 20) + 200_000);
+      const next = new DirectoryExecutionStore(dir);
+      expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(25, { big: big(25) }));
+      expect(next.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+      expect(next.damaged).toEqual([]);
+      expect(readdirSync(join(dir, 'histories'))).toEqual([basename(historyFile())]);
+      // Appends go on after the rewrite, to the new file.
+      s.appendCheckpoint(EXEC.executionArn, [ev(26)], cp(26));
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(26));
+      expect(new DirectoryExecutionStore(dir).readEvents(EXEC.executionArn)).toHaveLength(26);
     });
 
-    it('still reads the checkpoint.json of an execution checkpointed by an earlier version, and clears both', () => {
+    it('keeps every checkpoint while they stay under the rest of the file (a large history is not rewritten for small checkpoints)', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
-      s.appendEvents(EXEC.executionArn, [ev(1)]);
-      writeFileSync(join(execDir(), 'checkpoint.json'), JSON.stringify(cp(7)));
-      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(7));
-      s.putCheckpoint(EXEC.executionArn, cp(8));
-      expect(s.readCheckpoint(EXEC.executionArn)).toEqual(cp(8));
+      const big = { output: 'y'.repeat(200_000) };
+      for (let n = 1; n <= 12; n++)
+        s.appendCheckpoint(EXEC.executionArn, [{ ...ev(n), ...big }], cp(n, { big: `${n}`.padEnd(150_000, 'x') }));
+      // 1.8 MB of checkpoints, 2.4 MB of events: all kept.
+      expect(readFileSync(historyFile(), 'utf8').match(/\{"checkpoint":/g)).toHaveLength(12);
+    });
+  });
+
+  describe('Method: appendCheckpoint, variables as changes', () => {
+    const checkpointLines = () =>
+      readFileSync(historyFile(), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map(
+          (l) =>
+            JSON.parse(l.replace(/^~\d+ [0-9a-f]{8} /, '')) as {
+              checkpoint: Record<string, unknown> | null;
+              set?: unknown;
+              unset?: unknown;
+            },
+        )
+        .filter((l) => 'checkpoint' in l);
+
+    it('writes the variables whole first, then only what changed, and reads them back whole', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      const v1 = Object.freeze({ a: { big: 'a'.repeat(500) }, b: 1 });
+      const v2 = Object.freeze({ ...v1, c: [1, 2] });
+      const v3 = Object.freeze({ a: v1.a, c: v2.c, d: null });
+      s.appendCheckpoint(EXEC.executionArn, [ev(1)], cp(1, v1));
+      s.appendCheckpoint(EXEC.executionArn, [ev(2)], cp(2, v1)); // no Assign since: the same object
+      s.appendCheckpoint(EXEC.executionArn, [ev(3)], cp(3, v2));
+      s.appendCheckpoint(EXEC.executionArn, [ev(4)], cp(4, v3));
+      expect(checkpointLines().map((l) => [l.checkpoint!.stateName, 'variables' in l.checkpoint!, l.set, l.unset])).toEqual([
+        ['S1', true, undefined, undefined],
+        ['S2', false, {}, undefined],
+        ['S3', false, { c: [1, 2] }, undefined],
+        ['S4', false, { d: null }, ['b']],
+      ]);
+      const next = new DirectoryExecutionStore(dir);
+      expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(4, { a: { big: 'a'.repeat(500) }, c: [1, 2], d: null }));
+      expect(next.damaged).toEqual([]);
+      // A truncation keeps the checkpoint whole.
+      next.truncateEvents(EXEC.executionArn, 4);
+      expect(checkpointLines().map((l) => 'variables' in l.checkpoint!)).toEqual([true]);
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(
+        cp(4, { a: { big: 'a'.repeat(500) }, c: [1, 2], d: null }),
+      );
+    });
+
+    it('writes them whole again once the changes since the last whole ones outgrow them', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      let vars: Record<string, unknown> = { seed: 's'.repeat(1000) };
+      for (let n = 1; n <= 12; n++) {
+        vars = Object.freeze({ ...vars, [`out${n}`]: `${n}`.padEnd(300, '.') });
+        s.appendCheckpoint(EXEC.executionArn, [ev(n)], cp(n, vars));
+      }
+      const whole = checkpointLines().map((l) => 'variables' in l.checkpoint!);
+      // Whole at 1; 300-byte changes until they pass the 1,300-byte whole line (at 5); and so on.
+      expect(whole.filter(Boolean).length).toBeGreaterThanOrEqual(2);
+      expect(whole.filter(Boolean).length).toBeLessThanOrEqual(4);
+      expect(whole[0]).toBe(true);
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(12, vars));
+    });
+
+    it('resumes from the checkpoint before a damaged line, never applying a change across it', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      const pad = 'p'.repeat(1000);
+      const v1 = Object.freeze({ x: 1, pad });
+      s.appendCheckpoint(EXEC.executionArn, [ev(1)], cp(1, v1));
+      s.appendCheckpoint(EXEC.executionArn, [ev(2)], cp(2, Object.freeze({ x: 2, pad })));
+      s.appendCheckpoint(EXEC.executionArn, [ev(3)], cp(3, Object.freeze({ x: 2, y: 3, pad })));
+      s.close();
+      // The change of line 4 (x: 2) is damaged: the checkpoint after it must not read x as 1.
+      const lines = readFileSync(historyFile(), 'utf8').split('\n');
+      lines[3] = lines[3]!.replace('"x":2', '"x":7');
+      writeFileSync(historyFile(), lines.join('\n'));
+      const { damaged, options } = { damaged: [] as number[], options: { onDamaged: (d: { line: number }) => damaged.push(d.line) } };
+      expect(new DirectoryExecutionStore(dir, {}, options).readCheckpoint(EXEC.executionArn)).toEqual(cp(1, { x: 1, pad }));
+      expect(damaged).toEqual([4]);
+      // The next whole checkpoint counts again.
+      const next = new DirectoryExecutionStore(dir, {}, { onDamaged: () => {} });
+      next.appendCheckpoint(EXEC.executionArn, [], cp(4, Object.freeze({ x: 4 })));
+      expect(new DirectoryExecutionStore(dir, {}, { onDamaged: () => {} }).readCheckpoint(EXEC.executionArn)).toEqual(cp(4, { x: 4 }));
+    });
+
+    it('writes the first checkpoint after an end whole (a redrive), and applies no change across an end', () => {
+      const s = new DirectoryExecutionStore(dir);
+      s.putExecution(EXEC);
+      s.appendCheckpoint(EXEC.executionArn, [ev(1)], cp(1, Object.freeze({ x: 1 })));
       s.putCheckpoint(EXEC.executionArn, undefined);
-      expect(s.readCheckpoint(EXEC.executionArn)).toBeUndefined();
-      expect(readdirSync(execDir()).sort()).toEqual(['history.ndjson']);
+      s.putCheckpoint(EXEC.executionArn, cp(2, Object.freeze({ x: 2 })));
+      expect(checkpointLines().map((l) => l.checkpoint !== null && 'variables' in l.checkpoint)).toEqual([true, false, true]);
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toEqual(cp(2, { x: 2 }));
+      // A change line straight after the end (not something this store writes) has nothing to apply to.
+      appendFileSync(
+        historyFile(),
+        '{"checkpoint":null}\n{"checkpoint":{"stateName":"S3","input":{},"eventCounter":3,"previousEventId":3,"transitions":3},"set":{}}\n',
+      );
+      expect(new DirectoryExecutionStore(dir).readCheckpoint(EXEC.executionArn)).toBeUndefined();
+    });
+  });
+
+  describe('Method: load, over what an earlier version wrote', () => {
+    /** The old store named an execution's folder as the new one names its file (a readable tail and a hash of the ARN). */
+    const key = (arn: string) =>
+      `${arn
+        .split(':')
+        .slice(-2)
+        .join('_')
+        .replace(/[^A-Za-z0-9_.-]/g, '_')
+        .slice(0, 60)}-${createHash('sha256').update(arn).digest('hex').slice(0, 16)}`;
+    /** The layout before: a folder per execution with history.ndjson and checkpoints.ndjson (or checkpoint.json). */
+    const writeOldLayout = (history: string, checkpoints: { ndjson?: string; json?: string }, records = true) => {
+      const folder = join(dir, 'executions', key(EXEC.executionArn));
+      mkdirSync(folder, { recursive: true });
+      const sha = createHash('sha256').update(EXEC.definition).digest('hex');
+      mkdirSync(join(dir, 'definitions'), { recursive: true });
+      writeFileSync(join(dir, 'definitions', `${sha}.asl.json`), EXEC.definition);
+      const { definition: _d, ...rest } = EXEC;
+      if (records) writeFileSync(join(dir, 'executions.ndjson'), `${JSON.stringify({ ...rest, definitionSha256: sha })}\n`);
+      if (history !== '') writeFileSync(join(folder, 'history.ndjson'), history);
+      if (checkpoints.ndjson !== undefined) writeFileSync(join(folder, 'checkpoints.ndjson'), checkpoints.ndjson);
+      if (checkpoints.json !== undefined) writeFileSync(join(folder, 'checkpoint.json'), checkpoints.json);
+      return folder;
+    };
+    const framed = (v: unknown) => {
+      const json = JSON.stringify(v);
+      return `~${Buffer.byteLength(json)} ${crc32(json).toString(16).padStart(8, '0')} ${json}\n`;
+    };
+
+    it('moves each history and its last checkpoint into one file, removes the old folders, and resumes as before', () => {
+      const folder = writeOldLayout(framed(ev(1)) + JSON.stringify(ev(2)) + '\n' + framed(ev(3)) + '{"id":4,"ty', {
+        ndjson: framed(cp(2)) + framed(cp(3)),
+      });
+      // A read-only store (a command that only reads) reads the old layout where it is, and changes nothing.
+      const reader = new DirectoryExecutionStore(dir, {}, { readOnly: true });
+      expect(reader.load().executions).toEqual([EXEC]);
+      expect(reader.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3]);
+      expect(reader.readCheckpoint(EXEC.executionArn)).toEqual(cp(3));
+      expect(readdirSync(folder).sort()).toEqual(['checkpoints.ndjson', 'history.ndjson']);
+      expect(existsSync(join(dir, 'histories'))).toBe(false);
+
+      const s = new DirectoryExecutionStore(dir);
+      expect(s.load().executions).toEqual([EXEC]);
+      expect(existsSync(join(dir, 'executions'))).toBe(false);
+      expect(readdirSync(join(dir, 'histories'))).toEqual([`${key(EXEC.executionArn)}.ndjson`]);
+      expect(s.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3]);
+      expect(s.readCheckpoint(EXEC.executionArn)).toEqual(cp(3));
+      // The torn line was never whole: it is not carried over as a damaged line.
+      expect(s.damaged).toEqual([]);
+      // It runs on in the new layout.
+      s.truncateEvents(EXEC.executionArn, 3);
+      s.appendCheckpoint(EXEC.executionArn, [ev(4)], cp(4));
+      const next = new DirectoryExecutionStore(dir);
+      next.load();
+      expect(next.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3, 4]);
+      expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(4));
+    });
+
+    it('moves the checkpoint.json of a still earlier version, and a history with no checkpoint', () => {
+      writeOldLayout(framed(ev(1)), { json: JSON.stringify(cp(1)) });
+      const s = new DirectoryExecutionStore(dir);
+      s.load();
+      expect(s.readCheckpoint(EXEC.executionArn)).toEqual(cp(1));
+      expect(s.readEvents(EXEC.executionArn)).toEqual([ev(1)]);
+      rmSync(dir, { recursive: true });
+      writeOldLayout(framed(ev(1)) + framed(ev(2)), {});
+      const t = new DirectoryExecutionStore(dir);
+      t.load();
+      expect(t.readCheckpoint(EXEC.executionArn)).toBeUndefined();
+      expect(t.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2]);
+      expect(existsSync(join(dir, 'executions'))).toBe(false);
+    });
+
+    it('after a crash between writing the new file and removing the old ones, keeps the new file and removes the old', () => {
+      writeOldLayout(framed(ev(1)) + framed(ev(2)), { ndjson: framed(cp(2)) });
+      const s = new DirectoryExecutionStore(dir);
+      s.load();
+      // The state after the crash: the new file (which has since taken another event) and the old folder again.
+      s.appendCheckpoint(EXEC.executionArn, [ev(3)], cp(3));
+      s.close();
+      writeOldLayout(framed(ev(1)) + framed(ev(2)), { ndjson: framed(cp(2)) }, false);
+      const next = new DirectoryExecutionStore(dir);
+      next.load();
+      expect(existsSync(join(dir, 'executions'))).toBe(false);
+      expect(next.readEvents(EXEC.executionArn).map((e) => e.id)).toEqual([1, 2, 3]);
+      expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(3));
+    });
+
+    it('leaves a folder holding a file it does not know (a damaged execution.json) where it is, with the rest moved', () => {
+      const folder = writeOldLayout(framed(ev(1)), {});
+      writeFileSync(join(folder, 'execution.json'), '{"not":"a record"}');
+      const s = new DirectoryExecutionStore(dir, {}, { onDamaged: () => {} });
+      s.load();
+      expect(readdirSync(folder)).toEqual(['execution.json']);
+      expect(readdirSync(join(dir, 'histories'))).toHaveLength(1);
     });
   });
 
@@ -214,7 +478,7 @@ describe('Class: DirectoryExecutionStore', () => {
       expect(readFileSync(journal(), 'utf8')).not.toContain('"StartAt"');
       expect(readdirSync(join(dir, 'definitions'))).toHaveLength(1);
       // Nothing per execution until it has events or checkpoints.
-      expect(readdirSync(join(dir, 'executions'))).toEqual([]);
+      expect(readdirSync(join(dir, 'histories'))).toEqual([]);
     });
 
     it('skips a torn last line, and appends after it as a line of its own', () => {
@@ -252,7 +516,7 @@ describe('Class: DirectoryExecutionStore', () => {
         s.putExecution(r);
         s.appendEvents(r.executionArn, [ev(1)]);
       }
-      const dirs = () => readdirSync(join(dir, 'executions')).length;
+      const dirs = () => readdirSync(join(dir, 'histories')).length;
       expect(dirs()).toBe(4);
       // 0 keeps everything.
       expect(new DirectoryExecutionStore(dir, { ms: 0, now: () => now }).load().executions.map((r) => r.name)).toEqual([
@@ -334,7 +598,7 @@ describe('Class: DirectoryExecutionStore', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
       s.appendEvents(EXEC.executionArn, [ev(1)]);
-      const file = join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!, 'history.ndjson');
+      const file = historyFile();
       appendFileSync(file, '~9 deadbeef {"id":2,}\n');
       s.appendEvents(EXEC.executionArn, [ev(3), ev(4)]);
       const { damaged, options } = quiet();
@@ -346,11 +610,16 @@ describe('Class: DirectoryExecutionStore', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
       s.putCheckpoint(EXEC.executionArn, cp(1));
-      const file = join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!, 'checkpoints.ndjson');
-      appendFileSync(file, '{"stateName":7}\n');
+      const file = historyFile();
+      appendFileSync(file, '{"checkpoint":{"stateName":7}}\n');
       const { damaged, options } = quiet();
-      expect(new DirectoryExecutionStore(dir, {}, options).readCheckpoint(EXEC.executionArn)).toEqual(cp(1));
+      const next = new DirectoryExecutionStore(dir, {}, options);
+      expect(next.readCheckpoint(EXEC.executionArn)).toEqual(cp(1));
       expect(damaged).toEqual([{ file, line: 2, reason: 'it is not a record of this file' }]);
+      // The events' reader leaves checkpoint lines to the checkpoint's reader.
+      damaged.length = 0;
+      expect(new DirectoryExecutionStore(dir, {}, options).readEvents(EXEC.executionArn)).toEqual([]);
+      expect(damaged).toEqual([]);
     });
 
     it('reads the unframed lines earlier versions wrote', () => {
@@ -368,7 +637,7 @@ describe('Class: DirectoryExecutionStore', () => {
       const s = new DirectoryExecutionStore(dir);
       s.putExecution(EXEC);
       s.appendEvents(EXEC.executionArn, [ev(1)]);
-      const file = join(dir, 'executions', readdirSync(join(dir, 'executions'))[0]!, 'history.ndjson');
+      const file = historyFile();
       appendFileSync(file, 'garbage\n');
       const written: string[] = [];
       const write = process.stderr.write.bind(process.stderr);

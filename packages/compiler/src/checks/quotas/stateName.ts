@@ -5,9 +5,12 @@ import type { CheckFinding } from '../CheckFinding.js';
 /** Longest state name Step Functions accepts. */
 export const MAX_STATE_NAME = 80;
 
+/** A character outside printable ASCII (one RegExp for every step, not one per call). */
+const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
+
 /** A step whose name has a character outside printable ASCII. */
 export function nonAsciiStateName(stepId: string): CheckFinding | undefined {
-  if (!/[^\x20-\x7e]/.test(stepId)) return undefined;
+  if (!NOT_PRINTABLE_ASCII.test(stepId)) return undefined;
   return {
     code: 'state_name',
     message: `step '${stepId}' has a name with non-ASCII characters; Step Functions state names must be ASCII`,

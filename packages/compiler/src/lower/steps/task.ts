@@ -1,7 +1,7 @@
 // A plain Lambda step (model or agent without tools, tool, connector, function, …): one Task.
 import type { LambdaStepKind } from '@stepforge/contract';
 import type { IrStep } from '../../ir/Ir.js';
-import { RESULT_VALUE, type Frag, type LowerContext, type Scope } from '../LowerContext.js';
+import { RESULT_VALUE_LEAF, type Frag, type LowerContext, type Scope } from '../LowerContext.js';
 
 export function lowerTask(ctx: LowerContext, step: IrStep, scope: Scope, v: string): Frag {
   const name = ctx.stepNames.get(step)!;
@@ -11,7 +11,7 @@ export function lowerTask(ctx: LowerContext, step: IrStep, scope: Scope, v: stri
     scope,
     kind,
     ctx.payload(step, scope),
-    { [v]: `{% ${RESULT_VALUE} %}` },
+    { [v]: RESULT_VALUE_LEAF },
     kind === 'tool' ? 'answered through a task token (a gated call waits for a human)' : undefined,
   );
   scope.states[name] = state;
