@@ -28,6 +28,7 @@ const { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } 
 const { createRequire } = require('node:module');
 const { dirname, join } = require('node:path');
 const vm = require('node:vm');
+const { liveStack } = require('./liveStack.js');
 
 const cli = join(__dirname, '..');
 const BUNDLE_DIR = join(cli, 'dist', 'bundle');
@@ -81,19 +82,7 @@ const HELP_FROM_TABLE = new Set([...STACK_COMMANDS, 'store']);
  * guess costs only the head start: the stack starts its worker when it opens, as without one.
  */
 function liveStackHere() {
-  let pid;
-  try {
-    pid = JSON.parse(readFileSync(join(process.cwd(), '.stepforge', 'stack.json'), 'utf8')).pid;
-  } catch {
-    return false;
-  }
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return e.code === 'EPERM';
-  }
+  return liveStack(process.cwd()) !== undefined;
 }
 
 /**

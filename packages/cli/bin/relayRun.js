@@ -12,8 +12,8 @@
 // the command itself says so when connected), a terminal on standard input that `--input -` would
 // read, or serve refusing or not answering before the command started there.
 const { fstatSync, readFileSync } = require('node:fs');
-const { join } = require('node:path');
 const http = require('node:http');
+const { liveStack } = require('./liveStack.js');
 
 /** Whether the options (or the durability tests' crash points) rule out relaying: the command runs in this process then. */
 function ownStackOptions(argv) {
@@ -44,22 +44,10 @@ function stdinIsPipeOrFile() {
   }
 }
 
-/** The live serve of the project in `cwd`: its API URL and token, or undefined. */
+/** The live serve of the project in `cwd` (a live stack that publishes its API): its API URL and token, or undefined. */
 function liveServe(cwd) {
-  let stack;
-  try {
-    stack = JSON.parse(readFileSync(join(cwd, '.stepforge', 'stack.json'), 'utf8'));
-  } catch {
-    return undefined;
-  }
-  const { pid, apiUrl, apiToken } = stack ?? {};
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
+  const { pid, apiUrl, apiToken } = liveStack(cwd) ?? {};
   if (typeof apiUrl !== 'string' || !/^http:\/\/127\.0\.0\.1:\d+$/.test(apiUrl) || typeof apiToken !== 'string' || apiToken === '') return undefined;
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    if (e.code !== 'EPERM') return undefined;
-  }
   return { apiUrl, apiToken, pid };
 }
 
