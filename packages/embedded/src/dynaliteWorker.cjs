@@ -50,11 +50,14 @@ function loadOneFile(file) {
   }
   // The build leaves it ASCII only, which read as Latin-1 is the same text without decoding it.
   const source = readFileSync(file, 'latin1');
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}
-})`, {
-    filename: file,
-    ...(cachedData ? { cachedData } : {}),
-  });
+  const script = new vm.Script(
+    `(function (exports, require, module, __filename, __dirname) {${source}
+})`,
+    {
+      filename: file,
+      ...(cachedData ? { cachedData } : {}),
+    },
+  );
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file));
   if (cachedData === undefined || script.cachedDataRejected === true) writeCacheAtClose = { script, cacheFile };
@@ -80,10 +83,26 @@ const stores = [];
 let createIfMissing = true;
 const levelModule = oneFile ? oneFile.level() : createRequire(workerData.module)('level');
 const { Level } = levelModule;
+//
+// Its reads are synchronous: classic-level's asynchronous get goes through libuv's thread pool (a
+// wake-up of a pool thread, a snapshot taken under LevelDB's lock, a wake-up of this thread to
+// resolve it), which cost more than the read itself, and every request reads the table's
+// description and, for a conditional write, the item first. A synchronous get reads the same
+// state at the same moment (the asynchronous one takes its snapshot when it is called), so
+// dynalite's conditions see what they saw; this thread has nothing else to do meanwhile.
 levelModule.Level = class CaughtLevel extends Level {
   constructor(location, options) {
     super(location, { ...options, createIfMissing });
     stores.push(this);
+  }
+
+  _get(key, options) {
+    if (!this.supports.getSync) return super._get(key, options);
+    try {
+      return Promise.resolve(this._getSync(key, options));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 };
 const dynalite = oneFile ? oneFile.dynalite() : require(workerData.module);
