@@ -30,6 +30,7 @@ import {
   scanLines,
   type DamagedLine,
 } from './journalLines.js';
+import { SpareFiles } from './SpareFiles.js';
 
 /**
  * An ExecutionStore in a directory of JSON files, so a restarted server loses nothing:
@@ -126,6 +127,8 @@ export class DirectoryExecutionStore implements ExecutionStore {
    * with the command.
    */
   private readonly readOnly: boolean;
+  /** Empty files made ahead, each renamed to a new execution's history file (SpareFiles.ts); none without the option. */
+  private readonly spares: SpareFiles | undefined;
 
   /**
    * @param retention How long an ended execution's record and history are kept (default 90 days,
@@ -136,10 +139,16 @@ export class DirectoryExecutionStore implements ExecutionStore {
   constructor(
     readonly dir: string,
     private readonly retention: { readonly ms?: number; readonly now?: () => number } = {},
-    options: { readonly onDamaged?: (d: DamagedLine) => void; readonly readOnly?: boolean } = {},
+    options: {
+      readonly onDamaged?: (d: DamagedLine) => void;
+      readonly readOnly?: boolean;
+      /** How many empty history files to keep made ahead (`spares/`, see SpareFiles.ts); 0, the default: none. */
+      readonly spareFiles?: number;
+    } = {},
   ) {
     this.onDamaged = options.onDamaged ?? warnDamaged;
     this.readOnly = options.readOnly === true;
+    this.spares = !this.readOnly && (options.spareFiles ?? 0) > 0 ? new SpareFiles(join(dir, SPARES), options.spareFiles!) : undefined;
     this.machinesDir = join(dir, 'state-machines');
     this.historiesDir = join(dir, 'histories');
     this.legacyDir = join(dir, 'executions');
@@ -202,6 +211,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
       if (this.legacyFolders) rmSync(join(this.legacyDir, key(arn)), { recursive: true, force: true });
     }
     if (this.legacyFolders) this.moveLegacyHistories();
+    this.spares?.adopt();
     return { stateMachines, executions: [...executions.values()] };
   }
 
@@ -243,6 +253,21 @@ export class DirectoryExecutionStore implements ExecutionStore {
     this.appendedSize.set(file, size + bytes.length);
   }
 
+  /** Resolves once the spare history files being made are ready (SpareFiles.ts). */
+  sparesSettled(): Promise<void> {
+    return this.spares?.settled() ?? Promise.resolve();
+  }
+
+  /** Makes a spare (SpareFiles.ts) the file `file`, which does not exist, when one is ready: empty, so appends need not check its tail. */
+  private useSpare(file: string): void {
+    const fd = this.spares!.takeAs(file);
+    if (fd === undefined) return;
+    this.appendedSize.set(file, 0);
+    if (fd === null) return;
+    if (this.fds.size >= MAX_OPEN_FILES) this.release(this.fds.keys().next().value!);
+    this.fds.set(file, fd);
+  }
+
   /** Closes a file's kept descriptor, if any; the next append, opening it again, checks its tail again. */
   private release(file: string): void {
     const fd = this.fds.get(file);
@@ -252,9 +277,13 @@ export class DirectoryExecutionStore implements ExecutionStore {
     closeSync(fd);
   }
 
-  /** Closes every kept descriptor (the files stay as they are; a later append opens them again). */
-  close(): void {
+  /**
+   * Closes every kept descriptor (the files stay as they are; a later append opens them again) and
+   * stops making spares: resolves once the spares being made are (so the folder can go).
+   */
+  close(): Promise<void> {
     for (const file of [...this.fds.keys()]) this.release(file);
+    return this.spares?.stop() ?? Promise.resolve();
   }
 
   /** Replaces an append-only file's content (atomically). */
@@ -365,6 +394,8 @@ export class DirectoryExecutionStore implements ExecutionStore {
    */
   private appendHistory(arn: string, text: string, checkpoint: number, cp?: Checkpoint): void {
     const file = this.historyFile(arn);
+    // A new execution's file: a spare renamed to it, when one is ready, rather than a create here.
+    if (this.spares !== undefined && !this.fds.has(file) && !existsSync(file)) this.useSpare(file);
     try {
       this.append(file, text);
     } catch (e) {
@@ -534,6 +565,8 @@ export class DirectoryExecutionStore implements ExecutionStore {
 type StoredExecution = Omit<ExecutionRecord, 'definition'> & { readonly definition?: string; readonly definitionSha256?: string };
 
 const JOURNAL = 'executions.ndjson';
+/** The folder of empty files made ahead for new histories (SpareFiles.ts). */
+const SPARES = 'spares';
 /**
  * At most this many descriptors kept open: the executions in flight at once, with room to spare
  * under the usual limit of 1,024 a process (executions waiting for an approval keep theirs).

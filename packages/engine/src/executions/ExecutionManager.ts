@@ -947,7 +947,7 @@ export class ExecutionManager implements ChildExecutions {
     for (const l of all) l.controller.abort({ error: 'States.Aborted', cause: 'The engine is shutting down.' });
     await Promise.all(all.map((l) => l.done));
     this.invoker.close();
-    this.store.close?.();
+    await this.store.close?.();
   }
 
   // ---------------------------------------------------------------- internals

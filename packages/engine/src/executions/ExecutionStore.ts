@@ -125,5 +125,5 @@ export interface ExecutionStore {
   appendCheckpoint(executionArn: string, events: readonly HistoryEvent[], cp: Checkpoint): void;
   readCheckpoint(executionArn: string): Checkpoint | undefined;
   /** Lets go of what the store holds open (the manager closing); a later call opens it again. */
-  close?(): void;
+  close?(): void | Promise<void>;
 }

@@ -109,6 +109,12 @@ export const SUPPORTED_OPERATIONS = [
 ] as const;
 
 /**
+ * Empty history files the store keeps made ahead (DirectoryExecutionStore's `spareFiles`): enough
+ * for the executions that start while one is being made, at a few hundred starts a second.
+ */
+const SPARE_HISTORY_FILES = 16;
+
+/**
  * Starts the embedded Step Functions API (AWS JSON 1.0) on loopback, backed by the executions
  * manager and the in-process interpreter. With `dataDir`, unfinished Standard executions from a
  * previous run resume at once.
@@ -125,7 +131,7 @@ export async function startEngineServer(options: EngineServerOptions = {}): Prom
           store: new DirectoryExecutionStore(
             options.dataDir,
             options.executionRetentionMs !== undefined ? { ms: options.executionRetentionMs } : {},
-            { readOnly: options.readOnlyDataDir === true },
+            { readOnly: options.readOnlyDataDir === true, spareFiles: SPARE_HISTORY_FILES },
           ),
         }
       : {}),

@@ -656,3 +656,106 @@ describe('Class: DirectoryExecutionStore', () => {
     });
   });
 });
+
+describe('Class: DirectoryExecutionStore, with spare history files', () => {
+  let dir: string;
+  const exec = (name: string): ExecutionRecord => ({ ...EXEC, name, executionArn: `${EXEC.executionArn.slice(0, -2)}${name}` });
+  const spares = () => (existsSync(join(dir, 'spares')) ? readdirSync(join(dir, 'spares')).sort() : []);
+  const histories = () => readdirSync(join(dir, 'histories')).sort();
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'stepforge-spares-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('makes spares only once executions start, and renames one to each new history, which reads as ever', async () => {
+    const s = new DirectoryExecutionStore(dir, {}, { spareFiles: 4 });
+    s.load();
+    expect(spares()).toEqual([]);
+    s.putExecution(exec('a'));
+    s.appendEvents(exec('a').executionArn, [ev(1)]);
+    // The first history was made here; one taken calls for two spares.
+    await s.sparesSettled();
+    expect(spares()).toHaveLength(2);
+    const ready = spares();
+    s.putExecution(exec('b'));
+    s.appendEvents(exec('b').executionArn, [ev(1), ev(2)]);
+    s.appendCheckpoint(exec('b').executionArn, [ev(3)], cp(3));
+    // One spare became b's history: its name left the folder.
+    expect(ready.filter((f) => !spares().includes(f))).toHaveLength(1);
+    // Two taken call for four: the limit.
+    await s.sparesSettled();
+    expect(spares()).toHaveLength(4);
+    for (const f of spares()) expect(statSync(join(dir, 'spares', f)).size).toBe(0);
+    expect(histories()).toHaveLength(2);
+    expect(s.readEvents(exec('b').executionArn).map((e) => e.id)).toEqual([1, 2, 3]);
+    expect(s.readCheckpoint(exec('b').executionArn)).toMatchObject({ stateName: 'S3', eventCounter: 3 });
+    s.putCheckpoint(exec('b').executionArn, undefined);
+    await s.close();
+
+    // The next store reads the same, and takes the spares left behind.
+    const next = new DirectoryExecutionStore(dir, {}, { spareFiles: 4 });
+    expect(
+      next
+        .load()
+        .executions.map((e) => e.name)
+        .sort(),
+    ).toEqual(['a', 'b']);
+    expect(next.readEvents(exec('b').executionArn).map((e) => e.id)).toEqual([1, 2, 3]);
+    expect(next.readCheckpoint(exec('b').executionArn)).toBeUndefined();
+    const left = spares();
+    expect(left.length).toBeGreaterThan(0);
+    next.putExecution(exec('c'));
+    next.appendEvents(exec('c').executionArn, [ev(1)]);
+    expect(left.filter((f) => !spares().includes(f))).toHaveLength(1);
+    expect(next.readEvents(exec('c').executionArn).map((e) => e.id)).toEqual([1]);
+    await next.close();
+  });
+
+  it('never puts a spare in place of a history that is there, and appends to it after its torn line', async () => {
+    const s = new DirectoryExecutionStore(dir, {}, { spareFiles: 4 });
+    s.load();
+    s.putExecution(exec('a'));
+    s.appendEvents(exec('a').executionArn, [ev(1), ev(2)]);
+    await s.close();
+    const file = join(dir, 'histories', histories()[0]!);
+    appendFileSync(file, '{"id":3,"type":"Pass'); // crash mid-append
+    const next = new DirectoryExecutionStore(dir, {}, { spareFiles: 4 });
+    next.load();
+    const before = spares();
+    next.appendEvents(exec('a').executionArn, [ev(3)]);
+    expect(spares()).toEqual(before);
+    expect(next.readEvents(exec('a').executionArn).map((e) => e.id)).toEqual([1, 2, 3]);
+    await next.close();
+  });
+
+  it('removes on load a spare that is not empty, and never takes it', async () => {
+    mkdirSync(join(dir, 'spares'), { recursive: true });
+    writeFileSync(join(dir, 'spares', '1-x-1.ndjson'), '{"id":9,"type":"PassStateEntered"}\n');
+    writeFileSync(join(dir, 'spares', '1-x-2.ndjson'), '');
+    writeFileSync(join(dir, 'spares', 'notes.txt'), '');
+    const s = new DirectoryExecutionStore(dir, {}, { spareFiles: 4 });
+    s.load();
+    expect(spares()).toEqual(['1-x-2.ndjson']);
+    s.putExecution(exec('a'));
+    s.appendEvents(exec('a').executionArn, [ev(1)]);
+    expect(spares()).not.toContain('1-x-2.ndjson');
+    expect(s.readEvents(exec('a').executionArn).map((e) => e.id)).toEqual([1]);
+    await s.close();
+  });
+
+  it('a read-only store makes and takes none', async () => {
+    const w = new DirectoryExecutionStore(dir, {}, { spareFiles: 4 });
+    w.load();
+    w.putExecution(exec('a'));
+    w.appendEvents(exec('a').executionArn, [ev(1)]);
+    await w.sparesSettled();
+    await w.close();
+    const left = spares();
+    const r = new DirectoryExecutionStore(dir, {}, { spareFiles: 4, readOnly: true });
+    r.load();
+    r.putExecution(exec('b'));
+    r.appendEvents(exec('b').executionArn, [ev(1)]);
+    expect(spares()).toEqual(left);
+    expect(histories()).toHaveLength(1);
+  });
+});
