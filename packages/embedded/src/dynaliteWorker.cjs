@@ -50,14 +50,11 @@ function loadOneFile(file) {
   }
   // The build leaves it ASCII only, which read as Latin-1 is the same text without decoding it.
   const source = readFileSync(file, 'latin1');
-  const script = new vm.Script(
-    `(function (exports, require, module, __filename, __dirname) {${source}
-})`,
-    {
-      filename: file,
-      ...(cachedData ? { cachedData } : {}),
-    },
-  );
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}
+})`, {
+    filename: file,
+    ...(cachedData ? { cachedData } : {}),
+  });
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file));
   if (cachedData === undefined || script.cachedDataRejected === true) writeCacheAtClose = { script, cacheFile };
@@ -75,7 +72,7 @@ if (workerData.expressionCache) {
 // when that fails (a damaged or foreign .stepforge/dynamodb), only says "Database is closed" later,
 // from a request, as an uncaught error. Waiting for the open before listening reports the cause
 // instead. dynalite takes `Level` from the 'level' module when its db module loads, so the
-// subclass goes there first; it changes nothing but remembering the instances.
+// subclass goes there first; it remembers the instances, and reads synchronously (below).
 // It also sets createIfMissing, which dynalite does not pass: LevelDB asked to open a damaged
 // directory (no CURRENT) with createIfMissing creates an empty store there and deletes the old
 // table files as obsolete, so an existing store is opened with it off.
@@ -83,13 +80,12 @@ const stores = [];
 let createIfMissing = true;
 const levelModule = oneFile ? oneFile.level() : createRequire(workerData.module)('level');
 const { Level } = levelModule;
-//
 // Its reads are synchronous: classic-level's asynchronous get goes through libuv's thread pool (a
 // wake-up of a pool thread, a snapshot taken under LevelDB's lock, a wake-up of this thread to
 // resolve it), which cost more than the read itself, and every request reads the table's
-// description and, for a conditional write, the item first. A synchronous get reads the same
-// state at the same moment (the asynchronous one takes its snapshot when it is called), so
-// dynalite's conditions see what they saw; this thread has nothing else to do meanwhile.
+// description and, for a conditional write, the item first. A synchronous get reads the same state
+// at the same moment (the asynchronous one takes its snapshot when it is called), so dynalite's
+// conditions see what they saw; this thread has nothing else to do meanwhile.
 levelModule.Level = class CaughtLevel extends Level {
   constructor(location, options) {
     super(location, { ...options, createIfMissing });
