@@ -81,11 +81,13 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       // With --json, the line naming the approval policy in force goes to stderr.
       .replace(/^policy: .*\n/m, '');
 
-  it('is strict code, as the ES modules it was built from are', () => {
+  it('is strict code, as the ES modules it was built from are, inside the module wrapper the launcher runs it in', () => {
     // A directive counts only before any statement: a banner line ahead of it would leave all of
-    // the bundle in sloppy mode.
-    const head = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'utf8').slice(0, 200);
-    expect(head.startsWith("'use strict';\n")).toBe(true);
+    // the bundle in sloppy mode. The file is the script the launcher compiles: the wrapper is in it.
+    const text = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'latin1');
+    const head = '(function (exports, require, module, __filename, __dirname, __stepforge_import) {';
+    expect(text.slice(0, head.length + 14)).toBe(`${head}'use strict';\n`);
+    expect(text.endsWith('\n})')).toBe(true);
   });
 
   it('is ASCII only, so V8 holds its source as a one-byte string (every bundle)', () => {
@@ -154,7 +156,10 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       });
     }
     // A command routed to a bundle that does not hold it fails, naming it (never runs another command).
-    const helpCli = createRequire(import.meta.url)(join(dir, 'stepforge-help.cjs')) as {
+    const { requireBundle } = createRequire(import.meta.url)(join(REPO, 'packages', 'cli', 'bin', 'loadCli.js')) as {
+      requireBundle: (file: string) => unknown;
+    };
+    const helpCli = requireBundle(join(dir, 'stepforge-help.cjs')) as {
       main: (argv: string[], io: unknown) => Promise<number>;
     };
     const io = { out: () => undefined, err: () => undefined, isTTY: false, cwd: project.dir, env: {} };

@@ -22,9 +22,11 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { BUNDLE_WRAPPER } = createRequire(import.meta.url)('../bin/bundleWrapper.js');
 const outdir = join(cli, 'dist', 'bundle');
 const repo = join(cli, '..', '..');
 mkdirSync(outdir, { recursive: true });
@@ -170,10 +172,59 @@ function zodEnglishOnly() {
   };
 }
 
+/**
+ * esbuild's interop helpers, as it writes them (whitespace-minified): `__toESM` (an ES module
+ * importing a CommonJS one) and `__toCommonJS` (an ES module required, or imported with import(),
+ * which the bundle turns into a require) copy every export of the module onto a new object, as a
+ * getter each, at every importing module. `memoizedInterop` makes them hand out one copy per
+ * module, as Node hands out one module object: the AWS SDK's client modules were copied once per
+ * module importing them (client-dynamodb's 526 exports eleven times), some 7,700 getters for the
+ * 1,140 exports of 23 modules in `run`, 20-30 ms and ~800 page faults of its start-up on the
+ * 2-core build machine. A CommonJS module whose exports have changed in number since its copy
+ * (one still loading when first imported, in a require cycle) is copied again.
+ */
+const INTEROP_HELPERS =
+  '__toESM=(mod,isNodeMode,target)=>(target=mod!=null?__create(__getProtoOf(mod)):{},__copyProps(isNodeMode||!mod||!mod.__esModule?__defProp(target,"default",{value:mod,enumerable:!0}):target,mod)),__toCommonJS=mod=>__copyProps(__defProp({},"__esModule",{value:!0}),mod);';
+const MEMOIZED_INTEROP_HELPERS = [
+  '__stepforge_copies=[new WeakMap,new WeakMap,new WeakMap],',
+  '__stepforge_copy=(kind,mod,copy)=>{if(mod==null||typeof mod!="object"&&typeof mod!="function")return copy();',
+  'const count=__getOwnPropNames(mod).length,copies=__stepforge_copies[kind],seen=copies.get(mod);',
+  'if(seen!==void 0&&seen.count===count)return seen.value;const value=copy();copies.set(mod,{value,count});return value},',
+  '__toESM=(mod,isNodeMode)=>__stepforge_copy(isNodeMode?1:0,mod,(target=mod!=null?__create(__getProtoOf(mod)):{})=>',
+  '__copyProps(isNodeMode||!mod||!mod.__esModule?__defProp(target,"default",{value:mod,enumerable:!0}):target,mod)),',
+  '__toCommonJS=mod=>__stepforge_copy(2,mod,()=>__copyProps(__defProp({},"__esModule",{value:!0}),mod));',
+].join('');
+
+/** Writes the memoized interop helpers into a bundle (see INTEROP_HELPERS); a bundle with other helpers fails the build. */
+function memoizedInterop(path) {
+  const text = readFileSync(path, 'latin1');
+  const at = text.indexOf(INTEROP_HELPERS);
+  if (at < 0) {
+    if (text.includes('__toESM') || text.includes('__toCommonJS'))
+      throw new Error(`bundleCli: ${path} has esbuild interop helpers other than the ones memoizedInterop replaces (an esbuild upgrade?): update INTEROP_HELPERS`);
+    return;
+  }
+  if (text.indexOf(INTEROP_HELPERS, at + 1) >= 0) throw new Error(`bundleCli: ${path} defines esbuild's interop helpers twice`);
+  writeFileSync(path, `${text.slice(0, at)}${MEMOIZED_INTEROP_HELPERS}${text.slice(at + INTEROP_HELPERS.length)}`, 'latin1');
+}
+
 /** ASCII only: see the command bundles below. */
 function asciiOnly(path) {
   const text = readFileSync(path, 'utf8');
   writeFileSync(path, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}
+
+/**
+ * The module wrapper bin/loadCli.js compiles a command bundle in, written into the file itself
+ * (bin/bundleWrapper.js names it; the launcher checks the file starts with it).
+ *
+ * Why: the launcher compiled `wrapper + text + '\n})'`, and V8 flattens that into a third copy of
+ * the text before it compiles (read bytes, the string, the flat string: 3.8 MB each for `run`),
+ * about a thousand page faults of start-up on the 2-core build machine. Read as it is, the file
+ * is the script.
+ */
+function wrapForLauncher(path) {
+  writeFileSync(path, `${BUNDLE_WRAPPER.head}${readFileSync(path, 'latin1')}${BUNDLE_WRAPPER.tail}`, 'latin1');
 }
 
 for (const side of SIDE_BUNDLES) {
@@ -183,6 +234,7 @@ for (const side of SIDE_BUNDLES) {
     outfile: join(outdir, side.file),
   });
   asciiOnly(join(outdir, side.file));
+  memoizedInterop(join(outdir, side.file));
 }
 
 /**
@@ -303,6 +355,8 @@ for (const bundle of BUNDLES) {
   // where a \u escape means the same character.
   const bundlePath = join(outdir, `${bundle.name}.cjs`);
   asciiOnly(bundlePath);
+  memoizedInterop(bundlePath);
+  wrapForLauncher(bundlePath);
   // The bundle's id names its code caches. V8 checks a cache only against the source's length (and
   // its own version and flags), so a rebuilt bundle of the same length would take a stale cache and
   // run old compiled code: caches are kept per bundle content instead, and older ones removed.
