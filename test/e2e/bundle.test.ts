@@ -101,6 +101,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       'stepforge-new.cjs',
       'stepforge-run.cjs',
       'stepforge-sqs.cjs',
+      'stepforge-undici.cjs',
       'stepforge-validate.cjs',
       'stepforge.cjs',
     ]);
@@ -168,7 +169,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     );
   });
 
-  it('keeps the SQS emulator and the MCP SDK out of the command bundles, in side bundles required when a workflow needs them', () => {
+  it("keeps the SQS emulator, the MCP SDK and undici's pool out of the command bundles, in side bundles required when first needed", () => {
     const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
     for (const name of ['stepforge-run', 'stepforge']) {
       const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
@@ -177,12 +178,23 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
         name,
         fauxqs: inputs.includes('node_modules/fauxqs/'),
         mcp: inputs.includes('node_modules/@modelcontextprotocol/sdk/'),
+        undici: inputs.includes('node_modules/undici/'),
         requiresSqs: text.includes('require("./stepforge-sqs.cjs").m0'),
         requiresMcp: ['m0', 'm1', 'm2', 'm3'].map((m) => text.includes(`require("./stepforge-mcp.cjs").${m}`)),
-      }).toEqual({ name, fauxqs: false, mcp: false, requiresSqs: true, requiresMcp: [true, true, true, true] });
+        requiresUndici: text.includes('require("./stepforge-undici.cjs").m0'),
+      }).toEqual({
+        name,
+        fauxqs: false,
+        mcp: false,
+        undici: false,
+        requiresSqs: true,
+        requiresMcp: [true, true, true, true],
+        requiresUndici: true,
+      });
     }
     const req = createRequire(join(dir, 'stepforge.cjs'));
     expect(typeof (req('./stepforge-sqs.cjs') as { m0: { buildApp?: unknown } }).m0.buildApp).toBe('function');
+    expect((req('./stepforge-undici.cjs') as { m0: { name?: unknown } }).m0.name).toBe('Pool');
     const mcp = req('./stepforge-mcp.cjs') as Record<string, Record<string, unknown>>;
     expect([
       typeof mcp.m0!.Client,
@@ -295,12 +307,13 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     }
   });
 
-  it("holds undici's connection pool without its index (fetch, cookies, WebSocket)", () => {
+  it("holds undici's connection pool without its index (fetch, cookies, WebSocket), in its side bundle", () => {
     // The index costs every stack command ~70 ms to load and nothing uses it (undiciPool.d.ts).
-    const bundle = inputsOf('stepforge');
-    expect(bundle).toContain('"node_modules/undici/lib/dispatcher/pool.js"');
-    expect(bundle).not.toContain('"node_modules/undici/index.js"');
-    expect(bundle).not.toContain('"node_modules/undici/lib/web/cookies/index.js"');
+    // esbuild names each CommonJS module it wraps by its path, minified or not.
+    const side = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-undici.cjs'), 'latin1');
+    expect(side).toContain('"node_modules/undici/lib/dispatcher/pool.js"');
+    expect(side).not.toContain('"node_modules/undici/index.js"');
+    expect(side).not.toContain('"node_modules/undici/lib/web/cookies/index.js"');
   });
 
   it('answers each command as dist/ does', async () => {

@@ -89,6 +89,11 @@ function onlyCommands(commands) {
  */
 const SIDE_BUNDLES = [
   { file: 'stepforge-sqs.cjs', specifiers: ['fauxqs'] },
+  // undici's connection pool: the loopback HTTP transport, loaded on a first request over HTTP
+  // (LoopbackHttpHandler), which a `run` that owns its stack may never send.
+  // A CommonJS module (`commonjs`): its export is its `module.exports` as it is, which an import of
+  // it takes as the default, as from the module itself.
+  { file: 'stepforge-undici.cjs', specifiers: ['undici/lib/dispatcher/pool.js'], commonjs: true },
   {
     file: 'stepforge-mcp.cjs',
     specifiers: [
@@ -230,7 +235,13 @@ function wrapForLauncher(path) {
 for (const side of SIDE_BUNDLES) {
   await build({
     ...COMMON,
-    stdin: { contents: side.specifiers.map((spec, i) => `export * as m${i} from ${JSON.stringify(spec)};`).join('\n'), resolveDir: cli, loader: 'js' },
+    stdin: {
+      contents: side.specifiers
+        .map((spec, i) => (side.commonjs ? `export { default as m${i} } from ${JSON.stringify(spec)};` : `export * as m${i} from ${JSON.stringify(spec)};`))
+        .join('\n'),
+      resolveDir: cli,
+      loader: 'js',
+    },
     outfile: join(outdir, side.file),
   });
   asciiOnly(join(outdir, side.file));
