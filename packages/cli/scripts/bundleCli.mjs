@@ -213,6 +213,59 @@ function memoizedInterop(path) {
   writeFileSync(path, `${text.slice(0, at)}${MEMOIZED_INTEROP_HELPERS}${text.slice(at + INTEROP_HELPERS.length)}`, 'latin1');
 }
 
+/**
+ * node:http2 loaded when first used in the AWS SDK's HTTP handler module: the module requires it
+ * as it loads (and reads its `constants` there), for its HTTP/2 handler, which nothing here uses
+ * (Bedrock's client, the one that would, is given the HTTP/1.1 handler on loopback; on AWS it
+ * loads http2 when it first connects). Loading node:http2 is about 10 ms of every command that
+ * loads an SDK client, `run` among them, on the 2-core build machine.
+ *
+ * The module uses two members of it: `connect`, called through the replacement, and two header
+ * names from `constants` (`:path` and `:method`, fixed by HTTP/2), checked here against Node's.
+ * Another use of either (a new release of the module) fails the build, naming this.
+ */
+function lazyHttp2InSdkHandler() {
+  const http2Line = 'const http2 = require("node:http2");';
+  const constantsLine = 'const { constants } = http2;';
+  let patched = false;
+  return {
+    name: 'lazy-http2-in-sdk-handler',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]@smithy[\\/]node-http-handler[\\/]dist-cjs[\\/]index\.js$/ }, (args) => {
+        const text = readFileSync(args.path, 'utf8');
+        const fail = (why) => {
+          throw new Error(`bundleCli: ${args.path}: ${why}; see lazyHttp2InSdkHandler`);
+        };
+        if (text.split(http2Line).length !== 2 || text.split(constantsLine).length !== 2) fail('the lines that load node:http2 are not there once each');
+        const http2Uses = new Set(text.match(/\bhttp2\.[A-Za-z_$][\w$]*/g));
+        const constantUses = new Set(text.match(/\bconstants\.[A-Za-z_$][\w$]*/g));
+        if ([...http2Uses].join() !== 'http2.connect') fail(`it uses ${[...http2Uses].join(', ')} of node:http2`);
+        const headers = { HTTP2_HEADER_PATH: ':path', HTTP2_HEADER_METHOD: ':method' };
+        for (const use of constantUses) {
+          const name = use.slice('constants.'.length);
+          if (!Object.hasOwn(headers, name) || http2Constants()[name] !== headers[name]) fail(`it uses ${use} of node:http2's constants`);
+        }
+        patched = true;
+        return {
+          contents: text
+            .replace(http2Line, 'let http2Loaded;\nconst http2 = { connect: (...args) => (http2Loaded ??= require("node:http2")).connect(...args) };')
+            .replace(constantsLine, `const constants = ${JSON.stringify(headers)};`),
+          loader: 'js',
+        };
+      });
+      b.onEnd((r) => {
+        if (r.errors.length === 0 && !patched && r.metafile && Object.keys(r.metafile.inputs).some((f) => /@smithy[\\/]node-http-handler[\\/]/.test(f)))
+          throw new Error("bundleCli: @smithy/node-http-handler is in the bundle but was not patched; see lazyHttp2InSdkHandler");
+      });
+    },
+  };
+}
+
+/** Node's HTTP/2 constants, read by the build (never by a bundle). */
+function http2Constants() {
+  return createRequire(import.meta.url)('node:http2').constants;
+}
+
 /** ASCII only: see the command bundles below. */
 function asciiOnly(path) {
   const text = readFileSync(path, 'utf8');
@@ -331,7 +384,7 @@ for (const bundle of BUNDLES) {
     ...COMMON,
     outfile: join(outdir, `${bundle.name}.cjs`),
     metafile: true,
-    plugins: [onlyCommands(bundle.commands), sideBundles(), zodEnglishOnly(), {
+    plugins: [onlyCommands(bundle.commands), sideBundles(), zodEnglishOnly(), lazyHttp2InSdkHandler(), {
       name: 'import-file-through-launcher',
       setup(b) {
         let replaced = false;
