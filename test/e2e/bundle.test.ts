@@ -101,6 +101,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       'stepforge-new.cjs',
       'stepforge-run.cjs',
       'stepforge-sqs.cjs',
+      'stepforge-telemetry.cjs',
       'stepforge-undici.cjs',
       'stepforge-validate.cjs',
       'stepforge.cjs',
@@ -169,7 +170,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     );
   });
 
-  it("keeps the SQS emulator, the MCP SDK and undici's pool out of the command bundles, in side bundles required when first needed", () => {
+  it("keeps the SQS emulator, the MCP SDK, undici's pool and the Lambda telemetry out of the command bundles, in side bundles required when first needed", () => {
     const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
     for (const name of ['stepforge-run', 'stepforge']) {
       const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
@@ -179,22 +180,28 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
         fauxqs: inputs.includes('node_modules/fauxqs/'),
         mcp: inputs.includes('node_modules/@modelcontextprotocol/sdk/'),
         undici: inputs.includes('node_modules/undici/'),
+        telemetry: /node_modules\/(@aws-lambda-powertools\/(tracer|metrics)|aws-xray-sdk-core)\//.test(inputs),
         requiresSqs: text.includes('require("./stepforge-sqs.cjs").m0'),
         requiresMcp: ['m0', 'm1', 'm2', 'm3'].map((m) => text.includes(`require("./stepforge-mcp.cjs").${m}`)),
         requiresUndici: text.includes('require("./stepforge-undici.cjs").m0'),
+        requiresTelemetry: ['m0', 'm1'].map((m) => text.includes(`require("./stepforge-telemetry.cjs").${m}`)),
       }).toEqual({
         name,
         fauxqs: false,
         mcp: false,
         undici: false,
+        telemetry: false,
         requiresSqs: true,
         requiresMcp: [true, true, true, true],
         requiresUndici: true,
+        requiresTelemetry: [true, true],
       });
     }
     const req = createRequire(join(dir, 'stepforge.cjs'));
     expect(typeof (req('./stepforge-sqs.cjs') as { m0: { buildApp?: unknown } }).m0.buildApp).toBe('function');
     expect((req('./stepforge-undici.cjs') as { m0: { name?: unknown } }).m0.name).toBe('Pool');
+    const telemetry = req('./stepforge-telemetry.cjs') as Record<string, Record<string, unknown>>;
+    expect([typeof telemetry.m0!.Tracer, typeof telemetry.m1!.Metrics]).toEqual(['function', 'function']);
     const mcp = req('./stepforge-mcp.cjs') as Record<string, Record<string, unknown>>;
     expect([
       typeof mcp.m0!.Client,

@@ -91,6 +91,9 @@ const SIDE_BUNDLES = [
   { file: 'stepforge-sqs.cjs', specifiers: ['fauxqs'] },
   // undici's connection pool: the loopback HTTP transport, loaded on a first request over HTTP
   // (LoopbackHttpHandler), which a `run` that owns its stack may never send.
+  // Powertools' Tracer (with the X-Ray SDK) and Metrics: the Lambda telemetry, which the runtime
+  // loads only inside Lambda (never in the CLI's processes).
+  { file: 'stepforge-telemetry.cjs', specifiers: ['@aws-lambda-powertools/tracer', '@aws-lambda-powertools/metrics'] },
   // A CommonJS module (`commonjs`): its export is its `module.exports` as it is, which an import of
   // it takes as the default, as from the module itself.
   { file: 'stepforge-undici.cjs', specifiers: ['undici/lib/dispatcher/pool.js'], commonjs: true },
@@ -105,6 +108,63 @@ const SIDE_BUNDLES = [
   },
 ];
 
+/**
+ * esbuild's interop helpers, as it writes them (whitespace-minified): `__toESM` (an ES module
+ * importing a CommonJS one) and `__toCommonJS` (an ES module required, or imported with import(),
+ * which the bundle turns into a require) copy every export of the module onto a new object, as a
+ * getter each, at every importing module. `memoizedInterop` makes them hand out one copy per
+ * module, as Node hands out one module object: the AWS SDK's client modules were copied once per
+ * module importing them (client-dynamodb's 526 exports eleven times), some 7,700 getters for the
+ * 1,140 exports of 23 modules in `run`, 20-30 ms and ~800 page faults of its start-up on the
+ * 2-core build machine. A CommonJS module whose exports have changed in number since its copy
+ * (one still loading when first imported, in a require cycle) is copied again.
+ */
+const INTEROP_HELPERS = [
+  {
+    name: '__toESM',
+    as: '__toESM=(mod,isNodeMode,target)=>(target=mod!=null?__create(__getProtoOf(mod)):{},__copyProps(isNodeMode||!mod||!mod.__esModule?__defProp(target,"default",{value:mod,enumerable:!0}):target,mod))',
+    memoized:
+      '__toESM=(mod,isNodeMode)=>__stepforge_copy(isNodeMode?1:0,mod,(target=mod!=null?__create(__getProtoOf(mod)):{})=>__copyProps(isNodeMode||!mod||!mod.__esModule?__defProp(target,"default",{value:mod,enumerable:!0}):target,mod))',
+  },
+  {
+    name: '__toCommonJS',
+    as: '__toCommonJS=mod=>__copyProps(__defProp({},"__esModule",{value:!0}),mod)',
+    memoized: '__toCommonJS=mod=>__stepforge_copy(2,mod,()=>__copyProps(__defProp({},"__esModule",{value:!0}),mod))',
+  },
+];
+
+/**
+ * The memo the helpers share (in every bundle's banner): one copy per module and kind (`__toESM`
+ * in node mode or not, `__toCommonJS`), made again when the module's own property count changed.
+ */
+const INTEROP_MEMO = [
+  'const __stepforge_copies = [new WeakMap(), new WeakMap(), new WeakMap()];',
+  'const __stepforge_copy = (kind, mod, copy) => {',
+  "  if (mod == null || (typeof mod !== 'object' && typeof mod !== 'function')) return copy();",
+  '  const count = Object.getOwnPropertyNames(mod).length, seen = __stepforge_copies[kind].get(mod);',
+  '  if (seen !== undefined && seen.count === count) return seen.value;',
+  '  const value = copy();',
+  '  __stepforge_copies[kind].set(mod, { value, count });',
+  '  return value;',
+  '};',
+].join('\n');
+
+/** Writes the memoized interop helpers into a bundle (see INTEROP_HELPERS); a bundle with other helpers fails the build. */
+function memoizedInterop(path) {
+  let text = readFileSync(path, 'latin1');
+  for (const helper of INTEROP_HELPERS) {
+    const at = text.indexOf(helper.as);
+    if (at < 0) {
+      if (text.includes(`${helper.name}=`))
+        throw new Error(`bundleCli: ${path} defines ${helper.name} otherwise than memoizedInterop expects (an esbuild upgrade?): update INTEROP_HELPERS`);
+      continue;
+    }
+    if (text.indexOf(helper.as, at + 1) >= 0) throw new Error(`bundleCli: ${path} defines ${helper.name} twice`);
+    text = `${text.slice(0, at)}${helper.memoized}${text.slice(at + helper.as.length)}`;
+  }
+  writeFileSync(path, text, 'latin1');
+}
+
 /** What every bundle is built with: CommonJS for Node 20, ASCII only, `import.meta.url` as the bundle's own URL. */
 const COMMON = {
   bundle: true,
@@ -116,7 +176,7 @@ const COMMON = {
   define: { 'import.meta.url': '__stepforge_bundle_url' },
   // "use strict" first: esbuild marks the bundle strict (its entry is an ES module), and a directive
   // only counts before any statement, so the banner's own line must not come ahead of it.
-  banner: { js: "'use strict';\nconst __stepforge_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
+  banner: { js: `'use strict';\nconst __stepforge_bundle_url = require('node:url').pathToFileURL(__filename).href;\n${INTEROP_MEMO}` },
   supported: { 'dynamic-import': false },
   // Whitespace and syntax only, names kept (no minifyIdentifiers): every command reads its whole
   // bundle before it runs a line, and `run`'s is 3.8 MB this way instead of 5.6 MB. A stack trace
@@ -175,42 +235,6 @@ function zodEnglishOnly() {
       });
     },
   };
-}
-
-/**
- * esbuild's interop helpers, as it writes them (whitespace-minified): `__toESM` (an ES module
- * importing a CommonJS one) and `__toCommonJS` (an ES module required, or imported with import(),
- * which the bundle turns into a require) copy every export of the module onto a new object, as a
- * getter each, at every importing module. `memoizedInterop` makes them hand out one copy per
- * module, as Node hands out one module object: the AWS SDK's client modules were copied once per
- * module importing them (client-dynamodb's 526 exports eleven times), some 7,700 getters for the
- * 1,140 exports of 23 modules in `run`, 20-30 ms and ~800 page faults of its start-up on the
- * 2-core build machine. A CommonJS module whose exports have changed in number since its copy
- * (one still loading when first imported, in a require cycle) is copied again.
- */
-const INTEROP_HELPERS =
-  '__toESM=(mod,isNodeMode,target)=>(target=mod!=null?__create(__getProtoOf(mod)):{},__copyProps(isNodeMode||!mod||!mod.__esModule?__defProp(target,"default",{value:mod,enumerable:!0}):target,mod)),__toCommonJS=mod=>__copyProps(__defProp({},"__esModule",{value:!0}),mod);';
-const MEMOIZED_INTEROP_HELPERS = [
-  '__stepforge_copies=[new WeakMap,new WeakMap,new WeakMap],',
-  '__stepforge_copy=(kind,mod,copy)=>{if(mod==null||typeof mod!="object"&&typeof mod!="function")return copy();',
-  'const count=__getOwnPropNames(mod).length,copies=__stepforge_copies[kind],seen=copies.get(mod);',
-  'if(seen!==void 0&&seen.count===count)return seen.value;const value=copy();copies.set(mod,{value,count});return value},',
-  '__toESM=(mod,isNodeMode)=>__stepforge_copy(isNodeMode?1:0,mod,(target=mod!=null?__create(__getProtoOf(mod)):{})=>',
-  '__copyProps(isNodeMode||!mod||!mod.__esModule?__defProp(target,"default",{value:mod,enumerable:!0}):target,mod)),',
-  '__toCommonJS=mod=>__stepforge_copy(2,mod,()=>__copyProps(__defProp({},"__esModule",{value:!0}),mod));',
-].join('');
-
-/** Writes the memoized interop helpers into a bundle (see INTEROP_HELPERS); a bundle with other helpers fails the build. */
-function memoizedInterop(path) {
-  const text = readFileSync(path, 'latin1');
-  const at = text.indexOf(INTEROP_HELPERS);
-  if (at < 0) {
-    if (text.includes('__toESM') || text.includes('__toCommonJS'))
-      throw new Error(`bundleCli: ${path} has esbuild interop helpers other than the ones memoizedInterop replaces (an esbuild upgrade?): update INTEROP_HELPERS`);
-    return;
-  }
-  if (text.indexOf(INTEROP_HELPERS, at + 1) >= 0) throw new Error(`bundleCli: ${path} defines esbuild's interop helpers twice`);
-  writeFileSync(path, `${text.slice(0, at)}${MEMOIZED_INTEROP_HELPERS}${text.slice(at + INTEROP_HELPERS.length)}`, 'latin1');
 }
 
 /**
