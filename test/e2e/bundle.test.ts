@@ -1,6 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
@@ -100,6 +102,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       'stepforge-mcp.cjs',
       'stepforge-new.cjs',
       'stepforge-run.cjs',
+      'stepforge-secrets.cjs',
       'stepforge-sqs.cjs',
       'stepforge-telemetry.cjs',
       'stepforge-undici.cjs',
@@ -170,7 +173,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     );
   });
 
-  it("keeps the SQS emulator, the MCP SDK, undici's pool and the Lambda telemetry out of the command bundles, in side bundles required when first needed", () => {
+  it("keeps the SQS emulator, the MCP SDK, undici's pool, the Lambda telemetry and the AWS secret stores out of the command bundles, in side bundles required when first needed", () => {
     const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
     for (const name of ['stepforge-run', 'stepforge']) {
       const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
@@ -181,20 +184,24 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
         mcp: inputs.includes('node_modules/@modelcontextprotocol/sdk/'),
         undici: inputs.includes('node_modules/undici/'),
         telemetry: /node_modules\/(@aws-lambda-powertools\/(tracer|metrics)|aws-xray-sdk-core)\//.test(inputs),
+        secrets: /node_modules\/(@aws-lambda-powertools\/parameters|@aws-sdk\/client-(ssm|secrets-manager))\//.test(inputs),
         requiresSqs: text.includes('require("./stepforge-sqs.cjs").m0'),
         requiresMcp: ['m0', 'm1', 'm2', 'm3'].map((m) => text.includes(`require("./stepforge-mcp.cjs").${m}`)),
         requiresUndici: text.includes('require("./stepforge-undici.cjs").m0'),
         requiresTelemetry: ['m0', 'm1'].map((m) => text.includes(`require("./stepforge-telemetry.cjs").${m}`)),
+        requiresSecrets: ['m0', 'm1', 'm2', 'm3'].map((m) => text.includes(`require("./stepforge-secrets.cjs").${m}`)),
       }).toEqual({
         name,
         fauxqs: false,
         mcp: false,
         undici: false,
         telemetry: false,
+        secrets: false,
         requiresSqs: true,
         requiresMcp: [true, true, true, true],
         requiresUndici: true,
         requiresTelemetry: [true, true],
+        requiresSecrets: [true, true, true, true],
       });
     }
     const req = createRequire(join(dir, 'stepforge.cjs'));
@@ -202,6 +209,13 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     expect((req('./stepforge-undici.cjs') as { m0: { name?: unknown } }).m0.name).toBe('Pool');
     const telemetry = req('./stepforge-telemetry.cjs') as Record<string, Record<string, unknown>>;
     expect([typeof telemetry.m0!.Tracer, typeof telemetry.m1!.Metrics]).toEqual(['function', 'function']);
+    const secrets = req('./stepforge-secrets.cjs') as Record<string, Record<string, unknown>>;
+    expect([
+      typeof secrets.m0!.SSMProvider,
+      typeof secrets.m1!.SSMClient,
+      typeof secrets.m2!.SecretsProvider,
+      typeof secrets.m3!.SecretsManagerClient,
+    ]).toEqual(['function', 'function', 'function', 'function']);
     const mcp = req('./stepforge-mcp.cjs') as Record<string, Record<string, unknown>>;
     expect([
       typeof mcp.m0!.Client,
@@ -209,6 +223,38 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       typeof mcp.m2!.StreamableHTTPClientTransport,
       typeof mcp.m3!.CfWorkerJsonSchemaValidator,
     ]).toEqual(['function', 'function', 'function', 'function']);
+  });
+
+  it("reads a parameter from SSM through the secret stores' side bundle, its own SDK client and all", async () => {
+    // An SSM endpoint on loopback answering GetParameter as the service does.
+    const names: string[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const name = (JSON.parse(body) as { Name: string }).Name;
+        names.push(`${req.headers['x-amz-target'] as string} ${name}`);
+        res.setHeader('content-type', 'application/x-amz-json-1.1');
+        res.end(JSON.stringify({ Parameter: { Name: name, Type: 'SecureString', Value: 'from-ssm', Version: 1 } }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const secrets = createRequire(import.meta.url)(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-secrets.cjs')) as {
+        m0: { SSMProvider: new (o: unknown) => { get(name: string, o: unknown): Promise<unknown> } };
+        m1: { SSMClient: new (o: unknown) => { destroy(): void } };
+      };
+      const client = new secrets.m1.SSMClient({
+        endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      });
+      expect(await new secrets.m0.SSMProvider({ awsSdkV3Client: client }).get('/app/token', { decrypt: true })).toBe('from-ssm');
+      expect(names).toEqual(['AmazonSSM.GetParameter /app/token']);
+      client.destroy();
+    } finally {
+      server.close();
+    }
   });
 
   it('runs the dynalite worker from one file: its requests answered, parse cache on, an in-memory and an on-disk store', async () => {

@@ -94,6 +94,13 @@ const SIDE_BUNDLES = [
   // Powertools' Tracer (with the X-Ray SDK) and Metrics: the Lambda telemetry, which the runtime
   // loads only inside Lambda (never in the CLI's processes).
   { file: 'stepforge-telemetry.cjs', specifiers: ['@aws-lambda-powertools/tracer', '@aws-lambda-powertools/metrics'] },
+  // The secret stores on AWS (SSM Parameter Store, Secrets Manager) with their SDK clients, loaded
+  // when a workflow's secret is first read from one. These clients hold a copy of the SDK's core of
+  // their own (which a bundle beside the command's cannot share with it): loaded only then.
+  {
+    file: 'stepforge-secrets.cjs',
+    specifiers: ['@aws-lambda-powertools/parameters/ssm', '@aws-sdk/client-ssm', '@aws-lambda-powertools/parameters/secrets', '@aws-sdk/client-secrets-manager'],
+  },
   // A CommonJS module (`commonjs`): its export is its `module.exports` as it is, which an import of
   // it takes as the default, as from the module itself.
   { file: 'stepforge-undici.cjs', specifiers: ['undici/lib/dispatcher/pool.js'], commonjs: true },
