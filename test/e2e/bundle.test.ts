@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -207,22 +207,28 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     const req = createRequire(join(dir, 'stepforge.cjs'));
     expect(typeof (req('./stepforge-sqs.cjs') as { m0: { buildApp?: unknown } }).m0.buildApp).toBe('function');
     expect((req('./stepforge-undici.cjs') as { m0: { name?: unknown } }).m0.name).toBe('Pool');
-    const telemetry = req('./stepforge-telemetry.cjs') as Record<string, Record<string, unknown>>;
-    expect([typeof telemetry.m0!.Tracer, typeof telemetry.m1!.Metrics]).toEqual(['function', 'function']);
-    const secrets = req('./stepforge-secrets.cjs') as Record<string, Record<string, unknown>>;
-    expect([
-      typeof secrets.m0!.SSMProvider,
-      typeof secrets.m1!.SSMClient,
-      typeof secrets.m2!.SecretsProvider,
-      typeof secrets.m3!.SecretsManagerClient,
-    ]).toEqual(['function', 'function', 'function', 'function']);
-    const mcp = req('./stepforge-mcp.cjs') as Record<string, Record<string, unknown>>;
-    expect([
-      typeof mcp.m0!.Client,
-      typeof mcp.m1!.StdioClientTransport,
-      typeof mcp.m2!.StreamableHTTPClientTransport,
-      typeof mcp.m3!.CfWorkerJsonSchemaValidator,
-    ]).toEqual(['function', 'function', 'function', 'function']);
+    // Each side bundle's exports, `m0`, `m1`, …, in the order of its specifiers: the named export each import takes.
+    const sides: Record<string, string[]> = {
+      'stepforge-telemetry.cjs': ['Tracer', 'Metrics'],
+      'stepforge-secrets.cjs': ['SSMProvider', 'SSMClient', 'SecretsProvider', 'SecretsManagerClient'],
+      'stepforge-mcp.cjs': ['Client', 'StdioClientTransport', 'StreamableHTTPClientTransport', 'CfWorkerJsonSchemaValidator'],
+    };
+    for (const [file, names] of Object.entries(sides)) {
+      const side = req(`./${file}`) as Record<string, Record<string, unknown>>;
+      expect({ file, types: names.map((name, i) => typeof side[`m${i}`]![name]) }).toEqual({ file, types: names.map(() => 'function') });
+    }
+  });
+
+  it("runs zod without its generated parsers in a command's process, set before zod loads", () => {
+    // A child process, so that this one's zod is not the one looked at.
+    const script = [
+      `const { requireBundle } = require(${JSON.stringify(join(REPO, 'packages', 'cli', 'bin', 'loadCli.js'))});`,
+      `const cli = requireBundle(${JSON.stringify(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-validate.cjs'))});`,
+      `const io = { out() {}, err() {}, isTTY: false, cwd: ${JSON.stringify(join(REPO, 'examples'))}, env: {} };`,
+      "cli.main(['validate', 'quickstart.chain.yaml'], io).then((code) => console.log(JSON.stringify({ code, jitless: globalThis.__zod_globalConfig?.jitless })));",
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    expect(JSON.parse(out.trim())).toEqual({ code: 0, jitless: true });
   });
 
   it("reads a parameter from SSM through the secret stores' side bundle, its own SDK client and all", async () => {
