@@ -1,6 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
@@ -81,11 +83,13 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       // With --json, the line naming the approval policy in force goes to stderr.
       .replace(/^policy: .*\n/m, '');
 
-  it('is strict code, as the ES modules it was built from are', () => {
+  it('is strict code, as the ES modules it was built from are, inside the module wrapper the launcher runs it in', () => {
     // A directive counts only before any statement: a banner line ahead of it would leave all of
-    // the bundle in sloppy mode.
-    const head = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'utf8').slice(0, 200);
-    expect(head.startsWith("'use strict';\n")).toBe(true);
+    // the bundle in sloppy mode. The file is the script the launcher compiles: the wrapper is in it.
+    const text = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge.cjs'), 'latin1');
+    const head = '(function (exports, require, module, __filename, __dirname, __stepforge_import) {';
+    expect(text.slice(0, head.length + 14)).toBe(`${head}'use strict';\n`);
+    expect(text.endsWith('\n})')).toBe(true);
   });
 
   it('is ASCII only, so V8 holds its source as a one-byte string (every bundle)', () => {
@@ -98,7 +102,10 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       'stepforge-mcp.cjs',
       'stepforge-new.cjs',
       'stepforge-run.cjs',
+      'stepforge-secrets.cjs',
       'stepforge-sqs.cjs',
+      'stepforge-telemetry.cjs',
+      'stepforge-undici.cjs',
       'stepforge-validate.cjs',
       'stepforge.cjs',
     ]);
@@ -154,7 +161,10 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
       });
     }
     // A command routed to a bundle that does not hold it fails, naming it (never runs another command).
-    const helpCli = createRequire(import.meta.url)(join(dir, 'stepforge-help.cjs')) as {
+    const { requireBundle } = createRequire(import.meta.url)(join(REPO, 'packages', 'cli', 'bin', 'loadCli.js')) as {
+      requireBundle: (file: string) => unknown;
+    };
+    const helpCli = requireBundle(join(dir, 'stepforge-help.cjs')) as {
       main: (argv: string[], io: unknown) => Promise<number>;
     };
     const io = { out: () => undefined, err: () => undefined, isTTY: false, cwd: project.dir, env: {} };
@@ -163,7 +173,7 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     );
   });
 
-  it('keeps the SQS emulator and the MCP SDK out of the command bundles, in side bundles required when a workflow needs them', () => {
+  it("keeps the SQS emulator, the MCP SDK, undici's pool, the Lambda telemetry and the AWS secret stores out of the command bundles, in side bundles required when first needed", () => {
     const dir = join(REPO, 'packages', 'cli', 'dist', 'bundle');
     for (const name of ['stepforge-run', 'stepforge']) {
       const text = readFileSync(join(dir, `${name}.cjs`), 'utf8');
@@ -172,19 +182,85 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
         name,
         fauxqs: inputs.includes('node_modules/fauxqs/'),
         mcp: inputs.includes('node_modules/@modelcontextprotocol/sdk/'),
+        undici: inputs.includes('node_modules/undici/'),
+        telemetry: /node_modules\/(@aws-lambda-powertools\/(tracer|metrics)|aws-xray-sdk-core)\//.test(inputs),
+        secrets: /node_modules\/(@aws-lambda-powertools\/parameters|@aws-sdk\/client-(ssm|secrets-manager))\//.test(inputs),
         requiresSqs: text.includes('require("./stepforge-sqs.cjs").m0'),
         requiresMcp: ['m0', 'm1', 'm2', 'm3'].map((m) => text.includes(`require("./stepforge-mcp.cjs").${m}`)),
-      }).toEqual({ name, fauxqs: false, mcp: false, requiresSqs: true, requiresMcp: [true, true, true, true] });
+        requiresUndici: text.includes('require("./stepforge-undici.cjs").m0'),
+        requiresTelemetry: ['m0', 'm1'].map((m) => text.includes(`require("./stepforge-telemetry.cjs").${m}`)),
+        requiresSecrets: ['m0', 'm1', 'm2', 'm3'].map((m) => text.includes(`require("./stepforge-secrets.cjs").${m}`)),
+      }).toEqual({
+        name,
+        fauxqs: false,
+        mcp: false,
+        undici: false,
+        telemetry: false,
+        secrets: false,
+        requiresSqs: true,
+        requiresMcp: [true, true, true, true],
+        requiresUndici: true,
+        requiresTelemetry: [true, true],
+        requiresSecrets: [true, true, true, true],
+      });
     }
     const req = createRequire(join(dir, 'stepforge.cjs'));
     expect(typeof (req('./stepforge-sqs.cjs') as { m0: { buildApp?: unknown } }).m0.buildApp).toBe('function');
-    const mcp = req('./stepforge-mcp.cjs') as Record<string, Record<string, unknown>>;
-    expect([
-      typeof mcp.m0!.Client,
-      typeof mcp.m1!.StdioClientTransport,
-      typeof mcp.m2!.StreamableHTTPClientTransport,
-      typeof mcp.m3!.CfWorkerJsonSchemaValidator,
-    ]).toEqual(['function', 'function', 'function', 'function']);
+    expect((req('./stepforge-undici.cjs') as { m0: { name?: unknown } }).m0.name).toBe('Pool');
+    // Each side bundle's exports, `m0`, `m1`, …, in the order of its specifiers: the named export each import takes.
+    const sides: Record<string, string[]> = {
+      'stepforge-telemetry.cjs': ['Tracer', 'Metrics'],
+      'stepforge-secrets.cjs': ['SSMProvider', 'SSMClient', 'SecretsProvider', 'SecretsManagerClient'],
+      'stepforge-mcp.cjs': ['Client', 'StdioClientTransport', 'StreamableHTTPClientTransport', 'CfWorkerJsonSchemaValidator'],
+    };
+    for (const [file, names] of Object.entries(sides)) {
+      const side = req(`./${file}`) as Record<string, Record<string, unknown>>;
+      expect({ file, types: names.map((name, i) => typeof side[`m${i}`]![name]) }).toEqual({ file, types: names.map(() => 'function') });
+    }
+  });
+
+  it("runs zod without its generated parsers in a command's process, set before zod loads", () => {
+    // A child process, so that this one's zod is not the one looked at.
+    const script = [
+      `const { requireBundle } = require(${JSON.stringify(join(REPO, 'packages', 'cli', 'bin', 'loadCli.js'))});`,
+      `const cli = requireBundle(${JSON.stringify(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-validate.cjs'))});`,
+      `const io = { out() {}, err() {}, isTTY: false, cwd: ${JSON.stringify(join(REPO, 'examples'))}, env: {} };`,
+      "cli.main(['validate', 'quickstart.chain.yaml'], io).then((code) => console.log(JSON.stringify({ code, jitless: globalThis.__zod_globalConfig?.jitless })));",
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    expect(JSON.parse(out.trim())).toEqual({ code: 0, jitless: true });
+  });
+
+  it("reads a parameter from SSM through the secret stores' side bundle, its own SDK client and all", async () => {
+    // An SSM endpoint on loopback answering GetParameter as the service does.
+    const names: string[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const name = (JSON.parse(body) as { Name: string }).Name;
+        names.push(`${req.headers['x-amz-target'] as string} ${name}`);
+        res.setHeader('content-type', 'application/x-amz-json-1.1');
+        res.end(JSON.stringify({ Parameter: { Name: name, Type: 'SecureString', Value: 'from-ssm', Version: 1 } }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const secrets = createRequire(import.meta.url)(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-secrets.cjs')) as {
+        m0: { SSMProvider: new (o: unknown) => { get(name: string, o: unknown): Promise<unknown> } };
+        m1: { SSMClient: new (o: unknown) => { destroy(): void } };
+      };
+      const client = new secrets.m1.SSMClient({
+        endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      });
+      expect(await new secrets.m0.SSMProvider({ awsSdkV3Client: client }).get('/app/token', { decrypt: true })).toBe('from-ssm');
+      expect(names).toEqual(['AmazonSSM.GetParameter /app/token']);
+      client.destroy();
+    } finally {
+      server.close();
+    }
   });
 
   it('runs the dynalite worker from one file: its requests answered, parse cache on, an in-memory and an on-disk store', async () => {
@@ -290,12 +366,13 @@ describe.skipIf(!bundled)('Binary: the bundled CLI and its code cache', () => {
     }
   });
 
-  it("holds undici's connection pool without its index (fetch, cookies, WebSocket)", () => {
+  it("holds undici's connection pool without its index (fetch, cookies, WebSocket), in its side bundle", () => {
     // The index costs every stack command ~70 ms to load and nothing uses it (undiciPool.d.ts).
-    const bundle = inputsOf('stepforge');
-    expect(bundle).toContain('"node_modules/undici/lib/dispatcher/pool.js"');
-    expect(bundle).not.toContain('"node_modules/undici/index.js"');
-    expect(bundle).not.toContain('"node_modules/undici/lib/web/cookies/index.js"');
+    // esbuild names each CommonJS module it wraps by its path, minified or not.
+    const side = readFileSync(join(REPO, 'packages', 'cli', 'dist', 'bundle', 'stepforge-undici.cjs'), 'latin1');
+    expect(side).toContain('"node_modules/undici/lib/dispatcher/pool.js"');
+    expect(side).not.toContain('"node_modules/undici/index.js"');
+    expect(side).not.toContain('"node_modules/undici/lib/web/cookies/index.js"');
   });
 
   it('answers each command as dist/ does', async () => {

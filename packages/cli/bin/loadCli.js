@@ -29,6 +29,7 @@ const { createRequire } = require('node:module');
 const { dirname, join } = require('node:path');
 const vm = require('node:vm');
 const { liveStack } = require('./liveStack.js');
+const { BUNDLE_WRAPPER } = require('./bundleWrapper.js');
 
 const cli = join(__dirname, '..');
 const BUNDLE_DIR = join(cli, 'dist', 'bundle');
@@ -98,6 +99,26 @@ function readBundle(file, built) {
   return built || isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
+/** The bundle's text as the script to compile: the build writes the module wrapper into the file; one without it gets it here. */
+function wrapped(text) {
+  return text.startsWith(BUNDLE_WRAPPER.head) && text.endsWith(BUNDLE_WRAPPER.tail) ? text : `${BUNDLE_WRAPPER.head}${text}${BUNDLE_WRAPPER.tail}`;
+}
+
+/** Runs a compiled command bundle as a CommonJS module of its own path; returns the module (its exports: `main`, …). */
+function runBundle(script, file) {
+  const module = { exports: {} };
+  // The bundle imports files outside the code (user functions, handler modules) through this
+  // module's import(): one in code from the cache has no loader callback on Node 20 (see
+  // scripts/bundleCli.mjs).
+  script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file), (url) => import(url));
+  return module;
+}
+
+/** A command bundle's exports, loaded without a code cache (the tests load bundles this way). */
+function requireBundle(file) {
+  return runBundle(new vm.Script(wrapped(readBundle(file, false)), { filename: file }), file).exports;
+}
+
 /** The slot startDynaliteWorker takes a started worker from (see there). */
 const PREWARMED = Symbol.for('stepforge.prewarmedDynaliteWorker');
 
@@ -157,13 +178,8 @@ async function loadCli(command, argv = []) {
   const id = existsSync(BUNDLE_ID) ? readFileSync(BUNDLE_ID, 'utf8').trim() : '';
   const cacheFile = /^[0-9a-f]{16}$/.test(id) ? join(process.env.STEPFORGE_CODE_CACHE_DIR || dirname(BUNDLE), `stepforge.${name}.${id}.v8cache`) : undefined;
   const cachedData = cacheFile !== undefined && existsSync(cacheFile) ? readFileSync(cacheFile) : undefined;
-  const source = `(function (exports, require, module, __filename, __dirname, __stepforge_import) {${readBundle(BUNDLE, /^[0-9a-f]{16}$/.test(id))}\n})`;
-  const script = new vm.Script(source, { filename: BUNDLE, ...(cachedData ? { cachedData } : {}) });
-  const module = { exports: {} };
-  // The bundle imports files outside the code (user functions, handler modules) through this
-  // module's import(): one in code from the cache has no loader callback on Node 20 (see
-  // scripts/bundleCli.mjs).
-  script.runInThisContext()(module.exports, createRequire(BUNDLE), module, BUNDLE, dirname(BUNDLE), (url) => import(url));
+  const script = new vm.Script(wrapped(readBundle(BUNDLE, /^[0-9a-f]{16}$/.test(id))), { filename: BUNDLE, ...(cachedData ? { cachedData } : {}) });
+  const module = runBundle(script, BUNDLE);
   const stale = cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true);
   return {
     cli: module.exports,
@@ -184,4 +200,4 @@ async function loadCli(command, argv = []) {
   };
 }
 
-module.exports = { loadCli };
+module.exports = { loadCli, requireBundle };

@@ -22,9 +22,11 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { BUNDLE_WRAPPER } = createRequire(import.meta.url)('../bin/bundleWrapper.js');
 const outdir = join(cli, 'dist', 'bundle');
 const repo = join(cli, '..', '..');
 mkdirSync(outdir, { recursive: true });
@@ -87,6 +89,21 @@ function onlyCommands(commands) {
  */
 const SIDE_BUNDLES = [
   { file: 'stepforge-sqs.cjs', specifiers: ['fauxqs'] },
+  // undici's connection pool: the loopback HTTP transport, loaded on a first request over HTTP
+  // (LoopbackHttpHandler), which a `run` that owns its stack may never send.
+  // Powertools' Tracer (with the X-Ray SDK) and Metrics: the Lambda telemetry, which the runtime
+  // loads only inside Lambda (never in the CLI's processes).
+  { file: 'stepforge-telemetry.cjs', specifiers: ['@aws-lambda-powertools/tracer', '@aws-lambda-powertools/metrics'] },
+  // The secret stores on AWS (SSM Parameter Store, Secrets Manager) with their SDK clients, loaded
+  // when a workflow's secret is first read from one. These clients hold a copy of the SDK's core of
+  // their own (which a bundle beside the command's cannot share with it): loaded only then.
+  {
+    file: 'stepforge-secrets.cjs',
+    specifiers: ['@aws-lambda-powertools/parameters/ssm', '@aws-sdk/client-ssm', '@aws-lambda-powertools/parameters/secrets', '@aws-sdk/client-secrets-manager'],
+  },
+  // A CommonJS module (`commonjs`): its export is its `module.exports` as it is, which an import of
+  // it takes as the default, as from the module itself.
+  { file: 'stepforge-undici.cjs', specifiers: ['undici/lib/dispatcher/pool.js'], commonjs: true },
   {
     file: 'stepforge-mcp.cjs',
     specifiers: [
@@ -97,6 +114,63 @@ const SIDE_BUNDLES = [
     ],
   },
 ];
+
+/**
+ * esbuild's interop helpers, as it writes them (whitespace-minified): `__toESM` (an ES module
+ * importing a CommonJS one) and `__toCommonJS` (an ES module required, or imported with import(),
+ * which the bundle turns into a require) copy every export of the module onto a new object, as a
+ * getter each, at every importing module. `memoizedInterop` makes them hand out one copy per
+ * module, as Node hands out one module object: the AWS SDK's client modules were copied once per
+ * module importing them (client-dynamodb's 526 exports eleven times), some 7,700 getters for the
+ * 1,140 exports of 23 modules in `run`, 20-30 ms and ~800 page faults of its start-up on the
+ * 2-core build machine. A CommonJS module whose exports have changed in number since its copy
+ * (one still loading when first imported, in a require cycle) is copied again.
+ */
+const INTEROP_HELPERS = [
+  {
+    name: '__toESM',
+    as: '__toESM=(mod,isNodeMode,target)=>(target=mod!=null?__create(__getProtoOf(mod)):{},__copyProps(isNodeMode||!mod||!mod.__esModule?__defProp(target,"default",{value:mod,enumerable:!0}):target,mod))',
+    memoized:
+      '__toESM=(mod,isNodeMode)=>__stepforge_copy(isNodeMode?1:0,mod,(target=mod!=null?__create(__getProtoOf(mod)):{})=>__copyProps(isNodeMode||!mod||!mod.__esModule?__defProp(target,"default",{value:mod,enumerable:!0}):target,mod))',
+  },
+  {
+    name: '__toCommonJS',
+    as: '__toCommonJS=mod=>__copyProps(__defProp({},"__esModule",{value:!0}),mod)',
+    memoized: '__toCommonJS=mod=>__stepforge_copy(2,mod,()=>__copyProps(__defProp({},"__esModule",{value:!0}),mod))',
+  },
+];
+
+/**
+ * The memo the helpers share (in every bundle's banner): one copy per module and kind (`__toESM`
+ * in node mode or not, `__toCommonJS`), made again when the module's own property count changed.
+ */
+const INTEROP_MEMO = [
+  'const __stepforge_copies = [new WeakMap(), new WeakMap(), new WeakMap()];',
+  'const __stepforge_copy = (kind, mod, copy) => {',
+  "  if (mod == null || (typeof mod !== 'object' && typeof mod !== 'function')) return copy();",
+  '  const count = Object.getOwnPropertyNames(mod).length, seen = __stepforge_copies[kind].get(mod);',
+  '  if (seen !== undefined && seen.count === count) return seen.value;',
+  '  const value = copy();',
+  '  __stepforge_copies[kind].set(mod, { value, count });',
+  '  return value;',
+  '};',
+].join('\n');
+
+/** Writes the memoized interop helpers into a bundle (see INTEROP_HELPERS); a bundle with other helpers fails the build. */
+function memoizedInterop(path) {
+  let text = readFileSync(path, 'latin1');
+  for (const helper of INTEROP_HELPERS) {
+    const at = text.indexOf(helper.as);
+    if (at < 0) {
+      if (text.includes(`${helper.name}=`))
+        throw new Error(`bundleCli: ${path} defines ${helper.name} otherwise than memoizedInterop expects (an esbuild upgrade?): update INTEROP_HELPERS`);
+      continue;
+    }
+    if (text.indexOf(helper.as, at + 1) >= 0) throw new Error(`bundleCli: ${path} defines ${helper.name} twice`);
+    text = `${text.slice(0, at)}${helper.memoized}${text.slice(at + helper.as.length)}`;
+  }
+  writeFileSync(path, text, 'latin1');
+}
 
 /** What every bundle is built with: CommonJS for Node 20, ASCII only, `import.meta.url` as the bundle's own URL. */
 const COMMON = {
@@ -109,7 +183,7 @@ const COMMON = {
   define: { 'import.meta.url': '__stepforge_bundle_url' },
   // "use strict" first: esbuild marks the bundle strict (its entry is an ES module), and a directive
   // only counts before any statement, so the banner's own line must not come ahead of it.
-  banner: { js: "'use strict';\nconst __stepforge_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
+  banner: { js: `'use strict';\nconst __stepforge_bundle_url = require('node:url').pathToFileURL(__filename).href;\n${INTEROP_MEMO}` },
   supported: { 'dynamic-import': false },
   // Whitespace and syntax only, names kept (no minifyIdentifiers): every command reads its whole
   // bundle before it runs a line, and `run`'s is 3.8 MB this way instead of 5.6 MB. A stack trace
@@ -170,19 +244,92 @@ function zodEnglishOnly() {
   };
 }
 
+/**
+ * node:http2 loaded when first used in the AWS SDK's HTTP handler module: the module requires it
+ * as it loads (and reads its `constants` there), for its HTTP/2 handler, which nothing here uses
+ * (Bedrock's client, the one that would, is given the HTTP/1.1 handler on loopback; on AWS it
+ * loads http2 when it first connects). Loading node:http2 is about 10 ms of every command that
+ * loads an SDK client, `run` among them, on the 2-core build machine.
+ *
+ * The module uses two members of it: `connect`, called through the replacement, and two header
+ * names from `constants` (`:path` and `:method`, fixed by HTTP/2), checked here against Node's.
+ * Another use of either (a new release of the module) fails the build, naming this.
+ */
+function lazyHttp2InSdkHandler() {
+  const http2Line = 'const http2 = require("node:http2");';
+  const constantsLine = 'const { constants } = http2;';
+  let patched = false;
+  return {
+    name: 'lazy-http2-in-sdk-handler',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]@smithy[\\/]node-http-handler[\\/]dist-cjs[\\/]index\.js$/ }, (args) => {
+        const text = readFileSync(args.path, 'utf8');
+        const fail = (why) => {
+          throw new Error(`bundleCli: ${args.path}: ${why}; see lazyHttp2InSdkHandler`);
+        };
+        if (text.split(http2Line).length !== 2 || text.split(constantsLine).length !== 2) fail('the lines that load node:http2 are not there once each');
+        const http2Uses = new Set(text.match(/\bhttp2\.[A-Za-z_$][\w$]*/g));
+        const constantUses = new Set(text.match(/\bconstants\.[A-Za-z_$][\w$]*/g));
+        if ([...http2Uses].join() !== 'http2.connect') fail(`it uses ${[...http2Uses].join(', ')} of node:http2`);
+        const headers = { HTTP2_HEADER_PATH: ':path', HTTP2_HEADER_METHOD: ':method' };
+        for (const use of constantUses) {
+          const name = use.slice('constants.'.length);
+          if (!Object.hasOwn(headers, name) || http2Constants()[name] !== headers[name]) fail(`it uses ${use} of node:http2's constants`);
+        }
+        patched = true;
+        return {
+          contents: text
+            .replace(http2Line, 'let http2Loaded;\nconst http2 = { connect: (...args) => (http2Loaded ??= require("node:http2")).connect(...args) };')
+            .replace(constantsLine, `const constants = ${JSON.stringify(headers)};`),
+          loader: 'js',
+        };
+      });
+      b.onEnd((r) => {
+        if (r.errors.length === 0 && !patched && r.metafile && Object.keys(r.metafile.inputs).some((f) => /@smithy[\\/]node-http-handler[\\/]/.test(f)))
+          throw new Error("bundleCli: @smithy/node-http-handler is in the bundle but was not patched; see lazyHttp2InSdkHandler");
+      });
+    },
+  };
+}
+
+/** Node's HTTP/2 constants, read by the build (never by a bundle). */
+function http2Constants() {
+  return createRequire(import.meta.url)('node:http2').constants;
+}
+
 /** ASCII only: see the command bundles below. */
 function asciiOnly(path) {
   const text = readFileSync(path, 'utf8');
   writeFileSync(path, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 
+/**
+ * The module wrapper bin/loadCli.js compiles a command bundle in, written into the file itself
+ * (bin/bundleWrapper.js names it; the launcher checks the file starts with it).
+ *
+ * Why: the launcher compiled `wrapper + text + '\n})'`, and V8 flattens that into a third copy of
+ * the text before it compiles (read bytes, the string, the flat string: 3.8 MB each for `run`),
+ * about a thousand page faults of start-up on the 2-core build machine. Read as it is, the file
+ * is the script.
+ */
+function wrapForLauncher(path) {
+  writeFileSync(path, `${BUNDLE_WRAPPER.head}${readFileSync(path, 'latin1')}${BUNDLE_WRAPPER.tail}`, 'latin1');
+}
+
 for (const side of SIDE_BUNDLES) {
   await build({
     ...COMMON,
-    stdin: { contents: side.specifiers.map((spec, i) => `export * as m${i} from ${JSON.stringify(spec)};`).join('\n'), resolveDir: cli, loader: 'js' },
+    stdin: {
+      contents: side.specifiers
+        .map((spec, i) => (side.commonjs ? `export { default as m${i} } from ${JSON.stringify(spec)};` : `export * as m${i} from ${JSON.stringify(spec)};`))
+        .join('\n'),
+      resolveDir: cli,
+      loader: 'js',
+    },
     outfile: join(outdir, side.file),
   });
   asciiOnly(join(outdir, side.file));
+  memoizedInterop(join(outdir, side.file));
 }
 
 /**
@@ -268,7 +415,7 @@ for (const bundle of BUNDLES) {
     ...COMMON,
     outfile: join(outdir, `${bundle.name}.cjs`),
     metafile: true,
-    plugins: [onlyCommands(bundle.commands), sideBundles(), zodEnglishOnly(), {
+    plugins: [onlyCommands(bundle.commands), sideBundles(), zodEnglishOnly(), lazyHttp2InSdkHandler(), {
       name: 'import-file-through-launcher',
       setup(b) {
         let replaced = false;
@@ -303,6 +450,8 @@ for (const bundle of BUNDLES) {
   // where a \u escape means the same character.
   const bundlePath = join(outdir, `${bundle.name}.cjs`);
   asciiOnly(bundlePath);
+  memoizedInterop(bundlePath);
+  wrapForLauncher(bundlePath);
   // The bundle's id names its code caches. V8 checks a cache only against the source's length (and
   // its own version and flags), so a rebuilt bundle of the same length would take a stale cache and
   // run old compiled code: caches are kept per bundle content instead, and older ones removed.

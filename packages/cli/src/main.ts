@@ -1,3 +1,5 @@
+// First: zod's setting must be in place before any schema is built (see there).
+import './zodJitless.js';
 import { processIo, reportError, EXIT_USAGE, type CliIo } from './CliIo.js';
 import { COMMANDS, defaultHelp, type CommandEntry } from './commands/registry.js';
 import { onStackFailure } from '@stepforge/embedded/stackFailure';

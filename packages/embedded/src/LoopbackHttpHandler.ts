@@ -1,7 +1,14 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher, Pool as UndiciPool } from 'undici';
-// The pool alone, not undici's index (see undiciPool.d.ts).
-import Pool from 'undici/lib/dispatcher/pool.js';
+
+/**
+ * undici's Pool: the pool alone, not undici's index (see undiciPool.d.ts), loaded when a first
+ * request is sent. A `run` that owns its stack sends its DynamoDB requests over the worker's port
+ * and calls its engine in process, so it may send none; undici is ~10 ms of its start-up to load.
+ */
+let Pool: typeof UndiciPool | undefined;
+let loadingPool: Promise<unknown> | undefined;
+const loadPool = () => (loadingPool ??= import('undici/lib/dispatcher/pool.js').then((m) => (Pool = m.default)));
 
 /** The parts of the SDK's HttpRequest this handler reads (the SDK passes a full one). */
 export interface SdkHttpRequest {
@@ -56,6 +63,7 @@ export class LoopbackHttpHandler {
   ): Promise<{ response: SdkHttpResponse }> {
     if (request.protocol !== 'http:')
       return Promise.reject(new Error(`LoopbackHttpHandler speaks plain http only, not ${request.protocol}`));
+    if (Pool === undefined) return loadPool().then(() => this.handle(request, options));
     const { abortSignal } = options;
     if (abortSignal?.aborted) return Promise.reject(abortError());
     let path = request.path;
@@ -137,7 +145,7 @@ export class LoopbackHttpHandler {
   #pool(origin: string): UndiciPool {
     let pool = this.#pools.get(origin);
     if (!pool) {
-      pool = new Pool(origin, { connections: this.#connections });
+      pool = new Pool!(origin, { connections: this.#connections });
       this.#pools.set(origin, pool);
     }
     return pool;

@@ -1,4 +1,3 @@
-import { CreateStateMachineCommand, DescribeStateMachineCommand, UpdateStateMachineCommand } from '@aws-sdk/client-sfn';
 import { isSfnApiError, substitutePlaceholders } from '@stepforge/engine';
 import type { EmbeddedStack } from './EmbeddedStack.js';
 
@@ -21,9 +20,9 @@ export function engineStateMachines(stack: Pick<EmbeddedStack, 'engine' | 'sfn' 
   const engine = stack.engine;
   if (!engine) {
     return {
-      create: (input) => stack.sfn.send(new CreateStateMachineCommand(input)),
-      describe: (input) => stack.sfn.send(new DescribeStateMachineCommand(input)),
-      update: (input) => stack.sfn.send(new UpdateStateMachineCommand(input)),
+      create: async (input) => stack.sfn.send(new (await import('@aws-sdk/client-sfn')).CreateStateMachineCommand(input)),
+      describe: async (input) => stack.sfn.send(new (await import('@aws-sdk/client-sfn')).DescribeStateMachineCommand(input)),
+      update: async (input) => stack.sfn.send(new (await import('@aws-sdk/client-sfn')).UpdateStateMachineCommand(input)),
     };
   }
   const m = engine.manager;

@@ -1,8 +1,9 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { SFNClient } from '@aws-sdk/client-sfn';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import { Aws4HttpSigner } from './Aws4HttpSigner.js';
 import type { MessagePort } from 'node:worker_threads';
 import { LoopbackHttpHandler } from './LoopbackHttpHandler.js';
+import { lazySdkClient } from './lazySdkClient.js';
 import { WorkerPortHttpHandler } from './WorkerPortHttpHandler.js';
 import { withPortCommands } from './withPortCommands.js';
 import type { LoopbackCredentials } from './loopbackRequestGuard.js';
@@ -79,13 +80,31 @@ function withFastConfig<C extends { config: object }>(client: C): C {
   return client;
 }
 
-/** The Step Functions client of the embedded engine. */
+/**
+ * The Step Functions client of the embedded engine, built (the SDK loaded) on its first request
+ * (lazySdkClient): the owner of the engine calls it in process, so most commands send none.
+ * Only `send` and `destroy` may be used.
+ */
 export function loopbackSfnClient(endpoint: string, credentials: LoopbackCredentials): SFNClient {
+  return lazySdkClient(async () => loopbackSfnClientOf(await import('@aws-sdk/client-sfn'), endpoint, credentials));
+}
+
+/** The Step Functions client of the embedded engine, built now with the SDK given. */
+export function loopbackSfnClientOf(
+  sdk: typeof import('@aws-sdk/client-sfn'),
+  endpoint: string,
+  credentials: LoopbackCredentials,
+): SFNClient {
   // disableHostPrefix: StartSyncExecution would otherwise go to sync-<host>. cacheMiddleware: the
   // middleware stack is resolved once per command class rather than on every call.
   return withFastConfig(
     withoutCloudOnlyHeaders(
-      new SFNClient({ ...loopbackClientOptions(endpoint, credentials), disableHostPrefix: true, maxAttempts: 1, cacheMiddleware: true }),
+      new sdk.SFNClient({
+        ...loopbackClientOptions(endpoint, credentials),
+        disableHostPrefix: true,
+        maxAttempts: 1,
+        cacheMiddleware: true,
+      }),
     ),
   );
 }

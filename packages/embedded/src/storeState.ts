@@ -141,7 +141,7 @@ export function readLogRecords(bytes: Buffer): { readonly records: Buffer[]; rea
     if (HEADER + length > left) return { records, damage: `has a record that runs past its block at offset ${offset} (overwritten)` };
     if (offset + HEADER + length > bytes.length) return { records, damage: `is cut short inside a record at offset ${offset}` };
     const stored = bytes.readUInt32LE(offset);
-    const computed = maskCrc(crc32c(bytes.subarray(offset + 6, offset + HEADER + length)));
+    const computed = maskCrc(crc32c(bytes, offset + 6, offset + HEADER + length));
     if (stored !== computed) return { records, damage: `has a record whose checksum fails at offset ${offset} (overwritten)` };
     const payload = bytes.subarray(offset + HEADER, offset + HEADER + length);
     offset += HEADER + length;
@@ -265,9 +265,14 @@ const CRC_TABLE = (() => {
   return t;
 })();
 
-function crc32c(bytes: Buffer): number {
+/**
+ * The CRC-32C of `bytes[start, end)`. An indexed loop over the bytes: this runs once per command,
+ * before V8 optimises anything, and an iterator loop costs its interpreter several times as much
+ * (a 16 KB log took 5-10 ms of `run`'s start-up).
+ */
+function crc32c(bytes: Buffer, start: number, end: number): number {
   let c = 0xffffffff;
-  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff]! ^ (c >>> 8);
+  for (let i = start; i < end; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
 

@@ -100,10 +100,10 @@ describe('Function: withFastConfig (through the loopback clients)', () => {
     // %HasFastProperties needs --allow-natives-syntax, so the check runs in a node of its own.
     const module = fileURLToPath(new URL('../src/loopbackClients.ts', import.meta.url));
     const script = `
-      const { loopbackDynamoClients, loopbackSfnClient } = await import(${JSON.stringify(module)});
+      const { loopbackDynamoClients, loopbackSfnClientOf } = await import(${JSON.stringify(module)});
       const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
       const { dynamodb, dynamodbCommands } = loopbackDynamoClients('http://127.0.0.1:1', credentials);
-      const sfn = loopbackSfnClient('http://127.0.0.1:1', credentials);
+      const sfn = loopbackSfnClientOf(await import('@aws-sdk/client-sfn'), 'http://127.0.0.1:1', credentials);
       const raw = new (await import('@aws-sdk/client-dynamodb')).DynamoDBClient({ region: 'us-east-1' });
       console.log(JSON.stringify([dynamodb, dynamodbCommands, sfn, raw].map((c) => %HasFastProperties(c.config))));`;
     const out = execFileSync(

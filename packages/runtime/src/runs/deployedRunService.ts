@@ -1,5 +1,6 @@
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { Runtime } from '../runtime/Runtime.js';
-import { sfnClient } from '../runtime/sfnClient.js';
+import { stepFunctions } from '../runtime/sfnClient.js';
 import { deployedCatalog } from './deployedCatalog.js';
 import { RunService } from './RunService.js';
 import { sfnExecutions } from './sfnExecutions.js';
@@ -12,5 +13,8 @@ const AWS_POLL_MS = 1000;
  * runtime's client, the deployed workflows. Runs settle when they are read or waited for.
  */
 export function deployedRunService(rt: Runtime): RunService {
-  return new RunService({ runtime: rt, executions: sfnExecutions(sfnClient(rt)), catalog: deployedCatalog(rt), pollMs: AWS_POLL_MS });
+  const sfn = {
+    send: async (command: never, options?: never) => (await stepFunctions(rt)).client.send(command, options),
+  } as unknown as Pick<SFNClient, 'send'>;
+  return new RunService({ runtime: rt, executions: sfnExecutions(sfn), catalog: deployedCatalog(rt), pollMs: AWS_POLL_MS });
 }

@@ -1,11 +1,10 @@
-import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { LIVE_MODULE_PREFIX, liveWorkflow, parseLiveModule, type StepEnvelope, type StepResult } from '@stepforge/contract';
 import { randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { executeStep } from '../runtime/executeStep.js';
 import type { Runtime } from '../runtime/Runtime.js';
-import { sfnClient } from '../runtime/sfnClient.js';
+import { stepFunctions } from '../runtime/sfnClient.js';
 import { importFile } from '../userfn/importFile.js';
 import { reloadLiveWorkflow } from '../userfn/reloadLiveWorkflow.js';
 import { resolveInputs } from './resolveInputs.js';
@@ -308,7 +307,8 @@ async function earlierChild(
     const name = n === 1 ? base : `${base}.${n}`;
     let d;
     try {
-      d = await sfnClient(rt).send(new DescribeExecutionCommand({ executionArn: `${prefix}${name}` }));
+      const { sdk, client } = await stepFunctions(rt);
+      d = await client.send(new sdk.DescribeExecutionCommand({ executionArn: `${prefix}${name}` }));
     } catch (e) {
       if ((e as Error).name === 'ExecutionDoesNotExist') return { reused: false, output: null, name };
       throw e;

@@ -1,4 +1,3 @@
-import { SendTaskFailureCommand, SendTaskHeartbeatCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { mcpToolName, type StepEnvelope, type StepResult, type ToolCallResult } from '@stepforge/contract';
 import { RuntimeError, isRuntimeError } from '../errors/RuntimeError.js';
 import { parseMcpServer } from '../mcp/McpClientPool.js';
@@ -11,7 +10,7 @@ import { executeStep, stepIdempotencyKey, stepInstanceId } from '../runtime/exec
 import type { Runtime } from '../runtime/Runtime.js';
 // The built-in tools this step calls or offers (see provideBuiltinTools).
 import '../tools/builtinTools.js';
-import { sfnClient } from '../runtime/sfnClient.js';
+import { stepFunctions } from '../runtime/sfnClient.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { evaluatePolicy } from '../tools/ToolPolicy.js';
 import { narrowedTool } from '../tools/taskToolPolicy.js';
@@ -261,7 +260,10 @@ export async function runToolStep(
       throw e;
     }
   }
-  if (taskToken) await sfnClient(rt).send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(rt.redactor.redact(answer)) }));
+  if (taskToken) {
+    const { sdk, client } = await stepFunctions(rt);
+    await client.send(new sdk.SendTaskSuccessCommand({ taskToken, output: JSON.stringify(rt.redactor.redact(answer)) }));
+  }
   return answer;
 }
 
@@ -278,8 +280,9 @@ async function answerFor(rt: Runtime, env: StepEnvelope, inv: ToolInvocation, to
 }
 
 async function sendTaskFailure(rt: Runtime, taskToken: string, e: Error): Promise<void> {
-  await sfnClient(rt).send(
-    new SendTaskFailureCommand({
+  const { sdk, client } = await stepFunctions(rt);
+  await client.send(
+    new sdk.SendTaskFailureCommand({
       taskToken,
       error: e.name,
       cause: rt.redactor.redactText(e.message).slice(0, 32_000),
@@ -377,7 +380,8 @@ export async function answerApproval(
   // The call runs only for a task that still waits on its token. One that is closed (the run was
   // cancelled or timed out, or the task answered) must not cause it; one no execution waits on now
   // (its process ended) causes it when the execution resumes and asks again.
-  if (!(await toToken(() => sfnClient(rt).send(new SendTaskHeartbeatCommand({ taskToken: rec.taskToken }))))) return { delivered: false };
+  const { sdk, client } = await stepFunctions(rt);
+  if (!(await toToken(() => client.send(new sdk.SendTaskHeartbeatCommand({ taskToken: rec.taskToken }))))) return { delivered: false };
   const resolved = await resolveInputs(rt, env);
   const inv = invocationOf(resolved);
   let answer: StepResult | ToolCallResult;
@@ -395,7 +399,7 @@ export async function answerApproval(
   }
   const result = rt.redactor.redact(answer);
   const delivered = await toToken(() =>
-    sfnClient(rt).send(new SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(result) })),
+    client.send(new sdk.SendTaskSuccessCommand({ taskToken: rec.taskToken, output: JSON.stringify(result) })),
   );
   return { delivered, result };
 }
