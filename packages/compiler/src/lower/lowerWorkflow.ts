@@ -550,7 +550,15 @@ class Lowerer implements LowerContext {
       };
       const frag = this.lowerControl(branch, wf, inner)!;
       // Only values read after the Parallel (or results) leave the branch: keeps definitions small.
-      const exports = inner.produced.filter((p) => p.steps.some((id) => this.mustExport(id, wf, branch)));
+      const exports: Scope['produced'][number][] = [];
+      for (const p of inner.produced) {
+        for (let k = 0; k < p.steps.length; k++) {
+          if (this.mustExport(p.steps[k]!, wf, branch)) {
+            exports.push(p);
+            break;
+          }
+        }
+      }
       this.closeScope(
         frag,
         inner,
@@ -708,17 +716,19 @@ class Lowerer implements LowerContext {
   field(e: IrExpr | undefined, scope: Scope, step?: IrStep): unknown {
     if (e === undefined) return undefined;
     if (e.kind === 'jsonata') return `{% ${this.jsonataExpr(e, scope)} %}`;
-    const walk = (v: unknown): unknown => {
-      if (typeof v === 'string') return hasExpression(v) ? `{% ${this.templateJsonata(v, scope, 'value', step)} %}` : v;
-      if (Array.isArray(v)) return v.map(walk);
-      if (v !== null && typeof v === 'object') {
-        const out: Record<string, unknown> = {};
-        for (const [k, x] of Object.entries(v)) out[k] = walk(x);
-        return out;
-      }
-      return v;
-    };
-    return walk(e.value);
+    return this.fieldValue(e.value, scope, step);
+  }
+
+  /** field's walk over a template value (a method: a closure per step's input was one more object per Task). */
+  private fieldValue(v: unknown, scope: Scope, step: IrStep | undefined): unknown {
+    if (typeof v === 'string') return hasExpression(v) ? `{% ${this.templateJsonata(v, scope, 'value', step)} %}` : v;
+    if (Array.isArray(v)) return v.map((x) => this.fieldValue(x, scope, step));
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) out[k] = this.fieldValue((v as Record<string, unknown>)[k], scope, step);
+      return out;
+    }
+    return v;
   }
 
   /** An IrExpr as one JSONata expression (for Assign / Items / conditions). */
@@ -861,7 +871,7 @@ class Lowerer implements LowerContext {
         const context = unplacedReads(step, config);
         if (context.length > 0) inputs.steps = this.readsObject(context, scope);
       }
-      const nullable = (model || kind === 'function') && mayBeNull(step, extra.value, (t) => this.parse(t));
+      const nullable = (model || kind === 'function') && mayBeNull(step, extra.value, this);
       if (nullable) inputs.input = `{% ${scope.inputVar} %}`;
       // The prompt is sent rendered as `inputs.value`, always a string here, so the handler never reads `config.prompt`.
       if (model && extra.value === undefined && step.input?.kind === 'template' && typeof step.input.value === 'string' && !nullable)
@@ -1044,11 +1054,11 @@ function unplacedReads(step: IrStep, config: Readonly<Record<string, unknown>>):
 }
 
 /** Whether the step's input value may be null or absent at run time (then a handler falls back to `inputs.input`). */
-function mayBeNull(step: IrStep, extraValue: unknown, parse: (text: string) => Template): boolean {
+function mayBeNull(step: IrStep, extraValue: unknown, templates: { parse(text: string): Template }): boolean {
   if (extraValue !== undefined) return extraValue === null || typeof extraValue === 'string';
   const e = step.input;
   if (e === undefined || e.kind === 'jsonata') return true;
-  if (typeof e.value === 'string') return hasExpression(e.value) && parse(e.value).whole;
+  if (typeof e.value === 'string') return hasExpression(e.value) && templates.parse(e.value).whole;
   return e.value === null || e.value === undefined;
 }
 
