@@ -725,7 +725,8 @@ class Lowerer implements LowerContext {
     if (Array.isArray(v)) return v.map((x) => this.fieldValue(x, scope, step));
     if (v !== null && typeof v === 'object') {
       const out: Record<string, unknown> = {};
-      for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) out[k] = this.fieldValue((v as Record<string, unknown>)[k], scope, step);
+      for (const k in v)
+        if (Object.prototype.hasOwnProperty.call(v, k)) out[k] = this.fieldValue((v as Record<string, unknown>)[k], scope, step);
       return out;
     }
     return v;
