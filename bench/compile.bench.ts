@@ -4,11 +4,13 @@
 // Prints the median and best of several runs next to the target (≤ 50 ms for the 1,000-step DSL
 // document, ≤ 100 ms for the others); never asserts.
 //   COMPILE_BENCH_BASELINE=/path/to/other/checkout npm run bench -- compile   # also that tree's built
-//     compiler, compile by compile in the same rounds, with the outputs compared
+//     compiler, compile by compile in the same rounds, with the outputs compared, and each tree's
+//     built compiler in fresh processes (the timed window of the table above, one process per run)
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compileDocument, loadDocument, scheduleDag } from '@stepforge/compiler';
 import { mulberry32 } from '../test/support/mulberry32.js';
 import { dslToIr } from '../packages/compiler/src/ir/dslToIr.js';
@@ -258,6 +260,82 @@ async function baselineRows(dir: string): Promise<string[][]> {
   return rows;
 }
 
+/** Fresh processes per tree and workload in the fresh-process comparison (alternating trees). */
+const FRESH_ROUNDS = 6;
+
+/**
+ * What one fresh process measures: the document (read from stdin) compiled as `time` does, once cold
+ * and WARMUP - 1 times more, then RUNS timed compiles; prints the median wall and process CPU ms.
+ */
+const FRESH_SCRIPT = `
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
+const { compileDocument } = await import(pathToFileURL(process.argv[1]).href);
+const text = readFileSync(0, 'utf8');
+for (let i = 0; i < ${WARMUP}; i++) compileDocument(text);
+const wall = [], cpu = [];
+for (let i = 0; i < ${RUNS}; i++) {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  compileDocument(text);
+  wall.push(performance.now() - t0);
+  const c = process.cpuUsage(c0);
+  cpu.push((c.user + c.system) / 1000);
+}
+const median = (m) => [...m].sort((a, b) => a - b)[m.length >> 1];
+console.log(JSON.stringify({ wall: median(wall), cpu: median(cpu) }));
+`;
+
+/**
+ * Before/after as the table above measures a tree, without sharing a process: each run is a fresh
+ * process compiling with one tree's built compiler, the trees alternating. In one process the two
+ * trees share V8's state (hidden classes, inline caches, the heap), and the one loaded second came
+ * out slower on identical code. This tree's side reads its own dist (build it first).
+ */
+function freshRows(dir: string): string[][] {
+  const entries = [
+    join(dir, 'packages', 'compiler', 'dist', 'index.js'),
+    fileURLToPath(new URL('../packages/compiler/dist/index.js', import.meta.url)),
+  ];
+  for (const entry of entries) if (!existsSync(entry)) throw new Error(`compile bench: no ${entry} (build that tree first)`);
+  const rows = [['workload', 'baseline median ms', 'this tree median ms', 'change', 'baseline CPU ms', 'this tree CPU ms', 'CPU change']];
+  for (const [label, text] of [
+    ['DSL, 1,000 steps', thousandStepDsl()],
+    ['chain, random 500-node DAG', randomDagChain()],
+    ['Contenox chain, 1,000 tasks', thousandTaskContenox()],
+  ] as const) {
+    const wall: number[][] = [[], []];
+    const cpu: number[][] = [[], []];
+    for (let round = 0; round < FRESH_ROUNDS; round++) {
+      for (let k = 0; k < 2; k++) {
+        const side = round % 2 === 0 ? k : 1 - k;
+        const r = spawnSync(process.execPath, ['--input-type=module', '-e', FRESH_SCRIPT, entries[side]!], {
+          input: text,
+          encoding: 'utf8',
+        });
+        if (r.status !== 0) throw new Error(`compile bench: a fresh process failed: ${r.stderr}`);
+        const m = JSON.parse(r.stdout) as { wall: number; cpu: number };
+        wall[side]!.push(m.wall);
+        cpu[side]!.push(m.cpu);
+      }
+    }
+    const median = (m: number[]) => [...m].sort((a, b) => a - b)[Math.floor(m.length / 2)]!;
+    const change = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(0)} %`;
+    const [before, after] = wall.map(median);
+    const [cpuBefore, cpuAfter] = cpu.map(median);
+    rows.push([
+      label,
+      before!.toFixed(1),
+      after!.toFixed(1),
+      change(before!, after!),
+      cpuBefore!.toFixed(1),
+      cpuAfter!.toFixed(1),
+      change(cpuBefore!, cpuAfter!),
+    ]);
+  }
+  return rows;
+}
+
 function printTable(rows: readonly (readonly string[])[]): void {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));
@@ -282,6 +360,11 @@ export default async function compileBench(): Promise<void> {
       `\nagainst ${baseline} (median of ${BASELINE_ROUNDS} rounds, each compiling with both trees, the order alternating; CPU: the process's user + system time during the compile):`,
     );
     printTable(await baselineRows(baseline));
+    console.log(`load average ${loadavg()[0]!.toFixed(1)}`);
+    console.log(
+      `\nin fresh processes (${FRESH_ROUNDS} of each tree per workload, alternating; each the median of ${RUNS} compiles after ${WARMUP}, as the first table; median of the processes):`,
+    );
+    printTable(freshRows(baseline));
     console.log(`load average ${loadavg()[0]!.toFixed(1)}`);
   }
 }

@@ -86,6 +86,16 @@ const AGENT_FIELDS = [
   'judge_agent',
 ] as const;
 
+/** The fields that list agents with roles (a list literal in a loop header is a new array on every call). */
+const ROLE_LISTS = ['analysts', 'agents', 'specialists'] as const;
+
+/** The declared agent a `res://` URI names when exactly one agent is declared with it (see agentsByUri). */
+function agentNamedByUri(v: unknown, agents: Record<string, DslResource>): string | undefined {
+  if (typeof v !== 'string' || !v.startsWith('res://') || Object.prototype.hasOwnProperty.call(agents, v)) return undefined;
+  const owners = Object.values(agents).filter((a) => a.uri === v);
+  return owners.length === 1 ? owners[0]!.name : undefined;
+}
+
 /** The warning a document without `document.version` gets (GraphN requires it; Stepforge does not). */
 export const MISSING_VERSION = 'missing_version';
 
@@ -647,7 +657,7 @@ class DslLoader {
     }
     for (const k of AGENT_FIELDS)
       if (typeof d[k] === 'string' && (rec.kind !== 'agent' || k === 'agent')) this.checkAgent(d[k], decl.agents, [...path, k]);
-    for (const list of ['analysts', 'agents', 'specialists'] as const) {
+    for (const list of ROLE_LISTS) {
       const roles = d[list] as { agent: string; role?: string; focus?: string }[] | undefined;
       if (!Array.isArray(roles) || (list === 'agents' && rec.kind !== 'parallel_analyzer')) continue;
       const out: DslAgentRole[] = [];
@@ -670,7 +680,9 @@ class DslLoader {
     }
     const fn = rec.kind === 'function' ? unknownReference(d.function as string, decl.functions) : undefined;
     if (fn) this.report(unknownDeclaration('function', fn), this.locAt([...path, 'function']));
-    if (rec.kind === 'function' && typeof d.function === 'string') this.checkFunctionModules(d.function, [...path, 'function']);
+    // The path is built only when there is a folder to look in (this runs for every function step).
+    if (rec.kind === 'function' && typeof d.function === 'string' && this.options.functions !== undefined)
+      this.checkFunctionModules(d.function, [...path, 'function']);
     const server = rec.kind === 'mcp_tool' ? unknownReference(d.server as string, decl.mcpServers) : undefined;
     if (server) this.report(unknownDeclaration('MCP server', server), this.locAt([...path, 'server']));
     // Step secrets: NAME: $secret:<id> | NAME: <declared secret>, or a list of either.
@@ -760,21 +772,16 @@ class DslLoader {
    * declared with names none of them (unknown_agent, whose hint lists them).
    */
   private agentsByUri(d: Record<string, unknown>, agents: Record<string, DslResource>): void {
-    const named = (v: unknown): string | undefined => {
-      if (typeof v !== 'string' || !v.startsWith('res://') || Object.prototype.hasOwnProperty.call(agents, v)) return undefined;
-      const owners = Object.values(agents).filter((a) => a.uri === v);
-      return owners.length === 1 ? owners[0]!.name : undefined;
-    };
     for (const k of AGENT_FIELDS) {
-      const name = named(d[k]);
+      const name = agentNamedByUri(d[k], agents);
       if (name !== undefined) d[k] = name;
     }
-    for (const list of ['analysts', 'agents', 'specialists'] as const) {
+    for (const list of ROLE_LISTS) {
       const roles = d[list];
       if (!Array.isArray(roles)) continue;
       for (const r of roles) {
         if (r === null || typeof r !== 'object') continue;
-        const name = named((r as { agent?: unknown }).agent);
+        const name = agentNamedByUri((r as { agent?: unknown }).agent, agents);
         if (name !== undefined) (r as { agent: string }).agent = name;
       }
     }

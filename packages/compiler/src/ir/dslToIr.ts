@@ -124,21 +124,42 @@ function step(ctx: Context, s: DslStep): IrStep {
   // An agent step is granted the tools its agent declares: it runs as an agent loop (reason, the
   // tool calls it asks for, again), as a chain task granted tools with `@` does.
   const tools = s.kind === 'agent' ? agentTools(ctx.doc.agents[s.agent]?.config) : [];
-  // One object literal (spreading a shared base and an `extra` into each step was most of this pass);
-  // `composite` stays the last key, as before.
+  const secrets = s.secrets.length === 0 ? [] : s.secrets.map((x) => x.id);
+  const retry = dslRetry((s as { retry?: unknown }).retry);
+  const when = s.when ? field(ctx, s.when) : undefined;
+  const identity = stepIdentity(s.kind, config, tools, ctx.identities);
+  // One object literal per case, its keys in one order (`budget` after `tools`, `composite` last):
+  // a conditional spread in the middle of a literal built every step through the slow generic
+  // copy, with an empty object to spread when the key was absent.
+  if (tools.length > 0) {
+    const out: IrStep = {
+      id: s.name,
+      secrets,
+      tools,
+      budget: DEFAULT_AGENT_BUDGET,
+      retry,
+      input,
+      when,
+      location: s.location,
+      output: s.output,
+      kind: s.kind,
+      config,
+      identity,
+    };
+    return composite === undefined ? out : { ...out, composite };
+  }
   const out: IrStep = {
     id: s.name,
-    secrets: s.secrets.map((x) => x.id),
+    secrets,
     tools,
-    ...(tools.length > 0 ? { budget: DEFAULT_AGENT_BUDGET } : {}),
-    retry: dslRetry((s as { retry?: unknown }).retry),
+    retry,
     input,
-    when: s.when ? field(ctx, s.when) : undefined,
+    when,
     location: s.location,
     output: s.output,
     kind: s.kind,
     config,
-    identity: stepIdentity(s.kind, config, tools, ctx.identities),
+    identity,
   };
   return composite === undefined ? out : { ...out, composite };
 }
@@ -150,23 +171,21 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
     case 'agent': {
       const a = doc.agents[s.agent];
       const servers = grantedMcpServers(doc, agentTools(a?.config));
-      return {
-        config: {
-          agent: s.agent,
-          ...(a?.uri ? { uri: a.uri } : {}),
-          ...(a && Object.keys(a.config).length > 0 ? { agentConfig: a.config } : {}),
-          ...(servers !== undefined ? { mcpServers: servers } : {}),
-        },
-      };
+      // Assigned in key order rather than spread from conditional literals (see step).
+      const config: Record<string, unknown> = { agent: s.agent };
+      if (a?.uri) config.uri = a.uri;
+      if (a && Object.keys(a.config).length > 0) config.agentConfig = a.config;
+      if (servers !== undefined) config.mcpServers = servers;
+      return { config };
     }
     case 'function':
       // Binding name → secret id: a Python function called GraphN's way gets each binding as the
       // keyword argument of that name (`secrets: {API_KEY: $secret:news-key}` → API_KEY=…).
       return {
-        config: {
-          function: s.function,
-          ...(s.secrets.length > 0 ? { secretNames: Object.fromEntries(s.secrets.map((x) => [x.name, x.id])) } : {}),
-        },
+        config:
+          s.secrets.length > 0
+            ? { function: s.function, secretNames: Object.fromEntries(s.secrets.map((x) => [x.name, x.id])) }
+            : { function: s.function },
       };
     case 'mcp_tool': {
       const srv = doc.mcpServers[s.server];

@@ -568,14 +568,7 @@ function acyclicOrder(succ: readonly number[][], pred: readonly number[][]): num
 /** Ordering pairs the control tree imposes that the DAG's transitive closure does not contain. */
 function addedEdgesOf(control: IrControl, n: number, succ: readonly number[][], topo: readonly number[]): [number, number][] {
   const words = Math.ceil(n / 32);
-  const reach = new Uint32Array(n * words);
-  for (let i = topo.length - 1; i >= 0; i--) {
-    const v = topo[i]!;
-    for (const c of succ[v]!) {
-      reach[v * words + (c >>> 5)]! |= 1 << (c & 31);
-      for (let w = 0; w < words; w++) reach[v * words + w]! |= reach[c * words + w]!;
-    }
-  }
+  const reach = reachability(n, words, succ, topo);
   const reaches = (a: number, b: number) => (reach[a * words + (b >>> 5)]! & (1 << (b & 31))) !== 0;
   const added: [number, number][] = [];
   const visit = (c: IrControl): void => {
@@ -590,6 +583,25 @@ function addedEdgesOf(control: IrControl, n: number, succ: readonly number[][], 
   };
   visit(control);
   return added.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+}
+
+/**
+ * Each node's transitive successors as bit rows of `words` words. A function of its own: inside
+ * addedEdgesOf this loop was compiled on its own stack replacement, which was kept from compile to
+ * compile and fell back to the interpreter at the first call after it every time.
+ */
+function reachability(n: number, words: number, succ: readonly number[][], topo: readonly number[]): Uint32Array {
+  const reach = new Uint32Array(n * words);
+  for (let i = topo.length - 1; i >= 0; i--) {
+    const v = topo[i]!;
+    const out = succ[v]!;
+    for (let k = 0; k < out.length; k++) {
+      const c = out[k]!;
+      reach[v * words + (c >>> 5)]! |= 1 << (c & 31);
+      for (let w = 0; w < words; w++) reach[v * words + w]! |= reach[c * words + w]!;
+    }
+  }
+  return reach;
 }
 
 // Both collect into one array (flatMap allocated a list per nested branch, for every sequence pair).

@@ -83,6 +83,16 @@ const ATTEMPT = '{% $states.context.State.RetryCount %}';
  * itself, as for a function-ARN Task.
  */
 const LAMBDA_INVOKE_CALLBACK = `${LAMBDA_INVOKE_CALLBACK_BASE}.waitForTaskToken`;
+/** What `payload` is called with when nothing of the envelope is overridden (one object, not one per Task). */
+const NO_EXTRA: PayloadExtra = Object.freeze({});
+/** The config field a model step's rendered prompt replaces (see payload). */
+const PROMPT_KEY: readonly string[] = ['prompt'];
+/** Config fields a model or tool envelope carries as `budget` instead. */
+const TURN_LIMIT_KEYS: readonly string[] = ['max_turns', 'max_tool_calls'];
+/** A step no step reads. */
+const NO_READERS: readonly string[] = [];
+/** A Task's Catch matches every error: one frozen list shared by every Task (see TRANSIENT_RETRIER). */
+const CATCH_ALL: readonly string[] = Object.freeze(['States.ALL']);
 /** How long a gated tool call may wait: a little over the runtime's default approval timeout (24 h), whose expiry denies first. */
 const CALLBACK_TIMEOUT_SECONDS = 24 * 3600 + 300;
 
@@ -201,11 +211,16 @@ class Lowerer implements LowerContext {
       }
     };
     collect(ordered);
-    for (const [step, names] of this.stepStates)
-      this.stepStates.set(
-        step,
-        names.filter((n) => emitted.has(n)),
-      );
+    // Most steps keep every state they were given: their list is kept, not copied.
+    for (const [step, names] of this.stepStates) {
+      let kept = true;
+      for (let i = 0; i < names.length && kept; i++) kept = emitted.has(names[i]!);
+      if (!kept)
+        this.stepStates.set(
+          step,
+          names.filter((n) => emitted.has(n)),
+        );
+    }
     return {
       definition,
       stepStates: this.stepStates,
@@ -216,8 +231,12 @@ class Lowerer implements LowerContext {
     };
   }
 
-  /** Step id → ids of the steps that read it; plus steps every scope end must see (results, output reads). */
-  private readonly readers = new Map<string, Set<string>>();
+  /**
+   * Step id → ids of the steps that read it (a reader may be listed twice: only the smallest and
+   * largest position count); plus steps every scope end must see (results, output reads). Arrays,
+   * not a Set per step: a 1,000-step document made a thousand Sets for two comparisons each.
+   */
+  private readonly readers = new Map<string, string[]>();
   private readonly alwaysExport = new Set<string>();
 
   private collectReaders(wf: IrWorkflow, owner?: string): void {
@@ -228,9 +247,9 @@ class Lowerer implements LowerContext {
       // A read from inside a loop body counts as a read by the loop step itself (what runs in the outer scope).
       for (const r of allReads(step)) {
         let readers = this.readers.get(r);
-        if (readers === undefined) this.readers.set(r, (readers = new Set()));
-        readers.add(step.id);
-        if (owner !== undefined) readers.add(owner);
+        if (readers === undefined) this.readers.set(r, (readers = []));
+        readers.push(step.id);
+        if (owner !== undefined) readers.push(owner);
       }
       if (step.composite?.body) this.collectReaders(step.composite.body, owner ?? step.id);
     }
@@ -258,8 +277,9 @@ class Lowerer implements LowerContext {
     if (span !== undefined) return span;
     let min = Infinity;
     let max = -Infinity;
-    for (const reader of this.readers.get(stepId) ?? []) {
-      const at = layout.position.get(reader);
+    const readers = this.readers.get(stepId) ?? NO_READERS;
+    for (let i = 0; i < readers.length; i++) {
+      const at = layout.position.get(readers[i]!);
       if (at === undefined) {
         // A reader outside this workflow is outside every branch of it.
         min = -Infinity;
@@ -530,7 +550,15 @@ class Lowerer implements LowerContext {
       };
       const frag = this.lowerControl(branch, wf, inner)!;
       // Only values read after the Parallel (or results) leave the branch: keeps definitions small.
-      const exports = inner.produced.filter((p) => p.steps.some((id) => this.mustExport(id, wf, branch)));
+      const exports: Scope['produced'][number][] = [];
+      for (const p of inner.produced) {
+        for (let k = 0; k < p.steps.length; k++) {
+          if (this.mustExport(p.steps[k]!, wf, branch)) {
+            exports.push(p);
+            break;
+          }
+        }
+      }
       this.closeScope(
         frag,
         inner,
@@ -652,19 +680,21 @@ class Lowerer implements LowerContext {
   // ---- expressions -------------------------------------------------------------------------
 
   resolveRoot(scope: Scope, step?: IrStep): (root: PathRoot) => string {
-    return (root) => {
-      if (root.kind === 'input') return scope.inputVar;
-      const v = scope.env.get(root.step);
-      if (v === undefined) {
-        this.fail(
-          'unknown_step',
-          `step '${root.step}' is not available here${step ? ` (read by '${step.id}')` : ''}`,
-          step,
-          'a step can read steps that run before it in its own body or in an enclosing scope',
-        );
-      }
-      return v;
-    };
+    return (root) => (root.kind === 'input' ? scope.inputVar : this.stepValue(scope, root.step, step));
+  }
+
+  /** How step `id`'s value reads in `scope` (what resolveRoot answers for it, without a closure and a root per read). */
+  private stepValue(scope: Scope, id: string, reader?: IrStep): string {
+    const v = scope.env.get(id);
+    if (v === undefined) {
+      this.fail(
+        'unknown_step',
+        `step '${id}' is not available here${reader ? ` (read by '${reader.id}')` : ''}`,
+        reader,
+        'a step can read steps that run before it in its own body or in an enclosing scope',
+      );
+    }
+    return v;
   }
 
   /** A template string → JSONata (no `{% %}`), or a JSON literal when it holds no expression. */
@@ -686,17 +716,20 @@ class Lowerer implements LowerContext {
   field(e: IrExpr | undefined, scope: Scope, step?: IrStep): unknown {
     if (e === undefined) return undefined;
     if (e.kind === 'jsonata') return `{% ${this.jsonataExpr(e, scope)} %}`;
-    const walk = (v: unknown): unknown => {
-      if (typeof v === 'string') return hasExpression(v) ? `{% ${this.templateJsonata(v, scope, 'value', step)} %}` : v;
-      if (Array.isArray(v)) return v.map(walk);
-      if (v !== null && typeof v === 'object') {
-        const out: Record<string, unknown> = {};
-        for (const [k, x] of Object.entries(v)) out[k] = walk(x);
-        return out;
-      }
-      return v;
-    };
-    return walk(e.value);
+    return this.fieldValue(e.value, scope, step);
+  }
+
+  /** field's walk over a template value (a method: a closure per step's input was one more object per Task). */
+  private fieldValue(v: unknown, scope: Scope, step: IrStep | undefined): unknown {
+    if (typeof v === 'string') return hasExpression(v) ? `{% ${this.templateJsonata(v, scope, 'value', step)} %}` : v;
+    if (Array.isArray(v)) return v.map((x) => this.fieldValue(x, scope, step));
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const k in v)
+        if (Object.prototype.hasOwnProperty.call(v, k)) out[k] = this.fieldValue((v as Record<string, unknown>)[k], scope, step);
+      return out;
+    }
+    return v;
   }
 
   /** An IrExpr as one JSONata expression (for Assign / Items / conditions). */
@@ -723,7 +756,7 @@ class Lowerer implements LowerContext {
 
   /** Raw JSONata (chain `pure`): `$` is the parents' outputs by handle, `$input` the workflow input. */
   private jsonataExpr(e: Extract<IrExpr, { kind: 'jsonata' }>, scope: Scope): string {
-    const parents = e.reads.map((r) => `${JSON.stringify(r)}: ${this.resolveRoot(scope)({ kind: 'step', step: r })}`).join(', ');
+    const parents = e.reads.map((r) => `${JSON.stringify(r)}: ${this.stepValue(scope, r)}`).join(', ');
     const bindInput = scope.inputVar === '$input' ? '' : `$input := ${scope.inputVar}; `;
     return `( ${bindInput}{${parents}}.( ${e.jsonata} ) )`;
   }
@@ -731,7 +764,7 @@ class Lowerer implements LowerContext {
   private readsObject(reads: readonly string[], scope: Scope): unknown {
     const seen = [...new Set(reads)];
     if (seen.length === 0) return {};
-    return `{% {${seen.map((r) => `${JSON.stringify(r)}: ${this.resolveRoot(scope)({ kind: 'step', step: r })}`).join(', ')}} %}`;
+    return `{% {${seen.map((r) => `${JSON.stringify(r)}: ${this.stepValue(scope, r)}`).join(', ')}} %}`;
   }
 
   resultExpr(wf: IrWorkflow, scope: Scope): string {
@@ -741,7 +774,7 @@ class Lowerer implements LowerContext {
     const idx = wf.resultStep ?? wf.steps.length - 1;
     const step = wf.steps[idx];
     if (!step) return 'null';
-    return this.resolveRoot(scope)({ kind: 'step', step: step.id });
+    return this.stepValue(scope, step.id);
   }
 
   // ---- steps -------------------------------------------------------------------------------
@@ -825,7 +858,7 @@ class Lowerer implements LowerContext {
    * the handler appends), `inputs.input` is sent only where a handler may fall back to it, and
    * config fields carried elsewhere (the prompt as `inputs.value`, turn limits as `budget`) are left out.
    */
-  payload(step: IrStep, scope: Scope, extra: PayloadExtra = {}): Record<string, unknown> {
+  payload(step: IrStep, scope: Scope, extra: PayloadExtra = NO_EXTRA): Record<string, unknown> {
     const iter = extra.iterVars ?? scope.iterVars;
     const kind = extra.kind ?? (step.kind as LambdaStepKind);
     const inputs: Record<string, unknown> = {};
@@ -839,13 +872,13 @@ class Lowerer implements LowerContext {
         const context = unplacedReads(step, config);
         if (context.length > 0) inputs.steps = this.readsObject(context, scope);
       }
-      const nullable = (model || kind === 'function') && mayBeNull(step, extra.value, (t) => this.parse(t));
+      const nullable = (model || kind === 'function') && mayBeNull(step, extra.value, this);
       if (nullable) inputs.input = `{% ${scope.inputVar} %}`;
       // The prompt is sent rendered as `inputs.value`, always a string here, so the handler never reads `config.prompt`.
       if (model && extra.value === undefined && step.input?.kind === 'template' && typeof step.input.value === 'string' && !nullable)
-        config = omit(config, 'prompt');
+        config = omit(config, PROMPT_KEY);
     }
-    if (kind === 'model' || kind === 'tool') config = omit(config, 'max_turns', 'max_tool_calls');
+    if (kind === 'model' || kind === 'tool') config = omit(config, TURN_LIMIT_KEYS);
     const stepField: Record<string, unknown> = { id: step.id, kind, identity: extra.identity ?? step.identity };
     // Empty lists are the schema defaults: left out to keep large definitions under 1 MB.
     if (iter.length > 0) stepField.iteration = `{% [${iter.map((x) => `$${x}`).join(', ')}] %}`;
@@ -896,7 +929,7 @@ class Lowerer implements LowerContext {
     state.Retry = renderRetry(step.retry);
     state.Catch = [
       {
-        ErrorEquals: ['States.ALL'],
+        ErrorEquals: CATCH_ALL,
         // [step id, error output]: the scope's Fail state turns it into the run's error and cause.
         Output: `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`,
         Next: this.failState(scope),
@@ -1022,17 +1055,19 @@ function unplacedReads(step: IrStep, config: Readonly<Record<string, unknown>>):
 }
 
 /** Whether the step's input value may be null or absent at run time (then a handler falls back to `inputs.input`). */
-function mayBeNull(step: IrStep, extraValue: unknown, parse: (text: string) => Template): boolean {
+function mayBeNull(step: IrStep, extraValue: unknown, templates: { parse(text: string): Template }): boolean {
   if (extraValue !== undefined) return extraValue === null || typeof extraValue === 'string';
   const e = step.input;
   if (e === undefined || e.kind === 'jsonata') return true;
-  if (typeof e.value === 'string') return hasExpression(e.value) && parse(e.value).whole;
+  if (typeof e.value === 'string') return hasExpression(e.value) && templates.parse(e.value).whole;
   return e.value === null || e.value === undefined;
 }
 
 /** A copy of `o` without `keys` (the same object when none is present). */
-function omit(o: Readonly<Record<string, unknown>>, ...keys: string[]): Record<string, unknown> {
-  if (!keys.some((k) => k in o)) return o as Record<string, unknown>;
+function omit(o: Readonly<Record<string, unknown>>, keys: readonly string[]): Record<string, unknown> {
+  let any = false;
+  for (let i = 0; i < keys.length && !any; i++) any = keys[i]! in o;
+  if (!any) return o as Record<string, unknown>;
   // Copied key by key rather than spread and deleted from: a delete turns the copy into a slow
   // dictionary object, which every chain model step's config in the definition then was.
   const out: Record<string, unknown> = {};

@@ -27,33 +27,36 @@ export const DEFAULT_LAMBDA_RETRY = {
 /** ASL's defaults for a retrier's fields (States Language spec). */
 const ASL_RETRY_DEFAULTS: Readonly<Record<string, number>> = { IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2 };
 
-/** The transient retrier as rendered: only the fields that differ from ASL's defaults (computed once). */
-const TRANSIENT_RETRIER: Readonly<Record<string, unknown>> = Object.fromEntries(
-  Object.entries(DEFAULT_LAMBDA_RETRY).filter(([k, v]) => k !== 'ErrorEquals' && ASL_RETRY_DEFAULTS[k] !== v),
-);
+/**
+ * The transient retrier as rendered (only the fields that differ from ASL's defaults), made once and
+ * frozen: every Lambda Task of every definition holds this same object, so a 1,000-step definition
+ * carries one retrier instead of a thousand copies for the collector to move while it is built.
+ * Frozen, so a caller that edits a definition's retrier in place fails loudly instead of editing
+ * every Task's.
+ */
+const TRANSIENT_RETRIER: Readonly<Record<string, unknown>> = Object.freeze({
+  ErrorEquals: Object.freeze([...DEFAULT_LAMBDA_RETRY.ErrorEquals]),
+  ...Object.fromEntries(Object.entries(DEFAULT_LAMBDA_RETRY).filter(([k, v]) => k !== 'ErrorEquals' && ASL_RETRY_DEFAULTS[k] !== v)),
+});
 
-const TRANSIENT_FIELDS: readonly string[] = Object.keys(TRANSIENT_RETRIER);
+/** `Retry` of a Task without a policy of its own: the transient retrier alone (shared and frozen, as it is). */
+const TRANSIENT_ONLY: readonly Record<string, unknown>[] = Object.freeze([TRANSIENT_RETRIER]);
 
 /** ASL `Retry` entries for a step: the transient retrier, then the source's policy (if any). */
 export function renderRetry(policy: IrRetry | undefined): Record<string, unknown>[] {
-  // Fields assigned onto a literal rather than spread or Object.assign'ed from a table: this runs for every Lambda Task.
-  const transient: Record<string, unknown> = { ErrorEquals: [...DEFAULT_LAMBDA_RETRY.ErrorEquals] };
-  for (let i = 0; i < TRANSIENT_FIELDS.length; i++) transient[TRANSIENT_FIELDS[i]!] = TRANSIENT_RETRIER[TRANSIENT_FIELDS[i]!];
-  const out: Record<string, unknown>[] = [transient];
-  if (policy !== undefined && policy.maxAttempts > 1) {
-    out.push(
-      dropUndefined({
-        // States.TaskFailed matches any task error except timeouts; a source list narrows it.
-        ErrorEquals: policy.errors !== undefined && policy.errors.length > 0 ? [...policy.errors] : ['States.TaskFailed', 'States.Timeout'],
-        IntervalSeconds: Math.max(1, Math.ceil(policy.intervalSeconds)),
-        MaxAttempts: policy.maxAttempts - 1,
-        BackoffRate: policy.backoffRate,
-        MaxDelaySeconds: policy.maxDelaySeconds === undefined ? undefined : Math.max(1, Math.ceil(policy.maxDelaySeconds)),
-        JitterStrategy: policy.jitter ? 'FULL' : 'NONE',
-      }),
-    );
-  }
-  return out;
+  if (policy === undefined || policy.maxAttempts <= 1) return TRANSIENT_ONLY as Record<string, unknown>[];
+  return [
+    TRANSIENT_RETRIER as Record<string, unknown>,
+    dropUndefined({
+      // States.TaskFailed matches any task error except timeouts; a source list narrows it.
+      ErrorEquals: policy.errors !== undefined && policy.errors.length > 0 ? [...policy.errors] : ['States.TaskFailed', 'States.Timeout'],
+      IntervalSeconds: Math.max(1, Math.ceil(policy.intervalSeconds)),
+      MaxAttempts: policy.maxAttempts - 1,
+      BackoffRate: policy.backoffRate,
+      MaxDelaySeconds: policy.maxDelaySeconds === undefined ? undefined : Math.max(1, Math.ceil(policy.maxDelaySeconds)),
+      JitterStrategy: policy.jitter ? 'FULL' : 'NONE',
+    }),
+  ];
 }
 
 /** Worst-case attempts of one Task (first try plus every retrier exhausted). */

@@ -17,6 +17,9 @@ export const MAX_INLINE_OUTPUT_BYTES = INLINE_OUTPUT_MAX_BYTES;
 /** The execution input the compiler budgets for (the run API rejects larger inputs). */
 export const ASSUMED_INPUT_BYTES = 32 * 1024;
 
+/** What a step without a composite part reads its loop fields from (one object, not one per step). */
+const NO_COMPOSITE: NonNullable<IrStep['composite']> = Object.freeze({});
+
 /** The largest payload any state carries, and which step's state it is. */
 export interface PayloadBudget {
   readonly bytes: number;
@@ -53,7 +56,7 @@ function workflowPayload(
     // A judge_loop or handoff_router routes on its agents' answers, so they (and its result) stay inline too.
     let value = (readInline(s) ? STATE_READ_OUTPUT_MAX_BYTES : inMap ? ITERATION_INLINE_OUTPUT_MAX_BYTES : MAX_INLINE_OUTPUT_BYTES) + 200;
     let payload = staticBytes + ASSUMED_INPUT_BYTES + 2 * readBytes;
-    const c = s.composite ?? {};
+    const c = s.composite ?? NO_COMPOSITE;
     if (s.kind === 'pure') value = Math.min(readBytes + ASSUMED_INPUT_BYTES, MAX_PAYLOAD_BYTES);
     if (s.kind === 'conditional') value = 8;
     if (s.kind === 'for_each') {
@@ -84,16 +87,31 @@ function workflowPayload(
   return wf.resultStep !== undefined ? (sizes.get(wf.steps[wf.resultStep]!.id) ?? all) : all;
 }
 
-/** Sum of the value bounds of the steps `s` reads, each counted once (no flattened array per step). */
+/** The steps already counted by readsBytes for the step it is adding up (a scratch list: it runs once per step). */
+const COUNTED: string[] = [];
+
+/** Sum of the value bounds of the steps `s` reads, each counted once (no Set and no list of expressions per step). */
 function readsBytes(s: IrStep, sizes: ReadonlyMap<string, number>): number {
-  const seen = new Set<string>();
+  COUNTED.length = 0;
+  const c = s.composite;
+  return (
+    exprReadsBytes(s.input, sizes) +
+    exprReadsBytes(s.when, sizes) +
+    exprReadsBytes(s.expr, sizes) +
+    exprReadsBytes(c?.items, sizes) +
+    exprReadsBytes(c?.condition, sizes)
+  );
+}
+
+/** The bounds of the steps `e` reads that readsBytes has not counted yet for this step. */
+function exprReadsBytes(e: { readonly reads: readonly string[] } | undefined, sizes: ReadonlyMap<string, number>): number {
+  if (e === undefined) return 0;
   let sum = 0;
-  for (const e of [s.input, s.when, s.expr, s.composite?.items, s.composite?.condition]) {
-    for (const r of e?.reads ?? []) {
-      if (seen.has(r)) continue;
-      seen.add(r);
-      sum += sizes.get(r) ?? MAX_INLINE_OUTPUT_BYTES;
-    }
+  for (let i = 0; i < e.reads.length; i++) {
+    const r = e.reads[i]!;
+    if (COUNTED.includes(r)) continue;
+    COUNTED.push(r);
+    sum += sizes.get(r) ?? MAX_INLINE_OUTPUT_BYTES;
   }
   return sum;
 }
