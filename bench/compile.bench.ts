@@ -242,20 +242,7 @@ async function baselineRows(dir: string): Promise<string[][]> {
         cpu[side]!.push((c.user + c.system) / 1000);
       }
     }
-    const median = (m: number[]) => [...m].sort((a, b) => a - b)[Math.floor(m.length / 2)]!;
-    const [before, after] = ms.map(median);
-    const [cpuBefore, cpuAfter] = cpu.map(median);
-    const change = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(0)} %`;
-    rows.push([
-      label,
-      before!.toFixed(1),
-      after!.toFixed(1),
-      change(before!, after!),
-      cpuBefore!.toFixed(1),
-      cpuAfter!.toFixed(1),
-      change(cpuBefore!, cpuAfter!),
-      same ? 'yes' : 'NO',
-    ]);
+    rows.push([...comparisonCells(label, ms, cpu), same ? 'yes' : 'NO']);
   }
   return rows;
 }
@@ -319,21 +306,26 @@ function freshRows(dir: string): string[][] {
         cpu[side]!.push(m.cpu);
       }
     }
-    const median = (m: number[]) => [...m].sort((a, b) => a - b)[Math.floor(m.length / 2)]!;
-    const change = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(0)} %`;
-    const [before, after] = wall.map(median);
-    const [cpuBefore, cpuAfter] = cpu.map(median);
-    rows.push([
-      label,
-      before!.toFixed(1),
-      after!.toFixed(1),
-      change(before!, after!),
-      cpuBefore!.toFixed(1),
-      cpuAfter!.toFixed(1),
-      change(cpuBefore!, cpuAfter!),
-    ]);
+    rows.push(comparisonCells(label, wall, cpu));
   }
   return rows;
+}
+
+/** A baseline-against-this-tree row: the medians of each side's wall and CPU times (ms), and the change of each. */
+function comparisonCells(label: string, wall: readonly number[][], cpu: readonly number[][]): string[] {
+  const median = (m: readonly number[]) => [...m].sort((a, b) => a - b)[Math.floor(m.length / 2)]!;
+  const change = (a: number, b: number) => `${(((b - a) / a) * 100).toFixed(0)} %`;
+  const [before, after] = wall.map(median) as [number, number];
+  const [cpuBefore, cpuAfter] = cpu.map(median) as [number, number];
+  return [
+    label,
+    before.toFixed(1),
+    after.toFixed(1),
+    change(before, after),
+    cpuBefore.toFixed(1),
+    cpuAfter.toFixed(1),
+    change(cpuBefore, cpuAfter),
+  ];
 }
 
 function printTable(rows: readonly (readonly string[])[]): void {
