@@ -1,4 +1,5 @@
 import { isSfnApiError, substitutePlaceholders } from '@stepforge/engine';
+import { sfnSdk } from '@stepforge/runtime';
 import type { EmbeddedStack } from './EmbeddedStack.js';
 
 /** The state-machine actions the catalog registers workflows with, as the Step Functions API answers them. */
@@ -20,9 +21,9 @@ export function engineStateMachines(stack: Pick<EmbeddedStack, 'engine' | 'sfn' 
   const engine = stack.engine;
   if (!engine) {
     return {
-      create: async (input) => stack.sfn.send(new (await import('@aws-sdk/client-sfn')).CreateStateMachineCommand(input)),
-      describe: async (input) => stack.sfn.send(new (await import('@aws-sdk/client-sfn')).DescribeStateMachineCommand(input)),
-      update: async (input) => stack.sfn.send(new (await import('@aws-sdk/client-sfn')).UpdateStateMachineCommand(input)),
+      create: async (input) => stack.sfn.send(new (await sfnSdk()).CreateStateMachineCommand(input)),
+      describe: async (input) => stack.sfn.send(new (await sfnSdk()).DescribeStateMachineCommand(input)),
+      update: async (input) => stack.sfn.send(new (await sfnSdk()).UpdateStateMachineCommand(input)),
     };
   }
   const m = engine.manager;

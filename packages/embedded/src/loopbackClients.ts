@@ -1,5 +1,6 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import type { SFNClient } from '@aws-sdk/client-sfn';
+import { sfnSdk, type SfnSdk } from '@stepforge/runtime';
 import { Aws4HttpSigner } from './Aws4HttpSigner.js';
 import type { MessagePort } from 'node:worker_threads';
 import { LoopbackHttpHandler } from './LoopbackHttpHandler.js';
@@ -86,15 +87,11 @@ function withFastConfig<C extends { config: object }>(client: C): C {
  * Only `send` and `destroy` may be used.
  */
 export function loopbackSfnClient(endpoint: string, credentials: LoopbackCredentials): SFNClient {
-  return lazySdkClient(async () => loopbackSfnClientOf(await import('@aws-sdk/client-sfn'), endpoint, credentials));
+  return lazySdkClient(async () => loopbackSfnClientOf(await sfnSdk(), endpoint, credentials));
 }
 
 /** The Step Functions client of the embedded engine, built now with the SDK given. */
-export function loopbackSfnClientOf(
-  sdk: typeof import('@aws-sdk/client-sfn'),
-  endpoint: string,
-  credentials: LoopbackCredentials,
-): SFNClient {
+export function loopbackSfnClientOf(sdk: SfnSdk, endpoint: string, credentials: LoopbackCredentials): SFNClient {
   // disableHostPrefix: StartSyncExecution would otherwise go to sync-<host>. cacheMiddleware: the
   // middleware stack is resolved once per command class rather than on every call.
   return withFastConfig(
