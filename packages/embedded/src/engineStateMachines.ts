@@ -32,7 +32,7 @@ export function engineStateMachines(stack: Pick<EmbeddedStack, 'engine' | 'sfn' 
       // The same workflow registered again (each `run` of it registers it): the engine would check
       // the whole definition again (its JSONata parsed, every state, every resource) before finding
       // it has it already. What it stores is the definition with the stack's substitutions made,
-      // checked when it was stored; every execution checks its definition again as it starts.
+      // checked when it was stored (its executions run it unchecked, as Step Functions does).
       const arn = embeddedStateMachineArn(input.name);
       const there = asSdk(() => {
         try {

@@ -24,7 +24,7 @@ import {
   stateMachineArn,
   type ArnScope,
 } from './arns.js';
-import { collectTaskResources } from './definitionText.js';
+import { collectTaskResources, markValidDefinition } from './definitionText.js';
 import { substitutePlaceholders } from '../substitutePlaceholders.js';
 import type { ExecutionRecord, ExecutionStore, StateMachineRecord } from './ExecutionStore.js';
 import { MapRuns } from './MapRuns.js';
@@ -961,11 +961,16 @@ export class ExecutionManager implements ChildExecutions {
     };
   }
 
-  /** The parsed definition of a definition text, shared by every execution of it. */
+  /**
+   * The parsed definition of a stored definition text (a state machine's, a version's, an
+   * execution's copy of one), shared by every execution of it. Each was checked by `validate`
+   * when it was stored, by this process or an earlier one, so its runs do not check it again.
+   */
   private definitionOf(text: string): AslDefinition {
     let d = this.definitions.get(text);
     if (!d) {
       d = JSON.parse(text) as AslDefinition;
+      if (this.options.validate !== undefined && d !== null && typeof d === 'object') markValidDefinition(d);
       if (this.definitions.size >= 1000) this.definitions.clear();
       this.definitions.set(text, d);
     }

@@ -136,6 +136,16 @@ export function validateDefinition(definition: unknown): DefinitionError[] {
 
 const validated = new WeakSet<object>();
 
+/**
+ * Records that `definition` passed validateDefinition before it was parsed into this object (a
+ * state machine's stored definition, checked when it was created or updated), so that running it
+ * does not check it again: Step Functions checks a definition when it is stored, not at each
+ * StartExecution, and the check parses every JSONata expression in it.
+ */
+export function markValidDefinition(definition: object): void {
+  validated.add(definition);
+}
+
 /** Throws an error named `InvalidDefinition` (with `errors`) when the definition is invalid. */
 export function assertValidDefinition(definition: unknown): void {
   // Definitions are treated as immutable once run, so each object is validated once.

@@ -12,7 +12,7 @@ import {
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startEngineServer } from '@stepforge/engine';
+import { DirectoryExecutionStore, startEngineServer } from '@stepforge/engine';
 import { eventually, sfnClient, waitForStatus } from './helpers.js';
 
 const DEFINITION = JSON.stringify({
@@ -226,6 +226,36 @@ describe('Function: startEngineServer (restart)', () => {
     } finally {
       sfn2.destroy();
       await second.close();
+    }
+  });
+  it('checks a definition when it is stored, and runs a stored one without checking it again', async () => {
+    // A definition this engine rejects (a field a Pass state may not have), as an earlier store could hold one.
+    const lenient = JSON.stringify({ StartAt: 'P', States: { P: { Type: 'Pass', Result: { ok: true }, Extra: 1, End: true } } });
+    const stateMachineArn = 'arn:aws:states:us-east-1:123456789012:stateMachine:stored';
+    const roleArn = 'arn:aws:iam::123456789012:role/r';
+    new DirectoryExecutionStore(dataDir).putStateMachine({
+      stateMachineArn,
+      name: 'stored',
+      type: 'STANDARD',
+      definition: lenient,
+      roleArn,
+      creationDate: 1,
+      revisionId: 'r1',
+    });
+    const server = await startEngineServer({ dataDir, handlers });
+    const sfn = sfnClient(server.url);
+    try {
+      await expect(sfn.send(new CreateStateMachineCommand({ name: 'fresh', definition: lenient, roleArn }))).rejects.toMatchObject({
+        name: 'InvalidDefinition',
+        message: expect.stringContaining('These fields are not allowed for a JSONPath Pass state: [Extra]'),
+      });
+      const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, input: '{}' }));
+      const done = await waitForStatus(sfn, executionArn!);
+      expect(done.status).toBe('SUCCEEDED');
+      expect(JSON.parse(done.output!)).toEqual({ ok: true });
+    } finally {
+      sfn.destroy();
+      await server.close();
     }
   });
 });
