@@ -110,6 +110,8 @@ export class RunStore {
     startedBy?: string;
     policy?: RunRecord['policy'];
     input?: unknown;
+    /** Called once this start has claimed the key, before it writes the run (the durability tests' crash point). */
+    keyClaimed?: (runId: string) => void;
   }): Promise<{ run: RunRecord; reused: boolean }> {
     let runId = p.runId ?? randomUUID();
     if (p.idempotencyKey !== undefined) {
@@ -122,6 +124,7 @@ export class RunStore {
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
+        p.keyClaimed?.(runId);
       } catch (e) {
         if (!isConditionFailure(e)) throw e;
         const raw = conditionFailureItem(e);

@@ -177,6 +177,9 @@ export class RunService {
       ...(entry.version !== undefined ? { workflowVersion: entry.version } : {}),
       ...(entry.policy !== undefined ? { policy: entry.policy } : {}),
       input: value,
+      // Between the key and the run record: a process that ends here leaves a key naming a run id
+      // with no run, which the next start with the key writes and starts.
+      keyClaimed: (id) => crashPoint('after-run-key', `run ${id}`),
     });
     // Our own earlier attempt at this start (options.runId): go on where it stopped.
     const again = reused && options.runId !== undefined && run.runId === options.runId;
