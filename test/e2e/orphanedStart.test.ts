@@ -25,14 +25,8 @@ describe.skipIf(!built)('Class: RunService', () => {
     const project = tempProject();
     const env = { ...process.env, STEPFORGE_LOG_LEVEL: undefined };
     const stepforge = (...argv: string[]) => spawnStepforge(project.dir, env, argv);
-    const crashed = (key: string) =>
-      spawnStepforge(project.dir, { ...env, STEPFORGE_TEST_CRASH_AT: 'after-run-record' }, [
-        'run',
-        'wf.chain.yaml',
-        '--idempotency-key',
-        key,
-        '--json',
-      ]);
+    const crashed = (key: string, at = 'after-run-record') =>
+      spawnStepforge(project.dir, { ...env, STEPFORGE_TEST_CRASH_AT: at }, ['run', 'wf.chain.yaml', '--idempotency-key', key, '--json']);
     const list = async () => (JSON.parse((await stepforge('runs', 'list', '--json')).stdout) as { runs: ListedRun[] }).runs;
     beforeAll(() => writeFileSync(join(project.dir, 'wf.chain.yaml'), WORKFLOW));
     afterAll(() => project.remove());
@@ -78,6 +72,21 @@ describe.skipIf(!built)('Class: RunService', () => {
       const r = await stepforge('runs', 'retry', runId, '--json');
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ parentRunId: runId, status: 'SUCCEEDED' });
+    }, 120_000);
+
+    it('killed earlier, between claiming its key and writing its run: the next start with the key writes that run and runs it to its end', async () => {
+      const killed = await crashed('k-key', 'after-run-key');
+      const m = /^stepforge: crash point after-run-key \(run ([0-9a-f-]{36})\)$/m.exec(killed.stderr);
+      expect(m, killed.stderr).not.toBeNull();
+      // The key names a run id, and no run has it yet.
+      expect((await list()).filter((r) => r.idempotencyKey === 'k-key')).toEqual([]);
+      const again = await stepforge('run', 'wf.chain.yaml', '--idempotency-key', 'k-key', '--json');
+      expect([again.code, again.stdout.includes('run_not_started')], again.stdout + again.stderr).toEqual([0, false]);
+      expect(JSON.parse(again.stdout)).toMatchObject({ runId: m![1], status: 'SUCCEEDED', reused: false });
+      const shown = await stepforge('runs', 'show', m![1]!, '--json');
+      expect(shown.code, shown.stderr).toBe(0);
+      const { run } = JSON.parse(shown.stdout) as { run: ListedRun & { executionArn: string } };
+      expect([run.status, run.executionArn.endsWith(`:${m![1]}`)]).toEqual(['SUCCEEDED', true]);
     }, 120_000);
 
     /** The run id the crashed start left under `key` (its crash point names it on stderr), without any command reading the store first. */

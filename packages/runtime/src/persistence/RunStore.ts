@@ -93,6 +93,11 @@ export class RunStore {
   /**
    * Starts a run. With an idempotency key, one conditional put claims the key; when the key is
    * taken the existing run is returned with `reused: true` (same key → same run).
+   *
+   * `executionArn` may be given as what it is for a run id: a key claimed by a start that ended
+   * before writing its run makes this start write that run, under the key's run id rather than
+   * `runId`, and its execution must then be named after the id the record carries, or whoever
+   * follows the run would look for an execution that is never started.
    */
   async startRun(p: {
     workflow: string;
@@ -101,10 +106,12 @@ export class RunStore {
     idempotencyKey?: string;
     parentRunId?: string;
     workflowVersion?: string;
-    executionArn?: string;
+    executionArn?: string | ((runId: string) => string);
     startedBy?: string;
     policy?: RunRecord['policy'];
     input?: unknown;
+    /** Called once this start has claimed the key, before it writes the run (the durability tests' crash point). */
+    keyClaimed?: (runId: string) => void;
   }): Promise<{ run: RunRecord; reused: boolean }> {
     let runId = p.runId ?? randomUUID();
     if (p.idempotencyKey !== undefined) {
@@ -117,6 +124,7 @@ export class RunStore {
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
+        p.keyClaimed?.(runId);
       } catch (e) {
         if (!isConditionFailure(e)) throw e;
         const raw = conditionFailureItem(e);
@@ -138,6 +146,7 @@ export class RunStore {
       }
     }
     const startedAt = this.#iso();
+    const executionArn = typeof p.executionArn === 'function' ? p.executionArn(runId) : p.executionArn;
     const run: RunRecord = {
       runId,
       workflow: p.workflow,
@@ -147,7 +156,7 @@ export class RunStore {
       ...(p.idempotencyKey !== undefined ? { idempotencyKey: p.idempotencyKey } : {}),
       ...(p.parentRunId !== undefined ? { parentRunId: p.parentRunId } : {}),
       ...(p.workflowVersion !== undefined ? { workflowVersion: p.workflowVersion } : {}),
-      ...(p.executionArn !== undefined ? { executionArn: p.executionArn } : {}),
+      ...(executionArn !== undefined ? { executionArn } : {}),
       ...(p.startedBy !== undefined ? { startedBy: p.startedBy } : {}),
       ...(p.policy !== undefined ? { policy: p.policy } : {}),
       ...(p.input !== undefined ? { input: this.db.redactor.redact(p.input) } : {}),

@@ -20,6 +20,7 @@ import { inputDiffers } from './inputDiffers.js';
 import { crashPoint, failedBeforeStart, isOrphanedStart, notStartedError, runStarter, startRefused } from './orphanedStart.js';
 import type { ExecutionDescription, ExecutionEnd, Executions, WorkflowCatalog, WorkflowEntry } from './ports.js';
 import { readableCause } from './readableCause.js';
+import { runExecutionArn } from './runExecutionArn.js';
 import { computeStepProgress, type StepProgress } from './StepProgress.js';
 import { baseStepId, stepProgressFromRecords } from './stepProgressFromRecords.js';
 
@@ -150,8 +151,9 @@ export class RunService {
     const value = options.validated ? (input as Record<string, unknown>) : this.validateInput(entry, input);
     const runId = options.runId ?? randomUUID();
     // The execution ARN follows from the state machine and the run id, so the run record carries
-    // it from the start (no second write after StartExecution).
-    const executionArn = `${entry.stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`;
+    // it from the start (no second write after StartExecution). From the id the record is written
+    // with, which is the key's when an earlier start claimed the key and ended before its record.
+    const executionPrefix = entry.stateMachineArn.replace(':stateMachine:', ':execution:');
     const meta = {
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
@@ -168,13 +170,16 @@ export class RunService {
       workflow: entry.name,
       ...(entry.displayName !== undefined ? { workflowDisplayName: entry.displayName } : {}),
       runId,
-      executionArn,
+      executionArn: (id) => `${executionPrefix}:${id}`,
       startedBy: runStarter(),
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
       ...(entry.version !== undefined ? { workflowVersion: entry.version } : {}),
       ...(entry.policy !== undefined ? { policy: entry.policy } : {}),
       input: value,
+      // Between the key and the run record: a process that ends here leaves a key naming a run id
+      // with no run, which the next start with the key writes and starts.
+      keyClaimed: (id) => crashPoint('after-run-key', `run ${id}`),
     });
     // Our own earlier attempt at this start (options.runId): go on where it stopped.
     const again = reused && options.runId !== undefined && run.runId === options.runId;
@@ -231,7 +236,7 @@ export class RunService {
     const ours = !failed && run.startedBy === runStarter() && !STARTING.has(run.runId);
     if (!failed) {
       if (run.status !== 'RUNNING' || !(ours || isOrphanedStart(run))) return undefined;
-      if (await this.describeExecution(run.executionArn ?? this.#executionArn(run))) return undefined;
+      if (await this.describeExecution(runExecutionArn(run))) return undefined;
     }
     if (inputDiffers(this.runtime.redactor, value, run.input)) {
       if (!failed) await this.#failOrphan(run);
@@ -330,7 +335,7 @@ export class RunService {
    */
   async #current(run: RunRecordView): Promise<RunRecordView> {
     if (run.status !== 'RUNNING' || this.#watching.has(run.runId)) return run;
-    const d = await this.describeExecution(run.executionArn ?? this.#executionArn(run));
+    const d = await this.describeExecution(runExecutionArn(run));
     if (!d) return this.#orphanOrRunning(run);
     return TERMINAL.has(d.status ?? '') ? this.#settle(run, d) : run;
   }
@@ -349,7 +354,7 @@ export class RunService {
     // As stored: the loop below settles it when its execution has ended.
     let run = this.#started.get(runId) ?? (await this.#record(runId));
     if (TERMINAL.has(run.status)) return run;
-    const arn = run.executionArn ?? this.#executionArn(run);
+    const arn = runExecutionArn(run);
     for (let i = 0; ; i++) {
       const d = await this.#executionEnd(arn);
       if (d && TERMINAL.has(d.status ?? '')) return this.#settle(run, d);
@@ -434,10 +439,6 @@ export class RunService {
     return settled;
   }
 
-  #executionArn(run: RunRecordView): string {
-    return `arn:aws:states:us-east-1:123456789012:execution:${run.workflow}:${run.runId}`;
-  }
-
   /** The execution history (every page). */
   history(executionArn: string): Promise<HistoryEvent[]> {
     return this.#executions.history(executionArn);
@@ -449,7 +450,7 @@ export class RunService {
     entry?: WorkflowEntry,
   ): Promise<{ steps: StepProgress[]; history: HistoryEvent[]; execution?: ExecutionDescription }> {
     const wf = entry ?? (await this.catalog.forRun(run));
-    const arn = run.executionArn ?? this.#executionArn(run);
+    const arn = runExecutionArn(run);
     const execution = await this.describeExecution(arn);
     const history = execution ? await this.history(arn) : [];
     const steps = wf ? computeStepProgress(wf.steps, history, execution ?? { status: run.status }) : [];
@@ -598,7 +599,7 @@ export class RunService {
   /** Stops a run read as RUNNING (StopExecution) and waits until its record settles. */
   async stop(run: RunRecordView, reason = 'cancelled by the user'): Promise<RunRecordView> {
     try {
-      await this.#executions.stop(run.executionArn ?? this.#executionArn(run), 'Cancelled', reason);
+      await this.#executions.stop(runExecutionArn(run), 'Cancelled', reason);
     } catch (e) {
       if ((e as { name?: string }).name !== 'ExecutionDoesNotExist') throw e;
       // No execution: an orphaned start (failed now: nothing of it ran), or one its live starter
@@ -647,7 +648,7 @@ export class RunService {
 
   /** The parent's input as the execution saw it (unredacted), without the run metadata. */
   async #parentInput(run: RunRecordView): Promise<Record<string, unknown>> {
-    const d = await this.describeExecution(run.executionArn ?? this.#executionArn(run));
+    const d = await this.describeExecution(runExecutionArn(run));
     const raw = d?.input !== undefined ? safeJson(d.input) : run.input;
     const { [RUN_META_KEY]: _meta, ...rest } = (raw ?? {}) as Record<string, unknown>;
     return rest;
