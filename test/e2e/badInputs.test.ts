@@ -199,4 +199,23 @@ describe('Command: run (a workflow refused at compile time)', () => {
     // Before: the stack was opened first, and made .stepforge/ (its store and engine folders).
     expect(existsSync(join(project.dir, '.stepforge'))).toBe(false);
   });
+
+  it('in a project whose stack has opened before: the same error, the stack opened meanwhile closed again', async () => {
+    // A run first, so that .stepforge/ is there: the next run opens the stack while it compiles.
+    writeFileSync(
+      join(project.dir, 'good.chain.yaml'),
+      'chain: "a@web-search > b"\ntasks:\n  a: { kind: model, prompt: hi }\n  b: { kind: model, prompt: there }\n',
+    );
+    const first = await cli('run', 'good.chain.yaml', '--json');
+    expect([first.code, JSON.parse(first.out).status]).toEqual([0, 'SUCCEEDED']);
+    const bad = await cli('run', 'bad.chain.yaml', '--json');
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.out).error).toMatchObject({ file: 'bad.chain.yaml', line: 1 });
+    expect(bad.err).toBe('');
+    // Closed before the error was returned: no claim or stack record left for the next command to find.
+    expect(existsSync(join(project.dir, '.stepforge', 'stack.json'))).toBe(false);
+    expect(existsSync(join(project.dir, '.stepforge', 'stack.lock'))).toBe(false);
+    const again = await cli('run', 'good.chain.yaml', '--json');
+    expect([again.code, JSON.parse(again.out).status]).toEqual([0, 'SUCCEEDED']);
+  });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { idempotencyKeyError } from '@stepforge/contract';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause, type StepProgress } from '@stepforge/runtime';
@@ -87,11 +87,10 @@ const command: Command = {
     const fr = await loadFunctionsRuntime();
     resolvePolicy(fr, { file: positionals[0]!, baseDir: io.cwd, env: io.env });
     checkSecretsFile(fr, readDocumentText(resolve(io.cwd, positionals[0]!)), io.cwd, io.env);
-    // Compiled before the stack opens: a workflow refused at compile time creates no .stepforge/.
     const registerOptions = { vars, requireMacros: true, ...(values.export !== undefined ? { exportName: values.export as string } : {}) };
-    const { compileWorkflowFile } = await import('@stepforge/embedded');
-    const { compiled } = await compileWorkflowFile(io.cwd, positionals[0]!, registerOptions);
-    const session = await StackSession.open(stackOptions(io, values));
+    const { compiled, session } = await compileWhileStackOpens(stackOptions(io, values), () =>
+      import('@stepforge/embedded').then(({ compileWorkflowFile }) => compileWorkflowFile(io.cwd, positionals[0]!, registerOptions)),
+    );
     try {
       if (!session.stack.owner && values.provider !== undefined) {
         io.err(
@@ -128,6 +127,41 @@ const command: Command = {
   },
 };
 export default command;
+
+/**
+ * Compiles the workflow (`compile`) and opens the stack. A project that has its `.stepforge/`
+ * already (every run after the first), or a run in memory, starts opening the stack first and
+ * compiles while the dynalite worker opens the store: LevelDB's open is disk work on the worker's
+ * side (it writes the previous log out as a table and a new manifest, each flushed), and the main
+ * thread only waits for it, about as long as the compile takes. A project without one is compiled
+ * first, so that a workflow refused at compile time creates no `.stepforge/`. A compile error is
+ * the command's error either way: the stack opened meanwhile is closed first (its own failure to
+ * open, if any, is not reported).
+ */
+async function compileWhileStackOpens<T>(options: OpenStackOptions, compile: () => Promise<T>): Promise<T & { session: StackSession }> {
+  if (!options.inMemory && !existsSync(join(options.projectDir, '.stepforge'))) {
+    const compiled = await compile();
+    return { ...compiled, session: await StackSession.open(options) };
+  }
+  const opening = StackSession.open(options);
+  // Handled below in every path; without this, a failure while the compile runs would be reported
+  // as an unhandled rejection first.
+  opening.catch(() => undefined);
+  // One turn of the event loop: the stack's modules load and it posts the store's opening to the
+  // worker before the compile takes the thread.
+  await new Promise<void>((r) => setImmediate(r));
+  let compiled: T;
+  try {
+    compiled = await compile();
+  } catch (e) {
+    await opening.then(
+      (s) => s.close(),
+      () => undefined,
+    );
+    throw e;
+  }
+  return { ...compiled, session: await opening };
+}
 
 /** The document's text for the checks before the stack opens; '' when it cannot be read (registering it reports why). */
 function readDocumentText(file: string): string {
