@@ -62,8 +62,10 @@ import { SpareFiles } from './SpareFiles.js';
  *
  * A torn last line (a crash mid-append) is ignored on read in every file, and the next append starts
  * a line of its own; events past the checkpoint are dropped on resume. The journal is rewritten with
- * the last record per execution once it holds more than twice as many lines. Ended executions past
- * the retention period (90 days by default) leave the journal and their files on load.
+ * the last record per execution once it holds half as many lines again (each execution writes two
+ * at least, its start and its end: a journal never rewritten holds twice as many as it needs, and
+ * every start reads them all). Ended executions past the retention period (90 days by default)
+ * leave the journal and their files on load.
  *
  * What earlier versions wrote is still read: `executions/<key>/history.ndjson` with
  * `checkpoints.ndjson` (or `checkpoint.json`) beside it, and the per-execution records
@@ -171,12 +173,13 @@ export class DirectoryExecutionStore implements ExecutionStore {
       if (r && isStateMachine(r)) stateMachines.push(r);
       else if (r) this.damage({ file, line: 1, reason: 'it is not a state machine record' });
     }
-    const executions = new Map<string, ExecutionRecord>();
     const stored = existsSync(this.journal) ? (this.lines(this.journal, isStoredExecution) as unknown as StoredExecution[]) : [];
-    for (const line of stored) {
-      const r = this.hydrate(line);
-      executions.set(r.executionArn, r);
-    }
+    // The last line of each execution counts; only those are made records (an execution that ran
+    // to its end has two lines at least, the first its start).
+    const last = new Map<string, StoredExecution>();
+    for (const line of stored) last.set(line.executionArn, line);
+    const executions = new Map<string, ExecutionRecord>();
+    for (const [arn, line] of last) executions.set(arn, this.hydrate(line));
     // Ended executions past the retention period: out of the journal (rewritten below), files removed.
     const keepMs = this.retention.ms ?? DEFAULT_RETENTION_MS;
     const expired: string[] = [];
@@ -200,7 +203,7 @@ export class DirectoryExecutionStore implements ExecutionStore {
       }
     }
     if (this.readOnly) return { stateMachines, executions: [...executions.values()] };
-    if (moved.length > 0 || expired.length > 0 || stored.length > 2 * executions.size + 16) {
+    if (moved.length > 0 || expired.length > 0 || 2 * stored.length > 3 * executions.size + 32) {
       this.rewrite(this.journal, [...executions.values()].map((r) => this.journalLine(r)).join(''));
       for (const f of moved) rmSync(f, { force: true });
     }

@@ -540,12 +540,33 @@ describe('Class: DirectoryExecutionStore', () => {
       expect(new DirectoryExecutionStore(dir, { ms: 30 * DAY, now: () => now }).load().executions.map((r) => r.name)).toEqual(['e3']);
     });
 
-    it('rewrites the journal with the last record per execution once it holds more than twice as many lines', () => {
+    it('rewrites the journal with the last record per execution once it holds half as many lines again', () => {
       const s = new DirectoryExecutionStore(dir);
       for (let i = 0; i < 40; i++) s.putExecution({ ...EXEC, redriveCount: i });
       expect(readFileSync(journal(), 'utf8').trimEnd().split('\n')).toHaveLength(40);
       expect(new DirectoryExecutionStore(dir).load().executions).toEqual([{ ...EXEC, redriveCount: 39 }]);
       expect(readFileSync(journal(), 'utf8').trimEnd().split('\n')).toHaveLength(1);
+    });
+
+    it('rewrites a journal of executions that each started and ended (two lines each), in their first order', () => {
+      const run = (n: number): ExecutionRecord => ({ ...EXEC, executionArn: `${EXEC.executionArn}-${n}`, name: `e${n}` });
+      const s = new DirectoryExecutionStore(dir);
+      // 20 started and ended, and 20 started (each line of its own): 60 lines, for 40 executions, is kept.
+      for (let i = 0; i < 20; i++) s.putExecution(run(i));
+      for (let i = 0; i < 20; i++) s.putExecution({ ...run(i), status: 'SUCCEEDED', stopDate: Date.now(), output: '{}' });
+      for (let i = 20; i < 40; i++) s.putExecution(run(i));
+      const lines = () => readFileSync(journal(), 'utf8').trimEnd().split('\n');
+      expect(new DirectoryExecutionStore(dir).load().executions).toHaveLength(40);
+      expect(lines()).toHaveLength(60);
+      // Their ends too: 80 lines for 40 executions, rewritten as one each, in the order they started.
+      for (let i = 20; i < 40; i++) s.putExecution({ ...run(i), status: 'FAILED', stopDate: Date.now() });
+      const loaded = new DirectoryExecutionStore(dir).load().executions;
+      expect(loaded.map((r) => [r.name, r.status])).toEqual([
+        ...Array.from({ length: 20 }, (_, i) => [`e${i}`, 'SUCCEEDED']),
+        ...Array.from({ length: 20 }, (_, i) => [`e${i + 20}`, 'FAILED']),
+      ]);
+      expect(lines()).toHaveLength(40);
+      expect(new DirectoryExecutionStore(dir).load().executions).toEqual(loaded);
     });
   });
 
