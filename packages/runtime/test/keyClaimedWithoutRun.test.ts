@@ -4,21 +4,12 @@
 // same execution, or every wait for the run looks for an execution that never starts and ends in
 // run_not_started, the run left RUNNING for good.
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RunStore } from '../src/persistence/RunStore.js';
-import type { Runtime } from '../src/runtime/Runtime.js';
 import { RunService } from '../src/runs/RunService.js';
-import type { Executions, WorkflowCatalog, WorkflowEntry } from '../src/runs/ports.js';
-import { makeRuntime, startDynalite, type DynamoEndpoint } from './emulators.js';
+import type { Executions } from '../src/runs/ports.js';
+import { WF_ENTRY as ENTRY, fileRuntime, wfCatalog as catalog } from './runServiceFixture.js';
 
-const ENTRY: WorkflowEntry = {
-  name: 'wf',
-  stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:wf',
-  inputSchema: { fields: [] },
-  steps: [],
-  edges: [],
-  updatedAt: '2026-12-07T00:00:00.000Z',
-};
 const EXECUTION_PREFIX = 'arn:aws:states:us-east-1:123456789012:execution:wf';
 
 /** Executions whose every start succeeds at once (by ARN, as the engine names them). */
@@ -41,21 +32,11 @@ function executions(): Executions & { started: string[] } {
   };
 }
 
-const catalog: WorkflowCatalog = { get: async () => ENTRY, forRun: async () => ENTRY, list: async () => [ENTRY] };
-
-let ddb: DynamoEndpoint;
-let rt: Runtime;
-beforeAll(async () => {
-  ddb = await startDynalite();
-  rt = await makeRuntime(ddb.endpoint);
-});
-afterAll(async () => {
-  await rt.close();
-  await ddb.stop();
-});
+const runtime = fileRuntime();
 
 describe('Class: RunService (a key claimed by a start that ended before writing its run)', () => {
   it("writes the run under the key's run id with that run's execution ARN, starts that execution, and its wait ends", async () => {
+    const rt = runtime();
     // The first start, killed after the key's write: its run record's write never happens.
     const killed = new Error('killed between the key and the run record');
     const crashing = new RunStore({
@@ -93,6 +74,7 @@ describe('Class: RunService (a key claimed by a start that ended before writing 
   });
 
   it('settles a run an earlier version wrote with the ARN of another id: by the execution named after its own id', async () => {
+    const rt = runtime();
     // As the earlier version wrote it: the key's run id, the execution ARN of the id its start
     // asked for, signed by a process that has ended since; the execution it started, named after
     // the run's id, has ended.
@@ -115,6 +97,7 @@ describe('Class: RunService (a key claimed by a start that ended before writing 
   });
 
   it('keeps a given execution ARN as it is when the run is written under the id asked for', async () => {
+    const rt = runtime();
     const { run, reused } = await rt.runs.startRun({
       workflow: 'wf',
       runId: 'r-plain',

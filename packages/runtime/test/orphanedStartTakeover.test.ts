@@ -3,20 +3,10 @@
 // must be able to start again: its retry finds the run signed by its own process, which is not
 // starting it any more, and completes it, rather than waiting for itself until run_not_started.
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../src/runtime/Runtime.js';
+import { describe, expect, it } from 'vitest';
 import { RunService } from '../src/runs/RunService.js';
-import type { Executions, WorkflowCatalog, WorkflowEntry } from '../src/runs/ports.js';
-import { makeRuntime, startDynalite, type DynamoEndpoint } from './emulators.js';
-
-const ENTRY: WorkflowEntry = {
-  name: 'wf',
-  stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:wf',
-  inputSchema: { fields: [] },
-  steps: [],
-  edges: [],
-  updatedAt: '2026-12-06T00:00:00.000Z',
-};
+import type { Executions } from '../src/runs/ports.js';
+import { WF_ENTRY as ENTRY, fileRuntime, wfCatalog as catalog } from './runServiceFixture.js';
 
 /** Executions that lose the next `lose` starts as a connection the stack's owner closed (unknown outcome). */
 function executions(lose: number): Executions & { started: string[] } {
@@ -39,21 +29,11 @@ function executions(lose: number): Executions & { started: string[] } {
   };
 }
 
-const catalog: WorkflowCatalog = { get: async () => ENTRY, forRun: async () => ENTRY, list: async () => [ENTRY] };
-
-let ddb: DynamoEndpoint;
-let rt: Runtime;
-beforeAll(async () => {
-  ddb = await startDynalite();
-  rt = await makeRuntime(ddb.endpoint);
-});
-afterAll(async () => {
-  await rt.close();
-  await ddb.stop();
-});
+const runtime = fileRuntime();
 
 describe('Class: RunService (an orphaned start taken over, then lost with the stack)', () => {
   it('completes the run on the next start with the key, instead of waiting for its own process', async () => {
+    const rt = runtime();
     // Recorded by a process that has ended (no such pid), before it started the execution.
     const orphan = await rt.runs.startRun({
       workflow: 'wf',
