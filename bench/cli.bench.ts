@@ -2,7 +2,7 @@
 // `node packages/cli/bin/stepforge.js …` process, next to the floor every Node program pays (`node -e
 // 0`), in one run, interleaved (round by round, every command once per round, so that the host's
 // load moves all of them alike). Prints the median wall time, the median CPU (user + system, of the
-// process and its threads) and the ratio of each median to the floor's, next to the targets
+// process and its threads), the median minor page faults and the ratio of each median to the floor's, next to the targets
 // (`--help` ≤ 1.5×, `validate` ≤ 2×, `run` of the quickstart ≤ 3×); `run --help` beside them. Figures are
 // printed, never asserted.
 //
@@ -39,13 +39,17 @@ interface Case {
   readonly noExtraCa?: boolean;
 }
 
-/** CPU ms (user + system) of this process's waited-for children so far, from /proc (Linux), else undefined. */
-function childrenCpuMs(): number | undefined {
+/**
+ * CPU ms (user + system) and minor page faults of this process's waited-for children so far, from
+ * /proc (Linux), else undefined. Faults: on the 2-core build VM each fresh page a process touches
+ * costs 10-15 us, so they are a cost of their own there.
+ */
+function childrenUsage(): { cpuMs: number; faults: number } | undefined {
   try {
     const stat = readFileSync('/proc/self/stat', 'utf8');
-    // cutime and cstime: the 14th and 15th fields after the command name, in clock ticks (100 a second).
+    // After the command name: cminflt is the 9th field, cutime and cstime the 14th and 15th (clock ticks, 100 a second).
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[13]) + Number(fields[14])) * 10;
+    return { cpuMs: (Number(fields[13]) + Number(fields[14])) * 10, faults: Number(fields[8]) };
   } catch {
     return undefined;
   }
@@ -56,7 +60,13 @@ const median = (xs: readonly number[]): number => {
   return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-function runOnce(c: Case, cwd: string, round: number): { wallMs: number; cpuMs: number | undefined } {
+interface Measured {
+  readonly wallMs: number;
+  readonly cpuMs: number | undefined;
+  readonly faults: number | undefined;
+}
+
+function runOnce(c: Case, cwd: string, round: number): Measured {
   // `new` refuses to overwrite its output: each round writes a file of its own.
   const argv = c.argv.map((a) => a.replace('{round}', String(round)));
   const env: NodeJS.ProcessEnv = {
@@ -69,7 +79,7 @@ function runOnce(c: Case, cwd: string, round: number): { wallMs: number; cpuMs: 
   if (!c.noRelay) delete env.STEPFORGE_NO_RELAY;
   if (c.noExtraCa) delete env.NODE_EXTRA_CA_CERTS;
   delete env.STEPFORGE_NO_BUNDLE;
-  const cpu0 = childrenCpuMs();
+  const before = childrenUsage();
   const t0 = performance.now();
   const r = spawnSync(process.execPath, argv[0] === '-e' ? [...argv] : [c.bin ?? BIN, ...argv], {
     cwd,
@@ -78,11 +88,15 @@ function runOnce(c: Case, cwd: string, round: number): { wallMs: number; cpuMs: 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const wallMs = performance.now() - t0;
-  const cpu1 = childrenCpuMs();
+  const after = childrenUsage();
   if (r.status !== 0) {
     throw new Error(`cli bench: \`${c.label}\` exited ${r.status}: ${r.stderr.slice(0, 400)}`);
   }
-  return { wallMs, cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 };
+  return {
+    wallMs,
+    cpuMs: before === undefined || after === undefined ? undefined : after.cpuMs - before.cpuMs,
+    faults: before === undefined || after === undefined ? undefined : after.faults - before.faults,
+  };
 }
 
 /** Starts `stepforge serve` in `cwd` and resolves once its stack answers (its stack.json is written). */
@@ -155,13 +169,18 @@ export default async function cliBench(): Promise<void> {
       for (const c of cases.slice(1).filter((x) => !x.noExtraCa))
         cases.push({ label: `${c.label} [baseline]`, argv: c.argv, bin, cacheDir: join(project, 'baseline', 'caches') });
     }
-    const samples = new Map<string, { wall: number[]; cpu: number[] }>(cases.map((c) => [c.label, { wall: [], cpu: [] }]));
+    const samples = new Map<string, { wall: number[]; cpu: number[]; faults: number[] }>();
+    const record = (label: string, m: Measured) => {
+      const s = samples.get(label) ?? { wall: [], cpu: [], faults: [] };
+      samples.set(label, s);
+      s.wall.push(m.wallMs);
+      if (m.cpuMs !== undefined) s.cpu.push(m.cpuMs);
+      if (m.faults !== undefined) s.faults.push(m.faults);
+    };
     for (let round = -1; round < rounds; round++) {
       for (const c of cases) {
         const s = runOnce(c, c.bin ? join(project, 'baseline') : project, round);
-        if (round < 0) continue;
-        samples.get(c.label)!.wall.push(s.wallMs);
-        if (s.cpuMs !== undefined) samples.get(c.label)!.cpu.push(s.cpuMs);
+        if (round >= 0) record(c.label, s);
       }
     }
     // `run` with a live stack: the same project with `serve` up, again interleaved with the floor.
@@ -172,24 +191,15 @@ export default async function cliBench(): Promise<void> {
     };
     // The same, run in its own process and connected to serve's stack, as before the thin client.
     const connected: Case = { ...live, label: 'stepforge run quickstart, `serve` up, connected (STEPFORGE_NO_RELAY=1)', noRelay: true };
-    samples.set(live.label, { wall: [], cpu: [] });
-    samples.set(connected.label, { wall: [], cpu: [] });
-    samples.set('node -e 0 (beside serve)', { wall: [], cpu: [] });
     serve = await startServe(project);
     for (let round = -1; round < rounds; round++) {
       const floor = runOnce(cases[0]!, project, round);
       const s = runOnce(live, project, round);
       const c = runOnce(connected, project, round);
       if (round < 0) continue;
-      samples.get('node -e 0 (beside serve)')!.wall.push(floor.wallMs);
-      for (const [x, r] of [
-        [live, s],
-        [connected, c],
-      ] as const) {
-        samples.get(x.label)!.wall.push(r.wallMs);
-        if (r.cpuMs !== undefined) samples.get(x.label)!.cpu.push(r.cpuMs);
-      }
-      if (floor.cpuMs !== undefined) samples.get('node -e 0 (beside serve)')!.cpu.push(floor.cpuMs);
+      record('node -e 0 (beside serve)', floor);
+      record(live.label, s);
+      record(connected.label, c);
     }
 
     const floor = median(samples.get(cases[0]!.label)!.wall);
@@ -206,8 +216,8 @@ export default async function cliBench(): Promise<void> {
       console.log(
         `NODE_EXTRA_CA_CERTS is set (${process.env.NODE_EXTRA_CA_CERTS}): every process loads it first; the rows "no NODE_EXTRA_CA_CERTS" are run without it, their ratios to the floor without it`,
       );
-    console.log('| command | wall median | CPU median | wall ÷ floor | target |');
-    console.log('|---|---|---|---|---|');
+    console.log('| command | wall median | CPU median | minor faults median | wall ÷ floor | target |');
+    console.log('|---|---|---|---|---|---|');
     for (const [label, s] of samples) {
       const c = [...cases, live, connected].find((x) => x.label === label);
       const base =
@@ -217,8 +227,11 @@ export default async function cliBench(): Promise<void> {
             ? floorNoCa
             : floor;
       const cpu = s.cpu.length > 0 ? `${median(s.cpu).toFixed(0)} ms` : 'n/a';
+      const faults = s.faults.length > 0 ? median(s.faults).toFixed(0) : 'n/a';
       const target = c?.target !== undefined ? `≤ ${c.target}×` : '';
-      console.log(`| ${label} | ${median(s.wall).toFixed(0)} ms | ${cpu} | ${(median(s.wall) / base).toFixed(2)}× | ${target} |`);
+      console.log(
+        `| ${label} | ${median(s.wall).toFixed(0)} ms | ${cpu} | ${faults} | ${(median(s.wall) / base).toFixed(2)}× | ${target} |`,
+      );
     }
   } finally {
     if (serve) {
