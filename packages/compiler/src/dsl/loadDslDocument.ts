@@ -21,6 +21,7 @@ import type {
 } from './DslDocument.js';
 import { valueAtPath } from '../source/zodIssues.js';
 import { dslSchemas, type DslDocumentData } from './DslSchema.js';
+import { plainDocumentData } from './plainStepData.js';
 import { describeDslIssue, dslIssues } from './describeDslIssue.js';
 import { knownFields } from './knownFields.js';
 import { offsetLocation, PRECISE_PARSE_OPTIONS } from '../source/yamlNodes.js';
@@ -342,6 +343,8 @@ class DslLoader {
   }
 
   private checkShape(raw: Record<string, unknown>): DslDocumentData | undefined {
+    const plain = plainDocumentData(raw);
+    if (plain) return plain;
     const { DslDocumentSpec } = dslSchemas();
     let parsed = DslDocumentSpec.safeParse(raw);
     if (parsed.success) return parsed.data;
