@@ -565,20 +565,7 @@ class DslLoader {
       const stepPath = [...path, name];
       // A step is located at its name, the key of its definition.
       const location = this.keyLocAt(path, name);
-      const at = scope.steps.length;
-      const rec: StepRec = {
-        name,
-        kind: data.call as DslStepKind,
-        data,
-        location,
-        parent: owner,
-        scope,
-        index: at,
-        path: stepPath,
-        refs: [],
-        fields: {},
-        deps: [],
-      };
+      const rec = stepRec(name, data, location, owner, scope, scope.steps.length, stepPath);
       const prior = this.byName.get(name);
       if (prior) {
         this.error('duplicate_step', `duplicate step name '${name}' (first defined at line ${prior.location.line})`, location, {
@@ -872,9 +859,20 @@ class DslLoader {
 
   /** A value whose string leaves may hold templates (input, input_template, output). */
   private value(v: unknown, path: readonly (string | number)[], bound: ReadonlySet<string>, refs?: Ref[]): DslValue {
-    const acc: ValueAcc = { path, bound, refs, templates: [], reads: [], location: this.locAt(path) };
-    const value = this.valueTemplates(acc, v, []);
-    return { value, templates: acc.templates, reads: acc.reads, location: acc.location };
+    // Assigned onto `{}` and `new Array()`, not literals with fields: see stepRec.
+    const acc = {} as { -readonly [K in keyof ValueAcc]: ValueAcc[K] };
+    acc.path = path;
+    acc.bound = bound;
+    acc.refs = refs;
+    acc.templates = new Array<ValueAcc['templates'][number]>();
+    acc.reads = new Array<string>();
+    acc.location = this.locAt(path);
+    const out = {} as { -readonly [K in keyof DslValue]: DslValue[K] };
+    out.value = this.valueTemplates(acc, v, []);
+    out.templates = acc.templates;
+    out.reads = acc.reads;
+    out.location = acc.location;
+    return out;
   }
 
   /**
@@ -893,11 +891,11 @@ class DslLoader {
       for (const r of this.readsOf(t, at, acc.bound, acc.refs, undefined, aliased)) if (!acc.reads.includes(r)) acc.reads.push(r);
       const location = whole ? acc.location : this.locAt(at);
       if (aliased.length === 0) {
-        acc.templates.push({ path: p, template: t, location });
+        acc.templates.push(valueTemplate(p, t, location));
         return x;
       }
       const text = withStepNames(x, aliased);
-      acc.templates.push({ path: p, template: parseTemplate(text), location });
+      acc.templates.push(valueTemplate(p, parseTemplate(text), location));
       return text;
     } else if (Array.isArray(x)) {
       let out: unknown[] | undefined;
@@ -933,7 +931,7 @@ class DslLoader {
         if (!names.includes(target)) names.push(target);
         // A while condition may read its own body's steps: they finished when it is evaluated.
         if (body && body.steps.some((s) => s.name === target)) continue;
-        refs?.push({ target, via: 'reference', path, span: { text: t.text, start: p.offset, end: p.offset + p.length } });
+        refs?.push(reference(target, path, t.text, p.offset, p.offset + p.length));
       } else if (this.inputNames && typeof p.segments[0] === 'string') {
         const name = p.segments[0];
         if (!this.inputNames.has(name) && !bound.has(name)) {
@@ -1056,12 +1054,20 @@ class DslLoader {
       if (!t.scope.seen.has(pair)) {
         t.scope.seen.add(pair);
         u.deps.push(t.index);
-        t.scope.edges.push([t.index, u.index]);
+        // A pair made by index, not an array literal: see stepRec.
+        const edge = new Array<number>(2) as [number, number];
+        edge[0] = t.index;
+        edge[1] = u.index;
+        t.scope.edges.push(edge);
       }
       const key = pair + (ref.via === 'reference' ? 2 : 1);
       if (!t.scope.seen.has(key)) {
         t.scope.seen.add(key);
-        this.dependencies.push({ from: t.name, to: u.name, via: ref.via });
+        const dependency = {} as { from: string; to: string; via: 'after' | 'reference' };
+        dependency.from = t.name;
+        dependency.to = u.name;
+        dependency.via = ref.via;
+        this.dependencies.push(dependency);
       }
     }
   }
@@ -1092,7 +1098,9 @@ class DslLoader {
     const f = r.fields;
     // Filled field by field rather than spread together: same key order, a fraction of the
     // allocations (this runs once per step, and large documents have thousands).
-    const step: Record<string, unknown> = { name: r.name, kind: r.kind };
+    const step: Record<string, unknown> = {};
+    step.name = r.name;
+    step.kind = r.kind;
     if (typeof d.description === 'string') step.description = d.description;
     if (r.parent) step.parent = r.parent.name;
     if (f.input) step.input = f.input;
@@ -1168,6 +1176,60 @@ class DslLoader {
     }
     return step as unknown as DslStep;
   }
+}
+
+/**
+ * A step's record. The records, like the templates, references and locations the loader keeps for
+ * every step, are assigned onto `{}` and `new Array()` rather than written as literals with fields:
+ * V8 pretenures the allocation site of a literal whose objects outlive a scavenge, as these do while
+ * the document loads, and then every compile put them in the old space, where they stay until a
+ * mark-compact, on fresh pages each time (see docs/performance.md). The key order is the literal's.
+ */
+function stepRec(
+  name: string,
+  data: Record<string, unknown>,
+  location: SourceLocation,
+  parent: StepRec | undefined,
+  scope: ScopeRec,
+  index: number,
+  path: readonly (string | number)[],
+): StepRec {
+  const rec = {} as { -readonly [K in keyof StepRec]: StepRec[K] };
+  rec.name = name;
+  rec.kind = data.call as DslStepKind;
+  rec.data = data;
+  rec.location = location;
+  rec.parent = parent;
+  rec.scope = scope;
+  rec.index = index;
+  rec.path = path;
+  rec.refs = new Array<Ref>();
+  rec.fields = {};
+  rec.deps = new Array<number>();
+  return rec;
+}
+
+/** A template found in a value, with its path below the value and its location (see stepRec). */
+function valueTemplate(path: (string | number)[], template: Template, location: SourceLocation): ValueAcc['templates'][number] {
+  const entry = {} as { path: (string | number)[]; template: Template; location: SourceLocation };
+  entry.path = path;
+  entry.template = template;
+  entry.location = location;
+  return entry;
+}
+
+/** A `steps.<name>` reference inside the string at `path`, `[start, end)` of `text` (see stepRec). */
+function reference(target: string, path: DataPath, text: string, start: number, end: number): Ref {
+  const span = {} as { text: string; start: number; end: number };
+  span.text = text;
+  span.start = start;
+  span.end = end;
+  const ref = {} as { -readonly [K in keyof Ref]: Ref[K] };
+  ref.target = target;
+  ref.via = 'reference';
+  ref.path = path;
+  ref.span = span;
+  return ref;
 }
 
 function byPosition(a: { readonly location?: SourceLocation }, b: { readonly location?: SourceLocation }): number {
