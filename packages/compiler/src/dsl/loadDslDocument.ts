@@ -1055,9 +1055,8 @@ class DslLoader {
         t.scope.seen.add(pair);
         u.deps.push(t.index);
         // A pair made by index, not an array literal: see stepRec.
-        const edge = new Array<number>(2) as [number, number];
-        edge[0] = t.index;
-        edge[1] = u.index;
+        const edge = new Array<number>() as unknown as [number, number];
+        edge.push(t.index, u.index);
         t.scope.edges.push(edge);
       }
       const key = pair + (ref.via === 'reference' ? 2 : 1);

@@ -879,18 +879,24 @@ class Lowerer implements LowerContext {
         config = omit(config, PROMPT_KEY);
     }
     if (kind === 'model' || kind === 'tool') config = omit(config, TURN_LIMIT_KEYS);
-    const stepField: Record<string, unknown> = { id: step.id, kind, identity: extra.identity ?? step.identity };
+    // The envelope and the Task state are assigned onto `{}` rather than written as literals with
+    // fields: V8 pretenures the allocation site of a literal whose objects outlive a scavenge, as the
+    // definition's do while it is built, and then every compile put them in the old space, where
+    // they stay until a mark-compact, on fresh pages each time (see docs/performance.md).
+    const stepField: Record<string, unknown> = {};
+    stepField.id = step.id;
+    stepField.kind = kind;
+    stepField.identity = extra.identity ?? step.identity;
     // Empty lists are the schema defaults: left out to keep large definitions under 1 MB.
     if (iter.length > 0) stepField.iteration = `{% [${iter.map((x) => `$${x}`).join(', ')}] %}`;
     if (extra.role !== undefined) stepField.role = extra.role;
-    const out: Record<string, unknown> = {
-      version: ENVELOPE_VERSION,
-      run: '{% $run %}',
-      step: stepField,
-      config,
-      inputs,
-      attempt: ATTEMPT,
-    };
+    const out: Record<string, unknown> = {};
+    out.version = ENVELOPE_VERSION;
+    out.run = '{% $run %}';
+    out.step = stepField;
+    out.config = config;
+    out.inputs = inputs;
+    out.attempt = ATTEMPT;
     if (step.tools.length > 0) out.tools = [...step.tools];
     if (step.secrets.length > 0) out.secrets = [...step.secrets];
     const budget = extra.budget ?? (step.budget ? { maxTurns: step.budget.maxTurns, maxToolCalls: step.budget.maxToolCalls } : undefined);
@@ -914,27 +920,26 @@ class Lowerer implements LowerContext {
   ): AslState {
     const callback = kind === 'tool';
     const timeout = step.timeoutSeconds ?? (callback ? CALLBACK_TIMEOUT_SECONDS : undefined);
-    // Fields set one by one rather than spread in (a spread in the middle of a literal built every
-    // Task through the slow generic copy, and the states it made were slower to serialise).
-    const state: AslState = {
-      Type: 'Task',
-      Comment: this.comment(step, what),
-      Resource: callback ? LAMBDA_INVOKE_CALLBACK : kindResource(kind),
-      Arguments: callback
-        ? { FunctionName: kindResource(kind), Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
-        : payload,
-    };
+    // Fields set one by one onto `{}` (see payload; a spread in the middle of a literal also built
+    // every Task through the slow generic copy, and the states it made were slower to serialise).
+    const state = {} as AslState;
+    state.Type = 'Task';
+    state.Comment = this.comment(step, what);
+    state.Resource = callback ? LAMBDA_INVOKE_CALLBACK : kindResource(kind);
+    state.Arguments = callback
+      ? { FunctionName: kindResource(kind), Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
+      : payload;
     if (timeout !== undefined) state.TimeoutSeconds = timeout;
     state.Assign = assign;
     state.Retry = renderRetry(step.retry);
-    state.Catch = [
-      {
-        ErrorEquals: CATCH_ALL,
-        // [step id, error output]: the scope's Fail state turns it into the run's error and cause.
-        Output: `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`,
-        Next: this.failState(scope),
-      },
-    ];
+    const catcher: Record<string, unknown> = {};
+    catcher.ErrorEquals = CATCH_ALL;
+    // [step id, error output]: the scope's Fail state turns it into the run's error and cause.
+    catcher.Output = `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`;
+    catcher.Next = this.failState(scope);
+    const catchers = new Array<Record<string, unknown>>();
+    catchers.push(catcher);
+    state.Catch = catchers;
     return state;
   }
 

@@ -6,12 +6,15 @@ import { RESULT_VALUE_LEAF, type Frag, type LowerContext, type Scope } from '../
 export function lowerTask(ctx: LowerContext, step: IrStep, scope: Scope, v: string): Frag {
   const name = ctx.stepNames.get(step)!;
   const kind = (step.kind === 'agent' ? 'agent' : step.kind) as LambdaStepKind;
+  // Assigned onto `{}` rather than written as a literal: see LowerContext.payload.
+  const assign: Record<string, unknown> = {};
+  assign[v] = RESULT_VALUE_LEAF;
   const state = ctx.taskState(
     step,
     scope,
     kind,
     ctx.payload(step, scope),
-    { [v]: RESULT_VALUE_LEAF },
+    assign,
     kind === 'tool' ? 'answered through a task token (a gated call waits for a human)' : undefined,
   );
   scope.states[name] = state;
