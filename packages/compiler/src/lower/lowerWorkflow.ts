@@ -247,7 +247,8 @@ class Lowerer implements LowerContext {
       // A read from inside a loop body counts as a read by the loop step itself (what runs in the outer scope).
       for (const r of allReads(step)) {
         let readers = this.readers.get(r);
-        if (readers === undefined) this.readers.set(r, (readers = []));
+        // `new Array()`, not `[]`: an array literal's site is one V8 may pretenure (see payload).
+        if (readers === undefined) this.readers.set(r, (readers = new Array<string>()));
         readers.push(step.id);
         if (owner !== undefined) readers.push(owner);
       }
@@ -289,8 +290,11 @@ class Lowerer implements LowerContext {
       if (at < min) min = at;
       if (at > max) max = at;
     }
-    layout.spans.set(stepId, (span = { min, max }));
-    return span;
+    const made = {} as { min: number; max: number };
+    made.min = min;
+    made.max = max;
+    layout.spans.set(stepId, made);
+    return made;
   }
 
   private layout(wf: IrWorkflow, control: IrControl): void {
@@ -305,7 +309,9 @@ class Lowerer implements LowerContext {
       const lo = next;
       if (c.type === 'step') place(wf.steps[c.step]!, next++);
       else for (const child of c.type === 'sequence' ? c.items : c.branches) visit(child);
-      ranges.set(c, [lo, next]);
+      const range = new Array<number>() as unknown as [number, number];
+      range.push(lo, next);
+      ranges.set(c, range);
     };
     visit(control);
     this.layouts.set(wf, { position, ranges, spans: new Map() });
@@ -325,7 +331,9 @@ class Lowerer implements LowerContext {
       if (long) this.failWith(long, step);
       if (!this.names.claimState(name)) this.failWith(duplicateStateName(step.id, name), step);
       this.stepNames.set(step, name);
-      this.stepStates.set(step, [name]);
+      const states = new Array<string>();
+      states.push(name);
+      this.stepStates.set(step, states);
       const body = step.composite?.body;
       if (body) this.reserveStepNames(body, step);
     }
@@ -564,7 +572,10 @@ class Lowerer implements LowerContext {
         inner,
         (assigns) => `{${exports.map((p) => `${JSON.stringify(p.variable)}: ${valueOf(`$${p.variable}`, assigns)}`).join(', ')}}`,
       );
-      rendered.push({ StartAt: this.entryOf(frag), States: inner.states });
+      const rendering: Record<string, unknown> = {};
+      rendering.StartAt = this.entryOf(frag);
+      rendering.States = inner.states;
+      rendered.push(rendering);
       for (const p of exports) {
         const outer = `$lookup($${result}[${i}], ${JSON.stringify(p.variable)})`;
         for (const stepId of p.steps) {
@@ -575,7 +586,10 @@ class Lowerer implements LowerContext {
         }
       }
     });
-    const state: AslState = { Type: 'Parallel', Comment: `Runs ${branches.length} branches at once`, Branches: rendered };
+    const state: AslState = {};
+    state.Type = 'Parallel';
+    state.Comment = `Runs ${branches.length} branches at once`;
+    state.Branches = rendered;
     if (carried.length > 0) state.Assign = { [result]: '{% $states.result %}' };
     scope.states[name] = state;
     for (const [stepId, expr] of newEnv) scope.env.set(stepId, expr);
@@ -667,7 +681,8 @@ class Lowerer implements LowerContext {
   failState(scope: Scope): string {
     if (scope.failState === undefined) {
       const name = this.names.state(scope.top ? 'Failed' : `${scope.label}: failed`);
-      const fail: AslState = { Type: 'Fail' };
+      const fail: AslState = {};
+      fail.Type = 'Fail';
       if (scope.top) fail.Comment = "The run ends failed with the failing step's error; the cause names the step";
       fail.Error = '{% $states.input[1].Error %}';
       fail.Cause = '{% "step \'" & $states.input[0] & "\' failed: " & $states.input[1].Cause %}';
@@ -784,7 +799,12 @@ class Lowerer implements LowerContext {
     if (step.chooseFrom && step.chooseFrom.length > 0) frag = this.checkVerbatim(step, scope, frag);
     if (step.when) frag = this.guard(step, scope, v, frag);
     scope.env.set(step.id, `$${v}`);
-    scope.produced.push({ variable: v, steps: [step.id] });
+    const steps = new Array<string>();
+    steps.push(step.id);
+    const produced = {} as { variable: string; steps: string[] };
+    produced.variable = v;
+    produced.steps = steps;
+    scope.produced.push(produced);
     return frag;
   }
 
