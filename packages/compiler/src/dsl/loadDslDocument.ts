@@ -676,7 +676,8 @@ class DslLoader {
     const server = rec.kind === 'mcp_tool' ? unknownReference(d.server as string, decl.mcpServers) : undefined;
     if (server) this.report(unknownDeclaration('MCP server', server), this.locAt([...path, 'server']));
     // Step secrets: NAME: $secret:<id> | NAME: <declared secret>, or a list of either.
-    const secrets: DslSecret[] = [];
+    // `new Array()`, not `[]`, for what the step keeps: see stepRec.
+    const secrets = new Array<DslSecret>();
     const sec = d.secrets;
     if (Array.isArray(sec)) {
       for (let i = 0; i < sec.length; i++) {
@@ -717,7 +718,7 @@ class DslLoader {
         ? { literal: items, location: this.locAt([...path, 'items']) }
         : this.condition(items as string, [...path, 'items'], bound, rec);
     }
-    const after = d.after === undefined ? [] : Array.isArray(d.after) ? (d.after as string[]) : [d.after as string];
+    const after = d.after === undefined ? new Array<string>() : Array.isArray(d.after) ? (d.after as string[]) : [d.after as string];
     rec.fields.after = after;
     for (let i = 0; i < after.length; i++) {
       rec.refs.push({ target: after[i]!, via: 'after', path: Array.isArray(d.after) ? [...path, 'after', i] : [...path, 'after'] });
@@ -1114,7 +1115,7 @@ class DslLoader {
     if (deps.length === 2) {
       if (deps[0]! > deps[1]!) deps.reverse();
     } else if (deps.length > 2) deps.sort(ascending);
-    const names: string[] = [];
+    const names = new Array<string>();
     for (const i of deps) names.push(r.scope.steps[i]!.name);
     step.dependencies = names;
     step.location = r.location;

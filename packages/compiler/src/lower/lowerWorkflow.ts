@@ -24,6 +24,7 @@ import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';
 import { renderRetry } from './renderRetry.js';
 import { kindResource } from './kindResource.js';
 import {
+  nextFrag,
   type AslState,
   type Frag,
   type LowerContext,
@@ -546,16 +547,16 @@ class Lowerer implements LowerContext {
     const newEnv: [string, string][] = [];
     const carried: string[] = [];
     branches.forEach((branch, i) => {
-      const inner: Scope = {
-        // Named after the branch's first steps: its Fail / join states read "<branch>: failed".
-        label: this.controlLabel(branch, wf),
-        states: {},
-        env: scope.env.child(),
-        inputVar: scope.inputVar,
-        iterVars: scope.iterVars,
-        inMap: scope.inMap,
-        produced: [],
-      };
+      // Assigned onto `{}` (see payload): a branch's scope and its states live until the Parallel is done.
+      const inner = {} as { -readonly [K in keyof Scope]: Scope[K] };
+      // Named after the branch's first steps: its Fail / join states read "<branch>: failed".
+      inner.label = this.controlLabel(branch, wf);
+      inner.states = {};
+      inner.env = scope.env.child();
+      inner.inputVar = scope.inputVar;
+      inner.iterVars = scope.iterVars;
+      inner.inMap = scope.inMap;
+      inner.produced = new Array<Scope['produced'][number]>();
       const frag = this.lowerControl(branch, wf, inner)!;
       // Only values read after the Parallel (or results) leave the branch: keeps definitions small.
       const exports: Scope['produced'][number][] = [];
@@ -594,7 +595,7 @@ class Lowerer implements LowerContext {
     scope.states[name] = state;
     for (const [stepId, expr] of newEnv) scope.env.set(stepId, expr);
     if (carried.length > 0) scope.produced.push({ variable: result, steps: carried });
-    return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+    return nextFrag(name, state);
   }
 
   /** Labels by control node: a Parallel asks for each branch's label several times, and for its nested Parallels' again. */
@@ -853,7 +854,7 @@ class Lowerer implements LowerContext {
     const name = this.stepNames.get(step)!;
     const state: AslState = { Type: 'Pass', Comment: this.comment(step, what), Assign: { [v]: `{% ${jsonata} %}` } };
     scope.states[name] = state;
-    return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+    return nextFrag(name, state);
   }
 
   /** `when`: a Choice that skips the step (its variable set to null) unless the guard is truthy. */

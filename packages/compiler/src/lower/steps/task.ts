@@ -1,7 +1,7 @@
 // A plain Lambda step (model or agent without tools, tool, connector, function, …): one Task.
 import type { LambdaStepKind } from '@stepforge/contract';
 import type { IrStep } from '../../ir/Ir.js';
-import { RESULT_VALUE_LEAF, type Frag, type LowerContext, type Scope } from '../LowerContext.js';
+import { nextFrag, RESULT_VALUE_LEAF, type Frag, type LowerContext, type Scope } from '../LowerContext.js';
 
 export function lowerTask(ctx: LowerContext, step: IrStep, scope: Scope, v: string): Frag {
   const name = ctx.stepNames.get(step)!;
@@ -18,5 +18,5 @@ export function lowerTask(ctx: LowerContext, step: IrStep, scope: Scope, v: stri
     kind === 'tool' ? 'answered through a task token (a gated call waits for a human)' : undefined,
   );
   scope.states[name] = state;
-  return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+  return nextFrag(name, state);
 }
