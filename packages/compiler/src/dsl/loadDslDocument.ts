@@ -562,7 +562,8 @@ class DslLoader {
     // The mapping's source order (object keys keep insertion order: step names are never integers).
     for (const name in map) {
       const data = map[name]!;
-      const stepPath = [...path, name];
+      // concat, not a spread into a literal: see stepRec.
+      const stepPath = path.concat(name);
       // A step is located at its name, the key of its definition.
       const location = this.keyLocAt(path, name);
       const rec = stepRec(name, data, location, owner, scope, scope.steps.length, stepPath);
@@ -692,9 +693,9 @@ class DslLoader {
 
     // Expressions: what the step (not its body) reads.
     const bound = rec.scope.bound;
-    if (d.input !== undefined) rec.fields.input = this.value(d.input, [...path, 'input'], bound, rec.refs);
+    if (d.input !== undefined) rec.fields.input = this.value(d.input, path.concat('input'), bound, rec.refs);
     if (d.input_template !== undefined)
-      rec.fields.inputTemplate = this.value(d.input_template, [...path, 'input_template'], bound, rec.refs);
+      rec.fields.inputTemplate = this.value(d.input_template, path.concat('input_template'), bound, rec.refs);
     if (d.when !== undefined) rec.fields.when = this.condition(d.when as string | boolean, [...path, 'when'], bound, rec);
     if (rec.kind === 'conditional')
       rec.fields.condition = this.condition(d.condition as string | boolean, [...path, 'condition'], bound, rec);
