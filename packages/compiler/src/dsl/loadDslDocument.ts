@@ -870,7 +870,7 @@ class DslLoader {
     acc.reads = new Array<string>();
     acc.location = this.locAt(path);
     const out = {} as { -readonly [K in keyof DslValue]: DslValue[K] };
-    out.value = this.valueTemplates(acc, v, []);
+    out.value = this.valueTemplates(acc, v, new Array<string | number>());
     out.templates = acc.templates;
     out.reads = acc.reads;
     out.location = acc.location;

@@ -12,7 +12,8 @@ import { DEFAULT_AGENT_BUDGET, inputDefaults } from './chainToIr.js';
 
 /** Lowers a loaded DSL document into the IR. */
 export function dslToIr(doc: DslDocument, options: { file?: string; source?: string } = {}): IrDocument {
-  const ctx: Context = { doc, templates: [], identities: new Map() };
+  // `new Array()`, not `[]`, for the list every template is pushed onto: see step.
+  const ctx: Context = { doc, templates: new Array<Template>(), identities: new Map() };
   const top = scope(ctx, doc.workflow);
   return {
     name: doc.name,

@@ -541,11 +541,12 @@ class Lowerer implements LowerContext {
   private lowerParallel(branches: readonly IrControl[], wf: IrWorkflow, scope: Scope): Frag {
     const label = `[${branches.map((b) => this.controlLabel(b, wf)).join(' & ')}]`;
     const name = this.names.state(label.length > 70 ? `[${this.controlLabel(branches[0]!, wf)} & ${branches.length - 1} more]` : label);
-    const rendered: Record<string, unknown>[] = [];
+    // Lists made with `new Array()`, not `[]` (see payload): the branches live in the definition.
+    const rendered = new Array<Record<string, unknown>>();
     // One variable receives the whole Parallel result; steps are read from it by branch and key.
     const result = this.names.variable(`par_${asciiOnly(this.controlLabel(branches[0]!, wf)).replace(/[^A-Za-z0-9_]/g, '')}`);
-    const newEnv: [string, string][] = [];
-    const carried: string[] = [];
+    const newEnv = new Array<[string, string]>();
+    const carried = new Array<string>();
     branches.forEach((branch, i) => {
       // Assigned onto `{}` (see payload): a branch's scope and its states live until the Parallel is done.
       const inner = {} as { -readonly [K in keyof Scope]: Scope[K] };
@@ -594,7 +595,12 @@ class Lowerer implements LowerContext {
     if (carried.length > 0) state.Assign = { [result]: '{% $states.result %}' };
     scope.states[name] = state;
     for (const [stepId, expr] of newEnv) scope.env.set(stepId, expr);
-    if (carried.length > 0) scope.produced.push({ variable: result, steps: carried });
+    if (carried.length > 0) {
+      const produced = {} as { variable: string; steps: string[] };
+      produced.variable = result;
+      produced.steps = carried;
+      scope.produced.push(produced);
+    }
     return nextFrag(name, state);
   }
 
@@ -1109,7 +1115,8 @@ export function allReads(step: IrStep): readonly string[] {
   for (const e of [step.input, step.when, step.expr, step.composite?.items, step.composite?.condition]) {
     if (e) for (const r of e.reads) if (r !== step.id) out.add(r);
   }
-  ALL_READS.set(step, (reads = [...out]));
+  // Array.from, not a spread into a literal (a site V8 may pretenure; see payload): kept as long as the IR.
+  ALL_READS.set(step, (reads = Array.from(out)));
   return reads;
 }
 
