@@ -327,8 +327,9 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       scored.push(bestBalanced !== undefined && bestBalanced.score === bestAll.score ? bestBalanced : bestAll);
     scored.sort(byScore);
     const split = (c: Cut): { a: number[]; b: number[] } => {
-      const a: number[] = [];
-      const b: number[] = [];
+      // `new Array()`, not `[]`: the halves live through the recursion (see controlStep).
+      const a = new Array<number>();
+      const b = new Array<number>();
       for (let i = 0; i < m; i++) (inA(c, i) ? a : b).push(set[i]!);
       return { a, b };
     };
@@ -401,9 +402,15 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     }
     // One component (the common case) is `set` itself.
     if (count === 1) return [set as number[]];
-    // Built with push, not map (see stepSequence).
+    // Built with push, not map (see stepSequence); the member lists, which the recursion below works
+    // on, with `new Array()` rather than `[]` (see controlStep).
     const out: { members: number[]; min: number }[] = [];
-    for (let c = 0; c < count; c++) out.push({ members: [], min: Infinity });
+    for (let c = 0; c < count; c++) {
+      const component = {} as { members: number[]; min: number };
+      component.members = new Array<number>();
+      component.min = Infinity;
+      out.push(component);
+    }
     for (let vi = 0; vi < set.length; vi++) {
       const v = set[vi]!;
       const c = out[comp[v]!]!;
@@ -411,7 +418,7 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       if (v < c.min) c.min = v;
     }
     out.sort((x, y) => x.min - y.min);
-    const components: number[][] = [];
+    const components = new Array<number[]>();
     for (const c of out) components.push(c.members);
     return components;
   };
