@@ -886,7 +886,8 @@ class DslLoader {
       if (!hasExpression(x) && !x.includes('$${')) return x;
       // A string value (a prompt, most often) is its own template: its path and location are the value's.
       const whole = p.length === 0;
-      const at = whole ? acc.path : [...acc.path, ...p];
+      // concat, not spreads into a literal (see stepRec): the paths live in the templates and references.
+      const at = whole ? acc.path : acc.path.concat(p);
       const t = this.template(x, at, false);
       if (!t) return x;
       const aliased: Aliased[] = [];
@@ -902,14 +903,14 @@ class DslLoader {
     } else if (Array.isArray(x)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < x.length; i++) {
-        const y = this.valueTemplates(acc, x[i], [...p, i]);
+        const y = this.valueTemplates(acc, x[i], p.concat(i));
         if (y !== x[i]) (out ??= [...x])[i] = y;
       }
       return out ?? x;
     } else if (x !== null && typeof x === 'object') {
       let out: Record<string, unknown> | undefined;
       for (const [k, y] of Object.entries(x)) {
-        const z = this.valueTemplates(acc, y, [...p, k]);
+        const z = this.valueTemplates(acc, y, p.concat(k));
         if (z !== y) (out ??= { ...(x as Record<string, unknown>) })[k] = z;
       }
       return out ?? x;

@@ -129,7 +129,7 @@ function step(ctx: Context, s: DslStep): IrStep {
   const { config, composite } = kindFields(ctx, s);
   // An agent step is granted the tools its agent declares: it runs as an agent loop (reason, the
   // tool calls it asks for, again), as a chain task granted tools with `@` does.
-  const tools = s.kind === 'agent' ? agentTools(ctx.doc.agents[s.agent]?.config) : [];
+  const tools = s.kind === 'agent' ? agentTools(ctx.doc.agents[s.agent]?.config) : new Array<string>();
   const secrets = s.secrets.length === 0 ? new Array<string>() : s.secrets.map((x) => x.id);
   const retry = dslRetry((s as { retry?: unknown }).retry);
   const when = s.when ? field(ctx, s.when) : undefined;
@@ -171,16 +171,16 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
       if (servers !== undefined) config.mcpServers = servers;
       return { config };
     }
-    case 'function':
+    case 'function': {
       // Binding name → secret id: a Python function called GraphN's way gets each binding as the
       // keyword argument of that name (`secrets: {API_KEY: $secret:news-key}` → API_KEY=…).
       if (s.secrets.length > 0)
         return { config: { function: s.function, secretNames: Object.fromEntries(s.secrets.map((x) => [x.name, x.id])) } };
-      else {
-        const config: Record<string, unknown> = {};
-        config.function = s.function;
-        return { config };
-      }
+      // Assigned onto `{}` (see step): every function step's configuration lives as long as the IR.
+      const config: Record<string, unknown> = {};
+      config.function = s.function;
+      return { config };
+    }
     case 'mcp_tool': {
       const srv = doc.mcpServers[s.server];
       return {

@@ -6,7 +6,7 @@ import { nextFrag, RESULT_VALUE_LEAF, type Frag, type LowerContext, type Scope }
 export function lowerTask(ctx: LowerContext, step: IrStep, scope: Scope, v: string): Frag {
   const name = ctx.stepNames.get(step)!;
   const kind = (step.kind === 'agent' ? 'agent' : step.kind) as LambdaStepKind;
-  // Assigned onto `{}` rather than written as a literal: see LowerContext.payload.
+  // Assigned onto `{}` rather than written as a literal: see nextFrag.
   const assign: Record<string, unknown> = {};
   assign[v] = RESULT_VALUE_LEAF;
   const state = ctx.taskState(
