@@ -277,7 +277,13 @@ function buildDslSchemas() {
     })
     .describe('A Stepforge workflow DSL document.');
 
-  return { DslStepSpec, DslDocumentSpec };
+  /**
+   * The document with its steps left unchecked (each step any value): what zod checks of a document
+   * whose steps plainStepData checks (the step names are still checked here).
+   */
+  const DslDocumentShellSpec = DslDocumentSpec.extend({ steps: z.record(StepName, z.unknown()) });
+
+  return { DslStepSpec, DslDocumentSpec, DslDocumentShellSpec };
 }
 
 let built: ReturnType<typeof buildDslSchemas> | undefined;

@@ -21,6 +21,7 @@ import type {
 } from './DslDocument.js';
 import { valueAtPath } from '../source/zodIssues.js';
 import { dslSchemas, type DslDocumentData } from './DslSchema.js';
+import { plainDocumentData } from './plainStepData.js';
 import { describeDslIssue, dslIssues } from './describeDslIssue.js';
 import { knownFields } from './knownFields.js';
 import { offsetLocation, PRECISE_PARSE_OPTIONS } from '../source/yamlNodes.js';
@@ -342,6 +343,8 @@ class DslLoader {
   }
 
   private checkShape(raw: Record<string, unknown>): DslDocumentData | undefined {
+    const plain = plainDocumentData(raw);
+    if (plain) return plain;
     const { DslDocumentSpec } = dslSchemas();
     let parsed = DslDocumentSpec.safeParse(raw);
     if (parsed.success) return parsed.data;
@@ -559,23 +562,11 @@ class DslLoader {
     // The mapping's source order (object keys keep insertion order: step names are never integers).
     for (const name in map) {
       const data = map[name]!;
-      const stepPath = [...path, name];
+      // concat, not a spread into a literal: see stepRec.
+      const stepPath = path.concat(name);
       // A step is located at its name, the key of its definition.
       const location = this.keyLocAt(path, name);
-      const at = scope.steps.length;
-      const rec: StepRec = {
-        name,
-        kind: data.call as DslStepKind,
-        data,
-        location,
-        parent: owner,
-        scope,
-        index: at,
-        path: stepPath,
-        refs: [],
-        fields: {},
-        deps: [],
-      };
+      const rec = stepRec(name, data, location, owner, scope, scope.steps.length, stepPath);
       const prior = this.byName.get(name);
       if (prior) {
         this.error('duplicate_step', `duplicate step name '${name}' (first defined at line ${prior.location.line})`, location, {
@@ -686,7 +677,8 @@ class DslLoader {
     const server = rec.kind === 'mcp_tool' ? unknownReference(d.server as string, decl.mcpServers) : undefined;
     if (server) this.report(unknownDeclaration('MCP server', server), this.locAt([...path, 'server']));
     // Step secrets: NAME: $secret:<id> | NAME: <declared secret>, or a list of either.
-    const secrets: DslSecret[] = [];
+    // `new Array()`, not `[]`, for what the step keeps: see stepRec.
+    const secrets = new Array<DslSecret>();
     const sec = d.secrets;
     if (Array.isArray(sec)) {
       for (let i = 0; i < sec.length; i++) {
@@ -701,9 +693,9 @@ class DslLoader {
 
     // Expressions: what the step (not its body) reads.
     const bound = rec.scope.bound;
-    if (d.input !== undefined) rec.fields.input = this.value(d.input, [...path, 'input'], bound, rec.refs);
+    if (d.input !== undefined) rec.fields.input = this.value(d.input, path.concat('input'), bound, rec.refs);
     if (d.input_template !== undefined)
-      rec.fields.inputTemplate = this.value(d.input_template, [...path, 'input_template'], bound, rec.refs);
+      rec.fields.inputTemplate = this.value(d.input_template, path.concat('input_template'), bound, rec.refs);
     if (d.when !== undefined) rec.fields.when = this.condition(d.when as string | boolean, [...path, 'when'], bound, rec);
     if (rec.kind === 'conditional')
       rec.fields.condition = this.condition(d.condition as string | boolean, [...path, 'condition'], bound, rec);
@@ -727,7 +719,7 @@ class DslLoader {
         ? { literal: items, location: this.locAt([...path, 'items']) }
         : this.condition(items as string, [...path, 'items'], bound, rec);
     }
-    const after = d.after === undefined ? [] : Array.isArray(d.after) ? (d.after as string[]) : [d.after as string];
+    const after = d.after === undefined ? new Array<string>() : Array.isArray(d.after) ? (d.after as string[]) : [d.after as string];
     rec.fields.after = after;
     for (let i = 0; i < after.length; i++) {
       rec.refs.push({ target: after[i]!, via: 'after', path: Array.isArray(d.after) ? [...path, 'after', i] : [...path, 'after'] });
@@ -869,9 +861,20 @@ class DslLoader {
 
   /** A value whose string leaves may hold templates (input, input_template, output). */
   private value(v: unknown, path: readonly (string | number)[], bound: ReadonlySet<string>, refs?: Ref[]): DslValue {
-    const acc: ValueAcc = { path, bound, refs, templates: [], reads: [], location: this.locAt(path) };
-    const value = this.valueTemplates(acc, v, []);
-    return { value, templates: acc.templates, reads: acc.reads, location: acc.location };
+    // Assigned onto `{}` and `new Array()`, not literals with fields: see stepRec.
+    const acc = {} as { -readonly [K in keyof ValueAcc]: ValueAcc[K] };
+    acc.path = path;
+    acc.bound = bound;
+    acc.refs = refs;
+    acc.templates = new Array<ValueAcc['templates'][number]>();
+    acc.reads = new Array<string>();
+    acc.location = this.locAt(path);
+    const out = {} as { -readonly [K in keyof DslValue]: DslValue[K] };
+    out.value = this.valueTemplates(acc, v, new Array<string | number>());
+    out.templates = acc.templates;
+    out.reads = acc.reads;
+    out.location = acc.location;
+    return out;
   }
 
   /**
@@ -883,30 +886,31 @@ class DslLoader {
       if (!hasExpression(x) && !x.includes('$${')) return x;
       // A string value (a prompt, most often) is its own template: its path and location are the value's.
       const whole = p.length === 0;
-      const at = whole ? acc.path : [...acc.path, ...p];
+      // concat, not spreads into a literal (see stepRec): the paths live in the templates and references.
+      const at = whole ? acc.path : acc.path.concat(p);
       const t = this.template(x, at, false);
       if (!t) return x;
       const aliased: Aliased[] = [];
       for (const r of this.readsOf(t, at, acc.bound, acc.refs, undefined, aliased)) if (!acc.reads.includes(r)) acc.reads.push(r);
       const location = whole ? acc.location : this.locAt(at);
       if (aliased.length === 0) {
-        acc.templates.push({ path: p, template: t, location });
+        acc.templates.push(valueTemplate(p, t, location));
         return x;
       }
       const text = withStepNames(x, aliased);
-      acc.templates.push({ path: p, template: parseTemplate(text), location });
+      acc.templates.push(valueTemplate(p, parseTemplate(text), location));
       return text;
     } else if (Array.isArray(x)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < x.length; i++) {
-        const y = this.valueTemplates(acc, x[i], [...p, i]);
+        const y = this.valueTemplates(acc, x[i], p.concat(i));
         if (y !== x[i]) (out ??= [...x])[i] = y;
       }
       return out ?? x;
     } else if (x !== null && typeof x === 'object') {
       let out: Record<string, unknown> | undefined;
       for (const [k, y] of Object.entries(x)) {
-        const z = this.valueTemplates(acc, y, [...p, k]);
+        const z = this.valueTemplates(acc, y, p.concat(k));
         if (z !== y) (out ??= { ...(x as Record<string, unknown>) })[k] = z;
       }
       return out ?? x;
@@ -930,7 +934,7 @@ class DslLoader {
         if (!names.includes(target)) names.push(target);
         // A while condition may read its own body's steps: they finished when it is evaluated.
         if (body && body.steps.some((s) => s.name === target)) continue;
-        refs?.push({ target, via: 'reference', path, span: { text: t.text, start: p.offset, end: p.offset + p.length } });
+        refs?.push(reference(target, path, t.text, p.offset, p.offset + p.length));
       } else if (this.inputNames && typeof p.segments[0] === 'string') {
         const name = p.segments[0];
         if (!this.inputNames.has(name) && !bound.has(name)) {
@@ -1053,12 +1057,19 @@ class DslLoader {
       if (!t.scope.seen.has(pair)) {
         t.scope.seen.add(pair);
         u.deps.push(t.index);
-        t.scope.edges.push([t.index, u.index]);
+        // A pair made by index, not an array literal: see stepRec.
+        const edge = new Array<number>() as unknown as [number, number];
+        edge.push(t.index, u.index);
+        t.scope.edges.push(edge);
       }
       const key = pair + (ref.via === 'reference' ? 2 : 1);
       if (!t.scope.seen.has(key)) {
         t.scope.seen.add(key);
-        this.dependencies.push({ from: t.name, to: u.name, via: ref.via });
+        const dependency = {} as { from: string; to: string; via: 'after' | 'reference' };
+        dependency.from = t.name;
+        dependency.to = u.name;
+        dependency.via = ref.via;
+        this.dependencies.push(dependency);
       }
     }
   }
@@ -1089,7 +1100,9 @@ class DslLoader {
     const f = r.fields;
     // Filled field by field rather than spread together: same key order, a fraction of the
     // allocations (this runs once per step, and large documents have thousands).
-    const step: Record<string, unknown> = { name: r.name, kind: r.kind };
+    const step: Record<string, unknown> = {};
+    step.name = r.name;
+    step.kind = r.kind;
     if (typeof d.description === 'string') step.description = d.description;
     if (r.parent) step.parent = r.parent.name;
     if (f.input) step.input = f.input;
@@ -1104,7 +1117,7 @@ class DslLoader {
     if (deps.length === 2) {
       if (deps[0]! > deps[1]!) deps.reverse();
     } else if (deps.length > 2) deps.sort(ascending);
-    const names: string[] = [];
+    const names = new Array<string>();
     for (const i of deps) names.push(r.scope.steps[i]!.name);
     step.dependencies = names;
     step.location = r.location;
@@ -1165,6 +1178,60 @@ class DslLoader {
     }
     return step as unknown as DslStep;
   }
+}
+
+/**
+ * A step's record. The records, like the templates, references and locations the loader keeps for
+ * every step, are assigned onto `{}` and `new Array()` rather than written as literals with fields:
+ * V8 pretenures the allocation site of a literal whose objects outlive a scavenge, as these do while
+ * the document loads, and then every compile put them in the old space, where they stay until a
+ * mark-compact, on fresh pages each time (see docs/performance.md). The key order is the literal's.
+ */
+function stepRec(
+  name: string,
+  data: Record<string, unknown>,
+  location: SourceLocation,
+  parent: StepRec | undefined,
+  scope: ScopeRec,
+  index: number,
+  path: readonly (string | number)[],
+): StepRec {
+  const rec = {} as { -readonly [K in keyof StepRec]: StepRec[K] };
+  rec.name = name;
+  rec.kind = data.call as DslStepKind;
+  rec.data = data;
+  rec.location = location;
+  rec.parent = parent;
+  rec.scope = scope;
+  rec.index = index;
+  rec.path = path;
+  rec.refs = new Array<Ref>();
+  rec.fields = {};
+  rec.deps = new Array<number>();
+  return rec;
+}
+
+/** A template found in a value, with its path below the value and its location (see stepRec). */
+function valueTemplate(path: (string | number)[], template: Template, location: SourceLocation): ValueAcc['templates'][number] {
+  const entry = {} as { path: (string | number)[]; template: Template; location: SourceLocation };
+  entry.path = path;
+  entry.template = template;
+  entry.location = location;
+  return entry;
+}
+
+/** A `steps.<name>` reference inside the string at `path`, `[start, end)` of `text` (see stepRec). */
+function reference(target: string, path: DataPath, text: string, start: number, end: number): Ref {
+  const span = {} as { text: string; start: number; end: number };
+  span.text = text;
+  span.start = start;
+  span.end = end;
+  const ref = {} as { -readonly [K in keyof Ref]: Ref[K] };
+  ref.target = target;
+  ref.via = 'reference';
+  ref.path = path;
+  ref.span = span;
+  return ref;
 }
 
 function byPosition(a: { readonly location?: SourceLocation }, b: { readonly location?: SourceLocation }): number {

@@ -1,4 +1,4 @@
-import type { CompareOp, Expr, ExprPart, LiteralExpr, PathExpr, Template, TextPart } from './ExpressionAst.js';
+import type { CompareOp, Expr, ExprPart, LiteralExpr, PathExpr, PathRoot, Template, TextPart } from './ExpressionAst.js';
 import { expressionError, isIdentPart, isIdentStart, lexExpression, type Token } from './lexExpression.js';
 
 const COMPARE_OPS = new Set(['==', '!=', '<', '>', '<=', '>=']);
@@ -17,7 +17,9 @@ export function parseTemplateByTokens(text: string): Template {
 }
 
 function parseTemplateWith(text: string, simplePaths: boolean): Template {
-  const parts: (TextPart | ExprPart)[] = [];
+  // Nodes built by the helpers below, on `{}` and `new Array()`: the templates live as long as the
+  // IR, and V8 pretenures the allocation site of a literal whose objects outlive a scavenge (see textPart).
+  const parts = new Array<TextPart | ExprPart>();
   let buf = '';
   let bufStart = 0;
   let i = 0;
@@ -38,11 +40,11 @@ function parseTemplateWith(text: string, simplePaths: boolean): Template {
       continue;
     }
     if (text.startsWith('${', i)) {
-      if (buf !== '') parts.push({ kind: 'text', value: buf, offset: bufStart });
+      if (buf !== '') parts.push(textPart(buf, bufStart));
       buf = '';
       const simple = simplePaths ? simplePath(text, i + 2) : undefined;
       if (simple !== undefined) {
-        parts.push({ kind: 'expr', expr: simple, offset: i, end: simpleClose + 1 });
+        parts.push(exprPart(simple, i, simpleClose + 1));
         i = simpleClose + 1;
         bufStart = i;
         continue;
@@ -50,7 +52,7 @@ function parseTemplateWith(text: string, simplePaths: boolean): Template {
       const { tokens, close } = lexExpression(text, i + 2);
       if (close < 0) throw expressionError("unterminated '${': missing '}'", i, 2);
       const expr = new Parser(tokens, i + 2).parseWhole();
-      parts.push({ kind: 'expr', expr, offset: i, end: close + 1 });
+      parts.push(exprPart(expr, i, close + 1));
       i = close + 1;
       bufStart = i;
       continue;
@@ -59,9 +61,58 @@ function parseTemplateWith(text: string, simplePaths: boolean): Template {
     buf += text[i];
     i++;
   }
-  if (buf !== '') parts.push({ kind: 'text', value: buf, offset: bufStart });
-  const whole = parts.length === 1 && parts[0]!.kind === 'expr';
-  return { kind: 'template', text, parts, whole };
+  if (buf !== '') parts.push(textPart(buf, bufStart));
+  const template = {} as { -readonly [K in keyof Template]: Template[K] };
+  template.kind = 'template';
+  template.text = text;
+  template.parts = parts;
+  template.whole = parts.length === 1 && parts[0]!.kind === 'expr';
+  return template;
+}
+
+/**
+ * A template's literal text. Nodes are assigned onto `{}` rather than written as literals with
+ * fields: V8 pretenures the allocation site of a literal whose objects outlive a scavenge (a
+ * document's templates live as long as its IR), and pretenured objects fill the old space until a
+ * mark-compact, on fresh pages each time (see docs/performance.md). The key order is the literal's.
+ */
+function textPart(value: string, offset: number): TextPart {
+  const part = {} as { -readonly [K in keyof TextPart]: TextPart[K] };
+  part.kind = 'text';
+  part.value = value;
+  part.offset = offset;
+  return part;
+}
+
+/** One `${ … }` of a template (see textPart). */
+function exprPart(expr: Expr, offset: number, end: number): ExprPart {
+  const part = {} as { -readonly [K in keyof ExprPart]: ExprPart[K] };
+  part.kind = 'expr';
+  part.expr = expr;
+  part.offset = offset;
+  part.end = end;
+  return part;
+}
+
+/** A path node as simplePath reads it (see textPart); `step` undefined for an input path. */
+function pathNode(
+  step: string | undefined,
+  segments: readonly (string | number)[],
+  implicitInput: boolean,
+  offset: number,
+  length: number,
+): PathExpr {
+  const root = {} as { kind: 'input' | 'step'; step?: string };
+  root.kind = step === undefined ? 'input' : 'step';
+  if (step !== undefined) root.step = step;
+  const node = {} as { -readonly [K in keyof PathExpr]: PathExpr[K] };
+  node.kind = 'path';
+  node.root = root as PathRoot;
+  node.segments = segments;
+  node.implicitInput = implicitInput;
+  node.offset = offset;
+  node.length = length;
+  return node;
 }
 
 /** Where the `}` after the last path simplePath read is. */
@@ -93,14 +144,14 @@ function simplePath(text: string, from: number): PathExpr | undefined {
   if (text.charCodeAt(i) !== 125) return undefined; // '}'
   simpleClose = i;
   const first = names[0]!;
-  if (first === 'input') return { kind: 'path', root: { kind: 'input' }, segments: names.slice(1), implicitInput: false, offset, length };
+  if (first === 'input') return pathNode(undefined, names.slice(1), false, offset, length);
   if (first === 'steps') {
     if (names.length < 3 || names[2] !== 'output') return undefined;
-    return { kind: 'path', root: { kind: 'step', step: names[1]! }, segments: names.slice(3), implicitInput: false, offset, length };
+    return pathNode(names[1]!, names.slice(3), false, offset, length);
   }
   // `true`, `false` and `null` alone are literals.
   if (names.length === 1 && (first === 'true' || first === 'false' || first === 'null')) return undefined;
-  return { kind: 'path', root: { kind: 'input' }, segments: names, implicitInput: true, offset, length };
+  return pathNode(undefined, names, true, offset, length);
 }
 
 /** Whitespace between tokens (the lexer's). */

@@ -12,7 +12,8 @@ import { DEFAULT_AGENT_BUDGET, inputDefaults } from './chainToIr.js';
 
 /** Lowers a loaded DSL document into the IR. */
 export function dslToIr(doc: DslDocument, options: { file?: string; source?: string } = {}): IrDocument {
-  const ctx: Context = { doc, templates: [], identities: new Map() };
+  // `new Array()`, not `[]`, for the list every template is pushed onto: see step.
+  const ctx: Context = { doc, templates: new Array<Template>(), identities: new Map() };
   const top = scope(ctx, doc.workflow);
   return {
     name: doc.name,
@@ -59,7 +60,12 @@ function scope(ctx: Context, s: DslScope): IrWorkflow {
 }
 
 function value(ctx: Context, v: DslValue): IrExpr {
-  return { kind: 'template', value: authored(ctx, v), reads: v.reads };
+  // Assigned onto `{}`: see step.
+  const expr = {} as { kind: 'template'; value: unknown; reads: readonly string[] };
+  expr.kind = 'template';
+  expr.value = authored(ctx, v);
+  expr.reads = v.reads;
+  return expr;
 }
 
 /** The value as authored; its parsed templates are handed on to lowering. */
@@ -77,7 +83,7 @@ function field(ctx: Context, f: DslTemplateField): IrExpr {
 /** The tool names an agent's configuration declares (`tools: [...]`), once each, in order. */
 function agentTools(config: Readonly<Record<string, unknown>> | undefined): string[] {
   const tools = config?.tools;
-  return Array.isArray(tools) ? [...new Set(tools.filter((t): t is string => typeof t === 'string'))] : [];
+  return Array.isArray(tools) ? [...new Set(tools.filter((t): t is string => typeof t === 'string'))] : new Array<string>();
 }
 
 /**
@@ -123,45 +129,31 @@ function step(ctx: Context, s: DslStep): IrStep {
   const { config, composite } = kindFields(ctx, s);
   // An agent step is granted the tools its agent declares: it runs as an agent loop (reason, the
   // tool calls it asks for, again), as a chain task granted tools with `@` does.
-  const tools = s.kind === 'agent' ? agentTools(ctx.doc.agents[s.agent]?.config) : [];
-  const secrets = s.secrets.length === 0 ? [] : s.secrets.map((x) => x.id);
+  const tools = s.kind === 'agent' ? agentTools(ctx.doc.agents[s.agent]?.config) : new Array<string>();
+  const secrets = s.secrets.length === 0 ? new Array<string>() : s.secrets.map((x) => x.id);
   const retry = dslRetry((s as { retry?: unknown }).retry);
   const when = s.when ? field(ctx, s.when) : undefined;
   const identity = stepIdentity(s.kind, config, tools, ctx.identities);
-  // One object literal per case, its keys in one order (`budget` after `tools`, `composite` last):
-  // a conditional spread in the middle of a literal built every step through the slow generic
-  // copy, with an empty object to spread when the key was absent.
-  if (tools.length > 0) {
-    const out: IrStep = {
-      id: s.name,
-      secrets,
-      tools,
-      budget: DEFAULT_AGENT_BUDGET,
-      retry,
-      input,
-      when,
-      location: s.location,
-      output: s.output,
-      kind: s.kind,
-      config,
-      identity,
-    };
-    return composite === undefined ? out : { ...out, composite };
-  }
-  const out: IrStep = {
-    id: s.name,
-    secrets,
-    tools,
-    retry,
-    input,
-    when,
-    location: s.location,
-    output: s.output,
-    kind: s.kind,
-    config,
-    identity,
-  };
-  return composite === undefined ? out : { ...out, composite };
+  // Assigned key by key onto `{}`, in one order (`budget` after `tools`, `composite` last): a
+  // conditional spread in the middle of a literal built every step through the slow generic copy,
+  // and a literal with fields is an allocation site V8 pretenures when its objects outlive a
+  // scavenge, as the IR's do, which left every compile's steps in the old space until a
+  // mark-compact, on fresh pages each time (see docs/performance.md).
+  const out = {} as { -readonly [K in keyof IrStep]: IrStep[K] };
+  out.id = s.name;
+  out.secrets = secrets;
+  out.tools = tools;
+  if (tools.length > 0) out.budget = DEFAULT_AGENT_BUDGET;
+  out.retry = retry;
+  out.input = input;
+  out.when = when;
+  out.location = s.location;
+  out.output = s.output;
+  out.kind = s.kind;
+  out.config = config;
+  out.identity = identity;
+  if (composite !== undefined) out.composite = composite;
+  return out;
 }
 
 /** The step's handler configuration (what its identity hashes) and, for composite kinds, its structure. */
@@ -172,21 +164,23 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
       const a = doc.agents[s.agent];
       const servers = grantedMcpServers(doc, agentTools(a?.config));
       // Assigned in key order rather than spread from conditional literals (see step).
-      const config: Record<string, unknown> = { agent: s.agent };
+      const config: Record<string, unknown> = {};
+      config.agent = s.agent;
       if (a?.uri) config.uri = a.uri;
       if (a && Object.keys(a.config).length > 0) config.agentConfig = a.config;
       if (servers !== undefined) config.mcpServers = servers;
       return { config };
     }
-    case 'function':
+    case 'function': {
       // Binding name → secret id: a Python function called GraphN's way gets each binding as the
       // keyword argument of that name (`secrets: {API_KEY: $secret:news-key}` → API_KEY=…).
-      return {
-        config:
-          s.secrets.length > 0
-            ? { function: s.function, secretNames: Object.fromEntries(s.secrets.map((x) => [x.name, x.id])) }
-            : { function: s.function },
-      };
+      if (s.secrets.length > 0)
+        return { config: { function: s.function, secretNames: Object.fromEntries(s.secrets.map((x) => [x.name, x.id])) } };
+      // Assigned onto `{}` (see step): every function step's configuration lives as long as the IR.
+      const config: Record<string, unknown> = {};
+      config.function = s.function;
+      return { config };
+    }
     case 'mcp_tool': {
       const srv = doc.mcpServers[s.server];
       return {

@@ -162,7 +162,7 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
   // Without lookahead every set is decomposed exactly once, so hashing and keeping it buys nothing.
   const memoize = n <= LOOKAHEAD_MAX_GRAPH;
   const decompose = (set: readonly number[], depth = LOOKAHEAD_DEPTH): IrControl => {
-    if (set.length === 1) return { type: 'step', step: set[0]! };
+    if (set.length === 1) return controlStep(set[0]!);
     if (!memoize) return decomposeOnce(set, depth);
     let h = 0x811c9dc5 ^ depth;
     for (let i = 0; i < set.length; i++) h = Math.imul(h ^ set[i]!, 0x01000193);
@@ -183,9 +183,12 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     if (isPath(set, s)) return stepSequence(set);
     const components = weakComponents(set, s);
     if (components.length > 1) {
-      const branches: IrControl[] = [];
+      const branches = new Array<IrControl>();
       for (const c of components) branches.push(decompose(c, depth));
-      return { type: 'parallel', branches };
+      const parallel = {} as { type: 'parallel'; branches: readonly IrControl[] };
+      parallel.type = 'parallel';
+      parallel.branches = branches;
+      return parallel;
     }
     // One connected, non-trivial component: choose a downward-closed cut A | B.
     // Earliest finish and longest tail of each member, indexed by its position in `set` (which is in
@@ -324,8 +327,9 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       scored.push(bestBalanced !== undefined && bestBalanced.score === bestAll.score ? bestBalanced : bestAll);
     scored.sort(byScore);
     const split = (c: Cut): { a: number[]; b: number[] } => {
-      const a: number[] = [];
-      const b: number[] = [];
+      // `new Array()`, not `[]`: the halves live through the recursion (see controlStep).
+      const a = new Array<number>();
+      const b = new Array<number>();
       for (let i = 0; i < m; i++) (inA(c, i) ? a : b).push(set[i]!);
       return { a, b };
     };
@@ -398,9 +402,15 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     }
     // One component (the common case) is `set` itself.
     if (count === 1) return [set as number[]];
-    // Built with push, not map (see stepSequence).
+    // Built with push, not map (see stepSequence); the member lists, which the recursion below works
+    // on, with `new Array()` rather than `[]` (see controlStep).
     const out: { members: number[]; min: number }[] = [];
-    for (let c = 0; c < count; c++) out.push({ members: [], min: Infinity });
+    for (let c = 0; c < count; c++) {
+      const component = {} as { members: number[]; min: number };
+      component.members = new Array<number>();
+      component.min = Infinity;
+      out.push(component);
+    }
     for (let vi = 0; vi < set.length; vi++) {
       const v = set[vi]!;
       const c = out[comp[v]!]!;
@@ -408,7 +418,7 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       if (v < c.min) c.min = v;
     }
     out.sort((x, y) => x.min - y.min);
-    const components: number[][] = [];
+    const components = new Array<number[]>();
     for (const c of out) components.push(c.members);
     return components;
   };
@@ -499,18 +509,39 @@ const CONTROL_STEPS = new WeakMap<IrControl, number[]>();
  * thrown away each time the kind of a `branches` / `items` list changed under it.
  */
 function stepSequence(set: readonly number[]): IrControl {
-  const items: IrControl[] = [];
-  for (const step of set) items.push({ type: 'step', step });
-  return { type: 'sequence', items };
+  const items = new Array<IrControl>();
+  for (const step of set) items.push(controlStep(step));
+  return controlSequence(items);
 }
 
 function sequenceOf(items: readonly IrControl[]): IrControl {
-  const flat: IrControl[] = [];
+  const flat = new Array<IrControl>();
   for (const c of items) {
     if (c.type === 'sequence') flat.push(...c.items);
     else flat.push(c);
   }
-  return { type: 'sequence', items: flat };
+  return controlSequence(flat);
+}
+
+/**
+ * Control nodes are assigned onto `{}` and their lists made with `new Array()`, not written as
+ * literals: the control tree lives through the lowering, and V8 pretenures the allocation site of a
+ * literal whose objects outlive a scavenge, which left every compile's tree in the old space until a
+ * mark-compact, on fresh pages each time (see docs/performance.md).
+ */
+function controlStep(step: number): IrControl {
+  const node = {} as { type: 'step'; step: number };
+  node.type = 'step';
+  node.step = step;
+  return node;
+}
+
+/** A sequence node (see controlStep). */
+function controlSequence(items: readonly IrControl[]): IrControl {
+  const node = {} as { type: 'sequence'; items: readonly IrControl[] };
+  node.type = 'sequence';
+  node.items = items;
+  return node;
 }
 
 function sameMembers(a: readonly number[], b: readonly number[]): boolean {

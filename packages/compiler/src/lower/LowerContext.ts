@@ -45,6 +45,24 @@ export interface Frag {
   readonly init?: { readonly assign: Record<string, unknown>; readonly materialize: () => string };
 }
 
+/**
+ * The fragment of one state left by its `Next`. Assigned onto `{}` and `new Array()` rather than
+ * written as literals with fields: V8 pretenures the allocation site of a literal whose objects
+ * outlive a scavenge, as the lowering's do, and pretenured objects stay in the old space until a
+ * mark-compact, on fresh pages each time (see docs/performance.md).
+ */
+export function nextFrag(entry: string, holder: AslState): Frag {
+  const tail = {} as { holder: AslState; field: 'Next' };
+  tail.holder = holder;
+  tail.field = 'Next';
+  const tails = new Array<Tail>();
+  tails.push(tail);
+  const frag = {} as { entry: string; tails: Tail[] };
+  frag.entry = entry;
+  frag.tails = tails;
+  return frag;
+}
+
 /** Where states are being written: the state machine, a Parallel branch, a Map iteration. */
 export interface Scope {
   readonly label: string;

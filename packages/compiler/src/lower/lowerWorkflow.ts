@@ -24,6 +24,7 @@ import { routesOnItsAgents, stateReadSteps } from './stateReadSteps.js';
 import { renderRetry } from './renderRetry.js';
 import { kindResource } from './kindResource.js';
 import {
+  nextFrag,
   type AslState,
   type Frag,
   type LowerContext,
@@ -247,7 +248,8 @@ class Lowerer implements LowerContext {
       // A read from inside a loop body counts as a read by the loop step itself (what runs in the outer scope).
       for (const r of allReads(step)) {
         let readers = this.readers.get(r);
-        if (readers === undefined) this.readers.set(r, (readers = []));
+        // `new Array()`, not `[]`: an array literal's site is one V8 may pretenure (see payload).
+        if (readers === undefined) this.readers.set(r, (readers = new Array<string>()));
         readers.push(step.id);
         if (owner !== undefined) readers.push(owner);
       }
@@ -289,8 +291,11 @@ class Lowerer implements LowerContext {
       if (at < min) min = at;
       if (at > max) max = at;
     }
-    layout.spans.set(stepId, (span = { min, max }));
-    return span;
+    const made = {} as { min: number; max: number };
+    made.min = min;
+    made.max = max;
+    layout.spans.set(stepId, made);
+    return made;
   }
 
   private layout(wf: IrWorkflow, control: IrControl): void {
@@ -305,7 +310,9 @@ class Lowerer implements LowerContext {
       const lo = next;
       if (c.type === 'step') place(wf.steps[c.step]!, next++);
       else for (const child of c.type === 'sequence' ? c.items : c.branches) visit(child);
-      ranges.set(c, [lo, next]);
+      const range = new Array<number>() as unknown as [number, number];
+      range.push(lo, next);
+      ranges.set(c, range);
     };
     visit(control);
     this.layouts.set(wf, { position, ranges, spans: new Map() });
@@ -325,7 +332,9 @@ class Lowerer implements LowerContext {
       if (long) this.failWith(long, step);
       if (!this.names.claimState(name)) this.failWith(duplicateStateName(step.id, name), step);
       this.stepNames.set(step, name);
-      this.stepStates.set(step, [name]);
+      const states = new Array<string>();
+      states.push(name);
+      this.stepStates.set(step, states);
       const body = step.composite?.body;
       if (body) this.reserveStepNames(body, step);
     }
@@ -532,22 +541,23 @@ class Lowerer implements LowerContext {
   private lowerParallel(branches: readonly IrControl[], wf: IrWorkflow, scope: Scope): Frag {
     const label = `[${branches.map((b) => this.controlLabel(b, wf)).join(' & ')}]`;
     const name = this.names.state(label.length > 70 ? `[${this.controlLabel(branches[0]!, wf)} & ${branches.length - 1} more]` : label);
-    const rendered: Record<string, unknown>[] = [];
+    // Lists made with `new Array()`, not `[]` (see payload): the branches live in the definition.
+    const rendered = new Array<Record<string, unknown>>();
     // One variable receives the whole Parallel result; steps are read from it by branch and key.
     const result = this.names.variable(`par_${asciiOnly(this.controlLabel(branches[0]!, wf)).replace(/[^A-Za-z0-9_]/g, '')}`);
-    const newEnv: [string, string][] = [];
-    const carried: string[] = [];
+    const newEnv = new Array<[string, string]>();
+    const carried = new Array<string>();
     branches.forEach((branch, i) => {
-      const inner: Scope = {
-        // Named after the branch's first steps: its Fail / join states read "<branch>: failed".
-        label: this.controlLabel(branch, wf),
-        states: {},
-        env: scope.env.child(),
-        inputVar: scope.inputVar,
-        iterVars: scope.iterVars,
-        inMap: scope.inMap,
-        produced: [],
-      };
+      // Assigned onto `{}` (see payload): a branch's scope and its states live until the Parallel is done.
+      const inner = {} as { -readonly [K in keyof Scope]: Scope[K] };
+      // Named after the branch's first steps: its Fail / join states read "<branch>: failed".
+      inner.label = this.controlLabel(branch, wf);
+      inner.states = {};
+      inner.env = scope.env.child();
+      inner.inputVar = scope.inputVar;
+      inner.iterVars = scope.iterVars;
+      inner.inMap = scope.inMap;
+      inner.produced = new Array<Scope['produced'][number]>();
       const frag = this.lowerControl(branch, wf, inner)!;
       // Only values read after the Parallel (or results) leave the branch: keeps definitions small.
       const exports: Scope['produced'][number][] = [];
@@ -564,7 +574,10 @@ class Lowerer implements LowerContext {
         inner,
         (assigns) => `{${exports.map((p) => `${JSON.stringify(p.variable)}: ${valueOf(`$${p.variable}`, assigns)}`).join(', ')}}`,
       );
-      rendered.push({ StartAt: this.entryOf(frag), States: inner.states });
+      const rendering: Record<string, unknown> = {};
+      rendering.StartAt = this.entryOf(frag);
+      rendering.States = inner.states;
+      rendered.push(rendering);
       for (const p of exports) {
         const outer = `$lookup($${result}[${i}], ${JSON.stringify(p.variable)})`;
         for (const stepId of p.steps) {
@@ -575,12 +588,20 @@ class Lowerer implements LowerContext {
         }
       }
     });
-    const state: AslState = { Type: 'Parallel', Comment: `Runs ${branches.length} branches at once`, Branches: rendered };
+    const state: AslState = {};
+    state.Type = 'Parallel';
+    state.Comment = `Runs ${branches.length} branches at once`;
+    state.Branches = rendered;
     if (carried.length > 0) state.Assign = { [result]: '{% $states.result %}' };
     scope.states[name] = state;
     for (const [stepId, expr] of newEnv) scope.env.set(stepId, expr);
-    if (carried.length > 0) scope.produced.push({ variable: result, steps: carried });
-    return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+    if (carried.length > 0) {
+      const produced = {} as { variable: string; steps: string[] };
+      produced.variable = result;
+      produced.steps = carried;
+      scope.produced.push(produced);
+    }
+    return nextFrag(name, state);
   }
 
   /** Labels by control node: a Parallel asks for each branch's label several times, and for its nested Parallels' again. */
@@ -667,7 +688,8 @@ class Lowerer implements LowerContext {
   failState(scope: Scope): string {
     if (scope.failState === undefined) {
       const name = this.names.state(scope.top ? 'Failed' : `${scope.label}: failed`);
-      const fail: AslState = { Type: 'Fail' };
+      const fail: AslState = {};
+      fail.Type = 'Fail';
       if (scope.top) fail.Comment = "The run ends failed with the failing step's error; the cause names the step";
       fail.Error = '{% $states.input[1].Error %}';
       fail.Cause = '{% "step \'" & $states.input[0] & "\' failed: " & $states.input[1].Cause %}';
@@ -784,7 +806,12 @@ class Lowerer implements LowerContext {
     if (step.chooseFrom && step.chooseFrom.length > 0) frag = this.checkVerbatim(step, scope, frag);
     if (step.when) frag = this.guard(step, scope, v, frag);
     scope.env.set(step.id, `$${v}`);
-    scope.produced.push({ variable: v, steps: [step.id] });
+    const steps = new Array<string>();
+    steps.push(step.id);
+    const produced = {} as { variable: string; steps: string[] };
+    produced.variable = v;
+    produced.steps = steps;
+    scope.produced.push(produced);
     return frag;
   }
 
@@ -833,7 +860,7 @@ class Lowerer implements LowerContext {
     const name = this.stepNames.get(step)!;
     const state: AslState = { Type: 'Pass', Comment: this.comment(step, what), Assign: { [v]: `{% ${jsonata} %}` } };
     scope.states[name] = state;
-    return { entry: name, tails: [{ holder: state, field: 'Next' }] };
+    return nextFrag(name, state);
   }
 
   /** `when`: a Choice that skips the step (its variable set to null) unless the guard is truthy. */
@@ -879,18 +906,24 @@ class Lowerer implements LowerContext {
         config = omit(config, PROMPT_KEY);
     }
     if (kind === 'model' || kind === 'tool') config = omit(config, TURN_LIMIT_KEYS);
-    const stepField: Record<string, unknown> = { id: step.id, kind, identity: extra.identity ?? step.identity };
+    // The envelope and the Task state are assigned onto `{}` rather than written as literals with
+    // fields: V8 pretenures the allocation site of a literal whose objects outlive a scavenge, as the
+    // definition's do while it is built, and then every compile put them in the old space, where
+    // they stay until a mark-compact, on fresh pages each time (see docs/performance.md).
+    const stepField: Record<string, unknown> = {};
+    stepField.id = step.id;
+    stepField.kind = kind;
+    stepField.identity = extra.identity ?? step.identity;
     // Empty lists are the schema defaults: left out to keep large definitions under 1 MB.
     if (iter.length > 0) stepField.iteration = `{% [${iter.map((x) => `$${x}`).join(', ')}] %}`;
     if (extra.role !== undefined) stepField.role = extra.role;
-    const out: Record<string, unknown> = {
-      version: ENVELOPE_VERSION,
-      run: '{% $run %}',
-      step: stepField,
-      config,
-      inputs,
-      attempt: ATTEMPT,
-    };
+    const out: Record<string, unknown> = {};
+    out.version = ENVELOPE_VERSION;
+    out.run = '{% $run %}';
+    out.step = stepField;
+    out.config = config;
+    out.inputs = inputs;
+    out.attempt = ATTEMPT;
     if (step.tools.length > 0) out.tools = [...step.tools];
     if (step.secrets.length > 0) out.secrets = [...step.secrets];
     const budget = extra.budget ?? (step.budget ? { maxTurns: step.budget.maxTurns, maxToolCalls: step.budget.maxToolCalls } : undefined);
@@ -914,27 +947,26 @@ class Lowerer implements LowerContext {
   ): AslState {
     const callback = kind === 'tool';
     const timeout = step.timeoutSeconds ?? (callback ? CALLBACK_TIMEOUT_SECONDS : undefined);
-    // Fields set one by one rather than spread in (a spread in the middle of a literal built every
-    // Task through the slow generic copy, and the states it made were slower to serialise).
-    const state: AslState = {
-      Type: 'Task',
-      Comment: this.comment(step, what),
-      Resource: callback ? LAMBDA_INVOKE_CALLBACK : kindResource(kind),
-      Arguments: callback
-        ? { FunctionName: kindResource(kind), Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
-        : payload,
-    };
+    // Fields set one by one onto `{}` (see payload; a spread in the middle of a literal also built
+    // every Task through the slow generic copy, and the states it made were slower to serialise).
+    const state = {} as AslState;
+    state.Type = 'Task';
+    state.Comment = this.comment(step, what);
+    state.Resource = callback ? LAMBDA_INVOKE_CALLBACK : kindResource(kind);
+    state.Arguments = callback
+      ? { FunctionName: kindResource(kind), Payload: { ...payload, taskToken: '{% $states.context.Task.Token %}' } }
+      : payload;
     if (timeout !== undefined) state.TimeoutSeconds = timeout;
     state.Assign = assign;
     state.Retry = renderRetry(step.retry);
-    state.Catch = [
-      {
-        ErrorEquals: CATCH_ALL,
-        // [step id, error output]: the scope's Fail state turns it into the run's error and cause.
-        Output: `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`,
-        Next: this.failState(scope),
-      },
-    ];
+    const catcher: Record<string, unknown> = {};
+    catcher.ErrorEquals = CATCH_ALL;
+    // [step id, error output]: the scope's Fail state turns it into the run's error and cause.
+    catcher.Output = `{% [${JSON.stringify(step.id)}, $states.errorOutput] %}`;
+    catcher.Next = this.failState(scope);
+    const catchers = new Array<Record<string, unknown>>();
+    catchers.push(catcher);
+    state.Catch = catchers;
     return state;
   }
 
@@ -1083,7 +1115,8 @@ export function allReads(step: IrStep): readonly string[] {
   for (const e of [step.input, step.when, step.expr, step.composite?.items, step.composite?.condition]) {
     if (e) for (const r of e.reads) if (r !== step.id) out.add(r);
   }
-  ALL_READS.set(step, (reads = [...out]));
+  // Array.from, not a spread into a literal (a site V8 may pretenure; see payload): kept as long as the IR.
+  ALL_READS.set(step, (reads = Array.from(out)));
   return reads;
 }
 

@@ -50,7 +50,11 @@ class NodeTable {
   value: Int32Array;
   /** 1 for nodes that are mapping keys (filled by pairAll). */
   isKey: Uint8Array;
-  readonly results: unknown[] = [];
+  /**
+   * `new Array()`, not `[]`: V8 pretenures the allocation site of an array literal whose arrays outlive
+   * a scavenge, and then this list's every growth was copied into the old space, where it stayed until a mark-compact.
+   */
+  readonly results: unknown[] = new Array<unknown>();
   /** Item nodes of a sequence (-1 for an empty item), built on first lookup. */
   readonly items = new Map<number, Int32Array>();
   /** Key → key node of each large mapping (filled by pairAll), so lookups there stay O(1). */

@@ -45,7 +45,15 @@ export function offsetLocation(src: SourceText, start: number, end: number): Sou
   const { line, column } = src.position(start);
   const lineLen = src.lineLength(line);
   const length = Math.max(1, Math.min(end - start, lineLen - column + 1));
-  return src.file !== undefined ? { file: src.file, line, column, length } : { line, column, length };
+  // Assigned onto `{}` rather than written as a literal with fields: V8 may pretenure a literal's
+  // allocation site when its objects outlive a scavenge, as every step's location does, and
+  // pretenured objects stay in the old space until a mark-compact (see docs/performance.md).
+  const location = {} as { file?: string; line: number; column: number; length: number };
+  if (src.file !== undefined) location.file = src.file;
+  location.line = line;
+  location.column = column;
+  location.length = length;
+  return location;
 }
 
 /** Location of a YAML node (its first line), or of the document start when unknown. */
