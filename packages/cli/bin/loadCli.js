@@ -87,17 +87,13 @@ function liveStackHere() {
 }
 
 /**
- * The bundle's text. The build leaves it ASCII only (scripts/bundleCli.mjs), and ASCII bytes are the
+ * The bundle's text, from its bytes. The build leaves it ASCII only (scripts/bundleCli.mjs), and ASCII bytes are the
  * same text read as Latin-1, which Node copies into a V8 string as they are; reading them as UTF-8
  * decodes every byte (about 100 ms for the 8 MB bundle on the 2-core build machine, against 2 ms).
  * A bundle with another byte (one built by hand) is read as UTF-8, as before. `built`: the build
  * named it (its .id file, written after the bundle was made ASCII only), so it is not checked
  * again (isAscii reads every byte: ~8 ms of `run`'s start for its 5.5 MB bundle).
  */
-function readBundle(file, built) {
-  return textOf(readFileSync(file), built);
-}
-
 function textOf(bytes, built) {
   return built || isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
@@ -142,7 +138,7 @@ function runBundle(script, file) {
 
 /** A command bundle's exports, loaded without a code cache (the tests load bundles this way). */
 function requireBundle(file) {
-  return runBundle(new vm.Script(wrapped(readBundle(file, false)), { filename: file }), file).exports;
+  return runBundle(new vm.Script(wrapped(textOf(readFileSync(file), false)), { filename: file }), file).exports;
 }
 
 /** The slot startDynaliteWorker takes a started worker from (see there). */
@@ -202,9 +198,10 @@ async function loadCli(command, argv = []) {
   // Named by the bundle's content (stepforge.id, see scripts/bundleCli.mjs): V8 would take the
   // cache of another bundle of the same length.
   const id = existsSync(BUNDLE_ID) ? readFileSync(BUNDLE_ID, 'utf8').trim() : '';
-  const cacheFile = /^[0-9a-f]{16}$/.test(id) ? join(process.env.STEPFORGE_CODE_CACHE_DIR || dirname(BUNDLE), `stepforge.${name}.${id}.v8cache`) : undefined;
+  const built = /^[0-9a-f]{16}$/.test(id);
+  const cacheFile = built ? join(process.env.STEPFORGE_CODE_CACHE_DIR || dirname(BUNDLE), `stepforge.${name}.${id}.v8cache`) : undefined;
   const read = readWhole(BUNDLE);
-  const text = wrapped(textOf(read.buf.subarray(0, read.length), /^[0-9a-f]{16}$/.test(id)));
+  const text = wrapped(textOf(read.buf.subarray(0, read.length), built));
   let cachedData;
   if (cacheFile !== undefined && existsSync(cacheFile)) {
     const cache = readWhole(cacheFile, read.buf);

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { DescribeStateMachineCommand, DescribeStateMachineForExecutionCommand, GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import type { SourceLocation } from '@stepforge/contract';
-import { runSummary, tokensOf } from '@stepforge/runtime';
+import { runExecutionArn, runSummary, tokensOf } from '@stepforge/runtime';
 import {
   type EmbeddedRunService as RunService,
   compileWorkflowFile,
@@ -68,7 +68,7 @@ export class RunViewData {
   async run(runId: string): Promise<RunView> {
     const details = await this.service.readableDetails(runId);
     const run = details.run;
-    const arn = executionArnOf(run);
+    const arn = runExecutionArn(run);
     const entry = await this.service.catalog.forRun(run);
     const [definition, approvals, compiled] = await Promise.all([
       this.#definition(arn, entry),
@@ -133,7 +133,7 @@ export class RunViewData {
     try {
       const h = await this.service.stack.sfn.send(
         new GetExecutionHistoryCommand({
-          executionArn: executionArnOf(run),
+          executionArn: runExecutionArn(run),
           maxResults: 1,
           reverseOrder: true,
           includeExecutionData: false,
@@ -208,9 +208,4 @@ function skeleton(definition: unknown): string {
       st.ItemProcessor !== undefined ? walk((st.ItemProcessor as { States?: unknown }).States) : null,
     ]);
   return JSON.stringify(walk((definition as { States?: unknown }).States));
-}
-
-/** The execution a run is (as RunService names it when the record has none). */
-function executionArnOf(run: RunRecordView): string {
-  return run.executionArn ?? `arn:aws:states:us-east-1:123456789012:execution:${run.workflow}:${run.runId}`;
 }
