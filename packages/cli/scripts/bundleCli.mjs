@@ -156,9 +156,8 @@ const INTEROP_MEMO = [
   '};',
 ].join('\n');
 
-/** Writes the memoized interop helpers into a bundle (see INTEROP_HELPERS); a bundle with other helpers fails the build. */
-function memoizedInterop(path) {
-  let text = readFileSync(path, 'latin1');
+/** A bundle's text with the memoized interop helpers (see INTEROP_HELPERS); a bundle with other helpers fails the build. */
+function memoizedInterop(text, path) {
   for (const helper of INTEROP_HELPERS) {
     const at = text.indexOf(helper.as);
     if (at < 0) {
@@ -169,7 +168,7 @@ function memoizedInterop(path) {
     if (text.indexOf(helper.as, at + 1) >= 0) throw new Error(`bundleCli: ${path} defines ${helper.name} twice`);
     text = `${text.slice(0, at)}${helper.memoized}${text.slice(at + helper.as.length)}`;
   }
-  writeFileSync(path, text, 'latin1');
+  return text;
 }
 
 /** What every bundle is built with: CommonJS for Node 20, ASCII only, `import.meta.url` as the bundle's own URL. */
@@ -298,9 +297,13 @@ function http2Constants() {
 }
 
 /** ASCII only: see the command bundles below. */
-function asciiOnly(path) {
-  const text = readFileSync(path, 'utf8');
-  writeFileSync(path, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+function asciiOnly(text) {
+  return text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Rewrites a bundle file once, through each of `steps` (text in, text out; asciiOnly first, so that the text written as Latin-1 is its bytes). */
+function finishBundle(path, ...steps) {
+  writeFileSync(path, steps.reduce((text, step) => step(text, path), readFileSync(path, 'utf8')), 'latin1');
 }
 
 /**
@@ -312,8 +315,8 @@ function asciiOnly(path) {
  * about a thousand page faults of start-up on the 2-core build machine. Read as it is, the file
  * is the script.
  */
-function wrapForLauncher(path) {
-  writeFileSync(path, `${BUNDLE_WRAPPER.head}${readFileSync(path, 'latin1')}${BUNDLE_WRAPPER.tail}`, 'latin1');
+function wrapForLauncher(text) {
+  return `${BUNDLE_WRAPPER.head}${text}${BUNDLE_WRAPPER.tail}`;
 }
 
 for (const side of SIDE_BUNDLES) {
@@ -328,8 +331,7 @@ for (const side of SIDE_BUNDLES) {
     },
     outfile: join(outdir, side.file),
   });
-  asciiOnly(join(outdir, side.file));
-  memoizedInterop(join(outdir, side.file));
+  finishBundle(join(outdir, side.file), asciiOnly, memoizedInterop);
 }
 
 /**
@@ -391,7 +393,7 @@ async function bundleDynalite(outfile) {
     ],
   });
   if (!bindingReplaced) throw new Error("bundleCli: classic-level's binding.js was not in dynalite's bundle to replace; see bundleDynalite");
-  asciiOnly(outfile);
+  finishBundle(outfile, asciiOnly);
 }
 
 /**
@@ -449,9 +451,7 @@ for (const bundle of BUNDLES) {
   // already escapes strings; what is left is in comments, and in two regular expressions (\u00b5s),
   // where a \u escape means the same character.
   const bundlePath = join(outdir, `${bundle.name}.cjs`);
-  asciiOnly(bundlePath);
-  memoizedInterop(bundlePath);
-  wrapForLauncher(bundlePath);
+  finishBundle(bundlePath, asciiOnly, memoizedInterop, wrapForLauncher);
   // The bundle's id names its code caches. V8 checks a cache only against the source's length (and
   // its own version and flags), so a rebuilt bundle of the same length would take a stale cache and
   // run old compiled code: caches are kept per bundle content instead, and older ones removed.
