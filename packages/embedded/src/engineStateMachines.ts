@@ -1,5 +1,6 @@
 import { isSfnApiError, substitutePlaceholders } from '@stepforge/engine';
 import { sfnSdk } from '@stepforge/runtime';
+import { asSdkCall } from './asSdkCall.js';
 import type { EmbeddedStack } from './EmbeddedStack.js';
 
 /** The state-machine actions the catalog registers workflows with, as the Step Functions API answers them. */
@@ -34,7 +35,7 @@ export function engineStateMachines(stack: Pick<EmbeddedStack, 'engine' | 'sfn' 
       // it has it already. What it stores is the definition with the stack's substitutions made,
       // checked when it was stored (its executions run it unchecked, as Step Functions does).
       const arn = embeddedStateMachineArn(input.name);
-      const there = asSdk(() => {
+      const there = asSdkCall(() => {
         try {
           return m.describeStateMachine({ stateMachineArn: arn });
         } catch (e) {
@@ -48,21 +49,11 @@ export function engineStateMachines(stack: Pick<EmbeddedStack, 'engine' | 'sfn' 
         there.type === input.type
       )
         return { stateMachineArn: arn };
-      return asSdk(() => m.createStateMachine({ ...input })) as { stateMachineArn?: string };
+      return asSdkCall(() => m.createStateMachine({ ...input })) as { stateMachineArn?: string };
     },
-    describe: async (input) => asSdk(() => m.describeStateMachine({ ...input })) as { definition?: string },
-    update: async (input) => asSdk(() => m.updateStateMachine({ ...input })),
+    describe: async (input) => asSdkCall(() => m.describeStateMachine({ ...input })) as { definition?: string },
+    update: async (input) => asSdkCall(() => m.updateStateMachine({ ...input })),
   };
-}
-
-/** Runs an engine action, its API error thrown as the SDK throws one (`name` the error type, a client fault). */
-function asSdk<T>(f: () => T): T {
-  try {
-    return f();
-  } catch (e) {
-    if (!isSfnApiError(e)) throw e;
-    throw Object.assign(new Error(e.message), { name: e.type, $fault: 'client', $metadata: { httpStatusCode: e.status } });
-  }
 }
 
 /** The ARN the embedded engine gives state machine `name` (its region and account are the stack's). */

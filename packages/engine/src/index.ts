@@ -74,6 +74,7 @@ export type { DamagedLine } from './executions/journalLines.js';
 export { ExecutionManager, type ExecuteFn, type ExecutionManagerOptions, type ValidateFn } from './executions/ExecutionManager.js';
 
 // The loopback server speaking the Step Functions JSON protocol.
+export { asSdkOutput } from './server/wireDates.js';
 export { startEngineServer, type EngineServer, type EngineServerOptions } from './server/startEngineServer.js';
 export { isLoopbackHostname, localRequestRefusal, type LocalRequestRefusal } from './server/localRequestRefusal.js';
 export { syncHostLookup, syncLoopbackHost } from './server/syncHost.js';

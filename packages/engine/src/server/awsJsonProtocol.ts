@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isSfnApiError } from '../executions/SfnApiError.js';
+import { toWire } from './wireDates.js';
 
 /** One API operation: the JSON request in, the JSON response out (dates as epoch milliseconds). */
 export type Operation = (request: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>;
-
-/** Keys whose values are dates; the wire format (AWS JSON 1.0) sends them as epoch seconds. */
-const DATE_KEYS = new Set(['creationDate', 'updateDate', 'startDate', 'stopDate', 'redriveDate', 'timestamp']);
 
 const TARGET_PREFIX = 'AWSStepFunctions.';
 const MAX_BODY = 2 * 1024 * 1024;
@@ -78,16 +76,4 @@ function send(res: ServerResponse, status: number, body: unknown, requestId: str
     ...(errorType !== undefined ? { 'x-amzn-ErrorType': errorType } : {}),
   });
   res.end(text);
-}
-
-/** Converts date fields (epoch ms) to epoch seconds, recursively. */
-export function toWire(v: unknown, key?: string): unknown {
-  if (key !== undefined && DATE_KEYS.has(key) && typeof v === 'number') return v / 1000;
-  if (Array.isArray(v)) return v.map((x) => toWire(x));
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (x !== undefined) out[k] = toWire(x, k);
-    return out;
-  }
-  return v;
 }
