@@ -31,7 +31,7 @@ export { createLocalHandlers } from './createLocalHandlers.js';
 export type { Executions, ExecutionEnd, WorkflowCatalog, WorkflowEntry, CatalogStep } from './runs/ports.js';
 export { RunService, type RunDetails, type StartedRun, type StartOptions } from './runs/RunService.js';
 export { sfnExecutions } from './runs/sfnExecutions.js';
-export { runExecutionArn } from './runs/runExecutionArn.js';
+export { runExecutionArn, shownExecutionArn } from './runs/runExecutionArn.js';
 export { sfnSdk, type SfnSdk } from './runtime/sfnClient.js';
 export { workflowRecord, workflowRecordProblem, type WorkflowRecord } from './runs/workflowRecord.js';
 export { computeStepProgress, type StepProgress, type StepState, type ProgressStep } from './runs/StepProgress.js';

@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { RunStore } from '../src/persistence/RunStore.js';
 import { RunService } from '../src/runs/RunService.js';
+import { runDetailsJson } from '../src/runs/runJson.js';
 import type { Executions } from '../src/runs/ports.js';
 import { WF_ENTRY as ENTRY, fileRuntime, wfCatalog as catalog } from './runServiceFixture.js';
 
@@ -94,6 +95,8 @@ describe('Class: RunService (a key claimed by a start that ended before writing 
     expect([again.run.runId, again.reused, ex.started]).toEqual(['r-old', true, [`${EXECUTION_PREFIX}:r-old`]]);
     const settled = await service.getRun('r-old');
     expect([settled.status, settled.output]).toEqual(['SUCCEEDED', { ok: true }]);
+    // What `runs show --json` and the HTTP API show: the execution that ran, not the stored ARN.
+    expect(runDetailsJson(await service.details('r-old')).run.executionArn).toBe(`${EXECUTION_PREFIX}:r-old`);
   });
 
   it('keeps a given execution ARN as it is when the run is written under the id asked for', async () => {

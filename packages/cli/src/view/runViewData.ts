@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { DescribeStateMachineCommand, DescribeStateMachineForExecutionCommand, GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import type { SourceLocation } from '@stepforge/contract';
-import { runExecutionArn, runSummary, tokensOf } from '@stepforge/runtime';
+import { runExecutionArn, runSummary, shownExecutionArn, tokensOf } from '@stepforge/runtime';
 import {
   type EmbeddedRunService as RunService,
   compileWorkflowFile,
@@ -90,7 +90,7 @@ export class RunViewData {
         input: run.input ?? null,
         output: run.output ?? null,
         error: run.error ?? null,
-        executionArn: run.executionArn ?? null,
+        executionArn: shownExecutionArn(run) ?? null,
       },
       definition: definition !== undefined ? JSON.parse(definition) : null,
       steps,

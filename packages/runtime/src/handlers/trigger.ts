@@ -3,6 +3,7 @@ import { logStep, redactSecrets } from '../middleware/middlewares.js';
 import type { StepContext } from '../middleware/defineMiddleware.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { deployedRunService } from '../runs/deployedRunService.js';
+import { shownExecutionArn } from '../runs/runExecutionArn.js';
 import { lazyHandler } from './lazyHandler.js';
 import type { StepHandler } from './stepHandler.js';
 
@@ -46,7 +47,7 @@ export async function handleTrigger(
       const run = await service.start(await service.workflow(spec.workflow), spec.input ?? {}, { idempotencyKey: key });
       started.push({
         runId: run.run.runId,
-        ...(run.run.executionArn !== undefined ? { executionArn: run.run.executionArn } : {}),
+        ...(run.run.executionArn !== undefined ? { executionArn: shownExecutionArn(run.run) } : {}),
         status: run.run.status,
         reused: run.reused,
       });

@@ -12,3 +12,11 @@ export function runExecutionArn(run: Pick<RunRecord, 'runId' | 'workflow' | 'exe
   if (arn === undefined) return `arn:aws:states:us-east-1:123456789012:execution:${run.workflow}:${run.runId}`;
   return arn.endsWith(`:${run.runId}`) ? arn : `${arn.slice(0, arn.lastIndexOf(':'))}:${run.runId}`;
 }
+
+/**
+ * The execution ARN to show for a run (`runs show --json`, the HTTP API, the view, a trigger's
+ * answer): its execution's, as runExecutionArn finds it, or undefined when the run records none.
+ */
+export function shownExecutionArn(run: Pick<RunRecord, 'runId' | 'workflow' | 'executionArn'>): string | undefined {
+  return run.executionArn === undefined ? undefined : runExecutionArn(run);
+}

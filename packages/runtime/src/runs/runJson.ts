@@ -1,6 +1,7 @@
 // The JSON shapes of runs, shared by `runs list/show --json` and the HTTP API (embedded and on AWS).
 import type { RunRecord as RunRecordView } from '../persistence/RunStore.js';
 import type { RunDetails } from './RunService.js';
+import { shownExecutionArn } from './runExecutionArn.js';
 import { recordsByStep } from './stepProgressFromRecords.js';
 
 /** `text` on one line, cut to `max` characters (an ellipsis marks the cut). */
@@ -38,7 +39,7 @@ export function runDetailsJson(d: RunDetails) {
       input: d.run.input ?? null,
       output: d.run.output ?? null,
       error: d.run.error ?? null,
-      executionArn: d.run.executionArn ?? null,
+      executionArn: shownExecutionArn(d.run) ?? null,
     },
     steps: d.steps.map((s) => ({
       id: s.id,
