@@ -166,21 +166,35 @@ export class RunService {
         hint: 'pass large data by reference (a file path, a URL, an S3 key) in the input rather than inline',
       });
     }
-    const { run, reused } = await this.runs.startRun({
-      workflow: entry.name,
-      ...(entry.displayName !== undefined ? { workflowDisplayName: entry.displayName } : {}),
-      runId,
-      executionArn: (id) => `${executionPrefix}:${id}`,
-      startedBy: runStarter(),
-      ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
-      ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
-      ...(entry.version !== undefined ? { workflowVersion: entry.version } : {}),
-      ...(entry.policy !== undefined ? { policy: entry.policy } : {}),
-      input: value,
-      // Between the key and the run record: a process that ends here leaves a key naming a run id
-      // with no run, which the next start with the key writes and starts.
-      keyClaimed: (id) => crashPoint('after-run-key', `run ${id}`),
-    });
+    // Marked as starting before its record can be read: a concurrent start with the same key in
+    // this process that finds the record must wait for this start, not take it for a start lost with
+    // an earlier stack of this process (#completeOrphan's `ours`), and start it a second time.
+    const markedHere = !STARTING.has(runId);
+    STARTING.add(runId);
+    const startedRun = await this.runs
+      .startRun({
+        workflow: entry.name,
+        ...(entry.displayName !== undefined ? { workflowDisplayName: entry.displayName } : {}),
+        runId,
+        executionArn: (id) => `${executionPrefix}:${id}`,
+        startedBy: runStarter(),
+        ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
+        ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
+        ...(entry.version !== undefined ? { workflowVersion: entry.version } : {}),
+        ...(entry.policy !== undefined ? { policy: entry.policy } : {}),
+        input: value,
+        // Between the key and the run record: a process that ends here leaves a key naming a run id
+        // with no run, which the next start with the key writes and starts.
+        keyClaimed: (id) => crashPoint('after-run-key', `run ${id}`),
+      })
+      .catch((e: unknown) => {
+        if (markedHere) STARTING.delete(runId);
+        throw e;
+      });
+    // Kept only for the run this start goes on to start (below): a reused run, or the one an
+    // earlier start's key names, has another id.
+    if (markedHere && startedRun.run.runId !== runId) STARTING.delete(runId);
+    const { run, reused } = startedRun;
     // Our own earlier attempt at this start (options.runId): go on where it stopped.
     const again = reused && options.runId !== undefined && run.runId === options.runId;
     if (reused && !again) {
@@ -194,7 +208,7 @@ export class RunService {
       // Between the record and the execution: a process that ends here leaves an orphaned start,
       // which whoever finds it completes or fails (#completeOrphan, #failOrphan).
       crashPoint('after-run-record', `run ${run.runId}`);
-      await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput });
+      await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput }, runExecutionArn(run));
     } catch (e) {
       // The earlier attempt started it, and it has ended since (a running one is returned as is).
       if (!(again && (e as Error).name === 'ExecutionAlreadyExists')) {
@@ -246,7 +260,10 @@ export class RunService {
     try {
       const taken = ours ? run : await this.runs.takeOverStart(run, { to: 'start', starter: runStarter() });
       if (taken === undefined) return undefined;
-      await this.#startExecution({ stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput }).catch((e: unknown) => {
+      await this.#startExecution(
+        { stateMachineArn: entry.stateMachineArn, name: run.runId, input: executionInput },
+        runExecutionArn(run),
+      ).catch((e: unknown) => {
         // Another finder of the same orphan started it with the same input meanwhile.
         if ((e as Error).name !== 'ExecutionAlreadyExists') throw e;
       });
@@ -296,9 +313,23 @@ export class RunService {
     return { run, reused: true, ...(differs ? { inputDiffers: true } : {}) };
   }
 
-  /** StartExecution through the port; API errors keep their names (`ExecutionAlreadyExists`, …). */
-  async #startExecution(req: { stateMachineArn: string; name: string; input: string }): Promise<void> {
-    await this.#executions.start(req);
+  /**
+   * StartExecution through the port; API errors keep their names (`ExecutionAlreadyExists`, …).
+   * Step Functions answers a StartExecution repeated with the same name and input with the running
+   * execution, but with ExecutionAlreadyExists once it has ended: a start retried after its answer
+   * was lost (the SDK retries a timeout), the execution quick enough to end in between, would fail
+   * a run whose execution ran. The execution is named after the run, so one there already with
+   * this input is the run's own: the start stands, and the run settles from it. Another input is
+   * another execution, and the error stands.
+   */
+  async #startExecution(req: { stateMachineArn: string; name: string; input: string }, executionArn: string): Promise<void> {
+    try {
+      await this.#executions.start(req);
+    } catch (e) {
+      if ((e as Error).name !== 'ExecutionAlreadyExists') throw e;
+      const there = await this.#executions.describe(executionArn).catch(() => undefined);
+      if (there?.input !== req.input) throw e;
+    }
   }
 
   /** The run record (brought up to date, see #current), or StepforgeError `unknown_run`. */
