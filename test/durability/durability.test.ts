@@ -304,7 +304,7 @@ describe.skipIf(!built)('Durability: kills and corrupted stores (spawned, built 
             if (/move (that|the) directory aside|start with an empty store/.test(r.stdout))
               failures.push(`${label}: the hint advises discarding data: ${r.stdout}`);
           } else {
-            failures.push(`${label}: exit ${r.code}: ${r.stderr}`);
+            failures.push(`${label}: exit ${r.code}${r.signal ? ` (killed by ${r.signal})` : ''}: ${r.stderr}`);
           }
           // The command that only reads left every file as it was: none new (an orphan of a
           // compaction), none deleted, none rewritten (a log moved into a table, a new MANIFEST).
