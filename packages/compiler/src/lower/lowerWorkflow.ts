@@ -9,7 +9,7 @@ import {
   RUN_META_KEY,
   type LambdaStepKind,
 } from '@stepforge/contract';
-import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
+import { hasExpression, literalText, parseTemplate } from '../expr/parseTemplate.js';
 import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot, Template } from '../expr/ExpressionAst.js';
@@ -721,7 +721,7 @@ class Lowerer implements LowerContext {
 
   /** A template string → JSONata (no `{% %}`), or a JSON literal when it holds no expression. */
   private templateJsonata(text: string, scope: Scope, mode: 'value' | 'condition', step?: IrStep): string {
-    if (!hasExpression(text)) return mode === 'condition' ? String(text !== '') : JSON.stringify(text);
+    if (!hasExpression(text)) return mode === 'condition' ? String(text !== '') : JSON.stringify(literalText(text));
     return templateToJsonata(this.parse(text), { resolveRoot: this.resolveRoot(scope, step), mode, objectInput: true });
   }
 
@@ -743,7 +743,7 @@ class Lowerer implements LowerContext {
 
   /** field's walk over a template value (a method: a closure per step's input was one more object per Task). */
   private fieldValue(v: unknown, scope: Scope, step: IrStep | undefined): unknown {
-    if (typeof v === 'string') return hasExpression(v) ? `{% ${this.templateJsonata(v, scope, 'value', step)} %}` : v;
+    if (typeof v === 'string') return hasExpression(v) ? `{% ${this.templateJsonata(v, scope, 'value', step)} %}` : literalText(v);
     if (Array.isArray(v)) return v.map((x) => this.fieldValue(x, scope, step));
     if (v !== null && typeof v === 'object') {
       const out: Record<string, unknown> = {};
