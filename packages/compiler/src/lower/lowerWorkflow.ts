@@ -1077,13 +1077,19 @@ function loopClosedBy(tails: readonly Tail[]): IrStep | undefined {
  * not mention (the rule handlers applied to envelope version 1 themselves, now decided here).
  */
 function unplacedReads(step: IrStep, config: Readonly<Record<string, unknown>>): string[] {
+  // Only what the step is given is its context: the steps a `when` guard or a loop's condition or
+  // items read decide whether (or how often) it runs, and are not part of its prompt.
+  const input = step.input;
+  if (input === undefined) return [];
+  // A mapping or list input is rendered whole (as JSON) into the prompt: the steps it reads are in it.
+  if (input.kind === 'template' && typeof input.value !== 'string') return [];
   const template =
-    step.input?.kind === 'template' && typeof step.input.value === 'string' && hasExpression(step.input.value)
-      ? step.input.value
+    input.kind === 'template' && typeof input.value === 'string' && hasExpression(input.value)
+      ? input.value
       : typeof config.prompt === 'string'
         ? config.prompt
         : '';
-  return allReads(step).filter((name) => !mentions(template, name));
+  return input.reads.filter((name) => name !== step.id && !mentions(template, name));
 }
 
 /** Whether the step's input value may be null or absent at run time (then a handler falls back to `inputs.input`). */
