@@ -116,6 +116,8 @@ const RUN_OUTPUTS: Record<string, unknown> = {
     p: fromInput('Plan.'),
     q: fromInput('Check.'),
   },
+  // Tasks without `kind`: the model plans, the tool step lists the folder, the bare pure step passes that on.
+  'kind inferred from model_id, prompt, tool_contract and nothing': expect.objectContaining({ path: '.', entries: expect.any(Array) }),
 };
 
 describe('Command: run (Kortecx task maps, embedded, local provider)', () => {

@@ -98,6 +98,33 @@ describe('Function: computeStepProgress', () => {
   });
 });
 
+describe('Function: computeStepProgress (a when guard that failed)', () => {
+  it("fails the step whose guard the engine's error names, with that error, and stops the others", () => {
+    nextId = 0;
+    const steps: ProgressStep[] = [
+      { id: 't', kind: 'function', state: 't', states: ['t'], lambda: true },
+      { id: 'u', kind: 'function', state: 'u', states: ['u: when', 'u'], lambda: true },
+      { id: 'v', kind: 'function', state: 'v', states: ['v'], lambda: true },
+    ];
+    const cause =
+      'An error occurred while executing the state \'u: when\' (entered at the event id #6). $parse could not parse: {"severity": P1}';
+    const events = [
+      entered('t', 1000),
+      ev('TaskScheduled', {}, 1001),
+      succeeded({ output: '{"severity": P1}' }, 1002),
+      exited('t', 1003),
+      ev('ChoiceStateEntered', { stateEnteredEventDetails: { name: 'u: when' } }, 1004),
+      ev('ExecutionFailed', { executionFailedEventDetails: { error: 'States.QueryEvaluationError', cause } }, 1005),
+    ];
+    const p = computeStepProgress(steps, events, { status: 'FAILED', error: 'States.QueryEvaluationError', cause }, 2000);
+    expect(p.map((s) => [s.id, s.state, s.error])).toEqual([
+      ['t', 'succeeded', undefined],
+      ['u', 'failed', { error: 'States.QueryEvaluationError', cause }],
+      ['v', 'skipped', undefined],
+    ]);
+  });
+});
+
 describe('Function: computeStepProgress (a run that ended while steps ran)', () => {
   /** An event with its own id and previous event (the histories of parallel branches interleave). */
   const h = (id: number, previousEventId: number, type: string, at: number, extra: Partial<HistoryEvent> = {}): HistoryEvent =>

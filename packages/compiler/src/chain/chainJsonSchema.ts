@@ -35,7 +35,7 @@ const ChainDocumentSpec = z.strictObject({
  * The JSON Schema (draft 2020-12) of a chain document, generated from the loader's zod schemas. The
  * checked-in copy at schemas/chain.schema.json is what `# yaml-language-server: $schema=…` points at.
  * A task is a `oneOf` discriminated by its `kind` constant, so an editor completes `kind:`, then that
- * kind's fields; a tool task needs `tool` unless Kortecx's `tool_contract` names it.
+ * kind's fields (`kind` itself may be left out, as Kortecx allows); a tool task needs `tool` unless Kortecx's `tool_contract` names it.
  */
 export function chainJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(ChainDocumentSpec, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
@@ -47,6 +47,11 @@ export function chainJsonSchema(): Record<string, unknown> {
     const kind = (option.properties as Record<string, { const?: string }>).kind?.const;
     if (kind === undefined) continue;
     option.title = `kind: ${kind}`;
+    // Kortecx lets a task leave `kind` out (the loader infers it from the fields); the options stay
+    // exclusive without it, since each kind's required and allowed fields differ.
+    const required = ((option.required as string[] | undefined) ?? []).filter((k) => k !== 'kind');
+    if (required.length > 0) option.required = required;
+    else delete option.required;
     if (kind === 'tool') option.anyOf = [{ required: ['tool'] }, { required: ['tool_contract'] }];
   }
   return out;

@@ -17,6 +17,39 @@ export const KORTECX_GRANT_VERSION = '1';
  */
 export const PASS_THROUGH_EXPR = '($k := $keys($); $count($k) = 0 ? $input : $count($k) = 1 ? $lookup($, $k[0]) : $)';
 
+/**
+ * The kind of a task written without `kind:`, inferred from its fields as Kortecx infers it: a
+ * `model_id` or `prompt` makes a model step, a `tool_contract` without those a tool step, anything
+ * else a pure step. Our own spellings count the same way (`model` as `model_id`, `tool` as
+ * `tool_contract`), and a `connector` makes a connector step. Fields that do not fit the kind
+ * inferred are then refused as unknown fields of that kind, as with a `kind:` written out.
+ */
+export function inferTaskKind(task: Readonly<Record<string, unknown>>): 'model' | 'tool' | 'connector' | 'pure' {
+  const has = (k: string) => Object.prototype.hasOwnProperty.call(task, k);
+  if (has('model_id') || has('prompt') || has('model')) return 'model';
+  if (has('tool_contract') || has('tool')) return 'tool';
+  if (has('connector')) return 'connector';
+  return 'pure';
+}
+
+/**
+ * The task map with each mapping that has no `kind` given the kind inferTaskKind infers, written
+ * first as the author would have written it; other entries (those with a `kind`, and values that are
+ * not mappings, which the task checks refuse) are kept as they are. The map is copied only when a
+ * kind is filled in.
+ */
+export function withInferredKinds(tasks: Record<string, unknown>): Record<string, unknown> {
+  const lacksKind = (v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !Object.prototype.hasOwnProperty.call(v, 'kind');
+  if (!Object.values(tasks).some(lacksKind)) return tasks;
+  // fromEntries defines each handle as an own property, `__proto__` included.
+  return Object.fromEntries(
+    Object.entries(tasks).map(([h, v]) =>
+      lacksKind(v) ? [h, { kind: inferTaskKind(v as Record<string, unknown>), ...(v as Record<string, unknown>) }] : [h, v],
+    ),
+  );
+}
+
 /** A finding about a task field, at a data path under the document root. */
 export interface KortecxFinding {
   readonly code: string;

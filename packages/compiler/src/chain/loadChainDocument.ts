@@ -21,7 +21,7 @@ import { scalarOffsets } from '../source/scalarOffsets.js';
 import { stepIdentity } from '../ir/stepIdentity.js';
 import { sanitiseWorkflowName, WORKFLOW_NAME_PATTERN, workflowNameFromFile } from '../workflowNameFromFile.js';
 import { YamlChainLocator } from './YamlChainLocator.js';
-import { contractGrants, normalizeKortecxTask, type KortecxFinding } from './kortecxTask.js';
+import { contractGrants, normalizeKortecxTask, withInferredKinds, type KortecxFinding } from './kortecxTask.js';
 import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
 import { unsupportedYamlKey, type UnsupportedYamlKey } from '../source/unsupportedYamlKey.js';
 import { aliasExpansionMessage, MAX_ALIAS_COUNT, yamlValueIssues } from '../source/yamlValueIssues.js';
@@ -163,6 +163,8 @@ class ChainLoader {
   private readonly warnings: Diagnostic[] = [];
   /** Where each task's `max_turns` / `max_tool_calls` were written (Kortecx may put them in `params`). */
   private readonly budgetPaths = new Map<string, Partial<Record<'max_turns' | 'max_tool_calls', Path>>>();
+  /** Handles of the tasks written without `kind:`, whose kind was inferred from their fields. */
+  private readonly inferredKinds = new Set<string>();
 
   constructor(
     private readonly source: SourceText,
@@ -214,7 +216,10 @@ class ChainLoader {
       return this.result();
     }
     const js = data() as Record<string, unknown>;
-    const tasks = js.tasks as Record<string, unknown>;
+    // Kortecx lets a task leave out `kind` and infers it from the fields it has; so does this loader.
+    const written = js.tasks as Record<string, unknown>;
+    const tasks = withInferredKinds(written);
+    if (tasks !== written) for (const h of Object.keys(tasks)) if (tasks[h] !== written[h]) this.inferredKinds.add(h);
     const taskNames = Object.keys(tasks);
     const kindOf = (h: string): string | undefined => {
       if (!Object.prototype.hasOwnProperty.call(tasks, h)) return undefined;
@@ -504,7 +509,7 @@ class ChainLoader {
       for (const k of bad) {
         this.error(
           'invalid_task',
-          `tasks.${handle}.tool_contract: '${k}' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. echo, web-search)`,
+          `tasks.${handle}.tool_contract: '${k}' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. web-search, fs-list)`,
           this.loc.keyOffset(['tasks', handle, 'tool_contract', k]),
           k.length,
         );
@@ -516,7 +521,8 @@ class ChainLoader {
       const kind = value !== null && typeof value === 'object' ? (value as { kind?: unknown }).kind : undefined;
       // The kind's own schema lists the fields an unknown one is compared with.
       const option = ChainTaskSchema.options.find((o) => o.shape.kind.value === kind);
-      this.reportIssues('invalid_task', ['tasks', handle], value, result.error.issues, option ?? ChainTaskSchema, `a ${String(kind)} task`);
+      const what = this.inferredKinds.has(handle) ? `a task without kind:, read as ${String(kind)},` : `a ${String(kind)} task`;
+      this.reportIssues('invalid_task', ['tasks', handle], value, result.error.issues, option ?? ChainTaskSchema, what);
       return undefined;
     }
     const normalized = normalizeKortecxTask(handle, result.data);

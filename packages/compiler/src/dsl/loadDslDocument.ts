@@ -351,6 +351,7 @@ class DslLoader {
     if (this.fast) throw new FastPathDeclined('schema');
     const issues = dslIssues(parsed.error.issues);
     const unknown = issues.filter((i) => i.code === 'unrecognized_keys');
+    let refused = false;
     for (const issue of unknown) {
       const known = knownFields(DslDocumentSpec, raw, issue.path);
       for (const key of (issue as z.core.$ZodIssueUnrecognizedKeys).keys) {
@@ -359,14 +360,18 @@ class DslLoader {
         const message = `unknown field '${key}'${where}${best ? `; did you mean '${best}'?` : ''}`;
         // A trigger becomes an EventBridge rule as written: one with a misspelt field would deploy
         // another rule than the one meant, so it is refused even without strict (as in a chain).
-        if (issue.path[0] === 'triggers') this.error('unknown_field', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
-        else this.warn('unknown_field', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
+        if (issue.path[0] === 'triggers') {
+          this.error('unknown_field', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
+          refused = true;
+        } else this.warn('unknown_field', message, this.loc.keyAt(issue.path, key) ?? this.locAt(issue.path));
       }
     }
     const others = issues.filter((i) => i.code !== 'unrecognized_keys');
     for (const issue of others) this.reportIssue(issue, raw);
-    if (others.length > 0 || this.errors.length > 0) return undefined;
-    // Only unknown fields: drop them and parse again so defaults are applied.
+    if (others.length > 0 || refused) return undefined;
+    // Only unknown fields: drop them and parse again so defaults are applied. Under --strict they are
+    // errors already, but the rest of the document is still checked, so one pass reports everything.
+
     const cleaned = structuredClone(raw);
     for (const issue of unknown) {
       let target: unknown = cleaned;

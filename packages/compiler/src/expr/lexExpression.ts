@@ -183,7 +183,15 @@ export function lexExpression(text: string, start: number): { tokens: Token[]; c
     }
     if (c === '&') throw expressionError(`unexpected '&' (did you mean '&&'?)`, i);
     if (c === '=') throw expressionError(`unexpected '=' (did you mean '=='?)`, i);
-    if (c === '!') throw expressionError(`unexpected '!' (did you mean '!='?)`, i);
+    if (c === '!') {
+      // `!x` (a negation, which GraphN's expressions do not have either) rather than a mistyped `!=`.
+      let j = i + 1;
+      while (text[j] === ' ' || text[j] === '\t') j++;
+      const next = text.charCodeAt(j);
+      if (isIdentStart(next) || text[j] === '(')
+        throw expressionError(`unexpected '!': there is no negation; compare instead, e.g. \${ steps.check.output == false }`, i);
+      throw expressionError(`unexpected '!' (did you mean '!='?)`, i);
+    }
     throw expressionError(`unexpected character '${c}'`, i);
   }
   pushToken(tokens, 'eof', '', text.length, 0);

@@ -175,6 +175,15 @@ export function hasExpression(text: string): boolean {
   return text.includes('${') && EXPRESSION_OPEN.test(text);
 }
 
+/**
+ * The text a string without expressions stands for: each escaped `$${` is the literal `${` it
+ * writes, as parseTemplate reads it. Lowering emits such strings as they are, so the escape has to
+ * be undone here rather than by a template evaluation that never runs.
+ */
+export function literalText(text: string): string {
+  return text.includes('$${') ? text.replaceAll('$${', '${') : text;
+}
+
 /** A literal node starting at token `t`. */
 function literal(t: Token, value: LiteralExpr['value'], length = t.length): LiteralExpr {
   return { kind: 'literal', value, offset: t.offset, length };

@@ -9,7 +9,7 @@ import {
   RUN_META_KEY,
   type LambdaStepKind,
 } from '@stepforge/contract';
-import { hasExpression, parseTemplate } from '../expr/parseTemplate.js';
+import { hasExpression, literalText, parseTemplate } from '../expr/parseTemplate.js';
 import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot, Template } from '../expr/ExpressionAst.js';
@@ -721,7 +721,7 @@ class Lowerer implements LowerContext {
 
   /** A template string → JSONata (no `{% %}`), or a JSON literal when it holds no expression. */
   private templateJsonata(text: string, scope: Scope, mode: 'value' | 'condition', step?: IrStep): string {
-    if (!hasExpression(text)) return mode === 'condition' ? String(text !== '') : JSON.stringify(text);
+    if (!hasExpression(text)) return mode === 'condition' ? String(text !== '') : JSON.stringify(literalText(text));
     return templateToJsonata(this.parse(text), { resolveRoot: this.resolveRoot(scope, step), mode, objectInput: true });
   }
 
@@ -743,7 +743,7 @@ class Lowerer implements LowerContext {
 
   /** field's walk over a template value (a method: a closure per step's input was one more object per Task). */
   private fieldValue(v: unknown, scope: Scope, step: IrStep | undefined): unknown {
-    if (typeof v === 'string') return hasExpression(v) ? `{% ${this.templateJsonata(v, scope, 'value', step)} %}` : v;
+    if (typeof v === 'string') return hasExpression(v) ? `{% ${this.templateJsonata(v, scope, 'value', step)} %}` : literalText(v);
     if (Array.isArray(v)) return v.map((x) => this.fieldValue(x, scope, step));
     if (v !== null && typeof v === 'object') {
       const out: Record<string, unknown> = {};
@@ -1077,13 +1077,19 @@ function loopClosedBy(tails: readonly Tail[]): IrStep | undefined {
  * not mention (the rule handlers applied to envelope version 1 themselves, now decided here).
  */
 function unplacedReads(step: IrStep, config: Readonly<Record<string, unknown>>): string[] {
+  // Only what the step is given is its context: the steps a `when` guard or a loop's condition or
+  // items read decide whether (or how often) it runs, and are not part of its prompt.
+  const input = step.input;
+  if (input === undefined) return [];
+  // A mapping or list input is rendered whole (as JSON) into the prompt: the steps it reads are in it.
+  if (input.kind === 'template' && typeof input.value !== 'string') return [];
   const template =
-    step.input?.kind === 'template' && typeof step.input.value === 'string' && hasExpression(step.input.value)
-      ? step.input.value
+    input.kind === 'template' && typeof input.value === 'string' && hasExpression(input.value)
+      ? input.value
       : typeof config.prompt === 'string'
         ? config.prompt
         : '';
-  return allReads(step).filter((name) => !mentions(template, name));
+  return input.reads.filter((name) => name !== step.id && !mentions(template, name));
 }
 
 /** Whether the step's input value may be null or absent at run time (then a handler falls back to `inputs.input`). */

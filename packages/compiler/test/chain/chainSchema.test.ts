@@ -50,4 +50,29 @@ describe('File: schemas/chain.schema.json', () => {
       expect([doc, r.errors.length + r.warnings.filter((w) => w.code === 'unknown_field').length > 0]).toEqual([doc, true]);
     }
   });
+
+  it('accepts tasks written without kind, as Kortecx allows, where the loader infers one, and refuses the same misfits', () => {
+    const doc = {
+      chain: 'plan@web-search > fetch > review',
+      tasks: {
+        plan: { model_id: 'kx-serve:qwen3-4b-q4_k_m', prompt: 'Research the topic.' },
+        fetch: { tool_contract: { 'fs-list': '1' }, args: { path: '.' } },
+        review: {},
+      },
+    };
+    expect([validate(doc), validate.errors ?? null]).toEqual([true, null]);
+    const r = loadChainDocument(JSON.stringify(doc), { file: 'x.chain.yaml' });
+    expect(r.errors.map(String)).toEqual([]);
+    expect(r.document?.steps.map((s) => [s.handle, s.kind])).toEqual([
+      ['plan', 'model'],
+      ['fetch', 'tool'],
+      ['review', 'pure'],
+    ]);
+    for (const task of [{ args: { path: '.' } }, { prompt: 'p', tool: 'fs-list' }, { model_id: 'm' }]) {
+      const bad = { ...doc, tasks: { ...doc.tasks, review: task } };
+      expect([task, validate(bad)]).toEqual([task, false]);
+      const loaded = loadChainDocument(JSON.stringify(bad), { file: 'x.chain.yaml' });
+      expect([task, loaded.errors.map((e) => e.code)]).toEqual([task, ['invalid_task']]);
+    }
+  });
 });

@@ -234,6 +234,24 @@ chain: >-
     );
   });
 
+  it("infers a task's left-out kind from its fields, as Kortecx does, and says so when a field does not fit", () => {
+    const doc = 'chain: p@web-search > t > q\ntasks:\n  p: {prompt: "Plan."}\n  t: {tool_contract: {fs-list: "1"}}\n  q: {}\n';
+    const r = loadChainDocument(doc, { file: 'x.chain.yaml' });
+    expect(r.errors.map(String)).toEqual([]);
+    expect(r.document?.steps.map((s) => [s.handle, s.kind, s.tools])).toEqual([
+      ['p', 'model', ['web-search']],
+      ['t', 'tool', []],
+      ['q', 'pure', []],
+    ]);
+    // The identity is the one the same task has with its kind written out.
+    const written = loadChainDocument(doc.replace('{prompt:', '{kind: model, prompt:'), { file: 'x.chain.yaml' });
+    expect(written.document?.steps[0]?.identity).toBe(r.document?.steps[0]?.identity);
+    const misfit = loadChainDocument('chain: p@web-search > q\ntasks:\n  p: {prompt: "Plan."}\n  q: {args: {path: .}}\n');
+    expect(misfit.errors.map((e) => [e.code, e.location?.line, e.location?.column, e.message])).toEqual([
+      ['invalid_task', 4, 7, 'tasks.q.args: unknown field (a task without kind:, read as pure, has kind, expr, params, body_signature_id)'],
+    ]);
+  });
+
   it('refuses a file name that cannot name the workflow when there is no name:, and suggests one', () => {
     const doc = 'chain: a@x\ntasks:\n  a: {kind: model, prompt: p}\n';
     const r = loadChainDocument(doc, { file: 'flows/my file!.chain.yaml' });

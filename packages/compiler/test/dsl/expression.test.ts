@@ -78,6 +78,9 @@ describe('Function: parseTemplate', () => {
       ['${ a[-1] }', 'non-negative integer', 5],
       ['${ [1] }', 'only the empty array', 4],
       ['${ a # }', "unexpected character '#'", 5],
+      ['${ a ! 2 }', "unexpected '!' (did you mean '!='?)", 5],
+      ['${ !steps.check.output }', "unexpected '!': there is no negation; compare instead, e.g. ${ steps.check.output == false }", 3],
+      ['${ ! (a) }', 'there is no negation', 3],
     ];
     for (const [text, message, offset] of cases) {
       const e = syntaxError(() => parseTemplate(text));

@@ -90,6 +90,25 @@ steps:
     expect(strict.document).toBeUndefined();
   });
 
+  it('with strict, reports an unknown field and the errors of the rest of the document in one pass', () => {
+    const text = [
+      'document: {dsl: "1.0", name: s, version: "0.1.0"}',
+      'agents: {W: ""}',
+      'input: {a: string}',
+      'steps:',
+      '  s: {call: agent, agent: W, input_template: "${input.b}", colour: red}',
+      '  t: {call: agent, agent: Q}',
+      '',
+    ].join('\n');
+    const strict = loadDslDocument(text, { file: 's.yaml', strict: true });
+    expect(strict.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
+      ['unknown_input', "'input.b' is not a declared input field", 5, 49],
+      ['unknown_field', "unknown field 'colour' in steps.s", 5, 60],
+      ['unknown_agent', "unknown agent 'Q'", 6, 27],
+    ]);
+    expect(strict.document).toBeUndefined();
+  });
+
   it('reads DSL 1.x documents, and warns about another version (an error with strict)', () => {
     const doc = (dsl: string) =>
       `document: { dsl: ${dsl}, name: v, version: "1" }\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n`;

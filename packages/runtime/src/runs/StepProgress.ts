@@ -186,7 +186,7 @@ export function computeStepProgress(
   const stopDate = execution.stopDate instanceof Date ? execution.stopDate.getTime() : execution.stopDate;
   const executionEndedAt = endEvent !== undefined ? timeOf(endEvent, now) : stopDate;
   // Only a failure's cause names the step that failed (a cancel's reason is the user's text).
-  const failedStep = execution.status === 'FAILED' ? /step '([^']+)' failed/.exec(endCause ?? '')?.[1] : undefined;
+  const failedStep = execution.status === 'FAILED' ? failedStepOf(endCause ?? '', owner) : undefined;
   const onFailedPath = new Set<string>();
   for (let id = failedStep; id !== undefined && !onFailedPath.has(id); id = parentOf.get(id)) onFailedPath.add(id);
   const stoppedError = (id: string): { error: string; cause: string } => {
@@ -278,4 +278,17 @@ function payloadOf(output: string | undefined): Record<string, unknown> | undefi
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The step a run's failure names: `step 'X' failed: …`, the prefix a step's Catch writes, else the
+ * owner of the state a Step Functions runtime error names (`An error occurred while executing the
+ * state 'X: when' …`): a step's `when` guard is a Choice no Catch covers, so its failure (a JSON text
+ * that does not parse, say) ends the run with the engine's own cause, which names only the state.
+ */
+function failedStepOf(cause: string, owner: ReadonlyMap<string, string>): string | undefined {
+  const named = /step '([^']+)' failed/.exec(cause)?.[1];
+  if (named !== undefined) return named;
+  const state = /^An error occurred while executing the state '([^']+)'/.exec(cause)?.[1];
+  return state !== undefined ? owner.get(state) : undefined;
 }
