@@ -139,8 +139,14 @@ function loadParsed(
       if (!v.includes('{{')) return v;
       return fillMacros(v, vars, (use) => {
         const location = locator.inString([...path], v, use.start, use.end);
-        const message = `macro {{var:${use.name}}} has no value`;
-        const hint = `pass --var ${use.name}=VALUE, set ${use.name} in the environment, or write a default: {{var:${use.name}|VALUE}}`;
+        const message =
+          use.fallbackVar === undefined
+            ? `macro {{var:${use.name}}} has no value`
+            : `macro {{var:${use.name}|var:${use.fallbackVar}}} has no value: neither ${use.name} nor ${use.fallbackVar} is set`;
+        const hint =
+          use.fallbackVar === undefined
+            ? `pass --var ${use.name}=VALUE, set ${use.name} in the environment, or write a default: {{var:${use.name}|VALUE}}`
+            : `pass --var ${use.fallbackVar}=VALUE (or --var ${use.name}=VALUE), or set one of them in the environment`;
         if (options.requireMacros) fail('unfilled_macro', message, location, hint, { name: use.name });
         else warnings.push({ severity: 'warning', code: 'unfilled_macro', message: `${message} (a run needs one: ${hint})`, location });
       });
@@ -298,7 +304,9 @@ function loadParsed(
         index: i,
         handler: handler as ContenoxHandler,
         data: t,
-        branches,
+        // Contenox tries every other branch, in order, before a `default`, wherever the default is
+        // written: a default written first is still the last resort.
+        branches: [...branches.filter((b) => b.operator !== 'default'), ...branches.filter((b) => b.operator === 'default')],
         ...(onFailure !== undefined ? { onFailure } : {}),
         tools,
         location: at(['tasks', i]),

@@ -423,12 +423,34 @@ class Lowerer implements LowerContext {
     wf.steps.forEach((step, i) => {
       const route = routes[i]!;
       const v = `$${vars[i]}`;
+      // Taking on_failure traverses the edge to the handler, which Contenox counts like any other.
+      const failureCounter = route.onFailure !== undefined ? counters.get(`${i}>${route.onFailure}`) : undefined;
+      const countFailure = failureCounter !== undefined ? { [failureCounter]: `{% $${failureCounter} + 1 %}` } : {};
       if (route.onFailure !== undefined) {
         for (const name of this.stepStates.get(step) ?? []) {
           const st = scope.states[name];
           if (st?.Catch)
-            st.Catch = [{ ErrorEquals: ['States.ALL'], Assign: { prev: '{% $states.errorOutput %}' }, Next: entries[route.onFailure]! }];
+            st.Catch = [
+              {
+                ErrorEquals: ['States.ALL'],
+                Assign: { prev: '{% $states.errorOutput %}', ...countFailure },
+                Next: entries[route.onFailure]!,
+              },
+            ];
         }
+      }
+      if (route.raise !== undefined && route.onFailure !== undefined) {
+        // A raised error is a task failure like any other: on_failure takes it, with the error
+        // (shaped as a caught one) as the handler's input.
+        const name = this.helper(step, 'raise_error');
+        scope.states[name] = {
+          Type: 'Pass',
+          Comment: this.comment(step, 'raise_error: the error goes to the on_failure task'),
+          Assign: { prev: `{% {"Error": ${JSON.stringify(route.raise)}, "Cause": $string(${v})} %}`, ...countFailure },
+          Next: entries[route.onFailure]!,
+        };
+        this.patch(frags[i]!.tails, name);
+        return;
       }
       if (route.raise !== undefined) {
         const name = this.helper(step, 'raise_error');

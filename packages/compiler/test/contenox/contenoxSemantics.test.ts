@@ -1,0 +1,87 @@
+// Contenox semantics that its own engine defines and its users rely on: a `default` branch is the last
+// resort wherever it is written, a raised error goes to on_failure like any other failure, and a
+// macro's fallback may name another variable.
+import { describe, expect, it } from 'vitest';
+import { compileDocument, loadDocument } from '../../src/index.js';
+
+const end = '"transition": {"branches": [{"operator": "default", "goto": "end"}]}';
+const chain = (...tasks: string[]) => `{\n"id": "c",\n"tasks": [\n${tasks.join(',\n')}\n]\n}\n`;
+type Choice = { Condition: string; Next?: string; Assign: Record<string, string> };
+type States = Record<string, { Type: string; Choices?: Choice[]; Next?: string; Assign?: Record<string, string>; Catch?: unknown }>;
+
+describe('Function: compileDocument (Contenox transitions)', () => {
+  it('tries a default written first only after every other branch', () => {
+    const text = chain(
+      `{"id": "check", "handler": "noop", "transition": {"branches": [{"operator": "default", "goto": "fallback"}, {"operator": "equals", "when": "noop", "goto": "matched"}]}}`,
+      `{"id": "matched", "handler": "noop", ${end}}`,
+      `{"id": "fallback", "handler": "noop", ${end}}`,
+    );
+    const states = compileDocument(text, { file: 'c.json' }).asl.States as States;
+    const rules = states['check: route']!.Choices!;
+    expect(rules.map((r) => r.Next)).toEqual(['matched', 'fallback']);
+    expect(rules[1]!.Condition).toBe('{% true %}');
+  });
+
+  it('sends a raise_error with on_failure to its handler, the error as its input', () => {
+    const text = chain(
+      `{"id": "boom", "handler": "raise_error", "transition": {"on_failure": "recover", "branches": [{"operator": "default", "goto": "end"}]}}`,
+      `{"id": "recover", "handler": "noop", ${end}}`,
+    );
+    const states = compileDocument(text, { file: 'c.json' }).asl.States as States;
+    const raised = states['boom: raise_error']!;
+    expect(raised.Type).toBe('Pass');
+    expect(raised.Next).toBe('recover');
+    expect(raised.Assign!.prev).toBe('{% {"Error": "ContenoxRaiseError", "Cause": $string($s_boom)} %}');
+    expect(Object.values(states).some((s) => s.Type === 'Fail')).toBe(false);
+  });
+
+  it('still ends the run failed on a raise_error without on_failure', () => {
+    const states = compileDocument(chain(`{"id": "boom", "handler": "raise_error", ${end}}`), { file: 'c.json' }).asl.States as States;
+    expect(states['boom: raise_error']).toMatchObject({ Type: 'Fail', Error: 'ContenoxRaiseError' });
+  });
+
+  it('counts an on_failure edge that an edge_traversed_at_least branch asks about', () => {
+    const text = chain(
+      `{"id": "work", "handler": "chat_completion", "transition": {"on_failure": "fix", "branches": [{"operator": "default", "goto": "end"}]}}`,
+      `{"id": "fix", "handler": "noop", "transition": {"branches": [{"operator": "edge_traversed_at_least", "edge": "work->fix", "when": "3", "goto": "end"}, {"operator": "default", "goto": "work"}]}}`,
+    );
+    const states = compileDocument(text, { file: 'c.json' }).asl.States as States;
+    const caught = Object.values(states).flatMap((s) => (s.Catch as { Next: string; Assign: Record<string, string> }[] | undefined) ?? []);
+    expect(caught.length).toBeGreaterThan(0);
+    for (const c of caught.filter((c) => c.Next === 'fix')) expect(c.Assign.edge0to1).toBe('{% $edge0to1 + 1 %}');
+  });
+});
+
+describe('Function: loadDocument (Contenox macros)', () => {
+  const text = chain(
+    `{"id": "a", "handler": "chat_completion", "system_instruction": "Use {{var:alt_model|var:model}}", "execute_config": {"model": "{{var:alt_model|var:model}}", "provider": "{{var:provider|var:alt-provider}}"}, ${end}}`,
+  );
+  const modelOf = (vars: Record<string, string>) => {
+    const loaded = loadDocument(text, { file: 'c.json', vars, requireMacros: true });
+    expect(loaded.errors.map(String)).toEqual([]);
+    const task = (
+      loaded.document as unknown as { tasks: { data: { system_instruction: string; execute_config: Record<string, string> } }[] }
+    ).tasks[0]!;
+    return [task.data.system_instruction, task.data.execute_config.model, task.data.execute_config.provider];
+  };
+
+  it('fills {{var:A|var:B}} with B when A is not set', () => {
+    expect(modelOf({ model: 'm1', provider: 'local' })).toEqual(['Use m1', 'm1', 'local']);
+  });
+
+  it('prefers A when it is set', () => {
+    expect(modelOf({ alt_model: 'small', model: 'm1', provider: 'local' })).toEqual(['Use small', 'small', 'local']);
+  });
+
+  it('reads a hyphenated variable name from the variable spelt with underscores', () => {
+    expect(modelOf({ model: 'm1', alt_provider: 'local' })).toEqual(['Use m1', 'm1', 'local']);
+  });
+
+  it('refuses a run when neither variable is set, naming both, at the macro', () => {
+    const loaded = loadDocument(text, { file: 'c.json', vars: { provider: 'local' }, requireMacros: true });
+    const e = loaded.errors[0]!;
+    expect(e.code).toBe('unfilled_macro');
+    expect(e.message).toBe('macro {{var:alt_model|var:model}} has no value: neither alt_model nor model is set');
+    expect(e.location).toMatchObject({ file: 'c.json', line: 4, column: text.split('\n')[3]!.indexOf('{{var:alt_model') + 1 });
+  });
+});
