@@ -20,7 +20,7 @@ import {
   type ContenoxTarget,
   type ContenoxTask,
 } from './ContenoxDocument.js';
-import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool } from '@stepforge/contract';
+import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool, OWN_TOOLS } from '@stepforge/contract';
 import { fillMacros } from './expandMacros.js';
 import { unboundedCycles } from '../checks/unboundedCycle.js';
 import { danglingGoto, withSuggestion } from '../checks/unknownReference.js';
@@ -296,6 +296,7 @@ function loadParsed(
       const to = target(onFailureRaw, ['tasks', i, 'transition', 'on_failure'], id);
       if (typeof to === 'number') onFailure = to;
     }
+    checkInputVar(t, i, id, index, at, fail);
     const tools = taskTools(t, i, id, at, fail, warnings, options);
     checkToolsPolicies(t, i, id, at, fail);
     if (typeof handler === 'string' && (CONTENOX_HANDLERS as readonly string[]).includes(handler)) {
@@ -322,6 +323,39 @@ function loadParsed(
     tasks,
   };
   return { document, graph: contenoxGraphView(document), errors, warnings };
+}
+
+/**
+ * `input_var` names a variable of the run: `input`, a task's output (its id), `previous_output`, or
+ * a failure's message (`last_error`, `<task id>_error`). Contenox fails the run when it reaches a
+ * task whose variable does not exist; here that is known before the run.
+ */
+function checkInputVar(
+  t: Obj,
+  i: number,
+  id: string,
+  index: ReadonlyMap<string, number>,
+  at: (p: DataPath) => SourceLocation,
+  fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void,
+): void {
+  const v = t.input_var;
+  if (v === undefined || v === null || v === '') return;
+  const path = ['tasks', i, 'input_var'];
+  if (typeof v !== 'string') {
+    fail('invalid_document', `task '${id}': \`input_var\` must be a string (a task id or "input")`, at(path), 'write "input_var": "input"');
+    return;
+  }
+  const builtIn = ['input', 'previous_output', 'last_error'];
+  if (builtIn.includes(v) || index.has(v) || (v.endsWith('_error') && index.has(v.slice(0, -'_error'.length)))) return;
+  const names = [...builtIn, ...index.keys()];
+  const near = didYouMean(v, names);
+  fail(
+    'unknown_input_var',
+    `task '${id}' reads input_var '${v}', which is no variable of this chain${near ? ` (did you mean '${near}'?)` : ''}`,
+    at(path),
+    `name the chain's input ("input"), a task id (its output) or "previous_output": ${names.join(', ')}`,
+    { inputVar: v },
+  );
 }
 
 /** The tools a task names (execute_config.tools, and a `tools` task's `tools.name`), mapped to ours. */
@@ -370,8 +404,23 @@ function taskTools(
       ? (config!.hide_tools as unknown[]).flatMap((h) => (typeof h === 'string' ? (mapContenoxTool(h) ?? []) : []))
       : [],
   );
-  if (config && Array.isArray(config.tools))
-    (config.tools as unknown[]).forEach((n, k) => add(n, ['tasks', i, 'execute_config', 'tools', k]));
+  if (config && Array.isArray(config.tools)) {
+    const names = config.tools as unknown[];
+    // Contenox's allowlist patterns: "*" grants every tool there is, and with it "!name" takes one
+    // out again; an exclusion without "*" grants nothing, as there.
+    const excluded = new Set<string>();
+    names.forEach((n, k) => {
+      if (typeof n !== 'string' || !n.startsWith('!')) return;
+      const before = out.length;
+      add(n.slice(1), ['tasks', i, 'execute_config', 'tools', k]);
+      for (const m of out.splice(before)) excluded.add(m);
+    });
+    names.forEach((n, k) => {
+      if (n === '*') {
+        for (const m of OWN_TOOLS) if (!excluded.has(m) && !out.includes(m)) out.push(m);
+      } else if (typeof n !== 'string' || !n.startsWith('!')) add(n, ['tasks', i, 'execute_config', 'tools', k]);
+    });
+  }
   if (t.handler === 'tools') {
     const call = t.tools as Obj | undefined;
     if (!call || typeof call.name !== 'string')

@@ -242,8 +242,9 @@ function modelSpec(exec: Obj): string | undefined {
 function retryOf(t: ContenoxTask, exec: Obj): IrRetry | undefined {
   const p = exec.retry_policy as Obj | undefined;
   if (p && typeof p === 'object') {
-    const attempts = typeof p.max_attempts === 'number' ? p.max_attempts : 3;
-    if (attempts <= 1) return undefined;
+    // Contenox's zero value disables retry: a policy without max_attempts makes one attempt.
+    const attempts = typeof p.max_attempts === 'number' ? p.max_attempts : 0;
+    if (attempts <= 1) return retryOnFailure(t);
     const initial = typeof p.initial_backoff === 'string' ? (durationSeconds(p.initial_backoff) ?? 0.5) : 0.5;
     const max = typeof p.max_backoff === 'string' ? durationSeconds(p.max_backoff) : undefined;
     const jitter = typeof p.jitter === 'number' ? p.jitter > 0 : false;
@@ -255,6 +256,11 @@ function retryOf(t: ContenoxTask, exec: Obj): IrRetry | undefined {
       jitter,
     };
   }
+  return retryOnFailure(t);
+}
+
+/** retry_on_failure: that many tries after the first. */
+function retryOnFailure(t: ContenoxTask): IrRetry | undefined {
   const n = t.data.retry_on_failure;
   if (typeof n === 'number' && n > 0) return { maxAttempts: n + 1, intervalSeconds: 1, backoffRate: 2, jitter: false };
   return undefined;

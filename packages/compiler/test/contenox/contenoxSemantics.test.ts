@@ -85,3 +85,64 @@ describe('Function: loadDocument (Contenox macros)', () => {
     expect(e.location).toMatchObject({ file: 'c.json', line: 4, column: text.split('\n')[3]!.indexOf('{{var:alt_model') + 1 });
   });
 });
+
+describe('Function: loadDocument (Contenox tool allowlists and input variables)', () => {
+  const tools = (list: string) =>
+    chain(`{"id": "a", "handler": "chat_completion", "execute_config": {"model": "m", "tools": ${list}}, ${end}}`);
+  const graphTools = (text: string) => {
+    const loaded = loadDocument(text, { file: 'c.json' });
+    expect(loaded.errors.map(String)).toEqual([]);
+    return loaded.graph!.nodes[0]!.tools;
+  };
+
+  it('grants every tool for "*", and takes "!name" out of it', () => {
+    expect(graphTools(tools('["*"]'))).toEqual(['shell', 'fs-list', 'fs-read', 'http_fetch', 'web-search']);
+    expect(graphTools(tools('["*", "!local_shell", "!webtools"]'))).toEqual(['fs-list', 'fs-read', 'web-search']);
+  });
+
+  it('grants nothing for exclusions alone', () => {
+    expect(graphTools(tools('["!local_shell"]'))).toEqual([]);
+  });
+
+  it('names an unknown tool in an exclusion at its place', () => {
+    const text = tools('["*", "!local_shel"]');
+    const e = loadDocument(text, { file: 'c.json' }).errors[0]!;
+    expect(e.code).toBe('unknown_tool');
+    expect(e.message).toBe("task 'a' names tool 'local_shel', which does not exist here (did you mean 'local_shell'?)");
+    expect(e.location).toMatchObject({ line: 4, column: text.split('\n')[3]!.indexOf('"!local_shel"') + 1 });
+  });
+
+  it('refuses an input_var that names no variable of the chain, at the field, with a did-you-mean', () => {
+    const text = chain(`{"id": "a", "handler": "noop", "input_var": "inptu", ${end}}`);
+    const e = loadDocument(text, { file: 'c.json' }).errors[0]!;
+    expect(e.code).toBe('unknown_input_var');
+    expect(e.message).toBe("task 'a' reads input_var 'inptu', which is no variable of this chain (did you mean 'input'?)");
+    expect(e.location).toMatchObject({ file: 'c.json', line: 4, column: text.split('\n')[3]!.indexOf('"inptu"') + 1 });
+  });
+
+  it('accepts the variables Contenox defines: input, a task id, previous_output, last_error, <task>_error', () => {
+    for (const v of ['input', 'a', 'previous_output', 'last_error', 'a_error'])
+      expect(loadDocument(chain(`{"id": "a", "handler": "noop", "input_var": "${v}", ${end}}`), { file: 'c.json' }).errors).toEqual([]);
+  });
+});
+
+describe('Function: compileDocument (Contenox retries)', () => {
+  const retryOf = (task: string) => {
+    const states = compileDocument(chain(task), { file: 'c.json' }).asl.States as Record<string, { Retry?: { MaxAttempts: number }[] }>;
+    return states.a!.Retry?.find((r) => r.MaxAttempts !== undefined);
+  };
+
+  it('makes one attempt for a retry_policy without max_attempts (its zero value disables retry)', () => {
+    expect(
+      retryOf(`{"id": "a", "handler": "chat_completion", "execute_config": {"retry_policy": {"initial_backoff": "1s"}}, ${end}}`),
+    ).toBeUndefined();
+  });
+
+  it('still retries retry_on_failure times when the retry_policy makes one attempt', () => {
+    expect(
+      retryOf(
+        `{"id": "a", "handler": "chat_completion", "retry_on_failure": 2, "execute_config": {"retry_policy": {"max_attempts": 1}}, ${end}}`,
+      ),
+    ).toMatchObject({ MaxAttempts: 2 });
+  });
+});
