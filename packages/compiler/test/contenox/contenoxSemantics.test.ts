@@ -146,3 +146,35 @@ describe('Function: compileDocument (Contenox retries)', () => {
     ).toMatchObject({ MaxAttempts: 2 });
   });
 });
+
+describe('Function: loadDocument (a Contenox chain in a .json file)', () => {
+  const valid = chain(`{"id": "a", "handler": "noop", ${end}}`);
+
+  it('refuses a trailing comma, which YAML would take and Contenox does not, at the comma', () => {
+    const text = valid.replace(`${end}}\n]`, `${end}},\n]`);
+    const e = loadDocument(text, { file: 'c.json' }).errors[0]!;
+    expect(e.code).toBe('invalid_document');
+    expect(e.message).toBe("invalid JSON: Unexpected token ']'");
+    expect(e.location).toMatchObject({ file: 'c.json', line: 5, column: 1 });
+  });
+
+  it('refuses a comment at the comment, not at 1:1', () => {
+    const text = valid.replace('"id": "c",', '"id": "c", // the chain');
+    const e = loadDocument(text, { file: 'c.json' }).errors[0]!;
+    expect(e.code).toBe('invalid_document');
+    expect(e.message).toBe('invalid JSON: Expected double-quoted property name');
+    expect(e.location).toMatchObject({ file: 'c.json', line: 2, column: 12 });
+  });
+
+  it('still reads the same text as YAML from a .yaml file', () => {
+    const text = valid.replace(`${end}}\n]`, `${end}},\n]`);
+    expect(loadDocument(text, { file: 'c.yaml' }).errors).toEqual([]);
+  });
+});
+
+describe('Function: loadDocument (YAML in a .json file)', () => {
+  it('reads text that does not start like JSON as YAML', () => {
+    const text = 'id: y\ntasks:\n  - id: a\n    handler: noop\n';
+    expect(loadDocument(text, { file: 'c.json' }).errors).toEqual([]);
+  });
+});
