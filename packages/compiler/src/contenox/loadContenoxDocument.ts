@@ -22,6 +22,7 @@ import {
 } from './ContenoxDocument.js';
 import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool, OWN_TOOLS } from '@stepforge/contract';
 import { fillMacros } from './expandMacros.js';
+import { durationSeconds } from '../ir/contenoxToIr.js';
 import { unboundedCycles } from '../checks/unboundedCycle.js';
 import { danglingGoto, withSuggestion } from '../checks/unknownReference.js';
 
@@ -111,6 +112,7 @@ function loadParsed(
   const errors: StepforgeError[] = [];
   const warnings: Diagnostic[] = [];
   const at = (path: DataPath): SourceLocation => locator.at(path).location;
+  const keyAt = (path: DataPath, key: string): SourceLocation => locator.keyAt(path, key) ?? at([...path, key]);
   const fail = (code: string, message: string, location: SourceLocation, hint?: string, details?: Record<string, unknown>): void => {
     errors.push(
       new StepforgeError(code, message, {
@@ -297,6 +299,7 @@ function loadParsed(
       if (typeof to === 'number') onFailure = to;
     }
     checkInputVar(t, i, id, index, at, fail);
+    checkTaskFields(t, i, id, at, keyAt, fail, warnings);
     const tools = taskTools(t, i, id, at, fail, warnings, options);
     checkToolsPolicies(t, i, id, at, fail);
     if (typeof handler === 'string' && (CONTENOX_HANDLERS as readonly string[]).includes(handler)) {
@@ -323,6 +326,105 @@ function loadParsed(
     tasks,
   };
   return { document, graph: contenoxGraphView(document), errors, warnings };
+}
+
+/** The fields of a task and of its execute_config, as Contenox's schema defines them, by type. */
+const TASK_FIELDS: Readonly<Record<string, 'string' | 'integer' | 'object'>> = {
+  id: 'string',
+  description: 'string',
+  handler: 'string',
+  system_instruction: 'string',
+  execute_config: 'object',
+  tools: 'object',
+  print: 'string',
+  prompt_template: 'string',
+  output_template: 'string',
+  input_var: 'string',
+  input_max_bytes: 'integer',
+  transition: 'object',
+  timeout: 'string',
+  retry_on_failure: 'integer',
+};
+const EXECUTE_CONFIG_FIELDS = [
+  'model',
+  'models',
+  'provider',
+  'providers',
+  'temperature',
+  'tools',
+  'hide_tools',
+  'tools_policies',
+  'pass_clients_tools',
+  'think',
+  'max_tokens',
+  'shift',
+  'retry_policy',
+];
+
+/**
+ * A field of the wrong type is refused, as Contenox's decoder refuses it (`"retry_on_failure": "two"`
+ * would otherwise be no retry at all, silently), and so is a `timeout` that is no Go duration (Contenox
+ * fails the task when it starts). A key Contenox does not define is ignored there, as here, with a
+ * warning: it is most often a misspelt one.
+ */
+function checkTaskFields(
+  t: Obj,
+  i: number,
+  id: string,
+  at: (p: DataPath) => SourceLocation,
+  keyAt: (p: DataPath, key: string) => SourceLocation,
+  fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void,
+  warnings: Diagnostic[],
+): void {
+  for (const [key, value] of Object.entries(t)) {
+    const type = TASK_FIELDS[key];
+    if (type === undefined) {
+      const near = didYouMean(key, Object.keys(TASK_FIELDS));
+      warnings.push({
+        severity: 'warning',
+        code: 'unknown_key',
+        message: `task '${id}' has key '${key}', which Contenox does not define: it has no effect${near ? ` (did you mean '${near}'?)` : ''}`,
+        location: keyAt(['tasks', i], key),
+      });
+      continue;
+    }
+    if (value === null || key === 'id' || key === 'handler' || key === 'input_var' || key === 'tools') continue;
+    // A scalar where a string goes is that text, as Contenox's YAML decoder reads it (`timeout: 0`).
+    const ok =
+      type === 'string'
+        ? typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+        : type === 'integer'
+          ? typeof value === 'number' && Number.isInteger(value)
+          : typeof value === 'object' && !Array.isArray(value);
+    if (!ok) {
+      const got = Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : JSON.stringify(value);
+      fail(
+        'invalid_document',
+        `task '${id}': \`${key}\` must be ${type === 'integer' ? 'a whole number' : type === 'string' ? 'a string' : 'an object'}, got ${got}`,
+        at(['tasks', i, key]),
+        type === 'integer' ? `write "${key}": 2` : type === 'string' ? `write "${key}": "…"` : `write "${key}": {…}`,
+      );
+    } else if (key === 'timeout' && String(value).trim() !== '0' && durationSeconds(String(value)) === undefined) {
+      fail(
+        'invalid_document',
+        `task '${id}': \`timeout\` ${JSON.stringify(value)} is not a Go duration (a number with a unit)`,
+        at(['tasks', i, key]),
+        'write a duration such as "30s", "2m" or "1m30s"',
+      );
+    }
+  }
+  const config = t.execute_config;
+  if (config !== null && typeof config === 'object' && !Array.isArray(config))
+    for (const key of Object.keys(config)) {
+      if (EXECUTE_CONFIG_FIELDS.includes(key)) continue;
+      const near = didYouMean(key, EXECUTE_CONFIG_FIELDS);
+      warnings.push({
+        severity: 'warning',
+        code: 'unknown_key',
+        message: `task '${id}': execute_config has key '${key}', which Contenox does not define: it has no effect${near ? ` (did you mean '${near}'?)` : ''}`,
+        location: keyAt(['tasks', i, 'execute_config'], key),
+      });
+    }
 }
 
 /**

@@ -178,3 +178,41 @@ describe('Function: loadDocument (YAML in a .json file)', () => {
     expect(loadDocument(text, { file: 'c.json' }).errors).toEqual([]);
   });
 });
+
+describe('Function: loadDocument (Contenox task fields)', () => {
+  it('refuses a field of the wrong type at its value, saying what to write', () => {
+    const text = chain(`{"id": "a", "handler": "noop", "retry_on_failure": "two", ${end}}`);
+    const e = loadDocument(text, { file: 'c.json' }).errors[0]!;
+    expect(e.code).toBe('invalid_document');
+    expect(e.message).toBe('task \'a\': `retry_on_failure` must be a whole number, got "two"');
+    expect(e.hint).toBe('write "retry_on_failure": 2');
+    expect(e.location).toMatchObject({ line: 4, column: text.split('\n')[3]!.indexOf('"two"') + 1 });
+  });
+
+  it('refuses a timeout that is no Go duration, and takes one that is', () => {
+    const bad = chain(`{"id": "a", "handler": "noop", "timeout": "30 seconds", ${end}}`);
+    expect(loadDocument(bad, { file: 'c.json' }).errors[0]!.message).toBe(
+      'task \'a\': `timeout` "30 seconds" is not a Go duration (a number with a unit)',
+    );
+    expect(loadDocument(bad.replace('30 seconds', '1m30s'), { file: 'c.json' }).errors).toEqual([]);
+  });
+
+  it('warns of a key Contenox does not define at the key, with a did-you-mean, and loads the chain', () => {
+    const text = chain(`{"id": "a", "handler": "noop", "input_vars": "input", "execute_config": {"modle": "m"}, ${end}}`);
+    const loaded = loadDocument(text, { file: 'c.json' });
+    expect(loaded.errors).toEqual([]);
+    const line = text.split('\n')[3]!;
+    expect(loaded.warnings.map((w) => [w.code, w.message, w.location?.column])).toEqual([
+      [
+        'unknown_key',
+        "task 'a' has key 'input_vars', which Contenox does not define: it has no effect (did you mean 'input_var'?)",
+        line.indexOf('"input_vars"') + 1,
+      ],
+      [
+        'unknown_key',
+        "task 'a': execute_config has key 'modle', which Contenox does not define: it has no effect (did you mean 'model'?)",
+        line.indexOf('"modle"') + 1,
+      ],
+    ]);
+  });
+});
