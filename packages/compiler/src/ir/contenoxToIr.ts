@@ -116,7 +116,7 @@ function inputOf(t: ContenoxTask, doc: ContenoxDocument): { jsonata: string; rea
   return { jsonata: '$prev', reads: [] };
 }
 
-/** Go-template placeholders `{{.input}}` / `{{.task_id}}` in a prompt, as JSONata string concatenation. */
+/** Go-template placeholders `{{.input}}` / `{{.task_id}}` / `{{.previous_output}}` in a prompt, as JSONata string concatenation. */
 function promptJsonata(template: string, input: string, doc: ContenoxDocument, reads: string[]): string {
   const parts: string[] = [];
   let at = 0;
@@ -124,6 +124,8 @@ function promptJsonata(template: string, input: string, doc: ContenoxDocument, r
     parts.push(JSON.stringify(template.slice(at, m.index)));
     const name = m[1]!;
     if (name === 'input') parts.push(`$string(${input})`);
+    // What the task that ran before this one produced (Contenox's `previous_output` variable).
+    else if (name === 'previous_output' && !doc.tasks.some((x) => x.id === name)) parts.push('$string($prev)');
     else if (doc.tasks.some((x) => x.id === name)) {
       if (!reads.includes(name)) reads.push(name);
       parts.push(`$string(\`${name}\`)`);

@@ -1099,6 +1099,11 @@ function loopClosedBy(tails: readonly Tail[]): IrStep | undefined {
  * not mention (the rule handlers applied to envelope version 1 themselves, now decided here).
  */
 function unplacedReads(step: IrStep, config: Readonly<Record<string, unknown>>): string[] {
+  // A JSONata prompt (a Contenox prompt_template) is the whole prompt, and places every step it reads.
+  if (step.input?.kind === 'jsonata') {
+    const placed = step.input.reads;
+    return allReads(step).filter((name) => !placed.includes(name));
+  }
   const template =
     step.input?.kind === 'template' && typeof step.input.value === 'string' && hasExpression(step.input.value)
       ? step.input.value

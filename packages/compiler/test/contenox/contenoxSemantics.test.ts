@@ -216,3 +216,21 @@ describe('Function: loadDocument (Contenox task fields)', () => {
     ]);
   });
 });
+
+describe('Function: compileDocument (Contenox prompt templates)', () => {
+  type Task = { Arguments: { inputs: { value: string; steps?: unknown } } };
+  const text = chain(
+    `{"id": "summarise", "handler": "chat_completion", "transition": {"branches": [{"operator": "default", "goto": "translate"}]}}`,
+    `{"id": "translate", "handler": "chat_completion", "input_var": "input", "prompt_template": "Translate {{.summarise}} after {{.previous_output}}", ${end}}`,
+  );
+  const translate = (compileDocument(text, { file: 'c.json' }).asl.States as Record<string, Task>).translate!;
+
+  it('sends the rendered template as the whole prompt, with no earlier step appended as context', () => {
+    expect(translate.Arguments.inputs.steps).toBeUndefined();
+    expect(translate.Arguments.inputs.value).toContain('"Translate " & $string(`summarise`)');
+  });
+
+  it('places {{.previous_output}} as the output of the task that ran before', () => {
+    expect(translate.Arguments.inputs.value).toContain('" after " & $string($prev)');
+  });
+});
