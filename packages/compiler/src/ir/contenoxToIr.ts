@@ -10,6 +10,9 @@ import type { IrDocument, IrExpr, IrRetry, IrRoute, IrStep } from './Ir.js';
 /** The error a `raise_error` task ends the run with. */
 export const CONTENOX_RAISE_ERROR = 'ContenoxRaiseError';
 
+/** The error a task ends the run with when no branch matches and it has no default. */
+export const CONTENOX_NO_TRANSITION = 'ContenoxNoTransition';
+
 /**
  * The chain's input: the text it was given (`{"input": text}` from the CLI), else the whole input
  * object; no input at all (`{}`, an empty standard input) is the empty text, as in Contenox, whose

@@ -14,7 +14,7 @@ import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot, Template } from '../expr/ExpressionAst.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrRoute, IrStep, IrWorkflow } from '../ir/Ir.js';
-import { CONTENOX_FIRST_INPUT } from '../ir/contenoxToIr.js';
+import { CONTENOX_FIRST_INPUT, CONTENOX_NO_TRANSITION } from '../ir/contenoxToIr.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
 import { LayeredMap } from './LayeredMap.js';
 import { NameAllocator, asciiOnly } from './NameAllocator.js';
@@ -503,11 +503,24 @@ class Lowerer implements LowerContext {
         return rule;
       });
       const name = this.helper(step, 'route');
-      scope.states[name] = {
+      const choice: Record<string, unknown> = {
         Type: 'Choice',
         Comment: this.comment(step, 'transition: the first branch that matches, in order'),
         Choices: rules,
       };
+      if (!branches.some((b) => b.operator === 'default')) {
+        // No branch matches and there is no default: the run fails, as Contenox's does, saying which
+        // task and what value matched nothing (rather than the bare States.NoChoiceMatched).
+        const none = this.helper(step, 'no branch');
+        scope.states[none] = {
+          Type: 'Fail',
+          Comment: this.comment(step, 'no branch matches and there is no default'),
+          Error: CONTENOX_NO_TRANSITION,
+          Cause: `{% ( ${bind}; ${JSON.stringify(`task '${step.id}': no matching transition found for eval: `)} & $string($e) ) %}`,
+        };
+        choice.Default = none;
+      }
+      scope.states[name] = choice;
       this.patch(frags[i]!.tails, name);
     });
     // Tasks no transition reaches never run: their states would be unreachable, which Step Functions refuses.
