@@ -121,6 +121,47 @@ describe('Function: lowerCodeGraph (run on the embedded engine)', () => {
   });
 });
 
+describe('Function: lowerCodeGraph (Kortyx run state and routing)', () => {
+  it("deep-merges each node's data into the run state, as Kortyx does (arrays replace)", async () => {
+    const flow = defineWorkflow({
+      id: 'merge',
+      version: '1',
+      nodes: {
+        a: { run: () => ({ data: { user: { name: 'ann' }, tags: ['x', 'y'] } }) },
+        b: { run: () => ({ data: { user: { age: 3 }, tags: ['z'] } }) },
+      },
+      edges: [
+        ['__start__', 'a'],
+        ['a', 'b'],
+        ['b', '__end__'],
+      ],
+    });
+    const run = await runScripted(compile(flow), { user: { id: 1 } }, nodes(flow));
+    expect(run.result.status).toBe('SUCCEEDED');
+    expect(run.result.output).toEqual({ user: { id: 1, name: 'ann', age: 3 }, tags: ['z'] });
+  });
+
+  it('routes on the returned condition when there is one, so a condition no edge names ends the workflow whatever the intent', async () => {
+    const flow = defineWorkflow({
+      id: 'cond',
+      version: '1',
+      nodes: {
+        a: { run: () => ({ condition: 'unnamed', intent: 'go', data: { at: 'a' } }) },
+        b: { run: () => ({ data: { at: 'b' } }) },
+      },
+      edges: [
+        ['__start__', 'a'],
+        ['a', 'b', { when: 'go' }],
+        ['b', '__end__'],
+      ],
+    });
+    const run = await runScripted(compile(flow), {}, nodes(flow));
+    expect(run.result.status).toBe('SUCCEEDED');
+    expect(run.result.output).toEqual({ at: 'a' });
+    expect(run.calls.map((c) => c.config.codeNode)).toEqual(['a']);
+  });
+});
+
 describe('Function: codeToIr (useWorkflow)', () => {
   const aslValidator = createRequire(import.meta.url)('asl-validator') as (d: unknown) => {
     isValid: boolean;

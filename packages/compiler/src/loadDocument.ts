@@ -9,7 +9,7 @@ import type { DslDocument } from './dsl/DslDocument.js';
 import { loadDslDocumentFast, loadDslDocumentPrecise, type LoadDslOptions, type UserFunctionsFolder } from './dsl/loadDslDocument.js';
 import { PRECISE_PARSE_OPTIONS } from './source/yamlNodes.js';
 import { parseFastYaml } from './source/fastYaml.js';
-import { SourceText, StepforgeError, type Diagnostic } from '@stepforge/contract';
+import { jsonErrorOffset, SourceText, StepforgeError, type Diagnostic } from '@stepforge/contract';
 import type { GraphView } from './graph/GraphView.js';
 import type { TierTable } from './tiers/Tier.js';
 import { unsupportedYamlKeys } from './source/unsupportedYamlKey.js';
@@ -66,7 +66,7 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   // cheaper than a YAML parse of a large chain. Other JSON documents take the YAML paths below.
   const json = parseJsonFast(text, source);
   if (json && isContenoxChainData(json.data) && !Object.prototype.hasOwnProperty.call(json.data, 'chain'))
-    return { format: 'contenox', ...contenox(text, options, source, undefined, json) };
+    return { format: 'contenox', ...contenox(text, options, source, undefined, json, true) };
   const fast = parseFastYaml(text, source);
   const data = fast?.data;
   if (fast && data !== null && typeof data === 'object' && !Array.isArray(data)) {
@@ -99,6 +99,10 @@ export function loadDocument(text: string, options: LoadDocumentOptions = {}): L
   const format = keys.includes('chain') ? 'chain' : keys.includes('steps') ? 'dsl' : sniffFormat(text);
   if (format === 'chain') return { format, ...loadChainDocumentPrecise(text, options, chainLikely ? parsed : undefined, source) };
   if (format === 'dsl') return { format, ...loadDslDocumentPrecise(text, dslOptions, chainLikely ? undefined : parsed, source) };
+  // A `.json` file that is no document because it is not JSON: its JSON syntax error says more than
+  // a YAML one or "no `tasks:`".
+  const notJson = options.file !== undefined && /\.json$/i.test(options.file) ? jsonSyntaxError(text, source, options.file) : undefined;
+  if (notJson !== undefined) return { errors: [notJson], warnings: [] };
   // Not a document (rare): report the YAML errors of a parse with duplicate keys checked, as always.
   const plain = chainLikely ? parseDocument(text, PRECISE_PARSE_OPTIONS) : parsed;
   if (plain.errors.length > 0) {
@@ -143,7 +147,14 @@ function contenox(
   source: SourceText,
   parsed?: ReturnType<typeof parseDocument>,
   fast?: { readonly data: unknown; readonly locator: Locator },
+  validJson = false,
 ) {
+  // A `.json` chain is read as JSON, as Contenox reads it: YAML would take a trailing comma or a
+  // comment that JSON refuses, and the file would load here and fail there.
+  if (!validJson && options.file !== undefined && /\.json$/i.test(options.file)) {
+    const error = jsonSyntaxError(text, source, options.file);
+    if (error !== undefined) return { errors: [error], warnings: [] };
+  }
   return loadContenoxDocument(
     text,
     {
@@ -155,6 +166,28 @@ function contenox(
     source,
     fast ?? undefined,
   );
+}
+
+/** The JSON syntax error of text that starts like JSON, located, or undefined when it parses (or is YAML). */
+function jsonSyntaxError(text: string, source: SourceText, file: string): StepforgeError | undefined {
+  // Text that does not start like JSON is YAML in a `.json` file, which is read as YAML.
+  if (!/^\s*[[{]/.test(text)) return undefined;
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (e) {
+    const message = (e as Error).message;
+    const at = /at position (\d+)/.exec(message);
+    const offset = at ? Number(at[1]) : jsonErrorOffset(text);
+    const { line, column } = source.position(Math.min(offset, text.length));
+    // Node quotes the text around the error in some messages; the caret excerpt shows it better.
+    const reason = message.replace(/ in JSON at position \d+.*$/s, '').replace(/, (\.\.\.)?"[^]*" is not valid JSON$/, '');
+    return new StepforgeError('invalid_document', `invalid JSON: ${reason}`, {
+      location: { file, line, column },
+      source,
+      hint: 'a .json file is JSON: no trailing commas, no comments, every key in double quotes',
+    });
+  }
 }
 
 // A Contenox chain with a syntax error still goes to the Contenox front-end, which reports it located.

@@ -92,6 +92,8 @@ export {
   CONTENOX_POLICY_KEYS,
   CONTENOX_ENFORCED_POLICY_KEYS,
 } from './contenoxTools.js';
+/** Where a JSON text stops being JSON: the offset of the first character a strict scan cannot accept. */
+export { jsonErrorOffset } from './jsonErrorOffset.js';
 export {
   matchesInputType,
   describeType,

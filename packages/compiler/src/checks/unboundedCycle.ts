@@ -1,5 +1,6 @@
 // A Contenox chain may loop, but something must end each loop: every strongly connected part of its
-// transition graph needs an `edge_traversed_at_least` branch (before any `default`) that leaves it.
+// transition graph needs an `edge_traversed_at_least` branch that leaves it (the loader puts defaults
+// last, where Contenox tries them).
 // Without one the loop may spin until Step Functions' 25,000-event history cap fails the run.
 import type { SourceLocation } from '@stepforge/contract';
 import { stronglyConnectedComponents } from '../graph/stronglyConnectedComponents.js';

@@ -20,8 +20,9 @@ import {
   type ContenoxTarget,
   type ContenoxTask,
 } from './ContenoxDocument.js';
-import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool } from '@stepforge/contract';
+import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool, OWN_TOOLS } from '@stepforge/contract';
 import { fillMacros } from './expandMacros.js';
+import { durationSeconds } from '../ir/contenoxToIr.js';
 import { unboundedCycles } from '../checks/unboundedCycle.js';
 import { danglingGoto, withSuggestion } from '../checks/unknownReference.js';
 
@@ -111,6 +112,7 @@ function loadParsed(
   const errors: StepforgeError[] = [];
   const warnings: Diagnostic[] = [];
   const at = (path: DataPath): SourceLocation => locator.at(path).location;
+  const keyAt = (path: DataPath, key: string): SourceLocation => locator.keyAt(path, key) ?? at([...path, key]);
   const fail = (code: string, message: string, location: SourceLocation, hint?: string, details?: Record<string, unknown>): void => {
     errors.push(
       new StepforgeError(code, message, {
@@ -139,8 +141,14 @@ function loadParsed(
       if (!v.includes('{{')) return v;
       return fillMacros(v, vars, (use) => {
         const location = locator.inString([...path], v, use.start, use.end);
-        const message = `macro {{var:${use.name}}} has no value`;
-        const hint = `pass --var ${use.name}=VALUE, set ${use.name} in the environment, or write a default: {{var:${use.name}|VALUE}}`;
+        const message =
+          use.fallbackVar === undefined
+            ? `macro {{var:${use.name}}} has no value`
+            : `macro {{var:${use.name}|var:${use.fallbackVar}}} has no value: neither ${use.name} nor ${use.fallbackVar} is set`;
+        const hint =
+          use.fallbackVar === undefined
+            ? `pass --var ${use.name}=VALUE, set ${use.name} in the environment, or write a default: {{var:${use.name}|VALUE}}`
+            : `pass --var ${use.fallbackVar}=VALUE (or --var ${use.name}=VALUE), or set one of them in the environment`;
         if (options.requireMacros) fail('unfilled_macro', message, location, hint, { name: use.name });
         else warnings.push({ severity: 'warning', code: 'unfilled_macro', message: `${message} (a run needs one: ${hint})`, location });
       });
@@ -290,6 +298,8 @@ function loadParsed(
       const to = target(onFailureRaw, ['tasks', i, 'transition', 'on_failure'], id);
       if (typeof to === 'number') onFailure = to;
     }
+    checkInputVar(t, i, id, index, at, fail);
+    checkTaskFields(t, i, id, at, keyAt, fail, warnings);
     const tools = taskTools(t, i, id, at, fail, warnings, options);
     checkToolsPolicies(t, i, id, at, fail);
     if (typeof handler === 'string' && (CONTENOX_HANDLERS as readonly string[]).includes(handler)) {
@@ -298,7 +308,9 @@ function loadParsed(
         index: i,
         handler: handler as ContenoxHandler,
         data: t,
-        branches,
+        // Contenox tries every other branch, in order, before a `default`, wherever the default is
+        // written: a default written first is still the last resort.
+        branches: [...branches.filter((b) => b.operator !== 'default'), ...branches.filter((b) => b.operator === 'default')],
         ...(onFailure !== undefined ? { onFailure } : {}),
         tools,
         location: at(['tasks', i]),
@@ -314,6 +326,138 @@ function loadParsed(
     tasks,
   };
   return { document, graph: contenoxGraphView(document), errors, warnings };
+}
+
+/** The fields of a task and of its execute_config, as Contenox's schema defines them, by type. */
+const TASK_FIELDS: Readonly<Record<string, 'string' | 'integer' | 'object'>> = {
+  id: 'string',
+  description: 'string',
+  handler: 'string',
+  system_instruction: 'string',
+  execute_config: 'object',
+  tools: 'object',
+  print: 'string',
+  prompt_template: 'string',
+  output_template: 'string',
+  input_var: 'string',
+  input_max_bytes: 'integer',
+  transition: 'object',
+  timeout: 'string',
+  retry_on_failure: 'integer',
+};
+const EXECUTE_CONFIG_FIELDS = [
+  'model',
+  'models',
+  'provider',
+  'providers',
+  'temperature',
+  'tools',
+  'hide_tools',
+  'tools_policies',
+  'pass_clients_tools',
+  'think',
+  'max_tokens',
+  'shift',
+  'retry_policy',
+];
+
+/**
+ * A field of the wrong type is refused, as Contenox's decoder refuses it (`"retry_on_failure": "two"`
+ * would otherwise be no retry at all, silently), and so is a `timeout` that is no Go duration (Contenox
+ * fails the task when it starts). A key Contenox does not define is ignored there, as here, with a
+ * warning: it is most often a misspelt one.
+ */
+function checkTaskFields(
+  t: Obj,
+  i: number,
+  id: string,
+  at: (p: DataPath) => SourceLocation,
+  keyAt: (p: DataPath, key: string) => SourceLocation,
+  fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void,
+  warnings: Diagnostic[],
+): void {
+  for (const [key, value] of Object.entries(t)) {
+    const type = TASK_FIELDS[key];
+    if (type === undefined) {
+      const near = didYouMean(key, Object.keys(TASK_FIELDS));
+      warnings.push({
+        severity: 'warning',
+        code: 'unknown_key',
+        message: `task '${id}' has key '${key}', which Contenox does not define: it has no effect${near ? ` (did you mean '${near}'?)` : ''}`,
+        location: keyAt(['tasks', i], key),
+      });
+      continue;
+    }
+    if (value === null || key === 'id' || key === 'handler' || key === 'input_var' || key === 'tools') continue;
+    // A scalar where a string goes is that text, as Contenox's YAML decoder reads it (`timeout: 0`).
+    const ok =
+      type === 'string'
+        ? typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+        : type === 'integer'
+          ? typeof value === 'number' && Number.isInteger(value)
+          : typeof value === 'object' && !Array.isArray(value);
+    if (!ok) {
+      const got = Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : JSON.stringify(value);
+      fail(
+        'invalid_document',
+        `task '${id}': \`${key}\` must be ${type === 'integer' ? 'a whole number' : type === 'string' ? 'a string' : 'an object'}, got ${got}`,
+        at(['tasks', i, key]),
+        type === 'integer' ? `write "${key}": 2` : type === 'string' ? `write "${key}": "…"` : `write "${key}": {…}`,
+      );
+    } else if (key === 'timeout' && String(value).trim() !== '0' && durationSeconds(String(value)) === undefined) {
+      fail(
+        'invalid_document',
+        `task '${id}': \`timeout\` ${JSON.stringify(value)} is not a Go duration (a number with a unit)`,
+        at(['tasks', i, key]),
+        'write a duration such as "30s", "2m" or "1m30s"',
+      );
+    }
+  }
+  const config = t.execute_config;
+  if (config !== null && typeof config === 'object' && !Array.isArray(config))
+    for (const key of Object.keys(config)) {
+      if (EXECUTE_CONFIG_FIELDS.includes(key)) continue;
+      const near = didYouMean(key, EXECUTE_CONFIG_FIELDS);
+      warnings.push({
+        severity: 'warning',
+        code: 'unknown_key',
+        message: `task '${id}': execute_config has key '${key}', which Contenox does not define: it has no effect${near ? ` (did you mean '${near}'?)` : ''}`,
+        location: keyAt(['tasks', i, 'execute_config'], key),
+      });
+    }
+}
+
+/**
+ * `input_var` names a variable of the run: `input`, a task's output (its id), `previous_output`, or
+ * a failure's message (`last_error`, `<task id>_error`). Contenox fails the run when it reaches a
+ * task whose variable does not exist; here that is known before the run.
+ */
+function checkInputVar(
+  t: Obj,
+  i: number,
+  id: string,
+  index: ReadonlyMap<string, number>,
+  at: (p: DataPath) => SourceLocation,
+  fail: (c: string, m: string, l: SourceLocation, h?: string, d?: Record<string, unknown>) => void,
+): void {
+  const v = t.input_var;
+  if (v === undefined || v === null || v === '') return;
+  const path = ['tasks', i, 'input_var'];
+  if (typeof v !== 'string') {
+    fail('invalid_document', `task '${id}': \`input_var\` must be a string (a task id or "input")`, at(path), 'write "input_var": "input"');
+    return;
+  }
+  const builtIn = ['input', 'previous_output', 'last_error'];
+  if (builtIn.includes(v) || index.has(v) || (v.endsWith('_error') && index.has(v.slice(0, -'_error'.length)))) return;
+  const names = [...builtIn, ...index.keys()];
+  const near = didYouMean(v, names);
+  fail(
+    'unknown_input_var',
+    `task '${id}' reads input_var '${v}', which is no variable of this chain${near ? ` (did you mean '${near}'?)` : ''}`,
+    at(path),
+    `name the chain's input ("input"), a task id (its output) or "previous_output": ${names.join(', ')}`,
+    { inputVar: v },
+  );
 }
 
 /** The tools a task names (execute_config.tools, and a `tools` task's `tools.name`), mapped to ours. */
@@ -362,8 +506,23 @@ function taskTools(
       ? (config!.hide_tools as unknown[]).flatMap((h) => (typeof h === 'string' ? (mapContenoxTool(h) ?? []) : []))
       : [],
   );
-  if (config && Array.isArray(config.tools))
-    (config.tools as unknown[]).forEach((n, k) => add(n, ['tasks', i, 'execute_config', 'tools', k]));
+  if (config && Array.isArray(config.tools)) {
+    const names = config.tools as unknown[];
+    // Contenox's allowlist patterns: "*" grants every tool there is, and with it "!name" takes one
+    // out again; an exclusion without "*" grants nothing, as there.
+    const excluded = new Set<string>();
+    names.forEach((n, k) => {
+      if (typeof n !== 'string' || !n.startsWith('!')) return;
+      const before = out.length;
+      add(n.slice(1), ['tasks', i, 'execute_config', 'tools', k]);
+      for (const m of out.splice(before)) excluded.add(m);
+    });
+    names.forEach((n, k) => {
+      if (n === '*') {
+        for (const m of OWN_TOOLS) if (!excluded.has(m) && !out.includes(m)) out.push(m);
+      } else if (typeof n !== 'string' || !n.startsWith('!')) add(n, ['tasks', i, 'execute_config', 'tools', k]);
+    });
+  }
   if (t.handler === 'tools') {
     const call = t.tools as Obj | undefined;
     if (!call || typeof call.name !== 'string')

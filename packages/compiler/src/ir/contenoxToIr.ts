@@ -10,6 +10,9 @@ import type { IrDocument, IrExpr, IrRetry, IrRoute, IrStep } from './Ir.js';
 /** The error a `raise_error` task ends the run with. */
 export const CONTENOX_RAISE_ERROR = 'ContenoxRaiseError';
 
+/** The error a task ends the run with when no branch matches and it has no default. */
+export const CONTENOX_NO_TRANSITION = 'ContenoxNoTransition';
+
 /**
  * The chain's input: the text it was given (`{"input": text}` from the CLI), else the whole input
  * object; no input at all (`{}`, an empty standard input) is the empty text, as in Contenox, whose
@@ -116,7 +119,7 @@ function inputOf(t: ContenoxTask, doc: ContenoxDocument): { jsonata: string; rea
   return { jsonata: '$prev', reads: [] };
 }
 
-/** Go-template placeholders `{{.input}}` / `{{.task_id}}` in a prompt, as JSONata string concatenation. */
+/** Go-template placeholders `{{.input}}` / `{{.task_id}}` / `{{.previous_output}}` in a prompt, as JSONata string concatenation. */
 function promptJsonata(template: string, input: string, doc: ContenoxDocument, reads: string[]): string {
   const parts: string[] = [];
   let at = 0;
@@ -124,6 +127,8 @@ function promptJsonata(template: string, input: string, doc: ContenoxDocument, r
     parts.push(JSON.stringify(template.slice(at, m.index)));
     const name = m[1]!;
     if (name === 'input') parts.push(`$string(${input})`);
+    // What the task that ran before this one produced (Contenox's `previous_output` variable).
+    else if (name === 'previous_output' && !doc.tasks.some((x) => x.id === name)) parts.push('$string($prev)');
     else if (doc.tasks.some((x) => x.id === name)) {
       if (!reads.includes(name)) reads.push(name);
       parts.push(`$string(\`${name}\`)`);
@@ -242,8 +247,9 @@ function modelSpec(exec: Obj): string | undefined {
 function retryOf(t: ContenoxTask, exec: Obj): IrRetry | undefined {
   const p = exec.retry_policy as Obj | undefined;
   if (p && typeof p === 'object') {
-    const attempts = typeof p.max_attempts === 'number' ? p.max_attempts : 3;
-    if (attempts <= 1) return undefined;
+    // Contenox's zero value disables retry: a policy without max_attempts makes one attempt.
+    const attempts = typeof p.max_attempts === 'number' ? p.max_attempts : 0;
+    if (attempts <= 1) return retryOnFailure(t);
     const initial = typeof p.initial_backoff === 'string' ? (durationSeconds(p.initial_backoff) ?? 0.5) : 0.5;
     const max = typeof p.max_backoff === 'string' ? durationSeconds(p.max_backoff) : undefined;
     const jitter = typeof p.jitter === 'number' ? p.jitter > 0 : false;
@@ -255,6 +261,11 @@ function retryOf(t: ContenoxTask, exec: Obj): IrRetry | undefined {
       jitter,
     };
   }
+  return retryOnFailure(t);
+}
+
+/** retry_on_failure: that many tries after the first. */
+function retryOnFailure(t: ContenoxTask): IrRetry | undefined {
   const n = t.data.retry_on_failure;
   if (typeof n === 'number' && n > 0) return { maxAttempts: n + 1, intervalSeconds: 1, backoffRate: 2, jitter: false };
   return undefined;

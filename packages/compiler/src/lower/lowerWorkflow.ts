@@ -14,7 +14,7 @@ import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot, Template } from '../expr/ExpressionAst.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrRoute, IrStep, IrWorkflow } from '../ir/Ir.js';
-import { CONTENOX_FIRST_INPUT } from '../ir/contenoxToIr.js';
+import { CONTENOX_FIRST_INPUT, CONTENOX_NO_TRANSITION } from '../ir/contenoxToIr.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
 import { LayeredMap } from './LayeredMap.js';
 import { NameAllocator, asciiOnly } from './NameAllocator.js';
@@ -423,12 +423,34 @@ class Lowerer implements LowerContext {
     wf.steps.forEach((step, i) => {
       const route = routes[i]!;
       const v = `$${vars[i]}`;
+      // Taking on_failure traverses the edge to the handler, which Contenox counts like any other.
+      const failureCounter = route.onFailure !== undefined ? counters.get(`${i}>${route.onFailure}`) : undefined;
+      const countFailure = failureCounter !== undefined ? { [failureCounter]: `{% $${failureCounter} + 1 %}` } : {};
       if (route.onFailure !== undefined) {
         for (const name of this.stepStates.get(step) ?? []) {
           const st = scope.states[name];
           if (st?.Catch)
-            st.Catch = [{ ErrorEquals: ['States.ALL'], Assign: { prev: '{% $states.errorOutput %}' }, Next: entries[route.onFailure]! }];
+            st.Catch = [
+              {
+                ErrorEquals: ['States.ALL'],
+                Assign: { prev: '{% $states.errorOutput %}', ...countFailure },
+                Next: entries[route.onFailure]!,
+              },
+            ];
         }
+      }
+      if (route.raise !== undefined && route.onFailure !== undefined) {
+        // A raised error is a task failure like any other: on_failure takes it, with the error
+        // (shaped as a caught one) as the handler's input.
+        const name = this.helper(step, 'raise_error');
+        scope.states[name] = {
+          Type: 'Pass',
+          Comment: this.comment(step, 'raise_error: the error goes to the on_failure task'),
+          Assign: { prev: `{% {"Error": ${JSON.stringify(route.raise)}, "Cause": $string(${v})} %}`, ...countFailure },
+          Next: entries[route.onFailure]!,
+        };
+        this.patch(frags[i]!.tails, name);
+        return;
       }
       if (route.raise !== undefined) {
         const name = this.helper(step, 'raise_error');
@@ -481,11 +503,24 @@ class Lowerer implements LowerContext {
         return rule;
       });
       const name = this.helper(step, 'route');
-      scope.states[name] = {
+      const choice: Record<string, unknown> = {
         Type: 'Choice',
         Comment: this.comment(step, 'transition: the first branch that matches, in order'),
         Choices: rules,
       };
+      if (!branches.some((b) => b.operator === 'default')) {
+        // No branch matches and there is no default: the run fails, as Contenox's does, saying which
+        // task and what value matched nothing (rather than the bare States.NoChoiceMatched).
+        const none = this.helper(step, 'no branch');
+        scope.states[none] = {
+          Type: 'Fail',
+          Comment: this.comment(step, 'no branch matches and there is no default'),
+          Error: CONTENOX_NO_TRANSITION,
+          Cause: `{% ( ${bind}; ${JSON.stringify(`task '${step.id}': no matching transition found for eval: `)} & $string($e) ) %}`,
+        };
+        choice.Default = none;
+      }
+      scope.states[name] = choice;
       this.patch(frags[i]!.tails, name);
     });
     // Tasks no transition reaches never run: their states would be unreachable, which Step Functions refuses.
@@ -1081,8 +1116,9 @@ function unplacedReads(step: IrStep, config: Readonly<Record<string, unknown>>):
   // items read decide whether (or how often) it runs, and are not part of its prompt.
   const input = step.input;
   if (input === undefined) return [];
-  // A mapping or list input is rendered whole (as JSON) into the prompt: the steps it reads are in it.
-  if (input.kind === 'template' && typeof input.value !== 'string') return [];
+  // A JSONata prompt (a Contenox prompt_template) is the whole prompt, and places every step it reads;
+  // a mapping or list input is rendered whole (as JSON) into the prompt: the steps it reads are in it.
+  if (input.kind === 'jsonata' || typeof input.value !== 'string') return [];
   const template =
     input.kind === 'template' && typeof input.value === 'string' && hasExpression(input.value)
       ? input.value

@@ -2,6 +2,13 @@
 import type { IrCodeChild, IrStep } from '../../ir/Ir.js';
 import { stepIdentity } from '../../ir/stepIdentity.js';
 import { RESULT_VALUE, type AslState, type Frag, type LowerContext, type Scope } from '../LowerContext.js';
+
+/**
+ * A JSONata `$deepMerge(l, r)`: r over l, objects merged key by key, anything else in r (arrays
+ * included) replacing what l holds (Kortyx's deepMergeWithArrayOverwrite).
+ */
+const DEEP_MERGE =
+  '$deepMerge := function($l, $r) { $type($l) = "object" and $type($r) = "object" ? $merge($append([$l], $each($r, function($v, $k) { {$k: $deepMerge($lookup($l, $k), $v)} }))) : $r }';
 import { renderRetry } from '../renderRetry.js';
 
 /**
@@ -51,7 +58,9 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
   const target = (to: string) =>
     to === '__end__' ? endName : (entryName.get(to) ?? ctx.fail('invalid_workflow', `edge to unknown node '${to}'`, step));
   const merged = {
-    [state]: `{% $merge([$${state}, $type($states.result.output.data) = "object" ? $states.result.output.data : {}]) %}`,
+    // Kortyx deep-merges a node's data into the run state (nested objects merge, anything else,
+    // arrays included, replaces what was there).
+    [state]: `{% ( ${DEEP_MERGE}; $type($states.result.output.data) = "object" ? $deepMerge($${state}, $states.result.output.data) : $${state} ) %}`,
     [last]: `{% ${RESULT_VALUE} %}`,
     [runs]: `{% $${runs} + 1 %}`,
     // The last transitionTo a node returned, with its data (Kortyx's transition payload).
@@ -95,8 +104,13 @@ export function lowerCodeGraph(ctx: LowerContext, step: IrStep, scope: Scope, v:
     }
     const route = ctx.helper(step, `${n.name} next?`);
     task.Next = route;
+    // Kortyx routes on the condition when the node returned one, and on the intent only when it did
+    // not: a condition that no edge names ends the workflow, whatever the intent.
     const rule = (field: string) => (e: { when?: string; to: string }) => ({
-      Condition: `{% $type($${last}) = "object" and $${last}.${field} = ${JSON.stringify(e.when)} %}`,
+      Condition:
+        field === 'intent'
+          ? `{% $type($${last}) = "object" and $not($type($${last}.condition) = "string") and $${last}.intent = ${JSON.stringify(e.when)} %}`
+          : `{% $type($${last}) = "object" and $${last}.${field} = ${JSON.stringify(e.when)} %}`,
       Next: target(e.to),
     });
     scope.states[route] = {
