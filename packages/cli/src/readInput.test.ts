@@ -66,6 +66,15 @@ describe('Function: readInput', () => {
     });
   });
 
+  it('takes text that is not JSON as the input text, inline, from a file and from standard input', () => {
+    writeFileSync(join(dir, 'question.txt'), 'What changed in the diff?\n');
+    expect(readInput('summarise the tide tables', dir)).toEqual({ input: 'summarise the tide tables' });
+    expect(readInput('@question.txt', dir)).toEqual({ input: 'What changed in the diff?\n' });
+    expect(readInput('-', dir, () => 'diff --git a/x b/x\n')).toEqual({ input: 'diff --git a/x b/x\n' });
+    // Text that starts like JSON and breaks is a mistake, not text.
+    expect(thrown('{"topic": tides}')).toMatchObject({ code: 'invalid_input_json', location: { file: '--input', line: 1, column: 11 } });
+  });
+
   it('locates a JSON syntax error in the text', () => {
     expect(thrown('{"a": }')).toMatchObject({ code: 'invalid_input_json', location: { file: '--input', line: 1, column: 7 } });
   });

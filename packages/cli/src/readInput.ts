@@ -24,9 +24,10 @@ export function readStdinText(stdin: (() => string) | undefined, flag = '--input
 }
 
 /**
- * Parses `--input`: inline JSON, `@file` holding JSON, or `-` / `@-` for standard input. A syntax
- * error is StepforgeError `invalid_input_json` located in the text (line:column), so the user sees
- * where it broke.
+ * Parses `--input`: inline JSON, `@file` holding JSON, or `-` / `@-` for standard input; text
+ * that is not JSON at all is the input as text (`{ input: text }`). A syntax error in text that
+ * starts like JSON is StepforgeError `invalid_input_json` located in the text (line:column), so the
+ * user sees where it broke.
  */
 export function readInput(raw: string | undefined, cwd: string, stdin?: () => string, stdinPiped = false): unknown {
   if (raw === undefined) {
@@ -61,9 +62,10 @@ export function readInput(raw: string | undefined, cwd: string, stdin?: () => st
   try {
     value = JSON.parse(text) as unknown;
   } catch (e) {
-    // Text from standard input that does not even start like JSON is text (a diff, a question):
-    // a Contenox chain's input is text, which a workflow reads as `input`.
-    if (file === '<stdin>' && !/^\s*[[{"]/.test(text)) return { input: text };
+    // Text that does not even start like JSON is text (a diff, a question), inline, in a file or
+    // on standard input alike: a Contenox chain's input is text, which a workflow reads as `input`.
+    // Text that starts like JSON and breaks is a mistake, shown where it broke.
+    if (!/^\s*[[{"]/.test(text)) return { input: text };
     const message = (e as Error).message;
     const pos = Number(/position (\d+)/.exec(message)?.[1] ?? jsonErrorOffset(text));
     const before = text.slice(0, pos);
