@@ -235,6 +235,34 @@ describe('Function: compileDocument (Contenox prompt templates)', () => {
   });
 });
 
+describe('Function: compileDocument (Contenox loops and the history quota)', () => {
+  const loop = (when: string) =>
+    chain(
+      `{"id": "draft", "handler": "noop", "transition": {"branches": [{"operator": "default", "goto": "critique"}]}}`,
+      `{"id": "critique", "handler": "noop", "transition": {"branches": [{"operator": "edge_traversed_at_least", "edge": "critique->draft", "when": "${when}", "goto": "end"}, {"operator": "default", "goto": "draft"}]}}`,
+    );
+
+  it('counts a bounded loop once per time round it', () => {
+    const three = compileDocument(loop('3'), { file: 'c.json' }).explain.quotas.worstCaseHistoryEvents;
+    const thirty = compileDocument(loop('30'), { file: 'c.json' }).explain.quotas.worstCaseHistoryEvents;
+    expect(thirty).toBeGreaterThan(three * 5);
+  });
+
+  it('refuses a loop whose count lets a run outgrow the history quota, at the task, before any run', () => {
+    let error: unknown;
+    try {
+      compileDocument(loop('50000'), { file: 'c.json' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'history_limit', location: { file: 'c.json', line: 4, column: 1 } });
+    expect((error as Error).message).toMatch(/^a run can write up to \d+ history events in the worst case; Standard workflows allow 25000/);
+    expect((error as { hint: string }).hint).toBe(
+      'lower the `when` count of the edge_traversed_at_least branch that ends its loop, or the retries of that task, or compile with --express',
+    );
+  });
+});
+
 describe('Function: compileDocument (a Contenox task no branch of which matches)', () => {
   it('fails the run with ContenoxNoTransition, naming the task and the value, when there is no default', () => {
     const text = chain(

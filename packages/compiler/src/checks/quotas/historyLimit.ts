@@ -1,7 +1,8 @@
 // The history events a Standard execution may write (25,000), counted for the worst case of every
 // loop, agent turn and retry. Express executions keep no such history.
-import type { IrDocument, IrRetry, IrStep, IrWorkflow } from '../../ir/Ir.js';
+import type { IrDocument, IrRetry, IrRoute, IrStep, IrWorkflow } from '../../ir/Ir.js';
 import { quotaError } from './quotaError.js';
+import { stronglyConnectedComponents } from '../../graph/stronglyConnectedComponents.js';
 
 /** History events a Standard execution may write. */
 export const MAX_HISTORY_EVENTS = 25_000;
@@ -31,15 +32,25 @@ export function historyLimit(doc: IrDocument, attemptsOf: AttemptsOf, express: b
     worst?.step,
     `a run can write up to ${events} history events in the worst case; Standard workflows allow ${MAX_HISTORY_EVENTS}` +
       (worst ? ` (step '${worst.step.id}' alone: ${worst.events})` : ''),
-    'lower max_iterations / max_turns / max_tool_calls or retry max_attempts of that step, split the workflow, or compile with --express',
+    doc.workflow.routes
+      ? 'lower the `when` count of the edge_traversed_at_least branch that ends its loop, or the retries of that task, or compile with --express'
+      : 'lower max_iterations / max_turns / max_tool_calls or retry max_attempts of that step, split the workflow, or compile with --express',
   );
 }
 
 function workflowEvents(wf: IrWorkflow, out: { step: IrStep; events: number }[], attemptsOf: AttemptsOf): number {
   // Parallel states add their own events; count 4 per step as an upper bound on the fork/join cost.
   let total = 0;
-  for (const s of wf.steps) {
-    const e = stepEvents(s, out, attemptsOf) + 4 + (s.when ? EV_PASS : 0);
+  const runs = wf.routes ? routedRuns(wf.routes) : undefined;
+  for (const [i, s] of wf.steps.entries()) {
+    const budget = s.runsToolCallsOf !== undefined ? wf.steps.find((x) => x.id === s.runsToolCallsOf)?.budget : undefined;
+    const once = s.handsOverToolCalls
+      ? EV_TASK + (attemptsOf(s.retry) - 1) * EV_RETRY + EV_PASS
+      : s.runsToolCallsOf !== undefined
+        ? EV_MAP + (budget?.maxToolCalls ?? 1) * (EV_ITERATION + EV_TASK)
+        : stepEvents(s, out, attemptsOf);
+    // A routed step inside a bounded cycle runs once per time round it (see routedRuns).
+    const e = (once + 4 + (s.when ? EV_PASS : 0)) * (runs?.[i] ?? 1);
     out.push({ step: s, events: e });
     total += e;
   }
@@ -77,4 +88,34 @@ function stepEvents(s: IrStep, out: { step: IrStep; events: number }[], attempts
     default:
       return task;
   }
+}
+
+/**
+ * How many times each step of a routed workflow may run: once, or, in a cycle, one more time than the
+ * lowest `edge_traversed_at_least` count that ends it (the counted edge is taken once per time round,
+ * and the branch is checked before the next). The cycle check has made sure every cycle has one.
+ */
+function routedRuns(routes: readonly IrRoute[]): number[] {
+  const succ = routes.map((r) => {
+    const next = new Set<number>();
+    for (const b of r.branches) if (b.goto !== 'end') next.add(b.goto);
+    if (r.onFailure !== undefined) next.add(r.onFailure);
+    return [...next];
+  });
+  const { components, componentOf } = stronglyConnectedComponents(succ);
+  const runs = routes.map(() => 1);
+  for (const [c, members] of components.entries()) {
+    const cyclic = members.length > 1 || succ[members[0]!]!.includes(members[0]!);
+    if (!cyclic) continue;
+    const inside = (k: number | 'end') => k !== 'end' && componentOf[k] === c;
+    let bound: number | undefined;
+    for (const k of members)
+      for (const b of routes[k]!.branches)
+        if (b.operator === 'edge_traversed_at_least' && !inside(b.goto) && b.edge && inside(b.edge[0]) && inside(b.edge[1])) {
+          const n = Number(b.when);
+          if (Number.isFinite(n)) bound = Math.min(bound ?? n, n);
+        }
+    if (bound !== undefined) for (const k of members) runs[k] = bound + 1;
+  }
+  return runs;
 }
