@@ -63,7 +63,9 @@ export function randomDagChain(n = 500, seed = 7): string {
 
 /**
  * 1,000 Contenox tasks: a run of chat_completion / route / noop tasks, each going on to the next;
- * every tenth routes back ten tasks at most 2 times (an edge_traversed_at_least bound), as review loops do.
+ * every tenth routes back five tasks at most once (an edge_traversed_at_least bound), as review loops do.
+ * (Bounded so that the worst-case history, which counts a loop's tasks once per time round it, stays
+ * within a Standard execution's 25,000 events: looping ten tasks twice would not, and is refused.)
  */
 export function thousandTaskContenox(n = 1000): string {
   const handlers = ['chat_completion', 'route', 'noop'];
@@ -72,8 +74,8 @@ export function thousandTaskContenox(n = 1000): string {
     const branches =
       i % 10 === 9
         ? [
-            { operator: 'edge_traversed_at_least', edge: `t${i}->t${i - 9}`, when: '2', goto: next },
-            { operator: 'equals', when: 'again', goto: `t${i - 9}` },
+            { operator: 'edge_traversed_at_least', edge: `t${i}->t${i - 4}`, when: '1', goto: next },
+            { operator: 'equals', when: 'again', goto: `t${i - 4}` },
             { operator: 'default', goto: next },
           ]
         : [{ operator: 'default', goto: next }];
