@@ -1,37 +1,14 @@
 // The Contenox review chain as its users run it (`git diff | contenox run --chain ./review.json`),
 // through the real CLI in its own process: the diff on standard input is the chain's input.
 import { spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, openSync, writeFileSync } from 'node:fs';
+import { copyFileSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { STEPFORGE_BIN, tempProject } from './support/testIo.js';
+import { STEPFORGE_BIN, stepforgeWithStdin, tempProject } from './support/testIo.js';
 
 const DIFF = 'diff --git a/x.go b/x.go\n+func add(a, b int) int { return a - b }\n';
 
-function stepforge(
-  cwd: string,
-  argv: readonly string[],
-  stdin = '',
-  env: Record<string, string> = {},
-): { code: number | null; out: string; err: string } {
-  // Standard input is a file, as in `stepforge run review.json < diff` (a shell pipe reads the same):
-  // a socket, what Node hands a child for `input:`, is read only when --input - asks for it.
-  const file = join(cwd, '.stdin.txt');
-  writeFileSync(file, stdin);
-  const fd = openSync(file, 'r');
-  try {
-    const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], {
-      cwd,
-      stdio: [fd, 'pipe', 'pipe'],
-      encoding: 'utf8',
-      timeout: 90_000,
-      env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', ...env },
-    });
-    return { code: r.status, out: r.stdout, err: r.stderr };
-  } finally {
-    closeSync(fd);
-  }
-}
+const stepforge = stepforgeWithStdin;
 
 describe('Command: run (a Contenox task chain)', () => {
   const project = tempProject('sf-contenox-');

@@ -1,29 +1,12 @@
 // A Contenox task's own tools_policies narrow the project's tool policy at run time (never widen
 // it): through the real CLI, a denied command is refused by name, an allowed one runs, `_allowed_dir`
 // confines the shell and the filesystem tools, and `_max_read_bytes` caps a read.
-import { spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { STEPFORGE_BIN, tempProject } from './support/testIo.js';
+import { stepforgeWithStdin, tempProject } from './support/testIo.js';
 
-function stepforge(cwd: string, argv: readonly string[], stdin = ''): { code: number | null; out: string; err: string } {
-  const file = join(cwd, '.stdin.txt');
-  writeFileSync(file, stdin);
-  const fd = openSync(file, 'r');
-  try {
-    const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], {
-      cwd,
-      stdio: [fd, 'pipe', 'pipe'],
-      encoding: 'utf8',
-      timeout: 90_000,
-      env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' },
-    });
-    return { code: r.status, out: r.stdout, err: r.stderr };
-  } finally {
-    closeSync(fd);
-  }
-}
+const stepforge = stepforgeWithStdin;
 
 /** A one-task chain calling `set`'s tool with `args`, under the task's `policies`. */
 function toolChain(set: string, toolName: string, args: Record<string, unknown>, policies: Record<string, unknown>): string {

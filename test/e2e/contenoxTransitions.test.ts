@@ -1,30 +1,12 @@
 // Contenox transitions as Contenox's engine runs them, through the real CLI: a default branch is the
 // last resort wherever it is written, a raised error goes to on_failure, and {{var:A|var:B}} falls
 // back to B's value.
-import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { STEPFORGE_BIN, tempProject } from './support/testIo.js';
+import { stepforgeWithStdin, tempProject } from './support/testIo.js';
 
-function stepforge(cwd: string, argv: readonly string[], stdin: string): { code: number | null; out: string; err: string } {
-  // Standard input is a file, as in `stepforge run chain.json < text`.
-  const file = join(cwd, '.stdin.txt');
-  writeFileSync(file, stdin);
-  const fd = openSync(file, 'r');
-  try {
-    const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], {
-      cwd,
-      stdio: [fd, 'pipe', 'pipe'],
-      encoding: 'utf8',
-      timeout: 90_000,
-      env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT' },
-    });
-    return { code: r.status, out: r.stdout, err: r.stderr };
-  } finally {
-    closeSync(fd);
-  }
-}
+const stepforge = stepforgeWithStdin;
 
 const end = { branches: [{ operator: 'default', goto: 'end' }] };
 

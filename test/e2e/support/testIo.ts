@@ -1,6 +1,6 @@
 // Shared helpers of the end-to-end tests: a buffered CliIo, temp project dirs, the examples dir.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,5 +75,33 @@ export async function spawnStepforge(cwd: string, env: NodeJS.ProcessEnv, argv: 
   } catch (e) {
     const x = e as { code?: number; stdout?: string; stderr?: string };
     return { code: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+  }
+}
+
+/**
+ * Runs the built binary with `argv` in `cwd` (90 s at most) with `stdin` as its standard input, a
+ * file, as in `stepforge run review.json < diff` (a shell pipe reads the same): a socket, what Node
+ * hands a child for `input:`, is read only when --input - asks for it. Logs are silenced.
+ */
+export function stepforgeWithStdin(
+  cwd: string,
+  argv: readonly string[],
+  stdin = '',
+  env: Record<string, string> = {},
+): { code: number | null; out: string; err: string } {
+  const file = join(cwd, '.stdin.txt');
+  writeFileSync(file, stdin);
+  const fd = openSync(file, 'r');
+  try {
+    const r = spawnSync(process.execPath, [STEPFORGE_BIN, ...argv], {
+      cwd,
+      stdio: [fd, 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 90_000,
+      env: { ...process.env, STEPFORGE_LOG_LEVEL: 'SILENT', ...env },
+    });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  } finally {
+    closeSync(fd);
   }
 }
