@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { MAX_INPUT_DEPTH, StepforgeError, inputDepthError } from '@stepforge/contract';
+import { MAX_INPUT_DEPTH, StepforgeError, inputDepthError, jsonErrorOffset } from '@stepforge/contract';
 import { UsageError } from './CliIo.js';
 import { errnoReason } from '@stepforge/embedded/project';
-// The scan alone (no runtime behind it): JSON.parse names no position on some Node versions.
-import { jsonErrorOffset } from '@stepforge/runtime';
 
 /** `--input -` and `--input @-`: the input is standard input (`@-` as a file name, the way `@FILE` reads FILE). */
 export function isStdinInput(raw: string): boolean {

@@ -4,7 +4,6 @@
 
 // Configuration, the composition root and the table.
 export { runtimeConfigFromEnv, type RuntimeConfig, type ProviderName } from './config/RuntimeConfig.js';
-export { jsonErrorOffset } from './config/jsonErrorOffset.js';
 export { Runtime } from './runtime/Runtime.js';
 export { ensureTables } from './persistence/Tables.js';
 export { TABLE_ACCESS, ITEM_COLLECTIONS, type TableAccess } from './persistence/tableAccess.js';

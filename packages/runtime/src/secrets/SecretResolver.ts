@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { RuntimeConfig } from '../config/RuntimeConfig.js';
 import type { SecretStore } from './awsSecretStores.js';
-import { jsonErrorOffset } from '../config/jsonErrorOffset.js';
+import { jsonErrorOffset } from '@stepforge/contract';
 import { RuntimeError } from '../errors/RuntimeError.js';
 import type { Redactor } from './Redactor.js';
 

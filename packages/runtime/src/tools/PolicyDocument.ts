@@ -1,7 +1,6 @@
-import { SourceText, StepforgeError, type SourceLocation } from '@stepforge/contract';
+import { SourceText, StepforgeError, jsonErrorOffset, type SourceLocation } from '@stepforge/contract';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { jsonErrorOffset } from '../config/jsonErrorOffset.js';
 import { hitlPolicyRules } from './hitlPolicy.js';
 import { PolicyRule } from './ToolPolicy.js';
 

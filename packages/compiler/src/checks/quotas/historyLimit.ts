@@ -43,12 +43,7 @@ function workflowEvents(wf: IrWorkflow, out: { step: IrStep; events: number }[],
   let total = 0;
   const runs = wf.routes ? routedRuns(wf.routes) : undefined;
   for (const [i, s] of wf.steps.entries()) {
-    const budget = s.runsToolCallsOf !== undefined ? wf.steps.find((x) => x.id === s.runsToolCallsOf)?.budget : undefined;
-    const once = s.handsOverToolCalls
-      ? EV_TASK + (attemptsOf(s.retry) - 1) * EV_RETRY + EV_PASS
-      : s.runsToolCallsOf !== undefined
-        ? EV_MAP + (budget?.maxToolCalls ?? 1) * (EV_ITERATION + EV_TASK)
-        : stepEvents(s, out, attemptsOf);
+    const once = stepEvents(s, wf, out, attemptsOf);
     // A routed step inside a bounded cycle runs once per time round it (see routedRuns).
     const e = (once + 4 + (s.when ? EV_PASS : 0)) * (runs?.[i] ?? 1);
     out.push({ step: s, events: e });
@@ -57,8 +52,14 @@ function workflowEvents(wf: IrWorkflow, out: { step: IrStep; events: number }[],
   return total;
 }
 
-function stepEvents(s: IrStep, out: { step: IrStep; events: number }[], attemptsOf: AttemptsOf): number {
+/** The events one run of `s` (a step of `wf`) may write. */
+function stepEvents(s: IrStep, wf: IrWorkflow, out: { step: IrStep; events: number }[], attemptsOf: AttemptsOf): number {
   const task = EV_TASK + (attemptsOf(s.retry) - 1) * EV_RETRY;
+  // A Contenox task that hands its model's tool calls over, and the step that runs them (a Map of
+  // at most the model's tool-call budget).
+  if (s.handsOverToolCalls) return task + EV_PASS;
+  if (s.runsToolCallsOf !== undefined)
+    return EV_MAP + (wf.steps.find((x) => x.id === s.runsToolCallsOf)?.budget?.maxToolCalls ?? 1) * (EV_ITERATION + EV_TASK);
   const c = s.composite ?? {};
   switch (s.kind) {
     case 'pure':
