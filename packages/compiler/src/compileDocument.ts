@@ -145,7 +145,7 @@ export function compileIr(ir: IrDocument, options: { express?: boolean | 'reques
     asl: lowered.definition,
     manifest,
     explain: {
-      addedEdges: lowered.addedEdges.map(([a, b]) => [a, b]),
+      addedEdges: copiedPairs(lowered.addedEdges),
       estimatedSlowdown: Math.round(lowered.estimatedSlowdown * 1000) / 1000,
       notes,
       quotas,
@@ -165,4 +165,11 @@ function chainInputSchema(raw: unknown): InputSchema | undefined {
 /** A Contenox chain's workflow name: its `id` as a slug, else the file's name. */
 function workflowSlugOf(id: string | undefined, file: string | undefined): string {
   return id !== undefined && id !== '' ? workflowSlug(id) : workflowNameFromFile(file);
+}
+
+/** Fresh copies of the pairs (the result is the caller's to change), made in a loop: see scheduleDag's DagScheduler. */
+function copiedPairs<T>(pairs: readonly (readonly [T, T])[]): [T, T][] {
+  const out = new Array<[T, T]>();
+  for (const [a, b] of pairs) out.push([a, b]);
+  return out;
 }

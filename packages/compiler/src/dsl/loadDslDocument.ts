@@ -1095,7 +1095,9 @@ class DslLoader {
   // ---- freezing into the public document model ---------------------------------------------------
 
   private freeze(scope: ScopeRec): DslScope {
-    const steps = scope.steps.map((r) => this.freezeStep(r));
+    // A loop, not map: an arrow made per call would hold the optimised freezeStep (see scheduleDag's DagScheduler).
+    const steps = new Array<DslStep>();
+    for (const r of scope.steps) steps.push(this.freezeStep(r));
     const resultStep = scope.order[scope.order.length - 1];
     return { steps, edges: scope.edges, order: scope.order, ...(resultStep !== undefined ? { resultStep } : {}) };
   }

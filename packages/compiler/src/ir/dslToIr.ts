@@ -56,7 +56,11 @@ interface Context {
 }
 
 function scope(ctx: Context, s: DslScope): IrWorkflow {
-  return { steps: s.steps.map((st) => step(ctx, st)), edges: s.edges, resultStep: s.resultStep };
+  // A loop, not map: an arrow made per call would hold step's optimised code, and lose it at the
+  // next mark-compact (see scheduleDag's DagScheduler).
+  const steps = new Array<IrStep>();
+  for (const st of s.steps) steps.push(step(ctx, st));
+  return { steps, edges: s.edges, resultStep: s.resultStep };
 }
 
 function value(ctx: Context, v: DslValue): IrExpr {

@@ -44,51 +44,117 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     pred[b]!.push(a);
   }
   const topo = acyclicOrder(succ, pred);
-  // The same adjacency as offsets into one array per direction: every sweep below walks it for each
-  // member of each set it cuts, and indexed loops over typed arrays allocate no iterators.
-  const succAt = offsets(succ);
-  const predAt = offsets(pred);
-  const succTo = targets(succ, succAt);
-  const predTo = targets(pred, predAt);
   if (n === 0) return { control: { type: 'sequence', items: [] }, addedEdges: [], makespan: 0, criticalPath: 0 };
+  const scheduler = new DagScheduler(n, dur, succ, pred);
+  const control = scheduler.decompose(topo, LOOKAHEAD_DEPTH);
+  const criticalPath = scheduler.criticalPathOf(topo);
+  return { control, addedEdges: addedEdgesOf(control, n, succ, topo), makespan: makespanOf(control, dur), criticalPath };
+}
 
-  const mark = new Int32Array(n).fill(-1);
-  const side = new Uint8Array(n);
-  const succInA = new Int32Array(n);
-  const predInB = new Int32Array(n);
-  const pos = new Int32Array(n);
-  const seen = new Int32Array(n).fill(-1);
-  const comp = new Int32Array(n);
-  // weakComponents' search stack: it never recurses, so one serves every level.
-  const pending = new Int32Array(n);
-  let stamp = 0;
-  // Sweep scratch, indexed by position in the set being cut: a sweep ends before any recursion, so
-  // one node-sized copy serves every level (small typed arrays per sweep cost more than the sweep).
-  const rankOf = new Int32Array(n);
-  const bucket = new Int32Array(n + 1);
-  // Counts by key value (sortByKey's counting path: a span below twice the set's size).
-  const byValue = new Int32Array(2 * n + 1);
-  const order = new Int32Array(n);
-  const tailFrom = new Float64Array(n + 1);
-  // The sorted distinct keys of the set being swept.
-  const keys = new Float64Array(n);
-  // Earliest finish, in-set predecessors, tail and latest start of the set being cut, by position.
-  // Without lookahead a level is done with them before it recurses, so one node-sized copy of each
-  // serves every level of a large graph; a small graph's lookahead recurses between its candidate
-  // cuts, so each level there gets its own.
-  const shareLevels = n > LOOKAHEAD_MAX_GRAPH;
-  const eftAll = new Float64Array(shareLevels ? n : 0);
-  const inDegreeAll = new Float64Array(shareLevels ? n : 0);
-  const tailAll = new Float64Array(shareLevels ? n : 0);
-  const lateAll = new Float64Array(shareLevels ? n : 0);
-  const levelArray = (shared: Float64Array, m: number): Float64Array => (shareLevels ? shared : new Float64Array(m));
+/**
+ * One scheduling: the DAG as flat adjacency and the scratch arrays every level shares, with the
+ * work as methods. They were closures made afresh by each call; V8 keeps a function's optimised code
+ * only while a function object holding it lives, so the first mark-compact after a compile took the
+ * optimised code of every closure of the compiles before it, and the next compile ran the sweeps
+ * unoptimised until V8 had compiled them again (one compile of the 1,000-step document in about
+ * twenty took 150-250 ms instead of 35). Methods live as long as the module.
+ */
+class DagScheduler {
+  // The adjacency as offsets into one array per direction: every sweep walks it for each member of
+  // each set it cuts, and indexed loops over typed arrays allocate no iterators.
+  readonly succAt: Int32Array;
+  readonly predAt: Int32Array;
+  readonly succTo: Int32Array;
+  readonly predTo: Int32Array;
+  readonly mark: Int32Array;
+  readonly side: Uint8Array;
+  readonly succInA: Int32Array;
+  readonly predInB: Int32Array;
+  readonly pos: Int32Array;
+  readonly seen: Int32Array;
+  readonly comp: Int32Array;
+  /** weakComponents' search stack: it never recurses, so one serves every level. */
+  readonly pending: Int32Array;
+  /**
+   * Sweep scratch, indexed by position in the set being cut: a sweep ends before any recursion, so
+   * one node-sized copy serves every level (small typed arrays per sweep cost more than the sweep).
+   */
+  readonly rankOf: Int32Array;
+  readonly bucket: Int32Array;
+  /** Counts by key value (sortByKey's counting path: a span below twice the set's size). */
+  readonly byValue: Int32Array;
+  readonly order: Int32Array;
+  readonly tailFrom: Float64Array;
+  /** The sorted distinct keys of the set being swept. */
+  readonly keys: Float64Array;
+  readonly finish: Float64Array;
+  /**
+   * Earliest finish, in-set predecessors, tail and latest start of the set being cut, by position.
+   * Without lookahead a level is done with them before it recurses, so one node-sized copy of each
+   * serves every level of a large graph; a small graph's lookahead recurses between its candidate
+   * cuts, so each level there gets its own.
+   */
+  readonly shareLevels: boolean;
+  readonly eftAll: Float64Array;
+  readonly inDegreeAll: Float64Array;
+  readonly tailAll: Float64Array;
+  readonly lateAll: Float64Array;
+  /** Without lookahead every set is decomposed exactly once, so hashing and keeping it buys nothing. */
+  readonly memoize: boolean;
+  /**
+   * The lookahead decomposes the same halves again and again (at each depth, then for real): the
+   * result is a pure function of (set, depth), so it is computed once. Keyed by a hash of the
+   * members (a string key per set cost more than the lookups saved), the members compared on a hit.
+   */
+  readonly memo: Map<number, MemoEntry[]>;
+  stamp: number;
+
+  constructor(
+    readonly n: number,
+    readonly dur: readonly number[],
+    succ: readonly number[][],
+    pred: readonly number[][],
+  ) {
+    this.succAt = offsets(succ);
+    this.predAt = offsets(pred);
+    this.succTo = targets(succ, this.succAt);
+    this.predTo = targets(pred, this.predAt);
+    this.mark = new Int32Array(n).fill(-1);
+    this.side = new Uint8Array(n);
+    this.succInA = new Int32Array(n);
+    this.predInB = new Int32Array(n);
+    this.pos = new Int32Array(n);
+    this.seen = new Int32Array(n).fill(-1);
+    this.comp = new Int32Array(n);
+    this.pending = new Int32Array(n);
+    this.rankOf = new Int32Array(n);
+    this.bucket = new Int32Array(n + 1);
+    this.byValue = new Int32Array(2 * n + 1);
+    this.order = new Int32Array(n);
+    this.tailFrom = new Float64Array(n + 1);
+    this.keys = new Float64Array(n);
+    this.finish = new Float64Array(n);
+    this.shareLevels = n > LOOKAHEAD_MAX_GRAPH;
+    this.eftAll = new Float64Array(this.shareLevels ? n : 0);
+    this.inDegreeAll = new Float64Array(this.shareLevels ? n : 0);
+    this.tailAll = new Float64Array(this.shareLevels ? n : 0);
+    this.lateAll = new Float64Array(this.shareLevels ? n : 0);
+    this.memoize = n <= LOOKAHEAD_MAX_GRAPH;
+    this.memo = new Map();
+    this.stamp = 0;
+  }
+
+  levelArray(shared: Float64Array, m: number): Float64Array {
+    return this.shareLevels ? shared : new Float64Array(m);
+  }
 
   /**
    * Fills `order` with the positions 0…m-1 of `key` sorted by key, equal keys in position order, and
    * `keys` with the distinct keys ascending; returns how many. Small sets (most of them) use an
    * insertion sort; larger ones rank each member among the sorted distinct keys and counting-sort.
    */
-  const sortByKey = (key: Float64Array, m: number): number => {
+  sortByKey(key: Float64Array, m: number): number {
+    const { order, keys } = this;
     if (m <= SMALL_SORT) {
       for (let i = 0; i < m; i++) {
         const x = key[i]!;
@@ -116,6 +182,7 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       if (whole && !Number.isInteger(x)) whole = false;
     }
     if (whole && hi - lo < 2 * m) {
+      const byValue = this.byValue;
       const span = hi - lo + 1;
       byValue.fill(0, 0, span + 1);
       for (let i = 0; i < m; i++) byValue[key[i]! - lo + 1]!++;
@@ -127,18 +194,19 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       for (let i = 0; i < m; i++) order[byValue[key[i]! - lo]!++] = i;
       return distinct;
     }
+    const { bucket, rankOf } = this;
     const distinct = sortDistinct(key, m, keys);
     bucket.fill(0, 0, distinct + 1);
     for (let i = 0; i < m; i++) bucket[(rankOf[i] = lowerBound(keys, distinct, key[i]!)) + 1]!++;
     for (let r = 1; r <= distinct; r++) bucket[r]! += bucket[r - 1]!;
     for (let i = 0; i < m; i++) order[bucket[rankOf[i]!]!++] = i;
     return distinct;
-  };
+  }
 
-  // Longest path through the induced subgraph `set` (in topological order).
-  const finish = new Float64Array(n);
-  const criticalPathOf = (set: readonly number[]): number => {
-    const s = ++stamp;
+  /** Longest path through the induced subgraph `set` (in topological order). */
+  criticalPathOf(set: readonly number[]): number {
+    const { mark, predAt, predTo, finish, dur } = this;
+    const s = ++this.stamp;
     for (let i = 0; i < set.length; i++) mark[set[i]!] = s;
     let best = 0;
     for (let vi = 0; vi < set.length; vi++) {
@@ -152,39 +220,35 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       if (finish[v]! > best) best = finish[v]!;
     }
     return best;
-  };
+  }
 
-  // The lookahead decomposes the same halves again and again (at each depth, then for real): the
-  // result is a pure function of (set, depth), so it is computed once.
-  // Keyed by a hash of the members (a string key per set cost more than the lookups saved), with
-  // the members compared on a hit.
-  const memo = new Map<number, { readonly set: readonly number[]; readonly depth: number; readonly control: IrControl }[]>();
-  // Without lookahead every set is decomposed exactly once, so hashing and keeping it buys nothing.
-  const memoize = n <= LOOKAHEAD_MAX_GRAPH;
-  const decompose = (set: readonly number[], depth = LOOKAHEAD_DEPTH): IrControl => {
+  decompose(set: readonly number[], depth: number): IrControl {
     if (set.length === 1) return controlStep(set[0]!);
-    if (!memoize) return decomposeOnce(set, depth);
+    if (!this.memoize) return this.decomposeOnce(set, depth);
     let h = 0x811c9dc5 ^ depth;
     for (let i = 0; i < set.length; i++) h = Math.imul(h ^ set[i]!, 0x01000193);
-    const bucket = memo.get(h);
-    const hit = bucket?.find((e) => e.depth === depth && sameMembers(e.set, set));
-    if (hit !== undefined) return hit.control;
-    const control = decomposeOnce(set, depth);
-    if (bucket === undefined) memo.set(h, [{ set, depth, control }]);
+    const bucket = this.memo.get(h);
+    if (bucket !== undefined) {
+      for (const e of bucket) if (e.depth === depth && sameMembers(e.set, set)) return e.control;
+    }
+    const control = this.decomposeOnce(set, depth);
+    if (bucket === undefined) this.memo.set(h, [{ set, depth, control }]);
     else bucket.push({ set, depth, control });
     return control;
-  };
-  const decomposeOnce = (set: readonly number[], depth: number): IrControl => {
+  }
+
+  decomposeOnce(set: readonly number[], depth: number): IrControl {
+    const { mark, pos, predAt, predTo, succAt, succTo, dur } = this;
     // Members are marked once; the marks hold until the first recursive call below.
-    const s = ++stamp;
+    const s = ++this.stamp;
     for (let i = 0; i < set.length; i++) mark[set[i]!] = s;
     // A path becomes one flat sequence whatever cuts are chosen (sequenceOf flattens the halves), so
     // it skips the sweeps: about half the sets a large DAG breaks into are short paths.
-    if (isPath(set, s)) return stepSequence(set);
-    const components = weakComponents(set, s);
+    if (this.isPath(set, s)) return stepSequence(set);
+    const components = this.weakComponents(set, s);
     if (components.length > 1) {
       const branches = new Array<IrControl>();
-      for (const c of components) branches.push(decompose(c, depth));
+      for (const c of components) branches.push(this.decompose(c, depth));
       const parallel = {} as { type: 'parallel'; branches: readonly IrControl[] };
       parallel.type = 'parallel';
       parallel.branches = branches;
@@ -196,9 +260,9 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     // get arrays of the set's size.
     const m = set.length;
     for (let i = 0; i < m; i++) pos[set[i]!] = i;
-    const eft = levelArray(eftAll, m);
+    const eft = this.levelArray(this.eftAll, m);
     // Predecessors inside the set, counted once for both sweeps.
-    const inDegree = levelArray(inDegreeAll, m);
+    const inDegree = this.levelArray(this.inDegreeAll, m);
     for (let i = 0; i < m; i++) {
       const v = set[i]!;
       let start = 0;
@@ -212,7 +276,7 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       eft[i] = start + dur[v]!;
       inDegree[i] = inSet;
     }
-    const tail = levelArray(tailAll, m);
+    const tail = this.levelArray(this.tailAll, m);
     for (let i = m - 1; i >= 0; i--) {
       const v = set[i]!;
       let rest = 0;
@@ -225,117 +289,34 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
     let cp = 0;
     for (let i = 0; i < m; i++) if (eft[i]! > cp) cp = eft[i]!;
     // Latest start (relative): a cut "must start before t" is downward closed like "finished by t".
-    const late = levelArray(lateAll, m);
+    const late = this.levelArray(this.lateAll, m);
     for (let i = 0; i < m; i++) late[i] = cp - tail[i]!;
     // Candidate cuts: "finished by t" (earliest) and "must start before t" (latest) families. The
     // sweeps below score every threshold in one pass, so only sets that look ahead sample them.
-    const lookahead = depth > 0 && m <= LOOKAHEAD_MAX_NODES && n <= LOOKAHEAD_MAX_GRAPH;
-    const k = lookahead ? MAX_CANDIDATES : Infinity;
-    const inA = (c: Cut, i: number): boolean => (c.late ? late[i]! < c.t : eft[i]! <= c.t);
-    const scored: ScoredCut[] = [];
+    const lookahead = depth > 0 && m <= LOOKAHEAD_MAX_NODES && this.n <= LOOKAHEAD_MAX_GRAPH;
     // Large sets (no lookahead) prefer, among the cuts with the best lower bound, one leaving at least
     // 1/16 of the set on each side: cutting thin slices off a long DAG one level at a time made the
     // recursion O(n) levels deep (quadratic), and the balanced cuts add no more synchronisation edges.
-    const balancedLimit = m > LOOKAHEAD_MAX_NODES ? m - 2 * Math.floor(m / BALANCE_PARTS) : -1;
-    let bestAll: ScoredCut | undefined;
-    let bestBalanced: ScoredCut | undefined;
-    // One sweep per family moves members from B to A in key order (ties in topological order, so a
-    // member always moves after its predecessors) and reads every sampled cut off the running
-    // counts. A is downward closed and B upward closed, so A's critical path is its largest earliest
-    // finish and B's its largest tail; the edges a cut adds are sinks(A) × sources(B) minus the
-    // direct edges between them, kept up to date as members move.
-    const sweep = (key: Float64Array, isLate: boolean): void => {
-      // Members in key order, equal keys in topological (position) order.
-      const distinct = sortByKey(key, m);
-      // Every distinct key but the last (earliest) or the first (latest) is a threshold, sampled to k.
-      const from = isLate ? 1 : 0;
-      const count = distinct - 1;
-      const taken = Math.min(count, k);
-      tailFrom[m] = 0;
-      for (let j = m - 1; j >= 0; j--) tailFrom[j] = Math.max(tailFrom[j + 1]!, tail[order[j]!]!);
-      let sources = 0;
-      for (let i = 0; i < m; i++) {
-        const v = set[i]!;
-        side[v] = 2;
-        succInA[v] = 0;
-        predInB[v] = inDegree[i]!;
-        if (inDegree[i] === 0) sources++;
-      }
-      let sinks = 0;
-      let direct = 0;
-      const isSinkA = (v: number): boolean => mark[v] === s && side[v] === 1 && succInA[v] === 0;
-      const isSourceB = (v: number): boolean => mark[v] === s && side[v] === 2 && predInB[v] === 0;
-      let j = 0;
-      let cpA = 0;
-      for (let ti = 0; ti < taken; ti++) {
-        const t = keys[from + (taken === count ? ti : Math.floor((ti * count) / k))]!;
-        for (; j < m; j++) {
-          const i = order[j]!;
-          if (isLate ? !(key[i]! < t) : !(key[i]! <= t)) break;
-          const v = set[i]!;
-          if (eft[i]! > cpA) cpA = eft[i]!;
-          side[v] = 1;
-          if (predInB[v] === 0) {
-            sources--;
-            for (let pe = predAt[v]!, pEnd = predAt[v + 1]!; pe < pEnd; pe++) {
-              const p = predTo[pe]!;
-              if (isSinkA(p)) direct--;
-            }
-          }
-          for (let pe = predAt[v]!, pEnd = predAt[v + 1]!; pe < pEnd; pe++) {
-            const p = predTo[pe]!;
-            if (mark[p] !== s || succInA[p]++ !== 0) continue;
-            sinks--;
-            for (let ce = succAt[p]!, cEnd = succAt[p + 1]!; ce < cEnd; ce++) {
-              const c = succTo[ce]!;
-              if (isSourceB(c)) direct--;
-            }
-          }
-          // No successor has moved yet: v is a sink of A.
-          sinks++;
-          for (let ce = succAt[v]!, cEnd = succAt[v + 1]!; ce < cEnd; ce++) {
-            const c = succTo[ce]!;
-            if (mark[c] !== s || --predInB[c]! !== 0) continue;
-            sources++;
-            for (let pe = predAt[c]!, pEnd = predAt[c + 1]!; pe < pEnd; pe++) {
-              const p = predTo[pe]!;
-              if (isSinkA(p)) direct++;
-            }
-          }
-        }
-        if (j === 0 || j === m) continue;
-        // Scored from locals: an object per threshold (and a spread per improvement) cost more than the sweep.
-        const score = cpA + tailFrom[j]!;
-        const added = sinks * sources - direct;
-        const imbalance = Math.abs(2 * j - m);
-        // Without lookahead only the best cut matters: keep it (and the best balanced one) instead of sorting them all.
-        if (lookahead) scored.push({ cut: { late: isLate, t }, score, added, imbalance });
-        else {
-          if (bestAll === undefined || compareScore(score, added, imbalance, bestAll) < 0)
-            bestAll = { cut: { late: isLate, t }, score, added, imbalance };
-          if (imbalance <= balancedLimit && (bestBalanced === undefined || compareScore(score, added, imbalance, bestBalanced) < 0)) {
-            bestBalanced = { cut: { late: isLate, t }, score, added, imbalance };
-          }
-        }
-      }
-    };
-    sweep(eft, false);
-    sweep(late, true);
+    const level = new CutLevel(
+      set,
+      s,
+      eft,
+      tail,
+      inDegree,
+      lookahead,
+      m > LOOKAHEAD_MAX_NODES ? m - 2 * Math.floor(m / BALANCE_PARTS) : -1,
+    );
+    this.sweep(level, eft, false);
+    this.sweep(level, late, true);
+    const { scored, bestAll, bestBalanced } = level;
     // Equal scores: fewer synchronisation edges (an exact series split adds none), then the more
     // balanced cut, which keeps the recursion shallow on long chains.
     if (!lookahead && bestAll !== undefined)
       scored.push(bestBalanced !== undefined && bestBalanced.score === bestAll.score ? bestBalanced : bestAll);
     scored.sort(byScore);
-    const split = (c: Cut): { a: number[]; b: number[] } => {
-      // `new Array()`, not `[]`: the halves live through the recursion (see controlStep).
-      const a = new Array<number>();
-      const b = new Array<number>();
-      for (let i = 0; i < m; i++) (inA(c, i) ? a : b).push(set[i]!);
-      return { a, b };
-    };
     let best: { a: number[]; b: number[]; score: number } | undefined;
     if (scored[0] !== undefined) {
-      const halves = split(scored[0].cut);
+      const halves = split(scored[0].cut, set, eft, late);
       best = { a: halves.a, b: halves.b, score: scored[0].score };
     }
     if (best !== undefined && lookahead) {
@@ -344,8 +325,8 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       let bestReal = Infinity;
       for (const c of scored) {
         if (c.score >= bestReal - 1e-9) break;
-        const halves = split(c.cut);
-        const real = makespanOf(decompose(halves.a, depth - 1), dur) + makespanOf(decompose(halves.b, depth - 1), dur);
+        const halves = split(c.cut, set, eft, late);
+        const real = makespanOf(this.decompose(halves.a, depth - 1), dur) + makespanOf(this.decompose(halves.b, depth - 1), dur);
         if (real < bestReal - 1e-9) {
           bestReal = real;
           best = { ...halves, score: c.score };
@@ -356,12 +337,104 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       // Unreachable for a connected set of ≥2 nodes with positive durations; fall back to one-by-one.
       return stepSequence(set);
     }
-    return sequenceOf([decompose(best.a, depth), decompose(best.b, depth)]);
-  };
+    return sequenceOf([this.decompose(best.a, depth), this.decompose(best.b, depth)]);
+  }
 
-  // Whether the members marked `s` form a path in `set` order: each one's only predecessor in the
-  // set is the member before it (the first has none, `set` being in topological order).
-  const isPath = (set: readonly number[], s: number): boolean => {
+  /**
+   * One sweep per family moves members from B to A in key order (ties in topological order, so a
+   * member always moves after its predecessors) and reads every sampled cut off the running
+   * counts. A is downward closed and B upward closed, so A's critical path is its largest earliest
+   * finish and B's its largest tail; the edges a cut adds are sinks(A) × sources(B) minus the
+   * direct edges between them, kept up to date as members move. A member v is a sink of A when
+   * `side[v] === 1 && succInA[v] === 0`, a source of B when `side[v] === 2 && predInB[v] === 0`.
+   */
+  sweep(level: CutLevel, key: Float64Array, isLate: boolean): void {
+    const { mark, side, succInA, predInB, predAt, predTo, succAt, succTo, order, keys, tailFrom } = this;
+    const { set, s, eft, tail, inDegree, lookahead, balancedLimit } = level;
+    const m = set.length;
+    const k = lookahead ? MAX_CANDIDATES : Infinity;
+    // Members in key order, equal keys in topological (position) order.
+    const distinct = this.sortByKey(key, m);
+    // Every distinct key but the last (earliest) or the first (latest) is a threshold, sampled to k.
+    const from = isLate ? 1 : 0;
+    const count = distinct - 1;
+    const taken = Math.min(count, k);
+    tailFrom[m] = 0;
+    for (let j = m - 1; j >= 0; j--) tailFrom[j] = Math.max(tailFrom[j + 1]!, tail[order[j]!]!);
+    let sources = 0;
+    for (let i = 0; i < m; i++) {
+      const v = set[i]!;
+      side[v] = 2;
+      succInA[v] = 0;
+      predInB[v] = inDegree[i]!;
+      if (inDegree[i] === 0) sources++;
+    }
+    let sinks = 0;
+    let direct = 0;
+    let j = 0;
+    let cpA = 0;
+    for (let ti = 0; ti < taken; ti++) {
+      const t = keys[from + (taken === count ? ti : Math.floor((ti * count) / k))]!;
+      for (; j < m; j++) {
+        const i = order[j]!;
+        if (isLate ? !(key[i]! < t) : !(key[i]! <= t)) break;
+        const v = set[i]!;
+        if (eft[i]! > cpA) cpA = eft[i]!;
+        side[v] = 1;
+        if (predInB[v] === 0) {
+          sources--;
+          for (let pe = predAt[v]!, pEnd = predAt[v + 1]!; pe < pEnd; pe++) {
+            const p = predTo[pe]!;
+            if (mark[p] === s && side[p] === 1 && succInA[p] === 0) direct--;
+          }
+        }
+        for (let pe = predAt[v]!, pEnd = predAt[v + 1]!; pe < pEnd; pe++) {
+          const p = predTo[pe]!;
+          if (mark[p] !== s || succInA[p]++ !== 0) continue;
+          sinks--;
+          for (let ce = succAt[p]!, cEnd = succAt[p + 1]!; ce < cEnd; ce++) {
+            const c = succTo[ce]!;
+            if (mark[c] === s && side[c] === 2 && predInB[c] === 0) direct--;
+          }
+        }
+        // No successor has moved yet: v is a sink of A.
+        sinks++;
+        for (let ce = succAt[v]!, cEnd = succAt[v + 1]!; ce < cEnd; ce++) {
+          const c = succTo[ce]!;
+          if (mark[c] !== s || --predInB[c]! !== 0) continue;
+          sources++;
+          for (let pe = predAt[c]!, pEnd = predAt[c + 1]!; pe < pEnd; pe++) {
+            const p = predTo[pe]!;
+            if (mark[p] === s && side[p] === 1 && succInA[p] === 0) direct++;
+          }
+        }
+      }
+      if (j === 0 || j === m) continue;
+      // Scored from locals: an object per threshold (and a spread per improvement) cost more than the sweep.
+      const score = cpA + tailFrom[j]!;
+      const added = sinks * sources - direct;
+      const imbalance = Math.abs(2 * j - m);
+      // Without lookahead only the best cut matters: keep it (and the best balanced one) instead of sorting them all.
+      if (lookahead) level.scored.push({ cut: { late: isLate, t }, score, added, imbalance });
+      else {
+        if (level.bestAll === undefined || compareScore(score, added, imbalance, level.bestAll) < 0)
+          level.bestAll = { cut: { late: isLate, t }, score, added, imbalance };
+        if (
+          imbalance <= balancedLimit &&
+          (level.bestBalanced === undefined || compareScore(score, added, imbalance, level.bestBalanced) < 0)
+        ) {
+          level.bestBalanced = { cut: { late: isLate, t }, score, added, imbalance };
+        }
+      }
+    }
+  }
+
+  /**
+   * Whether the members marked `s` form a path in `set` order: each one's only predecessor in the
+   * set is the member before it (the first has none, `set` being in topological order).
+   */
+  isPath(set: readonly number[], s: number): boolean {
+    const { mark, predAt, predTo } = this;
     for (let i = 1; i < set.length; i++) {
       let inSet = 0;
       for (let pe = predAt[set[i]!]!, pEnd = predAt[set[i]! + 1]!; pe < pEnd; pe++) {
@@ -372,12 +445,15 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       if (inSet === 0) return false;
     }
     return true;
-  };
+  }
 
-  // Weakly connected components of the induced subgraph (members marked `s`), each in topological
-  // order (members are labelled first, then collected in `set` order, which is topological), ordered
-  // by smallest node.
-  const weakComponents = (set: readonly number[], s: number): number[][] => {
+  /**
+   * Weakly connected components of the induced subgraph (members marked `s`), each in topological
+   * order (members are labelled first, then collected in `set` order, which is topological), ordered
+   * by smallest node.
+   */
+  weakComponents(set: readonly number[], s: number): number[][] {
+    const { mark, seen, comp, pending, succAt, succTo, predAt, predTo } = this;
     let count = 0;
     // The search stack is the node-sized `pending` (a node is pushed once, when first seen).
     let top = 0;
@@ -417,15 +493,53 @@ export function scheduleDag(n: number, edges: readonly (readonly [number, number
       c.members.push(v);
       if (v < c.min) c.min = v;
     }
-    out.sort((x, y) => x.min - y.min);
+    out.sort(bySmallestMember);
     const components = new Array<number[]>();
     for (const c of out) components.push(c.members);
     return components;
-  };
+  }
+}
 
-  const control = decompose(topo);
-  const criticalPath = criticalPathOf(topo);
-  return { control, addedEdges: addedEdgesOf(control, n, succ, topo), makespan: makespanOf(control, dur), criticalPath };
+interface MemoEntry {
+  readonly set: readonly number[];
+  readonly depth: number;
+  readonly control: IrControl;
+}
+
+/** The set being cut and what both sweeps of it read and keep (the best cuts found so far). */
+class CutLevel {
+  readonly scored: ScoredCut[] = [];
+  bestAll: ScoredCut | undefined = undefined;
+  bestBalanced: ScoredCut | undefined = undefined;
+  constructor(
+    readonly set: readonly number[],
+    /** The stamp its members are marked with. */
+    readonly s: number,
+    readonly eft: Float64Array,
+    readonly tail: Float64Array,
+    readonly inDegree: Float64Array,
+    readonly lookahead: boolean,
+    /** Most imbalance a balanced cut may have (-1: the set is too small to prefer one). */
+    readonly balancedLimit: number,
+  ) {}
+}
+
+function bySmallestMember(x: { min: number }, y: { min: number }): number {
+  return x.min - y.min;
+}
+
+/** Whether position `i` is in A under cut `c`. */
+function inA(c: Cut, i: number, eft: Float64Array, late: Float64Array): boolean {
+  return c.late ? late[i]! < c.t : eft[i]! <= c.t;
+}
+
+/** The members of `set` on each side of cut `c`. */
+function split(c: Cut, set: readonly number[], eft: Float64Array, late: Float64Array): { a: number[]; b: number[] } {
+  // `new Array()`, not `[]`: the halves live through the recursion (see controlStep).
+  const a = new Array<number>();
+  const b = new Array<number>();
+  for (let i = 0; i < set.length; i++) (inA(c, i, eft, late) ? a : b).push(set[i]!);
+  return { a, b };
 }
 
 /** A candidate cut: A = the members that finish by `t` (earliest) or must start before `t` (latest). */
@@ -458,10 +572,16 @@ export function makespanOf(control: IrControl, durations: readonly number[]): nu
   switch (control.type) {
     case 'step':
       return durations[control.step] ?? 1;
-    case 'sequence':
-      return control.items.reduce((sum, c) => sum + makespanOf(c, durations), 0);
-    case 'parallel':
-      return control.branches.reduce((max, c) => Math.max(max, makespanOf(c, durations)), 0);
+    case 'sequence': {
+      let sum = 0;
+      for (const c of control.items) sum += makespanOf(c, durations);
+      return sum;
+    }
+    case 'parallel': {
+      let max = 0;
+      for (const c of control.branches) max = Math.max(max, makespanOf(c, durations));
+      return max;
+    }
   }
 }
 
@@ -599,21 +719,25 @@ function acyclicOrder(succ: readonly number[][], pred: readonly number[][]): num
 /** Ordering pairs the control tree imposes that the DAG's transitive closure does not contain. */
 function addedEdgesOf(control: IrControl, n: number, succ: readonly number[][], topo: readonly number[]): [number, number][] {
   const words = Math.ceil(n / 32);
-  const reach = reachability(n, words, succ, topo);
-  const reaches = (a: number, b: number) => (reach[a * words + (b >>> 5)]! & (1 << (b & 31))) !== 0;
   const added: [number, number][] = [];
-  const visit = (c: IrControl): void => {
-    if (c.type === 'parallel') c.branches.forEach(visit);
-    if (c.type !== 'sequence') return;
-    c.items.forEach(visit);
-    for (let i = 0; i + 1 < c.items.length; i++) {
-      for (const a of exitsOf(c.items[i]!)) {
-        for (const b of entriesOf(c.items[i + 1]!)) if (!reaches(a, b)) added.push([a, b]);
-      }
+  addEdgesOf(control, reachability(n, words, succ, topo), words, added);
+  return added.sort(byPair);
+}
+
+function byPair(x: readonly [number, number], y: readonly [number, number]): number {
+  return x[0] - y[0] || x[1] - y[1];
+}
+
+/** Adds to `added` the pairs `c` orders that `reach` (see reachability) does not (a function, not a closure: see DagScheduler). */
+function addEdgesOf(c: IrControl, reach: Uint32Array, words: number, added: [number, number][]): void {
+  if (c.type === 'parallel') for (const b of c.branches) addEdgesOf(b, reach, words, added);
+  if (c.type !== 'sequence') return;
+  for (const item of c.items) addEdgesOf(item, reach, words, added);
+  for (let i = 0; i + 1 < c.items.length; i++) {
+    for (const a of exitsOf(c.items[i]!)) {
+      for (const b of entriesOf(c.items[i + 1]!)) if ((reach[a * words + (b >>> 5)]! & (1 << (b & 31))) === 0) added.push([a, b]);
     }
-  };
-  visit(control);
-  return added.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  }
 }
 
 /**

@@ -42,6 +42,18 @@ export interface ManifestExpressFacts {
 }
 
 /** Builds the manifest from the IR and what lowering produced. */
+/**
+ * Steps and edges in one walk: a body's after the step holding it, as the run service lists them.
+ * A function, not a closure made per manifest: see scheduleDag's DagScheduler.
+ */
+function collectSteps(wf: IrWorkflow, lowered: LoweredWorkflow, steps: StepManifestEntry[], edges: [string, string][]): void {
+  for (const [a, b] of wf.edges) edges.push([wf.steps[a]!.id, wf.steps[b]!.id]);
+  for (const s of wf.steps) {
+    steps.push(entry(s, lowered));
+    if (s.composite?.body) collectSteps(s.composite.body, lowered, steps, edges);
+  }
+}
+
 export function buildStepManifest(
   doc: IrDocument,
   lowered: LoweredWorkflow,
@@ -51,15 +63,7 @@ export function buildStepManifest(
   const { placeholders } = serialised;
   const steps: StepManifestEntry[] = [];
   const edges: [string, string][] = [];
-  // Steps and edges in one walk: a body's after the step holding it, as the run service lists them.
-  const visit = (wf: IrWorkflow): void => {
-    for (const [a, b] of wf.edges) edges.push([wf.steps[a]!.id, wf.steps[b]!.id]);
-    for (const s of wf.steps) {
-      steps.push(entry(s, lowered));
-      if (s.composite?.body) visit(s.composite.body);
-    }
-  };
-  visit(doc.workflow);
+  collectSteps(doc.workflow, lowered, steps, edges);
   const deployment = doc.deployment ?? {};
   const requested = deployment.express === true;
   return {
@@ -106,23 +110,25 @@ function entry(s: IrStep, lowered: LoweredWorkflow): StepManifestEntry {
  * Each step's secrets under its handler; a document-level id no step lists under every step handler
  * the definition invokes (which of them resolves it is only known at run time).
  */
+/** Records that `handler` reads secret `id` (a function, not a closure per call: see scheduleDag's DagScheduler). */
+function addSecret(out: Map<StepHandlerId, Set<string>>, handler: StepHandlerId, id: string): void {
+  let ids = out.get(handler);
+  if (!ids) out.set(handler, (ids = new Set()));
+  ids.add(id);
+}
+
 function secretsByHandler(
   steps: readonly StepManifestEntry[],
   documentSecrets: readonly string[],
   placeholders: readonly string[],
 ): Partial<Record<StepHandlerId, string[]>> {
   const out = new Map<StepHandlerId, Set<string>>();
-  const add = (handler: StepHandlerId, id: string) => {
-    let ids = out.get(handler);
-    if (!ids) out.set(handler, (ids = new Set()));
-    ids.add(id);
-  };
   const listed = new Set<string>();
   for (const s of steps) {
     const handler = stepHandlerIdOf(s.handler);
     if (handler === undefined) continue;
     for (const id of s.secrets) {
-      add(handler, id);
+      addSecret(out, handler, id);
       listed.add(id);
     }
   }
@@ -131,7 +137,7 @@ function secretsByHandler(
     .filter((h): h is StepHandlerId => h !== undefined && (STEP_HANDLERS as readonly string[]).includes(h));
   for (const id of documentSecrets) {
     if (listed.has(id)) continue;
-    for (const h of invoked) add(h, id);
+    for (const h of invoked) addSecret(out, h, id);
   }
   // Handlers in the table's order, ids sorted: the manifest reads the same for the same workflow.
   return Object.fromEntries(STEP_HANDLERS.filter((h) => out.has(h)).map((h) => [h, [...out.get(h)!].sort()]));

@@ -199,19 +199,7 @@ class Lowerer implements LowerContext {
     };
     // Init Passes exist only where something needed them: list the states each step really has.
     const emitted = new Set<string>();
-    // for…in and indexed loops: a States map of a large workflow has thousands of keys, and a key
-    // array per map and an iterator per state's Branches were most of this walk.
-    const collect = (states: Record<string, AslState>): void => {
-      for (const k in states) {
-        emitted.add(k);
-        const st = states[k]!;
-        const branches = st.Branches as { States: Record<string, AslState> }[] | undefined;
-        if (branches !== undefined) for (let i = 0; i < branches.length; i++) collect(branches[i]!.States);
-        const proc = st.ItemProcessor as { States: Record<string, AslState> } | undefined;
-        if (proc) collect(proc.States);
-      }
-    };
-    collect(ordered);
+    collectStateNames(ordered, emitted);
     // Most steps keep every state they were given: their list is kept, not copied.
     for (const [step, names] of this.stepStates) {
       let kept = true;
@@ -301,20 +289,7 @@ class Lowerer implements LowerContext {
   private layout(wf: IrWorkflow, control: IrControl): void {
     const position = new Map<string, number>();
     const ranges = new Map<IrControl, readonly [number, number]>();
-    let next = 0;
-    const place = (step: IrStep, at: number): void => {
-      position.set(step.id, at);
-      for (const inner of step.composite?.body?.steps ?? []) place(inner, at);
-    };
-    const visit = (c: IrControl): void => {
-      const lo = next;
-      if (c.type === 'step') place(wf.steps[c.step]!, next++);
-      else for (const child of c.type === 'sequence' ? c.items : c.branches) visit(child);
-      const range = new Array<number>() as unknown as [number, number];
-      range.push(lo, next);
-      ranges.set(c, range);
-    };
-    visit(control);
+    layOut(wf, control, 0, position, ranges);
     this.layouts.set(wf, { position, ranges, spans: new Map() });
   }
 
@@ -582,7 +557,10 @@ class Lowerer implements LowerContext {
     const result = this.names.variable(`par_${asciiOnly(this.controlLabel(branches[0]!, wf)).replace(/[^A-Za-z0-9_]/g, '')}`);
     const newEnv = new Array<[string, string]>();
     const carried = new Array<string>();
-    branches.forEach((branch, i) => {
+    // A loop, not forEach: an arrow made per Parallel would hold this body's optimised code, and
+    // lose it at the next mark-compact (see scheduleDag's DagScheduler).
+    for (let i = 0; i < branches.length; i++) {
+      const branch = branches[i]!;
       // Assigned onto `{}` (see payload): a branch's scope and its states live until the Parallel is done.
       const inner = {} as { -readonly [K in keyof Scope]: Scope[K] };
       // Named after the branch's first steps: its Fail / join states read "<branch>: failed".
@@ -604,11 +582,7 @@ class Lowerer implements LowerContext {
           }
         }
       }
-      this.closeScope(
-        frag,
-        inner,
-        (assigns) => `{${exports.map((p) => `${JSON.stringify(p.variable)}: ${valueOf(`$${p.variable}`, assigns)}`).join(', ')}}`,
-      );
+      this.closeScope(frag, inner, (assigns) => exportsObject(exports, assigns));
       const rendering: Record<string, unknown> = {};
       rendering.StartAt = this.entryOf(frag);
       rendering.States = inner.states;
@@ -622,7 +596,7 @@ class Lowerer implements LowerContext {
           carried.push(stepId);
         }
       }
-    });
+    }
     const state: AslState = {};
     state.Type = 'Parallel';
     state.Comment = `Runs ${branches.length} branches at once`;
@@ -1163,3 +1137,53 @@ export function allReads(step: IrStep): readonly string[] {
 }
 
 const ALL_READS = new WeakMap<IrStep, readonly string[]>();
+
+/**
+ * Adds every state name of `states` and of the Branches and ItemProcessors in it to `out`. for…in
+ * and indexed loops: a States map of a large workflow has thousands of keys, and a key array per map
+ * and an iterator per state's Branches were most of this walk. This walk and layOut are functions,
+ * not closures made per call: V8 drops a closure's optimised code with the closure (see scheduleDag's
+ * DagScheduler).
+ */
+function collectStateNames(states: Record<string, AslState>, out: Set<string>): void {
+  for (const k in states) {
+    out.add(k);
+    const st = states[k]!;
+    const branches = st.Branches as { States: Record<string, AslState> }[] | undefined;
+    if (branches !== undefined) for (let i = 0; i < branches.length; i++) collectStateNames(branches[i]!.States, out);
+    const proc = st.ItemProcessor as { States: Record<string, AslState> } | undefined;
+    if (proc) collectStateNames(proc.States, out);
+  }
+}
+
+/**
+ * Numbers the steps of `c` in execution order from `next`, recording each step's position (a
+ * composite's inner steps at its own) and each control node's `[lo, hi)` range; returns the next number.
+ */
+function layOut(
+  wf: IrWorkflow,
+  c: IrControl,
+  next: number,
+  position: Map<string, number>,
+  ranges: Map<IrControl, readonly [number, number]>,
+): number {
+  const lo = next;
+  if (c.type === 'step') placeStep(wf.steps[c.step]!, next++, position);
+  else for (const child of c.type === 'sequence' ? c.items : c.branches) next = layOut(wf, child, next, position, ranges);
+  const range = new Array<number>() as unknown as [number, number];
+  range.push(lo, next);
+  ranges.set(c, range);
+  return next;
+}
+
+function placeStep(step: IrStep, at: number, position: Map<string, number>): void {
+  position.set(step.id, at);
+  for (const inner of step.composite?.body?.steps ?? []) placeStep(inner, at, position);
+}
+
+/** A branch's result: the JSONata object of the values it exports, each as `assigns` leaves it. */
+function exportsObject(exports: readonly { readonly variable: string }[], assigns: Record<string, unknown>): string {
+  const members = new Array<string>();
+  for (const p of exports) members.push(`${JSON.stringify(p.variable)}: ${valueOf(`$${p.variable}`, assigns)}`);
+  return `{${members.join(', ')}}`;
+}

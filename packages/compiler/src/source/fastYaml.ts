@@ -2,7 +2,7 @@
 // its `listener` hook recording where each node opens and closes, from which FastYamlLocator derives
 // the same locations the `yaml` Document gives. Anything it cannot reproduce exactly — tags, anchors,
 // directives, keys that are not strings, empty values — makes it decline, never guess.
-import { load, type State } from 'js-yaml';
+import { load, type EventType, type State } from 'js-yaml';
 import { type SourceText, type SourceLocation } from '@stepforge/contract';
 import type { ScalarSpan } from './scalarOffsets.js';
 import { FastPathDeclined, type DataPath, type Locator } from './Locator.js';
@@ -121,40 +121,15 @@ class NodeTable {
 /** Parses `text` with js-yaml; undefined when it fails or uses a construct the fast path does not reproduce. */
 export function parseFastYaml(text: string, src: SourceText): FastYaml | undefined {
   const nodes = new NodeTable(256 + (text.length >> 3));
-  const stack: number[] = [];
-  let root = -1;
-  let unsupported = false;
+  const recorder = new NodeRecorder(nodes);
   let data: unknown;
   try {
-    data = load(text, {
-      schema: FAST_YAML_SCHEMA,
-      listener(type, s) {
-        const state = s as LoaderState;
-        if (type === 'open') {
-          // A %YAML directive changes the schema in `yaml` (1.1), not in js-yaml.
-          if (state.version !== null) unsupported = true;
-          stack.push(nodes.add(state.position));
-          return;
-        }
-        const id = stack.pop()!;
-        const kind = state.kind === null ? NONE : (KINDS[state.kind] ?? NONE);
-        nodes.close[id] = state.position;
-        nodes.kind[id] = kind;
-        nodes.results[id] = state.result;
-        const tag = state.tag;
-        if (state.anchor !== null || (tag !== null && tag !== '?' && !tag.startsWith(FAST_TAG_PREFIX))) unsupported = true;
-        // `yaml` holds quoted scalars and flow collections that span lines to indentation rules js-yaml
-        // does not check; such nodes are rare in workflows, so leave them to the precise path.
-        else if (kind !== NONE && state.lineStart > nodes.open[id]! && spansLines(state.input, nodes.open[id]!, state.lineStart))
-          unsupported = true;
-        if (stack.length > 0) nodes.append(stack[stack.length - 1]!, id);
-        else root = id;
-      },
-    });
+    data = load(text, { schema: FAST_YAML_SCHEMA, listener: recorder.listen.bind(recorder) });
   } catch {
     return undefined;
   }
-  if (unsupported || root < 0) return undefined;
+  const root = recorder.root;
+  if (recorder.unsupported || root < 0) return undefined;
   try {
     pairAll(nodes, root);
   } catch (e) {
@@ -164,6 +139,43 @@ export function parseFastYaml(text: string, src: SourceText): FastYaml | undefin
   // js-yaml drops a leading BOM before reading, so its positions are one less than the text's.
   const shift = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   return { data, locator: new FastYamlLocator(nodes, nodes.unwrap(root), src, shift) };
+}
+
+/**
+ * js-yaml's listener: records each node where it opens and closes. A class with the hook as a
+ * method, not a closure made per parse: V8 drops a closure's optimised code with the closure at the
+ * next mark-compact, and this runs for every node of the document.
+ */
+class NodeRecorder {
+  readonly stack: number[] = [];
+  root = -1;
+  unsupported = false;
+  constructor(readonly nodes: NodeTable) {}
+
+  listen(type: EventType, s: State): void {
+    const nodes = this.nodes;
+    const stack = this.stack;
+    const state = s as LoaderState;
+    if (type === 'open') {
+      // A %YAML directive changes the schema in `yaml` (1.1), not in js-yaml.
+      if (state.version !== null) this.unsupported = true;
+      stack.push(nodes.add(state.position));
+      return;
+    }
+    const id = stack.pop()!;
+    const kind = state.kind === null ? NONE : (KINDS[state.kind] ?? NONE);
+    nodes.close[id] = state.position;
+    nodes.kind[id] = kind;
+    nodes.results[id] = state.result;
+    const tag = state.tag;
+    if (state.anchor !== null || (tag !== null && tag !== '?' && !tag.startsWith(FAST_TAG_PREFIX))) this.unsupported = true;
+    // `yaml` holds quoted scalars and flow collections that span lines to indentation rules js-yaml
+    // does not check; such nodes are rare in workflows, so leave them to the precise path.
+    else if (kind !== NONE && state.lineStart > nodes.open[id]! && spansLines(state.input, nodes.open[id]!, state.lineStart))
+      this.unsupported = true;
+    if (stack.length > 0) nodes.append(stack[stack.length - 1]!, id);
+    else this.root = id;
+  }
 }
 
 /**
