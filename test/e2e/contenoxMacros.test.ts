@@ -81,7 +81,10 @@ describe('Command: run (Contenox macros and template variables)', () => {
   it('warns of {{host:os}} at the macro in validate', () => {
     writeFileSync(
       join(project.dir, 'host.json'),
-      JSON.stringify({ id: 'host', tasks: [{ id: 'ask', handler: 'chat_completion', system_instruction: 'OS: {{host:os}}', transition: end }] }),
+      JSON.stringify({
+        id: 'host',
+        tasks: [{ id: 'ask', handler: 'chat_completion', system_instruction: 'OS: {{host:os}}', transition: end }],
+      }),
     );
     const r = stepforge(project.dir, ['validate', 'host.json'], '');
     expect(r.code, r.err).toBe(0);

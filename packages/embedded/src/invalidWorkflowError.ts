@@ -44,7 +44,8 @@ function hintFor(path: readonly (string | number)[], nodes: readonly string[]): 
   if (top === 'nodes' && path.length === 1) return 'write nodes as an object of node definitions: nodes: { greet: { run: greetNode } }';
   if (top === 'nodes' && part === 'run') return 'give the node `run`: a node function, or useWorkflow(child) for a child workflow';
   if (top === 'nodes' && path.length === 2) return 'write the node as an object with run: { run: greetNode }';
-  if (top === 'edges' && path.length === 1) return 'write edges as a list of [from, to]: edges: [["__start__", "greet"], ["greet", "__end__"]]';
+  if (top === 'edges' && path.length === 1)
+    return 'write edges as a list of [from, to]: edges: [["__start__", "greet"], ["greet", "__end__"]]';
   if (top === 'edges' && part === 0) return `start the edge at a node of \`nodes\`${known}, or at "__start__"`;
   if (top === 'edges' && part === 1) return `end the edge at a node of \`nodes\`${known}, or at "__end__"`;
   if (top === 'edges' && part === 2) return 'write the edge options as { when: "<condition or intent>" }';

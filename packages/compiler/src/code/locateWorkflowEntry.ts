@@ -14,7 +14,11 @@ export interface TextPosition {
  * that defines `workflowId` in `source`: the deepest part of the path that can be found (the key of
  * an object entry, the start of an array element). Undefined when not even the call is found.
  */
-export function locateWorkflowEntry(source: string, workflowId: string | undefined, path: readonly (string | number)[]): TextPosition | undefined {
+export function locateWorkflowEntry(
+  source: string,
+  workflowId: string | undefined,
+  path: readonly (string | number)[],
+): TextPosition | undefined {
   const call = findCall(source, workflowId);
   if (call === undefined) return undefined;
   let at = call; // the `{` of the definition
@@ -30,7 +34,7 @@ export function locateWorkflowEntry(source: string, workflowId: string | undefin
 
 /** The `{` of the defineWorkflow call whose object names `id` (the first call when no id is known). */
 function findCall(source: string, id: string | undefined): number | undefined {
-  for (let from = 0; ; ) {
+  for (let from = 0; ;) {
     const k = source.indexOf('defineWorkflow(', from);
     if (k < 0) return undefined;
     const brace = skipSpace(source, k + 'defineWorkflow('.length);
@@ -56,7 +60,7 @@ function keyStart(source: string, open: number, name: string): { key: number; va
   if (source[open] !== '{') return undefined;
   let depth = 0;
   let expectKey = true;
-  for (let i = open; i < source.length; ) {
+  for (let i = open; i < source.length;) {
     const c = source[i]!;
     if (c === '"' || c === "'" || c === '`') {
       if (depth === 1 && expectKey) {
@@ -98,7 +102,7 @@ function elementStart(source: string, open: number, index: number): { key: numbe
   let depth = 0;
   let n = 0;
   let atStart = true;
-  for (let i = open; i < source.length; ) {
+  for (let i = open; i < source.length;) {
     const c = source[i]!;
     if (c === '/' && (source[i + 1] === '/' || source[i + 1] === '*')) {
       i = skipComment(source, i);

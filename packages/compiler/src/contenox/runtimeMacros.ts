@@ -103,7 +103,7 @@ const GO_LAYOUT: readonly (readonly [string, string])[] = [
 /** A Go time layout (`2006-01-02`, RFC 3339's `2006-01-02T15:04:05Z07:00`) as a $fromMillis picture. */
 export function goLayoutPicture(layout: string): string {
   let out = '';
-  for (let i = 0; i < layout.length; ) {
+  for (let i = 0; i < layout.length;) {
     const hit = GO_LAYOUT.find(([go]) => layout.startsWith(go, i));
     if (hit) {
       out += hit[1];

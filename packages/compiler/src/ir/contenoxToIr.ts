@@ -6,13 +6,7 @@ import type { ContenoxDocument, ContenoxTask } from '../contenox/ContenoxDocumen
 import { mapContenoxTool, RUN_META_KEY } from '@stepforge/contract';
 import { DEFAULT_AGENT_BUDGET, secretsIn } from './chainToIr.js';
 import type { IrDocument, IrExpr, IrRetry, IrRoute, IrStep } from './Ir.js';
-import {
-  DATE_LAYOUT,
-  goLayoutPicture,
-  RFC3339_LAYOUT,
-  unsupportedRuntimeMacro,
-  type RuntimeMacroUse,
-} from '../contenox/runtimeMacros.js';
+import { DATE_LAYOUT, goLayoutPicture, RFC3339_LAYOUT, unsupportedRuntimeMacro, type RuntimeMacroUse } from '../contenox/runtimeMacros.js';
 
 /** The error a `raise_error` task ends the run with. */
 export const CONTENOX_RAISE_ERROR = 'ContenoxRaiseError';
@@ -185,7 +179,9 @@ function textJsonata(
     parts.push(jsonata);
     dynamic = true;
   };
-  const pattern = template ? /\{\{\s*\.([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}|\{\{([a-zA-Z0-9_]+)(?::([^}]*))?\}\}/g : /()\{\{([a-zA-Z0-9_]+)(?::([^}]*))?\}\}/g;
+  const pattern = template
+    ? /\{\{\s*\.([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}|\{\{([a-zA-Z0-9_]+)(?::([^}]*))?\}\}/g
+    : /()\{\{([a-zA-Z0-9_]+)(?::([^}]*))?\}\}/g;
   let at = 0;
   for (const m of text.matchAll(pattern)) {
     literal += text.slice(at, m.index);
@@ -240,7 +236,9 @@ function macroJsonata(
       return { jsonata: `$fromMillis(${START_MILLIS}, ${JSON.stringify(goLayoutPicture(p || DATE_LAYOUT))})` };
     case 'now':
       // In a system_instruction Contenox's default layout is the day's (the prompt cache's prefix stays the same all day).
-      return { jsonata: `$fromMillis(${START_MILLIS}, ${JSON.stringify(goLayoutPicture(p || (stablePrefix ? DATE_LAYOUT : RFC3339_LAYOUT)))})` };
+      return {
+        jsonata: `$fromMillis(${START_MILLIS}, ${JSON.stringify(goLayoutPicture(p || (stablePrefix ? DATE_LAYOUT : RFC3339_LAYOUT)))})`,
+      };
     case 'chain':
       return { static: ctx.doc.id ?? '' };
     case 'edge_count': {

@@ -511,9 +511,7 @@ class Lowerer implements LowerContext {
           case 'edge_traversed_at_least':
             // An edge to `end` is never counted: its count is 0 whenever the rule is tried.
             cond =
-              b.edge![1] === 'end'
-                ? String(0 >= Number(b.when))
-                : `$${counters.get(`${b.edge![0]}>${b.edge![1]}`)!} >= ${Number(b.when)}`;
+              b.edge![1] === 'end' ? String(0 >= Number(b.when)) : `$${counters.get(`${b.edge![0]}>${b.edge![1]}`)!} >= ${Number(b.when)}`;
             break;
           default:
             cond = 'true';

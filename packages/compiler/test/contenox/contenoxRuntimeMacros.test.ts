@@ -19,12 +19,16 @@ describe('Function: compileDocument (Contenox runtime macros)', () => {
 
   it('evaluates {{date}} in a system_instruction when the run starts, not when it is compiled', () => {
     const system = ask.Arguments!.config!.system!;
-    expect(system).toMatch(/^\{% "Current date: " & \$fromMillis\(\$toMillis\(\$states\.context\.Execution\.StartTime\), "\[Y0001\]-\[M01\]-\[D01\]"\)/);
+    expect(system).toMatch(
+      /^\{% "Current date: " & \$fromMillis\(\$toMillis\(\$states\.context\.Execution\.StartTime\), "\[Y0001\]-\[M01\]-\[D01\]"\)/,
+    );
     expect(system).not.toContain(new Date().toISOString().slice(0, 10));
   });
 
   it('gives {{now}} the day in a system_instruction and RFC 3339 in a prompt, as Contenox does', () => {
-    expect(ask.Arguments!.config!.system!).toContain('". Now " & $fromMillis($toMillis($states.context.Execution.StartTime), "[Y0001]-[M01]-[D01]")');
+    expect(ask.Arguments!.config!.system!).toContain(
+      '". Now " & $fromMillis($toMillis($states.context.Execution.StartTime), "[Y0001]-[M01]-[D01]")',
+    );
     expect(ask.Arguments!.inputs!.value).toContain('"[Y0001]-[M01]-[D01]T[H01]:[m01]:[s01][Z01:01t]"');
     expect(ask.Arguments!.inputs!.value).toContain('"[MNn,*-3] [Y0001]"');
   });
@@ -73,7 +77,9 @@ describe('Function: compileDocument (Contenox runtime macros)', () => {
 
 describe('Function: compileDocument (Contenox template variables)', () => {
   it('renders a key the template data lacks as <no value>, as Go text/template does', () => {
-    const states = statesOf(chain(`{"id": "ask", "handler": "chat_completion", "prompt_template": "[{{.missing}}] [{{ .last_error }}]", ${end}}`));
+    const states = statesOf(
+      chain(`{"id": "ask", "handler": "chat_completion", "prompt_template": "[{{.missing}}] [{{ .last_error }}]", ${end}}`),
+    );
     expect(states.ask!.Arguments!.inputs!.value).toContain('"[<no value>] [<no value>]"');
   });
 
