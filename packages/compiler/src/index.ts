@@ -42,6 +42,7 @@ export {
 } from './code/agentSdk.js';
 export { KORTYX_WORKFLOW_FILE, kortyxFileModule } from './code/kortyxFile.js';
 export { codeGraphView } from './code/codeGraphView.js';
+export { locateWorkflowEntry, type TextPosition } from './code/locateWorkflowEntry.js';
 export { codeChildren, codeToIr, codeWorkflowExports } from './code/codeToIr.js';
 export {
   defineWorkflow,

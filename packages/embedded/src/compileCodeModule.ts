@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { importFile } from '@stepforge/runtime/importFile';
 import { bundleCodeModule } from './bundleCodeModule.js';
+import { invalidWorkflowError, isDefineWorkflowError } from './invalidWorkflowError.js';
 
 /** A file the code front-end reads (a TypeScript or JavaScript module, or a Kortyx workflow file) rather than a document. */
 export const CODE_MODULE = /\.(m?[jt]s|cjs)$|\.workflow\.(ya?ml|json)$/i;
@@ -35,6 +36,8 @@ export async function loadCodeModule(cwd: string, file: string): Promise<LoadedC
   try {
     return { mod: await importFile(pathToFileURL(bundle).href), bundle };
   } catch (e) {
+    // defineWorkflow refusing its definition at the module's top level: the definition is wrong, not the module.
+    if (isDefineWorkflowError(e)) throw invalidWorkflowError(e, file, readSource(cwd, file));
     throw new StepforgeError('module_load_failed', `cannot load the module ${file}: ${(e as Error).message ?? String(e)}`, {
       location: { file, line: 1, column: 1 },
     });
@@ -90,5 +93,14 @@ function readKortyxFile(cwd: string, file: string): string {
       `cannot load the workflow file ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
       { location: { file, line: 1, column: 1 } },
     );
+  }
+}
+
+/** A module's source text, for placing an error in it; undefined when it cannot be read. */
+function readSource(cwd: string, file: string): string | undefined {
+  try {
+    return readFileSync(resolve(cwd, file), 'utf8');
+  } catch {
+    return undefined;
   }
 }

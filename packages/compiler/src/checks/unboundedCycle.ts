@@ -15,7 +15,7 @@ export interface LoopingTask {
   /** The task's position in the chain, which targets name. */
   readonly index: number;
   readonly location: SourceLocation;
-  readonly branches: readonly { readonly operator: string; readonly goto: Target; readonly edge?: readonly [number, number] }[];
+  readonly branches: readonly { readonly operator: string; readonly goto: Target; readonly edge?: readonly [number, Target] }[];
   readonly onFailure?: number;
 }
 

@@ -148,7 +148,14 @@ export function defineWorkflow<T extends WorkflowDefinition>(definition: T): T &
       `invalid workflow '${String((definition as { id?: unknown }).id)}': ${checked.errors.map((x) => `${x.path.join('.') || '(root)'}: ${x.message}`).join('; ')}`,
     );
     e.name = 'invalid_workflow';
-    throw Object.assign(e, { code: 'invalid_workflow', errors: checked.errors });
+    // The id and node names let whoever reports it place it in the source and say what to write.
+    const nodes = (definition as { nodes?: unknown }).nodes;
+    throw Object.assign(e, {
+      code: 'invalid_workflow',
+      errors: checked.errors,
+      workflowId: typeof definition?.id === 'string' ? definition.id : undefined,
+      nodeNames: nodes !== null && typeof nodes === 'object' && !Array.isArray(nodes) ? Object.keys(nodes) : [],
+    });
   }
   return Object.defineProperty({ ...definition }, CODE_WORKFLOW, { value: 'kortyx', enumerable: false }) as T & KortyxWorkflow;
 }

@@ -18,8 +18,8 @@ export interface ContenoxBranch {
   readonly operator: ContenoxOperator;
   readonly when: string;
   readonly goto: ContenoxTarget;
-  /** edge_traversed_at_least: the counted edge as task indices. */
-  readonly edge?: readonly [number, number];
+  /** edge_traversed_at_least: the counted edge as task indices (`end`: the chain ending from the first). */
+  readonly edge?: readonly [number, ContenoxTarget];
   readonly location: SourceLocation;
 }
 

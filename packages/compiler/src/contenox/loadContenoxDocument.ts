@@ -22,6 +22,7 @@ import {
 } from './ContenoxDocument.js';
 import { CONTENOX_POLICY_KEYS, contenoxToolSetOf, knownToolNames, mapContenoxTool, OWN_TOOLS } from '@stepforge/contract';
 import { fillMacros } from './expandMacros.js';
+import { findRuntimeMacros, unsupportedRuntimeMacro } from './runtimeMacros.js';
 import { durationSeconds } from '../ir/contenoxToIr.js';
 import { unboundedCycles } from '../checks/unboundedCycle.js';
 import { danglingGoto, withSuggestion } from '../checks/unknownReference.js';
@@ -139,6 +140,17 @@ function loadParsed(
   const fill = (v: unknown, path: PropertyKey[]): unknown => {
     if (typeof v === 'string') {
       if (!v.includes('{{')) return v;
+      // A macro Contenox expands that means nothing here stays as written: said, never silently.
+      for (const use of findRuntimeMacros(v)) {
+        const why = unsupportedRuntimeMacro(use);
+        if (why !== undefined)
+          warnings.push({
+            severity: 'warning',
+            code: 'unsupported_macro',
+            message: `macro ${v.slice(use.start, use.end)} is kept as written: ${why}`,
+            location: locator.inString([...path], v, use.start, use.end),
+          });
+      }
       return fillMacros(v, vars, (use) => {
         const location = locator.inString([...path], v, use.start, use.end);
         const message =
@@ -264,15 +276,17 @@ function loadParsed(
       }
       const goto = target(b.goto, [...path, 'goto'], id);
       const when = b.when === undefined || b.when === null ? '' : String(b.when);
-      let edge: readonly [number, number] | undefined;
+      let edge: readonly [number, ContenoxTarget] | undefined;
       if (op === 'edge_traversed_at_least') {
         const m = typeof b.edge === 'string' ? /^\s*([^\s>-][^>]*?)\s*->\s*(\S.*?)\s*$/.exec(b.edge) : null;
         const a = m ? index.get(m[1]!) : undefined;
-        const z = m ? index.get(m[2]!) : undefined;
+        // As in Contenox, the edge may lead to `end` (the chain ending from FROM); Contenox counts an
+        // edge only when the next task starts, so that count stays 0 (see contenoxToIr).
+        const z = m ? (m[2] === 'end' ? ('end' as const) : index.get(m[2]!)) : undefined;
         if (a === undefined || z === undefined) {
           fail(
             'invalid_edge',
-            `branch ${j + 1} of task '${id}' counts edge ${JSON.stringify(b.edge)}: expected "FROM->TO" naming two tasks of this chain`,
+            `branch ${j + 1} of task '${id}' counts edge ${JSON.stringify(b.edge)}: expected "FROM->TO" naming two tasks of this chain (TO may be end)`,
             at([...path, 'edge']),
             'write "edge": "review->run_tools" (the counter goes up each time that transition is taken)',
           );

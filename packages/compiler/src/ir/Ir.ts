@@ -229,6 +229,16 @@ export interface IrWorkflow {
    * ran before them as the variable `$prev`; the result is the last step's output.
    */
   readonly routes?: readonly IrRoute[];
+  /**
+   * A routed workflow's transitions (step indices) whose counts a step's text reads (as
+   * `edgeCounterVariable(from, to)`) though no branch asks about them: they are counted as well.
+   */
+  readonly countedEdges?: readonly (readonly [number, number])[];
+  /**
+   * A routed workflow's steps read the errors on_failure took (Contenox's `last_error` and
+   * `<task id>_error`): they are kept, by those names, in the variable CONTENOX_ERRORS.
+   */
+  readonly keepsErrors?: boolean;
 }
 
 /** How a routed workflow goes on after one step. */
@@ -252,8 +262,11 @@ export interface IrRouteBranch {
   readonly operator: 'equals' | 'contains' | 'starts_with' | 'ends_with' | 'default' | 'edge_traversed_at_least';
   readonly when: string;
   readonly goto: number | 'end';
-  /** edge_traversed_at_least: the counted transition (step indices). */
-  readonly edge?: readonly [number, number];
+  /**
+   * edge_traversed_at_least: the counted transition (step indices). An edge to `end` is never
+   * counted (a count goes up when the next step starts), so it stays 0.
+   */
+  readonly edge?: readonly [number, number | 'end'];
 }
 
 /** A whole document in IR form. */

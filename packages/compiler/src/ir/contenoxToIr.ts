@@ -3,9 +3,10 @@
 // model steps (a chat_completion granted tools is our agent loop, which runs the tool calls itself),
 // tools is a tool step, noop and execute_tool_calls pass their input through, raise_error fails.
 import type { ContenoxDocument, ContenoxTask } from '../contenox/ContenoxDocument.js';
-import { RUN_META_KEY } from '@stepforge/contract';
+import { mapContenoxTool, RUN_META_KEY } from '@stepforge/contract';
 import { DEFAULT_AGENT_BUDGET, secretsIn } from './chainToIr.js';
 import type { IrDocument, IrExpr, IrRetry, IrRoute, IrStep } from './Ir.js';
+import { DATE_LAYOUT, goLayoutPicture, RFC3339_LAYOUT, unsupportedRuntimeMacro, type RuntimeMacroUse } from '../contenox/runtimeMacros.js';
 
 /** The error a `raise_error` task ends the run with. */
 export const CONTENOX_RAISE_ERROR = 'ContenoxRaiseError';
@@ -26,7 +27,14 @@ type Obj = Readonly<Record<string, unknown>>;
 export function contenoxToIr(doc: ContenoxDocument, options: { name: string; file?: string; source?: string }): IrDocument {
   const pos = new Map(doc.tasks.map((t, k) => [t.index, k]));
   const handOvers = toolHandOvers(doc);
-  const steps = doc.tasks.map((t) => taskStep(t, doc, handOvers));
+  const ctx: TextContext = {
+    doc,
+    stepOf: new Map(doc.tasks.map((t, k) => [t.id, k])),
+    countedEdges: new Map(),
+    keepsErrors: doc.tasks.some((t) => t.onFailure !== undefined),
+  };
+  const steps = doc.tasks.map((t) => taskStep(t, doc, handOvers, ctx));
+  const readsErrors = steps.some((s) => s.input?.kind === 'jsonata' && s.input.jsonata.includes(`$${CONTENOX_ERRORS}.`));
   const routes: IrRoute[] = doc.tasks.map((t) => ({
     ...(handOvers.chats.has(t.id)
       ? { evaluate: HANDED_OVER_EVALUATION }
@@ -37,7 +45,7 @@ export function contenoxToIr(doc: ContenoxDocument, options: { name: string; fil
       operator: b.operator,
       when: b.when.trim() === '' ? b.when : b.operator === 'edge_traversed_at_least' ? b.when.trim() : b.when,
       goto: b.goto === 'end' ? ('end' as const) : pos.get(b.goto)!,
-      ...(b.edge ? { edge: [pos.get(b.edge[0])!, pos.get(b.edge[1])!] as const } : {}),
+      ...(b.edge ? { edge: [pos.get(b.edge[0])!, b.edge[1] === 'end' ? ('end' as const) : pos.get(b.edge[1])!] as const } : {}),
     })),
     ...(t.onFailure !== undefined ? { onFailure: pos.get(t.onFailure)! } : {}),
     ...(t.handler === 'raise_error' ? { raise: CONTENOX_RAISE_ERROR } : {}),
@@ -48,7 +56,13 @@ export function contenoxToIr(doc: ContenoxDocument, options: { name: string; fil
     name: options.name,
     ...(doc.id !== undefined && doc.id !== options.name ? { displayName: doc.id } : {}),
     format: 'contenox',
-    workflow: { steps, edges: [], routes },
+    workflow: {
+      steps,
+      edges: [],
+      routes,
+      ...(ctx.countedEdges.size > 0 ? { countedEdges: [...ctx.countedEdges.values()] } : {}),
+      ...(readsErrors ? { keepsErrors: true } : {}),
+    },
     file: options.file,
     source: options.source,
   };
@@ -119,27 +133,154 @@ function inputOf(t: ContenoxTask, doc: ContenoxDocument): { jsonata: string; rea
   return { jsonata: '$prev', reads: [] };
 }
 
-/** Go-template placeholders `{{.input}}` / `{{.task_id}}` / `{{.previous_output}}` in a prompt, as JSONata string concatenation. */
-function promptJsonata(template: string, input: string, doc: ContenoxDocument, reads: string[]): string {
-  const parts: string[] = [];
-  let at = 0;
-  for (const m of template.matchAll(/\{\{\s*\.([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}/g)) {
-    parts.push(JSON.stringify(template.slice(at, m.index)));
-    const name = m[1]!;
-    if (name === 'input') parts.push(`$string(${input})`);
-    // What the task that ran before this one produced (Contenox's `previous_output` variable).
-    else if (name === 'previous_output' && !doc.tasks.some((x) => x.id === name)) parts.push('$string($prev)');
-    else if (doc.tasks.some((x) => x.id === name)) {
-      if (!reads.includes(name)) reads.push(name);
-      parts.push(`$string(\`${name}\`)`);
-    } else parts.push(JSON.stringify(m[0]));
-    at = m.index! + m[0].length;
-  }
-  parts.push(JSON.stringify(template.slice(at)));
-  return parts.filter((p) => p !== '""').join(' & ') || '""';
+/** The variable a routed workflow counts the transition from step `from` to step `to` in (step indices). */
+export function edgeCounterVariable(from: number, to: number): string {
+  return `edge${from}to${to}`;
 }
 
-function taskStep(t: ContenoxTask, doc: ContenoxDocument, handOvers: ReturnType<typeof toolHandOvers>): IrStep {
+/** The variable that keeps the errors on_failure took, as Contenox's `last_error` and `<task id>_error` (see IrWorkflow.keepsErrors). */
+export const CONTENOX_ERRORS = 'contenox_errors';
+
+/** What Go's text/template prints for a key its data does not have, as Contenox renders a prompt. */
+const NO_VALUE = '<no value>';
+
+/** What a chain's texts need from the whole chain while they are compiled. */
+interface TextContext {
+  readonly doc: ContenoxDocument;
+  /** Task id → step index. */
+  readonly stepOf: ReadonlyMap<string, number>;
+  /** Counts the texts read (`{{edge_count:…}}`), as step index pairs `from>to`. */
+  readonly countedEdges: Map<string, readonly [number, number]>;
+  /** Whether some task has on_failure (only then can an error be kept). */
+  readonly keepsErrors: boolean;
+}
+
+/**
+ * A task's text as JSONata string concatenation, as Contenox renders it: its macros first
+ * (runtimeMacros: `{{date}}`, `{{now}}`, `{{chain:id}}`, `{{tools}}`, `{{toolservice:…}}`,
+ * `{{edge_count:A->B}}`), then, in a prompt_template (`template` set), the Go-template
+ * placeholders `{{.input}}` / `{{.task_id}}` / `{{.previous_output}}` / `{{.last_error}}` /
+ * `{{.task_id_error}}`; any other `{{.name}}` is `<no value>`, as Go prints a missing key.
+ * `dynamic` is false when the text is the same in every run (then `jsonata` is a string literal).
+ */
+function textJsonata(
+  text: string,
+  t: ContenoxTask,
+  ctx: TextContext,
+  reads: string[],
+  template?: { readonly input: string },
+): { jsonata: string; dynamic: boolean } {
+  const parts: string[] = [];
+  let literal = '';
+  let dynamic = false;
+  const push = (jsonata: string): void => {
+    if (literal !== '') parts.push(JSON.stringify(literal));
+    literal = '';
+    parts.push(jsonata);
+    dynamic = true;
+  };
+  const pattern = template
+    ? /\{\{\s*\.([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}|\{\{([a-zA-Z0-9_]+)(?::([^}]*))?\}\}/g
+    : /()\{\{([a-zA-Z0-9_]+)(?::([^}]*))?\}\}/g;
+  let at = 0;
+  for (const m of text.matchAll(pattern)) {
+    literal += text.slice(at, m.index);
+    at = m.index! + m[0].length;
+    if (m[1]) {
+      const name = m[1];
+      if (name === 'input') push(`$string(${template!.input})`);
+      // What the task that ran before this one produced (Contenox's `previous_output` variable).
+      else if (name === 'previous_output' && !ctx.stepOf.has(name)) push('$string($prev)');
+      else if (ctx.stepOf.has(name)) {
+        if (!reads.includes(name)) reads.push(name);
+        push(`$string(\`${name}\`)`);
+      } else if (ctx.keepsErrors && keptError(name, ctx.doc))
+        push(`( $e := $${CONTENOX_ERRORS}.\`${name}\`; $exists($e) ? $e : ${JSON.stringify(NO_VALUE)} )`);
+      else literal += NO_VALUE;
+      continue;
+    }
+    const use = { namespace: m[2]!, ...(m[3] !== undefined ? { payload: m[3].trim() } : {}), start: 0, end: 0 };
+    const value = macroJsonata(use, t, ctx, template === undefined);
+    if (value === undefined) literal += m[0];
+    else if (value.static !== undefined) literal += value.static;
+    else push(value.jsonata!);
+  }
+  literal += text.slice(at);
+  if (literal !== '' || parts.length === 0) parts.push(JSON.stringify(literal));
+  return { jsonata: parts.join(' & '), dynamic };
+}
+
+/** Whether Contenox may set the variable `name` when a failure goes to on_failure: `last_error`, `<task id>_error`. */
+function keptError(name: string, doc: ContenoxDocument): boolean {
+  if (name === 'last_error') return true;
+  return name.endsWith('_error') && doc.tasks.some((x) => x.onFailure !== undefined && x.id === name.slice(0, -'_error'.length));
+}
+
+/** The time Contenox expands its time macros with: when the chain starts (the execution's start). */
+const START_MILLIS = '$toMillis($states.context.Execution.StartTime)';
+
+/**
+ * One runtime macro's value: a text fixed at compile time (`static`), JSONata evaluated when the
+ * step runs, or undefined when it stays as written (see unsupportedRuntimeMacro, which warns).
+ */
+function macroJsonata(
+  use: RuntimeMacroUse,
+  t: ContenoxTask,
+  ctx: TextContext,
+  stablePrefix: boolean,
+): { static?: string; jsonata?: string } | undefined {
+  if (unsupportedRuntimeMacro(use) !== undefined) return undefined;
+  const p = use.payload ?? '';
+  switch (use.namespace) {
+    case 'date':
+      return { jsonata: `$fromMillis(${START_MILLIS}, ${JSON.stringify(goLayoutPicture(p || DATE_LAYOUT))})` };
+    case 'now':
+      // In a system_instruction Contenox's default layout is the day's (the prompt cache's prefix stays the same all day).
+      return {
+        jsonata: `$fromMillis(${START_MILLIS}, ${JSON.stringify(goLayoutPicture(p || (stablePrefix ? DATE_LAYOUT : RFC3339_LAYOUT)))})`,
+      };
+    case 'chain':
+      return { static: ctx.doc.id ?? '' };
+    case 'edge_count': {
+      const [from, to] = p.split('->', 2).map((x) => x.trim());
+      const a = from !== undefined ? ctx.stepOf.get(from) : undefined;
+      const z = to !== undefined ? ctx.stepOf.get(to) : undefined;
+      // An edge no transition can take (to `end`, or naming no task) is never counted: 0, as there.
+      if (a === undefined || z === undefined) return { static: '0' };
+      ctx.countedEdges.set(`${a}>${z}`, [a, z]);
+      return { jsonata: `$string($${edgeCounterVariable(a, z)})` };
+    }
+    case 'tools':
+    case 'toolservice': {
+      const sets = grantedToolSets(t);
+      const [cmd, arg] = [p.split(' ')[0], p.slice(p.indexOf(' ') + 1).trim()];
+      if (use.namespace === 'tools' || cmd === 'list') return { static: JSON.stringify(Object.fromEntries(sets)) };
+      if (p.includes(' ') && arg !== '') return { static: JSON.stringify(sets.get(arg) ?? []) };
+      return { static: JSON.stringify([...sets.keys()].sort()) };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The tool sets a task's `execute_config.tools` grants, each with the tools it stands for here (in
+ * name order), as Contenox lists them for `{{tools}}` / `{{toolservice:…}}`: a set that grants no
+ * tool of this task is left out.
+ */
+function grantedToolSets(t: ContenoxTask): Map<string, string[]> {
+  const exec = (t.data.execute_config ?? {}) as Obj;
+  const names = Array.isArray(exec.tools) ? exec.tools.filter((n): n is string => typeof n === 'string') : [];
+  const sets = new Map<string, string[]>();
+  const sorted = [...names].filter((n) => n !== '*' && !n.startsWith('!')).sort();
+  for (const n of sorted) {
+    const tools = (mapContenoxTool(n) ?? []).filter((x) => t.tools.includes(x)).sort();
+    if (tools.length > 0) sets.set(n, tools);
+  }
+  if (names.includes('*')) for (const x of [...t.tools].sort()) if (![...sets.values()].some((v) => v.includes(x))) sets.set(x, [x]);
+  return new Map([...sets.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+function taskStep(t: ContenoxTask, doc: ContenoxDocument, handOvers: ReturnType<typeof toolHandOvers>, ctx: TextContext): IrStep {
   const exec = (t.data.execute_config ?? {}) as Obj;
   const input = inputOf(t, doc);
   const retry = retryOf(t, exec);
@@ -158,7 +299,7 @@ function taskStep(t: ContenoxTask, doc: ContenoxDocument, handOvers: ReturnType<
     case 'route': {
       const prompt =
         typeof t.data.prompt_template === 'string' && t.data.prompt_template !== ''
-          ? promptJsonata(t.data.prompt_template, input.jsonata, doc, reads)
+          ? textJsonata(t.data.prompt_template, t, ctx, reads, { input: input.jsonata }).jsonata
           : `$string(${input.jsonata})`;
       const labels =
         t.handler === 'route' ? [...new Set(t.branches.filter((b) => b.operator !== 'default' && b.when !== '').map((b) => b.when))] : [];
@@ -171,7 +312,11 @@ function taskStep(t: ContenoxTask, doc: ContenoxDocument, handOvers: ReturnType<
       const config: Record<string, unknown> = { handler: t.handler };
       const model = modelSpec(exec);
       if (model !== undefined) config.model = model;
-      if (system !== '') config.system = aslText(system);
+      if (system !== '') {
+        // Macros in the system_instruction (a date, a count) make it JSONata the step evaluates when it runs.
+        const text = textJsonata(system, t, ctx, reads);
+        config.system = text.dynamic ? `{% ${text.jsonata} %}` : aslText(system);
+      }
       for (const k of ['temperature', 'max_tokens', 'think', 'models', 'providers', 'tools_policies'] as const)
         if (exec[k] !== undefined) config[k] = exec[k];
       const tools = t.handler === 'route' ? [] : t.tools;

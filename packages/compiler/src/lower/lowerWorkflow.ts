@@ -14,7 +14,7 @@ import { templateToJsonata } from '../expr/templateToJsonata.js';
 import { withJsonataHelpers } from '../expr/jsonataHelpers.js';
 import type { PathRoot, Template } from '../expr/ExpressionAst.js';
 import type { IrAgentRef, IrControl, IrDocument, IrExpr, IrRoute, IrStep, IrWorkflow } from '../ir/Ir.js';
-import { CONTENOX_FIRST_INPUT, CONTENOX_NO_TRANSITION } from '../ir/contenoxToIr.js';
+import { CONTENOX_ERRORS, CONTENOX_FIRST_INPUT, CONTENOX_NO_TRANSITION, edgeCounterVariable } from '../ir/contenoxToIr.js';
 import { scheduleDag } from '../ir/scheduleDag.js';
 import { LayeredMap } from './LayeredMap.js';
 import { NameAllocator, asciiOnly } from './NameAllocator.js';
@@ -368,10 +368,14 @@ class Lowerer implements LowerContext {
     wf.steps.forEach((s, i) => scope.env.set(s.id, `$${vars[i]}`));
     const counters = new Map<string, string>();
     for (const r of routes)
-      for (const b of r.branches) if (b.edge) counters.set(`${b.edge[0]}>${b.edge[1]}`, `edge${b.edge[0]}to${b.edge[1]}`);
+      for (const b of r.branches)
+        if (b.edge && b.edge[1] !== 'end') counters.set(`${b.edge[0]}>${b.edge[1]}`, edgeCounterVariable(b.edge[0], b.edge[1]));
+    // A step's text may read a count no branch asks about (Contenox's `{{edge_count:FROM->TO}}`).
+    for (const [from, to] of wf.countedEdges ?? []) counters.set(`${from}>${to}`, edgeCounterVariable(from, to));
     const init: Record<string, unknown> = { prev: `{% ${CONTENOX_FIRST_INPUT} %}` };
     for (const v of vars) init[v] = null;
     for (const c of counters.values()) init[c] = 0;
+    if (wf.keepsErrors) init[CONTENOX_ERRORS] = {};
     // A model step that hands its tool calls over keeps its conversation's counters in variables
     // the step that runs the calls advances (see lowerHandedOverTurn / lowerHandedOverCalls).
     const turns = new Map<string, TurnVariables>();
@@ -400,7 +404,16 @@ class Lowerer implements LowerContext {
       const v = `$${vars[i]}`;
       // Taking on_failure traverses the edge to the handler, which Contenox counts like any other.
       const failureCounter = route.onFailure !== undefined ? counters.get(`${i}>${route.onFailure}`) : undefined;
-      const countFailure = failureCounter !== undefined ? { [failureCounter]: `{% $${failureCounter} + 1 %}` } : {};
+      const countFailure: Record<string, string> = failureCounter !== undefined ? { [failureCounter]: `{% $${failureCounter} + 1 %}` } : {};
+      // Contenox keeps the error for the tasks after it: `last_error` and `<task id>_error`, each the
+      // text "task <id>: <error>" (the error's cause, else its name).
+      const keepError = (error: string): Record<string, string> => {
+        if (!wf.keepsErrors) return {};
+        const text = `${JSON.stringify(`task ${step.id}: `)} & ${error}`;
+        return {
+          [CONTENOX_ERRORS]: `{% ( $t := ${text}; $merge([$${CONTENOX_ERRORS}, {"last_error": $t, ${JSON.stringify(`${step.id}_error`)}: $t}]) ) %}`,
+        };
+      };
       if (route.onFailure !== undefined) {
         for (const name of this.stepStates.get(step) ?? []) {
           const st = scope.states[name];
@@ -408,7 +421,13 @@ class Lowerer implements LowerContext {
             st.Catch = [
               {
                 ErrorEquals: ['States.ALL'],
-                Assign: { prev: '{% $states.errorOutput %}', ...countFailure },
+                Assign: {
+                  prev: '{% $states.errorOutput %}',
+                  ...countFailure,
+                  ...keepError(
+                    '($c := $states.errorOutput.Cause; $type($c) = "string" and $c != "" ? $c : $string($states.errorOutput.Error))',
+                  ),
+                },
                 Next: entries[route.onFailure]!,
               },
             ];
@@ -421,7 +440,11 @@ class Lowerer implements LowerContext {
         scope.states[name] = {
           Type: 'Pass',
           Comment: this.comment(step, 'raise_error: the error goes to the on_failure task'),
-          Assign: { prev: `{% {"Error": ${JSON.stringify(route.raise)}, "Cause": $string(${v})} %}`, ...countFailure },
+          Assign: {
+            prev: `{% {"Error": ${JSON.stringify(route.raise)}, "Cause": $string(${v})} %}`,
+            ...countFailure,
+            ...keepError(`$string(${v})`),
+          },
           Next: entries[route.onFailure]!,
         };
         this.patch(frags[i]!.tails, name);
@@ -461,7 +484,9 @@ class Lowerer implements LowerContext {
             cond = `$length($e) >= $length(${w}) and $substring($e, $length($e) - $length(${w})) = ${w}`;
             break;
           case 'edge_traversed_at_least':
-            cond = `$${counters.get(`${b.edge![0]}>${b.edge![1]}`)!} >= ${Number(b.when)}`;
+            // An edge to `end` is never counted: its count is 0 whenever the rule is tried.
+            cond =
+              b.edge![1] === 'end' ? String(0 >= Number(b.when)) : `$${counters.get(`${b.edge![0]}>${b.edge![1]}`)!} >= ${Number(b.when)}`;
             break;
           default:
             cond = 'true';
