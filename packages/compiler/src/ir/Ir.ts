@@ -202,6 +202,11 @@ export interface IrStep {
   readonly input?: IrExpr;
   /** `when` guard: the step is skipped (stores null) unless truthy. */
   readonly when?: IrExpr;
+  /**
+   * JSONata over `$out` (what the step's handler answered) whose value becomes the step's output
+   * (a Contenox tools task's `output_template`, rendered over the tool's JSON output).
+   */
+  readonly outputExpr?: string;
   /** chain `pure`: the JSONata transform. DSL `conditional`: see composite.condition. */
   readonly expr?: IrExpr;
   /** Consensus judge: its output must be one of these steps' outputs, verbatim. */

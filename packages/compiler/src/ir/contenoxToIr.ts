@@ -335,12 +335,14 @@ function taskStep(t: ContenoxTask, doc: ContenoxDocument, handOvers: ReturnType<
       const call = (t.data.tools ?? {}) as Obj;
       const tool = pickTool(t.tools, typeof call.tool_name === 'string' ? call.tool_name : '');
       const args = (call.args ?? {}) as Obj;
+      const template = typeof t.data.output_template === 'string' && t.data.output_template !== '' ? t.data.output_template : undefined;
       return {
         ...base,
         kind: 'tool',
         config: { tool, ...(exec.tools_policies !== undefined ? { tools_policies: exec.tools_policies } : {}) },
         tools: [tool],
         input: { kind: 'template', value: args, reads: [] } satisfies IrExpr,
+        ...(template !== undefined ? { outputExpr: outputTemplateJsonata(template) } : {}),
       };
     }
     case 'execute_tool_calls': {
@@ -364,6 +366,36 @@ function taskStep(t: ContenoxTask, doc: ContenoxDocument, handOvers: ReturnType<
       // noop / execute_tool_calls / raise_error: no call; the value is the input (raise_error's, its cause).
       return { ...base, kind: 'pure', config: { handler: t.handler }, tools: [], expr: { kind: 'jsonata', jsonata: input.jsonata, reads } };
   }
+}
+
+/**
+ * A tools task's `output_template` as JSONata over `$out` (the tool's output), as Contenox renders
+ * it (Go's text/template with the tool's JSON output as its data): `{{.}}` is the whole output,
+ * `{{.a.b}}` a field of it, `<no value>` when the output has no such field; text, numbers and
+ * booleans print as they are, other values as JSON. Trim markers (`{{- … -}}`) drop the spaces
+ * beside them. Other actions (`{{if}}`, `{{range}}`, macros) stay as written.
+ */
+export function outputTemplateJsonata(template: string): string {
+  const parts: string[] = [];
+  let literal = '';
+  let at = 0;
+  for (const m of template.matchAll(/\{\{(-\s+)?\s*\.((?:[A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z_][A-Za-z0-9_]*)*)?\s*(\s+-)?\}\}/g)) {
+    let before = template.slice(at, m.index);
+    if (m[1] !== undefined) before = before.replace(/\s+$/, '');
+    literal += before;
+    at = m.index! + m[0].length;
+    if (m[3] !== undefined) {
+      const rest = template.slice(at);
+      at += rest.length - rest.replace(/^\s+/, '').length;
+    }
+    if (literal !== '') parts.push(JSON.stringify(literal));
+    literal = '';
+    const path = m[2] === undefined ? '$out' : m[2].split('.').reduce((acc, key) => `$lookup(${acc}, ${JSON.stringify(key)})`, '$out');
+    parts.push(`( $v := ${path}; $exists($v) ? ($type($v) = "string" ? $v : $string($v)) : ${JSON.stringify(NO_VALUE)} )`);
+  }
+  literal += template.slice(at);
+  if (literal !== '' || parts.length === 0) parts.push(JSON.stringify(literal));
+  return parts.join(' & ');
 }
 
 /** A `tools` task's tool: among the set's tools, the one its `tool_name` names (list vs read for local_fs). */
