@@ -215,6 +215,8 @@ class DslLoader {
   private byOutput: Map<string, StepRec[]> | undefined;
   private inputNames: Set<string> | undefined;
   private readonly dependencies: { from: string; to: string; via: 'after' | 'reference' }[] = [];
+  /** The paths (joined by NUL) of steps whose shape errors were reported: stand-ins, never checked (see withoutBrokenSteps). */
+  private readonly broken = new Set<string>();
 
   /** `fast`: give up (FastPathDeclined) at the first diagnostic instead of collecting them. */
   constructor(
@@ -368,7 +370,7 @@ class DslLoader {
     }
     const others = issues.filter((i) => i.code !== 'unrecognized_keys');
     for (const issue of others) this.reportIssue(issue, raw);
-    if (others.length > 0 || refused) return undefined;
+    if (refused) return undefined;
     // Only unknown fields: drop them and parse again so defaults are applied. Under --strict they are
     // errors already, but the rest of the document is still checked, so one pass reports everything.
 
@@ -378,10 +380,37 @@ class DslLoader {
       for (const seg of issue.path) target = (target as Record<PropertyKey, unknown>)[seg as PropertyKey];
       for (const key of (issue as z.core.$ZodIssueUnrecognizedKeys).keys) delete (target as Record<string, unknown>)[key];
     }
+    if (others.length > 0) return this.withoutBrokenSteps(cleaned, others);
     parsed = DslDocumentSpec.safeParse(cleaned);
     if (parsed.success) return parsed.data;
     for (const issue of dslIssues(parsed.error.issues)) this.reportIssue(issue, cleaned);
     return undefined;
+  }
+
+  /**
+   * The document with every step that has a shape error (already reported) replaced by a stand-in
+   * that keeps its name and `output:`, so that the checks of the build stage (references, cycles,
+   * agents, expressions) still run over the other steps and one pass reports every error, as a
+   * type error in one step would otherwise hide a broken reference in another. The stand-ins are
+   * `broken`: never checked themselves, and reading nothing. Undefined (nothing more is checked)
+   * when an error lies outside the steps (a declaration's, whose removal would make every use of
+   * it an error too) or when the document still does not parse.
+   */
+  private withoutBrokenSteps(cleaned: Record<string, unknown>, issues: readonly z.core.$ZodIssue[]): DslDocumentData | undefined {
+    const stand = structuredClone(cleaned);
+    for (const issue of issues) {
+      const at = brokenStepPath(issue.path);
+      if (!at) return undefined;
+      const container = valueAtPath(stand, at.slice(0, -1));
+      const key = at[at.length - 1] as string;
+      if (!isMapping(container)) return undefined;
+      const old = container[key];
+      const output = isMapping(old) && typeof old.output === 'string' ? { output: old.output } : {};
+      container[key] = { call: 'function', function: BROKEN_STEP, ...output };
+      this.broken.add(at.join('\u0000'));
+    }
+    const parsed = dslSchemas().DslDocumentSpec.safeParse(stand);
+    return parsed.success ? parsed.data : undefined;
   }
 
   private reportIssue(issue: z.core.$ZodIssue, raw: unknown): void {
@@ -459,7 +488,9 @@ class DslLoader {
 
     // Register every step (all scopes) first, so references may point forward and into outer scopes.
     const top = this.registerScope(data.steps as Record<string, Record<string, unknown>>, ['steps'], undefined, new Set());
-    for (const rec of this.byName.values()) this.checkStep(rec, { agents, functions, mcpServers, secrets });
+    const decl = { agents, functions, mcpServers, secrets };
+    for (const rec of this.byName.values())
+      if (this.broken.size === 0 || !this.broken.has(rec.path.join('\u0000'))) this.checkStep(rec, decl);
     // Each reference of the output is located at its own `steps.<name>` (as a step's are), not at the first template.
     const outputRefs: Ref[] = [];
     const output = data.output === undefined ? undefined : this.value(data.output, ['output'], new Set(), outputRefs);
@@ -1306,6 +1337,25 @@ function readsOwnLatest(loop: StepRec, reader: StepRec, ref: Ref): boolean {
   if (loop !== reader) return loop.kind === 'while';
   const field = ref.path[loop.path.length];
   return (loop.kind === 'while' && field === 'condition') || (loop.kind === 'judge_loop' && field === 'pass_condition');
+}
+
+/** The function a stand-in for a step with shape errors names (never checked, never run). */
+const BROKEN_STEP = 'broken_step';
+
+/**
+ * The path of the innermost step an issue at `path` is in (`steps.a`, `steps.a.do.b`, a conditional's
+ * `steps.c.then`), or undefined when the issue is not inside a step.
+ */
+function brokenStepPath(path: readonly PropertyKey[]): (string | number)[] | undefined {
+  if (path[0] !== 'steps' || typeof path[1] !== 'string') return undefined;
+  let end = 2;
+  for (;;) {
+    const next = path[end];
+    if (next === 'do' && typeof path[end + 1] === 'string') end += 2;
+    else if ((next === 'then' || next === 'else') && path.length > end + 1) end += 1;
+    else break;
+  }
+  return path.slice(0, end) as (string | number)[];
 }
 
 function isMapping(v: unknown): v is Record<string, unknown> {

@@ -109,6 +109,40 @@ steps:
     expect(strict.document).toBeUndefined();
   });
 
+  it('reports a type error in one step and the reference, agent and cycle errors of the others in one pass', () => {
+    const text = [
+      'document: {dsl: "1.0", name: s, version: "0.1.0"}',
+      'agents: {W: ""}',
+      'steps:',
+      '  a: {call: agent, agent: W, retry: {max_attempts: many}, output: first}',
+      '  b: {call: agent, agent: W, input_template: "${ steps.nope.output } ${ steps.first.output }", after: a}',
+      '  c: {call: agent, agent: W, input_template: "${ steps.d.output }"}',
+      '  d: {call: agent, agent: Q, input_template: "${ steps.c.output }"}',
+      '  loop:',
+      '    call: while',
+      '    condition: true',
+      '    do:',
+      '      x: {call: function}',
+      '      y: {call: agent, agent: W, input_template: "${ steps.gone.output }", after: x}',
+      '',
+    ].join('\n');
+    for (const strict of [false, true]) {
+      const r = loadDslDocument(text, { file: 's.yaml', strict });
+      expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
+        ['schema', 'steps.a.retry.max_attempts: expected a number, got "many"', 4, 52],
+        ['unknown_step', "unknown step 'nope'", 5, 50],
+        ['cycle', 'dependency cycle: c → d → c', 6, 3],
+        ['unknown_agent', "unknown agent 'Q'", 7, 27],
+        ['schema', "missing required field 'function' in steps.loop.do.x", 12, 7],
+        ['unknown_step', "unknown step 'gone'", 13, 54],
+      ]);
+      expect(r.document).toBeUndefined();
+    }
+    // An error in a declaration still stops there: without it, every use would be an error too.
+    const declaration = loadDslDocument(text.replace('agents: {W: ""}', 'agents: {W: 5}'), { file: 's.yaml' });
+    expect(declaration.errors.map((e) => e.code)).toEqual(['schema', 'schema', 'schema']);
+  });
+
   it('reads DSL 1.x documents, and warns about another version (an error with strict)', () => {
     const doc = (dsl: string) =>
       `document: { dsl: ${dsl}, name: v, version: "1" }\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n`;
