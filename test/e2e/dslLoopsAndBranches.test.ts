@@ -236,6 +236,16 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     const first = '[offline:echo] Write about: otters';
     expect(run.output).toBe(`[offline:echo] Write about: otters\n\nPrevious feedback: [offline:echo] ${first}`);
   });
+
+  it('passes a judge_loop on the echo provider when the candidate starts with PASS, past both offline labels of the answer', async () => {
+    // The evaluator echoes the worker's answer: "[offline:echo] [offline:echo] PASS: …"; both labels are skipped.
+    const { run, details } = await runText(JUDGE_LOOP_TWO_ROUNDS.replace('Write about:', 'PASS: write about'), 'pass.yaml', {
+      topic: 'otters',
+    });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.output).toBe('[offline:echo] PASS: write about otters');
+    expect(details.records.filter((r) => r.stepId.startsWith('draft[') && r.stepId.endsWith(':evaluator'))).toHaveLength(1);
+  });
 });
 
 describe('Embedded stack: a judge_loop without pass_condition (scripted offline provider)', () => {

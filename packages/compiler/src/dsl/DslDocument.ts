@@ -203,7 +203,7 @@ export interface DslJudgeLoopStep extends DslStepBase {
   readonly passCondition: DslTemplateField;
   /**
    * No `pass_condition` was written: the loop stops when the evaluator's answer, trimmed and
-   * without a leading `[offline:…] ` label, starts with the word `PASS` (`passCondition` then holds
+   * without its leading `[offline:…] ` labels, starts with the word `PASS` (`passCondition` then holds
    * the exact comparison, for display).
    */
   readonly passByDefault: boolean;
