@@ -174,6 +174,8 @@ export interface DslWhileStep extends DslStepBase {
   readonly condition: DslTemplateField;
   readonly maxIterations: number;
   readonly do: DslScope;
+  /** Body steps a sibling written above them reads from the previous iteration (null in the first), to break a cycle. */
+  readonly carried?: readonly string[];
 }
 
 /** `parallel_analyzer`: analysts in parallel, then the aggregator (`agents` / `aggregator_agent` are read as `analysts` / `aggregator`). */

@@ -32,6 +32,7 @@ import { dependencyCycle, readsItself, stepCycle } from '../checks/cycle.js';
 import type { CheckFinding } from '../checks/CheckFinding.js';
 import { declarationHint, unknownDeclaration, unknownReference, withSuggestion } from '../checks/unknownReference.js';
 import { topologicalOrder } from '../graph/topologicalOrder.js';
+import { stronglyConnectedComponents } from '../graph/stronglyConnectedComponents.js';
 import { dslGraphView } from './dslGraphView.js';
 import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
 import { unsupportedYamlKeys } from '../source/unsupportedYamlKey.js';
@@ -205,6 +206,8 @@ interface ScopeRec {
   order: number[];
   /** Edges and dependencies recorded so far, as numbers (one Set per scope, not two per step). */
   readonly seen: Set<number>;
+  /** A while body's steps that some sibling reads from the previous iteration (see carryAround). */
+  carried?: string[];
 }
 
 class DslLoader {
@@ -1113,7 +1116,8 @@ class DslLoader {
   private orderScope(scope: ScopeRec): void {
     // Each edge is already recorded once (resolveRefs keeps a pair set per scope); only sort them.
     scope.edges.sort(byEdge);
-    const order = topologicalOrder(scope.steps.length, scope.edges);
+    const order =
+      topologicalOrder(scope.steps.length, scope.edges) ?? (scope.owner?.kind === 'while' ? this.carryAround(scope) : undefined);
     if (!order) {
       const cycle = dependencyCycle(scope.steps.length, scope.edges, (i) => scope.steps[i]!.name, true)!;
       this.report(stepCycle(cycle), scope.steps[cycle.nodes[0]!]!.location);
@@ -1121,6 +1125,47 @@ class DslLoader {
       scope.order = order;
     }
     for (const s of scope.steps) if (s.body) this.orderScope(s.body);
+  }
+
+  /**
+   * GraphN's while shares its context between iterations: each sees the outputs of the previous ones.
+   * So in a while body whose references go round in a cycle, each reference on the cycle to a sibling
+   * written further down the body (the back edge) reads that sibling's output from the previous
+   * iteration, null in the first: it is not a dependency, and the reader runs before the sibling
+   * instead. A reference to a later sibling off every cycle stays a dependency, as before; `after:` is
+   * an order, never such a read, so a cycle it closes stays an error. Returns the body's order then.
+   */
+  private carryAround(scope: ScopeRec): number[] | undefined {
+    const n = scope.steps.length;
+    const succ: number[][] = [];
+    for (let i = 0; i < n; i++) succ.push([]);
+    for (const [from, to] of scope.edges) succ[from]!.push(to);
+    const { componentOf } = stronglyConnectedComponents(succ);
+    const kept: [number, number][] = [];
+    const back: [number, number][] = [];
+    for (const e of scope.edges) {
+      const [target, reader] = e;
+      const viaAfter = scope.seen.has((target * n + reader) * 3 + 1);
+      if (target > reader && componentOf[target] === componentOf[reader] && !viaAfter) back.push(e);
+      else kept.push(e);
+    }
+    if (back.length === 0) return undefined;
+    // The reader runs first: what it reads then is the value the previous iteration left.
+    const edges = [...kept];
+    for (const [target, reader] of back)
+      if (!edges.some(([a, b]) => a === reader && b === target)) edges.push([reader, target] as [number, number]);
+    edges.sort(byEdge);
+    const order = topologicalOrder(n, edges);
+    if (!order) return undefined;
+    scope.edges = edges;
+    const carried = new Set<string>();
+    for (const [target, reader] of back) {
+      const r = scope.steps[reader]!;
+      r.deps = r.deps.filter((d) => d !== target);
+      carried.add(scope.steps[target]!.name);
+    }
+    scope.carried = [...carried];
+    return order;
   }
 
   // ---- freezing into the public document model ---------------------------------------------------
@@ -1195,6 +1240,7 @@ class DslLoader {
         step.condition = f.condition;
         step.maxIterations = d.max_iterations;
         step.do = this.freeze(r.body!);
+        if (r.body!.carried) step.carried = r.body!.carried;
         break;
       case 'parallel_analyzer':
         step.analysts = f.analysts;

@@ -218,7 +218,12 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
     case 'while':
       return {
         config: { condition: s.condition.text, maxIterations: s.maxIterations },
-        composite: { condition: field(ctx, s.condition), maxIterations: s.maxIterations, body: scope(ctx, s.do) },
+        composite: {
+          condition: field(ctx, s.condition),
+          maxIterations: s.maxIterations,
+          body: scope(ctx, s.do),
+          ...(s.carried !== undefined ? { carried: s.carried } : {}),
+        },
       };
     case 'parallel_analyzer':
       return {

@@ -282,6 +282,40 @@ steps:
     ]);
   });
 
+  it("reads a later sibling on a while body's cycle from the previous iteration: the reader runs first, with no dependency", () => {
+    const doc = (kind: string) => `document: { dsl: "1.0", name: x, version: "1" }
+agents: { a: {} }
+steps:
+  loop:
+    call: ${kind}
+    ${kind === 'while' ? 'condition: false' : 'items: [1]'}
+    do:
+      draft: { call: agent, agent: a, input_template: "last review: \${ steps.review.output }" }
+      review: { call: agent, agent: a, input_template: "\${ steps.draft.output }" }
+      other: { call: agent, agent: a, input_template: "\${ steps.late.output }" }
+      late: { call: agent, agent: a }
+`;
+    const r = loadDslDocument(doc('while'));
+    expect(r.errors).toEqual([]);
+    const loop = r.document!.workflow.steps[0] as DslStep & { carried?: string[]; do: { steps: DslStep[]; edges: [number, number][] } };
+    expect(loop.carried).toEqual(['review']);
+    // draft → review (draft runs first, review reads it); late → other stays a dependency (no cycle).
+    expect(loop.do.edges).toEqual([
+      [0, 1],
+      [3, 2],
+    ]);
+    expect(loop.do.steps.map((s) => [s.name, s.dependencies])).toEqual([
+      ['draft', []],
+      ['review', ['draft']],
+      ['other', ['late']],
+      ['late', []],
+    ]);
+    // Each iteration of a for_each is its own: there the same references are a cycle.
+    expect(loadDslDocument(doc('for_each')).errors.map((e) => [e.code, e.message])).toEqual([
+      ['cycle', 'dependency cycle: draft → review → draft'],
+    ]);
+  });
+
   it("lets a while's condition and body, and a judge_loop's pass_condition, read the loop's own output (no dependency)", () => {
     const r = loadDslDocument(`document: { dsl: "1.0", name: x, version: "1" }
 agents: { a: {}, b: {} }
