@@ -255,7 +255,8 @@ class Lowerer implements LowerContext {
       }
       if (step.composite?.body) this.collectReaders(step.composite.body, owner ?? step.id);
       // A while's step read by the next iteration is kept after its body (see lowerWhile), wherever it ran.
-      for (const id of step.composite?.carried ?? []) this.alwaysExport.add(id);
+      const carried = step.composite?.carried;
+      if (carried !== undefined) for (const id of carried) this.alwaysExport.add(id);
     }
   }
 
