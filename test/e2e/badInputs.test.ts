@@ -38,6 +38,38 @@ describe('Embedded stack: bad inputs get named errors and leave stored runs inta
     });
   });
 
+  it('prints every error of an invalid document with --json, as validate does, and each in text', async () => {
+    writeFileSync(
+      join(project.dir, 'many.yaml'),
+      [
+        'document: {dsl: "1.0", name: many, version: "0.1.0"}',
+        'agents: {W: ""}',
+        'steps:',
+        '  a: {call: agent, agent: W, retry: {max_attempts: many}}',
+        '  b: {call: agent, agent: Q, input_template: "${ steps.nope.output }"}',
+        '',
+      ].join('\n'),
+    );
+    const r = await cli('run', 'many.yaml', '--json');
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.out);
+    expect(
+      out.errors.map((e: { class: string; message: string; line: number; column: number }) => [e.class, e.message, e.line, e.column]),
+    ).toEqual([
+      ['schema', 'steps.a.retry.max_attempts: expected a number, got "many"', 4, 52],
+      ['unknown_agent', "unknown agent 'Q'", 5, 27],
+      ['unknown_step', "unknown step 'nope'", 5, 50],
+    ]);
+    expect(out.error).toEqual(out.errors[0]);
+    const text = await cli('run', 'many.yaml');
+    expect(text.code).toBe(1);
+    expect(text.err.match(/^error\[[a-z_]+\] many\.yaml:\d+:\d+/gm)).toEqual([
+      'error[schema] many.yaml:4:52',
+      'error[unknown_agent] many.yaml:5:27',
+      'error[unknown_step] many.yaml:5:50',
+    ]);
+  });
+
   it('reports an invalid document with its location', async () => {
     writeFileSync(
       join(project.dir, 'bad.chain.yaml'),

@@ -113,6 +113,40 @@ steps:
     input_template: "Write about: \${input.topic}"
 `;
 
+// GraphN's while shares its context between iterations: draft reads the review written below it, the
+// previous iteration's (null, so blank, in the first), and the review reads this iteration's draft.
+const WHILE_CARRIES = `document: {dsl: "1.0", name: Carry, version: "0.1.0"}
+agents: {W: ""}
+steps:
+  refine:
+    call: while
+    condition: \${ input.iteration < 3 }
+    max_iterations: 5
+    do:
+      draft:
+        call: agent
+        agent: W
+        input_template: "Round \${ input.iteration }; last review: \${ steps.review.output }"
+      review:
+        call: agent
+        agent: W
+        input_template: "Review: \${ steps.draft.output }"
+`;
+
+// The same with the step read back run in a Parallel branch beside another (b and c both read a).
+const WHILE_CARRIES_FROM_A_BRANCH = `document: {dsl: "1.0", name: Carry branch, version: "0.1.0"}
+agents: {W: ""}
+steps:
+  refine:
+    call: while
+    condition: \${ input.iteration < 2 }
+    do:
+      a: {call: agent, agent: W, input_template: "A\${ input.iteration } after \${ steps.c.output }"}
+      b: {call: agent, agent: W, input_template: "B"}
+      c: {call: agent, agent: W, input_template: "C of \${ steps.a.output }"}
+      d: {call: agent, agent: W, input_template: "D \${ steps.b.output } \${ steps.c.output }", after: a}
+`;
+
 // GraphN's conditional note: later steps read the conditional by its output: name.
 const BY_OUTPUT_NAME = `document: {dsl: "1.0.0", name: Summarise maybe, version: "0.1.0"}
 agents: {Writer: ""}
@@ -177,6 +211,17 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     expect(run.output).toEqual({ n: 3, saw: { n: 2, saw: { n: 1, saw: null } } });
   });
 
+  it("runs a while body step that reads a sibling below it with that sibling's previous-iteration output (null in the first)", async () => {
+    const { run } = await runText(WHILE_CARRIES, 'carry.yaml');
+    expect(run.status).toBe('SUCCEEDED');
+    const round = (n: number, review: string) => `[offline:echo] Review: [offline:echo] Round ${n}; last review: ${review}`;
+    expect(run.output).toBe(round(2, round(1, round(0, ''))));
+    const branch = await runText(WHILE_CARRIES_FROM_A_BRANCH, 'carry-branch.yaml');
+    expect(branch.run.status).toBe('SUCCEEDED');
+    const c = (n: number, last: string) => `[offline:echo] C of [offline:echo] A${n} after ${last}`;
+    expect(branch.run.output).toBe(`[offline:echo] D [offline:echo] B ${c(1, c(0, ''))}`);
+  });
+
   it("runs the then: step of a conditional whose condition holds, skips its else:, and outputs the branch's output", async () => {
     const { run, details } = await runText(THEN_ELSE, 'route.yaml', { severity: 'P1' });
     expect(run.status).toBe('SUCCEEDED');
@@ -235,6 +280,16 @@ describe('Embedded stack: DSL loops and branches reading their own results', () 
     // round 1: the template text again, then the evaluator's answer as feedback.
     const first = '[offline:echo] Write about: otters';
     expect(run.output).toBe(`[offline:echo] Write about: otters\n\nPrevious feedback: [offline:echo] ${first}`);
+  });
+
+  it('passes a judge_loop on the echo provider when the candidate starts with PASS, past both offline labels of the answer', async () => {
+    // The evaluator echoes the worker's answer: "[offline:echo] [offline:echo] PASS: …"; both labels are skipped.
+    const { run, details } = await runText(JUDGE_LOOP_TWO_ROUNDS.replace('Write about:', 'PASS: write about'), 'pass.yaml', {
+      topic: 'otters',
+    });
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.output).toBe('[offline:echo] PASS: write about otters');
+    expect(details.records.filter((r) => r.stepId.startsWith('draft[') && r.stepId.endsWith(':evaluator'))).toHaveLength(1);
   });
 });
 

@@ -140,4 +140,33 @@ describe('Command: run (Kortecx task maps, embedded, local provider)', () => {
     },
     120_000,
   );
+
+  it("runs Kortecx's bundled echo tool, here a built-in: a tool task's q comes back as its output", async () => {
+    writeFileSync(
+      join(project.dir, 'echo.chain.yaml'),
+      [
+        'chain: "plan@echo > say"',
+        'tasks:',
+        '  plan: { kind: model, prompt: "Plan." }',
+        '  say: { kind: tool, tool_contract: { echo: "1" }, params: { "kx.tool.args": \'{"q":"hello from kortecx"}\' } }',
+        '',
+      ].join('\n'),
+    );
+    const r = await stepforge('run', 'echo.chain.yaml', '--json');
+    expect(r.err).not.toContain('error[');
+    expect(JSON.parse(r.out)).toMatchObject({ status: 'SUCCEEDED', output: 'hello from kortecx' });
+    // Its id in Kortecx's registry cannot name a tool here; the error says which name does.
+    writeFileSync(
+      join(project.dir, 'echo-id.chain.yaml'),
+      'chain: "plan@echo > say"\ntasks:\n  plan: { kind: model, prompt: "Plan." }\n  say: { kind: tool, tool_contract: { "mcp-echo/echo": "1" } }\n',
+    );
+    const id = await stepforge('validate', 'echo-id.chain.yaml', '--json');
+    expect(JSON.parse(id.out).error).toMatchObject({
+      class: 'invalid_task',
+      message:
+        "tasks.say.tool_contract: 'mcp-echo/echo' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. web-search, fs-list, or echo for Kortecx's bundled mcp-echo/echo)",
+      line: 4,
+      column: 39,
+    });
+  });
 });

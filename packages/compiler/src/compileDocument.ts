@@ -90,7 +90,8 @@ function loadIr(text: string, options: CompileOptions): { ir: IrDocument; warnin
       location: first.location,
       source: first.source,
       hint: first.hint,
-      details: { ...first.details, moreErrors: loaded.errors.slice(1).map((e) => e.toJSON()) },
+      // The errors themselves (errorsOf prints them with their excerpts); as JSON, each is its toJSON().
+      details: { ...first.details, moreErrors: loaded.errors.slice(1) },
     });
   }
   if (!loaded.document)

@@ -5,6 +5,7 @@
 export {
   type Diagnostic,
   didYouMean,
+  errorsOf,
   formatDiagnostic,
   isStepforgeError,
   type SourceLocation,

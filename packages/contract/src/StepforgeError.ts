@@ -72,6 +72,15 @@ export function isStepforgeError(e: unknown): e is StepforgeError {
   );
 }
 
+/**
+ * Every error `e` stands for: itself, then the ones a compile found after it (`details.moreErrors`,
+ * which compileDocument fills when a document has several), so a command can print them all.
+ */
+export function errorsOf(e: StepforgeError): StepforgeError[] {
+  const more = e.details?.moreErrors;
+  return Array.isArray(more) ? [e, ...more.filter(isStepforgeError)] : [e];
+}
+
 /** A non-fatal finding (warnings such as unknown fields or unused tasks). */
 export interface Diagnostic {
   readonly severity: 'error' | 'warning';

@@ -3,6 +3,7 @@
 // error class with its source locations. Depends on zod only.
 export { SourceText } from './SourceText.js';
 export {
+  errorsOf,
   isStepforgeError,
   formatDiagnostic,
   type SourceLocation,

@@ -65,6 +65,32 @@ describe('Command: compile', () => {
     expect(JSON.parse(o.stdout).error).toMatchObject({ class: 'unknown_handle', line: 1 });
   });
 
+  it('prints every error of a document, as validate does: {"error", "errors"} with --json, each located in text', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sf-compile-'));
+    writeFileSync(join(dir, 'two.chain.yaml'), 'chain: "a > zz > yy"\ntasks:\n  a: { kind: model, prompt: "A" }\n');
+    const o = io(dir);
+    expect(await compile.run(['two.chain.yaml', '--json'], o)).toBe(1);
+    const out = JSON.parse(o.stdout);
+    expect(
+      out.errors.map((e: { class: string; message: string; line: number; column: number }) => [e.class, e.message, e.line, e.column]),
+    ).toEqual([
+      ['unknown_handle', "unknown task handle 'zz'; define it under tasks:", 1, 13],
+      ['unknown_handle', "unknown task handle 'yy'; define it under tasks:", 1, 18],
+    ]);
+    expect(out.error).toEqual(out.errors[0]);
+    const text = io(dir);
+    expect(await compile.run(['two.chain.yaml'], text)).toBe(1);
+    expect(text.stderr.match(/^error\[.*$/gm)).toEqual([
+      "error[unknown_handle] two.chain.yaml:1:13: unknown task handle 'zz'; define it under tasks:",
+      "error[unknown_handle] two.chain.yaml:1:18: unknown task handle 'yy'; define it under tasks:",
+    ]);
+    // One error has the same shape: errors holds it alone.
+    const one = io(dir);
+    writeFileSync(join(dir, 'one.chain.yaml'), 'chain: "a > zz"\ntasks:\n  a: { kind: model, prompt: "A" }\n');
+    expect(await compile.run(['one.chain.yaml', '--json'], one)).toBe(1);
+    expect(JSON.parse(one.stdout).errors).toEqual([JSON.parse(one.stdout).error]);
+  });
+
   it('exits 2 on a usage error', async () => {
     const o = io(tmpdir());
     expect(await compile.run([], o)).toBe(2);

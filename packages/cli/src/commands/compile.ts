@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { compileDocument, duplicateWorkflowError, SourceText } from '@stepforge/compiler';
+import { compileDocument, duplicateWorkflowError, errorsOf, isStepforgeError, SourceText } from '@stepforge/compiler';
 import { EXIT_OK, reportError, UsageError, type CliIo } from '../CliIo.js';
 import { ensureDirectory, ioError, errnoReason, CODE_MODULE, compileCodeModule, workflowNameClash } from '@stepforge/embedded/project';
-import { formatWarning, readDocumentFile } from './documentIo.js';
+import { formatWarning, readDocumentFile, reportErrors } from './documentIo.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { userFunctionsFolder } from '../userFunctionsFolder.js';
 import type { Command } from './registry.js';
@@ -24,7 +24,7 @@ Options:
   --express       compile for an Express state machine (no 25,000-event history bound)
   --strict        unknown fields are errors
   --export NAME   FILE is a module exporting several workflows written in code: compile this one
-  --json          print {"name","displayName","files","explain"} (or {"error":…}) on stdout
+  --json          print {"name","displayName","files","explain"} (or {"error":…,"errors":[…]}, every error of the document) on stdout
 
 Exit status: 0 compiled, 1 invalid document or quota exceeded, 2 usage errors.
 `;
@@ -65,9 +65,16 @@ const compile: Command = {
       // A TypeScript or JavaScript module: its exported workflow, compiled by the code front-end.
       const code = CODE_MODULE.test(file);
       const text = code ? '' : await readDocumentFile(io, file);
-      const result = code
-        ? await compileCodeModule(io.cwd, file, values.export as string | undefined, { express: values.express })
-        : compileDocument(text, { file, express: values.express, strict: values.strict, ...functionsOption(io) });
+      let result: ReturnType<typeof compileDocument>;
+      try {
+        result = code
+          ? await compileCodeModule(io.cwd, file, values.export as string | undefined, { express: values.express })
+          : compileDocument(text, { file, express: values.express, strict: values.strict, ...functionsOption(io) });
+      } catch (e) {
+        // The document's errors, every one of them, as validate prints them ({"error", "errors"} with --json).
+        if (isStepforgeError(e)) return reportErrors(io, errorsOf(e), json);
+        throw e;
+      }
       const dir = resolve(io.cwd, values.out ?? '.');
       const hint = '-o names the directory the two files are written to: give one you can write to';
       ensureDirectory(dir, 'the output directory', hint);

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { idempotencyKeyError } from '@stepforge/contract';
+import { errorsOf, idempotencyKeyError, isStepforgeError, type StepforgeError } from '@stepforge/contract';
+import type { CompileResult } from '@stepforge/compiler';
+import { reportErrors } from './documentIo.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
 import { readableCause, type StepProgress } from '@stepforge/runtime';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
@@ -88,9 +90,24 @@ const command: Command = {
     resolvePolicy(fr, { file: positionals[0]!, baseDir: io.cwd, env: io.env });
     checkSecretsFile(fr, readDocumentText(resolve(io.cwd, positionals[0]!)), io.cwd, io.env);
     const registerOptions = { vars, requireMacros: true, ...(values.export !== undefined ? { exportName: values.export as string } : {}) };
-    const { compiled, session } = await compileWhileStackOpens(stackOptions(io, values), () =>
-      import('@stepforge/embedded').then(({ compileWorkflowFile }) => compileWorkflowFile(io.cwd, positionals[0]!, registerOptions)),
-    );
+    // The document's own errors are printed all at once, as validate prints them; a stack's failure, or a
+    // file that cannot be read, is not one of them (and is printed alone, as validate prints it too).
+    let documentError: StepforgeError | undefined;
+    let opened: Awaited<ReturnType<typeof compileWhileStackOpens<{ text: string; compiled: CompileResult }>>>;
+    try {
+      opened = await compileWhileStackOpens(stackOptions(io, values), () =>
+        import('@stepforge/embedded')
+          .then(({ compileWorkflowFile }) => compileWorkflowFile(io.cwd, positionals[0]!, registerOptions))
+          .catch((e: unknown) => {
+            if (isStepforgeError(e) && e.code !== 'file_not_found') documentError = e;
+            throw e;
+          }),
+      );
+    } catch (e) {
+      if (documentError !== undefined && e === documentError) return reportErrors(io, errorsOf(documentError), values.json === true);
+      throw e;
+    }
+    const { compiled, session } = opened;
     try {
       if (!session.stack.owner && values.provider !== undefined) {
         io.err(

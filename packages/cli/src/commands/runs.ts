@@ -304,6 +304,9 @@ function formatDetails(d: RunDetails): string {
     const recs = records.get(s.id) ?? [];
     const answer = answerRecord(recs);
     if (answer?.output !== undefined && s.state === 'succeeded') lines.push(`      output: ${preview(answer.output)}`);
+    // A conditional or a loop has no records: its output is what its states assigned (see historyStepOutputs).
+    else if (recs.length === 0 && s.state === 'succeeded' && d.outputs?.has(s.id))
+      lines.push(`      output: ${preview(d.outputs.get(s.id))}`);
     if (answer?.outputRef) lines.push(`      output stored as ${answer.outputRef}`);
     // The instance that failed, which in an agent loop may be a tool call rather than a turn.
     const failed = recs.find((r) => r.status === 'FAILED') ?? recs.at(-1);

@@ -509,7 +509,7 @@ class ChainLoader {
       for (const k of bad) {
         this.error(
           'invalid_task',
-          `tasks.${handle}.tool_contract: '${k}' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. web-search, fs-list)`,
+          `tasks.${handle}.tool_contract: '${k}' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. web-search, fs-list${k === 'mcp-echo/echo' ? ", or echo for Kortecx's bundled mcp-echo/echo" : ''})`,
           this.loc.keyOffset(['tasks', handle, 'tool_contract', k]),
           k.length,
         );

@@ -174,6 +174,8 @@ export interface DslWhileStep extends DslStepBase {
   readonly condition: DslTemplateField;
   readonly maxIterations: number;
   readonly do: DslScope;
+  /** Body steps a sibling written above them reads from the previous iteration (null in the first), to break a cycle. */
+  readonly carried?: readonly string[];
 }
 
 /** `parallel_analyzer`: analysts in parallel, then the aggregator (`agents` / `aggregator_agent` are read as `analysts` / `aggregator`). */
@@ -203,7 +205,7 @@ export interface DslJudgeLoopStep extends DslStepBase {
   readonly passCondition: DslTemplateField;
   /**
    * No `pass_condition` was written: the loop stops when the evaluator's answer, trimmed and
-   * without a leading `[offline:…] ` label, starts with the word `PASS` (`passCondition` then holds
+   * without its leading `[offline:…] ` labels, starts with the word `PASS` (`passCondition` then holds
    * the exact comparison, for display).
    */
   readonly passByDefault: boolean;

@@ -32,6 +32,7 @@ import { dependencyCycle, readsItself, stepCycle } from '../checks/cycle.js';
 import type { CheckFinding } from '../checks/CheckFinding.js';
 import { declarationHint, unknownDeclaration, unknownReference, withSuggestion } from '../checks/unknownReference.js';
 import { topologicalOrder } from '../graph/topologicalOrder.js';
+import { stronglyConnectedComponents } from '../graph/stronglyConnectedComponents.js';
 import { dslGraphView } from './dslGraphView.js';
 import { yamlErrorMessage } from '../source/yamlErrorMessage.js';
 import { unsupportedYamlKeys } from '../source/unsupportedYamlKey.js';
@@ -205,6 +206,8 @@ interface ScopeRec {
   order: number[];
   /** Edges and dependencies recorded so far, as numbers (one Set per scope, not two per step). */
   readonly seen: Set<number>;
+  /** A while body's steps that some sibling reads from the previous iteration (see carryAround). */
+  carried?: string[];
 }
 
 class DslLoader {
@@ -215,6 +218,8 @@ class DslLoader {
   private byOutput: Map<string, StepRec[]> | undefined;
   private inputNames: Set<string> | undefined;
   private readonly dependencies: { from: string; to: string; via: 'after' | 'reference' }[] = [];
+  /** The paths (joined by NUL) of steps whose shape errors were reported: stand-ins, never checked (see withoutBrokenSteps). */
+  private readonly broken = new Set<string>();
 
   /** `fast`: give up (FastPathDeclined) at the first diagnostic instead of collecting them. */
   constructor(
@@ -368,7 +373,7 @@ class DslLoader {
     }
     const others = issues.filter((i) => i.code !== 'unrecognized_keys');
     for (const issue of others) this.reportIssue(issue, raw);
-    if (others.length > 0 || refused) return undefined;
+    if (refused) return undefined;
     // Only unknown fields: drop them and parse again so defaults are applied. Under --strict they are
     // errors already, but the rest of the document is still checked, so one pass reports everything.
 
@@ -378,10 +383,37 @@ class DslLoader {
       for (const seg of issue.path) target = (target as Record<PropertyKey, unknown>)[seg as PropertyKey];
       for (const key of (issue as z.core.$ZodIssueUnrecognizedKeys).keys) delete (target as Record<string, unknown>)[key];
     }
+    if (others.length > 0) return this.withoutBrokenSteps(cleaned, others);
     parsed = DslDocumentSpec.safeParse(cleaned);
     if (parsed.success) return parsed.data;
     for (const issue of dslIssues(parsed.error.issues)) this.reportIssue(issue, cleaned);
     return undefined;
+  }
+
+  /**
+   * The document with every step that has a shape error (already reported) replaced by a stand-in
+   * that keeps its name and `output:`, so that the checks of the build stage (references, cycles,
+   * agents, expressions) still run over the other steps and one pass reports every error, as a
+   * type error in one step would otherwise hide a broken reference in another. The stand-ins are
+   * `broken`: never checked themselves, and reading nothing. Undefined (nothing more is checked)
+   * when an error lies outside the steps (a declaration's, whose removal would make every use of
+   * it an error too) or when the document still does not parse.
+   */
+  private withoutBrokenSteps(cleaned: Record<string, unknown>, issues: readonly z.core.$ZodIssue[]): DslDocumentData | undefined {
+    const stand = structuredClone(cleaned);
+    for (const issue of issues) {
+      const at = brokenStepPath(issue.path);
+      if (!at) return undefined;
+      const container = valueAtPath(stand, at.slice(0, -1));
+      const key = at[at.length - 1] as string;
+      if (!isMapping(container)) return undefined;
+      const old = container[key];
+      const output = isMapping(old) && typeof old.output === 'string' ? { output: old.output } : {};
+      container[key] = { call: 'function', function: BROKEN_STEP, ...output };
+      this.broken.add(at.join('\u0000'));
+    }
+    const parsed = dslSchemas().DslDocumentSpec.safeParse(stand);
+    return parsed.success ? parsed.data : undefined;
   }
 
   private reportIssue(issue: z.core.$ZodIssue, raw: unknown): void {
@@ -459,7 +491,9 @@ class DslLoader {
 
     // Register every step (all scopes) first, so references may point forward and into outer scopes.
     const top = this.registerScope(data.steps as Record<string, Record<string, unknown>>, ['steps'], undefined, new Set());
-    for (const rec of this.byName.values()) this.checkStep(rec, { agents, functions, mcpServers, secrets });
+    const decl = { agents, functions, mcpServers, secrets };
+    for (const rec of this.byName.values())
+      if (this.broken.size === 0 || !this.broken.has(rec.path.join('\u0000'))) this.checkStep(rec, decl);
     // Each reference of the output is located at its own `steps.<name>` (as a step's are), not at the first template.
     const outputRefs: Ref[] = [];
     const output = data.output === undefined ? undefined : this.value(data.output, ['output'], new Set(), outputRefs);
@@ -1082,7 +1116,8 @@ class DslLoader {
   private orderScope(scope: ScopeRec): void {
     // Each edge is already recorded once (resolveRefs keeps a pair set per scope); only sort them.
     scope.edges.sort(byEdge);
-    const order = topologicalOrder(scope.steps.length, scope.edges);
+    const order =
+      topologicalOrder(scope.steps.length, scope.edges) ?? (scope.owner?.kind === 'while' ? this.carryAround(scope) : undefined);
     if (!order) {
       const cycle = dependencyCycle(scope.steps.length, scope.edges, (i) => scope.steps[i]!.name, true)!;
       this.report(stepCycle(cycle), scope.steps[cycle.nodes[0]!]!.location);
@@ -1090,6 +1125,47 @@ class DslLoader {
       scope.order = order;
     }
     for (const s of scope.steps) if (s.body) this.orderScope(s.body);
+  }
+
+  /**
+   * GraphN's while shares its context between iterations: each sees the outputs of the previous ones.
+   * So in a while body whose references go round in a cycle, each reference on the cycle to a sibling
+   * written further down the body (the back edge) reads that sibling's output from the previous
+   * iteration, null in the first: it is not a dependency, and the reader runs before the sibling
+   * instead. A reference to a later sibling off every cycle stays a dependency, as before; `after:` is
+   * an order, never such a read, so a cycle it closes stays an error. Returns the body's order then.
+   */
+  private carryAround(scope: ScopeRec): number[] | undefined {
+    const n = scope.steps.length;
+    const succ: number[][] = [];
+    for (let i = 0; i < n; i++) succ.push([]);
+    for (const [from, to] of scope.edges) succ[from]!.push(to);
+    const { componentOf } = stronglyConnectedComponents(succ);
+    const kept: [number, number][] = [];
+    const back: [number, number][] = [];
+    for (const e of scope.edges) {
+      const [target, reader] = e;
+      const viaAfter = scope.seen.has((target * n + reader) * 3 + 1);
+      if (target > reader && componentOf[target] === componentOf[reader] && !viaAfter) back.push(e);
+      else kept.push(e);
+    }
+    if (back.length === 0) return undefined;
+    // The reader runs first: what it reads then is the value the previous iteration left.
+    const edges = [...kept];
+    for (const [target, reader] of back)
+      if (!edges.some(([a, b]) => a === reader && b === target)) edges.push([reader, target] as [number, number]);
+    edges.sort(byEdge);
+    const order = topologicalOrder(n, edges);
+    if (!order) return undefined;
+    scope.edges = edges;
+    const carried = new Set<string>();
+    for (const [target, reader] of back) {
+      const r = scope.steps[reader]!;
+      r.deps = r.deps.filter((d) => d !== target);
+      carried.add(scope.steps[target]!.name);
+    }
+    scope.carried = [...carried];
+    return order;
   }
 
   // ---- freezing into the public document model ---------------------------------------------------
@@ -1166,6 +1242,7 @@ class DslLoader {
         step.condition = f.condition;
         step.maxIterations = d.max_iterations;
         step.do = this.freeze(r.body!);
+        if (r.body!.carried) step.carried = r.body!.carried;
         break;
       case 'parallel_analyzer':
         step.analysts = f.analysts;
@@ -1308,6 +1385,25 @@ function readsOwnLatest(loop: StepRec, reader: StepRec, ref: Ref): boolean {
   if (loop !== reader) return loop.kind === 'while';
   const field = ref.path[loop.path.length];
   return (loop.kind === 'while' && field === 'condition') || (loop.kind === 'judge_loop' && field === 'pass_condition');
+}
+
+/** The function a stand-in for a step with shape errors names (never checked, never run). */
+const BROKEN_STEP = 'broken_step';
+
+/**
+ * The path of the innermost step an issue at `path` is in (`steps.a`, `steps.a.do.b`, a conditional's
+ * `steps.c.then`), or undefined when the issue is not inside a step.
+ */
+function brokenStepPath(path: readonly PropertyKey[]): (string | number)[] | undefined {
+  if (path[0] !== 'steps' || typeof path[1] !== 'string') return undefined;
+  let end = 2;
+  for (;;) {
+    const next = path[end];
+    if (next === 'do' && typeof path[end + 1] === 'string') end += 2;
+    else if ((next === 'then' || next === 'else') && path.length > end + 1) end += 1;
+    else break;
+  }
+  return path.slice(0, end) as (string | number)[];
 }
 
 function isMapping(v: unknown): v is Record<string, unknown> {

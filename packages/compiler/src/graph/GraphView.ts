@@ -58,12 +58,52 @@ function childrenByParent(g: GraphView): Map<number, number[]> {
   return groups;
 }
 
+/** The kinds whose body runs again: a link goes back from each of the body's last steps to the loop. */
+const LOOP_KINDS: ReadonlySet<string> = new Set(['for_each', 'while']);
+
+/** A dashed link between a step and the body it holds, which no data edge draws. */
+interface BodyLink {
+  readonly from: number;
+  readonly to: number;
+  readonly label: string;
+}
+
+/**
+ * The links between each step and its body: from the step to each first step of its body (those no
+ * sibling precedes), labelled by what the step does with it (`each` item, `do` a round, `then`/`else`
+ * branch); for a loop, also back from each last step of its body (those no sibling follows), `repeat`.
+ */
+function bodyLinks(g: GraphView, groups: ReadonlyMap<number, readonly number[]>): BodyLink[] {
+  const links: BodyLink[] = [];
+  for (const [parent, children] of groups) {
+    const inBody = new Set(children);
+    const hasPred = new Set<number>();
+    const hasSucc = new Set<number>();
+    for (const [p, c] of g.edges) {
+      if (inBody.has(p) && inBody.has(c)) {
+        hasSucc.add(p);
+        hasPred.add(c);
+      }
+    }
+    const kind = g.nodes[parent]!.kind;
+    for (const child of children) {
+      if (hasPred.has(child)) continue;
+      const handle = g.nodes[child]!.handle;
+      const label = handle.endsWith('.then') ? 'then' : handle.endsWith('.else') ? 'else' : kind === 'for_each' ? 'each' : 'do';
+      links.push({ from: parent, to: child, label });
+    }
+    if (!LOOP_KINDS.has(kind)) continue;
+    for (const child of children) if (!hasSucc.has(child)) links.push({ from: child, to: parent, label: 'repeat' });
+  }
+  return links;
+}
+
 // Mermaid labels live inside "…"; a double quote must become an entity or the diagram breaks.
 function mermaidText(s: string): string {
   return s.replace(/"/g, '#quot;');
 }
 
-/** Renders a GraphView as a Mermaid `flowchart` (nested steps become subgraphs under their parent). */
+/** Renders a GraphView as a Mermaid `flowchart` (nested steps become subgraphs, linked to their parent: see bodyLinks). */
 export function renderMermaid(g: GraphView): string {
   const lines = ['flowchart TD'];
   const groups = childrenByParent(g);
@@ -89,7 +129,7 @@ export function renderMermaid(g: GraphView): string {
   for (const parent of groups.keys()) {
     if (!nested.has(parent)) emitGroup(parent, '  ');
   }
-  for (const parent of groups.keys()) lines.push(`  n${parent} -.- s${parent}`);
+  for (const l of bodyLinks(g, groups)) lines.push(`  n${l.from} -.->|${l.label}| n${l.to}`);
   for (const [p, c] of g.edges) lines.push(`  n${p} --> n${c}`);
   return lines.join('\n') + '\n';
 }
@@ -99,7 +139,7 @@ function dotText(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
 }
 
-/** Renders a GraphView as a Graphviz `digraph` (nested steps become clusters). */
+/** Renders a GraphView as a Graphviz `digraph` (nested steps become clusters, linked to their parent: see bodyLinks). */
 export function renderDot(g: GraphView): string {
   const lines = ['digraph workflow {', '  rankdir=TB;', '  node [fontname="Helvetica"];'];
   const groups = childrenByParent(g);
@@ -125,6 +165,7 @@ export function renderDot(g: GraphView): string {
   for (const parent of groups.keys()) {
     if (!nested.has(parent)) emitGroup(parent, '  ');
   }
+  for (const l of bodyLinks(g, groups)) lines.push(`  n${l.from} -> n${l.to} [style=dashed, label="${l.label}"];`);
   for (const [p, c] of g.edges) lines.push(`  n${p} -> n${c};`);
   lines.push('}');
   return lines.join('\n') + '\n';

@@ -56,6 +56,8 @@ export interface IrComposite {
   readonly parallel?: boolean;
   /** for_each / while: the body (a nested workflow); conditional: its inline branches (no edges). */
   readonly body?: IrWorkflow;
+  /** while: the ids of body steps that a sibling reads from the previous iteration (null in the first). */
+  readonly carried?: readonly string[];
   /** conditional: the indices in `body` of the step run when the condition holds / does not. */
   readonly thenStep?: number;
   readonly elseStep?: number;

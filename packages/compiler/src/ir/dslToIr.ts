@@ -222,7 +222,12 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
     case 'while':
       return {
         config: { condition: s.condition.text, maxIterations: s.maxIterations },
-        composite: { condition: field(ctx, s.condition), maxIterations: s.maxIterations, body: scope(ctx, s.do) },
+        composite: {
+          condition: field(ctx, s.condition),
+          maxIterations: s.maxIterations,
+          body: scope(ctx, s.do),
+          ...(s.carried !== undefined ? { carried: s.carried } : {}),
+        },
       };
     case 'parallel_analyzer':
       return {
@@ -258,13 +263,15 @@ function kindFields(ctx: Context, s: DslStep): { config: Record<string, unknown>
 /**
  * The default pass condition: the evaluator's answer, trimmed, starts with the word PASS
  * (case-sensitive), so "PASS.", "PASS\n" and "PASS: clear and short" pass and "PASSABLE" does not.
- * A leading `[offline:<mode>] ` label, which the offline provider puts on every answer, is ignored.
+ * Leading `[offline:<mode>] ` labels, which the offline provider puts on every answer, are ignored: all
+ * of them, as an echoing evaluator's answer holds its own label and the echoed candidate's, so offline
+ * the judge passes when the candidate, under its label, starts with PASS (see docs/dsl.md).
  * Written in JSONata: the DSL's expressions have no string functions.
  */
 const EVALUATOR_SAYS_PASS: IrExpr = {
   kind: 'jsonata',
   jsonata:
-    '( $e := $input.evaluation; $t := $type($e) = "string" ? $replace($trim($e), /^\\[offline:\\w+\\] */, "") : ""; $contains($t, /^PASS\\b/) )',
+    '( $e := $input.evaluation; $t := $type($e) = "string" ? $replace($trim($e), /^(\\[offline:\\w+\\] *)+/, "") : ""; $contains($t, /^PASS\\b/) )',
   reads: [],
 };
 

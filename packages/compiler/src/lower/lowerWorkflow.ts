@@ -242,6 +242,9 @@ class Lowerer implements LowerContext {
         if (owner !== undefined) readers.push(owner);
       }
       if (step.composite?.body) this.collectReaders(step.composite.body, owner ?? step.id);
+      // A while's step read by the next iteration is kept after its body (see lowerWhile), wherever it ran.
+      const carried = step.composite?.carried;
+      if (carried !== undefined) for (const id of carried) this.alwaysExport.add(id);
     }
   }
 

@@ -109,6 +109,40 @@ steps:
     expect(strict.document).toBeUndefined();
   });
 
+  it('reports a type error in one step and the reference, agent and cycle errors of the others in one pass', () => {
+    const text = [
+      'document: {dsl: "1.0", name: s, version: "0.1.0"}',
+      'agents: {W: ""}',
+      'steps:',
+      '  a: {call: agent, agent: W, retry: {max_attempts: many}, output: first}',
+      '  b: {call: agent, agent: W, input_template: "${ steps.nope.output } ${ steps.first.output }", after: a}',
+      '  c: {call: agent, agent: W, input_template: "${ steps.d.output }"}',
+      '  d: {call: agent, agent: Q, input_template: "${ steps.c.output }"}',
+      '  loop:',
+      '    call: while',
+      '    condition: true',
+      '    do:',
+      '      x: {call: function}',
+      '      y: {call: agent, agent: W, input_template: "${ steps.gone.output }", after: x}',
+      '',
+    ].join('\n');
+    for (const strict of [false, true]) {
+      const r = loadDslDocument(text, { file: 's.yaml', strict });
+      expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
+        ['schema', 'steps.a.retry.max_attempts: expected a number, got "many"', 4, 52],
+        ['unknown_step', "unknown step 'nope'", 5, 50],
+        ['cycle', 'dependency cycle: c → d → c', 6, 3],
+        ['unknown_agent', "unknown agent 'Q'", 7, 27],
+        ['schema', "missing required field 'function' in steps.loop.do.x", 12, 7],
+        ['unknown_step', "unknown step 'gone'", 13, 54],
+      ]);
+      expect(r.document).toBeUndefined();
+    }
+    // An error in a declaration still stops there: without it, every use would be an error too.
+    const declaration = loadDslDocument(text.replace('agents: {W: ""}', 'agents: {W: 5}'), { file: 's.yaml' });
+    expect(declaration.errors.map((e) => e.code)).toEqual(['schema', 'schema', 'schema']);
+  });
+
   it('reads DSL 1.x documents, and warns about another version (an error with strict)', () => {
     const doc = (dsl: string) =>
       `document: { dsl: ${dsl}, name: v, version: "1" }\nagents: { a: {} }\nsteps:\n  s: { call: agent, agent: a }\n`;
@@ -245,6 +279,40 @@ steps:
 `);
     expect(r.errors.map((e) => [e.code, e.message, e.location?.line, e.location?.column])).toEqual([
       ['cycle', 'dependency cycle: p → q → p', 8, 7],
+    ]);
+  });
+
+  it("reads a later sibling on a while body's cycle from the previous iteration: the reader runs first, with no dependency", () => {
+    const doc = (kind: string) => `document: { dsl: "1.0", name: x, version: "1" }
+agents: { a: {} }
+steps:
+  loop:
+    call: ${kind}
+    ${kind === 'while' ? 'condition: false' : 'items: [1]'}
+    do:
+      draft: { call: agent, agent: a, input_template: "last review: \${ steps.review.output }" }
+      review: { call: agent, agent: a, input_template: "\${ steps.draft.output }" }
+      other: { call: agent, agent: a, input_template: "\${ steps.late.output }" }
+      late: { call: agent, agent: a }
+`;
+    const r = loadDslDocument(doc('while'));
+    expect(r.errors).toEqual([]);
+    const loop = r.document!.workflow.steps[0] as DslStep & { carried?: string[]; do: { steps: DslStep[]; edges: [number, number][] } };
+    expect(loop.carried).toEqual(['review']);
+    // draft → review (draft runs first, review reads it); late → other stays a dependency (no cycle).
+    expect(loop.do.edges).toEqual([
+      [0, 1],
+      [3, 2],
+    ]);
+    expect(loop.do.steps.map((s) => [s.name, s.dependencies])).toEqual([
+      ['draft', []],
+      ['review', ['draft']],
+      ['other', ['late']],
+      ['late', []],
+    ]);
+    // Each iteration of a for_each is its own: there the same references are a cycle.
+    expect(loadDslDocument(doc('for_each')).errors.map((e) => [e.code, e.message])).toEqual([
+      ['cycle', 'dependency cycle: draft → review → draft'],
     ]);
   });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
+import { historyStepOutputs } from './historyStepOutputs.js';
 import {
   MAX_INPUT_DEPTH,
   RUN_META_KEY,
@@ -46,6 +47,8 @@ export interface RunDetails {
   readonly history: readonly HistoryEvent[];
   /** The run's audit events, oldest first: refused tool calls, approvals asked and decided, the fork it is. */
   readonly events: readonly RunEventView[];
+  /** What the steps without a Lambda call (conditionals, loops) produced, by step id, read from the history. */
+  readonly outputs?: ReadonlyMap<string, unknown>;
 }
 
 /** Options of start. */
@@ -441,11 +444,12 @@ export class RunService {
   async readableDetails(runId: string): Promise<RunDetails> {
     const found = await this.details(runId);
     const readable = (v: unknown): Promise<unknown> => (v === undefined ? Promise.resolve(v) : this.readableOutput(v).catch(() => v));
-    const [output, records] = await Promise.all([
+    const [output, records, outputs] = await Promise.all([
       readable(found.run.output),
       Promise.all(found.records.map(async (r) => (r.output === undefined ? r : { ...r, output: await readable(r.output) }))),
+      Promise.all([...(found.outputs ?? [])].map(async ([id, v]) => [id, await readable(v)] as const)),
     ]);
-    return { ...found, run: { ...found.run, output }, records };
+    return { ...found, run: { ...found.run, output }, records, outputs: new Map(outputs) };
   }
 
   /** DescribeExecution, or undefined when it does not exist (yet). */
@@ -501,7 +505,7 @@ export class RunService {
     // read): the steps as their records in DynamoDB tell it, rather than every one "skipped".
     if (history.length === 0 && records.length > 0 && wf)
       return { run, steps: stepProgressFromRecords(wf.steps, records, run.status), records, history, events };
-    return { run, steps, records, history, events };
+    return { run, steps, records, history, events, outputs: historyStepOutputs(wf?.steps ?? [], history) };
   }
 
   /** `runs retry`: a new run of the same workflow and input that re-runs only the steps that did not finish. */

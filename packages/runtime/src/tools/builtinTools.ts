@@ -1,5 +1,6 @@
 import type { RuntimeConfig } from '../config/RuntimeConfig.js';
 import { provideBuiltinTools } from '../runtime/Runtime.js';
+import { echoTool } from './echoTool.js';
 import { fsListTool, fsReadTool } from './fsTools.js';
 import { httpFetchTool, webSearchTool } from './httpTools.js';
 import { shellTool } from './shellTool.js';
@@ -17,6 +18,7 @@ export function builtinTools(config: RuntimeConfig): ToolRegistry {
     .register(webSearchTool({ url: config.tools.webSearchUrl }))
     .register(fsListTool(fs))
     .register(fsReadTool(fs))
+    .register(echoTool())
     .register(
       shellTool({
         enabled: config.tools.shellEnabled && config.mode === 'embedded',

@@ -19,7 +19,14 @@ export function lowerWhile(ctx: LowerContext, step: IrStep, scope: Scope, v: str
   // itself keeps it up to date, so others compile as before.
   const readsSelf = workflowReads(body, step.id);
   if (readsSelf) scope.env.set(step.id, `$${v}`);
+  // A body step a sibling above it reads from the previous iteration (see DslWhileStep.carried): the
+  // reader, which runs first, reads a variable of the while's scope that holds the value the step had
+  // at the end of the last iteration (null before the first); the step itself, once run, rebinds its id.
+  const carried = (c.carried ?? []).map((id) => ({ id, variable: ctx.names.variable(`${v}_prev_${id}`) }));
+  for (const k of carried) inner.env.set(k.id, `$${k.variable}`);
   const bodyFrag = ctx.lowerWorkflowBody(body, inner, false);
+  const carry: Record<string, string> = {};
+  for (const k of carried) carry[k.variable] = `{% ${inner.env.get(k.id) ?? 'null'} %}`;
   if (bodyFrag) ctx.patch(bodyFrag.tails, again);
   // The body's steps are visible after it (the condition, the result), as they were in this scope.
   const result = bodyFrag ? ctx.resultExpr(body, inner) : 'null';
@@ -36,14 +43,20 @@ export function lowerWhile(ctx: LowerContext, step: IrStep, scope: Scope, v: str
       {
         Condition: `{% $${count} + 1 < ${max} and ${condition} %}`,
         // Going round again also re-enters the body (its own init variables, e.g. an agent loop's counters).
-        Assign: { ...bodyFrag?.init?.assign, [count]: `{% $${count} + 1 %}`, ...(readsSelf ? { [v]: `{% ${result} %}` } : {}) },
+        Assign: {
+          ...bodyFrag?.init?.assign,
+          [count]: `{% $${count} + 1 %}`,
+          ...(readsSelf ? { [v]: `{% ${result} %}` } : {}),
+          ...carry,
+        },
         Next: bodyFrag?.entry ?? again,
       },
       exit,
     ],
   };
   // The counter starts at 0 on the way in (the init Pass, named after the step, only where nothing leads in).
-  const assign = { [count]: 0, ...(readsSelf ? { [v]: null } : {}), ...bodyFrag?.init?.assign };
+  const assign: Record<string, unknown> = { [count]: 0, ...(readsSelf ? { [v]: null } : {}), ...bodyFrag?.init?.assign };
+  for (const k of carried) assign[k.variable] = null;
   const entry = bodyFrag?.entry ?? again;
   return {
     entry,
