@@ -155,16 +155,30 @@ describe('Command: run (Kortecx task maps, embedded, local provider)', () => {
     const r = await stepforge('run', 'echo.chain.yaml', '--json');
     expect(r.err).not.toContain('error[');
     expect(JSON.parse(r.out)).toMatchObject({ status: 'SUCCEEDED', output: 'hello from kortecx' });
-    // Its id in Kortecx's registry cannot name a tool here; the error says which name does.
+    // Its id in Kortecx's registry, as Kortecx's own examples grant it, is the same tool.
     writeFileSync(
       join(project.dir, 'echo-id.chain.yaml'),
-      'chain: "plan@echo > say"\ntasks:\n  plan: { kind: model, prompt: "Plan." }\n  say: { kind: tool, tool_contract: { "mcp-echo/echo": "1" } }\n',
+      [
+        'chain: "plan > say"',
+        'tasks:',
+        '  plan: { kind: model, prompt: "Plan.", tool_contract: { "mcp-echo/echo": "1" } }',
+        '  say: { kind: tool, tool_contract: { "mcp-echo/echo": "1" }, params: { "kx.tool.args": \'{"q":"by its id"}\' } }',
+        '',
+      ].join('\n'),
     );
-    const id = await stepforge('validate', 'echo-id.chain.yaml', '--json');
+    const byId = await stepforge('run', 'echo-id.chain.yaml', '--json');
+    expect(byId.err).not.toContain('error[');
+    expect(JSON.parse(byId.out)).toMatchObject({ status: 'SUCCEEDED', output: 'by its id' });
+    // Another server/tool id cannot name a tool here; the error says which names do.
+    writeFileSync(
+      join(project.dir, 'gmail-id.chain.yaml'),
+      'chain: "plan@echo > say"\ntasks:\n  plan: { kind: model, prompt: "Plan." }\n  say: { kind: tool, tool_contract: { "gmail/search": "1" } }\n',
+    );
+    const id = await stepforge('validate', 'gmail-id.chain.yaml', '--json');
     expect(JSON.parse(id.out).error).toMatchObject({
       class: 'invalid_task',
       message:
-        "tasks.say.tool_contract: 'mcp-echo/echo' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. web-search, fs-list, or echo for Kortecx's bundled mcp-echo/echo)",
+        "tasks.say.tool_contract: 'gmail/search' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. web-search, fs-list, echo)",
       line: 4,
       column: 39,
     });

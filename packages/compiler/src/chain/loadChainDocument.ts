@@ -157,6 +157,10 @@ export function loadChainExpression(expression: string, options: { file?: string
 }
 
 /** ChainLoader's checks read plain data and ask `loc` for offsets; `fast` declines at the first finding. */
+
+/** Kortecx's bundled tools, by their registry ids, and the built-in each is here. */
+const KORTECX_BUNDLED_TOOLS: Readonly<Record<string, string>> = { 'mcp-echo/echo': 'echo' };
+
 class ChainLoader {
   private readonly text: string;
   private readonly errors: StepforgeError[] = [];
@@ -502,14 +506,19 @@ class ChainLoader {
       );
       return undefined;
     }
-    // Kortecx tool ids may hold characters our tool names cannot ("mcp-echo/echo"): say so at the id.
-    const contract = value !== null && typeof value === 'object' ? (value as { tool_contract?: unknown }).tool_contract : undefined;
+    // Kortecx tool ids may hold characters our tool names cannot: its bundled tools by their ids
+    // here ("mcp-echo/echo" is the built-in echo), any other such id an error at the id.
+    let contract = value !== null && typeof value === 'object' ? (value as { tool_contract?: unknown }).tool_contract : undefined;
     if (contract !== null && typeof contract === 'object' && !Array.isArray(contract)) {
-      const bad = Object.keys(contract).filter((k) => !NAME_PATTERN.test(k));
+      if (Object.keys(contract).some((k) => Object.hasOwn(KORTECX_BUNDLED_TOOLS, k))) {
+        contract = Object.fromEntries(Object.entries(contract).map(([k, v]) => [KORTECX_BUNDLED_TOOLS[k] ?? k, v]));
+        value = { ...(value as object), tool_contract: contract };
+      }
+      const bad = Object.keys(contract as object).filter((k) => !NAME_PATTERN.test(k));
       for (const k of bad) {
         this.error(
           'invalid_task',
-          `tasks.${handle}.tool_contract: '${k}' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. web-search, fs-list${k === 'mcp-echo/echo' ? ", or echo for Kortecx's bundled mcp-echo/echo" : ''})`,
+          `tasks.${handle}.tool_contract: '${k}' cannot name a tool here: Stepforge's tools are named [A-Za-z_][A-Za-z0-9_-]*; use the name of an installed tool (e.g. web-search, fs-list, echo)`,
           this.loc.keyOffset(['tasks', handle, 'tool_contract', k]),
           k.length,
         );
