@@ -49,10 +49,12 @@ describe('runs show: outputs of conditional and loop steps', () => {
   afterAll(() => project.remove());
   const cli = cliIn(project.dir);
 
+  let lastRunId: string | undefined;
   async function shown(file: string, input: string): Promise<string> {
     const run = await cli('run', file, '--input', input, '--json');
     expect(run.code, run.err).toBe(0);
-    const show = await cli('runs', 'show', (JSON.parse(run.out) as { runId: string }).runId);
+    lastRunId = (JSON.parse(run.out) as { runId: string }).runId;
+    const show = await cli('runs', 'show', lastRunId);
     expect(show.code, show.err).toBe(0);
     return show.out;
   }
@@ -63,6 +65,12 @@ describe('runs show: outputs of conditional and loop steps', () => {
     expect(out).toMatch(/✓ check .*\n {6}output: true\n/);
     expect(out).toMatch(/✓ pick .*\n {6}output: \[offline:echo\] then branch\n/);
     expect(out).toMatch(/✓ each .*\n {6}output: \["\[offline:echo\] item 1","\[offline:echo\] item 2"\]\n/);
+    // --json carries the same output (a preview, as the records' are), on the step: it has no records to hold it.
+    const json = JSON.parse((await cli('runs', 'show', lastRunId!, '--json')).out) as {
+      steps: { id: string; output?: string; records: unknown[] }[];
+    };
+    expect(json.steps.find((s) => s.id === 'check')).toMatchObject({ output: 'true', records: [] });
+    expect(json.steps.find((s) => s.id === 'each')?.output).toBe('["[offline:echo] item 1","[offline:echo] item 2"]');
 
     copyFileSync(example('while-loop.yaml'), join(project.dir, 'while-loop.yaml'));
     const loop = await shown('while-loop.yaml', '{"question":"Why?","rounds":2}');

@@ -339,6 +339,11 @@ const buildDocument = () =>
                   durationMs: { type: 'number', nullable: true },
                   tokens: { type: 'object', properties: { input: { type: 'integer' }, output: { type: 'integer' } } },
                   error: { nullable: true },
+                  output: {
+                    type: 'string',
+                    description:
+                      "A succeeded step without records (a conditional, a loop, a Contenox noop or route task): its output as its states assigned it, truncated as the records' are. Absent otherwise.",
+                  },
                   records: { type: 'array', items: { type: 'object' } },
                 },
               },

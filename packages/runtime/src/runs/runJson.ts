@@ -52,6 +52,8 @@ export function runDetailsJson(d: RunDetails) {
       durationMs: s.durationMs ?? null,
       tokens: { input: s.inputTokens, output: s.outputTokens },
       error: s.error ?? null,
+      // A conditional or a loop has no records: its output is what its states assigned (see historyStepOutputs).
+      ...(!byStep.has(s.id) && s.state === 'succeeded' && d.outputs?.has(s.id) ? { output: preview(d.outputs.get(s.id)) } : {}),
       records: (byStep.get(s.id) ?? []).map((r) => ({
         stepId: r.stepId,
         status: r.status,
