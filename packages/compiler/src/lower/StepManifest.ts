@@ -41,7 +41,6 @@ export interface ManifestExpressFacts {
   readonly blocker?: string;
 }
 
-/** Builds the manifest from the IR and what lowering produced. */
 /**
  * Steps and edges in one walk: a body's after the step holding it, as the run service lists them.
  * A function, not a closure made per manifest: see scheduleDag's DagScheduler.
@@ -54,6 +53,7 @@ function collectSteps(wf: IrWorkflow, lowered: LoweredWorkflow, steps: StepManif
   }
 }
 
+/** Builds the manifest from the IR and what lowering produced. */
 export function buildStepManifest(
   doc: IrDocument,
   lowered: LoweredWorkflow,
@@ -106,10 +106,6 @@ function entry(s: IrStep, lowered: LoweredWorkflow): StepManifestEntry {
   return out as unknown as StepManifestEntry;
 }
 
-/**
- * Each step's secrets under its handler; a document-level id no step lists under every step handler
- * the definition invokes (which of them resolves it is only known at run time).
- */
 /** Records that `handler` reads secret `id` (a function, not a closure per call: see scheduleDag's DagScheduler). */
 function addSecret(out: Map<StepHandlerId, Set<string>>, handler: StepHandlerId, id: string): void {
   let ids = out.get(handler);
@@ -117,6 +113,10 @@ function addSecret(out: Map<StepHandlerId, Set<string>>, handler: StepHandlerId,
   ids.add(id);
 }
 
+/**
+ * Each step's secrets under its handler; a document-level id no step lists under every step handler
+ * the definition invokes (which of them resolves it is only known at run time).
+ */
 function secretsByHandler(
   steps: readonly StepManifestEntry[],
   documentSecrets: readonly string[],
