@@ -139,4 +139,51 @@ describe('Function: kortyxFileModule', () => {
     });
     expect(refused('{"id": ', 'w.workflow.json').code).toBe('invalid_json');
   });
+  it('warns of a plain edge beside when edges, which LangGraph runs side by side and a Choice does not', async () => {
+    const dir = join(scratch, 'parallel-edges');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'nodes.mjs'),
+      'export const classify = async () => ({ condition: "refund" });\nexport const refund = async () => ({});\nexport const log = async () => ({});\n',
+    );
+    writeFileSync(
+      join(dir, 'flow.workflow.yaml'),
+      [
+        'id: flow',
+        'version: 1.0.0',
+        'nodes:',
+        '  classify: { run: ./nodes.mjs#classify }',
+        '  refund: { run: ./nodes.mjs#refund }',
+        '  log: { run: ./nodes.mjs#log }',
+        'edges:',
+        '  - ["__start__", "classify"]',
+        '  - ["classify", "refund", { when: "refund" }]',
+        '  - ["classify", "log"]',
+        '  - ["refund", "__end__"]',
+        '  - ["log", "__end__"]',
+        '',
+      ].join('\n'),
+    );
+    const json = await cli(dir, 'validate', 'flow.workflow.yaml', '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out)).toEqual({
+      ok: true,
+      format: 'code',
+      warnings: [
+        {
+          class: 'parallel_edges',
+          message:
+            "node 'classify' has a plain edge to 'log' beside when edges: Kortyx (LangGraph) runs every edge that leaves a node, so the plain edge's node and the matched when edge's node would both run; here the edges are one choice, and 'log' runs only when no when edge matches. Give it a when, or route in the node",
+          line: 1,
+          column: 1,
+        },
+      ],
+    });
+    const text = await cli(dir, 'validate', 'flow.workflow.yaml');
+    expect(text.out).toBe('ok\n');
+    expect(text.err).toContain("warning[parallel_edges] flow.workflow.yaml:1:1: node 'classify' has a plain edge to 'log'");
+    // The support flow's edges leave each node as one choice: no warning.
+    const support = await cli(scratch, 'validate', join(REPO, 'examples/kortyx/support.workflow.yaml'), '--json');
+    expect(JSON.parse(support.out).warnings).toEqual([]);
+  });
 });

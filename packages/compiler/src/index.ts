@@ -44,7 +44,7 @@ export {
 export { KORTYX_WORKFLOW_FILE, kortyxFileModule } from './code/kortyxFile.js';
 export { codeGraphView } from './code/codeGraphView.js';
 export { locateWorkflowEntry, type TextPosition } from './code/locateWorkflowEntry.js';
-export { codeChildren, codeToIr, codeWorkflowExports } from './code/codeToIr.js';
+export { codeChildren, codeToIr, codeWorkflowExports, kortyxEdgeWarnings } from './code/codeToIr.js';
 export {
   defineWorkflow,
   type NodeFn,

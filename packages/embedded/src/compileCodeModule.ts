@@ -5,6 +5,7 @@ import {
   compileIr,
   KORTYX_WORKFLOW_FILE,
   kortyxFileModule,
+  kortyxEdgeWarnings,
   StepforgeError,
   type CompileResult,
   type IrDocument,
@@ -73,7 +74,8 @@ export async function compileCodeModule(
   exportName?: string,
   options: { express?: boolean } = {},
 ): Promise<CompileResult> {
-  return compileIr(await codeModuleIr(cwd, file, exportName), options);
+  const ir = await codeModuleIr(cwd, file, exportName);
+  return compileIr(ir, options, kortyxEdgeWarnings(ir));
 }
 
 /** The IR of a module's workflow (what compile lowers and graph draws). */

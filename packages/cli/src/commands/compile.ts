@@ -101,7 +101,8 @@ const compile: Command = {
         }
       }
       if (!json) {
-        const source = new SourceText(text, file);
+        // A module's warnings are excerpted from its own text (read only when there are some).
+        const source = new SourceText(code && result.warnings.length > 0 ? await readDocumentFile(io, file) : text, file);
         for (const w of result.warnings) io.err(formatWarning(w, source) + '\n');
       }
       if (json) {

@@ -1,5 +1,13 @@
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { compileDocument, isStepforgeError, loadDocument, MISSING_VERSION, SourceText, StepforgeError } from '@stepforge/compiler';
+import {
+  compileDocument,
+  isStepforgeError,
+  loadDocument,
+  MISSING_VERSION,
+  SourceText,
+  StepforgeError,
+  type Diagnostic,
+} from '@stepforge/compiler';
 import { EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatWarning, readDocumentFile, reportErrors, usageFrom } from './documentIo.js';
 import type { Command } from './registry.js';
@@ -56,13 +64,19 @@ const validate: Command = {
     const json = values.json;
     if (CODE_MODULE.test(file)) {
       // A module: loading it and compiling its workflow are all the checks there are.
+      let warnings: readonly Diagnostic[];
       try {
-        await compileCodeModule(io.cwd, file, values.export as string | undefined);
+        warnings = (await compileCodeModule(io.cwd, file, values.export as string | undefined)).warnings;
       } catch (e) {
         if (!isStepforgeError(e)) throw e;
         return reportErrors(io, [e], json);
       }
-      io.out(json ? JSON.stringify({ ok: true, format: 'code', warnings: [] }) + '\n' : 'ok\n');
+      if (json) io.out(JSON.stringify({ ok: true, format: 'code', warnings: warnings.map(warningJson) }) + '\n');
+      else {
+        const source = new SourceText(await readDocumentFile(io, file), file);
+        for (const w of warnings) io.err(formatWarning(w, source) + '\n');
+        io.out('ok\n');
+      }
       return EXIT_OK;
     }
     const text = await readDocumentFile(io, file);
@@ -93,12 +107,7 @@ const validate: Command = {
         JSON.stringify({
           ok: true,
           format: result.format,
-          warnings: result.warnings.map((w) => ({
-            class: w.code,
-            message: w.message,
-            line: w.location?.line ?? null,
-            column: w.location?.column ?? null,
-          })),
+          warnings: result.warnings.map(warningJson),
         }) + '\n',
       );
     } else {
@@ -109,3 +118,8 @@ const validate: Command = {
   },
 };
 export default validate;
+
+/** A warning as `validate --json` lists it. */
+function warningJson(w: Diagnostic): { class: string; message: string; line: number | null; column: number | null } {
+  return { class: w.code, message: w.message, line: w.location?.line ?? null, column: w.location?.column ?? null };
+}

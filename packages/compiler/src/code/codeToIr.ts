@@ -3,7 +3,7 @@
 // on what the node returned. Pure: the module was imported by the caller; only its data is read here.
 import { callCycle } from '../checks/cycle.js';
 import { stepIdentity } from '../ir/stepIdentity.js';
-import { StepforgeError } from '@stepforge/contract';
+import { StepforgeError, type Diagnostic } from '@stepforge/contract';
 import type { IrCodeChild, IrCodeEdge, IrCodeNode, IrDocument, IrRetry } from '../ir/Ir.js';
 import { workflowSlug } from '../workflowSlug.js';
 import type { CodeWorkflowValue } from './agentSdk.js';
@@ -192,4 +192,41 @@ function kortyxRetry(r: { maxAttempts?: number; delayMs?: number }): IrRetry {
     backoffRate: 1,
     jitter: false,
   };
+}
+
+/**
+ * What a Kortyx workflow's edges mean there and not here, as warnings: a node with a plain edge beside
+ * `when` edges, or with two plain edges. Kortyx gives plain edges to LangGraph's addEdge, and
+ * LangGraph runs every edge that leaves a node; here a node's edges are one Choice, whose plain edge
+ * is its Default (the first, when there are two).
+ */
+export function kortyxEdgeWarnings(ir: IrDocument): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const step of ir.workflow.steps) {
+    const graph = step.composite?.graph;
+    if (graph === undefined) continue;
+    const byNode = new Map<string, IrCodeEdge[]>();
+    for (const e of graph.edges) {
+      const list = byNode.get(e.from);
+      if (list === undefined) byNode.set(e.from, [e]);
+      else list.push(e);
+    }
+    for (const [node, edges] of byNode) {
+      const plain = edges.filter((e) => e.when === undefined && e.to !== END_NODE);
+      const conditional = edges.filter((e) => e.when !== undefined);
+      if (plain.length === 0 || (conditional.length === 0 && plain.length === 1)) continue;
+      const them = plain.map((e) => `'${e.to}'`).join(', ');
+      const message =
+        conditional.length > 0
+          ? `node '${node}' has a plain edge to ${them} beside when edges: Kortyx (LangGraph) runs every edge that leaves a node, so the plain edge's node and the matched when edge's node would both run; here the edges are one choice, and ${them} runs only when no when edge matches. Give it a when, or route in the node`
+          : `node '${node}' has plain edges to ${them}: Kortyx (LangGraph) runs every edge that leaves a node, so all of them would run; here the edges are one choice, and only '${plain[0]!.to}' runs. Route in the node, or run them as a parallel step`;
+      out.push({
+        severity: 'warning',
+        code: 'parallel_edges',
+        message,
+        ...(step.location !== undefined ? { location: step.location } : {}),
+      });
+    }
+  }
+  return out;
 }
