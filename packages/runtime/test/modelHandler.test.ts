@@ -309,7 +309,7 @@ describe('Function: createModelHandler', () => {
       }),
     ]);
     expect((events[0]!.detail as { message: string }).message).toBe(
-      "step typo is granted 'web-serch' (did you mean 'web-search'?), 'frobnicate', which this runtime has no tool for, so the model is not offered them (tools here: fs-list, fs-read, http_fetch, shell, web-search; MCP tools are named mcp.<server>.<tool>)",
+      "step typo is granted 'web-serch' (did you mean 'web-search'?), 'frobnicate', which this runtime has no tool for, so the model is not offered them (tools here: echo, fs-list, fs-read, http_fetch, shell, web-search; MCP tools are named mcp.<server>.<tool>)",
     );
     // A retried first turn, and a later turn, say nothing more.
     await h({ ...envelope({ ...base, turn: { index: 0 } }), attempt: 1 });
