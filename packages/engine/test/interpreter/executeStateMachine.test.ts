@@ -346,31 +346,51 @@ describe('Function: prepareStateMachine', () => {
     expect(r.redrivePoint).toMatchObject({ stateName: 'Boom', variables: { n: 2, m: 'x' }, transitions: 2 });
   });
 
-  it('reads the clock once a transition: a state enters at the time the one before it exited, unless a checkpoint came between', async () => {
+  it('reads the clock once for up to eight events of a synchronous run of states, and again after an await or a large output', async () => {
     let t = 1000;
     const clock = { now: () => t++, sleep: () => Promise.resolve() };
+    const times = (r: Awaited<ReturnType<typeof executeStateMachine>>) => r.events.map((e) => [e.type, e.timestamp]);
+    // The start time (1000), then one read for the states run without an await between them; the
+    // execution's end comes after one.
     const plain = await executeStateMachine(passChain(3), {}, { clock });
-    const times = (r: typeof plain) => r.events.map((e) => [e.type, e.timestamp]);
-    // The start time (1000), ExecutionStarted, S0's entry and exit, S1's entry at S0's exit, and so on.
     expect(times(plain)).toEqual([
       ['ExecutionStarted', 1001],
-      ['PassStateEntered', 1002],
-      ['PassStateExited', 1003],
-      ['PassStateEntered', 1003],
-      ['PassStateExited', 1004],
-      ['PassStateEntered', 1004],
-      ['PassStateExited', 1005],
-      ['ExecutionSucceeded', 1006],
+      ['PassStateEntered', 1001],
+      ['PassStateExited', 1001],
+      ['PassStateEntered', 1001],
+      ['PassStateExited', 1001],
+      ['PassStateEntered', 1001],
+      ['PassStateExited', 1001],
+      ['ExecutionSucceeded', 1002],
     ]);
+    // A read serves eight events that read the clock (a state's entry takes the exit before it):
+    // S6's exit is the ninth.
+    t = 3000;
+    const long = (await executeStateMachine(passChain(10), {}, { clock })).events;
+    expect(long.filter((e) => e.type === 'PassStateExited').map((e) => e.timestamp)).toEqual([
+      3001, 3001, 3001, 3001, 3001, 3001, 3002, 3002, 3002, 3002,
+    ]);
+    // A checkpoint is awaited: the next state's entry reads the clock again.
     t = 2000;
     const checkpointed = await executeStateMachine(passChain(2), {}, { clock, checkpoint: () => Promise.resolve() });
     expect(times(checkpointed)).toEqual([
       ['ExecutionStarted', 2001],
+      ['PassStateEntered', 2001],
+      ['PassStateExited', 2001],
       ['PassStateEntered', 2002],
-      ['PassStateExited', 2003],
-      ['PassStateEntered', 2004],
-      ['PassStateExited', 2005],
-      ['ExecutionSucceeded', 2006],
+      ['PassStateExited', 2002],
+      ['ExecutionSucceeded', 2003],
+    ]);
+    // A state whose output is large may have worked a while: the event after it reads the clock.
+    t = 4000;
+    const large = await executeStateMachine(passChain(2), { big: 'x'.repeat(5000) }, { clock });
+    expect(times(large)).toEqual([
+      ['ExecutionStarted', 4001],
+      ['PassStateEntered', 4001],
+      ['PassStateExited', 4002],
+      ['PassStateEntered', 4002],
+      ['PassStateExited', 4003],
+      ['ExecutionSucceeded', 4004],
     ]);
   });
 
