@@ -36,7 +36,7 @@ export { workflowRecord, workflowRecordProblem, type WorkflowRecord } from './ru
 export { computeStepProgress, type StepProgress, type StepState, type ProgressStep } from './runs/StepProgress.js';
 export { tokensOf, answerRecord, recordsByStep } from './runs/stepProgressFromRecords.js';
 export { readableCause } from './runs/readableCause.js';
-export { truncate, runDetailsJson, runSummary } from './runs/runJson.js';
+export { truncate, recordlessOutput, runDetailsJson, runSummary } from './runs/runJson.js';
 export { expireDueApprovals } from './approvals/approvals.js';
 
 // The one HTTP router and its backend over the run service (`stepforge serve`; API Gateway's entry is handlers/api.ts).

@@ -4,7 +4,7 @@ import { isAbsolute, join } from 'node:path';
 import { errnoReason } from '@stepforge/embedded/project';
 import { isStdinInput, readStdinText } from '../readInput.js';
 import { parseCommandArgs } from './parseCommandArgs.js';
-import { readableCause, answerRecord, recordsByStep, runDetailsJson, runSummary } from '@stepforge/runtime';
+import { readableCause, answerRecord, recordlessOutput, recordsByStep, runDetailsJson, runSummary } from '@stepforge/runtime';
 import { StepforgeError, workflowSlug } from '@stepforge/compiler';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo } from '../CliIo.js';
 import { formatMs, formatStepLine, truncate } from '../progress/ProgressDisplay.js';
@@ -303,10 +303,9 @@ function formatDetails(d: RunDetails): string {
     lines.push(formatStepLine(s, depth(s.parent)));
     const recs = records.get(s.id) ?? [];
     const answer = answerRecord(recs);
+    const recordless = recordlessOutput(d, s, recs.length).output;
     if (answer?.output !== undefined && s.state === 'succeeded') lines.push(`      output: ${preview(answer.output)}`);
-    // A conditional or a loop has no records: its output is what its states assigned (see historyStepOutputs).
-    else if (recs.length === 0 && s.state === 'succeeded' && d.outputs?.has(s.id))
-      lines.push(`      output: ${preview(d.outputs.get(s.id))}`);
+    else if (recordless !== undefined) lines.push(`      output: ${recordless}`);
     if (answer?.outputRef) lines.push(`      output stored as ${answer.outputRef}`);
     // The instance that failed, which in an agent loop may be a tool call rather than a turn.
     const failed = recs.find((r) => r.status === 'FAILED') ?? recs.at(-1);

@@ -73,8 +73,11 @@ const validate: Command = {
       }
       if (json) io.out(JSON.stringify({ ok: true, format: 'code', warnings: warnings.map(warningJson) }) + '\n');
       else {
-        const source = new SourceText(await readDocumentFile(io, file), file);
-        for (const w of warnings) io.err(formatWarning(w, source) + '\n');
+        // Excerpts come from the module's own text, read only when there is a warning to show.
+        if (warnings.length > 0) {
+          const source = new SourceText(await readDocumentFile(io, file), file);
+          for (const w of warnings) io.err(formatWarning(w, source) + '\n');
+        }
         io.out('ok\n');
       }
       return EXIT_OK;

@@ -1,6 +1,7 @@
 // The JSON shapes of runs, shared by `runs list/show --json` and the HTTP API (embedded and on AWS).
 import type { RunRecord as RunRecordView } from '../persistence/RunStore.js';
 import type { RunDetails } from './RunService.js';
+import type { StepProgress } from './StepProgress.js';
 import { shownExecutionArn } from './runExecutionArn.js';
 import { recordsByStep } from './stepProgressFromRecords.js';
 
@@ -30,6 +31,15 @@ function preview(v: unknown): string {
   return truncate(typeof v === 'string' ? v : JSON.stringify(v ?? null), OUTPUT_CHARS);
 }
 
+/**
+ * What `runs show` gives as the output of a step with no records (a conditional, a loop, a Contenox
+ * noop or route): the value its states assigned (see historyStepOutputs), once it succeeded, as
+ * `{output}` (a truncated preview, as the records' are); `{}` for any other step.
+ */
+export function recordlessOutput(d: RunDetails, step: StepProgress, records: number): { output?: string } {
+  return records === 0 && step.state === 'succeeded' && d.outputs?.has(step.id) ? { output: preview(d.outputs.get(step.id)) } : {};
+}
+
 /** `runs show --json`: the run, then each step with its status, timing, tokens, truncated output and error. */
 export function runDetailsJson(d: RunDetails) {
   const byStep = recordsByStep(d.records);
@@ -52,8 +62,7 @@ export function runDetailsJson(d: RunDetails) {
       durationMs: s.durationMs ?? null,
       tokens: { input: s.inputTokens, output: s.outputTokens },
       error: s.error ?? null,
-      // A conditional or a loop has no records: its output is what its states assigned (see historyStepOutputs).
-      ...(!byStep.has(s.id) && s.state === 'succeeded' && d.outputs?.has(s.id) ? { output: preview(d.outputs.get(s.id)) } : {}),
+      ...recordlessOutput(d, s, byStep.get(s.id)?.length ?? 0),
       records: (byStep.get(s.id) ?? []).map((r) => ({
         stepId: r.stepId,
         status: r.status,
